@@ -1,0 +1,162 @@
+/*
+ * Source and task files (libconfig syntax, DM's vocabulary). Parsing validates everything the host
+ * itself understands and rejects unknown settings, naming file, line and setting. Unit sections
+ * (`dump`, `load`, `sync` in the task file, `relay` in the source file) are kept as libconfig
+ * settings and checked by the host's config services against what the unit looked up (see
+ * services.c).
+ */
+#ifndef DMH_CONFIG_H
+#define DMH_CONFIG_H
+
+#include <libconfig.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dmhost/error.h"
+#include "dmhost/host.h"
+#include "dmhost/unit.h"
+
+/* Indexes into per-kind tables (unit-paths). */
+typedef enum dmh_kind_index {
+  DMH_KIND_DUMP = 0,
+  DMH_KIND_LOAD = 1,
+  DMH_KIND_SYNC = 2,
+  DMH_KIND_RELAY = 3,
+  DMH_KIND_COUNT = 4,
+} dmh_kind_index;
+
+typedef enum dmh_task_mode {
+  DMH_MODE_ALL = 0,         /* dump -> load -> sync */
+  DMH_MODE_FULL = 1,        /* dump -> load */
+  DMH_MODE_INCREMENTAL = 2, /* sync */
+  DMH_MODE_DUMP = 3,        /* dump */
+  DMH_MODE_LOAD = 4,        /* load */
+  DMH_MODE_LOAD_SYNC = 5,   /* load -> sync ("load&sync") */
+} dmh_task_mode;
+
+/* "all", "full", "incremental", "dump", "load", "load&sync". */
+const char *dmh_task_mode_name(dmh_task_mode mode);
+int dmh_task_mode_parse(const char *s, dmh_task_mode *out);
+/* The chain of unit kinds a mode runs, in order; returns its length (1..3). */
+int dmh_task_mode_chain(dmh_task_mode mode, dm_unit_kind chain[3]);
+
+/* dm_unit_kind <-> index and name ("dump", "load", "sync", "relay"). */
+int dmh_kind_index_of(dm_unit_kind kind); /* -1 for custom kinds */
+dm_unit_kind dmh_kind_of_index(int index);
+const char *dmh_kind_name(dm_unit_kind kind);
+int dmh_kind_parse(const char *s, dm_unit_kind *out);
+
+/* A database endpoint with owned strings (the public view is the `ep` member). */
+typedef struct dmh_db_config {
+  dm_db_endpoint ep; /* host, port, user, password, socket: all strings owned here */
+} dmh_db_config;
+
+/* block-allow-list rule set (DM's names). Tables are "db.table" pairs; a name starting with '~'
+ * is a regular expression (POSIX extended), as in DM. */
+typedef struct dmh_table_ref {
+  char *db;
+  char *table;
+} dmh_table_ref;
+
+typedef struct dmh_bal_rule {
+  char *name;
+  char **do_dbs;
+  int n_do_dbs;
+  char **ignore_dbs;
+  int n_ignore_dbs;
+  dmh_table_ref *do_tables;
+  int n_do_tables;
+  dmh_table_ref *ignore_tables;
+  int n_ignore_tables;
+} dmh_bal_rule;
+
+typedef struct dmh_route_rule {
+  char *name;
+  char *schema_pattern; /* required */
+  char *table_pattern;  /* NULL: the rule applies to the schema */
+  char *target_schema;  /* required */
+  char *target_table;   /* NULL: table name kept */
+} dmh_route_rule;
+
+typedef struct dmh_filter_rule {
+  char *name;
+  char *schema_pattern; /* required */
+  char *table_pattern;  /* may be NULL */
+  char **events;        /* DM's event names: "all dml", "insert", "drop table", ... */
+  int n_events;
+  char **sql_patterns; /* regular expressions */
+  int n_sql_patterns;
+  bool action_ignore; /* action = "Ignore" (true) or "Do" (false) */
+} dmh_filter_rule;
+
+/* One entry of mysql-instances: the source it reads and the rules that apply. */
+typedef struct dmh_task_instance {
+  char *source_id;
+  const dmh_bal_rule *bal;       /* NULL: everything but system schemas */
+  const dmh_route_rule **routes; /* resolved from route-rules names */
+  int n_routes;
+  const dmh_filter_rule **filters; /* resolved from filter-rules names */
+  int n_filters;
+  /* meta: where mode incremental starts (binlog-name/binlog-pos or binlog-gtid) */
+  char *meta_binlog_name;
+  uint64_t meta_binlog_pos;
+  char *meta_binlog_gtid;
+} dmh_task_instance;
+
+/* Timing of the subtask supervisor (the `supervisor` group of the task file; all optional). */
+typedef struct dmh_supervisor_config {
+  uint32_t init_timeout_ms;           /* init-timeout (s), default 30 */
+  uint32_t stop_timeout_ms;           /* stop-timeout (s): wait for a unit to return, default 10 */
+  uint32_t relay_catchup_timeout_ms;  /* relay-catchup-timeout (s), default 30 */
+  uint32_t relay_catchup_poll_ms;     /* relay-catchup-poll (ms), default 200 */
+  bool auto_resume;                   /* auto-resume.enable, default true */
+  uint32_t auto_resume_initial_ms;    /* auto-resume.backoff-initial (s), default 1 */
+  uint32_t auto_resume_max_ms;        /* auto-resume.backoff-max (s), default 300 */
+} dmh_supervisor_config;
+
+typedef struct dmh_source_config {
+  char *path;      /* the file it was read from */
+  char *source_id; /* source-id (required) */
+  bool enable_gtid;
+  bool enable_relay;
+  char *relay_dir;   /* relay-dir; default "relay-dir" next to the state */
+  uint32_t server_id; /* server-id used when pulling the binlog; default derived from source-id */
+  dmh_db_config from; /* from (required) */
+  char *unit_paths[DMH_KIND_COUNT]; /* unit-paths: only relay is allowed here; NULL = default */
+  config_t cfg;                     /* the parsed tree, for the relay unit's section */
+} dmh_source_config;
+
+typedef struct dmh_task_config {
+  char *path;
+  char *name; /* name (required) */
+  dmh_task_mode mode;
+  char *meta_schema;    /* meta-schema, default "dm_meta" */
+  dmh_db_config target; /* target-database (required) */
+  dmh_task_instance *instances;
+  int n_instances;
+  dmh_bal_rule *bal_rules;
+  int n_bal_rules;
+  dmh_route_rule *routes;
+  int n_routes;
+  dmh_filter_rule *filters;
+  int n_filters;
+  char *unit_paths[DMH_KIND_COUNT]; /* dump, load, sync; relay is refused here */
+  dmh_supervisor_config sup;
+  config_t cfg; /* the parsed tree, for the unit sections */
+} dmh_task_config;
+
+/* Load and validate. On error fill *err (code DM_ERR_CONFIG_*, message naming file:line and the
+ * setting) and return -1. */
+int dmh_source_config_load(const char *path, dmh_source_config **out, dm_error *err);
+int dmh_task_config_load(const char *path, dmh_task_config **out, dm_error *err);
+void dmh_source_config_free(dmh_source_config *c);
+void dmh_task_config_free(dmh_task_config *c);
+
+/* The unit's section ("dump", "load", "sync" in the task; "relay" in the source), or NULL. */
+config_setting_t *dmh_task_unit_section(const dmh_task_config *t, dm_unit_kind kind);
+config_setting_t *dmh_source_unit_section(const dmh_source_config *s);
+
+/* The instance of the task reading `source_id`, or NULL. */
+const dmh_task_instance *dmh_task_instance_for(const dmh_task_config *t, const char *source_id);
+
+#endif /* DMH_CONFIG_H */

@@ -1,0 +1,273 @@
+/* The task file's rule sets, in DM's names: block-allow-list, routes and filters. */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "config_util.h"
+
+#define RULES_PATH_MAX 256
+
+/* DM's binlog event types a filter may name. */
+static const char *const rules_events[] = {
+    "all",          "all dml",    "all ddl",         "none",          "insert",
+    "update",       "delete",     "create database", "drop database", "create table",
+    "create index", "drop table", "truncate table",  "rename table",  "drop index",
+    "alter table",  NULL,
+};
+
+static const char *const rules_bal_keys[] = {"do-dbs", "ignore-dbs", "do-tables", "ignore-tables",
+                                             NULL};
+static const char *const rules_table_keys[] = {"db-name", "tbl-name", NULL};
+static const char *const rules_route_keys[] = {"schema-pattern", "table-pattern", "target-schema",
+                                               "target-table", NULL};
+static const char *const rules_filter_keys[] = {"schema-pattern", "table-pattern", "events",
+                                                "sql-pattern",    "action",        NULL};
+
+/* A name starting with '~' is a regular expression in DM's block-allow-list. */
+static int rules_check_name(dmh_cfg_ctx *c, const config_setting_t *at, const char *name) {
+  return name[0] == '~' ? dmh_cfg_check_regex(c, at, name + 1) : 0;
+}
+
+static int rules_check_names(dmh_cfg_ctx *c, const config_setting_t *group, const char *key,
+                             char **names, int n) {
+  const config_setting_t *list = config_setting_get_member(group, key);
+  for (int i = 0; i < n; i++)
+    if (rules_check_name(c, config_setting_get_elem(list, (unsigned)i), names[i]) < 0)
+      return -1;
+  return 0;
+}
+
+static int rules_parse_tables(dmh_cfg_ctx *c, const config_setting_t *rule, const char *key,
+                              dmh_table_ref **out, int *n_out) {
+  const config_setting_t *list = config_setting_get_member(rule, key);
+  if (!list)
+    return 0;
+  char path[RULES_PATH_MAX];
+  bool empty_array = config_setting_type(list) == CONFIG_TYPE_ARRAY && !config_setting_length(list);
+  if (config_setting_type(list) != CONFIG_TYPE_LIST && !empty_array)
+    return dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, list,
+                        "`%s` in the %s must be a list of tables, like ( { db-name = \"db1\"; "
+                        "tbl-name = \"t1\"; } ); not %s",
+                        dmh_cfg_path_of(list, path, sizeof path), c->what,
+                        dmh_cfg_type_name(config_setting_type(list)));
+  int n = config_setting_length(list);
+  if (n == 0)
+    return 0;
+  dmh_table_ref *refs = calloc((size_t)n, sizeof *refs);
+  if (!refs)
+    return dmh_cfg_no_memory(c);
+  *out = refs;
+  *n_out = n;
+  for (int i = 0; i < n; i++) {
+    const config_setting_t *e = config_setting_get_elem(list, (unsigned)i);
+    if (config_setting_type(e) != CONFIG_TYPE_GROUP)
+      return dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, e,
+                          "`%s` in the %s must be a group { db-name = \"...\"; tbl-name = "
+                          "\"...\"; }, not %s",
+                          dmh_cfg_path_of(e, path, sizeof path), c->what,
+                          dmh_cfg_type_name(config_setting_type(e)));
+    if (dmh_cfg_check_keys(c, e, rules_table_keys, NULL) < 0 ||
+        dmh_cfg_get_string(c, e, "db-name", DMH_CFG_REQUIRED | DMH_CFG_NONEMPTY, &refs[i].db) < 0 ||
+        dmh_cfg_get_string(c, e, "tbl-name", DMH_CFG_REQUIRED | DMH_CFG_NONEMPTY, &refs[i].table) <
+            0 ||
+        rules_check_name(c, config_setting_get_member(e, "db-name"), refs[i].db) < 0 ||
+        rules_check_name(c, config_setting_get_member(e, "tbl-name"), refs[i].table) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+static int rules_parse_bal(dmh_cfg_ctx *c, const config_setting_t *g, dmh_bal_rule *r) {
+  if (dmh_cfg_check_keys(c, g, rules_bal_keys, NULL) < 0)
+    return -1;
+  if (dmh_cfg_get_string_list(c, g, "do-dbs", &r->do_dbs, &r->n_do_dbs) < 0 ||
+      rules_check_names(c, g, "do-dbs", r->do_dbs, r->n_do_dbs) < 0 ||
+      dmh_cfg_get_string_list(c, g, "ignore-dbs", &r->ignore_dbs, &r->n_ignore_dbs) < 0 ||
+      rules_check_names(c, g, "ignore-dbs", r->ignore_dbs, r->n_ignore_dbs) < 0 ||
+      rules_parse_tables(c, g, "do-tables", &r->do_tables, &r->n_do_tables) < 0 ||
+      rules_parse_tables(c, g, "ignore-tables", &r->ignore_tables, &r->n_ignore_tables) < 0)
+    return -1;
+  return 0;
+}
+
+static int rules_parse_route(dmh_cfg_ctx *c, const config_setting_t *g, dmh_route_rule *r) {
+  if (dmh_cfg_check_keys(c, g, rules_route_keys, NULL) < 0 ||
+      dmh_cfg_get_string(c, g, "schema-pattern", DMH_CFG_REQUIRED | DMH_CFG_NONEMPTY,
+                         &r->schema_pattern) < 0 ||
+      dmh_cfg_get_string(c, g, "table-pattern", DMH_CFG_NONEMPTY, &r->table_pattern) < 0 ||
+      dmh_cfg_get_string(c, g, "target-schema", DMH_CFG_REQUIRED | DMH_CFG_NONEMPTY,
+                         &r->target_schema) < 0 ||
+      dmh_cfg_get_string(c, g, "target-table", DMH_CFG_NONEMPTY, &r->target_table) < 0)
+    return -1;
+  return 0;
+}
+
+static int rules_parse_filter(dmh_cfg_ctx *c, const config_setting_t *g, dmh_filter_rule *r) {
+  char path[RULES_PATH_MAX];
+  if (dmh_cfg_check_keys(c, g, rules_filter_keys, NULL) < 0 ||
+      dmh_cfg_get_string(c, g, "schema-pattern", DMH_CFG_REQUIRED | DMH_CFG_NONEMPTY,
+                         &r->schema_pattern) < 0 ||
+      dmh_cfg_get_string(c, g, "table-pattern", DMH_CFG_NONEMPTY, &r->table_pattern) < 0 ||
+      dmh_cfg_get_string_list(c, g, "events", &r->events, &r->n_events) < 0 ||
+      dmh_cfg_get_string_list(c, g, "sql-pattern", &r->sql_patterns, &r->n_sql_patterns) < 0)
+    return -1;
+  const config_setting_t *events = config_setting_get_member(g, "events");
+  for (int i = 0; i < r->n_events; i++) {
+    int k = 0;
+    while (rules_events[k] && strcasecmp(r->events[i], rules_events[k]) != 0)
+      k++;
+    const config_setting_t *e = config_setting_get_elem(events, (unsigned)i);
+    if (!rules_events[k]) {
+      const char *near = dmh_cfg_closest(r->events[i], rules_events, -1);
+      if (near)
+        return dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, e,
+                            "`%s` in the %s: unknown event \"%s\"; did you mean \"%s\"?",
+                            dmh_cfg_path_of(e, path, sizeof path), c->what, r->events[i], near);
+      return dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, e,
+                          "`%s` in the %s: unknown event \"%s\"; DM's events are: all, all dml, "
+                          "all ddl, none, insert, update, delete, create database, drop database, "
+                          "create table, create index, drop table, truncate table, rename table, "
+                          "drop index, alter table",
+                          dmh_cfg_path_of(e, path, sizeof path), c->what, r->events[i]);
+    }
+    /* Stored in DM's spelling so the sync unit compares with strcmp. */
+    strcpy(r->events[i], rules_events[k]);
+  }
+  const config_setting_t *sql = config_setting_get_member(g, "sql-pattern");
+  for (int i = 0; i < r->n_sql_patterns; i++)
+    if (dmh_cfg_check_regex(c, config_setting_get_elem(sql, (unsigned)i), r->sql_patterns[i]) < 0)
+      return -1;
+  char *action = NULL;
+  if (dmh_cfg_get_string(c, g, "action", DMH_CFG_REQUIRED, &action) < 0)
+    return -1;
+  bool ignore = strcasecmp(action, "Ignore") == 0;
+  bool ok = ignore || strcasecmp(action, "Do") == 0;
+  free(action);
+  if (!ok) {
+    const config_setting_t *a = config_setting_get_member(g, "action");
+    return dmh_cfg_fail(
+        c, DM_ERR_CONFIG_INVALID, a, "`%s` in the %s must be \"Ignore\" or \"Do\", not \"%s\"",
+        dmh_cfg_path_of(a, path, sizeof path), c->what, config_setting_get_string(a));
+  }
+  r->action_ignore = ignore;
+  return 0;
+}
+
+/* Each rule set is a group of named groups; `rule_size` and `name_of` let one loop fill the three
+ * arrays. */
+typedef int (*rules_parse_fn)(dmh_cfg_ctx *c, const config_setting_t *g, void *rule);
+
+static int rules_parse_set(dmh_cfg_ctx *c, const config_setting_t *root, const char *key,
+                           const char *example, size_t rule_size, size_t name_offset,
+                           rules_parse_fn parse, void **out, int *n_out) {
+  config_setting_t *set = NULL;
+  int rc = dmh_cfg_get_group(c, root, key, 0, example, &set);
+  if (rc <= 0)
+    return rc;
+  int n = config_setting_length(set);
+  if (n == 0)
+    return 0;
+  char *rules = calloc((size_t)n, rule_size);
+  if (!rules)
+    return dmh_cfg_no_memory(c);
+  *out = rules;
+  *n_out = n;
+  for (int i = 0; i < n; i++) {
+    const config_setting_t *g = config_setting_get_elem(set, (unsigned)i);
+    void *rule = rules + (size_t)i * rule_size;
+    char path[RULES_PATH_MAX];
+    if (config_setting_type(g) != CONFIG_TYPE_GROUP)
+      return dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, g,
+                          "`%s` in the %s must be a group (a named rule), like %s; not %s",
+                          dmh_cfg_path_of(g, path, sizeof path), c->what, example,
+                          dmh_cfg_type_name(config_setting_type(g)));
+    char *name = strdup(config_setting_name(g));
+    if (!name)
+      return dmh_cfg_no_memory(c);
+    memcpy((char *)rule + name_offset, &name, sizeof name);
+    if (parse(c, g, rule) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+static int rules_parse_bal_any(dmh_cfg_ctx *c, const config_setting_t *g, void *rule) {
+  return rules_parse_bal(c, g, rule);
+}
+
+static int rules_parse_route_any(dmh_cfg_ctx *c, const config_setting_t *g, void *rule) {
+  return rules_parse_route(c, g, rule);
+}
+
+static int rules_parse_filter_any(dmh_cfg_ctx *c, const config_setting_t *g, void *rule) {
+  return rules_parse_filter(c, g, rule);
+}
+
+int dmh_cfg_parse_rules(dmh_cfg_ctx *c, const config_setting_t *root, dmh_task_config *t) {
+  void *bal = NULL, *routes = NULL, *filters = NULL;
+  int rc = rules_parse_set(c, root, "block-allow-list",
+                           "`block-allow-list = { bal1 = { do-dbs = [\"db1\"]; }; };`",
+                           sizeof(dmh_bal_rule), offsetof(dmh_bal_rule, name), rules_parse_bal_any,
+                           &bal, &t->n_bal_rules);
+  t->bal_rules = bal;
+  if (rc < 0)
+    return -1;
+  rc = rules_parse_set(c, root, "routes",
+                       "`routes = { r1 = { schema-pattern = \"shop_*\"; target-schema = "
+                       "\"shop\"; }; };`",
+                       sizeof(dmh_route_rule), offsetof(dmh_route_rule, name),
+                       rules_parse_route_any, &routes, &t->n_routes);
+  t->routes = routes;
+  if (rc < 0)
+    return -1;
+  rc = rules_parse_set(c, root, "filters",
+                       "`filters = { f1 = { schema-pattern = \"db1\"; events = [\"drop table\"]; "
+                       "action = \"Ignore\"; }; };`",
+                       sizeof(dmh_filter_rule), offsetof(dmh_filter_rule, name),
+                       rules_parse_filter_any, &filters, &t->n_filters);
+  t->filters = filters;
+  return rc < 0 ? -1 : 0;
+}
+
+static void rules_tables_free(dmh_table_ref *refs, int n) {
+  for (int i = 0; refs && i < n; i++) {
+    free(refs[i].db);
+    free(refs[i].table);
+  }
+  free(refs);
+}
+
+void dmh_cfg_rules_free(dmh_task_config *t) {
+  for (int i = 0; t->bal_rules && i < t->n_bal_rules; i++) {
+    dmh_bal_rule *r = &t->bal_rules[i];
+    free(r->name);
+    dmh_cfg_strv_free(r->do_dbs, r->n_do_dbs);
+    dmh_cfg_strv_free(r->ignore_dbs, r->n_ignore_dbs);
+    rules_tables_free(r->do_tables, r->n_do_tables);
+    rules_tables_free(r->ignore_tables, r->n_ignore_tables);
+  }
+  free(t->bal_rules);
+  for (int i = 0; t->routes && i < t->n_routes; i++) {
+    dmh_route_rule *r = &t->routes[i];
+    free(r->name);
+    free(r->schema_pattern);
+    free(r->table_pattern);
+    free(r->target_schema);
+    free(r->target_table);
+  }
+  free(t->routes);
+  for (int i = 0; t->filters && i < t->n_filters; i++) {
+    dmh_filter_rule *r = &t->filters[i];
+    free(r->name);
+    free(r->schema_pattern);
+    free(r->table_pattern);
+    dmh_cfg_strv_free(r->events, r->n_events);
+    dmh_cfg_strv_free(r->sql_patterns, r->n_sql_patterns);
+  }
+  free(t->filters);
+  t->bal_rules = NULL;
+  t->routes = NULL;
+  t->filters = NULL;
+  t->n_bal_rules = t->n_routes = t->n_filters = 0;
+}

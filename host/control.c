@@ -1,0 +1,333 @@
+/* The request dispatcher: checks each request's shape, then calls the registry. See control.h. */
+#include "control.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "dmhost/sdk.h"
+#include "log.h"
+
+json_object *dmh_control_error_json(const dm_error *err) {
+  json_object *o = json_object_new_object();
+  json_object_object_add(o, "code", json_object_new_int(err->code));
+  json_object_object_add(o, "class", json_object_new_string(dm_error_class_name(err->cls)));
+  json_object_object_add(o, "scope", json_object_new_string(dm_error_scope_name(err->scope)));
+  json_object_object_add(o, "level", json_object_new_string(dm_error_level_name(err->level)));
+  json_object_object_add(o, "message", json_object_new_string(err->message));
+  json_object_object_add(o, "rawCause", json_object_new_string(err->raw_cause));
+  json_object_object_add(o, "workaround", json_object_new_string(err->workaround));
+  return o;
+}
+
+json_object *dmh_control_response_new(void) {
+  json_object *o = json_object_new_object();
+  json_object_object_add(o, "result", json_object_new_boolean(1));
+  json_object_object_add(o, "msg", json_object_new_string(""));
+  return o;
+}
+
+void dmh_control_set_error(json_object *resp, const dm_error *err) {
+  json_object_object_add(resp, "result", json_object_new_boolean(0));
+  json_object_object_add(resp, "msg", json_object_new_string(err->message));
+  json_object_object_add(resp, "error", dmh_control_error_json(err));
+}
+
+/* ---- arguments ---- */
+
+typedef struct control_cmd control_cmd;
+typedef int (*control_fn)(dmh_registry *r, const control_cmd *cmd, json_object *args,
+                          json_object *resp, dm_error *err);
+
+struct control_cmd {
+  const char *name;
+  control_fn fn;
+  const char *args[4]; /* the argument names it takes */
+  const char *usage;   /* dmctl's syntax, for help */
+};
+
+static int control_bad(dm_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int control_bad(dm_error *err, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  dm_error_vset(err, DM_ERR_CONTROL_REQUEST, NULL, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+static void control_arg_list(const control_cmd *cmd, char *buf, size_t len) {
+  buf[0] = '\0';
+  size_t n = 0;
+  for (int i = 0; i < 4 && cmd->args[i] && n < len; i++)
+    n += (size_t)snprintf(buf + n, len - n, "%s\"%s\"", i ? ", " : "", cmd->args[i]);
+  if (!cmd->args[0])
+    snprintf(buf, len, "no arguments");
+}
+
+/* Refuse argument names the command does not take (a misspelt one would be silently ignored). */
+static int control_check_args(const control_cmd *cmd, json_object *args, dm_error *err) {
+  json_object_object_foreach(args, key, val) {
+    (void)val;
+    bool known = false;
+    for (int i = 0; i < 4 && cmd->args[i] && !known; i++)
+      known = strcmp(cmd->args[i], key) == 0;
+    if (!known) {
+      char list[128];
+      control_arg_list(cmd, list, sizeof list);
+      return control_bad(err, "%s: unknown argument \"%s\"; it takes %s (usage: %s)", cmd->name,
+                         key, list, cmd->usage);
+    }
+  }
+  return 0;
+}
+
+/* args[key] as a non-empty string; NULL when absent and optional. */
+static int control_string(const control_cmd *cmd, json_object *args, const char *key, bool required,
+                          const char **out, dm_error *err) {
+  *out = NULL;
+  json_object *v = NULL;
+  if (!json_object_object_get_ex(args, key, &v) || !v) {
+    if (required)
+      return control_bad(err, "%s: argument \"%s\" is missing (usage: %s)", cmd->name, key,
+                         cmd->usage);
+    return 0;
+  }
+  if (!json_object_is_type(v, json_type_string) || json_object_get_string_len(v) == 0)
+    return control_bad(err, "%s: argument \"%s\" must be a non-empty string, got %s (usage: %s)",
+                       cmd->name, key, json_object_to_json_string(v), cmd->usage);
+  *out = json_object_get_string(v);
+  return 0;
+}
+
+static int control_path(const control_cmd *cmd, json_object *args, const char *key,
+                        const char **out, dm_error *err) {
+  if (control_string(cmd, args, key, true, out, err) < 0)
+    return -1;
+  if ((*out)[0] != '/')
+    return control_bad(err,
+                       "%s: argument \"%s\" is \"%s\"; it must be an absolute path (the daemon's "
+                       "working folder is not yours; dmctl makes paths absolute)",
+                       cmd->name, key, *out);
+  return 0;
+}
+
+/* ---- commands ---- */
+
+static int control_operate_source(dmh_registry *r, const control_cmd *cmd, json_object *args,
+                                  json_object *resp, dm_error *err) {
+  const char *op, *source, *path;
+  if (control_string(cmd, args, "op", true, &op, err) < 0 ||
+      control_string(cmd, args, "source", false, &source, err) < 0)
+    return -1;
+  if (strcmp(op, "create") == 0) {
+    if (source)
+      return control_bad(err, "operate-source create: the source-id comes from the file; drop "
+                              "\"source\"");
+    if (control_path(cmd, args, "path", &path, err) < 0)
+      return -1;
+    return dmh_registry_source_create(r, path, resp, err);
+  }
+  json_object *p = NULL;
+  if (json_object_object_get_ex(args, "path", &p))
+    return control_bad(err, "operate-source %s: takes no \"path\" (usage: %s)", op, cmd->usage);
+  if (strcmp(op, "show") == 0)
+    return dmh_registry_source_show(r, source, resp, err);
+  if (strcmp(op, "stop") == 0) {
+    if (!source)
+      return control_bad(err, "operate-source stop: argument \"source\" is missing (usage: %s)",
+                         cmd->usage);
+    return dmh_registry_source_stop(r, source, resp, err);
+  }
+  return control_bad(err, "operate-source: op \"%s\" is not one of create, show, stop (usage: %s)",
+                     op, cmd->usage);
+}
+
+static int control_start_task(dmh_registry *r, const control_cmd *cmd, json_object *args,
+                              json_object *resp, dm_error *err) {
+  const char *path;
+  if (control_path(cmd, args, "path", &path, err) < 0)
+    return -1;
+  return dmh_registry_task_start(r, path, resp, err);
+}
+
+static int control_task_op(dmh_registry *r, const control_cmd *cmd, json_object *args,
+                           json_object *resp, dm_error *err) {
+  const char *name;
+  if (control_string(cmd, args, "name", true, &name, err) < 0)
+    return -1;
+  if (strcmp(cmd->name, "pause-task") == 0)
+    return dmh_registry_task_pause(r, name, resp, err);
+  if (strcmp(cmd->name, "resume-task") == 0)
+    return dmh_registry_task_resume(r, name, resp, err);
+  return dmh_registry_task_stop(r, name, resp, err);
+}
+
+static int control_query_status(dmh_registry *r, const control_cmd *cmd, json_object *args,
+                                json_object *resp, dm_error *err) {
+  const char *name;
+  if (control_string(cmd, args, "name", false, &name, err) < 0)
+    return -1;
+  return dmh_registry_query_status(r, name, resp, err);
+}
+
+static int control_relay(dmh_registry *r, const control_cmd *cmd, json_object *args,
+                         json_object *resp, dm_error *err) {
+  const char *source;
+  if (control_string(cmd, args, "source", true, &source, err) < 0)
+    return -1;
+  if (strcmp(cmd->name, "start-relay") == 0)
+    return dmh_registry_relay_start(r, source, resp, err);
+  return dmh_registry_relay_stop(r, source, resp, err);
+}
+
+static int control_swap_unit(dmh_registry *r, const control_cmd *cmd, json_object *args,
+                             json_object *resp, dm_error *err) {
+  const char *name, *unit, *path;
+  if (control_string(cmd, args, "name", true, &name, err) < 0 ||
+      control_string(cmd, args, "unit", true, &unit, err) < 0 ||
+      control_path(cmd, args, "path", &path, err) < 0)
+    return -1;
+  dm_unit_kind kind;
+  if (dmh_kind_parse(unit, &kind) < 0 || kind == DM_UNIT_RELAY)
+    return control_bad(err, "swap-unit: unit \"%s\" is not one of dump, load, sync (usage: %s)",
+                       unit, cmd->usage);
+  return dmh_registry_task_swap(r, name, kind, path, resp, err);
+}
+
+static int control_help(dmh_registry *r, const control_cmd *cmd, json_object *args,
+                        json_object *resp, dm_error *err);
+
+static const control_cmd control_cmds[] = {
+    {"operate-source",
+     control_operate_source,
+     {"op", "source", "path", NULL},
+     "operate-source create SOURCE.cfg | show [-s SOURCE] | stop -s SOURCE"},
+    {"start-task", control_start_task, {"path", NULL, NULL, NULL}, "start-task TASK.cfg"},
+    {"pause-task", control_task_op, {"name", NULL, NULL, NULL}, "pause-task NAME"},
+    {"resume-task", control_task_op, {"name", NULL, NULL, NULL}, "resume-task NAME"},
+    {"stop-task", control_task_op, {"name", NULL, NULL, NULL}, "stop-task NAME"},
+    {"query-status", control_query_status, {"name", NULL, NULL, NULL}, "query-status [NAME]"},
+    {"start-relay", control_relay, {"source", NULL, NULL, NULL}, "start-relay -s SOURCE"},
+    {"stop-relay", control_relay, {"source", NULL, NULL, NULL}, "stop-relay -s SOURCE"},
+    {"swap-unit",
+     control_swap_unit,
+     {"name", "unit", "path", NULL},
+     "swap-unit NAME --unit dump|load|sync --path NEW.so"},
+    {"help", control_help, {NULL, NULL, NULL, NULL}, "help"},
+};
+
+#define CONTROL_N_CMDS (sizeof control_cmds / sizeof control_cmds[0])
+
+static int control_help(dmh_registry *r, const control_cmd *cmd, json_object *args,
+                        json_object *resp, dm_error *err) {
+  (void)r, (void)cmd, (void)args, (void)err;
+  json_object *list = json_object_new_array();
+  for (size_t i = 0; i < CONTROL_N_CMDS; i++) {
+    json_object *c = json_object_new_object();
+    json_object_object_add(c, "cmd", json_object_new_string(control_cmds[i].name));
+    json_object_object_add(c, "usage", json_object_new_string(control_cmds[i].usage));
+    json_object *a = json_object_new_array();
+    for (int k = 0; k < 4 && control_cmds[i].args[k]; k++)
+      json_object_array_add(a, json_object_new_string(control_cmds[i].args[k]));
+    json_object_object_add(c, "args", a);
+    json_object_array_add(list, c);
+  }
+  json_object_object_add(resp, "commands", list);
+  return 0;
+}
+
+json_object *dmh_control_handle(dmh_registry *r, json_object *request) {
+  json_object *resp = dmh_control_response_new();
+  dm_error err;
+  json_object *cmdv = NULL, *args = NULL;
+  if (!json_object_is_type(request, json_type_object)) {
+    control_bad(&err, "the request is not a JSON object; send {\"cmd\": \"...\", \"args\": {...}}");
+    goto fail;
+  }
+  json_object_object_foreach(request, key, val) {
+    (void)val;
+    if (strcmp(key, "cmd") != 0 && strcmp(key, "args") != 0) {
+      control_bad(&err, "the request has a member \"%s\"; it takes \"cmd\" and \"args\"", key);
+      goto fail;
+    }
+  }
+  if (!json_object_object_get_ex(request, "cmd", &cmdv) ||
+      !json_object_is_type(cmdv, json_type_string)) {
+    control_bad(&err,
+                "the request has no \"cmd\" string; send {\"cmd\": \"...\", \"args\": {...}}");
+    goto fail;
+  }
+  const char *name = json_object_get_string(cmdv);
+  const control_cmd *cmd = NULL;
+  for (size_t i = 0; i < CONTROL_N_CMDS && !cmd; i++)
+    if (strcmp(control_cmds[i].name, name) == 0)
+      cmd = &control_cmds[i];
+  if (!cmd) {
+    char list[512];
+    size_t n = 0;
+    for (size_t i = 0; i < CONTROL_N_CMDS && n < sizeof list; i++)
+      n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", control_cmds[i].name);
+    control_bad(&err, "unknown command \"%s\"; the commands are %s", name, list);
+    goto fail;
+  }
+  bool has_args = json_object_object_get_ex(request, "args", &args) && args;
+  if (has_args && !json_object_is_type(args, json_type_object)) {
+    control_bad(&err, "%s: \"args\" must be a JSON object, got %s", cmd->name,
+                json_object_to_json_string(args));
+    goto fail;
+  }
+  json_object *empty = NULL;
+  if (!has_args)
+    args = empty = json_object_new_object();
+  int rc = control_check_args(cmd, args, &err);
+  if (rc == 0)
+    rc = cmd->fn(r, cmd, args, resp, &err);
+  json_object_put(empty);
+  if (rc < 0)
+    goto fail;
+  return resp;
+fail:
+  dmh_control_set_error(resp, &err);
+  return resp;
+}
+
+char *dmh_control_handle_line(void *ud, const char *line, size_t len) {
+  dmh_registry *r = ud;
+  json_tokener *tok = json_tokener_new();
+  if (!tok)
+    return NULL; /* out of memory: closing the connection is all that is left */
+  json_object *req = json_tokener_parse_ex(tok, line, (int)len);
+  enum json_tokener_error jerr = json_tokener_get_error(tok);
+  size_t end = json_tokener_get_parse_end(tok);
+  if (req && end < len && line[end + strspn(line + end, " \t")])
+    jerr = json_tokener_error_parse_unexpected; /* something after the object */
+  if (!req && jerr == json_tokener_continue)
+    jerr = json_tokener_error_parse_eof; /* the line ended inside the value */
+  json_object *resp;
+  if (jerr != json_tokener_success) {
+    dm_error err;
+    control_bad(&err,
+                "the request is not valid JSON (%s at offset %zu); send one JSON object per line: "
+                "{\"cmd\": \"...\", \"args\": {...}}",
+                json_tokener_error_desc(jerr), end);
+    resp = dmh_control_response_new();
+    dmh_control_set_error(resp, &err);
+  } else {
+    const char *cmd = NULL;
+    json_object *c = NULL;
+    if (json_object_is_type(req, json_type_object) && json_object_object_get_ex(req, "cmd", &c))
+      cmd = json_object_get_string(c);
+    dmh_log(DM_LOG_DEBUG, "control", "request %s", cmd ? cmd : "?");
+    resp = dmh_control_handle(r, req);
+  }
+  json_object_put(req);
+  json_tokener_free(tok);
+  if (!resp)
+    return NULL;
+  const char *text =
+      json_object_to_json_string_ext(resp, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+  char *out = strdup(text ? text : "");
+  json_object_put(resp);
+  return out;
+}

@@ -1,0 +1,47 @@
+/*
+ * The control protocol: one JSON request in, one JSON response out.
+ *
+ *   request:  {"cmd": "start-task", "args": {"path": "/abs/task.cfg"}}
+ *   response: {"result": true, "msg": "", ...payload}
+ *   error:    {"result": false, "msg": "<message>", "error": {"code": 12004, "class":
+ *              "unit-loader", "scope": "internal", "level": "high", "message": "...",
+ *              "rawCause": "...", "workaround": "..."}, ...payload}
+ *
+ * Commands and their args (paths absolute; dmctl makes them so):
+ *   operate-source  {"op": "create", "path": P} | {"op": "show"[, "source": S]} |
+ *                   {"op": "stop", "source": S}
+ *   start-task      {"path": P}
+ *   pause-task, resume-task, stop-task   {"name": N}
+ *   query-status    {["name": N]}
+ *   start-relay, stop-relay              {"source": S}
+ *   swap-unit       {"name": N, "unit": "dump"|"load"|"sync", "path": P}
+ *   help            {}
+ * An unknown command, a missing or mistyped argument, or an argument the command does not take is
+ * DM_ERR_CONTROL_REQUEST. The payloads follow DM's (see docs/control.md).
+ */
+#ifndef DMH_CONTROL_H
+#define DMH_CONTROL_H
+
+#include <json-c/json.h>
+#include <stddef.h>
+
+#include "dmhost/error.h"
+#include "registry.h"
+
+/* Answer one request object. Returns a new response object (never NULL but when out of memory). */
+json_object *dmh_control_handle(dmh_registry *r, json_object *request);
+
+/* A dmh_control_handler (control_socket.h) over dmh_control_handle: `ud` is the dmh_registry.
+ * Text that is not a JSON object gets DM_ERR_CONTROL_REQUEST. Returns the compact response. */
+char *dmh_control_handle_line(void *ud, const char *line, size_t len);
+
+/* The protocol's error object (the "error" member above). */
+json_object *dmh_control_error_json(const dm_error *err);
+
+/* Mark `resp` failed: result false, msg = the message, error = the error object. */
+void dmh_control_set_error(json_object *resp, const dm_error *err);
+
+/* {"result": true, "msg": ""}: the start of every response. */
+json_object *dmh_control_response_new(void);
+
+#endif /* DMH_CONTROL_H */

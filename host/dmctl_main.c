@@ -1,0 +1,324 @@
+/*
+ * dmctl: DM's command names over the control socket of `dmhost serve`. Prints the JSON response
+ * (pretty) and exits 0 iff its "result" is true. Mistakes on the command line are answered locally
+ * in the same shape (DM_ERR_CONTROL_REQUEST), so scripts read one format.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "control_socket.h"
+#include "dmhost/sdk.h"
+
+#define DMCTL_DEFAULT_TIMEOUT_S 300
+
+typedef struct dmctl_cmd {
+  const char *name;
+  const char *usage;
+  const char *what;
+} dmctl_cmd;
+
+static const dmctl_cmd dmctl_cmds[] = {
+    {"operate-source", "operate-source create SOURCE.cfg | show [-s SOURCE] | stop -s SOURCE",
+     "bind a source to the worker (its file is copied into the state dir), show it, or unbind it"},
+    {"start-task", "start-task TASK.cfg",
+     "start a task: one subtask per mysql-instances entry whose source is bound here"},
+    {"pause-task", "pause-task NAME", "pause the task's subtasks at a safe point"},
+    {"resume-task", "resume-task NAME", "resume a paused (or restored-as-paused) task"},
+    {"stop-task", "stop-task NAME", "stop the task and remove it"},
+    {"query-status", "query-status [NAME]",
+     "without NAME: every task with its stage per source; with NAME: DM's detailed status"},
+    {"start-relay", "start-relay -s SOURCE", "start the relay of the bound source"},
+    {"stop-relay", "stop-relay -s SOURCE", "stop the relay of the bound source"},
+    {"swap-unit", "swap-unit NAME --unit dump|load|sync --path NEW.so",
+     "replace the unit build of a task at a safe point"},
+    {"help", "help", "this list"},
+};
+
+#define DMCTL_N_CMDS (sizeof dmctl_cmds / sizeof dmctl_cmds[0])
+
+static const char *dmctl_global_usage =
+    "dmctl [--socket PATH | --state-dir DIR] [--timeout SECONDS] COMMAND [ARGS]";
+
+static int dmctl_print(json_object *resp) {
+  json_object *res = NULL;
+  bool ok = json_object_object_get_ex(resp, "result", &res) && json_object_get_boolean(res);
+  printf("%s\n",
+         json_object_to_json_string_ext(resp, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                                  JSON_C_TO_STRING_NOSLASHESCAPE));
+  json_object_put(resp);
+  return ok ? 0 : 1;
+}
+
+static int dmctl_fail(const dm_error *err) {
+  json_object *resp = dmh_control_response_new();
+  dmh_control_set_error(resp, err);
+  return dmctl_print(resp);
+}
+
+static int dmctl_bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int dmctl_bad(const char *fmt, ...) {
+  dm_error err;
+  va_list ap;
+  va_start(ap, fmt);
+  dm_error_vset(&err, DM_ERR_CONTROL_REQUEST, NULL, fmt, ap);
+  va_end(ap);
+  return dmctl_fail(&err);
+}
+
+static int dmctl_help(void) {
+  json_object *resp = dmh_control_response_new();
+  json_object_object_add(resp, "usage", json_object_new_string(dmctl_global_usage));
+  json_object *list = json_object_new_array();
+  for (size_t i = 0; i < DMCTL_N_CMDS; i++) {
+    json_object *c = json_object_new_object();
+    json_object_object_add(c, "cmd", json_object_new_string(dmctl_cmds[i].name));
+    json_object_object_add(c, "usage", json_object_new_string(dmctl_cmds[i].usage));
+    json_object_object_add(c, "what", json_object_new_string(dmctl_cmds[i].what));
+    json_object_array_add(list, c);
+  }
+  json_object_object_add(resp, "commands", list);
+  return dmctl_print(resp);
+}
+
+/* The daemon runs elsewhere: a relative path must be made absolute here, where it means something.
+ * The file need not exist (the daemon reports a missing one with the config's own error). */
+static char *dmctl_abs(const char *path) {
+  if (path[0] == '/')
+    return strdup(path);
+  char *cwd = getcwd(NULL, 0);
+  if (!cwd)
+    return NULL;
+  char *out = NULL;
+  if (asprintf(&out, "%s/%s", cwd, path[0] == '.' && path[1] == '/' ? path + 2 : path) < 0)
+    out = NULL;
+  free(cwd);
+  return out;
+}
+
+static const dmctl_cmd *dmctl_find(const char *name) {
+  for (size_t i = 0; i < DMCTL_N_CMDS; i++)
+    if (strcmp(dmctl_cmds[i].name, name) == 0)
+      return &dmctl_cmds[i];
+  return NULL;
+}
+
+/* Parse "-s SOURCE" (also --source, -s=SOURCE) at argv[*i]; 1 if taken, 0 if not this flag, -1 on
+ * a missing value. */
+static int dmctl_flag(int argc, char **argv, int *i, const char *s, const char *l,
+                      const char **out) {
+  const char *a = argv[*i];
+  size_t sl = strlen(s), ll = strlen(l);
+  if (strcmp(a, s) == 0 || strcmp(a, l) == 0) {
+    if (*i + 1 >= argc)
+      return -1;
+    *out = argv[++*i];
+    return 1;
+  }
+  if ((strncmp(a, s, sl) == 0 && a[sl] == '=') || (strncmp(a, l, ll) == 0 && a[ll] == '=')) {
+    *out = strchr(a, '=') + 1;
+    return 1;
+  }
+  return 0;
+}
+
+/* Build the request for argv[0..argc) (the command and its arguments). Returns the request, or
+ * NULL having printed the error (*rc set). */
+static json_object *dmctl_request(int argc, char **argv, int *rc) {
+  const dmctl_cmd *cmd = dmctl_find(argv[0]);
+  if (!cmd) {
+    char list[512];
+    size_t n = 0;
+    for (size_t i = 0; i < DMCTL_N_CMDS && n < sizeof list; i++)
+      n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", dmctl_cmds[i].name);
+    *rc = dmctl_bad("unknown command \"%s\"; the commands are %s", argv[0], list);
+    return NULL;
+  }
+  const char *source = NULL, *unit = NULL, *path = NULL;
+  const char *pos[3] = {NULL, NULL, NULL};
+  int npos = 0;
+  for (int i = 1; i < argc; i++) {
+    int f = dmctl_flag(argc, argv, &i, "-s", "--source", &source);
+    if (f == 0)
+      f = dmctl_flag(argc, argv, &i, "-u", "--unit", &unit);
+    if (f == 0)
+      f = dmctl_flag(argc, argv, &i, "-p", "--path", &path);
+    if (f < 0) {
+      *rc = dmctl_bad("%s: %s needs a value (usage: %s)", cmd->name, argv[i], cmd->usage);
+      return NULL;
+    }
+    if (f > 0)
+      continue;
+    if (argv[i][0] == '-' && argv[i][1] != '\0') {
+      *rc = dmctl_bad("%s: unknown option %s (usage: %s)", cmd->name, argv[i], cmd->usage);
+      return NULL;
+    }
+    if (npos == 3) {
+      *rc = dmctl_bad("%s: too many arguments (usage: %s)", cmd->name, cmd->usage);
+      return NULL;
+    }
+    pos[npos++] = argv[i];
+  }
+
+  json_object *args = json_object_new_object();
+  const char *name = cmd->name;
+  /* Which of the parsed pieces each command takes; anything else is a usage error. */
+  bool want_source = false, need_source = false, want_unit = false;
+  int min_pos = 0, max_pos = 0;
+  const char *pos_key = NULL;
+  bool pos_is_path = false;
+  if (strcmp(name, "operate-source") == 0) {
+    const char *op = npos > 0 ? pos[0] : "";
+    bool create = strcmp(op, "create") == 0, show = strcmp(op, "show") == 0,
+         stop = strcmp(op, "stop") == 0;
+    if (!create && !show && !stop) {
+      json_object_put(args);
+      *rc = dmctl_bad("operate-source: \"%s\" is not create, show or stop (usage: %s)", op,
+                      cmd->usage);
+      return NULL;
+    }
+    json_object_object_add(args, "op", json_object_new_string(op));
+    /* the op is not one of the positionals below */
+    for (int k = 1; k < npos; k++)
+      pos[k - 1] = pos[k];
+    npos--;
+    if (!create && npos == 1 && !source) { /* DM also takes the source-id positionally */
+      source = pos[0];
+      npos = 0;
+    }
+    min_pos = max_pos = create ? 1 : 0;
+    pos_key = "path";
+    pos_is_path = true;
+    want_source = !create;
+    need_source = stop;
+  } else if (strcmp(name, "start-task") == 0) {
+    min_pos = max_pos = 1;
+    pos_key = "path";
+    pos_is_path = true;
+  } else if (strcmp(name, "pause-task") == 0 || strcmp(name, "resume-task") == 0 ||
+             strcmp(name, "stop-task") == 0) {
+    min_pos = max_pos = 1;
+    pos_key = "name";
+  } else if (strcmp(name, "query-status") == 0) {
+    max_pos = 1;
+    pos_key = "name";
+  } else if (strcmp(name, "start-relay") == 0 || strcmp(name, "stop-relay") == 0) {
+    want_source = need_source = true;
+  } else if (strcmp(name, "swap-unit") == 0) {
+    min_pos = max_pos = 1;
+    pos_key = "name";
+    want_unit = true;
+  }
+  const char *problem = NULL;
+  if (npos < min_pos)
+    problem = "missing argument";
+  else if (npos > max_pos)
+    problem = "too many arguments";
+  else if (source && !want_source)
+    problem = "-s is not an option of this command";
+  else if (need_source && !source)
+    problem = "-s SOURCE is required";
+  else if ((unit || path) && !want_unit)
+    problem = "--unit/--path are not options of this command";
+  else if (want_unit && (!unit || !path))
+    problem = "--unit KIND and --path NEW.so are required";
+  if (problem) {
+    json_object_put(args);
+    *rc = dmctl_bad("%s: %s (usage: %s)", name, problem, cmd->usage);
+    return NULL;
+  }
+  if (npos > 0 && pos_key) {
+    char *abs = pos_is_path ? dmctl_abs(pos[0]) : NULL;
+    json_object_object_add(args, pos_key, json_object_new_string(abs ? abs : pos[0]));
+    free(abs);
+  }
+  if (source)
+    json_object_object_add(args, "source", json_object_new_string(source));
+  if (want_unit) {
+    char *abs = dmctl_abs(path);
+    json_object_object_add(args, "unit", json_object_new_string(unit));
+    json_object_object_add(args, "path", json_object_new_string(abs ? abs : path));
+    free(abs);
+  }
+  json_object *req = json_object_new_object();
+  json_object_object_add(req, "cmd", json_object_new_string(name));
+  json_object_object_add(req, "args", args);
+  return req;
+}
+
+int main(int argc, char **argv) {
+  const char *socket_path = NULL, *state_dir = NULL;
+  long timeout_s = DMCTL_DEFAULT_TIMEOUT_S;
+  int i = 1;
+  for (; i < argc && argv[i][0] == '-'; i++) {
+    const char *v = NULL;
+    int f = dmctl_flag(argc, argv, &i, "-S", "--socket", &v);
+    if (f > 0) {
+      socket_path = v;
+      continue;
+    }
+    if (f == 0 && (f = dmctl_flag(argc, argv, &i, "-d", "--state-dir", &v)) > 0) {
+      state_dir = v;
+      continue;
+    }
+    if (f == 0 && (f = dmctl_flag(argc, argv, &i, "-t", "--timeout", &v)) > 0) {
+      char *end;
+      timeout_s = strtol(v, &end, 10);
+      if (*end || timeout_s < 0)
+        return dmctl_bad("--timeout \"%s\" is not a number of seconds (0: no limit)", v);
+      continue;
+    }
+    if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+      return dmctl_help();
+    if (f < 0)
+      return dmctl_bad("%s needs a value (usage: %s)", argv[i], dmctl_global_usage);
+    return dmctl_bad("unknown option %s (usage: %s)", argv[i], dmctl_global_usage);
+  }
+  if (i >= argc)
+    return dmctl_bad("no command given (usage: %s); `dmctl help` lists the commands",
+                     dmctl_global_usage);
+  if (strcmp(argv[i], "help") == 0)
+    return dmctl_help();
+
+  int rc = 1;
+  json_object *req = dmctl_request(argc - i, argv + i, &rc);
+  if (!req)
+    return rc;
+
+  char *sock = NULL;
+  if (socket_path)
+    sock = strdup(socket_path);
+  else if (state_dir && asprintf(&sock, "%s/dmhost.sock", state_dir) < 0)
+    sock = NULL;
+  else if (!state_dir && getenv("DMHOST_SOCKET"))
+    sock = strdup(getenv("DMHOST_SOCKET"));
+  if (!sock) {
+    json_object_put(req);
+    return dmctl_bad("no control socket: give --socket PATH or --state-dir DIR (or set "
+                     "DMHOST_SOCKET)");
+  }
+  char *answer = NULL;
+  dm_error err;
+  int crc = dmh_control_call(
+      sock,
+      json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+      (int)(timeout_s * 1000), &answer, &err);
+  json_object_put(req);
+  free(sock);
+  if (crc < 0)
+    return dmctl_fail(&err);
+  json_object *resp = json_tokener_parse(answer);
+  if (!resp || !json_object_is_type(resp, json_type_object)) {
+    dm_error_set(&err, DM_ERR_CONTROL, answer, "the daemon's answer is not a JSON object");
+    free(answer);
+    json_object_put(resp);
+    return dmctl_fail(&err);
+  }
+  free(answer);
+  return dmctl_print(resp);
+}

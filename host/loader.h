@@ -1,0 +1,58 @@
+/*
+ * The unit loader: dlopen a unit's shared object, check its descriptor before anything of it runs,
+ * and keep the library loaded while any instance of it lives.
+ *
+ * Checks, in order, each refused with a coded error naming the file, both versions and the fix, the
+ * library closed before returning: not an ELF file (DM_ERR_UNIT_NOT_ELF), dlopen failure
+ * (DM_ERR_UNIT_OPEN), no dm_unit_entry (DM_ERR_UNIT_NO_ENTRY), entry returned NULL or bad magic
+ * (DM_ERR_UNIT_BAD_MAGIC), other ABI major (DM_ERR_UNIT_ABI_MAJOR), newer ABI minor
+ * (DM_ERR_UNIT_ABI_MINOR), struct_size below what its minor needs (DM_ERR_UNIT_SHORT), kind other
+ * than expected (DM_ERR_UNIT_KIND), a required slot NULL (DM_ERR_UNIT_MISSING_OP).
+ */
+#ifndef DMH_LOADER_H
+#define DMH_LOADER_H
+
+#include <stdbool.h>
+
+#include "dmhost/error.h"
+#include "dmhost/unit.h"
+
+/* The ABI range this host accepts: major DMH_ABI_MAJOR, minor 0..DMH_ABI_MINOR. */
+#define DMH_ABI_MAJOR DM_ABI_MAJOR
+#define DMH_ABI_MINOR DM_ABI_MINOR
+
+typedef struct dmh_unit_lib dmh_unit_lib;
+
+typedef struct dmh_load_opts {
+  dm_unit_kind kind;     /* the kind the configuration expects */
+  const char *kind_name; /* for DM_UNIT_CUSTOM: the expected kind_name; else NULL */
+  /* Load a private copy under a unique file name (for hot-swap: the dynamic loader de-duplicates by
+   * path and inode, so a rebuilt file at the same path would otherwise give back the old library).
+   * The copy is made in copy_dir (default $TMPDIR or /tmp) and removed once
+   * mapped. */
+  bool unique_copy;
+  const char *copy_dir;
+} dmh_load_opts;
+
+/* Load and check. Returns 0 and *out with one reference, or -1 with *err filled. */
+int dmh_unit_lib_open(const char *path, const dmh_load_opts *opts, dmh_unit_lib **out,
+                      dm_error *err);
+
+/* The checked descriptor; valid while a reference is held. */
+const dm_unit_descriptor *dmh_unit_lib_descriptor(const dmh_unit_lib *lib);
+/* The path given to open (not the private copy). */
+const char *dmh_unit_lib_path(const dmh_unit_lib *lib);
+
+/* References: every unit instance holds one. The library is dlclose'd when the last one goes,
+ * unless it was pinned (a unit whose thread was abandoned may still run code of it). */
+void dmh_unit_lib_ref(dmh_unit_lib *lib);
+void dmh_unit_lib_unref(dmh_unit_lib *lib);
+void dmh_unit_lib_pin(dmh_unit_lib *lib);
+
+/* The default file of a kind in a plugin folder: "<dir>/dmhost-<kind>.so". Caller frees. */
+char *dmh_unit_default_path(const char *plugin_dir, dm_unit_kind kind);
+
+/* The plugin folder installed with the host (DMHOST_PLUGIN_DIR at build time). */
+const char *dmh_plugin_dir_default(void);
+
+#endif /* DMH_LOADER_H */

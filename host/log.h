@@ -1,0 +1,20 @@
+/*
+ * Host logging: one line per record to stderr, "time level [scope] message key=value ...".
+ * Thread-safe (one write per line). The level threshold is set once at start-up.
+ */
+#ifndef DMH_LOG_H
+#define DMH_LOG_H
+
+#include <stddef.h>
+
+#include "dmhost/host.h"
+
+void dmh_log_set_level(dm_log_level level);
+dm_log_level dmh_log_get_level(void);
+/* scope: e.g. "supervisor" or "task=t1 source=s1 unit=sync"; may be NULL. */
+void dmh_log(dm_log_level level, const char *scope, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void dmh_log_fields(dm_log_level level, const char *scope, const char *msg,
+                    const dm_log_field *fields, size_t n);
+
+#endif /* DMH_LOG_H */

@@ -1,0 +1,40 @@
+/* The dmhost executable: `run` (one task in the foreground) and `serve` (the daemon). */
+#include <stdio.h>
+#include <string.h>
+
+#include "dmhost/sdk.h"
+#include "dmhost/unit.h"
+#include "run.h"
+#include "serve.h"
+
+static void main_usage(FILE *out) {
+  fprintf(out, "usage: dmhost COMMAND [options]\n"
+               "  run --source S.cfg --task T.cfg   run one task in the foreground\n"
+               "  serve --state-dir DIR             run the daemon that dmctl talks to\n"
+               "  version                           print versions (host, SDK, unit ABI)\n"
+               "`dmhost COMMAND --help` for a command's options.\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    main_usage(stderr);
+    return 2;
+  }
+  const char *cmd = argv[1];
+  if (strcmp(cmd, "run") == 0)
+    return dmh_run_main(argc - 1, argv + 1);
+  if (strcmp(cmd, "serve") == 0)
+    return dmh_serve_main(argc - 1, argv + 1);
+  if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+    printf("dmhost %s (SDK %s, unit ABI %d.%d)\n", DMHOST_VERSION, DM_SDK_VERSION, DM_ABI_MAJOR,
+           DM_ABI_MINOR);
+    return 0;
+  }
+  if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+    main_usage(stdout);
+    return 0;
+  }
+  fprintf(stderr, "dmhost: unknown command '%s'\n", cmd);
+  main_usage(stderr);
+  return 2;
+}

@@ -1,0 +1,88 @@
+/*
+ * The daemon's sources and tasks: the configs (loaded from their copies in the state dir), the
+ * subtasks made of them (one per task and source, plus the source's relay), the worker's stage, and
+ * what is persisted after every change (state.h). The control dispatcher (control.c) calls one
+ * function per command; each fills the response object it is given with DM's payload fields and
+ * returns 0, or -1 with *err (and possibly per-source results already in the response).
+ *
+ * Locking. Supervisor commands block (a pause waits for the unit to reach a safe point, a stop is
+ * bounded only by stop-timeout twice), so no registry lock is ever held across one in a way that
+ * could hold up an unrelated request:
+ *
+ *   source_lock  (one per registry) serializes the commands that change the worker's binding or the
+ *                relay: operate-source create/stop, start-relay, stop-relay. Held across their
+ *                supervisor calls; only those commands wait for it.
+ *   task cmd_lock (one per task) serializes pause/resume/stop/swap of that task, so the expected
+ *                stage persisted is the one of the last command that took effect. Held across the
+ *                supervisor calls on that task's subtasks; only commands on the same task wait.
+ *   lock         (one per registry) guards the lists, the worker value, every entry's bookkeeping
+ *                and the writes of state.json. Held only for short non-blocking work: never across
+ *                dmh_subtask_create/start/pause/resume/stop/swap/destroy or status_json (status can
+ *                wait for a unit's init). Under it only dmh_subtask_stage is called.
+ *
+ *   Order: source_lock -> task cmd_lock -> lock. Never wait for an outer lock holding an inner one.
+ *
+ * An entry found under `lock` is pinned with a reference (refs) before `lock` is released; the
+ * subtasks and config of a task removed by stop-task are destroyed by whoever drops the last
+ * reference, outside `lock`. A task's subtasks borrow their source's config and relay: a source
+ * cannot be removed while any task lists it (operate-source stop refuses, naming the tasks), and a
+ * relay subtask, once created, lives as long as its source (stop-relay only stops it).
+ */
+#ifndef DMH_REGISTRY_H
+#define DMH_REGISTRY_H
+
+#include <json-c/json.h>
+
+#include "dmhost/error.h"
+#include "dmhost/unit.h"
+#include "worker.h"
+
+typedef struct dmh_registry dmh_registry;
+
+typedef struct dmh_registry_opts {
+  const char *state_dir;   /* absolute; created if missing */
+  const char *plugin_dir;  /* default unit builds; NULL: the installed folder */
+  const char *worker_name; /* shown as "worker" in responses; NULL: "dmhost@<hostname>" */
+} dmh_registry_opts;
+
+/*
+ * Load the persisted state and restore it: the worker straight to its persisted binding (see
+ * worker.h), the source (and its relay if it was expected Running), then the tasks (expected
+ * Running: created and started, the units resuming from their checkpoints; expected Paused:
+ * created and left New). A subtask that cannot be created or started is kept with its error, for
+ * query-status and resume-task. A state that cannot be read is DM_ERR_STATE and nothing runs.
+ */
+int dmh_registry_open(const dmh_registry_opts *opts, dmh_registry **out, dm_error *err);
+
+/* Daemon exit: pause the running subtasks at a safe point (their checkpoints saved; the expected
+ * stages persisted stay as they are, so a restart brings them back), stop the relay, free all. */
+void dmh_registry_shutdown(dmh_registry *r);
+
+/* The worker as it is now (a copy). */
+dmh_worker dmh_registry_worker(dmh_registry *r);
+
+/* operate-source create|show|stop. `path` is the source file (absolute); show with source NULL
+ * lists every source. */
+int dmh_registry_source_create(dmh_registry *r, const char *path, json_object *resp, dm_error *err);
+int dmh_registry_source_show(dmh_registry *r, const char *source, json_object *resp, dm_error *err);
+int dmh_registry_source_stop(dmh_registry *r, const char *source, json_object *resp, dm_error *err);
+
+/* start-relay / stop-relay -s SOURCE. */
+int dmh_registry_relay_start(dmh_registry *r, const char *source, json_object *resp, dm_error *err);
+int dmh_registry_relay_stop(dmh_registry *r, const char *source, json_object *resp, dm_error *err);
+
+/* start-task TASK.cfg (absolute path); pause-task, resume-task, stop-task NAME. */
+int dmh_registry_task_start(dmh_registry *r, const char *path, json_object *resp, dm_error *err);
+int dmh_registry_task_pause(dmh_registry *r, const char *name, json_object *resp, dm_error *err);
+int dmh_registry_task_resume(dmh_registry *r, const char *name, json_object *resp, dm_error *err);
+int dmh_registry_task_stop(dmh_registry *r, const char *name, json_object *resp, dm_error *err);
+
+/* swap-unit NAME --unit KIND --path NEW.so (absolute): on each subtask of the task. The new path
+ * is persisted with the task, so a restart keeps the swapped build. */
+int dmh_registry_task_swap(dmh_registry *r, const char *name, dm_unit_kind kind, const char *path,
+                           json_object *resp, dm_error *err);
+
+/* query-status [NAME]. */
+int dmh_registry_query_status(dmh_registry *r, const char *name, json_object *resp, dm_error *err);
+
+#endif /* DMH_REGISTRY_H */

@@ -1,0 +1,253 @@
+#include "run.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "dmhost/sdk.h"
+#include "error_json.h"
+#include "log.h"
+#include "status.h"
+#include "supervisor.h"
+
+static void run_usage(FILE *out) {
+  fprintf(out,
+          "usage: dmhost run --source SOURCE.cfg --task TASK.cfg [options]\n"
+          "  --work-dir DIR     where units keep dump files and checkpoints (default ./dmhost-work)\n"
+          "  --plugin-dir DIR   where the default unit builds are (default: installed folder)\n"
+          "  --log-level L      debug, info, warn or error (default info)\n"
+          "  --quiet            no progress output\n"
+          "Runs until a task that can finish has finished (exit 0). SIGINT/SIGTERM pause the\n"
+          "task at a safe point, keep its checkpoints and exit 0; run again to continue.\n");
+}
+
+static void run_print_error(const dm_error *e) {
+  char buf[2048];
+  dmh_error_format(e, buf, sizeof buf);
+  fprintf(stderr, "dmhost: %s\n", buf);
+}
+
+static const char *run_fmt_eta(double eta, char *buf, size_t len) {
+  if (eta < 0) {
+    snprintf(buf, len, "--:--");
+  } else {
+    long s = (long)eta;
+    snprintf(buf, len, "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
+  }
+  return buf;
+}
+
+/* One progress line from the subtask's status: unit, percent, rate, ETA. */
+static void run_progress_line(dmh_subtask *st, char *line, size_t len) {
+  json_object *o = dmh_subtask_status_json(st), *v, *p;
+  const char *unit = json_object_object_get_ex(o, "unit", &v) ? json_object_get_string(v) : "?";
+  const char *stage = json_object_object_get_ex(o, "stage", &v) ? json_object_get_string(v) : "?";
+  if (json_object_object_get_ex(o, "progress", &p) && p) {
+    json_object *pct, *rate, *eta, *what, *done, *total;
+    json_object_object_get_ex(p, "percent", &pct);
+    json_object_object_get_ex(p, "rate", &rate);
+    json_object_object_get_ex(p, "eta", &eta);
+    json_object_object_get_ex(p, "unit", &what);
+    json_object_object_get_ex(p, "done", &done);
+    json_object_object_get_ex(p, "total", &total);
+    char etab[32];
+    if (json_object_get_int64(total) > 0)
+      snprintf(line, len, "[%s %s] %5.1f%%  %lld/%lld %s  %.0f %s/s  ETA %s", unit, stage,
+               json_object_get_double(pct), (long long)json_object_get_int64(done),
+               (long long)json_object_get_int64(total), json_object_get_string(what),
+               json_object_get_double(rate), json_object_get_string(what),
+               run_fmt_eta(json_object_get_double(eta), etab, sizeof etab));
+    else
+      snprintf(line, len, "[%s %s] %lld %s  %.0f %s/s", unit, stage,
+               (long long)json_object_get_int64(done), json_object_get_string(what),
+               json_object_get_double(rate), json_object_get_string(what));
+  } else {
+    bool waiting = json_object_object_get_ex(o, "waitingRelayCatchUp", &v) &&
+                   json_object_get_boolean(v);
+    snprintf(line, len, "[%s %s]%s", unit, stage, waiting ? " waiting for the relay" : "");
+  }
+  json_object_put(o);
+}
+
+/* Print the subtask's result errors, if any. Returns how many. */
+static int run_print_result(dmh_subtask *st) {
+  json_object *o = dmh_subtask_status_json(st), *res, *errs;
+  int n = 0;
+  if (json_object_object_get_ex(o, "result", &res) && res &&
+      json_object_object_get_ex(res, "errors", &errs)) {
+    n = (int)json_object_array_length(errs);
+    for (int i = 0; i < n; i++)
+      fprintf(stderr, "dmhost: error: %s\n",
+              json_object_to_json_string_ext(json_object_array_get_idx(errs, (size_t)i),
+                                             JSON_C_TO_STRING_PRETTY));
+  }
+  json_object_put(o);
+  return n;
+}
+
+/* Is it paused by an error that auto-resume will retry? Then keep waiting. */
+static bool run_auto_resume_pending(dmh_subtask *st) {
+  json_object *o = dmh_subtask_status_json(st), *v;
+  bool pending = json_object_object_get_ex(o, "autoResumeIn", &v);
+  json_object_put(o);
+  return pending;
+}
+
+int dmh_run_main(int argc, char **argv) {
+  static const struct option longopts[] = {
+      {"source", required_argument, NULL, 's'},  {"task", required_argument, NULL, 't'},
+      {"work-dir", required_argument, NULL, 'w'}, {"plugin-dir", required_argument, NULL, 'p'},
+      {"log-level", required_argument, NULL, 'l'}, {"quiet", no_argument, NULL, 'q'},
+      {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+  };
+  const char *source_path = NULL, *task_path = NULL, *work = "dmhost-work", *plugin_dir = NULL;
+  bool quiet = false;
+  int c;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "s:t:w:p:l:qh", longopts, NULL)) != -1) {
+    switch (c) {
+    case 's':
+      source_path = optarg;
+      break;
+    case 't':
+      task_path = optarg;
+      break;
+    case 'w':
+      work = optarg;
+      break;
+    case 'p':
+      plugin_dir = optarg;
+      break;
+    case 'l': {
+      static const char *const levels[] = {"debug", "info", "warn", "error"};
+      int found = -1;
+      for (int i = 0; i < 4; i++)
+        if (strcmp(optarg, levels[i]) == 0)
+          found = i;
+      if (found < 0) {
+        fprintf(stderr, "dmhost run: --log-level must be debug, info, warn or error, not '%s'\n",
+                optarg);
+        return 2;
+      }
+      dmh_log_set_level((dm_log_level)found);
+      break;
+    }
+    case 'q':
+      quiet = true;
+      break;
+    case 'h':
+      run_usage(stdout);
+      return 0;
+    default:
+      run_usage(stderr);
+      return 2;
+    }
+  }
+  if (!source_path || !task_path || optind < argc) {
+    fprintf(stderr, "dmhost run: %s\n",
+            optind < argc ? "unexpected argument" : "--source and --task are required");
+    run_usage(stderr);
+    return 2;
+  }
+
+  dm_error err;
+  dmh_source_config *source = NULL;
+  dmh_task_config *task = NULL;
+  if (dmh_source_config_load(source_path, &source, &err) < 0 ||
+      dmh_task_config_load(task_path, &task, &err) < 0) {
+    run_print_error(&err);
+    dmh_source_config_free(source);
+    return 1;
+  }
+  int rc = 1;
+  dmh_subtask *relay = NULL, *st = NULL;
+  if (!dmh_task_instance_for(task, source->source_id)) {
+    dm_error_set(&err, DM_ERR_CONFIG_INVALID, NULL,
+                 "%s: no entry of mysql-instances reads source `%s` (from %s)", task->path,
+                 source->source_id, source->path);
+    run_print_error(&err);
+    goto out;
+  }
+
+  /* Signals are taken by this thread only, with sigtimedwait, so no unit thread is interrupted. */
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGINT);
+  sigaddset(&sigs, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+
+  char root[4096];
+  if (source->enable_relay) {
+    snprintf(root, sizeof root, "%s/sources/%s/relay-work", work, source->source_id);
+    dmh_subtask_opts ro = {.source = source, .work_root = root, .plugin_dir = plugin_dir};
+    if (!(relay = dmh_subtask_create_relay(&ro, &err)) || dmh_subtask_start(relay, &err) < 0) {
+      run_print_error(&err);
+      goto out;
+    }
+  }
+  snprintf(root, sizeof root, "%s/tasks/%s/%s", work, task->name, source->source_id);
+  dmh_subtask_opts o = {
+      .task = task, .source = source, .work_root = root, .plugin_dir = plugin_dir, .relay = relay};
+  if (!(st = dmh_subtask_create(&o, &err)) || dmh_subtask_start(st, &err) < 0) {
+    run_print_error(&err);
+    goto out;
+  }
+
+  bool tty = isatty(STDERR_FILENO);
+  double last_log = 0;
+  for (;;) {
+    struct timespec wait = {.tv_sec = 0, .tv_nsec = 200 * 1000000L};
+    int sig = sigtimedwait(&sigs, NULL, &wait);
+    if (sig == SIGINT || sig == SIGTERM) {
+      if (tty && !quiet)
+        fputc('\n', stderr);
+      dmh_log(DM_LOG_INFO, "run", "signal %d: pausing the task at a safe point", sig);
+      if (dmh_subtask_stage(st) == DMH_STAGE_RUNNING && dmh_subtask_pause(st, &err) < 0)
+        run_print_error(&err);
+      rc = 0;
+      break;
+    }
+    dmh_stage stage = dmh_subtask_stage(st);
+    if (!quiet) {
+      char line[256];
+      double now = dmh_now_seconds();
+      if (tty) {
+        run_progress_line(st, line, sizeof line);
+        fprintf(stderr, "\r\033[K%s", line);
+      } else if (now - last_log >= 5.0) {
+        run_progress_line(st, line, sizeof line);
+        dmh_log(DM_LOG_INFO, "progress", "%s", line);
+        last_log = now;
+      }
+    }
+    if (stage == DMH_STAGE_FINISHED) {
+      if (tty && !quiet)
+        fputc('\n', stderr);
+      dmh_log(DM_LOG_INFO, "run", "task %s finished", task->name);
+      rc = 0;
+      break;
+    }
+    if ((stage == DMH_STAGE_PAUSED && !run_auto_resume_pending(st)) ||
+        stage == DMH_STAGE_STOPPED) {
+      if (tty && !quiet)
+        fputc('\n', stderr);
+      run_print_result(st);
+      fprintf(stderr, "dmhost: task %s is %s; fix the cause and run again to continue from its "
+                      "checkpoint\n",
+              task->name, dmh_stage_name(stage));
+      rc = 1;
+      break;
+    }
+  }
+out:
+  dmh_subtask_destroy(st);
+  dmh_subtask_destroy(relay);
+  dmh_task_config_free(task);
+  dmh_source_config_free(source);
+  return rc;
+}

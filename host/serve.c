@@ -1,0 +1,187 @@
+/*
+ * `dmhost serve`: restore the state dir, then answer the control socket until SIGINT/SIGTERM; on
+ * the signal stop accepting, let the requests in progress finish, pause the running subtasks at a
+ * safe point (their checkpoints saved) and exit 0. The expected stages persisted are left alone, so
+ * the next start brings back what ran.
+ */
+#include "serve.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "control_socket.h"
+#include "dmhost/sdk.h"
+#include "error_json.h"
+#include "log.h"
+#include "registry.h"
+#include "state.h"
+
+static void serve_usage(FILE *out) {
+  fprintf(out,
+          "usage: dmhost serve --state-dir DIR [--socket PATH] [--plugin-dir DIR]\n"
+          "                    [--log-level debug|info|warn|error]\n"
+          "\n"
+          "Runs the daemon that dmctl talks to. Sources, tasks and their expected stages are kept\n"
+          "in DIR and restored on the next start. The control socket defaults to DIR/dmhost.sock.\n"
+          "SIGINT or SIGTERM pauses the running tasks at a safe point and exits 0.\n");
+}
+
+static void serve_fail(const dm_error *err) {
+  char buf[2048];
+  dmh_error_format(err, buf, sizeof buf);
+  fprintf(stderr, "dmhost serve: %s\n", buf);
+}
+
+static int serve_log_level(const char *s, dm_log_level *out) {
+  static const char *const names[] = {"debug", "info", "warn", "error"};
+  for (int i = 0; i < 4; i++) {
+    if (strcmp(s, names[i]) == 0) {
+      *out = (dm_log_level)i;
+      return 0;
+    }
+  }
+  return -1;
+}
+
+int dmh_serve_main(int argc, char **argv) {
+  static const struct option longopts[] = {
+      {"state-dir", required_argument, NULL, 'd'},
+      {"socket", required_argument, NULL, 's'},
+      {"plugin-dir", required_argument, NULL, 'p'},
+      {"log-level", required_argument, NULL, 'l'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  const char *state_arg = NULL, *socket_arg = NULL, *plugin_arg = NULL;
+  optind = 1;
+  int c;
+  while ((c = getopt_long(argc, argv, "d:s:p:l:h", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'd':
+      state_arg = optarg;
+      break;
+    case 's':
+      socket_arg = optarg;
+      break;
+    case 'p':
+      plugin_arg = optarg;
+      break;
+    case 'l': {
+      dm_log_level level;
+      if (serve_log_level(optarg, &level) < 0) {
+        fprintf(stderr, "dmhost serve: --log-level \"%s\" is not debug, info, warn or error\n",
+                optarg);
+        return 2;
+      }
+      dmh_log_set_level(level);
+      break;
+    }
+    case 'h':
+      serve_usage(stdout);
+      return 0;
+    default:
+      serve_usage(stderr);
+      return 2;
+    }
+  }
+  if (optind < argc) {
+    fprintf(stderr, "dmhost serve: unexpected argument \"%s\"\n", argv[optind]);
+    serve_usage(stderr);
+    return 2;
+  }
+  if (!state_arg) {
+    fprintf(stderr, "dmhost serve: --state-dir is required\n");
+    serve_usage(stderr);
+    return 2;
+  }
+
+  dm_error err;
+  if (dmh_state_mkdirs(state_arg, &err) < 0) {
+    serve_fail(&err);
+    return 1;
+  }
+  /* Absolute from here on: paths in responses and in the units' work dirs must not depend on the
+   * daemon's working folder. */
+  char *state_dir = realpath(state_arg, NULL);
+  char *plugin_dir = plugin_arg ? realpath(plugin_arg, NULL) : NULL;
+  if (!state_dir || (plugin_arg && !plugin_dir)) {
+    dm_error_set(&err, DM_ERR_CONFIG_IO, strerror(errno), "cannot resolve %s",
+                 !state_dir ? state_arg : plugin_arg);
+    serve_fail(&err);
+    free(state_dir);
+    free(plugin_dir);
+    return 1;
+  }
+  char *socket_path = socket_arg ? strdup(socket_arg) : dmh_state_path(state_dir, "dmhost.sock");
+
+  /* Signals are taken synchronously through a signalfd that the accept loop polls: every thread
+   * started from here on inherits the blocked mask, so no unit or connection thread is interrupted
+   * by them. SIGPIPE is ignored: a client that hangs up must not kill the daemon. */
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &mask, NULL);
+  signal(SIGPIPE, SIG_IGN);
+  int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+
+  int rc = 1;
+  int lock_fd = -1;
+  dmh_registry *reg = NULL;
+  dmh_control_server *srv = NULL;
+  if (sfd < 0) {
+    dm_error_set(&err, DM_ERR_INTERNAL, strerror(errno), "cannot create the signalfd");
+    serve_fail(&err);
+    goto out;
+  }
+  if (!socket_path) {
+    dm_error_set(&err, DM_ERR_NO_MEMORY, NULL, "out of memory");
+    serve_fail(&err);
+    goto out;
+  }
+  if ((lock_fd = dmh_state_lock(state_dir, &err)) < 0) {
+    serve_fail(&err);
+    goto out;
+  }
+  dmh_registry_opts ro = {.state_dir = state_dir, .plugin_dir = plugin_dir};
+  if (dmh_registry_open(&ro, &reg, &err) < 0) {
+    serve_fail(&err);
+    goto out;
+  }
+  if (dmh_control_server_open(socket_path, dmh_control_handle_line, reg, &srv, &err) < 0) {
+    serve_fail(&err);
+    goto out;
+  }
+  dmh_log(DM_LOG_INFO, "serve", "listening on %s (state dir %s, pid %d)", socket_path, state_dir,
+          (int)getpid());
+  if (dmh_control_server_run(srv, sfd, &err) < 0) {
+    serve_fail(&err);
+    goto out;
+  }
+  struct signalfd_siginfo si;
+  if (read(sfd, &si, sizeof si) == (ssize_t)sizeof si)
+    dmh_log(DM_LOG_INFO, "serve", "%s received: pausing the tasks and exiting",
+            strsignal((int)si.ssi_signo));
+  rc = 0;
+out:
+  /* The server goes first: no request may reach the registry while it shuts down. */
+  dmh_control_server_close(srv);
+  dmh_registry_shutdown(reg);
+  if (lock_fd >= 0)
+    close(lock_fd);
+  if (sfd >= 0)
+    close(sfd);
+  if (rc == 0)
+    dmh_log(DM_LOG_INFO, "serve", "stopped");
+  free(socket_path);
+  free(state_dir);
+  free(plugin_dir);
+  return rc;
+}

@@ -1,0 +1,332 @@
+/*
+ * The host services table and dm_ctx. Every entry point takes the unit's ctx, so nothing here
+ * needs a global but the const table itself.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "dmhost/sdk.h"
+#include "log.h"
+#include "rules.h"
+#include "unit_ctx.h"
+
+int dmh_mkdir_p(const char *path) {
+  char buf[4096];
+  if (dm_strlcpy(buf, path, sizeof buf) && strlen(path) >= sizeof buf) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  for (char *p = buf + 1; *p; p++) {
+    if (*p != '/')
+      continue;
+    *p = '\0';
+    if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+      return -1;
+    *p = '/';
+  }
+  if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+    return -1;
+  return 0;
+}
+
+/* ---- identity ---- */
+static const char *svc_task_name(dm_ctx *c) { return c->task_name ? c->task_name : ""; }
+static const char *svc_source_id(dm_ctx *c) { return c->source_id ? c->source_id : ""; }
+static const char *svc_task_mode(dm_ctx *c) { return c->task_mode ? c->task_mode : ""; }
+static const char *svc_meta_schema(dm_ctx *c) { return c->meta_schema ? c->meta_schema : ""; }
+static const char *svc_work_dir(dm_ctx *c) { return c->work_dir; }
+static const char *svc_relay_dir(dm_ctx *c) { return c->relay_dir; }
+static const dm_db_endpoint *svc_source_db(dm_ctx *c) { return c->source_db; }
+static const dm_db_endpoint *svc_target_db(dm_ctx *c) { return c->target_db; }
+static bool svc_gtid_enabled(dm_ctx *c) { return c->gtid_enabled; }
+
+/* ---- logging ---- */
+static void svc_log(dm_ctx *c, dm_log_level level, const char *msg, const dm_log_field *fields,
+                    size_t n) {
+  dmh_log_fields(level, c->scope, msg, fields, n);
+}
+
+static void svc_logf(dm_ctx *c, dm_log_level level, const char *fmt, ...) {
+  char buf[1536];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  dmh_log_fields(level, c->scope, buf, NULL, 0);
+}
+
+/* ---- stop token ---- */
+static bool svc_stop_requested(dm_ctx *c) { return dmh_stop_token_fired(c->token); }
+static bool svc_wait_stop(dm_ctx *c, uint32_t ms) { return dmh_stop_token_wait(c->token, ms); }
+static int svc_stop_fd(dm_ctx *c) { return c->token->fd; }
+
+/* ---- errors ---- */
+static void svc_error_make(dm_ctx *c, dm_error *out, int32_t code, const char *raw_cause,
+                           const char *fmt, ...) {
+  (void)c;
+  va_list ap;
+  va_start(ap, fmt);
+  dm_error_vset(out, code, raw_cause, fmt, ap);
+  va_end(ap);
+}
+
+/* ---- config ---- */
+
+/* Remember `path` and its group prefixes ("a.b.[2].c" -> "a", "a.b"), stopping at a list index:
+ * reading any element of a list counts as reading the list. */
+static void ctx_mark_seen(dm_ctx *c, const char *path) {
+  char buf[512];
+  dm_strlcpy(buf, path, sizeof buf);
+  char *idx = strstr(buf, ".[");
+  if (idx)
+    *idx = '\0';
+  pthread_mutex_lock(&c->lock);
+  for (char *p = buf;; p++) {
+    if (*p == '.' || *p == '\0') {
+      char save = *p;
+      *p = '\0';
+      bool found = false;
+      for (int i = 0; i < c->n_seen && !found; i++)
+        found = strcmp(c->seen[i], buf) == 0;
+      if (!found) {
+        if (c->n_seen == c->cap_seen) {
+          int cap = c->cap_seen ? c->cap_seen * 2 : 16;
+          char **n = realloc(c->seen, sizeof *n * (size_t)cap);
+          if (!n)
+            break; /* without memory the unread check only gets stricter */
+          c->seen = n;
+          c->cap_seen = cap;
+        }
+        c->seen[c->n_seen] = strdup(buf);
+        if (c->seen[c->n_seen])
+          c->n_seen++;
+      }
+      *p = save;
+      if (save == '\0')
+        break;
+    }
+  }
+  pthread_mutex_unlock(&c->lock);
+}
+
+static config_setting_t *ctx_lookup(dm_ctx *c, const char *path) {
+  ctx_mark_seen(c, path);
+  return c->section ? config_setting_lookup(c->section, path) : NULL;
+}
+
+static dm_cfg_result ctx_wrong_type(dm_ctx *c, config_setting_t *s, const char *path,
+                                    const char *want) {
+  dmh_log(DM_LOG_ERROR, c->scope, "%s:%d: setting `%s` should be %s", c->cfg_file ? c->cfg_file : "?",
+          config_setting_source_line(s), path, want);
+  return DM_CFG_WRONG_TYPE;
+}
+
+static dm_cfg_result svc_cfg_int(dm_ctx *c, const char *path, int64_t *out) {
+  config_setting_t *s = ctx_lookup(c, path);
+  if (!s)
+    return DM_CFG_MISSING;
+  int t = config_setting_type(s);
+  if (t != CONFIG_TYPE_INT && t != CONFIG_TYPE_INT64)
+    return ctx_wrong_type(c, s, path, "an integer");
+  *out = config_setting_get_int64(s);
+  return DM_CFG_OK;
+}
+
+static dm_cfg_result svc_cfg_bool(dm_ctx *c, const char *path, bool *out) {
+  config_setting_t *s = ctx_lookup(c, path);
+  if (!s)
+    return DM_CFG_MISSING;
+  if (config_setting_type(s) != CONFIG_TYPE_BOOL)
+    return ctx_wrong_type(c, s, path, "true or false");
+  *out = config_setting_get_bool(s) != 0;
+  return DM_CFG_OK;
+}
+
+static dm_cfg_result svc_cfg_float(dm_ctx *c, const char *path, double *out) {
+  config_setting_t *s = ctx_lookup(c, path);
+  if (!s)
+    return DM_CFG_MISSING;
+  switch (config_setting_type(s)) {
+  case CONFIG_TYPE_FLOAT:
+    *out = config_setting_get_float(s);
+    return DM_CFG_OK;
+  case CONFIG_TYPE_INT:
+  case CONFIG_TYPE_INT64:
+    *out = (double)config_setting_get_int64(s);
+    return DM_CFG_OK;
+  default:
+    return ctx_wrong_type(c, s, path, "a number");
+  }
+}
+
+static dm_cfg_result svc_cfg_string(dm_ctx *c, const char *path, const char **out) {
+  config_setting_t *s = ctx_lookup(c, path);
+  if (!s)
+    return DM_CFG_MISSING;
+  if (config_setting_type(s) != CONFIG_TYPE_STRING)
+    return ctx_wrong_type(c, s, path, "a string");
+  *out = config_setting_get_string(s);
+  return DM_CFG_OK;
+}
+
+static int svc_cfg_count(dm_ctx *c, const char *path) {
+  config_setting_t *s = ctx_lookup(c, path);
+  if (!s || !(config_setting_is_list(s) || config_setting_is_array(s)))
+    return 0;
+  return config_setting_length(s);
+}
+
+/* ---- hand-over ---- */
+static bool svc_handoff_position(dm_ctx *c, dm_position *out) {
+  pthread_mutex_lock(&c->lock);
+  bool has = c->has_handoff;
+  if (has)
+    *out = c->handoff;
+  pthread_mutex_unlock(&c->lock);
+  return has;
+}
+
+/* ---- rules ---- */
+static bool svc_table_allowed(dm_ctx *c, const char *schema, const char *table) {
+  return dmh_rules_table_allowed(c->rules, schema, table);
+}
+
+static void svc_route_table(dm_ctx *c, const char *schema, const char *table, char *out_schema,
+                            size_t schema_len, char *out_table, size_t table_len) {
+  dmh_rules_route(c->rules, schema, table, out_schema, schema_len, out_table, table_len);
+}
+
+static bool svc_meta_position(dm_ctx *c, dm_position *out) {
+  const dmh_task_instance *i = c->instance;
+  if (!i || (!i->meta_binlog_name && !i->meta_binlog_gtid))
+    return false;
+  memset(out, 0, sizeof *out);
+  dm_strlcpy(out->name, i->meta_binlog_name ? i->meta_binlog_name : "", sizeof out->name);
+  out->pos = i->meta_binlog_pos;
+  dm_strlcpy(out->gtid, i->meta_binlog_gtid ? i->meta_binlog_gtid : "", sizeof out->gtid);
+  return true;
+}
+
+static const dm_host_services services = {
+    .version = DM_HOST_SERVICES_VERSION,
+    .size = sizeof(dm_host_services),
+    .task_name = svc_task_name,
+    .source_id = svc_source_id,
+    .task_mode = svc_task_mode,
+    .meta_schema = svc_meta_schema,
+    .work_dir = svc_work_dir,
+    .relay_dir = svc_relay_dir,
+    .source_db = svc_source_db,
+    .target_db = svc_target_db,
+    .gtid_enabled = svc_gtid_enabled,
+    .log = svc_log,
+    .logf = svc_logf,
+    .stop_requested = svc_stop_requested,
+    .wait_stop = svc_wait_stop,
+    .stop_fd = svc_stop_fd,
+    .error_make = svc_error_make,
+    .cfg_int = svc_cfg_int,
+    .cfg_bool = svc_cfg_bool,
+    .cfg_float = svc_cfg_float,
+    .cfg_string = svc_cfg_string,
+    .cfg_count = svc_cfg_count,
+    .handoff_position = svc_handoff_position,
+    .table_allowed = svc_table_allowed,
+    .route_table = svc_route_table,
+    .meta_position = svc_meta_position,
+};
+
+const dm_host_services *dmh_host_services(void) { return &services; }
+
+dm_ctx *dmh_ctx_new(const char *work_dir, dm_error *err) {
+  if (dmh_mkdir_p(work_dir) < 0) {
+    dm_error_set(err, DM_ERR_IO, strerror(errno), "cannot create the unit's work dir %s", work_dir);
+    return NULL;
+  }
+  dm_ctx *c = calloc(1, sizeof *c);
+  if (!c || !(c->work_dir = strdup(work_dir))) {
+    free(c);
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory creating a unit context");
+    return NULL;
+  }
+  pthread_mutex_init(&c->lock, NULL);
+  return c;
+}
+
+void dmh_ctx_reset_seen(dm_ctx *c) {
+  pthread_mutex_lock(&c->lock);
+  for (int i = 0; i < c->n_seen; i++)
+    free(c->seen[i]);
+  c->n_seen = 0;
+  pthread_mutex_unlock(&c->lock);
+}
+
+void dmh_ctx_free(dm_ctx *c) {
+  if (!c)
+    return;
+  dmh_ctx_reset_seen(c);
+  free(c->seen);
+  free(c->work_dir);
+  pthread_mutex_destroy(&c->lock);
+  free(c);
+}
+
+void dmh_ctx_set_handoff(dm_ctx *c, const dm_position *pos) {
+  pthread_mutex_lock(&c->lock);
+  c->has_handoff = pos != NULL;
+  if (pos)
+    c->handoff = *pos;
+  pthread_mutex_unlock(&c->lock);
+}
+
+static bool ctx_was_seen(dm_ctx *c, const char *path) {
+  for (int i = 0; i < c->n_seen; i++)
+    if (strcmp(c->seen[i], path) == 0)
+      return true;
+  return false;
+}
+
+/* Depth-first over groups; lists and arrays are leaves (see ctx_mark_seen). */
+static config_setting_t *ctx_first_unread(dm_ctx *c, config_setting_t *group, const char *prefix,
+                                          char *path, size_t len) {
+  int n = config_setting_length(group);
+  for (int i = 0; i < n; i++) {
+    config_setting_t *s = config_setting_get_elem(group, (unsigned)i);
+    const char *name = config_setting_name(s);
+    if (!name)
+      continue;
+    char full[512];
+    snprintf(full, sizeof full, "%s%s%s", prefix, *prefix ? "." : "", name);
+    if (!ctx_was_seen(c, full)) {
+      dm_strlcpy(path, full, len);
+      return s;
+    }
+    if (config_setting_is_group(s)) {
+      config_setting_t *u = ctx_first_unread(c, s, full, path, len);
+      if (u)
+        return u;
+    }
+  }
+  return NULL;
+}
+
+int dmh_ctx_check_unread(dm_ctx *c, const char *section_name, const char *unit_label,
+                         dm_error *err) {
+  if (!c->section)
+    return 0;
+  char path[512];
+  pthread_mutex_lock(&c->lock);
+  config_setting_t *u = ctx_first_unread(c, c->section, "", path, sizeof path);
+  pthread_mutex_unlock(&c->lock);
+  if (!u)
+    return 0;
+  dm_error_set(err, DM_ERR_CONFIG_UNKNOWN, NULL,
+               "%s:%d: unknown setting `%s.%s`: the %s unit does not read it",
+               c->cfg_file ? c->cfg_file : "?", config_setting_source_line(u), section_name, path,
+               unit_label);
+  return -1;
+}

@@ -1,0 +1,790 @@
+/*
+ * The subtask stage machine (see supervisor.h for the rules and supervisor_internal.h for the
+ * locks). The shape that makes the field's classic bug impossible: exactly one runner thread calls
+ * process/resume, every command that needs the unit idle joins that thread before touching the
+ * unit, and resume is accepted only once the stage is Paused, which is set only after the join.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dmhost/sdk.h"
+#include "error_json.h"
+#include "log.h"
+#include "supervisor_internal.h"
+
+static const char *const stage_names[] = {
+    [DMH_STAGE_NEW] = "New",           [DMH_STAGE_RUNNING] = "Running",
+    [DMH_STAGE_PAUSED] = "Paused",     [DMH_STAGE_STOPPED] = "Stopped",
+    [DMH_STAGE_FINISHED] = "Finished", [DMH_STAGE_PAUSING] = "Pausing",
+    [DMH_STAGE_RESUMING] = "Resuming", [DMH_STAGE_STOPPING] = "Stopping",
+};
+
+const char *dmh_stage_name(dmh_stage stage) {
+  return (unsigned)stage < sizeof stage_names / sizeof stage_names[0] ? stage_names[stage] : "?";
+}
+
+int dmh_stage_parse(const char *s, dmh_stage *out) {
+  for (unsigned i = 0; i < sizeof stage_names / sizeof stage_names[0]; i++)
+    if (strcmp(stage_names[i], s) == 0) {
+      *out = (dmh_stage)i;
+      return 0;
+    }
+  return -1;
+}
+
+/* A relay has no task file, so its timing comes from here (the same defaults as a task's). */
+static const dmh_supervisor_config sup_defaults = {
+    .init_timeout_ms = 30000,
+    .stop_timeout_ms = 10000,
+    .relay_catchup_timeout_ms = 30000,
+    .relay_catchup_poll_ms = 200,
+    .auto_resume = true,
+    .auto_resume_initial_ms = 1000,
+    .auto_resume_max_ms = 300000,
+};
+
+static void *sup_auto_resume_thread(void *arg);
+static void sup_stop_units_locked(dmh_subtask *st, bool kill, dm_error *err, bool *had_err);
+
+static const char *sup_unit_display(dm_unit_kind k) {
+  switch (k) {
+  case DM_UNIT_DUMP:
+    return "Dump";
+  case DM_UNIT_LOAD:
+    return "Load";
+  case DM_UNIT_SYNC:
+    return "Sync";
+  case DM_UNIT_RELAY:
+    return "Relay";
+  default:
+    return "Custom";
+  }
+}
+
+static void sup_stage_error(dmh_subtask *st, dm_error *err, const char *cmd, dmh_stage stage,
+                            const char *accepted) {
+  dm_error_set(err, DM_ERR_STAGE, NULL, "cannot %s task %s (source %s) in stage %s: %s", cmd,
+               st->name, st->source ? st->source->source_id : "?", dmh_stage_name(stage),
+               accepted);
+}
+
+/* ---- creation ---- */
+
+static void sup_free(dmh_subtask *st) {
+  for (int i = 0; i < st->n_units; i++) {
+    sup_unit *u = &st->units[i];
+    if (u->lib)
+      dmh_unit_lib_unref(u->lib);
+    /* an abandoned thread may still use its ctx: leak it rather than free it under the thread */
+    if (!u->abandoned)
+      dmh_ctx_free(u->ctx);
+    pthread_rwlock_destroy(&u->life);
+  }
+  dmh_rules_free(st->rules);
+  dmh_stop_token_destroy(&st->token);
+  pthread_mutex_destroy(&st->cmd_lock);
+  pthread_mutex_destroy(&st->state_lock);
+  pthread_cond_destroy(&st->state_cv);
+  free(st);
+}
+
+static dmh_subtask *sup_create(const dmh_subtask_opts *o, bool is_relay, dm_error *err) {
+  if (!o->source || (!is_relay && !o->task) || !o->work_root) {
+    dm_error_set(err, DM_ERR_INTERNAL, NULL, "subtask options need a source, a task and a work root");
+    return NULL;
+  }
+  dmh_subtask *st = calloc(1, sizeof *st);
+  if (!st) {
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory creating a subtask");
+    return NULL;
+  }
+  st->task = o->task;
+  st->source = o->source;
+  st->is_relay = is_relay;
+  st->relay = is_relay ? NULL : o->relay;
+  st->sup = o->sup ? *o->sup : (o->task ? o->task->sup : sup_defaults);
+  st->backoff_ms = st->sup.auto_resume_initial_ms;
+  dm_strlcpy(st->name, is_relay ? "relay" : o->task->name, sizeof st->name);
+  pthread_mutex_init(&st->cmd_lock, NULL);
+  pthread_mutex_init(&st->state_lock, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&st->state_cv, &ca);
+  pthread_condattr_destroy(&ca);
+  if (dmh_stop_token_init(&st->token) < 0) {
+    dm_error_set(err, DM_ERR_INTERNAL, strerror(errno), "cannot create the stop token");
+    st->token.fd = -1;
+    sup_free(st);
+    return NULL;
+  }
+
+  const dmh_task_instance *inst =
+      is_relay ? NULL : dmh_task_instance_for(o->task, o->source->source_id);
+  if (!is_relay && !inst) {
+    dm_error_set(err, DM_ERR_CONFIG_INVALID, NULL,
+                 "%s: no entry of mysql-instances reads source `%s`", o->task->path,
+                 o->source->source_id);
+    sup_free(st);
+    return NULL;
+  }
+  if (!is_relay && !(st->rules = dmh_rules_new(inst, err))) {
+    sup_free(st);
+    return NULL;
+  }
+  dm_unit_kind chain[3];
+  int n = is_relay ? (chain[0] = DM_UNIT_RELAY, 1) : dmh_task_mode_chain(o->task->mode, chain);
+  for (int i = 0; i < n; i++) {
+    sup_unit *u = &st->units[i];
+    pthread_rwlock_init(&u->life, NULL);
+    st->n_units = i + 1;
+    u->kind = chain[i];
+    int idx = dmh_kind_index_of(chain[i]);
+    dm_strlcpy(u->section, dmh_kind_name(chain[i]), sizeof u->section);
+    const char *path = o->unit_paths[idx];
+    if (!path)
+      path = is_relay ? o->source->unit_paths[idx] : o->task->unit_paths[idx];
+    char *def = NULL;
+    if (!path) {
+      def = dmh_unit_default_path(o->plugin_dir ? o->plugin_dir : dmh_plugin_dir_default(),
+                                  chain[i]);
+      path = def;
+    }
+    dmh_load_opts lo = {.kind = chain[i]};
+    int rc = path ? dmh_unit_lib_open(path, &lo, &u->lib, err) : -1;
+    free(def);
+    if (rc < 0) {
+      if (!path)
+        dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory");
+      sup_free(st);
+      return NULL;
+    }
+    u->desc = dmh_unit_lib_descriptor(u->lib);
+    char wd[4096];
+    snprintf(wd, sizeof wd, "%s/%s", o->work_root, u->section);
+    if (!(u->ctx = dmh_ctx_new(wd, err))) {
+      sup_free(st);
+      return NULL;
+    }
+    dm_ctx *c = u->ctx;
+    c->task_name = is_relay ? "" : o->task->name;
+    c->source_id = o->source->source_id;
+    c->task_mode = is_relay ? "relay" : dmh_task_mode_name(o->task->mode);
+    c->meta_schema = is_relay ? "" : o->task->meta_schema;
+    c->relay_dir = o->source->enable_relay || is_relay ? o->source->relay_dir : NULL;
+    c->source_db = &o->source->from.ep;
+    c->target_db = is_relay ? NULL : &o->task->target.ep;
+    c->gtid_enabled = o->source->enable_gtid;
+    c->token = &st->token;
+    c->rules = st->rules;
+    c->instance = inst;
+    c->section = is_relay ? dmh_source_unit_section(o->source)
+                          : dmh_task_unit_section(o->task, chain[i]);
+    c->cfg_file = is_relay ? o->source->path : o->task->path;
+    snprintf(c->scope, sizeof c->scope, "task=%s source=%s unit=%s", st->name,
+             o->source->source_id, u->section);
+  }
+  if (pthread_create(&st->auto_thread, NULL, sup_auto_resume_thread, st) != 0) {
+    dm_error_set(err, DM_ERR_INTERNAL, strerror(errno), "cannot start the auto-resume thread");
+    sup_free(st);
+    return NULL;
+  }
+  st->auto_thread_started = true;
+  return st;
+}
+
+dmh_subtask *dmh_subtask_create(const dmh_subtask_opts *opts, dm_error *err) {
+  return sup_create(opts, false, err);
+}
+
+dmh_subtask *dmh_subtask_create_relay(const dmh_subtask_opts *opts, dm_error *err) {
+  return sup_create(opts, true, err);
+}
+
+/* ---- the runner ---- */
+
+static void sup_record_errors_locked(dmh_subtask *st, sup_unit *u, const char *slot,
+                                     const dm_error *errs, int n) {
+  st->n_errors = n > SUP_MAX_ERRORS ? SUP_MAX_ERRORS : n;
+  st->errors_resumable = true;
+  for (int i = 0; i < st->n_errors; i++) {
+    st->errors[i] = errs[i];
+    sup_error_context(st, u, slot, st->error_ctx[i], sizeof st->error_ctx[i]);
+    if (!errs[i].resumable)
+      st->errors_resumable = false;
+  }
+}
+
+/* The unit returned errors: pause by error and schedule auto-resume if it may help. */
+static void sup_on_error_locked(dmh_subtask *st) {
+  st->paused_by_error = true;
+  if (st->stage != DMH_STAGE_RUNNING)
+    return; /* a pause or stop is in flight: its command settles the stage */
+  st->stage = DMH_STAGE_PAUSED;
+  if (st->sup.auto_resume && st->errors_resumable && !st->manual_pause) {
+    double now = dmh_now_seconds();
+    /* a run that stayed up longer than the longest back-off was healthy: start over at 1 s */
+    if ((now - st->run_started) * 1000.0 >= st->sup.auto_resume_max_ms)
+      st->backoff_ms = st->sup.auto_resume_initial_ms;
+    st->auto_resume_at = now + st->backoff_ms / 1000.0;
+    dmh_log(DM_LOG_INFO, st->name, "paused by a resumable error; auto-resume in %.1f s",
+            st->backoff_ms / 1000.0);
+    uint64_t next = (uint64_t)st->backoff_ms * 2;
+    st->backoff_ms =
+        next > st->sup.auto_resume_max_ms ? st->sup.auto_resume_max_ms : (uint32_t)next;
+  }
+  pthread_cond_broadcast(&st->state_cv);
+}
+
+/* Runner exit while a pause that timed out waits for it: finish that pause here. */
+static void sup_runner_exit(dmh_subtask *st) {
+  pthread_mutex_lock(&st->state_lock);
+  bool finish_pause = st->stage == DMH_STAGE_PAUSING && st->pause_detached;
+  if (finish_pause)
+    st->pause_detached = false;
+  pthread_mutex_unlock(&st->state_lock);
+  if (!finish_pause)
+    return;
+  sup_unit_pause(st, &st->units[st->cur]);
+  pthread_mutex_lock(&st->state_lock);
+  if (st->stage == DMH_STAGE_PAUSING)
+    st->stage = st->finished ? DMH_STAGE_FINISHED : DMH_STAGE_PAUSED;
+  pthread_cond_broadcast(&st->state_cv);
+  pthread_mutex_unlock(&st->state_lock);
+}
+
+static void *sup_runner(void *arg) {
+  dmh_subtask *st = arg;
+  for (;;) {
+    pthread_mutex_lock(&st->state_lock);
+    int i = st->cur;
+    bool stop = dmh_stop_token_fired(&st->token);
+    pthread_mutex_unlock(&st->state_lock);
+    if (stop)
+      break; /* canceled between units: the next one has not started */
+    sup_unit *u = &st->units[i];
+    dm_result r;
+    sup_unit_run(st, u, &r);
+
+    if (r.outcome == DM_OUTCOME_FINISHED) {
+      dmh_status s;
+      dmh_status_init(&s);
+      sup_unit_status(u, &s);
+      dm_position p;
+      bool has = dmh_status_position(&s, DM_STATUS_META_BINLOG, &p);
+      dmh_status_free(&s);
+      pthread_mutex_lock(&st->state_lock);
+      if (has) {
+        st->handoff = p;
+        st->has_handoff = true;
+      }
+      if (i + 1 >= st->n_units) {
+        st->finished = true;
+        if (st->stage == DMH_STAGE_RUNNING)
+          st->stage = DMH_STAGE_FINISHED;
+        pthread_cond_broadcast(&st->state_cv);
+        pthread_mutex_unlock(&st->state_lock);
+        break;
+      }
+      sup_unit *next = &st->units[i + 1];
+      st->cur = i + 1;
+      dmh_ctx_set_handoff(next->ctx, st->has_handoff ? &st->handoff : NULL);
+      bool wait = st->relay && u->kind == DM_UNIT_LOAD && next->kind == DM_UNIT_SYNC;
+      st->waiting_relay = wait;
+      dm_position target = st->handoff;
+      bool has_target = st->has_handoff;
+      pthread_mutex_unlock(&st->state_lock);
+      dmh_log(DM_LOG_INFO, st->name, "%s unit finished; next: %s", u->section, next->section);
+      if (!wait)
+        continue;
+      dm_error werr;
+      int w = sup_wait_relay_catchup(st, has_target ? &target : NULL, &werr);
+      pthread_mutex_lock(&st->state_lock);
+      st->waiting_relay = false;
+      if (w < 0) {
+        sup_record_errors_locked(st, next, "relay-catchup", &werr, 1);
+        sup_on_error_locked(st);
+      }
+      pthread_mutex_unlock(&st->state_lock);
+      if (w != 0)
+        break;
+      continue;
+    }
+
+    pthread_mutex_lock(&st->state_lock);
+    if (r.outcome == DM_OUTCOME_CANCELED && dmh_stop_token_fired(&st->token)) {
+      st->canceled = true;
+    } else {
+      if (r.outcome == DM_OUTCOME_CANCELED) {
+        /* nobody asked it to stop: a unit that gives up silently must not leave Running with no
+         * runner behind it */
+        char label[200];
+        r.n_errors = 1;
+        dm_error_set(&r.errors[0], DM_ERR_INTERNAL, NULL,
+                     "the %s returned canceled though the stop token had not fired",
+                     sup_unit_label(u, label, sizeof label));
+      }
+      sup_record_errors_locked(st, u, u->started ? "process" : "resume", r.errors,
+                               (int)r.n_errors);
+      sup_on_error_locked(st);
+    }
+    pthread_mutex_unlock(&st->state_lock);
+    break;
+  }
+  sup_runner_exit(st);
+  return NULL;
+}
+
+/* Start the runner at st->cur. cmd_lock held, no runner alive. */
+static int sup_spawn_runner(dmh_subtask *st, dm_error *err) {
+  dmh_stop_token_reset(&st->token);
+  pthread_mutex_lock(&st->state_lock);
+  st->stage = DMH_STAGE_RUNNING;
+  st->run_started = dmh_now_seconds();
+  st->canceled = false;
+  int rc = pthread_create(&st->runner, NULL, sup_runner, st);
+  if (rc != 0) {
+    st->stage = DMH_STAGE_PAUSED;
+    dm_error_set(err, DM_ERR_INTERNAL, strerror(rc), "cannot start the runner thread of task %s",
+                 st->name);
+    sup_record_errors_locked(st, &st->units[st->cur], "process", err, 1);
+    st->paused_by_error = true;
+  }
+  pthread_cond_broadcast(&st->state_cv);
+  pthread_mutex_unlock(&st->state_lock);
+  st->runner_joinable = rc == 0;
+  return rc == 0 ? 0 : -1;
+}
+
+static void sup_join_runner(dmh_subtask *st) {
+  if (st->runner_joinable) {
+    pthread_join(st->runner, NULL);
+    st->runner_joinable = false;
+  }
+}
+
+/* Wait up to ms for the runner; true when it has returned (and was joined). */
+static bool sup_timed_join(dmh_subtask *st, uint32_t ms) {
+  if (!st->runner_joinable)
+    return true;
+  struct timespec deadline;
+  clock_gettime(CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += ms / 1000;
+  deadline.tv_nsec += (long)(ms % 1000) * 1000000L;
+  if (deadline.tv_nsec >= 1000000000L) {
+    deadline.tv_sec++;
+    deadline.tv_nsec -= 1000000000L;
+  }
+  if (pthread_timedjoin_np(st->runner, NULL, &deadline) != 0)
+    return false;
+  st->runner_joinable = false;
+  return true;
+}
+
+/* ---- start ---- */
+
+/* Init every unit, find where to start, run. cmd_lock held, no runner, stage Resuming or New. */
+static int sup_start_units(dmh_subtask *st, dm_error *err) {
+  int inited = 0;
+  for (; inited < st->n_units; inited++)
+    if (sup_unit_init(st, &st->units[inited], err) < 0)
+      break;
+  int start = 0;
+  if (inited == st->n_units) {
+    /* from the last unit backwards: the first one that has done work is where we resume */
+    for (int i = st->n_units - 1; i >= 0; i--) {
+      bool fresh = true;
+      if (sup_unit_is_fresh(st, &st->units[i], &fresh, err) < 0) {
+        start = -1;
+        break;
+      }
+      if (!fresh) {
+        start = i;
+        break;
+      }
+    }
+  }
+  if (inited < st->n_units || start < 0) {
+    for (int i = 0; i < inited; i++)
+      sup_unit_close(st, &st->units[i]);
+    pthread_mutex_lock(&st->state_lock);
+    sup_record_errors_locked(st, &st->units[inited < st->n_units ? inited : 0], "init", err, 1);
+    st->stage = DMH_STAGE_STOPPED;
+    pthread_cond_broadcast(&st->state_cv);
+    pthread_mutex_unlock(&st->state_lock);
+    return -1;
+  }
+  for (int i = 0; i < start; i++)
+    sup_unit_close(st, &st->units[i]); /* done in an earlier run */
+  pthread_mutex_lock(&st->state_lock);
+  st->cur = start;
+  st->finished = false;
+  st->n_errors = 0;
+  st->paused_by_error = st->manual_pause = false;
+  st->auto_resume_at = 0;
+  pthread_mutex_unlock(&st->state_lock);
+  dmh_log(DM_LOG_INFO, st->name, "starting at the %s unit", st->units[start].section);
+  return sup_spawn_runner(st, err);
+}
+
+int dmh_subtask_start(dmh_subtask *st, dm_error *err) {
+  pthread_mutex_lock(&st->cmd_lock);
+  pthread_mutex_lock(&st->state_lock);
+  dmh_stage stage = st->stage;
+  pthread_mutex_unlock(&st->state_lock);
+  int rc;
+  if (stage != DMH_STAGE_NEW) {
+    sup_stage_error(st, err, "start", stage, "start is accepted from New");
+    rc = -1;
+  } else {
+    rc = sup_start_units(st, err);
+  }
+  pthread_mutex_unlock(&st->cmd_lock);
+  return rc;
+}
+
+/* ---- pause ---- */
+
+int sup_pause_locked(dmh_subtask *st, bool manual, dm_error *err) {
+  pthread_mutex_lock(&st->state_lock);
+  dmh_stage stage = st->stage;
+  if (stage == DMH_STAGE_PAUSED && manual && !st->manual_pause) {
+    /* paused by an error: now the user owns it, so auto-resume must leave it alone */
+    st->manual_pause = true;
+    st->auto_resume_at = 0;
+    pthread_mutex_unlock(&st->state_lock);
+    return 0;
+  }
+  if (stage != DMH_STAGE_RUNNING) {
+    pthread_mutex_unlock(&st->state_lock);
+    sup_stage_error(st, err, "pause", stage, "pause is accepted from Running");
+    return -1;
+  }
+  st->stage = DMH_STAGE_PAUSING;
+  if (manual)
+    st->manual_pause = true;
+  dmh_stop_token_fire(&st->token);
+  pthread_cond_broadcast(&st->state_cv);
+  pthread_mutex_unlock(&st->state_lock);
+
+  if (!sup_timed_join(st, st->sup.stop_timeout_ms)) {
+    /* The unit ignores the token. Stay Pausing (resume stays refused) and let the runner finish
+     * the pause when it returns; stop and kill remain available and are bounded. */
+    pthread_mutex_lock(&st->state_lock);
+    st->pause_detached = true;
+    pthread_mutex_unlock(&st->state_lock);
+    dm_error_set(err, DM_ERR_UNIT_TIMEOUT, NULL,
+                 "task %s: the %s unit has not returned %u ms after the pause request; the task "
+                 "stays Pausing until it does (stop-task and kill are still accepted)",
+                 st->name, st->units[st->cur].section, st->sup.stop_timeout_ms);
+    return -1;
+  }
+  sup_unit_pause(st, &st->units[st->cur]);
+  pthread_mutex_lock(&st->state_lock);
+  st->stage = st->finished ? DMH_STAGE_FINISHED : DMH_STAGE_PAUSED;
+  pthread_cond_broadcast(&st->state_cv);
+  pthread_mutex_unlock(&st->state_lock);
+  return 0;
+}
+
+int dmh_subtask_pause(dmh_subtask *st, dm_error *err) {
+  pthread_mutex_lock(&st->cmd_lock);
+  int rc = sup_pause_locked(st, true, err);
+  pthread_mutex_unlock(&st->cmd_lock);
+  return rc;
+}
+
+/* ---- resume ---- */
+
+static bool sup_any_abandoned_locked(dmh_subtask *st) {
+  for (int i = 0; i < st->n_units; i++)
+    if (st->units[i].abandoned)
+      return true;
+  return false;
+}
+
+/* Returns 0 resumed, 1 nothing to do (only_if_auto and conditions not met), -1 error. */
+int sup_resume_locked(dmh_subtask *st, bool only_if_auto, dm_error *err) {
+  pthread_mutex_lock(&st->state_lock);
+  dmh_stage stage = st->stage;
+  if (only_if_auto &&
+      !(stage == DMH_STAGE_PAUSED && st->paused_by_error && st->errors_resumable &&
+        !st->manual_pause && st->auto_resume_at > 0 &&
+        dmh_now_seconds() >= st->auto_resume_at)) {
+    pthread_mutex_unlock(&st->state_lock);
+    return 1;
+  }
+  if (stage != DMH_STAGE_PAUSED && stage != DMH_STAGE_STOPPED) {
+    pthread_mutex_unlock(&st->state_lock);
+    sup_stage_error(st, err, "resume", stage, "resume is accepted from Paused or Stopped");
+    return -1;
+  }
+  if (stage == DMH_STAGE_STOPPED && sup_any_abandoned_locked(st)) {
+    pthread_mutex_unlock(&st->state_lock);
+    dm_error_set(err, DM_ERR_UNIT_ABANDONED, NULL,
+                 "task %s: a unit thread that never returned may still run; resuming could run "
+                 "two instances on one checkpoint",
+                 st->name);
+    return -1;
+  }
+  st->stage = DMH_STAGE_RESUMING;
+  st->auto_resume_at = 0;
+  pthread_cond_broadcast(&st->state_cv);
+  pthread_mutex_unlock(&st->state_lock);
+  if (only_if_auto)
+    dmh_log(DM_LOG_INFO, st->name, "auto-resuming after a resumable error");
+
+  sup_join_runner(st); /* it has returned (the stage was Paused/Stopped); reap it */
+  if (stage == DMH_STAGE_STOPPED)
+    return sup_start_units(st, err) < 0 ? -1 : 0;
+  pthread_mutex_lock(&st->state_lock);
+  st->n_errors = 0;
+  st->paused_by_error = st->manual_pause = false;
+  pthread_mutex_unlock(&st->state_lock);
+  return sup_spawn_runner(st, err);
+}
+
+int dmh_subtask_resume(dmh_subtask *st, dm_error *err) {
+  pthread_mutex_lock(&st->cmd_lock);
+  int rc = sup_resume_locked(st, false, err);
+  pthread_mutex_unlock(&st->cmd_lock);
+  return rc;
+}
+
+static void *sup_auto_resume_thread(void *arg) {
+  dmh_subtask *st = arg;
+  pthread_mutex_lock(&st->state_lock);
+  while (!st->shutting_down) {
+    if (st->auto_resume_at > 0) {
+      double at = st->auto_resume_at;
+      struct timespec now, deadline;
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      double wake = (double)now.tv_sec + now.tv_nsec / 1e9 + (at - dmh_now_seconds());
+      deadline.tv_sec = (time_t)wake;
+      deadline.tv_nsec = (long)((wake - (double)deadline.tv_sec) * 1e9);
+      if (at > dmh_now_seconds())
+        pthread_cond_timedwait(&st->state_cv, &st->state_lock, &deadline);
+      if (st->shutting_down || st->auto_resume_at <= 0 || dmh_now_seconds() < st->auto_resume_at)
+        continue;
+      pthread_mutex_unlock(&st->state_lock);
+      dm_error err;
+      pthread_mutex_lock(&st->cmd_lock);
+      int rc = sup_resume_locked(st, true, &err);
+      pthread_mutex_unlock(&st->cmd_lock);
+      if (rc < 0)
+        dmh_log(DM_LOG_WARN, st->name, "auto-resume failed: %s", err.message);
+      pthread_mutex_lock(&st->state_lock);
+    } else {
+      pthread_cond_wait(&st->state_cv, &st->state_lock);
+    }
+  }
+  pthread_mutex_unlock(&st->state_lock);
+  return NULL;
+}
+
+/* ---- stop and kill ---- */
+
+/* Bounded: token, (kill), wait stop-timeout, kill, wait again, abandon. Then close every unit. */
+static void sup_stop_units_locked(dmh_subtask *st, bool kill, dm_error *err, bool *had_err) {
+  sup_unit *cur = &st->units[st->cur];
+  if (kill && st->runner_joinable)
+    sup_unit_kill(st, cur);
+  if (!sup_timed_join(st, st->sup.stop_timeout_ms)) {
+    if (!kill) {
+      dmh_log(DM_LOG_WARN, st->name, "the %s unit ignored the stop token for %u ms; killing it",
+              cur->section, st->sup.stop_timeout_ms);
+      sup_unit_kill(st, cur);
+    }
+    if (!sup_timed_join(st, st->sup.stop_timeout_ms)) {
+      pthread_detach(st->runner);
+      st->runner_joinable = false;
+      dmh_unit_lib_pin(cur->lib); /* its code may still run: never unload it */
+      char label[200];
+      dm_error_set(err, DM_ERR_UNIT_ABANDONED, NULL,
+                   "task %s: the %s did not return after stop and kill; its thread was abandoned",
+                   st->name, sup_unit_label(cur, label, sizeof label));
+      dmh_log(DM_LOG_ERROR, st->name, "%s", err->message);
+      pthread_mutex_lock(&st->state_lock);
+      cur->abandoned = true;
+      sup_record_errors_locked(st, cur, "process", err, 1);
+      pthread_mutex_unlock(&st->state_lock);
+      *had_err = true;
+    }
+  }
+  for (int i = 0; i < st->n_units; i++) {
+    if (kill)
+      sup_unit_kill(st, &st->units[i]);
+    sup_unit_close(st, &st->units[i]);
+  }
+}
+
+static int sup_stop(dmh_subtask *st, bool kill, bool any_stage, dm_error *err) {
+  pthread_mutex_lock(&st->cmd_lock);
+  pthread_mutex_lock(&st->state_lock);
+  dmh_stage stage = st->stage;
+  if (stage == DMH_STAGE_STOPPED && !any_stage) {
+    pthread_mutex_unlock(&st->state_lock);
+    pthread_mutex_unlock(&st->cmd_lock);
+    sup_stage_error(st, err, kill ? "kill" : "stop", stage, "the task is already stopped");
+    return -1;
+  }
+  st->stage = DMH_STAGE_STOPPING;
+  st->pause_detached = false; /* this command reaps the runner now */
+  st->auto_resume_at = 0;
+  st->manual_pause = false;
+  dmh_stop_token_fire(&st->token);
+  pthread_cond_broadcast(&st->state_cv);
+  pthread_mutex_unlock(&st->state_lock);
+  bool had_err = false;
+  sup_stop_units_locked(st, kill, err, &had_err);
+  pthread_mutex_lock(&st->state_lock);
+  st->stage = DMH_STAGE_STOPPED;
+  pthread_cond_broadcast(&st->state_cv);
+  pthread_mutex_unlock(&st->state_lock);
+  pthread_mutex_unlock(&st->cmd_lock);
+  return had_err ? -1 : 0;
+}
+
+int dmh_subtask_stop(dmh_subtask *st, dm_error *err) { return sup_stop(st, false, false, err); }
+int dmh_subtask_kill(dmh_subtask *st, dm_error *err) { return sup_stop(st, true, false, err); }
+
+void dmh_subtask_destroy(dmh_subtask *st) {
+  if (!st)
+    return;
+  pthread_mutex_lock(&st->state_lock);
+  st->shutting_down = true;
+  pthread_cond_broadcast(&st->state_cv);
+  pthread_mutex_unlock(&st->state_lock);
+  if (st->auto_thread_started)
+    pthread_join(st->auto_thread, NULL);
+  dm_error err;
+  sup_stop(st, false, true, &err);
+  sup_free(st);
+}
+
+/* ---- observing ---- */
+
+void dmh_subtask_hold_commands(dmh_subtask *st) { pthread_mutex_lock(&st->cmd_lock); }
+void dmh_subtask_release_commands(dmh_subtask *st) { pthread_mutex_unlock(&st->cmd_lock); }
+
+dmh_stage dmh_subtask_stage(dmh_subtask *st) {
+  pthread_mutex_lock(&st->state_lock);
+  dmh_stage s = st->stage;
+  pthread_mutex_unlock(&st->state_lock);
+  return s;
+}
+
+bool dmh_subtask_manually_paused(dmh_subtask *st) {
+  pthread_mutex_lock(&st->state_lock);
+  bool m = st->manual_pause;
+  pthread_mutex_unlock(&st->state_lock);
+  return m;
+}
+
+static bool sup_settled(dmh_stage s) {
+  return s == DMH_STAGE_PAUSED || s == DMH_STAGE_STOPPED || s == DMH_STAGE_FINISHED;
+}
+
+dmh_stage dmh_subtask_wait_settled(dmh_subtask *st, int timeout_ms) {
+  struct timespec deadline;
+  clock_gettime(CLOCK_MONOTONIC, &deadline);
+  if (timeout_ms >= 0) {
+    deadline.tv_sec += timeout_ms / 1000;
+    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+      deadline.tv_sec++;
+      deadline.tv_nsec -= 1000000000L;
+    }
+  }
+  pthread_mutex_lock(&st->state_lock);
+  while (!sup_settled(st->stage)) {
+    if (timeout_ms < 0)
+      pthread_cond_wait(&st->state_cv, &st->state_lock);
+    else if (pthread_cond_timedwait(&st->state_cv, &st->state_lock, &deadline) == ETIMEDOUT)
+      break;
+  }
+  dmh_stage s = st->stage;
+  pthread_mutex_unlock(&st->state_lock);
+  return s;
+}
+
+static sup_unit *sup_find(dmh_subtask *st, dm_unit_kind kind) {
+  for (int i = 0; i < st->n_units; i++)
+    if (st->units[i].kind == kind)
+      return &st->units[i];
+  return NULL;
+}
+
+bool dmh_subtask_unit_position(dmh_subtask *st, dm_unit_kind kind, const char *key,
+                               dm_position *out) {
+  sup_unit *u = sup_find(st, kind);
+  if (!u)
+    return false;
+  dmh_status s;
+  dmh_status_init(&s);
+  bool ok = sup_unit_status(u, &s) && dmh_status_position(&s, key, out);
+  dmh_status_free(&s);
+  return ok;
+}
+
+bool dmh_subtask_unit_bool(dmh_subtask *st, dm_unit_kind kind, const char *key, bool *out) {
+  sup_unit *u = sup_find(st, kind);
+  if (!u)
+    return false;
+  dmh_status s;
+  dmh_status_init(&s);
+  bool ok = sup_unit_status(u, &s) && dmh_status_bool(&s, key, out);
+  dmh_status_free(&s);
+  return ok;
+}
+
+json_object *dmh_subtask_status_json(dmh_subtask *st) {
+  pthread_mutex_lock(&st->state_lock);
+  int cur = st->cur;
+  sup_unit *u = &st->units[cur];
+  json_object *o = json_object_new_object();
+  json_object_object_add(o, "name", json_object_new_string(st->name));
+  json_object_object_add(o, "source",
+                         json_object_new_string(st->source ? st->source->source_id : ""));
+  json_object_object_add(o, "stage", json_object_new_string(dmh_stage_name(st->stage)));
+  json_object_object_add(o, "unit", json_object_new_string(sup_unit_display(u->kind)));
+  json_object_object_add(o, "unitBuild", json_object_new_string(u->desc ? u->desc->name : ""));
+  json_object_object_add(o, "unitVersion",
+                         json_object_new_string(u->desc ? u->desc->version : ""));
+  if (st->n_errors > 0 || st->canceled) {
+    json_object *res = json_object_new_object();
+    json_object_object_add(res, "isCanceled", json_object_new_boolean(st->canceled));
+    json_object *errs = json_object_new_array();
+    for (int i = 0; i < st->n_errors; i++)
+      json_object_array_add(errs, dmh_error_to_json(&st->errors[i], st->error_ctx[i]));
+    json_object_object_add(res, "errors", errs);
+    json_object_object_add(o, "result", res);
+  } else {
+    json_object_object_add(o, "result", NULL);
+  }
+  json_object_object_add(o, "unresolvedDDLLockID", json_object_new_string(""));
+  json_object_object_add(o, "pausedManually", json_object_new_boolean(st->manual_pause));
+  json_object_object_add(o, "waitingRelayCatchUp", json_object_new_boolean(st->waiting_relay));
+  if (st->auto_resume_at > 0)
+    json_object_object_add(o, "autoResumeIn",
+                           json_object_new_double(st->auto_resume_at - dmh_now_seconds()));
+  pthread_mutex_unlock(&st->state_lock);
+
+  dmh_status s;
+  dmh_status_init(&s);
+  bool live = sup_unit_status(u, &s);
+  char key[32];
+  snprintf(key, sizeof key, "%sStatus", u->section);
+  json_object_object_add(o, key, live ? json_object_get(s.obj) : NULL);
+  if (live && s.has_progress) {
+    pthread_mutex_lock(&st->state_lock);
+    double rate = dmh_rate_sample(&u->rate, s.done);
+    pthread_mutex_unlock(&st->state_lock);
+    json_object_object_add(o, "progress", dmh_progress_json(&s, rate));
+  }
+  dmh_status_free(&s);
+  return o;
+}

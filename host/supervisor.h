@@ -1,0 +1,117 @@
+/*
+ * The subtask supervisor: one subtask is one task running against one source, a chain of units
+ * (by task mode) driven through DM's stage machine.
+ *
+ *   New --start--> Running --pause--> Pausing --(unit returned)--> Paused
+ *   Paused/Stopped --resume--> Resuming --> Running
+ *   any live stage --stop/kill--> Stopping --> Stopped
+ *   Running --(last unit finished)--> Finished
+ *   Running --(unit returned errors)--> Paused (with result.errors; auto-resume if all resumable)
+ *
+ * Rules that hold under any interleaving of commands (tests/supervisor checks each):
+ *  - one unit instance never runs two process/resume calls at once: a single runner thread per
+ *    subtask makes them, and a command that needs the unit idle joins that thread first;
+ *  - pause returns only after the unit's process/resume has returned; resume is accepted only from
+ *    Paused or Stopped (never from Pausing);
+ *  - commands are serialized per subtask (cmd_lock); the stage is read and written under
+ *    state_lock, which no unit call is ever made under;
+ *  - stop and kill are bounded: after stop-timeout the unit's kill slot is called, after another
+ *    stop-timeout the runner thread is abandoned (its library pinned, never unloaded) and the
+ *    subtask is Stopped with DM_ERR_UNIT_ABANDONED.
+ *
+ * A relay is a subtask too, of the single unit kind relay, owned per source (see
+ * dmh_subtask_create_relay); the subtasks of that source wait on it between load and sync.
+ */
+#ifndef DMH_SUPERVISOR_H
+#define DMH_SUPERVISOR_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "dmhost/error.h"
+#include "dmhost/unit.h"
+
+typedef enum dmh_stage {
+  DMH_STAGE_NEW = 0,
+  DMH_STAGE_RUNNING,
+  DMH_STAGE_PAUSED,
+  DMH_STAGE_STOPPED,
+  DMH_STAGE_FINISHED,
+  DMH_STAGE_PAUSING,
+  DMH_STAGE_RESUMING,
+  DMH_STAGE_STOPPING,
+} dmh_stage;
+
+/* DM's stage names: "New", "Running", "Paused", ... */
+const char *dmh_stage_name(dmh_stage stage);
+int dmh_stage_parse(const char *s, dmh_stage *out);
+
+typedef struct dmh_subtask dmh_subtask;
+
+typedef struct dmh_subtask_opts {
+  const dmh_task_config *task;     /* borrowed; must outlive the subtask; NULL for a relay */
+  const dmh_source_config *source; /* borrowed; must outlive the subtask */
+  const char *work_root;  /* folder for the units' work dirs (created): <work_root>/<kind> */
+  const char *plugin_dir; /* where default unit builds are; NULL: the installed folder */
+  dmh_subtask *relay;     /* the source's relay subtask when enable-relay, else NULL; borrowed */
+  /* Overrides for tests (NULL/0: from the config files). */
+  const char *unit_paths[DMH_KIND_COUNT];
+  const dmh_supervisor_config *sup;
+} dmh_subtask_opts;
+
+/* Load the units' libraries (checked; nothing of them runs yet). Returns NULL with *err filled. */
+dmh_subtask *dmh_subtask_create(const dmh_subtask_opts *opts, dm_error *err);
+/* The relay of a source: a subtask whose chain is the relay unit alone. */
+dmh_subtask *dmh_subtask_create_relay(const dmh_subtask_opts *opts, dm_error *err);
+
+/* New -> Running: init every unit (with init-timeout; a failure closes those before it), ask
+ * is_fresh_task from the last unit backwards, close the units before the first non-fresh one, and
+ * start the runner. Returns 0 or -1 with *err (the subtask is then Stopped). */
+int dmh_subtask_start(dmh_subtask *st, dm_error *err);
+/* Running -> Paused; Paused-by-error -> manually Paused (no auto-resume). Blocks until the unit
+ * has returned. DM_ERR_STAGE from other stages. */
+int dmh_subtask_pause(dmh_subtask *st, dm_error *err);
+/* Paused/Stopped -> Running. From Stopped the units are initialised again from their checkpoints.
+ * DM_ERR_STAGE from other stages. */
+int dmh_subtask_resume(dmh_subtask *st, dm_error *err);
+/* Any stage but Stopped -> Stopped, closing the units (their checkpoints saved). Bounded. */
+int dmh_subtask_stop(dmh_subtask *st, dm_error *err);
+/* Like stop, but the units are killed (no graceful flush). Bounded. */
+int dmh_subtask_kill(dmh_subtask *st, dm_error *err);
+
+/* Replace the unit of `kind` by the build at `path` at a safe point: load and check it (a refusal
+ * leaves the old build running, DM_ERR_SWAP with the loader's reason), pause, close the old
+ * instance, init the new one, and resume it from the checkpoint if the subtask was running. */
+int dmh_subtask_swap_unit(dmh_subtask *st, dm_unit_kind kind, const char *path, dm_error *err);
+
+dmh_stage dmh_subtask_stage(dmh_subtask *st);
+/* Wait until the stage is one of Paused/Stopped/Finished (or `timeout_ms` passes; <0: forever).
+ * Returns the stage seen. */
+dmh_stage dmh_subtask_wait_settled(dmh_subtask *st, int timeout_ms);
+/* Has the subtask been paused by a user (as opposed to by an error)? */
+bool dmh_subtask_manually_paused(dmh_subtask *st);
+
+/* query-status of the subtask with DM's field names: name, stage, unit, result{isCanceled,
+ * errors[]}, unresolvedDDLLockID, and the unit's own status under "dumpStatus", "loadStatus",
+ * "syncStatus" or "relayStatus", plus "progress" {percent, rate, unit, eta}. Caller owns it. */
+json_object *dmh_subtask_status_json(dmh_subtask *st);
+
+/* The last status the unit of `kind` reported for the well-known position key (DM_STATUS_*), read
+ * now. Returns false if the unit is not in the chain or reported no such position. */
+bool dmh_subtask_unit_position(dmh_subtask *st, dm_unit_kind kind, const char *key,
+                               dm_position *out);
+
+/* Same for a boolean status key (e.g. DM_STATUS_RELAY_CATCH_UP). */
+bool dmh_subtask_unit_bool(dmh_subtask *st, dm_unit_kind kind, const char *key, bool *out);
+
+/* Hold off every command until released: a consistent view for tests and the control surface
+ * (no command is half-done while held; only the runner itself may still move Running on). */
+void dmh_subtask_hold_commands(dmh_subtask *st);
+void dmh_subtask_release_commands(dmh_subtask *st);
+
+/* Stop (bounded) and free. */
+void dmh_subtask_destroy(dmh_subtask *st);
+
+#endif /* DMH_SUPERVISOR_H */

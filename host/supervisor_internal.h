@@ -1,0 +1,110 @@
+/*
+ * Inside the supervisor: shared by supervisor.c (stage machine and commands), unit_call.c (the
+ * wrappers around every call into a unit), catchup.c (the relay catch-up wait) and swap.c.
+ *
+ * Locking, in the order they may be taken:
+ *   cmd_lock   serializes commands (start, pause, resume, stop, kill, swap, auto-resume);
+ *   u->life    (rwlock per unit) write-held while an instance is created or destroyed, read-held by
+ *              status readers, so status never runs on a closed instance;
+ *   state_lock guards the stage and every field marked [state] below; no unit call is made while
+ *              holding it.
+ * Fields marked [cmd] are only touched with cmd_lock held; [runner] only by the runner thread
+ * while it lives, and by commands after they joined it.
+ */
+#ifndef DMH_SUPERVISOR_INTERNAL_H
+#define DMH_SUPERVISOR_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "loader.h"
+#include "rules.h"
+#include "status.h"
+#include "stop_token.h"
+#include "supervisor.h"
+#include "unit_ctx.h"
+
+#define SUP_MAX_UNITS 3
+#define SUP_MAX_ERRORS DM_RESULT_MAX_ERRORS
+
+typedef struct sup_unit {
+  dm_unit_kind kind;
+  dmh_unit_lib *lib;              /* [cmd] one reference */
+  const dm_unit_descriptor *desc; /* [cmd] of lib */
+  dm_ctx *ctx;                    /* created with the subtask, kept across re-inits and swaps */
+  pthread_rwlock_t life;
+  void *self;     /* [life] NULL unless initialised */
+  bool started;   /* [cmd/runner] process ran on this instance: the next call is resume */
+  bool abandoned; /* [state] its thread was abandoned: never call it again */
+  dmh_rate rate;  /* [state] progress samples for rate and ETA */
+  char section[16];
+} sup_unit;
+
+struct dmh_subtask {
+  char name[128]; /* task name, or "relay" */
+  const dmh_task_config *task;
+  const dmh_source_config *source;
+  dmh_supervisor_config sup;
+  dmh_subtask *relay;
+  bool is_relay;
+  dmh_rules *rules; /* compiled from the task's entry for this source */
+
+  pthread_mutex_t cmd_lock;
+  pthread_mutex_t state_lock;
+  pthread_cond_t state_cv;
+
+  dmh_stage stage; /* [state] */
+  sup_unit units[SUP_MAX_UNITS];
+  int n_units;
+  int cur;            /* [state] index of the current unit */
+  bool finished;      /* [state] the last unit finished */
+  bool waiting_relay; /* [state] between load and sync, waiting for the relay */
+
+  /* the runner: at most one thread calls process/resume; joined before the next one starts */
+  pthread_t runner;   /* [cmd] */
+  bool runner_joinable; /* [cmd] */
+  dmh_stop_token token;
+  double run_started; /* [state] when the current run began (auto-resume backoff reset) */
+
+  /* the result of the last run (DM's result) */
+  int n_errors;                             /* [state] */
+  dm_error errors[SUP_MAX_ERRORS];          /* [state] */
+  char error_ctx[SUP_MAX_ERRORS][192];      /* [state] */
+  bool canceled;                            /* [state] result.isCanceled */
+
+  bool manual_pause;       /* [state] paused by a user: auto-resume leaves it alone */
+  bool paused_by_error;    /* [state] */
+  bool errors_resumable;   /* [state] */
+  uint32_t backoff_ms;     /* [state] the next auto-resume delay */
+  double auto_resume_at;   /* [state] monotonic seconds; 0 = none scheduled */
+  bool shutting_down;      /* [state] */
+  bool pause_detached;     /* [state] a pause timed out: the runner finishes it on return */
+  pthread_t auto_thread;
+  bool auto_thread_started;
+
+  dm_position handoff; /* [state] what the last finished unit reported */
+  bool has_handoff;    /* [state] */
+};
+
+/* unit_call.c */
+int sup_unit_init(dmh_subtask *st, sup_unit *u, dm_error *err);
+/* Close a live instance (not abandoned) and forget it. */
+void sup_unit_close(dmh_subtask *st, sup_unit *u);
+void sup_unit_kill(dmh_subtask *st, sup_unit *u);
+int sup_unit_is_fresh(dmh_subtask *st, sup_unit *u, bool *fresh, dm_error *err);
+void sup_unit_pause(dmh_subtask *st, sup_unit *u);
+/* process or resume (by u->started), result validated. */
+void sup_unit_run(dmh_subtask *st, sup_unit *u, dm_result *r);
+/* Status into s (initialised by the caller); false if the instance is not live. */
+bool sup_unit_status(sup_unit *u, dmh_status *s);
+const char *sup_unit_label(sup_unit *u, char *buf, size_t len);
+void sup_error_context(dmh_subtask *st, sup_unit *u, const char *slot, char *buf, size_t len);
+
+/* catchup.c: between load and sync. 0 caught up; 1 canceled; -1 error in *err. */
+int sup_wait_relay_catchup(dmh_subtask *st, const dm_position *target, dm_error *err);
+
+/* supervisor.c, for swap.c: with cmd_lock held. */
+int sup_pause_locked(dmh_subtask *st, bool manual, dm_error *err);
+int sup_resume_locked(dmh_subtask *st, bool only_if_auto, dm_error *err);
+
+#endif /* DMH_SUPERVISOR_INTERNAL_H */

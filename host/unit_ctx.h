@@ -1,0 +1,63 @@
+/*
+ * dm_ctx: the host's side of one unit instance, handed to the unit with the services table. It
+ * holds what the services answer (identity, endpoints, the unit's config section, the stop token
+ * of the subtask, the hand-over position) and records which settings the unit looked up, so
+ * settings it never read can be refused as unknown after init.
+ */
+#ifndef DMH_UNIT_CTX_H
+#define DMH_UNIT_CTX_H
+
+#include <libconfig.h>
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "dmhost/host.h"
+#include "dmhost/unit.h"
+#include "config.h"
+#include "stop_token.h"
+
+struct dm_ctx {
+  /* identity: strings borrowed from the configs, which outlive the subtask */
+  const char *task_name;
+  const char *source_id;
+  const char *task_mode;
+  const char *meta_schema;
+  const char *relay_dir;
+  const dm_db_endpoint *source_db;
+  const dm_db_endpoint *target_db;
+  bool gtid_enabled;
+  char *work_dir;  /* owned; created by dmh_ctx_new */
+  char scope[320]; /* log scope: "task=.. source=.. unit=.." */
+
+  dmh_stop_token *token;              /* the subtask's */
+  const struct dmh_rules *rules;      /* the subtask's; NULL for a relay */
+  const dmh_task_instance *instance;  /* the task's entry for this source; NULL for a relay */
+
+  config_setting_t *section; /* the unit's config section, or NULL */
+  const char *cfg_file;      /* the file the section is in */
+
+  pthread_mutex_t lock; /* guards seen[] and handoff */
+  char **seen;          /* setting paths the unit looked up */
+  int n_seen, cap_seen;
+  bool has_handoff;
+  dm_position handoff;
+};
+
+/* The services table every unit gets. */
+const dm_host_services *dmh_host_services(void);
+
+/* work_dir is created (with parents). Returns NULL on failure with *err. */
+dm_ctx *dmh_ctx_new(const char *work_dir, dm_error *err);
+void dmh_ctx_free(dm_ctx *ctx);
+/* Forget what was looked up (before a new instance reads the same section). */
+void dmh_ctx_reset_seen(dm_ctx *ctx);
+/* After init: refuse the first setting in the section the unit never looked up.
+ * `unit_label` names the unit in the message. Returns 0 or -1 with DM_ERR_CONFIG_UNKNOWN. */
+int dmh_ctx_check_unread(dm_ctx *ctx, const char *section_name, const char *unit_label,
+                         dm_error *err);
+void dmh_ctx_set_handoff(dm_ctx *ctx, const dm_position *pos);
+
+/* mkdir -p. Returns 0 or -1 with errno. */
+int dmh_mkdir_p(const char *path);
+
+#endif /* DMH_UNIT_CTX_H */

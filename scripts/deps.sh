@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Install what dmhost needs to build and test on Debian (12+), only what is missing.
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config libconfig-dev libjson-c-dev libcunit1-dev libmariadb-dev
+      mariadb-server mariadb-client clang-format)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+echo "installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+# mariadb-server's post-install start of the system service fails without systemd: harmless, the
+# project starts its own servers.
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}" || \
+  dpkg-query -W -f='${Status}' mariadb-server | grep -q "install ok installed"

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The test command: install what is missing, then build and run every test three ways:
+#   1. a plain build (-Wall -Wextra -Werror) with the whole suite;
+#   2. -fsanitize=address,undefined with the whole suite;
+#   3. -fsanitize=thread with the supervisor's stage-machine tests (the concurrency core).
+# Also checks formatting against .clang-format. BUILD_ROOT (default ./build) holds the builds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh
+root=${BUILD_ROOT:-build}
+jobs=$(nproc)
+
+echo "== format check"
+files=$(git ls-files '*.c' '*.h' 2>/dev/null || find sdk host plugins tests examples -name '*.[ch]')
+clang-format --dry-run --Werror $files
+
+run_suite() { # name, cmake flags..., -- ctest args...
+  local name=$1; shift
+  local flags=()
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do flags+=("$1"); shift; done
+  [ "${1:-}" = "--" ] && shift
+  echo "== build: $name"
+  cmake -S . -B "$root/$name" -DCMAKE_BUILD_TYPE=Debug "${flags[@]}" >/dev/null
+  cmake --build "$root/$name" -j "$jobs"
+  echo "== test: $name"
+  (cd "$root/$name" && ctest --output-on-failure -j "$jobs" "$@")
+}
+
+run_suite plain
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  run_suite asan -DDMHOST_SANITIZE=address,undefined
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  run_suite tsan -DDMHOST_SANITIZE=thread -- -R '^test_(supervisor|stress)$'
+echo "== all tests passed"

@@ -1,0 +1,11 @@
+/* dmhost SDK: everything a unit author needs. See unit.h first. */
+#ifndef DMHOST_DMHOST_H
+#define DMHOST_DMHOST_H
+
+#include "error.h"
+#include "host.h"
+#include "position.h"
+#include "unit.h"
+#include "sdk.h"
+
+#endif /* DMHOST_DMHOST_H */

@@ -1,0 +1,170 @@
+/*
+ * dmhost SDK: errors.
+ *
+ * One error struct crosses the unit boundary, with DM's fields: code, class, scope, level, message,
+ * raw cause and workaround, plus whether retrying can help (resumable). It is a plain value with
+ * fixed-size buffers so that no string allocated on one side of the boundary is ever freed on the
+ * other. Codes are declared once, in DM_ERROR_MAP below; every other table (names, classes, default
+ * workarounds) is generated from it.
+ */
+#ifndef DMHOST_ERROR_H
+#define DMHOST_ERROR_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Error class: which part of the system raised it (DM's ErrClass). */
+typedef enum dm_error_class {
+  DM_CLASS_NONE = 0,
+  DM_CLASS_FUNCTIONAL = 1, /* generic failures of a helper (I/O, memory) */
+  DM_CLASS_CONFIG = 2,     /* source or task file */
+  DM_CLASS_LOADER = 3,     /* loading a unit's shared object, ABI checks */
+  DM_CLASS_SUPERVISOR = 4, /* the subtask stage machine */
+  DM_CLASS_CONTROL = 5,    /* control socket, dmctl, persisted state */
+  DM_CLASS_DATABASE = 6,   /* talking to a MySQL/MariaDB server */
+  DM_CLASS_BINLOG = 7,     /* binlog reading and decoding */
+  DM_CLASS_CHECKPOINT = 8,
+  DM_CLASS_DUMP_UNIT = 9,
+  DM_CLASS_LOAD_UNIT = 10,
+  DM_CLASS_SYNC_UNIT = 11,
+  DM_CLASS_RELAY_UNIT = 12,
+  DM_CLASS_UNIT = 13, /* a third-party unit's own errors */
+} dm_error_class;
+
+/* Error scope: whose side the fault is on (DM's ErrScope). */
+typedef enum dm_error_scope {
+  DM_SCOPE_NOT_SET = 0,
+  DM_SCOPE_UPSTREAM = 1,
+  DM_SCOPE_DOWNSTREAM = 2,
+  DM_SCOPE_INTERNAL = 3,
+} dm_error_scope;
+
+/* Error level: how bad it is (DM's ErrLevel). */
+typedef enum dm_error_level {
+  DM_LEVEL_LOW = 0,
+  DM_LEVEL_MEDIUM = 1,
+  DM_LEVEL_HIGH = 2,
+} dm_error_level;
+
+/*
+ * The code table. X(name, code, class, scope, level, resumable, workaround)
+ * Codes are stable: never renumber, only append. Ranges: 1xxxx host and SDK, 2xxxx database,
+ * 3xxxx binlog/relay, 4xxxx dump/load, 5xxxx sync, 9xxxx free for third-party units (use
+ * DM_ERR_UNIT_CUSTOM_BASE + n and DM_CLASS_UNIT).
+ */
+#define DM_ERROR_MAP(X)                                                                              \
+  X(DM_ERR_OK, 0, DM_CLASS_NONE, DM_SCOPE_NOT_SET, DM_LEVEL_LOW, 0, "")                              \
+  X(DM_ERR_INTERNAL, 10001, DM_CLASS_FUNCTIONAL, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,                \
+    "This is a bug in dmhost or in the unit; please report it with the log.")                        \
+  X(DM_ERR_NO_MEMORY, 10002, DM_CLASS_FUNCTIONAL, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 1,               \
+    "Free memory on the host, then resume the task.")                                                \
+  X(DM_ERR_IO, 10003, DM_CLASS_FUNCTIONAL, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 1,                      \
+    "Check the path, its permissions and free disk space, then resume the task.")                    \
+  X(DM_ERR_CONFIG_PARSE, 11001, DM_CLASS_CONFIG, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,              \
+    "Fix the syntax at the line given (libconfig syntax: `name = value;`, groups in { }).")          \
+  X(DM_ERR_CONFIG_UNKNOWN, 11002, DM_CLASS_CONFIG, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,            \
+    "Remove the setting or fix its spelling; see examples/ for every accepted setting.")             \
+  X(DM_ERR_CONFIG_MISSING, 11003, DM_CLASS_CONFIG, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,            \
+    "Add the setting; see examples/ for a commented file.")                                          \
+  X(DM_ERR_CONFIG_INVALID, 11004, DM_CLASS_CONFIG, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,            \
+    "Give the setting a value of the type and range named in the message.")                          \
+  X(DM_ERR_CONFIG_IO, 11005, DM_CLASS_CONFIG, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,                 \
+    "Check that the file exists and is readable.")                                                   \
+  X(DM_ERR_UNIT_OPEN, 12001, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,                   \
+    "Check the path in unit-paths (or --plugin-dir) names a shared object built for this host.")     \
+  X(DM_ERR_UNIT_NO_ENTRY, 12002, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,               \
+    "Export dm_unit_entry from the unit (use DM_UNIT_EXPORT) and rebuild it.")                       \
+  X(DM_ERR_UNIT_BAD_MAGIC, 12003, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,              \
+    "The entry returned something that is not a dmhost unit descriptor; build it with "              \
+    "DM_UNIT_DESCRIPTOR_HEADER.")                                                                    \
+  X(DM_ERR_UNIT_ABI_MAJOR, 12004, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,              \
+    "Rebuild the unit against the SDK installed with this host.")                                    \
+  X(DM_ERR_UNIT_ABI_MINOR, 12005, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,              \
+    "The unit needs a newer host: upgrade dmhost, or rebuild the unit against this host's SDK.")     \
+  X(DM_ERR_UNIT_SHORT, 12006, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,                  \
+    "The descriptor is smaller than its ABI version requires; rebuild the unit against the SDK.")    \
+  X(DM_ERR_UNIT_KIND, 12007, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,                   \
+    "Point unit-paths for this kind at a unit of that kind.")                                        \
+  X(DM_ERR_UNIT_MISSING_OP, 12008, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,             \
+    "Implement the required slot in the unit's ops table and rebuild it.")                           \
+  X(DM_ERR_UNIT_NOT_ELF, 12009, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,                \
+    "The file is not an ELF shared object; point unit-paths at the built .so file.")                 \
+  X(DM_ERR_UNIT_INIT, 12010, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 1,                   \
+    "See the unit's own error; fix its configuration and start the task again.")                     \
+  X(DM_ERR_UNIT_TIMEOUT, 12011, DM_CLASS_SUPERVISOR, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 1,            \
+    "The unit did not answer in time; check the servers it talks to, or raise the timeout.")         \
+  X(DM_ERR_STAGE, 13001, DM_CLASS_SUPERVISOR, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,                    \
+    "Check the task's stage with query-status; the command is accepted only from the stages "        \
+    "named.")                                                                                        \
+  X(DM_ERR_RELAY_CATCHUP_TIMEOUT, 13002, DM_CLASS_SUPERVISOR, DM_SCOPE_UPSTREAM, DM_LEVEL_MEDIUM,    \
+    1, "Check the relay with query-status; resume the task once the relay has caught up, or raise "  \
+       "relay-catchup-timeout.")                                                                     \
+  X(DM_ERR_UNIT_ABANDONED, 13003, DM_CLASS_SUPERVISOR, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,          \
+    "The unit did not return after stop and kill; its thread was abandoned. Restart dmhost "         \
+    "before resuming, and report the unit's hang.")                                                  \
+  X(DM_ERR_SWAP, 13004, DM_CLASS_SUPERVISOR, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,                  \
+    "The old build keeps running; fix the new build as the message says and swap again.")           \
+  X(DM_ERR_NO_SUCH_UNIT, 13005, DM_CLASS_SUPERVISOR, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,             \
+    "Name a unit kind that the task's mode runs.")                                                   \
+  X(DM_ERR_CONTROL, 14001, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,                  \
+    "Check that `dmhost serve` runs and that --socket names its socket.")                            \
+  X(DM_ERR_CONTROL_REQUEST, 14002, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,             \
+    "Fix the command as the message says; `dmctl help` lists the commands.")                         \
+  X(DM_ERR_NOT_FOUND, 14003, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,                   \
+    "Check the name with `dmctl query-status` or `dmctl operate-source show`.")                      \
+  X(DM_ERR_EXISTS, 14004, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,                      \
+    "Stop or remove the existing one first, or pick another name.")                                  \
+  X(DM_ERR_STATE, 14005, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,                      \
+    "The state directory could not be read or written; check its permissions and free space.")      \
+  X(DM_ERR_DB_CONNECT, 20001, DM_CLASS_DATABASE, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 1,                 \
+    "Check host, port, user and password, and that the server runs.")                                \
+  X(DM_ERR_DB_QUERY, 20002, DM_CLASS_DATABASE, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 1,                   \
+    "See the server's error in the raw cause.")                                                      \
+  X(DM_ERR_DB_PRIVILEGE, 20003, DM_CLASS_DATABASE, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 0,               \
+    "GRANT the privileges named in the message to the user, then start the task again.")            \
+  X(DM_ERR_BINLOG_PURGED, 30001, DM_CLASS_BINLOG, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,               \
+    "The source no longer has the binlog this task needs; re-run the task in mode all from a new "   \
+    "dump.")                                                                                         \
+  X(DM_ERR_BINLOG_CORRUPT, 30002, DM_CLASS_BINLOG, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,              \
+    "The file is damaged at the offset named; purge it and let the relay fetch it again.")          \
+  X(DM_ERR_CHECKPOINT, 31001, DM_CLASS_CHECKPOINT, DM_SCOPE_DOWNSTREAM, DM_LEVEL_HIGH, 1,            \
+    "Check the target is reachable and the meta-schema writable, then resume.")                      \
+  X(DM_ERR_UNIT_CUSTOM_BASE, 90000, DM_CLASS_UNIT, DM_SCOPE_NOT_SET, DM_LEVEL_MEDIUM, 1, "")
+
+typedef enum dm_error_code {
+#define DM_X_ENUM(name, code, cls, scope, level, resumable, workaround) name = code,
+  DM_ERROR_MAP(DM_X_ENUM)
+#undef DM_X_ENUM
+} dm_error_code;
+
+#define DM_ERROR_MESSAGE_MAX 512
+#define DM_ERROR_RAW_MAX 512
+#define DM_ERROR_WORKAROUND_MAX 320
+
+/*
+ * An error. A plain value: copy it, never free it. `resumable` says whether the host's auto-resume
+ * may retry (a lost connection: yes; a binlog purged upstream: no). Fill it with the host's
+ * error_make service (which takes class, scope, level, resumable and workaround from the table) or
+ * with dm_error_set from the SDK library.
+ */
+typedef struct dm_error {
+  int32_t code;     /* dm_error_code, or DM_ERR_UNIT_CUSTOM_BASE + n */
+  uint16_t cls;     /* dm_error_class */
+  uint8_t scope;    /* dm_error_scope */
+  uint8_t level;    /* dm_error_level */
+  uint8_t resumable;
+  uint8_t reserved[7];
+  char message[DM_ERROR_MESSAGE_MAX];       /* what went wrong, and where */
+  char raw_cause[DM_ERROR_RAW_MAX];         /* the underlying error, e.g. the server's message */
+  char workaround[DM_ERROR_WORKAROUND_MAX]; /* what the user can do */
+} dm_error;
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DMHOST_ERROR_H */

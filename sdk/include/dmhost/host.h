@@ -1,0 +1,146 @@
+/*
+ * dmhost SDK: the services the host hands a unit.
+ *
+ * A unit never calls a global symbol of the host (units are linked with -z defs against the SDK
+ * library only). Everything it needs from the host comes through this struct, passed to init
+ * together with an opaque context (dm_ctx) naming the unit instance. Keep both pointers in your
+ * instance state; they stay valid until close or kill returns.
+ *
+ * The struct opens with its version and size so a unit built against a newer SDK can probe for a
+ * service before using it:  if (DM_HOST_HAS(host, new_service)) ...
+ * Fields are only ever appended; the end of each version is marked.
+ *
+ * Thread-safety: every service may be called from any thread the unit runs, concurrently.
+ */
+#ifndef DMHOST_HOST_H
+#define DMHOST_HOST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "position.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DM_HOST_SERVICES_VERSION 1
+
+/* Opaque: one per unit instance, owned by the host. */
+typedef struct dm_ctx dm_ctx;
+
+typedef enum dm_log_level {
+  DM_LOG_DEBUG = 0,
+  DM_LOG_INFO = 1,
+  DM_LOG_WARN = 2,
+  DM_LOG_ERROR = 3,
+} dm_log_level;
+
+/* A structured log field: key = value. */
+typedef struct dm_log_field {
+  const char *key;
+  const char *value;
+} dm_log_field;
+
+/* A database endpoint from the source file (`from`) or the task file (`target-database`). */
+typedef struct dm_db_endpoint {
+  const char *host;
+  int port;
+  const char *user;
+  const char *password;
+  const char *socket; /* NULL unless set */
+} dm_db_endpoint;
+
+/* Results of the config lookups. */
+typedef enum dm_cfg_result {
+  DM_CFG_OK = 0,
+  DM_CFG_MISSING = 1,    /* no such setting: use your default */
+  DM_CFG_WRONG_TYPE = 2, /* present with another type: the host has already logged where */
+} dm_cfg_result;
+
+typedef struct dm_host_services {
+  uint32_t version; /* DM_HOST_SERVICES_VERSION of the host */
+  uint32_t size;    /* sizeof(dm_host_services) in the host */
+
+  /* --- identity of the subtask and unit --- */
+  const char *(*task_name)(dm_ctx *ctx);   /* `name` of the task file ("" for a relay) */
+  const char *(*source_id)(dm_ctx *ctx);   /* `source-id` of the source file */
+  const char *(*task_mode)(dm_ctx *ctx);   /* "all", "full", "incremental", "dump", "load", ... */
+  const char *(*meta_schema)(dm_ctx *ctx); /* `meta-schema` for checkpoints in the target */
+  /* A folder that belongs to this unit of this subtask, created by the host, kept across restarts
+   * (dump files, relay files, local checkpoints). */
+  const char *(*work_dir)(dm_ctx *ctx);
+  /* The relay folder of the source (`relay-dir`), or NULL when relay is off. */
+  const char *(*relay_dir)(dm_ctx *ctx);
+  const dm_db_endpoint *(*source_db)(dm_ctx *ctx);
+  const dm_db_endpoint *(*target_db)(dm_ctx *ctx); /* NULL for a relay unit */
+  bool (*gtid_enabled)(dm_ctx *ctx);               /* `enable-gtid` of the source */
+
+  /* --- logging --- */
+  void (*log)(dm_ctx *ctx, dm_log_level level, const char *msg, const dm_log_field *fields,
+              size_t n_fields);
+  void (*logf)(dm_ctx *ctx, dm_log_level level, const char *fmt, ...)
+      __attribute__((format(printf, 3, 4)));
+
+  /* --- the stop token ---
+   * Fires when the host wants the running process/resume to return (pause, stop, kill, swap,
+   * shutdown). Poll it at safe points: between chunks, between transactions. It is cheap (one
+   * atomic load). wait_stop sleeps up to `ms` and returns true as soon as the token fires, so use it
+   * for every back-off or poll sleep. stop_fd is a descriptor that becomes readable when the token
+   * fires: add it to poll() next to your sockets to wake from a blocking wait. */
+  bool (*stop_requested)(dm_ctx *ctx);
+  bool (*wait_stop)(dm_ctx *ctx, uint32_t ms);
+  int (*stop_fd)(dm_ctx *ctx);
+
+  /* --- errors ---
+   * Fill `out` for `code` from the host's code table (class, scope, level, resumable, workaround)
+   * with a printf-style message; raw_cause may be NULL. The host stamps unit, task and slot when the
+   * error reaches it. */
+  void (*error_make)(dm_ctx *ctx, dm_error *out, int32_t code, const char *raw_cause,
+                     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+  /* --- the unit's own config section ---
+   * `path` is relative to the unit's section of the task file (`dump = { threads = 4; }` is
+   * "threads" for the dump unit; "a.b" reaches into groups). A unit reads its settings in init and
+   * update. Every setting in the section must be read by the unit: after init the host rejects the
+   * task, naming file and line, if one was never looked up (that is how misspelt settings are
+   * caught). Strings stay valid until close. */
+  dm_cfg_result (*cfg_int)(dm_ctx *ctx, const char *path, int64_t *out);
+  dm_cfg_result (*cfg_bool)(dm_ctx *ctx, const char *path, bool *out);
+  dm_cfg_result (*cfg_float)(dm_ctx *ctx, const char *path, double *out);
+  dm_cfg_result (*cfg_string)(dm_ctx *ctx, const char *path, const char **out);
+  /* Number of elements of a list or array setting (0 if missing); element i of a list is reached
+   * with the path "name.[i]" (e.g. "tables.[2]"). */
+  int (*cfg_count)(dm_ctx *ctx, const char *path);
+
+  /* --- hand-over between units ---
+   * The position the unit before this one in the chain reported when it finished (the dump's end
+   * position for sync in mode all). Returns false when there is none (first unit, mode
+   * incremental). */
+  bool (*handoff_position)(dm_ctx *ctx, dm_position *out);
+
+  /* --- the task's rules for this source (mysql-instances entry) ---
+   * block-allow-list: may a table (or, with table NULL, anything of a schema) be migrated? System
+   * schemas (mysql, information_schema, performance_schema, sys) never are. */
+  bool (*table_allowed)(dm_ctx *ctx, const char *schema, const char *table);
+  /* routes: where a source table goes on the target. Writes the target schema and table (the
+   * names unchanged when no rule matches); a NULL table routes a schema. */
+  void (*route_table)(dm_ctx *ctx, const char *schema, const char *table, char *out_schema,
+                      size_t schema_len, char *out_table, size_t table_len);
+  /* The task's `meta` of this source (where mode incremental starts); false if not set. */
+  bool (*meta_position)(dm_ctx *ctx, dm_position *out);
+
+  /* fields above: services version 1 */
+} dm_host_services;
+
+/* Is `field` present in the host's services struct (for services added after version 1)? */
+#define DM_HOST_HAS(host, field)                                                                    \
+  ((host)->size >= offsetof(dm_host_services, field) + sizeof((host)->field) &&                     \
+   (host)->field != NULL)
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DMHOST_HOST_H */

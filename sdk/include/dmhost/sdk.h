@@ -1,0 +1,42 @@
+/*
+ * dmhost SDK library (libdmhost-sdk.a, linked into each unit; it calls nothing of the host).
+ * Helpers over the contract's plain types.
+ */
+#ifndef DMHOST_SDK_H
+#define DMHOST_SDK_H
+
+#include <stdarg.h>
+
+#include "error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DM_SDK_VERSION "1.0.0"
+
+/*
+ * Fill *err for `code` from the code table: class, scope, level, resumable and workaround; message
+ * from fmt; raw_cause may be NULL. An unknown code gets DM_CLASS_UNIT and no workaround.
+ */
+void dm_error_set(dm_error *err, int32_t code, const char *raw_cause, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void dm_error_vset(dm_error *err, int32_t code, const char *raw_cause, const char *fmt,
+                   va_list ap);
+
+/* The code's symbolic name ("DM_ERR_UNIT_ABI_MAJOR"), or NULL if the code is not in the table. */
+const char *dm_error_code_name(int32_t code);
+/* DM's names for class, scope, level ("unit-loader", "upstream", "high"). */
+const char *dm_error_class_name(int cls);
+const char *dm_error_scope_name(int scope);
+const char *dm_error_level_name(int level);
+/* The table's default resumability of a code (0 for unknown codes). */
+int dm_error_code_resumable(int32_t code);
+
+/* Copy a string into a fixed buffer, always NUL-terminated, truncating. Returns dst. */
+char *dm_strlcpy(char *dst, const char *src, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DMHOST_SDK_H */

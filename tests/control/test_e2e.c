@@ -1,0 +1,880 @@
+/*
+ * End-to-end: `dmhost serve` as a child process with its own state dir, driven by the dmctl
+ * executable (and by raw requests on the socket), with the fake units of tests/fixtures. Each test
+ * starts from an empty state dir and stops its daemon with SIGTERM, checking it exits 0.
+ */
+#include <CUnit/Basic.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "control_socket.h"
+#include "dmhost/sdk.h"
+
+static char e2e_dir[256];   /* this test's folder: cfg files and state/ */
+static char e2e_state[300]; /* <dir>/state */
+static pid_t e2e_pid = -1;
+
+/* ---- helpers ---- */
+
+static bool e2e_contains(const char *haystack, const char *needle) {
+  if (haystack && strstr(haystack, needle))
+    return true;
+  fprintf(stderr, "\n  expected \"%s\" in \"%s\"\n", needle, haystack ? haystack : "(null)");
+  return false;
+}
+
+static void e2e_sleep_ms(int ms) {
+  struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+    ;
+}
+
+static double e2e_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void e2e_write(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void e2e_write(const char *name, const char *fmt, ...) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", e2e_dir, name);
+  FILE *f = fopen(path, "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(f, fmt, ap);
+  va_end(ap);
+  fclose(f);
+}
+
+static char *e2e_read_file(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return NULL;
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap);
+  n = fread(buf, 1, cap - 1, f);
+  buf[n] = '\0';
+  fclose(f);
+  return buf;
+}
+
+/* The source file of every test: source mysql-01 (or `id`) with the fake relay. */
+static void e2e_source(const char *file, const char *id, bool enable_relay) {
+  e2e_write(file,
+            "source-id = \"%s\";\n"
+            "enable-relay = %s;\n"
+            "from = { host = \"127.0.0.1\"; port = 1; user = \"root\"; password = \"\"; };\n"
+            "unit-paths = { relay = \"%s\"; };\n"
+            "relay = { items = 0; item-ms = 20; };\n",
+            id, enable_relay ? "true" : "false", FAKE_RELAY);
+}
+
+/* A task file: `units` holds the unit sections (dump = {...}; ...). */
+static void e2e_task(const char *file, const char *name, const char *mode, const char *source,
+                     const char *units) {
+  e2e_write(file,
+            "name = \"%s\";\ntask-mode = \"%s\";\n"
+            "target-database = { host = \"127.0.0.1\"; port = 2; user = \"root\"; password = \"\"; "
+            "};\n"
+            "mysql-instances = ( { source-id = \"%s\"; } );\n"
+            "unit-paths = { dump = \"%s\"; load = \"%s\"; sync = \"%s\"; };\n"
+            "supervisor = { stop-timeout = 5; auto-resume = { enable = false; }; };\n%s\n",
+            name, mode, source, FAKE_DUMP, FAKE_LOAD, FAKE_SYNC, units);
+}
+
+static int e2e_setup(void) {
+  snprintf(e2e_dir, sizeof e2e_dir, "/tmp/dmh-e2e-XXXXXX");
+  if (!mkdtemp(e2e_dir))
+    return -1;
+  snprintf(e2e_state, sizeof e2e_state, "%s/state", e2e_dir);
+  return 0;
+}
+
+static void e2e_show_log(void) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/serve.log", e2e_dir);
+  char *log = e2e_read_file(path);
+  fprintf(stderr, "\n---- serve.log ----\n%s-------------------\n", log ? log : "(none)");
+  free(log);
+}
+
+static int e2e_teardown(void) {
+  if (e2e_pid > 0) {
+    kill(e2e_pid, SIGKILL);
+    waitpid(e2e_pid, NULL, 0);
+    e2e_pid = -1;
+  }
+  if (CU_get_number_of_failures() > 0)
+    e2e_show_log(); /* keep the folder too, for a look */
+  else {
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", e2e_dir);
+    if (system(cmd) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* Start the daemon on the state dir and wait until it answers. */
+static bool e2e_start_ex(bool quiet) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    char log[512];
+    snprintf(log, sizeof log, "%s/serve.log", e2e_dir);
+    int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+      dup2(fd, STDERR_FILENO);
+      dup2(fd, STDOUT_FILENO);
+    }
+    execl(DMHOST_BIN, DMHOST_BIN, "serve", "--state-dir", e2e_state, "--log-level", "info",
+          (char *)NULL);
+    _exit(127);
+  }
+  if (pid < 0)
+    return false;
+  e2e_pid = pid;
+  char sock[400];
+  snprintf(sock, sizeof sock, "%s/dmhost.sock", e2e_state);
+  double deadline = e2e_now() + 15;
+  while (e2e_now() < deadline) {
+    int status;
+    if (waitpid(pid, &status, WNOHANG) == pid) {
+      e2e_pid = -1;
+      if (!quiet) {
+        fprintf(stderr, "\n  dmhost serve exited early (status %d)\n", status);
+        e2e_show_log();
+      }
+      return false;
+    }
+    char *answer = NULL;
+    dm_error err;
+    if (dmh_control_call(sock, "{\"cmd\": \"help\"}", 1000, &answer, &err) == 0) {
+      free(answer);
+      return true;
+    }
+    e2e_sleep_ms(20);
+  }
+  fprintf(stderr, "\n  dmhost serve did not answer on %s\n", sock);
+  return false;
+}
+
+static bool e2e_start(void) {
+  return e2e_start_ex(false);
+}
+
+/* SIGTERM the daemon; returns its exit status (or -1 if it did not exit within 30 s). */
+static int e2e_stop(void) {
+  if (e2e_pid <= 0)
+    return -1;
+  kill(e2e_pid, SIGTERM);
+  double deadline = e2e_now() + 30;
+  int status = 0;
+  while (e2e_now() < deadline) {
+    if (waitpid(e2e_pid, &status, WNOHANG) == e2e_pid) {
+      e2e_pid = -1;
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    e2e_sleep_ms(20);
+  }
+  return -1;
+}
+
+/* Run dmctl with --state-dir and the arguments (NULL-terminated); *out gets the parsed stdout.
+ * Returns dmctl's exit status. */
+static int e2e_dmctl(json_object **out, ...) {
+  const char *argv[32];
+  int argc = 0;
+  argv[argc++] = DMCTL_BIN;
+  argv[argc++] = "--state-dir";
+  argv[argc++] = e2e_state;
+  va_list ap;
+  va_start(ap, out);
+  const char *a;
+  while ((a = va_arg(ap, const char *)) != NULL && argc < 31)
+    argv[argc++] = a;
+  va_end(ap);
+  argv[argc] = NULL;
+  int pfd[2];
+  if (pipe(pfd) < 0)
+    return -1;
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(pfd[1], STDOUT_FILENO);
+    close(pfd[0]);
+    close(pfd[1]);
+    if (chdir(e2e_dir) != 0) /* relative paths are the user's, made absolute by dmctl */
+      _exit(126);
+    execv(DMCTL_BIN, (char *const *)argv);
+    _exit(127);
+  }
+  close(pfd[1]);
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap);
+  ssize_t r;
+  while ((r = read(pfd[0], buf + n, cap - n - 1)) > 0) {
+    n += (size_t)r;
+    if (n + 1 >= cap) {
+      cap *= 2;
+      buf = realloc(buf, cap);
+    }
+  }
+  buf[n] = '\0';
+  close(pfd[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  json_object *o = json_tokener_parse(buf);
+  if (!o)
+    fprintf(stderr, "\n  dmctl printed no JSON: %s\n", buf);
+  free(buf);
+  if (out)
+    *out = o;
+  else
+    json_object_put(o);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* A raw request on the socket; the parsed answer. */
+static json_object *e2e_raw(const char *request) {
+  char sock[400];
+  snprintf(sock, sizeof sock, "%s/dmhost.sock", e2e_state);
+  char *answer = NULL;
+  dm_error err;
+  if (dmh_control_call(sock, request, 10000, &answer, &err) < 0) {
+    fprintf(stderr, "\n  raw request failed: %s\n", err.message);
+    return NULL;
+  }
+  json_object *o = json_tokener_parse(answer);
+  free(answer);
+  return o;
+}
+
+/* Follow "a.b.0.c" (numbers index arrays). */
+static json_object *e2e_get(json_object *o, const char *path) {
+  char buf[256];
+  dm_strlcpy(buf, path, sizeof buf);
+  char *save = NULL;
+  for (char *tok = strtok_r(buf, ".", &save); tok && o; tok = strtok_r(NULL, ".", &save)) {
+    if (json_object_is_type(o, json_type_array)) {
+      char *end;
+      long i = strtol(tok, &end, 10);
+      o = *end ? NULL : json_object_array_get_idx(o, (size_t)i);
+    } else {
+      json_object *next = NULL;
+      o = json_object_object_get_ex(o, tok, &next) ? next : NULL;
+    }
+  }
+  return o;
+}
+
+static const char *e2e_str(json_object *o, const char *path) {
+  json_object *v = e2e_get(o, path);
+  return v ? json_object_get_string(v) : NULL;
+}
+
+static int64_t e2e_int(json_object *o, const char *path) {
+  json_object *v = e2e_get(o, path);
+  return v ? json_object_get_int64(v) : -1;
+}
+
+static bool e2e_bool(json_object *o, const char *path) {
+  json_object *v = e2e_get(o, path);
+  return v && json_object_get_boolean(v);
+}
+
+static bool e2e_str_is(json_object *o, const char *path, const char *want) {
+  const char *got = e2e_str(o, path);
+  if (got && strcmp(got, want) == 0)
+    return true;
+  fprintf(stderr, "\n  %s: expected \"%s\", got \"%s\"\n", path, want, got ? got : "(missing)");
+  return false;
+}
+
+/* The stage of `task` on its first source, by query-status NAME. */
+static char *e2e_stage(const char *task) {
+  json_object *o = NULL;
+  e2e_dmctl(&o, "query-status", task, NULL);
+  const char *s = e2e_str(o, "sources.0.subTaskStatus.0.stage");
+  char *copy = s ? strdup(s) : NULL;
+  json_object_put(o);
+  return copy;
+}
+
+/* Poll until the task's stage is `want` (true) or `secs` pass (false). */
+static bool e2e_wait_stage(const char *task, const char *want, double secs) {
+  double deadline = e2e_now() + secs;
+  char *last = NULL;
+  while (e2e_now() < deadline) {
+    free(last);
+    last = e2e_stage(task);
+    if (last && strcmp(last, want) == 0) {
+      free(last);
+      return true;
+    }
+    e2e_sleep_ms(50);
+  }
+  fprintf(stderr, "\n  task %s: waited %.0f s for %s, last stage %s\n", task, secs, want,
+          last ? last : "(none)");
+  free(last);
+  return false;
+}
+
+/* The items in a fake unit's out.log: count, and whether they are exactly 1..count in order. */
+static int e2e_items(const char *task, const char *unit, bool *in_order) {
+  char path[600];
+  snprintf(path, sizeof path, "%s/tasks/%s/mysql-01/%s/out.log", e2e_state, task, unit);
+  char *text = e2e_read_file(path);
+  *in_order = true;
+  if (!text)
+    return 0;
+  int n = 0;
+  char *save = NULL;
+  for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    n++;
+    if (atoi(line) != n)
+      *in_order = false;
+  }
+  free(text);
+  return n;
+}
+
+static void e2e_begin(void) {
+  e2e_source("source.cfg", "mysql-01", false);
+  CU_ASSERT_FATAL(e2e_start());
+}
+
+static void e2e_create_source(void) {
+  json_object *o = NULL;
+  CU_ASSERT_EQUAL_FATAL(e2e_dmctl(&o, "operate-source", "create", "source.cfg", NULL), 0);
+  json_object_put(o);
+}
+
+/* ---- tests ---- */
+
+static void test_operate_source(void) {
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  e2e_begin();
+  json_object *o = NULL;
+  /* show before create: an empty list, worker free */
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "show", NULL), 0);
+  CU_ASSERT_EQUAL(json_object_array_length(e2e_get(o, "sources")), 0);
+  CU_ASSERT(e2e_str_is(o, "worker.stage", "free"));
+  json_object_put(o);
+
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "create", "source.cfg", NULL), 0);
+  CU_ASSERT(e2e_bool(o, "result"));
+  CU_ASSERT(e2e_str_is(o, "sources.0.source", "mysql-01"));
+  CU_ASSERT(e2e_str_is(o, "worker.stage", "bound"));
+  CU_ASSERT(e2e_str_is(o, "worker.source", "mysql-01"));
+  json_object_put(o);
+
+  /* The file was copied: changing the original changes nothing. */
+  e2e_write("source.cfg", "garbage that does not parse");
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "show", "-s", "mysql-01", NULL), 0);
+  CU_ASSERT(e2e_str_is(o, "sources.0.source", "mysql-01"));
+  CU_ASSERT(e2e_contains(e2e_str(o, "sources.0.file"), "/state/sources/mysql-01/source.cfg"));
+  CU_ASSERT(e2e_str_is(o, "sources.0.relayExpected", "Stopped"));
+  CU_ASSERT_PTR_NULL(e2e_get(o, "sources.0.relayStatus"));
+  CU_ASSERT(e2e_str_is(o, "worker.stage", "bound"));
+  json_object_put(o);
+
+  /* One source per worker, as in DM. */
+  e2e_source("source2.cfg", "mysql-02", false);
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "create", "source2.cfg", NULL), 1);
+  CU_ASSERT_FALSE(e2e_bool(o, "result"));
+  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_EXISTS);
+  CU_ASSERT(e2e_str_is(o, "error.class", "control"));
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "bound to source \"mysql-01\""));
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "operate-source stop -s mysql-01"));
+  CU_ASSERT(e2e_str_is(o, "sources.0.source", "mysql-02"));
+  json_object_put(o);
+
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "show", "-s", "mysql-02", NULL), 1);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_NOT_FOUND);
+  json_object_put(o);
+
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "stop", "-s", "mysql-01", NULL), 0);
+  CU_ASSERT(e2e_str_is(o, "worker.stage", "free"));
+  json_object_put(o);
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "create", "source2.cfg", NULL), 0);
+  CU_ASSERT(e2e_str_is(o, "worker.source", "mysql-02"));
+  json_object_put(o);
+  CU_ASSERT_EQUAL(e2e_stop(), 0);
+  e2e_teardown();
+}
+
+static void test_task_runs_to_finish(void) {
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  e2e_begin();
+  e2e_create_source();
+  e2e_task("task.cfg", "t1", "full", "mysql-01",
+           "dump = { items = 20; item-ms = 40; };\nload = { items = 10; item-ms = 10; };");
+  json_object *o = NULL;
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "start-task", "task.cfg", NULL), 0);
+  CU_ASSERT(e2e_str_is(o, "sources.0.source", "mysql-01"));
+  CU_ASSERT(e2e_bool(o, "sources.0.result"));
+  json_object_put(o);
+
+  /* Running in DM's shape while the dump works, */
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "query-status", "t1", NULL), 0);
+  CU_ASSERT(e2e_str_is(o, "sources.0.sourceStatus.source", "mysql-01"));
+  CU_ASSERT_PTR_NOT_NULL(e2e_str(o, "sources.0.sourceStatus.worker"));
+  CU_ASSERT(e2e_str_is(o, "sources.0.subTaskStatus.0.name", "t1"));
+  CU_ASSERT(e2e_str_is(o, "sources.0.subTaskStatus.0.stage", "Running"));
+  CU_ASSERT(e2e_str_is(o, "sources.0.subTaskStatus.0.unit", "Dump"));
+  CU_ASSERT_PTR_NOT_NULL(e2e_get(o, "sources.0.subTaskStatus.0.dumpStatus"));
+  json_object_put(o);
+  /* and in the list. */
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "query-status", NULL), 0);
+  CU_ASSERT(e2e_str_is(o, "tasks.0.taskName", "t1"));
+  CU_ASSERT(e2e_str_is(o, "tasks.0.taskStatus", "Running"));
+  CU_ASSERT(e2e_str_is(o, "tasks.0.sources.0.source", "mysql-01"));
+  CU_ASSERT(e2e_str_is(o, "tasks.0.sources.0.stage", "Running"));
+  json_object_put(o);
+
+  CU_ASSERT(e2e_wait_stage("t1", "Finished", 30));
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "query-status", NULL), 0);
+  CU_ASSERT(e2e_str_is(o, "tasks.0.taskStatus", "Finished"));
+  json_object_put(o);
+  bool in_order;
+  CU_ASSERT_EQUAL(e2e_items("t1", "dump", &in_order), 20);
+  CU_ASSERT(in_order);
+  CU_ASSERT_EQUAL(e2e_items("t1", "load", &in_order), 10);
+  CU_ASSERT(in_order);
+
+  /* A second start of the same name is refused; a task on an unknown source names it. */
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "start-task", "task.cfg", NULL), 1);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_EXISTS);
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "task \"t1\" already exists"));
+  json_object_put(o);
+  e2e_task("task-x.cfg", "tx", "full", "mysql-99", "");
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "start-task", "task-x.cfg", NULL), 1);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_NOT_FOUND);
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "\"mysql-99\""));
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "operate-source create"));
+  json_object_put(o);
+  /* ... and leaves nothing behind. */
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "query-status", "tx", NULL), 1);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_NOT_FOUND);
+  json_object_put(o);
+
+  /* stop-task removes it. */
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "stop-task", "t1", NULL), 0);
+  CU_ASSERT(e2e_str_is(o, "op", "Stop"));
+  json_object_put(o);
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "query-status", NULL), 0);
+  CU_ASSERT_EQUAL(json_object_array_length(e2e_get(o, "tasks")), 0);
+  json_object_put(o);
+  CU_ASSERT_EQUAL(e2e_stop(), 0);
+  e2e_teardown();
+}
+
+static void test_pause_resume(void) {
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  e2e_begin();
+  e2e_create_source();
+  e2e_task("task.cfg", "inc", "incremental", "mysql-01", "sync = { items = 0; item-ms = 10; };");
+  json_object *o = NULL;
+  CU_ASSERT_EQUAL_FATAL(e2e_dmctl(&o, "start-task", "task.cfg", NULL), 0);
+  json_object_put(o);
+  CU_ASSERT(e2e_wait_stage("inc", "Running", 5));
+
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "pause-task", "inc", NULL), 0);
+  CU_ASSERT(e2e_str_is(o, "op", "Pause"));
+  CU_ASSERT(e2e_bool(o, "sources.0.result"));
+  json_object_put(o);
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "query-status", NULL), 0);
+  CU_ASSERT(e2e_str_is(o, "tasks.0.taskStatus", "Paused"));
+  CU_ASSERT(e2e_str_is(o, "tasks.0.expectedStage", "Paused"));
+  json_object_put(o);
+  /* Paused means paused: nothing is written any more. */
+  bool in_order;
+  int n1 = e2e_items("inc", "sync", &in_order);
+  e2e_sleep_ms(200);
+  CU_ASSERT_EQUAL(e2e_items("inc", "sync", &in_order), n1);
+
+  /* A second pause is refused by the supervisor with its stage code. */
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "pause-task", "inc", NULL), 1);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_STAGE);
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "in stage Paused"));
+  json_object_put(o);
+
+  /* The source is in use: operate-source stop names the task. */
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "stop", "-s", "mysql-01", NULL), 1);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_EXISTS);
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "used by task inc"));
+  json_object_put(o);
+
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "resume-task", "inc", NULL), 0);
+  CU_ASSERT(e2e_str_is(o, "op", "Resume"));
+  json_object_put(o);
+  CU_ASSERT(e2e_wait_stage("inc", "Running", 5));
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "query-status", NULL), 0);
+  CU_ASSERT(e2e_str_is(o, "tasks.0.expectedStage", "Running"));
+  json_object_put(o);
+  e2e_sleep_ms(200);
+  int n2 = e2e_items("inc", "sync", &in_order);
+  CU_ASSERT(n2 > n1);
+  CU_ASSERT(in_order);
+
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "pause-task", "nope", NULL), 1);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_NOT_FOUND);
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "task \"nope\" does not exist"));
+  json_object_put(o);
+  CU_ASSERT_EQUAL(e2e_stop(), 0);
+  e2e_teardown();
+}
+
+/* SIGTERM while a task runs: the daemon pauses it at a safe point and exits 0; the next start
+ * brings it back Running from its checkpoint and it finishes with every item exactly once. A task
+ * paused by the user comes back New and waits for resume-task. */
+static void test_restart_resumes(void) {
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  e2e_begin();
+  e2e_create_source();
+  e2e_task("task.cfg", "t1", "full", "mysql-01",
+           "dump = { items = 40; item-ms = 50; };\nload = { items = 5; item-ms = 10; };");
+  e2e_task("task2.cfg", "t2", "incremental", "mysql-01", "sync = { items = 0; item-ms = 10; };");
+  json_object *o = NULL;
+  CU_ASSERT_EQUAL_FATAL(e2e_dmctl(&o, "start-task", "task.cfg", NULL), 0);
+  json_object_put(o);
+  CU_ASSERT_EQUAL_FATAL(e2e_dmctl(&o, "start-task", "task2.cfg", NULL), 0);
+  json_object_put(o);
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "pause-task", "t2", NULL), 0);
+  json_object_put(o);
+  e2e_sleep_ms(500);
+  bool in_order;
+  int before = e2e_items("t1", "dump", &in_order);
+  CU_ASSERT(before > 0 && before < 40);
+
+  CU_ASSERT_EQUAL(e2e_stop(), 0);
+  int at_stop = e2e_items("t1", "dump", &in_order);
+  CU_ASSERT(at_stop < 40);
+  CU_ASSERT(in_order);
+
+  CU_ASSERT_FATAL(e2e_start());
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "query-status", NULL), 0);
+  CU_ASSERT(e2e_str_is(o, "worker.stage", "bound"));
+  CU_ASSERT(e2e_str_is(o, "worker.source", "mysql-01"));
+  json_object_put(o);
+  char *stage = e2e_stage("t1");
+  CU_ASSERT(stage && (strcmp(stage, "Running") == 0 || strcmp(stage, "Finished") == 0));
+  free(stage);
+  CU_ASSERT(e2e_wait_stage("t2", "New", 1));
+  CU_ASSERT(e2e_wait_stage("t1", "Finished", 30));
+  CU_ASSERT_EQUAL(e2e_items("t1", "dump", &in_order), 40);
+  CU_ASSERT(in_order); /* each item exactly once, in order */
+  CU_ASSERT_EQUAL(e2e_items("t1", "load", &in_order), 5);
+  CU_ASSERT(in_order);
+
+  /* The paused task starts again on resume-task, from its checkpoint. */
+  int t2_before = e2e_items("t2", "sync", &in_order);
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "resume-task", "t2", NULL), 0);
+  json_object_put(o);
+  CU_ASSERT(e2e_wait_stage("t2", "Running", 5));
+  e2e_sleep_ms(200);
+  CU_ASSERT(e2e_items("t2", "sync", &in_order) > t2_before);
+  CU_ASSERT(in_order);
+  CU_ASSERT_EQUAL(e2e_stop(), 0);
+  e2e_teardown();
+}
+
+/* The DM bug end to end: a relay bound to mysql-01 survives a restart as stage relay, and
+ * mysql-02 is refused. */
+static void test_relay_binding_survives_restart(void) {
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  e2e_begin();
+  e2e_create_source();
+  json_object *o = NULL;
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "start-relay", "-s", "mysql-01", NULL), 0);
+  CU_ASSERT(e2e_str_is(o, "worker.stage", "relay"));
+  json_object_put(o);
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "start-relay", "-s", "mysql-01", NULL), 1);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_EXISTS);
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "already runs"));
+  json_object_put(o);
+
+  CU_ASSERT_EQUAL(e2e_stop(), 0);
+  CU_ASSERT_FATAL(e2e_start());
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "show", NULL), 0);
+  CU_ASSERT(e2e_str_is(o, "worker.stage", "relay"));
+  CU_ASSERT(e2e_str_is(o, "worker.source", "mysql-01"));
+  CU_ASSERT(e2e_str_is(o, "sources.0.relayExpected", "Running"));
+  CU_ASSERT(e2e_str_is(o, "sources.0.relayStatus.stage", "Running"));
+  CU_ASSERT_PTR_NOT_NULL(e2e_get(o, "sources.0.relayStatus.relayBinlog"));
+  json_object_put(o);
+
+  e2e_source("source2.cfg", "mysql-02", false);
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "create", "source2.cfg", NULL), 1);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_EXISTS);
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "bound to source \"mysql-01\" with its relay running"));
+  json_object_put(o);
+
+  /* query-status of a task shows the relay beside the subtask. */
+  e2e_task("task.cfg", "inc", "incremental", "mysql-01", "sync = { items = 0; item-ms = 10; };");
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "start-task", "task.cfg", NULL), 0);
+  json_object_put(o);
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "query-status", "inc", NULL), 0);
+  CU_ASSERT(e2e_str_is(o, "sources.0.sourceStatus.relayStatus.stage", "Running"));
+  json_object_put(o);
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "stop-task", "inc", NULL), 0);
+  json_object_put(o);
+
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "stop-relay", "-s", "mysql-01", NULL), 0);
+  CU_ASSERT(e2e_str_is(o, "worker.stage", "bound"));
+  json_object_put(o);
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "show", NULL), 0);
+  CU_ASSERT(e2e_str_is(o, "sources.0.relayStatus.stage", "Stopped"));
+  json_object_put(o);
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "stop-relay", "-s", "mysql-01", NULL), 1);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_NOT_FOUND);
+  json_object_put(o);
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "stop", "-s", "mysql-01", NULL), 0);
+  CU_ASSERT(e2e_str_is(o, "worker.stage", "free"));
+  json_object_put(o);
+
+  /* After a restart the worker is free, and mysql-02 may bind. */
+  CU_ASSERT_EQUAL(e2e_stop(), 0);
+  CU_ASSERT_FATAL(e2e_start());
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "create", "source2.cfg", NULL), 0);
+  CU_ASSERT(e2e_str_is(o, "worker.source", "mysql-02"));
+  json_object_put(o);
+  CU_ASSERT_EQUAL(e2e_stop(), 0);
+  e2e_teardown();
+}
+
+/* enable-relay in the source file starts the relay on create (bound -> relay). */
+static void test_enable_relay(void) {
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  e2e_source("source.cfg", "mysql-01", true);
+  CU_ASSERT_FATAL(e2e_start());
+  json_object *o = NULL;
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "create", "source.cfg", NULL), 0);
+  CU_ASSERT(e2e_str_is(o, "worker.stage", "relay"));
+  json_object_put(o);
+  /* operate-source stop goes relay -> bound -> free, stopping the relay on the way. */
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "stop", "-s", "mysql-01", NULL), 0);
+  CU_ASSERT(e2e_str_is(o, "worker.stage", "free"));
+  json_object_put(o);
+  CU_ASSERT_EQUAL(e2e_stop(), 0);
+  e2e_teardown();
+}
+
+static void test_swap_unit(void) {
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  e2e_begin();
+  e2e_create_source();
+  /* a dump that never finishes, so that it is the running unit throughout */
+  e2e_task("task.cfg", "t1", "full", "mysql-01", "dump = { items = 0; item-ms = 10; };");
+  json_object *o = NULL;
+  CU_ASSERT_EQUAL_FATAL(e2e_dmctl(&o, "start-task", "task.cfg", NULL), 0);
+  json_object_put(o);
+
+  /* A build of another ABI major: refused with the loader's code, the old build keeps running. */
+  CU_ASSERT_EQUAL(
+      e2e_dmctl(&o, "swap-unit", "t1", "--unit", "dump", "--path", FAKE_DUMP_ABI2, NULL), 1);
+  CU_ASSERT_FALSE(e2e_bool(o, "result"));
+  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_SWAP);
+  CU_ASSERT(e2e_str_is(o, "error.rawCause", "code 12004")); /* DM_ERR_UNIT_ABI_MAJOR */
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), FAKE_DUMP_ABI2));
+  CU_ASSERT_EQUAL(e2e_int(o, "sources.0.error.code"), DM_ERR_SWAP);
+  json_object_put(o);
+  CU_ASSERT(e2e_wait_stage("t1", "Running", 1));
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "query-status", "t1", NULL), 0);
+  CU_ASSERT(e2e_str_is(o, "sources.0.subTaskStatus.0.unitVersion", "1"));
+  json_object_put(o);
+
+  /* A kind the mode does not run. */
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "swap-unit", "t1", "--unit", "sync", "--path", FAKE_SYNC_V2, NULL),
+                  1);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_NO_SUCH_UNIT);
+  json_object_put(o);
+
+  /* A good build: swapped at a safe point, and kept across a restart (state.json unitPaths). */
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "swap-unit", "t1", "--unit", "dump", "--path", FAKE_DUMP_V2, NULL),
+                  0);
+  json_object_put(o);
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "query-status", "t1", NULL), 0);
+  CU_ASSERT(e2e_str_is(o, "sources.0.subTaskStatus.0.unitVersion", "2"));
+  CU_ASSERT(e2e_str_is(o, "sources.0.subTaskStatus.0.stage", "Running"));
+  json_object_put(o);
+  CU_ASSERT_EQUAL(e2e_stop(), 0);
+  CU_ASSERT_FATAL(e2e_start());
+  CU_ASSERT(e2e_wait_stage("t1", "Running", 5));
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "query-status", "t1", NULL), 0);
+  CU_ASSERT(e2e_str_is(o, "sources.0.subTaskStatus.0.unitVersion", "2"));
+  json_object_put(o);
+  e2e_sleep_ms(100);
+  bool in_order;
+  CU_ASSERT(e2e_items("t1", "dump", &in_order) > 0);
+  CU_ASSERT(in_order); /* neither the swap nor the restart lost or doubled an item */
+  CU_ASSERT_EQUAL(e2e_stop(), 0);
+  e2e_teardown();
+}
+
+static void e2e_expect_request_error(json_object *o, const char *needle) {
+  CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+  CU_ASSERT_FALSE(e2e_bool(o, "result"));
+  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_CONTROL_REQUEST);
+  CU_ASSERT(e2e_str_is(o, "error.class", "control"));
+  CU_ASSERT(e2e_str_is(o, "error.level", "low"));
+  CU_ASSERT(e2e_contains(e2e_str(o, "error.workaround"), "dmctl help"));
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), needle));
+  json_object_put(o);
+}
+
+static void test_bad_requests(void) {
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  e2e_begin();
+  json_object *o = NULL;
+  /* dmctl refuses what it cannot parse, in the same shape */
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "frobnicate", NULL), 1);
+  e2e_expect_request_error(o, "unknown command \"frobnicate\"");
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "pause-task", NULL), 1);
+  e2e_expect_request_error(o, "pause-task: missing argument");
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "start-relay", NULL), 1);
+  e2e_expect_request_error(o, "-s SOURCE is required");
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "destroy", NULL), 1);
+  e2e_expect_request_error(o, "\"destroy\" is not create, show or stop");
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "swap-unit", "t", "--unit", "sync", NULL), 1);
+  e2e_expect_request_error(o, "--path NEW.so are required");
+
+  /* the daemon refuses bad requests on the socket */
+  e2e_expect_request_error(e2e_raw("this is not json"), "not valid JSON");
+  e2e_expect_request_error(e2e_raw("{\"cmd\": \"frobnicate\"}"), "unknown command \"frobnicate\"");
+  e2e_expect_request_error(e2e_raw("[1, 2]"), "not a JSON object");
+  e2e_expect_request_error(e2e_raw("{\"args\": {}}"), "no \"cmd\" string");
+  e2e_expect_request_error(e2e_raw("{\"cmd\": \"pause-task\"}"), "argument \"name\" is missing");
+  e2e_expect_request_error(e2e_raw("{\"cmd\": \"pause-task\", \"args\": {\"name\": 7}}"),
+                           "must be a non-empty string");
+  e2e_expect_request_error(
+      e2e_raw("{\"cmd\": \"pause-task\", \"args\": {\"name\": \"t\", \"force\": true}}"),
+      "unknown argument \"force\"");
+  e2e_expect_request_error(e2e_raw("{\"cmd\": \"start-task\", \"args\": {\"path\": \"t.cfg\"}}"),
+                           "must be an absolute path");
+  e2e_expect_request_error(
+      e2e_raw("{\"cmd\": \"swap-unit\", \"args\": {\"name\": \"t\", \"unit\": \"relay\", "
+              "\"path\": \"/x.so\"}}"),
+      "is not one of dump, load, sync");
+
+  /* help lists the protocol's commands */
+  o = e2e_raw("{\"cmd\": \"help\"}");
+  CU_ASSERT(e2e_bool(o, "result"));
+  CU_ASSERT(json_object_array_length(e2e_get(o, "commands")) >= 10);
+  json_object_put(o);
+
+  /* a config error reaches the user with the config's code and file */
+  e2e_write("broken.cfg", "name = ;\n");
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "start-task", "broken.cfg", NULL), 1);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_CONFIG_PARSE);
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "broken.cfg"));
+  json_object_put(o);
+
+  /* dmctl help works without a daemon */
+  CU_ASSERT_EQUAL(e2e_stop(), 0);
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "help", NULL), 0);
+  CU_ASSERT(e2e_str_is(o, "commands.0.cmd", "operate-source"));
+  json_object_put(o);
+  /* and without a daemon every other command says so */
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "query-status", NULL), 1);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_CONTROL);
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "dmhost.sock"));
+  json_object_put(o);
+  e2e_teardown();
+}
+
+/* Several requests on one connection, newline-delimited, answered in order. */
+static void test_pipelined_requests(void) {
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  e2e_begin();
+  char sock[400];
+  snprintf(sock, sizeof sock, "%s/dmhost.sock", e2e_state);
+  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  CU_ASSERT_FATAL(fd >= 0);
+  struct sockaddr_un addr = {.sun_family = AF_UNIX};
+  dm_strlcpy(addr.sun_path, sock, sizeof addr.sun_path);
+  CU_ASSERT_EQUAL_FATAL(connect(fd, (struct sockaddr *)&addr, sizeof addr), 0);
+  const char *reqs = "{\"cmd\": \"query-status\"}\n\n{\"cmd\": \"operate-source\", \"args\": "
+                     "{\"op\": \"show\"}}\r\n{\"cmd\": \"nope\"}"; /* the last without a newline */
+  CU_ASSERT_EQUAL(write(fd, reqs, strlen(reqs)), (ssize_t)strlen(reqs));
+  shutdown(fd, SHUT_WR);
+  char buf[16384];
+  size_t n = 0;
+  ssize_t r;
+  while (n < sizeof buf - 1 && (r = read(fd, buf + n, sizeof buf - 1 - n)) > 0)
+    n += (size_t)r;
+  buf[n] = '\0';
+  close(fd);
+  char *save = NULL;
+  char *l1 = strtok_r(buf, "\n", &save), *l2 = strtok_r(NULL, "\n", &save),
+       *l3 = strtok_r(NULL, "\n", &save);
+  CU_ASSERT_PTR_NULL(strtok_r(NULL, "\n", &save)); /* three answers, the blank line none */
+  json_object *o1 = l1 ? json_tokener_parse(l1) : NULL, *o2 = l2 ? json_tokener_parse(l2) : NULL,
+              *o3 = l3 ? json_tokener_parse(l3) : NULL;
+  CU_ASSERT_PTR_NOT_NULL(e2e_get(o1, "tasks"));
+  CU_ASSERT_PTR_NOT_NULL(e2e_get(o2, "sources"));
+  CU_ASSERT_PTR_NULL(e2e_get(o2, "tasks"));
+  CU_ASSERT_EQUAL(e2e_int(o3, "error.code"), DM_ERR_CONTROL_REQUEST);
+  json_object_put(o1);
+  json_object_put(o2);
+  json_object_put(o3);
+  CU_ASSERT_EQUAL(e2e_stop(), 0);
+  e2e_teardown();
+}
+
+/* A damaged state.json keeps the daemon from starting, naming the file and the code. */
+static void test_corrupt_state(void) {
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  CU_ASSERT_EQUAL_FATAL(mkdir(e2e_state, 0700), 0);
+  char path[512];
+  snprintf(path, sizeof path, "%s/state.json", e2e_state);
+  FILE *f = fopen(path, "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fputs("{\"version\": 1, \"worker\": ", f);
+  fclose(f);
+  CU_ASSERT_FALSE(e2e_start_ex(true));
+  char log[512];
+  snprintf(log, sizeof log, "%s/serve.log", e2e_dir);
+  char *text = e2e_read_file(log);
+  CU_ASSERT(e2e_contains(text, "code 14005"));
+  CU_ASSERT(e2e_contains(text, path));
+  CU_ASSERT(e2e_contains(text, "is not valid JSON"));
+  free(text);
+  e2e_teardown();
+}
+
+int main(void) {
+  signal(SIGPIPE, SIG_IGN);
+  if (CU_initialize_registry() != CUE_SUCCESS)
+    return 1;
+  CU_pSuite s = CU_add_suite("control e2e", NULL, NULL);
+  CU_add_test(s, "operate-source create/show/stop", test_operate_source);
+  CU_add_test(s, "start-task runs to Finished", test_task_runs_to_finish);
+  CU_add_test(s, "pause-task / resume-task", test_pause_resume);
+  CU_add_test(s, "SIGTERM and restart resume the task", test_restart_resumes);
+  CU_add_test(s, "relay binding survives a restart (DM bug)", test_relay_binding_survives_restart);
+  CU_add_test(s, "enable-relay", test_enable_relay);
+  CU_add_test(s, "swap-unit", test_swap_unit);
+  CU_add_test(s, "bad requests", test_bad_requests);
+  CU_add_test(s, "pipelined requests", test_pipelined_requests);
+  CU_add_test(s, "corrupt state.json", test_corrupt_state);
+  CU_basic_set_mode(CU_BRM_VERBOSE);
+  CU_basic_run_tests();
+  unsigned failed = CU_get_number_of_failures();
+  CU_cleanup_registry();
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,66 @@
+#!/bin/bash
+# The SDK as a unit author gets it: install the build to a scratch prefix, build the reference unit
+# out of tree twice (find_package and the pkg-config one-liner), check that each exports
+# dm_unit_entry and nothing else, and load each through the host's loader.
+#
+# run.sh <build dir> <source dir> <check_unit> <work dir> <cmake> <cc> <pkg-config>
+set -euo pipefail
+
+build_dir=$1 source_dir=$2 check_unit=$3 work=$4 cmake=$5 cc=$6 pkg_config=$7
+unit_src=$source_dir/examples/reference-unit
+
+step() { printf '\n== %s\n' "$*"; }
+fail() { printf 'sdk_install: FAILED: %s\n' "$*" >&2; exit 1; }
+
+rm -rf "$work"
+mkdir -p "$work"
+prefix=$work/prefix
+
+step "install the build to $prefix"
+"$cmake" --install "$build_dir" --prefix "$prefix"
+for f in include/dmhost/dmhost.h include/dmhost/unit.h lib/libdmhost-sdk.a \
+  lib/pkgconfig/dmhost-sdk.pc lib/cmake/dmhost-sdk/dmhost-sdk-config.cmake \
+  lib/cmake/dmhost-sdk/dmhost-sdk-targets.cmake; do
+  [[ -f $prefix/$f ]] || fail "cmake --install did not install $f"
+done
+
+step "build $unit_src with find_package(dmhost-sdk)"
+"$cmake" -S "$unit_src" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS=-Werror
+"$cmake" --build "$work/cmake-build"
+cmake_unit=$work/cmake-build/reference-counter.so
+
+step "build $unit_src with pkg-config"
+mkdir -p "$work/pc-build"
+pc_unit=$work/pc-build/reference-counter.so
+export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+# Sources before --libs: the SDK is a static archive, searched only for what is undefined so far.
+set -x
+"$cc" -shared -fPIC -fvisibility=hidden -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror \
+  $("$pkg_config" --cflags dmhost-sdk) "$unit_src/reference_counter.c" -o "$pc_unit" \
+  $("$pkg_config" --libs dmhost-sdk) -Wl,-z,defs
+set +x
+
+for so in "$cmake_unit" "$pc_unit"; do
+  step "exports of $so"
+  exports=$(nm -D --defined-only "$so" | awk '{print $NF}' | sort)
+  printf '%s\n' "$exports"
+  [[ $exports == dm_unit_entry ]] || fail "$so must export exactly dm_unit_entry"
+done
+
+for so in "$cmake_unit" "$pc_unit"; do
+  step "load $so through the host's loader and run it on a fake host"
+  run_dir=$work/run-$(basename "$(dirname "$so")")
+  mkdir -p "$run_dir"
+  out=$("$check_unit" "$so" --run "$run_dir")
+  printf '%s\n' "$out"
+  grep -qx 'name=reference-counter version=1.0.0 abi=1.0 kind=dump' <<<"$out" ||
+    fail "unexpected identity from $so"
+done
+
+# ---------------------------------------------------------------------------------------------
+# DMHOST RUN: the lead adds a step here that runs "$cmake_unit" through `dmhost run` (the host
+# binary is "$build_dir/host/dmhost" once it exists) and checks numbers.txt / checkpoint.
+# ---------------------------------------------------------------------------------------------
+
+step "sdk_install: ok"
