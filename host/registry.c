@@ -987,7 +987,26 @@ int dmh_registry_task_start(dmh_registry *r, const char *path, json_object *resp
     t->next = r->tasks;
     r->tasks = t;
   }
+  /* Sources of the task bound elsewhere: their subtasks belong to another worker. */
+  char skipped[512] = "";
+  size_t ns = 0;
+  for (int i = 0; rc == 0 && i < orig->n_instances && ns < sizeof skipped; i++) {
+    bool here = false;
+    for (int j = 0; j < t->n_subs && !here; j++)
+      here = strcmp(t->subs[j].source_id, orig->instances[i].source_id) == 0;
+    if (!here)
+      ns += (size_t)snprintf(skipped + ns, sizeof skipped - ns, "%s%s", ns ? ", " : "",
+                             orig->instances[i].source_id);
+  }
   pthread_mutex_unlock(&r->lock);
+  if (skipped[0]) {
+    char msg[700];
+    snprintf(msg, sizeof msg,
+             "source(s) %s of the task are not bound to this worker: their subtasks are not "
+             "created here",
+             skipped);
+    json_object_object_add(resp, "msg", json_object_new_string(msg));
+  }
   if (rc < 0) {
     pthread_mutex_unlock(&t->cmd_lock);
     reg_task_unref(r, t);

@@ -58,9 +58,49 @@ for so in "$cmake_unit" "$pc_unit"; do
     fail "unexpected identity from $so"
 done
 
-# ---------------------------------------------------------------------------------------------
-# DMHOST RUN: the lead adds a step here that runs "$cmake_unit" through `dmhost run` (the host
-# binary is "$build_dir/host/dmhost" once it exists) and checks numbers.txt / checkpoint.
-# ---------------------------------------------------------------------------------------------
+step "run $cmake_unit through dmhost run"
+dmhost=$build_dir/host/dmhost
+host_dir=$work/host-run
+mkdir -p "$host_dir"
+cat >"$host_dir/source.cfg" <<CFG
+source-id = "ref-src";
+from = { host = "127.0.0.1"; port = 1; user = "root"; password = ""; };
+CFG
+write_task() { # count batch
+  cat >"$host_dir/task.cfg" <<CFG
+name = "ref";
+task-mode = "dump";
+target-database = { host = "127.0.0.1"; port = 2; user = "root"; password = ""; };
+mysql-instances = ( { source-id = "ref-src"; } );
+unit-paths = { dump = "$cmake_unit"; };
+dump = { count = $1; batch = $2; };
+CFG
+}
+numbers=$host_dir/work/tasks/ref/ref-src/dump/numbers.txt
+write_task 20000 10
+"$dmhost" run --source "$host_dir/source.cfg" --task "$host_dir/task.cfg" \
+  --work-dir "$host_dir/work" --quiet || fail "dmhost run of the reference unit failed"
+cmp -s "$numbers" <(seq 1 20000) || fail "numbers.txt is not exactly 1..20000"
+# finished units are not run again: is_fresh_task says so and process returns at once
+"$dmhost" run --source "$host_dir/source.cfg" --task "$host_dir/task.cfg" \
+  --work-dir "$host_dir/work" --quiet || fail "second dmhost run failed"
+cmp -s "$numbers" <(seq 1 20000) || fail "a second run changed numbers.txt"
+
+step "SIGTERM pauses dmhost run at a safe point; the next run continues from the checkpoint"
+rm -rf "$host_dir/work"
+write_task 3000000 500
+"$dmhost" run --source "$host_dir/source.cfg" --task "$host_dir/task.cfg" \
+  --work-dir "$host_dir/work" --quiet &
+pid=$!
+for _ in $(seq 1 100); do [[ -s $numbers ]] && break; sleep 0.05; done
+sleep 0.3
+kill -TERM "$pid"
+wait "$pid" || fail "dmhost run did not exit 0 after SIGTERM"
+done_at=$(cat "$host_dir/work/tasks/ref/ref-src/dump/checkpoint")
+echo "paused after $done_at numbers"
+(( done_at > 0 && done_at < 3000000 )) || fail "SIGTERM did not stop mid-run (checkpoint $done_at)"
+"$dmhost" run --source "$host_dir/source.cfg" --task "$host_dir/task.cfg" \
+  --work-dir "$host_dir/work" --quiet || fail "the resumed dmhost run failed"
+cmp -s "$numbers" <(seq 1 3000000) || fail "numbers.txt is not exactly 1..3000000 after resume"
 
 step "sdk_install: ok"
