@@ -105,13 +105,13 @@ typedef struct dmh_task_instance {
 
 /* Timing of the subtask supervisor (the `supervisor` group of the task file; all optional). */
 typedef struct dmh_supervisor_config {
-  uint32_t init_timeout_ms;           /* init-timeout (s), default 30 */
-  uint32_t stop_timeout_ms;           /* stop-timeout (s): wait for a unit to return, default 10 */
-  uint32_t relay_catchup_timeout_ms;  /* relay-catchup-timeout (s), default 30 */
-  uint32_t relay_catchup_poll_ms;     /* relay-catchup-poll (ms), default 200 */
-  bool auto_resume;                   /* auto-resume.enable, default true */
-  uint32_t auto_resume_initial_ms;    /* auto-resume.backoff-initial (s), default 1 */
-  uint32_t auto_resume_max_ms;        /* auto-resume.backoff-max (s), default 300 */
+  uint32_t init_timeout_ms;          /* init-timeout (s), default 30 */
+  uint32_t stop_timeout_ms;          /* stop-timeout (s): wait for a unit to return, default 10 */
+  uint32_t relay_catchup_timeout_ms; /* relay-catchup-timeout (s), default 30 */
+  uint32_t relay_catchup_poll_ms;    /* relay-catchup-poll (ms), default 200 */
+  bool auto_resume;                  /* auto-resume.enable, default true */
+  uint32_t auto_resume_initial_ms;   /* auto-resume.backoff-initial (s), default 1 */
+  uint32_t auto_resume_max_ms;       /* auto-resume.backoff-max (s), default 300 */
 } dmh_supervisor_config;
 
 typedef struct dmh_source_config {
@@ -119,7 +119,7 @@ typedef struct dmh_source_config {
   char *source_id; /* source-id (required) */
   bool enable_gtid;
   bool enable_relay;
-  char *relay_dir;   /* relay-dir; default "relay-dir" next to the state */
+  char *relay_dir;    /* relay-dir; default "relay" beside the source file, absolute */
   uint32_t server_id; /* server-id used when pulling the binlog; default derived from source-id */
   dmh_db_config from; /* from (required) */
   char *unit_paths[DMH_KIND_COUNT]; /* unit-paths: only relay is allowed here; NULL = default */

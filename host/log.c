@@ -10,8 +10,12 @@
 
 static atomic_int log_level = DM_LOG_INFO;
 
-void dmh_log_set_level(dm_log_level level) { atomic_store(&log_level, (int)level); }
-dm_log_level dmh_log_get_level(void) { return (dm_log_level)atomic_load(&log_level); }
+void dmh_log_set_level(dm_log_level level) {
+  atomic_store(&log_level, (int)level);
+}
+dm_log_level dmh_log_get_level(void) {
+  return (dm_log_level)atomic_load(&log_level);
+}
 
 static const char *log_level_name(dm_log_level l) {
   static const char *const names[] = {"DEBUG", "INFO", "WARN", "ERROR"};
@@ -23,10 +27,10 @@ static size_t log_prefix(char *buf, size_t len, dm_log_level level, const char *
   clock_gettime(CLOCK_REALTIME, &ts);
   struct tm tm;
   gmtime_r(&ts.tv_sec, &tm);
-  int n = snprintf(buf, len, "[%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ] [%s]%s%s%s ", tm.tm_year + 1900,
-                   tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                   ts.tv_nsec / 1000000, log_level_name(level), scope ? " [" : "",
-                   scope ? scope : "", scope ? "]" : "");
+  int n =
+      snprintf(buf, len, "[%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ] [%s]%s%s%s ", tm.tm_year + 1900,
+               tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000,
+               log_level_name(level), scope ? " [" : "", scope ? scope : "", scope ? "]" : "");
   return n < 0 ? 0 : ((size_t)n < len ? (size_t)n : len - 1);
 }
 

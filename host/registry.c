@@ -160,6 +160,16 @@ static reg_task *reg_find_task_locked(dmh_registry *r, const char *name) {
   return NULL;
 }
 
+/* At the end: the list (and state.json) keeps the order in which tasks were started. */
+static void reg_link_task_locked(dmh_registry *r, reg_task *t) {
+  reg_task **pp = &r->tasks;
+  while (*pp)
+    pp = &(*pp)->next;
+  t->next = NULL;
+  *pp = t;
+  t->linked = true;
+}
+
 static void reg_unlink_task_locked(dmh_registry *r, reg_task *t) {
   for (reg_task **pp = &r->tasks; *pp; pp = &(*pp)->next) {
     if (*pp == t) {
@@ -310,8 +320,8 @@ static reg_task *reg_task_new(const char *name, const char *file_rel) {
   return t;
 }
 
-/* Subs for the instances of t->cfg whose source is bound (all of them with `all`, for restore, so
- * that a missing source shows as an error). Under `lock`. Returns the count, -1 when out of
+/* Subs for the instances of t->cfg whose source is bound (all of them with `all`, so that a
+ * missing source shows as an error). Under `lock`. Returns the count, -1 when out of
  * memory. */
 static int reg_make_subs_locked(dmh_registry *r, reg_task *t, const dmh_task_config *cfg,
                                 bool all) {
@@ -405,8 +415,7 @@ static void reg_restore_task(dmh_registry *r, const dmh_state_task *ts) {
   for (int k = 0; k < DMH_KIND_COUNT; k++)
     t->unit_paths[k] = reg_strdup(ts->unit_paths[k]);
   t->linked = true;
-  t->next = r->tasks;
-  r->tasks = t;
+  reg_link_task_locked(r, t);
 
   char *path = dmh_state_path(r->state_dir, ts->file);
   dm_error err;
@@ -423,7 +432,15 @@ static void reg_restore_task(dmh_registry *r, const dmh_state_task *ts) {
     return;
   }
   free(path);
-  if (reg_make_subs_locked(r, t, t->cfg, true) < 0) {
+  int n = reg_make_subs_locked(r, t, t->cfg, false);
+  if (n == 0) {
+    /* None of its sources is bound (a state edited by hand): keep them all, each with its
+     * error, so that query-status says why nothing runs. */
+    free(t->subs);
+    t->subs = NULL;
+    n = reg_make_subs_locked(r, t, t->cfg, true);
+  }
+  if (n < 0) {
     dmh_log(DM_LOG_ERROR, "registry", "out of memory restoring task %s", ts->name);
     return;
   }
@@ -508,11 +525,8 @@ int dmh_registry_open(const dmh_registry_opts *opts, dmh_registry **out, dm_erro
   return 0;
 }
 
-void dmh_registry_shutdown(dmh_registry *r) {
-  if (!r)
-    return;
-  /* Pause what runs, so the units save their checkpoints at a safe point; the expected stages in
-   * state.json are left as they are. */
+/* Pin every task (in list order). */
+static reg_task **reg_all_tasks(dmh_registry *r, int *n_out) {
   pthread_mutex_lock(&r->lock);
   int n = 0;
   for (reg_task *t = r->tasks; t; t = t->next)
@@ -524,6 +538,17 @@ void dmh_registry_shutdown(dmh_registry *r) {
     all[n++] = t;
   }
   pthread_mutex_unlock(&r->lock);
+  *n_out = n;
+  return all;
+}
+
+void dmh_registry_shutdown(dmh_registry *r) {
+  if (!r)
+    return;
+  /* Pause what runs, so the units save their checkpoints at a safe point; the expected stages in
+   * state.json are left as they are. */
+  int n;
+  reg_task **all = reg_all_tasks(r, &n);
   for (int i = 0; i < n; i++) {
     reg_task *t = all[i];
     pthread_mutex_lock(&t->cmd_lock);
@@ -984,8 +1009,7 @@ int dmh_registry_task_start(dmh_registry *r, const char *path, json_object *resp
   } else {
     rc = 0;
     t->linked = true; /* the name is taken from here on */
-    t->next = r->tasks;
-    r->tasks = t;
+    reg_link_task_locked(r, t);
   }
   /* Sources of the task bound elsewhere: their subtasks belong to another worker. */
   char skipped[512] = "";
@@ -1345,31 +1369,13 @@ static const char *reg_task_status(json_object **subs, int n, const char *name, 
   return buf;
 }
 
-/* Pin every task (in list order). */
-static reg_task **reg_all_tasks(dmh_registry *r, int *n_out) {
-  pthread_mutex_lock(&r->lock);
-  int n = 0;
-  for (reg_task *t = r->tasks; t; t = t->next)
-    n++;
-  reg_task **all = calloc((size_t)(n ? n : 1), sizeof *all);
-  n = 0;
-  for (reg_task *t = r->tasks; t && all; t = t->next) {
-    t->refs++;
-    all[n++] = t;
-  }
-  pthread_mutex_unlock(&r->lock);
-  *n_out = n;
-  return all;
-}
-
 static int reg_status_list(dmh_registry *r, json_object *resp, dm_error *err) {
   int n;
   reg_task **all = reg_all_tasks(r, &n);
   if (!all)
     return reg_oom(err, "listing the tasks");
   json_object *tasks = json_object_new_array();
-  /* The list holds newest first; show them in the order they were started. */
-  for (int i = n - 1; i >= 0; i--) {
+  for (int i = 0; i < n; i++) {
     reg_task *t = all[i];
     json_object *o = json_object_new_object();
     json_object_object_add(o, "taskName", json_object_new_string(t->name));

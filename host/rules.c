@@ -45,8 +45,7 @@ static int rules_compile(rules_name *n, const char *s, dm_error *err) {
     char msg[256];
     regerror(rc, &n->re, msg, sizeof msg);
     n->exact = ""; /* nothing compiled: free must not regfree it */
-    dm_error_set(err, DM_ERR_CONFIG_INVALID, msg, "block-allow-list: bad regular expression %s",
-                 s);
+    dm_error_set(err, DM_ERR_CONFIG_INVALID, msg, "block-allow-list: bad regular expression %s", s);
     return -1;
   }
   return 0;
@@ -172,7 +171,8 @@ bool dmh_rules_table_allowed(const dmh_rules *r, const char *schema, const char 
   /* schema level */
   if (r->n_do_dbs > 0 && !rules_any_db(r->do_dbs, r->n_do_dbs, schema) && !in_do_tables)
     return false;
-  if (r->n_do_dbs == 0 && r->n_ignore_dbs > 0 && rules_any_db(r->ignore_dbs, r->n_ignore_dbs, schema))
+  if (r->n_do_dbs == 0 && r->n_ignore_dbs > 0 &&
+      rules_any_db(r->ignore_dbs, r->n_ignore_dbs, schema))
     return false;
   /* table level; do-tables restrict the schemas they name, do-dbs let the rest of theirs in */
   if (r->n_do_tables > 0) {

@@ -16,14 +16,15 @@
 #include "supervisor.h"
 
 static void run_usage(FILE *out) {
-  fprintf(out,
-          "usage: dmhost run --source SOURCE.cfg --task TASK.cfg [options]\n"
-          "  --work-dir DIR     where units keep dump files and checkpoints (default ./dmhost-work)\n"
-          "  --plugin-dir DIR   where the default unit builds are (default: installed folder)\n"
-          "  --log-level L      debug, info, warn or error (default info)\n"
-          "  --quiet            no progress output\n"
-          "Runs until a task that can finish has finished (exit 0). SIGINT/SIGTERM pause the\n"
-          "task at a safe point, keep its checkpoints and exit 0; run again to continue.\n");
+  fprintf(
+      out,
+      "usage: dmhost run --source SOURCE.cfg --task TASK.cfg [options]\n"
+      "  --work-dir DIR     where units keep dump files and checkpoints (default ./dmhost-work)\n"
+      "  --plugin-dir DIR   where the default unit builds are (default: installed folder)\n"
+      "  --log-level L      debug, info, warn or error (default info)\n"
+      "  --quiet            no progress output\n"
+      "Runs until a task that can finish has finished (exit 0). SIGINT/SIGTERM pause the\n"
+      "task at a safe point, keep its checkpoints and exit 0; run again to continue.\n");
 }
 
 static void run_print_error(const dm_error *e) {
@@ -67,8 +68,8 @@ static void run_progress_line(dmh_subtask *st, char *line, size_t len) {
                (long long)json_object_get_int64(done), json_object_get_string(what),
                json_object_get_double(rate), json_object_get_string(what));
   } else {
-    bool waiting = json_object_object_get_ex(o, "waitingRelayCatchUp", &v) &&
-                   json_object_get_boolean(v);
+    bool waiting =
+        json_object_object_get_ex(o, "waitingRelayCatchUp", &v) && json_object_get_boolean(v);
     snprintf(line, len, "[%s %s]%s", unit, stage, waiting ? " waiting for the relay" : "");
   }
   json_object_put(o);
@@ -100,10 +101,14 @@ static bool run_auto_resume_pending(dmh_subtask *st) {
 
 int dmh_run_main(int argc, char **argv) {
   static const struct option longopts[] = {
-      {"source", required_argument, NULL, 's'},  {"task", required_argument, NULL, 't'},
-      {"work-dir", required_argument, NULL, 'w'}, {"plugin-dir", required_argument, NULL, 'p'},
-      {"log-level", required_argument, NULL, 'l'}, {"quiet", no_argument, NULL, 'q'},
-      {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+      {"source", required_argument, NULL, 's'},
+      {"task", required_argument, NULL, 't'},
+      {"work-dir", required_argument, NULL, 'w'},
+      {"plugin-dir", required_argument, NULL, 'p'},
+      {"log-level", required_argument, NULL, 'l'},
+      {"quiet", no_argument, NULL, 'q'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
   };
   const char *source_path = NULL, *task_path = NULL, *work = "dmhost-work", *plugin_dir = NULL;
   bool quiet = false;
@@ -232,13 +237,13 @@ int dmh_run_main(int argc, char **argv) {
       rc = 0;
       break;
     }
-    if ((stage == DMH_STAGE_PAUSED && !run_auto_resume_pending(st)) ||
-        stage == DMH_STAGE_STOPPED) {
+    if ((stage == DMH_STAGE_PAUSED && !run_auto_resume_pending(st)) || stage == DMH_STAGE_STOPPED) {
       if (tty && !quiet)
         fputc('\n', stderr);
       run_print_result(st);
-      fprintf(stderr, "dmhost: task %s is %s; fix the cause and run again to continue from its "
-                      "checkpoint\n",
+      fprintf(stderr,
+              "dmhost: task %s is %s; fix the cause and run again to continue from its "
+              "checkpoint\n",
               task->name, dmh_stage_name(stage));
       rc = 1;
       break;

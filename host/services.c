@@ -34,15 +34,33 @@ int dmh_mkdir_p(const char *path) {
 }
 
 /* ---- identity ---- */
-static const char *svc_task_name(dm_ctx *c) { return c->task_name ? c->task_name : ""; }
-static const char *svc_source_id(dm_ctx *c) { return c->source_id ? c->source_id : ""; }
-static const char *svc_task_mode(dm_ctx *c) { return c->task_mode ? c->task_mode : ""; }
-static const char *svc_meta_schema(dm_ctx *c) { return c->meta_schema ? c->meta_schema : ""; }
-static const char *svc_work_dir(dm_ctx *c) { return c->work_dir; }
-static const char *svc_relay_dir(dm_ctx *c) { return c->relay_dir; }
-static const dm_db_endpoint *svc_source_db(dm_ctx *c) { return c->source_db; }
-static const dm_db_endpoint *svc_target_db(dm_ctx *c) { return c->target_db; }
-static bool svc_gtid_enabled(dm_ctx *c) { return c->gtid_enabled; }
+static const char *svc_task_name(dm_ctx *c) {
+  return c->task_name ? c->task_name : "";
+}
+static const char *svc_source_id(dm_ctx *c) {
+  return c->source_id ? c->source_id : "";
+}
+static const char *svc_task_mode(dm_ctx *c) {
+  return c->task_mode ? c->task_mode : "";
+}
+static const char *svc_meta_schema(dm_ctx *c) {
+  return c->meta_schema ? c->meta_schema : "";
+}
+static const char *svc_work_dir(dm_ctx *c) {
+  return c->work_dir;
+}
+static const char *svc_relay_dir(dm_ctx *c) {
+  return c->relay_dir;
+}
+static const dm_db_endpoint *svc_source_db(dm_ctx *c) {
+  return c->source_db;
+}
+static const dm_db_endpoint *svc_target_db(dm_ctx *c) {
+  return c->target_db;
+}
+static bool svc_gtid_enabled(dm_ctx *c) {
+  return c->gtid_enabled;
+}
 
 /* ---- logging ---- */
 static void svc_log(dm_ctx *c, dm_log_level level, const char *msg, const dm_log_field *fields,
@@ -60,9 +78,15 @@ static void svc_logf(dm_ctx *c, dm_log_level level, const char *fmt, ...) {
 }
 
 /* ---- stop token ---- */
-static bool svc_stop_requested(dm_ctx *c) { return dmh_stop_token_fired(c->token); }
-static bool svc_wait_stop(dm_ctx *c, uint32_t ms) { return dmh_stop_token_wait(c->token, ms); }
-static int svc_stop_fd(dm_ctx *c) { return c->token->fd; }
+static bool svc_stop_requested(dm_ctx *c) {
+  return dmh_stop_token_fired(c->token);
+}
+static bool svc_wait_stop(dm_ctx *c, uint32_t ms) {
+  return dmh_stop_token_wait(c->token, ms);
+}
+static int svc_stop_fd(dm_ctx *c) {
+  return c->token->fd;
+}
 
 /* ---- errors ---- */
 static void svc_error_make(dm_ctx *c, dm_error *out, int32_t code, const char *raw_cause,
@@ -120,8 +144,8 @@ static config_setting_t *ctx_lookup(dm_ctx *c, const char *path) {
 
 static dm_cfg_result ctx_wrong_type(dm_ctx *c, config_setting_t *s, const char *path,
                                     const char *want) {
-  dmh_log(DM_LOG_ERROR, c->scope, "%s:%d: setting `%s` should be %s", c->cfg_file ? c->cfg_file : "?",
-          config_setting_source_line(s), path, want);
+  dmh_log(DM_LOG_ERROR, c->scope, "%s:%d: setting `%s` should be %s",
+          c->cfg_file ? c->cfg_file : "?", config_setting_source_line(s), path, want);
   return DM_CFG_WRONG_TYPE;
 }
 
@@ -240,7 +264,9 @@ static const dm_host_services services = {
     .meta_position = svc_meta_position,
 };
 
-const dm_host_services *dmh_host_services(void) { return &services; }
+const dm_host_services *dmh_host_services(void) {
+  return &services;
+}
 
 dm_ctx *dmh_ctx_new(const char *work_dir, dm_error *err) {
   if (dmh_mkdir_p(work_dir) < 0) {

@@ -6,7 +6,9 @@
 
 #include "dmhost/sdk.h"
 
-static dmh_status *status_of(dm_status_sink *sink) { return (dmh_status *)sink->host_data; }
+static dmh_status *status_of(dm_status_sink *sink) {
+  return (dmh_status *)sink->host_data;
+}
 
 static void status_put_str(dm_status_sink *sink, const char *key, const char *value) {
   json_object_object_add(status_of(sink)->obj, key, json_object_new_string(value ? value : ""));

@@ -32,7 +32,9 @@ void dmh_stop_token_reset(dmh_stop_token *t) {
   atomic_store(&t->fired, false);
 }
 
-bool dmh_stop_token_fired(dmh_stop_token *t) { return atomic_load(&t->fired); }
+bool dmh_stop_token_fired(dmh_stop_token *t) {
+  return atomic_load(&t->fired);
+}
 
 static int64_t token_now_ms(void) {
   struct timespec ts;

@@ -1,8 +1,8 @@
 /*
  * The stop token of one subtask run: an atomic flag for cheap polling plus an eventfd that becomes
  * readable when it fires, so a unit blocked in poll() on its sockets wakes as well. Fired by
- * commands (pause, stop, kill, swap); reset only by the supervisor while no runner thread exists, so
- * a command can never be lost between a reset and the unit's first poll.
+ * commands (pause, stop, kill, swap); reset only by the supervisor while no runner thread exists,
+ * so a command can never be lost between a reset and the unit's first poll.
  */
 #ifndef DMH_STOP_TOKEN_H
 #define DMH_STOP_TOKEN_H

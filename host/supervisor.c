@@ -67,20 +67,35 @@ static const char *sup_unit_display(dm_unit_kind k) {
 static void sup_stage_error(dmh_subtask *st, dm_error *err, const char *cmd, dmh_stage stage,
                             const char *accepted) {
   dm_error_set(err, DM_ERR_STAGE, NULL, "cannot %s task %s (source %s) in stage %s: %s", cmd,
-               st->name, st->source ? st->source->source_id : "?", dmh_stage_name(stage),
-               accepted);
+               st->name, st->source ? st->source->source_id : "?", dmh_stage_name(stage), accepted);
 }
 
 /* ---- creation ---- */
 
+/*
+ * Subtasks with an abandoned runner thread are never freed: the thread may come back from the unit
+ * at any time and touch the subtask and its unit's context. They are kept here, reachable, for the
+ * life of the process (a process that abandons threads should be restarted; the error says so).
+ */
+static pthread_mutex_t sup_graveyard_lock = PTHREAD_MUTEX_INITIALIZER;
+static dmh_subtask *sup_graveyard[64];
+static int sup_graveyard_n;
+
 static void sup_free(dmh_subtask *st) {
+  for (int i = 0; i < st->n_units; i++) {
+    if (st->units[i].abandoned) {
+      pthread_mutex_lock(&sup_graveyard_lock);
+      if (sup_graveyard_n < (int)(sizeof sup_graveyard / sizeof sup_graveyard[0]))
+        sup_graveyard[sup_graveyard_n++] = st;
+      pthread_mutex_unlock(&sup_graveyard_lock);
+      return;
+    }
+  }
   for (int i = 0; i < st->n_units; i++) {
     sup_unit *u = &st->units[i];
     if (u->lib)
       dmh_unit_lib_unref(u->lib);
-    /* an abandoned thread may still use its ctx: leak it rather than free it under the thread */
-    if (!u->abandoned)
-      dmh_ctx_free(u->ctx);
+    dmh_ctx_free(u->ctx);
     pthread_rwlock_destroy(&u->life);
   }
   dmh_rules_free(st->rules);
@@ -93,7 +108,8 @@ static void sup_free(dmh_subtask *st) {
 
 static dmh_subtask *sup_create(const dmh_subtask_opts *o, bool is_relay, dm_error *err) {
   if (!o->source || (!is_relay && !o->task) || !o->work_root) {
-    dm_error_set(err, DM_ERR_INTERNAL, NULL, "subtask options need a source, a task and a work root");
+    dm_error_set(err, DM_ERR_INTERNAL, NULL,
+                 "subtask options need a source, a task and a work root");
     return NULL;
   }
   dmh_subtask *st = calloc(1, sizeof *st);
@@ -149,8 +165,8 @@ static dmh_subtask *sup_create(const dmh_subtask_opts *o, bool is_relay, dm_erro
       path = is_relay ? o->source->unit_paths[idx] : o->task->unit_paths[idx];
     char *def = NULL;
     if (!path) {
-      def = dmh_unit_default_path(o->plugin_dir ? o->plugin_dir : dmh_plugin_dir_default(),
-                                  chain[i]);
+      def =
+          dmh_unit_default_path(o->plugin_dir ? o->plugin_dir : dmh_plugin_dir_default(), chain[i]);
       path = def;
     }
     dmh_load_opts lo = {.kind = chain[i]};
@@ -181,11 +197,11 @@ static dmh_subtask *sup_create(const dmh_subtask_opts *o, bool is_relay, dm_erro
     c->token = &st->token;
     c->rules = st->rules;
     c->instance = inst;
-    c->section = is_relay ? dmh_source_unit_section(o->source)
-                          : dmh_task_unit_section(o->task, chain[i]);
+    c->section =
+        is_relay ? dmh_source_unit_section(o->source) : dmh_task_unit_section(o->task, chain[i]);
     c->cfg_file = is_relay ? o->source->path : o->task->path;
-    snprintf(c->scope, sizeof c->scope, "task=%s source=%s unit=%s", st->name,
-             o->source->source_id, u->section);
+    snprintf(c->scope, sizeof c->scope, "task=%s source=%s unit=%s", st->name, o->source->source_id,
+             u->section);
   }
   if (pthread_create(&st->auto_thread, NULL, sup_auto_resume_thread, st) != 0) {
     dm_error_set(err, DM_ERR_INTERNAL, strerror(errno), "cannot start the auto-resume thread");
@@ -327,8 +343,7 @@ static void *sup_runner(void *arg) {
                      "the %s returned canceled though the stop token had not fired",
                      sup_unit_label(u, label, sizeof label));
       }
-      sup_record_errors_locked(st, u, u->started ? "process" : "resume", r.errors,
-                               (int)r.n_errors);
+      sup_record_errors_locked(st, u, u->started ? "process" : "resume", r.errors, (int)r.n_errors);
       sup_on_error_locked(st);
     }
     pthread_mutex_unlock(&st->state_lock);
@@ -512,8 +527,7 @@ int sup_resume_locked(dmh_subtask *st, bool only_if_auto, dm_error *err) {
   dmh_stage stage = st->stage;
   if (only_if_auto &&
       !(stage == DMH_STAGE_PAUSED && st->paused_by_error && st->errors_resumable &&
-        !st->manual_pause && st->auto_resume_at > 0 &&
-        dmh_now_seconds() >= st->auto_resume_at)) {
+        !st->manual_pause && st->auto_resume_at > 0 && dmh_now_seconds() >= st->auto_resume_at)) {
     pthread_mutex_unlock(&st->state_lock);
     return 1;
   }
@@ -648,8 +662,12 @@ static int sup_stop(dmh_subtask *st, bool kill, bool any_stage, dm_error *err) {
   return had_err ? -1 : 0;
 }
 
-int dmh_subtask_stop(dmh_subtask *st, dm_error *err) { return sup_stop(st, false, false, err); }
-int dmh_subtask_kill(dmh_subtask *st, dm_error *err) { return sup_stop(st, true, false, err); }
+int dmh_subtask_stop(dmh_subtask *st, dm_error *err) {
+  return sup_stop(st, false, false, err);
+}
+int dmh_subtask_kill(dmh_subtask *st, dm_error *err) {
+  return sup_stop(st, true, false, err);
+}
 
 void dmh_subtask_destroy(dmh_subtask *st) {
   if (!st)
@@ -667,8 +685,12 @@ void dmh_subtask_destroy(dmh_subtask *st) {
 
 /* ---- observing ---- */
 
-void dmh_subtask_hold_commands(dmh_subtask *st) { pthread_mutex_lock(&st->cmd_lock); }
-void dmh_subtask_release_commands(dmh_subtask *st) { pthread_mutex_unlock(&st->cmd_lock); }
+void dmh_subtask_hold_commands(dmh_subtask *st) {
+  pthread_mutex_lock(&st->cmd_lock);
+}
+void dmh_subtask_release_commands(dmh_subtask *st) {
+  pthread_mutex_unlock(&st->cmd_lock);
+}
 
 dmh_stage dmh_subtask_stage(dmh_subtask *st) {
   pthread_mutex_lock(&st->state_lock);
@@ -752,8 +774,7 @@ json_object *dmh_subtask_status_json(dmh_subtask *st) {
   json_object_object_add(o, "stage", json_object_new_string(dmh_stage_name(st->stage)));
   json_object_object_add(o, "unit", json_object_new_string(sup_unit_display(u->kind)));
   json_object_object_add(o, "unitBuild", json_object_new_string(u->desc ? u->desc->name : ""));
-  json_object_object_add(o, "unitVersion",
-                         json_object_new_string(u->desc ? u->desc->version : ""));
+  json_object_object_add(o, "unitVersion", json_object_new_string(u->desc ? u->desc->version : ""));
   if (st->n_errors > 0 || st->canceled) {
     json_object *res = json_object_new_object();
     json_object_object_add(res, "isCanceled", json_object_new_boolean(st->canceled));

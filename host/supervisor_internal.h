@@ -61,24 +61,24 @@ struct dmh_subtask {
   bool waiting_relay; /* [state] between load and sync, waiting for the relay */
 
   /* the runner: at most one thread calls process/resume; joined before the next one starts */
-  pthread_t runner;   /* [cmd] */
+  pthread_t runner;     /* [cmd] */
   bool runner_joinable; /* [cmd] */
   dmh_stop_token token;
   double run_started; /* [state] when the current run began (auto-resume backoff reset) */
 
   /* the result of the last run (DM's result) */
-  int n_errors;                             /* [state] */
-  dm_error errors[SUP_MAX_ERRORS];          /* [state] */
-  char error_ctx[SUP_MAX_ERRORS][192];      /* [state] */
-  bool canceled;                            /* [state] result.isCanceled */
+  int n_errors;                        /* [state] */
+  dm_error errors[SUP_MAX_ERRORS];     /* [state] */
+  char error_ctx[SUP_MAX_ERRORS][192]; /* [state] */
+  bool canceled;                       /* [state] result.isCanceled */
 
-  bool manual_pause;       /* [state] paused by a user: auto-resume leaves it alone */
-  bool paused_by_error;    /* [state] */
-  bool errors_resumable;   /* [state] */
-  uint32_t backoff_ms;     /* [state] the next auto-resume delay */
-  double auto_resume_at;   /* [state] monotonic seconds; 0 = none scheduled */
-  bool shutting_down;      /* [state] */
-  bool pause_detached;     /* [state] a pause timed out: the runner finishes it on return */
+  bool manual_pause;     /* [state] paused by a user: auto-resume leaves it alone */
+  bool paused_by_error;  /* [state] */
+  bool errors_resumable; /* [state] */
+  uint32_t backoff_ms;   /* [state] the next auto-resume delay */
+  double auto_resume_at; /* [state] monotonic seconds; 0 = none scheduled */
+  bool shutting_down;    /* [state] */
+  bool pause_detached;   /* [state] a pause timed out: the runner finishes it on return */
   pthread_t auto_thread;
   bool auto_thread_started;
 

@@ -70,9 +70,9 @@ int dmh_subtask_swap_unit(dmh_subtask *st, dm_unit_kind kind, const char *path, 
   pthread_rwlock_unlock(&u->life);
 
   const dm_unit_descriptor *od = u->desc;
-  dmh_log(DM_LOG_INFO, st->name, "swapping the %s unit: %s %s -> %s %s (%s)", u->section,
-          od->name, od->version, dmh_unit_lib_descriptor(lib)->name,
-          dmh_unit_lib_descriptor(lib)->version, path);
+  dmh_log(DM_LOG_INFO, st->name, "swapping the %s unit: %s %s -> %s %s (%s)", u->section, od->name,
+          od->version, dmh_unit_lib_descriptor(lib)->name, dmh_unit_lib_descriptor(lib)->version,
+          path);
   int rc = 0;
   if (live) {
     sup_unit_close(st, u);

@@ -150,12 +150,14 @@ void sup_unit_close(dmh_subtask *st, sup_unit *u) {
   pthread_mutex_lock(&st->state_lock);
   bool abandoned = u->abandoned;
   pthread_mutex_unlock(&st->state_lock);
+  if (abandoned)
+    return; /* its thread may still use the instance: keep it, with the subtask, for good */
   pthread_rwlock_wrlock(&u->life);
   void *self = u->self;
   u->self = NULL;
   u->started = false;
   pthread_rwlock_unlock(&u->life);
-  if (self && !abandoned)
+  if (self)
     u->desc->ops.close(self);
 }
 
@@ -199,8 +201,7 @@ void sup_unit_run(dmh_subtask *st, sup_unit *u, dm_result *r) {
   }
   /* a result outside the contract becomes an internal error rather than being trusted */
   if (r->outcome < DM_OUTCOME_FINISHED || r->outcome > DM_OUTCOME_ERROR ||
-      r->n_errors > DM_RESULT_MAX_ERRORS ||
-      (r->outcome == DM_OUTCOME_ERROR && r->n_errors == 0)) {
+      r->n_errors > DM_RESULT_MAX_ERRORS || (r->outcome == DM_OUTCOME_ERROR && r->n_errors == 0)) {
     char label[200];
     uint32_t outcome = r->outcome, n = r->n_errors;
     memset(r, 0, sizeof *r);

@@ -11,9 +11,9 @@
 #include <pthread.h>
 #include <stdbool.h>
 
+#include "config.h"
 #include "dmhost/host.h"
 #include "dmhost/unit.h"
-#include "config.h"
 #include "stop_token.h"
 
 struct dm_ctx {
@@ -29,9 +29,9 @@ struct dm_ctx {
   char *work_dir;  /* owned; created by dmh_ctx_new */
   char scope[320]; /* log scope: "task=.. source=.. unit=.." */
 
-  dmh_stop_token *token;              /* the subtask's */
-  const struct dmh_rules *rules;      /* the subtask's; NULL for a relay */
-  const dmh_task_instance *instance;  /* the task's entry for this source; NULL for a relay */
+  dmh_stop_token *token;             /* the subtask's */
+  const struct dmh_rules *rules;     /* the subtask's; NULL for a relay */
+  const dmh_task_instance *instance; /* the task's entry for this source; NULL for a relay */
 
   config_setting_t *section; /* the unit's config section, or NULL */
   const char *cfg_file;      /* the file the section is in */

@@ -248,6 +248,19 @@ static int e2e_dmctl(json_object **out, ...) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* dmctl in the background (output dropped); returns its pid. */
+static pid_t e2e_dmctl_async(const char *a1, const char *a2) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fd = open("/dev/null", O_WRONLY);
+    if (fd >= 0)
+      dup2(fd, STDOUT_FILENO);
+    execl(DMCTL_BIN, DMCTL_BIN, "--state-dir", e2e_state, a1, a2, (char *)NULL);
+    _exit(127);
+  }
+  return pid;
+}
+
 /* A raw request on the socket; the parsed answer. */
 static json_object *e2e_raw(const char *request) {
   char sock[400];
@@ -403,6 +416,23 @@ static void test_operate_source(void) {
   CU_ASSERT(e2e_str_is(o, "sources.0.source", "mysql-02"));
   json_object_put(o);
 
+  /* A relative path would mean another file once the source file is copied into the state dir. */
+  e2e_write("source3.cfg",
+            "source-id = \"mysql-03\";\n"
+            "from = { host = \"127.0.0.1\"; port = 1; user = \"root\"; password = \"\"; };\n"
+            "unit-paths = { relay = \"units/fake-relay.so\"; };\n");
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "stop", "mysql-01", NULL), 0);
+  json_object_put(o);
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "create", "source3.cfg", NULL), 1);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_CONFIG_INVALID);
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "unit-paths.relay is a relative path"));
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "give an absolute path"));
+  CU_ASSERT(e2e_str_is(o, "worker.stage", "free")); /* nothing half-created */
+  json_object_put(o);
+  e2e_source("source.cfg", "mysql-01", false);
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "create", "source.cfg", NULL), 0);
+  json_object_put(o);
+
   CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "show", "-s", "mysql-02", NULL), 1);
   CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_NOT_FOUND);
   json_object_put(o);
@@ -472,6 +502,23 @@ static void test_task_runs_to_finish(void) {
   CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_NOT_FOUND);
   json_object_put(o);
 
+  /* A task over two sources gets a subtask for the one bound here; the other is named. */
+  e2e_write("task-2src.cfg",
+            "name = \"t2\";\ntask-mode = \"incremental\";\n"
+            "target-database = { host = \"127.0.0.1\"; port = 2; user = \"root\"; password = "
+            "\"\"; };\n"
+            "mysql-instances = ( { source-id = \"mysql-01\"; }, { source-id = \"mysql-02\"; } );\n"
+            "unit-paths = { sync = \"%s\"; };\nsync = { items = 3; item-ms = 1; };\n",
+            FAKE_SYNC);
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "start-task", "task-2src.cfg", NULL), 0);
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "source(s) mysql-02 of the task are not bound"));
+  CU_ASSERT_EQUAL(json_object_array_length(e2e_get(o, "sources")), 1);
+  CU_ASSERT(e2e_str_is(o, "sources.0.source", "mysql-01"));
+  json_object_put(o);
+  CU_ASSERT(e2e_wait_stage("t2", "Finished", 10));
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "stop-task", "t2", NULL), 0);
+  json_object_put(o);
+
   /* stop-task removes it. */
   CU_ASSERT_EQUAL(e2e_dmctl(&o, "stop-task", "t1", NULL), 0);
   CU_ASSERT(e2e_str_is(o, "op", "Stop"));
@@ -534,6 +581,80 @@ static void test_pause_resume(void) {
   CU_ASSERT_EQUAL(e2e_dmctl(&o, "pause-task", "nope", NULL), 1);
   CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_NOT_FOUND);
   CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "task \"nope\" does not exist"));
+  json_object_put(o);
+  CU_ASSERT_EQUAL(e2e_stop(), 0);
+  e2e_teardown();
+}
+
+/* A pause that waits for a slow unit holds only that task's command lock: query-status and
+ * commands on other tasks answer meanwhile (registry.h, "Locking"). */
+static void test_slow_pause_blocks_nobody(void) {
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  e2e_begin();
+  e2e_create_source();
+  e2e_task("slow.cfg", "slow", "incremental", "mysql-01",
+           "sync = { items = 0; item-ms = 10; ignore-stop-ms = 2000; };");
+  e2e_task("fast.cfg", "fast", "incremental", "mysql-01", "sync = { items = 0; item-ms = 10; };");
+  json_object *o = NULL;
+  CU_ASSERT_EQUAL_FATAL(e2e_dmctl(&o, "start-task", "slow.cfg", NULL), 0);
+  json_object_put(o);
+  CU_ASSERT_EQUAL_FATAL(e2e_dmctl(&o, "start-task", "fast.cfg", NULL), 0);
+  json_object_put(o);
+  double t0 = e2e_now();
+  pid_t pauser = e2e_dmctl_async("pause-task", "slow");
+  CU_ASSERT_FATAL(pauser > 0);
+  e2e_sleep_ms(300);
+  double q0 = e2e_now();
+  char *stage = e2e_stage("slow");
+  CU_ASSERT(e2e_now() - q0 < 1.0);
+  CU_ASSERT(stage && strcmp(stage, "Pausing") == 0);
+  free(stage);
+  q0 = e2e_now();
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "pause-task", "fast", NULL), 0);
+  json_object_put(o);
+  CU_ASSERT(e2e_now() - q0 < 1.0);
+  int status = 0;
+  CU_ASSERT_EQUAL(waitpid(pauser, &status, 0), pauser);
+  CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  CU_ASSERT(e2e_now() - t0 >= 1.5); /* it did wait for the unit */
+  CU_ASSERT(e2e_wait_stage("slow", "Paused", 1));
+  CU_ASSERT_EQUAL(e2e_stop(), 0);
+  e2e_teardown();
+}
+
+/* Many clients at once on one task, ending with stop-task racing the others: every client gets
+ * an answer, the daemon stays consistent (the task is gone, state.json agrees) and exits 0. Run
+ * under the sanitizers this is the registry's locking test. */
+static void test_concurrent_commands(void) {
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  e2e_begin();
+  e2e_create_source();
+  e2e_task("task.cfg", "busy", "incremental", "mysql-01", "sync = { items = 0; item-ms = 5; };");
+  json_object *o = NULL;
+  CU_ASSERT_EQUAL_FATAL(e2e_dmctl(&o, "start-task", "task.cfg", NULL), 0);
+  json_object_put(o);
+  static const char *const cmds[] = {"pause-task",  "resume-task",  "query-status", "pause-task",
+                                     "resume-task", "query-status", "stop-task",    "pause-task",
+                                     "resume-task", "query-status", "resume-task",  "pause-task"};
+  pid_t pids[sizeof cmds / sizeof cmds[0]];
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+    pids[i] = e2e_dmctl_async(cmds[i], "busy");
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+    int status = -1;
+    CU_ASSERT_EQUAL(waitpid(pids[i], &status, 0), pids[i]);
+    /* 0 or 1 (e.g. a pause of a task already paused, or one removed meanwhile), never a crash */
+    CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) <= 1);
+  }
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "query-status", "busy", NULL), 1);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_NOT_FOUND);
+  json_object_put(o);
+  char path[512];
+  snprintf(path, sizeof path, "%s/state.json", e2e_state);
+  char *state = e2e_read_file(path);
+  CU_ASSERT(state && !strstr(state, "busy"));
+  free(state);
+  /* the name is free again */
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "start-task", "task.cfg", NULL), 0);
   json_object_put(o);
   CU_ASSERT_EQUAL(e2e_stop(), 0);
   e2e_teardown();
@@ -865,6 +986,8 @@ int main(void) {
   CU_add_test(s, "operate-source create/show/stop", test_operate_source);
   CU_add_test(s, "start-task runs to Finished", test_task_runs_to_finish);
   CU_add_test(s, "pause-task / resume-task", test_pause_resume);
+  CU_add_test(s, "a slow pause blocks no other request", test_slow_pause_blocks_nobody);
+  CU_add_test(s, "concurrent commands on one task", test_concurrent_commands);
   CU_add_test(s, "SIGTERM and restart resume the task", test_restart_resumes);
   CU_add_test(s, "relay binding survives a restart (DM bug)", test_relay_binding_survives_restart);
   CU_add_test(s, "enable-relay", test_enable_relay);

@@ -56,8 +56,7 @@ int harness_setup(harness *h, const char *mode, const char *sup, const char *uni
            "unit-paths = { relay = \"%s\"; };\n",
            h->dir, FAKE_RELAY);
   snprintf(path, sizeof path, "%s/source-relay.cfg", h->dir);
-  if (harness_write(path, text) < 0 ||
-      dmh_source_config_load(path, &h->relay_source, &err) < 0) {
+  if (harness_write(path, text) < 0 || dmh_source_config_load(path, &h->relay_source, &err) < 0) {
     fprintf(stderr, "relay source config: %s\n", err.message);
     return -1;
   }
@@ -116,8 +115,7 @@ dmh_subtask *harness_relay(harness *h, const char *relay_section) {
   dm_error err;
   dmh_source_config_free(h->relay_source);
   h->relay_source = NULL;
-  if (harness_write(path, text) < 0 ||
-      dmh_source_config_load(path, &h->relay_source, &err) < 0) {
+  if (harness_write(path, text) < 0 || dmh_source_config_load(path, &h->relay_source, &err) < 0) {
     fprintf(stderr, "relay source: %s\n", err.message);
     return NULL;
   }

@@ -114,8 +114,10 @@ static void run_stress(const char *units) {
   checker_arg c = {.st = st};
   pthread_create(&ct, NULL, stress_checker, &c);
   for (int i = 0; i < THREADS; i++) {
-    w[i] = (worker_arg){.st = st, .seed = 1234u + (unsigned)i * 7919u,
-                        .commands = stress_commands / THREADS, .ok_count = &ok};
+    w[i] = (worker_arg){.st = st,
+                        .seed = 1234u + (unsigned)i * 7919u,
+                        .commands = stress_commands / THREADS,
+                        .ok_count = &ok};
     pthread_create(&t[i], NULL, stress_worker, &w[i]);
   }
   for (int i = 0; i < THREADS; i++)

@@ -11,8 +11,8 @@
 #include "harness.h"
 
 #define SETUP(h, mode, sup, units) CU_ASSERT_FATAL(harness_setup(h, mode, sup, units) == 0)
-#define FAST_SUP                                                                                    \
-  "init-timeout = 5; stop-timeout = 2; relay-catchup-timeout = 5; relay-catchup-poll = 10; "      \
+#define FAST_SUP                                                                                   \
+  "init-timeout = 5; stop-timeout = 2; relay-catchup-timeout = 5; relay-catchup-poll = 10; "       \
   "auto-resume = { enable = false; };"
 
 static void test_full_chain_finishes(void) {
@@ -77,8 +77,9 @@ static void test_is_fresh_skips_finished_units(void) {
   harness h;
   SETUP(&h, "full", NULL, "dump = { items = 5; }; load = { items = 10; };");
   char path[1400];
-  snprintf(path, sizeof path, "mkdir -p %s/load && echo 4 > %s/load/checkpoint && "
-                              "printf '1\\n2\\n3\\n' > %s/load/out.log",
+  snprintf(path, sizeof path,
+           "mkdir -p %s/load && echo 4 > %s/load/checkpoint && "
+           "printf '1\\n2\\n3\\n' > %s/load/out.log",
            h.work, h.work, h.work);
   CU_ASSERT_FATAL(system(path) == 0);
   dmh_subtask *st = harness_subtask(&h, NULL);
@@ -116,8 +117,7 @@ static void test_init_failure_closes_earlier_units(void) {
 /* init is bounded by init-timeout; the late instance is killed and closed by its own thread. */
 static void test_init_timeout(void) {
   harness h;
-  SETUP(&h, "dump",
-        "init-timeout = 0.3; stop-timeout = 2; auto-resume = { enable = false; };",
+  SETUP(&h, "dump", "init-timeout = 0.3; stop-timeout = 2; auto-resume = { enable = false; };",
         "dump = { init-ms = 1000; };");
   dmh_subtask *st = harness_subtask(&h, NULL);
   dm_error err;
@@ -227,8 +227,8 @@ static void test_resume_during_pause_refused(void) {
   pthread_join(pt, NULL);
   pthread_join(rt, NULL);
   CU_ASSERT_EQUAL(pa.rc, 0);
-  CU_ASSERT_EQUAL(ra.rc, 0);                /* taken once the stage was Paused */
-  CU_ASSERT(ra.done_at >= pa.done_at);      /* and not before */
+  CU_ASSERT_EQUAL(ra.rc, 0);           /* taken once the stage was Paused */
+  CU_ASSERT(ra.done_at >= pa.done_at); /* and not before */
   CU_ASSERT_EQUAL(harness_events(&h, "dump", "pause"), 1);
   harness_sleep_ms(30);
   CU_ASSERT_EQUAL(dmh_subtask_stage(st), DMH_STAGE_RUNNING);
@@ -421,6 +421,34 @@ static void test_kill_immediate(void) {
   CU_ASSERT_EQUAL(dmh_subtask_stage(st), DMH_STAGE_STOPPED);
   CU_ASSERT(harness_events(&h, "dump", "kill") >= 1);
   dmh_subtask_destroy(st);
+  harness_teardown(&h);
+}
+
+/* A unit that ignores both the token and kill: stop is still bounded, the thread is abandoned,
+ * and resume is refused (two instances could otherwise share one checkpoint). The thread returns
+ * later and must find its subtask still there (ASan checks it does not touch freed memory). */
+static void test_stop_abandons_hung_unit(void) {
+  harness h;
+  SETUP(&h, "dump", "stop-timeout = 0.2; auto-resume = { enable = false; };",
+        "dump = { items = 0; hang-ms = 1200; };");
+  dmh_subtask *st = harness_subtask(&h, NULL);
+  dm_error err;
+  CU_ASSERT_EQUAL_FATAL(dmh_subtask_start(st, &err), 0);
+  harness_sleep_ms(50);
+  double t0 = harness_now();
+  CU_ASSERT_EQUAL(dmh_subtask_stop(st, &err), -1);
+  double took = harness_now() - t0;
+  CU_ASSERT(took >= 0.35 && took < 1.0); /* two stop-timeouts, not the unit's 1.2 s */
+  CU_ASSERT_EQUAL(err.code, DM_ERR_UNIT_ABANDONED);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "abandoned"));
+  CU_ASSERT_EQUAL(dmh_subtask_stage(st), DMH_STAGE_STOPPED);
+  CU_ASSERT_EQUAL(harness_events(&h, "dump", "kill"), 1);
+  CU_ASSERT_EQUAL(harness_events(&h, "dump", "close"), 0); /* never closed under its thread */
+  CU_ASSERT_EQUAL(dmh_subtask_resume(st, &err), -1);
+  CU_ASSERT_EQUAL(err.code, DM_ERR_UNIT_ABANDONED);
+  dmh_subtask_destroy(st);
+  harness_sleep_ms(1300); /* the abandoned thread comes back and finds its subtask intact */
+  CU_ASSERT_EQUAL(harness_events(&h, "dump", "VIOLATION"), 0);
   harness_teardown(&h);
 }
 
@@ -633,6 +661,7 @@ int main(void) {
   CU_add_test(s, "no auto-resume for fatal errors", test_no_auto_resume_for_fatal);
   CU_add_test(s, "stop bounded by kill", test_stop_bounded_by_kill);
   CU_add_test(s, "kill immediate", test_kill_immediate);
+  CU_add_test(s, "stop abandons a hung unit", test_stop_abandons_hung_unit);
   CU_add_test(s, "relay catch-up reached", test_relay_catchup_reached);
   CU_add_test(s, "relay catch-up at master", test_relay_catchup_at_master);
   CU_add_test(s, "relay catch-up timeout", test_relay_catchup_timeout);

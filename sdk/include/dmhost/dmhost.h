@@ -5,7 +5,7 @@
 #include "error.h"
 #include "host.h"
 #include "position.h"
-#include "unit.h"
 #include "sdk.h"
+#include "unit.h"
 
 #endif /* DMHOST_DMHOST_H */

@@ -134,6 +134,22 @@ typedef enum dm_error_level {
     "The file is damaged at the offset named; purge it and let the relay fetch it again.")          \
   X(DM_ERR_CHECKPOINT, 31001, DM_CLASS_CHECKPOINT, DM_SCOPE_DOWNSTREAM, DM_LEVEL_HIGH, 1,            \
     "Check the target is reachable and the meta-schema writable, then resume.")                      \
+  X(DM_ERR_DUMP_NO_BINLOG, 40001, DM_CLASS_DUMP_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,           \
+    "Turn on the source's binary log (log_bin) and restart it: the dump records the binlog "         \
+    "position its snapshot matches, which the sync that follows starts from.")                       \
+  X(DM_ERR_DUMP_TABLE_CHANGED, 40002, DM_CLASS_DUMP_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_MEDIUM, 1,     \
+    "A table was altered or dropped on the source while the dump read it; resume the task to "       \
+    "dump again from a new snapshot, and avoid DDL on the source until the dump has finished.")      \
+  X(DM_ERR_LOAD_DUMP_INCOMPLETE, 40101, DM_CLASS_LOAD_UNIT, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,     \
+    "The dump folder is incomplete (no metadata, or a file the load needs is gone or changed): "     \
+    "re-run the dump (remove the load checkpoint table and start the task again in mode full or "    \
+    "all), or point the load unit's `dir` at a complete dump.")                                      \
+  X(DM_ERR_LOAD_TABLE_MISMATCH, 40102, DM_CLASS_LOAD_UNIT, DM_SCOPE_DOWNSTREAM, DM_LEVEL_HIGH, 0,    \
+    "Drop the target table or give it the dump's definition (or route the table elsewhere), "        \
+    "then start the task again.")                                                                    \
+  X(DM_ERR_LOAD_FILE_FORMAT, 40103, DM_CLASS_LOAD_UNIT, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,         \
+    "The dump file does not follow docs/dump-format.md at the place named; re-run the dump with "    \
+    "this dmhost's dump unit.")                                                                      \
   X(DM_ERR_UNIT_CUSTOM_BASE, 90000, DM_CLASS_UNIT, DM_SCOPE_NOT_SET, DM_LEVEL_MEDIUM, 1, "")
 
 typedef enum dm_error_code {

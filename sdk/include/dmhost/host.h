@@ -87,17 +87,17 @@ typedef struct dm_host_services {
   /* --- the stop token ---
    * Fires when the host wants the running process/resume to return (pause, stop, kill, swap,
    * shutdown). Poll it at safe points: between chunks, between transactions. It is cheap (one
-   * atomic load). wait_stop sleeps up to `ms` and returns true as soon as the token fires, so use it
-   * for every back-off or poll sleep. stop_fd is a descriptor that becomes readable when the token
-   * fires: add it to poll() next to your sockets to wake from a blocking wait. */
+   * atomic load). wait_stop sleeps up to `ms` and returns true as soon as the token fires, so use
+   * it for every back-off or poll sleep. stop_fd is a descriptor that becomes readable when the
+   * token fires: add it to poll() next to your sockets to wake from a blocking wait. */
   bool (*stop_requested)(dm_ctx *ctx);
   bool (*wait_stop)(dm_ctx *ctx, uint32_t ms);
   int (*stop_fd)(dm_ctx *ctx);
 
   /* --- errors ---
    * Fill `out` for `code` from the host's code table (class, scope, level, resumable, workaround)
-   * with a printf-style message; raw_cause may be NULL. The host stamps unit, task and slot when the
-   * error reaches it. */
+   * with a printf-style message; raw_cause may be NULL. The host stamps unit, task and slot when
+   * the error reaches it. */
   void (*error_make)(dm_ctx *ctx, dm_error *out, int32_t code, const char *raw_cause,
                      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
@@ -136,8 +136,8 @@ typedef struct dm_host_services {
 } dm_host_services;
 
 /* Is `field` present in the host's services struct (for services added after version 1)? */
-#define DM_HOST_HAS(host, field)                                                                    \
-  ((host)->size >= offsetof(dm_host_services, field) + sizeof((host)->field) &&                     \
+#define DM_HOST_HAS(host, field)                                                                   \
+  ((host)->size >= offsetof(dm_host_services, field) + sizeof((host)->field) &&                    \
    (host)->field != NULL)
 
 #ifdef __cplusplus

@@ -1,8 +1,8 @@
 /*
  * dmhost SDK: binlog positions.
  *
- * A position is where a unit is in the source's binlog: a file name and an offset, and, when GTID is
- * on, the GTID set executed up to there. Units hand positions to the host through their status
+ * A position is where a unit is in the source's binlog: a file name and an offset, and, when GTID
+ * is on, the GTID set executed up to there. Units hand positions to the host through their status
  * (dm_status_sink.put_position); the host uses them to hand the dump's end position from load to
  * sync and to wait for the relay to catch up.
  */

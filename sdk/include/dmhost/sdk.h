@@ -21,8 +21,7 @@ extern "C" {
  */
 void dm_error_set(dm_error *err, int32_t code, const char *raw_cause, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-void dm_error_vset(dm_error *err, int32_t code, const char *raw_cause, const char *fmt,
-                   va_list ap);
+void dm_error_vset(dm_error *err, int32_t code, const char *raw_cause, const char *fmt, va_list ap);
 
 /* The code's symbolic name ("DM_ERR_UNIT_ABI_MAJOR"), or NULL if the code is not in the table. */
 const char *dm_error_code_name(int32_t code);

@@ -1,9 +1,9 @@
 /*
  * dmhost SDK: the unit contract.
  *
- * A unit is a shared object exporting one function, dm_unit_entry, that returns a pointer to a const
- * descriptor. The host checks the descriptor (magic, ABI major/minor, size, kind, required slots)
- * before it calls anything else, and refuses the unit with a coded error otherwise.
+ * A unit is a shared object exporting one function, dm_unit_entry, that returns a pointer to a
+ * const descriptor. The host checks the descriptor (magic, ABI major/minor, size, kind, required
+ * slots) before it calls anything else, and refuses the unit with a coded error otherwise.
  *
  *   static const dm_unit_descriptor my_unit = {
  *       DM_UNIT_DESCRIPTOR_HEADER,
@@ -12,8 +12,8 @@
  *   };
  *   DM_UNIT_EXPORT(my_unit)
  *
- * Life of an instance (the host's supervisor owns the order; a unit never sees two of these calls at
- * once on one instance, except status and kill, see below):
+ * Life of an instance (the host's supervisor owns the order; a unit never sees two of these calls
+ * at once on one instance, except status and kill, see below):
  *
  *   init -> is_fresh_task -> process -> [pause -> (update) -> resume]* -> close
  *                                     \-> kill (instead of close, for a fast exit)
@@ -73,9 +73,9 @@ typedef struct dm_result {
 } dm_result;
 
 /*
- * Where a unit writes its status. The host turns it into the unit's part of query-status (JSON, with
- * DM's field names) and reads the well-known keys below. Keys and strings are copied before the call
- * returns.
+ * Where a unit writes its status. The host turns it into the unit's part of query-status (JSON,
+ * with DM's field names) and reads the well-known keys below. Keys and strings are copied before
+ * the call returns.
  */
 typedef struct dm_status_sink dm_status_sink;
 struct dm_status_sink {
@@ -101,10 +101,10 @@ struct dm_status_sink {
 /* ---- the slots ---- */
 
 /*
- * init (required). Called once per instance, on a host thread, with a timeout (the host gives up and
- * reports DM_ERR_UNIT_TIMEOUT, then calls kill if init returns late). Read your config section via
- * the host services, allocate your state, and return it in *self. Open connections here or lazily
- * in process. Return 0 on success; else fill *err and return -1, having released everything.
+ * init (required). Called once per instance, on a host thread, with a timeout (the host gives up
+ * and reports DM_ERR_UNIT_TIMEOUT, then calls kill if init returns late). Read your config section
+ * via the host services, allocate your state, and return it in *self. Open connections here or
+ * lazily in process. Return 0 on success; else fill *err and return -1, having released everything.
  */
 typedef int (*dm_unit_init_fn)(const dm_host_services *host, dm_ctx *ctx, void **self,
                                dm_error *err);
@@ -118,11 +118,11 @@ typedef int (*dm_unit_init_fn)(const dm_host_services *host, dm_ctx *ctx, void *
 typedef int (*dm_unit_is_fresh_task_fn)(void *self, bool *fresh, dm_error *err);
 
 /*
- * process (required). Do the unit's work from its checkpoint, on a host thread, until it is all done
- * (DM_OUTCOME_FINISHED; a sync unit never finishes), the stop token fires (save the checkpoint, then
- * DM_OUTCOME_CANCELED) or an error stops it (DM_OUTCOME_ERROR with errors[]). May block on I/O, but
- * must notice the stop token within about a second: poll it, sleep with wait_stop, or poll stop_fd.
- * Must not return while threads it started still run.
+ * process (required). Do the unit's work from its checkpoint, on a host thread, until it is all
+ * done (DM_OUTCOME_FINISHED; a sync unit never finishes), the stop token fires (save the
+ * checkpoint, then DM_OUTCOME_CANCELED) or an error stops it (DM_OUTCOME_ERROR with errors[]). May
+ * block on I/O, but must notice the stop token within about a second: poll it, sleep with
+ * wait_stop, or poll stop_fd. Must not return while threads it started still run.
  */
 typedef void (*dm_unit_process_fn)(void *self, dm_result *result);
 
@@ -141,15 +141,15 @@ typedef void (*dm_unit_resume_fn)(void *self, dm_result *result);
 
 /*
  * update (optional; NULL means the unit cannot take new settings while paused). Called while
- * paused after the task's config changed: re-read your section. Return 0, or fill *err and return -1
- * (the old settings stay).
+ * paused after the task's config changed: re-read your section. Return 0, or fill *err and return
+ * -1 (the old settings stay).
  */
 typedef int (*dm_unit_update_fn)(void *self, dm_error *err);
 
 /*
  * status (optional). Write the unit's status to the sink. Called from any host thread at any time,
- * also while process runs on another thread: read shared counters atomically or under your own lock,
- * and never block.
+ * also while process runs on another thread: read shared counters atomically or under your own
+ * lock, and never block.
  */
 typedef void (*dm_unit_status_fn)(void *self, dm_status_sink *sink);
 
@@ -184,11 +184,11 @@ typedef struct dm_unit_ops {
 
 /* What dm_unit_entry returns. Open it with DM_UNIT_DESCRIPTOR_HEADER. */
 typedef struct dm_unit_descriptor {
-  uint32_t magic;       /* DM_UNIT_MAGIC */
-  uint16_t abi_major;   /* DM_ABI_MAJOR the unit was built with */
-  uint16_t abi_minor;   /* DM_ABI_MINOR the unit was built with */
-  uint32_t struct_size; /* sizeof(dm_unit_descriptor) the unit was built with */
-  uint32_t kind;        /* dm_unit_kind */
+  uint32_t magic;        /* DM_UNIT_MAGIC */
+  uint16_t abi_major;    /* DM_ABI_MAJOR the unit was built with */
+  uint16_t abi_minor;    /* DM_ABI_MINOR the unit was built with */
+  uint32_t struct_size;  /* sizeof(dm_unit_descriptor) the unit was built with */
+  uint32_t kind;         /* dm_unit_kind */
   const char *kind_name; /* for DM_UNIT_CUSTOM: the kind's name; else NULL */
   const char *name;      /* e.g. "dmhost-sync" */
   const char *version;   /* the unit's own version, e.g. "0.1.0" */
@@ -205,8 +205,8 @@ _Static_assert(sizeof(void *) != 8 || DM_UNIT_DESCRIPTOR_SIZE_1_0 == 112,
 #endif
 
 /* Writes the header fields of a descriptor. */
-#define DM_UNIT_DESCRIPTOR_HEADER                                                                   \
-  .magic = DM_UNIT_MAGIC, .abi_major = DM_ABI_MAJOR, .abi_minor = DM_ABI_MINOR,                     \
+#define DM_UNIT_DESCRIPTOR_HEADER                                                                  \
+  .magic = DM_UNIT_MAGIC, .abi_major = DM_ABI_MAJOR, .abi_minor = DM_ABI_MINOR,                    \
   .struct_size = sizeof(dm_unit_descriptor)
 
 typedef const dm_unit_descriptor *(*dm_unit_entry_fn)(void);
@@ -218,12 +218,12 @@ typedef const dm_unit_descriptor *(*dm_unit_entry_fn)(void);
 #else
 #define DM_UNIT_EXTERN_C
 #endif
-#define DM_UNIT_EXPORT(desc)                                                                        \
-  DM_UNIT_EXTERN_C __attribute__((visibility("default"))) const dm_unit_descriptor *dm_unit_entry(  \
-      void);                                                                                        \
-  DM_UNIT_EXTERN_C __attribute__((visibility("default"))) const dm_unit_descriptor *dm_unit_entry(  \
-      void) {                                                                                       \
-    return &(desc);                                                                                 \
+#define DM_UNIT_EXPORT(desc)                                                                       \
+  DM_UNIT_EXTERN_C __attribute__((visibility("default"))) const dm_unit_descriptor *dm_unit_entry( \
+      void);                                                                                       \
+  DM_UNIT_EXTERN_C __attribute__((visibility("default"))) const dm_unit_descriptor *dm_unit_entry( \
+      void) {                                                                                      \
+    return &(desc);                                                                                \
   }
 
 #ifdef __cplusplus

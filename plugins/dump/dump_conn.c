@@ -1,0 +1,172 @@
+/*
+ * Connections to the source. Every connection gets the session the dump format needs (binary
+ * names, UTC) and timeouts long enough for a stream that waits on a slow disk. Sockets are kept
+ * next to the handles so kill can shut them down from another thread while a worker is blocked
+ * in a read; only the thread owning a connection ever closes it.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <errmsg.h>
+#include <mysqld_error.h>
+
+#include "dump_internal.h"
+
+/* Seconds a worker's connection may sit idle (while worker 0 plans) or wait for the client (while
+ * a worker writes a big statement to a slow disk) before the server drops it. */
+#define DUMP_CONN_WAIT_TIMEOUT 86400
+#define DUMP_CONN_NET_TIMEOUT 3600
+#define DUMP_CONN_CONNECT_TIMEOUT 10
+
+static const char dump_conn_session[] = "SET NAMES binary, time_zone = '+00:00', "
+                                        "sql_mode = 'NO_AUTO_VALUE_ON_ZERO', "
+                                        "SESSION wait_timeout = 86400, "
+                                        "SESSION net_write_timeout = 3600, "
+                                        "SESSION net_read_timeout = 3600";
+
+_Static_assert(DUMP_CONN_WAIT_TIMEOUT == 86400 && DUMP_CONN_NET_TIMEOUT == 3600,
+               "keep dump_conn_session in step with the constants");
+
+char *dump_strfmt(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *s = NULL;
+  if (vasprintf(&s, fmt, ap) < 0)
+    s = NULL;
+  va_end(ap);
+  return s;
+}
+
+char *dump_quote_ident(const char *name) {
+  size_t n = strlen(name), extra = 0;
+  for (size_t i = 0; i < n; i++)
+    extra += name[i] == '`';
+  char *out = malloc(n + extra + 3);
+  if (!out)
+    return NULL;
+  char *p = out;
+  *p++ = '`';
+  for (size_t i = 0; i < n; i++) {
+    if (name[i] == '`')
+      *p++ = '`';
+    *p++ = name[i];
+  }
+  *p++ = '`';
+  *p = '\0';
+  return out;
+}
+
+char *dump_quote_string(dump_conn *c, const char *value) {
+  size_t n = strlen(value);
+  char *out = malloc(2 * n + 3);
+  if (!out)
+    return NULL;
+  out[0] = '\'';
+  unsigned long len = mysql_real_escape_string(c->m, out + 1, value, (unsigned long)n);
+  out[len + 1] = '\'';
+  out[len + 2] = '\0';
+  return out;
+}
+
+int dump_conn_open(dump_unit *u, dump_conn *c, dm_error *err) {
+  const dm_db_endpoint *ep = u->host->source_db(u->ctx);
+  c->sock = -1;
+  c->m = mysql_init(NULL);
+  if (!c->m) {
+    u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL,
+                        "dump: no memory for a connection to the source");
+    return -1;
+  }
+  unsigned int timeout = DUMP_CONN_CONNECT_TIMEOUT;
+  mysql_optionsv(c->m, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
+  const char *host = ep->host ? ep->host : "127.0.0.1";
+  if (!mysql_real_connect(c->m, host, ep->user, ep->password ? ep->password : "", NULL,
+                          (unsigned int)ep->port, ep->socket, 0)) {
+    u->host->error_make(u->ctx, err, DM_ERR_DB_CONNECT, mysql_error(c->m),
+                        "dump: cannot connect to the source %s:%d as `%s`: %s", host, ep->port,
+                        ep->user ? ep->user : "", mysql_error(c->m));
+    mysql_close(c->m);
+    c->m = NULL;
+    return -1;
+  }
+  pthread_mutex_lock(&u->conn_lock);
+  c->sock = (int)mysql_get_socket(c->m);
+  pthread_mutex_unlock(&u->conn_lock);
+  /* kill may have run between connect and the registration above: it could not see this socket. */
+  if (atomic_load(&u->killed))
+    dump_conn_shutdown(u, c);
+  if (dump_conn_exec(u, c, dump_conn_session, err) != 0) {
+    dump_conn_close(u, c);
+    return -1;
+  }
+  return 0;
+}
+
+void dump_conn_close(dump_unit *u, dump_conn *c) {
+  if (!c->m)
+    return;
+  pthread_mutex_lock(&u->conn_lock);
+  c->sock = -1;
+  pthread_mutex_unlock(&u->conn_lock);
+  mysql_close(c->m);
+  c->m = NULL;
+}
+
+void dump_conn_shutdown(dump_unit *u, dump_conn *c) {
+  pthread_mutex_lock(&u->conn_lock);
+  if (c->sock >= 0)
+    shutdown(c->sock, SHUT_RDWR);
+  pthread_mutex_unlock(&u->conn_lock);
+}
+
+void dump_conn_shutdown_all(dump_unit *u) {
+  pthread_mutex_lock(&u->conn_lock);
+  if (u->main.sock >= 0)
+    shutdown(u->main.sock, SHUT_RDWR);
+  for (int i = 0; i < DUMP_MAX_THREADS; i++)
+    if (u->workers[i].sock >= 0)
+      shutdown(u->workers[i].sock, SHUT_RDWR);
+  pthread_mutex_unlock(&u->conn_lock);
+}
+
+void dump_conn_error(dump_unit *u, dump_conn *c, const char *what, dm_error *err) {
+  unsigned int no = mysql_errno(c->m);
+  const dm_db_endpoint *ep = u->host->source_db(u->ctx);
+  if (no == ER_TABLE_DEF_CHANGED || no == ER_NO_SUCH_TABLE || no == ER_BAD_DB_ERROR)
+    u->host->error_make(u->ctx, err, DM_ERR_DUMP_TABLE_CHANGED, mysql_error(c->m),
+                        "dump: %s on the source %s:%d: the table changed during the dump (error "
+                        "%u: %s)",
+                        what, ep->host ? ep->host : "", ep->port, no, mysql_error(c->m));
+  else
+    u->host->error_make(u->ctx, err, DM_ERR_DB_QUERY, mysql_error(c->m),
+                        "dump: %s failed on the source %s:%d (error %u: %s)", what,
+                        ep->host ? ep->host : "", ep->port, no, mysql_error(c->m));
+}
+
+int dump_conn_exec(dump_unit *u, dump_conn *c, const char *sql, dm_error *err) {
+  if (mysql_real_query(c->m, sql, strlen(sql)) != 0) {
+    dump_conn_error(u, c, sql, err);
+    return -1;
+  }
+  MYSQL_RES *res = mysql_store_result(c->m);
+  if (res)
+    mysql_free_result(res);
+  else if (mysql_field_count(c->m) != 0) {
+    dump_conn_error(u, c, sql, err);
+    return -1;
+  }
+  return 0;
+}
+
+int dump_conn_query(dump_unit *u, dump_conn *c, const char *sql, MYSQL_RES **res, dm_error *err) {
+  *res = NULL;
+  if (mysql_real_query(c->m, sql, strlen(sql)) != 0 || !(*res = mysql_store_result(c->m))) {
+    dump_conn_error(u, c, sql, err);
+    return -1;
+  }
+  return 0;
+}

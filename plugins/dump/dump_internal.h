@@ -1,0 +1,210 @@
+/*
+ * The dump unit's shared types. One dump_unit per instance; everything a process call builds
+ * (connections, tables, the chunk queue) lives in it until that call returns, so a paused or
+ * stopped unit holds nothing but its settings.
+ *
+ *   dump_unit.c      the slots, the orchestration of one process call, status
+ *   dump_conn.c      connections: session settings, queries, errors, sockets for kill
+ *   dump_snapshot.c  privileges, FTWRL + one snapshot per worker, the binlog position
+ *   dump_schema.c    which tables, their columns and chunk key, the schema files
+ *   dump_chunks.c    splitting a table into chunk jobs, the job queue
+ *   dump_worker.c    worker threads: stream a chunk with mysql_use_result into the writer
+ *   dump_write.c     INSERT statements and data files (temp name, rename when complete)
+ *   dump_metadata.c  the metadata file, file names, cleaning an incomplete dump
+ */
+#ifndef DMHOST_DUMP_INTERNAL_H
+#define DMHOST_DUMP_INTERNAL_H
+
+#include <limits.h>
+#include <mysql.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <dmhost/dmhost.h>
+
+#define DUMP_UNIT_NAME "dmhost-dump"
+#define DUMP_METADATA "metadata"
+#define DUMP_MAX_THREADS 64
+
+/* How one column's values are written (docs/dump-format.md). */
+typedef enum dump_form {
+  DUMP_FORM_AUTO = 0,   /* chosen from the MYSQL_FIELD type of the result */
+  DUMP_FORM_NUMBER = 1, /* as the server prints it */
+  DUMP_FORM_QUOTED = 2, /* '...': dates and times, and INET4/INET6/UUID text */
+  DUMP_FORM_HEX = 3,    /* 0x... of the raw bytes, '' when empty */
+} dump_form;
+
+typedef struct dump_table {
+  char *db, *name;
+  char *qname;       /* `db`.`name`, for queries */
+  char *file_base;   /* <db>.<name> escaped for file names */
+  char *select_list; /* what the chunk SELECT reads, generated columns left out */
+  char *insert_head; /* "INSERT INTO `name` (`a`,`b`) VALUES " */
+  size_t insert_head_len;
+  uint8_t *forms; /* dump_form per selected column */
+  int n_cols;
+  char *key;         /* quoted chunk key column, or NULL: the table is one chunk */
+  bool key_unsigned; /* the key column is UNSIGNED */
+  int64_t est_rows;  /* information_schema TABLE_ROWS */
+  int chunks;        /* chunk jobs queued for it (set by the planner) */
+  atomic_int_least64_t rows; /* rows written */
+  atomic_int files;          /* data files started: the next file number */
+  atomic_int pending;        /* chunks not done, +1 while the planner still adds chunks */
+} dump_table;
+
+typedef struct dump_chunk {
+  struct dump_chunk *next;
+  dump_table *table;
+  char *where; /* " WHERE ..." or "" */
+} dump_chunk;
+
+typedef struct dump_queue {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  dump_chunk *head, *tail;
+  bool closed; /* the planner has queued everything */
+} dump_queue;
+
+/* One connection to the source. sock is shared with kill (under dump_unit.conn_lock). */
+typedef struct dump_conn {
+  MYSQL *m;
+  int sock;
+} dump_conn;
+
+typedef struct dump_unit {
+  const dm_host_services *host;
+  dm_ctx *ctx;
+
+  /* settings */
+  int threads;
+  int64_t chunk_rows;
+  int64_t stmt_rows;      /* `rows`: rows per INSERT */
+  int64_t stmt_size;      /* `statement-size` */
+  int64_t chunk_filesize; /* `chunk-filesize` */
+  char work_dir[PATH_MAX];
+
+  /* one process call */
+  dump_conn main;                     /* FTWRL, SHOW MASTER STATUS; closed after UNLOCK TABLES */
+  dump_conn workers[DUMP_MAX_THREADS]; /* one snapshot each; worker 0 also plans */
+  pthread_mutex_t conn_lock;          /* sockets vs kill */
+  dump_table **tables;
+  size_t n_tables, cap_tables;
+  dump_queue queue;
+  atomic_bool killed;
+  atomic_bool abort; /* an error or the stop token: every worker winds down */
+  pthread_mutex_t err_lock;
+  bool has_err;
+  dm_error err;
+  time_t started;
+
+  /* status: read by the status slot from any thread */
+  pthread_mutex_t pos_lock; /* status only ever trylocks it */
+  bool have_pos;
+  dm_position pos;
+  atomic_int total_tables, completed_tables;
+  atomic_int_least64_t total_rows, finished_rows, finished_bytes;
+  atomic_int_least64_t start_ms, end_ms;
+} dump_unit;
+
+/* ---- dump_unit.c ---- */
+/* Records the first error of the run (later ones are logged only) and makes every worker stop. */
+void dump_fail(dump_unit *u, const dm_error *e);
+/* Has the run to wind down (error, stop token, kill)? Cheap. */
+bool dump_should_stop(dump_unit *u);
+void dump_table_chunk_done(dump_unit *u, dump_table *t);
+
+/* ---- dump_conn.c ---- */
+/* Connects to the source with the dump's session settings; the socket is registered for kill. */
+int dump_conn_open(dump_unit *u, dump_conn *c, dm_error *err);
+void dump_conn_close(dump_unit *u, dump_conn *c);
+/* shutdown(2) of every registered socket, so blocked reads return. */
+void dump_conn_shutdown_all(dump_unit *u);
+void dump_conn_shutdown(dump_unit *u, dump_conn *c);
+/* Runs a statement and discards any result. */
+int dump_conn_exec(dump_unit *u, dump_conn *c, const char *sql, dm_error *err);
+/* Runs a query and stores its (small) result; *res may hold no rows. */
+int dump_conn_query(dump_unit *u, dump_conn *c, const char *sql, MYSQL_RES **res, dm_error *err);
+/* Fills err for a failed statement on c: DM_ERR_DUMP_TABLE_CHANGED or DM_ERR_DB_QUERY. */
+void dump_conn_error(dump_unit *u, dump_conn *c, const char *what, dm_error *err);
+/* `name` with backticks doubled, between backticks; malloc'd. */
+char *dump_quote_ident(const char *name);
+/* 'value' escaped for a string literal; malloc'd. */
+char *dump_quote_string(dump_conn *c, const char *value);
+char *dump_strfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- dump_snapshot.c ---- */
+/* Checks the privileges, then gives every worker connection one snapshot and reads its binlog
+ * position into u->pos. The worker connections must be open. */
+int dump_snapshot_take(dump_unit *u, dm_error *err);
+
+/* ---- dump_schema.c ---- */
+/* Lists the allowed schemas and base tables and writes <db>-schema-create.sql files. */
+int dump_schema_list(dump_unit *u, dump_conn *c, dm_error *err);
+/* Reads a table's columns and chunk key and writes its <db>.<table>-schema.sql. */
+int dump_schema_table(dump_unit *u, dump_conn *c, dump_table *t, dm_error *err);
+void dump_table_free(dump_table *t);
+
+/* ---- dump_chunks.c ---- */
+void dump_queue_init(dump_queue *q);
+void dump_queue_destroy(dump_queue *q);
+void dump_queue_push(dump_queue *q, dump_chunk *c);
+/* Blocks until a chunk is there (returned), or the queue is closed and empty or the run aborts
+ * (NULL). */
+dump_chunk *dump_queue_pop(dump_unit *u);
+void dump_queue_close(dump_queue *q);
+/* Wakes every waiting worker (abort). */
+void dump_queue_wake(dump_queue *q);
+void dump_chunk_free(dump_chunk *c);
+/* Splits a table into chunk jobs by its key (in the snapshot of c) and queues them. */
+int dump_chunks_plan(dump_unit *u, dump_conn *c, dump_table *t, dm_error *err);
+
+/* ---- dump_write.c ---- */
+typedef struct dump_writer {
+  dump_unit *u;
+  dump_table *t;
+  int fd; /* -1: no file open */
+  char path[PATH_MAX], tmp[PATH_MAX];
+  uint64_t file_bytes;
+  char *stmt; /* the statement being built; written out whole */
+  size_t stmt_len, stmt_cap;
+  int64_t stmt_rows;
+  char *row; /* one formatted row */
+  size_t row_len, row_cap;
+} dump_writer;
+
+void dump_writer_init(dump_writer *w, dump_unit *u);
+void dump_writer_free(dump_writer *w);
+void dump_writer_begin(dump_writer *w, dump_table *t);
+/* Adds one row; writes a statement out when it is full and starts the next file when the current
+ * one reached chunk-filesize. */
+int dump_writer_row(dump_writer *w, MYSQL_ROW row, const unsigned long *lengths,
+                    const uint8_t *forms, dm_error *err);
+/* Writes the last statement and completes the file (fdatasync, rename). */
+int dump_writer_end(dump_writer *w, dm_error *err);
+/* Drops the file being written (stop, error). */
+void dump_writer_abort(dump_writer *w);
+/* Literal form for a result column, from its MYSQL_FIELD. */
+dump_form dump_form_of_field(const MYSQL_FIELD *f);
+
+/* ---- dump_worker.c ---- */
+/* Takes chunk jobs until none is left; worker `index` uses u->workers[index]. */
+void dump_worker_run(dump_unit *u, int index);
+int dump_workers_start(dump_unit *u, pthread_t *tids, int from, int to, dm_error *err);
+
+/* ---- dump_metadata.c ---- */
+/* The escaped file name part of a db or table name (docs/dump-format.md). malloc'd. */
+char *dump_file_name_part(const char *name);
+int dump_path(dump_unit *u, char *out, const char *file, dm_error *err);
+/* Writes a whole small file atomically: temp name, fsync, rename. */
+int dump_file_write_atomic(dump_unit *u, const char *file, const char *data, size_t len,
+                           dm_error *err);
+int dump_metadata_write(dump_unit *u, dm_error *err);
+/* Reads the position of a complete dump's metadata; false when there is none. */
+bool dump_metadata_read_pos(dump_unit *u, dm_position *pos);
+/* Removes what an earlier, incomplete run left (data, schema, temp files). */
+int dump_dir_clean(dump_unit *u, dm_error *err);
+int dump_dir_sync(dump_unit *u, dm_error *err);
+
+#endif /* DMHOST_DUMP_INTERNAL_H */

@@ -1,0 +1,170 @@
+/*
+ * One consistent snapshot shared by every worker connection, and the binlog position it matches.
+ *
+ * Why a global read lock: MariaDB gives a single connection a consistent position without any lock
+ * (START TRANSACTION WITH CONSISTENT SNAPSHOT, then the binlog_snapshot_file/_position status
+ * variables), but N connections cannot share one snapshot that way: each START TRANSACTION takes
+ * its own read view, and commits landing between them would make the workers see different data.
+ * So, as mydumper does, the main connection takes FLUSH TABLES WITH READ LOCK (no commit can
+ * happen while it is held), every worker starts its snapshot, the main connection reads the
+ * binlog position — which then matches every snapshot exactly — and UNLOCK TABLES. The lock is
+ * held only for those statements: the worker connections are opened before it is taken.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dump_internal.h"
+
+/* What the dump needs, and the grant names that give it. REPLICATION CLIENT is called BINLOG
+ * MONITOR since MariaDB 10.5 (SHOW GRANTS prints the new name). LOCK TABLES is not needed: FTWRL
+ * only needs RELOAD. */
+enum { DUMP_PRIV_SELECT = 1, DUMP_PRIV_RELOAD = 2, DUMP_PRIV_REPL_CLIENT = 4, DUMP_PRIV_ALL = 7 };
+
+static bool dump_snapshot_has(const char *privs, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = privs; (p = strstr(p, name)) != NULL; p += n) {
+    bool start = p == privs || p[-1] == ' ' || p[-1] == ',';
+    bool end = p[n] == '\0' || p[n] == ',' || p[n] == ' ';
+    if (start && end)
+      return true;
+  }
+  return false;
+}
+
+/* The privileges one line of SHOW GRANTS gives ("GRANT a, b ON *.* TO ..."). Column and routine
+ * grants count for nothing; SELECT on a single schema counts (the user may only dump that). */
+static int dump_snapshot_grant_line(const char *line) {
+  if (strncmp(line, "GRANT ", 6) != 0)
+    return 0;
+  const char *on = strstr(line, " ON ");
+  if (!on)
+    return 0; /* a role granted to the user: see docs/dump.md */
+  char privs[512];
+  size_t n = (size_t)(on - (line + 6));
+  if (n >= sizeof privs)
+    n = sizeof privs - 1;
+  memcpy(privs, line + 6, n);
+  privs[n] = '\0';
+  bool global = strncmp(on + 4, "*.* ", 4) == 0;
+  if (strncmp(on + 4, "FUNCTION ", 9) == 0 || strncmp(on + 4, "PROCEDURE ", 10) == 0)
+    return 0;
+  int have = 0;
+  if (dump_snapshot_has(privs, "ALL PRIVILEGES") || dump_snapshot_has(privs, "ALL"))
+    have = global ? DUMP_PRIV_ALL : DUMP_PRIV_SELECT;
+  if (dump_snapshot_has(privs, "SELECT"))
+    have |= DUMP_PRIV_SELECT;
+  if (global && dump_snapshot_has(privs, "RELOAD"))
+    have |= DUMP_PRIV_RELOAD;
+  if (global && (dump_snapshot_has(privs, "REPLICATION CLIENT") ||
+                 dump_snapshot_has(privs, "BINLOG MONITOR") || dump_snapshot_has(privs, "SUPER")))
+    have |= DUMP_PRIV_REPL_CLIENT;
+  return have;
+}
+
+/* Checks SHOW GRANTS up front, so the user learns every missing privilege at once instead of one
+ * per failed start. */
+static int dump_snapshot_check_privileges(dump_unit *u, dm_error *err) {
+  MYSQL_RES *res;
+  if (dump_conn_query(u, &u->main, "SHOW GRANTS", &res, err) != 0)
+    return -1;
+  int have = 0;
+  MYSQL_ROW row;
+  while ((row = mysql_fetch_row(res)))
+    if (row[0])
+      have |= dump_snapshot_grant_line(row[0]);
+  mysql_free_result(res);
+  if (have == DUMP_PRIV_ALL)
+    return 0;
+  char missing[128] = "";
+  if (!(have & DUMP_PRIV_SELECT))
+    strcat(missing, "SELECT, ");
+  if (!(have & DUMP_PRIV_RELOAD))
+    strcat(missing, "RELOAD, ");
+  if (!(have & DUMP_PRIV_REPL_CLIENT))
+    strcat(missing, "REPLICATION CLIENT, ");
+  missing[strlen(missing) - 2] = '\0';
+  const dm_db_endpoint *ep = u->host->source_db(u->ctx);
+  u->host->error_make(u->ctx, err, DM_ERR_DB_PRIVILEGE, NULL,
+                      "dump: the source user `%s` on %s:%d lacks %s (SELECT reads the tables, "
+                      "RELOAD takes FLUSH TABLES WITH READ LOCK, REPLICATION CLIENT reads SHOW "
+                      "MASTER STATUS): GRANT %s ON *.* TO the user",
+                      ep->user ? ep->user : "", ep->host ? ep->host : "", ep->port, missing,
+                      missing);
+  return -1;
+}
+
+/* SHOW MASTER STATUS (file, pos; MySQL also gives the GTID set there) and, on MariaDB,
+ * @@global.gtid_binlog_pos. Runs under the lock. */
+static int dump_snapshot_position(dump_unit *u, dm_position *pos, dm_error *err) {
+  MYSQL_RES *res;
+  memset(pos, 0, sizeof *pos);
+  if (dump_conn_query(u, &u->main, "SHOW MASTER STATUS", &res, err) != 0)
+    return -1;
+  MYSQL_ROW row = mysql_fetch_row(res);
+  if (!row || !row[0] || !row[1]) {
+    mysql_free_result(res);
+    const dm_db_endpoint *ep = u->host->source_db(u->ctx);
+    u->host->error_make(u->ctx, err, DM_ERR_DUMP_NO_BINLOG, NULL,
+                        "dump: SHOW MASTER STATUS on the source %s:%d returned nothing: its "
+                        "binary log is off",
+                        ep->host ? ep->host : "", ep->port);
+    return -1;
+  }
+  dm_strlcpy(pos->name, row[0], sizeof pos->name);
+  pos->pos = strtoull(row[1], NULL, 10);
+  bool mysql_gtid = mysql_num_fields(res) >= 5 && row[4];
+  if (mysql_gtid)
+    dm_strlcpy(pos->gtid, row[4], sizeof pos->gtid);
+  mysql_free_result(res);
+  if (mysql_gtid)
+    return 0;
+  if (dump_conn_query(u, &u->main, "SELECT @@global.gtid_binlog_pos", &res, err) != 0)
+    return -1;
+  row = mysql_fetch_row(res);
+  if (row && row[0])
+    dm_strlcpy(pos->gtid, row[0], sizeof pos->gtid);
+  mysql_free_result(res);
+  return 0;
+}
+
+int dump_snapshot_take(dump_unit *u, dm_error *err) {
+  if (dump_conn_open(u, &u->main, err) != 0)
+    return -1;
+  if (dump_snapshot_check_privileges(u, err) != 0)
+    goto fail;
+  for (int i = 0; i < u->threads; i++) {
+    if (dump_conn_open(u, &u->workers[i], err) != 0 ||
+        dump_conn_exec(u, &u->workers[i],
+                       "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ", err) != 0)
+      goto fail;
+  }
+  if (dump_should_stop(u)) /* the caller reports the stop */
+    goto fail;
+  /* FTWRL waits for running statements to end; a long one on the source holds the dump here
+   * (mydumper's --long-query-guard). The stop token cannot interrupt a blocked query: kill does,
+   * by shutting the socket down. */
+  if (dump_conn_exec(u, &u->main, "FLUSH TABLES WITH READ LOCK", err) != 0)
+    goto fail;
+  for (int i = 0; i < u->threads; i++)
+    if (dump_conn_exec(u, &u->workers[i], "START TRANSACTION WITH CONSISTENT SNAPSHOT", err) != 0)
+      goto fail;
+  dm_position pos;
+  if (dump_snapshot_position(u, &pos, err) != 0)
+    goto fail;
+  if (dump_conn_exec(u, &u->main, "UNLOCK TABLES", err) != 0)
+    goto fail;
+  dump_conn_close(u, &u->main);
+  pthread_mutex_lock(&u->pos_lock);
+  u->pos = pos;
+  u->have_pos = true;
+  pthread_mutex_unlock(&u->pos_lock);
+  char buf[DM_POSITION_NAME_MAX + 32];
+  u->host->logf(u->ctx, DM_LOG_INFO, "dump: snapshot of %d connections at %s, GTID %s", u->threads,
+                dm_position_format(&pos, buf, sizeof buf), pos.gtid[0] ? pos.gtid : "(none)");
+  return 0;
+fail:
+  /* Closing the main connection releases the lock, if it was taken. */
+  dump_conn_close(u, &u->main);
+  return -1;
+}

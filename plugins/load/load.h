@@ -1,0 +1,154 @@
+/*
+ * The load unit (dmhost-load): reads a dump folder (docs/dump-format.md) into the target.
+ *
+ * Shared declarations of its files: load_unit.c (slots, settings, the run), load_dir.c (the dump
+ * folder), load_db.c (connections, errors, privileges), load_checkpoint.c (the checkpoint table),
+ * load_schema.c (databases and tables) and load_worker.c (the data files, in parallel).
+ */
+#ifndef DMHOST_LOAD_H
+#define DMHOST_LOAD_H
+
+#include <limits.h>
+#include <mysql.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <dmhost/dmhost.h>
+
+#define LOAD_NAME_MAX 256   /* schema and table names, decoded (MariaDB allows 64 characters) */
+#define LOAD_MAX_CONNS 64   /* pool-size limit, plus the control connection */
+#define LOAD_LINE_MAX (64u << 20) /* longest statement line a data file may hold */
+
+typedef enum load_on_dup {
+  LOAD_DUP_REPLACE = 0, /* REPLACE INTO (DM's default) */
+  LOAD_DUP_IGNORE = 1,  /* INSERT IGNORE INTO */
+  LOAD_DUP_ERROR = 2,   /* INSERT INTO: a duplicate key stops the load */
+} load_on_dup;
+
+/* A table of the dump: from its `<db>.<table>-schema.sql` file. */
+typedef struct load_table {
+  char db[LOAD_NAME_MAX]; /* the source's names */
+  char table[LOAD_NAME_MAX];
+  char tdb[LOAD_NAME_MAX]; /* routed: where it goes on the target */
+  char ttable[LOAD_NAME_MAX];
+  char *schema_file; /* base name of the schema file */
+  bool allowed;      /* by the task's block-allow-list */
+} load_table;
+
+/* A data file `<db>.<table>.<NNNNNN>.sql` and where the load stands in it. */
+typedef struct load_file {
+  char *name;   /* base name, the checkpoint's `filename` */
+  int table;    /* index into load_dump.tables, -1 if the dump has no schema file for it */
+  char db[LOAD_NAME_MAX];
+  char table_name[LOAD_NAME_MAX];
+  uint64_t size;   /* bytes on disk (the checkpoint's end_pos) */
+  uint64_t offset; /* bytes loaded and committed (the checkpoint's offset) */
+  bool present;    /* found in the folder */
+  bool registered; /* has a checkpoint row */
+} load_file;
+
+/* A dump folder as read from disk. */
+typedef struct load_dump {
+  char dir[PATH_MAX];
+  dm_position pos; /* from `metadata` */
+  char (*dbs)[LOAD_NAME_MAX]; /* from `<db>-schema-create.sql` files */
+  char **db_files;
+  int n_dbs;
+  load_table *tables;
+  int n_tables;
+  load_file *files;
+  int n_files;
+} load_dump;
+
+/* One instance of the unit. */
+typedef struct load_unit {
+  const dm_host_services *host;
+  dm_ctx *ctx;
+
+  /* settings (init, update) */
+  char dir[PATH_MAX];
+  int pool_size;
+  load_on_dup on_dup;
+  uint64_t batch_bytes;
+  bool cleanup_dump;
+
+  /* names on the target */
+  char meta[LOAD_NAME_MAX];
+  char cp_table[2 * LOAD_NAME_MAX + 8]; /* `meta`.`<task>_loader_checkpoint`, quoted */
+  char scratch[LOAD_NAME_MAX + 16];     /* <meta>_scratch */
+  char scratch_prefix[32];              /* scratch table names of this task and source */
+  unsigned scratch_seq;
+
+  /* Shared with status and kill (other threads): atomics, or `lock` held only for a copy. */
+  pthread_mutex_t lock;
+  dm_position pos;
+  bool has_pos;
+  int conn_fds[LOAD_MAX_CONNS + 1]; /* sockets of open connections, for kill; -1 free */
+  atomic_uint_least64_t finished_bytes;
+  atomic_uint_least64_t total_bytes;
+  atomic_uint_least64_t run_start_bytes;
+  atomic_int_least64_t run_start_ns; /* 0: not running */
+  atomic_bool killed;
+  atomic_bool finished;
+} load_unit;
+
+/* ---- load_dir.c ---- */
+/* Reads the folder: metadata (required), schema and data files (*.tmp ignored). */
+int load_dir_scan(load_unit *u, const char *dir, load_dump *d, dm_error *err);
+void load_dir_free(load_dump *d);
+/* Reads a small file whole (a schema file). Caller frees *out. */
+int load_dir_read_file(load_unit *u, const char *dir, const char *name, char **out, size_t *len,
+                       dm_error *err);
+/* Decodes a file-name part (`@XXXX` escapes) into out; -1 if it does not decode. */
+int load_dir_decode_name(const char *in, size_t len, char *out, size_t out_len);
+
+/* ---- load_db.c ---- */
+/* Connects to the target with the load session settings and registers the socket for kill. */
+MYSQL *load_db_connect(load_unit *u, dm_error *err);
+void load_db_close(load_unit *u, MYSQL *c);
+/* Shuts down every registered socket (kill). */
+void load_db_shutdown_all(load_unit *u);
+/* Runs a statement that returns no rows; on failure fills *err (DM_ERR_DB_QUERY, the server's
+ * error as raw cause, resumable when the connection was lost) with the message `what`. */
+int load_db_exec(load_unit *u, MYSQL *c, const char *sql, size_t len, const char *what,
+                 dm_error *err);
+/* Fills *err for the connection's current error. */
+void load_db_error(load_unit *u, MYSQL *c, const char *what, dm_error *err);
+/* Was this server/client error a lost connection (retrying can help)? */
+bool load_db_errno_transient(unsigned code);
+/* `name` quoted as an identifier into out (doubling backticks). Returns out. */
+char *load_db_quote(const char *name, char *out, size_t out_len);
+/* `s` as a SQL string literal ('...' escaped) appended at *p, bounded by end. */
+int load_db_literal(MYSQL *c, const char *s, char *out, size_t out_len);
+/* Does the user have what the load needs on these schemas? Fills *err naming what is missing. */
+int load_db_check_privileges(load_unit *u, MYSQL *c, const char *const *schemas, int n,
+                             dm_error *err);
+
+/* ---- load_checkpoint.c ---- */
+int load_cp_prepare(load_unit *u, MYSQL *c, dm_error *err);
+/* Reads this source's rows into the dump's files (offset, registered); rows naming files not in
+ * the dump are added with present = false. Sets *n_rows. */
+int load_cp_read(load_unit *u, MYSQL *c, load_dump *d, int *n_rows, dm_error *err);
+/* Registers every file at offset 0, in one transaction. */
+int load_cp_register(load_unit *u, MYSQL *c, load_dump *d, dm_error *err);
+/* The UPDATE that moves a file's offset (run in the batch's transaction). */
+int load_cp_update_sql(load_unit *u, MYSQL *c, const char *file, uint64_t offset, char *out,
+                       size_t out_len);
+/* Has this task and source checkpoint rows? (A missing meta schema or table: no.) */
+int load_cp_exists(load_unit *u, MYSQL *c, bool *exists, dm_error *err);
+
+/* ---- load_schema.c ---- */
+/* Creates the routed databases and tables; keeps existing tables of the same definition. */
+int load_schema_apply(load_unit *u, MYSQL *c, load_dump *d, dm_error *err);
+
+/* ---- load_worker.c ---- */
+/* Loads the files with pool-size workers. Returns the outcome; errors in result. */
+dm_outcome load_workers_run(load_unit *u, load_dump *d, dm_result *result);
+
+/* ---- load_unit.c ---- */
+void load_fail(dm_result *result, const dm_error *e);
+int64_t load_now_ns(void);
+
+#endif /* DMHOST_LOAD_H */

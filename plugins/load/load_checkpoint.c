@@ -1,0 +1,234 @@
+/*
+ * The load checkpoint: DM's table `<meta-schema>`.`<task>_loader_checkpoint` on the target, one row
+ * per data file and source: how many bytes of the file are loaded. A row's offset moves in the same
+ * transaction as the statements it counts, so after any crash the table and the checkpoint agree.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mysqld_error.h>
+
+#include "load.h"
+
+#define LOAD_CP_STMT_MAX (1u << 20) /* registration statements are cut at about this size */
+
+int load_cp_prepare(load_unit *u, MYSQL *c, dm_error *err) {
+  char q[1024 + 2 * LOAD_NAME_MAX], meta[2 * LOAD_NAME_MAX + 3];
+  int n = snprintf(q, sizeof q, "CREATE DATABASE IF NOT EXISTS %s",
+                   load_db_quote(u->meta, meta, sizeof meta));
+  if (load_db_exec(u, c, q, (size_t)n, "load: cannot create the meta schema", err) != 0)
+    return -1;
+  n = snprintf(q, sizeof q,
+               "CREATE TABLE IF NOT EXISTS %s ("
+               "`id` VARCHAR(32) NOT NULL, "
+               "`filename` VARCHAR(255) NOT NULL, "
+               "`cp_schema` VARCHAR(128) NOT NULL, "
+               "`cp_table` VARCHAR(128) NOT NULL, "
+               "`offset` BIGINT NOT NULL, "
+               "`end_pos` BIGINT NOT NULL, "
+               "`create_time` TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP, "
+               "`update_time` TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE "
+               "CURRENT_TIMESTAMP, "
+               "PRIMARY KEY (`id`, `filename`)) DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin",
+               u->cp_table);
+  return load_db_exec(u, c, q, (size_t)n, "load: cannot create the checkpoint table", err);
+}
+
+static int load_cp_find(load_dump *d, const char *name) {
+  int lo = 0, hi = d->n_files - 1;
+  while (lo <= hi) {
+    int mid = lo + (hi - lo) / 2;
+    int r = strcmp(d->files[mid].name, name);
+    if (r == 0)
+      return mid;
+    if (r < 0)
+      lo = mid + 1;
+    else
+      hi = mid - 1;
+  }
+  return -1;
+}
+
+int load_cp_read(load_unit *u, MYSQL *c, load_dump *d, int *n_rows, dm_error *err) {
+  char q[512 + 2 * LOAD_NAME_MAX + 256], id[160];
+  *n_rows = 0;
+  if (load_db_literal(c, u->host->source_id(u->ctx), id, sizeof id) != 0) {
+    u->host->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL, "load: source-id is too long");
+    return -1;
+  }
+  int n = snprintf(q, sizeof q,
+                   "SELECT `filename`, `offset`, `end_pos` FROM %s WHERE `id` = %s "
+                   "ORDER BY `filename`",
+                   u->cp_table, id);
+  if (mysql_real_query(c, q, (size_t)n) != 0) {
+    load_db_error(u, c, "load: cannot read the checkpoint", err);
+    return -1;
+  }
+  MYSQL_RES *r = mysql_store_result(c);
+  if (!r) {
+    load_db_error(u, c, "load: cannot read the checkpoint", err);
+    return -1;
+  }
+  MYSQL_ROW row;
+  int rc = 0;
+  while (rc == 0 && (row = mysql_fetch_row(r)) != NULL) {
+    (*n_rows)++;
+    const char *name = row[0] ? row[0] : "";
+    uint64_t off = row[1] ? strtoull(row[1], NULL, 10) : 0;
+    uint64_t end = row[2] ? strtoull(row[2], NULL, 10) : 0;
+    int i = load_cp_find(d, name);
+    if (off >= end) {
+      if (i >= 0) { /* done: whatever the file holds now is loaded */
+        d->files[i].registered = true;
+        d->files[i].offset = d->files[i].size;
+      }
+      continue;
+    }
+    if (i < 0) {
+      u->host->error_make(u->ctx, err, DM_ERR_LOAD_DUMP_INCOMPLETE, NULL,
+                          "load: %s/%s is in the load checkpoint (%" PRIu64 " of %" PRIu64
+                          " bytes loaded) but no longer in the dump folder",
+                          d->dir, name, off, end);
+      rc = -1;
+    } else if (d->files[i].size != end) {
+      u->host->error_make(u->ctx, err, DM_ERR_LOAD_DUMP_INCOMPLETE, NULL,
+                          "load: %s/%s has %" PRIu64 " bytes, but the load checkpoint registered "
+                          "it with %" PRIu64 ": the dump changed since the load started",
+                          d->dir, name, d->files[i].size, end);
+      rc = -1;
+    } else {
+      d->files[i].registered = true;
+      d->files[i].offset = off;
+    }
+  }
+  mysql_free_result(r);
+  return rc;
+}
+
+/* Appends the row of file i to q (grown as needed). */
+static int load_cp_row(MYSQL *c, const char *id, load_dump *d, int i, char **q, size_t *len,
+                       size_t *cap) {
+  const load_file *f = &d->files[i];
+  const load_table *t = &d->tables[f->table];
+  size_t need = strlen(id) + 2 * (strlen(f->name) + strlen(t->db) + strlen(t->table)) + 128;
+  if (*len + need > *cap) {
+    size_t ncap = (*cap + need) * 2;
+    char *nq = realloc(*q, ncap);
+    if (!nq)
+      return -1;
+    *q = nq;
+    *cap = ncap;
+  }
+  char *p = *q + *len;
+  size_t room = *cap - *len;
+  int n = snprintf(p, room, "(%s, ", id);
+  load_db_literal(c, f->name, p + n, room - (size_t)n);
+  n += (int)strlen(p + n);
+  p[n++] = ',';
+  load_db_literal(c, t->db, p + n, room - (size_t)n);
+  n += (int)strlen(p + n);
+  p[n++] = ',';
+  load_db_literal(c, t->table, p + n, room - (size_t)n);
+  n += (int)strlen(p + n);
+  n += snprintf(p + n, room - (size_t)n, ", 0, %" PRIu64 ")", f->size);
+  *len += (size_t)n;
+  return 0;
+}
+
+int load_cp_register(load_unit *u, MYSQL *c, load_dump *d, dm_error *err) {
+  char id[160];
+  if (load_db_literal(c, u->host->source_id(u->ctx), id, sizeof id) != 0) {
+    u->host->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL, "load: source-id is too long");
+    return -1;
+  }
+  if (load_db_exec(u, c, "BEGIN", 5, "load: cannot register the dump files", err) != 0)
+    return -1;
+  char *q = NULL;
+  size_t len = 0, cap = 0;
+  int rc = 0;
+  int i = 0;
+  while (rc == 0 && i < d->n_files) {
+    char head[2 * LOAD_NAME_MAX + 128];
+    len = 0;
+    int hn = snprintf(head, sizeof head,
+                      "INSERT INTO %s (`id`, `filename`, `cp_schema`, `cp_table`, `offset`, "
+                      "`end_pos`) VALUES ",
+                      u->cp_table);
+    bool any = false;
+    for (; i < d->n_files && len < LOAD_CP_STMT_MAX; i++) {
+      if (d->files[i].registered || !d->files[i].present)
+        continue;
+      if (len == 0) {
+        if (!(q = q ? q : malloc(cap = 65536))) {
+          rc = -1;
+          break;
+        }
+        memcpy(q, head, (size_t)hn);
+        len = (size_t)hn;
+      } else {
+        q[len++] = ',';
+      }
+      if (load_cp_row(c, id, d, i, &q, &len, &cap) != 0) {
+        rc = -1;
+        break;
+      }
+      any = true;
+    }
+    if (rc != 0) {
+      u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "load: no memory");
+      break;
+    }
+    if (any)
+      rc = load_db_exec(u, c, q, len, "load: cannot register the dump files", err);
+  }
+  free(q);
+  if (rc == 0)
+    rc = load_db_exec(u, c, "COMMIT", 6, "load: cannot register the dump files", err);
+  if (rc != 0) {
+    mysql_real_query(c, "ROLLBACK", 8); /* best effort: a lost connection rolls back anyway */
+    return -1;
+  }
+  for (int k = 0; k < d->n_files; k++)
+    if (d->files[k].present)
+      d->files[k].registered = true;
+  return 0;
+}
+
+int load_cp_update_sql(load_unit *u, MYSQL *c, const char *file, uint64_t offset, char *out,
+                       size_t out_len) {
+  char id[160], name[2 * 256 + 3];
+  if (load_db_literal(c, u->host->source_id(u->ctx), id, sizeof id) != 0 ||
+      load_db_literal(c, file, name, sizeof name) != 0)
+    return -1;
+  int n = snprintf(out, out_len,
+                   "UPDATE %s SET `offset` = %" PRIu64 " WHERE `id` = %s AND `filename` = %s",
+                   u->cp_table, offset, id, name);
+  return n > 0 && (size_t)n < out_len ? n : -1;
+}
+
+int load_cp_exists(load_unit *u, MYSQL *c, bool *exists, dm_error *err) {
+  char q[512 + 2 * LOAD_NAME_MAX + 160], id[160];
+  *exists = false;
+  if (load_db_literal(c, u->host->source_id(u->ctx), id, sizeof id) != 0) {
+    u->host->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL, "load: source-id is too long");
+    return -1;
+  }
+  int n = snprintf(q, sizeof q, "SELECT 1 FROM %s WHERE `id` = %s LIMIT 1", u->cp_table, id);
+  if (mysql_real_query(c, q, (size_t)n) != 0) {
+    unsigned code = mysql_errno(c);
+    if (code == ER_BAD_DB_ERROR || code == ER_NO_SUCH_TABLE)
+      return 0; /* never started here */
+    load_db_error(u, c, "load: cannot read the checkpoint", err);
+    return -1;
+  }
+  MYSQL_RES *r = mysql_store_result(c);
+  if (!r) {
+    load_db_error(u, c, "load: cannot read the checkpoint", err);
+    return -1;
+  }
+  *exists = mysql_num_rows(r) > 0;
+  mysql_free_result(r);
+  return 0;
+}
