@@ -1,6 +1,8 @@
 /* The request dispatcher: checks each request's shape, then calls the registry. See control.h. */
 #include "control.h"
 
+#include "error_json.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,17 +11,8 @@
 #include "dmhost/sdk.h"
 #include "log.h"
 
-json_object *dmh_control_error_json(const dm_error *err) {
-  json_object *o = json_object_new_object();
-  json_object_object_add(o, "code", json_object_new_int(err->code));
-  json_object_object_add(o, "class", json_object_new_string(dm_error_class_name(err->cls)));
-  json_object_object_add(o, "scope", json_object_new_string(dm_error_scope_name(err->scope)));
-  json_object_object_add(o, "level", json_object_new_string(dm_error_level_name(err->level)));
-  json_object_object_add(o, "message", json_object_new_string(err->message));
-  json_object_object_add(o, "rawCause", json_object_new_string(err->raw_cause));
-  json_object_object_add(o, "workaround", json_object_new_string(err->workaround));
-  return o;
-}
+/* One error shape everywhere (DM's field names), the same as in query-status's result.errors. */
+json_object *dmh_control_error_json(const dm_error *err) { return dmh_error_to_json(err, NULL); }
 
 json_object *dmh_control_response_new(void) {
   json_object *o = json_object_new_object();

@@ -45,10 +45,10 @@ typedef struct dump_table {
   size_t insert_head_len;
   uint8_t *forms; /* dump_form per selected column */
   int n_cols;
-  char *key;         /* quoted chunk key column, or NULL: the table is one chunk */
-  bool key_unsigned; /* the key column is UNSIGNED */
-  int64_t est_rows;  /* information_schema TABLE_ROWS */
-  int chunks;        /* chunk jobs queued for it (set by the planner) */
+  char *key;                 /* quoted chunk key column, or NULL: the table is one chunk */
+  bool key_unsigned;         /* the key column is UNSIGNED */
+  int64_t est_rows;          /* information_schema TABLE_ROWS */
+  int chunks;                /* chunk jobs queued for it (set by the planner) */
   atomic_int_least64_t rows; /* rows written */
   atomic_int files;          /* data files started: the next file number */
   atomic_int pending;        /* chunks not done, +1 while the planner still adds chunks */
@@ -86,9 +86,9 @@ typedef struct dump_unit {
   char work_dir[PATH_MAX];
 
   /* one process call */
-  dump_conn main;                     /* FTWRL, SHOW MASTER STATUS; closed after UNLOCK TABLES */
+  dump_conn main;                      /* FTWRL, SHOW MASTER STATUS; closed after UNLOCK TABLES */
   dump_conn workers[DUMP_MAX_THREADS]; /* one snapshot each; worker 0 also plans */
-  pthread_mutex_t conn_lock;          /* sockets vs kill */
+  pthread_mutex_t conn_lock;           /* sockets vs kill */
   dump_table **tables;
   size_t n_tables, cap_tables;
   dump_queue queue;
@@ -201,8 +201,9 @@ int dump_path(dump_unit *u, char *out, const char *file, dm_error *err);
 int dump_file_write_atomic(dump_unit *u, const char *file, const char *data, size_t len,
                            dm_error *err);
 int dump_metadata_write(dump_unit *u, dm_error *err);
-/* Reads the position of a complete dump's metadata; false when there is none. */
-bool dump_metadata_read_pos(dump_unit *u, dm_position *pos);
+/* Reads the position, table count and rows of a complete dump's metadata; false when there is
+ * none. */
+bool dump_metadata_read(dump_unit *u, dm_position *pos, int *tables, int64_t *rows);
 /* Removes what an earlier, incomplete run left (data, schema, temp files). */
 int dump_dir_clean(dump_unit *u, dm_error *err);
 int dump_dir_sync(dump_unit *u, dm_error *err);

@@ -46,14 +46,16 @@ static int dump_schema_database(dump_unit *u, dump_conn *c, const char *db, dm_e
     MYSQL_ROW row = mysql_fetch_row(res);
     unsigned long *len = mysql_fetch_lengths(res);
     const char *create = "CREATE DATABASE ";
-    if (!row || !row[1] || len[1] < strlen(create) || strncmp(row[1], create, strlen(create)) != 0) {
+    if (!row || !row[1] || len[1] < strlen(create) ||
+        strncmp(row[1], create, strlen(create)) != 0) {
       u->host->error_make(u->ctx, err, DM_ERR_DB_QUERY, NULL,
                           "dump: %s returned no CREATE DATABASE statement", sql);
     } else {
       /* The loader may run against a target that already has the schema. */
       char *stmt = dump_strfmt("CREATE DATABASE IF NOT EXISTS %.*s", (int)(len[1] - strlen(create)),
                                row[1] + strlen(create));
-      rc = stmt ? dump_schema_write(u, file, stmt, strlen(stmt), err) : dump_schema_no_memory(u, err);
+      rc = stmt ? dump_schema_write(u, file, stmt, strlen(stmt), err)
+                : dump_schema_no_memory(u, err);
       free(stmt);
     }
   }

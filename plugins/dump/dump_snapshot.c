@@ -135,8 +135,8 @@ int dump_snapshot_take(dump_unit *u, dm_error *err) {
     goto fail;
   for (int i = 0; i < u->threads; i++) {
     if (dump_conn_open(u, &u->workers[i], err) != 0 ||
-        dump_conn_exec(u, &u->workers[i],
-                       "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ", err) != 0)
+        dump_conn_exec(u, &u->workers[i], "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+                       err) != 0)
       goto fail;
   }
   if (dump_should_stop(u)) /* the caller reports the stop */

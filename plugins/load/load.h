@@ -17,8 +17,8 @@
 
 #include <dmhost/dmhost.h>
 
-#define LOAD_NAME_MAX 256   /* schema and table names, decoded (MariaDB allows 64 characters) */
-#define LOAD_MAX_CONNS 64   /* pool-size limit, plus the control connection */
+#define LOAD_NAME_MAX 256 /* schema and table names, decoded (MariaDB allows 64 characters) */
+#define LOAD_MAX_CONNS 64 /* pool-size limit, plus the control connection */
 #define LOAD_LINE_MAX (64u << 20) /* longest statement line a data file may hold */
 
 typedef enum load_on_dup {
@@ -39,8 +39,8 @@ typedef struct load_table {
 
 /* A data file `<db>.<table>.<NNNNNN>.sql` and where the load stands in it. */
 typedef struct load_file {
-  char *name;   /* base name, the checkpoint's `filename` */
-  int table;    /* index into load_dump.tables, -1 if the dump has no schema file for it */
+  char *name; /* base name, the checkpoint's `filename` */
+  int table;  /* index into load_dump.tables, -1 if the dump has no schema file for it */
   char db[LOAD_NAME_MAX];
   char table_name[LOAD_NAME_MAX];
   uint64_t size;   /* bytes on disk (the checkpoint's end_pos) */
@@ -52,7 +52,7 @@ typedef struct load_file {
 /* A dump folder as read from disk. */
 typedef struct load_dump {
   char dir[PATH_MAX];
-  dm_position pos; /* from `metadata` */
+  dm_position pos;            /* from `metadata` */
   char (*dbs)[LOAD_NAME_MAX]; /* from `<db>-schema-create.sql` files */
   char **db_files;
   int n_dbs;
@@ -62,17 +62,20 @@ typedef struct load_dump {
   int n_files;
 } load_dump;
 
-/* One instance of the unit. */
-typedef struct load_unit {
-  const dm_host_services *host;
-  dm_ctx *ctx;
-
-  /* settings (init, update) */
+/* The settings (init, update). */
+typedef struct load_cfg {
   char dir[PATH_MAX];
   int pool_size;
   load_on_dup on_dup;
   uint64_t batch_bytes;
   bool cleanup_dump;
+} load_cfg;
+
+/* One instance of the unit. */
+typedef struct load_unit {
+  const dm_host_services *host;
+  dm_ctx *ctx;
+  load_cfg cfg;
 
   /* names on the target */
   char meta[LOAD_NAME_MAX];

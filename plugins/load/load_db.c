@@ -59,11 +59,11 @@ MYSQL *load_db_connect(load_unit *u, dm_error *err) {
   mysql_options(c, MYSQL_OPT_WRITE_TIMEOUT, &rw_timeout);
   mysql_options(c, MYSQL_OPT_RECONNECT, &no);
   mysql_options(c, MYSQL_OPT_LOCAL_INFILE, &no);
-  if (!mysql_real_connect(c, ep->host, ep->user, ep->password, NULL, (unsigned)ep->port,
-                          ep->socket, 0)) {
+  if (!mysql_real_connect(c, ep->host, ep->user, ep->password, NULL, (unsigned)ep->port, ep->socket,
+                          0)) {
     u->host->error_make(u->ctx, err, DM_ERR_DB_CONNECT, mysql_error(c),
-                        "load: cannot connect to the target %s:%d as `%s`: %s", ep->host,
-                        ep->port, ep->user, mysql_error(c));
+                        "load: cannot connect to the target %s:%d as `%s`: %s", ep->host, ep->port,
+                        ep->user, mysql_error(c));
     mysql_close(c);
     return NULL;
   }
@@ -293,7 +293,7 @@ int load_db_check_privileges(load_unit *u, MYSQL *c, const char *const *schemas,
     int need = i == 0   ? LOAD_PRIV_SELECT | LOAD_PRIV_INSERT | LOAD_PRIV_UPDATE | LOAD_PRIV_CREATE
                : i == 1 ? LOAD_PRIV_SELECT | LOAD_PRIV_CREATE | LOAD_PRIV_DROP
                         : LOAD_PRIV_SELECT | LOAD_PRIV_INSERT | LOAD_PRIV_CREATE |
-                              (u->on_dup == LOAD_DUP_REPLACE ? LOAD_PRIV_DELETE : 0);
+                              (u->cfg.on_dup == LOAD_DUP_REPLACE ? LOAD_PRIV_DELETE : 0);
     int lack = need & ~(global | per[i]);
     if (!lack)
       continue;
@@ -326,8 +326,8 @@ int load_db_check_privileges(load_unit *u, MYSQL *c, const char *const *schemas,
   }
   const dm_db_endpoint *ep = u->host->target_db(u->ctx);
   u->host->error_make(u->ctx, err, DM_ERR_DB_PRIVILEGE, NULL,
-                      "load: user `%s` on the target %s:%d lacks %s", ep->user, ep->host,
-                      ep->port, missing);
+                      "load: user `%s` on the target %s:%d lacks %s", ep->user, ep->host, ep->port,
+                      missing);
   err->scope = DM_SCOPE_DOWNSTREAM;
   return -1;
 }

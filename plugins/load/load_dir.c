@@ -176,8 +176,8 @@ static int load_dir_split(const char *s, size_t len, char *db, char *table) {
   if (!dot)
     return -1;
   return load_dir_decode_name(s, (size_t)(dot - s), db, LOAD_NAME_MAX) == 0 &&
-                 load_dir_decode_name(dot + 1, len - (size_t)(dot + 1 - s), table,
-                                      LOAD_NAME_MAX) == 0
+                 load_dir_decode_name(dot + 1, len - (size_t)(dot + 1 - s), table, LOAD_NAME_MAX) ==
+                     0
              ? 0
              : -1;
 }
@@ -254,8 +254,7 @@ int load_dir_scan(load_unit *u, const char *dir, load_dump *d, dm_error *err) {
   if (!dh) {
     int e = errno;
     u->host->error_make(u->ctx, err, e == ENOENT ? DM_ERR_LOAD_DUMP_INCOMPLETE : DM_ERR_IO,
-                        strerror(e), "load: cannot open the dump folder %s: %s", dir,
-                        strerror(e));
+                        strerror(e), "load: cannot open the dump folder %s: %s", dir, strerror(e));
     return -1;
   }
   if (load_dir_metadata(u, dir, &d->pos, err) != 0) {

@@ -409,8 +409,8 @@ static void test_operate_source(void) {
   e2e_source("source2.cfg", "mysql-02", false);
   CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "create", "source2.cfg", NULL), 1);
   CU_ASSERT_FALSE(e2e_bool(o, "result"));
-  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_EXISTS);
-  CU_ASSERT(e2e_str_is(o, "error.class", "control"));
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_EXISTS);
+  CU_ASSERT(e2e_str_is(o, "error.ErrClass", "control"));
   CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "bound to source \"mysql-01\""));
   CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "operate-source stop -s mysql-01"));
   CU_ASSERT(e2e_str_is(o, "sources.0.source", "mysql-02"));
@@ -424,7 +424,7 @@ static void test_operate_source(void) {
   CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "stop", "mysql-01", NULL), 0);
   json_object_put(o);
   CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "create", "source3.cfg", NULL), 1);
-  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_CONFIG_INVALID);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONFIG_INVALID);
   CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "unit-paths.relay is a relative path"));
   CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "give an absolute path"));
   CU_ASSERT(e2e_str_is(o, "worker.stage", "free")); /* nothing half-created */
@@ -434,7 +434,7 @@ static void test_operate_source(void) {
   json_object_put(o);
 
   CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "show", "-s", "mysql-02", NULL), 1);
-  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_NOT_FOUND);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_NOT_FOUND);
   json_object_put(o);
 
   CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "stop", "-s", "mysql-01", NULL), 0);
@@ -488,18 +488,18 @@ static void test_task_runs_to_finish(void) {
 
   /* A second start of the same name is refused; a task on an unknown source names it. */
   CU_ASSERT_EQUAL(e2e_dmctl(&o, "start-task", "task.cfg", NULL), 1);
-  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_EXISTS);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_EXISTS);
   CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "task \"t1\" already exists"));
   json_object_put(o);
   e2e_task("task-x.cfg", "tx", "full", "mysql-99", "");
   CU_ASSERT_EQUAL(e2e_dmctl(&o, "start-task", "task-x.cfg", NULL), 1);
-  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_NOT_FOUND);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_NOT_FOUND);
   CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "\"mysql-99\""));
   CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "operate-source create"));
   json_object_put(o);
   /* ... and leaves nothing behind. */
   CU_ASSERT_EQUAL(e2e_dmctl(&o, "query-status", "tx", NULL), 1);
-  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_NOT_FOUND);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_NOT_FOUND);
   json_object_put(o);
 
   /* A task over two sources gets a subtask for the one bound here; the other is named. */
@@ -556,13 +556,13 @@ static void test_pause_resume(void) {
 
   /* A second pause is refused by the supervisor with its stage code. */
   CU_ASSERT_EQUAL(e2e_dmctl(&o, "pause-task", "inc", NULL), 1);
-  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_STAGE);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_STAGE);
   CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "in stage Paused"));
   json_object_put(o);
 
   /* The source is in use: operate-source stop names the task. */
   CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "stop", "-s", "mysql-01", NULL), 1);
-  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_EXISTS);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_EXISTS);
   CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "used by task inc"));
   json_object_put(o);
 
@@ -579,7 +579,7 @@ static void test_pause_resume(void) {
   CU_ASSERT(in_order);
 
   CU_ASSERT_EQUAL(e2e_dmctl(&o, "pause-task", "nope", NULL), 1);
-  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_NOT_FOUND);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_NOT_FOUND);
   CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "task \"nope\" does not exist"));
   json_object_put(o);
   CU_ASSERT_EQUAL(e2e_stop(), 0);
@@ -646,7 +646,7 @@ static void test_concurrent_commands(void) {
     CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) <= 1);
   }
   CU_ASSERT_EQUAL(e2e_dmctl(&o, "query-status", "busy", NULL), 1);
-  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_NOT_FOUND);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_NOT_FOUND);
   json_object_put(o);
   char path[512];
   snprintf(path, sizeof path, "%s/state.json", e2e_state);
@@ -725,7 +725,7 @@ static void test_relay_binding_survives_restart(void) {
   CU_ASSERT(e2e_str_is(o, "worker.stage", "relay"));
   json_object_put(o);
   CU_ASSERT_EQUAL(e2e_dmctl(&o, "start-relay", "-s", "mysql-01", NULL), 1);
-  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_EXISTS);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_EXISTS);
   CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "already runs"));
   json_object_put(o);
 
@@ -741,7 +741,7 @@ static void test_relay_binding_survives_restart(void) {
 
   e2e_source("source2.cfg", "mysql-02", false);
   CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "create", "source2.cfg", NULL), 1);
-  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_EXISTS);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_EXISTS);
   CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "bound to source \"mysql-01\" with its relay running"));
   json_object_put(o);
 
@@ -762,7 +762,7 @@ static void test_relay_binding_survives_restart(void) {
   CU_ASSERT(e2e_str_is(o, "sources.0.relayStatus.stage", "Stopped"));
   json_object_put(o);
   CU_ASSERT_EQUAL(e2e_dmctl(&o, "stop-relay", "-s", "mysql-01", NULL), 1);
-  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_NOT_FOUND);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_NOT_FOUND);
   json_object_put(o);
   CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "stop", "-s", "mysql-01", NULL), 0);
   CU_ASSERT(e2e_str_is(o, "worker.stage", "free"));
@@ -809,10 +809,10 @@ static void test_swap_unit(void) {
   CU_ASSERT_EQUAL(
       e2e_dmctl(&o, "swap-unit", "t1", "--unit", "dump", "--path", FAKE_DUMP_ABI2, NULL), 1);
   CU_ASSERT_FALSE(e2e_bool(o, "result"));
-  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_SWAP);
-  CU_ASSERT(e2e_str_is(o, "error.rawCause", "code 12004")); /* DM_ERR_UNIT_ABI_MAJOR */
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_SWAP);
+  CU_ASSERT(e2e_str_is(o, "error.RawCause", "code 12004")); /* DM_ERR_UNIT_ABI_MAJOR */
   CU_ASSERT(e2e_contains(e2e_str(o, "msg"), FAKE_DUMP_ABI2));
-  CU_ASSERT_EQUAL(e2e_int(o, "sources.0.error.code"), DM_ERR_SWAP);
+  CU_ASSERT_EQUAL(e2e_int(o, "sources.0.error.ErrCode"), DM_ERR_SWAP);
   json_object_put(o);
   CU_ASSERT(e2e_wait_stage("t1", "Running", 1));
   CU_ASSERT_EQUAL(e2e_dmctl(&o, "query-status", "t1", NULL), 0);
@@ -822,7 +822,7 @@ static void test_swap_unit(void) {
   /* A kind the mode does not run. */
   CU_ASSERT_EQUAL(e2e_dmctl(&o, "swap-unit", "t1", "--unit", "sync", "--path", FAKE_SYNC_V2, NULL),
                   1);
-  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_NO_SUCH_UNIT);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_NO_SUCH_UNIT);
   json_object_put(o);
 
   /* A good build: swapped at a safe point, and kept across a restart (state.json unitPaths). */
@@ -850,10 +850,10 @@ static void test_swap_unit(void) {
 static void e2e_expect_request_error(json_object *o, const char *needle) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(o);
   CU_ASSERT_FALSE(e2e_bool(o, "result"));
-  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_CONTROL_REQUEST);
-  CU_ASSERT(e2e_str_is(o, "error.class", "control"));
-  CU_ASSERT(e2e_str_is(o, "error.level", "low"));
-  CU_ASSERT(e2e_contains(e2e_str(o, "error.workaround"), "dmctl help"));
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_REQUEST);
+  CU_ASSERT(e2e_str_is(o, "error.ErrClass", "control"));
+  CU_ASSERT(e2e_str_is(o, "error.ErrLevel", "low"));
+  CU_ASSERT(e2e_contains(e2e_str(o, "error.Workaround"), "dmctl help"));
   CU_ASSERT(e2e_contains(e2e_str(o, "msg"), needle));
   json_object_put(o);
 }
@@ -901,7 +901,7 @@ static void test_bad_requests(void) {
   /* a config error reaches the user with the config's code and file */
   e2e_write("broken.cfg", "name = ;\n");
   CU_ASSERT_EQUAL(e2e_dmctl(&o, "start-task", "broken.cfg", NULL), 1);
-  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_CONFIG_PARSE);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONFIG_PARSE);
   CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "broken.cfg"));
   json_object_put(o);
 
@@ -912,7 +912,7 @@ static void test_bad_requests(void) {
   json_object_put(o);
   /* and without a daemon every other command says so */
   CU_ASSERT_EQUAL(e2e_dmctl(&o, "query-status", NULL), 1);
-  CU_ASSERT_EQUAL(e2e_int(o, "error.code"), DM_ERR_CONTROL);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL);
   CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "dmhost.sock"));
   json_object_put(o);
   e2e_teardown();
@@ -949,7 +949,7 @@ static void test_pipelined_requests(void) {
   CU_ASSERT_PTR_NOT_NULL(e2e_get(o1, "tasks"));
   CU_ASSERT_PTR_NOT_NULL(e2e_get(o2, "sources"));
   CU_ASSERT_PTR_NULL(e2e_get(o2, "tasks"));
-  CU_ASSERT_EQUAL(e2e_int(o3, "error.code"), DM_ERR_CONTROL_REQUEST);
+  CU_ASSERT_EQUAL(e2e_int(o3, "error.ErrCode"), DM_ERR_CONTROL_REQUEST);
   json_object_put(o1);
   json_object_put(o2);
   json_object_put(o3);

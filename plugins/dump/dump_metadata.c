@@ -1,0 +1,200 @@
+/*
+ * The dump folder: file names, small files written atomically, the metadata file that marks a
+ * complete dump, and the clean-up of an incomplete one.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dump_internal.h"
+
+char *dump_file_name_part(const char *name) {
+  size_t n = strlen(name);
+  char *out = malloc(5 * n + 1), *p = out;
+  if (!out)
+    return NULL;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char ch = (unsigned char)name[i];
+    /* '@' too, so that a name holding "@002e" cannot be read back as one holding ".". */
+    if (ch == '/' || ch == '\\' || ch == '.' || ch == '@' || ch < 0x20 || ch == 0x7f)
+      p += sprintf(p, "@%04x", ch);
+    else
+      *p++ = (char)ch;
+  }
+  *p = '\0';
+  return out;
+}
+
+int dump_path(dump_unit *u, char *out, const char *file, dm_error *err) {
+  if (snprintf(out, PATH_MAX, "%s/%s", u->work_dir, file) >= PATH_MAX) {
+    u->host->error_make(u->ctx, err, DM_ERR_IO, strerror(ENAMETOOLONG),
+                        "dump: the path of %s in %s is too long", file, u->work_dir);
+    return -1;
+  }
+  return 0;
+}
+
+static int dump_metadata_io(dump_unit *u, const char *what, const char *path, int e,
+                            dm_error *err) {
+  u->host->error_make(u->ctx, err, DM_ERR_IO, strerror(e), "dump: cannot %s %s: %s", what, path,
+                      strerror(e));
+  return -1;
+}
+
+int dump_dir_sync(dump_unit *u, dm_error *err) {
+  int fd = open(u->work_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return dump_metadata_io(u, "open", u->work_dir, errno, err);
+  int rc = fsync(fd);
+  int e = errno;
+  close(fd);
+  return rc == 0 ? 0 : dump_metadata_io(u, "flush", u->work_dir, e, err);
+}
+
+int dump_file_write_atomic(dump_unit *u, const char *file, const char *data, size_t len,
+                           dm_error *err) {
+  char path[PATH_MAX], tmp[PATH_MAX + 8];
+  if (dump_path(u, path, file, err) != 0)
+    return -1;
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return dump_metadata_io(u, "create", tmp, errno, err);
+  for (size_t off = 0; off < len;) {
+    ssize_t n = write(fd, data + off, len - off);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      int e = errno;
+      close(fd);
+      return dump_metadata_io(u, "write", tmp, e, err);
+    }
+    off += (size_t)n;
+  }
+  if (fsync(fd) != 0) {
+    int e = errno;
+    close(fd);
+    return dump_metadata_io(u, "write", tmp, e, err);
+  }
+  if (close(fd) != 0)
+    return dump_metadata_io(u, "write", tmp, errno, err);
+  if (rename(tmp, path) != 0)
+    return dump_metadata_io(u, "rename", tmp, errno, err);
+  return 0;
+}
+
+static void dump_metadata_time(time_t t, char *buf, size_t len) {
+  struct tm tm;
+  localtime_r(&t, &tm);
+  strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+int dump_metadata_write(dump_unit *u, dm_error *err) {
+  char *data = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&data, &len);
+  if (!f) {
+    u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "dump: no memory for the metadata");
+    return -1;
+  }
+  char started[32], finished[32];
+  dump_metadata_time(u->started, started, sizeof started);
+  dump_metadata_time(time(NULL), finished, sizeof finished);
+  fprintf(f,
+          "Started dump at: %s\nSHOW MASTER STATUS:\n\tLog: %s\n\tPos: %" PRIu64 "\n\tGTID:%s\n\n",
+          started, u->pos.name, u->pos.pos, u->pos.gtid);
+  fprintf(f, "TABLES:\n");
+  for (size_t i = 0; i < u->n_tables; i++) {
+    dump_table *t = u->tables[i];
+    fprintf(f, "\t%s\trows=%" PRId64 "\tchunks=%d\n", t->qname, (int64_t)atomic_load(&t->rows),
+            atomic_load(&t->files));
+  }
+  fprintf(f, "Finished dump at: %s\n", finished);
+  int rc;
+  if (fclose(f) != 0 || !data) {
+    u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "dump: no memory for the metadata");
+    rc = -1;
+  } else {
+    /* Every data file is already flushed and renamed; the folder entries must be on disk before
+     * the metadata says the dump is complete, and the metadata's own entry after it. */
+    rc = dump_dir_sync(u, err) == 0 &&
+                 dump_file_write_atomic(u, DUMP_METADATA, data, len, err) == 0 &&
+                 dump_dir_sync(u, err) == 0
+             ? 0
+             : -1;
+  }
+  free(data);
+  return rc;
+}
+
+bool dump_metadata_read(dump_unit *u, dm_position *pos, int *tables, int64_t *rows) {
+  char path[PATH_MAX];
+  dm_error err;
+  if (dump_path(u, path, DUMP_METADATA, &err) != 0)
+    return false;
+  FILE *f = fopen(path, "re");
+  if (!f)
+    return false;
+  memset(pos, 0, sizeof *pos);
+  *tables = 0;
+  *rows = 0;
+  char line[DM_POSITION_GTID_MAX + 64];
+  bool in_tables = false;
+  while (fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\r\n")] = '\0';
+    const char *r;
+    if (in_tables) {
+      if (line[0] == '\t' && (r = strstr(line, "\trows=")) != NULL) {
+        (*tables)++;
+        *rows += strtoll(r + 6, NULL, 10);
+      }
+    } else if (strncmp(line, "\tLog: ", 6) == 0)
+      dm_strlcpy(pos->name, line + 6, sizeof pos->name);
+    else if (strncmp(line, "\tPos: ", 6) == 0)
+      pos->pos = strtoull(line + 6, NULL, 10);
+    else if (strncmp(line, "\tGTID:", 6) == 0)
+      dm_strlcpy(pos->gtid, line + 6, sizeof pos->gtid);
+    else if (strcmp(line, "TABLES:") == 0)
+      in_tables = true;
+  }
+  fclose(f);
+  return pos->name[0] != '\0';
+}
+
+static bool dump_metadata_ours(const char *name) {
+  size_t n = strlen(name);
+  return (n > 4 && strcmp(name + n - 4, ".sql") == 0) ||
+         (n > 4 && strcmp(name + n - 4, ".tmp") == 0);
+}
+
+int dump_dir_clean(dump_unit *u, dm_error *err) {
+  DIR *d = opendir(u->work_dir);
+  if (!d)
+    return dump_metadata_io(u, "open", u->work_dir, errno, err);
+  int removed = 0, rc = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (!dump_metadata_ours(e->d_name))
+      continue;
+    if (unlinkat(dirfd(d), e->d_name, 0) != 0 && errno != ENOENT) {
+      char path[PATH_MAX + 256];
+      snprintf(path, sizeof path, "%s/%s", u->work_dir, e->d_name);
+      rc = dump_metadata_io(u, "remove", path, errno, err);
+      break;
+    }
+    removed++;
+  }
+  closedir(d);
+  if (removed > 0)
+    u->host->logf(u->ctx, DM_LOG_INFO,
+                  "dump: removed %d file(s) of an incomplete earlier dump from %s; dumping again "
+                  "from a new snapshot",
+                  removed, u->work_dir);
+  return rc;
+}

@@ -1,0 +1,343 @@
+/*
+ * dmhost-dump: a consistent, multi-threaded dump of the source into files (docs/dump.md, the
+ * format in docs/dump-format.md).
+ *
+ * One process call: clean what an incomplete earlier run left, take one snapshot on `threads`
+ * connections (dump_snapshot.c), then worker 0 lists the tables, writes the schema files and
+ * queues chunk jobs while workers 1..n-1 already dump them; worker 0 joins them when planning is
+ * done. `metadata` is written last: its presence is the unit's only checkpoint ("the dump is
+ * complete"). Nothing finer can be resumed: a new run has a new snapshot, and chunks from two
+ * snapshots would not be one consistent dump.
+ *
+ * Settings (all optional): threads = 4; chunk-rows = 100000; rows = 1000;
+ * statement-size = 1048576; chunk-filesize = 67108864;
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "dump_internal.h"
+
+#define DUMP_DEFAULT_THREADS 4
+#define DUMP_DEFAULT_CHUNK_ROWS 100000
+#define DUMP_DEFAULT_ROWS 1000
+#define DUMP_DEFAULT_STATEMENT_SIZE (1 << 20)
+#define DUMP_DEFAULT_CHUNK_FILESIZE (64 << 20)
+
+static int64_t dump_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void dump_fail(dump_unit *u, const dm_error *e) {
+  pthread_mutex_lock(&u->err_lock);
+  bool first = !u->has_err;
+  if (first) {
+    u->err = *e;
+    u->has_err = true;
+  }
+  pthread_mutex_unlock(&u->err_lock);
+  if (!first)
+    u->host->logf(u->ctx, DM_LOG_WARN, "dump: also: %s", e->message);
+  atomic_store(&u->abort, true);
+  dump_queue_wake(&u->queue);
+}
+
+bool dump_should_stop(dump_unit *u) {
+  return atomic_load_explicit(&u->abort, memory_order_relaxed) ||
+         atomic_load_explicit(&u->killed, memory_order_relaxed) || u->host->stop_requested(u->ctx);
+}
+
+void dump_table_chunk_done(dump_unit *u, dump_table *t) {
+  if (atomic_fetch_sub(&t->pending, 1) == 1)
+    atomic_fetch_add(&u->completed_tables, 1);
+}
+
+/* ---- settings ---- */
+
+static int dump_setting(dump_unit *u, const char *name, int64_t def, int64_t min, int64_t max,
+                        int64_t *out, dm_error *err) {
+  switch (u->host->cfg_int(u->ctx, name, out)) {
+  case DM_CFG_OK:
+    break;
+  case DM_CFG_MISSING:
+    *out = def;
+    break;
+  default:
+    u->host->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL,
+                        "dump: setting `%s` must be an integer (default %" PRId64 ")", name, def);
+    return -1;
+  }
+  if (*out < min || *out > max) {
+    u->host->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL,
+                        "dump: setting `%s` is %" PRId64 ", it must be in %" PRId64 "..%" PRId64,
+                        name, *out, min, max);
+    return -1;
+  }
+  return 0;
+}
+
+static int dump_read_settings(dump_unit *u, dm_error *err) {
+  int64_t threads;
+  if (dump_setting(u, "threads", DUMP_DEFAULT_THREADS, 1, DUMP_MAX_THREADS, &threads, err) != 0 ||
+      dump_setting(u, "chunk-rows", DUMP_DEFAULT_CHUNK_ROWS, 1, INT64_MAX / 4, &u->chunk_rows,
+                   err) != 0 ||
+      dump_setting(u, "rows", DUMP_DEFAULT_ROWS, 1, INT32_MAX, &u->stmt_rows, err) != 0 ||
+      dump_setting(u, "statement-size", DUMP_DEFAULT_STATEMENT_SIZE, 1024, 1 << 30, &u->stmt_size,
+                   err) != 0 ||
+      dump_setting(u, "chunk-filesize", DUMP_DEFAULT_CHUNK_FILESIZE, 4096, INT64_MAX / 4,
+                   &u->chunk_filesize, err) != 0)
+    return -1;
+  u->threads = (int)threads;
+  return 0;
+}
+
+/* ---- slots ---- */
+
+static void dump_close(void *self);
+
+static int dump_init(const dm_host_services *host, dm_ctx *ctx, void **self, dm_error *err) {
+  dump_unit *u = calloc(1, sizeof *u);
+  if (!u) {
+    host->error_make(ctx, err, DM_ERR_NO_MEMORY, NULL, "dump: no memory for an instance");
+    return -1;
+  }
+  u->host = host;
+  u->ctx = ctx;
+  pthread_mutex_init(&u->conn_lock, NULL);
+  pthread_mutex_init(&u->err_lock, NULL);
+  pthread_mutex_init(&u->pos_lock, NULL);
+  u->main.sock = -1;
+  for (int i = 0; i < DUMP_MAX_THREADS; i++)
+    u->workers[i].sock = -1;
+  const char *dir = host->work_dir(ctx);
+  if (strlen(dir) >= sizeof u->work_dir - 64) {
+    host->error_make(ctx, err, DM_ERR_CONFIG_INVALID, NULL, "dump: work folder %s is too long",
+                     dir);
+    dump_close(u);
+    return -1;
+  }
+  dm_strlcpy(u->work_dir, dir, sizeof u->work_dir);
+  if (dump_read_settings(u, err) != 0) {
+    dump_close(u);
+    return -1;
+  }
+  *self = u;
+  return 0;
+}
+
+/* Not fresh once the dump is complete: a restart in load must never dump again. An incomplete
+ * dump counts as fresh — it is redone from scratch anyway. */
+static int dump_is_fresh_task(void *self, bool *fresh, dm_error *err) {
+  dump_unit *u = self;
+  char path[PATH_MAX];
+  if (dump_path(u, path, DUMP_METADATA, err) != 0)
+    return -1;
+  struct stat st;
+  if (stat(path, &st) == 0) {
+    *fresh = false;
+    return 0;
+  }
+  if (errno == ENOENT) {
+    *fresh = true;
+    return 0;
+  }
+  u->host->error_make(u->ctx, err, DM_ERR_IO, strerror(errno), "dump: cannot look at %s: %s", path,
+                      strerror(errno));
+  return -1;
+}
+
+static void dump_run_free(dump_unit *u) {
+  for (size_t i = 0; i < u->n_tables; i++)
+    dump_table_free(u->tables[i]);
+  free(u->tables);
+  u->tables = NULL;
+  u->n_tables = u->cap_tables = 0;
+}
+
+static void dump_result_error(dm_result *result, const dm_error *e) {
+  result->outcome = DM_OUTCOME_ERROR;
+  result->n_errors = 1;
+  result->errors[0] = *e;
+}
+
+/* Worker 0's first job: the table list, the schema files and the chunk jobs. */
+static void dump_plan(dump_unit *u) {
+  dm_error err;
+  dump_conn *c = &u->workers[0];
+  if (dump_schema_list(u, c, &err) != 0) {
+    dump_fail(u, &err);
+    return;
+  }
+  for (size_t i = 0; i < u->n_tables && !dump_should_stop(u); i++) {
+    dump_table *t = u->tables[i];
+    if (dump_schema_table(u, c, t, &err) != 0 || dump_chunks_plan(u, c, t, &err) != 0) {
+      dump_fail(u, &err);
+      return;
+    }
+  }
+}
+
+/* A complete dump: report it and finish at once. */
+static bool dump_already_complete(dump_unit *u) {
+  dm_position pos;
+  int tables;
+  int64_t rows;
+  if (!dump_metadata_read(u, &pos, &tables, &rows))
+    return false;
+  pthread_mutex_lock(&u->pos_lock);
+  u->pos = pos;
+  u->have_pos = true;
+  pthread_mutex_unlock(&u->pos_lock);
+  atomic_store(&u->total_tables, tables);
+  atomic_store(&u->completed_tables, tables);
+  atomic_store(&u->total_rows, rows);
+  atomic_store(&u->finished_rows, rows);
+  u->host->logf(u->ctx, DM_LOG_INFO, "dump: %s/%s exists: the dump is complete, nothing to do",
+                u->work_dir, DUMP_METADATA);
+  return true;
+}
+
+static void dump_process(void *self, dm_result *result) {
+  dump_unit *u = self;
+  dm_error err;
+  if (dump_already_complete(u)) {
+    result->outcome = DM_OUTCOME_FINISHED;
+    return;
+  }
+  atomic_store(&u->abort, false);
+  u->has_err = false;
+  atomic_store(&u->total_tables, 0);
+  atomic_store(&u->completed_tables, 0);
+  atomic_store(&u->total_rows, 0);
+  atomic_store(&u->finished_rows, 0);
+  atomic_store(&u->finished_bytes, 0);
+  atomic_store(&u->start_ms, dump_now_ms());
+  atomic_store(&u->end_ms, 0);
+  pthread_mutex_lock(&u->pos_lock);
+  u->have_pos = false;
+  pthread_mutex_unlock(&u->pos_lock);
+  u->started = time(NULL);
+  if (dump_dir_clean(u, &err) != 0) {
+    dump_result_error(result, &err);
+    return;
+  }
+  dump_queue_init(&u->queue);
+  if (dump_snapshot_take(u, &err) != 0) {
+    for (int i = 0; i < u->threads; i++)
+      dump_conn_close(u, &u->workers[i]);
+    dump_queue_destroy(&u->queue);
+    if (dump_should_stop(u))
+      result->outcome = DM_OUTCOME_CANCELED;
+    else
+      dump_result_error(result, &err);
+    return;
+  }
+  pthread_t tids[DUMP_MAX_THREADS];
+  int started = dump_workers_start(u, tids, 1, u->threads, &err);
+  if (started < u->threads)
+    dump_fail(u, &err);
+  dump_plan(u);
+  dump_queue_close(&u->queue);
+  dump_worker_run(u, 0);
+  for (int i = 1; i < started; i++)
+    pthread_join(tids[i], NULL);
+  for (int i = started; i < u->threads; i++) /* workers that never started */
+    dump_conn_close(u, &u->workers[i]);
+  dump_queue_destroy(&u->queue);
+
+  if (u->has_err) {
+    dump_result_error(result, &u->err);
+  } else if (dump_should_stop(u)) {
+    u->host->logf(u->ctx, DM_LOG_INFO,
+                  "dump: stopped after %" PRId64 " rows; the next start dumps again from a new "
+                  "snapshot",
+                  (int64_t)atomic_load(&u->finished_rows));
+    result->outcome = DM_OUTCOME_CANCELED;
+  } else if (dump_metadata_write(u, &err) != 0) {
+    dump_result_error(result, &err);
+  } else {
+    int64_t rows = atomic_load(&u->finished_rows);
+    atomic_store(&u->total_rows, rows);
+    atomic_store(&u->end_ms, dump_now_ms());
+    double secs = (double)(atomic_load(&u->end_ms) - atomic_load(&u->start_ms)) / 1000.0;
+    u->host->logf(u->ctx, DM_LOG_INFO,
+                  "dump: complete: %zu tables, %" PRId64 " rows, %" PRId64 " bytes in %.2f s",
+                  u->n_tables, rows, (int64_t)atomic_load(&u->finished_bytes), secs);
+    result->outcome = DM_OUTCOME_FINISHED;
+  }
+  dump_run_free(u);
+}
+
+/* process closed every connection and file before it returned: nothing is held while paused. */
+static void dump_pause(void *self) {
+  dump_unit *u = self;
+  u->host->logf(u->ctx, DM_LOG_INFO,
+                "dump: paused; the dump restarts from a new snapshot on resume");
+}
+
+/* Blocked reads (a worker waiting for rows, FTWRL waiting for a long query) return once their
+ * socket is shut down; the handles themselves are closed by their owners. */
+static void dump_kill(void *self) {
+  dump_unit *u = self;
+  atomic_store(&u->killed, true);
+  dump_conn_shutdown_all(u);
+}
+
+static void dump_status(void *self, dm_status_sink *sink) {
+  dump_unit *u = self;
+  int64_t rows = atomic_load(&u->finished_rows), total = atomic_load(&u->total_rows);
+  int64_t bytes = atomic_load(&u->finished_bytes);
+  if (total < rows)
+    total = rows;
+  sink->put_int(sink, "totalTables", atomic_load(&u->total_tables));
+  sink->put_int(sink, "completedTables", atomic_load(&u->completed_tables));
+  sink->put_int(sink, "totalRows", total);
+  sink->put_int(sink, "finishedRows", rows);
+  sink->put_int(sink, "finishedBytes", bytes);
+  int64_t start = atomic_load(&u->start_ms), end = atomic_load(&u->end_ms);
+  if (start > 0) {
+    int64_t ms = (end ? end : dump_now_ms()) - start;
+    sink->put_int(sink, "bps", ms > 0 ? bytes * 1000 / ms : 0);
+  }
+  sink->put_progress(sink, (uint64_t)rows, (uint64_t)total, "rows");
+  /* The position is written once per run; never wait for it. */
+  if (pthread_mutex_trylock(&u->pos_lock) == 0) {
+    if (u->have_pos)
+      sink->put_position(sink, DM_STATUS_META_BINLOG, &u->pos);
+    pthread_mutex_unlock(&u->pos_lock);
+  }
+}
+
+static void dump_close(void *self) {
+  dump_unit *u = self;
+  dump_run_free(u);
+  pthread_mutex_destroy(&u->conn_lock);
+  pthread_mutex_destroy(&u->err_lock);
+  pthread_mutex_destroy(&u->pos_lock);
+  free(u);
+}
+
+static const dm_unit_descriptor dump_descriptor = {
+    DM_UNIT_DESCRIPTOR_HEADER,
+    .kind = DM_UNIT_DUMP,
+    .name = DUMP_UNIT_NAME,
+    .version = "0.1.0",
+    .ops =
+        {
+            .init = dump_init,
+            .is_fresh_task = dump_is_fresh_task,
+            .process = dump_process,
+            .pause = dump_pause,
+            .status = dump_status,
+            .kill = dump_kill,
+            .close = dump_close,
+        },
+};
+
+DM_UNIT_EXPORT(dump_descriptor)

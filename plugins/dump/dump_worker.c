@@ -1,0 +1,130 @@
+/*
+ * Worker threads. Each owns one snapshot connection and one writer, takes chunk jobs from the
+ * queue and streams each chunk with mysql_use_result: rows are formatted as they arrive and never
+ * buffered, so memory does not grow with the table. The stop token and the run's abort flag are
+ * checked after every row (two atomic loads); on a stop the socket is shut down before the result
+ * is freed, because freeing an unfinished use_result would otherwise read the rest of the chunk.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dump_internal.h"
+
+typedef struct dump_worker_arg {
+  dump_unit *u;
+  int index;
+} dump_worker_arg;
+
+/* 0 done, 1 stopped, -1 error (in *err). */
+static int dump_worker_chunk(dump_unit *u, dump_conn *c, dump_writer *w, dump_chunk *ch,
+                             dm_error *err) {
+  dump_table *t = ch->table;
+  if (t->n_cols == 0)
+    return 0;
+  char *sql = dump_strfmt("SELECT %s FROM %s%s", t->select_list, t->qname, ch->where);
+  if (!sql) {
+    u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "dump: no memory for a query");
+    return -1;
+  }
+  int rc = 0;
+  MYSQL_RES *res = NULL;
+  if (mysql_real_query(c->m, sql, strlen(sql)) != 0 || !(res = mysql_use_result(c->m))) {
+    if (dump_should_stop(u))
+      rc = 1;
+    else {
+      dump_conn_error(u, c, sql, err);
+      rc = -1;
+    }
+    free(sql);
+    return rc;
+  }
+  if ((int)mysql_num_fields(res) != t->n_cols) {
+    u->host->error_make(u->ctx, err, DM_ERR_INTERNAL, NULL,
+                        "dump: %s returned %u columns, expected %d", sql, mysql_num_fields(res),
+                        t->n_cols);
+    rc = -1;
+  }
+  uint8_t forms[t->n_cols > 0 ? t->n_cols : 1];
+  MYSQL_FIELD *fields = mysql_fetch_fields(res);
+  for (int i = 0; rc == 0 && i < t->n_cols; i++)
+    forms[i] =
+        t->forms[i] != DUMP_FORM_AUTO ? t->forms[i] : (uint8_t)dump_form_of_field(&fields[i]);
+  dump_writer_begin(w, t);
+  MYSQL_ROW row;
+  while (rc == 0) {
+    if (dump_should_stop(u)) {
+      rc = 1;
+      break;
+    }
+    if (!(row = mysql_fetch_row(res)))
+      break;
+    if (dump_writer_row(w, row, mysql_fetch_lengths(res), forms, err) != 0)
+      rc = -1;
+  }
+  if (rc == 0 && mysql_errno(c->m) != 0) {
+    if (dump_should_stop(u))
+      rc = 1;
+    else {
+      dump_conn_error(u, c, sql, err);
+      rc = -1;
+    }
+  }
+  if (rc != 0) {
+    /* Rows may still be on their way: the connection is given up (the whole dump is redone). */
+    dump_conn_shutdown(u, c);
+    dump_writer_abort(w);
+  }
+  mysql_free_result(res);
+  free(sql);
+  if (rc == 0 && dump_writer_end(w, err) != 0) {
+    dump_writer_abort(w);
+    rc = -1;
+  }
+  return rc;
+}
+
+void dump_worker_run(dump_unit *u, int index) {
+  dump_conn *c = &u->workers[index];
+  dump_writer w;
+  dump_writer_init(&w, u);
+  dump_chunk *ch;
+  while ((ch = dump_queue_pop(u)) != NULL) {
+    dm_error err;
+    int rc = dump_worker_chunk(u, c, &w, ch, &err);
+    if (rc == 0)
+      dump_table_chunk_done(u, ch->table);
+    dump_chunk_free(ch);
+    if (rc < 0)
+      dump_fail(u, &err);
+    if (rc != 0)
+      break;
+  }
+  dump_writer_free(&w);
+  /* Ends the snapshot; nothing was written through it. */
+  dump_conn_close(u, c);
+}
+
+static void *dump_worker_main(void *p) {
+  dump_worker_arg a = *(dump_worker_arg *)p;
+  free(p);
+  dump_worker_run(a.u, a.index);
+  return NULL;
+}
+
+int dump_workers_start(dump_unit *u, pthread_t *tids, int from, int to, dm_error *err) {
+  for (int i = from; i < to; i++) {
+    dump_worker_arg *a = malloc(sizeof *a);
+    if (a) {
+      a->u = u;
+      a->index = i;
+      if (pthread_create(&tids[i], NULL, dump_worker_main, a) == 0)
+        continue;
+    }
+    free(a);
+    u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL,
+                        "dump: cannot start worker thread %d of %d", i + 1, u->threads);
+    return i; /* threads [from, i) run and must be joined */
+  }
+  return to;
+}

@@ -1,0 +1,329 @@
+/*
+ * Databases and tables on the target, with routes applied. A table that already exists is kept
+ * when its definition is the dump's (a resumed load, or two source tables routed into one), else
+ * the load stops naming the first column that differs. "The dump's definition" is what the target
+ * itself makes of the dump's CREATE TABLE: it is created in a scratch schema and both are compared
+ * in information_schema, so display widths, defaults of the server and charsets never give false
+ * alarms.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "load.h"
+
+typedef struct load_col {
+  char *name;
+  char *type;
+  bool nullable;
+  bool pri;
+} load_col;
+
+typedef struct load_cols {
+  load_col *v;
+  int n;
+} load_cols;
+
+static void load_cols_free(load_cols *c) {
+  for (int i = 0; i < c->n; i++) {
+    free(c->v[i].name);
+    free(c->v[i].type);
+  }
+  free(c->v);
+  c->v = NULL;
+  c->n = 0;
+}
+
+static const char *load_schema_skip_ws(const char *p) {
+  for (;;) {
+    while (isspace((unsigned char)*p))
+      p++;
+    if (p[0] == '/' && p[1] == '*' && p[2] != '!') { /* a comment; keep versioned ones */
+      const char *e = strstr(p + 2, "*/");
+      if (!e)
+        return p;
+      p = e + 2;
+    } else {
+      return p;
+    }
+  }
+}
+
+/* Skips one identifier, quoted or not; NULL if there is none. */
+static const char *load_schema_skip_ident(const char *p) {
+  if (*p == '`') {
+    for (p++; *p; p++)
+      if (*p == '`') {
+        if (p[1] != '`')
+          return p + 1;
+        p++;
+      }
+    return NULL;
+  }
+  const char *s = p;
+  while (isalnum((unsigned char)*p) || *p == '_' || *p == '$' || (unsigned char)*p >= 0x80)
+    p++;
+  return p > s ? p : NULL;
+}
+
+/* After `<kw> [IF NOT EXISTS] name[.name]`: the rest of the statement, or NULL. *start is where
+ * the keyword begins (leading comments and SET lines are dropped). */
+static const char *load_schema_after_name(const char *sql, const char *kw, const char **start) {
+  size_t kl = strlen(kw);
+  const char *p = sql;
+  for (; *p; p++)
+    if (strncasecmp(p, kw, kl) == 0 && (p == sql || !isalnum((unsigned char)p[-1])))
+      break;
+  if (!*p)
+    return NULL;
+  *start = p;
+  p = load_schema_skip_ws(p + kl);
+  if (strncasecmp(p, "IF NOT EXISTS", 13) == 0)
+    p = load_schema_skip_ws(p + 13);
+  p = load_schema_skip_ident(p);
+  if (p && *p == '.')
+    p = load_schema_skip_ident(p + 1);
+  return p;
+}
+
+/* Trims trailing blanks and semicolons in place; returns the new length. */
+static size_t load_schema_trim(char *s, size_t len) {
+  while (len > 0 && (isspace((unsigned char)s[len - 1]) || s[len - 1] == ';'))
+    s[--len] = '\0';
+  return len;
+}
+
+static int load_schema_exec2(load_unit *u, MYSQL *c, const char *head, const char *rest,
+                             const char *what, dm_error *err) {
+  size_t hl = strlen(head), rl = strlen(rest);
+  char *q = malloc(hl + rl + 1);
+  if (!q) {
+    u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "load: no memory");
+    return -1;
+  }
+  memcpy(q, head, hl);
+  memcpy(q + hl, rest, rl + 1);
+  int rc = load_db_exec(u, c, q, hl + rl, what, err);
+  free(q);
+  return rc;
+}
+
+static int load_schema_create_db(load_unit *u, MYSQL *c, const char *tdb, const char *rest,
+                                 dm_error *err) {
+  char head[2 * LOAD_NAME_MAX + 64], q[2 * LOAD_NAME_MAX + 3], what[3 * LOAD_NAME_MAX];
+  snprintf(head, sizeof head, "CREATE DATABASE IF NOT EXISTS %s", load_db_quote(tdb, q, sizeof q));
+  snprintf(what, sizeof what, "load: cannot create database `%s`", tdb);
+  return load_schema_exec2(u, c, head, rest ? rest : "", what, err);
+}
+
+/* Reads information_schema.COLUMNS of a table, in column order. */
+static int load_schema_columns(load_unit *u, MYSQL *c, const char *db, const char *table,
+                               load_cols *out, dm_error *err) {
+  char q[1024 + 4 * LOAD_NAME_MAX], ldb[2 * LOAD_NAME_MAX + 3], ltb[2 * LOAD_NAME_MAX + 3];
+  memset(out, 0, sizeof *out);
+  load_db_literal(c, db, ldb, sizeof ldb);
+  load_db_literal(c, table, ltb, sizeof ltb);
+  int n = snprintf(q, sizeof q,
+                   "SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE = 'YES', COLUMN_KEY = 'PRI' "
+                   "FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s "
+                   "ORDER BY ORDINAL_POSITION",
+                   ldb, ltb);
+  if (mysql_real_query(c, q, (size_t)n) != 0) {
+    load_db_error(u, c, "load: cannot read information_schema.COLUMNS", err);
+    return -1;
+  }
+  MYSQL_RES *r = mysql_store_result(c);
+  if (!r) {
+    load_db_error(u, c, "load: cannot read information_schema.COLUMNS", err);
+    return -1;
+  }
+  out->v = calloc(mysql_num_rows(r) + 1, sizeof *out->v);
+  MYSQL_ROW row;
+  while (out->v && (row = mysql_fetch_row(r)) != NULL) {
+    load_col *col = &out->v[out->n++];
+    col->name = strdup(row[0] ? row[0] : "");
+    col->type = strdup(row[1] ? row[1] : "");
+    col->nullable = row[2] && row[2][0] == '1';
+    col->pri = row[3] && row[3][0] == '1';
+    if (!col->name || !col->type)
+      break;
+  }
+  bool ok = out->v && (out->n == 0 || (out->v[out->n - 1].name && out->v[out->n - 1].type));
+  mysql_free_result(r);
+  if (!ok) {
+    load_cols_free(out);
+    u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "load: no memory");
+    return -1;
+  }
+  return 0;
+}
+
+static void load_schema_describe(const load_col *c, char *out, size_t len) {
+  snprintf(out, len, "%s %s%s", c->type, c->nullable ? "NULL" : "NOT NULL",
+           c->pri ? " PRIMARY KEY" : "");
+}
+
+/* The first difference between the dump's columns and the target's, or false if none. */
+static bool load_schema_diff(const load_cols *dump, const load_cols *target, char *out,
+                             size_t len) {
+  char a[256], b[256];
+  for (int i = 0; i < dump->n; i++) {
+    const load_col *d = &dump->v[i], *t = NULL;
+    for (int k = 0; k < target->n && !t; k++)
+      if (strcasecmp(target->v[k].name, d->name) == 0)
+        t = &target->v[k];
+    load_schema_describe(d, a, sizeof a);
+    if (!t) {
+      snprintf(out, len, "column `%s` (%s in the dump) is missing on the target", d->name, a);
+      return true;
+    }
+    load_schema_describe(t, b, sizeof b);
+    if (strcmp(a, b) != 0) {
+      snprintf(out, len, "column `%s` is %s on the target but %s in the dump", d->name, b, a);
+      return true;
+    }
+  }
+  for (int k = 0; k < target->n; k++) {
+    bool found = false;
+    for (int i = 0; i < dump->n && !found; i++)
+      found = strcasecmp(target->v[k].name, dump->v[i].name) == 0;
+    if (!found) {
+      load_schema_describe(&target->v[k], b, sizeof b);
+      snprintf(out, len, "column `%s` (%s) exists on the target but not in the dump",
+               target->v[k].name, b);
+      return true;
+    }
+  }
+  return false;
+}
+
+static int load_schema_exists(load_unit *u, MYSQL *c, const char *db, const char *table,
+                              bool *exists, dm_error *err) {
+  char q[512 + 4 * LOAD_NAME_MAX], ldb[2 * LOAD_NAME_MAX + 3], ltb[2 * LOAD_NAME_MAX + 3];
+  load_db_literal(c, db, ldb, sizeof ldb);
+  load_db_literal(c, table, ltb, sizeof ltb);
+  int n = snprintf(q, sizeof q,
+                   "SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND "
+                   "TABLE_NAME = %s",
+                   ldb, ltb);
+  if (mysql_real_query(c, q, (size_t)n) != 0) {
+    load_db_error(u, c, "load: cannot read information_schema.TABLES", err);
+    return -1;
+  }
+  MYSQL_RES *r = mysql_store_result(c);
+  if (!r) {
+    load_db_error(u, c, "load: cannot read information_schema.TABLES", err);
+    return -1;
+  }
+  *exists = mysql_num_rows(r) > 0;
+  mysql_free_result(r);
+  return 0;
+}
+
+/* Creates the dump's table in the scratch schema and compares it with the target's. */
+static int load_schema_compare(load_unit *u, MYSQL *c, const load_table *t, const char *rest,
+                               dm_error *err) {
+  char name[64], qs[2 * LOAD_NAME_MAX + 3], qn[160], head[3 * LOAD_NAME_MAX], what[1024];
+  snprintf(name, sizeof name, "%s_%u", u->scratch_prefix, u->scratch_seq++);
+  load_db_quote(u->scratch, qs, sizeof qs);
+  load_db_quote(name, qn, sizeof qn);
+  if (load_schema_create_db(u, c, u->scratch, NULL, err) != 0)
+    return -1;
+  snprintf(head, sizeof head, "DROP TABLE IF EXISTS %s.%s", qs, qn);
+  if (load_db_exec(u, c, head, strlen(head), "load: cannot drop a scratch table", err) != 0)
+    return -1;
+  snprintf(head, sizeof head, "CREATE TABLE %s.%s", qs, qn);
+  snprintf(what, sizeof what,
+           "load: cannot create `%s`.`%s` of the dump (%s) in the scratch schema", t->db, t->table,
+           t->schema_file);
+  if (load_schema_exec2(u, c, head, rest, what, err) != 0)
+    return -1;
+  load_cols dump, target;
+  int rc = load_schema_columns(u, c, u->scratch, name, &dump, err);
+  if (rc == 0) {
+    rc = load_schema_columns(u, c, t->tdb, t->ttable, &target, err);
+    if (rc == 0) {
+      char diff[400];
+      if (load_schema_diff(&dump, &target, diff, sizeof diff)) {
+        const dm_db_endpoint *ep = u->host->target_db(u->ctx);
+        u->host->error_make(u->ctx, err, DM_ERR_LOAD_TABLE_MISMATCH, NULL,
+                            "load: table `%s`.`%s` exists on the target %s:%d with another "
+                            "definition than `%s`.`%s` of the dump: %s",
+                            t->tdb, t->ttable, ep->host, ep->port, t->db, t->table, diff);
+        rc = -1;
+      }
+      load_cols_free(&target);
+    }
+    load_cols_free(&dump);
+  }
+  snprintf(head, sizeof head, "DROP TABLE IF EXISTS %s.%s", qs, qn);
+  dm_error ignored;
+  if (load_db_exec(u, c, head, strlen(head), "load: cannot drop a scratch table",
+                   rc == 0 ? err : &ignored) != 0 &&
+      rc == 0)
+    rc = -1;
+  return rc;
+}
+
+static int load_schema_table(load_unit *u, MYSQL *c, load_dump *d, const load_table *t,
+                             dm_error *err) {
+  char *sql;
+  size_t len;
+  if (load_dir_read_file(u, d->dir, t->schema_file, &sql, &len, err) != 0)
+    return -1;
+  load_schema_trim(sql, len);
+  const char *start, *rest = load_schema_after_name(sql, "CREATE TABLE", &start);
+  int rc = 0;
+  if (!rest) {
+    u->host->error_make(u->ctx, err, DM_ERR_LOAD_FILE_FORMAT, NULL,
+                        "load: %s/%s holds no `CREATE TABLE <name>` statement", d->dir,
+                        t->schema_file);
+    rc = -1;
+  }
+  bool exists = false;
+  if (rc == 0)
+    rc = load_schema_create_db(u, c, t->tdb, NULL, err);
+  if (rc == 0)
+    rc = load_schema_exists(u, c, t->tdb, t->ttable, &exists, err);
+  if (rc == 0 && exists) {
+    rc = load_schema_compare(u, c, t, rest, err);
+  } else if (rc == 0) {
+    char head[5 * LOAD_NAME_MAX], qd[2 * LOAD_NAME_MAX + 3], qt[2 * LOAD_NAME_MAX + 3];
+    char what[3 * LOAD_NAME_MAX + 64];
+    snprintf(head, sizeof head, "CREATE TABLE %s.%s", load_db_quote(t->tdb, qd, sizeof qd),
+             load_db_quote(t->ttable, qt, sizeof qt));
+    snprintf(what, sizeof what, "load: cannot create table `%s`.`%s` from %s", t->tdb, t->ttable,
+             t->schema_file);
+    rc = load_schema_exec2(u, c, head, rest, what, err);
+  }
+  free(sql);
+  return rc;
+}
+
+int load_schema_apply(load_unit *u, MYSQL *c, load_dump *d, dm_error *err) {
+  for (int i = 0; i < d->n_dbs; i++) {
+    const char *db = d->dbs[i];
+    if (!u->host->table_allowed(u->ctx, db, NULL))
+      continue;
+    char tdb[LOAD_NAME_MAX], unused[LOAD_NAME_MAX];
+    u->host->route_table(u->ctx, db, NULL, tdb, sizeof tdb, unused, sizeof unused);
+    char *sql = NULL;
+    size_t len;
+    if (load_dir_read_file(u, d->dir, d->db_files[i], &sql, &len, err) != 0)
+      return -1;
+    load_schema_trim(sql, len);
+    const char *start, *rest = load_schema_after_name(sql, "CREATE DATABASE", &start);
+    int rc = load_schema_create_db(u, c, tdb, rest, err);
+    free(sql);
+    if (rc != 0)
+      return -1;
+  }
+  for (int i = 0; i < d->n_tables; i++) {
+    if (u->host->stop_requested(u->ctx))
+      return 1;
+    if (d->tables[i].allowed && load_schema_table(u, c, d, &d->tables[i], err) != 0)
+      return -1;
+  }
+  return 0;
+}

@@ -1,0 +1,370 @@
+/*
+ * The data files, loaded by pool-size workers with a target connection each. A worker takes a
+ * whole file, streams it line by line (one statement a line, docs/dump-format.md) through a bounded
+ * buffer, and commits every batch-bytes of statements together with the UPDATE that moves the
+ * file's checkpoint offset past them: one transaction, so a crash anywhere leaves the table and the
+ * checkpoint agreeing, and the next run seeks to the offset and goes on with no row lost or
+ * doubled.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "load.h"
+
+#define LOAD_READ_BUF (8u << 20) /* read buffer per worker; grows for longer lines */
+
+typedef struct load_run {
+  load_unit *u;
+  load_dump *d;
+  int *jobs; /* file indexes, biggest remainder first */
+  int n_jobs;
+  int next; /* under mu */
+  pthread_mutex_t mu;
+  atomic_bool abort; /* an error in one worker stops the others */
+  dm_error error;    /* the first error; under mu */
+  bool has_error;
+  atomic_int jobs_done;
+} load_run;
+
+typedef struct load_worker {
+  load_run *run;
+  MYSQL *c;
+  char *buf;
+  size_t cap;
+  char *stmt;
+  size_t stmt_cap;
+  char verb_table[2 * LOAD_NAME_MAX + 32]; /* "REPLACE INTO `t`" for the current file */
+  size_t verb_table_len;
+  pthread_t thread;
+  bool started;
+} load_worker;
+
+static void load_run_error(load_run *run, const dm_error *e) {
+  pthread_mutex_lock(&run->mu);
+  if (!run->has_error) {
+    run->error = *e;
+    run->has_error = true;
+  } else {
+    run->u->host->logf(run->u->ctx, DM_LOG_WARN, "load: another worker failed too: %s", e->message);
+  }
+  pthread_mutex_unlock(&run->mu);
+  atomic_store(&run->abort, true);
+}
+
+static bool load_run_stopping(load_run *run) {
+  return atomic_load_explicit(&run->abort, memory_order_relaxed) ||
+         atomic_load_explicit(&run->u->killed, memory_order_relaxed) ||
+         run->u->host->stop_requested(run->u->ctx);
+}
+
+static int load_run_next(load_run *run) {
+  if (load_run_stopping(run))
+    return -1;
+  pthread_mutex_lock(&run->mu);
+  int j = run->next < run->n_jobs ? run->jobs[run->next++] : -1;
+  pthread_mutex_unlock(&run->mu);
+  return j;
+}
+
+/* The statement to run for one line: INSERT INTO `t` rewritten for on-duplicate and the route. */
+static const char *load_worker_stmt(load_worker *w, const char *line, size_t len, size_t *out_len,
+                                    dm_error *err) {
+  static const char head[] = "INSERT INTO ";
+  const size_t hl = sizeof head - 1;
+  if (len <= hl || memcmp(line, head, hl) != 0 || line[hl] != '`') {
+    *out_len = len; /* anything else (a SET line of another dumper) runs as it is */
+    return line;
+  }
+  const char *p = line + hl + 1, *end = line + len;
+  for (; p < end; p++)
+    if (*p == '`') {
+      if (p + 1 < end && p[1] == '`') {
+        p++;
+        continue;
+      }
+      break;
+    }
+  if (p >= end) {
+    *out_len = len;
+    return line;
+  }
+  const char *rest = p + 1;
+  size_t rl = (size_t)(end - rest), need = w->verb_table_len + rl;
+  if (need > w->stmt_cap) {
+    size_t cap = need + need / 4;
+    char *s = realloc(w->stmt, cap);
+    if (!s) {
+      w->run->u->host->error_make(w->run->u->ctx, err, DM_ERR_NO_MEMORY, NULL,
+                                  "load: no memory for a %zu-byte statement", need);
+      return NULL;
+    }
+    w->stmt = s;
+    w->stmt_cap = cap;
+  }
+  memcpy(w->stmt, w->verb_table, w->verb_table_len);
+  memcpy(w->stmt + w->verb_table_len, rest, rl);
+  *out_len = need;
+  return w->stmt;
+}
+
+/* Moves the file's checkpoint to `offset` and commits the batch. */
+static int load_worker_commit(load_worker *w, const load_file *f, uint64_t offset, dm_error *err) {
+  load_unit *u = w->run->u;
+  char q[2048];
+  int n = load_cp_update_sql(u, w->c, f->name, offset, q, sizeof q);
+  if (n < 0) {
+    u->host->error_make(u->ctx, err, DM_ERR_INTERNAL, NULL, "load: file name %s too long", f->name);
+    return -1;
+  }
+  char what[PATH_MAX + 128];
+  snprintf(what, sizeof what, "load: cannot commit %s/%s up to byte %" PRIu64, w->run->d->dir,
+           f->name, offset);
+  if (load_db_exec(u, w->c, q, (size_t)n, what, err) != 0 ||
+      load_db_exec(u, w->c, "COMMIT", 6, what, err) != 0)
+    return -1;
+  return 0;
+}
+
+/* Loads one file from its checkpoint. 0 done, 1 stopped at a safe point, -1 error (*err). */
+static int load_worker_file(load_worker *w, load_file *f, dm_error *err) {
+  load_run *run = w->run;
+  load_unit *u = run->u;
+  const load_table *t = &run->d->tables[f->table];
+  char path[PATH_MAX + 512], qd[2 * LOAD_NAME_MAX + 8], qt[2 * LOAD_NAME_MAX + 3];
+  snprintf(path, sizeof path, "%s/%s", run->d->dir, f->name);
+  static const char *verbs[] = {"REPLACE INTO ", "INSERT IGNORE INTO ", "INSERT INTO "};
+  w->verb_table_len =
+      (size_t)snprintf(w->verb_table, sizeof w->verb_table, "%s%s", verbs[u->cfg.on_dup],
+                       load_db_quote(t->ttable, qt, sizeof qt));
+
+  char use[2 * LOAD_NAME_MAX + 16];
+  int n = snprintf(use, sizeof use, "USE %s", load_db_quote(t->tdb, qd, sizeof qd));
+  if (load_db_exec(u, w->c, use, (size_t)n, "load: cannot USE the target schema", err) != 0)
+    return -1;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || (f->offset > 0 && lseek(fd, (off_t)f->offset, SEEK_SET) < 0)) {
+    int e = errno;
+    if (fd >= 0)
+      close(fd);
+    u->host->error_make(u->ctx, err, e == ENOENT ? DM_ERR_LOAD_DUMP_INCOMPLETE : DM_ERR_IO,
+                        strerror(e), "load: cannot read %s at byte %" PRIu64 ": %s", path,
+                        f->offset, strerror(e));
+    return -1;
+  }
+  posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+
+  uint64_t base = f->offset;      /* file offset of buf[0] */
+  uint64_t committed = f->offset; /* what the checkpoint says */
+  uint64_t executed = f->offset;  /* the end of the last line run */
+  uint64_t pending = 0;           /* statement bytes in the open transaction */
+  size_t have = 0;
+  bool eof = false;
+  int rc = 0;
+  while (rc == 0) {
+    if (!eof && have < w->cap) {
+      ssize_t got = read(fd, w->buf + have, w->cap - have);
+      if (got < 0 && errno == EINTR)
+        continue;
+      if (got < 0) {
+        u->host->error_make(u->ctx, err, DM_ERR_IO, strerror(errno),
+                            "load: cannot read %s at byte %" PRIu64 ": %s", path, base + have,
+                            strerror(errno));
+        rc = -1;
+        break;
+      }
+      eof = got == 0;
+      have += (size_t)got;
+    }
+    size_t pos = 0;
+    for (;;) {
+      char *nl = memchr(w->buf + pos, '\n', have - pos);
+      size_t line_end = nl ? (size_t)(nl - w->buf) : have;
+      if (!nl && !(eof && line_end > pos))
+        break; /* an incomplete line: read more */
+      size_t next = nl ? line_end + 1 : have;
+      size_t len = line_end - pos;
+      while (len > 0 && (w->buf[pos + len - 1] == '\r' || w->buf[pos + len - 1] == ' '))
+        len--;
+      if (len > 0) {
+        if (load_run_stopping(run)) {
+          rc = 1;
+          break;
+        }
+        size_t sl;
+        const char *sql = load_worker_stmt(w, w->buf + pos, len, &sl, err);
+        if (!sql) {
+          rc = -1;
+          break;
+        }
+        if (mysql_real_query(w->c, sql, (unsigned long)sl) != 0) {
+          char what[PATH_MAX + 1536];
+          snprintf(what, sizeof what,
+                   "load: the statement at byte %" PRIu64 " of %s (into `%s`.`%s`) failed",
+                   base + pos, path, t->tdb, t->ttable);
+          load_db_error(u, w->c, what, err);
+          rc = -1;
+          break;
+        }
+        pending += sl;
+      }
+      pos = next;
+      executed = base + pos;
+      if (pending >= u->cfg.batch_bytes) {
+        if (load_worker_commit(w, f, executed, err) != 0) {
+          rc = -1;
+          break;
+        }
+        atomic_fetch_add(&u->finished_bytes, executed - committed);
+        committed = executed;
+        pending = 0;
+      }
+    }
+    if (rc != 0)
+      break;
+    /* Keep the incomplete line; grow the buffer when a line does not fit in it. */
+    memmove(w->buf, w->buf + pos, have - pos);
+    have -= pos;
+    base += pos;
+    if (eof && have == 0)
+      break;
+    if (have == w->cap) {
+      if (w->cap > LOAD_LINE_MAX) {
+        u->host->error_make(u->ctx, err, DM_ERR_LOAD_FILE_FORMAT, NULL,
+                            "load: %s has a line longer than %u MiB at byte %" PRIu64
+                            " (a dump of this dmhost cuts statements at statement-size)",
+                            path, LOAD_LINE_MAX >> 20, base);
+        rc = -1;
+        break;
+      }
+      char *nb = realloc(w->buf, w->cap * 2);
+      if (!nb) {
+        u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "load: no memory for a line of %s",
+                            path);
+        rc = -1;
+        break;
+      }
+      w->buf = nb;
+      w->cap *= 2;
+    }
+  }
+  close(fd);
+  if (rc == -1) {
+    mysql_real_query(w->c, "ROLLBACK", 8); /* best effort: a lost connection rolls back anyway */
+    return -1;
+  }
+  /* Done or stopped: commit what ran, so a stop loses no work. */
+  uint64_t upto = rc == 0 ? f->size : executed;
+  if (upto > committed || pending > 0) {
+    if (load_worker_commit(w, f, upto, err) != 0) {
+      mysql_real_query(w->c, "ROLLBACK", 8);
+      return -1;
+    }
+    atomic_fetch_add(&u->finished_bytes, upto - committed);
+  }
+  f->offset = upto;
+  return rc;
+}
+
+static void *load_worker_main(void *arg) {
+  load_worker *w = arg;
+  load_run *run = w->run;
+  load_unit *u = run->u;
+  dm_error err;
+  mysql_thread_init();
+  w->c = load_db_connect(u, &err);
+  if (w->c && load_db_exec(u, w->c, "SET autocommit = 0", 18, "load: cannot set up the session",
+                           &err) != 0) {
+    load_db_close(u, w->c);
+    w->c = NULL;
+  }
+  if (!w->c) {
+    if (!atomic_load(&u->killed))
+      load_run_error(run, &err);
+    mysql_thread_end();
+    return NULL;
+  }
+  int j;
+  while ((j = load_run_next(run)) >= 0) {
+    int rc = load_worker_file(w, &run->d->files[j], &err);
+    if (rc < 0 && !atomic_load(&u->killed))
+      load_run_error(run, &err);
+    if (rc != 0)
+      break;
+    atomic_fetch_add(&run->jobs_done, 1);
+  }
+  load_db_close(u, w->c);
+  w->c = NULL;
+  mysql_thread_end();
+  return NULL;
+}
+
+static int load_run_cmp(const void *a, const void *b, void *arg) {
+  const load_dump *d = arg;
+  const load_file *x = &d->files[*(const int *)a], *y = &d->files[*(const int *)b];
+  uint64_t rx = x->size - x->offset, ry = y->size - y->offset;
+  return rx < ry ? 1 : rx > ry ? -1 : (*(const int *)a - *(const int *)b);
+}
+
+dm_outcome load_workers_run(load_unit *u, load_dump *d, dm_result *result) {
+  load_run run = {.u = u, .d = d};
+  pthread_mutex_init(&run.mu, NULL);
+  atomic_init(&run.abort, false);
+  atomic_init(&run.jobs_done, 0);
+  run.jobs = malloc(sizeof *run.jobs * ((size_t)d->n_files + 1));
+  load_worker *ws = calloc((size_t)u->cfg.pool_size, sizeof *ws);
+  dm_error e;
+  if (!run.jobs || !ws) {
+    free(run.jobs);
+    free(ws);
+    pthread_mutex_destroy(&run.mu);
+    u->host->error_make(u->ctx, &e, DM_ERR_NO_MEMORY, NULL, "load: no memory for the workers");
+    load_fail(result, &e);
+    return DM_OUTCOME_ERROR;
+  }
+  for (int i = 0; i < d->n_files; i++) {
+    const load_file *f = &d->files[i];
+    if (f->registered && f->offset < f->size && d->tables[f->table].allowed)
+      run.jobs[run.n_jobs++] = i;
+  }
+  qsort_r(run.jobs, (size_t)run.n_jobs, sizeof *run.jobs, load_run_cmp, d);
+  int n_workers = run.n_jobs < u->cfg.pool_size ? run.n_jobs : u->cfg.pool_size;
+  for (int i = 0; i < n_workers; i++) {
+    load_worker *w = &ws[i];
+    w->run = &run;
+    w->cap = LOAD_READ_BUF;
+    w->buf = malloc(w->cap);
+    if (!w->buf || pthread_create(&w->thread, NULL, load_worker_main, w) != 0) {
+      u->host->error_make(u->ctx, &e, DM_ERR_NO_MEMORY, NULL, "load: cannot start worker %d", i);
+      load_run_error(&run, &e);
+      break;
+    }
+    w->started = true;
+  }
+  for (int i = 0; i < n_workers; i++) {
+    if (ws[i].started)
+      pthread_join(ws[i].thread, NULL);
+    free(ws[i].buf);
+    free(ws[i].stmt);
+  }
+  free(ws);
+  free(run.jobs);
+  pthread_mutex_destroy(&run.mu);
+
+  if (atomic_load(&u->killed))
+    return DM_OUTCOME_CANCELED;
+  if (run.has_error) {
+    load_fail(result, &run.error);
+    return DM_OUTCOME_ERROR;
+  }
+  for (int i = 0; i < d->n_files; i++) {
+    const load_file *f = &d->files[i];
+    if (f->registered && f->offset < f->size && d->tables[f->table].allowed)
+      return DM_OUTCOME_CANCELED; /* stopped with work left */
+  }
+  return DM_OUTCOME_FINISHED;
+}
