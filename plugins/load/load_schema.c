@@ -244,7 +244,7 @@ static int load_schema_compare(load_unit *u, MYSQL *c, const load_table *t, cons
   if (rc == 0) {
     rc = load_schema_columns(u, c, t->tdb, t->ttable, &target, err);
     if (rc == 0) {
-      char diff[400];
+      char diff[1200];
       if (load_schema_diff(&dump, &target, diff, sizeof diff)) {
         const dm_db_endpoint *ep = u->host->target_db(u->ctx);
         u->host->error_make(u->ctx, err, DM_ERR_LOAD_TABLE_MISMATCH, NULL,

@@ -5,8 +5,10 @@
  * Every function that can fail returns -1 (or NULL), prints the error to stderr so that a failing
  * test shows the server's message in `ctest --output-on-failure`, and records it for
  * testdb_last_error() (per thread). Codes come from DM_ERROR_MAP: DM_ERR_DB_CONNECT when a server
- * cannot be reached, DM_ERR_DB_QUERY for a statement the server refused (its message in raw_cause),
- * DM_ERR_IO when a client program could not run.
+ * cannot be reached or refuses the account, DM_ERR_DB_QUERY for a statement the server refused (its
+ * message in raw_cause) or a table that is not there, DM_ERR_IO when a file or a client program
+ * (mariadb, mariadb-dump) failed (its error output in raw_cause), DM_ERR_CONFIG_INVALID for a bad
+ * DMH_*_PORT.
  */
 #ifndef DMH_TESTDB_H
 #define DMH_TESTDB_H
@@ -31,8 +33,8 @@ typedef struct testdb_params {
   char password[128];
 } testdb_params;
 
-void testdb_params_get(testdb_side side, testdb_params *out);
-const char *testdb_side_name(testdb_side side); /* "source", "target" */
+int testdb_params_get(testdb_side side, testdb_params *out); /* -1: a variable is invalid */
+const char *testdb_side_name(testdb_side side);              /* "source", "target" */
 
 /* A connection over TCP with the side's settings (utf8mb4, several statements per call allowed).
  * On failure the message names the server and says to run scripts/mariadb.sh start. */
@@ -64,6 +66,12 @@ int testdb_recreate_db(MYSQL *conn, const char *db);
 /* Runs the `mariadb` client on a SQL file against conn's server (same host, port, account), in db
  * (NULL: the file chooses). The client's error output becomes the error's raw cause. */
 int testdb_exec_file(MYSQL *conn, const char *path, const char *db);
+/* The same with every occurrence of `from` in the file replaced by `to`: gives a shared SQL file a
+ * database named after the test, so tests sharing the servers can run in parallel. */
+int testdb_exec_file_renaming(MYSQL *conn, const char *path, const char *from, const char *to);
+/* Loads tests/sql/all-types.sql (every column type, edge values) as database db (dropped first)
+ * instead of types_db. DMH_TESTDB_SQL_DIR names the folder for tests that want its files. */
+int testdb_load_all_types(MYSQL *conn, const char *db);
 
 /* Copies database db from src's server to dst's with `mariadb-dump --databases db | mariadb`
  * (replacing the tables of the same names on dst). Note: mariadb-dump prints FLOAT columns with 6

@@ -82,7 +82,9 @@ CREATE TABLE all_types (
   c_mediumblob MEDIUMBLOB NULL,
   c_longblob LONGBLOB NULL,
   -- lists and documents
-  c_enum ENUM('', 'a', 'b', 'ç', '🙂', 'with space') NULL,
+  -- Values of 4-byte characters (emoji) are stored, but SHOW CREATE TABLE prints them as '?'
+  -- (metadata is utf8mb3), so no schema copy can recreate them: 3-byte '日' is the widest here.
+  c_enum ENUM('', 'a', 'b', 'ç', '日', 'with space') NULL,
   c_set SET('x', 'y', 'z', 'é') NULL,
   c_json JSON NULL,
   -- types from MariaDB's type plugins
@@ -222,7 +224,7 @@ VALUES (7, '😀🐙👍🏽 日本語', 'Zoë Ångström, 山田太郎, Ива�
   REPEAT('ünïcödé ', 50000), 'Ünïcödé',
   'é', CONVERT(SUBSTR(@all_bytes, 129) USING latin1), 'café, naïve, € £ ¥ © ® ½ ÿ',
   UNHEX('00FF00FF00FF00FF00FF00FF00FF00FF'), 0x80, REPEAT(REVERSE(@all_bytes), 200),
-  REPEAT(@all_bytes, 8192), '🙂', 'é,x', '{"emoji": "😀", "cjk": "日本", "esc": "\\u00e9"}',
+  REPEAT(@all_bytes, 8192), '日', 'é,x', '{"emoji": "😀", "cjk": "日本", "esc": "\\u00e9"}',
   '192.168.1.1', '::ffff:1.2.3.4', '123e4567-e89b-12d3-a456-426655440000', 7,
   '2024-02-29 12:34:56.000001', '123:45:06.5');
 

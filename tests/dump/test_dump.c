@@ -1,0 +1,306 @@
+/*
+ * The dump unit against the real source (scripts/mariadb.sh), in mode dump through the
+ * supervisor: files and metadata as docs/dump-format.md says, rows counted back from the files,
+ * block-allow-list, every column type (loaded back with the mariadb client and compared cell by
+ * cell), and the errors for a missing privilege and an unreachable source.
+ */
+#include <CUnit/Basic.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "dump_test_util.h"
+#include "testdb.h"
+
+static MYSQL *src;
+
+static void test_dump_files_and_metadata(void) {
+  const char *db = "dmh_dump_basic";
+  CU_ASSERT_FATAL(dt_exec(src, "DROP DATABASE IF EXISTS %s", db) == 0);
+  CU_ASSERT_FATAL(dt_exec(src, "CREATE DATABASE %s", db) == 0);
+  CU_ASSERT_FATAL(
+      dt_exec(src, "CREATE TABLE %s.big (id INT PRIMARY KEY, v VARCHAR(32), n BIGINT)", db) == 0);
+  CU_ASSERT_FATAL(dt_exec(src,
+                          "INSERT INTO %s.big SELECT seq, CONCAT('row ', seq), seq * 7 FROM "
+                          "seq_1_to_300000",
+                          db) == 0);
+  CU_ASSERT_FATAL(dt_exec(src, "CREATE TABLE %s.nopk (a INT, b TEXT)", db) == 0);
+  CU_ASSERT_FATAL(
+      dt_exec(src, "INSERT INTO %s.nopk SELECT seq %% 10, 'same' FROM seq_1_to_5000", db) == 0);
+  CU_ASSERT_FATAL(dt_exec(src, "CREATE TABLE %s.vpk (k VARCHAR(20) PRIMARY KEY, x DOUBLE)", db) ==
+                  0);
+  CU_ASSERT_FATAL(dt_exec(src,
+                          "INSERT INTO %s.vpk SELECT CONCAT('key', seq), seq / 3 FROM "
+                          "seq_1_to_3000",
+                          db) == 0);
+  CU_ASSERT_FATAL(dt_exec(src,
+                          "CREATE TABLE %s.gen (id INT PRIMARY KEY, a INT, b INT AS (a * 2) "
+                          "VIRTUAL, c INT AS (a + 1) PERSISTENT)",
+                          db) == 0);
+  CU_ASSERT_FATAL(
+      dt_exec(src, "INSERT INTO %s.gen (id, a) SELECT seq, seq FROM seq_1_to_100", db) == 0);
+  CU_ASSERT_FATAL(dt_exec(src, "CREATE TABLE %s.`we.ird` (id INT)", db) == 0);
+  CU_ASSERT_FATAL(dt_exec(src, "INSERT INTO %s.`we.ird` VALUES (1), (2), (3)", db) == 0);
+  CU_ASSERT_FATAL(dt_exec(src, "CREATE TABLE %s.empty (id INT PRIMARY KEY)", db) == 0);
+  CU_ASSERT_FATAL(dt_exec(src, "CREATE VIEW %s.v1 AS SELECT id FROM %s.big", db, db) == 0);
+
+  dt_env e;
+  CU_ASSERT_FATAL(dt_setup(&e, "dump-basic", "root", "", dt_source_port(),
+                           "block-allow-list = \"bal\";",
+                           "block-allow-list = { bal = { do-dbs = [\"dmh_dump_basic\"]; }; };",
+                           "threads = 4; chunk-rows = 50000;") == 0);
+  char file0[256], gtid0[1024], file1[256], gtid1[1024];
+  uint64_t pos0, pos1;
+  CU_ASSERT_FATAL(dt_master_status(src, file0, sizeof file0, &pos0, gtid0, sizeof gtid0) == 0);
+  dmh_subtask *st;
+  double t0 = dt_now();
+  dmh_stage stage = dt_run(&e, &st, 60000);
+  double secs = dt_now() - t0;
+  CU_ASSERT_FATAL(dt_master_status(src, file1, sizeof file1, &pos1, gtid1, sizeof gtid1) == 0);
+  char msg[600];
+  int code = dt_first_error(st, msg, sizeof msg);
+  if (stage != DMH_STAGE_FINISHED)
+    fprintf(stderr, "stage %s, error %d: %s\n", dmh_stage_name(stage), code, msg);
+  CU_ASSERT_EQUAL_FATAL(stage, DMH_STAGE_FINISHED);
+  printf("\n  dumped 308103 rows in %.2f s\n", secs);
+
+  /* status */
+  CU_ASSERT_EQUAL(dt_status_int(st, "totalTables"), 6);
+  CU_ASSERT_EQUAL(dt_status_int(st, "completedTables"), 6);
+  CU_ASSERT_EQUAL(dt_status_int(st, "finishedRows"), 300000 + 5000 + 3000 + 100 + 3);
+  CU_ASSERT(dt_status_int(st, "finishedBytes") > 300000 * 10);
+
+  /* files */
+  const char *d = e.dump_dir;
+  char *create = dt_read(d, "dmh_dump_basic-schema-create.sql");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(create);
+  CU_ASSERT(strncmp(create, "CREATE DATABASE IF NOT EXISTS `dmh_dump_basic`", 46) == 0);
+  free(create);
+  const char *tables[] = {"big", "nopk", "vpk", "gen", "we@002eird", "empty"};
+  for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+    char f[128];
+    snprintf(f, sizeof f, "dmh_dump_basic.%s-schema.sql", tables[i]);
+    char *s = dt_read(d, f);
+    CU_ASSERT_PTR_NOT_NULL(s);
+    if (s) {
+      CU_ASSERT(strncmp(s, "CREATE TABLE `", 14) == 0);
+      CU_ASSERT(strcmp(s + strlen(s) - 2, ";\n") == 0);
+    }
+    free(s);
+  }
+  CU_ASSERT_FALSE(dt_exists(d, "dmh_dump_basic.v1-schema.sql"));
+  long long rows;
+  long bad;
+  int files = dt_data_files(d, "dmh_dump_basic.big", &rows, &bad);
+  CU_ASSERT_EQUAL(rows, 300000);
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT(files >= 6); /* chunked: 6 ranges of 50000 */
+  CU_ASSERT(dt_data_files(d, "dmh_dump_basic.nopk", &rows, &bad) == 1);
+  CU_ASSERT_EQUAL(rows, 5000);
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT(dt_data_files(d, "dmh_dump_basic.vpk", &rows, &bad) == 1);
+  CU_ASSERT_EQUAL(rows, 3000);
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT(dt_data_files(d, "dmh_dump_basic.we@002eird", &rows, &bad) == 1);
+  CU_ASSERT_EQUAL(rows, 3);
+  CU_ASSERT(dt_data_files(d, "dmh_dump_basic.empty", &rows, &bad) == 0);
+  char *gen = dt_read(d, "dmh_dump_basic.gen.000000.sql");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(gen);
+  CU_ASSERT(strncmp(gen, "INSERT INTO `gen` (`id`,`a`) VALUES (1,1),(2,2),", 48) == 0);
+  free(gen);
+  char *line = dt_read(d, "dmh_dump_basic.vpk.000000.sql");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+  /* strings as hex: 'key1' */
+  CU_ASSERT(strstr(line, "(0x6b657931,0.3333") != NULL);
+  free(line);
+  CU_ASSERT_EQUAL(dt_count_suffix(d, ".tmp"), 0);
+
+  /* metadata: the position of the snapshot, which is where the server was (nothing else writes
+   * to the source in between unless another test runs; then it lies between before and after) */
+  char *meta = dt_read(d, "metadata");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(meta);
+  char want[1400];
+  if (strcmp(file0, file1) == 0 && pos0 == pos1) {
+    snprintf(want, sizeof want, "SHOW MASTER STATUS:\n\tLog: %s\n\tPos: %" PRIu64 "\n\tGTID:%s\n\n",
+             file0, pos0, gtid0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(meta, want));
+  } else {
+    printf("  (the source was written to during the dump: position checked by range)\n");
+    CU_ASSERT_PTR_NOT_NULL(strstr(meta, "\tLog: mysql-bin."));
+  }
+  CU_ASSERT(strncmp(meta, "Started dump at: ", 17) == 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(meta, "\t`dmh_dump_basic`.`big`\trows=300000\tchunks="));
+  CU_ASSERT_PTR_NOT_NULL(strstr(meta, "\t`dmh_dump_basic`.`empty`\trows=0\tchunks=0\n"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(meta, "\t`dmh_dump_basic`.`we.ird`\trows=3\tchunks=1\n"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(meta, "\nFinished dump at: "));
+  CU_ASSERT_PTR_NULL(strstr(meta, "v1"));
+  free(meta);
+  dmh_subtask_destroy(st);
+
+  /* A complete dump is never redone: a new subtask on the same folder finishes at once. */
+  struct stat before, after;
+  char mpath[600];
+  snprintf(mpath, sizeof mpath, "%s/metadata", d);
+  CU_ASSERT_FATAL(stat(mpath, &before) == 0);
+  t0 = dt_now();
+  stage = dt_run(&e, &st, 20000);
+  CU_ASSERT_EQUAL(stage, DMH_STAGE_FINISHED);
+  CU_ASSERT(dt_now() - t0 < 5.0);
+  CU_ASSERT_FATAL(stat(mpath, &after) == 0);
+  CU_ASSERT_EQUAL(before.st_mtim.tv_nsec, after.st_mtim.tv_nsec);
+  CU_ASSERT_EQUAL(before.st_ino, after.st_ino);
+  CU_ASSERT_EQUAL(dt_status_int(st, "finishedRows"), 308103);
+  dmh_subtask_destroy(st);
+  dt_teardown(&e);
+  dt_exec(src, "DROP DATABASE IF EXISTS %s", db);
+}
+
+static void test_dump_block_allow_list(void) {
+  CU_ASSERT_FATAL(dt_exec(src, "DROP DATABASE IF EXISTS dmh_dump_bal_a") == 0);
+  CU_ASSERT_FATAL(dt_exec(src, "DROP DATABASE IF EXISTS dmh_dump_bal_b") == 0);
+  CU_ASSERT_FATAL(dt_exec(src, "CREATE DATABASE dmh_dump_bal_a") == 0);
+  CU_ASSERT_FATAL(dt_exec(src, "CREATE DATABASE dmh_dump_bal_b") == 0);
+  CU_ASSERT_FATAL(dt_exec(src, "CREATE TABLE dmh_dump_bal_a.t1 (id INT PRIMARY KEY)") == 0);
+  CU_ASSERT_FATAL(dt_exec(src, "CREATE TABLE dmh_dump_bal_a.t2 (id INT PRIMARY KEY)") == 0);
+  CU_ASSERT_FATAL(dt_exec(src, "CREATE TABLE dmh_dump_bal_a.skip_tmp (id INT PRIMARY KEY)") == 0);
+  CU_ASSERT_FATAL(dt_exec(src, "CREATE TABLE dmh_dump_bal_b.t1 (id INT PRIMARY KEY)") == 0);
+  CU_ASSERT_FATAL(dt_exec(src, "INSERT INTO dmh_dump_bal_a.t1 VALUES (1), (2)") == 0);
+  CU_ASSERT_FATAL(dt_exec(src, "INSERT INTO dmh_dump_bal_a.skip_tmp VALUES (1)") == 0);
+  CU_ASSERT_FATAL(dt_exec(src, "INSERT INTO dmh_dump_bal_b.t1 VALUES (1)") == 0);
+  dt_env e;
+  /* mysql and information_schema in do-dbs: system schemas are never dumped all the same */
+  CU_ASSERT_FATAL(dt_setup(&e, "dump-bal", "root", "", dt_source_port(),
+                           "block-allow-list = \"bal\";",
+                           "block-allow-list = { bal = { do-dbs = [\"dmh_dump_bal_a\", \"mysql\", "
+                           "\"information_schema\", \"performance_schema\"]; "
+                           "ignore-tables = ( { db-name = \"dmh_dump_bal_a\"; tbl-name = "
+                           "\"~_tmp$\"; } ); }; };",
+                           "threads = 2;") == 0);
+  dmh_subtask *st;
+  CU_ASSERT_EQUAL(dt_run(&e, &st, 30000), DMH_STAGE_FINISHED);
+  const char *d = e.dump_dir;
+  CU_ASSERT(dt_exists(d, "dmh_dump_bal_a-schema-create.sql"));
+  CU_ASSERT(dt_exists(d, "dmh_dump_bal_a.t1-schema.sql"));
+  CU_ASSERT(dt_exists(d, "dmh_dump_bal_a.t2-schema.sql"));
+  CU_ASSERT(dt_exists(d, "dmh_dump_bal_a.t1.000000.sql"));
+  CU_ASSERT_FALSE(dt_exists(d, "dmh_dump_bal_a.skip_tmp-schema.sql"));
+  CU_ASSERT_FALSE(dt_exists(d, "dmh_dump_bal_a.skip_tmp.000000.sql"));
+  CU_ASSERT_FALSE(dt_exists(d, "dmh_dump_bal_b-schema-create.sql"));
+  CU_ASSERT_FALSE(dt_exists(d, "dmh_dump_bal_b.t1-schema.sql"));
+  CU_ASSERT_FALSE(dt_exists(d, "mysql-schema-create.sql"));
+  CU_ASSERT_FALSE(dt_exists(d, "mysql.user-schema.sql"));
+  CU_ASSERT_FALSE(dt_exists(d, "information_schema-schema-create.sql"));
+  CU_ASSERT_EQUAL(dt_count_suffix(d, "-schema.sql"), 2);
+  CU_ASSERT_EQUAL(dt_status_int(st, "totalTables"), 2);
+  char *meta = dt_read(d, "metadata");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(meta);
+  CU_ASSERT_PTR_NOT_NULL(strstr(meta, "`dmh_dump_bal_a`.`t1`\trows=2"));
+  CU_ASSERT_PTR_NULL(strstr(meta, "skip_tmp"));
+  CU_ASSERT_PTR_NULL(strstr(meta, "`mysql`"));
+  free(meta);
+  dmh_subtask_destroy(st);
+  dt_teardown(&e);
+  dt_exec(src, "DROP DATABASE IF EXISTS dmh_dump_bal_a");
+  dt_exec(src, "DROP DATABASE IF EXISTS dmh_dump_bal_b");
+}
+
+/* Every column type of tests/sql/all-types.sql, dumped, loaded back with the mariadb client (as a
+ * user of mydumper's format would) and compared cell by cell with the source. */
+static void test_dump_all_types(void) {
+  MYSQL *s = testdb_connect(TESTDB_SOURCE), *t = testdb_connect(TESTDB_TARGET);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  CU_ASSERT_FATAL(testdb_exec_file(s, ALL_TYPES_SQL, NULL) == 0);
+  dt_env e;
+  CU_ASSERT_FATAL(dt_setup(&e, "dump-types", "root", "", dt_source_port(),
+                           "block-allow-list = \"bal\";",
+                           "block-allow-list = { bal = { do-dbs = [\"types_db\"]; }; };",
+                           "threads = 2; rows = 3;") == 0);
+  dmh_subtask *st;
+  CU_ASSERT_EQUAL_FATAL(dt_run(&e, &st, 60000), DMH_STAGE_FINISHED);
+  CU_ASSERT_EQUAL(dt_count_suffix(e.dump_dir, "-schema.sql"), 4);
+  long long rows;
+  long bad;
+  CU_ASSERT(dt_data_files(e.dump_dir, "types_db.all_types", &rows, &bad) == 1);
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT_EQUAL(
+      rows, testdb_query_int(s, &rows, "SELECT COUNT(*) FROM types_db.all_types") == 0 ? rows : -1);
+  CU_ASSERT_FATAL(dt_load_with_client(e.dump_dir, "types_db", "dmh_dump_types_chk") == 0);
+  char diff[1024];
+  int rc = testdb_compare_schemas(s, t, "types_db", "dmh_dump_types_chk", diff, sizeof diff);
+  if (rc != 0)
+    fprintf(stderr, "all-types differ: %s\n", diff);
+  CU_ASSERT_EQUAL(rc, 0);
+  dmh_subtask_destroy(st);
+  dt_teardown(&e);
+  testdb_exec(t, "DROP DATABASE IF EXISTS dmh_dump_types_chk");
+  testdb_close(s);
+  testdb_close(t);
+}
+
+static void test_dump_missing_privilege(void) {
+  dt_env e;
+  CU_ASSERT_FATAL(dt_setup(&e, "dump-priv", "dmh_limited", "limited", dt_source_port(),
+                           "block-allow-list = \"bal\";",
+                           "block-allow-list = { bal = { do-dbs = [\"dmh_dump_none\"]; }; };",
+                           NULL) == 0);
+  dmh_subtask *st;
+  CU_ASSERT_EQUAL(dt_run(&e, &st, 20000), DMH_STAGE_PAUSED);
+  char msg[600];
+  CU_ASSERT_EQUAL(dt_first_error(st, msg, sizeof msg), DM_ERR_DB_PRIVILEGE);
+  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "dmh_limited"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "lacks RELOAD, REPLICATION CLIENT ("));
+  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "GRANT RELOAD, REPLICATION CLIENT ON *.*"));
+  CU_ASSERT_FALSE(dt_exists(e.dump_dir, "metadata"));
+  dmh_subtask_destroy(st);
+  dt_teardown(&e);
+}
+
+static void test_dump_unreachable(void) {
+  dt_env e;
+  CU_ASSERT_FATAL(dt_setup(&e, "dump-unreach", "root", "", 1, NULL, NULL, NULL) == 0);
+  dmh_subtask *st;
+  CU_ASSERT_EQUAL(dt_run(&e, &st, 20000), DMH_STAGE_PAUSED);
+  char msg[600];
+  CU_ASSERT_EQUAL(dt_first_error(st, msg, sizeof msg), DM_ERR_DB_CONNECT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "cannot connect to the source 127.0.0.1:1 as `root`"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "Can't connect"));
+  dmh_subtask_destroy(st);
+  dt_teardown(&e);
+}
+
+static void test_dump_bad_setting(void) {
+  dt_env e;
+  CU_ASSERT_FATAL(
+      dt_setup(&e, "dump-setting", "root", "", dt_source_port(), NULL, NULL, "threads = 0;") == 0);
+  dmh_subtask *st = dt_subtask(&e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+  dm_error err;
+  CU_ASSERT_EQUAL(dmh_subtask_start(st, &err), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "setting `threads` is 0, it must be in 1..64"));
+  dmh_subtask_destroy(st);
+  dt_teardown(&e);
+}
+
+int main(void) {
+  src = dt_connect(dt_source_port());
+  if (!src)
+    return 1;
+  if (CU_initialize_registry() != CUE_SUCCESS)
+    return 1;
+  CU_pSuite s = CU_add_suite("dump", NULL, NULL);
+  CU_add_test(s, "files and metadata", test_dump_files_and_metadata);
+  CU_add_test(s, "block-allow-list", test_dump_block_allow_list);
+  CU_add_test(s, "all types", test_dump_all_types);
+  CU_add_test(s, "missing privilege", test_dump_missing_privilege);
+  CU_add_test(s, "unreachable source", test_dump_unreachable);
+  CU_add_test(s, "bad setting", test_dump_bad_setting);
+  CU_basic_set_mode(CU_BRM_VERBOSE);
+  CU_basic_run_tests();
+  int failed = (int)CU_get_number_of_failures();
+  CU_cleanup_registry();
+  mysql_close(src);
+  return failed ? 1 : 0;
+}
