@@ -105,6 +105,10 @@ answers() { # instance
   [ "${got%/}" = "$db_dir/$1/data" ]
 }
 
+port_taken() { # port; true when something accepts connections on it
+  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
 log_tail() { # instance
   echo "--- last lines of $db_dir/$1/mariadbd.log:" >&2
   tail -n 15 "$db_dir/$1/mariadbd.log" >&2 2>/dev/null || true
@@ -175,16 +179,22 @@ wait_ready() { # instance
 start_instances() { # instances...
   local inst launched=() pids=() rc=0
   for inst in "$@"; do
-    if [ -n "$(live_pid "$inst")" ]; then
-      continue # running (perhaps still starting): wait_ready below decides
+    # Running (perhaps still starting): wait_ready below decides.
+    [ -n "$(live_pid "$inst")" ] && continue
+    if port_taken "$(port_of "$inst")"; then
+      echo "mariadb.sh: port $(port_of "$inst") (the $inst) is taken by another process, perhaps" \
+        "servers of another DMH_DB_DIR; stop them or set DMH_SOURCE_PORT/DMH_TARGET_PORT" >&2
+      return 1
     fi
+    launched+=("$inst")
+  done
+  for inst in "${launched[@]}"; do
     write_cnf "$inst"
     rm -f "$db_dir/$inst/mariadbd.pid" "$db_dir/$inst/launched.pid"
     if [ ! -e "$db_dir/$inst/initialized" ]; then
       init_instance "$inst" &
       pids+=($!)
     fi
-    launched+=("$inst")
   done
   for p in "${pids[@]}"; do wait "$p" || rc=1; done
   [ "$rc" -eq 0 ] || return 1
@@ -210,7 +220,8 @@ stop_instance() { # instance
   deadline=$((SECONDS + stop_timeout))
   while [ -n "$(live_pid "$inst")" ]; do
     if [ "$SECONDS" -ge "$deadline" ]; then
-      echo "mariadb.sh: the $inst server (pid $pid) did not stop within ${stop_timeout}s; killing it" >&2
+      echo "mariadb.sh: the $inst server (pid $pid) did not stop within ${stop_timeout}s;" \
+        "killing it" >&2
       kill -KILL "$pid" 2>/dev/null || true
       wait_dead "$inst"
       break
@@ -250,7 +261,8 @@ status_instance() { # instance; prints one line, true when it answers
     echo "$inst: running, pid $pid, 127.0.0.1:$(port_of "$inst"), $db_dir/$inst"
     return 0
   fi
-  echo "$inst: pid $pid alive but not answering on 127.0.0.1:$(port_of "$inst"); see $db_dir/$inst/mariadbd.log"
+  echo "$inst: pid $pid alive but not answering on 127.0.0.1:$(port_of "$inst");" \
+    "see $db_dir/$inst/mariadbd.log"
   return 1
 }
 
@@ -278,8 +290,10 @@ case $cmd in
   start | stop | status | restart-source | restart-target | kill-target) ;;
   *) usage ;;
 esac
-command -v mariadbd >/dev/null || die "mariadbd not found; run scripts/deps.sh (installs mariadb-server)"
-[ "$source_port" != "$target_port" ] || die "DMH_SOURCE_PORT and DMH_TARGET_PORT are both $source_port"
+command -v mariadbd >/dev/null ||
+  die "mariadbd not found; run scripts/deps.sh (installs mariadb-server)"
+[ "$source_port" != "$target_port" ] ||
+  die "DMH_SOURCE_PORT and DMH_TARGET_PORT are both $source_port"
 
 mkdir -p "$db_dir"
 # One mariadb.sh at a time per folder (parallel ctest fixtures, a user in another shell).

@@ -42,8 +42,14 @@ if ! [[ $tables =~ ^[0-9]+$ ]] || [ "$tables" -lt 1 ]; then
   echo "sample-data.sh: --tables wants a positive integer, got '$tables'" >&2
   exit 2
 fi
-[[ $db =~ ^[A-Za-z0-9_]+$ ]] || { echo "sample-data.sh: --db wants letters, digits and _ only, got '$db'" >&2; exit 2; }
-[ "$db" != demo_shop ] || { echo "sample-data.sh: --db demo_shop is taken by the mixed-types tables" >&2; exit 2; }
+if ! [[ $db =~ ^[A-Za-z0-9_]+$ ]]; then
+  echo "sample-data.sh: --db wants letters, digits and _ only, got '$db'" >&2
+  exit 2
+fi
+if [ "$db" = demo_shop ]; then
+  echo "sample-data.sh: --db demo_shop is taken by the mixed-types tables" >&2
+  exit 2
+fi
 
 host=${DMH_SOURCE_HOST:-127.0.0.1}
 port=${DMH_SOURCE_PORT:-13306}
@@ -62,8 +68,8 @@ if ! src -e 'select 1' >/dev/null 2>&1; then
   exit 1
 fi
 
-# sysbench's c and pad are 10 and 5 groups of 11 digits joined by '-' (119 and 59 characters); the digits
-# here come from a hash of the row id, so the data is the same at every run.
+# sysbench's c and pad are 10 and 5 groups of 11 digits joined by '-' (119 and 59 characters);
+# the digits here come from a hash of the row id, so the data is the same at every run.
 digits() { # seed expression
   echo "LPAD(CRC32(CONCAT(seq, '-', $1)) * 23, 11, '0')"
 }
@@ -174,7 +180,8 @@ CREATE TABLE audit_log (
 ) ENGINE=InnoDB;
 INSERT INTO audit_log (event, payload, at)
 SELECT ELT(1 + seq % 3, 'login', 'logout', 'purchase'),
-       IF(seq % 5 = 0, NULL, JSON_OBJECT('user', seq % 50, 'ok', seq % 2 = 0, 'tags', JSON_ARRAY('a', 'ü', '🙂'))),
+       IF(seq % 5 = 0, NULL,
+          JSON_OBJECT('user', seq % 50, 'ok', seq % 2 = 0, 'tags', JSON_ARRAY('a', 'ü', '🙂'))),
        '2024-03-01 00:00:00' + INTERVAL (seq % 100) MINUTE
 FROM seq_1_to_500;
 EOF

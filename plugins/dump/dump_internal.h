@@ -32,8 +32,9 @@
 typedef enum dump_form {
   DUMP_FORM_AUTO = 0,   /* chosen from the MYSQL_FIELD type of the result */
   DUMP_FORM_NUMBER = 1, /* as the server prints it */
-  DUMP_FORM_QUOTED = 2, /* '...': dates and times, and INET4/INET6/UUID text */
+  DUMP_FORM_QUOTED = 2, /* '...': dates and times */
   DUMP_FORM_HEX = 3,    /* 0x... of the raw bytes, '' when empty */
+  DUMP_FORM_TEXT = 4,   /* _latin1'...': INET4, INET6, UUID as text */
 } dump_form;
 
 typedef struct dump_table {

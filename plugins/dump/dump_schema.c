@@ -203,8 +203,10 @@ static int dump_schema_columns(dump_unit *u, dump_conn *c, dump_table *t, const 
     cols[i].not_null = row[3] && strcmp(row[3], "NO") == 0;
     char *q = dump_quote_ident(row[0] ? row[0] : "");
     /* MariaDB prints a FLOAT with 6 digits, which does not round-trip (123456.7 reads back as
-     * 123457): read it as the DOUBLE it converts to exactly. INET4/INET6/UUID print as text, and
-     * a 16-byte hex literal would be taken as INET6's binary form: quote the text instead. */
+     * 123457): read it as the DOUBLE it converts to exactly. INET4/INET6/UUID print as text, but
+     * a binary string (a hex literal, or any quoted string under NAMES binary) is taken as their
+     * native binary form ('1111:2222::33:44' has 16 bytes, the size of an INET6): write the text
+     * with a character set introducer. */
     char *expr = NULL;
     if (strcmp(type, "float") == 0) {
       expr = q ? dump_strfmt("CAST(%s AS DOUBLE)", q) : NULL;
@@ -212,7 +214,7 @@ static int dump_schema_columns(dump_unit *u, dump_conn *c, dump_table *t, const 
     } else {
       expr = q ? strdup(q) : NULL;
       if (strcmp(type, "inet4") == 0 || strcmp(type, "inet6") == 0 || strcmp(type, "uuid") == 0)
-        t->forms[i] = DUMP_FORM_QUOTED;
+        t->forms[i] = DUMP_FORM_TEXT;
     }
     oom = !cols[i].name || !q || !expr || (i > 0 && dump_schema_cat(&sel, &sl, &sc, ",") != 0) ||
           dump_schema_cat(&sel, &sl, &sc, expr) != 0 ||

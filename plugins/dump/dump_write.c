@@ -157,7 +157,7 @@ static int dump_write_format(dump_writer *w, MYSQL_ROW row, const unsigned long 
   int n = w->t->n_cols;
   size_t need = 3;
   for (int i = 0; i < n; i++)
-    need += row[i] ? 2 * (size_t)lengths[i] + 3 : 5;
+    need += row[i] ? 2 * (size_t)lengths[i] + 10 : 5;
   if (dump_write_reserve(w, &w->row, &w->row_cap, need, err) != 0)
     return -1;
   char *p = w->row;
@@ -173,9 +173,13 @@ static int dump_write_format(dump_writer *w, MYSQL_ROW row, const unsigned long 
     } else if (forms[i] == DUMP_FORM_NUMBER) {
       memcpy(p, v, len);
       p += len;
-    } else if (forms[i] == DUMP_FORM_QUOTED) {
-      /* Only dates, times and address/UUID text take this form: digits, '-', ':', '.', ' ' and
+    } else if (forms[i] == DUMP_FORM_QUOTED || forms[i] == DUMP_FORM_TEXT) {
+      /* Only dates, times and address/UUID text take these forms: digits, '-', ':', '.', ' ' and
        * hex letters, never a quote or backslash. */
+      if (forms[i] == DUMP_FORM_TEXT) {
+        memcpy(p, "_latin1", 7);
+        p += 7;
+      }
       *p++ = '\'';
       memcpy(p, v, len);
       p += len;

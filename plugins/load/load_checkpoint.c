@@ -220,6 +220,8 @@ int load_cp_exists(load_unit *u, MYSQL *c, bool *exists, dm_error *err) {
     unsigned code = mysql_errno(c);
     if (code == ER_BAD_DB_ERROR || code == ER_NO_SUCH_TABLE)
       return 0; /* never started here */
+    if (code == ER_TABLEACCESS_DENIED_ERROR || code == ER_DBACCESS_DENIED_ERROR)
+      return 0; /* process says which privileges are missing */
     load_db_error(u, c, "load: cannot read the checkpoint", err);
     return -1;
   }

@@ -62,8 +62,9 @@ MYSQL *load_db_connect(load_unit *u, dm_error *err) {
   if (!mysql_real_connect(c, ep->host, ep->user, ep->password, NULL, (unsigned)ep->port, ep->socket,
                           0)) {
     u->host->error_make(u->ctx, err, DM_ERR_DB_CONNECT, mysql_error(c),
-                        "load: cannot connect to the target %s:%d as `%s`: %s", ep->host, ep->port,
-                        ep->user, mysql_error(c));
+                        "load: cannot connect to the target %s:%d as `%s`", ep->host, ep->port,
+                        ep->user);
+    err->scope = DM_SCOPE_DOWNSTREAM;
     mysql_close(c);
     return NULL;
   }
@@ -104,8 +105,8 @@ void load_db_error(load_unit *u, MYSQL *c, const char *what, dm_error *err) {
   char raw[DM_ERROR_RAW_MAX];
   snprintf(raw, sizeof raw, "ERROR %u (%s): %s", code, mysql_sqlstate(c), mysql_error(c));
   const dm_db_endpoint *ep = u->host->target_db(u->ctx);
-  u->host->error_make(u->ctx, err, DM_ERR_DB_QUERY, raw, "%s (target %s:%d): %s", what, ep->host,
-                      ep->port, raw);
+  u->host->error_make(u->ctx, err, DM_ERR_DB_QUERY, raw, "%s (target %s:%d)", what, ep->host,
+                      ep->port);
   err->resumable = load_db_errno_transient(code);
   err->scope = DM_SCOPE_DOWNSTREAM;
 }

@@ -111,7 +111,7 @@ void testdb_buf_literal(testdb_buf *b, MYSQL *conn, const char *s) {
 
 int testdb_buf_ok(testdb_buf *b) {
   if (b->oom) {
-    testdb_fail(DM_ERR_NO_MEMORY, NULL, "testdb: out of memory building a statement");
+    testdb_fail(DM_ERR_NO_MEMORY, NULL, "out of memory building a statement");
     return 0;
   }
   if (!b->p)
@@ -404,6 +404,7 @@ static int testdb_run(char *const *first, int in_fd, char *const *second, const 
     goto out;
   }
   char *const *argvs[2] = {first, second};
+  int failed = 0;
   for (int i = 0; i < 2 && argvs[i]; i++) {
     posix_spawn_file_actions_init(&fa[i]);
     fa_init[i] = 1;
@@ -417,6 +418,7 @@ static int testdb_run(char *const *first, int in_fd, char *const *second, const 
       pids[i] = -1;
       testdb_fail(DM_ERR_IO, strerror(e),
                   "%s: cannot run %s; install mariadb-client (scripts/deps.sh)", what, argvs[i][0]);
+      failed = 1;
       break;
     }
   }
@@ -445,8 +447,6 @@ static int testdb_run(char *const *first, int in_fd, char *const *second, const 
   }
   while (errlen && (errbuf[errlen - 1] == '\n' || errbuf[errlen - 1] == '\r'))
     errbuf[--errlen] = '\0';
-  int spawned_all = pids[0] > 0 && (!second || pids[1] > 0);
-  int failed = 0;
   for (int i = 0; i < 2; i++) {
     if (pids[i] <= 0)
       continue;
@@ -461,7 +461,7 @@ static int testdb_run(char *const *first, int in_fd, char *const *second, const 
       failed = 1;
     }
   }
-  if (spawned_all && !failed)
+  if (!failed)
     rc = 0;
 out:
   for (int i = 0; i < 2; i++)

@@ -80,12 +80,12 @@ int testdb_copy_db(MYSQL *src, MYSQL *dst, const char *db);
 
 /*
  * A checksum of a table's content that does not depend on the order rows were written in or on how
- * the server stores them: SHA-256 over the column names, then every row in primary key order (all
- * columns, strings compared as bytes, when there is no primary key), each cell with a NULL marker
- * and its length. Values are read as the server prints them with SET NAMES binary and
- * time_zone '+00:00', except FLOAT read as DOUBLE (exact; the text protocol rounds FLOAT to 6
- * digits). Rows are streamed, never held. Returns 0 and fills *rows and out_sha (64 hex + NUL).
- * The session's character set, time zone and max_sort_length are put back afterwards.
+ * the server stores them: SHA-256 over the column names, then every row in primary key order
+ * (without a primary key: by every column, text, binary and spatial ones by their MD5), each cell
+ * with a NULL marker and its length. Values are read as the server prints them with SET NAMES
+ * binary and time_zone '+00:00', except FLOAT read as DOUBLE (exact; the text protocol rounds
+ * FLOAT to 6 digits). Rows are streamed, never held. Returns 0 and fills *rows and out_sha (64 hex
+ * + NUL). The session's character set and time zone are put back afterwards.
  */
 int testdb_table_checksum(MYSQL *conn, const char *db, const char *table, uint64_t *rows,
                           char out_sha[65]);

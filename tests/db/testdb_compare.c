@@ -89,12 +89,14 @@ static int testdb_add_pk(void *ctx, MYSQL_ROW row) {
   return -1;
 }
 
+/* 0, or 1 when the table is not there, or -1; the error recorded for both. */
 static int testdb_table_load(MYSQL *conn, const char *db, const char *table, testdb_table *t) {
   memset(t, 0, sizeof *t);
   testdb_buf where = {0}, cols = {0}, pk = {0};
-  testdb_buf_str(&where, " WHERE TABLE_SCHEMA = ");
+  /* BINARY: information_schema compares names case-insensitively, and `T` and `t` may both be. */
+  testdb_buf_str(&where, " WHERE BINARY TABLE_SCHEMA = ");
   testdb_buf_literal(&where, conn, db);
-  testdb_buf_str(&where, " AND TABLE_NAME = ");
+  testdb_buf_str(&where, " AND BINARY TABLE_NAME = ");
   testdb_buf_literal(&where, conn, table);
   int rc = -1;
   if (!testdb_buf_ok(&where))
@@ -114,6 +116,7 @@ static int testdb_table_load(MYSQL *conn, const char *db, const char *table, tes
   if (t->ncols == 0) {
     testdb_fail(DM_ERR_DB_QUERY, NULL, "table `%s`.`%s` not found on %s:%u", db, table, conn->host,
                 conn->port);
+    rc = 1;
     goto out;
   }
   if (testdb_rows(conn, pk.p, testdb_add_pk, t) != 0)
@@ -128,13 +131,13 @@ out:
   return rc;
 }
 
-/* Types whose ORDER BY follows a collation (or none at all) but whose bytes are exact. */
-static int testdb_sorts_as_bytes(const char *type) {
+/* Types whose ORDER BY follows a collation (or none) or sorts only a prefix of the value. */
+static int testdb_sorts_by_hash(const char *type) {
   static const char *const types[] = {
-      "char",         "varchar",           "tinytext",   "text",
-      "mediumtext",   "longtext",          "geometry",   "point",
-      "linestring",   "polygon",           "multipoint", "multilinestring",
-      "multipolygon", "geometrycollection"};
+      "char",       "varchar",    "tinytext",        "text",         "mediumtext",
+      "longtext",   "binary",     "varbinary",       "tinyblob",     "blob",
+      "mediumblob", "longblob",   "geometry",        "point",        "linestring",
+      "polygon",    "multipoint", "multilinestring", "multipolygon", "geometrycollection"};
   for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
     if (strcmp(type, types[i]) == 0)
       return 1;
@@ -144,8 +147,9 @@ static int testdb_sorts_as_bytes(const char *type) {
 /*
  * SELECT of every column in the checksum's order. FLOAT is read as DOUBLE: the text protocol prints
  * FLOAT with 6 significant digits, which would hide a changed value. Without a primary key, rows
- * are ordered by every column, text and spatial ones as bytes: under a case-insensitive collation
- * 'a' and 'A' tie and could come in either order on the two servers.
+ * are ordered by every column, string, binary and spatial ones by the MD5 of their bytes: under a
+ * case-insensitive collation 'a' and 'A' tie and could come in either order on the two servers,
+ * and a sort compares only max_sort_length bytes (raising it runs out of sort memory).
  */
 static int testdb_table_select(const testdb_table *t, const char *db, const char *table,
                                testdb_buf *sql) {
@@ -175,12 +179,12 @@ static int testdb_table_select(const testdb_table *t, const char *db, const char
     for (size_t i = 0; i < t->ncols; i++) {
       if (i)
         testdb_buf_str(sql, ", ");
-      int bytes = testdb_sorts_as_bytes(t->types[i]);
-      if (bytes)
-        testdb_buf_str(sql, "CAST(");
+      int hash = testdb_sorts_by_hash(t->types[i]);
+      if (hash)
+        testdb_buf_str(sql, "MD5(");
       testdb_buf_ident(sql, t->names[i]);
-      if (bytes)
-        testdb_buf_str(sql, " AS BINARY)");
+      if (hash)
+        testdb_buf_str(sql, ")");
     }
   }
   return testdb_buf_ok(sql) ? 0 : -1;
@@ -189,7 +193,7 @@ static int testdb_table_select(const testdb_table *t, const char *db, const char
 /* ---- session settings for reading values as bytes ---- */
 
 typedef struct testdb_session {
-  char client[64], connection[64], collation[64], results[64], time_zone[64], sort[32];
+  char client[64], connection[64], collation[64], results[64], time_zone[64];
   int results_null;
 } testdb_session;
 
@@ -201,20 +205,18 @@ static int testdb_save_value(void *ctx, MYSQL_ROW row) {
   s->results_null = row[3] == NULL;
   dm_strlcpy(s->results, row[3] ? row[3] : "", sizeof s->results);
   dm_strlcpy(s->time_zone, row[4] ? row[4] : "SYSTEM", sizeof s->time_zone);
-  dm_strlcpy(s->sort, row[5] ? row[5] : "1024", sizeof s->sort);
   return 0;
 }
 
-/* Values as stored (no charset conversion), TIMESTAMP in UTC, long values sorted in full. */
+/* Values as stored (no charset conversion), TIMESTAMP in UTC. */
 static int testdb_session_enter(MYSQL *conn, testdb_session *s) {
   memset(s, 0, sizeof *s);
   if (testdb_rows(conn,
                   "SELECT @@character_set_client, @@character_set_connection, "
-                  "@@collation_connection, @@character_set_results, @@time_zone, "
-                  "@@max_sort_length",
+                  "@@collation_connection, @@character_set_results, @@time_zone",
                   testdb_save_value, s) != 0)
     return -1;
-  return testdb_exec(conn, "SET NAMES binary, time_zone = '+00:00', max_sort_length = 8388608");
+  return testdb_exec(conn, "SET NAMES binary, time_zone = '+00:00'");
 }
 
 static int testdb_session_leave(MYSQL *conn, const testdb_session *s) {
@@ -232,7 +234,6 @@ static int testdb_session_leave(MYSQL *conn, const testdb_session *s) {
     testdb_buf_literal(&b, conn, s->results);
   testdb_buf_str(&b, ", time_zone = ");
   testdb_buf_literal(&b, conn, s->time_zone);
-  testdb_buf_printf(&b, ", max_sort_length = %s", s->sort);
   int rc = testdb_buf_ok(&b) ? testdb_exec(conn, b.p) : -1;
   free(b.p);
   return rc;
@@ -476,8 +477,14 @@ int testdb_compare_tables(MYSQL *src, MYSQL *dst, const char *db_src, const char
   testdb_buf sql_src = {0}, sql_dst = {0}, msg = {0};
   testdb_session ss, sd;
   int rc = -1, entered_src = 0, entered_dst = 0;
-  if (testdb_table_load(src, db_src, table, &ts) != 0 ||
-      testdb_table_load(dst, db_dst, table, &td) != 0)
+  if (testdb_table_load(src, db_src, table, &ts) != 0)
+    goto out;
+  int loaded = testdb_table_load(dst, db_dst, table, &td);
+  if (loaded == 1) {
+    testdb_buf_str(&msg, "missing on the target");
+    rc = 1;
+  }
+  if (loaded != 0)
     goto out;
   if (!testdb_same_columns(&ts, &td, &msg)) {
     rc = 1;
@@ -559,13 +566,15 @@ static int testdb_list_tables(MYSQL *conn, const char *db, testdb_names *out, in
   testdb_buf q = {0};
   testdb_names schemas = {0};
   int rc = -1;
-  testdb_buf_str(&q, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ");
+  testdb_buf_str(&q,
+                 "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE BINARY SCHEMA_NAME = ");
   testdb_buf_literal(&q, conn, db);
   if (!testdb_buf_ok(&q) || testdb_rows(conn, q.p, testdb_add_name, &schemas) != 0)
     goto out;
   *exists = schemas.n > 0;
   q.len = 0;
-  testdb_buf_str(&q, "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ");
+  testdb_buf_str(&q,
+                 "SELECT TABLE_NAME FROM information_schema.TABLES WHERE BINARY TABLE_SCHEMA = ");
   testdb_buf_literal(&q, conn, db);
   testdb_buf_str(&q, " AND TABLE_TYPE = 'BASE TABLE'");
   if (!testdb_buf_ok(&q) || testdb_rows(conn, q.p, testdb_add_name, out) != 0)

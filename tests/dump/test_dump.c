@@ -6,9 +6,11 @@
  */
 #include <CUnit/Basic.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "dump_test_util.h"
@@ -20,6 +22,7 @@ static void test_dump_files_and_metadata(void) {
   const char *db = "dmh_dump_basic";
   CU_ASSERT_FATAL(dt_exec(src, "DROP DATABASE IF EXISTS %s", db) == 0);
   CU_ASSERT_FATAL(dt_exec(src, "CREATE DATABASE %s", db) == 0);
+  CU_ASSERT_FATAL(dt_exec(src, "USE %s", db) == 0); /* for the seq_1_to_N tables */
   CU_ASSERT_FATAL(
       dt_exec(src, "CREATE TABLE %s.big (id INT PRIMARY KEY, v VARCHAR(32), n BIGINT)", db) == 0);
   CU_ASSERT_FATAL(dt_exec(src,
@@ -71,6 +74,13 @@ static void test_dump_files_and_metadata(void) {
   CU_ASSERT_EQUAL(dt_status_int(st, "completedTables"), 6);
   CU_ASSERT_EQUAL(dt_status_int(st, "finishedRows"), 300000 + 5000 + 3000 + 100 + 3);
   CU_ASSERT(dt_status_int(st, "finishedBytes") > 300000 * 10);
+  json_object *js = dmh_subtask_status_json(st), *ds, *mb;
+  CU_ASSERT_FATAL(json_object_object_get_ex(js, "dumpStatus", &ds));
+  CU_ASSERT_FATAL(json_object_object_get_ex(ds, "metaBinlog", &mb));
+  char want_pos[300];
+  snprintf(want_pos, sizeof want_pos, "(%s, ", file0);
+  CU_ASSERT(strncmp(json_object_get_string(mb), want_pos, strlen(want_pos)) == 0);
+  json_object_put(js);
 
   /* files */
   const char *d = e.dump_dir;
@@ -206,6 +216,65 @@ static void test_dump_block_allow_list(void) {
   dt_exec(src, "DROP DATABASE IF EXISTS dmh_dump_bal_b");
 }
 
+/* rows, statement-size and chunk-filesize bound every statement and file; a row bigger than
+ * statement-size gets a statement of its own. */
+static void test_dump_limits(void) {
+  const char *db = "dmh_dump_limits";
+  CU_ASSERT_FATAL(dt_exec(src, "DROP DATABASE IF EXISTS %s", db) == 0);
+  CU_ASSERT_FATAL(dt_exec(src, "CREATE DATABASE %s", db) == 0);
+  CU_ASSERT_FATAL(dt_exec(src, "USE %s", db) == 0);
+  CU_ASSERT_FATAL(dt_exec(src, "CREATE TABLE t (id INT PRIMARY KEY, b BLOB)") == 0);
+  CU_ASSERT_FATAL(
+      dt_exec(src, "INSERT INTO t SELECT seq, REPEAT('x', seq %% 300) FROM seq_1_to_1000") == 0);
+  CU_ASSERT_FATAL(dt_exec(src, "UPDATE t SET b = REPEAT('y', 10000) WHERE id = 500") == 0);
+  dt_env e;
+  CU_ASSERT_FATAL(
+      dt_setup(&e, "dump-limits", "root", "", dt_source_port(), "block-allow-list = \"bal\";",
+               "block-allow-list = { bal = { do-dbs = [\"dmh_dump_limits\"]; }; };",
+               "threads = 1; rows = 7; statement-size = 2048; chunk-filesize = 8192;") == 0);
+  dmh_subtask *st;
+  CU_ASSERT_EQUAL_FATAL(dt_run(&e, &st, 30000), DMH_STAGE_FINISHED);
+  long long rows;
+  long bad;
+  int files = dt_data_files(e.dump_dir, "dmh_dump_limits.t", &rows, &bad);
+  CU_ASSERT_EQUAL(rows, 1000);
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT(files > 20);
+  int big_alone = 0, over = 0, too_many = 0, big_file = 0;
+  for (int i = 0; i < files; i++) {
+    char f[64];
+    snprintf(f, sizeof f, "dmh_dump_limits.t.%06d.sql", i);
+    char *text = dt_read(e.dump_dir, f);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    /* a file ends with the statement that took it to chunk-filesize or beyond */
+    size_t len = strlen(text);
+    char *last = len > 1 ? memrchr(text, '\n', len - 1) : NULL;
+    if (last && (size_t)(last + 1 - text) >= 8192)
+      big_file++;
+    for (char *line = text, *end; *line; line = end + 1) {
+      end = strchr(line, '\n');
+      CU_ASSERT_PTR_NOT_NULL_FATAL(end);
+      *end = '\0';
+      int n = 1;
+      for (char *p = line; (p = strstr(p, "),(")) != NULL; p += 3)
+        n++;
+      too_many += n > 7;
+      if (strlen(line) + 1 > 2048) {
+        over += n > 1;
+        big_alone += n == 1 && strstr(line, "VALUES (500,0x7979") != NULL;
+      }
+    }
+    free(text);
+  }
+  CU_ASSERT_EQUAL(too_many, 0);
+  CU_ASSERT_EQUAL(over, 0);
+  CU_ASSERT_EQUAL(big_alone, 1);
+  CU_ASSERT_EQUAL(big_file, 0);
+  dmh_subtask_destroy(st);
+  dt_teardown(&e);
+  dt_exec(src, "DROP DATABASE IF EXISTS %s", db);
+}
+
 /* Every column type of tests/sql/all-types.sql, dumped, loaded back with the mariadb client (as a
  * user of mydumper's format would) and compared cell by cell with the source. */
 static void test_dump_all_types(void) {
@@ -271,6 +340,46 @@ static void test_dump_unreachable(void) {
   dt_teardown(&e);
 }
 
+/* A write that fails (here EFBIG from RLIMIT_FSIZE; ENOSPC takes the same path) is DM_ERR_IO
+ * naming the file and the system's message, and leaves no metadata. */
+static void test_dump_write_error(void) {
+  const char *db = "dmh_dump_wfail";
+  CU_ASSERT_FATAL(dt_exec(src, "DROP DATABASE IF EXISTS %s", db) == 0);
+  CU_ASSERT_FATAL(dt_exec(src, "CREATE DATABASE %s", db) == 0);
+  CU_ASSERT_FATAL(dt_exec(src, "USE %s", db) == 0);
+  CU_ASSERT_FATAL(dt_exec(src, "CREATE TABLE t (id INT PRIMARY KEY, b VARCHAR(200))") == 0);
+  CU_ASSERT_FATAL(dt_exec(src, "INSERT INTO t SELECT seq, REPEAT('z', 200) FROM seq_1_to_20000") ==
+                  0);
+  dt_env e;
+  CU_ASSERT_FATAL(dt_setup(&e, "dump-wfail", "root", "", dt_source_port(),
+                           "block-allow-list = \"bal\";",
+                           "block-allow-list = { bal = { do-dbs = [\"dmh_dump_wfail\"]; }; };",
+                           "threads = 2;") == 0);
+  struct rlimit old, lim;
+  CU_ASSERT_FATAL(getrlimit(RLIMIT_FSIZE, &old) == 0);
+  lim = old;
+  lim.rlim_cur = 256 * 1024;
+  signal(SIGXFSZ, SIG_IGN);
+  CU_ASSERT_FATAL(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+  dmh_subtask *st;
+  dmh_stage stage = dt_run(&e, &st, 30000);
+  setrlimit(RLIMIT_FSIZE, &old);
+  CU_ASSERT_EQUAL(stage, DMH_STAGE_PAUSED);
+  char msg[600];
+  CU_ASSERT_EQUAL(dt_first_error(st, msg, sizeof msg), DM_ERR_IO);
+  char want[600];
+  snprintf(want, sizeof want,
+           "dump: cannot write %s/dmh_dump_wfail.t.000000.sql.tmp: File too large", e.dump_dir);
+  CU_ASSERT_PTR_NOT_NULL(strstr(msg, want));
+  if (!strstr(msg, want))
+    fprintf(stderr, "got: %s\n", msg);
+  CU_ASSERT_FALSE(dt_exists(e.dump_dir, "metadata"));
+  CU_ASSERT_EQUAL(dt_count_suffix(e.dump_dir, ".tmp"), 0);
+  dmh_subtask_destroy(st);
+  dt_teardown(&e);
+  dt_exec(src, "DROP DATABASE IF EXISTS %s", db);
+}
+
 static void test_dump_bad_setting(void) {
   dt_env e;
   CU_ASSERT_FATAL(
@@ -293,9 +402,11 @@ int main(void) {
   CU_pSuite s = CU_add_suite("dump", NULL, NULL);
   CU_add_test(s, "files and metadata", test_dump_files_and_metadata);
   CU_add_test(s, "block-allow-list", test_dump_block_allow_list);
+  CU_add_test(s, "statement and file limits", test_dump_limits);
   CU_add_test(s, "all types", test_dump_all_types);
   CU_add_test(s, "missing privilege", test_dump_missing_privilege);
   CU_add_test(s, "unreachable source", test_dump_unreachable);
+  CU_add_test(s, "write error", test_dump_write_error);
   CU_add_test(s, "bad setting", test_dump_bad_setting);
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();

@@ -19,7 +19,7 @@ static MYSQL *src;
 
 static int big_setup(void) {
   if (dt_exec(src, "DROP DATABASE IF EXISTS dmh_dump_big") != 0 ||
-      dt_exec(src, "CREATE DATABASE dmh_dump_big") != 0 ||
+      dt_exec(src, "CREATE DATABASE dmh_dump_big") != 0 || dt_exec(src, "USE dmh_dump_big") != 0 ||
       dt_exec(src, "CREATE TABLE dmh_dump_big.big (id BIGINT PRIMARY KEY, a INT, s VARCHAR(100), "
                    "d DATETIME, pad CHAR(30))") != 0)
     return -1;
@@ -83,7 +83,7 @@ static void test_memory_and_speed(void) {
 
 static void test_pause_resume(void) {
   dt_env e;
-  CU_ASSERT_FATAL(big_env(&e, "dump-pause", "threads = 2; chunk-rows = 100000;") == 0);
+  CU_ASSERT_FATAL(big_env(&e, "dump-pause", "threads = 1; chunk-rows = 100000;") == 0);
   dmh_subtask *st = dt_subtask(&e);
   CU_ASSERT_PTR_NOT_NULL_FATAL(st);
   dm_error err;
@@ -179,6 +179,7 @@ static void *snap_writer(void *arg) {
 static void test_snapshot_consistency(void) {
   CU_ASSERT_FATAL(dt_exec(src, "DROP DATABASE IF EXISTS dmh_dump_snap") == 0);
   CU_ASSERT_FATAL(dt_exec(src, "CREATE DATABASE dmh_dump_snap") == 0);
+  CU_ASSERT_FATAL(dt_exec(src, "USE dmh_dump_snap") == 0);
   for (int i = 0; i < 2; i++) {
     const char *t = i ? "acc_b" : "acc_a";
     CU_ASSERT_FATAL(dt_exec(src,

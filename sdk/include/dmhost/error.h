@@ -132,6 +132,19 @@ typedef enum dm_error_level {
     "dump.")                                                                                         \
   X(DM_ERR_BINLOG_CORRUPT, 30002, DM_CLASS_BINLOG, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,              \
     "The file is damaged at the offset named; purge it and let the relay fetch it again.")          \
+  X(DM_ERR_BINLOG_INCOMPLETE, 30003, DM_CLASS_BINLOG, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,         \
+    "The file ends inside an event (a write was cut short): truncate it at the offset named; the "   \
+    "relay does so when it recovers.")                                                               \
+  X(DM_ERR_BINLOG_UNSUPPORTED, 30004, DM_CLASS_BINLOG, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,          \
+    "The binlog uses a feature this reader cannot decode (named in the message): turn it off on "    \
+    "the source (encrypt_binlog, log_bin_compress) or use binlog format v4 (MySQL 5.0+).")           \
+  X(DM_ERR_RELAY_PURGE_IN_USE, 32001, DM_CLASS_RELAY_UNIT, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,      \
+    "A reader (a sync unit) still needs the file named; purge only files before it, or stop the "    \
+    "task that reads it first.")                                                                     \
+  X(DM_ERR_RELAY_UPSTREAM, 32002, DM_CLASS_RELAY_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,          \
+    "The source's binlog does not continue the relay log (see the message); check the source, "      \
+    "then remove the relay sub-folder named (or set relay.binlog-name/binlog-gtid) and start the "   \
+    "relay again.")                                                                                  \
   X(DM_ERR_CHECKPOINT, 31001, DM_CLASS_CHECKPOINT, DM_SCOPE_DOWNSTREAM, DM_LEVEL_HIGH, 1,            \
     "Check the target is reachable and the meta-schema writable, then resume.")                      \
   X(DM_ERR_DUMP_NO_BINLOG, 40001, DM_CLASS_DUMP_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,           \

@@ -1,0 +1,170 @@
+/*
+ * The relay unit: pulls one source's binlog into the relay folder in DM's layout.
+ *
+ *   <relay-dir>/server-uuid.index          one sub-folder name per line, oldest first
+ *   <relay-dir>/<uuid>.NNNNNN/             one per upstream server (or diverged history)
+ *   <relay-dir>/<uuid>.NNNNNN/mysql-bin.N  the source's files, byte for byte from the start pos
+ *   <relay-dir>/<uuid>.NNNNNN/relay.meta   file, position and GTID set written (atomic)
+ *   <relay-dir>/readers/<name>             what each reader still needs (see docs/relay.md)
+ *
+ * Files: relay_layout.c (index, sub-folders, relay.meta), relay_file.c (the writer, its fsync
+ * policy and crash recovery), relay_event.c (the few event fields the relay needs, GTID sets),
+ * relay_stream.c (the connection to the source: registration, poll, reconnect), relay_unit.c (the
+ * ops table, settings, status).
+ */
+#ifndef DMH_RELAY_INTERNAL_H
+#define DMH_RELAY_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dmhost/binlog.h"
+#include "dmhost/unit.h"
+
+#define RELAY_META_NAME "relay.meta"
+#define RELAY_INDEX_NAME "server-uuid.index"
+#define RELAY_PATH_MAX 4096
+#define RELAY_UUID_MAX 128
+#define RELAY_SUBDIR_MAX (RELAY_UUID_MAX + 16)
+
+/* ---- events (relay_event.c) ---- */
+
+/* An ignorable event of exactly `len` bytes (>= header + CRC) filling a hole at `start`. */
+#define RELAY_FILLER_MIN (DM_BINLOG_HEADER_LEN + DM_BINLOG_CHECKSUM_LEN)
+void relay_ev_filler(unsigned char *buf, uint32_t len, uint32_t start, uint32_t server_id,
+                     bool checksum);
+
+/* A MariaDB GTID set: the last sequence per domain. */
+#define RELAY_GTID_DOMAINS 64
+typedef struct relay_gtid_set {
+  int n;
+  struct {
+    uint32_t domain, server;
+    uint64_t seq;
+  } d[RELAY_GTID_DOMAINS];
+} relay_gtid_set;
+
+void relay_gtid_update(relay_gtid_set *s, uint32_t domain, uint32_t server, uint64_t seq);
+int relay_gtid_parse(relay_gtid_set *s, const char *text);
+void relay_gtid_format(const relay_gtid_set *s, char *out, size_t len);
+
+/* Follows transaction boundaries through a stream of events (GTID ... XID/COMMIT). */
+typedef struct relay_trx {
+  bool in_trx;
+  bool standalone; /* ends with the next event */
+  bool mysql_gtid; /* MySQL: BEGIN decides */
+  uint32_t domain, server;
+  uint64_t seq;
+} relay_trx;
+
+/* Feed one event; returns true when the event ends a transaction or stands outside any (the
+ * position after it is a boundary). The set gets the transaction's GTID at its end; a GTID_LIST
+ * event replaces it when `take_list` (the start of a file read from position 4). */
+bool relay_trx_feed(relay_trx *t, const dm_binlog_format *fmt, const dm_binlog_event *ev,
+                    relay_gtid_set *set, bool take_list);
+
+/* ---- layout (relay_layout.c) ---- */
+
+typedef struct relay_meta {
+  char binlog_name[256];
+  uint64_t binlog_pos;
+  char binlog_gtid[DM_POSITION_GTID_MAX];
+} relay_meta;
+
+/* The last sub-folder of the index ("" when none); -1 with err on I/O errors. */
+int relay_index_last(const char *relay_dir, char *subdir, size_t len, dm_error *err);
+/* Append a new sub-folder for `uuid` (suffix = last + 1), create it; writes its name. */
+int relay_index_add(const char *relay_dir, const char *uuid, char *subdir, size_t len,
+                    dm_error *err);
+/* relay.meta of a sub-folder: 1 read, 0 absent, -1 damaged (err says where). */
+int relay_meta_read(const char *dir, relay_meta *m, dm_error *err);
+/* Temp file, (fsync), rename, (fsync of the folder): a crash of the process leaves the old or
+ * the new content; with `sync` a crash of the machine does too. */
+int relay_meta_write(const char *dir, const relay_meta *m, bool sync, dm_error *err);
+int relay_atomic_write(const char *path, const char *text, size_t len, bool sync, dm_error *err);
+
+/* ---- the writer (relay_file.c) ---- */
+
+typedef enum relay_fsync {
+  RELAY_FSYNC_NEVER = 0,  /* leave it to the kernel (a crash of the host loses nothing) */
+  RELAY_FSYNC_FLUSH = 1,  /* fsync before each relay.meta write (default) */
+  RELAY_FSYNC_ROTATE = 2, /* fsync a file when it is closed */
+} relay_fsync;
+
+typedef struct relay_file {
+  char dir[RELAY_PATH_MAX]; /* the sub-folder */
+  char name[256];           /* upstream file name */
+  int fd;
+  uint64_t size;      /* bytes in the file, buffered ones included */
+  uint64_t flushed;   /* bytes handed to the kernel */
+  unsigned char *buf; /* whole events only */
+  size_t buf_len, buf_cap;
+  relay_fsync fsync_policy;
+  bool dirty_since_sync;
+} relay_file;
+
+int relay_file_init(relay_file *f, size_t buf_cap, relay_fsync policy);
+void relay_file_free(relay_file *f);
+/* Open (create) dir/name for appending at `size` (truncating anything after it). */
+int relay_file_open(relay_file *f, const char *dir, const char *name, uint64_t size,
+                    dm_error *err);
+int relay_file_append(relay_file *f, const void *data, size_t len, dm_error *err);
+/* Hand buffered bytes to the kernel; fsync when `sync` and the policy asks for it. */
+int relay_file_flush(relay_file *f, bool sync, dm_error *err);
+int relay_file_close(relay_file *f, dm_error *err);
+
+/* Recovery of a file after a crash: read dir/name, check every event, find the last transaction
+ * boundary. `m` gives the position and GTID set known to be complete; on return it holds the
+ * boundary to resume from (the file is truncated there; 0: fetch the whole file again). A damaged
+ * event (checksum, length) ends the scan; *note says what was found and done, for the log. */
+int relay_file_recover(const char *dir, relay_meta *m, char *note, size_t note_len, dm_error *err);
+
+/* ---- the unit ---- */
+
+typedef struct relay_settings {
+  uint32_t server_id;
+  int64_t heartbeat_period_s;
+  relay_fsync fsync_policy;
+  int64_t purge_interval_s;
+  int64_t purge_expires_h;
+  int64_t purge_remain_space_gb;
+  const char *binlog_name;
+  const char *binlog_gtid;
+  bool send_annotate_rows;
+  int64_t master_status_interval_ms;
+  int64_t backoff_max_ms;
+  int64_t buffer_kb;
+} relay_settings;
+
+typedef struct relay_status {
+  pthread_mutex_t lock;
+  dm_position master;
+  dm_position relay;
+  char subdir[RELAY_SUBDIR_MAX];
+  bool has_master, has_relay;
+  bool caught_up;
+  const char *stage; /* "connecting", "streaming", "reconnecting", "stopped" */
+  uint64_t events, bytes, reconnects;
+} relay_status;
+
+typedef struct relay_unit {
+  const dm_host_services *host;
+  dm_ctx *ctx;
+  relay_settings set;
+  char relay_dir[RELAY_PATH_MAX];
+  relay_status st;
+  pthread_mutex_t reader_lock; /* guards reader and killed */
+  dm_binlog_reader *reader;    /* the open stream, for kill and the stop watcher to interrupt */
+  bool killed;
+} relay_unit;
+
+/* The stream loop (relay_stream.c): returns only on stop (DM_OUTCOME_CANCELED) or a
+ * non-resumable error. */
+void relay_stream_run(relay_unit *u, dm_result *result);
+
+/* Interrupt the open stream, if any (any thread). */
+void relay_interrupt(relay_unit *u);
+
+#endif /* DMH_RELAY_INTERNAL_H */

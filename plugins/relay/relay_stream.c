@@ -1,0 +1,676 @@
+/*
+ * The relay's main loop: connect to the source, pick the sub-folder and start position, pull
+ * events through the SDK's stream reader and append their raw bytes to the relay file.
+ *
+ * Threads: the unit's process thread runs the loop; a watcher thread (started here, joined before
+ * returning) wakes on the stop token to interrupt the stream, flushes the writer when the stream
+ * has gone idle (so readers see the last events without waiting for more traffic), polls the
+ * source's current position for the status, and purges by age/space. The writer is shared under
+ * run.lock, held only for an append or a flush, never across a network read.
+ *
+ * Resumable trouble (connection lost, silent connection, a server restart) is handled here with
+ * exponential back-off; only the stop token, a binlog purged upstream, a relay log the source does
+ * not continue, or local I/O errors end the loop.
+ */
+#include <errno.h>
+#include <mysql.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dmhost/sdk.h"
+#include "relay_internal.h"
+#include "relay_purge.h"
+
+typedef struct relay_run {
+  relay_unit *u;
+  pthread_mutex_t lock; /* guards everything below that the watcher touches */
+  relay_file f;
+  char subdir[RELAY_SUBDIR_MAX];
+  char dir[RELAY_PATH_MAX]; /* relay_dir/subdir */
+  relay_gtid_set set;       /* GTID set at `boundary` */
+  relay_trx trx;
+  uint64_t boundary;      /* last transaction boundary in f */
+  uint64_t meta_boundary; /* what relay.meta says */
+  char meta_name[256];
+  bool only_fde;   /* the file holds magic + format description only: a hole may follow */
+  bool take_list;  /* the file was fetched from position 4: its GTID list gives the set */
+  bool checksum;   /* events carry CRC32 */
+  uint32_t upstream_server_id;
+  double last_flush;
+  bool done; /* the watcher exits */
+  /* where the next connection starts */
+  char start_file[256];
+  uint64_t start_pos;
+  char start_gtid[DM_POSITION_GTID_MAX];
+} relay_run;
+
+static double run_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void relay_interrupt(relay_unit *u) {
+  pthread_mutex_lock(&u->reader_lock);
+  if (u->reader)
+    dm_binlog_reader_interrupt(u->reader);
+  pthread_mutex_unlock(&u->reader_lock);
+}
+
+static void run_set_stage(relay_unit *u, const char *stage) {
+  pthread_mutex_lock(&u->st.lock);
+  u->st.stage = stage;
+  pthread_mutex_unlock(&u->st.lock);
+}
+
+/* Publish the relay's position (lock held). */
+static void run_publish(relay_run *r) {
+  relay_status *st = &r->u->st;
+  pthread_mutex_lock(&st->lock);
+  dm_strlcpy(st->relay.name, r->f.name, sizeof st->relay.name);
+  st->relay.pos = r->boundary;
+  relay_gtid_format(&r->set, st->relay.gtid, sizeof st->relay.gtid);
+  st->has_relay = r->f.name[0] != '\0';
+  dm_strlcpy(st->subdir, r->subdir, sizeof st->subdir);
+  if (st->has_master)
+    st->caught_up = dm_position_compare_file(&st->relay, &st->master) >= 0;
+  pthread_mutex_unlock(&st->lock);
+}
+
+/* Flush the buffered events and, when the boundary moved, relay.meta (lock held). */
+static int run_flush(relay_run *r, dm_error *err) {
+  bool sync = r->u->set.fsync_policy == RELAY_FSYNC_FLUSH;
+  if (relay_file_flush(&r->f, sync, err) < 0)
+    return -1;
+  r->last_flush = run_now();
+  if (r->f.name[0] && (r->boundary != r->meta_boundary || strcmp(r->meta_name, r->f.name) != 0)) {
+    relay_meta m = {.binlog_pos = r->boundary};
+    dm_strlcpy(m.binlog_name, r->f.name, sizeof m.binlog_name);
+    relay_gtid_format(&r->set, m.binlog_gtid, sizeof m.binlog_gtid);
+    if (relay_meta_write(r->dir, &m, sync, err) < 0)
+      return -1;
+    r->meta_boundary = r->boundary;
+    dm_strlcpy(r->meta_name, r->f.name, sizeof r->meta_name);
+  }
+  run_publish(r);
+  return 0;
+}
+
+/* ---- the source's identity and position, on a plain connection ---- */
+
+static MYSQL *run_connect(relay_unit *u, unsigned timeout_s, dm_error *err) {
+  const dm_db_endpoint *ep = u->host->source_db(u->ctx);
+  MYSQL *c = mysql_init(NULL);
+  if (!c) {
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "relay: mysql_init failed");
+    return NULL;
+  }
+  mysql_optionsv(c, MYSQL_OPT_CONNECT_TIMEOUT, &timeout_s);
+  mysql_optionsv(c, MYSQL_OPT_READ_TIMEOUT, &timeout_s);
+  mysql_optionsv(c, MYSQL_OPT_WRITE_TIMEOUT, &timeout_s);
+  if (!mysql_real_connect(c, ep->host, ep->user, ep->password, NULL, (unsigned)ep->port,
+                          ep->socket, 0)) {
+    dm_error_set(err, DM_ERR_DB_CONNECT, mysql_error(c), "relay: cannot connect to the source %s:%d",
+                 ep->host, ep->port);
+    mysql_close(c);
+    return NULL;
+  }
+  return c;
+}
+
+/* One row of a query into up to n strings; 1 row, 0 none, -1 error. */
+static int run_query_row(MYSQL *c, const char *sql, char out[][256], int n, dm_error *err) {
+  if (mysql_query(c, sql) != 0) {
+    dm_error_set(err, DM_ERR_DB_QUERY, mysql_error(c), "relay: `%s` failed on the source", sql);
+    return -1;
+  }
+  MYSQL_RES *res = mysql_store_result(c);
+  if (!res) {
+    dm_error_set(err, DM_ERR_DB_QUERY, mysql_error(c), "relay: `%s` returned no result", sql);
+    return -1;
+  }
+  MYSQL_ROW row = mysql_fetch_row(res);
+  unsigned nf = mysql_num_fields(res);
+  for (int i = 0; i < n; i++)
+    dm_strlcpy(out[i], row && (unsigned)i < nf && row[i] ? row[i] : "", 256);
+  mysql_free_result(res);
+  return row ? 1 : 0;
+}
+
+/* DM's server uuid: @@server_uuid on MySQL; on MariaDB (which has none) "<domain>-<server_id>". */
+static int run_upstream_uuid(MYSQL *c, char *uuid, size_t len, dm_error *err) {
+  char v[3][256];
+  if (run_query_row(c, "SELECT @@version, @@server_id", v, 2, err) < 0)
+    return -1;
+  if (strstr(v[0], "MariaDB")) {
+    char d[1][256];
+    if (run_query_row(c, "SELECT @@gtid_domain_id", d, 1, err) < 0)
+      return -1;
+    snprintf(uuid, len, "%s-%s", d[0], v[1]);
+  } else {
+    char d[1][256];
+    if (run_query_row(c, "SELECT @@server_uuid", d, 1, err) < 0)
+      return -1;
+    dm_strlcpy(uuid, d[0], len);
+  }
+  return 0;
+}
+
+/* SHOW MASTER STATUS and the GTID position, into pos. */
+static int run_master_status(MYSQL *c, dm_position *pos, dm_error *err) {
+  char v[5][256];
+  int rc = run_query_row(c, "SHOW MASTER STATUS", v, 5, err);
+  if (rc < 0)
+    return -1;
+  if (rc == 0) {
+    dm_error_set(err, DM_ERR_DUMP_NO_BINLOG, NULL,
+                 "relay: the source has no binary log (SHOW MASTER STATUS is empty)");
+    return -1;
+  }
+  memset(pos, 0, sizeof *pos);
+  dm_strlcpy(pos->name, v[0], sizeof pos->name);
+  pos->pos = strtoull(v[1], NULL, 10);
+  char g[1][256];
+  if (run_query_row(c, "SELECT @@gtid_binlog_pos", g, 1, err) == 1) {
+    /* MariaDB; on MySQL the fifth column of SHOW MASTER STATUS holds it */
+    dm_strlcpy(pos->gtid, g[0], sizeof pos->gtid);
+  } else {
+    dm_strlcpy(pos->gtid, v[4], sizeof pos->gtid);
+  }
+  return 0;
+}
+
+/* ---- choosing where to write and where to start ---- */
+
+/* Open (or start) the sub-folder for the upstream `uuid`, recover its last file, and set the
+ * start position. */
+static int run_prepare(relay_run *r, MYSQL *c, dm_error *err) {
+  relay_unit *u = r->u;
+  char uuid[RELAY_UUID_MAX], last[RELAY_SUBDIR_MAX];
+  if (run_upstream_uuid(c, uuid, sizeof uuid, err) < 0)
+    return -1;
+  if (relay_index_last(u->relay_dir, last, sizeof last, err) < 0)
+    return -1;
+  relay_meta m = {0};
+  int have = 0;
+  bool switched = false;
+  relay_gtid_set prev = {0};
+  if (last[0]) {
+    snprintf(r->dir, sizeof r->dir, "%s/%s", u->relay_dir, last);
+    if ((have = relay_meta_read(r->dir, &m, err)) < 0)
+      return -1;
+    char *dot = strrchr(last, '.');
+    size_t ulen = dot ? (size_t)(dot - last) : strlen(last);
+    if (strlen(uuid) != ulen || strncmp(last, uuid, ulen) != 0) {
+      switched = true;
+      if (have)
+        relay_gtid_parse(&prev, m.binlog_gtid);
+      u->host->logf(u->ctx, DM_LOG_WARN,
+                    "relay: the source is now server %s (the relay log was from %s): a new "
+                    "sub-folder starts from the GTID set %s",
+                    uuid, last, have ? m.binlog_gtid : "(none)");
+    }
+  }
+  if (!last[0] || switched) {
+    if (relay_index_add(u->relay_dir, uuid, last, sizeof last, err) < 0)
+      return -1;
+    snprintf(r->dir, sizeof r->dir, "%s/%s", u->relay_dir, last);
+    have = 0;
+  }
+  dm_strlcpy(r->subdir, last, sizeof r->subdir);
+  memset(&r->set, 0, sizeof r->set);
+  r->start_gtid[0] = '\0';
+  r->start_file[0] = '\0';
+  r->start_pos = 4;
+  if (have) {
+    char note[DM_ERROR_MESSAGE_MAX + 256];
+    if (relay_file_recover(r->dir, &m, note, sizeof note, err) < 0)
+      return -1;
+    if (note[0])
+      u->host->logf(u->ctx, DM_LOG_WARN, "relay: recovery: %s", note);
+    relay_gtid_parse(&r->set, m.binlog_gtid);
+    dm_strlcpy(r->start_file, m.binlog_name, sizeof r->start_file);
+    r->start_pos = m.binlog_pos;
+    dm_strlcpy(r->meta_name, m.binlog_name, sizeof r->meta_name);
+    r->meta_boundary = m.binlog_pos;
+    return 0;
+  }
+  if (switched) {
+    if (prev.n == 0) {
+      dm_error_set(err, DM_ERR_RELAY_UPSTREAM, NULL,
+                   "relay: the source changed to server %s and the relay log holds no GTID set "
+                   "to continue from (sub-folder %s)",
+                   uuid, r->subdir);
+      return -1;
+    }
+    r->set = prev;
+    relay_gtid_format(&prev, r->start_gtid, sizeof r->start_gtid);
+    return 0;
+  }
+  if (u->set.binlog_gtid && u->set.binlog_gtid[0]) {
+    if (relay_gtid_parse(&r->set, u->set.binlog_gtid) < 0) {
+      dm_error_set(err, DM_ERR_CONFIG_INVALID, NULL,
+                   "relay: binlog-gtid \"%s\" is not a MariaDB GTID position (D-S-N,...)",
+                   u->set.binlog_gtid);
+      return -1;
+    }
+    dm_strlcpy(r->start_gtid, u->set.binlog_gtid, sizeof r->start_gtid);
+  } else if (u->set.binlog_name && u->set.binlog_name[0]) {
+    dm_strlcpy(r->start_file, u->set.binlog_name, sizeof r->start_file);
+  } else {
+    /* DM starts at the source's current position; the start of its current file costs at most
+     * max_binlog_size more and leaves a file byte-identical from its first byte, with the GTID
+     * list that gives the set. */
+    dm_position mp;
+    if (run_master_status(c, &mp, err) < 0)
+      return -1;
+    dm_strlcpy(r->start_file, mp.name, sizeof r->start_file);
+  }
+  return 0;
+}
+
+/* ---- the writer side ---- */
+
+/* Close the current file and open `name` in the sub-folder at `size` (lock held). */
+static int run_switch_file(relay_run *r, const char *name, uint64_t size, dm_error *err) {
+  if (r->f.fd >= 0 && relay_file_close(&r->f, err) < 0)
+    return -1;
+  if (relay_file_open(&r->f, r->dir, name, size, err) < 0)
+    return -1;
+  if (size < DM_BINLOG_MAGIC_LEN) {
+    if (relay_file_open(&r->f, r->dir, name, 0, err) < 0 ||
+        relay_file_append(&r->f, DM_BINLOG_MAGIC, DM_BINLOG_MAGIC_LEN, err) < 0)
+      return -1;
+    r->boundary = DM_BINLOG_MAGIC_LEN;
+    r->only_fde = true;
+  } else {
+    r->boundary = size;
+    r->only_fde = false;
+  }
+  memset(&r->trx, 0, sizeof r->trx);
+  return 0;
+}
+
+/* One event from the stream (lock held). Returns 0, or -1 with err. */
+static int run_event(relay_run *r, dm_binlog_reader *rd, const dm_binlog_event *ev, dm_error *err) {
+  const dm_binlog_format *fmt = dm_binlog_reader_format(rd);
+  uint8_t type = ev->header.type;
+  if (type == DM_BINLOG_HEARTBEAT || type == DM_BINLOG_HEARTBEAT_V2)
+    return 0;
+  if (type == DM_BINLOG_ROTATE && ev->artificial) {
+    dm_binlog_rotate rot;
+    if (dm_binlog_decode_rotate(fmt, ev, &rot, err) < 0)
+      return -1;
+    char name[256];
+    size_t n = rot.next_file.len < sizeof name - 1 ? rot.next_file.len : sizeof name - 1;
+    memcpy(name, rot.next_file.ptr, n);
+    name[n] = '\0';
+    if (strcmp(name, r->f.name) == 0 && r->f.fd >= 0)
+      return 0;
+    /* A new file: it starts empty here whatever position the source starts it at. */
+    r->take_list = rot.position <= DM_BINLOG_MAGIC_LEN;
+    if (r->f.fd >= 0 && run_flush(r, err) < 0)
+      return -1;
+    struct stat sb;
+    char path[RELAY_PATH_MAX + 300];
+    snprintf(path, sizeof path, "%s/%s", r->dir, name);
+    uint64_t have = stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+    /* Resuming in a file we already hold: continue at its end (== the start position). */
+    return run_switch_file(r, name, have == rot.position ? have : 0, err);
+  }
+  if (r->f.fd < 0) {
+    dm_error_set(err, DM_ERR_RELAY_UPSTREAM, NULL,
+                 "relay: the source sent an event of type %s before naming its binlog file",
+                 dm_binlog_event_type_name(type));
+    return -1;
+  }
+  if (type == DM_BINLOG_FORMAT_DESCRIPTION && ev->header.next_pos == 0) {
+    /* Resent when a stream starts mid-file: a new relay file needs it (as DM writes it) so the
+     * file can be read; a file we continue already has its own. */
+    r->checksum = ev->has_checksum;
+    if (r->f.size == DM_BINLOG_MAGIC_LEN) {
+      if (relay_file_append(&r->f, ev->raw, ev->raw_len, err) < 0)
+        return -1;
+      r->boundary = r->f.size;
+    }
+    return 0;
+  }
+  if (ev->artificial)
+    return 0;
+  if (type == DM_BINLOG_FORMAT_DESCRIPTION)
+    r->checksum = ev->has_checksum;
+  uint64_t start = (uint64_t)ev->header.next_pos - ev->raw_len;
+  if (ev->header.next_pos < ev->raw_len || start < r->f.size) {
+    dm_error_set(err, DM_ERR_RELAY_UPSTREAM, NULL,
+                 "relay: the source sent an event of %s at %llu but %s/%s already holds %llu "
+                 "bytes",
+                 r->f.name, (unsigned long long)start, r->subdir, r->f.name,
+                 (unsigned long long)r->f.size);
+    return -1;
+  }
+  if (start > r->f.size) {
+    uint64_t hole = start - r->f.size;
+    if (!r->only_fde || hole < RELAY_FILLER_MIN || hole > UINT32_MAX) {
+      dm_error_set(err, DM_ERR_RELAY_UPSTREAM, NULL,
+                   "relay: the source's next event of %s starts at %llu but %s/%s ends at %llu "
+                   "(a gap of %llu bytes)",
+                   r->f.name, (unsigned long long)start, r->subdir, r->f.name,
+                   (unsigned long long)r->f.size, (unsigned long long)hole);
+      return -1;
+    }
+    unsigned char *fill = malloc(hole);
+    if (!fill) {
+      dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "relay: no memory for a %llu-byte filler",
+                   (unsigned long long)hole);
+      return -1;
+    }
+    relay_ev_filler(fill, (uint32_t)hole, (uint32_t)r->f.size, r->upstream_server_id,
+                    r->checksum);
+    int rc = relay_file_append(&r->f, fill, hole, err);
+    free(fill);
+    if (rc < 0)
+      return -1;
+    r->boundary = r->f.size;
+  }
+  if (relay_file_append(&r->f, ev->raw, ev->raw_len, err) < 0)
+    return -1;
+  if (type != DM_BINLOG_FORMAT_DESCRIPTION)
+    r->only_fde = false;
+  bool take = r->take_list && start < 1024;
+  if (relay_trx_feed(&r->trx, fmt, ev, &r->set, take))
+    r->boundary = r->f.size;
+  __atomic_fetch_add(&r->u->st.events, 1, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&r->u->st.bytes, ev->raw_len, __ATOMIC_RELAXED);
+  if (type == DM_BINLOG_ROTATE) {
+    /* The file's last event: the next comes from the file it names (the source sends a
+     * made-up ROTATE for it, which opens it). */
+    dm_binlog_rotate rot;
+    if (dm_binlog_decode_rotate(fmt, ev, &rot, err) < 0)
+      return -1;
+    if (run_flush(r, err) < 0 || relay_file_close(&r->f, err) < 0)
+      return -1;
+    char name[256];
+    size_t n = rot.next_file.len < sizeof name - 1 ? rot.next_file.len : sizeof name - 1;
+    memcpy(name, rot.next_file.ptr, n);
+    name[n] = '\0';
+    dm_strlcpy(r->f.name, name, sizeof r->f.name);
+    r->boundary = 0;
+    r->take_list = true;
+    return run_flush(r, err);
+  }
+  return 0;
+}
+
+/* ---- the watcher thread ---- */
+
+static void *run_watcher(void *arg) {
+  relay_run *r = arg;
+  relay_unit *u = r->u;
+  int stop_fd = u->host->stop_fd(u->ctx);
+  double next_master = 0, next_purge = run_now() + (double)u->set.purge_interval_s;
+  MYSQL *c = NULL;
+  for (;;) {
+    struct pollfd p = {.fd = stop_fd, .events = POLLIN};
+    poll(&p, 1, 50);
+    pthread_mutex_lock(&r->lock);
+    bool done = r->done;
+    if (!done && r->f.buf_len && run_now() - r->last_flush >= 0.05) {
+      /* idle (or slow) stream: hand the buffered events to readers */
+      dm_error err;
+      if (run_flush(r, &err) < 0)
+        u->host->logf(u->ctx, DM_LOG_ERROR, "%s", err.message);
+    }
+    pthread_mutex_unlock(&r->lock);
+    if (done)
+      break;
+    if (u->host->stop_requested(u->ctx)) {
+      relay_interrupt(u);
+      continue;
+    }
+    double now = run_now();
+    if (now >= next_master) {
+      next_master = now + u->set.master_status_interval_ms / 1000.0;
+      dm_error err;
+      dm_position mp;
+      if (!c)
+        c = run_connect(u, 1, &err);
+      if (c && run_master_status(c, &mp, &err) == 0) {
+        pthread_mutex_lock(&u->st.lock);
+        u->st.master = mp;
+        u->st.has_master = true;
+        u->st.caught_up = u->st.has_relay && dm_position_compare_file(&u->st.relay, &mp) >= 0;
+        pthread_mutex_unlock(&u->st.lock);
+      } else if (c) {
+        mysql_close(c);
+        c = NULL;
+      }
+    }
+    if (u->set.purge_interval_s > 0 && (u->set.purge_expires_h > 0 || u->set.purge_remain_space_gb > 0) &&
+        now >= next_purge) {
+      next_purge = now + (double)u->set.purge_interval_s;
+      dmh_relay_purge_opts po = {.relay_dir = u->relay_dir,
+                                 .expires_hours = u->set.purge_expires_h,
+                                 .remain_space_gb = u->set.purge_remain_space_gb};
+      dm_error err;
+      int removed = 0;
+      if (dmh_relay_purge(&po, &removed, &err) < 0)
+        u->host->logf(u->ctx, DM_LOG_WARN, "relay: automatic purge: %s", err.message);
+      else if (removed)
+        u->host->logf(u->ctx, DM_LOG_INFO, "relay: automatic purge removed %d file(s)", removed);
+    }
+  }
+  if (c)
+    mysql_close(c);
+  return NULL;
+}
+
+/* ---- the loop ---- */
+
+static bool run_stopping(relay_unit *u) {
+  pthread_mutex_lock(&u->reader_lock);
+  bool killed = u->killed;
+  pthread_mutex_unlock(&u->reader_lock);
+  return killed || u->host->stop_requested(u->ctx);
+}
+
+/* Back off before the next attempt; true when the stop token fired meanwhile. */
+static bool run_backoff(relay_unit *u, uint32_t *delay_ms, const dm_error *why) {
+  u->host->logf(u->ctx, DM_LOG_WARN, "relay: %s%s%s; retrying in %u ms", why->message,
+                why->raw_cause[0] ? ": " : "", why->raw_cause, *delay_ms);
+  run_set_stage(u, "reconnecting");
+  __atomic_fetch_add(&u->st.reconnects, 1, __ATOMIC_RELAXED);
+  bool stop = u->host->wait_stop(u->ctx, *delay_ms) || run_stopping(u);
+  *delay_ms = *delay_ms * 2 > (uint32_t)u->set.backoff_max_ms ? (uint32_t)u->set.backoff_max_ms
+                                                             : *delay_ms * 2;
+  return stop;
+}
+
+/* One connection: stream until it breaks. Returns 0 (connection lost or interrupted: the caller
+ * decides), or -1 with a non-resumable err. Sets *progress when events were written. */
+static int run_stream_once(relay_run *r, bool *progress, dm_error *err) {
+  relay_unit *u = r->u;
+  const dm_db_endpoint *ep = u->host->source_db(u->ctx);
+  dm_binlog_stream_options so = {
+      .source = ep,
+      .server_id = u->set.server_id,
+      .file = r->start_file,
+      .pos = r->start_pos < DM_BINLOG_MAGIC_LEN ? DM_BINLOG_MAGIC_LEN : r->start_pos,
+      .gtid = r->start_gtid,
+      .heartbeat_ms = (uint32_t)(u->set.heartbeat_period_s * 1000),
+      .connect_timeout_s = 5,
+      .omit_annotate_rows = !u->set.send_annotate_rows,
+  };
+  dm_binlog_reader *rd = NULL;
+  if (dm_binlog_reader_open_stream(&rd, &so, err) < 0)
+    return err->code == DM_ERR_BINLOG_PURGED ? -1 : 0;
+  pthread_mutex_lock(&u->reader_lock);
+  u->reader = rd;
+  bool killed = u->killed;
+  pthread_mutex_unlock(&u->reader_lock);
+  if (killed || u->host->stop_requested(u->ctx))
+    dm_binlog_reader_interrupt(rd);
+  run_set_stage(u, "streaming");
+  int out = 0;
+  for (;;) {
+    dm_binlog_event ev;
+    int rc = dm_binlog_reader_next(rd, &ev, err);
+    if (rc == 0) {
+      err->code = DM_ERR_OK;
+      break;
+    }
+    if (rc < 0) {
+      if (err->code == DM_ERR_BINLOG_PURGED || err->code == DM_ERR_BINLOG_UNSUPPORTED)
+        out = -1;
+      break;
+    }
+    pthread_mutex_lock(&r->lock);
+    if (r->upstream_server_id == 0 && !ev.artificial)
+      r->upstream_server_id = ev.header.server_id;
+    int erc = run_event(r, rd, &ev, err);
+    if (erc == 0 && r->boundary == r->f.size && run_now() - r->last_flush >= 0.1)
+      erc = run_flush(r, err);
+    pthread_mutex_unlock(&r->lock);
+    if (erc < 0) {
+      out = -1;
+      break;
+    }
+    *progress = true;
+  }
+  pthread_mutex_lock(&u->reader_lock);
+  u->reader = NULL;
+  pthread_mutex_unlock(&u->reader_lock);
+  dm_binlog_reader_close(rd);
+  return out;
+}
+
+/* Make the file end at the last boundary and resume from there (lock held). */
+static int run_rewind(relay_run *r, dm_error *err) {
+  if (run_flush(r, err) < 0)
+    return -1;
+  if (r->f.fd >= 0) {
+    if (r->f.size != r->boundary) {
+      char name[256];
+      dm_strlcpy(name, r->f.name, sizeof name);
+      if (relay_file_open(&r->f, r->dir, name, r->boundary, err) < 0)
+        return -1;
+    }
+  }
+  dm_strlcpy(r->start_file, r->f.name, sizeof r->start_file);
+  r->start_pos = r->boundary;
+  r->start_gtid[0] = '\0';
+  memset(&r->trx, 0, sizeof r->trx);
+  return 0;
+}
+
+void relay_stream_run(relay_unit *u, dm_result *result) {
+  relay_run *r = calloc(1, sizeof *r);
+  dm_error err = {0};
+  if (!r || relay_file_init(&r->f, (size_t)u->set.buffer_kb * 1024, u->set.fsync_policy) < 0) {
+    free(r);
+    result->outcome = DM_OUTCOME_ERROR;
+    result->n_errors = 1;
+    dm_error_set(&result->errors[0], DM_ERR_NO_MEMORY, NULL, "relay: no memory for the writer");
+    return;
+  }
+  r->u = u;
+  pthread_mutex_init(&r->lock, NULL);
+  r->last_flush = run_now();
+  pthread_t watcher;
+  bool have_watcher = pthread_create(&watcher, NULL, run_watcher, r) == 0;
+  uint32_t delay = 200;
+  bool prepared = false, failed = false;
+  run_set_stage(u, "connecting");
+  while (!run_stopping(u)) {
+    if (!prepared) {
+      MYSQL *c = run_connect(u, 5, &err);
+      int rc = c ? 0 : -1;
+      if (c) {
+        /* not under r->lock: the watcher must stay free to see the stop token; it touches only
+         * the writer's buffer, which is empty here */
+        rc = run_prepare(r, c, &err);
+        mysql_close(c);
+      }
+      if (rc < 0) {
+        if (err.code != DM_ERR_DB_CONNECT && err.code != DM_ERR_DB_QUERY) {
+          failed = true;
+          break;
+        }
+        if (run_backoff(u, &delay, &err))
+          break;
+        continue;
+      }
+      prepared = true;
+      u->host->logf(u->ctx, DM_LOG_INFO, "relay: writing into %s from %s:%llu%s%s", r->subdir,
+                    r->start_file[0] ? r->start_file : "(GTID)", (unsigned long long)r->start_pos,
+                    r->start_gtid[0] ? " GTID " : "", r->start_gtid);
+    }
+    bool progress = false;
+    int rc = run_stream_once(r, &progress, &err);
+    pthread_mutex_lock(&r->lock);
+    dm_error ferr;
+    int wrc = run_rewind(r, &ferr);
+    pthread_mutex_unlock(&r->lock);
+    if (wrc < 0) {
+      err = ferr;
+      failed = true;
+      break;
+    }
+    if (rc < 0) {
+      failed = true;
+      break;
+    }
+    if (run_stopping(u))
+      break;
+    if (progress)
+      delay = 200;
+    if (err.code == DM_ERR_OK)
+      dm_error_set(&err, DM_ERR_DB_CONNECT, NULL, "relay: the source ended the binlog stream");
+    if (run_backoff(u, &delay, &err))
+      break;
+    if (err.code == DM_ERR_DB_CONNECT) {
+      dm_error cerr;
+      MYSQL *c = run_connect(u, 5, &cerr);
+      if (c) {
+        char uuid[RELAY_UUID_MAX];
+        /* The source may be another server now (fail-over): then a new sub-folder. */
+        size_t ul = 0;
+        if (run_upstream_uuid(c, uuid, sizeof uuid, &cerr) == 0 &&
+            (strncmp(r->subdir, uuid, (ul = strlen(uuid))) != 0 || r->subdir[ul] != '.')) {
+          pthread_mutex_lock(&r->lock);
+          relay_file_close(&r->f, &cerr);
+          r->f.name[0] = '\0';
+          pthread_mutex_unlock(&r->lock);
+          prepared = false;
+        }
+        mysql_close(c);
+      }
+    }
+  }
+  pthread_mutex_lock(&r->lock);
+  dm_error cerr;
+  if (run_flush(r, &cerr) < 0 && !failed) {
+    err = cerr;
+    failed = true;
+  }
+  relay_file_close(&r->f, &cerr);
+  r->done = true;
+  pthread_mutex_unlock(&r->lock);
+  if (have_watcher)
+    pthread_join(watcher, NULL);
+  run_set_stage(u, "stopped");
+  relay_file_free(&r->f);
+  pthread_mutex_destroy(&r->lock);
+  free(r);
+  if (failed) {
+    result->outcome = DM_OUTCOME_ERROR;
+    result->n_errors = 1;
+    result->errors[0] = err;
+  } else {
+    result->outcome = DM_OUTCOME_CANCELED;
+  }
+}

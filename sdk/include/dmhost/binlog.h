@@ -1,0 +1,443 @@
+/*
+ * dmhost SDK: binlog reading and event decoding.
+ *
+ * Two readers give the same thing, one event at a time: its common header, its raw bytes (exactly
+ * as they are in the binlog file, header to checksum, so a relay can write them byte for byte) and
+ * where it is (file name, offset).
+ *
+ *   - dm_binlog_reader_open_file: a local binlog or relay file, from its start or from an event
+ *     boundary inside it, optionally following it as it grows (an event is returned only once all
+ *     its bytes are in the file: a reader never sees a half-written event).
+ *   - dm_binlog_reader_open_stream: a server, through libmariadb's replication API, from a file and
+ *     position or from a MariaDB GTID position. Lives in its own object file (binlog_stream.c):
+ *     only a unit that calls it needs libmariadb at link time.
+ *
+ * Both check the CRC32 of every event whose format description says it carries one and report a
+ * mismatch as DM_ERR_BINLOG_CORRUPT naming file, offset, expected and computed checksum.
+ *
+ * Decoders (dm_binlog_decode_*) turn the body of an event into a plain struct. They never allocate:
+ * strings in the structs point into the event's raw bytes (not NUL-terminated unless said), so
+ * they live as long as the event does. Row events and table maps are in binlog_rows.h.
+ *
+ * Memory stays bounded: a reader holds one read buffer (default 1 MiB) that grows only to fit the
+ * largest event seen; files are never read whole.
+ *
+ * Thread-safety: a reader is used by one thread at a time, except dm_binlog_reader_interrupt,
+ * which may be called from any thread. The decoders are pure functions.
+ */
+#ifndef DMHOST_BINLOG_H
+#define DMHOST_BINLOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "host.h"
+#include "position.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- event types (values as in the binlog; MySQL's below 160, MariaDB's from 160) ---- */
+typedef enum dm_binlog_event_type {
+  DM_BINLOG_UNKNOWN_EVENT = 0,
+  DM_BINLOG_START_V3 = 1,
+  DM_BINLOG_QUERY = 2,
+  DM_BINLOG_STOP = 3,
+  DM_BINLOG_ROTATE = 4,
+  DM_BINLOG_INTVAR = 5,
+  DM_BINLOG_RAND = 13,
+  DM_BINLOG_USER_VAR = 14,
+  DM_BINLOG_FORMAT_DESCRIPTION = 15,
+  DM_BINLOG_XID = 16,
+  DM_BINLOG_BEGIN_LOAD_QUERY = 17,
+  DM_BINLOG_EXECUTE_LOAD_QUERY = 18,
+  DM_BINLOG_TABLE_MAP = 19,
+  DM_BINLOG_WRITE_ROWS_V1 = 23,
+  DM_BINLOG_UPDATE_ROWS_V1 = 24,
+  DM_BINLOG_DELETE_ROWS_V1 = 25,
+  DM_BINLOG_INCIDENT = 26,
+  DM_BINLOG_HEARTBEAT = 27,
+  DM_BINLOG_IGNORABLE = 28,
+  DM_BINLOG_ROWS_QUERY = 29, /* MySQL's counterpart of ANNOTATE_ROWS */
+  DM_BINLOG_WRITE_ROWS_V2 = 30,
+  DM_BINLOG_UPDATE_ROWS_V2 = 31,
+  DM_BINLOG_DELETE_ROWS_V2 = 32,
+  DM_BINLOG_MYSQL_GTID = 33,
+  DM_BINLOG_MYSQL_ANONYMOUS_GTID = 34,
+  DM_BINLOG_MYSQL_PREVIOUS_GTIDS = 35,
+  DM_BINLOG_TRANSACTION_CONTEXT = 36,
+  DM_BINLOG_VIEW_CHANGE = 37,
+  DM_BINLOG_XA_PREPARE = 38,
+  DM_BINLOG_PARTIAL_UPDATE_ROWS = 39, /* MySQL 8: update with partial JSON after-images */
+  DM_BINLOG_TRANSACTION_PAYLOAD = 40, /* MySQL 8: compressed transaction (passed on raw) */
+  DM_BINLOG_HEARTBEAT_V2 = 41,
+  DM_BINLOG_ANNOTATE_ROWS = 160,
+  DM_BINLOG_BINLOG_CHECKPOINT = 161,
+  DM_BINLOG_GTID = 162, /* MariaDB GTID: starts an event group */
+  DM_BINLOG_GTID_LIST = 163,
+  DM_BINLOG_START_ENCRYPTION = 164,
+  DM_BINLOG_QUERY_COMPRESSED = 165,
+  DM_BINLOG_WRITE_ROWS_COMPRESSED_V1 = 166,
+  DM_BINLOG_UPDATE_ROWS_COMPRESSED_V1 = 167,
+  DM_BINLOG_DELETE_ROWS_COMPRESSED_V1 = 168,
+  DM_BINLOG_WRITE_ROWS_COMPRESSED_V2 = 169,
+  DM_BINLOG_UPDATE_ROWS_COMPRESSED_V2 = 170,
+  DM_BINLOG_DELETE_ROWS_COMPRESSED_V2 = 171,
+} dm_binlog_event_type;
+
+/* Name of an event type ("QUERY", "GTID", ...), "UNKNOWN_<n>" style for others (static storage
+ * for known types; for unknown ones "UNKNOWN"). */
+const char *dm_binlog_event_type_name(int type);
+
+#define DM_BINLOG_MAGIC                                                                            \
+  "\xfe"                                                                                           \
+  "bin"
+#define DM_BINLOG_MAGIC_LEN 4
+#define DM_BINLOG_HEADER_LEN 19 /* common event header (binlog format v4) */
+#define DM_BINLOG_CHECKSUM_LEN 4
+
+/* Common header flags worth knowing. */
+#define DM_BINLOG_F_IN_USE 0x0001     /* FDE: the file was not closed cleanly (or still open) */
+#define DM_BINLOG_F_ARTIFICIAL 0x0020 /* made up by the server for a replica, not in any file */
+#define DM_BINLOG_F_IGNORABLE 0x0080  /* a reader that does not know the type may skip it */
+
+/* Checksum algorithms (format description, @@binlog_checksum). */
+typedef enum dm_binlog_checksum_alg {
+  DM_BINLOG_CHECKSUM_OFF = 0,
+  DM_BINLOG_CHECKSUM_CRC32 = 1,
+  DM_BINLOG_CHECKSUM_UNDEF = 255, /* from servers too old to say: no checksum */
+} dm_binlog_checksum_alg;
+
+/* The common event header. */
+typedef struct dm_binlog_event_header {
+  uint32_t timestamp;  /* seconds since the epoch when the statement began */
+  uint8_t type;        /* dm_binlog_event_type */
+  uint32_t server_id;  /* the server that first wrote the event */
+  uint32_t event_size; /* whole event: header, body, checksum */
+  uint32_t next_pos;   /* "log_pos": offset of the next event in the file; 0 if artificial */
+  uint16_t flags;      /* DM_BINLOG_F_* */
+} dm_binlog_event_header;
+
+/*
+ * What a format description event says; needed to read every event after it (checksum and
+ * post-header lengths). A reader keeps the current one (dm_binlog_reader_format).
+ */
+typedef struct dm_binlog_format {
+  uint16_t binlog_version; /* 4 */
+  char server_version[51]; /* NUL-terminated: "10.11.6-MariaDB-log", "8.0.36" */
+  uint32_t create_timestamp;
+  uint8_t header_len;   /* 19 */
+  uint8_t checksum_alg; /* dm_binlog_checksum_alg */
+  bool mariadb;         /* server_version names MariaDB */
+  uint16_t version_major, version_minor, version_patch;
+  uint16_t n_post_header;       /* entries in post_header_len */
+  uint8_t post_header_len[256]; /* [type - 1]: post-header length of event type `type` */
+} dm_binlog_format;
+
+/* A format for decoding events without having read a format description: v4 with the lengths of
+ * MariaDB 10.x / MySQL 8.0, checksum as given. */
+void dm_binlog_format_default(dm_binlog_format *fmt, uint8_t checksum_alg);
+
+/* Post-header length of an event type under fmt (0 if fmt does not know it). */
+uint8_t dm_binlog_post_header_len(const dm_binlog_format *fmt, uint8_t type);
+
+/*
+ * One event, as a reader returns it. raw/body point into the reader's buffer and stay valid until
+ * the next call on the reader (copy what you keep).
+ */
+typedef struct dm_binlog_event {
+  dm_binlog_event_header header;
+  const uint8_t *raw;  /* header.event_size bytes: header, body, checksum */
+  uint32_t raw_len;    /* == header.event_size */
+  const uint8_t *body; /* raw + 19: post-header and payload */
+  uint32_t body_len;   /* without the checksum, when the event carries one */
+  bool has_checksum;   /* the last 4 raw bytes are a CRC32 (verified unless turned off) */
+  /* Not in any binlog file: flagged artificial by the server (the stream's first ROTATE, a
+   * GTID_LIST made up for a GTID start), a format description resent with next_pos 0 when a stream
+   * starts mid-file, or a heartbeat. A relay skips these; everything else it writes as raw. */
+  bool artificial;
+  const char *file; /* binlog file the event belongs to (NUL-terminated, base name) */
+  uint64_t offset;  /* where the event starts in that file (artificial: the current position) */
+} dm_binlog_event;
+
+/* CRC32 (zlib's polynomial, as the binlog uses) of buf, continuing from crc (start with 0). */
+uint32_t dm_binlog_crc32(uint32_t crc, const void *buf, size_t len);
+
+/*
+ * Parse the common header of `raw` (at least 19 bytes). Returns 0, or -1 with err set
+ * (DM_ERR_BINLOG_CORRUPT: event_size below the header length).
+ */
+int dm_binlog_parse_header(const uint8_t *raw, size_t len, dm_binlog_event_header *out,
+                           dm_error *err);
+
+/*
+ * Fill *ev for one complete event in memory (raw of raw_len bytes, as in a file) under fmt:
+ * header, body, checksum presence. Verifies the checksum when `verify` is set. `file` and
+ * `offset` only name the place in error messages and in *ev. Returns 0, or -1 with
+ * DM_ERR_BINLOG_CORRUPT (size mismatch, checksum mismatch naming expected and computed values).
+ */
+int dm_binlog_event_from_bytes(const uint8_t *raw, size_t raw_len, const dm_binlog_format *fmt,
+                               bool verify, const char *file, uint64_t offset, dm_binlog_event *ev,
+                               dm_error *err);
+
+/* ---- readers ---- */
+
+typedef struct dm_binlog_reader dm_binlog_reader;
+
+/*
+ * Called by a following file reader when no complete event is in the file yet. Wait a little (up
+ * to what suits you: a stop token's wait_stop(ctx, 100) is the usual body) and return true to look
+ * again, or false to give up: dm_binlog_reader_next then returns 0 (end) with nothing consumed, so
+ * a later call continues at the same place. `offset` is where the awaited event starts.
+ */
+typedef bool (*dm_binlog_wait_fn)(void *arg, const char *path, uint64_t offset);
+
+typedef struct dm_binlog_file_options {
+  /* Offset of the first event to return: 0 or 4 for the first event of the file (the format
+   * description), else the offset of an event boundary (e.g. a relay.meta position). The format
+   * description at offset 4 is read first in any case, so checksums and lengths are known. */
+  uint64_t start_pos;
+  /* Follow the file as it grows: at the end, call wait (or sleep poll_ms if wait is NULL) and
+   * look again, until a complete event is there. After a ROTATE or STOP event (the file's last)
+   * the reader returns 0 (end) instead of waiting. */
+  bool follow;
+  dm_binlog_wait_fn wait;
+  void *wait_arg;
+  uint32_t poll_ms;        /* follow without wait: sleep between looks (default 50) */
+  bool no_verify_checksum; /* skip CRC32 checks (they cost ~0.3 ns/byte with zlib) */
+  size_t buffer_size;      /* read buffer (default 1 MiB, min 64 KiB); grows for larger events */
+} dm_binlog_file_options;
+
+/*
+ * Open a binlog or relay file. Checks the magic, reads the format description at offset 4, then
+ * positions at opts->start_pos (NULL opts: from the start, no follow). Returns 0 and *out, or -1
+ * with err: DM_ERR_IO (cannot open/read), DM_ERR_BINLOG_CORRUPT (bad magic, no format description,
+ * bad checksum), DM_ERR_BINLOG_INCOMPLETE (the file ends inside its format description and follow
+ * is off), DM_ERR_BINLOG_UNSUPPORTED (binlog format before v4).
+ */
+int dm_binlog_reader_open_file(dm_binlog_reader **out, const char *path,
+                               const dm_binlog_file_options *opts, dm_error *err);
+
+typedef struct dm_binlog_stream_options {
+  const dm_db_endpoint *source; /* host, port, user, password (socket if set) */
+  /* This replica's server_id: distinct from the source's and from every other replica of it (a
+   * second stream with the same id gets the first disconnected, error 4052). */
+  uint32_t server_id;
+  /* Where to start: a file name and offset (pos < 4 means 4), or, when `gtid` is non-empty, a
+   * MariaDB GTID position "D-S-N[,D-S-N...]": the stream starts after it (file is then ignored). */
+  const char *file;
+  uint64_t pos;
+  const char *gtid;
+  uint32_t heartbeat_ms;      /* ask the source for a heartbeat this often when idle; 0: none */
+  uint32_t connect_timeout_s; /* default 10 */
+  /* Socket read timeout: a silent connection errors out (DM_ERR_DB_CONNECT) after it. Default
+   * 3 x heartbeat (at least 10 s), or 0 (none) when there are no heartbeats. */
+  uint32_t read_timeout_s;
+  bool omit_annotate_rows; /* don't ask for ANNOTATE_ROWS: fewer bytes, not byte-identical */
+  bool non_blocking;       /* the source ends the stream (next returns 0) at the end of its last
+                              binlog instead of waiting for more */
+  bool no_verify_checksum;
+} dm_binlog_stream_options;
+
+/*
+ * Connect to the source and start a binlog dump. Sets @master_binlog_checksum to the source's
+ * @@global.binlog_checksum, @mariadb_slave_capability=4, @master_heartbeat_period, and for a GTID
+ * start @slave_connect_state and @slave_gtid_strict_mode. Returns 0 and *out, or -1 with err:
+ * DM_ERR_DB_CONNECT (cannot connect: resumable), DM_ERR_DB_QUERY, DM_ERR_BINLOG_PURGED (the
+ * source no longer has what the start position needs: not resumable).
+ * Errors the server sends only once events are asked for (e.g. purged) come from the first next.
+ */
+int dm_binlog_reader_open_stream(dm_binlog_reader **out, const dm_binlog_stream_options *opts,
+                                 dm_error *err);
+
+/*
+ * The next event. Returns 1 with *ev filled; 0 at the end (file reader without follow: clean end
+ * of file; following: the wait callback gave up, or the file ended with ROTATE/STOP; stream:
+ * the source ended a non-blocking stream); -1 on error with err set:
+ *   DM_ERR_BINLOG_INCOMPLETE  the file ends inside an event (not following): the message says
+ *                             "incomplete event at offset N" and dm_binlog_reader_offset gives N,
+ *                             so recovery can truncate the file there.
+ *   DM_ERR_BINLOG_CORRUPT     checksum mismatch or impossible header: file, offset, expected vs
+ * got. DM_ERR_BINLOG_PURGED      (stream) the source has purged the binlog the position needs.
+ *   DM_ERR_DB_CONNECT         (stream) the connection broke or went silent: reconnect, resumable.
+ *   DM_ERR_DB_QUERY           (stream) any other error the source sent.
+ *   DM_ERR_BINLOG_UNSUPPORTED an encrypted binlog (START_ENCRYPTION).
+ *   DM_ERR_IO                 a read failed.
+ * After -1 the reader is unusable except for close (and offset/position).
+ * Events of every type come through, also ones this SDK does not know (raw). Heartbeats and
+ * artificial events come through too, flagged (ev->artificial), so a caller sees the stream is
+ * alive; a relay skips them.
+ */
+int dm_binlog_reader_next(dm_binlog_reader *r, dm_binlog_event *ev, dm_error *err);
+
+/* The format description in force (after the one most recently read). Never NULL. */
+const dm_binlog_format *dm_binlog_reader_format(const dm_binlog_reader *r);
+
+/*
+ * Where the reader is: the current file name and the offset just past the last complete event
+ * returned (the next event's start); after DM_ERR_BINLOG_INCOMPLETE, the offset of the incomplete
+ * event. `gtid` is left "" (the caller tracks GTID sets from GTID / GTID_LIST events).
+ */
+void dm_binlog_reader_position(const dm_binlog_reader *r, dm_position *out);
+uint64_t dm_binlog_reader_offset(const dm_binlog_reader *r);
+
+/* Largest buffer the reader holds (bytes): for memory checks in tests and benchmarks. */
+size_t dm_binlog_reader_buffer_size(const dm_binlog_reader *r);
+
+/*
+ * From any thread: make a blocked or later dm_binlog_reader_next return 0 soon (stream: shuts the
+ * socket down; file: the next wait returns at once). For a unit's stop token.
+ */
+void dm_binlog_reader_interrupt(dm_binlog_reader *r);
+
+/* Close and free (NULL is fine). */
+void dm_binlog_reader_close(dm_binlog_reader *r);
+
+/* ---- event decoders: pure, no allocation; strings point into the event ---- */
+
+/* A length-delimited string inside an event (not NUL-terminated). */
+typedef struct dm_binlog_str {
+  const char *ptr;
+  uint32_t len;
+} dm_binlog_str;
+
+/* FORMAT_DESCRIPTION: fill *out from the event (its checksum is checked by the reader). */
+int dm_binlog_decode_format(const dm_binlog_event *ev, dm_binlog_format *out, dm_error *err);
+
+/* ROTATE: the next file's name and the position to read it from (4). Parsed from the raw bytes,
+ * not by libmariadb (which mis-parses it after the first format description). */
+typedef struct dm_binlog_rotate {
+  uint64_t position;
+  dm_binlog_str next_file;
+} dm_binlog_rotate;
+int dm_binlog_decode_rotate(const dm_binlog_format *fmt, const dm_binlog_event *ev,
+                            dm_binlog_rotate *out, dm_error *err);
+
+/* MariaDB GTID (162): starts an event group. GTID = domain_id-server_id(header)-seq_no. */
+#define DM_BINLOG_GTID_STANDALONE 0x01 /* no terminating XID/COMMIT: the group is one statement */
+#define DM_BINLOG_GTID_GROUP_COMMIT 0x02
+#define DM_BINLOG_GTID_TRANSACTIONAL 0x04
+#define DM_BINLOG_GTID_ALLOW_PARALLEL 0x08
+#define DM_BINLOG_GTID_WAITED 0x10
+#define DM_BINLOG_GTID_DDL 0x20
+#define DM_BINLOG_GTID_PREPARED_XA 0x40
+#define DM_BINLOG_GTID_COMPLETED_XA 0x80
+typedef struct dm_binlog_gtid {
+  uint64_t seq_no;
+  uint32_t domain_id;
+  uint32_t server_id; /* from the event header */
+  uint8_t flags;      /* DM_BINLOG_GTID_* */
+  uint64_t commit_id; /* with GROUP_COMMIT, else 0 */
+  /* XA (PREPARED_XA / COMPLETED_XA): the XID */
+  uint32_t xa_format_id;
+  uint8_t xa_gtrid_len, xa_bqual_len;
+  const uint8_t *xa_data; /* gtrid then bqual */
+} dm_binlog_gtid;
+int dm_binlog_decode_gtid(const dm_binlog_format *fmt, const dm_binlog_event *ev,
+                          dm_binlog_gtid *out, dm_error *err);
+
+/* MariaDB GTID_LIST (163): the binlog state when the file was started (one GTID per domain and
+ * server). Iterate with dm_binlog_gtid_list_get. */
+typedef struct dm_binlog_gtid_list {
+  uint32_t count;
+  uint8_t flags;        /* top 4 bits of the count field */
+  const uint8_t *items; /* count x (domain 4, server 4, seq 8) */
+} dm_binlog_gtid_list;
+int dm_binlog_decode_gtid_list(const dm_binlog_format *fmt, const dm_binlog_event *ev,
+                               dm_binlog_gtid_list *out, dm_error *err);
+void dm_binlog_gtid_list_get(const dm_binlog_gtid_list *l, uint32_t i, uint32_t *domain_id,
+                             uint32_t *server_id, uint64_t *seq_no);
+/* As "D-S-N,D-S-N" (MariaDB's gtid_binlog_pos form). Returns 0, or -1 if buf is too small. */
+int dm_binlog_gtid_list_format(const dm_binlog_gtid_list *l, char *buf, size_t len);
+
+/* BINLOG_CHECKPOINT (161): the oldest file still needed for crash recovery. */
+typedef struct dm_binlog_checkpoint {
+  dm_binlog_str file;
+} dm_binlog_checkpoint;
+int dm_binlog_decode_checkpoint(const dm_binlog_format *fmt, const dm_binlog_event *ev,
+                                dm_binlog_checkpoint *out, dm_error *err);
+
+/* XID (16): commit of a transactional group. */
+int dm_binlog_decode_xid(const dm_binlog_format *fmt, const dm_binlog_event *ev, uint64_t *xid,
+                         dm_error *err);
+
+/* ANNOTATE_ROWS (160) / ROWS_QUERY (29): the statement that made the following row events. */
+int dm_binlog_decode_annotate(const dm_binlog_format *fmt, const dm_binlog_event *ev,
+                              dm_binlog_str *statement, dm_error *err);
+
+/* HEARTBEAT (27): the source's current binlog file (position: header.next_pos). */
+int dm_binlog_decode_heartbeat(const dm_binlog_format *fmt, const dm_binlog_event *ev,
+                               dm_binlog_str *file, dm_error *err);
+
+/* INCIDENT (26): something happened on the source that a replica cannot see (e.g. lost events). */
+typedef struct dm_binlog_incident {
+  uint16_t type; /* 1: LOST_EVENTS */
+  dm_binlog_str message;
+} dm_binlog_incident;
+int dm_binlog_decode_incident(const dm_binlog_format *fmt, const dm_binlog_event *ev,
+                              dm_binlog_incident *out, dm_error *err);
+
+/* QUERY (2): a statement, with the status variables a replica needs to run it as the source did.
+ * has_* say which status variables were present. */
+typedef struct dm_binlog_query {
+  uint32_t thread_id;
+  uint32_t exec_time;
+  uint16_t error_code;
+  dm_binlog_str db;    /* default database ("" if none) */
+  dm_binlog_str query; /* the statement (BEGIN, COMMIT, DDL, ...) */
+  bool has_flags2, has_sql_mode, has_auto_increment, has_charset, has_time_zone, has_lc_time_names,
+      has_charset_database, has_table_map_for_update, has_microseconds, has_xid,
+      has_explicit_defaults_ts, has_default_collation_utf8;
+  uint32_t flags2;
+  uint64_t sql_mode;
+  uint16_t auto_increment_increment, auto_increment_offset;
+  uint16_t charset_client, collation_connection, collation_server;
+  dm_binlog_str time_zone;
+  dm_binlog_str catalog;
+  uint16_t lc_time_names;
+  uint16_t charset_database;
+  uint64_t table_map_for_update;
+  uint32_t microseconds; /* Q_MICROSECONDS / Q_HRNOW: fraction of the timestamp */
+  uint64_t xid;          /* Q_XID / Q_DDL_LOGGED_WITH_XID */
+  uint8_t explicit_defaults_ts;
+  uint16_t default_collation_utf8;
+  dm_binlog_str user, host; /* Q_INVOKERS (definer of a stored routine call) */
+  uint32_t n_updated_dbs;   /* Q_UPDATED_DB_NAMES: count; 254 means "too many to list" */
+  /* Status variables after the first code this SDK does not know cannot be parsed (their length
+   * is unknown): unknown_status_code is then that code (else -1); everything before it is set. */
+  int unknown_status_code;
+} dm_binlog_query;
+int dm_binlog_decode_query(const dm_binlog_format *fmt, const dm_binlog_event *ev,
+                           dm_binlog_query *out, dm_error *err);
+
+/* MySQL GTID (33) / ANONYMOUS_GTID (34). */
+typedef struct dm_binlog_mysql_gtid {
+  uint8_t flags; /* 1: may have committed in parallel with others (commit flag) */
+  uint8_t sid[16];
+  int64_t gno;
+  bool has_logical_clock;
+  int64_t last_committed, sequence_number;
+  bool has_commit_ts;
+  uint64_t immediate_commit_ts, original_commit_ts; /* microseconds since the epoch */
+  bool has_transaction_length;
+  uint64_t transaction_length;
+  bool has_server_version;
+  uint32_t immediate_server_version, original_server_version;
+} dm_binlog_mysql_gtid;
+int dm_binlog_decode_mysql_gtid(const dm_binlog_format *fmt, const dm_binlog_event *ev,
+                                dm_binlog_mysql_gtid *out, dm_error *err);
+/* "3e11fa47-71ca-11e1-9e33-c80aa9429562:23" */
+int dm_binlog_mysql_gtid_format(const dm_binlog_mysql_gtid *g, char *buf, size_t len);
+
+/* MySQL PREVIOUS_GTIDS (35): the GTID set executed before this file, as text
+ * ("uuid:1-5:7-9,uuid2:1-3"). Returns 0, or -1 (corrupt, or buf too small). */
+int dm_binlog_decode_previous_gtids(const dm_binlog_format *fmt, const dm_binlog_event *ev,
+                                    char *buf, size_t len, dm_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DMHOST_BINLOG_H */

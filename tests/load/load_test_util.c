@@ -1,0 +1,234 @@
+#include "load_test_util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dmhost/sdk.h"
+#include "testdb.h"
+
+double lt_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void lt_sleep_ms(int ms) {
+  struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+    ;
+}
+
+static int lt_write_path(const char *path, const char *text) {
+  FILE *fp = fopen(path, "w");
+  if (!fp)
+    return -1;
+  fputs(text, fp);
+  return fclose(fp);
+}
+
+int lt_init(lt_env *e) {
+  memset(e, 0, sizeof *e);
+  snprintf(e->dir, sizeof e->dir, "/tmp/dmh-load-XXXXXX");
+  if (!mkdtemp(e->dir))
+    return -1;
+  snprintf(e->work, sizeof e->work, "%s/work", e->dir);
+  snprintf(e->dump_dir, sizeof e->dump_dir, "%s/dump-in", e->dir);
+  return mkdir(e->dump_dir, 0755);
+}
+
+int lt_config(lt_env *e, const lt_task *t) {
+  testdb_params src, dst;
+  testdb_params_get(TESTDB_SOURCE, &src);
+  testdb_params_get(TESTDB_TARGET, &dst);
+  dmh_task_config_free(e->task);
+  dmh_source_config_free(e->source);
+  e->task = NULL;
+  e->source = NULL;
+  char path[512], text[16384], load[4096];
+  snprintf(text, sizeof text,
+           "source-id = \"lsrc\";\n"
+           "from = { host = \"%s\"; port = %u; user = \"%s\"; password = \"%s\"; };\n",
+           src.host, src.port, src.user, src.password);
+  snprintf(path, sizeof path, "%s/source.cfg", e->dir);
+  dm_error err;
+  if (lt_write_path(path, text) < 0 || dmh_source_config_load(path, &e->source, &err) < 0) {
+    fprintf(stderr, "source config: %s\n", err.message);
+    return -1;
+  }
+  const char *mode = t->mode ? t->mode : "load";
+  bool needs_dir = strcmp(mode, "load") == 0 && !(t->load && strstr(t->load, "dir ="));
+  snprintf(load, sizeof load, "%s%s%s%s", needs_dir ? "dir = \"" : "",
+           needs_dir ? e->dump_dir : "", needs_dir ? "\"; " : "", t->load ? t->load : "");
+  snprintf(text, sizeof text,
+           "name = \"%s\";\ntask-mode = \"%s\";\n"
+           "target-database = { host = \"%s\"; port = %u; user = \"%s\"; password = \"%s\"; };\n"
+           "mysql-instances = ( { source-id = \"lsrc\"; %s } );\n"
+           "unit-paths = { dump = \"%s\"; load = \"%s\"; };\n"
+           "supervisor = { %s };\n"
+           "%s\nload = { %s };\n",
+           t->name, mode, dst.host, dst.port, t->target_user ? t->target_user : dst.user,
+           t->target_password ? t->target_password : dst.password, t->instance ? t->instance : "",
+           DUMP_SO, LOAD_SO,
+           t->supervisor ? t->supervisor
+                         : "init-timeout = 10; stop-timeout = 5; auto-resume = { enable = false; };",
+           t->extra ? t->extra : "", load);
+  snprintf(path, sizeof path, "%s/task.cfg", e->dir);
+  if (lt_write_path(path, text) < 0 || dmh_task_config_load(path, &e->task, &err) < 0) {
+    fprintf(stderr, "task config: %s\n%s\n", err.message, text);
+    return -1;
+  }
+  return 0;
+}
+
+void lt_teardown(lt_env *e) {
+  dmh_task_config_free(e->task);
+  dmh_source_config_free(e->source);
+  e->task = NULL;
+  e->source = NULL;
+  char cmd[400];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", e->dir);
+  if (e->dir[0] && system(cmd) != 0)
+    fprintf(stderr, "could not remove %s\n", e->dir);
+}
+
+int lt_write(lt_env *e, const char *name, const char *text) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", e->dump_dir, name);
+  return lt_write_path(path, text);
+}
+
+int lt_write_metadata(lt_env *e, const char *log, unsigned long pos, const char *gtid) {
+  char text[1024];
+  snprintf(text, sizeof text,
+           "Started dump at: 2026-11-30 03:59:01\nSHOW MASTER STATUS:\n\tLog: %s\n\tPos: %lu\n"
+           "\tGTID:%s\n\nTABLES:\nFinished dump at: 2026-11-30 03:59:09\n",
+           log, pos, gtid);
+  return lt_write(e, "metadata", text);
+}
+
+dmh_subtask *lt_subtask(lt_env *e) {
+  dmh_subtask_opts o = {.task = e->task, .source = e->source, .work_root = e->work};
+  dm_error err;
+  dmh_subtask *st = dmh_subtask_create(&o, &err);
+  if (!st)
+    fprintf(stderr, "create: %s\n", err.message);
+  return st;
+}
+
+dmh_stage lt_run(lt_env *e, dmh_subtask **out, int timeout_ms) {
+  *out = lt_subtask(e);
+  if (!*out)
+    return DMH_STAGE_NEW;
+  dm_error err;
+  if (dmh_subtask_start(*out, &err) < 0)
+    fprintf(stderr, "start: %s\n", err.message);
+  return dmh_subtask_wait_settled(*out, timeout_ms);
+}
+
+static json_object *lt_unit_status(json_object *o) {
+  json_object *v;
+  return json_object_object_get_ex(o, "loadStatus", &v) ? v : NULL;
+}
+
+long long lt_status_int(dmh_subtask *st, const char *key) {
+  json_object *o = dmh_subtask_status_json(st), *u = lt_unit_status(o), *v;
+  long long r = -1;
+  if (u && json_object_object_get_ex(u, key, &v))
+    r = (long long)json_object_get_int64(v);
+  json_object_put(o);
+  return r;
+}
+
+const char *lt_status_str(dmh_subtask *st, const char *key, char *buf, size_t len) {
+  json_object *o = dmh_subtask_status_json(st), *u = lt_unit_status(o), *v;
+  buf[0] = '\0';
+  if (u && json_object_object_get_ex(u, key, &v) && v)
+    dm_strlcpy(buf, json_object_get_string(v), len);
+  json_object_put(o);
+  return buf;
+}
+
+int lt_first_error(dmh_subtask *st, char *msg, size_t len, char *raw, size_t rlen,
+                   bool *resumable) {
+  json_object *o = dmh_subtask_status_json(st), *res, *errs, *v;
+  int c = 0;
+  if (msg)
+    msg[0] = '\0';
+  if (raw)
+    raw[0] = '\0';
+  if (resumable)
+    *resumable = false;
+  if (json_object_object_get_ex(o, "result", &res) && res &&
+      json_object_object_get_ex(res, "errors", &errs) && json_object_array_length(errs) > 0) {
+    json_object *e = json_object_array_get_idx(errs, 0);
+    if (json_object_object_get_ex(e, "ErrCode", &v))
+      c = json_object_get_int(v);
+    if (msg && json_object_object_get_ex(e, "Message", &v))
+      dm_strlcpy(msg, json_object_get_string(v), len);
+    if (raw && json_object_object_get_ex(e, "RawCause", &v))
+      dm_strlcpy(raw, json_object_get_string(v), rlen);
+    if (resumable && json_object_object_get_ex(e, "Resumable", &v))
+      *resumable = json_object_get_boolean(v);
+  }
+  json_object_put(o);
+  return c;
+}
+
+bool lt_wait_bytes(dmh_subtask *st, long long bytes, int timeout_ms) {
+  double end = lt_now() + timeout_ms / 1000.0;
+  while (lt_now() < end) {
+    if (lt_status_int(st, "finishedBytes") >= bytes)
+      return true;
+    dmh_stage s = dmh_subtask_stage(st);
+    if (s == DMH_STAGE_FINISHED || s == DMH_STAGE_STOPPED)
+      return false;
+    lt_sleep_ms(1);
+  }
+  return false;
+}
+
+MYSQL *lt_source(void) {
+  return testdb_connect(TESTDB_SOURCE);
+}
+
+MYSQL *lt_target(void) {
+  return testdb_connect(TESTDB_TARGET);
+}
+
+int lt_exec(MYSQL *m, const char *fmt, ...) {
+  char *sql = NULL;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vasprintf(&sql, fmt, ap);
+  va_end(ap);
+  if (n < 0)
+    return -1;
+  int rc = testdb_exec(m, sql);
+  free(sql);
+  return rc;
+}
+
+long long lt_count(MYSQL *m, const char *fmt, ...) {
+  char *sql = NULL;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vasprintf(&sql, fmt, ap);
+  va_end(ap);
+  if (n < 0)
+    return -1;
+  long long v = -1;
+  if (testdb_query_int(m, &v, "%s", sql) < 0)
+    v = -1;
+  free(sql);
+  return v;
+}
+
+void lt_drop_checkpoint(MYSQL *target, const char *task) {
+  lt_exec(target, "DROP TABLE IF EXISTS dm_meta.`%s_loader_checkpoint`", task);
+}

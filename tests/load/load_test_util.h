@@ -1,0 +1,71 @@
+/*
+ * Helpers for the load unit's tests: source and task files in a temp folder pointing at the real
+ * servers (scripts/mariadb.sh), the supervisor around the built dmhost-load.so (and dmhost-dump.so
+ * for mode full), hand-written dump folders (docs/dump-format.md) and status/error readers.
+ */
+#ifndef DMH_LOAD_TEST_UTIL_H
+#define DMH_LOAD_TEST_UTIL_H
+
+#include <mysql.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "supervisor.h"
+
+typedef struct lt_env {
+  char dir[256];      /* temp folder: config files and work root */
+  char work[320];     /* work root of the subtasks */
+  char dump_dir[352]; /* a hand-made dump folder, <dir>/dump-in (mode load points `dir` at it) */
+  dmh_source_config *source;
+  dmh_task_config *task;
+} lt_env;
+
+/* Options of one task file. NULL fields are left out. */
+typedef struct lt_task {
+  const char *name; /* task name, unique per test */
+  const char *mode; /* "load" (default) or "full" */
+  const char *target_user;     /* default root */
+  const char *target_password; /* default "" */
+  const char *instance;        /* put into the mysql-instances entry (rules) */
+  const char *extra;           /* top-level settings (routes, block-allow-list) */
+  const char *load;            /* the load section; for mode load `dir` is added unless given */
+  const char *supervisor;      /* the supervisor section; default: no auto-resume, short waits */
+} lt_task;
+
+/* Makes the temp folder and the hand-made dump folder (empty). */
+int lt_init(lt_env *e);
+/* Writes and loads source.cfg and task.cfg (replacing the ones loaded before). */
+int lt_config(lt_env *e, const lt_task *t);
+void lt_teardown(lt_env *e);
+
+/* A file of the hand-made dump folder. */
+int lt_write(lt_env *e, const char *name, const char *text);
+/* `metadata` with Log/Pos/GTID as the dump writes it. */
+int lt_write_metadata(lt_env *e, const char *log, unsigned long pos, const char *gtid);
+
+dmh_subtask *lt_subtask(lt_env *e);
+/* create + start + wait settled; the subtask stays in *out (NULL if create failed). */
+dmh_stage lt_run(lt_env *e, dmh_subtask **out, int timeout_ms);
+
+/* loadStatus fields. */
+long long lt_status_int(dmh_subtask *st, const char *key);
+const char *lt_status_str(dmh_subtask *st, const char *key, char *buf, size_t len);
+/* The first error of the result: code, message, raw cause, resumable. 0 when none. */
+int lt_first_error(dmh_subtask *st, char *msg, size_t len, char *raw, size_t rlen,
+                   bool *resumable);
+/* Waits until loadStatus.finishedBytes >= bytes (true) or the subtask settles / time runs out. */
+bool lt_wait_bytes(dmh_subtask *st, long long bytes, int timeout_ms);
+
+/* Root connections to the servers (from dmh_testdb), and a helper that fails loudly. */
+MYSQL *lt_source(void);
+MYSQL *lt_target(void);
+int lt_exec(MYSQL *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+long long lt_count(MYSQL *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Removes this task's checkpoint rows and tables of the load's meta schema. */
+void lt_drop_checkpoint(MYSQL *target, const char *task);
+
+double lt_now(void);
+void lt_sleep_ms(int ms);
+
+#endif /* DMH_LOAD_TEST_UTIL_H */

@@ -1,0 +1,372 @@
+/*
+ * The load unit (dmhost-load.so) on hand-written dump folders (docs/dump-format.md), run by the
+ * supervisor against the real target (CTest fixture mariadb): mode load end to end, routes,
+ * on-duplicate policies, an existing table of another definition, incomplete dump folders, a wrong
+ * password and missing privileges. Every database name starts with lt_ (tests run in parallel).
+ */
+#include <CUnit/Basic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dmhost/error.h"
+#include "load_test_util.h"
+#include "testdb.h"
+
+static MYSQL *dst;
+
+static const char *const lt_dbs[] = {"lt_basic", "lt_rsrc", "lt_rdst", "lt_dup",
+                                     "lt_mis",   "lt_miss", "lt_priv"};
+static const char *const lt_tasks[] = {"lt_basic", "lt_route", "lt_dup_replace", "lt_dup_ignore",
+                                       "lt_dup_error", "lt_mis", "lt_miss", "lt_miss2",
+                                       "lt_pw", "lt_priv"};
+
+static void lt_clean(void) {
+  for (size_t i = 0; i < sizeof lt_dbs / sizeof *lt_dbs; i++)
+    lt_exec(dst, "DROP DATABASE IF EXISTS `%s`", lt_dbs[i]);
+  for (size_t i = 0; i < sizeof lt_tasks / sizeof *lt_tasks; i++)
+    lt_drop_checkpoint(dst, lt_tasks[i]);
+}
+
+static int suite_init(void) {
+  dst = lt_target();
+  if (!dst)
+    return 1;
+  lt_clean();
+  return 0;
+}
+
+static int suite_clean(void) {
+  if (dst)
+    lt_clean();
+  testdb_close(dst);
+  dst = NULL;
+  return 0;
+}
+
+static void assert_contains(const char *text, const char *part) {
+  if (!strstr(text, part)) {
+    fprintf(stderr, "'%s' lacks '%s'\n", text, part);
+    CU_FAIL("text");
+  }
+}
+
+static const char lt_t1_schema[] = "CREATE TABLE `t1` (\n"
+                                   "  `id` int(11) NOT NULL,\n"
+                                   "  `name` varbinary(20) DEFAULT NULL,\n"
+                                   "  `ts` datetime(6) DEFAULT NULL,\n"
+                                   "  PRIMARY KEY (`id`)\n"
+                                   ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;\n";
+
+/* Mode load end to end on a hand-made folder: files of two tables (one with a `.` in its name,
+ * escaped as @002e), several statements a file, a *.tmp file to ignore; then a second run finishes
+ * at once and still reports the dump's position. */
+static void test_load_handmade(void) {
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  lt_write_metadata(&e, "mysql-bin.000003", 1234, "0-1-100");
+  lt_write(&e, "lt_basic-schema-create.sql",
+           "CREATE DATABASE IF NOT EXISTS `lt_basic` /*!40100 DEFAULT CHARACTER SET utf8mb4 */;\n");
+  lt_write(&e, "lt_basic.t1-schema.sql", lt_t1_schema);
+  lt_write(&e, "lt_basic.t1.000000.sql",
+           "INSERT INTO `t1` (`id`,`name`,`ts`) VALUES (1,0x616263,'2024-01-02 "
+           "03:04:05.123456'),(2,NULL,NULL);\n"
+           "INSERT INTO `t1` (`id`,`name`,`ts`) VALUES (3,'',NULL);\n");
+  lt_write(&e, "lt_basic.t1.000001.sql", "INSERT INTO `t1` (`id`,`name`,`ts`) VALUES (4,0x0a0d,NULL);\n");
+  lt_write(&e, "lt_basic.t1.000002.sql.tmp", "INSERT INTO garbage");
+  lt_write(&e, "lt_basic.a@002eb-schema.sql",
+           "CREATE TABLE `a.b` (\n  `x` int(11) NOT NULL,\n  PRIMARY KEY (`x`)\n);\n");
+  lt_write(&e, "lt_basic.a@002eb.000000.sql", "INSERT INTO `a.b` (`x`) VALUES (7),(8);\n");
+  lt_task t = {.name = "lt_basic"};
+  CU_ASSERT_FATAL(lt_config(&e, &t) == 0);
+
+  dmh_subtask *st;
+  dmh_stage s = lt_run(&e, &st, 30000);
+  CU_ASSERT_FATAL(st != NULL);
+  char msg[600];
+  if (s != DMH_STAGE_FINISHED && lt_first_error(st, msg, sizeof msg, NULL, 0, NULL))
+    fprintf(stderr, "error: %s\n", msg);
+  CU_ASSERT_EQUAL(s, DMH_STAGE_FINISHED);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM lt_basic.t1"), 4);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM lt_basic.t1 WHERE id = 1 AND name = 'abc' "
+                                "AND ts = '2024-01-02 03:04:05.123456'"),
+                  1);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM lt_basic.t1 WHERE id = 4 AND name = "
+                                "0x0a0d"),
+                  1);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM lt_basic.t1 WHERE id = 3 AND name = ''"), 1);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT SUM(x) FROM lt_basic.`a.b`"), 15);
+  char buf[256];
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "metaBinlog", buf, sizeof buf),
+                         "(mysql-bin.000003, 1234)");
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "metaBinlogGtid", buf, sizeof buf), "0-1-100");
+  long long total = lt_status_int(st, "totalBytes");
+  CU_ASSERT(total > 0);
+  CU_ASSERT_EQUAL(lt_status_int(st, "finishedBytes"), total);
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "progress", buf, sizeof buf), "100.00 %");
+  /* DM's checkpoint: one row per data file, all at their end. */
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM dm_meta.lt_basic_loader_checkpoint WHERE "
+                                "id = 'lsrc' AND `offset` = end_pos"),
+                  3);
+  dmh_subtask_destroy(st);
+
+  /* A later run: the load is finished already; nothing runs again (the rows would be doubled
+   * into a table without a key, and a duplicate would fail with on-duplicate = error). */
+  lt_exec(dst, "DELETE FROM lt_basic.t1 WHERE id = 2");
+  double t0 = lt_now();
+  s = lt_run(&e, &st, 30000);
+  CU_ASSERT_EQUAL(s, DMH_STAGE_FINISHED);
+  CU_ASSERT(lt_now() - t0 < 5.0);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM lt_basic.t1"), 3);
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "metaBinlog", buf, sizeof buf),
+                         "(mysql-bin.000003, 1234)");
+  CU_ASSERT_EQUAL(lt_status_int(st, "finishedBytes"), total);
+  dmh_subtask_destroy(st);
+  lt_teardown(&e);
+}
+
+/* Two source tables merged into one target table, in a renamed schema. */
+static void test_load_routes(void) {
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  lt_write_metadata(&e, "mysql-bin.000001", 4, "");
+  lt_write(&e, "lt_rsrc-schema-create.sql", "CREATE DATABASE IF NOT EXISTS `lt_rsrc`;\n");
+  const char *schema = "CREATE TABLE `%s` (`id` int NOT NULL, `v` varchar(10), PRIMARY KEY (`id`));";
+  char text[512];
+  snprintf(text, sizeof text, schema, "t_1");
+  lt_write(&e, "lt_rsrc.t_1-schema.sql", text);
+  snprintf(text, sizeof text, schema, "t_2");
+  lt_write(&e, "lt_rsrc.t_2-schema.sql", text);
+  lt_write(&e, "lt_rsrc.t_1.000000.sql",
+           "INSERT INTO `t_1` (`id`,`v`) VALUES (1,0x61),(2,0x62),(3,0x63);\n");
+  lt_write(&e, "lt_rsrc.t_2.000000.sql", "INSERT INTO `t_2` (`id`,`v`) VALUES (4,0x64),(5,0x65);\n");
+  lt_task t = {
+      .name = "lt_route",
+      .instance = "route-rules = [\"db\", \"tables\"];",
+      .extra = "routes = {\n"
+               "  db = { schema-pattern = \"lt_rsrc\"; target-schema = \"lt_rdst\"; };\n"
+               "  tables = { schema-pattern = \"lt_rsrc\"; table-pattern = \"t_*\"; "
+               "target-schema = \"lt_rdst\"; target-table = \"t\"; };\n"
+               "};\n",
+  };
+  CU_ASSERT_FATAL(lt_config(&e, &t) == 0);
+  dmh_subtask *st;
+  dmh_stage s = lt_run(&e, &st, 30000);
+  char msg[600];
+  if (s != DMH_STAGE_FINISHED && lt_first_error(st, msg, sizeof msg, NULL, 0, NULL))
+    fprintf(stderr, "error: %s\n", msg);
+  CU_ASSERT_EQUAL(s, DMH_STAGE_FINISHED);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM lt_rdst.t"), 5);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT SUM(id) FROM lt_rdst.t"), 15);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE "
+                                "SCHEMA_NAME = 'lt_rsrc'"),
+                  0);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM information_schema.TABLES WHERE "
+                                "TABLE_SCHEMA = 'lt_rdst'"),
+                  1);
+  dmh_subtask_destroy(st);
+  lt_teardown(&e);
+}
+
+static const char lt_dup_schema[] =
+    "CREATE TABLE `t` (`id` int NOT NULL, `v` varbinary(10) DEFAULT NULL, PRIMARY KEY (`id`))";
+
+/* A target holding row 1 already; the dump has rows 1 ('new') and 2. */
+static dmh_stage lt_dup_run(lt_env *e, const char *task, const char *policy, dmh_subtask **st) {
+  lt_exec(dst, "DROP DATABASE IF EXISTS lt_dup");
+  lt_exec(dst, "CREATE DATABASE lt_dup");
+  lt_exec(dst, "USE lt_dup");
+  lt_exec(dst, "%s", lt_dup_schema);
+  lt_exec(dst, "INSERT INTO lt_dup.t VALUES (1, 'old')");
+  char load[128];
+  snprintf(load, sizeof load, "on-duplicate = \"%s\";", policy);
+  lt_task t = {.name = task, .load = load};
+  if (lt_config(e, &t) != 0)
+    return DMH_STAGE_NEW;
+  return lt_run(e, st, 30000);
+}
+
+static void test_load_on_duplicate(void) {
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  lt_write_metadata(&e, "mysql-bin.000001", 4, "");
+  lt_write(&e, "lt_dup.t-schema.sql", lt_dup_schema);
+  lt_write(&e, "lt_dup.t.000000.sql", "INSERT INTO `t` (`id`,`v`) VALUES (2,0x74776f);\n"
+                                      "INSERT INTO `t` (`id`,`v`) VALUES (1,0x6e6577);\n");
+  dmh_subtask *st;
+  /* replace (DM's default): the dump's row wins */
+  CU_ASSERT_EQUAL(lt_dup_run(&e, "lt_dup_replace", "replace", &st), DMH_STAGE_FINISHED);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM lt_dup.t"), 2);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM lt_dup.t WHERE id = 1 AND v = 'new'"), 1);
+  dmh_subtask_destroy(st);
+  /* ignore: the target's row stays */
+  CU_ASSERT_EQUAL(lt_dup_run(&e, "lt_dup_ignore", "ignore", &st), DMH_STAGE_FINISHED);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM lt_dup.t"), 2);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM lt_dup.t WHERE id = 1 AND v = 'old'"), 1);
+  dmh_subtask_destroy(st);
+  /* error: the load stops at the duplicate, naming file and byte offset; retrying cannot help */
+  CU_ASSERT_EQUAL(lt_dup_run(&e, "lt_dup_error", "error", &st), DMH_STAGE_PAUSED);
+  char msg[600], raw[600];
+  bool resumable = true;
+  CU_ASSERT_EQUAL(lt_first_error(st, msg, sizeof msg, raw, sizeof raw, &resumable),
+                  DM_ERR_DB_QUERY);
+  assert_contains(msg, "lt_dup.t.000000.sql");
+  assert_contains(msg, "at byte 49 ");
+  assert_contains(msg, "`lt_dup`.`t`");
+  assert_contains(raw, "Duplicate entry '1'");
+  CU_ASSERT_FALSE(resumable);
+  /* the statement before the failing one is committed with the checkpoint, not the failing one */
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM lt_dup.t"), 1);
+  dmh_subtask_destroy(st);
+  lt_teardown(&e);
+}
+
+/* A target table with another definition: a coded error naming the table and the column. */
+static void test_load_table_mismatch(void) {
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  lt_write_metadata(&e, "mysql-bin.000001", 4, "");
+  lt_write(&e, "lt_mis.t-schema.sql", lt_dup_schema);
+  lt_write(&e, "lt_mis.t.000000.sql", "INSERT INTO `t` (`id`,`v`) VALUES (2,0x74776f);\n");
+  lt_exec(dst, "CREATE DATABASE lt_mis");
+  lt_exec(dst, "CREATE TABLE lt_mis.t (id int NOT NULL PRIMARY KEY, v bigint)");
+  lt_task t = {.name = "lt_mis"};
+  CU_ASSERT_FATAL(lt_config(&e, &t) == 0);
+  dmh_subtask *st;
+  CU_ASSERT_EQUAL(lt_run(&e, &st, 30000), DMH_STAGE_PAUSED);
+  char msg[600];
+  bool resumable = true;
+  CU_ASSERT_EQUAL(lt_first_error(st, msg, sizeof msg, NULL, 0, &resumable),
+                  DM_ERR_LOAD_TABLE_MISMATCH);
+  assert_contains(msg, "table `lt_mis`.`t` exists on the target");
+  assert_contains(msg, "column `v` is bigint(20) NULL on the target but varbinary(10) NULL in the "
+                       "dump");
+  CU_ASSERT_FALSE(resumable);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM lt_mis.t"), 0);
+  dmh_subtask_destroy(st);
+  lt_teardown(&e);
+}
+
+/* Incomplete dump folders: no metadata; a file the checkpoint still needs is gone. */
+static void test_load_missing_files(void) {
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  lt_write(&e, "lt_miss.t-schema.sql", lt_dup_schema);
+  lt_write(&e, "lt_miss.t.000000.sql", "INSERT INTO `t` (`id`,`v`) VALUES (1,0x61);\n");
+  /* the second file fails (a duplicate within itself): its checkpoint row stays at 0 */
+  lt_write(&e, "lt_miss.t.000001.sql", "INSERT INTO `t` (`id`,`v`) VALUES (10,0x61),(10,0x62);\n");
+  lt_task t = {.name = "lt_miss", .load = "on-duplicate = \"error\";"};
+  CU_ASSERT_FATAL(lt_config(&e, &t) == 0);
+  dmh_subtask *st;
+  char msg[600];
+  bool resumable = true;
+  CU_ASSERT_EQUAL(lt_run(&e, &st, 30000), DMH_STAGE_PAUSED);
+  CU_ASSERT_EQUAL(lt_first_error(st, msg, sizeof msg, NULL, 0, &resumable),
+                  DM_ERR_LOAD_DUMP_INCOMPLETE);
+  assert_contains(msg, "has no `metadata` file");
+  assert_contains(msg, e.dump_dir);
+  CU_ASSERT_FALSE(resumable);
+  dmh_subtask_destroy(st);
+
+  lt_write_metadata(&e, "mysql-bin.000001", 4, "");
+  CU_ASSERT_EQUAL(lt_run(&e, &st, 30000), DMH_STAGE_PAUSED);
+  CU_ASSERT_EQUAL(lt_first_error(st, msg, sizeof msg, NULL, 0, NULL), DM_ERR_DB_QUERY);
+  assert_contains(msg, "lt_miss.t.000001.sql");
+  dmh_subtask_destroy(st);
+  char path[512];
+  snprintf(path, sizeof path, "%s/lt_miss.t.000001.sql", e.dump_dir);
+  CU_ASSERT_EQUAL(unlink(path), 0);
+  CU_ASSERT_EQUAL(lt_run(&e, &st, 30000), DMH_STAGE_PAUSED);
+  CU_ASSERT_EQUAL(lt_first_error(st, msg, sizeof msg, NULL, 0, &resumable),
+                  DM_ERR_LOAD_DUMP_INCOMPLETE);
+  assert_contains(msg, "lt_miss.t.000001.sql is in the load checkpoint");
+  assert_contains(msg, "no longer in the dump folder");
+  CU_ASSERT_FALSE(resumable);
+  dmh_subtask_destroy(st);
+
+  /* a data file without its schema file */
+  lt_write(&e, "lt_miss.u.000000.sql", "INSERT INTO `u` (`id`) VALUES (1);\n");
+  t.name = "lt_miss2";
+  CU_ASSERT_FATAL(lt_config(&e, &t) == 0);
+  CU_ASSERT_EQUAL(lt_run(&e, &st, 30000), DMH_STAGE_PAUSED);
+  CU_ASSERT_EQUAL(lt_first_error(st, msg, sizeof msg, NULL, 0, NULL), DM_ERR_LOAD_FILE_FORMAT);
+  assert_contains(msg, "lt_miss.u.000000.sql");
+  assert_contains(msg, "without its `<db>.<table>-schema.sql`");
+  dmh_subtask_destroy(st);
+  lt_teardown(&e);
+}
+
+/* A wrong password: DM_ERR_DB_CONNECT naming the target, resumable (the password may be fixed
+ * on the server). */
+static void test_load_wrong_password(void) {
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  lt_write_metadata(&e, "mysql-bin.000001", 4, "");
+  lt_task t = {.name = "lt_pw", .target_password = "wrong-password"};
+  CU_ASSERT_FATAL(lt_config(&e, &t) == 0);
+  dmh_subtask *st = lt_subtask(&e);
+  CU_ASSERT_FATAL(st != NULL);
+  dm_error err;
+  memset(&err, 0, sizeof err);
+  int rc = dmh_subtask_start(st, &err);
+  char msg[600], raw[600];
+  bool resumable = false;
+  int code = rc < 0 ? err.code : lt_first_error(st, msg, sizeof msg, raw, sizeof raw, &resumable);
+  if (rc < 0) {
+    dm_strlcpy(msg, err.message, sizeof msg);
+    dm_strlcpy(raw, err.raw_cause, sizeof raw);
+    resumable = err.resumable;
+  }
+  CU_ASSERT_EQUAL(code, DM_ERR_DB_CONNECT);
+  testdb_params p;
+  testdb_params_get(TESTDB_TARGET, &p);
+  char where[300];
+  snprintf(where, sizeof where, "cannot connect to the target %s:%u as `root`", p.host, p.port);
+  assert_contains(msg, where);
+  assert_contains(raw, "Access denied");
+  CU_ASSERT_TRUE(resumable);
+  dmh_subtask_destroy(st);
+  lt_teardown(&e);
+}
+
+/* A user without the privileges the load needs: DM_ERR_DB_PRIVILEGE naming what is missing. */
+static void test_load_privileges(void) {
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  lt_write_metadata(&e, "mysql-bin.000001", 4, "");
+  lt_write(&e, "lt_priv.t-schema.sql", lt_dup_schema);
+  lt_write(&e, "lt_priv.t.000000.sql", "INSERT INTO `t` (`id`,`v`) VALUES (2,0x74776f);\n");
+  lt_task t = {.name = "lt_priv", .target_user = "dmh_limited", .target_password = "limited"};
+  CU_ASSERT_FATAL(lt_config(&e, &t) == 0);
+  dmh_subtask *st;
+  CU_ASSERT_EQUAL(lt_run(&e, &st, 30000), DMH_STAGE_PAUSED);
+  char msg[600];
+  bool resumable = true;
+  CU_ASSERT_EQUAL(lt_first_error(st, msg, sizeof msg, NULL, 0, &resumable), DM_ERR_DB_PRIVILEGE);
+  assert_contains(msg, "user `dmh_limited`");
+  assert_contains(msg, "lacks SELECT, INSERT, UPDATE, CREATE on `dm_meta`");
+  assert_contains(msg, "SELECT, INSERT, DELETE, CREATE on `lt_priv`");
+  CU_ASSERT_FALSE(resumable);
+  dmh_subtask_destroy(st);
+  lt_teardown(&e);
+}
+
+int main(void) {
+  if (CU_initialize_registry() != CUE_SUCCESS)
+    return 1;
+  CU_pSuite s = CU_add_suite("load", suite_init, suite_clean);
+  CU_add_test(s, "mode load end to end on a hand-made folder", test_load_handmade);
+  CU_add_test(s, "routes: merge two tables, rename the schema", test_load_routes);
+  CU_add_test(s, "on-duplicate replace, ignore, error", test_load_on_duplicate);
+  CU_add_test(s, "existing table of another definition", test_load_table_mismatch);
+  CU_add_test(s, "incomplete dump folders", test_load_missing_files);
+  CU_add_test(s, "wrong password", test_load_wrong_password);
+  CU_add_test(s, "missing privileges", test_load_privileges);
+  CU_basic_set_mode(CU_BRM_VERBOSE);
+  CU_basic_run_tests();
+  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
+  CU_cleanup_registry();
+  return failed ? 1 : 0;
+}
