@@ -63,8 +63,8 @@ int lt_config(lt_env *e, const lt_task *t) {
   }
   const char *mode = t->mode ? t->mode : "load";
   bool needs_dir = strcmp(mode, "load") == 0 && !(t->load && strstr(t->load, "dir ="));
-  snprintf(load, sizeof load, "%s%s%s%s", needs_dir ? "dir = \"" : "",
-           needs_dir ? e->dump_dir : "", needs_dir ? "\"; " : "", t->load ? t->load : "");
+  snprintf(load, sizeof load, "%s%s%s%s", needs_dir ? "dir = \"" : "", needs_dir ? e->dump_dir : "",
+           needs_dir ? "\"; " : "", t->load ? t->load : "");
   snprintf(text, sizeof text,
            "name = \"%s\";\ntask-mode = \"%s\";\n"
            "target-database = { host = \"%s\"; port = %u; user = \"%s\"; password = \"%s\"; };\n"
@@ -75,8 +75,9 @@ int lt_config(lt_env *e, const lt_task *t) {
            t->name, mode, dst.host, dst.port, t->target_user ? t->target_user : dst.user,
            t->target_password ? t->target_password : dst.password, t->instance ? t->instance : "",
            DUMP_SO, LOAD_SO,
-           t->supervisor ? t->supervisor
-                         : "init-timeout = 10; stop-timeout = 5; auto-resume = { enable = false; };",
+           t->supervisor
+               ? t->supervisor
+               : "init-timeout = 10; stop-timeout = 5; auto-resume = { enable = false; };",
            t->extra ? t->extra : "", load);
   snprintf(path, sizeof path, "%s/task.cfg", e->dir);
   if (lt_write_path(path, text) < 0 || dmh_task_config_load(path, &e->task, &err) < 0) {

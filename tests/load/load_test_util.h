@@ -23,8 +23,8 @@ typedef struct lt_env {
 
 /* Options of one task file. NULL fields are left out. */
 typedef struct lt_task {
-  const char *name; /* task name, unique per test */
-  const char *mode; /* "load" (default) or "full" */
+  const char *name;            /* task name, unique per test */
+  const char *mode;            /* "load" (default) or "full" */
   const char *target_user;     /* default root */
   const char *target_password; /* default "" */
   const char *instance;        /* put into the mysql-instances entry (rules) */
@@ -52,8 +52,7 @@ dmh_stage lt_run(lt_env *e, dmh_subtask **out, int timeout_ms);
 long long lt_status_int(dmh_subtask *st, const char *key);
 const char *lt_status_str(dmh_subtask *st, const char *key, char *buf, size_t len);
 /* The first error of the result: code, message, raw cause, resumable. 0 when none. */
-int lt_first_error(dmh_subtask *st, char *msg, size_t len, char *raw, size_t rlen,
-                   bool *resumable);
+int lt_first_error(dmh_subtask *st, char *msg, size_t len, char *raw, size_t rlen, bool *resumable);
 /* Waits until loadStatus.finishedBytes >= bytes (true) or the subtask settles / time runs out. */
 bool lt_wait_bytes(dmh_subtask *st, long long bytes, int timeout_ms);
 

@@ -19,9 +19,9 @@ static MYSQL *dst;
 
 static const char *const lt_dbs[] = {"lt_basic", "lt_rsrc", "lt_rdst", "lt_dup",
                                      "lt_mis",   "lt_miss", "lt_priv"};
-static const char *const lt_tasks[] = {"lt_basic", "lt_route", "lt_dup_replace", "lt_dup_ignore",
-                                       "lt_dup_error", "lt_mis", "lt_miss", "lt_miss2",
-                                       "lt_pw", "lt_priv"};
+static const char *const lt_tasks[] = {
+    "lt_basic", "lt_route", "lt_dup_replace", "lt_dup_ignore", "lt_dup_error",
+    "lt_mis",   "lt_miss",  "lt_miss2",       "lt_pw",         "lt_priv"};
 
 static void lt_clean(void) {
   for (size_t i = 0; i < sizeof lt_dbs / sizeof *lt_dbs; i++)
@@ -74,7 +74,8 @@ static void test_load_handmade(void) {
            "INSERT INTO `t1` (`id`,`name`,`ts`) VALUES (1,0x616263,'2024-01-02 "
            "03:04:05.123456'),(2,NULL,NULL);\n"
            "INSERT INTO `t1` (`id`,`name`,`ts`) VALUES (3,'',NULL);\n");
-  lt_write(&e, "lt_basic.t1.000001.sql", "INSERT INTO `t1` (`id`,`name`,`ts`) VALUES (4,0x0a0d,NULL);\n");
+  lt_write(&e, "lt_basic.t1.000001.sql",
+           "INSERT INTO `t1` (`id`,`name`,`ts`) VALUES (4,0x0a0d,NULL);\n");
   lt_write(&e, "lt_basic.t1.000002.sql.tmp", "INSERT INTO garbage");
   lt_write(&e, "lt_basic.a@002eb-schema.sql",
            "CREATE TABLE `a.b` (\n  `x` int(11) NOT NULL,\n  PRIMARY KEY (`x`)\n);\n");
@@ -133,7 +134,8 @@ static void test_load_routes(void) {
   CU_ASSERT_FATAL(lt_init(&e) == 0);
   lt_write_metadata(&e, "mysql-bin.000001", 4, "");
   lt_write(&e, "lt_rsrc-schema-create.sql", "CREATE DATABASE IF NOT EXISTS `lt_rsrc`;\n");
-  const char *schema = "CREATE TABLE `%s` (`id` int NOT NULL, `v` varchar(10), PRIMARY KEY (`id`));";
+  const char *schema =
+      "CREATE TABLE `%s` (`id` int NOT NULL, `v` varchar(10), PRIMARY KEY (`id`));";
   char text[512];
   snprintf(text, sizeof text, schema, "t_1");
   lt_write(&e, "lt_rsrc.t_1-schema.sql", text);
@@ -141,7 +143,8 @@ static void test_load_routes(void) {
   lt_write(&e, "lt_rsrc.t_2-schema.sql", text);
   lt_write(&e, "lt_rsrc.t_1.000000.sql",
            "INSERT INTO `t_1` (`id`,`v`) VALUES (1,0x61),(2,0x62),(3,0x63);\n");
-  lt_write(&e, "lt_rsrc.t_2.000000.sql", "INSERT INTO `t_2` (`id`,`v`) VALUES (4,0x64),(5,0x65);\n");
+  lt_write(&e, "lt_rsrc.t_2.000000.sql",
+           "INSERT INTO `t_2` (`id`,`v`) VALUES (4,0x64),(5,0x65);\n");
   lt_task t = {
       .name = "lt_route",
       .instance = "route-rules = [\"db\", \"tables\"];",
@@ -193,8 +196,9 @@ static void test_load_on_duplicate(void) {
   CU_ASSERT_FATAL(lt_init(&e) == 0);
   lt_write_metadata(&e, "mysql-bin.000001", 4, "");
   lt_write(&e, "lt_dup.t-schema.sql", lt_dup_schema);
-  lt_write(&e, "lt_dup.t.000000.sql", "INSERT INTO `t` (`id`,`v`) VALUES (2,0x74776f);\n"
-                                      "INSERT INTO `t` (`id`,`v`) VALUES (1,0x6e6577);\n");
+  lt_write(&e, "lt_dup.t.000000.sql",
+           "INSERT INTO `t` (`id`,`v`) VALUES (2,0x74776f);\n"
+           "INSERT INTO `t` (`id`,`v`) VALUES (1,0x6e6577);\n");
   dmh_subtask *st;
   /* replace (DM's default): the dump's row wins */
   CU_ASSERT_EQUAL(lt_dup_run(&e, "lt_dup_replace", "replace", &st), DMH_STAGE_FINISHED);
@@ -213,7 +217,7 @@ static void test_load_on_duplicate(void) {
   CU_ASSERT_EQUAL(lt_first_error(st, msg, sizeof msg, raw, sizeof raw, &resumable),
                   DM_ERR_DB_QUERY);
   assert_contains(msg, "lt_dup.t.000000.sql");
-  assert_contains(msg, "at byte 49 ");
+  assert_contains(msg, "at byte 48 ");
   assert_contains(msg, "`lt_dup`.`t`");
   assert_contains(raw, "Duplicate entry '1'");
   CU_ASSERT_FALSE(resumable);
