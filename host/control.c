@@ -174,6 +174,15 @@ static int control_relay(dmh_registry *r, const control_cmd *cmd, json_object *a
   return dmh_registry_relay_stop(r, source, resp, err);
 }
 
+static int control_purge_relay(dmh_registry *r, const control_cmd *cmd, json_object *args,
+                               json_object *resp, dm_error *err) {
+  const char *source, *file;
+  if (control_string(cmd, args, "source", true, &source, err) < 0 ||
+      control_string(cmd, args, "file", true, &file, err) < 0)
+    return -1;
+  return dmh_registry_relay_purge(r, source, file, resp, err);
+}
+
 static int control_swap_unit(dmh_registry *r, const control_cmd *cmd, json_object *args,
                              json_object *resp, dm_error *err) {
   const char *name, *unit, *path;
@@ -203,6 +212,10 @@ static const control_cmd control_cmds[] = {
     {"query-status", control_query_status, {"name", NULL, NULL, NULL}, "query-status [NAME]"},
     {"start-relay", control_relay, {"source", NULL, NULL, NULL}, "start-relay -s SOURCE"},
     {"stop-relay", control_relay, {"source", NULL, NULL, NULL}, "stop-relay -s SOURCE"},
+    {"purge-relay",
+     control_purge_relay,
+     {"source", "file", NULL, NULL},
+     "purge-relay -s SOURCE -f FILE"},
     {"swap-unit",
      control_swap_unit,
      {"name", "unit", "path", NULL},

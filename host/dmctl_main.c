@@ -35,6 +35,8 @@ static const dmctl_cmd dmctl_cmds[] = {
      "without NAME: every task with its stage per source; with NAME: DM's detailed status"},
     {"start-relay", "start-relay -s SOURCE", "start the relay of the bound source"},
     {"stop-relay", "stop-relay -s SOURCE", "stop the relay of the bound source"},
+    {"purge-relay", "purge-relay -s SOURCE -f FILE",
+     "remove the relay files before FILE ([SUB-FOLDER/]mysql-bin.N) that no reader needs"},
     {"swap-unit", "swap-unit NAME --unit dump|load|sync --path NEW.so",
      "replace the unit build of a task at a safe point"},
     {"help", "help", "this list"},
@@ -139,7 +141,7 @@ static json_object *dmctl_request(int argc, char **argv, int *rc) {
     *rc = dmctl_bad("unknown command \"%s\"; the commands are %s", argv[0], list);
     return NULL;
   }
-  const char *source = NULL, *unit = NULL, *path = NULL;
+  const char *source = NULL, *unit = NULL, *path = NULL, *file = NULL;
   const char *pos[3] = {NULL, NULL, NULL};
   int npos = 0;
   for (int i = 1; i < argc; i++) {
@@ -148,6 +150,8 @@ static json_object *dmctl_request(int argc, char **argv, int *rc) {
       f = dmctl_flag(argc, argv, &i, "-u", "--unit", &unit);
     if (f == 0)
       f = dmctl_flag(argc, argv, &i, "-p", "--path", &path);
+    if (f == 0)
+      f = dmctl_flag(argc, argv, &i, "-f", "--filename", &file);
     if (f < 0) {
       *rc = dmctl_bad("%s: %s needs a value (usage: %s)", cmd->name, argv[i], cmd->usage);
       return NULL;
@@ -168,7 +172,7 @@ static json_object *dmctl_request(int argc, char **argv, int *rc) {
   json_object *args = json_object_new_object();
   const char *name = cmd->name;
   /* Which of the parsed pieces each command takes; anything else is a usage error. */
-  bool want_source = false, need_source = false, want_unit = false;
+  bool want_source = false, need_source = false, want_unit = false, want_file = false;
   int min_pos = 0, max_pos = 0;
   const char *pos_key = NULL;
   bool pos_is_path = false;
@@ -209,6 +213,8 @@ static json_object *dmctl_request(int argc, char **argv, int *rc) {
     pos_key = "name";
   } else if (strcmp(name, "start-relay") == 0 || strcmp(name, "stop-relay") == 0) {
     want_source = need_source = true;
+  } else if (strcmp(name, "purge-relay") == 0) {
+    want_source = need_source = want_file = true;
   } else if (strcmp(name, "swap-unit") == 0) {
     min_pos = max_pos = 1;
     pos_key = "name";
@@ -227,6 +233,10 @@ static json_object *dmctl_request(int argc, char **argv, int *rc) {
     problem = "--unit/--path are not options of this command";
   else if (want_unit && (!unit || !path))
     problem = "--unit KIND and --path NEW.so are required";
+  else if (file && !want_file)
+    problem = "-f is not an option of this command";
+  else if (want_file && !file)
+    problem = "-f FILE is required";
   if (problem) {
     json_object_put(args);
     *rc = dmctl_bad("%s: %s (usage: %s)", name, problem, cmd->usage);
@@ -239,6 +249,8 @@ static json_object *dmctl_request(int argc, char **argv, int *rc) {
   }
   if (source)
     json_object_object_add(args, "source", json_object_new_string(source));
+  if (file)
+    json_object_object_add(args, "file", json_object_new_string(file));
   if (want_unit) {
     char *abs = dmctl_abs(path);
     json_object_object_add(args, "unit", json_object_new_string(unit));

@@ -12,6 +12,7 @@
 #include "dmhost/sdk.h"
 #include "error_json.h"
 #include "log.h"
+#include "relay_purge.h"
 #include "state.h"
 #include "supervisor.h"
 
@@ -832,6 +833,53 @@ static reg_source *reg_get_source(dmh_registry *r, const char *id) {
     s->refs++;
   pthread_mutex_unlock(&r->lock);
   return s;
+}
+
+/* purge-relay: the relay is paused around the removal (then resumed) so nothing is written while
+ * files go; relay_purge.c keeps what the relay or a registered reader still needs. */
+int dmh_registry_relay_purge(dmh_registry *r, const char *source, const char *file,
+                             json_object *resp, dm_error *err) {
+  pthread_mutex_lock(&r->source_lock);
+  reg_source *s = reg_get_source(r, source);
+  int rc = -1, removed = 0;
+  if (!s) {
+    dmh_worker w = dmh_registry_worker(r);
+    dm_error_set(err, DM_ERR_NOT_FOUND, NULL,
+                 "purge-relay: source \"%s\" is not bound to this worker (worker %s%s%s)", source,
+                 dmh_worker_stage_name(w.stage), w.source[0] ? " to " : "", w.source);
+  } else {
+    pthread_mutex_lock(&r->lock);
+    dmh_subtask *relay = s->relay;
+    pthread_mutex_unlock(&r->lock);
+    bool paused = false;
+    rc = 0;
+    if (relay && dmh_subtask_stage(relay) == DMH_STAGE_RUNNING) {
+      rc = dmh_subtask_pause(relay, err);
+      paused = rc == 0;
+    }
+    if (rc == 0) {
+      dmh_relay_purge_opts o = {.relay_dir = s->cfg->relay_dir, .before = file};
+      rc = dmh_relay_purge(&o, &removed, err);
+    }
+    if (paused) {
+      dm_error rerr;
+      if (dmh_subtask_resume(relay, &rerr) < 0 && rc == 0) {
+        *err = rerr;
+        rc = -1;
+      }
+    }
+    dmh_log(rc == 0 ? DM_LOG_INFO : DM_LOG_WARN, "registry",
+            "purge-relay of source %s before %s: %d file(s) removed%s%s", s->id, file, removed,
+            rc == 0 ? "" : "; ", rc == 0 ? "" : err->message);
+    reg_source_unref(r, s);
+  }
+  pthread_mutex_unlock(&r->source_lock);
+  json_object *arr = json_object_new_array();
+  json_object_array_add(arr, reg_source_result(r, source, rc < 0 ? err : NULL));
+  json_object_object_add(resp, "sources", arr);
+  json_object_object_add(resp, "removed", json_object_new_int(removed));
+  reg_add_worker(r, resp);
+  return rc;
 }
 
 int dmh_registry_source_show(dmh_registry *r, const char *source, json_object *resp,

@@ -70,6 +70,11 @@ int dmh_registry_source_stop(dmh_registry *r, const char *source, json_object *r
 /* start-relay / stop-relay -s SOURCE. */
 int dmh_registry_relay_start(dmh_registry *r, const char *source, json_object *resp, dm_error *err);
 int dmh_registry_relay_stop(dmh_registry *r, const char *source, json_object *resp, dm_error *err);
+/* purge-relay -s SOURCE -f FILE: remove the relay files before FILE ("mysql-bin.000005" or
+ * "<sub-folder>/mysql-bin.000005") that neither the relay nor a registered reader needs (see
+ * relay_purge.h); the relay is paused meanwhile. The response's "removed" counts the files. */
+int dmh_registry_relay_purge(dmh_registry *r, const char *source, const char *file,
+                             json_object *resp, dm_error *err);
 
 /* start-task TASK.cfg (absolute path); pause-task, resume-task, stop-task NAME. */
 int dmh_registry_task_start(dmh_registry *r, const char *path, json_object *resp, dm_error *err);

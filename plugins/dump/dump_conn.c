@@ -16,20 +16,14 @@
 
 #include "dump_internal.h"
 
-/* Seconds a worker's connection may sit idle (while worker 0 plans) or wait for the client (while
- * a worker writes a big statement to a slow disk) before the server drops it. */
-#define DUMP_CONN_WAIT_TIMEOUT 86400
-#define DUMP_CONN_NET_TIMEOUT 3600
 #define DUMP_CONN_CONNECT_TIMEOUT 10
 
-static const char dump_conn_session[] = "SET NAMES binary, time_zone = '+00:00', "
-                                        "sql_mode = 'NO_AUTO_VALUE_ON_ZERO', "
-                                        "SESSION wait_timeout = 86400, "
-                                        "SESSION net_write_timeout = 3600, "
-                                        "SESSION net_read_timeout = 3600";
-
-_Static_assert(DUMP_CONN_WAIT_TIMEOUT == 86400 && DUMP_CONN_NET_TIMEOUT == 3600,
-               "keep dump_conn_session in step with the constants");
+/* wait_timeout: a worker's connection sits idle while worker 0 plans. net_write_timeout: the
+ * server waits for us while a worker writes a big statement to a slow disk. A day and an hour. */
+static const char dump_conn_session[] =
+    "SET NAMES binary, time_zone = '+00:00', sql_mode = 'NO_AUTO_VALUE_ON_ZERO', "
+    "SESSION wait_timeout = 86400, SESSION net_write_timeout = 3600, "
+    "SESSION net_read_timeout = 3600";
 
 char *dump_strfmt(const char *fmt, ...) {
   va_list ap;

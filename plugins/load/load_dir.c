@@ -289,8 +289,10 @@ int load_dir_scan(load_unit *u, const char *dir, load_dump *d, dm_error *err) {
     }
   }
   closedir(dh);
-  if (rc != 0)
+  if (rc != 0) {
+    load_dir_free(d);
     return -1;
+  }
   /* In name order: chunks of a table together, numbers ascending; stable across runs. */
   if (d->n_files > 1)
     qsort(d->files, (size_t)d->n_files, sizeof *d->files, load_dir_cmp_file);
@@ -300,9 +302,12 @@ int load_dir_scan(load_unit *u, const char *dir, load_dump *d, dm_error *err) {
           strcmp(d->files[i].table_name, d->tables[t].table) == 0)
         d->files[i].table = t;
   for (int i = 0; i < d->n_files; i++)
-    if (d->files[i].table < 0)
-      return load_dir_bad(u, err, dir, d->files[i].name,
-                          "a data file without its `<db>.<table>-schema.sql`");
+    if (d->files[i].table < 0) {
+      load_dir_bad(u, err, dir, d->files[i].name,
+                   "a data file without its `<db>.<table>-schema.sql`");
+      load_dir_free(d);
+      return -1;
+    }
   return 0;
 }
 

@@ -151,7 +151,8 @@ bool relay_trx_feed(relay_trx *t, const dm_binlog_format *fmt, const dm_binlog_e
     if (!t->in_trx)
       return true;
     dm_binlog_query q;
-    bool parsed = ev->header.type == DM_BINLOG_QUERY && dm_binlog_decode_query(fmt, ev, &q, &err) == 0;
+    bool parsed =
+        ev->header.type == DM_BINLOG_QUERY && dm_binlog_decode_query(fmt, ev, &q, &err) == 0;
     if (t->mysql_gtid && t->standalone && parsed && trx_query_is(&q, "BEGIN")) {
       t->standalone = false;
       return false;

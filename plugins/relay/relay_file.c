@@ -46,7 +46,7 @@ int relay_file_open(relay_file *f, const char *dir, const char *name, uint64_t s
                     dm_error *err) {
   dm_strlcpy(f->dir, dir, sizeof f->dir);
   dm_strlcpy(f->name, name, sizeof f->name);
-  char path[RELAY_PATH_MAX + 300];
+  char path[RELAY_DIR_MAX + 300];
   snprintf(path, sizeof path, "%s/%s", dir, name);
   f->fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
   if (f->fd < 0)
@@ -134,9 +134,8 @@ int relay_file_close(relay_file *f, dm_error *err) {
 
 /* ---- recovery ---- */
 
-int relay_file_recover(const char *dir, relay_meta *m, char *note, size_t note_len,
-                       dm_error *err) {
-  char path[RELAY_PATH_MAX + 300];
+int relay_file_recover(const char *dir, relay_meta *m, char *note, size_t note_len, dm_error *err) {
+  char path[RELAY_DIR_MAX + 300];
   snprintf(path, sizeof path, "%s/%s", dir, m->binlog_name);
   note[0] = '\0';
   struct stat sb;
@@ -229,8 +228,9 @@ int relay_file_recover(const char *dir, relay_meta *m, char *note, size_t note_l
       return -1;
     }
     if (!note[0])
-      snprintf(note, note_len, "%s: %llu bytes of an incomplete transaction after offset %llu removed",
-               path, (unsigned long long)(size - boundary), (unsigned long long)boundary);
+      snprintf(note, note_len,
+               "%s: %llu bytes of an incomplete transaction after offset %llu removed", path,
+               (unsigned long long)(size - boundary), (unsigned long long)boundary);
   }
   m->binlog_pos = boundary;
   relay_gtid_format(&at_boundary, m->binlog_gtid, sizeof m->binlog_gtid);

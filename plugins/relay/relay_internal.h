@@ -28,6 +28,7 @@
 #define RELAY_PATH_MAX 4096
 #define RELAY_UUID_MAX 128
 #define RELAY_SUBDIR_MAX (RELAY_UUID_MAX + 16)
+#define RELAY_DIR_MAX (RELAY_PATH_MAX + RELAY_SUBDIR_MAX + 2) /* relay-dir/sub-folder */
 
 /* ---- events (relay_event.c) ---- */
 
@@ -94,7 +95,7 @@ typedef enum relay_fsync {
 } relay_fsync;
 
 typedef struct relay_file {
-  char dir[RELAY_PATH_MAX]; /* the sub-folder */
+  char dir[RELAY_DIR_MAX]; /* the sub-folder */
   char name[256];           /* upstream file name */
   int fd;
   uint64_t size;      /* bytes in the file, buffered ones included */
@@ -108,8 +109,7 @@ typedef struct relay_file {
 int relay_file_init(relay_file *f, size_t buf_cap, relay_fsync policy);
 void relay_file_free(relay_file *f);
 /* Open (create) dir/name for appending at `size` (truncating anything after it). */
-int relay_file_open(relay_file *f, const char *dir, const char *name, uint64_t size,
-                    dm_error *err);
+int relay_file_open(relay_file *f, const char *dir, const char *name, uint64_t size, dm_error *err);
 int relay_file_append(relay_file *f, const void *data, size_t len, dm_error *err);
 /* Hand buffered bytes to the kernel; fsync when `sync` and the policy asks for it. */
 int relay_file_flush(relay_file *f, bool sync, dm_error *err);

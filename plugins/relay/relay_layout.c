@@ -97,7 +97,7 @@ static char *layout_slurp(const char *path, size_t *len) {
 }
 
 int relay_index_last(const char *relay_dir, char *subdir, size_t len, dm_error *err) {
-  char path[RELAY_PATH_MAX];
+  char path[RELAY_DIR_MAX + 32];
   snprintf(path, sizeof path, "%s/%s", relay_dir, RELAY_INDEX_NAME);
   subdir[0] = '\0';
   size_t n = 0;
@@ -114,7 +114,7 @@ int relay_index_last(const char *relay_dir, char *subdir, size_t len, dm_error *
 
 int relay_index_add(const char *relay_dir, const char *uuid, char *subdir, size_t len,
                     dm_error *err) {
-  char path[RELAY_PATH_MAX];
+  char path[RELAY_DIR_MAX + 32];
   snprintf(path, sizeof path, "%s/%s", relay_dir, RELAY_INDEX_NAME);
   size_t n = 0;
   char *text = layout_slurp(path, &n);
@@ -194,7 +194,7 @@ static int layout_kv(const char *line, char *key, size_t klen, char *val, size_t
 }
 
 int relay_meta_read(const char *dir, relay_meta *m, dm_error *err) {
-  char path[RELAY_PATH_MAX];
+  char path[RELAY_DIR_MAX + 32];
   snprintf(path, sizeof path, "%s/%s", dir, RELAY_META_NAME);
   memset(m, 0, sizeof *m);
   size_t n = 0;
@@ -225,8 +225,8 @@ int relay_meta_read(const char *dir, relay_meta *m, dm_error *err) {
     }
     free(text);
     dm_error_set(err, DM_ERR_BINLOG_CORRUPT, NULL,
-                 "relay: %s:%d is not `key = value`; the relay cannot tell where it stopped",
-                 path, line_no);
+                 "relay: %s:%d is not `key = value`; the relay cannot tell where it stopped", path,
+                 line_no);
     return -1;
   }
   free(text);
@@ -241,10 +241,10 @@ int relay_meta_read(const char *dir, relay_meta *m, dm_error *err) {
 }
 
 int relay_meta_write(const char *dir, const relay_meta *m, bool sync, dm_error *err) {
-  char path[RELAY_PATH_MAX], text[DM_POSITION_GTID_MAX + 512];
+  char path[RELAY_DIR_MAX + 32], text[DM_POSITION_GTID_MAX + 512];
   snprintf(path, sizeof path, "%s/%s", dir, RELAY_META_NAME);
-  int n = snprintf(text, sizeof text, "binlog-name = \"%s\"\nbinlog-pos = %" PRIu64
-                                      "\nbinlog-gtid = \"%s\"\n",
+  int n = snprintf(text, sizeof text,
+                   "binlog-name = \"%s\"\nbinlog-pos = %" PRIu64 "\nbinlog-gtid = \"%s\"\n",
                    m->binlog_name, m->binlog_pos, m->binlog_gtid);
   return relay_atomic_write(path, text, (size_t)n, sync, err);
 }

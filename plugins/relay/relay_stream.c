@@ -31,18 +31,21 @@ typedef struct relay_run {
   pthread_mutex_t lock; /* guards everything below that the watcher touches */
   relay_file f;
   char subdir[RELAY_SUBDIR_MAX];
-  char dir[RELAY_PATH_MAX]; /* relay_dir/subdir */
-  relay_gtid_set set;       /* GTID set at `boundary` */
+  char dir[RELAY_DIR_MAX]; /* relay_dir/subdir */
+  relay_gtid_set set;      /* GTID set at `boundary` */
   relay_trx trx;
   uint64_t boundary;      /* last transaction boundary in f */
   uint64_t meta_boundary; /* what relay.meta says */
   char meta_name[256];
-  bool only_fde;   /* the file holds magic + format description only: a hole may follow */
-  bool take_list;  /* the file was fetched from position 4: its GTID list gives the set */
-  bool checksum;   /* events carry CRC32 */
+  bool only_fde;  /* the file holds magic + format description only: a hole may follow */
+  bool take_list; /* the file was fetched from position 4: its GTID list gives the set */
+  bool checksum;  /* events carry CRC32 */
   uint32_t upstream_server_id;
   double last_flush;
-  bool done; /* the watcher exits */
+  double last_event; /* when the stream last delivered an event */
+  double last_sync;
+  bool final; /* the last flush before process returns: fsync whatever the interval */
+  bool done;  /* the watcher exits */
   /* where the next connection starts */
   char start_file[256];
   uint64_t start_pos;
@@ -84,10 +87,17 @@ static void run_publish(relay_run *r) {
 
 /* Flush the buffered events and, when the boundary moved, relay.meta (lock held). */
 static int run_flush(relay_run *r, dm_error *err) {
-  bool sync = r->u->set.fsync_policy == RELAY_FSYNC_FLUSH;
+  /* "flush": at most one fsync a second (and at stop); each would otherwise stall the stream for
+   * the disk's latency. A crash of the machine between two can leave relay.meta ahead of the
+   * file: recovery then cuts back to the last complete transaction and fetches the rest again. */
+  double now = run_now();
+  bool sync =
+      r->u->set.fsync_policy == RELAY_FSYNC_FLUSH && (r->final || now - r->last_sync >= 1.0);
   if (relay_file_flush(&r->f, sync, err) < 0)
     return -1;
-  r->last_flush = run_now();
+  r->last_flush = now;
+  if (sync)
+    r->last_sync = now;
   if (r->f.name[0] && (r->boundary != r->meta_boundary || strcmp(r->meta_name, r->f.name) != 0)) {
     relay_meta m = {.binlog_pos = r->boundary};
     dm_strlcpy(m.binlog_name, r->f.name, sizeof m.binlog_name);
@@ -113,10 +123,10 @@ static MYSQL *run_connect(relay_unit *u, unsigned timeout_s, dm_error *err) {
   mysql_optionsv(c, MYSQL_OPT_CONNECT_TIMEOUT, &timeout_s);
   mysql_optionsv(c, MYSQL_OPT_READ_TIMEOUT, &timeout_s);
   mysql_optionsv(c, MYSQL_OPT_WRITE_TIMEOUT, &timeout_s);
-  if (!mysql_real_connect(c, ep->host, ep->user, ep->password, NULL, (unsigned)ep->port,
-                          ep->socket, 0)) {
-    dm_error_set(err, DM_ERR_DB_CONNECT, mysql_error(c), "relay: cannot connect to the source %s:%d",
-                 ep->host, ep->port);
+  if (!mysql_real_connect(c, ep->host, ep->user, ep->password, NULL, (unsigned)ep->port, ep->socket,
+                          0)) {
+    dm_error_set(err, DM_ERR_DB_CONNECT, mysql_error(c),
+                 "relay: cannot connect to the source %s:%d", ep->host, ep->port);
     mysql_close(c);
     return NULL;
   }
@@ -151,7 +161,11 @@ static int run_upstream_uuid(MYSQL *c, char *uuid, size_t len, dm_error *err) {
     char d[1][256];
     if (run_query_row(c, "SELECT @@gtid_domain_id", d, 1, err) < 0)
       return -1;
-    snprintf(uuid, len, "%s-%s", d[0], v[1]);
+    if (snprintf(uuid, len, "%s-%s", d[0], v[1]) >= (int)len) {
+      dm_error_set(err, DM_ERR_DB_QUERY, NULL, "relay: the source's uuid %s-%s is too long", d[0],
+                   v[1]);
+      return -1;
+    }
   } else {
     char d[1][256];
     if (run_query_row(c, "SELECT @@server_uuid", d, 1, err) < 0)
@@ -317,11 +331,15 @@ static int run_event(relay_run *r, dm_binlog_reader *rd, const dm_binlog_event *
     if (r->f.fd >= 0 && run_flush(r, err) < 0)
       return -1;
     struct stat sb;
-    char path[RELAY_PATH_MAX + 300];
+    char path[RELAY_DIR_MAX + 300];
     snprintf(path, sizeof path, "%s/%s", r->dir, name);
     uint64_t have = stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
-    /* Resuming in a file we already hold: continue at its end (== the start position). */
-    return run_switch_file(r, name, have == rot.position ? have : 0, err);
+    /* Resuming in a file we already hold: continue at its end (== the start position). A new
+     * file is named in relay.meta at once, so no file exists that relay.meta does not account
+     * for. */
+    if (run_switch_file(r, name, have == rot.position ? have : 0, err) < 0)
+      return -1;
+    return run_flush(r, err);
   }
   if (r->f.fd < 0) {
     dm_error_set(err, DM_ERR_RELAY_UPSTREAM, NULL,
@@ -369,8 +387,7 @@ static int run_event(relay_run *r, dm_binlog_reader *rd, const dm_binlog_event *
                    (unsigned long long)hole);
       return -1;
     }
-    relay_ev_filler(fill, (uint32_t)hole, (uint32_t)r->f.size, r->upstream_server_id,
-                    r->checksum);
+    relay_ev_filler(fill, (uint32_t)hole, (uint32_t)r->f.size, r->upstream_server_id, r->checksum);
     int rc = relay_file_append(&r->f, fill, hole, err);
     free(fill);
     if (rc < 0)
@@ -419,8 +436,10 @@ static void *run_watcher(void *arg) {
     poll(&p, 1, 50);
     pthread_mutex_lock(&r->lock);
     bool done = r->done;
-    if (!done && r->f.buf_len && run_now() - r->last_flush >= 0.05) {
-      /* idle (or slow) stream: hand the buffered events to readers */
+    double now0 = run_now();
+    if (!done && r->f.buf_len && now0 - r->last_event >= 0.05 && now0 - r->last_flush >= 0.05) {
+      /* idle stream: hand the buffered events to readers (a busy stream flushes itself, so the
+       * writer's lock is not taken away from it for a write) */
       dm_error err;
       if (run_flush(r, &err) < 0)
         u->host->logf(u->ctx, DM_LOG_ERROR, "%s", err.message);
@@ -450,8 +469,8 @@ static void *run_watcher(void *arg) {
         c = NULL;
       }
     }
-    if (u->set.purge_interval_s > 0 && (u->set.purge_expires_h > 0 || u->set.purge_remain_space_gb > 0) &&
-        now >= next_purge) {
+    if (u->set.purge_interval_s > 0 &&
+        (u->set.purge_expires_h > 0 || u->set.purge_remain_space_gb > 0) && now >= next_purge) {
       next_purge = now + (double)u->set.purge_interval_s;
       dmh_relay_purge_opts po = {.relay_dir = u->relay_dir,
                                  .expires_hours = u->set.purge_expires_h,
@@ -486,7 +505,7 @@ static bool run_backoff(relay_unit *u, uint32_t *delay_ms, const dm_error *why) 
   __atomic_fetch_add(&u->st.reconnects, 1, __ATOMIC_RELAXED);
   bool stop = u->host->wait_stop(u->ctx, *delay_ms) || run_stopping(u);
   *delay_ms = *delay_ms * 2 > (uint32_t)u->set.backoff_max_ms ? (uint32_t)u->set.backoff_max_ms
-                                                             : *delay_ms * 2;
+                                                              : *delay_ms * 2;
   return stop;
 }
 
@@ -529,10 +548,11 @@ static int run_stream_once(relay_run *r, bool *progress, dm_error *err) {
       break;
     }
     pthread_mutex_lock(&r->lock);
+    r->last_event = run_now();
     if (r->upstream_server_id == 0 && !ev.artificial)
       r->upstream_server_id = ev.header.server_id;
     int erc = run_event(r, rd, &ev, err);
-    if (erc == 0 && r->boundary == r->f.size && run_now() - r->last_flush >= 0.1)
+    if (erc == 0 && r->boundary == r->f.size && r->last_event - r->last_flush >= 0.1)
       erc = run_flush(r, err);
     pthread_mutex_unlock(&r->lock);
     if (erc < 0) {
@@ -544,6 +564,12 @@ static int run_stream_once(relay_run *r, bool *progress, dm_error *err) {
   pthread_mutex_lock(&u->reader_lock);
   u->reader = NULL;
   pthread_mutex_unlock(&u->reader_lock);
+  dm_position at;
+  dm_binlog_reader_position(rd, &at);
+  u->host->logf(u->ctx, DM_LOG_INFO, "relay: stream from %s:%llu ended at %s:%llu: %s",
+                r->start_file[0] ? r->start_file : "(GTID)", (unsigned long long)r->start_pos,
+                at.name, (unsigned long long)at.pos,
+                err->code == DM_ERR_OK ? "interrupted" : err->message);
   dm_binlog_reader_close(rd);
   return out;
 }
@@ -653,6 +679,7 @@ void relay_stream_run(relay_unit *u, dm_result *result) {
   }
   pthread_mutex_lock(&r->lock);
   dm_error cerr;
+  r->final = true;
   if (run_flush(r, &cerr) < 0 && !failed) {
     err = cerr;
     failed = true;

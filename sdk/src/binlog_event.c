@@ -262,7 +262,8 @@ int dm_binlog_event_from_bytes(const uint8_t *raw, size_t raw_len, const dm_binl
   ev->file = file ? file : "";
   ev->offset = offset;
   if (dm_binlog_parse_header(raw, raw_len, &ev->header, err) < 0) {
-    dm_error_set(err, DM_ERR_BINLOG_CORRUPT, NULL, "binlog %s: bad event header at offset %" PRIu64 ": %s",
+    dm_error_set(err, DM_ERR_BINLOG_CORRUPT, NULL,
+                 "binlog %s: bad event header at offset %" PRIu64 ": %s",
                  ev->file[0] ? ev->file : "(memory)", offset, err->message);
     return -1;
   }
@@ -277,7 +278,7 @@ int dm_binlog_event_from_bytes(const uint8_t *raw, size_t raw_len, const dm_binl
   ev->body = raw + DM_BINLOG_HEADER_LEN;
   ev->body_len = (uint32_t)raw_len - DM_BINLOG_HEADER_LEN;
   uint8_t alg = ev->header.type == DM_BINLOG_FORMAT_DESCRIPTION ? event_fde_alg(raw, raw_len)
-                                                                   : fmt->checksum_alg;
+                                                                : fmt->checksum_alg;
   if (alg != DM_BINLOG_CHECKSUM_CRC32)
     return 0;
   if (ev->body_len < DM_BINLOG_CHECKSUM_LEN) {
@@ -308,8 +309,8 @@ int dm_binlog_event_from_bytes(const uint8_t *raw, size_t raw_len, const dm_binl
   }
   if (got != want) {
     dm_error_set(err, DM_ERR_BINLOG_CORRUPT, NULL,
-                 "binlog %s: checksum mismatch in the %s event at offset %" PRIu64
-                 " (%" PRIu32 " bytes): expected CRC32 0x%08" PRIx32 " (stored), computed 0x%08" PRIx32,
+                 "binlog %s: checksum mismatch in the %s event at offset %" PRIu64 " (%" PRIu32
+                 " bytes): expected CRC32 0x%08" PRIx32 " (stored), computed 0x%08" PRIx32,
                  ev->file[0] ? ev->file : "(memory)", dm_binlog_event_type_name(ev->header.type),
                  offset, ev->header.event_size, want, got);
     return -1;
@@ -354,7 +355,8 @@ int dm_binlog_decode_format(const dm_binlog_event *ev, dm_binlog_format *out, dm
   }
   if (out->header_len != DM_BINLOG_HEADER_LEN)
     return bl_corrupt(err, ev, "format description names a common header length other than 19");
-  if (out->checksum_alg != DM_BINLOG_CHECKSUM_OFF && out->checksum_alg != DM_BINLOG_CHECKSUM_CRC32 &&
+  if (out->checksum_alg != DM_BINLOG_CHECKSUM_OFF &&
+      out->checksum_alg != DM_BINLOG_CHECKSUM_CRC32 &&
       out->checksum_alg != DM_BINLOG_CHECKSUM_UNDEF)
     return bl_corrupt(err, ev, "format description names an unknown checksum algorithm");
   size_t n = end - (DM_BINLOG_HEADER_LEN + 57);
@@ -451,8 +453,8 @@ int dm_binlog_gtid_list_format(const dm_binlog_gtid_list *l, char *buf, size_t l
     uint32_t d, s;
     uint64_t n;
     dm_binlog_gtid_list_get(l, i, &d, &s, &n);
-    int w = snprintf(buf + at, len - at, "%s%" PRIu32 "-%" PRIu32 "-%" PRIu64, i ? "," : "", d, s,
-                     n);
+    int w =
+        snprintf(buf + at, len - at, "%s%" PRIu32 "-%" PRIu32 "-%" PRIu64, i ? "," : "", d, s, n);
     if (w < 0 || (size_t)w >= len - at)
       return -1;
     at += (size_t)w;
@@ -487,8 +489,8 @@ int dm_binlog_decode_xid(const dm_binlog_format *fmt, const dm_binlog_event *ev,
 int dm_binlog_decode_annotate(const dm_binlog_format *fmt, const dm_binlog_event *ev,
                               dm_binlog_str *statement, dm_error *err) {
   bl_cur c;
-  uint8_t t = ev->header.type == DM_BINLOG_ROWS_QUERY ? DM_BINLOG_ROWS_QUERY
-                                                      : DM_BINLOG_ANNOTATE_ROWS;
+  uint8_t t =
+      ev->header.type == DM_BINLOG_ROWS_QUERY ? DM_BINLOG_ROWS_QUERY : DM_BINLOG_ANNOTATE_ROWS;
   if (event_payload(fmt, ev, t, 0, &c, err) < 0)
     return -1;
   c.p = ev->body + bl_post_header_len(fmt, t, 0);
@@ -612,7 +614,7 @@ static void event_query_status(bl_cur *c, dm_binlog_query *q) {
       }
       break;
     }
-    case 13: /* Q_MICROSECONDS */
+    case 13:  /* Q_MICROSECONDS */
     case 128: /* Q_HRNOW (MariaDB) */
       q->microseconds = (uint32_t)bl_uint(c, 3);
       q->has_microseconds = true;
@@ -621,7 +623,7 @@ static void event_query_status(bl_cur *c, dm_binlog_query *q) {
       q->explicit_defaults_ts = (uint8_t)bl_uint(c, 1);
       q->has_explicit_defaults_ts = true;
       break;
-    case 17: /* Q_DDL_LOGGED_WITH_XID */
+    case 17:  /* Q_DDL_LOGGED_WITH_XID */
     case 129: /* Q_XID (MariaDB) */
       q->xid = bl_uint(c, 8);
       q->has_xid = true;
@@ -630,8 +632,8 @@ static void event_query_status(bl_cur *c, dm_binlog_query *q) {
       q->default_collation_utf8 = (uint16_t)bl_uint(c, 2);
       q->has_default_collation_utf8 = true;
       break;
-    case 19: /* Q_SQL_REQUIRE_PRIMARY_KEY */
-    case 20: /* Q_DEFAULT_TABLE_ENCRYPTION */
+    case 19:  /* Q_SQL_REQUIRE_PRIMARY_KEY */
+    case 20:  /* Q_DEFAULT_TABLE_ENCRYPTION */
     case 130: /* Q_GTID_FLAGS3 (MariaDB) */
       bl_uint(c, 1);
       break;
@@ -674,7 +676,7 @@ int dm_binlog_decode_mysql_gtid(const dm_binlog_format *fmt, const dm_binlog_eve
                                 dm_binlog_mysql_gtid *out, dm_error *err) {
   bl_cur c;
   uint8_t t = ev->header.type == DM_BINLOG_MYSQL_ANONYMOUS_GTID ? DM_BINLOG_MYSQL_ANONYMOUS_GTID
-                                                                 : DM_BINLOG_MYSQL_GTID;
+                                                                : DM_BINLOG_MYSQL_GTID;
   if (event_payload(fmt, ev, t, 25, &c, err) < 0)
     return -1;
   memset(out, 0, sizeof *out);
@@ -722,10 +724,9 @@ int dm_binlog_decode_mysql_gtid(const dm_binlog_format *fmt, const dm_binlog_eve
 }
 
 static int event_uuid_format(const uint8_t *u, char *buf, size_t len) {
-  int w = snprintf(buf, len,
-                   "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
-                   u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
-                   u[14], u[15]);
+  int w = snprintf(buf, len, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                   u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
+                   u[13], u[14], u[15]);
   return w < 0 || (size_t)w >= len ? -1 : w;
 }
 

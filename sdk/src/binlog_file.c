@@ -156,8 +156,8 @@ static int file_next_raw(file_reader *r, uint32_t *size, dm_error *err) {
       next_pos = bl_le32(h + 13);
       if (sz < DM_BINLOG_HEADER_LEN) {
         dm_error_set(err, DM_ERR_BINLOG_CORRUPT, NULL,
-                     "binlog %s: damaged event header at offset %" PRIu64
-                     ": event size %" PRIu32 " is below the 19-byte header",
+                     "binlog %s: damaged event header at offset %" PRIu64 ": event size %" PRIu32
+                     " is below the 19-byte header",
                      r->path, r->buf_off, sz);
         return -1;
       }

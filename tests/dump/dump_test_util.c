@@ -334,7 +334,6 @@ int dt_load_with_client(const char *dir, const char *db_part, const char *target
           "SET foreign_key_checks = 0; SET unique_checks = 0;\n"
           "DROP DATABASE IF EXISTS `%s`; CREATE DATABASE `%s`; USE `%s`;\n",
           target_db, target_db, target_db);
-  size_t plen = strlen(dir) + 1 + strlen(db_part) + 1;
   for (size_t i = 0; i < g.gl_pathc; i++) {
     const char *s = g.gl_pathv[i];
     char base[1024];
@@ -361,7 +360,6 @@ int dt_load_with_client(const char *dir, const char *db_part, const char *target
       }
       globfree(&d);
     }
-    (void)plen;
   }
   globfree(&g);
   int rc = pclose(p);

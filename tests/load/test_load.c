@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "dmhost/error.h"
+#include "dmhost/sdk.h"
 #include "load_test_util.h"
 #include "testdb.h"
 

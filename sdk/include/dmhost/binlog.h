@@ -88,8 +88,8 @@ typedef enum dm_binlog_event_type {
   DM_BINLOG_DELETE_ROWS_COMPRESSED_V2 = 171,
 } dm_binlog_event_type;
 
-/* Name of an event type ("QUERY", "GTID", ...), "UNKNOWN_<n>" style for others (static storage
- * for known types; for unknown ones "UNKNOWN"). */
+/* Name of an event type ("QUERY", "GTID", ...); "UNKNOWN" for a type this SDK does not know.
+ * Static storage. */
 const char *dm_binlog_event_type_name(int type);
 
 #define DM_BINLOG_MAGIC                                                                            \

@@ -152,6 +152,10 @@ typedef struct dm_binlog_temporal {
 typedef struct dm_binlog_value {
   uint8_t kind;        /* dm_binlog_value_kind */
   uint8_t column_type; /* the column's real_type */
+  /* BINARY(n) (and fixed binary types such as INET6): the server logs the value without its
+   * trailing 0x00 bytes; the value is v.s followed by this many zero bytes (known only with the
+   * column's collation from the optional metadata). dm_binlog_value_format appends them. */
+  uint32_t pad_zeros;
   union {
     int64_t i;
     uint64_t u;
@@ -208,9 +212,11 @@ typedef struct dm_binlog_rows {
   const uint8_t *extra;          /* v2 extra data (TLV), or NULL */
   uint32_t extra_len;
   /* private cursor */
-  const uint8_t *p_, *end_;
-  uint64_t base_;
+  const uint8_t *p_, *end_, *raw_;
+  uint64_t offset_;
   const char *file_;
+  uint32_t row_;
+  uint8_t type_;
 } dm_binlog_rows;
 
 /* Is `type` a row event this SDK iterates (v1, v2, partial update; not compressed ones)? */

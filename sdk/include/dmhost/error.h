@@ -57,112 +57,113 @@ typedef enum dm_error_level {
  * 3xxxx binlog/relay, 4xxxx dump/load, 5xxxx sync, 9xxxx free for third-party units (use
  * DM_ERR_UNIT_CUSTOM_BASE + n and DM_CLASS_UNIT).
  */
-#define DM_ERROR_MAP(X)                                                                              \
-  X(DM_ERR_OK, 0, DM_CLASS_NONE, DM_SCOPE_NOT_SET, DM_LEVEL_LOW, 0, "")                              \
-  X(DM_ERR_INTERNAL, 10001, DM_CLASS_FUNCTIONAL, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,                \
-    "This is a bug in dmhost or in the unit; please report it with the log.")                        \
-  X(DM_ERR_NO_MEMORY, 10002, DM_CLASS_FUNCTIONAL, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 1,               \
-    "Free memory on the host, then resume the task.")                                                \
-  X(DM_ERR_IO, 10003, DM_CLASS_FUNCTIONAL, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 1,                      \
-    "Check the path, its permissions and free disk space, then resume the task.")                    \
-  X(DM_ERR_CONFIG_PARSE, 11001, DM_CLASS_CONFIG, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,              \
-    "Fix the syntax at the line given (libconfig syntax: `name = value;`, groups in { }).")          \
-  X(DM_ERR_CONFIG_UNKNOWN, 11002, DM_CLASS_CONFIG, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,            \
-    "Remove the setting or fix its spelling; see examples/ for every accepted setting.")             \
-  X(DM_ERR_CONFIG_MISSING, 11003, DM_CLASS_CONFIG, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,            \
-    "Add the setting; see examples/ for a commented file.")                                          \
-  X(DM_ERR_CONFIG_INVALID, 11004, DM_CLASS_CONFIG, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,            \
-    "Give the setting a value of the type and range named in the message.")                          \
-  X(DM_ERR_CONFIG_IO, 11005, DM_CLASS_CONFIG, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,                 \
-    "Check that the file exists and is readable.")                                                   \
-  X(DM_ERR_UNIT_OPEN, 12001, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,                   \
-    "Check the path in unit-paths (or --plugin-dir) names a shared object built for this host.")     \
-  X(DM_ERR_UNIT_NO_ENTRY, 12002, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,               \
-    "Export dm_unit_entry from the unit (use DM_UNIT_EXPORT) and rebuild it.")                       \
-  X(DM_ERR_UNIT_BAD_MAGIC, 12003, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,              \
-    "The entry returned something that is not a dmhost unit descriptor; build it with "              \
-    "DM_UNIT_DESCRIPTOR_HEADER.")                                                                    \
-  X(DM_ERR_UNIT_ABI_MAJOR, 12004, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,              \
-    "Rebuild the unit against the SDK installed with this host.")                                    \
-  X(DM_ERR_UNIT_ABI_MINOR, 12005, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,              \
-    "The unit needs a newer host: upgrade dmhost, or rebuild the unit against this host's SDK.")     \
-  X(DM_ERR_UNIT_SHORT, 12006, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,                  \
-    "The descriptor is smaller than its ABI version requires; rebuild the unit against the SDK.")    \
-  X(DM_ERR_UNIT_KIND, 12007, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,                   \
-    "Point unit-paths for this kind at a unit of that kind.")                                        \
-  X(DM_ERR_UNIT_MISSING_OP, 12008, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,             \
-    "Implement the required slot in the unit's ops table and rebuild it.")                           \
-  X(DM_ERR_UNIT_NOT_ELF, 12009, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,                \
-    "The file is not an ELF shared object; point unit-paths at the built .so file.")                 \
-  X(DM_ERR_UNIT_INIT, 12010, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 1,                   \
-    "See the unit's own error; fix its configuration and start the task again.")                     \
-  X(DM_ERR_UNIT_TIMEOUT, 12011, DM_CLASS_SUPERVISOR, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 1,            \
-    "The unit did not answer in time; check the servers it talks to, or raise the timeout.")         \
-  X(DM_ERR_STAGE, 13001, DM_CLASS_SUPERVISOR, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,                    \
-    "Check the task's stage with query-status; the command is accepted only from the stages "        \
-    "named.")                                                                                        \
-  X(DM_ERR_RELAY_CATCHUP_TIMEOUT, 13002, DM_CLASS_SUPERVISOR, DM_SCOPE_UPSTREAM, DM_LEVEL_MEDIUM,    \
-    1, "Check the relay with query-status; resume the task once the relay has caught up, or raise "  \
-       "relay-catchup-timeout.")                                                                     \
-  X(DM_ERR_UNIT_ABANDONED, 13003, DM_CLASS_SUPERVISOR, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,          \
-    "The unit did not return after stop and kill; its thread was abandoned. Restart dmhost "         \
-    "before resuming, and report the unit's hang.")                                                  \
-  X(DM_ERR_SWAP, 13004, DM_CLASS_SUPERVISOR, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,                  \
-    "The old build keeps running; fix the new build as the message says and swap again.")           \
-  X(DM_ERR_NO_SUCH_UNIT, 13005, DM_CLASS_SUPERVISOR, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,             \
-    "Name a unit kind that the task's mode runs.")                                                   \
-  X(DM_ERR_CONTROL, 14001, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,                  \
-    "Check that `dmhost serve` runs and that --socket names its socket.")                            \
-  X(DM_ERR_CONTROL_REQUEST, 14002, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,             \
-    "Fix the command as the message says; `dmctl help` lists the commands.")                         \
-  X(DM_ERR_NOT_FOUND, 14003, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,                   \
-    "Check the name with `dmctl query-status` or `dmctl operate-source show`.")                      \
-  X(DM_ERR_EXISTS, 14004, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,                      \
-    "Stop or remove the existing one first, or pick another name.")                                  \
-  X(DM_ERR_STATE, 14005, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,                      \
-    "The state directory could not be read or written; check its permissions and free space.")      \
-  X(DM_ERR_DB_CONNECT, 20001, DM_CLASS_DATABASE, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 1,                 \
-    "Check host, port, user and password, and that the server runs.")                                \
-  X(DM_ERR_DB_QUERY, 20002, DM_CLASS_DATABASE, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 1,                   \
-    "See the server's error in the raw cause.")                                                      \
-  X(DM_ERR_DB_PRIVILEGE, 20003, DM_CLASS_DATABASE, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 0,               \
-    "GRANT the privileges named in the message to the user, then start the task again.")            \
-  X(DM_ERR_BINLOG_PURGED, 30001, DM_CLASS_BINLOG, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,               \
-    "The source no longer has the binlog this task needs; re-run the task in mode all from a new "   \
-    "dump.")                                                                                         \
-  X(DM_ERR_BINLOG_CORRUPT, 30002, DM_CLASS_BINLOG, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,              \
-    "The file is damaged at the offset named; purge it and let the relay fetch it again.")          \
-  X(DM_ERR_BINLOG_INCOMPLETE, 30003, DM_CLASS_BINLOG, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,         \
-    "The file ends inside an event (a write was cut short): truncate it at the offset named; the "   \
-    "relay does so when it recovers.")                                                               \
-  X(DM_ERR_BINLOG_UNSUPPORTED, 30004, DM_CLASS_BINLOG, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,          \
-    "The binlog uses a feature this reader cannot decode (named in the message): turn it off on "    \
-    "the source (encrypt_binlog, log_bin_compress) or use binlog format v4 (MySQL 5.0+).")           \
-  X(DM_ERR_RELAY_PURGE_IN_USE, 32001, DM_CLASS_RELAY_UNIT, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,      \
-    "A reader (a sync unit) still needs the file named; purge only files before it, or stop the "    \
-    "task that reads it first.")                                                                     \
-  X(DM_ERR_RELAY_UPSTREAM, 32002, DM_CLASS_RELAY_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,          \
-    "The source's binlog does not continue the relay log (see the message); check the source, "      \
-    "then remove the relay sub-folder named (or set relay.binlog-name/binlog-gtid) and start the "   \
-    "relay again.")                                                                                  \
-  X(DM_ERR_CHECKPOINT, 31001, DM_CLASS_CHECKPOINT, DM_SCOPE_DOWNSTREAM, DM_LEVEL_HIGH, 1,            \
-    "Check the target is reachable and the meta-schema writable, then resume.")                      \
-  X(DM_ERR_DUMP_NO_BINLOG, 40001, DM_CLASS_DUMP_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,           \
-    "Turn on the source's binary log (log_bin) and restart it: the dump records the binlog "         \
-    "position its snapshot matches, which the sync that follows starts from.")                       \
-  X(DM_ERR_DUMP_TABLE_CHANGED, 40002, DM_CLASS_DUMP_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_MEDIUM, 1,     \
-    "A table was altered or dropped on the source while the dump read it; resume the task to "       \
-    "dump again from a new snapshot, and avoid DDL on the source until the dump has finished.")      \
-  X(DM_ERR_LOAD_DUMP_INCOMPLETE, 40101, DM_CLASS_LOAD_UNIT, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,     \
-    "The dump folder is incomplete (no metadata, or a file the load needs is gone or changed): "     \
-    "re-run the dump (remove the load checkpoint table and start the task again in mode full or "    \
-    "all), or point the load unit's `dir` at a complete dump.")                                      \
-  X(DM_ERR_LOAD_TABLE_MISMATCH, 40102, DM_CLASS_LOAD_UNIT, DM_SCOPE_DOWNSTREAM, DM_LEVEL_HIGH, 0,    \
-    "Drop the target table or give it the dump's definition (or route the table elsewhere), "        \
-    "then start the task again.")                                                                    \
-  X(DM_ERR_LOAD_FILE_FORMAT, 40103, DM_CLASS_LOAD_UNIT, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,         \
-    "The dump file does not follow docs/dump-format.md at the place named; re-run the dump with "    \
-    "this dmhost's dump unit.")                                                                      \
+#define DM_ERROR_MAP(X)                                                                            \
+  X(DM_ERR_OK, 0, DM_CLASS_NONE, DM_SCOPE_NOT_SET, DM_LEVEL_LOW, 0, "")                            \
+  X(DM_ERR_INTERNAL, 10001, DM_CLASS_FUNCTIONAL, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,              \
+    "This is a bug in dmhost or in the unit; please report it with the log.")                      \
+  X(DM_ERR_NO_MEMORY, 10002, DM_CLASS_FUNCTIONAL, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 1,             \
+    "Free memory on the host, then resume the task.")                                              \
+  X(DM_ERR_IO, 10003, DM_CLASS_FUNCTIONAL, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 1,                    \
+    "Check the path, its permissions and free disk space, then resume the task.")                  \
+  X(DM_ERR_CONFIG_PARSE, 11001, DM_CLASS_CONFIG, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,            \
+    "Fix the syntax at the line given (libconfig syntax: `name = value;`, groups in { }).")        \
+  X(DM_ERR_CONFIG_UNKNOWN, 11002, DM_CLASS_CONFIG, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,          \
+    "Remove the setting or fix its spelling; see examples/ for every accepted setting.")           \
+  X(DM_ERR_CONFIG_MISSING, 11003, DM_CLASS_CONFIG, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,          \
+    "Add the setting; see examples/ for a commented file.")                                        \
+  X(DM_ERR_CONFIG_INVALID, 11004, DM_CLASS_CONFIG, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,          \
+    "Give the setting a value of the type and range named in the message.")                        \
+  X(DM_ERR_CONFIG_IO, 11005, DM_CLASS_CONFIG, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,               \
+    "Check that the file exists and is readable.")                                                 \
+  X(DM_ERR_UNIT_OPEN, 12001, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,                 \
+    "Check the path in unit-paths (or --plugin-dir) names a shared object built for this host.")   \
+  X(DM_ERR_UNIT_NO_ENTRY, 12002, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,             \
+    "Export dm_unit_entry from the unit (use DM_UNIT_EXPORT) and rebuild it.")                     \
+  X(DM_ERR_UNIT_BAD_MAGIC, 12003, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,            \
+    "The entry returned something that is not a dmhost unit descriptor; build it with "            \
+    "DM_UNIT_DESCRIPTOR_HEADER.")                                                                  \
+  X(DM_ERR_UNIT_ABI_MAJOR, 12004, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,            \
+    "Rebuild the unit against the SDK installed with this host.")                                  \
+  X(DM_ERR_UNIT_ABI_MINOR, 12005, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,            \
+    "The unit needs a newer host: upgrade dmhost, or rebuild the unit against this host's SDK.")   \
+  X(DM_ERR_UNIT_SHORT, 12006, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,                \
+    "The descriptor is smaller than its ABI version requires; rebuild the unit against the SDK.")  \
+  X(DM_ERR_UNIT_KIND, 12007, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,                 \
+    "Point unit-paths for this kind at a unit of that kind.")                                      \
+  X(DM_ERR_UNIT_MISSING_OP, 12008, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,           \
+    "Implement the required slot in the unit's ops table and rebuild it.")                         \
+  X(DM_ERR_UNIT_NOT_ELF, 12009, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,              \
+    "The file is not an ELF shared object; point unit-paths at the built .so file.")               \
+  X(DM_ERR_UNIT_INIT, 12010, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 1,                 \
+    "See the unit's own error; fix its configuration and start the task again.")                   \
+  X(DM_ERR_UNIT_TIMEOUT, 12011, DM_CLASS_SUPERVISOR, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 1,          \
+    "The unit did not answer in time; check the servers it talks to, or raise the timeout.")       \
+  X(DM_ERR_STAGE, 13001, DM_CLASS_SUPERVISOR, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,                  \
+    "Check the task's stage with query-status; the command is accepted only from the stages "      \
+    "named.")                                                                                      \
+  X(DM_ERR_RELAY_CATCHUP_TIMEOUT, 13002, DM_CLASS_SUPERVISOR, DM_SCOPE_UPSTREAM, DM_LEVEL_MEDIUM,  \
+    1,                                                                                             \
+    "Check the relay with query-status; resume the task once the relay has caught up, or raise "   \
+    "relay-catchup-timeout.")                                                                      \
+  X(DM_ERR_UNIT_ABANDONED, 13003, DM_CLASS_SUPERVISOR, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,        \
+    "The unit did not return after stop and kill; its thread was abandoned. Restart dmhost "       \
+    "before resuming, and report the unit's hang.")                                                \
+  X(DM_ERR_SWAP, 13004, DM_CLASS_SUPERVISOR, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,                \
+    "The old build keeps running; fix the new build as the message says and swap again.")          \
+  X(DM_ERR_NO_SUCH_UNIT, 13005, DM_CLASS_SUPERVISOR, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,           \
+    "Name a unit kind that the task's mode runs.")                                                 \
+  X(DM_ERR_CONTROL, 14001, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,                \
+    "Check that `dmhost serve` runs and that --socket names its socket.")                          \
+  X(DM_ERR_CONTROL_REQUEST, 14002, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,           \
+    "Fix the command as the message says; `dmctl help` lists the commands.")                       \
+  X(DM_ERR_NOT_FOUND, 14003, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,                 \
+    "Check the name with `dmctl query-status` or `dmctl operate-source show`.")                    \
+  X(DM_ERR_EXISTS, 14004, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,                    \
+    "Stop or remove the existing one first, or pick another name.")                                \
+  X(DM_ERR_STATE, 14005, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,                    \
+    "The state directory could not be read or written; check its permissions and free space.")     \
+  X(DM_ERR_DB_CONNECT, 20001, DM_CLASS_DATABASE, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 1,               \
+    "Check host, port, user and password, and that the server runs.")                              \
+  X(DM_ERR_DB_QUERY, 20002, DM_CLASS_DATABASE, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 1,                 \
+    "See the server's error in the raw cause.")                                                    \
+  X(DM_ERR_DB_PRIVILEGE, 20003, DM_CLASS_DATABASE, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 0,             \
+    "GRANT the privileges named in the message to the user, then start the task again.")           \
+  X(DM_ERR_BINLOG_PURGED, 30001, DM_CLASS_BINLOG, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,             \
+    "The source no longer has the binlog this task needs; re-run the task in mode all from a new " \
+    "dump.")                                                                                       \
+  X(DM_ERR_BINLOG_CORRUPT, 30002, DM_CLASS_BINLOG, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,            \
+    "The file is damaged at the offset named; purge it and let the relay fetch it again.")         \
+  X(DM_ERR_BINLOG_INCOMPLETE, 30003, DM_CLASS_BINLOG, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,       \
+    "The file ends inside an event (a write was cut short): truncate it at the offset named; the " \
+    "relay does so when it recovers.")                                                             \
+  X(DM_ERR_BINLOG_UNSUPPORTED, 30004, DM_CLASS_BINLOG, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,        \
+    "The binlog uses a feature this reader cannot decode (named in the message): turn it off on "  \
+    "the source (encrypt_binlog, log_bin_compress) or use binlog format v4 (MySQL 5.0+).")         \
+  X(DM_ERR_RELAY_PURGE_IN_USE, 32001, DM_CLASS_RELAY_UNIT, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,     \
+    "A reader (a sync unit) still needs the file named; purge only files before it, or stop the "  \
+    "task that reads it first.")                                                                   \
+  X(DM_ERR_RELAY_UPSTREAM, 32002, DM_CLASS_RELAY_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,        \
+    "The source's binlog does not continue the relay log (see the message); check the source, "    \
+    "then remove the relay sub-folder named (or set relay.binlog-name/binlog-gtid) and start the " \
+    "relay again.")                                                                                \
+  X(DM_ERR_CHECKPOINT, 31001, DM_CLASS_CHECKPOINT, DM_SCOPE_DOWNSTREAM, DM_LEVEL_HIGH, 1,          \
+    "Check the target is reachable and the meta-schema writable, then resume.")                    \
+  X(DM_ERR_DUMP_NO_BINLOG, 40001, DM_CLASS_DUMP_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,         \
+    "Turn on the source's binary log (log_bin) and restart it: the dump records the binlog "       \
+    "position its snapshot matches, which the sync that follows starts from.")                     \
+  X(DM_ERR_DUMP_TABLE_CHANGED, 40002, DM_CLASS_DUMP_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_MEDIUM, 1,   \
+    "A table was altered or dropped on the source while the dump read it; resume the task to "     \
+    "dump again from a new snapshot, and avoid DDL on the source until the dump has finished.")    \
+  X(DM_ERR_LOAD_DUMP_INCOMPLETE, 40101, DM_CLASS_LOAD_UNIT, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,   \
+    "The dump folder is incomplete (no metadata, or a file the load needs is gone or changed): "   \
+    "re-run the dump (remove the load checkpoint table and start the task again in mode full or "  \
+    "all), or point the load unit's `dir` at a complete dump.")                                    \
+  X(DM_ERR_LOAD_TABLE_MISMATCH, 40102, DM_CLASS_LOAD_UNIT, DM_SCOPE_DOWNSTREAM, DM_LEVEL_HIGH, 0,  \
+    "Drop the target table or give it the dump's definition (or route the table elsewhere), "      \
+    "then start the task again.")                                                                  \
+  X(DM_ERR_LOAD_FILE_FORMAT, 40103, DM_CLASS_LOAD_UNIT, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,       \
+    "The dump file does not follow docs/dump-format.md at the place named; re-run the dump with "  \
+    "this dmhost's dump unit.")                                                                    \
   X(DM_ERR_UNIT_CUSTOM_BASE, 90000, DM_CLASS_UNIT, DM_SCOPE_NOT_SET, DM_LEVEL_MEDIUM, 1, "")
 
 typedef enum dm_error_code {
@@ -182,10 +183,10 @@ typedef enum dm_error_code {
  * with dm_error_set from the SDK library.
  */
 typedef struct dm_error {
-  int32_t code;     /* dm_error_code, or DM_ERR_UNIT_CUSTOM_BASE + n */
-  uint16_t cls;     /* dm_error_class */
-  uint8_t scope;    /* dm_error_scope */
-  uint8_t level;    /* dm_error_level */
+  int32_t code;  /* dm_error_code, or DM_ERR_UNIT_CUSTOM_BASE + n */
+  uint16_t cls;  /* dm_error_class */
+  uint8_t scope; /* dm_error_scope */
+  uint8_t level; /* dm_error_level */
   uint8_t resumable;
   uint8_t reserved[7];
   char message[DM_ERROR_MESSAGE_MAX];       /* what went wrong, and where */

@@ -1,0 +1,269 @@
+#include "relay_test_util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dmhost/sdk.h"
+#include "testdb.h"
+
+static void rt_sleep_ms(int ms) {
+  struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+    ;
+}
+
+int rt_setup(rt_env *e, const char *name, const char *relay_section) {
+  memset(e, 0, sizeof *e);
+  dm_strlcpy(e->name, name, sizeof e->name);
+  snprintf(e->dir, sizeof e->dir, "/tmp/dmh-relay-XXXXXX");
+  if (!mkdtemp(e->dir))
+    return -1;
+  snprintf(e->relay_dir, sizeof e->relay_dir, "%s/relay", e->dir);
+  snprintf(e->work, sizeof e->work, "%s/work", e->dir);
+  snprintf(e->source_cfg, sizeof e->source_cfg, "%s/source.cfg", e->dir);
+  testdb_params p;
+  testdb_params_get(TESTDB_SOURCE, &p);
+  FILE *fp = fopen(e->source_cfg, "w");
+  if (!fp)
+    return -1;
+  fprintf(fp,
+          "source-id = \"%s\";\nenable-relay = true;\nenable-gtid = true;\nrelay-dir = \"%s\";\n"
+          "from = { host = \"%s\"; port = %u; user = \"%s\"; password = \"%s\"; };\n"
+          "unit-paths = { relay = \"%s\"; };\nrelay = { %s };\n",
+          name, e->relay_dir, p.host, p.port, p.user, p.password, RELAY_SO,
+          relay_section ? relay_section : "");
+  fclose(fp);
+  dm_error err;
+  if (dmh_source_config_load(e->source_cfg, &e->source, &err) < 0) {
+    fprintf(stderr, "source config: %s\n", err.message);
+    return -1;
+  }
+  return 0;
+}
+
+void rt_teardown(rt_env *e) {
+  if (e->driver)
+    rt_driver_kill9(e);
+  dmh_source_config_free(e->source);
+  e->source = NULL;
+  char cmd[400];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", e->dir);
+  if (e->dir[0] && !getenv("RELAY_TEST_KEEP") && system(cmd) != 0)
+    fprintf(stderr, "could not remove %s\n", e->dir);
+}
+
+dmh_subtask *rt_relay_start(rt_env *e) {
+  dmh_subtask_opts o = {.source = e->source, .work_root = e->work};
+  dm_error err;
+  dmh_subtask *r = dmh_subtask_create_relay(&o, &err);
+  if (!r || dmh_subtask_start(r, &err) < 0) {
+    fprintf(stderr, "relay start: %s\n", err.message);
+    dmh_subtask_destroy(r);
+    return NULL;
+  }
+  return r;
+}
+
+int rt_driver_start(rt_env *e) {
+  pid_t pid = fork();
+  if (pid < 0)
+    return -1;
+  if (pid == 0) {
+    execl(RELAY_DRIVER, RELAY_DRIVER, e->source_cfg, e->work, (char *)NULL);
+    _exit(127);
+  }
+  e->driver = pid;
+  return 0;
+}
+
+void rt_driver_kill9(rt_env *e) {
+  if (!e->driver)
+    return;
+  kill(e->driver, SIGKILL);
+  waitpid(e->driver, NULL, 0);
+  e->driver = 0;
+}
+
+int rt_driver_stop(rt_env *e) {
+  if (!e->driver)
+    return -1;
+  kill(e->driver, SIGTERM);
+  int st = 0;
+  waitpid(e->driver, &st, 0);
+  e->driver = 0;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+int rt_workload(MYSQL *c, const char *db, int n, int seed) {
+  if (testdb_execf(c,
+                   "CREATE DATABASE IF NOT EXISTS `%s`; CREATE TABLE IF NOT EXISTS `%s`.t ("
+                   "id INT AUTO_INCREMENT PRIMARY KEY, k INT, v VARCHAR(200), b MEDIUMBLOB, "
+                   "d DECIMAL(12,3), ts DATETIME(6))",
+                   db, db) < 0)
+    return -1;
+  unsigned s = (unsigned)seed * 2654435761u + 1;
+  for (int i = 0; i < n; i++) {
+    s = s * 1103515245u + 12345u;
+    int kind = (int)(s >> 16) % 10;
+    int rc;
+    if (kind < 5)
+      rc = testdb_execf(c,
+                        "INSERT INTO `%s`.t (k, v, b, d, ts) VALUES (%d, REPEAT('x', %u), "
+                        "REPEAT('b', %u), %d.125, NOW(6)), (%d, 'two', NULL, -1.5, NULL)",
+                        db, i, (s >> 8) % 200, (s >> 4) % (kind == 0 ? 70000 : 300), i, i + 1);
+    else if (kind < 8)
+      rc = testdb_execf(
+          c, "UPDATE `%s`.t SET k = k + 1, v = LEFT(CONCAT(v, 'u'), 200) WHERE id %% 7 = %u", db,
+          (s >> 8) % 7);
+    else if (kind < 9)
+      rc = testdb_execf(c, "DELETE FROM `%s`.t WHERE id %% 13 = %u", db, (s >> 8) % 13);
+    else
+      rc = testdb_execf(c,
+                        "BEGIN; INSERT INTO `%s`.t (k, v) VALUES (%d, 'a'); INSERT INTO `%s`.t "
+                        "(k, v) VALUES (%d, 'b'); COMMIT",
+                        db, i, db, i);
+    if (rc < 0)
+      return -1;
+  }
+  return 0;
+}
+
+int rt_master_pos(MYSQL *c, dm_position *out) {
+  memset(out, 0, sizeof *out);
+  if (mysql_query(c, "SHOW MASTER STATUS") != 0)
+    return -1;
+  MYSQL_RES *res = mysql_store_result(c);
+  MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
+  if (row) {
+    dm_strlcpy(out->name, row[0], sizeof out->name);
+    out->pos = strtoull(row[1], NULL, 10);
+  }
+  if (res)
+    mysql_free_result(res);
+  return row ? 0 : -1;
+}
+
+int rt_relay_meta(rt_env *e, char *subdir, size_t sublen, dm_position *out) {
+  char path[600], line[512], last[256] = "";
+  snprintf(path, sizeof path, "%s/server-uuid.index", e->relay_dir);
+  FILE *fp = fopen(path, "r");
+  if (!fp)
+    return -1;
+  while (fgets(line, sizeof line, fp))
+    if (line[0] != '\n')
+      sscanf(line, "%255s", last);
+  fclose(fp);
+  if (subdir)
+    dm_strlcpy(subdir, last, sublen);
+  snprintf(path, sizeof path, "%s/%s/relay.meta", e->relay_dir, last);
+  if (!(fp = fopen(path, "r")))
+    return -1;
+  memset(out, 0, sizeof *out);
+  while (fgets(line, sizeof line, fp)) {
+    char v[400];
+    unsigned long long pos;
+    if (sscanf(line, "binlog-name = \"%399[^\"]\"", v) == 1)
+      dm_strlcpy(out->name, v, sizeof out->name);
+    else if (sscanf(line, "binlog-pos = %llu", &pos) == 1)
+      out->pos = pos;
+    else if (sscanf(line, "binlog-gtid = \"%399[^\"]\"", v) == 1)
+      dm_strlcpy(out->gtid, v, sizeof out->gtid);
+  }
+  fclose(fp);
+  return 0;
+}
+
+int rt_wait_relay(rt_env *e, const dm_position *target, int timeout_ms) {
+  dm_position p;
+  for (int waited = 0; waited < timeout_ms; waited += 50) {
+    char sub[256], path[900];
+    struct stat sb;
+    /* the relay's file must hold what relay.meta names (right after a restart it may not yet:
+     * recovery has not run) */
+    if (rt_relay_meta(e, sub, sizeof sub, &p) == 0 && dm_position_compare_file(&p, target) >= 0 &&
+        snprintf(path, sizeof path, "%s/%s/%s", e->relay_dir, sub, p.name) > 0 &&
+        stat(path, &sb) == 0 && (uint64_t)sb.st_size >= p.pos)
+      return 0;
+    rt_sleep_ms(50);
+  }
+  char a[300], b[300];
+  fprintf(stderr, "relay at %s, not at %s after %d ms\n", dm_position_format(&p, a, sizeof a),
+          dm_position_format(target, b, sizeof b), timeout_ms);
+  return -1;
+}
+
+const char *rt_source_binlog_dir(void) {
+  static char dir[512];
+  const char *db = getenv("DMH_DB_DIR");
+  snprintf(dir, sizeof dir, "%s/source/data", db ? db : "/tmp/dmhost-db");
+  return dir;
+}
+
+static unsigned char *rt_read(const char *path, size_t *len) {
+  FILE *fp = fopen(path, "rb");
+  if (!fp)
+    return NULL;
+  fseek(fp, 0, SEEK_END);
+  long n = ftell(fp);
+  fseek(fp, 0, SEEK_SET);
+  unsigned char *buf = malloc(n > 0 ? (size_t)n : 1);
+  *len = buf ? fread(buf, 1, (size_t)n, fp) : 0;
+  fclose(fp);
+  return buf;
+}
+
+int rt_compare(rt_env *e, uint64_t *bytes) {
+  char sub[256];
+  dm_position meta;
+  *bytes = 0;
+  if (rt_relay_meta(e, sub, sizeof sub, &meta) < 0) {
+    fprintf(stderr, "compare: no relay.meta in %s\n", e->relay_dir);
+    return -1;
+  }
+  char dir[600];
+  snprintf(dir, sizeof dir, "%s/%s", e->relay_dir, sub);
+  DIR *d = opendir(dir);
+  if (!d)
+    return -1;
+  int files = 0, bad = 0;
+  struct dirent *de;
+  while ((de = readdir(d)) && !bad) {
+    if (strncmp(de->d_name, "mysql-bin.", 10) != 0 || strstr(de->d_name, ".index"))
+      continue;
+    char rp[900], sp[900];
+    snprintf(rp, sizeof rp, "%s/%s", dir, de->d_name);
+    snprintf(sp, sizeof sp, "%s/%s", rt_source_binlog_dir(), de->d_name);
+    size_t rl = 0, sl = 0;
+    unsigned char *r = rt_read(rp, &rl), *s = rt_read(sp, &sl);
+    bool active = strcmp(de->d_name, meta.name) == 0;
+    size_t n = active ? (size_t)meta.pos : sl;
+    if (!r || !s || rl < n || sl < n || (!active && rl != sl)) {
+      fprintf(stderr, "compare %s: relay %zu bytes, source %zu bytes, expected %zu%s\n", de->d_name,
+              rl, sl, n, active ? " (active)" : "");
+      bad = 1;
+    }
+    for (size_t i = 0; !bad && i < n; i++) {
+      if (r[i] == s[i] || (i == 4 + 17 && ((r[i] ^ s[i]) == 0x01)))
+        continue; /* the format description's in-use flag differs while the file is open */
+      fprintf(stderr, "compare %s: first difference at offset %zu (relay %02x, source %02x)\n",
+              de->d_name, i, r[i], s[i]);
+      bad = 1;
+    }
+    free(r);
+    free(s);
+    if (!bad) {
+      files++;
+      *bytes += n;
+    }
+  }
+  closedir(d);
+  return bad ? -1 : files;
+}

@@ -1,0 +1,156 @@
+/*
+ * Purge rules (host/relay_purge.c) on a hand-made relay folder: no server needed.
+ */
+#include <CUnit/Basic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <utime.h>
+
+#include "relay_purge.h"
+
+static char pdir[256];
+
+static void p_write(const char *rel, const char *text) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", pdir, rel);
+  FILE *fp = fopen(path, "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(fp);
+  fputs(text, fp);
+  fclose(fp);
+}
+
+static bool p_exists(const char *rel) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", pdir, rel);
+  return access(path, F_OK) == 0;
+}
+
+static void p_age(const char *rel, int hours) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", pdir, rel);
+  struct utimbuf t = {.actime = time(NULL) - hours * 3600, .modtime = time(NULL) - hours * 3600};
+  utime(path, &t);
+}
+
+/* Two sub-folders: 0-1.000001 with files 1..3, 0-2.000002 with 4..7; the relay writes 7. */
+static void p_setup(void) {
+  snprintf(pdir, sizeof pdir, "/tmp/dmh-relay-purge-XXXXXX");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(pdir));
+  char path[512];
+  snprintf(path, sizeof path, "%s/0-1.000001", pdir);
+  mkdir(path, 0755);
+  snprintf(path, sizeof path, "%s/0-2.000002", pdir);
+  mkdir(path, 0755);
+  snprintf(path, sizeof path, "%s/readers", pdir);
+  mkdir(path, 0755);
+  p_write("server-uuid.index", "0-1.000001\n0-2.000002\n");
+  for (int i = 1; i <= 3; i++) {
+    snprintf(path, sizeof path, "0-1.000001/mysql-bin.%06d", i);
+    p_write(path, "x");
+  }
+  p_write("0-1.000001/relay.meta", "binlog-name = \"mysql-bin.000003\"\nbinlog-pos = 1\n");
+  for (int i = 4; i <= 7; i++) {
+    snprintf(path, sizeof path, "0-2.000002/mysql-bin.%06d", i);
+    p_write(path, "x");
+  }
+  p_write("0-2.000002/relay.meta",
+          "binlog-name = \"mysql-bin.000007\"\nbinlog-pos = 4\nbinlog-gtid = \"0-2-9\"\n");
+}
+
+static void p_teardown(void) {
+  char cmd[400];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", pdir);
+  CU_ASSERT_EQUAL(system(cmd), 0);
+}
+
+static void test_manual_purge_respects_readers(void) {
+  p_setup();
+  p_write("readers/task1", "0-2.000002/mysql-bin.000005\n");
+  dmh_relay_purge_opts o = {.relay_dir = pdir, .before = "mysql-bin.000006"};
+  dm_error err;
+  int removed = -1;
+  /* task1 still needs 5: nothing goes, and the message names the reader and its file */
+  CU_ASSERT_EQUAL(dmh_relay_purge(&o, &removed, &err), -1);
+  CU_ASSERT_EQUAL(err.code, DM_ERR_RELAY_PURGE_IN_USE);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "reader task1"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "0-2.000002/mysql-bin.000005"));
+  CU_ASSERT_EQUAL(removed, 0);
+  CU_ASSERT_TRUE(p_exists("0-1.000001/mysql-bin.000001"));
+  /* up to the reader's file: the older sub-folder goes entirely, with its index line */
+  o.before = "mysql-bin.000005";
+  CU_ASSERT_EQUAL(dmh_relay_purge(&o, &removed, &err), 0);
+  CU_ASSERT_EQUAL(removed, 4);
+  CU_ASSERT_FALSE(p_exists("0-1.000001"));
+  CU_ASSERT_FALSE(p_exists("0-2.000002/mysql-bin.000004"));
+  CU_ASSERT_TRUE(p_exists("0-2.000002/mysql-bin.000005"));
+  char idx[512], line[128] = "";
+  snprintf(idx, sizeof idx, "%s/server-uuid.index", pdir);
+  FILE *fp = fopen(idx, "r");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(fp);
+  CU_ASSERT_PTR_NOT_NULL(fgets(line, sizeof line, fp));
+  fclose(fp);
+  CU_ASSERT_STRING_EQUAL(line, "0-2.000002\n");
+  p_teardown();
+}
+
+static void test_manual_purge_never_the_active_file(void) {
+  p_setup();
+  dmh_relay_purge_opts o = {.relay_dir = pdir, .before = "0-2.000002/mysql-bin.000008"};
+  dm_error err;
+  int removed = 0;
+  CU_ASSERT_EQUAL(dmh_relay_purge(&o, &removed, &err), -1);
+  CU_ASSERT_EQUAL(err.code, DM_ERR_NOT_FOUND);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "no relay file 0-2.000002/mysql-bin.000008"));
+  o.before = "mysql-bin.000007"; /* the relay's own file: everything before it may go */
+  CU_ASSERT_EQUAL(dmh_relay_purge(&o, &removed, &err), 0);
+  CU_ASSERT_EQUAL(removed, 6);
+  CU_ASSERT_TRUE(p_exists("0-2.000002/mysql-bin.000007"));
+  CU_ASSERT_TRUE(p_exists("0-2.000002/relay.meta"));
+  p_teardown();
+}
+
+static void test_auto_purge_by_age(void) {
+  p_setup();
+  p_age("0-1.000001/mysql-bin.000001", 50);
+  p_age("0-1.000001/mysql-bin.000002", 50);
+  p_age("0-2.000002/mysql-bin.000007", 50); /* old but the relay's own: kept */
+  p_write("readers/sync-a", "0-1.000001/mysql-bin.000002\n");
+  dmh_relay_purge_opts o = {.relay_dir = pdir, .expires_hours = 24};
+  dm_error err;
+  int removed = 0;
+  CU_ASSERT_EQUAL(dmh_relay_purge(&o, &removed, &err), 0);
+  CU_ASSERT_EQUAL(removed, 1); /* 2 is old too, but sync-a needs it */
+  CU_ASSERT_FALSE(p_exists("0-1.000001/mysql-bin.000001"));
+  CU_ASSERT_TRUE(p_exists("0-1.000001/mysql-bin.000002"));
+  CU_ASSERT_TRUE(p_exists("0-2.000002/mysql-bin.000007"));
+  /* a huge remain-space empties everything below the floor (still sync-a's file) */
+  o.expires_hours = 0;
+  o.remain_space_gb = 1 << 30;
+  CU_ASSERT_EQUAL(dmh_relay_purge(&o, &removed, &err), 0);
+  CU_ASSERT_EQUAL(removed, 0);
+  char rd[512];
+  snprintf(rd, sizeof rd, "%s/readers/sync-a", pdir);
+  unlink(rd);
+  CU_ASSERT_EQUAL(dmh_relay_purge(&o, &removed, &err), 0);
+  CU_ASSERT_EQUAL(removed, 5); /* 2, 3, 4, 5, 6 */
+  CU_ASSERT_TRUE(p_exists("0-2.000002/mysql-bin.000007"));
+  p_teardown();
+}
+
+int main(void) {
+  CU_initialize_registry();
+  CU_pSuite s = CU_add_suite("relay_purge", NULL, NULL);
+  CU_add_test(s, "manual purge respects readers", test_manual_purge_respects_readers);
+  CU_add_test(s, "manual purge never the active file", test_manual_purge_never_the_active_file);
+  CU_add_test(s, "auto purge by age and space", test_auto_purge_by_age);
+  CU_basic_set_mode(CU_BRM_VERBOSE);
+  CU_basic_run_tests();
+  unsigned failed = CU_get_number_of_failures();
+  CU_cleanup_registry();
+  return failed ? 1 : 0;
+}
