@@ -58,9 +58,13 @@ int load_cp_read(load_unit *u, MYSQL *c, load_dump *d, int *n_rows, dm_error *er
     u->host->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL, "load: source-id is too long");
     return -1;
   }
+  /* A locking read: the connection of a process killed a moment ago may still be committing its
+   * last batch on the server (its COMMIT was in flight). That transaction holds the lock of the
+   * checkpoint row it moved, so FOR UPDATE waits for it and then reads the committed offset;
+   * a plain read would see the old offset and load the batch a second time. */
   int n = snprintf(q, sizeof q,
                    "SELECT `filename`, `offset`, `end_pos` FROM %s WHERE `id` = %s "
-                   "ORDER BY `filename`",
+                   "ORDER BY `filename` FOR UPDATE",
                    u->cp_table, id);
   if (mysql_real_query(c, q, (size_t)n) != 0) {
     load_db_error(u, c, "load: cannot read the checkpoint", err);

@@ -96,7 +96,7 @@ typedef enum relay_fsync {
 
 typedef struct relay_file {
   char dir[RELAY_DIR_MAX]; /* the sub-folder */
-  char name[256];           /* upstream file name */
+  char name[256];          /* upstream file name */
   int fd;
   uint64_t size;      /* bytes in the file, buffered ones included */
   uint64_t flushed;   /* bytes handed to the kernel */
@@ -157,6 +157,7 @@ typedef struct relay_unit {
   relay_status st;
   pthread_mutex_t reader_lock; /* guards reader and killed */
   dm_binlog_reader *reader;    /* the open stream, for kill and the stop watcher to interrupt */
+  bool reader_interrupted;     /* interrupt was called on reader */
   bool killed;
 } relay_unit;
 

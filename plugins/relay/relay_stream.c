@@ -60,8 +60,11 @@ static double run_now(void) {
 
 void relay_interrupt(relay_unit *u) {
   pthread_mutex_lock(&u->reader_lock);
-  if (u->reader)
+  /* once per stream: a second call could reach into the connection while the stream thread
+   * tears it down after the first */
+  if (u->reader && !u->reader_interrupted)
     dm_binlog_reader_interrupt(u->reader);
+  u->reader_interrupted = true;
   pthread_mutex_unlock(&u->reader_lock);
 }
 
@@ -529,6 +532,7 @@ static int run_stream_once(relay_run *r, bool *progress, dm_error *err) {
     return err->code == DM_ERR_BINLOG_PURGED ? -1 : 0;
   pthread_mutex_lock(&u->reader_lock);
   u->reader = rd;
+  u->reader_interrupted = false;
   bool killed = u->killed;
   pthread_mutex_unlock(&u->reader_lock);
   if (killed || u->host->stop_requested(u->ctx))

@@ -206,9 +206,8 @@ static void relay_kill(void *self) {
   relay_unit *u = self;
   pthread_mutex_lock(&u->reader_lock);
   u->killed = true;
-  if (u->reader)
-    dm_binlog_reader_interrupt(u->reader); /* shuts the socket down */
   pthread_mutex_unlock(&u->reader_lock);
+  relay_interrupt(u); /* shuts the socket down */
 }
 
 static const dm_unit_descriptor relay_descriptor = {

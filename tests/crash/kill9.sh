@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# kill -9 of `dmhost run` at random moments of a mode-full task, ten times, then a last run to the
+# end: the target must equal the source table by table, and no run may ever hit a duplicate key
+# (on-duplicate = "error" makes one fatal). A kill during dump must lead to a clean re-dump, one
+# during load to a resume from the loader checkpoint (asserted from the logs).
+#
+#   kill9.sh <dmhost> <plugin dir> <source dir> [kills]
+set -euo pipefail
+dmhost=$1 plugins=$2 src_dir=$3 kills=${4:-10}
+cd "$src_dir"
+eval "$(bash scripts/mariadb.sh env)"
+db=crash_kill9
+work=$(mktemp -d /tmp/dmh-kill9-XXXXXX)
+trap '[ "${KEEP:-}" ] || rm -rf "$work"' EXIT
+fail() { echo "kill9: FAILED: $*" >&2; exit 1; }
+tgt() { mariadb --no-defaults --protocol=tcp -h"$DMH_TARGET_HOST" -P"$DMH_TARGET_PORT" -u"$DMH_TARGET_USER" "$@"; }
+
+bash scripts/sample-data.sh --rows 150000 --tables 4 --db "$db" >/dev/null
+tgt -e "DROP DATABASE IF EXISTS \`$db\`; DROP DATABASE IF EXISTS crash_meta"
+cat >"$work/source.cfg" <<CFG
+source-id = "crash-src";
+from = { host = "$DMH_SOURCE_HOST"; port = $DMH_SOURCE_PORT; user = "$DMH_SOURCE_USER"; password = ""; };
+CFG
+cat >"$work/task.cfg" <<CFG
+name = "crash";
+task-mode = "full";
+meta-schema = "crash_meta";
+target-database = { host = "$DMH_TARGET_HOST"; port = $DMH_TARGET_PORT; user = "$DMH_TARGET_USER"; password = ""; };
+mysql-instances = ( { source-id = "crash-src"; block-allow-list = "b"; } );
+block-allow-list = { b = { do-dbs = ["$db"]; }; };
+supervisor = { auto-resume = { enable = false; }; };
+dump = { threads = 2; chunk-rows = 20000; };
+load = { pool-size = 2; on-duplicate = "error"; batch-bytes = 262144; };
+CFG
+args=(run --quiet --source "$work/source.cfg" --task "$work/task.cfg" --work-dir "$work/w"
+  --plugin-dir "$plugins")
+
+dumps=0 loads=0
+for i in $(seq 1 "$kills"); do
+  # dmhost itself in the background (not a shell function: its pid would be a subshell's)
+  "$dmhost" "${args[@]}" >"$work/run-$i.log" 2>&1 &
+  pid=$!
+  # random moment: the first three early (0.05 .. 0.5 s: mostly during the dump), then 0.1 .. 2.5 s
+  if [ "$i" -le 3 ]; then span=45 base=0.05; else span=240 base=0.1; fi
+  sleep "$(awk -v r="$RANDOM" -v s="$span" -v b="$base" 'BEGIN { printf "%.2f", b + (r % s) / 100 }')"
+  kill -9 "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  pgrep -f "$work/task.cfg" >/dev/null && fail "a killed dmhost is still running"
+  grep -q "Duplicate entry\|code 1062\|1180" "$work/run-$i.log" && fail "run $i hit a duplicate key"
+  # a run that took a snapshot dumped; a run whose load started with bytes already done resumed
+  dumped=$(grep -c "dump: snapshot of" "$work/run-$i.log" || true)
+  resumed=$(grep -oE "load: loading .*: [0-9]+ of [0-9]+ bytes left" "$work/run-$i.log" |
+    awk '{ if ($(NF-4) != $(NF-2)) print 1 }' | head -1 || true)
+  dumps=$((dumps + (dumped > 0))) loads=$((loads + ${resumed:-0}))
+  echo "kill $i: dumped=$dumped resumed-load=${resumed:-0}" \
+    "$(grep -oE '[0-9]+ of [0-9]+ bytes left' "$work/run-$i.log" | head -1 || true)"
+done
+"$dmhost" "${args[@]}" >"$work/final.log" 2>&1 || { cat "$work/final.log"; fail "the last run did not finish"; }
+grep -q "Duplicate entry" "$work/final.log" && fail "the last run hit a duplicate key"
+[ "$dumps" -ge 2 ] || fail "only $dumps killed runs were dumping: the test did not cover the dump"
+[ "$loads" -ge 2 ] || fail "only $loads killed runs resumed a load: the test did not cover it"
+bash scripts/checksum.sh "$db" || fail "target differs from source"
+echo "kill9: $kills kills ($dumps runs dumped, $loads resumed a load); target equals source"
+tgt -e "DROP DATABASE IF EXISTS \`$db\`; DROP DATABASE IF EXISTS crash_meta"
