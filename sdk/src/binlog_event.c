@@ -381,7 +381,7 @@ static int event_payload(const dm_binlog_format *fmt, const dm_binlog_event *ev,
 
 int dm_binlog_decode_rotate(const dm_binlog_format *fmt, const dm_binlog_event *ev,
                             dm_binlog_rotate *out, dm_error *err) {
-  bl_cur c;
+  bl_cur c = {0};
   if (event_payload(fmt, ev, DM_BINLOG_ROTATE, 8, &c, err) < 0)
     return -1;
   out->position = bl_uint(&c, 8);
@@ -397,7 +397,7 @@ int dm_binlog_decode_rotate(const dm_binlog_format *fmt, const dm_binlog_event *
 
 int dm_binlog_decode_gtid(const dm_binlog_format *fmt, const dm_binlog_event *ev,
                           dm_binlog_gtid *out, dm_error *err) {
-  bl_cur c;
+  bl_cur c = {0};
   if (event_payload(fmt, ev, DM_BINLOG_GTID, 19, &c, err) < 0)
     return -1;
   memset(out, 0, sizeof *out);
@@ -424,7 +424,7 @@ int dm_binlog_decode_gtid(const dm_binlog_format *fmt, const dm_binlog_event *ev
 
 int dm_binlog_decode_gtid_list(const dm_binlog_format *fmt, const dm_binlog_event *ev,
                                dm_binlog_gtid_list *out, dm_error *err) {
-  bl_cur c;
+  bl_cur c = {0};
   if (event_payload(fmt, ev, DM_BINLOG_GTID_LIST, 4, &c, err) < 0)
     return -1;
   uint32_t v = (uint32_t)bl_uint(&c, 4);
@@ -464,7 +464,7 @@ int dm_binlog_gtid_list_format(const dm_binlog_gtid_list *l, char *buf, size_t l
 
 int dm_binlog_decode_checkpoint(const dm_binlog_format *fmt, const dm_binlog_event *ev,
                                 dm_binlog_checkpoint *out, dm_error *err) {
-  bl_cur c;
+  bl_cur c = {0};
   if (event_payload(fmt, ev, DM_BINLOG_BINLOG_CHECKPOINT, 4, &c, err) < 0)
     return -1;
   uint32_t n = (uint32_t)bl_uint(&c, 4);
@@ -477,7 +477,7 @@ int dm_binlog_decode_checkpoint(const dm_binlog_format *fmt, const dm_binlog_eve
 
 int dm_binlog_decode_xid(const dm_binlog_format *fmt, const dm_binlog_event *ev, uint64_t *xid,
                          dm_error *err) {
-  bl_cur c;
+  bl_cur c = {0};
   if (event_payload(fmt, ev, DM_BINLOG_XID, 0, &c, err) < 0)
     return -1;
   *xid = bl_uint(&c, 8);
@@ -488,7 +488,7 @@ int dm_binlog_decode_xid(const dm_binlog_format *fmt, const dm_binlog_event *ev,
 
 int dm_binlog_decode_annotate(const dm_binlog_format *fmt, const dm_binlog_event *ev,
                               dm_binlog_str *statement, dm_error *err) {
-  bl_cur c;
+  bl_cur c = {0};
   uint8_t t =
       ev->header.type == DM_BINLOG_ROWS_QUERY ? DM_BINLOG_ROWS_QUERY : DM_BINLOG_ANNOTATE_ROWS;
   if (event_payload(fmt, ev, t, 0, &c, err) < 0)
@@ -505,7 +505,7 @@ int dm_binlog_decode_annotate(const dm_binlog_format *fmt, const dm_binlog_event
 
 int dm_binlog_decode_heartbeat(const dm_binlog_format *fmt, const dm_binlog_event *ev,
                                dm_binlog_str *file, dm_error *err) {
-  bl_cur c;
+  bl_cur c = {0};
   if (event_payload(fmt, ev, DM_BINLOG_HEARTBEAT, 0, &c, err) < 0)
     return -1;
   c.p = ev->body + bl_post_header_len(fmt, DM_BINLOG_HEARTBEAT, 0);
@@ -516,7 +516,7 @@ int dm_binlog_decode_heartbeat(const dm_binlog_format *fmt, const dm_binlog_even
 
 int dm_binlog_decode_incident(const dm_binlog_format *fmt, const dm_binlog_event *ev,
                               dm_binlog_incident *out, dm_error *err) {
-  bl_cur c;
+  bl_cur c = {0};
   if (event_payload(fmt, ev, DM_BINLOG_INCIDENT, 2, &c, err) < 0)
     return -1;
   out->type = (uint16_t)bl_uint(&c, 2);
@@ -646,7 +646,7 @@ static void event_query_status(bl_cur *c, dm_binlog_query *q) {
 
 int dm_binlog_decode_query(const dm_binlog_format *fmt, const dm_binlog_event *ev,
                            dm_binlog_query *out, dm_error *err) {
-  bl_cur c;
+  bl_cur c = {0};
   if (event_payload(fmt, ev, DM_BINLOG_QUERY, 13, &c, err) < 0)
     return -1;
   memset(out, 0, sizeof *out);
@@ -674,7 +674,7 @@ int dm_binlog_decode_query(const dm_binlog_format *fmt, const dm_binlog_event *e
 
 int dm_binlog_decode_mysql_gtid(const dm_binlog_format *fmt, const dm_binlog_event *ev,
                                 dm_binlog_mysql_gtid *out, dm_error *err) {
-  bl_cur c;
+  bl_cur c = {0};
   uint8_t t = ev->header.type == DM_BINLOG_MYSQL_ANONYMOUS_GTID ? DM_BINLOG_MYSQL_ANONYMOUS_GTID
                                                                 : DM_BINLOG_MYSQL_GTID;
   if (event_payload(fmt, ev, t, 25, &c, err) < 0)
@@ -740,7 +740,7 @@ int dm_binlog_mysql_gtid_format(const dm_binlog_mysql_gtid *g, char *buf, size_t
 
 int dm_binlog_decode_previous_gtids(const dm_binlog_format *fmt, const dm_binlog_event *ev,
                                     char *buf, size_t len, dm_error *err) {
-  bl_cur c;
+  bl_cur c = {0};
   if (event_payload(fmt, ev, DM_BINLOG_MYSQL_PREVIOUS_GTIDS, 0, &c, err) < 0)
     return -1;
   if (len == 0)

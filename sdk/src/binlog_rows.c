@@ -32,7 +32,7 @@ int bl_decimal_to_text(const uint8_t *src, unsigned precision, unsigned scale, c
   if (precision == 0 || precision > 65 || scale > 38 || scale > precision)
     return -1;
   size_t size = bl_decimal_size(precision, scale);
-  uint8_t b[40];
+  uint8_t b[40] = {0};
   memcpy(b, src, size);
   bool negative = (b[0] & 0x80) == 0;
   b[0] ^= 0x80;

@@ -5,11 +5,13 @@
  * library mis-parses ROTATE after the first format description and its end-of-stream and error
  * both come back as NULL (see /work/shared/mariadb-notes.md).
  */
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 /* mysql.h first: the others use its types */
 #include <mysql.h>
@@ -31,6 +33,10 @@ typedef struct stream_reader {
   bool seen_fde;
   bool failed;
   bool ended;
+  /* A duplicate of the connection's socket, ours until close: interrupt shuts it down from
+   * another thread without touching the MYSQL handle, and the descriptor cannot be reused under
+   * it even if the library closes its own after an error. -1 until connected. */
+  int wake_fd;
 } stream_reader;
 
 /* Maps a server or client error to our codes: purged binlogs are not resumable, a broken
@@ -58,6 +64,8 @@ static int stream_error(stream_reader *r, unsigned no, const char *msg, const ch
 
 static void stream_close(dm_binlog_reader *base) {
   stream_reader *r = (stream_reader *)base;
+  if (r->wake_fd >= 0)
+    close(r->wake_fd);
   if (r->ev)
     mariadb_free_rpl_event(r->ev);
   if (r->rpl)
@@ -69,13 +77,9 @@ static void stream_close(dm_binlog_reader *base) {
 
 static void stream_interrupt(dm_binlog_reader *base) {
   stream_reader *r = (stream_reader *)base;
-  /* Wakes a fetch blocked in recv(); the fd stays open until close, so this cannot hit a reused
-   * descriptor. */
-  if (r->mysql) {
-    my_socket s = mysql_get_socket(r->mysql);
-    if (s != MARIADB_INVALID_SOCKET)
-      shutdown(s, SHUT_RDWR);
-  }
+  /* shutdown acts on the socket both descriptors name: a fetch blocked in recv() returns */
+  if (r->wake_fd >= 0)
+    shutdown(r->wake_fd, SHUT_RDWR);
 }
 
 static int stream_next(dm_binlog_reader *base, dm_binlog_event *ev, dm_error *err) {
@@ -239,6 +243,7 @@ int dm_binlog_reader_open_stream(dm_binlog_reader **out, const dm_binlog_stream_
   dm_strlcpy(r->base.file, gtid_start ? "" : opts->file, sizeof r->base.file);
   r->base.pos = gtid_start ? 4 : (opts->pos < 4 ? 4 : opts->pos);
 
+  r->wake_fd = -1;
   r->mysql = mysql_init(NULL);
   if (!r->mysql) {
     dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "binlog stream: mysql_init failed");
@@ -267,6 +272,8 @@ int dm_binlog_reader_open_stream(dm_binlog_reader **out, const dm_binlog_stream_
     stream_close(&r->base);
     return -1;
   }
+  my_socket sock = mysql_get_socket(r->mysql);
+  r->wake_fd = sock == MARIADB_INVALID_SOCKET ? -1 : fcntl(sock, F_DUPFD_CLOEXEC, 0);
   char sql[2300];
   if (mysql_query(r->mysql, "SELECT @@global.binlog_checksum") != 0) {
     stream_error(r, mysql_errno(r->mysql), mysql_error(r->mysql), "SELECT @@binlog_checksum", err);

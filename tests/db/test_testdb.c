@@ -270,7 +270,7 @@ static void test_checksum(void) {
 
 /* The hex of a value on the source, as compare prints it (0x + up to 48 bytes + length). */
 static void describe_on_source(const char *column, int id, char *out, size_t len) {
-  char hex[256];
+  char hex[128]; /* 48 bytes as hex: 96 characters */
   long long n = 0;
   CU_ASSERT_EQUAL(testdb_query_value(src, hex, sizeof hex,
                                      "SELECT LOWER(HEX(LEFT(CAST(%s AS BINARY), 48))) FROM "
