@@ -1,0 +1,108 @@
+/*
+ * Inside the registry (registry.h): shared by registry.c (opening and restore, shutdown, the list
+ * of tasks, the references and the persistence), registry_sources.c (operate-source and the
+ * worker's binding), registry_relay.c (start-, stop- and purge-relay) and registry_tasks.c (the
+ * task commands and query-status). The three locks and their order are described in registry.h;
+ * a field marked [lock] is guarded by the registry's `lock`, [cmd_lock] by its task's.
+ */
+#ifndef DMH_REGISTRY_INTERNAL_H
+#define DMH_REGISTRY_INTERNAL_H
+
+#include <json-c/json.h>
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "config.h"
+#include "dmhost/error.h"
+#include "registry.h"
+#include "state.h"
+#include "supervisor.h"
+#include "worker.h"
+
+/* The bound source. Freed by the last reference after it was unlinked. */
+typedef struct reg_source {
+  char *id;
+  char *file_rel;
+  dmh_source_config *cfg;
+  dmh_subtask *relay; /* [lock] created by start-relay (or enable-relay); lives as long as this */
+  dmh_expect_stage relay_expect; /* [lock] */
+  bool has_relay_err;            /* [lock] the relay could not be created: relay_err says why */
+  dm_error relay_err;
+  int refs;    /* [lock] */
+  bool linked; /* [lock] */
+} reg_source;
+
+typedef struct reg_sub {
+  char *source_id;
+  reg_source *src; /* one reference, NULL if the source is not bound (restore only) */
+  dmh_subtask *st; /* [lock] NULL until created, or when creating it failed (err says why) */
+  bool has_err;    /* [lock] */
+  dm_error err;    /* [lock] */
+  char *work_root;
+} reg_sub;
+
+typedef struct reg_task {
+  struct reg_task *next; /* [lock] */
+  char *name;
+  char *file_rel;
+  dmh_task_config *cfg;    /* [cmd_lock + lock to set] NULL if its copy could not be loaded */
+  bool has_load_err;       /* [lock] */
+  dm_error load_err;       /* [lock] */
+  dmh_expect_stage expect; /* [lock] */
+  char *unit_paths[DMH_KIND_COUNT]; /* [lock] swapped builds */
+  reg_sub *subs;
+  int n_subs;
+  pthread_mutex_t cmd_lock;
+  int refs;    /* [lock] */
+  bool linked; /* [lock] */
+} reg_task;
+
+struct dmh_registry {
+  char *state_dir;
+  char *plugin_dir;
+  char *worker_name;
+  pthread_mutex_t source_lock;
+  pthread_mutex_t lock;
+  dmh_worker worker; /* [lock] */
+  reg_source *src;   /* [lock] the bound source, or NULL */
+  reg_task *tasks;   /* [lock] */
+};
+
+/* registry.c: helpers. reg_oom fills DM_ERR_NO_MEMORY "out of memory <what>" and returns -1. */
+char *reg_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int reg_oom(dm_error *err, const char *what);
+
+/* registry.c: state.json from the lists. Under `lock`. */
+int reg_persist_locked(dmh_registry *r, dm_error *err);
+
+/* registry.c: the list of tasks and the references. The *_locked functions run under `lock`; the
+ * others take it themselves, and an unref frees (outside `lock`) what it released last. */
+void reg_source_unref(dmh_registry *r, reg_source *s);
+void reg_task_unref(dmh_registry *r, reg_task *t);
+reg_task *reg_find_task_locked(dmh_registry *r, const char *name);
+void reg_link_task_locked(dmh_registry *r, reg_task *t);
+void reg_unlink_task_locked(dmh_registry *r, reg_task *t);
+reg_task *reg_get_task(dmh_registry *r, const char *cmd, const char *name, dm_error *err);
+bool reg_lock_task(dmh_registry *r, reg_task *t, const char *cmd, dm_error *err);
+reg_source *reg_get_source(dmh_registry *r, const char *id);
+reg_task **reg_all_tasks(dmh_registry *r, int *n_out);
+reg_task *reg_task_new(const char *name, const char *file_rel);
+int reg_make_subs_locked(dmh_registry *r, reg_task *t, const dmh_task_config *cfg, bool all);
+
+/* registry.c: pieces of the responses. */
+void reg_add_worker(dmh_registry *r, json_object *resp);
+json_object *reg_source_result(dmh_registry *r, const char *source, const dm_error *e);
+
+/* registry.c: the supervisor's side of a subtask, and the check of a copied config file. */
+int reg_sub_create(dmh_registry *r, reg_task *t, reg_sub *sub, dm_error *err);
+void reg_sub_set_error(dmh_registry *r, reg_sub *sub, const dm_error *e);
+int reg_check_paths(const char *orig_path, char *const a[DMH_KIND_COUNT],
+                    char *const b[DMH_KIND_COUNT], dm_error *err);
+
+/* registry_relay.c: run and halt with source_lock held; the status for query-status and
+ * operate-source show. */
+int reg_relay_run(dmh_registry *r, reg_source *s, const dmh_worker *next, dm_error *err);
+int reg_relay_halt(dmh_registry *r, reg_source *s, const dmh_worker *next, dm_error *err);
+json_object *reg_relay_status(dmh_subtask *relay);
+
+#endif /* DMH_REGISTRY_INTERNAL_H */

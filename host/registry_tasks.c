@@ -1,0 +1,527 @@
+/* start-task, pause-task, resume-task, stop-task, swap-unit and query-status; the locking is
+ * described in registry.h. */
+#include "registry_internal.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dmhost/sdk.h"
+#include "error_json.h"
+#include "log.h"
+
+/* ---- tasks ---- */
+
+/* DM_ERR_NOT_FOUND naming the task's sources when none is bound here. Under `lock`. */
+static void reg_no_source_error(dmh_registry *r, const dmh_task_config *cfg, const char *path,
+                                dm_error *err) {
+  char names[512] = "";
+  size_t n = 0;
+  for (int i = 0; i < cfg->n_instances && n < sizeof names; i++)
+    n += (size_t)snprintf(names + n, sizeof names - n, "%s\"%s\"", i ? ", " : "",
+                          cfg->instances[i].source_id);
+  dm_error_set(
+      err, DM_ERR_NOT_FOUND, NULL,
+      "start-task %s: task %s reads source%s %s, not bound to this worker (worker %s%s%s); "
+      "create the source first with `dmctl operate-source create SOURCE.cfg`",
+      path, cfg->name, cfg->n_instances > 1 ? "s" : "", names,
+      dmh_worker_stage_name(r->worker.stage), r->worker.source[0] ? " bound to " : "",
+      r->worker.source);
+}
+
+/* Undo a start-task that failed before any subtask ran. cmd_lock held; drops our reference. */
+static void reg_task_abandon(dmh_registry *r, reg_task *t, const char *copy_path) {
+  pthread_mutex_lock(&r->lock);
+  reg_unlink_task_locked(r, t);
+  pthread_mutex_unlock(&r->lock);
+  pthread_mutex_unlock(&t->cmd_lock);
+  if (copy_path) {
+    dm_error ignored;
+    dmh_state_remove_file(copy_path, &ignored);
+  }
+  reg_task_unref(r, t);
+}
+
+int dmh_registry_task_start(dmh_registry *r, const char *path, json_object *resp, dm_error *err) {
+  json_object *arr = json_object_new_array();
+  json_object_object_add(resp, "sources", arr);
+  dmh_task_config *orig = NULL;
+  if (dmh_task_config_load(path, &orig, err) < 0)
+    return -1;
+  if (dmh_state_check_name("task name", orig->name, err) < 0) {
+    dmh_task_config_free(orig);
+    return -1;
+  }
+  char *rel = dmh_state_task_file_rel(orig->name);
+  reg_task *t = rel ? reg_task_new(orig->name, rel) : NULL;
+  free(rel);
+  if (!t) {
+    dmh_task_config_free(orig);
+    return reg_oom(err, "starting the task");
+  }
+  t->expect = DMH_EXPECT_RUNNING;
+  t->refs = 1;
+  pthread_mutex_lock(&t->cmd_lock); /* not visible to anyone yet: cannot wait */
+
+  pthread_mutex_lock(&r->lock);
+  reg_task *other = reg_find_task_locked(r, orig->name);
+  int rc = 0;
+  if (other) {
+    dm_error_set(err, DM_ERR_EXISTS, NULL,
+                 "start-task %s: task \"%s\" already exists on this worker; `dmctl stop-task %s` "
+                 "first, or give the task another name",
+                 path, orig->name, orig->name);
+    rc = -1;
+  } else if ((rc = reg_make_subs_locked(r, t, orig, false)) == 0) {
+    reg_no_source_error(r, orig, path, err);
+    rc = -1;
+  } else if (rc < 0) {
+    reg_oom(err, "starting the task");
+  } else {
+    rc = 0;
+    t->linked = true; /* the name is taken from here on */
+    reg_link_task_locked(r, t);
+  }
+  /* Sources of the task bound elsewhere: their subtasks belong to another worker. */
+  char skipped[512] = "";
+  size_t ns = 0;
+  for (int i = 0; rc == 0 && i < orig->n_instances && ns < sizeof skipped; i++) {
+    bool here = false;
+    for (int j = 0; j < t->n_subs && !here; j++)
+      here = strcmp(t->subs[j].source_id, orig->instances[i].source_id) == 0;
+    if (!here)
+      ns += (size_t)snprintf(skipped + ns, sizeof skipped - ns, "%s%s", ns ? ", " : "",
+                             orig->instances[i].source_id);
+  }
+  pthread_mutex_unlock(&r->lock);
+  if (skipped[0]) {
+    char msg[700];
+    snprintf(msg, sizeof msg,
+             "source(s) %s of the task are not bound to this worker: their subtasks are not "
+             "created here",
+             skipped);
+    json_object_object_add(resp, "msg", json_object_new_string(msg));
+  }
+  if (rc < 0) {
+    pthread_mutex_unlock(&t->cmd_lock);
+    reg_task_unref(r, t);
+    dmh_task_config_free(orig);
+    return -1;
+  }
+
+  /* Copy the file into the state dir and run what the copy says. */
+  char *abs = dmh_state_path(r->state_dir, t->file_rel);
+  char *dir = reg_printf("%s/tasks/%s", r->state_dir, t->name);
+  dmh_task_config *copy = NULL;
+  bool copied = false;
+  if (!abs || !dir)
+    rc = reg_oom(err, "starting the task");
+  else if (dmh_state_mkdirs(dir, err) < 0 || dmh_state_copy_file(path, abs, err) < 0)
+    rc = -1;
+  else if ((copied = true, dmh_task_config_load(abs, &copy, err) < 0) ||
+           reg_check_paths(path, orig->unit_paths, copy->unit_paths, err) < 0)
+    rc = -1;
+  free(dir);
+  dmh_task_config_free(orig);
+  if (rc < 0) {
+    dmh_task_config_free(copy);
+    reg_task_abandon(r, t, copied ? abs : NULL);
+    free(abs);
+    return -1;
+  }
+  pthread_mutex_lock(&r->lock);
+  t->cfg = copy;
+  pthread_mutex_unlock(&r->lock);
+
+  /* Every subtask is created (its units loaded and checked) before any starts: a unit that
+   * cannot load refuses the whole task. */
+  for (int i = 0; i < t->n_subs && rc == 0; i++)
+    rc = reg_sub_create(r, t, &t->subs[i], err);
+  if (rc < 0) {
+    reg_task_abandon(r, t, abs);
+    free(abs);
+    return -1;
+  }
+  free(abs);
+  int failed = 0;
+  dm_error first;
+  for (int i = 0; i < t->n_subs; i++) {
+    dm_error e;
+    int src = dmh_subtask_start(t->subs[i].st, &e);
+    if (src < 0 && failed++ == 0)
+      first = e;
+    json_object_array_add(arr, reg_source_result(r, t->subs[i].source_id, src < 0 ? &e : NULL));
+  }
+  pthread_mutex_lock(&r->lock);
+  int prc = reg_persist_locked(r, err);
+  pthread_mutex_unlock(&r->lock);
+  dmh_log(DM_LOG_INFO, "registry", "task %s started from %s on %d source(s), %d failed", t->name,
+          path, t->n_subs, failed);
+  pthread_mutex_unlock(&t->cmd_lock);
+  reg_task_unref(r, t);
+  if (failed) {
+    /* The task stays (stage Stopped with its errors in query-status): resume-task retries. */
+    *err = first;
+    return -1;
+  }
+  return prc;
+}
+
+typedef enum reg_op { REG_PAUSE, REG_RESUME, REG_STOP } reg_op;
+
+static const char *reg_op_cmd(reg_op op) {
+  return op == REG_PAUSE ? "pause-task" : op == REG_RESUME ? "resume-task" : "stop-task";
+}
+
+/* One sub under a pause/resume/stop. cmd_lock held. */
+static int reg_sub_op(dmh_registry *r, reg_task *t, reg_sub *sub, reg_op op, dm_error *err) {
+  pthread_mutex_lock(&r->lock);
+  dmh_subtask *st = sub->st;
+  bool has_err = sub->has_err;
+  dm_error serr = sub->err;
+  pthread_mutex_unlock(&r->lock);
+  if (!st) {
+    if (op == REG_STOP)
+      return 0; /* nothing runs */
+    if (op == REG_PAUSE || !t->cfg) {
+      if (has_err)
+        *err = serr;
+      else
+        dm_error_set(err, DM_ERR_STAGE, NULL, "%s: task %s has no subtask on source %s",
+                     reg_op_cmd(op), t->name, sub->source_id);
+      return -1;
+    }
+    /* resume of a subtask that could not be restored: try again from the start */
+    if (reg_sub_create(r, t, sub, err) < 0) {
+      reg_sub_set_error(r, sub, err);
+      return -1;
+    }
+    pthread_mutex_lock(&r->lock);
+    st = sub->st;
+    pthread_mutex_unlock(&r->lock);
+  }
+  switch (op) {
+  case REG_PAUSE:
+    return dmh_subtask_pause(st, err);
+  case REG_RESUME:
+    /* New: restored with expected Paused, never started in this process. */
+    return dmh_subtask_stage(st) == DMH_STAGE_NEW ? dmh_subtask_start(st, err)
+                                                  : dmh_subtask_resume(st, err);
+  case REG_STOP:
+    return dmh_subtask_stage(st) == DMH_STAGE_STOPPED ? 0 : dmh_subtask_stop(st, err);
+  }
+  return 0;
+}
+
+static int reg_task_op(dmh_registry *r, const char *name, reg_op op, json_object *resp,
+                       dm_error *err) {
+  json_object *arr = json_object_new_array();
+  json_object_object_add(resp, "op",
+                         json_object_new_string(op == REG_PAUSE    ? "Pause"
+                                                : op == REG_RESUME ? "Resume"
+                                                                   : "Stop"));
+  json_object_object_add(resp, "sources", arr);
+  const char *cmd = reg_op_cmd(op);
+  reg_task *t = reg_get_task(r, cmd, name, err);
+  if (!t)
+    return -1;
+  if (op == REG_STOP) {
+    /* Gone from the list (and from state.json) at once; the stop itself waits for any command in
+     * flight on the task. */
+    pthread_mutex_lock(&r->lock);
+    bool was_linked = t->linked;
+    if (was_linked)
+      reg_unlink_task_locked(r, t);
+    dm_error perr;
+    if (was_linked)
+      reg_persist_locked(r, &perr);
+    pthread_mutex_unlock(&r->lock);
+    if (!was_linked) {
+      dm_error_set(err, DM_ERR_NOT_FOUND, NULL, "stop-task: task \"%s\" is being stopped already",
+                   name);
+      reg_task_unref(r, t);
+      return -1;
+    }
+    pthread_mutex_lock(&t->cmd_lock);
+  } else if (!reg_lock_task(r, t, cmd, err)) {
+    reg_task_unref(r, t);
+    return -1;
+  }
+  if (!t->cfg && op != REG_STOP) {
+    pthread_mutex_lock(&r->lock);
+    *err = t->load_err;
+    pthread_mutex_unlock(&r->lock);
+    pthread_mutex_unlock(&t->cmd_lock);
+    reg_task_unref(r, t);
+    return -1;
+  }
+  int ok = 0, failed = 0;
+  dm_error first;
+  for (int i = 0; i < t->n_subs; i++) {
+    dm_error e;
+    int rc = reg_sub_op(r, t, &t->subs[i], op, &e);
+    if (rc < 0 && failed++ == 0)
+      first = e;
+    if (rc == 0)
+      ok++;
+    json_object_array_add(arr, reg_source_result(r, t->subs[i].source_id, rc < 0 ? &e : NULL));
+  }
+  int rc = 0;
+  if (op == REG_STOP) {
+    char *abs = dmh_state_path(r->state_dir, t->file_rel);
+    dm_error ignored;
+    if (abs)
+      dmh_state_remove_file(abs, &ignored);
+    free(abs);
+  } else if (ok > 0) {
+    pthread_mutex_lock(&r->lock);
+    t->expect = op == REG_PAUSE ? DMH_EXPECT_PAUSED : DMH_EXPECT_RUNNING;
+    if (t->linked)
+      rc = reg_persist_locked(r, err);
+    pthread_mutex_unlock(&r->lock);
+  }
+  dmh_log(DM_LOG_INFO, "registry", "%s %s: %d source(s) ok, %d failed", cmd, name, ok, failed);
+  pthread_mutex_unlock(&t->cmd_lock);
+  reg_task_unref(r, t); /* for stop-task: the last reference, destroying the subtasks */
+  if (failed) {
+    *err = first;
+    return -1;
+  }
+  return rc;
+}
+
+int dmh_registry_task_pause(dmh_registry *r, const char *name, json_object *resp, dm_error *err) {
+  return reg_task_op(r, name, REG_PAUSE, resp, err);
+}
+
+int dmh_registry_task_resume(dmh_registry *r, const char *name, json_object *resp, dm_error *err) {
+  return reg_task_op(r, name, REG_RESUME, resp, err);
+}
+
+int dmh_registry_task_stop(dmh_registry *r, const char *name, json_object *resp, dm_error *err) {
+  return reg_task_op(r, name, REG_STOP, resp, err);
+}
+
+int dmh_registry_task_swap(dmh_registry *r, const char *name, dm_unit_kind kind, const char *path,
+                           json_object *resp, dm_error *err) {
+  json_object *arr = json_object_new_array();
+  json_object_object_add(resp, "sources", arr);
+  int k = dmh_kind_index_of(kind);
+  if (k < 0 || kind == DM_UNIT_RELAY) {
+    dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL, "swap-unit: only dump, load or sync units");
+    return -1;
+  }
+  reg_task *t = reg_get_task(r, "swap-unit", name, err);
+  if (!t)
+    return -1;
+  if (!reg_lock_task(r, t, "swap-unit", err)) {
+    reg_task_unref(r, t);
+    return -1;
+  }
+  int ok = 0, failed = 0;
+  dm_error first;
+  for (int i = 0; i < t->n_subs; i++) {
+    pthread_mutex_lock(&r->lock);
+    dmh_subtask *st = t->subs[i].st;
+    pthread_mutex_unlock(&r->lock);
+    dm_error e;
+    int rc = -1;
+    if (st)
+      rc = dmh_subtask_swap_unit(st, kind, path, &e);
+    else
+      dm_error_set(&e, DM_ERR_STAGE, NULL,
+                   "swap-unit: task %s has no subtask on source %s (see query-status %s)", name,
+                   t->subs[i].source_id, name);
+    if (rc < 0 && failed++ == 0)
+      first = e;
+    if (rc == 0)
+      ok++;
+    json_object_array_add(arr, reg_source_result(r, t->subs[i].source_id, rc < 0 ? &e : NULL));
+  }
+  if (t->n_subs == 0) {
+    failed = 1;
+    first = t->load_err;
+  }
+  int rc = 0;
+  if (ok > 0) {
+    /* Persist the new build so a restart keeps it. */
+    pthread_mutex_lock(&r->lock);
+    char *copy = strdup(path);
+    if (copy) {
+      free(t->unit_paths[k]);
+      t->unit_paths[k] = copy;
+    }
+    if (t->linked)
+      rc = reg_persist_locked(r, err);
+    pthread_mutex_unlock(&r->lock);
+  }
+  dmh_log(DM_LOG_INFO, "registry", "swap-unit %s %s -> %s: %d ok, %d failed", name,
+          dmh_kind_name(kind), path, ok, failed);
+  pthread_mutex_unlock(&t->cmd_lock);
+  reg_task_unref(r, t);
+  if (failed) {
+    *err = first;
+    return -1;
+  }
+  return rc;
+}
+
+/* ---- query-status ---- */
+
+/* A subtask that does not exist (never created, or its creation failed), in the shape of
+ * dmh_subtask_status_json. */
+static json_object *reg_missing_status(const char *task, const char *source, const dm_error *e) {
+  json_object *o = json_object_new_object();
+  json_object_object_add(o, "name", json_object_new_string(task));
+  json_object_object_add(o, "source", json_object_new_string(source));
+  json_object_object_add(o, "stage", json_object_new_string(e ? "Stopped" : "New"));
+  json_object_object_add(o, "unit", json_object_new_string(""));
+  if (e) {
+    json_object *res = json_object_new_object();
+    json_object_object_add(res, "isCanceled", json_object_new_boolean(0));
+    json_object *errs = json_object_new_array();
+    json_object_array_add(errs, dmh_error_to_json(e, NULL));
+    json_object_object_add(res, "errors", errs);
+    json_object_object_add(o, "result", res);
+  } else {
+    json_object_object_add(o, "result", NULL);
+  }
+  return o;
+}
+
+static json_object *reg_sub_status(dmh_registry *r, reg_task *t, reg_sub *sub) {
+  pthread_mutex_lock(&r->lock);
+  dmh_subtask *st = sub->st;
+  bool has_err = sub->has_err;
+  dm_error e = sub->err;
+  pthread_mutex_unlock(&r->lock);
+  return st ? dmh_subtask_status_json(st)
+            : reg_missing_status(t->name, sub->source_id, has_err ? &e : NULL);
+}
+
+static bool reg_status_has_errors(json_object *status) {
+  json_object *res = NULL, *errs = NULL;
+  return json_object_object_get_ex(status, "result", &res) && res &&
+         json_object_object_get_ex(res, "errors", &errs) &&
+         json_object_is_type(errs, json_type_array) && json_object_array_length(errs) > 0;
+}
+
+/* DM's summary of a task over its subtasks. */
+static const char *reg_task_status(json_object **subs, int n, const char *name, char *buf,
+                                   size_t len) {
+  if (n == 0) {
+    snprintf(buf, len,
+             "Error - the task could not be restored. Please run `query-status %s` to "
+             "get more details.",
+             name);
+    return buf;
+  }
+  const char *stage = NULL;
+  bool mixed = false;
+  for (int i = 0; i < n; i++) {
+    if (reg_status_has_errors(subs[i])) {
+      snprintf(buf, len,
+               "Error - Some error occurred in subtask. Please run `query-status %s` to get more "
+               "details.",
+               name);
+      return buf;
+    }
+    json_object *s = NULL;
+    json_object_object_get_ex(subs[i], "stage", &s);
+    const char *st = s ? json_object_get_string(s) : "?";
+    if (stage && strcmp(stage, st) != 0)
+      mixed = true;
+    if (!stage || strcmp(st, "Paused") == 0 || strcmp(st, "Stopped") == 0)
+      stage = st;
+  }
+  if (mixed && strcmp(stage, "Paused") != 0 && strcmp(stage, "Stopped") != 0)
+    stage = "Running"; /* some finished, others still run */
+  snprintf(buf, len, "%s", stage);
+  return buf;
+}
+
+static int reg_status_list(dmh_registry *r, json_object *resp, dm_error *err) {
+  int n;
+  reg_task **all = reg_all_tasks(r, &n);
+  if (!all)
+    return reg_oom(err, "listing the tasks");
+  json_object *tasks = json_object_new_array();
+  for (int i = 0; i < n; i++) {
+    reg_task *t = all[i];
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "taskName", json_object_new_string(t->name));
+    json_object **subs = calloc((size_t)(t->n_subs ? t->n_subs : 1), sizeof *subs);
+    json_object *srcs = json_object_new_array();
+    for (int j = 0; subs && j < t->n_subs; j++) {
+      subs[j] = reg_sub_status(r, t, &t->subs[j]);
+      json_object *s = json_object_new_object();
+      json_object *stage = NULL;
+      json_object_object_get_ex(subs[j], "stage", &stage);
+      json_object_object_add(s, "source", json_object_new_string(t->subs[j].source_id));
+      json_object_object_add(s, "stage", json_object_get(stage));
+      json_object_array_add(srcs, s);
+    }
+    char buf[160];
+    json_object_object_add(o, "taskStatus",
+                           json_object_new_string(reg_task_status(subs, subs ? t->n_subs : 0,
+                                                                  t->name, buf, sizeof buf)));
+    pthread_mutex_lock(&r->lock);
+    dmh_expect_stage expect = t->expect;
+    pthread_mutex_unlock(&r->lock);
+    json_object_object_add(o, "expectedStage",
+                           json_object_new_string(dmh_expect_stage_name(expect)));
+    json_object_object_add(o, "sources", srcs);
+    for (int j = 0; subs && j < t->n_subs; j++)
+      json_object_put(subs[j]);
+    free(subs);
+    json_object_array_add(tasks, o);
+    reg_task_unref(r, t);
+  }
+  free(all);
+  json_object_object_add(resp, "tasks", tasks);
+  return 0;
+}
+
+int dmh_registry_query_status(dmh_registry *r, const char *name, json_object *resp, dm_error *err) {
+  reg_add_worker(r, resp);
+  if (!name)
+    return reg_status_list(r, resp, err);
+  json_object *arr = json_object_new_array();
+  json_object_object_add(resp, "sources", arr);
+  reg_task *t = reg_get_task(r, "query-status", name, err);
+  if (!t)
+    return -1;
+  pthread_mutex_lock(&r->lock);
+  bool load_failed = !t->cfg && t->has_load_err;
+  dm_error lerr = t->load_err;
+  pthread_mutex_unlock(&r->lock);
+  for (int i = 0; i < t->n_subs; i++) {
+    reg_sub *sub = &t->subs[i];
+    json_object *st = reg_sub_status(r, t, sub);
+    pthread_mutex_lock(&r->lock);
+    dmh_subtask *relay = sub->src ? sub->src->relay : NULL;
+    bool has_err = !sub->st && sub->has_err;
+    dm_error e = sub->err;
+    pthread_mutex_unlock(&r->lock);
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "result", json_object_new_boolean(!has_err));
+    json_object_object_add(o, "msg", json_object_new_string(has_err ? e.message : ""));
+    json_object *ss = json_object_new_object();
+    json_object_object_add(ss, "source", json_object_new_string(sub->source_id));
+    json_object_object_add(ss, "worker", json_object_new_string(r->worker_name));
+    json_object_object_add(ss, "result", NULL);
+    json_object_object_add(ss, "relayStatus", reg_relay_status(relay));
+    json_object_object_add(o, "sourceStatus", ss);
+    json_object *subs = json_object_new_array();
+    json_object_array_add(subs, st);
+    json_object_object_add(o, "subTaskStatus", subs);
+    json_object_array_add(arr, o);
+  }
+  reg_task_unref(r, t);
+  if (load_failed) {
+    *err = lerr;
+    return -1;
+  }
+  return 0;
+}
