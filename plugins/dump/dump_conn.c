@@ -66,6 +66,23 @@ char *dump_quote_string(dump_conn *c, const char *value) {
   return out;
 }
 
+/* SO_LINGER 0: close sends a reset. A plain close (or shutdown) leaves the server blocked writing
+ * the rest of a result into a window that never opens again, holding the table's metadata lock
+ * until the kernel gives up on the half-closed connection (a minute or two; measured). */
+static void dump_conn_reset_on_close(int sock) {
+  struct linger l = {.l_onoff = 1, .l_linger = 0};
+  setsockopt(sock, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+}
+
+static void dump_conn_shutdown(dump_unit *u, dump_conn *c) {
+  pthread_mutex_lock(&u->conn_lock);
+  if (c->sock >= 0) {
+    dump_conn_reset_on_close(c->sock);
+    shutdown(c->sock, SHUT_RDWR);
+  }
+  pthread_mutex_unlock(&u->conn_lock);
+}
+
 int dump_conn_open(dump_unit *u, dump_conn *c, dm_error *err) {
   const dm_db_endpoint *ep = u->host->source_db(u->ctx);
   c->sock = -1;
@@ -110,20 +127,30 @@ void dump_conn_close(dump_unit *u, dump_conn *c) {
   c->m = NULL;
 }
 
-void dump_conn_shutdown(dump_unit *u, dump_conn *c) {
+void dump_conn_abort(dump_unit *u, dump_conn *c, MYSQL_RES *res) {
   pthread_mutex_lock(&u->conn_lock);
   if (c->sock >= 0)
-    shutdown(c->sock, SHUT_RDWR);
+    dump_conn_reset_on_close(c->sock);
   pthread_mutex_unlock(&u->conn_lock);
+  /* mysql_free_result would read (and drop) every row still on its way, the rest of the chunk:
+   * mark the connection idle so it frees only what it holds. The connection is closed next, so
+   * its protocol state no longer matters. */
+  c->m->status = MYSQL_STATUS_READY;
+  mysql_free_result(res);
+  dump_conn_close(u, c);
 }
 
 void dump_conn_shutdown_all(dump_unit *u) {
   pthread_mutex_lock(&u->conn_lock);
-  if (u->main.sock >= 0)
+  if (u->main.sock >= 0) {
+    dump_conn_reset_on_close(u->main.sock);
     shutdown(u->main.sock, SHUT_RDWR);
+  }
   for (int i = 0; i < DUMP_MAX_THREADS; i++)
-    if (u->workers[i].sock >= 0)
+    if (u->workers[i].sock >= 0) {
+      dump_conn_reset_on_close(u->workers[i].sock);
       shutdown(u->workers[i].sock, SHUT_RDWR);
+    }
   pthread_mutex_unlock(&u->conn_lock);
 }
 

@@ -120,9 +120,11 @@ void dump_table_chunk_done(dump_unit *u, dump_table *t);
 /* Connects to the source with the dump's session settings; the socket is registered for kill. */
 int dump_conn_open(dump_unit *u, dump_conn *c, dm_error *err);
 void dump_conn_close(dump_unit *u, dump_conn *c);
-/* shutdown(2) of every registered socket, so blocked reads return. */
+/* shutdown(2) of every registered socket, so blocked reads return (kill). */
 void dump_conn_shutdown_all(dump_unit *u);
-void dump_conn_shutdown(dump_unit *u, dump_conn *c);
+/* Gives up a connection in the middle of a use_result: frees res without reading the rest and
+ * closes the connection with a reset, so the server stops sending at once. */
+void dump_conn_abort(dump_unit *u, dump_conn *c, MYSQL_RES *res);
 /* Runs a statement and discards any result. */
 int dump_conn_exec(dump_unit *u, dump_conn *c, const char *sql, dm_error *err);
 /* Runs a query and stores its (small) result; *res may hold no rows. */

@@ -2,8 +2,8 @@
  * Worker threads. Each owns one snapshot connection and one writer, takes chunk jobs from the
  * queue and streams each chunk with mysql_use_result: rows are formatted as they arrive and never
  * buffered, so memory does not grow with the table. The stop token and the run's abort flag are
- * checked after every row (two atomic loads); on a stop the socket is shut down before the result
- * is freed, because freeing an unfinished use_result would otherwise read the rest of the chunk.
+ * checked after every row (two atomic loads); on a stop the connection is dropped with a reset
+ * (dump_conn_abort) rather than reading the rest of the chunk.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,10 +72,11 @@ static int dump_worker_chunk(dump_unit *u, dump_conn *c, dump_writer *w, dump_ch
   }
   if (rc != 0) {
     /* Rows may still be on their way: the connection is given up (the whole dump is redone). */
-    dump_conn_shutdown(u, c);
     dump_writer_abort(w);
+    dump_conn_abort(u, c, res);
+  } else {
+    mysql_free_result(res);
   }
-  mysql_free_result(res);
   free(sql);
   if (rc == 0 && dump_writer_end(w, err) != 0) {
     dump_writer_abort(w);
