@@ -12,7 +12,9 @@
 #include "log.h"
 
 /* One error shape everywhere (DM's field names), the same as in query-status's result.errors. */
-json_object *dmh_control_error_json(const dm_error *err) { return dmh_error_to_json(err, NULL); }
+json_object *dmh_control_error_json(const dm_error *err) {
+  return dmh_error_to_json(err, NULL);
+}
 
 json_object *dmh_control_response_new(void) {
   json_object *o = json_object_new_object();
