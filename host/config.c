@@ -566,17 +566,19 @@ static int conf_instances(dmh_cfg_ctx *c, const config_setting_t *root, dmh_task
   return 0;
 }
 
+const dmh_supervisor_config dmh_supervisor_defaults = {
+    .init_timeout_ms = 30000,
+    .stop_timeout_ms = 10000,
+    .relay_catchup_timeout_ms = 30000,
+    .relay_catchup_poll_ms = 200,
+    .auto_resume = true,
+    .auto_resume_initial_ms = 1000,
+    .auto_resume_max_ms = 300000,
+};
+
 static int conf_supervisor(dmh_cfg_ctx *c, const config_setting_t *root,
                            dmh_supervisor_config *sup) {
-  *sup = (dmh_supervisor_config){
-      .init_timeout_ms = 30000,
-      .stop_timeout_ms = 10000,
-      .relay_catchup_timeout_ms = 30000,
-      .relay_catchup_poll_ms = 200,
-      .auto_resume = true,
-      .auto_resume_initial_ms = 1000,
-      .auto_resume_max_ms = 300000,
-  };
+  *sup = dmh_supervisor_defaults;
   config_setting_t *g = NULL, *ar = NULL;
   int rc =
       dmh_cfg_get_group(c, root, "supervisor", 0, "`supervisor = { init-timeout = 30; };`", &g);

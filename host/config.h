@@ -145,6 +145,9 @@ typedef struct dmh_task_config {
   config_t cfg; /* the parsed tree, for the unit sections */
 } dmh_task_config;
 
+/* The supervisor timing a task gets when its file says nothing (also a relay's). */
+extern const dmh_supervisor_config dmh_supervisor_defaults;
+
 /* Load and validate. On error fill *err (code DM_ERR_CONFIG_*, message naming file:line and the
  * setting) and return -1. */
 int dmh_source_config_load(const char *path, dmh_source_config **out, dm_error *err);

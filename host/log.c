@@ -17,6 +17,17 @@ dm_log_level dmh_log_get_level(void) {
   return (dm_log_level)atomic_load(&log_level);
 }
 
+int dmh_log_level_parse(const char *s, dm_log_level *out) {
+  static const char *const names[] = {"debug", "info", "warn", "error"};
+  for (int i = 0; i < 4; i++) {
+    if (strcmp(s, names[i]) == 0) {
+      *out = (dm_log_level)i;
+      return 0;
+    }
+  }
+  return -1;
+}
+
 static const char *log_level_name(dm_log_level l) {
   static const char *const names[] = {"DEBUG", "INFO", "WARN", "ERROR"};
   return (unsigned)l < 4 ? names[l] : "?";

@@ -10,6 +10,8 @@
 #include "dmhost/host.h"
 
 void dmh_log_set_level(dm_log_level level);
+/* "debug", "info", "warn", "error" -> level; -1 for anything else. */
+int dmh_log_level_parse(const char *s, dm_log_level *out);
 dm_log_level dmh_log_get_level(void);
 /* scope: e.g. "supervisor" or "task=t1 source=s1 unit=sync"; may be NULL. */
 void dmh_log(dm_log_level level, const char *scope, const char *fmt, ...)

@@ -129,17 +129,13 @@ int dmh_run_main(int argc, char **argv) {
       plugin_dir = optarg;
       break;
     case 'l': {
-      static const char *const levels[] = {"debug", "info", "warn", "error"};
-      int found = -1;
-      for (int i = 0; i < 4; i++)
-        if (strcmp(optarg, levels[i]) == 0)
-          found = i;
-      if (found < 0) {
+      dm_log_level level;
+      if (dmh_log_level_parse(optarg, &level) < 0) {
         fprintf(stderr, "dmhost run: --log-level must be debug, info, warn or error, not '%s'\n",
                 optarg);
         return 2;
       }
-      dmh_log_set_level((dm_log_level)found);
+      dmh_log_set_level(level);
       break;
     }
     case 'q':

@@ -39,17 +39,6 @@ static void serve_fail(const dm_error *err) {
   fprintf(stderr, "dmhost serve: %s\n", buf);
 }
 
-static int serve_log_level(const char *s, dm_log_level *out) {
-  static const char *const names[] = {"debug", "info", "warn", "error"};
-  for (int i = 0; i < 4; i++) {
-    if (strcmp(s, names[i]) == 0) {
-      *out = (dm_log_level)i;
-      return 0;
-    }
-  }
-  return -1;
-}
-
 int dmh_serve_main(int argc, char **argv) {
   static const struct option longopts[] = {
       {"state-dir", required_argument, NULL, 'd'},
@@ -75,7 +64,7 @@ int dmh_serve_main(int argc, char **argv) {
       break;
     case 'l': {
       dm_log_level level;
-      if (serve_log_level(optarg, &level) < 0) {
+      if (dmh_log_level_parse(optarg, &level) < 0) {
         fprintf(stderr, "dmhost serve: --log-level \"%s\" is not debug, info, warn or error\n",
                 optarg);
         return 2;

@@ -35,17 +35,6 @@ int dmh_stage_parse(const char *s, dmh_stage *out) {
   return -1;
 }
 
-/* A relay has no task file, so its timing comes from here (the same defaults as a task's). */
-static const dmh_supervisor_config sup_defaults = {
-    .init_timeout_ms = 30000,
-    .stop_timeout_ms = 10000,
-    .relay_catchup_timeout_ms = 30000,
-    .relay_catchup_poll_ms = 200,
-    .auto_resume = true,
-    .auto_resume_initial_ms = 1000,
-    .auto_resume_max_ms = 300000,
-};
-
 static void *sup_auto_resume_thread(void *arg);
 static void sup_stop_units_locked(dmh_subtask *st, bool kill, dm_error *err, bool *had_err);
 
@@ -121,7 +110,7 @@ static dmh_subtask *sup_create(const dmh_subtask_opts *o, bool is_relay, dm_erro
   st->source = o->source;
   st->is_relay = is_relay;
   st->relay = is_relay ? NULL : o->relay;
-  st->sup = o->sup ? *o->sup : (o->task ? o->task->sup : sup_defaults);
+  st->sup = o->sup ? *o->sup : (o->task ? o->task->sup : dmh_supervisor_defaults);
   st->backoff_ms = st->sup.auto_resume_initial_ms;
   dm_strlcpy(st->name, is_relay ? "relay" : o->task->name, sizeof st->name);
   pthread_mutex_init(&st->cmd_lock, NULL);
