@@ -198,6 +198,15 @@ json_object *reg_source_result(dmh_registry *r, const char *source, const dm_err
   return o;
 }
 
+int reg_reply_source(dmh_registry *r, const char *source, int rc, const dm_error *err,
+                     json_object *resp) {
+  json_object *arr = json_object_new_array();
+  json_object_array_add(arr, reg_source_result(r, source, rc < 0 ? err : NULL));
+  json_object_object_add(resp, "sources", arr);
+  reg_add_worker(r, resp);
+  return rc;
+}
+
 /* ---- the supervisor's side of a subtask ---- */
 
 /* Create the subtask of task t on sub (cmd_lock held; not `lock`). */

@@ -92,6 +92,10 @@ int reg_make_subs_locked(dmh_registry *r, reg_task *t, const dmh_task_config *cf
 /* registry.c: pieces of the responses. */
 void reg_add_worker(dmh_registry *r, json_object *resp);
 json_object *reg_source_result(dmh_registry *r, const char *source, const dm_error *e);
+/* The answer of a command on one source: DM's "sources" array of one result (with *err when
+ * rc < 0) and the worker. Returns rc. */
+int reg_reply_source(dmh_registry *r, const char *source, int rc, const dm_error *err,
+                     json_object *resp);
 
 /* registry.c: the supervisor's side of a subtask, and the check of a copied config file. */
 int reg_sub_create(dmh_registry *r, reg_task *t, reg_sub *sub, dm_error *err);

@@ -72,11 +72,7 @@ int dmh_registry_relay_start(dmh_registry *r, const char *source, json_object *r
   reg_source *s = reg_source_event(r, DMH_WORKER_EV_START_RELAY, source, &next, err);
   int rc = s ? reg_relay_run(r, s, &next, err) : -1;
   pthread_mutex_unlock(&r->source_lock);
-  json_object *arr = json_object_new_array();
-  json_object_array_add(arr, reg_source_result(r, source, rc < 0 ? err : NULL));
-  json_object_object_add(resp, "sources", arr);
-  reg_add_worker(r, resp);
-  return rc;
+  return reg_reply_source(r, source, rc, err, resp);
 }
 
 /* Stop the relay of s (it stays allocated: tasks may borrow it) and move the worker to `next`.
@@ -110,11 +106,7 @@ int dmh_registry_relay_stop(dmh_registry *r, const char *source, json_object *re
   reg_source *s = reg_source_event(r, DMH_WORKER_EV_STOP_RELAY, source, &next, err);
   int rc = s ? reg_relay_halt(r, s, &next, err) : -1;
   pthread_mutex_unlock(&r->source_lock);
-  json_object *arr = json_object_new_array();
-  json_object_array_add(arr, reg_source_result(r, source, rc < 0 ? err : NULL));
-  json_object_object_add(resp, "sources", arr);
-  reg_add_worker(r, resp);
-  return rc;
+  return reg_reply_source(r, source, rc, err, resp);
 }
 
 /* The relay's part of query-status and operate-source show: the relay unit's status with DM's
@@ -178,10 +170,6 @@ int dmh_registry_relay_purge(dmh_registry *r, const char *source, const char *fi
     reg_source_unref(r, s);
   }
   pthread_mutex_unlock(&r->source_lock);
-  json_object *arr = json_object_new_array();
-  json_object_array_add(arr, reg_source_result(r, source, rc < 0 ? err : NULL));
-  json_object_object_add(resp, "sources", arr);
   json_object_object_add(resp, "removed", json_object_new_int(removed));
-  reg_add_worker(r, resp);
-  return rc;
+  return reg_reply_source(r, source, rc, err, resp);
 }

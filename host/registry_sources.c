@@ -103,11 +103,7 @@ int dmh_registry_source_create(dmh_registry *r, const char *path, json_object *r
   pthread_mutex_lock(&r->source_lock);
   int rc = reg_source_create_locked_out(r, path, id, sizeof id, err);
   pthread_mutex_unlock(&r->source_lock);
-  json_object *arr = json_object_new_array();
-  json_object_array_add(arr, reg_source_result(r, id, rc < 0 ? err : NULL));
-  json_object_object_add(resp, "sources", arr);
-  reg_add_worker(r, resp);
-  return rc;
+  return reg_reply_source(r, id, rc, err, resp);
 }
 
 int dmh_registry_source_show(dmh_registry *r, const char *source, json_object *resp,
@@ -208,9 +204,5 @@ int dmh_registry_source_stop(dmh_registry *r, const char *source, json_object *r
   reg_source_unref(r, s); /* destroys the relay subtask */
 out:
   pthread_mutex_unlock(&r->source_lock);
-  json_object *arr = json_object_new_array();
-  json_object_array_add(arr, reg_source_result(r, source, rc < 0 ? err : NULL));
-  json_object_object_add(resp, "sources", arr);
-  reg_add_worker(r, resp);
-  return rc;
+  return reg_reply_source(r, source, rc, err, resp);
 }
