@@ -5,7 +5,8 @@
 #   scripts/mariadb.sh start|stop|status|restart-source|restart-target|kill-target|env
 #
 # Ports: ${DMH_SOURCE_PORT:-13306} and ${DMH_TARGET_PORT:-13307} on 127.0.0.1; root has an empty
-# password. See docs/servers.md.
+# password; the source's server_id is ${DMH_SOURCE_SERVER_ID:-1} (read at each start). See
+# docs/servers.md.
 set -euo pipefail
 
 db_dir=$(realpath -m "${DMH_DB_DIR:-/tmp/dmhost-db}")
@@ -40,7 +41,10 @@ client() { # instance, mariadb args...
 write_cnf() { # instance
   local inst=$1 dir=$db_dir/$1 port server_id
   port=$(port_of "$inst")
-  if [ "$inst" = source ]; then server_id=1; else server_id=2; fi
+  # DMH_SOURCE_SERVER_ID: a restart-source with another id makes the source "another server" for
+  # a replica (the relay's upstream-switch test); only ever for a private pair.
+  if [ "$inst" = source ]; then server_id=${DMH_SOURCE_SERVER_ID:-1}; else server_id=2; fi
+  [[ $server_id =~ ^[0-9]+$ ]] || die "DMH_SOURCE_SERVER_ID must be a number, not '$server_id'"
   mkdir -p "$dir/data" "$dir/tmp"
   {
     echo "# Written by scripts/mariadb.sh; rewritten at every start."

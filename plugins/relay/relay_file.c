@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dmhost/binlog_rows.h"
 #include "dmhost/sdk.h"
 #include "relay_internal.h"
 
@@ -134,6 +135,157 @@ int relay_file_close(relay_file *f, dm_error *err) {
 
 /* ---- recovery ---- */
 
+/*
+ * Are the events in [w0, end) of the file (end: relay.meta's position) whole and intact? w0 is a
+ * known event start (the end of the format description), or any offset: then the first offset
+ * from which an event's own fields agree (next position = offset + size, both within the window,
+ * checksum right) is taken as an event start; a chance agreement of both is ~2^-64. From there
+ * every event must check and the last must end exactly at `end`. 1 yes, 0 no (or cannot tell),
+ * -1 on a read error.
+ */
+static int file_check_window(int fd, const char *path, const dm_binlog_format *fmt, uint64_t w0,
+                             bool w0_is_event, uint64_t end, dm_error *err) {
+  size_t len = (size_t)(end - w0);
+  unsigned char *buf = malloc(len ? len : 1);
+  if (!buf) {
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "relay: no memory to check %s", path);
+    return -1;
+  }
+  size_t got = 0;
+  while (got < len) {
+    ssize_t n = pread(fd, buf + got, len - got, (off_t)(w0 + got));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      dm_error_set(err, DM_ERR_IO, n < 0 ? strerror(errno) : "short read",
+                   "relay: cannot read %s at %llu", path, (unsigned long long)(w0 + got));
+      free(buf);
+      return -1;
+    }
+    got += (size_t)n;
+  }
+  int ok = 0;
+  size_t at = 0;
+  bool synced = w0_is_event;
+  dm_binlog_event ev;
+  dm_error ignored;
+  while (at + DM_BINLOG_HEADER_LEN <= len) {
+    uint32_t size = (uint32_t)buf[at + 9] | (uint32_t)buf[at + 10] << 8 |
+                    (uint32_t)buf[at + 11] << 16 | (uint32_t)buf[at + 12] << 24;
+    uint32_t next = (uint32_t)buf[at + 13] | (uint32_t)buf[at + 14] << 8 |
+                    (uint32_t)buf[at + 15] << 16 | (uint32_t)buf[at + 16] << 24;
+    bool fits = size >= DM_BINLOG_HEADER_LEN && size <= len - at && next == w0 + at + size;
+    if (fits &&
+        dm_binlog_event_from_bytes(buf + at, size, fmt, true, path, w0 + at, &ev, &ignored) == 0) {
+      synced = true;
+      at += size;
+      continue;
+    }
+    if (synced)
+      break; /* an event that does not check: damage */
+    at++;    /* still looking for the first event start */
+  }
+  ok = synced && at == len;
+  free(buf);
+  return ok;
+}
+
+/* What may follow a transaction boundary: not the middle of a group. */
+static bool file_starts_group(uint8_t type) {
+  return type != DM_BINLOG_XID && type != DM_BINLOG_TABLE_MAP && !dm_binlog_is_rows_event(type);
+}
+
+/*
+ * Recovery from relay.meta's position (a transaction boundary the relay wrote, its GTID set
+ * known): the RELAY_RECOVER_WINDOW bytes before it are checked (the last writes, where a crash
+ * tears or loses data), then everything after it, truncated at the last boundary. 1 done, 0 when
+ * the fast way cannot tell (the window or the position do not check): the caller reads the whole
+ * file instead; -1 on I/O errors.
+ */
+static int file_recover_from_meta(const char *path, uint64_t size, relay_meta *m, char *note,
+                                  size_t note_len, dm_error *err) {
+  dm_binlog_reader *r = NULL;
+  dm_error rerr;
+  dm_binlog_file_options fo = {.start_pos = m->binlog_pos};
+  if (dm_binlog_reader_open_file(&r, path, &fo, &rerr) < 0) {
+    if (rerr.code == DM_ERR_IO) {
+      *err = rerr;
+      return -1;
+    }
+    return 0;
+  }
+  const dm_binlog_format *fmt = dm_binlog_reader_format(r);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  unsigned char h[DM_BINLOG_HEADER_LEN];
+  if (fd < 0 || pread(fd, h, sizeof h, DM_BINLOG_MAGIC_LEN) != (ssize_t)sizeof h) {
+    dm_error_set(err, DM_ERR_IO, strerror(errno), "relay: cannot read %s", path);
+    if (fd >= 0)
+      close(fd);
+    dm_binlog_reader_close(r);
+    return -1;
+  }
+  uint64_t fde_end = DM_BINLOG_MAGIC_LEN + ((uint64_t)h[9] | (uint64_t)h[10] << 8 |
+                                            (uint64_t)h[11] << 16 | (uint64_t)h[12] << 24);
+  int ok = 0;
+  if (fde_end <= m->binlog_pos) {
+    uint64_t w0 = m->binlog_pos > fde_end + RELAY_RECOVER_WINDOW
+                      ? m->binlog_pos - RELAY_RECOVER_WINDOW
+                      : fde_end;
+    ok = file_check_window(fd, path, fmt, w0, w0 == fde_end, m->binlog_pos, err);
+  }
+  close(fd);
+  if (ok <= 0) {
+    dm_binlog_reader_close(r);
+    return ok;
+  }
+  relay_gtid_set set, at_boundary;
+  relay_gtid_parse(&set, m->binlog_gtid);
+  at_boundary = set;
+  relay_trx trx = {0};
+  uint64_t boundary = m->binlog_pos;
+  bool first = true;
+  for (;;) {
+    dm_binlog_event ev;
+    int rc = dm_binlog_reader_next(r, &ev, &rerr);
+    if (rc == 0)
+      break;
+    if (rc < 0) {
+      if (rerr.code == DM_ERR_IO) {
+        dm_binlog_reader_close(r);
+        *err = rerr;
+        return -1;
+      }
+      snprintf(note, note_len, "%s; truncated to the last complete transaction at %llu",
+               rerr.message, (unsigned long long)boundary);
+      break;
+    }
+    if (first && (ev.offset != m->binlog_pos || !file_starts_group(ev.header.type))) {
+      dm_binlog_reader_close(r); /* relay.meta's position is not a boundary after all */
+      return 0;
+    }
+    first = false;
+    if (relay_trx_feed(&trx, dm_binlog_reader_format(r), &ev, &set, false)) {
+      boundary = ev.offset + ev.raw_len;
+      at_boundary = set;
+    }
+  }
+  dm_binlog_reader_close(r);
+  if (boundary != size) {
+    if (truncate(path, (off_t)boundary) < 0) {
+      dm_error_set(err, DM_ERR_IO, strerror(errno), "relay: cannot truncate %s to %llu", path,
+                   (unsigned long long)boundary);
+      return -1;
+    }
+    if (!note[0])
+      snprintf(note, note_len,
+               "%s: %llu bytes of an incomplete transaction after offset %llu removed", path,
+               (unsigned long long)(size - boundary), (unsigned long long)boundary);
+  }
+  m->binlog_pos = boundary;
+  relay_gtid_format(&at_boundary, m->binlog_gtid, sizeof m->binlog_gtid);
+  return 1;
+}
+
 int relay_file_recover(const char *dir, relay_meta *m, char *note, size_t note_len, dm_error *err) {
   char path[RELAY_DIR_MAX + 300];
   snprintf(path, sizeof path, "%s/%s", dir, m->binlog_name);
@@ -151,14 +303,20 @@ int relay_file_recover(const char *dir, relay_meta *m, char *note, size_t note_l
     return -1;
   }
   uint64_t size = (uint64_t)sb.st_size;
+  if (m->binlog_pos > DM_BINLOG_MAGIC_LEN && size >= m->binlog_pos) {
+    int rc = file_recover_from_meta(path, size, m, note, note_len, err);
+    if (rc != 0)
+      return rc < 0 ? -1 : 0;
+  }
   relay_gtid_set set, meta_set;
   relay_gtid_parse(&meta_set, m->binlog_gtid);
   set = meta_set;
   relay_gtid_set at_boundary = set;
   uint64_t boundary = 0, at = 0;
   bool seen_list = false, past_meta = m->binlog_pos <= DM_BINLOG_MAGIC_LEN;
-  /* The whole file is checked from its start (the SDK reader verifies every checksum): damage
-   * anywhere in the file the relay still appends to is found now, not by a reader later. */
+  /* The whole file from its start (the SDK reader verifies every checksum), when the fast way
+   * could not tell: the file is shorter than relay.meta says, or damaged in the window before
+   * its position. */
   dm_binlog_reader *r = NULL;
   dm_error rerr;
   dm_binlog_file_options fo = {.start_pos = 0};

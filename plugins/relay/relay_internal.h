@@ -9,8 +9,9 @@
  *
  * Files: relay_layout.c (index, sub-folders, relay.meta), relay_file.c (the writer, its fsync
  * policy and crash recovery), relay_event.c (the few event fields the relay needs, GTID sets),
- * relay_stream.c (the connection to the source: registration, poll, reconnect), relay_unit.c (the
- * ops table, settings, status).
+ * relay_stream.c (the binlog stream: sub-folder choice, poll, reconnect), relay_upstream.c (the
+ * source on a plain connection: uuid, position, diverged history), relay_unit.c (the ops table,
+ * settings, status).
  */
 #ifndef DMH_RELAY_INTERNAL_H
 #define DMH_RELAY_INTERNAL_H
@@ -86,6 +87,25 @@ int relay_meta_read(const char *dir, relay_meta *m, dm_error *err);
 int relay_meta_write(const char *dir, const relay_meta *m, bool sync, dm_error *err);
 int relay_atomic_write(const char *path, const char *text, size_t len, bool sync, dm_error *err);
 
+/* ---- the source on a plain connection (relay_upstream.c) ---- */
+
+struct st_mysql;
+struct relay_unit;
+/* A connection to the source with timeouts of timeout_s; NULL with err (DM_ERR_DB_CONNECT). */
+struct st_mysql *relay_up_connect(struct relay_unit *u, unsigned timeout_s, dm_error *err);
+/* One row of a query into up to n strings; 1 row, 0 none, -1 error. */
+int relay_up_query_row(struct st_mysql *c, const char *sql, char out[][256], int n, dm_error *err);
+/* DM's server uuid: @@server_uuid on MySQL; on MariaDB (which has none) "<domain>-<server_id>". */
+int relay_up_uuid(struct st_mysql *c, char *uuid, size_t len, dm_error *err);
+/* SHOW MASTER STATUS and the GTID position. */
+int relay_up_master_status(struct st_mysql *c, dm_position *pos, dm_error *err);
+/* The oldest binlog file the source has. */
+int relay_up_first_binlog(struct st_mysql *c, char *name, size_t len, dm_error *err);
+/* 1 when the source's history no longer holds the relay log up to m (why says how), 0 when it
+ * does (or cannot tell: MySQL, no GTID set), -1 when a query failed. */
+int relay_up_diverged(struct st_mysql *c, const relay_meta *m, char *why, size_t why_len,
+                      dm_error *err);
+
 /* ---- the writer (relay_file.c) ---- */
 
 typedef enum relay_fsync {
@@ -115,10 +135,13 @@ int relay_file_append(relay_file *f, const void *data, size_t len, dm_error *err
 int relay_file_flush(relay_file *f, bool sync, dm_error *err);
 int relay_file_close(relay_file *f, dm_error *err);
 
-/* Recovery of a file after a crash: read dir/name, check every event, find the last transaction
- * boundary. `m` gives the position and GTID set known to be complete; on return it holds the
- * boundary to resume from (the file is truncated there; 0: fetch the whole file again). A damaged
- * event (checksum, length) ends the scan; *note says what was found and done, for the log. */
+/* Recovery of a file after a crash: check dir/name and find the last transaction boundary. `m`
+ * gives relay.meta's position and GTID set (a boundary the relay wrote); on return it holds the
+ * boundary to resume from (the file is truncated there; 0: fetch the whole file again). From
+ * relay.meta's position when the file holds it and the RELAY_RECOVER_WINDOW bytes before it check
+ * (every event whole, checksums right, the last ending exactly there); else the whole file from its
+ * start. A damaged event (checksum, length) ends the scan; *note says what was found and done. */
+#define RELAY_RECOVER_WINDOW (1u << 20)
 int relay_file_recover(const char *dir, relay_meta *m, char *note, size_t note_len, dm_error *err);
 
 /* ---- the unit ---- */

@@ -7,21 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "binlog_internal.h"
-
-uint32_t dm_binlog_crc32(uint32_t crc, const void *buf, size_t len) {
-  /* zlib takes uInt lengths: feed huge buffers in slices. */
-  const uint8_t *p = buf;
-  while (len > 0) {
-    uInt n = len > (1u << 30) ? (1u << 30) : (uInt)len;
-    crc = (uint32_t)crc32(crc, p, n);
-    p += n;
-    len -= n;
-  }
-  return crc;
-}
 
 const char *dm_binlog_event_type_name(int type) {
   switch (type) {

@@ -99,6 +99,12 @@ size_t bl_decimal_size(unsigned precision, unsigned scale);
  * or a scale above precision). out must hold 84 bytes. */
 int bl_decimal_to_text(const uint8_t *p, unsigned precision, unsigned scale, char *out);
 
+/* ---- CRC32 (binlog_crc32.c): dm_binlog_crc32 picks one; both exposed for the tests ---- */
+uint32_t bl_crc32_zlib(uint32_t crc, const uint8_t *p, size_t len);
+/* PCLMULQDQ folding where the CPU has it (bl_crc32_has_clmul), else zlib's */
+uint32_t bl_crc32_clmul(uint32_t crc, const uint8_t *p, size_t len);
+bool bl_crc32_has_clmul(void);
+
 /* ---- the reader ---- */
 typedef struct bl_reader_ops {
   int (*next)(dm_binlog_reader *r, dm_binlog_event *ev, dm_error *err);

@@ -22,6 +22,10 @@
 
 #include "binlog_internal.h"
 
+/* Blocks an event's memroot may have allocated before the event is replaced (libmariadb 3.3.20
+ * stays at 5: it starts again from one block at each fetch). */
+#define STREAM_EVENT_MAX_BLOCKS 64
+
 typedef struct stream_reader {
   struct dm_binlog_reader base;
   MYSQL *mysql;
@@ -92,9 +96,18 @@ static int stream_next(dm_binlog_reader *base, dm_binlog_event *ev, dm_error *er
   }
   if (r->ended || atomic_load(&r->base.interrupted))
     return 0;
-  /* A fresh event each time: handing the previous one back to the library leaves it unusable
-   * when the fetch fails (it crashes in mariadb_free_rpl_event afterwards). */
-  MARIADB_RPL_EVENT *e = mariadb_rpl_fetch(r->rpl, NULL);
+  /* The previous event is handed back for reuse (no allocation of an event per fetch). When a
+   * fetch fails, libmariadb 3.3 has already freed the event it was given (freeing it again was
+   * the crash seen before): from then on it is not ours, whatever the library version does. */
+  if (r->ev && r->ev->memroot.block_num > STREAM_EVENT_MAX_BLOCKS) {
+    /* A library whose memroot keeps counting blocks across fetches would make each new block
+     * larger than the last (block_size x block_num / 4): start a fresh event now and then. */
+    mariadb_free_rpl_event(r->ev);
+    r->ev = NULL;
+  }
+  MARIADB_RPL_EVENT *e = mariadb_rpl_fetch(r->rpl, r->ev);
+  if (!e)
+    r->ev = NULL;
   if (!e) {
     if (atomic_load(&r->base.interrupted))
       return 0;
@@ -111,8 +124,6 @@ static int stream_next(dm_binlog_reader *base, dm_binlog_event *ev, dm_error *er
     r->failed = true;
     return stream_error(r, no, mysql_error(r->mysql), "reading events", err);
   }
-  if (r->ev)
-    mariadb_free_rpl_event(r->ev);
   r->ev = e;
   const uint8_t *raw = e->raw_data + e->raw_data_ofs;
   size_t len = e->raw_data_size > e->raw_data_ofs ? e->raw_data_size - e->raw_data_ofs : 0;

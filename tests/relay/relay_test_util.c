@@ -151,20 +151,11 @@ int rt_master_pos(MYSQL *c, dm_position *out) {
   return row ? 0 : -1;
 }
 
-int rt_relay_meta(rt_env *e, char *subdir, size_t sublen, dm_position *out) {
-  char path[600], line[512], last[256] = "";
-  snprintf(path, sizeof path, "%s/server-uuid.index", e->relay_dir);
+/* relay.meta at path into out; 0 when read. */
+static int rt_read_meta(const char *path, dm_position *out) {
+  char line[512];
   FILE *fp = fopen(path, "r");
   if (!fp)
-    return -1;
-  while (fgets(line, sizeof line, fp))
-    if (line[0] != '\n')
-      sscanf(line, "%255s", last);
-  fclose(fp);
-  if (subdir)
-    dm_strlcpy(subdir, last, sublen);
-  snprintf(path, sizeof path, "%s/%s/relay.meta", e->relay_dir, last);
-  if (!(fp = fopen(path, "r")))
     return -1;
   memset(out, 0, sizeof *out);
   while (fgets(line, sizeof line, fp)) {
@@ -179,6 +170,32 @@ int rt_relay_meta(rt_env *e, char *subdir, size_t sublen, dm_position *out) {
   }
   fclose(fp);
   return 0;
+}
+
+int rt_relay_index(rt_env *e, char subs[][256], int max) {
+  char path[600], line[512];
+  snprintf(path, sizeof path, "%s/server-uuid.index", e->relay_dir);
+  FILE *fp = fopen(path, "r");
+  if (!fp)
+    return -1;
+  int n = 0;
+  while (fgets(line, sizeof line, fp))
+    if (line[0] != '\n' && n < max && sscanf(line, "%255s", subs[n]) == 1)
+      n++;
+  fclose(fp);
+  return n;
+}
+
+int rt_relay_meta(rt_env *e, char *subdir, size_t sublen, dm_position *out) {
+  char subs[64][256];
+  int n = rt_relay_index(e, subs, 64);
+  if (n <= 0)
+    return -1;
+  if (subdir)
+    dm_strlcpy(subdir, subs[n - 1], sublen);
+  char path[900];
+  snprintf(path, sizeof path, "%s/%s/relay.meta", e->relay_dir, subs[n - 1]);
+  return rt_read_meta(path, out);
 }
 
 int rt_wait_relay(rt_env *e, const dm_position *target, int timeout_ms) {
@@ -220,13 +237,37 @@ static unsigned char *rt_read(const char *path, size_t *len) {
   return buf;
 }
 
-int rt_compare(rt_env *e, uint64_t *bytes) {
-  char sub[256];
+/* Where the source's bytes start in a relay file: 0, or after the filler event (ignorable, type
+ * 28) that follows the format description of a file started mid-file. */
+static size_t rt_filler_end(const unsigned char *r, size_t rl) {
+  if (rl < 4 + 19)
+    return 0;
+  size_t at = 4 + ((size_t)r[4 + 9] | (size_t)r[4 + 10] << 8 | (size_t)r[4 + 11] << 16 |
+                   (size_t)r[4 + 12] << 24);
+  if (rl < at + 19 || r[at + 4] != 28 || !(r[at + 17] & 0x80))
+    return 0;
+  return (size_t)r[at + 13] | (size_t)r[at + 14] << 8 | (size_t)r[at + 15] << 16 |
+         (size_t)r[at + 16] << 24;
+}
+
+int rt_compare_sub(rt_env *e, const char *subdir, uint64_t *bytes, int *mid_file) {
+  char sub[256], path[900];
   dm_position meta;
   *bytes = 0;
-  if (rt_relay_meta(e, sub, sizeof sub, &meta) < 0) {
-    fprintf(stderr, "compare: no relay.meta in %s\n", e->relay_dir);
-    return -1;
+  if (mid_file)
+    *mid_file = 0;
+  if (!subdir) {
+    if (rt_relay_meta(e, sub, sizeof sub, &meta) < 0) {
+      fprintf(stderr, "compare: no relay.meta in %s\n", e->relay_dir);
+      return -1;
+    }
+  } else {
+    dm_strlcpy(sub, subdir, sizeof sub);
+    snprintf(path, sizeof path, "%s/%s/relay.meta", e->relay_dir, sub);
+    if (rt_read_meta(path, &meta) < 0) {
+      fprintf(stderr, "compare: no %s\n", path);
+      return -1;
+    }
   }
   char dir[600];
   snprintf(dir, sizeof dir, "%s/%s", e->relay_dir, sub);
@@ -245,25 +286,32 @@ int rt_compare(rt_env *e, uint64_t *bytes) {
     unsigned char *r = rt_read(rp, &rl), *s = rt_read(sp, &sl);
     bool active = strcmp(de->d_name, meta.name) == 0;
     size_t n = active ? (size_t)meta.pos : sl;
-    if (!r || !s || rl < n || sl < n || (!active && rl != sl)) {
-      fprintf(stderr, "compare %s: relay %zu bytes, source %zu bytes, expected %zu%s\n", de->d_name,
-              rl, sl, n, active ? " (active)" : "");
+    size_t from = r ? rt_filler_end(r, rl) : 0;
+    if (from && mid_file)
+      (*mid_file)++;
+    if (!r || !s || rl < n || sl < n || (!active && rl != sl) || from > n) {
+      fprintf(stderr, "compare %s/%s: relay %zu bytes, source %zu bytes, expected %zu%s\n", sub,
+              de->d_name, rl, sl, n, active ? " (active)" : "");
       bad = 1;
     }
-    for (size_t i = 0; !bad && i < n; i++) {
+    for (size_t i = from; !bad && i < n; i++) {
       if (r[i] == s[i] || (i == 4 + 17 && ((r[i] ^ s[i]) == 0x01)))
         continue; /* the format description's in-use flag differs while the file is open */
-      fprintf(stderr, "compare %s: first difference at offset %zu (relay %02x, source %02x)\n",
-              de->d_name, i, r[i], s[i]);
+      fprintf(stderr, "compare %s/%s: first difference at offset %zu (relay %02x, source %02x)\n",
+              sub, de->d_name, i, r[i], s[i]);
       bad = 1;
     }
     free(r);
     free(s);
     if (!bad) {
       files++;
-      *bytes += n;
+      *bytes += n - from;
     }
   }
   closedir(d);
   return bad ? -1 : files;
+}
+
+int rt_compare(rt_env *e, uint64_t *bytes) {
+  return rt_compare_sub(e, NULL, bytes, NULL);
 }

@@ -58,6 +58,17 @@ int rt_wait_relay(rt_env *e, const dm_position *target, int timeout_ms);
  */
 int rt_compare(rt_env *e, uint64_t *bytes);
 
+/*
+ * The same for sub-folder `subdir` (NULL: the newest) against its own relay.meta. A file started
+ * mid-file (after an upstream switch or a GTID start: magic, format description, then an
+ * ignorable filler as long as the hole) is compared from the filler's end, where the source's
+ * bytes begin at the same offsets; *mid_file (if not NULL) counts such files.
+ */
+int rt_compare_sub(rt_env *e, const char *subdir, uint64_t *bytes, int *mid_file);
+
+/* The sub-folders listed in server-uuid.index, oldest first (up to max); -1 without an index. */
+int rt_relay_index(rt_env *e, char subs[][256], int max);
+
 /* Source datadir (binlog files). */
 const char *rt_source_binlog_dir(void);
 

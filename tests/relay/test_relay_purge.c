@@ -16,8 +16,8 @@
 static char pdir[256];
 
 static void p_write(const char *rel, const char *text) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/%s", pdir, rel);
+  char path[1024];
+  CU_ASSERT_FATAL(snprintf(path, sizeof path, "%s/%s", pdir, rel) < (int)sizeof path);
   FILE *fp = fopen(path, "w");
   CU_ASSERT_PTR_NOT_NULL_FATAL(fp);
   fputs(text, fp);

@@ -161,6 +161,23 @@ int harness_events(harness *h, const char *kind, const char *what) {
   return n;
 }
 
+int harness_first_line(harness *h, const char *kind, const char *what) {
+  char path[512], line[256];
+  snprintf(path, sizeof path, "%s/%s/events.log", h->work, kind);
+  FILE *fp = fopen(path, "r");
+  if (!fp)
+    return -1;
+  int n = 0, found = -1;
+  size_t wl = strlen(what);
+  while (found < 0 && fgets(line, sizeof line, fp)) {
+    if (strncmp(line, what, wl) == 0)
+      found = n;
+    n++;
+  }
+  fclose(fp);
+  return found;
+}
+
 static json_object *harness_unit_status(json_object *o) {
   json_object_object_foreach(o, key, val) {
     size_t n = strlen(key);

@@ -1,0 +1,194 @@
+/*
+ * The relay's crash recovery (plugins/relay/relay_file.c) on files built here, no server: a real
+ * MariaDB binlog (tests/binlog/corpus) followed by 1.5 MB of filler events, relay.meta at its end.
+ *   - it starts from relay.meta's position: damage far before it (outside the 1 MiB window) is not
+ *     read, the file is kept whole;
+ *   - damage inside the window, a relay.meta position that is not an event boundary, a file
+ *     shorter than relay.meta: the whole file is read and cut at the last boundary before;
+ *   - an incomplete transaction after relay.meta's position is cut off, the GTID set kept.
+ */
+#include <CUnit/Basic.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dmhost/binlog.h"
+#include "dmhost/sdk.h"
+#include "relay_internal.h"
+
+#define REC_FILE "mysql-bin.000007"
+#define REC_PREFIX 11639 /* the corpus file up to its ROTATE: ends at a transaction boundary */
+#define REC_FILLER 1000
+#define REC_FILLERS 1500
+
+static char rec_dir[64];
+static char rec_path[128];
+static uint64_t rec_size;
+
+static void rec_build(void) {
+  FILE *in = fopen(CORPUS_DIR "/mariadb-all-types.bin", "rb");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+  unsigned char *buf = malloc(REC_PREFIX);
+  CU_ASSERT_FATAL(buf && fread(buf, 1, REC_PREFIX, in) == REC_PREFIX);
+  fclose(in);
+  FILE *out = fopen(rec_path, "wb");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+  CU_ASSERT_EQUAL(fwrite(buf, 1, REC_PREFIX, out), REC_PREFIX);
+  unsigned char ev[REC_FILLER];
+  uint64_t at = REC_PREFIX;
+  int written = 0;
+  for (int i = 0; i < REC_FILLERS; i++, at += REC_FILLER) {
+    relay_ev_filler(ev, REC_FILLER, (uint32_t)at, 1, true);
+    written += fwrite(ev, 1, REC_FILLER, out) == REC_FILLER;
+  }
+  CU_ASSERT_EQUAL(written, REC_FILLERS);
+  CU_ASSERT_EQUAL(fclose(out), 0);
+  free(buf);
+  rec_size = at;
+}
+
+static void rec_flip(uint64_t off) {
+  int fd = open(rec_path, O_RDWR);
+  CU_ASSERT_FATAL(fd >= 0);
+  unsigned char b;
+  CU_ASSERT_EQUAL(pread(fd, &b, 1, (off_t)off), 1);
+  b ^= 0x5a;
+  CU_ASSERT_EQUAL(pwrite(fd, &b, 1, (off_t)off), 1);
+  close(fd);
+}
+
+static uint64_t rec_file_size(void) {
+  struct stat sb;
+  return stat(rec_path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+}
+
+static int rec_recover(uint64_t pos, relay_meta *m, char *note, size_t note_len) {
+  memset(m, 0, sizeof *m);
+  dm_strlcpy(m->binlog_name, REC_FILE, sizeof m->binlog_name);
+  m->binlog_pos = pos;
+  dm_strlcpy(m->binlog_gtid, "0-1-100", sizeof m->binlog_gtid);
+  dm_error err;
+  int rc = relay_file_recover(rec_dir, m, note, note_len, &err);
+  if (rc < 0)
+    fprintf(stderr, "recover: %s\n", err.message);
+  return rc;
+}
+
+static int rec_setup(void) {
+  snprintf(rec_dir, sizeof rec_dir, "/tmp/dmh-relay-rec-XXXXXX");
+  if (!mkdtemp(rec_dir))
+    return -1;
+  snprintf(rec_path, sizeof rec_path, "%s/%s", rec_dir, REC_FILE);
+  return 0;
+}
+
+static int rec_teardown(void) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", rec_dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Damage 1.4 MB before relay.meta's position: the fast way does not read it; the whole-file way
+ * would have cut the file there. */
+static void test_starts_at_meta(void) {
+  rec_build();
+  rec_flip(REC_PREFIX + 100 * REC_FILLER + 50);
+  relay_meta m;
+  char note[1024];
+  CU_ASSERT_EQUAL(rec_recover(rec_size, &m, note, sizeof note), 0);
+  CU_ASSERT_EQUAL(m.binlog_pos, rec_size);
+  CU_ASSERT_STRING_EQUAL(m.binlog_gtid, "0-1-100");
+  CU_ASSERT_STRING_EQUAL(note, "");
+  CU_ASSERT_EQUAL(rec_file_size(), rec_size);
+}
+
+/* Damage 200 bytes before relay.meta's position (the damaged-file test of test_relay): found in
+ * the window, the whole file is read, cut before the damaged event. */
+static void test_damage_in_window(void) {
+  rec_build();
+  uint64_t damaged_event = rec_size - REC_FILLER;
+  rec_flip(rec_size - 200);
+  relay_meta m;
+  char note[1024];
+  CU_ASSERT_EQUAL(rec_recover(rec_size, &m, note, sizeof note), 0);
+  CU_ASSERT_EQUAL(m.binlog_pos, damaged_event);
+  CU_ASSERT_EQUAL(rec_file_size(), damaged_event);
+  CU_ASSERT_PTR_NOT_NULL(strstr(note, "checksum mismatch"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(note, "truncated to the last complete transaction"));
+}
+
+/* A transaction cut after relay.meta's position (half an event written): cut back to the
+ * position, relay.meta's GTID set kept. */
+static void test_incomplete_tail(void) {
+  rec_build();
+  uint64_t meta = rec_size - 3 * REC_FILLER;
+  CU_ASSERT_EQUAL(truncate(rec_path, (off_t)(rec_size - REC_FILLER / 2)), 0);
+  relay_meta m;
+  char note[1024];
+  CU_ASSERT_EQUAL(rec_recover(meta, &m, note, sizeof note), 0);
+  /* the fillers after meta are whole events outside any group: boundaries */
+  CU_ASSERT_EQUAL(m.binlog_pos, rec_size - REC_FILLER);
+  CU_ASSERT_EQUAL(rec_file_size(), rec_size - REC_FILLER);
+  CU_ASSERT_STRING_EQUAL(m.binlog_gtid, "0-1-100");
+  CU_ASSERT_PTR_NOT_NULL(strstr(note, "incomplete"));
+}
+
+/* relay.meta's position inside an event: the window does not end on an event end, the whole file
+ * is read and cut at the event's start. */
+static void test_meta_not_a_boundary(void) {
+  rec_build();
+  uint64_t inside = rec_size - REC_FILLER + 300;
+  relay_meta m;
+  char note[1024];
+  CU_ASSERT_EQUAL(rec_recover(inside, &m, note, sizeof note), 0);
+  CU_ASSERT_EQUAL(m.binlog_pos, rec_size - REC_FILLER);
+  CU_ASSERT_EQUAL(rec_file_size(), rec_size - REC_FILLER);
+  CU_ASSERT_PTR_NOT_NULL(strstr(note, "falls inside the event"));
+}
+
+/* A file shorter than relay.meta's position (its tail lost with the machine): the whole file. */
+static void test_file_shorter_than_meta(void) {
+  rec_build();
+  uint64_t cut = rec_size - 5 * REC_FILLER - 10;
+  CU_ASSERT_EQUAL(truncate(rec_path, (off_t)cut), 0);
+  relay_meta m;
+  char note[1024];
+  CU_ASSERT_EQUAL(rec_recover(rec_size, &m, note, sizeof note), 0);
+  CU_ASSERT_EQUAL(m.binlog_pos, rec_size - 6 * REC_FILLER);
+  CU_ASSERT_EQUAL(rec_file_size(), rec_size - 6 * REC_FILLER);
+}
+
+/* A window start inside an event (relay.meta far into the file): the check finds the next event
+ * start by itself and the fast way is taken. */
+static void test_window_resyncs(void) {
+  rec_build();
+  /* damage just before the window: outside it, so not read */
+  uint64_t meta = rec_size;
+  rec_flip(meta - RELAY_RECOVER_WINDOW - 10);
+  relay_meta m;
+  char note[1024];
+  CU_ASSERT_EQUAL(rec_recover(meta, &m, note, sizeof note), 0);
+  CU_ASSERT_EQUAL(m.binlog_pos, meta);
+  CU_ASSERT_STRING_EQUAL(note, "");
+  CU_ASSERT_EQUAL(rec_file_size(), rec_size);
+}
+
+int main(void) {
+  if (CU_initialize_registry() != CUE_SUCCESS)
+    return 1;
+  CU_pSuite s = CU_add_suite("relay_recover", rec_setup, rec_teardown);
+  CU_add_test(s, "starts at relay.meta's position", test_starts_at_meta);
+  CU_add_test(s, "damage in the window before it: whole file", test_damage_in_window);
+  CU_add_test(s, "incomplete tail after it: cut back", test_incomplete_tail);
+  CU_add_test(s, "position inside an event: whole file", test_meta_not_a_boundary);
+  CU_add_test(s, "file shorter than relay.meta: whole file", test_file_shorter_than_meta);
+  CU_add_test(s, "window starting inside an event", test_window_resyncs);
+  CU_basic_set_mode(CU_BRM_VERBOSE);
+  CU_basic_run_tests();
+  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
+  CU_cleanup_registry();
+  return failed ? 1 : 0;
+}
