@@ -40,9 +40,18 @@ for i in $(seq 1 "$kills"); do
   # dmhost itself in the background (not a shell function: its pid would be a subshell's)
   "$dmhost" "${args[@]}" >"$work/run-$i.log" 2>&1 &
   pid=$!
-  # random moment: the first three early (0.05 .. 0.5 s: mostly during the dump), then 0.1 .. 2.5 s
-  if [ "$i" -le 3 ]; then span=45 base=0.05; else span=240 base=0.1; fi
-  sleep "$(awk -v r="$RANDOM" -v s="$span" -v b="$base" 'BEGIN { printf "%.2f", b + (r % s) / 100 }')"
+  # random moments: the first three early (0.05 .. 0.5 s in: during the dump); the others once the
+  # load is under way (0.05 .. 1.5 s after it starts), however slow the machine is
+  if [ "$i" -gt 3 ]; then
+    for _ in $(seq 1 600); do
+      grep -q "load: loading\|task crash finished" "$work/run-$i.log" && break
+      sleep 0.05
+    done
+    span=145
+  else
+    span=45
+  fi
+  sleep "$(awk -v r="$RANDOM" -v s="$span" 'BEGIN { printf "%.2f", 0.05 + (r % s) / 100 }')"
   kill -9 "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
   pgrep -f "$work/task.cfg" >/dev/null && fail "a killed dmhost is still running"
