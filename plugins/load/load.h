@@ -35,6 +35,11 @@ typedef struct load_table {
   char ttable[LOAD_NAME_MAX];
   char *schema_file; /* base name of the schema file */
   bool allowed;      /* by the task's block-allow-list */
+  int group;         /* the first allowed table routed to the same target table (maybe itself) */
+  /* On a group's first table: the secondary keys still to add once the group's data is loaded,
+   * one `KEY ...` definition a line (load_keys.c); NULL when none are pending. */
+  char *keys;
+  atomic_int files_left; /* on a group's first table: its files the workers have not finished */
 } load_table;
 
 /* A data file `<db>.<table>.<NNNNNN>.sql` and where the load stands in it. */
@@ -69,6 +74,7 @@ typedef struct load_cfg {
   load_on_dup on_dup;
   uint64_t batch_bytes;
   bool cleanup_dump;
+  bool defer_keys; /* defer-secondary-keys */
 } load_cfg;
 
 /* One instance of the unit. */
@@ -79,9 +85,10 @@ typedef struct load_unit {
 
   /* names on the target */
   char meta[LOAD_NAME_MAX];
-  char cp_table[2 * LOAD_NAME_MAX + 8]; /* `meta`.`<task>_loader_checkpoint`, quoted */
-  char scratch[LOAD_NAME_MAX + 16];     /* <meta>_scratch */
-  char scratch_prefix[32];              /* scratch table names of this task and source */
+  char cp_table[2 * LOAD_NAME_MAX + 8];   /* `meta`.`<task>_loader_checkpoint`, quoted */
+  char keys_table[2 * LOAD_NAME_MAX + 8]; /* `meta`.`<task>_loader_keys`, quoted */
+  char scratch[LOAD_NAME_MAX + 16];       /* <meta>_scratch */
+  char scratch_prefix[32];                /* scratch table names of this task and source */
   unsigned scratch_seq;
 
   /* Shared with status and kill (other threads): atomics, or `lock` held only for a copy. */
@@ -145,6 +152,22 @@ int load_cp_exists(load_unit *u, MYSQL *c, bool *exists, dm_error *err);
 /* ---- load_schema.c ---- */
 /* Creates the routed databases and tables; keeps existing tables of the same definition. */
 int load_schema_apply(load_unit *u, MYSQL *c, load_dump *d, dm_error *err);
+
+/* ---- load_keys.c ---- */
+/* Splits a CREATE TABLE (the text after the table's name, as SHOW CREATE TABLE writes it) into the
+ * definition without its plain secondary keys (*stripped) and those keys, one `KEY ...` a line
+ * (*keys). Both NULL when there is nothing to defer (no such key, a foreign key, a layout this
+ * parser does not know). 0, or -1 when out of memory. */
+int load_keys_split(const char *rest, char **stripped, char **keys);
+/* Creates the table of deferred keys in the meta schema. */
+int load_keys_prepare(load_unit *u, MYSQL *c, dm_error *err);
+/* Reads this source's pending keys onto the groups' first tables. */
+int load_keys_read(load_unit *u, MYSQL *c, load_dump *d, dm_error *err);
+/* Records the keys of a target table as pending (before the table is created without them). */
+int load_keys_record(load_unit *u, MYSQL *c, const load_table *t, const char *keys, dm_error *err);
+/* Adds the pending keys of group table t (those the table lacks, in one ALTER TABLE) and marks
+ * them done. A stop (stop token, or *abort) interrupts the ALTER: 1. 0 done, -1 error (*err). */
+int load_keys_apply(load_unit *u, MYSQL *c, load_table *t, atomic_bool *abort, dm_error *err);
 
 /* ---- load_worker.c ---- */
 /* Loads the files with pool-size workers. Returns the outcome; errors in result. */

@@ -161,7 +161,8 @@ enum {
   LOAD_PRIV_DELETE = 1 << 3,
   LOAD_PRIV_CREATE = 1 << 4,
   LOAD_PRIV_DROP = 1 << 5,
-  LOAD_PRIV_ALL = (1 << 6) - 1,
+  LOAD_PRIV_ALTER = 1 << 6,
+  LOAD_PRIV_ALL = (1 << 7) - 1,
 };
 
 static const struct {
@@ -170,6 +171,7 @@ static const struct {
 } load_db_privs[] = {
     {LOAD_PRIV_SELECT, "SELECT"}, {LOAD_PRIV_INSERT, "INSERT"}, {LOAD_PRIV_UPDATE, "UPDATE"},
     {LOAD_PRIV_DELETE, "DELETE"}, {LOAD_PRIV_CREATE, "CREATE"}, {LOAD_PRIV_DROP, "DROP"},
+    {LOAD_PRIV_ALTER, "ALTER"},
 };
 
 /* "SELECT, INSERT, CREATE" -> bits (ALL PRIVILEGES -> all). Column lists "(a, b)" are skipped. */
@@ -192,7 +194,7 @@ static int load_db_priv_bits(const char *s, size_t len) {
     for (size_t k = 0; k < sizeof load_db_privs / sizeof *load_db_privs; k++) {
       size_t m = strlen(load_db_privs[k].name);
       if (n >= m && strncasecmp(s + start, load_db_privs[k].name, m) == 0 &&
-          (n == m || s[start + m] == ' '))
+          (n == m || (s[start + m] == ' ' && s[start + m + 1] == '('))) /* not ALTER ROUTINE */
         bits |= load_db_privs[k].bit;
     }
   }
@@ -287,14 +289,16 @@ int load_db_check_privileges(load_unit *u, MYSQL *c, const char *const *schemas,
   mysql_free_result(r);
 
   /* What each schema needs: the meta schema (index 0) SELECT/INSERT/UPDATE/CREATE, the scratch
-   * schema (1) CREATE/DROP/SELECT, data schemas CREATE/INSERT/SELECT plus DELETE for REPLACE. */
+   * schema (1) CREATE/DROP/SELECT, data schemas CREATE/INSERT/SELECT plus DELETE for REPLACE and
+   * ALTER for deferred secondary keys. */
   char missing[DM_ERROR_MESSAGE_MAX] = "";
   size_t mlen = 0;
   for (int i = 0; i < n; i++) {
     int need = i == 0   ? LOAD_PRIV_SELECT | LOAD_PRIV_INSERT | LOAD_PRIV_UPDATE | LOAD_PRIV_CREATE
                : i == 1 ? LOAD_PRIV_SELECT | LOAD_PRIV_CREATE | LOAD_PRIV_DROP
                         : LOAD_PRIV_SELECT | LOAD_PRIV_INSERT | LOAD_PRIV_CREATE |
-                              (u->cfg.on_dup == LOAD_DUP_REPLACE ? LOAD_PRIV_DELETE : 0);
+                              (u->cfg.on_dup == LOAD_DUP_REPLACE ? LOAD_PRIV_DELETE : 0) |
+                              (u->cfg.defer_keys ? LOAD_PRIV_ALTER : 0);
     int lack = need & ~(global | per[i]);
     if (!lack)
       continue;

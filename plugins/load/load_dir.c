@@ -312,8 +312,10 @@ int load_dir_scan(load_unit *u, const char *dir, load_dump *d, dm_error *err) {
 }
 
 void load_dir_free(load_dump *d) {
-  for (int i = 0; i < d->n_tables; i++)
+  for (int i = 0; i < d->n_tables; i++) {
     free(d->tables[i].schema_file);
+    free(d->tables[i].keys);
+  }
   for (int i = 0; i < d->n_files; i++)
     free(d->files[i].name);
   for (int i = 0; i < d->n_dbs; i++)

@@ -4,7 +4,9 @@
  * the load stops naming the first column that differs. "The dump's definition" is what the target
  * itself makes of the dump's CREATE TABLE: it is created in a scratch schema and both are compared
  * in information_schema, so display widths, defaults of the server and charsets never give false
- * alarms.
+ * alarms. Secondary keys are not compared (columns, nullability and the primary key are), so a
+ * table still waiting for its deferred keys (load_keys.c) matches the dump as well as one that
+ * has them.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -295,7 +297,24 @@ static int load_schema_table(load_unit *u, MYSQL *c, load_dump *d, const load_ta
              load_db_quote(t->ttable, qt, sizeof qt));
     snprintf(what, sizeof what, "load: cannot create table `%s`.`%s` from %s", t->tdb, t->ttable,
              t->schema_file);
-    rc = load_schema_exec2(u, c, head, rest, what, err);
+    char *stripped = NULL, *keys = NULL;
+    if (u->cfg.defer_keys && load_keys_split(rest, &stripped, &keys) != 0) {
+      u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "load: no memory");
+      rc = -1;
+    }
+    /* Recorded before the table exists without them: a crash in between loses no key. */
+    if (rc == 0 && keys)
+      rc = load_keys_record(u, c, t, keys, err);
+    if (rc == 0)
+      rc = load_schema_exec2(u, c, head, stripped ? stripped : rest, what, err);
+    if (rc == 0 && keys) {
+      load_table *g = &d->tables[t->group];
+      free(g->keys);
+      g->keys = keys;
+      keys = NULL;
+    }
+    free(stripped);
+    free(keys);
   }
   free(sql);
   return rc;

@@ -10,6 +10,8 @@
  *   on-duplicate = "replace"; # "replace" (REPLACE INTO), "ignore" (INSERT IGNORE), "error"
  *   batch-bytes = 4194304;    # statement bytes per target transaction (and checkpoint)
  *   cleanup-dump = false;     # remove the dump's .sql files once the load finished
+ *   defer-secondary-keys = true; # create tables without their plain secondary keys, add them
+ *                                # in one ALTER TABLE per table once its data is loaded
  */
 #include <dirent.h>
 #include <errno.h>
@@ -97,12 +99,19 @@ static int load_settings(load_unit *u, load_cfg *cfg, dm_error *err) {
   else if (r != DM_CFG_OK)
     goto wrong;
   cfg->cleanup_dump = b;
+
+  r = h->cfg_bool(u->ctx, "defer-secondary-keys", &b);
+  if (r == DM_CFG_MISSING)
+    b = true;
+  else if (r != DM_CFG_OK)
+    goto wrong;
+  cfg->defer_keys = b;
   return 0;
 wrong: /* the host has logged file, line and the type it wanted */
-  h->error_make(
-      u->ctx, err, DM_ERR_CONFIG_INVALID, NULL,
-      "load: a setting of the `load` section has the wrong type (see the log): dir and "
-      "on-duplicate are strings, pool-size and batch-bytes integers, cleanup-dump a bool");
+  h->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL,
+                "load: a setting of the `load` section has the wrong type (see the log): dir and "
+                "on-duplicate are strings, pool-size and batch-bytes integers, cleanup-dump and "
+                "defer-secondary-keys bools");
   return -1;
 }
 
@@ -151,6 +160,8 @@ static int load_init(const dm_host_services *host, dm_ctx *ctx, void **self, dm_
   snprintf(cp, sizeof cp, "%s_loader_checkpoint", task);
   snprintf(u->cp_table, sizeof u->cp_table, "%s.%s", load_db_quote(meta, qm, sizeof qm),
            load_db_quote(cp, qc, sizeof qc));
+  snprintf(cp, sizeof cp, "%s_loader_keys", task);
+  snprintf(u->keys_table, sizeof u->keys_table, "%s.%s", qm, load_db_quote(cp, qc, sizeof qc));
   snprintf(u->scratch, sizeof u->scratch, "%s_scratch", meta);
   snprintf(u->scratch_prefix, sizeof u->scratch_prefix, "ld_%016" PRIx64, load_hash(task, src));
   mysql_library_init(0, NULL, NULL); /* once per process; later calls return at once */
@@ -200,6 +211,11 @@ static int load_route(load_unit *u, load_dump *d, const char ***schemas, int *n)
       continue;
     u->host->route_table(u->ctx, t->db, t->table, t->tdb, sizeof t->tdb, t->ttable,
                          sizeof t->ttable);
+    t->group = i; /* source tables merged into one target table share its deferred keys */
+    for (int k = 0; k < i && t->group == i; k++)
+      if (d->tables[k].allowed && strcmp(d->tables[k].tdb, t->tdb) == 0 &&
+          strcmp(d->tables[k].ttable, t->ttable) == 0)
+        t->group = k;
     bool seen = false;
     for (int k = 2; k < *n && !seen; k++)
       seen = strcmp((*schemas)[k], t->tdb) == 0;
@@ -237,9 +253,13 @@ static int load_prepare(load_unit *u, MYSQL *c, load_dump *d, dm_error *e) {
   }
   int rc = load_db_check_privileges(u, c, schemas, n_schemas, e);
   free(schemas);
-  if (rc != 0 || load_cp_prepare(u, c, e) != 0 || load_cp_read(u, c, d, &n_rows, e) != 0)
+  if (rc != 0 || load_cp_prepare(u, c, e) != 0 || load_keys_prepare(u, c, e) != 0 ||
+      load_cp_read(u, c, d, &n_rows, e) != 0 || load_keys_read(u, c, d, e) != 0)
     return -1;
   bool done = n_rows > 0;
+  for (int i = 0; i < d->n_tables; i++)
+    if (d->tables[i].keys)
+      done = false; /* the data is in, the keys are not */
   for (int i = 0; i < d->n_files; i++) {
     const load_file *f = &d->files[i];
     if (!d->tables[f->table].allowed)

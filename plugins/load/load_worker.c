@@ -4,7 +4,8 @@
  * buffer, and commits every batch-bytes of statements together with the UPDATE that moves the
  * file's checkpoint offset past them: one transaction, so a crash anywhere leaves the table and the
  * checkpoint agreeing, and the next run seeks to the offset and goes on with no row lost or
- * doubled.
+ * doubled. When the last file of a target table is in, its deferred secondary keys are due
+ * (load_keys.c): the worker that finished it adds them, while the others go on with other files.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,7 +24,9 @@ typedef struct load_run {
   load_dump *d;
   int *jobs; /* file indexes, biggest remainder first */
   int n_jobs;
-  int next; /* under mu */
+  int next;   /* under mu */
+  int *ready; /* group tables whose data is in and whose deferred keys wait; under mu */
+  int n_ready;
   pthread_mutex_t mu;
   atomic_bool abort; /* an error in one worker stops the others */
   dm_error error;    /* the first error; under mu */
@@ -62,13 +65,33 @@ static bool load_run_stopping(load_run *run) {
          run->u->host->stop_requested(run->u->ctx);
 }
 
-static int load_run_next(load_run *run) {
+/* The next job: a table whose keys are due (*keys_table >= 0; first, so its ALTER overlaps the
+ * other tables' data), else a file (returned). -1 when there is none. */
+static int load_run_next(load_run *run, int *keys_table) {
+  *keys_table = -1;
   if (load_run_stopping(run))
     return -1;
   pthread_mutex_lock(&run->mu);
-  int j = run->next < run->n_jobs ? run->jobs[run->next++] : -1;
+  int j = -1;
+  if (run->n_ready > 0)
+    *keys_table = run->ready[--run->n_ready];
+  else if (run->next < run->n_jobs)
+    j = run->jobs[run->next++];
   pthread_mutex_unlock(&run->mu);
-  return j;
+  return *keys_table >= 0 ? -2 : j;
+}
+
+static void load_run_ready(load_run *run, int table) {
+  pthread_mutex_lock(&run->mu);
+  run->ready[run->n_ready++] = table;
+  pthread_mutex_unlock(&run->mu);
+}
+
+/* A file of group g is done: when it was the group's last, its keys are due. */
+static void load_run_file_done(load_run *run, int g) {
+  load_table *t = &run->d->tables[g];
+  if (atomic_fetch_sub(&t->files_left, 1) == 1 && t->keys)
+    load_run_ready(run, g);
 }
 
 /* The statement to run for one line: INSERT INTO `t` rewritten for on-duplicate and the route. */
@@ -288,14 +311,18 @@ static void *load_worker_main(void *arg) {
     mysql_thread_end();
     return NULL;
   }
-  int j;
-  while ((j = load_run_next(run)) >= 0) {
-    int rc = load_worker_file(w, &run->d->files[j], &err);
+  int j, kt;
+  while ((j = load_run_next(run, &kt)) != -1) {
+    int rc = kt >= 0 ? load_keys_apply(u, w->c, &run->d->tables[kt], &run->abort, &err)
+                     : load_worker_file(w, &run->d->files[j], &err);
     if (rc < 0 && !atomic_load(&u->killed))
       load_run_error(run, &err);
     if (rc != 0)
       break;
-    atomic_fetch_add(&run->jobs_done, 1);
+    if (kt < 0) {
+      atomic_fetch_add(&run->jobs_done, 1);
+      load_run_file_done(run, run->d->tables[run->d->files[j].table].group);
+    }
   }
   load_db_close(u, w->c);
   w->c = NULL;
@@ -316,10 +343,12 @@ dm_outcome load_workers_run(load_unit *u, load_dump *d, dm_result *result) {
   atomic_init(&run.abort, false);
   atomic_init(&run.jobs_done, 0);
   run.jobs = malloc(sizeof *run.jobs * ((size_t)d->n_files + 1));
+  run.ready = malloc(sizeof *run.ready * ((size_t)d->n_tables + 1));
   load_worker *ws = calloc((size_t)u->cfg.pool_size, sizeof *ws);
   dm_error e;
-  if (!run.jobs || !ws) {
+  if (!run.jobs || !run.ready || !ws) {
     free(run.jobs);
+    free(run.ready);
     free(ws);
     pthread_mutex_destroy(&run.mu);
     u->host->error_make(u->ctx, &e, DM_ERR_NO_MEMORY, NULL, "load: no memory for the workers");
@@ -332,7 +361,16 @@ dm_outcome load_workers_run(load_unit *u, load_dump *d, dm_result *result) {
       run.jobs[run.n_jobs++] = i;
   }
   qsort_r(run.jobs, (size_t)run.n_jobs, sizeof *run.jobs, load_run_cmp, d);
-  int n_workers = run.n_jobs < u->cfg.pool_size ? run.n_jobs : u->cfg.pool_size;
+  for (int i = 0; i < d->n_tables; i++)
+    atomic_init(&d->tables[i].files_left, 0);
+  for (int k = 0; k < run.n_jobs; k++)
+    atomic_fetch_add(&d->tables[d->tables[d->files[run.jobs[k]].table].group].files_left, 1);
+  for (int i = 0; i < d->n_tables; i++) /* data loaded by an earlier run, keys not yet added */
+    if (d->tables[i].allowed && d->tables[i].group == i && d->tables[i].keys &&
+        atomic_load(&d->tables[i].files_left) == 0)
+      run.ready[run.n_ready++] = i;
+  int n_work = run.n_jobs + run.n_ready;
+  int n_workers = n_work < u->cfg.pool_size ? n_work : u->cfg.pool_size;
   for (int i = 0; i < n_workers; i++) {
     load_worker *w = &ws[i];
     w->run = &run;
@@ -353,6 +391,7 @@ dm_outcome load_workers_run(load_unit *u, load_dump *d, dm_result *result) {
   }
   free(ws);
   free(run.jobs);
+  free(run.ready);
   pthread_mutex_destroy(&run.mu);
 
   if (atomic_load(&u->killed))
@@ -366,5 +405,8 @@ dm_outcome load_workers_run(load_unit *u, load_dump *d, dm_result *result) {
     if (f->registered && f->offset < f->size && d->tables[f->table].allowed)
       return DM_OUTCOME_CANCELED; /* stopped with work left */
   }
+  for (int i = 0; i < d->n_tables; i++)
+    if (d->tables[i].allowed && d->tables[i].keys)
+      return DM_OUTCOME_CANCELED; /* stopped before or while adding keys */
   return DM_OUTCOME_FINISHED;
 }

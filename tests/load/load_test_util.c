@@ -232,4 +232,41 @@ long long lt_count(MYSQL *m, const char *fmt, ...) {
 
 void lt_drop_checkpoint(MYSQL *target, const char *task) {
   lt_exec(target, "DROP TABLE IF EXISTS dm_meta.`%s_loader_checkpoint`", task);
+  lt_exec(target, "DROP TABLE IF EXISTS dm_meta.`%s_loader_keys`", task);
+}
+
+/* SHOW CREATE TABLE without the AUTO_INCREMENT=N table option (the next value, not the shape). */
+static int lt_show_create(MYSQL *m, const char *db, const char *table, char *out, size_t len) {
+  char q[512];
+  snprintf(q, sizeof q, "SHOW CREATE TABLE `%s`.`%s`", db, table);
+  MYSQL_RES *r = NULL;
+  MYSQL_ROW row;
+  if (mysql_query(m, q) != 0 || !(r = mysql_store_result(m)) || !(row = mysql_fetch_row(r)) ||
+      !row[1]) {
+    snprintf(out, len, "(%s: %s)", q, mysql_error(m));
+    if (r)
+      mysql_free_result(r);
+    return -1;
+  }
+  snprintf(out, len, "%s", row[1]);
+  mysql_free_result(r);
+  char *a = strstr(out, " AUTO_INCREMENT=");
+  if (a) {
+    char *e = a + 16;
+    while (*e >= '0' && *e <= '9')
+      e++;
+    memmove(a, e, strlen(e) + 1);
+  }
+  return 0;
+}
+
+bool lt_same_create(MYSQL *a, const char *db_a, MYSQL *b, const char *db_b, const char *table) {
+  char x[8192], y[8192];
+  int ra = lt_show_create(a, db_a, table, x, sizeof x);
+  int rb = lt_show_create(b, db_b, table, y, sizeof y);
+  if (ra == 0 && rb == 0 && strcmp(x, y) == 0)
+    return true;
+  fprintf(stderr, "SHOW CREATE TABLE of %s.%s and %s.%s differ:\n%s\n---\n%s\n", db_a, table, db_b,
+          table, x, y);
+  return false;
 }

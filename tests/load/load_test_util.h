@@ -64,6 +64,9 @@ long long lt_count(MYSQL *m, const char *fmt, ...) __attribute__((format(printf,
 /* Removes this task's checkpoint rows and tables of the load's meta schema. */
 void lt_drop_checkpoint(MYSQL *target, const char *task);
 
+/* Do both tables have the same SHOW CREATE TABLE (but AUTO_INCREMENT=N)? Prints both if not. */
+bool lt_same_create(MYSQL *a, const char *db_a, MYSQL *b, const char *db_b, const char *table);
+
 double lt_now(void);
 void lt_sleep_ms(int ms);
 

@@ -20,8 +20,9 @@
 
 static MYSQL *src, *dst;
 
-static const char *const lt_targets[] = {LT_DB, LT_TYPES, "lt_full_r1", "lt_full_r2", "lt_full_r3"};
-static const char *const lt_tasks[] = {"lt_full", "lt_resume", "lt_restart", "lt_kill"};
+static const char *const lt_targets[] = {LT_DB,        LT_TYPES,     "lt_full_r1",
+                                         "lt_full_r2", "lt_full_r3", "lt_full_r4"};
+static const char *const lt_tasks[] = {"lt_full", "lt_resume", "lt_restart", "lt_kill", "lt_keys"};
 
 static void lt_clean_target(void) {
   for (size_t i = 0; i < sizeof lt_targets / sizeof *lt_targets; i++)
@@ -79,12 +80,24 @@ static int suite_clean(void) {
   return 0;
 }
 
+/* Data cell by cell, and every table's SHOW CREATE TABLE: the deferred secondary keys are back. */
 static void lt_assert_equal(const char *db_src, const char *db_dst) {
   char diff[1024];
   int rc = testdb_compare_schemas(src, dst, db_src, db_dst, diff, sizeof diff);
   if (rc != 0)
     fprintf(stderr, "%s vs %s: %s\n", db_src, db_dst, diff);
   CU_ASSERT_EQUAL(rc, 0);
+  char q[256];
+  snprintf(q, sizeof q,
+           "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = '%s' ORDER BY 1",
+           db_src);
+  MYSQL_RES *r = NULL;
+  CU_ASSERT_FATAL(mysql_query(src, q) == 0 && (r = mysql_store_result(src)) != NULL);
+  CU_ASSERT(mysql_num_rows(r) > 0);
+  MYSQL_ROW row;
+  while ((row = mysql_fetch_row(r)) != NULL)
+    CU_ASSERT(lt_same_create(src, db_src, dst, db_dst, row[0]));
+  mysql_free_result(r);
 }
 
 static void lt_print_error(dmh_subtask *st) {
@@ -239,6 +252,74 @@ static void test_full_target_restart(void) {
   lt_teardown(&e);
 }
 
+/* Waits until an ALTER TABLE of `db`.`table` runs on the target. */
+static bool lt_wait_alter(const char *db, const char *table, int timeout_ms) {
+  double end = lt_now() + timeout_ms / 1000.0;
+  while (lt_now() < end) {
+    if (lt_count(dst,
+                 "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE "
+                 "'ALTER TABLE `%s`.`%s` %%'",
+                 db, table) > 0)
+      return true;
+    lt_sleep_ms(5);
+  }
+  return false;
+}
+
+/* The load is stopped, then killed, while it adds the deferred key of table a (its data is in):
+ * a transaction of this test holds a metadata lock on the table so the ALTER waits, which pins
+ * the moment. Each time the key is still pending; the last run adds it, and the target equals
+ * the source, keys included (on-duplicate = error: no row is loaded twice). */
+static void test_full_keys_interrupted(void) {
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  CU_ASSERT_FATAL(lt_full_config(&e, "lt_keys", "lt_full_r4", lt_slow_load, NULL) == 0);
+  const char *pending = "SELECT COUNT(*) FROM dm_meta.lt_keys_loader_keys WHERE target_schema = "
+                        "'lt_full_r4' AND target_table = 'a' AND done = 0";
+  const char *has_key = "SELECT COUNT(*) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = "
+                        "'lt_full_r4' AND TABLE_NAME = 'a' AND INDEX_NAME = 'k_1'";
+  for (int round = 0; round < 2; round++) {
+    dmh_subtask *st = lt_subtask(&e);
+    CU_ASSERT_FATAL(st != NULL);
+    dm_error err;
+    if (round == 1) /* the data is in: the ALTER comes first */
+      CU_ASSERT_EQUAL(lt_exec(dst, "START TRANSACTION"), 0);
+    CU_ASSERT_FATAL(dmh_subtask_start(st, &err) == 0);
+    if (round == 0) { /* the tables exist once bytes are loaded */
+      CU_ASSERT_FATAL(lt_wait_bytes(st, 1, 120000));
+      CU_ASSERT_EQUAL(lt_exec(dst, "START TRANSACTION"), 0);
+    }
+    CU_ASSERT(lt_count(dst, "SELECT COUNT(*) FROM lt_full_r4.a WHERE id = 1") >= 0);
+    CU_ASSERT_FATAL(lt_wait_alter("lt_full_r4", "a", 240000));
+    double t0 = lt_now();
+    if (round == 0) {
+      CU_ASSERT_EQUAL(dmh_subtask_stop(st, &err), 0); /* the ALTER is interrupted */
+    } else {
+      CU_ASSERT_EQUAL(dmh_subtask_kill(st, &err), 0); /* the ALTER goes on without us */
+    }
+    CU_ASSERT(lt_now() - t0 < 3.0);
+    CU_ASSERT_EQUAL(dmh_subtask_stage(st), DMH_STAGE_STOPPED);
+    CU_ASSERT_EQUAL(lt_count(dst, "%s", pending), 1);
+    if (round == 0)
+      CU_ASSERT_EQUAL(lt_count(dst, "%s", has_key), 0);
+    CU_ASSERT_EQUAL(lt_exec(dst, "COMMIT"), 0);
+    /* the ALTER came after the table's data (read after the COMMIT: the transaction's snapshot
+     * is older) */
+    CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM lt_full_r4.a"), 300000);
+    dmh_subtask_destroy(st);
+  }
+  dmh_subtask *st;
+  dmh_stage s = lt_run(&e, &st, 240000);
+  if (s != DMH_STAGE_FINISHED)
+    lt_print_error(st);
+  CU_ASSERT_EQUAL(s, DMH_STAGE_FINISHED);
+  CU_ASSERT_EQUAL(lt_count(dst, "%s", pending), 0);
+  CU_ASSERT_EQUAL(lt_count(dst, "%s", has_key), 1);
+  lt_assert_equal(LT_DB, "lt_full_r4");
+  dmh_subtask_destroy(st);
+  lt_teardown(&e);
+}
+
 int main(void) {
   if (CU_initialize_registry() != CUE_SUCCESS)
     return 1;
@@ -247,6 +328,7 @@ int main(void) {
   CU_add_test(s, "pause, stop, new subtask: resumes from the checkpoint", test_full_resume);
   CU_add_test(s, "kill, new subtask: resumes from the checkpoint", test_full_kill);
   CU_add_test(s, "target restarted mid-load, auto-resumed", test_full_target_restart);
+  CU_add_test(s, "stop and kill while adding the deferred keys", test_full_keys_interrupted);
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
   unsigned failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
