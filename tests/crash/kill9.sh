@@ -40,18 +40,15 @@ for i in $(seq 1 "$kills"); do
   # dmhost itself in the background (not a shell function: its pid would be a subshell's)
   "$dmhost" "${args[@]}" >"$work/run-$i.log" 2>&1 &
   pid=$!
-  # random moments: the first three early (0.05 .. 0.5 s in: during the dump); the others once the
-  # load is under way (0.05 .. 1.5 s after it starts), however slow the machine is
-  if [ "$i" -gt 3 ]; then
-    for _ in $(seq 1 600); do
-      grep -q "load: loading\|task crash finished" "$work/run-$i.log" && break
-      sleep 0.05
-    done
-    span=145
-  else
-    span=45
-  fi
-  sleep "$(awk -v r="$RANDOM" -v s="$span" 'BEGIN { printf "%.2f", 0.05 + (r % s) / 100 }')"
+  # random moments, however slow the machine is: the first three once the dump has its snapshot
+  # (0 .. 0.3 s after: it takes longer than that to write), the others once the load is under way
+  # (0.05 .. 1.5 s after it starts)
+  if [ "$i" -gt 3 ]; then mark="load: loading" span=145 base=0.05; else mark="dump: snapshot of" span=30 base=0; fi
+  for _ in $(seq 1 600); do
+    grep -qs "$mark\|task crash finished\|unit finished" "$work/run-$i.log" && break
+    sleep 0.02
+  done
+  sleep "$(awk -v r="$RANDOM" -v s="$span" -v b="$base" 'BEGIN { printf "%.2f", b + (r % s) / 100 }')"
   kill -9 "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
   pgrep -f "$work/task.cfg" >/dev/null && fail "a killed dmhost is still running"
