@@ -6,8 +6,8 @@
 #
 #   bench/dump-load.sh [--rows N] [--tables T] [--threads K] [--runs R]
 # Defaults: 8 tables x 700,000 sysbench rows (about 1.1 GB as SQL), 4 threads, 3 runs.
-# Servers: the local pair of scripts/mariadb.sh (started if needed). Server settings are those of
-# scripts/mariadb.sh: innodb_flush_log_at_trx_commit=2, sync_binlog=0 on both sides.
+# Servers: a pair of scripts/mariadb.sh of its own (started and stopped here), with
+# innodb_flush_log_at_trx_commit=2, sync_binlog=0 and a 3 GiB buffer pool on both sides.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rows=700000 tables=8 threads=4 runs=3
@@ -25,7 +25,12 @@ command -v mydumper >/dev/null || { [ "$(id -u)" = 0 ] && apt-get install -y -q 
 build=${BUILD_DIR:-build/bench}
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j "$(nproc)" --target dmhost dmhost_dump dmhost_load >/dev/null
+# A pair of its own (so no test shares it), with a buffer pool that holds the data, as on a server
+# sized for its data: then both tools are measured, not the disk. BENCH_DB_DIR/ports override.
+export DMH_DB_DIR=${BENCH_DB_DIR:-/tmp/dmhost-bench-db} DMH_SOURCE_PORT=${BENCH_SOURCE_PORT:-14306}
+export DMH_TARGET_PORT=${BENCH_TARGET_PORT:-14307} DMH_BUFFER_POOL=${BENCH_BUFFER_POOL:-3G}
 bash scripts/mariadb.sh start >/dev/null
+trap 'bash scripts/mariadb.sh stop >/dev/null 2>&1' EXIT
 eval "$(bash scripts/mariadb.sh env)"
 src=(--no-defaults --protocol=tcp -h"$DMH_SOURCE_HOST" -P"$DMH_SOURCE_PORT" -u"$DMH_SOURCE_USER")
 dst=(--no-defaults --protocol=tcp -h"$DMH_TARGET_HOST" -P"$DMH_TARGET_PORT" -u"$DMH_TARGET_USER")

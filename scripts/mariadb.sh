@@ -62,7 +62,8 @@ write_cnf() { # instance
     echo "server_id = $server_id"
     echo "max_allowed_packet = 64M"
     echo "character-set-server = utf8mb4"
-    echo "innodb_buffer_pool_size = 256M"
+    # DMH_BUFFER_POOL: benchmarks give the servers room to hold their data (bench/dump-load.sh)
+    echo "innodb_buffer_pool_size = ${DMH_BUFFER_POOL:-256M}"
     # Tests want speed, not durability across a power cut.
     echo "innodb_flush_log_at_trx_commit = 2"
     echo "sync_binlog = 0"
