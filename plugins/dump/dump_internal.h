@@ -33,8 +33,9 @@ typedef enum dump_form {
   DUMP_FORM_AUTO = 0,   /* chosen from the MYSQL_FIELD type of the result */
   DUMP_FORM_NUMBER = 1, /* as the server prints it */
   DUMP_FORM_QUOTED = 2, /* '...': dates and times */
-  DUMP_FORM_HEX = 3,    /* 0x... of the raw bytes, '' when empty */
+  DUMP_FORM_HEX = 3,    /* 0x... of the raw bytes, '' when empty: BIT */
   DUMP_FORM_TEXT = 4,   /* _latin1'...': INET4, INET6, UUID as text */
+  DUMP_FORM_STRING = 5, /* '...' of the raw bytes, escaped: strings, BLOBs, JSON, GEOMETRY */
 } dump_form;
 
 typedef struct dump_table {
@@ -164,24 +165,27 @@ void dump_chunk_free(dump_chunk *c);
 int dump_chunks_plan(dump_unit *u, dump_conn *c, dump_table *t, dm_error *err);
 
 /* ---- dump_write.c ---- */
+/* One worker's output. buf holds complete statements not yet written, then the statement being
+ * built (from stmt_start); it is written out in blocks of about DUMP_WRITE_BLOCK bytes. */
 typedef struct dump_writer {
   dump_unit *u;
   dump_table *t;
   int fd; /* -1: no file open */
   char path[PATH_MAX], tmp[PATH_MAX];
-  uint64_t file_bytes;
-  char *stmt; /* the statement being built; written out whole */
-  size_t stmt_len, stmt_cap;
-  int64_t stmt_rows;
-  char *row; /* one formatted row */
-  size_t row_len, row_cap;
+  uint64_t file_bytes; /* bytes of complete statements of the file, written or in buf */
+  uint64_t file_off;   /* bytes written to the file */
+  char *buf;
+  size_t len, cap;
+  size_t stmt_start;  /* where the statement being built starts in buf */
+  int64_t stmt_rows;  /* rows of the statement being built */
+  int64_t block_rows; /* rows of the complete statements in buf */
 } dump_writer;
 
 void dump_writer_init(dump_writer *w, dump_unit *u);
 void dump_writer_free(dump_writer *w);
 void dump_writer_begin(dump_writer *w, dump_table *t);
-/* Adds one row; writes a statement out when it is full and starts the next file when the current
- * one reached chunk-filesize. */
+/* Adds one row; ends a statement when it is full and starts the next file when the current one
+ * reached chunk-filesize. */
 int dump_writer_row(dump_writer *w, MYSQL_ROW row, const unsigned long *lengths,
                     const uint8_t *forms, dm_error *err);
 /* Writes the last statement and completes the file (fdatasync, rename). */

@@ -154,6 +154,8 @@ bool dt_wait_rows(dmh_subtask *st, long rows, int timeout_ms) {
 
 MYSQL *dt_connect(int port) {
   MYSQL *m = mysql_init(NULL);
+  /* binary: mysql_real_escape_string on it escapes as the dump does (test_dump_escape) */
+  mysql_optionsv(m, MYSQL_SET_CHARSET_NAME, "binary");
   if (!mysql_real_connect(m, "127.0.0.1", "root", "", NULL, (unsigned)port, NULL, 0)) {
     fprintf(stderr, "connect 127.0.0.1:%d: %s (run scripts/mariadb.sh start)\n", port,
             mysql_error(m));
@@ -228,15 +230,32 @@ int dt_master_status(MYSQL *m, char *file, size_t flen, uint64_t *pos, char *gti
   return 0;
 }
 
-/* Rows of one INSERT line: values never hold "),(" (hex, numbers, quoted dates), so tuples are
- * separated by exactly that. */
+/* Rows of one INSERT line, counted by the "),(" between tuples outside quoted strings (whose
+ * backslash escapes are skipped). *ok: one complete INSERT on one line, which holds no raw CR or
+ * NUL (docs/dump-format.md: they are escaped) and no unclosed quote. */
 static long long dt_line_rows(const char *line, size_t len, bool *ok) {
-  static const char head[] = "INSERT INTO `";
+  static const char head[] = "INSERT INTO `", values[] = ") VALUES (";
+  const char *v = strstr(line, values);
   *ok = len > sizeof head + 4 && strncmp(line, head, sizeof head - 1) == 0 &&
-        strncmp(line + len - 2, ");", 2) == 0 && strstr(line, ") VALUES (") != NULL;
+        strncmp(line + len - 2, ");", 2) == 0 && v != NULL && !memchr(line, '\r', len) &&
+        strlen(line) == len;
+  if (!v)
+    return 0;
   long long n = 1;
-  for (const char *p = line; (p = strstr(p, "),(")) != NULL; p += 3)
-    n++;
+  bool quoted = false;
+  for (const char *p = v + sizeof values - 1, *end = line + len; p < end; p++) {
+    if (quoted) {
+      if (*p == '\\')
+        p++;
+      else if (*p == '\'')
+        quoted = false;
+    } else if (*p == '\'')
+      quoted = true;
+    else if (*p == ')' && end - p > 2 && p[1] == ',' && p[2] == '(')
+      n++;
+  }
+  if (quoted)
+    *ok = false;
   return n;
 }
 

@@ -45,7 +45,8 @@ long long dt_query_ll(MYSQL *m, const char *fmt, ...) __attribute__((format(prin
 int dt_master_status(MYSQL *m, char *file, size_t flen, uint64_t *pos, char *gtid, size_t glen);
 
 /* Data files <base>.NNNNNN.sql of a table (base = escaped "<db>.<table>"): rows counted from the
- * INSERT lines; *bad counts lines that are not one complete INSERT. Returns the number of files. */
+ * INSERT lines; *bad counts lines that are not one complete INSERT (or hold a raw CR or NUL).
+ * Returns the number of files. */
 int dt_data_files(const char *dir, const char *base, long long *rows, long *bad);
 bool dt_exists(const char *dir, const char *file);
 int dt_count_suffix(const char *dir, const char *suffix);
