@@ -93,11 +93,22 @@ size_t bl_post_header_len(const dm_binlog_format *fmt, uint8_t type, size_t fall
 /* Sets DM_ERR_BINLOG_CORRUPT for an event whose body is too short or inconsistent. */
 int bl_corrupt(dm_error *err, const dm_binlog_event *ev, const char *what);
 
+/* ---- column values (binlog_values.c), read by the row iterator in binlog_rows.c ---- */
+
 /* Decimal binary format (NEWDECIMAL): bytes taken by precision/scale, and decoding to text. */
 size_t bl_decimal_size(unsigned precision, unsigned scale);
 /* Returns 0, or -1 for bytes that are not a decimal of that precision (a digit group > 999999999,
  * or a scale above precision). out must hold 84 bytes. */
 int bl_decimal_to_text(const uint8_t *p, unsigned precision, unsigned scale, char *out);
+
+/* Sets DM_ERR_BINLOG_CORRUPT naming the file, event, table, row and column `col` of rows event `r`,
+ * and the byte `at` where the value went wrong; returns -1. */
+int bl_value_corrupt(dm_binlog_rows *r, const dm_binlog_table_map *tm, uint32_t col,
+                     const uint8_t *at, const char *what, dm_error *err);
+/* One non-NULL value of column `ci` at the cursor; partial_json marks a JSON partial update
+ * (binlog_row_value_options=PARTIAL_JSON). Returns 0, or -1 with err set. */
+int bl_value_decode(dm_binlog_rows *r, const dm_binlog_table_map *tm, uint32_t ci, bl_cur *c,
+                    bool partial_json, dm_binlog_value *v, dm_error *err);
 
 /* ---- CRC32 (binlog_crc32.c): dm_binlog_crc32 picks one; both exposed for the tests ---- */
 uint32_t bl_crc32_zlib(uint32_t crc, const uint8_t *p, size_t len);
