@@ -72,7 +72,8 @@ int lt_config(lt_env *e, const lt_task *t) {
            "unit-paths = { dump = \"%s\"; load = \"%s\"; };\n"
            "supervisor = { %s };\n"
            "%s\nload = { %s };\n",
-           t->name, mode, dst.host, dst.port, t->target_user ? t->target_user : dst.user,
+           t->name, mode, dst.host, t->target_port ? t->target_port : dst.port,
+           t->target_user ? t->target_user : dst.user,
            t->target_password ? t->target_password : dst.password, t->instance ? t->instance : "",
            DUMP_SO, LOAD_SO,
            t->supervisor

@@ -27,6 +27,7 @@ typedef struct lt_task {
   const char *mode;            /* "load" (default) or "full" */
   const char *target_user;     /* default root */
   const char *target_password; /* default "" */
+  unsigned target_port;        /* default: the test pair's target */
   const char *instance;        /* put into the mysql-instances entry (rules) */
   const char *extra;           /* top-level settings (routes, block-allow-list) */
   const char *load;            /* the load section; for mode load `dir` is added unless given */

@@ -336,6 +336,33 @@ static void test_load_wrong_password(void) {
   lt_teardown(&e);
 }
 
+/* An unreachable target (nothing listens on port 1): DM_ERR_DB_CONNECT naming host:port, resumable
+ * (the server may come back), and nothing was written anywhere. */
+static void test_load_unreachable_target(void) {
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  lt_write_metadata(&e, "mysql-bin.000001", 4, "");
+  lt_task t = {.name = "lt_unreach", .target_port = 1};
+  CU_ASSERT_FATAL(lt_config(&e, &t) == 0);
+  dmh_subtask *st = lt_subtask(&e);
+  CU_ASSERT_FATAL(st != NULL);
+  dm_error err;
+  memset(&err, 0, sizeof err);
+  int rc = dmh_subtask_start(st, &err);
+  char msg[600], raw[600];
+  bool resumable = false;
+  int code = rc < 0 ? err.code : lt_first_error(st, msg, sizeof msg, raw, sizeof raw, &resumable);
+  if (rc < 0) {
+    dm_strlcpy(msg, err.message, sizeof msg);
+    resumable = err.resumable;
+  }
+  CU_ASSERT_EQUAL(code, DM_ERR_DB_CONNECT);
+  assert_contains(msg, ":1 as `root`");
+  CU_ASSERT_TRUE(resumable);
+  dmh_subtask_destroy(st);
+  lt_teardown(&e);
+}
+
 /* A user without the privileges the load needs: DM_ERR_DB_PRIVILEGE naming what is missing. */
 static void test_load_privileges(void) {
   lt_env e;
@@ -481,6 +508,7 @@ int main(void) {
   CU_add_test(s, "existing table of another definition", test_load_table_mismatch);
   CU_add_test(s, "incomplete dump folders", test_load_missing_files);
   CU_add_test(s, "wrong password", test_load_wrong_password);
+  CU_add_test(s, "unreachable target", test_load_unreachable_target);
   CU_add_test(s, "missing privileges", test_load_privileges);
   CU_add_test(s, "deferred secondary keys", test_load_deferred_keys);
   CU_basic_set_mode(CU_BRM_VERBOSE);
