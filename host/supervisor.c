@@ -392,30 +392,29 @@ static bool sup_timed_join(dmh_subtask *st, uint32_t ms) {
 
 /* Init every unit, find where to start, run. cmd_lock held, no runner, stage Resuming or New. */
 static int sup_start_units(dmh_subtask *st, dm_error *err) {
-  int inited = 0;
+  int inited = 0, failed = -1, start = 0;
+  const char *slot = "init";
   for (; inited < st->n_units; inited++)
-    if (sup_unit_init(st, &st->units[inited], err) < 0)
+    if (sup_unit_init(st, &st->units[inited], err) < 0) {
+      failed = inited;
       break;
-  int start = 0;
-  if (inited == st->n_units) {
-    /* from the last unit backwards: the first one that has done work is where we resume */
-    for (int i = st->n_units - 1; i >= 0; i--) {
-      bool fresh = true;
-      if (sup_unit_is_fresh(st, &st->units[i], &fresh, err) < 0) {
-        start = -1;
-        break;
-      }
-      if (!fresh) {
-        start = i;
-        break;
-      }
+    }
+  /* from the last unit backwards: the first one that has done work is where we resume */
+  for (int i = st->n_units - 1; failed < 0 && i >= 0; i--) {
+    bool fresh = true;
+    if (sup_unit_is_fresh(st, &st->units[i], &fresh, err) < 0) {
+      failed = i;
+      slot = "is_fresh_task";
+    } else if (!fresh) {
+      start = i;
+      break;
     }
   }
-  if (inited < st->n_units || start < 0) {
+  if (failed >= 0) {
     for (int i = 0; i < inited; i++)
       sup_unit_close(st, &st->units[i]);
     pthread_mutex_lock(&st->state_lock);
-    sup_record_errors_locked(st, &st->units[inited < st->n_units ? inited : 0], "init", err, 1);
+    sup_record_errors_locked(st, &st->units[failed], slot, err, 1);
     st->stage = DMH_STAGE_STOPPED;
     pthread_cond_broadcast(&st->state_cv);
     pthread_mutex_unlock(&st->state_lock);

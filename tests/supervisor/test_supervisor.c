@@ -114,6 +114,33 @@ static void test_init_failure_closes_earlier_units(void) {
   harness_teardown(&h);
 }
 
+/* A unit that cannot read its checkpoint stops the start; the error names that unit and slot,
+ * and every unit initialised is closed again. */
+static void test_is_fresh_failure(void) {
+  harness h;
+  SETUP(&h, "full", NULL, "dump = { items = 5; }; load = { fresh-fail = true; };");
+  dmh_subtask *st = harness_subtask(&h, NULL);
+  dm_error err;
+  CU_ASSERT_EQUAL(dmh_subtask_start(st, &err), -1);
+  CU_ASSERT_EQUAL(err.code, DM_ERR_CHECKPOINT);
+  CU_ASSERT_EQUAL(dmh_subtask_stage(st), DMH_STAGE_STOPPED);
+  json_object *o = dmh_subtask_status_json(st), *res, *errs, *ctx;
+  CU_ASSERT_FATAL(json_object_object_get_ex(o, "result", &res) && res &&
+                  json_object_object_get_ex(res, "errors", &errs));
+  json_object *e0 = json_object_array_get_idx(errs, 0);
+  CU_ASSERT_FATAL(e0 && json_object_object_get_ex(e0, "Context", &ctx));
+  CU_ASSERT_PTR_NOT_NULL(strstr(json_object_get_string(ctx), "unit=load"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(json_object_get_string(ctx), "slot=is_fresh_task"));
+  json_object_put(o);
+  CU_ASSERT_EQUAL(harness_events(&h, "dump", "close"), 1);
+  CU_ASSERT_EQUAL(harness_events(&h, "load", "close"), 1);
+  long n;
+  harness_out_sequence(&h, "dump", &n);
+  CU_ASSERT_EQUAL(n, 0); /* nothing ran */
+  dmh_subtask_destroy(st);
+  harness_teardown(&h);
+}
+
 /* init is bounded by init-timeout; the late instance is killed and closed by its own thread. */
 static void test_init_timeout(void) {
   harness h;
@@ -650,6 +677,7 @@ int main(void) {
   CU_add_test(s, "is_fresh skips finished units", test_is_fresh_skips_finished_units);
   CU_add_test(s, "init failure closes earlier units", test_init_failure_closes_earlier_units);
   CU_add_test(s, "init timeout", test_init_timeout);
+  CU_add_test(s, "is_fresh_task failure", test_is_fresh_failure);
   CU_add_test(s, "unknown unit setting", test_unknown_unit_setting);
   CU_add_test(s, "pause waits for the unit", test_pause_waits_for_unit);
   CU_add_test(s, "regression: resume during pause", test_resume_during_pause_refused);
