@@ -195,6 +195,24 @@ static bool file_starts_group(uint8_t type) {
   return type != DM_BINLOG_XID && type != DM_BINLOG_TABLE_MAP && !dm_binlog_is_rows_event(type);
 }
 
+/* Cut the file back to `boundary` (the end of its last complete transaction) and say so in note
+ * unless a reason is already there. Both recovery paths end this way. */
+static int file_cut_to(const char *path, uint64_t size, uint64_t boundary, char *note,
+                       size_t note_len, dm_error *err) {
+  if (boundary == size)
+    return 0;
+  if (truncate(path, (off_t)boundary) < 0) {
+    dm_error_set(err, DM_ERR_IO, strerror(errno), "relay: cannot truncate %s to %llu", path,
+                 (unsigned long long)boundary);
+    return -1;
+  }
+  if (!note[0])
+    snprintf(note, note_len,
+             "%s: %llu bytes of an incomplete transaction after offset %llu removed", path,
+             (unsigned long long)(size - boundary), (unsigned long long)boundary);
+  return 0;
+}
+
 /*
  * Recovery from relay.meta's position (a transaction boundary the relay wrote, its GTID set
  * known): the RELAY_RECOVER_WINDOW bytes before it are checked (the last writes, where a crash
@@ -270,17 +288,8 @@ static int file_recover_from_meta(const char *path, uint64_t size, relay_meta *m
     }
   }
   dm_binlog_reader_close(r);
-  if (boundary != size) {
-    if (truncate(path, (off_t)boundary) < 0) {
-      dm_error_set(err, DM_ERR_IO, strerror(errno), "relay: cannot truncate %s to %llu", path,
-                   (unsigned long long)boundary);
-      return -1;
-    }
-    if (!note[0])
-      snprintf(note, note_len,
-               "%s: %llu bytes of an incomplete transaction after offset %llu removed", path,
-               (unsigned long long)(size - boundary), (unsigned long long)boundary);
-  }
+  if (file_cut_to(path, size, boundary, note, note_len, err) < 0)
+    return -1;
   m->binlog_pos = boundary;
   relay_gtid_format(&at_boundary, m->binlog_gtid, sizeof m->binlog_gtid);
   return 1;
@@ -379,17 +388,8 @@ int relay_file_recover(const char *dir, relay_meta *m, char *note, size_t note_l
              "set is kept)",
              l ? " " : "", (unsigned long long)boundary);
   }
-  if (boundary != size) {
-    if (truncate(path, (off_t)boundary) < 0) {
-      dm_error_set(err, DM_ERR_IO, strerror(errno), "relay: cannot truncate %s to %llu", path,
-                   (unsigned long long)boundary);
-      return -1;
-    }
-    if (!note[0])
-      snprintf(note, note_len,
-               "%s: %llu bytes of an incomplete transaction after offset %llu removed", path,
-               (unsigned long long)(size - boundary), (unsigned long long)boundary);
-  }
+  if (file_cut_to(path, size, boundary, note, note_len, err) < 0)
+    return -1;
   m->binlog_pos = boundary;
   relay_gtid_format(&at_boundary, m->binlog_gtid, sizeof m->binlog_gtid);
   return 0;
