@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "binlog_cmd.h"
 #include "config.h"
 #include "dmhost/sdk.h"
 #include "log.h"
@@ -35,11 +36,13 @@ typedef struct control_cmd control_cmd;
 typedef int (*control_fn)(dmh_registry *r, const control_cmd *cmd, json_object *args,
                           json_object *resp, dm_error *err);
 
+#define CONTROL_MAX_ARGS 6
+
 struct control_cmd {
   const char *name;
   control_fn fn;
-  const char *args[4]; /* the argument names it takes */
-  const char *usage;   /* dmctl's syntax, for help */
+  const char *args[CONTROL_MAX_ARGS]; /* the argument names it takes */
+  const char *usage;                  /* dmctl's syntax, for help */
 };
 
 static int control_bad(dm_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -54,7 +57,7 @@ static int control_bad(dm_error *err, const char *fmt, ...) {
 static void control_arg_list(const control_cmd *cmd, char *buf, size_t len) {
   buf[0] = '\0';
   size_t n = 0;
-  for (int i = 0; i < 4 && cmd->args[i] && n < len; i++)
+  for (int i = 0; i < CONTROL_MAX_ARGS && cmd->args[i] && n < len; i++)
     n += (size_t)snprintf(buf + n, len - n, "%s\"%s\"", i ? ", " : "", cmd->args[i]);
   if (!cmd->args[0])
     snprintf(buf, len, "no arguments");
@@ -65,7 +68,7 @@ static int control_check_args(const control_cmd *cmd, json_object *args, dm_erro
   json_object_object_foreach(args, key, val) {
     (void)val;
     bool known = false;
-    for (int i = 0; i < 4 && cmd->args[i] && !known; i++)
+    for (int i = 0; i < CONTROL_MAX_ARGS && cmd->args[i] && !known; i++)
       known = strcmp(cmd->args[i], key) == 0;
     if (!known) {
       char list[128];
@@ -199,6 +202,17 @@ static int control_swap_unit(dmh_registry *r, const control_cmd *cmd, json_objec
   return dmh_registry_task_swap(r, name, kind, path, resp, err);
 }
 
+static int control_binlog(dmh_registry *r, const control_cmd *cmd, json_object *args,
+                          json_object *resp, dm_error *err) {
+  (void)cmd;
+  dmh_binlog_req req;
+  if (dmh_binlog_req_parse(args, &req, err) < 0)
+    return -1;
+  int rc = dmh_registry_binlog(r, &req, resp, err);
+  dmh_binlog_req_free(&req);
+  return rc;
+}
+
 static int control_help(dmh_registry *r, const control_cmd *cmd, json_object *args,
                         json_object *resp, dm_error *err);
 
@@ -222,7 +236,11 @@ static const control_cmd control_cmds[] = {
      control_swap_unit,
      {"name", "unit", "path", NULL},
      "swap-unit NAME --unit dump|load|sync --path NEW.so"},
-    {"help", control_help, {NULL, NULL, NULL, NULL}, "help"},
+    {"binlog",
+     control_binlog,
+     {"op", "name", "source", "binlogPos", "sqls", NULL},
+     DMH_BINLOG_USAGE},
+    {"help", control_help, {NULL}, "help"},
 };
 
 #define CONTROL_N_CMDS (sizeof control_cmds / sizeof control_cmds[0])
@@ -236,7 +254,7 @@ static int control_help(dmh_registry *r, const control_cmd *cmd, json_object *ar
     json_object_object_add(c, "cmd", json_object_new_string(control_cmds[i].name));
     json_object_object_add(c, "usage", json_object_new_string(control_cmds[i].usage));
     json_object *a = json_object_new_array();
-    for (int k = 0; k < 4 && control_cmds[i].args[k]; k++)
+    for (int k = 0; k < CONTROL_MAX_ARGS && control_cmds[i].args[k]; k++)
       json_object_array_add(a, json_object_new_string(control_cmds[i].args[k]));
     json_object_object_add(c, "args", a);
     json_object_array_add(list, c);

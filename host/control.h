@@ -15,6 +15,8 @@
  *   query-status    {["name": N]}
  *   start-relay, stop-relay              {"source": S}
  *   swap-unit       {"name": N, "unit": "dump"|"load"|"sync", "path": P}
+ *   binlog          {"op": "skip"|"replace"|"inject"|"list"|"revert", "name": N[, "source": S]
+ *                    [, "binlogPos": "FILE:POS"][, "sqls": [SQL...]]}  (binlog_cmd.h)
  *   help            {}
  * An unknown command, a missing or mistyped argument, or an argument the command does not take is
  * DM_ERR_CONTROL_REQUEST. The payloads follow DM's (see docs/control.md).

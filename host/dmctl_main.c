@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "binlog_cmd.h"
 #include "control.h"
 #include "control_socket.h"
 #include "dmhost/sdk.h"
@@ -39,6 +40,9 @@ static const dmctl_cmd dmctl_cmds[] = {
      "remove the relay files before FILE ([SUB-FOLDER/]mysql-bin.N) that no reader needs"},
     {"swap-unit", "swap-unit NAME --unit dump|load|sync --path NEW.so",
      "replace the unit build of a task at a safe point"},
+    {"binlog", DMH_BINLOG_USAGE,
+     "skip, replace or inject SQL before the statement event at -b (default: the one the task "
+     "fails on); list or revert those registered"},
     {"help", "help", "this list"},
 };
 
@@ -140,6 +144,19 @@ static json_object *dmctl_request(int argc, char **argv, int *rc) {
       n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", dmctl_cmds[i].name);
     *rc = dmctl_bad("unknown command \"%s\"; the commands are %s", argv[0], list);
     return NULL;
+  }
+  if (strcmp(cmd->name, "binlog") == 0) {
+    /* SQL arguments may be many and look like anything: the command parses its own line */
+    dm_error err;
+    json_object *args = dmh_binlog_args_from_argv(argc - 1, argv + 1, &err);
+    if (!args) {
+      *rc = dmctl_fail(&err);
+      return NULL;
+    }
+    json_object *req = json_object_new_object();
+    json_object_object_add(req, "cmd", json_object_new_string(cmd->name));
+    json_object_object_add(req, "args", args);
+    return req;
   }
   const char *source = NULL, *unit = NULL, *path = NULL, *file = NULL;
   const char *pos[3] = {NULL, NULL, NULL};

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "binlog_cmd.h"
 #include "dmhost/sdk.h"
 #include "dmhost/unit.h"
 #include "run.h"
@@ -11,6 +12,9 @@ static void main_usage(FILE *out) {
   fprintf(out, "usage: dmhost COMMAND [options]\n"
                "  run --source S.cfg --task T.cfg   run one task in the foreground\n"
                "  serve --state-dir DIR             run the daemon that dmctl talks to\n"
+               "  binlog skip|replace|inject|list|revert TASK [...] [--work-dir DIR]\n"
+               "                                    binlog operators for `run` (dmctl binlog\n"
+               "                                    for the daemon)\n"
                "  version                           print versions (host, SDK, unit ABI)\n"
                "`dmhost COMMAND --help` for a command's options.\n");
 }
@@ -25,6 +29,8 @@ int main(int argc, char **argv) {
     return dmh_run_main(argc - 1, argv + 1);
   if (strcmp(cmd, "serve") == 0)
     return dmh_serve_main(argc - 1, argv + 1);
+  if (strcmp(cmd, "binlog") == 0)
+    return dmh_binlog_main(argc - 1, argv + 1);
   if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
     printf("dmhost %s (SDK %s, unit ABI %d.%d)\n", DMHOST_VERSION, DM_SDK_VERSION, DM_ABI_MAJOR,
            DM_ABI_MINOR);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "binlog_ops.h"
 #include "dmhost/sdk.h"
 #include "error_json.h"
 #include "log.h"
@@ -274,6 +275,15 @@ static int reg_task_op(dmh_registry *r, const char *name, reg_op op, json_object
     if (abs)
       dmh_state_remove_file(abs, &ignored);
     free(abs);
+    /* Binlog operators belong to the task's run (as in DM, where the syncer holds them): a task
+     * started again under this name must not inherit a skip meant for its predecessor. */
+    for (int i = 0; i < t->n_subs; i++) {
+      int removed;
+      char *ops = dmh_binlog_ops_path(t->subs[i].work_root);
+      if (ops && dmh_binlog_ops_remove(ops, NULL, &removed, &ignored) < 0)
+        dmh_log(DM_LOG_WARN, "registry", "stop-task %s: %s", name, ignored.message);
+      free(ops);
+    }
   } else if (ok > 0) {
     pthread_mutex_lock(&r->lock);
     t->expect = op == REG_PAUSE ? DMH_EXPECT_PAUSED : DMH_EXPECT_RUNNING;

@@ -5,16 +5,20 @@
  *   table level: do-tables non-empty -> the table must match one of them; else ignore-tables ->
  *   a matching table is filtered out.
  * A name starting with '~' is a POSIX extended regular expression, anything else an exact name.
- * Routes: a rule with a table-pattern beats a schema-only rule; patterns use '*' and '?'.
+ * Routes: a rule with a table-pattern beats a schema-only rule; patterns are DM wildcards.
+ * Binlog event filters are compiled here too (filters.c), so one object holds all of a subtask's
+ * rules.
  */
 #include "rules.h"
 
+#include <ctype.h>
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "dmhost/sdk.h"
+#include "filters.h"
 
 typedef struct rules_name {
   const char *exact; /* NULL when it is a regex */
@@ -32,6 +36,7 @@ struct dmh_rules {
   int n_do_tables, n_ignore_tables;
   const dmh_route_rule **routes;
   int n_routes;
+  dmh_filters *filters; /* NULL: no filter rules */
 };
 
 static int rules_compile(rules_name *n, const char *s, dm_error *err) {
@@ -82,6 +87,10 @@ dmh_rules *dmh_rules_new(const dmh_task_instance *inst, dm_error *err) {
     return r;
   r->routes = inst->routes;
   r->n_routes = inst->n_routes;
+  if (inst->n_filters > 0 && !(r->filters = dmh_filters_new(inst->filters, inst->n_filters, err))) {
+    dmh_rules_free(r);
+    return NULL;
+  }
   const dmh_bal_rule *b = inst->bal;
   if (!b)
     return r;
@@ -145,7 +154,13 @@ void dmh_rules_free(dmh_rules *r) {
   }
   free(r->do_tables);
   free(r->ignore_tables);
+  dmh_filters_free(r->filters);
   free(r);
+}
+
+bool dmh_rules_event_ignored(const dmh_rules *r, const char *schema, const char *table,
+                             const char *event, const char *sql) {
+  return r && dmh_filters_ignored(r->filters, schema, table, event, sql);
 }
 
 static bool rules_any_db(const rules_name *n, int count, const char *s) {
@@ -186,17 +201,65 @@ bool dmh_rules_table_allowed(const dmh_rules *r, const char *schema, const char 
   return true;
 }
 
-bool dmh_wildcard_match(const char *p, const char *s) {
+static unsigned char rules_fold(unsigned char c, bool fold) {
+  return fold ? (unsigned char)tolower(c) : c;
+}
+
+/*
+ * One token of a DM wildcard at p against the character c: '?' (any), a range "[a-z0-9_]" or
+ * "[!0-9]" (negated; "[!]" is a literal '!'; a '[' without a closing ']' is a literal '['), or a
+ * literal character. Returns how many pattern bytes the token spans and sets *match.
+ */
+static size_t rules_wildcard_token(const char *p, unsigned char c, bool fold, bool *match) {
+  c = rules_fold(c, fold);
+  if (*p == '?') {
+    *match = true;
+    return 1;
+  }
+  const char *close = *p == '[' ? strchr(p + 1, ']') : NULL;
+  if (!close) {
+    *match = rules_fold((unsigned char)*p, fold) == c;
+    return 1;
+  }
+  const char *q = p + 1;
+  bool neg = *q == '!';
+  if (neg)
+    q++;
+  if (neg && q == close) {
+    *match = c == '!';
+    return (size_t)(close - p) + 1;
+  }
+  bool in = false;
+  for (; q < close; q++) {
+    unsigned char lo = rules_fold((unsigned char)*q, fold), hi = lo;
+    if (q[1] == '-' && q + 2 < close) {
+      hi = rules_fold((unsigned char)q[2], fold);
+      q += 2;
+    }
+    if (lo <= c && c <= hi)
+      in = true;
+  }
+  *match = in != neg;
+  return (size_t)(close - p) + 1;
+}
+
+/* '*' any run (DM allows it only last; anywhere is a superset), with backtracking to the last
+ * star. */
+static bool rules_wildcard(const char *p, const char *s, bool fold) {
   const char *star = NULL, *retry = NULL;
   while (*s) {
-    if (*p == '?' || *p == *s) {
-      p++;
-      s++;
-    } else if (*p == '*') {
-      star = p++;
+    if (*p == '*') {
+      star = ++p;
       retry = s;
+      continue;
+    }
+    bool match = false;
+    size_t n = *p ? rules_wildcard_token(p, (unsigned char)*s, fold, &match) : 0;
+    if (match) {
+      p += n;
+      s++;
     } else if (star) {
-      p = star + 1;
+      p = star;
       s = ++retry;
     } else {
       return false;
@@ -205,6 +268,14 @@ bool dmh_wildcard_match(const char *p, const char *s) {
   while (*p == '*')
     p++;
   return *p == '\0';
+}
+
+bool dmh_wildcard_match(const char *p, const char *s) {
+  return rules_wildcard(p, s, false);
+}
+
+bool dmh_wildcard_match_ci(const char *p, const char *s) {
+  return rules_wildcard(p, s, true);
 }
 
 void dmh_rules_route(const dmh_rules *r, const char *schema, const char *table, char *out_schema,

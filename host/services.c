@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "binlog_ops.h"
 #include "dmhost/sdk.h"
 #include "log.h"
 #include "rules.h"
@@ -235,6 +236,59 @@ static bool svc_meta_position(dm_ctx *c, dm_position *out) {
   return true;
 }
 
+/* ---- binlog event filters ---- */
+static bool svc_event_ignored(dm_ctx *c, const char *schema, const char *table, const char *event,
+                              const char *sql) {
+  return dmh_rules_event_ignored(c->rules, schema, table, event, sql);
+}
+
+/* ---- binlog operators ---- */
+
+/* Read from the store on every call: calls are rare (a DDL, or a failing one), and the store is
+ * changed by dmctl from another thread or by `dmhost binlog` from another process. */
+static bool svc_binlog_operator(dm_ctx *c, const char *file, uint64_t offset, bool failing,
+                                dm_binlog_operator *out) {
+  if (!c->binlog_ops_path || !out)
+    return false;
+  dmh_binlog_op op;
+  dm_error err;
+  int rc = dmh_binlog_ops_find(c->binlog_ops_path, file, offset, failing, &op, &err);
+  if (rc < 0) {
+    /* The event is then applied as if no operator existed; the log says why. */
+    dmh_log(DM_LOG_ERROR, c->scope, "binlog operators: %s", err.message);
+    return false;
+  }
+  pthread_mutex_lock(&c->lock);
+  dmh_binlog_op_clear(&c->held_op);
+  if (rc == 1) {
+    c->held_op = op; /* moved: the unit borrows its statements */
+    memset(out, 0, sizeof *out);
+    out->kind = (int32_t)op.kind;
+    out->n_sqls = (uint32_t)op.n_sqls;
+    out->sqls = (const char **)c->held_op.sqls;
+    dm_strlcpy(out->at, op.at, sizeof out->at);
+  }
+  pthread_mutex_unlock(&c->lock);
+  return rc == 1;
+}
+
+static void svc_binlog_operator_done(dm_ctx *c, const dm_binlog_operator *op) {
+  if (!c->binlog_ops_path || !op)
+    return;
+  int removed = 0;
+  dm_error err;
+  if (dmh_binlog_ops_remove(c->binlog_ops_path, op->at, &removed, &err) < 0)
+    dmh_log(DM_LOG_ERROR, c->scope, "binlog operators: %s", err.message);
+  else
+    dmh_log(DM_LOG_INFO, c->scope, "binlog operator %s at %s applied%s",
+            dmh_binlog_op_name((dm_binlog_op_kind)op->kind),
+            op->at[0] ? op->at : "the failing event",
+            removed ? "" : " (it was reverted meanwhile)");
+  pthread_mutex_lock(&c->lock);
+  dmh_binlog_op_clear(&c->held_op);
+  pthread_mutex_unlock(&c->lock);
+}
+
 static const dm_host_services services = {
     .version = DM_HOST_SERVICES_VERSION,
     .size = sizeof(dm_host_services),
@@ -262,6 +316,9 @@ static const dm_host_services services = {
     .table_allowed = svc_table_allowed,
     .route_table = svc_route_table,
     .meta_position = svc_meta_position,
+    .event_ignored = svc_event_ignored,
+    .binlog_operator = svc_binlog_operator,
+    .binlog_operator_done = svc_binlog_operator_done,
 };
 
 const dm_host_services *dmh_host_services(void) {
@@ -297,6 +354,8 @@ void dmh_ctx_free(dm_ctx *c) {
   dmh_ctx_reset_seen(c);
   free(c->seen);
   free(c->work_dir);
+  free(c->binlog_ops_path);
+  dmh_binlog_op_clear(&c->held_op);
   pthread_mutex_destroy(&c->lock);
   free(c);
 }
@@ -307,6 +366,17 @@ void dmh_ctx_set_handoff(dm_ctx *c, const dm_position *pos) {
   if (pos)
     c->handoff = *pos;
   pthread_mutex_unlock(&c->lock);
+}
+
+int dmh_ctx_set_binlog_ops(dm_ctx *c, const char *work_root, dm_error *err) {
+  char *path = dmh_binlog_ops_path(work_root);
+  if (!path) {
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory creating a unit context");
+    return -1;
+  }
+  free(c->binlog_ops_path);
+  c->binlog_ops_path = path;
+  return 0;
 }
 
 static bool ctx_was_seen(dm_ctx *c, const char *path) {

@@ -184,6 +184,12 @@ static dmh_subtask *sup_create(const dmh_subtask_opts *o, bool is_relay, dm_erro
     c->target_db = is_relay ? NULL : &o->task->target.ep;
     c->gtid_enabled = o->source->enable_gtid;
     c->token = &st->token;
+    /* Operators live in the subtask's work root, which `dmctl binlog` (daemon) and `dmhost
+     * binlog` (foreground run) find from the task and source names alone. */
+    if (!is_relay && dmh_ctx_set_binlog_ops(c, o->work_root, err) < 0) {
+      sup_free(st);
+      return NULL;
+    }
     c->rules = st->rules;
     c->instance = inst;
     c->section =

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
+#include "binlog_ops.h"
 #include "config.h"
 #include "dmhost/host.h"
 #include "dmhost/unit.h"
@@ -36,11 +37,17 @@ struct dm_ctx {
   config_setting_t *section; /* the unit's config section, or NULL */
   const char *cfg_file;      /* the file the section is in */
 
-  pthread_mutex_t lock; /* guards seen[] and handoff */
+  /* The subtask's binlog operator store (binlog_ops.h), owned; NULL for a relay. */
+  char *binlog_ops_path;
+
+  pthread_mutex_t lock; /* guards seen[], handoff and held_op */
   char **seen;          /* setting paths the unit looked up */
   int n_seen, cap_seen;
   bool has_handoff;
   dm_position handoff;
+  /* The operator binlog_operator last returned: its statements are lent to the unit until the
+   * next binlog_operator or binlog_operator_done call. */
+  dmh_binlog_op held_op;
 };
 
 /* The services table every unit gets. */
@@ -56,6 +63,9 @@ void dmh_ctx_reset_seen(dm_ctx *ctx);
 int dmh_ctx_check_unread(dm_ctx *ctx, const char *section_name, const char *unit_label,
                          dm_error *err);
 void dmh_ctx_set_handoff(dm_ctx *ctx, const dm_position *pos);
+/* Where the binlog operators of the unit's subtask are kept: <work_root>/binlog-operators.json.
+ * Returns 0 or -1 with DM_ERR_NO_MEMORY. */
+int dmh_ctx_set_binlog_ops(dm_ctx *ctx, const char *work_root, dm_error *err);
 
 /* mkdir -p. Returns 0 or -1 with errno. */
 int dmh_mkdir_p(const char *path);

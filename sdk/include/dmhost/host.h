@@ -26,7 +26,7 @@
 extern "C" {
 #endif
 
-#define DM_HOST_SERVICES_VERSION 1
+#define DM_HOST_SERVICES_VERSION 2
 
 /* Opaque: one per unit instance, owned by the host. */
 typedef struct dm_ctx dm_ctx;
@@ -59,6 +59,20 @@ typedef enum dm_cfg_result {
   DM_CFG_MISSING = 1,    /* no such setting: use your default */
   DM_CFG_WRONG_TYPE = 2, /* present with another type: the host has already logged where */
 } dm_cfg_result;
+
+/* What `dmctl binlog` asked for one statement event (binlog_operator below). */
+typedef enum dm_binlog_op_kind {
+  DM_BINLOG_OP_SKIP = 1,    /* do not apply the event */
+  DM_BINLOG_OP_REPLACE = 2, /* apply `sqls` instead of the event */
+  DM_BINLOG_OP_INJECT = 3,  /* apply `sqls`, then the event */
+} dm_binlog_op_kind;
+
+typedef struct dm_binlog_operator {
+  int32_t kind;       /* dm_binlog_op_kind */
+  uint32_t n_sqls;    /* statements of replace/inject */
+  const char **sqls;  /* n_sqls statements, each one complete without a trailing ';' */
+  char at[DM_POSITION_NAME_MAX + 24]; /* "mysql-bin.000001:1234", or "" (the failing event) */
+} dm_binlog_operator;
 
 typedef struct dm_host_services {
   uint32_t version; /* DM_HOST_SERVICES_VERSION of the host */
@@ -133,6 +147,35 @@ typedef struct dm_host_services {
   bool (*meta_position)(dm_ctx *ctx, dm_position *out);
 
   /* fields above: services version 1 */
+
+  /* --- binlog event filters (the task's `filters`, named by `filter-rules` of this source) ---
+   * Must this binlog event be skipped? DM's binlog-filter semantics: for each rule whose
+   * schema-pattern/table-pattern match (DM wildcards, names compared without regard to case), an
+   * Ignore rule whose events or sql-pattern match the event skips it, and a Do rule whose events
+   * (or, for a statement, sql-pattern when it has one) do not match skips it too. `event` is DM's
+   * name of the event: "insert", "update", "delete" for a row change; "create database", "drop
+   * database", "create table", "create index", "drop table", "truncate table", "rename table",
+   * "drop index", "alter table" for those statements; NULL for any other statement, which DM then
+   * judges by sql-pattern alone (events, even "all", are not consulted). `sql` is the statement
+   * (NULL for a row change). schema/table are the source's names; table is NULL for a
+   * schema-level statement. No allocation; cheap enough to call per row event. */
+  bool (*event_ignored)(dm_ctx *ctx, const char *schema, const char *table, const char *event,
+                        const char *sql);
+
+  /* --- binlog operators (`dmctl binlog skip|replace|inject TASK [-b FILE:POS] [SQL...]`) ---
+   * What the operator wants done with the statement event that starts at file:offset. With
+   * `failing` set, an operator registered without -b (meant for the event the unit failed on) is
+   * returned too when none names the position. Returns true and fills *out (its strings belong to
+   * the host and stay valid until the next call of binlog_operator or binlog_operator_done, or
+   * close), false when there is none. Operators are persisted by the host, so they survive a
+   * restart. */
+  bool (*binlog_operator)(dm_ctx *ctx, const char *file, uint64_t offset, bool failing,
+                          dm_binlog_operator *out);
+  /* The unit applied the operator and committed a checkpoint past its event: the host forgets
+   * it (an operator is used once). */
+  void (*binlog_operator_done)(dm_ctx *ctx, const dm_binlog_operator *op);
+
+  /* fields above: services version 2 */
 } dm_host_services;
 
 /* Is `field` present in the host's services struct (for services added after version 1)? */
