@@ -53,8 +53,8 @@ int lt_config(lt_env *e, const lt_task *t) {
   char path[512], text[16384], load[4096];
   snprintf(text, sizeof text,
            "source-id = \"lsrc\";\n"
-           "from = { host = \"%s\"; port = %u; user = \"%s\"; password = \"%s\"; };\n",
-           src.host, src.port, src.user, src.password);
+           "from = { host = \"%s\"; port = %u; user = \"%s\"; password = \"%s\"; };\n%s\n",
+           src.host, src.port, src.user, src.password, t->source_extra ? t->source_extra : "");
   snprintf(path, sizeof path, "%s/source.cfg", e->dir);
   dm_error err;
   if (lt_write_path(path, text) < 0 || dmh_source_config_load(path, &e->source, &err) < 0) {
@@ -69,17 +69,18 @@ int lt_config(lt_env *e, const lt_task *t) {
            "name = \"%s\";\ntask-mode = \"%s\";\n"
            "target-database = { host = \"%s\"; port = %u; user = \"%s\"; password = \"%s\"; };\n"
            "mysql-instances = ( { source-id = \"lsrc\"; %s } );\n"
-           "unit-paths = { dump = \"%s\"; load = \"%s\"; };\n"
+           "unit-paths = { dump = \"%s\"; load = \"%s\"; sync = \"%s\"; };\n"
            "supervisor = { %s };\n"
-           "%s\nload = { %s };\n",
+           "%s\nload = { %s };\n%s%s%s",
            t->name, mode, dst.host, t->target_port ? t->target_port : dst.port,
            t->target_user ? t->target_user : dst.user,
            t->target_password ? t->target_password : dst.password, t->instance ? t->instance : "",
-           DUMP_SO, LOAD_SO,
+           DUMP_SO, LOAD_SO, SYNC_SO,
            t->supervisor
                ? t->supervisor
                : "init-timeout = 10; stop-timeout = 5; auto-resume = { enable = false; };",
-           t->extra ? t->extra : "", load);
+           t->extra ? t->extra : "", load, t->sync ? "sync = { " : "", t->sync ? t->sync : "",
+           t->sync ? " };\n" : "");
   snprintf(path, sizeof path, "%s/task.cfg", e->dir);
   if (lt_write_path(path, text) < 0 || dmh_task_config_load(path, &e->task, &err) < 0) {
     fprintf(stderr, "task config: %s\n%s\n", err.message, text);
@@ -133,8 +134,11 @@ dmh_stage lt_run(lt_env *e, dmh_subtask **out, int timeout_ms) {
   return dmh_subtask_wait_settled(*out, timeout_ms);
 }
 
+/* The sync unit's status when the subtask has one (modes all, incremental), else the load's. */
 static json_object *lt_unit_status(json_object *o) {
   json_object *v;
+  if (json_object_object_get_ex(o, "syncStatus", &v) && v)
+    return v;
   return json_object_object_get_ex(o, "loadStatus", &v) ? v : NULL;
 }
 

@@ -32,6 +32,8 @@ typedef struct lt_task {
   const char *extra;           /* top-level settings (routes, block-allow-list) */
   const char *load;            /* the load section; for mode load `dir` is added unless given */
   const char *supervisor;      /* the supervisor section; default: no auto-resume, short waits */
+  const char *sync;            /* the sync section's settings (NULL: no section) */
+  const char *source_extra;    /* top-level settings of the source file (enable-relay, ...) */
 } lt_task;
 
 /* Makes the temp folder and the hand-made dump folder (empty). */
@@ -49,7 +51,7 @@ dmh_subtask *lt_subtask(lt_env *e);
 /* create + start + wait settled; the subtask stays in *out (NULL if create failed). */
 dmh_stage lt_run(lt_env *e, dmh_subtask **out, int timeout_ms);
 
-/* loadStatus fields. */
+/* syncStatus fields when the subtask has a sync unit, else loadStatus fields. */
 long long lt_status_int(dmh_subtask *st, const char *key);
 const char *lt_status_str(dmh_subtask *st, const char *key, char *buf, size_t len);
 /* The first error of the result: code, message, raw cause, resumable. 0 when none. */

@@ -1,0 +1,294 @@
+/*
+ * The sync unit (dmhost-sync): replays the source's binlog on the target (docs/sync.md).
+ *
+ * Shared declarations of its files:
+ *   sync_unit.c        slots, settings, status
+ *   sync_run.c         process: the coordinator loop (events -> batches -> workers)
+ *   sync_source.c      where events come from: the relay folder or the source itself
+ *   sync_schema.c      tables: names, routes, keys (from the table map and the target)
+ *   sync_batch.c       a batch: row changes, compaction, causality groups, statement text
+ *   sync_worker.c      worker connections applying their part of a batch with their checkpoint
+ *   sync_checkpoint.c  DM's `<task>_syncer_checkpoint` table
+ *   sync_ddl_apply.c   DDL: filters, routes, operators, replay after a crash
+ *   sync_db.c          connections, session, errors, the source precheck
+ *   sync_gtid.c        a MariaDB GTID set moved on by GTID events
+ *   sync_keymap.c      the open-addressing hash map the batch uses
+ */
+#ifndef DMHOST_SYNC_H
+#define DMHOST_SYNC_H
+
+#include <mysql.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <dmhost/binlog.h>
+#include <dmhost/binlog_rows.h>
+#include <dmhost/dmhost.h>
+
+#include "sync_buf.h"
+#include "sync_sql.h"
+
+#define SYNC_NAME_MAX 256
+#define SYNC_MAX_WORKERS 64
+#define SYNC_KEY_COLS_MAX 32 /* MariaDB allows 32 key parts */
+#define SYNC_UKS_MAX 16      /* unique keys tracked per table for causality */
+
+typedef struct sync_unit sync_unit;
+
+/* ---- settings (section `sync` of the task file) ---- */
+typedef struct sync_cfg {
+  int workers;          /* worker-count */
+  uint32_t batch_rows;  /* row changes per batch (all workers) */
+  uint64_t batch_bytes; /* statement text per batch */
+  uint32_t batch_ms;    /* a batch is closed at the next transaction end after this */
+  bool safe_mode;       /* INSERT -> REPLACE, UPDATE -> DELETE + REPLACE */
+  bool compact;         /* merge changes of one row inside a batch */
+  uint32_t server_id;   /* replica server_id when reading the source directly */
+  uint32_t status_ms;   /* how often the source's position is read for status */
+  uint32_t chunk_bytes; /* statement text per round trip */
+} sync_cfg;
+
+/* ---- sync_gtid.c: a MariaDB GTID set as "D-S-N,..." moved on per GTID event ---- */
+#define SYNC_GTID_DOMAINS_MAX 64
+typedef struct sync_gtid_set {
+  int n;
+  struct {
+    uint32_t domain, server;
+    uint64_t seq;
+  } e[SYNC_GTID_DOMAINS_MAX];
+} sync_gtid_set;
+int sync_gtid_parse(sync_gtid_set *s, const char *text); /* "" is the empty set; -1 bad text */
+void sync_gtid_update(sync_gtid_set *s, uint32_t domain, uint32_t server, uint64_t seq);
+void sync_gtid_format(const sync_gtid_set *s, char *out, size_t len);
+
+/* ---- sync_keymap.c: bytes -> int32, keys live in a caller's arena ---- */
+typedef struct sync_keymap {
+  uint32_t *slots; /* 0 empty, else entry index + 1 */
+  uint32_t cap;    /* power of two */
+  struct sync_keymap_entry {
+    uint64_t hash;
+    uint32_t off, len; /* the key's bytes in the arena */
+    int32_t value;
+  } * entries;
+  uint32_t n, entries_cap;
+} sync_keymap;
+uint64_t sync_hash(const void *p, size_t len);
+/* Finds key (bytes at arena+off, len); returns its entry or NULL. */
+struct sync_keymap_entry *sync_keymap_find(const sync_keymap *m, const char *arena, uint32_t off,
+                                           uint32_t len, uint64_t hash);
+/* Adds a new entry (the key must not be present). -1: no memory. */
+int sync_keymap_add(sync_keymap *m, const char *arena, uint32_t off, uint32_t len, uint64_t hash,
+                    int32_t value);
+void sync_keymap_clear(sync_keymap *m);
+void sync_keymap_free(sync_keymap *m);
+
+/* ---- sync_schema.c: the tables the binlog names ---- */
+typedef enum sync_key_kind {
+  SYNC_KEY_NONE = 0, /* no primary or not-null unique key: whole-row matching */
+  SYNC_KEY_PK = 1,
+  SYNC_KEY_UK = 2, /* the first unique key whose columns are all NOT NULL */
+} sync_key_kind;
+
+typedef struct sync_ukey {
+  int n;
+  int cols[SYNC_KEY_COLS_MAX]; /* column indexes (table map order) */
+} sync_ukey;
+
+typedef struct sync_table {
+  uint32_t id;        /* dense number of the source table */
+  uint32_t target_id; /* dense number of the routed table (tables merged by routes share it):
+                         part of every key string */
+  char db[SYNC_NAME_MAX], name[SYNC_NAME_MAX];   /* the source's names */
+  char tdb[SYNC_NAME_MAX], tname[SYNC_NAME_MAX]; /* routed */
+  bool allowed;                                  /* block-allow list */
+  bool resolved;    /* columns and keys read from the target for the current table map */
+  uint32_t n_cols;  /* of the table map the keys were resolved for */
+  uint64_t map_sig; /* hash of that table map's column names and types */
+  sync_buf qname;   /* `tdb`.`tname` */
+  sync_buf cols;    /* (`a`,`b`,...) */
+  sync_buf odku;    /* ON DUPLICATE KEY UPDATE `a`=VALUES(`a`),... */
+  char **col_names; /* n_cols names, quoted `a` */
+  bool *generated;  /* n_cols: computed by the target (left out of INSERT and SET) */
+  sync_key_kind key_kind;
+  sync_ukey key; /* the key rows are matched by (PK or UK) */
+  int n_uks;     /* every unique key incl. the primary (causality) */
+  sync_ukey uks[SYNC_UKS_MAX];
+  bool compactable;  /* the primary key is the only unique key: row changes commute */
+  int8_t ignored[3]; /* insert/update/delete dropped by the task's filters; -1: not asked yet */
+} sync_table;
+
+typedef struct sync_schema sync_schema;
+int sync_schema_new(sync_unit *u, sync_schema **out);
+void sync_schema_free(sync_schema *s);
+/* The table of a table map: created on first sight; resolved (keys read from the target over
+ * `conn`) when new or when the map's columns changed. NULL with *err on failure. Tables the
+ * block-allow list refuses come back with allowed = false and are never resolved. */
+sync_table *sync_schema_table(sync_schema *s, MYSQL *conn, const dm_binlog_table_map *tm,
+                              dm_error *err);
+/* Forget what was read of a table (a DDL changed it): it is resolved again on next use. */
+void sync_schema_invalidate(sync_schema *s, const char *db, const char *table);
+void sync_schema_invalidate_all(sync_schema *s);
+
+/* ---- sync_batch.c ---- */
+typedef enum sync_rec_kind {
+  SYNC_REC_INSERT = 1,
+  SYNC_REC_UPSERT = 2, /* compacted update (row exists): INSERT .. ON DUPLICATE KEY UPDATE */
+  SYNC_REC_DELETE = 3,
+  SYNC_REC_UPDATE = 4, /* in-order UPDATE .. SET .. WHERE */
+} sync_rec_kind;
+
+typedef struct sync_rec {
+  uint8_t kind;
+  bool dead; /* merged away by compaction */
+  sync_table *t;
+  int32_t node;                  /* causality node (union-find) */
+  uint32_t key_off, key_len;     /* key literal "v1" / "(v1,v2)" (compactable: after a 5-byte
+                                    table/key prefix) */
+  uint32_t row_off, row_len;     /* "(v1,...,vn)" of the row after the change */
+  uint32_t where_off, where_len; /* in-order UPDATE/DELETE: "`a`=v1 AND ..." (whole row: <=>) */
+  uint32_t set_off, set_len;     /* in-order UPDATE: "`a`=v1,..." */
+} sync_rec;
+
+typedef struct sync_batch {
+  sync_buf arena; /* every text of the batch */
+  sync_rec *recs;
+  uint32_t n_recs, cap_recs;
+  sync_keymap rows;  /* compaction: (table, key) -> record */
+  sync_keymap nodes; /* causality: key string -> node */
+  int32_t *parent;   /* union-find over nodes */
+  uint64_t *node_hash;
+  int32_t *node_worker; /* assignment of roots */
+  uint32_t cap_nodes;
+  uint32_t n_rows;       /* row changes read (before compaction) */
+  uint32_t n_txns;       /* transactions closed into it */
+  bool moved;            /* events between transactions moved `end` (rotation, ...) */
+  int64_t first_ns;      /* when its first change arrived */
+  dm_position end;       /* where it ends (a transaction boundary) */
+  uint32_t last_ts;      /* timestamp of its last event */
+  uint32_t txn_mark_rec; /* n_recs when the open transaction began */
+  uint32_t txn_mark_arena;
+  /* per worker: records to apply, in order */
+  uint32_t *part[SYNC_MAX_WORKERS];
+  uint32_t n_part[SYNC_MAX_WORKERS], cap_part[SYNC_MAX_WORKERS];
+} sync_batch;
+
+void sync_batch_init(sync_batch *b);
+void sync_batch_free(sync_batch *b);
+void sync_batch_reset(sync_batch *b);
+/* Adds the changes of one row (before/after images per the event kind). Returns 0, 1 when the
+ * batch must be closed before this row can go in (a compaction case that cannot merge: call again
+ * after the close), or -1 with *err. */
+int sync_batch_add_row(sync_unit *u, sync_batch *b, sync_table *t, uint8_t rows_kind,
+                       const dm_binlog_table_map *tm, const dm_binlog_value *before,
+                       const dm_binlog_value *after, dm_error *err);
+/* Assign causality groups to `workers` workers (deterministic for equal content). */
+int sync_batch_assign(sync_batch *b, int workers);
+/* Statement text of worker w's part into out (without transaction control). */
+int sync_batch_sql(sync_unit *u, const sync_batch *b, int w, sync_buf *out, size_t chunk_bytes,
+                   int (*emit)(void *arg, sync_buf *chunk), void *arg);
+
+/* ---- sync_db.c ---- */
+MYSQL *sync_db_connect_target(sync_unit *u, dm_error *err);
+MYSQL *sync_db_connect_source(sync_unit *u, dm_error *err);
+void sync_db_close(sync_unit *u, MYSQL *c);
+void sync_db_shutdown_all(sync_unit *u);
+/* Runs statements (several, ';'-separated), draining every result. 0, or -1 with *err. */
+int sync_db_exec(sync_unit *u, MYSQL *c, const char *sql, size_t len, const char *what,
+                 dm_error *err);
+void sync_db_error(sync_unit *u, MYSQL *c, const char *what, dm_error *err);
+bool sync_db_errno_transient(unsigned code);
+/* The source may be replicated: ROW format, FULL image and metadata, privileges. */
+int sync_db_precheck(sync_unit *u, MYSQL *src, dm_error *err);
+
+/* ---- sync_checkpoint.c ---- */
+typedef struct sync_cp_state {
+  bool exists;   /* rows for this task and source */
+  int n_workers; /* worker rows */
+  dm_position worker_pos[SYNC_MAX_WORKERS];
+  dm_position min, max;                   /* over the worker rows */
+  dm_position global;                     /* the is_global row */
+  char ddl_at[DM_POSITION_NAME_MAX + 24]; /* a DDL that was being applied, "file:pos", or "" */
+} sync_cp_state;
+int sync_cp_prepare(sync_unit *u, MYSQL *c, dm_error *err);
+int sync_cp_load(sync_unit *u, MYSQL *c, sync_cp_state *st, dm_error *err);
+/* Sets the global row and `n` worker rows (removing others) to pos, in one transaction. */
+int sync_cp_reset(sync_unit *u, MYSQL *c, const dm_position *pos, int n, dm_error *err);
+/* The statement that moves worker w's row (run first in the worker's transaction). */
+int sync_cp_worker_sql(sync_unit *u, MYSQL *c, int w, const dm_position *pos, sync_buf *out);
+int sync_cp_global(sync_unit *u, MYSQL *c, const dm_position *pos, dm_error *err);
+int sync_cp_mark_ddl(sync_unit *u, MYSQL *c, const char *at, dm_error *err);
+
+/* ---- sync_source.c ---- */
+typedef struct sync_source sync_source;
+/* Opens the relay folder (relay on) or the source's stream at `from` (a transaction boundary). */
+int sync_source_open(sync_unit *u, const dm_position *from, sync_source **out, dm_error *err);
+/* 1 event, 0 idle (nothing to read right now: the caller may flush and call again), -1 error. */
+int sync_source_next(sync_source *s, dm_binlog_event *ev, dm_error *err);
+const dm_binlog_format *sync_source_format(const sync_source *s);
+void sync_source_interrupt(sync_source *s);
+/* The checkpoint moved to `file`: tell the relay's purge what is still needed. */
+void sync_source_checkpoint(sync_source *s, const dm_position *pos);
+void sync_source_close(sync_source *s);
+
+/* ---- sync_worker.c ---- */
+typedef struct sync_workers sync_workers;
+int sync_workers_start(sync_unit *u, int n, sync_workers **out, dm_error *err);
+/* Hands each worker its part of batch b; worker w's checkpoint row moves to b->end in the same
+ * transaction, unless skip[w] (recovery: it committed this batch before a crash). */
+void sync_workers_dispatch(sync_workers *ws, const sync_batch *b, const bool *skip);
+/* Waits until the dispatched batch is applied by all. 0, or -1 with the first worker's error. */
+int sync_workers_wait(sync_workers *ws, dm_error *err);
+bool sync_workers_busy(sync_workers *ws);
+void sync_workers_stop(sync_workers *ws);
+
+/* ---- sync_ddl_apply.c ---- */
+/* A DDL statement (QUERY event outside a transaction) at ev: everything before it is applied and
+ * the workers are idle. Applies it (filters, block-allow list, routes, operators) on `conn` and
+ * moves every checkpoint row past it. 0, or -1 with *err (the event's position in the message). */
+int sync_ddl_apply(sync_unit *u, MYSQL *conn, const dm_binlog_event *ev, const dm_binlog_query *q,
+                   const dm_position *after, int n_workers, dm_error *err);
+
+/* ---- sync_run.c ---- */
+void sync_run(sync_unit *u, dm_result *result);
+
+/* ---- the instance (sync_unit.c) ---- */
+struct sync_unit {
+  const dm_host_services *host;
+  dm_ctx *ctx;
+  sync_cfg cfg;
+  char meta[SYNC_NAME_MAX];
+  char cp_table[2 * SYNC_NAME_MAX + 32]; /* `meta`.`<task>_syncer_checkpoint` */
+  char source_id[64];
+  sync_charsets *charsets; /* of the target, loaded once */
+  sync_schema *schema;
+  struct sync_source *src; /* while process reads (under lock): kill interrupts it */
+  /* a DDL that the checkpoint says was being applied when the unit stopped ("file:pos") */
+  char replay_ddl_at[DM_POSITION_NAME_MAX + 24];
+
+  /* Shared with status and kill: atomics, or `lock` held for a copy. */
+  pthread_mutex_t lock;
+  dm_position synced; /* the last committed batch end */
+  dm_position master; /* the source's SHOW MASTER STATUS */
+  bool has_synced, has_master;
+  int conn_fds[SYNC_MAX_WORKERS + 4]; /* sockets for kill; -1 free */
+  atomic_uint_least64_t total_rows;
+  atomic_uint_least64_t total_txns;
+  atomic_int_least64_t run_start_ns;
+  atomic_uint_least64_t run_start_rows;
+  atomic_uint_least32_t last_event_ts; /* timestamp of the last applied event */
+  atomic_bool idle;                    /* nothing left to read at the last look */
+  atomic_bool killed;
+  /* recentRps: rows at the last two status samples */
+  atomic_uint_least64_t recent_rows;
+  atomic_int_least64_t recent_ns;
+  double recent_rps;
+};
+
+int64_t sync_now_ns(void);
+void sync_fail(dm_result *result, const dm_error *e);
+/* The routed table of a source table (NULL table: a schema). */
+void sync_route(sync_unit *u, const char *db, const char *table, char *tdb, char *ttable);
+
+#endif /* DMHOST_SYNC_H */

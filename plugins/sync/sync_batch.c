@@ -1,0 +1,697 @@
+/*
+ * A batch: the row changes of many consecutive source transactions, applied by the workers as one
+ * target transaction each, together with each worker's checkpoint row (docs/sync.md, "Exactly
+ * once").
+ *
+ * Every change becomes a record holding the SQL text it needs (literals are made once, here, in
+ * the coordinator); the text lives in the batch's arena, so the event it came from can go.
+ *
+ * Compaction (tables whose primary key is their only unique key, `compact` on): changes of one row
+ * merge into one record (insert+update = insert, update+update = update, insert+delete = nothing,
+ * delete+insert = update, ...). With no other unique key, net changes of different rows commute,
+ * so such a table's records are written grouped by kind: one DELETE .. IN (..), one multi-row
+ * INSERT, one multi-row INSERT .. ON DUPLICATE KEY UPDATE per table and worker.
+ *
+ * Other tables keep their changes in binlog order (runs of inserts or of deletes on one table are
+ * still merged into one statement each).
+ *
+ * Causality: each record joins the nodes of its key values (every unique key, before and after the
+ * change; the whole row for a table without one) in a union-find; a group (all records linked by
+ * a shared key value) goes to one worker, chosen by the hash of its root, so changes that could
+ * observe each other's order are applied in order by one connection. The assignment depends only
+ * on the batch's content and the worker count: replaying the same binlog range after a crash
+ * gives every worker the same part again (sync_checkpoint.c relies on it).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sync.h"
+
+void sync_batch_init(sync_batch *b) {
+  memset(b, 0, sizeof *b);
+}
+
+void sync_batch_free(sync_batch *b) {
+  sync_buf_free(&b->arena);
+  free(b->recs);
+  sync_keymap_free(&b->rows);
+  sync_keymap_free(&b->nodes);
+  free(b->parent);
+  free(b->node_hash);
+  free(b->node_worker);
+  for (int w = 0; w < SYNC_MAX_WORKERS; w++)
+    free(b->part[w]);
+  memset(b, 0, sizeof *b);
+}
+
+void sync_batch_reset(sync_batch *b) {
+  sync_buf_reset(&b->arena);
+  b->n_recs = 0;
+  sync_keymap_clear(&b->rows);
+  sync_keymap_clear(&b->nodes);
+  b->n_rows = b->n_txns = 0;
+  b->moved = false;
+  b->first_ns = 0;
+  b->last_ts = 0;
+  for (int w = 0; w < SYNC_MAX_WORKERS; w++)
+    b->n_part[w] = 0;
+}
+
+/* ---- text of a row ---- */
+
+/* v1,v2,... of the columns `cols` (n of them) */
+static int sync_lits(sync_unit *u, sync_buf *a, const sync_table *t, const dm_binlog_table_map *tm,
+                     const dm_binlog_value *vals, const int *cols, int n, dm_error *err) {
+  for (int j = 0; j < n; j++) {
+    if (j && sync_buf_putc(a, ',') < 0)
+      goto nomem;
+    int i = cols[j];
+    if (vals[i].kind == DM_VAL_ABSENT) {
+      u->host->error_make(u->ctx, err, DM_ERR_SYNC_PRECHECK, NULL,
+                          "sync: a row of `%s`.`%s` lacks column %s (the source must write "
+                          "binlog_row_image=FULL)",
+                          t->db, t->name, t->col_names[i]);
+      return -1;
+    }
+    if (sync_sql_value(a, &vals[i], &tm->columns[i], u->charsets, err) < 0)
+      return -1;
+  }
+  return 0;
+nomem:
+  u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+  return -1;
+}
+
+/* The key's literal: "v" for one column, "(v1,v2)" for several. */
+static int sync_key_text(sync_unit *u, sync_buf *a, const sync_table *t, const sync_ukey *k,
+                         const dm_binlog_table_map *tm, const dm_binlog_value *vals,
+                         dm_error *err) {
+  if (k->n > 1 && sync_buf_putc(a, '(') < 0)
+    goto nomem;
+  if (sync_lits(u, a, t, tm, vals, k->cols, k->n, err) < 0)
+    return -1;
+  if (k->n > 1 && sync_buf_putc(a, ')') < 0)
+    goto nomem;
+  return 0;
+nomem:
+  u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+  return -1;
+}
+
+/* (v1,...,vn) over the columns the target takes */
+static int sync_row_text(sync_unit *u, sync_buf *a, const sync_table *t,
+                         const dm_binlog_table_map *tm, const dm_binlog_value *vals,
+                         dm_error *err) {
+  if (sync_buf_putc(a, '(') < 0)
+    goto nomem;
+  bool first = true;
+  for (uint32_t i = 0; i < t->n_cols; i++) {
+    if (t->generated[i])
+      continue;
+    if (!first && sync_buf_putc(a, ',') < 0)
+      goto nomem;
+    int c = (int)i;
+    if (sync_lits(u, a, t, tm, vals, &c, 1, err) < 0)
+      return -1;
+    first = false;
+  }
+  if (sync_buf_putc(a, ')') < 0)
+    goto nomem;
+  return 0;
+nomem:
+  u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+  return -1;
+}
+
+/* `a`=v1,`b`=v2 (UPDATE's SET) */
+static int sync_set_text(sync_unit *u, sync_buf *a, const sync_table *t,
+                         const dm_binlog_table_map *tm, const dm_binlog_value *vals,
+                         dm_error *err) {
+  bool first = true;
+  for (uint32_t i = 0; i < t->n_cols; i++) {
+    if (t->generated[i])
+      continue;
+    if ((!first && sync_buf_putc(a, ',') < 0) || sync_buf_puts(a, t->col_names[i]) < 0 ||
+        sync_buf_putc(a, '=') < 0)
+      goto nomem;
+    int c = (int)i;
+    if (sync_lits(u, a, t, tm, vals, &c, 1, err) < 0)
+      return -1;
+    first = false;
+  }
+  return 0;
+nomem:
+  u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+  return -1;
+}
+
+/* WHERE text: `a`=v1 AND `b`=v2 by the key; a table without one matches the whole row with <=>
+ * (NULL-safe) on every stored column. */
+static int sync_where_text(sync_unit *u, sync_buf *a, const sync_table *t,
+                           const dm_binlog_table_map *tm, const dm_binlog_value *vals,
+                           dm_error *err) {
+  bool whole = t->key_kind == SYNC_KEY_NONE;
+  int n = whole ? (int)t->n_cols : t->key.n;
+  bool first = true;
+  for (int j = 0; j < n; j++) {
+    int i = whole ? j : t->key.cols[j];
+    if (whole && t->generated[i])
+      continue;
+    /* Whole-row matching compares text byte for byte: under a case- or accent-insensitive
+     * collation 'abc' and 'ABC' are equal, and LIMIT 1 could change the wrong one of two rows
+     * that differ only so. (A key is unique under its collation: `=` finds the one row.) */
+    bool bin = whole && vals[i].kind == DM_VAL_STRING;
+    if ((!first && sync_buf_puts(a, " AND ") < 0) || (bin && sync_buf_puts(a, "BINARY ") < 0) ||
+        sync_buf_puts(a, t->col_names[i]) < 0 || sync_buf_puts(a, whole ? "<=>" : "=") < 0)
+      goto nomem;
+    if (sync_lits(u, a, t, tm, vals, &i, 1, err) < 0)
+      return -1;
+    first = false;
+  }
+  return 0;
+nomem:
+  u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+  return -1;
+}
+
+/* ---- records and causality ---- */
+
+static int sync_rec_new(sync_batch *b, sync_table *t, uint8_t kind) {
+  if (b->n_recs == b->cap_recs) {
+    uint32_t cap = b->cap_recs ? b->cap_recs * 2 : 4096;
+    void *p = realloc(b->recs, cap * sizeof *b->recs);
+    if (!p)
+      return -1;
+    b->recs = p;
+    b->cap_recs = cap;
+  }
+  sync_rec *r = &b->recs[b->n_recs];
+  memset(r, 0, sizeof *r);
+  r->kind = kind;
+  r->t = t;
+  r->node = -1;
+  return (int)b->n_recs++;
+}
+
+static int32_t sync_find(sync_batch *b, int32_t x) {
+  while (b->parent[x] != x) {
+    b->parent[x] = b->parent[b->parent[x]];
+    x = b->parent[x];
+  }
+  return x;
+}
+
+/* The node of a key string (the arena bytes [off, off+len)), joined with `with` (or -1). The
+ * smaller index becomes the root, so the result does not depend on anything but the order of
+ * the changes. `scratch`: the bytes were appended for this lookup only and are dropped again
+ * when the key is known. */
+static int32_t sync_node(sync_batch *b, uint32_t off, uint32_t len, int32_t with, bool scratch) {
+  uint64_t h = sync_hash(b->arena.p + off, len);
+  struct sync_keymap_entry *e = sync_keymap_find(&b->nodes, b->arena.p, off, len, h);
+  int32_t x;
+  if (e) {
+    x = e->value;
+    if (scratch) {
+      b->arena.len = off;
+      b->arena.p[off] = '\0';
+    }
+  } else {
+    x = (int32_t)b->nodes.n;
+    if (b->nodes.n == b->cap_nodes) {
+      uint32_t cap = b->cap_nodes ? b->cap_nodes * 2 : 4096;
+      void *p1 = realloc(b->parent, cap * sizeof *b->parent);
+      if (p1)
+        b->parent = p1;
+      void *p2 = realloc(b->node_hash, cap * sizeof *b->node_hash);
+      if (p2)
+        b->node_hash = p2;
+      void *p3 = realloc(b->node_worker, cap * sizeof *b->node_worker);
+      if (p3)
+        b->node_worker = p3;
+      if (!p1 || !p2 || !p3)
+        return -2;
+      b->cap_nodes = cap;
+    }
+    if (sync_keymap_add(&b->nodes, b->arena.p, off, len, h, x) < 0)
+      return -2;
+    b->parent[x] = x;
+    b->node_hash[x] = h;
+  }
+  if (with < 0)
+    return x;
+  int32_t ra = sync_find(b, x), rb = sync_find(b, with);
+  if (ra != rb) {
+    if (ra < rb)
+      b->parent[rb] = ra;
+    else
+      b->parent[ra] = rb;
+  }
+  return ra < rb ? ra : rb;
+}
+
+/* Joins the record's causality nodes: each unique key's value in this image (the whole row for a
+ * table without one). Key strings: target table id, key number, the key's literal text. */
+static int sync_rec_keys(sync_unit *u, sync_batch *b, sync_rec *r, const sync_table *t,
+                         const dm_binlog_table_map *tm, const dm_binlog_value *vals,
+                         dm_error *err) {
+  int nk = t->n_uks ? t->n_uks : 1;
+  for (int k = 0; k < nk; k++) {
+    uint32_t off = (uint32_t)b->arena.len;
+    unsigned char head[5] = {
+        (unsigned char)(t->target_id >> 24), (unsigned char)(t->target_id >> 16),
+        (unsigned char)(t->target_id >> 8), (unsigned char)t->target_id, (unsigned char)k};
+    if (sync_buf_put(&b->arena, head, sizeof head) < 0)
+      goto nomem;
+    int rc = t->n_uks ? sync_key_text(u, &b->arena, t, &t->uks[k], tm, vals, err)
+                      : sync_row_text(u, &b->arena, t, tm, vals, err);
+    if (rc < 0)
+      return -1;
+    int32_t x = sync_node(b, off, (uint32_t)(b->arena.len - off), r->node, true);
+    if (x == -2)
+      goto nomem;
+    r->node = x;
+  }
+  return 0;
+nomem:
+  u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+  return -1;
+}
+
+/* ---- compaction ---- */
+
+/* The compaction slot of a primary key value (text at [off, off+len) of the arena, prefixed with
+ * the target table's id): the record holding that row's net change, or -1. */
+static struct sync_keymap_entry *sync_slot(sync_batch *b, uint32_t off, uint32_t len,
+                                           uint64_t *hash) {
+  *hash = sync_hash(b->arena.p + off, len);
+  return sync_keymap_find(&b->rows, b->arena.p, off, len, *hash);
+}
+
+/* One change of a compactable table's row with primary key text at [koff, koff+klen). `kind` is
+ * what happened: INSERT (the row is new), UPSERT (updated in place), DELETE. `row` is the new row's
+ * values for INSERT/UPSERT. */
+static int sync_compact(sync_unit *u, sync_batch *b, sync_table *t, uint8_t kind,
+                        const dm_binlog_table_map *tm, const dm_binlog_value *row, uint32_t koff,
+                        uint32_t klen, dm_error *err) {
+  uint64_t h;
+  struct sync_keymap_entry *e = sync_slot(b, koff, klen, &h);
+  sync_rec *r = NULL;
+  if (e && e->value >= 0) {
+    r = &b->recs[e->value];
+    /* the key text is already in the arena: drop this copy */
+    b->arena.len = koff;
+    b->arena.p[koff] = '\0';
+    switch (kind) {
+    case SYNC_REC_INSERT:
+      /* after a delete: the row comes back, i.e. it is updated in place. After an insert or an
+       * update (which cannot happen on a consistent source) the new row wins, as REPLACE would. */
+      if (r->kind == SYNC_REC_DELETE)
+        r->kind = SYNC_REC_UPSERT;
+      break;
+    case SYNC_REC_UPSERT:
+      if (r->kind == SYNC_REC_DELETE)
+        r->kind = SYNC_REC_UPSERT; /* update of a deleted row: the new row wins */
+      /* insert + update stays an insert, update + update an update */
+      break;
+    case SYNC_REC_DELETE:
+      if (r->kind == SYNC_REC_INSERT) {
+        r->dead = true; /* inserted and deleted inside the batch */
+        e->value = -1;
+        return 0;
+      }
+      r->kind = SYNC_REC_DELETE;
+      return 0;
+    }
+  } else {
+    int i = sync_rec_new(b, t, kind);
+    if (i < 0)
+      goto nomem;
+    r = &b->recs[i];
+    r->key_off = koff;
+    r->key_len = klen;
+    if (e)
+      e->value = i;
+    else if (sync_keymap_add(&b->rows, b->arena.p, koff, klen, h, i) < 0)
+      goto nomem;
+    /* causality: the primary key is the table's only unique key, so its text is the node */
+    int32_t x = sync_node(b, koff, klen, -1, false);
+    if (x == -2)
+      goto nomem;
+    r->node = x;
+    if (kind == SYNC_REC_DELETE)
+      return 0;
+  }
+  /* the row's values (a fresh copy: the old one stays in the arena unused until the reset) */
+  r->row_off = (uint32_t)b->arena.len;
+  if (sync_row_text(u, &b->arena, t, tm, row, err) < 0)
+    return -1;
+  r->row_len = (uint32_t)(b->arena.len - r->row_off);
+  return 0;
+nomem:
+  u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+  return -1;
+}
+
+/* The primary key text of an image, prefixed with the target table's id (the compaction key). The
+ * causality node of a compactable row uses the same bytes. */
+static int sync_pk_key(sync_unit *u, sync_batch *b, const sync_table *t,
+                       const dm_binlog_table_map *tm, const dm_binlog_value *vals, uint32_t *off,
+                       uint32_t *len, dm_error *err) {
+  *off = (uint32_t)b->arena.len;
+  unsigned char head[5] = {(unsigned char)(t->target_id >> 24), (unsigned char)(t->target_id >> 16),
+                           (unsigned char)(t->target_id >> 8), (unsigned char)t->target_id, 0};
+  if (sync_buf_put(&b->arena, head, sizeof head) < 0) {
+    u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+    return -1;
+  }
+  if (sync_key_text(u, &b->arena, t, &t->key, tm, vals, err) < 0)
+    return -1;
+  *len = (uint32_t)(b->arena.len - *off);
+  return 0;
+}
+
+static bool sync_same_key(const sync_table *t, const dm_binlog_value *a, const dm_binlog_value *b) {
+  for (int j = 0; j < t->key.n; j++) {
+    const dm_binlog_value *x = &a[t->key.cols[j]], *y = &b[t->key.cols[j]];
+    if (x->kind != y->kind)
+      return false;
+    switch (x->kind) {
+    case DM_VAL_NULL:
+      break;
+    case DM_VAL_STRING:
+    case DM_VAL_BLOB:
+    case DM_VAL_JSON:
+    case DM_VAL_GEOMETRY:
+    case DM_VAL_RAW:
+      if (x->v.s.len != y->v.s.len || x->pad_zeros != y->pad_zeros ||
+          memcmp(x->v.s.ptr, y->v.s.ptr, x->v.s.len) != 0)
+        return false;
+      break;
+    case DM_VAL_DECIMAL:
+      if (strcmp(x->v.dec, y->v.dec) != 0)
+        return false;
+      break;
+    case DM_VAL_FLOAT:
+    case DM_VAL_DOUBLE:
+      if (memcmp(&x->v.f, &y->v.f, sizeof x->v.f) != 0)
+        return false;
+      break;
+    case DM_VAL_DATE:
+    case DM_VAL_TIME:
+    case DM_VAL_DATETIME:
+      if (memcmp(&x->v.t, &y->v.t, sizeof x->v.t) != 0)
+        return false;
+      break;
+    case DM_VAL_TIMESTAMP:
+      if (x->v.ts.sec != y->v.ts.sec || x->v.ts.usec != y->v.ts.usec)
+        return false;
+      break;
+    default:
+      if (x->v.u != y->v.u)
+        return false;
+    }
+  }
+  return true;
+}
+
+int sync_batch_add_row(sync_unit *u, sync_batch *b, sync_table *t, uint8_t rows_kind,
+                       const dm_binlog_table_map *tm, const dm_binlog_value *before,
+                       const dm_binlog_value *after, dm_error *err) {
+  if (!b->first_ns)
+    b->first_ns = sync_now_ns();
+  b->n_rows++;
+  if (t->compactable) {
+    uint32_t koff, klen;
+    if (rows_kind == DM_ROWS_WRITE) {
+      if (sync_pk_key(u, b, t, tm, after, &koff, &klen, err) < 0)
+        return -1;
+      return sync_compact(u, b, t, SYNC_REC_INSERT, tm, after, koff, klen, err);
+    }
+    if (rows_kind == DM_ROWS_DELETE) {
+      if (sync_pk_key(u, b, t, tm, before, &koff, &klen, err) < 0)
+        return -1;
+      return sync_compact(u, b, t, SYNC_REC_DELETE, tm, NULL, koff, klen, err);
+    }
+    if (sync_same_key(t, before, after)) {
+      if (sync_pk_key(u, b, t, tm, after, &koff, &klen, err) < 0)
+        return -1;
+      return sync_compact(u, b, t, SYNC_REC_UPSERT, tm, after, koff, klen, err);
+    }
+    /* the primary key changed: the old row goes, a new one comes */
+    if (sync_pk_key(u, b, t, tm, before, &koff, &klen, err) < 0 ||
+        sync_compact(u, b, t, SYNC_REC_DELETE, tm, NULL, koff, klen, err) < 0 ||
+        sync_pk_key(u, b, t, tm, after, &koff, &klen, err) < 0)
+      return -1;
+    return sync_compact(u, b, t, SYNC_REC_INSERT, tm, after, koff, klen, err);
+  }
+
+  /* in binlog order */
+  uint8_t kind = rows_kind == DM_ROWS_WRITE    ? SYNC_REC_INSERT
+                 : rows_kind == DM_ROWS_DELETE ? SYNC_REC_DELETE
+                                               : SYNC_REC_UPDATE;
+  int i = sync_rec_new(b, t, kind);
+  if (i < 0)
+    goto nomem;
+  sync_rec *r = &b->recs[i];
+  if (kind != SYNC_REC_INSERT) {
+    /* the key text for DELETE .. IN (..) runs, and the WHERE */
+    if (t->key_kind != SYNC_KEY_NONE) {
+      r->key_off = (uint32_t)b->arena.len;
+      if (sync_key_text(u, &b->arena, t, &t->key, tm, before, err) < 0)
+        return -1;
+      r->key_len = (uint32_t)(b->arena.len - r->key_off);
+    }
+    r->where_off = (uint32_t)b->arena.len;
+    if (sync_where_text(u, &b->arena, t, tm, before, err) < 0)
+      return -1;
+    r->where_len = (uint32_t)(b->arena.len - r->where_off);
+  }
+  if (kind != SYNC_REC_DELETE) {
+    r->row_off = (uint32_t)b->arena.len;
+    if (sync_row_text(u, &b->arena, t, tm, after, err) < 0)
+      return -1;
+    r->row_len = (uint32_t)(b->arena.len - r->row_off);
+  }
+  if (kind == SYNC_REC_UPDATE) {
+    r->set_off = (uint32_t)b->arena.len;
+    if (sync_set_text(u, &b->arena, t, tm, after, err) < 0)
+      return -1;
+    r->set_len = (uint32_t)(b->arena.len - r->set_off);
+  }
+  r = &b->recs[i];
+  if ((kind != SYNC_REC_INSERT && sync_rec_keys(u, b, r, t, tm, before, err) < 0) ||
+      (kind != SYNC_REC_DELETE && sync_rec_keys(u, b, &b->recs[i], t, tm, after, err) < 0))
+    return -1;
+  return 0;
+nomem:
+  u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+  return -1;
+}
+
+/* ---- assignment ---- */
+
+static int sync_part_add(sync_batch *b, int w, uint32_t i) {
+  if (b->n_part[w] == b->cap_part[w]) {
+    uint32_t cap = b->cap_part[w] ? b->cap_part[w] * 2 : 1024;
+    void *p = realloc(b->part[w], cap * sizeof *b->part[w]);
+    if (!p)
+      return -1;
+    b->part[w] = p;
+    b->cap_part[w] = cap;
+  }
+  b->part[w][b->n_part[w]++] = i;
+  return 0;
+}
+
+int sync_batch_assign(sync_batch *b, int workers) {
+  for (uint32_t x = 0; x < b->nodes.n; x++)
+    b->node_worker[x] = -1;
+  for (int w = 0; w < workers; w++)
+    b->n_part[w] = 0;
+  for (uint32_t i = 0; i < b->n_recs; i++) {
+    sync_rec *r = &b->recs[i];
+    if (r->dead)
+      continue;
+    int32_t root = sync_find(b, r->node);
+    if (b->node_worker[root] < 0)
+      b->node_worker[root] = (int32_t)(b->node_hash[root] % (uint64_t)workers);
+    if (sync_part_add(b, b->node_worker[root], i) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* ---- statement text ---- */
+
+typedef struct sync_emit {
+  sync_buf *out;
+  size_t chunk;
+  int (*emit)(void *arg, sync_buf *chunk);
+  void *arg;
+} sync_emit;
+
+/* After a statement: hand the text over once it is big enough. */
+static int sync_emit_check(sync_emit *e) {
+  if (e->out->len >= e->chunk)
+    return e->emit(e->arg, e->out);
+  return 0;
+}
+
+static const char *sync_arena(const sync_batch *b, uint32_t off) {
+  return b->arena.p + off;
+}
+
+/* The key columns as an IN operand: `a` or (`a`,`b`). */
+static int sync_key_cols(sync_buf *o, const sync_table *t) {
+  if (t->key.n > 1 && sync_buf_putc(o, '(') < 0)
+    return -1;
+  for (int j = 0; j < t->key.n; j++)
+    if ((j && sync_buf_putc(o, ',') < 0) || sync_buf_puts(o, t->col_names[t->key.cols[j]]) < 0)
+      return -1;
+  if (t->key.n > 1 && sync_buf_putc(o, ')') < 0)
+    return -1;
+  return 0;
+}
+
+/* A run of records [from, to) of one table and kind, written as one statement per chunk-sized
+ * part: INSERT/REPLACE .. VALUES r1,r2 [ODKU] or DELETE .. WHERE key IN (k1,k2). */
+static int sync_emit_run(sync_unit *u, const sync_batch *b, const uint32_t *idx, uint32_t n,
+                         sync_emit *e) {
+  sync_buf *o = e->out;
+  const sync_rec *r0 = &b->recs[idx[0]];
+  const sync_table *t = r0->t;
+  uint8_t kind = r0->kind;
+  bool safe = u->cfg.safe_mode;
+  uint32_t j = 0;
+  while (j < n) {
+    int rc;
+    if (kind == SYNC_REC_DELETE)
+      rc = sync_buf_puts(o, "DELETE FROM ") < 0 || sync_buf_put(o, t->qname.p, t->qname.len) < 0 ||
+           sync_buf_puts(o, " WHERE ") < 0 || sync_key_cols(o, t) < 0 ||
+           sync_buf_puts(o, " IN (") < 0;
+    else
+      rc = sync_buf_puts(o, kind == SYNC_REC_INSERT && safe && !t->compactable
+                                ? "REPLACE INTO "
+                                : "INSERT INTO ") < 0 ||
+           sync_buf_put(o, t->qname.p, t->qname.len) < 0 ||
+           sync_buf_put(o, t->cols.p, t->cols.len) < 0 || sync_buf_puts(o, " VALUES ") < 0;
+    if (rc)
+      return -1;
+    size_t start = o->len;
+    for (bool first = true; j < n; j++) {
+      const sync_rec *r = &b->recs[idx[j]];
+      if (!first && o->len - start >= e->chunk)
+        break;
+      if (!first && sync_buf_putc(o, ',') < 0)
+        return -1;
+      if (kind == SYNC_REC_DELETE
+              ? sync_buf_put(o, sync_arena(b, r->key_off) + (t->compactable ? 5 : 0),
+                             r->key_len - (t->compactable ? 5u : 0u))
+              : sync_buf_put(o, sync_arena(b, r->row_off), r->row_len))
+        return -1;
+      first = false;
+    }
+    if (kind == SYNC_REC_DELETE)
+      rc = sync_buf_puts(o, ");");
+    else if (kind == SYNC_REC_UPSERT || (kind == SYNC_REC_INSERT && safe && t->compactable))
+      rc = sync_buf_put(o, t->odku.p, t->odku.len) < 0 || sync_buf_putc(o, ';') < 0;
+    else
+      rc = sync_buf_putc(o, ';');
+    if (rc || sync_emit_check(e) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* An in-order UPDATE, or a DELETE of a table without a key: one statement each. */
+static int sync_emit_one(sync_unit *u, const sync_batch *b, const sync_rec *r, sync_emit *e) {
+  sync_buf *o = e->out;
+  const sync_table *t = r->t;
+  const char *where = sync_arena(b, r->where_off);
+  const char *limit = t->key_kind == SYNC_KEY_NONE ? " LIMIT 1;" : ";";
+  int rc;
+  if (r->kind == SYNC_REC_DELETE || u->cfg.safe_mode) {
+    rc = sync_buf_puts(o, "DELETE FROM ") < 0 || sync_buf_put(o, t->qname.p, t->qname.len) < 0 ||
+         sync_buf_puts(o, " WHERE ") < 0 || sync_buf_put(o, where, r->where_len) < 0 ||
+         sync_buf_puts(o, limit) < 0;
+    if (!rc && r->kind == SYNC_REC_UPDATE) /* safe mode: DELETE + REPLACE */
+      rc = sync_buf_puts(o, "REPLACE INTO ") < 0 || sync_buf_put(o, t->qname.p, t->qname.len) < 0 ||
+           sync_buf_put(o, t->cols.p, t->cols.len) < 0 || sync_buf_puts(o, " VALUES ") < 0 ||
+           sync_buf_put(o, sync_arena(b, r->row_off), r->row_len) < 0 || sync_buf_putc(o, ';') < 0;
+  } else {
+    rc = sync_buf_puts(o, "UPDATE ") < 0 || sync_buf_put(o, t->qname.p, t->qname.len) < 0 ||
+         sync_buf_puts(o, " SET ") < 0 ||
+         sync_buf_put(o, sync_arena(b, r->set_off), r->set_len) < 0 ||
+         sync_buf_puts(o, " WHERE ") < 0 || sync_buf_put(o, where, r->where_len) < 0 ||
+         sync_buf_puts(o, limit) < 0;
+  }
+  if (rc || sync_emit_check(e) < 0)
+    return -1;
+  return 0;
+}
+
+/* compactable records of one worker, grouped by table then kind (deletes, inserts, updates) */
+static const sync_batch *sync_sort_batch;
+static int sync_cmp_compact(const void *pa, const void *pb) {
+  const sync_rec *a = &sync_sort_batch->recs[*(const uint32_t *)pa];
+  const sync_rec *b = &sync_sort_batch->recs[*(const uint32_t *)pb];
+  if (a->t->target_id != b->t->target_id)
+    return a->t->target_id < b->t->target_id ? -1 : 1;
+  if (a->kind != b->kind) {
+    /* deletes first: a key freed by a delete may be taken by an insert of the same batch */
+    static const int order[] = {
+        [SYNC_REC_DELETE] = 0, [SYNC_REC_INSERT] = 1, [SYNC_REC_UPSERT] = 2, [SYNC_REC_UPDATE] = 3};
+    return order[a->kind] - order[b->kind];
+  }
+  return *(const uint32_t *)pa < *(const uint32_t *)pb ? -1 : 1;
+}
+
+int sync_batch_sql(sync_unit *u, const sync_batch *b, int w, sync_buf *out, size_t chunk_bytes,
+                   int (*emit)(void *arg, sync_buf *chunk), void *arg) {
+  sync_emit e = {out, chunk_bytes, emit, arg};
+  const uint32_t *part = b->part[w];
+  uint32_t n = b->n_part[w];
+  uint32_t *compact = malloc((n ? n : 1) * sizeof *compact);
+  if (!compact)
+    return -1;
+  uint32_t n_compact = 0;
+  int rc = 0;
+  /* in-order records; consecutive inserts (or keyed deletes) of one table share a statement */
+  for (uint32_t j = 0; j < n && rc == 0;) {
+    const sync_rec *r = &b->recs[part[j]];
+    if (r->t->compactable) {
+      compact[n_compact++] = part[j++];
+      continue;
+    }
+    if (r->kind == SYNC_REC_UPDATE ||
+        (r->kind == SYNC_REC_DELETE && r->t->key_kind == SYNC_KEY_NONE)) {
+      rc = sync_emit_one(u, b, r, &e);
+      j++;
+      continue;
+    }
+    uint32_t k = j + 1;
+    while (k < n && b->recs[part[k]].t == r->t && b->recs[part[k]].kind == r->kind)
+      k++;
+    rc = sync_emit_run(u, b, part + j, k - j, &e);
+    j = k;
+  }
+  if (rc == 0 && n_compact) {
+    /* qsort has no context argument: the batch is read by one sorting thread at a time */
+    static pthread_mutex_t sort_lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&sort_lock);
+    sync_sort_batch = b;
+    qsort(compact, n_compact, sizeof *compact, sync_cmp_compact);
+    pthread_mutex_unlock(&sort_lock);
+    for (uint32_t j = 0; j < n_compact && rc == 0;) {
+      const sync_rec *r = &b->recs[compact[j]];
+      uint32_t k = j + 1;
+      while (k < n_compact && b->recs[compact[k]].t->target_id == r->t->target_id &&
+             b->recs[compact[k]].kind == r->kind)
+        k++;
+      rc = sync_emit_run(u, b, compact + j, k - j, &e);
+      j = k;
+    }
+  }
+  free(compact);
+  return rc;
+}

@@ -1,0 +1,229 @@
+/*
+ * The sync checkpoint: DM's table `<meta-schema>`.`<task>_syncer_checkpoint` on the target, with
+ * DM's columns. Rows of this task's source (`id` = source-id):
+ *
+ *   cp_schema = '', cp_table = '', is_global = 1    the global row: everything before its
+ *                                                   position is applied (DM's meaning)
+ *   cp_schema = '', cp_table = '_worker_NNN'         one row per worker: the end of the last batch
+ *                                                   whose part that worker committed
+ *
+ * A worker moves its own row as the FIRST statement of the transaction that applies its part of a
+ * batch, so the row and the changes commit together (exactly once), and a connection of a
+ * killed process that is still applying (the server runs a multi-statement query to its end)
+ * holds the row's lock from its first statement: the locking read below waits for it to commit
+ * or roll back, and then reads the truth.
+ *
+ * Workers start a batch only when every worker committed the one before, so the worker rows hold
+ * at most two positions. After a crash the unit reads from the smaller one, rebuilds the same
+ * batch up to the larger one (same worker count, same content: sync_batch.c assigns groups
+ * deterministically) and applies only the parts of the workers still at the smaller position
+ * (docs/sync.md).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sync.h"
+
+static int sync_cp_lit(MYSQL *c, sync_buf *b, const char *s) {
+  size_t n = strlen(s);
+  if (sync_buf_reserve(b, 2 * n + 3) < 0)
+    return -1;
+  b->p[b->len++] = '\'';
+  b->len += mysql_real_escape_string(c, b->p + b->len, s, (unsigned long)n);
+  b->p[b->len++] = '\'';
+  b->p[b->len] = '\0';
+  return 0;
+}
+
+int sync_cp_prepare(sync_unit *u, MYSQL *c, dm_error *err) {
+  sync_buf q = {0};
+  int rc = -1;
+  if (sync_buf_puts(&q, "CREATE DATABASE IF NOT EXISTS ") < 0 ||
+      sync_sql_ident(&q, u->meta, strlen(u->meta)) < 0 ||
+      sync_buf_printf(
+          &q,
+          ";CREATE TABLE IF NOT EXISTS %s ("
+          "`id` VARCHAR(32) NOT NULL, "
+          "`cp_schema` VARCHAR(128) NOT NULL, "
+          "`cp_table` VARCHAR(128) NOT NULL, "
+          "`binlog_name` VARCHAR(128), "
+          "`binlog_pos` INT UNSIGNED, "
+          "`binlog_gtid` TEXT, "
+          "`exit_safe_binlog_name` VARCHAR(128) DEFAULT '', "
+          "`exit_safe_binlog_pos` INT UNSIGNED DEFAULT 0, "
+          "`exit_safe_binlog_gtid` TEXT, "
+          "`table_info` JSON NOT NULL, "
+          "`is_global` BOOLEAN, "
+          "`create_time` TIMESTAMP DEFAULT CURRENT_TIMESTAMP, "
+          "`update_time` TIMESTAMP DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP, "
+          "UNIQUE KEY `uk_id_schema_table` (`id`, `cp_schema`, `cp_table`)) "
+          "DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin",
+          u->cp_table) < 0) {
+    u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+    goto out;
+  }
+  rc = sync_db_exec(u, c, q.p, q.len, "sync: cannot create the checkpoint table", err);
+  if (rc < 0)
+    err->code = err->code == DM_ERR_DB_CONNECT ? DM_ERR_DB_CONNECT : DM_ERR_CHECKPOINT;
+out:
+  sync_buf_free(&q);
+  return rc;
+}
+
+static void sync_cp_row_pos(MYSQL_ROW row, dm_position *p) {
+  memset(p, 0, sizeof *p);
+  dm_strlcpy(p->name, row[1] ? row[1] : "", sizeof p->name);
+  p->pos = row[2] ? strtoull(row[2], NULL, 10) : 0;
+  dm_strlcpy(p->gtid, row[3] ? row[3] : "", sizeof p->gtid);
+}
+
+int sync_cp_load(sync_unit *u, MYSQL *c, sync_cp_state *st, dm_error *err) {
+  memset(st, 0, sizeof *st);
+  sync_buf q = {0};
+  int rc = -1;
+  if (sync_buf_printf(&q,
+                      "START TRANSACTION;SELECT `cp_table`, `binlog_name`, `binlog_pos`, "
+                      "`binlog_gtid`, `is_global`, JSON_VALUE(`table_info`, '$.ddl') FROM %s "
+                      "WHERE `id` = ",
+                      u->cp_table) < 0 ||
+      sync_cp_lit(c, &q, u->source_id) < 0 ||
+      sync_buf_puts(&q, " AND `cp_schema` = '' ORDER BY `cp_table` FOR UPDATE") < 0) {
+    u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+    goto out;
+  }
+  if (mysql_real_query(c, q.p, (unsigned long)q.len) != 0 || mysql_next_result(c) != 0) {
+    sync_db_error(u, c, "sync: cannot read the checkpoint", err);
+    goto out;
+  }
+  MYSQL_RES *r = mysql_store_result(c);
+  if (!r) {
+    sync_db_error(u, c, "sync: cannot read the checkpoint", err);
+    goto out;
+  }
+  MYSQL_ROW row;
+  while ((row = mysql_fetch_row(r))) {
+    st->exists = true;
+    if (row[4] && strcmp(row[4], "1") == 0) {
+      sync_cp_row_pos(row, &st->global);
+      dm_strlcpy(st->ddl_at, row[5] ? row[5] : "", sizeof st->ddl_at);
+      continue;
+    }
+    int w = row[0] && strncmp(row[0], "_worker_", 8) == 0 ? atoi(row[0] + 8) : -1;
+    if (w < 0 || w >= SYNC_MAX_WORKERS)
+      continue;
+    sync_cp_row_pos(row, &st->worker_pos[w]);
+    if (w + 1 > st->n_workers)
+      st->n_workers = w + 1;
+  }
+  mysql_free_result(r);
+  if (sync_db_exec(u, c, "COMMIT", 6, "sync: cannot read the checkpoint", err) < 0)
+    goto out;
+  for (int w = 0; w < st->n_workers; w++) {
+    const dm_position *p = &st->worker_pos[w];
+    if (w == 0 || dm_position_compare_file(p, &st->min) < 0)
+      st->min = *p;
+    if (w == 0 || dm_position_compare_file(p, &st->max) > 0)
+      st->max = *p;
+  }
+  if (st->exists && st->n_workers == 0) {
+    /* a global row only (a DM checkpoint, or workers removed by hand): start there */
+    st->min = st->max = st->global;
+  }
+  rc = 0;
+out:
+  sync_buf_free(&q);
+  return rc;
+}
+
+static int sync_cp_values(sync_unit *u, MYSQL *c, sync_buf *q, const char *cp_table,
+                          const dm_position *pos, bool global) {
+  return sync_buf_putc(q, '(') < 0 || sync_cp_lit(c, q, u->source_id) < 0 ||
+                 sync_buf_puts(q, ",'',") < 0 || sync_cp_lit(c, q, cp_table) < 0 ||
+                 sync_buf_putc(q, ',') < 0 || sync_cp_lit(c, q, pos->name) < 0 ||
+                 sync_buf_printf(q, ",%" PRIu64 ",", pos->pos) < 0 ||
+                 sync_cp_lit(c, q, pos->gtid) < 0 ||
+                 sync_buf_printf(q, ",'{}',%d)", global ? 1 : 0) < 0
+             ? -1
+             : 0;
+}
+
+int sync_cp_reset(sync_unit *u, MYSQL *c, const dm_position *pos, int n, dm_error *err) {
+  sync_buf q = {0};
+  int rc = -1;
+  if (sync_buf_printf(&q, "START TRANSACTION;DELETE FROM %s WHERE `id` = ", u->cp_table) < 0 ||
+      sync_cp_lit(c, &q, u->source_id) < 0 ||
+      sync_buf_printf(&q,
+                      " AND `cp_schema` = '';INSERT INTO %s (`id`, `cp_schema`, `cp_table`, "
+                      "`binlog_name`, `binlog_pos`, `binlog_gtid`, `table_info`, `is_global`) "
+                      "VALUES ",
+                      u->cp_table) < 0 ||
+      sync_cp_values(u, c, &q, "", pos, true) < 0)
+    goto nomem;
+  for (int w = 0; w < n; w++) {
+    char name[32];
+    snprintf(name, sizeof name, "_worker_%03d", w);
+    if (sync_buf_putc(&q, ',') < 0 || sync_cp_values(u, c, &q, name, pos, false) < 0)
+      goto nomem;
+  }
+  if (sync_buf_puts(&q, ";COMMIT") < 0)
+    goto nomem;
+  rc = sync_db_exec(u, c, q.p, q.len, "sync: cannot write the checkpoint", err);
+  if (rc < 0) {
+    mysql_query(c, "ROLLBACK");
+    if (err->code != DM_ERR_DB_CONNECT)
+      err->code = DM_ERR_CHECKPOINT;
+  }
+  sync_buf_free(&q);
+  return rc;
+nomem:
+  sync_buf_free(&q);
+  u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+  return -1;
+}
+
+static int sync_cp_set(sync_unit *u, MYSQL *c, sync_buf *q, const dm_position *pos,
+                       const char *cp_table) {
+  return sync_buf_printf(q, "UPDATE %s SET `binlog_name` = ", u->cp_table) < 0 ||
+                 sync_cp_lit(c, q, pos->name) < 0 ||
+                 sync_buf_printf(q, ", `binlog_pos` = %" PRIu64 ", `binlog_gtid` = ", pos->pos) <
+                     0 ||
+                 sync_cp_lit(c, q, pos->gtid) < 0 || sync_buf_puts(q, " WHERE `id` = ") < 0 ||
+                 sync_cp_lit(c, q, u->source_id) < 0 ||
+                 sync_buf_puts(q, " AND `cp_schema` = '' AND `cp_table` = ") < 0 ||
+                 sync_cp_lit(c, q, cp_table) < 0 || sync_buf_putc(q, ';') < 0
+             ? -1
+             : 0;
+}
+
+int sync_cp_worker_sql(sync_unit *u, MYSQL *c, int w, const dm_position *pos, sync_buf *out) {
+  char name[32];
+  snprintf(name, sizeof name, "_worker_%03d", w);
+  return sync_cp_set(u, c, out, pos, name);
+}
+
+int sync_cp_global(sync_unit *u, MYSQL *c, const dm_position *pos, dm_error *err) {
+  sync_buf q = {0};
+  int rc = -1;
+  if (sync_cp_set(u, c, &q, pos, "") < 0)
+    u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+  else
+    rc = sync_db_exec(u, c, q.p, q.len, "sync: cannot write the checkpoint", err);
+  sync_buf_free(&q);
+  return rc;
+}
+
+int sync_cp_mark_ddl(sync_unit *u, MYSQL *c, const char *at, dm_error *err) {
+  sync_buf q = {0};
+  int rc = -1;
+  if (sync_buf_printf(&q, "UPDATE %s SET `table_info` = JSON_OBJECT('ddl', ", u->cp_table) < 0 ||
+      sync_cp_lit(c, &q, at) < 0 || sync_buf_puts(&q, ") WHERE `id` = ") < 0 ||
+      sync_cp_lit(c, &q, u->source_id) < 0 ||
+      sync_buf_puts(&q, " AND `cp_schema` = '' AND `cp_table` = ''") < 0)
+    u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+  else
+    rc = sync_db_exec(u, c, q.p, q.len, "sync: cannot write the checkpoint", err);
+  sync_buf_free(&q);
+  return rc;
+}

@@ -1,0 +1,221 @@
+/*
+ * Connections of the sync unit: the target's (session settings of sync_sql.h, several statements
+ * per round trip), the source's (precheck and the source's position for status), error mapping,
+ * and the sockets kill shuts down.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+
+#include <errmsg.h>
+#include <mysqld_error.h>
+
+#include "sync.h"
+
+bool sync_db_errno_transient(unsigned code) {
+  switch (code) {
+  case CR_SERVER_GONE_ERROR: /* 2006 */
+  case CR_SERVER_LOST:       /* 2013 */
+  case CR_CONNECTION_ERROR:  /* 2002 */
+  case CR_CONN_HOST_ERROR:   /* 2003 */
+  case 2055:                 /* lost connection at '%s', system error */
+  case ER_SERVER_SHUTDOWN:   /* 1053: the target is going down; it will come back */
+  case 1927:                 /* ER_CONNECTION_KILLED */
+  case ER_LOCK_DEADLOCK:     /* 1213: the transaction was rolled back; the batch runs again */
+  case ER_LOCK_WAIT_TIMEOUT: /* 1205 */
+    return true;
+  default:
+    return false;
+  }
+}
+
+static void sync_db_register(sync_unit *u, int fd, bool add) {
+  pthread_mutex_lock(&u->lock);
+  for (int i = 0; i < SYNC_MAX_WORKERS + 4; i++)
+    if (add ? u->conn_fds[i] < 0 : u->conn_fds[i] == fd) {
+      u->conn_fds[i] = add ? fd : -1;
+      break;
+    }
+  pthread_mutex_unlock(&u->lock);
+}
+
+void sync_db_shutdown_all(sync_unit *u) {
+  pthread_mutex_lock(&u->lock);
+  for (int i = 0; i < SYNC_MAX_WORKERS + 4; i++)
+    if (u->conn_fds[i] >= 0)
+      shutdown(u->conn_fds[i], SHUT_RDWR);
+  pthread_mutex_unlock(&u->lock);
+}
+
+static MYSQL *sync_db_connect(sync_unit *u, const dm_db_endpoint *ep, bool target, dm_error *err) {
+  MYSQL *c = mysql_init(NULL);
+  if (!c) {
+    u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory for a connection");
+    return NULL;
+  }
+  unsigned connect_timeout = 10, rw_timeout = 600;
+  my_bool no = 0;
+  mysql_options(c, MYSQL_OPT_CONNECT_TIMEOUT, &connect_timeout);
+  mysql_options(c, MYSQL_OPT_READ_TIMEOUT, &rw_timeout);
+  mysql_options(c, MYSQL_OPT_WRITE_TIMEOUT, &rw_timeout);
+  mysql_options(c, MYSQL_OPT_RECONNECT, &no);
+  mysql_options(c, MYSQL_OPT_LOCAL_INFILE, &no);
+  if (!mysql_real_connect(c, ep->host, ep->user, ep->password, NULL, (unsigned)ep->port, ep->socket,
+                          CLIENT_MULTI_STATEMENTS | CLIENT_MULTI_RESULTS)) {
+    u->host->error_make(u->ctx, err, DM_ERR_DB_CONNECT, mysql_error(c),
+                        "sync: cannot connect to the %s %s:%d as `%s`",
+                        target ? "target" : "source", ep->host, ep->port, ep->user);
+    err->scope = target ? DM_SCOPE_DOWNSTREAM : DM_SCOPE_UPSTREAM;
+    mysql_close(c);
+    return NULL;
+  }
+  /* READ COMMITTED: the workers' transactions run side by side on rows no two of them share;
+   * REPEATABLE READ's gap locks would still make them wait for (and deadlock with) each other. */
+  static const char rc_sql[] = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED";
+  if (target && (sync_db_exec(u, c, SYNC_SQL_SESSION, strlen(SYNC_SQL_SESSION),
+                              "sync: cannot set up the session on the target", err) != 0 ||
+                 sync_db_exec(u, c, rc_sql, sizeof rc_sql - 1,
+                              "sync: cannot set up the session on the target", err) != 0)) {
+    mysql_close(c);
+    return NULL;
+  }
+  sync_db_register(u, (int)mysql_get_socket(c), true);
+  return c;
+}
+
+MYSQL *sync_db_connect_target(sync_unit *u, dm_error *err) {
+  return sync_db_connect(u, u->host->target_db(u->ctx), true, err);
+}
+
+MYSQL *sync_db_connect_source(sync_unit *u, dm_error *err) {
+  return sync_db_connect(u, u->host->source_db(u->ctx), false, err);
+}
+
+void sync_db_close(sync_unit *u, MYSQL *c) {
+  if (!c)
+    return;
+  sync_db_register(u, (int)mysql_get_socket(c), false);
+  mysql_close(c);
+}
+
+void sync_db_error(sync_unit *u, MYSQL *c, const char *what, dm_error *err) {
+  unsigned code = mysql_errno(c);
+  char cause[DM_ERROR_RAW_MAX];
+  snprintf(cause, sizeof cause, "ERROR %u (%s): %s", code, mysql_sqlstate(c), mysql_error(c));
+  u->host->error_make(u->ctx, err, DM_ERR_DB_QUERY, cause, "%s", what);
+  err->resumable = sync_db_errno_transient(code);
+  if (code >= 2000 && code < 3000)
+    err->code = DM_ERR_DB_CONNECT;
+}
+
+int sync_db_exec(sync_unit *u, MYSQL *c, const char *sql, size_t len, const char *what,
+                 dm_error *err) {
+  if (mysql_real_query(c, sql, (unsigned long)len) != 0) {
+    sync_db_error(u, c, what, err);
+    return -1;
+  }
+  for (;;) {
+    MYSQL_RES *r = mysql_store_result(c);
+    if (r)
+      mysql_free_result(r);
+    int rc = mysql_next_result(c);
+    if (rc < 0)
+      return 0;
+    if (rc > 0) {
+      sync_db_error(u, c, what, err);
+      return -1;
+    }
+  }
+}
+
+/* ---- precheck of the source ---- */
+
+static int sync_db_value(sync_unit *u, MYSQL *c, const char *q, char *out, size_t len,
+                         dm_error *err) {
+  out[0] = '\0';
+  if (mysql_query(c, q) != 0) {
+    sync_db_error(u, c, "sync: cannot read the source's settings", err);
+    return -1;
+  }
+  MYSQL_RES *r = mysql_store_result(c);
+  if (!r) {
+    sync_db_error(u, c, "sync: cannot read the source's settings", err);
+    return -1;
+  }
+  MYSQL_ROW row = mysql_fetch_row(r);
+  if (row && row[0])
+    dm_strlcpy(out, row[0], len);
+  mysql_free_result(r);
+  return 0;
+}
+
+int sync_db_precheck(sync_unit *u, MYSQL *src, dm_error *err) {
+  const dm_db_endpoint *ep = u->host->source_db(u->ctx);
+  static const struct {
+    const char *var, *want;
+  } vars[] = {
+      {"log_bin", "1"},
+      {"binlog_format", "ROW"},
+      {"binlog_row_image", "FULL"},
+      {"binlog_row_metadata", "FULL"},
+  };
+  char bad[1024] = "";
+  size_t at = 0;
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+    char q[128], v[128];
+    snprintf(q, sizeof q, "SELECT @@GLOBAL.%s", vars[i].var);
+    if (sync_db_value(u, src, q, v, sizeof v, err) < 0)
+      return -1;
+    if (strcasecmp(v, vars[i].want) != 0 && !(i == 0 && strcasecmp(v, "ON") == 0))
+      at += (size_t)snprintf(bad + at, sizeof bad - at, "%s%s is %s (needs %s)", at ? ", " : "",
+                             vars[i].var, v[0] ? v : "unset", vars[i].want);
+    if (at >= sizeof bad)
+      break;
+  }
+  if (at) {
+    u->host->error_make(u->ctx, err, DM_ERR_SYNC_PRECHECK, NULL,
+                        "sync: the source %s:%d cannot be replicated: %s", ep->host, ep->port, bad);
+    return -1;
+  }
+  /* privileges: REPLICATION SLAVE (binlog stream), REPLICATION CLIENT / BINLOG MONITOR (master
+   * status), SELECT; ALL PRIVILEGES has them all */
+  if (mysql_query(src, "SHOW GRANTS") != 0) {
+    sync_db_error(u, src, "sync: cannot read the source account's privileges", err);
+    return -1;
+  }
+  MYSQL_RES *r = mysql_store_result(src);
+  bool all = false, slave = false, client = false;
+  MYSQL_ROW row;
+  while (r && (row = mysql_fetch_row(r))) {
+    const char *g = row[0];
+    if (!g || strncmp(g, "GRANT ", 6) != 0)
+      continue;
+    const char *on = strstr(g, " ON ");
+    bool global = on && strncmp(on, " ON *.*", 7) == 0;
+    if (!global)
+      continue;
+    if (strstr(g, "ALL PRIVILEGES"))
+      all = true;
+    if (strstr(g, "REPLICATION SLAVE") && !strstr(g, "REPLICATION SLAVE ADMIN"))
+      slave = true;
+    else if (strstr(g, "REPLICATION SLAVE,") || strstr(g, "REPLICATION SLAVE ON"))
+      slave = true;
+    if (strstr(g, "REPLICATION CLIENT") || strstr(g, "BINLOG MONITOR") || strstr(g, "SUPER"))
+      client = true;
+  }
+  if (r)
+    mysql_free_result(r);
+  if (!all && (!slave || !client)) {
+    u->host->error_make(u->ctx, err, DM_ERR_SYNC_PRECHECK, NULL,
+                        "sync: the account `%s` on the source %s:%d lacks %s%s%s (GRANT "
+                        "REPLICATION SLAVE, BINLOG MONITOR ON *.* TO ...)",
+                        ep->user, ep->host, ep->port, slave ? "" : "REPLICATION SLAVE",
+                        !slave && !client ? " and " : "",
+                        client ? "" : "REPLICATION CLIENT (BINLOG MONITOR)");
+    return -1;
+  }
+  return 0;
+}

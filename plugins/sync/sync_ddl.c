@@ -1,0 +1,915 @@
+/* DDL statements of the binlog: kind, names, split, route rewrite (sync_ddl.h). */
+#include "sync_ddl.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- tokens ---------------------------------------------------------------------------------- */
+
+typedef enum sync_tok_type {
+  SYNC_TK_WORD,  /* unquoted identifier, keyword or number */
+  SYNC_TK_BQ,    /* `identifier` */
+  SYNC_TK_DQ,    /* "...": a string, or an identifier under ANSI_QUOTES; a name where one is due */
+  SYNC_TK_STR,   /* '...' */
+  SYNC_TK_PUNCT, /* any other single byte */
+} sync_tok_type;
+
+typedef struct sync_tok {
+  sync_tok_type type;
+  bool vc; /* inside a versioned comment: splitting must not cut one open */
+  size_t off, len;
+} sync_tok;
+
+typedef struct sync_parser {
+  const char *sql;
+  size_t len;
+  unsigned flags;
+  const char *default_db;
+  sync_tok *t;
+  int n, cap;
+  int i; /* next token */
+  bool lex_failed;
+  size_t lex_err_off;
+  const char *lex_err;
+  sync_ddl_ref *refs; /* every name of the whole statement, in byte order */
+  int n_refs, cap_refs;
+  const char *what; /* the kind being parsed, to open error messages */
+  bool failed;      /* msg holds the first error */
+  char *msg;
+  size_t msg_len;
+} sync_parser;
+
+static bool sync_word_byte(unsigned char c) {
+  /* MariaDB's unquoted identifiers: ASCII letters, digits, '_', '$' and any non-ASCII byte
+   * (U+0080 and above in UTF-8 are all bytes >= 0x80). */
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '$' || c >= 0x80;
+}
+
+static bool sync_space_byte(unsigned char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+static int sync_push_tok(sync_parser *p, sync_tok_type type, bool vc, size_t off, size_t len) {
+  if (p->n == p->cap) {
+    int cap = p->cap ? p->cap * 2 : 64;
+    sync_tok *t = realloc(p->t, (size_t)cap * sizeof *t);
+    if (!t)
+      return -1;
+    p->t = t;
+    p->cap = cap;
+  }
+  p->t[p->n++] = (sync_tok){.type = type, .vc = vc, .off = off, .len = len};
+  return 0;
+}
+
+static void sync_lex_error(sync_parser *p, size_t off, const char *what) {
+  p->lex_failed = true;
+  p->lex_err_off = off;
+  p->lex_err = what;
+}
+
+/* Splits the whole statement into tokens, dropping comments but keeping what versioned comments
+ * (/ *!50100 ... * /, MariaDB's / *M!100100 ... * /) hold, since the server executes that. A lexing
+ * error (an unterminated quote or comment) stops the tokens there and is remembered: it matters
+ * only if the statement turns out to be of a kind we parse. Returns -1 only when memory ran out. */
+static int sync_lex(sync_parser *p) {
+  const char *s = p->sql;
+  size_t len = p->len, i = 0, vc_start = 0;
+  bool in_vc = false;
+  while (i < len) {
+    unsigned char c = (unsigned char)s[i];
+    if (sync_space_byte(c)) {
+      i++;
+      continue;
+    }
+    if (c == '/' && i + 1 < len && s[i + 1] == '*') {
+      size_t j = i + 2;
+      bool versioned = j < len && (s[j] == '!' || (s[j] == 'M' && j + 1 < len && s[j + 1] == '!'));
+      if (versioned && !in_vc) {
+        j += s[j] == '!' ? 1 : 2;
+        for (int d = 0; d < 6 && j < len && s[j] >= '0' && s[j] <= '9'; d++)
+          j++;
+        in_vc = true;
+        vc_start = i;
+        i = j;
+        continue;
+      }
+      while (j + 1 < len && !(s[j] == '*' && s[j + 1] == '/'))
+        j++;
+      if (j + 1 >= len) {
+        sync_lex_error(p, i, "unterminated comment");
+        return 0;
+      }
+      i = j + 2;
+      continue;
+    }
+    if (in_vc && c == '*' && i + 1 < len && s[i + 1] == '/') {
+      in_vc = false;
+      i += 2;
+      continue;
+    }
+    /* "--" opens a comment only when a space or control byte follows (MariaDB's rule), so that
+     * "a--1" stays an expression. */
+    if (c == '#' || (c == '-' && i + 1 < len && s[i + 1] == '-' &&
+                     (i + 2 == len || (unsigned char)s[i + 2] <= ' '))) {
+      while (i < len && s[i] != '\n')
+        i++;
+      continue;
+    }
+    size_t j = i + 1;
+    sync_tok_type type;
+    if (c == '`') {
+      type = SYNC_TK_BQ;
+      for (;;) {
+        while (j < len && s[j] != '`')
+          j++;
+        if (j >= len) {
+          sync_lex_error(p, i, "unterminated `quoted` name");
+          return 0;
+        }
+        if (j + 1 < len && s[j + 1] == '`') {
+          j += 2; /* a doubled backtick is one backtick of the name */
+          continue;
+        }
+        j++;
+        break;
+      }
+    } else if (c == '\'' || c == '"') {
+      type = c == '"' ? SYNC_TK_DQ : SYNC_TK_STR;
+      for (;;) {
+        if (j >= len) {
+          sync_lex_error(p, i, c == '"' ? "unterminated \"quoted\" text" : "unterminated string");
+          return 0;
+        }
+        if (s[j] == '\\' && !(p->flags & SYNC_DDL_NO_BACKSLASH_ESCAPES)) {
+          j += 2;
+          continue;
+        }
+        if (s[j] == (char)c) {
+          if (j + 1 < len && s[j + 1] == (char)c) {
+            j += 2;
+            continue;
+          }
+          j++;
+          break;
+        }
+        j++;
+      }
+    } else if (sync_word_byte(c)) {
+      type = SYNC_TK_WORD;
+      while (j < len && sync_word_byte((unsigned char)s[j]))
+        j++;
+    } else {
+      type = SYNC_TK_PUNCT;
+    }
+    if (sync_push_tok(p, type, in_vc, i, j - i) < 0)
+      return -1;
+    i = j;
+  }
+  if (in_vc)
+    sync_lex_error(p, vc_start, "unterminated versioned comment");
+  return 0;
+}
+
+/* ---- errors and token tests ------------------------------------------------------------------ */
+
+static void sync_fail_at(sync_parser *p, size_t off, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void sync_fail_at(sync_parser *p, size_t off, const char *fmt, ...) {
+  if (p->failed)
+    return;
+  p->failed = true;
+  if (!p->msg || !p->msg_len)
+    return;
+  char what[320];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  if (off >= p->len) {
+    snprintf(p->msg, p->msg_len, "%s: %s at byte %zu (end of statement)", p->what, what, off);
+    return;
+  }
+  /* A short excerpt from the byte on, one line at most, so the message stays one line. */
+  size_t n = 0;
+  while (n < 24 && off + n < p->len && p->sql[off + n] != '\n' && p->sql[off + n] != '\r')
+    n++;
+  snprintf(p->msg, p->msg_len, "%s: %s at byte %zu, near \"%.*s\"", p->what, what, off, (int)n,
+           p->sql + off);
+}
+
+/* Memory ran out: no byte is to blame. */
+static void sync_fail_oom(sync_parser *p) {
+  if (p->failed)
+    return;
+  p->failed = true;
+  if (p->msg && p->msg_len)
+    snprintf(p->msg, p->msg_len, "%s: out of memory", p->what);
+}
+
+/* The byte the next token starts at (the statement's length at its end), for messages. */
+static size_t sync_here(const sync_parser *p) {
+  return p->i < p->n ? p->t[p->i].off : p->len;
+}
+
+static bool sync_kw_at(const sync_parser *p, int i, const char *kw) {
+  if (i >= p->n || p->t[i].type != SYNC_TK_WORD)
+    return false;
+  size_t n = strlen(kw);
+  if (p->t[i].len != n)
+    return false;
+  const char *w = p->sql + p->t[i].off;
+  for (size_t k = 0; k < n; k++) {
+    char c = w[k];
+    if (c >= 'a' && c <= 'z')
+      c = (char)(c - 'a' + 'A');
+    if (c != kw[k])
+      return false;
+  }
+  return true;
+}
+
+static bool sync_kw(const sync_parser *p, const char *kw) {
+  return sync_kw_at(p, p->i, kw);
+}
+
+static bool sync_accept(sync_parser *p, const char *kw) {
+  if (!sync_kw(p, kw))
+    return false;
+  p->i++;
+  return true;
+}
+
+static bool sync_punct_at(const sync_parser *p, int i, char c) {
+  return i < p->n && p->t[i].type == SYNC_TK_PUNCT && p->sql[p->t[i].off] == c;
+}
+
+static bool sync_accept_punct(sync_parser *p, char c) {
+  if (!sync_punct_at(p, p->i, c))
+    return false;
+  p->i++;
+  return true;
+}
+
+static bool sync_expect(sync_parser *p, const char *kw, const char *display) {
+  if (sync_accept(p, kw))
+    return true;
+  sync_fail_at(p, sync_here(p), "expected %s", display);
+  return false;
+}
+
+/* IF EXISTS / IF NOT EXISTS: optional, but once IF is there the rest must follow. */
+static bool sync_if_exists(sync_parser *p, bool with_not) {
+  if (!sync_accept(p, "IF"))
+    return true;
+  if (with_not && !sync_expect(p, "NOT", "NOT after IF"))
+    return false;
+  return sync_expect(p, "EXISTS", "EXISTS after IF");
+}
+
+/* MariaDB's lock-wait clause: WAIT n | NOWAIT. */
+static void sync_wait_clause(sync_parser *p) {
+  if (sync_accept(p, "NOWAIT"))
+    return;
+  if (sync_kw(p, "WAIT") && p->i + 1 < p->n && p->t[p->i + 1].type == SYNC_TK_WORD)
+    p->i += 2;
+}
+
+/* The statement ends here (a trailing ';' allowed). */
+static bool sync_expect_end(sync_parser *p) {
+  if (p->i >= p->n || (sync_punct_at(p, p->i, ';') && p->i + 1 == p->n))
+    return true;
+  sync_fail_at(p, sync_here(p), "unexpected text after the statement");
+  return false;
+}
+
+/* ---- names ------------------------------------------------------------------------------------
+ */
+
+static bool sync_ident_tok(const sync_tok *t) {
+  return t->type == SYNC_TK_WORD || t->type == SYNC_TK_BQ || t->type == SYNC_TK_DQ;
+}
+
+/* The name an identifier token stands for: quotes dropped, doubled quotes undone. */
+static bool sync_ident_value(sync_parser *p, const sync_tok *t, char *out) {
+  const char *s = p->sql + t->off;
+  size_t n = t->len, o = 0;
+  if (t->type != SYNC_TK_WORD) {
+    char q = s[0];
+    s++;
+    n -= 2;
+    for (size_t k = 0; k < n; k++) {
+      if (o + 1 >= SYNC_DDL_NAME_MAX) {
+        sync_fail_at(p, t->off, "name longer than %d bytes", SYNC_DDL_NAME_MAX - 1);
+        return false;
+      }
+      out[o++] = s[k];
+      if (s[k] == q && k + 1 < n && s[k + 1] == q)
+        k++; /* a doubled quote is one quote of the name */
+    }
+  } else {
+    if (n >= SYNC_DDL_NAME_MAX) {
+      sync_fail_at(p, t->off, "name longer than %d bytes", SYNC_DDL_NAME_MAX - 1);
+      return false;
+    }
+    memcpy(out, s, n);
+    o = n;
+  }
+  out[o] = '\0';
+  if (o == 0) {
+    sync_fail_at(p, t->off, "empty name");
+    return false;
+  }
+  if (strlen(out) != o) {
+    sync_fail_at(p, t->off, "name holds a NUL byte");
+    return false;
+  }
+  return true;
+}
+
+static int sync_add_ref(sync_parser *p, const sync_ddl_ref *r) {
+  if (p->n_refs == p->cap_refs) {
+    int cap = p->cap_refs ? p->cap_refs * 2 : 8;
+    sync_ddl_ref *refs = realloc(p->refs, (size_t)cap * sizeof *refs);
+    if (!refs) {
+      sync_fail_oom(p);
+      return -1;
+    }
+    p->refs = refs;
+    p->cap_refs = cap;
+  }
+  p->refs[p->n_refs++] = *r;
+  return 0;
+}
+
+/* A table name, [schema.]table, at the next token; an unqualified one takes unqualified_schema.
+ * Records it as a ref and copies it to *name (when not NULL); *last (when not NULL) receives
+ * its last token, where a split list ends. */
+static bool sync_table_name(sync_parser *p, const char *unqualified_schema, sync_ddl_name *name,
+                            const char *display, int *last) {
+  if (p->i >= p->n || !sync_ident_tok(&p->t[p->i])) {
+    sync_fail_at(p, sync_here(p), "expected %s", display);
+    return false;
+  }
+  sync_ddl_ref r = {.schema_only = false};
+  const sync_tok *a = &p->t[p->i], *b = a;
+  if (sync_punct_at(p, p->i + 1, '.') && p->i + 2 < p->n && sync_ident_tok(&p->t[p->i + 2])) {
+    b = &p->t[p->i + 2];
+    if (!sync_ident_value(p, a, r.name.schema) || !sync_ident_value(p, b, r.name.table))
+      return false;
+    p->i += 3;
+  } else {
+    if (!sync_ident_value(p, a, r.name.table))
+      return false;
+    if (!unqualified_schema || !unqualified_schema[0]) {
+      sync_fail_at(p, a->off, "table name without a schema, and the event has no default database");
+      return false;
+    }
+    snprintf(r.name.schema, sizeof r.name.schema, "%s", unqualified_schema);
+    p->i += 1;
+  }
+  r.off = a->off;
+  r.len = b->off + b->len - a->off;
+  if (sync_add_ref(p, &r) < 0)
+    return false;
+  if (name)
+    *name = r.name;
+  if (last)
+    *last = p->i - 1;
+  return true;
+}
+
+/* A database name at the next token (schema-only ref). */
+static bool sync_schema_name(sync_parser *p, sync_ddl_name *name) {
+  if (p->i >= p->n || !sync_ident_tok(&p->t[p->i])) {
+    sync_fail_at(p, sync_here(p), "expected a database name");
+    return false;
+  }
+  sync_ddl_ref r = {.schema_only = true};
+  const sync_tok *a = &p->t[p->i];
+  if (!sync_ident_value(p, a, r.name.schema))
+    return false;
+  r.off = a->off;
+  r.len = a->len;
+  p->i++;
+  if (sync_add_ref(p, &r) < 0)
+    return false;
+  *name = r.name;
+  return true;
+}
+
+/* Refuses to split a list whose tokens do not all sit on the same side of a versioned comment's
+ * edge: the parts would carry a comment opened and never closed (or the reverse). */
+static bool sync_splittable(sync_parser *p, int first, int last) {
+  for (int k = first + 1; k <= last; k++) {
+    if (p->t[k].vc != p->t[first].vc) {
+      sync_fail_at(p, p->t[k].off, "cannot split a list that crosses a versioned comment");
+      return false;
+    }
+  }
+  return true;
+}
+
+/* ---- statements -------------------------------------------------------------------------------
+ */
+
+typedef struct sync_range {
+  size_t from, to;
+} sync_range;
+
+/* Appends one statement made of the given byte ranges of the original text, carrying along the
+ * refs that lie inside them. A space goes between two ranges that would otherwise glue two words
+ * together (DROP TABLE IF EXISTS`a`,b must give "... EXISTS b", not "EXISTSb"). */
+static int sync_emit(sync_parser *p, sync_ddl *out, const sync_ddl_stmt *tmpl, const sync_range *r,
+                     int nr) {
+  size_t total = 0;
+  int nrefs = 0;
+  for (int k = 0; k < nr; k++) {
+    total += r[k].to - r[k].from + 1;
+    for (int j = 0; j < p->n_refs; j++)
+      if (p->refs[j].off >= r[k].from && p->refs[j].off + p->refs[j].len <= r[k].to)
+        nrefs++;
+  }
+  sync_ddl_stmt s = *tmpl;
+  s.sql = malloc(total + 1);
+  s.refs = nrefs ? calloc((size_t)nrefs, sizeof *s.refs) : NULL;
+  sync_ddl_stmt *grown = realloc(out->stmts, (size_t)(out->n + 1) * sizeof *grown);
+  if (grown)
+    out->stmts = grown;
+  if (!s.sql || (nrefs && !s.refs) || !grown) {
+    free(s.sql);
+    free(s.refs);
+    sync_fail_oom(p);
+    return -1;
+  }
+  size_t o = 0;
+  s.n_refs = 0;
+  for (int k = 0; k < nr; k++) {
+    if (r[k].to == r[k].from)
+      continue;
+    if (o > 0 && sync_word_byte((unsigned char)s.sql[o - 1]) &&
+        sync_word_byte((unsigned char)p->sql[r[k].from]))
+      s.sql[o++] = ' ';
+    for (int j = 0; j < p->n_refs; j++) {
+      if (p->refs[j].off >= r[k].from && p->refs[j].off + p->refs[j].len <= r[k].to) {
+        s.refs[s.n_refs] = p->refs[j];
+        s.refs[s.n_refs].off = o + (p->refs[j].off - r[k].from);
+        s.n_refs++;
+      }
+    }
+    memcpy(s.sql + o, p->sql + r[k].from, r[k].to - r[k].from);
+    o += r[k].to - r[k].from;
+  }
+  s.sql[o] = '\0';
+  s.sql_len = o;
+  out->stmts[out->n++] = s;
+  return 0;
+}
+
+static int sync_emit_whole(sync_parser *p, sync_ddl *out, const sync_ddl_stmt *tmpl) {
+  sync_range r = {0, p->len};
+  return sync_emit(p, out, tmpl, &r, 1);
+}
+
+/* CREATE [OR REPLACE] {DATABASE|SCHEMA} [IF NOT EXISTS] db [options] */
+static int sync_create_database(sync_parser *p, sync_ddl *out, sync_ddl_stmt *s) {
+  if (!sync_if_exists(p, true) || !sync_schema_name(p, &s->subject))
+    return -1;
+  return sync_emit_whole(p, out, s);
+}
+
+/* DROP {DATABASE|SCHEMA} [IF EXISTS] db */
+static int sync_drop_database(sync_parser *p, sync_ddl *out, sync_ddl_stmt *s) {
+  if (!sync_if_exists(p, false) || !sync_schema_name(p, &s->subject) || !sync_expect_end(p))
+    return -1;
+  return sync_emit_whole(p, out, s);
+}
+
+/* ALTER {DATABASE|SCHEMA} [db] options: without a name it is the default database's, and the
+ * rewrite inserts the routed name right after DATABASE. A word that opens an option is taken
+ * for the option (a database named like one must be quoted, as SHOW CREATE prints it). */
+static int sync_alter_database(sync_parser *p, sync_ddl *out, sync_ddl_stmt *s) {
+  static const char *const options[] = {"DEFAULT", "CHARACTER", "CHARSET", "COLLATE", "COMMENT"};
+  bool named = p->i < p->n && sync_ident_tok(&p->t[p->i]);
+  for (size_t k = 0; named && k < sizeof options / sizeof options[0]; k++)
+    if (sync_kw(p, options[k]))
+      named = false;
+  if (named) {
+    if (!sync_schema_name(p, &s->subject))
+      return -1;
+  } else {
+    if (!p->default_db[0]) {
+      sync_fail_at(p, sync_here(p), "no database named, and the event has no default database");
+      return -1;
+    }
+    sync_ddl_ref r = {.schema_only = true, .off = p->t[p->i - 1].off + p->t[p->i - 1].len};
+    snprintf(r.name.schema, sizeof r.name.schema, "%s", p->default_db);
+    if (sync_add_ref(p, &r) < 0)
+      return -1;
+    s->subject = r.name;
+  }
+  return sync_emit_whole(p, out, s);
+}
+
+/* Scans the rest of a CREATE/ALTER TABLE for the other places that name a table. REFERENCES
+ * targets without a schema live in the schema of the table being defined (InnoDB resolves them
+ * so), the others in the default database. In CREATE TABLE the scan stops at SELECT: the tables a
+ * SELECT reads are not parsed (as_select tells the unit). */
+static bool sync_scan_table_body(sync_parser *p, sync_ddl_stmt *s, bool alter) {
+  int depth = 0;
+  while (p->i < p->n && !p->failed) {
+    if (sync_accept_punct(p, '(')) {
+      depth++;
+    } else if (sync_accept_punct(p, ')')) {
+      depth--;
+    } else if (sync_accept(p, "REFERENCES")) {
+      if (!sync_table_name(p, s->subject.schema, NULL, "a table name after REFERENCES", NULL))
+        return false;
+    } else if (!alter && sync_kw(p, "SELECT")) {
+      s->as_select = true;
+      return true;
+    } else if (alter && depth == 0 && sync_kw(p, "RENAME")) {
+      p->i++;
+      /* RENAME COLUMN/INDEX/KEY renames a part of the table; RENAME [TO|AS] x the table. */
+      if (sync_kw(p, "COLUMN") || sync_kw(p, "INDEX") || sync_kw(p, "KEY"))
+        continue;
+      if (!sync_accept(p, "TO"))
+        sync_accept(p, "AS");
+      /* MariaDB resolves an unqualified new name in the default database, not the table's. */
+      if (!sync_table_name(p, p->default_db, &s->other, "a table name after RENAME", NULL))
+        return false;
+      s->has_other = true;
+    } else if (alter && depth == 0 &&
+               (sync_kw(p, "WITH") || sync_kw(p, "TO") || sync_kw(p, "CONVERT")) &&
+               sync_kw_at(p, p->i + 1, "TABLE")) {
+      /* EXCHANGE PARTITION p WITH TABLE t, CONVERT PARTITION p TO TABLE t, CONVERT TABLE t TO
+       * PARTITION p: a second table that must be routed like the first. */
+      p->i += 2;
+      if (!sync_table_name(p, p->default_db, NULL, "a table name after TABLE", NULL))
+        return false;
+    } else {
+      p->i++;
+    }
+  }
+  return !p->failed;
+}
+
+/* CREATE [OR REPLACE] [TEMPORARY] TABLE [IF NOT EXISTS] t {(...) | LIKE t2 | (LIKE t2) | ...} */
+static int sync_create_table(sync_parser *p, sync_ddl *out, sync_ddl_stmt *s) {
+  if (!sync_if_exists(p, true) ||
+      !sync_table_name(p, p->default_db, &s->subject, "a table name", NULL))
+    return -1;
+  int save = p->i;
+  bool paren = sync_accept_punct(p, '(');
+  if (sync_accept(p, "LIKE")) {
+    if (!sync_table_name(p, p->default_db, &s->other, "a table name after LIKE", NULL))
+      return -1;
+    s->has_other = true;
+    if (paren && !sync_accept_punct(p, ')')) {
+      sync_fail_at(p, sync_here(p), "expected ) after LIKE's table");
+      return -1;
+    }
+  } else {
+    p->i = save;
+  }
+  if (!sync_scan_table_body(p, s, false))
+    return -1;
+  return sync_emit_whole(p, out, s);
+}
+
+/* DROP [TEMPORARY] {TABLE|TABLES} [IF EXISTS] a [, b ...] [WAIT n|NOWAIT] [RESTRICT|CASCADE]:
+ * one statement per table, each the shared head + that name + the shared tail. */
+static int sync_drop_table(sync_parser *p, sync_ddl *out, sync_ddl_stmt *s) {
+  if (!sync_if_exists(p, false))
+    return -1;
+  int ref0 = p->n_refs, first_tok = p->i, last_tok = p->i;
+  do {
+    if (!sync_table_name(p, p->default_db, NULL, "a table name", &last_tok))
+      return -1;
+  } while (sync_accept_punct(p, ','));
+  sync_wait_clause(p);
+  if (!sync_accept(p, "RESTRICT"))
+    sync_accept(p, "CASCADE");
+  if (!sync_expect_end(p))
+    return -1;
+  int nnames = p->n_refs - ref0;
+  if (nnames == 1) {
+    s->subject = p->refs[ref0].name;
+    return sync_emit_whole(p, out, s);
+  }
+  if (!sync_splittable(p, first_tok, last_tok))
+    return -1;
+  size_t head = p->refs[ref0].off;
+  size_t tail = p->refs[p->n_refs - 1].off + p->refs[p->n_refs - 1].len;
+  for (int k = ref0; k < p->n_refs; k++) {
+    const sync_ddl_ref *r = &p->refs[k];
+    sync_range rg[3] = {{0, head}, {r->off, r->off + r->len}, {tail, p->len}};
+    s->subject = r->name;
+    if (sync_emit(p, out, s, rg, 3) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* RENAME {TABLE|TABLES} [IF EXISTS] a [WAIT n|NOWAIT] TO b [, c TO d ...]: one statement per
+ * pair, in order, so a swap through a temporary name still works when applied one by one. */
+static int sync_rename_table(sync_parser *p, sync_ddl *out, sync_ddl_stmt *s) {
+  if (!sync_if_exists(p, false))
+    return -1;
+  int ref0 = p->n_refs, first_tok = p->i, last_tok = p->i;
+  bool first = true;
+  do {
+    if (!sync_table_name(p, p->default_db, NULL, "a table name", NULL))
+      return -1;
+    if (first)
+      sync_wait_clause(p);
+    first = false;
+    if (!sync_expect(p, "TO", "TO") ||
+        !sync_table_name(p, p->default_db, NULL, "a table name after TO", &last_tok))
+      return -1;
+  } while (sync_accept_punct(p, ','));
+  if (!sync_expect_end(p))
+    return -1;
+  int npairs = (p->n_refs - ref0) / 2;
+  if (npairs > 1 && !sync_splittable(p, first_tok, last_tok))
+    return -1;
+  size_t head = p->refs[ref0].off;
+  size_t tail = p->refs[p->n_refs - 1].off + p->refs[p->n_refs - 1].len;
+  for (int k = 0; k < npairs; k++) {
+    const sync_ddl_ref *from = &p->refs[ref0 + 2 * k], *to = &p->refs[ref0 + 2 * k + 1];
+    s->subject = from->name;
+    s->other = to->name;
+    s->has_other = true;
+    if (npairs == 1) {
+      if (sync_emit_whole(p, out, s) < 0)
+        return -1;
+      break;
+    }
+    sync_range rg[3] = {{0, head}, {from->off, to->off + to->len}, {tail, p->len}};
+    if (sync_emit(p, out, s, rg, 3) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* ALTER [ONLINE|OFFLINE] [IGNORE] TABLE [IF EXISTS] t specs... */
+static int sync_alter_table(sync_parser *p, sync_ddl *out, sync_ddl_stmt *s) {
+  if (!sync_if_exists(p, false) ||
+      !sync_table_name(p, p->default_db, &s->subject, "a table name", NULL) ||
+      !sync_scan_table_body(p, s, true))
+    return -1;
+  return sync_emit_whole(p, out, s);
+}
+
+/* TRUNCATE [TABLE] t [WAIT n|NOWAIT] */
+static int sync_truncate_table(sync_parser *p, sync_ddl *out, sync_ddl_stmt *s) {
+  if (!sync_table_name(p, p->default_db, &s->subject, "a table name", NULL))
+    return -1;
+  sync_wait_clause(p);
+  if (!sync_expect_end(p))
+    return -1;
+  return sync_emit_whole(p, out, s);
+}
+
+/* CREATE ... INDEX [IF NOT EXISTS] i [USING type] ON t (...) and DROP INDEX [IF EXISTS] i ON t:
+ * the index name is the table's own business; only the table is a name to route. */
+static int sync_index(sync_parser *p, sync_ddl *out, sync_ddl_stmt *s, bool create) {
+  if (!sync_if_exists(p, create))
+    return -1;
+  if (p->i >= p->n || !sync_ident_tok(&p->t[p->i])) {
+    sync_fail_at(p, sync_here(p), "expected an index name");
+    return -1;
+  }
+  p->i++;
+  if (create && sync_accept(p, "USING") && p->i < p->n)
+    p->i++;
+  if (!sync_expect(p, "ON", "ON") ||
+      !sync_table_name(p, p->default_db, &s->subject, "a table name after ON", NULL))
+    return -1;
+  return sync_emit_whole(p, out, s);
+}
+
+/* Tells the kind from the leading keywords and leaves p->i on what follows them. */
+static sync_ddl_kind sync_classify(sync_parser *p, bool *temporary) {
+  *temporary = false;
+  if (sync_accept(p, "CREATE")) {
+    if (sync_accept(p, "OR") && !sync_accept(p, "REPLACE"))
+      return SYNC_DDL_OTHER;
+    if (sync_accept(p, "DATABASE") || sync_accept(p, "SCHEMA"))
+      return SYNC_DDL_CREATE_DATABASE;
+    if (sync_accept(p, "TEMPORARY")) {
+      *temporary = true;
+      return sync_accept(p, "TABLE") ? SYNC_DDL_CREATE_TABLE : SYNC_DDL_OTHER;
+    }
+    if (sync_accept(p, "TABLE"))
+      return SYNC_DDL_CREATE_TABLE;
+    if (!sync_accept(p, "ONLINE"))
+      sync_accept(p, "OFFLINE");
+    if (!sync_accept(p, "UNIQUE") && !sync_accept(p, "FULLTEXT"))
+      sync_accept(p, "SPATIAL");
+    return sync_accept(p, "INDEX") ? SYNC_DDL_CREATE_INDEX : SYNC_DDL_OTHER;
+  }
+  if (sync_accept(p, "DROP")) {
+    if (sync_accept(p, "DATABASE") || sync_accept(p, "SCHEMA"))
+      return SYNC_DDL_DROP_DATABASE;
+    if (sync_accept(p, "TEMPORARY")) {
+      *temporary = true;
+      return sync_accept(p, "TABLE") || sync_accept(p, "TABLES") ? SYNC_DDL_DROP_TABLE
+                                                                 : SYNC_DDL_OTHER;
+    }
+    if (sync_accept(p, "TABLE") || sync_accept(p, "TABLES"))
+      return SYNC_DDL_DROP_TABLE;
+    if (!sync_accept(p, "ONLINE"))
+      sync_accept(p, "OFFLINE");
+    return sync_accept(p, "INDEX") ? SYNC_DDL_DROP_INDEX : SYNC_DDL_OTHER;
+  }
+  if (sync_accept(p, "ALTER")) {
+    if (sync_accept(p, "DATABASE") || sync_accept(p, "SCHEMA"))
+      return SYNC_DDL_ALTER_DATABASE;
+    if (!sync_accept(p, "ONLINE"))
+      sync_accept(p, "OFFLINE");
+    sync_accept(p, "IGNORE");
+    return sync_accept(p, "TABLE") ? SYNC_DDL_ALTER_TABLE : SYNC_DDL_OTHER;
+  }
+  if (sync_accept(p, "RENAME"))
+    return sync_accept(p, "TABLE") || sync_accept(p, "TABLES") ? SYNC_DDL_RENAME_TABLE
+                                                               : SYNC_DDL_OTHER;
+  if (sync_accept(p, "TRUNCATE")) {
+    sync_accept(p, "TABLE");
+    return SYNC_DDL_TRUNCATE_TABLE;
+  }
+  return SYNC_DDL_OTHER;
+}
+
+const char *sync_ddl_event_name(sync_ddl_kind k) {
+  switch (k) {
+  case SYNC_DDL_CREATE_DATABASE:
+    return "create database";
+  case SYNC_DDL_DROP_DATABASE:
+    return "drop database";
+  case SYNC_DDL_CREATE_TABLE:
+    return "create table";
+  case SYNC_DDL_DROP_TABLE:
+    return "drop table";
+  case SYNC_DDL_RENAME_TABLE:
+    return "rename table";
+  case SYNC_DDL_ALTER_TABLE:
+    return "alter table";
+  case SYNC_DDL_TRUNCATE_TABLE:
+    return "truncate table";
+  case SYNC_DDL_CREATE_INDEX:
+    return "create index";
+  case SYNC_DDL_DROP_INDEX:
+    return "drop index";
+  case SYNC_DDL_OTHER:
+  case SYNC_DDL_ALTER_DATABASE:
+    break;
+  }
+  return NULL;
+}
+
+static const char *sync_kind_label(sync_ddl_kind k) {
+  return k == SYNC_DDL_ALTER_DATABASE ? "alter database" : sync_ddl_event_name(k);
+}
+
+int sync_ddl_parse_mode(const char *sql, size_t len, const char *default_db, unsigned flags,
+                        sync_ddl *out, char *msg, size_t msg_len) {
+  out->stmts = NULL;
+  out->n = 0;
+  if (msg && msg_len)
+    msg[0] = '\0';
+  sync_parser p = {.sql = sql,
+                   .len = len,
+                   .flags = flags,
+                   .default_db = default_db ? default_db : "",
+                   .what = "ddl",
+                   .msg = msg,
+                   .msg_len = msg_len};
+  int rc = -1;
+  sync_ddl_stmt s = {.kind = SYNC_DDL_OTHER};
+  if (sync_lex(&p) < 0) {
+    sync_fail_oom(&p);
+    goto done;
+  }
+  s.kind = sync_classify(&p, &s.temporary);
+  if (s.kind == SYNC_DDL_OTHER) {
+    /* Not ours to understand: handed over whole, even if it would not lex. */
+    p.n_refs = 0;
+    s.temporary = false;
+    rc = sync_emit_whole(&p, out, &s);
+    goto done;
+  }
+  p.what = sync_kind_label(s.kind);
+  if (p.lex_failed) {
+    /* The tokens stop at the bad byte; report it rather than "expected a name" further on. */
+    sync_fail_at(&p, p.lex_err_off, "%s", p.lex_err);
+    goto done;
+  }
+  switch (s.kind) {
+  case SYNC_DDL_CREATE_DATABASE:
+    rc = sync_create_database(&p, out, &s);
+    break;
+  case SYNC_DDL_DROP_DATABASE:
+    rc = sync_drop_database(&p, out, &s);
+    break;
+  case SYNC_DDL_ALTER_DATABASE:
+    rc = sync_alter_database(&p, out, &s);
+    break;
+  case SYNC_DDL_CREATE_TABLE:
+    rc = sync_create_table(&p, out, &s);
+    break;
+  case SYNC_DDL_DROP_TABLE:
+    rc = sync_drop_table(&p, out, &s);
+    break;
+  case SYNC_DDL_RENAME_TABLE:
+    rc = sync_rename_table(&p, out, &s);
+    break;
+  case SYNC_DDL_ALTER_TABLE:
+    rc = sync_alter_table(&p, out, &s);
+    break;
+  case SYNC_DDL_TRUNCATE_TABLE:
+    rc = sync_truncate_table(&p, out, &s);
+    break;
+  case SYNC_DDL_CREATE_INDEX:
+    rc = sync_index(&p, out, &s, true);
+    break;
+  case SYNC_DDL_DROP_INDEX:
+    rc = sync_index(&p, out, &s, false);
+    break;
+  case SYNC_DDL_OTHER:
+    break;
+  }
+done:
+  if (rc < 0 || p.failed) {
+    sync_ddl_free(out);
+    rc = -1;
+  }
+  free(p.t);
+  free(p.refs);
+  return rc;
+}
+
+int sync_ddl_parse(const char *sql, size_t len, const char *default_db, sync_ddl *out, char *msg,
+                   size_t msg_len) {
+  return sync_ddl_parse_mode(sql, len, default_db, 0, out, msg, msg_len);
+}
+
+void sync_ddl_free(sync_ddl *d) {
+  for (int k = 0; k < d->n; k++) {
+    free(d->stmts[k].sql);
+    free(d->stmts[k].refs);
+  }
+  free(d->stmts);
+  d->stmts = NULL;
+  d->n = 0;
+}
+
+/* ---- rewrite ----------------------------------------------------------------------------------
+ */
+
+static int sync_put_quoted(sync_buf *out, const char *name) {
+  if (sync_buf_putc(out, '`') < 0)
+    return -1;
+  for (const char *c = name; *c; c++) {
+    if (*c == '`' && sync_buf_putc(out, '`') < 0)
+      return -1;
+    if (sync_buf_putc(out, *c) < 0)
+      return -1;
+  }
+  return sync_buf_putc(out, '`');
+}
+
+int sync_ddl_rewrite(const sync_ddl_stmt *s, sync_ddl_route_fn route, void *arg, sync_buf *out) {
+  size_t pos = 0;
+  for (int k = 0; k < s->n_refs; k++) {
+    const sync_ddl_ref *r = &s->refs[k];
+    char schema[SYNC_DDL_NAME_MAX], table[SYNC_DDL_NAME_MAX];
+    memcpy(schema, r->name.schema, sizeof schema);
+    memcpy(table, r->name.table, sizeof table);
+    if (route) {
+      if (r->schema_only)
+        route(arg, r->name.schema, NULL, schema, sizeof schema, NULL, 0);
+      else
+        route(arg, r->name.schema, r->name.table, schema, sizeof schema, table, sizeof table);
+      schema[sizeof schema - 1] = '\0';
+      table[sizeof table - 1] = '\0';
+    }
+    if (!schema[0] || (!r->schema_only && !table[0]))
+      return -1;
+    if (sync_buf_put(out, s->sql + pos, r->off - pos) < 0)
+      return -1;
+    /* An implicit name (ALTER DATABASE without one) is inserted after the keyword before it. */
+    if (r->len == 0 && sync_buf_putc(out, ' ') < 0)
+      return -1;
+    if (sync_put_quoted(out, schema) < 0)
+      return -1;
+    if (!r->schema_only && (sync_buf_putc(out, '.') < 0 || sync_put_quoted(out, table) < 0))
+      return -1;
+    pos = r->off + r->len;
+  }
+  return sync_buf_put(out, s->sql + pos, s->sql_len - pos);
+}

@@ -1,0 +1,112 @@
+/*
+ * DDL statements of the binlog, as the sync unit needs them before applying one (TiDB DM does the
+ * same with its parser): which kind of DM event it is (for binlog event filters), which tables and
+ * schemas it touches (for the block-allow list and routes), one statement per table (DROP TABLE a,
+ * b and RENAME TABLE a TO b, c TO d are split so that each part is filtered and routed alone), and
+ * the text with every name replaced by its routed target, written fully qualified so the QUERY
+ * event's default database no longer matters. Every other byte of a statement is kept as it came.
+ *
+ * This is not a SQL parser: it reads only the few positions where the kinds below name a table or a
+ * schema, and tokenizes the rest (quotes, comments, versioned comments) so that nothing inside a
+ * string or comment is taken for a name. Anything outside those kinds is SYNC_DDL_OTHER, untouched.
+ */
+#ifndef DMHOST_SYNC_DDL_H
+#define DMHOST_SYNC_DDL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "sync_buf.h"
+
+/* Longest schema or table name kept, NUL included (MariaDB allows 64 characters, 256 bytes). */
+#define SYNC_DDL_NAME_MAX 256
+
+typedef enum sync_ddl_kind {
+  SYNC_DDL_OTHER = 0,
+  SYNC_DDL_CREATE_DATABASE,
+  SYNC_DDL_DROP_DATABASE,
+  SYNC_DDL_ALTER_DATABASE,
+  SYNC_DDL_CREATE_TABLE,
+  SYNC_DDL_DROP_TABLE,
+  SYNC_DDL_RENAME_TABLE,
+  SYNC_DDL_ALTER_TABLE,
+  SYNC_DDL_TRUNCATE_TABLE,
+  SYNC_DDL_CREATE_INDEX,
+  SYNC_DDL_DROP_INDEX
+} sync_ddl_kind;
+
+/* DM's binlog-filter event name of a kind: "create database", "drop database", "create table",
+ * "drop table", "rename table", "alter table", "truncate table", "create index", "drop index";
+ * NULL for OTHER and ALTER DATABASE (DM has no filter event for them). */
+const char *sync_ddl_event_name(sync_ddl_kind k);
+
+typedef struct sync_ddl_name {
+  char schema[SYNC_DDL_NAME_MAX]; /* unquoted, as the server stores it */
+  char table[SYNC_DDL_NAME_MAX];  /* "" for a schema-only name */
+} sync_ddl_name;
+
+/* One place in a statement's sql that names a table or a schema: the bytes [off, off+len) are the
+ * name as written (quoted or not, qualified or not, comments between its parts included). len 0
+ * marks a name the statement leaves implicit (ALTER DATABASE without one: the default database);
+ * the rewrite inserts it there. */
+typedef struct sync_ddl_ref {
+  size_t off, len;
+  bool schema_only;   /* a database name: routed by route(schema, NULL) */
+  sync_ddl_name name; /* resolved: an unqualified name carries the schema it means */
+} sync_ddl_ref;
+
+/* One single-table (or single-schema) statement after splitting. */
+typedef struct sync_ddl_stmt {
+  sync_ddl_kind kind;
+  bool temporary;        /* a TEMPORARY table: the unit skips it */
+  sync_ddl_name subject; /* the table (or for database statements: schema only, table "") the
+                            statement is about; unqualified names take the default database */
+  bool has_other; /* RENAME a TO b / ALTER ... RENAME TO b / CREATE TABLE a LIKE b: the second
+                     name (unqualified: the default database, as the server resolves it) */
+  sync_ddl_name other;
+  bool as_select; /* CREATE TABLE ... SELECT (statement-format binlog): tables read by the SELECT
+                     are neither reported nor routed; the unit decides whether to apply it */
+  char *sql;      /* this one statement, as it came (for split statements: rebuilt for this part
+                     only, from the original bytes of the shared head, this part and the tail) */
+  size_t sql_len;
+  sync_ddl_ref *refs; /* every name in sql, in byte order: the subject, the other name, and the
+                         tables of FOREIGN KEY ... REFERENCES, EXCHANGE PARTITION ... WITH TABLE,
+                         CONVERT PARTITION ... TO TABLE, CONVERT TABLE */
+  int n_refs;
+} sync_ddl_stmt;
+
+typedef struct sync_ddl {
+  sync_ddl_stmt *stmts;
+  int n;
+} sync_ddl;
+
+/* Flags of sync_ddl_parse_mode, from the QUERY event's sql_mode. */
+#define SYNC_DDL_NO_BACKSLASH_ESCAPES 1u /* a backslash in '...' or "..." is a plain byte */
+
+/* Parse one QUERY event's statement. default_db may be "" (then an unqualified table name is an
+ * error for kinds that need one). Returns 0, or -1 with msg (what is wrong, and at which byte,
+ * counted from 0) for a statement of a known kind that does not parse; *out is then empty. OTHER
+ * statements are returned as one stmt with sql as-is and no refs. A table named by REFERENCES
+ * without a schema resolves to the schema of the table being created or altered (InnoDB's rule);
+ * every other unqualified name to default_db. */
+int sync_ddl_parse(const char *sql, size_t len, const char *default_db, sync_ddl *out, char *msg,
+                   size_t msg_len);
+/* The same, with SYNC_DDL_* flags. */
+int sync_ddl_parse_mode(const char *sql, size_t len, const char *default_db, unsigned flags,
+                        sync_ddl *out, char *msg, size_t msg_len);
+void sync_ddl_free(sync_ddl *d);
+
+/* A route: fill out_schema/out_table with the target of (schema, table); table is NULL for a
+ * schema-only name (out_table is then NULL too). The outputs come pre-filled with the inputs, so a
+ * route that keeps a name need not write it. */
+typedef void (*sync_ddl_route_fn)(void *arg, const char *schema, const char *table,
+                                  char *out_schema, size_t schema_len, char *out_table,
+                                  size_t table_len);
+
+/* The statement of `s` with every table/schema name it names (its refs) replaced by
+ * route(schema, table) (schema-only names by route(schema, NULL)), written fully qualified and
+ * backtick-quoted; route NULL keeps every name and only qualifies it. Appends to out. Returns 0,
+ * or -1 when memory ran out or a route gave an empty name (out may then hold part of it). */
+int sync_ddl_rewrite(const sync_ddl_stmt *s, sync_ddl_route_fn route, void *arg, sync_buf *out);
+
+#endif /* DMHOST_SYNC_DDL_H */

@@ -1,0 +1,524 @@
+/*
+ * process: the coordinator. One thread reads events, keeps the table maps, turns row changes into
+ * batch records (sync_batch.c) and closes a batch at a transaction end when it is big or old
+ * enough, or when nothing more is there to read. Closing hands the batch to the workers and starts
+ * the next one in a second batch object, so reading and decoding go on while the workers apply
+ * the previous batch; the coordinator waits for them only when it closes the next batch (or meets
+ * a DDL, or stops).
+ *
+ * Start: the checkpoint (sync_checkpoint.c) else the dump's end position (modes all, load&sync)
+ * else the task's meta (mode incremental). When the worker rows disagree (a crash between the
+ * commits of one batch), the first batch is rebuilt up to the larger position with the old worker
+ * count and only the workers behind apply their part.
+ *
+ * Stop (pause, stop, swap): the batch the workers hold is finished (their transactions are short),
+ * the one being built is dropped: the checkpoint names where it began, so it is read again.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sync.h"
+
+typedef struct sync_map_slot {
+  uint64_t id;
+  dm_binlog_table_map *tm;
+} sync_map_slot;
+
+typedef struct sync_run_state {
+  sync_unit *u;
+  MYSQL *tc; /* target: checkpoint, DDL, table definitions */
+  MYSQL *sc; /* source: status */
+  sync_source *src;
+  sync_workers *ws;
+  int n_workers;
+  sync_batch batches[2];
+  sync_batch *building, *inflight;
+  bool has_inflight;
+  /* recovery: the first batch ends at `target`; skip[w]: worker w committed it already */
+  bool recovering;
+  dm_position target;
+  bool skip[SYNC_MAX_WORKERS];
+  /* where the reading stands */
+  sync_gtid_set gtid;
+  dm_position cur; /* the last transaction end read */
+  bool in_txn;
+  bool pending_gtid;
+  uint32_t g_domain, g_server;
+  uint64_t g_seq;
+  sync_map_slot *maps;
+  int n_maps, cap_maps;
+  dm_binlog_value *before, *after;
+  uint32_t n_values;
+  int64_t last_status_ns;
+} sync_run_state;
+
+/* ---- table maps ---- */
+
+static dm_binlog_table_map *sync_map_get(sync_run_state *r, uint64_t id) {
+  for (int i = r->n_maps - 1; i >= 0; i--)
+    if (r->maps[i].id == id)
+      return r->maps[i].tm;
+  return NULL;
+}
+
+static int sync_map_put(sync_run_state *r, dm_binlog_table_map *tm) {
+  for (int i = 0; i < r->n_maps; i++)
+    if (r->maps[i].id == tm->table_id) {
+      dm_binlog_table_map_free(r->maps[i].tm);
+      r->maps[i].tm = tm;
+      return 0;
+    }
+  if (r->n_maps == r->cap_maps) {
+    int cap = r->cap_maps ? r->cap_maps * 2 : 64;
+    void *p = realloc(r->maps, (size_t)cap * sizeof *r->maps);
+    if (!p)
+      return -1;
+    r->maps = p;
+    r->cap_maps = cap;
+  }
+  r->maps[r->n_maps].id = tm->table_id;
+  r->maps[r->n_maps++].tm = tm;
+  if (tm->column_count > r->n_values) {
+    free(r->before);
+    free(r->after);
+    r->n_values = tm->column_count;
+    r->before = calloc(r->n_values, sizeof *r->before);
+    r->after = calloc(r->n_values, sizeof *r->after);
+    if (!r->before || !r->after)
+      return -1;
+  }
+  return 0;
+}
+
+static void sync_maps_free(sync_run_state *r) {
+  for (int i = 0; i < r->n_maps; i++)
+    dm_binlog_table_map_free(r->maps[i].tm);
+  free(r->maps);
+  r->maps = NULL;
+  r->n_maps = 0;
+}
+
+/* ---- status ---- */
+
+static void sync_poll_master(sync_run_state *r) {
+  sync_unit *u = r->u;
+  int64_t now = sync_now_ns();
+  if (!r->sc || now - r->last_status_ns < (int64_t)u->cfg.status_ms * 1000000)
+    return;
+  r->last_status_ns = now;
+  dm_position m = {0};
+  if (mysql_query(r->sc, "SHOW MASTER STATUS") != 0)
+    return;
+  MYSQL_RES *res = mysql_store_result(r->sc);
+  MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
+  if (row && row[0]) {
+    dm_strlcpy(m.name, row[0], sizeof m.name);
+    m.pos = row[1] ? strtoull(row[1], NULL, 10) : 0;
+  }
+  if (res)
+    mysql_free_result(res);
+  if (mysql_query(r->sc, "SELECT @@GLOBAL.gtid_binlog_pos") == 0 &&
+      (res = mysql_store_result(r->sc)) != NULL) {
+    row = mysql_fetch_row(res);
+    if (row && row[0])
+      dm_strlcpy(m.gtid, row[0], sizeof m.gtid);
+    mysql_free_result(res);
+  }
+  pthread_mutex_lock(&u->lock);
+  u->master = m;
+  u->has_master = m.name[0] != '\0';
+  pthread_mutex_unlock(&u->lock);
+}
+
+static void sync_set_synced(sync_unit *u, const dm_position *p) {
+  pthread_mutex_lock(&u->lock);
+  u->synced = *p;
+  u->has_synced = true;
+  pthread_mutex_unlock(&u->lock);
+}
+
+/* ---- batches ---- */
+
+/* Waits for the batch the workers hold; moves the global row and the status. */
+static int sync_finish_inflight(sync_run_state *r, dm_error *err) {
+  sync_unit *u = r->u;
+  if (!r->has_inflight)
+    return 0;
+  r->has_inflight = false;
+  if (sync_workers_wait(r->ws, err) < 0)
+    return -1;
+  sync_batch *b = r->inflight;
+  if (sync_cp_global(u, r->tc, &b->end, err) < 0)
+    return -1;
+  sync_set_synced(u, &b->end);
+  sync_source_checkpoint(r->src, &b->end);
+  atomic_fetch_add(&u->total_rows, b->n_rows);
+  atomic_fetch_add(&u->total_txns, b->n_txns);
+  if (b->last_ts)
+    atomic_store(&u->last_event_ts, b->last_ts);
+  return 0;
+}
+
+/* Closes the batch being built: waits for the one before, hands this one to the workers. */
+static int sync_close_batch(sync_run_state *r, dm_error *err) {
+  sync_unit *u = r->u;
+  if (r->building->n_txns == 0 && !r->building->moved)
+    return 0;
+  if (sync_finish_inflight(r, err) < 0)
+    return -1;
+  if (sync_batch_assign(r->building, r->n_workers) < 0) {
+    u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+    return -1;
+  }
+  sync_workers_dispatch(r->ws, r->building, r->recovering ? r->skip : NULL);
+  r->recovering = false;
+  sync_batch *t = r->inflight;
+  r->inflight = r->building;
+  r->building = t;
+  r->has_inflight = true;
+  sync_batch_reset(r->building);
+  return 0;
+}
+
+/* Waits until everything read so far is applied (before a DDL, at a stop). */
+static int sync_drain(sync_run_state *r, dm_error *err) {
+  if (sync_close_batch(r, err) < 0)
+    return -1;
+  return sync_finish_inflight(r, err);
+}
+
+/* The worker count changed in the task file: at a quiet point the rows are rewritten. */
+static int sync_resize(sync_run_state *r, dm_error *err) {
+  sync_unit *u = r->u;
+  if (r->n_workers == u->cfg.workers)
+    return 0;
+  if (sync_drain(r, err) < 0)
+    return -1;
+  dm_position at = r->cur;
+  if (sync_cp_reset(u, r->tc, &at, u->cfg.workers, err) < 0)
+    return -1;
+  sync_workers_stop(r->ws);
+  r->ws = NULL;
+  u->host->logf(u->ctx, DM_LOG_INFO, "sync: worker-count %d -> %d at %s:%" PRIu64, r->n_workers,
+                u->cfg.workers, at.name, at.pos);
+  r->n_workers = u->cfg.workers;
+  return sync_workers_start(u, r->n_workers, &r->ws, err);
+}
+
+/* ---- events ---- */
+
+/* A transaction ended at ev (XID, COMMIT). */
+static int sync_txn_end(sync_run_state *r, const dm_binlog_event *ev, dm_error *err) {
+  sync_unit *u = r->u;
+  if (r->pending_gtid)
+    sync_gtid_update(&r->gtid, r->g_domain, r->g_server, r->g_seq);
+  r->pending_gtid = false;
+  r->in_txn = false;
+  dm_strlcpy(r->cur.name, ev->file, sizeof r->cur.name);
+  r->cur.pos = ev->header.next_pos;
+  sync_gtid_format(&r->gtid, r->cur.gtid, sizeof r->cur.gtid);
+  sync_batch *b = r->building;
+  b->end = r->cur;
+  b->n_txns++;
+  b->last_ts = ev->header.timestamp;
+  if (r->recovering) {
+    int c = dm_position_compare_file(&r->cur, &r->target);
+    if (c == 0) {
+      u->host->logf(u->ctx, DM_LOG_INFO,
+                    "sync: recovery: the batch up to %s:%" PRIu64
+                    " is rebuilt; the workers that had not committed it apply their part",
+                    r->target.name, r->target.pos);
+      if (sync_close_batch(r, err) < 0)
+        return -1;
+      return sync_resize(r, err);
+    }
+    if (c > 0) {
+      u->host->error_make(u->ctx, err, DM_ERR_CHECKPOINT, NULL,
+                          "sync: the checkpoint's worker rows name %s:%" PRIu64
+                          ", which is not a transaction end of the binlog (read past it to "
+                          "%s:%" PRIu64 ")",
+                          r->target.name, r->target.pos, r->cur.name, r->cur.pos);
+      err->resumable = 0;
+      return -1;
+    }
+    return 0;
+  }
+  if (b->n_rows >= u->cfg.batch_rows || b->arena.len >= u->cfg.batch_bytes ||
+      (b->first_ns && sync_now_ns() - b->first_ns >= (int64_t)u->cfg.batch_ms * 1000000))
+    return sync_close_batch(r, err);
+  return 0;
+}
+
+static int sync_rows(sync_run_state *r, const dm_binlog_event *ev, dm_error *err) {
+  sync_unit *u = r->u;
+  const dm_binlog_format *fmt = sync_source_format(r->src);
+  uint64_t id;
+  if (dm_binlog_event_table_id(fmt, ev, &id, err) < 0)
+    return -1;
+  dm_binlog_table_map *tm = sync_map_get(r, id);
+  if (!tm) {
+    u->host->error_make(u->ctx, err, DM_ERR_BINLOG_CORRUPT, NULL,
+                        "sync: a row event at %s:%" PRIu64 " names table id %" PRIu64
+                        " with no table map before it",
+                        ev->file, ev->offset, id);
+    return -1;
+  }
+  sync_table *t = sync_schema_table(u->schema, r->tc, tm, err);
+  if (!t)
+    return -1;
+  if (!t->allowed)
+    return 0;
+  dm_binlog_rows rows;
+  if (dm_binlog_rows_begin(fmt, ev, &rows, err) < 0)
+    return -1;
+  int k = rows.kind == DM_ROWS_WRITE ? 0 : rows.kind == DM_ROWS_UPDATE ? 1 : 2;
+  if (t->ignored[k] < 0) {
+    static const char *const names[] = {"insert", "update", "delete"};
+    t->ignored[k] = DM_HOST_HAS(u->host, event_ignored) &&
+                            u->host->event_ignored(u->ctx, t->db, t->name, names[k], NULL)
+                        ? 1
+                        : 0;
+  }
+  if (t->ignored[k])
+    return 0;
+  int rc;
+  while ((rc = dm_binlog_rows_next(&rows, tm, r->before, r->after, err)) == 1)
+    if (sync_batch_add_row(u, r->building, t, rows.kind, tm, r->before, r->after, err) < 0)
+      return -1;
+  return rc;
+}
+
+static bool sync_is_word(const char *s, size_t len, const char *w) {
+  size_t n = strlen(w);
+  return len == n && strncasecmp(s, w, n) == 0;
+}
+
+static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *err) {
+  sync_unit *u = r->u;
+  const dm_binlog_format *fmt = sync_source_format(r->src);
+  switch (ev->header.type) {
+  case DM_BINLOG_GTID: {
+    dm_binlog_gtid g;
+    if (dm_binlog_decode_gtid(fmt, ev, &g, err) < 0)
+      return -1;
+    r->pending_gtid = true;
+    r->g_domain = g.domain_id;
+    r->g_server = g.server_id;
+    r->g_seq = g.seq_no;
+    r->in_txn = !(g.flags & DM_BINLOG_GTID_STANDALONE);
+    return 0;
+  }
+  case DM_BINLOG_TABLE_MAP: {
+    dm_binlog_table_map *tm;
+    if (dm_binlog_table_map_decode(fmt, ev, &tm, err) < 0)
+      return -1;
+    if (sync_map_put(r, tm) < 0) {
+      u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+      return -1;
+    }
+    return 0;
+  }
+  case DM_BINLOG_WRITE_ROWS_V1:
+  case DM_BINLOG_UPDATE_ROWS_V1:
+  case DM_BINLOG_DELETE_ROWS_V1:
+  case DM_BINLOG_WRITE_ROWS_V2:
+  case DM_BINLOG_UPDATE_ROWS_V2:
+  case DM_BINLOG_DELETE_ROWS_V2:
+  case DM_BINLOG_PARTIAL_UPDATE_ROWS:
+  case DM_BINLOG_WRITE_ROWS_COMPRESSED_V1:
+  case DM_BINLOG_UPDATE_ROWS_COMPRESSED_V1:
+  case DM_BINLOG_DELETE_ROWS_COMPRESSED_V1:
+  case DM_BINLOG_WRITE_ROWS_COMPRESSED_V2:
+  case DM_BINLOG_UPDATE_ROWS_COMPRESSED_V2:
+  case DM_BINLOG_DELETE_ROWS_COMPRESSED_V2:
+    return sync_rows(r, ev, err);
+  case DM_BINLOG_XID:
+    return sync_txn_end(r, ev, err);
+  case DM_BINLOG_QUERY: {
+    dm_binlog_query q;
+    if (dm_binlog_decode_query(fmt, ev, &q, err) < 0)
+      return -1;
+    if (sync_is_word(q.query.ptr, q.query.len, "BEGIN")) {
+      r->in_txn = true;
+      return 0;
+    }
+    if (sync_is_word(q.query.ptr, q.query.len, "COMMIT"))
+      return sync_txn_end(r, ev, err);
+    if (r->in_txn) {
+      /* a statement inside a row-format transaction (SAVEPOINT, ...): nothing to apply */
+      return 0;
+    }
+    /* a statement of its own: DDL. Everything before it is applied first. */
+    if (r->recovering) {
+      u->host->error_make(u->ctx, err, DM_ERR_CHECKPOINT, NULL,
+                          "sync: a DDL at %s:%" PRIu64 " lies inside the batch the checkpoint's "
+                          "worker rows disagree about (up to %s:%" PRIu64 ")",
+                          ev->file, ev->offset, r->target.name, r->target.pos);
+      return -1;
+    }
+    if (sync_drain(r, err) < 0)
+      return -1;
+    if (r->pending_gtid)
+      sync_gtid_update(&r->gtid, r->g_domain, r->g_server, r->g_seq);
+    r->pending_gtid = false;
+    dm_position after = {0};
+    dm_strlcpy(after.name, ev->file, sizeof after.name);
+    after.pos = ev->header.next_pos;
+    sync_gtid_format(&r->gtid, after.gtid, sizeof after.gtid);
+    if (sync_ddl_apply(u, r->tc, ev, &q, &after, r->n_workers, err) < 0)
+      return -1;
+    r->cur = after;
+    r->building->end = after;
+    sync_set_synced(u, &after);
+    sync_source_checkpoint(r->src, &after);
+    atomic_store(&u->last_event_ts, ev->header.timestamp);
+    return 0;
+  }
+  default:
+    /* Format descriptions, rotations, GTID lists, annotations, fillers: nothing to apply. Between
+     * transactions they still move the position (a rotation with no transaction after it must
+     * not leave the checkpoint behind the source's position forever). */
+    if (!r->in_txn && !r->pending_gtid && !r->recovering) {
+      dm_strlcpy(r->cur.name, ev->file, sizeof r->cur.name);
+      r->cur.pos = ev->header.next_pos;
+      r->building->end = r->cur;
+      r->building->moved = true;
+    }
+    return 0;
+  }
+}
+
+/* ---- the start ---- */
+
+static int sync_start_position(sync_run_state *r, sync_cp_state *st, dm_error *err) {
+  sync_unit *u = r->u;
+  if (!st->exists) {
+    dm_position p = {0};
+    const char *from;
+    if (u->host->handoff_position(u->ctx, &p) && dm_position_is_set(&p))
+      from = "the dump's end position";
+    else if (u->host->meta_position(u->ctx, &p) && dm_position_is_set(&p))
+      from = "the task's meta";
+    else {
+      u->host->error_make(u->ctx, err, DM_ERR_SYNC_NO_START, NULL,
+                          "sync: task `%s` has no sync checkpoint, no position from a dump and no "
+                          "`meta` for source `%s`: nowhere to start",
+                          u->host->task_name(u->ctx), u->source_id);
+      return -1;
+    }
+    u->host->logf(u->ctx, DM_LOG_INFO, "sync: first start, from %s %s:%" PRIu64 " (GTID %s)", from,
+                  p.name, p.pos, p.gtid[0] ? p.gtid : "-");
+    if (sync_cp_reset(u, r->tc, &p, u->cfg.workers, err) < 0)
+      return -1;
+    st->min = st->max = p;
+    st->n_workers = u->cfg.workers;
+  } else if (st->n_workers == 0) {
+    if (sync_cp_reset(u, r->tc, &st->min, u->cfg.workers, err) < 0)
+      return -1;
+    st->n_workers = u->cfg.workers;
+  }
+  r->n_workers = st->n_workers;
+  r->cur = st->min;
+  if (dm_position_compare_file(&st->min, &st->max) != 0) {
+    r->recovering = true;
+    r->target = st->max;
+    for (int w = 0; w < st->n_workers; w++)
+      r->skip[w] = dm_position_compare_file(&st->worker_pos[w], &st->max) == 0;
+    u->host->logf(u->ctx, DM_LOG_WARN,
+                  "sync: the checkpoint's worker rows stand at %s:%" PRIu64 " and %s:%" PRIu64
+                  " (a stop between the commits of one batch): rebuilding that batch",
+                  st->min.name, st->min.pos, st->max.name, st->max.pos);
+  }
+  dm_strlcpy(u->replay_ddl_at, st->ddl_at, sizeof u->replay_ddl_at);
+  if (sync_gtid_parse(&r->gtid, st->min.gtid) < 0)
+    r->gtid.n = 0;
+  return 0;
+}
+
+void sync_run(sync_unit *u, dm_result *result) {
+  dm_error e = {0};
+  sync_run_state r = {.u = u};
+  sync_cp_state st;
+  sync_batch_init(&r.batches[0]);
+  sync_batch_init(&r.batches[1]);
+  r.building = &r.batches[0];
+  r.inflight = &r.batches[1];
+  bool ok = false;
+
+  if (!(r.tc = sync_db_connect_target(u, &e)) || !(r.sc = sync_db_connect_source(u, &e)) ||
+      sync_db_precheck(u, r.sc, &e) < 0)
+    goto out;
+  if (!u->charsets && sync_charsets_load(r.tc, &u->charsets, &e) < 0)
+    goto out;
+  if (sync_cp_prepare(u, r.tc, &e) < 0 || sync_cp_load(u, r.tc, &st, &e) < 0 ||
+      sync_start_position(&r, &st, &e) < 0)
+    goto out;
+  sync_set_synced(u, &r.cur);
+  if (sync_source_open(u, &r.cur, &r.src, &e) < 0 ||
+      sync_workers_start(u, r.n_workers, &r.ws, &e) < 0)
+    goto out;
+  if (!r.recovering && sync_resize(&r, &e) < 0)
+    goto out;
+  u->host->logf(u->ctx, DM_LOG_INFO, "sync: reading %s from %s:%" PRIu64 " (GTID %s), %d worker(s)",
+                u->host->relay_dir(u->ctx) ? "the relay log" : "the source's binlog", r.cur.name,
+                r.cur.pos, r.cur.gtid[0] ? r.cur.gtid : "-", r.n_workers);
+  atomic_store(&u->run_start_rows, atomic_load(&u->total_rows));
+  atomic_store(&u->run_start_ns, sync_now_ns());
+
+  pthread_mutex_lock(&u->lock);
+  u->src = r.src;
+  pthread_mutex_unlock(&u->lock);
+  for (;;) {
+    if (u->host->stop_requested(u->ctx) || atomic_load(&u->killed))
+      break;
+    dm_binlog_event ev;
+    int rc = sync_source_next(r.src, &ev, &e);
+    if (rc < 0)
+      goto out;
+    if (rc == 0) {
+      atomic_store(&u->idle, true);
+      if (!r.in_txn && !r.recovering && sync_close_batch(&r, &e) < 0)
+        goto out;
+      if (r.has_inflight && !sync_workers_busy(r.ws) && sync_finish_inflight(&r, &e) < 0)
+        goto out;
+      sync_poll_master(&r);
+      continue;
+    }
+    atomic_store(&u->idle, false);
+    if (ev.artificial)
+      continue;
+    if (sync_event(&r, &ev, &e) < 0)
+      goto out;
+    sync_poll_master(&r);
+  }
+  /* stopped: finish what the workers hold, drop what was being built */
+  if (sync_finish_inflight(&r, &e) < 0)
+    goto out;
+  ok = true;
+out:
+  pthread_mutex_lock(&u->lock);
+  u->src = NULL;
+  pthread_mutex_unlock(&u->lock);
+  if (!ok && r.has_inflight) {
+    dm_error e2;
+    r.has_inflight = false;
+    sync_workers_wait(r.ws, &e2);
+  }
+  sync_workers_stop(r.ws);
+  sync_source_close(r.src);
+  sync_db_close(u, r.tc);
+  sync_db_close(u, r.sc);
+  sync_maps_free(&r);
+  free(r.before);
+  free(r.after);
+  sync_batch_free(&r.batches[0]);
+  sync_batch_free(&r.batches[1]);
+  atomic_store(&u->run_start_ns, 0);
+  if (ok || atomic_load(&u->killed)) {
+    result->outcome = DM_OUTCOME_CANCELED;
+    return;
+  }
+  sync_fail(result, &e);
+}

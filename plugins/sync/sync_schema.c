@@ -1,0 +1,278 @@
+/*
+ * The tables the binlog names. Column names come from the table map (binlog_row_metadata=FULL,
+ * checked before start); which columns form the keys, and which columns the target computes
+ * itself (generated columns), come from the routed table on the target, since that is the table
+ * the statements run against. A table is read from the target once, and again after a DDL touched
+ * it or when a table map arrives whose columns differ from the one it was read for.
+ */
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sync.h"
+
+struct sync_schema {
+  sync_unit *u;
+  sync_table **tables;
+  int n, cap;
+  uint32_t n_targets; /* distinct routed tables */
+  sync_table *last;   /* most row events name the table of the one before */
+};
+
+int sync_schema_new(sync_unit *u, sync_schema **out) {
+  *out = calloc(1, sizeof **out);
+  if (!*out)
+    return -1;
+  (*out)->u = u;
+  return 0;
+}
+
+static void sync_table_clear(sync_table *t) {
+  for (uint32_t i = 0; t->col_names && i < t->n_cols; i++)
+    free(t->col_names[i]);
+  free(t->col_names);
+  free(t->generated);
+  t->col_names = NULL;
+  t->generated = NULL;
+  sync_buf_free(&t->cols);
+  sync_buf_free(&t->odku);
+  t->resolved = false;
+}
+
+void sync_schema_free(sync_schema *s) {
+  if (!s)
+    return;
+  for (int i = 0; i < s->n; i++) {
+    sync_table_clear(s->tables[i]);
+    sync_buf_free(&s->tables[i]->qname);
+    free(s->tables[i]);
+  }
+  free(s->tables);
+  free(s);
+}
+
+void sync_schema_invalidate(sync_schema *s, const char *db, const char *table) {
+  for (int i = 0; i < s->n; i++) {
+    sync_table *t = s->tables[i];
+    if (strcmp(t->db, db) == 0 && (!table || strcmp(t->name, table) == 0))
+      t->resolved = false;
+  }
+}
+
+void sync_schema_invalidate_all(sync_schema *s) {
+  for (int i = 0; i < s->n; i++)
+    s->tables[i]->resolved = false;
+}
+
+/* A table map's column names and types: a different one means the table changed upstream. */
+static uint64_t sync_map_sig(const dm_binlog_table_map *tm) {
+  uint64_t h = tm->column_count;
+  for (uint32_t i = 0; i < tm->column_count; i++) {
+    const dm_binlog_column *c = &tm->columns[i];
+    h = h * 31 + sync_hash(c->name.ptr, c->name.len);
+    h = h * 31 + ((uint64_t)c->real_type << 16 | c->meta);
+  }
+  return h;
+}
+
+static int sync_col_index(const dm_binlog_table_map *tm, const char *name) {
+  size_t len = strlen(name);
+  for (uint32_t i = 0; i < tm->column_count; i++)
+    if (tm->columns[i].name.len == len && strncasecmp(tm->columns[i].name.ptr, name, len) == 0)
+      return (int)i;
+  return -1;
+}
+
+static int sync_query(sync_unit *u, MYSQL *c, const char *q, MYSQL_RES **res, dm_error *err) {
+  if (mysql_real_query(c, q, strlen(q)) != 0 || !(*res = mysql_store_result(c))) {
+    sync_db_error(u, c, "sync: cannot read a table's definition on the target", err);
+    return -1;
+  }
+  return 0;
+}
+
+/* Reads the routed table's columns and unique keys from the target. */
+static int sync_table_resolve(sync_unit *u, sync_table *t, MYSQL *c, const dm_binlog_table_map *tm,
+                              dm_error *err) {
+  sync_table_clear(t);
+  if (!tm->has_column_names) {
+    u->host->error_make(u->ctx, err, DM_ERR_BINLOG_UNSUPPORTED, NULL,
+                        "sync: the table map of `%s`.`%s` has no column names: the source must "
+                        "write binlog_row_metadata=FULL",
+                        t->db, t->name);
+    return -1;
+  }
+  t->n_cols = tm->column_count;
+  t->map_sig = sync_map_sig(tm);
+  t->col_names = calloc(t->n_cols, sizeof *t->col_names);
+  t->generated = calloc(t->n_cols, sizeof *t->generated);
+  if (!t->col_names || !t->generated)
+    goto nomem;
+  for (uint32_t i = 0; i < t->n_cols; i++) {
+    sync_buf b = {0};
+    if (sync_sql_ident(&b, tm->columns[i].name.ptr, tm->columns[i].name.len) < 0)
+      goto nomem;
+    t->col_names[i] = b.p;
+  }
+
+  char lit_db[2 * SYNC_NAME_MAX + 3], lit_t[2 * SYNC_NAME_MAX + 3];
+  lit_db[0] = lit_t[0] = '\'';
+  size_t n1 = mysql_real_escape_string(c, lit_db + 1, t->tdb, (unsigned long)strlen(t->tdb));
+  size_t n2 = mysql_real_escape_string(c, lit_t + 1, t->tname, (unsigned long)strlen(t->tname));
+  memcpy(lit_db + 1 + n1, "'", 2);
+  memcpy(lit_t + 1 + n2, "'", 2);
+
+  char q[2048];
+  MYSQL_RES *r;
+  MYSQL_ROW row;
+  bool nullable[4096] = {false};
+  int n_target_cols = 0;
+  snprintf(q, sizeof q,
+           "SELECT COLUMN_NAME, IS_NULLABLE, IS_GENERATED FROM information_schema.COLUMNS "
+           "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
+           lit_db, lit_t);
+  if (sync_query(u, c, q, &r, err) < 0)
+    return -1;
+  while ((row = mysql_fetch_row(r))) {
+    n_target_cols++;
+    int i = sync_col_index(tm, row[0]);
+    if (i < 0)
+      continue; /* a column only the target has: it keeps its default */
+    if (i < 4096)
+      nullable[i] = row[1] && strcmp(row[1], "YES") == 0;
+    t->generated[i] = row[2] && strcmp(row[2], "NEVER") != 0;
+  }
+  mysql_free_result(r);
+  if (n_target_cols == 0) {
+    u->host->error_make(u->ctx, err, DM_ERR_SYNC_TABLE, NULL,
+                        "sync: table `%s`.`%s` (for `%s`.`%s` of the source) is not on the target",
+                        t->tdb, t->tname, t->db, t->name);
+    return -1;
+  }
+
+  /* unique keys, the primary first */
+  snprintf(q, sizeof q,
+           "SELECT INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS "
+           "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s AND NON_UNIQUE = 0 "
+           "ORDER BY INDEX_NAME <> 'PRIMARY', INDEX_NAME, SEQ_IN_INDEX",
+           lit_db, lit_t);
+  if (sync_query(u, c, q, &r, err) < 0)
+    return -1;
+  char cur[SYNC_NAME_MAX] = "";
+  bool cur_ok = false, has_pk = false;
+  t->n_uks = 0;
+  while ((row = mysql_fetch_row(r))) {
+    if (strcmp(cur, row[0]) != 0) {
+      if (cur[0] && cur_ok && t->n_uks < SYNC_UKS_MAX)
+        t->n_uks++;
+      dm_strlcpy(cur, row[0], sizeof cur);
+      cur_ok = true;
+      if (t->n_uks < SYNC_UKS_MAX)
+        t->uks[t->n_uks].n = 0;
+      if (strcmp(cur, "PRIMARY") == 0)
+        has_pk = true;
+    }
+    if (t->n_uks >= SYNC_UKS_MAX)
+      continue;
+    int i = sync_col_index(tm, row[1]);
+    sync_ukey *k = &t->uks[t->n_uks];
+    if (i < 0 || k->n == SYNC_KEY_COLS_MAX)
+      cur_ok = false; /* a key on a column the source does not send: useless for matching */
+    else
+      k->cols[k->n++] = i;
+  }
+  if (cur[0] && cur_ok && t->n_uks < SYNC_UKS_MAX)
+    t->n_uks++;
+  mysql_free_result(r);
+  if (!(has_pk && t->n_uks > 0 && t->uks[0].n > 0))
+    has_pk = false;
+
+  /* the key rows are matched by: the primary key, else the first unique key without NULLs */
+  t->key_kind = SYNC_KEY_NONE;
+  for (int k = 0; k < t->n_uks && t->key_kind == SYNC_KEY_NONE; k++) {
+    bool ok = true;
+    for (int j = 0; j < t->uks[k].n; j++)
+      if (nullable[t->uks[k].cols[j]])
+        ok = false;
+    if (k == 0 && has_pk)
+      ok = true;
+    if (ok) {
+      t->key_kind = (k == 0 && has_pk) ? SYNC_KEY_PK : SYNC_KEY_UK;
+      t->key = t->uks[k];
+    }
+  }
+  t->compactable = u->cfg.compact && t->key_kind == SYNC_KEY_PK && t->n_uks == 1;
+
+  /* (`a`,`b`) and ON DUPLICATE KEY UPDATE `a`=VALUES(`a`),... over the columns the target takes */
+  bool first = true;
+  if (sync_buf_putc(&t->cols, '(') < 0 || sync_buf_puts(&t->odku, " ON DUPLICATE KEY UPDATE ") < 0)
+    goto nomem;
+  for (uint32_t i = 0; i < t->n_cols; i++) {
+    if (t->generated[i])
+      continue;
+    if ((!first && (sync_buf_putc(&t->cols, ',') < 0 || sync_buf_putc(&t->odku, ',') < 0)) ||
+        sync_buf_puts(&t->cols, t->col_names[i]) < 0 ||
+        sync_buf_printf(&t->odku, "%s=VALUES(%s)", t->col_names[i], t->col_names[i]) < 0)
+      goto nomem;
+    first = false;
+  }
+  if (sync_buf_putc(&t->cols, ')') < 0)
+    goto nomem;
+  t->resolved = true;
+  return 0;
+nomem:
+  u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+  return -1;
+}
+
+sync_table *sync_schema_table(sync_schema *s, MYSQL *conn, const dm_binlog_table_map *tm,
+                              dm_error *err) {
+  sync_unit *u = s->u;
+  sync_table *t = s->last;
+  if (!t || strcmp(t->name, tm->table.ptr) != 0 || strcmp(t->db, tm->db.ptr) != 0) {
+    t = NULL;
+    for (int i = 0; i < s->n && !t; i++)
+      if (strcmp(s->tables[i]->name, tm->table.ptr) == 0 &&
+          strcmp(s->tables[i]->db, tm->db.ptr) == 0)
+        t = s->tables[i];
+  }
+  if (!t) {
+    if (s->n == s->cap) {
+      int cap = s->cap ? s->cap * 2 : 32;
+      void *p = realloc(s->tables, (size_t)cap * sizeof *s->tables);
+      if (!p)
+        goto nomem;
+      s->tables = p;
+      s->cap = cap;
+    }
+    if (!(t = calloc(1, sizeof *t)))
+      goto nomem;
+    t->id = (uint32_t)s->n;
+    s->tables[s->n++] = t;
+    dm_strlcpy(t->db, tm->db.ptr, sizeof t->db);
+    dm_strlcpy(t->name, tm->table.ptr, sizeof t->name);
+    t->allowed = u->host->table_allowed(u->ctx, t->db, t->name);
+    memset(t->ignored, -1, sizeof t->ignored);
+    sync_route(u, t->db, t->name, t->tdb, t->tname);
+    /* tables a route merges into one target table share its id, so their rows share keys */
+    t->target_id = s->n_targets;
+    for (int i = 0; i < s->n - 1; i++)
+      if (strcmp(s->tables[i]->tdb, t->tdb) == 0 && strcmp(s->tables[i]->tname, t->tname) == 0)
+        t->target_id = s->tables[i]->target_id;
+    if (t->target_id == s->n_targets)
+      s->n_targets++;
+    if (sync_sql_qualified(&t->qname, t->tdb, t->tname) < 0)
+      goto nomem;
+  }
+  s->last = t;
+  if (t->allowed && (!t->resolved || t->map_sig != sync_map_sig(tm)) &&
+      sync_table_resolve(u, t, conn, tm, err) < 0)
+    return NULL;
+  return t;
+nomem:
+  u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+  return NULL;
+}

@@ -1,0 +1,296 @@
+/*
+ * Where the sync unit's events come from.
+ *
+ * Relay on (relay_dir set): the relay folder (docs/relay.md). Its files keep the upstream names and
+ * offsets, so a checkpoint position is a relay position. The file the position names is looked up
+ * in the sub-folders, newest first; the SDK's following file reader reads it; after its ROTATE the
+ * next file of the same sub-folder is opened (waiting for the relay to create it); when the relay
+ * moved to a newer sub-folder (upstream switch) and the current file has nothing more, reading
+ * goes on with the first file of the next sub-folder, as DM's reader does. The unit registers the
+ * file of its checkpoint in `<relay-dir>/readers/<task>` so purge keeps it.
+ *
+ * Relay off: the source's binlog stream (SDK stream reader) from the position, with heartbeats
+ * every SYNC_HEARTBEAT_MS, which tell the coordinator the stream is idle.
+ *
+ * Either way, 0 from sync_source_next means "nothing to read right now".
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sync.h"
+
+#define SYNC_HEARTBEAT_MS 200
+#define SYNC_RELAY_POLL_MS 5
+
+struct sync_source {
+  sync_unit *u;
+  dm_binlog_reader *r;
+  const char *relay; /* relay_dir, or NULL */
+  char subdir[256];
+  char file[DM_POSITION_NAME_MAX];      /* relay: the file being read */
+  char next_file[DM_POSITION_NAME_MAX]; /* after a ROTATE: the file to open next */
+  char registered[600];
+  unsigned idle_rounds;
+};
+
+/* ---- relay folder ---- */
+
+/* Sub-folders of the index, oldest first; returns the count (up to max). */
+static int sync_relay_index(const char *relay, char (*dirs)[256], int max) {
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/server-uuid.index", relay);
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return 0;
+  int n = 0;
+  char line[512];
+  while (n < max && fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\r\n")] = '\0';
+    if (line[0])
+      dm_strlcpy(dirs[n++], line, sizeof dirs[0]);
+  }
+  fclose(f);
+  return n;
+}
+
+static bool sync_file_exists(const char *relay, const char *sub, const char *file) {
+  char path[PATH_MAX];
+  struct stat st;
+  if (snprintf(path, sizeof path, "%s/%s/%s", relay, sub, file) >= (int)sizeof path)
+    return false;
+  return stat(path, &st) == 0;
+}
+
+/* The first (lowest) binlog file of a sub-folder: "" if none yet. */
+static void sync_relay_first_file(const char *relay, const char *sub, char *out, size_t len) {
+  char path[PATH_MAX];
+  out[0] = '\0';
+  snprintf(path, sizeof path, "%s/%s", relay, sub);
+  DIR *d = opendir(path);
+  if (!d)
+    return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    const char *dot = strrchr(e->d_name, '.');
+    if (e->d_name[0] == '.' || !dot || strspn(dot + 1, "0123456789") != strlen(dot + 1) ||
+        strlen(dot + 1) == 0)
+      continue;
+    if (!out[0] || strcmp(e->d_name, out) < 0)
+      dm_strlcpy(out, e->d_name, len);
+  }
+  closedir(d);
+}
+
+/* Is there a file after `file` in the sub-folder (so `file` is complete)? */
+static bool sync_relay_has_later(const char *relay, const char *sub, const char *file) {
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/%s", relay, sub);
+  DIR *d = opendir(path);
+  if (!d)
+    return false;
+  bool later = false;
+  struct dirent *e;
+  while (!later && (e = readdir(d))) {
+    const char *dot = strrchr(e->d_name, '.');
+    if (e->d_name[0] != '.' && dot && strspn(dot + 1, "0123456789") == strlen(dot + 1) &&
+        strlen(dot + 1) > 0 && strcmp(e->d_name, file) > 0)
+      later = true;
+  }
+  closedir(d);
+  return later;
+}
+
+static bool sync_relay_wait(void *arg, const char *path, uint64_t offset) {
+  (void)path;
+  (void)offset;
+  sync_source *s = arg;
+  /* a short look only: the coordinator flushes what it holds on "idle" and asks again */
+  s->u->host->wait_stop(s->u->ctx, SYNC_RELAY_POLL_MS);
+  return false;
+}
+
+static int sync_relay_open_file(sync_source *s, const char *sub, const char *file, uint64_t pos,
+                                dm_error *err) {
+  char path[PATH_MAX];
+  if (snprintf(path, sizeof path, "%s/%s/%s", s->relay, sub, file) >= (int)sizeof path) {
+    s->u->host->error_make(s->u->ctx, err, DM_ERR_IO, NULL, "sync: relay path too long");
+    return -1;
+  }
+  dm_binlog_file_options o = {
+      .start_pos = pos, .follow = true, .wait = sync_relay_wait, .wait_arg = s};
+  dm_binlog_reader_close(s->r);
+  s->r = NULL;
+  if (dm_binlog_reader_open_file(&s->r, path, &o, err) < 0)
+    return -1;
+  dm_strlcpy(s->subdir, sub, sizeof s->subdir);
+  dm_strlcpy(s->file, file, sizeof s->file);
+  s->next_file[0] = '\0';
+  return 0;
+}
+
+static int sync_relay_open(sync_source *s, const dm_position *from, dm_error *err) {
+  sync_unit *u = s->u;
+  if (!from->name[0]) {
+    u->host->error_make(u->ctx, err, DM_ERR_SYNC_NO_START, NULL,
+                        "sync: reading the relay log needs a binlog file and position to start "
+                        "from, and the start position has a GTID set only (%s)",
+                        from->gtid);
+    return -1;
+  }
+  char dirs[64][256];
+  int n = sync_relay_index(s->relay, dirs, 64);
+  for (int i = n - 1; i >= 0; i--)
+    if (sync_file_exists(s->relay, dirs[i], from->name))
+      return sync_relay_open_file(s, dirs[i], from->name, from->pos, err);
+  u->host->error_make(u->ctx, err, DM_ERR_BINLOG_PURGED, NULL,
+                      "sync: the relay log in %s has no file %s (position %s:%" PRIu64
+                      "): it was purged, or the relay started after it",
+                      s->relay, from->name, from->name, from->pos);
+  return -1;
+}
+
+/* Nothing in the current file: move on when the relay has (ROTATE seen, or a newer sub-folder). */
+static int sync_relay_advance(sync_source *s, dm_error *err) {
+  if (s->next_file[0]) {
+    if (!sync_file_exists(s->relay, s->subdir, s->next_file))
+      return 0;
+    char sub[256], next[DM_POSITION_NAME_MAX];
+    dm_strlcpy(sub, s->subdir, sizeof sub);
+    dm_strlcpy(next, s->next_file, sizeof next);
+    return sync_relay_open_file(s, sub, next, 4, err) < 0 ? -1 : 1;
+  }
+  if (++s->idle_rounds % 100 != 0)
+    return 0; /* a newer sub-folder is rare: look about every half second */
+  char dirs[64][256];
+  int n = sync_relay_index(s->relay, dirs, 64);
+  for (int i = 0; i + 1 < n; i++)
+    if (strcmp(dirs[i], s->subdir) == 0) {
+      if (sync_relay_has_later(s->relay, s->subdir, s->file))
+        return 0;
+      char first[DM_POSITION_NAME_MAX];
+      sync_relay_first_file(s->relay, dirs[i + 1], first, sizeof first);
+      if (!first[0])
+        return 0;
+      s->u->host->logf(s->u->ctx, DM_LOG_INFO,
+                       "sync: the relay log moved on to sub-folder %s: reading %s from there",
+                       dirs[i + 1], first);
+      return sync_relay_open_file(s, dirs[i + 1], first, 4, err) < 0 ? -1 : 1;
+    }
+  return 0;
+}
+
+/* ---- both ---- */
+
+int sync_source_open(sync_unit *u, const dm_position *from, sync_source **out, dm_error *err) {
+  sync_source *s = calloc(1, sizeof *s);
+  if (!s) {
+    u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+    return -1;
+  }
+  s->u = u;
+  s->relay = u->host->relay_dir(u->ctx);
+  int rc;
+  if (s->relay) {
+    rc = sync_relay_open(s, from, err);
+  } else {
+    dm_binlog_stream_options o = {
+        .source = u->host->source_db(u->ctx),
+        .server_id = u->cfg.server_id,
+        .file = from->name,
+        .pos = from->pos,
+        .gtid = from->name[0] ? NULL : from->gtid,
+        .heartbeat_ms = SYNC_HEARTBEAT_MS,
+        .omit_annotate_rows = true,
+    };
+    rc = dm_binlog_reader_open_stream(&s->r, &o, err);
+  }
+  if (rc < 0) {
+    sync_source_close(s);
+    return -1;
+  }
+  *out = s;
+  return 0;
+}
+
+int sync_source_next(sync_source *s, dm_binlog_event *ev, dm_error *err) {
+  for (;;) {
+    int rc = dm_binlog_reader_next(s->r, ev, err);
+    if (rc < 0)
+      return -1;
+    if (rc == 0) {
+      if (!s->relay)
+        return 0; /* a non-blocking end, or interrupted */
+      rc = sync_relay_advance(s, err);
+      if (rc <= 0)
+        return rc;
+      continue;
+    }
+    if (ev->artificial)
+      return ev->header.type == DM_BINLOG_HEARTBEAT || ev->header.type == DM_BINLOG_HEARTBEAT_V2
+                 ? 0
+                 : 1;
+    s->idle_rounds = 0;
+    if (s->relay && ev->header.type == DM_BINLOG_ROTATE) {
+      dm_binlog_rotate rot;
+      if (dm_binlog_decode_rotate(dm_binlog_reader_format(s->r), ev, &rot, err) < 0)
+        return -1;
+      size_t n =
+          rot.next_file.len < sizeof s->next_file - 1 ? rot.next_file.len : sizeof s->next_file - 1;
+      memcpy(s->next_file, rot.next_file.ptr, n);
+      s->next_file[n] = '\0';
+    }
+    return 1;
+  }
+}
+
+const dm_binlog_format *sync_source_format(const sync_source *s) {
+  return dm_binlog_reader_format(s->r);
+}
+
+void sync_source_interrupt(sync_source *s) {
+  if (s && s->r)
+    dm_binlog_reader_interrupt(s->r);
+}
+
+void sync_source_checkpoint(sync_source *s, const dm_position *pos) {
+  if (!s->relay || !pos->name[0])
+    return;
+  char line[600];
+  snprintf(line, sizeof line, "%s/%s\n", s->subdir, pos->name);
+  if (strcmp(line, s->registered) == 0)
+    return;
+  char dir[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX];
+  const char *task = s->u->host->task_name(s->u->ctx);
+  if (snprintf(dir, sizeof dir, "%s/readers", s->relay) >= (int)sizeof dir ||
+      snprintf(path, sizeof path, "%s/readers/%s", s->relay, task) >= (int)sizeof path ||
+      snprintf(tmp, sizeof tmp, "%s/readers/%s.tmp", s->relay, task) >= (int)sizeof tmp)
+    return;
+  mkdir(dir, 0755);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0)
+    return;
+  size_t len = strlen(line);
+  bool ok = write(fd, line, len) == (ssize_t)len;
+  ok = fsync(fd) == 0 && ok;
+  close(fd);
+  if (ok && rename(tmp, path) == 0)
+    dm_strlcpy(s->registered, line, sizeof s->registered);
+  else
+    s->u->host->logf(s->u->ctx, DM_LOG_WARN, "sync: cannot register in %s: %s", path,
+                     strerror(errno));
+}
+
+void sync_source_close(sync_source *s) {
+  if (!s)
+    return;
+  dm_binlog_reader_close(s->r);
+  free(s);
+}

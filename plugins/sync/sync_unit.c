@@ -1,0 +1,303 @@
+/*
+ * dmhost-sync: the sync unit's slots, settings and status (docs/sync.md).
+ *
+ * Settings (section `sync` of the task file, all optional):
+ *   worker-count = 8;        # target connections applying batches in parallel (DM's name)
+ *   batch = 20000;           # row changes per batch (one target transaction per worker)
+ *   batch-bytes = 33554432;  # statement text per batch
+ *   batch-ms = 500;          # a batch is closed at the first transaction end after this
+ *   safe-mode = false;       # INSERT -> REPLACE, UPDATE -> DELETE + REPLACE (DM's safe mode)
+ *   compact = true;          # merge changes of one row inside a batch (tables whose only unique
+ *                            # key is the primary key)
+ *   server-id = N;           # replica server_id when reading the source directly (relay off)
+ *   status-interval = 2000;  # ms between reads of the source's position (masterBinlog)
+ *   chunk-bytes = 1048576;   # statement text per round trip to the target
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sync.h"
+
+#define SYNC_SOURCE_ID_MAX 32 /* the checkpoint's `id` column */
+
+int64_t sync_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void sync_fail(dm_result *result, const dm_error *e) {
+  result->outcome = DM_OUTCOME_ERROR;
+  result->n_errors = 1;
+  result->errors[0] = *e;
+}
+
+void sync_route(sync_unit *u, const char *db, const char *table, char *tdb, char *ttable) {
+  ttable[0] = '\0';
+  u->host->route_table(u->ctx, db, table, tdb, SYNC_NAME_MAX, ttable, SYNC_NAME_MAX);
+}
+
+/* ---- settings ---- */
+
+static int sync_int_setting(sync_unit *u, const char *name, int64_t def, int64_t min, int64_t max,
+                            int64_t *out, dm_error *err) {
+  dm_cfg_result r = u->host->cfg_int(u->ctx, name, out);
+  if (r == DM_CFG_MISSING)
+    *out = def;
+  else if (r != DM_CFG_OK || *out < min || *out > max) {
+    u->host->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL,
+                        "sync: %s must be an integer in %" PRId64 "..%" PRId64, name, min, max);
+    return -1;
+  }
+  return 0;
+}
+
+static int sync_bool_setting(sync_unit *u, const char *name, bool def, bool *out, dm_error *err) {
+  dm_cfg_result r = u->host->cfg_bool(u->ctx, name, out);
+  if (r == DM_CFG_MISSING)
+    *out = def;
+  else if (r != DM_CFG_OK) {
+    u->host->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL, "sync: %s must be true or false",
+                        name);
+    return -1;
+  }
+  return 0;
+}
+
+/* A replica server_id of its own for each task and source (two streams with one id throw each
+ * other out): derived from the names unless set. */
+static uint32_t sync_default_server_id(sync_unit *u) {
+  char key[512];
+  snprintf(key, sizeof key, "%s/%s", u->host->task_name(u->ctx), u->source_id);
+  return 400000000u + (uint32_t)(sync_hash(key, strlen(key)) % 100000000u);
+}
+
+static int sync_settings(sync_unit *u, sync_cfg *cfg, dm_error *err) {
+  int64_t v;
+  if (sync_int_setting(u, "worker-count", 8, 1, SYNC_MAX_WORKERS, &v, err) < 0)
+    return -1;
+  cfg->workers = (int)v;
+  if (sync_int_setting(u, "batch", 20000, 1, 10000000, &v, err) < 0)
+    return -1;
+  cfg->batch_rows = (uint32_t)v;
+  if (sync_int_setting(u, "batch-bytes", 32 << 20, 4096, (int64_t)1 << 31, &v, err) < 0)
+    return -1;
+  cfg->batch_bytes = (uint64_t)v;
+  if (sync_int_setting(u, "batch-ms", 500, 1, 600000, &v, err) < 0)
+    return -1;
+  cfg->batch_ms = (uint32_t)v;
+  if (sync_bool_setting(u, "safe-mode", false, &cfg->safe_mode, err) < 0 ||
+      sync_bool_setting(u, "compact", true, &cfg->compact, err) < 0)
+    return -1;
+  if (sync_int_setting(u, "server-id", sync_default_server_id(u), 1, UINT32_MAX, &v, err) < 0)
+    return -1;
+  cfg->server_id = (uint32_t)v;
+  if (sync_int_setting(u, "status-interval", 2000, 10, 3600000, &v, err) < 0)
+    return -1;
+  cfg->status_ms = (uint32_t)v;
+  if (sync_int_setting(u, "chunk-bytes", 1 << 20, 1024, 64 << 20, &v, err) < 0)
+    return -1;
+  cfg->chunk_bytes = (uint32_t)v;
+  return 0;
+}
+
+/* ---- slots ---- */
+
+static int sync_init(const dm_host_services *host, dm_ctx *ctx, void **self, dm_error *err) {
+  sync_unit *u = calloc(1, sizeof *u);
+  if (!u) {
+    host->error_make(ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory for an instance");
+    return -1;
+  }
+  u->host = host;
+  u->ctx = ctx;
+  pthread_mutex_init(&u->lock, NULL);
+  for (int i = 0; i < SYNC_MAX_WORKERS + 4; i++)
+    u->conn_fds[i] = -1;
+  const char *task = host->task_name(ctx), *src = host->source_id(ctx),
+             *meta = host->meta_schema(ctx);
+  if (strlen(src) > SYNC_SOURCE_ID_MAX || strlen(meta) >= 64 ||
+      strlen(task) > 64 - strlen("_syncer_checkpoint")) {
+    host->error_make(ctx, err, DM_ERR_CONFIG_INVALID, NULL,
+                     "sync: source-id \"%s\" (at most %d characters), meta-schema \"%s\" (63) or "
+                     "task name \"%s\" (46) is too long for the checkpoint table",
+                     src, SYNC_SOURCE_ID_MAX, meta, task);
+    goto fail;
+  }
+  dm_strlcpy(u->source_id, src, sizeof u->source_id);
+  dm_strlcpy(u->meta, meta, sizeof u->meta);
+  if (sync_settings(u, &u->cfg, err) < 0)
+    goto fail;
+  char cp[SYNC_NAME_MAX];
+  snprintf(cp, sizeof cp, "%s_syncer_checkpoint", task);
+  sync_buf q = {0};
+  if (sync_sql_qualified(&q, meta, cp) < 0 || q.len >= sizeof u->cp_table) {
+    sync_buf_free(&q);
+    host->error_make(ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+    goto fail;
+  }
+  memcpy(u->cp_table, q.p, q.len + 1);
+  sync_buf_free(&q);
+  if (sync_schema_new(u, &u->schema) < 0) {
+    host->error_make(ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+    goto fail;
+  }
+  mysql_library_init(0, NULL, NULL); /* once per process; later calls return at once */
+  *self = u;
+  return 0;
+fail:
+  pthread_mutex_destroy(&u->lock);
+  free(u);
+  return -1;
+}
+
+static int sync_update(void *self, dm_error *err) {
+  sync_unit *u = self;
+  sync_cfg cfg; /* the old settings stay if the new ones are wrong */
+  if (sync_settings(u, &cfg, err) != 0)
+    return -1;
+  u->cfg = cfg;
+  return 0;
+}
+
+static int sync_is_fresh_task(void *self, bool *fresh, dm_error *err) {
+  sync_unit *u = self;
+  MYSQL *c = sync_db_connect_target(u, err);
+  if (!c)
+    return -1;
+  sync_cp_state st;
+  char q[600];
+  snprintf(q, sizeof q, "SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = '%s'",
+           u->meta);
+  int rc = 0;
+  *fresh = true;
+  /* no meta schema or table yet: fresh, without creating anything */
+  if (mysql_query(c, q) == 0) {
+    MYSQL_RES *r = mysql_store_result(c);
+    bool any = r && mysql_num_rows(r) > 0;
+    if (r)
+      mysql_free_result(r);
+    if (any) {
+      unsigned code = 0;
+      rc = sync_cp_load(u, c, &st, err);
+      if (rc < 0) {
+        code = mysql_errno(c);
+        if (code == 1146) { /* no checkpoint table */
+          rc = 0;
+          st.exists = false;
+        }
+      }
+      if (rc == 0)
+        *fresh = !st.exists;
+    }
+  }
+  sync_db_close(u, c);
+  return rc;
+}
+
+static void sync_process(void *self, dm_result *result) {
+  sync_unit *u = self;
+  sync_run(u, result);
+}
+
+static void sync_pause(void *self) {
+  sync_unit *u = self;
+  dm_position p;
+  pthread_mutex_lock(&u->lock);
+  p = u->synced;
+  pthread_mutex_unlock(&u->lock);
+  u->host->logf(u->ctx, DM_LOG_INFO, "sync: paused at %s:%" PRIu64, p.name, p.pos);
+}
+
+static void sync_status(void *self, dm_status_sink *sink) {
+  sync_unit *u = self;
+  dm_position synced, master;
+  pthread_mutex_lock(&u->lock); /* held for a copy only */
+  bool has_s = u->has_synced, has_m = u->has_master;
+  synced = u->synced;
+  master = u->master;
+  pthread_mutex_unlock(&u->lock);
+  char buf[DM_POSITION_NAME_MAX + 48];
+  if (has_m) {
+    sink->put_str(sink, "masterBinlog", dm_position_format(&master, buf, sizeof buf));
+    sink->put_str(sink, "masterBinlogGtid", master.gtid);
+  }
+  if (has_s) {
+    sink->put_str(sink, "syncerBinlog", dm_position_format(&synced, buf, sizeof buf));
+    sink->put_str(sink, "syncerBinlogGtid", synced.gtid);
+  }
+  bool synced_all = has_s && has_m && dm_position_compare_file(&synced, &master) >= 0;
+  sink->put_bool(sink, "synced", synced_all);
+  int64_t behind = 0;
+  uint32_t ts = atomic_load(&u->last_event_ts);
+  if (!synced_all && ts) {
+    behind = (int64_t)time(NULL) - (int64_t)ts;
+    if (behind < 0)
+      behind = 0;
+  }
+  sink->put_int(sink, "secondsBehindMaster", behind);
+  uint64_t rows = atomic_load(&u->total_rows);
+  sink->put_int(sink, "totalRows", (int64_t)rows);
+  sink->put_int(sink, "totalTxns", (int64_t)atomic_load(&u->total_txns));
+  int64_t t0 = atomic_load(&u->run_start_ns), now = sync_now_ns();
+  int64_t total_rps = 0, recent_rps = 0;
+  if (t0) {
+    uint64_t start = atomic_load(&u->run_start_rows);
+    double secs = (double)(now - t0) / 1e9;
+    if (secs > 0.001 && rows >= start)
+      total_rps = (int64_t)((double)(rows - start) / secs);
+    /* recentRps: over the time since the previous status call (at most one window kept) */
+    int64_t rn = atomic_load(&u->recent_ns);
+    uint64_t rr = atomic_load(&u->recent_rows);
+    if (rn && now > rn && rows >= rr) {
+      double s2 = (double)(now - rn) / 1e9;
+      recent_rps = s2 > 0.001 ? (int64_t)((double)(rows - rr) / s2) : 0;
+    }
+    atomic_store(&u->recent_ns, now);
+    atomic_store(&u->recent_rows, rows);
+  }
+  sink->put_int(sink, "totalRps", total_rps);
+  sink->put_int(sink, "recentRps", recent_rps);
+  sink->put_int(sink, "workerCount", u->cfg.workers);
+  sink->put_bool(sink, "safeMode", u->cfg.safe_mode);
+}
+
+static void sync_kill(void *self) {
+  sync_unit *u = self;
+  atomic_store(&u->killed, true);
+  pthread_mutex_lock(&u->lock);
+  sync_source_interrupt(u->src);
+  pthread_mutex_unlock(&u->lock);
+  sync_db_shutdown_all(u); /* blocked statements return with "lost connection" */
+}
+
+static void sync_close(void *self) {
+  sync_unit *u = self;
+  sync_schema_free(u->schema);
+  sync_charsets_free(u->charsets);
+  pthread_mutex_destroy(&u->lock);
+  free(u);
+}
+
+static const dm_unit_descriptor sync_unit_desc = {
+    DM_UNIT_DESCRIPTOR_HEADER,
+    .kind = DM_UNIT_SYNC,
+    .name = "dmhost-sync",
+    .version = "0.1.0",
+    .ops =
+        {
+            .init = sync_init,
+            .is_fresh_task = sync_is_fresh_task,
+            .process = sync_process,
+            .pause = sync_pause,
+            .status = sync_status,
+            .update = sync_update,
+            .kill = sync_kill,
+            .close = sync_close,
+        },
+};
+
+DM_UNIT_EXPORT(sync_unit_desc)

@@ -1,0 +1,515 @@
+/*
+ * The sync unit against the real pair, mode incremental from a `meta` taken just before the
+ * changes: every column type (tests/sql/all-types.sql) created, inserted, updated and deleted
+ * through the binlog and compared cell by cell; tables of every key shape (primary key only,
+ * primary + unique, composite, none) with key updates and many changes of one row inside a batch
+ * (compaction); DDL mid-stream; routes and filters; GTID and file/position starts; a purged
+ * binlog; a source without FULL row metadata; a DDL the target refuses, then skipped with a binlog
+ * operator; a restart from the checkpoint with another worker count.
+ */
+#include <CUnit/Basic.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "binlog_ops.h"
+#include "dmhost/error.h"
+#include "dmhost/sdk.h"
+#include "load_test_util.h"
+#include "testdb.h"
+
+static MYSQL *src, *dst;
+
+#define TS_SYNC "worker-count = 4; batch-ms = 20; status-interval = 100;"
+
+static int suite_init(void) {
+  src = lt_source();
+  dst = lt_target();
+  return src && dst ? 0 : -1;
+}
+
+static int suite_clean(void) {
+  testdb_close(src);
+  testdb_close(dst);
+  return 0;
+}
+
+/* The source's current position (file, pos, GTID). */
+static void ts_master(char *file, unsigned long *pos, char *gtid) {
+  char buf[64];
+  testdb_query_value(src, file, 256, "SHOW MASTER STATUS");
+  MYSQL_RES *r = NULL;
+  if (mysql_query(src, "SHOW MASTER STATUS") == 0 && (r = mysql_store_result(src))) {
+    MYSQL_ROW row = mysql_fetch_row(r);
+    if (row) {
+      dm_strlcpy(file, row[0], 256);
+      *pos = strtoul(row[1], NULL, 10);
+    }
+    mysql_free_result(r);
+  }
+  if (gtid)
+    testdb_query_value(src, gtid, 512, "SELECT @@GLOBAL.gtid_binlog_pos");
+  (void)buf;
+}
+
+/* Waits until the task's global checkpoint row reached (file, pos). */
+static bool ts_wait_checkpoint(const char *task, const char *file, unsigned long pos,
+                               int timeout_ms) {
+  double end = lt_now() + timeout_ms / 1000.0;
+  char name[256];
+  while (lt_now() < end) {
+    long long p = -1;
+    name[0] = '\0';
+    if (testdb_query_value(dst, name, sizeof name,
+                           "SELECT binlog_name FROM dm_meta.%s_syncer_checkpoint WHERE "
+                           "is_global = 1",
+                           task) == 0 &&
+        testdb_query_int(dst, &p,
+                         "SELECT binlog_pos FROM dm_meta.%s_syncer_checkpoint WHERE is_global = 1",
+                         task) == 0) {
+      int c = strcmp(name, file);
+      if (c > 0 || (c == 0 && (unsigned long long)p >= pos))
+        return true;
+    }
+    lt_sleep_ms(20);
+  }
+  fprintf(stderr, "checkpoint of %s did not reach %s:%lu (at %s)\n", task, file, pos, name);
+  return false;
+}
+
+/* Source and target databases equal cell by cell. */
+static bool ts_equal(const char *db_src, const char *db_dst) {
+  char diff[1024];
+  int rc = testdb_compare_schemas(src, dst, db_src, db_dst, diff, sizeof diff);
+  if (rc != 0)
+    fprintf(stderr, "%s vs %s: %s\n", db_src, db_dst, diff);
+  return rc == 0;
+}
+
+/* A task in mode incremental from the source's current position. */
+static int ts_config(lt_env *e, const char *task, const char *db, const char *extra_rules,
+                     const char *sync) {
+  char file[256] = "", inst[1024], extra[2048];
+  unsigned long pos = 0;
+  ts_master(file, &pos, NULL);
+  snprintf(inst, sizeof inst,
+           "block-allow-list = \"b\"; %s meta = { binlog-name = \"%s\"; binlog-pos = %lu; };",
+           extra_rules && strstr(extra_rules, "route")     ? "route-rules = [\"r\"];"
+           : extra_rules && strstr(extra_rules, "filters") ? "filter-rules = [\"f1\", \"f2\"];"
+                                                           : "",
+           file, pos);
+  snprintf(extra, sizeof extra, "block-allow-list = { b = { do-dbs = [\"%s\"]; }; };\n%s", db,
+           extra_rules ? extra_rules : "");
+  lt_drop_checkpoint(dst, task);
+  lt_exec(dst, "DROP TABLE IF EXISTS dm_meta.`%s_syncer_checkpoint`", task);
+  lt_task t = {.name = task,
+               .mode = "incremental",
+               .instance = inst,
+               .extra = extra,
+               .sync = sync ? sync : TS_SYNC};
+  return lt_config(e, &t);
+}
+
+static dmh_subtask *ts_start(lt_env *e) {
+  dmh_subtask *st = lt_subtask(e);
+  dm_error err;
+  if (!st || dmh_subtask_start(st, &err) != 0) {
+    fprintf(stderr, "start: %s\n", st ? err.message : "create failed");
+    return st;
+  }
+  double end = lt_now() + 20;
+  while (dmh_subtask_stage(st) != DMH_STAGE_RUNNING && lt_now() < end)
+    lt_sleep_ms(10);
+  return st;
+}
+
+/* Everything written so far is applied (waits on the checkpoint). */
+static bool ts_catch_up(const char *task, int timeout_ms) {
+  char file[256] = "";
+  unsigned long pos = 0;
+  ts_master(file, &pos, NULL);
+  return ts_wait_checkpoint(task, file, pos, timeout_ms);
+}
+
+static void ts_stop(dmh_subtask *st) {
+  dm_error err;
+  if (!st)
+    return;
+  dmh_subtask_stop(st, &err);
+  dmh_subtask_destroy(st);
+}
+
+/* ---- every column type ---- */
+
+static void test_sync_types(void) {
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  lt_exec(src, "DROP DATABASE IF EXISTS ts_types");
+  lt_exec(dst, "DROP DATABASE IF EXISTS ts_types");
+  CU_ASSERT_FATAL(ts_config(&e, "ts_types", "ts_types", NULL, NULL) == 0);
+  dmh_subtask *st = ts_start(&e);
+  CU_ASSERT_FATAL(st != NULL);
+  CU_ASSERT_EQUAL(dmh_subtask_stage(st), DMH_STAGE_RUNNING);
+  /* CREATE DATABASE, CREATE TABLEs and the rows all come through the binlog */
+  CU_ASSERT_FATAL(testdb_load_all_types(src, "ts_types") == 0);
+  CU_ASSERT(ts_catch_up("ts_types", 30000));
+  CU_ASSERT(ts_equal("ts_types", "ts_types"));
+  /* every row updated (every column through the after image), then some deleted */
+  CU_ASSERT(lt_exec(src, "UPDATE ts_types.all_types SET id = id + 1000 ORDER BY id DESC") == 0);
+  /* rows equal under the column's collation but not byte for byte ('abc', 'ABC'): whole-row
+   * matching must pick the very row the source changed */
+  CU_ASSERT(lt_exec(src, "UPDATE ts_types.no_pk SET c = 9 WHERE b = BINARY 'Abc'") == 0);
+  CU_ASSERT(lt_exec(src, "UPDATE ts_types.no_pk SET d = CONCAT('u', IFNULL(d, ''))") == 0);
+  CU_ASSERT(ts_catch_up("ts_types", 30000));
+  CU_ASSERT(ts_equal("ts_types", "ts_types"));
+  CU_ASSERT(lt_exec(src, "DELETE FROM ts_types.all_types WHERE id %% 2 = 0") == 0);
+  CU_ASSERT(lt_exec(src, "DELETE FROM ts_types.no_pk WHERE b = BINARY 'ABC'") == 0);
+  CU_ASSERT(lt_exec(src, "DELETE FROM ts_types.no_pk WHERE b = BINARY 'É'") == 0);
+  CU_ASSERT(ts_catch_up("ts_types", 30000));
+  CU_ASSERT(ts_equal("ts_types", "ts_types"));
+  long long rows = lt_status_int(st, "totalRows");
+  CU_ASSERT(rows > 20);
+  char buf[512];
+  CU_ASSERT(strstr(lt_status_str(st, "syncerBinlog", buf, sizeof buf), "mysql-bin") != NULL);
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
+/* ---- key shapes, key updates, compaction ---- */
+
+static void test_sync_keys(void) {
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  static const char *const ddl =
+      "CREATE TABLE ts_keys.pk (id INT PRIMARY KEY, k INT, c VARCHAR(40), KEY (k));"
+      "CREATE TABLE ts_keys.uk (id INT PRIMARY KEY, u INT NOT NULL, c VARCHAR(40), UNIQUE (u));"
+      "CREATE TABLE ts_keys.comp (a VARCHAR(20), b INT, c TEXT, PRIMARY KEY (a, b));"
+      "CREATE TABLE ts_keys.nk (a INT, b VARCHAR(20), c DOUBLE);"
+      "CREATE TABLE ts_keys.nuk (a INT NOT NULL, b INT, UNIQUE (a));";
+  testdb_recreate_db(src, "ts_keys");
+  testdb_recreate_db(dst, "ts_keys");
+  CU_ASSERT_FATAL(lt_exec(src, "%s", ddl) == 0);
+  CU_ASSERT_FATAL(lt_exec(dst, "%s", ddl) == 0);
+  CU_ASSERT_FATAL(
+      lt_exec(src, "USE ts_keys; INSERT INTO ts_keys.pk SELECT seq, seq %% 10, CONCAT('v', seq) "
+                   "FROM seq_1_to_2000") == 0);
+  CU_ASSERT_FATAL(
+      lt_exec(dst, "USE ts_keys; INSERT INTO ts_keys.pk SELECT seq, seq %% 10, CONCAT('v', seq) "
+                   "FROM seq_1_to_2000") == 0);
+  CU_ASSERT_FATAL(ts_config(&e, "ts_keys", "ts_keys", NULL,
+                            "worker-count = 3; batch = 100000; batch-ms = 300; "
+                            "status-interval = 100;") == 0);
+  dmh_subtask *st = ts_start(&e);
+  CU_ASSERT_FATAL(st != NULL);
+  static const char *const work[] = {
+      /* many changes of one row inside one batch: compaction must give the net change */
+      "BEGIN; INSERT INTO ts_keys.pk VALUES (5001, 1, 'a'); UPDATE ts_keys.pk SET c = 'b' WHERE "
+      "id = 5001; UPDATE ts_keys.pk SET c = 'c', k = 7 WHERE id = 5001; COMMIT",
+      "BEGIN; INSERT INTO ts_keys.pk VALUES (5002, 1, 'x'); DELETE FROM ts_keys.pk WHERE id = "
+      "5002; COMMIT",
+      "BEGIN; DELETE FROM ts_keys.pk WHERE id = 10; INSERT INTO ts_keys.pk VALUES (10, 99, "
+      "'again'); COMMIT",
+      "UPDATE ts_keys.pk SET id = id + 100000 WHERE id BETWEEN 100 AND 199",
+      "UPDATE ts_keys.pk SET id = id - 100000 WHERE id BETWEEN 100100 AND 100149",
+      "UPDATE ts_keys.pk SET k = k + 1 WHERE id % 7 = 0",
+      "DELETE FROM ts_keys.pk WHERE id BETWEEN 500 AND 600",
+      "USE ts_keys",
+      "INSERT INTO ts_keys.pk SELECT seq, 0, 'new' FROM seq_500_to_550",
+      /* unique keys: a value moves from one row to another, swaps through a free value */
+      "INSERT INTO ts_keys.uk SELECT seq, seq, 'u' FROM seq_1_to_100",
+      "BEGIN; UPDATE ts_keys.uk SET u = 1000 WHERE id = 1; UPDATE ts_keys.uk SET u = 1 WHERE id "
+      "= 2; UPDATE ts_keys.uk SET u = 2 WHERE id = 1; COMMIT",
+      "BEGIN; DELETE FROM ts_keys.uk WHERE id = 3; INSERT INTO ts_keys.uk VALUES (300, 3, 'took "
+      "3'); COMMIT",
+      "UPDATE ts_keys.uk SET id = id + 1000 WHERE id > 90",
+      "INSERT INTO ts_keys.comp VALUES ('a', 1, 'x'), ('a', 2, NULL), ('b', 1, 'é')",
+      "UPDATE ts_keys.comp SET b = 3 WHERE a = 'a' AND b = 2",
+      "UPDATE ts_keys.comp SET a = 'z' WHERE a = 'b'",
+      /* no key: identical rows, NULLs, doubles; one of two identical rows deleted/updated */
+      "INSERT INTO ts_keys.nk VALUES (1, 'd', 0.1), (1, 'd', 0.1), (2, NULL, NULL), (3, 'x', "
+      "1e300)",
+      "DELETE FROM ts_keys.nk WHERE a = 1 LIMIT 1",
+      "UPDATE ts_keys.nk SET b = 'was null' WHERE b IS NULL",
+      "UPDATE ts_keys.nk SET c = c * 2 WHERE a = 3",
+      "INSERT INTO ts_keys.nuk VALUES (1, NULL), (2, 2), (3, NULL)",
+      "UPDATE ts_keys.nuk SET a = a + 10",
+      "DELETE FROM ts_keys.nuk WHERE a = 12",
+      "BEGIN; INSERT INTO ts_keys.pk VALUES (9000, 0, 'rolled back'); ROLLBACK",
+  };
+  for (size_t i = 0; i < sizeof work / sizeof *work; i++)
+    CU_ASSERT(lt_exec(src, "%s", work[i]) == 0);
+  CU_ASSERT(ts_catch_up("ts_keys", 30000));
+  CU_ASSERT(ts_equal("ts_keys", "ts_keys"));
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM ts_keys.pk WHERE id = 9000"), 0);
+  CU_ASSERT_EQUAL(dmh_subtask_stage(st), DMH_STAGE_RUNNING);
+
+  /* stop, more writes, start again with another worker count: continues from the checkpoint */
+  ts_stop(st);
+  CU_ASSERT(lt_exec(src, "UPDATE ts_keys.pk SET c = CONCAT(c, '+') WHERE id < 300") == 0);
+  CU_ASSERT(lt_exec(src, "DELETE FROM ts_keys.uk WHERE id < 50") == 0);
+  lt_task t = {.name = "ts_keys",
+               .mode = "incremental",
+               .extra = "block-allow-list = { b = { do-dbs = [\"ts_keys\"]; }; };",
+               .sync = "worker-count = 7; batch-ms = 20; status-interval = 100;"};
+  char inst[256];
+  snprintf(inst, sizeof inst, "block-allow-list = \"b\"; meta = { binlog-name = \"x.000001\"; };");
+  t.instance = inst; /* meta is ignored once a checkpoint exists */
+  CU_ASSERT_FATAL(lt_config(&e, &t) == 0);
+  st = ts_start(&e);
+  CU_ASSERT(ts_catch_up("ts_keys", 30000));
+  CU_ASSERT(ts_equal("ts_keys", "ts_keys"));
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM dm_meta.ts_keys_syncer_checkpoint WHERE "
+                                "cp_table LIKE '\\_worker\\_%%'"),
+                  7);
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
+/* ---- DDL, routes, filters ---- */
+
+static void test_sync_ddl(void) {
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  lt_exec(src, "DROP DATABASE IF EXISTS ts_ddl");
+  lt_exec(dst, "DROP DATABASE IF EXISTS ts_ddl_routed");
+  CU_ASSERT_FATAL(ts_config(&e, "ts_ddl", "ts_ddl",
+                            "routes = { r = { schema-pattern = \"ts_ddl\"; target-schema = "
+                            "\"ts_ddl_routed\"; }; };",
+                            NULL) == 0);
+  dmh_subtask *st = ts_start(&e);
+  CU_ASSERT_FATAL(st != NULL);
+  static const char *const work[] = {
+      "CREATE DATABASE ts_ddl",
+      "CREATE TABLE ts_ddl.t (id INT PRIMARY KEY, a INT)",
+      "USE ts_ddl",
+      "INSERT INTO ts_ddl.t SELECT seq, seq FROM seq_1_to_100",
+      "ALTER TABLE ts_ddl.t ADD COLUMN b VARCHAR(10) DEFAULT 'bee'",
+      "UPDATE ts_ddl.t SET b = CONCAT('b', id) WHERE id < 50",
+      "ALTER TABLE ts_ddl.t MODIFY COLUMN a BIGINT",
+      "UPDATE ts_ddl.t SET a = a * 10000000000 WHERE id < 10",
+      "ALTER TABLE ts_ddl.t DROP COLUMN b",
+      "INSERT INTO ts_ddl.t VALUES (1000, 1)",
+      "CREATE TABLE ts_ddl.u LIKE ts_ddl.t",
+      "INSERT INTO ts_ddl.u SELECT * FROM ts_ddl.t WHERE id < 20",
+      "RENAME TABLE ts_ddl.u TO ts_ddl.u2",
+      "UPDATE ts_ddl.u2 SET a = 0",
+      "CREATE TABLE ts_ddl.gone (x INT)",
+      "INSERT INTO ts_ddl.gone VALUES (1)",
+      "DROP TABLE ts_ddl.gone",
+      "CREATE TABLE ts_ddl.tr (x INT PRIMARY KEY)",
+      "INSERT INTO ts_ddl.tr SELECT seq FROM seq_1_to_10",
+      "TRUNCATE TABLE ts_ddl.tr",
+      "INSERT INTO ts_ddl.tr VALUES (42)",
+      "USE ts_ddl",
+  };
+  for (size_t i = 0; i < sizeof work / sizeof *work; i++)
+    CU_ASSERT(lt_exec(src, "%s", work[i]) == 0);
+  /* an unqualified DDL in a default database */
+  CU_ASSERT(lt_exec(src, "USE ts_ddl; CREATE TABLE v (id INT PRIMARY KEY); INSERT INTO v "
+                         "VALUES (7)") == 0);
+  CU_ASSERT(ts_catch_up("ts_ddl", 30000));
+  CU_ASSERT(ts_equal("ts_ddl", "ts_ddl_routed"));
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM information_schema.TABLES WHERE "
+                                "TABLE_SCHEMA = 'ts_ddl'"),
+                  0);
+  CU_ASSERT_EQUAL(dmh_subtask_stage(st), DMH_STAGE_RUNNING);
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
+static void test_sync_filters(void) {
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  testdb_recreate_db(src, "ts_filt");
+  testdb_recreate_db(dst, "ts_filt");
+  static const char *const ddl = "CREATE TABLE ts_filt.keep (id INT PRIMARY KEY, v INT);"
+                                 "CREATE TABLE ts_filt.log (id INT PRIMARY KEY, v INT);";
+  CU_ASSERT_FATAL(lt_exec(src, "%s", ddl) == 0);
+  CU_ASSERT_FATAL(lt_exec(dst, "%s", ddl) == 0);
+  CU_ASSERT_FATAL(
+      ts_config(&e, "ts_filt", "ts_filt",
+                "filters = { f1 = { schema-pattern = \"ts_filt\"; table-pattern = \"log\"; "
+                "events = [\"delete\"]; action = \"Ignore\"; };\n"
+                "f2 = { schema-pattern = \"ts_filt\"; events = [\"drop table\"]; sql-pattern = "
+                "[\"^ALTER TABLE .*keep\"]; action = \"Ignore\"; }; };",
+                NULL) == 0);
+  dmh_subtask *st = ts_start(&e);
+  CU_ASSERT_FATAL(st != NULL);
+  CU_ASSERT(
+      lt_exec(src,
+              "USE ts_filt; INSERT INTO ts_filt.keep SELECT seq, seq FROM seq_1_to_20; INSERT INTO "
+              "ts_filt.log SELECT seq, seq FROM seq_1_to_20") == 0);
+  CU_ASSERT(lt_exec(src, "DELETE FROM ts_filt.keep WHERE id <= 5; DELETE FROM ts_filt.log WHERE "
+                         "id <= 5; UPDATE ts_filt.log SET v = 0") == 0);
+  CU_ASSERT(lt_exec(src, "ALTER TABLE ts_filt.keep ADD COLUMN w INT") == 0);
+  CU_ASSERT(lt_exec(src, "CREATE TABLE ts_filt.tmp (x INT); DROP TABLE ts_filt.tmp") == 0);
+  CU_ASSERT(ts_catch_up("ts_filt", 30000));
+  /* deletes of `log` ignored, its updates applied; the ALTER ignored by sql-pattern; the DROP of
+   * tmp ignored by event */
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM ts_filt.keep"), 15);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM ts_filt.log"), 20);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT SUM(v) FROM ts_filt.log"), 1 + 2 + 3 + 4 + 5);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE "
+                                "TABLE_SCHEMA = 'ts_filt' AND TABLE_NAME = 'keep'"),
+                  2);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM information_schema.TABLES WHERE "
+                                "TABLE_SCHEMA = 'ts_filt' AND TABLE_NAME = 'tmp'"),
+                  1);
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
+/* ---- positions ---- */
+
+static void test_sync_gtid_start(void) {
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  testdb_recreate_db(src, "ts_gtid");
+  testdb_recreate_db(dst, "ts_gtid");
+  CU_ASSERT_FATAL(lt_exec(src, "CREATE TABLE ts_gtid.t (id INT PRIMARY KEY)") == 0);
+  CU_ASSERT_FATAL(lt_exec(dst, "CREATE TABLE ts_gtid.t (id INT PRIMARY KEY)") == 0);
+  CU_ASSERT(lt_exec(src, "INSERT INTO ts_gtid.t VALUES (1), (2)") == 0); /* before: not synced */
+  char gtid[512] = "", inst[1024];
+  testdb_query_value(src, gtid, sizeof gtid, "SELECT @@GLOBAL.gtid_binlog_pos");
+  snprintf(inst, sizeof inst, "block-allow-list = \"b\"; meta = { binlog-gtid = \"%s\"; };", gtid);
+  lt_drop_checkpoint(dst, "ts_gtid");
+  lt_exec(dst, "DROP TABLE IF EXISTS dm_meta.ts_gtid_syncer_checkpoint");
+  lt_task t = {.name = "ts_gtid",
+               .mode = "incremental",
+               .instance = inst,
+               .extra = "block-allow-list = { b = { do-dbs = [\"ts_gtid\"]; }; };",
+               .sync = TS_SYNC};
+  CU_ASSERT_FATAL(lt_config(&e, &t) == 0);
+  CU_ASSERT(lt_exec(src, "INSERT INTO ts_gtid.t VALUES (3), (4)") == 0);
+  dmh_subtask *st = ts_start(&e);
+  CU_ASSERT(lt_exec(src, "INSERT INTO ts_gtid.t VALUES (5)") == 0);
+  CU_ASSERT(ts_catch_up("ts_gtid", 30000));
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM ts_gtid.t"), 3);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT MIN(id) FROM ts_gtid.t"), 3);
+  char g2[512] = "";
+  testdb_query_value(dst, g2, sizeof g2,
+                     "SELECT binlog_gtid FROM dm_meta.ts_gtid_syncer_checkpoint WHERE is_global");
+  CU_ASSERT(g2[0] != '\0');
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
+static void test_sync_purged(void) {
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  char inst[512];
+  /* a file the source does not have (any more) */
+  snprintf(inst, sizeof inst,
+           "block-allow-list = \"b\"; meta = { binlog-name = \"mysql-bin.000000\"; binlog-pos = "
+           "4; };");
+  lt_exec(dst, "DROP TABLE IF EXISTS dm_meta.ts_purged_syncer_checkpoint");
+  lt_task t = {.name = "ts_purged",
+               .mode = "incremental",
+               .instance = inst,
+               .extra = "block-allow-list = { b = { do-dbs = [\"ts_purged\"]; }; };",
+               .sync = TS_SYNC};
+  CU_ASSERT_FATAL(lt_config(&e, &t) == 0);
+  dmh_subtask *st;
+  dmh_stage s = lt_run(&e, &st, 30000);
+  CU_ASSERT_EQUAL(s, DMH_STAGE_PAUSED);
+  char msg[1024], raw[1024];
+  bool resumable = true;
+  int code = lt_first_error(st, msg, sizeof msg, raw, sizeof raw, &resumable);
+  CU_ASSERT_EQUAL(code, DM_ERR_BINLOG_PURGED);
+  CU_ASSERT(!resumable);
+  fprintf(stderr, "purged: %s / %s\n", msg, raw);
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
+static void test_sync_no_start(void) {
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  lt_exec(dst, "DROP TABLE IF EXISTS dm_meta.ts_nostart_syncer_checkpoint");
+  lt_task t = {.name = "ts_nostart", .mode = "incremental", .sync = TS_SYNC};
+  CU_ASSERT_FATAL(lt_config(&e, &t) == 0);
+  dmh_subtask *st;
+  CU_ASSERT_EQUAL(lt_run(&e, &st, 30000), DMH_STAGE_PAUSED);
+  char msg[1024];
+  CU_ASSERT_EQUAL(lt_first_error(st, msg, sizeof msg, NULL, 0, NULL), DM_ERR_SYNC_NO_START);
+  CU_ASSERT(strstr(msg, "meta") != NULL);
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
+static void test_sync_precheck(void) {
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  CU_ASSERT_FATAL(ts_config(&e, "ts_pre", "ts_pre", NULL, NULL) == 0);
+  CU_ASSERT_FATAL(lt_exec(src, "SET GLOBAL binlog_row_metadata = MINIMAL") == 0);
+  dmh_subtask *st;
+  dmh_stage s = lt_run(&e, &st, 30000);
+  lt_exec(src, "SET GLOBAL binlog_row_metadata = FULL");
+  CU_ASSERT_EQUAL(s, DMH_STAGE_PAUSED);
+  char msg[1024];
+  CU_ASSERT_EQUAL(lt_first_error(st, msg, sizeof msg, NULL, 0, NULL), DM_ERR_SYNC_PRECHECK);
+  CU_ASSERT(strstr(msg, "binlog_row_metadata") != NULL);
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
+/* ---- a DDL the target refuses, then `binlog skip` ---- */
+
+static void test_sync_ddl_operator(void) {
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  testdb_recreate_db(src, "ts_op");
+  testdb_recreate_db(dst, "ts_op");
+  CU_ASSERT_FATAL(lt_exec(src, "CREATE TABLE ts_op.t (id INT PRIMARY KEY)") == 0);
+  /* the target already has the column the source is about to add */
+  CU_ASSERT_FATAL(lt_exec(dst, "CREATE TABLE ts_op.t (id INT PRIMARY KEY, c INT)") == 0);
+  CU_ASSERT_FATAL(ts_config(&e, "ts_op", "ts_op", NULL, NULL) == 0);
+  dmh_subtask *st = ts_start(&e);
+  CU_ASSERT(lt_exec(src, "INSERT INTO ts_op.t VALUES (1)") == 0);
+  char file[256];
+  unsigned long pos;
+  ts_master(file, &pos, NULL);
+  CU_ASSERT(lt_exec(src, "ALTER TABLE ts_op.t ADD COLUMN c INT") == 0);
+  CU_ASSERT(lt_exec(src, "INSERT INTO ts_op.t VALUES (2, 20)") == 0);
+  CU_ASSERT_EQUAL(dmh_subtask_wait_settled(st, 30000), DMH_STAGE_PAUSED);
+  char msg[1024], raw[1024];
+  CU_ASSERT_EQUAL(lt_first_error(st, msg, sizeof msg, raw, sizeof raw, NULL), DM_ERR_SYNC_DDL);
+  fprintf(stderr, "ddl error: %s / %s\n", msg, raw);
+  CU_ASSERT(strstr(msg, file) != NULL);
+  CU_ASSERT(strstr(raw, "1060") != NULL); /* duplicate column */
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM ts_op.t"), 1);
+  /* skip the event, through the store `dmctl binlog skip` writes */
+  dm_error err;
+  char *store = dmh_binlog_ops_path(e.work);
+  dmh_binlog_op op = {.kind = DM_BINLOG_OP_SKIP};
+  bool replaced = false;
+  CU_ASSERT_EQUAL(dmh_binlog_ops_put(store, &op, &replaced, &err), 0);
+  free(store);
+  CU_ASSERT_EQUAL(dmh_subtask_resume(st, &err), 0);
+  CU_ASSERT(ts_catch_up("ts_op", 30000));
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM ts_op.t"), 2);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT c FROM ts_op.t WHERE id = 2"), 20);
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
+int main(void) {
+  if (CU_initialize_registry() != CUE_SUCCESS)
+    return 1;
+  CU_pSuite s = CU_add_suite("sync", suite_init, suite_clean);
+  CU_add_test(s, "every column type through the binlog", test_sync_types);
+  CU_add_test(s, "key shapes, key updates, compaction, restart", test_sync_keys);
+  CU_add_test(s, "DDL mid-stream with a route", test_sync_ddl);
+  CU_add_test(s, "binlog event filters", test_sync_filters);
+  CU_add_test(s, "GTID start", test_sync_gtid_start);
+  CU_add_test(s, "purged binlog", test_sync_purged);
+  CU_add_test(s, "no start position", test_sync_no_start);
+  CU_add_test(s, "precheck: binlog_row_metadata", test_sync_precheck);
+  CU_add_test(s, "refused DDL, binlog skip", test_sync_ddl_operator);
+  CU_basic_set_mode(CU_BRM_VERBOSE);
+  CU_basic_run_tests();
+  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
+  CU_cleanup_registry();
+  return failed ? 1 : 0;
+}
