@@ -100,6 +100,8 @@ typedef struct sync_table {
   uint32_t id;        /* dense number of the source table */
   uint32_t target_id; /* dense number of the routed table (tables merged by routes share it):
                          part of every key string */
+  uint64_t name_hash; /* of `tdb`.`tname`: what the worker assignment hashes (stable across
+                         restarts, unlike target_id) */
   char db[SYNC_NAME_MAX], name[SYNC_NAME_MAX];   /* the source's names */
   char tdb[SYNC_NAME_MAX], tname[SYNC_NAME_MAX]; /* routed */
   bool allowed;                                  /* block-allow list */

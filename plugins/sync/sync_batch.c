@@ -16,8 +16,8 @@
  * still merged into one statement each).
  *
  * Causality: each record joins the nodes of its key values (every unique key, before and after the
- * change; the whole row for a table without one) in a union-find; a group (all records linked by
- * a shared key value) goes to one worker, chosen by the hash of its root, so changes that could
+ * change; one node per table for a table without one) in a union-find; a group (all records linked
+ * by a shared key value) goes to one worker, chosen by the hash of its root, so changes that could
  * observe each other's order are applied in order by one connection. The assignment depends only
  * on the batch's content and the worker count: replaying the same binlog range after a crash
  * gives every worker the same part again (sync_checkpoint.c relies on it).
@@ -205,7 +205,8 @@ static int32_t sync_find(sync_batch *b, int32_t x) {
  * smaller index becomes the root, so the result does not depend on anything but the order of
  * the changes. `scratch`: the bytes were appended for this lookup only and are dropped again
  * when the key is known. */
-static int32_t sync_node(sync_batch *b, uint32_t off, uint32_t len, int32_t with, bool scratch) {
+static int32_t sync_node(sync_batch *b, const sync_table *t, uint32_t off, uint32_t len,
+                         int32_t with, bool scratch) {
   uint64_t h = sync_hash(b->arena.p + off, len);
   struct sync_keymap_entry *e = sync_keymap_find(&b->nodes, b->arena.p, off, len, h);
   int32_t x;
@@ -235,7 +236,11 @@ static int32_t sync_node(sync_batch *b, uint32_t off, uint32_t len, int32_t with
     if (sync_keymap_add(&b->nodes, b->arena.p, off, len, h, x) < 0)
       return -2;
     b->parent[x] = x;
-    b->node_hash[x] = h;
+    /* The worker a group goes to must not depend on anything a restart could change: not on the
+     * table's id (the order this process met the tables in), only on the routed table's name,
+     * the key's number and its value's text (after the 5-byte id/key prefix). */
+    b->node_hash[x] =
+        sync_hash(b->arena.p + off + 5, len - 5) ^ (t->name_hash + (uint8_t)b->arena.p[off + 4]);
   }
   if (with < 0)
     return x;
@@ -249,8 +254,10 @@ static int32_t sync_node(sync_batch *b, uint32_t off, uint32_t len, int32_t with
   return ra < rb ? ra : rb;
 }
 
-/* Joins the record's causality nodes: each unique key's value in this image (the whole row for a
- * table without one). Key strings: target table id, key number, the key's literal text. */
+/* Joins the record's causality nodes: each unique key's value in this image. A table without a
+ * unique key has one node for all its rows: its changes match rows by scanning the table, and two
+ * workers scanning one table would wait for (and deadlock with) each other's row locks. Key
+ * strings: target table id, key number, the key's literal text. */
 static int sync_rec_keys(sync_unit *u, sync_batch *b, sync_rec *r, const sync_table *t,
                          const dm_binlog_table_map *tm, const dm_binlog_value *vals,
                          dm_error *err) {
@@ -262,11 +269,9 @@ static int sync_rec_keys(sync_unit *u, sync_batch *b, sync_rec *r, const sync_ta
         (unsigned char)(t->target_id >> 8), (unsigned char)t->target_id, (unsigned char)k};
     if (sync_buf_put(&b->arena, head, sizeof head) < 0)
       goto nomem;
-    int rc = t->n_uks ? sync_key_text(u, &b->arena, t, &t->uks[k], tm, vals, err)
-                      : sync_row_text(u, &b->arena, t, tm, vals, err);
-    if (rc < 0)
+    if (t->n_uks && sync_key_text(u, &b->arena, t, &t->uks[k], tm, vals, err) < 0)
       return -1;
-    int32_t x = sync_node(b, off, (uint32_t)(b->arena.len - off), r->node, true);
+    int32_t x = sync_node(b, t, off, (uint32_t)(b->arena.len - off), r->node, true);
     if (x == -2)
       goto nomem;
     r->node = x;
@@ -334,7 +339,7 @@ static int sync_compact(sync_unit *u, sync_batch *b, sync_table *t, uint8_t kind
     else if (sync_keymap_add(&b->rows, b->arena.p, koff, klen, h, i) < 0)
       goto nomem;
     /* causality: the primary key is the table's only unique key, so its text is the node */
-    int32_t x = sync_node(b, koff, klen, -1, false);
+    int32_t x = sync_node(b, t, koff, klen, -1, false);
     if (x == -2)
       goto nomem;
     r->node = x;

@@ -245,8 +245,12 @@ static int sync_txn_end(sync_run_state *r, const dm_binlog_event *ev, dm_error *
     }
     return 0;
   }
+  /* Closed when full or old, and also as soon as the workers have nothing to do: the batch then
+   * grows exactly as long as the previous one takes to apply (group commit), which keeps the lag
+   * low under a light load and the batches big when the target is the bottleneck. */
   if (b->n_rows >= u->cfg.batch_rows || b->arena.len >= u->cfg.batch_bytes ||
-      (b->first_ns && sync_now_ns() - b->first_ns >= (int64_t)u->cfg.batch_ms * 1000000))
+      (b->first_ns && sync_now_ns() - b->first_ns >= (int64_t)u->cfg.batch_ms * 1000000) ||
+      !sync_workers_busy(r->ws))
     return sync_close_batch(r, err);
   return 0;
 }
@@ -516,7 +520,9 @@ out:
   sync_batch_free(&r.batches[0]);
   sync_batch_free(&r.batches[1]);
   atomic_store(&u->run_start_ns, 0);
-  if (ok || atomic_load(&u->killed)) {
+  /* an error that retrying fixes, met while stopping (a lost connection, a deadlock whose retry
+   * the stop cut short): the checkpoint is consistent, so this is a stop like any other */
+  if (ok || atomic_load(&u->killed) || (e.resumable && u->host->stop_requested(u->ctx))) {
     result->outcome = DM_OUTCOME_CANCELED;
     return;
   }

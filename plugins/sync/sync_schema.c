@@ -266,6 +266,7 @@ sync_table *sync_schema_table(sync_schema *s, MYSQL *conn, const dm_binlog_table
       s->n_targets++;
     if (sync_sql_qualified(&t->qname, t->tdb, t->tname) < 0)
       goto nomem;
+    t->name_hash = sync_hash(t->qname.p, t->qname.len);
   }
   s->last = t;
   if (t->allowed && (!t->resolved || t->map_sig != sync_map_sig(tm)) &&

@@ -27,7 +27,7 @@
 
 #include "sync.h"
 
-#define SYNC_HEARTBEAT_MS 200
+#define SYNC_HEARTBEAT_MS 50
 #define SYNC_RELAY_POLL_MS 5
 
 struct sync_source {
