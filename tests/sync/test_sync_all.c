@@ -10,7 +10,8 @@
  *  - mode all reading the source directly, and with the relay on (relay subtask of the source);
  *  - 30 rounds of pause / short sleep / resume while sync runs (never Pausing left behind, no
  *    error ever, in particular no duplicate key);
- *  - hot-swap of the sync unit to another build (a copy whose version string is patched) mid-stream;
+ *  - hot-swap of the sync unit to another build (a copy whose version string is patched)
+ * mid-stream;
  *  - stop, then kill, each followed by a new subtask on the same work dir and task (a process
  *    restart): it starts at the sync unit (dump and load are not run again) from the checkpoint;
  *  - a batch committed by some workers and not by another (kill while one worker waits on a row
@@ -43,7 +44,8 @@
 #define SA_NK_ROWS 5000
 #define SA_CK_ROWS 10000 /* 1000 values of a x 10 of b */
 
-static const char sa_sync[] = "worker-count = 4; batch = 500; batch-ms = 50; status-interval = 100;";
+static const char sa_sync[] =
+    "worker-count = 4; batch = 500; batch-ms = 50; status-interval = 100;";
 
 /* Resumable errors (a lost connection, a deadlock on the target) are resumed at once, as a
  * production task would after its back-off; non-resumable ones wait (and fail the test). */
@@ -57,7 +59,7 @@ static MYSQL *src, *dst;
 
 /* ---- databases ---- */
 
-static const char *const sa_dbs[] = {"h6_sa_direct", "h6_sa_relay", "h6_sa_storm", "h6_sa_swap",
+static const char *const sa_dbs[] = {"h6_sa_direct",  "h6_sa_relay",   "h6_sa_storm", "h6_sa_swap",
                                      "h6_sa_restart", "h6_sa_keyless", "h6_sa_split"};
 
 static void sa_clean(const char *db) {
@@ -121,7 +123,8 @@ static unsigned sa_rand(unsigned *s) {
 }
 
 /* One statement; false when the server refused it (the transaction is then rolled back). */
-static bool sa_q(sa_writer *w, MYSQL *c, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool sa_q(sa_writer *w, MYSQL *c, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static bool sa_q(sa_writer *w, MYSQL *c, const char *fmt, ...) {
   char sql[1024];
   va_list ap;
@@ -178,12 +181,13 @@ static bool sa_op(sa_writer *w, MYSQL *c, unsigned *s) {
     char v[512];
     size_t len = 0;
     for (int i = 0; i < n; i++)
-      len += (size_t)snprintf(v + len, sizeof v - len, "%s(%d, %d, 'new-%d', %d.25)",
-                              i ? "," : "", id + i, r % 977, r, i);
+      len += (size_t)snprintf(v + len, sizeof v - len, "%s(%d, %d, 'new-%d', %d.25)", i ? "," : "",
+                              id + i, r % 977, r, i);
     return sa_q(w, c, "INSERT INTO t_pk VALUES %s", v);
   }
   case 1: /* value update of a range */
-    return sa_q(w, c, "UPDATE t_pk SET v = v + 1, s = CONCAT('u', %d, '''') WHERE id BETWEEN %d AND %d",
+    return sa_q(w, c,
+                "UPDATE t_pk SET v = v + 1, s = CONCAT('u', %d, '''') WHERE id BETWEEN %d AND %d",
                 r, x, x + r % 20);
   case 2: /* primary key moved to a new value */
     return sa_q(w, c, "UPDATE t_pk SET id = %d WHERE id = %d", w->next++, x);
@@ -230,12 +234,11 @@ static bool sa_op(sa_writer *w, MYSQL *c, unsigned *s) {
   case 11:
     return sa_q(w, c, "DELETE FROM t_nokey WHERE a = %d LIMIT %d", x % 1000, 1 + r % 2);
   case 12: /* composite key: a part of the key changed */
-    return sa_q(w, c, "UPDATE t_comp SET b = b + 100000 WHERE a = %d AND b = %d", x % 1000,
-                r % 10);
+    return sa_q(w, c, "UPDATE t_comp SET b = b + 100000 WHERE a = %d AND b = %d", x % 1000, r % 10);
   case 13: /* composite key: rows of one a deleted, new ones inserted */
     return sa_q(w, c, "DELETE FROM t_comp WHERE a = %d", y % 1000) &&
-           sa_q(w, c, "INSERT INTO t_comp VALUES (%d, %d, 'n', %d), (%d, %d, 'n2', NULL)",
-                y % 1000, w->next, r, y % 1000, w->next + 1) &&
+           sa_q(w, c, "INSERT INTO t_comp VALUES (%d, %d, 'n', %d), (%d, %d, 'n2', NULL)", y % 1000,
+                w->next, r, y % 1000, w->next + 1) &&
            ((w->next += 2), true);
   case 14:
     return sa_q(w, c, "UPDATE t_comp SET v = CONCAT(v, 'x'), w = w + 1 WHERE a BETWEEN %d AND %d",
@@ -383,8 +386,9 @@ static bool sa_row_pos(MYSQL *m, const char *q, sa_pos *out) {
  * source's SHOW MASTER STATUS, and the status must say synced. Returns the seconds it took (<0:
  * not reached). */
 static double sa_catch_up(dmh_subtask *st, const char *db, const char *task, int timeout_ms) {
-  lt_exec(src, "INSERT INTO `%s`.marker VALUES (1, UNIX_TIMESTAMP()) ON DUPLICATE KEY UPDATE at = "
-               "at + 1",
+  lt_exec(src,
+          "INSERT INTO `%s`.marker VALUES (1, UNIX_TIMESTAMP()) ON DUPLICATE KEY UPDATE at = "
+          "at + 1",
           db);
   sa_pos m, c = {{0}, 0};
   CU_ASSERT_FATAL(sa_row_pos(src, "SHOW MASTER STATUS", &m));
@@ -891,8 +895,7 @@ static void test_stop_restart(void) {
   double caught = sa_catch_up(st, db, db, 60000);
   sa_assert_no_error(st, "after the restarts");
   CU_ASSERT_EQUAL(sa_mtime_ns(meta), meta_mtime); /* the dump did not run again */
-  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM dm_meta.`%s_loader_checkpoint`", db),
-                  loaded);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM dm_meta.`%s_loader_checkpoint`", db), loaded);
   fprintf(stderr, "restart: catch-up %.2f s\n", caught);
   sa_assert_equal(db);
   dmh_subtask_destroy(st);
@@ -1008,9 +1011,9 @@ static void test_kill_split_batch(void) {
   CU_ASSERT_FATAL(st != NULL);
   double caught = sa_catch_up(st, db, db, 30000);
   sa_assert_no_error(st, "after the rebuilt batch");
-  fprintf(stderr, "split: catch-up %.2f s, rows of the batch on the target: %lld of 400\n", caught,
-          lt_count(dst, "SELECT COUNT(*) FROM `%s`.t_pk WHERE id BETWEEN 1 AND 400 AND v >= 1000",
-                   db));
+  fprintf(
+      stderr, "split: catch-up %.2f s, rows of the batch on the target: %lld of 400\n", caught,
+      lt_count(dst, "SELECT COUNT(*) FROM `%s`.t_pk WHERE id BETWEEN 1 AND 400 AND v >= 1000", db));
   sa_assert_equal(db);
   dmh_subtask_destroy(st);
   lt_teardown(&e);
