@@ -494,6 +494,116 @@ static void test_sync_ddl_operator(void) {
   lt_teardown(&e);
 }
 
+/* The position "FILE:POS" an error message names ("the DDL at mysql-bin.000002:123 failed"). */
+static void ts_error_at(const char *msg, char *at, size_t len) {
+  const char *p = strstr(msg, " at ");
+  at[0] = '\0';
+  if (p) {
+    p += 4;
+    size_t n = strcspn(p, " ");
+    snprintf(at, len, "%.*s", (int)n, p);
+  }
+}
+
+/* replace (the failing event, no -b) and inject (-b FILE:POS from the error) */
+static void test_sync_replace_inject(void) {
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  testdb_recreate_db(src, "ts_op2");
+  testdb_recreate_db(dst, "ts_op2");
+  CU_ASSERT_FATAL(lt_exec(src, "CREATE TABLE ts_op2.t (id INT PRIMARY KEY)") == 0);
+  /* the target has c already, as text */
+  CU_ASSERT_FATAL(lt_exec(dst, "CREATE TABLE ts_op2.t (id INT PRIMARY KEY, c VARCHAR(5))") == 0);
+  CU_ASSERT_FATAL(ts_config(&e, "ts_op2", "ts_op2", NULL, NULL) == 0);
+  dmh_subtask *st = ts_start(&e);
+  CU_ASSERT(lt_exec(src, "ALTER TABLE ts_op2.t ADD COLUMN c INT") == 0);
+  CU_ASSERT(lt_exec(src, "INSERT INTO ts_op2.t VALUES (1, 123456)") == 0);
+  CU_ASSERT_EQUAL(dmh_subtask_wait_settled(st, 30000), DMH_STAGE_PAUSED);
+  char msg[1024];
+  CU_ASSERT_EQUAL(lt_first_error(st, msg, sizeof msg, NULL, 0, NULL), DM_ERR_SYNC_DDL);
+  dm_error err;
+  char *store = dmh_binlog_ops_path(e.work);
+  bool replaced;
+  /* replace: make the target's column what the source's is */
+  char *sql = "ALTER TABLE ts_op2.t MODIFY c INT";
+  dmh_binlog_op rep = {.kind = DM_BINLOG_OP_REPLACE, .sqls = &sql, .n_sqls = 1};
+  CU_ASSERT_EQUAL(dmh_binlog_ops_put(store, &rep, &replaced, &err), 0);
+  CU_ASSERT_EQUAL(dmh_subtask_resume(st, &err), 0);
+  CU_ASSERT(ts_catch_up("ts_op2", 30000));
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT c FROM ts_op2.t WHERE id = 1"), 123456);
+  dmh_binlog_ops left = {0};
+  CU_ASSERT_EQUAL(dmh_binlog_ops_load(store, &left, &err), 0);
+  CU_ASSERT_EQUAL(left.n, 0); /* used once, then forgotten */
+  dmh_binlog_ops_clear(&left);
+
+  /* inject: an index on a column the target lacks; the operator adds the column first */
+  CU_ASSERT(lt_exec(dst, "ALTER TABLE ts_op2.t DROP COLUMN c") == 0);
+  CU_ASSERT(lt_exec(src, "ALTER TABLE ts_op2.t ADD INDEX ic (c)") == 0);
+  CU_ASSERT_EQUAL(dmh_subtask_wait_settled(st, 30000), DMH_STAGE_PAUSED);
+  CU_ASSERT_EQUAL(lt_first_error(st, msg, sizeof msg, NULL, 0, NULL), DM_ERR_SYNC_DDL);
+  char at[300];
+  ts_error_at(msg, at, sizeof at);
+  CU_ASSERT(strstr(at, "mysql-bin.") == at);
+  char *add = "ALTER TABLE ts_op2.t ADD COLUMN c INT";
+  dmh_binlog_op inj = {.kind = DM_BINLOG_OP_INJECT, .sqls = &add, .n_sqls = 1};
+  CU_ASSERT_EQUAL(dmh_binlog_pos_parse(at, inj.at, &err), 0);
+  CU_ASSERT_EQUAL(dmh_binlog_ops_put(store, &inj, &replaced, &err), 0);
+  CU_ASSERT_EQUAL(dmh_subtask_resume(st, &err), 0);
+  CU_ASSERT(lt_exec(src, "INSERT INTO ts_op2.t VALUES (2, 7)") == 0);
+  CU_ASSERT(ts_catch_up("ts_op2", 30000));
+  CU_ASSERT_EQUAL(dmh_subtask_stage(st), DMH_STAGE_RUNNING);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT c FROM ts_op2.t WHERE id = 2"), 7);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM information_schema.STATISTICS WHERE "
+                                "TABLE_SCHEMA = 'ts_op2' AND INDEX_NAME = 'ic'"),
+                  1);
+  free(store);
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
+/* A target that diverged (a row the source inserts later is there already): without safe mode
+ * the insert fails with DM_ERR_SYNC_APPLY; with it, the row is overwritten and the tables agree. */
+static void test_sync_safe_mode(void) {
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  static const char *const ddl =
+      "CREATE TABLE ts_safe.pk (id INT PRIMARY KEY, v VARCHAR(10));"
+      "CREATE TABLE ts_safe.uk (id INT PRIMARY KEY, u INT NOT NULL, UNIQUE (u));";
+  testdb_recreate_db(src, "ts_safe");
+  testdb_recreate_db(dst, "ts_safe");
+  CU_ASSERT_FATAL(lt_exec(src, "%s", ddl) == 0);
+  CU_ASSERT_FATAL(lt_exec(dst, "%s", ddl) == 0);
+  CU_ASSERT_FATAL(lt_exec(dst, "INSERT INTO ts_safe.pk VALUES (5, 'stale'); INSERT INTO "
+                               "ts_safe.uk VALUES (5, 50)") == 0);
+  CU_ASSERT_FATAL(ts_config(&e, "ts_safe", "ts_safe", NULL, NULL) == 0);
+  dmh_subtask *st = ts_start(&e);
+  CU_ASSERT(lt_exec(src, "INSERT INTO ts_safe.pk VALUES (5, 'fresh')") == 0);
+  CU_ASSERT_EQUAL(dmh_subtask_wait_settled(st, 30000), DMH_STAGE_PAUSED);
+  char msg[1024], raw[1024];
+  CU_ASSERT_EQUAL(lt_first_error(st, msg, sizeof msg, raw, sizeof raw, NULL), DM_ERR_SYNC_APPLY);
+  CU_ASSERT(strstr(raw, "Duplicate entry") != NULL);
+  ts_stop(st);
+
+  /* the same task again, in safe mode: continues from its checkpoint */
+  char inst[256];
+  snprintf(inst, sizeof inst, "block-allow-list = \"b\"; meta = { binlog-name = \"x.000001\"; };");
+  lt_task t = {.name = "ts_safe",
+               .mode = "incremental",
+               .instance = inst,
+               .extra = "block-allow-list = { b = { do-dbs = [\"ts_safe\"]; }; };",
+               .sync = "safe-mode = true; worker-count = 2; status-interval = 100;"};
+  CU_ASSERT_FATAL(lt_config(&e, &t) == 0);
+  st = ts_start(&e);
+  CU_ASSERT(lt_exec(src, "INSERT INTO ts_safe.uk VALUES (5, 50), (6, 60)") == 0);
+  CU_ASSERT(lt_exec(src, "UPDATE ts_safe.uk SET u = 61 WHERE id = 6") == 0);
+  CU_ASSERT(lt_exec(src, "UPDATE ts_safe.pk SET v = 'fresher' WHERE id = 5") == 0);
+  CU_ASSERT(ts_catch_up("ts_safe", 30000));
+  CU_ASSERT(ts_equal("ts_safe", "ts_safe"));
+  CU_ASSERT_EQUAL(dmh_subtask_stage(st), DMH_STAGE_RUNNING);
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
 int main(void) {
   if (CU_initialize_registry() != CUE_SUCCESS)
     return 1;
@@ -507,6 +617,8 @@ int main(void) {
   CU_add_test(s, "no start position", test_sync_no_start);
   CU_add_test(s, "precheck: binlog_row_metadata", test_sync_precheck);
   CU_add_test(s, "refused DDL, binlog skip", test_sync_ddl_operator);
+  CU_add_test(s, "binlog replace (failing event) and inject (-b)", test_sync_replace_inject);
+  CU_add_test(s, "safe mode over a diverged target", test_sync_safe_mode);
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
   unsigned failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
