@@ -169,9 +169,9 @@ static int sync_is_fresh_task(void *self, bool *fresh, dm_error *err) {
   if (!c)
     return -1;
   sync_cp_state st;
-  char q[600];
-  snprintf(q, sizeof q, "SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = '%s'",
-           u->meta);
+  char q[600], lit[2 * SYNC_NAME_MAX + 1];
+  mysql_real_escape_string(c, lit, u->meta, (unsigned long)strlen(u->meta));
+  snprintf(q, sizeof q, "SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = '%s'", lit);
   int rc = 0;
   *fresh = true;
   /* no meta schema or table yet: fresh, without creating anything */

@@ -164,21 +164,21 @@ typedef enum dm_error_level {
   X(DM_ERR_LOAD_FILE_FORMAT, 40103, DM_CLASS_LOAD_UNIT, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,       \
     "The dump file does not follow docs/dump-format.md at the place named; re-run the dump with "  \
     "this dmhost's dump unit.")                                                                    \
-  X(DM_ERR_SYNC_PRECHECK, 36001, DM_CLASS_SYNC_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,         \
+  X(DM_ERR_SYNC_PRECHECK, 36001, DM_CLASS_SYNC_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,          \
     "Set what the message names on the source (binlog_format=ROW, binlog_row_image=FULL, "         \
-    "binlog_row_metadata=FULL, log_bin) or grant the privileges it lists, then resume the task.") \
-  X(DM_ERR_SYNC_TABLE, 36002, DM_CLASS_SYNC_UNIT, DM_SCOPE_DOWNSTREAM, DM_LEVEL_HIGH, 0,          \
-    "Create the table on the target with the source's definition (or route the source table to "  \
+    "binlog_row_metadata=FULL, log_bin) or grant the privileges it lists, then resume the task.")  \
+  X(DM_ERR_SYNC_TABLE, 36002, DM_CLASS_SYNC_UNIT, DM_SCOPE_DOWNSTREAM, DM_LEVEL_HIGH, 0,           \
+    "Create the table on the target with the source's definition (or route the source table to "   \
     "an existing one, or leave it out with the block-allow-list), then resume the task.")          \
-  X(DM_ERR_SYNC_APPLY, 36003, DM_CLASS_SYNC_UNIT, DM_SCOPE_DOWNSTREAM, DM_LEVEL_HIGH, 0,          \
+  X(DM_ERR_SYNC_APPLY, 36003, DM_CLASS_SYNC_UNIT, DM_SCOPE_DOWNSTREAM, DM_LEVEL_HIGH, 0,           \
     "The target refused a change of the binlog (see the raw cause): the target has diverged from " \
     "the source. Repair the row or table on the target (or set safe-mode = true in the sync "      \
     "section), then resume the task.")                                                             \
-  X(DM_ERR_SYNC_DDL, 36004, DM_CLASS_SYNC_UNIT, DM_SCOPE_DOWNSTREAM, DM_LEVEL_HIGH, 0,            \
+  X(DM_ERR_SYNC_DDL, 36004, DM_CLASS_SYNC_UNIT, DM_SCOPE_DOWNSTREAM, DM_LEVEL_HIGH, 0,             \
     "A DDL of the binlog failed on the target. Fix the target, or tell the task what to do with "  \
     "the event: `dmctl binlog skip|replace|inject TASK -b FILE:POS [SQL...]` (the position is in " \
     "the message), then resume the task.")                                                         \
-  X(DM_ERR_SYNC_NO_START, 36005, DM_CLASS_SYNC_UNIT, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,         \
+  X(DM_ERR_SYNC_NO_START, 36005, DM_CLASS_SYNC_UNIT, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,          \
     "Mode incremental needs a start position: set `meta` (binlog-name and binlog-pos, or "         \
     "binlog-gtid) for the source in the task file, or run mode all / load&sync.")                  \
   X(DM_ERR_UNIT_CUSTOM_BASE, 90000, DM_CLASS_UNIT, DM_SCOPE_NOT_SET, DM_LEVEL_MEDIUM, 1, "")

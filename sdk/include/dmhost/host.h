@@ -68,9 +68,9 @@ typedef enum dm_binlog_op_kind {
 } dm_binlog_op_kind;
 
 typedef struct dm_binlog_operator {
-  int32_t kind;       /* dm_binlog_op_kind */
-  uint32_t n_sqls;    /* statements of replace/inject */
-  const char **sqls;  /* n_sqls statements, each one complete without a trailing ';' */
+  int32_t kind;      /* dm_binlog_op_kind */
+  uint32_t n_sqls;   /* statements of replace/inject */
+  const char **sqls; /* n_sqls statements, each one complete without a trailing ';' */
   char at[DM_POSITION_NAME_MAX + 24]; /* "mysql-bin.000001:1234", or "" (the failing event) */
 } dm_binlog_operator;
 
