@@ -94,6 +94,12 @@ typedef enum sync_key_kind {
 typedef struct sync_ukey {
   int n;
   int cols[SYNC_KEY_COLS_MAX]; /* column indexes (table map order) */
+  /* Is the column's text its identity under the key's comparison? Not for text under a
+   * collation ('n44' = 'N44' under a _ci collation, 'a' = 'a ' with PAD SPACE, 'e' = 'é' under
+   * accent-insensitive ones) nor for floating point (-0 = 0): such parts do not go into the
+   * causality key (it must put rows the target sees as one row into one group). */
+  bool col_exact[SYNC_KEY_COLS_MAX];
+  bool exact; /* every part is */
 } sync_ukey;
 
 typedef struct sync_table {
@@ -163,11 +169,13 @@ typedef struct sync_batch {
   uint64_t *node_hash;
   int32_t *node_worker; /* assignment of roots */
   uint32_t cap_nodes;
-  uint32_t n_rows;       /* row changes read (before compaction) */
-  uint32_t n_txns;       /* transactions closed into it */
-  bool moved;            /* events between transactions moved `end` (rotation, ...) */
-  int64_t first_ns;      /* when its first change arrived */
-  dm_position end;       /* where it ends (a transaction boundary) */
+  uint32_t n_rows;  /* row changes read (before compaction) */
+  uint32_t n_txns;  /* transactions closed into it */
+  bool moved;       /* events between transactions moved `end` (rotation, ...) */
+  int64_t first_ns; /* when its first change arrived */
+  dm_position end;  /* where it ends: a transaction boundary, or with end_rows > 0 the start
+                       of a transaction of which end_rows row changes are in */
+  uint64_t end_rows;
   uint32_t last_ts;      /* timestamp of its last event */
   uint32_t txn_mark_rec; /* n_recs when the open transaction began */
   uint32_t txn_mark_arena;
@@ -209,16 +217,23 @@ typedef struct sync_cp_state {
   bool exists;   /* rows for this task and source */
   int n_workers; /* worker rows */
   dm_position worker_pos[SYNC_MAX_WORKERS];
+  uint64_t worker_rows[SYNC_MAX_WORKERS]; /* row changes of the transaction at worker_pos done */
   dm_position min, max;                   /* over the worker rows */
+  uint64_t min_rows, max_rows;
   dm_position global;                     /* the is_global row */
   char ddl_at[DM_POSITION_NAME_MAX + 24]; /* a DDL that was being applied, "file:pos", or "" */
 } sync_cp_state;
 int sync_cp_prepare(sync_unit *u, MYSQL *c, dm_error *err);
 int sync_cp_load(sync_unit *u, MYSQL *c, sync_cp_state *st, dm_error *err);
-/* Sets the global row and `n` worker rows (removing others) to pos, in one transaction. */
-int sync_cp_reset(sync_unit *u, MYSQL *c, const dm_position *pos, int n, dm_error *err);
+/* Sets the global row and `n` worker rows (removing others) to pos (+ rows of the transaction
+ * starting there), in one transaction. */
+int sync_cp_reset(sync_unit *u, MYSQL *c, const dm_position *pos, uint64_t rows, int n,
+                  dm_error *err);
 /* The statement that moves worker w's row (run first in the worker's transaction). */
-int sync_cp_worker_sql(sync_unit *u, MYSQL *c, int w, const dm_position *pos, sync_buf *out);
+int sync_cp_worker_sql(sync_unit *u, MYSQL *c, int w, const dm_position *pos, uint64_t rows,
+                       sync_buf *out);
+/* Orders checkpoint positions: file/offset, then the row count inside a transaction. */
+int sync_cp_compare(const dm_position *a, uint64_t a_rows, const dm_position *b, uint64_t b_rows);
 int sync_cp_global(sync_unit *u, MYSQL *c, const dm_position *pos, dm_error *err);
 int sync_cp_mark_ddl(sync_unit *u, MYSQL *c, const char *at, dm_error *err);
 

@@ -98,6 +98,26 @@ nomem:
   return -1;
 }
 
+/* The key's causality text: its literal, with "?" for each part whose text is not its identity
+ * (sync_ukey.col_exact): rows that differ only there share a node. */
+static int sync_node_text(sync_unit *u, sync_buf *a, const sync_table *t, const sync_ukey *k,
+                          const dm_binlog_table_map *tm, const dm_binlog_value *vals,
+                          dm_error *err) {
+  if (k->exact)
+    return sync_key_text(u, a, t, k, tm, vals, err);
+  for (int j = 0; j < k->n; j++) {
+    if (j && sync_buf_putc(a, ',') < 0)
+      goto nomem;
+    int i = k->cols[j];
+    if (k->col_exact[j] ? sync_lits(u, a, t, tm, vals, &i, 1, err) < 0 : sync_buf_putc(a, '?') < 0)
+      return -1;
+  }
+  return 0;
+nomem:
+  u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+  return -1;
+}
+
 /* (v1,...,vn) over the columns the target takes */
 static int sync_row_text(sync_unit *u, sync_buf *a, const sync_table *t,
                          const dm_binlog_table_map *tm, const dm_binlog_value *vals,
@@ -269,7 +289,7 @@ static int sync_rec_keys(sync_unit *u, sync_batch *b, sync_rec *r, const sync_ta
         (unsigned char)(t->target_id >> 8), (unsigned char)t->target_id, (unsigned char)k};
     if (sync_buf_put(&b->arena, head, sizeof head) < 0)
       goto nomem;
-    if (t->n_uks && sync_key_text(u, &b->arena, t, &t->uks[k], tm, vals, err) < 0)
+    if (t->n_uks && sync_node_text(u, &b->arena, t, &t->uks[k], tm, vals, err) < 0)
       return -1;
     int32_t x = sync_node(b, t, off, (uint32_t)(b->arena.len - off), r->node, true);
     if (x == -2)
@@ -296,8 +316,9 @@ static struct sync_keymap_entry *sync_slot(sync_batch *b, uint32_t off, uint32_t
  * what happened: INSERT (the row is new), UPSERT (updated in place), DELETE. `row` is the new row's
  * values for INSERT/UPSERT. */
 static int sync_compact(sync_unit *u, sync_batch *b, sync_table *t, uint8_t kind,
-                        const dm_binlog_table_map *tm, const dm_binlog_value *row, uint32_t koff,
-                        uint32_t klen, dm_error *err) {
+                        const dm_binlog_table_map *tm, const dm_binlog_value *row,
+                        const dm_binlog_value *keyvals, uint32_t koff, uint32_t klen,
+                        dm_error *err) {
   uint64_t h;
   struct sync_keymap_entry *e = sync_slot(b, koff, klen, &h);
   sync_rec *r = NULL;
@@ -338,10 +359,22 @@ static int sync_compact(sync_unit *u, sync_batch *b, sync_table *t, uint8_t kind
       e->value = i;
     else if (sync_keymap_add(&b->rows, b->arena.p, koff, klen, h, i) < 0)
       goto nomem;
-    /* causality: the primary key is the table's only unique key, so its text is the node */
-    int32_t x = sync_node(b, t, koff, klen, -1, false);
+    /* causality: the primary key is the table's only unique key, so its text is the node (made
+     * coarser when a part's text is not its identity) */
+    int32_t x;
+    if (t->key.exact) {
+      x = sync_node(b, t, koff, klen, -1, false);
+    } else {
+      uint32_t off = (uint32_t)b->arena.len;
+      if (sync_buf_put(&b->arena, b->arena.p + koff, 5) < 0)
+        goto nomem;
+      if (sync_node_text(u, &b->arena, t, &t->key, tm, keyvals, err) < 0)
+        return -1;
+      x = sync_node(b, t, off, (uint32_t)(b->arena.len - off), -1, true);
+    }
     if (x == -2)
       goto nomem;
+    r = &b->recs[i];
     r->node = x;
     if (kind == SYNC_REC_DELETE)
       return 0;
@@ -430,24 +463,24 @@ int sync_batch_add_row(sync_unit *u, sync_batch *b, sync_table *t, uint8_t rows_
     if (rows_kind == DM_ROWS_WRITE) {
       if (sync_pk_key(u, b, t, tm, after, &koff, &klen, err) < 0)
         return -1;
-      return sync_compact(u, b, t, SYNC_REC_INSERT, tm, after, koff, klen, err);
+      return sync_compact(u, b, t, SYNC_REC_INSERT, tm, after, after, koff, klen, err);
     }
     if (rows_kind == DM_ROWS_DELETE) {
       if (sync_pk_key(u, b, t, tm, before, &koff, &klen, err) < 0)
         return -1;
-      return sync_compact(u, b, t, SYNC_REC_DELETE, tm, NULL, koff, klen, err);
+      return sync_compact(u, b, t, SYNC_REC_DELETE, tm, NULL, before, koff, klen, err);
     }
     if (sync_same_key(t, before, after)) {
       if (sync_pk_key(u, b, t, tm, after, &koff, &klen, err) < 0)
         return -1;
-      return sync_compact(u, b, t, SYNC_REC_UPSERT, tm, after, koff, klen, err);
+      return sync_compact(u, b, t, SYNC_REC_UPSERT, tm, after, after, koff, klen, err);
     }
     /* the primary key changed: the old row goes, a new one comes */
     if (sync_pk_key(u, b, t, tm, before, &koff, &klen, err) < 0 ||
-        sync_compact(u, b, t, SYNC_REC_DELETE, tm, NULL, koff, klen, err) < 0 ||
+        sync_compact(u, b, t, SYNC_REC_DELETE, tm, NULL, before, koff, klen, err) < 0 ||
         sync_pk_key(u, b, t, tm, after, &koff, &klen, err) < 0)
       return -1;
-    return sync_compact(u, b, t, SYNC_REC_INSERT, tm, after, koff, klen, err);
+    return sync_compact(u, b, t, SYNC_REC_INSERT, tm, after, after, koff, klen, err);
   }
 
   /* in binlog order */
@@ -583,6 +616,7 @@ static int sync_emit_run(sync_unit *u, const sync_batch *b, const uint32_t *idx,
     if (rc)
       return -1;
     size_t start = o->len;
+    uint32_t count = 0;
     for (bool first = true; j < n; j++) {
       const sync_rec *r = &b->recs[idx[j]];
       if (!first && o->len - start >= e->chunk)
@@ -595,6 +629,16 @@ static int sync_emit_run(sync_unit *u, const sync_batch *b, const uint32_t *idx,
               : sync_buf_put(o, sync_arena(b, r->row_off), r->row_len))
         return -1;
       first = false;
+      count++;
+    }
+    if (kind == SYNC_REC_DELETE && t->key.n > 1 && count == 1) {
+      /* MariaDB 10.11 plans `(a, b) IN ((x, y))` with one tuple as a full scan (two or more use
+       * the key): the tuple is given twice, which changes nothing else */
+      const sync_rec *r = &b->recs[idx[j - 1]];
+      if (sync_buf_putc(o, ',') < 0 ||
+          sync_buf_put(o, sync_arena(b, r->key_off) + (t->compactable ? 5 : 0),
+                       r->key_len - (t->compactable ? 5u : 0u)) < 0)
+        return -1;
     }
     if (kind == SYNC_REC_DELETE)
       rc = sync_buf_puts(o, ");");

@@ -85,7 +85,8 @@ int sync_cp_load(sync_unit *u, MYSQL *c, sync_cp_state *st, dm_error *err) {
   int rc = -1;
   if (sync_buf_printf(&q,
                       "START TRANSACTION;SELECT `cp_table`, `binlog_name`, `binlog_pos`, "
-                      "`binlog_gtid`, `is_global`, JSON_VALUE(`table_info`, '$.ddl') FROM %s "
+                      "`binlog_gtid`, `is_global`, JSON_VALUE(`table_info`, '$.ddl'), "
+                      "JSON_VALUE(`table_info`, '$.rows') FROM %s "
                       "WHERE `id` = ",
                       u->cp_table) < 0 ||
       sync_cp_lit(c, &q, u->source_id) < 0 ||
@@ -114,6 +115,7 @@ int sync_cp_load(sync_unit *u, MYSQL *c, sync_cp_state *st, dm_error *err) {
     if (w < 0 || w >= SYNC_MAX_WORKERS)
       continue;
     sync_cp_row_pos(row, &st->worker_pos[w]);
+    st->worker_rows[w] = row[6] ? strtoull(row[6], NULL, 10) : 0;
     if (w + 1 > st->n_workers)
       st->n_workers = w + 1;
   }
@@ -122,10 +124,15 @@ int sync_cp_load(sync_unit *u, MYSQL *c, sync_cp_state *st, dm_error *err) {
     goto out;
   for (int w = 0; w < st->n_workers; w++) {
     const dm_position *p = &st->worker_pos[w];
-    if (w == 0 || dm_position_compare_file(p, &st->min) < 0)
+    uint64_t rows = st->worker_rows[w];
+    if (w == 0 || sync_cp_compare(p, rows, &st->min, st->min_rows) < 0) {
       st->min = *p;
-    if (w == 0 || dm_position_compare_file(p, &st->max) > 0)
+      st->min_rows = rows;
+    }
+    if (w == 0 || sync_cp_compare(p, rows, &st->max, st->max_rows) > 0) {
       st->max = *p;
+      st->max_rows = rows;
+    }
   }
   if (st->exists && st->n_workers == 0) {
     /* a global row only (a DM checkpoint, or workers removed by hand): start there */
@@ -137,19 +144,33 @@ out:
   return rc;
 }
 
+int sync_cp_compare(const dm_position *a, uint64_t a_rows, const dm_position *b, uint64_t b_rows) {
+  int c = dm_position_compare_file(a, b);
+  if (c)
+    return c;
+  return a_rows < b_rows ? -1 : a_rows > b_rows;
+}
+
+/* table_info of a row: the rows done of the transaction at its position, when inside one */
+static int sync_cp_info(sync_buf *q, uint64_t rows) {
+  return rows ? sync_buf_printf(q, "JSON_OBJECT('rows', %" PRIu64 ")", rows)
+              : sync_buf_puts(q, "'{}'");
+}
+
 static int sync_cp_values(sync_unit *u, MYSQL *c, sync_buf *q, const char *cp_table,
-                          const dm_position *pos, bool global) {
+                          const dm_position *pos, uint64_t rows, bool global) {
   return sync_buf_putc(q, '(') < 0 || sync_cp_lit(c, q, u->source_id) < 0 ||
                  sync_buf_puts(q, ",'',") < 0 || sync_cp_lit(c, q, cp_table) < 0 ||
                  sync_buf_putc(q, ',') < 0 || sync_cp_lit(c, q, pos->name) < 0 ||
                  sync_buf_printf(q, ",%" PRIu64 ",", pos->pos) < 0 ||
-                 sync_cp_lit(c, q, pos->gtid) < 0 ||
-                 sync_buf_printf(q, ",'{}',%d)", global ? 1 : 0) < 0
+                 sync_cp_lit(c, q, pos->gtid) < 0 || sync_buf_putc(q, ',') < 0 ||
+                 sync_cp_info(q, rows) < 0 || sync_buf_printf(q, ",%d)", global ? 1 : 0) < 0
              ? -1
              : 0;
 }
 
-int sync_cp_reset(sync_unit *u, MYSQL *c, const dm_position *pos, int n, dm_error *err) {
+int sync_cp_reset(sync_unit *u, MYSQL *c, const dm_position *pos, uint64_t rows, int n,
+                  dm_error *err) {
   sync_buf q = {0};
   int rc = -1;
   if (sync_buf_printf(&q, "START TRANSACTION;DELETE FROM %s WHERE `id` = ", u->cp_table) < 0 ||
@@ -159,12 +180,12 @@ int sync_cp_reset(sync_unit *u, MYSQL *c, const dm_position *pos, int n, dm_erro
                       "`binlog_name`, `binlog_pos`, `binlog_gtid`, `table_info`, `is_global`) "
                       "VALUES ",
                       u->cp_table) < 0 ||
-      sync_cp_values(u, c, &q, "", pos, true) < 0)
+      sync_cp_values(u, c, &q, "", pos, rows, true) < 0)
     goto nomem;
   for (int w = 0; w < n; w++) {
     char name[32];
     snprintf(name, sizeof name, "_worker_%03d", w);
-    if (sync_buf_putc(&q, ',') < 0 || sync_cp_values(u, c, &q, name, pos, false) < 0)
+    if (sync_buf_putc(&q, ',') < 0 || sync_cp_values(u, c, &q, name, pos, rows, false) < 0)
       goto nomem;
   }
   if (sync_buf_puts(&q, ";COMMIT") < 0)
@@ -183,9 +204,10 @@ nomem:
   return -1;
 }
 
-static int sync_cp_set(sync_unit *u, MYSQL *c, sync_buf *q, const dm_position *pos,
+static int sync_cp_set(sync_unit *u, MYSQL *c, sync_buf *q, const dm_position *pos, uint64_t rows,
                        const char *cp_table) {
-  return sync_buf_printf(q, "UPDATE %s SET `binlog_name` = ", u->cp_table) < 0 ||
+  return sync_buf_printf(q, "UPDATE %s SET `table_info` = ", u->cp_table) < 0 ||
+                 sync_cp_info(q, rows) < 0 || sync_buf_puts(q, ", `binlog_name` = ") < 0 ||
                  sync_cp_lit(c, q, pos->name) < 0 ||
                  sync_buf_printf(q, ", `binlog_pos` = %" PRIu64 ", `binlog_gtid` = ", pos->pos) <
                      0 ||
@@ -197,16 +219,17 @@ static int sync_cp_set(sync_unit *u, MYSQL *c, sync_buf *q, const dm_position *p
              : 0;
 }
 
-int sync_cp_worker_sql(sync_unit *u, MYSQL *c, int w, const dm_position *pos, sync_buf *out) {
+int sync_cp_worker_sql(sync_unit *u, MYSQL *c, int w, const dm_position *pos, uint64_t rows,
+                       sync_buf *out) {
   char name[32];
   snprintf(name, sizeof name, "_worker_%03d", w);
-  return sync_cp_set(u, c, out, pos, name);
+  return sync_cp_set(u, c, out, pos, rows, name);
 }
 
 int sync_cp_global(sync_unit *u, MYSQL *c, const dm_position *pos, dm_error *err) {
   sync_buf q = {0};
   int rc = -1;
-  if (sync_cp_set(u, c, &q, pos, "") < 0)
+  if (sync_cp_set(u, c, &q, pos, 0, "") < 0)
     u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
   else
     rc = sync_db_exec(u, c, q.p, q.len, "sync: cannot write the checkpoint", err);

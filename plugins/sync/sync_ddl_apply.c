@@ -228,7 +228,7 @@ int sync_ddl_apply(sync_unit *u, MYSQL *conn, const dm_binlog_event *ev, const d
         break; /* skip / replace stand for the whole event */
     }
   }
-  if (sync_cp_reset(u, conn, after, n_workers, err) < 0)
+  if (sync_cp_reset(u, conn, after, 0, n_workers, err) < 0)
     goto out;
   if (have_op)
     u->host->binlog_operator_done(u->ctx, &op);

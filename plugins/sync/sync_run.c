@@ -39,11 +39,21 @@ typedef struct sync_run_state {
   /* recovery: the first batch ends at `target`; skip[w]: worker w committed it already */
   bool recovering;
   dm_position target;
+  uint64_t target_rows;
   bool skip[SYNC_MAX_WORKERS];
+  /* the last batch end every worker committed (a quiet point) */
+  dm_position done;
+  uint64_t done_rows;
   /* where the reading stands */
   sync_gtid_set gtid;
   dm_position cur; /* the last transaction end read */
   bool in_txn;
+  /* The open transaction: where it starts, with the GTID set before it, and how many of its row
+   * changes were read. A transaction bigger than a batch is split there (memory stays bounded):
+   * the checkpoint is then its start plus a row count, and a restart skips that many rows of it. */
+  dm_position txn_start;
+  uint64_t txn_rows;
+  uint64_t skip_rows;
   bool pending_gtid;
   uint32_t g_domain, g_server;
   uint64_t g_seq;
@@ -154,6 +164,8 @@ static int sync_finish_inflight(sync_run_state *r, dm_error *err) {
     return -1;
   sync_set_synced(u, &b->end);
   sync_source_checkpoint(r->src, &b->end);
+  r->done = b->end;
+  r->done_rows = b->end_rows;
   atomic_fetch_add(&u->total_rows, b->n_rows);
   atomic_fetch_add(&u->total_txns, b->n_txns);
   if (b->last_ts)
@@ -196,8 +208,8 @@ static int sync_resize(sync_run_state *r, dm_error *err) {
     return 0;
   if (sync_drain(r, err) < 0)
     return -1;
-  dm_position at = r->cur;
-  if (sync_cp_reset(u, r->tc, &at, u->cfg.workers, err) < 0)
+  dm_position at = r->done;
+  if (sync_cp_reset(u, r->tc, &at, r->done_rows, u->cfg.workers, err) < 0)
     return -1;
   sync_workers_stop(r->ws);
   r->ws = NULL;
@@ -219,12 +231,14 @@ static int sync_txn_end(sync_run_state *r, const dm_binlog_event *ev, dm_error *
   dm_strlcpy(r->cur.name, ev->file, sizeof r->cur.name);
   r->cur.pos = ev->header.next_pos;
   sync_gtid_format(&r->gtid, r->cur.gtid, sizeof r->cur.gtid);
+  r->skip_rows = 0;
   sync_batch *b = r->building;
   b->end = r->cur;
+  b->end_rows = 0;
   b->n_txns++;
   b->last_ts = ev->header.timestamp;
   if (r->recovering) {
-    int c = dm_position_compare_file(&r->cur, &r->target);
+    int c = sync_cp_compare(&r->cur, 0, &r->target, r->target_rows);
     if (c == 0) {
       u->host->logf(u->ctx, DM_LOG_INFO,
                     "sync: recovery: the batch up to %s:%" PRIu64
@@ -288,10 +302,35 @@ static int sync_rows(sync_run_state *r, const dm_binlog_event *ev, dm_error *err
   if (t->ignored[k])
     return 0;
   int rc;
-  while ((rc = dm_binlog_rows_next(&rows, tm, r->before, r->after, err)) == 1)
-    if (sync_batch_add_row(u, r->building, t, rows.kind, tm, r->before, r->after, err) < 0)
+  while ((rc = dm_binlog_rows_next(&rows, tm, r->before, r->after, err)) == 1) {
+    if (++r->txn_rows <= r->skip_rows)
+      continue; /* applied before the restart (a split transaction) */
+    sync_batch *b = r->building;
+    if (sync_batch_add_row(u, b, t, rows.kind, tm, r->before, r->after, err) < 0)
       return -1;
+    if (r->recovering
+            ? r->target_rows == r->txn_rows &&
+                  dm_position_compare_file(&r->txn_start, &r->target) == 0
+            : b->n_rows >= 2 * u->cfg.batch_rows || b->arena.len >= 2 * u->cfg.batch_bytes) {
+      /* close inside the transaction: the batch ends at its start plus the rows read of it */
+      b->end = r->txn_start;
+      b->end_rows = r->txn_rows;
+      b->moved = true;
+      b->last_ts = ev->header.timestamp;
+      bool recovered = r->recovering;
+      if (sync_close_batch(r, err) < 0 || (recovered && sync_resize(r, err) < 0))
+        return -1;
+    }
+  }
   return rc;
+}
+
+/* A transaction starts at ev (its GTID event, or its BEGIN). */
+static void sync_txn_begin(sync_run_state *r, const dm_binlog_event *ev) {
+  dm_strlcpy(r->txn_start.name, ev->file, sizeof r->txn_start.name);
+  r->txn_start.pos = ev->offset;
+  sync_gtid_format(&r->gtid, r->txn_start.gtid, sizeof r->txn_start.gtid);
+  r->txn_rows = 0;
 }
 
 static bool sync_is_word(const char *s, size_t len, const char *w) {
@@ -312,6 +351,7 @@ static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *er
     r->g_server = g.server_id;
     r->g_seq = g.seq_no;
     r->in_txn = !(g.flags & DM_BINLOG_GTID_STANDALONE);
+    sync_txn_begin(r, ev);
     return 0;
   }
   case DM_BINLOG_TABLE_MAP: {
@@ -345,6 +385,8 @@ static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *er
     if (dm_binlog_decode_query(fmt, ev, &q, err) < 0)
       return -1;
     if (sync_is_word(q.query.ptr, q.query.len, "BEGIN")) {
+      if (!r->pending_gtid)
+        sync_txn_begin(r, ev); /* no GTID event before it (MySQL without GTIDs) */
       r->in_txn = true;
       return 0;
     }
@@ -375,6 +417,9 @@ static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *er
       return -1;
     r->cur = after;
     r->building->end = after;
+    r->building->end_rows = 0;
+    r->done = after;
+    r->done_rows = 0;
     sync_set_synced(u, &after);
     sync_source_checkpoint(r->src, &after);
     atomic_store(&u->last_event_ts, ev->header.timestamp);
@@ -388,6 +433,7 @@ static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *er
       dm_strlcpy(r->cur.name, ev->file, sizeof r->cur.name);
       r->cur.pos = ev->header.next_pos;
       r->building->end = r->cur;
+      r->building->end_rows = 0;
       r->building->moved = true;
     }
     return 0;
@@ -414,27 +460,38 @@ static int sync_start_position(sync_run_state *r, sync_cp_state *st, dm_error *e
     }
     u->host->logf(u->ctx, DM_LOG_INFO, "sync: first start, from %s %s:%" PRIu64 " (GTID %s)", from,
                   p.name, p.pos, p.gtid[0] ? p.gtid : "-");
-    if (sync_cp_reset(u, r->tc, &p, u->cfg.workers, err) < 0)
+    if (sync_cp_reset(u, r->tc, &p, 0, u->cfg.workers, err) < 0)
       return -1;
     st->min = st->max = p;
+    st->min_rows = st->max_rows = 0;
     st->n_workers = u->cfg.workers;
   } else if (st->n_workers == 0) {
-    if (sync_cp_reset(u, r->tc, &st->min, u->cfg.workers, err) < 0)
+    if (sync_cp_reset(u, r->tc, &st->min, st->min_rows, u->cfg.workers, err) < 0)
       return -1;
     st->n_workers = u->cfg.workers;
   }
   r->n_workers = st->n_workers;
   r->cur = st->min;
-  if (dm_position_compare_file(&st->min, &st->max) != 0) {
+  r->done = st->min;
+  r->done_rows = st->min_rows;
+  r->skip_rows = st->min_rows;
+  if (sync_cp_compare(&st->min, st->min_rows, &st->max, st->max_rows) != 0) {
     r->recovering = true;
     r->target = st->max;
+    r->target_rows = st->max_rows;
     for (int w = 0; w < st->n_workers; w++)
-      r->skip[w] = dm_position_compare_file(&st->worker_pos[w], &st->max) == 0;
+      r->skip[w] =
+          sync_cp_compare(&st->worker_pos[w], st->worker_rows[w], &st->max, st->max_rows) == 0;
     u->host->logf(u->ctx, DM_LOG_WARN,
                   "sync: the checkpoint's worker rows stand at %s:%" PRIu64 " and %s:%" PRIu64
                   " (a stop between the commits of one batch): rebuilding that batch",
                   st->min.name, st->min.pos, st->max.name, st->max.pos);
   }
+  /* The global row can lag the worker rows (a stop after the workers' commits and before its
+   * update): it is set to where everything is applied. */
+  if (!r->recovering && dm_position_compare_file(&st->global, &st->min) != 0 &&
+      sync_cp_global(u, r->tc, &st->min, err) < 0)
+    return -1;
   dm_strlcpy(u->replay_ddl_at, st->ddl_at, sizeof u->replay_ddl_at);
   if (sync_gtid_parse(&r->gtid, st->min.gtid) < 0)
     r->gtid.n = 0;
@@ -465,9 +522,14 @@ void sync_run(sync_unit *u, dm_result *result) {
     goto out;
   if (!r.recovering && sync_resize(&r, &e) < 0)
     goto out;
-  u->host->logf(u->ctx, DM_LOG_INFO, "sync: reading %s from %s:%" PRIu64 " (GTID %s), %d worker(s)",
+  char skip[128] = "";
+  if (r.skip_rows)
+    snprintf(skip, sizeof skip, ", skipping the first %" PRIu64 " row changes of its transaction",
+             r.skip_rows);
+  u->host->logf(u->ctx, DM_LOG_INFO,
+                "sync: reading %s from %s:%" PRIu64 " (GTID %s)%s, %d worker(s)",
                 u->host->relay_dir(u->ctx) ? "the relay log" : "the source's binlog", r.cur.name,
-                r.cur.pos, r.cur.gtid[0] ? r.cur.gtid : "-", r.n_workers);
+                r.cur.pos, r.cur.gtid[0] ? r.cur.gtid : "-", skip, r.n_workers);
   atomic_store(&u->run_start_rows, atomic_load(&u->total_rows));
   atomic_store(&u->run_start_ns, sync_now_ns());
 

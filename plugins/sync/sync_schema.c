@@ -86,6 +86,25 @@ static int sync_col_index(const dm_binlog_table_map *tm, const char *name) {
   return -1;
 }
 
+/* Does equal text mean equal value, and unequal text unequal value, for this column? */
+static bool sync_col_exact(const dm_binlog_column *c) {
+  switch (c->real_type) {
+  case DM_COL_FLOAT:
+  case DM_COL_DOUBLE:
+    return false;
+  case DM_COL_VARCHAR:
+  case DM_COL_STRING:
+  case DM_COL_VAR_STRING:
+  case DM_COL_BLOB:
+  case DM_COL_TINY_BLOB:
+  case DM_COL_MEDIUM_BLOB:
+  case DM_COL_LONG_BLOB:
+    return c->collation == DM_BINLOG_COLLATION_BINARY;
+  default:
+    return true; /* numbers, temporal values, ENUM/SET (by index), BIT */
+  }
+}
+
 static int sync_query(sync_unit *u, MYSQL *c, const char *q, MYSQL_RES **res, dm_error *err) {
   if (mysql_real_query(c, q, strlen(q)) != 0 || !(*res = mysql_store_result(c))) {
     sync_db_error(u, c, "sync: cannot read a table's definition on the target", err);
@@ -187,6 +206,14 @@ static int sync_table_resolve(sync_unit *u, sync_table *t, MYSQL *c, const dm_bi
   if (cur[0] && cur_ok && t->n_uks < SYNC_UKS_MAX)
     t->n_uks++;
   mysql_free_result(r);
+  for (int k = 0; k < t->n_uks; k++) {
+    sync_ukey *uk = &t->uks[k];
+    uk->exact = true;
+    for (int j = 0; j < uk->n; j++) {
+      uk->col_exact[j] = sync_col_exact(&tm->columns[uk->cols[j]]);
+      uk->exact = uk->exact && uk->col_exact[j];
+    }
+  }
   if (!(has_pk && t->n_uks > 0 && t->uks[0].n > 0))
     has_pk = false;
 

@@ -126,10 +126,16 @@ static int sync_relay_open_file(sync_source *s, const char *sub, const char *fil
   }
   dm_binlog_file_options o = {
       .start_pos = pos, .follow = true, .wait = sync_relay_wait, .wait_arg = s};
-  dm_binlog_reader_close(s->r);
-  s->r = NULL;
-  if (dm_binlog_reader_open_file(&s->r, path, &o, err) < 0)
+  dm_binlog_reader *r = NULL;
+  if (dm_binlog_reader_open_file(&r, path, &o, err) < 0) {
+    /* The relay has created the file but not yet written its magic and format description:
+     * not an error, look again later (the old reader stays, at its end). */
+    if (err->code == DM_ERR_BINLOG_INCOMPLETE && s->r)
+      return 0;
     return -1;
+  }
+  dm_binlog_reader_close(s->r);
+  s->r = r;
   dm_strlcpy(s->subdir, sub, sizeof s->subdir);
   dm_strlcpy(s->file, file, sizeof s->file);
   s->next_file[0] = '\0';
@@ -165,7 +171,9 @@ static int sync_relay_advance(sync_source *s, dm_error *err) {
     char sub[256], next[DM_POSITION_NAME_MAX];
     dm_strlcpy(sub, s->subdir, sizeof sub);
     dm_strlcpy(next, s->next_file, sizeof next);
-    return sync_relay_open_file(s, sub, next, 4, err) < 0 ? -1 : 1;
+    if (sync_relay_open_file(s, sub, next, 4, err) < 0)
+      return -1;
+    return strcmp(s->file, next) == 0 ? 1 : 0; /* 0: not written yet */
   }
   if (++s->idle_rounds % 100 != 0)
     return 0; /* a newer sub-folder is rare: look about every half second */
@@ -179,10 +187,14 @@ static int sync_relay_advance(sync_source *s, dm_error *err) {
       sync_relay_first_file(s->relay, dirs[i + 1], first, sizeof first);
       if (!first[0])
         return 0;
+      if (sync_relay_open_file(s, dirs[i + 1], first, 4, err) < 0)
+        return -1;
+      if (strcmp(s->subdir, dirs[i + 1]) != 0)
+        return 0; /* not written yet */
       s->u->host->logf(s->u->ctx, DM_LOG_INFO,
                        "sync: the relay log moved on to sub-folder %s: reading %s from there",
                        dirs[i + 1], first);
-      return sync_relay_open_file(s, dirs[i + 1], first, 4, err) < 0 ? -1 : 1;
+      return 1;
     }
   return 0;
 }

@@ -57,7 +57,7 @@ static int sync_worker_apply(sync_worker *w, const sync_batch *b) {
   sync_buf *q = &w->sql;
   sync_buf_reset(q);
   if (sync_buf_puts(q, "START TRANSACTION;") < 0 ||
-      sync_cp_worker_sql(u, w->conn, w->id, &b->end, q) < 0)
+      sync_cp_worker_sql(u, w->conn, w->id, &b->end, b->end_rows, q) < 0)
     goto nomem;
   if (sync_batch_sql(u, b, w->id, q, u->cfg.chunk_bytes, sync_worker_send, w) < 0) {
     if (w->err.code == DM_ERR_OK)

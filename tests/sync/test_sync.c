@@ -604,6 +604,47 @@ static void test_sync_safe_mode(void) {
   lt_teardown(&e);
 }
 
+/* A transaction of 30,000 row changes with batches of 200: it is split into batches (the
+ * checkpoint is then its start plus a row count); kills while it is applied and restarts give
+ * the same table as the source, and no duplicate key (plain INSERTs for new rows). */
+static void test_sync_big_txn(void) {
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  static const char *const ddl = "CREATE TABLE ts_big.t (id INT PRIMARY KEY, v INT, c VARCHAR(40));"
+                                 "CREATE TABLE ts_big.n (a INT, b INT);";
+  testdb_recreate_db(src, "ts_big");
+  testdb_recreate_db(dst, "ts_big");
+  CU_ASSERT_FATAL(lt_exec(src, "%s", ddl) == 0);
+  CU_ASSERT_FATAL(lt_exec(dst, "%s", ddl) == 0);
+  CU_ASSERT_FATAL(ts_config(&e, "ts_big", "ts_big", NULL,
+                            "worker-count = 3; batch = 200; status-interval = 100;") == 0);
+  CU_ASSERT(lt_exec(src, "USE ts_big; BEGIN; INSERT INTO ts_big.t SELECT seq, seq, REPEAT('x', "
+                         "30) FROM seq_1_to_10000; UPDATE ts_big.t SET v = v * 2; INSERT INTO "
+                         "ts_big.n SELECT seq %% 100, seq FROM seq_1_to_5000; DELETE FROM "
+                         "ts_big.t WHERE id %% 3 = 0; DELETE FROM ts_big.n WHERE b %% 7 = 0; "
+                         "COMMIT") == 0);
+  dm_error err;
+  int kills = 0;
+  for (int round = 0; round < 4; round++) {
+    dmh_subtask *st = lt_subtask(&e);
+    CU_ASSERT_FATAL(st != NULL);
+    CU_ASSERT_FATAL(dmh_subtask_start(st, &err) == 0);
+    lt_sleep_ms(150 + 100 * round);
+    if (dmh_subtask_stage(st) == DMH_STAGE_RUNNING) {
+      dmh_subtask_kill(st, &err);
+      kills++;
+    }
+    dmh_subtask_destroy(st);
+  }
+  dmh_subtask *st = ts_start(&e);
+  CU_ASSERT(ts_catch_up("ts_big", 60000));
+  CU_ASSERT(ts_equal("ts_big", "ts_big"));
+  CU_ASSERT_EQUAL(dmh_subtask_stage(st), DMH_STAGE_RUNNING);
+  fprintf(stderr, "big transaction: %d kill(s) while it was applied\n", kills);
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
 int main(void) {
   if (CU_initialize_registry() != CUE_SUCCESS)
     return 1;
@@ -619,6 +660,7 @@ int main(void) {
   CU_add_test(s, "refused DDL, binlog skip", test_sync_ddl_operator);
   CU_add_test(s, "binlog replace (failing event) and inject (-b)", test_sync_replace_inject);
   CU_add_test(s, "safe mode over a diverged target", test_sync_safe_mode);
+  CU_add_test(s, "a transaction bigger than a batch, killed while applied", test_sync_big_txn);
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
   unsigned failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
