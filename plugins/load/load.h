@@ -127,7 +127,6 @@ int load_db_exec(load_unit *u, MYSQL *c, const char *sql, size_t len, const char
 /* Fills *err for the connection's current error. */
 void load_db_error(load_unit *u, MYSQL *c, const char *what, dm_error *err);
 /* Was this server/client error a lost connection (retrying can help)? */
-bool load_db_errno_transient(unsigned code);
 /* `name` quoted as an identifier into out (doubling backticks). Returns out. */
 char *load_db_quote(const char *name, char *out, size_t out_len);
 /* `s` as a SQL string literal ('...' escaped) appended at *p, bounded by end. */

@@ -18,23 +18,6 @@ static const char load_db_session_sql[] =
     "SET NAMES binary, time_zone = '+00:00', sql_mode = 'NO_AUTO_VALUE_ON_ZERO', "
     "foreign_key_checks = 0, unique_checks = 0";
 
-bool load_db_errno_transient(unsigned code) {
-  switch (code) {
-  case CR_SERVER_GONE_ERROR: /* 2006 */
-  case CR_SERVER_LOST:       /* 2013 */
-  case CR_CONNECTION_ERROR:  /* 2002 */
-  case CR_CONN_HOST_ERROR:   /* 2003 */
-  case 2055:                 /* lost connection at '%s', system error */
-  case ER_SERVER_SHUTDOWN:   /* 1053: the target is going down; it will come back */
-  case 1927:                 /* ER_CONNECTION_KILLED */
-  case ER_LOCK_DEADLOCK:     /* 1213: the transaction was rolled back; the batch runs again */
-  case ER_LOCK_WAIT_TIMEOUT: /* 1205 */
-    return true;
-  default:
-    return false;
-  }
-}
-
 static void load_db_register(load_unit *u, int fd) {
   pthread_mutex_lock(&u->lock);
   for (int i = 0; i <= LOAD_MAX_CONNS; i++)
@@ -107,7 +90,7 @@ void load_db_error(load_unit *u, MYSQL *c, const char *what, dm_error *err) {
   const dm_db_endpoint *ep = u->host->target_db(u->ctx);
   u->host->error_make(u->ctx, err, DM_ERR_DB_QUERY, raw, "%s (target %s:%d)", what, ep->host,
                       ep->port);
-  err->resumable = load_db_errno_transient(code);
+  err->resumable = dm_db_errno_transient(code);
   err->scope = DM_SCOPE_DOWNSTREAM;
 }
 

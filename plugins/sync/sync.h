@@ -208,7 +208,6 @@ void sync_db_shutdown_all(sync_unit *u);
 int sync_db_exec(sync_unit *u, MYSQL *c, const char *sql, size_t len, const char *what,
                  dm_error *err);
 void sync_db_error(sync_unit *u, MYSQL *c, const char *what, dm_error *err);
-bool sync_db_errno_transient(unsigned code);
 /* The source may be replicated: ROW format, FULL image and metadata, privileges. */
 int sync_db_precheck(sync_unit *u, MYSQL *src, dm_error *err);
 
@@ -305,6 +304,8 @@ struct sync_unit {
 
 int64_t sync_now_ns(void);
 void sync_fail(dm_result *result, const dm_error *e);
+/* Fills *err with DM_ERR_NO_MEMORY; returns -1. */
+int sync_nomem(sync_unit *u, dm_error *err);
 /* The routed table of a source table (NULL table: a schema). */
 void sync_route(sync_unit *u, const char *db, const char *table, char *tdb, char *ttable);
 

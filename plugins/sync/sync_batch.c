@@ -78,8 +78,7 @@ static int sync_lits(sync_unit *u, sync_buf *a, const sync_table *t, const dm_bi
   }
   return 0;
 nomem:
-  u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
-  return -1;
+  return sync_nomem(u, err);
 }
 
 /* The key's literal: "v" for one column, "(v1,v2)" for several. */
@@ -94,8 +93,7 @@ static int sync_key_text(sync_unit *u, sync_buf *a, const sync_table *t, const s
     goto nomem;
   return 0;
 nomem:
-  u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
-  return -1;
+  return sync_nomem(u, err);
 }
 
 /* The key's causality text: its literal, with "?" for each part whose text is not its identity
@@ -114,8 +112,7 @@ static int sync_node_text(sync_unit *u, sync_buf *a, const sync_table *t, const 
   }
   return 0;
 nomem:
-  u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
-  return -1;
+  return sync_nomem(u, err);
 }
 
 /* (v1,...,vn) over the columns the target takes */
@@ -139,8 +136,7 @@ static int sync_row_text(sync_unit *u, sync_buf *a, const sync_table *t,
     goto nomem;
   return 0;
 nomem:
-  u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
-  return -1;
+  return sync_nomem(u, err);
 }
 
 /* `a`=v1,`b`=v2 (UPDATE's SET) */
@@ -161,8 +157,7 @@ static int sync_set_text(sync_unit *u, sync_buf *a, const sync_table *t,
   }
   return 0;
 nomem:
-  u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
-  return -1;
+  return sync_nomem(u, err);
 }
 
 /* WHERE text: `a`=v1 AND `b`=v2 by the key; a table without one matches the whole row with <=>
@@ -190,8 +185,7 @@ static int sync_where_text(sync_unit *u, sync_buf *a, const sync_table *t,
   }
   return 0;
 nomem:
-  u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
-  return -1;
+  return sync_nomem(u, err);
 }
 
 /* ---- records and causality ---- */
@@ -298,8 +292,7 @@ static int sync_rec_keys(sync_unit *u, sync_batch *b, sync_rec *r, const sync_ta
   }
   return 0;
 nomem:
-  u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
-  return -1;
+  return sync_nomem(u, err);
 }
 
 /* ---- compaction ---- */
@@ -386,8 +379,7 @@ static int sync_compact(sync_unit *u, sync_batch *b, sync_table *t, uint8_t kind
   r->row_len = (uint32_t)(b->arena.len - r->row_off);
   return 0;
 nomem:
-  u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
-  return -1;
+  return sync_nomem(u, err);
 }
 
 /* The primary key text of an image, prefixed with the target table's id (the compaction key). The
@@ -399,7 +391,7 @@ static int sync_pk_key(sync_unit *u, sync_batch *b, const sync_table *t,
   unsigned char head[5] = {(unsigned char)(t->target_id >> 24), (unsigned char)(t->target_id >> 16),
                            (unsigned char)(t->target_id >> 8), (unsigned char)t->target_id, 0};
   if (sync_buf_put(&b->arena, head, sizeof head) < 0) {
-    u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+    sync_nomem(u, err);
     return -1;
   }
   if (sync_key_text(u, &b->arena, t, &t->key, tm, vals, err) < 0)
@@ -522,8 +514,7 @@ int sync_batch_add_row(sync_unit *u, sync_batch *b, sync_table *t, uint8_t rows_
     return -1;
   return 0;
 nomem:
-  u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
-  return -1;
+  return sync_nomem(u, err);
 }
 
 /* ---- assignment ---- */
@@ -680,10 +671,10 @@ static int sync_emit_one(sync_unit *u, const sync_batch *b, const sync_rec *r, s
 }
 
 /* compactable records of one worker, grouped by table then kind (deletes, inserts, updates) */
-static const sync_batch *sync_sort_batch;
-static int sync_cmp_compact(const void *pa, const void *pb) {
-  const sync_rec *a = &sync_sort_batch->recs[*(const uint32_t *)pa];
-  const sync_rec *b = &sync_sort_batch->recs[*(const uint32_t *)pb];
+static int sync_cmp_compact(const void *pa, const void *pb, void *batch) {
+  const sync_batch *sb = batch;
+  const sync_rec *a = &sb->recs[*(const uint32_t *)pa];
+  const sync_rec *b = &sb->recs[*(const uint32_t *)pb];
   if (a->t->target_id != b->t->target_id)
     return a->t->target_id < b->t->target_id ? -1 : 1;
   if (a->kind != b->kind) {
@@ -725,12 +716,7 @@ int sync_batch_sql(sync_unit *u, const sync_batch *b, int w, sync_buf *out, size
     j = k;
   }
   if (rc == 0 && n_compact) {
-    /* qsort has no context argument: the batch is read by one sorting thread at a time */
-    static pthread_mutex_t sort_lock = PTHREAD_MUTEX_INITIALIZER;
-    pthread_mutex_lock(&sort_lock);
-    sync_sort_batch = b;
-    qsort(compact, n_compact, sizeof *compact, sync_cmp_compact);
-    pthread_mutex_unlock(&sort_lock);
+    qsort_r(compact, n_compact, sizeof *compact, sync_cmp_compact, (void *)b);
     for (uint32_t j = 0; j < n_compact && rc == 0;) {
       const sync_rec *r = &b->recs[compact[j]];
       uint32_t k = j + 1;

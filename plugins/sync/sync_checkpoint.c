@@ -61,7 +61,7 @@ int sync_cp_prepare(sync_unit *u, MYSQL *c, dm_error *err) {
           "UNIQUE KEY `uk_id_schema_table` (`id`, `cp_schema`, `cp_table`)) "
           "DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin",
           u->cp_table) < 0) {
-    u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+    sync_nomem(u, err);
     goto out;
   }
   rc = sync_db_exec(u, c, q.p, q.len, "sync: cannot create the checkpoint table", err);
@@ -91,7 +91,7 @@ int sync_cp_load(sync_unit *u, MYSQL *c, sync_cp_state *st, dm_error *err) {
                       u->cp_table) < 0 ||
       sync_cp_lit(c, &q, u->source_id) < 0 ||
       sync_buf_puts(&q, " AND `cp_schema` = '' ORDER BY `cp_table` FOR UPDATE") < 0) {
-    u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+    sync_nomem(u, err);
     goto out;
   }
   if (mysql_real_query(c, q.p, (unsigned long)q.len) != 0 || mysql_next_result(c) != 0) {
@@ -200,7 +200,7 @@ int sync_cp_reset(sync_unit *u, MYSQL *c, const dm_position *pos, uint64_t rows,
   return rc;
 nomem:
   sync_buf_free(&q);
-  u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+  sync_nomem(u, err);
   return -1;
 }
 
@@ -230,7 +230,7 @@ int sync_cp_global(sync_unit *u, MYSQL *c, const dm_position *pos, dm_error *err
   sync_buf q = {0};
   int rc = -1;
   if (sync_cp_set(u, c, &q, pos, 0, "") < 0)
-    u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+    sync_nomem(u, err);
   else
     rc = sync_db_exec(u, c, q.p, q.len, "sync: cannot write the checkpoint", err);
   sync_buf_free(&q);
@@ -244,7 +244,7 @@ int sync_cp_mark_ddl(sync_unit *u, MYSQL *c, const char *at, dm_error *err) {
       sync_cp_lit(c, &q, at) < 0 || sync_buf_puts(&q, ") WHERE `id` = ") < 0 ||
       sync_cp_lit(c, &q, u->source_id) < 0 ||
       sync_buf_puts(&q, " AND `cp_schema` = '' AND `cp_table` = ''") < 0)
-    u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+    sync_nomem(u, err);
   else
     rc = sync_db_exec(u, c, q.p, q.len, "sync: cannot write the checkpoint", err);
   sync_buf_free(&q);

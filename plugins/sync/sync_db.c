@@ -15,23 +15,6 @@
 
 #include "sync.h"
 
-bool sync_db_errno_transient(unsigned code) {
-  switch (code) {
-  case CR_SERVER_GONE_ERROR: /* 2006 */
-  case CR_SERVER_LOST:       /* 2013 */
-  case CR_CONNECTION_ERROR:  /* 2002 */
-  case CR_CONN_HOST_ERROR:   /* 2003 */
-  case 2055:                 /* lost connection at '%s', system error */
-  case ER_SERVER_SHUTDOWN:   /* 1053: the target is going down; it will come back */
-  case 1927:                 /* ER_CONNECTION_KILLED */
-  case ER_LOCK_DEADLOCK:     /* 1213: the transaction was rolled back; the batch runs again */
-  case ER_LOCK_WAIT_TIMEOUT: /* 1205 */
-    return true;
-  default:
-    return false;
-  }
-}
-
 static void sync_db_register(sync_unit *u, int fd, bool add) {
   pthread_mutex_lock(&u->lock);
   for (int i = 0; i < SYNC_MAX_WORKERS + 4; i++)
@@ -106,7 +89,7 @@ void sync_db_error(sync_unit *u, MYSQL *c, const char *what, dm_error *err) {
   char cause[DM_ERROR_RAW_MAX];
   snprintf(cause, sizeof cause, "ERROR %u (%s): %s", code, mysql_sqlstate(c), mysql_error(c));
   u->host->error_make(u->ctx, err, DM_ERR_DB_QUERY, cause, "%s", what);
-  err->resumable = sync_db_errno_transient(code);
+  err->resumable = dm_db_errno_transient(code);
   if (code >= 2000 && code < 3000)
     err->code = DM_ERR_DB_CONNECT;
 }

@@ -114,7 +114,7 @@ static int sync_ddl_prepare(sync_unit *u, const dm_binlog_query *q, const char *
   *offs = calloc((size_t)d.n + 1, sizeof **offs);
   if (!*offs) {
     sync_ddl_free(&d);
-    u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+    sync_nomem(u, err);
     return -1;
   }
   *n = 0;
@@ -149,7 +149,7 @@ static int sync_ddl_prepare(sync_unit *u, const dm_binlog_query *q, const char *
     (*offs)[(*n)++] = (uint32_t)out->len;
     if (sync_ddl_rewrite(s, sync_ddl_route, u, out) < 0 || sync_buf_putc(out, '\0') < 0) {
       sync_ddl_free(&d);
-      u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+      sync_nomem(u, err);
       return -1;
     }
     /* the tables it names are read again from the target at their next row event */

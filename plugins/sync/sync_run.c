@@ -181,7 +181,7 @@ static int sync_close_batch(sync_run_state *r, dm_error *err) {
   if (sync_finish_inflight(r, err) < 0)
     return -1;
   if (sync_batch_assign(r->building, r->n_workers) < 0) {
-    u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+    sync_nomem(u, err);
     return -1;
   }
   sync_workers_dispatch(r->ws, r->building, r->recovering ? r->skip : NULL);
@@ -359,7 +359,7 @@ static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *er
     if (dm_binlog_table_map_decode(fmt, ev, &tm, err) < 0)
       return -1;
     if (sync_map_put(r, tm) < 0) {
-      u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+      sync_nomem(u, err);
       return -1;
     }
     return 0;

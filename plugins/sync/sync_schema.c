@@ -251,7 +251,7 @@ static int sync_table_resolve(sync_unit *u, sync_table *t, MYSQL *c, const dm_bi
   t->resolved = true;
   return 0;
 nomem:
-  u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+  sync_nomem(u, err);
   return -1;
 }
 
@@ -301,6 +301,6 @@ sync_table *sync_schema_table(sync_schema *s, MYSQL *conn, const dm_binlog_table
     return NULL;
   return t;
 nomem:
-  u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+  sync_nomem(u, err);
   return NULL;
 }

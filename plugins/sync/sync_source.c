@@ -204,7 +204,7 @@ static int sync_relay_advance(sync_source *s, dm_error *err) {
 int sync_source_open(sync_unit *u, const dm_position *from, sync_source **out, dm_error *err) {
   sync_source *s = calloc(1, sizeof *s);
   if (!s) {
-    u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+    sync_nomem(u, err);
     return -1;
   }
   s->u = u;

@@ -35,6 +35,11 @@ void sync_fail(dm_result *result, const dm_error *e) {
   result->errors[0] = *e;
 }
 
+int sync_nomem(sync_unit *u, dm_error *err) {
+  u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+  return -1;
+}
+
 void sync_route(sync_unit *u, const char *db, const char *table, char *tdb, char *ttable) {
   ttable[0] = '\0';
   u->host->route_table(u->ctx, db, table, tdb, SYNC_NAME_MAX, ttable, SYNC_NAME_MAX);

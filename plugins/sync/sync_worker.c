@@ -70,7 +70,7 @@ static int sync_worker_apply(sync_worker *w, const sync_batch *b) {
     goto failed;
   return 0;
 nomem:
-  u->host->error_make(u->ctx, &w->err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+  sync_nomem(u, &w->err);
 failed:
   if (mysql_query(w->conn, "ROLLBACK") != 0) {
     /* the connection is gone: the server rolls the transaction back */
@@ -135,7 +135,7 @@ static void *sync_worker_main(void *arg) {
 int sync_workers_start(sync_unit *u, int n, sync_workers **out, dm_error *err) {
   sync_workers *ws = calloc(1, sizeof *ws);
   if (!ws) {
-    u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+    sync_nomem(u, err);
     return -1;
   }
   ws->u = u;

@@ -78,6 +78,23 @@ const char *dm_error_code_name(int32_t code) {
   return row ? row->name : NULL;
 }
 
+bool dm_db_errno_transient(unsigned code) {
+  switch (code) {
+  case 2002: /* CR_CONNECTION_ERROR */
+  case 2003: /* CR_CONN_HOST_ERROR */
+  case 2006: /* CR_SERVER_GONE_ERROR */
+  case 2013: /* CR_SERVER_LOST */
+  case 2055: /* lost connection at '%s', system error */
+  case 1053: /* ER_SERVER_SHUTDOWN: the server is going down; it will come back */
+  case 1927: /* ER_CONNECTION_KILLED */
+  case 1213: /* ER_LOCK_DEADLOCK: the transaction was rolled back; run it again */
+  case 1205: /* ER_LOCK_WAIT_TIMEOUT */
+    return true;
+  default:
+    return false;
+  }
+}
+
 int dm_error_code_resumable(int32_t code) {
   const err_row *row = err_find(code);
   return row ? row->resumable : 0;

@@ -6,6 +6,7 @@
 #define DMHOST_SDK_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 
 #include "error.h"
 
@@ -31,6 +32,12 @@ const char *dm_error_scope_name(int scope);
 const char *dm_error_level_name(int level);
 /* The table's default resumability of a code (0 for unknown codes). */
 int dm_error_code_resumable(int32_t code);
+
+/* Is this MySQL/MariaDB client or server error number one that trying again can fix: a lost or
+ * refused connection (2002, 2003, 2006, 2013, 2055), a server going down (1053) or killing the
+ * connection (1927), a deadlock (1213) or lock wait timeout (1205)? Units map such errors to
+ * resumable ones; every other server error means the statement itself was refused. */
+bool dm_db_errno_transient(unsigned code);
 
 /* Copy a string into a fixed buffer, always NUL-terminated, truncating. Returns dst. */
 char *dm_strlcpy(char *dst, const char *src, size_t size);

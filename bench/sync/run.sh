@@ -1,0 +1,560 @@
+#!/usr/bin/env bash
+# Sync benchmark: apply the same binlog range (a sysbench oltp_write_only-shaped workload) to the
+# same starting state with our sync unit (`dmhost run`, task-mode incremental, worker-count 1 and 8)
+# and with the target as a MariaDB replica of the source (slave_parallel_threads 0 and 4,
+# optimistic; IO thread first, only the SQL thread timed). Then the lag of each under a steady
+# write load. Prints seconds, rows/s, transactions/s, the ratio and our peak RSS; see README.md.
+#
+#   bench/sync/run.sh [BUILD_DIR]          (default /work/main/build: host/dmhost, plugins/*.so)
+#
+# Env: TXNS (260000: >1 M row changes), TABLES (8), ROWS (100000 per table), RUNS (1, median of),
+# WORKERS ("1 8"), REPLICA_THREADS ("0 4"), GEN_STREAMS (2), LAG_SECONDS (60), LAG_RATE (2000 txn/s),
+# LAG_ROWS (ROWS), SYNC_TIMEOUT (1800 s), SYNC_EXTRA (more lines for the task's sync section),
+# BUFFER_POOL (2G), SKIP_GEN=1 (reuse the last generated range), SKIP_OURS=1, SKIP_REPLICA=1,
+# SKIP_LAG=1, KEEP=1 (keep the run folders and leave the server pair running).
+# Servers: a pair of scripts/mariadb.sh of its own, DMH_DB_DIR=/tmp/dmh-bench-sync-db, ports
+# 14406/14407 (BENCH_DB_DIR, BENCH_SOURCE_PORT, BENCH_TARGET_PORT override).
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(realpath -m "${1:-$repo/build}")
+txns=${TXNS:-260000}
+tables=${TABLES:-8}
+rows=${ROWS:-100000}
+runs=${RUNS:-1}
+workers=${WORKERS:-1 8}
+replica_threads=${REPLICA_THREADS:-0 4}
+gen_streams=${GEN_STREAMS:-2}
+lag_seconds=${LAG_SECONDS:-60}
+lag_rate=${LAG_RATE:-2000}
+lag_rows=${LAG_ROWS:-$rows}
+sync_timeout=${SYNC_TIMEOUT:-1800}
+work=${BENCH_DIR:-/tmp/dmh-sync-bench}
+db=bench_sync    # the timed workload
+ldb=bench_lag    # the steady-load workload (its own tables, so the range P0..P1 never changes)
+pdb=bench_probe  # target only: lag samples
+task_name=bench
+cp_table=${CP_TABLE:-${task_name}_syncer_checkpoint}
+dmhost=$build/host/dmhost
+sync_so=$build/plugins/dmhost-sync.so
+
+die() {
+  echo "sync bench: $*" >&2
+  exit 1
+}
+note() { echo "== $*" >&2; }
+
+export DMH_DB_DIR=${BENCH_DB_DIR:-/tmp/dmh-bench-sync-db} DMH_SOURCE_PORT=${BENCH_SOURCE_PORT:-14406}
+export DMH_TARGET_PORT=${BENCH_TARGET_PORT:-14407} DMH_BUFFER_POOL=${BUFFER_POOL:-2G}
+eval "$(bash "$repo/scripts/mariadb.sh" env)"
+src=(--no-defaults --protocol=tcp -h"$DMH_SOURCE_HOST" -P"$DMH_SOURCE_PORT" -u"$DMH_SOURCE_USER")
+dst=(--no-defaults --protocol=tcp -h"$DMH_TARGET_HOST" -P"$DMH_TARGET_PORT" -u"$DMH_TARGET_USER")
+ssql() { mariadb "${src[@]}" -N -B "$@"; }
+tsql() { mariadb "${dst[@]}" -N -B "$@"; }
+
+ours=1
+if [ -n "${SKIP_OURS:-}" ]; then
+  ours=
+elif [ ! -x "$dmhost" ] || [ ! -f "$sync_so" ]; then
+  echo "sync bench: WARNING: $dmhost or $sync_so missing: our sync is NOT measured" >&2
+  ours=
+fi
+build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
+[ -z "$ours" ] || [ "$build_type" = Release ] ||
+  echo "sync bench: WARNING: $build is a '${build_type:-unknown}' build, not Release" >&2
+
+mkdir -p "$work"
+bash "$repo/scripts/mariadb.sh" start >/dev/null
+cleanup() {
+  local rc=$?
+  [ -z "${dm_pid:-}" ] || { kill -TERM "$dm_pid" 2>/dev/null && wait "$dm_pid" 2>/dev/null; } || true
+  for p in ${bg_pids:-}; do kill -TERM "$p" 2>/dev/null || true; done
+  tsql -e 'STOP SLAVE; RESET SLAVE ALL' >/dev/null 2>&1 || true
+  [ -n "${KEEP:-}" ] || bash "$repo/scripts/mariadb.sh" stop >/dev/null 2>&1 || true
+  exit "$rc"
+}
+trap cleanup EXIT
+
+# ---- helpers ---------------------------------------------------------------------------------
+
+# One long-lived client on the target for polling: no fork per poll on a 2-core machine.
+coproc TQ { exec mariadb "${dst[@]}" -N -B -n --force 2>>"$work/target-poll.err"; }
+tq() { # query -> its rows in TQ_OUT (an error gives no rows; see target-poll.err)
+  TQ_OUT=()
+  printf '%s;\nSELECT "#EOR";\n' "$1" >&"${TQ[1]}"
+  local l
+  while IFS= read -r -t 60 l <&"${TQ[0]}"; do
+    [ "$l" = "#EOR" ] && return 0
+    TQ_OUT+=("$l")
+  done
+  die "the polling client on the target stopped answering"
+}
+rm -f "$work/idle" && mkfifo "$work/idle" && exec 8<>"$work/idle"
+nap() { read -r -t "$1" -u 8 _ || true; } # sleep without a fork
+
+seq_of() { echo $((10#${1##*.})); } # mysql-bin.000012 -> 12
+pos_ge() { # file pos FILE POS: (file, pos) >= (FILE, POS)
+  local a b
+  a=$(seq_of "$1") b=$(seq_of "$3")
+  [ "$a" -gt "$b" ] || { [ "$a" -eq "$b" ] && [ "$2" -ge "$4" ]; }
+}
+master_pos() { ssql -e 'SHOW MASTER STATUS' | cut -f1,2; }
+gtid_seq() { # "0-1-123" -> 123 (domain 0 only)
+  echo "$1" | tr ',' '\n' | awk -F- '$1 == 0 {print $3}' | grep . || echo 0
+}
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+alive() { # pid: a running (not zombie) process
+  local s
+  s=$(awk '/^State:/ {print $2}' "/proc/$1/status" 2>/dev/null || true)
+  [ -n "$s" ] && [ "$s" != Z ] && [ "$s" != X ]
+}
+hwm_kb() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
+
+sbtest_sql() { # schema tables rows: create and fill sysbench-shaped tables, deterministic content
+  local s=$1 n=$2 r=$3 i
+  echo "USE \`$s\`;" # seq_1_to_N lives in the current schema
+  for i in $(seq 1 "$n"); do
+    cat <<SQL
+CREATE TABLE \`$s\`.sbtest$i (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, k INT NOT NULL DEFAULT 0,
+  c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '', KEY k_$i (k)) ENGINE=InnoDB;
+INSERT INTO \`$s\`.sbtest$i (id, k, c, pad)
+  SELECT seq, 1 + (seq * 7919 + $i) % $r, CONCAT(MD5(seq), MD5(seq + 1), MD5(seq + 2), LEFT(MD5(seq + 3), 23)),
+         CONCAT(MD5(seq + $i), LEFT(MD5(seq + 7), 27)) FROM seq_1_to_$r;
+SQL
+  done
+}
+
+# The write procedure: sysbench oltp_write_only's four statements (index update, non-index update,
+# delete, insert of the same id) in one transaction on a random table. gen(n, rate, secs): n
+# transactions (0: no limit), paced to `rate` per second (0: as fast as it goes), for at most
+# `secs` seconds (0: no limit). A deadlock between streams rolls the transaction back and retries.
+gen_proc_sql() { # schema tables rows
+  local s=$1 n=$2 r=$3 i
+  cat <<SQL
+DROP PROCEDURE IF EXISTS \`$s\`.gen;
+DELIMITER //
+CREATE PROCEDURE \`$s\`.gen(n INT, rate INT, secs DOUBLE)
+BEGIN
+  DECLARE i, t, a, b, d INT DEFAULT 0;
+  DECLARE failed INT DEFAULT 0;
+  DECLARE t0 DOUBLE DEFAULT UNIX_TIMESTAMP(SYSDATE(6));
+  DECLARE ahead DOUBLE;
+  DECLARE CONTINUE HANDLER FOR 1213, 1205 SET failed = 1;
+  SET autocommit = 0;
+  txn_loop: WHILE n = 0 OR i < n DO
+    IF secs > 0 AND UNIX_TIMESTAMP(SYSDATE(6)) - t0 >= secs THEN LEAVE txn_loop; END IF;
+    SET t = 1 + FLOOR(RAND() * $n), a = 1 + FLOOR(RAND() * $r), b = 1 + FLOOR(RAND() * $r),
+        d = 1 + FLOOR(RAND() * $r), failed = 0;
+    CASE t
+SQL
+  for i in $(seq 1 "$n"); do
+    cat <<SQL
+    WHEN $i THEN
+      UPDATE \`$s\`.sbtest$i SET k = k + 1 WHERE id = a;
+      UPDATE \`$s\`.sbtest$i SET c = CONCAT(MD5(RAND()), MD5(RAND()), MD5(RAND()), LEFT(MD5(RAND()), 23)) WHERE id = b;
+      DELETE FROM \`$s\`.sbtest$i WHERE id = d;
+      INSERT INTO \`$s\`.sbtest$i (id, k, c, pad) VALUES (d, 1 + FLOOR(RAND() * $r),
+        CONCAT(MD5(RAND()), MD5(RAND()), MD5(RAND()), LEFT(MD5(RAND()), 23)), CONCAT(MD5(RAND()), LEFT(MD5(RAND()), 27)));
+SQL
+  done
+  cat <<SQL
+    END CASE;
+    IF failed THEN ROLLBACK; ELSE COMMIT; SET i = i + 1; END IF;
+    IF rate > 0 THEN
+      SET ahead = t0 + i / rate - UNIX_TIMESTAMP(SYSDATE(6));
+      IF ahead > 0.002 THEN DO SLEEP(ahead); END IF;
+    END IF;
+  END WHILE;
+  SET autocommit = 1;
+END //
+DELIMITER ;
+SQL
+}
+
+checksums() { # side(ssql|tsql) schema tables -> "table checksum" lines
+  local list i
+  # shellcheck disable=SC2016
+  list=$(for i in $(seq 1 "$3"); do printf '`%s`.sbtest%s,' "$2" "$i"; done)
+  "$1" -e "CHECKSUM TABLE ${list%,}" | awk '{print $1, $2}'
+}
+
+# ---- 1-3: starting state P0, the workload, P1 ------------------------------------------------
+state=$work/state
+if [ -z "${SKIP_GEN:-}" ] || [ ! -s "$state" ] || [ ! -s "$work/p0.sql" ]; then
+  note "data: $tables tables x $rows rows in $db on the source"
+  tsql -e 'STOP SLAVE; RESET SLAVE ALL' >/dev/null 2>&1 || true
+  # A private pair: drop the binlogs of earlier generations (each is ~0.6 GB at full size).
+  ssql -e 'RESET MASTER'
+  { echo "SET sql_log_bin = 0; DROP DATABASE IF EXISTS $db; CREATE DATABASE $db;"
+    sbtest_sql "$db" "$tables" "$rows"
+    gen_proc_sql "$db" "$tables" "$rows"; } | ssql
+  ssql -e 'FLUSH LOGS'
+  read -r p0_file p0_pos <<<"$(master_pos)"
+  p0_gtid=$(ssql -e 'SELECT @@gtid_binlog_pos')
+  note "P0 = $p0_file:$p0_pos (gtid '$p0_gtid'); dumping it for the target resets"
+  mariadb-dump "${src[@]}" --single-transaction --skip-dump-date "$db" >"$work/p0.sql"
+
+  note "workload: $txns transactions in $gen_streams streams"
+  t0=$EPOCHREALTIME
+  pids=()
+  for s in $(seq 1 "$gen_streams"); do
+    n=$((txns / gen_streams + (s <= txns % gen_streams ? 1 : 0)))
+    ssql -e "CALL $db.gen($n, 0, 0)" &
+    pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p" || die "the workload generator failed"; done
+  read -r p1_file p1_pos <<<"$(master_pos)"
+  p1_gtid=$(ssql -e 'SELECT @@gtid_binlog_pos')
+  note "generated in $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN {printf "%.1f", b - a}') s;" \
+    "P1 = $p1_file:$p1_pos (gtid '$p1_gtid')"
+
+  # bytes between P0 and P1, and the row changes in them
+  bytes=$(ssql -e 'SHOW BINARY LOGS' | awk -v f0="$p0_file" -v p0="$p0_pos" -v f1="$p1_file" -v p1="$p1_pos" '
+    $1 >= f0 && $1 <= f1 { b += ($1 == f1 ? p1 : $2) - ($1 == f0 ? p0 : 0) } END { print b }')
+  datadir=$(dirname "$(ssql -e 'SELECT @@log_bin_basename')")
+  files=$(ssql -e 'SHOW BINARY LOGS' | cut -f1 | awk -v a="$p0_file" -v b="$p1_file" '$0 >= a && $0 <= b' |
+    sed "s|^|$datadir/|")
+  note "counting row changes with mariadb-binlog -v"
+  # shellcheck disable=SC2086
+  read -r row_changes xids < <(mariadb-binlog --no-defaults --base64-output=decode-rows -v \
+    --start-position="$p0_pos" $files --stop-position="$p1_pos" |
+    awk '/^### (INSERT INTO|UPDATE|DELETE FROM) / {r++} /^#.*[ \t]Xid = [0-9]+$/ {x++} END {print r + 0, x + 0}')
+  txns_done=$(($(gtid_seq "$p1_gtid") - $(gtid_seq "$p0_gtid")))
+  [ "$txns_done" -eq "$xids" ] || die "GTIDs say $txns_done transactions, the binlog has $xids commits"
+  [ "$txns_done" -eq "$txns" ] || die "$txns transactions asked, $txns_done in the binlog"
+  checksums ssql "$db" "$tables" >"$work/p1.checksums"
+  cat >"$state" <<EOF
+p0_file=$p0_file p0_pos=$p0_pos p0_gtid='$p0_gtid'
+p1_file=$p1_file p1_pos=$p1_pos p1_gtid='$p1_gtid'
+bytes=$bytes row_changes=$row_changes txns_done=$txns_done gen_tables=$tables gen_rows=$rows
+EOF
+fi
+# shellcheck disable=SC1090
+. "$state"
+# shellcheck disable=SC2154 # set by $state
+tables=$gen_tables rows=$gen_rows
+mib=$(awk -v b="$bytes" 'BEGIN {printf "%.1f", b / 1048576}')
+echo "binlog range: $p0_file:$p0_pos .. $p1_file:$p1_pos, $mib MiB, $txns_done transactions," \
+  "$row_changes row changes ($tables tables x $rows rows)"
+flush=$(tsql -e "SELECT CONCAT('innodb_flush_log_at_trx_commit=', @@innodb_flush_log_at_trx_commit,
+  ' sync_binlog=', @@sync_binlog, ' sync_relay_log=', @@sync_relay_log,
+  ' sync_relay_log_info=', @@sync_relay_log_info, ' buffer_pool=', @@innodb_buffer_pool_size DIV 1048576, 'M')")
+echo "target: $flush (same for both tools)"
+
+reset_target() { # the target back to P0's state
+  tsql -e "STOP SLAVE; RESET SLAVE ALL" >/dev/null 2>&1 || true
+  tsql -e "DROP DATABASE IF EXISTS dm_meta; DROP DATABASE IF EXISTS $db; CREATE DATABASE $db"
+  tsql "$db" <"$work/p0.sql"
+}
+check_target() { # label: the target's tables equal the source's at P1
+  checksums tsql "$db" "$tables" >"$work/target.checksums"
+  cmp -s "$work/p1.checksums" "$work/target.checksums" || {
+    diff "$work/p1.checksums" "$work/target.checksums" >&2 || true
+    die "$1: THE TARGET DIFFERS FROM THE SOURCE AT P1 (CHECKSUM TABLE above: source <, target >)"
+  }
+}
+
+# ---- 4: the MariaDB replica --------------------------------------------------------------------
+slave_cols=()
+slave_field() { # name -> its value in the last SHOW SLAVE STATUS row polled
+  local i
+  for i in "${!slave_cols[@]}"; do
+    [ "${slave_cols[$i]}" = "$1" ] || continue
+    echo "${SLAVE_ROW[$i]}"
+    return 0
+  done
+  die "SHOW SLAVE STATUS has no column $1"
+}
+poll_slave() {
+  tq 'SHOW SLAVE STATUS'
+  [ "${#TQ_OUT[@]}" -gt 0 ] || die "SHOW SLAVE STATUS is empty"
+  # tabs are IFS white space (empty fields would vanish): split on \x1f instead
+  IFS=$'\x1f' read -r -a SLAVE_ROW <<<"${TQ_OUT[0]//$'\t'/$'\x1f'}"
+  local e
+  e=$(slave_field Last_IO_Error)$(slave_field Last_SQL_Error)
+  [ -z "$e" ] || die "replica error: $e"
+}
+start_replica() { # threads file pos: configure, start the IO thread only
+  tsql -e "SET GLOBAL slave_parallel_threads = $1; SET GLOBAL slave_parallel_mode = 'optimistic';
+    CHANGE MASTER TO MASTER_HOST = '$DMH_SOURCE_HOST', MASTER_PORT = $DMH_SOURCE_PORT,
+      MASTER_USER = '$DMH_SOURCE_USER', MASTER_PASSWORD = '${DMH_SOURCE_PASSWORD:-}',
+      MASTER_LOG_FILE = '$2', MASTER_LOG_POS = $3, MASTER_USE_GTID = no;
+    START SLAVE IO_THREAD"
+  IFS=$'\x1f' read -r -a slave_cols < <(mariadb "${dst[@]}" -B -e 'SHOW SLAVE STATUS' | head -1 | tr '\t' '\037')
+}
+# The run functions set globals (RUN_S, RUN_KB, ...) instead of printing: a $(...) subshell would
+# lose the coprocess and dm_pid.
+replica_run() { # threads -> RUN_S
+  reset_target
+  start_replica "$1" "$p0_file" "$p0_pos"
+  local t0 t1 deadline=$((SECONDS + sync_timeout))
+  while :; do
+    poll_slave
+    pos_ge "$(slave_field Master_Log_File)" "$(slave_field Read_Master_Log_Pos)" "$p1_file" "$p1_pos" && break
+    [ "$SECONDS" -lt "$deadline" ] || die "the replica's IO thread did not reach P1 in $sync_timeout s"
+    nap 0.05
+  done
+  # The SQL thread stops by itself at P1 (the source's binlog may go on: the lag runs' writes).
+  t0=$EPOCHREALTIME
+  tq "START SLAVE SQL_THREAD UNTIL MASTER_LOG_FILE = '$p1_file', MASTER_LOG_POS = $p1_pos"
+  deadline=$((SECONDS + sync_timeout))
+  while :; do
+    poll_slave
+    pos_ge "$(slave_field Relay_Master_Log_File)" "$(slave_field Exec_Master_Log_Pos)" "$p1_file" "$p1_pos" &&
+      break
+    [ "$SECONDS" -lt "$deadline" ] || die "the replica did not apply up to P1 in $sync_timeout s" \
+      "(SQL thread running: $(slave_field Slave_SQL_Running); see $work/target-poll.err)"
+    nap 0.05
+  done
+  t1=$EPOCHREALTIME
+  tsql -e 'STOP SLAVE; RESET SLAVE ALL'
+  check_target "replica, slave_parallel_threads=$1"
+  RUN_S=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}')
+}
+
+# ---- 5: our sync -------------------------------------------------------------------------------
+write_cfgs() { # dir workers file pos
+  cat >"$1/source.cfg" <<CFG
+source-id = "bench";
+enable-gtid = false;
+enable-relay = false;
+from = { host = "$DMH_SOURCE_HOST"; port = $DMH_SOURCE_PORT; user = "$DMH_SOURCE_USER"; password = "${DMH_SOURCE_PASSWORD:-}"; };
+CFG
+  cat >"$1/task.cfg" <<CFG
+name = "$task_name";
+task-mode = "incremental";
+meta-schema = "dm_meta";
+target-database = { host = "$DMH_TARGET_HOST"; port = $DMH_TARGET_PORT; user = "$DMH_TARGET_USER"; password = "${DMH_TARGET_PASSWORD:-}"; };
+mysql-instances = ( { source-id = "bench"; block-allow-list = "b";
+                      meta = { binlog-name = "$3"; binlog-pos = $4; }; } );
+block-allow-list = { b = { do-dbs = ["$db", "$ldb"]; }; };
+unit-paths = { sync = "$sync_so"; };
+sync = {
+  worker-count = $2;
+${SYNC_EXTRA:-}
+};
+CFG
+}
+cp_pos() { # -> CP_F CP_P: the global checkpoint, or empty
+  CP_F='' CP_P=''
+  tq "SELECT binlog_name, binlog_pos FROM \`dm_meta\`.\`$cp_table\` WHERE is_global = 1"
+  [ "${#TQ_OUT[@]}" -eq 0 ] || IFS=$'\t' read -r CP_F CP_P <<<"${TQ_OUT[0]}"
+}
+start_ours() { # dir workers file pos: dmhost in the background, dm_pid
+  rm -rf "$1" && mkdir -p "$1"
+  write_cfgs "$1" "$2" "$3" "$4"
+  "$dmhost" run --quiet --source "$1/source.cfg" --task "$1/task.cfg" --work-dir "$1/work" \
+    --plugin-dir "$build/plugins" >"$1/log" 2>&1 &
+  dm_pid=$!
+}
+wait_ours() { # dir file pos timeout: until the checkpoint reaches (file, pos); peak RSS in dm_hwm
+  local deadline=$((SECONDS + $4))
+  dm_hwm=0
+  while :; do
+    if ! alive "$dm_pid"; then
+      tail -n 30 "$1/log" >&2
+      die "dmhost exited before its checkpoint reached $2:$3 (log: $1/log)"
+    fi
+    dm_hwm=$(hwm_kb "$dm_pid")
+    cp_pos
+    [ -n "$CP_P" ] && pos_ge "$CP_F" "$CP_P" "$2" "$3" && return 0
+    [ "$SECONDS" -lt "$deadline" ] ||
+      die "dmhost: the checkpoint did not reach $2:$3 within $4 s (at '$CP_F $CP_P'; log: $1/log)"
+    nap 0.05
+  done
+}
+stop_ours() {
+  local h
+  h=$(hwm_kb "$dm_pid")
+  [ "$h" -le "${dm_hwm:-0}" ] || dm_hwm=$h
+  kill -TERM "$dm_pid"
+  wait "$dm_pid" || echo "sync bench: WARNING: dmhost exited with $? after SIGTERM" >&2
+  dm_pid=
+}
+ours_run() { # workers -> RUN_S, RUN_KB
+  local d=$work/ours-w$1 t0 t1
+  reset_target
+  t0=$EPOCHREALTIME
+  start_ours "$d" "$1" "$p0_file" "$p0_pos"
+  wait_ours "$d" "$p1_file" "$p1_pos" "$sync_timeout"
+  t1=$EPOCHREALTIME
+  stop_ours
+  check_target "our sync, worker-count=$1"
+  RUN_S=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}') RUN_KB=$dm_hwm
+}
+
+# ---- timed runs --------------------------------------------------------------------------------
+declare -A secs rss
+labels=()
+if [ -z "${SKIP_REPLICA:-}" ]; then
+  for th in $replica_threads; do
+    labels+=("replica:$th")
+    for r in $(seq 1 "$runs"); do
+      note "replica, slave_parallel_threads=$th, run $r/$runs"
+      replica_run "$th"
+      s=$RUN_S
+      echo "   $s s" >&2
+      secs[replica:$th]+="$s "
+    done
+  done
+fi
+if [ -n "$ours" ]; then
+  for w in $workers; do
+    labels+=("ours:$w")
+    for r in $(seq 1 "$runs"); do
+      note "our sync, worker-count=$w, run $r/$runs"
+      ours_run "$w"
+      s=$RUN_S k=$RUN_KB
+      echo "   $s s, peak RSS $((k / 1024)) MiB" >&2
+      secs[ours:$w]+="$s "
+      rss[ours:$w]+="$k "
+    done
+  done
+fi
+
+med() { echo "${secs[$1]}" | tr ' ' '\n' | grep . | median; }
+best_replica='' best_replica_s='' best_ours='' best_ours_s=''
+for l in "${labels[@]}"; do
+  s=$(med "$l")
+  case $l in
+  replica:*) if [ -z "$best_replica_s" ] || awk -v a="$s" -v b="$best_replica_s" 'BEGIN {exit !(a < b)}'; then
+    best_replica=${l#replica:} best_replica_s=$s; fi ;;
+  ours:*) if [ -z "$best_ours_s" ] || awk -v a="$s" -v b="$best_ours_s" 'BEGIN {exit !(a < b)}'; then
+    best_ours=${l#ours:} best_ours_s=$s; fi ;;
+  esac
+done
+
+# ---- 6: lag under a steady load ----------------------------------------------------------------
+lag_lines=()
+lag_setup() { # both sides: bench_lag with identical content (not binlogged), the probe on the target
+  local ddl
+  ddl="DROP DATABASE IF EXISTS $ldb; CREATE DATABASE $ldb;
+    $(sbtest_sql "$ldb" "$tables" "$lag_rows")
+    CREATE TABLE $ldb.heartbeat (id INT PRIMARY KEY, ts DATETIME(6) NOT NULL);
+    INSERT INTO $ldb.heartbeat VALUES (1, SYSDATE(6));"
+  { echo "SET sql_log_bin = 0; $ddl"
+    gen_proc_sql "$ldb" "$tables" "$lag_rows"
+    cat <<SQL
+DELIMITER //
+CREATE PROCEDURE $ldb.beat(secs DOUBLE)
+BEGIN
+  DECLARE t0 DOUBLE DEFAULT UNIX_TIMESTAMP(SYSDATE(6));
+  WHILE UNIX_TIMESTAMP(SYSDATE(6)) - t0 < secs DO
+    UPDATE $ldb.heartbeat SET ts = SYSDATE(6) WHERE id = 1;
+    DO SLEEP(0.1);
+  END WHILE;
+END //
+DELIMITER ;
+SQL
+  } | ssql
+  tsql -e "STOP SLAVE; RESET SLAVE ALL" >/dev/null 2>&1 || true
+  { echo "DROP DATABASE IF EXISTS dm_meta; $ddl"
+    cat <<SQL
+DROP DATABASE IF EXISTS $pdb; CREATE DATABASE $pdb;
+CREATE TABLE $pdb.samples (n INT AUTO_INCREMENT PRIMARY KEY, lag_us BIGINT);
+DELIMITER //
+CREATE PROCEDURE $pdb.sample(secs DOUBLE)
+BEGIN
+  DECLARE t0 DOUBLE DEFAULT UNIX_TIMESTAMP(SYSDATE(6));
+  WHILE UNIX_TIMESTAMP(SYSDATE(6)) - t0 < secs DO
+    INSERT INTO $pdb.samples (lag_us)
+      SELECT TIMESTAMPDIFF(MICROSECOND, ts, SYSDATE(6)) FROM $ldb.heartbeat WHERE id = 1;
+    DO SLEEP(0.1);
+  END WHILE;
+END //
+DELIMITER ;
+SQL
+  } | tsql
+  read -r pl_file pl_pos <<<"$(master_pos)"
+}
+lag_load() { # label: the heartbeat, then the paced load with the sampler -> LAG_LINE
+  local g0 g1 pe_file pe_pos
+  g0=$(gtid_seq "$(ssql -e 'SELECT @@gtid_binlog_pos')")
+  ssql -e "CALL $ldb.beat($lag_seconds + 3)" &
+  bg_pids="$!"
+  nap 1.5 # the first beats reach the target before sampling starts
+  ssql -e "CALL $ldb.gen(0, $lag_rate, $lag_seconds)" &
+  bg_pids+=" $!"
+  tsql -e "CALL $pdb.sample($lag_seconds)" || die "the lag sampler failed"
+  for p in $bg_pids; do wait "$p" || die "the steady load failed"; done
+  bg_pids=
+  g1=$(gtid_seq "$(ssql -e 'SELECT @@gtid_binlog_pos')")
+  read -r pe_file pe_pos <<<"$(master_pos)"
+  echo "$pe_file $pe_pos $((g1 - g0))" >"$work/lag-end"
+  LAG_LINE=$(tsql -e "SELECT lag_us FROM $pdb.samples ORDER BY lag_us" | awk -v l="$1" \
+    -v rate="$(awk -v n="$((g1 - g0))" -v s="$lag_seconds" 'BEGIN {printf "%.0f", n / s}')" '
+    function pct(p,  i) { i = int(NR * p + 0.5); if (i < 1) i = 1; return a[i] }
+    {a[NR] = $1 / 1e6} END {
+      if (NR == 0) { print l ": no samples"; exit }
+      printf "%-28s %8.3f %8.3f %8.3f %8d %10s\n", l, pct(0.5), pct(0.99), a[NR], NR, rate }')
+}
+lag_check() { # label: the lag tables equal on both sides
+  local a b
+  a=$(checksums ssql "$ldb" "$tables") b=$(checksums tsql "$ldb" "$tables")
+  [ "$a" = "$b" ] || die "$1: after the steady load the target's $ldb differs from the source's"
+}
+if [ -z "${SKIP_LAG:-}" ] && [ "$lag_seconds" -gt 0 ]; then
+  if [ -n "$best_replica" ]; then
+    note "lag: replica, slave_parallel_threads=$best_replica, $lag_rate txn/s for $lag_seconds s"
+    lag_setup
+    start_replica "$best_replica" "$pl_file" "$pl_pos"
+    tsql -e 'START SLAVE SQL_THREAD'
+    lag_load "replica threads=$best_replica"
+    read -r pe_file pe_pos _ <"$work/lag-end"
+    deadline=$((SECONDS + 120))
+    while :; do
+      poll_slave
+      pos_ge "$(slave_field Relay_Master_Log_File)" "$(slave_field Exec_Master_Log_Pos)" "$pe_file" "$pe_pos" &&
+        break
+      [ "$SECONDS" -lt "$deadline" ] || die "the replica did not catch up with the steady load in 120 s"
+      nap 0.1
+    done
+    tsql -e 'STOP SLAVE; RESET SLAVE ALL'
+    lag_check "replica"
+    lag_lines+=("$LAG_LINE")
+  fi
+  if [ -n "$best_ours" ]; then
+    note "lag: our sync, worker-count=$best_ours, $lag_rate txn/s for $lag_seconds s"
+    lag_setup
+    d=$work/ours-lag
+    start_ours "$d" "$best_ours" "$pl_file" "$pl_pos"
+    lag_load "dmhost sync workers=$best_ours"
+    read -r pe_file pe_pos _ <"$work/lag-end"
+    wait_ours "$d" "$pe_file" "$pe_pos" 120
+    stop_ours
+    lag_check "our sync"
+    lag_lines+=("$LAG_LINE (peak RSS $((dm_hwm / 1024)) MiB)")
+  fi
+fi
+
+# ---- 7: summary --------------------------------------------------------------------------------
+{
+  echo
+  echo "binlog: $p0_file:$p0_pos .. $p1_file:$p1_pos, $mib MiB, $txns_done transactions, $row_changes row changes"
+  echo "target: $flush; median of $runs; build $build (${build_type:-?});" \
+    "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+  printf '%-28s %8s %10s %9s %7s %8s\n' tool/config seconds rows/s txn/s ratio peak_MiB
+  for l in "${labels[@]}"; do
+    s=$(med "$l")
+    case $l in
+    replica:*) name="replica threads=${l#replica:}" m=- ;;
+    ours:*) name="dmhost sync workers=${l#ours:}"
+      m=$(echo "${rss[$l]}" | tr ' ' '\n' | grep . | sort -g | tail -1)
+      m=$(awk -v k="$m" 'BEGIN {printf "%.1f", k / 1024}') ;;
+    esac
+    awk -v n="$name" -v s="$s" -v r="$row_changes" -v t="$txns_done" -v b="${best_replica_s:-}" -v m="$m" \
+      'BEGIN { printf "%-28s %8.2f %10.0f %9.0f %7s %8s\n", n, s, r / s, t / s,
+               b == "" ? "-" : sprintf("%.2fx", b / s), m }'
+  done
+  echo "(ratio = best replica config's seconds / these seconds: above 1x faster than the replica)"
+  if [ "${#lag_lines[@]}" -gt 0 ]; then
+    echo
+    echo "lag under a steady load ($lag_rate txn/s asked, $lag_seconds s; heartbeat every 100 ms, its" \
+      "age is part of the lag; src_txn/s counts the heartbeats too):"
+    printf '%-28s %8s %8s %8s %8s %10s\n' tool/config p50_s p99_s max_s samples src_txn/s
+    printf '%s\n' "${lag_lines[@]}"
+  fi
+  [ -n "$ours" ] || echo "NOTE: our sync was not measured (SKIP_OURS, or no $sync_so)"
+} | tee "$work/summary.txt"
+
+[ -n "${KEEP:-}" ] || rm -rf "$work"/ours-*
