@@ -2,7 +2,8 @@
 # The test command: install what is missing, then build and run every test three ways:
 #   1. a plain build (-Wall -Wextra -Werror) with the whole suite;
 #   2. -fsanitize=address,undefined with the whole suite;
-#   3. -fsanitize=thread with the supervisor's stage-machine tests (the concurrency core).
+#   3. -fsanitize=thread with the supervisor's stage-machine tests (the concurrency core) and the
+#      sync unit's (coordinator, workers, status from other threads) against the real servers.
 # Also checks formatting against .clang-format. BUILD_ROOT (default ./build) holds the builds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,5 +31,5 @@ run_suite plain
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   run_suite asan -DDMHOST_SANITIZE=address,undefined
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-  run_suite tsan -DDMHOST_SANITIZE=thread -- -R '^test_(supervisor|stress)$'
+  run_suite tsan -DDMHOST_SANITIZE=thread -- -R '^test_(supervisor|stress|sync|sync_all)$'
 echo "== all tests passed"
