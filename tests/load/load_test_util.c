@@ -54,7 +54,9 @@ int lt_config(lt_env *e, const lt_task *t) {
   snprintf(text, sizeof text,
            "source-id = \"lsrc\";\n"
            "from = { host = \"%s\"; port = %u; user = \"%s\"; password = \"%s\"; };\n%s\n",
-           src.host, src.port, src.user, src.password, t->source_extra ? t->source_extra : "");
+           src.host, src.port, t->source_user ? t->source_user : src.user,
+           t->source_password ? t->source_password : src.password,
+           t->source_extra ? t->source_extra : "");
   snprintf(path, sizeof path, "%s/source.cfg", e->dir);
   dm_error err;
   if (lt_write_path(path, text) < 0 || dmh_source_config_load(path, &e->source, &err) < 0) {

@@ -34,6 +34,8 @@ typedef struct lt_task {
   const char *supervisor;      /* the supervisor section; default: no auto-resume, short waits */
   const char *sync;            /* the sync section's settings (NULL: no section) */
   const char *source_extra;    /* top-level settings of the source file (enable-relay, ...) */
+  const char *source_user;     /* default root */
+  const char *source_password; /* default "" */
 } lt_task;
 
 /* Makes the temp folder and the hand-made dump folder (empty). */

@@ -454,6 +454,34 @@ static void test_sync_precheck(void) {
   lt_teardown(&e);
 }
 
+/* an account that may only SELECT on the source: the precheck names what it lacks */
+static void test_sync_precheck_privileges(void) {
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  char inst[256];
+  snprintf(inst, sizeof inst,
+           "block-allow-list = \"b\"; meta = { binlog-name = \"mysql-bin.000001\"; };");
+  lt_exec(dst, "DROP TABLE IF EXISTS dm_meta.ts_priv_syncer_checkpoint");
+  lt_task t = {.name = "ts_priv",
+               .mode = "incremental",
+               .instance = inst,
+               .extra = "block-allow-list = { b = { do-dbs = [\"ts_priv\"]; }; };",
+               .sync = TS_SYNC,
+               .source_user = "dmh_limited",
+               .source_password = "limited"};
+  CU_ASSERT_FATAL(lt_config(&e, &t) == 0);
+  dmh_subtask *st;
+  CU_ASSERT_EQUAL(lt_run(&e, &st, 30000), DMH_STAGE_PAUSED);
+  char msg[1024];
+  bool resumable = true;
+  CU_ASSERT_EQUAL(lt_first_error(st, msg, sizeof msg, NULL, 0, &resumable), DM_ERR_SYNC_PRECHECK);
+  CU_ASSERT(!resumable);
+  CU_ASSERT(strstr(msg, "dmh_limited") != NULL);
+  CU_ASSERT(strstr(msg, "REPLICATION SLAVE") != NULL);
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
 /* ---- a DDL the target refuses, then `binlog skip` ---- */
 
 static void test_sync_ddl_operator(void) {
@@ -657,6 +685,7 @@ int main(void) {
   CU_add_test(s, "purged binlog", test_sync_purged);
   CU_add_test(s, "no start position", test_sync_no_start);
   CU_add_test(s, "precheck: binlog_row_metadata", test_sync_precheck);
+  CU_add_test(s, "precheck: privileges", test_sync_precheck_privileges);
   CU_add_test(s, "refused DDL, binlog skip", test_sync_ddl_operator);
   CU_add_test(s, "binlog replace (failing event) and inject (-b)", test_sync_replace_inject);
   CU_add_test(s, "safe mode over a diverged target", test_sync_safe_mode);
