@@ -45,6 +45,15 @@ struct sync_workers {
 static int sync_worker_send(void *arg, sync_buf *chunk) {
   sync_worker *w = arg;
   sync_unit *u = w->ws->u;
+  if (u->host->stop_requested(u->ctx)) {
+    /* A pause or stop does not wait for a big part to finish: rolled back here, it is applied
+     * again after the restart (the worker's checkpoint row did not move). */
+    u->host->error_make(u->ctx, &w->err, DM_ERR_DB_QUERY, NULL,
+                        "sync: worker %d stopped while applying its part of a batch", w->id);
+    w->err.resumable = 1;
+    sync_buf_reset(chunk);
+    return -1;
+  }
   int rc = sync_db_exec(u, w->conn, chunk->p, chunk->len, "sync: applying a batch failed", &w->err);
   if (rc < 0)
     w->server_errno = mysql_errno(w->conn);
