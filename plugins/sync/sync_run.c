@@ -11,8 +11,9 @@
  * commits of one batch), the first batch is rebuilt up to the larger position with the old worker
  * count and only the workers behind apply their part.
  *
- * Stop (pause, stop, swap): the batch the workers hold is finished (their transactions are short),
- * the one being built is dropped: the checkpoint names where it began, so it is read again.
+ * Stop (pause, stop, swap): each worker commits its part if it is on its last round trip, else
+ * rolls it back (sync_worker.c); the batch being built is dropped. Either way the checkpoint rows
+ * say what is applied, and the next start goes on from there (rebuilding a half-committed batch).
  */
 #include <inttypes.h>
 #include <stdio.h>
