@@ -6,7 +6,8 @@
  *   sync_run.c         process: the coordinator loop (events -> batches -> workers)
  *   sync_source.c      where events come from: the relay folder or the source itself
  *   sync_schema.c      tables: names, routes, keys (from the table map and the target)
- *   sync_batch.c       a batch: row changes, compaction, causality groups, statement text
+ *   sync_batch.c       a batch: row changes, compaction, causality groups
+ *   sync_emit.c        the statement text of a worker's part of a batch
  *   sync_worker.c      worker connections applying their part of a batch with their checkpoint
  *   sync_checkpoint.c  DM's `<task>_syncer_checkpoint` table
  *   sync_ddl_apply.c   DDL: filters, routes, operators, replay after a crash
@@ -195,7 +196,7 @@ int sync_batch_add_row(sync_unit *u, sync_batch *b, sync_table *t, uint8_t rows_
                        const dm_binlog_value *after, dm_error *err);
 /* Assign causality groups to `workers` workers (deterministic for equal content). */
 int sync_batch_assign(sync_batch *b, int workers);
-/* Statement text of worker w's part into out (without transaction control). */
+/* Statement text of worker w's part into out (without transaction control); sync_emit.c. */
 int sync_batch_sql(sync_unit *u, const sync_batch *b, int w, sync_buf *out, size_t chunk_bytes,
                    int (*emit)(void *arg, sync_buf *chunk), void *arg);
 
