@@ -482,6 +482,32 @@ static void test_sync_precheck_privileges(void) {
   lt_teardown(&e);
 }
 
+/* a table of the binlog that the target does not have: paused, naming both names; once the
+ * table is created, resume goes on from the same place */
+static void test_sync_missing_table(void) {
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  testdb_recreate_db(src, "ts_miss");
+  testdb_recreate_db(dst, "ts_miss");
+  CU_ASSERT_FATAL(lt_exec(src, "CREATE TABLE ts_miss.t (id INT PRIMARY KEY, v INT)") == 0);
+  CU_ASSERT_FATAL(ts_config(&e, "ts_miss", "ts_miss", NULL, NULL) == 0);
+  dmh_subtask *st = ts_start(&e);
+  CU_ASSERT(lt_exec(src, "INSERT INTO ts_miss.t VALUES (1, 1), (2, 2)") == 0);
+  CU_ASSERT_EQUAL(dmh_subtask_wait_settled(st, 30000), DMH_STAGE_PAUSED);
+  char msg[1024];
+  bool resumable = true;
+  CU_ASSERT_EQUAL(lt_first_error(st, msg, sizeof msg, NULL, 0, &resumable), DM_ERR_SYNC_TABLE);
+  CU_ASSERT(!resumable);
+  CU_ASSERT(strstr(msg, "`ts_miss`.`t`") != NULL);
+  CU_ASSERT(lt_exec(dst, "CREATE TABLE ts_miss.t (id INT PRIMARY KEY, v INT)") == 0);
+  dm_error err;
+  CU_ASSERT_EQUAL(dmh_subtask_resume(st, &err), 0);
+  CU_ASSERT(ts_catch_up("ts_miss", 30000));
+  CU_ASSERT(ts_equal("ts_miss", "ts_miss"));
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
 /* ---- a DDL the target refuses, then `binlog skip` ---- */
 
 static void test_sync_ddl_operator(void) {
@@ -686,6 +712,7 @@ int main(void) {
   CU_add_test(s, "no start position", test_sync_no_start);
   CU_add_test(s, "precheck: binlog_row_metadata", test_sync_precheck);
   CU_add_test(s, "precheck: privileges", test_sync_precheck_privileges);
+  CU_add_test(s, "a table the target lacks", test_sync_missing_table);
   CU_add_test(s, "refused DDL, binlog skip", test_sync_ddl_operator);
   CU_add_test(s, "binlog replace (failing event) and inject (-b)", test_sync_replace_inject);
   CU_add_test(s, "safe mode over a diverged target", test_sync_safe_mode);
