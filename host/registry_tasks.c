@@ -2,10 +2,12 @@
  * described in registry.h. */
 #include "registry_internal.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "binlog_ops.h"
 #include "dmhost/sdk.h"
@@ -283,6 +285,18 @@ static int reg_task_op(dmh_registry *r, const char *name, reg_op op, json_object
       if (ops && dmh_binlog_ops_remove(ops, NULL, &removed, &ignored) < 0)
         dmh_log(DM_LOG_WARN, "registry", "stop-task %s: %s", name, ignored.message);
       free(ops);
+      /* The sync unit registers what it still reads of the source's relay log in
+       * <relay-dir>/readers/<task> (docs/relay.md): a removed task must not keep relay files
+       * from being purged for ever. */
+      const reg_source *src = t->subs[i].src;
+      if (src && src->cfg && src->cfg->relay_dir) {
+        char reader[4096];
+        if (snprintf(reader, sizeof reader, "%s/readers/%s", src->cfg->relay_dir, name) <
+                (int)sizeof reader &&
+            unlink(reader) != 0 && errno != ENOENT)
+          dmh_log(DM_LOG_WARN, "registry", "stop-task %s: cannot remove %s: %s", name, reader,
+                  strerror(errno));
+      }
     }
   } else if (ok > 0) {
     pthread_mutex_lock(&r->lock);

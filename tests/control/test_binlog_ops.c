@@ -50,6 +50,12 @@ static size_t ops_count(const char *task) {
 static void test_register_list_revert(void) {
   CU_ASSERT_EQUAL_FATAL(e2e_setup(), 0);
   e2e_begin();
+  /* a relay-dir of its own: stop-task must also drop the task's relay reader file */
+  e2e_write("source.cfg",
+            "source-id = \"mysql-01\";\nenable-relay = false;\nrelay-dir = \"%s/relaydir\";\n"
+            "from = { host = \"127.0.0.1\"; port = 1; user = \"root\"; password = \"\"; };\n"
+            "unit-paths = { relay = \"%s\"; };\nrelay = { items = 0; item-ms = 20; };\n",
+            e2e_dir, FAKE_RELAY);
   e2e_create_source();
   ops_start_task("t1", sync_slow);
   json_object *o = NULL;
@@ -120,8 +126,21 @@ static void test_register_list_revert(void) {
   char store[600];
   ops_store_path("t1", store, sizeof store);
   CU_ASSERT_EQUAL(access(store, F_OK), 0);
+  /* what the sync unit writes into the relay folder while it reads it (docs/relay.md, Readers) */
+  char readers[400], reader[420], other[420];
+  snprintf(readers, sizeof readers, "%s/relaydir/readers", e2e_dir);
+  snprintf(reader, sizeof reader, "%s/t1", readers);
+  snprintf(other, sizeof other, "%s/t2", readers);
+  char cmd[2000];
+  snprintf(cmd, sizeof cmd,
+           "mkdir -p '%s' && echo '0-1.000001/mysql-bin.000001' > '%s' && "
+           "echo '0-1.000001/mysql-bin.000001' > '%s'",
+           readers, reader, other);
+  CU_ASSERT_EQUAL(system(cmd), 0);
   CU_ASSERT_EQUAL(e2e_dmctl(NULL, "stop-task", "t1", NULL), 0);
   CU_ASSERT_NOT_EQUAL(access(store, F_OK), 0);
+  CU_ASSERT_NOT_EQUAL(access(reader, F_OK), 0); /* gone with the task */
+  CU_ASSERT_EQUAL(access(other, F_OK), 0);      /* another task's stays */
   CU_ASSERT_EQUAL(e2e_stop(), 0);
   e2e_teardown();
 }
