@@ -1,0 +1,143 @@
+/*
+ * The DDL lexer: a statement as tokens (words, quoted names, strings, punctuation), comments
+ * dropped except versioned ones (slash-star-bang NNNNN, or MariaDB's slash-star-M-bang NNNNNN),
+ * whose content counts as statement text, so nothing inside a string or a comment is ever taken
+ * for a name.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sync_ddl_internal.h"
+
+bool sync_word_byte(unsigned char c) {
+  /* MariaDB's unquoted identifiers: ASCII letters, digits, '_', '$' and any non-ASCII byte
+   * (U+0080 and above in UTF-8 are all bytes >= 0x80). */
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '$' || c >= 0x80;
+}
+
+static bool sync_space_byte(unsigned char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+static int sync_push_tok(sync_parser *p, sync_tok_type type, bool vc, size_t off, size_t len) {
+  if (p->n == p->cap) {
+    int cap = p->cap ? p->cap * 2 : 64;
+    sync_tok *t = realloc(p->t, (size_t)cap * sizeof *t);
+    if (!t)
+      return -1;
+    p->t = t;
+    p->cap = cap;
+  }
+  p->t[p->n++] = (sync_tok){.type = type, .vc = vc, .off = off, .len = len};
+  return 0;
+}
+
+static void sync_lex_error(sync_parser *p, size_t off, const char *what) {
+  p->lex_failed = true;
+  p->lex_err_off = off;
+  p->lex_err = what;
+}
+
+/* Splits the whole statement into tokens, dropping comments but keeping what versioned comments
+ * (/ *!50100 ... * /, MariaDB's / *M!100100 ... * /) hold, since the server executes that. A lexing
+ * error (an unterminated quote or comment) stops the tokens there and is remembered: it matters
+ * only if the statement turns out to be of a kind we parse. Returns -1 only when memory ran out. */
+int sync_lex(sync_parser *p) {
+  const char *s = p->sql;
+  size_t len = p->len, i = 0, vc_start = 0;
+  bool in_vc = false;
+  while (i < len) {
+    unsigned char c = (unsigned char)s[i];
+    if (sync_space_byte(c)) {
+      i++;
+      continue;
+    }
+    if (c == '/' && i + 1 < len && s[i + 1] == '*') {
+      size_t j = i + 2;
+      bool versioned = j < len && (s[j] == '!' || (s[j] == 'M' && j + 1 < len && s[j + 1] == '!'));
+      if (versioned && !in_vc) {
+        j += s[j] == '!' ? 1 : 2;
+        for (int d = 0; d < 6 && j < len && s[j] >= '0' && s[j] <= '9'; d++)
+          j++;
+        in_vc = true;
+        vc_start = i;
+        i = j;
+        continue;
+      }
+      while (j + 1 < len && !(s[j] == '*' && s[j + 1] == '/'))
+        j++;
+      if (j + 1 >= len) {
+        sync_lex_error(p, i, "unterminated comment");
+        return 0;
+      }
+      i = j + 2;
+      continue;
+    }
+    if (in_vc && c == '*' && i + 1 < len && s[i + 1] == '/') {
+      in_vc = false;
+      i += 2;
+      continue;
+    }
+    /* "--" opens a comment only when a space or control byte follows (MariaDB's rule), so that
+     * "a--1" stays an expression. */
+    if (c == '#' || (c == '-' && i + 1 < len && s[i + 1] == '-' &&
+                     (i + 2 == len || (unsigned char)s[i + 2] <= ' '))) {
+      while (i < len && s[i] != '\n')
+        i++;
+      continue;
+    }
+    size_t j = i + 1;
+    sync_tok_type type;
+    if (c == '`') {
+      type = SYNC_TK_BQ;
+      for (;;) {
+        while (j < len && s[j] != '`')
+          j++;
+        if (j >= len) {
+          sync_lex_error(p, i, "unterminated `quoted` name");
+          return 0;
+        }
+        if (j + 1 < len && s[j + 1] == '`') {
+          j += 2; /* a doubled backtick is one backtick of the name */
+          continue;
+        }
+        j++;
+        break;
+      }
+    } else if (c == '\'' || c == '"') {
+      type = c == '"' ? SYNC_TK_DQ : SYNC_TK_STR;
+      for (;;) {
+        if (j >= len) {
+          sync_lex_error(p, i, c == '"' ? "unterminated \"quoted\" text" : "unterminated string");
+          return 0;
+        }
+        if (s[j] == '\\' && !(p->flags & SYNC_DDL_NO_BACKSLASH_ESCAPES)) {
+          j += 2;
+          continue;
+        }
+        if (s[j] == (char)c) {
+          if (j + 1 < len && s[j + 1] == (char)c) {
+            j += 2;
+            continue;
+          }
+          j++;
+          break;
+        }
+        j++;
+      }
+    } else if (sync_word_byte(c)) {
+      type = SYNC_TK_WORD;
+      while (j < len && sync_word_byte((unsigned char)s[j]))
+        j++;
+    } else {
+      type = SYNC_TK_PUNCT;
+    }
+    if (sync_push_tok(p, type, in_vc, i, j - i) < 0)
+      return -1;
+    i = j;
+  }
+  if (in_vc)
+    sync_lex_error(p, vc_start, "unterminated versioned comment");
+  return 0;
+}
