@@ -904,11 +904,11 @@ static void test_stop_restart(void) {
           db, lt_now() - t0, sa_deadlocks() - dl0);
 }
 
-/* Row changes of a table without a key, spread over the workers by whole-row causality: each
- * worker's UPDATE .. LIMIT 1 scans the table and locks every row it reads (InnoDB), so two workers
- * that both insert into and update such a table in one batch deadlock on the target. The workers
- * must not fail each other: expected is no error at all in the result (the unit retrying its own
- * deadlocked part), and the target equal to the source. */
+/* Row changes of a table without a key: each UPDATE .. LIMIT 1 scans the table and locks every
+ * row it reads (InnoDB), so two workers that both changed such a table in one batch would deadlock
+ * on the target. The unit gives all changes of a keyless table one causality group (one worker);
+ * written when they were spread by whole-row causality, this test checks the result: no error at
+ * all, and the target equal to the source. */
 static void test_keyless_workers(void) {
   const char *db = "h6_sa_keyless";
   double t0 = lt_now();
