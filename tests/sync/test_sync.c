@@ -508,6 +508,53 @@ static void test_sync_missing_table(void) {
   lt_teardown(&e);
 }
 
+/* Mode load&sync: a dump folder (hand-made, its metadata at the source's position when the rows
+ * were as in the files) is loaded, then the sync starts at that position, handed over by the load
+ * unit: the changes after it arrive, the ones before it are not applied twice. */
+static void test_sync_load_and_sync(void) {
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  testdb_recreate_db(src, "ts_ls");
+  lt_exec(dst, "DROP DATABASE IF EXISTS ts_ls");
+  lt_drop_checkpoint(dst, "ts_ls");
+  lt_exec(dst, "DROP TABLE IF EXISTS dm_meta.ts_ls_syncer_checkpoint");
+  static const char *const schema = "CREATE TABLE `t` (\n  `id` int(11) NOT NULL,\n  `v` "
+                                    "varchar(20) DEFAULT NULL,\n  PRIMARY KEY (`id`)\n) "
+                                    "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;\n";
+  CU_ASSERT_FATAL(lt_exec(src, "CREATE TABLE ts_ls.t (id INT PRIMARY KEY, v VARCHAR(20)); INSERT "
+                               "INTO ts_ls.t VALUES (1, 'one'), (2, 'two'), (3, 'three')") == 0);
+  char file[256] = "", gtid[512] = "";
+  unsigned long pos = 0;
+  ts_master(file, &pos, gtid);
+  lt_write_metadata(&e, file, pos, gtid);
+  lt_write(&e, "ts_ls-schema-create.sql", "CREATE DATABASE IF NOT EXISTS `ts_ls`;\n");
+  lt_write(&e, "ts_ls.t-schema.sql", schema);
+  lt_write(&e, "ts_ls.t.000000.sql",
+           "INSERT INTO `t` (`id`,`v`) VALUES (1,'one'),(2,'two'),(3,'three');\n");
+  /* after the dump's position */
+  CU_ASSERT(lt_exec(src, "INSERT INTO ts_ls.t VALUES (4, 'four'); UPDATE ts_ls.t SET v = 'uno' "
+                         "WHERE id = 1; DELETE FROM ts_ls.t WHERE id = 2") == 0);
+  char load[600];
+  snprintf(load, sizeof load, "dir = \"%s\"; on-duplicate = \"error\";", e.dump_dir);
+  lt_task t = {.name = "ts_ls",
+               .mode = "load&sync",
+               .instance = "block-allow-list = \"b\";",
+               .extra = "block-allow-list = { b = { do-dbs = [\"ts_ls\"]; }; };",
+               .load = load,
+               .sync = TS_SYNC};
+  CU_ASSERT_FATAL(lt_config(&e, &t) == 0);
+  dmh_subtask *st = ts_start(&e);
+  CU_ASSERT(ts_catch_up("ts_ls", 30000));
+  CU_ASSERT(ts_equal("ts_ls", "ts_ls"));
+  char g[512] = "";
+  testdb_query_value(dst, g, sizeof g,
+                     "SELECT binlog_gtid FROM dm_meta.ts_ls_syncer_checkpoint WHERE is_global");
+  CU_ASSERT(gtid[0] == '\0' || g[0] != '\0');
+  CU_ASSERT_EQUAL(dmh_subtask_stage(st), DMH_STAGE_RUNNING);
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
 /* ---- a DDL the target refuses, then `binlog skip` ---- */
 
 static void test_sync_ddl_operator(void) {
@@ -713,6 +760,7 @@ int main(void) {
   CU_add_test(s, "precheck: binlog_row_metadata", test_sync_precheck);
   CU_add_test(s, "precheck: privileges", test_sync_precheck_privileges);
   CU_add_test(s, "a table the target lacks", test_sync_missing_table);
+  CU_add_test(s, "mode load&sync: the sync starts at the dump's position", test_sync_load_and_sync);
   CU_add_test(s, "refused DDL, binlog skip", test_sync_ddl_operator);
   CU_add_test(s, "binlog replace (failing event) and inject (-b)", test_sync_replace_inject);
   CU_add_test(s, "safe mode over a diverged target", test_sync_safe_mode);
