@@ -3,12 +3,12 @@
 #include "binlog_cmd.h"
 
 #include <dirent.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli_flag.h"
 #include "control.h"
 #include "dmhost/sdk.h"
 #include "state.h"
@@ -155,25 +155,6 @@ int dmh_binlog_req_apply(const dmh_binlog_req *req, const char *work_root, json_
 
 /* ---- the command line ---- */
 
-/* Take "-s X", "--source X", "-s=X", "--source=X" at argv[*i]: 1 taken, 0 not this flag, -1 no
- * value. */
-static int binlog_flag(int argc, char **argv, int *i, const char *s, const char *l,
-                       const char **out) {
-  const char *a = argv[*i];
-  size_t sl = strlen(s), ll = strlen(l);
-  if (strcmp(a, s) == 0 || strcmp(a, l) == 0) {
-    if (*i + 1 >= argc)
-      return -1;
-    *out = argv[++*i];
-    return 1;
-  }
-  if ((strncmp(a, s, sl) == 0 && a[sl] == '=') || (strncmp(a, l, ll) == 0 && a[ll] == '=')) {
-    *out = strchr(a, '=') + 1;
-    return 1;
-  }
-  return 0;
-}
-
 json_object *dmh_binlog_args_from_argv(int argc, char **argv, dm_error *err) {
   if (argc < 1) {
     binlog_bad(err, "binlog: what to do is missing (usage: %s)", DMH_BINLOG_USAGE);
@@ -188,8 +169,8 @@ json_object *dmh_binlog_args_from_argv(int argc, char **argv, dm_error *err) {
       only_sql = true;
       continue;
     }
-    if (!only_sql && (f = binlog_flag(argc, argv, &i, "-s", "--source", &source)) == 0)
-      f = binlog_flag(argc, argv, &i, "-b", "--binlog-pos", &pos);
+    if (!only_sql && (f = dmh_cli_flag(argc, argv, &i, "-s", "--source", &source)) == 0)
+      f = dmh_cli_flag(argc, argv, &i, "-b", "--binlog-pos", &pos);
     if (f < 0 || (f == 0 && !only_sql && argv[i][0] == '-' && argv[i][1])) {
       binlog_bad(err, "binlog %s: %s %s (usage: %s; put SQL starting with '-' after --)", argv[0],
                  argv[i], f < 0 ? "needs a value" : "is not an option", DMH_BINLOG_USAGE);
@@ -331,7 +312,7 @@ int dmh_binlog_main(int argc, char **argv) {
       json_object_put(resp);
       return 0;
     }
-    int f = binlog_flag(argc, argv, &i, "-w", "--work-dir", &work);
+    int f = dmh_cli_flag(argc, argv, &i, "-w", "--work-dir", &work);
     if (f < 0) {
       binlog_bad(&err, "binlog: --work-dir needs a value (usage: dmhost %s [--work-dir DIR])",
                  DMH_BINLOG_USAGE);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "binlog_cmd.h"
+#include "cli_flag.h"
 #include "control.h"
 #include "control_socket.h"
 #include "dmhost/sdk.h"
@@ -114,25 +115,6 @@ static const dmctl_cmd *dmctl_find(const char *name) {
   return NULL;
 }
 
-/* Parse "-s SOURCE" (also --source, -s=SOURCE) at argv[*i]; 1 if taken, 0 if not this flag, -1 on
- * a missing value. */
-static int dmctl_flag(int argc, char **argv, int *i, const char *s, const char *l,
-                      const char **out) {
-  const char *a = argv[*i];
-  size_t sl = strlen(s), ll = strlen(l);
-  if (strcmp(a, s) == 0 || strcmp(a, l) == 0) {
-    if (*i + 1 >= argc)
-      return -1;
-    *out = argv[++*i];
-    return 1;
-  }
-  if ((strncmp(a, s, sl) == 0 && a[sl] == '=') || (strncmp(a, l, ll) == 0 && a[ll] == '=')) {
-    *out = strchr(a, '=') + 1;
-    return 1;
-  }
-  return 0;
-}
-
 /* Build the request for argv[0..argc) (the command and its arguments). Returns the request, or
  * NULL having printed the error (*rc set). */
 static json_object *dmctl_request(int argc, char **argv, int *rc) {
@@ -162,13 +144,13 @@ static json_object *dmctl_request(int argc, char **argv, int *rc) {
   const char *pos[3] = {NULL, NULL, NULL};
   int npos = 0;
   for (int i = 1; i < argc; i++) {
-    int f = dmctl_flag(argc, argv, &i, "-s", "--source", &source);
+    int f = dmh_cli_flag(argc, argv, &i, "-s", "--source", &source);
     if (f == 0)
-      f = dmctl_flag(argc, argv, &i, "-u", "--unit", &unit);
+      f = dmh_cli_flag(argc, argv, &i, "-u", "--unit", &unit);
     if (f == 0)
-      f = dmctl_flag(argc, argv, &i, "-p", "--path", &path);
+      f = dmh_cli_flag(argc, argv, &i, "-p", "--path", &path);
     if (f == 0)
-      f = dmctl_flag(argc, argv, &i, "-f", "--filename", &file);
+      f = dmh_cli_flag(argc, argv, &i, "-f", "--filename", &file);
     if (f < 0) {
       *rc = dmctl_bad("%s: %s needs a value (usage: %s)", cmd->name, argv[i], cmd->usage);
       return NULL;
@@ -286,16 +268,16 @@ int main(int argc, char **argv) {
   int i = 1;
   for (; i < argc && argv[i][0] == '-'; i++) {
     const char *v = NULL;
-    int f = dmctl_flag(argc, argv, &i, "-S", "--socket", &v);
+    int f = dmh_cli_flag(argc, argv, &i, "-S", "--socket", &v);
     if (f > 0) {
       socket_path = v;
       continue;
     }
-    if (f == 0 && (f = dmctl_flag(argc, argv, &i, "-d", "--state-dir", &v)) > 0) {
+    if (f == 0 && (f = dmh_cli_flag(argc, argv, &i, "-d", "--state-dir", &v)) > 0) {
       state_dir = v;
       continue;
     }
-    if (f == 0 && (f = dmctl_flag(argc, argv, &i, "-t", "--timeout", &v)) > 0) {
+    if (f == 0 && (f = dmh_cli_flag(argc, argv, &i, "-t", "--timeout", &v)) > 0) {
       char *end;
       timeout_s = strtol(v, &end, 10);
       if (*end || timeout_s < 0)
