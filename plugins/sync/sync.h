@@ -135,7 +135,10 @@ void sync_schema_free(sync_schema *s);
  * `conn`) when new or when the map's columns changed. NULL with *err on failure. Tables the
  * block-allow list refuses come back with allowed = false and are never resolved. */
 sync_table *sync_schema_table(sync_schema *s, MYSQL *conn, const dm_binlog_table_map *tm,
-                              dm_error *err);
+                              uint64_t sig, dm_error *err);
+/* A table map's column names and types as one number (sync_schema_table's `sig`): computed once
+ * per table map event, compared at every row event. */
+uint64_t sync_schema_map_sig(const dm_binlog_table_map *tm);
 /* Forget what was read of a table (a DDL changed it): it is resolved again on next use. */
 void sync_schema_invalidate(sync_schema *s, const char *db, const char *table);
 void sync_schema_invalidate_all(sync_schema *s);

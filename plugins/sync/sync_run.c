@@ -25,6 +25,7 @@
 typedef struct sync_map_slot {
   uint64_t id;
   dm_binlog_table_map *tm;
+  uint64_t sig; /* sync_schema_map_sig(tm), once per table map */
 } sync_map_slot;
 
 typedef struct sync_run_state {
@@ -67,10 +68,10 @@ typedef struct sync_run_state {
 
 /* ---- table maps ---- */
 
-static dm_binlog_table_map *sync_map_get(sync_run_state *r, uint64_t id) {
+static const sync_map_slot *sync_map_get(sync_run_state *r, uint64_t id) {
   for (int i = r->n_maps - 1; i >= 0; i--)
     if (r->maps[i].id == id)
-      return r->maps[i].tm;
+      return &r->maps[i];
   return NULL;
 }
 
@@ -79,6 +80,7 @@ static int sync_map_put(sync_run_state *r, dm_binlog_table_map *tm) {
     if (r->maps[i].id == tm->table_id) {
       dm_binlog_table_map_free(r->maps[i].tm);
       r->maps[i].tm = tm;
+      r->maps[i].sig = sync_schema_map_sig(tm);
       return 0;
     }
   if (r->n_maps == r->cap_maps) {
@@ -90,6 +92,7 @@ static int sync_map_put(sync_run_state *r, dm_binlog_table_map *tm) {
     r->cap_maps = cap;
   }
   r->maps[r->n_maps].id = tm->table_id;
+  r->maps[r->n_maps].sig = sync_schema_map_sig(tm);
   r->maps[r->n_maps++].tm = tm;
   if (tm->column_count > r->n_values) {
     free(r->before);
@@ -276,15 +279,16 @@ static int sync_rows(sync_run_state *r, const dm_binlog_event *ev, dm_error *err
   uint64_t id;
   if (dm_binlog_event_table_id(fmt, ev, &id, err) < 0)
     return -1;
-  dm_binlog_table_map *tm = sync_map_get(r, id);
-  if (!tm) {
+  const sync_map_slot *slot = sync_map_get(r, id);
+  if (!slot) {
     u->host->error_make(u->ctx, err, DM_ERR_BINLOG_CORRUPT, NULL,
                         "sync: a row event at %s:%" PRIu64 " names table id %" PRIu64
                         " with no table map before it",
                         ev->file, ev->offset, id);
     return -1;
   }
-  sync_table *t = sync_schema_table(u->schema, r->tc, tm, err);
+  const dm_binlog_table_map *tm = slot->tm;
+  sync_table *t = sync_schema_table(u->schema, r->tc, tm, slot->sig, err);
   if (!t)
     return -1;
   if (!t->allowed)

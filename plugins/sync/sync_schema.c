@@ -68,7 +68,7 @@ void sync_schema_invalidate_all(sync_schema *s) {
 }
 
 /* A table map's column names and types: a different one means the table changed upstream. */
-static uint64_t sync_map_sig(const dm_binlog_table_map *tm) {
+uint64_t sync_schema_map_sig(const dm_binlog_table_map *tm) {
   uint64_t h = tm->column_count;
   for (uint32_t i = 0; i < tm->column_count; i++) {
     const dm_binlog_column *c = &tm->columns[i];
@@ -115,7 +115,7 @@ static int sync_query(sync_unit *u, MYSQL *c, const char *q, MYSQL_RES **res, dm
 
 /* Reads the routed table's columns and unique keys from the target. */
 static int sync_table_resolve(sync_unit *u, sync_table *t, MYSQL *c, const dm_binlog_table_map *tm,
-                              dm_error *err) {
+                              uint64_t sig, dm_error *err) {
   sync_table_clear(t);
   if (!tm->has_column_names) {
     u->host->error_make(u->ctx, err, DM_ERR_BINLOG_UNSUPPORTED, NULL,
@@ -125,7 +125,7 @@ static int sync_table_resolve(sync_unit *u, sync_table *t, MYSQL *c, const dm_bi
     return -1;
   }
   t->n_cols = tm->column_count;
-  t->map_sig = sync_map_sig(tm);
+  t->map_sig = sig;
   t->col_names = calloc(t->n_cols, sizeof *t->col_names);
   t->generated = calloc(t->n_cols, sizeof *t->generated);
   if (!t->col_names || !t->generated)
@@ -256,7 +256,7 @@ nomem:
 }
 
 sync_table *sync_schema_table(sync_schema *s, MYSQL *conn, const dm_binlog_table_map *tm,
-                              dm_error *err) {
+                              uint64_t sig, dm_error *err) {
   sync_unit *u = s->u;
   sync_table *t = s->last;
   if (!t || strcmp(t->name, tm->table.ptr) != 0 || strcmp(t->db, tm->db.ptr) != 0) {
@@ -296,8 +296,8 @@ sync_table *sync_schema_table(sync_schema *s, MYSQL *conn, const dm_binlog_table
     t->name_hash = sync_hash(t->qname.p, t->qname.len);
   }
   s->last = t;
-  if (t->allowed && (!t->resolved || t->map_sig != sync_map_sig(tm)) &&
-      sync_table_resolve(u, t, conn, tm, err) < 0)
+  if (t->allowed && (!t->resolved || t->map_sig != sig) &&
+      sync_table_resolve(u, t, conn, tm, sig, err) < 0)
     return NULL;
   return t;
 nomem:
