@@ -1,6 +1,8 @@
 /* A command-line flag with a value (cli_flag.h), shared by dmctl and `dmhost binlog`. */
 #include "cli_flag.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 int dmh_cli_flag(int argc, char **argv, int *i, const char *short_name, const char *long_name,
@@ -18,5 +20,15 @@ int dmh_cli_flag(int argc, char **argv, int *i, const char *short_name, const ch
     *out = strchr(a, '=') + 1;
     return 1;
   }
+  return 0;
+}
+
+int dmh_cli_int(const char *v, long min, long max, long *out) {
+  char *end;
+  errno = 0;
+  long n = strtol(v, &end, 10);
+  if (!*v || *end || errno == ERANGE || n < min || n > max)
+    return -1;
+  *out = n;
   return 0;
 }

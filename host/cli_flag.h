@@ -10,4 +10,8 @@
 int dmh_cli_flag(int argc, char **argv, int *i, const char *short_name, const char *long_name,
                  const char **out);
 
+/* A flag's decimal value in min..max: 0 and *out, or -1 (not a number, or out of range: never
+ * wrapped or clamped). */
+int dmh_cli_int(const char *v, long min, long max, long *out);
+
 #endif /* DMH_CLI_FLAG_H */

@@ -318,6 +318,17 @@ fail:
   return resp;
 }
 
+/* The compact text of a response, which is released. NULL when out of memory. */
+static char *control_line(json_object *resp) {
+  if (!resp)
+    return NULL;
+  const char *text =
+      json_object_to_json_string_ext(resp, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+  char *out = strdup(text ? text : "");
+  json_object_put(resp);
+  return out;
+}
+
 char *dmh_control_handle_line(void *ud, const char *line, size_t len) {
   dmh_registry *r = ud;
   json_tokener *tok = json_tokener_new();
@@ -349,11 +360,12 @@ char *dmh_control_handle_line(void *ud, const char *line, size_t len) {
   }
   json_object_put(req);
   json_tokener_free(tok);
-  if (!resp)
-    return NULL;
-  const char *text =
-      json_object_to_json_string_ext(resp, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-  char *out = strdup(text ? text : "");
-  json_object_put(resp);
-  return out;
+  return control_line(resp);
+}
+
+char *dmh_control_error_line(const dm_error *err) {
+  json_object *resp = dmh_control_response_new();
+  if (resp)
+    dmh_control_set_error(resp, err);
+  return control_line(resp);
 }

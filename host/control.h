@@ -3,9 +3,9 @@
  *
  *   request:  {"cmd": "start-task", "args": {"path": "/abs/task.cfg"}}
  *   response: {"result": true, "msg": "", ...payload}
- *   error:    {"result": false, "msg": "<message>", "error": {"code": 12004, "class":
- *              "unit-loader", "scope": "internal", "level": "high", "message": "...",
- *              "rawCause": "...", "workaround": "..."}, ...payload}
+ *   error:    {"result": false, "msg": "<message>", "error": {"ErrCode": 12004, "ErrClass":
+ *              "unit-loader", "ErrScope": "internal", "ErrLevel": "high", "Message": "...",
+ *              "RawCause": "...", "Workaround": "...", "Resumable": false}, ...payload}
  *
  * Commands and their args (paths absolute; dmctl makes them so):
  *   operate-source  {"op": "create", "path": P} | {"op": "show"[, "source": S]} |
@@ -36,6 +36,10 @@ json_object *dmh_control_handle(dmh_registry *r, json_object *request);
 /* A dmh_control_handler (control_socket.h) over dmh_control_handle: `ud` is the dmh_registry.
  * Text that is not a JSON object gets DM_ERR_CONTROL_REQUEST. Returns the compact response. */
 char *dmh_control_handle_line(void *ud, const char *line, size_t len);
+
+/* A dmh_control_refusal (control_socket.h): the answer line {"result": false, "msg", "error"} of a
+ * request refused before it reached dmh_control_handle_line. malloc'd; NULL when out of memory. */
+char *dmh_control_error_line(const dm_error *err);
 
 /* The protocol's error object (the "error" member above). */
 json_object *dmh_control_error_json(const dm_error *err);

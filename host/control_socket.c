@@ -21,19 +21,31 @@
 struct dmh_control_server {
   char *path;
   int listen_fd;
-  int wake[2]; /* written once at close: idle connections poll its read end */
-  dmh_control_handler handler;
-  void *ud;
+  int wake[2]; /* written once at close: idle connections and blocked answers poll its read end */
+  dmh_control_opts opts;
   pthread_mutex_t lock;
   pthread_cond_t cond; /* signalled when a connection thread ends */
-  int active;          /* connection threads alive */
+  int active;          /* lock: connection threads alive, evicted ones included */
+  /* lock: the connections holding a slot; an evicted one leaves its slot at once */
+  struct sock_conn *slots[DMH_CONTROL_MAX_CONNECTIONS];
+  unsigned long long clock; /* lock: orders the connections' idle_seq */
   bool closing;
 };
 
 typedef struct sock_conn {
   dmh_control_server *srv;
   int fd;
+  int slot;                    /* lock: index in srv->slots, -1 once evicted */
+  bool busy;                   /* lock: a request is being handled or answered */
+  long long idle_since;        /* lock: accept or last answer, monotonic ms */
+  unsigned long long idle_seq; /* lock: the same as an order (many fall in one millisecond) */
 } sock_conn;
+
+static long long sock_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static int sock_fill_addr(const char *path, struct sockaddr_un *addr, dm_error *err) {
   memset(addr, 0, sizeof *addr);
@@ -88,7 +100,7 @@ static int sock_clear_stale(const char *path, const struct sockaddr_un *addr, dm
   return 0;
 }
 
-int dmh_control_server_open(const char *path, dmh_control_handler handler, void *ud,
+int dmh_control_server_open(const char *path, const dmh_control_opts *opts,
                             dmh_control_server **out, dm_error *err) {
   *out = NULL;
   struct sockaddr_un addr;
@@ -102,11 +114,15 @@ int dmh_control_server_open(const char *path, dmh_control_handler handler, void 
   }
   s->listen_fd = -1;
   s->wake[0] = s->wake[1] = -1;
-  s->handler = handler;
-  s->ud = ud;
+  s->opts = *opts;
+  if (s->opts.idle_timeout_ms <= 0)
+    s->opts.idle_timeout_ms = DMH_CONTROL_IDLE_TIMEOUT_MS;
+  if (s->opts.send_timeout_ms <= 0)
+    s->opts.send_timeout_ms = DMH_CONTROL_SEND_TIMEOUT_MS;
   pthread_mutex_init(&s->lock, NULL);
   pthread_cond_init(&s->cond, NULL);
   const char *step = "socket";
+  bool bound = false;
   s->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (s->listen_fd < 0)
     goto fail;
@@ -117,6 +133,11 @@ int dmh_control_server_open(const char *path, dmh_control_handler handler, void 
   umask(old_mask);
   step = "bind";
   if (rc < 0)
+    goto fail;
+  bound = true;
+  /* Widened to the group before listen: nobody can have connected yet. */
+  step = "chown to the --socket-group of";
+  if (s->opts.has_group && (chown(path, (uid_t)-1, s->opts.group) < 0 || chmod(path, 0660) < 0))
     goto fail;
   step = "listen";
   if (listen(s->listen_fd, 64) < 0)
@@ -131,7 +152,7 @@ fail:
                "cannot listen on the control socket %s (%s failed); check the folder exists and "
                "is writable, or give another --socket",
                path, step);
-  if (strcmp(step, "listen") == 0 || strcmp(step, "pipe") == 0)
+  if (bound)
     unlink(path);
   if (s->listen_fd >= 0)
     close(s->listen_fd);
@@ -142,17 +163,64 @@ fail:
   return -1;
 }
 
-static int sock_send_all(int fd, const char *buf, size_t len) {
+/* Write all of buf to a non-blocking connection within timeout_ms; give up at once when the server
+ * closes (wake_fd readable). Returns 0, or -1 (error, timeout, closing). */
+static int sock_send_timed(int fd, int wake_fd, int timeout_ms, const char *buf, size_t len) {
+  long long deadline = sock_now_ms() + timeout_ms;
   while (len > 0) {
-    ssize_t w = send(fd, buf, len, MSG_NOSIGNAL);
+    ssize_t w = send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w > 0) {
+      buf += w;
+      len -= (size_t)w;
+      continue;
+    }
     if (w < 0 && errno == EINTR)
       continue;
-    if (w < 0)
+    if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
       return -1;
-    buf += w;
-    len -= (size_t)w;
+    long long left = deadline - sock_now_ms();
+    if (left <= 0)
+      return -1;
+    struct pollfd pf[2] = {{.fd = fd, .events = POLLOUT}, {.fd = wake_fd, .events = POLLIN}};
+    int rc = poll(pf, 2, (int)left);
+    if (rc < 0 && errno != EINTR)
+      return -1;
+    if (rc > 0 && pf[1].revents)
+      return -1;
   }
   return 0;
+}
+
+/* Write one answer line (the answer is freed). Returns -1 to close the connection. */
+static int sock_write_answer(dmh_control_server *s, int fd, char *answer) {
+  size_t alen = strlen(answer);
+  char *line = realloc(answer, alen + 2);
+  if (!line) {
+    free(answer);
+    return -1;
+  }
+  line[alen] = '\n';
+  line[alen + 1] = '\0';
+  int rc = sock_send_timed(fd, s->wake[0], s->opts.send_timeout_ms, line, alen + 1);
+  free(line);
+  return rc;
+}
+
+/* Answer with the protocol's error shape a request that never reaches the handler. */
+static void sock_refuse(dmh_control_server *s, int fd, const dm_error *err) {
+  char *answer = s->opts.refusal ? s->opts.refusal(err) : NULL;
+  if (answer)
+    sock_write_answer(s, fd, answer);
+}
+
+static void sock_set_busy(sock_conn *c, bool busy) {
+  pthread_mutex_lock(&c->srv->lock);
+  c->busy = busy;
+  if (!busy) {
+    c->idle_since = sock_now_ms();
+    c->idle_seq = ++c->srv->clock;
+  }
+  pthread_mutex_unlock(&c->srv->lock);
 }
 
 /* Handle one line and write the answer. Returns -1 to close the connection. */
@@ -162,35 +230,20 @@ static int sock_answer(sock_conn *c, char *line, size_t len) {
     line[--len] = '\0';
   if (len == 0)
     return 0; /* blank lines between requests are not requests */
-  char *answer = c->srv->handler(c->srv->ud, line, len);
-  if (!answer)
-    return -1;
-  size_t alen = strlen(answer);
-  int rc = sock_send_all(c->fd, answer, alen);
-  if (rc == 0)
-    rc = sock_send_all(c->fd, "\n", 1);
-  free(answer);
+  sock_set_busy(c, true);
+  char *answer = c->srv->opts.handler(c->srv->opts.ud, line, len);
+  int rc = answer ? sock_write_answer(c->srv, c->fd, answer) : -1;
+  sock_set_busy(c, false);
+  if (rc < 0 && answer)
+    dmh_log(DM_LOG_WARN, "control",
+            "dropped a connection: its client did not take the answer within %d ms (or the "
+            "daemon is stopping)",
+            c->srv->opts.send_timeout_ms);
   return rc;
 }
 
-static void sock_too_long(sock_conn *c) {
-  dm_error e;
-  dm_error_set(&e, DM_ERR_CONTROL_REQUEST, NULL,
-               "request is longer than %d bytes; send one JSON request per line",
-               DMH_CONTROL_LINE_MAX);
-  /* The protocol's error shape, written here because no handler saw the request. */
-  char buf[1024];
-  int n = snprintf(buf, sizeof buf,
-                   "{\"result\":false,\"msg\":\"%s\",\"error\":{\"code\":%d,\"class\":\"%s\","
-                   "\"scope\":\"%s\",\"level\":\"%s\",\"message\":\"%s\",\"rawCause\":\"\","
-                   "\"workaround\":\"%s\"}}\n",
-                   e.message, e.code, dm_error_class_name(e.cls), dm_error_scope_name(e.scope),
-                   dm_error_level_name(e.level), e.message, e.workaround);
-  if (n > 0)
-    sock_send_all(c->fd, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
-}
-
 static void sock_serve(sock_conn *c) {
+  dmh_control_server *s = c->srv;
   size_t cap = 4096, len = 0;
   char *buf = malloc(cap);
   if (!buf)
@@ -207,18 +260,30 @@ static void sock_serve(sock_conn *c) {
       continue;
     }
     if (len >= DMH_CONTROL_LINE_MAX) {
-      sock_too_long(c);
+      dm_error e;
+      dm_error_set(&e, DM_ERR_CONTROL_REQUEST, NULL,
+                   "request is longer than %d bytes; send one JSON request per line",
+                   DMH_CONTROL_LINE_MAX);
+      sock_refuse(s, c->fd, &e);
       break;
     }
-    struct pollfd pf[2] = {{.fd = c->fd, .events = POLLIN},
-                           {.fd = c->srv->wake[0], .events = POLLIN}};
-    if (poll(pf, 2, -1) < 0) {
-      if (errno == EINTR)
-        continue;
+    /* Only this thread writes idle_since once the connection runs. */
+    long long left = c->idle_since + s->opts.idle_timeout_ms - sock_now_ms();
+    if (left <= 0) {
+      dmh_log(DM_LOG_DEBUG, "control", "closed a connection idle for %d ms",
+              s->opts.idle_timeout_ms);
       break;
     }
+    struct pollfd pf[2] = {{.fd = c->fd, .events = POLLIN}, {.fd = s->wake[0], .events = POLLIN}};
+    int ready = poll(pf, 2, (int)left);
+    if (ready < 0 && errno != EINTR)
+      break;
+    if (ready <= 0)
+      continue;
     if (pf[1].revents)
       break; /* closing: an idle connection is dropped, a request in progress has finished */
+    if (!pf[0].revents)
+      continue;
     if (len + 1 >= cap) {
       char *nb = realloc(buf, cap * 2);
       if (!nb)
@@ -226,8 +291,8 @@ static void sock_serve(sock_conn *c) {
       buf = nb;
       cap *= 2;
     }
-    ssize_t r = recv(c->fd, buf + len, cap - len - 1, 0);
-    if (r < 0 && errno == EINTR)
+    ssize_t r = recv(c->fd, buf + len, cap - len - 1, MSG_DONTWAIT);
+    if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
       continue;
     if (r <= 0) {
       /* EOF: a request without its newline is still a request (one request per connection). */
@@ -244,17 +309,42 @@ static void *sock_conn_main(void *arg) {
   sock_conn *c = arg;
   dmh_control_server *s = c->srv;
   sock_serve(c);
-  close(c->fd);
-  free(c);
   pthread_mutex_lock(&s->lock);
+  if (c->slot >= 0)
+    s->slots[c->slot] = NULL;
   s->active--;
   pthread_cond_broadcast(&s->cond);
   pthread_mutex_unlock(&s->lock);
+  /* Closed only once out of the slots: an eviction shuts down descriptors found there. */
+  close(c->fd);
+  free(c);
   return NULL;
 }
 
+/* s->lock held. A free slot, or else the slot of the connection idle longest, which is shut down
+ * (its thread sees EOF and ends) and leaves the slot at once. -1 when every slot is busy. */
+static int sock_take_slot(dmh_control_server *s, bool evict) {
+  int victim = -1;
+  for (int i = 0; i < DMH_CONTROL_MAX_CONNECTIONS; i++) {
+    if (!s->slots[i])
+      return i;
+    if (!s->slots[i]->busy && (victim < 0 || s->slots[i]->idle_seq < s->slots[victim]->idle_seq))
+      victim = i;
+  }
+  if (victim < 0 || !evict)
+    return victim;
+  sock_conn *v = s->slots[victim];
+  dmh_log(DM_LOG_INFO, "control",
+          "all %d connections taken: closed the one idle for %lld ms to serve a new one",
+          DMH_CONTROL_MAX_CONNECTIONS, sock_now_ms() - v->idle_since);
+  shutdown(v->fd, SHUT_RDWR);
+  v->slot = -1;
+  s->slots[victim] = NULL;
+  return victim;
+}
+
 static void sock_spawn(dmh_control_server *s, int fd) {
-  sock_conn *c = malloc(sizeof *c);
+  sock_conn *c = calloc(1, sizeof *c);
   if (!c) {
     close(fd);
     return;
@@ -262,6 +352,21 @@ static void sock_spawn(dmh_control_server *s, int fd) {
   c->srv = s;
   c->fd = fd;
   pthread_mutex_lock(&s->lock);
+  c->slot = sock_take_slot(s, true);
+  if (c->slot < 0) {
+    pthread_mutex_unlock(&s->lock);
+    free(c);
+    dm_error e;
+    dm_error_set(&e, DM_ERR_CONTROL, NULL,
+                 "the daemon is handling %d requests at once; retry when one has finished",
+                 DMH_CONTROL_MAX_CONNECTIONS);
+    sock_refuse(s, fd, &e);
+    close(fd);
+    return;
+  }
+  c->idle_since = sock_now_ms();
+  c->idle_seq = ++s->clock;
+  s->slots[c->slot] = c;
   s->active++;
   pthread_mutex_unlock(&s->lock);
   pthread_attr_t attr;
@@ -272,21 +377,73 @@ static void sock_spawn(dmh_control_server *s, int fd) {
   pthread_attr_destroy(&attr);
   if (rc != 0) {
     dmh_log(DM_LOG_ERROR, "control", "cannot start a connection thread: %s", strerror(rc));
-    close(fd);
-    free(c);
     pthread_mutex_lock(&s->lock);
+    s->slots[c->slot] = NULL;
     s->active--;
     pthread_cond_broadcast(&s->cond);
     pthread_mutex_unlock(&s->lock);
+    close(fd);
+    free(c);
   }
+}
+
+/* Is the peer's group, or one of its supplementary groups, `group`? */
+static bool sock_peer_in_group(int fd, const struct ucred *cred, gid_t group) {
+  if (cred->gid == group)
+    return true;
+  bool in = false;
+#ifdef SO_PEERGROUPS
+  gid_t small[64];
+  gid_t *groups = small;
+  socklen_t len = sizeof small;
+  int rc = getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len);
+  if (rc < 0 && errno == ERANGE && (groups = malloc(len)) != NULL)
+    rc = getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len);
+  for (size_t i = 0; rc == 0 && groups && i < len / sizeof *groups && !in; i++)
+    in = groups[i] == group;
+  if (groups != small)
+    free(groups);
+#else
+  (void)fd;
+#endif
+  return in;
+}
+
+/* SO_PEERCRED against the daemon's uid, root and the configured group; a refused peer gets the
+ * error as its answer. Returns true when the peer may talk to the daemon. */
+static bool sock_admit(dmh_control_server *s, int fd) {
+  struct ucred cred = {.pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1};
+  socklen_t len = sizeof cred;
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+    dmh_log(DM_LOG_WARN, "control", "refused a connection on %s: SO_PEERCRED failed: %s", s->path,
+            strerror(errno));
+    return false;
+  }
+  uid_t me = geteuid();
+  if (cred.uid == me || cred.uid == 0 ||
+      (s->opts.has_group && sock_peer_in_group(fd, &cred, s->opts.group)))
+    return true;
+  char group[160] = "";
+  if (s->opts.has_group)
+    snprintf(group, sizeof group, " and members of group %s (gid %u)",
+             s->opts.group_name ? s->opts.group_name : "?", (unsigned)s->opts.group);
+  dm_error e;
+  dm_error_set(&e, DM_ERR_CONTROL_PEER, NULL,
+               "control socket %s: a client running as uid %u (gid %u, pid %d) may not control "
+               "this daemon; it admits uid %u (its own), root%s",
+               s->path, (unsigned)cred.uid, (unsigned)cred.gid, (int)cred.pid, (unsigned)me, group);
+  dmh_log(DM_LOG_WARN, "control", "%s", e.message);
+  sock_refuse(s, fd, &e);
+  return false;
 }
 
 int dmh_control_server_run(dmh_control_server *s, int stop_fd, dm_error *err) {
   for (;;) {
     pthread_mutex_lock(&s->lock);
-    bool full = s->active >= DMH_CONTROL_MAX_CONNECTIONS;
+    bool full = sock_take_slot(s, false) < 0;
     pthread_mutex_unlock(&s->lock);
-    /* At the limit, leave new connections in the backlog but keep watching stop_fd. */
+    /* With every slot handling a request, leave new connections in the backlog but keep watching
+     * stop_fd. */
     struct pollfd pf[2] = {{.fd = full ? -1 : s->listen_fd, .events = POLLIN},
                            {.fd = stop_fd, .events = POLLIN}};
     if (poll(pf, 2, full ? 100 : -1) < 0) {
@@ -300,7 +457,7 @@ int dmh_control_server_run(dmh_control_server *s, int stop_fd, dm_error *err) {
       return 0;
     if (!(pf[0].revents & POLLIN))
       continue;
-    int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+    int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED || errno == EAGAIN || errno == EMFILE ||
           errno == ENFILE) {
@@ -314,6 +471,10 @@ int dmh_control_server_run(dmh_control_server *s, int stop_fd, dm_error *err) {
       dm_error_set(err, DM_ERR_CONTROL, strerror(errno), "accept on the control socket %s failed",
                    s->path);
       return -1;
+    }
+    if (!sock_admit(s, fd)) {
+      close(fd);
+      continue;
     }
     sock_spawn(s, fd);
   }
@@ -344,10 +505,17 @@ void dmh_control_server_close(dmh_control_server *s) {
 
 /* ---- client ---- */
 
-static long long sock_now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+static int sock_send_all(int fd, const char *buf, size_t len) {
+  while (len > 0) {
+    ssize_t w = send(fd, buf, len, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w < 0)
+      return -1;
+    buf += w;
+    len -= (size_t)w;
+  }
+  return 0;
 }
 
 /* Wait for `events` on fd until the deadline (0: none). Returns 1 ready, 0 timed out, -1 error. */

@@ -11,33 +11,64 @@
 #ifndef DMH_CONTROL_SOCKET_H
 #define DMH_CONTROL_SOCKET_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "dmhost/error.h"
 
 #define DMH_CONTROL_LINE_MAX (1024 * 1024) /* longest request line accepted */
-#define DMH_CONTROL_MAX_CONNECTIONS 64     /* served at once; more wait in the backlog */
+/* Connections served at once. At the limit a new connection takes the slot of the one idle longest
+ * (connected, no request in progress), which is closed; only when every slot is handling a request
+ * do new connections wait in the backlog. */
+#define DMH_CONTROL_MAX_CONNECTIONS 64
+#define DMH_CONTROL_IDLE_TIMEOUT_MS 30000 /* default: a connection without a request is closed */
+#define DMH_CONTROL_SEND_TIMEOUT_MS 10000 /* an answer the client does not read closes it */
 
 /* Answer one request line (without its '\n', NUL-terminated). Returns a malloc'd answer without a
  * trailing newline (the server adds it, and frees the answer), or NULL to close the connection. */
 typedef char *(*dmh_control_handler)(void *ud, const char *line, size_t len);
+/* The answer to a request the transport refuses itself (a line over DMH_CONTROL_LINE_MAX, a peer
+ * that may not connect): the protocol's error shape, malloc'd, without the newline. */
+typedef char *(*dmh_control_refusal)(const dm_error *err);
+
+typedef struct dmh_control_opts {
+  dmh_control_handler handler;
+  dmh_control_refusal refusal;
+  void *ud; /* the handler's */
+  /* Who may connect, checked with SO_PEERCRED on every connection: the daemon's own uid, root, and
+   * when has_group, any process whose group or supplementary groups include `group` (the socket
+   * file is then given that group and mode 0660). Anyone else gets DM_ERR_CONTROL_PEER and is
+   * closed. */
+  bool has_group;
+  gid_t group;
+  const char *group_name; /* for messages */
+  /* A connection that has not completed a request this long after connecting or after its last
+   * answer is closed; 0: DMH_CONTROL_IDLE_TIMEOUT_MS. */
+  int idle_timeout_ms;
+  /* An answer not taken by the client within this is dropped with its connection; 0:
+   * DMH_CONTROL_SEND_TIMEOUT_MS. */
+  int send_timeout_ms;
+} dmh_control_opts;
 
 typedef struct dmh_control_server dmh_control_server;
 
 /*
- * Bind and listen on `path` (mode 0600: the socket gives full control of the daemon). A socket file
- * left by a daemon that died is replaced; one on which a daemon still answers is DM_ERR_EXISTS; a
- * path longer than sun_path or that cannot be bound is DM_ERR_CONTROL. Returns 0 and *out, or -1.
+ * Bind and listen on `path` (mode 0600, or 0660 with the group: the socket gives full control of
+ * the daemon). A socket file left by a daemon that died is replaced; one on which a daemon still
+ * answers is DM_ERR_EXISTS; a path longer than sun_path or that cannot be bound is DM_ERR_CONTROL.
+ * Returns 0 and *out, or -1.
  */
-int dmh_control_server_open(const char *path, dmh_control_handler handler, void *ud,
+int dmh_control_server_open(const char *path, const dmh_control_opts *opts,
                             dmh_control_server **out, dm_error *err);
 
 /* Accept and serve connections until `stop_fd` becomes readable (e.g. a signalfd or the read end of
  * a pipe), then stop accepting. Returns 0, or -1 with *err if accepting fails for good. */
 int dmh_control_server_run(dmh_control_server *s, int stop_fd, dm_error *err);
 
-/* Stop accepting (if still running), wake connections idle in a read, wait for the requests being
- * handled to finish, unlink the socket file and free. */
+/* Stop accepting (if still running), close idle connections and those whose answer waits for a
+ * client that does not read, wait for the requests being handled to finish, unlink the socket file
+ * and free. No client can hold it up longer than the request it has in progress. */
 void dmh_control_server_close(dmh_control_server *s);
 
 /*

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <json-c/json.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -278,10 +279,10 @@ int main(int argc, char **argv) {
       continue;
     }
     if (f == 0 && (f = dmh_cli_flag(argc, argv, &i, "-t", "--timeout", &v)) > 0) {
-      char *end;
-      timeout_s = strtol(v, &end, 10);
-      if (*end || timeout_s < 0)
-        return dmctl_bad("--timeout \"%s\" is not a number of seconds (0: no limit)", v);
+      /* In milliseconds it must fit an int: a larger value would wrap into a short wait. */
+      if (dmh_cli_int(v, 0, INT_MAX / 1000, &timeout_s) < 0)
+        return dmctl_bad("--timeout \"%s\" is not a number of seconds in 0..%d (0: no limit)", v,
+                         INT_MAX / 1000);
       continue;
     }
     if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)

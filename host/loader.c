@@ -154,13 +154,57 @@ static int loader_check_elf(const char *path, dm_error *err) {
   return 0;
 }
 
-/* Copies `path` to a fresh file in `dir` whose name keeps the basename. Returns a malloc'd name. */
-static char *loader_copy(const char *path, const char *dir, dm_error *err) {
+/*
+ * A file named over the control socket is run inside the daemon: it must be as trustworthy as the
+ * daemon's own binary. Refuse one owned by another user than root or the daemon's, or that a user
+ * other than those could have rewritten (writable by others, or by a group other than root's and
+ * the daemon's). Checked on the descriptor the copy is read from, so what is checked is what runs.
+ */
+static int loader_check_trust(const char *path, int fd, dm_error *err) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int e = errno;
+    return loader_refuse(NULL, err, DM_ERR_UNIT_OPEN, strerror(e), "unit %s cannot be read: %s",
+                         path, strerror(e));
+  }
+  uid_t me = geteuid();
+  gid_t my_group = getegid();
+  unsigned mode = (unsigned)(st.st_mode & 07777);
+  if (st.st_uid != 0 && st.st_uid != me)
+    return loader_refuse(NULL, err, DM_ERR_UNTRUSTED_FILE, NULL,
+                         "unit %s is owned by uid %u, not by root or the daemon's uid %u: another "
+                         "user could change the code the daemon runs; `chown root %s` (and check "
+                         "its contents) before loading it",
+                         path, (unsigned)st.st_uid, (unsigned)me, path);
+  bool group_can = (st.st_mode & S_IWGRP) && st.st_gid != 0 && st.st_gid != my_group;
+  if ((st.st_mode & S_IWOTH) || group_can)
+    return loader_refuse(NULL, err, DM_ERR_UNTRUSTED_FILE, NULL,
+                         "unit %s has mode %04o: it is writable by %s, so another user could "
+                         "change the code the daemon runs; `chmod go-w %s` before loading it",
+                         path, mode, (st.st_mode & S_IWOTH) ? "others" : "its group", path);
+  return 0;
+}
+
+/* Copies `path` to a fresh file in `dir` whose name keeps the basename, after loader_check_trust
+ * when `trusted` is asked. Returns a malloc'd name. */
+static char *loader_copy(const char *path, const char *dir, bool trusted, dm_error *err) {
+  int in = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (in < 0) {
+    int e = errno;
+    loader_refuse(NULL, err, DM_ERR_UNIT_OPEN, strerror(e), "unit %s cannot be opened: %s", path,
+                  strerror(e));
+    return NULL;
+  }
+  if (trusted && loader_check_trust(path, in, err) < 0) {
+    close(in);
+    return NULL;
+  }
   const char *base = strrchr(path, '/');
   base = base ? base + 1 : path;
   char *tmpl = NULL;
   if (asprintf(&tmpl, "%s/%s.XXXXXX", dir, base) < 0) {
     dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "unit %s: no memory for its private copy", path);
+    close(in);
     return NULL;
   }
   int out = mkostemp(tmpl, O_CLOEXEC);
@@ -171,10 +215,10 @@ static char *loader_copy(const char *path, const char *dir, dm_error *err) {
                  "or set TMPDIR",
                  path, dir, strerror(e));
     free(tmpl);
+    close(in);
     return NULL;
   }
-  int in = open(path, O_RDONLY | O_CLOEXEC);
-  int e = in < 0 ? errno : 0;
+  int e = 0;
   char buf[65536];
   while (!e) {
     ssize_t r = read(in, buf, sizeof buf);
@@ -192,8 +236,7 @@ static char *loader_copy(const char *path, const char *dir, dm_error *err) {
         off += w;
     }
   }
-  if (in >= 0)
-    close(in);
+  close(in);
   if (close(out) != 0 && !e)
     e = errno;
   if (e) {
@@ -311,7 +354,7 @@ int dmh_unit_lib_open(const char *path, const dmh_load_opts *opts, dmh_unit_lib 
 
   char *dl_name = NULL; /* what dlopen gets when it is not `path`: the private copy, or "./path" */
   if (opts->unique_copy) {
-    dl_name = loader_copy(path, loader_copy_dir(opts), err);
+    dl_name = loader_copy(path, loader_copy_dir(opts), opts->trusted_only, err);
     if (!dl_name)
       return -1;
   } else if (!strchr(path, '/')) {

@@ -32,6 +32,10 @@ typedef struct dmh_load_opts {
    * mapped. */
   bool unique_copy;
   const char *copy_dir;
+  /* With unique_copy: refuse (DM_ERR_UNTRUSTED_FILE) a file not owned by root or the host's user,
+   * or writable by others or by a group other than root's and the host's, checked on the
+   * descriptor the copy is made from. For files named over the control socket (swap-unit). */
+  bool trusted_only;
 } dmh_load_opts;
 
 /* Load and check. Returns 0 and *out with one reference, or -1 with *err filled. */

@@ -1,13 +1,16 @@
 /*
  * `dmhost serve`: restore the state dir, then answer the control socket until SIGINT/SIGTERM; on
- * the signal stop accepting, let the requests in progress finish, pause the running subtasks at a
- * safe point (their checkpoints saved) and exit 0. The expected stages persisted are left alone, so
+ * the signal stop accepting, let the requests in progress finish (clients idle or not reading their
+ * answers are dropped: none can hold the shutdown up), pause the running subtasks at a safe point
+ * (their checkpoints saved) and exit 0. The expected stages persisted are left alone, so
  * the next start brings back what ran.
  */
 #include "serve.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +18,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "cli_flag.h"
 #include "control.h"
 #include "control_socket.h"
 #include "dmhost/sdk.h"
@@ -24,13 +28,19 @@
 #include "state.h"
 
 static void serve_usage(FILE *out) {
-  fprintf(out,
-          "usage: dmhost serve --state-dir DIR [--socket PATH] [--plugin-dir DIR]\n"
-          "                    [--log-level debug|info|warn|error]\n"
-          "\n"
-          "Runs the daemon that dmctl talks to. Sources, tasks and their expected stages are kept\n"
-          "in DIR and restored on the next start. The control socket defaults to DIR/dmhost.sock.\n"
-          "SIGINT or SIGTERM pauses the running tasks at a safe point and exits 0.\n");
+  fprintf(
+      out,
+      "usage: dmhost serve --state-dir DIR [--socket PATH] [--plugin-dir DIR]\n"
+      "                    [--socket-group GROUP] [--idle-timeout SECONDS]\n"
+      "                    [--send-timeout SECONDS]\n"
+      "                    [--log-level debug|info|warn|error]\n"
+      "\n"
+      "Runs the daemon that dmctl talks to. Sources, tasks and their expected stages are kept\n"
+      "in DIR and restored on the next start. The control socket defaults to DIR/dmhost.sock.\n"
+      "Only the daemon's user and root may use it, and with --socket-group the members of\n"
+      "GROUP. A connection without a request for --idle-timeout seconds (default 30), or whose\n"
+      "client leaves an answer unread for --send-timeout seconds (default 10), is closed.\n"
+      "SIGINT or SIGTERM pauses the running tasks at a safe point and exits 0.\n");
 }
 
 static void serve_fail(const dm_error *err) {
@@ -45,13 +55,17 @@ int dmh_serve_main(int argc, char **argv) {
       {"socket", required_argument, NULL, 's'},
       {"plugin-dir", required_argument, NULL, 'p'},
       {"log-level", required_argument, NULL, 'l'},
+      {"socket-group", required_argument, NULL, 'g'},
+      {"idle-timeout", required_argument, NULL, 'i'},
+      {"send-timeout", required_argument, NULL, 't'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
   const char *state_arg = NULL, *socket_arg = NULL, *plugin_arg = NULL;
+  dmh_control_opts copts = {.handler = dmh_control_handle_line, .refusal = dmh_control_error_line};
   optind = 1;
   int c;
-  while ((c = getopt_long(argc, argv, "d:s:p:l:h", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "d:s:p:l:g:i:t:h", longopts, NULL)) != -1) {
     switch (c) {
     case 'd':
       state_arg = optarg;
@@ -62,6 +76,31 @@ int dmh_serve_main(int argc, char **argv) {
     case 'p':
       plugin_arg = optarg;
       break;
+    case 'g': {
+      struct group gr, *found = NULL;
+      char buf[4096];
+      int e = getgrnam_r(optarg, &gr, buf, sizeof buf, &found);
+      if (!found) {
+        fprintf(stderr, "dmhost serve: --socket-group \"%s\": %s\n", optarg,
+                e ? strerror(e) : "no such group (see /etc/group)");
+        return 2;
+      }
+      copts.has_group = true;
+      copts.group = gr.gr_gid;
+      copts.group_name = optarg;
+      break;
+    }
+    case 'i':
+    case 't': {
+      long secs;
+      if (dmh_cli_int(optarg, 1, INT_MAX / 1000, &secs) < 0) {
+        fprintf(stderr, "dmhost serve: --%s \"%s\" is not a number of seconds in 1..%d\n",
+                c == 'i' ? "idle-timeout" : "send-timeout", optarg, INT_MAX / 1000);
+        return 2;
+      }
+      *(c == 'i' ? &copts.idle_timeout_ms : &copts.send_timeout_ms) = (int)(secs * 1000);
+      break;
+    }
     case 'l': {
       dm_log_level level;
       if (dmh_log_level_parse(optarg, &level) < 0) {
@@ -144,7 +183,8 @@ int dmh_serve_main(int argc, char **argv) {
     serve_fail(&err);
     goto out;
   }
-  if (dmh_control_server_open(socket_path, dmh_control_handle_line, reg, &srv, &err) < 0) {
+  copts.ud = reg;
+  if (dmh_control_server_open(socket_path, &copts, &srv, &err) < 0) {
     serve_fail(&err);
     goto out;
   }

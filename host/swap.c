@@ -36,10 +36,17 @@ int dmh_subtask_swap_unit(dmh_subtask *st, dm_unit_kind kind, const char *path, 
                  dmh_kind_name(kind));
     return -1;
   }
-  dmh_load_opts lo = {.kind = kind, .unique_copy = true};
+  dmh_load_opts lo = {.kind = kind, .unique_copy = true, .trusted_only = true};
   dmh_unit_lib *lib;
   dm_error lerr;
   if (dmh_unit_lib_open(path, &lo, &lib, &lerr) < 0) {
+    if (lerr.code == DM_ERR_UNTRUSTED_FILE) {
+      /* Its own code: the fix is about the file's owner and mode, not about the build. */
+      dm_error_set(err, DM_ERR_UNTRUSTED_FILE, NULL,
+                   "swap of the %s unit of task %s refused (the old build keeps running): %s",
+                   dmh_kind_name(kind), st->name, lerr.message);
+      return -1;
+    }
     char code[32];
     snprintf(code, sizeof code, "code %d", lerr.code);
     dm_error_set(err, DM_ERR_SWAP, code, "swap of the %s unit of task %s refused: %s",

@@ -102,10 +102,14 @@ int e2e_setup(void) {
   return 0;
 }
 
-void e2e_show_log(void) {
+char *e2e_serve_log(void) {
   char path[512];
   snprintf(path, sizeof path, "%s/serve.log", e2e_dir);
-  char *log = e2e_read_file(path);
+  return e2e_read_file(path);
+}
+
+void e2e_show_log(void) {
+  char *log = e2e_serve_log();
   fprintf(stderr, "\n---- serve.log ----\n%s-------------------\n", log ? log : "(none)");
   free(log);
 }
@@ -127,8 +131,9 @@ int e2e_teardown(void) {
   return 0;
 }
 
-/* Start the daemon on the state dir and wait until it answers. */
-bool e2e_start_ex(bool quiet) {
+/* Start the daemon on the state dir (with the `extra` arguments, NULL-terminated; may be NULL)
+ * and wait until it answers. */
+bool e2e_start_with(const char *const *extra, bool quiet) {
   pid_t pid = fork();
   if (pid == 0) {
     char log[512];
@@ -138,8 +143,12 @@ bool e2e_start_ex(bool quiet) {
       dup2(fd, STDERR_FILENO);
       dup2(fd, STDOUT_FILENO);
     }
-    execl(DMHOST_BIN, DMHOST_BIN, "serve", "--state-dir", e2e_state, "--log-level", "info",
-          (char *)NULL);
+    const char *argv[32] = {DMHOST_BIN, "serve", "--state-dir", e2e_state, "--log-level", "info"};
+    int argc = 6;
+    for (int i = 0; extra && extra[i] && argc < 31; i++)
+      argv[argc++] = extra[i];
+    argv[argc] = NULL;
+    execv(DMHOST_BIN, (char *const *)argv);
     _exit(127);
   }
   if (pid < 0)
@@ -168,6 +177,10 @@ bool e2e_start_ex(bool quiet) {
   }
   fprintf(stderr, "\n  dmhost serve did not answer on %s\n", sock);
   return false;
+}
+
+bool e2e_start_ex(bool quiet) {
+  return e2e_start_with(NULL, quiet);
 }
 
 bool e2e_start(void) {

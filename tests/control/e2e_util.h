@@ -28,10 +28,14 @@ void e2e_source(const char *file, const char *id, bool enable_relay);
 void e2e_task(const char *file, const char *name, const char *mode, const char *source,
               const char *units);
 int e2e_setup(void);
+/* The daemon's output (serve.log), malloc'd, or NULL. */
+char *e2e_serve_log(void);
 void e2e_show_log(void);
 int e2e_teardown(void);
 /* Start the daemon on the state dir and wait until it answers. */
 bool e2e_start_ex(bool quiet);
+/* The same with more arguments for `dmhost serve` (NULL-terminated, may be NULL). */
+bool e2e_start_with(const char *const *extra, bool quiet);
 bool e2e_start(void);
 /* SIGTERM the daemon; its exit status, or -1 if it did not exit within 30 s. */
 int e2e_stop(void);

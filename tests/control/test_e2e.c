@@ -617,9 +617,7 @@ static void test_corrupt_state(void) {
   fputs("{\"version\": 1, \"worker\": ", f);
   fclose(f);
   CU_ASSERT_FALSE(e2e_start_ex(true));
-  char log[512];
-  snprintf(log, sizeof log, "%s/serve.log", e2e_dir);
-  char *text = e2e_read_file(log);
+  char *text = e2e_serve_log();
   CU_ASSERT(e2e_contains(text, "code 14005"));
   CU_ASSERT(e2e_contains(text, path));
   CU_ASSERT(e2e_contains(text, "is not valid JSON"));

@@ -122,6 +122,12 @@ typedef enum dm_error_level {
     "Stop or remove the existing one first, or pick another name.")                                \
   X(DM_ERR_STATE, 14005, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,                    \
     "The state directory could not be read or written; check its permissions and free space.")     \
+  X(DM_ERR_CONTROL_PEER, 14006, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,             \
+    "Run dmctl as the daemon's user (or root), or start the daemon with --socket-group GROUP and " \
+    "add the user to that group.")                                                                 \
+  X(DM_ERR_UNTRUSTED_FILE, 14007, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,           \
+    "Give the file to root or the daemon's user and take write access from group and others "      \
+    "(chown root FILE; chmod go-w FILE), then run the command again.")                             \
   X(DM_ERR_DB_CONNECT, 20001, DM_CLASS_DATABASE, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 1,               \
     "Check host, port, user and password, and that the server runs.")                              \
   X(DM_ERR_DB_QUERY, 20002, DM_CLASS_DATABASE, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 1,                 \
