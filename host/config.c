@@ -130,8 +130,13 @@ static int conf_read(dmh_cfg_ctx *c, config_t *cfg) {
                              strerror(errno));
   /* @include "x.cfg" then means next to the file, as relative paths in it do. */
   config_set_include_dir(cfg, c->dir);
+  char *text = dmh_cfg_read_text(c);
+  if (!text)
+    return -1;
   errno = 0;
-  if (config_read_file(cfg, c->path) == CONFIG_TRUE)
+  int ok = config_read_string(cfg, text);
+  free(text);
+  if (ok == CONFIG_TRUE)
     return 0;
   if (config_error_type(cfg) == CONFIG_ERR_FILE_IO)
     return dmh_cfg_fail_line(c, DM_ERR_CONFIG_IO, 0, "cannot read the %s: %s", c->what,

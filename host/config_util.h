@@ -94,6 +94,13 @@ int dmh_cfg_get_db(dmh_cfg_ctx *c, const config_setting_t *parent, const char *n
                    dmh_db_config *out);
 void dmh_cfg_db_free(dmh_db_config *db);
 
+/* The text of the file c->path for config_read_string, with each integer literal that libconfig
+ * 1.5 would keep only the low 32 bits of (no L suffix, outside the int range: 4294970633 reads as
+ * 3337) given the L suffix, so it is read at its value and the setting's range check refuses it.
+ * Files it @includes are scanned too: such a literal there, or one beyond 64 bits anywhere, is
+ * DM_ERR_CONFIG_INVALID naming file, line and range. NULL with c->err filled. */
+char *dmh_cfg_read_text(dmh_cfg_ctx *c);
+
 /* `p` made absolute against `dir` and normalized ("." and ".." removed), malloc'd; NULL on OOM. */
 char *dmh_cfg_abs_path(const char *dir, const char *p);
 void dmh_cfg_strv_free(char **v, int n);

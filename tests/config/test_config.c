@@ -343,6 +343,43 @@ static void test_include(void) {
   expect_failure(fx("task-include-bad.cfg"), false, DM_ERR_CONFIG_UNKNOWN, want);
 }
 
+/* Integer literals keep their value whatever libconfig 1.5 would make of them (issue 9). */
+static void test_int_literals(void) {
+  dmh_source_config *s = load_source(fx("source-server-id-large.cfg"));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT_EQUAL(s->server_id, 4000000000u); /* libconfig alone: -294967296, refused */
+  dmh_source_config_free(s);
+  s = load_source(fx("source-server-id-hex.cfg"));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT_EQUAL(s->server_id, 4294967295u); /* libconfig alone: -1 */
+  dmh_source_config_free(s);
+
+  /* A unit's own section, read by the unit through the host, holds the value written; numbers in
+   * strings and comments are left alone. */
+  dmh_task_config *t = load_task(fx("task-unit-wrap.cfg"));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  config_setting_t *dump = dmh_task_unit_section(t, DM_UNIT_DUMP);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(dump);
+  config_setting_t *threads = config_setting_get_member(dump, "threads");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(threads);
+  CU_ASSERT_EQUAL(config_setting_get_int64(threads), 4294967297LL);
+  CU_ASSERT_EQUAL(config_setting_source_line(threads), 8);
+  const char *comment = NULL;
+  CU_ASSERT(config_setting_lookup_string(dump, "comment", &comment));
+  CU_ASSERT_STRING_EQUAL(comment, "port = 4294970633 in a string is text");
+  dmh_task_config_free(t);
+
+  /* An @include'd file is read by libconfig itself: refused there, with the suffix to write. */
+  char inc[PATH_MAX + 32], want[PATH_MAX + 512];
+  real_join(DMH_TEST_DIR "/files", "wrap-target.inc", inc, sizeof inc);
+  snprintf(want, sizeof want,
+           "%s:2: the integer 4294970633 is outside -2147483648..2147483647, all libconfig keeps "
+           "of an integer without the L suffix in an @include'd file (it would read 3337); write "
+           "4294970633L, and the setting's own range applies",
+           inc);
+  expect_failure(fx("task-include-wrap.cfg"), false, DM_ERR_CONFIG_INVALID, want);
+}
+
 static void test_modes_and_kinds(void) {
   static const struct {
     const char *name;
@@ -462,8 +499,23 @@ static const bad_case bad_cases[] = {
      "4: unknown setting `unit-paths.dump` in the source file; the dump, load and sync units are "
      "chosen in the task file's unit-paths; the source file's unit-paths takes only `relay`"},
     {"source-server-id-overflow.cfg", true, DM_ERR_CONFIG_INVALID,
-     "2: `server-id` in the source file must be an integer in 1..4294967295, not -294967296; "
-     "write values above 2147483647 with an L suffix (4000000000L)"},
+     "2: `server-id` in the source file must be an integer in 1..4294967295, not 4294967296"},
+    /* Integers that libconfig 1.5 alone would wrap to their low 32 bits (issue 9): refused with
+     * their own value, and the setting's range. */
+    {"source-port-wrap.cfg", true, DM_ERR_CONFIG_INVALID,
+     "3: `from.port` in the source file must be an integer in 1..65535, not 4294970633"},
+    {"task-port-negative.cfg", false, DM_ERR_CONFIG_INVALID,
+     "6: `target-database.port` in the task file must be an integer in 1..65535, not -1"},
+    {"task-port-int-max.cfg", false, DM_ERR_CONFIG_INVALID,
+     "6: `target-database.port` in the task file must be an integer in 1..65535, not 2147483648"},
+    {"task-port-max.cfg", false, DM_ERR_CONFIG_INVALID,
+     "6: `target-database.port` in the task file must be an integer in 1..65535, not 65536"},
+    {"task-hex-wrap.cfg", false, DM_ERR_CONFIG_INVALID,
+     "6: `supervisor.relay-catchup-poll` in the task file must be an integer in 1..4294967295 "
+     "milliseconds, not 4294967296"},
+    {"task-binlog-pos-huge.cfg", false, DM_ERR_CONFIG_INVALID,
+     "5: the integer 99999999999999999999 does not fit in 64 bits: a setting takes an integer in "
+     "-9223372036854775808..9223372036854775807 at most, and its own range below that"},
     {"task-supervisor-zero.cfg", false, DM_ERR_CONFIG_INVALID,
      "6: `supervisor.stop-timeout` in the task file must be a number of seconds in "
      "0.001..4294967, not 0"},
@@ -576,6 +628,7 @@ int main(void) {
       {"relative paths, overrides, unit sections", test_relative_paths_and_overrides},
       {"supervisor floats", test_supervisor_floats},
       {"@include", test_include},
+      {"integer literals keep their value", test_int_literals},
       {"modes and kinds", test_modes_and_kinds},
       {"bad files: code and exact message", test_bad_files},
       {"io errors", test_io_errors},
