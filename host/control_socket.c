@@ -191,8 +191,9 @@ static int sock_send_timed(int fd, int wake_fd, int timeout_ms, const char *buf,
   return 0;
 }
 
-/* Write one answer line (the answer is freed). Returns -1 to close the connection. */
-static int sock_write_answer(dmh_control_server *s, int fd, char *answer) {
+/* Write one answer line within timeout_ms (the answer is freed). Returns -1 to close the
+ * connection. */
+static int sock_write_answer(dmh_control_server *s, int fd, char *answer, int timeout_ms) {
   size_t alen = strlen(answer);
   char *line = realloc(answer, alen + 2);
   if (!line) {
@@ -201,16 +202,20 @@ static int sock_write_answer(dmh_control_server *s, int fd, char *answer) {
   }
   line[alen] = '\n';
   line[alen + 1] = '\0';
-  int rc = sock_send_timed(fd, s->wake[0], s->opts.send_timeout_ms, line, alen + 1);
+  int rc = sock_send_timed(fd, s->wake[0], timeout_ms, line, alen + 1);
   free(line);
   return rc;
 }
 
+/* Refusals made by the accepting thread wait this long at most for the client: the answer of a
+ * fresh connection fits its socket buffer at once, and no client may hold up the accept loop. */
+#define SOCK_REFUSE_TIMEOUT_MS 100
+
 /* Answer with the protocol's error shape a request that never reaches the handler. */
-static void sock_refuse(dmh_control_server *s, int fd, const dm_error *err) {
+static void sock_refuse(dmh_control_server *s, int fd, const dm_error *err, int timeout_ms) {
   char *answer = s->opts.refusal ? s->opts.refusal(err) : NULL;
   if (answer)
-    sock_write_answer(s, fd, answer);
+    sock_write_answer(s, fd, answer, timeout_ms);
 }
 
 static void sock_set_busy(sock_conn *c, bool busy) {
@@ -232,7 +237,7 @@ static int sock_answer(sock_conn *c, char *line, size_t len) {
     return 0; /* blank lines between requests are not requests */
   sock_set_busy(c, true);
   char *answer = c->srv->opts.handler(c->srv->opts.ud, line, len);
-  int rc = answer ? sock_write_answer(c->srv, c->fd, answer) : -1;
+  int rc = answer ? sock_write_answer(c->srv, c->fd, answer, c->srv->opts.send_timeout_ms) : -1;
   sock_set_busy(c, false);
   if (rc < 0 && answer)
     dmh_log(DM_LOG_WARN, "control",
@@ -264,7 +269,7 @@ static void sock_serve(sock_conn *c) {
       dm_error_set(&e, DM_ERR_CONTROL_REQUEST, NULL,
                    "request is longer than %d bytes; send one JSON request per line",
                    DMH_CONTROL_LINE_MAX);
-      sock_refuse(s, c->fd, &e);
+      sock_refuse(s, c->fd, &e, s->opts.send_timeout_ms);
       break;
     }
     /* Only this thread writes idle_since once the connection runs. */
@@ -360,7 +365,7 @@ static void sock_spawn(dmh_control_server *s, int fd) {
     dm_error_set(&e, DM_ERR_CONTROL, NULL,
                  "the daemon is handling %d requests at once; retry when one has finished",
                  DMH_CONTROL_MAX_CONNECTIONS);
-    sock_refuse(s, fd, &e);
+    sock_refuse(s, fd, &e, SOCK_REFUSE_TIMEOUT_MS);
     close(fd);
     return;
   }
@@ -433,7 +438,7 @@ static bool sock_admit(dmh_control_server *s, int fd) {
                "this daemon; it admits uid %u (its own), root%s",
                s->path, (unsigned)cred.uid, (unsigned)cred.gid, (int)cred.pid, (unsigned)me, group);
   dmh_log(DM_LOG_WARN, "control", "%s", e.message);
-  sock_refuse(s, fd, &e);
+  sock_refuse(s, fd, &e, SOCK_REFUSE_TIMEOUT_MS);
   return false;
 }
 

@@ -92,34 +92,18 @@ static bool sock_closed_within(int fd, double secs) {
   return false;
 }
 
-static void begin_task(const char *name) {
-  e2e_create_source();
-  e2e_task("task.cfg", name, "incremental", "mysql-01", "sync = { items = 0; item-ms = 10; };");
-  json_object *o = NULL;
-  CU_ASSERT_EQUAL_FATAL(e2e_dmctl(&o, "start-task", "task.cfg", NULL), 0);
-  json_object_put(o);
-  CU_ASSERT_FATAL(e2e_wait_stage(name, "Running", 5));
-}
-
-/* (a) A client floods requests and never reads: other clients are still served, a task still
- * pauses, and SIGTERM still ends the daemon promptly. The send timeout is set far beyond the test
- * so that only the shutdown itself can free the stuck connection. */
-static void test_client_never_reads(void) {
-  CU_ASSERT_FATAL(e2e_setup() == 0);
-  e2e_source("source.cfg", "mysql-01", false);
-  const char *const args[] = {"--send-timeout", "600", NULL};
-  CU_ASSERT_FATAL(e2e_start_with(args, false));
-  begin_task("inc");
-
+/* A connection that sends requests and never reads: requests are written until the daemon stops
+ * taking them for 500 ms (its answers fill our receive buffer, its thread can no longer send, so
+ * it no longer reads). Asserts that precondition; returns the connection. */
+static int sock_flood(void) {
   int fd = sock_connect();
-  CU_ASSERT_FATAL(fd >= 0);
+  if (fd < 0)
+    return -1;
   int small = 4096;
   setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
   setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
   fcntl(fd, F_SETFL, O_NONBLOCK);
-  static const char req[] = "{\"cmd\": \"query-status\", \"args\": {\"name\": \"inc\"}}\n";
-  /* Write until the daemon stops taking requests for 500 ms: its answers fill our receive buffer,
-   * its thread blocks sending, and so it no longer reads. */
+  static const char req[] = "{\"cmd\": \"query-status\"}\n";
   long sent = 0;
   double stuck_since = 0, give_up = e2e_now() + 20;
   while (e2e_now() < give_up) {
@@ -144,6 +128,30 @@ static void test_client_never_reads(void) {
   CU_ASSERT(queued > 0);
   CU_ASSERT(stuck_since > 0 && e2e_now() - stuck_since > 0.5);
   fprintf(stderr, "\n  %ld requests sent, %d bytes of answers unread\n", sent, queued);
+  return fd;
+}
+
+static void begin_task(const char *name) {
+  e2e_create_source();
+  e2e_task("task.cfg", name, "incremental", "mysql-01", "sync = { items = 0; item-ms = 10; };");
+  json_object *o = NULL;
+  CU_ASSERT_EQUAL_FATAL(e2e_dmctl(&o, "start-task", "task.cfg", NULL), 0);
+  json_object_put(o);
+  CU_ASSERT_FATAL(e2e_wait_stage(name, "Running", 5));
+}
+
+/* (a) A client floods requests and never reads: other clients are still served, a task still
+ * pauses, and SIGTERM still ends the daemon promptly. The send timeout is set far beyond the test
+ * so that only the shutdown itself can free the stuck connection. */
+static void test_client_never_reads(void) {
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  e2e_source("source.cfg", "mysql-01", false);
+  const char *const args[] = {"--send-timeout", "600", NULL};
+  CU_ASSERT_FATAL(e2e_start_with(args, false));
+  begin_task("inc");
+
+  int fd = sock_flood();
+  CU_ASSERT_FATAL(fd >= 0);
 
   json_object *o = NULL;
   double t0 = e2e_now();
@@ -160,6 +168,24 @@ static void test_client_never_reads(void) {
   fprintf(stderr, "  SIGTERM to exit: %.2f s\n", took);
   CU_ASSERT(took < 5);
   close(fd);
+  e2e_teardown();
+}
+
+/* --send-timeout: a client that leaves its answers unread loses its connection. */
+static void test_send_timeout(void) {
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  e2e_source("source.cfg", "mysql-01", false);
+  const char *const args[] = {"--send-timeout", "1", NULL};
+  CU_ASSERT_FATAL(e2e_start_with(args, false));
+  int fd = sock_flood();
+  CU_ASSERT_FATAL(fd >= 0);
+  e2e_sleep_ms(2000); /* not reading meanwhile */
+  char *text = e2e_serve_log();
+  CU_ASSERT(e2e_contains(text, "its client did not take the answer within 1000 ms"));
+  free(text);
+  CU_ASSERT(sock_closed_within(fd, 5)); /* what was sent before is read, then EOF */
+  close(fd);
+  CU_ASSERT_EQUAL(e2e_stop(), 0);
   e2e_teardown();
 }
 
@@ -474,6 +500,7 @@ int main(void) {
     return 1;
   CU_pSuite s = CU_add_suite("control socket", NULL, NULL);
   CU_add_test(s, "a client that never reads holds up nothing", test_client_never_reads);
+  CU_add_test(s, "--send-timeout drops a client that does not read", test_send_timeout);
   CU_add_test(s, "silent clients do not lock dmctl out", test_silent_clients);
   CU_add_test(s, "peer uid check and --socket-group", test_peer_uid);
   CU_add_test(s, "swap-unit refuses an untrusted file", test_swap_untrusted);
