@@ -13,6 +13,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "dmhost/fs.h"
 #include "dmhost/sdk.h"
 #include "state.h"
 #include "unit_ctx.h"
@@ -221,7 +222,7 @@ static int binlog_ops_lock(const char *path, bool create, dm_error *err) {
     return -1;
   }
   pthread_mutex_lock(&binlog_ops_mutex);
-  if (create && dmh_mkdir_p(dir) < 0) {
+  if (create && dm_fs_mkdir_p(dir, DM_FS_DIR_MODE) < 0) {
     dm_error_set(err, DM_ERR_STATE, strerror(errno),
                  "binlog operators: cannot create the folder %s", dir);
     pthread_mutex_unlock(&binlog_ops_mutex);

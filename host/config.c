@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "config_util.h"
+#include "dmhost/fs.h"
 #include "dmhost/sdk.h"
 
 #define CONF_PATH_MAX 256
@@ -217,11 +218,39 @@ static int conf_get_id(dmh_cfg_ctx *c, const config_setting_t *g, const char *na
                       extra ? " (and '.', but not first)" : "", *out);
 }
 
+/* `file-mode = "0640";`: the mode of the files dmhost creates for this file's units (folders get
+ * dm_fs_dir_mode of it). Default 0600. Octal in a string (libconfig has no octal literals); the
+ * owner must be able to read and write, and nobody else may write or execute: a group or others
+ * that could write into the relay or dump folder could plant what the units then read. */
+static int conf_file_mode(dmh_cfg_ctx *c, const config_setting_t *root, uint32_t *out) {
+  *out = DM_FS_FILE_MODE;
+  char *text = NULL;
+  int rc = dmh_cfg_get_string(c, root, "file-mode", DMH_CFG_NONEMPTY, &text);
+  if (rc <= 0)
+    return rc;
+  char *end = NULL;
+  unsigned long m = strtoul(text, &end, 8);
+  bool ok = text[0] >= '0' && text[0] <= '7' && *end == '\0' && strlen(text) <= 4 &&
+            (m & 0600) == 0600 && (m & ~0644ul) == 0;
+  if (!ok) {
+    rc = dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, config_setting_get_member(root, "file-mode"),
+                      "`file-mode` in the %s must be an octal file mode in a string that gives "
+                      "the owner read and write and nobody else write or execute: \"0600\" "
+                      "(the default), \"0640\" (the group may read) or \"0644\"; not \"%s\"",
+                      c->what, text);
+    free(text);
+    return rc;
+  }
+  free(text);
+  *out = (uint32_t)m;
+  return 0;
+}
+
 /* ---- the source file ---- */
 
 static const char *const conf_source_keys[] = {
     "source-id", "enable-gtid", "enable-relay", "relay-dir", "server-id",
-    "from",      "unit-paths",  "relay",        NULL,
+    "from",      "unit-paths",  "relay",        "file-mode", NULL,
 };
 
 static const char conf_hint_task_only[] =
@@ -275,7 +304,7 @@ static int conf_source_parse(dmh_cfg_ctx *c, dmh_source_config *s) {
   if (rc < 0)
     return -1;
   s->server_id = rc ? (uint32_t)server_id : conf_default_server_id(s->source_id);
-  if (dmh_cfg_get_db(c, root, "from", &s->from) < 0)
+  if (dmh_cfg_get_db(c, root, "from", &s->from) < 0 || conf_file_mode(c, root, &s->file_mode) < 0)
     return -1;
   if (conf_unit_paths(c, root, true,
                       "the dump, load and sync units are chosen in the task file's unit-paths; "
@@ -342,6 +371,7 @@ static const char *const conf_task_keys[] = {
     "dump",
     "load",
     "sync",
+    "file-mode",
     NULL,
 };
 
@@ -643,7 +673,7 @@ static int conf_task_parse(dmh_cfg_ctx *c, dmh_task_config *t) {
                       "per source, not per task)",
                       t->unit_paths) < 0)
     return -1;
-  if (conf_supervisor(c, root, &t->sup) < 0)
+  if (conf_supervisor(c, root, &t->sup) < 0 || conf_file_mode(c, root, &t->file_mode) < 0)
     return -1;
   for (int i = DMH_KIND_DUMP; i <= DMH_KIND_SYNC; i++)
     if (conf_unit_section(c, root, conf_kind_names[i]) < 0)

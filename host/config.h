@@ -123,7 +123,8 @@ typedef struct dmh_source_config {
   uint32_t server_id; /* server-id used when pulling the binlog; default derived from source-id */
   dmh_db_config from; /* from (required) */
   char *unit_paths[DMH_KIND_COUNT]; /* unit-paths: only relay is allowed here; NULL = default */
-  config_t cfg;                     /* the parsed tree, for the relay unit's section */
+  uint32_t file_mode; /* file-mode: of the relay's files (folders: dm_fs_dir_mode), default 0600 */
+  config_t cfg;       /* the parsed tree, for the relay unit's section */
 } dmh_source_config;
 
 typedef struct dmh_task_config {
@@ -142,7 +143,8 @@ typedef struct dmh_task_config {
   int n_filters;
   char *unit_paths[DMH_KIND_COUNT]; /* dump, load, sync; relay is refused here */
   dmh_supervisor_config sup;
-  config_t cfg; /* the parsed tree, for the unit sections */
+  uint32_t file_mode; /* file-mode: of the files the task's units create, default 0600 */
+  config_t cfg;       /* the parsed tree, for the unit sections */
 } dmh_task_config;
 
 /* The supervisor timing a task gets when its file says nothing (also a relay's). */

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dmhost/fs.h"
 #include "dmhost/sdk.h"
 
 #define PURGE_MAX_SUBDIRS 256
@@ -70,6 +71,13 @@ static int purge_read_index(purge_state *s, dm_error *err) {
   char line[PURGE_NAME];
   while (fgets(line, sizeof line, fp) && s->n_subs < PURGE_MAX_SUBDIRS) {
     line[strcspn(line, "\r\n")] = '\0';
+    if (line[0] && !dm_fs_name_ok(line, strlen(line))) {
+      fclose(fp);
+      dm_error_set(err, DM_ERR_RELAY_BAD_NAME, NULL,
+                   "relay purge: %s lists \"%s\", not a plain sub-folder name; nothing was removed",
+                   path, line);
+      return -1;
+    }
     if (line[0])
       dm_strlcpy(s->subs[s->n_subs++], line, PURGE_NAME);
   }
@@ -223,21 +231,18 @@ static int purge_drop_empty_subdirs(purge_state *s, dm_error *err) {
     any |= !keep[i];
   if (!any)
     return 0;
-  char path[4096], tmp[4200];
+  char path[4096], text[PURGE_MAX_SUBDIRS * (PURGE_NAME + 1)];
   snprintf(path, sizeof path, "%s/server-uuid.index", s->relay_dir);
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  FILE *fp = fopen(tmp, "we");
-  if (!fp) {
-    dm_error_set(err, DM_ERR_IO, strerror(errno), "relay purge: cannot write %s", tmp);
-    return -1;
-  }
+  size_t len = 0;
   for (int i = 0; i < s->n_subs; i++)
     if (keep[i])
-      fprintf(fp, "%s\n", s->subs[i]);
-  bool ok = fflush(fp) == 0 && fsync(fileno(fp)) == 0;
-  ok = fclose(fp) == 0 && ok;
-  if (!ok || rename(tmp, path) < 0) {
-    dm_error_set(err, DM_ERR_IO, strerror(errno), "relay purge: cannot replace %s", path);
+      len += (size_t)snprintf(text + len, sizeof text - len, "%s\n", s->subs[i]);
+  struct stat sb; /* the index keeps the mode the relay gave it (the source's file-mode) */
+  mode_t mode = stat(path, &sb) == 0 ? (sb.st_mode & 0777) : DM_FS_FILE_MODE;
+  const char *step = "create";
+  if (dm_fs_write_atomic(path, text, len, mode, DM_FS_SYNC, &step) < 0) {
+    dm_error_set(err, DM_ERR_IO, strerror(errno), "relay purge: cannot replace %s (%s failed)",
+                 path, step);
     return -1;
   }
   for (int i = 0; i < s->n_subs; i++) {

@@ -10,29 +10,11 @@
 #include <sys/stat.h>
 
 #include "binlog_ops.h"
+#include "dmhost/fs.h"
 #include "dmhost/sdk.h"
 #include "log.h"
 #include "rules.h"
 #include "unit_ctx.h"
-
-int dmh_mkdir_p(const char *path) {
-  char buf[4096];
-  if (dm_strlcpy(buf, path, sizeof buf) && strlen(path) >= sizeof buf) {
-    errno = ENAMETOOLONG;
-    return -1;
-  }
-  for (char *p = buf + 1; *p; p++) {
-    if (*p != '/')
-      continue;
-    *p = '\0';
-    if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-      return -1;
-    *p = '/';
-  }
-  if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-    return -1;
-  return 0;
-}
 
 /* ---- identity ---- */
 static const char *svc_task_name(dm_ctx *c) {
@@ -61,6 +43,9 @@ static const dm_db_endpoint *svc_target_db(dm_ctx *c) {
 }
 static bool svc_gtid_enabled(dm_ctx *c) {
   return c->gtid_enabled;
+}
+static uint32_t svc_file_mode(dm_ctx *c) {
+  return c->file_mode;
 }
 
 /* ---- logging ---- */
@@ -319,14 +304,15 @@ static const dm_host_services services = {
     .event_ignored = svc_event_ignored,
     .binlog_operator = svc_binlog_operator,
     .binlog_operator_done = svc_binlog_operator_done,
+    .file_mode = svc_file_mode,
 };
 
 const dm_host_services *dmh_host_services(void) {
   return &services;
 }
 
-dm_ctx *dmh_ctx_new(const char *work_dir, dm_error *err) {
-  if (dmh_mkdir_p(work_dir) < 0) {
+dm_ctx *dmh_ctx_new(const char *work_dir, uint32_t file_mode, dm_error *err) {
+  if (dm_fs_mkdir_p(work_dir, dm_fs_dir_mode(file_mode)) < 0) {
     dm_error_set(err, DM_ERR_IO, strerror(errno), "cannot create the unit's work dir %s", work_dir);
     return NULL;
   }
@@ -336,6 +322,7 @@ dm_ctx *dmh_ctx_new(const char *work_dir, dm_error *err) {
     dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory creating a unit context");
     return NULL;
   }
+  c->file_mode = file_mode;
   pthread_mutex_init(&c->lock, NULL);
   return c;
 }

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dmhost/fs.h"
 #include "dmhost/sdk.h"
 
 const char *dmh_expect_stage_name(dmh_expect_stage s) {
@@ -149,122 +149,45 @@ char *dmh_state_task_work_root(const char *dir, const char *task, const char *so
 
 int dmh_state_check_name(const char *what, const char *name, dm_error *err) {
   size_t n = name ? strlen(name) : 0;
+  if (n <= DMH_STATE_NAME_MAX && dm_fs_name_ok(name, n))
+    return 0;
   if (n == 0 || n > DMH_STATE_NAME_MAX) {
     dm_error_set(err, DM_ERR_CONFIG_INVALID, NULL,
                  "%s \"%s\" must have 1 to %d characters; it names a folder in the state dir", what,
                  name ? name : "", DMH_STATE_NAME_MAX);
     return -1;
   }
-  for (size_t i = 0; i < n; i++) {
-    char c = name[i];
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-' || (c == '.' && i > 0);
-    if (!ok) {
-      dm_error_set(err, DM_ERR_CONFIG_INVALID, NULL,
-                   "%s \"%s\" has '%c' at offset %zu; use letters, digits, '_', '-' and '.' (not "
-                   "first), as it names a folder in the state dir",
-                   what, name, c, i);
-      return -1;
-    }
-  }
-  return 0;
+  size_t i = name[0] == '.' ? 0
+                            : strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                           "0123456789_-.");
+  dm_error_set(err, DM_ERR_CONFIG_INVALID, NULL,
+               "%s \"%s\" has '%c' at offset %zu; use letters, digits, '_', '-' and '.' (not "
+               "first), as it names a folder in the state dir",
+               what, name, name[i], i);
+  return -1;
 }
 
 /* ---- atomic files ---- */
 
 int dmh_state_mkdirs(const char *path, dm_error *err) {
-  char *p = strdup(path);
-  if (!p) {
-    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "state: out of memory creating %s", path);
-    return -1;
-  }
-  for (char *s = p + 1;; s++) {
-    if (*s != '/' && *s != '\0')
-      continue;
-    char saved = *s;
-    *s = '\0';
-    if (mkdir(p, 0700) < 0 && errno != EEXIST) {
-      dm_error_set(err, DM_ERR_STATE, strerror(errno), "state: cannot create folder %s", p);
-      free(p);
-      return -1;
-    }
-    *s = saved;
-    if (saved == '\0')
-      break;
-  }
-  free(p);
-  struct stat sb;
-  if (stat(path, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
-    dm_error_set(err, DM_ERR_STATE, errno ? strerror(errno) : NULL,
-                 "state: %s exists but is not a folder", path);
+  if (dm_fs_mkdir_p(path, DM_FS_DIR_MODE) < 0) {
+    dm_error_set(err, DM_ERR_STATE, strerror(errno),
+                 errno == ENOTDIR ? "state: %s (or a folder above it) exists but is not a folder"
+                                  : "state: cannot create folder %s",
+                 path);
     return -1;
   }
   return 0;
-}
-
-/* fsync the folder holding `path`, so that the rename itself is durable. */
-static int state_sync_parent(const char *path) {
-  char *copy = strdup(path);
-  if (!copy)
-    return -1;
-  int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  free(copy);
-  if (fd < 0)
-    return -1;
-  int rc = fsync(fd);
-  close(fd);
-  return rc;
 }
 
 int dmh_state_write_file(const char *path, const void *data, size_t len, dm_error *err) {
-  char *tmp = state_printf("%s.tmp", path);
-  if (!tmp) {
-    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "state: out of memory writing %s", path);
-    return -1;
-  }
-  const char *step = "open";
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0)
-    goto fail;
-  step = "write";
-  for (size_t off = 0; off < len;) {
-    ssize_t w = write(fd, (const char *)data + off, len - off);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w < 0)
-      goto fail_fd;
-    off += (size_t)w;
-  }
-  step = "fsync";
-  if (fsync(fd) < 0)
-    goto fail_fd;
-  step = "close";
-  if (close(fd) < 0) {
-    fd = -1;
-    goto fail_fd;
-  }
-  fd = -1;
-  step = "rename";
-  if (rename(tmp, path) < 0)
-    goto fail_fd;
-  free(tmp);
-  if (state_sync_parent(path) < 0) {
-    dm_error_set(err, DM_ERR_STATE, strerror(errno),
-                 "state: cannot fsync the folder of %s after writing it", path);
+  const char *step = "create";
+  if (dm_fs_write_atomic(path, data, len, DM_FS_FILE_MODE, DM_FS_SYNC, &step) < 0) {
+    dm_error_set(err, DM_ERR_STATE, strerror(errno), "state: cannot write %s (%s of %s.tmp failed)",
+                 path, step, path);
     return -1;
   }
   return 0;
-fail_fd:;
-  int saved = errno;
-  if (fd >= 0)
-    close(fd);
-  unlink(tmp);
-  errno = saved;
-fail:
-  dm_error_set(err, DM_ERR_STATE, strerror(errno), "state: cannot write %s (%s of %s failed)", path,
-               step, tmp);
-  free(tmp);
-  return -1;
 }
 
 /* Read a whole file into a NUL-terminated buffer. Returns NULL with errno set. */

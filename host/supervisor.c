@@ -170,7 +170,7 @@ static dmh_subtask *sup_create(const dmh_subtask_opts *o, bool is_relay, dm_erro
     u->desc = dmh_unit_lib_descriptor(u->lib);
     char wd[4096];
     snprintf(wd, sizeof wd, "%s/%s", o->work_root, u->section);
-    if (!(u->ctx = dmh_ctx_new(wd, err))) {
+    if (!(u->ctx = dmh_ctx_new(wd, is_relay ? o->source->file_mode : o->task->file_mode, err))) {
       sup_free(st);
       return NULL;
     }

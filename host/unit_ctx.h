@@ -27,8 +27,9 @@ struct dm_ctx {
   const dm_db_endpoint *source_db;
   const dm_db_endpoint *target_db;
   bool gtid_enabled;
-  char *work_dir;  /* owned; created by dmh_ctx_new */
-  char scope[320]; /* log scope: "task=.. source=.. unit=.." */
+  uint32_t file_mode; /* of the files the unit creates (file-mode); its work dir has the dir mode */
+  char *work_dir;     /* owned; created by dmh_ctx_new */
+  char scope[320];    /* log scope: "task=.. source=.. unit=.." */
 
   dmh_stop_token *token;             /* the subtask's */
   const struct dmh_rules *rules;     /* the subtask's; NULL for a relay */
@@ -53,8 +54,9 @@ struct dm_ctx {
 /* The services table every unit gets. */
 const dm_host_services *dmh_host_services(void);
 
-/* work_dir is created (with parents). Returns NULL on failure with *err. */
-dm_ctx *dmh_ctx_new(const char *work_dir, dm_error *err);
+/* work_dir is created (with parents, dm_fs_dir_mode(file_mode)); the unit's file_mode service
+ * answers file_mode. Returns NULL on failure with *err. */
+dm_ctx *dmh_ctx_new(const char *work_dir, uint32_t file_mode, dm_error *err);
 void dmh_ctx_free(dm_ctx *ctx);
 /* Forget what was looked up (before a new instance reads the same section). */
 void dmh_ctx_reset_seen(dm_ctx *ctx);
@@ -66,8 +68,5 @@ void dmh_ctx_set_handoff(dm_ctx *ctx, const dm_position *pos);
 /* Where the binlog operators of the unit's subtask are kept: <work_root>/binlog-operators.json.
  * Returns 0 or -1 with DM_ERR_NO_MEMORY. */
 int dmh_ctx_set_binlog_ops(dm_ctx *ctx, const char *work_root, dm_error *err);
-
-/* mkdir -p. Returns 0 or -1 with errno. */
-int dmh_mkdir_p(const char *path);
 
 #endif /* DMH_UNIT_CTX_H */

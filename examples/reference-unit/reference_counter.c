@@ -47,7 +47,6 @@ typedef struct refc {
 
   char numbers_path[PATH_MAX];
   char checkpoint_path[PATH_MAX];
-  char checkpoint_tmp[PATH_MAX];
   char work_dir[PATH_MAX];
 
   /* Shared with status and kill, which run on other threads while process runs: atomics. */
@@ -59,36 +58,21 @@ typedef struct refc {
 
 /*
  * The checkpoint is the one fact the unit trusts after a restart: "the first N numbers are in
- * numbers.txt and durable". It is written to a temporary file, flushed to disk, then renamed over
- * the old one, and the folder is flushed too: a crash at any moment leaves either the old or the
- * new checkpoint, never half of one.
+ * numbers.txt and durable". The SDK's dm_fs_write_atomic writes it to a temporary file, flushes
+ * it to disk, renames it over the old one and flushes the folder too: a crash at any moment leaves
+ * either the old or the new checkpoint, never half of one. Its mode is the host's file_mode (0600
+ * unless the task's file-mode widens it).
  */
 static int refc_checkpoint_write(refc *r, int64_t done, dm_error *err) {
-  int fd = open(r->checkpoint_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    goto fail;
   char line[32];
   int n = snprintf(line, sizeof line, "%" PRId64 "\n", done);
-  if (write(fd, line, (size_t)n) != n || fsync(fd) != 0) {
-    int e = errno;
-    close(fd);
-    errno = e ? e : EIO;
-    goto fail;
-  }
-  if (close(fd) != 0 || rename(r->checkpoint_tmp, r->checkpoint_path) != 0)
-    goto fail;
-  int dir = open(r->work_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir < 0)
-    goto fail;
-  int rc = fsync(dir);
-  close(dir);
-  if (rc != 0)
-    goto fail;
-  return 0;
-fail:
+  const char *step = "create";
+  if (dm_fs_write_atomic(r->checkpoint_path, line, (size_t)n,
+                         (mode_t)dm_host_file_mode(r->host, r->ctx), DM_FS_SYNC, &step) == 0)
+    return 0;
   dm_error_set(err, DM_ERR_IO, strerror(errno),
-               "reference-counter: cannot commit checkpoint %s (%" PRId64 " done): %s",
-               r->checkpoint_path, done, strerror(errno));
+               "reference-counter: cannot commit checkpoint %s (%" PRId64 " done; %s failed): %s",
+               r->checkpoint_path, done, step, strerror(errno));
   return -1;
 }
 
@@ -130,7 +114,8 @@ static int refc_checkpoint_read(refc *r, int64_t *done, dm_error *err) {
  * here, so the next batch writes them again exactly once.
  */
 static int refc_numbers_trim(refc *r, int64_t done, dm_error *err) {
-  int fd = open(r->numbers_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  int fd = open(r->numbers_path, O_RDWR | O_CREAT | O_CLOEXEC,
+                (mode_t)dm_host_file_mode(r->host, r->ctx));
   if (fd < 0) {
     dm_error_set(err, DM_ERR_IO, strerror(errno), "reference-counter: cannot open %s",
                  r->numbers_path);
@@ -232,8 +217,7 @@ static int refc_init(const dm_host_services *host, dm_ctx *ctx, void **self, dm_
   if (refc_setting(r, "count", REFC_DEFAULT_COUNT, 0, &r->count, err) != 0 ||
       refc_setting(r, "batch", REFC_DEFAULT_BATCH, 1, &r->batch, err) != 0 ||
       refc_path(r->numbers_path, dir, REFC_NUMBERS, err) != 0 ||
-      refc_path(r->checkpoint_path, dir, REFC_CHECKPOINT, err) != 0 ||
-      refc_path(r->checkpoint_tmp, dir, REFC_CHECKPOINT ".tmp", err) != 0) {
+      refc_path(r->checkpoint_path, dir, REFC_CHECKPOINT, err) != 0) {
     free(r); /* on failure init releases everything itself: close is not called */
     return -1;
   }

@@ -85,6 +85,7 @@ typedef struct dump_unit {
   int64_t stmt_rows;      /* `rows`: rows per INSERT */
   int64_t stmt_size;      /* `statement-size` */
   int64_t chunk_filesize; /* `chunk-filesize` */
+  mode_t file_mode;       /* of the files written (the task's file-mode) */
   char work_dir[PATH_MAX];
 
   /* one process call */

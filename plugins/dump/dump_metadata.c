@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dmhost/fs.h"
 #include "dump_internal.h"
 
 char *dump_file_name_part(const char *name) {
@@ -48,44 +49,18 @@ static int dump_metadata_io(dump_unit *u, const char *what, const char *path, in
 }
 
 int dump_dir_sync(dump_unit *u, dm_error *err) {
-  int fd = open(u->work_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0)
-    return dump_metadata_io(u, "open", u->work_dir, errno, err);
-  int rc = fsync(fd);
-  int e = errno;
-  close(fd);
-  return rc == 0 ? 0 : dump_metadata_io(u, "flush", u->work_dir, e, err);
+  return dm_fs_sync_dir(u->work_dir) == 0 ? 0
+                                          : dump_metadata_io(u, "flush", u->work_dir, errno, err);
 }
 
 int dump_file_write_atomic(dump_unit *u, const char *file, const char *data, size_t len,
                            dm_error *err) {
-  char path[PATH_MAX], tmp[PATH_MAX + 8];
+  char path[PATH_MAX];
   if (dump_path(u, path, file, err) != 0)
     return -1;
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return dump_metadata_io(u, "create", tmp, errno, err);
-  for (size_t off = 0; off < len;) {
-    ssize_t n = write(fd, data + off, len - off);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      int e = errno;
-      close(fd);
-      return dump_metadata_io(u, "write", tmp, e, err);
-    }
-    off += (size_t)n;
-  }
-  if (fsync(fd) != 0) {
-    int e = errno;
-    close(fd);
-    return dump_metadata_io(u, "write", tmp, e, err);
-  }
-  if (close(fd) != 0)
-    return dump_metadata_io(u, "write", tmp, errno, err);
-  if (rename(tmp, path) != 0)
-    return dump_metadata_io(u, "rename", tmp, errno, err);
+  const char *step = "create";
+  if (dm_fs_write_atomic(path, data, len, u->file_mode, DM_FS_SYNC_FILE, &step) != 0)
+    return dump_metadata_io(u, step, path, errno, err);
   return 0;
 }
 

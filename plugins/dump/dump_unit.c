@@ -123,6 +123,7 @@ static int dump_init(const dm_host_services *host, dm_ctx *ctx, void **self, dm_
     return -1;
   }
   dm_strlcpy(u->work_dir, dir, sizeof u->work_dir);
+  u->file_mode = (mode_t)dm_host_file_mode(host, ctx);
   if (dump_read_settings(u, err) != 0) {
     dump_close(u);
     return -1;

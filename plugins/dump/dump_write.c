@@ -163,7 +163,7 @@ static int dump_write_open(dump_writer *w, dm_error *err) {
     return -1;
   if (snprintf(w->tmp, sizeof w->tmp, "%s.tmp", w->path) >= (int)sizeof w->tmp)
     return dump_write_io_error(w, "create", w->path, ENAMETOOLONG, err);
-  w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, w->u->file_mode);
   if (w->fd < 0)
     return dump_write_io_error(w, "create", w->tmp, errno, err);
   return 0;

@@ -85,6 +85,7 @@ static void test_example_source(void) {
   for (int i = 0; i < DMH_KIND_COUNT; i++)
     CU_ASSERT_PTR_NULL(s->unit_paths[i]);
   CU_ASSERT_PTR_NULL(dmh_source_unit_section(s));
+  CU_ASSERT_EQUAL(s->file_mode, 0600); /* files only the owner reads, by default */
 
   /* The default server-id is a function of source-id only, so it survives restarts. */
   dmh_source_config *again = load_source(ex("source.cfg"));
@@ -443,7 +444,7 @@ static const bad_case bad_cases[] = {
     {"task-unknown-top.cfg", false, DM_ERR_CONFIG_UNKNOWN,
      "5: unknown setting `colour` in the task file; the settings accepted here are: name, "
      "task-mode, meta-schema, target-database, mysql-instances, block-allow-list, routes, "
-     "filters, unit-paths, supervisor, dump, load, sync"},
+     "filters, unit-paths, supervisor, dump, load, sync, file-mode"},
     {"task-misplaced-from.cfg", false, DM_ERR_CONFIG_UNKNOWN,
      "3: unknown setting `from` in the task file; this setting belongs in the source file (the "
      "task file names its sources with mysql-instances.[n].source-id)"},
@@ -533,6 +534,15 @@ static const bad_case bad_cases[] = {
     {"task-bad-source-id.cfg", false, DM_ERR_CONFIG_INVALID,
      "4: `mysql-instances.[0].source-id` in the task file must be a non-empty name of letters, "
      "digits, '_' and '-'; not \"mysql 01/x\""},
+    /* file-mode may widen the 0600 default to a group or others reading, never to writing */
+    {"task-file-mode-writable.cfg", false, DM_ERR_CONFIG_INVALID,
+     "5: `file-mode` in the task file must be an octal file mode in a string that gives the owner "
+     "read and write and nobody else write or execute: \"0600\" (the default), \"0640\" (the "
+     "group may read) or \"0644\"; not \"0666\""},
+    {"source-file-mode-bad.cfg", true, DM_ERR_CONFIG_INVALID,
+     "3: `file-mode` in the source file must be an octal file mode in a string that gives the "
+     "owner read and write and nobody else write or execute: \"0600\" (the default), \"0640\" "
+     "(the group may read) or \"0644\"; not \"rw-r-----\""},
 };
 
 /* Load `path` as a source or task file; it must fail with `code` and exactly `want`. */
@@ -609,6 +619,14 @@ static void test_free_null(void) {
   CU_PASS("free(NULL) is a no-op");
 }
 
+/* file-mode = "0640": read as octal, handed to the relay's files (folders 0750). */
+static void test_file_mode(void) {
+  dmh_source_config *s = load_source(fx("source-file-mode.cfg"));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT_EQUAL(s->file_mode, 0640);
+  dmh_source_config_free(s);
+}
+
 int main(void) {
   if (CU_initialize_registry() != CUE_SUCCESS)
     return 1;
@@ -634,6 +652,7 @@ int main(void) {
       {"io errors", test_io_errors},
       {"source and task files swapped", test_swapped_files},
       {"free NULL", test_free_null},
+      {"file-mode", test_file_mode},
   };
   for (size_t i = 0; s && i < sizeof tests / sizeof tests[0]; i++)
     if (!CU_add_test(s, tests[i].name, tests[i].fn))

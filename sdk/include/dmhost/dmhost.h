@@ -3,6 +3,7 @@
 #define DMHOST_DMHOST_H
 
 #include "error.h"
+#include "fs.h"
 #include "host.h"
 #include "position.h"
 #include "sdk.h"

@@ -152,6 +152,15 @@ typedef enum dm_error_level {
     "The source's binlog does not continue the relay log (see the message); check the source, "    \
     "then remove the relay sub-folder named (or set relay.binlog-name/binlog-gtid) and start the " \
     "relay again.")                                                                                \
+  X(DM_ERR_RELAY_BAD_NAME, 32003, DM_CLASS_RELAY_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,        \
+    "A binlog file or relay sub-folder name (from the source, or read from the relay folder) is "  \
+    "not a plain file name ([A-Za-z0-9._-], not starting with '.'): check what sits between "      \
+    "dmhost and the source and the relay folder's files; nothing was written outside the relay "   \
+    "folder.")                                                                                     \
+  X(DM_ERR_RELAY_LINK, 32004, DM_CLASS_RELAY_UNIT, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,            \
+    "The relay folder holds a symbolic link (or another non-file) where the relay keeps a file "   \
+    "or sub-folder; the relay does not follow links there. Find who put it there, remove it, "     \
+    "then start the relay again.")                                                                 \
   X(DM_ERR_CHECKPOINT, 31001, DM_CLASS_CHECKPOINT, DM_SCOPE_DOWNSTREAM, DM_LEVEL_HIGH, 1,          \
     "Check the target is reachable and the meta-schema writable, then resume.")                    \
   X(DM_ERR_DUMP_NO_BINLOG, 40001, DM_CLASS_DUMP_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,         \

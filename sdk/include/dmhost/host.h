@@ -26,7 +26,7 @@
 extern "C" {
 #endif
 
-#define DM_HOST_SERVICES_VERSION 2
+#define DM_HOST_SERVICES_VERSION 3
 
 /* Opaque: one per unit instance, owned by the host. */
 typedef struct dm_ctx dm_ctx;
@@ -176,12 +176,26 @@ typedef struct dm_host_services {
   void (*binlog_operator_done)(dm_ctx *ctx, const dm_binlog_operator *op);
 
   /* fields above: services version 2 */
+
+  /* --- files ---
+   * The mode for files the unit creates (dump files, relay files, local checkpoints): `file-mode`
+   * of the task file (of the source file for a relay), 0600 by default. Folders get
+   * dm_fs_dir_mode of it (dmhost/fs.h). Read it with dm_host_file_mode below, which gives 0600
+   * on an older host. */
+  uint32_t (*file_mode)(dm_ctx *ctx);
+
+  /* fields above: services version 3 */
 } dm_host_services;
 
 /* Is `field` present in the host's services struct (for services added after version 1)? */
 #define DM_HOST_HAS(host, field)                                                                   \
   ((host)->size >= offsetof(dm_host_services, field) + sizeof((host)->field) &&                    \
    (host)->field != NULL)
+
+/* The file mode the host asks for (file_mode above), or 0600 from a host without the service. */
+static inline uint32_t dm_host_file_mode(const dm_host_services *host, dm_ctx *ctx) {
+  return DM_HOST_HAS(host, file_mode) ? host->file_mode(ctx) : 0600;
+}
 
 #ifdef __cplusplus
 }
