@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "dmhost/binlog_rows.h"
+#include "dmhost/fs.h"
 #include "dmhost/sdk.h"
 #include "relay_internal.h"
 
@@ -31,6 +32,7 @@ int relay_file_init(relay_file *f, size_t buf_cap, relay_fsync policy) {
   f->fd = -1;
   f->buf_cap = buf_cap;
   f->fsync_policy = policy;
+  f->mode = DM_FS_FILE_MODE;
   f->buf = malloc(buf_cap);
   return f->buf ? 0 : -1;
 }
@@ -45,13 +47,25 @@ void relay_file_free(relay_file *f) {
 
 int relay_file_open(relay_file *f, const char *dir, const char *name, uint64_t size,
                     dm_error *err) {
+  if (f->fd >= 0) { /* reopened at another size (a rewind): the old descriptor goes */
+    close(f->fd);
+    f->fd = -1;
+  }
   dm_strlcpy(f->dir, dir, sizeof f->dir);
   dm_strlcpy(f->name, name, sizeof f->name);
   char path[RELAY_DIR_MAX + 300];
   snprintf(path, sizeof path, "%s/%s", dir, name);
-  f->fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (relay_check_name("binlog file", name, strlen(name), err) < 0)
+    return -1;
+  int dfd = relay_subdir_open(dir, err);
+  if (dfd < 0)
+    return -1;
+  f->fd = dm_fs_open_beneath(dfd, name, O_WRONLY | O_CREAT, f->mode);
+  int e = errno;
+  close(dfd);
+  errno = e;
   if (f->fd < 0)
-    return file_io(err, "open", f);
+    return relay_open_error(err, "open", path);
   struct stat sb;
   if (fstat(f->fd, &sb) < 0)
     return file_io(err, "stat", f);
@@ -300,6 +314,10 @@ int relay_file_recover(const char *dir, relay_meta *m, char *note, size_t note_l
   snprintf(path, sizeof path, "%s/%s", dir, m->binlog_name);
   note[0] = '\0';
   struct stat sb;
+  if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+    errno = ELOOP;
+    return relay_open_error(err, "recover", path);
+  }
   if (stat(path, &sb) < 0) {
     if (errno == ENOENT && m->binlog_pos <= DM_BINLOG_MAGIC_LEN) {
       m->binlog_pos = 0; /* nothing written yet */

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "dmhost/binlog.h"
 #include "dmhost/unit.h"
@@ -75,17 +76,29 @@ typedef struct relay_meta {
   char binlog_gtid[DM_POSITION_GTID_MAX];
 } relay_meta;
 
+/* Is `name` (len bytes, e.g. from a ROTATE event or a server uuid) a plain file name
+ * (dm_fs_name_ok)? 0, or -1 with err DM_ERR_RELAY_BAD_NAME naming `what` and the name (escaped). */
+int relay_check_name(const char *what, const char *name, size_t len, dm_error *err);
+/* Open the sub-folder `dir` (<relay-dir>/<sub>) for dm_fs_open_beneath: the relay dir as
+ * configured, the sub-folder beneath it without following a link. A descriptor, or -1 with err
+ * (DM_ERR_RELAY_BAD_NAME, DM_ERR_RELAY_LINK, DM_ERR_IO). */
+int relay_subdir_open(const char *dir, dm_error *err);
+/* An open(2) failure of `path` as the relay's error: ELOOP is DM_ERR_RELAY_LINK. Returns -1. */
+int relay_open_error(dm_error *err, const char *what, const char *path);
+
 /* The last sub-folder of the index ("" when none); -1 with err on I/O errors. */
 int relay_index_last(const char *relay_dir, char *subdir, size_t len, dm_error *err);
-/* Append a new sub-folder for `uuid` (suffix = last + 1), create it; writes its name. */
-int relay_index_add(const char *relay_dir, const char *uuid, char *subdir, size_t len,
-                    dm_error *err);
+/* Append a new sub-folder for `uuid` (suffix = last + 1), create it (dm_fs_dir_mode of
+ * file_mode); writes its name. A name that is not plain is DM_ERR_RELAY_BAD_NAME. */
+int relay_index_add(const char *relay_dir, const char *uuid, mode_t file_mode, char *subdir,
+                    size_t len, dm_error *err);
 /* relay.meta of a sub-folder: 1 read, 0 absent, -1 damaged (err says where). */
 int relay_meta_read(const char *dir, relay_meta *m, dm_error *err);
 /* Temp file, (fsync), rename, (fsync of the folder): a crash of the process leaves the old or
- * the new content; with `sync` a crash of the machine does too. */
-int relay_meta_write(const char *dir, const relay_meta *m, bool sync, dm_error *err);
-int relay_atomic_write(const char *path, const char *text, size_t len, bool sync, dm_error *err);
+ * the new content; with `sync` a crash of the machine does too. New files get `mode`. */
+int relay_meta_write(const char *dir, const relay_meta *m, mode_t mode, bool sync, dm_error *err);
+int relay_atomic_write(const char *path, const char *text, size_t len, mode_t mode, bool sync,
+                       dm_error *err);
 
 /* ---- the source on a plain connection (relay_upstream.c) ---- */
 
@@ -123,12 +136,15 @@ typedef struct relay_file {
   unsigned char *buf; /* whole events only */
   size_t buf_len, buf_cap;
   relay_fsync fsync_policy;
+  mode_t mode; /* of a file created (DM_FS_FILE_MODE unless set after relay_file_init) */
   bool dirty_since_sync;
 } relay_file;
 
 int relay_file_init(relay_file *f, size_t buf_cap, relay_fsync policy);
 void relay_file_free(relay_file *f);
-/* Open (create) dir/name for appending at `size` (truncating anything after it). */
+/* Open (create) dir/name for appending at `size` (truncating anything after it). `name` must be
+ * a plain file name and is opened beneath the sub-folder without following links
+ * (DM_ERR_RELAY_BAD_NAME, DM_ERR_RELAY_LINK). */
 int relay_file_open(relay_file *f, const char *dir, const char *name, uint64_t size, dm_error *err);
 int relay_file_append(relay_file *f, const void *data, size_t len, dm_error *err);
 /* Hand buffered bytes to the kernel; fsync when `sync` and the policy asks for it. */
@@ -176,6 +192,7 @@ typedef struct relay_unit {
   const dm_host_services *host;
   dm_ctx *ctx;
   relay_settings set;
+  mode_t file_mode; /* of the files the relay creates (the source's file-mode) */
   char relay_dir[RELAY_PATH_MAX];
   relay_status st;
   pthread_mutex_t reader_lock; /* guards reader and killed */

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dmhost/fs.h"
 #include "dmhost/sdk.h"
 #include "relay_internal.h"
 
@@ -20,51 +21,66 @@ static int layout_io(dm_error *err, const char *what, const char *path) {
   return -1;
 }
 
-static int layout_fsync_dir(const char *dir) {
-  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0)
-    return -1;
-  int rc = fsync(fd);
-  close(fd);
-  return rc;
+int relay_atomic_write(const char *path, const char *text, size_t len, mode_t mode, bool sync,
+                       dm_error *err) {
+  const char *step = "create";
+  if (dm_fs_write_atomic(path, text, len, mode, sync ? DM_FS_SYNC : 0, &step) < 0)
+    return relay_open_error(err, step, path);
+  return 0;
 }
 
-int relay_atomic_write(const char *path, const char *text, size_t len, bool sync, dm_error *err) {
-  char tmp[RELAY_PATH_MAX + 8];
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+int relay_check_name(const char *what, const char *name, size_t len, dm_error *err) {
+  if (dm_fs_name_ok(name, len))
+    return 0;
+  /* the name as it came, other than printable ASCII escaped, cut to fit the message */
+  char shown[DM_FS_NAME_MAX + 1];
+  size_t at = 0;
+  for (size_t i = 0; i < len && at + 5 < sizeof shown; i++) {
+    unsigned char c = (unsigned char)name[i];
+    if (c >= 0x20 && c < 0x7f && c != '\\')
+      shown[at++] = (char)c;
+    else
+      at += (size_t)snprintf(shown + at, sizeof shown - at, "\\x%02x", c);
+  }
+  shown[at] = '\0';
+  dm_error_set(err, DM_ERR_RELAY_BAD_NAME, NULL,
+               "relay: %s \"%s\"%s is not a plain file name ([A-Za-z0-9._-], 1 to %d, not "
+               "starting with '.'); the relay stopped without writing it",
+               what, shown, at < len ? "..." : "", DM_FS_NAME_MAX);
+  return -1;
+}
+
+int relay_open_error(dm_error *err, const char *what, const char *path) {
+  if (errno == ELOOP)
+    dm_error_set(err, DM_ERR_RELAY_LINK, strerror(errno),
+                 "relay: cannot %s %s: it is a symbolic link, which the relay does not follow in "
+                 "its folder",
+                 what, path);
+  else
+    dm_error_set(err, DM_ERR_IO, strerror(errno), "relay: cannot %s %s", what, path);
+  return -1;
+}
+
+int relay_subdir_open(const char *dir, dm_error *err) {
+  const char *slash = strrchr(dir, '/');
+  char parent[RELAY_PATH_MAX];
+  if (!slash || (size_t)(slash - dir) >= sizeof parent) {
+    errno = ENAMETOOLONG;
+    return relay_open_error(err, "open", dir);
+  }
+  snprintf(parent, sizeof parent, "%.*s", (int)(slash - dir), dir);
+  if (relay_check_name("relay sub-folder", slash + 1, strlen(slash + 1), err) < 0)
+    return -1;
+  int pfd = dm_fs_open_dir(parent[0] ? parent : "/");
+  if (pfd < 0)
+    return relay_open_error(err, "open", parent);
+  int fd = dm_fs_open_beneath(pfd, slash + 1, O_RDONLY | O_DIRECTORY, 0);
+  int e = errno;
+  close(pfd);
+  errno = e;
   if (fd < 0)
-    return layout_io(err, "create", tmp);
-  size_t done = 0;
-  while (done < len) {
-    ssize_t w = write(fd, text + done, len - done);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0) {
-      int e = errno;
-      close(fd);
-      unlink(tmp);
-      errno = e;
-      return layout_io(err, "write", tmp);
-    }
-    done += (size_t)w;
-  }
-  if (sync && fsync(fd) < 0) {
-    close(fd);
-    return layout_io(err, "fsync", tmp);
-  }
-  close(fd);
-  if (rename(tmp, path) < 0)
-    return layout_io(err, "rename into place", path);
-  char dir[RELAY_PATH_MAX];
-  dm_strlcpy(dir, path, sizeof dir);
-  char *slash = strrchr(dir, '/');
-  if (sync && slash && slash != dir) {
-    *slash = '\0';
-    if (layout_fsync_dir(dir) < 0)
-      return layout_io(err, "fsync the folder", dir);
-  }
-  return 0;
+    return relay_open_error(err, "open", dir);
+  return fd;
 }
 
 /* Reads a whole small file; NULL with errno when it cannot. */
@@ -104,16 +120,18 @@ int relay_index_last(const char *relay_dir, char *subdir, size_t len, dm_error *
   char *text = layout_slurp(path, &n);
   if (!text)
     return errno == ENOENT ? 0 : layout_io(err, "read", path);
-  for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
+  int rc = 0;
+  for (char *save = NULL, *line = strtok_r(text, "\n", &save); line && rc == 0;
        line = strtok_r(NULL, "\n", &save))
-    if (line[0])
+    if (line[0] &&
+        (rc = relay_check_name("sub-folder in " RELAY_INDEX_NAME, line, strlen(line), err)) == 0)
       dm_strlcpy(subdir, line, len);
   free(text);
-  return 0;
+  return rc;
 }
 
-int relay_index_add(const char *relay_dir, const char *uuid, char *subdir, size_t len,
-                    dm_error *err) {
+int relay_index_add(const char *relay_dir, const char *uuid, mode_t file_mode, char *subdir,
+                    size_t len, dm_error *err) {
   char path[RELAY_DIR_MAX + 32];
   snprintf(path, sizeof path, "%s/%s", relay_dir, RELAY_INDEX_NAME);
   size_t n = 0;
@@ -131,12 +149,23 @@ int relay_index_add(const char *relay_dir, const char *uuid, char *subdir, size_
       p = nl ? nl + 1 : p + strlen(p);
     }
   snprintf(subdir, len, "%s.%06ld", uuid, last + 1);
+  if (relay_check_name("sub-folder (from the source's server uuid)", subdir, strlen(subdir), err) <
+      0) {
+    free(text);
+    return -1;
+  }
   char dir[RELAY_PATH_MAX];
   snprintf(dir, sizeof dir, "%s/%s", relay_dir, subdir);
-  if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+  int dfd = -1;
+  if (mkdir(dir, dm_fs_dir_mode(file_mode)) < 0 && errno != EEXIST) {
     free(text);
     return layout_io(err, "create the relay sub-folder", dir);
   }
+  if ((dfd = relay_subdir_open(dir, err)) < 0) {
+    free(text);
+    return -1;
+  }
+  close(dfd);
   size_t sl = strlen(subdir);
   char *out = malloc(n + sl + 2);
   if (!out) {
@@ -155,7 +184,7 @@ int relay_index_add(const char *relay_dir, const char *uuid, char *subdir, size_
   at += sl;
   out[at++] = '\n';
   free(text);
-  int rc = relay_atomic_write(path, out, at, true, err);
+  int rc = relay_atomic_write(path, out, at, file_mode, true, err);
   free(out);
   return rc;
 }
@@ -230,6 +259,9 @@ int relay_meta_read(const char *dir, relay_meta *m, dm_error *err) {
     return -1;
   }
   free(text);
+  if (have == 3 && relay_check_name("binlog file in relay.meta", m->binlog_name,
+                                    strlen(m->binlog_name), err) < 0)
+    return -1;
   if (have != 3) {
     dm_error_set(err, DM_ERR_BINLOG_CORRUPT, NULL,
                  "relay: %s lacks binlog-name or binlog-pos; the relay cannot tell where it "
@@ -240,11 +272,11 @@ int relay_meta_read(const char *dir, relay_meta *m, dm_error *err) {
   return 1;
 }
 
-int relay_meta_write(const char *dir, const relay_meta *m, bool sync, dm_error *err) {
+int relay_meta_write(const char *dir, const relay_meta *m, mode_t mode, bool sync, dm_error *err) {
   char path[RELAY_DIR_MAX + 32], text[DM_POSITION_GTID_MAX + 512];
   snprintf(path, sizeof path, "%s/%s", dir, RELAY_META_NAME);
   int n = snprintf(text, sizeof text,
                    "binlog-name = \"%s\"\nbinlog-pos = %" PRIu64 "\nbinlog-gtid = \"%s\"\n",
                    m->binlog_name, m->binlog_pos, m->binlog_gtid);
-  return relay_atomic_write(path, text, (size_t)n, sync, err);
+  return relay_atomic_write(path, text, (size_t)n, mode, sync, err);
 }

@@ -109,7 +109,7 @@ static int run_flush(relay_run *r, dm_error *err) {
     relay_meta m = {.binlog_pos = r->boundary};
     dm_strlcpy(m.binlog_name, r->f.name, sizeof m.binlog_name);
     relay_gtid_format(&r->set, m.binlog_gtid, sizeof m.binlog_gtid);
-    if (relay_meta_write(r->dir, &m, sync, err) < 0)
+    if (relay_meta_write(r->dir, &m, r->u->file_mode, sync, err) < 0)
       return -1;
     r->meta_boundary = r->boundary;
     dm_strlcpy(r->meta_name, r->f.name, sizeof r->meta_name);
@@ -128,9 +128,9 @@ static int run_diverged(relay_run *r, MYSQL *c, const char *uuid, const relay_me
                         const char *why, dm_error *err) {
   relay_unit *u = r->u;
   char first[256], sub[RELAY_SUBDIR_MAX];
-  if (relay_meta_write(r->dir, m, true, err) < 0 ||
+  if (relay_meta_write(r->dir, m, u->file_mode, true, err) < 0 ||
       relay_up_first_binlog(c, first, sizeof first, err) < 0 ||
-      relay_index_add(u->relay_dir, uuid, sub, sizeof sub, err) < 0)
+      relay_index_add(u->relay_dir, uuid, u->file_mode, sub, sizeof sub, err) < 0)
     return -1;
   u->host->logf(u->ctx, DM_LOG_WARN,
                 "relay: the source's history diverged from the relay log in %s: %s; %s ends at "
@@ -176,7 +176,7 @@ static int run_prepare(relay_run *r, MYSQL *c, dm_error *err) {
     }
   }
   if (!last[0] || switched) {
-    if (relay_index_add(u->relay_dir, uuid, last, sizeof last, err) < 0)
+    if (relay_index_add(u->relay_dir, uuid, u->file_mode, last, sizeof last, err) < 0)
       return -1;
     snprintf(r->dir, sizeof r->dir, "%s/%s", u->relay_dir, last);
     have = 0;
@@ -243,6 +243,26 @@ static int run_prepare(relay_run *r, MYSQL *c, dm_error *err) {
 
 /* ---- the writer side ---- */
 
+/* The file a ROTATE event names, checked: it becomes a file name in the sub-folder and in
+ * relay.meta, so anything but a plain name (a proxy or a hostile source sending
+ * "../../victim.txt") stops the relay before it opens or records anything. */
+static int run_rotate_name(const dm_binlog_format *fmt, const dm_binlog_event *ev,
+                           dm_binlog_rotate *out, char *name, size_t len, dm_error *err) {
+  dm_binlog_rotate rot;
+  if (dm_binlog_decode_rotate(fmt, ev, &rot, err) < 0 ||
+      relay_check_name("binlog file named by the source's ROTATE event", rot.next_file.ptr,
+                       rot.next_file.len, err) < 0)
+    return -1;
+  if (rot.next_file.len >= len) { /* cannot happen: a plain name has at most 255 bytes */
+    dm_error_set(err, DM_ERR_RELAY_BAD_NAME, NULL, "relay: a binlog file name is too long");
+    return -1;
+  }
+  memcpy(name, rot.next_file.ptr, rot.next_file.len);
+  name[rot.next_file.len] = '\0';
+  *out = rot;
+  return 0;
+}
+
 /* Close the current file and open `name` in the sub-folder at `size` (lock held). */
 static int run_switch_file(relay_run *r, const char *name, uint64_t size, dm_error *err) {
   if (r->f.fd >= 0 && relay_file_close(&r->f, err) < 0)
@@ -270,13 +290,10 @@ static int run_event(relay_run *r, dm_binlog_reader *rd, const dm_binlog_event *
   if (type == DM_BINLOG_HEARTBEAT || type == DM_BINLOG_HEARTBEAT_V2)
     return 0;
   if (type == DM_BINLOG_ROTATE && ev->artificial) {
-    dm_binlog_rotate rot;
-    if (dm_binlog_decode_rotate(fmt, ev, &rot, err) < 0)
-      return -1;
     char name[256];
-    size_t n = rot.next_file.len < sizeof name - 1 ? rot.next_file.len : sizeof name - 1;
-    memcpy(name, rot.next_file.ptr, n);
-    name[n] = '\0';
+    dm_binlog_rotate rot;
+    if (run_rotate_name(fmt, ev, &rot, name, sizeof name, err) < 0)
+      return -1;
     if (strcmp(name, r->f.name) == 0 && r->f.fd >= 0)
       return 0;
     /* A new file: it starts empty here whatever position the source starts it at. */
@@ -286,7 +303,7 @@ static int run_event(relay_run *r, dm_binlog_reader *rd, const dm_binlog_event *
     struct stat sb;
     char path[RELAY_DIR_MAX + 300];
     snprintf(path, sizeof path, "%s/%s", r->dir, name);
-    uint64_t have = stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+    uint64_t have = lstat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0; /* a link: open refuses */
     /* Resuming in a file we already hold: continue at its end (== the start position). A new
      * file is named in relay.meta at once, so no file exists that relay.meta does not account
      * for. */
@@ -359,15 +376,11 @@ static int run_event(relay_run *r, dm_binlog_reader *rd, const dm_binlog_event *
   if (type == DM_BINLOG_ROTATE) {
     /* The file's last event: the next comes from the file it names (the source sends a
      * made-up ROTATE for it, which opens it). */
-    dm_binlog_rotate rot;
-    if (dm_binlog_decode_rotate(fmt, ev, &rot, err) < 0)
-      return -1;
-    if (run_flush(r, err) < 0 || relay_file_close(&r->f, err) < 0)
-      return -1;
     char name[256];
-    size_t n = rot.next_file.len < sizeof name - 1 ? rot.next_file.len : sizeof name - 1;
-    memcpy(name, rot.next_file.ptr, n);
-    name[n] = '\0';
+    dm_binlog_rotate rot;
+    if (run_rotate_name(fmt, ev, &rot, name, sizeof name, err) < 0 || run_flush(r, err) < 0 ||
+        relay_file_close(&r->f, err) < 0)
+      return -1;
     dm_strlcpy(r->f.name, name, sizeof r->f.name);
     r->boundary = 0;
     r->take_list = true;
@@ -592,6 +605,7 @@ void relay_stream_run(relay_unit *u, dm_result *result) {
     return;
   }
   r->u = u;
+  r->f.mode = u->file_mode;
   pthread_mutex_init(&r->lock, NULL);
   r->last_flush = run_now();
   pthread_t watcher;

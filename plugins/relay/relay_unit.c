@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "dmhost/fs.h"
 #include "dmhost/sdk.h"
 #include "relay_internal.h"
 
@@ -109,22 +109,11 @@ static int relay_init(const dm_host_services *host, dm_ctx *ctx, void **self, dm
     free(u);
     return -1;
   }
-  /* mkdir -p of the relay folder */
-  char buf[RELAY_PATH_MAX];
-  dm_strlcpy(buf, u->relay_dir, sizeof buf);
-  for (char *p = buf + 1;; p++) {
-    if (*p != '/' && *p != '\0')
-      continue;
-    char c = *p;
-    *p = '\0';
-    if (mkdir(buf, 0755) < 0 && errno != EEXIST) {
-      host->error_make(ctx, err, DM_ERR_IO, strerror(errno), "relay: cannot create %s", buf);
-      free(u);
-      return -1;
-    }
-    *p = c;
-    if (!c)
-      break;
+  u->file_mode = (mode_t)dm_host_file_mode(host, ctx);
+  if (dm_fs_mkdir_p(u->relay_dir, dm_fs_dir_mode(u->file_mode)) < 0) {
+    host->error_make(ctx, err, DM_ERR_IO, strerror(errno), "relay: cannot create %s", u->relay_dir);
+    free(u);
+    return -1;
   }
   pthread_mutex_init(&u->st.lock, NULL);
   pthread_mutex_init(&u->reader_lock, NULL);

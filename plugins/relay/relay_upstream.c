@@ -74,7 +74,8 @@ int relay_up_uuid(MYSQL *c, char *uuid, size_t len, dm_error *err) {
       return -1;
     dm_strlcpy(uuid, d[0], len);
   }
-  return 0;
+  /* it names the relay sub-folder: a source (or a proxy) answering "../x" must not move it */
+  return relay_check_name("server uuid of the source", uuid, strlen(uuid), err);
 }
 
 /* SHOW MASTER STATUS and the GTID position, into pos. */

@@ -43,17 +43,40 @@ struct sync_source {
 
 /* ---- relay folder ---- */
 
-/* Sub-folders of the index, oldest first; returns the count (up to max). */
-static int sync_relay_index(const char *relay, char (*dirs)[256], int max) {
+/* A name the sync reads from the relay folder (an index line, a binlog file named by a ROTATE
+ * event or by the checkpoint) becomes part of a path: anything but a plain name is refused. */
+static int sync_relay_name_n(sync_source *s, const char *what, const char *name, size_t len,
+                             dm_error *err) {
+  if (dm_fs_name_ok(name, len))
+    return 0;
+  s->u->host->error_make(s->u->ctx, err, DM_ERR_RELAY_BAD_NAME, NULL,
+                         "sync: the %s \"%.*s\"%s in the relay log %s is not a plain file name "
+                         "([A-Za-z0-9._-], not starting with '.'); the sync does not open it",
+                         what, (int)(len < 300 ? len : 300), name, len > 300 ? "..." : "",
+                         s->relay);
+  return -1;
+}
+
+static int sync_relay_name(sync_source *s, const char *what, const char *name, dm_error *err) {
+  return sync_relay_name_n(s, what, name, strlen(name), err);
+}
+
+/* Sub-folders of the index, oldest first; returns the count (up to max), -1 with err when a line
+ * is not a plain name. */
+static int sync_relay_index(sync_source *s, char (*dirs)[256], int max, dm_error *err) {
   char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/server-uuid.index", relay);
-  FILE *f = fopen(path, "r");
+  snprintf(path, sizeof path, "%s/server-uuid.index", s->relay);
+  FILE *f = fopen(path, "re");
   if (!f)
     return 0;
   int n = 0;
   char line[512];
   while (n < max && fgets(line, sizeof line, f)) {
     line[strcspn(line, "\r\n")] = '\0';
+    if (line[0] && sync_relay_name(s, "sub-folder in server-uuid.index", line, err) < 0) {
+      fclose(f);
+      return -1;
+    }
     if (line[0])
       dm_strlcpy(dirs[n++], line, sizeof dirs[0]);
   }
@@ -80,8 +103,8 @@ static void sync_relay_first_file(const char *relay, const char *sub, char *out,
   struct dirent *e;
   while ((e = readdir(d))) {
     const char *dot = strrchr(e->d_name, '.');
-    if (e->d_name[0] == '.' || !dot || strspn(dot + 1, "0123456789") != strlen(dot + 1) ||
-        strlen(dot + 1) == 0)
+    if (!dm_fs_name_ok(e->d_name, strlen(e->d_name)) || !dot ||
+        strspn(dot + 1, "0123456789") != strlen(dot + 1) || strlen(dot + 1) == 0)
       continue;
     if (!out[0] || strcmp(e->d_name, out) < 0)
       dm_strlcpy(out, e->d_name, len);
@@ -120,8 +143,23 @@ static bool sync_relay_wait(void *arg, const char *path, uint64_t offset) {
 static int sync_relay_open_file(sync_source *s, const char *sub, const char *file, uint64_t pos,
                                 dm_error *err) {
   char path[PATH_MAX];
+  if (sync_relay_name(s, "sub-folder", sub, err) < 0 ||
+      sync_relay_name(s, "binlog file", file, err) < 0)
+    return -1;
   if (snprintf(path, sizeof path, "%s/%s/%s", s->relay, sub, file) >= (int)sizeof path) {
     s->u->host->error_make(s->u->ctx, err, DM_ERR_IO, NULL, "sync: relay path too long");
+    return -1;
+  }
+  /* the relay never makes links: one there was planted, and is not followed */
+  struct stat sb;
+  char subpath[PATH_MAX];
+  snprintf(subpath, sizeof subpath, "%s/%s", s->relay, sub);
+  if ((lstat(subpath, &sb) == 0 && !S_ISDIR(sb.st_mode)) ||
+      (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode))) {
+    s->u->host->error_make(s->u->ctx, err, DM_ERR_RELAY_LINK, NULL,
+                           "sync: %s in the relay log is a symbolic link or not a plain file; "
+                           "the sync does not follow it",
+                           path);
     return -1;
   }
   dm_binlog_file_options o = {
@@ -151,8 +189,12 @@ static int sync_relay_open(sync_source *s, const dm_position *from, dm_error *er
                         from->gtid);
     return -1;
   }
+  if (sync_relay_name(s, "binlog file of the start position", from->name, err) < 0)
+    return -1;
   char dirs[64][256];
-  int n = sync_relay_index(s->relay, dirs, 64);
+  int n = sync_relay_index(s, dirs, 64, err);
+  if (n < 0)
+    return -1;
   for (int i = n - 1; i >= 0; i--)
     if (sync_file_exists(s->relay, dirs[i], from->name))
       return sync_relay_open_file(s, dirs[i], from->name, from->pos, err);
@@ -178,7 +220,9 @@ static int sync_relay_advance(sync_source *s, dm_error *err) {
   if (++s->idle_rounds % 100 != 0)
     return 0; /* a newer sub-folder is rare: look about every half second */
   char dirs[64][256];
-  int n = sync_relay_index(s->relay, dirs, 64);
+  int n = sync_relay_index(s, dirs, 64, err);
+  if (n < 0)
+    return -1;
   for (int i = 0; i + 1 < n; i++)
     if (strcmp(dirs[i], s->subdir) == 0) {
       if (sync_relay_has_later(s->relay, s->subdir, s->file))
@@ -254,10 +298,12 @@ int sync_source_next(sync_source *s, dm_binlog_event *ev, dm_error *err) {
       dm_binlog_rotate rot;
       if (dm_binlog_decode_rotate(dm_binlog_reader_format(s->r), ev, &rot, err) < 0)
         return -1;
-      size_t n =
-          rot.next_file.len < sizeof s->next_file - 1 ? rot.next_file.len : sizeof s->next_file - 1;
-      memcpy(s->next_file, rot.next_file.ptr, n);
-      s->next_file[n] = '\0';
+      if (sync_relay_name_n(s, "binlog file named by a ROTATE event", rot.next_file.ptr,
+                            rot.next_file.len, err) < 0)
+        return -1;
+      /* a plain name has at most DM_FS_NAME_MAX bytes: it fits */
+      memcpy(s->next_file, rot.next_file.ptr, rot.next_file.len);
+      s->next_file[rot.next_file.len] = '\0';
     }
     return 1;
   }
@@ -279,25 +325,20 @@ void sync_source_checkpoint(sync_source *s, const dm_position *pos) {
   snprintf(line, sizeof line, "%s/%s\n", s->subdir, pos->name);
   if (strcmp(line, s->registered) == 0)
     return;
-  char dir[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX];
+  char dir[PATH_MAX], path[PATH_MAX];
   const char *task = s->u->host->task_name(s->u->ctx);
-  if (snprintf(dir, sizeof dir, "%s/readers", s->relay) >= (int)sizeof dir ||
-      snprintf(path, sizeof path, "%s/readers/%s", s->relay, task) >= (int)sizeof path ||
-      snprintf(tmp, sizeof tmp, "%s/readers/%s.tmp", s->relay, task) >= (int)sizeof tmp)
+  if (!dm_fs_name_ok(task, strlen(task)) ||
+      snprintf(dir, sizeof dir, "%s/readers", s->relay) >= (int)sizeof dir ||
+      snprintf(path, sizeof path, "%s/readers/%s", s->relay, task) >= (int)sizeof path)
     return;
-  mkdir(dir, 0755);
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0)
-    return;
-  size_t len = strlen(line);
-  bool ok = write(fd, line, len) == (ssize_t)len;
-  ok = fsync(fd) == 0 && ok;
-  close(fd);
-  if (ok && rename(tmp, path) == 0)
+  mode_t mode = (mode_t)dm_host_file_mode(s->u->host, s->u->ctx);
+  const char *step = "create the folder of";
+  if (dm_fs_mkdir_p(dir, dm_fs_dir_mode(mode)) == 0 &&
+      dm_fs_write_atomic(path, line, strlen(line), mode, DM_FS_SYNC, &step) == 0)
     dm_strlcpy(s->registered, line, sizeof s->registered);
   else
-    s->u->host->logf(s->u->ctx, DM_LOG_WARN, "sync: cannot register in %s: %s", path,
-                     strerror(errno));
+    s->u->host->logf(s->u->ctx, DM_LOG_WARN, "sync: cannot register in %s (%s failed): %s", path,
+                     step, strerror(errno));
 }
 
 void sync_source_close(sync_source *s) {

@@ -21,6 +21,11 @@ static void rt_sleep_ms(int ms) {
 }
 
 int rt_setup(rt_env *e, const char *name, const char *relay_section) {
+  return rt_setup_ex(e, name, relay_section, 0, NULL);
+}
+
+int rt_setup_ex(rt_env *e, const char *name, const char *relay_section, unsigned port,
+                const char *top) {
   memset(e, 0, sizeof *e);
   dm_strlcpy(e->name, name, sizeof e->name);
   snprintf(e->dir, sizeof e->dir, "/tmp/dmh-relay-XXXXXX");
@@ -37,9 +42,9 @@ int rt_setup(rt_env *e, const char *name, const char *relay_section) {
   fprintf(fp,
           "source-id = \"%s\";\nenable-relay = true;\nenable-gtid = true;\nrelay-dir = \"%s\";\n"
           "from = { host = \"%s\"; port = %u; user = \"%s\"; password = \"%s\"; };\n"
-          "unit-paths = { relay = \"%s\"; };\nrelay = { %s };\n",
-          name, e->relay_dir, p.host, p.port, p.user, p.password, RELAY_SO,
-          relay_section ? relay_section : "");
+          "unit-paths = { relay = \"%s\"; };\nrelay = { %s };\n%s\n",
+          name, e->relay_dir, p.host, port ? port : p.port, p.user, p.password, RELAY_SO,
+          relay_section ? relay_section : "", top ? top : "");
   fclose(fp);
   dm_error err;
   if (dmh_source_config_load(e->source_cfg, &e->source, &err) < 0) {

@@ -27,6 +27,10 @@ typedef struct rt_env {
 
 /* Temp folder and source file: source-id `name`, relay = { <relay_section> }. */
 int rt_setup(rt_env *e, const char *name, const char *relay_section);
+/* The same, the source reached at 127.0.0.1:`port` (0: the test source's own port, e.g. a proxy
+ * in front of it) and `top` (may be NULL) added at the top level of the source file. */
+int rt_setup_ex(rt_env *e, const char *name, const char *relay_section, unsigned port,
+                const char *top);
 void rt_teardown(rt_env *e);
 
 /* A relay subtask in this process (started). */
