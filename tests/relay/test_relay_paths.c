@@ -290,14 +290,15 @@ static bool rp_first_error(dmh_subtask *st, int *code, bool *resumable, char *ms
   return found;
 }
 
-/* The relay stopped on its own with `want` (not resumable). */
+/* The relay stopped on its own with `want` (not resumable); waits up to 10 s. */
 static void rp_expect_stopped(dmh_subtask *relay, int want) {
-  dmh_stage stage = dmh_subtask_wait_settled(relay, 30000);
+  dmh_stage stage = dmh_subtask_wait_settled(relay, 10000);
   CU_ASSERT_EQUAL(stage, DMH_STAGE_PAUSED);
   int code = 0;
   bool resumable = true;
   char msg[1024] = "";
-  CU_ASSERT_TRUE_FATAL(rp_first_error(relay, &code, &resumable, msg, sizeof msg));
+  /* not fatal: the checks of what was written (or not) outside the folder follow all the same */
+  CU_ASSERT_TRUE(rp_first_error(relay, &code, &resumable, msg, sizeof msg));
   CU_ASSERT_EQUAL(code, want);
   CU_ASSERT_FALSE(resumable);
   if (code != want)
