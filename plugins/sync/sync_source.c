@@ -327,8 +327,14 @@ void sync_source_checkpoint(sync_source *s, const dm_position *pos) {
     return;
   char dir[PATH_MAX], path[PATH_MAX];
   const char *task = s->u->host->task_name(s->u->ctx);
-  if (!dm_fs_name_ok(task, strlen(task)) ||
-      snprintf(dir, sizeof dir, "%s/readers", s->relay) >= (int)sizeof dir ||
+  if (!dm_fs_name_ok(task, strlen(task))) {
+    s->u->host->logf(s->u->ctx, DM_LOG_WARN,
+                     "sync: the task name \"%s\" cannot name a file in %s/readers (a plain name "
+                     "is needed): purge does not know which relay files this task still needs",
+                     task, s->relay);
+    return;
+  }
+  if (snprintf(dir, sizeof dir, "%s/readers", s->relay) >= (int)sizeof dir ||
       snprintf(path, sizeof path, "%s/readers/%s", s->relay, task) >= (int)sizeof path)
     return;
   mode_t mode = (mode_t)dm_host_file_mode(s->u->host, s->u->ctx);
