@@ -19,7 +19,6 @@
 
 #define LOAD_NAME_MAX 256 /* schema and table names, decoded (MariaDB allows 64 characters) */
 #define LOAD_MAX_CONNS 64 /* pool-size limit, plus the control connection */
-#define LOAD_LINE_MAX (64u << 20) /* longest statement line a data file may hold */
 
 typedef enum load_on_dup {
   LOAD_DUP_REPLACE = 0, /* REPLACE INTO (DM's default) */
@@ -57,7 +56,8 @@ typedef struct load_file {
 /* A dump folder as read from disk. */
 typedef struct load_dump {
   char dir[PATH_MAX];
-  dm_position pos;            /* from `metadata` */
+  int dirfd;       /* the folder, open: every file is opened beneath it (load_dir_open) */
+  dm_position pos; /* from `metadata` */
   char (*dbs)[LOAD_NAME_MAX]; /* from `<db>-schema-create.sql` files */
   char **db_files;
   int n_dbs;
@@ -109,8 +109,11 @@ typedef struct load_unit {
 int load_dir_scan(load_unit *u, const char *dir, load_dump *d, dm_error *err);
 void load_dir_free(load_dump *d);
 /* Reads a small file whole (a schema file). Caller frees *out. */
-int load_dir_read_file(load_unit *u, const char *dir, const char *name, char **out, size_t *len,
+int load_dir_read_file(load_unit *u, const load_dump *d, const char *name, char **out, size_t *len,
                        dm_error *err);
+/* Opens a file of the folder for reading: refused (DM_ERR_LOAD_UNSAFE_FILE) when it is a symlink
+ * or not a regular file. The fd, or -1 (*err). */
+int load_dir_open(load_unit *u, const load_dump *d, const char *name, dm_error *err);
 /* Decodes a file-name part (`@XXXX` escapes) into out; -1 if it does not decode. */
 int load_dir_decode_name(const char *in, size_t len, char *out, size_t out_len);
 
@@ -127,6 +130,8 @@ int load_db_exec(load_unit *u, MYSQL *c, const char *sql, size_t len, const char
 /* Fills *err for the connection's current error. */
 void load_db_error(load_unit *u, MYSQL *c, const char *what, dm_error *err);
 /* Was this server/client error a lost connection (retrying can help)? */
+/* The longest statement the target takes (its max_allowed_packet less the command byte). */
+int load_db_max_packet(load_unit *u, MYSQL *c, uint64_t *max_stmt, dm_error *err);
 /* `name` quoted as an identifier into out (doubling backticks). Returns out. */
 char *load_db_quote(const char *name, char *out, size_t out_len);
 /* `s` as a SQL string literal ('...' escaped) appended at *p, bounded by end. */
@@ -134,6 +139,18 @@ int load_db_literal(MYSQL *c, const char *s, char *out, size_t out_len);
 /* Does the user have what the load needs on these schemas? Fills *err naming what is missing. */
 int load_db_check_privileges(load_unit *u, MYSQL *c, const char *const *schemas, int n,
                              dm_error *err);
+
+/* ---- load_check.c ---- */
+/* Is s[0..len) one INSERT of the dump's form (docs/dump-format.md, "Data lines") into `table`?
+ * 0 and *head = the length of its `INSERT INTO `t``; -1 with *at = the offset in the line where
+ * it stops fitting and *why = what was expected there (a constant, never the line's text). */
+int load_check_insert(const char *s, size_t len, const char *table, size_t *head, size_t *at,
+                      const char **why);
+/* Is sql (NUL-terminated, trailing `;` trimmed) one statement `<kw>`<name>`...` (kw "CREATE TABLE "
+ * or "CREATE DATABASE IF NOT EXISTS "), with no second statement and no SELECT? The text after
+ * the name, with the name unquoted into name; NULL with *at / *why as load_check_insert. */
+const char *load_check_create(const char *sql, const char *kw, char *name, size_t name_len,
+                              size_t *at, const char **why);
 
 /* ---- load_checkpoint.c ---- */
 int load_cp_prepare(load_unit *u, MYSQL *c, dm_error *err);

@@ -42,6 +42,10 @@ MYSQL *load_db_connect(load_unit *u, dm_error *err) {
   mysql_options(c, MYSQL_OPT_WRITE_TIMEOUT, &rw_timeout);
   mysql_options(c, MYSQL_OPT_RECONNECT, &no);
   mysql_options(c, MYSQL_OPT_LOCAL_INFILE, &no);
+  /* The client takes any statement the server may (1 GiB, the server's most); the server's own
+   * max_allowed_packet is the limit (load_db_max_packet). */
+  unsigned long packet = 1ul << 30;
+  mysql_options(c, MYSQL_OPT_MAX_ALLOWED_PACKET, &packet);
   if (!mysql_real_connect(c, ep->host, ep->user, ep->password, NULL, (unsigned)ep->port, ep->socket,
                           0)) {
     u->host->error_make(u->ctx, err, DM_ERR_DB_CONNECT, mysql_error(c),
@@ -104,6 +108,24 @@ int load_db_exec(load_unit *u, MYSQL *c, const char *sql, size_t len, const char
   }
   load_db_error(u, c, what, err);
   return -1;
+}
+
+int load_db_max_packet(load_unit *u, MYSQL *c, uint64_t *max_stmt, dm_error *err) {
+  static const char q[] = "SELECT @@max_allowed_packet";
+  MYSQL_RES *r = NULL;
+  MYSQL_ROW row;
+  if (mysql_real_query(c, q, sizeof q - 1) != 0 || !(r = mysql_store_result(c)) ||
+      !(row = mysql_fetch_row(r)) || !row[0]) {
+    if (r)
+      mysql_free_result(r);
+    load_db_error(u, c, "load: cannot read the target's max_allowed_packet", err);
+    return -1;
+  }
+  uint64_t v = strtoull(row[0], NULL, 10);
+  mysql_free_result(r);
+  /* A COM_QUERY packet is the statement and one command byte. */
+  *max_stmt = v > 1 ? v - 1 : 1;
+  return 0;
 }
 
 char *load_db_quote(const char *name, char *out, size_t out_len) {

@@ -84,23 +84,73 @@ static int load_dir_nomem(load_unit *u, dm_error *err) {
   return -1;
 }
 
-int load_dir_read_file(load_unit *u, const char *dir, const char *name, char **out, size_t *len,
-                       dm_error *err) {
-  char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+/* A name of the folder that is not a regular file: refused, never followed. */
+static int load_dir_unsafe(load_unit *u, dm_error *err, const char *dir, const char *name,
+                           const char *what) {
+  u->host->error_make(u->ctx, err, DM_ERR_LOAD_UNSAFE_FILE, NULL,
+                      "load: refused %s/%s: %s, not a regular file of the dump folder; the load "
+                      "follows no link and reads nothing outside the folder",
+                      dir, name, what);
+  return -1;
+}
+
+static const char *load_dir_kind(mode_t m) {
+  return S_ISLNK(m)    ? "a symbolic link"
+         : S_ISDIR(m)  ? "a folder"
+         : S_ISFIFO(m) ? "a FIFO"
+         : S_ISSOCK(m) ? "a socket"
+                       : "a device or special file";
+}
+
+int load_dir_open(load_unit *u, const load_dump *d, const char *name, dm_error *err) {
+  /* The name is one entry of the folder (readdir's, or a fixed name): no '/', so openat beneath
+   * the folder's fd cannot leave it; O_NOFOLLOW refuses a link as the entry itself, O_NONBLOCK
+   * keeps a FIFO from blocking the open, and fstat refuses all but a regular file. */
+  int fd = strchr(name, '/')
+               ? (errno = EINVAL, -1)
+               : openat(d->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   struct stat st;
-  if (fd < 0 || fstat(fd, &st) != 0) {
+  if (fd < 0) {
     int e = errno;
-    if (fd >= 0)
-      close(fd);
-    u->host->error_make(u->ctx, err, DM_ERR_IO, strerror(e), "load: cannot read %s: %s", path,
-                        strerror(e));
+    if (e == ELOOP)
+      return load_dir_unsafe(u, err, d->dir, name, "a symbolic link");
+    u->host->error_make(u->ctx, err, e == ENOENT ? DM_ERR_LOAD_DUMP_INCOMPLETE : DM_ERR_IO,
+                        strerror(e), "load: cannot open %s/%s: %s", d->dir, name, strerror(e));
+    return -1;
+  }
+  if (fstat(fd, &st) != 0) {
+    int e = errno;
+    close(fd);
+    u->host->error_make(u->ctx, err, DM_ERR_IO, strerror(e), "load: cannot stat %s/%s: %s", d->dir,
+                        name, strerror(e));
+    return -1;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    return load_dir_unsafe(u, err, d->dir, name, load_dir_kind(st.st_mode));
+  }
+  int fl = fcntl(fd, F_GETFL);
+  if (fl >= 0)
+    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+  return fd;
+}
+
+int load_dir_read_file(load_unit *u, const load_dump *d, const char *name, char **out, size_t *len,
+                       dm_error *err) {
+  int fd = load_dir_open(u, d, name, err);
+  if (fd < 0)
+    return -1;
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int e = errno;
+    close(fd);
+    u->host->error_make(u->ctx, err, DM_ERR_IO, strerror(e), "load: cannot read %s/%s: %s", d->dir,
+                        name, strerror(e));
     return -1;
   }
   if ((uint64_t)st.st_size > LOAD_DIR_SCHEMA_MAX) {
     close(fd);
-    return load_dir_bad(u, err, dir, name, "too big for a schema file");
+    return load_dir_bad(u, err, d->dir, name, "too big for a schema file");
   }
   char *buf = malloc((size_t)st.st_size + 1);
   size_t got = 0;
@@ -115,7 +165,8 @@ int load_dir_read_file(load_unit *u, const char *dir, const char *name, char **o
   close(fd);
   if (!buf || got != (size_t)st.st_size) {
     free(buf);
-    u->host->error_make(u->ctx, err, DM_ERR_IO, NULL, "load: cannot read %s whole", path);
+    u->host->error_make(u->ctx, err, DM_ERR_IO, NULL, "load: cannot read %s/%s whole", d->dir,
+                        name);
     return -1;
   }
   buf[got] = '\0';
@@ -125,20 +176,23 @@ int load_dir_read_file(load_unit *u, const char *dir, const char *name, char **o
 }
 
 /* `metadata`: the binlog position of the snapshot. */
-static int load_dir_metadata(load_unit *u, const char *dir, dm_position *pos, dm_error *err) {
-  char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/metadata", dir);
-  FILE *f = fopen(path, "re");
-  if (!f) {
-    int e = errno;
-    if (e == ENOENT)
-      u->host->error_make(u->ctx, err, DM_ERR_LOAD_DUMP_INCOMPLETE, strerror(e),
+static int load_dir_metadata(load_unit *u, const load_dump *d, dm_position *pos, dm_error *err) {
+  const char *dir = d->dir;
+  int fd = load_dir_open(u, d, "metadata", err);
+  if (fd < 0) {
+    if (err->code == DM_ERR_LOAD_DUMP_INCOMPLETE)
+      u->host->error_make(u->ctx, err, DM_ERR_LOAD_DUMP_INCOMPLETE, strerror(ENOENT),
                           "load: the dump folder %s has no `metadata` file: the dump did not "
                           "finish (or `dir` names the wrong folder)",
                           dir);
-    else
-      u->host->error_make(u->ctx, err, DM_ERR_IO, strerror(e), "load: cannot read %s: %s", path,
-                          strerror(e));
+    return -1;
+  }
+  FILE *f = fdopen(fd, "r");
+  if (!f) {
+    int e = errno;
+    close(fd);
+    u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, strerror(e),
+                        "load: cannot read %s/metadata: %s", dir, strerror(e));
     return -1;
   }
   memset(pos, 0, sizeof *pos);
@@ -250,15 +304,21 @@ static int load_dir_cmp_file(const void *a, const void *b) {
 int load_dir_scan(load_unit *u, const char *dir, load_dump *d, dm_error *err) {
   memset(d, 0, sizeof *d);
   dm_strlcpy(d->dir, dir, sizeof d->dir);
-  DIR *dh = opendir(dir);
+  d->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int dfd = d->dirfd >= 0 ? dup(d->dirfd) : -1;
+  DIR *dh = dfd >= 0 ? fdopendir(dfd) : NULL;
   if (!dh) {
     int e = errno;
+    if (dfd >= 0)
+      close(dfd);
+    load_dir_free(d);
     u->host->error_make(u->ctx, err, e == ENOENT ? DM_ERR_LOAD_DUMP_INCOMPLETE : DM_ERR_IO,
                         strerror(e), "load: cannot open the dump folder %s: %s", dir, strerror(e));
     return -1;
   }
-  if (load_dir_metadata(u, dir, &d->pos, err) != 0) {
+  if (load_dir_metadata(u, d, &d->pos, err) != 0) {
     closedir(dh);
+    load_dir_free(d);
     return -1;
   }
   struct dirent *de;
@@ -269,21 +329,20 @@ int load_dir_scan(load_unit *u, const char *dir, load_dump *d, dm_error *err) {
       continue; /* metadata, *.tmp, anything else */
     size_t len = strlen(name);
     int dots = load_dir_count_dots(name, len);
-    if (dots == 1 && load_dir_ends(name, "-schema-create.sql")) {
+    struct stat st;
+    if (fstatat(d->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      int e = errno;
+      u->host->error_make(u->ctx, err, DM_ERR_IO, strerror(e), "load: cannot stat %s/%s: %s", dir,
+                          name, strerror(e));
+      rc = -1;
+    } else if (!S_ISREG(st.st_mode)) {
+      rc = load_dir_unsafe(u, err, dir, name, load_dir_kind(st.st_mode));
+    } else if (dots == 1 && load_dir_ends(name, "-schema-create.sql")) {
       rc = load_dir_add_db(u, d, name, len - strlen("-schema-create.sql"), err);
     } else if (dots == 2 && load_dir_ends(name, "-schema.sql")) {
       rc = load_dir_add_table(u, d, name, len - strlen("-schema.sql"), err);
     } else if (dots == 3) {
-      struct stat st;
-      char path[PATH_MAX];
-      snprintf(path, sizeof path, "%s/%s", dir, name);
-      if (stat(path, &st) != 0) {
-        u->host->error_make(u->ctx, err, DM_ERR_IO, strerror(errno), "load: cannot stat %s: %s",
-                            path, strerror(errno));
-        rc = -1;
-      } else {
-        rc = load_dir_add_file(u, d, name, (uint64_t)st.st_size, err);
-      }
+      rc = load_dir_add_file(u, d, name, (uint64_t)st.st_size, err);
     } else {
       u->host->logf(u->ctx, DM_LOG_WARN, "load: ignoring %s/%s: not a dump file name", dir, name);
     }
@@ -324,5 +383,8 @@ void load_dir_free(load_dump *d) {
   free(d->files);
   free(d->dbs);
   free(d->db_files);
+  if (d->dirfd >= 0)
+    close(d->dirfd);
   memset(d, 0, sizeof *d);
+  d->dirfd = -1;
 }

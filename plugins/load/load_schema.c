@@ -37,63 +37,41 @@ static void load_cols_free(load_cols *c) {
   c->n = 0;
 }
 
-static const char *load_schema_skip_ws(const char *p) {
-  for (;;) {
-    while (isspace((unsigned char)*p))
-      p++;
-    if (p[0] == '/' && p[1] == '*' && p[2] != '!') { /* a comment; keep versioned ones */
-      const char *e = strstr(p + 2, "*/");
-      if (!e)
-        return p;
-      p = e + 2;
-    } else {
-      return p;
-    }
-  }
-}
-
-/* Skips one identifier, quoted or not; NULL if there is none. */
-static const char *load_schema_skip_ident(const char *p) {
-  if (*p == '`') {
-    for (p++; *p; p++)
-      if (*p == '`') {
-        if (p[1] != '`')
-          return p + 1;
-        p++;
-      }
-    return NULL;
-  }
-  const char *s = p;
-  while (isalnum((unsigned char)*p) || *p == '_' || *p == '$' || (unsigned char)*p >= 0x80)
-    p++;
-  return p > s ? p : NULL;
-}
-
-/* After `<kw> [IF NOT EXISTS] name[.name]`: the rest of the statement, or NULL. *start is where
- * the keyword begins (leading comments and SET lines are dropped). */
-static const char *load_schema_after_name(const char *sql, const char *kw, const char **start) {
-  size_t kl = strlen(kw);
-  const char *p = sql;
-  for (; *p; p++)
-    if (strncasecmp(p, kw, kl) == 0 && (p == sql || !isalnum((unsigned char)p[-1])))
-      break;
-  if (!*p)
-    return NULL;
-  *start = p;
-  p = load_schema_skip_ws(p + kl);
-  if (strncasecmp(p, "IF NOT EXISTS", 13) == 0)
-    p = load_schema_skip_ws(p + 13);
-  p = load_schema_skip_ident(p);
-  if (p && *p == '.')
-    p = load_schema_skip_ident(p + 1);
-  return p;
-}
-
 /* Trims trailing blanks and semicolons in place; returns the new length. */
 static size_t load_schema_trim(char *s, size_t len) {
   while (len > 0 && (isspace((unsigned char)s[len - 1]) || s[len - 1] == ';'))
     s[--len] = '\0';
   return len;
+}
+
+/* Reads a schema file and checks it is one `<kw>`<want>` ...` statement as the dump writes it
+ * (load_check_create). *sql is the file (caller frees), *rest the text after the name. */
+static int load_schema_read(load_unit *u, const load_dump *d, const char *file, const char *kw,
+                            const char *want, char **sql, const char **rest, dm_error *err) {
+  size_t len, at = 0;
+  const char *why;
+  char name[LOAD_NAME_MAX];
+  if (load_dir_read_file(u, d, file, sql, &len, err) != 0)
+    return -1;
+  load_schema_trim(*sql, len);
+  *rest = load_check_create(*sql, kw, name, sizeof name, &at, &why);
+  if (*rest && strcmp(name, want) != 0) {
+    *rest = NULL;
+    at = strlen(kw);
+    why = "the name is not the one of the file name";
+  }
+  if (*rest)
+    return 0;
+  unsigned line = 1;
+  for (size_t i = 0; i < at; i++)
+    line += (*sql)[i] == '\n';
+  u->host->error_make(u->ctx, err, DM_ERR_LOAD_BAD_STATEMENT, NULL,
+                      "load: refused %s/%s: not a `%.*s` statement of the dump's form for `%s` "
+                      "(line %u, byte %zu: %s); nothing of it ran",
+                      d->dir, file, (int)strlen(kw) - 1, kw, want, line, at, why);
+  free(*sql);
+  *sql = NULL;
+  return -1;
 }
 
 static int load_schema_exec2(load_unit *u, MYSQL *c, const char *head, const char *rest,
@@ -271,18 +249,10 @@ static int load_schema_compare(load_unit *u, MYSQL *c, const load_table *t, cons
 static int load_schema_table(load_unit *u, MYSQL *c, load_dump *d, const load_table *t,
                              dm_error *err) {
   char *sql;
-  size_t len;
-  if (load_dir_read_file(u, d->dir, t->schema_file, &sql, &len, err) != 0)
+  const char *rest;
+  if (load_schema_read(u, d, t->schema_file, "CREATE TABLE ", t->table, &sql, &rest, err) != 0)
     return -1;
-  load_schema_trim(sql, len);
-  const char *start, *rest = load_schema_after_name(sql, "CREATE TABLE", &start);
   int rc = 0;
-  if (!rest) {
-    u->host->error_make(u->ctx, err, DM_ERR_LOAD_FILE_FORMAT, NULL,
-                        "load: %s/%s holds no `CREATE TABLE <name>` statement", d->dir,
-                        t->schema_file);
-    rc = -1;
-  }
   bool exists = false;
   if (rc == 0)
     rc = load_schema_create_db(u, c, t->tdb, NULL, err);
@@ -328,11 +298,10 @@ int load_schema_apply(load_unit *u, MYSQL *c, load_dump *d, dm_error *err) {
     char tdb[LOAD_NAME_MAX], unused[LOAD_NAME_MAX];
     u->host->route_table(u->ctx, db, NULL, tdb, sizeof tdb, unused, sizeof unused);
     char *sql = NULL;
-    size_t len;
-    if (load_dir_read_file(u, d->dir, d->db_files[i], &sql, &len, err) != 0)
+    const char *rest;
+    if (load_schema_read(u, d, d->db_files[i], "CREATE DATABASE IF NOT EXISTS ", db, &sql, &rest,
+                         err) != 0)
       return -1;
-    load_schema_trim(sql, len);
-    const char *start, *rest = load_schema_after_name(sql, "CREATE DATABASE", &start);
     int rc = load_schema_create_db(u, c, tdb, rest, err);
     free(sql);
     if (rc != 0)

@@ -18,6 +18,9 @@
 #include "load.h"
 
 #define LOAD_READ_BUF (8u << 20) /* read buffer per worker; grows for longer lines */
+/* Room before the data in the read buffer: a line's `INSERT INTO `t`` is replaced in place by the
+ * (maybe longer) verb and routed table, so a statement is never copied. */
+#define LOAD_HEAD_ROOM (2 * LOAD_NAME_MAX + 32)
 
 typedef struct load_run {
   load_unit *u;
@@ -37,11 +40,10 @@ typedef struct load_run {
 typedef struct load_worker {
   load_run *run;
   MYSQL *c;
-  char *buf;
+  char *buf; /* LOAD_HEAD_ROOM bytes, then what was read of the file and not yet run */
   size_t cap;
-  char *stmt;
-  size_t stmt_cap;
-  char verb_table[2 * LOAD_NAME_MAX + 32]; /* "REPLACE INTO `t`" for the current file */
+  uint64_t max_stmt; /* the longest statement the target takes: its max_allowed_packet - 1 */
+  char verb_table[LOAD_HEAD_ROOM]; /* "REPLACE INTO `t`" for the current file */
   size_t verb_table_len;
   pthread_t thread;
   bool started;
@@ -94,47 +96,6 @@ static void load_run_file_done(load_run *run, int g) {
     load_run_ready(run, g);
 }
 
-/* The statement to run for one line: INSERT INTO `t` rewritten for on-duplicate and the route. */
-static const char *load_worker_stmt(load_worker *w, const char *line, size_t len, size_t *out_len,
-                                    dm_error *err) {
-  static const char head[] = "INSERT INTO ";
-  const size_t hl = sizeof head - 1;
-  if (len <= hl || memcmp(line, head, hl) != 0 || line[hl] != '`') {
-    *out_len = len; /* anything else (a SET line of another dumper) runs as it is */
-    return line;
-  }
-  const char *p = line + hl + 1, *end = line + len;
-  for (; p < end; p++)
-    if (*p == '`') {
-      if (p + 1 < end && p[1] == '`') {
-        p++;
-        continue;
-      }
-      break;
-    }
-  if (p >= end) {
-    *out_len = len;
-    return line;
-  }
-  const char *rest = p + 1;
-  size_t rl = (size_t)(end - rest), need = w->verb_table_len + rl;
-  if (need > w->stmt_cap) {
-    size_t cap = need + need / 4;
-    char *s = realloc(w->stmt, cap);
-    if (!s) {
-      w->run->u->host->error_make(w->run->u->ctx, err, DM_ERR_NO_MEMORY, NULL,
-                                  "load: no memory for a %zu-byte statement", need);
-      return NULL;
-    }
-    w->stmt = s;
-    w->stmt_cap = cap;
-  }
-  memcpy(w->stmt, w->verb_table, w->verb_table_len);
-  memcpy(w->stmt + w->verb_table_len, rest, rl);
-  *out_len = need;
-  return w->stmt;
-}
-
 /* Moves the file's checkpoint to `offset` and commits the batch. */
 static int load_worker_commit(load_worker *w, const load_file *f, uint64_t offset, dm_error *err) {
   load_unit *u = w->run->u;
@@ -150,6 +111,69 @@ static int load_worker_commit(load_worker *w, const load_file *f, uint64_t offse
   if (load_db_exec(u, w->c, q, (size_t)n, what, err) != 0 ||
       load_db_exec(u, w->c, "COMMIT", 6, what, err) != 0)
     return -1;
+  return 0;
+}
+
+/* The 1-based line of `path` that starts at byte `off` (for an error: a resumed file was read
+ * from its checkpoint, so the count is made from the start here). 0 if it cannot be read. */
+static uint64_t load_worker_line_of(int fd, uint64_t off) {
+  char b[65536];
+  uint64_t line = 1, at = 0;
+  while (at < off) {
+    size_t want = off - at < sizeof b ? (size_t)(off - at) : sizeof b;
+    ssize_t n = pread(fd, b, want, (off_t)at);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return 0;
+    for (const char *p = b; (p = memchr(p, '\n', (size_t)(b + n - p))) != NULL; p++)
+      line++;
+    at += (uint64_t)n;
+  }
+  return line;
+}
+
+/* A line longer than the target takes: the real limit and how to raise it. */
+static void load_worker_too_big(load_worker *w, int fd, const char *path, const load_table *t,
+                                uint64_t off, uint64_t len, bool whole, dm_error *err) {
+  load_unit *u = w->run->u;
+  const dm_db_endpoint *ep = u->host->target_db(u->ctx);
+  u->host->error_make(u->ctx, err, DM_ERR_LOAD_PACKET_TOO_BIG, NULL,
+                      "load: the statement of line %" PRIu64 " (byte %" PRIu64
+                      ") of %s (into `%s`.`%s`) is %s%" PRIu64
+                      " bytes, more than the target %s:%d takes: its max_allowed_packet is %" PRIu64
+                      " bytes; raise it to at least %" PRIu64 " (at most 1073741824)",
+                      load_worker_line_of(fd, off), off, path, t->tdb, t->ttable,
+                      whole ? "" : "more than ", len, ep->host, ep->port, w->max_stmt + 1,
+                      len + 1 + LOAD_HEAD_ROOM);
+  err->scope = DM_SCOPE_DOWNSTREAM;
+}
+
+/* Checks one line (data[0..len)) and makes the statement in place: *sql, *sql_len. -1: refused
+ * (*err), nothing of it runs. */
+static int load_worker_line(load_worker *w, int fd, const char *path, const load_table *t,
+                            char *line, size_t len, uint64_t off, char **sql, size_t *sql_len,
+                            dm_error *err) {
+  load_unit *u = w->run->u;
+  size_t head, at;
+  const char *why;
+  if (load_check_insert(line, len, t->table, &head, &at, &why) != 0) {
+    u->host->error_make(u->ctx, err, DM_ERR_LOAD_BAD_STATEMENT, NULL,
+                        "load: refused line %" PRIu64 " (byte %" PRIu64
+                        ") of %s: not an INSERT of the dump's form into `%s`.`%s` (at byte %zu of "
+                        "the line: %s); nothing of it ran",
+                        load_worker_line_of(fd, off), off, path, t->db, t->table, at, why);
+    return -1;
+  }
+  /* `INSERT INTO `t`` becomes the verb and the routed table, written over the old head (and the
+   * room before it: the lines before were run already, or it is the buffer's head room). */
+  *sql = line + head - w->verb_table_len;
+  memcpy(*sql, w->verb_table, w->verb_table_len);
+  *sql_len = len - head + w->verb_table_len;
+  if (*sql_len > w->max_stmt) {
+    load_worker_too_big(w, fd, path, t, off, *sql_len, true, err);
+    return -1;
+  }
   return 0;
 }
 
@@ -169,19 +193,22 @@ static int load_worker_file(load_worker *w, load_file *f, dm_error *err) {
   int n = snprintf(use, sizeof use, "USE %s", load_db_quote(t->tdb, qd, sizeof qd));
   if (load_db_exec(u, w->c, use, (size_t)n, "load: cannot USE the target schema", err) != 0)
     return -1;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0 || (f->offset > 0 && lseek(fd, (off_t)f->offset, SEEK_SET) < 0)) {
+  int fd = load_dir_open(u, run->d, f->name, err);
+  if (fd < 0)
+    return -1;
+  if (f->offset > 0 && lseek(fd, (off_t)f->offset, SEEK_SET) < 0) {
     int e = errno;
-    if (fd >= 0)
-      close(fd);
-    u->host->error_make(u->ctx, err, e == ENOENT ? DM_ERR_LOAD_DUMP_INCOMPLETE : DM_ERR_IO,
-                        strerror(e), "load: cannot read %s at byte %" PRIu64 ": %s", path,
-                        f->offset, strerror(e));
+    close(fd);
+    u->host->error_make(u->ctx, err, DM_ERR_IO, strerror(e),
+                        "load: cannot read %s at byte %" PRIu64 ": %s", path, f->offset,
+                        strerror(e));
     return -1;
   }
   posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 
-  uint64_t base = f->offset;      /* file offset of buf[0] */
+  /* The longest line kept: a statement the target takes, with a longer head than ours. */
+  const size_t line_max = (size_t)w->max_stmt + LOAD_HEAD_ROOM;
+  uint64_t base = f->offset;      /* file offset of data[0] */
   uint64_t committed = f->offset; /* what the checkpoint says */
   uint64_t executed = f->offset;  /* the end of the last line run */
   uint64_t pending = 0;           /* statement bytes in the open transaction */
@@ -189,8 +216,10 @@ static int load_worker_file(load_worker *w, load_file *f, dm_error *err) {
   bool eof = false;
   int rc = 0;
   while (rc == 0) {
-    if (!eof && have < w->cap) {
-      ssize_t got = read(fd, w->buf + have, w->cap - have);
+    char *data = w->buf + LOAD_HEAD_ROOM;
+    size_t dcap = w->cap - LOAD_HEAD_ROOM;
+    if (!eof && have < dcap) {
+      ssize_t got = read(fd, data + have, dcap - have);
       if (got < 0 && errno == EINTR)
         continue;
       if (got < 0) {
@@ -205,30 +234,31 @@ static int load_worker_file(load_worker *w, load_file *f, dm_error *err) {
     }
     size_t pos = 0;
     for (;;) {
-      char *nl = memchr(w->buf + pos, '\n', have - pos);
-      size_t line_end = nl ? (size_t)(nl - w->buf) : have;
+      char *nl = memchr(data + pos, '\n', have - pos);
+      size_t line_end = nl ? (size_t)(nl - data) : have;
       if (!nl && !(eof && line_end > pos))
         break; /* an incomplete line: read more */
       size_t next = nl ? line_end + 1 : have;
       size_t len = line_end - pos;
-      while (len > 0 && (w->buf[pos + len - 1] == '\r' || w->buf[pos + len - 1] == ' '))
+      while (len > 0 && (data[pos + len - 1] == '\r' || data[pos + len - 1] == ' '))
         len--;
       if (len > 0) {
         if (load_run_stopping(run)) {
           rc = 1;
           break;
         }
+        char *sql;
         size_t sl;
-        const char *sql = load_worker_stmt(w, w->buf + pos, len, &sl, err);
-        if (!sql) {
+        if (load_worker_line(w, fd, path, t, data + pos, len, base + pos, &sql, &sl, err) != 0) {
           rc = -1;
           break;
         }
         if (mysql_real_query(w->c, sql, (unsigned long)sl) != 0) {
           char what[PATH_MAX + 1536];
           snprintf(what, sizeof what,
-                   "load: the statement at byte %" PRIu64 " of %s (into `%s`.`%s`) failed",
-                   base + pos, path, t->tdb, t->ttable);
+                   "load: the statement of line %" PRIu64 " (byte %" PRIu64
+                   ") of %s (into `%s`.`%s`) failed",
+                   load_worker_line_of(fd, base + pos), base + pos, path, t->tdb, t->ttable);
           load_db_error(u, w->c, what, err);
           rc = -1;
           break;
@@ -249,30 +279,29 @@ static int load_worker_file(load_worker *w, load_file *f, dm_error *err) {
     }
     if (rc != 0)
       break;
-    /* Keep the incomplete line; grow the buffer when a line does not fit in it. */
-    memmove(w->buf, w->buf + pos, have - pos);
+    /* Keep the incomplete line; grow the buffer when a line does not fit in it, up to the
+     * longest statement the target takes: one statement is all a worker ever holds. */
+    memmove(data, data + pos, have - pos);
     have -= pos;
     base += pos;
     if (eof && have == 0)
       break;
-    if (have == w->cap) {
-      if (w->cap > LOAD_LINE_MAX) {
-        u->host->error_make(u->ctx, err, DM_ERR_LOAD_FILE_FORMAT, NULL,
-                            "load: %s has a line longer than %u MiB at byte %" PRIu64
-                            " (a dump of this dmhost cuts statements at statement-size)",
-                            path, LOAD_LINE_MAX >> 20, base);
+    if (have == dcap) {
+      if (have > line_max) {
+        load_worker_too_big(w, fd, path, t, base, have, false, err);
         rc = -1;
         break;
       }
-      char *nb = realloc(w->buf, w->cap * 2);
+      size_t cap = 2 * dcap < line_max + 1 ? 2 * dcap : line_max + 1;
+      char *nb = realloc(w->buf, LOAD_HEAD_ROOM + cap);
       if (!nb) {
-        u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "load: no memory for a line of %s",
-                            path);
+        u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL,
+                            "load: no memory for a line of %zu bytes of %s", cap, path);
         rc = -1;
         break;
       }
       w->buf = nb;
-      w->cap *= 2;
+      w->cap = LOAD_HEAD_ROOM + cap;
     }
   }
   close(fd);
@@ -300,8 +329,9 @@ static void *load_worker_main(void *arg) {
   dm_error err;
   mysql_thread_init();
   w->c = load_db_connect(u, &err);
-  if (w->c && load_db_exec(u, w->c, "SET autocommit = 0", 18, "load: cannot set up the session",
-                           &err) != 0) {
+  if (w->c && (load_db_exec(u, w->c, "SET autocommit = 0", 18, "load: cannot set up the session",
+                            &err) != 0 ||
+               load_db_max_packet(u, w->c, &w->max_stmt, &err) != 0)) {
     load_db_close(u, w->c);
     w->c = NULL;
   }
@@ -387,7 +417,6 @@ dm_outcome load_workers_run(load_unit *u, load_dump *d, dm_result *result) {
     if (ws[i].started)
       pthread_join(ws[i].thread, NULL);
     free(ws[i].buf);
-    free(ws[i].stmt);
   }
   free(ws);
   free(run.jobs);

@@ -24,6 +24,44 @@ void lt_sleep_ms(int ms) {
     ;
 }
 
+int lt_suite_open(MYSQL **target, void (*clean)(void)) {
+  *target = lt_target();
+  if (!*target)
+    return 1;
+  clean();
+  return 0;
+}
+
+int lt_suite_close(MYSQL **target, void (*clean)(void)) {
+  if (*target)
+    clean();
+  testdb_close(*target);
+  *target = NULL;
+  return 0;
+}
+
+void lt_drop_all(MYSQL *target, const char *const *dbs, size_t n_dbs, const char *const *tasks,
+                 size_t n_tasks) {
+  for (size_t i = 0; i < n_dbs; i++)
+    lt_exec(target, "DROP DATABASE IF EXISTS `%s`", dbs[i]);
+  for (size_t i = 0; i < n_tasks; i++)
+    lt_drop_checkpoint(target, tasks[i]);
+}
+
+bool lt_has(const char *text, const char *part) {
+  if (strstr(text, part))
+    return true;
+  fprintf(stderr, "'%.2000s' lacks '%s'\n", text, part);
+  return false;
+}
+
+bool lt_lacks(const char *text, const char *part) {
+  if (!strstr(text, part))
+    return true;
+  fprintf(stderr, "'%.2000s' holds '%s'\n", text, part);
+  return false;
+}
+
 static int lt_write_path(const char *path, const char *text) {
   FILE *fp = fopen(path, "w");
   if (!fp)

@@ -68,9 +68,19 @@ int lt_exec(MYSQL *m, const char *fmt, ...) __attribute__((format(printf, 2, 3))
 long long lt_count(MYSQL *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Removes this task's checkpoint rows and tables of the load's meta schema. */
 void lt_drop_checkpoint(MYSQL *target, const char *task);
+/* A suite's connection to the target, cleaned (clean) when opened and before it is closed. */
+int lt_suite_open(MYSQL **target, void (*clean)(void));
+int lt_suite_close(MYSQL **target, void (*clean)(void));
+/* Drops these databases and the checkpoints of these tasks. */
+void lt_drop_all(MYSQL *target, const char *const *dbs, size_t n_dbs, const char *const *tasks,
+                 size_t n_tasks);
 
 /* Do both tables have the same SHOW CREATE TABLE (but AUTO_INCREMENT=N)? Prints both if not. */
 bool lt_same_create(MYSQL *a, const char *db_a, MYSQL *b, const char *db_b, const char *table);
+
+/* Does text hold part (lt_has) / not hold it (lt_lacks)? Prints both when not. */
+bool lt_has(const char *text, const char *part);
+bool lt_lacks(const char *text, const char *part);
 
 double lt_now(void);
 void lt_sleep_ms(int ms);

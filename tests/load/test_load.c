@@ -25,33 +25,16 @@ static const char *const lt_tasks[] = {
     "lt_miss",  "lt_miss2", "lt_pw",          "lt_priv",       "lt_keys"};
 
 static void lt_clean(void) {
-  for (size_t i = 0; i < sizeof lt_dbs / sizeof *lt_dbs; i++)
-    lt_exec(dst, "DROP DATABASE IF EXISTS `%s`", lt_dbs[i]);
-  for (size_t i = 0; i < sizeof lt_tasks / sizeof *lt_tasks; i++)
-    lt_drop_checkpoint(dst, lt_tasks[i]);
+  lt_drop_all(dst, lt_dbs, sizeof lt_dbs / sizeof *lt_dbs, lt_tasks,
+              sizeof lt_tasks / sizeof *lt_tasks);
 }
 
 static int suite_init(void) {
-  dst = lt_target();
-  if (!dst)
-    return 1;
-  lt_clean();
-  return 0;
+  return lt_suite_open(&dst, lt_clean);
 }
 
 static int suite_clean(void) {
-  if (dst)
-    lt_clean();
-  testdb_close(dst);
-  dst = NULL;
-  return 0;
-}
-
-static void assert_contains(const char *text, const char *part) {
-  if (!strstr(text, part)) {
-    fprintf(stderr, "'%s' lacks '%s'\n", text, part);
-    CU_FAIL("text");
-  }
+  return lt_suite_close(&dst, lt_clean);
 }
 
 static const char lt_t1_schema[] = "CREATE TABLE `t1` (\n"
@@ -217,10 +200,10 @@ static void test_load_on_duplicate(void) {
   bool resumable = true;
   CU_ASSERT_EQUAL(lt_first_error(st, msg, sizeof msg, raw, sizeof raw, &resumable),
                   DM_ERR_DB_QUERY);
-  assert_contains(msg, "lt_dup.t.000000.sql");
-  assert_contains(msg, "at byte 48 ");
-  assert_contains(msg, "`lt_dup`.`t`");
-  assert_contains(raw, "Duplicate entry '1'");
+  CU_ASSERT(lt_has(msg, "lt_dup.t.000000.sql"));
+  CU_ASSERT(lt_has(msg, "line 2 (byte 48) of "));
+  CU_ASSERT(lt_has(msg, "`lt_dup`.`t`"));
+  CU_ASSERT(lt_has(raw, "Duplicate entry '1'"));
   CU_ASSERT_FALSE(resumable);
   /* the statement before the failing one is committed with the checkpoint, not the failing one */
   CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM lt_dup.t"), 1);
@@ -245,9 +228,9 @@ static void test_load_table_mismatch(void) {
   bool resumable = true;
   CU_ASSERT_EQUAL(lt_first_error(st, msg, sizeof msg, NULL, 0, &resumable),
                   DM_ERR_LOAD_TABLE_MISMATCH);
-  assert_contains(msg, "table `lt_mis`.`t` exists on the target");
-  assert_contains(msg, "column `v` is bigint(20) NULL on the target but varbinary(10) NULL in the "
-                       "dump");
+  CU_ASSERT(lt_has(msg, "table `lt_mis`.`t` exists on the target"));
+  CU_ASSERT(lt_has(msg, "column `v` is bigint(20) NULL on the target but varbinary(10) NULL in the "
+                        "dump"));
   CU_ASSERT_FALSE(resumable);
   CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM lt_mis.t"), 0);
   dmh_subtask_destroy(st);
@@ -270,15 +253,15 @@ static void test_load_missing_files(void) {
   CU_ASSERT_EQUAL(lt_run(&e, &st, 30000), DMH_STAGE_PAUSED);
   CU_ASSERT_EQUAL(lt_first_error(st, msg, sizeof msg, NULL, 0, &resumable),
                   DM_ERR_LOAD_DUMP_INCOMPLETE);
-  assert_contains(msg, "has no `metadata` file");
-  assert_contains(msg, e.dump_dir);
+  CU_ASSERT(lt_has(msg, "has no `metadata` file"));
+  CU_ASSERT(lt_has(msg, e.dump_dir));
   CU_ASSERT_FALSE(resumable);
   dmh_subtask_destroy(st);
 
   lt_write_metadata(&e, "mysql-bin.000001", 4, "");
   CU_ASSERT_EQUAL(lt_run(&e, &st, 30000), DMH_STAGE_PAUSED);
   CU_ASSERT_EQUAL(lt_first_error(st, msg, sizeof msg, NULL, 0, NULL), DM_ERR_DB_QUERY);
-  assert_contains(msg, "lt_miss.t.000001.sql");
+  CU_ASSERT(lt_has(msg, "lt_miss.t.000001.sql"));
   dmh_subtask_destroy(st);
   char path[512];
   snprintf(path, sizeof path, "%s/lt_miss.t.000001.sql", e.dump_dir);
@@ -286,8 +269,8 @@ static void test_load_missing_files(void) {
   CU_ASSERT_EQUAL(lt_run(&e, &st, 30000), DMH_STAGE_PAUSED);
   CU_ASSERT_EQUAL(lt_first_error(st, msg, sizeof msg, NULL, 0, &resumable),
                   DM_ERR_LOAD_DUMP_INCOMPLETE);
-  assert_contains(msg, "lt_miss.t.000001.sql is in the load checkpoint");
-  assert_contains(msg, "no longer in the dump folder");
+  CU_ASSERT(lt_has(msg, "lt_miss.t.000001.sql is in the load checkpoint"));
+  CU_ASSERT(lt_has(msg, "no longer in the dump folder"));
   CU_ASSERT_FALSE(resumable);
   dmh_subtask_destroy(st);
 
@@ -297,8 +280,8 @@ static void test_load_missing_files(void) {
   CU_ASSERT_FATAL(lt_config(&e, &t) == 0);
   CU_ASSERT_EQUAL(lt_run(&e, &st, 30000), DMH_STAGE_PAUSED);
   CU_ASSERT_EQUAL(lt_first_error(st, msg, sizeof msg, NULL, 0, NULL), DM_ERR_LOAD_FILE_FORMAT);
-  assert_contains(msg, "lt_miss.u.000000.sql");
-  assert_contains(msg, "without its `<db>.<table>-schema.sql`");
+  CU_ASSERT(lt_has(msg, "lt_miss.u.000000.sql"));
+  CU_ASSERT(lt_has(msg, "without its `<db>.<table>-schema.sql`"));
   dmh_subtask_destroy(st);
   lt_teardown(&e);
 }
@@ -329,8 +312,8 @@ static void test_load_wrong_password(void) {
   testdb_params_get(TESTDB_TARGET, &p);
   char where[300];
   snprintf(where, sizeof where, "cannot connect to the target %s:%u as `root`", p.host, p.port);
-  assert_contains(msg, where);
-  assert_contains(raw, "Access denied");
+  CU_ASSERT(lt_has(msg, where));
+  CU_ASSERT(lt_has(raw, "Access denied"));
   CU_ASSERT_TRUE(resumable);
   dmh_subtask_destroy(st);
   lt_teardown(&e);
@@ -357,7 +340,7 @@ static void test_load_unreachable_target(void) {
     resumable = err.resumable;
   }
   CU_ASSERT_EQUAL(code, DM_ERR_DB_CONNECT);
-  assert_contains(msg, ":1 as `root`");
+  CU_ASSERT(lt_has(msg, ":1 as `root`"));
   CU_ASSERT_TRUE(resumable);
   dmh_subtask_destroy(st);
   lt_teardown(&e);
@@ -377,9 +360,9 @@ static void test_load_privileges(void) {
   char msg[600];
   bool resumable = true;
   CU_ASSERT_EQUAL(lt_first_error(st, msg, sizeof msg, NULL, 0, &resumable), DM_ERR_DB_PRIVILEGE);
-  assert_contains(msg, "user `dmh_limited`");
-  assert_contains(msg, "lacks SELECT, INSERT, UPDATE, CREATE on `dm_meta`");
-  assert_contains(msg, "SELECT, INSERT, DELETE, CREATE, ALTER on `lt_priv`");
+  CU_ASSERT(lt_has(msg, "user `dmh_limited`"));
+  CU_ASSERT(lt_has(msg, "lacks SELECT, INSERT, UPDATE, CREATE on `dm_meta`"));
+  CU_ASSERT(lt_has(msg, "SELECT, INSERT, DELETE, CREATE, ALTER on `lt_priv`"));
   CU_ASSERT_FALSE(resumable);
   dmh_subtask_destroy(st);
   lt_teardown(&e);

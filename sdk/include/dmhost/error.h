@@ -179,6 +179,15 @@ typedef enum dm_error_level {
   X(DM_ERR_LOAD_FILE_FORMAT, 40103, DM_CLASS_LOAD_UNIT, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,       \
     "The dump file does not follow docs/dump-format.md at the place named; re-run the dump with "  \
     "this dmhost's dump unit.")                                                                    \
+  X(DM_ERR_LOAD_UNSAFE_FILE, 40104, DM_CLASS_LOAD_UNIT, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,       \
+    "The load reads only regular files inside the dump folder: replace the symbolic link (or "     \
+    "device, FIFO, folder) named by a copy of the dump's own file, or re-run the dump.")            \
+  X(DM_ERR_LOAD_BAD_STATEMENT, 40105, DM_CLASS_LOAD_UNIT, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,     \
+    "The file holds a statement the dump never writes (docs/dump-format.md); nothing of it ran. "  \
+    "Check who changed the dump folder, then re-run the dump.")                                    \
+  X(DM_ERR_LOAD_PACKET_TOO_BIG, 40106, DM_CLASS_LOAD_UNIT, DM_SCOPE_DOWNSTREAM, DM_LEVEL_HIGH, 0,  \
+    "Raise the target's max_allowed_packet to the size named (SET GLOBAL max_allowed_packet = "    \
+    "<bytes>; and in its configuration file), then resume the task.")                              \
   X(DM_ERR_SYNC_PRECHECK, 36001, DM_CLASS_SYNC_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,          \
     "Set what the message names on the source (binlog_format=ROW, binlog_row_image=FULL, "         \
     "binlog_row_metadata=FULL, log_bin) or grant the privileges it lists, then resume the task.")  \

@@ -1,0 +1,256 @@
+/*
+ * What the load takes from its dump folder (issue 9, item 9), against the real target (CTest
+ * fixture mariadb). Before the fix a data line that was not one of the dump's INSERTs ran as it
+ * was (`DROP TABLE` dropped the table; `INSERT ...; DROP ...` and an INSERT into another table
+ * reached the server), a schema file could hold `CREATE TABLE ... SELECT`, and files were opened
+ * through symbolic links: a link to a file outside the folder had its first line sent as a
+ * statement, and the server's syntax error quoted it back into the error. Now each is refused
+ * with a coded, non-resumable error naming file and line, before anything of it runs, and no text
+ * of the file appears in the error, the status or the log.
+ */
+#include <CUnit/Basic.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "dmhost/error.h"
+#include "load_test_util.h"
+#include "log.h"
+#include "testdb.h"
+
+#define LT_DB "lt_trust"
+#define LT_SECRET "S3CRET-4f1c9a-do-not-leak"
+
+static MYSQL *dst;
+
+static const char *const lt_tasks[] = {"lt_trust_drop", "lt_trust_chain",  "lt_trust_other",
+                                       "lt_trust_link", "lt_trust_select", "lt_trust_ok"};
+
+static void lt_clean(void) {
+  static const char *const dbs[] = {LT_DB};
+  lt_drop_all(dst, dbs, 1, lt_tasks, sizeof lt_tasks / sizeof *lt_tasks);
+}
+
+static int suite_init(void) {
+  return lt_suite_open(&dst, lt_clean);
+}
+
+static int suite_clean(void) {
+  return lt_suite_close(&dst, lt_clean);
+}
+
+static const char lt_schema_t[] =
+    "CREATE TABLE `t` (\n  `id` int(11) NOT NULL,\n  `v` varbinary(20) DEFAULT NULL,\n"
+    "  PRIMARY KEY (`id`)\n) ENGINE=InnoDB;\n";
+
+/* A fresh folder with table `t` and the target's `victim` table (one row) that an attack aims
+ * at. */
+static void lt_folder(lt_env *e) {
+  CU_ASSERT_FATAL(lt_init(e) == 0);
+  lt_clean();
+  lt_exec(dst, "CREATE DATABASE " LT_DB);
+  lt_exec(dst, "CREATE TABLE " LT_DB ".victim (id INT PRIMARY KEY, v VARCHAR(64))");
+  lt_exec(dst, "INSERT INTO " LT_DB ".victim VALUES (1, 'still here')");
+  lt_write_metadata(e, "mysql-bin.000001", 4, "");
+  lt_write(e, LT_DB "-schema-create.sql", "CREATE DATABASE IF NOT EXISTS `" LT_DB "`;\n");
+  lt_write(e, LT_DB ".t-schema.sql", lt_schema_t);
+}
+
+/* Runs the task with stderr (the host's log, at debug level) captured into *log (malloc'd);
+ * returns the stage, the subtask in *st and the whole status as JSON text in *status. */
+static dmh_stage lt_run_captured(lt_env *e, const char *name, dmh_subtask **st, char **log,
+                                 char **status) {
+  lt_task t = {.name = name};
+  CU_ASSERT_FATAL(lt_config(e, &t) == 0);
+  char path[400];
+  snprintf(path, sizeof path, "%s/stderr.log", e->dir);
+  fflush(stderr);
+  int saved = dup(2), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  CU_ASSERT_FATAL(saved >= 0 && fd >= 0);
+  dm_log_level old = dmh_log_get_level();
+  dmh_log_set_level(DM_LOG_DEBUG);
+  dup2(fd, 2);
+  close(fd);
+  dmh_stage s = lt_run(e, st, 30000);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  dmh_log_set_level(old);
+  FILE *f = fopen(path, "r");
+  *log = calloc(1, 1 << 20);
+  if (f && *log)
+    (void)!fread(*log, 1, (1 << 20) - 1, f);
+  if (f)
+    fclose(f);
+  json_object *o = *st ? dmh_subtask_status_json(*st) : NULL;
+  *status = strdup(o ? json_object_to_json_string(o) : "");
+  json_object_put(o);
+  fputs(*log, stderr); /* still shown with the test's output */
+  return s;
+}
+
+/* Runs a folder holding an attack; expects `code` naming `where` and the file, non-resumable, with
+ * none of `hidden` in the error, status or log. */
+static void lt_expect_refused(lt_env *e, const char *task, int code, const char *where,
+                              const char *file, const char *const *hidden, int n_hidden) {
+  dmh_subtask *st = NULL;
+  char *log = NULL, *status = NULL;
+  dmh_stage s = lt_run_captured(e, task, &st, &log, &status);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+  CU_ASSERT_EQUAL(s, DMH_STAGE_PAUSED);
+  char msg[1200], raw[600];
+  bool resumable = true;
+  CU_ASSERT_EQUAL(lt_first_error(st, msg, sizeof msg, raw, sizeof raw, &resumable), code);
+  CU_ASSERT_FALSE(resumable);
+  CU_ASSERT(lt_has(msg, where));
+  char path[600];
+  snprintf(path, sizeof path, "%s/%s", e->dump_dir, file);
+  CU_ASSERT(lt_has(msg, path));
+  for (int i = 0; i < n_hidden; i++) {
+    CU_ASSERT(lt_lacks(msg, hidden[i]));
+    CU_ASSERT(lt_lacks(raw, hidden[i]));
+    CU_ASSERT(lt_lacks(status, hidden[i]));
+    CU_ASSERT(lt_lacks(log, hidden[i]));
+  }
+  free(log);
+  free(status);
+  dmh_subtask_destroy(st);
+}
+
+/* Data lines of other shapes: nothing of them runs (the valid line before the chained DROP is
+ * rolled back with its batch, so checkpoint and table still agree), their text stays out. */
+static const struct {
+  const char *task, *text, *where, *hidden[2];
+} lt_bad_lines[] = {
+    {"lt_trust_drop",
+     "DROP TABLE `victim`;\n",
+     "refused line 1 (byte 0) of ",
+     {"DROP TABLE", "victim"}},
+    {"lt_trust_chain",
+     "INSERT INTO `t` (`id`,`v`) VALUES (1,'a;b'),(2,'it\\'s');\n"
+     "INSERT INTO `t` (`id`,`v`) VALUES (3,'x'); DROP TABLE `victim`;\n",
+     "refused line 2 (byte 57) of ",
+     {"DROP TABLE", "victim"}},
+    {"lt_trust_other",
+     "INSERT INTO `victim` (`id`,`v`) VALUES (2,'planted');\n",
+     "refused line 1 (byte 0) of ",
+     {"planted", "`victim` ("}},
+};
+
+static void test_trust_bad_lines(void) {
+  for (size_t i = 0; i < sizeof lt_bad_lines / sizeof *lt_bad_lines; i++) {
+    lt_env e;
+    lt_folder(&e);
+    lt_write(&e, LT_DB ".t.000000.sql", lt_bad_lines[i].text);
+    lt_expect_refused(&e, lt_bad_lines[i].task, DM_ERR_LOAD_BAD_STATEMENT, lt_bad_lines[i].where,
+                      LT_DB ".t.000000.sql", lt_bad_lines[i].hidden, 2);
+    CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM " LT_DB ".victim"), 1);
+    CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM " LT_DB ".t"), 0);
+    lt_teardown(&e);
+  }
+}
+
+/* A file of another user's, outside the folder (mode 0400, holding a secret). */
+static void lt_secret_file(lt_env *e, char *path, size_t len) {
+  snprintf(path, len, "%s/secret.txt", e->dir);
+  FILE *f = fopen(path, "w");
+  CU_ASSERT_FATAL(f != NULL);
+  fputs(LT_SECRET " first line\nsecond line\n", f);
+  fclose(f);
+  chmod(path, 0400);
+}
+
+/* A data file, and a schema file, that is a symbolic link to it: refused, never opened. Before,
+ * the data file's first line ran and ERROR 1064 quoted the secret back. */
+static void test_trust_symlinks(void) {
+  static const char *const files[] = {LT_DB ".t.000000.sql", LT_DB ".u-schema.sql"};
+  for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+    lt_env e;
+    lt_folder(&e);
+    char secret[400], link[500];
+    lt_secret_file(&e, secret, sizeof secret);
+    snprintf(link, sizeof link, "%s/%s", e.dump_dir, files[i]);
+    CU_ASSERT_FATAL(symlink(secret, link) == 0);
+    struct stat st;
+    CU_ASSERT_FATAL(lstat(link, &st) == 0 && S_ISLNK(st.st_mode)); /* the attack is in place */
+    const char *const hidden[] = {LT_SECRET, "first line"};
+    lt_expect_refused(&e, "lt_trust_link", DM_ERR_LOAD_UNSAFE_FILE, "a symbolic link", files[i],
+                      hidden, 2);
+    lt_teardown(&e);
+  }
+}
+
+/* A schema file whose CREATE TABLE copies another table's rows (... SELECT), or holds a second
+ * statement: refused before it runs. */
+static void test_trust_schema_shape(void) {
+  lt_env e;
+  lt_folder(&e);
+  lt_write(&e, LT_DB ".t-schema.sql",
+           "CREATE TABLE `t` (`id` int NOT NULL, `v` varchar(64)) SELECT id, v FROM "
+           "`" LT_DB "`.`victim`;\n");
+  const char *const hidden[] = {"SELECT id, v"};
+  lt_expect_refused(&e, "lt_trust_select", DM_ERR_LOAD_BAD_STATEMENT, "refused ",
+                    LT_DB ".t-schema.sql", hidden, 1);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM information_schema.TABLES WHERE "
+                                "TABLE_SCHEMA = '" LT_DB "' AND TABLE_NAME = 't'"),
+                  0);
+  lt_write(&e, LT_DB ".t-schema.sql",
+           "CREATE TABLE `t` (`id` int NOT NULL);\nDROP TABLE `victim`;\n");
+  lt_expect_refused(&e, "lt_trust_select", DM_ERR_LOAD_BAD_STATEMENT, "refused ",
+                    LT_DB ".t-schema.sql", NULL, 0);
+  lt_write(&e, LT_DB ".t-schema.sql", "CREATE TABLE `victim` (`id` int NOT NULL);\n");
+  lt_expect_refused(&e, "lt_trust_select", DM_ERR_LOAD_BAD_STATEMENT,
+                    "the name is not the one of the file name", LT_DB ".t-schema.sql", NULL, 0);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM " LT_DB ".victim"), 1);
+  lt_teardown(&e);
+}
+
+/* Every value form the dump writes still loads: escapes, ';' and ')' inside strings, _latin1
+ * text, hex, numbers with exponents, NULL. */
+static void test_trust_accepts_dump_forms(void) {
+  lt_env e;
+  lt_folder(&e);
+  lt_write(&e, LT_DB ".t-schema.sql",
+           "CREATE TABLE `t` (\n  `id` int(11) NOT NULL,\n  `v` varbinary(40) DEFAULT NULL,\n"
+           "  `d` double DEFAULT NULL,\n  `i` inet6 DEFAULT NULL,\n  PRIMARY KEY (`id`)\n"
+           ") ENGINE=InnoDB /*!50100 COMMENT='a;b' */;\n");
+  lt_write(&e, LT_DB ".t.000000.sql",
+           "INSERT INTO `t` (`id`,`v`,`d`,`i`) VALUES (1,'a\\0b\\n\\r\\Z\\\\\\'\\\"),;',-1.5e-07,"
+           "_latin1'::1'),(2,0x00ff,1e300,NULL),(3,'',-0.25,NULL);\n"
+           "INSERT INTO `t` VALUES (4,NULL,12,NULL);\n");
+  dmh_subtask *st = NULL;
+  char *log = NULL, *status = NULL;
+  dmh_stage s = lt_run_captured(&e, "lt_trust_ok", &st, &log, &status);
+  char msg[1200];
+  if (s != DMH_STAGE_FINISHED && lt_first_error(st, msg, sizeof msg, NULL, 0, NULL))
+    fprintf(stderr, "error: %s\n", msg);
+  CU_ASSERT_EQUAL(s, DMH_STAGE_FINISHED);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM " LT_DB ".t"), 4);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM " LT_DB ".t WHERE id = 1 AND v = "
+                                "0x6100620a0d1a5c2722292c3b AND i = '::1' AND d = -1.5e-07"),
+                  1);
+  free(log);
+  free(status);
+  dmh_subtask_destroy(st);
+  lt_teardown(&e);
+}
+
+int main(void) {
+  if (CU_initialize_registry() != CUE_SUCCESS)
+    return 1;
+  CU_pSuite s = CU_add_suite("load_trust", suite_init, suite_clean);
+  CU_add_test(s, "data lines of other shapes", test_trust_bad_lines);
+  CU_add_test(s, "files linked outside", test_trust_symlinks);
+  CU_add_test(s, "schema files of another shape", test_trust_schema_shape);
+  CU_add_test(s, "every form the dump writes", test_trust_accepts_dump_forms);
+  CU_basic_set_mode(CU_BRM_VERBOSE);
+  CU_basic_run_tests();
+  int failed = (int)CU_get_number_of_failures();
+  CU_cleanup_registry();
+  return failed ? 1 : 0;
+}
