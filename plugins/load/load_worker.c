@@ -133,19 +133,42 @@ static uint64_t load_worker_line_of(int fd, uint64_t off) {
   return line;
 }
 
-/* A line longer than the target takes: the real limit and how to raise it. */
+/* The length of the line of `fd` that starts at byte `off` (to its '\n' or the end). */
+static uint64_t load_worker_line_len(int fd, uint64_t off) {
+  char b[65536];
+  for (uint64_t at = off;;) {
+    ssize_t n = pread(fd, b, sizeof b, (off_t)at);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return at - off;
+    const char *nl = memchr(b, '\n', (size_t)n);
+    if (nl)
+      return at - off + (uint64_t)(nl - b);
+    at += (uint64_t)n;
+  }
+}
+
+/* A statement longer than the target takes: its size, the real limit and the value to raise it
+ * to (max_allowed_packet is set in multiples of 1024). stmt_len 0: the line was too long to keep,
+ * its statement's size is worked out from the file. */
 static void load_worker_too_big(load_worker *w, int fd, const char *path, const load_table *t,
-                                uint64_t off, uint64_t len, bool whole, dm_error *err) {
+                                uint64_t off, uint64_t stmt_len, dm_error *err) {
   load_unit *u = w->run->u;
+  if (stmt_len == 0) {
+    char q[2 * LOAD_NAME_MAX + 3];
+    uint64_t head = strlen("INSERT INTO ") + strlen(load_db_quote(t->table, q, sizeof q));
+    stmt_len = load_worker_line_len(fd, off) - head + w->verb_table_len;
+  }
+  uint64_t need = (stmt_len + 1 + 1023) / 1024 * 1024;
   const dm_db_endpoint *ep = u->host->target_db(u->ctx);
   u->host->error_make(u->ctx, err, DM_ERR_LOAD_PACKET_TOO_BIG, NULL,
                       "load: the statement of line %" PRIu64 " (byte %" PRIu64
-                      ") of %s (into `%s`.`%s`) is %s%" PRIu64
+                      ") of %s (into `%s`.`%s`) is %" PRIu64
                       " bytes, more than the target %s:%d takes: its max_allowed_packet is %" PRIu64
-                      " bytes; raise it to at least %" PRIu64 " (at most 1073741824)",
-                      load_worker_line_of(fd, off), off, path, t->tdb, t->ttable,
-                      whole ? "" : "more than ", len, ep->host, ep->port, w->max_stmt + 1,
-                      len + 1 + LOAD_HEAD_ROOM);
+                      " bytes; raise it to at least %" PRIu64 " (the most is 1073741824)",
+                      load_worker_line_of(fd, off), off, path, t->tdb, t->ttable, stmt_len,
+                      ep->host, ep->port, w->max_stmt + 1, need);
   err->scope = DM_SCOPE_DOWNSTREAM;
 }
 
@@ -171,7 +194,7 @@ static int load_worker_line(load_worker *w, int fd, const char *path, const load
   memcpy(*sql, w->verb_table, w->verb_table_len);
   *sql_len = len - head + w->verb_table_len;
   if (*sql_len > w->max_stmt) {
-    load_worker_too_big(w, fd, path, t, off, *sql_len, true, err);
+    load_worker_too_big(w, fd, path, t, off, *sql_len, err);
     return -1;
   }
   return 0;
@@ -288,7 +311,7 @@ static int load_worker_file(load_worker *w, load_file *f, dm_error *err) {
       break;
     if (have == dcap) {
       if (have > line_max) {
-        load_worker_too_big(w, fd, path, t, base, have, false, err);
+        load_worker_too_big(w, fd, path, t, base, 0, err);
         rc = -1;
         break;
       }
