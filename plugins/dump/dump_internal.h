@@ -204,6 +204,9 @@ int dump_workers_start(dump_unit *u, pthread_t *tids, int from, int to, dm_error
 /* ---- dump_metadata.c ---- */
 /* The escaped file name part of a db or table name (docs/dump-format.md). malloc'd. */
 char *dump_file_name_part(const char *name);
+/* Fills *err for a failed file operation: DM_ERR_DUMP_IO_PERMANENT (not resumable) when the errno
+ * is permanent (dm_errno_permanent), else DM_ERR_IO. Returns -1. */
+int dump_io_error(dump_unit *u, const char *what, const char *path, int e, dm_error *err);
 int dump_path(dump_unit *u, char *out, const char *file, dm_error *err);
 /* Writes a whole small file atomically: temp name, fsync, rename. */
 int dump_file_write_atomic(dump_unit *u, const char *file, const char *data, size_t len,

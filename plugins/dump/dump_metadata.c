@@ -13,44 +13,35 @@
 #include <unistd.h>
 
 #include "dmhost/fs.h"
+#include <dmhost/dump_format.h>
+
 #include "dump_internal.h"
 
 char *dump_file_name_part(const char *name) {
-  size_t n = strlen(name);
-  char *out = malloc(5 * n + 1), *p = out;
-  if (!out)
+  char *out = malloc(DM_DUMP_NAME_PART_MAX + 1);
+  if (out && dm_dump_name_part(name, out, DM_DUMP_NAME_PART_MAX + 1) == 0) {
+    free(out);
     return NULL;
-  for (size_t i = 0; i < n; i++) {
-    unsigned char ch = (unsigned char)name[i];
-    /* '@' too, so that a name holding "@002e" cannot be read back as one holding ".". */
-    if (ch == '/' || ch == '\\' || ch == '.' || ch == '@' || ch < 0x20 || ch == 0x7f)
-      p += sprintf(p, "@%04x", ch);
-    else
-      *p++ = (char)ch;
   }
-  *p = '\0';
   return out;
 }
 
-int dump_path(dump_unit *u, char *out, const char *file, dm_error *err) {
-  if (snprintf(out, PATH_MAX, "%s/%s", u->work_dir, file) >= PATH_MAX) {
-    u->host->error_make(u->ctx, err, DM_ERR_IO, strerror(ENAMETOOLONG),
-                        "dump: the path of %s in %s is too long", file, u->work_dir);
-    return -1;
-  }
-  return 0;
-}
-
-static int dump_metadata_io(dump_unit *u, const char *what, const char *path, int e,
-                            dm_error *err) {
-  u->host->error_make(u->ctx, err, DM_ERR_IO, strerror(e), "dump: cannot %s %s: %s", what, path,
-                      strerror(e));
+int dump_io_error(dump_unit *u, const char *what, const char *path, int e, dm_error *err) {
+  /* A permanent error is not resumable: auto-resume would take the source's read lock and dump
+   * again only to fail at the same place (dm_errno_permanent says which). */
+  u->host->error_make(u->ctx, err, dm_errno_permanent(e) ? DM_ERR_DUMP_IO_PERMANENT : DM_ERR_IO,
+                      strerror(e), "dump: cannot %s %s: %s", what, path, strerror(e));
   return -1;
 }
 
+int dump_path(dump_unit *u, char *out, const char *file, dm_error *err) {
+  if (snprintf(out, PATH_MAX, "%s/%s", u->work_dir, file) >= PATH_MAX)
+    return dump_io_error(u, "make a path of", file, ENAMETOOLONG, err);
+  return 0;
+}
+
 int dump_dir_sync(dump_unit *u, dm_error *err) {
-  return dm_fs_sync_dir(u->work_dir) == 0 ? 0
-                                          : dump_metadata_io(u, "flush", u->work_dir, errno, err);
+  return dm_fs_sync_dir(u->work_dir) == 0 ? 0 : dump_io_error(u, "flush", u->work_dir, errno, err);
 }
 
 int dump_file_write_atomic(dump_unit *u, const char *file, const char *data, size_t len,
@@ -60,7 +51,7 @@ int dump_file_write_atomic(dump_unit *u, const char *file, const char *data, siz
     return -1;
   const char *step = "create";
   if (dm_fs_write_atomic(path, data, len, u->file_mode, DM_FS_SYNC_FILE, &step) != 0)
-    return dump_metadata_io(u, step, path, errno, err);
+    return dump_io_error(u, step, path, errno, err);
   return 0;
 }
 
@@ -151,7 +142,7 @@ static bool dump_metadata_ours(const char *name) {
 int dump_dir_clean(dump_unit *u, dm_error *err) {
   DIR *d = opendir(u->work_dir);
   if (!d)
-    return dump_metadata_io(u, "open", u->work_dir, errno, err);
+    return dump_io_error(u, "open", u->work_dir, errno, err);
   int removed = 0, rc = 0;
   struct dirent *e;
   while ((e = readdir(d)) != NULL) {
@@ -160,7 +151,7 @@ int dump_dir_clean(dump_unit *u, dm_error *err) {
     if (unlinkat(dirfd(d), e->d_name, 0) != 0 && errno != ENOENT) {
       char path[PATH_MAX + 256];
       snprintf(path, sizeof path, "%s/%s", u->work_dir, e->d_name);
-      rc = dump_metadata_io(u, "remove", path, errno, err);
+      rc = dump_io_error(u, "remove", path, errno, err);
       break;
     }
     removed++;

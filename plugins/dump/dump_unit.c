@@ -148,9 +148,7 @@ static int dump_is_fresh_task(void *self, bool *fresh, dm_error *err) {
     *fresh = true;
     return 0;
   }
-  u->host->error_make(u->ctx, err, DM_ERR_IO, strerror(errno), "dump: cannot look at %s: %s", path,
-                      strerror(errno));
-  return -1;
+  return dump_io_error(u, "look at", path, errno, err);
 }
 
 static void dump_run_free(dump_unit *u) {

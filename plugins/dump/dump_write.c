@@ -149,9 +149,7 @@ static int dump_write_reserve(dump_writer *w, size_t need, dm_error *err) {
 
 static int dump_write_io_error(dump_writer *w, const char *what, const char *path, int e,
                                dm_error *err) {
-  w->u->host->error_make(w->u->ctx, err, DM_ERR_IO, strerror(e), "dump: cannot %s %s: %s", what,
-                         path, strerror(e));
-  return -1;
+  return dump_io_error(w->u, what, path, e, err);
 }
 
 static int dump_write_open(dump_writer *w, dm_error *err) {

@@ -33,6 +33,7 @@ typedef struct load_table {
   char tdb[LOAD_NAME_MAX]; /* routed: where it goes on the target */
   char ttable[LOAD_NAME_MAX];
   char *schema_file; /* base name of the schema file */
+  size_t stem;       /* bytes of its `<db>.<table>` part (what its data files start with) */
   bool allowed;      /* by the task's block-allow-list */
   int group;         /* the first allowed table routed to the same target table (maybe itself) */
   /* On a group's first table: the secondary keys still to add once the group's data is loaded,
@@ -43,10 +44,9 @@ typedef struct load_table {
 
 /* A data file `<db>.<table>.<NNNNNN>.sql` and where the load stands in it. */
 typedef struct load_file {
-  char *name; /* base name, the checkpoint's `filename` */
-  int table;  /* index into load_dump.tables, -1 if the dump has no schema file for it */
-  char db[LOAD_NAME_MAX];
-  char table_name[LOAD_NAME_MAX];
+  char *name;      /* base name, the checkpoint's `filename` */
+  int table;       /* index into load_dump.tables, -1 if the dump has no schema file for it */
+  size_t stem;     /* bytes of its `<db>.<table>` part */
   uint64_t size;   /* bytes on disk (the checkpoint's end_pos) */
   uint64_t offset; /* bytes loaded and committed (the checkpoint's offset) */
   bool present;    /* found in the folder */
@@ -114,8 +114,6 @@ int load_dir_read_file(load_unit *u, const load_dump *d, const char *name, char 
 /* Opens a file of the folder for reading: refused (DM_ERR_LOAD_UNSAFE_FILE) when it is a symlink
  * or not a regular file. The fd, or -1 (*err). */
 int load_dir_open(load_unit *u, const load_dump *d, const char *name, dm_error *err);
-/* Decodes a file-name part (`@XXXX` escapes) into out; -1 if it does not decode. */
-int load_dir_decode_name(const char *in, size_t len, char *out, size_t out_len);
 
 /* ---- load_db.c ---- */
 /* Connects to the target with the load session settings and registers the socket for kill. */

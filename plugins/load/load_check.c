@@ -222,6 +222,8 @@ static int load_check_rest(const char *rest, size_t *at, const char **why) {
       p = e + 2;
     } else if (c == '#' || (c == '-' && p[1] == '-' && (p[2] == ' ' || p[2] == '\t'))) {
       p += strcspn(p, "\n");
+    } else if (c == ';' && p[strspn(p, "; \t\r\n")] == '\0') {
+      return 0; /* the statement's end */
     } else if (c == ';') {
       *why = "a second statement after `;` (a schema file holds one statement)";
       goto bad;

@@ -13,44 +13,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <dmhost/dump_format.h>
+
 #include "load.h"
 
 #define LOAD_DIR_SCHEMA_MAX (16u << 20) /* a schema file bigger than this is not one */
-
-static int load_dir_hex(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
-int load_dir_decode_name(const char *in, size_t len, char *out, size_t out_len) {
-  size_t o = 0;
-  for (size_t i = 0; i < len; i++) {
-    char c = in[i];
-    if (c == '@' && i + 4 < len) {
-      int h[4];
-      bool ok = true;
-      for (int k = 0; ok && k < 4; k++)
-        ok = (h[k] = load_dir_hex(in[i + 1 + k])) >= 0;
-      if (ok) {
-        int v = (h[0] << 12) | (h[1] << 8) | (h[2] << 4) | h[3];
-        if (v > 0xff)
-          return -1;
-        c = (char)v;
-        i += 4;
-      }
-    }
-    if (o + 1 >= out_len || c == '\0')
-      return -1;
-    out[o++] = c;
-  }
-  out[o] = '\0';
-  return o > 0 ? 0 : -1;
-}
 
 static bool load_dir_ends(const char *s, const char *suffix) {
   size_t n = strlen(s), m = strlen(suffix);
@@ -224,16 +191,9 @@ static int load_dir_metadata(load_unit *u, const load_dump *d, dm_position *pos,
   return 0;
 }
 
-/* Splits `<db>.<table>` (len bytes, one dot) into decoded names. */
-static int load_dir_split(const char *s, size_t len, char *db, char *table) {
-  const char *dot = memchr(s, '.', len);
-  if (!dot)
-    return -1;
-  return load_dir_decode_name(s, (size_t)(dot - s), db, LOAD_NAME_MAX) == 0 &&
-                 load_dir_decode_name(dot + 1, len - (size_t)(dot + 1 - s), table, LOAD_NAME_MAX) ==
-                     0
-             ? 0
-             : -1;
+/* Are these two `<db>.<table>` stems (or parts) the same bytes? */
+static bool load_dir_same_stem(const char *a, size_t alen, const char *b, size_t blen) {
+  return alen == blen && memcmp(a, b, alen) == 0;
 }
 
 static int load_dir_add_table(load_unit *u, load_dump *d, const char *name, size_t stem,
@@ -244,16 +204,17 @@ static int load_dir_add_table(load_unit *u, load_dump *d, const char *name, size
   d->tables = t;
   t = &d->tables[d->n_tables];
   memset(t, 0, sizeof *t);
-  if (load_dir_split(name, stem, t->db, t->table) != 0)
+  if (!memchr(name, '.', stem))
     return load_dir_bad(u, err, d->dir, name, "cannot read `<db>.<table>` from the name");
+  /* The names are read in load_dir_names, once every schema file is known. */
   if (!(t->schema_file = strdup(name)))
     return load_dir_nomem(u, err);
+  t->stem = stem;
   d->n_tables++;
   return 0;
 }
 
-static int load_dir_add_db(load_unit *u, load_dump *d, const char *name, size_t stem,
-                           dm_error *err) {
+static int load_dir_add_db(load_unit *u, load_dump *d, const char *name, dm_error *err) {
   void *a = load_dir_grow(d->dbs, d->n_dbs, sizeof *d->dbs);
   if (!a)
     return load_dir_nomem(u, err);
@@ -262,8 +223,7 @@ static int load_dir_add_db(load_unit *u, load_dump *d, const char *name, size_t 
   if (!b)
     return load_dir_nomem(u, err);
   d->db_files = b;
-  if (load_dir_decode_name(name, stem, d->dbs[d->n_dbs], LOAD_NAME_MAX) != 0)
-    return load_dir_bad(u, err, d->dir, name, "cannot read `<db>` from the name");
+  d->dbs[d->n_dbs][0] = '\0';
   if (!(d->db_files[d->n_dbs] = strdup(name)))
     return load_dir_nomem(u, err);
   d->n_dbs++;
@@ -286,14 +246,76 @@ static int load_dir_add_file(load_unit *u, load_dump *d, const char *name, uint6
   d->files = f;
   f = &d->files[d->n_files];
   memset(f, 0, sizeof *f);
-  if (load_dir_split(name, (size_t)(num - name), f->db, f->table_name) != 0)
-    return load_dir_bad(u, err, d->dir, name, "cannot read `<db>.<table>` from the name");
   if (!(f->name = strdup(name)))
     return load_dir_nomem(u, err);
+  f->stem = (size_t)(num - name);
   f->size = size;
   f->present = true;
   f->table = -1;
   d->n_files++;
+  return 0;
+}
+
+/* The name a file-name part stands for. A plain part decodes to it. A shortened one
+ * (docs/dump-format.md) is read from the schema file's own statement, `file`, and trusted only
+ * when dm_dump_name_part of what it names gives this very part: so it names a schema or table of
+ * the dump, and two files cannot claim one name. */
+static int load_dir_name(load_unit *u, load_dump *d, const char *file, const char *kw,
+                         const char *part, size_t plen, char *out, dm_error *err) {
+  if (!dm_dump_name_is_short(part, plen))
+    return dm_dump_name_decode(part, plen, out, LOAD_NAME_MAX) == 0
+               ? 0
+               : load_dir_bad(u, err, d->dir, file, "cannot read `<db>.<table>` from the name");
+  char *sql, again[DM_DUMP_NAME_PART_MAX + 1];
+  size_t len, at;
+  const char *why;
+  if (load_dir_read_file(u, d, file, &sql, &len, err) != 0)
+    return -1;
+  const char *rest = load_check_create(sql, kw, out, LOAD_NAME_MAX, &at, &why);
+  free(sql);
+  if (!rest) {
+    u->host->error_make(u->ctx, err, DM_ERR_LOAD_BAD_STATEMENT, NULL,
+                        "load: refused %s/%s: the name of a shortened file name is read from its "
+                        "`%.*s` statement, and there is none of the dump's form (byte %zu: %s)",
+                        d->dir, file, (int)strlen(kw) - 1, kw, at, why);
+    return -1;
+  }
+  size_t n = dm_dump_name_part(out, again, sizeof again);
+  if (!load_dir_same_stem(again, n, part, plen))
+    return load_dir_bad(u, err, d->dir, file,
+                        "the shortened file name is not the one of the name in the file");
+  return 0;
+}
+
+/* Reads the names of the schemas (first: a table's shortened schema part is found by its schema
+ * file's name) and tables. */
+static int load_dir_names(load_unit *u, load_dump *d, dm_error *err) {
+  static const char db_kw[] = "CREATE DATABASE IF NOT EXISTS ";
+  for (int i = 0; i < d->n_dbs; i++) {
+    const char *f = d->db_files[i];
+    if (load_dir_name(u, d, f, db_kw, f, strlen(f) - strlen("-schema-create.sql"), d->dbs[i],
+                      err) != 0)
+      return -1;
+  }
+  for (int i = 0; i < d->n_tables; i++) {
+    load_table *t = &d->tables[i];
+    const char *f = t->schema_file, *dot = memchr(f, '.', t->stem);
+    size_t dl = (size_t)(dot - f);
+    if (dm_dump_name_is_short(f, dl)) {
+      int k = 0;
+      while (k < d->n_dbs && !(strncmp(d->db_files[k], f, dl) == 0 &&
+                               strcmp(d->db_files[k] + dl, "-schema-create.sql") == 0))
+        k++;
+      if (k == d->n_dbs)
+        return load_dir_bad(u, err, d->dir, f,
+                            "a shortened schema name without its `<db>-schema-create.sql`");
+      dm_strlcpy(t->db, d->dbs[k], sizeof t->db);
+    } else if (load_dir_name(u, d, f, db_kw, f, dl, t->db, err) != 0) {
+      return -1;
+    }
+    if (load_dir_name(u, d, f, "CREATE TABLE ", dot + 1, t->stem - dl - 1, t->table, err) != 0)
+      return -1;
+  }
   return 0;
 }
 
@@ -338,7 +360,7 @@ int load_dir_scan(load_unit *u, const char *dir, load_dump *d, dm_error *err) {
     } else if (!S_ISREG(st.st_mode)) {
       rc = load_dir_unsafe(u, err, dir, name, load_dir_kind(st.st_mode));
     } else if (dots == 1 && load_dir_ends(name, "-schema-create.sql")) {
-      rc = load_dir_add_db(u, d, name, len - strlen("-schema-create.sql"), err);
+      rc = load_dir_add_db(u, d, name, err);
     } else if (dots == 2 && load_dir_ends(name, "-schema.sql")) {
       rc = load_dir_add_table(u, d, name, len - strlen("-schema.sql"), err);
     } else if (dots == 3) {
@@ -355,10 +377,14 @@ int load_dir_scan(load_unit *u, const char *dir, load_dump *d, dm_error *err) {
   /* In name order: chunks of a table together, numbers ascending; stable across runs. */
   if (d->n_files > 1)
     qsort(d->files, (size_t)d->n_files, sizeof *d->files, load_dir_cmp_file);
+  if (load_dir_names(u, d, err) != 0) {
+    load_dir_free(d);
+    return -1;
+  }
   for (int i = 0; i < d->n_files; i++)
     for (int t = 0; t < d->n_tables; t++)
-      if (strcmp(d->files[i].db, d->tables[t].db) == 0 &&
-          strcmp(d->files[i].table_name, d->tables[t].table) == 0)
+      if (load_dir_same_stem(d->files[i].name, d->files[i].stem, d->tables[t].schema_file,
+                             d->tables[t].stem))
         d->files[i].table = t;
   for (int i = 0; i < d->n_files; i++)
     if (d->files[i].table < 0) {

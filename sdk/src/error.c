@@ -1,4 +1,5 @@
 /* The code table turned into lookups, and error construction. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -89,6 +90,23 @@ bool dm_db_errno_transient(unsigned code) {
   case 1927: /* ER_CONNECTION_KILLED */
   case 1213: /* ER_LOCK_DEADLOCK: the transaction was rolled back; run it again */
   case 1205: /* ER_LOCK_WAIT_TIMEOUT */
+    return true;
+  default:
+    return false;
+  }
+}
+
+bool dm_errno_permanent(int e) {
+  switch (e) {
+  case ENAMETOOLONG:
+  case EACCES:
+  case EPERM:
+  case EROFS:
+  case EISDIR:
+  case ENOTDIR:
+  case EEXIST:
+  case ELOOP:
+  case EINVAL:
     return true;
   default:
     return false;

@@ -508,6 +508,39 @@ static void test_dump_write_error(void) {
   CU_ASSERT(dt_now() - t0 < 5.0);
 }
 
+/* A permanent error is not resumable (issue 9, item 7): a folder where the dump must remove its
+ * old temp file (EISDIR; ENAMETOOLONG, EACCES and EROFS take the same path) is
+ * DM_ERR_DUMP_IO_PERMANENT, so auto-resume does not take the source's read lock again and again
+ * for nothing. It was DM_ERR_IO, resumable. */
+static void test_dump_permanent_error(void) {
+  dt_env e;
+  CU_ASSERT_FATAL(
+      dt_setup(&e, "dump-perm", "root", "", dt_source_port(), "block-allow-list = \"bal\";",
+               "block-allow-list = { bal = { do-dbs = [\"dmh_dump_basic\"]; }; };", NULL) == 0);
+  char blocker[512];
+  snprintf(blocker, sizeof blocker, "%s/blocker.sql.tmp", e.dump_dir);
+  CU_ASSERT_FATAL(mkdir(e.work, 0700) == 0 && mkdir(e.dump_dir, 0700) == 0 &&
+                  mkdir(blocker, 0700) == 0);
+  dmh_subtask *st;
+  CU_ASSERT_EQUAL(dt_run(&e, &st, 20000), DMH_STAGE_PAUSED);
+  char msg[600];
+  CU_ASSERT_EQUAL(dt_first_error(st, msg, sizeof msg), DM_ERR_DUMP_IO_PERMANENT);
+  char want[700];
+  snprintf(want, sizeof want, "dump: cannot remove %s: Is a directory", blocker);
+  CU_ASSERT_PTR_NOT_NULL(strstr(msg, want));
+  if (!strstr(msg, want))
+    fprintf(stderr, "got: %s\n", msg);
+  json_object *o = dmh_subtask_status_json(st), *res, *errs, *v;
+  CU_ASSERT_FATAL(json_object_object_get_ex(o, "result", &res) &&
+                  json_object_object_get_ex(res, "errors", &errs));
+  CU_ASSERT(json_object_object_get_ex(json_object_array_get_idx(errs, 0), "Resumable", &v) &&
+            !json_object_get_boolean(v));
+  json_object_put(o);
+  dmh_subtask_destroy(st);
+  rmdir(blocker);
+  dt_teardown(&e);
+}
+
 static void test_dump_bad_setting(void) {
   dt_env e;
   CU_ASSERT_FATAL(
@@ -537,6 +570,7 @@ int main(void) {
   CU_add_test(s, "unreachable source", test_dump_unreachable);
   CU_add_test(s, "write error", test_dump_write_error);
   CU_add_test(s, "bad setting", test_dump_bad_setting);
+  CU_add_test(s, "permanent error", test_dump_permanent_error);
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
   int failed = (int)CU_get_number_of_failures();

@@ -106,7 +106,8 @@ int main(void) {
   CU_add_test(s, "a row over the old line limit", test_big_row);
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
-  int failed = (int)CU_get_number_of_failures();
+  /* a suite whose set-up failed ran nothing: that is a failure too */
+  int failed = (int)(CU_get_number_of_failures() + CU_get_number_of_suites_failed());
   CU_cleanup_registry();
   return failed ? 1 : 0;
 }

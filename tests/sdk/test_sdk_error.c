@@ -1,5 +1,6 @@
 /* The SDK's error helpers (sdk/src/error.c) against the code table they are generated from. */
 #include <CUnit/Basic.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -189,6 +190,17 @@ static void test_strlcpy(void) {
   CU_ASSERT_STRING_EQUAL(buf, "keep");
 }
 
+/* Which file errors are permanent (never resumable) and which can pass while the task waits. */
+static void test_errno_permanent(void) {
+  static const int permanent[] = {ENAMETOOLONG, EACCES, EPERM, EROFS, EISDIR,
+                                  ENOTDIR,      EEXIST, ELOOP, EINVAL};
+  static const int passing[] = {ENOSPC, EDQUOT, EIO, EFBIG, EINTR, EAGAIN, EMFILE, ENFILE, ENOMEM};
+  for (size_t i = 0; i < sizeof permanent / sizeof *permanent; i++)
+    CU_ASSERT_TRUE(dm_errno_permanent(permanent[i]));
+  for (size_t i = 0; i < sizeof passing / sizeof *passing; i++)
+    CU_ASSERT_FALSE(dm_errno_permanent(passing[i]));
+}
+
 int main(void) {
   static const struct {
     const char *name;
@@ -203,6 +215,7 @@ int main(void) {
       {"wrap an error in place", test_wrap_in_place},
       {"class, scope, level names", test_names},
       {"dm_strlcpy", test_strlcpy},
+      {"permanent file errors", test_errno_permanent},
   };
   if (CU_initialize_registry() != CUE_SUCCESS)
     return 1;

@@ -169,6 +169,10 @@ typedef enum dm_error_level {
   X(DM_ERR_DUMP_TABLE_CHANGED, 40002, DM_CLASS_DUMP_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_MEDIUM, 1,   \
     "A table was altered or dropped on the source while the dump read it; resume the task to "     \
     "dump again from a new snapshot, and avoid DDL on the source until the dump has finished.")    \
+  X(DM_ERR_DUMP_IO_PERMANENT, 40003, DM_CLASS_DUMP_UNIT, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,      \
+    "The dump folder cannot be written for a reason that does not pass by itself (permission, "    \
+    "read-only file system, a folder where a file goes, a path too long: see the message); fix "   \
+    "it, then resume the task.")                                                                   \
   X(DM_ERR_LOAD_DUMP_INCOMPLETE, 40101, DM_CLASS_LOAD_UNIT, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,   \
     "The dump folder is incomplete (no metadata, or a file the load needs is gone or changed): "   \
     "re-run the dump (remove the load checkpoint table and start the task again in mode full or "  \
@@ -181,7 +185,7 @@ typedef enum dm_error_level {
     "this dmhost's dump unit.")                                                                    \
   X(DM_ERR_LOAD_UNSAFE_FILE, 40104, DM_CLASS_LOAD_UNIT, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,       \
     "The load reads only regular files inside the dump folder: replace the symbolic link (or "     \
-    "device, FIFO, folder) named by a copy of the dump's own file, or re-run the dump.")            \
+    "device, FIFO, folder) named by a copy of the dump's own file, or re-run the dump.")           \
   X(DM_ERR_LOAD_BAD_STATEMENT, 40105, DM_CLASS_LOAD_UNIT, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,     \
     "The file holds a statement the dump never writes (docs/dump-format.md); nothing of it ran. "  \
     "Check who changed the dump folder, then re-run the dump.")                                    \

@@ -39,6 +39,15 @@ int dm_error_code_resumable(int32_t code);
  * resumable ones; every other server error means the statement itself was refused. */
 bool dm_db_errno_transient(unsigned code);
 
+/* Is this errno from a file operation one that trying again cannot fix until someone acts: a
+ * name or path too long (ENAMETOOLONG), no permission (EACCES, EPERM), a read-only file system
+ * (EROFS), a folder or file where the other is needed (EISDIR, ENOTDIR, EEXIST), a loop of links
+ * (ELOOP), a bad argument (EINVAL)? Units make such errors non-resumable, so auto-resume does not
+ * redo work (and take locks) for nothing. Full disks (ENOSPC, EDQUOT), EIO, EFBIG and running out
+ * of descriptors or memory are not permanent: space and limits can be freed while the task
+ * waits. */
+bool dm_errno_permanent(int e);
+
 /* Copy a string into a fixed buffer, always NUL-terminated, truncating. Returns dst. */
 char *dm_strlcpy(char *dst, const char *src, size_t size);
 
