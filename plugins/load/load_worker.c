@@ -328,6 +328,14 @@ static int load_worker_file(load_worker *w, load_file *f, dm_error *err) {
     }
   }
   close(fd);
+  /* A long line grew the buffer: give the memory back rather than hold it for the next files. */
+  if (w->cap > LOAD_READ_BUF) {
+    char *nb = realloc(w->buf, LOAD_READ_BUF);
+    if (nb) {
+      w->buf = nb;
+      w->cap = LOAD_READ_BUF;
+    }
+  }
   if (rc == -1) {
     mysql_real_query(w->c, "ROLLBACK", 8); /* best effort: a lost connection rolls back anyway */
     return -1;
