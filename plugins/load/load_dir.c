@@ -15,6 +15,8 @@
 
 #include <dmhost/dump_format.h>
 
+#include <dmhost/fs.h>
+
 #include "load.h"
 
 #define LOAD_DIR_SCHEMA_MAX (16u << 20) /* a schema file bigger than this is not one */
@@ -70,36 +72,20 @@ static const char *load_dir_kind(mode_t m) {
 }
 
 int load_dir_open(load_unit *u, const load_dump *d, const char *name, dm_error *err) {
-  /* The name is one entry of the folder (readdir's, or a fixed name): no '/', so openat beneath
-   * the folder's fd cannot leave it; O_NOFOLLOW refuses a link as the entry itself, O_NONBLOCK
-   * keeps a FIFO from blocking the open, and fstat refuses all but a regular file. */
-  int fd = strchr(name, '/')
-               ? (errno = EINVAL, -1)
-               : openat(d->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  /* The name is one entry of the folder (readdir's, or a fixed name), opened beneath the folder's
+   * fd without following a link and only if it is a regular file (dm_fs_open_file). */
   struct stat st;
-  if (fd < 0) {
-    int e = errno;
-    if (e == ELOOP)
-      return load_dir_unsafe(u, err, d->dir, name, "a symbolic link");
-    u->host->error_make(u->ctx, err, e == ENOENT ? DM_ERR_LOAD_DUMP_INCOMPLETE : DM_ERR_IO,
-                        strerror(e), "load: cannot open %s/%s: %s", d->dir, name, strerror(e));
-    return -1;
-  }
-  if (fstat(fd, &st) != 0) {
-    int e = errno;
-    close(fd);
-    u->host->error_make(u->ctx, err, DM_ERR_IO, strerror(e), "load: cannot stat %s/%s: %s", d->dir,
-                        name, strerror(e));
-    return -1;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    close(fd);
+  int fd = dm_fs_open_file(d->dirfd, name, &st);
+  if (fd >= 0)
+    return fd;
+  int e = errno;
+  if (e == ELOOP)
+    return load_dir_unsafe(u, err, d->dir, name, "a symbolic link");
+  if (e == EPERM && st.st_mode)
     return load_dir_unsafe(u, err, d->dir, name, load_dir_kind(st.st_mode));
-  }
-  int fl = fcntl(fd, F_GETFL);
-  if (fl >= 0)
-    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
-  return fd;
+  u->host->error_make(u->ctx, err, e == ENOENT ? DM_ERR_LOAD_DUMP_INCOMPLETE : DM_ERR_IO,
+                      strerror(e), "load: cannot open %s/%s: %s", d->dir, name, strerror(e));
+  return -1;
 }
 
 int load_dir_read_file(load_unit *u, const load_dump *d, const char *name, char **out, size_t *len,

@@ -144,6 +144,31 @@ int dm_fs_open_beneath(int dir_fd, const char *name, int flags, mode_t mode) {
   return openat(dir_fd, name, flags | O_NOFOLLOW | O_CLOEXEC, mode);
 }
 
+int dm_fs_open_file(int dir_fd, const char *name, struct stat *st) {
+  struct stat tmp;
+  if (!st)
+    st = &tmp;
+  memset(st, 0, sizeof *st);
+  if (!name || !name[0] || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..")) {
+    errno = EINVAL;
+    return -1;
+  }
+  /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer. */
+  int fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+    int e = S_ISREG(st->st_mode) || !st->st_mode ? errno : EPERM;
+    close(fd);
+    errno = e;
+    return -1;
+  }
+  int fl = fcntl(fd, F_GETFL);
+  if (fl >= 0)
+    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+  return fd;
+}
+
 int dm_fs_open_dir(const char *path) {
   return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }

@@ -146,9 +146,51 @@ static void test_open_beneath(void) {
   close(dfd);
 }
 
+/* dm_fs_open_file: the load's open of a dump folder entry (escaped names, no links, regular only)
+ */
+static void test_open_file(void) {
+  CU_ASSERT_EQUAL_FATAL(dm_fs_mkdir_p(fs_path("c"), DM_FS_DIR_MODE), 0);
+  FILE *f = fopen(fs_path("c/db@002et\xc3\xa9.sql"), "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fputs("ok", f);
+  fclose(f);
+  int dfd = dm_fs_open_dir(fs_path("c"));
+  CU_ASSERT_TRUE_FATAL(dfd >= 0);
+  struct stat st;
+  int fd = dm_fs_open_file(dfd, "db@002et\xc3\xa9.sql", &st);
+  CU_ASSERT_TRUE(fd >= 0);
+  CU_ASSERT_TRUE(S_ISREG(st.st_mode));
+  CU_ASSERT_EQUAL(st.st_size, 2);
+  if (fd >= 0) {
+    CU_ASSERT_EQUAL(fcntl(fd, F_GETFL) & O_NONBLOCK, 0);
+    close(fd);
+  }
+  static const char *const bad[] = {"../victim", "..", ".", "", "x/y"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    errno = 0;
+    CU_ASSERT_EQUAL(dm_fs_open_file(dfd, bad[i], &st), -1);
+    CU_ASSERT_EQUAL(errno, EINVAL);
+  }
+  CU_ASSERT_EQUAL_FATAL(symlink(fs_path("victim"), fs_path("c/link.sql")), 0);
+  errno = 0;
+  CU_ASSERT_EQUAL(dm_fs_open_file(dfd, "link.sql", &st), -1);
+  CU_ASSERT_EQUAL(errno, ELOOP);
+  /* a FIFO would block a plain open; here it is refused at once, its kind in st */
+  CU_ASSERT_EQUAL_FATAL(mkfifo(fs_path("c/fifo.sql"), 0600), 0);
+  errno = 0;
+  CU_ASSERT_EQUAL(dm_fs_open_file(dfd, "fifo.sql", &st), -1);
+  CU_ASSERT_EQUAL(errno, EPERM);
+  CU_ASSERT_TRUE(S_ISFIFO(st.st_mode));
+  errno = 0;
+  CU_ASSERT_EQUAL(dm_fs_open_file(dfd, "missing.sql", &st), -1);
+  CU_ASSERT_EQUAL(errno, ENOENT);
+  close(dfd);
+}
+
 static const dmh_cunit_test tests[] = {
     {"name check", test_name_ok},
     {"folder mode from file mode", test_dir_mode},
+    {"open a regular file of a folder", test_open_file},
     {"mkdir -p and its mode", test_mkdir_p},
     {"atomic write: mode, temp file, link at the temp name", test_write_atomic},
     {"open beneath: names and links", test_open_beneath},

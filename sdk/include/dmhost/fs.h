@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #ifdef __cplusplus
@@ -73,6 +74,16 @@ int dm_fs_write_atomic(const char *path, const void *data, size_t len, mode_t mo
  * sub-folder the same way. dir_fd may be AT_FDCWD.
  */
 int dm_fs_open_beneath(int dir_fd, const char *name, int flags, mode_t mode);
+
+/*
+ * Open an existing regular file `name`, one entry of the folder `dir_fd` refers to, read-only,
+ * for a reader that must not be led elsewhere (the load reading a dump folder). `name` may hold
+ * any byte but '/' (a dump's escaped names are not dm_fs_name_ok); "", "." and ".." are refused
+ * with EINVAL. A symbolic link is refused with ELOOP; anything but a regular file (a FIFO, a
+ * device, a folder) with EPERM and its mode in *st, so the caller can name what it found. The
+ * open never blocks on a FIFO. *st (when not NULL) holds the file's stat on success.
+ */
+int dm_fs_open_file(int dir_fd, const char *name, struct stat *st);
 
 /* Open the folder `path` itself for dm_fs_open_beneath (O_DIRECTORY, read-only; links in `path`
  * are followed: the path is the user's configuration, only what lies below it is checked). */
