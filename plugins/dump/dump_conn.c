@@ -14,6 +14,7 @@
 #include <errmsg.h>
 #include <mysqld_error.h>
 
+#include "dmhost/db.h"
 #include "dump_internal.h"
 
 #define DUMP_CONN_CONNECT_TIMEOUT 10
@@ -86,24 +87,11 @@ static void dump_conn_shutdown(dump_unit *u, dump_conn *c) {
 int dump_conn_open(dump_unit *u, dump_conn *c, dm_error *err) {
   const dm_db_endpoint *ep = u->host->source_db(u->ctx);
   c->sock = -1;
-  c->m = mysql_init(NULL);
-  if (!c->m) {
-    u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL,
-                        "dump: no memory for a connection to the source");
+  dm_db_connect_opts co = {
+      .who = "dump", .side = DM_DB_SOURCE, .connect_timeout_s = DUMP_CONN_CONNECT_TIMEOUT};
+  c->m = dm_db_connect(ep, &co, err);
+  if (!c->m)
     return -1;
-  }
-  unsigned int timeout = DUMP_CONN_CONNECT_TIMEOUT;
-  mysql_optionsv(c->m, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
-  const char *host = ep->host ? ep->host : "127.0.0.1";
-  if (!mysql_real_connect(c->m, host, ep->user, ep->password ? ep->password : "", NULL,
-                          (unsigned int)ep->port, ep->socket, 0)) {
-    u->host->error_make(u->ctx, err, DM_ERR_DB_CONNECT, mysql_error(c->m),
-                        "dump: cannot connect to the source %s:%d as `%s`: %s", host, ep->port,
-                        ep->user ? ep->user : "", mysql_error(c->m));
-    mysql_close(c->m);
-    c->m = NULL;
-    return -1;
-  }
   pthread_mutex_lock(&u->conn_lock);
   c->sock = (int)mysql_get_socket(c->m);
   pthread_mutex_unlock(&u->conn_lock);

@@ -12,27 +12,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dmhost/db.h"
 #include "dmhost/sdk.h"
 #include "relay_internal.h"
 
 MYSQL *relay_up_connect(relay_unit *u, unsigned timeout_s, dm_error *err) {
   const dm_db_endpoint *ep = u->host->source_db(u->ctx);
-  MYSQL *c = mysql_init(NULL);
-  if (!c) {
-    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "relay: mysql_init failed");
-    return NULL;
-  }
-  mysql_optionsv(c, MYSQL_OPT_CONNECT_TIMEOUT, &timeout_s);
-  mysql_optionsv(c, MYSQL_OPT_READ_TIMEOUT, &timeout_s);
-  mysql_optionsv(c, MYSQL_OPT_WRITE_TIMEOUT, &timeout_s);
-  if (!mysql_real_connect(c, ep->host, ep->user, ep->password, NULL, (unsigned)ep->port, ep->socket,
-                          0)) {
-    dm_error_set(err, DM_ERR_DB_CONNECT, mysql_error(c),
-                 "relay: cannot connect to the source %s:%d", ep->host, ep->port);
-    mysql_close(c);
-    return NULL;
-  }
-  return c;
+  dm_db_connect_opts co = {.who = "relay",
+                           .side = DM_DB_SOURCE,
+                           .connect_timeout_s = timeout_s,
+                           .read_timeout_s = timeout_s,
+                           .write_timeout_s = timeout_s};
+  return dm_db_connect(ep, &co, err);
 }
 
 /* One row of a query into up to n strings; 1 row, 0 none, -1 error. */

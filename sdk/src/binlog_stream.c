@@ -21,6 +21,7 @@
 #include <mysqld_error.h>
 
 #include "binlog_internal.h"
+#include "dmhost/db.h"
 
 /* Blocks an event's memroot may have allocated before the event is replaced (libmariadb 3.3.20
  * stays at 5: it starts again from one block at each fetch). */
@@ -255,31 +256,19 @@ int dm_binlog_reader_open_stream(dm_binlog_reader **out, const dm_binlog_stream_
   r->base.pos = gtid_start ? 4 : (opts->pos < 4 ? 4 : opts->pos);
 
   r->wake_fd = -1;
-  r->mysql = mysql_init(NULL);
-  if (!r->mysql) {
-    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "binlog stream: mysql_init failed");
-    free(r);
-    return -1;
-  }
-  unsigned connect_to = opts->connect_timeout_s ? opts->connect_timeout_s : 10;
   unsigned read_to = opts->read_timeout_s;
   if (!read_to && opts->heartbeat_ms) {
     read_to = (unsigned)(3ull * opts->heartbeat_ms / 1000);
     if (read_to < 10)
       read_to = 10;
   }
-  mysql_optionsv(r->mysql, MYSQL_OPT_CONNECT_TIMEOUT, &connect_to);
-  if (read_to)
-    mysql_optionsv(r->mysql, MYSQL_OPT_READ_TIMEOUT, &read_to);
-  unsigned write_to = 30;
-  mysql_optionsv(r->mysql, MYSQL_OPT_WRITE_TIMEOUT, &write_to);
-  if (!mysql_real_connect(r->mysql, ep->host, ep->user, ep->password, NULL, (unsigned)ep->port,
-                          ep->socket, 0)) {
-    char raw[DM_ERROR_RAW_MAX];
-    snprintf(raw, sizeof raw, "error %u: %s", mysql_errno(r->mysql), mysql_error(r->mysql));
-    dm_error_set(err, DM_ERR_DB_CONNECT, raw,
-                 "binlog stream: cannot connect to source %s as '%s': %s", r->where,
-                 ep->user ? ep->user : "", mysql_error(r->mysql));
+  dm_db_connect_opts co = {.who = "binlog stream",
+                           .side = DM_DB_SOURCE,
+                           .connect_timeout_s = opts->connect_timeout_s,
+                           .read_timeout_s = read_to,
+                           .write_timeout_s = 30};
+  r->mysql = dm_db_connect(ep, &co, err);
+  if (!r->mysql) {
     stream_close(&r->base);
     return -1;
   }

@@ -1,0 +1,59 @@
+/*
+ * dmhost SDK: one way to open a client connection to the source or the target (libdmhost-sdk.a;
+ * needs libmariadb, as the binlog stream reader does).
+ *
+ * Every unit's connection goes through dm_db_connect, so every connection has the same safe
+ * options: LOAD DATA LOCAL INFILE refused by the client (a hostile or hijacked server cannot ask
+ * this process for a local file), no silent reconnect (a reconnect would lose the session and any
+ * open transaction without a word), and bounded connect/read/write timeouts. Connection errors are
+ * mapped the same way everywhere: a refused account is permanent, a lost or refused connection is
+ * resumable.
+ */
+#ifndef DMHOST_DB_H
+#define DMHOST_DB_H
+
+#include "error.h"
+#include "host.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* libmariadb's MYSQL is `struct st_mysql`: the SDK header does not need <mysql.h>. */
+struct st_mysql;
+
+typedef enum dm_db_side {
+  DM_DB_SOURCE = 0, /* errors get DM_SCOPE_UPSTREAM */
+  DM_DB_TARGET = 1, /* errors get DM_SCOPE_DOWNSTREAM */
+} dm_db_side;
+
+typedef struct dm_db_connect_opts {
+  const char *who;            /* opens the error message: "dump", "relay", "binlog stream" */
+  dm_db_side side;            /* which server the endpoint is */
+  unsigned connect_timeout_s; /* 0: 10 s */
+  unsigned read_timeout_s;    /* 0: no read timeout (a blocking read waits for the server) */
+  unsigned write_timeout_s;   /* 0: no write timeout */
+  unsigned long client_flags; /* for mysql_real_connect, e.g. CLIENT_MULTI_STATEMENTS */
+} dm_db_connect_opts;
+
+/*
+ * Connect to ep (a NULL host is 127.0.0.1, a NULL password empty) with opts. Returns the
+ * connection (close it with mysql_close), or NULL with *err set by dm_db_error: code
+ * DM_ERR_DB_CONNECT, the message names who, the server and the account.
+ */
+struct st_mysql *dm_db_connect(const dm_db_endpoint *ep, const dm_db_connect_opts *opts,
+                               dm_error *err);
+
+/*
+ * Fill *err from the last error on c: raw cause "ERROR <no> (<sqlstate>): <message>", scope from
+ * side, resumable only when dm_db_errno_transient says retrying can help (a refused statement or
+ * account is permanent). code is the unit's choice (DM_ERR_DB_CONNECT, DM_ERR_DB_QUERY, ...); the
+ * message is fmt followed by ": <server message>".
+ */
+void dm_db_error(struct st_mysql *c, dm_db_side side, dm_error *err, int32_t code, const char *fmt,
+                 ...) __attribute__((format(printf, 5, 6)));
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DMHOST_DB_H */

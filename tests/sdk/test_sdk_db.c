@@ -1,0 +1,146 @@
+/*
+ * dm_db_connect (sdk/src/db_connect.c), against the real servers.
+ *
+ * Regression: the dump's, the relay's and the binlog stream's connections to the source were
+ * opened with Connector/C's defaults, which accept a server's LOAD DATA LOCAL INFILE request: a
+ * hostile or hijacked source could read any file this process can (the task files with their
+ * passwords, the relay folder). Every unit now connects through dm_db_connect, which turns LOCAL
+ * INFILE off; before, the statement below ran and loaded the file.
+ */
+#include <CUnit/Basic.h>
+#include <mysql.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dmhost/db.h"
+#include "testdb.h"
+
+#define DB "sdk_db_test"
+
+static char local_file[64];
+
+static dm_db_endpoint test_endpoint(testdb_params *p) {
+  CU_ASSERT_FATAL(testdb_params_get(TESTDB_SOURCE, p) == 0);
+  return (dm_db_endpoint){
+      .host = p->host, .port = (int)p->port, .user = p->user, .password = p->password};
+}
+
+static int suite_init(void) {
+  snprintf(local_file, sizeof local_file, "/tmp/dmh-sdk-db-%d.txt", (int)getpid());
+  FILE *f = fopen(local_file, "w");
+  if (!f)
+    return -1;
+  fputs("1\n2\n3\n", f);
+  fclose(f);
+  MYSQL *c = testdb_connect(TESTDB_SOURCE);
+  if (!c)
+    return -1;
+  int rc =
+      testdb_recreate_db(c, DB) || testdb_exec(c, "CREATE TABLE " DB ".t (id INT) ENGINE=InnoDB");
+  testdb_close(c);
+  return rc ? -1 : 0;
+}
+
+static int suite_clean(void) {
+  unlink(local_file);
+  MYSQL *c = testdb_connect(TESTDB_SOURCE);
+  if (c) {
+    testdb_exec(c, "DROP DATABASE IF EXISTS " DB);
+    testdb_close(c);
+  }
+  return 0;
+}
+
+static long long test_rows(void) {
+  MYSQL *c = testdb_connect(TESTDB_SOURCE);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  long long n = -1;
+  CU_ASSERT(testdb_query_int(c, &n, "SELECT COUNT(*) FROM " DB ".t") == 0);
+  testdb_close(c);
+  return n;
+}
+
+static int test_load_local(MYSQL *c) {
+  char sql[256];
+  snprintf(sql, sizeof sql, "LOAD DATA LOCAL INFILE '%s' INTO TABLE " DB ".t", local_file);
+  return mysql_query(c, sql);
+}
+
+/* Precondition: the server accepts LOCAL INFILE from a client that allows it, so a refusal below
+ * is the client's doing. */
+static void test_local_infile_reachable(void) {
+  testdb_params p;
+  dm_db_endpoint ep = test_endpoint(&p);
+  MYSQL *c = mysql_init(NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  my_bool on = 1;
+  mysql_optionsv(c, MYSQL_OPT_LOCAL_INFILE, &on);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(
+      mysql_real_connect(c, ep.host, ep.user, ep.password, NULL, p.port, NULL, 0));
+  long long before = test_rows();
+  CU_ASSERT_EQUAL(test_load_local(c), 0);
+  CU_ASSERT_EQUAL(test_rows(), before + 3);
+  mysql_close(c);
+}
+
+static void test_local_infile_refused(void) {
+  testdb_params p;
+  dm_db_endpoint ep = test_endpoint(&p);
+  dm_error err = {0};
+  dm_db_connect_opts o = {.who = "test", .side = DM_DB_SOURCE, .read_timeout_s = 10};
+  MYSQL *c = dm_db_connect(&ep, &o, &err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  long long before = test_rows();
+  CU_ASSERT_NOT_EQUAL(test_load_local(c), 0);
+  fprintf(stderr, "refused as expected: %u %s\n", mysql_errno(c), mysql_error(c));
+  CU_ASSERT_EQUAL(test_rows(), before);
+  /* the connection is still usable afterwards */
+  CU_ASSERT_EQUAL(mysql_query(c, "SELECT 1"), 0);
+  MYSQL_RES *res = mysql_store_result(c);
+  if (res)
+    mysql_free_result(res);
+  mysql_close(c);
+}
+
+/* A refused connection is resumable; a refused account is not (retrying cannot fix it). */
+static void test_connect_errors(void) {
+  testdb_params p;
+  dm_db_endpoint ep = test_endpoint(&p);
+  dm_db_connect_opts o = {.who = "test", .side = DM_DB_TARGET, .connect_timeout_s = 2};
+  dm_error err = {0};
+  dm_db_endpoint closed = ep;
+  closed.port = 1;
+  CU_ASSERT_PTR_NULL(dm_db_connect(&closed, &o, &err));
+  CU_ASSERT_EQUAL(err.code, DM_ERR_DB_CONNECT);
+  CU_ASSERT_EQUAL(err.scope, DM_SCOPE_DOWNSTREAM);
+  CU_ASSERT_EQUAL(err.resumable, 1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "test: cannot connect to the target"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.raw_cause, "ERROR 2002") ? err.raw_cause
+                                                             : strstr(err.raw_cause, "ERROR 2003"));
+
+  dm_db_endpoint bad = ep;
+  bad.user = "dmh_no_such_user";
+  memset(&err, 0, sizeof err);
+  CU_ASSERT_PTR_NULL(dm_db_connect(&bad, &o, &err));
+  CU_ASSERT_EQUAL(err.code, DM_ERR_DB_CONNECT);
+  CU_ASSERT_EQUAL(err.resumable, 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.raw_cause, "ERROR 1045"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "as `dmh_no_such_user`"));
+}
+
+int main(void) {
+  if (CU_initialize_registry() != CUE_SUCCESS)
+    return 2;
+  CU_pSuite s = CU_add_suite("sdk db", suite_init, suite_clean);
+  CU_add_test(s, "precondition: LOCAL INFILE reaches the server", test_local_infile_reachable);
+  CU_add_test(s, "regression: LOCAL INFILE refused on dm_db_connect", test_local_infile_refused);
+  CU_add_test(s, "connect errors: transient resumable, account not", test_connect_errors);
+  CU_basic_set_mode(CU_BRM_VERBOSE);
+  CU_basic_run_tests();
+  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed() +
+                    CU_get_number_of_suites_failed();
+  CU_cleanup_registry();
+  return failed ? 1 : 0;
+}
