@@ -297,8 +297,10 @@ struct sync_unit {
   atomic_uint_least64_t total_txns;
   atomic_int_least64_t run_start_ns;
   atomic_uint_least64_t run_start_rows;
-  atomic_uint_least32_t last_event_ts; /* timestamp of the last applied event */
-  atomic_bool idle;                    /* nothing left to read at the last look */
+  atomic_uint_least32_t last_event_ts;   /* timestamp of the last applied event */
+  atomic_bool idle;                      /* nothing left to read at the last look */
+  atomic_uint_least32_t table_maps;      /* live table maps (sync_maps.h), status `tableMaps` */
+  atomic_uint_least32_t table_maps_peak; /* the most at once since process started */
   atomic_bool killed;
   /* recentRps: rows at the last two status samples */
   atomic_uint_least64_t recent_rows;

@@ -21,12 +21,7 @@
 #include <string.h>
 
 #include "sync.h"
-
-typedef struct sync_map_slot {
-  uint64_t id;
-  dm_binlog_table_map *tm;
-  uint64_t sig; /* sync_schema_map_sig(tm), once per table map */
-} sync_map_slot;
+#include "sync_maps.h"
 
 typedef struct sync_run_state {
   sync_unit *u;
@@ -59,8 +54,7 @@ typedef struct sync_run_state {
   bool pending_gtid;
   uint32_t g_domain, g_server;
   uint64_t g_seq;
-  sync_map_slot *maps;
-  int n_maps, cap_maps;
+  sync_maps maps; /* by table id; freed when transactions stop using them */
   dm_binlog_value *before, *after;
   uint32_t n_values;
   int64_t last_status_ns;
@@ -68,32 +62,17 @@ typedef struct sync_run_state {
 
 /* ---- table maps ---- */
 
-static const sync_map_slot *sync_map_get(sync_run_state *r, uint64_t id) {
-  for (int i = r->n_maps - 1; i >= 0; i--)
-    if (r->maps[i].id == id)
-      return &r->maps[i];
-  return NULL;
+static void sync_maps_status(sync_run_state *r) {
+  atomic_store(&r->u->table_maps, r->maps.n);
+  atomic_store(&r->u->table_maps_peak, r->maps.peak);
 }
 
 static int sync_map_put(sync_run_state *r, dm_binlog_table_map *tm) {
-  for (int i = 0; i < r->n_maps; i++)
-    if (r->maps[i].id == tm->table_id) {
-      dm_binlog_table_map_free(r->maps[i].tm);
-      r->maps[i].tm = tm;
-      r->maps[i].sig = sync_schema_map_sig(tm);
-      return 0;
-    }
-  if (r->n_maps == r->cap_maps) {
-    int cap = r->cap_maps ? r->cap_maps * 2 : 64;
-    void *p = realloc(r->maps, (size_t)cap * sizeof *r->maps);
-    if (!p)
-      return -1;
-    r->maps = p;
-    r->cap_maps = cap;
+  if (sync_maps_put(&r->maps, tm, sync_schema_map_sig(tm)) < 0) {
+    dm_binlog_table_map_free(tm);
+    return -1;
   }
-  r->maps[r->n_maps].id = tm->table_id;
-  r->maps[r->n_maps].sig = sync_schema_map_sig(tm);
-  r->maps[r->n_maps++].tm = tm;
+  sync_maps_status(r);
   if (tm->column_count > r->n_values) {
     free(r->before);
     free(r->after);
@@ -106,12 +85,10 @@ static int sync_map_put(sync_run_state *r, dm_binlog_table_map *tm) {
   return 0;
 }
 
-static void sync_maps_free(sync_run_state *r) {
-  for (int i = 0; i < r->n_maps; i++)
-    dm_binlog_table_map_free(r->maps[i].tm);
-  free(r->maps);
-  r->maps = NULL;
-  r->n_maps = 0;
+/* A transaction boundary (a commit, a DDL): the maps it did not use go. */
+static void sync_maps_boundary(sync_run_state *r) {
+  sync_maps_txn_end(&r->maps);
+  sync_maps_status(r);
 }
 
 /* ---- status ---- */
@@ -232,6 +209,7 @@ static int sync_txn_end(sync_run_state *r, const dm_binlog_event *ev, dm_error *
     sync_gtid_update(&r->gtid, r->g_domain, r->g_server, r->g_seq);
   r->pending_gtid = false;
   r->in_txn = false;
+  sync_maps_boundary(r);
   dm_strlcpy(r->cur.name, ev->file, sizeof r->cur.name);
   r->cur.pos = ev->header.next_pos;
   sync_gtid_format(&r->gtid, r->cur.gtid, sizeof r->cur.gtid);
@@ -279,7 +257,7 @@ static int sync_rows(sync_run_state *r, const dm_binlog_event *ev, dm_error *err
   uint64_t id;
   if (dm_binlog_event_table_id(fmt, ev, &id, err) < 0)
     return -1;
-  const sync_map_slot *slot = sync_map_get(r, id);
+  const sync_map_slot *slot = sync_maps_get(&r->maps, id);
   if (!slot) {
     u->host->error_make(u->ctx, err, DM_ERR_BINLOG_CORRUPT, NULL,
                         "sync: a row event at %s:%" PRIu64 " names table id %" PRIu64
@@ -420,6 +398,7 @@ static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *er
     sync_gtid_format(&r->gtid, after.gtid, sizeof after.gtid);
     if (sync_ddl_apply(u, r->tc, ev, &q, &after, r->n_workers, err) < 0)
       return -1;
+    sync_maps_boundary(r);
     r->cur = after;
     r->building->end = after;
     r->building->end_rows = 0;
@@ -581,7 +560,7 @@ out:
   sync_source_close(r.src);
   sync_db_close(u, r.tc);
   sync_db_close(u, r.sc);
-  sync_maps_free(&r);
+  sync_maps_free(&r.maps);
   free(r.before);
   free(r.after);
   sync_batch_free(&r.batches[0]);

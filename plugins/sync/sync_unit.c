@@ -267,6 +267,8 @@ static void sync_status(void *self, dm_status_sink *sink) {
   sink->put_int(sink, "totalRps", total_rps);
   sink->put_int(sink, "recentRps", recent_rps);
   sink->put_int(sink, "workerCount", u->cfg.workers);
+  sink->put_int(sink, "tableMaps", (int64_t)atomic_load(&u->table_maps));
+  sink->put_int(sink, "tableMapsPeak", (int64_t)atomic_load(&u->table_maps_peak));
   sink->put_bool(sink, "safeMode", u->cfg.safe_mode);
 }
 

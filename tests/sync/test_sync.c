@@ -746,6 +746,88 @@ static void test_sync_big_txn(void) {
   lt_teardown(&e);
 }
 
+/* Regression: the sync kept every table map it had read, by table id, in an array it scanned at
+ * each row event. MariaDB gives a table a new id each time it is opened again (FLUSH TABLES), so
+ * the maps grew without bound: here 60 tables flushed 100 times left ~6,000 maps alive. Now a map
+ * lives while transactions use it: at most the tables of two consecutive transactions. */
+#define TS_MAPS_TABLES 60
+#define TS_MAPS_FLUSHES 100
+static void test_sync_table_maps(void) {
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  testdb_recreate_db(src, "ts_maps");
+  testdb_recreate_db(dst, "ts_maps");
+  char sql[8192];
+  size_t n = 0;
+  for (int t = 0; t < TS_MAPS_TABLES; t++)
+    n += (size_t)snprintf(sql + n, sizeof sql - n,
+                          "CREATE TABLE ts_maps.t%d (id INT PRIMARY KEY, v INT);", t);
+  CU_ASSERT_FATAL(lt_exec(src, "%s", sql) == 0);
+  CU_ASSERT_FATAL(lt_exec(dst, "%s", sql) == 0);
+  CU_ASSERT_FATAL(ts_config(&e, "ts_maps", "ts_maps", NULL, NULL) == 0);
+  char file0[256] = "";
+  unsigned long pos0 = 0;
+  ts_master(file0, &pos0, NULL);
+  dmh_subtask *st = ts_start(&e);
+  CU_ASSERT_FATAL(st != NULL);
+  long long peak_seen = 0;
+  for (int round = 0; round < TS_MAPS_FLUSHES; round++) {
+    /* LOCAL: the flush itself stays out of the binlog; the next use of each table gets a new id */
+    n = (size_t)snprintf(sql, sizeof sql, "FLUSH LOCAL TABLES; BEGIN;");
+    for (int t = 0; t < TS_MAPS_TABLES; t++)
+      n += (size_t)snprintf(sql + n, sizeof sql - n, "INSERT INTO ts_maps.t%d VALUES (%d, %d);", t,
+                            round, t);
+    snprintf(sql + n, sizeof sql - n, "COMMIT; UPDATE ts_maps.t%d SET v = v + 1;",
+             round % TS_MAPS_TABLES);
+    CU_ASSERT_FATAL(lt_exec(src, "%s", sql) == 0);
+    if (round % 10 == 9) {
+      long long live = lt_status_int(st, "tableMaps");
+      if (live > peak_seen)
+        peak_seen = live;
+    }
+  }
+  CU_ASSERT(ts_catch_up("ts_maps", 60000));
+  CU_ASSERT(ts_equal("ts_maps", "ts_maps"));
+  /* precondition: the flushes gave the tables new ids (more ids than the bound below) */
+  char file1[256] = "";
+  unsigned long pos1 = 0;
+  ts_master(file1, &pos1, NULL);
+  long long ids = 0;
+  if (strcmp(file0, file1) == 0) {
+    MYSQL_RES *res = NULL;
+    char q[512];
+    snprintf(q, sizeof q, "SHOW BINLOG EVENTS IN '%s' FROM %lu", file0, pos0);
+    CU_ASSERT_FATAL(mysql_query(src, q) == 0 && (res = mysql_store_result(src)) != NULL);
+    /* distinct ids: a new id is larger than every one before it (a global counter) */
+    unsigned long long last_max = 0;
+    MYSQL_ROW row;
+    while ((row = mysql_fetch_row(res)))
+      if (row[2] && strcmp(row[2], "Table_map") == 0 && row[5] && strstr(row[5], "ts_maps")) {
+        const char *p = strstr(row[5], "table_id: ");
+        unsigned long long id = p ? strtoull(p + 10, NULL, 10) : 0;
+        if (id > last_max) {
+          last_max = id;
+          ids++;
+        }
+      }
+    mysql_free_result(res);
+  }
+  fprintf(stderr, "table maps: %lld table ids in the binlog, live %lld, peak %lld (sampled %lld)\n",
+          ids, lt_status_int(st, "tableMaps"), lt_status_int(st, "tableMapsPeak"), peak_seen);
+  if (strcmp(file0, file1) == 0)
+    CU_ASSERT(ids >= (long long)TS_MAPS_FLUSHES * TS_MAPS_TABLES / 2);
+  long long live = lt_status_int(st, "tableMaps"), peak = lt_status_int(st, "tableMapsPeak");
+  CU_ASSERT(live >= 0 && live <= TS_MAPS_TABLES);
+  CU_ASSERT(peak >= TS_MAPS_TABLES && peak <= 2 * TS_MAPS_TABLES);
+  CU_ASSERT(peak_seen <= 2 * TS_MAPS_TABLES);
+  CU_ASSERT(lt_status_int(st, "totalRows") >= (long long)TS_MAPS_FLUSHES * (TS_MAPS_TABLES + 1));
+  CU_ASSERT_EQUAL(dmh_subtask_stage(st), DMH_STAGE_RUNNING);
+  ts_stop(st);
+  lt_exec(src, "DROP DATABASE IF EXISTS ts_maps");
+  lt_exec(dst, "DROP DATABASE IF EXISTS ts_maps");
+  lt_teardown(&e);
+}
+
 int main(void) {
   if (CU_initialize_registry() != CUE_SUCCESS)
     return 1;
@@ -765,6 +847,7 @@ int main(void) {
   CU_add_test(s, "binlog replace (failing event) and inject (-b)", test_sync_replace_inject);
   CU_add_test(s, "safe mode over a diverged target", test_sync_safe_mode);
   CU_add_test(s, "a transaction bigger than a batch, killed while applied", test_sync_big_txn);
+  CU_add_test(s, "table maps stay bounded over 100 FLUSH TABLES", test_sync_table_maps);
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
   unsigned failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
