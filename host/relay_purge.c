@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "dmhost/fs.h"
+#include "dmhost/relay_reader.h"
 #include "dmhost/sdk.h"
 
 #define PURGE_MAX_SUBDIRS 256
@@ -173,25 +174,14 @@ static void purge_find_floor(purge_state *s) {
   while ((de = readdir(d))) {
     if (de->d_name[0] == '.' || strstr(de->d_name, ".tmp"))
       continue;
-    char path[4096 + PURGE_NAME], line[PURGE_NAME * 2];
-    snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-    FILE *fp = fopen(path, "re");
-    if (!fp)
+    char rsub[PURGE_NAME], rfile[PURGE_NAME];
+    if (!dm_relay_reader_read(s->relay_dir, de->d_name, rsub, sizeof rsub, rfile, sizeof rfile))
       continue;
-    bool ok = fgets(line, sizeof line, fp) != NULL;
-    fclose(fp);
-    if (!ok)
-      continue;
-    line[strcspn(line, "\r\n")] = '\0';
-    char *slash = strchr(line, '/');
-    if (!slash)
-      continue;
-    *slash = '\0';
-    int sub = purge_sub_index(s, line);
-    long n = purge_file_number(slash + 1);
+    int sub = purge_sub_index(s, rsub);
+    long n = purge_file_number(rfile);
     if (sub < 0 || n < 0)
       continue; /* a reader of a sub-folder that is gone protects nothing */
-    snprintf(who, sizeof who, "reader %s (it needs %s/%s)", de->d_name, line, slash + 1);
+    snprintf(who, sizeof who, "reader %s (it needs %s/%s)", de->d_name, rsub, rfile);
     purge_lower_floor(s, sub, (unsigned long)n, who);
   }
   closedir(d);
@@ -337,4 +327,54 @@ int dmh_relay_purge(const dmh_relay_purge_opts *o, int *removed, dm_error *err) 
   free(s->files);
   free(s);
   return rc;
+}
+
+/* The index of relay_dir read into a new state (free it); NULL when it lists no sub-folder. */
+static purge_state *purge_open_index(const char *relay_dir) {
+  purge_state *s = calloc(1, sizeof *s);
+  if (!s)
+    return NULL;
+  s->relay_dir = relay_dir;
+  dm_error ignored;
+  if (purge_read_index(s, &ignored) < 0 || s->n_subs == 0) {
+    free(s);
+    return NULL;
+  }
+  return s;
+}
+
+int dmh_relay_current(const char *relay_dir, char *sub, size_t sub_len, char *file,
+                      size_t file_len) {
+  purge_state *s = purge_open_index(relay_dir);
+  if (!s)
+    return -1;
+  char dir[4096], name[PURGE_NAME];
+  snprintf(dir, sizeof dir, "%s/%s", relay_dir, s->subs[s->n_subs - 1]);
+  int rc = -1;
+  if (purge_meta_name(dir, name, sizeof name) && purge_file_number(name) >= 0) {
+    dm_strlcpy(sub, s->subs[s->n_subs - 1], sub_len);
+    dm_strlcpy(file, name, file_len);
+    rc = 0;
+  }
+  free(s);
+  return rc;
+}
+
+int dmh_relay_locate(const char *relay_dir, const char *file, char *sub, size_t len) {
+  purge_state *s = purge_open_index(relay_dir);
+  if (!s)
+    return -1;
+  int at = s->n_subs - 1; /* not written yet: the relay writes it into its newest sub-folder */
+  for (int i = s->n_subs - 1; i >= 0; i--) {
+    char path[4096 + PURGE_NAME];
+    struct stat sb;
+    snprintf(path, sizeof path, "%s/%s/%s", relay_dir, s->subs[i], file);
+    if (stat(path, &sb) == 0) {
+      at = i;
+      break;
+    }
+  }
+  dm_strlcpy(sub, s->subs[at], len);
+  free(s);
+  return 0;
 }

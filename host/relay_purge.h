@@ -12,6 +12,7 @@
 #ifndef DMH_RELAY_PURGE_H
 #define DMH_RELAY_PURGE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "dmhost/error.h"
@@ -32,5 +33,14 @@ typedef struct dmh_relay_purge_opts {
  * file), DM_ERR_RELAY_PURGE_IN_USE (a reader or the relay itself still needs a file before
  * `before`; nothing is removed), DM_ERR_IO. */
 int dmh_relay_purge(const dmh_relay_purge_opts *opts, int *removed, dm_error *err);
+
+/* Where the relay writes: its newest sub-folder and the file its relay.meta names. 0, or -1 when
+ * it has written nothing yet. */
+int dmh_relay_current(const char *relay_dir, char *sub, size_t sub_len, char *file,
+                      size_t file_len);
+
+/* The sub-folder of relay file `file`: the newest sub-folder (in server-uuid.index) holding it,
+ * else the newest one (where the relay will write it). 0, or -1 when there is no sub-folder yet. */
+int dmh_relay_locate(const char *relay_dir, const char *file, char *sub, size_t len);
 
 #endif /* DMH_RELAY_PURGE_H */

@@ -267,6 +267,32 @@ static void sup_runner_exit(dmh_subtask *st) {
   pthread_mutex_unlock(&st->state_lock);
 }
 
+/* With the relay on, hold the task's place in the relay log (relay_hold.c): before a dump runs,
+ * from the relay's current file; when a unit finished with the dump's position (at), and before a
+ * resumed load (the handoff of an earlier run), from that position's file. The sync registers its
+ * own place. A failure pauses the subtask with the error (recorded against u): -1. */
+static int sup_runner_hold(dmh_subtask *st, sup_unit *u, const dm_position *at) {
+  pthread_mutex_lock(&st->state_lock);
+  dm_position p = at ? *at : st->handoff;
+  bool has = at || st->has_handoff;
+  pthread_mutex_unlock(&st->state_lock);
+  dm_error err;
+  int rc = 0;
+  if (at)
+    rc = sup_relay_hold_at(st, at, &err);
+  else if (u->kind == DM_UNIT_DUMP)
+    rc = sup_relay_hold_begin(st, &err);
+  else if (u->kind == DM_UNIT_LOAD && has) /* a resumed load: the handoff of an earlier run */
+    rc = sup_relay_hold_at(st, &p, &err);
+  if (rc < 0) {
+    pthread_mutex_lock(&st->state_lock);
+    sup_record_errors_locked(st, u, "relay-hold", &err, 1);
+    sup_on_error_locked(st);
+    pthread_mutex_unlock(&st->state_lock);
+  }
+  return rc;
+}
+
 static void *sup_runner(void *arg) {
   dmh_subtask *st = arg;
   for (;;) {
@@ -277,6 +303,8 @@ static void *sup_runner(void *arg) {
     if (stop)
       break; /* canceled between units: the next one has not started */
     sup_unit *u = &st->units[i];
+    if (sup_runner_hold(st, u, NULL) < 0)
+      break;
     dm_result r;
     sup_unit_run(st, u, &r);
 
@@ -309,6 +337,8 @@ static void *sup_runner(void *arg) {
       bool has_target = st->has_handoff;
       pthread_mutex_unlock(&st->state_lock);
       dmh_log(DM_LOG_INFO, st->name, "%s unit finished; next: %s", u->section, next->section);
+      if (has && sup_runner_hold(st, next, &p) < 0)
+        break;
       if (!wait)
         continue;
       dm_error werr;

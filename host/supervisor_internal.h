@@ -102,6 +102,11 @@ void sup_error_context(dmh_subtask *st, sup_unit *u, const char *slot, char *buf
 
 /* catchup.c: between load and sync. 0 caught up; 1 canceled; -1 error in *err. */
 int sup_wait_relay_catchup(dmh_subtask *st, const dm_position *target, dm_error *err);
+/* relay_hold.c: with the relay on, the task's reader file while dump and load run. Before the
+ * dump runs: the relay's current file, unless the task holds a file already. When the dump's
+ * position is known: its file. 0, or -1 with *err (the file could not be written). */
+int sup_relay_hold_begin(dmh_subtask *st, dm_error *err);
+int sup_relay_hold_at(dmh_subtask *st, const dm_position *p, dm_error *err);
 
 /* supervisor.c, for swap.c: with cmd_lock held. */
 int sup_pause_locked(dmh_subtask *st, bool manual, dm_error *err);

@@ -7,7 +7,8 @@
  * next file of the same sub-folder is opened (waiting for the relay to create it); when the relay
  * moved to a newer sub-folder (upstream switch) and the current file has nothing more, reading
  * goes on with the first file of the next sub-folder, as DM's reader does. The unit registers the
- * file of its checkpoint in `<relay-dir>/readers/<task>` so purge keeps it.
+ * file of its checkpoint in `<relay-dir>/readers/<task>` (dm_relay_reader_register) so purge keeps
+ * it; before the sync's first checkpoint, the host's registration of the dump's position holds.
  *
  * Relay off: the source's binlog stream (SDK stream reader) from the position, with heartbeats
  * every SYNC_HEARTBEAT_MS, which tell the coordinator the stream is idle.
@@ -15,8 +16,6 @@
  * Either way, 0 from sync_source_next means "nothing to read right now".
  */
 #include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -25,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dmhost/relay_reader.h"
 #include "sync.h"
 
 #define SYNC_HEARTBEAT_MS 50
@@ -322,29 +322,19 @@ void sync_source_checkpoint(sync_source *s, const dm_position *pos) {
   if (!s->relay || !pos->name[0])
     return;
   char line[600];
-  snprintf(line, sizeof line, "%s/%s\n", s->subdir, pos->name);
+  snprintf(line, sizeof line, "%s/%s", s->subdir, pos->name);
   if (strcmp(line, s->registered) == 0)
     return;
-  char dir[PATH_MAX], path[PATH_MAX];
   const char *task = s->u->host->task_name(s->u->ctx);
-  if (!dm_fs_name_ok(task, strlen(task))) {
-    s->u->host->logf(s->u->ctx, DM_LOG_WARN,
-                     "sync: the task name \"%s\" cannot name a file in %s/readers (a plain name "
-                     "is needed): purge does not know which relay files this task still needs",
-                     task, s->relay);
-    return;
-  }
-  if (snprintf(dir, sizeof dir, "%s/readers", s->relay) >= (int)sizeof dir ||
-      snprintf(path, sizeof path, "%s/readers/%s", s->relay, task) >= (int)sizeof path)
-    return;
-  mode_t mode = (mode_t)dm_host_file_mode(s->u->host, s->u->ctx);
-  const char *step = "create the folder of";
-  if (dm_fs_mkdir_p(dir, dm_fs_dir_mode(mode)) == 0 &&
-      dm_fs_write_atomic(path, line, strlen(line), mode, DM_FS_SYNC, &step) == 0)
+  dm_error err;
+  if (dm_relay_reader_register(s->relay, task, s->subdir, pos->name,
+                               (unsigned)dm_host_file_mode(s->u->host, s->u->ctx), &err) == 0)
     dm_strlcpy(s->registered, line, sizeof s->registered);
-  else
-    s->u->host->logf(s->u->ctx, DM_LOG_WARN, "sync: cannot register in %s (%s failed): %s", path,
-                     step, strerror(errno));
+  else {
+    s->u->host->logf(s->u->ctx, DM_LOG_WARN, "sync: %s (%s)", err.message, err.raw_cause);
+    if (err.code == DM_ERR_CONFIG_INVALID) /* a name that can never work: say it once per file */
+      dm_strlcpy(s->registered, line, sizeof s->registered);
+  }
 }
 
 void sync_source_close(sync_source *s) {
