@@ -7,8 +7,11 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "dmhost/relay_reader.h"
 #include "harness.h"
+#include "relay_purge.h"
 
 #define SETUP(h, mode, sup, units) CU_ASSERT_FATAL(harness_setup(h, mode, sup, units) == 0)
 #define FAST_SUP                                                                                   \
@@ -512,6 +515,92 @@ static void test_relay_catchup_reached(void) {
   harness_teardown(&h);
 }
 
+/* ---- the task's place in the relay log while dump and load run ---- */
+
+static void relay_hold_write(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+/* A relay folder as the relay writes it: one sub-folder, files 1..last, relay.meta at last. */
+static void relay_hold_folder(const char *relay, int last) {
+  char path[600], text[128];
+  mkdir(relay, 0755);
+  snprintf(path, sizeof path, "%s/server-uuid.index", relay);
+  relay_hold_write(path, "0-1.000001\n");
+  snprintf(path, sizeof path, "%s/0-1.000001", relay);
+  mkdir(path, 0755);
+  for (int i = 1; i <= last; i++) {
+    snprintf(path, sizeof path, "%s/0-1.000001/mysql-bin.%06d", relay, i);
+    relay_hold_write(path, "");
+  }
+  snprintf(path, sizeof path, "%s/0-1.000001/relay.meta", relay);
+  snprintf(text, sizeof text, "binlog-name = \"mysql-bin.%06d\"\nbinlog-pos = 4\n", last);
+  relay_hold_write(path, text);
+}
+
+static bool relay_hold_has(const char *relay, int num) {
+  char path[600];
+  struct stat sb;
+  snprintf(path, sizeof path, "%s/0-1.000001/mysql-bin.%06d", relay, num);
+  return stat(path, &sb) == 0;
+}
+
+/* Regression: nothing registered a mode-all task's place in the relay log before its sync's first
+ * checkpoint, so a purge while the dump ran removed the file the dump's position (taken at its
+ * start) is in: here the relay moves from file 3 to file 5 during the dump, and a purge of
+ * everything the relay no longer writes removed file 3. Now the host holds the relay's file from
+ * before the dump runs, then the dump's position's file (the load's metaBinlog here) from when it
+ * is known. */
+static void test_relay_hold_during_dump(void) {
+  harness h;
+  SETUP(&h, "all", NULL,
+        "dump = { items = 40; item-ms = 10; }; "
+        "load = { items = 2; meta-file = \"mysql-bin.000004\"; meta-pos = 300; }; "
+        "sync = { items = 0; };");
+  dmh_subtask *relay = harness_relay(&h, "items = 0; item-ms = 5; master-pos = 5000;");
+  CU_ASSERT_FATAL(relay != NULL);
+  char dir[400], sub[64] = "", file[64] = "";
+  snprintf(dir, sizeof dir, "%s/relay", h.dir);
+  relay_hold_folder(dir, 3);
+  dmh_subtask *st = harness_subtask(&h, relay);
+  CU_ASSERT_FATAL(st != NULL);
+  dm_error err;
+  CU_ASSERT_EQUAL_FATAL(dmh_subtask_start(st, &err), 0);
+  harness_sleep_ms(100);
+  char buf[32];
+  CU_ASSERT_STRING_EQUAL(harness_status_str(st, "unit", buf, sizeof buf), "Dump");
+  CU_ASSERT_TRUE(dm_relay_reader_read(dir, "t1", sub, sizeof sub, file, sizeof file));
+  CU_ASSERT_STRING_EQUAL(file, "mysql-bin.000003");
+  /* the relay writes on into file 5; a purge of all it no longer writes keeps the task's file */
+  relay_hold_folder(dir, 5);
+  /* "keep 1 PiB free": every file no one needs goes */
+  dmh_relay_purge_opts po = {.relay_dir = dir, .remain_space_gb = INT64_C(1) << 20};
+  int removed = 0;
+  CU_ASSERT_EQUAL(dmh_relay_purge(&po, &removed, &err), 0);
+  CU_ASSERT_EQUAL(removed, 2);
+  CU_ASSERT_FALSE(relay_hold_has(dir, 2));
+  CU_ASSERT_TRUE(relay_hold_has(dir, 3));
+  /* after the load: the dump's position's file, while the sync waits for the relay */
+  double end = harness_now() + 5;
+  while (!dmh_subtask_unit_position(st, DM_UNIT_LOAD, "metaBinlog", &(dm_position){0}) &&
+         harness_now() < end)
+    harness_sleep_ms(10);
+  end = harness_now() + 5;
+  while (harness_now() < end &&
+         !(dm_relay_reader_read(dir, "t1", sub, sizeof sub, file, sizeof file) &&
+           strcmp(file, "mysql-bin.000004") == 0))
+    harness_sleep_ms(10);
+  CU_ASSERT_STRING_EQUAL(sub, "0-1.000001");
+  CU_ASSERT_STRING_EQUAL(file, "mysql-bin.000004");
+  dmh_subtask_stop(st, &err);
+  dmh_subtask_destroy(st);
+  dmh_subtask_destroy(relay);
+  harness_teardown(&h);
+}
+
 /* A relay exactly at the source's position, with nothing new coming, has caught up. */
 static void test_relay_catchup_at_master(void) {
   harness h;
@@ -691,6 +780,8 @@ int main(void) {
   CU_add_test(s, "kill immediate", test_kill_immediate);
   CU_add_test(s, "stop abandons a hung unit", test_stop_abandons_hung_unit);
   CU_add_test(s, "relay catch-up reached", test_relay_catchup_reached);
+  CU_add_test(s, "regression: the relay file of a task's dump is held",
+              test_relay_hold_during_dump);
   CU_add_test(s, "relay catch-up at master", test_relay_catchup_at_master);
   CU_add_test(s, "relay catch-up timeout", test_relay_catchup_timeout);
   CU_add_test(s, "relay catch-up interrupted by stop", test_relay_catchup_interrupted_by_stop);
