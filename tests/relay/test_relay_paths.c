@@ -440,6 +440,11 @@ static void rp_modes(const char *top, mode_t file_mode, mode_t dir_mode) {
   testdb_recreate_db(c, e.name);
   dmh_subtask *relay = rt_relay_start(&e);
   CU_ASSERT_PTR_NOT_NULL_FATAL(relay);
+  /* the relay has connected and reads the current file before the FLUSH LOGS, else under load it
+   * may start after it and write one binlog file only */
+  dm_position start;
+  CU_ASSERT_EQUAL_FATAL(rt_master_pos(c, &start), 0);
+  CU_ASSERT_EQUAL_FATAL(rt_wait_relay(&e, &start, 30000), 0);
   CU_ASSERT_EQUAL(rt_workload(c, e.name, 20, 7), 0);
   CU_ASSERT_EQUAL(testdb_exec(c, "FLUSH LOGS"), 0);
   CU_ASSERT_EQUAL(rt_workload(c, e.name, 20, 8), 0);
