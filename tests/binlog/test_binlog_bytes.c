@@ -524,7 +524,8 @@ int main(int argc, char **argv) {
   CU_add_test(s, "binary JSON edge cases", test_json_edges);
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed() +
+                    CU_get_number_of_suites_failed();
   CU_cleanup_registry();
   char cmd[200];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);

@@ -198,7 +198,7 @@ int main(void) {
   CU_add_test(s, "request checks", test_request);
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
-  int failed = (int)CU_get_number_of_failures();
+  int failed = (int)CU_get_number_of_failures() + CU_get_number_of_suites_failed();
   CU_cleanup_registry();
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", store_dir);

@@ -573,7 +573,7 @@ int main(void) {
   CU_add_test(s, "permanent error", test_dump_permanent_error);
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
-  int failed = (int)CU_get_number_of_failures();
+  int failed = (int)CU_get_number_of_failures() + CU_get_number_of_suites_failed();
   CU_cleanup_registry();
   mysql_close(src);
   return failed ? 1 : 0;

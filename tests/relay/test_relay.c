@@ -373,7 +373,7 @@ int main(void) {
 #endif
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures();
+  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
   CU_cleanup_registry();
   return failed ? 1 : 0;
 }

@@ -867,7 +867,7 @@ int main(void) {
   CU_add_test(s, "event names", test_event_names);
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
-  int failed = (int)CU_get_number_of_failures();
+  int failed = (int)CU_get_number_of_failures() + CU_get_number_of_suites_failed();
   CU_cleanup_registry();
   return failed ? 1 : 0;
 }
