@@ -11,6 +11,8 @@
 #include <errmsg.h>
 #include <mysqld_error.h>
 
+#include <dmhost/db.h>
+
 #include "load.h"
 
 /* One statement for the whole session set-up (docs/dump-format.md, "Session settings"). */
@@ -30,31 +32,16 @@ static void load_db_register(load_unit *u, int fd) {
 
 MYSQL *load_db_connect(load_unit *u, dm_error *err) {
   const dm_db_endpoint *ep = u->host->target_db(u->ctx);
-  MYSQL *c = mysql_init(NULL);
-  if (!c) {
-    u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "load: no memory for a connection");
-    return NULL;
-  }
-  unsigned connect_timeout = 10, rw_timeout = 3600;
-  my_bool no = 0;
-  mysql_options(c, MYSQL_OPT_CONNECT_TIMEOUT, &connect_timeout);
-  mysql_options(c, MYSQL_OPT_READ_TIMEOUT, &rw_timeout);
-  mysql_options(c, MYSQL_OPT_WRITE_TIMEOUT, &rw_timeout);
-  mysql_options(c, MYSQL_OPT_RECONNECT, &no);
-  mysql_options(c, MYSQL_OPT_LOCAL_INFILE, &no);
   /* The client takes any statement the server may (1 GiB, the server's most); the server's own
    * max_allowed_packet is the limit (load_db_max_packet). */
-  unsigned long packet = 1ul << 30;
-  mysql_options(c, MYSQL_OPT_MAX_ALLOWED_PACKET, &packet);
-  if (!mysql_real_connect(c, ep->host, ep->user, ep->password, NULL, (unsigned)ep->port, ep->socket,
-                          0)) {
-    u->host->error_make(u->ctx, err, DM_ERR_DB_CONNECT, mysql_error(c),
-                        "load: cannot connect to the target %s:%d as `%s`", ep->host, ep->port,
-                        ep->user);
-    err->scope = DM_SCOPE_DOWNSTREAM;
-    mysql_close(c);
+  dm_db_connect_opts o = {.who = "load",
+                          .side = DM_DB_TARGET,
+                          .read_timeout_s = 3600,
+                          .write_timeout_s = 3600,
+                          .max_allowed_packet = 1ul << 30};
+  MYSQL *c = dm_db_connect(ep, &o, err);
+  if (!c)
     return NULL;
-  }
   if (mysql_real_query(c, load_db_session_sql, sizeof load_db_session_sql - 1) != 0) {
     load_db_error(u, c, "load: cannot set up the session on the target", err);
     mysql_close(c);

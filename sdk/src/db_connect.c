@@ -46,6 +46,8 @@ struct st_mysql *dm_db_connect(const dm_db_endpoint *ep, const dm_db_connect_opt
    * stays on (measured: the test of this file loads the file then). */
   unsigned int local_infile = 0;
   mysql_optionsv(c, MYSQL_OPT_LOCAL_INFILE, &local_infile);
+  if (opts->max_allowed_packet)
+    mysql_optionsv(c, MYSQL_OPT_MAX_ALLOWED_PACKET, &opts->max_allowed_packet);
   const char *host = ep->host ? ep->host : "127.0.0.1";
   const char *user = ep->user ? ep->user : "";
   if (!mysql_real_connect(c, host, user, ep->password ? ep->password : "", NULL, (unsigned)ep->port,

@@ -34,6 +34,9 @@ typedef struct dm_db_connect_opts {
   unsigned read_timeout_s;    /* 0: no read timeout (a blocking read waits for the server) */
   unsigned write_timeout_s;   /* 0: no write timeout */
   unsigned long client_flags; /* for mysql_real_connect, e.g. CLIENT_MULTI_STATEMENTS */
+  /* the largest packet the client sends or takes (MYSQL_OPT_MAX_ALLOWED_PACKET); 0: the
+   * library's default. The server's own max_allowed_packet still applies. */
+  unsigned long max_allowed_packet;
 } dm_db_connect_opts;
 
 /*
