@@ -34,7 +34,10 @@ typedef struct dmh_load_opts {
   const char *copy_dir;
   /* With unique_copy: refuse (DM_ERR_UNTRUSTED_FILE) a file not owned by root or the host's user,
    * or writable by others or by a group other than root's and the host's, checked on the
-   * descriptor the copy is made from. For files named over the control socket (swap-unit). */
+   * descriptor the copy is made from, so the file checked is the file loaded. The daemon loads
+   * every build this way: swap-unit's, and at start the ones named by task files or kept from a
+   * swap. (Not through /proc/self/fd/N: dlopen matches names before files, and a reused number
+   * gives back the library loaded under it before.) */
   bool trusted_only;
 } dmh_load_opts;
 

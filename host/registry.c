@@ -230,6 +230,7 @@ int reg_sub_create(dmh_registry *r, reg_task *t, reg_sub *sub, dm_error *err) {
       .work_root = sub->work_root,
       .plugin_dir = r->plugin_dir,
       .relay = relay,
+      .trusted_only = true, /* the daemon runs only builds no other user can change */
   };
   for (int k = 0; k < DMH_KIND_COUNT; k++)
     o.unit_paths[k] = t->unit_paths[k];
@@ -322,7 +323,8 @@ int reg_make_subs_locked(dmh_registry *r, reg_task *t, const dmh_task_config *cf
 static void reg_restore_relay(dmh_registry *r, reg_source *s) {
   char *root = dmh_state_relay_work_root(r->state_dir, s->id);
   dm_error err;
-  dmh_subtask_opts o = {.source = s->cfg, .work_root = root, .plugin_dir = r->plugin_dir};
+  dmh_subtask_opts o = {
+      .source = s->cfg, .work_root = root, .plugin_dir = r->plugin_dir, .trusted_only = true};
   dmh_subtask *relay = NULL;
   if (!root)
     reg_oom(&err, "restoring the relay");

@@ -158,7 +158,8 @@ static dmh_subtask *sup_create(const dmh_subtask_opts *o, bool is_relay, dm_erro
           dmh_unit_default_path(o->plugin_dir ? o->plugin_dir : dmh_plugin_dir_default(), chain[i]);
       path = def;
     }
-    dmh_load_opts lo = {.kind = chain[i]};
+    dmh_load_opts lo = {
+        .kind = chain[i], .unique_copy = o->trusted_only, .trusted_only = o->trusted_only};
     int rc = path ? dmh_unit_lib_open(path, &lo, &u->lib, err) : -1;
     free(def);
     if (rc < 0) {

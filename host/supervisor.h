@@ -59,6 +59,10 @@ typedef struct dmh_subtask_opts {
   /* Overrides for tests (NULL/0: from the config files). */
   const char *unit_paths[DMH_KIND_COUNT];
   const dmh_supervisor_config *sup;
+  /* Load every unit build from a private copy after the loader's trust check
+   * (dmh_load_opts.unique_copy + trusted_only): the daemon sets it, `dmhost run` (a user running
+   * their own files) does not. */
+  bool trusted_only;
 } dmh_subtask_opts;
 
 /* Load the units' libraries (checked; nothing of them runs yet). Returns NULL with *err filled. */

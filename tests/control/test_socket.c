@@ -409,6 +409,49 @@ static void test_swap_untrusted(void) {
   CU_ASSERT_EQUAL(e2e_dmctl(&o, "swap-unit", "t1", "--unit", "dump", "--path", lib, NULL), 0);
   json_object_put(o);
   expect_unit_version("t1", "2");
+
+  /* The swapped path is kept across restarts and loaded again at start: with the same check. The
+   * file given to another user while the daemon is down is not run (before: loaded unchecked). */
+  CU_ASSERT_EQUAL_FATAL(e2e_stop(), 0);
+  CU_ASSERT_EQUAL_FATAL(chown(lib, NOBODY, NOBODY), 0);
+  CU_ASSERT_FATAL(e2e_start());
+  e2e_dmctl(&o, "query-status", "t1", NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+  CU_ASSERT_FALSE(e2e_bool(o, "sources.0.result"));
+  CU_ASSERT(e2e_contains(e2e_str(o, "sources.0.msg"), "owned by uid 65534"));
+  const char *stage = e2e_str(o, "sources.0.subTaskStatus.0.stage");
+  CU_ASSERT(!stage || strcmp(stage, "Running") != 0);
+  json_object_put(o);
+  /* Given back to root, resume-task loads and runs it. */
+  CU_ASSERT_EQUAL_FATAL(chown(lib, 0, 0), 0);
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "resume-task", "t1", NULL), 0);
+  json_object_put(o);
+  CU_ASSERT(e2e_wait_stage("t1", "Running", 5));
+  expect_unit_version("t1", "2");
+
+  /* start-task with unit-paths naming another user's file: refused, nothing runs. */
+  char other[400];
+  snprintf(other, sizeof other, "%s/dump-other.so", e2e_dir);
+  copy_file(FAKE_DUMP_V2, other);
+  CU_ASSERT_EQUAL_FATAL(chmod(other, 0755), 0);
+  CU_ASSERT_EQUAL_FATAL(chown(other, NOBODY, NOBODY), 0);
+  e2e_write("task-other.cfg",
+            "name = \"t2\";\ntask-mode = \"full\";\n"
+            "target-database = { host = \"127.0.0.1\"; port = 2; user = \"root\"; password = "
+            "\"\"; };\n"
+            "mysql-instances = ( { source-id = \"mysql-01\"; } );\n"
+            "unit-paths = { dump = \"%s\"; load = \"%s\"; };\n"
+            "dump = { items = 0; item-ms = 10; };\n",
+            other, FAKE_LOAD);
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "start-task", "task-other.cfg", NULL), 1);
+  char *text = o ? strdup(json_object_to_json_string(o)) : NULL;
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+  CU_ASSERT(e2e_contains(text, "owned by uid 65534"));
+  free(text);
+  json_object_put(o);
+  char *t2 = e2e_stage("t2"); /* the task was not created */
+  CU_ASSERT_PTR_NULL(t2);
+  free(t2);
   CU_ASSERT_EQUAL(e2e_stop(), 0);
   e2e_teardown();
 }
@@ -508,7 +551,7 @@ int main(void) {
   CU_add_test(s, "timeout flags refuse values that do not fit", test_timeout_flags_range);
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures();
+  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
   CU_cleanup_registry();
   return failed ? 1 : 0;
 }
