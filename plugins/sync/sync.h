@@ -205,6 +205,8 @@ int sync_batch_sql(sync_unit *u, const sync_batch *b, int w, sync_buf *out, size
 
 /* ---- sync_db.c ---- */
 MYSQL *sync_db_connect_target(sync_unit *u, dm_error *err);
+/* A target connection for the binlog's DDL: the same session, but no CLIENT_MULTI_STATEMENTS. */
+MYSQL *sync_db_connect_ddl(sync_unit *u, dm_error *err);
 MYSQL *sync_db_connect_source(sync_unit *u, dm_error *err);
 void sync_db_close(sync_unit *u, MYSQL *c);
 void sync_db_shutdown_all(sync_unit *u);
@@ -265,10 +267,13 @@ void sync_workers_stop(sync_workers *ws);
 
 /* ---- sync_ddl_apply.c ---- */
 /* A DDL statement (QUERY event outside a transaction) at ev: everything before it is applied and
- * the workers are idle. Applies it (filters, block-allow list, routes, operators) on `conn` and
- * moves every checkpoint row past it. 0, or -1 with *err (the event's position in the message). */
-int sync_ddl_apply(sync_unit *u, MYSQL *conn, const dm_binlog_event *ev, const dm_binlog_query *q,
-                   const dm_position *after, int n_workers, dm_error *err);
+ * the workers are idle. Applies it (filters, block-allow list, routes, operators) on a DDL
+ * connection of its own, under the event's sql_mode and client charset (fmt says whether the
+ * source is MariaDB or MySQL), and moves every checkpoint row past it over `conn`. 0, or -1 with
+ * *err (the event's position in the message). */
+int sync_ddl_apply(sync_unit *u, MYSQL *conn, const dm_binlog_format *fmt,
+                   const dm_binlog_event *ev, const dm_binlog_query *q, const dm_position *after,
+                   int n_workers, dm_error *err);
 
 /* ---- sync_run.c ---- */
 void sync_run(sync_unit *u, dm_result *result);

@@ -1,7 +1,8 @@
 /*
  * Connections of the sync unit: the target's (session settings of sync_sql.h, several statements
- * per round trip), the source's (precheck and the source's position for status), error mapping,
- * and the sockets kill shuts down.
+ * per round trip), the target's for DDL (one statement per query: the server refuses a second
+ * one), the source's (precheck and the source's position for status), error mapping, and the
+ * sockets kill shuts down.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -33,7 +34,22 @@ void sync_db_shutdown_all(sync_unit *u) {
   pthread_mutex_unlock(&u->lock);
 }
 
-static MYSQL *sync_db_connect(sync_unit *u, const dm_db_endpoint *ep, bool target, dm_error *err) {
+/* Runs the ';'-separated statements of a constant text (no ';' inside a literal) one by one. */
+static int sync_db_exec_each(sync_unit *u, MYSQL *c, const char *sql, const char *what,
+                             dm_error *err) {
+  while (*sql) {
+    size_t n = strcspn(sql, ";");
+    if (n && sync_db_exec(u, c, sql, n, what, err) != 0)
+      return -1;
+    sql += n + (sql[n] == ';');
+  }
+  return 0;
+}
+
+/* multi: CLIENT_MULTI_STATEMENTS, for the workers' batches; without it, the server refuses a
+ * query that holds a second statement (the DDL connection: the text comes from the source). */
+static MYSQL *sync_db_connect(sync_unit *u, const dm_db_endpoint *ep, bool target, bool multi,
+                              dm_error *err) {
   MYSQL *c = mysql_init(NULL);
   if (!c) {
     u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory for a connection");
@@ -47,7 +63,7 @@ static MYSQL *sync_db_connect(sync_unit *u, const dm_db_endpoint *ep, bool targe
   mysql_options(c, MYSQL_OPT_RECONNECT, &no);
   mysql_options(c, MYSQL_OPT_LOCAL_INFILE, &no);
   if (!mysql_real_connect(c, ep->host, ep->user, ep->password, NULL, (unsigned)ep->port, ep->socket,
-                          CLIENT_MULTI_STATEMENTS | CLIENT_MULTI_RESULTS)) {
+                          multi ? CLIENT_MULTI_STATEMENTS | CLIENT_MULTI_RESULTS : 0)) {
     u->host->error_make(u->ctx, err, DM_ERR_DB_CONNECT, mysql_error(c),
                         "sync: cannot connect to the %s %s:%d as `%s`",
                         target ? "target" : "source", ep->host, ep->port, ep->user);
@@ -58,10 +74,9 @@ static MYSQL *sync_db_connect(sync_unit *u, const dm_db_endpoint *ep, bool targe
   /* READ COMMITTED: the workers' transactions run side by side on rows no two of them share;
    * REPEATABLE READ's gap locks would still make them wait for (and deadlock with) each other. */
   static const char rc_sql[] = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED";
-  if (target && (sync_db_exec(u, c, SYNC_SQL_SESSION, strlen(SYNC_SQL_SESSION),
-                              "sync: cannot set up the session on the target", err) != 0 ||
-                 sync_db_exec(u, c, rc_sql, sizeof rc_sql - 1,
-                              "sync: cannot set up the session on the target", err) != 0)) {
+  static const char what[] = "sync: cannot set up the session on the target";
+  if (target && (sync_db_exec_each(u, c, SYNC_SQL_SESSION, what, err) != 0 ||
+                 sync_db_exec(u, c, rc_sql, sizeof rc_sql - 1, what, err) != 0)) {
     mysql_close(c);
     return NULL;
   }
@@ -70,11 +85,15 @@ static MYSQL *sync_db_connect(sync_unit *u, const dm_db_endpoint *ep, bool targe
 }
 
 MYSQL *sync_db_connect_target(sync_unit *u, dm_error *err) {
-  return sync_db_connect(u, u->host->target_db(u->ctx), true, err);
+  return sync_db_connect(u, u->host->target_db(u->ctx), true, true, err);
+}
+
+MYSQL *sync_db_connect_ddl(sync_unit *u, dm_error *err) {
+  return sync_db_connect(u, u->host->target_db(u->ctx), true, false, err);
 }
 
 MYSQL *sync_db_connect_source(sync_unit *u, dm_error *err) {
-  return sync_db_connect(u, u->host->source_db(u->ctx), false, err);
+  return sync_db_connect(u, u->host->source_db(u->ctx), false, false, err);
 }
 
 void sync_db_close(sync_unit *u, MYSQL *c) {

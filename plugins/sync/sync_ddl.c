@@ -136,9 +136,16 @@ static bool sync_ident_value(sync_parser *p, const sync_tok *t, char *out) {
     s++;
     n -= 2;
     for (size_t k = 0; k < n; k++) {
-      if (o + 1 >= SYNC_DDL_NAME_MAX) {
+      size_t m = sync_mb_len(p->flags, s, k, n);
+      if (o + (m ? m : 1) >= SYNC_DDL_NAME_MAX) {
         sync_fail_at(p, t->off, "name longer than %d bytes", SYNC_DDL_NAME_MAX - 1);
         return false;
+      }
+      if (m) { /* one character, whose second byte may look like a quote */
+        memcpy(out + o, s + k, m);
+        o += m;
+        k += m - 1;
+        continue;
       }
       out[o++] = s[k];
       if (s[k] == q && k + 1 < n && s[k + 1] == q)
@@ -623,7 +630,7 @@ int sync_ddl_parse_mode(const char *sql, size_t len, const char *default_db, uns
                    .msg = msg,
                    .msg_len = msg_len};
   int rc = -1;
-  sync_ddl_stmt s = {.kind = SYNC_DDL_OTHER};
+  sync_ddl_stmt s = {.kind = SYNC_DDL_OTHER, .flags = flags};
   if (sync_lex(&p) < 0) {
     sync_fail_oom(&p);
     goto done;
@@ -637,6 +644,15 @@ int sync_ddl_parse_mode(const char *sql, size_t len, const char *default_db, uns
     goto done;
   }
   p.what = sync_kind_label(s.kind);
+  /* A ';' between tokens ends a statement: anything after it (but nothing) is a second one,
+   * which no part of the task may ever run, whatever the target would make of it. */
+  for (int k = 0; k < p.n; k++) {
+    if (p.t[k].type == SYNC_TK_PUNCT && sql[p.t[k].off] == ';' && k + 1 < p.n) {
+      sync_fail_at(&p, p.t[k].off, "a ';' ends the statement and more text follows");
+      rc = SYNC_DDL_MULTI;
+      goto done;
+    }
+  }
   if (p.lex_failed) {
     /* The tokens stop at the bad byte; report it rather than "expected a name" further on. */
     sync_fail_at(&p, p.lex_err_off, "%s", p.lex_err);
@@ -679,11 +695,32 @@ int sync_ddl_parse_mode(const char *sql, size_t len, const char *default_db, uns
 done:
   if (rc < 0 || p.failed) {
     sync_ddl_free(out);
-    rc = -1;
+    if (rc != SYNC_DDL_MULTI)
+      rc = -1;
   }
   free(p.t);
   free(p.refs);
   return rc;
+}
+
+unsigned sync_ddl_flags(uint64_t sql_mode, const char *charset) {
+  static const struct {
+    const char *name;
+    unsigned mb;
+  } mbs[] = {{"gbk", SYNC_DDL_MB_GBK},
+             {"big5", SYNC_DDL_MB_BIG5},
+             {"sjis", SYNC_DDL_MB_SJIS},
+             {"cp932", SYNC_DDL_MB_SJIS},
+             {"gb18030", SYNC_DDL_MB_GB18030}};
+  unsigned f = 0;
+  if (sql_mode & SYNC_SQL_MODE_NO_BACKSLASH_ESCAPES)
+    f |= SYNC_DDL_NO_BACKSLASH_ESCAPES;
+  if (sql_mode & SYNC_SQL_MODE_ANSI_QUOTES)
+    f |= SYNC_DDL_ANSI_QUOTES;
+  for (size_t k = 0; charset && k < sizeof mbs / sizeof mbs[0]; k++)
+    if (strcmp(charset, mbs[k].name) == 0)
+      f |= mbs[k].mb;
+  return f;
 }
 
 int sync_ddl_parse(const char *sql, size_t len, const char *default_db, sync_ddl *out, char *msg,
@@ -704,13 +741,27 @@ void sync_ddl_free(sync_ddl *d) {
 /* ---- rewrite ----------------------------------------------------------------------------------
  */
 
-static int sync_put_quoted(sync_buf *out, const char *name) {
+/* `name`, read back by the server under flags as exactly name: a backtick doubled unless it is
+ * the second byte of a multi-byte character, and -1 for a byte that is no character of its own
+ * but would be one with the backtick after it (the closing quote would vanish into it). */
+static int sync_put_quoted(sync_buf *out, const char *name, unsigned flags) {
   if (sync_buf_putc(out, '`') < 0)
     return -1;
-  for (const char *c = name; *c; c++) {
-    if (*c == '`' && sync_buf_putc(out, '`') < 0)
+  size_t n = strlen(name);
+  for (size_t k = 0; k < n; k++) {
+    size_t m = sync_mb_len(flags, name, k, n);
+    if (m) {
+      if (sync_buf_put(out, name + k, m) < 0)
+        return -1;
+      k += m - 1;
+      continue;
+    }
+    char probe[2] = {name[k], '`'};
+    if (sync_mb_len(flags, probe, 0, 2))
       return -1;
-    if (sync_buf_putc(out, *c) < 0)
+    if (name[k] == '`' && sync_buf_putc(out, '`') < 0)
+      return -1;
+    if (sync_buf_putc(out, name[k]) < 0)
       return -1;
   }
   return sync_buf_putc(out, '`');
@@ -735,12 +786,15 @@ int sync_ddl_rewrite(const sync_ddl_stmt *s, sync_ddl_route_fn route, void *arg,
       return -1;
     if (sync_buf_put(out, s->sql + pos, r->off - pos) < 0)
       return -1;
-    /* An implicit name (ALTER DATABASE without one) is inserted after the keyword before it. */
-    if (r->len == 0 && sync_buf_putc(out, ' ') < 0)
+    /* An implicit name (ALTER DATABASE without one) is inserted after the keyword before it; a
+     * byte >= 0x80 right before the opening backtick could join it into one character. */
+    if ((r->len == 0 || (out->len && (unsigned char)out->p[out->len - 1] >= 0x80)) &&
+        sync_buf_putc(out, ' ') < 0)
       return -1;
-    if (sync_put_quoted(out, schema) < 0)
+    if (sync_put_quoted(out, schema, s->flags) < 0)
       return -1;
-    if (!r->schema_only && (sync_buf_putc(out, '.') < 0 || sync_put_quoted(out, table) < 0))
+    if (!r->schema_only &&
+        (sync_buf_putc(out, '.') < 0 || sync_put_quoted(out, table, s->flags) < 0))
       return -1;
     pos = r->off + r->len;
   }

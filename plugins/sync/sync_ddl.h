@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sync_buf.h"
 
@@ -73,6 +74,7 @@ typedef struct sync_ddl_stmt {
                          tables of FOREIGN KEY ... REFERENCES, EXCHANGE PARTITION ... WITH TABLE,
                          CONVERT PARTITION ... TO TABLE, CONVERT TABLE */
   int n_refs;
+  unsigned flags; /* SYNC_DDL_* it was read under: the rewrite writes names the same way */
 } sync_ddl_stmt;
 
 typedef struct sync_ddl {
@@ -80,15 +82,39 @@ typedef struct sync_ddl {
   int n;
 } sync_ddl;
 
-/* Flags of sync_ddl_parse_mode, from the QUERY event's sql_mode. */
+/* Flags of sync_ddl_parse_mode: how the server that runs the statement reads it, from the QUERY
+ * event's sql_mode and client charset (sync_ddl_flags). The parser must read the text exactly as
+ * the server does, or a name it routes or a ';' it must see could hide inside what it takes for
+ * a string. */
 #define SYNC_DDL_NO_BACKSLASH_ESCAPES 1u /* a backslash in '...' or "..." is a plain byte */
+#define SYNC_DDL_ANSI_QUOTES 2u          /* "..." is a quoted name, like `...` */
+/* The client charset's multi-byte characters whose second byte can be an ASCII byte (a
+ * backslash, a backtick): such a character is one character, its second byte never an escape
+ * or a quote. Other charsets (utf8, latin1, the EUC ones) are read byte by byte: their
+ * multi-byte characters hold no byte below 0x80. */
+#define SYNC_DDL_MB_MASK 0x70u
+#define SYNC_DDL_MB_GBK 0x10u     /* gbk: 0x81-0xFE then 0x40-0x7E|0x80-0xFE */
+#define SYNC_DDL_MB_BIG5 0x20u    /* big5: 0xA1-0xF9 then 0x40-0x7E|0xA1-0xFE */
+#define SYNC_DDL_MB_SJIS 0x30u    /* sjis, cp932: 0x81-0x9F|0xE0-0xFC then 0x40-0x7E|0x80-0xFC */
+#define SYNC_DDL_MB_GB18030 0x40u /* gb18030: gbk's pairs, and 4 bytes 0x81-0xFE 0x30-0x39 x2 */
+
+/* sql_mode bits (the same in MySQL and MariaDB) that change how a statement is read. */
+#define SYNC_SQL_MODE_ANSI_QUOTES (1ull << 2)
+#define SYNC_SQL_MODE_NO_BACKSLASH_ESCAPES (1ull << 20)
+
+/* The flags for a statement run under sql_mode with the client charset named (NULL or unknown:
+ * read byte by byte). */
+unsigned sync_ddl_flags(uint64_t sql_mode, const char *charset);
 
 /* Parse one QUERY event's statement. default_db may be "" (then an unqualified table name is an
  * error for kinds that need one). Returns 0, or -1 with msg (what is wrong, and at which byte,
- * counted from 0) for a statement of a known kind that does not parse; *out is then empty. OTHER
+ * counted from 0) for a statement of a known kind that does not parse, or SYNC_DDL_MULTI for one
+ * that holds a ';' outside strings, names and comments anywhere but at its very end (a second
+ * statement: never to be run, whatever the target would make of it); *out is then empty. OTHER
  * statements are returned as one stmt with sql as-is and no refs. A table named by REFERENCES
  * without a schema resolves to the schema of the table being created or altered (InnoDB's rule);
  * every other unqualified name to default_db. */
+#define SYNC_DDL_MULTI (-2)
 int sync_ddl_parse(const char *sql, size_t len, const char *default_db, sync_ddl *out, char *msg,
                    size_t msg_len);
 /* The same, with SYNC_DDL_* flags. */
@@ -106,7 +132,27 @@ typedef void (*sync_ddl_route_fn)(void *arg, const char *schema, const char *tab
 /* The statement of `s` with every table/schema name it names (its refs) replaced by
  * route(schema, table) (schema-only names by route(schema, NULL)), written fully qualified and
  * backtick-quoted; route NULL keeps every name and only qualifies it. Appends to out. Returns 0,
- * or -1 when memory ran out or a route gave an empty name (out may then hold part of it). */
+ * or -1 when memory ran out, a route gave an empty name, or (under a SYNC_DDL_MB_* charset) a
+ * name holds a byte that would join the closing backtick into one character (out may then hold
+ * part of it). */
 int sync_ddl_rewrite(const sync_ddl_stmt *s, sync_ddl_route_fn route, void *arg, sync_buf *out);
+
+/* ---- text for messages and logs (sync_ddl_redact.c) ----------------------------------------
+ * A statement's text goes into an error message or a DEBUG line only through sync_ddl_redact;
+ * an INFO line carries its verb (sync_ddl_verb) and the object the parser found, nothing else. */
+
+/* Appends sql (read under flags) with every literal that holds a password written as '***': the
+ * one after IDENTIFIED BY, after USING/AS of IDENTIFIED VIA|WITH, after a word ending in PASSWORD
+ * (PASSWORD '...', MASTER_PASSWORD = '...'), all inside PASSWORD(...) / OLD_PASSWORD(...), and
+ * a FederatedX CONNECTION = '...'. Text the lexer cannot read (an unterminated quote) is left
+ * out; control bytes (newlines) become spaces, so the text stays on one log line. At most max bytes are appended (0: no limit), a cut one ending in "...". 0, or -1: no
+ * memory (out may then hold part of it). */
+int sync_ddl_redact(const char *sql, size_t len, unsigned flags, size_t max, sync_buf *out);
+/* The statement's leading keywords, upper-cased (at most 3 words: "CREATE USER", "SET
+ * PASSWORD FOR", "GRANT SELECT ON"), or "(a statement)". */
+void sync_ddl_verb(const char *sql, size_t len, unsigned flags, char *out, size_t out_len);
+/* Rewrites msg (NUL-terminated, in a buffer of msg_cap bytes) so that no password literal of sql
+ * appears in it: for the target's error messages, which quote the statement back. */
+void sync_ddl_scrub(const char *sql, size_t len, unsigned flags, char *msg, size_t msg_cap);
 
 #endif /* DMHOST_SYNC_DDL_H */

@@ -17,6 +17,15 @@
  *
  * A DDL the target refuses pauses the subtask with DM_ERR_SYNC_DDL naming FILE:POS; a `dmctl
  * binlog` operator registered without -b is then used for the failing event at the next try.
+ *
+ * The statement's text is the source user's: it runs on a target connection of its own that
+ * refuses a second statement in one query (no CLIENT_MULTI_STATEMENTS), under the event's own
+ * sql_mode and client charset (its status variables), so the target reads every quote,
+ * backslash and multi-byte character as the source did; the parser reads it under the same
+ * rules, and a statement in which it finds a ';' followed by more text is refused
+ * (DM_ERR_SYNC_DDL_MULTI) before anything runs. Operator statements run under the unit's own
+ * session. No log line above DEBUG carries statement text, and the text in messages has its
+ * passwords redacted (sync_ddl_redact).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -53,16 +62,128 @@ static void sync_ddl_route(void *arg, const char *schema, const char *table, cha
   u->host->route_table(u->ctx, schema, table, out_schema, schema_len, out_table, table_len);
 }
 
+/* sql_mode bit of both servers: DATA/INDEX DIRECTORY of a CREATE TABLE are ignored. Always set
+ * on the target: where the source kept a table's files says nothing about the target's disks,
+ * and a source user must not choose where the target's account writes files. */
+#define SYNC_SQL_MODE_NO_DIR_IN_CREATE (1ull << 7)
+
 typedef struct sync_ddl_run {
   sync_unit *u;
-  MYSQL *conn;
+  MYSQL *conn; /* the DDL connection, opened at the first statement to run */
+  const dm_binlog_query *q;
   const char *at;
   bool replay;
   dm_error *err;
+  /* the event's session: SET for its statements ("" when the event names none), and how its
+   * text is read (sync_ddl_flags) */
+  char session_sql[256];
+  unsigned flags;
+  bool in_event_session; /* the connection runs under session_sql now */
 } sync_ddl_run;
 
-static int sync_ddl_exec(sync_ddl_run *r, const char *sql, size_t len) {
+/* The sql_mode a statement of the event runs under on the target. MariaDB's bits are the
+ * target's; a MySQL source shares bits 0..31 but for the combination-mode markers 8..17 (MySQL 8
+ * has none, and MariaDB's ORACLE switches to another parser), and its bit 32 means something
+ * else (TIME_TRUNCATE_FRACTIONAL). */
+static uint64_t sync_ddl_sql_mode(uint64_t mode, bool mariadb) {
+  if (!mariadb)
+    mode &= 0xffffffffull & ~(0x3ffull << 8);
+  return mode | SYNC_SQL_MODE_NO_DIR_IN_CREATE;
+}
+
+/* Reads the event's sql_mode and charsets into run: the SET that replays them, and the flags
+ * its text is parsed under. A client charset the target does not know can still be replayed
+ * for a text of ASCII bytes only (every client charset reads those alike), not otherwise. */
+static int sync_ddl_session_prepare(sync_ddl_run *run, const dm_binlog_format *fmt) {
+  sync_unit *u = run->u;
+  const dm_binlog_query *q = run->q;
+  uint64_t mode = 0;
+  const char *client = NULL;
+  size_t o = 0;
+  run->session_sql[0] = '\0';
+  if (q->has_sql_mode) {
+    mode = sync_ddl_sql_mode(q->sql_mode, fmt ? fmt->mariadb : true);
+    o += (size_t)snprintf(run->session_sql + o, sizeof run->session_sql - o,
+                          "SET SESSION sql_mode=%" PRIu64, mode);
+  }
+  if (q->has_charset) {
+    client = sync_charsets_name(u->charsets, q->charset_client);
+    if (!client) {
+      for (uint32_t i = 0; i < q->query.len; i++) {
+        if ((unsigned char)q->query.ptr[i] >= 0x80) {
+          u->host->error_make(u->ctx, run->err, DM_ERR_SYNC_DDL_CHARSET, NULL,
+                              "sync: the DDL at %s was written in a client character set the "
+                              "target does not know (collation id %u), and holds non-ASCII bytes "
+                              "(at byte %" PRIu32 ") the target cannot read as the source did",
+                              run->at, (unsigned)q->charset_client, i);
+          return -1;
+        }
+      }
+    }
+    /* by collation id, as mariadb-binlog prints them; ids the target lacks are left at the
+     * session's (binary) */
+    const uint16_t ids[3] = {q->charset_client, q->collation_connection, q->collation_server};
+    static const char *const vars[3] = {"character_set_client", "collation_connection",
+                                        "collation_server"};
+    for (int k = 0; k < 3; k++)
+      if (sync_charsets_name(u->charsets, ids[k]) && o < sizeof run->session_sql)
+        o += (size_t)snprintf(run->session_sql + o, sizeof run->session_sql - o,
+                              "%s@@session.%s=%u", o ? "," : "SET ", vars[k], (unsigned)ids[k]);
+  }
+  run->flags = sync_ddl_flags(q->has_sql_mode ? mode : 0, client);
+  return 0;
+}
+
+/* The DDL connection, opened at the first call; in the default database of the event (routed),
+ * for statements a binlog operator gives that name tables without a schema. */
+static MYSQL *sync_ddl_conn(sync_ddl_run *run) {
+  sync_unit *u = run->u;
+  if (run->conn)
+    return run->conn;
+  if (!(run->conn = sync_db_connect_ddl(u, run->err)))
+    return NULL;
+  if (run->q->db.len) {
+    char db[SYNC_NAME_MAX], tdb[SYNC_NAME_MAX], tt[SYNC_NAME_MAX];
+    size_t dl = run->q->db.len < sizeof db - 1 ? run->q->db.len : sizeof db - 1;
+    memcpy(db, run->q->db.ptr, dl);
+    db[dl] = '\0';
+    sync_route(u, db, NULL, tdb, tt);
+    sync_buf use = {0};
+    if (sync_buf_puts(&use, "USE ") == 0 && sync_sql_ident(&use, tdb, strlen(tdb)) == 0 &&
+        mysql_real_query(run->conn, use.p, (unsigned long)use.len) != 0) {
+      /* the schema is not on the target (yet): the statements are qualified anyway */
+    }
+    sync_buf_free(&use);
+  }
+  return run->conn;
+}
+
+/* Puts the connection under the event's session (event) or the unit's own (a binlog operator's
+ * statements, written by whoever runs dmctl). */
+static int sync_ddl_session(sync_ddl_run *run, bool event) {
+  static const char unit_session[] =
+      "SET SESSION sql_mode='" SYNC_SQL_MODE "',NAMES binary,@@session.collation_server=DEFAULT";
+  if (event == run->in_event_session || !run->session_sql[0])
+    return 0;
+  const char *sql = event ? run->session_sql : unit_session;
+  if (mysql_real_query(run->conn, sql, (unsigned long)strlen(sql)) != 0) {
+    char what[DM_ERROR_MESSAGE_MAX];
+    snprintf(what, sizeof what, "sync: cannot set the session for the DDL at %s on the target (%s)",
+             run->at, sql);
+    sync_db_error(run->u, run->conn, what, run->err);
+    if (!run->err->resumable)
+      run->err->code = DM_ERR_SYNC_DDL;
+    return -1;
+  }
+  run->in_event_session = event;
+  return 0;
+}
+
+/* Runs one statement: the event's (event true: under its session) or an operator's. */
+static int sync_ddl_exec(sync_ddl_run *r, const char *sql, size_t len, bool event) {
   sync_unit *u = r->u;
+  if (!sync_ddl_conn(r) || sync_ddl_session(r, event) < 0)
+    return -1;
   if (mysql_real_query(r->conn, sql, (unsigned long)len) == 0) {
     MYSQL_RES *res = mysql_store_result(r->conn);
     if (res)
@@ -70,45 +191,76 @@ static int sync_ddl_exec(sync_ddl_run *r, const char *sql, size_t len) {
     return 0;
   }
   unsigned code = mysql_errno(r->conn);
+  unsigned flags = event ? r->flags : 0;
   if (r->replay && sync_ddl_already_done(code)) {
+    char said[DM_ERROR_RAW_MAX];
+    dm_strlcpy(said, mysql_error(r->conn), sizeof said);
+    sync_ddl_scrub(sql, len, flags, said, sizeof said);
     u->host->logf(u->ctx, DM_LOG_WARN,
                   "sync: the DDL at %s ran before the restart (the target says: %s): counted as "
                   "done",
-                  r->at, mysql_error(r->conn));
+                  r->at, said);
     return 0;
   }
-  char what[DM_ERROR_MESSAGE_MAX];
-  snprintf(what, sizeof what, "sync: the DDL at %s failed on the target: %.*s", r->at,
-           (int)(len > 300 ? 300 : len), sql);
-  sync_db_error(u, r->conn, what, r->err);
+  sync_buf what = {0};
+  sync_buf_printf(&what, "sync: the DDL at %s failed on the target: ", r->at);
+  sync_ddl_redact(sql, len, flags, 300, &what);
+  sync_db_error(u, r->conn, what.p ? what.p : "sync: a DDL failed on the target", r->err);
+  sync_ddl_scrub(sql, len, flags, r->err->raw_cause, sizeof r->err->raw_cause);
   if (!r->err->resumable && r->err->code == DM_ERR_DB_QUERY) {
     char cause[DM_ERROR_RAW_MAX];
     dm_strlcpy(cause, r->err->raw_cause, sizeof cause);
-    u->host->error_make(u->ctx, r->err, DM_ERR_SYNC_DDL, cause, "%s", what);
+    u->host->error_make(u->ctx, r->err, DM_ERR_SYNC_DDL, cause, "%s", what.p ? what.p : "");
   }
+  sync_buf_free(&what);
   return -1;
 }
 
 static int sync_ddl_exec_list(sync_ddl_run *r, const char *const *sqls, uint32_t n) {
   for (uint32_t i = 0; i < n; i++)
-    if (sync_ddl_exec(r, sqls[i], strlen(sqls[i])) < 0)
+    if (sync_ddl_exec(r, sqls[i], strlen(sqls[i]), false) < 0)
       return -1;
   return 0;
 }
 
+/* A parse failure of the event's text: the message carries the text with its passwords redacted,
+ * and no password the parser's excerpt ("near ...") quoted. */
+static void sync_ddl_parse_failed(sync_ddl_run *run, int rc, const char *msg) {
+  sync_unit *u = run->u;
+  const dm_binlog_query *q = run->q;
+  sync_buf m = {0};
+  if (rc == SYNC_DDL_MULTI)
+    sync_buf_printf(&m,
+                    "sync: the DDL at %s holds more than one statement (%s): refused, nothing "
+                    "of it ran: ",
+                    run->at, msg);
+  else
+    sync_buf_printf(&m, "sync: cannot parse the DDL at %s (%s): ", run->at, msg);
+  sync_ddl_redact(q->query.ptr, q->query.len, run->flags, 300, &m);
+  char text[DM_ERROR_MESSAGE_MAX];
+  dm_strlcpy(text, m.p ? m.p : "sync: cannot parse a DDL", sizeof text);
+  sync_ddl_scrub(q->query.ptr, q->query.len, run->flags, text, sizeof text);
+  u->host->error_make(u->ctx, run->err,
+                      rc == SYNC_DDL_MULTI ? DM_ERR_SYNC_DDL_MULTI : DM_ERR_SYNC_DDL, NULL, "%s",
+                      text);
+  sync_buf_free(&m);
+}
+
 /* The statements of the event after parsing, filtering and routing, one per array slot. */
-static int sync_ddl_prepare(sync_unit *u, const dm_binlog_query *q, const char *at, sync_buf *out,
-                            uint32_t **offs, uint32_t *n, dm_error *err) {
+static int sync_ddl_prepare(sync_ddl_run *run, sync_buf *out, uint32_t **offs, uint32_t *n) {
+  sync_unit *u = run->u;
+  const dm_binlog_query *q = run->q;
+  const char *at = run->at;
+  dm_error *err = run->err;
   char db[SYNC_NAME_MAX];
   size_t dl = q->db.len < sizeof db - 1 ? q->db.len : sizeof db - 1;
   memcpy(db, q->db.ptr, dl);
   db[dl] = '\0';
   sync_ddl d = {0};
   char msg[512];
-  if (sync_ddl_parse(q->query.ptr, q->query.len, db, &d, msg, sizeof msg) < 0) {
-    u->host->error_make(u->ctx, err, DM_ERR_SYNC_DDL, NULL,
-                        "sync: cannot parse the DDL at %s (%s): %.*s", at, msg,
-                        (int)(q->query.len > 300 ? 300 : q->query.len), q->query.ptr);
+  int prc = sync_ddl_parse_mode(q->query.ptr, q->query.len, db, run->flags, &d, msg, sizeof msg);
+  if (prc < 0) {
+    sync_ddl_parse_failed(run, prc, msg);
     return -1;
   }
   *offs = calloc((size_t)d.n + 1, sizeof **offs);
@@ -128,9 +280,15 @@ static int sync_ddl_prepare(sync_unit *u, const dm_binlog_query *q, const char *
       continue;
     }
     if (s->kind == SYNC_DDL_OTHER) {
+      /* CREATE USER, GRANT, SET PASSWORD, ...: the verb at INFO, the (redacted) text at DEBUG */
+      char verb[64];
+      sync_ddl_verb(s->sql, s->sql_len, run->flags, verb, sizeof verb);
       u->host->logf(u->ctx, DM_LOG_INFO,
-                    "sync: statement at %s is not a DDL on tables: skipped: %.*s", at,
-                    (int)(strlen(s->sql) > 200 ? 200 : strlen(s->sql)), s->sql);
+                    "sync: statement at %s is not a DDL on tables: skipped (%s)", at, verb);
+      sync_buf t = {0};
+      sync_ddl_redact(s->sql, s->sql_len, run->flags, 200, &t);
+      u->host->logf(u->ctx, DM_LOG_DEBUG, "sync: statement at %s skipped: %s", at, t.p ? t.p : "");
+      sync_buf_free(&t);
       continue;
     }
     if (s->subject.schema[0] && !u->host->table_allowed(u->ctx, s->subject.schema, table)) {
@@ -142,14 +300,20 @@ static int sync_ddl_prepare(sync_unit *u, const dm_binlog_query *q, const char *
     }
     if (DM_HOST_HAS(u->host, event_ignored) &&
         u->host->event_ignored(u->ctx, s->subject.schema, table, ev, s->sql)) {
-      u->host->logf(u->ctx, DM_LOG_INFO, "sync: DDL at %s ignored by the task's filters: %s", at,
-                    s->sql);
+      u->host->logf(u->ctx, DM_LOG_INFO,
+                    "sync: DDL at %s (%s on `%s`%s%s%s) ignored by the task's filters", at,
+                    ev ? ev : "alter database", s->subject.schema, table ? ".`" : "",
+                    table ? table : "", table ? "`" : "");
       continue;
     }
     (*offs)[(*n)++] = (uint32_t)out->len;
     if (sync_ddl_rewrite(s, sync_ddl_route, u, out) < 0 || sync_buf_putc(out, '\0') < 0) {
       sync_ddl_free(&d);
-      sync_nomem(u, err);
+      u->host->error_make(u->ctx, err, DM_ERR_SYNC_DDL, NULL,
+                          "sync: cannot write the names of the DDL at %s for the target (out of "
+                          "memory, a route gave an empty name, or a name is not whole characters "
+                          "of the event's client charset)",
+                          at);
       return -1;
     }
     /* the tables it names are read again from the target at their next row event */
@@ -164,11 +328,13 @@ static int sync_ddl_prepare(sync_unit *u, const dm_binlog_query *q, const char *
   return 0;
 }
 
-int sync_ddl_apply(sync_unit *u, MYSQL *conn, const dm_binlog_event *ev, const dm_binlog_query *q,
-                   const dm_position *after, int n_workers, dm_error *err) {
+int sync_ddl_apply(sync_unit *u, MYSQL *conn, const dm_binlog_format *fmt,
+                   const dm_binlog_event *ev, const dm_binlog_query *q, const dm_position *after,
+                   int n_workers, dm_error *err) {
   char at[DM_POSITION_NAME_MAX + 24];
   snprintf(at, sizeof at, "%s:%" PRIu64, ev->file, ev->offset);
-  sync_ddl_run run = {u, conn, at, strcmp(u->replay_ddl_at, at) == 0, err};
+  sync_ddl_run run = {
+      .u = u, .q = q, .at = at, .replay = strcmp(u->replay_ddl_at, at) == 0, .err = err};
   bool has_ops =
       DM_HOST_HAS(u->host, binlog_operator) && DM_HOST_HAS(u->host, binlog_operator_done);
   dm_binlog_operator op = {0};
@@ -178,24 +344,10 @@ int sync_ddl_apply(sync_unit *u, MYSQL *conn, const dm_binlog_event *ev, const d
   uint32_t *offs = NULL, n = 0;
   int rc = -1;
   if ((!have_op || op.kind == DM_BINLOG_OP_INJECT) &&
-      sync_ddl_prepare(u, q, at, &text, &offs, &n, err) < 0)
+      (sync_ddl_session_prepare(&run, fmt) < 0 || sync_ddl_prepare(&run, &text, &offs, &n) < 0))
     goto failed;
   if (sync_cp_mark_ddl(u, conn, at, err) < 0)
     goto out;
-  if (q->db.len) {
-    /* statements a binlog operator gives may name tables without a schema */
-    char db[SYNC_NAME_MAX], tdb[SYNC_NAME_MAX], tt[SYNC_NAME_MAX];
-    size_t dl = q->db.len < sizeof db - 1 ? q->db.len : sizeof db - 1;
-    memcpy(db, q->db.ptr, dl);
-    db[dl] = '\0';
-    sync_route(u, db, NULL, tdb, tt);
-    sync_buf use = {0};
-    if (sync_buf_puts(&use, "USE ") == 0 && sync_sql_ident(&use, tdb, strlen(tdb)) == 0 &&
-        mysql_real_query(conn, use.p, (unsigned long)use.len) != 0) {
-      /* the schema is not on the target (yet): the statements are qualified anyway */
-    }
-    sync_buf_free(&use);
-  }
   if (have_op) {
     u->host->logf(u->ctx, DM_LOG_INFO, "sync: binlog operator %s for the event at %s",
                   op.kind == DM_BINLOG_OP_SKIP      ? "skip"
@@ -209,7 +361,7 @@ int sync_ddl_apply(sync_unit *u, MYSQL *conn, const dm_binlog_event *ev, const d
   if (!have_op || op.kind == DM_BINLOG_OP_INJECT) {
     for (uint32_t i = 0; i < n; i++) {
       const char *sql = text.p + offs[i];
-      if (sync_ddl_exec(&run, sql, strlen(sql)) == 0)
+      if (sync_ddl_exec(&run, sql, strlen(sql), true) == 0)
         continue;
       /* refused: an operator registered for the failing event (dmctl binlog without -b)? */
       dm_binlog_operator fop = {0};
@@ -222,7 +374,7 @@ int sync_ddl_apply(sync_unit *u, MYSQL *conn, const dm_binlog_event *ev, const d
       if (op.kind != DM_BINLOG_OP_SKIP &&
           sync_ddl_exec_list(&run, (const char *const *)op.sqls, op.n_sqls) < 0)
         goto failed;
-      if (op.kind == DM_BINLOG_OP_INJECT && sync_ddl_exec(&run, sql, strlen(sql)) < 0)
+      if (op.kind == DM_BINLOG_OP_INJECT && sync_ddl_exec(&run, sql, strlen(sql), true) < 0)
         goto failed;
       if (op.kind != DM_BINLOG_OP_INJECT)
         break; /* skip / replace stand for the whole event */
@@ -252,6 +404,7 @@ failed:
     dm_strlcpy(err->workaround, w, sizeof err->workaround);
   }
 out:
+  sync_db_close(u, run.conn);
   free(offs);
   sync_buf_free(&text);
   return rc;

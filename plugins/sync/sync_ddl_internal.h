@@ -45,6 +45,9 @@ typedef struct sync_parser {
 
 /* Can the byte be part of an unquoted identifier? */
 bool sync_word_byte(unsigned char c);
+/* Length of the multi-byte character of the client charset (flags) at s[i], or 0 when the byte
+ * there is a character of its own (also: an invalid or cut sequence, as the server reads it). */
+size_t sync_mb_len(unsigned flags, const char *s, size_t i, size_t len);
 /* Splits p->sql into p->t; -1 (no memory, or an unterminated quote/comment: p->lex_failed) */
 int sync_lex(sync_parser *p);
 

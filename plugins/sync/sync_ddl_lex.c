@@ -16,6 +16,36 @@ bool sync_word_byte(unsigned char c) {
          c == '$' || c >= 0x80;
 }
 
+size_t sync_mb_len(unsigned flags, const char *s, size_t i, size_t len) {
+  unsigned mb = flags & SYNC_DDL_MB_MASK;
+  if (!mb || i + 1 >= len)
+    return 0;
+  unsigned char a = (unsigned char)s[i], b = (unsigned char)s[i + 1];
+  switch (mb) {
+  case SYNC_DDL_MB_GBK:
+    return a >= 0x81 && a <= 0xfe && ((b >= 0x40 && b <= 0x7e) || (b >= 0x80 && b <= 0xfe)) ? 2 : 0;
+  case SYNC_DDL_MB_BIG5:
+    return a >= 0xa1 && a <= 0xf9 && ((b >= 0x40 && b <= 0x7e) || (b >= 0xa1 && b <= 0xfe)) ? 2 : 0;
+  case SYNC_DDL_MB_SJIS:
+    return ((a >= 0x81 && a <= 0x9f) || (a >= 0xe0 && a <= 0xfc)) &&
+                   ((b >= 0x40 && b <= 0x7e) || (b >= 0x80 && b <= 0xfc))
+               ? 2
+               : 0;
+  case SYNC_DDL_MB_GB18030:
+    if (a < 0x81 || a > 0xfe)
+      return 0;
+    if ((b >= 0x40 && b <= 0x7e) || (b >= 0x80 && b <= 0xfe))
+      return 2;
+    if (b >= 0x30 && b <= 0x39 && i + 3 < len) {
+      unsigned char c = (unsigned char)s[i + 2], d = (unsigned char)s[i + 3];
+      return c >= 0x81 && c <= 0xfe && d >= 0x30 && d <= 0x39 ? 4 : 0;
+    }
+    return 0;
+  default:
+    return 0;
+  }
+}
+
 static bool sync_space_byte(unsigned char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
@@ -58,8 +88,12 @@ int sync_lex(sync_parser *p) {
       bool versioned = j < len && (s[j] == '!' || (s[j] == 'M' && j + 1 < len && s[j + 1] == '!'));
       if (versioned && !in_vc) {
         j += s[j] == '!' ? 1 : 2;
-        for (int d = 0; d < 6 && j < len && s[j] >= '0' && s[j] <= '9'; d++)
-          j++;
+        /* The version is exactly 5 digits, or 6; fewer are not a version but statement text. */
+        size_t d = 0;
+        while (d < 6 && j + d < len && s[j + d] >= '0' && s[j + d] <= '9')
+          d++;
+        if (d >= 5)
+          j += d;
         in_vc = true;
         vc_start = i;
         i = j;
@@ -89,17 +123,29 @@ int sync_lex(sync_parser *p) {
     }
     size_t j = i + 1;
     sync_tok_type type;
-    if (c == '`') {
-      type = SYNC_TK_BQ;
+    size_t mb = sync_mb_len(p->flags, s, i, len);
+    bool name_quote = c == '`' || (c == '"' && (p->flags & SYNC_DDL_ANSI_QUOTES));
+    if (name_quote) {
+      /* A quoted name: no escapes but a doubled quote; a multi-byte character is skipped whole
+       * (gbk's 0x81 0x60 holds a backtick that does not end the name). */
+      type = c == '`' ? SYNC_TK_BQ : SYNC_TK_DQ;
       for (;;) {
-        while (j < len && s[j] != '`')
-          j++;
+        size_t m = sync_mb_len(p->flags, s, j, len);
+        if (m) {
+          j += m;
+          continue;
+        }
         if (j >= len) {
-          sync_lex_error(p, i, "unterminated `quoted` name");
+          sync_lex_error(p, i,
+                         c == '`' ? "unterminated `quoted` name" : "unterminated \"quoted\" name");
           return 0;
         }
-        if (j + 1 < len && s[j + 1] == '`') {
-          j += 2; /* a doubled backtick is one backtick of the name */
+        if (s[j] != (char)c) {
+          j++;
+          continue;
+        }
+        if (j + 1 < len && s[j + 1] == (char)c) {
+          j += 2; /* a doubled quote is one quote of the name */
           continue;
         }
         j++;
@@ -112,8 +158,13 @@ int sync_lex(sync_parser *p) {
           sync_lex_error(p, i, c == '"' ? "unterminated \"quoted\" text" : "unterminated string");
           return 0;
         }
+        size_t m = sync_mb_len(p->flags, s, j, len);
+        if (m) {
+          j += m; /* gbk's 0xBF 0x5C is one character, not a backslash */
+          continue;
+        }
         if (s[j] == '\\' && !(p->flags & SYNC_DDL_NO_BACKSLASH_ESCAPES)) {
-          j += 2;
+          j += 2; /* the server skips one byte after a backslash, whatever it starts */
           continue;
         }
         if (s[j] == (char)c) {
@@ -126,10 +177,18 @@ int sync_lex(sync_parser *p) {
         }
         j++;
       }
-    } else if (sync_word_byte(c)) {
+    } else if (mb || sync_word_byte(c)) {
       type = SYNC_TK_WORD;
-      while (j < len && sync_word_byte((unsigned char)s[j]))
-        j++;
+      j = i + (mb ? mb : 1);
+      for (;;) {
+        size_t m = sync_mb_len(p->flags, s, j, len);
+        if (m)
+          j += m;
+        else if (j < len && sync_word_byte((unsigned char)s[j]))
+          j++;
+        else
+          break;
+      }
     } else {
       type = SYNC_TK_PUNCT;
     }

@@ -396,7 +396,7 @@ static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *er
     dm_strlcpy(after.name, ev->file, sizeof after.name);
     after.pos = ev->header.next_pos;
     sync_gtid_format(&r->gtid, after.gtid, sizeof after.gtid);
-    if (sync_ddl_apply(u, r->tc, ev, &q, &after, r->n_workers, err) < 0)
+    if (sync_ddl_apply(u, r->tc, fmt, ev, &q, &after, r->n_workers, err) < 0)
       return -1;
     sync_maps_boundary(r);
     r->cur = after;

@@ -43,12 +43,11 @@
  * Everything here exists in MySQL too; MariaDB-only switches (check_constraint_checks) are left
  * out.
  */
-const char SYNC_SQL_SESSION[] =
-    "SET NAMES binary;"
-    "SET time_zone='+00:00';"
-    "SET sql_mode='NO_AUTO_VALUE_ON_ZERO,ALLOW_INVALID_DATES,NO_ENGINE_SUBSTITUTION';"
-    "SET foreign_key_checks=0;"
-    "SET unique_checks=1";
+const char SYNC_SQL_SESSION[] = "SET NAMES binary;"
+                                "SET time_zone='+00:00';"
+                                "SET sql_mode='" SYNC_SQL_MODE "';"
+                                "SET foreign_key_checks=0;"
+                                "SET unique_checks=1";
 
 /* ---- charsets by collation id ---- */
 

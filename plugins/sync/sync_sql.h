@@ -37,9 +37,11 @@
 
 /*
  * Session settings every sync connection runs once after connecting (';'-separated statements,
- * so the connection needs CLIENT_MULTI_STATEMENTS, or split it at ';'). See sync_sql.c for why
- * each one is there.
+ * so the connection needs CLIENT_MULTI_STATEMENTS, or split it at ';': no ';' is inside a
+ * literal). See sync_sql.c for why each one is there. SYNC_SQL_MODE is its sql_mode, which the
+ * DDL connection returns to after running a statement of the binlog under the source's.
  */
+#define SYNC_SQL_MODE "NO_AUTO_VALUE_ON_ZERO,ALLOW_INVALID_DATES,NO_ENGINE_SUBSTITUTION"
 extern const char SYNC_SQL_SESSION[];
 
 /* Charset names by collation id, read once from the target (information_schema.COLLATIONS), for

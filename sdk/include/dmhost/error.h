@@ -209,6 +209,14 @@ typedef enum dm_error_level {
   X(DM_ERR_SYNC_NO_START, 36005, DM_CLASS_SYNC_UNIT, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,          \
     "Mode incremental needs a start position: set `meta` (binlog-name and binlog-pos, or "         \
     "binlog-gtid) for the source in the task file, or run mode all / load&sync.")                  \
+  X(DM_ERR_SYNC_DDL_MULTI, 36006, DM_CLASS_SYNC_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,         \
+    "The DDL at the position named holds a second statement after a ';' (crafted text, see "       \
+    "docs/sync.md): it was not run. Find who ran it on the source; to go on without it, `dmctl "   \
+    "binlog skip|replace TASK -b FILE:POS`, then resume the task.")                                \
+  X(DM_ERR_SYNC_DDL_CHARSET, 36007, DM_CLASS_SYNC_UNIT, DM_SCOPE_DOWNSTREAM, DM_LEVEL_HIGH, 0,     \
+    "The DDL at the position named was written in a client character set the target does not "     \
+    "know, and holds bytes it would read otherwise: run it on the target by hand, then `dmctl "    \
+    "binlog skip TASK -b FILE:POS` and resume the task.")                                          \
   X(DM_ERR_UNIT_CUSTOM_BASE, 90000, DM_CLASS_UNIT, DM_SCOPE_NOT_SET, DM_LEVEL_MEDIUM, 1, "")
 
 typedef enum dm_error_code {
