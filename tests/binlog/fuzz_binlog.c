@@ -8,16 +8,15 @@
  * compiler (DMHOST_FUZZ_REPLAY), main() replays files or folders given on the command line, so CI
  * runs the seed corpus through the same code (binlog_fuzz_replay).
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dmhost/binlog.h"
 #include "dmhost/binlog_rows.h"
+#include "fuzz_replay.h"
 
 #define FUZZ_MAPS 4
 #define FUZZ_MAX_EVENTS 100000
@@ -173,59 +172,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 }
 
 #ifdef DMHOST_FUZZ_REPLAY
-static int fuzz_replay_file(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "cannot open %s\n", path);
-    return -1;
-  }
-  size_t cap = 1 << 16, len = 0;
-  uint8_t *buf = malloc(cap);
-  size_t n;
-  while (buf && (n = fread(buf + len, 1, cap - len, f)) > 0) {
-    len += n;
-    if (len == cap)
-      buf = realloc(buf, cap *= 2);
-  }
-  fclose(f);
-  if (!buf)
-    return -1;
-  LLVMFuzzerTestOneInput(buf, len);
-  /* every prefix and a few flipped bytes too: cut files and damage, as the fuzzer would */
-  for (size_t cut = 0; cut < len; cut += 1 + len / 64)
-    LLVMFuzzerTestOneInput(buf, cut);
-  for (size_t at = 4; at < len; at += 1 + len / 32) {
-    buf[at] ^= 0xff;
-    LLVMFuzzerTestOneInput(buf, len);
-    buf[at] ^= 0xff;
-  }
-  free(buf);
-  return 0;
-}
-
 int main(int argc, char **argv) {
-  int files = 0, failed = 0;
-  for (int i = 1; i < argc; i++) {
-    struct stat st;
-    if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-      DIR *d = opendir(argv[i]);
-      struct dirent *de;
-      while (d && (de = readdir(d))) {
-        if (de->d_name[0] == '.')
-          continue;
-        char p[4096];
-        snprintf(p, sizeof p, "%s/%s", argv[i], de->d_name);
-        files++;
-        failed += fuzz_replay_file(p) < 0;
-      }
-      if (d)
-        closedir(d);
-    } else {
-      files++;
-      failed += fuzz_replay_file(argv[i]) < 0;
-    }
-  }
-  printf("%d passed, %d failed\n", files - failed, failed);
-  return failed || files == 0 ? 1 : 0;
+  return fuzz_replay_main(argc, argv, LLVMFuzzerTestOneInput, 4); /* past the magic */
 }
 #endif
