@@ -620,6 +620,7 @@ int sync_ddl_parse_mode(const char *sql, size_t len, const char *default_db, uns
                         sync_ddl *out, char *msg, size_t msg_len) {
   out->stmts = NULL;
   out->n = 0;
+  out->multi_at = 0;
   if (msg && msg_len)
     msg[0] = '\0';
   sync_parser p = {.sql = sql,
@@ -649,6 +650,7 @@ int sync_ddl_parse_mode(const char *sql, size_t len, const char *default_db, uns
   for (int k = 0; k < p.n; k++) {
     if (p.t[k].type == SYNC_TK_PUNCT && sql[p.t[k].off] == ';' && k + 1 < p.n) {
       sync_fail_at(&p, p.t[k].off, "a ';' ends the statement and more text follows");
+      out->multi_at = p.t[k].off;
       rc = SYNC_DDL_MULTI;
       goto done;
     }

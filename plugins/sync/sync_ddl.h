@@ -80,6 +80,7 @@ typedef struct sync_ddl_stmt {
 typedef struct sync_ddl {
   sync_ddl_stmt *stmts;
   int n;
+  size_t multi_at; /* SYNC_DDL_MULTI: the byte of the ';' that ends the first statement */
 } sync_ddl;
 
 /* Flags of sync_ddl_parse_mode: how the server that runs the statement reads it, from the QUERY
@@ -143,10 +144,11 @@ int sync_ddl_rewrite(const sync_ddl_stmt *s, sync_ddl_route_fn route, void *arg,
 
 /* Appends sql (read under flags) with every literal that holds a password written as '***': the
  * one after IDENTIFIED BY, after USING/AS of IDENTIFIED VIA|WITH, after a word ending in PASSWORD
- * (PASSWORD '...', MASTER_PASSWORD = '...'), all inside PASSWORD(...) / OLD_PASSWORD(...), and
- * a FederatedX CONNECTION = '...'. Text the lexer cannot read (an unterminated quote) is left
- * out; control bytes (newlines) become spaces, so the text stays on one log line. At most max bytes are appended (0: no limit), a cut one ending in "...". 0, or -1: no
- * memory (out may then hold part of it). */
+ * (PASSWORD '...', MASTER_PASSWORD = '...'), all inside PASSWORD(...) / OLD_PASSWORD(...), all
+ * after the '=' of SET PASSWORD, and a FederatedX CONNECTION = '...'. Text the lexer cannot read
+ * (an unterminated quote) is left out; control bytes (newlines) become spaces, so the text stays on
+ * one log line. At most max bytes are appended (0: no limit), a cut one ending in "...". 0, or -1:
+ * no memory (out may then hold part of it). */
 int sync_ddl_redact(const char *sql, size_t len, unsigned flags, size_t max, sync_buf *out);
 /* The statement's leading keywords, upper-cased (at most 3 words: "CREATE USER", "SET
  * PASSWORD FOR", "GRANT SELECT ON"), or "(a statement)". */

@@ -246,6 +246,35 @@ static void sync_ddl_parse_failed(sync_ddl_run *run, int rc, const char *msg) {
   sync_buf_free(&m);
 }
 
+/* A statement with a second one after a ';' is never run. Whether it pauses the task: only when
+ * its first statement is about a table or schema the task replicates; one about tables the
+ * block-allow list leaves out (or no table at all) is skipped like any such DDL, so that a source
+ * user cannot pause every task on the source with text about a schema of its own. */
+static bool sync_ddl_multi_out_of_scope(sync_ddl_run *run, const char *db, size_t first_end) {
+  sync_unit *u = run->u;
+  sync_ddl first = {0};
+  char msg[64];
+  if (sync_ddl_parse_mode(run->q->query.ptr, first_end, db, run->flags, &first, msg, sizeof msg) <
+      0)
+    return false;
+  bool out = true;
+  for (int i = 0; i < first.n && out; i++) {
+    const sync_ddl_stmt *s = &first.stmts[i];
+    if (s->kind == SYNC_DDL_OTHER || s->temporary)
+      continue;
+    const char *table = s->subject.table[0] ? s->subject.table : NULL;
+    if (!s->subject.schema[0] || u->host->table_allowed(u->ctx, s->subject.schema, table))
+      out = false;
+  }
+  if (out)
+    u->host->logf(u->ctx, DM_LOG_INFO,
+                  "sync: DDL at %s holds a second statement, and the first is about nothing "
+                  "the task replicates: skipped, nothing of it ran",
+                  run->at);
+  sync_ddl_free(&first);
+  return out;
+}
+
 /* The statements of the event after parsing, filtering and routing, one per array slot. */
 static int sync_ddl_prepare(sync_ddl_run *run, sync_buf *out, uint32_t **offs, uint32_t *n) {
   sync_unit *u = run->u;
@@ -259,6 +288,11 @@ static int sync_ddl_prepare(sync_ddl_run *run, sync_buf *out, uint32_t **offs, u
   sync_ddl d = {0};
   char msg[512];
   int prc = sync_ddl_parse_mode(q->query.ptr, q->query.len, db, run->flags, &d, msg, sizeof msg);
+  if (prc == SYNC_DDL_MULTI && sync_ddl_multi_out_of_scope(run, db, d.multi_at)) {
+    *offs = NULL;
+    *n = 0;
+    return 0;
+  }
   if (prc < 0) {
     sync_ddl_parse_failed(run, prc, msg);
     return -1;

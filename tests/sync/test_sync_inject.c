@@ -164,7 +164,8 @@ static void test_gbk(void) {
 }
 
 /* A statement the parser reads as two is refused with a coded, non-resumable error naming its
- * position, nothing of it runs, and `binlog skip` goes past it. MariaDB writes one statement per
+ * position, nothing of it runs, and `binlog skip` goes past it; one about a schema the task
+ * leaves out is skipped. MariaDB writes one statement per
  * event and patches the comments it skipped, so from a real source the one text that reaches the
  * refusal is "--" followed by DEL (0x7f): the server takes it for a comment, the parser, erring on
  * the side of refusing, does not (it stands in for a crafted event of a hostile upstream). */
@@ -175,6 +176,15 @@ static void test_second_statement_refused(void) {
   CU_ASSERT_FATAL(ts_config(&e, "ts_inj2", APP, NULL, NULL) == 0);
   dmh_subtask *st = ts_start(&e);
   CU_ASSERT_FATAL(st != NULL);
+  /* about a schema the task leaves out: skipped like any DDL there (a source user must not be
+   * able to pause every task with text about its own schema), and nothing of it runs */
+  CU_ASSERT_FATAL(lt_exec(src, "CREATE TABLE " OTHER ".t4 (a INT) --\x7f ; CREATE TABLE " APP
+                               ".pwn4 (x INT)") == 0);
+  CU_ASSERT_EQUAL_FATAL(count_tables(src, OTHER), 1);
+  CU_ASSERT(ts_catch_up("ts_inj2", 30000));
+  CU_ASSERT_EQUAL(dmh_subtask_stage(st), DMH_STAGE_RUNNING);
+  CU_ASSERT_EQUAL(count_tables(dst, APP), 0);
+  CU_ASSERT_EQUAL(count_tables(dst, OTHER), 0);
   char file[256];
   unsigned long pos;
   ts_master(file, &pos, NULL);
@@ -182,7 +192,6 @@ static void test_second_statement_refused(void) {
       "CREATE TABLE " APP ".t3 (a INT) --\x7f ; CREATE TABLE " OTHER ".pwn3 (x INT)";
   CU_ASSERT_FATAL(evil_query(nested) == 0);
   CU_ASSERT_EQUAL_FATAL(count_tables(src, APP), 1);
-  CU_ASSERT_EQUAL_FATAL(count_tables(src, OTHER), 0);
   CU_ASSERT_EQUAL(dmh_subtask_wait_settled(st, 30000), DMH_STAGE_PAUSED);
   char msg[1024], at[300];
   bool resumable = true;
