@@ -677,7 +677,7 @@ static void test_other_left_as_is(void) {
  */
 
 static void expect_error(const char *sql, const char *db, unsigned flags, const char *want) {
-  sync_ddl d = {(sync_ddl_stmt *)&d, 99}; /* garbage in: parse must set it */
+  sync_ddl d = {(sync_ddl_stmt *)&d, 99, 7}; /* garbage in: parse must set it */
   char msg[512];
   int rc = sync_ddl_parse_mode(sql, strlen(sql), db, flags, &d, msg, sizeof msg);
   CU_ASSERT_EQUAL(rc, -1);
@@ -821,9 +821,13 @@ static void test_top_level_semicolon(void) {
     }
     sync_ddl_free(&d);
   }
-  /* statements the unit does not run are handed over whole (and skipped by the unit) */
+  /* where the first statement ends: the unit parses that part alone to see what it is about */
   sync_ddl d;
   char msg[256];
+  const char *two = "DROP TABLE t; DROP DATABASE other";
+  CU_ASSERT_EQUAL(sync_ddl_parse(two, strlen(two), "shop", &d, msg, sizeof msg), SYNC_DDL_MULTI);
+  CU_ASSERT_EQUAL(d.multi_at, 12);
+  /* statements the unit does not run are handed over whole (and skipped by the unit) */
   const char *other = "SET @a = 1; SET @b = 2";
   CU_ASSERT_EQUAL(sync_ddl_parse(other, strlen(other), "shop", &d, msg, sizeof msg), 0);
   CU_ASSERT_EQUAL(d.stmts[0].kind, SYNC_DDL_OTHER);
