@@ -14,6 +14,8 @@
 #include <errmsg.h>
 #include <mysqld_error.h>
 
+#include <dmhost/db.h>
+
 #include "sync.h"
 
 static void sync_db_register(sync_unit *u, int fd, bool add) {
@@ -50,27 +52,16 @@ static int sync_db_exec_each(sync_unit *u, MYSQL *c, const char *sql, const char
  * query that holds a second statement (the DDL connection: the text comes from the source). */
 static MYSQL *sync_db_connect(sync_unit *u, const dm_db_endpoint *ep, bool target, bool multi,
                               dm_error *err) {
-  MYSQL *c = mysql_init(NULL);
-  if (!c) {
-    u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory for a connection");
+  dm_db_connect_opts o = {
+      .who = "sync",
+      .side = target ? DM_DB_TARGET : DM_DB_SOURCE,
+      .read_timeout_s = 600,
+      .write_timeout_s = 600,
+      .client_flags = multi ? CLIENT_MULTI_STATEMENTS | CLIENT_MULTI_RESULTS : 0,
+  };
+  MYSQL *c = dm_db_connect(ep, &o, err);
+  if (!c)
     return NULL;
-  }
-  unsigned connect_timeout = 10, rw_timeout = 600;
-  my_bool no = 0;
-  mysql_options(c, MYSQL_OPT_CONNECT_TIMEOUT, &connect_timeout);
-  mysql_options(c, MYSQL_OPT_READ_TIMEOUT, &rw_timeout);
-  mysql_options(c, MYSQL_OPT_WRITE_TIMEOUT, &rw_timeout);
-  mysql_options(c, MYSQL_OPT_RECONNECT, &no);
-  mysql_options(c, MYSQL_OPT_LOCAL_INFILE, &no);
-  if (!mysql_real_connect(c, ep->host, ep->user, ep->password, NULL, (unsigned)ep->port, ep->socket,
-                          multi ? CLIENT_MULTI_STATEMENTS | CLIENT_MULTI_RESULTS : 0)) {
-    u->host->error_make(u->ctx, err, DM_ERR_DB_CONNECT, mysql_error(c),
-                        "sync: cannot connect to the %s %s:%d as `%s`",
-                        target ? "target" : "source", ep->host, ep->port, ep->user);
-    err->scope = target ? DM_SCOPE_DOWNSTREAM : DM_SCOPE_UPSTREAM;
-    mysql_close(c);
-    return NULL;
-  }
   /* READ COMMITTED: the workers' transactions run side by side on rows no two of them share;
    * REPEATABLE READ's gap locks would still make them wait for (and deadlock with) each other. */
   static const char rc_sql[] = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED";
