@@ -263,6 +263,7 @@ static const dmh_cfg_hint conf_source_misplaced[] = {
     {"name", conf_hint_task_only},
     {"task-mode", conf_hint_task_only},
     {"meta-schema", conf_hint_task_only},
+    {"case-sensitive", conf_hint_task_only},
     {"target-database", conf_hint_task_only},
     {"mysql-instances", conf_hint_task_only},
     {"block-allow-list", conf_hint_task_only},
@@ -360,6 +361,7 @@ config_setting_t *dmh_source_unit_section(const dmh_source_config *s) {
 static const char *const conf_task_keys[] = {
     "name",
     "task-mode",
+    "case-sensitive",
     "meta-schema",
     "target-database",
     "mysql-instances",
@@ -532,6 +534,7 @@ static int conf_instance(dmh_cfg_ctx *c, const config_setting_t *g, dmh_task_con
           "list each source once",
           dmh_cfg_path_of(sid, path, sizeof path), c->what, in->source_id,
           (int)(prev - t->instances));
+  in->case_sensitive = t->case_sensitive;
   char *bal = NULL;
   int rc = dmh_cfg_get_string(c, g, "block-allow-list", DMH_CFG_NONEMPTY, &bal);
   if (rc < 0)
@@ -665,7 +668,8 @@ static int conf_task_parse(dmh_cfg_ctx *c, dmh_task_config *t) {
                         "characters without backticks; not \"%s\"",
                         c->what, t->meta_schema);
   }
-  if (dmh_cfg_get_db(c, root, "target-database", &t->target) < 0 ||
+  if (dmh_cfg_get_bool(c, root, "case-sensitive", &t->case_sensitive) < 0 ||
+      dmh_cfg_get_db(c, root, "target-database", &t->target) < 0 ||
       dmh_cfg_parse_rules(c, root, t) < 0 || conf_instances(c, root, t) < 0)
     return -1;
   if (conf_unit_paths(c, root, false,

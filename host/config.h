@@ -51,8 +51,8 @@ typedef struct dmh_db_config {
   dm_db_endpoint ep; /* host, port, user, password, socket: all strings owned here */
 } dmh_db_config;
 
-/* block-allow-list rule set (DM's names). Tables are "db.table" pairs; a name starting with '~'
- * is a regular expression (POSIX extended), as in DM. */
+/* block-allow-list rule set (DM's names). Tables are "db.table" pairs; a name is a DM wildcard,
+ * or, starting with '~', a regular expression in DM's (RE2) dialect (match.h). */
 typedef struct dmh_table_ref {
   char *db;
   char *table;
@@ -97,6 +97,7 @@ typedef struct dmh_task_instance {
   int n_routes;
   const dmh_filter_rule **filters; /* resolved from filter-rules names */
   int n_filters;
+  bool case_sensitive; /* the task's case-sensitive: names and patterns compared as they are */
   /* meta: where mode incremental starts (binlog-name/binlog-pos or binlog-gtid) */
   char *meta_binlog_name;
   uint64_t meta_binlog_pos;
@@ -141,6 +142,7 @@ typedef struct dmh_task_config {
   int n_routes;
   dmh_filter_rule *filters;
   int n_filters;
+  bool case_sensitive; /* case-sensitive (DM's name), default false: names folded (match.h) */
   char *unit_paths[DMH_KIND_COUNT]; /* dump, load, sync; relay is refused here */
   dmh_supervisor_config sup;
   uint32_t file_mode; /* file-mode: of the files the task's units create, default 0600 */

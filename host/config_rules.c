@@ -5,6 +5,7 @@
 #include <strings.h>
 
 #include "config_util.h"
+#include "match.h"
 
 #define RULES_PATH_MAX 256
 
@@ -24,9 +25,24 @@ static const char *const rules_route_keys[] = {"schema-pattern", "table-pattern"
 static const char *const rules_filter_keys[] = {"schema-pattern", "table-pattern", "events",
                                                 "sql-pattern",    "action",        NULL};
 
+/* A regular expression in DM's (RE2) dialect, as match.h compiles it: refused here, with its
+ * line, when it has no POSIX translation or does not compile. */
+static int rules_check_regex(dmh_cfg_ctx *c, const config_setting_t *at, const char *re) {
+  regex_t rx;
+  char why[400], path[RULES_PATH_MAX];
+  if (dmh_regex_compile(&rx, re, false, why, sizeof why) == 0) {
+    regfree(&rx);
+    return 0;
+  }
+  return dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, at,
+                      "`%s` in the %s: regular expression \"%s\": %s (see docs/config.md, "
+                      "\"Matching names\")",
+                      dmh_cfg_path_of(at, path, sizeof path), c->what, re, why);
+}
+
 /* A name starting with '~' is a regular expression in DM's block-allow-list. */
 static int rules_check_name(dmh_cfg_ctx *c, const config_setting_t *at, const char *name) {
-  return name[0] == '~' ? dmh_cfg_check_regex(c, at, name + 1) : 0;
+  return name[0] == '~' ? rules_check_regex(c, at, name + 1) : 0;
 }
 
 static int rules_check_names(dmh_cfg_ctx *c, const config_setting_t *group, const char *key,
@@ -136,7 +152,7 @@ static int rules_parse_filter(dmh_cfg_ctx *c, const config_setting_t *g, dmh_fil
   }
   const config_setting_t *sql = config_setting_get_member(g, "sql-pattern");
   for (int i = 0; i < r->n_sql_patterns; i++)
-    if (dmh_cfg_check_regex(c, config_setting_get_elem(sql, (unsigned)i), r->sql_patterns[i]) < 0)
+    if (rules_check_regex(c, config_setting_get_elem(sql, (unsigned)i), r->sql_patterns[i]) < 0)
       return -1;
   char *action = NULL;
   if (dmh_cfg_get_string(c, g, "action", DMH_CFG_REQUIRED, &action) < 0)

@@ -3,7 +3,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -356,23 +355,6 @@ int dmh_cfg_get_string_list(dmh_cfg_ctx *c, const config_setting_t *group, const
   *out = v;
   *n = len;
   return 1;
-}
-
-int dmh_cfg_check_regex(dmh_cfg_ctx *c, const config_setting_t *at, const char *re) {
-  regex_t rx;
-  int rc = regcomp(&rx, re, REG_EXTENDED | REG_NOSUB);
-  if (rc == 0) {
-    regfree(&rx);
-    return 0;
-  }
-  char why[128];
-  regerror(rc, &rx, why, sizeof why);
-  regfree(&rx);
-  char path[CFGUTIL_PATH_MAX];
-  return dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, at,
-                      "`%s` in the %s: \"%s\" is not a valid POSIX extended regular expression "
-                      "(%s)",
-                      dmh_cfg_path_of(at, path, sizeof path), c->what, re, why);
 }
 
 static const char *const cfgutil_db_keys[] = {"host", "port", "user", "password", "socket", NULL};

@@ -84,10 +84,6 @@ int dmh_cfg_get_group(dmh_cfg_ctx *c, const config_setting_t *group, const char 
 int dmh_cfg_get_string_list(dmh_cfg_ctx *c, const config_setting_t *group, const char *name,
                             char ***out, int *n);
 
-/* Fail with DM_ERR_CONFIG_INVALID if `re` is not a POSIX extended regular expression; `at` is the
- * setting that holds it. */
-int dmh_cfg_check_regex(dmh_cfg_ctx *c, const config_setting_t *at, const char *re);
-
 /* A database endpoint group (`from`, `target-database`): host and user required, port 3306 by
  * default, password "" by default, socket optional. */
 int dmh_cfg_get_db(dmh_cfg_ctx *c, const config_setting_t *parent, const char *name,

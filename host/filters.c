@@ -6,7 +6,7 @@
 #include <strings.h>
 
 #include "dmhost/sdk.h"
-#include "rules.h"
+#include "match.h"
 
 typedef enum filters_class {
   FILTERS_NONE = 0, /* no event name: only sql-pattern can judge it */
@@ -23,6 +23,7 @@ typedef struct filters_rule {
 struct dmh_filters {
   filters_rule *rules;
   int n_rules;
+  bool case_sensitive;
 };
 
 /* DM's events and their class; an alias names the event DM folds it into. */
@@ -95,12 +96,13 @@ static bool filters_sql_match(const filters_rule *fr, const char *sql) {
   return false;
 }
 
-static bool filters_rule_applies(const dmh_filter_rule *r, const char *schema, const char *table) {
-  if (!dmh_wildcard_match_ci(r->schema_pattern, schema))
+static bool filters_rule_applies(const dmh_filters *f, const dmh_filter_rule *r, const char *schema,
+                                 const char *table) {
+  if (!dmh_wildcard_match(r->schema_pattern, schema, f->case_sensitive))
     return false;
   if (!r->table_pattern || !r->table_pattern[0])
     return true; /* schema-level rule */
-  return dmh_wildcard_match_ci(r->table_pattern, table ? table : "");
+  return dmh_wildcard_match(r->table_pattern, table ? table : "", f->case_sensitive);
 }
 
 bool dmh_filters_ignored(const dmh_filters *f, const char *schema, const char *table,
@@ -112,7 +114,7 @@ bool dmh_filters_ignored(const dmh_filters *f, const char *schema, const char *t
   for (int i = 0; i < f->n_rules; i++) {
     const filters_rule *fr = &f->rules[i];
     const dmh_filter_rule *r = fr->rule;
-    if (!filters_rule_applies(r, schema, table))
+    if (!filters_rule_applies(f, r, schema, table))
       continue;
     if (cls != FILTERS_NONE && filters_events_match(r, cls, canonical) == r->action_ignore)
       return true; /* Ignore and matched, or Do and not matched */
@@ -134,13 +136,15 @@ void dmh_filters_free(dmh_filters *f) {
   free(f);
 }
 
-dmh_filters *dmh_filters_new(const dmh_filter_rule *const *rules, int n, dm_error *err) {
+dmh_filters *dmh_filters_new(const dmh_filter_rule *const *rules, int n, bool case_sensitive,
+                             dm_error *err) {
   dmh_filters *f = calloc(1, sizeof *f);
   if (!f || (n > 0 && !(f->rules = calloc((size_t)n, sizeof *f->rules)))) {
     free(f);
     dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory compiling the task's filters");
     return NULL;
   }
+  f->case_sensitive = case_sensitive;
   for (int i = 0; i < n; i++, f->n_rules++) {
     filters_rule *fr = &f->rules[i];
     fr->rule = rules[i];
@@ -155,15 +159,12 @@ dmh_filters *dmh_filters_new(const dmh_filter_rule *const *rules, int n, dm_erro
     }
     for (int k = 0; k < rules[i]->n_sql_patterns; k++, fr->n_sql++) {
       /* DM compiles "(?i)" + the patterns: case-insensitive, searched anywhere in the statement */
-      int rc =
-          regcomp(&fr->sql[k], rules[i]->sql_patterns[k], REG_EXTENDED | REG_ICASE | REG_NOSUB);
-      if (rc != 0) {
-        char why[256];
-        regerror(rc, &fr->sql[k], why, sizeof why);
+      char why[400];
+      if (dmh_regex_compile(&fr->sql[k], rules[i]->sql_patterns[k], true, why, sizeof why) < 0) {
         dm_error_set(err, DM_ERR_CONFIG_INVALID, why,
-                     "filter rule \"%s\": sql-pattern \"%s\" is not a valid POSIX extended regular "
-                     "expression; fix it in the task file's `filters`",
-                     rules[i]->name ? rules[i]->name : "?", rules[i]->sql_patterns[k]);
+                     "filter rule \"%s\": sql-pattern \"%s\": %s; fix it in the task file's "
+                     "`filters`",
+                     rules[i]->name ? rules[i]->name : "?", rules[i]->sql_patterns[k], why);
         f->n_rules++; /* this rule's compiled patterns (n_sql of them) are freed too */
         dmh_filters_free(f);
         return NULL;

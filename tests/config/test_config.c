@@ -443,7 +443,8 @@ static const bad_case bad_cases[] = {
      "7: unknown setting `target-databse` in the task file; did you mean `target-database`?"},
     {"task-unknown-top.cfg", false, DM_ERR_CONFIG_UNKNOWN,
      "5: unknown setting `colour` in the task file; the settings accepted here are: name, "
-     "task-mode, meta-schema, target-database, mysql-instances, block-allow-list, routes, "
+     "task-mode, case-sensitive, meta-schema, target-database, mysql-instances, block-allow-list, "
+     "routes, "
      "filters, unit-paths, supervisor, dump, load, sync, file-mode"},
     {"task-misplaced-from.cfg", false, DM_ERR_CONFIG_UNKNOWN,
      "3: unknown setting `from` in the task file; this setting belongs in the source file (the "
@@ -483,11 +484,18 @@ static const bad_case bad_cases[] = {
      "7: `mysql-instances.[2].source-id` in the task file: source \"mysql-01\" is already listed "
      "in mysql-instances.[0]; list each source once"},
     {"task-bad-sql-pattern.cfg", false, DM_ERR_CONFIG_INVALID,
-     "8: `filters.f1.sql-pattern.[1]` in the task file: \"(unclosed\" is not a valid POSIX "
-     "extended regular expression (Unmatched ( or \\()"},
+     "8: `filters.f1.sql-pattern.[1]` in the task file: regular expression \"(unclosed\": invalid "
+     "(Unmatched ( or \\() (see docs/config.md, \"Matching names\")"},
     {"task-bad-bal-regex.cfg", false, DM_ERR_CONFIG_INVALID,
-     "8: `block-allow-list.bal1.do-tables.[1].tbl-name` in the task file: \"t[0-9\" is not a "
-     "valid POSIX extended regular expression (Unmatched [, [^, [:, [., or [=)"},
+     "8: `block-allow-list.bal1.do-tables.[1].tbl-name` in the task file: regular expression "
+     "\"t[0-9\": a '[' without its ']' (at character 2 of \"t[0-9\") (see docs/config.md, "
+     "\"Matching names\")"},
+    /* read as POSIX, \b would be a GNU extension and \d a 'd': refused with its line instead */
+    {"task-bad-bal-boundary.cfg", false, DM_ERR_CONFIG_INVALID,
+     "8: `block-allow-list.bal1.do-dbs.[1]` in the task file: regular expression "
+     "\"\\blog_\\d+$\": \\b (a word boundary) has no POSIX equivalent and is not supported; use "
+     "(^|[^[:alnum:]_]) or ([^[:alnum:]_]|$) instead (at character 1 of \"\\blog_\\d+$\") (see "
+     "docs/config.md, \"Matching names\")"},
     {"task-bad-event.cfg", false, DM_ERR_CONFIG_INVALID,
      "6: `filters.f1.events.[1]` in the task file: unknown event \"drop tables\"; did you mean "
      "\"drop table\"?"},
@@ -570,6 +578,22 @@ static void expect_failure(const char *path, bool source, int32_t code, const ch
     fprintf(stderr, "\n  got:  %s\n  want: %s\n", err.message, want);
 }
 
+/* case-sensitive (DM's task setting) reaches every instance's rules; default false. */
+static void test_case_sensitive(void) {
+  dmh_task_config *t = load_task(fx("task-case-sensitive.cfg"));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  CU_ASSERT_TRUE(t->case_sensitive);
+  CU_ASSERT_EQUAL_FATAL(t->n_instances, 2);
+  CU_ASSERT_TRUE(t->instances[0].case_sensitive);
+  CU_ASSERT_TRUE(t->instances[1].case_sensitive);
+  dmh_task_config_free(t);
+  t = load_task(ex("task-all.cfg"));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  CU_ASSERT_FALSE(t->case_sensitive);
+  CU_ASSERT_FALSE(t->instances[0].case_sensitive);
+  dmh_task_config_free(t);
+}
+
 static void test_bad_files(void) {
   for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; i++) {
     const bad_case *b = &bad_cases[i];
@@ -648,6 +672,7 @@ int main(void) {
       {"@include", test_include},
       {"integer literals keep their value", test_int_literals},
       {"modes and kinds", test_modes_and_kinds},
+      {"case-sensitive", test_case_sensitive},
       {"bad files: code and exact message", test_bad_files},
       {"io errors", test_io_errors},
       {"source and task files swapped", test_swapped_files},

@@ -1,9 +1,10 @@
 /* Block-allow-list, routes and binlog event filters as DM applies them (host/rules.c,
- * host/filters.c). */
+ * host/filters.c), and DM's name matching they share (host/match.c). */
 #include <CUnit/Basic.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "match.h"
 #include "rules.h"
 
 static dmh_rules *rules_with(dmh_bal_rule *bal, const dmh_route_rule **routes, int n_routes) {
@@ -58,25 +59,280 @@ static void test_ignore_dbs_and_tables(void) {
   dmh_rules_free(r);
 }
 
+/* One schema.table (table NULL: the schema as a whole) and whether it passes. */
+typedef struct bal_case {
+  const char *schema, *table;
+  bool allowed;
+} bal_case;
+
+static void bal_check(const dmh_rules *r, const char *what, const bal_case *cases, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    const bal_case *c = &cases[i];
+    bool got = dmh_rules_table_allowed(r, c->schema, c->table);
+    if (got != c->allowed)
+      fprintf(stderr, "\n  %s: %s.%s expected %s, got %s\n", what, c->schema,
+              c->table ? c->table : "(schema)", c->allowed ? "allowed" : "filtered",
+              got ? "allowed" : "filtered");
+    CU_ASSERT_EQUAL(got, c->allowed);
+  }
+}
+
+/* DM's tidb-tools filter: do-dbs decide the schema level alone (a do-tables entry does not let
+ * its schema in), and once do-tables is set only the tables it names pass, also in do-dbs
+ * schemas it names no table of. */
 static void test_do_tables(void) {
-  char *do_dbs[] = {"all_of_me"};
-  dmh_table_ref do_tables[] = {{"shop", "orders"}, {"shop", "~^items_"}};
-  dmh_bal_rule bal = {.do_dbs = do_dbs, .n_do_dbs = 1, .do_tables = do_tables, .n_do_tables = 2};
+  char *do_dbs[] = {"keep", "part"};
+  dmh_table_ref do_tables[] = {{"part", "orders"}, {"part", "~^items_"}, {"elsewhere", "t"}};
+  dmh_bal_rule bal = {.do_dbs = do_dbs, .n_do_dbs = 2, .do_tables = do_tables, .n_do_tables = 3};
   dmh_rules *r = rules_with(&bal, NULL, 0);
-  CU_ASSERT_TRUE(dmh_rules_table_allowed(r, "shop", "orders"));
-  CU_ASSERT_TRUE(dmh_rules_table_allowed(r, "shop", "items_1"));
-  CU_ASSERT_FALSE(dmh_rules_table_allowed(r, "shop", "users"));
-  CU_ASSERT_TRUE(dmh_rules_table_allowed(r, "shop", NULL)); /* something of it is in */
-  CU_ASSERT_TRUE(dmh_rules_table_allowed(r, "all_of_me", "anything"));
-  CU_ASSERT_FALSE(dmh_rules_table_allowed(r, "other", "orders"));
+  static const bal_case both[] = {
+      {"part", "orders", true},    {"part", "items_1", true},  {"part", "users", false},
+      {"keep", "anything", false}, {"keep", NULL, false},      {"part", NULL, true},
+      {"elsewhere", "t", false},   {"elsewhere", NULL, false}, {"other", "orders", false},
+      {"PART", "ORDERS", true},
+  };
+  bal_check(r, "do-dbs + do-tables", both, sizeof both / sizeof *both);
   dmh_rules_free(r);
   /* do-tables alone: only those tables, only their schemas */
-  dmh_bal_rule only = {.do_tables = do_tables, .n_do_tables = 1};
+  dmh_bal_rule only = {.do_tables = do_tables, .n_do_tables = 3};
   r = rules_with(&only, NULL, 0);
-  CU_ASSERT_TRUE(dmh_rules_table_allowed(r, "shop", "orders"));
-  CU_ASSERT_FALSE(dmh_rules_table_allowed(r, "shop", "users"));
-  CU_ASSERT_FALSE(dmh_rules_table_allowed(r, "other", NULL));
+  static const bal_case alone[] = {
+      {"part", "orders", true}, {"part", "users", false}, {"elsewhere", "t", true},
+      {"other", NULL, false},   {"part", NULL, true},
+  };
+  bal_check(r, "do-tables alone", alone, sizeof alone / sizeof *alone);
   dmh_rules_free(r);
+  /* a do-tables match wins over ignore-tables; ignore-tables then filters the rest */
+  dmh_table_ref dos[] = {{"app", "t*"}}, ignores[] = {{"app", "t_tmp*"}, {"app", "u*"}};
+  dmh_bal_rule mixed = {
+      .do_tables = dos, .n_do_tables = 1, .ignore_tables = ignores, .n_ignore_tables = 2};
+  r = rules_with(&mixed, NULL, 0);
+  static const bal_case mix[] = {
+      {"app", "t1", true}, {"app", "t_tmp1", true}, {"app", "u1", false}, {"app", "v", false}};
+  bal_check(r, "do-tables + ignore-tables", mix, sizeof mix / sizeof *mix);
+  dmh_rules_free(r);
+}
+
+/* Plain names are DM wildcards, compared without regard to case unless case-sensitive. */
+static void test_bal_wildcards_and_case(void) {
+  char *do_dbs[] = {"Upper_DB*", "t?st", "log_[0-9]", "x[!a-c]"};
+  char *ignore_dbs[] = {"Tmp_*"};
+  dmh_bal_rule bal = {.do_dbs = do_dbs, .n_do_dbs = 4};
+  dmh_rules *r = rules_with(&bal, NULL, 0);
+  static const bal_case cases[] = {
+      {"upper_db1", "t", true}, {"UPPER_DB22", NULL, true}, {"Upper_DB", "t", true},
+      {"upper_d", "t", false},  {"other", NULL, false},     {"test", "t", true},
+      {"tEst", "t", true},      {"teest", "t", false},      {"log_7", "t", true},
+      {"log_x", "t", false},    {"xd", "t", true},          {"xb", "t", false},
+      {"XB", "t", false},       {"XD", "t", true},
+  };
+  bal_check(r, "do-dbs wildcards", cases, sizeof cases / sizeof *cases);
+  dmh_rules_free(r);
+  dmh_table_ref ignore_tables[] = {{"Shop", "Audit_*"}};
+  dmh_bal_rule ign = {.ignore_dbs = ignore_dbs,
+                      .n_ignore_dbs = 1,
+                      .ignore_tables = ignore_tables,
+                      .n_ignore_tables = 1};
+  r = rules_with(&ign, NULL, 0);
+  static const bal_case ignored[] = {
+      {"tmp_1", "t", false},         {"TMP_x", NULL, false},     {"tmp", "t", true},
+      {"shop", "audit_2024", false}, {"SHOP", "AUDIT_1", false}, {"shop", "orders", true},
+  };
+  bal_check(r, "ignore wildcards", ignored, sizeof ignored / sizeof *ignored);
+  dmh_rules_free(r);
+}
+
+/* DM's regular expressions are Go's (RE2): \d \w \s mean what DM users mean by them. */
+static void test_bal_regex_classes(void) {
+  char *do_dbs[] = {"~^app\\d*$"};
+  dmh_table_ref do_tables[] = {{"~^app", "~^t[\\d]+"},
+                               {"~^app", "~^u\\w*_\\d{2}$"},
+                               {"~^app", "~^v\\s"},
+                               {"~^app", "~^w[^\\d]$"},
+                               {"~^app", "~^x\\D\\S\\W$"}};
+  dmh_bal_rule bal = {.do_dbs = do_dbs, .n_do_dbs = 1, .do_tables = do_tables, .n_do_tables = 5};
+  dmh_rules *r = rules_with(&bal, NULL, 0);
+  static const bal_case cases[] = {
+      {"app", "t1", true},      {"app", "t22", true},      {"app", "tx", false},
+      {"app", "T3", true},      {"APP12", "t1", true},     {"app_x", "t1", false},
+      {"app", "u_ab_12", true}, {"app", "u-ab_12", false}, {"app", "u_ab_1", false},
+      {"app", "v x", true},     {"app", "vx", false},      {"app", "wa", true},
+      {"app", "w1", false},     {"app", "xa!-", true},     {"app", "x1!-", false},
+      {"app", "xa -", false},   {"app", "xa!a", false},
+  };
+  bal_check(r, "regex classes", cases, sizeof cases / sizeof *cases);
+  dmh_rules_free(r);
+}
+
+/* case-sensitive = true: names and patterns compared as they are, regex too. */
+static void test_case_sensitive(void) {
+  char *do_dbs[] = {"Upper_DB*", "~^T\\d"};
+  dmh_bal_rule bal = {.do_dbs = do_dbs, .n_do_dbs = 2};
+  dmh_route_rule route = {
+      .name = "r", .schema_pattern = "Upper_DB*", .table_pattern = "T_*", .target_schema = "u"};
+  const dmh_route_rule *routes[] = {&route};
+  char *ev[] = {"drop table"};
+  dmh_filter_rule f = {.name = "f",
+                       .schema_pattern = "Upper_DB*",
+                       .events = ev,
+                       .n_events = 1,
+                       .action_ignore = true};
+  const dmh_filter_rule *filters[] = {&f};
+  dmh_task_instance inst = {.bal = &bal,
+                            .routes = routes,
+                            .n_routes = 1,
+                            .filters = filters,
+                            .n_filters = 1,
+                            .case_sensitive = true};
+  dm_error err;
+  dmh_rules *r = dmh_rules_new(&inst, &err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+  static const bal_case cases[] = {
+      {"Upper_DB1", "t", true}, {"upper_db1", "t", false}, {"UPPER_DB1", NULL, false},
+      {"T1", "t", true},        {"t1", "t", false},
+  };
+  bal_check(r, "case-sensitive", cases, sizeof cases / sizeof *cases);
+  char db[64], tb[64];
+  dmh_rules_route(r, "Upper_DB1", "T_1", db, sizeof db, tb, sizeof tb);
+  CU_ASSERT_STRING_EQUAL(db, "u");
+  dmh_rules_route(r, "upper_db1", "t_1", db, sizeof db, tb, sizeof tb);
+  CU_ASSERT_STRING_EQUAL(db, "upper_db1");
+  CU_ASSERT_TRUE(dmh_rules_event_ignored(r, "Upper_DB1", "t", "drop table", "DROP TABLE t"));
+  CU_ASSERT_FALSE(dmh_rules_event_ignored(r, "upper_db1", "t", "drop table", "DROP TABLE t"));
+  dmh_rules_free(r);
+}
+
+/* Routes: wildcards compared without regard to case (DM lowers both), a table rule before a
+ * schema rule, a schema statement (table NULL or "") by the schema rule. */
+static void test_routes_case(void) {
+  dmh_route_rule schema_rule = {
+      .name = "s", .schema_pattern = "Shop_[a-z][a-z]", .target_schema = "shop"};
+  dmh_route_rule table_rule = {.name = "t",
+                               .schema_pattern = "Shop_*",
+                               .table_pattern = "Orders_?",
+                               .target_schema = "shop",
+                               .target_table = "orders"};
+  const dmh_route_rule *routes[] = {&schema_rule, &table_rule};
+  dmh_rules *r = rules_with(NULL, routes, 2);
+  static const struct {
+    const char *schema, *table, *want_db, *want_table;
+  } cases[] = {
+      {"shop_eu", "orders_1", "shop", "orders"},
+      {"SHOP_EU", "ORDERS_2", "shop", "orders"},
+      {"shop_eu", "users", "shop", "users"},
+      {"shop_e1", "orders_12", "shop_e1", "orders_12"},
+      {"shop_us", "", "shop", ""},
+      {"Shop_X1", "Orders_3", "shop", "orders"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char db[64], tb[64];
+    dmh_rules_route(r, cases[i].schema, cases[i].table, db, sizeof db, tb, sizeof tb);
+    if (strcmp(db, cases[i].want_db) != 0 || strcmp(tb, cases[i].want_table) != 0)
+      fprintf(stderr, "\n  route %s.%s: expected %s.%s, got %s.%s\n", cases[i].schema,
+              cases[i].table, cases[i].want_db, cases[i].want_table, db, tb);
+    CU_ASSERT_STRING_EQUAL(db, cases[i].want_db);
+    CU_ASSERT_STRING_EQUAL(tb, cases[i].want_table);
+  }
+  dmh_rules_free(r);
+}
+
+/* DM's (RE2) expressions as POSIX ones: what they match, and what is refused with a reason. */
+static void test_regex_dialect(void) {
+  static const struct {
+    const char *re;
+    bool icase;
+    const char *subject;
+    bool match;
+  } cases[] = {
+      {"^t[\\d]+", true, "t22", true},
+      {"^t[\\d]+", true, "tx", false},
+      {"^t[\\d]+", true, "t\\", false}, /* POSIX would read [\\d] as '\\' or 'd' */
+      {"^t[\\d]+", true, "td", false},
+      {"^\\w+$", true, "a_Z9", true},
+      {"^\\w+$", true, "a-b", false},
+      {"^a\\sb$", true, "a\tb", true},
+      {"^a\\Sb$", true, "a b", false},
+      {"^[\\w-]+$", true, "a-b_c", true},
+      {"^[^\\s]+$", true, "ab", true},
+      {"^[^\\s]+$", true, "a b", false},
+      {"^[[:alpha:]]+$", true, "abC", true},
+      {"^[[:^digit:]]+$", true, "ab1", false},
+      {"^[]a]+$", true, "]a", true},
+      {"^[a-]+$", true, "a-", true},
+      {"^[\\^x]$", true, "^", true},
+      {"^[\\]\\-]+$", true, "]-", true},
+      {"^[^a]$", true, "A", false},
+      {"^[^a]$", false, "A", true},
+      {"^a.b$", true, "a\nb", false}, /* RE2's '.' stops at a newline */
+      {"(?s)^a.b$", true, "a\nb", true},
+      {"(?i)^abc$", false, "ABC", true},
+      {"^abc$", false, "ABC", false},
+      {"^(?:ab|cd)+$", true, "abcd", true},
+      {"^(?P<n>x)(?<m>y)$", true, "xy", true},
+      {"^a.*?b$", true, "axxb", true},
+      {"^a+?$", true, "aaa", true},
+      {"^x{2}$", true, "xx", true},
+      {"^x{2,}?$", true, "xxx", true},
+      {"^a{$", true, "a{", true},
+      {"^a}$", true, "a}", true},
+      {"\\Qa.b\\E$", true, "a.b", true},
+      {"\\Qa.b\\E$", true, "axb", false},
+      {"\\Ax\\z", true, "x", true},
+      {"^\\x41\\.$", true, "a.", true},
+      {"^a\\tb$", true, "a\tb", true},
+      {"^\\$\\(\\)$", true, "$()", true},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    regex_t re;
+    char why[400] = "";
+    int rc = dmh_regex_compile(&re, cases[i].re, cases[i].icase, why, sizeof why);
+    if (rc != 0) {
+      fprintf(stderr, "\n  regex %s refused: %s\n", cases[i].re, why);
+      CU_FAIL("a supported expression was refused");
+      continue;
+    }
+    bool got = regexec(&re, cases[i].subject, 0, NULL, 0) == 0;
+    if (got != cases[i].match)
+      fprintf(stderr, "\n  regex %s on \"%s\": expected %d, got %d\n", cases[i].re,
+              cases[i].subject, cases[i].match, got);
+    CU_ASSERT_EQUAL(got, cases[i].match);
+    regfree(&re);
+  }
+  static const struct {
+    const char *re, *why;
+  } refused[] = {
+      {"\\bword", "word boundary"},
+      {"a\\B", "word boundary"},
+      {"(?=x)", "lookaround"},
+      {"a(?<!x)", "lookaround"},
+      {"a(?i)b", "flags"},
+      {"(?m)^a", "flags"},
+      {"\\pL", "Unicode"},
+      {"\\p{Greek}", "Unicode"},
+      {"(a)\\1", "back-references"},
+      {"[é]", "non-ASCII"},
+      {"t[0-9", "without its ']'"},
+      {"[z-a]", "before its start"},
+      {"[[:nope:]]", "unknown class"},
+      {"a\\", "trailing backslash"},
+      {"\\x{e9}", "above 0x7F"},
+      {"(unclosed", "invalid"},
+      {"\\q", "unknown escape"},
+  };
+  for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+    regex_t re;
+    char why[400] = "";
+    int rc = dmh_regex_compile(&re, refused[i].re, true, why, sizeof why);
+    CU_ASSERT_EQUAL(rc, -1);
+    if (rc == 0) {
+      fprintf(stderr, "\n  regex %s accepted\n", refused[i].re);
+      regfree(&re);
+      continue;
+    }
+    if (!strstr(why, refused[i].why))
+      fprintf(stderr, "\n  regex %s: \"%s\" lacks \"%s\"\n", refused[i].re, why, refused[i].why);
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, refused[i].why));
+  }
 }
 
 static void test_bad_regex(void) {
@@ -90,13 +346,13 @@ static void test_bad_regex(void) {
 }
 
 static void test_wildcards(void) {
-  CU_ASSERT_TRUE(dmh_wildcard_match("shop_*", "shop_eu"));
-  CU_ASSERT_TRUE(dmh_wildcard_match("shop_*", "shop_"));
-  CU_ASSERT_FALSE(dmh_wildcard_match("shop_*", "shop"));
-  CU_ASSERT_TRUE(dmh_wildcard_match("t?", "t1"));
-  CU_ASSERT_FALSE(dmh_wildcard_match("t?", "t12"));
-  CU_ASSERT_TRUE(dmh_wildcard_match("*_*_x", "a_b_c_x"));
-  CU_ASSERT_TRUE(dmh_wildcard_match("*", ""));
+  CU_ASSERT_TRUE(dmh_wildcard_match("shop_*", "shop_eu", true));
+  CU_ASSERT_TRUE(dmh_wildcard_match("shop_*", "shop_", true));
+  CU_ASSERT_FALSE(dmh_wildcard_match("shop_*", "shop", true));
+  CU_ASSERT_TRUE(dmh_wildcard_match("t?", "t1", true));
+  CU_ASSERT_FALSE(dmh_wildcard_match("t?", "t12", true));
+  CU_ASSERT_TRUE(dmh_wildcard_match("*_*_x", "a_b_c_x", true));
+  CU_ASSERT_TRUE(dmh_wildcard_match("*", "", true));
 }
 
 static void test_routes(void) {
@@ -124,17 +380,17 @@ static void test_routes(void) {
 }
 
 static void test_wildcard_ranges_and_case(void) {
-  CU_ASSERT_TRUE(dmh_wildcard_match("t_[0-9]", "t_7"));
-  CU_ASSERT_FALSE(dmh_wildcard_match("t_[0-9]", "t_x"));
-  CU_ASSERT_TRUE(dmh_wildcard_match("t_[!0-9]", "t_x"));
-  CU_ASSERT_FALSE(dmh_wildcard_match("t_[!0-9]", "t_7"));
-  CU_ASSERT_TRUE(dmh_wildcard_match("t_[ab]*", "t_b_2024"));
-  CU_ASSERT_TRUE(dmh_wildcard_match("a[!]", "a!")); /* "[!]" is a literal '!' */
-  CU_ASSERT_TRUE(dmh_wildcard_match("a[b", "a[b")); /* no ']': a literal '[' */
-  CU_ASSERT_FALSE(dmh_wildcard_match("Shop_*", "shop_eu"));
-  CU_ASSERT_TRUE(dmh_wildcard_match_ci("Shop_*", "SHOP_eu"));
-  CU_ASSERT_TRUE(dmh_wildcard_match_ci("t_[A-C]", "T_b"));
-  CU_ASSERT_FALSE(dmh_wildcard_match_ci("t_[A-C]", "t_d"));
+  CU_ASSERT_TRUE(dmh_wildcard_match("t_[0-9]", "t_7", true));
+  CU_ASSERT_FALSE(dmh_wildcard_match("t_[0-9]", "t_x", true));
+  CU_ASSERT_TRUE(dmh_wildcard_match("t_[!0-9]", "t_x", true));
+  CU_ASSERT_FALSE(dmh_wildcard_match("t_[!0-9]", "t_7", true));
+  CU_ASSERT_TRUE(dmh_wildcard_match("t_[ab]*", "t_b_2024", true));
+  CU_ASSERT_TRUE(dmh_wildcard_match("a[!]", "a!", true)); /* "[!]" is a literal '!' */
+  CU_ASSERT_TRUE(dmh_wildcard_match("a[b", "a[b", true)); /* no ']': a literal '[' */
+  CU_ASSERT_FALSE(dmh_wildcard_match("Shop_*", "shop_eu", true));
+  CU_ASSERT_TRUE(dmh_wildcard_match("Shop_*", "SHOP_eu", false));
+  CU_ASSERT_TRUE(dmh_wildcard_match("t_[A-C]", "T_b", false));
+  CU_ASSERT_FALSE(dmh_wildcard_match("t_[A-C]", "t_d", false));
 }
 
 /* ---- binlog event filters ---- */
@@ -314,6 +570,11 @@ int main(void) {
   CU_add_test(s, "do-dbs and regex", test_do_dbs_and_regex);
   CU_add_test(s, "ignore-dbs and ignore-tables", test_ignore_dbs_and_tables);
   CU_add_test(s, "do-tables", test_do_tables);
+  CU_add_test(s, "block-allow-list wildcards and case", test_bal_wildcards_and_case);
+  CU_add_test(s, "block-allow-list regex classes", test_bal_regex_classes);
+  CU_add_test(s, "case-sensitive", test_case_sensitive);
+  CU_add_test(s, "routes: wildcards and case", test_routes_case);
+  CU_add_test(s, "regex dialect", test_regex_dialect);
   CU_add_test(s, "bad regex", test_bad_regex);
   CU_add_test(s, "wildcards", test_wildcards);
   CU_add_test(s, "routes", test_routes);
