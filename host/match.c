@@ -358,13 +358,13 @@ static const char *rx_bracket(rx_ctx *x, const char *p, rx_set *set) {
   for (bool first = true; first || *q != ']'; first = false) {
     if (*q == '\0')
       return rx_fail(x, p, "a '[' without its ']'"), NULL;
-    if (q[0] == '[' && q[1] == ':') {
-      const char *close = strstr(q + 2, ":]");
+    const char *close = q[0] == '[' && q[1] == ':' ? strstr(q + 2, ":]") : NULL;
+    if (close) { /* without its ":]" the '[' is a literal, as in RE2 */
       const char *name = q + 2;
       bool cneg = *name == '^';
       if (cneg)
         name++;
-      if (!close || !rx_class_known(name, (size_t)(close - name)))
+      if (!rx_class_known(name, (size_t)(close - name)))
         return rx_fail(x, q, "an unknown class [:...:]"), NULL;
       rx_set_class(set, name, (size_t)(close - name), cneg);
       q = close + 2;

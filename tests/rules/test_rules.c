@@ -258,6 +258,7 @@ static void test_regex_dialect(void) {
       {"^[[:alpha:]]+$", true, "abC", true},
       {"^[[:^digit:]]+$", true, "ab1", false},
       {"^[]a]+$", true, "]a", true},
+      {"^[[:x]+$", true, "[:x", true}, /* no ":]": a literal '[' */
       {"^[a-]+$", true, "a-", true},
       {"^[\\^x]$", true, "^", true},
       {"^[\\]\\-]+$", true, "]-", true},
