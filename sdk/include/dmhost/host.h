@@ -136,8 +136,9 @@ typedef struct dm_host_services {
   bool (*handoff_position)(dm_ctx *ctx, dm_position *out);
 
   /* --- the task's rules for this source (mysql-instances entry) ---
-   * block-allow-list: may a table (or, with table NULL, anything of a schema) be migrated? System
-   * schemas (mysql, information_schema, performance_schema, sys) never are. */
+   * block-allow-list: may a table (or, with table NULL, anything of a schema) be migrated? DM's
+   * rules and matching (docs/config.md). System schemas (mysql, information_schema,
+   * performance_schema, sys) never are. */
   bool (*table_allowed)(dm_ctx *ctx, const char *schema, const char *table);
   /* routes: where a source table goes on the target. Writes the target schema and table (the
    * names unchanged when no rule matches); a NULL table routes a schema. */
@@ -150,7 +151,7 @@ typedef struct dm_host_services {
 
   /* --- binlog event filters (the task's `filters`, named by `filter-rules` of this source) ---
    * Must this binlog event be skipped? DM's binlog-filter semantics: for each rule whose
-   * schema-pattern/table-pattern match (DM wildcards, names compared without regard to case), an
+   * schema-pattern/table-pattern match (DM wildcards, docs/config.md "Matching names"), an
    * Ignore rule whose events or sql-pattern match the event skips it, and a Do rule whose events
    * (or, for a statement, sql-pattern when it has one) do not match skips it too. `event` is DM's
    * name of the event: "insert", "update", "delete" for a row change; "create database", "drop
