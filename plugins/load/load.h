@@ -36,6 +36,10 @@ typedef struct load_table {
   size_t stem;       /* bytes of its `<db>.<table>` part (what its data files start with) */
   bool allowed;      /* by the task's block-allow-list */
   int group;         /* the first allowed table routed to the same target table (maybe itself) */
+  /* The dump's columns "(`a`,`b`)" as its CREATE TABLE makes them (generated ones left out), set
+   * by load_schema_apply: every INSERT names them, so a target table with more columns, or in
+   * another order, takes the rows by name. */
+  char *cols;
   /* On a group's first table: the secondary keys still to add once the group's data is loaded,
    * one `KEY ...` definition a line (load_keys.c); NULL when none are pending. */
   char *keys;

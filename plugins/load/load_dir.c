@@ -386,6 +386,7 @@ void load_dir_free(load_dump *d) {
   for (int i = 0; i < d->n_tables; i++) {
     free(d->tables[i].schema_file);
     free(d->tables[i].keys);
+    free(d->tables[i].cols);
   }
   for (int i = 0; i < d->n_files; i++)
     free(d->files[i].name);

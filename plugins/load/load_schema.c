@@ -20,6 +20,8 @@ typedef struct load_col {
   char *type;
   bool nullable;
   bool pri;
+  bool generated; /* computed by the server: no INSERT names it */
+  bool fillable;  /* an INSERT that leaves it out fills it (a default, NULL, generated, auto) */
 } load_col;
 
 typedef struct load_cols {
@@ -105,7 +107,9 @@ static int load_schema_columns(load_unit *u, MYSQL *c, const char *db, const cha
   load_db_literal(c, db, ldb, sizeof ldb);
   load_db_literal(c, table, ltb, sizeof ltb);
   int n = snprintf(q, sizeof q,
-                   "SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE = 'YES', COLUMN_KEY = 'PRI' "
+                   "SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE = 'YES', COLUMN_KEY = 'PRI', "
+                   "IS_GENERATED <> 'NEVER', COLUMN_DEFAULT IS NOT NULL OR IS_NULLABLE = 'YES' OR "
+                   "IS_GENERATED <> 'NEVER' OR EXTRA LIKE '%%auto_increment%%' "
                    "FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s "
                    "ORDER BY ORDINAL_POSITION",
                    ldb, ltb);
@@ -126,6 +130,8 @@ static int load_schema_columns(load_unit *u, MYSQL *c, const char *db, const cha
     col->type = strdup(row[1] ? row[1] : "");
     col->nullable = row[2] && row[2][0] == '1';
     col->pri = row[3] && row[3][0] == '1';
+    col->generated = row[4] && row[4][0] == '1';
+    col->fillable = row[5] && row[5][0] == '1';
     if (!col->name || !col->type)
       break;
   }
@@ -144,7 +150,9 @@ static void load_schema_describe(const load_col *c, char *out, size_t len) {
            c->pri ? " PRIMARY KEY" : "");
 }
 
-/* The first difference between the dump's columns and the target's, or false if none. */
+/* The first difference between the dump's columns and the target's, or false if none. The
+ * target may have more columns than the dump (DM's rule: rows are written by column name, so an
+ * extra column takes its default) when an INSERT that leaves them out fills them. */
 static bool load_schema_diff(const load_cols *dump, const load_cols *target, char *out,
                              size_t len) {
   char a[256], b[256];
@@ -168,14 +176,56 @@ static bool load_schema_diff(const load_cols *dump, const load_cols *target, cha
     bool found = false;
     for (int i = 0; i < dump->n && !found; i++)
       found = strcasecmp(target->v[k].name, dump->v[i].name) == 0;
-    if (!found) {
+    if (!found && !target->v[k].fillable) {
       load_schema_describe(&target->v[k], b, sizeof b);
-      snprintf(out, len, "column `%s` (%s) exists on the target but not in the dump",
+      snprintf(out, len,
+               "column `%s` (%s) exists on the target but not in the dump, and has no default "
+               "to fill it with",
                target->v[k].name, b);
       return true;
     }
   }
   return false;
+}
+
+/* The dump's column list "(`a`,`b`)" (generated columns left out, in the dump's order) onto t:
+ * the data lines are written with it (load_worker.c), so rows go in by column name. */
+static int load_schema_collist(load_unit *u, const load_cols *dump, load_table *t, dm_error *err) {
+  size_t cap = 3;
+  for (int i = 0; i < dump->n; i++)
+    cap += 2 * strlen(dump->v[i].name) + 3;
+  char *p = malloc(cap), q[2 * LOAD_NAME_MAX + 3];
+  if (!p) {
+    u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "load: no memory");
+    return -1;
+  }
+  size_t n = 0;
+  p[n++] = '(';
+  for (int i = 0; i < dump->n; i++) {
+    if (dump->v[i].generated)
+      continue;
+    if (n > 1)
+      p[n++] = ',';
+    load_db_quote(dump->v[i].name, q, sizeof q);
+    memcpy(p + n, q, strlen(q));
+    n += strlen(q);
+  }
+  p[n++] = ')';
+  p[n] = '\0';
+  free(t->cols);
+  t->cols = p;
+  return 0;
+}
+
+/* Reads the columns of a table made from the dump's CREATE TABLE into t's column list. */
+static int load_schema_read_collist(load_unit *u, MYSQL *c, const char *db, const char *table,
+                                    load_table *t, dm_error *err) {
+  load_cols cols;
+  if (load_schema_columns(u, c, db, table, &cols, err) != 0)
+    return -1;
+  int rc = load_schema_collist(u, &cols, t, err);
+  load_cols_free(&cols);
+  return rc;
 }
 
 static int load_schema_exists(load_unit *u, MYSQL *c, const char *db, const char *table,
@@ -201,8 +251,9 @@ static int load_schema_exists(load_unit *u, MYSQL *c, const char *db, const char
   return 0;
 }
 
-/* Creates the dump's table in the scratch schema and compares it with the target's. */
-static int load_schema_compare(load_unit *u, MYSQL *c, const load_table *t, const char *rest,
+/* Creates the dump's table in the scratch schema and compares it with the target's; sets t's
+ * column list from it. */
+static int load_schema_compare(load_unit *u, MYSQL *c, load_table *t, const char *rest,
                                dm_error *err) {
   char name[64], qs[2 * LOAD_NAME_MAX + 3], qn[160], head[3 * LOAD_NAME_MAX], what[1024];
   snprintf(name, sizeof name, "%s_%u", u->scratch_prefix, u->scratch_seq++);
@@ -233,6 +284,8 @@ static int load_schema_compare(load_unit *u, MYSQL *c, const load_table *t, cons
                             t->tdb, t->ttable, ep->host, ep->port, t->db, t->table, diff);
         rc = -1;
       }
+      if (rc == 0)
+        rc = load_schema_collist(u, &dump, t, err);
       load_cols_free(&target);
     }
     load_cols_free(&dump);
@@ -246,8 +299,7 @@ static int load_schema_compare(load_unit *u, MYSQL *c, const load_table *t, cons
   return rc;
 }
 
-static int load_schema_table(load_unit *u, MYSQL *c, load_dump *d, const load_table *t,
-                             dm_error *err) {
+static int load_schema_table(load_unit *u, MYSQL *c, load_dump *d, load_table *t, dm_error *err) {
   char *sql;
   const char *rest;
   if (load_schema_read(u, d, t->schema_file, "CREATE TABLE ", t->table, &sql, &rest, err) != 0)
@@ -263,8 +315,10 @@ static int load_schema_table(load_unit *u, MYSQL *c, load_dump *d, const load_ta
   } else if (rc == 0) {
     char head[5 * LOAD_NAME_MAX], qd[2 * LOAD_NAME_MAX + 3], qt[2 * LOAD_NAME_MAX + 3];
     char what[3 * LOAD_NAME_MAX + 64];
-    snprintf(head, sizeof head, "CREATE TABLE %s.%s", load_db_quote(t->tdb, qd, sizeof qd),
-             load_db_quote(t->ttable, qt, sizeof qt));
+    /* IF NOT EXISTS: another subtask loading into the same (merged) table may create it
+     * between the check above and here; it is then compared as an existing table. */
+    snprintf(head, sizeof head, "CREATE TABLE IF NOT EXISTS %s.%s",
+             load_db_quote(t->tdb, qd, sizeof qd), load_db_quote(t->ttable, qt, sizeof qt));
     snprintf(what, sizeof what, "load: cannot create table `%s`.`%s` from %s", t->tdb, t->ttable,
              t->schema_file);
     char *stripped = NULL, *keys = NULL;
@@ -277,6 +331,10 @@ static int load_schema_table(load_unit *u, MYSQL *c, load_dump *d, const load_ta
       rc = load_keys_record(u, c, t, keys, err);
     if (rc == 0)
       rc = load_schema_exec2(u, c, head, stripped ? stripped : rest, what, err);
+    /* A warning (1050, the table exists) says it was not ours to create: compare it. */
+    if (rc == 0)
+      rc = mysql_warning_count(c) > 0 ? load_schema_compare(u, c, t, rest, err)
+                                      : load_schema_read_collist(u, c, t->tdb, t->ttable, t, err);
     if (rc == 0 && keys) {
       load_table *g = &d->tables[t->group];
       free(g->keys);

@@ -18,8 +18,9 @@
 #include "load.h"
 
 #define LOAD_READ_BUF (8u << 20) /* read buffer per worker; grows for longer lines */
-/* Room before the data in the read buffer: a line's `INSERT INTO `t`` is replaced in place by the
- * (maybe longer) verb and routed table, so a statement is never copied. */
+/* Room before the data in the read buffer: a line's `INSERT INTO `t` [(`a`,...)]` is replaced in
+ * place by the (maybe longer) verb, routed table and the dump's column list, so a statement is
+ * never copied. This much at least; more for a table whose column list is longer. */
 #define LOAD_HEAD_ROOM (2 * LOAD_NAME_MAX + 32)
 
 typedef struct load_run {
@@ -40,10 +41,11 @@ typedef struct load_run {
 typedef struct load_worker {
   load_run *run;
   MYSQL *c;
-  char *buf; /* LOAD_HEAD_ROOM bytes, then what was read of the file and not yet run */
-  size_t cap;
+  char *buf;         /* room bytes, then what was read of the file and not yet run */
+  size_t cap;        /* bytes of buf */
+  size_t room;       /* bytes before the data: at least the current file's verb_table_len */
   uint64_t max_stmt; /* the longest statement the target takes: its max_allowed_packet - 1 */
-  char verb_table[LOAD_HEAD_ROOM]; /* "REPLACE INTO `t`" for the current file */
+  char *verb_table;  /* "REPLACE INTO `t` (`a`,...)" for the current file (room bytes) */
   size_t verb_table_len;
   pthread_t thread;
   bool started;
@@ -172,6 +174,15 @@ static void load_worker_too_big(load_worker *w, int fd, const char *path, const 
   err->scope = DM_SCOPE_DOWNSTREAM;
 }
 
+static void load_worker_refuse(load_unit *u, int fd, const char *path, const load_table *t,
+                               uint64_t off, size_t at, const char *why, dm_error *err) {
+  u->host->error_make(u->ctx, err, DM_ERR_LOAD_BAD_STATEMENT, NULL,
+                      "load: refused line %" PRIu64 " (byte %" PRIu64
+                      ") of %s: not an INSERT of the dump's form into `%s`.`%s` (at byte %zu of "
+                      "the line: %s); nothing of it ran",
+                      load_worker_line_of(fd, off), off, path, t->db, t->table, at, why);
+}
+
 /* Checks one line (data[0..len)) and makes the statement in place: *sql, *sql_len. -1: refused
  * (*err), nothing of it runs. */
 static int load_worker_line(load_worker *w, int fd, const char *path, const load_table *t,
@@ -181,15 +192,23 @@ static int load_worker_line(load_worker *w, int fd, const char *path, const load
   size_t head, at;
   const char *why;
   if (load_check_insert(line, len, t->table, &head, &at, &why) != 0) {
-    u->host->error_make(u->ctx, err, DM_ERR_LOAD_BAD_STATEMENT, NULL,
-                        "load: refused line %" PRIu64 " (byte %" PRIu64
-                        ") of %s: not an INSERT of the dump's form into `%s`.`%s` (at byte %zu of "
-                        "the line: %s); nothing of it ran",
-                        load_worker_line_of(fd, off), off, path, t->db, t->table, at, why);
+    load_worker_refuse(u, fd, path, t, off, at, why, err);
     return -1;
   }
-  /* `INSERT INTO `t`` becomes the verb and the routed table, written over the old head (and the
-   * room before it: the lines before were run already, or it is the buffer's head room). */
+  /* The line's own column list, if any, must be the dump schema's (verb_table holds that one):
+   * which columns a row goes into never comes from a data line. */
+  size_t cl = t->cols ? strlen(t->cols) : 0;
+  if (cl && line[head + 1] == '(') { /* the check saw ` (` or ` VALUES ` after the head */
+    if (len - head - 1 < cl || memcmp(line + head + 1, t->cols, cl) != 0) {
+      load_worker_refuse(u, fd, path, t, off, head + 1,
+                         "expected the columns of the table's schema file, in its order", err);
+      return -1;
+    }
+    head += 1 + cl;
+  }
+  /* `INSERT INTO `t` [(...)]` becomes the verb, the routed table and the dump's columns, written
+   * over the old head (and the room before it: the lines before were run already, or it is the
+   * buffer's head room, at least verb_table_len bytes). */
   *sql = line + head - w->verb_table_len;
   memcpy(*sql, w->verb_table, w->verb_table_len);
   *sql_len = len - head + w->verb_table_len;
@@ -208,9 +227,25 @@ static int load_worker_file(load_worker *w, load_file *f, dm_error *err) {
   char path[PATH_MAX + 512], qd[2 * LOAD_NAME_MAX + 8], qt[2 * LOAD_NAME_MAX + 3];
   snprintf(path, sizeof path, "%s/%s", run->d->dir, f->name);
   static const char *verbs[] = {"REPLACE INTO ", "INSERT IGNORE INTO ", "INSERT INTO "};
-  w->verb_table_len =
-      (size_t)snprintf(w->verb_table, sizeof w->verb_table, "%s%s", verbs[u->cfg.on_dup],
-                       load_db_quote(t->ttable, qt, sizeof qt));
+  load_db_quote(t->ttable, qt, sizeof qt);
+  size_t need = strlen(verbs[u->cfg.on_dup]) + strlen(qt) + 2 + (t->cols ? strlen(t->cols) : 0);
+  if (need > w->room) { /* no data is kept between files: the buffer can move */
+    char *nb = realloc(w->buf, w->cap - w->room + need), *nv = realloc(w->verb_table, need);
+    if (nb) {
+      w->cap += need - w->room;
+      w->buf = nb;
+    }
+    if (nv)
+      w->verb_table = nv;
+    if (!nb || !nv) {
+      u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL,
+                          "load: no memory for the column list of `%s`.`%s`", t->tdb, t->ttable);
+      return -1;
+    }
+    w->room = need;
+  }
+  w->verb_table_len = (size_t)snprintf(w->verb_table, w->room, "%s%s%s%s", verbs[u->cfg.on_dup], qt,
+                                       t->cols ? " " : "", t->cols ? t->cols : "");
 
   char use[2 * LOAD_NAME_MAX + 16];
   int n = snprintf(use, sizeof use, "USE %s", load_db_quote(t->tdb, qd, sizeof qd));
@@ -230,7 +265,7 @@ static int load_worker_file(load_worker *w, load_file *f, dm_error *err) {
   posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 
   /* The longest line kept: a statement the target takes, with a longer head than ours. */
-  const size_t line_max = (size_t)w->max_stmt + LOAD_HEAD_ROOM;
+  const size_t line_max = (size_t)w->max_stmt + w->room;
   uint64_t base = f->offset;      /* file offset of data[0] */
   uint64_t committed = f->offset; /* what the checkpoint says */
   uint64_t executed = f->offset;  /* the end of the last line run */
@@ -239,8 +274,8 @@ static int load_worker_file(load_worker *w, load_file *f, dm_error *err) {
   bool eof = false;
   int rc = 0;
   while (rc == 0) {
-    char *data = w->buf + LOAD_HEAD_ROOM;
-    size_t dcap = w->cap - LOAD_HEAD_ROOM;
+    char *data = w->buf + w->room;
+    size_t dcap = w->cap - w->room;
     if (!eof && have < dcap) {
       ssize_t got = read(fd, data + have, dcap - have);
       if (got < 0 && errno == EINTR)
@@ -316,7 +351,7 @@ static int load_worker_file(load_worker *w, load_file *f, dm_error *err) {
         break;
       }
       size_t cap = 2 * dcap < line_max + 1 ? 2 * dcap : line_max + 1;
-      char *nb = realloc(w->buf, LOAD_HEAD_ROOM + cap);
+      char *nb = realloc(w->buf, w->room + cap);
       if (!nb) {
         u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL,
                             "load: no memory for a line of %zu bytes of %s", cap, path);
@@ -324,16 +359,16 @@ static int load_worker_file(load_worker *w, load_file *f, dm_error *err) {
         break;
       }
       w->buf = nb;
-      w->cap = LOAD_HEAD_ROOM + cap;
+      w->cap = w->room + cap;
     }
   }
   close(fd);
   /* A long line grew the buffer: give the memory back rather than hold it for the next files. */
-  if (w->cap > LOAD_READ_BUF) {
-    char *nb = realloc(w->buf, LOAD_READ_BUF);
+  if (w->cap > w->room + LOAD_READ_BUF) {
+    char *nb = realloc(w->buf, w->room + LOAD_READ_BUF);
     if (nb) {
       w->buf = nb;
-      w->cap = LOAD_READ_BUF;
+      w->cap = w->room + LOAD_READ_BUF;
     }
   }
   if (rc == -1) {
@@ -435,9 +470,11 @@ dm_outcome load_workers_run(load_unit *u, load_dump *d, dm_result *result) {
   for (int i = 0; i < n_workers; i++) {
     load_worker *w = &ws[i];
     w->run = &run;
-    w->cap = LOAD_READ_BUF;
+    w->room = LOAD_HEAD_ROOM;
+    w->cap = w->room + LOAD_READ_BUF;
     w->buf = malloc(w->cap);
-    if (!w->buf || pthread_create(&w->thread, NULL, load_worker_main, w) != 0) {
+    w->verb_table = malloc(w->room);
+    if (!w->buf || !w->verb_table || pthread_create(&w->thread, NULL, load_worker_main, w) != 0) {
       u->host->error_make(u->ctx, &e, DM_ERR_NO_MEMORY, NULL, "load: cannot start worker %d", i);
       load_run_error(&run, &e);
       break;
@@ -448,6 +485,7 @@ dm_outcome load_workers_run(load_unit *u, load_dump *d, dm_result *result) {
     if (ws[i].started)
       pthread_join(ws[i].thread, NULL);
     free(ws[i].buf);
+    free(ws[i].verb_table);
   }
   free(ws);
   free(run.jobs);
