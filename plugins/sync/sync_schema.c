@@ -149,26 +149,57 @@ static int sync_table_resolve(sync_unit *u, sync_table *t, MYSQL *c, const dm_bi
   MYSQL_ROW row;
   bool nullable[4096] = {false};
   int n_target_cols = 0;
+  /* The target's columns must be a superset of the source's (DM's rule): every statement names
+   * its columns, so an extra column keeps its default; one nothing fills is refused like a
+   * missing one, rather than getting the server's implicit 0 or '' under the permissive mode. */
+  bool *found = calloc(t->n_cols + 1, sizeof *found);
+  char unfilled[SYNC_NAME_MAX] = "";
+  if (!found)
+    goto nomem;
   snprintf(q, sizeof q,
-           "SELECT COLUMN_NAME, IS_NULLABLE, IS_GENERATED FROM information_schema.COLUMNS "
-           "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
+           "SELECT COLUMN_NAME, IS_NULLABLE, IS_GENERATED, COLUMN_DEFAULT IS NOT NULL OR "
+           "IS_NULLABLE = 'YES' OR IS_GENERATED <> 'NEVER' OR EXTRA LIKE '%%auto_increment%%' "
+           "FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
            lit_db, lit_t);
-  if (sync_query(u, c, q, &r, err) < 0)
+  if (sync_query(u, c, q, &r, err) < 0) {
+    free(found);
     return -1;
+  }
   while ((row = mysql_fetch_row(r))) {
     n_target_cols++;
     int i = sync_col_index(tm, row[0]);
-    if (i < 0)
-      continue; /* a column only the target has: it keeps its default */
+    if (i < 0) { /* a column only the target has: it keeps its default */
+      if (!unfilled[0] && !(row[3] && row[3][0] == '1'))
+        dm_strlcpy(unfilled, row[0], sizeof unfilled);
+      continue;
+    }
+    found[i] = true;
     if (i < 4096)
       nullable[i] = row[1] && strcmp(row[1], "YES") == 0;
     t->generated[i] = row[2] && strcmp(row[2], "NEVER") != 0;
   }
   mysql_free_result(r);
+  int missing = -1;
+  for (uint32_t i = 0; i < t->n_cols && missing < 0; i++)
+    if (!found[i])
+      missing = (int)i;
+  free(found);
   if (n_target_cols == 0) {
     u->host->error_make(u->ctx, err, DM_ERR_SYNC_TABLE, NULL,
                         "sync: table `%s`.`%s` (for `%s`.`%s` of the source) is not on the target",
                         t->tdb, t->tname, t->db, t->name);
+    return -1;
+  }
+  if (missing >= 0 || unfilled[0]) {
+    const dm_binlog_column *mc = missing >= 0 ? &tm->columns[missing] : NULL;
+    u->host->error_make(
+        u->ctx, err, DM_ERR_SYNC_COLUMNS, NULL,
+        mc ? "sync: table `%s`.`%s` on the target (for `%s`.`%s` of the source) has no column "
+             "`%.*s`, which the source's rows carry"
+           : "sync: table `%s`.`%s` on the target (for `%s`.`%s` of the source) has column "
+             "`%.*s`, which the source lacks, NOT NULL without a default: nothing would fill it",
+        t->tdb, t->tname, t->db, t->name, mc ? (int)mc->name.len : (int)strlen(unfilled),
+        mc ? mc->name.ptr : unfilled);
     return -1;
   }
 

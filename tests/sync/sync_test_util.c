@@ -15,6 +15,19 @@ void ts_init(MYSQL *source, MYSQL *target) {
   dst = target;
 }
 
+int ts_suite_open(MYSQL **source, MYSQL **target) {
+  *source = lt_source();
+  *target = lt_target();
+  ts_init(*source, *target);
+  return *source && *target ? 0 : -1;
+}
+
+void ts_suite_close(MYSQL **source, MYSQL **target) {
+  testdb_close(*source);
+  testdb_close(*target);
+  *source = *target = NULL;
+}
+
 /* The source's current position (file, pos, GTID). */
 void ts_master(char *file, unsigned long *pos, char *gtid) {
   MYSQL_RES *r = NULL;

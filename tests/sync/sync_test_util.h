@@ -17,6 +17,9 @@
 
 /* The root connections the helpers use (the suite's own). */
 void ts_init(MYSQL *source, MYSQL *target);
+/* A suite's root connections to both servers, handed to ts_init (0, or -1 when one failed). */
+int ts_suite_open(MYSQL **source, MYSQL **target);
+void ts_suite_close(MYSQL **source, MYSQL **target);
 /* The source's current position (file, pos, GTID; gtid may be NULL). */
 void ts_master(char *file, unsigned long *pos, char *gtid);
 /* Waits until the task's global checkpoint row reached (file, pos). */

@@ -217,6 +217,10 @@ typedef enum dm_error_level {
     "The DDL at the position named was written in a client character set the target does not "     \
     "know, and holds bytes it would read otherwise: run it on the target by hand, then `dmctl "    \
     "binlog skip TASK -b FILE:POS` and resume the task.")                                          \
+  X(DM_ERR_SYNC_COLUMNS, 36014, DM_CLASS_SYNC_UNIT, DM_SCOPE_DOWNSTREAM, DM_LEVEL_HIGH, 0,         \
+    "The target table's columns must be a superset of the source's: add the column named to the "  \
+    "target table (an extra column of the target needs a DEFAULT or to be nullable), or route "    \
+    "the table elsewhere, then resume the task.")                                                  \
   X(DM_ERR_UNIT_CUSTOM_BASE, 90000, DM_CLASS_UNIT, DM_SCOPE_NOT_SET, DM_LEVEL_MEDIUM, 1, "")
 
 typedef enum dm_error_code {
