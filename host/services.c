@@ -46,6 +46,12 @@ static bool svc_gtid_enabled(dm_ctx *c) {
 static uint32_t svc_file_mode(dm_ctx *c) {
   return c->file_mode;
 }
+static bool svc_unit_follows(dm_ctx *c, uint32_t kind) {
+  for (int i = 0; i < c->n_later; i++)
+    if (c->later[i] == kind)
+      return true;
+  return false;
+}
 
 /* ---- logging ---- */
 static void svc_log(dm_ctx *c, dm_log_level level, const char *msg, const dm_log_field *fields,
@@ -304,6 +310,7 @@ static const dm_host_services services = {
     .binlog_operator = svc_binlog_operator,
     .binlog_operator_done = svc_binlog_operator_done,
     .file_mode = svc_file_mode,
+    .unit_follows = svc_unit_follows,
 };
 
 const dm_host_services *dmh_host_services(void) {

@@ -184,6 +184,8 @@ static dmh_subtask *sup_create(const dmh_subtask_opts *o, bool is_relay, dm_erro
     c->source_db = &o->source->from.ep;
     c->target_db = is_relay ? NULL : &o->task->target.ep;
     c->gtid_enabled = o->source->enable_gtid;
+    for (int j = i + 1; j < n; j++) /* the chain is fixed: known before any unit starts */
+      c->later[c->n_later++] = (uint32_t)chain[j];
     c->token = &st->token;
     /* Operators live in the subtask's work root, which `dmctl binlog` (daemon) and `dmhost
      * binlog` (foreground run) find from the task and source names alone. */

@@ -27,6 +27,8 @@ struct dm_ctx {
   const dm_db_endpoint *source_db;
   const dm_db_endpoint *target_db;
   bool gtid_enabled;
+  uint32_t later[3]; /* dm_unit_kind of the units after this one in the chain (unit_follows) */
+  int n_later;
   uint32_t file_mode; /* of the files the unit creates (file-mode); its work dir has the dir mode */
   char *work_dir;     /* owned; created by dmh_ctx_new */
   char scope[320];    /* log scope: "task=.. source=.. unit=.." */

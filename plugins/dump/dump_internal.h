@@ -86,6 +86,7 @@ typedef struct dump_unit {
   int64_t stmt_size;      /* `statement-size` */
   int64_t chunk_filesize; /* `chunk-filesize` */
   mode_t file_mode;       /* of the files written (the task's file-mode) */
+  bool sync_follows;      /* a sync continues from the position: it is required */
   char work_dir[PATH_MAX];
 
   /* one process call */
@@ -101,6 +102,9 @@ typedef struct dump_unit {
   bool has_err;
   dm_error err;
   time_t started;
+  /* Why the run has no binlog position ("" when it has one, or none was looked for yet): the
+   * metadata's Warning line. Only when no sync follows. */
+  char no_pos[1024];
 
   /* status: read by the status slot from any thread */
   pthread_mutex_t pos_lock; /* status only ever trylocks it */
@@ -141,7 +145,7 @@ char *dump_strfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- dump_snapshot.c ---- */
 /* Checks the privileges, then gives every worker connection one snapshot and reads its binlog
- * position into u->pos. The worker connections must be open. */
+ * position into u->pos (when no sync follows and it cannot be read: none, u->no_pos says why). */
 int dump_snapshot_take(dump_unit *u, dm_error *err);
 
 /* ---- dump_schema.c ---- */
@@ -213,8 +217,9 @@ int dump_file_write_atomic(dump_unit *u, const char *file, const char *data, siz
                            dm_error *err);
 int dump_metadata_write(dump_unit *u, dm_error *err);
 /* Reads the position, table count and rows of a complete dump's metadata; false when there is
- * none. */
-bool dump_metadata_read(dump_unit *u, dm_position *pos, int *tables, int64_t *rows);
+ * none. *has_pos is false for a dump made without a position (its Warning line in *no_pos). */
+bool dump_metadata_read(dump_unit *u, dm_position *pos, bool *has_pos, char *no_pos,
+                        size_t no_pos_len, int *tables, int64_t *rows);
 /* Removes what an earlier, incomplete run left (data, schema, temp files). */
 int dump_dir_clean(dump_unit *u, dm_error *err);
 int dump_dir_sync(dump_unit *u, dm_error *err);

@@ -72,9 +72,12 @@ int dump_metadata_write(dump_unit *u, dm_error *err) {
   char started[32], finished[32];
   dump_metadata_time(u->started, started, sizeof started);
   dump_metadata_time(time(NULL), finished, sizeof finished);
-  fprintf(f,
-          "Started dump at: %s\nSHOW MASTER STATUS:\n\tLog: %s\n\tPos: %" PRIu64 "\n\tGTID:%s\n\n",
-          started, u->pos.name, u->pos.pos, u->pos.gtid);
+  fprintf(f, "Started dump at: %s\n", started);
+  if (u->have_pos)
+    fprintf(f, "SHOW MASTER STATUS:\n\tLog: %s\n\tPos: %" PRIu64 "\n\tGTID:%s\n\n", u->pos.name,
+            u->pos.pos, u->pos.gtid);
+  else /* docs/dump-format.md: no position section, the reason instead */
+    fprintf(f, "%s%s\n\n", DM_DUMP_METADATA_WARNING, u->no_pos);
   fprintf(f, "TABLES:\n");
   for (size_t i = 0; i < u->n_tables; i++) {
     dump_table *t = u->tables[i];
@@ -99,7 +102,8 @@ int dump_metadata_write(dump_unit *u, dm_error *err) {
   return rc;
 }
 
-bool dump_metadata_read(dump_unit *u, dm_position *pos, int *tables, int64_t *rows) {
+bool dump_metadata_read(dump_unit *u, dm_position *pos, bool *has_pos, char *no_pos,
+                        size_t no_pos_len, int *tables, int64_t *rows) {
   char path[PATH_MAX];
   dm_error err;
   if (dump_path(u, path, DUMP_METADATA, &err) != 0)
@@ -108,9 +112,11 @@ bool dump_metadata_read(dump_unit *u, dm_position *pos, int *tables, int64_t *ro
   if (!f)
     return false;
   memset(pos, 0, sizeof *pos);
+  no_pos[0] = '\0';
   *tables = 0;
   *rows = 0;
-  char line[DM_POSITION_GTID_MAX + 64];
+  bool finished = false;
+  char line[DM_POSITION_GTID_MAX + sizeof u->no_pos];
   bool in_tables = false;
   while (fgets(line, sizeof line, f)) {
     line[strcspn(line, "\r\n")] = '\0';
@@ -126,11 +132,18 @@ bool dump_metadata_read(dump_unit *u, dm_position *pos, int *tables, int64_t *ro
       pos->pos = strtoull(line + 6, NULL, 10);
     else if (strncmp(line, "\tGTID:", 6) == 0)
       dm_strlcpy(pos->gtid, line + 6, sizeof pos->gtid);
+    else if (strncmp(line, DM_DUMP_METADATA_WARNING, strlen(DM_DUMP_METADATA_WARNING)) == 0)
+      dm_strlcpy(no_pos, line + strlen(DM_DUMP_METADATA_WARNING), no_pos_len);
     else if (strcmp(line, "TABLES:") == 0)
       in_tables = true;
+    if (strncmp(line, "Finished dump at:", 17) == 0)
+      finished = true;
   }
   fclose(f);
-  return pos->name[0] != '\0';
+  *has_pos = pos->name[0] != '\0';
+  /* the metadata is written whole (atomically) or not at all: a position or the reason there is
+   * none, then its last line */
+  return finished && (*has_pos || no_pos[0] != '\0');
 }
 
 static bool dump_metadata_ours(const char *name) {

@@ -9,10 +9,17 @@
  * happen while it is held), every worker starts its snapshot, the main connection reads the
  * binlog position — which then matches every snapshot exactly — and UNLOCK TABLES. The lock is
  * held only for those statements: the worker connections are opened before it is taken.
+ *
+ * The position is what a sync continues from. When no sync follows (modes full and dump, the
+ * host's unit_follows), the dump reads it when the source user may (and records it) and goes on
+ * without it when the user may not (no REPLICATION CLIENT) or the binlog is off: a warning in the
+ * log and in the metadata, as DM's dumpling does. With a sync to follow it is required.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <mysqld_error.h>
 
 #include "dump_internal.h"
 
@@ -74,36 +81,70 @@ static int dump_snapshot_check_privileges(dump_unit *u, dm_error *err) {
     if (row[0])
       have |= dump_snapshot_grant_line(row[0]);
   mysql_free_result(res);
-  if (have == DUMP_PRIV_ALL)
+  /* Without a sync to follow, the position is only for the record: the dump reads it when it
+   * may (dump_snapshot_position) and goes on without it when it may not. */
+  int need = u->sync_follows ? DUMP_PRIV_ALL : DUMP_PRIV_SELECT | DUMP_PRIV_RELOAD;
+  if ((have & need) == need)
     return 0;
   char missing[128] = "";
   if (!(have & DUMP_PRIV_SELECT))
     strcat(missing, "SELECT, ");
   if (!(have & DUMP_PRIV_RELOAD))
     strcat(missing, "RELOAD, ");
-  if (!(have & DUMP_PRIV_REPL_CLIENT))
+  if ((need & DUMP_PRIV_REPL_CLIENT) && !(have & DUMP_PRIV_REPL_CLIENT))
     strcat(missing, "REPLICATION CLIENT, ");
   missing[strlen(missing) - 2] = '\0';
   const dm_db_endpoint *ep = u->host->source_db(u->ctx);
   u->host->error_make(u->ctx, err, DM_ERR_DB_PRIVILEGE, NULL,
                       "dump: the source user `%s` on %s:%d lacks %s (SELECT reads the tables, "
-                      "RELOAD takes FLUSH TABLES WITH READ LOCK, REPLICATION CLIENT reads SHOW "
-                      "MASTER STATUS): GRANT %s ON *.* TO the user",
+                      "RELOAD takes FLUSH TABLES WITH READ LOCK%s): GRANT %s ON *.* TO the user",
                       ep->user ? ep->user : "", ep->host ? ep->host : "", ep->port, missing,
+                      u->sync_follows ? ", REPLICATION CLIENT (BINLOG MONITOR since MariaDB 10.5) "
+                                        "reads SHOW MASTER STATUS, the binlog position the sync "
+                                        "of this task mode continues from"
+                                      : "",
                       missing);
   return -1;
 }
 
+/* No sync follows and the position cannot be read: say why in u->no_pos (the metadata's Warning
+ * line) and in the log, and go on. */
+static void dump_snapshot_no_position(dump_unit *u, const char *why) {
+  const dm_db_endpoint *ep = u->host->source_db(u->ctx);
+  snprintf(u->no_pos, sizeof u->no_pos, "no binlog position: %s on the source %s:%d", why,
+           ep->host ? ep->host : "", ep->port);
+  u->host->logf(u->ctx, DM_LOG_WARN,
+                "dump: %s; going on without it, as task mode %s has no sync (no sync can continue "
+                "from this dump)",
+                u->no_pos, u->host->task_mode(u->ctx));
+}
+
 /* SHOW MASTER STATUS (file, pos; MySQL also gives the GTID set there) and, on MariaDB,
- * @@global.gtid_binlog_pos. Runs under the lock. */
+ * @@global.gtid_binlog_pos. Runs under the lock. 1: no position, and none is needed (u->no_pos
+ * says why). */
 static int dump_snapshot_position(dump_unit *u, dm_position *pos, dm_error *err) {
   MYSQL_RES *res;
   memset(pos, 0, sizeof *pos);
-  if (dump_conn_query(u, &u->main, "SHOW MASTER STATUS", &res, err) != 0)
-    return -1;
+  if (dump_conn_query(u, &u->main, "SHOW MASTER STATUS", &res, err) != 0) {
+    unsigned int no = mysql_errno(u->main.m);
+    if (u->sync_follows || (no != ER_SPECIFIC_ACCESS_DENIED_ERROR && no != ER_ACCESS_DENIED_ERROR))
+      return -1;
+    const dm_db_endpoint *ep = u->host->source_db(u->ctx);
+    char why[512];
+    snprintf(why, sizeof why,
+             "the user `%s` may not run SHOW MASTER STATUS (it lacks REPLICATION CLIENT, called "
+             "BINLOG MONITOR since MariaDB 10.5; error %u)",
+             ep->user ? ep->user : "", no);
+    dump_snapshot_no_position(u, why);
+    return 1;
+  }
   MYSQL_ROW row = mysql_fetch_row(res);
   if (!row || !row[0] || !row[1]) {
     mysql_free_result(res);
+    if (!u->sync_follows) {
+      dump_snapshot_no_position(u, "SHOW MASTER STATUS returned nothing (the binary log is off)");
+      return 1;
+    }
     const dm_db_endpoint *ep = u->host->source_db(u->ctx);
     u->host->error_make(u->ctx, err, DM_ERR_DUMP_NO_BINLOG, NULL,
                         "dump: SHOW MASTER STATUS on the source %s:%d returned nothing: its "
@@ -150,11 +191,17 @@ int dump_snapshot_take(dump_unit *u, dm_error *err) {
     if (dump_conn_exec(u, &u->workers[i], "START TRANSACTION WITH CONSISTENT SNAPSHOT", err) != 0)
       goto fail;
   dm_position pos;
-  if (dump_snapshot_position(u, &pos, err) != 0)
+  int got = dump_snapshot_position(u, &pos, err);
+  if (got < 0)
     goto fail;
   if (dump_conn_exec(u, &u->main, "UNLOCK TABLES", err) != 0)
     goto fail;
   dump_conn_close(u, &u->main);
+  if (got == 1) {
+    u->host->logf(u->ctx, DM_LOG_INFO, "dump: snapshot of %d connections, without a position",
+                  u->threads);
+    return 0;
+  }
   pthread_mutex_lock(&u->pos_lock);
   u->pos = pos;
   u->have_pos = true;

@@ -124,6 +124,7 @@ static int dump_init(const dm_host_services *host, dm_ctx *ctx, void **self, dm_
   }
   dm_strlcpy(u->work_dir, dir, sizeof u->work_dir);
   u->file_mode = (mode_t)dm_host_file_mode(host, ctx);
+  u->sync_follows = dm_host_sync_follows(host, ctx);
   if (dump_read_settings(u, err) != 0) {
     dump_close(u);
     return -1;
@@ -182,16 +183,25 @@ static void dump_plan(dump_unit *u) {
   }
 }
 
-/* A complete dump: report it and finish at once. */
-static bool dump_already_complete(dump_unit *u) {
+/* A complete dump: report it and finish at once (1). One made without a position cannot serve a
+ * sync (the task's mode changed since): -1 with *err. */
+static int dump_already_complete(dump_unit *u, dm_error *err) {
   dm_position pos;
+  bool has_pos;
   int tables;
   int64_t rows;
-  if (!dump_metadata_read(u, &pos, &tables, &rows))
-    return false;
+  if (!dump_metadata_read(u, &pos, &has_pos, u->no_pos, sizeof u->no_pos, &tables, &rows))
+    return 0;
+  if (!has_pos && u->sync_follows) {
+    u->host->error_make(u->ctx, err, DM_ERR_DUMP_NO_POSITION, NULL,
+                        "dump: the sync of task mode %s must continue from a binlog position, "
+                        "but %s/%s is a complete dump without one (%s)",
+                        u->host->task_mode(u->ctx), u->work_dir, DUMP_METADATA, u->no_pos);
+    return -1;
+  }
   pthread_mutex_lock(&u->pos_lock);
   u->pos = pos;
-  u->have_pos = true;
+  u->have_pos = has_pos;
   pthread_mutex_unlock(&u->pos_lock);
   atomic_store(&u->total_tables, tables);
   atomic_store(&u->completed_tables, tables);
@@ -199,16 +209,21 @@ static bool dump_already_complete(dump_unit *u) {
   atomic_store(&u->finished_rows, rows);
   u->host->logf(u->ctx, DM_LOG_INFO, "dump: %s/%s exists: the dump is complete, nothing to do",
                 u->work_dir, DUMP_METADATA);
-  return true;
+  return 1;
 }
 
 static void dump_process(void *self, dm_result *result) {
   dump_unit *u = self;
   dm_error err;
-  if (dump_already_complete(u)) {
-    result->outcome = DM_OUTCOME_FINISHED;
+  int complete = dump_already_complete(u, &err);
+  if (complete != 0) {
+    if (complete > 0)
+      result->outcome = DM_OUTCOME_FINISHED;
+    else
+      dump_result_error(result, &err);
     return;
   }
+  u->no_pos[0] = '\0';
   atomic_store(&u->abort, false);
   u->has_err = false;
   atomic_store(&u->total_tables, 0);

@@ -62,6 +62,7 @@ typedef struct load_dump {
   char dir[PATH_MAX];
   int dirfd;       /* the folder, open: every file is opened beneath it (load_dir_open) */
   dm_position pos; /* from `metadata` */
+  bool has_pos;    /* false: the dump was made without a position (mode full, no sync follows) */
   char (*dbs)[LOAD_NAME_MAX]; /* from `<db>-schema-create.sql` files */
   char **db_files;
   int n_dbs;

@@ -128,8 +128,10 @@ int load_dir_read_file(load_unit *u, const load_dump *d, const char *name, char 
   return 0;
 }
 
-/* `metadata`: the binlog position of the snapshot. */
-static int load_dir_metadata(load_unit *u, const load_dump *d, dm_position *pos, dm_error *err) {
+/* `metadata`: the binlog position of the snapshot, or the Warning line saying why the dump has
+ * none (docs/dump-format.md), which is enough only when no sync follows the load. */
+static int load_dir_metadata(load_unit *u, const load_dump *d, dm_position *pos, bool *has_pos,
+                             dm_error *err) {
   const char *dir = d->dir;
   int fd = load_dir_open(u, d, "metadata", err);
   if (fd < 0) {
@@ -149,7 +151,7 @@ static int load_dir_metadata(load_unit *u, const load_dump *d, dm_position *pos,
     return -1;
   }
   memset(pos, 0, sizeof *pos);
-  char line[DM_POSITION_GTID_MAX + 64];
+  char line[DM_POSITION_GTID_MAX + 64], warning[1024] = "";
   bool have_log = false;
   while (fgets(line, sizeof line, f)) {
     char *p = line;
@@ -167,13 +169,31 @@ static int load_dir_metadata(load_unit *u, const load_dump *d, dm_position *pos,
       p += 5;
       p += strspn(p, " \t");
       dm_strlcpy(pos->gtid, p, sizeof pos->gtid);
+    } else if (strncmp(p, DM_DUMP_METADATA_WARNING, strlen(DM_DUMP_METADATA_WARNING)) == 0) {
+      dm_strlcpy(warning, p + strlen(DM_DUMP_METADATA_WARNING), sizeof warning);
     } else if (strncmp(p, "TABLES:", 7) == 0) {
       break; /* positions come first; the rest is for people */
     }
   }
   fclose(f);
-  if (!have_log && pos->gtid[0] == '\0')
-    return load_dir_bad(u, err, dir, "metadata", "no `Log:` or `GTID:` line");
+  *has_pos = have_log || pos->gtid[0] != '\0';
+  if (*has_pos)
+    return 0;
+  if (!warning[0])
+    return load_dir_bad(u, err, dir, "metadata",
+                        "no `Log:` or `GTID:` line, and no `" DM_DUMP_METADATA_WARNING
+                        "` line saying why");
+  if (dm_host_sync_follows(u->host, u->ctx)) {
+    u->host->error_make(u->ctx, err, DM_ERR_DUMP_NO_POSITION, NULL,
+                        "load: the sync of task mode %s must continue from a binlog position, "
+                        "but the dump in %s has none (its metadata: %s)",
+                        u->host->task_mode(u->ctx), dir, warning);
+    return -1;
+  }
+  u->host->logf(u->ctx, DM_LOG_WARN,
+                "load: the dump in %s has no binlog position (its metadata: %s); loading it, as "
+                "no sync follows in task mode %s",
+                dir, warning, u->host->task_mode(u->ctx));
   return 0;
 }
 
@@ -324,7 +344,7 @@ int load_dir_scan(load_unit *u, const char *dir, load_dump *d, dm_error *err) {
                         strerror(e), "load: cannot open the dump folder %s: %s", dir, strerror(e));
     return -1;
   }
-  if (load_dir_metadata(u, d, &d->pos, err) != 0) {
+  if (load_dir_metadata(u, d, &d->pos, &d->has_pos, err) != 0) {
     closedir(dh);
     load_dir_free(d);
     return -1;

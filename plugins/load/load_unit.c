@@ -302,7 +302,7 @@ static void load_process(void *self, dm_result *result) {
   }
   pthread_mutex_lock(&u->lock);
   u->pos = d.pos;
-  u->has_pos = true;
+  u->has_pos = d.has_pos;
   pthread_mutex_unlock(&u->lock);
 
   MYSQL *c = load_db_connect(u, &e);

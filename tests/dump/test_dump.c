@@ -443,8 +443,10 @@ static void test_dump_missing_privilege(void) {
   char msg[600];
   CU_ASSERT_EQUAL(dt_first_error(st, msg, sizeof msg), DM_ERR_DB_PRIVILEGE);
   CU_ASSERT_PTR_NOT_NULL(strstr(msg, "dmh_limited"));
-  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "lacks RELOAD, REPLICATION CLIENT ("));
-  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "GRANT RELOAD, REPLICATION CLIENT ON *.*"));
+  /* mode dump: no sync follows, so REPLICATION CLIENT is not demanded (test_dump_position.c) */
+  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "lacks RELOAD ("));
+  CU_ASSERT_PTR_NOT_NULL(strstr(msg, "GRANT RELOAD ON *.*"));
+  CU_ASSERT_PTR_NULL(strstr(msg, "REPLICATION CLIENT"));
   CU_ASSERT_FALSE(dt_exists(e.dump_dir, "metadata"));
   dmh_subtask_destroy(st);
   dt_teardown(&e);

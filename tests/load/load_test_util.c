@@ -1,6 +1,7 @@
 #include "load_test_util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "dmhost/sdk.h"
+#include "log.h"
 #include "testdb.h"
 
 double lt_now(void) {
@@ -172,6 +174,35 @@ dmh_stage lt_run(lt_env *e, dmh_subtask **out, int timeout_ms) {
   if (dmh_subtask_start(*out, &err) < 0)
     fprintf(stderr, "start: %s\n", err.message);
   return dmh_subtask_wait_settled(*out, timeout_ms);
+}
+
+dmh_stage lt_run_logged(lt_env *e, dmh_subtask **out, int timeout_ms, char **log) {
+  char path[400];
+  snprintf(path, sizeof path, "%s/stderr.log", e->dir);
+  fflush(stderr);
+  int saved = dup(STDERR_FILENO), fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+  dm_log_level old = dmh_log_get_level();
+  dmh_log_set_level(DM_LOG_DEBUG);
+  if (saved >= 0 && fd >= 0)
+    dup2(fd, STDERR_FILENO);
+  dmh_stage stage = lt_run(e, out, timeout_ms);
+  fflush(stderr);
+  if (saved >= 0) {
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+  }
+  dmh_log_set_level(old);
+  struct stat st;
+  *log = NULL;
+  if (fd >= 0 && fstat(fd, &st) == 0 && (*log = calloc(1, (size_t)st.st_size + 1)) != NULL &&
+      pread(fd, *log, (size_t)st.st_size, 0) < 0)
+    (*log)[0] = '\0';
+  if (fd >= 0)
+    close(fd);
+  if (!*log)
+    *log = calloc(1, 1);
+  fputs(*log ? *log : "", stderr);
+  return stage;
 }
 
 /* The sync unit's status when the subtask has one (modes all, incremental), else the load's. */

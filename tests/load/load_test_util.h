@@ -53,6 +53,10 @@ dmh_subtask *lt_subtask(lt_env *e);
 /* create + start + wait settled; the subtask stays in *out (NULL if create failed). */
 dmh_stage lt_run(lt_env *e, dmh_subtask **out, int timeout_ms);
 
+/* lt_run with the host's log (stderr, at debug level) captured into *log (malloc'd, NUL-terminated;
+ * also echoed to stderr afterwards so it stays in the test's output). */
+dmh_stage lt_run_logged(lt_env *e, dmh_subtask **out, int timeout_ms, char **log);
+
 /* syncStatus fields when the subtask has a sync unit, else loadStatus fields. */
 long long lt_status_int(dmh_subtask *st, const char *key);
 const char *lt_status_str(dmh_subtask *st, const char *key, char *buf, size_t len);

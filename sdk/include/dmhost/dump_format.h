@@ -19,6 +19,11 @@ extern "C" {
  * never occurs in one. */
 #define DM_DUMP_NAME_SHORT_MARK "@~"
 
+/* The `metadata` line that stands instead of the SHOW MASTER STATUS section when the dump has no
+ * binlog position (no sync follows it and the source user may not read the position, or the
+ * binlog is off): this, then why. A load with a sync after it refuses such a dump. */
+#define DM_DUMP_METADATA_WARNING "Warning: "
+
 /*
  * The file-name part of a schema or table name: the name with `/`, `\`, `.`, `@` and bytes < 0x20
  * or 0x7f written as `@XXXX` (4 hex digits of the byte). When that is longer than

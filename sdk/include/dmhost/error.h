@@ -173,6 +173,10 @@ typedef enum dm_error_level {
     "The dump folder cannot be written for a reason that does not pass by itself (permission, "    \
     "read-only file system, a folder where a file goes, a path too long: see the message); fix "   \
     "it, then resume the task.")                                                                   \
+  X(DM_ERR_DUMP_NO_POSITION, 40004, DM_CLASS_DUMP_UNIT, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,       \
+    "The dump has no binlog position (see its metadata's Warning line), so no sync can continue "  \
+    "from it: grant the source user REPLICATION CLIENT, remove the dump folder and the load "      \
+    "checkpoint, then start the task again; or use mode full.")                                    \
   X(DM_ERR_LOAD_DUMP_INCOMPLETE, 40101, DM_CLASS_LOAD_UNIT, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,   \
     "The dump folder is incomplete (no metadata, or a file the load needs is gone or changed): "   \
     "re-run the dump (remove the load checkpoint table and start the task again in mode full or "  \

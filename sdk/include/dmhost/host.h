@@ -26,7 +26,7 @@
 extern "C" {
 #endif
 
-#define DM_HOST_SERVICES_VERSION 3
+#define DM_HOST_SERVICES_VERSION 4
 
 /* Opaque: one per unit instance, owned by the host. */
 typedef struct dm_ctx dm_ctx;
@@ -186,6 +186,16 @@ typedef struct dm_host_services {
   uint32_t (*file_mode)(dm_ctx *ctx);
 
   /* fields above: services version 3 */
+
+  /* --- the chain of the subtask ---
+   * Does a unit of `kind` (dm_unit_kind of unit.h) run after this unit in this subtask? The chain
+   * is fixed by the task mode (`all` = dump, load, sync; `full` = dump, load; `load&sync` = load,
+   * sync; ...) and does not change while the subtask lives. A dump asks it to know whether the
+   * binlog position it records will be used (a sync follows) or is only for the record: read it
+   * with dm_host_sync_follows (unit.h). Always false for a relay. */
+  bool (*unit_follows)(dm_ctx *ctx, uint32_t kind);
+
+  /* fields above: services version 4 */
 } dm_host_services;
 
 /* Is `field` present in the host's services struct (for services added after version 1)? */

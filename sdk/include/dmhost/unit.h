@@ -56,6 +56,13 @@ typedef enum dm_unit_kind {
   DM_UNIT_CUSTOM = 100, /* a third-party kind; kind_name says which */
 } dm_unit_kind;
 
+/* Does a sync unit run after this unit in the subtask (the unit_follows service of host.h)? A host
+ * older than services version 4 cannot say: true, so a unit keeps demanding what a sync would
+ * need. */
+static inline bool dm_host_sync_follows(const dm_host_services *host, dm_ctx *ctx) {
+  return DM_HOST_HAS(host, unit_follows) ? host->unit_follows(ctx, DM_UNIT_SYNC) : true;
+}
+
 /* What process/resume ended with. */
 typedef enum dm_outcome {
   DM_OUTCOME_FINISHED = 1, /* all work done; the next unit of the chain may start */
