@@ -30,7 +30,17 @@ static int big_setup(void) {
                    "seq_1_to_%d",
                    BIG_ROWS);
   printf("\n  created %d rows in %.1f s\n", BIG_ROWS, dt_now() - t0);
-  return rc;
+  if (rc != 0)
+    return -1;
+  /* The four tests' precondition: the whole table is there (each counts its rows against
+   * BIG_ROWS, and the mid-dump ones need it big enough to stop in). A failed setup fails the run:
+   * the suite counts as failed in main. */
+  long long have = dt_query_ll(src, "SELECT COUNT(*) FROM dmh_dump_big.big");
+  if (have != BIG_ROWS) {
+    fprintf(stderr, "setup: dmh_dump_big.big holds %lld rows, not %d\n", have, BIG_ROWS);
+    return -1;
+  }
+  return 0;
 }
 
 static int big_teardown(void) {
