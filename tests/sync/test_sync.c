@@ -589,9 +589,30 @@ static void test_sync_safe_mode(void) {
   lt_teardown(&e);
 }
 
-/* A transaction of 30,000 row changes with batches of 200: it is split into batches (the
+/* Row changes of the big transaction below: 10,000 inserts and updates of t, 5,000 inserts into
+ * n, 3,333 deletes from t (id % 3 = 0) and 714 from n (b % 7 = 0). */
+#define TS_BIG_CHANGES (10000 + 10000 + 5000 + 3333 + 714)
+
+/* How far the target's checkpoint is into the transaction that starts at file:pos: the most row
+ * changes a worker row records there (table_info.rows), or -1 when no worker row is at that
+ * position (before the transaction, or past it). */
+static long long ts_big_applied(const char *file, unsigned long pos) {
+  long long rows = -1;
+  if (testdb_query_int(
+          dst, &rows,
+          "SELECT COALESCE(MAX(CAST(JSON_VALUE(table_info, '$.rows') AS UNSIGNED)), "
+          "-1) FROM dm_meta.ts_big_syncer_checkpoint WHERE cp_table LIKE '\\_worker\\_%%' "
+          "AND binlog_name = '%s' AND binlog_pos = %lu",
+          file, pos) != 0)
+    return -1;
+  return rows;
+}
+
+/* A transaction of 29,047 row changes with batches of 200: it is split into batches (the
  * checkpoint is then its start plus a row count); kills while it is applied and restarts give
- * the same table as the source, and no duplicate key (plain INSERTs for new rows). */
+ * the same table as the source, and no duplicate key (plain INSERTs for new rows). Each kill is
+ * sent once the checkpoint moved into the transaction in that round, and must leave the
+ * checkpoint inside it (0 < rows < all): a kill before or after the transaction fails the test. */
 static void test_sync_big_txn(void) {
   lt_env e;
   CU_ASSERT_FATAL(lt_init(&e) == 0);
@@ -603,29 +624,40 @@ static void test_sync_big_txn(void) {
   CU_ASSERT_FATAL(lt_exec(dst, "%s", ddl) == 0);
   CU_ASSERT_FATAL(ts_config(&e, "ts_big", "ts_big", NULL,
                             "worker-count = 3; batch = 200; status-interval = 100;") == 0);
+  char file[256] = "";
+  unsigned long start = 0; /* where the transaction's GTID event starts (test_sync runs alone) */
+  ts_master(file, &start, NULL);
+  CU_ASSERT_FATAL(file[0] != '\0');
   CU_ASSERT(lt_exec(src, "USE ts_big; BEGIN; INSERT INTO ts_big.t SELECT seq, seq, REPEAT('x', "
                          "30) FROM seq_1_to_10000; UPDATE ts_big.t SET v = v * 2; INSERT INTO "
                          "ts_big.n SELECT seq %% 100, seq FROM seq_1_to_5000; DELETE FROM "
                          "ts_big.t WHERE id %% 3 = 0; DELETE FROM ts_big.n WHERE b %% 7 = 0; "
                          "COMMIT") == 0);
   dm_error err;
-  int kills = 0;
+  long long last = 0;
   for (int round = 0; round < 4; round++) {
     dmh_subtask *st = lt_subtask(&e);
     CU_ASSERT_FATAL(st != NULL);
     CU_ASSERT_FATAL(dmh_subtask_start(st, &err) == 0);
-    lt_sleep_ms(150 + 100 * round);
-    if (dmh_subtask_stage(st) == DMH_STAGE_RUNNING) {
-      dmh_subtask_kill(st, &err);
-      kills++;
-    }
+    /* this round applied part of the transaction: kill now */
+    long long seen = -1;
+    for (double end = lt_now() + 30; lt_now() < end && seen <= last; lt_sleep_ms(2))
+      seen = ts_big_applied(file, start);
+    CU_ASSERT_EQUAL(dmh_subtask_stage(st), DMH_STAGE_RUNNING);
+    CU_ASSERT_EQUAL(dmh_subtask_kill(st, &err), 0);
     dmh_subtask_destroy(st);
+    long long now = ts_big_applied(file, start);
+    fprintf(stderr, "big transaction, kill %d: %lld -> %lld of %d row changes applied\n", round + 1,
+            last, now, TS_BIG_CHANGES);
+    CU_ASSERT(seen > last);                         /* it moved in this round */
+    CU_ASSERT(now >= seen && now < TS_BIG_CHANGES); /* the kill landed inside it */
+    last = now;
   }
   dmh_subtask *st = ts_start(&e);
   CU_ASSERT(ts_catch_up("ts_big", 60000));
   CU_ASSERT(ts_equal("ts_big", "ts_big"));
   CU_ASSERT_EQUAL(dmh_subtask_stage(st), DMH_STAGE_RUNNING);
-  fprintf(stderr, "big transaction: %d kill(s) while it was applied\n", kills);
+  CU_ASSERT_EQUAL(ts_big_applied(file, start), -1); /* and then past it */
   ts_stop(st);
   lt_teardown(&e);
 }
