@@ -2,8 +2,10 @@
 # The test command: install what is missing, then build and run every test three ways:
 #   1. a plain build (-Wall -Wextra -Werror) with the whole suite;
 #   2. -fsanitize=address,undefined with the whole suite;
-#   3. -fsanitize=thread with the supervisor's stage-machine tests (the concurrency core) and the
-#      sync unit's (coordinator, workers, status from other threads) against the real servers.
+#   3. -fsanitize=thread with the supervisor's stage-machine tests (the concurrency core; the
+#      stress test's storm is 10,000 commands there, 2,500 in the other builds: see
+#      tests/supervisor/CMakeLists.txt) and the sync unit's (coordinator, workers, status from
+#      other threads) against the real servers.
 # Also checks formatting against .clang-format. BUILD_ROOT (default ./build) holds the builds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
