@@ -452,6 +452,41 @@ static void test_dump_missing_privilege(void) {
   dt_teardown(&e);
 }
 
+/* Issue 10, item 3: mode dump (no sync follows) of a server whose binary log is off (the test
+ * target) completes without a position; the metadata says why. Before, DM_ERR_DUMP_NO_BINLOG. */
+static void test_dump_binlog_off(void) {
+  const char *db = "dmh_dump_nobinlog";
+  MYSQL *t = dt_connect(dt_target_port());
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  /* the precondition: that server really has no binary log */
+  CU_ASSERT_EQUAL_FATAL(dt_query_ll(t, "SELECT @@global.log_bin"), 0);
+  CU_ASSERT_FATAL(dt_exec(t, "DROP DATABASE IF EXISTS %s", db) == 0);
+  CU_ASSERT_FATAL(dt_exec(t, "CREATE DATABASE %s", db) == 0);
+  CU_ASSERT_FATAL(dt_exec(t, "CREATE TABLE %s.t (id INT PRIMARY KEY)", db) == 0);
+  CU_ASSERT_FATAL(dt_exec(t, "INSERT INTO %s.t VALUES (1), (2), (3)", db) == 0);
+  dt_env e;
+  CU_ASSERT_FATAL(
+      dt_setup(&e, "dump-nobinlog", "root", "", dt_target_port(), "block-allow-list = \"bal\";",
+               "block-allow-list = { bal = { do-dbs = [\"dmh_dump_nobinlog\"]; }; };", NULL) == 0);
+  dmh_subtask *st;
+  CU_ASSERT_EQUAL(dt_run(&e, &st, 20000), DMH_STAGE_FINISHED);
+  char *meta = dt_read(e.dump_dir, "metadata");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(meta);
+  char want[200];
+  snprintf(want, sizeof want,
+           "\nWarning: no binlog position: SHOW MASTER STATUS returned nothing (the binary log "
+           "is off) on the source 127.0.0.1:%d\n",
+           dt_target_port());
+  CU_ASSERT_PTR_NOT_NULL(strstr(meta, want));
+  CU_ASSERT_PTR_NULL(strstr(meta, "\tLog: "));
+  CU_ASSERT_PTR_NOT_NULL(strstr(meta, "\t`dmh_dump_nobinlog`.`t`\trows=3\t"));
+  free(meta);
+  dmh_subtask_destroy(st);
+  dt_teardown(&e);
+  dt_exec(t, "DROP DATABASE IF EXISTS %s", db);
+  mysql_close(t);
+}
+
 static void test_dump_unreachable(void) {
   dt_env e;
   CU_ASSERT_FATAL(dt_setup(&e, "dump-unreach", "root", "", 1, NULL, NULL, NULL) == 0);
@@ -569,6 +604,7 @@ int main(void) {
   CU_add_test(s, "all types", test_dump_all_types);
   CU_add_test(s, "string escaping", test_dump_escape);
   CU_add_test(s, "missing privilege", test_dump_missing_privilege);
+  CU_add_test(s, "binary log off, no sync follows", test_dump_binlog_off);
   CU_add_test(s, "unreachable source", test_dump_unreachable);
   CU_add_test(s, "write error", test_dump_write_error);
   CU_add_test(s, "bad setting", test_dump_bad_setting);
