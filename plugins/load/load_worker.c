@@ -18,6 +18,7 @@
 #include "load.h"
 
 #define LOAD_READ_BUF (8u << 20) /* read buffer per worker; grows for longer lines */
+#define LOAD_LOCK_RETRIES 5      /* a batch rolled back by a deadlock or lock wait: tries again */
 /* Room before the data in the read buffer: a line's `INSERT INTO `t` [(`a`,...)]` is replaced in
  * place by the (maybe longer) verb, routed table and the dump's column list, so a statement is
  * never copied. This much at least; more for a table whose column list is longer. */
@@ -219,7 +220,9 @@ static int load_worker_line(load_worker *w, int fd, const char *path, const load
   return 0;
 }
 
-/* Loads one file from its checkpoint. 0 done, 1 stopped at a safe point, -1 error (*err). */
+/* Loads one file from its checkpoint. 0 done, 1 stopped at a safe point, 2 rolled back by a
+ * deadlock or lock wait timeout (f->offset back at the last commit; *err says which), -1 error
+ * (*err). */
 static int load_worker_file(load_worker *w, load_file *f, dm_error *err) {
   load_run *run = w->run;
   load_unit *u = run->u;
@@ -312,13 +315,16 @@ static int load_worker_file(load_worker *w, load_file *f, dm_error *err) {
           break;
         }
         if (mysql_real_query(w->c, sql, (unsigned long)sl) != 0) {
+          unsigned no = mysql_errno(w->c);
           char what[PATH_MAX + 1536];
           snprintf(what, sizeof what,
                    "load: the statement of line %" PRIu64 " (byte %" PRIu64
                    ") of %s (into `%s`.`%s`) failed",
                    load_worker_line_of(fd, base + pos), base + pos, path, t->tdb, t->ttable);
           load_db_error(u, w->c, what, err);
-          rc = -1;
+          /* A deadlock or lock wait timeout rolled the statement (or the transaction) back: the
+           * batch runs again from the last commit (load_worker_main), not a pause. */
+          rc = no == 1213 || no == 1205 ? 2 : -1;
           break;
         }
         pending += sl;
@@ -375,6 +381,11 @@ static int load_worker_file(load_worker *w, load_file *f, dm_error *err) {
     mysql_real_query(w->c, "ROLLBACK", 8); /* best effort: a lost connection rolls back anyway */
     return -1;
   }
+  if (rc == 2) { /* to be run again from what the checkpoint row says */
+    mysql_real_query(w->c, "ROLLBACK", 8);
+    f->offset = committed;
+    return 2;
+  }
   /* Done or stopped: commit what ran, so a stop loses no work. */
   uint64_t upto = rc == 0 ? f->size : executed;
   if (upto > committed || pending > 0) {
@@ -411,6 +422,18 @@ static void *load_worker_main(void *arg) {
   while ((j = load_run_next(run, &kt)) != -1) {
     int rc = kt >= 0 ? load_keys_apply(u, w->c, &run->d->tables[kt], &run->abort, &err)
                      : load_worker_file(w, &run->d->files[j], &err);
+    /* Two workers inserting into one table (its files, or a merged table) may deadlock on a
+     * unique key: InnoDB rolls one back, and running it again is the fix (the server's own
+     * advice). A few tries with a growing pause; then the error pauses the task (resumable). */
+    for (int tries = 1; rc == 2 && tries <= LOAD_LOCK_RETRIES && !load_run_stopping(run); tries++) {
+      u->host->logf(u->ctx, DM_LOG_WARN,
+                    "%s: %s; running it again from byte %" PRIu64 " (try %d of %d)", err.message,
+                    err.raw_cause, run->d->files[j].offset, tries, LOAD_LOCK_RETRIES);
+      usleep(100000u * (unsigned)tries);
+      rc = load_worker_file(w, &run->d->files[j], &err);
+    }
+    if (rc == 2)
+      rc = -1;
     if (rc < 0 && !atomic_load(&u->killed))
       load_run_error(run, &err);
     if (rc != 0)
