@@ -104,6 +104,17 @@ static bool sync_if_exists(sync_parser *p, bool with_not) {
   return sync_expect(p, "EXISTS", "EXISTS after IF");
 }
 
+/* The same for a statement DM makes idempotent on the target (docs/sync.md, "Idempotent DDL"):
+ * when the clause is missing, the place right after the keyword before it is where the rewrite
+ * puts it (s->if_at, s->if_clause), so the text is built around the parsed tokens only. */
+static bool sync_if_exists_idem(sync_parser *p, sync_ddl_stmt *s, bool with_not) {
+  if (!sync_kw(p, "IF") && p->i > 0) {
+    s->if_at = p->t[p->i - 1].off + p->t[p->i - 1].len;
+    s->if_clause = with_not ? " IF NOT EXISTS" : " IF EXISTS";
+  }
+  return sync_if_exists(p, with_not);
+}
+
 /* MariaDB's lock-wait clause: WAIT n | NOWAIT. */
 static void sync_wait_clause(sync_parser *p) {
   if (sync_accept(p, "NOWAIT"))
@@ -317,14 +328,16 @@ static int sync_emit_whole(sync_parser *p, sync_ddl *out, const sync_ddl_stmt *t
 
 /* CREATE [OR REPLACE] {DATABASE|SCHEMA} [IF NOT EXISTS] db [options] */
 static int sync_create_database(sync_parser *p, sync_ddl *out, sync_ddl_stmt *s) {
-  if (!sync_if_exists(p, true) || !sync_schema_name(p, &s->subject))
+  if (!sync_if_exists_idem(p, s, true) || !sync_schema_name(p, &s->subject))
     return -1;
+  if (sync_kw_at(p, 1, "OR")) /* OR REPLACE is idempotent already, and refuses IF NOT EXISTS */
+    s->if_clause = NULL;
   return sync_emit_whole(p, out, s);
 }
 
 /* DROP {DATABASE|SCHEMA} [IF EXISTS] db */
 static int sync_drop_database(sync_parser *p, sync_ddl *out, sync_ddl_stmt *s) {
-  if (!sync_if_exists(p, false) || !sync_schema_name(p, &s->subject) || !sync_expect_end(p))
+  if (!sync_if_exists_idem(p, s, false) || !sync_schema_name(p, &s->subject) || !sync_expect_end(p))
     return -1;
   return sync_emit_whole(p, out, s);
 }
@@ -400,7 +413,7 @@ static bool sync_scan_table_body(sync_parser *p, sync_ddl_stmt *s, bool alter) {
 
 /* CREATE [OR REPLACE] [TEMPORARY] TABLE [IF NOT EXISTS] t {(...) | LIKE t2 | (LIKE t2) | ...} */
 static int sync_create_table(sync_parser *p, sync_ddl *out, sync_ddl_stmt *s) {
-  if (!sync_if_exists(p, true) ||
+  if (!sync_if_exists_idem(p, s, true) ||
       !sync_table_name(p, p->default_db, &s->subject, "a table name", NULL))
     return -1;
   int save = p->i;
@@ -418,13 +431,17 @@ static int sync_create_table(sync_parser *p, sync_ddl *out, sync_ddl_stmt *s) {
   }
   if (!sync_scan_table_body(p, s, false))
     return -1;
+  /* OR REPLACE: idempotent already, and refuses IF NOT EXISTS. ... SELECT: whether the rows go
+   * into a table that exists differs between servers and versions; left as it came. */
+  if (sync_kw_at(p, 1, "OR") || s->as_select)
+    s->if_clause = NULL;
   return sync_emit_whole(p, out, s);
 }
 
 /* DROP [TEMPORARY] {TABLE|TABLES} [IF EXISTS] a [, b ...] [WAIT n|NOWAIT] [RESTRICT|CASCADE]:
  * one statement per table, each the shared head + that name + the shared tail. */
 static int sync_drop_table(sync_parser *p, sync_ddl *out, sync_ddl_stmt *s) {
-  if (!sync_if_exists(p, false))
+  if (!sync_if_exists_idem(p, s, false))
     return -1;
   int ref0 = p->n_refs, first_tok = p->i, last_tok = p->i;
   do {
@@ -518,7 +535,8 @@ static int sync_truncate_table(sync_parser *p, sync_ddl *out, sync_ddl_stmt *s) 
 /* CREATE ... INDEX [IF NOT EXISTS] i [USING type] ON t (...) and DROP INDEX [IF EXISTS] i ON t:
  * the index name is the table's own business; only the table is a name to route. */
 static int sync_index(sync_parser *p, sync_ddl *out, sync_ddl_stmt *s, bool create) {
-  if (!sync_if_exists(p, create))
+  /* DM makes DROP INDEX idempotent, and leaves CREATE INDEX as it came */
+  if (!(create ? sync_if_exists(p, true) : sync_if_exists_idem(p, s, false)))
     return -1;
   if (p->i >= p->n || !sync_ident_tok(&p->t[p->i])) {
     sync_fail_at(p, sync_here(p), "expected an index name");
@@ -769,7 +787,24 @@ static int sync_put_quoted(sync_buf *out, const char *name, unsigned flags) {
   return sync_buf_putc(out, '`');
 }
 
-int sync_ddl_rewrite(const sync_ddl_stmt *s, sync_ddl_route_fn route, void *arg, sync_buf *out) {
+/* Copies s->sql from *pos up to `to`, with the IF [NOT] EXISTS of an idempotent rewrite where it
+ * goes (s->if_at lies before the first name, on the boundary of a keyword token). */
+static int sync_put_sql(const sync_ddl_stmt *s, bool idempotent, size_t *pos, size_t to,
+                        sync_buf *out) {
+  if (idempotent && s->if_clause && s->if_at >= *pos && s->if_at <= to) {
+    if (sync_buf_put(out, s->sql + *pos, s->if_at - *pos) < 0 ||
+        sync_buf_put(out, s->if_clause, strlen(s->if_clause)) < 0)
+      return -1;
+    *pos = s->if_at;
+  }
+  if (sync_buf_put(out, s->sql + *pos, to - *pos) < 0)
+    return -1;
+  *pos = to;
+  return 0;
+}
+
+int sync_ddl_rewrite(const sync_ddl_stmt *s, sync_ddl_route_fn route, void *arg, bool idempotent,
+                     sync_buf *out) {
   size_t pos = 0;
   for (int k = 0; k < s->n_refs; k++) {
     const sync_ddl_ref *r = &s->refs[k];
@@ -786,7 +821,7 @@ int sync_ddl_rewrite(const sync_ddl_stmt *s, sync_ddl_route_fn route, void *arg,
     }
     if (!schema[0] || (!r->schema_only && !table[0]))
       return -1;
-    if (sync_buf_put(out, s->sql + pos, r->off - pos) < 0)
+    if (sync_put_sql(s, idempotent, &pos, r->off, out) < 0)
       return -1;
     /* An implicit name (ALTER DATABASE without one) is inserted after the keyword before it; a
      * byte >= 0x80 right before the opening backtick could join it into one character. */
@@ -800,5 +835,5 @@ int sync_ddl_rewrite(const sync_ddl_stmt *s, sync_ddl_route_fn route, void *arg,
       return -1;
     pos = r->off + r->len;
   }
-  return sync_buf_put(out, s->sql + pos, s->sql_len - pos);
+  return sync_put_sql(s, idempotent, &pos, s->sql_len, out);
 }

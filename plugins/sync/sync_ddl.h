@@ -75,6 +75,12 @@ typedef struct sync_ddl_stmt {
                          CONVERT PARTITION ... TO TABLE, CONVERT TABLE */
   int n_refs;
   unsigned flags; /* SYNC_DDL_* it was read under: the rewrite writes names the same way */
+  /* What DM's SplitDDL adds to make the statement idempotent on the target, when it lacks it:
+   * " IF NOT EXISTS" (CREATE DATABASE, CREATE TABLE; not with OR REPLACE, not ... SELECT) or
+   * " IF EXISTS" (DROP DATABASE, DROP TABLE, DROP INDEX), to go at byte if_at of sql (right
+   * after the keyword before the name); NULL: nothing to add. */
+  const char *if_clause;
+  size_t if_at;
 } sync_ddl_stmt;
 
 typedef struct sync_ddl {
@@ -132,11 +138,13 @@ typedef void (*sync_ddl_route_fn)(void *arg, const char *schema, const char *tab
 
 /* The statement of `s` with every table/schema name it names (its refs) replaced by
  * route(schema, table) (schema-only names by route(schema, NULL)), written fully qualified and
- * backtick-quoted; route NULL keeps every name and only qualifies it. Appends to out. Returns 0,
+ * backtick-quoted; route NULL keeps every name and only qualifies it. idempotent: with
+ * s->if_clause put in (what the sync unit runs on the target). Appends to out. Returns 0,
  * or -1 when memory ran out, a route gave an empty name, or (under a SYNC_DDL_MB_* charset) a
  * name holds a byte that would join the closing backtick into one character (out may then hold
  * part of it). */
-int sync_ddl_rewrite(const sync_ddl_stmt *s, sync_ddl_route_fn route, void *arg, sync_buf *out);
+int sync_ddl_rewrite(const sync_ddl_stmt *s, sync_ddl_route_fn route, void *arg, bool idempotent,
+                     sync_buf *out);
 
 /* ---- text for messages and logs (sync_ddl_redact.c) ----------------------------------------
  * A statement's text goes into an error message or a DEBUG line only through sync_ddl_redact;

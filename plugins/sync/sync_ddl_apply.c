@@ -341,7 +341,7 @@ static int sync_ddl_prepare(sync_ddl_run *run, sync_buf *out, uint32_t **offs, u
       continue;
     }
     (*offs)[(*n)++] = (uint32_t)out->len;
-    if (sync_ddl_rewrite(s, sync_ddl_route, u, out) < 0 || sync_buf_putc(out, '\0') < 0) {
+    if (sync_ddl_rewrite(s, sync_ddl_route, u, true, out) < 0 || sync_buf_putc(out, '\0') < 0) {
       sync_ddl_free(&d);
       u->host->error_make(u->ctx, err, DM_ERR_SYNC_DDL, NULL,
                           "sync: cannot write the names of the DDL at %s for the target (out of "

@@ -49,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (rc == 0) {
     for (int i = 0; i < d.n; i++) {
       sync_buf out = {0};
-      if (sync_ddl_rewrite(&d.stmts[i], fuzz_route, NULL, &out) == 0 && out.p) {
+      if (sync_ddl_rewrite(&d.stmts[i], fuzz_route, NULL, true, &out) == 0 && out.p) {
         sync_ddl again;
         if (sync_ddl_parse_mode(out.p, out.len, "", flags, &again, msg, sizeof msg) ==
             SYNC_DDL_MULTI) {

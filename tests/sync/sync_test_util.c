@@ -26,6 +26,7 @@ void ts_suite_close(MYSQL **source, MYSQL **target) {
   testdb_close(*source);
   testdb_close(*target);
   *source = *target = NULL;
+  ts_init(NULL, NULL);
 }
 
 /* The source's current position (file, pos, GTID). */

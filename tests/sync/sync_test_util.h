@@ -17,7 +17,8 @@
 
 /* The root connections the helpers use (the suite's own). */
 void ts_init(MYSQL *source, MYSQL *target);
-/* A suite's root connections to both servers, handed to ts_init (0, or -1 when one failed). */
+/* A suite's init and clean: opens (closes) root connections to both servers and hands them to
+ * ts_init. 0, or -1 when a server cannot be reached. */
 int ts_suite_open(MYSQL **source, MYSQL **target);
 void ts_suite_close(MYSQL **source, MYSQL **target);
 /* The source's current position (file, pos, GTID; gtid may be NULL). */

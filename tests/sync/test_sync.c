@@ -23,15 +23,11 @@
 static MYSQL *src, *dst;
 
 static int suite_init(void) {
-  src = lt_source();
-  dst = lt_target();
-  ts_init(src, dst);
-  return src && dst ? 0 : -1;
+  return ts_suite_open(&src, &dst);
 }
 
 static int suite_clean(void) {
-  testdb_close(src);
-  testdb_close(dst);
+  ts_suite_close(&src, &dst);
   return 0;
 }
 
