@@ -39,6 +39,9 @@ struct sync_source {
   char next_file[DM_POSITION_NAME_MAX]; /* after a ROTATE: the file to open next */
   char registered[600];
   unsigned idle_rounds;
+  /* relay: the start position while the relay has not written its file yet (r is NULL) */
+  dm_position pending;
+  bool said_waiting;
 };
 
 /* ---- relay folder ---- */
@@ -92,8 +95,9 @@ static bool sync_file_exists(const char *relay, const char *sub, const char *fil
   return stat(path, &st) == 0;
 }
 
-/* The first (lowest) binlog file of a sub-folder: "" if none yet. */
-static void sync_relay_first_file(const char *relay, const char *sub, char *out, size_t len) {
+/* The first (lowest) or last (highest) binlog file of a sub-folder: "" if none yet. */
+static void sync_relay_edge_file(const char *relay, const char *sub, bool last, char *out,
+                                 size_t len) {
   char path[PATH_MAX];
   out[0] = '\0';
   snprintf(path, sizeof path, "%s/%s", relay, sub);
@@ -106,7 +110,8 @@ static void sync_relay_first_file(const char *relay, const char *sub, char *out,
     if (!dm_fs_name_ok(e->d_name, strlen(e->d_name)) || !dot ||
         strspn(dot + 1, "0123456789") != strlen(dot + 1) || strlen(dot + 1) == 0)
       continue;
-    if (!out[0] || strcmp(e->d_name, out) < 0)
+    int c = out[0] ? strcmp(e->d_name, out) : (last ? 1 : -1);
+    if (last ? c > 0 : c < 0)
       dm_strlcpy(out, e->d_name, len);
   }
   closedir(d);
@@ -114,21 +119,18 @@ static void sync_relay_first_file(const char *relay, const char *sub, char *out,
 
 /* Is there a file after `file` in the sub-folder (so `file` is complete)? */
 static bool sync_relay_has_later(const char *relay, const char *sub, const char *file) {
-  char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/%s", relay, sub);
-  DIR *d = opendir(path);
-  if (!d)
-    return false;
-  bool later = false;
-  struct dirent *e;
-  while (!later && (e = readdir(d))) {
-    const char *dot = strrchr(e->d_name, '.');
-    if (e->d_name[0] != '.' && dot && strspn(dot + 1, "0123456789") == strlen(dot + 1) &&
-        strlen(dot + 1) > 0 && strcmp(e->d_name, file) > 0)
-      later = true;
-  }
-  closedir(d);
-  return later;
+  char last[DM_POSITION_NAME_MAX];
+  sync_relay_edge_file(relay, sub, true, last, sizeof last);
+  return last[0] && strcmp(last, file) > 0;
+}
+
+/* Is sub/file the file the relay writes now (the newest sub-folder, nothing after it there)? A
+ * file the relay has only created may not hold its magic and format description yet. */
+static bool sync_relay_is_current(sync_source *s, const char *sub, const char *file) {
+  char dirs[64][256];
+  dm_error ignored;
+  int n = sync_relay_index(s, dirs, 64, &ignored);
+  return n > 0 && strcmp(dirs[n - 1], sub) == 0 && !sync_relay_has_later(s->relay, sub, file);
 }
 
 static bool sync_relay_wait(void *arg, const char *path, uint64_t offset) {
@@ -167,10 +169,15 @@ static int sync_relay_open_file(sync_source *s, const char *sub, const char *fil
   dm_binlog_reader *r = NULL;
   if (dm_binlog_reader_open_file(&r, path, &o, err) < 0) {
     /* The relay has created the file but not yet written its magic and format description:
-     * not an error, look again later (the old reader stays, at its end). */
-    if (err->code == DM_ERR_BINLOG_INCOMPLETE && s->r)
+     * not there yet, look again later (the old reader, if any, stays at its end). Only in the
+     * file the relay writes now: one it has moved past stays short for good, which one more
+     * look tells (the relay may have written it and moved on since the first). */
+    if (err->code != DM_ERR_BINLOG_INCOMPLETE)
+      return -1;
+    if (sync_relay_is_current(s, sub, file))
       return 0;
-    return -1;
+    if (dm_binlog_reader_open_file(&r, path, &o, err) < 0)
+      return -1;
   }
   dm_binlog_reader_close(s->r);
   s->r = r;
@@ -198,6 +205,17 @@ static int sync_relay_open(sync_source *s, const dm_position *from, dm_error *er
   for (int i = n - 1; i >= 0; i--)
     if (sync_file_exists(s->relay, dirs[i], from->name))
       return sync_relay_open_file(s, dirs[i], from->name, from->pos, err);
+  /* The relay has written nothing yet (no sub-folder, or no file in the newest), or not yet got
+   * to the file (a later one of the same binlog; the same one: created since it was looked for
+   * above): not there yet, looked for again. */
+  char last[DM_POSITION_NAME_MAX] = "";
+  if (n > 0)
+    sync_relay_edge_file(s->relay, dirs[n - 1], true, last, sizeof last);
+  const char *dot = strrchr(from->name, '.'), *ldot = strrchr(last, '.');
+  if (!last[0] || (dot && ldot && dot - from->name == ldot - last &&
+                   strncmp(from->name, last, (size_t)(dot - from->name)) == 0 &&
+                   strlen(from->name) == strlen(last) && strcmp(from->name, last) >= 0))
+    return 0;
   u->host->error_make(u->ctx, err, DM_ERR_BINLOG_PURGED, NULL,
                       "sync: the relay log in %s has no file %s (position %s:%" PRIu64
                       "): it was purged, or the relay started after it",
@@ -228,7 +246,7 @@ static int sync_relay_advance(sync_source *s, dm_error *err) {
       if (sync_relay_has_later(s->relay, s->subdir, s->file))
         return 0;
       char first[DM_POSITION_NAME_MAX];
-      sync_relay_first_file(s->relay, dirs[i + 1], first, sizeof first);
+      sync_relay_edge_file(s->relay, dirs[i + 1], false, first, sizeof first);
       if (!first[0])
         return 0;
       if (sync_relay_open_file(s, dirs[i + 1], first, 4, err) < 0)
@@ -255,6 +273,7 @@ int sync_source_open(sync_unit *u, const dm_position *from, sync_source **out, d
   s->relay = u->host->relay_dir(u->ctx);
   int rc;
   if (s->relay) {
+    s->pending = *from;
     rc = sync_relay_open(s, from, err);
   } else {
     dm_binlog_stream_options o = {
@@ -276,7 +295,31 @@ int sync_source_open(sync_unit *u, const dm_position *from, sync_source **out, d
   return 0;
 }
 
+/* Relay on, and its start file not written yet: look again (a short, interruptible wait). */
+static int sync_relay_retry_open(sync_source *s, dm_error *err) {
+  if (sync_relay_open(s, &s->pending, err) < 0)
+    return -1;
+  if (s->r) {
+    if (s->said_waiting)
+      s->u->host->logf(s->u->ctx, DM_LOG_INFO, "sync: the relay has written %s/%s: reading it",
+                       s->subdir, s->file);
+    return 0;
+  }
+  if (!s->said_waiting)
+    s->u->host->logf(s->u->ctx, DM_LOG_INFO,
+                     "sync: the relay log in %s has not written %s yet (a relay that has just "
+                     "started): waiting for it",
+                     s->relay, s->pending.name);
+  s->said_waiting = true;
+  s->u->host->wait_stop(s->u->ctx, SYNC_RELAY_POLL_MS);
+  return 0;
+}
+
 int sync_source_next(sync_source *s, dm_binlog_event *ev, dm_error *err) {
+  if (!s->r && sync_relay_retry_open(s, err) < 0)
+    return -1;
+  if (!s->r)
+    return 0;
   for (;;) {
     int rc = dm_binlog_reader_next(s->r, ev, err);
     if (rc < 0)

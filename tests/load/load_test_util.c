@@ -158,12 +158,34 @@ int lt_write_metadata(lt_env *e, const char *log, unsigned long pos, const char 
 }
 
 dmh_subtask *lt_subtask(lt_env *e) {
-  dmh_subtask_opts o = {.task = e->task, .source = e->source, .work_root = e->work};
+  return lt_subtask_relay(e, NULL);
+}
+
+dmh_subtask *lt_subtask_relay(lt_env *e, dmh_subtask *relay) {
+  dmh_subtask_opts o = {.task = e->task, .source = e->source, .work_root = e->work, .relay = relay};
   dm_error err;
   dmh_subtask *st = dmh_subtask_create(&o, &err);
   if (!st)
     fprintf(stderr, "create: %s\n", err.message);
   return st;
+}
+
+void lt_relay_settings(const lt_env *e, const char *more, char *out, size_t len) {
+  snprintf(out, len,
+           "enable-relay = true;\nrelay-dir = \"%s/relay\";\nunit-paths = { relay = \"%s\"; };\n"
+           "relay = { status-interval = 100; fsync = \"never\"; %s };\n",
+           e->dir, RELAY_SO, more ? more : "");
+}
+
+dmh_subtask *lt_relay(lt_env *e) {
+  char rwork[400];
+  snprintf(rwork, sizeof rwork, "%s/relay-work", e->dir);
+  dmh_subtask_opts ro = {.source = e->source, .work_root = rwork};
+  dm_error err;
+  dmh_subtask *relay = dmh_subtask_create_relay(&ro, &err);
+  if (!relay)
+    fprintf(stderr, "relay: %s\n", err.message);
+  return relay;
 }
 
 dmh_stage lt_run(lt_env *e, dmh_subtask **out, int timeout_ms) {

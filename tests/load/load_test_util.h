@@ -50,6 +50,13 @@ int lt_write(lt_env *e, const char *name, const char *text);
 int lt_write_metadata(lt_env *e, const char *log, unsigned long pos, const char *gtid);
 
 dmh_subtask *lt_subtask(lt_env *e);
+/* The subtask of the task that reads the folder of a relay subtask (relay NULL: lt_subtask). */
+dmh_subtask *lt_subtask_relay(lt_env *e, dmh_subtask *relay);
+/* Relay on, for lt_task.source_extra: relay folder <dir>/relay, the built relay unit, status every
+ * 100 ms, no fsync; `more` (may be NULL) goes into the relay section. */
+void lt_relay_settings(const lt_env *e, const char *more, char *out, size_t len);
+/* The relay subtask of the source (work root <dir>/relay-work): created, not started. */
+dmh_subtask *lt_relay(lt_env *e);
 /* create + start + wait settled; the subtask stays in *out (NULL if create failed). */
 dmh_stage lt_run(lt_env *e, dmh_subtask **out, int timeout_ms);
 

@@ -80,6 +80,11 @@ bool ts_equal(const char *db_src, const char *db_dst) {
 /* A task in mode incremental from the source's current position. */
 int ts_config(lt_env *e, const char *task, const char *db, const char *extra_rules,
               const char *sync) {
+  return ts_config_source(e, task, db, extra_rules, sync, NULL);
+}
+
+int ts_config_source(lt_env *e, const char *task, const char *db, const char *extra_rules,
+                     const char *sync, const char *source_extra) {
   char file[256] = "", inst[1024], extra[2048];
   unsigned long pos = 0;
   ts_master(file, &pos, NULL);
@@ -97,7 +102,8 @@ int ts_config(lt_env *e, const char *task, const char *db, const char *extra_rul
                .mode = "incremental",
                .instance = inst,
                .extra = extra,
-               .sync = sync ? sync : TS_SYNC};
+               .sync = sync ? sync : TS_SYNC,
+               .source_extra = source_extra};
   return lt_config(e, &t);
 }
 

@@ -31,6 +31,9 @@ bool ts_equal(const char *db_src, const char *db_dst);
  * extra_rules: routes (named "r") or filters ("f1", "f2"); sync NULL: TS_SYNC. */
 int ts_config(lt_env *e, const char *task, const char *db, const char *extra_rules,
               const char *sync);
+/* The same with settings added to the source file (source_extra: enable-relay, ...). */
+int ts_config_source(lt_env *e, const char *task, const char *db, const char *extra_rules,
+                     const char *sync, const char *source_extra);
 /* Creates and starts the subtask and waits until it runs. */
 dmh_subtask *ts_start(lt_env *e);
 /* Everything written so far is applied (waits on the checkpoint). */

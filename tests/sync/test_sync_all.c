@@ -506,17 +506,8 @@ static int sa_config(lt_env *e, const char *db, const char *source_extra, const 
   return lt_config(e, &t);
 }
 
-static dmh_subtask *sa_subtask(lt_env *e, dmh_subtask *relay) {
-  dmh_subtask_opts o = {.task = e->task, .source = e->source, .work_root = e->work, .relay = relay};
-  dm_error err;
-  dmh_subtask *st = dmh_subtask_create(&o, &err);
-  if (!st)
-    fprintf(stderr, "create: %s\n", err.message);
-  return st;
-}
-
 static dmh_subtask *sa_start(lt_env *e, dmh_subtask *relay) {
-  dmh_subtask *st = sa_subtask(e, relay);
+  dmh_subtask *st = lt_subtask_relay(e, relay);
   if (!st)
     return NULL;
   dm_error err;
@@ -594,21 +585,13 @@ static void sa_mode_all(const char *db, bool relay_on) {
   CU_ASSERT_FATAL(lt_init(&e) == 0);
   char source_extra[1024] = "";
   if (relay_on)
-    snprintf(source_extra, sizeof source_extra,
-             "enable-relay = true;\nrelay-dir = \"%s/relay\";\nunit-paths = { relay = \"%s\"; };\n"
-             "relay = { status-interval = 100; fsync = \"never\"; };\n",
-             e.dir, RELAY_SO);
+    lt_relay_settings(&e, NULL, source_extra, sizeof source_extra);
   CU_ASSERT_FATAL(sa_config(&e, db, source_extra, sa_sup_auto) == 0);
   dmh_subtask *relay = NULL;
   if (relay_on) {
-    char rwork[400];
-    snprintf(rwork, sizeof rwork, "%s/relay-work", e.dir);
-    dmh_subtask_opts ro = {.source = e.source, .work_root = rwork};
-    dm_error err;
-    relay = dmh_subtask_create_relay(&ro, &err);
-    if (!relay)
-      fprintf(stderr, "relay: %s\n", err.message);
+    relay = lt_relay(&e);
     CU_ASSERT_FATAL(relay != NULL);
+    dm_error err;
     CU_ASSERT_FATAL(dmh_subtask_start(relay, &err) == 0);
   }
   sa_writer *w = &sa_w;

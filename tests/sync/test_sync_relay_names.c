@@ -1,7 +1,15 @@
 /*
- * Regression test for issue 9, item 2 (the sync side): the sync unit's relay reader
- * (plugins/sync/sync_source.c, compiled in, with the host's real services and a unit context)
- * against a relay folder whose names lead outside it. No server: the relay folder is files.
+ * The sync unit's relay reader (plugins/sync/sync_source.c, compiled in, with the host's real
+ * services and a unit context) against relay folders made of files, no server.
+ *
+ * Issue 10, item 1: a task in mode incremental with the relay on paused at start with
+ * DM_ERR_BINLOG_INCOMPLETE ("incomplete event at offset 4: the file has no format description",
+ * not resumable) when the sync opened the relay's first file between its creation and the write
+ * of its header, and with DM_ERR_BINLOG_PURGED when the relay had written nothing at all yet. A
+ * relay file not written yet is now waited for; a short file the relay has moved past, or a
+ * damaged header, is still an error.
+ *
+ * Issue 9, item 2 (the sync side): a relay folder whose names lead outside it.
  *
  * Before the fix the reader built paths from whatever the relay folder said: a line "../evil" of
  * server-uuid.index, a start position naming "../../outside.bin", a ROTATE event naming it, or a
@@ -145,6 +153,160 @@ static void test_rotate_name_refused(void) {
   sync_source_close(s);
 }
 
+/* ---- a relay file not written yet (issue 10) ---- */
+
+/* The files of these tests live in their own relay folder, <root>/relay-wait. */
+static void t_wait_dir(const char *index) {
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s/relay-wait'", t_root);
+  CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+  t_ctx->relay_dir = NULL;
+  static char dir[160];
+  snprintf(dir, sizeof dir, "%s/relay-wait", t_root);
+  CU_ASSERT_EQUAL_FATAL(dm_fs_mkdir_p(dir, 0700), 0);
+  if (index) {
+    char sub[200];
+    snprintf(sub, sizeof sub, "%s/0-1.000001", dir);
+    CU_ASSERT_EQUAL_FATAL(dm_fs_mkdir_p(sub, 0700), 0);
+    CU_ASSERT_EQUAL_FATAL(t_write("relay-wait/server-uuid.index", index, strlen(index)), 0);
+  }
+  t_ctx->relay_dir = dir;
+}
+
+/* The bytes of a whole binlog file (magic, format description, one QUERY event). */
+static bb t_file_bytes(void) {
+  bb file = {0};
+  bb_start_file(&file, "10.11.6-MariaDB-log");
+  bb body = {0};
+  bb_uint(&body, 1, 4); /* thread id */
+  bb_uint(&body, 0, 4); /* exec time */
+  bb_uint(&body, 0, 1); /* db length */
+  bb_uint(&body, 0, 2); /* error code */
+  bb_uint(&body, 0, 2); /* status vars length */
+  bb_uint(&body, 0, 1); /* the db's NUL */
+  bb_str(&body, "BEGIN");
+  bb_event(&file, DM_BINLOG_QUERY, &body, 0);
+  free(body.p);
+  return file;
+}
+
+static void t_append(const char *rel, const void *data, size_t len) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", t_root, rel);
+  FILE *f = fopen(path, "a");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  CU_ASSERT_EQUAL(fwrite(data, 1, len, f), len);
+  CU_ASSERT_EQUAL(fclose(f), 0);
+}
+
+/* Reads until an event comes (1), an error (-1), or `rounds` calls said "nothing yet" (0). */
+static int t_next_within(sync_source *s, int rounds, dm_binlog_event *ev, dm_error *err) {
+  for (int i = 0; i < rounds; i++) {
+    int rc = sync_source_next(s, ev, err);
+    if (rc != 0)
+      return rc;
+  }
+  return 0;
+}
+
+/* The file's events, from position 4: its format description, then the QUERY. */
+static void t_expect_events(sync_source *s) {
+  dm_binlog_event ev;
+  dm_error err;
+  static const uint8_t want[] = {DM_BINLOG_FORMAT_DESCRIPTION, DM_BINLOG_QUERY};
+  for (int k = 0; k < 2; k++) {
+    int rc = t_next_within(s, 50, &ev, &err);
+    if (rc < 0)
+      fprintf(stderr, "\n  %s\n", err.message);
+    CU_ASSERT_EQUAL(rc, 1);
+    if (rc == 1)
+      CU_ASSERT_EQUAL(ev.header.type, want[k]);
+  }
+}
+
+/* The relay has created its file and written `written` of its first bytes (0: none, 4: the
+ * magic, 30: part of the format description): the sync opens it, waits, and reads the events
+ * once the relay has written them. */
+static void t_wait_then_read(size_t written) {
+  t_wait_dir("0-1.000001\n");
+  bb file = t_file_bytes();
+  const char *rel = "relay-wait/0-1.000001/mysql-bin.000001";
+  CU_ASSERT_EQUAL_FATAL(t_write(rel, file.p, written), 0);
+  dm_error err;
+  sync_source *s;
+  int rc = t_open("mysql-bin.000001", &err, &s);
+  if (rc != 0)
+    fprintf(stderr, "\n  %zu bytes written: %s\n", written, err.message);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  dm_binlog_event ev;
+  CU_ASSERT_EQUAL(t_next_within(s, 5, &ev, &err), 0); /* not there yet, and no error */
+  t_append(rel, file.p + written, file.len - written);
+  t_expect_events(s);
+  sync_source_close(s);
+  free(file.p);
+}
+
+static void test_wait_for_header(void) {
+  t_wait_then_read(0);
+  t_wait_then_read(4);
+  t_wait_then_read(30);
+}
+
+/* The relay has not written anything at all (no index yet), or not yet got to the file the
+ * position names: waited for, then read. */
+static void test_wait_for_file(void) {
+  t_wait_dir(NULL);
+  dm_error err;
+  sync_source *s;
+  CU_ASSERT_EQUAL_FATAL(t_open("mysql-bin.000002", &err, &s), 0);
+  dm_binlog_event ev;
+  CU_ASSERT_EQUAL(t_next_within(s, 3, &ev, &err), 0);
+  /* the relay starts, from the file before */
+  char sub[300];
+  snprintf(sub, sizeof sub, "%s/0-1.000001", t_ctx->relay_dir);
+  CU_ASSERT_EQUAL_FATAL(dm_fs_mkdir_p(sub, 0700), 0);
+  CU_ASSERT_EQUAL_FATAL(t_write("relay-wait/server-uuid.index", "0-1.000001\n", 11), 0);
+  CU_ASSERT_EQUAL_FATAL(t_binlog("relay-wait/0-1.000001/mysql-bin.000001", NULL), 0);
+  CU_ASSERT_EQUAL(t_next_within(s, 3, &ev, &err), 0);
+  bb file = t_file_bytes();
+  CU_ASSERT_EQUAL_FATAL(t_write("relay-wait/0-1.000001/mysql-bin.000002", file.p, file.len), 0);
+  t_expect_events(s);
+  sync_source_close(s);
+  free(file.p);
+  /* a file before the oldest the relay holds: purged, an error as before */
+  CU_ASSERT_EQUAL(t_open("mysql-bin.000000", &err, &s), -1);
+  CU_ASSERT_EQUAL(err.code, DM_ERR_BINLOG_PURGED);
+  sync_source_close(s);
+}
+
+/* A file the relay has moved past (a later one in the sub-folder) that stops short, and a file
+ * whose first bytes are no binlog magic: errors, not waits. */
+static void test_short_or_damaged_is_error(void) {
+  t_wait_dir("0-1.000001\n");
+  CU_ASSERT_EQUAL_FATAL(t_write("relay-wait/0-1.000001/mysql-bin.000001", DM_BINLOG_MAGIC, 4), 0);
+  CU_ASSERT_EQUAL_FATAL(t_binlog("relay-wait/0-1.000001/mysql-bin.000002", NULL), 0);
+  dm_error err;
+  sync_source *s;
+  CU_ASSERT_EQUAL(t_open("mysql-bin.000001", &err, &s), -1);
+  CU_ASSERT_EQUAL(err.code, DM_ERR_BINLOG_INCOMPLETE);
+  sync_source_close(s);
+  /* the newest file, damaged where its header should be */
+  CU_ASSERT_EQUAL_FATAL(t_write("relay-wait/0-1.000001/mysql-bin.000003", "GARBAGE!", 8), 0);
+  CU_ASSERT_EQUAL(t_open("mysql-bin.000003", &err, &s), -1);
+  CU_ASSERT_EQUAL(err.code, DM_ERR_BINLOG_CORRUPT);
+  sync_source_close(s);
+  /* a short file in a sub-folder the relay has left for a newer one */
+  CU_ASSERT_EQUAL_FATAL(t_write("relay-wait/0-1.000001/mysql-bin.000004", DM_BINLOG_MAGIC, 4), 0);
+  char sub[300];
+  snprintf(sub, sizeof sub, "%s/0-2.000002", t_ctx->relay_dir);
+  CU_ASSERT_EQUAL_FATAL(dm_fs_mkdir_p(sub, 0700), 0);
+  CU_ASSERT_EQUAL_FATAL(t_write("relay-wait/server-uuid.index", "0-1.000001\n0-2.000002\n", 22), 0);
+  CU_ASSERT_EQUAL(t_open("mysql-bin.000004", &err, &s), -1);
+  CU_ASSERT_EQUAL(err.code, DM_ERR_BINLOG_INCOMPLETE);
+  sync_source_close(s);
+  t_ctx->relay_dir = t_relay;
+}
+
 static int suite_init(void) {
   snprintf(t_root, sizeof t_root, "/tmp/dmh-syncnames-XXXXXX");
   if (!mkdtemp(t_root))
@@ -191,6 +353,9 @@ static const dmh_cunit_test tests[] = {
     {"start position ../../outside.bin refused", test_position_name_refused},
     {"link at a binlog file refused", test_link_refused},
     {"ROTATE naming ../../outside.bin refused", test_rotate_name_refused},
+    {"a relay file without its header yet is waited for", test_wait_for_header},
+    {"a relay that has not written the file yet is waited for", test_wait_for_file},
+    {"a short file left behind, a damaged header: errors", test_short_or_damaged_is_error},
 };
 
 int main(void) {
