@@ -9,6 +9,9 @@
  * goes on with the first file of the next sub-folder, as DM's reader does. The unit registers the
  * file of its checkpoint in `<relay-dir>/readers/<task>` (dm_relay_reader_register) so purge keeps
  * it; before the sync's first checkpoint, the host's registration of the dump's position holds.
+ * A file the relay has not written yet (no file, or the newest file without its magic and format
+ * description: the relay creates it, then writes them) is waited for, also at the start (mode
+ * incremental starts the sync with no relay catch-up wait, often together with a fresh relay).
  *
  * Relay off: the source's binlog stream (SDK stream reader) from the position, with heartbeats
  * every SYNC_HEARTBEAT_MS, which tell the coordinator the stream is idle.
