@@ -553,9 +553,14 @@ static int run_rewind(relay_run *r, dm_error *err) {
         return -1;
     }
   }
-  dm_strlcpy(r->start_file, r->f.name, sizeof r->start_file);
-  r->start_pos = r->boundary;
-  r->start_gtid[0] = '\0';
+  /* No file open: nothing of this stream was written (it failed before its first event, e.g. the
+   * source refused it), so the next try starts where this one did. Taking the empty name would
+   * leave the stream with neither a file nor a GTID to start from, for good. */
+  if (r->f.fd >= 0 && r->f.name[0]) {
+    dm_strlcpy(r->start_file, r->f.name, sizeof r->start_file);
+    r->start_pos = r->boundary;
+    r->start_gtid[0] = '\0';
+  }
   memset(&r->trx, 0, sizeof r->trx);
   return 0;
 }

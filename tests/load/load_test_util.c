@@ -171,10 +171,13 @@ dmh_subtask *lt_subtask_relay(lt_env *e, dmh_subtask *relay) {
 }
 
 void lt_relay_settings(const lt_env *e, const char *more, char *out, size_t len) {
+  /* A server-id of this process's own: every test's source is "lsrc", whose default id would be
+   * the same in two tests running at once, and the source drops the older of two replicas with
+   * one id (error 4052). */
   snprintf(out, len,
            "enable-relay = true;\nrelay-dir = \"%s/relay\";\nunit-paths = { relay = \"%s\"; };\n"
-           "relay = { status-interval = 100; fsync = \"never\"; %s };\n",
-           e->dir, RELAY_SO, more ? more : "");
+           "relay = { status-interval = 100; fsync = \"never\"; server-id = %ld; %s };\n",
+           e->dir, RELAY_SO, 1000000L + (long)getpid(), more ? more : "");
 }
 
 dmh_subtask *lt_relay(lt_env *e) {
