@@ -120,6 +120,28 @@ static void sync_relay_edge_file(const char *relay, const char *sub, bool last, 
   closedir(d);
 }
 
+/* The first binlog file after `file` in the sub-folder (by name: the relay keeps upstream's
+ * names, whose numbers have one width): "" if none. */
+static void sync_relay_next_after(const char *relay, const char *sub, const char *file, char *out,
+                                  size_t len) {
+  char path[PATH_MAX];
+  out[0] = '\0';
+  snprintf(path, sizeof path, "%s/%s", relay, sub);
+  DIR *d = opendir(path);
+  if (!d)
+    return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    const char *dot = strrchr(e->d_name, '.');
+    if (!dm_fs_name_ok(e->d_name, strlen(e->d_name)) || !dot ||
+        strspn(dot + 1, "0123456789") != strlen(dot + 1) || strlen(dot + 1) == 0)
+      continue;
+    if (strcmp(e->d_name, file) > 0 && (!out[0] || strcmp(e->d_name, out) < 0))
+      dm_strlcpy(out, e->d_name, len);
+  }
+  closedir(d);
+}
+
 /* Is there a file after `file` in the sub-folder (so `file` is complete)? */
 static bool sync_relay_has_later(const char *relay, const char *sub, const char *file) {
   char last[DM_POSITION_NAME_MAX];
@@ -240,6 +262,15 @@ static int sync_relay_advance(sync_source *s, dm_error *err) {
   }
   if (++s->idle_rounds % 100 != 0)
     return 0; /* a newer sub-folder is rare: look about every half second */
+  /* No ROTATE seen in this file, yet the relay has written a later one here: the sync started
+   * past the ROTATE (a checkpoint at the file's very end), and this file is complete. Go on as
+   * if the ROTATE had named the next file (one more read of this file first: the next round). */
+  char later[DM_POSITION_NAME_MAX];
+  sync_relay_next_after(s->relay, s->subdir, s->file, later, sizeof later);
+  if (later[0]) {
+    dm_strlcpy(s->next_file, later, sizeof s->next_file);
+    return 0;
+  }
   char dirs[64][256];
   int n = sync_relay_index(s, dirs, 64, err);
   if (n < 0)

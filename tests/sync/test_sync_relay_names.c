@@ -69,14 +69,18 @@ static int t_binlog(const char *rel, const char *rotate_to) {
   return rc;
 }
 
-static int t_open(const char *name, dm_error *err, sync_source **out) {
+static int t_open_at(const char *name, uint64_t pos, dm_error *err, sync_source **out) {
   dm_position from;
   memset(&from, 0, sizeof from);
   dm_strlcpy(from.name, name, sizeof from.name);
-  from.pos = 4;
+  from.pos = pos;
   memset(err, 0, sizeof *err);
   *out = NULL;
   return sync_source_open(&t_unit, &from, out, err);
+}
+
+static int t_open(const char *name, dm_error *err, sync_source **out) {
+  return t_open_at(name, 4, err, out);
 }
 
 static void t_index(const char *text) {
@@ -307,6 +311,38 @@ static void test_short_or_damaged_is_error(void) {
   t_ctx->relay_dir = t_relay;
 }
 
+/* A checkpoint at the very end of a file, past its ROTATE (a kill right after the sync moved it
+ * there): the sync never reads that ROTATE, yet must go on with the next file of the sub-folder.
+ * Before, it waited at the end of the old file for good (crash_kill9_sync_relay, a kill at a
+ * rotation: the checkpoint never moved again). */
+static void test_start_past_rotate(void) {
+  t_wait_dir("0-1.000001\n");
+  const char *a = "relay-wait/0-1.000001/mysql-bin.000001";
+  CU_ASSERT_EQUAL_FATAL(t_binlog(a, "mysql-bin.000002"), 0);
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", t_root, a);
+  struct stat st;
+  CU_ASSERT_EQUAL_FATAL(stat(path, &st), 0);
+  bb next = t_file_bytes();
+  CU_ASSERT_EQUAL_FATAL(t_write("relay-wait/0-1.000001/mysql-bin.000002", next.p, next.len), 0);
+  dm_error err;
+  sync_source *s;
+  CU_ASSERT_EQUAL_FATAL(t_open_at("mysql-bin.000001", (uint64_t)st.st_size, &err, &s), 0);
+  /* the events of the next file, within a few of the sync's idle looks (one every 100 rounds) */
+  dm_binlog_event ev;
+  static const uint8_t want[] = {DM_BINLOG_FORMAT_DESCRIPTION, DM_BINLOG_QUERY};
+  for (int k = 0; k < 2; k++) {
+    int rc = t_next_within(s, 400, &ev, &err);
+    CU_ASSERT_EQUAL(rc, 1);
+    if (rc == 1) {
+      CU_ASSERT_EQUAL(ev.header.type, want[k]);
+      CU_ASSERT_STRING_EQUAL(ev.file, "mysql-bin.000002");
+    }
+  }
+  sync_source_close(s);
+  free(next.p);
+}
+
 static int suite_init(void) {
   snprintf(t_root, sizeof t_root, "/tmp/dmh-syncnames-XXXXXX");
   if (!mkdtemp(t_root))
@@ -356,6 +392,7 @@ static const dmh_cunit_test tests[] = {
     {"a relay file without its header yet is waited for", test_wait_for_header},
     {"a relay that has not written the file yet is waited for", test_wait_for_file},
     {"a short file left behind, a damaged header: errors", test_short_or_damaged_is_error},
+    {"a start past the ROTATE at a file's end goes on with the next file", test_start_past_rotate},
 };
 
 int main(void) {
