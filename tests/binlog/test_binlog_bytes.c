@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "binlog_builder.h"
+#include "cunit_run.h"
 #include "dmhost/binlog.h"
 #include "dmhost/binlog_rows.h"
 
@@ -515,21 +516,16 @@ int main(int argc, char **argv) {
   snprintf(tmp_dir, sizeof tmp_dir, "/tmp/test_binlog_bytes.XXXXXX");
   if (!mkdtemp(tmp_dir))
     return 1;
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite s = CU_add_suite("binlog_bytes", NULL, NULL);
-  CU_add_test(s, "MySQL 8.0 events, rows v2, partial JSON, unknown type", test_mysql_events);
-  CU_add_test(s, "follow a growing file", test_follow);
-  CU_add_test(s, "damaged headers and cut files", test_damaged_headers);
-  CU_add_test(s, "binary JSON edge cases", test_json_edges);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed() +
-                    CU_get_number_of_suites_failed();
-  CU_cleanup_registry();
+  static const dmh_cunit_test tests[] = {
+      {"MySQL 8.0 events, rows v2, partial JSON, unknown type", test_mysql_events},
+      {"follow a growing file", test_follow},
+      {"damaged headers and cut files", test_damaged_headers},
+      {"binary JSON edge cases", test_json_edges},
+  };
+  int failed = dmh_cunit_run("binlog_bytes", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
   char cmd[200];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);
   if (system(cmd) != 0)
-    failed++;
-  return failed ? 1 : 0;
+    failed = 1;
+  return failed;
 }

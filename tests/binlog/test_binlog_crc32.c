@@ -11,6 +11,7 @@
 #include <zlib.h>
 
 #include "binlog_internal.h"
+#include "cunit_run.h"
 
 static uint64_t crc_rng = UINT64_C(0x9E3779B97F4A7C15);
 
@@ -128,17 +129,12 @@ static void test_dispatch(void) {
 }
 
 int main(void) {
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite s = CU_add_suite("binlog_crc32", NULL, NULL);
-  CU_add_test(s, "check value", test_check_value);
-  CU_add_test(s, "every length 0..4096, random alignment", test_every_length);
-  CU_add_test(s, "chained pieces", test_chained);
-  CU_add_test(s, "large and degenerate buffers", test_large);
-  CU_add_test(s, "dispatch", test_dispatch);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  static const dmh_cunit_test tests[] = {
+      {"check value", test_check_value},
+      {"every length 0..4096, random alignment", test_every_length},
+      {"chained pieces", test_chained},
+      {"large and degenerate buffers", test_large},
+      {"dispatch", test_dispatch},
+  };
+  return dmh_cunit_run("binlog_crc32", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }

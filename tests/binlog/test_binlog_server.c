@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cunit_run.h"
 #include "dmhost/binlog.h"
 #include "dmhost/binlog_rows.h"
 #include "testdb.h"
@@ -830,27 +831,20 @@ static void test_open_mid_file(void) {
 }
 
 int main(void) {
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite s = CU_add_suite("binlog_server", suite_init, suite_clean);
-  CU_add_test(s, "read closed files, replay every column type against the server",
-              test_read_files_and_values);
-  CU_add_test(s, "event kinds: GTID list, checkpoint, GTID, query status, XID, annotate",
-              test_event_kinds);
-  CU_add_test(s, "stream from file/pos is byte-identical", test_stream_from_file_pos);
-  CU_add_test(s, "stream from a GTID", test_stream_from_gtid);
-  CU_add_test(s, "stream: purged binlog", test_stream_purged);
-  CU_add_test(s, "stream: connect error", test_stream_connect_error);
-  CU_add_test(s, "stream: heartbeats and interrupt", test_stream_heartbeat_and_interrupt);
-  CU_add_test(s, "stream: read to the end, close (event reuse)", test_stream_end_then_close);
-  CU_add_test(s, "damaged copy", test_damaged_copy);
-  CU_add_test(s, "truncated copy", test_truncated_copy);
-  CU_add_test(s, "open mid-file", test_open_mid_file);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-  if (CU_get_error() != CUE_SUCCESS || CU_get_number_of_suites_failed() > 0)
-    failed++;
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  static const dmh_cunit_test tests[] = {
+      {"read closed files, replay every column type against the server",
+       test_read_files_and_values},
+      {"event kinds: GTID list, checkpoint, GTID, query status, XID, annotate", test_event_kinds},
+      {"stream from file/pos is byte-identical", test_stream_from_file_pos},
+      {"stream from a GTID", test_stream_from_gtid},
+      {"stream: purged binlog", test_stream_purged},
+      {"stream: connect error", test_stream_connect_error},
+      {"stream: heartbeats and interrupt", test_stream_heartbeat_and_interrupt},
+      {"stream: read to the end, close (event reuse)", test_stream_end_then_close},
+      {"damaged copy", test_damaged_copy},
+      {"truncated copy", test_truncated_copy},
+      {"open mid-file", test_open_mid_file},
+  };
+  return dmh_cunit_run("binlog_server", suite_init, suite_clean, tests,
+                       sizeof tests / sizeof tests[0]);
 }

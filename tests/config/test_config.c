@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "cunit_run.h"
 
 #ifndef DMH_TEST_DIR
 #error "DMH_TEST_DIR must name tests/config"
@@ -652,13 +653,7 @@ static void test_file_mode(void) {
 }
 
 int main(void) {
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite s = CU_add_suite("config", NULL, NULL);
-  struct {
-    const char *name;
-    CU_TestFunc fn;
-  } tests[] = {
+  static const dmh_cunit_test tests[] = {
       {"example source.cfg", test_example_source},
       {"example source-relay.cfg", test_example_source_relay},
       {"example task-all.cfg", test_example_task_all},
@@ -679,16 +674,5 @@ int main(void) {
       {"free NULL", test_free_null},
       {"file-mode", test_file_mode},
   };
-  for (size_t i = 0; s && i < sizeof tests / sizeof tests[0]; i++)
-    if (!CU_add_test(s, tests[i].name, tests[i].fn))
-      s = NULL;
-  if (!s) {
-    CU_cleanup_registry();
-    return 1;
-  }
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  return dmh_cunit_run("config", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }

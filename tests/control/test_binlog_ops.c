@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cunit_run.h"
 #include "dmhost/sdk.h"
 #include "e2e_util.h"
 
@@ -213,14 +214,9 @@ static void test_unit_gets_operator(void) {
 
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite s = CU_add_suite("binlog operators e2e", NULL, NULL);
-  CU_add_test(s, "register, list, revert, restart, stop-task", test_register_list_revert);
-  CU_add_test(s, "a failing unit gets the operator", test_unit_gets_operator);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  static const dmh_cunit_test tests[] = {
+      {"register, list, revert, restart, stop-task", test_register_list_revert},
+      {"a failing unit gets the operator", test_unit_gets_operator},
+  };
+  return dmh_cunit_run("binlog operators e2e", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }

@@ -8,6 +8,7 @@
 
 #include "binlog_cmd.h"
 #include "binlog_ops.h"
+#include "cunit_run.h"
 #include "dmhost/sdk.h"
 
 static char store_dir[64];
@@ -190,19 +191,17 @@ int main(void) {
   snprintf(store_dir, sizeof store_dir, "/tmp/dmh-binlog-XXXXXX");
   if (!mkdtemp(store_dir))
     return 1;
-  CU_initialize_registry();
-  CU_pSuite s = CU_add_suite("binlog operators store", NULL, NULL);
-  CU_add_test(s, "SQL split on top-level ';'", test_sql_split);
-  CU_add_test(s, "binlog position", test_pos_parse);
-  CU_add_test(s, "store: put, find, remove", test_store);
-  CU_add_test(s, "request checks", test_request);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  int failed = (int)CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-  CU_cleanup_registry();
+  static const dmh_cunit_test tests[] = {
+      {"SQL split on top-level ';'", test_sql_split},
+      {"binlog position", test_pos_parse},
+      {"store: put, find, remove", test_store},
+      {"request checks", test_request},
+  };
+  int failed =
+      dmh_cunit_run("binlog operators store", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", store_dir);
   if (system(cmd) != 0)
     return 1;
-  return failed ? 1 : 0;
+  return failed;
 }

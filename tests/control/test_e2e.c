@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "control_socket.h"
+#include "cunit_run.h"
 #include "dmhost/sdk.h"
 
 #include "e2e_util.h"
@@ -627,24 +628,19 @@ static void test_corrupt_state(void) {
 
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite s = CU_add_suite("control e2e", NULL, NULL);
-  CU_add_test(s, "operate-source create/show/stop", test_operate_source);
-  CU_add_test(s, "start-task runs to Finished", test_task_runs_to_finish);
-  CU_add_test(s, "pause-task / resume-task", test_pause_resume);
-  CU_add_test(s, "a slow pause blocks no other request", test_slow_pause_blocks_nobody);
-  CU_add_test(s, "concurrent commands on one task", test_concurrent_commands);
-  CU_add_test(s, "SIGTERM and restart resume the task", test_restart_resumes);
-  CU_add_test(s, "relay binding survives a restart (DM bug)", test_relay_binding_survives_restart);
-  CU_add_test(s, "enable-relay", test_enable_relay);
-  CU_add_test(s, "swap-unit", test_swap_unit);
-  CU_add_test(s, "bad requests", test_bad_requests);
-  CU_add_test(s, "pipelined requests", test_pipelined_requests);
-  CU_add_test(s, "corrupt state.json", test_corrupt_state);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  static const dmh_cunit_test tests[] = {
+      {"operate-source create/show/stop", test_operate_source},
+      {"start-task runs to Finished", test_task_runs_to_finish},
+      {"pause-task / resume-task", test_pause_resume},
+      {"a slow pause blocks no other request", test_slow_pause_blocks_nobody},
+      {"concurrent commands on one task", test_concurrent_commands},
+      {"SIGTERM and restart resume the task", test_restart_resumes},
+      {"relay binding survives a restart (DM bug)", test_relay_binding_survives_restart},
+      {"enable-relay", test_enable_relay},
+      {"swap-unit", test_swap_unit},
+      {"bad requests", test_bad_requests},
+      {"pipelined requests", test_pipelined_requests},
+      {"corrupt state.json", test_corrupt_state},
+  };
+  return dmh_cunit_run("control e2e", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "control_socket.h"
+#include "cunit_run.h"
 #include "dmhost/sdk.h"
 
 #include "e2e_util.h"
@@ -539,19 +540,14 @@ static void test_timeout_flags_range(void) {
 
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite s = CU_add_suite("control socket", NULL, NULL);
-  CU_add_test(s, "a client that never reads holds up nothing", test_client_never_reads);
-  CU_add_test(s, "--send-timeout drops a client that does not read", test_send_timeout);
-  CU_add_test(s, "silent clients do not lock dmctl out", test_silent_clients);
-  CU_add_test(s, "peer uid check and --socket-group", test_peer_uid);
-  CU_add_test(s, "swap-unit refuses an untrusted file", test_swap_untrusted);
-  CU_add_test(s, "an over-long request gets the usual error shape", test_too_long_shape);
-  CU_add_test(s, "timeout flags refuse values that do not fit", test_timeout_flags_range);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  static const dmh_cunit_test tests[] = {
+      {"a client that never reads holds up nothing", test_client_never_reads},
+      {"--send-timeout drops a client that does not read", test_send_timeout},
+      {"silent clients do not lock dmctl out", test_silent_clients},
+      {"peer uid check and --socket-group", test_peer_uid},
+      {"swap-unit refuses an untrusted file", test_swap_untrusted},
+      {"an over-long request gets the usual error shape", test_too_long_shape},
+      {"timeout flags refuse values that do not fit", test_timeout_flags_range},
+  };
+  return dmh_cunit_run("control socket", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cunit_run.h"
 #include "dmhost/sdk.h"
 #include "state.h"
 
@@ -310,20 +311,15 @@ static void test_lock(void) {
 }
 
 int main(void) {
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite s = CU_add_suite("state", test_setup, test_teardown);
-  CU_add_test(s, "missing state.json is an empty state", test_missing_is_empty);
-  CU_add_test(s, "save/load round trip", test_round_trip);
-  CU_add_test(s, "leftover temp file ignored", test_leftover_temp_ignored);
-  CU_add_test(s, "corrupt state.json refused", test_corrupt_refused);
-  CU_add_test(s, "unreadable state.json", test_unreadable_state);
-  CU_add_test(s, "copy and mkdirs", test_copy_and_mkdirs);
-  CU_add_test(s, "names used as folders", test_names);
-  CU_add_test(s, "state dir lock", test_lock);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  static const dmh_cunit_test tests[] = {
+      {"missing state.json is an empty state", test_missing_is_empty},
+      {"save/load round trip", test_round_trip},
+      {"leftover temp file ignored", test_leftover_temp_ignored},
+      {"corrupt state.json refused", test_corrupt_refused},
+      {"unreadable state.json", test_unreadable_state},
+      {"copy and mkdirs", test_copy_and_mkdirs},
+      {"names used as folders", test_names},
+      {"state dir lock", test_lock},
+  };
+  return dmh_cunit_run("state", test_setup, test_teardown, tests, sizeof tests / sizeof tests[0]);
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cunit_run.h"
 #include "dmhost/sdk.h"
 #include "worker.h"
 
@@ -313,17 +314,12 @@ static void test_long_source_refused(void) {
 }
 
 int main(void) {
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite s = CU_add_suite("worker", NULL, NULL);
-  CU_add_test(s, "allowed transitions", test_allowed_transitions);
-  CU_add_test(s, "refusals", test_refusals);
-  CU_add_test(s, "restart keeps the relay binding (DM bug)", test_restart_keeps_relay_binding);
-  CU_add_test(s, "stage names", test_stage_names);
-  CU_add_test(s, "long source-id refused", test_long_source_refused);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  static const dmh_cunit_test tests[] = {
+      {"allowed transitions", test_allowed_transitions},
+      {"refusals", test_refusals},
+      {"restart keeps the relay binding (DM bug)", test_restart_keeps_relay_binding},
+      {"stage names", test_stage_names},
+      {"long source-id refused", test_long_source_refused},
+  };
+  return dmh_cunit_run("worker", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }

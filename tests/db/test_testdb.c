@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cunit_run.h"
 #include "testdb.h"
 
 #define DB_BASIC "test_testdb_basic"
@@ -431,10 +432,7 @@ static void test_all_types_copy(void) {
 }
 
 int main(void) {
-  static const struct {
-    const char *name;
-    CU_TestFunc fn;
-  } tests[] = {
+  static const dmh_cunit_test tests[] = {
       {"connect errors name the server and the fix", test_connect_errors},
       {"the limited account", test_limited_account},
       {"exec and query", test_exec_and_query},
@@ -442,16 +440,8 @@ int main(void) {
       {"checksum", test_checksum},
       {"all types through mariadb-dump, then compare", test_all_types_copy},
   };
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite suite = CU_add_suite("testdb", suite_init, suite_clean);
-  for (size_t i = 0; suite && i < sizeof tests / sizeof tests[0]; i++)
-    CU_add_test(suite, tests[i].name, tests[i].fn);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed() +
-                    CU_get_number_of_suites_failed();
-  CU_cleanup_registry();
+  int failed =
+      dmh_cunit_run("testdb", suite_init, suite_clean, tests, sizeof tests / sizeof tests[0]);
   mysql_library_end();
-  return failed ? 1 : 0;
+  return failed;
 }

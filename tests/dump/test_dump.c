@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include "cunit_run.h"
 #include "dmhost/position.h"
 #include "dmhost/sdk.h"
 #include "dump_test_util.h"
@@ -595,24 +596,20 @@ int main(void) {
   src = dt_connect(dt_source_port());
   if (!src)
     return 1;
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite s = CU_add_suite("dump", NULL, NULL);
-  CU_add_test(s, "files and metadata", test_dump_files_and_metadata);
-  CU_add_test(s, "block-allow-list", test_dump_block_allow_list);
-  CU_add_test(s, "statement and file limits", test_dump_limits);
-  CU_add_test(s, "all types", test_dump_all_types);
-  CU_add_test(s, "string escaping", test_dump_escape);
-  CU_add_test(s, "missing privilege", test_dump_missing_privilege);
-  CU_add_test(s, "binary log off, no sync follows", test_dump_binlog_off);
-  CU_add_test(s, "unreachable source", test_dump_unreachable);
-  CU_add_test(s, "write error", test_dump_write_error);
-  CU_add_test(s, "bad setting", test_dump_bad_setting);
-  CU_add_test(s, "permanent error", test_dump_permanent_error);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  int failed = (int)CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-  CU_cleanup_registry();
+  static const dmh_cunit_test tests[] = {
+      {"files and metadata", test_dump_files_and_metadata},
+      {"block-allow-list", test_dump_block_allow_list},
+      {"statement and file limits", test_dump_limits},
+      {"all types", test_dump_all_types},
+      {"string escaping", test_dump_escape},
+      {"missing privilege", test_dump_missing_privilege},
+      {"binary log off, no sync follows", test_dump_binlog_off},
+      {"unreachable source", test_dump_unreachable},
+      {"write error", test_dump_write_error},
+      {"bad setting", test_dump_bad_setting},
+      {"permanent error", test_dump_permanent_error},
+  };
+  int failed = dmh_cunit_run("dump", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
   mysql_close(src);
-  return failed ? 1 : 0;
+  return failed;
 }

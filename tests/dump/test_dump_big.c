@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cunit_run.h"
 #include "dump_test_util.h"
 
 #define BIG_ROWS 1200000
@@ -252,19 +253,20 @@ int main(void) {
   src = dt_connect(dt_source_port());
   if (!src)
     return 1;
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite s = CU_add_suite("dump big table", big_setup, big_teardown);
-  CU_add_test(s, "memory bounded, speed", test_memory_and_speed);
-  CU_add_test(s, "pause mid-dump, resume", test_pause_resume);
-  CU_add_test(s, "stop mid-dump, redump", test_stop_then_redump);
-  CU_add_test(s, "kill mid-dump, redump", test_kill_then_redump);
-  CU_pSuite c = CU_add_suite("dump snapshot", NULL, NULL);
-  CU_add_test(c, "one snapshot across threads", test_snapshot_consistency);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  int failed = (int)CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-  CU_cleanup_registry();
+  static const dmh_cunit_test big[] = {
+      {"memory bounded, speed", test_memory_and_speed},
+      {"pause mid-dump, resume", test_pause_resume},
+      {"stop mid-dump, redump", test_stop_then_redump},
+      {"kill mid-dump, redump", test_kill_then_redump},
+  };
+  static const dmh_cunit_test snap[] = {
+      {"one snapshot across threads", test_snapshot_consistency},
+  };
+  static const dmh_cunit_suite suites[] = {
+      {"dump big table", big_setup, big_teardown, big, sizeof big / sizeof big[0]},
+      {"dump snapshot", NULL, NULL, snap, sizeof snap / sizeof snap[0]},
+  };
+  int failed = dmh_cunit_run_suites(suites, sizeof suites / sizeof suites[0], NULL);
   mysql_close(src);
-  return failed ? 1 : 0;
+  return failed;
 }

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cunit_run.h"
 #include "dmhost/error.h"
 #include "dmhost/sdk.h"
 #include "load_test_util.h"
@@ -483,21 +484,16 @@ static void test_load_deferred_keys(void) {
 }
 
 int main(void) {
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite s = CU_add_suite("load", suite_init, suite_clean);
-  CU_add_test(s, "mode load end to end on a hand-made folder", test_load_handmade);
-  CU_add_test(s, "routes: merge two tables, rename the schema", test_load_routes);
-  CU_add_test(s, "on-duplicate replace, ignore, error", test_load_on_duplicate);
-  CU_add_test(s, "existing table of another definition", test_load_table_mismatch);
-  CU_add_test(s, "incomplete dump folders", test_load_missing_files);
-  CU_add_test(s, "wrong password", test_load_wrong_password);
-  CU_add_test(s, "unreachable target", test_load_unreachable_target);
-  CU_add_test(s, "missing privileges", test_load_privileges);
-  CU_add_test(s, "deferred secondary keys", test_load_deferred_keys);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  static const dmh_cunit_test tests[] = {
+      {"mode load end to end on a hand-made folder", test_load_handmade},
+      {"routes: merge two tables, rename the schema", test_load_routes},
+      {"on-duplicate replace, ignore, error", test_load_on_duplicate},
+      {"existing table of another definition", test_load_table_mismatch},
+      {"incomplete dump folders", test_load_missing_files},
+      {"wrong password", test_load_wrong_password},
+      {"unreachable target", test_load_unreachable_target},
+      {"missing privileges", test_load_privileges},
+      {"deferred secondary keys", test_load_deferred_keys},
+  };
+  return dmh_cunit_run("load", suite_init, suite_clean, tests, sizeof tests / sizeof tests[0]);
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cunit_run.h"
 #include "dmhost/error.h"
 #include "load_test_util.h"
 #include "testdb.h"
@@ -100,14 +101,8 @@ static void test_big_row(void) {
 }
 
 int main(void) {
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite s = CU_add_suite("load_big", suite_init, suite_clean);
-  CU_add_test(s, "a row over the old line limit", test_big_row);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  /* a suite whose set-up failed ran nothing: that is a failure too */
-  int failed = (int)(CU_get_number_of_failures() + CU_get_number_of_suites_failed());
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  static const dmh_cunit_test tests[] = {
+      {"a row over the old line limit", test_big_row},
+  };
+  return dmh_cunit_run("load_big", suite_init, suite_clean, tests, sizeof tests / sizeof tests[0]);
 }

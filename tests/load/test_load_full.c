@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cunit_run.h"
 #include "dmhost/error.h"
 #include "load_test_util.h"
 #include "testdb.h"
@@ -321,17 +322,12 @@ static void test_full_keys_interrupted(void) {
 }
 
 int main(void) {
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite s = CU_add_suite("load_full", suite_init, suite_clean);
-  CU_add_test(s, "mode full end to end, compared by checksum", test_full_end_to_end);
-  CU_add_test(s, "pause, stop, new subtask: resumes from the checkpoint", test_full_resume);
-  CU_add_test(s, "kill, new subtask: resumes from the checkpoint", test_full_kill);
-  CU_add_test(s, "target restarted mid-load, auto-resumed", test_full_target_restart);
-  CU_add_test(s, "stop and kill while adding the deferred keys", test_full_keys_interrupted);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  static const dmh_cunit_test tests[] = {
+      {"mode full end to end, compared by checksum", test_full_end_to_end},
+      {"pause, stop, new subtask: resumes from the checkpoint", test_full_resume},
+      {"kill, new subtask: resumes from the checkpoint", test_full_kill},
+      {"target restarted mid-load, auto-resumed", test_full_target_restart},
+      {"stop and kill while adding the deferred keys", test_full_keys_interrupted},
+  };
+  return dmh_cunit_run("load_full", suite_init, suite_clean, tests, sizeof tests / sizeof tests[0]);
 }

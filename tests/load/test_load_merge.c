@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cunit_run.h"
 #include "dmhost/error.h"
 #include "load_test_util.h"
 
@@ -200,14 +201,10 @@ static void test_load_superset(void) {
 }
 
 int main(void) {
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite s = CU_add_suite("load_merge", suite_init, suite_clean);
-  CU_add_test(s, "two loads create one merged table at once", test_load_merge_race);
-  CU_add_test(s, "a target table with more columns than the dump", test_load_superset);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  static const dmh_cunit_test tests[] = {
+      {"two loads create one merged table at once", test_load_merge_race},
+      {"a target table with more columns than the dump", test_load_superset},
+  };
+  return dmh_cunit_run("load_merge", suite_init, suite_clean, tests,
+                       sizeof tests / sizeof tests[0]);
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cunit_run.h"
 #include "dmhost/dump_format.h"
 #include "dmhost/error.h"
 #include "load_test_util.h"
@@ -127,14 +128,9 @@ static void test_long_names(void) {
 }
 
 int main(void) {
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite s = CU_add_suite("load_names", suite_init, suite_clean);
-  CU_add_test(s, "names over NAME_MAX when escaped", test_long_names);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  /* a suite whose set-up failed ran nothing: that is a failure too */
-  int failed = (int)(CU_get_number_of_failures() + CU_get_number_of_suites_failed());
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  static const dmh_cunit_test tests[] = {
+      {"names over NAME_MAX when escaped", test_long_names},
+  };
+  return dmh_cunit_run("load_names", suite_init, suite_clean, tests,
+                       sizeof tests / sizeof tests[0]);
 }

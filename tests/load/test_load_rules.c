@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cunit_run.h"
 #include "load_test_util.h"
 #include "testdb.h"
 
@@ -107,14 +108,9 @@ static void test_dm_matching(void) {
 }
 
 int main(void) {
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite s = CU_add_suite("load_rules", suite_init, suite_clean);
-  CU_add_test(s, "block-allow-list and routes as DM matches them", test_dm_matching);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  /* a suite whose set-up failed ran nothing: that is a failure too */
-  int failed = (int)(CU_get_number_of_failures() + CU_get_number_of_suites_failed());
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  static const dmh_cunit_test tests[] = {
+      {"block-allow-list and routes as DM matches them", test_dm_matching},
+  };
+  return dmh_cunit_run("load_rules", suite_init, suite_clean, tests,
+                       sizeof tests / sizeof tests[0]);
 }

@@ -18,6 +18,7 @@
 
 #include <json-c/json.h>
 
+#include "cunit_run.h"
 #include "dmhost/error.h"
 #include "load_test_util.h"
 #include "log.h"
@@ -241,17 +242,12 @@ static void test_trust_accepts_dump_forms(void) {
 }
 
 int main(void) {
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite s = CU_add_suite("load_trust", suite_init, suite_clean);
-  CU_add_test(s, "data lines of other shapes", test_trust_bad_lines);
-  CU_add_test(s, "files linked outside", test_trust_symlinks);
-  CU_add_test(s, "schema files of another shape", test_trust_schema_shape);
-  CU_add_test(s, "every form the dump writes", test_trust_accepts_dump_forms);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  /* a suite whose set-up failed ran nothing: that is a failure too */
-  int failed = (int)(CU_get_number_of_failures() + CU_get_number_of_suites_failed());
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  static const dmh_cunit_test tests[] = {
+      {"data lines of other shapes", test_trust_bad_lines},
+      {"files linked outside", test_trust_symlinks},
+      {"schema files of another shape", test_trust_schema_shape},
+      {"every form the dump writes", test_trust_accepts_dump_forms},
+  };
+  return dmh_cunit_run("load_trust", suite_init, suite_clean, tests,
+                       sizeof tests / sizeof tests[0]);
 }

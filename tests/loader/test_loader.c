@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cunit_run.h"
 #include "dmhost/sdk.h"
 #include "loader.h"
 
@@ -401,10 +402,7 @@ static void test_plugin_dir_default(void) {
 }
 
 int main(void) {
-  static const struct {
-    const char *name;
-    CU_TestFunc fn;
-  } tests[] = {
+  static const dmh_cunit_test tests[] = {
       {"missing file", test_missing_file},
       {"not ELF", test_not_elf},
       {"empty file", test_empty},
@@ -434,15 +432,5 @@ int main(void) {
       {"default unit path", test_default_path},
       {"plugin dir default", test_plugin_dir_default},
   };
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite suite = CU_add_suite("loader", NULL, NULL);
-  for (size_t i = 0; suite && i < sizeof tests / sizeof tests[0]; i++)
-    CU_add_test(suite, tests[i].name, tests[i].fn);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed() +
-                    CU_get_number_of_suites_failed();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  return dmh_cunit_run("loader", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }

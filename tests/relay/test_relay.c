@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cunit_run.h"
 #include "dmhost/binlog.h"
 #include "dmhost/sdk.h"
 #include "registry.h"
@@ -354,26 +355,17 @@ static void test_catchup_mode_all(void) {
 
 /* RELAY_TEST_ONLY=word runs only the tests whose name holds it (the source restart disturbs
  * everything else using the servers). */
-static void t_add(CU_pSuite s, const char *name, CU_TestFunc fn) {
-  const char *only = getenv("RELAY_TEST_ONLY");
-  if (!only || strstr(name, only))
-    CU_add_test(s, name, fn);
-}
-
 int main(void) {
-  CU_initialize_registry();
-  CU_pSuite s = CU_add_suite("relay", NULL, NULL);
-  t_add(s, "identical with rotation, status, prompt pause", test_identical_with_rotation);
-  t_add(s, "kill -9 and restart several times", test_kill9_restarts);
-  t_add(s, "damaged file recovered", test_damaged_file_recovered);
-  t_add(s, "purge-relay command", test_purge_relay_command);
-  t_add(s, "source restart mid-stream", test_source_restart);
+  static const dmh_cunit_test tests[] = {
+      {"identical with rotation, status, prompt pause", test_identical_with_rotation},
+      {"kill -9 and restart several times", test_kill9_restarts},
+      {"damaged file recovered", test_damaged_file_recovered},
+      {"purge-relay command", test_purge_relay_command},
+      {"source restart mid-stream", test_source_restart},
 #ifdef FAKE_SYNC_SO
-  t_add(s, "catch-up wait of mode all released by the relay", test_catchup_mode_all);
+      {"catch-up wait of mode all released by the relay", test_catchup_mode_all},
 #endif
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  };
+  static const dmh_cunit_suite suite = {"relay", NULL, NULL, tests, sizeof tests / sizeof tests[0]};
+  return dmh_cunit_run_suites(&suite, 1, "RELAY_TEST_ONLY");
 }

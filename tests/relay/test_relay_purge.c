@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <utime.h>
 
+#include "cunit_run.h"
 #include "relay_purge.h"
 
 static char pdir[256];
@@ -143,14 +144,10 @@ static void test_auto_purge_by_age(void) {
 }
 
 int main(void) {
-  CU_initialize_registry();
-  CU_pSuite s = CU_add_suite("relay_purge", NULL, NULL);
-  CU_add_test(s, "manual purge respects readers", test_manual_purge_respects_readers);
-  CU_add_test(s, "manual purge never the active file", test_manual_purge_never_the_active_file);
-  CU_add_test(s, "auto purge by age and space", test_auto_purge_by_age);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  static const dmh_cunit_test tests[] = {
+      {"manual purge respects readers", test_manual_purge_respects_readers},
+      {"manual purge never the active file", test_manual_purge_never_the_active_file},
+      {"auto purge by age and space", test_auto_purge_by_age},
+  };
+  return dmh_cunit_run("relay_purge", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cunit_run.h"
 #include "dmhost/binlog.h"
 #include "dmhost/sdk.h"
 #include "relay_internal.h"
@@ -177,18 +178,14 @@ static void test_window_resyncs(void) {
 }
 
 int main(void) {
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite s = CU_add_suite("relay_recover", rec_setup, rec_teardown);
-  CU_add_test(s, "starts at relay.meta's position", test_starts_at_meta);
-  CU_add_test(s, "damage in the window before it: whole file", test_damage_in_window);
-  CU_add_test(s, "incomplete tail after it: cut back", test_incomplete_tail);
-  CU_add_test(s, "position inside an event: whole file", test_meta_not_a_boundary);
-  CU_add_test(s, "file shorter than relay.meta: whole file", test_file_shorter_than_meta);
-  CU_add_test(s, "window starting inside an event", test_window_resyncs);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  static const dmh_cunit_test tests[] = {
+      {"starts at relay.meta's position", test_starts_at_meta},
+      {"damage in the window before it: whole file", test_damage_in_window},
+      {"incomplete tail after it: cut back", test_incomplete_tail},
+      {"position inside an event: whole file", test_meta_not_a_boundary},
+      {"file shorter than relay.meta: whole file", test_file_shorter_than_meta},
+      {"window starting inside an event", test_window_resyncs},
+  };
+  return dmh_cunit_run("relay_recover", rec_setup, rec_teardown, tests,
+                       sizeof tests / sizeof tests[0]);
 }

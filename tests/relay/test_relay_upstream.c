@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cunit_run.h"
 #include "dmhost/sdk.h"
 #include "relay_test_util.h"
 #include "testdb.h"
@@ -225,14 +226,10 @@ static void test_reset_master(void) {
 }
 
 int main(void) {
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite s = CU_add_suite("relay_upstream", up_suite_init, up_suite_clean);
-  CU_add_test(s, "source restarted with another server_id: new sub-folder", test_server_id_switch);
-  CU_add_test(s, "RESET MASTER live and while paused: new sub-folders", test_reset_master);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  static const dmh_cunit_test tests[] = {
+      {"source restarted with another server_id: new sub-folder", test_server_id_switch},
+      {"RESET MASTER live and while paused: new sub-folders", test_reset_master},
+  };
+  return dmh_cunit_run("relay_upstream", up_suite_init, up_suite_clean, tests,
+                       sizeof tests / sizeof tests[0]);
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cunit_run.h"
 #include "match.h"
 #include "rules.h"
 
@@ -565,27 +566,23 @@ static void test_filters_bad_sql_pattern(void) {
 }
 
 int main(void) {
-  CU_initialize_registry();
-  CU_pSuite s = CU_add_suite("rules", NULL, NULL);
-  CU_add_test(s, "system schemas never", test_system_schemas_never);
-  CU_add_test(s, "do-dbs and regex", test_do_dbs_and_regex);
-  CU_add_test(s, "ignore-dbs and ignore-tables", test_ignore_dbs_and_tables);
-  CU_add_test(s, "do-tables", test_do_tables);
-  CU_add_test(s, "block-allow-list wildcards and case", test_bal_wildcards_and_case);
-  CU_add_test(s, "block-allow-list regex classes", test_bal_regex_classes);
-  CU_add_test(s, "case-sensitive", test_case_sensitive);
-  CU_add_test(s, "routes: wildcards and case", test_routes_case);
-  CU_add_test(s, "regex dialect", test_regex_dialect);
-  CU_add_test(s, "bad regex", test_bad_regex);
-  CU_add_test(s, "wildcards", test_wildcards);
-  CU_add_test(s, "routes", test_routes);
-  CU_add_test(s, "wildcard ranges and case", test_wildcard_ranges_and_case);
-  CU_add_test(s, "filters: a table of cases", test_filters_table);
-  CU_add_test(s, "filters: Do with sql-pattern, event classes", test_filters_do_sql_and_classes);
-  CU_add_test(s, "filters: bad sql-pattern", test_filters_bad_sql_pattern);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  int failed = (int)CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  static const dmh_cunit_test tests[] = {
+      {"system schemas never", test_system_schemas_never},
+      {"do-dbs and regex", test_do_dbs_and_regex},
+      {"ignore-dbs and ignore-tables", test_ignore_dbs_and_tables},
+      {"do-tables", test_do_tables},
+      {"block-allow-list wildcards and case", test_bal_wildcards_and_case},
+      {"block-allow-list regex classes", test_bal_regex_classes},
+      {"case-sensitive", test_case_sensitive},
+      {"routes: wildcards and case", test_routes_case},
+      {"regex dialect", test_regex_dialect},
+      {"bad regex", test_bad_regex},
+      {"wildcards", test_wildcards},
+      {"routes", test_routes},
+      {"wildcard ranges and case", test_wildcard_ranges_and_case},
+      {"filters: a table of cases", test_filters_table},
+      {"filters: Do with sql-pattern, event classes", test_filters_do_sql_and_classes},
+      {"filters: bad sql-pattern", test_filters_bad_sql_pattern},
+  };
+  return dmh_cunit_run("rules", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }

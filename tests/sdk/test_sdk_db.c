@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cunit_run.h"
 #include "dmhost/db.h"
 #include "testdb.h"
 
@@ -131,16 +132,10 @@ static void test_connect_errors(void) {
 }
 
 int main(void) {
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 2;
-  CU_pSuite s = CU_add_suite("sdk db", suite_init, suite_clean);
-  CU_add_test(s, "precondition: LOCAL INFILE reaches the server", test_local_infile_reachable);
-  CU_add_test(s, "regression: LOCAL INFILE refused on dm_db_connect", test_local_infile_refused);
-  CU_add_test(s, "connect errors: transient resumable, account not", test_connect_errors);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed() +
-                    CU_get_number_of_suites_failed();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  static const dmh_cunit_test tests[] = {
+      {"precondition: LOCAL INFILE reaches the server", test_local_infile_reachable},
+      {"regression: LOCAL INFILE refused on dm_db_connect", test_local_infile_refused},
+      {"connect errors: transient resumable, account not", test_connect_errors},
+  };
+  return dmh_cunit_run("sdk db", suite_init, suite_clean, tests, sizeof tests / sizeof tests[0]);
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cunit_run.h"
 #include "dmhost/dump_format.h"
 
 static size_t part(const char *name, char *out) {
@@ -68,15 +69,9 @@ static void test_shortened(void) {
 }
 
 int main(void) {
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite suite = CU_add_suite("sdk dump format", NULL, NULL);
-  CU_add_test(suite, "plain parts", test_plain);
-  CU_add_test(suite, "shortened parts", test_shortened);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed() +
-                    CU_get_number_of_suites_failed();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  static const dmh_cunit_test tests[] = {
+      {"plain parts", test_plain},
+      {"shortened parts", test_shortened},
+  };
+  return dmh_cunit_run("sdk dump format", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cunit_run.h"
 #include "dmhost/sdk.h"
 
 typedef struct {
@@ -202,10 +203,7 @@ static void test_errno_permanent(void) {
 }
 
 int main(void) {
-  static const struct {
-    const char *name;
-    CU_TestFunc fn;
-  } tests[] = {
+  static const dmh_cunit_test tests[] = {
       {"every code fills from the table", test_every_code_from_table},
       {"codes and names are unique", test_codes_unique},
       {"known codes", test_known_codes},
@@ -217,15 +215,5 @@ int main(void) {
       {"dm_strlcpy", test_strlcpy},
       {"permanent file errors", test_errno_permanent},
   };
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite suite = CU_add_suite("sdk error", NULL, NULL);
-  for (size_t i = 0; suite && i < sizeof tests / sizeof tests[0]; i++)
-    CU_add_test(suite, tests[i].name, tests[i].fn);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed() +
-                    CU_get_number_of_suites_failed();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  return dmh_cunit_run("sdk error", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cunit_run.h"
 #include "dmhost/position.h"
 
 #define U1 "3e11fa47-71ca-11e1-9e33-c80aa9429562"
@@ -186,10 +187,7 @@ static void test_is_set_and_format(void) {
 }
 
 int main(void) {
-  static const struct {
-    const char *name;
-    CU_TestFunc fn;
-  } tests[] = {
+  static const dmh_cunit_test tests[] = {
       {"compare by file and offset", test_compare_file},
       {"MariaDB GTID sets", test_gtid_mariadb},
       {"MySQL GTID sets", test_gtid_mysql},
@@ -197,15 +195,5 @@ int main(void) {
       {"position reached", test_position_reached},
       {"is_set and format", test_is_set_and_format},
   };
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite suite = CU_add_suite("sdk position", NULL, NULL);
-  for (size_t i = 0; suite && i < sizeof tests / sizeof tests[0]; i++)
-    CU_add_test(suite, tests[i].name, tests[i].fn);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed() +
-                    CU_get_number_of_suites_failed();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  return dmh_cunit_run("sdk position", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }

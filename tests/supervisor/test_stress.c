@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cunit_run.h"
 #include "harness.h"
 
 #define THREADS 4
@@ -168,15 +169,12 @@ int main(void) {
   if (env && atoi(env) > 0)
     stress_commands = atoi(env);
   int first = stress_commands;
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite s = CU_add_suite("supervisor stress", NULL, NULL);
-  CU_add_test(s, "random commands, endless unit", test_stress_endless);
-  CU_add_test(s, "random commands, slow-returning unit", test_stress_slow_return);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  int failed = (int)CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-  CU_cleanup_registry();
+  static const dmh_cunit_test tests[] = {
+      {"random commands, endless unit", test_stress_endless},
+      {"random commands, slow-returning unit", test_stress_slow_return},
+  };
+  int failed =
+      dmh_cunit_run("supervisor stress", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
   /* The storm this build promises (issue 10: 10,000 commands under TSan) really ran. */
   long want = first + first / 4;
   printf("%ld commands sent in all (at least %d + %d wanted)\n", (long)atomic_load(&stress_sent),

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cunit_run.h"
 #include "dmhost/relay_reader.h"
 #include "harness.h"
 #include "relay_purge.h"
@@ -759,39 +760,34 @@ static void test_swap_while_paused(void) {
 }
 
 int main(void) {
-  CU_initialize_registry();
-  CU_pSuite s = CU_add_suite("supervisor", NULL, NULL);
-  CU_add_test(s, "full chain finishes", test_full_chain_finishes);
-  CU_add_test(s, "mode chains", test_mode_chains);
-  CU_add_test(s, "is_fresh skips finished units", test_is_fresh_skips_finished_units);
-  CU_add_test(s, "init failure closes earlier units", test_init_failure_closes_earlier_units);
-  CU_add_test(s, "init timeout", test_init_timeout);
-  CU_add_test(s, "is_fresh_task failure", test_is_fresh_failure);
-  CU_add_test(s, "unknown unit setting", test_unknown_unit_setting);
-  CU_add_test(s, "pause waits for the unit", test_pause_waits_for_unit);
-  CU_add_test(s, "regression: resume during pause", test_resume_during_pause_refused);
-  CU_add_test(s, "resume refused while pausing", test_resume_refused_while_pausing);
-  CU_add_test(s, "commands from wrong stages", test_commands_refused_from_wrong_stages);
-  CU_add_test(s, "resume from stopped", test_resume_from_stopped);
-  CU_add_test(s, "pause after error is manual", test_pause_after_error_is_manual);
-  CU_add_test(s, "auto-resume back-off", test_auto_resume_backoff);
-  CU_add_test(s, "no auto-resume for fatal errors", test_no_auto_resume_for_fatal);
-  CU_add_test(s, "stop bounded by kill", test_stop_bounded_by_kill);
-  CU_add_test(s, "kill immediate", test_kill_immediate);
-  CU_add_test(s, "stop abandons a hung unit", test_stop_abandons_hung_unit);
-  CU_add_test(s, "relay catch-up reached", test_relay_catchup_reached);
-  CU_add_test(s, "regression: the relay file of a task's dump is held",
-              test_relay_hold_during_dump);
-  CU_add_test(s, "relay catch-up at master", test_relay_catchup_at_master);
-  CU_add_test(s, "relay catch-up timeout", test_relay_catchup_timeout);
-  CU_add_test(s, "relay catch-up interrupted by stop", test_relay_catchup_interrupted_by_stop);
-  CU_add_test(s, "relay catch-up pause/resume", test_relay_catchup_pause_resume);
-  CU_add_test(s, "swap mid-run", test_swap_mid_run);
-  CU_add_test(s, "swap refused keeps old build", test_swap_refused_keeps_old);
-  CU_add_test(s, "swap while paused", test_swap_while_paused);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  int failed = (int)CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  static const dmh_cunit_test tests[] = {
+      {"full chain finishes", test_full_chain_finishes},
+      {"mode chains", test_mode_chains},
+      {"is_fresh skips finished units", test_is_fresh_skips_finished_units},
+      {"init failure closes earlier units", test_init_failure_closes_earlier_units},
+      {"init timeout", test_init_timeout},
+      {"is_fresh_task failure", test_is_fresh_failure},
+      {"unknown unit setting", test_unknown_unit_setting},
+      {"pause waits for the unit", test_pause_waits_for_unit},
+      {"regression: resume during pause", test_resume_during_pause_refused},
+      {"resume refused while pausing", test_resume_refused_while_pausing},
+      {"commands from wrong stages", test_commands_refused_from_wrong_stages},
+      {"resume from stopped", test_resume_from_stopped},
+      {"pause after error is manual", test_pause_after_error_is_manual},
+      {"auto-resume back-off", test_auto_resume_backoff},
+      {"no auto-resume for fatal errors", test_no_auto_resume_for_fatal},
+      {"stop bounded by kill", test_stop_bounded_by_kill},
+      {"kill immediate", test_kill_immediate},
+      {"stop abandons a hung unit", test_stop_abandons_hung_unit},
+      {"relay catch-up reached", test_relay_catchup_reached},
+      {"regression: the relay file of a task's dump is held", test_relay_hold_during_dump},
+      {"relay catch-up at master", test_relay_catchup_at_master},
+      {"relay catch-up timeout", test_relay_catchup_timeout},
+      {"relay catch-up interrupted by stop", test_relay_catchup_interrupted_by_stop},
+      {"relay catch-up pause/resume", test_relay_catchup_pause_resume},
+      {"swap mid-run", test_swap_mid_run},
+      {"swap refused keeps old build", test_swap_refused_keeps_old},
+      {"swap while paused", test_swap_while_paused},
+  };
+  return dmh_cunit_run("supervisor", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }
