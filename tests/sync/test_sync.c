@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "binlog_ops.h"
+#include "cunit_run.h"
 #include "dmhost/error.h"
 #include "dmhost/sdk.h"
 #include "load_test_util.h"
@@ -741,28 +742,23 @@ static void test_sync_table_maps(void) {
 }
 
 int main(void) {
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite s = CU_add_suite("sync", suite_init, suite_clean);
-  CU_add_test(s, "every column type through the binlog", test_sync_types);
-  CU_add_test(s, "key shapes, key updates, compaction, restart", test_sync_keys);
-  CU_add_test(s, "DDL mid-stream with a route", test_sync_ddl);
-  CU_add_test(s, "binlog event filters", test_sync_filters);
-  CU_add_test(s, "GTID start", test_sync_gtid_start);
-  CU_add_test(s, "purged binlog", test_sync_purged);
-  CU_add_test(s, "no start position", test_sync_no_start);
-  CU_add_test(s, "precheck: binlog_row_metadata", test_sync_precheck);
-  CU_add_test(s, "precheck: privileges", test_sync_precheck_privileges);
-  CU_add_test(s, "a table the target lacks", test_sync_missing_table);
-  CU_add_test(s, "mode load&sync: the sync starts at the dump's position", test_sync_load_and_sync);
-  CU_add_test(s, "refused DDL, binlog skip", test_sync_ddl_operator);
-  CU_add_test(s, "binlog replace (failing event) and inject (-b)", test_sync_replace_inject);
-  CU_add_test(s, "safe mode over a diverged target", test_sync_safe_mode);
-  CU_add_test(s, "a transaction bigger than a batch, killed while applied", test_sync_big_txn);
-  CU_add_test(s, "table maps stay bounded over 100 FLUSH TABLES", test_sync_table_maps);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  static const dmh_cunit_test tests[] = {
+      {"every column type through the binlog", test_sync_types},
+      {"key shapes, key updates, compaction, restart", test_sync_keys},
+      {"DDL mid-stream with a route", test_sync_ddl},
+      {"binlog event filters", test_sync_filters},
+      {"GTID start", test_sync_gtid_start},
+      {"purged binlog", test_sync_purged},
+      {"no start position", test_sync_no_start},
+      {"precheck: binlog_row_metadata", test_sync_precheck},
+      {"precheck: privileges", test_sync_precheck_privileges},
+      {"a table the target lacks", test_sync_missing_table},
+      {"mode load&sync: the sync starts at the dump's position", test_sync_load_and_sync},
+      {"refused DDL, binlog skip", test_sync_ddl_operator},
+      {"binlog replace (failing event) and inject (-b)", test_sync_replace_inject},
+      {"safe mode over a diverged target", test_sync_safe_mode},
+      {"a transaction bigger than a batch, killed while applied", test_sync_big_txn},
+      {"table maps stay bounded over 100 FLUSH TABLES", test_sync_table_maps},
+  };
+  return dmh_cunit_run("sync", suite_init, suite_clean, tests, sizeof tests / sizeof tests[0]);
 }

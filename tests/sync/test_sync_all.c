@@ -35,6 +35,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cunit_run.h"
 #include "dmhost/error.h"
 #include "load_test_util.h"
 #include "testdb.h"
@@ -1005,26 +1006,17 @@ static void test_kill_split_batch(void) {
 }
 
 /* SYNC_ALL_ONLY=word runs only the tests whose name holds it. */
-static void sa_add(CU_pSuite s, const char *name, CU_TestFunc fn) {
-  const char *only = getenv("SYNC_ALL_ONLY");
-  if (!only || strstr(name, only))
-    CU_add_test(s, name, fn);
-}
-
 int main(void) {
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite s = CU_add_suite("sync_all", suite_init, suite_clean);
-  sa_add(s, "mode all with writes going on, source read directly", test_mode_all_direct);
-  sa_add(s, "mode all with writes going on, relay on", test_mode_all_relay);
-  sa_add(s, "pause/resume storm during sync", test_pause_resume_storm);
-  sa_add(s, "swap of the sync unit mid-stream", test_swap_mid_stream);
-  sa_add(s, "stop and kill, restarted from the checkpoint", test_stop_restart);
-  sa_add(s, "kill between the commits of one batch, restart", test_kill_split_batch);
-  sa_add(s, "workers do not fail each other on a table without a key", test_keyless_workers);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  static const dmh_cunit_test tests[] = {
+      {"mode all with writes going on, source read directly", test_mode_all_direct},
+      {"mode all with writes going on, relay on", test_mode_all_relay},
+      {"pause/resume storm during sync", test_pause_resume_storm},
+      {"swap of the sync unit mid-stream", test_swap_mid_stream},
+      {"stop and kill, restarted from the checkpoint", test_stop_restart},
+      {"kill between the commits of one batch, restart", test_kill_split_batch},
+      {"workers do not fail each other on a table without a key", test_keyless_workers},
+  };
+  static const dmh_cunit_suite suite = {"sync_all", suite_init, suite_clean, tests,
+                                        sizeof tests / sizeof tests[0]};
+  return dmh_cunit_run_suites(&suite, 1, "SYNC_ALL_ONLY");
 }

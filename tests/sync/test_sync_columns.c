@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cunit_run.h"
 #include "dmhost/error.h"
 #include "sync_test_util.h"
 #include "testdb.h"
@@ -163,15 +164,11 @@ static void test_target_extra_unfilled(void) {
 }
 
 int main(void) {
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite s = CU_add_suite("sync_columns", suite_init, suite_clean);
-  CU_add_test(s, "mode all into wider target tables", test_mode_all_wider_target);
-  CU_add_test(s, "a target table lacking a source column", test_target_lacks_column);
-  CU_add_test(s, "an extra target column nothing fills", test_target_extra_unfilled);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  static const dmh_cunit_test tests[] = {
+      {"mode all into wider target tables", test_mode_all_wider_target},
+      {"a target table lacking a source column", test_target_lacks_column},
+      {"an extra target column nothing fills", test_target_extra_unfilled},
+  };
+  return dmh_cunit_run("sync_columns", suite_init, suite_clean, tests,
+                       sizeof tests / sizeof tests[0]);
 }

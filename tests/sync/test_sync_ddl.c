@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cunit_run.h"
 #include "sync_ddl.h"
 
 /* ---- routes -----------------------------------------------------------------------------------
@@ -1187,23 +1188,19 @@ static void test_event_names(void) {
 }
 
 int main(void) {
-  CU_initialize_registry();
-  CU_pSuite s = CU_add_suite("sync_ddl", NULL, NULL);
-  CU_add_test(s, "every kind: names, split, rewrite", test_cases);
-  CU_add_test(s, "every prefix parses or fails cleanly", test_every_prefix);
-  CU_add_test(s, "other statements left as-is", test_other_left_as_is);
-  CU_add_test(s, "errors name the byte", test_errors_name_the_byte);
-  CU_add_test(s, "NO_BACKSLASH_ESCAPES", test_no_backslash_escapes);
-  CU_add_test(s, "a ';' between statements is refused", test_top_level_semicolon);
-  CU_add_test(s, "read under the event's sql_mode and charset", test_read_as_the_source);
-  CU_add_test(s, "ANSI_QUOTES, multi-byte charsets", test_quotes_and_charsets);
-  CU_add_test(s, "passwords redacted, verbs only", test_redact);
-  CU_add_test(s, "rewrite details", test_rewrite_details);
-  CU_add_test(s, "event names", test_event_names);
-  CU_add_test(s, "idempotent CREATE/DROP as DM writes them", test_idempotent);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  int failed = (int)CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  static const dmh_cunit_test tests[] = {
+      {"every kind: names, split, rewrite", test_cases},
+      {"every prefix parses or fails cleanly", test_every_prefix},
+      {"other statements left as-is", test_other_left_as_is},
+      {"errors name the byte", test_errors_name_the_byte},
+      {"NO_BACKSLASH_ESCAPES", test_no_backslash_escapes},
+      {"a ';' between statements is refused", test_top_level_semicolon},
+      {"read under the event's sql_mode and charset", test_read_as_the_source},
+      {"ANSI_QUOTES, multi-byte charsets", test_quotes_and_charsets},
+      {"passwords redacted, verbs only", test_redact},
+      {"rewrite details", test_rewrite_details},
+      {"event names", test_event_names},
+      {"idempotent CREATE/DROP as DM writes them", test_idempotent},
+  };
+  return dmh_cunit_run("sync_ddl", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cunit_run.h"
 #include "load_test_util.h"
 #include "sync_test_util.h"
 #include "testdb.h"
@@ -92,13 +93,8 @@ static void test_idempotent_ddl(void) {
 }
 
 int main(void) {
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite s = CU_add_suite("sync_idem", suite_init, suite_clean);
-  CU_add_test(s, "CREATE/DROP replayed over what the target has or lacks", test_idempotent_ddl);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  static const dmh_cunit_test tests[] = {
+      {"CREATE/DROP replayed over what the target has or lacks", test_idempotent_ddl},
+  };
+  return dmh_cunit_run("sync_idem", suite_init, suite_clean, tests, sizeof tests / sizeof tests[0]);
 }

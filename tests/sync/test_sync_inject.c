@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "binlog_ops.h"
+#include "cunit_run.h"
 #include "dmhost/error.h"
 #include "dmhost/sdk.h"
 #include "load_test_util.h"
@@ -296,16 +297,12 @@ static void test_no_password_in_logs(void) {
 }
 
 int main(void) {
-  CU_initialize_registry();
-  CU_pSuite s = CU_add_suite("sync_inject", suite_init, suite_clean);
-  CU_add_test(s, "NO_BACKSLASH_ESCAPES: one statement stays one", test_no_backslash_escapes);
-  CU_add_test(s, "SET NAMES gbk: one statement stays one", test_gbk);
-  CU_add_test(s, "a second statement is refused, coded, with its position",
-              test_second_statement_refused);
-  CU_add_test(s, "no password in logs or query-status", test_no_password_in_logs);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  int failed = (int)(CU_get_number_of_failures() + CU_get_number_of_suites_failed());
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  static const dmh_cunit_test tests[] = {
+      {"NO_BACKSLASH_ESCAPES: one statement stays one", test_no_backslash_escapes},
+      {"SET NAMES gbk: one statement stays one", test_gbk},
+      {"a second statement is refused, coded, with its position", test_second_statement_refused},
+      {"no password in logs or query-status", test_no_password_in_logs},
+  };
+  return dmh_cunit_run("sync_inject", suite_init, suite_clean, tests,
+                       sizeof tests / sizeof tests[0]);
 }

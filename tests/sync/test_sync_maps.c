@@ -6,6 +6,7 @@
 #include <CUnit/Basic.h>
 #include <stdlib.h>
 
+#include "cunit_run.h"
 #include "sync_maps.h"
 
 static dm_binlog_table_map *test_map(uint64_t id) {
@@ -89,16 +90,10 @@ static void test_maps_churn(void) {
 }
 
 int main(void) {
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite s = CU_add_suite("sync table maps", NULL, NULL);
-  CU_add_test(s, "lookup by id", test_maps_lookup);
-  CU_add_test(s, "eviction at transaction boundaries", test_maps_evict);
-  CU_add_test(s, "churn of new ids stays bounded", test_maps_churn);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed() +
-                    CU_get_number_of_suites_failed();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  static const dmh_cunit_test tests[] = {
+      {"lookup by id", test_maps_lookup},
+      {"eviction at transaction boundaries", test_maps_evict},
+      {"churn of new ids stays bounded", test_maps_churn},
+  };
+  return dmh_cunit_run("sync table maps", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }

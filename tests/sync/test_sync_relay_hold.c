@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cunit_run.h"
 #include "dmhost/relay_reader.h"
 #include "dmhost/sdk.h"
 #include "load_test_util.h"
@@ -192,15 +193,9 @@ static void test_relay_hold(void) {
 }
 
 int main(void) {
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite s = CU_add_suite("relay hold", suite_init, suite_clean);
-  CU_add_test(s, "regression: a purge during the load keeps the dump's relay file",
-              test_relay_hold);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed() +
-                    CU_get_number_of_tests_failed();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  static const dmh_cunit_test tests[] = {
+      {"regression: a purge during the load keeps the dump's relay file", test_relay_hold},
+  };
+  return dmh_cunit_run("relay hold", suite_init, suite_clean, tests,
+                       sizeof tests / sizeof tests[0]);
 }

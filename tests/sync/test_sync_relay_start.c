@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cunit_run.h"
 #include "dmhost/binlog.h"
 #include "dmhost/fs.h"
 #include "load_test_util.h"
@@ -162,15 +163,10 @@ static void test_started_together(void) {
 }
 
 int main(void) {
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite s = CU_add_suite("sync_relay_start", suite_init, suite_clean);
-  CU_add_test(s, "a relay file without its header at the task's start",
-              test_header_not_written_yet);
-  CU_add_test(s, "task and a fresh relay started together", test_started_together);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  static const dmh_cunit_test tests[] = {
+      {"a relay file without its header at the task's start", test_header_not_written_yet},
+      {"task and a fresh relay started together", test_started_together},
+  };
+  return dmh_cunit_run("sync_relay_start", suite_init, suite_clean, tests,
+                       sizeof tests / sizeof tests[0]);
 }

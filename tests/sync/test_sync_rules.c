@@ -9,6 +9,7 @@
 #include <CUnit/Basic.h>
 #include <stdio.h>
 
+#include "cunit_run.h"
 #include "sync_test_util.h"
 #include "testdb.h"
 
@@ -80,14 +81,9 @@ static void test_sync_wildcards_and_case(void) {
 }
 
 int main(void) {
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite s = CU_add_suite("sync_rules", suite_init, suite_clean);
-  CU_add_test(s, "do-dbs wildcard and a route, case folded", test_sync_wildcards_and_case);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  /* a suite whose set-up failed ran nothing: that is a failure too */
-  int failed = (int)(CU_get_number_of_failures() + CU_get_number_of_suites_failed());
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  static const dmh_cunit_test tests[] = {
+      {"do-dbs wildcard and a route, case folded", test_sync_wildcards_and_case},
+  };
+  return dmh_cunit_run("sync_rules", suite_init, suite_clean, tests,
+                       sizeof tests / sizeof tests[0]);
 }

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cunit_run.h"
 #include "dmhost/binlog.h"
 #include "dmhost/binlog_rows.h"
 #include "dmhost/host.h"
@@ -821,24 +822,15 @@ static int suite_clean(void) {
 }
 
 int main(void) {
-  if (CU_initialize_registry() != CUE_SUCCESS)
-    return 1;
-  CU_pSuite s = CU_add_suite("sync_sql", suite_init, suite_clean);
-  CU_add_test(s, "identifiers quote backticks", test_identifiers);
-  CU_add_test(s, "charset table from the target; strings with and without introducer",
-              test_charsets);
-  CU_add_test(s, "MySQL JSON, partial JSON, absent, NaN, -0, ENUM numbers, UTF-16 hex",
-              test_kinds_without_source);
-  CU_add_test(s, "all-types.sql through the binlog: target equals source, literals match cells",
-              test_all_types);
-  CU_add_test(s, "edge values: every literal matches exactly its cell, indexes usable",
-              test_edge_values);
-  CU_add_test(s, "compressed column: DM_ERR_BINLOG_UNSUPPORTED naming it", test_compressed_column);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-  if (CU_get_error() != CUE_SUCCESS || CU_get_number_of_suites_failed() > 0)
-    failed++;
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  static const dmh_cunit_test tests[] = {
+      {"identifiers quote backticks", test_identifiers},
+      {"charset table from the target; strings with and without introducer", test_charsets},
+      {"MySQL JSON, partial JSON, absent, NaN, -0, ENUM numbers, UTF-16 hex",
+       test_kinds_without_source},
+      {"all-types.sql through the binlog: target equals source, literals match cells",
+       test_all_types},
+      {"edge values: every literal matches exactly its cell, indexes usable", test_edge_values},
+      {"compressed column: DM_ERR_BINLOG_UNSUPPORTED naming it", test_compressed_column},
+  };
+  return dmh_cunit_run("sync_sql", suite_init, suite_clean, tests, sizeof tests / sizeof tests[0]);
 }
