@@ -5,7 +5,7 @@
 # optimistic; IO thread first, only the SQL thread timed). Then the lag of each under a steady
 # write load. Prints seconds, rows/s, transactions/s, the ratio and our peak RSS; see README.md.
 #
-#   bench/sync/run.sh [BUILD_DIR]          (default /work/main/build: host/dmhost, plugins/*.so)
+#   bench/sync/run.sh [BUILD_DIR]          (default build/ of this repository: host/dmhost, plugins/*.so)
 #
 # Env: TXNS (260000: >1 M row changes), TABLES (8), ROWS (100000 per table), RUNS (1, median of),
 # WORKERS ("1 8"), REPLICA_THREADS ("0 4"), GEN_STREAMS (2), LAG_SECONDS (60), LAG_RATE (2000 txn/s),
