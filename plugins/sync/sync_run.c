@@ -58,6 +58,9 @@ typedef struct sync_run_state {
   dm_binlog_value *before, *after;
   uint32_t n_values;
   int64_t last_status_ns;
+  /* a compressed event (log_bin_compress) made plain, once, before anything decodes it */
+  uint8_t *plain;
+  size_t plain_cap;
 } sync_run_state;
 
 /* ---- table maps ---- */
@@ -354,12 +357,6 @@ static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *er
   case DM_BINLOG_UPDATE_ROWS_V2:
   case DM_BINLOG_DELETE_ROWS_V2:
   case DM_BINLOG_PARTIAL_UPDATE_ROWS:
-  case DM_BINLOG_WRITE_ROWS_COMPRESSED_V1:
-  case DM_BINLOG_UPDATE_ROWS_COMPRESSED_V1:
-  case DM_BINLOG_DELETE_ROWS_COMPRESSED_V1:
-  case DM_BINLOG_WRITE_ROWS_COMPRESSED_V2:
-  case DM_BINLOG_UPDATE_ROWS_COMPRESSED_V2:
-  case DM_BINLOG_DELETE_ROWS_COMPRESSED_V2:
     return sync_rows(r, ev, err);
   case DM_BINLOG_XID:
     return sync_txn_end(r, ev, err);
@@ -539,6 +536,13 @@ void sync_run(sync_unit *u, dm_result *result) {
     atomic_store(&u->idle, false);
     if (ev.artificial)
       continue;
+    if (dm_binlog_is_compressed_event(ev.header.type)) {
+      dm_binlog_event plain;
+      if (dm_binlog_event_uncompress(sync_source_format(r.src), &ev, &r.plain, &r.plain_cap, &plain,
+                                     &e) < 0)
+        goto out;
+      ev = plain;
+    }
     if (sync_event(&r, &ev, &e) < 0)
       goto out;
     sync_poll_master(&r);
@@ -563,6 +567,7 @@ out:
   sync_maps_free(&r.maps);
   free(r.before);
   free(r.after);
+  free(r.plain);
   sync_batch_free(&r.batches[0]);
   sync_batch_free(&r.batches[1]);
   atomic_store(&u->run_start_ns, 0);

@@ -411,7 +411,7 @@ int dm_binlog_rows_begin(const dm_binlog_format *fmt, const dm_binlog_event *ev,
   if (t >= DM_BINLOG_WRITE_ROWS_COMPRESSED_V1 && t <= DM_BINLOG_DELETE_ROWS_COMPRESSED_V2) {
     dm_error_set(err, DM_ERR_BINLOG_UNSUPPORTED, NULL,
                  "binlog %s: compressed rows event at offset %" PRIu64
-                 " (log_bin_compress): not decoded",
+                 " (log_bin_compress): uncompress it first (dm_binlog_event_uncompress)",
                  ev->file, ev->offset);
     return -1;
   }

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "dmhost/binlog.h"
 
@@ -67,6 +68,19 @@ static inline size_t bb_event(bb *file, uint8_t type, const bb *body, uint16_t f
   uint32_t crc = dm_binlog_crc32(0, file->p + off, 19 + body->len);
   bb_uint(file, crc, 4);
   return off;
+}
+
+/* MariaDB's compressed tail (log_bin_compress): header byte (zlib, `lenlen` length bytes), the
+ * length `claim` big-endian, then n bytes of d compressed with zlib. A test that calls it links
+ * zlib. */
+static inline void bb_zlib(bb *b, const void *d, size_t n, unsigned lenlen, uint64_t claim) {
+  bb_uint(b, 0x80 | lenlen, 1);
+  bb_be(b, claim, lenlen);
+  uLongf zn = compressBound((uLong)n);
+  uint8_t *z = malloc(zn);
+  if (z && compress(z, &zn, d, (uLong)n) == Z_OK)
+    bb_put(b, z, zn);
+  free(z);
 }
 
 /* Magic and a format description of `version` ("8.0.36", "10.11.6-MariaDB-log"), CRC32 on. */

@@ -72,6 +72,15 @@ static void fuzz_event(const dm_binlog_format *fmt, const dm_binlog_event *ev,
     dm_binlog_format f;
     uint64_t xid;
   } u;
+  if (dm_binlog_is_compressed_event(ev->header.type)) {
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    dm_binlog_event plain;
+    if (dm_binlog_event_uncompress(fmt, ev, &buf, &cap, &plain, &err) == 0)
+      fuzz_event(fmt, &plain, maps);
+    free(buf);
+    return;
+  }
   switch (ev->header.type) {
   case DM_BINLOG_FORMAT_DESCRIPTION:
     dm_binlog_decode_format(ev, &u.f, &err);

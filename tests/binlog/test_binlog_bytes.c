@@ -502,6 +502,177 @@ static void test_json_edges(void) {
   free(op.p);
 }
 
+/* ---- MariaDB compressed events (log_bin_compress) ---- */
+
+/* One event of `type` with `body` as bytes in *raw and read back into *ev (CRC32 on). */
+static void comp_event(bb *raw, uint8_t type, const bb *body, dm_binlog_event *ev) {
+  raw->len = 0;
+  bb_event(raw, type, body, 0);
+  dm_binlog_format fmt;
+  dm_binlog_format_default(&fmt, DM_BINLOG_CHECKSUM_CRC32);
+  dm_error err;
+  CU_ASSERT_EQUAL_FATAL(
+      dm_binlog_event_from_bytes(raw->p, raw->len, &fmt, true, "mem", 4, ev, &err), 0);
+}
+
+/* Uncompress ev, expecting failure with `code` and `what` in the message, and nothing allocated
+ * when `no_alloc`. */
+static void comp_refused(const dm_binlog_event *ev, dm_error_code code, const char *what,
+                         bool no_alloc) {
+  dm_binlog_format fmt;
+  dm_binlog_format_default(&fmt, DM_BINLOG_CHECKSUM_CRC32);
+  uint8_t *buf = NULL;
+  size_t cap = 0;
+  dm_binlog_event out;
+  dm_error err;
+  CU_ASSERT_EQUAL(dm_binlog_event_uncompress(&fmt, ev, &buf, &cap, &out, &err), -1);
+  CU_ASSERT_EQUAL(err.code, code);
+  assert_contains(err.message, what);
+  if (no_alloc)
+    CU_ASSERT_EQUAL(cap, 0);
+  CU_ASSERT(cap <= 64 * 1024); /* never the claimed size */
+  free(buf);
+}
+
+static void test_compressed(void) {
+  dm_binlog_format fmt;
+  dm_binlog_format_default(&fmt, DM_BINLOG_CHECKSUM_CRC32);
+  dm_error err;
+  bb raw = {0}, body = {0}, plain = {0};
+  dm_binlog_event ev, out;
+  uint8_t *buf = NULL;
+  size_t cap = 0;
+  char sql[600];
+  snprintf(sql, sizeof sql, "CREATE TABLE t (a INT PRIMARY KEY, b VARCHAR(500)) COMMENT '%0500d'",
+           7);
+
+  /* QUERY_COMPRESSED: the statement after db name comes back, the rest is untouched */
+  bb_uint(&body, 9, 4), bb_uint(&body, 0, 4), bb_uint(&body, 2, 1), bb_uint(&body, 0, 2);
+  bb_uint(&body, 5, 2), bb_uint(&body, 0, 1), bb_uint(&body, 0x4000, 4); /* status: flags2 */
+  bb_put(&body, "db\0", 3);
+  size_t head = body.len;
+  bb_put(&plain, body.p, head), bb_str(&plain, sql);
+  bb_zlib(&body, sql, strlen(sql), 2, strlen(sql));
+  CU_ASSERT(body.len < plain.len);
+  comp_event(&raw, DM_BINLOG_QUERY_COMPRESSED, &body, &ev);
+  CU_ASSERT(dm_binlog_is_compressed_event(ev.header.type));
+  dm_binlog_query q;
+  CU_ASSERT_EQUAL(dm_binlog_decode_query(&fmt, &ev, &q, &err), -1); /* not without uncompressing */
+  CU_ASSERT_EQUAL_FATAL(dm_binlog_event_uncompress(&fmt, &ev, &buf, &cap, &out, &err), 0);
+  CU_ASSERT_EQUAL(out.header.type, DM_BINLOG_QUERY);
+  CU_ASSERT_EQUAL(out.body_len, plain.len);
+  CU_ASSERT(memcmp(out.body, plain.p, plain.len) == 0);
+  CU_ASSERT_EQUAL(out.offset, 4);
+  CU_ASSERT_EQUAL(out.header.next_pos, ev.header.next_pos);
+  dm_binlog_event again; /* a whole event again: size and CRC32 rewritten */
+  CU_ASSERT_EQUAL(
+      dm_binlog_event_from_bytes(out.raw, out.raw_len, &fmt, true, "mem", 4, &again, &err), 0);
+  CU_ASSERT_EQUAL_FATAL(dm_binlog_decode_query(&fmt, &out, &q, &err), 0);
+  CU_ASSERT_EQUAL(q.query.len, strlen(sql));
+  CU_ASSERT(memcmp(q.query.ptr, sql, strlen(sql)) == 0);
+  CU_ASSERT_EQUAL(q.db.len, 2);
+  CU_ASSERT(q.has_flags2);
+
+  /* UPDATE_ROWS_COMPRESSED (v2, with extra header): both bitmaps skipped, rows inflated */
+  bb rows = {0};
+  for (int i = 0; i < 40; i++) {
+    bb_uint(&rows, 0, 1), bb_uint(&rows, (uint64_t)i, 4); /* before: nulls, a */
+    bb_uint(&rows, 0, 1), bb_uint(&rows, (uint64_t)i + 100, 4);
+  }
+  body.len = 0, plain.len = 0;
+  bb_uint(&body, 91, 6), bb_uint(&body, 1, 2), bb_uint(&body, 5, 2), bb_put(&body, "\x00\x01x", 3);
+  bb_packed(&body, 1), bb_uint(&body, 0x01, 1), bb_uint(&body, 0x01, 1);
+  bb_put(&plain, body.p, body.len), bb_put(&plain, rows.p, rows.len);
+  bb_zlib(&body, rows.p, rows.len, 2, rows.len);
+  comp_event(&raw, DM_BINLOG_UPDATE_ROWS_COMPRESSED_V2, &body, &ev);
+  dm_binlog_rows it;
+  CU_ASSERT_EQUAL(dm_binlog_rows_begin(&fmt, &ev, &it, &err), -1);
+  CU_ASSERT_EQUAL(err.code, DM_ERR_BINLOG_UNSUPPORTED);
+  CU_ASSERT_EQUAL_FATAL(dm_binlog_event_uncompress(&fmt, &ev, &buf, &cap, &out, &err), 0);
+  CU_ASSERT_EQUAL(out.header.type, DM_BINLOG_UPDATE_ROWS_V2);
+  CU_ASSERT_EQUAL(out.body_len, plain.len);
+  CU_ASSERT(memcmp(out.body, plain.p, plain.len) == 0);
+  CU_ASSERT_EQUAL(dm_binlog_rows_begin(&fmt, &out, &it, &err), 0);
+  CU_ASSERT_EQUAL(it.kind, DM_ROWS_UPDATE);
+  CU_ASSERT_EQUAL(it.table_id, 91);
+
+  /* WRITE_ROWS_COMPRESSED_V1: one bitmap; the buffer is reused */
+  body.len = 0, plain.len = 0;
+  bb_uint(&body, 92, 6), bb_uint(&body, 1, 2), bb_packed(&body, 1), bb_uint(&body, 0x01, 1);
+  bb_put(&plain, body.p, body.len), bb_put(&plain, rows.p, rows.len);
+  bb_zlib(&body, rows.p, rows.len, 3, rows.len);
+  comp_event(&raw, DM_BINLOG_WRITE_ROWS_COMPRESSED_V1, &body, &ev);
+  CU_ASSERT_EQUAL_FATAL(dm_binlog_event_uncompress(&fmt, &ev, &buf, &cap, &out, &err), 0);
+  CU_ASSERT_EQUAL(out.header.type, DM_BINLOG_WRITE_ROWS_V1);
+  CU_ASSERT_EQUAL(out.body_len, plain.len);
+  CU_ASSERT(memcmp(out.body, plain.p, plain.len) == 0);
+  CU_ASSERT_EQUAL(dm_binlog_rows_begin(&fmt, &out, &it, &err), 0);
+  CU_ASSERT_EQUAL(it.kind, DM_ROWS_WRITE);
+
+  /* refused: the claimed length is the attacker's number */
+  bb pre = {0}; /* a DELETE_ROWS_COMPRESSED_V1 up to its compressed part */
+  bb_uint(&pre, 93, 6), bb_uint(&pre, 1, 2), bb_packed(&pre, 1), bb_uint(&pre, 0x01, 1);
+#define COMP_CASE(build)                                                                           \
+  do {                                                                                             \
+    body.len = 0;                                                                                  \
+    bb_put(&body, pre.p, pre.len);                                                                 \
+    build;                                                                                         \
+    comp_event(&raw, DM_BINLOG_DELETE_ROWS_COMPRESSED_V1, &body, &ev);                             \
+  } while (0)
+  /* 2 GiB claimed: beyond any packet */
+  COMP_CASE(bb_zlib(&body, rows.p, rows.len, 4, 0x80000000u));
+  comp_refused(&ev, DM_ERR_BINLOG_CORRUPT, "claims 2147483648 uncompressed bytes", true);
+  /* 1 MiB claimed from a few dozen bytes: more than zlib can make of them */
+  COMP_CASE(bb_zlib(&body, "abc", 3, 3, 1u << 20));
+  comp_refused(&ev, DM_ERR_BINLOG_CORRUPT, "claims 1048576 uncompressed bytes", true);
+  /* a bomb: 4 MiB of zeros (a few KiB of zlib) claiming 100 bytes stops at 100 */
+  size_t bomb_n = 4u << 20;
+  uint8_t *zeros = calloc(1, bomb_n);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(zeros);
+  COMP_CASE(bb_zlib(&body, zeros, bomb_n, 1, 100));
+  free(zeros);
+  comp_refused(&ev, DM_ERR_BINLOG_CORRUPT, "inflates past the 100 bytes", false);
+  /* data shorter than claimed */
+  COMP_CASE(bb_zlib(&body, rows.p, rows.len, 2, rows.len + 10));
+  comp_refused(&ev, DM_ERR_BINLOG_CORRUPT, "short of", false);
+  /* damaged zlib data */
+  COMP_CASE(bb_zlib(&body, rows.p, rows.len, 2, rows.len); body.p[pre.len + 3] ^= 0xff);
+  comp_refused(&ev, DM_ERR_BINLOG_CORRUPT, "damaged", false);
+  /* length header: no high bit, 0 and 5 length bytes, zero length */
+  COMP_CASE(bb_zlib(&body, rows.p, rows.len, 2, rows.len); body.p[pre.len] = 0x02);
+  comp_refused(&ev, DM_ERR_BINLOG_CORRUPT, "without its header byte", true);
+  COMP_CASE(bb_zlib(&body, rows.p, rows.len, 2, rows.len); body.p[pre.len] = 0x80);
+  comp_refused(&ev, DM_ERR_BINLOG_CORRUPT, "bad length header", true);
+  COMP_CASE(bb_zlib(&body, rows.p, rows.len, 2, rows.len); body.p[pre.len] = 0x85);
+  comp_refused(&ev, DM_ERR_BINLOG_CORRUPT, "bad length header", true);
+  COMP_CASE(bb_zlib(&body, rows.p, rows.len, 2, 0));
+  comp_refused(&ev, DM_ERR_BINLOG_CORRUPT, "claims 0", true);
+  /* an algorithm other than zlib */
+  COMP_CASE(bb_zlib(&body, rows.p, rows.len, 2, rows.len); body.p[pre.len] = 0x92);
+  comp_refused(&ev, DM_ERR_BINLOG_UNSUPPORTED, "algorithm 1", true);
+  /* cut inside the column bitmap, and a column count past the body */
+  body.len = 0;
+  bb_uint(&body, 93, 6), bb_uint(&body, 1, 2), bb_packed(&body, 200);
+  comp_event(&raw, DM_BINLOG_DELETE_ROWS_COMPRESSED_V1, &body, &ev);
+  comp_refused(&ev, DM_ERR_BINLOG_CORRUPT, "ends before its compressed part", true);
+  /* a query whose status length runs past the body */
+  body.len = 0;
+  bb_uint(&body, 9, 4), bb_uint(&body, 0, 4), bb_uint(&body, 2, 1), bb_uint(&body, 0, 2);
+  bb_uint(&body, 60000, 2), bb_put(&body, "db\0", 3);
+  comp_event(&raw, DM_BINLOG_QUERY_COMPRESSED, &body, &ev);
+  comp_refused(&ev, DM_ERR_BINLOG_CORRUPT, "ends before its compressed part", true);
+  /* not a compressed event */
+  comp_event(&raw, DM_BINLOG_XID, &body, &ev);
+  comp_refused(&ev, DM_ERR_BINLOG_CORRUPT, "not a compressed event", true);
+#undef COMP_CASE
+  free(pre.p);
+  free(rows.p);
+  free(buf);
+  free(raw.p);
+  free(body.p);
+  free(plain.p);
+}
+
 int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "--write-seed") == 0) {
     mysql_file m;
@@ -521,6 +692,7 @@ int main(int argc, char **argv) {
       {"follow a growing file", test_follow},
       {"damaged headers and cut files", test_damaged_headers},
       {"binary JSON edge cases", test_json_edges},
+      {"MariaDB compressed events: inflated, bounded, refused", test_compressed},
   };
   int failed = dmh_cunit_run("binlog_bytes", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
   char cmd[200];

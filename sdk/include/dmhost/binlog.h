@@ -437,6 +437,31 @@ int dm_binlog_mysql_gtid_format(const dm_binlog_mysql_gtid *g, char *buf, size_t
 int dm_binlog_decode_previous_gtids(const dm_binlog_format *fmt, const dm_binlog_event *ev,
                                     char *buf, size_t len, dm_error *err);
 
+/* ---- MariaDB compressed events (log_bin_compress) ---- */
+
+/* Largest uncompressed part an event may claim: the server's max_allowed_packet ceiling (1 GiB). */
+#define DM_BINLOG_UNCOMPRESSED_MAX (1024u * 1024u * 1024u)
+
+/* QUERY_COMPRESSED (165) or a compressed rows event (166-171). */
+bool dm_binlog_is_compressed_event(uint8_t type);
+
+/*
+ * Make a compressed event into the plain one it stands for (QUERY, WRITE/UPDATE/DELETE_ROWS v1 or
+ * v2): *out is *ev with the type, size, raw and body of the uncompressed event (checksum
+ * recomputed when ev has one), built in *buf (of *cap bytes, grown with realloc as needed; the
+ * caller frees it; *out is valid until the next call with the same buffer). File, offset and
+ * next_pos stay those of the compressed event in its binlog. Decode *out with the usual decoders.
+ *
+ * The uncompressed length the event claims is checked before anything is allocated: it must not
+ * exceed DM_BINLOG_UNCOMPRESSED_MAX nor what zlib can make of the compressed bytes (1032:1), and
+ * the zlib data must inflate to exactly that length. Returns 0, or -1 with err:
+ * DM_ERR_BINLOG_CORRUPT (cut event, bad length header, a length beyond the bounds, damaged zlib
+ * data, data inflating past or short of its length), DM_ERR_BINLOG_UNSUPPORTED (an algorithm
+ * other than zlib), DM_ERR_NO_MEMORY.
+ */
+int dm_binlog_event_uncompress(const dm_binlog_format *fmt, const dm_binlog_event *ev,
+                               uint8_t **buf, size_t *cap, dm_binlog_event *out, dm_error *err);
+
 #ifdef __cplusplus
 }
 #endif
