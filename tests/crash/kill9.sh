@@ -14,6 +14,11 @@ work=$(mktemp -d /tmp/dmh-kill9-XXXXXX)
 trap '[ "${KEEP:-}" ] || rm -rf "$work"' EXIT
 fail() { echo "kill9: FAILED: $*" >&2; exit 1; }
 tgt() { mariadb --no-defaults --protocol=tcp -h"$DMH_TARGET_HOST" -P"$DMH_TARGET_PORT" -u"$DMH_TARGET_USER" "$@"; }
+# bytes the load has committed so far (its checkpoint rows on the target; 0 before it starts)
+loaded() {
+  tgt -N -B -e "SELECT COALESCE(SUM(\`offset\`), 0) FROM crash_meta.crash_loader_checkpoint" \
+    2>/dev/null || echo 0
+}
 
 bash scripts/sample-data.sh --rows 150000 --tables 4 --db "$db" >/dev/null
 tgt -e "DROP DATABASE IF EXISTS \`$db\`; DROP DATABASE IF EXISTS crash_meta"
@@ -40,19 +45,30 @@ for i in $(seq 1 "$kills"); do
   # dmhost itself in the background (not a shell function: its pid would be a subshell's)
   "$dmhost" "${args[@]}" >"$work/run-$i.log" 2>&1 &
   pid=$!
-  # random moments, however slow the machine is: the first three once the dump has its snapshot
-  # (0 .. 0.1 s after: an idle machine writes these 119 MB in ~0.25 s), the others once the load
-  # is under way (0.05 .. 0.3 s after it starts: the whole load takes ~1.2 s on an idle machine,
-  # so each killed run leaves some of it to resume). A run of the first three that finds the dump
-  # done already is killed in its load instead (waiting for a snapshot line that never comes
-  # would let it finish the task and leave the later kills nothing to do).
+  # random moments that follow the run, however fast or loaded the machine is: the first three
+  # once the dump has its snapshot (0 .. 0.1 s after: an idle machine writes these 119 MB in
+  # ~0.25 s), the others once the load has committed something in this run (its checkpoint rows
+  # on the target moved), then 0 .. 0.15 s more: a fixed delay after the load's start either let an
+  # idle machine finish the whole load in one run or killed a loaded one before its first commit,
+  # and the later runs had nothing to resume. A run of the first three that finds the dump done
+  # already is killed in its load the same way.
   if [ "$i" -gt 3 ]; then mark="load: loading"; else mark="dump: snapshot of\|load: loading"; fi
-  for _ in $(seq 1 600); do
+  for _ in $(seq 1 1500); do
     grep -qs "$mark\|task crash finished\|unit finished" "$work/run-$i.log" && break
     sleep 0.02
   done
-  if grep -qs "load: loading" "$work/run-$i.log"; then span=25 base=0.05; else span=10 base=0; fi
-  sleep "$(awk -v r="$RANDOM" -v s="$span" -v b="$base" 'BEGIN { printf "%.2f", b + (r % s) / 100 }')"
+  if grep -qs "load: loading" "$work/run-$i.log"; then
+    before=$(loaded)
+    for _ in $(seq 1 1500); do
+      [ "$(loaded)" -gt "$before" ] && break
+      grep -qs "task crash finished" "$work/run-$i.log" && break
+      sleep 0.02
+    done
+    span=15
+  else
+    span=10
+  fi
+  sleep "$(awk -v r="$RANDOM" -v s="$span" 'BEGIN { printf "%.2f", (r % s) / 100 }')"
   kill -9 "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
   pgrep -f "$work/task.cfg" >/dev/null && fail "a killed dmhost is still running"
