@@ -149,14 +149,9 @@ static int conf_read(dmh_cfg_ctx *c, config_t *cfg) {
   return -1;
 }
 
+/* Kept as the name config.c uses; the lookup is config_util's (password-file needs it too). */
 static int conf_get_path(dmh_cfg_ctx *c, const config_setting_t *g, const char *name, char **out) {
-  char *raw = NULL;
-  int rc = dmh_cfg_get_string(c, g, name, DMH_CFG_NONEMPTY, &raw);
-  if (rc <= 0)
-    return rc;
-  *out = dmh_cfg_abs_path(c->dir, raw);
-  free(raw);
-  return *out ? 1 : dmh_cfg_no_memory(c);
+  return dmh_cfg_get_path(c, g, name, out);
 }
 
 /* unit-paths: the kinds this file may name; the others are refused with `hint`. */
@@ -249,8 +244,8 @@ static int conf_file_mode(dmh_cfg_ctx *c, const config_setting_t *root, uint32_t
 /* ---- the source file ---- */
 
 static const char *const conf_source_keys[] = {
-    "source-id", "enable-gtid", "enable-relay", "relay-dir", "server-id",
-    "from",      "unit-paths",  "relay",        "file-mode", NULL,
+    "source-id",  "enable-gtid", "enable-relay", "relay-dir",       "server-id", "from",
+    "unit-paths", "relay",       "file-mode",    "secret-key-path", NULL,
 };
 
 static const char conf_hint_task_only[] =
@@ -374,6 +369,7 @@ static const char *const conf_task_keys[] = {
     "load",
     "sync",
     "file-mode",
+    "secret-key-path",
     NULL,
 };
 

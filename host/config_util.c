@@ -3,12 +3,14 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <openssl/crypto.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dmhost/sdk.h"
+#include "secret.h"
 
 #define CFGUTIL_PATH_MAX 256
 
@@ -357,7 +359,149 @@ int dmh_cfg_get_string_list(dmh_cfg_ctx *c, const config_setting_t *group, const
   return 1;
 }
 
-static const char *const cfgutil_db_keys[] = {"host", "port", "user", "password", "socket", NULL};
+int dmh_cfg_get_path(dmh_cfg_ctx *c, const config_setting_t *g, const char *name, char **out) {
+  char *raw = NULL;
+  int rc = dmh_cfg_get_string(c, g, name, DMH_CFG_NONEMPTY, &raw);
+  if (rc <= 0)
+    return rc;
+  *out = dmh_cfg_abs_path(c->dir, raw);
+  free(raw);
+  return *out ? 1 : dmh_cfg_no_memory(c);
+}
+
+static const char *const cfgutil_db_keys[] = {
+    "host",          "port",         "user",   "password", "password-encrypted",
+    "password-file", "password-env", "socket", NULL,
+};
+/* The settings that give a database password: at most one per group. */
+static const char *const cfgutil_password_keys[] = {"password", "password-encrypted",
+                                                    "password-file", "password-env", NULL};
+
+/* password-encrypted: decrypted with the key file named by the top-level secret-key-path. */
+static int cfgutil_password_encrypted(dmh_cfg_ctx *c, const config_setting_t *g,
+                                      const config_setting_t *m, char **out) {
+  char path[CFGUTIL_PATH_MAX], why[512];
+  char *enc = NULL, *key_path = NULL;
+  const config_setting_t *root = config_root_setting(m->config);
+  dmh_cfg_path_of(m, path, sizeof path);
+  if (dmh_cfg_get_string(c, g, "password-encrypted", DMH_CFG_NONEMPTY, &enc) < 0)
+    return -1;
+  int rc = dmh_cfg_get_path(c, root, "secret-key-path", &key_path);
+  if (rc <= 0) {
+    free(enc);
+    if (rc < 0)
+      return -1;
+    return dmh_cfg_fail(c, DM_ERR_CONFIG_MISSING, m,
+                        "`%s` in the %s needs the key it was encrypted with: add "
+                        "`secret-key-path = \"/path/to/key\";` at the top of the file",
+                        path, c->what);
+  }
+  unsigned char key[DMH_SECRET_KEY_LEN];
+  if (dmh_secret_key_load(key_path, key, why, sizeof why) < 0) {
+    free(enc);
+    free(key_path);
+    return dmh_cfg_fail(c, DM_ERR_CONFIG_IO, config_setting_get_member(root, "secret-key-path"),
+                        "`secret-key-path` (needed by `%s`): %s", path, why);
+  }
+  rc = dmh_secret_decrypt(key, enc, out);
+  OPENSSL_cleanse(key, sizeof key);
+  free(enc);
+  if (rc < 0) {
+    dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, m,
+                 "`%s` in the %s does not decrypt with the key in secret-key-path (%s): it was "
+                 "encrypted with another key or is damaged; encrypt the password again with "
+                 "`dmhost encrypt --secret-key-path %s` (plain text on stdin)",
+                 path, c->what, key_path, key_path);
+    free(key_path);
+    return -1;
+  }
+  free(key_path);
+  return 0;
+}
+
+/* password-file: the first line of the file (its newline dropped). */
+static int cfgutil_password_file(dmh_cfg_ctx *c, const config_setting_t *g,
+                                 const config_setting_t *m, char **out) {
+  char path[CFGUTIL_PATH_MAX];
+  char *file = NULL;
+  if (dmh_cfg_get_path(c, g, "password-file", &file) < 0)
+    return -1;
+  errno = 0;
+  FILE *f = fopen(file, "re");
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t n = f ? getline(&line, &cap, f) : -1;
+  int saved = errno, failed = !f || (n < 0 && ferror(f));
+  if (f)
+    fclose(f);
+  if (failed || (n < 0 && !(line = realloc(line, 1)))) {
+    free(line);
+    if (!failed) {
+      free(file);
+      return dmh_cfg_no_memory(c);
+    }
+    dmh_cfg_fail(c, DM_ERR_CONFIG_IO, m, "`%s` in the %s: cannot read %s: %s",
+                 dmh_cfg_path_of(m, path, sizeof path), c->what, file, strerror(saved));
+    free(file);
+    return -1;
+  }
+  free(file);
+  if (n < 0) /* an empty file: an empty password */
+    line[0] = '\0';
+  line[strcspn(line, "\r\n")] = '\0';
+  *out = line;
+  return 0;
+}
+
+/* password-env: the value of the environment variable it names. */
+static int cfgutil_password_env(dmh_cfg_ctx *c, const config_setting_t *g,
+                                const config_setting_t *m, char **out) {
+  char path[CFGUTIL_PATH_MAX];
+  char *name = NULL;
+  if (dmh_cfg_get_string(c, g, "password-env", DMH_CFG_NONEMPTY, &name) < 0)
+    return -1;
+  const char *v = getenv(name);
+  if (!v) {
+    dmh_cfg_fail(c, DM_ERR_CONFIG_MISSING, m,
+                 "`%s` in the %s names the environment variable %s, which is not set: export it "
+                 "in the environment dmhost starts in",
+                 dmh_cfg_path_of(m, path, sizeof path), c->what, name);
+    free(name);
+    return -1;
+  }
+  free(name);
+  *out = strdup(v);
+  return *out ? 0 : dmh_cfg_no_memory(c);
+}
+
+/* The password of the database group g: "" when none of the settings is there. */
+static int cfgutil_password(dmh_cfg_ctx *c, const config_setting_t *g, char **out) {
+  const config_setting_t *given = NULL;
+  for (int i = 0; cfgutil_password_keys[i]; i++) {
+    const config_setting_t *m = config_setting_get_member(g, cfgutil_password_keys[i]);
+    if (!m)
+      continue;
+    if (given) {
+      char a[CFGUTIL_PATH_MAX], b[CFGUTIL_PATH_MAX];
+      return dmh_cfg_fail(
+          c, DM_ERR_CONFIG_INVALID, m, "`%s` and `%s` in the %s both give the password: keep one",
+          dmh_cfg_path_of(given, a, sizeof a), dmh_cfg_path_of(m, b, sizeof b), c->what);
+    }
+    given = m;
+  }
+  if (!given) {
+    *out = strdup("");
+    return *out ? 0 : dmh_cfg_no_memory(c);
+  }
+  const char *name = config_setting_name(given);
+  if (strcmp(name, "password") == 0)
+    return dmh_cfg_get_string(c, g, "password", 0, out) < 0 ? -1 : 0;
+  if (strcmp(name, "password-encrypted") == 0)
+    return cfgutil_password_encrypted(c, g, given, out);
+  if (strcmp(name, "password-file") == 0)
+    return cfgutil_password_file(c, g, given, out);
+  return cfgutil_password_env(c, g, given, out);
+}
 
 int dmh_cfg_get_db(dmh_cfg_ctx *c, const config_setting_t *parent, const char *name,
                    dmh_db_config *out) {
@@ -376,13 +520,9 @@ int dmh_cfg_get_db(dmh_cfg_ctx *c, const config_setting_t *parent, const char *n
   if (dmh_cfg_get_string(c, g, "host", DMH_CFG_REQUIRED | DMH_CFG_NONEMPTY, &host) < 0 ||
       dmh_cfg_get_int(c, g, "port", 0, 1, 65535, NULL, &port) < 0 ||
       dmh_cfg_get_string(c, g, "user", DMH_CFG_REQUIRED | DMH_CFG_NONEMPTY, &user) < 0 ||
-      dmh_cfg_get_string(c, g, "password", 0, &password) < 0 ||
+      cfgutil_password(c, g, &password) < 0 ||
       dmh_cfg_get_string(c, g, "socket", DMH_CFG_NONEMPTY, &sock) < 0)
     goto fail;
-  if (!password && !(password = strdup(""))) {
-    dmh_cfg_no_memory(c);
-    goto fail;
-  }
   out->ep.host = host;
   out->ep.port = (int)port;
   out->ep.user = user;
@@ -392,7 +532,7 @@ int dmh_cfg_get_db(dmh_cfg_ctx *c, const config_setting_t *parent, const char *n
 fail:
   free(host);
   free(user);
-  free(password);
+  dmh_secret_free(password);
   free(sock);
   return -1;
 }
@@ -400,7 +540,7 @@ fail:
 void dmh_cfg_db_free(dmh_db_config *db) {
   free((char *)db->ep.host);
   free((char *)db->ep.user);
-  free((char *)db->ep.password);
+  dmh_secret_free((char *)db->ep.password);
   free((char *)db->ep.socket);
   memset(db, 0, sizeof *db);
 }

@@ -84,8 +84,13 @@ int dmh_cfg_get_group(dmh_cfg_ctx *c, const config_setting_t *group, const char 
 int dmh_cfg_get_string_list(dmh_cfg_ctx *c, const config_setting_t *group, const char *name,
                             char ***out, int *n);
 
+/* A path setting (non-empty string) made absolute against the file's folder: 1 and *out, 0 absent,
+ * -1. */
+int dmh_cfg_get_path(dmh_cfg_ctx *c, const config_setting_t *g, const char *name, char **out);
 /* A database endpoint group (`from`, `target-database`): host and user required, port 3306 by
- * default, password "" by default, socket optional. */
+ * default, socket optional, the password from at most one of `password`, `password-encrypted`
+ * (decrypted with the top-level `secret-key-path`), `password-file` (its first line) and
+ * `password-env` (an environment variable); "" when none is there. */
 int dmh_cfg_get_db(dmh_cfg_ctx *c, const config_setting_t *parent, const char *name,
                    dmh_db_config *out);
 void dmh_cfg_db_free(dmh_db_config *db);

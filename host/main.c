@@ -6,6 +6,7 @@
 #include "dmhost/sdk.h"
 #include "dmhost/unit.h"
 #include "run.h"
+#include "secret.h"
 #include "serve.h"
 
 static void main_usage(FILE *out) {
@@ -15,6 +16,8 @@ static void main_usage(FILE *out) {
                "  binlog skip|replace|inject|list|revert TASK [...] [--work-dir DIR]\n"
                "                                    binlog operators for `run` (dmctl binlog\n"
                "                                    for the daemon)\n"
+               "  encrypt --secret-key-path KEY     encrypt a password (read from stdin) for\n"
+               "                                    password-encrypted in a source/task file\n"
                "  version                           print versions (host, SDK, unit ABI)\n"
                "`dmhost COMMAND --help` for a command's options.\n");
 }
@@ -31,6 +34,8 @@ int main(int argc, char **argv) {
     return dmh_serve_main(argc - 1, argv + 1);
   if (strcmp(cmd, "binlog") == 0)
     return dmh_binlog_main(argc - 1, argv + 1);
+  if (strcmp(cmd, "encrypt") == 0)
+    return dmh_encrypt_main(argc - 1, argv + 1);
   if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
     printf("dmhost %s (SDK %s, unit ABI %d.%d)\n", DMHOST_VERSION, DM_SDK_VERSION, DM_ABI_MAJOR,
            DM_ABI_MINOR);
