@@ -277,6 +277,37 @@ static void test_copy_and_mkdirs(void) {
   CU_ASSERT_EQUAL(dmh_state_remove_file(dst, &err), 0); /* missing: fine */
 }
 
+/* The copies of source and task files (they may hold a password, encrypted or not) are the owner's
+ * only whatever the umask and the original's mode: files 0600, folders 0700, also when a copy
+ * replaces one that was readable by others. */
+static void test_copy_owner_only(void) {
+  char src[512], dir[512], dst[600];
+  snprintf(src, sizeof src, "%s/open.cfg", test_dir);
+  test_write("open.cfg", "source-id = \"b\";\nfrom = { password = \"pw\"; };\n");
+  CU_ASSERT_EQUAL_FATAL(chmod(src, 0644), 0);
+  mode_t old = umask(0);
+  snprintf(dir, sizeof dir, "%s/copies/b", test_dir);
+  snprintf(dst, sizeof dst, "%s/source.cfg", dir);
+  dm_error err;
+  CU_ASSERT_EQUAL_FATAL(dmh_state_mkdirs(dir, &err), 0);
+  CU_ASSERT_EQUAL_FATAL(dmh_state_copy_file(src, dst, &err), 0);
+  struct stat st;
+  CU_ASSERT_EQUAL_FATAL(stat(dst, &st), 0);
+  CU_ASSERT_EQUAL(st.st_mode & 0777, 0600);
+  CU_ASSERT_EQUAL_FATAL(stat(dir, &st), 0);
+  CU_ASSERT_EQUAL(st.st_mode & 0777, 0700);
+  snprintf(dir, sizeof dir, "%s/copies", test_dir);
+  CU_ASSERT_EQUAL_FATAL(stat(dir, &st), 0);
+  CU_ASSERT_EQUAL(st.st_mode & 0777, 0700);
+  /* a copy that replaces an open one: the owner's only again */
+  CU_ASSERT_EQUAL_FATAL(chmod(dst, 0644), 0);
+  CU_ASSERT_EQUAL_FATAL(dmh_state_copy_file(src, dst, &err), 0);
+  CU_ASSERT_EQUAL_FATAL(stat(dst, &st), 0);
+  CU_ASSERT_EQUAL(st.st_mode & 0777, 0600);
+  umask(old);
+  CU_ASSERT_EQUAL(dmh_state_remove_file(dst, &err), 0);
+}
+
 static void test_names(void) {
   dm_error err;
   CU_ASSERT_EQUAL(dmh_state_check_name("task name", "t-1.a_b", &err), 0);
@@ -318,6 +349,7 @@ int main(void) {
       {"corrupt state.json refused", test_corrupt_refused},
       {"unreadable state.json", test_unreadable_state},
       {"copy and mkdirs", test_copy_and_mkdirs},
+      {"copies are the owner's only", test_copy_owner_only},
       {"names used as folders", test_names},
       {"state dir lock", test_lock},
   };
