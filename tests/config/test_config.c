@@ -708,8 +708,8 @@ static void sec_setup(void) {
 }
 
 static void sec_cleanup(void) {
-  static const char *const names[] = {"key",    "other.key",  "open.key", "short.key",
-                                      "pw.txt", "source.cfg", "task.cfg", NULL};
+  static const char *const names[] = {"key",        "other.key", "open.key", "short.key", "pw.txt",
+                                      "source.cfg", "task.cfg",  "dm.key",   NULL};
   char p[PATH_MAX + 16];
   for (int i = 0; names[i]; i++) {
     snprintf(p, sizeof p, "%s/%s", sec_dir, names[i]);
@@ -848,6 +848,29 @@ static void test_secret_file_env(void) {
   sec_cleanup();
 }
 
+/* examples/source-secret.cfg, next to the key of these tests, decrypts to its documented password.
+ */
+static void test_example_source_secret(void) {
+  sec_setup();
+  char hex[2 * DMH_SECRET_KEY_LEN + 2];
+  for (int i = 0; i < DMH_SECRET_KEY_LEN; i++)
+    snprintf(hex + 2 * i, 3, "%02x", sec_key[i]);
+  strcat(hex, "\n");
+  sec_write("dm.key", hex, 0600);
+  FILE *f = fopen(ex("source-secret.cfg"), "r");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  char text[4096];
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = '\0';
+  dmh_source_config *s = load_source(sec_write("source.cfg", text, 0600));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT_STRING_EQUAL(s->from.ep.password, "example-password");
+  CU_ASSERT_STRING_EQUAL(s->from.ep.user, "dm_user");
+  dmh_source_config_free(s);
+  sec_cleanup();
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"example source.cfg", test_example_source},
@@ -872,6 +895,7 @@ int main(void) {
       {"secrets: password-encrypted", test_secret_encrypted},
       {"secrets: wrong key, damaged value", test_secret_refused},
       {"secrets: password-file, password-env", test_secret_file_env},
+      {"example source-secret.cfg", test_example_source_secret},
   };
   return dmh_cunit_run("config", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }
