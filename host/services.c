@@ -40,6 +40,10 @@ static const dm_db_endpoint *svc_source_db(dm_ctx *c) {
 static const dm_db_endpoint *svc_target_db(dm_ctx *c) {
   return c->target_db;
 }
+static uint32_t svc_db_endpoint_size(dm_ctx *c) {
+  (void)c;
+  return (uint32_t)sizeof(dm_db_endpoint);
+}
 static bool svc_gtid_enabled(dm_ctx *c) {
   return c->gtid_enabled;
 }
@@ -290,6 +294,7 @@ static const dm_host_services services = {
     .relay_dir = svc_relay_dir,
     .source_db = svc_source_db,
     .target_db = svc_target_db,
+    .db_endpoint_size = svc_db_endpoint_size,
     .gtid_enabled = svc_gtid_enabled,
     .log = svc_log,
     .logf = svc_logf,

@@ -67,6 +67,10 @@ write_cnf() { # instance
     # Tests want speed, not durability across a power cut.
     echo "innodb_flush_log_at_trx_commit = 2"
     echo "sync_binlog = 0"
+    # TLS for the dmh_tls account (REQUIRE SSL); plain connections stay allowed (tls_files).
+    echo "ssl_ca = $db_dir/tls/ca.pem"
+    echo "ssl_cert = $db_dir/tls/server-cert.pem"
+    echo "ssl_key = $db_dir/tls/server-key.pem"
     if [ "$inst" = source ]; then
       echo "log_bin = $dir/data/mysql-bin"
       echo "binlog_format = ROW"
@@ -82,6 +86,28 @@ write_cnf() { # instance
       echo "skip-log-bin"
     fi
   } >"$dir/my.cnf"
+}
+
+# The pair's TLS files, made once with openssl into $db_dir/tls: a CA (ca.pem, ca-key.pem) and the
+# servers' certificate for 127.0.0.1 and localhost signed by it (server-cert.pem, server-key.pem).
+# Tests read ca.pem to connect with ssl-ca and make their own wrong CA.
+tls_files() {
+  local d=$db_dir/tls
+  [ -s "$d/server-cert.pem" ] && [ -s "$d/ca.pem" ] && return 0
+  command -v openssl >/dev/null || die "openssl is needed for the servers' TLS files (scripts/deps.sh)"
+  mkdir -p "$d"
+  (
+    set -e
+    cd "$d"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=dmhost test CA" \
+      -keyout ca-key.pem -out ca.pem
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" -keyout server-key.pem \
+      -out server.csr
+    printf 'subjectAltName = IP:127.0.0.1, DNS:localhost\n' >server.ext
+    openssl x509 -req -in server.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -days 3650 \
+      -extfile server.ext -out server-cert.pem
+    rm -f server.csr server.ext
+  ) >"$d/openssl.log" 2>&1 || { cat "$d/openssl.log" >&2; rm -f "$d/server-cert.pem"; die "could not make the TLS files in $d"; }
 }
 
 # The pid of a live instance, or nothing. A killed server can stay a zombie for a while here (PID 1
@@ -142,8 +168,8 @@ launch() { # instance
   echo $! >"$dir/launched.pid"
 }
 
-# Accounts: root over TCP from 127.0.0.1 with an empty password, and dmh_limited for privilege
-# tests. Not binlogged, so a fresh source has an empty GTID position.
+# Accounts: root over TCP from 127.0.0.1 with an empty password, dmh_limited for privilege
+# tests, and dmh_tls (password 'tls', all privileges) that the servers accept only over TLS. Not binlogged, so a fresh source has an empty GTID position.
 setup_accounts() { # instance
   local inst=$1 grant
   if [ "$inst" = source ]; then
@@ -156,6 +182,8 @@ setup_accounts() { # instance
     CREATE USER IF NOT EXISTS 'root'@'127.0.0.1' IDENTIFIED BY '';
     GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;
     CREATE USER IF NOT EXISTS 'dmh_limited'@'127.0.0.1' IDENTIFIED BY 'limited';
+    CREATE USER IF NOT EXISTS 'dmh_tls'@'127.0.0.1' IDENTIFIED BY 'tls' REQUIRE SSL;
+    GRANT ALL PRIVILEGES ON *.* TO 'dmh_tls'@'127.0.0.1';
     $grant"
 }
 
@@ -193,6 +221,7 @@ start_instances() { # instances...
     fi
     launched+=("$inst")
   done
+  [ ${#launched[@]} -eq 0 ] || tls_files
   for inst in "${launched[@]}"; do
     write_cnf "$inst"
     rm -f "$db_dir/$inst/mariadbd.pid" "$db_dir/$inst/launched.pid"

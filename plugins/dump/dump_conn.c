@@ -87,8 +87,10 @@ static void dump_conn_shutdown(dump_unit *u, dump_conn *c) {
 int dump_conn_open(dump_unit *u, dump_conn *c, dm_error *err) {
   const dm_db_endpoint *ep = u->host->source_db(u->ctx);
   c->sock = -1;
-  dm_db_connect_opts co = {
-      .who = "dump", .side = DM_DB_SOURCE, .connect_timeout_s = DUMP_CONN_CONNECT_TIMEOUT};
+  dm_db_connect_opts co = {.who = "dump",
+                           .side = DM_DB_SOURCE,
+                           .connect_timeout_s = DUMP_CONN_CONNECT_TIMEOUT,
+                           .endpoint_size = dm_host_db_endpoint_size(u->host, u->ctx)};
   c->m = dm_db_connect(ep, &co, err);
   if (!c->m)
     return -1;

@@ -38,7 +38,8 @@ MYSQL *load_db_connect(load_unit *u, dm_error *err) {
                           .side = DM_DB_TARGET,
                           .read_timeout_s = 3600,
                           .write_timeout_s = 3600,
-                          .max_allowed_packet = 1ul << 30};
+                          .max_allowed_packet = 1ul << 30,
+                          .endpoint_size = dm_host_db_endpoint_size(u->host, u->ctx)};
   MYSQL *c = dm_db_connect(ep, &o, err);
   if (!c)
     return NULL;

@@ -489,6 +489,7 @@ static int run_stream_once(relay_run *r, bool *progress, dm_error *err) {
       .heartbeat_ms = (uint32_t)(u->set.heartbeat_period_s * 1000),
       .connect_timeout_s = 5,
       .omit_annotate_rows = !u->set.send_annotate_rows,
+      .source_size = dm_host_db_endpoint_size(u->host, u->ctx),
   };
   dm_binlog_reader *rd = NULL;
   if (dm_binlog_reader_open_stream(&rd, &so, err) < 0)

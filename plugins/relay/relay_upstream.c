@@ -22,7 +22,8 @@ MYSQL *relay_up_connect(relay_unit *u, unsigned timeout_s, dm_error *err) {
                            .side = DM_DB_SOURCE,
                            .connect_timeout_s = timeout_s,
                            .read_timeout_s = timeout_s,
-                           .write_timeout_s = timeout_s};
+                           .write_timeout_s = timeout_s,
+                           .endpoint_size = dm_host_db_endpoint_size(u->host, u->ctx)};
   return dm_db_connect(ep, &co, err);
 }
 

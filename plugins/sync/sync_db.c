@@ -58,6 +58,7 @@ static MYSQL *sync_db_connect(sync_unit *u, const dm_db_endpoint *ep, bool targe
       .read_timeout_s = 600,
       .write_timeout_s = 600,
       .client_flags = multi ? CLIENT_MULTI_STATEMENTS | CLIENT_MULTI_RESULTS : 0,
+      .endpoint_size = dm_host_db_endpoint_size(u->host, u->ctx),
   };
   MYSQL *c = dm_db_connect(ep, &o, err);
   if (!c)

@@ -318,6 +318,7 @@ int sync_source_open(sync_unit *u, const dm_position *from, sync_source **out, d
         .gtid = from->name[0] ? NULL : from->gtid,
         .heartbeat_ms = SYNC_HEARTBEAT_MS,
         .omit_annotate_rows = true,
+        .source_size = dm_host_db_endpoint_size(u->host, u->ctx),
     };
     rc = dm_binlog_reader_open_stream(&s->r, &o, err);
   }

@@ -266,7 +266,8 @@ int dm_binlog_reader_open_stream(dm_binlog_reader **out, const dm_binlog_stream_
                            .side = DM_DB_SOURCE,
                            .connect_timeout_s = opts->connect_timeout_s,
                            .read_timeout_s = read_to,
-                           .write_timeout_s = 30};
+                           .write_timeout_s = 30,
+                           .endpoint_size = opts->source_size};
   r->mysql = dm_db_connect(ep, &co, err);
   if (!r->mysql) {
     stream_close(&r->base);

@@ -1,8 +1,10 @@
 /*
  * dm_db_connect and dm_db_error: the one client connection every unit opens (see dmhost/db.h).
  */
+#include <errmsg.h>
 #include <mysql.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "dmhost/db.h"
@@ -50,10 +52,32 @@ struct st_mysql *dm_db_connect(const dm_db_endpoint *ep, const dm_db_connect_opt
     mysql_optionsv(c, MYSQL_OPT_MAX_ALLOWED_PACKET, &opts->max_allowed_packet);
   const char *host = ep->host ? ep->host : "127.0.0.1";
   const char *user = ep->user ? ep->user : "";
+  /* The TLS fields exist only in an endpoint of a version 5 host (dmhost/host.h). */
+  const char *ca = NULL;
+  if (opts->endpoint_size >= offsetof(dm_db_endpoint, ssl_key) + sizeof ep->ssl_key && ep->ssl_ca) {
+    ca = ep->ssl_ca;
+    my_bool verify = 1;
+    mysql_optionsv(c, MYSQL_OPT_SSL_CA, ca);
+    if (ep->ssl_cert)
+      mysql_optionsv(c, MYSQL_OPT_SSL_CERT, ep->ssl_cert);
+    if (ep->ssl_key)
+      mysql_optionsv(c, MYSQL_OPT_SSL_KEY, ep->ssl_key);
+    mysql_optionsv(c, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify);
+  }
   if (!mysql_real_connect(c, host, user, ep->password ? ep->password : "", NULL, (unsigned)ep->port,
                           ep->socket, opts->client_flags)) {
-    dm_db_error(c, opts->side, err, DM_ERR_DB_CONNECT, "%s: cannot connect to the %s %s:%d as `%s`",
-                who, side, host, ep->port, user);
+    unsigned no = mysql_errno(c);
+    if (ca && no == CR_SSL_CONNECTION_ERROR) {
+      dm_db_error(c, opts->side, err, DM_ERR_DB_CONNECT,
+                  "%s: TLS to the %s %s:%d failed (is ssl-ca \"%s\" the CA of its certificate, and "
+                  "the certificate made for this host?)",
+                  who, side, host, ep->port, ca);
+      err->resumable = false;
+    } else {
+      dm_db_error(c, opts->side, err, DM_ERR_DB_CONNECT,
+                  "%s: cannot connect to the %s %s:%d as `%s`%s", who, side, host, ep->port, user,
+                  ca ? " over TLS" : "");
+    }
     mysql_close(c);
     return NULL;
   }

@@ -93,10 +93,10 @@ int lt_config(lt_env *e, const lt_task *t) {
   char path[512], text[16384], load[4096];
   snprintf(text, sizeof text,
            "source-id = \"lsrc\";\n"
-           "from = { host = \"%s\"; port = %u; user = \"%s\"; password = \"%s\"; };\n%s\n",
+           "from = { host = \"%s\"; port = %u; user = \"%s\"; password = \"%s\"; %s };\n%s\n",
            src.host, src.port, t->source_user ? t->source_user : src.user,
            t->source_password ? t->source_password : src.password,
-           t->source_extra ? t->source_extra : "");
+           t->from_extra ? t->from_extra : "", t->source_extra ? t->source_extra : "");
   snprintf(path, sizeof path, "%s/source.cfg", e->dir);
   dm_error err;
   if (lt_write_path(path, text) < 0 || dmh_source_config_load(path, &e->source, &err) < 0) {
@@ -109,15 +109,17 @@ int lt_config(lt_env *e, const lt_task *t) {
            needs_dir ? "\"; " : "", t->load ? t->load : "");
   snprintf(text, sizeof text,
            "name = \"%s\";\ntask-mode = \"%s\";\n"
-           "target-database = { host = \"%s\"; port = %u; user = \"%s\"; password = \"%s\"; };\n"
+           "target-database = { host = \"%s\"; port = %u; user = \"%s\"; password = \"%s\"; %s "
+           "};\n"
            "mysql-instances = ( { source-id = \"lsrc\"; %s } );\n"
            "unit-paths = { dump = \"%s\"; load = \"%s\"; sync = \"%s\"; };\n"
            "supervisor = { %s };\n"
            "%s\nload = { %s };\n%s%s%s",
            t->name, mode, dst.host, t->target_port ? t->target_port : dst.port,
            t->target_user ? t->target_user : dst.user,
-           t->target_password ? t->target_password : dst.password, t->instance ? t->instance : "",
-           DUMP_SO, LOAD_SO, SYNC_SO,
+           t->target_password ? t->target_password : dst.password,
+           t->target_extra ? t->target_extra : "", t->instance ? t->instance : "", DUMP_SO, LOAD_SO,
+           SYNC_SO,
            t->supervisor
                ? t->supervisor
                : "init-timeout = 10; stop-timeout = 5; auto-resume = { enable = false; };",

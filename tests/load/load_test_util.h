@@ -36,6 +36,8 @@ typedef struct lt_task {
   const char *source_extra;    /* top-level settings of the source file (enable-relay, ...) */
   const char *source_user;     /* default root */
   const char *source_password; /* default "" */
+  const char *from_extra;      /* settings added inside the source file's `from` group */
+  const char *target_extra;    /* settings added inside the task file's `target-database` */
 } lt_task;
 
 /* Makes the temp folder and the hand-made dump folder (empty). */

@@ -240,6 +240,9 @@ typedef struct dm_binlog_stream_options {
   bool non_blocking;       /* the source ends the stream (next returns 0) at the end of its last
                               binlog instead of waiting for more */
   bool no_verify_checksum;
+  /* the size of the struct `source` points to: dm_host_db_endpoint_size for the host's endpoint
+   * (its TLS fields are used only then, see dm_db_connect_opts.endpoint_size); 0: plain. */
+  uint32_t source_size;
 } dm_binlog_stream_options;
 
 /*

@@ -37,12 +37,23 @@ typedef struct dm_db_connect_opts {
   /* the largest packet the client sends or takes (MYSQL_OPT_MAX_ALLOWED_PACKET); 0: the
    * library's default. The server's own max_allowed_packet still applies. */
   unsigned long max_allowed_packet;
+  /* sizeof the endpoint struct the endpoint was made with: dm_host_db_endpoint_size(host, ctx)
+   * for an endpoint of the host, sizeof(dm_db_endpoint) for one of your own. 0 (or the size of
+   * an older host's endpoint) means the endpoint has no TLS fields: they are not read, and the
+   * connection is plain. */
+  uint32_t endpoint_size;
 } dm_db_connect_opts;
 
 /*
  * Connect to ep (a NULL host is 127.0.0.1, a NULL password empty) with opts. Returns the
  * connection (close it with mysql_close), or NULL with *err set by dm_db_error: code
  * DM_ERR_DB_CONNECT, the message names who, the server and the account.
+ *
+ * TLS: when the endpoint has ssl_ca (see endpoint_size above) the connection is TLS, the server
+ * certificate is verified against that CA and its name against the host
+ * (MYSQL_OPT_SSL_VERIFY_SERVER_CERT), and ssl_cert/ssl_key are sent when set. A failed TLS
+ * handshake or verification is DM_ERR_DB_CONNECT, not resumable (the certificates are a config
+ * problem), and its message names the server and the CA file.
  */
 struct st_mysql *dm_db_connect(const dm_db_endpoint *ep, const dm_db_connect_opts *opts,
                                dm_error *err);

@@ -26,7 +26,7 @@
 extern "C" {
 #endif
 
-#define DM_HOST_SERVICES_VERSION 4
+#define DM_HOST_SERVICES_VERSION 5
 
 /* Opaque: one per unit instance, owned by the host. */
 typedef struct dm_ctx dm_ctx;
@@ -51,6 +51,17 @@ typedef struct dm_db_endpoint {
   const char *user;
   const char *password;
   const char *socket; /* NULL unless set */
+  /* fields above: endpoint of services versions 1-4 */
+  /* TLS, the `security` group of `from` / `target-database` (docs/config.md): absolute paths of
+   * PEM files, NULL when not set. With ssl_ca set the connection is TLS and the server's
+   * certificate is verified against that CA, its name against `host`. ssl_cert/ssl_key (both or
+   * neither) are the client certificate. A host older than services version 5 hands out an
+   * endpoint without these fields: never read them directly; let dm_db_connect read them, given
+   * dm_host_db_endpoint_size (below) in dm_db_connect_opts.endpoint_size. */
+  const char *ssl_ca;
+  const char *ssl_cert;
+  const char *ssl_key;
+  /* fields above: endpoint of services version 5 */
 } dm_db_endpoint;
 
 /* Results of the config lookups. */
@@ -196,6 +207,15 @@ typedef struct dm_host_services {
   bool (*unit_follows)(dm_ctx *ctx, uint32_t kind);
 
   /* fields above: services version 4 */
+
+  /* --- the size of the endpoints source_db/target_db return ---
+   * sizeof(dm_db_endpoint) in the host: the endpoint struct only grows at its end, so a unit
+   * reads the fields that lie within this size and no further. Read it with
+   * dm_host_db_endpoint_size below, which gives the size of the version 1 endpoint (no TLS
+   * fields) on an older host. */
+  uint32_t (*db_endpoint_size)(dm_ctx *ctx);
+
+  /* fields above: services version 5 */
 } dm_host_services;
 
 /* Is `field` present in the host's services struct (for services added after version 1)? */
@@ -206,6 +226,13 @@ typedef struct dm_host_services {
 /* The file mode the host asks for (file_mode above), or 0600 from a host without the service. */
 static inline uint32_t dm_host_file_mode(const dm_host_services *host, dm_ctx *ctx) {
   return DM_HOST_HAS(host, file_mode) ? host->file_mode(ctx) : 0600;
+}
+
+/* The size of the host's dm_db_endpoint (db_endpoint_size above), or of the version 1 endpoint
+ * (host, port, user, password, socket) from a host without the service. */
+static inline uint32_t dm_host_db_endpoint_size(const dm_host_services *host, dm_ctx *ctx) {
+  return DM_HOST_HAS(host, db_endpoint_size) ? host->db_endpoint_size(ctx)
+                                             : (uint32_t)offsetof(dm_db_endpoint, ssl_ca);
 }
 
 #ifdef __cplusplus
