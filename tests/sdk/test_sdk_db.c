@@ -9,6 +9,7 @@
  */
 #include <CUnit/Basic.h>
 #include <mysql.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,8 +132,51 @@ static void test_connect_errors(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "as `dmh_no_such_user`"));
 }
 
+/* The Ssl_cipher of c's session ("" when plain). */
+static void test_cipher(MYSQL *c, char *out, size_t len) {
+  out[0] = '\0';
+  if (mysql_query(c, "SHOW SESSION STATUS LIKE 'Ssl_cipher'") != 0)
+    return;
+  MYSQL_RES *res = mysql_store_result(c);
+  MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
+  if (row && row[1])
+    snprintf(out, len, "%s", row[1]);
+  if (res)
+    mysql_free_result(res);
+}
+
+/* The TLS fields are read only when endpoint_size says the endpoint has them (a unit on a host
+ * older than services version 5 gets an endpoint without them): a size of 0 or of the version 1
+ * endpoint connects in plain text, sizeof(dm_db_endpoint) over TLS, verified against the pair's
+ * CA (scripts/mariadb.sh made it). */
+static void test_tls_by_endpoint_size(void) {
+  testdb_params p;
+  dm_db_endpoint ep = test_endpoint(&p);
+  const char *d = getenv("DMH_DB_DIR");
+  char ca[400], cipher[128];
+  snprintf(ca, sizeof ca, "%s/tls/ca.pem", d && d[0] ? d : "/tmp/dmhost-db");
+  CU_ASSERT_FATAL(access(ca, R_OK) == 0);
+  ep.ssl_ca = ca;
+  dm_error err = {0};
+  const uint32_t sizes[] = {0, (uint32_t)offsetof(dm_db_endpoint, ssl_ca),
+                            (uint32_t)sizeof(dm_db_endpoint)};
+  for (size_t i = 0; i < 3; i++) {
+    dm_db_connect_opts o = {.who = "test", .side = DM_DB_SOURCE, .endpoint_size = sizes[i]};
+    MYSQL *c = dm_db_connect(&ep, &o, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    test_cipher(c, cipher, sizeof cipher);
+    if (i < 2) {
+      CU_ASSERT_STRING_EQUAL(cipher, "");
+    } else {
+      CU_ASSERT_STRING_NOT_EQUAL(cipher, "");
+    }
+    mysql_close(c);
+  }
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
+      {"TLS only when the endpoint size holds its fields", test_tls_by_endpoint_size},
       {"precondition: LOCAL INFILE reaches the server", test_local_infile_reachable},
       {"regression: LOCAL INFILE refused on dm_db_connect", test_local_infile_refused},
       {"connect errors: transient resumable, account not", test_connect_errors},

@@ -242,6 +242,36 @@ static void test_missing_ca_file(void) {
   CU_ASSERT(lt_has(err.message, at));
   CU_ASSERT(lt_has(err.message, "no-such-ca.pem"));
   dmh_source_config_free(s);
+  s = NULL;
+  /* a relative ssl-ca is the config file's neighbour; ssl-cert without ssl-key is refused */
+  char ca[420], key_less[420];
+  snprintf(ca, sizeof ca, "%s/ca.pem", e.dir);
+  snprintf(key_less, sizeof key_less, "%s/src2.cfg", e.dir);
+  f = fopen(ca, "w");
+  CU_ASSERT_FATAL(f != NULL);
+  fputs("not read at load time\n", f);
+  fclose(f);
+  f = fopen(path, "w");
+  CU_ASSERT_FATAL(f != NULL);
+  fputs("source-id = \"s\";\nfrom = { host = \"127.0.0.1\"; user = \"u\";\n"
+        "  security = { ssl-ca = \"ca.pem\"; };\n};\n",
+        f);
+  fclose(f);
+  CU_ASSERT_EQUAL_FATAL(dmh_source_config_load(path, &s, &err), 0);
+  CU_ASSERT_STRING_EQUAL(s->from.ep.ssl_ca, ca);
+  CU_ASSERT_PTR_NULL(s->from.ep.ssl_cert);
+  dmh_source_config_free(s);
+  s = NULL;
+  f = fopen(key_less, "w");
+  CU_ASSERT_FATAL(f != NULL);
+  fputs("source-id = \"s\";\nfrom = { host = \"127.0.0.1\"; user = \"u\";\n"
+        "  security = { ssl-ca = \"ca.pem\"; ssl-cert = \"ca.pem\"; };\n};\n",
+        f);
+  fclose(f);
+  CU_ASSERT_EQUAL(dmh_source_config_load(key_less, &s, &err), -1);
+  CU_ASSERT(lt_has(err.message, "ssl-cert without ssl-key"));
+  CU_ASSERT(lt_has(err.message, "src2.cfg:3:"));
+  dmh_source_config_free(s);
   lt_teardown(&e);
 }
 
