@@ -502,424 +502,424 @@ static int cfgutil_password(dmh_cfg_ctx *c, const config_setting_t *g, char **ou
   if (strcmp(name, "password-file") == 0)
     return cfgutil_password_file(c, g, given, out);
   return cfgutil_password_env(c, g, given, out);
+}
 
-  /* One file of a `security` group: an absolute path (relative ones against the config file's
-   * folder) to a file that is there and readable now, or a config error at its line. */
-  static int cfgutil_tls_file(dmh_cfg_ctx * c, const config_setting_t *g, const char *name,
-                              char **out) {
-    char *p = NULL;
-    int rc = dmh_cfg_get_path(c, g, name, &p);
-    if (rc < 0 || !p)
-      return rc < 0 ? -1 : 0;
-    const config_setting_t *s = config_setting_get_member(g, name);
-    char path[CFGUTIL_PATH_MAX];
-    if (access(p, R_OK) != 0) {
-      int e = errno;
-      dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, s,
-                   "`%s` in the %s: cannot read \"%s\": %s (give a PEM file this process can read)",
-                   dmh_cfg_path_of(s, path, sizeof path), c->what, p, strerror(e));
-      free(p);
-      return -1;
-    }
-    *out = p;
-    return 0;
-  }
-
-  /* `security = { ssl-ca = "..."; ssl-cert = "..."; ssl-key = "..."; }` of a database group (DM's
-   * names): ssl-ca required in the group, ssl-cert and ssl-key both or neither. */
-  static int cfgutil_get_security(dmh_cfg_ctx * c, const config_setting_t *db, dm_db_endpoint *ep) {
-    static const char *const keys[] = {"ssl-ca", "ssl-cert", "ssl-key", NULL};
-    config_setting_t *g = NULL;
-    int rc = dmh_cfg_get_group(c, db, "security", 0,
-                               "`security = { ssl-ca = \"ca.pem\"; ssl-cert = \"client-cert.pem\"; "
-                               "ssl-key = \"client-key.pem\"; };`",
-                               &g);
-    if (rc <= 0 || !g)
-      return rc < 0 ? -1 : 0;
-    if (dmh_cfg_check_keys(c, g, keys, NULL) < 0)
-      return -1;
-    char *ca = NULL, *cert = NULL, *key = NULL;
-    char path[CFGUTIL_PATH_MAX];
-    if (cfgutil_tls_file(c, g, "ssl-ca", &ca) < 0 ||
-        cfgutil_tls_file(c, g, "ssl-cert", &cert) < 0 ||
-        cfgutil_tls_file(c, g, "ssl-key", &key) < 0)
-      goto fail;
-    if (!ca) {
-      dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, g,
-                   "`%s` in the %s has no ssl-ca: add `ssl-ca = \"/path/ca.pem\";` (the CA the "
-                   "server's certificate is checked against)",
-                   dmh_cfg_path_of(g, path, sizeof path), c->what);
-      goto fail;
-    }
-    if (!cert != !key) {
-      dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, g,
-                   "`%s` in the %s has %s without %s: give both ssl-cert and ssl-key, or neither",
-                   dmh_cfg_path_of(g, path, sizeof path), c->what, cert ? "ssl-cert" : "ssl-key",
-                   cert ? "ssl-key" : "ssl-cert");
-      goto fail;
-    }
-    ep->ssl_ca = ca;
-    ep->ssl_cert = cert;
-    ep->ssl_key = key;
-    return 0;
-  fail:
-    free(ca);
-    free(cert);
-    free(key);
+/* One file of a `security` group: an absolute path (relative ones against the config file's
+ * folder) to a file that is there and readable now, or a config error at its line. */
+static int cfgutil_tls_file(dmh_cfg_ctx *c, const config_setting_t *g, const char *name,
+                            char **out) {
+  char *p = NULL;
+  int rc = dmh_cfg_get_path(c, g, name, &p);
+  if (rc < 0 || !p)
+    return rc < 0 ? -1 : 0;
+  const config_setting_t *s = config_setting_get_member(g, name);
+  char path[CFGUTIL_PATH_MAX];
+  if (access(p, R_OK) != 0) {
+    int e = errno;
+    dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, s,
+                 "`%s` in the %s: cannot read \"%s\": %s (give a PEM file this process can read)",
+                 dmh_cfg_path_of(s, path, sizeof path), c->what, p, strerror(e));
+    free(p);
     return -1;
   }
+  *out = p;
+  return 0;
+}
 
-  int dmh_cfg_get_db(dmh_cfg_ctx * c, const config_setting_t *parent, const char *name,
-                     dmh_db_config *out) {
-    config_setting_t *g = NULL;
-    char example[160];
-    snprintf(example, sizeof example,
-             "`%s = { host = \"127.0.0.1\"; port = 3306; user = \"root\"; password = \"\"; };`",
-             name);
-    int rc = dmh_cfg_get_group(c, parent, name, DMH_CFG_REQUIRED, example, &g);
-    if (rc < 0)
-      return -1;
-    if (dmh_cfg_check_keys(c, g, cfgutil_db_keys, NULL) < 0)
-      return -1;
-    char *host = NULL, *user = NULL, *password = NULL, *sock = NULL;
-    int64_t port = 3306;
-    if (dmh_cfg_get_string(c, g, "host", DMH_CFG_REQUIRED | DMH_CFG_NONEMPTY, &host) < 0 ||
-        dmh_cfg_get_int(c, g, "port", 0, 1, 65535, NULL, &port) < 0 ||
-        dmh_cfg_get_string(c, g, "user", DMH_CFG_REQUIRED | DMH_CFG_NONEMPTY, &user) < 0 ||
-        cfgutil_password(c, g, &password) < 0 ||
-        dmh_cfg_get_string(c, g, "socket", DMH_CFG_NONEMPTY, &sock) < 0)
-      goto fail;
-    out->ep.host = host;
-    out->ep.port = (int)port;
-    out->ep.user = user;
-    out->ep.password = password;
-    out->ep.socket = sock;
-    if (cfgutil_get_security(c, g, &out->ep) < 0) {
-      dmh_cfg_db_free(out);
-      return -1;
-    }
-    return 0;
-  fail:
-    free(host);
-    free(user);
-    dmh_secret_free(password);
-    free(sock);
+/* `security = { ssl-ca = "..."; ssl-cert = "..."; ssl-key = "..."; }` of a database group (DM's
+ * names): ssl-ca required in the group, ssl-cert and ssl-key both or neither. */
+static int cfgutil_get_security(dmh_cfg_ctx *c, const config_setting_t *db, dm_db_endpoint *ep) {
+  static const char *const keys[] = {"ssl-ca", "ssl-cert", "ssl-key", NULL};
+  config_setting_t *g = NULL;
+  int rc = dmh_cfg_get_group(c, db, "security", 0,
+                             "`security = { ssl-ca = \"ca.pem\"; ssl-cert = \"client-cert.pem\"; "
+                             "ssl-key = \"client-key.pem\"; };`",
+                             &g);
+  if (rc <= 0 || !g)
+    return rc < 0 ? -1 : 0;
+  if (dmh_cfg_check_keys(c, g, keys, NULL) < 0)
+    return -1;
+  char *ca = NULL, *cert = NULL, *key = NULL;
+  char path[CFGUTIL_PATH_MAX];
+  if (cfgutil_tls_file(c, g, "ssl-ca", &ca) < 0 || cfgutil_tls_file(c, g, "ssl-cert", &cert) < 0 ||
+      cfgutil_tls_file(c, g, "ssl-key", &key) < 0)
+    goto fail;
+  if (!ca) {
+    dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, g,
+                 "`%s` in the %s has no ssl-ca: add `ssl-ca = \"/path/ca.pem\";` (the CA the "
+                 "server's certificate is checked against)",
+                 dmh_cfg_path_of(g, path, sizeof path), c->what);
+    goto fail;
+  }
+  if (!cert != !key) {
+    dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, g,
+                 "`%s` in the %s has %s without %s: give both ssl-cert and ssl-key, or neither",
+                 dmh_cfg_path_of(g, path, sizeof path), c->what, cert ? "ssl-cert" : "ssl-key",
+                 cert ? "ssl-key" : "ssl-cert");
+    goto fail;
+  }
+  ep->ssl_ca = ca;
+  ep->ssl_cert = cert;
+  ep->ssl_key = key;
+  return 0;
+fail:
+  free(ca);
+  free(cert);
+  free(key);
+  return -1;
+}
+
+int dmh_cfg_get_db(dmh_cfg_ctx *c, const config_setting_t *parent, const char *name,
+                   dmh_db_config *out) {
+  config_setting_t *g = NULL;
+  char example[160];
+  snprintf(example, sizeof example,
+           "`%s = { host = \"127.0.0.1\"; port = 3306; user = \"root\"; password = \"\"; };`",
+           name);
+  int rc = dmh_cfg_get_group(c, parent, name, DMH_CFG_REQUIRED, example, &g);
+  if (rc < 0)
+    return -1;
+  if (dmh_cfg_check_keys(c, g, cfgutil_db_keys, NULL) < 0)
+    return -1;
+  char *host = NULL, *user = NULL, *password = NULL, *sock = NULL;
+  int64_t port = 3306;
+  if (dmh_cfg_get_string(c, g, "host", DMH_CFG_REQUIRED | DMH_CFG_NONEMPTY, &host) < 0 ||
+      dmh_cfg_get_int(c, g, "port", 0, 1, 65535, NULL, &port) < 0 ||
+      dmh_cfg_get_string(c, g, "user", DMH_CFG_REQUIRED | DMH_CFG_NONEMPTY, &user) < 0 ||
+      cfgutil_password(c, g, &password) < 0 ||
+      dmh_cfg_get_string(c, g, "socket", DMH_CFG_NONEMPTY, &sock) < 0)
+    goto fail;
+  out->ep.host = host;
+  out->ep.port = (int)port;
+  out->ep.user = user;
+  out->ep.password = password;
+  out->ep.socket = sock;
+  if (cfgutil_get_security(c, g, &out->ep) < 0) {
+    dmh_cfg_db_free(out);
     return -1;
   }
+  return 0;
+fail:
+  free(host);
+  free(user);
+  dmh_secret_free(password);
+  free(sock);
+  return -1;
+}
 
-  void dmh_cfg_db_free(dmh_db_config * db) {
-    free((char *)db->ep.host);
-    free((char *)db->ep.user);
-    dmh_secret_free((char *)db->ep.password);
-    free((char *)db->ep.socket);
-    free((char *)db->ep.ssl_ca);
-    free((char *)db->ep.ssl_cert);
-    free((char *)db->ep.ssl_key);
-    memset(db, 0, sizeof *db);
-  }
+void dmh_cfg_db_free(dmh_db_config *db) {
+  free((char *)db->ep.host);
+  free((char *)db->ep.user);
+  dmh_secret_free((char *)db->ep.password);
+  free((char *)db->ep.socket);
+  free((char *)db->ep.ssl_ca);
+  free((char *)db->ep.ssl_cert);
+  free((char *)db->ep.ssl_key);
+  memset(db, 0, sizeof *db);
+}
 
-  char *dmh_cfg_abs_path(const char *dir, const char *p) {
-    size_t cap = strlen(dir) + strlen(p) + 3;
-    char *joined = malloc(cap);
-    char *out = malloc(cap);
-    if (!joined || !out) {
-      free(joined);
-      free(out);
-      return NULL;
-    }
-    if (p[0] == '/')
-      snprintf(joined, cap, "%s", p);
-    else
-      snprintf(joined, cap, "%s/%s", dir, p);
-    /* Lexical normalization: the folder may not exist yet (relay-dir is created by the relay). */
-    size_t len = 0;
-    char *save = NULL;
-    for (char *part = strtok_r(joined, "/", &save); part; part = strtok_r(NULL, "/", &save)) {
-      if (strcmp(part, ".") == 0)
-        continue;
-      if (strcmp(part, "..") == 0) {
-        while (len > 0 && out[len - 1] != '/')
-          len--;
-        if (len > 0)
-          len--;
-        continue;
-      }
-      out[len++] = '/';
-      size_t n = strlen(part);
-      memcpy(out + len, part, n);
-      len += n;
-    }
-    if (len == 0)
-      out[len++] = '/';
-    out[len] = '\0';
+char *dmh_cfg_abs_path(const char *dir, const char *p) {
+  if (!dir) /* a config read from text, not a file: relative to the current folder */
+    dir = ".";
+  size_t cap = strlen(dir) + strlen(p) + 3;
+  char *joined = malloc(cap);
+  char *out = malloc(cap);
+  if (!joined || !out) {
     free(joined);
-    return out;
+    free(out);
+    return NULL;
   }
-
-  void dmh_cfg_strv_free(char **v, int n) {
-    for (int i = 0; v && i < n; i++)
-      free(v[i]);
-    free(v);
+  if (p[0] == '/')
+    snprintf(joined, cap, "%s", p);
+  else
+    snprintf(joined, cap, "%s/%s", dir, p);
+  /* Lexical normalization: the folder may not exist yet (relay-dir is created by the relay). */
+  size_t len = 0;
+  char *save = NULL;
+  for (char *part = strtok_r(joined, "/", &save); part; part = strtok_r(NULL, "/", &save)) {
+    if (strcmp(part, ".") == 0)
+      continue;
+    if (strcmp(part, "..") == 0) {
+      while (len > 0 && out[len - 1] != '/')
+        len--;
+      if (len > 0)
+        len--;
+      continue;
+    }
+    out[len++] = '/';
+    size_t n = strlen(part);
+    memcpy(out + len, part, n);
+    len += n;
   }
+  if (len == 0)
+    out[len++] = '/';
+  out[len] = '\0';
+  free(joined);
+  return out;
+}
 
-  /* ---- integer literals ---- */
+void dmh_cfg_strv_free(char **v, int n) {
+  for (int i = 0; v && i < n; i++)
+    free(v[i]);
+  free(v);
+}
 
-  /*
-   * libconfig 1.5 reads an integer literal without the L suffix into an int: 4294970633 becomes
-   * 3337, 2147483648 becomes -2147483648, 0xFFFFFFFF becomes -1, and the setting's range check then
-   * sees a plausible value. Its scanner is not ours to change, so the text is scanned first with
-   * the same token rules: a literal outside the int range gets the L suffix (read as a 64-bit
-   * integer, its value kept for the range check), a literal beyond 64 bits is refused.
-   */
+/* ---- integer literals ---- */
+
+/*
+ * libconfig 1.5 reads an integer literal without the L suffix into an int: 4294970633 becomes
+ * 3337, 2147483648 becomes -2147483648, 0xFFFFFFFF becomes -1, and the setting's range check then
+ * sees a plausible value. Its scanner is not ours to change, so the text is scanned first with
+ * the same token rules: a literal outside the int range gets the L suffix (read as a 64-bit
+ * integer, its value kept for the range check), a literal beyond 64 bits is refused.
+ */
 
 #define CFGINT_INCLUDE_DEPTH 10 /* libconfig's own limit */
 
-  typedef struct cfgint_scan {
-    dmh_cfg_ctx *c;
-    const char *file; /* as named in messages */
-    const char *text;
-    size_t len;
-    bool rewrite; /* the main file: add the suffix; an @include'd one: refuse */
-    char *out;    /* rewrite: the new text */
-    size_t out_len;
-    int depth;
-  } cfgint_scan;
+typedef struct cfgint_scan {
+  dmh_cfg_ctx *c;
+  const char *file; /* as named in messages */
+  const char *text;
+  size_t len;
+  bool rewrite; /* the main file: add the suffix; an @include'd one: refuse */
+  char *out;    /* rewrite: the new text */
+  size_t out_len;
+  int depth;
+} cfgint_scan;
 
-  static bool cfgint_name_char(char ch) {
-    return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
-           ch == '-' || ch == '_' || ch == '*';
+static bool cfgint_name_char(char ch) {
+  return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+         ch == '-' || ch == '_' || ch == '*';
+}
+
+static bool cfgint_digit(char ch) {
+  return ch >= '0' && ch <= '9';
+}
+
+/* The whole file: 0, -1 with errno (cannot read), -2 out of memory. */
+static int cfgint_read_file(const char *path, char **out, size_t *len);
+static int cfgint_scan_text(cfgint_scan *s);
+
+static int cfgint_fail(cfgint_scan *s, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int cfgint_fail(cfgint_scan *s, int line, const char *fmt, ...) {
+  char msg[DM_ERROR_MESSAGE_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  dm_error_set(s->c->err, DM_ERR_CONFIG_INVALID, NULL, "%s:%d: %s", s->file, line, msg);
+  return -1;
+}
+
+/* The @include on this line: scan that file too (libconfig reads it itself, unchanged). */
+static int cfgint_include(cfgint_scan *s, const char *name, size_t name_len) {
+  if (s->depth >= CFGINT_INCLUDE_DEPTH)
+    return 0; /* libconfig refuses it with its own message */
+  char rel[CFGUTIL_PATH_MAX], buf[CFGUTIL_PATH_MAX * 2];
+  snprintf(rel, sizeof rel, "%.*s", (int)name_len, name);
+  const char *path = dmh_cfg_file_name(s->c, rel, buf, sizeof buf);
+  char *text = NULL;
+  size_t len = 0;
+  int rc = cfgint_read_file(path, &text, &len);
+  if (rc == -2)
+    return dmh_cfg_no_memory(s->c);
+  if (rc < 0)
+    return 0; /* libconfig reports the missing include, with the line of the @include */
+  cfgint_scan sub = {.c = s->c, .file = path, .text = text, .len = len, .depth = s->depth + 1};
+  rc = cfgint_scan_text(&sub);
+  free(text);
+  return rc;
+}
+
+/* One integer literal at text[start..end) (suffix excluded), `suffixed` when an L follows. */
+static int cfgint_literal(cfgint_scan *s, size_t start, size_t end, bool hex, bool suffixed,
+                          int line) {
+  char lit[72];
+  size_t n = end - start;
+  if (n >= sizeof lit)
+    n = sizeof lit - 1;
+  memcpy(lit, s->text + start, n);
+  lit[n] = '\0';
+  errno = 0;
+  bool fits64;
+  long long v = 0;
+  if (hex) {
+    unsigned long long u = strtoull(lit, NULL, 16);
+    fits64 = errno != ERANGE && end - start < sizeof lit && u <= (unsigned long long)INT64_MAX;
+    v = (long long)u;
+  } else {
+    v = strtoll(lit, NULL, 10);
+    fits64 = errno != ERANGE && end - start < sizeof lit;
   }
+  if (!fits64)
+    return cfgint_fail(s, line,
+                       "the integer %s%s does not fit in 64 bits: a setting takes an integer in "
+                       "%lld..%lld at most, and its own range below that",
+                       lit, end - start >= sizeof lit ? "..." : "", (long long)INT64_MIN,
+                       (long long)INT64_MAX);
+  if (suffixed || (v >= INT32_MIN && v <= INT32_MAX))
+    return 0;
+  if (!s->rewrite)
+    return cfgint_fail(s, line,
+                       "the integer %s is outside %d..%d, all libconfig keeps of an integer "
+                       "without the L suffix in an @include'd file (it would read %d); write %sL, "
+                       "and the setting's own range applies",
+                       lit, INT32_MIN, INT32_MAX, (int)(uint32_t)(unsigned long long)v, lit);
+  return 1; /* the caller adds the suffix */
+}
 
-  static bool cfgint_digit(char ch) {
-    return ch >= '0' && ch <= '9';
+static int cfgint_emit(cfgint_scan *s, const char *p, size_t n) {
+  if (!s->rewrite)
+    return 0;
+  memcpy(s->out + s->out_len, p, n);
+  s->out_len += n;
+  return 0;
+}
+
+static int cfgint_scan_text(cfgint_scan *s) {
+  const char *t = s->text;
+  size_t i = 0, len = s->len;
+  int line = 1;
+  bool line_start = true;
+  while (i < len) {
+    size_t from = i;
+    char ch = t[i];
+    if (ch == '\n') {
+      line++;
+      line_start = true;
+      i++;
+    } else if (ch == ' ' || ch == '\t' || ch == '\r') {
+      i++;
+    } else if (ch == '#' || (ch == '/' && i + 1 < len && t[i + 1] == '/')) {
+      while (i < len && t[i] != '\n')
+        i++;
+    } else if (ch == '/' && i + 1 < len && t[i + 1] == '*') {
+      for (i += 2; i < len && !(t[i] == '*' && i + 1 < len && t[i + 1] == '/'); i++)
+        line += t[i] == '\n';
+      i = i < len ? i + 2 : len;
+    } else if (ch == '"') {
+      for (i++; i < len && t[i] != '"'; i++) {
+        if (t[i] == '\\' && i + 1 < len)
+          i++;
+        line += t[i] == '\n';
+      }
+      i = i < len ? i + 1 : len;
+    } else if (ch == '@' && line_start && len - i > 8 && strncmp(t + i, "@include", 8) == 0) {
+      size_t q = i + 8;
+      while (q < len && (t[q] == ' ' || t[q] == '\t'))
+        q++;
+      if (q < len && t[q] == '"') {
+        size_t e = q + 1;
+        while (e < len && t[e] != '"' && t[e] != '\n')
+          e++;
+        if (e < len && t[e] == '"' && cfgint_include(s, t + q + 1, e - q - 1) < 0)
+          return -1;
+      }
+      while (i < len && t[i] != '\n')
+        i++;
+    } else if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || ch == '*') {
+      while (i < len && cfgint_name_char(t[i]))
+        i++;
+    } else if (cfgint_digit(ch) || ((ch == '-' || ch == '+' || ch == '.') && i + 1 < len &&
+                                    (cfgint_digit(t[i + 1]) || t[i + 1] == '.'))) {
+      bool hex = ch == '0' && i + 2 < len && (t[i + 1] == 'x' || t[i + 1] == 'X') &&
+                 isxdigit((unsigned char)t[i + 2]);
+      size_t end = i + (hex ? 2 : 1);
+      while (end < len && (hex ? isxdigit((unsigned char)t[end]) : cfgint_digit(t[end])))
+        end++;
+      /* ".5", "-.5": a float from its first characters */
+      bool is_float = !hex && (ch == '.' || t[i + 1] == '.');
+      if (!hex && end < len && (is_float || t[end] == '.' || t[end] == 'e' || t[end] == 'E')) {
+        /* A float (or the start of one): skip its digits, point and exponent. */
+        is_float = true;
+        while (end < len &&
+               (cfgint_digit(t[end]) || t[end] == '.' || t[end] == 'e' || t[end] == 'E' ||
+                ((t[end] == '-' || t[end] == '+') && (t[end - 1] == 'e' || t[end - 1] == 'E'))))
+          end++;
+      }
+      i = end;
+      if (!is_float) {
+        bool suffixed = i < len && t[i] == 'L';
+        int rc = cfgint_literal(s, from, end, hex, suffixed, line);
+        if (rc < 0)
+          return -1;
+        cfgint_emit(s, t + from, end - from);
+        if (rc == 1)
+          cfgint_emit(s, "L", 1);
+        line_start = false;
+        continue;
+      }
+    } else {
+      i++;
+    }
+    if (ch != '\n' && ch != ' ' && ch != '\t' && ch != '\r')
+      line_start = false;
+    cfgint_emit(s, t + from, i - from);
   }
+  return 0;
+}
 
-  /* The whole file: 0, -1 with errno (cannot read), -2 out of memory. */
-  static int cfgint_read_file(const char *path, char **out, size_t *len);
-  static int cfgint_scan_text(cfgint_scan * s);
-
-  static int cfgint_fail(cfgint_scan * s, int line, const char *fmt, ...)
-      __attribute__((format(printf, 3, 4)));
-  static int cfgint_fail(cfgint_scan * s, int line, const char *fmt, ...) {
-    char msg[DM_ERROR_MESSAGE_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    dm_error_set(s->c->err, DM_ERR_CONFIG_INVALID, NULL, "%s:%d: %s", s->file, line, msg);
+static int cfgint_read_file(const char *path, char **out, size_t *len) {
+  FILE *f = fopen(path, "r");
+  if (!f)
     return -1;
+  size_t cap = 8192, n = 0;
+  char *buf = malloc(cap);
+  int rc = buf ? 0 : -2;
+  while (rc == 0) {
+    if (n + 1 >= cap) {
+      char *nb = realloc(buf, cap * 2);
+      if (!nb) {
+        rc = -2;
+        break;
+      }
+      buf = nb;
+      cap *= 2;
+    }
+    size_t r = fread(buf + n, 1, cap - n - 1, f);
+    n += r;
+    if (r == 0)
+      rc = ferror(f) ? -1 : 1;
   }
-
-  /* The @include on this line: scan that file too (libconfig reads it itself, unchanged). */
-  static int cfgint_include(cfgint_scan * s, const char *name, size_t name_len) {
-    if (s->depth >= CFGINT_INCLUDE_DEPTH)
-      return 0; /* libconfig refuses it with its own message */
-    char rel[CFGUTIL_PATH_MAX], buf[CFGUTIL_PATH_MAX * 2];
-    snprintf(rel, sizeof rel, "%.*s", (int)name_len, name);
-    const char *path = dmh_cfg_file_name(s->c, rel, buf, sizeof buf);
-    char *text = NULL;
-    size_t len = 0;
-    int rc = cfgint_read_file(path, &text, &len);
-    if (rc == -2)
-      return dmh_cfg_no_memory(s->c);
-    if (rc < 0)
-      return 0; /* libconfig reports the missing include, with the line of the @include */
-    cfgint_scan sub = {.c = s->c, .file = path, .text = text, .len = len, .depth = s->depth + 1};
-    rc = cfgint_scan_text(&sub);
-    free(text);
+  int e = errno;
+  fclose(f);
+  if (rc < 0) {
+    free(buf);
+    errno = e;
     return rc;
   }
+  buf[n] = '\0';
+  *out = buf;
+  *len = n;
+  return 0;
+}
 
-  /* One integer literal at text[start..end) (suffix excluded), `suffixed` when an L follows. */
-  static int cfgint_literal(cfgint_scan * s, size_t start, size_t end, bool hex, bool suffixed,
-                            int line) {
-    char lit[72];
-    size_t n = end - start;
-    if (n >= sizeof lit)
-      n = sizeof lit - 1;
-    memcpy(lit, s->text + start, n);
-    lit[n] = '\0';
-    errno = 0;
-    bool fits64;
-    long long v = 0;
-    if (hex) {
-      unsigned long long u = strtoull(lit, NULL, 16);
-      fits64 = errno != ERANGE && end - start < sizeof lit && u <= (unsigned long long)INT64_MAX;
-      v = (long long)u;
-    } else {
-      v = strtoll(lit, NULL, 10);
-      fits64 = errno != ERANGE && end - start < sizeof lit;
-    }
-    if (!fits64)
-      return cfgint_fail(s, line,
-                         "the integer %s%s does not fit in 64 bits: a setting takes an integer in "
-                         "%lld..%lld at most, and its own range below that",
-                         lit, end - start >= sizeof lit ? "..." : "", (long long)INT64_MIN,
-                         (long long)INT64_MAX);
-    if (suffixed || (v >= INT32_MIN && v <= INT32_MAX))
-      return 0;
-    if (!s->rewrite)
-      return cfgint_fail(
-          s, line,
-          "the integer %s is outside %d..%d, all libconfig keeps of an integer "
-          "without the L suffix in an @include'd file (it would read %d); write %sL, "
-          "and the setting's own range applies",
-          lit, INT32_MIN, INT32_MAX, (int)(uint32_t)(unsigned long long)v, lit);
-    return 1; /* the caller adds the suffix */
-  }
-
-  static int cfgint_emit(cfgint_scan * s, const char *p, size_t n) {
-    if (!s->rewrite)
-      return 0;
-    memcpy(s->out + s->out_len, p, n);
-    s->out_len += n;
-    return 0;
-  }
-
-  static int cfgint_scan_text(cfgint_scan * s) {
-    const char *t = s->text;
-    size_t i = 0, len = s->len;
-    int line = 1;
-    bool line_start = true;
-    while (i < len) {
-      size_t from = i;
-      char ch = t[i];
-      if (ch == '\n') {
-        line++;
-        line_start = true;
-        i++;
-      } else if (ch == ' ' || ch == '\t' || ch == '\r') {
-        i++;
-      } else if (ch == '#' || (ch == '/' && i + 1 < len && t[i + 1] == '/')) {
-        while (i < len && t[i] != '\n')
-          i++;
-      } else if (ch == '/' && i + 1 < len && t[i + 1] == '*') {
-        for (i += 2; i < len && !(t[i] == '*' && i + 1 < len && t[i + 1] == '/'); i++)
-          line += t[i] == '\n';
-        i = i < len ? i + 2 : len;
-      } else if (ch == '"') {
-        for (i++; i < len && t[i] != '"'; i++) {
-          if (t[i] == '\\' && i + 1 < len)
-            i++;
-          line += t[i] == '\n';
-        }
-        i = i < len ? i + 1 : len;
-      } else if (ch == '@' && line_start && len - i > 8 && strncmp(t + i, "@include", 8) == 0) {
-        size_t q = i + 8;
-        while (q < len && (t[q] == ' ' || t[q] == '\t'))
-          q++;
-        if (q < len && t[q] == '"') {
-          size_t e = q + 1;
-          while (e < len && t[e] != '"' && t[e] != '\n')
-            e++;
-          if (e < len && t[e] == '"' && cfgint_include(s, t + q + 1, e - q - 1) < 0)
-            return -1;
-        }
-        while (i < len && t[i] != '\n')
-          i++;
-      } else if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || ch == '*') {
-        while (i < len && cfgint_name_char(t[i]))
-          i++;
-      } else if (cfgint_digit(ch) || ((ch == '-' || ch == '+' || ch == '.') && i + 1 < len &&
-                                      (cfgint_digit(t[i + 1]) || t[i + 1] == '.'))) {
-        bool hex = ch == '0' && i + 2 < len && (t[i + 1] == 'x' || t[i + 1] == 'X') &&
-                   isxdigit((unsigned char)t[i + 2]);
-        size_t end = i + (hex ? 2 : 1);
-        while (end < len && (hex ? isxdigit((unsigned char)t[end]) : cfgint_digit(t[end])))
-          end++;
-        /* ".5", "-.5": a float from its first characters */
-        bool is_float = !hex && (ch == '.' || t[i + 1] == '.');
-        if (!hex && end < len && (is_float || t[end] == '.' || t[end] == 'e' || t[end] == 'E')) {
-          /* A float (or the start of one): skip its digits, point and exponent. */
-          is_float = true;
-          while (end < len &&
-                 (cfgint_digit(t[end]) || t[end] == '.' || t[end] == 'e' || t[end] == 'E' ||
-                  ((t[end] == '-' || t[end] == '+') && (t[end - 1] == 'e' || t[end - 1] == 'E'))))
-            end++;
-        }
-        i = end;
-        if (!is_float) {
-          bool suffixed = i < len && t[i] == 'L';
-          int rc = cfgint_literal(s, from, end, hex, suffixed, line);
-          if (rc < 0)
-            return -1;
-          cfgint_emit(s, t + from, end - from);
-          if (rc == 1)
-            cfgint_emit(s, "L", 1);
-          line_start = false;
-          continue;
-        }
-      } else {
-        i++;
-      }
-      if (ch != '\n' && ch != ' ' && ch != '\t' && ch != '\r')
-        line_start = false;
-      cfgint_emit(s, t + from, i - from);
-    }
-    return 0;
-  }
-
-  static int cfgint_read_file(const char *path, char **out, size_t *len) {
-    FILE *f = fopen(path, "r");
-    if (!f)
-      return -1;
-    size_t cap = 8192, n = 0;
-    char *buf = malloc(cap);
-    int rc = buf ? 0 : -2;
-    while (rc == 0) {
-      if (n + 1 >= cap) {
-        char *nb = realloc(buf, cap * 2);
-        if (!nb) {
-          rc = -2;
-          break;
-        }
-        buf = nb;
-        cap *= 2;
-      }
-      size_t r = fread(buf + n, 1, cap - n - 1, f);
-      n += r;
-      if (r == 0)
-        rc = ferror(f) ? -1 : 1;
-    }
-    int e = errno;
-    fclose(f);
-    if (rc < 0) {
-      free(buf);
-      errno = e;
-      return rc;
-    }
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
-    return 0;
-  }
-
-  char *dmh_cfg_read_text(dmh_cfg_ctx * c) {
-    char *text = NULL;
-    size_t len = 0;
-    int rc = cfgint_read_file(c->path, &text, &len);
-    if (rc < 0) {
-      if (rc == -2)
-        dmh_cfg_no_memory(c);
-      else
-        dmh_cfg_fail_line(c, DM_ERR_CONFIG_IO, 0, "cannot read the %s: %s", c->what,
-                          strerror(errno));
-      return NULL;
-    }
-    /* At worst every other character gains a suffix. */
-    cfgint_scan s = {.c = c, .file = c->path, .text = text, .len = len, .rewrite = true};
-    s.out = malloc(len * 2 + 1);
-    if (!s.out) {
-      free(text);
+char *dmh_cfg_read_text(dmh_cfg_ctx *c) {
+  char *text = NULL;
+  size_t len = 0;
+  int rc = cfgint_read_file(c->path, &text, &len);
+  if (rc < 0) {
+    if (rc == -2)
       dmh_cfg_no_memory(c);
-      return NULL;
-    }
-    rc = cfgint_scan_text(&s);
-    free(text);
-    if (rc < 0) {
-      free(s.out);
-      return NULL;
-    }
-    s.out[s.out_len] = '\0';
-    return s.out;
+    else
+      dmh_cfg_fail_line(c, DM_ERR_CONFIG_IO, 0, "cannot read the %s: %s", c->what, strerror(errno));
+    return NULL;
   }
+  /* At worst every other character gains a suffix. */
+  cfgint_scan s = {.c = c, .file = c->path, .text = text, .len = len, .rewrite = true};
+  s.out = malloc(len * 2 + 1);
+  if (!s.out) {
+    free(text);
+    dmh_cfg_no_memory(c);
+    return NULL;
+  }
+  rc = cfgint_scan_text(&s);
+  free(text);
+  if (rc < 0) {
+    free(s.out);
+    return NULL;
+  }
+  s.out[s.out_len] = '\0';
+  return s.out;
+}
