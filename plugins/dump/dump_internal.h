@@ -38,6 +38,14 @@ typedef enum dump_form {
   DUMP_FORM_STRING = 5, /* '...' of the raw bytes, escaped: strings, BLOBs, JSON, GEOMETRY */
 } dump_form;
 
+/* The `consistency` setting (docs/dump.md): how the workers get one snapshot and its position. */
+typedef enum dump_consistency {
+  DUMP_CONS_FLUSH,    /* FLUSH TABLES WITH READ LOCK while every worker starts its snapshot */
+  DUMP_CONS_SNAPSHOT, /* one connection, START TRANSACTION WITH CONSISTENT SNAPSHOT, no lock */
+  DUMP_CONS_NONE,     /* no lock: each worker's own snapshot (only when no sync follows) */
+  DUMP_CONS_AUTO,     /* flush when the user has RELOAD, else snapshot */
+} dump_consistency;
+
 typedef struct dump_table {
   char *db, *name;
   char *qname;       /* `db`.`name`, for queries */
@@ -80,7 +88,9 @@ typedef struct dump_unit {
   dm_ctx *ctx;
 
   /* settings */
-  int threads;
+  int threads_cfg;              /* `threads` */
+  dump_consistency consistency; /* `consistency` */
+  int threads;                  /* of one process call: 1 when the snapshot is one connection's */
   int64_t chunk_rows;
   int64_t stmt_rows;      /* `rows`: rows per INSERT */
   int64_t stmt_size;      /* `statement-size` */

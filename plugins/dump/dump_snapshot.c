@@ -69,9 +69,10 @@ static int dump_snapshot_grant_line(const char *line) {
   return have;
 }
 
-/* Checks SHOW GRANTS up front, so the user learns every missing privilege at once instead of one
- * per failed start. */
-static int dump_snapshot_check_privileges(dump_unit *u, dm_error *err) {
+static const char *const dump_consistency_names[] = {"flush", "snapshot", "none", "auto"};
+
+/* The privileges SHOW GRANTS gives the source user (DUMP_PRIV_*), or -1. */
+static int dump_snapshot_grants(dump_unit *u, dm_error *err) {
   MYSQL_RES *res;
   if (dump_conn_query(u, &u->main, "SHOW GRANTS", &res, err) != 0)
     return -1;
@@ -81,29 +82,51 @@ static int dump_snapshot_check_privileges(dump_unit *u, dm_error *err) {
     if (row[0])
       have |= dump_snapshot_grant_line(row[0]);
   mysql_free_result(res);
-  /* Without a sync to follow, the position is only for the record: the dump reads it when it
-   * may (dump_snapshot_position) and goes on without it when it may not. */
-  int need = u->sync_follows ? DUMP_PRIV_ALL : DUMP_PRIV_SELECT | DUMP_PRIV_RELOAD;
+  return have;
+}
+
+/* What `mode` needs. flush: RELOAD for the lock and, when a sync follows, REPLICATION CLIENT for
+ * SHOW MASTER STATUS (without a sync the position is only for the record: dump_snapshot_position
+ * goes on without it). snapshot and none: SELECT only (the binlog_snapshot_* status variables
+ * need no privilege). */
+static int dump_snapshot_need(dump_unit *u, dump_consistency mode) {
+  if (mode != DUMP_CONS_FLUSH)
+    return DUMP_PRIV_SELECT;
+  return u->sync_follows ? DUMP_PRIV_ALL : DUMP_PRIV_SELECT | DUMP_PRIV_RELOAD;
+}
+
+/* Checks SHOW GRANTS up front, so the user learns every missing privilege at once instead of one
+ * per failed start. */
+static int dump_snapshot_check_privileges(dump_unit *u, dump_consistency mode, int have,
+                                          dm_error *err) {
+  int need = dump_snapshot_need(u, mode);
   if ((have & need) == need)
     return 0;
   char missing[128] = "";
   if (!(have & DUMP_PRIV_SELECT))
     strcat(missing, "SELECT, ");
-  if (!(have & DUMP_PRIV_RELOAD))
+  if ((need & DUMP_PRIV_RELOAD) && !(have & DUMP_PRIV_RELOAD))
     strcat(missing, "RELOAD, ");
   if ((need & DUMP_PRIV_REPL_CLIENT) && !(have & DUMP_PRIV_REPL_CLIENT))
     strcat(missing, "REPLICATION CLIENT, ");
   missing[strlen(missing) - 2] = '\0';
   const dm_db_endpoint *ep = u->host->source_db(u->ctx);
-  u->host->error_make(u->ctx, err, DM_ERR_DB_PRIVILEGE, NULL,
-                      "dump: the source user `%s` on %s:%d lacks %s (SELECT reads the tables, "
-                      "RELOAD takes FLUSH TABLES WITH READ LOCK%s): GRANT %s ON *.* TO the user",
-                      ep->user ? ep->user : "", ep->host ? ep->host : "", ep->port, missing,
-                      u->sync_follows ? ", REPLICATION CLIENT (BINLOG MONITOR since MariaDB 10.5) "
-                                        "reads SHOW MASTER STATUS, the binlog position the sync "
-                                        "of this task mode continues from"
-                                      : "",
-                      missing);
+  bool flush = mode == DUMP_CONS_FLUSH;
+  u->host->error_make(
+      u->ctx, err, DM_ERR_DB_PRIVILEGE, NULL,
+      "dump: the source user `%s` on %s:%d lacks %s (SELECT reads the tables%s%s): GRANT %s ON "
+      "*.* TO the user%s",
+      ep->user ? ep->user : "", ep->host ? ep->host : "", ep->port, missing,
+      flush ? ", RELOAD takes FLUSH TABLES WITH READ LOCK" : "",
+      (need & ~have & DUMP_PRIV_REPL_CLIENT)
+          ? ", REPLICATION CLIENT (BINLOG MONITOR since MariaDB 10.5) "
+            "reads SHOW MASTER STATUS, the binlog position the sync "
+            "of this task mode continues from"
+          : "",
+      missing,
+      flush ? ", or set the dump's consistency = \"snapshot\" (one connection, no lock, no "
+              "RELOAD) or \"auto\" in the task's dump section"
+            : "");
   return -1;
 }
 
@@ -117,6 +140,50 @@ static void dump_snapshot_no_position(dump_unit *u, const char *why) {
                 "dump: %s; going on without it, as task mode %s has no sync (no sync can continue "
                 "from this dump)",
                 u->no_pos, u->host->task_mode(u->ctx));
+}
+
+/* `what` found no binary log on the source: 1 when no sync follows (u->no_pos says why), else -1
+ * with DM_ERR_DUMP_NO_BINLOG. */
+static int dump_snapshot_binlog_off(dump_unit *u, const char *what, dm_error *err) {
+  const dm_db_endpoint *ep = u->host->source_db(u->ctx);
+  if (!u->sync_follows) {
+    char why[256];
+    snprintf(why, sizeof why, "%s returned nothing (the binary log is off)", what);
+    dump_snapshot_no_position(u, why);
+    return 1;
+  }
+  u->host->error_make(u->ctx, err, DM_ERR_DUMP_NO_BINLOG, NULL,
+                      "dump: %s on the source %s:%d returned nothing: its binary log is off", what,
+                      ep->host ? ep->host : "", ep->port);
+  return -1;
+}
+
+/* consistency = snapshot: the binlog position matching the snapshot c has just started, from
+ * MariaDB's binlog_snapshot_file/_position (no lock, no privilege). There is no matching GTID
+ * status variable: pos->gtid stays empty and the sync continues from the file and position. */
+static int dump_snapshot_status_position(dump_unit *u, dump_conn *c, dm_position *pos,
+                                         dm_error *err) {
+  MYSQL_RES *res;
+  memset(pos, 0, sizeof *pos);
+  if (dump_conn_query(u, c, "SHOW STATUS LIKE 'binlog_snapshot_%'", &res, err) != 0)
+    return -1;
+  bool have_file = false, have_pos = false;
+  MYSQL_ROW row;
+  while ((row = mysql_fetch_row(res))) {
+    if (!row[0] || !row[1])
+      continue;
+    if (strcmp(row[0], "Binlog_snapshot_file") == 0 && row[1][0]) {
+      dm_strlcpy(pos->name, row[1], sizeof pos->name);
+      have_file = true;
+    } else if (strcmp(row[0], "Binlog_snapshot_position") == 0) {
+      pos->pos = strtoull(row[1], NULL, 10);
+      have_pos = true;
+    }
+  }
+  mysql_free_result(res);
+  if (!have_file || !have_pos)
+    return dump_snapshot_binlog_off(u, "SHOW STATUS LIKE 'binlog_snapshot_%'", err);
+  return 0;
 }
 
 /* SHOW MASTER STATUS (file, pos; MySQL also gives the GTID set there) and, on MariaDB,
@@ -141,16 +208,7 @@ static int dump_snapshot_position(dump_unit *u, dm_position *pos, dm_error *err)
   MYSQL_ROW row = mysql_fetch_row(res);
   if (!row || !row[0] || !row[1]) {
     mysql_free_result(res);
-    if (!u->sync_follows) {
-      dump_snapshot_no_position(u, "SHOW MASTER STATUS returned nothing (the binary log is off)");
-      return 1;
-    }
-    const dm_db_endpoint *ep = u->host->source_db(u->ctx);
-    u->host->error_make(u->ctx, err, DM_ERR_DUMP_NO_BINLOG, NULL,
-                        "dump: SHOW MASTER STATUS on the source %s:%d returned nothing: its "
-                        "binary log is off",
-                        ep->host ? ep->host : "", ep->port);
-    return -1;
+    return dump_snapshot_binlog_off(u, "SHOW MASTER STATUS", err);
   }
   dm_strlcpy(pos->name, row[0], sizeof pos->name);
   pos->pos = strtoull(row[1], NULL, 10);
@@ -169,11 +227,74 @@ static int dump_snapshot_position(dump_unit *u, dm_position *pos, dm_error *err)
   return 0;
 }
 
+/* The mode of this run: `auto` becomes flush when the user may take it (RELOAD, and REPLICATION
+ * CLIENT when a sync follows), else snapshot; the log says which and why. */
+static dump_consistency dump_snapshot_mode(dump_unit *u, int have) {
+  if (u->consistency != DUMP_CONS_AUTO)
+    return u->consistency;
+  int need = dump_snapshot_need(u, DUMP_CONS_FLUSH);
+  bool may = (have & need) == need;
+  u->host->logf(u->ctx, DM_LOG_INFO, "dump: consistency auto: %s, as the source user %s%s",
+                may ? "flush" : "snapshot",
+                may ? "may take FLUSH TABLES WITH READ LOCK" : "lacks RELOAD",
+                may                         ? ""
+                : (have & DUMP_PRIV_RELOAD) ? " or REPLICATION CLIENT (one connection, no lock)"
+                                            : " (one connection, no lock)");
+  return may ? DUMP_CONS_FLUSH : DUMP_CONS_SNAPSHOT;
+}
+
+/* Starts every worker's snapshot and reads the position (1: none, u->no_pos says why). */
+static int dump_snapshot_start(dump_unit *u, dump_consistency mode, dm_position *pos,
+                               dm_error *err) {
+  static const char start[] = "START TRANSACTION WITH CONSISTENT SNAPSHOT";
+  if (mode == DUMP_CONS_SNAPSHOT) {
+    /* One connection: MariaDB gives it a position matching its snapshot without any lock, but
+     * a second connection's snapshot would be taken at another moment (there is no way to share
+     * one across connections), so the dump runs on this one alone. */
+    if (dump_conn_exec(u, &u->workers[0], start, err) != 0)
+      return -1;
+    return dump_snapshot_status_position(u, &u->workers[0], pos, err);
+  }
+  if (mode == DUMP_CONS_NONE) {
+    /* No lock: the position is read first (for the record only, no sync follows), then each
+     * worker takes its own snapshot. */
+    int got = dump_snapshot_position(u, pos, err);
+    for (int i = 0; got >= 0 && i < u->threads; i++)
+      if (dump_conn_exec(u, &u->workers[i], start, err) != 0)
+        got = -1;
+    return got;
+  }
+  /* FTWRL waits for running statements to end; a long one on the source holds the dump here
+   * (mydumper's --long-query-guard). The stop token cannot interrupt a blocked query: kill does,
+   * by shutting the socket down. */
+  if (dump_conn_exec(u, &u->main, "FLUSH TABLES WITH READ LOCK", err) != 0)
+    return -1;
+  for (int i = 0; i < u->threads; i++)
+    if (dump_conn_exec(u, &u->workers[i], start, err) != 0)
+      return -1;
+  int got = dump_snapshot_position(u, pos, err);
+  if (got >= 0 && dump_conn_exec(u, &u->main, "UNLOCK TABLES", err) != 0)
+    return -1;
+  return got;
+}
+
 int dump_snapshot_take(dump_unit *u, dm_error *err) {
+  u->threads = u->threads_cfg;
   if (dump_conn_open(u, &u->main, err) != 0)
     return -1;
-  if (dump_snapshot_check_privileges(u, err) != 0)
+  int have = dump_snapshot_grants(u, err);
+  if (have < 0)
     goto fail;
+  dump_consistency mode = dump_snapshot_mode(u, have);
+  if (dump_snapshot_check_privileges(u, mode, have, err) != 0)
+    goto fail;
+  if (mode == DUMP_CONS_SNAPSHOT && u->threads > 1) {
+    u->host->logf(u->ctx, DM_LOG_INFO,
+                  "dump: consistency snapshot: 1 connection instead of threads = %d (separate "
+                  "connections cannot share one snapshot without a lock)",
+                  u->threads);
+    u->threads = 1;
+  }
   for (int i = 0; i < u->threads; i++) {
     if (dump_conn_open(u, &u->workers[i], err) != 0 ||
         dump_conn_exec(u, &u->workers[i], "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
@@ -182,24 +303,16 @@ int dump_snapshot_take(dump_unit *u, dm_error *err) {
   }
   if (dump_should_stop(u)) /* the caller reports the stop */
     goto fail;
-  /* FTWRL waits for running statements to end; a long one on the source holds the dump here
-   * (mydumper's --long-query-guard). The stop token cannot interrupt a blocked query: kill does,
-   * by shutting the socket down. */
-  if (dump_conn_exec(u, &u->main, "FLUSH TABLES WITH READ LOCK", err) != 0)
-    goto fail;
-  for (int i = 0; i < u->threads; i++)
-    if (dump_conn_exec(u, &u->workers[i], "START TRANSACTION WITH CONSISTENT SNAPSHOT", err) != 0)
-      goto fail;
   dm_position pos;
-  int got = dump_snapshot_position(u, &pos, err);
+  int got = dump_snapshot_start(u, mode, &pos, err);
   if (got < 0)
     goto fail;
-  if (dump_conn_exec(u, &u->main, "UNLOCK TABLES", err) != 0)
-    goto fail;
   dump_conn_close(u, &u->main);
+  const char *name = dump_consistency_names[mode];
   if (got == 1) {
-    u->host->logf(u->ctx, DM_LOG_INFO, "dump: snapshot of %d connections, without a position",
-                  u->threads);
+    u->host->logf(u->ctx, DM_LOG_INFO,
+                  "dump: snapshot of %d connections, without a position (consistency %s)",
+                  u->threads, name);
     return 0;
   }
   pthread_mutex_lock(&u->pos_lock);
@@ -207,8 +320,9 @@ int dump_snapshot_take(dump_unit *u, dm_error *err) {
   u->have_pos = true;
   pthread_mutex_unlock(&u->pos_lock);
   char buf[DM_POSITION_NAME_MAX + 32];
-  u->host->logf(u->ctx, DM_LOG_INFO, "dump: snapshot of %d connections at %s, GTID %s", u->threads,
-                dm_position_format(&pos, buf, sizeof buf), pos.gtid[0] ? pos.gtid : "(none)");
+  u->host->logf(u->ctx, DM_LOG_INFO,
+                "dump: snapshot of %d connections at %s, GTID %s (consistency %s)", u->threads,
+                dm_position_format(&pos, buf, sizeof buf), pos.gtid[0] ? pos.gtid : "(none)", name);
   return 0;
 fail:
   /* Closing the main connection releases the lock, if it was taken. */

@@ -10,7 +10,7 @@
  * snapshots would not be one consistent dump.
  *
  * Settings (all optional): threads = 4; chunk-rows = 100000; rows = 1000;
- * statement-size = 1048576; chunk-filesize = 67108864;
+ * statement-size = 1048576; chunk-filesize = 67108864; consistency = "flush".
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -82,6 +82,46 @@ static int dump_setting(dump_unit *u, const char *name, int64_t def, int64_t min
   return 0;
 }
 
+/* `consistency`: flush (default), snapshot, none, auto. `none` gives no position a sync could
+ * continue from: the sync has no "safe mode until the dump's end" (only the whole-task setting
+ * safe-mode), so it is refused where a sync follows. */
+static int dump_read_consistency(dump_unit *u, dm_error *err) {
+  static const char *const names[] = {"flush", "snapshot", "none", "auto"};
+  const char *s = NULL;
+  switch (u->host->cfg_string(u->ctx, "consistency", &s)) {
+  case DM_CFG_OK:
+    break;
+  case DM_CFG_MISSING:
+    u->consistency = DUMP_CONS_FLUSH;
+    return 0;
+  default:
+    s = NULL;
+    break;
+  }
+  int found = -1;
+  for (int i = 0; s && i < (int)(sizeof names / sizeof *names); i++)
+    if (strcmp(s, names[i]) == 0)
+      found = i;
+  if (found < 0) {
+    u->host->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL,
+                        "dump: setting `consistency` must be one of \"flush\" (the default), "
+                        "\"snapshot\", \"none\", \"auto\"; not %s%s%s (\"lock\" is not "
+                        "implemented: use \"snapshot\")",
+                        s ? "\"" : "", s ? s : "a string", s ? "\"" : "");
+    return -1;
+  }
+  u->consistency = (dump_consistency)found;
+  if (u->consistency == DUMP_CONS_NONE && u->sync_follows) {
+    u->host->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL,
+                        "dump: consistency = \"none\" gives no position a sync can continue "
+                        "from, and task mode %s has a sync: use \"snapshot\" (no lock, one "
+                        "connection), \"auto\" or \"flush\"",
+                        u->host->task_mode(u->ctx));
+    return -1;
+  }
+  return 0;
+}
+
 static int dump_read_settings(dump_unit *u, dm_error *err) {
   int64_t threads;
   if (dump_setting(u, "threads", DUMP_DEFAULT_THREADS, 1, DUMP_MAX_THREADS, &threads, err) != 0 ||
@@ -93,8 +133,8 @@ static int dump_read_settings(dump_unit *u, dm_error *err) {
       dump_setting(u, "chunk-filesize", DUMP_DEFAULT_CHUNK_FILESIZE, 4096, INT64_MAX / 4,
                    &u->chunk_filesize, err) != 0)
     return -1;
-  u->threads = (int)threads;
-  return 0;
+  u->threads_cfg = u->threads = (int)threads;
+  return dump_read_consistency(u, err);
 }
 
 /* ---- slots ---- */

@@ -1,0 +1,296 @@
+/*
+ * Issue 12, "dump without the global lock": the dump's `consistency` setting (docs/dump.md) with
+ * the real units and servers. A source user without RELOAD (as on managed servers: SELECT,
+ * REPLICATION CLIENT, REPLICATION SLAVE) could not dump at all before: FLUSH TABLES WITH READ
+ * LOCK was the only way. Now:
+ * - consistency = auto with that user chooses snapshot (one connection, no lock; the position
+ *   from binlog_snapshot_file/_position) and mode all, under a writer changing the source from
+ *   before the dump until sync runs, ends with the target equal to the source (no row written
+ *   around the dump lost or applied twice: a table without a key shows a doubled insert);
+ * - consistency = snapshot with threads = 4: the same, on one connection, and the log says why;
+ * - consistency = auto with root (RELOAD) chooses flush, the same under writes;
+ * - consistency = flush with that user: DM_ERR_DB_PRIVILEGE naming RELOAD and the other modes;
+ * - consistency = none where a sync follows, and an unknown value: refused at init.
+ */
+#include <CUnit/Basic.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cunit_run.h"
+#include "dmhost/error.h"
+#include "load_test_util.h"
+#include "testdb.h"
+
+#define DB "dmh_dump_cons"
+#define USER "dmh_dump_cons"
+#define PASSWORD "cons"
+#define RULES "block-allow-list = \"bal\";"
+#define BAL "block-allow-list = { bal = { do-dbs = [\"" DB "\"]; }; };"
+#define ROWS 20000
+
+static MYSQL *src, *dst;
+static const char *const tasks[] = {"cons_auto",  "cons_snap", "cons_flush_root",
+                                    "cons_flush", "cons_none", "cons_bad"};
+
+static void drop_checkpoints(const char *task);
+
+/* ---- a writer changing the source: inserts, updates, deletes; inserts into a table without a
+ * key, where a row applied twice stays visible ---- */
+
+typedef struct cw {
+  pthread_t th;
+  atomic_bool stop;
+  atomic_long ops;
+  atomic_bool failed;
+} cw;
+
+static void *cw_main(void *p) {
+  cw *w = p;
+  MYSQL *m = testdb_connect(TESTDB_SOURCE);
+  if (!m) {
+    atomic_store(&w->failed, true);
+    return NULL;
+  }
+  static long n = 0; /* keys never reused across the tests' writers (one at a time) */
+  unsigned s = 12345;
+  while (!atomic_load(&w->stop)) {
+    n++;
+    s = s * 1103515245u + 12345u;
+    long id = (long)(s >> 8) % ROWS + 1;
+    if (testdb_exec(m, "BEGIN") != 0 ||
+        lt_exec(m, "INSERT INTO " DB ".a VALUES (%ld, %ld)", 1000000 + n, n) != 0 ||
+        lt_exec(m, "UPDATE " DB ".a SET v = v + 1 WHERE id = %ld", id) != 0 ||
+        lt_exec(m, "INSERT INTO " DB ".k VALUES (%ld, %ld)", n, id) != 0 ||
+        (n % 5 == 0 && lt_exec(m, "DELETE FROM " DB ".a WHERE id = %ld", (id + 7) % ROWS + 1)) ||
+        testdb_exec(m, "COMMIT") != 0) {
+      atomic_store(&w->failed, true);
+      break;
+    }
+    atomic_fetch_add(&w->ops, 1);
+  }
+  testdb_close(m);
+  return NULL;
+}
+
+static void config(lt_env *e, const char *task, const char *user, const char *password,
+                   const char *dump) {
+  char extra[512];
+  snprintf(extra, sizeof extra, "%s\ndump = { %s };", BAL, dump);
+  lt_task t = {.name = task,
+               .mode = "all",
+               .instance = RULES,
+               .extra = extra,
+               .sync = "worker-count = 2; batch = 200; batch-ms = 50;",
+               .source_user = user,
+               .source_password = password};
+  CU_ASSERT_FATAL(lt_config(e, &t) == 0);
+}
+
+/* Mode all as `user` with `dump` settings while the writer runs; the target must end equal to
+ * the source. The log of the first seconds (the dump's lines) goes to *log. */
+static void run_under_writes(const char *task, const char *user, const char *password,
+                             const char *dump, char **log) {
+  lt_exec(dst, "DROP DATABASE IF EXISTS " DB);
+  drop_checkpoints(task);
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  config(&e, task, user, password, dump);
+  cw w = {0};
+  CU_ASSERT_FATAL(pthread_create(&w.th, NULL, cw_main, &w) == 0);
+  lt_sleep_ms(300); /* writes before the dump */
+  long before = atomic_load(&w.ops);
+  dmh_subtask *st = NULL;
+  /* 4 s of dump, load and sync with the writer going on */
+  dmh_stage stage = lt_run_logged(&e, &st, 4000, log);
+  long during = atomic_load(&w.ops) - before;
+  atomic_store(&w.stop, true);
+  pthread_join(w.th, NULL);
+  CU_ASSERT_FALSE(atomic_load(&w.failed));
+  fprintf(stderr, "%s: %ld writer transactions after the start\n", task, during);
+  CU_ASSERT(during > 10); /* the precondition: the source changed under the dump */
+  CU_ASSERT_EQUAL(stage, DMH_STAGE_RUNNING);
+  /* the sync catches up: the target equal to the source */
+  char diff[1024] = "";
+  int cmp = -1;
+  double end = lt_now() + 60;
+  while (lt_now() < end && dmh_subtask_stage(st) == DMH_STAGE_RUNNING &&
+         (cmp = testdb_compare_schemas(src, dst, DB, DB, diff, sizeof diff)) != 0)
+    lt_sleep_ms(200);
+  if (cmp != 0) {
+    char msg[1200] = "";
+    lt_first_error(st, msg, sizeof msg, NULL, 0, NULL);
+    fprintf(stderr, "%s: compare: %s; stage %s; error: %s\n", task, diff,
+            dmh_stage_name(dmh_subtask_stage(st)), msg);
+  }
+  CU_ASSERT_EQUAL(cmp, 0);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM " DB ".k"),
+                  lt_count(src, "SELECT COUNT(*) FROM " DB ".k"));
+  dmh_subtask_destroy(st);
+  lt_teardown(&e);
+}
+
+/* The precondition: the user really may not take the global lock. */
+static void assert_no_reload(void) {
+  MYSQL *m = testdb_connect_as(TESTDB_SOURCE, USER, PASSWORD, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  CU_ASSERT_NOT_EQUAL(mysql_query(m, "FLUSH TABLES WITH READ LOCK"), 0);
+  CU_ASSERT_EQUAL(mysql_errno(m), 1227); /* ER_SPECIFIC_ACCESS_DENIED_ERROR */
+  testdb_close(m);
+}
+
+static void test_auto_without_reload(void) {
+  assert_no_reload();
+  char *log = NULL;
+  run_under_writes("cons_auto", USER, PASSWORD, "consistency = \"auto\";", &log);
+  CU_ASSERT(lt_has(log, "dump: consistency auto: snapshot, as the source user lacks RELOAD"));
+  CU_ASSERT(lt_has(log, "dump: snapshot of 1 connections at (mysql-bin."));
+  CU_ASSERT(lt_has(log, "(consistency snapshot)"));
+  CU_ASSERT(lt_lacks(log, "FLUSH TABLES WITH READ LOCK failed"));
+  free(log);
+}
+
+static void test_snapshot_threads(void) {
+  assert_no_reload();
+  char *log = NULL;
+  run_under_writes("cons_snap", USER, PASSWORD, "consistency = \"snapshot\"; threads = 4;", &log);
+  CU_ASSERT(lt_has(log, "dump: consistency snapshot: 1 connection instead of threads = 4"));
+  CU_ASSERT(lt_has(log, "dump: snapshot of 1 connections at (mysql-bin."));
+  free(log);
+}
+
+static void test_auto_with_reload(void) {
+  char *log = NULL;
+  run_under_writes("cons_flush_root", NULL, NULL, "consistency = \"auto\";", &log);
+  CU_ASSERT(lt_has(log, "dump: consistency auto: flush, as the source user may take FLUSH "
+                        "TABLES WITH READ LOCK"));
+  CU_ASSERT(lt_has(log, "dump: snapshot of 4 connections at (mysql-bin."));
+  CU_ASSERT(lt_has(log, "(consistency flush)"));
+  free(log);
+}
+
+/* Runs the task: it must pause with the non-resumable error `code`; its message in msg. */
+static void expect_refused(const char *task, const char *dump, int code, char *msg, size_t len) {
+  drop_checkpoints(task);
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  config(&e, task, USER, PASSWORD, dump);
+  dmh_subtask *st = NULL;
+  CU_ASSERT_EQUAL(lt_run(&e, &st, 30000), DMH_STAGE_PAUSED);
+  bool resumable = true;
+  msg[0] = '\0';
+  CU_ASSERT_EQUAL(st ? lt_first_error(st, msg, len, NULL, 0, &resumable) : -1, code);
+  CU_ASSERT_FALSE(resumable);
+  dmh_subtask_destroy(st);
+  lt_teardown(&e);
+}
+
+static void test_flush_refused(void) {
+  assert_no_reload();
+  char msg[1200];
+  expect_refused("cons_flush", "consistency = \"flush\";", DM_ERR_DB_PRIVILEGE, msg, sizeof msg);
+  CU_ASSERT(lt_has(msg, "dump: the source user `" USER "` on "));
+  CU_ASSERT(lt_has(msg, " lacks RELOAD (SELECT reads the tables, RELOAD takes FLUSH TABLES WITH "
+                        "READ LOCK"));
+  CU_ASSERT(lt_has(msg, "GRANT RELOAD ON *.* TO the user, or set the dump's consistency = "
+                        "\"snapshot\" (one connection, no lock, no RELOAD) or \"auto\""));
+}
+
+/* The task's start fails in the dump's init (the subtask is Stopped); the message in msg. */
+static void expect_init_refused(const char *task, const char *dump, char *msg, size_t len) {
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  config(&e, task, USER, PASSWORD, dump);
+  dmh_subtask *st = lt_subtask(&e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+  dm_error err;
+  CU_ASSERT_EQUAL(dmh_subtask_start(st, &err), -1);
+  fprintf(stderr, "%s: code %d: %s\n", task, err.code, err.message);
+  CU_ASSERT_EQUAL(err.code, DM_ERR_CONFIG_INVALID);
+  CU_ASSERT_EQUAL(dmh_subtask_stage(st), DMH_STAGE_STOPPED);
+  snprintf(msg, len, "%s", err.message);
+  dmh_subtask_destroy(st);
+  lt_teardown(&e);
+}
+
+static void test_none_and_unknown_refused(void) {
+  char msg[1200];
+  expect_init_refused("cons_none", "consistency = \"none\";", msg, sizeof msg);
+  CU_ASSERT(lt_has(msg, "dump: consistency = \"none\" gives no position a sync can continue "
+                        "from, and task mode all has a sync"));
+  expect_init_refused("cons_bad", "consistency = \"lock\";", msg, sizeof msg);
+  CU_ASSERT(lt_has(msg, "dump: setting `consistency` must be one of \"flush\" (the default), "
+                        "\"snapshot\", \"none\", \"auto\"; not \"lock\""));
+}
+
+static int grants_exec(const char *sql) {
+  return lt_exec(src, "SET sql_log_bin = 0") || lt_exec(src, "%s", sql) ||
+         lt_exec(src, "SET sql_log_bin = 1");
+}
+
+/* The load's checkpoint tables, and the sync's. */
+static void drop_checkpoints(const char *task) {
+  lt_drop_checkpoint(dst, task);
+  lt_exec(dst, "DROP TABLE IF EXISTS dm_meta.`%s_syncer_checkpoint`", task);
+}
+
+static void clean(void) {
+  lt_drop_all(dst, (const char *const[]){DB}, 1, tasks, sizeof tasks / sizeof *tasks);
+  for (size_t i = 0; i < sizeof tasks / sizeof *tasks; i++)
+    drop_checkpoints(tasks[i]);
+}
+
+static int suite_init(void) {
+  src = lt_source();
+  dst = lt_target();
+  if (!src || !dst)
+    return 1;
+  clean();
+  static const char *const sql[] = {
+      "USE " DB,
+      "CREATE TABLE a (id INT PRIMARY KEY, v BIGINT)",
+      "INSERT INTO a SELECT seq, 0 FROM seq_1_to_20000",
+      "CREATE TABLE k (x BIGINT, v BIGINT)", /* no key: a doubled insert stays visible */
+      "INSERT INTO k SELECT -seq, seq FROM seq_1_to_2000",
+  };
+  if (testdb_recreate_db(src, DB) != 0)
+    return 1;
+  for (size_t i = 0; i < sizeof sql / sizeof *sql; i++)
+    if (testdb_exec(src, sql[i]) != 0)
+      return 1;
+  /* A managed server's account: no RELOAD. */
+  return grants_exec("DROP USER IF EXISTS '" USER "'@'127.0.0.1'") ||
+                 grants_exec("CREATE USER '" USER "'@'127.0.0.1' IDENTIFIED BY '" PASSWORD "'") ||
+                 grants_exec("GRANT SELECT, REPLICATION CLIENT, REPLICATION SLAVE ON *.* TO '" USER
+                             "'@'127.0.0.1'")
+             ? 1
+             : 0;
+}
+
+static int suite_clean(void) {
+  if (dst)
+    clean();
+  if (src) {
+    lt_exec(src, "DROP DATABASE IF EXISTS " DB);
+    grants_exec("DROP USER IF EXISTS '" USER "'@'127.0.0.1'");
+  }
+  testdb_close(src);
+  testdb_close(dst);
+  src = dst = NULL;
+  return 0;
+}
+
+static const dmh_cunit_test tests_list[] = {
+    {"auto without RELOAD: snapshot, mode all under writes equal", test_auto_without_reload},
+    {"snapshot with threads = 4: one connection, equal", test_snapshot_threads},
+    {"auto with RELOAD: flush, mode all under writes equal", test_auto_with_reload},
+    {"flush without RELOAD: refused naming RELOAD and the other modes", test_flush_refused},
+    {"none with a sync, and an unknown value: refused", test_none_and_unknown_refused},
+};
+
+int main(void) {
+  return dmh_cunit_run("dump consistency", suite_init, suite_clean, tests_list,
+                       sizeof tests_list / sizeof tests_list[0]);
+}
