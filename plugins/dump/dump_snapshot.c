@@ -14,6 +14,11 @@
  * host's unit_follows), the dump reads it when the source user may (and records it) and goes on
  * without it when the user may not (no REPLICATION CLIENT) or the binlog is off: a warning in the
  * log and in the metadata, as DM's dumpling does. With a sync to follow it is required.
+ *
+ * That is consistency = flush. The `consistency` setting (docs/dump.md) has the others: snapshot
+ * (no lock, no RELOAD: the dump runs on ONE connection, whose position binlog_snapshot_* gives),
+ * none (no lock, each worker its own snapshot, no sync may follow) and auto (flush when the user
+ * may, else snapshot).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,9 +28,9 @@
 
 #include "dump_internal.h"
 
-/* What the dump needs, and the grant names that give it. REPLICATION CLIENT is called BINLOG
- * MONITOR since MariaDB 10.5 (SHOW GRANTS prints the new name). LOCK TABLES is not needed: FTWRL
- * only needs RELOAD. */
+/* What the dump needs, and the grant names that give it (RELOAD for consistency = flush only).
+ * REPLICATION CLIENT is called BINLOG MONITOR since MariaDB 10.5 (SHOW GRANTS prints the new name).
+ * LOCK TABLES is not needed: FTWRL only needs RELOAD. */
 enum { DUMP_PRIV_SELECT = 1, DUMP_PRIV_RELOAD = 2, DUMP_PRIV_REPL_CLIENT = 4, DUMP_PRIV_ALL = 7 };
 
 static bool dump_snapshot_has(const char *privs, const char *name) {
@@ -234,12 +239,11 @@ static dump_consistency dump_snapshot_mode(dump_unit *u, int have) {
     return u->consistency;
   int need = dump_snapshot_need(u, DUMP_CONS_FLUSH);
   bool may = (have & need) == need;
-  u->host->logf(u->ctx, DM_LOG_INFO, "dump: consistency auto: %s, as the source user %s%s",
+  u->host->logf(u->ctx, DM_LOG_INFO, "dump: consistency auto: %s, as the source user %s",
                 may ? "flush" : "snapshot",
-                may ? "may take FLUSH TABLES WITH READ LOCK" : "lacks RELOAD",
-                may                         ? ""
-                : (have & DUMP_PRIV_RELOAD) ? " or REPLICATION CLIENT (one connection, no lock)"
-                                            : " (one connection, no lock)");
+                may                         ? "may take FLUSH TABLES WITH READ LOCK"
+                : (have & DUMP_PRIV_RELOAD) ? "lacks REPLICATION CLIENT (one connection, no lock)"
+                                            : "lacks RELOAD (one connection, no lock)");
   return may ? DUMP_CONS_FLUSH : DUMP_CONS_SNAPSHOT;
 }
 
