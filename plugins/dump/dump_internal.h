@@ -44,6 +44,7 @@ typedef enum dump_consistency {
   DUMP_CONS_SNAPSHOT, /* one connection, START TRANSACTION WITH CONSISTENT SNAPSHOT, no lock */
   DUMP_CONS_NONE,     /* no lock: each worker's own snapshot (only when no sync follows) */
   DUMP_CONS_AUTO,     /* flush when the user has RELOAD, else snapshot */
+  DUMP_CONS_COUNT
 } dump_consistency;
 
 typedef struct dump_table {
@@ -126,6 +127,8 @@ typedef struct dump_unit {
 } dump_unit;
 
 /* ---- dump_unit.c ---- */
+/* The setting's values, by dump_consistency. */
+extern const char *const dump_consistency_names[DUMP_CONS_COUNT];
 /* Records the first error of the run (later ones are logged only) and makes every worker stop. */
 void dump_fail(dump_unit *u, const dm_error *e);
 /* Has the run to wind down (error, stop token, kill)? Cheap. */

@@ -74,8 +74,6 @@ static int dump_snapshot_grant_line(const char *line) {
   return have;
 }
 
-static const char *const dump_consistency_names[] = {"flush", "snapshot", "none", "auto"};
-
 /* The privileges SHOW GRANTS gives the source user (DUMP_PRIV_*), or -1. */
 static int dump_snapshot_grants(dump_unit *u, dm_error *err) {
   MYSQL_RES *res;

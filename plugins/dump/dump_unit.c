@@ -85,8 +85,9 @@ static int dump_setting(dump_unit *u, const char *name, int64_t def, int64_t min
 /* `consistency`: flush (default), snapshot, none, auto. `none` gives no position a sync could
  * continue from: the sync has no "safe mode until the dump's end" (only the whole-task setting
  * safe-mode), so it is refused where a sync follows. */
+const char *const dump_consistency_names[DUMP_CONS_COUNT] = {"flush", "snapshot", "none", "auto"};
+
 static int dump_read_consistency(dump_unit *u, dm_error *err) {
-  static const char *const names[] = {"flush", "snapshot", "none", "auto"};
   const char *s = NULL;
   switch (u->host->cfg_string(u->ctx, "consistency", &s)) {
   case DM_CFG_OK:
@@ -99,8 +100,8 @@ static int dump_read_consistency(dump_unit *u, dm_error *err) {
     break;
   }
   int found = -1;
-  for (int i = 0; s && i < (int)(sizeof names / sizeof *names); i++)
-    if (strcmp(s, names[i]) == 0)
+  for (int i = 0; s && i < DUMP_CONS_COUNT; i++)
+    if (strcmp(s, dump_consistency_names[i]) == 0)
       found = i;
   if (found < 0) {
     u->host->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL,

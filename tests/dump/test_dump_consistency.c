@@ -10,7 +10,8 @@
  * - consistency = snapshot with threads = 4: the same, on one connection, and the log says why;
  * - consistency = auto with root (RELOAD) chooses flush, the same under writes;
  * - consistency = flush with that user: DM_ERR_DB_PRIVILEGE naming RELOAD and the other modes;
- * - consistency = none where a sync follows, and an unknown value: refused at init.
+ * - consistency = none where a sync follows, and an unknown value: refused at init;
+ * - consistency = none in mode full with that user: no lock, the target equal to the source.
  */
 #include <CUnit/Basic.h>
 #include <pthread.h>
@@ -75,18 +76,23 @@ static void *cw_main(void *p) {
   return NULL;
 }
 
-static void config(lt_env *e, const char *task, const char *user, const char *password,
-                   const char *dump) {
+static void config_mode(lt_env *e, const char *task, const char *mode, const char *user,
+                        const char *password, const char *dump) {
   char extra[512];
   snprintf(extra, sizeof extra, "%s\ndump = { %s };", BAL, dump);
   lt_task t = {.name = task,
-               .mode = "all",
+               .mode = mode,
                .instance = RULES,
                .extra = extra,
                .sync = "worker-count = 2; batch = 200; batch-ms = 50;",
                .source_user = user,
                .source_password = password};
   CU_ASSERT_FATAL(lt_config(e, &t) == 0);
+}
+
+static void config(lt_env *e, const char *task, const char *user, const char *password,
+                   const char *dump) {
+  config_mode(e, task, "all", user, password, dump);
 }
 
 /* Mode all as `user` with `dump` settings while the writer runs; the target must end equal to
@@ -225,6 +231,26 @@ static void test_none_and_unknown_refused(void) {
                         "\"snapshot\", \"none\", \"auto\"; not \"lock\""));
 }
 
+/* Mode full (no sync follows): none takes no lock and needs no RELOAD; the dump is loaded whole. */
+static void test_none_full(void) {
+  assert_no_reload();
+  lt_exec(dst, "DROP DATABASE IF EXISTS " DB);
+  drop_checkpoints("cons_none_full");
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  config_mode(&e, "cons_none_full", "full", USER, PASSWORD, "consistency = \"none\";");
+  dmh_subtask *st = NULL;
+  char *log = NULL;
+  CU_ASSERT_EQUAL(lt_run_logged(&e, &st, 60000, &log), DMH_STAGE_FINISHED);
+  CU_ASSERT(lt_has(log, "dump: snapshot of 4 connections at (mysql-bin."));
+  CU_ASSERT(lt_has(log, "(consistency none)"));
+  char diff[1024] = "";
+  CU_ASSERT_EQUAL(testdb_compare_schemas(src, dst, DB, DB, diff, sizeof diff), 0);
+  free(log);
+  dmh_subtask_destroy(st);
+  lt_teardown(&e);
+}
+
 static int grants_exec(const char *sql) {
   return lt_exec(src, "SET sql_log_bin = 0") || lt_exec(src, "%s", sql) ||
          lt_exec(src, "SET sql_log_bin = 1");
@@ -288,6 +314,7 @@ static const dmh_cunit_test tests_list[] = {
     {"auto with RELOAD: flush, mode all under writes equal", test_auto_with_reload},
     {"flush without RELOAD: refused naming RELOAD and the other modes", test_flush_refused},
     {"none with a sync, and an unknown value: refused", test_none_and_unknown_refused},
+    {"none in mode full: no lock, loaded equal", test_none_full},
 };
 
 int main(void) {
