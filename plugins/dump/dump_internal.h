@@ -44,6 +44,7 @@ typedef enum dump_consistency {
   DUMP_CONS_SNAPSHOT, /* one connection, START TRANSACTION WITH CONSISTENT SNAPSHOT, no lock */
   DUMP_CONS_NONE,     /* no lock: each worker's own snapshot (only when no sync follows) */
   DUMP_CONS_AUTO,     /* flush when the user has RELOAD, else snapshot */
+  DUMP_CONS_LOCK,     /* LOCK TABLES ... READ of the dumped tables while the workers start */
   DUMP_CONS_COUNT
 } dump_consistency;
 
@@ -106,6 +107,7 @@ typedef struct dump_unit {
   pthread_mutex_t conn_lock;           /* sockets vs kill */
   dump_table **tables;
   size_t n_tables, cap_tables;
+  bool listed; /* the tables were listed before the snapshot (consistency = lock) */
   dump_queue queue;
   atomic_bool killed;
   atomic_bool abort; /* an error or the stop token: every worker winds down */

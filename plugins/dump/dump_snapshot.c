@@ -31,7 +31,13 @@
 /* What the dump needs, and the grant names that give it (RELOAD for consistency = flush only).
  * REPLICATION CLIENT is called BINLOG MONITOR since MariaDB 10.5 (SHOW GRANTS prints the new name).
  * LOCK TABLES is not needed: FTWRL only needs RELOAD. */
-enum { DUMP_PRIV_SELECT = 1, DUMP_PRIV_RELOAD = 2, DUMP_PRIV_REPL_CLIENT = 4, DUMP_PRIV_ALL = 7 };
+enum {
+  DUMP_PRIV_SELECT = 1,
+  DUMP_PRIV_RELOAD = 2,
+  DUMP_PRIV_REPL_CLIENT = 4,
+  DUMP_PRIV_LOCK = 8, /* LOCK TABLES, for consistency = lock */
+  DUMP_PRIV_ALL = 15
+};
 
 static bool dump_snapshot_has(const char *privs, const char *name) {
   size_t n = strlen(name);
@@ -63,9 +69,11 @@ static int dump_snapshot_grant_line(const char *line) {
     return 0;
   int have = 0;
   if (dump_snapshot_has(privs, "ALL PRIVILEGES") || dump_snapshot_has(privs, "ALL"))
-    have = global ? DUMP_PRIV_ALL : DUMP_PRIV_SELECT;
+    have = global ? DUMP_PRIV_ALL : DUMP_PRIV_SELECT | DUMP_PRIV_LOCK;
   if (dump_snapshot_has(privs, "SELECT"))
     have |= DUMP_PRIV_SELECT;
+  if (dump_snapshot_has(privs, "LOCK TABLES"))
+    have |= DUMP_PRIV_LOCK;
   if (global && dump_snapshot_has(privs, "RELOAD"))
     have |= DUMP_PRIV_RELOAD;
   if (global && (dump_snapshot_has(privs, "REPLICATION CLIENT") ||
@@ -88,14 +96,17 @@ static int dump_snapshot_grants(dump_unit *u, dm_error *err) {
   return have;
 }
 
-/* What `mode` needs. flush: RELOAD for the lock and, when a sync follows, REPLICATION CLIENT for
- * SHOW MASTER STATUS (without a sync the position is only for the record: dump_snapshot_position
- * goes on without it). snapshot and none: SELECT only (the binlog_snapshot_* status variables
- * need no privilege). */
+/* What `mode` needs. flush: RELOAD for the lock (lock: LOCK TABLES) and, when a sync follows,
+ * REPLICATION CLIENT for SHOW MASTER STATUS (without a sync the position is only for the record:
+ * dump_snapshot_position goes on without it). snapshot and none: SELECT only (the binlog_snapshot_*
+ * status variables need no privilege). */
 static int dump_snapshot_need(dump_unit *u, dump_consistency mode) {
-  if (mode != DUMP_CONS_FLUSH)
-    return DUMP_PRIV_SELECT;
-  return u->sync_follows ? DUMP_PRIV_ALL : DUMP_PRIV_SELECT | DUMP_PRIV_RELOAD;
+  int repl = u->sync_follows ? DUMP_PRIV_REPL_CLIENT : 0;
+  if (mode == DUMP_CONS_FLUSH)
+    return DUMP_PRIV_SELECT | DUMP_PRIV_RELOAD | repl;
+  if (mode == DUMP_CONS_LOCK)
+    return DUMP_PRIV_SELECT | DUMP_PRIV_LOCK | repl;
+  return DUMP_PRIV_SELECT;
 }
 
 /* Checks SHOW GRANTS up front, so the user learns every missing privilege at once instead of one
@@ -110,6 +121,8 @@ static int dump_snapshot_check_privileges(dump_unit *u, dump_consistency mode, i
     strcat(missing, "SELECT, ");
   if ((need & DUMP_PRIV_RELOAD) && !(have & DUMP_PRIV_RELOAD))
     strcat(missing, "RELOAD, ");
+  if ((need & DUMP_PRIV_LOCK) && !(have & DUMP_PRIV_LOCK))
+    strcat(missing, "LOCK TABLES, ");
   if ((need & DUMP_PRIV_REPL_CLIENT) && !(have & DUMP_PRIV_REPL_CLIENT))
     strcat(missing, "REPLICATION CLIENT, ");
   missing[strlen(missing) - 2] = '\0';
@@ -120,7 +133,9 @@ static int dump_snapshot_check_privileges(dump_unit *u, dump_consistency mode, i
       "dump: the source user `%s` on %s:%d lacks %s (SELECT reads the tables%s%s): GRANT %s ON "
       "*.* TO the user%s",
       ep->user ? ep->user : "", ep->host ? ep->host : "", ep->port, missing,
-      flush ? ", RELOAD takes FLUSH TABLES WITH READ LOCK" : "",
+      flush                    ? ", RELOAD takes FLUSH TABLES WITH READ LOCK"
+      : mode == DUMP_CONS_LOCK ? ", LOCK TABLES locks the dumped tables while the snapshots start"
+                               : "",
       (need & ~have & DUMP_PRIV_REPL_CLIENT)
           ? ", REPLICATION CLIENT (BINLOG MONITOR since MariaDB 10.5) "
             "reads SHOW MASTER STATUS, the binlog position the sync "
@@ -128,7 +143,7 @@ static int dump_snapshot_check_privileges(dump_unit *u, dump_consistency mode, i
           : "",
       missing,
       flush ? ", or set the dump's consistency = \"snapshot\" (one connection, no lock, no "
-              "RELOAD) or \"auto\" in the task's dump section"
+              "RELOAD), \"lock\" (LOCK TABLES instead) or \"auto\" in the task's dump section"
             : "");
   return -1;
 }
@@ -245,6 +260,20 @@ static dump_consistency dump_snapshot_mode(dump_unit *u, int have) {
   return may ? DUMP_CONS_FLUSH : DUMP_CONS_SNAPSHOT;
 }
 
+/* "LOCK TABLES `d`.`t` READ, ..." of every table listed; malloc'd, NULL when out of memory. */
+static char *dump_snapshot_lock_sql(dump_unit *u) {
+  size_t len = sizeof "LOCK TABLES ";
+  for (size_t i = 0; i < u->n_tables; i++)
+    len += strlen(u->tables[i]->qname) + sizeof " READ, ";
+  char *sql = malloc(len), *p = sql;
+  if (!sql)
+    return NULL;
+  p += sprintf(p, "LOCK TABLES ");
+  for (size_t i = 0; i < u->n_tables; i++)
+    p += sprintf(p, "%s%s READ", i ? ", " : "", u->tables[i]->qname);
+  return sql;
+}
+
 /* Starts every worker's snapshot and reads the position (1: none, u->no_pos says why). */
 static int dump_snapshot_start(dump_unit *u, dump_consistency mode, dm_position *pos,
                                dm_error *err) {
@@ -266,10 +295,27 @@ static int dump_snapshot_start(dump_unit *u, dump_consistency mode, dm_position 
         got = -1;
     return got;
   }
-  /* FTWRL waits for running statements to end; a long one on the source holds the dump here
-   * (mydumper's --long-query-guard). The stop token cannot interrupt a blocked query: kill does,
-   * by shutting the socket down. */
-  if (dump_conn_exec(u, &u->main, "FLUSH TABLES WITH READ LOCK", err) != 0)
+  /* flush: FTWRL waits for running statements to end; a long one on the source holds the dump
+   * here (mydumper's --long-query-guard). The stop token cannot interrupt a blocked query: kill
+   * does, by shutting the socket down. lock: LOCK TABLES ... READ of the tables to dump (listed
+   * first, on the main connection) waits for the transactions writing them; commits to them
+   * cannot happen while it is held, so the snapshots and the position agree on those tables. */
+  char *lock_sql = NULL;
+  if (mode == DUMP_CONS_LOCK) {
+    if (dump_schema_list(u, &u->main, err) != 0)
+      return -1;
+    u->listed = true;
+    if (u->n_tables > 0 && !(lock_sql = dump_snapshot_lock_sql(u))) {
+      u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "dump: no memory for LOCK TABLES");
+      return -1;
+    }
+  } else if (!(lock_sql = strdup("FLUSH TABLES WITH READ LOCK"))) {
+    u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "dump: no memory for a statement");
+    return -1;
+  }
+  int rc = lock_sql ? dump_conn_exec(u, &u->main, lock_sql, err) : 0;
+  free(lock_sql);
+  if (rc != 0)
     return -1;
   for (int i = 0; i < u->threads; i++)
     if (dump_conn_exec(u, &u->workers[i], start, err) != 0)

@@ -82,10 +82,11 @@ static int dump_setting(dump_unit *u, const char *name, int64_t def, int64_t min
   return 0;
 }
 
-/* `consistency`: flush (default), snapshot, none, auto. `none` gives no position a sync could
+/* `consistency`: flush (default), snapshot, lock, none, auto. `none` gives no position a sync could
  * continue from: the sync has no "safe mode until the dump's end" (only the whole-task setting
  * safe-mode), so it is refused where a sync follows. */
-const char *const dump_consistency_names[DUMP_CONS_COUNT] = {"flush", "snapshot", "none", "auto"};
+const char *const dump_consistency_names[DUMP_CONS_COUNT] = {"flush", "snapshot", "none", "auto",
+                                                             "lock"};
 
 static int dump_read_consistency(dump_unit *u, dm_error *err) {
   const char *s = NULL;
@@ -106,8 +107,7 @@ static int dump_read_consistency(dump_unit *u, dm_error *err) {
   if (found < 0) {
     u->host->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL,
                         "dump: setting `consistency` must be one of \"flush\" (the default), "
-                        "\"snapshot\", \"none\", \"auto\"; not %s%s%s (\"lock\" is not "
-                        "implemented: use \"snapshot\")",
+                        "\"snapshot\", \"lock\", \"none\", \"auto\"; not %s%s%s",
                         s ? "\"" : "", s ? s : "a string", s ? "\"" : "");
     return -1;
   }
@@ -116,7 +116,7 @@ static int dump_read_consistency(dump_unit *u, dm_error *err) {
     u->host->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL,
                         "dump: consistency = \"none\" gives no position a sync can continue "
                         "from, and task mode %s has a sync: use \"snapshot\" (no lock, one "
-                        "connection), \"auto\" or \"flush\"",
+                        "connection), \"lock\", \"auto\" or \"flush\"",
                         u->host->task_mode(u->ctx));
     return -1;
   }
@@ -199,6 +199,7 @@ static void dump_run_free(dump_unit *u) {
   free(u->tables);
   u->tables = NULL;
   u->n_tables = u->cap_tables = 0;
+  u->listed = false;
 }
 
 static void dump_result_error(dm_result *result, const dm_error *e) {
@@ -211,7 +212,7 @@ static void dump_result_error(dm_result *result, const dm_error *e) {
 static void dump_plan(dump_unit *u) {
   dm_error err;
   dump_conn *c = &u->workers[0];
-  if (dump_schema_list(u, c, &err) != 0) {
+  if (!u->listed && dump_schema_list(u, c, &err) != 0) {
     dump_fail(u, &err);
     return;
   }
@@ -287,6 +288,7 @@ static void dump_process(void *self, dm_result *result) {
     for (int i = 0; i < u->threads; i++)
       dump_conn_close(u, &u->workers[i]);
     dump_queue_destroy(&u->queue);
+    dump_run_free(u);
     if (dump_should_stop(u))
       result->outcome = DM_OUTCOME_CANCELED;
     else

@@ -1,15 +1,18 @@
 /*
  * Issue 12, "dump without the global lock": the dump's `consistency` setting (docs/dump.md) with
  * the real units and servers. A source user without RELOAD (as on managed servers: SELECT,
- * REPLICATION CLIENT, REPLICATION SLAVE) could not dump at all before: FLUSH TABLES WITH READ
- * LOCK was the only way. Now:
+ * LOCK TABLES, REPLICATION CLIENT, REPLICATION SLAVE) could not dump at all before: FLUSH TABLES
+ * WITH READ LOCK was the only way. Now:
  * - consistency = auto with that user chooses snapshot (one connection, no lock; the position
  *   from binlog_snapshot_file/_position) and mode all, under a writer changing the source from
  *   before the dump until sync runs, ends with the target equal to the source (no row written
  *   around the dump lost or applied twice: a table without a key shows a doubled insert);
  * - consistency = snapshot with threads = 4: the same, on one connection, and the log says why;
  * - consistency = auto with root (RELOAD) chooses flush, the same under writes;
+ * - consistency = lock with that user (it has LOCK TABLES): LOCK TABLES ... READ of the dumped
+ *   tables while 3 connections start their snapshots, the same under writes;
  * - consistency = flush with that user: DM_ERR_DB_PRIVILEGE naming RELOAD and the other modes;
+ *   lock without LOCK TABLES: the same, naming LOCK TABLES;
  * - consistency = none where a sync follows, and an unknown value: refused at init;
  * - consistency = none in mode full with that user: no lock, the target equal to the source.
  */
@@ -147,34 +150,43 @@ static void assert_no_reload(void) {
   testdb_close(m);
 }
 
-static void test_auto_without_reload(void) {
-  assert_no_reload();
+/* run_under_writes, then the log must hold every line of `want` (NULL-terminated). */
+static void check_run(const char *task, bool limited, const char *dump, const char *const *want) {
+  if (limited)
+    assert_no_reload();
   char *log = NULL;
-  run_under_writes("cons_auto", USER, PASSWORD, "consistency = \"auto\";", &log);
-  CU_ASSERT(lt_has(log, "dump: consistency auto: snapshot, as the source user lacks RELOAD"));
-  CU_ASSERT(lt_has(log, "dump: snapshot of 1 connections at (mysql-bin."));
-  CU_ASSERT(lt_has(log, "(consistency snapshot)"));
+  run_under_writes(task, limited ? USER : NULL, limited ? PASSWORD : NULL, dump, &log);
+  for (; *want; want++)
+    CU_ASSERT(lt_has(log, *want));
   CU_ASSERT(lt_lacks(log, "FLUSH TABLES WITH READ LOCK failed"));
   free(log);
 }
 
+static void test_auto_without_reload(void) {
+  check_run("cons_auto", true, "consistency = \"auto\";",
+            (const char *const[]){
+                "dump: consistency auto: snapshot, as the source user lacks RELOAD",
+                "dump: snapshot of 1 connections at (mysql-bin.", "(consistency snapshot)", NULL});
+}
+
 static void test_snapshot_threads(void) {
-  assert_no_reload();
-  char *log = NULL;
-  run_under_writes("cons_snap", USER, PASSWORD, "consistency = \"snapshot\"; threads = 4;", &log);
-  CU_ASSERT(lt_has(log, "dump: consistency snapshot: 1 connection instead of threads = 4"));
-  CU_ASSERT(lt_has(log, "dump: snapshot of 1 connections at (mysql-bin."));
-  free(log);
+  check_run("cons_snap", true, "consistency = \"snapshot\"; threads = 4;",
+            (const char *const[]){"dump: consistency snapshot: 1 connection instead of threads = 4",
+                                  "dump: snapshot of 1 connections at (mysql-bin.", NULL});
 }
 
 static void test_auto_with_reload(void) {
-  char *log = NULL;
-  run_under_writes("cons_flush_root", NULL, NULL, "consistency = \"auto\";", &log);
-  CU_ASSERT(lt_has(log, "dump: consistency auto: flush, as the source user may take FLUSH "
-                        "TABLES WITH READ LOCK"));
-  CU_ASSERT(lt_has(log, "dump: snapshot of 4 connections at (mysql-bin."));
-  CU_ASSERT(lt_has(log, "(consistency flush)"));
-  free(log);
+  check_run("cons_flush_root", false, "consistency = \"auto\";",
+            (const char *const[]){"dump: consistency auto: flush, as the source user may take "
+                                  "FLUSH TABLES WITH READ LOCK",
+                                  "dump: snapshot of 4 connections at (mysql-bin.",
+                                  "(consistency flush)", NULL});
+}
+
+static void test_lock_without_reload(void) {
+  check_run("cons_lock", true, "consistency = \"lock\"; threads = 3;",
+            (const char *const[]){"dump: snapshot of 3 connections at (mysql-bin.",
+                                  "(consistency lock)", NULL});
 }
 
 /* Runs the task: it must pause with the non-resumable error `code`; its message in msg. */
@@ -201,7 +213,8 @@ static void test_flush_refused(void) {
   CU_ASSERT(lt_has(msg, " lacks RELOAD (SELECT reads the tables, RELOAD takes FLUSH TABLES WITH "
                         "READ LOCK"));
   CU_ASSERT(lt_has(msg, "GRANT RELOAD ON *.* TO the user, or set the dump's consistency = "
-                        "\"snapshot\" (one connection, no lock, no RELOAD) or \"auto\""));
+                        "\"snapshot\" (one connection, no lock, no RELOAD), \"lock\" (LOCK "
+                        "TABLES instead) or \"auto\""));
 }
 
 /* The task's start fails in the dump's init (the subtask is Stopped); the message in msg. */
@@ -221,14 +234,26 @@ static void expect_init_refused(const char *task, const char *dump, char *msg, s
   lt_teardown(&e);
 }
 
+static int grants_exec(const char *sql);
+
+static void test_lock_refused(void) {
+  CU_ASSERT_FATAL(grants_exec("REVOKE LOCK TABLES ON *.* FROM '" USER "'@'127.0.0.1'") == 0);
+  char msg[1200];
+  expect_refused("cons_lock_priv", "consistency = \"lock\";", DM_ERR_DB_PRIVILEGE, msg, sizeof msg);
+  CU_ASSERT(grants_exec("GRANT LOCK TABLES ON *.* TO '" USER "'@'127.0.0.1'") == 0);
+  CU_ASSERT(lt_has(msg, " lacks LOCK TABLES (SELECT reads the tables, LOCK TABLES locks the "
+                        "dumped tables while the snapshots start): GRANT LOCK TABLES ON *.*"));
+}
+
 static void test_none_and_unknown_refused(void) {
   char msg[1200];
   expect_init_refused("cons_none", "consistency = \"none\";", msg, sizeof msg);
   CU_ASSERT(lt_has(msg, "dump: consistency = \"none\" gives no position a sync can continue "
-                        "from, and task mode all has a sync"));
-  expect_init_refused("cons_bad", "consistency = \"lock\";", msg, sizeof msg);
+                        "from, and task mode all has a sync: use \"snapshot\" (no lock, one "
+                        "connection), \"lock\", \"auto\" or \"flush\""));
+  expect_init_refused("cons_bad", "consistency = \"tables\";", msg, sizeof msg);
   CU_ASSERT(lt_has(msg, "dump: setting `consistency` must be one of \"flush\" (the default), "
-                        "\"snapshot\", \"none\", \"auto\"; not \"lock\""));
+                        "\"snapshot\", \"lock\", \"none\", \"auto\"; not \"tables\""));
 }
 
 /* Mode full (no sync follows): none takes no lock and needs no RELOAD; the dump is loaded whole. */
@@ -289,8 +314,8 @@ static int suite_init(void) {
   /* A managed server's account: no RELOAD. */
   return grants_exec("DROP USER IF EXISTS '" USER "'@'127.0.0.1'") ||
                  grants_exec("CREATE USER '" USER "'@'127.0.0.1' IDENTIFIED BY '" PASSWORD "'") ||
-                 grants_exec("GRANT SELECT, REPLICATION CLIENT, REPLICATION SLAVE ON *.* TO '" USER
-                             "'@'127.0.0.1'")
+                 grants_exec("GRANT SELECT, LOCK TABLES, REPLICATION CLIENT, REPLICATION SLAVE ON "
+                             "*.* TO '" USER "'@'127.0.0.1'")
              ? 1
              : 0;
 }
@@ -312,7 +337,9 @@ static const dmh_cunit_test tests_list[] = {
     {"auto without RELOAD: snapshot, mode all under writes equal", test_auto_without_reload},
     {"snapshot with threads = 4: one connection, equal", test_snapshot_threads},
     {"auto with RELOAD: flush, mode all under writes equal", test_auto_with_reload},
+    {"lock without RELOAD: LOCK TABLES, mode all under writes equal", test_lock_without_reload},
     {"flush without RELOAD: refused naming RELOAD and the other modes", test_flush_refused},
+    {"lock without LOCK TABLES: refused naming it", test_lock_refused},
     {"none with a sync, and an unknown value: refused", test_none_and_unknown_refused},
     {"none in mode full: no lock, loaded equal", test_none_full},
 };
