@@ -14,6 +14,7 @@
  * The sync's first checkpoint rewrites the file; stop-task removes it (registry_tasks.c).
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "dmhost/relay_reader.h"
 #include "dmhost/sdk.h"
@@ -59,6 +60,11 @@ int sup_relay_hold_at(dmh_subtask *st, const dm_position *p, dm_error *err) {
             c->relay_dir, p->name, (unsigned long long)p->pos);
     return 0;
   }
+  char held_sub[256], held_file[256];
+  if (dm_relay_reader_read(c->relay_dir, c->task_name, held_sub, sizeof held_sub, held_file,
+                           sizeof held_file) &&
+      strcmp(held_sub, sub) == 0 && strcmp(held_file, p->name) == 0)
+    return 0; /* held there already (each unit before the sync passes here): nothing to write */
   if (dm_relay_reader_register(c->relay_dir, c->task_name, sub, p->name, c->file_mode, err) < 0)
     return -1;
   dmh_log(DM_LOG_INFO, st->name,
