@@ -234,13 +234,12 @@ static void expect_init_refused(const char *task, const char *dump, char *msg, s
   lt_teardown(&e);
 }
 
-static int grants_exec(const char *sql);
-
 static void test_lock_refused(void) {
-  CU_ASSERT_FATAL(grants_exec("REVOKE LOCK TABLES ON *.* FROM '" USER "'@'127.0.0.1'") == 0);
+  CU_ASSERT_FATAL(lt_exec_unlogged(src, "REVOKE LOCK TABLES ON *.* FROM '" USER "'@'127.0.0.1'") ==
+                  0);
   char msg[1200];
   expect_refused("cons_lock_priv", "consistency = \"lock\";", DM_ERR_DB_PRIVILEGE, msg, sizeof msg);
-  CU_ASSERT(grants_exec("GRANT LOCK TABLES ON *.* TO '" USER "'@'127.0.0.1'") == 0);
+  CU_ASSERT(lt_exec_unlogged(src, "GRANT LOCK TABLES ON *.* TO '" USER "'@'127.0.0.1'") == 0);
   CU_ASSERT(lt_has(msg, " lacks LOCK TABLES (SELECT reads the tables, LOCK TABLES locks the "
                         "dumped tables while the snapshots start): GRANT LOCK TABLES ON *.*"));
 }
@@ -276,11 +275,6 @@ static void test_none_full(void) {
   lt_teardown(&e);
 }
 
-static int grants_exec(const char *sql) {
-  return lt_exec(src, "SET sql_log_bin = 0") || lt_exec(src, "%s", sql) ||
-         lt_exec(src, "SET sql_log_bin = 1");
-}
-
 /* The load's checkpoint tables, and the sync's. */
 static void drop_checkpoints(const char *task) {
   lt_drop_checkpoint(dst, task);
@@ -312,10 +306,8 @@ static int suite_init(void) {
     if (testdb_exec(src, sql[i]) != 0)
       return 1;
   /* A managed server's account: no RELOAD. */
-  return grants_exec("DROP USER IF EXISTS '" USER "'@'127.0.0.1'") ||
-                 grants_exec("CREATE USER '" USER "'@'127.0.0.1' IDENTIFIED BY '" PASSWORD "'") ||
-                 grants_exec("GRANT SELECT, LOCK TABLES, REPLICATION CLIENT, REPLICATION SLAVE ON "
-                             "*.* TO '" USER "'@'127.0.0.1'")
+  return lt_account(src, USER, PASSWORD,
+                    "SELECT, LOCK TABLES, REPLICATION CLIENT, REPLICATION SLAVE ON *.*")
              ? 1
              : 0;
 }
@@ -325,7 +317,7 @@ static int suite_clean(void) {
     clean();
   if (src) {
     lt_exec(src, "DROP DATABASE IF EXISTS " DB);
-    grants_exec("DROP USER IF EXISTS '" USER "'@'127.0.0.1'");
+    lt_account_drop(src, USER);
   }
   testdb_close(src);
   testdb_close(dst);

@@ -45,12 +45,6 @@ static char *read_metadata(const lt_env *e) {
   return text;
 }
 
-static int grants_exec(const char *sql) {
-  /* accounts are not replicated: keep them out of the binlog other tests read */
-  return lt_exec(src, "SET sql_log_bin = 0") || lt_exec(src, "%s", sql) ||
-         lt_exec(src, "SET sql_log_bin = 1");
-}
-
 /* The precondition of every test: the user really may not read the binlog position. */
 static void assert_no_position_privilege(void) {
   MYSQL *m = testdb_connect_as(TESTDB_SOURCE, USER, PASSWORD, NULL);
@@ -165,11 +159,12 @@ static void test_all_refused(void) {
 }
 
 static void test_full_with_privilege(void) {
-  CU_ASSERT_FATAL(grants_exec("GRANT BINLOG MONITOR ON *.* TO '" USER "'@'127.0.0.1'") == 0);
+  CU_ASSERT_FATAL(lt_exec_unlogged(src, "GRANT BINLOG MONITOR ON *.* TO '" USER "'@'127.0.0.1'") ==
+                  0);
   lt_env e;
   char *log = NULL;
   dmh_subtask *st = run_full(&e, "dump_nopos_priv", &log);
-  CU_ASSERT(grants_exec("REVOKE BINLOG MONITOR ON *.* FROM '" USER "'@'127.0.0.1'") == 0);
+  CU_ASSERT(lt_exec_unlogged(src, "REVOKE BINLOG MONITOR ON *.* FROM '" USER "'@'127.0.0.1'") == 0);
   char *meta = read_metadata(&e);
   CU_ASSERT_PTR_NOT_NULL_FATAL(meta);
   CU_ASSERT(lt_has(meta, "SHOW MASTER STATUS:\n\tLog: mysql-bin."));
@@ -226,11 +221,7 @@ static int suite_init(void) {
       return 1;
   /* What a dump needs besides the binlog position: SELECT (the tables) and RELOAD (FLUSH TABLES
    * WITH READ LOCK). No REPLICATION CLIENT / BINLOG MONITOR / SUPER. */
-  return grants_exec("DROP USER IF EXISTS '" USER "'@'127.0.0.1'") ||
-                 grants_exec("CREATE USER '" USER "'@'127.0.0.1' IDENTIFIED BY '" PASSWORD "'") ||
-                 grants_exec("GRANT SELECT, RELOAD ON *.* TO '" USER "'@'127.0.0.1'")
-             ? 1
-             : 0;
+  return lt_account(src, USER, PASSWORD, "SELECT, RELOAD ON *.*") ? 1 : 0;
 }
 
 static int suite_clean(void) {
@@ -238,7 +229,7 @@ static int suite_clean(void) {
     clean();
   if (src) {
     lt_exec(src, "DROP DATABASE IF EXISTS " DB);
-    grants_exec("DROP USER IF EXISTS '" USER "'@'127.0.0.1'");
+    lt_account_drop(src, USER);
   }
   testdb_close(src);
   testdb_close(dst);

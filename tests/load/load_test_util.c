@@ -203,16 +203,17 @@ dmh_stage lt_run(lt_env *e, dmh_subtask **out, int timeout_ms) {
   return dmh_subtask_wait_settled(*out, timeout_ms);
 }
 
-dmh_stage lt_run_logged(lt_env *e, dmh_subtask **out, int timeout_ms, char **log) {
-  char path[400];
-  snprintf(path, sizeof path, "%s/stderr.log", e->dir);
+char *lt_capture_stderr(void (*fn)(void *), void *arg) {
+  char path[] = "/tmp/dmh-stderr-XXXXXX";
   fflush(stderr);
-  int saved = dup(STDERR_FILENO), fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+  int saved = dup(STDERR_FILENO), fd = mkstemp(path);
+  if (fd >= 0)
+    unlink(path);
   dm_log_level old = dmh_log_get_level();
   dmh_log_set_level(DM_LOG_DEBUG);
   if (saved >= 0 && fd >= 0)
     dup2(fd, STDERR_FILENO);
-  dmh_stage stage = lt_run(e, out, timeout_ms);
+  fn(arg);
   fflush(stderr);
   if (saved >= 0) {
     dup2(saved, STDERR_FILENO);
@@ -220,16 +221,34 @@ dmh_stage lt_run_logged(lt_env *e, dmh_subtask **out, int timeout_ms, char **log
   }
   dmh_log_set_level(old);
   struct stat st;
-  *log = NULL;
-  if (fd >= 0 && fstat(fd, &st) == 0 && (*log = calloc(1, (size_t)st.st_size + 1)) != NULL &&
-      pread(fd, *log, (size_t)st.st_size, 0) < 0)
-    (*log)[0] = '\0';
+  char *log = NULL;
+  if (fd >= 0 && fstat(fd, &st) == 0 && (log = calloc(1, (size_t)st.st_size + 1)) != NULL &&
+      pread(fd, log, (size_t)st.st_size, 0) < 0)
+    log[0] = '\0';
   if (fd >= 0)
     close(fd);
-  if (!*log)
-    *log = calloc(1, 1);
-  fputs(*log ? *log : "", stderr);
-  return stage;
+  if (!log)
+    log = calloc(1, 1);
+  fputs(log ? log : "", stderr);
+  return log;
+}
+
+typedef struct lt_run_args {
+  lt_env *e;
+  dmh_subtask **out;
+  int timeout_ms;
+  dmh_stage stage;
+} lt_run_args;
+
+static void lt_run_cb(void *p) {
+  lt_run_args *a = p;
+  a->stage = lt_run(a->e, a->out, a->timeout_ms);
+}
+
+dmh_stage lt_run_logged(lt_env *e, dmh_subtask **out, int timeout_ms, char **log) {
+  lt_run_args a = {.e = e, .out = out, .timeout_ms = timeout_ms, .stage = DMH_STAGE_NEW};
+  *log = lt_capture_stderr(lt_run_cb, &a);
+  return a.stage;
 }
 
 /* The sync unit's status when the subtask has one (modes all, incremental), else the load's. */
@@ -316,6 +335,35 @@ int lt_exec(MYSQL *m, const char *fmt, ...) {
   int rc = testdb_exec(m, sql);
   free(sql);
   return rc;
+}
+
+int lt_exec_unlogged(MYSQL *m, const char *fmt, ...) {
+  char *sql = NULL;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vasprintf(&sql, fmt, ap);
+  va_end(ap);
+  if (n < 0)
+    return -1;
+  int rc = testdb_exec(m, "SET sql_log_bin = 0") || testdb_exec(m, sql) ||
+                   testdb_exec(m, "SET sql_log_bin = 1")
+               ? -1
+               : 0;
+  free(sql);
+  return rc;
+}
+
+int lt_account(MYSQL *m, const char *user, const char *password, const char *grants) {
+  return lt_exec_unlogged(m, "DROP USER IF EXISTS '%s'@'127.0.0.1'", user) ||
+                 lt_exec_unlogged(m, "CREATE USER '%s'@'127.0.0.1' IDENTIFIED BY '%s'", user,
+                                  password) ||
+                 lt_exec_unlogged(m, "GRANT %s TO '%s'@'127.0.0.1'", grants, user)
+             ? -1
+             : 0;
+}
+
+void lt_account_drop(MYSQL *m, const char *user) {
+  lt_exec_unlogged(m, "DROP USER IF EXISTS '%s'@'127.0.0.1'", user);
 }
 
 long long lt_count(MYSQL *m, const char *fmt, ...) {

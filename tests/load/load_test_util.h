@@ -62,8 +62,10 @@ dmh_subtask *lt_relay(lt_env *e);
 /* create + start + wait settled; the subtask stays in *out (NULL if create failed). */
 dmh_stage lt_run(lt_env *e, dmh_subtask **out, int timeout_ms);
 
-/* lt_run with the host's log (stderr, at debug level) captured into *log (malloc'd, NUL-terminated;
- * also echoed to stderr afterwards so it stays in the test's output). */
+/* Runs fn(arg) with the host's log (stderr, at debug level) captured: the text, malloc'd and
+ * NUL-terminated, also echoed to stderr afterwards so it stays in the test's output. */
+char *lt_capture_stderr(void (*fn)(void *), void *arg);
+/* lt_run with its log captured into *log (lt_capture_stderr). */
 dmh_stage lt_run_logged(lt_env *e, dmh_subtask **out, int timeout_ms, char **log);
 
 /* syncStatus fields when the subtask has a sync unit, else loadStatus fields. */
@@ -78,6 +80,13 @@ bool lt_wait_bytes(dmh_subtask *st, long long bytes, int timeout_ms);
 MYSQL *lt_source(void);
 MYSQL *lt_target(void);
 int lt_exec(MYSQL *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* lt_exec with sql_log_bin off: accounts and grants are not replicated, so they stay out of the
+ * binlog other tests read from the shared source. */
+int lt_exec_unlogged(MYSQL *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A test account `user`@127.0.0.1 (dropped first) with `grants` ("SELECT, RELOAD ON *.*"),
+ * unlogged. 0 or -1. */
+int lt_account(MYSQL *m, const char *user, const char *password, const char *grants);
+void lt_account_drop(MYSQL *m, const char *user);
 long long lt_count(MYSQL *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Removes this task's checkpoint rows and tables of the load's meta schema. */
 void lt_drop_checkpoint(MYSQL *target, const char *task);

@@ -68,30 +68,10 @@ static dmh_stage lt_run_captured(lt_env *e, const char *name, dmh_subtask **st, 
                                  char **status) {
   lt_task t = {.name = name};
   CU_ASSERT_FATAL(lt_config(e, &t) == 0);
-  char path[400];
-  snprintf(path, sizeof path, "%s/stderr.log", e->dir);
-  fflush(stderr);
-  int saved = dup(2), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  CU_ASSERT_FATAL(saved >= 0 && fd >= 0);
-  dm_log_level old = dmh_log_get_level();
-  dmh_log_set_level(DM_LOG_DEBUG);
-  dup2(fd, 2);
-  close(fd);
-  dmh_stage s = lt_run(e, st, 30000);
-  fflush(stderr);
-  dup2(saved, 2);
-  close(saved);
-  dmh_log_set_level(old);
-  FILE *f = fopen(path, "r");
-  *log = calloc(1, 1 << 20);
-  if (f && *log)
-    (void)!fread(*log, 1, (1 << 20) - 1, f);
-  if (f)
-    fclose(f);
+  dmh_stage s = lt_run_logged(e, st, 30000, log);
   json_object *o = *st ? dmh_subtask_status_json(*st) : NULL;
   *status = strdup(o ? json_object_to_json_string(o) : "");
   json_object_put(o);
-  fputs(*log, stderr); /* still shown with the test's output */
   return s;
 }
 

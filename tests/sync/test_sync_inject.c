@@ -38,9 +38,7 @@ static int suite_init(void) {
     return -1;
   ts_init(src, dst);
   /* the attacker: CREATE and ALTER on APP, nothing else */
-  if (lt_exec(src, "DROP USER IF EXISTS '" EVIL "'@'127.0.0.1'") != 0 ||
-      lt_exec(src, "CREATE USER '" EVIL "'@'127.0.0.1' IDENTIFIED BY '" EVIL_PW "'") != 0 ||
-      lt_exec(src, "GRANT CREATE, ALTER ON " APP ".* TO '" EVIL "'@'127.0.0.1'") != 0)
+  if (lt_account(src, EVIL, EVIL_PW, "CREATE, ALTER ON " APP ".*") != 0)
     return -1;
   evil = testdb_connect_as(TESTDB_SOURCE, EVIL, EVIL_PW, NULL);
   if (!evil)
@@ -50,7 +48,7 @@ static int suite_init(void) {
 
 static int suite_clean(void) {
   testdb_close(evil);
-  lt_exec(src, "DROP USER IF EXISTS '" EVIL "'@'127.0.0.1'");
+  lt_account_drop(src, EVIL);
   testdb_close(src);
   testdb_close(dst);
   return 0;
@@ -223,27 +221,6 @@ static void test_second_statement_refused(void) {
   lt_teardown(&e);
 }
 
-/* Everything the host logs to stderr while fn runs, at DEBUG, into buf. */
-static void capture_logs(void (*fn)(void *), void *arg, char *buf, size_t len) {
-  char path[] = "/tmp/dmh-inj-log-XXXXXX";
-  int fd = mkstemp(path);
-  CU_ASSERT_FATAL(fd >= 0);
-  fflush(stderr);
-  int saved = dup(STDERR_FILENO);
-  dm_log_level level = dmh_log_get_level();
-  dmh_log_set_level(DM_LOG_DEBUG);
-  dup2(fd, STDERR_FILENO);
-  fn(arg);
-  fflush(stderr);
-  dup2(saved, STDERR_FILENO);
-  close(saved);
-  dmh_log_set_level(level);
-  ssize_t n = pread(fd, buf, len - 1, 0);
-  buf[n > 0 ? n : 0] = '\0';
-  close(fd);
-  unlink(path);
-}
-
 typedef struct secret_run {
   lt_env e;
   dmh_subtask *st;
@@ -281,8 +258,8 @@ static void test_no_password_in_logs(void) {
   fresh_schemas();
   CU_ASSERT_FATAL(lt_exec(dst, "CREATE TABLE " APP ".pw (a INT, b INT)") == 0);
   CU_ASSERT_FATAL(ts_config(&r.e, "ts_inj3", APP, NULL, NULL) == 0);
-  static char logs[1 << 20];
-  capture_logs(secret_statements, &r, logs, sizeof logs);
+  char *logs = lt_capture_stderr(secret_statements, &r);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(logs);
   /* the statements reached the sync: the skips were logged, the DDL failed */
   CU_ASSERT_PTR_NOT_NULL(strstr(logs, "is not a DDL on tables: skipped (CREATE USER"));
   CU_ASSERT_PTR_NOT_NULL(strstr(logs, "is not a DDL on tables: skipped (SET PASSWORD FOR)"));
@@ -293,6 +270,7 @@ static void test_no_password_in_logs(void) {
   CU_ASSERT_PTR_NULL(strstr(r.status, "secret"));
   if (strstr(logs, "secret") || strstr(r.status, "secret"))
     fprintf(stderr, "logs:\n%s\nstatus:\n%s\n", logs, r.status);
+  free(logs);
   lt_teardown(&r.e);
 }
 
