@@ -29,6 +29,9 @@ typedef struct dmh_cfg_hint {
   const char *hint;
 } dmh_cfg_hint;
 
+/* Room for a setting's dotted path (dmh_cfg_path_of) in messages. */
+#define CFGUTIL_PATH_MAX 256
+
 /* Flags of the typed lookups. */
 #define DMH_CFG_REQUIRED 0x1u /* absent: DM_ERR_CONFIG_MISSING */
 #define DMH_CFG_NONEMPTY 0x2u /* strings: "" is DM_ERR_CONFIG_INVALID */

@@ -1,0 +1,263 @@
+/*
+ * The database groups of the source and task files (`from`, `target-database`): host, port,
+ * account, the password in one of its forms (plain, encrypted with secret-key-path, a file, an
+ * environment variable) and the TLS `security` group. Split from config_util.c, whose typed
+ * lookups it uses.
+ */
+#include <errno.h>
+#include <openssl/crypto.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config_util.h"
+#include "secret.h"
+
+static const char *const cfgutil_db_keys[] = {
+    "host",          "port",         "user",   "password", "password-encrypted",
+    "password-file", "password-env", "socket", "security", NULL,
+};
+/* The settings that give a database password: at most one per group. */
+static const char *const cfgutil_password_keys[] = {"password", "password-encrypted",
+                                                    "password-file", "password-env", NULL};
+
+/* password-encrypted: decrypted with the key file named by the top-level secret-key-path. */
+static int cfgutil_password_encrypted(dmh_cfg_ctx *c, const config_setting_t *g,
+                                      const config_setting_t *m, char **out) {
+  char path[CFGUTIL_PATH_MAX], why[512];
+  char *enc = NULL, *key_path = NULL;
+  const config_setting_t *root = config_root_setting(m->config);
+  dmh_cfg_path_of(m, path, sizeof path);
+  if (dmh_cfg_get_string(c, g, "password-encrypted", DMH_CFG_NONEMPTY, &enc) < 0)
+    return -1;
+  int rc = dmh_cfg_get_path(c, root, "secret-key-path", &key_path);
+  if (rc <= 0) {
+    free(enc);
+    if (rc < 0)
+      return -1;
+    return dmh_cfg_fail(c, DM_ERR_CONFIG_MISSING, m,
+                        "`%s` in the %s needs the key it was encrypted with: add "
+                        "`secret-key-path = \"/path/to/key\";` at the top of the file",
+                        path, c->what);
+  }
+  unsigned char key[DMH_SECRET_KEY_LEN];
+  if (dmh_secret_key_load(key_path, key, why, sizeof why) < 0) {
+    free(enc);
+    free(key_path);
+    return dmh_cfg_fail(c, DM_ERR_CONFIG_IO, config_setting_get_member(root, "secret-key-path"),
+                        "`secret-key-path` (needed by `%s`): %s", path, why);
+  }
+  rc = dmh_secret_decrypt(key, enc, out);
+  OPENSSL_cleanse(key, sizeof key);
+  free(enc);
+  if (rc < 0) {
+    dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, m,
+                 "`%s` in the %s does not decrypt with the key in secret-key-path (%s): it was "
+                 "encrypted with another key or is damaged; encrypt the password again with "
+                 "`dmhost encrypt --secret-key-path %s` (plain text on stdin)",
+                 path, c->what, key_path, key_path);
+    free(key_path);
+    return -1;
+  }
+  free(key_path);
+  return 0;
+}
+
+/* password-file: the first line of the file (its newline dropped). */
+static int cfgutil_password_file(dmh_cfg_ctx *c, const config_setting_t *g,
+                                 const config_setting_t *m, char **out) {
+  char path[CFGUTIL_PATH_MAX];
+  char *file = NULL;
+  if (dmh_cfg_get_path(c, g, "password-file", &file) < 0)
+    return -1;
+  errno = 0;
+  FILE *f = fopen(file, "re");
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t n = f ? getline(&line, &cap, f) : -1;
+  int saved = errno, failed = !f || (n < 0 && ferror(f));
+  if (f)
+    fclose(f);
+  if (failed || (n < 0 && !(line = realloc(line, 1)))) {
+    free(line);
+    if (!failed) {
+      free(file);
+      return dmh_cfg_no_memory(c);
+    }
+    dmh_cfg_fail(c, DM_ERR_CONFIG_IO, m, "`%s` in the %s: cannot read %s: %s",
+                 dmh_cfg_path_of(m, path, sizeof path), c->what, file, strerror(saved));
+    free(file);
+    return -1;
+  }
+  free(file);
+  if (n < 0) /* an empty file: an empty password */
+    line[0] = '\0';
+  line[strcspn(line, "\r\n")] = '\0';
+  *out = line;
+  return 0;
+}
+
+/* password-env: the value of the environment variable it names. */
+static int cfgutil_password_env(dmh_cfg_ctx *c, const config_setting_t *g,
+                                const config_setting_t *m, char **out) {
+  char path[CFGUTIL_PATH_MAX];
+  char *name = NULL;
+  if (dmh_cfg_get_string(c, g, "password-env", DMH_CFG_NONEMPTY, &name) < 0)
+    return -1;
+  const char *v = getenv(name);
+  if (!v) {
+    dmh_cfg_fail(c, DM_ERR_CONFIG_MISSING, m,
+                 "`%s` in the %s names the environment variable %s, which is not set: export it "
+                 "in the environment dmhost starts in",
+                 dmh_cfg_path_of(m, path, sizeof path), c->what, name);
+    free(name);
+    return -1;
+  }
+  free(name);
+  *out = strdup(v);
+  return *out ? 0 : dmh_cfg_no_memory(c);
+}
+
+/* The password of the database group g: "" when none of the settings is there. */
+static int cfgutil_password(dmh_cfg_ctx *c, const config_setting_t *g, char **out) {
+  const config_setting_t *given = NULL;
+  for (int i = 0; cfgutil_password_keys[i]; i++) {
+    const config_setting_t *m = config_setting_get_member(g, cfgutil_password_keys[i]);
+    if (!m)
+      continue;
+    if (given) {
+      char a[CFGUTIL_PATH_MAX], b[CFGUTIL_PATH_MAX];
+      return dmh_cfg_fail(
+          c, DM_ERR_CONFIG_INVALID, m, "`%s` and `%s` in the %s both give the password: keep one",
+          dmh_cfg_path_of(given, a, sizeof a), dmh_cfg_path_of(m, b, sizeof b), c->what);
+    }
+    given = m;
+  }
+  if (!given) {
+    *out = strdup("");
+    return *out ? 0 : dmh_cfg_no_memory(c);
+  }
+  const char *name = config_setting_name(given);
+  if (strcmp(name, "password") == 0)
+    return dmh_cfg_get_string(c, g, "password", 0, out) < 0 ? -1 : 0;
+  if (strcmp(name, "password-encrypted") == 0)
+    return cfgutil_password_encrypted(c, g, given, out);
+  if (strcmp(name, "password-file") == 0)
+    return cfgutil_password_file(c, g, given, out);
+  return cfgutil_password_env(c, g, given, out);
+}
+
+/* One file of a `security` group: an absolute path (relative ones against the config file's
+ * folder) to a file that is there and readable now, or a config error at its line. */
+static int cfgutil_tls_file(dmh_cfg_ctx *c, const config_setting_t *g, const char *name,
+                            char **out) {
+  char *p = NULL;
+  int rc = dmh_cfg_get_path(c, g, name, &p);
+  if (rc < 0 || !p)
+    return rc < 0 ? -1 : 0;
+  const config_setting_t *s = config_setting_get_member(g, name);
+  char path[CFGUTIL_PATH_MAX];
+  if (access(p, R_OK) != 0) {
+    int e = errno;
+    dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, s,
+                 "`%s` in the %s: cannot read \"%s\": %s (give a PEM file this process can read)",
+                 dmh_cfg_path_of(s, path, sizeof path), c->what, p, strerror(e));
+    free(p);
+    return -1;
+  }
+  *out = p;
+  return 0;
+}
+
+/* `security = { ssl-ca = "..."; ssl-cert = "..."; ssl-key = "..."; }` of a database group (DM's
+ * names): ssl-ca required in the group, ssl-cert and ssl-key both or neither. */
+static int cfgutil_get_security(dmh_cfg_ctx *c, const config_setting_t *db, dm_db_endpoint *ep) {
+  static const char *const keys[] = {"ssl-ca", "ssl-cert", "ssl-key", NULL};
+  config_setting_t *g = NULL;
+  int rc = dmh_cfg_get_group(c, db, "security", 0,
+                             "`security = { ssl-ca = \"ca.pem\"; ssl-cert = \"client-cert.pem\"; "
+                             "ssl-key = \"client-key.pem\"; };`",
+                             &g);
+  if (rc <= 0 || !g)
+    return rc < 0 ? -1 : 0;
+  if (dmh_cfg_check_keys(c, g, keys, NULL) < 0)
+    return -1;
+  char *ca = NULL, *cert = NULL, *key = NULL;
+  char path[CFGUTIL_PATH_MAX];
+  if (cfgutil_tls_file(c, g, "ssl-ca", &ca) < 0 || cfgutil_tls_file(c, g, "ssl-cert", &cert) < 0 ||
+      cfgutil_tls_file(c, g, "ssl-key", &key) < 0)
+    goto fail;
+  if (!ca) {
+    dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, g,
+                 "`%s` in the %s has no ssl-ca: add `ssl-ca = \"/path/ca.pem\";` (the CA the "
+                 "server's certificate is checked against)",
+                 dmh_cfg_path_of(g, path, sizeof path), c->what);
+    goto fail;
+  }
+  if (!cert != !key) {
+    dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, g,
+                 "`%s` in the %s has %s without %s: give both ssl-cert and ssl-key, or neither",
+                 dmh_cfg_path_of(g, path, sizeof path), c->what, cert ? "ssl-cert" : "ssl-key",
+                 cert ? "ssl-key" : "ssl-cert");
+    goto fail;
+  }
+  ep->ssl_ca = ca;
+  ep->ssl_cert = cert;
+  ep->ssl_key = key;
+  return 0;
+fail:
+  free(ca);
+  free(cert);
+  free(key);
+  return -1;
+}
+
+int dmh_cfg_get_db(dmh_cfg_ctx *c, const config_setting_t *parent, const char *name,
+                   dmh_db_config *out) {
+  config_setting_t *g = NULL;
+  char example[160];
+  snprintf(example, sizeof example,
+           "`%s = { host = \"127.0.0.1\"; port = 3306; user = \"root\"; password = \"\"; };`",
+           name);
+  int rc = dmh_cfg_get_group(c, parent, name, DMH_CFG_REQUIRED, example, &g);
+  if (rc < 0)
+    return -1;
+  if (dmh_cfg_check_keys(c, g, cfgutil_db_keys, NULL) < 0)
+    return -1;
+  char *host = NULL, *user = NULL, *password = NULL, *sock = NULL;
+  int64_t port = 3306;
+  if (dmh_cfg_get_string(c, g, "host", DMH_CFG_REQUIRED | DMH_CFG_NONEMPTY, &host) < 0 ||
+      dmh_cfg_get_int(c, g, "port", 0, 1, 65535, NULL, &port) < 0 ||
+      dmh_cfg_get_string(c, g, "user", DMH_CFG_REQUIRED | DMH_CFG_NONEMPTY, &user) < 0 ||
+      cfgutil_password(c, g, &password) < 0 ||
+      dmh_cfg_get_string(c, g, "socket", DMH_CFG_NONEMPTY, &sock) < 0)
+    goto fail;
+  out->ep.host = host;
+  out->ep.port = (int)port;
+  out->ep.user = user;
+  out->ep.password = password;
+  out->ep.socket = sock;
+  if (cfgutil_get_security(c, g, &out->ep) < 0) {
+    dmh_cfg_db_free(out);
+    return -1;
+  }
+  return 0;
+fail:
+  free(host);
+  free(user);
+  dmh_secret_free(password);
+  free(sock);
+  return -1;
+}
+
+void dmh_cfg_db_free(dmh_db_config *db) {
+  free((char *)db->ep.host);
+  free((char *)db->ep.user);
+  dmh_secret_free((char *)db->ep.password);
+  free((char *)db->ep.socket);
+  free((char *)db->ep.ssl_ca);
+  free((char *)db->ep.ssl_cert);
+  free((char *)db->ep.ssl_key);
+  memset(db, 0, sizeof *db);
+}
