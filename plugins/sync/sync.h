@@ -12,6 +12,7 @@
  *   sync_checkpoint.c  DM's `<task>_syncer_checkpoint` table
  *   sync_ddl_apply.c   DDL: filters, routes, operators, replay after a crash
  *   sync_db.c          connections, session, errors, the source precheck
+ *   sync_tracker*.c    the schema tracker: shadow tables on the target (sync_tracker.h)
  *   sync_gtid.c        a MariaDB GTID set moved on by GTID events
  *   sync_keymap.c      the open-addressing hash map the batch uses
  */
@@ -275,6 +276,10 @@ int sync_ddl_apply(sync_unit *u, MYSQL *conn, const dm_binlog_format *fmt,
                    const dm_binlog_event *ev, const dm_binlog_query *q, const dm_position *after,
                    int n_workers, dm_error *err);
 
+/* Errors of a DDL that already ran (table exists, unknown table, duplicate column, ...): what a
+ * replayed DDL may answer after a stop between running it and moving the checkpoint past it. */
+bool sync_ddl_already_done(unsigned code);
+
 /* ---- sync_run.c ---- */
 void sync_run(sync_unit *u, dm_result *result);
 
@@ -288,6 +293,7 @@ struct sync_unit {
   char source_id[64];
   sync_charsets *charsets; /* of the target, loaded once */
   sync_schema *schema;
+  struct sync_tracker *tracker; /* table structures as of the binlog position (sync_tracker.h) */
   struct sync_source *src; /* while process reads (under lock): kill interrupts it */
   /* a DDL that the checkpoint says was being applied when the unit stopped ("file:pos") */
   char replay_ddl_at[DM_POSITION_NAME_MAX + 24];

@@ -154,7 +154,6 @@ int sync_db_precheck(sync_unit *u, MYSQL *src, dm_error *err) {
       {"log_bin", "1"},
       {"binlog_format", "ROW"},
       {"binlog_row_image", "FULL"},
-      {"binlog_row_metadata", "FULL"},
   };
   char bad[1024] = "";
   size_t at = 0;

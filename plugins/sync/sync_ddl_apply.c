@@ -36,9 +36,9 @@
 
 #include "sync.h"
 #include "sync_ddl.h"
+#include "sync_tracker.h"
 
-/* Errors of a DDL that already ran. */
-static bool sync_ddl_already_done(unsigned code) {
+bool sync_ddl_already_done(unsigned code) {
   switch (code) {
   case ER_DB_CREATE_EXISTS:       /* 1007 */
   case ER_DB_DROP_EXISTS:         /* 1008 */
@@ -362,6 +362,19 @@ static int sync_ddl_prepare(sync_ddl_run *run, sync_buf *out, uint32_t **offs, u
   return 0;
 }
 
+/* The event's statements as the schema tracker follows them: all of them, whatever the task's
+ * filters, routes or a binlog operator make of them on the target (the rows after the DDL have
+ * the source's new structure). Empty when the text does not parse or holds a second statement. */
+static void sync_ddl_parse_for_tracker(sync_ddl_run *run, sync_ddl *d) {
+  char db[SYNC_NAME_MAX], msg[64];
+  size_t dl = run->q->db.len < sizeof db - 1 ? run->q->db.len : sizeof db - 1;
+  memcpy(db, run->q->db.ptr, dl);
+  db[dl] = '\0';
+  if (sync_ddl_parse_mode(run->q->query.ptr, run->q->query.len, db, run->flags, d, msg,
+                          sizeof msg) < 0)
+    memset(d, 0, sizeof *d);
+}
+
 int sync_ddl_apply(sync_unit *u, MYSQL *conn, const dm_binlog_format *fmt,
                    const dm_binlog_event *ev, const dm_binlog_query *q, const dm_position *after,
                    int n_workers, dm_error *err) {
@@ -377,9 +390,23 @@ int sync_ddl_apply(sync_unit *u, MYSQL *conn, const dm_binlog_format *fmt,
   sync_buf text = {0};
   uint32_t *offs = NULL, n = 0;
   int rc = -1;
+  sync_ddl tracked = {0};
   if ((!have_op || op.kind == DM_BINLOG_OP_INJECT) &&
       (sync_ddl_session_prepare(&run, fmt) < 0 || sync_ddl_prepare(&run, &text, &offs, &n) < 0))
     goto failed;
+  bool readable = true;
+  if (have_op && op.kind != DM_BINLOG_OP_INJECT) { /* how the text reads, for the tracker */
+    dm_error ignored;
+    run.err = &ignored;
+    readable = sync_ddl_session_prepare(&run, fmt) == 0;
+    run.err = err;
+  }
+  if (readable)
+    sync_ddl_parse_for_tracker(&run, &tracked);
+  /* tables the DDL changes that the tracker meets for the first time: from the target as it is
+   * before the DDL runs there */
+  if (sync_tracker_ddl_before(u->tracker, conn, &tracked, err) < 0)
+    goto out;
   if (sync_cp_mark_ddl(u, conn, at, err) < 0)
     goto out;
   if (have_op) {
@@ -414,6 +441,13 @@ int sync_ddl_apply(sync_unit *u, MYSQL *conn, const dm_binlog_format *fmt,
         break; /* skip / replace stand for the whole event */
     }
   }
+  if (tracked.n) {
+    /* the shadows follow, on the DDL connection under the event's session, before the
+     * checkpoint moves past the event (a restart in between replays both) */
+    if (!sync_ddl_conn(&run) || sync_ddl_session(&run, true) < 0)
+      goto failed;
+    sync_tracker_ddl_after(u->tracker, run.conn, &tracked, at, run.replay);
+  }
   if (sync_cp_reset(u, conn, after, 0, n_workers, err) < 0)
     goto out;
   if (have_op)
@@ -438,6 +472,7 @@ failed:
     dm_strlcpy(err->workaround, w, sizeof err->workaround);
   }
 out:
+  sync_ddl_free(&tracked);
   sync_db_close(u, run.conn);
   free(offs);
   sync_buf_free(&text);

@@ -22,6 +22,7 @@
 
 #include "sync.h"
 #include "sync_maps.h"
+#include "sync_tracker.h"
 
 typedef struct sync_run_state {
   sync_unit *u;
@@ -344,6 +345,13 @@ static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *er
     dm_binlog_table_map *tm;
     if (dm_binlog_table_map_decode(fmt, ev, &tm, err) < 0)
       return -1;
+    /* names (and what else the map lacks) from the schema tracker, or checked against it */
+    char at[DM_POSITION_NAME_MAX + 24];
+    snprintf(at, sizeof at, "%s:%" PRIu64, ev->file, ev->offset);
+    if (sync_tracker_table_map(u->tracker, r->tc, tm, at, err) < 0) {
+      dm_binlog_table_map_free(tm);
+      return -1;
+    }
     if (sync_map_put(r, tm) < 0) {
       sync_nomem(u, err);
       return -1;
@@ -441,6 +449,8 @@ static int sync_start_position(sync_run_state *r, sync_cp_state *st, dm_error *e
     }
     u->host->logf(u->ctx, DM_LOG_INFO, "sync: first start, from %s %s:%" PRIu64 " (GTID %s)", from,
                   p.name, p.pos, p.gtid[0] ? p.gtid : "-");
+    if (sync_tracker_first_start(u->tracker, r->tc, err) < 0)
+      return -1;
     if (sync_cp_reset(u, r->tc, &p, 0, u->cfg.workers, err) < 0)
       return -1;
     st->min = st->max = p;
@@ -494,6 +504,10 @@ void sync_run(sync_unit *u, dm_result *result) {
     goto out;
   if (!u->charsets && sync_charsets_load(r.tc, &u->charsets, &e) < 0)
     goto out;
+  if (sync_tracker_new(u, &u->tracker) < 0) {
+    sync_nomem(u, &e);
+    goto out;
+  }
   if (sync_cp_prepare(u, r.tc, &e) < 0 || sync_cp_load(u, r.tc, &st, &e) < 0 ||
       sync_start_position(&r, &st, &e) < 0)
     goto out;
@@ -565,6 +579,8 @@ out:
   sync_db_close(u, r.tc);
   sync_db_close(u, r.sc);
   sync_maps_free(&r.maps);
+  sync_tracker_free(u->tracker);
+  u->tracker = NULL;
   free(r.before);
   free(r.after);
   free(r.plain);

@@ -13,6 +13,11 @@
 typedef struct rows_owned {
   uint8_t *body;         /* copy of the table map event's body */
   dm_binlog_str *values; /* ENUM/SET values of all columns */
+  /* dm_binlog_table_map_fill: the names and values it copied, and whether the names are its */
+  char *filled;
+  dm_binlog_str *filled_values;
+  size_t n_filled_values;
+  bool names_filled;
 } rows_owned;
 
 /* ---- table map ---- */
@@ -292,10 +297,124 @@ void dm_binlog_table_map_free(dm_binlog_table_map *tm) {
   if (o) {
     free(o->body);
     free(o->values);
+    free(o->filled);
+    free(o->filled_values);
     free(o);
   }
   free(tm->columns);
   free(tm);
+}
+
+/* ---- what a schema tracker knows ---- */
+
+static bool rows_is_text_like(uint8_t t) {
+  switch (t) {
+  case DM_COL_VARCHAR:
+  case DM_COL_STRING:
+  case DM_COL_VAR_STRING:
+  case DM_COL_BLOB:
+  case DM_COL_TINY_BLOB:
+  case DM_COL_MEDIUM_BLOB:
+  case DM_COL_LONG_BLOB:
+  case DM_COL_ENUM:
+  case DM_COL_SET:
+    return true;
+  default:
+    return false;
+  }
+}
+
+static bool rows_same_name(const dm_binlog_str *a, const char *b) {
+  size_t n = strlen(b);
+  if (a->len != n)
+    return false;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char x = (unsigned char)a->ptr[i], y = (unsigned char)b[i];
+    if (x != y && !(x < 0x80 && y < 0x80 && (x | 0x20) == (y | 0x20) && (x | 0x20) >= 'a' &&
+                    (x | 0x20) <= 'z'))
+      return false;
+  }
+  return true;
+}
+
+int dm_binlog_table_map_fill(dm_binlog_table_map *tm, const dm_binlog_column_def *defs, uint32_t n,
+                             uint32_t *mismatch, dm_error *err) {
+  rows_owned *o = tm->owned_;
+  if (n != tm->column_count) {
+    dm_error_set(err, DM_ERR_BINLOG_UNSUPPORTED, NULL,
+                 "table map of `%s`.`%s`: %" PRIu32 " columns, the structure given for it has %" PRIu32,
+                 tm->db.ptr, tm->table.ptr, tm->column_count, n);
+    return -1;
+  }
+  bool own_names = tm->has_column_names && !(o && o->names_filled);
+  if (own_names)
+    for (uint32_t i = 0; i < n; i++)
+      if (defs[i].name && !rows_same_name(&tm->columns[i].name, defs[i].name)) {
+        *mismatch = i;
+        return 1;
+      }
+  size_t bytes = 0, n_values = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    bytes += (defs[i].name ? strlen(defs[i].name) : 0) + 1;
+    for (uint32_t k = 0; k < defs[i].n_values; k++)
+      bytes += strlen(defs[i].values[k]) + 1;
+    n_values += defs[i].n_values;
+  }
+  char *text = malloc(bytes ? bytes : 1);
+  dm_binlog_str *vals = calloc(n_values ? n_values : 1, sizeof *vals);
+  if (!o || !text || !vals) {
+    free(text);
+    free(vals);
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "no memory for the structure of `%s`.`%s`",
+                 tm->db.ptr, tm->table.ptr);
+    return -1;
+  }
+  /* the primary key comes with the names (FULL); a map without names has none of its own
+   * unless an earlier fill gave it */
+  bool set_pk = !own_names;
+  size_t at = 0, vi = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    dm_binlog_column *c = &tm->columns[i];
+    const dm_binlog_column_def *d = &defs[i];
+    if (!own_names) {
+      size_t l = d->name ? strlen(d->name) : 0;
+      memcpy(text + at, d->name ? d->name : "", l + 1);
+      c->name.ptr = text + at;
+      c->name.len = (uint32_t)l;
+      at += l + 1;
+    }
+    if (set_pk)
+      c->in_primary_key = d->in_primary_key;
+    if (!c->has_signedness)
+      c->is_unsigned = d->is_unsigned;
+    if (rows_is_text_like(c->real_type) && (c->collation == 0 || o->names_filled))
+      c->collation = d->collation;
+    bool values_filled = o->filled_values && c->values >= o->filled_values &&
+                         c->values < o->filled_values + o->n_filled_values;
+    if ((c->real_type == DM_COL_ENUM || c->real_type == DM_COL_SET) &&
+        (c->n_values == 0 || values_filled)) {
+      c->values = vals + vi;
+      c->n_values = d->n_values;
+      for (uint32_t k = 0; k < d->n_values; k++) {
+        size_t l = strlen(d->values[k]);
+        memcpy(text + at, d->values[k], l + 1);
+        vals[vi].ptr = text + at;
+        vals[vi].len = (uint32_t)l;
+        vi++;
+        at += l + 1;
+      }
+    }
+  }
+  free(o->filled);
+  free(o->filled_values);
+  o->filled = text;
+  o->filled_values = vals;
+  o->n_filled_values = vi;
+  if (!own_names) {
+    o->names_filled = true;
+    tm->has_column_names = true;
+  }
+  return 0;
 }
 
 static int rows_table_id(const dm_binlog_format *fmt, const dm_binlog_event *ev, bl_cur *c,

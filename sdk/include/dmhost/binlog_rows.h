@@ -114,6 +114,34 @@ void dm_binlog_table_map_free(dm_binlog_table_map *tm);
 int dm_binlog_event_table_id(const dm_binlog_format *fmt, const dm_binlog_event *ev,
                              uint64_t *table_id, dm_error *err);
 
+/*
+ * What a schema tracker knows of a column that a table map may lack: binlog_row_metadata = NO_LOG
+ * (MariaDB's and MySQL 5.7's default) writes no names, signedness, charsets or ENUM/SET values;
+ * MINIMAL (MySQL 8's default) writes signedness and charsets but no names. The sync unit keeps
+ * each table's structure as of its binlog position (docs/sync.md, "The schema tracker") and fills
+ * them in with dm_binlog_table_map_fill before it decodes a row.
+ */
+typedef struct dm_binlog_column_def {
+  const char *name;
+  bool is_unsigned;          /* numeric columns */
+  uint32_t collation;        /* string, ENUM and SET columns: collation id (63 binary) */
+  uint32_t n_values;         /* ENUM/SET: number of permitted values */
+  const char *const *values; /* ENUM/SET: the permitted values, NUL-terminated */
+  bool in_primary_key;
+} dm_binlog_column_def;
+
+/*
+ * Fills what `tm` lacks from `defs` (n = column_count, in table order): names when the map has
+ * none, signedness when it has none, the collation of a string, ENUM or SET column it gives none
+ * for, ENUM/SET values, the primary key when no column is marked. What the map carries itself is
+ * kept: when it has names and one differs from its def (compared without regard to case), nothing
+ * is changed and 1 is returned with *mismatch = that column's index. Returns 0 when filled; -1
+ * with err (DM_ERR_BINLOG_UNSUPPORTED when n is not the map's column count, DM_ERR_NO_MEMORY). The
+ * copies belong to tm (freed by dm_binlog_table_map_free); a second fill replaces the first.
+ */
+int dm_binlog_table_map_fill(dm_binlog_table_map *tm, const dm_binlog_column_def *defs, uint32_t n,
+                             uint32_t *mismatch, dm_error *err);
+
 /* ---- values ---- */
 
 typedef enum dm_binlog_value_kind {

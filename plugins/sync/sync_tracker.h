@@ -1,0 +1,54 @@
+/*
+ * The schema tracker (docs/sync.md, "The schema tracker"): the structure of every table the sync
+ * meets, as of its binlog position, so that rows decode without the binlog's column names
+ * (binlog_row_metadata = NO_LOG or MINIMAL, the servers' defaults).
+ *
+ * The structures live on the target as empty **shadow tables**: source schema `db` is shadowed by
+ * schema `_dmt_<task+source hash>_<db hash>` (created with db's character set), table `db`.`t` by
+ * the shadow schema's `t`. The target's own parser applies every DDL of the binlog to them (its
+ * names rewritten by the DDL reader, sync_ddl.c), so no second SQL parser reads ALTER TABLE, and
+ * information_schema tells the result. They are seeded from the dump's schema files at the
+ * sync's first start (modes all and load&sync), else from the routed table on the target when a
+ * table is first needed. Being tables of the target, they persist with the checkpoint: a DDL runs
+ * on the shadows after the target and before the checkpoint moves past it, inside the window the
+ * checkpoint's DDL mark covers (sync_ddl_apply.c), so a restart replays both alike.
+ */
+#ifndef DMHOST_SYNC_TRACKER_H
+#define DMHOST_SYNC_TRACKER_H
+
+#include <mysql.h>
+#include <stdbool.h>
+
+#include <dmhost/binlog_rows.h>
+
+#include "sync_ddl.h"
+
+typedef struct sync_unit sync_unit;
+typedef struct sync_tracker sync_tracker;
+
+int sync_tracker_new(sync_unit *u, sync_tracker **out);
+void sync_tracker_free(sync_tracker *tr);
+
+/* The sync's first start (no checkpoint): drops the task's shadows of an earlier run, then
+ * seeds from the dump's schema files when the task mode loaded a dump and its folder is there. */
+int sync_tracker_first_start(sync_tracker *tr, MYSQL *c, dm_error *err);
+
+/* Before the rows of a table map are decoded (tables the task replicates): a map without column
+ * names gets them (and signedness, charsets, ENUM/SET values, primary key) from the tracker,
+ * seeding the table from the target if the tracker does not know it; a map with names is checked
+ * against the tracker's structure when it has one. `at` names the event ("file:pos"). 0, or -1
+ * with DM_ERR_SYNC_SCHEMA (the tracker and the binlog disagree) or DM_ERR_SYNC_NO_SCHEMA. */
+int sync_tracker_table_map(sync_tracker *tr, MYSQL *c, dm_binlog_table_map *tm, const char *at,
+                           dm_error *err);
+
+/* A DDL event, before the target runs it: the tables its statements alter, rename or copy
+ * (LIKE) that the tracker does not know yet are seeded from the target as it is before them. */
+int sync_tracker_ddl_before(sync_tracker *tr, MYSQL *c, const sync_ddl *d, dm_error *err);
+/* After the target ran it: every statement applied to the shadows on `conn` (the DDL
+ * connection, under the event's session). A statement the shadow refuses leaves its tables
+ * untracked (a warning; they are seeded from the target again when next needed); with `replay`
+ * (the checkpoint says this DDL was being applied), "already done" answers count as done. */
+void sync_tracker_ddl_after(sync_tracker *tr, MYSQL *conn, const sync_ddl *d, const char *at,
+                            bool replay);
+
+#endif /* DMHOST_SYNC_TRACKER_H */
