@@ -294,7 +294,8 @@ struct sync_unit {
   sync_charsets *charsets; /* of the target, loaded once */
   sync_schema *schema;
   struct sync_tracker *tracker; /* table structures as of the binlog position (sync_tracker.h) */
-  struct sync_source *src; /* while process reads (under lock): kill interrupts it */
+  bool source_full_metadata;    /* binlog_row_metadata = FULL on the source at the start */
+  struct sync_source *src;      /* while process reads (under lock): kill interrupts it */
   /* a DDL that the checkpoint says was being applied when the unit stopped ("file:pos") */
   char replay_ddl_at[DM_POSITION_NAME_MAX + 24];
 

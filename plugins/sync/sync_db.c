@@ -173,6 +173,20 @@ int sync_db_precheck(sync_unit *u, MYSQL *src, dm_error *err) {
                         "sync: the source %s:%d cannot be replicated: %s", ep->host, ep->port, bad);
     return -1;
   }
+  /* Not required (the schema tracker decodes rows without it), but it decides where the tracker
+   * may learn a table it has not met: with FULL metadata the binlog names the columns, and a
+   * target table that is a superset of the source's (DM allows it) must not be taken for the
+   * source's structure. MySQL 5.7 has no such variable: as NO_LOG. */
+  char meta[32] = "";
+  if (mysql_query(src, "SELECT @@GLOBAL.binlog_row_metadata") == 0) {
+    MYSQL_RES *mr = mysql_store_result(src);
+    MYSQL_ROW m = mr ? mysql_fetch_row(mr) : NULL;
+    if (m && m[0])
+      dm_strlcpy(meta, m[0], sizeof meta);
+    if (mr)
+      mysql_free_result(mr);
+  }
+  u->source_full_metadata = strcasecmp(meta, "FULL") == 0;
   /* privileges: REPLICATION SLAVE (binlog stream), REPLICATION CLIENT / BINLOG MONITOR (master
    * status), SELECT; ALL PRIVILEGES has them all */
   if (mysql_query(src, "SHOW GRANTS") != 0) {

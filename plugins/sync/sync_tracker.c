@@ -193,7 +193,7 @@ int trk_load(sync_tracker *tr, MYSQL *c, trk_table *t, dm_error *err) {
     at += strlen(dtype) + 1;
     d->is_unsigned = strstr(ctype, " unsigned") != NULL;
     /* binary strings (BINARY, VARBINARY, BLOB) have no collation: the binlog's 63 */
-    d->collation = row[3] ? (uint32_t)strtoul(row[3], NULL, 10)
+    d->collation = row[3]   ? (uint32_t)strtoul(row[3], NULL, 10)
                    : row[5] ? 0
                             : DM_BINLOG_COLLATION_BINARY;
     d->in_primary_key = row[4] && strcmp(row[4], "PRI") == 0;
@@ -248,10 +248,9 @@ static bool trk_type_ok(const char *dtype, uint8_t rt) {
       {"set", {DM_COL_SET}},
       {"bit", {DM_COL_BIT}},
   };
-  static const char *const blobs[] = {"tinytext", "text",     "mediumtext", "longtext",
-                                      "tinyblob", "blob",     "mediumblob", "longblob",
-                                      "json",     "geometry", "point",      "linestring",
-                                      "polygon",  "multipoint"};
+  static const char *const blobs[] = {
+      "tinytext", "text", "mediumtext", "longtext", "tinyblob",   "blob",    "mediumblob",
+      "longblob", "json", "geometry",   "point",    "linestring", "polygon", "multipoint"};
   for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
     if (strcmp(dtype, map[i].name) == 0) {
       for (int k = 0; k < 4 && map[i].types[k]; k++)
@@ -352,16 +351,16 @@ int sync_tracker_table_map(sync_tracker *tr, MYSQL *c, dm_binlog_table_map *tm, 
   }
   for (uint32_t i = 0; i < t->n; i++)
     if (!trk_type_ok(t->dtype[i], tm->columns[i].real_type)) {
-      snprintf(what, sizeof what, "column %" PRIu32 " (`%s`) is %s in the binlog, %s in the tracker",
-               i + 1, t->defs[i].name, trk_type_name(tm->columns[i].real_type), t->dtype[i]);
+      snprintf(what, sizeof what,
+               "column %" PRIu32 " (`%s`) is %s in the binlog, %s in the tracker", i + 1,
+               t->defs[i].name, trk_type_name(tm->columns[i].real_type), t->dtype[i]);
       return trk_mismatch(tr, tm, t, at, what, err);
     }
   uint32_t bad = 0;
   int rc = dm_binlog_table_map_fill(tm, t->defs, t->n, &bad, err);
   if (rc == 1) {
     snprintf(what, sizeof what, "column %" PRIu32 " is `%.*s` in the binlog, `%s` in the tracker",
-             bad + 1, (int)tm->columns[bad].name.len, tm->columns[bad].name.ptr,
-             t->defs[bad].name);
+             bad + 1, (int)tm->columns[bad].name.len, tm->columns[bad].name.ptr, t->defs[bad].name);
     return trk_mismatch(tr, tm, t, at, what, err);
   }
   return rc;

@@ -24,7 +24,8 @@
 #define TRK_SCHEMA_FILE_MAX (16u << 20) /* a schema file bigger than this is not read */
 
 void trk_shadow_schema(const sync_tracker *tr, const char *db, char *out, size_t len) {
-  snprintf(out, len, "%s%012" PRIx64, tr->prefix, sync_hash(db, strlen(db)) & (uint64_t)0xffffffffffff);
+  snprintf(out, len, "%s%012" PRIx64, tr->prefix,
+           sync_hash(db, strlen(db)) & (uint64_t)0xffffffffffff);
 }
 
 /* The rewrite's route: every name to its shadow (tables keep their names). */
@@ -121,8 +122,8 @@ int trk_seed_from_target(sync_tracker *tr, MYSQL *c, const char *db, const char 
   if (e == ER_NO_SUCH_TABLE || e == ER_BAD_DB_ERROR)
     return 0; /* not on the target: nothing to seed from */
   if (e)
-    return trk_failed(tr, c, "sync: the schema tracker cannot copy a table's structure on the target",
-                      err);
+    return trk_failed(
+        tr, c, "sync: the schema tracker cannot copy a table's structure on the target", err);
   u->host->logf(u->ctx, DM_LOG_INFO,
                 "sync: schema tracker: `%s`.`%s` seeded from the target's `%s`.`%s`", db, table,
                 tdb, tt);
@@ -209,9 +210,9 @@ static int trk_seed_dump(sync_tracker *tr, MYSQL *c, const char *dir, dm_error *
         continue;
       size_t len = 0;
       char *text = trk_read_file(dirfd, name, &len);
-      bool ok = text && trk_seed_statement(tr, c, db, text, len,
-                                           pass == 0 ? SYNC_DDL_CREATE_DATABASE
-                                                     : SYNC_DDL_CREATE_TABLE);
+      bool ok =
+          text && trk_seed_statement(tr, c, db, text, len,
+                                     pass == 0 ? SYNC_DDL_CREATE_DATABASE : SYNC_DDL_CREATE_TABLE);
       free(text);
       if (pass == 1) {
         tables += ok;
@@ -295,7 +296,9 @@ static int trk_ensure(sync_tracker *tr, MYSQL *c, const char *db, const char *ta
     return sync_nomem(tr->u, err);
   if (t->state == TRK_UNKNOWN && trk_load(tr, c, t, err) < 0)
     return -1;
-  if (t->state != TRK_NONE)
+  /* with FULL metadata the binlog names the columns: the target's table (maybe a superset of
+   * the source's) is not taken for the source's structure */
+  if (t->state != TRK_NONE || tr->u->source_full_metadata)
     return 0;
   if (trk_seed_from_target(tr, c, db, table, err) < 0)
     return -1;
@@ -371,8 +374,8 @@ void sync_tracker_ddl_after(sync_tracker *tr, MYSQL *conn, const sync_ddl *d, co
       goto refused;
     }
     unsigned code = trk_run(conn, q.p, q.len);
-    u->host->logf(u->ctx, DM_LOG_DEBUG, "sync: schema tracker: the DDL at %s on `%s`.`%s`: %s",
-                  at, s->subject.schema, s->subject.table, code ? mysql_error(conn) : "applied");
+    u->host->logf(u->ctx, DM_LOG_DEBUG, "sync: schema tracker: the DDL at %s on `%s`.`%s`: %s", at,
+                  s->subject.schema, s->subject.table, code ? mysql_error(conn) : "applied");
     sync_buf_free(&q);
     if (code == 0 || (replay && sync_ddl_already_done(code)) ||
         (s->kind == SYNC_DDL_ALTER_DATABASE && code == ER_BAD_DB_ERROR)) {

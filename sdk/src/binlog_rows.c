@@ -342,7 +342,8 @@ int dm_binlog_table_map_fill(dm_binlog_table_map *tm, const dm_binlog_column_def
   rows_owned *o = tm->owned_;
   if (n != tm->column_count) {
     dm_error_set(err, DM_ERR_BINLOG_UNSUPPORTED, NULL,
-                 "table map of `%s`.`%s`: %" PRIu32 " columns, the structure given for it has %" PRIu32,
+                 "table map of `%s`.`%s`: %" PRIu32
+                 " columns, the structure given for it has %" PRIu32,
                  tm->db.ptr, tm->table.ptr, tm->column_count, n);
     return -1;
   }

@@ -24,15 +24,16 @@ src() { mariadb --no-defaults --protocol=tcp -h"$DMH_SOURCE_HOST" -P"$DMH_SOURCE
 tgt() { mariadb --no-defaults --protocol=tcp -h"$DMH_TARGET_HOST" -P"$DMH_TARGET_PORT" -u"$DMH_TARGET_USER" "$@"; }
 log() { echo "tracker ($meta_mode): [$((SECONDS - t0))s] $*"; }
 pid="" wl_pid="" cur_log=""
-old_meta=$(src -N -B -e "SELECT @@global.binlog_row_metadata")
 cleanup() {
   touch "$work/stop"
   [ -n "$wl_pid" ] && wait "$wl_pid" 2>/dev/null
   [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  src -e "SET GLOBAL binlog_row_metadata = $old_meta" || true
+  # the pair's setting (scripts/mariadb.sh), whatever an interrupted run left behind
+  src -e "SET GLOBAL binlog_row_metadata = FULL" || true
   if [ "${KEEP:-}" ]; then echo "work folder kept: $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
+trap 'exit 1' INT TERM
 fail() {
   echo "tracker ($meta_mode): FAILED: $*" >&2
   [ -n "$cur_log" ] && [ -f "$cur_log" ] && { echo "--- end of $cur_log:" >&2; tail -n 25 "$cur_log" >&2; }

@@ -1,0 +1,175 @@
+/*
+ * Issue 12, the schema tracker (docs/sync.md), against the real pair; tests/crash/tracker.sh has
+ * mode all with DDL and kill -9. Here:
+ *   - mode incremental from a NO_LOG source: the tracker learns the table from the target (shadow
+ *     table made with CREATE TABLE ... LIKE), follows an ALTER, and the rows (unsigned values
+ *     above the signed range, ENUM by name, latin1 text) arrive equal;
+ *   - NO_LOG and a table neither the tracker nor the target has: DM_ERR_SYNC_NO_SCHEMA;
+ *   - FULL metadata, a shadow table that no longer matches the source: DM_ERR_SYNC_SCHEMA naming
+ *     the column as the binlog and as the tracker have it.
+ * It sets binlog_row_metadata, a global of the shared source (RUN_SERIAL), restored after.
+ */
+#include <CUnit/Basic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cunit_run.h"
+#include "dmhost/error.h"
+#include "sync_test_util.h"
+#include "testdb.h"
+
+static MYSQL *src, *dst;
+
+static int suite_init(void) {
+  return ts_suite_open(&src, &dst);
+}
+
+static int suite_clean(void) {
+  lt_exec(src, "SET GLOBAL binlog_row_metadata = FULL");
+  lt_exec(src, "DROP DATABASE IF EXISTS ts_trk");
+  lt_exec(dst, "DROP DATABASE IF EXISTS ts_trk");
+  ts_suite_close(&src, &dst);
+  return 0;
+}
+
+/* The shadow schemas on the target holding `table` (information_schema). */
+static long long shadows_of(const char *table) {
+  return lt_count(dst,
+                  "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA LIKE "
+                  "'\\_dmt\\_%%' AND TABLE_NAME = '%s'",
+                  table);
+}
+
+/* Waits until the subtask leaves Running (an error) or timeout; its first error's code. */
+static int wait_error(dmh_subtask *st, char *msg, size_t len, int timeout_ms) {
+  for (double end = lt_now() + timeout_ms / 1000.0;
+       lt_now() < end && dmh_subtask_stage(st) == DMH_STAGE_RUNNING; lt_sleep_ms(50))
+    ;
+  return lt_first_error(st, msg, len, NULL, 0, NULL);
+}
+
+static void fresh(void) {
+  lt_exec(src, "DROP DATABASE IF EXISTS ts_trk");
+  lt_exec(dst, "DROP DATABASE IF EXISTS ts_trk");
+  CU_ASSERT_FATAL(lt_exec(src, "CREATE DATABASE ts_trk CHARACTER SET latin1") == 0);
+  CU_ASSERT_FATAL(lt_exec(dst, "CREATE DATABASE ts_trk CHARACTER SET latin1") == 0);
+}
+
+/* The source at NO_LOG, a task in mode incremental from here on ts_trk, started. */
+static dmh_subtask *start_no_log(lt_env *e) {
+  CU_ASSERT_FATAL(lt_exec(src, "SET GLOBAL binlog_row_metadata = NO_LOG") == 0);
+  CU_ASSERT_FATAL(lt_init(e) == 0);
+  CU_ASSERT_FATAL(ts_config(e, "ts_trk", "ts_trk", NULL, NULL) == 0);
+  dmh_subtask *st = ts_start(e);
+  CU_ASSERT_FATAL(st != NULL);
+  return st;
+}
+
+static void stop_no_log(lt_env *e, dmh_subtask *st) {
+  ts_stop(st);
+  lt_teardown(e);
+  lt_exec(src, "SET GLOBAL binlog_row_metadata = FULL");
+}
+
+static const char T_DDL[] =
+    "CREATE TABLE ts_trk.t (id INT UNSIGNED NOT NULL PRIMARY KEY, big BIGINT UNSIGNED, "
+    "e ENUM('red','it''s','blue'), l VARCHAR(20), m VARCHAR(20) CHARACTER SET utf8mb4)";
+
+static void test_incremental_no_log(void) {
+  fresh();
+  CU_ASSERT_FATAL(lt_exec(src, T_DDL) == 0);
+  CU_ASSERT_FATAL(lt_exec(dst, T_DDL) == 0);
+  lt_env e;
+  dmh_subtask *st = start_no_log(&e);
+  CU_ASSERT(lt_exec(src, "INSERT INTO ts_trk.t VALUES (4294967295, 18446744073709551615, "
+                         "'it''s', CONCAT('caf', CHAR(233)), 'naïve ✓'), (1, 9223372036854775808, "
+                         "'blue', NULL, '')") == 0);
+  CU_ASSERT(lt_exec(src, "UPDATE ts_trk.t SET e = 'red', big = big - 1 WHERE id = 4294967295") ==
+            0);
+  CU_ASSERT(lt_exec(src, "ALTER TABLE ts_trk.t ADD COLUMN u SMALLINT UNSIGNED DEFAULT 65535 "
+                         "AFTER id, DROP COLUMN l") == 0);
+  CU_ASSERT(lt_exec(src, "INSERT INTO ts_trk.t (id, u, big, e, m) VALUES (7, 65000, 1, 'it''s', "
+                         "'✓')") == 0);
+  CU_ASSERT(lt_exec(src, "DELETE FROM ts_trk.t WHERE id = 1") == 0);
+  bool caught = ts_catch_up("ts_trk", 30000);
+  char msg[1024] = "";
+  int code = lt_first_error(st, msg, sizeof msg, NULL, 0, NULL);
+  if (code)
+    fprintf(stderr, "error %d: %s\n", code, msg);
+  CU_ASSERT_EQUAL(code, 0);
+  CU_ASSERT(caught);
+  /* the tracker learnt the table from the target: its shadow is there, with the ALTER done */
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM information_schema.COLUMNS c JOIN "
+                                "information_schema.COLUMNS d USING (TABLE_SCHEMA, TABLE_NAME) "
+                                "WHERE c.TABLE_SCHEMA LIKE '\\_dmt\\_%%' AND c.TABLE_NAME = 't' "
+                                "AND c.COLUMN_NAME = 'big' AND d.COLUMN_NAME = 'u'"),
+                  1);
+  CU_ASSERT(ts_equal("ts_trk", "ts_trk"));
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM ts_trk.t WHERE id = 4294967295 AND big = "
+                                "18446744073709551614 AND e = 'red'"),
+                  1);
+  stop_no_log(&e, st);
+}
+
+static void test_no_schema(void) {
+  fresh();
+  CU_ASSERT_FATAL(lt_exec(src, "CREATE TABLE ts_trk.nowhere (id INT PRIMARY KEY, v INT)") == 0);
+  lt_env e;
+  dmh_subtask *st = start_no_log(&e);
+  CU_ASSERT(lt_exec(src, "INSERT INTO ts_trk.nowhere VALUES (1, 2)") == 0);
+  char msg[1024] = "";
+  CU_ASSERT_EQUAL(wait_error(st, msg, sizeof msg, 30000), DM_ERR_SYNC_NO_SCHEMA);
+  CU_ASSERT(lt_has(msg, "`ts_trk`.`nowhere`"));
+  CU_ASSERT(lt_has(msg, "binlog_row_metadata"));
+  stop_no_log(&e, st);
+}
+
+static void test_full_mismatch(void) {
+  fresh();
+  CU_ASSERT_FATAL(lt_exec(src, "SET GLOBAL binlog_row_metadata = FULL") == 0);
+  CU_ASSERT_FATAL(lt_exec(src, "CREATE TABLE ts_trk.w (id INT PRIMARY KEY, b INT)") == 0);
+  lt_exec(dst, "DROP DATABASE ts_trk");
+  lt_drop_checkpoint(dst, "ts_trk");
+  lt_exec(dst, "DROP TABLE IF EXISTS dm_meta.`ts_trk_syncer_checkpoint`");
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  lt_task t = {.name = "ts_trk",
+               .mode = "all",
+               .instance = "block-allow-list = \"only\";",
+               .extra = "block-allow-list = { only = { do-dbs = [\"ts_trk\"]; }; };\n",
+               .sync = TS_SYNC};
+  CU_ASSERT_FATAL(lt_config(&e, &t) == 0);
+  dmh_subtask *st = lt_subtask(&e);
+  dm_error err;
+  CU_ASSERT_FATAL(st && dmh_subtask_start(st, &err) == 0);
+  /* the dump seeds the tracker: wait for the shadow of w */
+  for (double end = lt_now() + 60; lt_now() < end && shadows_of("w") == 0; lt_sleep_ms(50))
+    ;
+  CU_ASSERT_FATAL(shadows_of("w") == 1);
+  CU_ASSERT_FATAL(ts_catch_up("ts_trk", 30000));
+  /* a tracker that drifted from the source: its shadow's b is now c */
+  char shadow[128] = "";
+  CU_ASSERT_FATAL(testdb_query_value(dst, shadow, sizeof shadow,
+                                     "SELECT TABLE_SCHEMA FROM information_schema.TABLES WHERE "
+                                     "TABLE_SCHEMA LIKE '\\_dmt\\_%%' AND TABLE_NAME = 'w'") == 0);
+  CU_ASSERT_FATAL(lt_exec(dst, "ALTER TABLE `%s`.w CHANGE b c INT", shadow) == 0);
+  CU_ASSERT(lt_exec(src, "INSERT INTO ts_trk.w VALUES (1, 2)") == 0);
+  char msg[1024] = "";
+  CU_ASSERT_EQUAL(wait_error(st, msg, sizeof msg, 30000), DM_ERR_SYNC_SCHEMA);
+  CU_ASSERT(lt_has(msg, "`b` in the binlog"));
+  CU_ASSERT(lt_has(msg, "`c` in the tracker"));
+  CU_ASSERT(lt_has(msg, shadow));
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM ts_trk.w"), 0); /* nothing applied */
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
+int main(void) {
+  static const dmh_cunit_test tests[] = {
+      {"mode incremental, NO_LOG: learnt from the target, ALTER followed", test_incremental_no_log},
+      {"NO_LOG, a table known nowhere: DM_ERR_SYNC_NO_SCHEMA", test_no_schema},
+      {"FULL metadata against a drifted tracker: DM_ERR_SYNC_SCHEMA", test_full_mismatch},
+  };
+  return dmh_cunit_run("sync_tracker", suite_init, suite_clean, tests,
+                       sizeof tests / sizeof tests[0]);
+}
