@@ -226,11 +226,10 @@ typedef enum dm_error_level {
     "target table (an extra column of the target needs a DEFAULT or to be nullable), or route "    \
     "the table elsewhere, then resume the task.")                                                  \
   X(DM_ERR_SYNC_SCHEMA, 36012, DM_CLASS_SYNC_UNIT, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,            \
-    "The schema tracker's structure of the table (its shadow table in the target, named in the "   \
-    "message) differs from the binlog's: it was seeded from a target table that differs from the " \
-    "source's, or a DDL was missed. Make the shadow table match the source's table at that "       \
-    "position (DROP it and CREATE it as the source had it), or set binlog_row_metadata=FULL on "   \
-    "the source and drop the shadow, then resume the task.")                                       \
+    "The schema tracker's shadow table (named in the message) differs from the source's table: "   \
+    "it was learnt from a target table that differs, or a DDL was missed. Make the shadow match "  \
+    "the source's table at that position, or set binlog_row_metadata=FULL on the source and drop " \
+    "the shadow, then resume the task.")                                                           \
   X(DM_ERR_SYNC_NO_SCHEMA, 36013, DM_CLASS_SYNC_UNIT, DM_SCOPE_DOWNSTREAM, DM_LEVEL_HIGH, 0,       \
     "The binlog names no columns (binlog_row_metadata is not FULL) and the table is on neither "   \
     "the target nor in the schema tracker: create it on the target as the source had it at that "  \
