@@ -10,7 +10,8 @@
 # Env: TXNS (260000: >1 M row changes), TABLES (8), ROWS (100000 per table), RUNS (1, median of),
 # WORKERS ("1 8"), REPLICA_THREADS ("0 4"), GEN_STREAMS (2), LAG_SECONDS (60), LAG_RATE (2000 txn/s),
 # LAG_ROWS (ROWS), SYNC_TIMEOUT (1800 s), SYNC_EXTRA (more lines for the task's sync section),
-# BUFFER_POOL (2G), SKIP_GEN=1 (reuse the last generated range), SKIP_OURS=1, SKIP_REPLICA=1,
+# METADATA (FULL: the source's binlog_row_metadata while the range is written; NO_LOG or MINIMAL make
+# our sync decode through its schema tracker, see bench/sync/tracker.sh), BUFFER_POOL (2G), SKIP_GEN=1 (reuse the last generated range), SKIP_OURS=1, SKIP_REPLICA=1,
 # SKIP_LAG=1, KEEP=1 (keep the run folders and leave the server pair running).
 # Servers: a pair of scripts/mariadb.sh of its own, DMH_DB_DIR=/tmp/dmh-bench-sync-db, ports
 # 14406/14407 (BENCH_DB_DIR, BENCH_SOURCE_PORT, BENCH_TARGET_PORT override).
@@ -29,6 +30,7 @@ lag_seconds=${LAG_SECONDS:-60}
 lag_rate=${LAG_RATE:-2000}
 lag_rows=${LAG_ROWS:-$rows}
 sync_timeout=${SYNC_TIMEOUT:-1800}
+metadata=${METADATA:-FULL}
 work=${BENCH_DIR:-/tmp/dmh-sync-bench}
 db=bench_sync    # the timed workload
 ldb=bench_lag    # the steady-load workload (its own tables, so the range P0..P1 never changes)
@@ -188,6 +190,7 @@ if [ -z "${SKIP_GEN:-}" ] || [ ! -s "$state" ] || [ ! -s "$work/p0.sql" ]; then
   { echo "SET sql_log_bin = 0; DROP DATABASE IF EXISTS $db; CREATE DATABASE $db;"
     sbtest_sql "$db" "$tables" "$rows"
     gen_proc_sql "$db" "$tables" "$rows"; } | ssql
+  ssql -e "SET GLOBAL binlog_row_metadata = $metadata"
   ssql -e 'FLUSH LOGS'
   read -r p0_file p0_pos <<<"$(master_pos)"
   p0_gtid=$(ssql -e 'SELECT @@gtid_binlog_pos')
@@ -227,6 +230,7 @@ if [ -z "${SKIP_GEN:-}" ] || [ ! -s "$state" ] || [ ! -s "$work/p0.sql" ]; then
 p0_file=$p0_file p0_pos=$p0_pos p0_gtid='$p0_gtid'
 p1_file=$p1_file p1_pos=$p1_pos p1_gtid='$p1_gtid'
 bytes=$bytes row_changes=$row_changes txns_done=$txns_done gen_tables=$tables gen_rows=$rows
+gen_metadata=$metadata
 EOF
 fi
 # shellcheck disable=SC1090
@@ -234,8 +238,9 @@ fi
 # shellcheck disable=SC2154 # set by $state
 tables=$gen_tables rows=$gen_rows
 mib=$(awk -v b="$bytes" 'BEGIN {printf "%.1f", b / 1048576}')
+metadata=${gen_metadata:-FULL}
 echo "binlog range: $p0_file:$p0_pos .. $p1_file:$p1_pos, $mib MiB, $txns_done transactions," \
-  "$row_changes row changes ($tables tables x $rows rows)"
+  "$row_changes row changes ($tables tables x $rows rows), binlog_row_metadata=$metadata"
 flush=$(tsql -e "SELECT CONCAT('innodb_flush_log_at_trx_commit=', @@innodb_flush_log_at_trx_commit,
   ' sync_binlog=', @@sync_binlog, ' sync_relay_log=', @@sync_relay_log,
   ' sync_relay_log_info=', @@sync_relay_log_info, ' buffer_pool=', @@innodb_buffer_pool_size DIV 1048576, 'M')")
@@ -530,7 +535,7 @@ fi
 # ---- 7: summary --------------------------------------------------------------------------------
 {
   echo
-  echo "binlog: $p0_file:$p0_pos .. $p1_file:$p1_pos, $mib MiB, $txns_done transactions, $row_changes row changes"
+  echo "binlog: $p0_file:$p0_pos .. $p1_file:$p1_pos, $mib MiB, $txns_done transactions, $row_changes row changes, binlog_row_metadata=$metadata"
   echo "target: $flush; median of $runs; build $build (${build_type:-?});" \
     "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
   printf '%-28s %8s %10s %9s %7s %8s\n' tool/config seconds rows/s txn/s ratio peak_MiB

@@ -689,7 +689,8 @@ static const char *sec_source(const char *top, const char *pw) {
 
 static void sec_expect(const char *path, int32_t code, const char *want_tail) {
   char want[PATH_MAX + 512];
-  snprintf(want, sizeof want, "%s:%s", path, want_tail);
+  if (snprintf(want, sizeof want, "%s:%s", path, want_tail) >= (int)sizeof want)
+    CU_FAIL("sec_expect: path and tail too long");
   expect_failure(path, true, code, want);
 }
 

@@ -28,7 +28,7 @@ static inline int fsm_check_tree(const char *dir, mode_t file_mode, mode_t dir_m
     if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
       continue;
     char path[1024];
-    snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+    CU_ASSERT_FATAL(snprintf(path, sizeof path, "%s/%s", dir, de->d_name) < (int)sizeof path);
     CU_ASSERT_EQUAL_FATAL(lstat(path, &sb), 0);
     if (S_ISDIR(sb.st_mode)) {
       files += fsm_check_tree(path, file_mode, dir_mode, suffix, n_suffix);
