@@ -7,7 +7,10 @@
  *  - the same account without a security group is refused by the servers (TLS is really needed);
  *  - a CA made here with openssl that did not sign the servers' certificate: DM_ERR_DB_CONNECT,
  *    not resumable, naming the server and the CA file;
- *  - an ssl-ca that is not there: a config error at its file:line.
+ *  - an ssl-ca that is not there: a config error at its file:line;
+ *  - both servers with require_secure_transport = ON (a TLS-only installation): mode all with
+ *    the relay works over the security groups, and a plain connection is refused.
+ * It sets require_secure_transport, a global of the shared pair, for one test (RUN_SERIAL).
  */
 #include <CUnit/Basic.h>
 #include <stdio.h>
@@ -32,6 +35,8 @@ static int suite_init(void) {
 }
 
 static int suite_clean(void) {
+  lt_exec(src, "SET GLOBAL require_secure_transport = OFF");
+  lt_exec(dst, "SET GLOBAL require_secure_transport = OFF");
   ts_suite_close(&src, &dst);
   return 0;
 }
@@ -132,6 +137,26 @@ static void test_mode_all_tls(void) {
 
 static void test_mode_all_tls_relay(void) {
   tls_mode_all("h12_tlsr", true);
+}
+
+/* Both servers as a TLS-only installation runs them: require_secure_transport = ON refuses every
+ * connection without TLS (root's too; the suite's connections, opened before, stay). Mode all with
+ * the relay, over the security groups, as above. */
+static void test_secure_transport_only(void) {
+  CU_ASSERT_FATAL(lt_exec(src, "SET GLOBAL require_secure_transport = ON") == 0);
+  CU_ASSERT_FATAL(lt_exec(dst, "SET GLOBAL require_secure_transport = ON") == 0);
+  /* the precondition: a plain connection is refused now */
+  MYSQL *plain = mysql_init(NULL);
+  unsigned port = (unsigned)atoi(getenv("DMH_SOURCE_PORT") ? getenv("DMH_SOURCE_PORT") : "13306");
+  bool ssl_off = false;
+  mysql_optionsv(plain, MYSQL_OPT_SSL_ENFORCE, &ssl_off);
+  CU_ASSERT(mysql_real_connect(plain, "127.0.0.1", "root", "", NULL, port, NULL, 0) == NULL);
+  CU_ASSERT(strstr(mysql_error(plain), "secure transport") != NULL || mysql_errno(plain) == 3159 ||
+            mysql_errno(plain) == 1045);
+  mysql_close(plain);
+  tls_mode_all("h12_tlso", true);
+  lt_exec(src, "SET GLOBAL require_secure_transport = OFF");
+  lt_exec(dst, "SET GLOBAL require_secure_transport = OFF");
 }
 
 /* The error of a mode all run that cannot connect: the start's own (the sync checks the target at
@@ -279,6 +304,7 @@ int main(void) {
   static const dmh_cunit_test tests[] = {
       {"mode all over TLS", test_mode_all_tls},
       {"mode all over TLS with the relay", test_mode_all_tls_relay},
+      {"servers with require_secure_transport = ON", test_secure_transport_only},
       {"no security group: refused", test_plain_refused},
       {"a wrong CA: coded error naming server and file", test_wrong_ca},
       {"an ssl-ca that is not there", test_missing_ca_file},
