@@ -2,7 +2,8 @@
 # Install what dmhost needs to build and test on Debian (12+), only what is missing.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libconfig-dev libjson-c-dev libcunit1-dev libmariadb-dev
-      mariadb-server mariadb-client clang-format libssl-dev zlib1g-dev openssl)
+      mariadb-server mariadb-client clang-format libssl-dev zlib1g-dev openssl
+      libzstd-dev zstd)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

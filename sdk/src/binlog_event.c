@@ -710,61 +710,59 @@ int dm_binlog_decode_mysql_gtid(const dm_binlog_format *fmt, const dm_binlog_eve
   return 0;
 }
 
-static int event_uuid_format(const uint8_t *u, char *buf, size_t len) {
-  int w = snprintf(buf, len, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-                   u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
-                   u[13], u[14], u[15]);
-  return w < 0 || (size_t)w >= len ? -1 : w;
-}
-
 int dm_binlog_mysql_gtid_format(const dm_binlog_mysql_gtid *g, char *buf, size_t len) {
-  int w = event_uuid_format(g->sid, buf, len);
-  if (w < 0)
-    return -1;
-  int w2 = snprintf(buf + w, len - (size_t)w, ":%" PRId64, g->gno);
-  return w2 < 0 || (size_t)w2 >= len - (size_t)w ? -1 : 0;
+  char u[37];
+  dm_mysql_sid_format(g->sid, u);
+  int w = snprintf(buf, len, "%s:%" PRId64, u, g->gno);
+  return w < 0 || (size_t)w >= len ? -1 : 0;
 }
 
-int dm_binlog_decode_previous_gtids(const dm_binlog_format *fmt, const dm_binlog_event *ev,
-                                    char *buf, size_t len, dm_error *err) {
+int dm_binlog_decode_previous_gtids_set(const dm_binlog_format *fmt, const dm_binlog_event *ev,
+                                        dm_mysql_gtid_set *out, dm_error *err) {
   bl_cur c = {0};
+  dm_mysql_gtid_set_free(out);
   if (event_payload(fmt, ev, DM_BINLOG_MYSQL_PREVIOUS_GTIDS, 0, &c, err) < 0)
     return -1;
-  if (len == 0)
-    return bl_corrupt(err, ev, "no room for the GTID set");
-  buf[0] = '\0';
-  size_t at = 0;
   uint64_t n_sids = bl_uint(&c, 8);
   if (n_sids > bl_left(&c) / 24)
     return bl_corrupt(err, ev, "previous-GTIDs holds fewer sids than its count");
   for (uint64_t i = 0; i < n_sids; i++) {
     const uint8_t *sid = bl_bytes(&c, 16);
     uint64_t n_iv = bl_uint(&c, 8);
-    if (c.bad || n_iv > bl_left(&c) / 16)
+    if (c.bad || n_iv > bl_left(&c) / 16) {
+      dm_mysql_gtid_set_free(out);
       return bl_corrupt(err, ev, "previous-GTIDs: intervals run past the event");
-    char u[40];
-    event_uuid_format(sid, u, sizeof u);
-    int w = snprintf(buf + at, len - at, "%s%s", i ? "," : "", u);
-    if (w < 0 || (size_t)w >= len - at)
-      goto small;
-    at += (size_t)w;
+    }
     for (uint64_t k = 0; k < n_iv; k++) {
       uint64_t start = bl_uint(&c, 8), end = bl_uint(&c, 8); /* [start, end) */
-      if (end <= start)
-        return bl_corrupt(err, ev, "previous-GTIDs: an empty or reversed interval");
-      if (end - 1 == start)
-        w = snprintf(buf + at, len - at, ":%" PRIu64, start);
-      else
-        w = snprintf(buf + at, len - at, ":%" PRIu64 "-%" PRIu64, start, end - 1);
-      if (w < 0 || (size_t)w >= len - at)
-        goto small;
-      at += (size_t)w;
+      if (end <= start || start == 0) {
+        dm_mysql_gtid_set_free(out);
+        return bl_corrupt(err, ev, "previous-GTIDs: an empty, reversed or zero interval");
+      }
+      if (dm_mysql_gtid_set_add_range(out, sid, start, end - 1) < 0) {
+        dm_mysql_gtid_set_free(out);
+        dm_error_set(err, DM_ERR_NO_MEMORY, NULL,
+                     "previous-GTIDs at offset %" PRIu64 ": no memory for the GTID set",
+                     ev->offset);
+        return -1;
+      }
     }
   }
   return 0;
-small:
-  dm_error_set(err, DM_ERR_INTERNAL, NULL,
-               "previous-GTIDs at offset %" PRIu64 ": the GTID set does not fit in %zu bytes",
-               ev->offset, len);
-  return -1;
+}
+
+int dm_binlog_decode_previous_gtids(const dm_binlog_format *fmt, const dm_binlog_event *ev,
+                                    char *buf, size_t len, dm_error *err) {
+  dm_mysql_gtid_set s = DM_MYSQL_GTID_SET_INIT;
+  if (dm_binlog_decode_previous_gtids_set(fmt, ev, &s, err) < 0)
+    return -1;
+  int w = dm_mysql_gtid_set_format(&s, buf, len);
+  dm_mysql_gtid_set_free(&s);
+  if (w < 0) {
+    dm_error_set(err, DM_ERR_INTERNAL, NULL,
+                 "previous-GTIDs at offset %" PRIu64 ": the GTID set does not fit in %zu bytes",
+                 ev->offset, len);
+    return -1;
+  }
+  return 0;
 }

@@ -1,7 +1,8 @@
 /*
  * Binlog positions: comparison by file/offset and by GTID set, as the relay catch-up wait and the
- * units need them. GTID sets are parsed on the stack in fixed tables: a set with more domains or
- * intervals than fit does not parse (-1) rather than being half-compared.
+ * units need them, and the MySQL GTID set type (the one parser and printer of MySQL's form).
+ * MariaDB sets are compared on the stack in a fixed table: a set with more domains than fit does
+ * not parse (-1) rather than being half-compared.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "dmhost/position.h"
+#include "dmhost/sdk.h"
 
 #define GTID_MAX_ITEMS 256
 
@@ -39,11 +41,204 @@ int dm_position_compare_file(const dm_position *a, const dm_position *b) {
   return (a->pos > b->pos) - (a->pos < b->pos);
 }
 
-/* One parsed item: MariaDB (domain, seq) or MySQL (uuid, [lo, hi]). */
-typedef struct {
-  char key[40]; /* decimal domain id, or the uuid */
-  uint64_t lo, hi;
-} gtid_item;
+/* ---- MySQL GTID sets ---- */
+
+void dm_mysql_gtid_set_free(dm_mysql_gtid_set *s) {
+  for (uint32_t i = 0; i < s->n; i++)
+    free(s->sids[i].iv);
+  free(s->sids);
+  s->sids = NULL;
+  s->n = s->cap = 0;
+}
+
+/* The entry of sid, inserted (sorted) when `make`; NULL if absent or out of memory. */
+static dm_mysql_gtid_sid *gtid_sid_find(dm_mysql_gtid_set *s, const uint8_t sid[16], bool make) {
+  uint32_t lo = 0, hi = s->n;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    int c = memcmp(s->sids[mid].sid, sid, 16);
+    if (c == 0)
+      return &s->sids[mid];
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (!make)
+    return NULL;
+  if (s->n == s->cap) {
+    uint32_t cap = s->cap ? 2 * s->cap : 4;
+    dm_mysql_gtid_sid *n = realloc(s->sids, cap * sizeof *n);
+    if (!n)
+      return NULL;
+    s->sids = n;
+    s->cap = cap;
+  }
+  memmove(&s->sids[lo + 1], &s->sids[lo], (s->n - lo) * sizeof *s->sids);
+  s->n++;
+  dm_mysql_gtid_sid *e = &s->sids[lo];
+  memset(e, 0, sizeof *e);
+  memcpy(e->sid, sid, 16);
+  return e;
+}
+
+/* Inserts [lo, hi] into a sid's sorted intervals, merging what it overlaps or touches. */
+static int gtid_iv_add(dm_mysql_gtid_sid *e, uint64_t lo, uint64_t hi) {
+  /* first interval that ends at or after lo - 1 (the ones before cannot touch [lo, hi]) */
+  uint32_t a = 0, b = e->n;
+  while (a < b) {
+    uint32_t mid = a + (b - a) / 2;
+    if (e->iv[mid].hi < lo - 1)
+      a = mid + 1;
+    else
+      b = mid;
+  }
+  uint32_t first = a, last = a; /* [first, last): the intervals merged into the new one */
+  while (last < e->n && (hi == UINT64_MAX || e->iv[last].lo <= hi + 1)) {
+    if (e->iv[last].lo < lo)
+      lo = e->iv[last].lo;
+    if (e->iv[last].hi > hi)
+      hi = e->iv[last].hi;
+    last++;
+  }
+  if (first == last) {
+    if (e->n == e->cap) {
+      uint32_t cap = e->cap ? 2 * e->cap : 4;
+      dm_gtid_interval *n = realloc(e->iv, cap * sizeof *n);
+      if (!n)
+        return -1;
+      e->iv = n;
+      e->cap = cap;
+    }
+    memmove(&e->iv[first + 1], &e->iv[first], (e->n - first) * sizeof *e->iv);
+    e->n++;
+  } else if (last - first > 1) {
+    memmove(&e->iv[first + 1], &e->iv[last], (e->n - last) * sizeof *e->iv);
+    e->n -= last - first - 1;
+  }
+  e->iv[first].lo = lo;
+  e->iv[first].hi = hi;
+  return 0;
+}
+
+int dm_mysql_gtid_set_add_range(dm_mysql_gtid_set *s, const uint8_t sid[16], uint64_t lo,
+                                uint64_t hi) {
+  if (lo == 0 || hi < lo)
+    return -1;
+  dm_mysql_gtid_sid *e = gtid_sid_find(s, sid, true);
+  return e ? gtid_iv_add(e, lo, hi) : -1;
+}
+
+int dm_mysql_gtid_set_add(dm_mysql_gtid_set *s, const uint8_t sid[16], uint64_t gno) {
+  return dm_mysql_gtid_set_add_range(s, sid, gno, gno);
+}
+
+int dm_mysql_gtid_set_union(dm_mysql_gtid_set *s, const dm_mysql_gtid_set *other) {
+  for (uint32_t i = 0; i < other->n; i++)
+    for (uint32_t k = 0; k < other->sids[i].n; k++)
+      if (dm_mysql_gtid_set_add_range(s, other->sids[i].sid, other->sids[i].iv[k].lo,
+                                      other->sids[i].iv[k].hi) < 0)
+        return -1;
+  return 0;
+}
+
+/* Is [lo, hi] inside one interval of e? (intervals are merged, so one must hold it all) */
+static bool gtid_iv_covers(const dm_mysql_gtid_sid *e, uint64_t lo, uint64_t hi) {
+  uint32_t a = 0, b = e->n;
+  while (a < b) {
+    uint32_t mid = a + (b - a) / 2;
+    if (e->iv[mid].hi < lo)
+      a = mid + 1;
+    else
+      b = mid;
+  }
+  return a < e->n && e->iv[a].lo <= lo && e->iv[a].hi >= hi;
+}
+
+bool dm_mysql_gtid_set_contains(const dm_mysql_gtid_set *have, const dm_mysql_gtid_set *want) {
+  for (uint32_t i = 0; i < want->n; i++) {
+    const dm_mysql_gtid_sid *e = gtid_sid_find((dm_mysql_gtid_set *)have, want->sids[i].sid, false);
+    for (uint32_t k = 0; k < want->sids[i].n; k++)
+      if (!e || !gtid_iv_covers(e, want->sids[i].iv[k].lo, want->sids[i].iv[k].hi))
+        return false;
+  }
+  return true;
+}
+
+bool dm_mysql_gtid_set_has(const dm_mysql_gtid_set *have, const uint8_t sid[16], uint64_t gno) {
+  const dm_mysql_gtid_sid *e = gtid_sid_find((dm_mysql_gtid_set *)have, sid, false);
+  return e && gtid_iv_covers(e, gno, gno);
+}
+
+void dm_mysql_sid_format(const uint8_t u[16], char buf[37]) {
+  static const char hex[] = "0123456789abcdef";
+  int o = 0;
+  for (int i = 0; i < 16; i++) {
+    if (i == 4 || i == 6 || i == 8 || i == 10)
+      buf[o++] = '-';
+    buf[o++] = hex[u[i] >> 4];
+    buf[o++] = hex[u[i] & 15];
+  }
+  buf[o] = '\0';
+}
+
+int dm_mysql_gtid_set_format(const dm_mysql_gtid_set *s, char *buf, size_t len) {
+  size_t at = 0;
+  if (len == 0)
+    return -1;
+  buf[0] = '\0';
+  for (uint32_t i = 0; i < s->n; i++) {
+    if (s->sids[i].n == 0)
+      continue;
+    char u[37];
+    dm_mysql_sid_format(s->sids[i].sid, u);
+    int w = snprintf(buf + at, len - at, "%s%s", at ? "," : "", u);
+    if (w < 0 || (size_t)w >= len - at)
+      goto small;
+    at += (size_t)w;
+    for (uint32_t k = 0; k < s->sids[i].n; k++) {
+      const dm_gtid_interval *v = &s->sids[i].iv[k];
+      if (v->lo == v->hi)
+        w = snprintf(buf + at, len - at, ":%" PRIu64, v->lo);
+      else
+        w = snprintf(buf + at, len - at, ":%" PRIu64 "-%" PRIu64, v->lo, v->hi);
+      if (w < 0 || (size_t)w >= len - at)
+        goto small;
+      at += (size_t)w;
+    }
+  }
+  return (int)at;
+small:
+  buf[0] = '\0';
+  return -1;
+}
+
+static int hexval(int c) {
+  return c >= '0' && c <= '9'   ? c - '0'
+         : c >= 'a' && c <= 'f' ? c - 'a' + 10
+         : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                : -1;
+}
+
+/* A uuid, with its dashes (8-4-4-4-12) or as 32 hex digits; *s moves past it. */
+static int gtid_parse_sid(const char **s, uint8_t sid[16]) {
+  const char *p = *s;
+  for (int i = 0; i < 8; i++) /* stops at the NUL: p[8] is read only inside the text */
+    if (hexval((unsigned char)p[i]) < 0)
+      return -1;
+  bool dashed = p[8] == '-';
+  for (int i = 0; i < 16; i++) {
+    if (dashed && (i == 4 || i == 6 || i == 8 || i == 10) && *p++ != '-')
+      return -1;
+    int h = hexval((unsigned char)p[0]), l = h < 0 ? -1 : hexval((unsigned char)p[1]);
+    if (h < 0 || l < 0)
+      return -1;
+    sid[i] = (uint8_t)(h << 4 | l);
+    p += 2;
+  }
+  *s = p;
+  return 0;
+}
 
 static const char *skip_ws(const char *s) {
   while (*s && isspace((unsigned char)*s))
@@ -61,64 +256,77 @@ static int parse_u64(const char **s, uint64_t *out) {
   return errno == ERANGE ? -1 : 0; /* a clamped number would compare as something it is not */
 }
 
-/* A server uuid is hex digits and dashes. Anything else before a ':' means the text is not one
- * MySQL set (e.g. a MariaDB item glued in front of it: "0-1-5,3e11...:1-5"). */
-static bool gtid_uuid_ok(const char *s, size_t n) {
-  if (n == 0)
-    return false;
-  for (size_t i = 0; i < n; i++)
-    if (!isxdigit((unsigned char)s[i]) && s[i] != '-')
-      return false;
-  return true;
+int dm_mysql_gtid_set_parse(dm_mysql_gtid_set *s, const char *text, dm_error *err) {
+  dm_mysql_gtid_set_free(s);
+  const char *p = skip_ws(text ? text : ""), *what = NULL;
+  while (*p) {
+    uint8_t sid[16];
+    if (gtid_parse_sid(&p, sid) < 0) {
+      what = "a server uuid";
+      goto bad;
+    }
+    p = skip_ws(p);
+    if (*p != ':') {
+      what = "':' after the uuid";
+      goto bad;
+    }
+    while (*p == ':') {
+      p = skip_ws(p + 1);
+      uint64_t lo, hi;
+      if (parse_u64(&p, &lo) || lo == 0) {
+        what = "a transaction number from 1";
+        goto bad;
+      }
+      hi = lo;
+      p = skip_ws(p);
+      if (*p == '-') {
+        p = skip_ws(p + 1);
+        if (parse_u64(&p, &hi) || hi < lo) {
+          what = "an interval's end, not below its start";
+          goto bad;
+        }
+      }
+      if (dm_mysql_gtid_set_add_range(s, sid, lo, hi) < 0) {
+        dm_mysql_gtid_set_free(s);
+        if (err)
+          dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "no memory for a MySQL GTID set");
+        return -1;
+      }
+      p = skip_ws(p);
+    }
+    if (*p == ',')
+      p = skip_ws(p + 1);
+    else if (*p) {
+      what = "',' or the end after an interval";
+      goto bad;
+    }
+  }
+  return 0;
+bad:
+  dm_mysql_gtid_set_free(s);
+  if (err)
+    dm_error_set(err, DM_ERR_BINLOG_GTID_SET, NULL,
+                 "MySQL GTID set `%.200s`: expected %s at character %td", text, what, p - text);
+  return -1;
 }
 
-/* Parses a whole set into items; for MySQL sets, one item per interval. Returns count or -1. */
-static int gtid_parse(const char *set, gtid_item *items, int max, int *is_mysql) {
+/* ---- comparing GTID sets given as text (MariaDB's or MySQL's) ---- */
+
+/* A MariaDB GTID set as (domain, seq) pairs. Returns the count or -1. */
+static int gtid_parse_mariadb(const char *set, uint64_t (*items)[2], int max) {
   int n = 0;
   const char *s = skip_ws(set);
-  *is_mysql = strchr(set, ':') != NULL;
   while (*s) {
-    if (*is_mysql) {
-      const char *colon = strchr(s, ':');
-      if (!colon || colon - s >= 40 || !gtid_uuid_ok(s, (size_t)(colon - s)))
-        return -1;
-      char uuid[40];
-      /* Lower case: servers print lower case, people paste upper case; both name one server. */
-      for (ptrdiff_t i = 0; i < colon - s; i++)
-        uuid[i] = (char)tolower((unsigned char)s[i]);
-      uuid[colon - s] = '\0';
-      s = colon;
-      while (*s == ':') {
-        s++;
-        uint64_t lo, hi;
-        if (parse_u64(&s, &lo))
-          return -1;
-        hi = lo;
-        if (*s == '-') {
-          s++;
-          if (parse_u64(&s, &hi) || hi < lo)
-            return -1;
-        }
-        if (n == max)
-          return -1;
-        memcpy(items[n].key, uuid, sizeof uuid);
-        items[n].lo = lo;
-        items[n].hi = hi;
-        n++;
-      }
-    } else {
-      uint64_t domain, server, seq;
-      if (parse_u64(&s, &domain) || *s++ != '-' || parse_u64(&s, &server) || *s++ != '-' ||
-          parse_u64(&s, &seq))
-        return -1;
-      (void)server; /* per domain only the sequence orders events */
-      if (n == max)
-        return -1;
-      snprintf(items[n].key, sizeof items[n].key, "%" PRIu64, domain);
-      items[n].lo = 0;
-      items[n].hi = seq;
-      n++;
-    }
+    uint64_t domain, server, seq;
+    if (parse_u64(&s, &domain) || *s++ != '-' || parse_u64(&s, &server) || *s++ != '-' ||
+        parse_u64(&s, &seq))
+      return -1;
+    (void)server; /* per domain only the sequence orders events */
+    if (n == max)
+      return -1;
+    items[n][0] = domain;
+    items[n][1] = seq;
+    n++;
     s = skip_ws(s);
     if (*s == ',')
       s = skip_ws(s + 1);
@@ -128,47 +336,32 @@ static int gtid_parse(const char *set, gtid_item *items, int max, int *is_mysql)
   return n;
 }
 
-/* Is [lo, hi] covered by the union of have's intervals for key? (intervals may be unsorted) */
-static bool gtid_covered(const gtid_item *have, int nh, const char *key, uint64_t lo, uint64_t hi) {
-  uint64_t next = lo; /* first number not yet covered */
-  bool progress = true;
-  while (next <= hi && progress) {
-    progress = false;
-    for (int i = 0; i < nh; i++) {
-      if (strcmp(have[i].key, key) == 0 && have[i].lo <= next && have[i].hi >= next) {
-        if (have[i].hi == UINT64_MAX)
-          return true;
-        next = have[i].hi + 1;
-        progress = true;
-      }
-    }
-  }
-  return next > hi;
-}
-
 int dm_gtid_set_contains(const char *have, const char *want) {
-  gtid_item h[GTID_MAX_ITEMS], w[GTID_MAX_ITEMS];
-  int hm, wm;
-  int nh = gtid_parse(have ? have : "", h, GTID_MAX_ITEMS, &hm);
-  int nw = gtid_parse(want ? want : "", w, GTID_MAX_ITEMS, &wm);
+  have = have ? have : "";
+  want = want ? want : "";
+  if (strchr(have, ':') || strchr(want, ':')) {
+    /* MySQL's form: a MariaDB set on the other side does not parse as one (-1) */
+    dm_mysql_gtid_set h = DM_MYSQL_GTID_SET_INIT, w = DM_MYSQL_GTID_SET_INIT;
+    int rc = -1;
+    if (dm_mysql_gtid_set_parse(&h, have, NULL) == 0 &&
+        dm_mysql_gtid_set_parse(&w, want, NULL) == 0)
+      rc = dm_mysql_gtid_set_contains(&h, &w) ? 1 : 0;
+    dm_mysql_gtid_set_free(&h);
+    dm_mysql_gtid_set_free(&w);
+    return rc;
+  }
+  uint64_t h[GTID_MAX_ITEMS][2], w[GTID_MAX_ITEMS][2];
+  int nh = gtid_parse_mariadb(have, h, GTID_MAX_ITEMS);
+  int nw = gtid_parse_mariadb(want, w, GTID_MAX_ITEMS);
   if (nh < 0 || nw < 0)
     return -1;
-  if (nw == 0)
-    return 1;
-  if (nh > 0 && hm != wm)
-    return -1; /* a MariaDB set against a MySQL one */
   for (int i = 0; i < nw; i++) {
-    if (wm) {
-      if (!gtid_covered(h, nh, w[i].key, w[i].lo, w[i].hi))
-        return 0;
-    } else {
-      bool found = false;
-      for (int j = 0; j < nh; j++)
-        if (strcmp(h[j].key, w[i].key) == 0 && h[j].hi >= w[i].hi)
-          found = true;
-      if (!found)
-        return 0;
-    }
+    bool found = false;
+    for (int j = 0; j < nh; j++)
+      if (h[j][0] == w[i][0] && h[j][1] >= w[i][1])
+        found = true;
+    if (!found)
+      return 0;
   }
   return 1;
 }

@@ -1,6 +1,7 @@
 /*
  * Fuzz target for the binlog file reader and every decoder: the input is a binlog file. Each
- * event the reader returns is decoded by the decoder for its type; table maps are kept and rows
+ * event the reader returns is decoded by the decoder for its type (compressed events made plain,
+ * MySQL transaction payloads read event by event); table maps are kept and rows
  * iterated and formatted; MySQL JSON values turned into text. Bad bytes must give errors, never a
  * crash, a hang or a read out of bounds.
  *
@@ -79,6 +80,17 @@ static void fuzz_event(const dm_binlog_format *fmt, const dm_binlog_event *ev,
     if (dm_binlog_event_uncompress(fmt, ev, &buf, &cap, &plain, &err) == 0)
       fuzz_event(fmt, &plain, maps);
     free(buf);
+    return;
+  }
+  if (ev->header.type == DM_BINLOG_TRANSACTION_PAYLOAD) {
+    dm_binlog_payload *pl;
+    dm_binlog_event in;
+    if (dm_binlog_payload_new(&pl, &err) < 0)
+      return;
+    if (dm_binlog_payload_begin(pl, fmt, ev, &err) == 0)
+      for (int n = 0; n < FUZZ_MAX_EVENTS && dm_binlog_payload_next(pl, &in, &err) == 1; n++)
+        fuzz_event(fmt, &in, maps);
+    dm_binlog_payload_free(pl);
     return;
   }
   switch (ev->header.type) {

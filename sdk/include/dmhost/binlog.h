@@ -72,7 +72,7 @@ typedef enum dm_binlog_event_type {
   DM_BINLOG_VIEW_CHANGE = 37,
   DM_BINLOG_XA_PREPARE = 38,
   DM_BINLOG_PARTIAL_UPDATE_ROWS = 39, /* MySQL 8: update with partial JSON after-images */
-  DM_BINLOG_TRANSACTION_PAYLOAD = 40, /* MySQL 8: compressed transaction (passed on raw) */
+  DM_BINLOG_TRANSACTION_PAYLOAD = 40, /* MySQL 8: a compressed transaction (dm_binlog_payload_*) */
   DM_BINLOG_HEARTBEAT_V2 = 41,
   DM_BINLOG_ANNOTATE_ROWS = 160,
   DM_BINLOG_BINLOG_CHECKPOINT = 161,
@@ -439,6 +439,10 @@ int dm_binlog_mysql_gtid_format(const dm_binlog_mysql_gtid *g, char *buf, size_t
  * ("uuid:1-5:7-9,uuid2:1-3"). Returns 0, or -1 (corrupt, or buf too small). */
 int dm_binlog_decode_previous_gtids(const dm_binlog_format *fmt, const dm_binlog_event *ev,
                                     char *buf, size_t len, dm_error *err);
+/* The same into a MySQL GTID set (replaced; dm_mysql_gtid_set_free it). 0, or -1 with err
+ * (DM_ERR_BINLOG_CORRUPT, DM_ERR_NO_MEMORY). */
+int dm_binlog_decode_previous_gtids_set(const dm_binlog_format *fmt, const dm_binlog_event *ev,
+                                        dm_mysql_gtid_set *out, dm_error *err);
 
 /* ---- MariaDB compressed events (log_bin_compress) ---- */
 
@@ -464,6 +468,58 @@ bool dm_binlog_is_compressed_event(uint8_t type);
  */
 int dm_binlog_event_uncompress(const dm_binlog_format *fmt, const dm_binlog_event *ev,
                                uint8_t **buf, size_t *cap, dm_binlog_event *out, dm_error *err);
+
+/* ---- MySQL 8 transaction payloads (binlog_transaction_compression) ---- */
+
+/*
+ * A TRANSACTION_PAYLOAD (40) event holds a whole transaction's events (BEGIN, table maps, rows,
+ * XID; its GTID event comes before it, outside), zstd-compressed. Readers and the relay pass it on
+ * as it is; a unit that applies it reads the events inside one at a time:
+ *
+ *   dm_binlog_payload *pl;                         (once; reused for every payload event)
+ *   dm_binlog_payload_new(&pl, &err);
+ *   dm_binlog_payload_begin(pl, fmt, &ev, &err);   (ev: the payload event)
+ *   while ((rc = dm_binlog_payload_next(pl, &inner, &err)) == 1)
+ *     ... decode `inner` with the usual decoders and `fmt` ...
+ *   dm_binlog_payload_free(pl);
+ *
+ * Streamed: the events are inflated as they are asked for, in a window that grows only to the
+ * largest of them (at least 64 KiB), so a 1 GiB transaction does not take 1 GiB. The payload event
+ * `ev` must stay valid until the last next (its compressed bytes are read in place: finish a
+ * payload before the reader's next event); `inner` is valid until the following next.
+ *
+ * An inner event is as the server wrote it (no checksum: has_checksum false), except that its
+ * header.next_pos, file and offset are the payload event's (the server writes next position 0
+ * inside): a position taken at any of them resumes after the whole payload.
+ *
+ * The uncompressed size the event claims is checked before anything is inflated: at least one
+ * event header, at most DM_BINLOG_UNCOMPRESSED_MAX and at most what zstd can make of the
+ * compressed bytes (32768:1); the data must inflate to exactly that size and no inner event may
+ * run past it. Errors (-1): DM_ERR_BINLOG_CORRUPT (damaged fields, sizes beyond those bounds,
+ * damaged or cut zstd data, data inflating past or short of its claim, an inner event cut or
+ * longer than what is left), DM_ERR_BINLOG_UNSUPPORTED (a compression type other than zstd or
+ * none), DM_ERR_NO_MEMORY. Lives in its own object file (binlog_payload.c): only a unit that calls
+ * it links libzstd.
+ */
+#define DM_BINLOG_PAYLOAD_ZSTD 0
+#define DM_BINLOG_PAYLOAD_NONE 255
+typedef struct dm_binlog_payload dm_binlog_payload;
+typedef struct dm_binlog_payload_info {
+  uint64_t compression;       /* DM_BINLOG_PAYLOAD_* */
+  uint64_t payload_size;      /* compressed bytes in the event */
+  uint64_t uncompressed_size; /* what the inner events take together */
+} dm_binlog_payload_info;
+int dm_binlog_payload_new(dm_binlog_payload **out, dm_error *err);
+/* Starts reading the payload event ev (its fields are checked here). 0, or -1 with err. */
+int dm_binlog_payload_begin(dm_binlog_payload *p, const dm_binlog_format *fmt,
+                            const dm_binlog_event *ev, dm_error *err);
+/* The next inner event: 1 and *inner; 0 at the end (the payload checked whole); -1 with err. */
+int dm_binlog_payload_next(dm_binlog_payload *p, dm_binlog_event *inner, dm_error *err);
+/* The fields of the payload begun last. */
+const dm_binlog_payload_info *dm_binlog_payload_get_info(const dm_binlog_payload *p);
+/* The window's size (bytes): for memory checks in tests. */
+size_t dm_binlog_payload_buffer_size(const dm_binlog_payload *p);
+void dm_binlog_payload_free(dm_binlog_payload *p); /* NULL is fine */
 
 #ifdef __cplusplus
 }

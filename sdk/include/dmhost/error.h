@@ -145,6 +145,9 @@ typedef enum dm_error_level {
   X(DM_ERR_BINLOG_UNSUPPORTED, 30004, DM_CLASS_BINLOG, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,        \
     "The binlog uses a feature this reader cannot decode (named in the message): turn it off on "  \
     "the source (encrypt_binlog, log_bin_compress) or use binlog format v4 (MySQL 5.0+).")         \
+  X(DM_ERR_BINLOG_GTID_SET, 30005, DM_CLASS_BINLOG, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 0,            \
+    "A MySQL GTID set (a checkpoint's binlog_gtid, a task's meta binlog-gtid) does not parse: "    \
+    "write it as MySQL prints @@gtid_executed, uuid:1-5[:7-9][,uuid2:1-3].")                       \
   X(DM_ERR_RELAY_PURGE_IN_USE, 32001, DM_CLASS_RELAY_UNIT, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,     \
     "A reader (a sync unit) still needs the file named; purge only files before it, or stop the "  \
     "task that reads it first.")                                                                   \

@@ -10,7 +10,10 @@
 #define DMHOST_POSITION_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "error.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -40,6 +43,69 @@ int dm_position_compare_file(const dm_position *a, const dm_position *b);
  * interval. Returns 1 yes, 0 no, -1 if either set does not parse.
  */
 int dm_gtid_set_contains(const char *have, const char *want);
+
+/*
+ * A MySQL GTID set ("3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5:7,uuid2:1-3"): per server uuid (sid)
+ * the transaction numbers (gno, from 1) executed. The one owner of that format in dmhost: the
+ * binlog decoders (PREVIOUS_GTIDS), dm_gtid_set_contains and the sync unit's checkpoint use it.
+ *
+ * Kept canonical: sids sorted by their bytes (which is the order of their text), intervals sorted,
+ * disjoint and never adjacent (1-3 and 4-5 are 1-5), as MySQL prints @@gtid_executed, so two sets
+ * that hold the same GTIDs format to the same text. Formatted as DM stores it in a checkpoint's
+ * binlog_gtid: lower-case uuids, "," between them, no spaces.
+ *
+ * Start from a zeroed struct (DM_MYSQL_GTID_SET_INIT); dm_mysql_gtid_set_free gives the memory back
+ * and leaves it empty and usable. Not thread-safe (one owner at a time).
+ */
+typedef struct dm_gtid_interval {
+  uint64_t lo, hi; /* inclusive: 1 <= lo <= hi */
+} dm_gtid_interval;
+
+typedef struct dm_mysql_gtid_sid {
+  uint8_t sid[16];
+  uint32_t n, cap;
+  dm_gtid_interval *iv;
+} dm_mysql_gtid_sid;
+
+typedef struct dm_mysql_gtid_set {
+  uint32_t n, cap;
+  dm_mysql_gtid_sid *sids;
+} dm_mysql_gtid_set;
+
+#define DM_MYSQL_GTID_SET_INIT                                                                     \
+  { 0, 0, NULL }
+
+void dm_mysql_gtid_set_free(dm_mysql_gtid_set *s);
+
+/*
+ * Replace *s by the set in `text`: items "uuid:lo[-hi][:lo[-hi]...]" separated by ",", blanks and
+ * new lines around them allowed ("" is the empty set); a uuid is 32 hex digits, with or without
+ * its four dashes, in either case; overlapping or unsorted intervals are merged. Returns 0, or -1
+ * with err (NULL allowed): DM_ERR_BINLOG_GTID_SET (the text is not a MySQL GTID set: says where;
+ * *s is then empty), DM_ERR_NO_MEMORY.
+ */
+int dm_mysql_gtid_set_parse(dm_mysql_gtid_set *s, const char *text, dm_error *err);
+
+/* As text (see above) into buf. Returns the length, or -1 if buf is too small (buf is then ""). */
+int dm_mysql_gtid_set_format(const dm_mysql_gtid_set *s, char *buf, size_t len);
+
+/* Add one GTID (gno >= 1), or the interval [lo, hi]. Returns 0, or -1 (out of memory, or a gno of
+ * 0 / a reversed interval: nothing changes). */
+int dm_mysql_gtid_set_add(dm_mysql_gtid_set *s, const uint8_t sid[16], uint64_t gno);
+int dm_mysql_gtid_set_add_range(dm_mysql_gtid_set *s, const uint8_t sid[16], uint64_t lo,
+                                uint64_t hi);
+
+/* *s becomes *s ∪ *other. Returns 0, or -1 (out of memory: *s holds part of the union). */
+int dm_mysql_gtid_set_union(dm_mysql_gtid_set *s, const dm_mysql_gtid_set *other);
+
+/* Does `have` hold every GTID of `want`? */
+bool dm_mysql_gtid_set_contains(const dm_mysql_gtid_set *have, const dm_mysql_gtid_set *want);
+
+/* Does `have` hold the one GTID sid:gno? */
+bool dm_mysql_gtid_set_has(const dm_mysql_gtid_set *have, const uint8_t sid[16], uint64_t gno);
+
+/* Text of a sid: "3e11fa47-71ca-11e1-9e33-c80aa9429562" (36 characters + NUL in buf[37]). */
+void dm_mysql_sid_format(const uint8_t sid[16], char buf[37]);
 
 /*
  * Has position `reached` got to `target`? With a GTID set on both sides, by GTID containment;
