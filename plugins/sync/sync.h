@@ -13,7 +13,7 @@
  *   sync_ddl_apply.c   DDL: filters, routes, operators, replay after a crash
  *   sync_db.c          connections, session, errors, the source precheck
  *   sync_tracker*.c    the schema tracker: shadow tables on the target (sync_tracker.h)
- *   sync_gtid.c        a MariaDB GTID set moved on by GTID events
+ *   sync_gtid.c        the GTID set (MariaDB's or MySQL's) moved on by GTID events
  *   sync_keymap.c      the open-addressing hash map the batch uses
  */
 #ifndef DMHOST_SYNC_H
@@ -52,7 +52,10 @@ typedef struct sync_cfg {
   uint32_t chunk_bytes; /* statement text per round trip */
 } sync_cfg;
 
-/* ---- sync_gtid.c: a MariaDB GTID set as "D-S-N,..." moved on per GTID event ---- */
+/* ---- sync_gtid.c: the source's GTID set, moved on per GTID event ----
+ * MariaDB ("D-S-N,...": one GTID per domain, the last one) or MySQL (a dm_mysql_gtid_set,
+ * "uuid:1-9": every GTID executed), whichever the text or the first GTID event says. A GTID event
+ * is held pending (sync_gtid_pend_*) and added when its transaction ends (sync_gtid_commit). */
 #define SYNC_GTID_DOMAINS_MAX 64
 typedef struct sync_gtid_set {
   int n;
@@ -60,10 +63,29 @@ typedef struct sync_gtid_set {
     uint32_t domain, server;
     uint64_t seq;
   } e[SYNC_GTID_DOMAINS_MAX];
+  bool mysql;           /* a MySQL set: `my` holds it */
+  dm_mysql_gtid_set my; /* freed by sync_gtid_free */
+  /* the pending GTID: MariaDB's (domain, server, seq) or MySQL's (sid, gno; anonymous: gno 0) */
+  bool pending;
+  uint32_t p_domain, p_server;
+  uint64_t p_seq;
+  uint8_t p_sid[16];
 } sync_gtid_set;
-int sync_gtid_parse(sync_gtid_set *s, const char *text); /* "" is the empty set; -1 bad text */
+/* "" is the empty set. -1 with err on bad text (DM_ERR_BINLOG_GTID_SET). */
+int sync_gtid_parse(sync_gtid_set *s, const char *text, dm_error *err);
 void sync_gtid_update(sync_gtid_set *s, uint32_t domain, uint32_t server, uint64_t seq);
 void sync_gtid_format(const sync_gtid_set *s, char *out, size_t len);
+void sync_gtid_free(sync_gtid_set *s);
+void sync_gtid_pend_mariadb(sync_gtid_set *s, uint32_t domain, uint32_t server, uint64_t seq);
+/* A MySQL GTID or ANONYMOUS_GTID event: decoded, held pending. 0, or -1 with err. */
+int sync_gtid_pend_mysql(sync_gtid_set *s, const dm_binlog_format *fmt, const dm_binlog_event *ev,
+                         dm_error *err);
+/* The pending GTID (if any) joins the set. 0, or -1 (no memory) with err. */
+int sync_gtid_commit(sync_gtid_set *s, dm_error *err);
+/* PREVIOUS_GTIDS (MySQL, the first events of a file): what the source executed before the file
+ * joins the set (a set taken from a checkpoint already holds it). 0, or -1 with err. */
+int sync_gtid_previous(sync_gtid_set *s, const dm_binlog_format *fmt, const dm_binlog_event *ev,
+                       dm_error *err);
 
 /* ---- sync_keymap.c: bytes -> int32, keys live in a caller's arena ---- */
 typedef struct sync_keymap {

@@ -52,16 +52,15 @@ typedef struct sync_run_state {
   dm_position txn_start;
   uint64_t txn_rows;
   uint64_t skip_rows;
-  bool pending_gtid;
-  uint32_t g_domain, g_server;
-  uint64_t g_seq;
-  sync_maps maps; /* by table id; freed when transactions stop using them */
+  bool pending_gtid; /* a GTID event began the open transaction (its GTID: gtid.pending) */
+  sync_maps maps;    /* by table id; freed when transactions stop using them */
   dm_binlog_value *before, *after;
   uint32_t n_values;
   int64_t last_status_ns;
   /* a compressed event (log_bin_compress) made plain, once, before anything decodes it */
   uint8_t *plain;
   size_t plain_cap;
+  dm_binlog_payload *payload; /* MySQL 8 transaction payloads, read event by event */
 } sync_run_state;
 
 /* ---- table maps ---- */
@@ -209,8 +208,8 @@ static int sync_resize(sync_run_state *r, dm_error *err) {
 /* A transaction ended at ev (XID, COMMIT). */
 static int sync_txn_end(sync_run_state *r, const dm_binlog_event *ev, dm_error *err) {
   sync_unit *u = r->u;
-  if (r->pending_gtid)
-    sync_gtid_update(&r->gtid, r->g_domain, r->g_server, r->g_seq);
+  if (sync_gtid_commit(&r->gtid, err) < 0)
+    return -1;
   r->pending_gtid = false;
   r->in_txn = false;
   sync_maps_boundary(r);
@@ -334,13 +333,20 @@ static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *er
     if (dm_binlog_decode_gtid(fmt, ev, &g, err) < 0)
       return -1;
     r->pending_gtid = true;
-    r->g_domain = g.domain_id;
-    r->g_server = g.server_id;
-    r->g_seq = g.seq_no;
+    sync_gtid_pend_mariadb(&r->gtid, g.domain_id, g.server_id, g.seq_no);
     r->in_txn = !(g.flags & DM_BINLOG_GTID_STANDALONE);
     sync_txn_begin(r, ev);
     return 0;
   }
+  case DM_BINLOG_MYSQL_GTID:
+  case DM_BINLOG_MYSQL_ANONYMOUS_GTID:
+    /* a BEGIN follows for row changes; a DDL is the one QUERY after it */
+    if (sync_gtid_pend_mysql(&r->gtid, fmt, ev, err) < 0)
+      return -1;
+    r->pending_gtid = true;
+    r->in_txn = false;
+    sync_txn_begin(r, ev);
+    return 0;
   case DM_BINLOG_TABLE_MAP: {
     dm_binlog_table_map *tm;
     if (dm_binlog_table_map_decode(fmt, ev, &tm, err) < 0)
@@ -394,8 +400,8 @@ static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *er
     }
     if (sync_drain(r, err) < 0)
       return -1;
-    if (r->pending_gtid)
-      sync_gtid_update(&r->gtid, r->g_domain, r->g_server, r->g_seq);
+    if (sync_gtid_commit(&r->gtid, err) < 0)
+      return -1;
     r->pending_gtid = false;
     dm_position after = {0};
     dm_strlcpy(after.name, ev->file, sizeof after.name);
@@ -414,6 +420,11 @@ static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *er
     atomic_store(&u->last_event_ts, ev->header.timestamp);
     return 0;
   }
+  case DM_BINLOG_MYSQL_PREVIOUS_GTIDS:
+    if (sync_gtid_previous(&r->gtid, fmt, ev, err) < 0)
+      return -1;
+    /* it moves the position like any event between transactions */
+    /* fall through */
   default:
     /* Format descriptions, rotations, GTID lists, annotations, fillers: nothing to apply. Between
      * transactions they still move the position (a rotation with no transaction after it must
@@ -427,6 +438,22 @@ static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *er
     }
     return 0;
   }
+}
+
+/* A MySQL 8 TRANSACTION_PAYLOAD: its events (BEGIN, table maps, rows, XID) applied as if they
+ * stood in the binlog, each with the payload's position (dm_binlog_payload_next). */
+static int sync_payload(sync_run_state *r, const dm_binlog_event *ev, dm_error *err) {
+  if (!r->payload && dm_binlog_payload_new(&r->payload, err) < 0)
+    return -1;
+  const dm_binlog_format *fmt = sync_source_format(r->src);
+  if (dm_binlog_payload_begin(r->payload, fmt, ev, err) < 0)
+    return -1;
+  dm_binlog_event in;
+  int rc;
+  while ((rc = dm_binlog_payload_next(r->payload, &in, err)) == 1)
+    if (sync_event(r, &in, err) < 0)
+      return -1;
+  return rc;
 }
 
 /* ---- the start ---- */
@@ -484,8 +511,8 @@ static int sync_start_position(sync_run_state *r, sync_cp_state *st, dm_error *e
       sync_cp_global(u, r->tc, &st->min, err) < 0)
     return -1;
   dm_strlcpy(u->replay_ddl_at, st->ddl_at, sizeof u->replay_ddl_at);
-  if (sync_gtid_parse(&r->gtid, st->min.gtid) < 0)
-    r->gtid.n = 0;
+  if (sync_gtid_parse(&r->gtid, st->min.gtid, err) < 0)
+    return -1;
   return 0;
 }
 
@@ -557,7 +584,8 @@ void sync_run(sync_unit *u, dm_result *result) {
         goto out;
       ev = plain;
     }
-    if (sync_event(&r, &ev, &e) < 0)
+    if (ev.header.type == DM_BINLOG_TRANSACTION_PAYLOAD ? sync_payload(&r, &ev, &e) < 0
+                                                        : sync_event(&r, &ev, &e) < 0)
       goto out;
     sync_poll_master(&r);
   }
@@ -584,6 +612,8 @@ out:
   free(r.before);
   free(r.after);
   free(r.plain);
+  dm_binlog_payload_free(r.payload);
+  sync_gtid_free(&r.gtid);
   sync_batch_free(&r.batches[0]);
   sync_batch_free(&r.batches[1]);
   atomic_store(&u->run_start_ns, 0);

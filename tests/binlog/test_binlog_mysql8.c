@@ -127,23 +127,18 @@ static void walk_event(walk *w, const dm_binlog_format *fmt, const dm_binlog_eve
     CU_ASSERT_EQUAL((*tm)->columns[0].type, 3);
     CU_ASSERT_EQUAL((*tm)->columns[1].type, 15);
     CU_ASSERT_EQUAL((*tm)->columns[5].type, 15);
-    if (w->n_maps == 1 || w->n_maps == 2) {
-      /* the real one: signedness and default charset; the synthetic one adds names and key */
-      CU_ASSERT_TRUE((*tm)->has_optional_metadata);
-      CU_ASSERT_EQUAL((*tm)->columns[1].collation, 255);
-      CU_ASSERT_TRUE((*tm)->columns[0].has_signedness && !(*tm)->columns[0].is_unsigned);
-    }
-    if (w->n_maps == 2) {
-      CU_ASSERT_TRUE((*tm)->has_column_names);
-      CU_ASSERT_TRUE((*tm)->columns[0].name.len == 8 &&
-                     memcmp((*tm)->columns[0].name.ptr, "movie_id", 8) == 0);
-      CU_ASSERT_TRUE((*tm)->columns[10].name.len == 18 &&
-                     memcmp((*tm)->columns[10].name.ptr, "production_company", 18) == 0);
-      CU_ASSERT_TRUE((*tm)->columns[0].in_primary_key);
-      CU_ASSERT_FALSE((*tm)->columns[1].in_primary_key);
-    } else {
-      CU_ASSERT_FALSE((*tm)->has_column_names);
-    }
+    /* optional metadata: signedness and default charset (the real map's own), names (added to
+     * the real one), the primary key (synthetic maps only) */
+    CU_ASSERT_TRUE((*tm)->has_optional_metadata);
+    CU_ASSERT_EQUAL((*tm)->columns[1].collation, 255);
+    CU_ASSERT_TRUE((*tm)->columns[0].has_signedness && !(*tm)->columns[0].is_unsigned);
+    CU_ASSERT_TRUE((*tm)->has_column_names);
+    CU_ASSERT_TRUE((*tm)->columns[0].name.len == 8 &&
+                   memcmp((*tm)->columns[0].name.ptr, "movie_id", 8) == 0);
+    CU_ASSERT_TRUE((*tm)->columns[10].name.len == 18 &&
+                   memcmp((*tm)->columns[10].name.ptr, "production_company", 18) == 0);
+    CU_ASSERT_EQUAL((*tm)->columns[0].in_primary_key, w->n_maps > 1);
+    CU_ASSERT_FALSE((*tm)->columns[1].in_primary_key);
     break;
   }
   default:
@@ -174,6 +169,8 @@ static void walk_event(walk *w, const dm_binlog_format *fmt, const dm_binlog_eve
     break;
   }
 }
+
+static dm_binlog_format test_fmt;
 
 static void test_fixture(void) {
   dm_error err = {0};
@@ -227,10 +224,9 @@ static void test_fixture(void) {
   CU_ASSERT_STRING_EQUAL(w->inner_types,
                          "QUERY,TABLE_MAP,UPDATE_ROWS_V2,XID,QUERY,TABLE_MAP,WRITE_ROWS_V2,XID,"
                          "QUERY,TABLE_MAP,UPDATE_ROWS_V2,XID");
-  /* the real payload's fields, as the server wrote them */
+  CU_ASSERT_EQUAL(w->n_maps, 4);
   CU_ASSERT_EQUAL(w->info[0].compression, DM_BINLOG_PAYLOAD_ZSTD);
-  CU_ASSERT_EQUAL(w->info[0].payload_size, 451);
-  CU_ASSERT_EQUAL(w->info[0].uncompressed_size, 960);
+  CU_ASSERT_TRUE(w->info[0].uncompressed_size > 960); /* the real one, names added */
   CU_ASSERT_EQUAL(w->info[1].compression, DM_BINLOG_PAYLOAD_ZSTD);
   CU_ASSERT_EQUAL(w->info[2].compression, DM_BINLOG_PAYLOAD_NONE);
   CU_ASSERT_EQUAL(w->info[2].payload_size, w->info[2].uncompressed_size);
@@ -257,7 +253,76 @@ static void test_fixture(void) {
 
 /* ---- forged and damaged payloads ---- */
 
-static dm_binlog_format test_fmt;
+/* The real payload exactly as a MySQL 8.0 server wrote it (its body: fields and zstd data). */
+static void test_real_payload(void) {
+  bb body = {0}, file = {0};
+  FILE *f = fopen(DMH_MYSQL8_BODY, "rb");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  uint8_t buf[1024];
+  size_t n = fread(buf, 1, sizeof buf, f);
+  fclose(f);
+  CU_ASSERT_EQUAL_FATAL(n, 465);
+  bb_put(&body, buf, n);
+  bb_event(&file, DM_BINLOG_TRANSACTION_PAYLOAD, &body, 0);
+  dm_binlog_event ev, in;
+  dm_error err = {0};
+  CU_ASSERT_EQUAL_FATAL(
+      dm_binlog_event_from_bytes(file.p, file.len, &test_fmt, true, "real", 4, &ev, &err), 0);
+  dm_binlog_payload *pl;
+  CU_ASSERT_EQUAL_FATAL(dm_binlog_payload_new(&pl, &err), 0);
+  CU_ASSERT_EQUAL_FATAL(dm_binlog_payload_begin(pl, &test_fmt, &ev, &err), 0);
+  const dm_binlog_payload_info *info = dm_binlog_payload_get_info(pl);
+  CU_ASSERT_EQUAL(info->compression, DM_BINLOG_PAYLOAD_ZSTD);
+  CU_ASSERT_EQUAL(info->payload_size, 451);
+  CU_ASSERT_EQUAL(info->uncompressed_size, 960);
+  static const uint8_t types[] = {DM_BINLOG_QUERY, DM_BINLOG_TABLE_MAP, DM_BINLOG_UPDATE_ROWS_V2,
+                                  DM_BINLOG_XID};
+  int k = 0, rc;
+  dm_binlog_table_map *tm = NULL;
+  while ((rc = dm_binlog_payload_next(pl, &in, &err)) == 1) {
+    CU_ASSERT_FATAL(k < 4);
+    CU_ASSERT_EQUAL(in.header.type, types[k]);
+    CU_ASSERT_EQUAL(in.header.server_id, 223344);
+    CU_ASSERT_EQUAL(in.header.timestamp, 1646406641);
+    if (k == 0) {
+      dm_binlog_query q;
+      CU_ASSERT_EQUAL_FATAL(dm_binlog_decode_query(&test_fmt, &in, &q, &err), 0);
+      CU_ASSERT_TRUE(q.query.len == 5 && memcmp(q.query.ptr, "BEGIN", 5) == 0);
+      CU_ASSERT_EQUAL(q.thread_id, 12);
+    } else if (k == 1) {
+      CU_ASSERT_EQUAL_FATAL(dm_binlog_table_map_decode(&test_fmt, &in, &tm, &err), 0);
+      CU_ASSERT_EQUAL(tm->table_id, 84);
+      CU_ASSERT_EQUAL(tm->column_count, 11);
+      CU_ASSERT_TRUE(tm->has_optional_metadata);
+      CU_ASSERT_FALSE(tm->has_column_names); /* binlog_row_metadata = MINIMAL */
+      CU_ASSERT_EQUAL(tm->columns[3].collation, 255);
+      CU_ASSERT_EQUAL(tm->columns[5].max_len, 4096);
+    } else if (k == 2) {
+      dm_binlog_rows rows;
+      CU_ASSERT_EQUAL_FATAL(dm_binlog_rows_begin(&test_fmt, &in, &rows, &err), 0);
+      CU_ASSERT_EQUAL(rows.kind, DM_ROWS_UPDATE);
+      dm_binlog_value before[11], after[11];
+      CU_ASSERT_EQUAL_FATAL(dm_binlog_rows_next(&rows, tm, before, after, &err), 1);
+      char b[600], a[600];
+      row_text(before, tm, b, sizeof b);
+      row_text(after, tm, a, sizeof a);
+      CU_ASSERT_STRING_EQUAL(b, M1_BEFORE);
+      CU_ASSERT_STRING_EQUAL(a, M1_AFTER);
+      CU_ASSERT_EQUAL(dm_binlog_rows_next(&rows, tm, before, after, &err), 0);
+    } else {
+      uint64_t xid;
+      CU_ASSERT_EQUAL(dm_binlog_decode_xid(&test_fmt, &in, &xid, &err), 0);
+      CU_ASSERT_EQUAL(xid, 31);
+    }
+    k++;
+  }
+  CU_ASSERT_EQUAL(rc, 0);
+  CU_ASSERT_EQUAL(k, 4);
+  dm_binlog_table_map_free(tm);
+  dm_binlog_payload_free(pl);
+  free(body.p);
+  free(file.p);
+}
 
 /* A payload event body: the fields (any subset, -1 = left out), then data. */
 static void payload_body(bb *b, int64_t compression, int64_t usize, int64_t psize, const void *data,
@@ -498,6 +563,7 @@ int main(void) {
   dm_binlog_format_default(&test_fmt, DM_BINLOG_CHECKSUM_CRC32);
   static const dmh_cunit_test tests[] = {
       {"the MySQL 8 fixture: GTIDs, payloads, rows", test_fixture},
+      {"the real payload as the server wrote it", test_real_payload},
       {"forged and damaged payloads refused", test_payload_refused},
       {"a big payload in a small window", test_payload_streamed},
   };

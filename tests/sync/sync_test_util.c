@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dmhost/fs.h"
 #include "dmhost/sdk.h"
 #include "testdb.h"
 
@@ -145,4 +146,17 @@ void ts_error_at(const char *msg, char *at, size_t len) {
     size_t n = strcspn(p, " ");
     snprintf(at, len, "%.*s", (int)n, p);
   }
+}
+
+int ts_relay_folder(const char *dir, const char *uuid, char *sub, size_t len) {
+  char path[900];
+  snprintf(sub, len, "%s/relay/%s.000001", dir, uuid);
+  snprintf(path, sizeof path, "%s/relay/server-uuid.index", dir);
+  if (dm_fs_mkdir_p(sub, 0700) != 0)
+    return -1;
+  FILE *f = fopen(path, "w");
+  if (!f)
+    return -1;
+  bool ok = fprintf(f, "%s.000001\n", uuid) > 0;
+  return fclose(f) == 0 && ok ? 0 : -1;
 }

@@ -39,6 +39,9 @@ dmh_subtask *ts_start(lt_env *e);
 /* Everything written so far is applied (waits on the checkpoint). */
 bool ts_catch_up(const char *task, int timeout_ms);
 void ts_stop(dmh_subtask *st);
+/* A relay folder <dir>/relay of one sub-folder <uuid>.000001 (made, named in server-uuid.index),
+ * as a relay leaves it: the sub-folder's path goes to `sub`. 0, or -1. */
+int ts_relay_folder(const char *dir, const char *uuid, char *sub, size_t len);
 /* The position "FILE:POS" an error message names ("the DDL at mysql-bin.000002:123 failed"). */
 void ts_error_at(const char *msg, char *at, size_t len);
 

@@ -17,7 +17,6 @@
 
 #include "cunit_run.h"
 #include "dmhost/binlog.h"
-#include "dmhost/fs.h"
 #include "load_test_util.h"
 #include "sync_test_util.h"
 #include "testdb.h"
@@ -84,17 +83,12 @@ static void test_header_not_written_yet(void) {
   CU_ASSERT_FATAL(rs_config(&e, file) == 0);
   /* the relay's sub-folder for this source (MariaDB: <domain>-<server id>), its index, and the
    * source's current file with 4 bytes: what a relay leaves between create and first write */
-  char uuid[128], sub[600], path[900], index[300];
+  char uuid[128], sub[600], path[900];
   CU_ASSERT_FATAL(testdb_query_value(src, uuid, sizeof uuid,
                                      "SELECT CONCAT(@@gtid_domain_id, '-', @@server_id)") == 0);
-  snprintf(sub, sizeof sub, "%s/relay/%s.000001", e.dir, uuid);
-  CU_ASSERT_FATAL(dm_fs_mkdir_p(sub, 0700) == 0);
-  snprintf(index, sizeof index, "%s.000001\n", uuid);
-  snprintf(path, sizeof path, "%s/relay/server-uuid.index", e.dir);
-  FILE *f = fopen(path, "w");
-  CU_ASSERT_FATAL(f && fputs(index, f) >= 0 && fclose(f) == 0);
+  CU_ASSERT_FATAL(ts_relay_folder(e.dir, uuid, sub, sizeof sub) == 0);
   snprintf(path, sizeof path, "%s/%s", sub, file);
-  f = fopen(path, "w");
+  FILE *f = fopen(path, "w");
   CU_ASSERT_FATAL(f && fwrite(DM_BINLOG_MAGIC, 1, DM_BINLOG_MAGIC_LEN, f) == DM_BINLOG_MAGIC_LEN &&
                   fclose(f) == 0);
 
