@@ -163,6 +163,12 @@ bool relay_trx_feed(relay_trx *t, const dm_binlog_format *fmt, const dm_binlog_e
     }
     return false;
   }
+  case DM_BINLOG_TRANSACTION_PAYLOAD:
+    /* MySQL 8 (binlog_transaction_compression): the whole transaction, BEGIN to XID, is this one
+     * event after its GTID event, so it ends the group */
+    if (t->in_trx)
+      trx_commit(t, set);
+    return true;
   default:
     if (t->in_trx && t->standalone && !t->mysql_gtid) {
       /* a standalone GTID's group is its one next event, whatever its type */

@@ -177,6 +177,59 @@ static void test_window_resyncs(void) {
   CU_ASSERT_EQUAL(rec_file_size(), rec_size);
 }
 
+/* Issue 12: a MySQL 8 relay file with compressed transactions (tests/fixtures/mysql8: GTID +
+ * TRANSACTION_PAYLOAD, the payload holding BEGIN ... XID), its last transaction cut. Before, a
+ * payload never ended its transaction for the relay: recovery cut the file back to the last plain
+ * XID (the end of GTID :8), dropping the complete payload transaction :9 after it. */
+static void test_mysql8_payloads(void) {
+  char path[256];
+  snprintf(path, sizeof path, "%s/mysql-bin.000001", rec_dir);
+  uint64_t base = 0, more = 0;
+  FILE *out = fopen(path, "wb");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+  const char *parts[2] = {MYSQL8_FIXTURE, MYSQL8_FIXTURE "-more"};
+  for (int i = 0; i < 2; i++) {
+    FILE *in = fopen(parts[i], "rb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0) {
+      CU_ASSERT_EQUAL(fwrite(buf, 1, n, out), n);
+      *(i ? &more : &base) += n;
+    }
+    fclose(in);
+  }
+  CU_ASSERT_EQUAL_FATAL(fclose(out), 0);
+  CU_ASSERT_FATAL(base > 2000 && more > 100);
+  /* the last transaction (GTID :10 + payload) cut in its payload */
+  CU_ASSERT_EQUAL_FATAL(truncate(path, (off_t)(base + more - 50)), 0);
+  /* relay.meta at the end of PREVIOUS_GTIDS (the first GTID event, a boundary): the whole rest
+   * is checked */
+  dm_binlog_reader *r;
+  dm_error err;
+  CU_ASSERT_EQUAL_FATAL(dm_binlog_reader_open_file(&r, MYSQL8_FIXTURE, NULL, &err), 0);
+  dm_binlog_event ev;
+  uint64_t first_gtid = 0, payloads = 0;
+  while (dm_binlog_reader_next(r, &ev, &err) == 1) {
+    if (ev.header.type == DM_BINLOG_MYSQL_GTID && !first_gtid)
+      first_gtid = ev.offset;
+    payloads += ev.header.type == DM_BINLOG_TRANSACTION_PAYLOAD;
+  }
+  dm_binlog_reader_close(r);
+  CU_ASSERT_FATAL(first_gtid > 0 && payloads == 3); /* precondition: the fixture's payloads */
+  relay_meta m;
+  memset(&m, 0, sizeof m);
+  dm_strlcpy(m.binlog_name, "mysql-bin.000001", sizeof m.binlog_name);
+  m.binlog_pos = first_gtid;
+  char note[1024];
+  CU_ASSERT_EQUAL(relay_file_recover(rec_dir, &m, note, sizeof note, &err), 0);
+  /* cut after the last complete transaction: payload :9, the fixture's end */
+  CU_ASSERT_EQUAL(m.binlog_pos, base);
+  struct stat sb;
+  CU_ASSERT(stat(path, &sb) == 0 && (uint64_t)sb.st_size == base);
+  CU_ASSERT_PTR_NOT_NULL(strstr(note, "incomplete"));
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"starts at relay.meta's position", test_starts_at_meta},
@@ -185,6 +238,7 @@ int main(void) {
       {"position inside an event: whole file", test_meta_not_a_boundary},
       {"file shorter than relay.meta: whole file", test_file_shorter_than_meta},
       {"window starting inside an event", test_window_resyncs},
+      {"MySQL 8 transaction payloads are transactions", test_mysql8_payloads},
   };
   return dmh_cunit_run("relay_recover", rec_setup, rec_teardown, tests,
                        sizeof tests / sizeof tests[0]);
