@@ -1,0 +1,267 @@
+#!/usr/bin/env bash
+# A local 3-member etcd cluster for tests and demos (the store of dmhost's cluster, issue 11), from
+# Debian's etcd-server, no systemd needed: members e1, e2, e3, each in a folder of its own under
+# ${DMH_ETCD_DIR:-/tmp/dmhost-etcd}, on 127.0.0.1.
+#
+#   scripts/etcd.sh start|stop|status|env|endpoints|kill NAME|restart NAME
+#
+# Ports: member i (1..3) serves clients on BASE+100*(i-1) and its peers on that port + 1, BASE being
+# ${DMH_ETCD_PORT_BASE:-22379} (so 22379/22380, 22479/22480, 22579/22580). See docs/cluster.md.
+set -euo pipefail
+
+etcd_dir=$(realpath -m "${DMH_ETCD_DIR:-/tmp/dmhost-etcd}")
+port_base=${DMH_ETCD_PORT_BASE:-22379}
+members=(e1 e2 e3)
+start_timeout=30
+stop_timeout=20
+
+die() {
+  echo "etcd.sh: $*" >&2
+  exit 1
+}
+
+usage() {
+  echo "usage: $0 start|stop|status|env|endpoints|kill NAME|restart NAME" >&2
+  exit 2
+}
+
+index_of() { # member; 0..2
+  local i
+  for i in "${!members[@]}"; do
+    [ "${members[$i]}" = "$1" ] && {
+      echo "$i"
+      return 0
+    }
+  done
+  die "no member '$1': the members are ${members[*]}"
+}
+
+client_port() { echo $((port_base + 100 * $(index_of "$1"))); }
+peer_port() { echo $((port_base + 100 * $(index_of "$1") + 1)); }
+
+endpoints() { # the client URLs, comma-separated
+  local m out=""
+  for m in "${members[@]}"; do out+="${out:+,}http://127.0.0.1:$(client_port "$m")"; done
+  echo "$out"
+}
+
+initial_cluster() {
+  local m out=""
+  for m in "${members[@]}"; do out+="${out:+,}$m=http://127.0.0.1:$(peer_port "$m")"; done
+  echo "$out"
+}
+
+# The pid of a live member, or nothing. As in mariadb.sh: a killed process can stay a zombie for a
+# while here (PID 1 reaps lazily), so read its state; the command line guards against a reused pid.
+live_pid() { # member
+  local dir=$etcd_dir/$1 pid state
+  [ -s "$dir/etcd.pid" ] || return 0
+  pid=$(<"$dir/etcd.pid")
+  [[ $pid =~ ^[0-9]+$ ]] || return 0
+  state=$(awk '/^State:/ {print $2}' "/proc/$pid/status" 2>/dev/null || true)
+  case $state in "" | Z | X) return 0 ;; esac
+  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "--data-dir $dir/data " || return 0
+  echo "$pid"
+}
+
+# True while the process launch() started runs, even before setsid has exec'd etcd (its command
+# line is then still bash's, so live_pid would not know it yet).
+launched_alive() { # member
+  local pid state
+  pid=$(cat "$etcd_dir/$1/etcd.pid" 2>/dev/null) || return 1
+  [[ $pid =~ ^[0-9]+$ ]] || return 1
+  state=$(awk '/^State:/ {print $2}' "/proc/$pid/status" 2>/dev/null || true)
+  case $state in "" | Z | X) return 1 ;; esac
+}
+
+port_taken() { # port; true when something accepts connections on it
+  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# True when the member answers /health with "true": etcd 3.4 says so only when the cluster has a
+# leader and a read through raft succeeds. Plain bash (/dev/tcp): no curl or etcdctl needed.
+healthy() { # member
+  local reply
+  reply=$(
+    exec 2>/dev/null
+    exec 3<>"/dev/tcp/127.0.0.1/$(client_port "$1")" || exit 1
+    printf 'GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3
+    timeout 3 cat <&3
+  ) || return 1
+  [[ $reply == *'"health":"true"'* ]]
+}
+
+log_tail() { # member
+  echo "--- last lines of $etcd_dir/$1/etcd.log:" >&2
+  tail -n 15 "$etcd_dir/$1/etcd.log" >&2 2>/dev/null || true
+}
+
+launch() { # member
+  local m=$1 dir=$etcd_dir/$1 cp pp state=new
+  cp=$(client_port "$m")
+  pp=$(peer_port "$m")
+  mkdir -p "$dir"
+  # A member with data rejoins with it (the --initial-* flags are then ignored by etcd).
+  [ -d "$dir/data/member" ] && state=existing
+  # Own session, every descriptor redirected and the lock (fd 9) closed, so that neither ctest nor
+  # the next etcd.sh waits on the member. The token is per folder: members of two clusters started
+  # from two folders never join each other.
+  setsid etcd --name "$m" --data-dir "$dir/data" \
+    --listen-client-urls "http://127.0.0.1:$cp" --advertise-client-urls "http://127.0.0.1:$cp" \
+    --listen-peer-urls "http://127.0.0.1:$pp" --initial-advertise-peer-urls "http://127.0.0.1:$pp" \
+    --initial-cluster "$(initial_cluster)" --initial-cluster-state "$state" \
+    --initial-cluster-token "dmh-$(printf '%s' "$etcd_dir" | cksum | cut -d' ' -f1)" \
+    --logger zap --log-level warn \
+    </dev/null >>"$dir/etcd.log" 2>&1 9>&- &
+  echo $! >"$dir/etcd.pid"
+}
+
+# Waits until every member named answers /health; fails early, with the log, if one exits.
+wait_ready() { # members...
+  local deadline=$((SECONDS + start_timeout)) m pending
+  while :; do
+    pending=()
+    for m in "$@"; do
+      if ! launched_alive "$m"; then
+        echo "etcd.sh: member $m (127.0.0.1:$(client_port "$m")) exited during start-up;" \
+          "see $etcd_dir/$m/etcd.log" >&2
+        log_tail "$m"
+        return 1
+      fi
+      healthy "$m" || pending+=("$m")
+    done
+    [ ${#pending[@]} -eq 0 ] && return 0
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      echo "etcd.sh: member(s) ${pending[*]} not healthy (no leader, or not answering) within" \
+        "${start_timeout}s" >&2
+      for m in "${pending[@]}"; do log_tail "$m"; done
+      return 1
+    fi
+    sleep 0.1
+  done
+}
+
+start_members() { # members...
+  local m launched=()
+  for m in "$@"; do
+    [ -n "$(live_pid "$m")" ] && continue
+    for p in $(client_port "$m") $(peer_port "$m"); do
+      if port_taken "$p"; then
+        echo "etcd.sh: port $p (member $m) is taken by another process, perhaps the etcd of" \
+          "another DMH_ETCD_DIR; stop it or set DMH_ETCD_PORT_BASE" >&2
+        return 1
+      fi
+    done
+    launched+=("$m")
+  done
+  for m in "${launched[@]}"; do launch "$m"; done
+  wait_ready "$@"
+}
+
+wait_dead() { # member
+  for _ in $(seq 1 100); do
+    [ -n "$(live_pid "$1")" ] || return 0
+    sleep 0.05
+  done
+  echo "etcd.sh: member $1 is still alive after kill -9" >&2
+  return 1
+}
+
+stop_member() { # member
+  local m=$1 pid deadline
+  pid=$(live_pid "$m")
+  [ -n "$pid" ] || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  deadline=$((SECONDS + stop_timeout))
+  while [ -n "$(live_pid "$m")" ]; do
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      echo "etcd.sh: member $m (pid $pid) did not stop within ${stop_timeout}s; killing it" >&2
+      kill -KILL "$pid" 2>/dev/null || true
+      wait_dead "$m"
+      break
+    fi
+    sleep 0.05
+  done
+}
+
+kill_member() { # member
+  local pid
+  pid=$(live_pid "$1")
+  if [ -z "$pid" ]; then
+    echo "etcd.sh: member $1 is not running" >&2
+    return 0
+  fi
+  kill -KILL "$pid"
+  wait_dead "$1"
+}
+
+status_member() { # member; prints one line, true when it is healthy
+  local m=$1 pid
+  pid=$(live_pid "$m")
+  if [ -z "$pid" ]; then
+    echo "$m: stopped (127.0.0.1:$(client_port "$m"), $etcd_dir/$m)"
+    return 1
+  fi
+  if healthy "$m"; then
+    echo "$m: running, pid $pid, 127.0.0.1:$(client_port "$m"), $etcd_dir/$m"
+    return 0
+  fi
+  echo "$m: pid $pid alive but not healthy on 127.0.0.1:$(client_port "$m") (no leader?);" \
+    "see $etcd_dir/$m/etcd.log"
+  return 1
+}
+
+[ $# -ge 1 ] || usage
+cmd=$1
+name=""
+case $cmd in
+  start | stop | status | env | endpoints) [ $# -eq 1 ] || usage ;;
+  kill | restart)
+    [ $# -eq 2 ] || usage
+    name=$2
+    index_of "$name" >/dev/null
+    ;;
+  *) usage ;;
+esac
+if ! [[ $port_base =~ ^[0-9]+$ ]] || [ "$port_base" -lt 1024 ] || [ $((port_base + 201)) -ge 32768 ]; then
+  die "DMH_ETCD_PORT_BASE must be a number from 1024 to 32566 (ports below 32768), not '$port_base'"
+fi
+case $cmd in
+  endpoints)
+    endpoints
+    exit 0
+    ;;
+  env)
+    echo "export DMH_ETCD_DIR='$etcd_dir'"
+    echo "export DMH_ETCD_PORT_BASE=$port_base"
+    echo "export DMH_ETCD_ENDPOINTS='$(endpoints)'"
+    exit 0
+    ;;
+esac
+command -v etcd >/dev/null || die "etcd not found; run scripts/deps.sh (installs etcd-server)"
+
+mkdir -p "$etcd_dir"
+# One etcd.sh at a time per folder (parallel ctest fixtures, a user in another shell).
+exec 9>"$etcd_dir/lock"
+flock -w 120 9 || die "another etcd.sh holds $etcd_dir/lock for more than 120s"
+
+case $cmd in
+  start) start_members "${members[@]}" ;;
+  stop)
+    pids=()
+    for m in "${members[@]}"; do
+      stop_member "$m" &
+      pids+=($!)
+    done
+    rc=0
+    for p in "${pids[@]}"; do wait "$p" || rc=1; done
+    exit "$rc"
+    ;;
+  status)
+    rc=0
+    for m in "${members[@]}"; do status_member "$m" || rc=3; done
+    exit "$rc"
+    ;;
+  kill) kill_member "$name" ;;
+  restart) stop_member "$name" && start_members "$name" ;;
+esac
