@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base64.h"
 #include "cli_flag.h"
 
 #define SECRET_NONCE_LEN 12
@@ -91,15 +92,13 @@ char *dmh_secret_encrypt(const unsigned char key[DMH_SECRET_KEY_LEN], const char
     return NULL;
   size_t raw_len = SECRET_NONCE_LEN + plen + SECRET_TAG_LEN;
   unsigned char *raw = malloc(raw_len);
-  char *b64 = malloc(4 * ((raw_len + 2) / 3) + 1);
-  if (!raw || !b64 || RAND_bytes(raw, SECRET_NONCE_LEN) != 1 ||
+  if (!raw || RAND_bytes(raw, SECRET_NONCE_LEN) != 1 ||
       secret_gcm(1, key, raw, (const unsigned char *)plain, (int)plen, raw + SECRET_NONCE_LEN,
                  raw + SECRET_NONCE_LEN + plen) < 0) {
     free(raw);
-    free(b64);
     return NULL;
   }
-  EVP_EncodeBlock((unsigned char *)b64, raw, (int)raw_len);
+  char *b64 = dmh_base64_encode(raw, raw_len);
   free(raw);
   return b64;
 }
@@ -109,13 +108,11 @@ int dmh_secret_decrypt(const unsigned char key[DMH_SECRET_KEY_LEN], const char *
   size_t elen = strlen(enc);
   if (elen == 0 || elen % 4 != 0 || elen > 8192)
     return -1;
-  unsigned char *raw = malloc(elen / 4 * 3 + 1);
+  size_t raw_len = 0;
+  unsigned char *raw = dmh_base64_decode(enc, elen, &raw_len);
   if (!raw)
     return -1;
-  int n = EVP_DecodeBlock(raw, (const unsigned char *)enc, (int)elen);
-  /* EVP_DecodeBlock counts the '=' padding as zero bytes. */
-  if (n >= 0 && enc[elen - 1] == '=')
-    n -= enc[elen - 2] == '=' ? 2 : 1;
+  int n = (int)raw_len;
   if (n < SECRET_NONCE_LEN + SECRET_TAG_LEN) {
     free(raw);
     return -1;
