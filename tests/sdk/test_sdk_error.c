@@ -158,8 +158,9 @@ static void test_names(void) {
       {DM_CLASS_SYNC_UNIT, "sync-unit"},
       {DM_CLASS_RELAY_UNIT, "relay-unit"},
       {DM_CLASS_UNIT, "unit"},
+      {DM_CLASS_CLUSTER, "cluster"},
       {-1, "unknown"},
-      {14, "unknown"},
+      {15, "unknown"},
       {1000, "unknown"},
   };
   for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++)

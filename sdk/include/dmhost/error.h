@@ -33,7 +33,8 @@ typedef enum dm_error_class {
   DM_CLASS_LOAD_UNIT = 10,
   DM_CLASS_SYNC_UNIT = 11,
   DM_CLASS_RELAY_UNIT = 12,
-  DM_CLASS_UNIT = 13, /* a third-party unit's own errors */
+  DM_CLASS_UNIT = 13,    /* a third-party unit's own errors */
+  DM_CLASS_CLUSTER = 14, /* the cluster's store (etcd) and its members */
 } dm_error_class;
 
 /* Error scope: whose side the fault is on (DM's ErrScope). */
@@ -128,6 +129,28 @@ typedef enum dm_error_level {
   X(DM_ERR_UNTRUSTED_FILE, 14007, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,           \
     "Give the file to root or the daemon's user and take write access from group and others "      \
     "(chown root FILE; chmod go-w FILE), then run the command again.")                             \
+  X(DM_ERR_ETCD_UNAVAILABLE, 15001, DM_CLASS_CLUSTER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 1,         \
+    "Check that the etcd members named run and have quorum (scripts/etcd.sh status, etcdctl "      \
+    "endpoint health); the request is retried at the next member.")                                \
+  X(DM_ERR_ETCD_OUTCOME_UNKNOWN, 15002, DM_CLASS_CLUSTER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 1,     \
+    "The write may or may not have been applied: read the keys back (or repeat a txn whose "       \
+    "compares make it safe to repeat) before going on.")                                           \
+  X(DM_ERR_ETCD_REQUEST, 15003, DM_CLASS_CLUSTER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,             \
+    "etcd refused the request as the message says; it is a bug of the caller, report it.")         \
+  X(DM_ERR_ETCD_LIMIT, 15004, DM_CLASS_CLUSTER, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,             \
+    "Split the request: a txn holds at most 128 operations per list and a request at most "        \
+    "1.5 MiB.")                                                                                    \
+  X(DM_ERR_ETCD_COMPACTED, 15005, DM_CLASS_CLUSTER, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,         \
+    "The revision asked for was compacted away: read the current state again and watch from "      \
+    "its revision + 1.")                                                                           \
+  X(DM_ERR_ETCD_LEASE_NOT_FOUND, 15006, DM_CLASS_CLUSTER, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,   \
+    "The lease expired or was revoked: grant a new one (the same ID may be granted again) and "    \
+    "write the keys it held again.")                                                               \
+  X(DM_ERR_ETCD_LEASE_EXISTS, 15007, DM_CLASS_CLUSTER, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,         \
+    "A lease with this ID is alive: keep it alive instead of granting it, or pick another ID.")    \
+  X(DM_ERR_ETCD_REPLY, 15008, DM_CLASS_CLUSTER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 1,               \
+    "The endpoint's answer is not etcd v3's JSON gateway: check that the URL names an etcd 3.4+ "  \
+    "client port.")                                                                                \
   X(DM_ERR_DB_CONNECT, 20001, DM_CLASS_DATABASE, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 1,               \
     "Check host, port, user and password, and that the server runs.")                              \
   X(DM_ERR_DB_QUERY, 20002, DM_CLASS_DATABASE, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 1,                 \
