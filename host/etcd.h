@@ -24,7 +24,8 @@
  * Threads: a dmh_etcd is used by one thread at a time (it holds one curl handle and its
  * keep-alive connection); give each thread its own (dmh_etcd_open is cheap: it connects at the
  * first request). A watch blocks the thread that runs it and uses a connection of its own; stop it
- * from another thread through its stop flag. Results are plain malloc'd values owned by the caller.
+ * from another thread through its stop flag. A dmh_etcd_keeper has its own thread and client; any
+ * thread may ask it. Results are plain malloc'd values owned by the caller.
  */
 #ifndef DMH_ETCD_H
 #define DMH_ETCD_H
@@ -174,6 +175,21 @@ int dmh_etcd_lease_keepalive(dmh_etcd *c, int64_t id, int64_t *ttl_out, dm_error
 int dmh_etcd_lease_revoke(dmh_etcd *c, int64_t id, dm_error *err);
 int dmh_etcd_lease_ttl(dmh_etcd *c, int64_t id, int64_t *ttl_out, int64_t *granted_out,
                        dm_error *err);
+
+/* A lease kept alive by a thread of its own (with its own client of the endpoints): a keepalive
+ * every TTL/3, again after 1 s when one fails. Start it right after the grant: the grant counts as
+ * the first renewal. The owner asks how long ago the last renewal succeeded, the measure of the
+ * issue's fencing rule (stop the work bound to the lease once it exceeds TTL minus a margin, before
+ * etcd can expire it). lost: etcd said the lease is gone (DM_ERR_ETCD_LEASE_NOT_FOUND): the thread
+ * stops renewing. stop joins the thread (at once, or after the renewal in flight) and frees the
+ * keeper; it does not revoke the lease. */
+typedef struct dmh_etcd_keeper dmh_etcd_keeper;
+dmh_etcd_keeper *dmh_etcd_keeper_start(const char *endpoints, int64_t lease_id, int64_t ttl_s,
+                                       dm_error *err);
+/* Milliseconds since the last successful renewal; *lost (may be NULL) as above; *last_err (may be
+ * NULL) the last renewal's error (code 0 when it succeeded). Any thread may call it. */
+long dmh_etcd_keeper_age_ms(dmh_etcd_keeper *k, int *lost, dm_error *last_err);
+void dmh_etcd_keeper_stop(dmh_etcd_keeper *k);
 
 /* Watch events. A PUT carries the new pair, a DELETE the key and its mod_revision (the delete's
  * revision); prev_kv is the pair before, when asked for and there was one (has_prev). */

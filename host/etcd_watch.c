@@ -259,11 +259,20 @@ static void watch_once(dmh_etcd *c, size_t i, dmh_etcd_bytes key, watch_state *s
     json_object_put(o);
     return;
   }
+  if (st->end == WATCH_GOING && rc == CURLE_OK && st->status == 503) {
+    /* {"error": {"message": "etcdserver: no leader", ...}}: the member lost its leader */
+    json_object *o = st->line.n ? json_tokener_parse(st->line.p) : NULL, *e = NULL, *m = NULL;
+    int has = o && json_object_object_get_ex(o, "error", &e) &&
+              json_object_is_type(e, json_type_object) &&
+              json_object_object_get_ex(e, "message", &m);
+    snprintf(st->cause, sizeof st->cause, "%s: HTTP 503, %s", st->endpoint,
+             has ? json_object_get_string(m) : "unavailable");
+    json_object_put(o);
+    st->end = WATCH_BROKEN;
+  }
   if (st->end == WATCH_GOING) {
     snprintf(st->cause, sizeof st->cause, "%s: %s", st->endpoint,
-             rc != CURLE_OK      ? curl_easy_strerror(rc)
-             : st->status == 503 ? "HTTP 503 (unavailable)"
-                                 : "the stream ended");
+             rc != CURLE_OK ? curl_easy_strerror(rc) : "the stream ended");
     st->end = WATCH_BROKEN;
   }
 }

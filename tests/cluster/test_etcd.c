@@ -367,6 +367,65 @@ static void test_lease_keepalive_expiry(void) {
   dmh_etcd_close(c);
 }
 
+/* etcd's request limit (1.5 MiB): a put of 1.5 MiB is refused as a limit, one of 1.4 MiB passes
+ * and comes back whole. */
+static void test_kv_too_large(void) {
+  dmh_etcd *c = te_client();
+  dm_error err;
+  char key[128];
+  te_key(key, sizeof key, "big");
+  size_t n = 1536 * 1024;
+  char *v = malloc(n);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(v);
+  memset(v, 'x', n);
+  CU_ASSERT_EQUAL(dmh_etcd_put(c, DMH_ETCD_S(key), (dmh_etcd_bytes){v, n}, 0, 0, NULL, &err), -1);
+  CU_ASSERT_EQUAL(err.code, DM_ERR_ETCD_LIMIT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.raw_cause, "request is too large"));
+  n = 1400 * 1024;
+  CU_ASSERT_EQUAL_FATAL(dmh_etcd_put(c, DMH_ETCD_S(key), (dmh_etcd_bytes){v, n}, 0, 0, NULL, &err),
+                        0);
+  dmh_etcd_result r;
+  CU_ASSERT_EQUAL_FATAL(dmh_etcd_range(c, DMH_ETCD_S(key), 0, 0, 0, &r, &err), 0);
+  CU_ASSERT_EQUAL_FATAL(r.n_kvs, 1);
+  CU_ASSERT_EQUAL(r.kvs[0].value_len, n);
+  CU_ASSERT(memcmp(r.kvs[0].value, v, n) == 0);
+  dmh_etcd_result_free(&r);
+  free(v);
+  CU_ASSERT_EQUAL(dmh_etcd_delete(c, DMH_ETCD_S(key), 0, NULL, &err), 0);
+  dmh_etcd_close(c);
+}
+
+/* The keeper renews every TTL/3 (the TTL left is back near 10 s after 4 s), says how fresh the
+ * lease is, and reports it lost once the lease is revoked behind its back. */
+static void test_lease_keeper(void) {
+  dmh_etcd *c = te_client();
+  dm_error err, last;
+  int64_t id = 0, ttl = 0;
+  CU_ASSERT_EQUAL_FATAL(dmh_etcd_lease_grant(c, 10, 0, &id, NULL, &err), 0);
+  char eps[256];
+  te_endpoints("012", eps, sizeof eps);
+  dmh_etcd_keeper *k = dmh_etcd_keeper_start(eps, id, 10, &err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(k);
+  usleep(4000 * 1000);
+  int lost = 1;
+  long age = dmh_etcd_keeper_age_ms(k, &lost, &last);
+  CU_ASSERT(age < 1500); /* renewed at ~3.3 s */
+  CU_ASSERT_EQUAL(lost, 0);
+  CU_ASSERT_EQUAL(last.code, 0);
+  CU_ASSERT_EQUAL_FATAL(dmh_etcd_lease_ttl(c, id, &ttl, NULL, &err), 0);
+  CU_ASSERT(ttl >= 8); /* unrenewed it would be at most 6 */
+  CU_ASSERT_EQUAL_FATAL(dmh_etcd_lease_revoke(c, id, &err), 0);
+  for (int i = 0; i < 50 && !lost; i++) {
+    usleep(100 * 1000);
+    age = dmh_etcd_keeper_age_ms(k, &lost, &last);
+  }
+  CU_ASSERT_EQUAL(lost, 1);
+  CU_ASSERT_EQUAL(last.code, DM_ERR_ETCD_LEASE_NOT_FOUND);
+  CU_ASSERT(age >= 3000);
+  dmh_etcd_keeper_stop(k);
+  dmh_etcd_close(c);
+}
+
 /* Errors name the endpoint and say what to do; an endpoint list without one is refused. */
 static void test_errors(void) {
   dm_error err;
@@ -400,6 +459,8 @@ int main(void) {
       {"txn_128_ops", test_txn_128_ops},
       {"lease_big_id_reuse", test_lease_big_id_reuse},
       {"lease_keepalive_expiry", test_lease_keepalive_expiry},
+      {"kv_too_large", test_kv_too_large},
+      {"lease_keeper", test_lease_keeper},
       {"errors", test_errors},
   };
   const dmh_cunit_suite suites[] = {

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define TW_MAX 64
@@ -274,9 +275,48 @@ static void test_watch_member_killed(void) {
   CU_ASSERT_EQUAL(te_etcd_sh(args), 0);
 }
 
+/* Two members killed: the third has no leader, and a watch there (asked with hasleader) is refused
+ * at once instead of hanging silent; the watch gives up after give_up_ms with the member's words.
+ * The members are started again after. */
+static void test_watch_no_leader(void) {
+  CU_ASSERT_EQUAL_FATAL(te_etcd_sh("kill e2"), 0);
+  CU_ASSERT_EQUAL_FATAL(te_etcd_sh("kill e3"), 0);
+  char ep[64];
+  snprintf(ep, sizeof ep, "http://127.0.0.1:%d", te_port(0));
+  dm_error err;
+  dmh_etcd *c = dmh_etcd_open(ep, NULL, &err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  /* the precondition: e1 knows it has no leader (its election timeout, a second or two) */
+  uint64_t me = 0, leader = 1;
+  for (int i = 0; i < 100 && leader; i++) {
+    CU_ASSERT_EQUAL_FATAL(dmh_etcd_status(c, &me, &leader, &err), 0);
+    if (leader)
+      usleep(100 * 1000);
+  }
+  CU_ASSERT_EQUAL(leader, 0);
+  char key[128];
+  te_key(key, sizeof key, "noleader");
+  size_t seen = 0;
+  dmh_etcd_watch_opts o = {.give_up_ms = 1500};
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  CU_ASSERT_EQUAL(dmh_etcd_watch(c, DMH_ETCD_S(key), &o, tw_stop_at_first, &seen, &err), -1);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+  CU_ASSERT_EQUAL(err.code, DM_ERR_ETCD_UNAVAILABLE);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.raw_cause, "no leader"));
+  CU_ASSERT(ms >= 1500 && ms < 5000);
+  CU_ASSERT_EQUAL(o.reconnects, 0);
+  fprintf(stderr, "watch without leader: gave up after %ld ms: %s\n", ms, err.raw_cause);
+  dmh_etcd_close(c);
+  CU_ASSERT_EQUAL(te_etcd_sh("restart e2"), 0);
+  CU_ASSERT_EQUAL(te_etcd_sh("restart e3"), 0);
+}
+
 const dmh_cunit_test te_watch_tests[] = {
     {"watch_order", test_watch_order},
     {"watch_compacted", test_watch_compacted},
     {"watch_member_killed", test_watch_member_killed},
+    {"watch_no_leader", test_watch_no_leader},
 };
 const size_t te_watch_n = sizeof te_watch_tests / sizeof te_watch_tests[0];
