@@ -32,6 +32,7 @@ typedef struct tw_watch {
   char key[128];
   dmh_etcd_watch_opts opts;
   atomic_int stop;
+  atomic_int done; /* the watch returned by itself */
   tw_seen seen;
   int rc;
   dm_error err;
@@ -56,10 +57,12 @@ static int tw_on_events(void *arg, const dmh_etcd_event *evs, size_t n) {
 static void *tw_run(void *arg) {
   tw_watch *w = arg;
   w->rc = dmh_etcd_watch(w->client, DMH_ETCD_S(w->key), &w->opts, tw_on_events, &w->seen, &w->err);
+  atomic_store(&w->done, 1);
   return NULL;
 }
 
-static void tw_start(tw_watch *w, const char *endpoints, const char *prefix, int64_t from) {
+static void tw_start(tw_watch *w, const char *endpoints, const char *prefix, int64_t from,
+                     long give_up_ms) {
   memset(w, 0, sizeof *w);
   pthread_mutex_init(&w->seen.mu, NULL);
   dm_error err;
@@ -67,8 +70,12 @@ static void tw_start(tw_watch *w, const char *endpoints, const char *prefix, int
   CU_ASSERT_PTR_NOT_NULL_FATAL(w->client);
   snprintf(w->key, sizeof w->key, "%s", prefix);
   atomic_init(&w->stop, 0);
-  w->opts = (dmh_etcd_watch_opts){
-      .prefix = 1, .start_revision = from, .prev_kv = 1, .stop = &w->stop, .give_up_ms = 20000};
+  atomic_init(&w->done, 0);
+  w->opts = (dmh_etcd_watch_opts){.prefix = 1,
+                                  .start_revision = from,
+                                  .prev_kv = 1,
+                                  .stop = &w->stop,
+                                  .give_up_ms = give_up_ms};
   CU_ASSERT_EQUAL_FATAL(pthread_create(&w->thread, NULL, tw_run, w), 0);
 }
 
@@ -111,7 +118,7 @@ static void test_watch_order(void) {
   /* a write before the watch starts, at a revision it asked for: delivered too */
   CU_ASSERT_EQUAL_FATAL(dmh_etcd_put(c, DMH_ETCD_S(ka), DMH_ETCD_S("1"), 0, 0, NULL, &err), 0);
   tw_watch *w = calloc(1, sizeof *w);
-  tw_start(w, eps, pre, from);
+  tw_start(w, eps, pre, from, 20000);
   CU_ASSERT_EQUAL(dmh_etcd_put(c, DMH_ETCD_S(ka), DMH_ETCD_S("2"), 0, 0, NULL, &err), 0);
   CU_ASSERT_EQUAL(dmh_etcd_delete(c, DMH_ETCD_S(ka), 0, NULL, &err), 0);
   /* two puts in one txn: one revision, one batch */
@@ -221,7 +228,7 @@ static void test_watch_member_killed(void) {
   te_key(pre, sizeof pre, "failover/");
   int64_t from = tw_revision(writer) + 1;
   tw_watch *w = calloc(1, sizeof *w);
-  tw_start(w, eps, pre, from);
+  tw_start(w, eps, pre, from, 20000);
   char keys[10][160];
   for (int i = 0; i < 10; i++)
     snprintf(keys[i], sizeof keys[i], "%s%d", pre, i);
@@ -294,21 +301,29 @@ static void test_watch_no_leader(void) {
       usleep(100 * 1000);
   }
   CU_ASSERT_EQUAL(leader, 0);
+  dmh_etcd_close(c);
   char key[128];
   te_key(key, sizeof key, "noleader");
-  size_t seen = 0;
-  dmh_etcd_watch_opts o = {.give_up_ms = 1500};
+  /* in a thread, so that a watch that hangs (no hasleader: created, then silent) fails the test
+   * after 8 s instead of hanging it */
+  tw_watch *w = calloc(1, sizeof *w);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  CU_ASSERT_EQUAL(dmh_etcd_watch(c, DMH_ETCD_S(key), &o, tw_stop_at_first, &seen, &err), -1);
+  tw_start(w, ep, key, 0, 1500);
+  for (int i = 0; i < 800 && !atomic_load(&w->done); i++)
+    usleep(10 * 1000);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
-  CU_ASSERT_EQUAL(err.code, DM_ERR_ETCD_UNAVAILABLE);
-  CU_ASSERT_PTR_NOT_NULL(strstr(err.raw_cause, "no leader"));
+  CU_ASSERT_EQUAL(atomic_load(&w->done), 1);
+  tw_stop(w);
+  CU_ASSERT_EQUAL(w->rc, -1);
+  CU_ASSERT_EQUAL(w->err.code, DM_ERR_ETCD_UNAVAILABLE);
+  CU_ASSERT_PTR_NOT_NULL(strstr(w->err.raw_cause, "no leader"));
   CU_ASSERT(ms >= 1500 && ms < 5000);
-  CU_ASSERT_EQUAL(o.reconnects, 0);
-  fprintf(stderr, "watch without leader: gave up after %ld ms: %s\n", ms, err.raw_cause);
-  dmh_etcd_close(c);
+  CU_ASSERT_EQUAL(w->opts.reconnects, 0);
+  CU_ASSERT_EQUAL(w->seen.n, 0);
+  fprintf(stderr, "watch without leader: gave up after %ld ms: %s\n", ms, w->err.raw_cause);
+  free(w);
   CU_ASSERT_EQUAL(te_etcd_sh("restart e2"), 0);
   CU_ASSERT_EQUAL(te_etcd_sh("restart e3"), 0);
 }
