@@ -6,6 +6,8 @@
  */
 #include "test_etcd.h"
 
+#include "dmhost/sdk.h"
+
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -194,27 +196,53 @@ static void test_watch_compacted(void) {
 /* The member at index i's name for scripts/etcd.sh. */
 static const char *const tw_names[] = {"e1", "e2", "e3"};
 
-/* A member that is not the leader (so its death needs no election); -1 when none answers. */
-static int tw_follower(void) {
+/* The leader (leader = 1) or a member that is not the leader (0); -1 when none answers. */
+static int tw_member(int leader) {
   for (int i = 0; i < 3; i++) {
     char ep[64];
     snprintf(ep, sizeof ep, "http://127.0.0.1:%d", te_port(i));
     dm_error err;
     dmh_etcd *c = dmh_etcd_open(ep, NULL, &err);
-    uint64_t me = 0, leader = 0;
-    int rc = c ? dmh_etcd_status(c, &me, &leader, &err) : -1;
+    uint64_t me = 0, id = 0;
+    int rc = c ? dmh_etcd_status(c, &me, &id, &err) : -1;
     dmh_etcd_close(c);
-    if (rc == 0 && leader && me != leader)
+    if (rc == 0 && id && (me == id) == leader)
       return i;
   }
   return -1;
 }
 
-/* The watch streams from a member that is then killed -9: it goes on at the next member from the
- * next revision, and the events it delivers are exactly the writes, once each, in order. Plain
- * requests whose first endpoint is the dead member go to the next one. */
-static void test_watch_member_killed(void) {
-  int dead = tw_follower();
+/* Creates key (value "v") exactly once, also across an election: a txn that puts only while the
+ * key does not exist, repeated after an unknown outcome or unavailability (the way those two
+ * errors are meant to be handled). 0, or -1. */
+static int tw_create(dmh_etcd *c, const char *key, int *retries) {
+  const dmh_etcd_cmp cmp = {
+      .key = DMH_ETCD_S(key), .target = DMH_ETCD_CMP_CREATE, .result = DMH_ETCD_EQUAL};
+  const dmh_etcd_op put = {.kind = DMH_ETCD_PUT, .key = DMH_ETCD_S(key), .value = {"v", 1}};
+  for (int i = 0; i < 40; i++) {
+    dmh_etcd_txn_result t;
+    dm_error err;
+    if (dmh_etcd_txn(c, &cmp, 1, &put, 1, NULL, 0, &t, &err) == 0) {
+      dmh_etcd_txn_result_free(&t); /* not succeeded: an earlier try was applied */
+      return 0;
+    }
+    if (err.code != DM_ERR_ETCD_OUTCOME_UNKNOWN && err.code != DM_ERR_ETCD_UNAVAILABLE) {
+      fprintf(stderr, "create of %s: %s\n", key, err.message);
+      return -1;
+    }
+    fprintf(stderr, "  create of %s again after %s: %s\n", key, dm_error_code_name(err.code),
+            err.raw_cause);
+    (*retries)++;
+    usleep(250 * 1000);
+  }
+  return -1;
+}
+
+/* The watch streams from a member (the leader, or not) that is then killed -9: it goes on at the
+ * next member from the next revision, and the events it delivers are exactly the writes, once
+ * each, in order. Plain requests whose first endpoint is the dead member go to the next one. */
+static void tw_kill_case(int leader) {
+  int dead = tw_member(leader);
   CU_ASSERT_FATAL(dead >= 0);
   char order[4] = {(char)('0' + dead), (char)('0' + (dead + 1) % 3), (char)('0' + (dead + 2) % 3),
                    0};
@@ -225,16 +253,16 @@ static void test_watch_member_killed(void) {
   dmh_etcd *writer = dmh_etcd_open(alive, NULL, &err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(writer);
   char pre[128];
-  te_key(pre, sizeof pre, "failover/");
+  te_key(pre, sizeof pre, leader ? "failover-leader/" : "failover/");
   int64_t from = tw_revision(writer) + 1;
   tw_watch *w = calloc(1, sizeof *w);
   tw_start(w, eps, pre, from, 20000);
   char keys[10][160];
   for (int i = 0; i < 10; i++)
     snprintf(keys[i], sizeof keys[i], "%s%d", pre, i);
+  int retries = 0;
   for (int i = 0; i < 5; i++)
-    CU_ASSERT_EQUAL(dmh_etcd_put(writer, DMH_ETCD_S(keys[i]), DMH_ETCD_S("v"), 0, 0, NULL, &err),
-                    0);
+    CU_ASSERT_EQUAL(tw_create(writer, keys[i], &retries), 0);
   CU_ASSERT_EQUAL_FATAL(tw_wait(w, 5), 5);
   /* The watch streams from the first endpoint, the member about to die: a fresh client starts
    * there, and reconnects >= 1 below shows the kill broke that stream. */
@@ -242,8 +270,7 @@ static void test_watch_member_killed(void) {
   snprintf(args, sizeof args, "kill %s", tw_names[dead]);
   CU_ASSERT_EQUAL_FATAL(te_etcd_sh(args), 0);
   for (int i = 5; i < 10; i++)
-    CU_ASSERT_EQUAL(dmh_etcd_put(writer, DMH_ETCD_S(keys[i]), DMH_ETCD_S("v"), 0, 0, NULL, &err),
-                    0);
+    CU_ASSERT_EQUAL(tw_create(writer, keys[i], &retries), 0);
   CU_ASSERT_EQUAL(tw_wait(w, 10), 10);
   /* plain requests: the dead member first in the list, the next one answers */
   dmh_etcd *c = dmh_etcd_open(eps, NULL, &err);
@@ -273,13 +300,26 @@ static void test_watch_member_killed(void) {
     CU_ASSERT_STRING_EQUAL(w->seen.ev[i], want);
     CU_ASSERT_EQUAL(w->seen.rev[i], from + i);
   }
-  fprintf(stderr, "watch: member %s killed, %d reconnect(s), %d events in %d batches\n",
-          tw_names[dead], w->opts.reconnects, w->seen.n, w->seen.batches);
+  fprintf(stderr,
+          "watch: member %s (%s) killed, %d reconnect(s), %d events in %d batches, %d write "
+          "retries\n",
+          tw_names[dead], leader ? "leader" : "follower", w->opts.reconnects, w->seen.n,
+          w->seen.batches, retries);
   free(w);
   CU_ASSERT_EQUAL(dmh_etcd_delete(writer, DMH_ETCD_S(pre), 1, NULL, &err), 0);
   dmh_etcd_close(writer);
   snprintf(args, sizeof args, "restart %s", tw_names[dead]);
   CU_ASSERT_EQUAL(te_etcd_sh(args), 0);
+}
+
+/* A follower: no election, the writes go on at once. */
+static void test_watch_follower_killed(void) {
+  tw_kill_case(0);
+}
+
+/* The leader: an election in between; writes are retried as their errors say. */
+static void test_watch_leader_killed(void) {
+  tw_kill_case(1);
 }
 
 /* Two members killed: the third has no leader, and a watch there (asked with hasleader) is refused
@@ -331,7 +371,8 @@ static void test_watch_no_leader(void) {
 const dmh_cunit_test te_watch_tests[] = {
     {"watch_order", test_watch_order},
     {"watch_compacted", test_watch_compacted},
-    {"watch_member_killed", test_watch_member_killed},
+    {"watch_follower_killed", test_watch_follower_killed},
+    {"watch_leader_killed", test_watch_leader_killed},
     {"watch_no_leader", test_watch_no_leader},
 };
 const size_t te_watch_n = sizeof te_watch_tests / sizeof te_watch_tests[0];
