@@ -8,6 +8,8 @@
 # Ports: member i (1..3) serves clients on BASE+100*(i-1) and its peers on that port + 1, BASE being
 # ${DMH_ETCD_PORT_BASE:-22379} (so 22379/22380, 22479/22480, 22579/22580). See docs/cluster.md.
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=proc.sh
+. "$(dirname "$0")/proc.sh"
 
 etcd_dir=$(realpath -m "${DMH_ETCD_DIR:-/tmp/dmhost-etcd}")
 port_base=${DMH_ETCD_PORT_BASE:-22379}
@@ -51,31 +53,15 @@ initial_cluster() {
   echo "$out"
 }
 
-# The pid of a live member, or nothing. As in mariadb.sh: a killed process can stay a zombie for a
-# while here (PID 1 reaps lazily), so read its state; the command line guards against a reused pid.
+# The pid of a live member, or nothing.
 live_pid() { # member
-  local dir=$etcd_dir/$1 pid state
-  [ -s "$dir/etcd.pid" ] || return 0
-  pid=$(<"$dir/etcd.pid")
-  [[ $pid =~ ^[0-9]+$ ]] || return 0
-  state=$(awk '/^State:/ {print $2}' "/proc/$pid/status" 2>/dev/null || true)
-  case $state in "" | Z | X) return 0 ;; esac
-  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "--data-dir $dir/data " || return 0
-  echo "$pid"
+  proc_pid "$etcd_dir/$1/etcd.pid" "--data-dir $etcd_dir/$1/data "
 }
 
 # True while the process launch() started runs, even before setsid has exec'd etcd (its command
 # line is then still bash's, so live_pid would not know it yet).
 launched_alive() { # member
-  local pid state
-  pid=$(cat "$etcd_dir/$1/etcd.pid" 2>/dev/null) || return 1
-  [[ $pid =~ ^[0-9]+$ ]] || return 1
-  state=$(awk '/^State:/ {print $2}' "/proc/$pid/status" 2>/dev/null || true)
-  case $state in "" | Z | X) return 1 ;; esac
-}
-
-port_taken() { # port; true when something accepts connections on it
-  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+  [ -n "$(proc_pid "$etcd_dir/$1/etcd.pid" "")" ]
 }
 
 # True when the member answers /health with "true": etcd 3.4 says so only when the cluster has a
@@ -159,12 +145,7 @@ start_members() { # members...
 }
 
 wait_dead() { # member
-  for _ in $(seq 1 100); do
-    [ -n "$(live_pid "$1")" ] || return 0
-    sleep 0.05
-  done
-  echo "etcd.sh: member $1 is still alive after kill -9" >&2
-  return 1
+  proc_wait_dead "$1" "member $1"
 }
 
 stop_member() { # member

@@ -8,6 +8,8 @@
 # password; the source's server_id is ${DMH_SOURCE_SERVER_ID:-1} (read at each start). See
 # docs/servers.md.
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=proc.sh
+. "$(dirname "$0")/proc.sh"
 
 db_dir=$(realpath -m "${DMH_DB_DIR:-/tmp/dmhost-db}")
 source_port=${DMH_SOURCE_PORT:-13306}
@@ -110,22 +112,16 @@ tls_files() {
   ) >"$d/openssl.log" 2>&1 || { cat "$d/openssl.log" >&2; rm -f "$d/server-cert.pem"; die "could not make the TLS files in $d"; }
 }
 
-# The pid of a live instance, or nothing. A killed server can stay a zombie for a while here (PID 1
-# reaps lazily) and kill -0 still succeeds on a zombie, so read the state; the command line guards
-# against a pid reused by another process. The server writes its pid file late in its start-up, so
+# The pid of a live instance, or nothing. The server writes its pid file late in its start-up, so
 # the pid launch() saw counts too.
 live_pid() { # instance
-  local dir=$db_dir/$1 f pid state
+  local dir=$db_dir/$1 f pid
   for f in "$dir/mariadbd.pid" "$dir/launched.pid"; do
-    [ -s "$f" ] || continue
-    pid=$(<"$f")
-    [[ $pid =~ ^[0-9]+$ ]] || continue
-    state=$(awk '/^State:/ {print $2}' "/proc/$pid/status" 2>/dev/null || true)
-    case $state in "" | Z | X) continue ;; esac
-    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "--defaults-file=$dir/my.cnf" ||
-      continue
-    echo "$pid"
-    return 0
+    pid=$(proc_pid "$f" "--defaults-file=$dir/my.cnf")
+    if [ -n "$pid" ]; then
+      echo "$pid"
+      return 0
+    fi
   done
 }
 
@@ -134,10 +130,6 @@ answers() { # instance
   local got
   got=$(client "$1" -N -B -e 'select @@datadir' 2>/dev/null) || return 1
   [ "${got%/}" = "$db_dir/$1/data" ]
-}
-
-port_taken() { # port; true when something accepts connections on it
-  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
 log_tail() { # instance
@@ -265,12 +257,7 @@ stop_instance() { # instance
 }
 
 wait_dead() { # instance
-  for _ in $(seq 1 100); do
-    [ -n "$(live_pid "$1")" ] || return 0
-    sleep 0.05
-  done
-  echo "mariadb.sh: the $1 server is still alive after kill -9" >&2
-  return 1
+  proc_wait_dead "$1" "the $1 server"
 }
 
 kill_instance() { # instance
