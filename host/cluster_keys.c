@@ -1,0 +1,182 @@
+/* The cluster's keys and values in etcd: see cluster_keys.h. */
+#include "cluster_keys.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "dmhost/fs.h"
+#include "dmhost/sdk.h"
+
+static const struct {
+  const char *dir; /* the key's folder under the prefix */
+  int n_names;     /* names after it */
+} key_shapes[] = {
+    [DMH_KEY_LEADER] = {"leader", 0}, [DMH_KEY_MASTER] = {"master", 1},
+    [DMH_KEY_WORKER] = {"worker", 1}, [DMH_KEY_SOURCE] = {"source", 1},
+    [DMH_KEY_BOUND] = {"bound", 1},   [DMH_KEY_LAST] = {"last", 1},
+    [DMH_KEY_TASK] = {"task", 1},     [DMH_KEY_STAGE] = {"stage", 2},
+    [DMH_KEY_STATUS] = {"status", 3},
+};
+
+bool dmh_cluster_name_ok(const char *name) {
+  /* the state dir's rule (one owner: the SDK's file-name check), shorter */
+  return name && strlen(name) < DMH_CLUSTER_NAME_MAX && dm_fs_name_ok(name, strlen(name));
+}
+
+static bool key_kind_ok(dmh_cluster_key_kind kind) {
+  return kind >= DMH_KEY_LEADER && kind <= DMH_KEY_STATUS;
+}
+
+int dmh_cluster_key(char *out, size_t len, const char *prefix, dmh_cluster_key_kind kind,
+                    const char *a, const char *b, const char *c) {
+  if (!key_kind_ok(kind))
+    return -1;
+  const char *names[3] = {a, b, c};
+  int n = snprintf(out, len, "%s/%s", prefix, key_shapes[kind].dir);
+  if (n < 0 || (size_t)n >= len)
+    return -1;
+  for (int i = 0; i < key_shapes[kind].n_names; i++) {
+    if (!names[i]) { /* the prefix of every key from here on */
+      if ((size_t)n + 1 >= len)
+        return -1;
+      out[n++] = '/';
+      out[n] = '\0';
+      return n;
+    }
+    if (!dmh_cluster_name_ok(names[i]))
+      return -1;
+    int k = snprintf(out + n, len - (size_t)n, "/%s", names[i]);
+    if (k < 0 || (size_t)(n + k) >= len)
+      return -1;
+    n += k;
+  }
+  return n;
+}
+
+int dmh_cluster_key_parse(const char *key, size_t key_len, const char *prefix,
+                          dmh_cluster_key_kind kind, char *a, char *b, char *c) {
+  if (!key_kind_ok(kind))
+    return -1;
+  char head[DMH_CLUSTER_KEY_MAX];
+  int hn = snprintf(head, sizeof head, "%s/%s", prefix, key_shapes[kind].dir);
+  if (hn < 0 || (size_t)hn >= sizeof head || key_len < (size_t)hn ||
+      memcmp(key, head, (size_t)hn) != 0)
+    return -1;
+  char *outs[3] = {a, b, c};
+  size_t at = (size_t)hn;
+  for (int i = 0; i < key_shapes[kind].n_names; i++) {
+    if (at >= key_len || key[at] != '/')
+      return -1;
+    size_t start = ++at;
+    while (at < key_len && key[at] != '/')
+      at++;
+    size_t n = at - start;
+    if (n == 0 || n >= DMH_CLUSTER_NAME_MAX || !outs[i])
+      return -1;
+    memcpy(outs[i], key + start, n);
+    outs[i][n] = '\0';
+    if (!dmh_cluster_name_ok(outs[i]))
+      return -1;
+  }
+  return at == key_len ? 0 : -1;
+}
+
+/* ---- values ---- */
+
+static char *value_text(json_object *o) {
+  char *s = NULL;
+  if (o) {
+    const char *t = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+    s = t ? strdup(t) : NULL;
+    json_object_put(o);
+  }
+  return s;
+}
+
+static json_object *value_parse(const char *text, size_t len, const char *what, dm_error *err) {
+  json_tokener *tok = json_tokener_new();
+  json_object *o = tok ? json_tokener_parse_ex(tok, text, (int)len) : NULL;
+  if (tok)
+    json_tokener_free(tok);
+  if (!o || !json_object_is_type(o, json_type_object)) {
+    if (o)
+      json_object_put(o);
+    dm_error_set(err, DM_ERR_STATE, NULL, "etcd holds a %s that is not a JSON object", what);
+    return NULL;
+  }
+  return o;
+}
+
+/* A string field into out: a usable name, or "" when empty is allowed. */
+static int value_name(json_object *o, const char *field, bool may_be_empty, char *out,
+                      const char *what, dm_error *err) {
+  json_object *f = NULL;
+  const char *s =
+      json_object_object_get_ex(o, field, &f) && json_object_is_type(f, json_type_string)
+          ? json_object_get_string(f)
+          : NULL;
+  if (!s || (s[0] ? !dmh_cluster_name_ok(s) : !may_be_empty)) {
+    dm_error_set(err, DM_ERR_STATE, NULL, "etcd holds a %s whose `%s` is missing or not a name",
+                 what, field);
+    return -1;
+  }
+  dm_strlcpy(out, s, DMH_CLUSTER_NAME_MAX);
+  return 0;
+}
+
+char *dmh_cluster_worker_json(const dmh_cluster_worker_info *w) {
+  json_object *o = json_object_new_object();
+  if (o) {
+    json_object_object_add(o, "name", json_object_new_string(w->name));
+    json_object_object_add(o, "addr", json_object_new_string(w->addr));
+    json_object_object_add(o, "relay", json_object_new_string(w->relay));
+  }
+  return value_text(o);
+}
+
+int dmh_cluster_worker_parse(const char *text, size_t len, dmh_cluster_worker_info *w,
+                             dm_error *err) {
+  memset(w, 0, sizeof *w);
+  json_object *o = value_parse(text, len, "worker registration", err);
+  if (!o)
+    return -1;
+  json_object *f = NULL;
+  int rc = value_name(o, "name", false, w->name, "worker registration", err) == 0 &&
+                   value_name(o, "relay", true, w->relay, "worker registration", err) == 0
+               ? 0
+               : -1;
+  if (rc == 0 && json_object_object_get_ex(o, "addr", &f) &&
+      json_object_is_type(f, json_type_string))
+    dm_strlcpy(w->addr, json_object_get_string(f), sizeof w->addr);
+  json_object_put(o);
+  return rc;
+}
+
+char *dmh_cluster_binding_json(const dmh_cluster_binding *b) {
+  json_object *o = json_object_new_object();
+  if (o) {
+    json_object_object_add(o, "source", json_object_new_string(b->source));
+    json_object_object_add(o, "leader", json_object_new_int64(b->leader));
+  }
+  return value_text(o);
+}
+
+int dmh_cluster_binding_parse(const char *text, size_t len, dmh_cluster_binding *b, dm_error *err) {
+  memset(b, 0, sizeof *b);
+  json_object *o = value_parse(text, len, "binding", err);
+  if (!o)
+    return -1;
+  json_object *f = NULL;
+  int rc = value_name(o, "source", false, b->source, "binding", err);
+  if (rc == 0) {
+    if (json_object_object_get_ex(o, "leader", &f) && json_object_is_type(f, json_type_int) &&
+        json_object_get_int64(f) > 0)
+      b->leader = json_object_get_int64(f);
+    else {
+      dm_error_set(err, DM_ERR_STATE, NULL, "etcd holds a binding without a leader token");
+      rc = -1;
+    }
+  }
+  json_object_put(o);
+  return rc;
+}

@@ -1,0 +1,90 @@
+/*
+ * The cluster's keys in etcd and their values (docs/cluster.md, "Keys"): the one owner of the
+ * layout that masters, workers and dmctl's answers read and write. Pure (no I/O): key text is
+ * built and parsed here, values are JSON objects (json-c) made and read here.
+ *
+ *   <p>/leader                        the leader master's name; under its lease. The key's
+ *                                     create_revision is the leadership's token: every scheduler
+ *                                     write is a txn that compares it.
+ *   <p>/master/<name>                 {"name","addr"} under the master's lease
+ *   <p>/worker/<name>                 {"name","addr","relay"} under the worker's lease: `relay`
+ *                                     is the source whose relay log it keeps ("" none)
+ *   <p>/source/<id>                   {"config"}: the source file's text
+ *   <p>/bound/<worker>                {"source","leader"}: written by the leader (leader = its
+ *                                     token); the key's create_revision is the binding's fencing
+ *                                     token, carried by the target's checkpoint rows
+ *   <p>/last/<source>                 the worker that served the source last (plain text)
+ *   <p>/task/<name>                   {"config"}: the task file's text
+ *   <p>/stage/<task>/<source>         the expected stage: "Running", "Paused" or "Stopped"
+ *   <p>/status/<worker>/<task>/<source>  the subtask's status JSON, under the worker's lease
+ *
+ * <p> is the cluster's prefix (`--etcd-prefix`, default "/dmhost"); names are the ones the config
+ * files allow (letters, digits, '_', '-', '.'), so '/' never occurs inside a name.
+ */
+#ifndef DMH_CLUSTER_KEYS_H
+#define DMH_CLUSTER_KEYS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "dmhost/error.h"
+
+#define DMH_CLUSTER_PREFIX_DEFAULT "/dmhost"
+#define DMH_CLUSTER_KEY_MAX 512
+#define DMH_CLUSTER_NAME_MAX 128
+
+typedef enum dmh_cluster_key_kind {
+  DMH_KEY_LEADER = 1,
+  DMH_KEY_MASTER,
+  DMH_KEY_WORKER,
+  DMH_KEY_SOURCE,
+  DMH_KEY_BOUND,
+  DMH_KEY_LAST,
+  DMH_KEY_TASK,
+  DMH_KEY_STAGE,
+  DMH_KEY_STATUS,
+} dmh_cluster_key_kind;
+
+/* Is `name` usable in a key (1..127 bytes of [A-Za-z0-9_.-], not "." or "..")? */
+bool dmh_cluster_name_ok(const char *name);
+
+/*
+ * The key of `kind` with its names (a, b, c as the kind needs: worker/source/task names in the
+ * order of the layout above; unused ones NULL), or the prefix of every key of the kind when the
+ * last needed name is NULL (for ranges and watches: "<p>/worker/"). Returns the length, or -1
+ * when a name is not usable or the key does not fit in `len`.
+ */
+int dmh_cluster_key(char *out, size_t len, const char *prefix, dmh_cluster_key_kind kind,
+                    const char *a, const char *b, const char *c);
+
+/* The names of a key of `kind` (the reverse of dmh_cluster_key): 0 and the names written into a, b,
+ * c (each DMH_CLUSTER_NAME_MAX bytes; NULL for names the kind lacks), or -1 for a key of another
+ * kind or shape. */
+int dmh_cluster_key_parse(const char *key, size_t key_len, const char *prefix,
+                          dmh_cluster_key_kind kind, char *a, char *b, char *c);
+
+/* A worker's registration. */
+typedef struct dmh_cluster_worker_info {
+  char name[DMH_CLUSTER_NAME_MAX];
+  char addr[DMH_CLUSTER_NAME_MAX];
+  char relay[DMH_CLUSTER_NAME_MAX]; /* "" none */
+} dmh_cluster_worker_info;
+
+/* A binding written by the leader. */
+typedef struct dmh_cluster_binding {
+  char source[DMH_CLUSTER_NAME_MAX];
+  int64_t leader; /* the leadership token it was written under */
+} dmh_cluster_binding;
+
+/* JSON text of the values (malloc'd), and back: 0, or -1 with *err (DM_ERR_STATE naming the field)
+ * for a value that is not such an object or holds an unusable name. */
+char *dmh_cluster_worker_json(const dmh_cluster_worker_info *w);
+int dmh_cluster_worker_parse(const char *text, size_t len, dmh_cluster_worker_info *w,
+                             dm_error *err);
+char *dmh_cluster_binding_json(const dmh_cluster_binding *b);
+int dmh_cluster_binding_parse(const char *text, size_t len, dmh_cluster_binding *b, dm_error *err);
+
+#endif /* DMH_CLUSTER_KEYS_H */

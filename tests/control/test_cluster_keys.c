@@ -1,0 +1,87 @@
+/*
+ * The cluster's key layout and values (host/cluster_keys.c): keys built and parsed back, prefixes
+ * for ranges, names that must not reach a key, and the JSON values round-tripped or refused.
+ */
+#include <CUnit/Basic.h>
+#include <string.h>
+
+#include "cluster_keys.h"
+#include "cunit_run.h"
+
+static void test_keys(void) {
+  char k[DMH_CLUSTER_KEY_MAX], a[DMH_CLUSTER_NAME_MAX], b[DMH_CLUSTER_NAME_MAX],
+      c[DMH_CLUSTER_NAME_MAX];
+  const char *p = DMH_CLUSTER_PREFIX_DEFAULT;
+  CU_ASSERT(dmh_cluster_key(k, sizeof k, p, DMH_KEY_LEADER, NULL, NULL, NULL) > 0);
+  CU_ASSERT_STRING_EQUAL(k, "/dmhost/leader");
+  CU_ASSERT_EQUAL(dmh_cluster_key_parse(k, strlen(k), p, DMH_KEY_LEADER, NULL, NULL, NULL), 0);
+  CU_ASSERT(dmh_cluster_key(k, sizeof k, p, DMH_KEY_BOUND, "w-1", NULL, NULL) > 0);
+  CU_ASSERT_STRING_EQUAL(k, "/dmhost/bound/w-1");
+  CU_ASSERT_EQUAL(dmh_cluster_key_parse(k, strlen(k), p, DMH_KEY_BOUND, a, NULL, NULL), 0);
+  CU_ASSERT_STRING_EQUAL(a, "w-1");
+  CU_ASSERT(dmh_cluster_key(k, sizeof k, "/c2", DMH_KEY_STATUS, "w1", "task.a", "src_1") > 0);
+  CU_ASSERT_STRING_EQUAL(k, "/c2/status/w1/task.a/src_1");
+  CU_ASSERT_EQUAL(dmh_cluster_key_parse(k, strlen(k), "/c2", DMH_KEY_STATUS, a, b, c), 0);
+  CU_ASSERT(strcmp(a, "w1") == 0 && strcmp(b, "task.a") == 0 && strcmp(c, "src_1") == 0);
+  /* prefixes: every key of the kind, or of the first names */
+  CU_ASSERT(dmh_cluster_key(k, sizeof k, p, DMH_KEY_WORKER, NULL, NULL, NULL) > 0);
+  CU_ASSERT_STRING_EQUAL(k, "/dmhost/worker/");
+  CU_ASSERT(dmh_cluster_key(k, sizeof k, p, DMH_KEY_STATUS, "w1", NULL, NULL) > 0);
+  CU_ASSERT_STRING_EQUAL(k, "/dmhost/status/w1/");
+  /* another kind, another prefix, a short or long key: not parsed */
+  const char *bad[] = {"/dmhost/worker/w1", "/other/bound/w1",    "/dmhost/bound/",
+                       "/dmhost/bound",     "/dmhost/bound/w1/x", "/dmhost/bound/.."};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    CU_ASSERT_EQUAL(dmh_cluster_key_parse(bad[i], strlen(bad[i]), p, DMH_KEY_BOUND, a, NULL, NULL),
+                    -1);
+  /* names that would change the key's shape never make one */
+  const char *names[] = {"", "a/b", "..", ".hidden", "a b", "x\n"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    CU_ASSERT_EQUAL(dmh_cluster_key(k, sizeof k, p, DMH_KEY_WORKER, names[i], NULL, NULL), -1);
+  char longname[200];
+  memset(longname, 'n', sizeof longname - 1);
+  longname[sizeof longname - 1] = '\0';
+  CU_ASSERT_EQUAL(dmh_cluster_key(k, sizeof k, p, DMH_KEY_WORKER, longname, NULL, NULL), -1);
+  CU_ASSERT_EQUAL(dmh_cluster_key(k, 16, p, DMH_KEY_WORKER, "w123456789", NULL, NULL), -1);
+}
+
+static void test_values(void) {
+  dm_error err;
+  dmh_cluster_worker_info w = {.name = "w1", .addr = "127.0.0.1:8262", .relay = "src"}, w2;
+  char *t = dmh_cluster_worker_json(&w);
+  CU_ASSERT_FATAL(t != NULL);
+  CU_ASSERT_EQUAL(dmh_cluster_worker_parse(t, strlen(t), &w2, &err), 0);
+  CU_ASSERT(strcmp(w2.name, "w1") == 0 && strcmp(w2.addr, w.addr) == 0 &&
+            strcmp(w2.relay, "src") == 0);
+  free(t);
+  dmh_cluster_binding bnd = {.source = "mysql-01", .leader = 9007199254740993LL}, b2;
+  t = dmh_cluster_binding_json(&bnd);
+  CU_ASSERT_FATAL(t != NULL);
+  CU_ASSERT_EQUAL(dmh_cluster_binding_parse(t, strlen(t), &b2, &err), 0);
+  CU_ASSERT_STRING_EQUAL(b2.source, "mysql-01");
+  CU_ASSERT_EQUAL(b2.leader, 9007199254740993LL); /* above 2^53: exact */
+  free(t);
+  const char *bad[] = {"[]",
+                       "{",
+                       "{\"source\":\"a/b\",\"leader\":3}",
+                       "{\"source\":\"s\"}",
+                       "{\"source\":\"s\",\"leader\":0}",
+                       "{\"source\":7,\"leader\":1}"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    CU_ASSERT_EQUAL(dmh_cluster_binding_parse(bad[i], strlen(bad[i]), &b2, &err), -1);
+    CU_ASSERT_EQUAL(err.code, DM_ERR_STATE);
+  }
+  const char *wbad = "{\"name\":\"\",\"relay\":\"\"}";
+  CU_ASSERT_EQUAL(dmh_cluster_worker_parse(wbad, strlen(wbad), &w2, &err), -1);
+  const char *wok = "{\"name\":\"w9\",\"relay\":\"\"}";
+  CU_ASSERT_EQUAL(dmh_cluster_worker_parse(wok, strlen(wok), &w2, &err), 0);
+  CU_ASSERT_STRING_EQUAL(w2.relay, "");
+}
+
+int main(void) {
+  static const dmh_cunit_test tests[] = {
+      {"keys built and parsed", test_keys},
+      {"values round-tripped and refused", test_values},
+  };
+  return dmh_cunit_run("cluster_keys", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
+}
