@@ -1,5 +1,6 @@
 /* Source and task files: read with libconfig, validate what the host owns, keep the tree. */
 #include "config.h"
+#include "precheck.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -370,8 +371,33 @@ static const char *const conf_task_keys[] = {
     "sync",
     "file-mode",
     "secret-key-path",
+    "ignore-checking-items",
     NULL,
 };
+
+/* ignore-checking-items: names of the precheck's items (precheck.h), refused when unknown. */
+static int conf_ignore_checks(dmh_cfg_ctx *c, const config_setting_t *root, dmh_task_config *t) {
+  if (dmh_cfg_get_string_list(c, root, "ignore-checking-items", &t->ignore_checks,
+                              &t->n_ignore_checks) < 0)
+    return -1;
+  const char *names[32];
+  int n = dmh_precheck_item_names(names, 32);
+  for (int i = 0; i < t->n_ignore_checks; i++) {
+    bool known = false;
+    for (int k = 0; k < n && !known; k++)
+      known = strcmp(names[k], t->ignore_checks[i]) == 0;
+    if (known)
+      continue;
+    const char *near = dmh_cfg_closest(t->ignore_checks[i], names, n);
+    config_setting_t *list = config_setting_get_member(root, "ignore-checking-items");
+    return dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, config_setting_get_elem(list, (unsigned)i),
+                        "`ignore-checking-items` in the %s names \"%s\", which is no precheck "
+                        "item%s%s%s (docs/precheck.md lists them)",
+                        c->what, t->ignore_checks[i], near ? "; did you mean \"" : "",
+                        near ? near : "", near ? "\"?" : "");
+  }
+  return 0;
+}
 
 static const dmh_cfg_hint conf_task_misplaced[] = {
     {"source-id", conf_hint_source_only},
@@ -673,7 +699,8 @@ static int conf_task_parse(dmh_cfg_ctx *c, dmh_task_config *t) {
                       "per source, not per task)",
                       t->unit_paths) < 0)
     return -1;
-  if (conf_supervisor(c, root, &t->sup) < 0 || conf_file_mode(c, root, &t->file_mode) < 0)
+  if (conf_supervisor(c, root, &t->sup) < 0 || conf_file_mode(c, root, &t->file_mode) < 0 ||
+      conf_ignore_checks(c, root, t) < 0)
     return -1;
   for (int i = DMH_KIND_DUMP; i <= DMH_KIND_SYNC; i++)
     if (conf_unit_section(c, root, conf_kind_names[i]) < 0)
@@ -704,12 +731,33 @@ int dmh_task_config_load(const char *path, dmh_task_config **out, dm_error *err)
   return 0;
 }
 
+int dmh_config_load_pair(const char *source_path, const char *task_path, dmh_source_config **source,
+                         dmh_task_config **task, dm_error *err) {
+  *source = NULL;
+  *task = NULL;
+  if (dmh_source_config_load(source_path, source, err) < 0)
+    return -1;
+  if (dmh_task_config_load(task_path, task, err) == 0 &&
+      dmh_task_instance_for(*task, (*source)->source_id))
+    return 0;
+  if (*task)
+    dm_error_set(err, DM_ERR_CONFIG_INVALID, NULL,
+                 "%s: no entry of mysql-instances reads source `%s` (from %s)", (*task)->path,
+                 (*source)->source_id, (*source)->path);
+  dmh_task_config_free(*task);
+  dmh_source_config_free(*source);
+  *task = NULL;
+  *source = NULL;
+  return -1;
+}
+
 void dmh_task_config_free(dmh_task_config *t) {
   if (!t)
     return;
   free(t->path);
   free(t->name);
   free(t->meta_schema);
+  dmh_cfg_strv_free(t->ignore_checks, t->n_ignore_checks);
   dmh_cfg_db_free(&t->target);
   for (int i = 0; t->instances && i < t->n_instances; i++) {
     dmh_task_instance *in = &t->instances[i];

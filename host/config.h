@@ -145,8 +145,10 @@ typedef struct dmh_task_config {
   bool case_sensitive; /* case-sensitive (DM's name), default false: names folded (match.h) */
   char *unit_paths[DMH_KIND_COUNT]; /* dump, load, sync; relay is refused here */
   dmh_supervisor_config sup;
-  uint32_t file_mode; /* file-mode: of the files the task's units create, default 0600 */
-  config_t cfg;       /* the parsed tree, for the unit sections */
+  uint32_t file_mode;   /* file-mode: of the files the task's units create, default 0600 */
+  char **ignore_checks; /* ignore-checking-items: precheck items skipped (precheck.h), or "all" */
+  int n_ignore_checks;
+  config_t cfg; /* the parsed tree, for the unit sections */
 } dmh_task_config;
 
 /* The supervisor timing a task gets when its file says nothing (also a relay's). */
@@ -158,6 +160,11 @@ int dmh_source_config_load(const char *path, dmh_source_config **out, dm_error *
 int dmh_task_config_load(const char *path, dmh_task_config **out, dm_error *err);
 void dmh_source_config_free(dmh_source_config *c);
 void dmh_task_config_free(dmh_task_config *c);
+
+/* Both files of `dmhost run` and `dmhost check`: the task must read the source (an entry of
+ * mysql-instances with its source-id, else DM_ERR_CONFIG_INVALID). Nothing is kept on error. */
+int dmh_config_load_pair(const char *source_path, const char *task_path, dmh_source_config **source,
+                         dmh_task_config **task, dm_error *err);
 
 /* The unit's section ("dump", "load", "sync" in the task; "relay" in the source), or NULL. */
 config_setting_t *dmh_task_unit_section(const dmh_task_config *t, dm_unit_kind kind);

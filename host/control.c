@@ -149,6 +149,14 @@ static int control_start_task(dmh_registry *r, const control_cmd *cmd, json_obje
   return dmh_registry_task_start(r, path, resp, err);
 }
 
+static int control_check_task(dmh_registry *r, const control_cmd *cmd, json_object *args,
+                              json_object *resp, dm_error *err) {
+  const char *path;
+  if (control_path(cmd, args, "path", &path, err) < 0)
+    return -1;
+  return dmh_registry_task_check(r, path, resp, err);
+}
+
 static int control_task_op(dmh_registry *r, const control_cmd *cmd, json_object *args,
                            json_object *resp, dm_error *err) {
   const char *name;
@@ -221,6 +229,7 @@ static const control_cmd control_cmds[] = {
      control_operate_source,
      {"op", "source", "path", NULL},
      "operate-source create SOURCE.cfg | show [-s SOURCE] | stop -s SOURCE"},
+    {"check-task", control_check_task, {"path", NULL, NULL, NULL}, "check-task TASK.cfg"},
     {"start-task", control_start_task, {"path", NULL, NULL, NULL}, "start-task TASK.cfg"},
     {"pause-task", control_task_op, {"name", NULL, NULL, NULL}, "pause-task NAME"},
     {"resume-task", control_task_op, {"name", NULL, NULL, NULL}, "resume-task NAME"},

@@ -10,7 +10,8 @@
  * Commands and their args (paths absolute; dmctl makes them so):
  *   operate-source  {"op": "create", "path": P} | {"op": "show"[, "source": S]} |
  *                   {"op": "stop", "source": S}
- *   start-task      {"path": P}
+ *   check-task      {"path": P}   the precheck (precheck.h): "checkResult" in DM's shape
+ *   start-task      {"path": P}   refused when the precheck fails (DM_ERR_PRECHECK_FAILED)
  *   pause-task, resume-task, stop-task   {"name": N}
  *   query-status    {["name": N]}
  *   start-relay, stop-relay              {"source": S}

@@ -29,6 +29,9 @@ typedef struct dmctl_cmd {
 static const dmctl_cmd dmctl_cmds[] = {
     {"operate-source", "operate-source create SOURCE.cfg | show [-s SOURCE] | stop -s SOURCE",
      "bind a source to the worker (its file is copied into the state dir), show it, or unbind it"},
+    {"check-task", "check-task TASK.cfg",
+     "check what the task needs of its sources and target (docs/precheck.md); DM's checker "
+     "JSON in checkResult, result false when an item failed"},
     {"start-task", "start-task TASK.cfg",
      "start a task: one subtask per mysql-instances entry whose source is bound here"},
     {"pause-task", "pause-task NAME", "pause the task's subtasks at a safe point"},
@@ -200,7 +203,7 @@ static json_object *dmctl_request(int argc, char **argv, int *rc) {
     pos_is_path = true;
     want_source = !create;
     need_source = stop;
-  } else if (strcmp(name, "start-task") == 0) {
+  } else if (strcmp(name, "start-task") == 0 || strcmp(name, "check-task") == 0) {
     min_pos = max_pos = 1;
     pos_key = "path";
     pos_is_path = true;

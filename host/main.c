@@ -5,6 +5,7 @@
 #include "binlog_cmd.h"
 #include "dmhost/sdk.h"
 #include "dmhost/unit.h"
+#include "precheck.h"
 #include "run.h"
 #include "secret.h"
 #include "serve.h"
@@ -12,6 +13,8 @@
 static void main_usage(FILE *out) {
   fprintf(out, "usage: dmhost COMMAND [options]\n"
                "  run --source S.cfg --task T.cfg   run one task in the foreground\n"
+               "  check --source S.cfg --task T.cfg what the task needs of source and target\n"
+               "                                    (the precheck run and start-task do)\n"
                "  serve --state-dir DIR             run the daemon that dmctl talks to\n"
                "  binlog skip|replace|inject|list|revert TASK [...] [--work-dir DIR]\n"
                "                                    binlog operators for `run` (dmctl binlog\n"
@@ -30,6 +33,8 @@ int main(int argc, char **argv) {
   const char *cmd = argv[1];
   if (strcmp(cmd, "run") == 0)
     return dmh_run_main(argc - 1, argv + 1);
+  if (strcmp(cmd, "check") == 0)
+    return dmh_check_main(argc - 1, argv + 1);
   if (strcmp(cmd, "serve") == 0)
     return dmh_serve_main(argc - 1, argv + 1);
   if (strcmp(cmd, "binlog") == 0)

@@ -82,6 +82,10 @@ int dmh_registry_task_pause(dmh_registry *r, const char *name, json_object *resp
 int dmh_registry_task_resume(dmh_registry *r, const char *name, json_object *resp, dm_error *err);
 int dmh_registry_task_stop(dmh_registry *r, const char *name, json_object *resp, dm_error *err);
 
+/* check-task TASK.cfg (absolute path): the precheck (precheck.h) on the task's sources bound here,
+ * DM's result in resp's "checkResult"; -1 with DM_ERR_PRECHECK_FAILED when an item failed. */
+int dmh_registry_task_check(dmh_registry *r, const char *path, json_object *resp, dm_error *err);
+
 /* swap-unit NAME --unit KIND --path NEW.so (absolute): on each subtask of the task. The new path
  * is persisted with the task, so a restart keeps the swapped build. */
 int dmh_registry_task_swap(dmh_registry *r, const char *name, dm_unit_kind kind, const char *path,

@@ -103,6 +103,17 @@ void reg_sub_set_error(dmh_registry *r, reg_sub *sub, const dm_error *e);
 int reg_check_paths(const char *orig_path, char *const a[DMH_KIND_COUNT],
                     char *const b[DMH_KIND_COUNT], dm_error *err);
 
+/* registry_tasks.c: DM_ERR_NOT_FOUND naming cfg's sources when none is bound here (`what` opens
+ * the message). Under `lock`. Returns -1. */
+int reg_no_source_error(dmh_registry *r, const dmh_task_config *cfg, const char *what,
+                        dm_error *err);
+/* registry_check.c: the precheck of cfg on its sources bound here, into resp's "checkResult"
+ * (DM's shape, precheck.h) when an item warned or failed, or always for check-task; -1 with
+ * DM_ERR_PRECHECK_FAILED when an item failed, DM_ERR_NOT_FOUND when no source is bound. No lock
+ * held on entry. */
+int reg_precheck(dmh_registry *r, const dmh_task_config *cfg, const char *what, json_object *resp,
+                 dm_error *err);
+
 /* registry_relay.c: run and halt with source_lock held; the status for query-status and
  * operate-source show. */
 int reg_relay_run(dmh_registry *r, reg_source *s, const dmh_worker *next, dm_error *err);

@@ -16,9 +16,8 @@
 
 /* ---- tasks ---- */
 
-/* DM_ERR_NOT_FOUND naming the task's sources when none is bound here. Under `lock`. */
-static void reg_no_source_error(dmh_registry *r, const dmh_task_config *cfg, const char *path,
-                                dm_error *err) {
+int reg_no_source_error(dmh_registry *r, const dmh_task_config *cfg, const char *path,
+                        dm_error *err) {
   char names[512] = "";
   size_t n = 0;
   for (int i = 0; i < cfg->n_instances && n < sizeof names; i++)
@@ -31,6 +30,7 @@ static void reg_no_source_error(dmh_registry *r, const dmh_task_config *cfg, con
       path, cfg->name, cfg->n_instances > 1 ? "s" : "", names,
       dmh_worker_stage_name(r->worker.stage), r->worker.source[0] ? " bound to " : "",
       r->worker.source);
+  return -1;
 }
 
 /* Undo a start-task that failed before any subtask ran. cmd_lock held; drops our reference. */
@@ -110,6 +110,15 @@ int dmh_registry_task_start(dmh_registry *r, const char *path, json_object *resp
     pthread_mutex_unlock(&t->cmd_lock);
     reg_task_unref(r, t);
     dmh_task_config_free(orig);
+    return -1;
+  }
+
+  /* The precheck (docs/precheck.md): a failed item refuses the task before anything is kept. */
+  char what[512];
+  snprintf(what, sizeof what, "start-task %s", orig->name);
+  if (reg_precheck(r, orig, what, resp, err) < 0) {
+    dmh_task_config_free(orig);
+    reg_task_abandon(r, t, NULL);
     return -1;
   }
 

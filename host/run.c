@@ -12,6 +12,7 @@
 #include "dmhost/sdk.h"
 #include "error_json.h"
 #include "log.h"
+#include "precheck.h"
 #include "status.h"
 #include "supervisor.h"
 
@@ -159,18 +160,17 @@ int dmh_run_main(int argc, char **argv) {
   dm_error err;
   dmh_source_config *source = NULL;
   dmh_task_config *task = NULL;
-  if (dmh_source_config_load(source_path, &source, &err) < 0 ||
-      dmh_task_config_load(task_path, &task, &err) < 0) {
+  if (dmh_config_load_pair(source_path, task_path, &source, &task, &err) < 0) {
     run_print_error(&err);
-    dmh_source_config_free(source);
     return 1;
   }
   int rc = 1;
   dmh_subtask *relay = NULL, *st = NULL;
-  if (!dmh_task_instance_for(task, source->source_id)) {
-    dm_error_set(&err, DM_ERR_CONFIG_INVALID, NULL,
-                 "%s: no entry of mysql-instances reads source `%s` (from %s)", task->path,
-                 source->source_id, source->path);
+
+  /* The precheck refuses a task that cannot work (docs/precheck.md); warnings are logged. */
+  char what[300];
+  snprintf(what, sizeof what, "run %s", task->name);
+  if (dmh_precheck_gate(task, source, what, &err) < 0) {
     run_print_error(&err);
     goto out;
   }

@@ -26,87 +26,27 @@
 
 #include <mysqld_error.h>
 
+#include "dmhost/grants.h"
 #include "dump_internal.h"
 
-/* What the dump needs, and the grant names that give it (RELOAD for consistency = flush only).
- * REPLICATION CLIENT is called BINLOG MONITOR since MariaDB 10.5 (SHOW GRANTS prints the new name).
- * LOCK TABLES is not needed: FTWRL only needs RELOAD. */
-enum {
-  DUMP_PRIV_SELECT = 1,
-  DUMP_PRIV_RELOAD = 2,
-  DUMP_PRIV_REPL_CLIENT = 4,
-  DUMP_PRIV_LOCK = 8, /* LOCK TABLES, for consistency = lock */
-  DUMP_PRIV_ALL = 15
-};
-
-static bool dump_snapshot_has(const char *privs, const char *name) {
-  size_t n = strlen(name);
-  for (const char *p = privs; (p = strstr(p, name)) != NULL; p += n) {
-    bool start = p == privs || p[-1] == ' ' || p[-1] == ',';
-    bool end = p[n] == '\0' || p[n] == ',' || p[n] == ' ';
-    if (start && end)
-      return true;
-  }
-  return false;
-}
-
-/* The privileges one line of SHOW GRANTS gives ("GRANT a, b ON *.* TO ..."). Column and routine
- * grants count for nothing; SELECT on a single schema counts (the user may only dump that). */
-static int dump_snapshot_grant_line(const char *line) {
-  if (strncmp(line, "GRANT ", 6) != 0)
-    return 0;
-  const char *on = strstr(line, " ON ");
-  if (!on)
-    return 0; /* a role granted to the user: see docs/dump.md */
-  char privs[512];
-  size_t n = (size_t)(on - (line + 6));
-  if (n >= sizeof privs)
-    n = sizeof privs - 1;
-  memcpy(privs, line + 6, n);
-  privs[n] = '\0';
-  bool global = strncmp(on + 4, "*.* ", 4) == 0;
-  if (strncmp(on + 4, "FUNCTION ", 9) == 0 || strncmp(on + 4, "PROCEDURE ", 10) == 0)
-    return 0;
-  int have = 0;
-  if (dump_snapshot_has(privs, "ALL PRIVILEGES") || dump_snapshot_has(privs, "ALL"))
-    have = global ? DUMP_PRIV_ALL : DUMP_PRIV_SELECT | DUMP_PRIV_LOCK;
-  if (dump_snapshot_has(privs, "SELECT"))
-    have |= DUMP_PRIV_SELECT;
-  if (dump_snapshot_has(privs, "LOCK TABLES"))
-    have |= DUMP_PRIV_LOCK;
-  if (global && dump_snapshot_has(privs, "RELOAD"))
-    have |= DUMP_PRIV_RELOAD;
-  if (global && (dump_snapshot_has(privs, "REPLICATION CLIENT") ||
-                 dump_snapshot_has(privs, "BINLOG MONITOR") || dump_snapshot_has(privs, "SUPER")))
-    have |= DUMP_PRIV_REPL_CLIENT;
-  return have;
-}
-
-/* The privileges SHOW GRANTS gives the source user (DUMP_PRIV_*), or -1. */
+/* The privileges SHOW GRANTS gives the source user (DM_PRIV_* of dmhost/grants.h, the reading the
+ * host's precheck shares), or -1. */
 static int dump_snapshot_grants(dump_unit *u, dm_error *err) {
   MYSQL_RES *res;
   if (dump_conn_query(u, &u->main, "SHOW GRANTS", &res, err) != 0)
     return -1;
-  int have = 0;
+  uint32_t have = 0;
   MYSQL_ROW row;
   while ((row = mysql_fetch_row(res)))
     if (row[0])
-      have |= dump_snapshot_grant_line(row[0]);
+      have |= dm_grant_line(row[0], NULL);
   mysql_free_result(res);
-  return have;
+  return (int)have;
 }
 
-/* What `mode` needs. flush: RELOAD for the lock (lock: LOCK TABLES) and, when a sync follows,
- * REPLICATION CLIENT for SHOW MASTER STATUS (without a sync the position is only for the record:
- * dump_snapshot_position goes on without it). snapshot and none: SELECT only (the binlog_snapshot_*
- * status variables need no privilege). */
+/* What `mode` needs (dm_grants_dump_need: one table with the host's precheck). */
 static int dump_snapshot_need(dump_unit *u, dump_consistency mode) {
-  int repl = u->sync_follows ? DUMP_PRIV_REPL_CLIENT : 0;
-  if (mode == DUMP_CONS_FLUSH)
-    return DUMP_PRIV_SELECT | DUMP_PRIV_RELOAD | repl;
-  if (mode == DUMP_CONS_LOCK)
-    return DUMP_PRIV_SELECT | DUMP_PRIV_LOCK | repl;
-  return DUMP_PRIV_SELECT;
+  return (int)dm_grants_dump_need(dump_consistency_names[mode], u->sync_follows);
 }
 
 /* Checks SHOW GRANTS up front, so the user learns every missing privilege at once instead of one
@@ -116,16 +56,8 @@ static int dump_snapshot_check_privileges(dump_unit *u, dump_consistency mode, i
   int need = dump_snapshot_need(u, mode);
   if ((have & need) == need)
     return 0;
-  char missing[128] = "";
-  if (!(have & DUMP_PRIV_SELECT))
-    strcat(missing, "SELECT, ");
-  if ((need & DUMP_PRIV_RELOAD) && !(have & DUMP_PRIV_RELOAD))
-    strcat(missing, "RELOAD, ");
-  if ((need & DUMP_PRIV_LOCK) && !(have & DUMP_PRIV_LOCK))
-    strcat(missing, "LOCK TABLES, ");
-  if ((need & DUMP_PRIV_REPL_CLIENT) && !(have & DUMP_PRIV_REPL_CLIENT))
-    strcat(missing, "REPLICATION CLIENT, ");
-  missing[strlen(missing) - 2] = '\0';
+  char missing[128];
+  dm_grant_names((uint32_t)(need & ~have), missing, sizeof missing);
   const dm_db_endpoint *ep = u->host->source_db(u->ctx);
   bool flush = mode == DUMP_CONS_FLUSH;
   u->host->error_make(
@@ -136,7 +68,7 @@ static int dump_snapshot_check_privileges(dump_unit *u, dump_consistency mode, i
       flush                    ? ", RELOAD takes FLUSH TABLES WITH READ LOCK"
       : mode == DUMP_CONS_LOCK ? ", LOCK TABLES locks the dumped tables while the snapshots start"
                                : "",
-      (need & ~have & DUMP_PRIV_REPL_CLIENT)
+      (need & ~have & DM_PRIV_REPL_CLIENT)
           ? ", REPLICATION CLIENT (BINLOG MONITOR since MariaDB 10.5) "
             "reads SHOW MASTER STATUS, the binlog position the sync "
             "of this task mode continues from"
@@ -254,9 +186,9 @@ static dump_consistency dump_snapshot_mode(dump_unit *u, int have) {
   bool may = (have & need) == need;
   u->host->logf(u->ctx, DM_LOG_INFO, "dump: consistency auto: %s, as the source user %s",
                 may ? "flush" : "snapshot",
-                may                         ? "may take FLUSH TABLES WITH READ LOCK"
-                : (have & DUMP_PRIV_RELOAD) ? "lacks REPLICATION CLIENT (one connection, no lock)"
-                                            : "lacks RELOAD (one connection, no lock)");
+                may                       ? "may take FLUSH TABLES WITH READ LOCK"
+                : (have & DM_PRIV_RELOAD) ? "lacks REPLICATION CLIENT (one connection, no lock)"
+                                          : "lacks RELOAD (one connection, no lock)");
   return may ? DUMP_CONS_FLUSH : DUMP_CONS_SNAPSHOT;
 }
 

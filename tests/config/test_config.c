@@ -450,7 +450,11 @@ static const bad_case bad_cases[] = {
      "5: unknown setting `colour` in the task file; the settings accepted here are: name, "
      "task-mode, case-sensitive, meta-schema, target-database, mysql-instances, block-allow-list, "
      "routes, "
-     "filters, unit-paths, supervisor, dump, load, sync, file-mode, secret-key-path"},
+     "filters, unit-paths, supervisor, dump, load, sync, file-mode, secret-key-path, "
+     "ignore-checking-items"},
+    {"task-bad-ignore.cfg", false, DM_ERR_CONFIG_INVALID,
+     "6: `ignore-checking-items` in the task file names \"binlog_fromat\", which is no precheck "
+     "item; did you mean \"binlog_format\"? (docs/precheck.md lists them)"},
     {"task-misplaced-from.cfg", false, DM_ERR_CONFIG_UNKNOWN,
      "3: unknown setting `from` in the task file; this setting belongs in the source file (the "
      "task file names its sources with mysql-instances.[n].source-id)"},

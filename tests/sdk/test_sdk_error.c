@@ -159,6 +159,7 @@ static void test_names(void) {
       {DM_CLASS_RELAY_UNIT, "relay-unit"},
       {DM_CLASS_UNIT, "unit"},
       {DM_CLASS_CLUSTER, "cluster"},
+      {DM_CLASS_TASK_CHECK, "task-check"},
       {-1, "unknown"},
       {15, "unknown"},
       {1000, "unknown"},

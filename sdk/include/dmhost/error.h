@@ -33,8 +33,9 @@ typedef enum dm_error_class {
   DM_CLASS_LOAD_UNIT = 10,
   DM_CLASS_SYNC_UNIT = 11,
   DM_CLASS_RELAY_UNIT = 12,
-  DM_CLASS_UNIT = 13,    /* a third-party unit's own errors */
-  DM_CLASS_CLUSTER = 14, /* the cluster's store (etcd) and its members */
+  DM_CLASS_UNIT = 13,       /* a third-party unit's own errors */
+  DM_CLASS_CLUSTER = 14,    /* the cluster's store (etcd) and its members */
+  DM_CLASS_TASK_CHECK = 15, /* the precheck before a task starts (DM's 26xxx) */
 } dm_error_class;
 
 /* Error scope: whose side the fault is on (DM's ErrScope). */
@@ -55,8 +56,8 @@ typedef enum dm_error_level {
 /*
  * The code table. X(name, code, class, scope, level, resumable, workaround)
  * Codes are stable: never renumber, only append. Ranges: 1xxxx host and SDK, 2xxxx database,
- * 3xxxx binlog/relay, 4xxxx dump/load, 5xxxx sync, 9xxxx free for third-party units (use
- * DM_ERR_UNIT_CUSTOM_BASE + n and DM_CLASS_UNIT).
+ * 26xxx the precheck (DM's task-check), 3xxxx binlog/relay, 4xxxx dump/load, 5xxxx sync, 9xxxx free
+ * for third-party units (use DM_ERR_UNIT_CUSTOM_BASE + n and DM_CLASS_UNIT).
  */
 #define DM_ERROR_MAP(X)                                                                            \
   X(DM_ERR_OK, 0, DM_CLASS_NONE, DM_SCOPE_NOT_SET, DM_LEVEL_LOW, 0, "")                            \
@@ -157,6 +158,10 @@ typedef enum dm_error_level {
     "See the server's error in the raw cause.")                                                    \
   X(DM_ERR_DB_PRIVILEGE, 20003, DM_CLASS_DATABASE, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 0,             \
     "GRANT the privileges named in the message to the user, then start the task again.")           \
+  X(DM_ERR_PRECHECK_FAILED, 26001, DM_CLASS_TASK_CHECK, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 0,        \
+    "Fix each failed check as its instruction says (`dmhost check` or `dmctl check-task` prints "  \
+    "them all; docs/precheck.md), or skip the item with ignore-checking-items in the task file, "  \
+    "then start the task again.")                                                                  \
   X(DM_ERR_BINLOG_PURGED, 30001, DM_CLASS_BINLOG, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,             \
     "The source no longer has the binlog this task needs; re-run the task in mode all from a new " \
     "dump.")                                                                                       \

@@ -1,0 +1,46 @@
+/* check-task, and the precheck start-task runs before it keeps anything (precheck.h). */
+#include "registry_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "dmhost/sdk.h"
+#include "precheck.h"
+
+int reg_precheck(dmh_registry *r, const dmh_task_config *cfg, const char *what, json_object *resp,
+                 dm_error *err) {
+  dmh_precheck pc = {0};
+  int checked = 0, rc = 0;
+  for (int i = 0; i < cfg->n_instances && rc == 0; i++) {
+    reg_source *s = reg_get_source(r, cfg->instances[i].source_id);
+    if (!s)
+      continue; /* bound to another worker: checked there */
+    rc = dmh_precheck_run(&pc, cfg, s->cfg, err);
+    reg_source_unref(r, s);
+    checked++;
+  }
+  if (rc == 0 && checked == 0) {
+    pthread_mutex_lock(&r->lock);
+    rc = reg_no_source_error(r, cfg, what, err);
+    pthread_mutex_unlock(&r->lock);
+  }
+  if (rc == 0 && (pc.n_fail || pc.n_warn || !strncmp(what, "check-task", 10)))
+    json_object_object_add(resp, "checkResult", dmh_precheck_json(&pc));
+  if (rc == 0)
+    rc = dmh_precheck_refusal(&pc, what, err);
+  dmh_precheck_free(&pc);
+  return rc;
+}
+
+int dmh_registry_task_check(dmh_registry *r, const char *path, json_object *resp, dm_error *err) {
+  dmh_task_config *cfg = NULL;
+  if (dmh_task_config_load(path, &cfg, err) < 0)
+    return -1;
+  char what[512];
+  snprintf(what, sizeof what, "check-task %s", cfg->name);
+  int rc = reg_precheck(r, cfg, what, resp, err);
+  if (rc == 0)
+    json_object_object_add(resp, "msg", json_object_new_string("pre-check is passed"));
+  dmh_task_config_free(cfg);
+  return rc;
+}
