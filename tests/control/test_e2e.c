@@ -181,6 +181,55 @@ static void test_task_runs_to_finish(void) {
   e2e_teardown();
 }
 
+/* dmctl check-task prints DM's checker JSON; a task whose precheck fails is refused by start-task
+ * and leaves nothing. The fake source and target (ports 1 and 2) answer nobody: every item fails
+ * with the connection's error; with ignore-checking-items = ["all"] nothing is checked. */
+static void test_check_task(void) {
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  e2e_begin();
+  e2e_create_source();
+  e2e_write("checked.cfg",
+            "name = \"tc\";\ntask-mode = \"full\";\n"
+            "target-database = { host = \"127.0.0.1\"; port = 2; user = \"root\"; password = "
+            "\"\"; };\n"
+            "mysql-instances = ( { source-id = \"mysql-01\"; } );\n"
+            "unit-paths = { dump = \"%s\"; load = \"%s\"; };\n",
+            FAKE_DUMP, FAKE_LOAD);
+  json_object *o = NULL;
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "check-task", "checked.cfg", NULL), 1);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_PRECHECK_FAILED);
+  CU_ASSERT(e2e_str_is(o, "error.ErrClass", "task-check"));
+  CU_ASSERT_FALSE(e2e_bool(o, "checkResult.summary.passed"));
+  CU_ASSERT(e2e_int(o, "checkResult.summary.failed") > 0);
+  CU_ASSERT(e2e_str_is(o, "checkResult.results.0.name", "version"));
+  CU_ASSERT(e2e_str_is(o, "checkResult.results.0.state", "fail"));
+  CU_ASSERT(e2e_str_is(o, "checkResult.results.0.extra", "mysql-01"));
+  CU_ASSERT(e2e_str_is(o, "checkResult.results.0.errors.0.severity", "fail"));
+  CU_ASSERT(e2e_contains(e2e_str(o, "checkResult.results.0.errors.0.short_error"),
+                         "not checked: precheck: "));
+  CU_ASSERT_PTR_NOT_NULL(e2e_str(o, "checkResult.results.0.instruction"));
+  json_object_put(o);
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "start-task", "checked.cfg", NULL), 1);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_PRECHECK_FAILED);
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "start-task tc: the precheck failed: version "
+                                            "(mysql-01): not checked"));
+  json_object_put(o);
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "query-status", "tc", NULL), 1);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_NOT_FOUND);
+  json_object_put(o);
+  e2e_task("ignored.cfg", "ti", "full", "mysql-01", "");
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "check-task", "ignored.cfg", NULL), 0);
+  CU_ASSERT(e2e_bool(o, "checkResult.summary.passed"));
+  CU_ASSERT_EQUAL(e2e_int(o, "checkResult.summary.total"), 0);
+  CU_ASSERT(e2e_str_is(o, "msg", "pre-check is passed"));
+  json_object_put(o);
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "check-task", NULL), 1); /* dmctl's own usage check */
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "check-task: missing argument"));
+  json_object_put(o);
+  CU_ASSERT_EQUAL(e2e_stop(), 0);
+  e2e_teardown();
+}
+
 static void test_pause_resume(void) {
   CU_ASSERT_FATAL(e2e_setup() == 0);
   e2e_begin();
@@ -632,6 +681,7 @@ int main(void) {
   static const dmh_cunit_test tests[] = {
       {"operate-source create/show/stop", test_operate_source},
       {"start-task runs to Finished", test_task_runs_to_finish},
+      {"check-task, start-task refused by the precheck", test_check_task},
       {"pause-task / resume-task", test_pause_resume},
       {"a slow pause blocks no other request", test_slow_pause_blocks_nobody},
       {"concurrent commands on one task", test_concurrent_commands},
