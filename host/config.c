@@ -274,7 +274,7 @@ static const dmh_cfg_hint conf_source_misplaced[] = {
 
 /* Two sources must not pull the binlog with the same server-id, so the default differs per
  * source-id and stays the same across restarts (FNV-1a). */
-static uint32_t conf_default_server_id(const char *source_id) {
+uint32_t dmh_source_default_server_id(const char *source_id) {
   uint64_t h = 0xcbf29ce484222325ull;
   for (const unsigned char *p = (const unsigned char *)source_id; *p; p++) {
     h ^= *p;
@@ -300,7 +300,7 @@ static int conf_source_parse(dmh_cfg_ctx *c, dmh_source_config *s) {
   rc = dmh_cfg_get_int(c, root, "server-id", 0, 1, UINT32_MAX, NULL, &server_id);
   if (rc < 0)
     return -1;
-  s->server_id = rc ? (uint32_t)server_id : conf_default_server_id(s->source_id);
+  s->server_id = rc ? (uint32_t)server_id : dmh_source_default_server_id(s->source_id);
   if (dmh_cfg_get_db(c, root, "from", &s->from) < 0 || conf_file_mode(c, root, &s->file_mode) < 0)
     return -1;
   if (conf_unit_paths(c, root, true,

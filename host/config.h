@@ -161,6 +161,10 @@ int dmh_task_config_load(const char *path, dmh_task_config **out, dm_error *err)
 void dmh_source_config_free(dmh_source_config *c);
 void dmh_task_config_free(dmh_task_config *c);
 
+/* The server-id a source's binlog is pulled with when no file sets one (FNV-1a of source-id; the
+ * relay unit derives the same). */
+uint32_t dmh_source_default_server_id(const char *source_id);
+
 /* Both files of `dmhost run` and `dmhost check`: the task must read the source (an entry of
  * mysql-instances with its source-id, else DM_ERR_CONFIG_INVALID). Nothing is kept on error. */
 int dmh_config_load_pair(const char *source_path, const char *task_path, dmh_source_config **source,

@@ -137,8 +137,9 @@ int pc_value(pc_ctx *c, MYSQL *m, const char *sql, char *out, size_t len) {
     return -1;
   }
   MYSQL_ROW row = mysql_fetch_row(res);
-  if (row && row[0])
-    dm_strlcpy(out, row[0], len);
+  unsigned last = mysql_num_fields(res) - 1;
+  if (row && row[last])
+    dm_strlcpy(out, row[last], len);
   mysql_free_result(res);
   return 0;
 }

@@ -36,8 +36,9 @@ typedef struct pc_ctx {
 void pc_fail(pc_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void pc_warn(pc_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* The first column of the first row of sql into out ("" for NULL or no row): 0, or -1 having
- * failed the current item with the server's error. */
+/* The last column of the first row of sql into out ("" for NULL or no row; the last, so that
+ * SHOW ... LIKE gives its value): 0, or -1 having failed the current item with the server's
+ * error. */
 int pc_value(pc_ctx *c, MYSQL *m, const char *sql, char *out, size_t len);
 /* The privilege bits of the account of m on schema (dm_grant_line; NULL: any schema), or -1
  * having failed the current item. */

@@ -21,10 +21,7 @@
 static long pc_free_conns(pc_ctx *c, MYSQL *m, char *why, size_t len) {
   char max[32], used[32], user_max[32], user_used[32];
   if (pc_value(c, m, "SELECT @@GLOBAL.max_connections", max, sizeof max) < 0 ||
-      pc_value(c, m,
-               "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = "
-               "'THREADS_CONNECTED'",
-               used, sizeof used) < 0 ||
+      pc_value(c, m, "SHOW GLOBAL STATUS LIKE 'Threads_connected'", used, sizeof used) < 0 ||
       pc_value(c, m, "SELECT @@SESSION.max_user_connections", user_max, sizeof user_max) < 0 ||
       pc_value(c, m,
                "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = "

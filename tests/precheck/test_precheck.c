@@ -232,6 +232,19 @@ static void test_server_id_replica(void) {
            "the sync's server-id (task file) is %lld, the source's own server_id", id);
   CU_ASSERT(pt_is(&pc, "server_id", DMH_CHECK_FAIL, want));
   dmh_precheck_free(&pc);
+
+  /* the relay's, when the relay reads the binlog */
+  char relay[512];
+  snprintf(relay, sizeof relay,
+           "enable-relay = true;\nrelay-dir = \"%s/relay\";\nrelay = { server-id = %lld; };\n",
+           e.dir, id);
+  lt_task more2 = {.source_extra = relay};
+  CU_ASSERT_FATAL(pt_config(&e, "pc_sid", "incremental", NULL, &more2) == 0);
+  CU_ASSERT_FATAL(pt_run(&e, &pc) == 0);
+  snprintf(want, sizeof want,
+           "the relay's server-id (source file) is %lld, the source's own server_id", id);
+  CU_ASSERT(pt_is(&pc, "server_id", DMH_CHECK_FAIL, want));
+  dmh_precheck_free(&pc);
   lt_teardown(&e);
 }
 
