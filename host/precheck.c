@@ -88,12 +88,19 @@ static const pc_item pc_items[] = {
 
 #define PC_N_ITEMS (sizeof pc_items / sizeof pc_items[0])
 
+/* DM's items that dmhost has nothing to check for (sharding, online DDL, binlog-do-db): accepted in
+ * ignore-checking-items so that a DM task file loads, with nothing to skip. */
+static const char *const pc_dm_only[] = {"schema_of_shard_tables", "auto_increment_ID",
+                                         "online_ddl", "binlog_db"};
+
 int dmh_precheck_item_names(const char **out, int max) {
   int n = 0;
   if (n < max)
     out[n++] = "all";
   for (size_t i = 0; i < PC_N_ITEMS && n < max; i++)
     out[n++] = pc_items[i].name;
+  for (size_t i = 0; i < sizeof pc_dm_only / sizeof pc_dm_only[0] && n < max; i++)
+    out[n++] = pc_dm_only[i];
   return n;
 }
 

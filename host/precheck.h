@@ -75,8 +75,8 @@ int dmh_precheck_refusal(const dmh_precheck *pc, const char *what, dm_error *err
 int dmh_precheck_gate(const dmh_task_config *t, const dmh_source_config *s, const char *what,
                       dm_error *err);
 
-/* The names ignore-checking-items accepts ("all", then every item of the table) into out (at most
- * max); returns how many. */
+/* The names ignore-checking-items accepts ("all", every item of the table, then DM's items dmhost
+ * has no counterpart for) into out (at most max); returns how many. */
 int dmh_precheck_item_names(const char **out, int max);
 
 /* The version check alone: state of a server's @@version string ("10.11.6-MariaDB-log",

@@ -395,6 +395,13 @@ static void test_ignore(void) {
   CU_ASSERT_EQUAL(pc.n_fail, 0);
   CU_ASSERT_EQUAL(pc.n, 11);
   dmh_precheck_free(&pc);
+  /* DM's names without a dmhost item load and skip nothing */
+  CU_ASSERT_FATAL(pt_config(&e, "pc_ign", "all",
+                            "ignore-checking-items = [\"online_ddl\", \"auto_increment_ID\"];\n",
+                            NULL) == 0);
+  CU_ASSERT_FATAL(pt_run(&e, &pc) == 0);
+  CU_ASSERT_EQUAL(pc.n, 12);
+  dmh_precheck_free(&pc);
   CU_ASSERT_FATAL(pt_config(&e, "pc_ign", "all", "ignore-checking-items = [\"all\"];\n", &acc) ==
                   0);
   CU_ASSERT_FATAL(pt_run(&e, &pc) == 0);
