@@ -6,6 +6,12 @@
 #include "dmhost/sdk.h"
 #include "precheck_internal.h"
 
+static int pc_table_cmp(const void *a, const void *b) {
+  const pc_table *x = a, *y = b;
+  int d = strcmp(x->schema, y->schema);
+  return d ? d : strcmp(x->table, y->table);
+}
+
 int pc_tables(pc_ctx *c) {
   if (c->listed)
     return 0;
@@ -38,18 +44,20 @@ int pc_tables(pc_ctx *c) {
                     sizeof to_table);
   }
   mysql_free_result(res);
+  qsort(v, (size_t)n, sizeof *v, pc_table_cmp); /* by bytes, for pc_find */
   c->tables = v;
   c->n_tables = n;
   c->listed = true;
   return 0;
 }
 
-/* Is schema.table one of the replicated tables? */
-static bool pc_replicated(pc_ctx *c, const char *schema, const char *table) {
-  for (int i = 0; i < c->n_tables; i++)
-    if (strcmp(c->tables[i].schema, schema) == 0 && strcmp(c->tables[i].table, table) == 0)
-      return true;
-  return false;
+/* The index of schema.table among the replicated tables, or -1. */
+static int pc_find(pc_ctx *c, const char *schema, const char *table) {
+  pc_table key;
+  dm_strlcpy(key.schema, schema, sizeof key.schema);
+  dm_strlcpy(key.table, table, sizeof key.table);
+  pc_table *t = bsearch(&key, c->tables, (size_t)c->n_tables, sizeof key, pc_table_cmp);
+  return t ? (int)(t - c->tables) : -1;
 }
 
 /* Appends "`s`.`t`" to a list of at most 5 names, then "and N more". */
@@ -87,11 +95,11 @@ void pc_check_table_schema(pc_ctx *c) {
     return;
   }
   MYSQL_ROW row;
-  while ((row = mysql_fetch_row(res)))
-    for (int i = 0; i < c->n_tables; i++)
-      if (row[0] && row[1] && strcmp(c->tables[i].schema, row[0]) == 0 &&
-          strcmp(c->tables[i].table, row[1]) == 0)
-        keyed[i] = true;
+  while ((row = mysql_fetch_row(res))) {
+    int i = row[0] && row[1] ? pc_find(c, row[0], row[1]) : -1;
+    if (i >= 0)
+      keyed[i] = true;
+  }
   mysql_free_result(res);
   char list[512] = "";
   int count = 0;
@@ -166,7 +174,7 @@ void pc_check_target_charset(pc_ctx *c) {
       if (row)
         dm_strlcpy(last, row[2], sizeof last);
     }
-    if (!row || !row[0] || !row[1] || !pc_replicated(c, row[0], row[1]))
+    if (!row || !row[0] || !row[1] || pc_find(c, row[0], row[1]) < 0)
       continue;
     char key[260];
     snprintf(key, sizeof key, "\n%s\n", row[2]);

@@ -29,13 +29,25 @@ void pc_check_target_privilege(pc_ctx *c) {
     return; /* mode load: the tables come from the dump folder, not listed here */
   if (pc_tables(c) < 0)
     return;
-  for (int i = 0; i < c->n_tables; i++) {
-    bool seen = strcmp(c->tables[i].to_schema, c->task->meta_schema) == 0;
-    for (int k = 0; k < i && !seen; k++)
-      seen = strcmp(c->tables[k].to_schema, c->tables[i].to_schema) == 0;
-    if (!seen)
-      pc_target_schema(c, c->tables[i].to_schema, "a replicated schema");
+  /* each routed schema once (the tables are sorted by source schema: the routed names repeat in
+   * runs, and there are few of them) */
+  const char **seen = calloc((size_t)c->n_tables + 1, sizeof *seen);
+  if (!seen) {
+    c->oom = true;
+    return;
   }
+  int n_seen = 0;
+  for (int i = 0; i < c->n_tables; i++) {
+    const char *to = c->tables[i].to_schema;
+    bool dup = strcmp(to, c->task->meta_schema) == 0;
+    for (int k = n_seen - 1; k >= 0 && !dup; k--)
+      dup = strcmp(seen[k], to) == 0;
+    if (dup)
+      continue;
+    seen[n_seen++] = to;
+    pc_target_schema(c, to, "a replicated schema");
+  }
+  free(seen);
 }
 
 /* A statement on the target; false having failed the item with the server's error. */

@@ -74,6 +74,7 @@ target-database = { host = "127.0.0.1"; port = 2; user = "root"; password = ""; 
 mysql-instances = ( { source-id = "ref-src"; } );
 unit-paths = { dump = "$cmake_unit"; };
 dump = { count = $1; batch = $2; };
+ignore-checking-items = ["all"]; # the reference unit talks to no server
 CFG
 }
 numbers=$host_dir/work/tasks/ref/ref-src/dump/numbers.txt
