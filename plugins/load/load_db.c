@@ -13,6 +13,7 @@
 
 #include <dmhost/db.h>
 
+#include "dmhost/grants.h"
 #include "load.h"
 
 /* One statement for the whole session set-up (docs/dump-format.md, "Session settings"). */
@@ -147,115 +148,8 @@ int load_db_literal(MYSQL *c, const char *s, char *out, size_t out_len) {
 
 /* ---- privileges ---- */
 
-enum {
-  LOAD_PRIV_SELECT = 1 << 0,
-  LOAD_PRIV_INSERT = 1 << 1,
-  LOAD_PRIV_UPDATE = 1 << 2,
-  LOAD_PRIV_DELETE = 1 << 3,
-  LOAD_PRIV_CREATE = 1 << 4,
-  LOAD_PRIV_DROP = 1 << 5,
-  LOAD_PRIV_ALTER = 1 << 6,
-  LOAD_PRIV_ALL = (1 << 7) - 1,
-};
-
-static const struct {
-  int bit;
-  const char *name;
-} load_db_privs[] = {
-    {LOAD_PRIV_SELECT, "SELECT"}, {LOAD_PRIV_INSERT, "INSERT"}, {LOAD_PRIV_UPDATE, "UPDATE"},
-    {LOAD_PRIV_DELETE, "DELETE"}, {LOAD_PRIV_CREATE, "CREATE"}, {LOAD_PRIV_DROP, "DROP"},
-    {LOAD_PRIV_ALTER, "ALTER"},
-};
-
-/* "SELECT, INSERT, CREATE" -> bits (ALL PRIVILEGES -> all). Column lists "(a, b)" are skipped. */
-static int load_db_priv_bits(const char *s, size_t len) {
-  int bits = 0;
-  size_t i = 0;
-  while (i < len) {
-    while (i < len && (s[i] == ' ' || s[i] == ','))
-      i++;
-    size_t start = i;
-    int depth = 0;
-    while (i < len && (depth > 0 || s[i] != ',')) {
-      depth += s[i] == '(';
-      depth -= s[i] == ')';
-      i++;
-    }
-    size_t n = i - start;
-    if (n >= 3 && strncasecmp(s + start, "ALL", 3) == 0)
-      bits |= LOAD_PRIV_ALL;
-    for (size_t k = 0; k < sizeof load_db_privs / sizeof *load_db_privs; k++) {
-      size_t m = strlen(load_db_privs[k].name);
-      if (n >= m && strncasecmp(s + start, load_db_privs[k].name, m) == 0 &&
-          (n == m || (s[start + m] == ' ' && s[start + m + 1] == '('))) /* not ALTER ROUTINE */
-        bits |= load_db_privs[k].bit;
-    }
-  }
-  return bits;
-}
-
-/* SQL LIKE with `\` escapes, as database names in grants are matched. */
-static bool load_db_like(const char *pat, const char *s) {
-  for (; *pat; pat++, s++) {
-    if (*pat == '%') {
-      for (const char *t = s;; t++) {
-        if (load_db_like(pat + 1, t))
-          return true;
-        if (!*t)
-          return false;
-      }
-    }
-    if (*pat == '\\' && pat[1])
-      pat++;
-    else if (*pat == '_') {
-      if (!*s)
-        return false;
-      continue;
-    }
-    if (*s != *pat)
-      return false;
-  }
-  return *s == '\0';
-}
-
-/* One grant line: "GRANT <privs> ON <object> TO ...". Adds its bits to global or to schemas. */
-static void load_db_grant_line(const char *line, const char *const *schemas, int n, int *global,
-                               int *per_schema, bool *has_role) {
-  if (strncmp(line, "GRANT ", 6) != 0)
-    return;
-  const char *on = strstr(line, " ON ");
-  const char *to = strstr(line, " TO ");
-  if (!on || (to && to < on)) {
-    *has_role = true; /* "GRANT `role` TO user": privileges we cannot see from here */
-    return;
-  }
-  int bits = load_db_priv_bits(line + 6, (size_t)(on - (line + 6)));
-  const char *obj = on + 4;
-  if (strncmp(obj, "*.*", 3) == 0) {
-    *global |= bits;
-    return;
-  }
-  if (*obj != '`')
-    return; /* PROCEDURE/FUNCTION grants */
-  char db[LOAD_NAME_MAX];
-  size_t o = 0;
-  const char *p = obj + 1;
-  for (; *p && o + 1 < sizeof db; p++) {
-    if (*p == '`') {
-      if (p[1] != '`')
-        break;
-      p++;
-    }
-    db[o++] = *p;
-  }
-  db[o] = '\0';
-  if (strncmp(p, "`.*", 3) != 0)
-    return; /* a table-level grant: not enough to create tables */
-  for (int i = 0; i < n; i++)
-    if (load_db_like(db, schemas[i]))
-      per_schema[i] |= bits;
-}
-
+/* Privileges are read by the SDK (dmhost/grants.h: one reading for the units and the host's
+ * precheck). */
 int load_db_check_privileges(load_unit *u, MYSQL *c, const char *const *schemas, int n,
                              dm_error *err) {
   if (mysql_query(c, "SHOW GRANTS FOR CURRENT_USER()") != 0) {
@@ -267,8 +161,7 @@ int load_db_check_privileges(load_unit *u, MYSQL *c, const char *const *schemas,
     load_db_error(u, c, "load: cannot read the user's grants (SHOW GRANTS)", err);
     return -1;
   }
-  int global = 0;
-  int *per = calloc((size_t)n + 1, sizeof *per);
+  uint32_t *per = calloc((size_t)n + 1, sizeof *per);
   if (!per) {
     mysql_free_result(r);
     u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "load: no memory");
@@ -276,9 +169,13 @@ int load_db_check_privileges(load_unit *u, MYSQL *c, const char *const *schemas,
   }
   bool has_role = false;
   MYSQL_ROW row;
-  while ((row = mysql_fetch_row(r)) != NULL)
-    if (row[0])
-      load_db_grant_line(row[0], schemas, n, &global, per, &has_role);
+  while ((row = mysql_fetch_row(r)) != NULL) {
+    if (!row[0])
+      continue;
+    has_role |= dm_grant_is_role(row[0]);
+    for (int i = 0; i < n; i++)
+      per[i] |= dm_grant_line(row[0], schemas[i]);
+  }
   mysql_free_result(r);
 
   /* What each schema needs: the meta schema (index 0) SELECT/INSERT/UPDATE/CREATE, the scratch
@@ -287,30 +184,25 @@ int load_db_check_privileges(load_unit *u, MYSQL *c, const char *const *schemas,
   char missing[DM_ERROR_MESSAGE_MAX] = "";
   size_t mlen = 0;
   for (int i = 0; i < n; i++) {
-    int need = i == 0   ? LOAD_PRIV_SELECT | LOAD_PRIV_INSERT | LOAD_PRIV_UPDATE | LOAD_PRIV_CREATE
-               : i == 1 ? LOAD_PRIV_SELECT | LOAD_PRIV_CREATE | LOAD_PRIV_DROP
-                        : LOAD_PRIV_SELECT | LOAD_PRIV_INSERT | LOAD_PRIV_CREATE |
-                              (u->cfg.on_dup == LOAD_DUP_REPLACE ? LOAD_PRIV_DELETE : 0) |
-                              (u->cfg.defer_keys ? LOAD_PRIV_ALTER : 0);
-    int lack = need & ~(global | per[i]);
+    uint32_t need = i == 0   ? DM_PRIV_SELECT | DM_PRIV_INSERT | DM_PRIV_UPDATE | DM_PRIV_CREATE
+                    : i == 1 ? DM_PRIV_SELECT | DM_PRIV_CREATE | DM_PRIV_DROP
+                             : DM_PRIV_SELECT | DM_PRIV_INSERT | DM_PRIV_CREATE |
+                                   (u->cfg.on_dup == LOAD_DUP_REPLACE ? DM_PRIV_DELETE : 0) |
+                                   (u->cfg.defer_keys ? DM_PRIV_ALTER : 0);
+    uint32_t lack = need & ~per[i];
     if (!lack)
       continue;
     bool dup = false; /* a schema listed twice (a route onto the meta schema) */
     for (int k = 0; k < i && !dup; k++)
-      dup = strcmp(schemas[k], schemas[i]) == 0 && (need & ~(global | per[k])) == lack;
+      dup = strcmp(schemas[k], schemas[i]) == 0 && (need & ~per[k]) == lack;
     if (dup || mlen + 8 >= sizeof missing)
       continue;
-    mlen += (size_t)snprintf(missing + mlen, sizeof missing - mlen, "%s", mlen ? "; " : "");
-    bool first = true;
-    for (size_t k = 0; k < sizeof load_db_privs / sizeof *load_db_privs; k++) {
-      if (!(lack & load_db_privs[k].bit) || mlen >= sizeof missing)
-        continue;
-      mlen += (size_t)snprintf(missing + mlen, sizeof missing - mlen, "%s%s", first ? "" : ", ",
-                               load_db_privs[k].name);
-      first = false;
-    }
-    if (mlen < sizeof missing)
-      mlen += (size_t)snprintf(missing + mlen, sizeof missing - mlen, " on `%s`", schemas[i]);
+    char names[160];
+    mlen +=
+        (size_t)snprintf(missing + mlen, sizeof missing - mlen, "%s%s on `%s`", mlen ? "; " : "",
+                         dm_grant_names(lack, names, sizeof names), schemas[i]);
+    if (mlen >= sizeof missing)
+      mlen = sizeof missing - 1;
   }
   free(per);
   if (mlen == 0)

@@ -1,22 +1,22 @@
 /* SHOW GRANTS lines as privilege bits, and what each dump consistency needs (dmhost/grants.h). */
 #include "dmhost/grants.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
+/* In the order of the DM_PRIV_* bits. */
 static const char *const grant_names[DM_PRIV_COUNT] = {
     "SELECT",
+    "INSERT",
+    "UPDATE",
+    "DELETE",
+    "CREATE",
+    "DROP",
+    "ALTER",
     "RELOAD",
     "LOCK TABLES",
     "REPLICATION CLIENT",
     "REPLICATION SLAVE",
-    "CREATE",
-    "INSERT",
-    "UPDATE",
-    "DELETE",
-    "ALTER",
-    "DROP",
 };
 
 #define GRANT_GLOBAL_ONLY (DM_PRIV_RELOAD | DM_PRIV_REPL_CLIENT | DM_PRIV_REPL_SLAVE)
@@ -52,7 +52,7 @@ static bool grant_like(const char *pat, const char *s) {
       pat++;
     else if (*pat == '_')
       continue;
-    if (tolower((unsigned char)*pat) != tolower((unsigned char)*s))
+    if (*pat != *s)
       return false;
   }
   return *s == '\0';
@@ -81,13 +81,17 @@ static bool grant_schema(const char *on, char *buf, size_t len, bool *table_leve
   return true;
 }
 
-uint32_t dm_grant_line(const char *line, const char *schema) {
+bool dm_grant_is_role(const char *line) {
   if (strncmp(line, "GRANT ", 6) != 0)
+    return false;
+  const char *on = strstr(line, " ON "), *to = strstr(line, " TO ");
+  return !on || (to && to < on);
+}
+
+uint32_t dm_grant_line(const char *line, const char *schema) {
+  if (strncmp(line, "GRANT ", 6) != 0 || dm_grant_is_role(line))
     return 0;
-  const char *on = strstr(line, " ON ");
-  if (!on)
-    return 0; /* a role granted to the account */
-  on += 4;
+  const char *on = strstr(line, " ON ") + 4;
   if (strncmp(on, "FUNCTION ", 9) == 0 || strncmp(on, "PROCEDURE ", 10) == 0 ||
       strncmp(on, "PACKAGE ", 8) == 0)
     return 0;

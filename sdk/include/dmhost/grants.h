@@ -20,16 +20,16 @@ extern "C" {
 /* Privileges as bits, in the order dm_grant_names prints them. */
 enum {
   DM_PRIV_SELECT = 1u << 0,
-  DM_PRIV_RELOAD = 1u << 1,      /* global only */
-  DM_PRIV_LOCK_TABLES = 1u << 2, /* LOCK TABLES */
-  DM_PRIV_REPL_CLIENT = 1u << 3, /* global only: REPLICATION CLIENT, BINLOG MONITOR or SUPER */
-  DM_PRIV_REPL_SLAVE = 1u << 4,  /* global only: REPLICATION SLAVE (the binlog stream) */
-  DM_PRIV_CREATE = 1u << 5,
-  DM_PRIV_INSERT = 1u << 6,
-  DM_PRIV_UPDATE = 1u << 7,
-  DM_PRIV_DELETE = 1u << 8,
-  DM_PRIV_ALTER = 1u << 9,
-  DM_PRIV_DROP = 1u << 10,
+  DM_PRIV_INSERT = 1u << 1,
+  DM_PRIV_UPDATE = 1u << 2,
+  DM_PRIV_DELETE = 1u << 3,
+  DM_PRIV_CREATE = 1u << 4,
+  DM_PRIV_DROP = 1u << 5,
+  DM_PRIV_ALTER = 1u << 6,
+  DM_PRIV_RELOAD = 1u << 7,      /* global only */
+  DM_PRIV_LOCK_TABLES = 1u << 8, /* LOCK TABLES */
+  DM_PRIV_REPL_CLIENT = 1u << 9, /* global only: REPLICATION CLIENT, BINLOG MONITOR or SUPER */
+  DM_PRIV_REPL_SLAVE = 1u << 10, /* global only: REPLICATION SLAVE (the binlog stream) */
   DM_PRIV_COUNT = 11,
 };
 
@@ -45,9 +45,13 @@ enum {
  * on one schema lets the account dump that schema). Grants on single tables count only when
  * schema is NULL; routine grants, roles and USAGE count for nothing. Global-only privileges
  * (RELOAD, REPLICATION ...) count only ON *.*. ALL [PRIVILEGES] gives every bit it can at its
- * level.
+ * level. Schema names are compared as they are (lower_case_table_names = 0, Linux's default).
  */
 uint32_t dm_grant_line(const char *line, const char *schema);
+
+/* Does the line grant a role ("GRANT `r` TO `u`@`h`")? Its privileges are not in SHOW GRANTS of
+ * the account, so a check that finds something missing cannot be sure. */
+bool dm_grant_is_role(const char *line);
 
 /* What the dump needs with consistency `consistency` ("flush", "lock", "snapshot", "none",
  * "auto"; NULL is the default, flush): flush adds RELOAD for FLUSH TABLES WITH READ LOCK, lock
