@@ -340,6 +340,59 @@ static void test_relay_disk(void) {
   lt_teardown(&e);
 }
 
+/* target_charset: a source table in a collation the target lacks. The test pair runs one MariaDB
+ * build on both sides, so the source here is a private server (private_server.sh: a unix socket,
+ * a collation latin1_dmhtest_ci added to its charsets folder). */
+static void test_target_charset(void) {
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  char dir[400], cmd[1200], sock[420], path[420];
+  snprintf(dir, sizeof dir, "%s/private", e.dir);
+  snprintf(sock, sizeof sock, "%s/sock", dir);
+  snprintf(cmd, sizeof cmd, "bash %s start %s", PRIVATE_SERVER_SH, dir);
+  CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+  MYSQL *p = mysql_init(NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  CU_ASSERT_PTR_NOT_NULL(mysql_real_connect(p, "localhost", "root", "", NULL, 0, sock, 0));
+  CU_ASSERT_EQUAL(lt_exec(p, "CREATE DATABASE pc_db"), 0);
+  CU_ASSERT_EQUAL(lt_exec(p, "CREATE TABLE pc_db.t (a VARCHAR(8) COLLATE latin1_dmhtest_ci "
+                             "PRIMARY KEY) DEFAULT CHARSET latin1"),
+                  0);
+  CU_ASSERT_EQUAL(lt_exec(p, "CREATE TABLE pc_db.u (a INT PRIMARY KEY)"), 0);
+  /* the precondition: the target lacks the collation */
+  long long n = -1;
+  CU_ASSERT_FATAL(testdb_query_int(dst, &n,
+                                   "SELECT COUNT(*) FROM information_schema.COLLATIONS WHERE "
+                                   "COLLATION_NAME = 'latin1_dmhtest_ci'") == 0);
+  CU_ASSERT_EQUAL_FATAL(n, 0);
+
+  CU_ASSERT_FATAL(pt_config(&e, "pc_coll", "full", NULL, NULL) == 0);
+  FILE *f = fopen((snprintf(path, sizeof path, "%s/private.cfg", e.dir), path), "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fprintf(f,
+          "source-id = \"lsrc\";\nfrom = { host = \"localhost\"; socket = \"%s\"; user = "
+          "\"root\"; password = \"\"; };\n",
+          sock);
+  fclose(f);
+  dm_error err;
+  dmh_source_config_free(e.source);
+  e.source = NULL;
+  CU_ASSERT_FATAL(dmh_source_config_load(path, &e.source, &err) == 0);
+  dmh_precheck pc;
+  CU_ASSERT_FATAL(pt_run(&e, &pc) == 0);
+  CU_ASSERT(pt_is(&pc, "target_charset", DMH_CHECK_FAIL,
+                  "the target has no collation latin1_dmhtest_ci, used by `pc_db`.`t`"));
+  char buf[1024];
+  CU_ASSERT(lt_lacks(pt_msgs(pt_item(&pc, "target_charset"), buf, sizeof buf), "`u`"));
+  CU_ASSERT(pt_is(&pc, "dump_privilege", DMH_CHECK_PASS, NULL)); /* it did read the server */
+  CU_ASSERT_EQUAL(pc.n_fail, 1);
+  dmh_precheck_free(&pc);
+  mysql_close(p);
+  snprintf(cmd, sizeof cmd, "bash %s stop %s", PRIVATE_SERVER_SH, dir);
+  CU_ASSERT_EQUAL(system(cmd), 0);
+  lt_teardown(&e);
+}
+
 /* Which items each mode runs; mode load never connects to the source. */
 static void test_modes(void) {
   lt_env e;
@@ -589,6 +642,7 @@ int main(void) {
       {"target_privilege and target_writable", test_target_privilege},
       {"conn_number_checking", test_conn_limit},
       {"relay_disk_space warns", test_relay_disk},
+      {"target_charset: a collation the target lacks", test_target_charset},
       {"items by mode", test_modes},
       {"ignore-checking-items", test_ignore},
       {"dmhost run refused", test_run_refused},
