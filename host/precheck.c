@@ -9,15 +9,19 @@
 #include "dmhost/sdk.h"
 #include "log.h"
 
-/* When an item applies (any bit set) and which connections it needs. */
+/* When an item applies (any of its bits is true of the task). */
 enum {
-  PC_DUMP = 1,   /* the mode has a dump */
-  PC_SYNC = 2,   /* the mode has a sync */
-  PC_RELAY = 4,  /* the source's relay is on */
-  PC_WRITE = 8,  /* the mode writes the target (load or sync) */
-  PC_COPY = 16,  /* the mode reads source tables (dump or sync) into the target (load or sync) */
-  PC_SOURCE = 1, /* needs: the source */
-  PC_TARGET = 2, /* needs: the target */
+  PC_DUMP = 1,  /* the mode has a dump */
+  PC_SYNC = 2,  /* the mode has a sync */
+  PC_RELAY = 4, /* the source's relay is on */
+  PC_WRITE = 8, /* the mode writes the target (load or sync) */
+  PC_COPY = 16, /* the mode reads source tables (dump or sync) into the target (load or sync) */
+};
+
+/* Which connections an item needs. */
+enum {
+  PC_SOURCE = 1,
+  PC_TARGET = 2,
 };
 
 typedef struct pc_item {
