@@ -161,7 +161,7 @@ static void test_names(void) {
       {DM_CLASS_CLUSTER, "cluster"},
       {DM_CLASS_TASK_CHECK, "task-check"},
       {-1, "unknown"},
-      {15, "unknown"},
+      {16, "unknown"},
       {1000, "unknown"},
   };
   for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++)
