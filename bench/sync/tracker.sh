@@ -14,7 +14,7 @@ for m in FULL NO_LOG; do
   METADATA=$m BENCH_DIR=$base-$m bash "$here/run.sh" "$@" >"$base-$m.out"
 done
 # the seconds of each worker count from each summary
-secs() { awk '/^dmhost sync workers=/ { split($2, w, "="); print w[2], $3 }' "$base-$1/summary.txt"; }
+secs() { awk '/^dmhost sync workers=/ { split($3, w, "="); print w[2], $4 }' "$base-$1/summary.txt"; }
 echo
 grep -h "^binlog:" "$base-FULL/summary.txt" "$base-NO_LOG/summary.txt"
 printf '%-22s %10s %10s %9s\n' "workers" "FULL_s" "NO_LOG_s" "overhead"
