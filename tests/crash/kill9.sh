@@ -54,7 +54,7 @@ for i in $(seq 1 "$kills"); do
   # already is killed in its load the same way.
   if [ "$i" -gt 3 ]; then mark="load: loading"; else mark="dump: snapshot of\|load: loading"; fi
   for _ in $(seq 1 1500); do
-    grep -qs "$mark\|task crash finished\|unit finished" "$work/run-$i.log" && break
+    grep -qs "$mark\|task crash finished\|load unit finished" "$work/run-$i.log" && break
     sleep 0.02
   done
   if grep -qs "load: loading" "$work/run-$i.log"; then
