@@ -382,6 +382,17 @@ int dm_binlog_decode_rotate(const dm_binlog_format *fmt, const dm_binlog_event *
   return 0;
 }
 
+/* The XID's parts: gtrid_len and bqual_len bytes at the cursor, each at most 64. */
+static void bl_xid_data(bl_cur *c, dm_binlog_xid *x, uint64_t glen, uint64_t blen) {
+  if (glen > DM_BINLOG_XID_PART_MAX || blen > DM_BINLOG_XID_PART_MAX) {
+    c->bad = true;
+    return;
+  }
+  x->gtrid_len = (uint8_t)glen;
+  x->bqual_len = (uint8_t)blen;
+  x->data = bl_bytes(c, (size_t)(glen + blen));
+}
+
 int dm_binlog_decode_gtid(const dm_binlog_format *fmt, const dm_binlog_event *ev,
                           dm_binlog_gtid *out, dm_error *err) {
   bl_cur c = {0};
@@ -392,21 +403,72 @@ int dm_binlog_decode_gtid(const dm_binlog_format *fmt, const dm_binlog_event *ev
   out->domain_id = (uint32_t)bl_uint(&c, 4);
   out->flags = (uint8_t)bl_uint(&c, 1);
   out->server_id = ev->header.server_id;
-  /* The writer pads to 19 bytes without a commit id, and puts the XID after the commit id or
-   * the padding. */
+  /* The writer puts the commit id, then the XID, right after the flags; zeros pad the body to 19
+   * bytes only when it is shorter (MariaDB's Gtid_log_event::write). */
   if (out->flags & DM_BINLOG_GTID_GROUP_COMMIT)
     out->commit_id = bl_uint(&c, 8);
-  else
-    bl_bytes(&c, 6);
   if (out->flags & (DM_BINLOG_GTID_PREPARED_XA | DM_BINLOG_GTID_COMPLETED_XA)) {
-    out->xa_format_id = (uint32_t)bl_uint(&c, 4);
-    out->xa_gtrid_len = (uint8_t)bl_uint(&c, 1);
-    out->xa_bqual_len = (uint8_t)bl_uint(&c, 1);
-    out->xa_data = bl_bytes(&c, (size_t)out->xa_gtrid_len + out->xa_bqual_len);
+    out->xa.format_id = (uint32_t)bl_uint(&c, 4);
+    uint64_t glen = bl_uint(&c, 1), blen = bl_uint(&c, 1);
+    bl_xid_data(&c, &out->xa, glen, blen);
   }
   if (c.bad)
-    return bl_corrupt(err, ev, "GTID event shorter than its flags say");
+    return bl_corrupt(err, ev,
+                      "GTID event shorter than its flags say, or an XID part longer "
+                      "than 64 bytes");
   return 0;
+}
+
+int dm_binlog_decode_xa_prepare(const dm_binlog_format *fmt, const dm_binlog_event *ev,
+                                dm_binlog_xa_prepare *out, dm_error *err) {
+  bl_cur c = {0};
+  if (event_payload(fmt, ev, DM_BINLOG_XA_PREPARE, 0, &c, err) < 0)
+    return -1;
+  memset(out, 0, sizeof *out);
+  c.p = ev->body + bl_post_header_len(fmt, DM_BINLOG_XA_PREPARE, 0);
+  out->one_phase = bl_uint(&c, 1) != 0;
+  out->xid.format_id = (uint32_t)bl_uint(&c, 4);
+  uint64_t glen = bl_uint(&c, 4), blen = bl_uint(&c, 4);
+  if (!c.bad)
+    bl_xid_data(&c, &out->xid, glen, blen);
+  if (c.bad)
+    return bl_corrupt(err, ev,
+                      "XA_PREPARE event shorter than its XID, or an XID part longer "
+                      "than 64 bytes");
+  return 0;
+}
+
+static int bl_hex_part(char *buf, size_t len, size_t *at, const uint8_t *p, size_t n) {
+  static const char hex[] = "0123456789ABCDEF";
+  if (*at + 2 * n + 4 > len)
+    return -1;
+  buf[(*at)++] = 'X';
+  buf[(*at)++] = '\'';
+  for (size_t i = 0; i < n; i++) {
+    buf[(*at)++] = hex[p[i] >> 4];
+    buf[(*at)++] = hex[p[i] & 15];
+  }
+  buf[(*at)++] = '\'';
+  buf[*at] = '\0';
+  return 0;
+}
+
+int dm_binlog_xid_format(const dm_binlog_xid *x, char *buf, size_t len) {
+  size_t at = 0;
+  if (len == 0 || bl_hex_part(buf, len, &at, x->data, x->gtrid_len) < 0 || at + 1 >= len)
+    return -1;
+  buf[at++] = ',';
+  if (bl_hex_part(buf, len, &at, x->data + x->gtrid_len, x->bqual_len) < 0)
+    return -1;
+  int w = snprintf(buf + at, len - at, ",%" PRIu32, x->format_id);
+  return w < 0 || (size_t)w >= len - at ? -1 : 0;
+}
+
+bool dm_binlog_xid_equal(const dm_binlog_xid *a, const dm_binlog_xid *b) {
+  return a->format_id == b->format_id && a->gtrid_len == b->gtrid_len &&
+         a->bqual_len == b->bqual_len &&
+         (a->gtrid_len + b->bqual_len == 0 ||
+          memcmp(a->data, b->data, (size_t)a->gtrid_len + a->bqual_len) == 0);
 }
 
 int dm_binlog_decode_gtid_list(const dm_binlog_format *fmt, const dm_binlog_event *ev,

@@ -534,6 +534,124 @@ static void comp_refused(const dm_binlog_event *ev, dm_error_code code, const ch
   free(buf);
 }
 
+/* One event of `type` with the body given in hex (a real server's bytes, checksum left out). */
+static void xa_event(bb *raw, uint8_t type, const char *hex, dm_binlog_event *ev) {
+  bb body = {0};
+  for (size_t i = 0; hex[i] && hex[i + 1]; i += 2) {
+    unsigned v;
+    sscanf(hex + i, "%2x", &v);
+    bb_uint(&body, v, 1);
+  }
+  comp_event(raw, type, &body, ev);
+  free(body.p);
+}
+
+/* MariaDB 10.11's XA events, bytes from its binlog: `XA START 'x1'; ...; XA PREPARE 'x1'` (GTID
+ * flagged PREPARED_XA with the XID and extra flags after it, XA_PREPARE), `XA COMMIT 'x1'` from
+ * another connection (GTID flagged COMPLETED_XA), a prepare with a group commit id and a bqual.
+ * Before, the GTID decoder skipped 6 bytes of padding before the XID that the server only writes
+ * when nothing follows the flags, and refused every XA GTID as too short. */
+static void test_xa_events(void) {
+  dm_binlog_format fmt;
+  dm_binlog_format_default(&fmt, DM_BINLOG_CHECKSUM_CRC32);
+  dm_error err;
+  bb raw = {0};
+  dm_binlog_event ev;
+  dm_binlog_gtid g;
+  char text[DM_BINLOG_XID_TEXT_MAX];
+
+  xa_event(&raw, DM_BINLOG_GTID, "0300000000000000000000004c010000000200783101ff", &ev);
+  CU_ASSERT_EQUAL_FATAL(dm_binlog_decode_gtid(&fmt, &ev, &g, &err), 0);
+  CU_ASSERT_EQUAL(g.seq_no, 3);
+  CU_ASSERT_EQUAL(g.flags, DM_BINLOG_GTID_PREPARED_XA | DM_BINLOG_GTID_TRANSACTIONAL |
+                               DM_BINLOG_GTID_ALLOW_PARALLEL);
+  CU_ASSERT_EQUAL(g.xa.format_id, 1);
+  CU_ASSERT_EQUAL(g.xa.gtrid_len, 2);
+  CU_ASSERT_EQUAL(g.xa.bqual_len, 0);
+  CU_ASSERT(memcmp(g.xa.data, "x1", 2) == 0);
+  CU_ASSERT_EQUAL(dm_binlog_xid_format(&g.xa, text, sizeof text), 0);
+  CU_ASSERT_STRING_EQUAL(text, "X'7831',X'',1");
+  CU_ASSERT_EQUAL(dm_binlog_xid_format(&g.xa, text, 12), -1); /* one byte short */
+  dm_binlog_gtid prepared = g;
+
+  dm_binlog_xa_prepare xp;
+  bb raw2 = {0};
+  dm_binlog_event ev2;
+  xa_event(&raw2, DM_BINLOG_XA_PREPARE,
+           "00010000000200000000000000"
+           "7831",
+           &ev2);
+  CU_ASSERT_EQUAL_FATAL(dm_binlog_decode_xa_prepare(&fmt, &ev2, &xp, &err), 0);
+  CU_ASSERT_FALSE(xp.one_phase);
+  CU_ASSERT(dm_binlog_xid_equal(&xp.xid, &prepared.xa));
+
+  /* the commit, standalone (its group is the XA COMMIT statement) */
+  xa_event(&raw, DM_BINLOG_GTID, "0500000000000000000000008d0100000002007831", &ev);
+  CU_ASSERT_EQUAL_FATAL(dm_binlog_decode_gtid(&fmt, &ev, &g, &err), 0);
+  CU_ASSERT_EQUAL(g.flags & (DM_BINLOG_GTID_COMPLETED_XA | DM_BINLOG_GTID_STANDALONE),
+                  DM_BINLOG_GTID_COMPLETED_XA | DM_BINLOG_GTID_STANDALONE);
+  CU_ASSERT(dm_binlog_xid_equal(&g.xa, &xp.xid));
+
+  /* a group commit id before the XID; gtrid 'x2', bqual 'bq', format 7 */
+  xa_event(&raw, DM_BINLOG_GTID,
+           "060000000000000000000000"
+           "4e"
+           "2a00000000000000"
+           "07000000"
+           "0202"
+           "78326271",
+           &ev);
+  CU_ASSERT_EQUAL_FATAL(dm_binlog_decode_gtid(&fmt, &ev, &g, &err), 0);
+  CU_ASSERT_EQUAL(g.commit_id, 42);
+  CU_ASSERT_EQUAL(dm_binlog_xid_format(&g.xa, text, sizeof text), 0);
+  CU_ASSERT_STRING_EQUAL(text, "X'7832',X'6271',7");
+  CU_ASSERT_FALSE(dm_binlog_xid_equal(&g.xa, &xp.xid));
+
+  /* an ordinary GTID is padded to 19 bytes; XID zero */
+  xa_event(&raw, DM_BINLOG_GTID, "08000000000000000000000029000000000000", &ev);
+  CU_ASSERT_EQUAL_FATAL(dm_binlog_decode_gtid(&fmt, &ev, &g, &err), 0);
+  CU_ASSERT_EQUAL(g.xa.gtrid_len, 0);
+  CU_ASSERT_EQUAL(g.xa.data, NULL);
+
+  /* refused: XID data cut short, a gtrid of 65 bytes, an XA_PREPARE cut inside its lengths or
+   * with a bqual of 65 bytes */
+  xa_event(&raw, DM_BINLOG_GTID,
+           "0300000000000000000000004c01000000"
+           "0a00"
+           "78317878",
+           &ev);
+  CU_ASSERT_EQUAL(dm_binlog_decode_gtid(&fmt, &ev, &g, &err), -1);
+  CU_ASSERT_EQUAL(err.code, DM_ERR_BINLOG_CORRUPT);
+  xa_event(&raw, DM_BINLOG_GTID,
+           "0300000000000000000000004c01000000"
+           "4100"
+           "78317878",
+           &ev);
+  CU_ASSERT_EQUAL(dm_binlog_decode_gtid(&fmt, &ev, &g, &err), -1);
+  xa_event(&raw, DM_BINLOG_XA_PREPARE, "000100000002000000", &ev);
+  CU_ASSERT_EQUAL(dm_binlog_decode_xa_prepare(&fmt, &ev, &xp, &err), -1);
+  CU_ASSERT_EQUAL(err.code, DM_ERR_BINLOG_CORRUPT);
+  xa_event(&raw, DM_BINLOG_XA_PREPARE,
+           "01010000000100000041000000"
+           "78",
+           &ev);
+  CU_ASSERT_EQUAL(dm_binlog_decode_xa_prepare(&fmt, &ev, &xp, &err), -1);
+  /* the wrong decoder for the type */
+  CU_ASSERT_EQUAL(dm_binlog_decode_xa_prepare(&fmt, &ev2, &xp, &err), 0);
+  CU_ASSERT_EQUAL(dm_binlog_decode_gtid(&fmt, &ev2, &g, &err), -1);
+  /* one phase (MySQL's XA COMMIT .. ONE PHASE) */
+  xa_event(&raw, DM_BINLOG_XA_PREPARE,
+           "01010000000100000000000000"
+           "61",
+           &ev);
+  CU_ASSERT_EQUAL_FATAL(dm_binlog_decode_xa_prepare(&fmt, &ev, &xp, &err), 0);
+  CU_ASSERT(xp.one_phase);
+  CU_ASSERT_EQUAL(dm_binlog_xid_format(&xp.xid, text, sizeof text), 0);
+  CU_ASSERT_STRING_EQUAL(text, "X'61',X'',1");
+  free(raw.p);
+  free(raw2.p);
+}
+
 static void test_compressed(void) {
   dm_binlog_format fmt;
   dm_binlog_format_default(&fmt, DM_BINLOG_CHECKSUM_CRC32);
@@ -693,6 +811,7 @@ int main(int argc, char **argv) {
       {"damaged headers and cut files", test_damaged_headers},
       {"binary JSON edge cases", test_json_edges},
       {"MariaDB compressed events: inflated, bounded, refused", test_compressed},
+      {"MariaDB XA events: GTID flags and XID, XA_PREPARE", test_xa_events},
   };
   int failed = dmh_cunit_run("binlog_bytes", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
   char cmd[200];

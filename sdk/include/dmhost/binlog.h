@@ -326,21 +326,47 @@ int dm_binlog_decode_rotate(const dm_binlog_format *fmt, const dm_binlog_event *
 #define DM_BINLOG_GTID_ALLOW_PARALLEL 0x08
 #define DM_BINLOG_GTID_WAITED 0x10
 #define DM_BINLOG_GTID_DDL 0x20
-#define DM_BINLOG_GTID_PREPARED_XA 0x40
-#define DM_BINLOG_GTID_COMPLETED_XA 0x80
+#define DM_BINLOG_GTID_PREPARED_XA 0x40 /* the group is an XA PREPARE (ends with XA_PREPARE) */
+#define DM_BINLOG_GTID_COMPLETED_XA                                                                \
+  0x80 /* the group is XA COMMIT or XA ROLLBACK of a prepared one */
+
+/* An XA transaction's identifier: format id, gtrid (1..64 bytes), bqual (0..64 bytes). */
+#define DM_BINLOG_XID_PART_MAX 64
+typedef struct dm_binlog_xid {
+  uint32_t format_id;
+  uint8_t gtrid_len, bqual_len;
+  const uint8_t *data; /* gtrid then bqual, inside the event */
+} dm_binlog_xid;
+/* As the server writes it in `XA COMMIT X'..',X'..',N`: "X'6331',X'',1". DM_BINLOG_XID_TEXT_MAX
+ * bytes always suffice. Returns 0, or -1 when buf is too small. */
+#define DM_BINLOG_XID_TEXT_MAX (2 * 2 * DM_BINLOG_XID_PART_MAX + 24)
+int dm_binlog_xid_format(const dm_binlog_xid *x, char *buf, size_t len);
+bool dm_binlog_xid_equal(const dm_binlog_xid *a, const dm_binlog_xid *b);
+
 typedef struct dm_binlog_gtid {
   uint64_t seq_no;
   uint32_t domain_id;
   uint32_t server_id; /* from the event header */
   uint8_t flags;      /* DM_BINLOG_GTID_* */
   uint64_t commit_id; /* with GROUP_COMMIT, else 0 */
-  /* XA (PREPARED_XA / COMPLETED_XA): the XID */
-  uint32_t xa_format_id;
-  uint8_t xa_gtrid_len, xa_bqual_len;
-  const uint8_t *xa_data; /* gtrid then bqual */
+  dm_binlog_xid xa;   /* with PREPARED_XA or COMPLETED_XA, else zero */
 } dm_binlog_gtid;
+/* Layout (MariaDB 10.5+): seq_no 8, domain_id 4, flags 1, then commit_id 8 with GROUP_COMMIT,
+ * then the XID (format id 4, gtrid length 1, bqual length 1, data) with an XA flag, then extra
+ * flags the decoder leaves alone; zeros pad the body to 19 bytes. DM_ERR_BINLOG_CORRUPT when the
+ * body is shorter than its flags say or an XID part is longer than 64 bytes. */
 int dm_binlog_decode_gtid(const dm_binlog_format *fmt, const dm_binlog_event *ev,
                           dm_binlog_gtid *out, dm_error *err);
+
+/* XA_PREPARE (38): the end of an XA transaction's group at its XA PREPARE (MariaDB, MySQL), or
+ * MySQL's XA COMMIT .. ONE PHASE (one_phase). Layout: one_phase 1, format id 4, gtrid length 4,
+ * bqual length 4, data. DM_ERR_BINLOG_CORRUPT when cut short or a part is longer than 64 bytes. */
+typedef struct dm_binlog_xa_prepare {
+  bool one_phase;
+  dm_binlog_xid xid;
+} dm_binlog_xa_prepare;
+int dm_binlog_decode_xa_prepare(const dm_binlog_format *fmt, const dm_binlog_event *ev,
+                                dm_binlog_xa_prepare *out, dm_error *err);
 
 /* MariaDB GTID_LIST (163): the binlog state when the file was started (one GTID per domain and
  * server). Iterate with dm_binlog_gtid_list_get. */
