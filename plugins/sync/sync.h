@@ -10,6 +10,7 @@
  *   sync_emit.c        the statement text of a worker's part of a batch
  *   sync_worker.c      worker connections applying their part of a batch with their checkpoint
  *   sync_checkpoint.c  DM's `<task>_syncer_checkpoint` table
+ *   sync_xa.c          XA transactions: stored at the prepare, applied at the commit
  *   sync_ddl_apply.c   DDL: filters, routes, operators, replay after a crash
  *   sync_db.c          connections, session, errors, the source precheck
  *   sync_tracker*.c    the schema tracker: shadow tables on the target (sync_tracker.h)
@@ -257,6 +258,10 @@ int sync_cp_load(sync_unit *u, MYSQL *c, sync_cp_state *st, dm_error *err);
  * starting there), in one transaction. */
 int sync_cp_reset(sync_unit *u, MYSQL *c, const dm_position *pos, uint64_t rows, int n,
                   dm_error *err);
+/* The same statements without transaction control, appended to q (-1: no memory): for a target
+ * transaction that moves every row together with changes of its own (XA, sync_xa.c). */
+int sync_cp_reset_sql(sync_unit *u, MYSQL *c, const dm_position *pos, uint64_t rows, int n,
+                      sync_buf *q);
 /* The statement that moves worker w's row (run first in the worker's transaction). */
 int sync_cp_worker_sql(sync_unit *u, MYSQL *c, int w, const dm_position *pos, uint64_t rows,
                        sync_buf *out);
@@ -301,6 +306,30 @@ int sync_ddl_apply(sync_unit *u, MYSQL *conn, const dm_binlog_format *fmt,
 /* Errors of a DDL that already ran (table exists, unknown table, duplicate column, ...): what a
  * replayed DDL may answer after a stop between running it and moving the checkpoint past it. */
 bool sync_ddl_already_done(unsigned code);
+
+/* ---- sync_xa.c: XA transactions, stored on the target at the prepare, applied at the commit ----
+ */
+typedef struct sync_xa sync_xa;
+int sync_xa_new(sync_unit *u, sync_xa **out); /* -1: no memory */
+void sync_xa_free(sync_xa *x);
+/* Creates `<meta>`.`<task>_syncer_xa` if need be. */
+int sync_xa_table(sync_xa *x, MYSQL *c, dm_error *err);
+/* A GTID event flagged PREPARED_XA: the rows up to its XA_PREPARE go to sync_xa_batch. */
+void sync_xa_begin(sync_xa *x, const dm_binlog_xid *xid);
+bool sync_xa_open(const sync_xa *x);
+sync_batch *sync_xa_batch(sync_xa *x);
+/* After a row went into sync_xa_batch: a batch's worth (`batch`, `batch-bytes`) is stored. */
+int sync_xa_spill(sync_xa *x, MYSQL *c, dm_error *err);
+/* XA_PREPARE at ev, everything before its group applied: the rest of the group stored and every
+ * checkpoint row moved to `after`, in one target transaction over c. */
+int sync_xa_prepare(sync_xa *x, MYSQL *c, const dm_binlog_xa_prepare *xp, const dm_binlog_event *ev,
+                    const dm_position *after, int n_workers, dm_error *err);
+/* `XA COMMIT` (commit) or `XA ROLLBACK` of xid at ev, everything before it applied: in one target
+ * transaction the stored statements run (commit), are deleted and every checkpoint row moves to
+ * `after`. *rows: the row changes applied. */
+int sync_xa_end(sync_xa *x, MYSQL *c, const dm_binlog_xid *xid, bool commit,
+                const dm_binlog_event *ev, const dm_position *after, int n_workers, uint64_t *rows,
+                dm_error *err);
 
 /* ---- sync_run.c ---- */
 void sync_run(sync_unit *u, dm_result *result);

@@ -27,14 +27,7 @@
 #include "sync.h"
 
 static int sync_cp_lit(MYSQL *c, sync_buf *b, const char *s) {
-  size_t n = strlen(s);
-  if (sync_buf_reserve(b, 2 * n + 3) < 0)
-    return -1;
-  b->p[b->len++] = '\'';
-  b->len += mysql_real_escape_string(c, b->p + b->len, s, (unsigned long)n);
-  b->p[b->len++] = '\'';
-  b->p[b->len] = '\0';
-  return 0;
+  return sync_sql_lit(c, b, s, strlen(s));
 }
 
 int sync_cp_prepare(sync_unit *u, MYSQL *c, dm_error *err) {
@@ -169,27 +162,35 @@ static int sync_cp_values(sync_unit *u, MYSQL *c, sync_buf *q, const char *cp_ta
              : 0;
 }
 
-int sync_cp_reset(sync_unit *u, MYSQL *c, const dm_position *pos, uint64_t rows, int n,
-                  dm_error *err) {
-  sync_buf q = {0};
-  int rc = -1;
-  if (sync_buf_printf(&q, "START TRANSACTION;DELETE FROM %s WHERE `id` = ", u->cp_table) < 0 ||
-      sync_cp_lit(c, &q, u->source_id) < 0 ||
-      sync_buf_printf(&q,
+int sync_cp_reset_sql(sync_unit *u, MYSQL *c, const dm_position *pos, uint64_t rows, int n,
+                      sync_buf *q) {
+  if (sync_buf_printf(q, "DELETE FROM %s WHERE `id` = ", u->cp_table) < 0 ||
+      sync_cp_lit(c, q, u->source_id) < 0 ||
+      sync_buf_printf(q,
                       " AND `cp_schema` = '';INSERT INTO %s (`id`, `cp_schema`, `cp_table`, "
                       "`binlog_name`, `binlog_pos`, `binlog_gtid`, `table_info`, `is_global`) "
                       "VALUES ",
                       u->cp_table) < 0 ||
-      sync_cp_values(u, c, &q, "", pos, rows, true) < 0)
-    goto nomem;
+      sync_cp_values(u, c, q, "", pos, rows, true) < 0)
+    return -1;
   for (int w = 0; w < n; w++) {
     char name[32];
     snprintf(name, sizeof name, "_worker_%03d", w);
-    if (sync_buf_putc(&q, ',') < 0 || sync_cp_values(u, c, &q, name, pos, rows, false) < 0)
-      goto nomem;
+    if (sync_buf_putc(q, ',') < 0 || sync_cp_values(u, c, q, name, pos, rows, false) < 0)
+      return -1;
   }
-  if (sync_buf_puts(&q, ";COMMIT") < 0)
-    goto nomem;
+  return sync_buf_putc(q, ';');
+}
+
+int sync_cp_reset(sync_unit *u, MYSQL *c, const dm_position *pos, uint64_t rows, int n,
+                  dm_error *err) {
+  sync_buf q = {0};
+  int rc = -1;
+  if (sync_buf_puts(&q, "START TRANSACTION;") < 0 ||
+      sync_cp_reset_sql(u, c, pos, rows, n, &q) < 0 || sync_buf_puts(&q, "COMMIT") < 0) {
+    sync_buf_free(&q);
+    return sync_nomem(u, err);
+  }
   rc = sync_db_exec(u, c, q.p, q.len, "sync: cannot write the checkpoint", err);
   if (rc < 0) {
     mysql_query(c, "ROLLBACK");
@@ -198,10 +199,6 @@ int sync_cp_reset(sync_unit *u, MYSQL *c, const dm_position *pos, uint64_t rows,
   }
   sync_buf_free(&q);
   return rc;
-nomem:
-  sync_buf_free(&q);
-  sync_nomem(u, err);
-  return -1;
 }
 
 static int sync_cp_set(sync_unit *u, MYSQL *c, sync_buf *q, const dm_position *pos, uint64_t rows,

@@ -61,6 +61,12 @@ typedef struct sync_run_state {
   uint8_t *plain;
   size_t plain_cap;
   dm_binlog_payload *payload; /* MySQL 8 transaction payloads, read event by event */
+  /* XA: the prepared group being read (its rows go to the XA store, sync_xa.c), and the XID of a
+   * group that ends one (COMPLETED_XA: its statement is XA COMMIT or XA ROLLBACK) */
+  sync_xa *xa;
+  bool xa_completing;
+  dm_binlog_xid xa_end;
+  uint8_t xa_end_data[2 * DM_BINLOG_XID_PART_MAX];
 } sync_run_state;
 
 /* ---- table maps ---- */
@@ -290,7 +296,14 @@ static int sync_rows(sync_run_state *r, const dm_binlog_event *ev, dm_error *err
   int rc;
   while ((rc = dm_binlog_rows_next(&rows, tm, r->before, r->after, err)) == 1) {
     if (++r->txn_rows <= r->skip_rows)
-      continue; /* applied before the restart (a split transaction) */
+      continue;                /* applied before the restart (a split transaction) */
+    if (sync_xa_open(r->xa)) { /* a prepared XA transaction's: stored until its commit */
+      if (sync_batch_add_row(u, sync_xa_batch(r->xa), t, rows.kind, tm, r->before, r->after, err) <
+              0 ||
+          sync_xa_spill(r->xa, r->tc, err) < 0)
+        return -1;
+      continue;
+    }
     sync_batch *b = r->building;
     if (sync_batch_add_row(u, b, t, rows.kind, tm, r->before, r->after, err) < 0)
       return -1;
@@ -324,6 +337,87 @@ static bool sync_is_word(const char *s, size_t len, const char *w) {
   return len == n && strncasecmp(s, w, n) == 0;
 }
 
+/* A group that ends at ev and was applied with every checkpoint row moved past it (a DDL, an XA
+ * prepare or end): the GTID set takes its GTID; *after is the position after ev. */
+static int sync_group_after(sync_run_state *r, const dm_binlog_event *ev, dm_position *after,
+                            dm_error *err) {
+  if (sync_gtid_commit(&r->gtid, err) < 0)
+    return -1;
+  r->pending_gtid = false;
+  memset(after, 0, sizeof *after);
+  dm_strlcpy(after->name, ev->file, sizeof after->name);
+  after->pos = ev->header.next_pos;
+  sync_gtid_format(&r->gtid, after->gtid, sizeof after->gtid);
+  return 0;
+}
+
+/* ... and the state of the run moves there (a quiet point: every row at `after`). */
+static void sync_group_applied(sync_run_state *r, const dm_binlog_event *ev,
+                               const dm_position *after) {
+  sync_unit *u = r->u;
+  sync_maps_boundary(r);
+  r->cur = *after;
+  r->building->end = *after;
+  r->building->end_rows = 0;
+  r->done = *after;
+  r->done_rows = 0;
+  sync_set_synced(u, after);
+  sync_source_checkpoint(r->src, after);
+  atomic_store(&u->last_event_ts, ev->header.timestamp);
+}
+
+/* An XA barrier at ev: everything before it is applied first (as for a DDL). */
+static int sync_xa_barrier(sync_run_state *r, const dm_binlog_event *ev, dm_error *err) {
+  if (r->recovering) {
+    r->u->host->error_make(r->u->ctx, err, DM_ERR_CHECKPOINT, NULL,
+                           "sync: an XA event at %s:%" PRIu64 " lies inside the batch the "
+                           "checkpoint's worker rows disagree about (up to %s:%" PRIu64 ")",
+                           ev->file, ev->offset, r->target.name, r->target.pos);
+    return -1;
+  }
+  return sync_drain(r, err);
+}
+
+/* XA_PREPARE: the prepared group read since its GTID event is stored, not applied. */
+static int sync_xa_prepared(sync_run_state *r, const dm_binlog_event *ev, dm_error *err) {
+  dm_binlog_xa_prepare xp;
+  dm_position after;
+  if (dm_binlog_decode_xa_prepare(sync_source_format(r->src), ev, &xp, err) < 0 ||
+      sync_xa_barrier(r, ev, err) < 0 || sync_group_after(r, ev, &after, err) < 0)
+    return -1;
+  if (sync_xa_prepare(r->xa, r->tc, &xp, ev, &after, r->n_workers, err) < 0)
+    return -1;
+  r->in_txn = false;
+  sync_group_applied(r, ev, &after);
+  return 0;
+}
+
+/* The statement of a COMPLETED_XA group: XA COMMIT or XA ROLLBACK of the XID its GTID named. */
+static int sync_xa_completed(sync_run_state *r, const dm_binlog_event *ev, const dm_binlog_query *q,
+                             dm_error *err) {
+  sync_unit *u = r->u;
+  r->xa_completing = false;
+  bool commit = q->query.len >= 9 && strncasecmp(q->query.ptr, "XA COMMIT", 9) == 0;
+  if (!commit && !(q->query.len >= 11 && strncasecmp(q->query.ptr, "XA ROLLBACK", 11) == 0)) {
+    u->host->error_make(u->ctx, err, DM_ERR_BINLOG_CORRUPT, NULL,
+                        "sync: the statement at %s:%" PRIu64 " follows a GTID event flagged "
+                        "COMPLETED_XA but is no XA COMMIT or XA ROLLBACK",
+                        ev->file, ev->offset);
+    return -1;
+  }
+  dm_position after;
+  uint64_t rows;
+  if (sync_xa_barrier(r, ev, err) < 0 || sync_group_after(r, ev, &after, err) < 0)
+    return -1;
+  if (sync_xa_end(r->xa, r->tc, &r->xa_end, commit, ev, &after, r->n_workers, &rows, err) < 0)
+    return -1;
+  r->in_txn = false;
+  sync_group_applied(r, ev, &after);
+  atomic_fetch_add(&u->total_rows, rows);
+  atomic_fetch_add(&u->total_txns, commit ? 1 : 0);
+  return 0;
+}
+
 static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *err) {
   sync_unit *u = r->u;
   const dm_binlog_format *fmt = sync_source_format(r->src);
@@ -336,6 +430,14 @@ static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *er
     sync_gtid_pend_mariadb(&r->gtid, g.domain_id, g.server_id, g.seq_no);
     r->in_txn = !(g.flags & DM_BINLOG_GTID_STANDALONE);
     sync_txn_begin(r, ev);
+    if (g.flags & DM_BINLOG_GTID_PREPARED_XA)
+      sync_xa_begin(r->xa, &g.xa);
+    r->xa_completing = (g.flags & DM_BINLOG_GTID_COMPLETED_XA) != 0;
+    if (r->xa_completing) {
+      r->xa_end = g.xa;
+      memcpy(r->xa_end_data, g.xa.data, (size_t)g.xa.gtrid_len + g.xa.bqual_len);
+      r->xa_end.data = r->xa_end_data;
+    }
     return 0;
   }
   case DM_BINLOG_MYSQL_GTID:
@@ -374,10 +476,14 @@ static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *er
     return sync_rows(r, ev, err);
   case DM_BINLOG_XID:
     return sync_txn_end(r, ev, err);
+  case DM_BINLOG_XA_PREPARE:
+    return sync_xa_prepared(r, ev, err);
   case DM_BINLOG_QUERY: {
     dm_binlog_query q;
     if (dm_binlog_decode_query(fmt, ev, &q, err) < 0)
       return -1;
+    if (r->xa_completing)
+      return sync_xa_completed(r, ev, &q, err);
     if (sync_is_word(q.query.ptr, q.query.len, "BEGIN")) {
       if (!r->pending_gtid)
         sync_txn_begin(r, ev); /* no GTID event before it (MySQL without GTIDs) */
@@ -400,24 +506,12 @@ static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *er
     }
     if (sync_drain(r, err) < 0)
       return -1;
-    if (sync_gtid_commit(&r->gtid, err) < 0)
+    dm_position after;
+    if (sync_group_after(r, ev, &after, err) < 0)
       return -1;
-    r->pending_gtid = false;
-    dm_position after = {0};
-    dm_strlcpy(after.name, ev->file, sizeof after.name);
-    after.pos = ev->header.next_pos;
-    sync_gtid_format(&r->gtid, after.gtid, sizeof after.gtid);
     if (sync_ddl_apply(u, r->tc, fmt, ev, &q, &after, r->n_workers, err) < 0)
       return -1;
-    sync_maps_boundary(r);
-    r->cur = after;
-    r->building->end = after;
-    r->building->end_rows = 0;
-    r->done = after;
-    r->done_rows = 0;
-    sync_set_synced(u, &after);
-    sync_source_checkpoint(r->src, &after);
-    atomic_store(&u->last_event_ts, ev->header.timestamp);
+    sync_group_applied(r, ev, &after);
     return 0;
   }
   case DM_BINLOG_MYSQL_PREVIOUS_GTIDS:
@@ -531,12 +625,12 @@ void sync_run(sync_unit *u, dm_result *result) {
     goto out;
   if (!u->charsets && sync_charsets_load(r.tc, &u->charsets, &e) < 0)
     goto out;
-  if (sync_tracker_new(u, &u->tracker) < 0) {
+  if (sync_tracker_new(u, &u->tracker) < 0 || sync_xa_new(u, &r.xa) < 0) {
     sync_nomem(u, &e);
     goto out;
   }
-  if (sync_cp_prepare(u, r.tc, &e) < 0 || sync_cp_load(u, r.tc, &st, &e) < 0 ||
-      sync_start_position(&r, &st, &e) < 0)
+  if (sync_cp_prepare(u, r.tc, &e) < 0 || sync_xa_table(r.xa, r.tc, &e) < 0 ||
+      sync_cp_load(u, r.tc, &st, &e) < 0 || sync_start_position(&r, &st, &e) < 0)
     goto out;
   sync_set_synced(u, &r.cur);
   if (sync_source_open(u, &r.cur, &r.src, &e) < 0 ||
@@ -609,6 +703,7 @@ out:
   sync_maps_free(&r.maps);
   sync_tracker_free(u->tracker);
   u->tracker = NULL;
+  sync_xa_free(r.xa);
   free(r.before);
   free(r.after);
   free(r.plain);

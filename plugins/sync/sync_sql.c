@@ -500,6 +500,16 @@ int sync_sql_value(sync_buf *b, const dm_binlog_value *v, const dm_binlog_column
 
 /* ---- identifiers ---- */
 
+int sync_sql_lit(MYSQL *c, sync_buf *b, const void *p, size_t n) {
+  if (sync_buf_reserve(b, 2 * n + 3) < 0)
+    return -1;
+  b->p[b->len++] = '\'';
+  b->len += mysql_real_escape_string(c, b->p + b->len, p, (unsigned long)n);
+  b->p[b->len++] = '\'';
+  b->p[b->len] = '\0';
+  return 0;
+}
+
 int sync_sql_ident(sync_buf *b, const char *name, size_t len) {
   if (sync_buf_reserve(b, 2 * len + 2) < 0)
     return -1;

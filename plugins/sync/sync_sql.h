@@ -66,6 +66,9 @@ int sync_sql_value(sync_buf *b, const dm_binlog_value *v, const dm_binlog_column
 
 /* `name` (len bytes) as a backtick-quoted identifier (backticks doubled). 0, or -1: no memory. */
 int sync_sql_ident(sync_buf *b, const char *name, size_t len);
+/* 'text' (n bytes) as a string literal escaped for connection c (the sessions are SET NAMES
+ * binary, so bytes stay bytes). 0, or -1: no memory. */
+int sync_sql_lit(MYSQL *c, sync_buf *b, const void *p, size_t n);
 /* `db`.`table` (NUL-terminated names). 0, or -1: no memory. */
 int sync_sql_qualified(sync_buf *b, const char *db, const char *table);
 

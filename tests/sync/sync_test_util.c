@@ -99,6 +99,7 @@ int ts_config_source(lt_env *e, const char *task, const char *db, const char *ex
            extra_rules ? extra_rules : "");
   lt_drop_checkpoint(dst, task);
   lt_exec(dst, "DROP TABLE IF EXISTS dm_meta.`%s_syncer_checkpoint`", task);
+  lt_exec(dst, "DROP TABLE IF EXISTS dm_meta.`%s_syncer_xa`", task);
   lt_task t = {.name = task,
                .mode = "incremental",
                .instance = inst,
@@ -135,6 +136,15 @@ void ts_stop(dmh_subtask *st) {
     return;
   dmh_subtask_stop(st, &err);
   dmh_subtask_destroy(st);
+}
+
+bool ts_clean_run(dmh_subtask *st) {
+  char msg[1024] = "", raw[1024] = "";
+  int code = lt_first_error(st, msg, sizeof msg, raw, sizeof raw, NULL);
+  dmh_stage stage = dmh_subtask_stage(st);
+  if (code || stage != DMH_STAGE_RUNNING)
+    fprintf(stderr, "stage %d, error %d: %s / %s\n", (int)stage, code, msg, raw);
+  return code == 0 && stage == DMH_STAGE_RUNNING;
 }
 
 /* The position "FILE:POS" an error message names ("the DDL at mysql-bin.000002:123 failed"). */

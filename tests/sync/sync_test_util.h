@@ -42,6 +42,8 @@ void ts_stop(dmh_subtask *st);
 /* A relay folder <dir>/relay of one sub-folder <uuid>.000001 (made, named in server-uuid.index),
  * as a relay leaves it: the sub-folder's path goes to `sub`. 0, or -1. */
 int ts_relay_folder(const char *dir, const char *uuid, char *sub, size_t len);
+/* Still running, no error recorded (prints the error when there is one). */
+bool ts_clean_run(dmh_subtask *st);
 /* The position "FILE:POS" an error message names ("the DDL at mysql-bin.000002:123 failed"). */
 void ts_error_at(const char *msg, char *at, size_t len);
 

@@ -57,16 +57,6 @@ static int rs_config(lt_env *e, char *file) {
   return -1;
 }
 
-/* Still running, no error recorded (prints the error when there is one). */
-static bool rs_clean_run(dmh_subtask *st) {
-  char msg[1024] = "", raw[1024] = "";
-  int code = lt_first_error(st, msg, sizeof msg, raw, sizeof raw, NULL);
-  dmh_stage stage = dmh_subtask_stage(st);
-  if (code || stage != DMH_STAGE_RUNNING)
-    fprintf(stderr, "stage %d, error %d: %s / %s\n", (int)stage, code, msg, raw);
-  return code == 0 && stage == DMH_STAGE_RUNNING;
-}
-
 static void rs_fresh_db(void) {
   testdb_recreate_db(src, RS_DB);
   testdb_recreate_db(dst, RS_DB);
@@ -102,7 +92,7 @@ static void test_header_not_written_yet(void) {
   while (dmh_subtask_stage(st) != DMH_STAGE_RUNNING && lt_now() < end)
     lt_sleep_ms(10);
   lt_sleep_ms(500); /* the old sync paused within milliseconds here */
-  CU_ASSERT(rs_clean_run(st));
+  CU_ASSERT(ts_clean_run(st));
   /* precondition: the file was still header-less all that time (nobody wrote it) */
   struct stat sb;
   CU_ASSERT(stat(path, &sb) == 0 && sb.st_size == DM_BINLOG_MAGIC_LEN);
@@ -118,7 +108,7 @@ static void test_header_not_written_yet(void) {
   CU_ASSERT(ts_catch_up(RS_DB, 30000));
   CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM " RS_DB ".t"), 3);
   CU_ASSERT(ts_equal(RS_DB, RS_DB));
-  CU_ASSERT(rs_clean_run(st));
+  CU_ASSERT(ts_clean_run(st));
   CU_ASSERT(stat(path, &sb) == 0 && sb.st_size > DM_BINLOG_MAGIC_LEN);
   ts_stop(st);
   ts_stop(relay);
@@ -143,7 +133,7 @@ static void test_started_together(void) {
     CU_ASSERT_FATAL(dmh_subtask_start(st, &err) == 0);
     CU_ASSERT(lt_exec(src, "INSERT INTO " RS_DB ".t VALUES (%d, %d)", 100 + round, round) == 0);
     bool caught = ts_catch_up(RS_DB, 20000);
-    bool ok = rs_clean_run(st);
+    bool ok = ts_clean_run(st);
     CU_ASSERT(caught);
     CU_ASSERT(ok);
     clean += caught && ok;

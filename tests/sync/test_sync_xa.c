@@ -1,0 +1,259 @@
+/*
+ * Issue 12, binlog completeness: XA transactions. MariaDB logs an XA transaction at its XA PREPARE
+ * (a GTID event flagged PREPARED_XA, its rows, `XA END`, an XA_PREPARE event) and its end later,
+ * maybe from another connection and after other transactions (a GTID flagged COMPLETED_XA and
+ * `XA COMMIT` or `XA ROLLBACK`). Before, the sync folded the prepared rows into the next
+ * transaction of the binlog: they reached the target before the source committed them, and even
+ * when the source rolled them back. Now they are stored on the target at the prepare
+ * (`<task>_syncer_xa`) and applied at the commit, in the source's commit order, exactly once
+ * across a kill or a pause between prepare and commit (docs/sync.md, "XA transactions").
+ * Mode incremental against the real pair, relay off and on.
+ */
+#include <CUnit/Basic.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cunit_run.h"
+#include "dmhost/binlog.h"
+#include "load_test_util.h"
+#include "sync_test_util.h"
+#include "testdb.h"
+
+#define XA_DB "ts_xa"
+
+static MYSQL *src, *dst;
+
+static int suite_init(void) {
+  return ts_suite_open(&src, &dst);
+}
+
+static int suite_clean(void) {
+  lt_exec(src, "DROP DATABASE IF EXISTS " XA_DB);
+  lt_exec(dst, "DROP DATABASE IF EXISTS " XA_DB);
+  ts_suite_close(&src, &dst);
+  return 0;
+}
+
+static void xa_fresh_db(void) {
+  static const char *const ddl =
+      "CREATE TABLE " XA_DB ".t (id INT PRIMARY KEY, v INT, c VARCHAR(40));"
+      "CREATE TABLE " XA_DB ".n (a INT, b INT);" /* no key: a row applied twice shows */
+      "CREATE TABLE " XA_DB ".o (id INT PRIMARY KEY, v INT);";
+  testdb_recreate_db(src, XA_DB);
+  testdb_recreate_db(dst, XA_DB);
+  CU_ASSERT_FATAL(lt_exec(src, "%s", ddl) == 0);
+  CU_ASSERT_FATAL(lt_exec(dst, "%s", ddl) == 0);
+}
+
+/* XA START .. XA PREPARE of `sql` on a connection of its own, closed after: the prepared
+ * transaction then belongs to nobody and any connection may end it. */
+static int xa_prepare(const char *xid, const char *sql) {
+  MYSQL *c = lt_source();
+  if (!c)
+    return -1;
+  int rc =
+      lt_exec(c, "USE " XA_DB "; XA START %s; %s; XA END %s; XA PREPARE %s", xid, sql, xid, xid);
+  testdb_close(c);
+  return rc;
+}
+
+/* XA COMMIT or XA ROLLBACK from another connection. */
+static int xa_finish(const char *verb, const char *xid) {
+  MYSQL *c = lt_source();
+  if (!c)
+    return -1;
+  int rc = lt_exec(c, "XA %s %s", verb, xid);
+  testdb_close(c);
+  return rc;
+}
+
+/* Rows of the task's table of prepared XA transactions: of the one whose gtrid is `gtrid`, or
+ * of all with NULL. */
+static long long xa_stored(const char *task, const char *gtrid) {
+  return lt_count(dst, "SELECT COUNT(*) FROM dm_meta.`%s_syncer_xa` WHERE %s%s%s", task,
+                  gtrid ? "gtrid = '" : "TRUE", gtrid ? gtrid : "", gtrid ? "'" : "");
+}
+
+/* Counts the events of `type` in the source's binlog `file` from `pos` on. */
+static unsigned xa_count_events(const char *file, unsigned long pos, int type) {
+  char base[512] = "";
+  if (testdb_query_value(src, base, sizeof base, "SELECT @@log_bin_basename") != 0)
+    return 0;
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", dirname(base), file);
+  dm_binlog_file_options o = {.start_pos = pos};
+  dm_binlog_reader *r;
+  dm_error err;
+  if (dm_binlog_reader_open_file(&r, path, &o, &err) != 0)
+    return 0;
+  dm_binlog_event ev;
+  unsigned n = 0;
+  while (dm_binlog_reader_next(r, &ev, &err) == 1)
+    n += ev.header.type == type;
+  dm_binlog_reader_close(r);
+  return n;
+}
+
+/* The task of mode incremental from the source's current position (file, pos), the relay on or
+ * off (its first start at the start of `file`). */
+static int xa_config(lt_env *e, const char *task, bool relay, const char *sync, char *file,
+                     unsigned long *pos) {
+  for (int tries = 0; tries < 5; tries++) {
+    char more[400], source_extra[1024] = "", after[256] = "";
+    unsigned long p2;
+    ts_master(file, pos, NULL);
+    if (relay) {
+      snprintf(more, sizeof more, "binlog-name = \"%s\";", file);
+      lt_relay_settings(e, more, source_extra, sizeof source_extra);
+    }
+    if (ts_config_source(e, task, XA_DB, NULL, sync, relay ? source_extra : NULL) != 0)
+      return -1;
+    ts_master(after, &p2, NULL);
+    if (strcmp(after, file) == 0)
+      return 0;
+  }
+  return -1;
+}
+
+/* An XA transaction committed from another connection with other transactions between its
+ * prepare and its commit, and one rolled back: the prepared rows are not on the target before
+ * the commit, arrive in the source's commit order (a transaction after the commit changes them),
+ * and the rolled-back ones never arrive (the key they took is taken again after the rollback). */
+static void xa_commit_rollback(bool relay) {
+  const char *task = relay ? "ts_xa_relay" : "ts_xa";
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  xa_fresh_db();
+  char file[256] = "";
+  unsigned long pos = 0;
+  CU_ASSERT_FATAL(xa_config(&e, task, relay, NULL, file, &pos) == 0);
+  dmh_subtask *relay_st = NULL;
+  dm_error err;
+  if (relay) {
+    relay_st = lt_relay(&e);
+    CU_ASSERT_FATAL(relay_st != NULL);
+    CU_ASSERT_FATAL(dmh_subtask_start(relay_st, &err) == 0);
+  }
+  dmh_subtask *st = relay ? lt_subtask_relay(&e, relay_st) : lt_subtask(&e);
+  CU_ASSERT_FATAL(st != NULL);
+  CU_ASSERT_FATAL(dmh_subtask_start(st, &err) == 0);
+
+  CU_ASSERT_FATAL(xa_prepare("'c1'", "INSERT INTO " XA_DB ".t SELECT seq, seq, 'xa c1' FROM "
+                                     "seq_1_to_50; UPDATE " XA_DB ".t SET v = v * 10 WHERE id <= "
+                                     "10; INSERT INTO " XA_DB ".n VALUES (1, 1), (1, 2)") == 0);
+  CU_ASSERT_FATAL(xa_prepare("'r1', 'bq', 7", "INSERT INTO " XA_DB ".t VALUES (500, 1, 'xa r1'); "
+                                              "INSERT INTO " XA_DB ".n VALUES (2, 1)") == 0);
+  /* other transactions, in between */
+  CU_ASSERT(lt_exec(src, "USE " XA_DB "; INSERT INTO o SELECT seq, seq FROM seq_1_to_20") == 0);
+  CU_ASSERT(lt_exec(src, "INSERT INTO " XA_DB ".t VALUES (100, 100, 'plain')") == 0);
+  CU_ASSERT(ts_catch_up(task, 30000));
+  CU_ASSERT(ts_clean_run(st));
+  /* the precondition: the binlog holds the prepares */
+  CU_ASSERT(xa_count_events(file, pos, DM_BINLOG_XA_PREPARE) == 2);
+  /* read past both prepares: the target has the rows around them, and none of theirs */
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM " XA_DB ".o"), 20);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM " XA_DB ".t"), 1);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM " XA_DB ".n"), 0);
+  CU_ASSERT(xa_stored(task, "c1") >= 2); /* the prepared statements wait on the target */
+
+  CU_ASSERT(xa_finish("ROLLBACK", "'r1', 'bq', 7") == 0);
+  CU_ASSERT(lt_exec(src, "INSERT INTO " XA_DB ".t VALUES (500, 5, 'after the rollback')") == 0);
+  CU_ASSERT(lt_exec(src, "UPDATE " XA_DB ".o SET v = v + 1") == 0);
+  CU_ASSERT(xa_finish("COMMIT", "'c1'") == 0);
+  /* after the commit: changes the committed rows (applied before the commit, it would fail) */
+  CU_ASSERT(lt_exec(src, "UPDATE " XA_DB ".t SET v = v + 1, c = 'after c1' WHERE id <= 50") == 0);
+  CU_ASSERT(lt_exec(src, "DELETE FROM " XA_DB ".n WHERE b = 2") == 0);
+  CU_ASSERT(ts_catch_up(task, 30000));
+  CU_ASSERT(ts_clean_run(st));
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM " XA_DB ".t WHERE c = 'after c1'"), 50);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT v FROM " XA_DB ".t WHERE id = 500"), 5);
+  CU_ASSERT(ts_equal(XA_DB, XA_DB));
+  CU_ASSERT_EQUAL(xa_stored(task, NULL), 0); /* nothing left behind */
+  ts_stop(st);
+  ts_stop(relay_st);
+  lt_teardown(&e);
+}
+
+static void test_xa_commit_rollback(void) {
+  xa_commit_rollback(false);
+}
+
+static void test_xa_commit_rollback_relay(void) {
+  xa_commit_rollback(true);
+}
+
+/* A prepared transaction bigger than a batch (stored in chunks, not held in memory), then the
+ * task killed between its prepare and its commit; while it is down, the transaction is committed,
+ * another one prepared and committed, a third prepared and rolled back. Then a pause between a
+ * prepare and its commit. After each restart the target equals the source: nothing applied twice
+ * (the keyless table would show it), nothing lost. */
+static void test_xa_kill_pause(void) {
+  const char *task = "ts_xa_kill";
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  xa_fresh_db();
+  char file[256] = "";
+  unsigned long pos = 0;
+  CU_ASSERT_FATAL(xa_config(&e, task, false,
+                            "worker-count = 3; batch = 100; chunk-bytes = 1024; "
+                            "batch-ms = 20; status-interval = 100;",
+                            file, &pos) == 0);
+  dmh_subtask *st = ts_start(&e);
+  CU_ASSERT_FATAL(st != NULL);
+  CU_ASSERT_FATAL(xa_prepare("'big'", "INSERT INTO " XA_DB ".t SELECT seq, seq, REPEAT('b', 30) "
+                                      "FROM seq_1_to_3000; INSERT INTO " XA_DB ".n SELECT seq, "
+                                      "seq FROM seq_1_to_1000; UPDATE " XA_DB ".t SET v = -v "
+                                      "WHERE MOD(id, 7) = 0") == 0);
+  CU_ASSERT(lt_exec(src, "INSERT INTO " XA_DB ".o VALUES (1, 1)") == 0);
+  CU_ASSERT(ts_catch_up(task, 30000));
+  CU_ASSERT(ts_clean_run(st));
+  /* the precondition: stored in many chunks of about chunk-bytes, nothing applied */
+  long long chunks = xa_stored(task, "big");
+  fprintf(stderr, "the prepared transaction of 4,429 row changes: %lld rows stored\n", chunks);
+  CU_ASSERT(chunks > 20);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM " XA_DB ".t"), 0);
+  dm_error err;
+  CU_ASSERT_EQUAL(dmh_subtask_kill(st, &err), 0);
+  dmh_subtask_destroy(st);
+
+  /* while the task is down */
+  CU_ASSERT(xa_finish("COMMIT", "'big'") == 0);
+  CU_ASSERT(lt_exec(src, "UPDATE " XA_DB ".t SET v = v + 1 WHERE id <= 1000") == 0);
+  CU_ASSERT(xa_prepare("'down'", "INSERT INTO " XA_DB ".n VALUES (7, 7); UPDATE " XA_DB
+                                 ".o SET v = 70 WHERE id = 1") == 0);
+  CU_ASSERT(xa_prepare("'gone'", "INSERT INTO " XA_DB ".n VALUES (8, 8)") == 0);
+  CU_ASSERT(xa_finish("ROLLBACK", "'gone'") == 0);
+  CU_ASSERT(xa_finish("COMMIT", "'down'") == 0);
+  st = ts_start(&e);
+  CU_ASSERT_FATAL(st != NULL);
+  CU_ASSERT(ts_catch_up(task, 60000));
+  CU_ASSERT(ts_clean_run(st));
+  CU_ASSERT(ts_equal(XA_DB, XA_DB));
+  CU_ASSERT_EQUAL(xa_stored(task, NULL), 0);
+
+  /* a pause between a prepare and its commit */
+  CU_ASSERT(xa_prepare("'paused'", "DELETE FROM " XA_DB ".n WHERE a <= 500; INSERT INTO " XA_DB
+                                   ".o VALUES (2, 2)") == 0);
+  CU_ASSERT(ts_catch_up(task, 30000));
+  CU_ASSERT(xa_stored(task, "paused") >= 2);
+  CU_ASSERT_EQUAL(dmh_subtask_pause(st, &err), 0);
+  CU_ASSERT_EQUAL(dmh_subtask_wait_settled(st, 20000), DMH_STAGE_PAUSED);
+  CU_ASSERT(xa_finish("COMMIT", "'paused'") == 0);
+  CU_ASSERT_EQUAL(dmh_subtask_resume(st, &err), 0);
+  CU_ASSERT(ts_catch_up(task, 30000));
+  CU_ASSERT(ts_clean_run(st));
+  CU_ASSERT(ts_equal(XA_DB, XA_DB));
+  CU_ASSERT_EQUAL(xa_stored(task, NULL), 0);
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
+int main(void) {
+  static const dmh_cunit_test tests[] = {
+      {"XA commit from another connection, XA rollback", test_xa_commit_rollback},
+      {"the same with the relay on", test_xa_commit_rollback_relay},
+      {"killed and paused between prepare and commit", test_xa_kill_pause},
+  };
+  return dmh_cunit_run("sync_xa", suite_init, suite_clean, tests, sizeof tests / sizeof tests[0]);
+}
