@@ -141,11 +141,13 @@ static int sync_xa_clear_sql(sync_xa *x, MYSQL *c, sync_buf *q) {
              : 0;
 }
 
-/* INSERT of one row: seq, chunks, row changes, position, statements. */
+/* One row: seq, chunks, row changes, position, statements. REPLACE: a statement row that a
+ * killed process's connection was still writing may land after the first write of the next
+ * attempt deleted the leftovers; it holds the same text (the same binlog range cut alike). */
 static int sync_xa_insert_sql(sync_xa *x, MYSQL *c, sync_buf *q, uint32_t seq, const char *file,
                               uint64_t pos, const char *stmts, size_t n) {
   return sync_buf_printf(q,
-                         "INSERT INTO %s (`id`, `format_id`, `gtrid`, `bqual`, `seq`, `chunks`, "
+                         "REPLACE INTO %s (`id`, `format_id`, `gtrid`, `bqual`, `seq`, `chunks`, "
                          "`row_changes`, `binlog_name`, `binlog_pos`, `stmts`) VALUES (",
                          x->table) < 0 ||
                  sync_sql_lit(c, q, x->u->source_id, strlen(x->u->source_id)) < 0 ||
@@ -237,16 +239,17 @@ int sync_xa_spill(sync_xa *x, MYSQL *c, dm_error *err) {
   return sync_xa_store(x, c, err);
 }
 
-/* Runs q (statements) and the checkpoint move to `after` as one target transaction. */
-static int sync_xa_commit_with_cp(sync_xa *x, MYSQL *c, sync_buf *q, const dm_position *after,
-                                  int n_workers, dm_error *err) {
-  if (sync_cp_reset_sql(x->u, c, after, 0, n_workers, q) < 0 || sync_buf_puts(q, "COMMIT") < 0)
-    return sync_nomem(x->u, err);
-  if (sync_db_exec(x->u, c, q->p, q->len, "sync: cannot write the checkpoint", err) < 0) {
-    mysql_query(c, "ROLLBACK");
-    return -1;
-  }
-  return 0;
+/* Opens the target transaction of a prepare or an end in q: its FIRST statement moves every
+ * checkpoint row to `after`, so a connection of a killed process that the server still runs holds
+ * their locks from the start, and the next start's locking read of the checkpoint waits for it to
+ * commit or roll back (as a worker's transaction does, sync_checkpoint.c). */
+static int sync_xa_begin_sql(sync_xa *x, MYSQL *c, sync_buf *q, const dm_position *after,
+                             int n_workers) {
+  sync_buf_reset(q);
+  return sync_buf_puts(q, "START TRANSACTION;") < 0 ||
+                 sync_cp_reset_sql(x->u, c, after, 0, n_workers, q) < 0
+             ? -1
+             : 0;
 }
 
 int sync_xa_prepare(sync_xa *x, MYSQL *c, const dm_binlog_xa_prepare *xp, const dm_binlog_event *ev,
@@ -266,12 +269,14 @@ int sync_xa_prepare(sync_xa *x, MYSQL *c, const dm_binlog_xa_prepare *xp, const 
   if (sync_xa_store(x, c, err) < 0)
     return -1;
   sync_buf *q = &x->q;
-  sync_buf_reset(q);
-  if (sync_buf_puts(q, "START TRANSACTION;") < 0 || sync_xa_clear_sql(x, c, q) < 0 ||
-      sync_xa_insert_sql(x, c, q, 0, ev->file, ev->offset, "", 0) < 0)
+  if (sync_xa_begin_sql(x, c, q, after, n_workers) < 0 || sync_xa_clear_sql(x, c, q) < 0 ||
+      sync_xa_insert_sql(x, c, q, 0, ev->file, ev->offset, "", 0) < 0 ||
+      sync_buf_puts(q, "COMMIT") < 0)
     return sync_nomem(u, err);
-  if (sync_xa_commit_with_cp(x, c, q, after, n_workers, err) < 0)
+  if (sync_db_exec(u, c, q->p, q->len, "sync: cannot store an XA transaction's prepare", err) < 0) {
+    mysql_query(c, "ROLLBACK");
     return -1;
+  }
   x->open = false;
   u->host->logf(u->ctx, DM_LOG_DEBUG,
                 "sync: XA %s prepared at %s:%" PRIu64 ": %" PRIu64
@@ -350,15 +355,18 @@ int sync_xa_end(sync_xa *x, MYSQL *c, const dm_binlog_xid *xid, bool commit,
   sync_unit *u = x->u;
   sync_xa_set(x, xid);
   *rows = 0;
-  if (sync_db_exec(u, c, "START TRANSACTION", 17, "sync: cannot start a transaction", err) < 0)
-    return -1;
+  sync_buf *q = &x->q;
+  if (sync_xa_begin_sql(x, c, q, after, n_workers) < 0)
+    return sync_nomem(u, err);
+  if (sync_db_exec(u, c, q->p, q->len, "sync: cannot write the checkpoint", err) < 0)
+    goto fail;
   MYSQL_RES *res;
   if (sync_xa_read(x, c, "`chunks`, `row_changes`, `binlog_name`, `binlog_pos`", 0, &res, err) < 0)
     goto fail;
   if (!res) {
     u->host->logf(u->ctx, DM_LOG_WARN,
-                  "sync: XA %s %s at %s:%" PRIu64 " was prepared before the task's start "
-                  "position (nothing of it is stored in %s): %s",
+                  "sync: XA %s %s at %s:%" PRIu64 ": nothing of it is stored in %s (it was "
+                  "prepared before the task's start position, or its rows there were deleted): %s",
                   x->text, commit ? "committed" : "rolled back", ev->file, ev->offset, x->table,
                   commit ? "if it changed tables the task replicates, those rows are not on the "
                            "target"
@@ -377,14 +385,15 @@ int sync_xa_end(sync_xa *x, MYSQL *c, const dm_binlog_xid *xid, bool commit,
     u->host->logf(u->ctx, DM_LOG_DEBUG, "sync: XA %s prepared at %s %s at %s:%" PRIu64, x->text, at,
                   commit ? "committed" : "rolled back", ev->file, ev->offset);
   }
-  sync_buf *q = &x->q;
   sync_buf_reset(q);
   if (sync_buf_printf(q, "DELETE FROM %s", x->table) < 0 || sync_xa_where(x, c, q) < 0 ||
-      sync_buf_putc(q, ';') < 0) {
+      sync_buf_puts(q, ";COMMIT") < 0) {
     sync_nomem(u, err);
     goto fail;
   }
-  return sync_xa_commit_with_cp(x, c, q, after, n_workers, err);
+  if (sync_db_exec(u, c, q->p, q->len, "sync: cannot delete an XA transaction's statements", err) ==
+      0)
+    return 0;
 fail:
   mysql_query(c, "ROLLBACK");
   return -1;

@@ -249,11 +249,159 @@ static void test_xa_kill_pause(void) {
   lt_teardown(&e);
 }
 
+/* Where the task's checkpoint stands, as "FILE:POS" with POS zero-padded (comparable as text):
+ * the smallest worker row. */
+static void xa_checkpoint(const char *task, char *out, size_t len) {
+  out[0] = '\0';
+  testdb_query_value(dst, out, len,
+                     "SELECT MIN(CONCAT(binlog_name, ':', LPAD(binlog_pos, 12, '0'))) FROM "
+                     "dm_meta.`%s_syncer_checkpoint` WHERE cp_table LIKE '\\_worker\\_%%'",
+                     task);
+}
+
+/* A workload of XA transactions written while the task is down (five prepared, of 1,000 to 1,400
+ * row changes each, stored in many parts; three committed, two rolled back, ends interleaved with
+ * other transactions and with each other), then the task started and killed again and again at
+ * growing delays as it works through it: kills land while parts of a prepare are stored, between
+ * prepare and commit, and while a commit is applied. Then it runs to the end: equal to the
+ * source, nothing applied twice (the keyless table), nothing left stored. */
+static void test_xa_kill_storm(void) {
+  const char *task = "ts_xa_storm";
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  xa_fresh_db();
+  char file[256] = "";
+  unsigned long pos = 0;
+  CU_ASSERT_FATAL(xa_config(&e, task, false,
+                            "worker-count = 3; batch = 100; chunk-bytes = 1024; "
+                            "batch-ms = 5; status-interval = 100;",
+                            file, &pos) == 0);
+  char sql[512], xid[32];
+  for (int k = 1; k <= 5; k++) {
+    snprintf(xid, sizeof xid, "'s%d'", k);
+    snprintf(sql, sizeof sql,
+             "INSERT INTO t SELECT %d + seq, seq, 'xa s%d' FROM seq_1_to_%d; "
+             "INSERT INTO n SELECT %d, seq FROM seq_1_to_200; UPDATE t SET v = v + 1000 "
+             "WHERE id > %d AND MOD(id, 3) = 0",
+             k * 10000, k, 800 + 100 * k, k, k * 10000);
+    CU_ASSERT(xa_prepare(xid, sql) == 0);
+    CU_ASSERT(lt_exec(src, "USE " XA_DB "; INSERT INTO o SELECT %d + seq, seq FROM seq_1_to_50",
+                      k * 100) == 0);
+    if (k >= 2) { /* end the one before: odd ones committed, even ones rolled back */
+      snprintf(xid, sizeof xid, "'s%d'", k - 1);
+      CU_ASSERT(xa_finish((k - 1) % 2 ? "COMMIT" : "ROLLBACK", xid) == 0);
+      /* the rows of a committed one changed after its commit (the gaps of a rolled-back one
+       * stay locked by the next prepared one) */
+      if ((k - 1) % 2)
+        CU_ASSERT(lt_exec(src, "UPDATE " XA_DB ".t SET c = 'after' WHERE id BETWEEN %d AND %d",
+                          (k - 1) * 10000, (k - 1) * 10000 + 300) == 0);
+    }
+  }
+  CU_ASSERT(xa_finish("COMMIT", "'s5'") == 0);
+  CU_ASSERT(lt_exec(src, "DELETE FROM " XA_DB ".n WHERE MOD(b, 10) = 0") == 0);
+  char end_file[256] = "", end[300];
+  unsigned long end_pos = 0;
+  ts_master(end_file, &end_pos, NULL);
+  snprintf(end, sizeof end, "%s:%012lu", end_file, end_pos);
+
+  int kills = 0, kills_stored = 0;
+  dm_error err;
+  for (int round = 0; round < 30 && kills < 12; round++) {
+    dmh_subtask *st = lt_subtask(&e);
+    CU_ASSERT_FATAL(st != NULL);
+    CU_ASSERT_FATAL(dmh_subtask_start(st, &err) == 0);
+    lt_sleep_ms(10 + 15 * round);
+    char before[300];
+    xa_checkpoint(task, before, sizeof before);
+    long long stored = xa_stored(task, NULL);
+    CU_ASSERT_EQUAL(dmh_subtask_kill(st, &err), 0);
+    dmh_subtask_destroy(st);
+    char at[300];
+    xa_checkpoint(task, at, sizeof at);
+    if (strcmp(at, end) >= 0)
+      break; /* done before the kill */
+    kills++;
+    kills_stored += stored > 0;
+    fprintf(stderr, "kill %d after %d ms: checkpoint %s (end %s), %lld XA rows stored\n", kills,
+            10 + 15 * round, at, end, stored);
+  }
+  /* the precondition: the kills landed inside the workload, some with prepares stored */
+  CU_ASSERT(kills >= 4);
+  CU_ASSERT(kills_stored >= 2);
+  dmh_subtask *st = ts_start(&e);
+  CU_ASSERT_FATAL(st != NULL);
+  CU_ASSERT(ts_catch_up(task, 60000));
+  CU_ASSERT(ts_clean_run(st));
+  CU_ASSERT(ts_equal(XA_DB, XA_DB));
+  CU_ASSERT_EQUAL(xa_stored(task, NULL), 0);
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
+/* An XA transaction prepared before the task's start and committed after it: nothing of it is
+ * stored, the task warns and goes on (its rows are not on the target: a documented limit). The
+ * parts of a prepared one deleted by hand on the target: its commit stops the task with
+ * DM_ERR_SYNC_XA naming the XID; with its rows deleted and its changes made by hand, the task
+ * resumes. */
+static void test_xa_unknown_damaged(void) {
+  const char *task = "ts_xa_dmg";
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  xa_fresh_db();
+  CU_ASSERT_FATAL(xa_prepare("'early'", "INSERT INTO o VALUES (900, 9)") == 0);
+  char file[256] = "";
+  unsigned long pos = 0;
+  CU_ASSERT_FATAL(xa_config(&e, task, false,
+                            "worker-count = 2; batch = 50; chunk-bytes = 1024; "
+                            "batch-ms = 20; status-interval = 100;",
+                            file, &pos) == 0);
+  dmh_subtask *st = ts_start(&e);
+  CU_ASSERT_FATAL(st != NULL);
+  CU_ASSERT(xa_finish("COMMIT", "'early'") == 0);
+  CU_ASSERT(lt_exec(src, "INSERT INTO " XA_DB ".o VALUES (1, 1)") == 0);
+  CU_ASSERT(ts_catch_up(task, 30000));
+  CU_ASSERT(ts_clean_run(st));
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM " XA_DB ".o"), 1);   /* not 900 */
+  CU_ASSERT(lt_exec(dst, "INSERT INTO " XA_DB ".o VALUES (900, 9)") == 0); /* by hand */
+
+  CU_ASSERT(xa_prepare("'dmg'", "INSERT INTO t SELECT seq, seq, 'dmg' FROM seq_1_to_300") == 0);
+  CU_ASSERT(ts_catch_up(task, 30000));
+  CU_ASSERT(xa_stored(task, "dmg") > 3);
+  CU_ASSERT(lt_exec(dst, "DELETE FROM dm_meta.`%s_syncer_xa` WHERE gtrid = 'dmg' AND seq = 2",
+                    task) == 0);
+  CU_ASSERT(xa_finish("COMMIT", "'dmg'") == 0);
+  CU_ASSERT_EQUAL(dmh_subtask_wait_settled(st, 30000), DMH_STAGE_PAUSED);
+  char msg[1024] = "", raw[1024] = "", at[300];
+  bool resumable = true;
+  CU_ASSERT_EQUAL(lt_first_error(st, msg, sizeof msg, raw, sizeof raw, &resumable), DM_ERR_SYNC_XA);
+  CU_ASSERT(lt_has(msg, "X'646D67',X'',1"));
+  CU_ASSERT(lt_has(msg, "part 2 of its"));
+  CU_ASSERT_FALSE(resumable);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM " XA_DB ".t"), 0); /* nothing half-done */
+  ts_error_at(msg, at, sizeof at);
+  CU_ASSERT(strstr(at, file) == at); /* the commit's position */
+  /* the workaround: the changes by hand, its rows deleted, resume */
+  CU_ASSERT(lt_exec(dst,
+                    "USE " XA_DB "; INSERT INTO t SELECT seq, seq, 'dmg' FROM seq_1_to_300; "
+                    "DELETE FROM dm_meta.`%s_syncer_xa` WHERE gtrid = 'dmg'",
+                    task) == 0);
+  dm_error err;
+  CU_ASSERT_EQUAL(dmh_subtask_resume(st, &err), 0);
+  CU_ASSERT(lt_exec(src, "UPDATE " XA_DB ".t SET v = -v WHERE id <= 10") == 0);
+  CU_ASSERT(ts_catch_up(task, 30000));
+  CU_ASSERT(ts_clean_run(st));
+  CU_ASSERT(ts_equal(XA_DB, XA_DB));
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"XA commit from another connection, XA rollback", test_xa_commit_rollback},
       {"the same with the relay on", test_xa_commit_rollback_relay},
       {"killed and paused between prepare and commit", test_xa_kill_pause},
+      {"killed again and again through a workload of XA transactions", test_xa_kill_storm},
+      {"prepared before the start; stored parts deleted by hand", test_xa_unknown_damaged},
   };
   return dmh_cunit_run("sync_xa", suite_init, suite_clean, tests, sizeof tests / sizeof tests[0]);
 }
