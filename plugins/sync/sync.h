@@ -314,8 +314,10 @@ int sync_xa_new(sync_unit *u, sync_xa **out); /* -1: no memory */
 void sync_xa_free(sync_xa *x);
 /* Creates `<meta>`.`<task>_syncer_xa` if need be. */
 int sync_xa_table(sync_xa *x, MYSQL *c, dm_error *err);
-/* A GTID event flagged PREPARED_XA: the rows up to its XA_PREPARE go to sync_xa_batch. */
-void sync_xa_begin(sync_xa *x, const dm_binlog_xid *xid);
+/* Every GTID event: one flagged PREPARED_XA begins a prepared group (its rows up to its
+ * XA_PREPARE go to sync_xa_batch); one flagged COMPLETED_XA names the XID its statement ends.
+ * DM_ERR_BINLOG_CORRUPT when a prepared group is still open (no XA_PREPARE ended it). */
+int sync_xa_gtid(sync_xa *x, const dm_binlog_gtid *g, const dm_binlog_event *ev, dm_error *err);
 bool sync_xa_open(const sync_xa *x);
 sync_batch *sync_xa_batch(sync_xa *x);
 /* After a row went into sync_xa_batch: a batch's worth (`batch`, `batch-bytes`) is stored. */
@@ -324,12 +326,11 @@ int sync_xa_spill(sync_xa *x, MYSQL *c, dm_error *err);
  * checkpoint row moved to `after`, in one target transaction over c. */
 int sync_xa_prepare(sync_xa *x, MYSQL *c, const dm_binlog_xa_prepare *xp, const dm_binlog_event *ev,
                     const dm_position *after, int n_workers, dm_error *err);
-/* `XA COMMIT` (commit) or `XA ROLLBACK` of xid at ev, everything before it applied: in one target
- * transaction the stored statements run (commit), are deleted and every checkpoint row moves to
- * `after`. *rows: the row changes applied. */
-int sync_xa_end(sync_xa *x, MYSQL *c, const dm_binlog_xid *xid, bool commit,
-                const dm_binlog_event *ev, const dm_position *after, int n_workers, uint64_t *rows,
-                dm_error *err);
+/* The statement, `XA COMMIT` (commit) or `XA ROLLBACK`, at ev, everything before it applied: in
+ * one target transaction the stored statements run (commit), are deleted and every checkpoint row
+ * moves to `after`. *rows: the row changes applied. */
+int sync_xa_end(sync_xa *x, MYSQL *c, bool commit, const dm_binlog_event *ev,
+                const dm_position *after, int n_workers, uint64_t *rows, dm_error *err);
 
 /* ---- sync_run.c ---- */
 void sync_run(sync_unit *u, dm_result *result);

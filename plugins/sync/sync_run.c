@@ -61,12 +61,10 @@ typedef struct sync_run_state {
   uint8_t *plain;
   size_t plain_cap;
   dm_binlog_payload *payload; /* MySQL 8 transaction payloads, read event by event */
-  /* XA: the prepared group being read (its rows go to the XA store, sync_xa.c), and the XID of a
-   * group that ends one (COMPLETED_XA: its statement is XA COMMIT or XA ROLLBACK) */
+  /* XA transactions (sync_xa.c); xa_completing: the group read is a COMPLETED_XA one, its
+   * statement is XA COMMIT or XA ROLLBACK */
   sync_xa *xa;
   bool xa_completing;
-  dm_binlog_xid xa_end;
-  uint8_t xa_end_data[2 * DM_BINLOG_XID_PART_MAX];
 } sync_run_state;
 
 /* ---- table maps ---- */
@@ -296,8 +294,9 @@ static int sync_rows(sync_run_state *r, const dm_binlog_event *ev, dm_error *err
   int rc;
   while ((rc = dm_binlog_rows_next(&rows, tm, r->before, r->after, err)) == 1) {
     if (++r->txn_rows <= r->skip_rows)
-      continue;                /* applied before the restart (a split transaction) */
-    if (sync_xa_open(r->xa)) { /* a prepared XA transaction's: stored until its commit */
+      continue; /* applied before the restart (a split transaction) */
+    /* a prepared XA transaction's row: stored on the target until its commit (sync_xa.c) */
+    if (sync_xa_open(r->xa)) {
       if (sync_batch_add_row(u, sync_xa_batch(r->xa), t, rows.kind, tm, r->before, r->after, err) <
               0 ||
           sync_xa_spill(r->xa, r->tc, err) < 0)
@@ -409,7 +408,7 @@ static int sync_xa_completed(sync_run_state *r, const dm_binlog_event *ev, const
   uint64_t rows;
   if (sync_xa_barrier(r, ev, err) < 0 || sync_group_after(r, ev, &after, err) < 0)
     return -1;
-  if (sync_xa_end(r->xa, r->tc, &r->xa_end, commit, ev, &after, r->n_workers, &rows, err) < 0)
+  if (sync_xa_end(r->xa, r->tc, commit, ev, &after, r->n_workers, &rows, err) < 0)
     return -1;
   r->in_txn = false;
   sync_group_applied(r, ev, &after);
@@ -430,14 +429,9 @@ static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *er
     sync_gtid_pend_mariadb(&r->gtid, g.domain_id, g.server_id, g.seq_no);
     r->in_txn = !(g.flags & DM_BINLOG_GTID_STANDALONE);
     sync_txn_begin(r, ev);
-    if (g.flags & DM_BINLOG_GTID_PREPARED_XA)
-      sync_xa_begin(r->xa, &g.xa);
+    if (sync_xa_gtid(r->xa, &g, ev, err) < 0)
+      return -1;
     r->xa_completing = (g.flags & DM_BINLOG_GTID_COMPLETED_XA) != 0;
-    if (r->xa_completing) {
-      r->xa_end = g.xa;
-      memcpy(r->xa_end_data, g.xa.data, (size_t)g.xa.gtrid_len + g.xa.bqual_len);
-      r->xa_end.data = r->xa_end_data;
-    }
     return 0;
   }
   case DM_BINLOG_MYSQL_GTID:

@@ -165,13 +165,24 @@ static int sync_xa_insert_sql(sync_xa *x, MYSQL *c, sync_buf *q, uint32_t seq, c
 
 /* ---- the prepare ---- */
 
-void sync_xa_begin(sync_xa *x, const dm_binlog_xid *xid) {
+int sync_xa_gtid(sync_xa *x, const dm_binlog_gtid *g, const dm_binlog_event *ev, dm_error *err) {
+  if (x->open) {
+    x->u->host->error_make(x->u->ctx, err, DM_ERR_BINLOG_CORRUPT, NULL,
+                           "sync: the GTID event at %s:%" PRIu64 " begins a group inside the "
+                           "prepared XA transaction %s (no XA_PREPARE event ended it)",
+                           ev->file, ev->offset, x->text);
+    return -1;
+  }
+  if (g->flags & (DM_BINLOG_GTID_PREPARED_XA | DM_BINLOG_GTID_COMPLETED_XA))
+    sync_xa_set(x, &g->xa);
+  if (!(g->flags & DM_BINLOG_GTID_PREPARED_XA))
+    return 0;
   sync_batch_reset(&x->batch);
-  sync_xa_set(x, xid);
   x->open = true;
   x->cleared = false;
   x->chunks = 0;
   x->rows = 0;
+  return 0;
 }
 
 bool sync_xa_open(const sync_xa *x) {
@@ -349,11 +360,9 @@ static int sync_xa_apply(sync_xa *x, MYSQL *c, uint32_t chunks, const char *prep
   return 0;
 }
 
-int sync_xa_end(sync_xa *x, MYSQL *c, const dm_binlog_xid *xid, bool commit,
-                const dm_binlog_event *ev, const dm_position *after, int n_workers, uint64_t *rows,
-                dm_error *err) {
+int sync_xa_end(sync_xa *x, MYSQL *c, bool commit, const dm_binlog_event *ev,
+                const dm_position *after, int n_workers, uint64_t *rows, dm_error *err) {
   sync_unit *u = x->u;
-  sync_xa_set(x, xid);
   *rows = 0;
   sync_buf *q = &x->q;
   if (sync_xa_begin_sql(x, c, q, after, n_workers) < 0)
