@@ -460,7 +460,7 @@ int dm_binlog_xid_format(const dm_binlog_xid *x, char *buf, size_t len) {
   buf[at++] = ',';
   if (bl_hex_part(buf, len, &at, x->data + x->gtrid_len, x->bqual_len) < 0)
     return -1;
-  int w = snprintf(buf + at, len - at, ",%" PRIu32, x->format_id);
+  int w = snprintf(buf + at, len - at, ",%" PRId32, (int32_t)x->format_id); /* signed, as printed */
   return w < 0 || (size_t)w >= len - at ? -1 : 0;
 }
 

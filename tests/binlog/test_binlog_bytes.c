@@ -648,6 +648,9 @@ static void test_xa_events(void) {
   CU_ASSERT(xp.one_phase);
   CU_ASSERT_EQUAL(dm_binlog_xid_format(&xp.xid, text, sizeof text), 0);
   CU_ASSERT_STRING_EQUAL(text, "X'61',X'',1");
+  xp.xid.format_id = 0xffffffffu; /* -1 */
+  CU_ASSERT_EQUAL(dm_binlog_xid_format(&xp.xid, text, sizeof text), 0);
+  CU_ASSERT_STRING_EQUAL(text, "X'61',X'',-1");
   free(raw.p);
   free(raw2.p);
 }

@@ -333,7 +333,7 @@ int dm_binlog_decode_rotate(const dm_binlog_format *fmt, const dm_binlog_event *
 /* An XA transaction's identifier: format id, gtrid (1..64 bytes), bqual (0..64 bytes). */
 #define DM_BINLOG_XID_PART_MAX 64
 typedef struct dm_binlog_xid {
-  uint32_t format_id;
+  uint32_t format_id; /* the server's signed long, 4 bytes: print it as int32_t */
   uint8_t gtrid_len, bqual_len;
   const uint8_t *data; /* gtrid then bqual, inside the event */
 } dm_binlog_xid;

@@ -257,11 +257,9 @@ typedef enum dm_error_level {
     "target table (an extra column of the target needs a DEFAULT or to be nullable), or route "    \
     "the table elsewhere, then resume the task.")                                                  \
   X(DM_ERR_SYNC_XA, 36008, DM_CLASS_SYNC_UNIT, DM_SCOPE_DOWNSTREAM, DM_LEVEL_HIGH, 0,              \
-    "The statements of a prepared XA transaction kept on the target "                              \
-    "(`<meta>`.`<task>_syncer_xa`, "                                                               \
-    "the message names the XID) are incomplete: that table was changed by hand. Apply the "        \
-    "transaction's changes on the target yourself, delete its rows of that table, then resume "    \
-    "the task (a commit with nothing stored is passed with a warning).")                           \
+    "The stored statements of the XA transaction named (in `<meta>`.`<task>_syncer_xa`) were "     \
+    "changed by hand. Make its changes on the target yourself, delete its rows of that table, "    \
+    "then resume the task (a commit with nothing stored is passed with a warning).")               \
   X(DM_ERR_SYNC_SCHEMA, 36012, DM_CLASS_SYNC_UNIT, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,            \
     "The schema tracker's shadow table (named in the message) differs from the source's table: "   \
     "it was learnt from a target table that differs, or a DDL was missed. Make the shadow match "  \
