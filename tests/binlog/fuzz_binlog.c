@@ -64,6 +64,7 @@ static void fuzz_event(const dm_binlog_format *fmt, const dm_binlog_event *ev,
   union {
     dm_binlog_rotate rot;
     dm_binlog_gtid gtid;
+    dm_binlog_xa_prepare xa;
     dm_binlog_gtid_list list;
     dm_binlog_checkpoint cp;
     dm_binlog_query q;
@@ -101,7 +102,12 @@ static void fuzz_event(const dm_binlog_format *fmt, const dm_binlog_event *ev,
     dm_binlog_decode_rotate(fmt, ev, &u.rot, &err);
     break;
   case DM_BINLOG_GTID:
-    dm_binlog_decode_gtid(fmt, ev, &u.gtid, &err);
+    if (dm_binlog_decode_gtid(fmt, ev, &u.gtid, &err) == 0)
+      dm_binlog_xid_format(&u.gtid.xa, fuzz_text, sizeof fuzz_text);
+    break;
+  case DM_BINLOG_XA_PREPARE:
+    if (dm_binlog_decode_xa_prepare(fmt, ev, &u.xa, &err) == 0)
+      dm_binlog_xid_format(&u.xa.xid, fuzz_text, sizeof fuzz_text);
     break;
   case DM_BINLOG_GTID_LIST:
     if (dm_binlog_decode_gtid_list(fmt, ev, &u.list, &err) == 0)
