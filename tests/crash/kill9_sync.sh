@@ -3,6 +3,9 @@
 # source (tests/sql/sync-workload.sql: inserts, updates and deletes, also of primary and unique keys,
 # in multi-statement transactions, some rolled back), ten times; once, the TARGET server restarted
 # while sync applies (auto-resume on for that run: the task must come back to Running and go on).
+# Once the sync has started, a third client runs XA transactions on a table of their own: each
+# prepared on one connection and committed (or, one in three, rolled back) from another after the
+# next one is prepared, so kills land between prepares and commits (docs/sync.md, XA transactions).
 # Then the workload stops, a last run catches up with the source's binlog (the sync checkpoint's
 # global row reaches SHOW MASTER STATUS) and is stopped with SIGTERM: the target must equal the
 # source table by table, and no run may log a duplicate key or an error (the run that loses its
@@ -14,7 +17,8 @@
 # KEEP=1 keeps the work folder (logs, configs) under /tmp. CASE_CHANGES=0 leaves out the workload's
 # key updates that change only the case of t_comp's VARCHAR key (equal under its collation).
 # ROWS (20000) sizes the tables, BATCH (200) and BATCH_MS (50) the sync's batches, WL_TXNS (10) and
-# WL_SLEEP (0.02) the workload's calls. Servers from `scripts/mariadb.sh env`.
+# WL_SLEEP (0.02) the workload's calls, XA_SLEEP (0.2) the XA client's. Servers from
+# `scripts/mariadb.sh env`.
 set -euo pipefail
 dmhost=$1 plugins=$2 src_dir=$3 kills=${4:-10}
 relay=${RELAY:-0}
@@ -30,6 +34,13 @@ src() { mariadb --no-defaults --protocol=tcp -h"$DMH_SOURCE_HOST" -P"$DMH_SOURCE
 tgt() { mariadb --no-defaults --protocol=tcp -h"$DMH_TARGET_HOST" -P"$DMH_TARGET_PORT" -u"$DMH_TARGET_USER" "$@"; }
 log() { echo "$tag: [$((SECONDS - t0))s] $*"; }
 pid="" wl_pids=() lock_pid="" started=0
+xa_prefix="kx$$_"
+# prepared XA transactions of this run left on the source (a failure): rolled back, else they hold
+# their locks for good
+xa_rollback_ours() {
+  src -N -B -e "XA RECOVER" 2>/dev/null | awk -v p="$xa_prefix" '$3 == 0 && index($4, p) == 1 { print $4 }' |
+    while read -r x; do src -e "XA ROLLBACK '$x'" || true; done
+}
 stop_workload() {
   touch "$work/stop"
   for p in "${wl_pids[@]}"; do wait "$p" 2>/dev/null || true; done
@@ -37,6 +48,7 @@ stop_workload() {
 }
 cleanup() {
   stop_workload
+  xa_rollback_ours
   [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
   # the target must be up for whatever runs next, even when we failed while it was down
   bash scripts/mariadb.sh start >/dev/null 2>&1 || true
@@ -78,6 +90,7 @@ check_log() {
 # ---- the source: tables, fill, the workload's procedures ----
 sed "s/sync_wl/$db/g" tests/sql/sync-workload.sql | src
 src "$db" -e "CALL sync_fill(${ROWS:-20000}); REPLACE INTO wl_meta VALUES ('case', ${CASE_CHANGES:-1})"
+src "$db" -e "CREATE TABLE t_xa (id INT PRIMARY KEY, n INT, v INT)"
 tgt -e "DROP DATABASE IF EXISTS \`$db\`; DROP DATABASE IF EXISTS \`$meta\`"
 
 cat >"$work/source.cfg" <<CFG
@@ -133,9 +146,40 @@ for c in 1 2; do
 done
 log "source filled (${ROWS:-20000} rows in t_pk), workload running; work folder $work"
 
+# The XA client: started once the sync has a checkpoint (a transaction prepared before the dump's
+# position and committed after it cannot be synced: a documented limit). XA n inserts 200 rows and
+# changes rows of XA n-2 (ended by then); XA n-1 ends after XA n is prepared.
+xa_client() {
+  local n=0 prev="" verb old
+  while [ ! -e "$work/stop" ]; do
+    n=$((n + 1)) old=$(((n - 2) * 1000))
+    # rows of XA n-2 by their keys only: a range would also lock the next row, XA n-1's (prepared)
+    src "$db" -e "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED; XA START '$xa_prefix$n';
+      INSERT INTO t_xa SELECT $n * 1000 + seq, $n, seq FROM seq_1_to_200;
+      UPDATE t_xa SET v = v + $n WHERE id IN ($(seq -s, $((old + 1)) $((old + 50))));
+      DELETE FROM t_xa WHERE id IN ($(seq -s, $((old + 190)) $((old + 200))));
+      XA END '$xa_prefix$n'; XA PREPARE '$xa_prefix$n'" 2>>"$work/workload-xa.err" || break
+    if [ -n "$prev" ]; then
+      if [ $((RANDOM % 3)) -eq 0 ]; then verb=ROLLBACK; else verb=COMMIT; fi
+      src -e "XA $verb '$prev'" 2>>"$work/workload-xa.err" || break
+    fi
+    prev=$xa_prefix$n
+    sleep "${XA_SLEEP:-0.2}"
+  done
+  [ -z "$prev" ] || src -e "XA COMMIT '$prev'" 2>>"$work/workload-xa.err"
+  echo "$n" >"$work/workload-xa.calls"
+}
+xa_started=0
+
 # ---- kills ----
 mid=$(((kills + 1) / 2)) in_sync=0 units=""
 for i in $(seq 1 "$kills"); do
+  if [ "$xa_started" = 0 ] && [ -n "$(checkpoint)" ]; then
+    xa_client &
+    wl_pids+=($!)
+    xa_started=$i
+    log "run $i: the sync has a checkpoint; XA client started"
+  fi
   if [ "$i" -eq "$mid" ]; then
     # the target restarted while sync applies; auto-resume on for this run
     start_run "$work/task-ar.cfg" "$work/run-$i.log"
@@ -234,11 +278,14 @@ if [ "$relay" = 1 ]; then
 fi
 sleep 3
 stop_workload
-calls=$(cat "$work"/workload-*.calls 2>/dev/null | awk '{ s += $1 } END { print s }')
-[ -s "$work/workload-1.err" ] || [ -s "$work/workload-2.err" ] &&
+calls=$(cat "$work"/workload-[12].calls 2>/dev/null | awk '{ s += $1 } END { print s }')
+[ -s "$work/workload-1.err" ] || [ -s "$work/workload-2.err" ] || [ -s "$work/workload-xa.err" ] &&
   fail "the workload failed: $(cat "$work"/workload-*.err | head -3)"
+xa_calls=$(cat "$work/workload-xa.calls" 2>/dev/null || echo 0)
+[ "$xa_calls" -ge 5 ] || fail "the XA client ran $xa_calls XA transactions (started at run $xa_started)"
 want=$(master)
-log "workload stopped after $calls calls; source at $want, waiting for the checkpoint"
+log "workload stopped after $calls calls and $xa_calls XA transactions (from run $xa_started);" \
+  "source at $want, waiting for the checkpoint"
 got=""
 for _ in $(seq 1 1200); do
   got=$(checkpoint)
@@ -253,6 +300,9 @@ wait "$pid" || rc=$?
 pid=""
 [ "$rc" -eq 0 ] || fail "the last run exited $rc after SIGTERM"
 check_log "$work/final.log"
+# an XA commit with nothing stored would mean a prepare the sync passed without storing it
+grep -l "nothing of it is stored" "$work"/run-*.log "$work/final.log" &&
+  fail "an XA commit found nothing stored for its prepare"
 log "caught up at $got; comparing"
 bash scripts/checksum.sh "$db" || fail "target differs from source"
 # restarts that found a batch half committed (some workers' rows ahead): informative, it is random
