@@ -366,7 +366,7 @@ static void sync_group_applied(sync_run_state *r, const dm_binlog_event *ev,
 }
 
 /* An XA barrier at ev: everything before it is applied first (as for a DDL). */
-static int sync_xa_barrier(sync_run_state *r, const dm_binlog_event *ev, dm_error *err) {
+static int sync_barrier_xa(sync_run_state *r, const dm_binlog_event *ev, dm_error *err) {
   if (r->recovering) {
     r->u->host->error_make(r->u->ctx, err, DM_ERR_CHECKPOINT, NULL,
                            "sync: an XA event at %s:%" PRIu64 " lies inside the batch the "
@@ -378,11 +378,11 @@ static int sync_xa_barrier(sync_run_state *r, const dm_binlog_event *ev, dm_erro
 }
 
 /* XA_PREPARE: the prepared group read since its GTID event is stored, not applied. */
-static int sync_xa_prepared(sync_run_state *r, const dm_binlog_event *ev, dm_error *err) {
+static int sync_on_xa_prepare(sync_run_state *r, const dm_binlog_event *ev, dm_error *err) {
   dm_binlog_xa_prepare xp;
   dm_position after;
   if (dm_binlog_decode_xa_prepare(sync_source_format(r->src), ev, &xp, err) < 0 ||
-      sync_xa_barrier(r, ev, err) < 0 || sync_group_after(r, ev, &after, err) < 0)
+      sync_barrier_xa(r, ev, err) < 0 || sync_group_after(r, ev, &after, err) < 0)
     return -1;
   if (sync_xa_prepare(r->xa, r->tc, &xp, ev, &after, r->n_workers, err) < 0)
     return -1;
@@ -392,8 +392,8 @@ static int sync_xa_prepared(sync_run_state *r, const dm_binlog_event *ev, dm_err
 }
 
 /* The statement of a COMPLETED_XA group: XA COMMIT or XA ROLLBACK of the XID its GTID named. */
-static int sync_xa_completed(sync_run_state *r, const dm_binlog_event *ev, const dm_binlog_query *q,
-                             dm_error *err) {
+static int sync_on_xa_end(sync_run_state *r, const dm_binlog_event *ev, const dm_binlog_query *q,
+                          dm_error *err) {
   sync_unit *u = r->u;
   r->xa_completing = false;
   bool commit = q->query.len >= 9 && strncasecmp(q->query.ptr, "XA COMMIT", 9) == 0;
@@ -406,7 +406,7 @@ static int sync_xa_completed(sync_run_state *r, const dm_binlog_event *ev, const
   }
   dm_position after;
   uint64_t rows;
-  if (sync_xa_barrier(r, ev, err) < 0 || sync_group_after(r, ev, &after, err) < 0)
+  if (sync_barrier_xa(r, ev, err) < 0 || sync_group_after(r, ev, &after, err) < 0)
     return -1;
   if (sync_xa_end(r->xa, r->tc, commit, ev, &after, r->n_workers, &rows, err) < 0)
     return -1;
@@ -471,13 +471,13 @@ static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *er
   case DM_BINLOG_XID:
     return sync_txn_end(r, ev, err);
   case DM_BINLOG_XA_PREPARE:
-    return sync_xa_prepared(r, ev, err);
+    return sync_on_xa_prepare(r, ev, err);
   case DM_BINLOG_QUERY: {
     dm_binlog_query q;
     if (dm_binlog_decode_query(fmt, ev, &q, err) < 0)
       return -1;
     if (r->xa_completing)
-      return sync_xa_completed(r, ev, &q, err);
+      return sync_on_xa_end(r, ev, &q, err);
     if (sync_is_word(q.query.ptr, q.query.len, "BEGIN")) {
       if (!r->pending_gtid)
         sync_txn_begin(r, ev); /* no GTID event before it (MySQL without GTIDs) */
