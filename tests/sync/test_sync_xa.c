@@ -22,6 +22,9 @@
 #include "testdb.h"
 
 #define XA_DB "ts_xa"
+/* small batches (a transaction of a few hundred rows is stored in several parts) */
+#define XA_SMALL                                                                                   \
+  "worker-count = 3; batch = 100; chunk-bytes = 1024; batch-ms = 10; status-interval = 100;"
 
 static MYSQL *src, *dst;
 
@@ -76,6 +79,12 @@ static void xa_fresh_db(void) {
   testdb_recreate_db(dst, XA_DB);
   CU_ASSERT_FATAL(lt_exec(src, "%s", ddl) == 0);
   CU_ASSERT_FATAL(lt_exec(dst, "%s", ddl) == 0);
+}
+
+/* A test's folder and fresh tables. */
+static int xa_setup(lt_env *e) {
+  xa_fresh_db();
+  return lt_init(e);
 }
 
 /* XA START .. XA PREPARE of `sql` on a connection of its own, closed after: the prepared
@@ -155,8 +164,7 @@ static int xa_config(lt_env *e, const char *task, bool relay, const char *sync, 
 static void xa_commit_rollback(bool relay) {
   const char *task = relay ? "ts_xa_relay" : "ts_xa";
   lt_env e;
-  CU_ASSERT_FATAL(lt_init(&e) == 0);
-  xa_fresh_db();
+  CU_ASSERT_FATAL(xa_setup(&e) == 0);
   char file[256] = "";
   unsigned long pos = 0;
   CU_ASSERT_FATAL(xa_config(&e, task, relay, NULL, file, &pos) == 0);
@@ -223,14 +231,10 @@ static void test_xa_commit_rollback_relay(void) {
 static void test_xa_kill_pause(void) {
   const char *task = "ts_xa_kill";
   lt_env e;
-  CU_ASSERT_FATAL(lt_init(&e) == 0);
-  xa_fresh_db();
+  CU_ASSERT_FATAL(xa_setup(&e) == 0);
   char file[256] = "";
   unsigned long pos = 0;
-  CU_ASSERT_FATAL(xa_config(&e, task, false,
-                            "worker-count = 3; batch = 100; chunk-bytes = 1024; "
-                            "batch-ms = 20; status-interval = 100;",
-                            file, &pos) == 0);
+  CU_ASSERT_FATAL(xa_config(&e, task, false, XA_SMALL, file, &pos) == 0);
   dmh_subtask *st = ts_start(&e);
   CU_ASSERT_FATAL(st != NULL);
   CU_ASSERT_FATAL(xa_prepare("'big'", "INSERT INTO " XA_DB ".t SELECT seq, seq, REPEAT('b', 30) "
@@ -300,14 +304,10 @@ static void xa_checkpoint(const char *task, char *out, size_t len) {
 static void test_xa_kill_storm(void) {
   const char *task = "ts_xa_storm";
   lt_env e;
-  CU_ASSERT_FATAL(lt_init(&e) == 0);
-  xa_fresh_db();
+  CU_ASSERT_FATAL(xa_setup(&e) == 0);
   char file[256] = "";
   unsigned long pos = 0;
-  CU_ASSERT_FATAL(xa_config(&e, task, false,
-                            "worker-count = 3; batch = 100; chunk-bytes = 1024; "
-                            "batch-ms = 5; status-interval = 100;",
-                            file, &pos) == 0);
+  CU_ASSERT_FATAL(xa_config(&e, task, false, XA_SMALL, file, &pos) == 0);
   char sql[512], xid[32];
   for (int k = 1; k <= 5; k++) {
     snprintf(xid, sizeof xid, "'s%d'", k);
@@ -378,15 +378,11 @@ static void test_xa_kill_storm(void) {
 static void test_xa_unknown_damaged(void) {
   const char *task = "ts_xa_dmg";
   lt_env e;
-  CU_ASSERT_FATAL(lt_init(&e) == 0);
-  xa_fresh_db();
+  CU_ASSERT_FATAL(xa_setup(&e) == 0);
   CU_ASSERT_FATAL(xa_prepare("'early'", "INSERT INTO o VALUES (900, 9)") == 0);
   char file[256] = "";
   unsigned long pos = 0;
-  CU_ASSERT_FATAL(xa_config(&e, task, false,
-                            "worker-count = 2; batch = 50; chunk-bytes = 1024; "
-                            "batch-ms = 20; status-interval = 100;",
-                            file, &pos) == 0);
+  CU_ASSERT_FATAL(xa_config(&e, task, false, XA_SMALL, file, &pos) == 0);
   dmh_subtask *st = ts_start(&e);
   CU_ASSERT_FATAL(st != NULL);
   CU_ASSERT(xa_finish("COMMIT", "'early'") == 0);
