@@ -169,6 +169,8 @@ int dump_schema_list(dump_unit *u, dump_conn *c, dm_error *err);
 /* Reads a table's columns and chunk key and writes its <db>.<table>-schema.sql. */
 int dump_schema_table(dump_unit *u, dump_conn *c, dump_table *t, dm_error *err);
 void dump_table_free(dump_table *t);
+/* Frees the table list (u->tables). */
+void dump_tables_free(dump_unit *u);
 
 /* ---- dump_chunks.c ---- */
 void dump_queue_init(dump_queue *q);

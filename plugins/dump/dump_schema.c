@@ -96,6 +96,14 @@ static int dump_schema_add_table(dump_unit *u, const char *db, const char *name,
   return 0;
 }
 
+void dump_tables_free(dump_unit *u) {
+  for (size_t i = 0; i < u->n_tables; i++)
+    dump_table_free(u->tables[i]);
+  free(u->tables);
+  u->tables = NULL;
+  u->n_tables = u->cap_tables = 0;
+}
+
 int dump_schema_list(dump_unit *u, dump_conn *c, dm_error *err) {
   MYSQL_RES *res;
   MYSQL_ROW row;

@@ -15,10 +15,11 @@
  * without it when the user may not (no REPLICATION CLIENT) or the binlog is off: a warning in the
  * log and in the metadata, as DM's dumpling does. With a sync to follow it is required.
  *
- * That is consistency = flush. The `consistency` setting (docs/dump.md) has the others: snapshot
- * (no lock, no RELOAD: the dump runs on ONE connection, whose position binlog_snapshot_* gives),
- * none (no lock, each worker its own snapshot, no sync may follow) and auto (flush when the user
- * may, else snapshot).
+ * That is consistency = flush. The `consistency` setting (docs/dump.md) has the others: lock
+ * (LOCK TABLES ... READ of the dumped tables instead of the global lock), snapshot (no lock, no
+ * RELOAD: the dump runs on ONE connection, whose position binlog_snapshot_* gives), none (no
+ * lock, each worker its own snapshot; a sync runs in safe mode until it passes the position read
+ * after the last snapshot started) and auto, the default (the best of these the user may).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,19 +178,36 @@ static int dump_snapshot_position(dump_unit *u, dm_position *pos, dm_error *err)
   return 0;
 }
 
-/* The mode of this run: `auto` becomes flush when the user may take it (RELOAD, and REPLICATION
- * CLIENT when a sync follows), else snapshot; the log says which and why. */
+/* The mode of this run: `auto` (the default, as DM's) is the best the user may: flush when it may
+ * take it (RELOAD, and REPLICATION CLIENT when a sync follows); else lock when it has LOCK TABLES
+ * (and REPLICATION CLIENT when a sync follows) and threads > 1 (lock keeps every thread, snapshot
+ * runs on one); else snapshot (no lock, one connection, SELECT only). The log says which and why.
+ */
 static dump_consistency dump_snapshot_mode(dump_unit *u, int have) {
   if (u->consistency != DUMP_CONS_AUTO)
     return u->consistency;
   int need = dump_snapshot_need(u, DUMP_CONS_FLUSH);
-  bool may = (have & need) == need;
-  u->host->logf(u->ctx, DM_LOG_INFO, "dump: consistency auto: %s, as the source user %s",
-                may ? "flush" : "snapshot",
-                may                       ? "may take FLUSH TABLES WITH READ LOCK"
-                : (have & DM_PRIV_RELOAD) ? "lacks REPLICATION CLIENT (one connection, no lock)"
-                                          : "lacks RELOAD (one connection, no lock)");
-  return may ? DUMP_CONS_FLUSH : DUMP_CONS_SNAPSHOT;
+  int need_lock = dump_snapshot_need(u, DUMP_CONS_LOCK);
+  dump_consistency mode = (have & need) == need ? DUMP_CONS_FLUSH
+                          : (have & need_lock) == need_lock && u->threads_cfg > 1
+                              ? DUMP_CONS_LOCK
+                              : DUMP_CONS_SNAPSHOT;
+  const char *lacks = (have & DM_PRIV_RELOAD) ? "REPLICATION CLIENT" : "RELOAD";
+  if (mode == DUMP_CONS_FLUSH)
+    u->host->logf(u->ctx, DM_LOG_INFO,
+                  "dump: consistency auto: flush, as the source user may take FLUSH TABLES WITH "
+                  "READ LOCK");
+  else if (mode == DUMP_CONS_LOCK)
+    u->host->logf(u->ctx, DM_LOG_INFO,
+                  "dump: consistency auto: lock, as the source user lacks %s and has LOCK TABLES "
+                  "(%d connections, LOCK TABLES ... READ of the dumped tables while they start)",
+                  lacks, u->threads_cfg);
+  else
+    u->host->logf(u->ctx, DM_LOG_INFO,
+                  "dump: consistency auto: snapshot, as the source user lacks %s%s (one "
+                  "connection, no lock)",
+                  lacks, (have & DM_PRIV_LOCK_TABLES) ? "" : " and LOCK TABLES");
+  return mode;
 }
 
 /* "LOCK TABLES `d`.`t` READ, ..." of every table listed; malloc'd, NULL when out of memory. */
@@ -206,15 +224,108 @@ static char *dump_snapshot_lock_sql(dump_unit *u) {
   return sql;
 }
 
+/* START TRANSACTION WITH CONSISTENT SNAPSHOT on every worker connection. */
+static int dump_snapshot_workers(dump_unit *u, dm_error *err) {
+  for (int i = 0; i < u->threads; i++)
+    if (dump_conn_exec(u, &u->workers[i], "START TRANSACTION WITH CONSISTENT SNAPSHOT", err) != 0)
+      return -1;
+  return 0;
+}
+
+/* Is `d`.`t` in tables[0..n)? */
+static bool dump_snapshot_listed(dump_table *const *tables, size_t n, const dump_table *t) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(tables[i]->db, t->db) == 0 && strcmp(tables[i]->name, t->name) == 0)
+      return true;
+  return false;
+}
+
+#define DUMP_LOCK_ROUNDS 4
+
+/*
+ * consistency = lock. LOCK TABLES ... READ of the listed tables waits for the transactions writing
+ * them; while it is held no commit can touch them, so every worker's snapshot sees the same state
+ * of them, and SHOW MASTER STATUS is the position that state matches. LOCK TABLES does not stop a
+ * CREATE TABLE, though: a table created after the listing (before the lock, or while it is held)
+ * would be missed by the dump, and its CREATE lie before the position, where the sync never sees
+ * it. So, still under the lock and after the position is read, the tables are listed again: when
+ * a table is there that is not locked, the round is thrown away (UNLOCK, the snapshots rolled
+ * back) and taken again with the longer list; a listed table dropped before the lock (LOCK TABLES
+ * says "no such table") likewise. A table created after that second listing is created after the
+ * position, so the sync creates it. After DUMP_LOCK_ROUNDS rounds: DM_ERR_DUMP_LOCK_UNSTABLE
+ * (resumable).
+ */
+static int dump_snapshot_lock(dump_unit *u, dm_position *pos, dm_error *err) {
+  char why[DM_ERROR_MESSAGE_MAX / 2] = "";
+  if (dump_schema_list(u, &u->main, err) != 0)
+    return -1;
+  for (int round = 1; round <= DUMP_LOCK_ROUNDS; round++) {
+    char *lock_sql = NULL;
+    if (u->n_tables > 0 && !(lock_sql = dump_snapshot_lock_sql(u))) {
+      u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "dump: no memory for LOCK TABLES");
+      return -1;
+    }
+    int rc = lock_sql ? dump_conn_exec(u, &u->main, lock_sql, err) : 0;
+    free(lock_sql);
+    bool gone = rc != 0 && mysql_errno(u->main.m) == ER_NO_SUCH_TABLE;
+    if (rc != 0 && !gone)
+      return -1;
+    int got = 0;
+    if (!gone &&
+        (dump_snapshot_workers(u, err) != 0 || (got = dump_snapshot_position(u, pos, err)) < 0))
+      return -1;
+    /* The list again, under the lock: every table there must be one that is locked. */
+    dump_table **locked = u->tables;
+    size_t n_locked = u->n_tables;
+    u->tables = NULL;
+    u->n_tables = u->cap_tables = 0;
+    const dump_table *extra = NULL;
+    rc = dump_schema_list(u, &u->main, err);
+    for (size_t i = 0; rc == 0 && !gone && !extra && i < u->n_tables; i++)
+      if (!dump_snapshot_listed(locked, n_locked, u->tables[i]))
+        extra = u->tables[i];
+    if (rc == 0 && gone)
+      snprintf(why, sizeof why, "a listed table was dropped before LOCK TABLES (%s)",
+               mysql_error(u->main.m));
+    else if (rc == 0 && extra)
+      snprintf(why, sizeof why, "`%s`.`%s` was created after the tables were listed", extra->db,
+               extra->name);
+    for (size_t i = 0; i < n_locked; i++)
+      dump_table_free(locked[i]);
+    free(locked);
+    if (rc != 0)
+      return -1;
+    if (!gone && !extra) {
+      u->listed = true;
+      if (got >= 0 && dump_conn_exec(u, &u->main, "UNLOCK TABLES", err) != 0)
+        return -1;
+      return got;
+    }
+    u->host->logf(u->ctx, DM_LOG_INFO,
+                  "dump: consistency lock: %s; locking %zu tables again (round %d of %d)", why,
+                  u->n_tables, round + 1, DUMP_LOCK_ROUNDS);
+    if (dump_conn_exec(u, &u->main, "UNLOCK TABLES", err) != 0)
+      return -1;
+    for (int i = 0; !gone && i < u->threads; i++)
+      if (dump_conn_exec(u, &u->workers[i], "ROLLBACK", err) != 0)
+        return -1;
+  }
+  const dm_db_endpoint *ep = u->host->source_db(u->ctx);
+  u->host->error_make(u->ctx, err, DM_ERR_DUMP_LOCK_UNSTABLE, NULL,
+                      "dump: consistency lock on the source %s:%d: the tables to dump changed "
+                      "while they were being locked, %d times (last: %s)",
+                      ep->host ? ep->host : "", ep->port, DUMP_LOCK_ROUNDS, why);
+  return -1;
+}
+
 /* Starts every worker's snapshot and reads the position (1: none, u->no_pos says why). */
 static int dump_snapshot_start(dump_unit *u, dump_consistency mode, dm_position *pos,
                                dm_error *err) {
-  static const char start[] = "START TRANSACTION WITH CONSISTENT SNAPSHOT";
   if (mode == DUMP_CONS_SNAPSHOT) {
     /* One connection: MariaDB gives it a position matching its snapshot without any lock, but
      * a second connection's snapshot would be taken at another moment (there is no way to share
      * one across connections), so the dump runs on this one alone. */
-    if (dump_conn_exec(u, &u->workers[0], start, err) != 0)
+    if (dump_snapshot_workers(u, err) != 0)
       return -1;
     return dump_snapshot_status_position(u, &u->workers[0], pos, err);
   }
@@ -222,36 +333,18 @@ static int dump_snapshot_start(dump_unit *u, dump_consistency mode, dm_position 
     /* No lock: the position is read first (for the record only, no sync follows), then each
      * worker takes its own snapshot. */
     int got = dump_snapshot_position(u, pos, err);
-    for (int i = 0; got >= 0 && i < u->threads; i++)
-      if (dump_conn_exec(u, &u->workers[i], start, err) != 0)
-        got = -1;
+    if (got >= 0 && dump_snapshot_workers(u, err) != 0)
+      got = -1;
     return got;
   }
+  if (mode == DUMP_CONS_LOCK)
+    return dump_snapshot_lock(u, pos, err);
   /* flush: FTWRL waits for running statements to end; a long one on the source holds the dump
    * here (mydumper's --long-query-guard). The stop token cannot interrupt a blocked query: kill
-   * does, by shutting the socket down. lock: LOCK TABLES ... READ of the tables to dump (listed
-   * first, on the main connection) waits for the transactions writing them; commits to them
-   * cannot happen while it is held, so the snapshots and the position agree on those tables. */
-  char *lock_sql = NULL;
-  if (mode == DUMP_CONS_LOCK) {
-    if (dump_schema_list(u, &u->main, err) != 0)
-      return -1;
-    u->listed = true;
-    if (u->n_tables > 0 && !(lock_sql = dump_snapshot_lock_sql(u))) {
-      u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "dump: no memory for LOCK TABLES");
-      return -1;
-    }
-  } else if (!(lock_sql = strdup("FLUSH TABLES WITH READ LOCK"))) {
-    u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "dump: no memory for a statement");
+   * does, by shutting the socket down. */
+  if (dump_conn_exec(u, &u->main, "FLUSH TABLES WITH READ LOCK", err) != 0 ||
+      dump_snapshot_workers(u, err) != 0)
     return -1;
-  }
-  int rc = lock_sql ? dump_conn_exec(u, &u->main, lock_sql, err) : 0;
-  free(lock_sql);
-  if (rc != 0)
-    return -1;
-  for (int i = 0; i < u->threads; i++)
-    if (dump_conn_exec(u, &u->workers[i], start, err) != 0)
-      return -1;
   int got = dump_snapshot_position(u, pos, err);
   if (got >= 0 && dump_conn_exec(u, &u->main, "UNLOCK TABLES", err) != 0)
     return -1;

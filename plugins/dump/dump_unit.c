@@ -10,7 +10,7 @@
  * snapshots would not be one consistent dump.
  *
  * Settings (all optional): threads = 4; chunk-rows = 100000; rows = 1000;
- * statement-size = 1048576; chunk-filesize = 67108864; consistency = "flush".
+ * statement-size = 1048576; chunk-filesize = 67108864; consistency = "auto".
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -94,7 +94,7 @@ static int dump_read_consistency(dump_unit *u, dm_error *err) {
   case DM_CFG_OK:
     break;
   case DM_CFG_MISSING:
-    u->consistency = DUMP_CONS_FLUSH;
+    u->consistency = DUMP_CONS_AUTO;
     return 0;
   default:
     s = NULL;
@@ -106,8 +106,8 @@ static int dump_read_consistency(dump_unit *u, dm_error *err) {
       found = i;
   if (found < 0) {
     u->host->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL,
-                        "dump: setting `consistency` must be one of \"flush\" (the default), "
-                        "\"snapshot\", \"lock\", \"none\", \"auto\"; not %s%s%s",
+                        "dump: setting `consistency` must be one of \"auto\" (the default), "
+                        "\"flush\", \"snapshot\", \"lock\", \"none\"; not %s%s%s",
                         s ? "\"" : "", s ? s : "a string", s ? "\"" : "");
     return -1;
   }
@@ -194,11 +194,7 @@ static int dump_is_fresh_task(void *self, bool *fresh, dm_error *err) {
 }
 
 static void dump_run_free(dump_unit *u) {
-  for (size_t i = 0; i < u->n_tables; i++)
-    dump_table_free(u->tables[i]);
-  free(u->tables);
-  u->tables = NULL;
-  u->n_tables = u->cap_tables = 0;
+  dump_tables_free(u);
   u->listed = false;
 }
 

@@ -438,7 +438,7 @@ static void test_dump_missing_privilege(void) {
   CU_ASSERT_FATAL(dt_setup(&e, "dump-priv", "dmh_limited", "limited", dt_source_port(),
                            "block-allow-list = \"bal\";",
                            "block-allow-list = { bal = { do-dbs = [\"dmh_dump_none\"]; }; };",
-                           NULL) == 0);
+                           "consistency = \"flush\";") == 0);
   dmh_subtask *st;
   CU_ASSERT_EQUAL(dt_run(&e, &st, 20000), DMH_STAGE_PAUSED);
   char msg[600];

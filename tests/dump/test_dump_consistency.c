@@ -3,10 +3,11 @@
  * the real units and servers. A source user without RELOAD (as on managed servers: SELECT,
  * LOCK TABLES, REPLICATION CLIENT, REPLICATION SLAVE) could not dump at all before: FLUSH TABLES
  * WITH READ LOCK was the only way. Now:
- * - consistency = auto with that user chooses snapshot (one connection, no lock; the position
- *   from binlog_snapshot_file/_position) and mode all, under a writer changing the source from
- *   before the dump until sync runs, ends with the target equal to the source (no row written
- *   around the dump lost or applied twice: a table without a key shows a doubled insert);
+ * - the default (auto) with that user chooses lock (LOCK TABLES of the dumped tables, every
+ *   thread) and mode all, under a writer changing the source from before the dump until sync
+ *   runs, ends with the target equal to the source (no row written around the dump lost or
+ *   applied twice: a table without a key shows a doubled insert); with threads = 1, auto chooses
+ *   snapshot (one connection, no lock; the position from binlog_snapshot_file/_position);
  * - consistency = snapshot with threads = 4: the same, on one connection, and the log says why;
  * - consistency = auto with root (RELOAD) chooses flush, the same under writes;
  * - consistency = lock with that user (it has LOCK TABLES): LOCK TABLES ... READ of the dumped
@@ -14,7 +15,8 @@
  * - consistency = flush with that user: DM_ERR_DB_PRIVILEGE naming RELOAD and the other modes;
  *   lock without LOCK TABLES: the same, naming LOCK TABLES;
  * - consistency = none where a sync follows, and an unknown value: refused at init;
- * - consistency = none in mode full with that user: no lock, the target equal to the source.
+ * - consistency = none in mode full with that user: no lock, the target equal to the source;
+ * - consistency = lock: a table created while LOCK TABLES waits is found by the second listing.
  */
 #include <CUnit/Basic.h>
 #include <pthread.h>
@@ -36,8 +38,9 @@
 #define ROWS 20000
 
 static MYSQL *src, *dst;
-static const char *const tasks[] = {"cons_auto",  "cons_snap", "cons_flush_root",
-                                    "cons_flush", "cons_none", "cons_bad"};
+static const char *const tasks[] = {"cons_auto",       "cons_auto1", "cons_snap",
+                                    "cons_flush_root", "cons_flush", "cons_none",
+                                    "cons_bad",        "cons_lock",  "cons_lockwin"};
 
 static void drop_checkpoints(const char *task);
 
@@ -162,8 +165,19 @@ static void check_run(const char *task, bool limited, const char *dump, const ch
   free(log);
 }
 
-static void test_auto_without_reload(void) {
-  check_run("cons_auto", true, "consistency = \"auto\";",
+/* The default (auto) with that user and the default threads: lock, the best it may (every
+ * thread, a lock of the dumped tables only). */
+static void test_default_without_reload(void) {
+  check_run("cons_auto", true, "",
+            (const char *const[]){"dump: consistency auto: lock, as the source user lacks RELOAD "
+                                  "and has LOCK TABLES (4 connections",
+                                  "dump: snapshot of 4 connections at (mysql-bin.",
+                                  "(consistency lock)", NULL});
+}
+
+/* auto with one thread: snapshot (no lock at all, and nothing lost by one connection). */
+static void test_auto_one_thread(void) {
+  check_run("cons_auto1", true, "consistency = \"auto\"; threads = 1;",
             (const char *const[]){
                 "dump: consistency auto: snapshot, as the source user lacks RELOAD",
                 "dump: snapshot of 1 connections at (mysql-bin.", "(consistency snapshot)", NULL});
@@ -251,8 +265,8 @@ static void test_none_and_unknown_refused(void) {
                         "from, and task mode all has a sync: use \"snapshot\" (no lock, one "
                         "connection), \"lock\", \"auto\" or \"flush\""));
   expect_init_refused("cons_bad", "consistency = \"tables\";", msg, sizeof msg);
-  CU_ASSERT(lt_has(msg, "dump: setting `consistency` must be one of \"flush\" (the default), "
-                        "\"snapshot\", \"lock\", \"none\", \"auto\"; not \"tables\""));
+  CU_ASSERT(lt_has(msg, "dump: setting `consistency` must be one of \"auto\" (the default), "
+                        "\"flush\", \"snapshot\", \"lock\", \"none\"; not \"tables\""));
 }
 
 /* Mode full (no sync follows): none takes no lock and needs no RELOAD; the dump is loaded whole. */
@@ -273,6 +287,83 @@ static void test_none_full(void) {
   free(log);
   dmh_subtask_destroy(st);
   lt_teardown(&e);
+}
+
+/* ---- consistency = lock, the window between listing the tables and LOCK TABLES ----
+ * Regression: the dump listed the tables, then LOCK TABLES ... READ of them waited for a
+ * transaction writing one; a table created meanwhile (its CREATE before the position the dump
+ * then read) was neither dumped nor seen by the sync: the target never had it. A transaction
+ * holding table a open keeps the dump's LOCK TABLES waiting; the table lw is created and filled
+ * while it waits (seen in the processlist), then the transaction commits. The dump lists again
+ * under the lock, finds lw and locks again; mode all ends with the target equal, lw included. */
+
+typedef struct lockwin {
+  pthread_t th;
+  MYSQL *holder; /* the open transaction on a */
+  atomic_bool saw_wait, created, failed;
+} lockwin;
+
+static void *lockwin_main(void *p) {
+  lockwin *w = p;
+  MYSQL *m = testdb_connect(TESTDB_SOURCE);
+  double end = lt_now() + 30;
+  while (m && lt_now() < end &&
+         lt_count(m, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE "
+                     "'LOCK TABLES %%' AND STATE = 'Waiting for table metadata lock'") < 1)
+    lt_sleep_ms(20);
+  if (m && lt_now() < end) {
+    atomic_store(&w->saw_wait, true);
+    if (lt_exec(m, "CREATE TABLE " DB ".lw (id INT PRIMARY KEY, v INT)") == 0 &&
+        lt_exec(m, "INSERT INTO " DB ".lw SELECT seq, seq FROM " DB ".seq_1_to_500") == 0)
+      atomic_store(&w->created, true);
+  }
+  if (!m || testdb_exec(w->holder, "COMMIT") != 0)
+    atomic_store(&w->failed, true);
+  testdb_close(m);
+  return NULL;
+}
+
+static void test_lock_window(void) {
+  assert_no_reload();
+  lt_exec(src, "DROP TABLE IF EXISTS " DB ".lw");
+  lt_exec(dst, "DROP DATABASE IF EXISTS " DB);
+  drop_checkpoints("cons_lockwin");
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  config(&e, "cons_lockwin", USER, PASSWORD, "consistency = \"lock\"; threads = 3;");
+  lockwin w = {.holder = testdb_connect(TESTDB_SOURCE)};
+  CU_ASSERT_PTR_NOT_NULL_FATAL(w.holder);
+  CU_ASSERT_FATAL(testdb_exec(w.holder, "BEGIN") == 0 &&
+                  testdb_exec(w.holder, "INSERT INTO " DB ".a VALUES (-1, -1)") == 0);
+  CU_ASSERT_FATAL(pthread_create(&w.th, NULL, lockwin_main, &w) == 0);
+  dmh_subtask *st = NULL;
+  char *log = NULL;
+  dmh_stage stage = lt_run_logged(&e, &st, 4000, &log);
+  pthread_join(w.th, NULL);
+  testdb_close(w.holder);
+  /* the precondition: lw was created while the dump's LOCK TABLES waited */
+  CU_ASSERT(atomic_load(&w.saw_wait));
+  CU_ASSERT(atomic_load(&w.created));
+  CU_ASSERT_FALSE(atomic_load(&w.failed));
+  CU_ASSERT_EQUAL(stage, DMH_STAGE_RUNNING);
+  CU_ASSERT(lt_has(log, "dump: consistency lock: `" DB "`.`lw` was created after the tables were "
+                        "listed; locking 3 tables again (round 2 of 4)"));
+  CU_ASSERT(lt_has(log, "dump: snapshot of 3 connections at (mysql-bin."));
+  char diff[1024] = "";
+  int cmp = -1;
+  double end = lt_now() + 30;
+  while (lt_now() < end && dmh_subtask_stage(st) == DMH_STAGE_RUNNING &&
+         (cmp = testdb_compare_schemas(src, dst, DB, DB, diff, sizeof diff)) != 0)
+    lt_sleep_ms(200);
+  if (cmp != 0)
+    fprintf(stderr, "cons_lockwin: compare: %s\n", diff);
+  CU_ASSERT_EQUAL(cmp, 0);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM " DB ".lw"), 500);
+  free(log);
+  dmh_subtask_destroy(st);
+  lt_teardown(&e);
+  lt_exec(src, "DROP TABLE IF EXISTS " DB ".lw");
+  lt_exec(src, "DELETE FROM " DB ".a WHERE id = -1");
 }
 
 /* The load's checkpoint tables, and the sync's. */
@@ -326,7 +417,9 @@ static int suite_clean(void) {
 }
 
 static const dmh_cunit_test tests_list[] = {
-    {"auto without RELOAD: snapshot, mode all under writes equal", test_auto_without_reload},
+    {"default (auto) without RELOAD: lock, mode all under writes equal",
+     test_default_without_reload},
+    {"auto with one thread without RELOAD: snapshot, equal", test_auto_one_thread},
     {"snapshot with threads = 4: one connection, equal", test_snapshot_threads},
     {"auto with RELOAD: flush, mode all under writes equal", test_auto_with_reload},
     {"lock without RELOAD: LOCK TABLES, mode all under writes equal", test_lock_without_reload},
@@ -334,6 +427,7 @@ static const dmh_cunit_test tests_list[] = {
     {"lock without LOCK TABLES: refused naming it", test_lock_refused},
     {"none with a sync, and an unknown value: refused", test_none_and_unknown_refused},
     {"none in mode full: no lock, loaded equal", test_none_full},
+    {"lock: a table created between the listing and LOCK TABLES is dumped", test_lock_window},
 };
 
 int main(void) {

@@ -208,6 +208,10 @@ typedef enum dm_error_level {
     "The dump has no binlog position (see its metadata's Warning line), so no sync can continue "  \
     "from it: grant the source user REPLICATION CLIENT, remove the dump folder and the load "      \
     "checkpoint, then start the task again; or use mode full.")                                    \
+  X(DM_ERR_DUMP_LOCK_UNSTABLE, 40005, DM_CLASS_DUMP_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_MEDIUM, 1,   \
+    "With consistency = lock, tables kept being created (or dropped) in the dumped schemas while " \
+    "the dump locked them: the task resumes by itself and tries again; if it keeps failing, let "  \
+    "the source's DDL pause, or use consistency = snapshot (one connection, no lock) or flush.")   \
   X(DM_ERR_LOAD_DUMP_INCOMPLETE, 40101, DM_CLASS_LOAD_UNIT, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,   \
     "The dump folder is incomplete (no metadata, or a file the load needs is gone or changed): "   \
     "re-run the dump (remove the load checkpoint table and start the task again in mode full or "  \
