@@ -146,6 +146,37 @@ typedef void (*sync_ddl_route_fn)(void *arg, const char *schema, const char *tab
 int sync_ddl_rewrite(const sync_ddl_stmt *s, sync_ddl_route_fn route, void *arg, bool idempotent,
                      sync_buf *out);
 
+/* ---- RENAME judged on both sides (sync_ddl_rename.c) ----------------------------------------
+ * The parts of a split RENAME TABLE (or one ALTER TABLE ... RENAME TO) followed through the
+ * statement as chains: the table a part moves, by its name before the statement (origin) and
+ * after it (final). A chain is judged by its two ends against the block-allow list. */
+typedef enum sync_rename_verdict {
+  SYNC_RENAME_NONE = 0, /* not a table rename */
+  SYNC_RENAME_APPLY,    /* replicated before and after: run every part of the chain (routed) */
+  SYNC_RENAME_NEITHER,  /* left out before and after: skip */
+  SYNC_RENAME_OUT,      /* a replicated table leaves the set: skip, the target keeps it */
+  SYNC_RENAME_GHOST,    /* an online schema change's cut-over (gh-ost `_t_gho`, pt-osc `_t_new`
+                           in for `t`, which leaves): skip both, the target keeps `t` */
+  SYNC_RENAME_INTO,     /* a left-out table enters the set: refuse the whole statement */
+} sync_rename_verdict;
+
+typedef struct sync_rename_part {
+  sync_rename_verdict verdict;
+  int chain;   /* index of the chain's first part; -1 for a statement that renames nothing */
+  int swapped; /* SYNC_RENAME_GHOST at the incoming chain's first part: the leaving chain's */
+  const sync_ddl_name *origin, *final; /* the chain's ends (point into the sync_ddl) */
+} sync_rename_part;
+
+/* Is `schema`.`table` replicated (the block-allow list)? */
+typedef bool (*sync_rename_allowed_fn)(void *arg, const char *schema, const char *table);
+
+/* Does s move a table (RENAME TABLE, ALTER TABLE ... RENAME TO)? */
+bool sync_rename_part_of(const sync_ddl_stmt *s);
+/* Fills parts[0..d->n) (SYNC_RENAME_NONE for statements that move no table). Returns the index of
+ * the first part of a SYNC_RENAME_INTO chain (the statement must not run at all), or -1. */
+int sync_rename_plan(const sync_ddl *d, sync_rename_allowed_fn allowed, void *arg,
+                     sync_rename_part *parts);
+
 /* ---- text for messages and logs (sync_ddl_redact.c) ----------------------------------------
  * A statement's text goes into an error message or a DEBUG line only through sync_ddl_redact;
  * an INFO line carries its verb (sync_ddl_verb) and the object the parser found, nothing else. */

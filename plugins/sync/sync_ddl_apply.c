@@ -275,6 +275,90 @@ static bool sync_ddl_multi_out_of_scope(sync_ddl_run *run, const char *db, size_
   return out;
 }
 
+static bool sync_ddl_allowed(void *arg, const char *schema, const char *table) {
+  sync_unit *u = arg;
+  return u->host->table_allowed(u->ctx, schema, table);
+}
+
+/* The parts of d that move tables, judged on both sides (sync_ddl_rename.c): *out gets one entry
+ * per statement of d (NULL when none moves a table). A table brought into the replicated set
+ * from outside refuses the whole event before any of it runs: -1 with DM_ERR_SYNC_RENAME_INTO. A
+ * chain the binlog event filters ignore in one of its parts is skipped whole, and one whose two
+ * ends route to the same target table has nothing to do there. */
+static int sync_ddl_rename_judge(sync_ddl_run *run, const sync_ddl *d, sync_rename_part **out) {
+  sync_unit *u = run->u;
+  *out = NULL;
+  bool any = false;
+  for (int i = 0; i < d->n && !any; i++)
+    any = sync_rename_part_of(&d->stmts[i]);
+  if (!any)
+    return 0;
+  sync_rename_part *parts = calloc((size_t)d->n, sizeof *parts);
+  if (!parts)
+    return sync_nomem(u, run->err);
+  int into = sync_rename_plan(d, sync_ddl_allowed, u, parts);
+  if (into >= 0) {
+    const sync_ddl_name *o = parts[into].origin, *f = parts[into].final;
+    u->host->error_make(u->ctx, run->err, DM_ERR_SYNC_RENAME_INTO, NULL,
+                        "sync: the RENAME at %s brings `%s`.`%s`, which the block-allow list "
+                        "leaves out, into the replicated set as `%s`.`%s`: the target has none "
+                        "of its rows; nothing of the statement ran",
+                        run->at, o->schema, o->table, f->schema, f->table);
+    free(parts);
+    return -1;
+  }
+  for (int i = 0; i < d->n; i++) {
+    sync_rename_part *p = &parts[i];
+    const sync_ddl_stmt *s = &d->stmts[i];
+    if (p->chain < 0 || parts[p->chain].verdict != SYNC_RENAME_APPLY)
+      continue;
+    char os[SYNC_NAME_MAX], ot[SYNC_NAME_MAX], fs[SYNC_NAME_MAX], ft[SYNC_NAME_MAX];
+    sync_route(u, s->subject.schema, s->subject.table, os, ot);
+    sync_route(u, s->other.schema, s->other.table, fs, ft);
+    bool same = strcmp(os, fs) == 0 && strcmp(ot, ft) == 0;
+    if (same || (DM_HOST_HAS(u->host, event_ignored) &&
+                 u->host->event_ignored(u->ctx, s->subject.schema, s->subject.table,
+                                        sync_ddl_event_name(s->kind), s->sql))) {
+      u->host->logf(u->ctx, DM_LOG_INFO,
+                    "sync: RENAME at %s of `%s`.`%s` to `%s`.`%s` %s: skipped, with every part "
+                    "that moves the same table",
+                    run->at, s->subject.schema, s->subject.table, s->other.schema, s->other.table,
+                    same ? "routes both names to one target table"
+                         : "ignored by the task's filters");
+      parts[p->chain].verdict = SYNC_RENAME_NEITHER;
+    }
+  }
+  for (int i = 0; i < d->n; i++) {
+    sync_rename_part *p = &parts[i];
+    if (p->chain < 0)
+      continue;
+    p->verdict = parts[p->chain].verdict;
+    if (p->chain != i)
+      continue;
+    const sync_ddl_name *o = p->origin, *f = p->final;
+    if (p->verdict == SYNC_RENAME_OUT)
+      u->host->logf(u->ctx, DM_LOG_INFO,
+                    "sync: RENAME at %s moves `%s`.`%s` out of the replicated set (to `%s`.`%s`, "
+                    "which the block-allow list leaves out): skipped, the target keeps the table",
+                    run->at, o->schema, o->table, f->schema, f->table);
+    else if (p->verdict == SYNC_RENAME_GHOST && p->swapped >= 0)
+      u->host->logf(u->ctx, DM_LOG_WARN,
+                    "sync: RENAME at %s swaps `%s`.`%s` in for `%s`.`%s` (an online schema "
+                    "change's cut-over; the block-allow list leaves out `%s`.`%s` and `%s`.`%s`): "
+                    "skipped, the target keeps `%s` with its rows and applies the rows of the new "
+                    "`%s` to it; a change of its columns the tool made on its copy is not applied",
+                    run->at, o->schema, o->table, f->schema, f->table, o->schema, o->table,
+                    parts[p->swapped].final->schema, parts[p->swapped].final->table, f->table,
+                    f->table);
+    else if (p->verdict == SYNC_RENAME_NEITHER)
+      u->host->logf(u->ctx, DM_LOG_DEBUG,
+                    "sync: RENAME at %s of `%s`.`%s` to `%s`.`%s`: not replicated, skipped",
+                    run->at, o->schema, o->table, f->schema, f->table);
+  }
+  *out = parts;
+  return 0;
+}
+
 /* The statements of the event after parsing, filtering and routing, one per array slot. */
 static int sync_ddl_prepare(sync_ddl_run *run, sync_buf *out, uint32_t **offs, uint32_t *n) {
   sync_unit *u = run->u;
@@ -297,8 +381,14 @@ static int sync_ddl_prepare(sync_ddl_run *run, sync_buf *out, uint32_t **offs, u
     sync_ddl_parse_failed(run, prc, msg);
     return -1;
   }
+  sync_rename_part *renames = NULL;
+  if (sync_ddl_rename_judge(run, &d, &renames) < 0) {
+    sync_ddl_free(&d);
+    return -1;
+  }
   *offs = calloc((size_t)d.n + 1, sizeof **offs);
   if (!*offs) {
+    free(renames);
     sync_ddl_free(&d);
     sync_nomem(u, err);
     return -1;
@@ -325,14 +415,23 @@ static int sync_ddl_prepare(sync_ddl_run *run, sync_buf *out, uint32_t **offs, u
       sync_buf_free(&t);
       continue;
     }
-    if (s->subject.schema[0] && !u->host->table_allowed(u->ctx, s->subject.schema, table)) {
+    sync_rename_verdict rv = renames ? renames[i].verdict : SYNC_RENAME_NONE;
+    if (rv != SYNC_RENAME_NONE && rv != SYNC_RENAME_APPLY) {
+      /* judged (and logged) above; the source's tables under both names changed */
+      sync_schema_invalidate(u->schema, s->subject.schema, s->subject.table);
+      sync_schema_invalidate(u->schema, s->other.schema, s->other.table);
+      continue;
+    }
+    if (rv == SYNC_RENAME_APPLY) {
+      /* judged above by both ends of the table's chain (an intermediate name may be left out) */
+    } else if (s->subject.schema[0] && !u->host->table_allowed(u->ctx, s->subject.schema, table)) {
       u->host->logf(u->ctx, DM_LOG_DEBUG,
                     "sync: DDL at %s on `%s`.`%s` left out by the "
                     "block-allow list",
                     at, s->subject.schema, table ? table : "");
       continue;
     }
-    if (DM_HOST_HAS(u->host, event_ignored) &&
+    if (rv == SYNC_RENAME_NONE && DM_HOST_HAS(u->host, event_ignored) &&
         u->host->event_ignored(u->ctx, s->subject.schema, table, ev, s->sql)) {
       u->host->logf(u->ctx, DM_LOG_INFO,
                     "sync: DDL at %s (%s on `%s`%s%s%s) ignored by the task's filters", at,
@@ -342,6 +441,7 @@ static int sync_ddl_prepare(sync_ddl_run *run, sync_buf *out, uint32_t **offs, u
     }
     (*offs)[(*n)++] = (uint32_t)out->len;
     if (sync_ddl_rewrite(s, sync_ddl_route, u, true, out) < 0 || sync_buf_putc(out, '\0') < 0) {
+      free(renames);
       sync_ddl_free(&d);
       u->host->error_make(u->ctx, err, DM_ERR_SYNC_DDL, NULL,
                           "sync: cannot write the names of the DDL at %s for the target (out of "
@@ -358,6 +458,7 @@ static int sync_ddl_prepare(sync_ddl_run *run, sync_buf *out, uint32_t **offs, u
     if (s->has_other)
       sync_schema_invalidate(u->schema, s->other.schema, s->other.table);
   }
+  free(renames);
   sync_ddl_free(&d);
   return 0;
 }

@@ -86,6 +86,13 @@ int ts_config(lt_env *e, const char *task, const char *db, const char *extra_rul
 
 int ts_config_source(lt_env *e, const char *task, const char *db, const char *extra_rules,
                      const char *sync, const char *source_extra) {
+  char bal[512];
+  snprintf(bal, sizeof bal, "do-dbs = [\"%s\"];", db);
+  return ts_config_bal(e, task, bal, extra_rules, sync, source_extra);
+}
+
+int ts_config_bal(lt_env *e, const char *task, const char *bal, const char *extra_rules,
+                  const char *sync, const char *source_extra) {
   char file[256] = "", inst[1024], extra[2048];
   unsigned long pos = 0;
   ts_master(file, &pos, NULL);
@@ -95,7 +102,7 @@ int ts_config_source(lt_env *e, const char *task, const char *db, const char *ex
            : extra_rules && strstr(extra_rules, "filters") ? "filter-rules = [\"f1\", \"f2\"];"
                                                            : "",
            file, pos);
-  snprintf(extra, sizeof extra, "block-allow-list = { b = { do-dbs = [\"%s\"]; }; };\n%s", db,
+  snprintf(extra, sizeof extra, "block-allow-list = { b = { %s }; };\n%s", bal,
            extra_rules ? extra_rules : "");
   lt_drop_checkpoint(dst, task);
   lt_exec(dst, "DROP TABLE IF EXISTS dm_meta.`%s_syncer_checkpoint`", task);

@@ -34,6 +34,9 @@ int ts_config(lt_env *e, const char *task, const char *db, const char *extra_rul
 /* The same with settings added to the source file (source_extra: enable-relay, ...). */
 int ts_config_source(lt_env *e, const char *task, const char *db, const char *extra_rules,
                      const char *sync, const char *source_extra);
+/* The same with the block-allow list's body given (bal: "do-dbs = [...]; do-tables = (...);"). */
+int ts_config_bal(lt_env *e, const char *task, const char *bal, const char *extra_rules,
+                  const char *sync, const char *source_extra);
 /* Creates and starts the subtask and waits until it runs. */
 dmh_subtask *ts_start(lt_env *e);
 /* Everything written so far is applied (waits on the checkpoint). */
