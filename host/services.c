@@ -209,6 +209,15 @@ static bool svc_handoff_position(dm_ctx *c, dm_position *out) {
   return has;
 }
 
+static bool svc_handoff_safe_mode_exit(dm_ctx *c, dm_position *out) {
+  pthread_mutex_lock(&c->lock);
+  bool has = c->has_safe_exit;
+  if (has)
+    *out = c->safe_exit;
+  pthread_mutex_unlock(&c->lock);
+  return has;
+}
+
 /* ---- rules ---- */
 static bool svc_table_allowed(dm_ctx *c, const char *schema, const char *table) {
   return dmh_rules_table_allowed(c->rules, schema, table);
@@ -316,6 +325,7 @@ static const dm_host_services services = {
     .binlog_operator_done = svc_binlog_operator_done,
     .file_mode = svc_file_mode,
     .unit_follows = svc_unit_follows,
+    .handoff_safe_mode_exit = svc_handoff_safe_mode_exit,
 };
 
 const dm_host_services *dmh_host_services(void) {
@@ -358,11 +368,14 @@ void dmh_ctx_free(dm_ctx *c) {
   free(c);
 }
 
-void dmh_ctx_set_handoff(dm_ctx *c, const dm_position *pos) {
+void dmh_ctx_set_handoff(dm_ctx *c, const dm_position *pos, const dm_position *safe_exit) {
   pthread_mutex_lock(&c->lock);
   c->has_handoff = pos != NULL;
   if (pos)
     c->handoff = *pos;
+  c->has_safe_exit = safe_exit != NULL;
+  if (safe_exit)
+    c->safe_exit = *safe_exit;
   pthread_mutex_unlock(&c->lock);
 }
 

@@ -315,13 +315,16 @@ static void *sup_runner(void *arg) {
       dmh_status s;
       dmh_status_init(&s);
       sup_unit_status(u, &s);
-      dm_position p;
+      dm_position p, exit;
       bool has = dmh_status_position(&s, DM_STATUS_META_BINLOG, &p);
+      bool has_exit = dmh_status_position(&s, DM_STATUS_META_SAFE_EXIT, &exit);
       dmh_status_free(&s);
       pthread_mutex_lock(&st->state_lock);
       if (has) {
         st->handoff = p;
         st->has_handoff = true;
+        st->safe_exit = exit;
+        st->has_safe_exit = has_exit;
       }
       if (i + 1 >= st->n_units) {
         st->finished = true;
@@ -333,7 +336,8 @@ static void *sup_runner(void *arg) {
       }
       sup_unit *next = &st->units[i + 1];
       st->cur = i + 1;
-      dmh_ctx_set_handoff(next->ctx, st->has_handoff ? &st->handoff : NULL);
+      dmh_ctx_set_handoff(next->ctx, st->has_handoff ? &st->handoff : NULL,
+                          st->has_safe_exit ? &st->safe_exit : NULL);
       bool wait = st->relay && u->kind == DM_UNIT_LOAD && next->kind == DM_UNIT_SYNC;
       st->waiting_relay = wait;
       dm_position target = st->handoff;

@@ -82,8 +82,10 @@ struct dmh_subtask {
   pthread_t auto_thread;
   bool auto_thread_started;
 
-  dm_position handoff; /* [state] what the last finished unit reported */
-  bool has_handoff;    /* [state] */
+  dm_position handoff;   /* [state] what the last finished unit reported */
+  bool has_handoff;      /* [state] */
+  dm_position safe_exit; /* [state] the safe-mode exit the last finished unit reported */
+  bool has_safe_exit;    /* [state] */
 };
 
 /* unit_call.c */

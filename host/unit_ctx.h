@@ -48,6 +48,8 @@ struct dm_ctx {
   int n_seen, cap_seen;
   bool has_handoff;
   dm_position handoff;
+  bool has_safe_exit; /* handoff_safe_mode_exit */
+  dm_position safe_exit;
   /* The operator binlog_operator last returned: its statements are lent to the unit until the
    * next binlog_operator or binlog_operator_done call. */
   dmh_binlog_op held_op;
@@ -66,7 +68,8 @@ void dmh_ctx_reset_seen(dm_ctx *ctx);
  * `unit_label` names the unit in the message. Returns 0 or -1 with DM_ERR_CONFIG_UNKNOWN. */
 int dmh_ctx_check_unread(dm_ctx *ctx, const char *section_name, const char *unit_label,
                          dm_error *err);
-void dmh_ctx_set_handoff(dm_ctx *ctx, const dm_position *pos);
+/* What handoff_position and handoff_safe_mode_exit answer (NULL: none). */
+void dmh_ctx_set_handoff(dm_ctx *ctx, const dm_position *pos, const dm_position *safe_exit);
 /* Where the binlog operators of the unit's subtask are kept: <work_root>/binlog-operators.json.
  * Returns 0 or -1 with DM_ERR_NO_MEMORY. */
 int dmh_ctx_set_binlog_ops(dm_ctx *ctx, const char *work_root, dm_error *err);

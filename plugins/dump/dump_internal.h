@@ -42,7 +42,8 @@ typedef enum dump_form {
 typedef enum dump_consistency {
   DUMP_CONS_FLUSH,    /* FLUSH TABLES WITH READ LOCK while every worker starts its snapshot */
   DUMP_CONS_SNAPSHOT, /* one connection, START TRANSACTION WITH CONSISTENT SNAPSHOT, no lock */
-  DUMP_CONS_NONE,     /* no lock: each worker's own snapshot (only when no sync follows) */
+  DUMP_CONS_NONE,     /* no lock: each worker's own snapshot; a sync replays the window between
+                         them in safe mode (u->safe_exit) */
   DUMP_CONS_AUTO,     /* flush when the user has RELOAD, else snapshot */
   DUMP_CONS_LOCK,     /* LOCK TABLES ... READ of the dumped tables while the workers start */
   DUMP_CONS_COUNT
@@ -123,6 +124,10 @@ typedef struct dump_unit {
   pthread_mutex_t pos_lock; /* status only ever trylocks it */
   bool have_pos;
   dm_position pos;
+  /* consistency none: the snapshots lie between pos and this; a sync runs in safe mode until it
+   * passes it (the metadata's second section, DM_DUMP_METADATA_AFTER) */
+  bool have_safe_exit;
+  dm_position safe_exit;
   atomic_int total_tables, completed_tables;
   atomic_int_least64_t total_rows, finished_rows, finished_bytes;
   atomic_int_least64_t start_ms, end_ms;
@@ -234,9 +239,11 @@ int dump_file_write_atomic(dump_unit *u, const char *file, const char *data, siz
                            dm_error *err);
 int dump_metadata_write(dump_unit *u, dm_error *err);
 /* Reads the position, table count and rows of a complete dump's metadata; false when there is
- * none. *has_pos is false for a dump made without a position (its Warning line in *no_pos). */
-bool dump_metadata_read(dump_unit *u, dm_position *pos, bool *has_pos, char *no_pos,
-                        size_t no_pos_len, int *tables, int64_t *rows);
+ * none. *has_pos is false for a dump made without a position (its Warning line in *no_pos);
+ * *has_safe_exit says whether it has the section of consistency none's second position. */
+bool dump_metadata_read(dump_unit *u, dm_position *pos, bool *has_pos, dm_position *safe_exit,
+                        bool *has_safe_exit, char *no_pos, size_t no_pos_len, int *tables,
+                        int64_t *rows);
 /* Removes what an earlier, incomplete run left (data, schema, temp files). */
 int dump_dir_clean(dump_unit *u, dm_error *err);
 int dump_dir_sync(dump_unit *u, dm_error *err);

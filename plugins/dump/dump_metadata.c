@@ -76,7 +76,10 @@ int dump_metadata_write(dump_unit *u, dm_error *err) {
   if (u->have_pos)
     fprintf(f, "SHOW MASTER STATUS:\n\tLog: %s\n\tPos: %" PRIu64 "\n\tGTID:%s\n\n", u->pos.name,
             u->pos.pos, u->pos.gtid);
-  else /* docs/dump-format.md: no position section, the reason instead */
+  if (u->have_pos && u->have_safe_exit)
+    fprintf(f, "%s\n\tLog: %s\n\tPos: %" PRIu64 "\n\tGTID:%s\n\n", DM_DUMP_METADATA_AFTER,
+            u->safe_exit.name, u->safe_exit.pos, u->safe_exit.gtid);
+  if (!u->have_pos) /* docs/dump-format.md: no position section, the reason instead */
     fprintf(f, "%s%s\n\n", DM_DUMP_METADATA_WARNING, u->no_pos);
   fprintf(f, "TABLES:\n");
   for (size_t i = 0; i < u->n_tables; i++) {
@@ -102,8 +105,9 @@ int dump_metadata_write(dump_unit *u, dm_error *err) {
   return rc;
 }
 
-bool dump_metadata_read(dump_unit *u, dm_position *pos, bool *has_pos, char *no_pos,
-                        size_t no_pos_len, int *tables, int64_t *rows) {
+bool dump_metadata_read(dump_unit *u, dm_position *pos, bool *has_pos, dm_position *safe_exit,
+                        bool *has_safe_exit, char *no_pos, size_t no_pos_len, int *tables,
+                        int64_t *rows) {
   char path[PATH_MAX];
   dm_error err;
   if (dump_path(u, path, DUMP_METADATA, &err) != 0)
@@ -112,6 +116,8 @@ bool dump_metadata_read(dump_unit *u, dm_position *pos, bool *has_pos, char *no_
   if (!f)
     return false;
   memset(pos, 0, sizeof *pos);
+  memset(safe_exit, 0, sizeof *safe_exit);
+  dm_position *at = pos; /* the section being read */
   no_pos[0] = '\0';
   *tables = 0;
   *rows = 0;
@@ -126,12 +132,14 @@ bool dump_metadata_read(dump_unit *u, dm_position *pos, bool *has_pos, char *no_
         (*tables)++;
         *rows += strtoll(r + 6, NULL, 10);
       }
-    } else if (strncmp(line, "\tLog: ", 6) == 0)
-      dm_strlcpy(pos->name, line + 6, sizeof pos->name);
+    } else if (strcmp(line, DM_DUMP_METADATA_AFTER) == 0)
+      at = safe_exit;
+    else if (strncmp(line, "\tLog: ", 6) == 0)
+      dm_strlcpy(at->name, line + 6, sizeof at->name);
     else if (strncmp(line, "\tPos: ", 6) == 0)
-      pos->pos = strtoull(line + 6, NULL, 10);
+      at->pos = strtoull(line + 6, NULL, 10);
     else if (strncmp(line, "\tGTID:", 6) == 0)
-      dm_strlcpy(pos->gtid, line + 6, sizeof pos->gtid);
+      dm_strlcpy(at->gtid, line + 6, sizeof at->gtid);
     else if (strncmp(line, DM_DUMP_METADATA_WARNING, strlen(DM_DUMP_METADATA_WARNING)) == 0)
       dm_strlcpy(no_pos, line + strlen(DM_DUMP_METADATA_WARNING), no_pos_len);
     else if (strcmp(line, "TABLES:") == 0)
@@ -141,6 +149,7 @@ bool dump_metadata_read(dump_unit *u, dm_position *pos, bool *has_pos, char *no_
   }
   fclose(f);
   *has_pos = pos->name[0] != '\0';
+  *has_safe_exit = safe_exit->name[0] != '\0';
   /* the metadata is written whole (atomically) or not at all: a position or the reason there is
    * none, then its last line */
   return finished && (*has_pos || no_pos[0] != '\0');

@@ -109,11 +109,11 @@ static int dump_snapshot_binlog_off(dump_unit *u, const char *what, dm_error *er
   return -1;
 }
 
-/* consistency = snapshot: the binlog position matching the snapshot c has just started, from
- * MariaDB's binlog_snapshot_file/_position (no lock, no privilege). There is no matching GTID
- * status variable: pos->gtid stays empty and the sync continues from the file and position. */
-static int dump_snapshot_status_position(dump_unit *u, dump_conn *c, dm_position *pos,
-                                         dm_error *err) {
+/* The binlog position matching the snapshot c has just started, from MariaDB's
+ * binlog_snapshot_file/_position (no lock, no privilege): 0, 1 when the server has none (MySQL,
+ * or the binary log is off), -1 with *err. There is no matching GTID status variable: pos->gtid
+ * stays empty and the sync continues from the file and position. */
+static int dump_snapshot_read_status(dump_unit *u, dump_conn *c, dm_position *pos, dm_error *err) {
   MYSQL_RES *res;
   memset(pos, 0, sizeof *pos);
   if (dump_conn_query(u, c, "SHOW STATUS LIKE 'binlog_snapshot_%'", &res, err) != 0)
@@ -132,9 +132,16 @@ static int dump_snapshot_status_position(dump_unit *u, dump_conn *c, dm_position
     }
   }
   mysql_free_result(res);
-  if (!have_file || !have_pos)
+  return have_file && have_pos ? 0 : 1;
+}
+
+/* consistency = snapshot: the position of c's snapshot (dump_snapshot_read_status), required. */
+static int dump_snapshot_status_position(dump_unit *u, dump_conn *c, dm_position *pos,
+                                         dm_error *err) {
+  int got = dump_snapshot_read_status(u, c, pos, err);
+  if (got == 1)
     return dump_snapshot_binlog_off(u, "SHOW STATUS LIKE 'binlog_snapshot_%'", err);
-  return 0;
+  return got;
 }
 
 /* SHOW MASTER STATUS (file, pos; MySQL also gives the GTID set there) and, on MariaDB,
@@ -318,9 +325,55 @@ static int dump_snapshot_lock(dump_unit *u, dm_position *pos, dm_error *err) {
   return -1;
 }
 
-/* Starts every worker's snapshot and reads the position (1: none, u->no_pos says why). */
+/*
+ * consistency = none: no lock, each worker takes its own snapshot at its own moment, so no one
+ * position matches them all. As DM's dumpling (its metadata's section "AFTER CONNECTION POOL
+ * ESTABLISHED"), two positions are recorded: the sync starts at the first and runs in safe mode
+ * (an insert may find its row there already, a delete find it gone) until it passes the second.
+ * SHOW MASTER STATUS before the first snapshot and after the last would be the pair, but a
+ * transaction already in the binlog can still be committing in the engine when the first is read,
+ * and a snapshot taken then would miss it, before the sync's start. On MariaDB each snapshot's
+ * own position (binlog_snapshot_*) is exact: the sync starts at the earliest and leaves safe mode
+ * after the latest. SHOW MASTER STATUS (which also gives the GTID) stays the fallback. *exit is
+ * set (*has_exit) only when the two differ.
+ */
+static int dump_snapshot_none(dump_unit *u, dm_position *pos, dm_position *exit, bool *has_exit,
+                              dm_error *err) {
+  int got = dump_snapshot_position(u, pos, err);
+  if (got < 0 || dump_snapshot_workers(u, err) != 0)
+    return -1;
+  if (got == 1)
+    return 1; /* no sync follows, no position: nothing to hand on */
+  dm_position first = {0}, last = {0}, p;
+  int exact = 0;
+  for (int i = 0; i < u->threads; i++) {
+    int r = dump_snapshot_read_status(u, &u->workers[i], &p, err);
+    if (r < 0)
+      return -1;
+    if (r == 1)
+      break;
+    if (exact == 0 || dm_position_compare_file(&p, &first) < 0)
+      first = p;
+    if (exact == 0 || dm_position_compare_file(&p, &last) > 0)
+      last = p;
+    exact++;
+  }
+  if (exact == u->threads) {
+    if (dm_position_compare_file(&first, pos) != 0)
+      *pos = first; /* no GTID for it: the sync continues by file and position */
+    *exit = last;
+  } else if (dump_snapshot_position(u, exit, err) < 0) {
+    return -1;
+  }
+  *has_exit = dm_position_compare_file(exit, pos) > 0;
+  return 0;
+}
+
+/* Starts every worker's snapshot and reads the position (1: none, u->no_pos says why), and for
+ * consistency none the position a sync must pass before it leaves safe mode (*has_exit). */
 static int dump_snapshot_start(dump_unit *u, dump_consistency mode, dm_position *pos,
-                               dm_error *err) {
+                               dm_position *exit, bool *has_exit, dm_error *err) {
+  *has_exit = false;
   if (mode == DUMP_CONS_SNAPSHOT) {
     /* One connection: MariaDB gives it a position matching its snapshot without any lock, but
      * a second connection's snapshot would be taken at another moment (there is no way to share
@@ -329,14 +382,8 @@ static int dump_snapshot_start(dump_unit *u, dump_consistency mode, dm_position 
       return -1;
     return dump_snapshot_status_position(u, &u->workers[0], pos, err);
   }
-  if (mode == DUMP_CONS_NONE) {
-    /* No lock: the position is read first (for the record only, no sync follows), then each
-     * worker takes its own snapshot. */
-    int got = dump_snapshot_position(u, pos, err);
-    if (got >= 0 && dump_snapshot_workers(u, err) != 0)
-      got = -1;
-    return got;
-  }
+  if (mode == DUMP_CONS_NONE)
+    return dump_snapshot_none(u, pos, exit, has_exit, err);
   if (mode == DUMP_CONS_LOCK)
     return dump_snapshot_lock(u, pos, err);
   /* flush: FTWRL waits for running statements to end; a long one on the source holds the dump
@@ -376,8 +423,9 @@ int dump_snapshot_take(dump_unit *u, dm_error *err) {
   }
   if (dump_should_stop(u)) /* the caller reports the stop */
     goto fail;
-  dm_position pos;
-  int got = dump_snapshot_start(u, mode, &pos, err);
+  dm_position pos, exit;
+  bool has_exit;
+  int got = dump_snapshot_start(u, mode, &pos, &exit, &has_exit, err);
   if (got < 0)
     goto fail;
   dump_conn_close(u, &u->main);
@@ -391,11 +439,19 @@ int dump_snapshot_take(dump_unit *u, dm_error *err) {
   pthread_mutex_lock(&u->pos_lock);
   u->pos = pos;
   u->have_pos = true;
+  u->safe_exit = exit;
+  u->have_safe_exit = has_exit;
   pthread_mutex_unlock(&u->pos_lock);
-  char buf[DM_POSITION_NAME_MAX + 32];
+  char buf[DM_POSITION_NAME_MAX + 32], ebuf[DM_POSITION_NAME_MAX + 96] = "";
+  if (has_exit) {
+    char b2[DM_POSITION_NAME_MAX + 32];
+    snprintf(ebuf, sizeof ebuf, "; the snapshots reach to %s: a sync runs in safe mode until there",
+             dm_position_format(&exit, b2, sizeof b2));
+  }
   u->host->logf(u->ctx, DM_LOG_INFO,
-                "dump: snapshot of %d connections at %s, GTID %s (consistency %s)", u->threads,
-                dm_position_format(&pos, buf, sizeof buf), pos.gtid[0] ? pos.gtid : "(none)", name);
+                "dump: snapshot of %d connections at %s, GTID %s (consistency %s)%s", u->threads,
+                dm_position_format(&pos, buf, sizeof buf), pos.gtid[0] ? pos.gtid : "(none)", name,
+                ebuf);
   return 0;
 fail:
   /* Closing the main connection releases the lock, if it was taken. */

@@ -82,9 +82,7 @@ static int dump_setting(dump_unit *u, const char *name, int64_t def, int64_t min
   return 0;
 }
 
-/* `consistency`: flush (default), snapshot, lock, none, auto. `none` gives no position a sync could
- * continue from: the sync has no "safe mode until the dump's end" (only the whole-task setting
- * safe-mode), so it is refused where a sync follows. */
+/* `consistency`: auto (default), flush, snapshot, lock, none (docs/dump.md). */
 const char *const dump_consistency_names[DUMP_CONS_COUNT] = {"flush", "snapshot", "none", "auto",
                                                              "lock"};
 
@@ -112,14 +110,6 @@ static int dump_read_consistency(dump_unit *u, dm_error *err) {
     return -1;
   }
   u->consistency = (dump_consistency)found;
-  if (u->consistency == DUMP_CONS_NONE && u->sync_follows) {
-    u->host->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL,
-                        "dump: consistency = \"none\" gives no position a sync can continue "
-                        "from, and task mode %s has a sync: use \"snapshot\" (no lock, one "
-                        "connection), \"lock\", \"auto\" or \"flush\"",
-                        u->host->task_mode(u->ctx));
-    return -1;
-  }
   return 0;
 }
 
@@ -224,11 +214,12 @@ static void dump_plan(dump_unit *u) {
 /* A complete dump: report it and finish at once (1). One made without a position cannot serve a
  * sync (the task's mode changed since): -1 with *err. */
 static int dump_already_complete(dump_unit *u, dm_error *err) {
-  dm_position pos;
-  bool has_pos;
+  dm_position pos, safe_exit;
+  bool has_pos, has_safe_exit;
   int tables;
   int64_t rows;
-  if (!dump_metadata_read(u, &pos, &has_pos, u->no_pos, sizeof u->no_pos, &tables, &rows))
+  if (!dump_metadata_read(u, &pos, &has_pos, &safe_exit, &has_safe_exit, u->no_pos,
+                          sizeof u->no_pos, &tables, &rows))
     return 0;
   if (!has_pos && u->sync_follows) {
     u->host->error_make(u->ctx, err, DM_ERR_DUMP_NO_POSITION, NULL,
@@ -240,6 +231,8 @@ static int dump_already_complete(dump_unit *u, dm_error *err) {
   pthread_mutex_lock(&u->pos_lock);
   u->pos = pos;
   u->have_pos = has_pos;
+  u->safe_exit = safe_exit;
+  u->have_safe_exit = has_safe_exit;
   pthread_mutex_unlock(&u->pos_lock);
   atomic_store(&u->total_tables, tables);
   atomic_store(&u->completed_tables, tables);
@@ -272,7 +265,7 @@ static void dump_process(void *self, dm_result *result) {
   atomic_store(&u->start_ms, dump_now_ms());
   atomic_store(&u->end_ms, 0);
   pthread_mutex_lock(&u->pos_lock);
-  u->have_pos = false;
+  u->have_pos = u->have_safe_exit = false;
   pthread_mutex_unlock(&u->pos_lock);
   u->started = time(NULL);
   if (dump_dir_clean(u, &err) != 0) {
@@ -363,6 +356,8 @@ static void dump_status(void *self, dm_status_sink *sink) {
   if (pthread_mutex_trylock(&u->pos_lock) == 0) {
     if (u->have_pos)
       sink->put_position(sink, DM_STATUS_META_BINLOG, &u->pos);
+    if (u->have_pos && u->have_safe_exit)
+      sink->put_position(sink, DM_STATUS_META_SAFE_EXIT, &u->safe_exit);
     pthread_mutex_unlock(&u->pos_lock);
   }
 }

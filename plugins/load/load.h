@@ -63,6 +63,8 @@ typedef struct load_dump {
   int dirfd;       /* the folder, open: every file is opened beneath it (load_dir_open) */
   dm_position pos; /* from `metadata` */
   bool has_pos;    /* false: the dump was made without a position (mode full, no sync follows) */
+  dm_position safe_exit; /* the section DM_DUMP_METADATA_AFTER (consistency none) */
+  bool has_safe_exit;
   char (*dbs)[LOAD_NAME_MAX]; /* from `<db>-schema-create.sql` files */
   char **db_files;
   int n_dbs;
@@ -100,6 +102,8 @@ typedef struct load_unit {
   pthread_mutex_t lock;
   dm_position pos;
   bool has_pos;
+  dm_position safe_exit; /* handed on to the sync (DM_STATUS_META_SAFE_EXIT) */
+  bool has_safe_exit;
   int conn_fds[LOAD_MAX_CONNS + 1]; /* sockets of open connections, for kill; -1 free */
   atomic_uint_least64_t finished_bytes;
   atomic_uint_least64_t total_bytes;

@@ -130,8 +130,9 @@ int load_dir_read_file(load_unit *u, const load_dump *d, const char *name, char 
 
 /* `metadata`: the binlog position of the snapshot, or the Warning line saying why the dump has
  * none (docs/dump-format.md), which is enough only when no sync follows the load. */
-static int load_dir_metadata(load_unit *u, const load_dump *d, dm_position *pos, bool *has_pos,
-                             dm_error *err) {
+static int load_dir_metadata(load_unit *u, load_dump *d, dm_error *err) {
+  dm_position *pos = &d->pos, *at = pos; /* at: the section being read */
+  bool *has_pos = &d->has_pos;
   const char *dir = d->dir;
   int fd = load_dir_open(u, d, "metadata", err);
   if (fd < 0) {
@@ -151,6 +152,7 @@ static int load_dir_metadata(load_unit *u, const load_dump *d, dm_position *pos,
     return -1;
   }
   memset(pos, 0, sizeof *pos);
+  memset(&d->safe_exit, 0, sizeof d->safe_exit);
   char line[DM_POSITION_GTID_MAX + 64], warning[1024] = "";
   bool have_log = false;
   while (fgets(line, sizeof line, f)) {
@@ -158,17 +160,19 @@ static int load_dir_metadata(load_unit *u, const load_dump *d, dm_position *pos,
     while (*p == ' ' || *p == '\t')
       p++;
     p[strcspn(p, "\r\n")] = '\0';
-    if (strncmp(p, "Log:", 4) == 0) {
+    if (strcmp(p, DM_DUMP_METADATA_AFTER) == 0) {
+      at = &d->safe_exit;
+    } else if (strncmp(p, "Log:", 4) == 0) {
       p += 4;
       p += strspn(p, " \t");
-      dm_strlcpy(pos->name, p, sizeof pos->name);
-      have_log = true;
+      dm_strlcpy(at->name, p, sizeof at->name);
+      have_log = have_log || at == pos;
     } else if (strncmp(p, "Pos:", 4) == 0) {
-      pos->pos = strtoull(p + 4, NULL, 10);
+      at->pos = strtoull(p + 4, NULL, 10);
     } else if (strncmp(p, "GTID:", 5) == 0) {
       p += 5;
       p += strspn(p, " \t");
-      dm_strlcpy(pos->gtid, p, sizeof pos->gtid);
+      dm_strlcpy(at->gtid, p, sizeof at->gtid);
     } else if (strncmp(p, DM_DUMP_METADATA_WARNING, strlen(DM_DUMP_METADATA_WARNING)) == 0) {
       dm_strlcpy(warning, p + strlen(DM_DUMP_METADATA_WARNING), sizeof warning);
     } else if (strncmp(p, "TABLES:", 7) == 0) {
@@ -177,6 +181,7 @@ static int load_dir_metadata(load_unit *u, const load_dump *d, dm_position *pos,
   }
   fclose(f);
   *has_pos = have_log || pos->gtid[0] != '\0';
+  d->has_safe_exit = d->safe_exit.name[0] != '\0';
   if (*has_pos)
     return 0;
   if (!warning[0])
@@ -344,7 +349,7 @@ int load_dir_scan(load_unit *u, const char *dir, load_dump *d, dm_error *err) {
                         strerror(e), "load: cannot open the dump folder %s: %s", dir, strerror(e));
     return -1;
   }
-  if (load_dir_metadata(u, d, &d->pos, &d->has_pos, err) != 0) {
+  if (load_dir_metadata(u, d, err) != 0) {
     closedir(dh);
     load_dir_free(d);
     return -1;

@@ -303,6 +303,8 @@ static void load_process(void *self, dm_result *result) {
   pthread_mutex_lock(&u->lock);
   u->pos = d.pos;
   u->has_pos = d.has_pos;
+  u->safe_exit = d.safe_exit;
+  u->has_safe_exit = d.has_safe_exit;
   pthread_mutex_unlock(&u->lock);
 
   MYSQL *c = load_db_connect(u, &e);
@@ -387,14 +389,16 @@ static void load_status(void *self, dm_status_sink *sink) {
       bps = (int64_t)((double)(done - start) / secs);
   }
   sink->put_int(sink, "bps", bps);
-  dm_position pos;
+  dm_position pos, safe_exit;
   pthread_mutex_lock(&u->lock); /* held for a copy only */
-  bool has = u->has_pos;
-  if (has)
-    pos = u->pos;
+  bool has = u->has_pos, has_exit = u->has_pos && u->has_safe_exit;
+  pos = u->pos;
+  safe_exit = u->safe_exit;
   pthread_mutex_unlock(&u->lock);
   if (has)
     sink->put_position(sink, DM_STATUS_META_BINLOG, &pos);
+  if (has_exit)
+    sink->put_position(sink, DM_STATUS_META_SAFE_EXIT, &safe_exit);
 }
 
 static void load_kill(void *self) {

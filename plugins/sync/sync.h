@@ -200,6 +200,7 @@ typedef struct sync_batch {
   uint32_t n_rows;  /* row changes read (before compaction) */
   uint32_t n_txns;  /* transactions closed into it */
   bool moved;       /* events between transactions moved `end` (rotation, ...) */
+  bool safe;        /* applied in safe mode: it starts before the safe-mode exit point */
   int64_t first_ns; /* when its first change arrived */
   dm_position end;  /* where it ends: a transaction boundary, or with end_rows > 0 the start
                        of a transaction of which end_rows row changes are in */
@@ -251,11 +252,13 @@ typedef struct sync_cp_state {
   uint64_t min_rows, max_rows;
   dm_position global;                     /* the is_global row */
   char ddl_at[DM_POSITION_NAME_MAX + 24]; /* a DDL that was being applied, "file:pos", or "" */
+  dm_position safe_exit; /* the global row's exit_safe_binlog_* (name "" when none) */
 } sync_cp_state;
 int sync_cp_prepare(sync_unit *u, MYSQL *c, dm_error *err);
 int sync_cp_load(sync_unit *u, MYSQL *c, sync_cp_state *st, dm_error *err);
 /* Sets the global row and `n` worker rows (removing others) to pos (+ rows of the transaction
- * starting there), in one transaction. */
+ * starting there), in one transaction. The global row keeps u->safe_exit (DM's
+ * exit_safe_binlog_*). */
 int sync_cp_reset(sync_unit *u, MYSQL *c, const dm_position *pos, uint64_t rows, int n,
                   dm_error *err);
 /* The same statements without transaction control, appended to q (-1: no memory): for a target
@@ -350,6 +353,10 @@ struct sync_unit {
   struct sync_source *src;      /* while process reads (under lock): kill interrupts it */
   /* a DDL that the checkpoint says was being applied when the unit stopped ("file:pos") */
   char replay_ddl_at[DM_POSITION_NAME_MAX + 24];
+  /* DM's safe-mode exit point (a dump with consistency none): batches that start before it are
+   * applied in safe mode. From the dump's hand-over at the first start, then from the checkpoint's
+   * global row; name "" when none. Coordinator thread only. */
+  dm_position safe_exit;
 
   /* Shared with status and kill: atomics, or `lock` held for a copy. */
   pthread_mutex_t lock;

@@ -79,7 +79,8 @@ int sync_cp_load(sync_unit *u, MYSQL *c, sync_cp_state *st, dm_error *err) {
   if (sync_buf_printf(&q,
                       "START TRANSACTION;SELECT `cp_table`, `binlog_name`, `binlog_pos`, "
                       "`binlog_gtid`, `is_global`, JSON_VALUE(`table_info`, '$.ddl'), "
-                      "JSON_VALUE(`table_info`, '$.rows') FROM %s "
+                      "JSON_VALUE(`table_info`, '$.rows'), `exit_safe_binlog_name`, "
+                      "`exit_safe_binlog_pos`, `exit_safe_binlog_gtid` FROM %s "
                       "WHERE `id` = ",
                       u->cp_table) < 0 ||
       sync_cp_lit(c, &q, u->source_id) < 0 ||
@@ -102,6 +103,9 @@ int sync_cp_load(sync_unit *u, MYSQL *c, sync_cp_state *st, dm_error *err) {
     if (row[4] && strcmp(row[4], "1") == 0) {
       sync_cp_row_pos(row, &st->global);
       dm_strlcpy(st->ddl_at, row[5] ? row[5] : "", sizeof st->ddl_at);
+      dm_strlcpy(st->safe_exit.name, row[7] ? row[7] : "", sizeof st->safe_exit.name);
+      st->safe_exit.pos = row[8] ? strtoull(row[8], NULL, 10) : 0;
+      dm_strlcpy(st->safe_exit.gtid, row[9] ? row[9] : "", sizeof st->safe_exit.gtid);
       continue;
     }
     int w = row[0] && strncmp(row[0], "_worker_", 8) == 0 ? atoi(row[0] + 8) : -1;
@@ -152,12 +156,17 @@ static int sync_cp_info(sync_buf *q, uint64_t rows) {
 
 static int sync_cp_values(sync_unit *u, MYSQL *c, sync_buf *q, const char *cp_table,
                           const dm_position *pos, uint64_t rows, bool global) {
+  static const dm_position none; /* zero: no exit point */
+  const dm_position *exit = global ? &u->safe_exit : &none;
   return sync_buf_putc(q, '(') < 0 || sync_cp_lit(c, q, u->source_id) < 0 ||
                  sync_buf_puts(q, ",'',") < 0 || sync_cp_lit(c, q, cp_table) < 0 ||
                  sync_buf_putc(q, ',') < 0 || sync_cp_lit(c, q, pos->name) < 0 ||
                  sync_buf_printf(q, ",%" PRIu64 ",", pos->pos) < 0 ||
                  sync_cp_lit(c, q, pos->gtid) < 0 || sync_buf_putc(q, ',') < 0 ||
-                 sync_cp_info(q, rows) < 0 || sync_buf_printf(q, ",%d)", global ? 1 : 0) < 0
+                 sync_cp_info(q, rows) < 0 || sync_buf_printf(q, ",%d,", global ? 1 : 0) < 0 ||
+                 sync_cp_lit(c, q, exit->name) < 0 ||
+                 sync_buf_printf(q, ",%" PRIu64 ",", exit->pos) < 0 ||
+                 sync_cp_lit(c, q, exit->gtid) < 0 || sync_buf_putc(q, ')') < 0
              ? -1
              : 0;
 }
@@ -168,7 +177,8 @@ int sync_cp_reset_sql(sync_unit *u, MYSQL *c, const dm_position *pos, uint64_t r
       sync_cp_lit(c, q, u->source_id) < 0 ||
       sync_buf_printf(q,
                       " AND `cp_schema` = '';INSERT INTO %s (`id`, `cp_schema`, `cp_table`, "
-                      "`binlog_name`, `binlog_pos`, `binlog_gtid`, `table_info`, `is_global`) "
+                      "`binlog_name`, `binlog_pos`, `binlog_gtid`, `table_info`, `is_global`, "
+                      "`exit_safe_binlog_name`, `exit_safe_binlog_pos`, `exit_safe_binlog_gtid`) "
                       "VALUES ",
                       u->cp_table) < 0 ||
       sync_cp_values(u, c, q, "", pos, rows, true) < 0)

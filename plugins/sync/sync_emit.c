@@ -54,7 +54,7 @@ static int sync_emit_run(sync_unit *u, const sync_batch *b, const uint32_t *idx,
   const sync_rec *r0 = &b->recs[idx[0]];
   const sync_table *t = r0->t;
   uint8_t kind = r0->kind;
-  bool safe = u->cfg.safe_mode;
+  bool safe = u->cfg.safe_mode || b->safe;
   uint32_t j = 0;
   while (j < n) {
     int rc;
@@ -114,7 +114,7 @@ static int sync_emit_one(sync_unit *u, const sync_batch *b, const sync_rec *r, s
   const char *where = sync_arena(b, r->where_off);
   const char *limit = t->key_kind == SYNC_KEY_NONE ? " LIMIT 1;" : ";";
   int rc;
-  if (r->kind == SYNC_REC_DELETE || u->cfg.safe_mode) {
+  if (r->kind == SYNC_REC_DELETE || u->cfg.safe_mode || b->safe) {
     rc = sync_buf_puts(o, "DELETE FROM ") < 0 || sync_buf_put(o, t->qname.p, t->qname.len) < 0 ||
          sync_buf_puts(o, " WHERE ") < 0 || sync_buf_put(o, where, r->where_len) < 0 ||
          sync_buf_puts(o, limit) < 0;

@@ -65,6 +65,8 @@ typedef struct sync_run_state {
    * statement is XA COMMIT or XA ROLLBACK */
   sync_xa *xa;
   bool xa_completing;
+  /* before u->safe_exit: the batches being built are applied in safe mode */
+  bool safe_auto;
 } sync_run_state;
 
 /* ---- table maps ---- */
@@ -172,7 +174,16 @@ static int sync_close_batch(sync_run_state *r, dm_error *err) {
     sync_nomem(u, err);
     return -1;
   }
+  r->building->safe = r->safe_auto;
   sync_workers_dispatch(r->ws, r->building, r->recovering ? r->skip : NULL);
+  if (r->safe_auto && dm_position_compare_file(&r->building->end, &u->safe_exit) >= 0) {
+    r->safe_auto = false;
+    char buf[DM_POSITION_NAME_MAX + 32];
+    u->host->logf(u->ctx, DM_LOG_INFO,
+                  "sync: past the dump's safe-mode exit point %s: safe mode off%s",
+                  dm_position_format(&u->safe_exit, buf, sizeof buf),
+                  u->cfg.safe_mode ? " (but on by the task's safe-mode)" : "");
+  }
   r->recovering = false;
   sync_batch *t = r->inflight;
   r->inflight = r->building;
@@ -566,6 +577,11 @@ static int sync_start_position(sync_run_state *r, sync_cp_state *st, dm_error *e
                   p.name, p.pos, p.gtid[0] ? p.gtid : "-");
     if (sync_tracker_first_start(u->tracker, r->tc, err) < 0)
       return -1;
+    /* the dump's safe-mode exit point (consistency none), kept in the global row from now on */
+    memset(&u->safe_exit, 0, sizeof u->safe_exit);
+    if (DM_HOST_HAS(u->host, handoff_safe_mode_exit) &&
+        !u->host->handoff_safe_mode_exit(u->ctx, &u->safe_exit))
+      memset(&u->safe_exit, 0, sizeof u->safe_exit);
     if (sync_cp_reset(u, r->tc, &p, 0, u->cfg.workers, err) < 0)
       return -1;
     st->min = st->max = p;
@@ -599,6 +615,16 @@ static int sync_start_position(sync_run_state *r, sync_cp_state *st, dm_error *e
       sync_cp_global(u, r->tc, &st->min, err) < 0)
     return -1;
   dm_strlcpy(u->replay_ddl_at, st->ddl_at, sizeof u->replay_ddl_at);
+  if (st->exists)
+    u->safe_exit = st->safe_exit;
+  r->safe_auto = u->safe_exit.name[0] && dm_position_compare_file(&r->cur, &u->safe_exit) < 0;
+  if (r->safe_auto) {
+    char buf[DM_POSITION_NAME_MAX + 32];
+    u->host->logf(u->ctx, DM_LOG_INFO,
+                  "sync: safe mode until the dump's safe-mode exit point %s (its snapshots were "
+                  "taken between the start and there: consistency none)",
+                  dm_position_format(&u->safe_exit, buf, sizeof buf));
+  }
   if (sync_gtid_parse(&r->gtid, st->min.gtid, err) < 0)
     return -1;
   return 0;

@@ -122,11 +122,20 @@ uint32_t dm_grant_line(const char *line, const char *schema) {
 }
 
 uint32_t dm_grants_dump_need(const char *consistency, bool sync_follows) {
+  /* flush: RELOAD for the lock (lock: LOCK TABLES) and, when a sync follows, REPLICATION CLIENT
+   * for SHOW MASTER STATUS (without a sync the position is only for the record); none likewise
+   * REPLICATION CLIENT. snapshot: SELECT only (the binlog_snapshot_* status variables need no
+   * privilege). auto (the default, also when unset) takes the best mode the account may: SELECT
+   * is enough. */
   uint32_t repl = sync_follows ? DM_PRIV_REPL_CLIENT : 0;
-  if (!consistency || strcmp(consistency, "flush") == 0)
+  if (!consistency || strcmp(consistency, "auto") == 0 || strcmp(consistency, "snapshot") == 0)
+    return DM_PRIV_SELECT;
+  if (strcmp(consistency, "flush") == 0)
     return DM_PRIV_SELECT | DM_PRIV_RELOAD | repl;
   if (strcmp(consistency, "lock") == 0)
     return DM_PRIV_SELECT | DM_PRIV_LOCK_TABLES | repl;
+  if (strcmp(consistency, "none") == 0)
+    return DM_PRIV_SELECT | repl;
   return DM_PRIV_SELECT;
 }
 

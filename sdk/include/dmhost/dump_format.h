@@ -24,6 +24,12 @@ extern "C" {
  * binlog is off): this, then why. A load with a sync after it refuses such a dump. */
 #define DM_DUMP_METADATA_WARNING "Warning: "
 
+/* The `metadata` section after SHOW MASTER STATUS (DM's dumpling writes the same) with the position
+ * read after every dump thread started its snapshot, when the snapshots do not match one position
+ * (consistency none): a sync starts at the first section's position and runs in safe mode until it
+ * passes this one. Its Log/Pos/GTID lines follow as in the first section. */
+#define DM_DUMP_METADATA_AFTER "SHOW MASTER STATUS: /* AFTER CONNECTION POOL ESTABLISHED */"
+
 /*
  * The file-name part of a schema or table name: the name with `/`, `\`, `.`, `@` and bytes < 0x20
  * or 0x7f written as `@XXXX` (4 hex digits of the byte). When that is longer than

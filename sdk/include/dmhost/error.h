@@ -257,12 +257,10 @@ typedef enum dm_error_level {
     "know, and holds bytes it would read otherwise: run it on the target by hand, then `dmctl "    \
     "binlog skip TASK -b FILE:POS` and resume the task.")                                          \
   X(DM_ERR_SYNC_RENAME_INTO, 36010, DM_CLASS_SYNC_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,       \
-    "A RENAME on the source made a table the block-allow list leaves out (so the target has none " \
-    "of its rows) one the task replicates; nothing of the statement ran. Add the table it came "   \
-    "from to the block-allow list and start the task again from a new dump (or, for an online "    \
-    "schema change tool, use online-DDL support once it exists); to go on without its rows, "      \
-    "`dmctl binlog skip TASK -b FILE:POS` (the position is in the message), then resume the "      \
-    "task.")                                                                                       \
+    "A RENAME made a table the task left out (the target lacks its rows) a replicated one; none "  \
+    "of it ran. Add that table to the block-allow list and start again from a new dump, or use "   \
+    "online-DDL support once it exists; to go on without its rows: `dmctl binlog skip TASK -b "    \
+    "FILE:POS`, then resume.")                                                                     \
   X(DM_ERR_SYNC_COLUMNS, 36014, DM_CLASS_SYNC_UNIT, DM_SCOPE_DOWNSTREAM, DM_LEVEL_HIGH, 0,         \
     "The target table's columns must be a superset of the source's: add the column named to the "  \
     "target table (an extra column of the target needs a DEFAULT or to be nullable), or route "    \

@@ -26,7 +26,7 @@
 extern "C" {
 #endif
 
-#define DM_HOST_SERVICES_VERSION 5
+#define DM_HOST_SERVICES_VERSION 6
 
 /* Opaque: one per unit instance, owned by the host. */
 typedef struct dm_ctx dm_ctx;
@@ -216,6 +216,17 @@ typedef struct dm_host_services {
   uint32_t (*db_endpoint_size)(dm_ctx *ctx);
 
   /* fields above: services version 5 */
+
+  /* --- hand-over: safe mode until a position ---
+   * DM's safe-mode exit point: the position up to which the unit before this one says changes may
+   * be in the data already (a dump with consistency = "none": its threads' snapshots were taken
+   * at different moments, the sync starts at the earliest and must apply what lies between in
+   * safe mode, as it may find a row there already or find it gone). Returns false when there is
+   * none (a dump whose snapshots match one position, mode incremental). Like handoff_position,
+   * set when the unit before this one finished in this run of the subtask. */
+  bool (*handoff_safe_mode_exit)(dm_ctx *ctx, dm_position *out);
+
+  /* fields above: services version 6 */
 } dm_host_services;
 
 /* Is `field` present in the host's services struct (for services added after version 1)? */

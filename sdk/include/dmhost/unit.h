@@ -100,7 +100,10 @@ struct dm_status_sink {
 };
 
 /* Well-known status keys the host reads. */
-#define DM_STATUS_META_BINLOG "metaBinlog"     /* load: the dump's end position */
+#define DM_STATUS_META_BINLOG "metaBinlog" /* load: the dump's end position */
+/* dump, load: the position a sync must pass before it leaves safe mode (consistency none);
+ * handed to the next unit as handoff_safe_mode_exit */
+#define DM_STATUS_META_SAFE_EXIT "metaSafeModeExit"
 #define DM_STATUS_RELAY_BINLOG "relayBinlog"   /* relay: what is written locally */
 #define DM_STATUS_MASTER_BINLOG "masterBinlog" /* relay, sync: the source's current position */
 #define DM_STATUS_RELAY_CATCH_UP "relayCatchUpMaster" /* relay: bool */
