@@ -316,6 +316,7 @@ static void *sup_runner(void *arg) {
       dmh_status_init(&s);
       sup_unit_status(u, &s);
       dm_position p, exit;
+      memset(&exit, 0, sizeof exit);
       bool has = dmh_status_position(&s, DM_STATUS_META_BINLOG, &p);
       bool has_exit = dmh_status_position(&s, DM_STATUS_META_SAFE_EXIT, &exit);
       dmh_status_free(&s);

@@ -433,6 +433,13 @@ static void test_none_window_exact(void) {
   dmh_stage stage = lt_run_logged(&e, &st, 3000, &log);
   CU_ASSERT_EQUAL(stage, DMH_STAGE_RUNNING);
   CU_ASSERT_EQUAL(wait_equal(st, "cons_none_ls", NDB), 0);
+  /* the exit point is kept in the checkpoint (a restart stays in safe mode until it) */
+  CU_ASSERT_EQUAL(
+      lt_count(dst,
+               "SELECT exit_safe_binlog_pos FROM dm_meta.cons_none_ls_syncer_checkpoint "
+               "WHERE is_global = 1 AND exit_safe_binlog_name = '%s'",
+               f2),
+      (long long)p2);
   char want[512];
   snprintf(want, sizeof want, "sync: first start, from the dump's end position %s:%lu", f1, p1);
   CU_ASSERT(lt_has(log, want));
@@ -485,7 +492,8 @@ static void *lockwin_main(void *p) {
   double end = lt_now() + 30;
   while (m && lt_now() < end &&
          lt_count(m, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE "
-                     "'LOCK TABLES %%' AND STATE = 'Waiting for table metadata lock'") < 1)
+                     "'LOCK TABLES `" DB "`.%%' AND STATE = 'Waiting for table metadata "
+                     "lock'") < 1)
     lt_sleep_ms(20);
   if (m && lt_now() < end) {
     atomic_store(&w->saw_wait, true);
