@@ -53,7 +53,10 @@ static void test_lines(void) {
 }
 
 static void test_dump_need(void) {
-  CU_ASSERT_EQUAL(dm_grants_dump_need(NULL, false), DM_PRIV_SELECT | DM_PRIV_RELOAD);
+  CU_ASSERT_EQUAL(dm_grants_dump_need(NULL, false), DM_PRIV_SELECT); /* unset: auto */
+  CU_ASSERT_EQUAL(dm_grants_dump_need("flush", false), DM_PRIV_SELECT | DM_PRIV_RELOAD);
+  CU_ASSERT_EQUAL(dm_grants_dump_need("none", false), DM_PRIV_SELECT);
+  CU_ASSERT_EQUAL(dm_grants_dump_need("none", true), DM_PRIV_SELECT | DM_PRIV_REPL_CLIENT);
   CU_ASSERT_EQUAL(dm_grants_dump_need("flush", true),
                   DM_PRIV_SELECT | DM_PRIV_RELOAD | DM_PRIV_REPL_CLIENT);
   CU_ASSERT_EQUAL(dm_grants_dump_need("lock", true),

@@ -54,9 +54,9 @@ uint32_t dm_grant_line(const char *line, const char *schema);
 bool dm_grant_is_role(const char *line);
 
 /* What the dump needs with consistency `consistency` ("flush", "lock", "snapshot", "none",
- * "auto"; NULL is the default, flush): flush adds RELOAD for FLUSH TABLES WITH READ LOCK, lock
- * adds LOCK TABLES, and both add REPLICATION CLIENT for SHOW MASTER STATUS when a sync follows.
- * snapshot and none need SELECT only; so does auto, which falls back to snapshot. */
+ * "auto"; NULL is the default, auto): flush adds RELOAD for FLUSH TABLES WITH READ LOCK, lock
+ * adds LOCK TABLES, and both add REPLICATION CLIENT for SHOW MASTER STATUS when a sync follows,
+ * as none does. snapshot needs SELECT only; so does auto, which falls back to snapshot. */
 uint32_t dm_grants_dump_need(const char *consistency, bool sync_follows);
 
 /* "SELECT, RELOAD, ..." of the bits, in the order of the enum above. Returns buf. */
