@@ -1,7 +1,8 @@
 /*
- * dmctl: DM's command names over the control socket of `dmhost serve`. Prints the JSON response
- * (pretty) and exits 0 iff its "result" is true. Mistakes on the command line are answered locally
- * in the same shape (DM_ERR_CONTROL_REQUEST), so scripts read one format.
+ * dmctl: DM's command names over the control socket of `dmhost serve`, or over its HTTP control
+ * plane with --master-addr. Prints the JSON response (pretty) and exits 0 iff its "result" is true.
+ * Mistakes on the command line are answered locally in the same shape (DM_ERR_CONTROL_REQUEST), so
+ * scripts read one format. Parsing and printing are one path; only dmctl_send knows the transport.
  */
 #include <errno.h>
 #include <json-c/json.h>
@@ -15,6 +16,7 @@
 #include "binlog_cmd.h"
 #include "cli_flag.h"
 #include "control.h"
+#include "control_http.h"
 #include "control_socket.h"
 #include "dmhost/sdk.h"
 
@@ -54,7 +56,8 @@ static const dmctl_cmd dmctl_cmds[] = {
 #define DMCTL_N_CMDS (sizeof dmctl_cmds / sizeof dmctl_cmds[0])
 
 static const char *dmctl_global_usage =
-    "dmctl [--socket PATH | --state-dir DIR] [--timeout SECONDS] COMMAND [ARGS]";
+    "dmctl [--socket PATH | --state-dir DIR | --master-addr HOST:PORT [--tls-ca FILE --tls-cert "
+    "FILE --tls-key FILE]] [--timeout SECONDS] COMMAND [ARGS]";
 
 static int dmctl_print(json_object *resp) {
   json_object *res = NULL;
@@ -266,21 +269,71 @@ static json_object *dmctl_request(int argc, char **argv, int *rc) {
   return req;
 }
 
+/* Where the request goes: the control socket, or the HTTP control plane of --master-addr. */
+typedef struct dmctl_target {
+  const char *socket_path, *state_dir, *master_addr;
+  dmh_control_tls tls;
+} dmctl_target;
+
+/* Send the request by the target's transport; the answer line in *answer. 0, or -1 with *err. */
+static int dmctl_send(const dmctl_target *t, const char *request, int timeout_ms, char **answer,
+                      dm_error *err) {
+  int tls = dmh_control_tls_given(&t->tls, err);
+  if (tls < 0)
+    return -1;
+  if (t->master_addr) {
+    if (t->socket_path || t->state_dir) {
+      dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
+                   "--master-addr and --socket/--state-dir name two daemons; give one");
+      return -1;
+    }
+    return dmh_control_http_call(t->master_addr, tls ? &t->tls : NULL, request, timeout_ms, answer,
+                                 err);
+  }
+  if (tls) {
+    dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
+                 "--tls-ca, --tls-cert and --tls-key go with --master-addr HOST:PORT");
+    return -1;
+  }
+  char *sock = NULL;
+  if (t->socket_path)
+    sock = strdup(t->socket_path);
+  else if (t->state_dir && asprintf(&sock, "%s/dmhost.sock", t->state_dir) < 0)
+    sock = NULL;
+  else if (!t->state_dir && getenv("DMHOST_SOCKET"))
+    sock = strdup(getenv("DMHOST_SOCKET"));
+  if (!sock) {
+    dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
+                 "no control socket: give --socket PATH or --state-dir DIR (or set "
+                 "DMHOST_SOCKET), or --master-addr HOST:PORT");
+    return -1;
+  }
+  int rc = dmh_control_call(sock, request, timeout_ms, answer, err);
+  free(sock);
+  return rc;
+}
+
 int main(int argc, char **argv) {
-  const char *socket_path = NULL, *state_dir = NULL;
+  dmctl_target target = {NULL, NULL, NULL, {NULL, NULL, NULL}};
   long timeout_s = DMCTL_DEFAULT_TIMEOUT_S;
   int i = 1;
   for (; i < argc && argv[i][0] == '-'; i++) {
+    /* The flags naming where the daemon is; the TLS ones have no short form. */
+    const struct {
+      const char *s, *l;
+      const char **dst;
+    } where[] = {
+        {"-S", "--socket", &target.socket_path},        {"-d", "--state-dir", &target.state_dir},
+        {"-m", "--master-addr", &target.master_addr},   {"--tls-ca", "--tls-ca", &target.tls.ca},
+        {"--tls-cert", "--tls-cert", &target.tls.cert}, {"--tls-key", "--tls-key", &target.tls.key},
+    };
     const char *v = NULL;
-    int f = dmh_cli_flag(argc, argv, &i, "-S", "--socket", &v);
-    if (f > 0) {
-      socket_path = v;
+    int f = 0;
+    for (size_t k = 0; k < sizeof where / sizeof where[0] && f == 0; k++)
+      if ((f = dmh_cli_flag(argc, argv, &i, where[k].s, where[k].l, &v)) > 0)
+        *where[k].dst = v;
+    if (f > 0)
       continue;
-    }
-    if (f == 0 && (f = dmh_cli_flag(argc, argv, &i, "-d", "--state-dir", &v)) > 0) {
-      state_dir = v;
-      continue;
-    }
     if (f == 0 && (f = dmh_cli_flag(argc, argv, &i, "-t", "--timeout", &v)) > 0) {
       /* In milliseconds it must fit an int: a larger value would wrap into a short wait. */
       if (dmh_cli_int(v, 0, INT_MAX / 1000, &timeout_s) < 0)
@@ -304,27 +357,13 @@ int main(int argc, char **argv) {
   json_object *req = dmctl_request(argc - i, argv + i, &rc);
   if (!req)
     return rc;
-
-  char *sock = NULL;
-  if (socket_path)
-    sock = strdup(socket_path);
-  else if (state_dir && asprintf(&sock, "%s/dmhost.sock", state_dir) < 0)
-    sock = NULL;
-  else if (!state_dir && getenv("DMHOST_SOCKET"))
-    sock = strdup(getenv("DMHOST_SOCKET"));
-  if (!sock) {
-    json_object_put(req);
-    return dmctl_bad("no control socket: give --socket PATH or --state-dir DIR (or set "
-                     "DMHOST_SOCKET)");
-  }
   char *answer = NULL;
   dm_error err;
-  int crc = dmh_control_call(
-      sock,
+  int crc = dmctl_send(
+      &target,
       json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
       (int)(timeout_s * 1000), &answer, &err);
   json_object_put(req);
-  free(sock);
   if (crc < 0)
     return dmctl_fail(&err);
   json_object *resp = json_tokener_parse(answer);

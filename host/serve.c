@@ -20,6 +20,7 @@
 
 #include "cli_flag.h"
 #include "control.h"
+#include "control_http.h"
 #include "control_socket.h"
 #include "dmhost/sdk.h"
 #include "error_json.h"
@@ -33,6 +34,7 @@ static void serve_usage(FILE *out) {
       "usage: dmhost serve --state-dir DIR [--socket PATH] [--plugin-dir DIR]\n"
       "                    [--socket-group GROUP] [--idle-timeout SECONDS]\n"
       "                    [--send-timeout SECONDS]\n"
+      "                    [--listen HOST:PORT [--tls-ca FILE --tls-cert FILE --tls-key FILE]]\n"
       "                    [--log-level debug|info|warn|error]\n"
       "\n"
       "Runs the daemon that dmctl talks to. Sources, tasks and their expected stages are kept\n"
@@ -40,6 +42,9 @@ static void serve_usage(FILE *out) {
       "Only the daemon's user and root may use it, and with --socket-group the members of\n"
       "GROUP. A connection without a request for --idle-timeout seconds (default 30), or whose\n"
       "client leaves an answer unread for --send-timeout seconds (default 10), is closed.\n"
+      "--listen also serves the same commands over HTTP (POST /control; dmctl --master-addr).\n"
+      "Without --tls-* it must be a loopback address and admits the same users as the socket;\n"
+      "with them it requires mutual TLS: a client certificate signed by --tls-ca.\n"
       "SIGINT or SIGTERM pauses the running tasks at a safe point and exits 0.\n");
 }
 
@@ -58,10 +63,15 @@ int dmh_serve_main(int argc, char **argv) {
       {"socket-group", required_argument, NULL, 'g'},
       {"idle-timeout", required_argument, NULL, 'i'},
       {"send-timeout", required_argument, NULL, 't'},
+      {"listen", required_argument, NULL, 'L'},
+      {"tls-ca", required_argument, NULL, 'A'},
+      {"tls-cert", required_argument, NULL, 'C'},
+      {"tls-key", required_argument, NULL, 'K'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
-  const char *state_arg = NULL, *socket_arg = NULL, *plugin_arg = NULL;
+  const char *state_arg = NULL, *socket_arg = NULL, *plugin_arg = NULL, *listen_arg = NULL;
+  dmh_control_tls tls = {NULL, NULL, NULL};
   dmh_control_opts copts = {.handler = dmh_control_handle_line, .refusal = dmh_control_error_line};
   optind = 1;
   int c;
@@ -75,6 +85,18 @@ int dmh_serve_main(int argc, char **argv) {
       break;
     case 'p':
       plugin_arg = optarg;
+      break;
+    case 'L':
+      listen_arg = optarg;
+      break;
+    case 'A':
+      tls.ca = optarg;
+      break;
+    case 'C':
+      tls.cert = optarg;
+      break;
+    case 'K':
+      tls.key = optarg;
       break;
     case 'g': {
       struct group gr, *found = NULL;
@@ -131,6 +153,18 @@ int dmh_serve_main(int argc, char **argv) {
   }
 
   dm_error err;
+  int tls_given = dmh_control_tls_given(&tls, &err);
+  if (tls_given < 0 || (tls_given && !listen_arg)) {
+    if (tls_given > 0)
+      dm_error_set(&err, DM_ERR_CONTROL_REQUEST, NULL,
+                   "--tls-ca, --tls-cert and --tls-key secure --listen; give --listen HOST:PORT");
+    serve_fail(&err);
+    return 2;
+  }
+  if (listen_arg && dmh_control_http_check(listen_arg, tls_given, &err) < 0) {
+    serve_fail(&err);
+    return 1;
+  }
   if (dmh_state_mkdirs(state_arg, &err) < 0) {
     serve_fail(&err);
     return 1;
@@ -164,6 +198,7 @@ int dmh_serve_main(int argc, char **argv) {
   int lock_fd = -1;
   dmh_registry *reg = NULL;
   dmh_control_server *srv = NULL;
+  dmh_control_http *http = NULL;
   if (sfd < 0) {
     dm_error_set(&err, DM_ERR_INTERNAL, strerror(errno), "cannot create the signalfd");
     serve_fail(&err);
@@ -188,6 +223,13 @@ int dmh_serve_main(int argc, char **argv) {
     serve_fail(&err);
     goto out;
   }
+  /* After the socket: a second daemon on this state dir is refused by its lock and socket before
+   * it could take or fail on the port. */
+  if (listen_arg &&
+      dmh_control_http_open(listen_arg, tls_given ? &tls : NULL, &copts, &http, &err) < 0) {
+    serve_fail(&err);
+    goto out;
+  }
   dmh_log(DM_LOG_INFO, "serve", "listening on %s (state dir %s, pid %d)", socket_path, state_dir,
           (int)getpid());
   if (dmh_control_server_run(srv, sfd, &err) < 0) {
@@ -201,6 +243,7 @@ int dmh_serve_main(int argc, char **argv) {
   rc = 0;
 out:
   /* The server goes first: no request may reach the registry while it shuts down. */
+  dmh_control_http_close(http);
   dmh_control_server_close(srv);
   dmh_registry_shutdown(reg);
   if (lock_fd >= 0)

@@ -3,7 +3,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libconfig-dev libjson-c-dev libcunit1-dev libmariadb-dev
       mariadb-server mariadb-client clang-format libssl-dev zlib1g-dev openssl
-      libzstd-dev zstd libcurl4-openssl-dev etcd-server)
+      libzstd-dev zstd libcurl4-openssl-dev etcd-server libmicrohttpd-dev libgnutls28-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -24,6 +24,7 @@
 char e2e_dir[256];
 char e2e_state[300]; /* <dir>/state */
 pid_t e2e_pid = -1;
+const char *e2e_dmctl_target[9];
 
 /* ---- helpers ---- */
 
@@ -211,8 +212,13 @@ int e2e_dmctl(json_object **out, ...) {
   const char *argv[32];
   int argc = 0;
   argv[argc++] = DMCTL_BIN;
-  argv[argc++] = "--state-dir";
-  argv[argc++] = e2e_state;
+  if (e2e_dmctl_target[0]) {
+    for (int k = 0; e2e_dmctl_target[k] && k < 8; k++)
+      argv[argc++] = e2e_dmctl_target[k];
+  } else {
+    argv[argc++] = "--state-dir";
+    argv[argc++] = e2e_state;
+  }
   va_list ap;
   va_start(ap, out);
   const char *a;
@@ -285,6 +291,18 @@ json_object *e2e_raw(const char *request) {
   json_object *o = json_tokener_parse(answer);
   free(answer);
   return o;
+}
+
+int e2e_collect_child(pid_t pid, int fd, char *buf, size_t size) {
+  size_t n = 0;
+  ssize_t r;
+  while (n < size - 1 && (r = read(fd, buf + n, size - 1 - n)) > 0)
+    n += (size_t)r;
+  buf[n] = '\0';
+  close(fd);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 /* Follow "a.b.0.c" (numbers index arrays). */

@@ -39,11 +39,17 @@ bool e2e_start_with(const char *const *extra, bool quiet);
 bool e2e_start(void);
 /* SIGTERM the daemon; its exit status, or -1 if it did not exit within 30 s. */
 int e2e_stop(void);
-/* dmctl --state-dir with the arguments (NULL-terminated); *out gets the parsed stdout. Returns
- * dmctl's exit status. */
+/* Where e2e_dmctl sends: NULL-terminated dmctl flags (e.g. --master-addr A and the --tls-* ones);
+ * empty: --state-dir e2e_state. */
+extern const char *e2e_dmctl_target[9];
+/* dmctl --state-dir (or e2e_dmctl_target) with the arguments (NULL-terminated); *out gets the
+ * parsed stdout. Returns dmctl's exit status. */
 int e2e_dmctl(json_object **out, ...);
 pid_t e2e_dmctl_async(const char *a1, const char *a2);
 json_object *e2e_raw(const char *request);
+/* Read the read end `fd` of a child's pipe to EOF into buf (NUL-terminated, cut at size - 1),
+ * close it and reap `pid`. Returns the child's exit status, or -1 when it did not exit. */
+int e2e_collect_child(pid_t pid, int fd, char *buf, size_t size);
 /* Follow "a.b.0.c" (numbers index arrays). */
 json_object *e2e_get(json_object *o, const char *path);
 const char *e2e_str(json_object *o, const char *path);

@@ -267,16 +267,8 @@ static json_object *peer_call(uid_t uid, gid_t gid, const gid_t *groups, size_t 
   }
   close(pfd[1]);
   char buf[8192];
-  size_t n = 0;
-  ssize_t r;
-  while (n < sizeof buf - 1 && (r = read(pfd[0], buf + n, sizeof buf - 1 - n)) > 0)
-    n += (size_t)r;
-  buf[n] = '\0';
-  close(pfd[0]);
-  int st = 0;
-  waitpid(pid, &st, 0);
-  *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return n ? json_tokener_parse(buf) : NULL;
+  *status = e2e_collect_child(pid, pfd[0], buf, sizeof buf);
+  return buf[0] ? json_tokener_parse(buf) : NULL;
 }
 
 /* (c) SO_PEERCRED: a client of another uid is refused with the protocol's error, even when the

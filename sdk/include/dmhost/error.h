@@ -152,6 +152,22 @@ typedef enum dm_error_level {
   X(DM_ERR_ETCD_REPLY, 15008, DM_CLASS_CLUSTER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 1,               \
     "The endpoint's answer is not etcd v3's JSON gateway: check that the URL names an etcd 3.4+ "  \
     "client port.")                                                                                \
+  X(DM_ERR_CONTROL_INSECURE_LISTEN, 15010, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,  \
+    "The control plane gives full control of the daemon: listen on a loopback address, or give "   \
+    "--tls-ca, --tls-cert and --tls-key so that only clients with a certificate of that CA may "   \
+    "connect.")                                                                                    \
+  X(DM_ERR_CONTROL_TLS, 15011, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,              \
+    "Check the PEM files named: readable, the key matching the certificate, the certificate "      \
+    "signed by the CA; docs/control.md shows how to make them with openssl.")                      \
+  X(DM_ERR_CONTROL_CLIENT_CERT, 15012, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,      \
+    "Give dmctl --tls-cert and --tls-key of a client certificate signed by the CA the daemon was " \
+    "started with (--tls-ca), and --tls-ca to check the daemon's own certificate.")                \
+  X(DM_ERR_CONTROL_LISTEN, 15013, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,           \
+    "Give --listen HOST:PORT with an address of this machine and a free port (another daemon "     \
+    "may hold it).")                                                                               \
+  X(DM_ERR_CONTROL_HTTP, 15014, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,           \
+    "Check that `dmhost serve --listen` runs at the --master-addr given, and that dmctl's "        \
+    "--tls-* flags match the daemon's (https with them, plain http without).")                     \
   X(DM_ERR_DB_CONNECT, 20001, DM_CLASS_DATABASE, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 1,               \
     "Check host, port, user and password, and that the server runs.")                              \
   X(DM_ERR_DB_QUERY, 20002, DM_CLASS_DATABASE, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 1,                 \

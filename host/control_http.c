@@ -1,0 +1,592 @@
+/* The control plane over HTTP, see control_http.h. */
+#include "control_http.h"
+
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
+#include <grp.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "dmhost/sdk.h"
+#include "log.h"
+
+struct dmh_control_http {
+  struct MHD_Daemon *mhd;
+  dmh_control_opts opts;
+  bool tls;
+  int port;
+  char where[300]; /* "127.0.0.1:8261", for messages */
+  gnutls_datum_t ca, cert, key;
+};
+
+/* One request: its body as it arrives. */
+typedef struct http_req {
+  char *body;
+  size_t len, cap;
+} http_req;
+
+int dmh_control_tls_given(const dmh_control_tls *tls, dm_error *err) {
+  int n = (tls->ca != NULL) + (tls->cert != NULL) + (tls->key != NULL);
+  if (n == 0 || n == 3)
+    return n / 3;
+  dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
+               "mutual TLS needs all of --tls-ca, --tls-cert and --tls-key; %s%s%smissing",
+               tls->ca ? "" : "--tls-ca ", tls->cert ? "" : "--tls-cert ",
+               tls->key ? "" : "--tls-key ");
+  return -1;
+}
+
+/* ---- address ---- */
+
+/* "HOST:PORT" or "[V6]:PORT" into host and port. 0, or -1 with *err. */
+static int http_split_addr(const char *addr, char *host, size_t host_size, char *port,
+                           size_t port_size, dm_error *err) {
+  const char *h = addr, *p = NULL;
+  size_t hlen = 0;
+  if (addr[0] == '[') {
+    const char *close = strchr(addr, ']');
+    if (close && close[1] == ':') {
+      h = addr + 1;
+      hlen = (size_t)(close - h);
+      p = close + 2;
+    }
+  } else {
+    const char *colon = strchr(addr, ':');
+    if (colon && !strchr(colon + 1, ':')) {
+      hlen = (size_t)(colon - addr);
+      p = colon + 1;
+    }
+  }
+  if (!p || hlen == 0 || hlen >= host_size || !*p || strlen(p) >= port_size ||
+      strspn(p, "0123456789") != strlen(p)) {
+    dm_error_set(err, DM_ERR_CONTROL_LISTEN, NULL,
+                 "--listen \"%s\" is not HOST:PORT (an IPv6 address goes in brackets: [::1]:8261)",
+                 addr);
+    return -1;
+  }
+  memcpy(host, h, hlen);
+  host[hlen] = '\0';
+  strcpy(port, p);
+  return 0;
+}
+
+static bool http_is_loopback(const struct sockaddr *sa) {
+  if (sa->sa_family == AF_INET)
+    return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+  if (sa->sa_family == AF_INET6) {
+    const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+    if (IN6_IS_ADDR_LOOPBACK(a))
+      return true;
+    return IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127;
+  }
+  return false;
+}
+
+/* ---- the peer of a loopback connection without TLS ---- */
+
+/* The uid owning the local TCP socket whose own end is `sa` (the client's end of a loopback
+ * connection), from /proc/net/tcp or tcp6; -1 when not found. */
+static long long http_local_socket_uid(const struct sockaddr *sa) {
+  char want[64];
+  const char *table;
+  if (sa->sa_family == AF_INET) {
+    const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+    /* The kernel prints the address as the native reading of its network-order word. */
+    snprintf(want, sizeof want, "%08X:%04X", (unsigned)in->sin_addr.s_addr,
+             (unsigned)ntohs(in->sin_port));
+    table = "/proc/net/tcp";
+  } else if (sa->sa_family == AF_INET6) {
+    const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+    uint32_t w[4];
+    memcpy(w, in6->sin6_addr.s6_addr, sizeof w);
+    snprintf(want, sizeof want, "%08X%08X%08X%08X:%04X", (unsigned)w[0], (unsigned)w[1],
+             (unsigned)w[2], (unsigned)w[3], (unsigned)ntohs(in6->sin6_port));
+    table = "/proc/net/tcp6";
+  } else {
+    return -1;
+  }
+  FILE *f = fopen(table, "re");
+  if (!f)
+    return -1;
+  char line[512];
+  long long uid = -1;
+  while (uid < 0 && fgets(line, sizeof line, f)) {
+    char local[64];
+    unsigned long u;
+    /* sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid */
+    if (sscanf(line, " %*s %63s %*s %*s %*s %*s %*s %lu", local, &u) == 2 &&
+        strcmp(local, want) == 0)
+      uid = (long long)u;
+  }
+  fclose(f);
+  return uid;
+}
+
+static bool http_uid_in_group(uid_t uid, gid_t group) {
+  struct passwd pw, *found = NULL;
+  char buf[4096];
+  if (getpwuid_r(uid, &pw, buf, sizeof buf, &found) != 0 || !found)
+    return false;
+  if (pw.pw_gid == group)
+    return true;
+  gid_t groups[256];
+  int n = 256;
+  if (getgrouplist(pw.pw_name, pw.pw_gid, groups, &n) < 0)
+    return false;
+  for (int i = 0; i < n; i++)
+    if (groups[i] == group)
+      return true;
+  return false;
+}
+
+/* Without TLS only loopback is served: admit the client as the socket does (its uid is ours,
+ * root's or in the group). 0, or -1 with DM_ERR_CONTROL_PEER. */
+static int http_admit_local(dmh_control_http *h, struct MHD_Connection *conn, dm_error *err) {
+  const union MHD_ConnectionInfo *ci =
+      MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+  long long uid = sa ? http_local_socket_uid(sa) : -1;
+  uid_t me = geteuid();
+  if (uid >= 0 && ((uid_t)uid == me || uid == 0 ||
+                   (h->opts.has_group && http_uid_in_group((uid_t)uid, h->opts.group))))
+    return 0;
+  char group[160] = "";
+  if (h->opts.has_group)
+    snprintf(group, sizeof group, " and members of group %s (gid %u)",
+             h->opts.group_name ? h->opts.group_name : "?", (unsigned)h->opts.group);
+  char who[64];
+  if (uid >= 0)
+    snprintf(who, sizeof who, "uid %lld", uid);
+  else
+    snprintf(who, sizeof who, "a process not found in /proc/net/tcp");
+  dm_error_set(err, DM_ERR_CONTROL_PEER, NULL,
+               "control plane %s: a client running as %s may not control this daemon; without "
+               "TLS it admits uid %u (its own), root%s on this machine",
+               h->where, who, (unsigned)me, group);
+  return -1;
+}
+
+/* With TLS: the client's certificate must verify against the CA. 0, or -1 with
+ * DM_ERR_CONTROL_CLIENT_CERT. */
+static int http_admit_cert(dmh_control_http *h, struct MHD_Connection *conn, dm_error *err) {
+  const union MHD_ConnectionInfo *ci =
+      MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+  gnutls_session_t session = ci ? (gnutls_session_t)ci->tls_session : NULL;
+  unsigned status = 0;
+  int rc = session ? gnutls_certificate_verify_peers2(session, &status) : GNUTLS_E_INTERNAL_ERROR;
+  if (rc == GNUTLS_E_SUCCESS && status == 0)
+    return 0;
+  const char *why = "it was not signed by the daemon's --tls-ca";
+  gnutls_datum_t text = {NULL, 0};
+  if (rc == GNUTLS_E_NO_CERTIFICATE_FOUND)
+    why = "the client sent no certificate";
+  else if (rc != GNUTLS_E_SUCCESS)
+    why = gnutls_strerror(rc);
+  else if (gnutls_certificate_verification_status_print(status, GNUTLS_CRT_X509, &text, 0) == 0)
+    why = (const char *)text.data;
+  dm_error_set(err, DM_ERR_CONTROL_CLIENT_CERT, NULL,
+               "control plane %s: refused a client without a valid certificate: %s", h->where, why);
+  gnutls_free(text.data);
+  return -1;
+}
+
+/* ---- server ---- */
+
+static enum MHD_Result http_send(struct MHD_Connection *conn, unsigned status, char *body) {
+  if (!body)
+    return MHD_NO;
+  size_t len = strlen(body);
+  char *line = realloc(body, len + 2); /* the socket's line, newline included */
+  if (!line) {
+    free(body);
+    return MHD_NO;
+  }
+  line[len] = '\n';
+  line[len + 1] = '\0';
+  struct MHD_Response *resp = MHD_create_response_from_buffer(len + 1, line, MHD_RESPMEM_MUST_FREE);
+  if (!resp) {
+    free(line);
+    return MHD_NO;
+  }
+  MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+  enum MHD_Result rc = MHD_queue_response(conn, status, resp);
+  MHD_destroy_response(resp);
+  return rc;
+}
+
+static enum MHD_Result http_refuse(dmh_control_http *h, struct MHD_Connection *conn,
+                                   unsigned status, const dm_error *err) {
+  if (status == MHD_HTTP_FORBIDDEN)
+    dmh_log(DM_LOG_WARN, "control", "%s", err->message);
+  return http_send(conn, status, h->opts.refusal ? h->opts.refusal(err) : NULL);
+}
+
+/* Checks made once the headers are in: who, where, how and how much. Returns -1 having queued
+ * the refusal in *rc, or 0. */
+static int http_check_headers(dmh_control_http *h, struct MHD_Connection *conn, const char *url,
+                              const char *method, enum MHD_Result *rc) {
+  dm_error err;
+  if (h->tls ? http_admit_cert(h, conn, &err) < 0 : http_admit_local(h, conn, &err) < 0) {
+    *rc = http_refuse(h, conn, MHD_HTTP_FORBIDDEN, &err);
+    return -1;
+  }
+  if (strcmp(url, DMH_CONTROL_HTTP_PATH) != 0) {
+    dm_error_set(&err, DM_ERR_CONTROL_REQUEST, NULL,
+                 "no such path %s; POST the request object to " DMH_CONTROL_HTTP_PATH, url);
+    *rc = http_refuse(h, conn, MHD_HTTP_NOT_FOUND, &err);
+    return -1;
+  }
+  if (strcmp(method, MHD_HTTP_METHOD_POST) != 0) {
+    dm_error_set(&err, DM_ERR_CONTROL_REQUEST, NULL,
+                 "%s " DMH_CONTROL_HTTP_PATH ": only POST, with the request object as the body",
+                 method);
+    *rc = http_refuse(h, conn, MHD_HTTP_METHOD_NOT_ALLOWED, &err);
+    return -1;
+  }
+  const char *clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+  if (clen && strtoull(clen, NULL, 10) > DMH_CONTROL_LINE_MAX) {
+    dm_error_set(&err, DM_ERR_CONTROL_REQUEST, NULL,
+                 "request body of %s bytes is longer than %d bytes", clen, DMH_CONTROL_LINE_MAX);
+    *rc = http_refuse(h, conn, MHD_HTTP_CONTENT_TOO_LARGE, &err);
+    return -1;
+  }
+  return 0;
+}
+
+static enum MHD_Result http_access(void *cls, struct MHD_Connection *conn, const char *url,
+                                   const char *method, const char *version, const char *upload_data,
+                                   size_t *upload_data_size, void **con_cls) {
+  (void)version;
+  dmh_control_http *h = cls;
+  http_req *req = *con_cls;
+  if (!req) {
+    /* First call: the headers only. */
+    enum MHD_Result rc;
+    if (http_check_headers(h, conn, url, method, &rc) < 0)
+      return rc;
+    if (!(req = calloc(1, sizeof *req)))
+      return MHD_NO;
+    *con_cls = req;
+    return MHD_YES;
+  }
+  if (*upload_data_size > 0) {
+    size_t n = *upload_data_size;
+    *upload_data_size = 0;
+    if (req->len + n > DMH_CONTROL_LINE_MAX) {
+      /* A chunked body without Content-Length grew past the limit: an answer cannot be queued
+       * in the middle of a body, so the connection is closed. */
+      dmh_log(DM_LOG_WARN, "control",
+              "closed a connection on %s: its request body grew past %d bytes", h->where,
+              DMH_CONTROL_LINE_MAX);
+      return MHD_NO;
+    }
+    if (req->len + n + 1 > req->cap) {
+      size_t cap = req->cap ? req->cap : 4096;
+      while (cap < req->len + n + 1)
+        cap *= 2;
+      char *nb = realloc(req->body, cap);
+      if (!nb)
+        return MHD_NO;
+      req->body = nb;
+      req->cap = cap;
+    }
+    memcpy(req->body + req->len, upload_data, n);
+    req->len += n;
+    return MHD_YES;
+  }
+  /* The whole body is in. Whitespace after the object is framing (a file posted with its last
+   * newline), as the socket's newline is. */
+  size_t len = req->len;
+  while (len > 0 && strchr(" \t\r\n", req->body[len - 1]))
+    len--;
+  if (req->body)
+    req->body[len] = '\0';
+  char *answer = h->opts.handler(h->opts.ud, req->body ? req->body : "", len);
+  return http_send(conn, MHD_HTTP_OK, answer);
+}
+
+static void http_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                           enum MHD_RequestTerminationCode toe) {
+  (void)cls;
+  (void)conn;
+  (void)toe;
+  http_req *req = *con_cls;
+  if (req) {
+    free(req->body);
+    free(req);
+    *con_cls = NULL;
+  }
+}
+
+static void http_mhd_log(void *cls, const char *fmt, va_list ap) {
+  (void)cls;
+  char buf[512];
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  size_t n = strlen(buf);
+  while (n > 0 && buf[n - 1] == '\n')
+    buf[--n] = '\0';
+  dmh_log(DM_LOG_WARN, "control", "libmicrohttpd: %s", buf);
+}
+
+static int http_load_tls(dmh_control_http *h, const dmh_control_tls *tls, dm_error *err) {
+  const char *names[3] = {tls->ca, tls->cert, tls->key};
+  const char *flags[3] = {"--tls-ca", "--tls-cert", "--tls-key"};
+  gnutls_datum_t *into[3] = {&h->ca, &h->cert, &h->key};
+  for (int i = 0; i < 3; i++) {
+    int rc = gnutls_load_file(names[i], into[i]);
+    if (rc < 0) {
+      dm_error_set(err, DM_ERR_CONTROL_TLS, gnutls_strerror(rc), "cannot read %s %s", flags[i],
+                   names[i]);
+      return -1;
+    }
+  }
+  /* Checked here so that a wrong file is named; libmicrohttpd would only say it cannot start. */
+  gnutls_certificate_credentials_t cred;
+  if (gnutls_certificate_allocate_credentials(&cred) < 0) {
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory loading the TLS files");
+    return -1;
+  }
+  int rc = gnutls_certificate_set_x509_key_mem(cred, &h->cert, &h->key, GNUTLS_X509_FMT_PEM);
+  const char *what = "--tls-cert and --tls-key (not PEM, or the key is not the certificate's)";
+  if (rc >= 0) {
+    rc = gnutls_certificate_set_x509_trust_mem(cred, &h->ca, GNUTLS_X509_FMT_PEM);
+    what = "--tls-ca (no PEM certificate in it)";
+    if (rc == 0)
+      rc = GNUTLS_E_BASE64_DECODING_ERROR;
+  }
+  gnutls_certificate_free_credentials(cred);
+  if (rc < 0) {
+    dm_error_set(err, DM_ERR_CONTROL_TLS, gnutls_strerror(rc), "cannot use %s", what);
+    return -1;
+  }
+  return 0;
+}
+
+static void http_free(dmh_control_http *h) {
+  gnutls_free(h->ca.data);
+  gnutls_free(h->cert.data);
+  if (h->key.data) {
+    explicit_bzero(h->key.data, h->key.size);
+    gnutls_free(h->key.data);
+  }
+  free(h);
+}
+
+/* `addr` resolved into *ai (freeaddrinfo), refused when it is not loopback and `tls` is false. */
+static int http_resolve(const char *addr, bool tls, struct addrinfo **ai, dm_error *err) {
+  char host[256], port[16];
+  if (http_split_addr(addr, host, sizeof host, port, sizeof port, err) < 0)
+    return -1;
+  struct addrinfo hints = {
+      .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+  *ai = NULL;
+  int gai = getaddrinfo(host, port, &hints, ai);
+  if (gai != 0 || !*ai) {
+    dm_error_set(err, DM_ERR_CONTROL_LISTEN, gai_strerror(gai),
+                 "--listen %s: cannot resolve the host %s", addr, host);
+    return -1;
+  }
+  if (!tls && !http_is_loopback((*ai)->ai_addr)) {
+    dm_error_set(err, DM_ERR_CONTROL_INSECURE_LISTEN, NULL,
+                 "--listen %s is not a loopback address and no --tls-* flags are given: anyone "
+                 "who reaches the port could run any command (start tasks, swap units); refusing "
+                 "to start",
+                 addr);
+    freeaddrinfo(*ai);
+    *ai = NULL;
+    return -1;
+  }
+  return 0;
+}
+
+int dmh_control_http_check(const char *addr, bool tls, dm_error *err) {
+  struct addrinfo *ai = NULL;
+  int rc = http_resolve(addr, tls, &ai, err);
+  if (ai)
+    freeaddrinfo(ai);
+  return rc;
+}
+
+int dmh_control_http_open(const char *addr, const dmh_control_tls *tls,
+                          const dmh_control_opts *opts, dmh_control_http **out, dm_error *err) {
+  *out = NULL;
+  struct addrinfo *ai = NULL;
+  if (http_resolve(addr, tls != NULL, &ai, err) < 0)
+    return -1;
+  dmh_control_http *h = calloc(1, sizeof *h);
+  if (!h) {
+    freeaddrinfo(ai);
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory opening --listen %s", addr);
+    return -1;
+  }
+  h->opts = *opts;
+  h->tls = tls != NULL;
+  if (tls && http_load_tls(h, tls, err) < 0) {
+    freeaddrinfo(ai);
+    http_free(h);
+    return -1;
+  }
+  int idle_ms = opts->idle_timeout_ms > 0 ? opts->idle_timeout_ms : DMH_CONTROL_IDLE_TIMEOUT_MS;
+  unsigned idle_s = (unsigned)((idle_ms + 999) / 1000);
+  unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+                   MHD_USE_ERROR_LOG | (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0) |
+                   (tls ? MHD_USE_TLS : 0);
+  /* The key and certificate are C strings to libmicrohttpd: gnutls_load_file ends them with a
+   * NUL. */
+  struct MHD_OptionItem tls_opts[] = {
+      {MHD_OPTION_HTTPS_MEM_KEY, 0, h->key.data},
+      {MHD_OPTION_HTTPS_MEM_CERT, 0, h->cert.data},
+      {MHD_OPTION_HTTPS_MEM_TRUST, 0, h->ca.data},
+      {MHD_OPTION_END, 0, NULL},
+  };
+  static struct MHD_OptionItem no_opts[] = {{MHD_OPTION_END, 0, NULL}};
+  h->mhd = MHD_start_daemon(flags, 0, NULL, NULL, http_access, h, MHD_OPTION_EXTERNAL_LOGGER,
+                            http_mhd_log, h, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)DMH_CONTROL_MAX_CONNECTIONS,
+                            MHD_OPTION_CONNECTION_TIMEOUT, idle_s, MHD_OPTION_NOTIFY_COMPLETED,
+                            http_completed, h, MHD_OPTION_ARRAY, tls ? tls_opts : no_opts,
+                            MHD_OPTION_END);
+  char shown[INET6_ADDRSTRLEN] = "?";
+  getnameinfo(ai->ai_addr, ai->ai_addrlen, shown, sizeof shown, NULL, 0, NI_NUMERICHOST);
+  bool loopback = http_is_loopback(ai->ai_addr);
+  freeaddrinfo(ai);
+  if (!h->mhd) {
+    dm_error_set(err, DM_ERR_CONTROL_LISTEN, NULL,
+                 "cannot listen on --listen %s (the port may be taken; libmicrohttpd's reason is "
+                 "in the log above)",
+                 addr);
+    http_free(h);
+    return -1;
+  }
+  const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_BIND_PORT);
+  h->port = di ? di->port : 0;
+  snprintf(h->where, sizeof h->where, strchr(shown, ':') ? "[%s]:%d" : "%s:%d", shown, h->port);
+  dmh_log(DM_LOG_INFO, "control", "control plane on http%s://%s" DMH_CONTROL_HTTP_PATH " (%s; %s)",
+          tls ? "s" : "", h->where,
+          loopback ? "loopback: this machine only" : "reachable from the network",
+          tls ? "mutual TLS: only clients with a certificate of --tls-ca"
+              : "no TLS: clients of the daemon's user, root and --socket-group only");
+  *out = h;
+  return 0;
+}
+
+int dmh_control_http_port(const dmh_control_http *h) {
+  return h->port;
+}
+
+void dmh_control_http_close(dmh_control_http *h) {
+  if (!h)
+    return;
+  MHD_stop_daemon(h->mhd);
+  http_free(h);
+}
+
+/* ---- client ---- */
+
+typedef struct http_buf {
+  char *data;
+  size_t len;
+} http_buf;
+
+static size_t http_collect(char *ptr, size_t size, size_t nmemb, void *ud) {
+  http_buf *b = ud;
+  size_t n = size * nmemb;
+  char *nb = realloc(b->data, b->len + n + 1);
+  if (!nb)
+    return 0;
+  memcpy(nb + b->len, ptr, n);
+  b->data = nb;
+  b->len += n;
+  b->data[b->len] = '\0';
+  return n;
+}
+
+static pthread_once_t http_curl_once = PTHREAD_ONCE_INIT;
+static void http_curl_init(void) {
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+int dmh_control_http_call(const char *addr, const dmh_control_tls *tls, const char *request,
+                          int timeout_ms, char **response, dm_error *err) {
+  *response = NULL;
+  pthread_once(&http_curl_once, http_curl_init);
+  char url[512];
+  if ((size_t)snprintf(url, sizeof url, "http%s://%s" DMH_CONTROL_HTTP_PATH, tls ? "s" : "",
+                       addr) >= sizeof url) {
+    dm_error_set(err, DM_ERR_CONTROL_HTTP, NULL, "--master-addr %s is too long", addr);
+    return -1;
+  }
+  CURL *c = curl_easy_init();
+  if (!c) {
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "cannot start libcurl");
+    return -1;
+  }
+  char curl_err[CURL_ERROR_SIZE] = "";
+  http_buf body = {NULL, 0};
+  /* "Expect:" off: curl would wait for a 100 Continue before a large body. */
+  struct curl_slist *headers = curl_slist_append(NULL, "Content-Type: application/json");
+  headers = curl_slist_append(headers, "Expect:");
+  curl_easy_setopt(c, CURLOPT_URL, url);
+  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, tls ? "https" : "http");
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_POSTFIELDS, request);
+  curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(request));
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, http_collect);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
+  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, curl_err);
+  curl_easy_setopt(c, CURLOPT_NOPROXY, "*"); /* the control plane is never reached by a proxy */
+  if (timeout_ms > 0)
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
+  if (tls) {
+    curl_easy_setopt(c, CURLOPT_CAINFO, tls->ca);
+    curl_easy_setopt(c, CURLOPT_CAPATH, NULL); /* only this CA, not the system's */
+    curl_easy_setopt(c, CURLOPT_SSLCERT, tls->cert);
+    curl_easy_setopt(c, CURLOPT_SSLKEY, tls->key);
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+  }
+  CURLcode rc = curl_easy_perform(c);
+  long status = 0;
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+  curl_slist_free_all(headers);
+  curl_easy_cleanup(c);
+  if (rc != CURLE_OK) {
+    free(body.data);
+    dm_error_set(err, DM_ERR_CONTROL_HTTP, curl_err[0] ? curl_err : curl_easy_strerror(rc),
+                 rc == CURLE_OPERATION_TIMEDOUT
+                     ? "no answer from %s within %d ms; the daemon may be busy (see its log), "
+                       "retry or raise --timeout"
+                     : "cannot reach the control plane at %s (%d ms limit); check --master-addr "
+                       "and the --tls-* flags",
+                 url, timeout_ms);
+    return -1;
+  }
+  /* The protocol's answers (200) and the transport's refusals (403, 404, 405, 413) are JSON
+   * objects of one shape; anything else is not a dmhost control plane. */
+  if (!body.data || body.data[0] != '{' ||
+      (status != 200 && status != 403 && status != 404 && status != 405 && status != 413)) {
+    dm_error_set(err, DM_ERR_CONTROL_HTTP, body.data,
+                 "%s answered HTTP %ld without the protocol's JSON; is --master-addr a dmhost "
+                 "control plane?",
+                 url, status);
+    free(body.data);
+    return -1;
+  }
+  size_t n = body.len;
+  while (n > 0 && (body.data[n - 1] == '\n' || body.data[n - 1] == '\r'))
+    body.data[--n] = '\0';
+  *response = body.data;
+  return 0;
+}

@@ -1,0 +1,69 @@
+/*
+ * The control plane over TCP: the requests and answers of the control socket (control.h) carried
+ * by HTTP/1.1, served with libmicrohttpd and called with libcurl (docs/control.md, "The HTTP
+ * transport"). One endpoint: POST /control with the request object as the body; the answer is the
+ * body of a 200 (application/json), exactly the line the socket would write. The transport's own
+ * refusals carry the same error shape with their HTTP status: 413 (body over
+ * DMH_CONTROL_LINE_MAX), 403 (no valid client certificate, or a local peer of another user),
+ * 404 (another path), 405 (another method).
+ *
+ * Like the socket server it knows nothing of the protocol: the body goes to opts->handler, and a
+ * connection thread per client means a request blocked in the supervisor holds up no other.
+ */
+#ifndef DMH_CONTROL_HTTP_H
+#define DMH_CONTROL_HTTP_H
+
+#include <stdbool.h>
+
+#include "control_socket.h"
+#include "dmhost/error.h"
+
+#define DMH_CONTROL_HTTP_PATH "/control"
+
+/* Mutual TLS: PEM files. All three or none. The server presents cert/key and admits only clients
+ * whose certificate `ca` signed; the client presents cert/key and trusts only a server whose
+ * certificate `ca` signed and that names the host it dialled. */
+typedef struct dmh_control_tls {
+  const char *ca;
+  const char *cert;
+  const char *key;
+} dmh_control_tls;
+
+/* Which of the three --tls-* flags are given: 0 none, 1 all, -1 some (a usage error, *err set
+ * saying which is missing). */
+int dmh_control_tls_given(const dmh_control_tls *tls, dm_error *err);
+
+typedef struct dmh_control_http dmh_control_http;
+
+/*
+ * Listen on `addr` ("HOST:PORT", "[V6]:PORT"; port 0 picks a free one, logged) and serve until
+ * dmh_control_http_close. `tls` NULL or all three files. An address that is not loopback without
+ * TLS is DM_ERR_CONTROL_INSECURE_LISTEN (nothing is opened); unreadable or mismatched TLS files are
+ * DM_ERR_CONTROL_TLS; an address that does not resolve or cannot be bound is DM_ERR_CONTROL_LISTEN.
+ * Without TLS, a loopback client is admitted as the socket admits one (its uid is the daemon's,
+ * root's, or in opts->group), found by its connection in /proc/net/tcp{,6}.
+ * opts: handler, refusal, ud, the group, idle_timeout_ms (also bounds an unread answer).
+ */
+int dmh_control_http_open(const char *addr, const dmh_control_tls *tls,
+                          const dmh_control_opts *opts, dmh_control_http **out, dm_error *err);
+
+/* The checks of dmh_control_http_open on `addr` alone (it parses, resolves, and is loopback or
+ * `tls`), made before anything else starts: 0, or -1 with its error. */
+int dmh_control_http_check(const char *addr, bool tls, dm_error *err);
+
+/* The port bound (the one asked for, or the one picked for port 0). */
+int dmh_control_http_port(const dmh_control_http *h);
+
+/* Stop accepting, wait for the requests in progress, close the idle connections and free. */
+void dmh_control_http_close(dmh_control_http *h);
+
+/*
+ * Client: POST `request` to http(s)://addr/control (https when `tls` is given) and return the
+ * answer body in *response (malloc'd). `timeout_ms` bounds the whole call (<= 0: no limit).
+ * Returns 0, or -1 with DM_ERR_CONTROL_HTTP (connect, TLS handshake, timeout, an answer that is not
+ * the protocol's); a refusal by the transport (403, 413) is returned as its answer.
+ */
+int dmh_control_http_call(const char *addr, const dmh_control_tls *tls, const char *request,
+                          int timeout_ms, char **response, dm_error *err);
+
+#endif /* DMH_CONTROL_HTTP_H */

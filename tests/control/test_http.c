@@ -1,0 +1,539 @@
+/*
+ * The control plane over TCP (`dmhost serve --listen`, `dmctl --master-addr`): the same answers
+ * as the socket for the same commands, mutual TLS (a client without a certificate or with one of
+ * another CA is refused, and dmctl refuses a daemon of another CA), the transport's bounds (body
+ * size, method, path), the refusal to listen beyond loopback without TLS, and the socket's peer
+ * rule for loopback clients without TLS. The daemon picks a free port (--listen 127.0.0.1:0) and
+ * the test reads it from its log. The CAs and certificates are made here with openssl.
+ */
+#include <CUnit/Basic.h>
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <grp.h>
+#include <json-c/json.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "control_http.h"
+#include "cunit_run.h"
+#include "dmhost/sdk.h"
+
+#include "e2e_util.h"
+
+#define NOBODY 65534
+
+static char http_addr[64]; /* 127.0.0.1:PORT of the daemon started last */
+static char tls_dir[320];  /* <dir>/tls: the files of http_make_certs */
+static char tls_ca[400], tls_cert[400], tls_key[400];
+
+/* The port the daemon logged ("control plane on http[s]://ADDR:PORT/control"); http_addr is
+ * 127.0.0.1 with it. */
+static bool http_find_port(void) {
+  char *log = e2e_serve_log();
+  const char *p = log ? strstr(log, "control plane on http") : NULL;
+  p = p ? strstr(p, "://") : NULL;
+  p = p ? strchr(p + 3, ':') : NULL; /* after an IPv4 address */
+  if (!p) {
+    free(log);
+    return false;
+  }
+  int port = atoi(p + 1);
+  free(log);
+  snprintf(http_addr, sizeof http_addr, "127.0.0.1:%d", port);
+  return port > 0;
+}
+
+/* Start the daemon with --listen and the `extra` flags; dmctl then goes through --master-addr
+ * (with the TLS files when `tls`). */
+static void http_start(const char *listen, bool tls) {
+  const char *extra[12] = {"--listen", listen};
+  int n = 2;
+  if (tls) {
+    const char *t[] = {"--tls-ca", tls_ca, "--tls-cert", tls_cert, "--tls-key", tls_key};
+    for (size_t i = 0; i < 6; i++)
+      extra[n++] = t[i];
+  }
+  extra[n] = NULL;
+  CU_ASSERT_FATAL(e2e_start_with(extra, false));
+  CU_ASSERT_FATAL(http_find_port());
+  memset(e2e_dmctl_target, 0, sizeof e2e_dmctl_target);
+  e2e_dmctl_target[0] = "--master-addr";
+  e2e_dmctl_target[1] = http_addr;
+  if (tls) {
+    const char *t[] = {"--tls-ca", tls_ca, "--tls-cert", tls_cert, "--tls-key", tls_key};
+    for (size_t i = 0; i < 6; i++)
+      e2e_dmctl_target[2 + i] = t[i];
+  }
+}
+
+static void http_use_socket(void) {
+  memset(e2e_dmctl_target, 0, sizeof e2e_dmctl_target);
+}
+
+/* Two CAs; a server certificate for 127.0.0.1 and a client certificate from the first ("ca"), a
+ * client certificate ("stranger") from the second ("other-ca"); in <dir>/tls. */
+static void http_make_certs(void) {
+  snprintf(tls_dir, sizeof tls_dir, "%s/tls", e2e_dir);
+  CU_ASSERT_EQUAL_FATAL(mkdir(tls_dir, 0700), 0);
+  char cmd[2048];
+  snprintf(
+      cmd, sizeof cmd,
+      "cd '%s' && ("
+      "for ca in ca other-ca; do openssl req -x509 -newkey rsa:2048 -nodes -days 2 "
+      "-subj \"/CN=dmhost test $ca\" -keyout $ca-key.pem -out $ca.pem || exit 1; done; "
+      "openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout server-key.pem "
+      "-out server.csr && printf 'subjectAltName = IP:127.0.0.1, DNS:localhost\\n' >server.ext && "
+      "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -days 2 "
+      "-extfile server.ext -out server-cert.pem || exit 1; "
+      "for c in client:ca stranger:other-ca; do n=${c%%%%:*}; a=${c##*:}; "
+      "openssl req -newkey rsa:2048 -nodes -subj /CN=$n -keyout $n-key.pem -out $n.csr && "
+      "openssl x509 -req -in $n.csr -CA $a.pem -CAkey $a-key.pem -CAcreateserial -days 2 "
+      "-out $n-cert.pem || exit 1; done) >openssl.log 2>&1",
+      tls_dir);
+  int rc = system(cmd);
+  if (rc != 0) {
+    char log[400];
+    snprintf(log, sizeof log, "%s/openssl.log", tls_dir);
+    char *text = e2e_read_file(log);
+    fprintf(stderr, "\n  openssl failed:\n%s\n", text ? text : "(no log)");
+    free(text);
+  }
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  snprintf(tls_ca, sizeof tls_ca, "%s/ca.pem", tls_dir);
+  snprintf(tls_cert, sizeof tls_cert, "%s/server-cert.pem", tls_dir);
+  snprintf(tls_key, sizeof tls_key, "%s/server-key.pem", tls_dir);
+}
+
+static char *tls_file(char *buf, size_t size, const char *name) {
+  snprintf(buf, size, "%s/%s", tls_dir, name);
+  return buf;
+}
+
+/* A request with libcurl, below dmctl: `method` on `path` of the daemon (https with `ca`: the
+ * client certificate cert/key may be NULL). Returns the parsed body (NULL if none or not JSON);
+ * *status the HTTP status (0: no answer), *rc curl's code. */
+static json_object *raw_http(const char *method, const char *path, const char *body, size_t len,
+                             const char *ca, const char *cert, const char *key, long *status,
+                             CURLcode *rc) {
+  char url[256];
+  snprintf(url, sizeof url, "http%s://%s%s", ca ? "s" : "", http_addr, path);
+  CURL *c = curl_easy_init();
+  char *text = NULL;
+  size_t text_len = 0;
+  FILE *out = open_memstream(&text, &text_len); /* curl's default writer fwrites into it */
+  struct curl_slist *h = curl_slist_append(NULL, "Expect:");
+  curl_easy_setopt(c, CURLOPT_URL, url);
+  curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
+  curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+  if (body) {
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+  }
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT, 20L);
+  if (ca) {
+    curl_easy_setopt(c, CURLOPT_CAINFO, ca);
+    if (cert) {
+      curl_easy_setopt(c, CURLOPT_SSLCERT, cert);
+      curl_easy_setopt(c, CURLOPT_SSLKEY, key);
+    }
+  }
+  *rc = curl_easy_perform(c);
+  *status = 0;
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
+  curl_slist_free_all(h);
+  curl_easy_cleanup(c);
+  fclose(out);
+  json_object *o = text_len ? json_tokener_parse(text) : NULL;
+  free(text);
+  return o;
+}
+
+static json_object *raw_post(const char *body, long *status) {
+  CURLcode rc;
+  return raw_http("POST", DMH_CONTROL_HTTP_PATH, body, strlen(body), NULL, NULL, NULL, status, &rc);
+}
+
+/* dmctl with the arguments (up to 7, NULL-terminated) over the socket and over --master-addr: the
+ * same exit status `want` and the same JSON. */
+static void both(int want, const char *a0, const char *a1, const char *a2, const char *a3) {
+  const char *saved[9];
+  memcpy(saved, e2e_dmctl_target, sizeof saved);
+  http_use_socket();
+  json_object *via_socket = NULL, *via_http = NULL;
+  int rs = e2e_dmctl(&via_socket, a0, a1, a2, a3, NULL);
+  memcpy(e2e_dmctl_target, saved, sizeof saved);
+  int rh = e2e_dmctl(&via_http, a0, a1, a2, a3, NULL);
+  CU_ASSERT_EQUAL(rs, want);
+  CU_ASSERT_EQUAL(rh, want);
+  CU_ASSERT_PTR_NOT_NULL(via_socket);
+  bool same = via_socket && via_http && json_object_equal(via_socket, via_http);
+  if (!same)
+    fprintf(stderr, "\n  %s %s: socket answered\n%s\n  http answered\n%s\n", a0, a1 ? a1 : "",
+            json_object_to_json_string(via_socket), json_object_to_json_string(via_http));
+  CU_ASSERT(same);
+  json_object_put(via_socket);
+  json_object_put(via_http);
+}
+
+/* dmctl over --master-addr: exit status `want`. */
+static void over_http(int want, const char *a0, const char *a1, const char *a2, const char *a3) {
+  json_object *o = NULL;
+  int rc = e2e_dmctl(&o, a0, a1, a2, a3, NULL);
+  if (rc != want)
+    fprintf(stderr, "\n  %s %s: exit %d, answer %s\n", a0, a1 ? a1 : "", rc,
+            json_object_to_json_string(o));
+  CU_ASSERT_EQUAL(rc, want);
+  json_object_put(o);
+}
+
+/* Stop the daemon while a client is connected and silent (no request, no TLS handshake): it is
+ * served around, and holds up neither the next request nor the exit. */
+static void http_stop_with_silent_client(void) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in sa = {.sin_family = AF_INET,
+                           .sin_port = htons((uint16_t)atoi(strchr(http_addr, ':') + 1))};
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  CU_ASSERT_EQUAL_FATAL(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+  over_http(0, "query-status", NULL, NULL, NULL);
+  http_use_socket();
+  double t0 = e2e_now();
+  CU_ASSERT_EQUAL(e2e_stop(), 0);
+  CU_ASSERT(e2e_now() - t0 < 5);
+  close(fd);
+}
+
+/* ---- tests ---- */
+
+/* test_e2e's flows with every change made over HTTP, and every read made both ways: the answers
+ * are the same JSON. */
+static void test_same_answers(void) {
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  e2e_source("source.cfg", "mysql-01", false);
+  http_start("127.0.0.1:0", false);
+
+  both(0, "operate-source", "show", NULL, NULL);
+  over_http(0, "operate-source", "create", "source.cfg", NULL);
+  both(0, "operate-source", "show", "-s", "mysql-01");
+  both(1, "operate-source", "create", "source.cfg", NULL); /* already bound */
+  both(1, "operate-source", "show", "-s", "mysql-02");
+
+  e2e_task("task.cfg", "t1", "full", "mysql-01",
+           "dump = { items = 5; item-ms = 5; };\nload = { items = 5; item-ms = 5; };");
+  over_http(0, "start-task", "task.cfg", NULL, NULL);
+  CU_ASSERT(e2e_wait_stage("t1", "Finished", 30)); /* polled over HTTP */
+  both(0, "query-status", NULL, NULL, NULL);
+  both(0, "query-status", "t1", NULL, NULL);
+  both(1, "start-task", "task.cfg", NULL, NULL); /* exists */
+  both(1, "query-status", "nope", NULL, NULL);
+  both(1, "pause-task", "nope", NULL, NULL);
+  both(0, "binlog", "list", "t1", NULL);
+
+  e2e_task("inc.cfg", "inc", "incremental", "mysql-01", "sync = { items = 0; item-ms = 50; };");
+  over_http(0, "start-task", "inc.cfg", NULL, NULL);
+  CU_ASSERT(e2e_wait_stage("inc", "Running", 10));
+  over_http(0, "pause-task", "inc", NULL, NULL);
+  CU_ASSERT(e2e_wait_stage("inc", "Paused", 10));
+  both(1, "pause-task", "inc", NULL, NULL);            /* already paused */
+  both(1, "operate-source", "stop", "-s", "mysql-01"); /* tasks still use it */
+  over_http(0, "resume-task", "inc", NULL, NULL);
+  CU_ASSERT(e2e_wait_stage("inc", "Running", 10));
+  over_http(0, "stop-task", "inc", NULL, NULL);
+  over_http(0, "stop-task", "t1", NULL, NULL);
+
+  over_http(0, "start-relay", "-s", "mysql-01", NULL);
+  both(1, "start-relay", "-s", "mysql-01", NULL);     /* already running */
+  over_http(0, "operate-source", "show", NULL, NULL); /* the running relay's counters move */
+  over_http(0, "stop-relay", "-s", "mysql-01", NULL);
+  both(1, "stop-relay", "-s", "mysql-01", NULL);
+  over_http(0, "operate-source", "stop", "-s", "mysql-01");
+  both(0, "operate-source", "show", NULL, NULL);
+
+  /* Requests dmctl would not send reach the one handler the same way. */
+  const char *raw[] = {"not json", "{\"cmd\": 1}", "{\"cmd\": \"frobnicate\"}",
+                       "{\"cmd\": \"pause-task\", \"args\": {\"name\": 7}}", "{\"cmd\": \"help\"}"};
+  for (size_t i = 0; i < sizeof raw / sizeof raw[0]; i++) {
+    long status = 0;
+    json_object *h = raw_post(raw[i], &status);
+    json_object *s = e2e_raw(raw[i]);
+    CU_ASSERT_EQUAL(status, 200);
+    CU_ASSERT_PTR_NOT_NULL(s);
+    CU_ASSERT(h && s && json_object_equal(h, s));
+    json_object_put(h);
+    json_object_put(s);
+  }
+  http_use_socket();
+  CU_ASSERT_EQUAL(e2e_stop(), 0);
+  e2e_teardown();
+}
+
+/* Mutual TLS: a client with a certificate of the CA is served; one without a certificate, or
+ * with one of another CA, is refused with 403 and DM_ERR_CONTROL_CLIENT_CERT; dmctl refuses a
+ * daemon whose certificate its --tls-ca did not sign, and plain http to the TLS port fails. */
+static void test_mutual_tls(void) {
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  http_make_certs();
+  e2e_source("source.cfg", "mysql-01", false);
+  http_start("127.0.0.1:0", true);
+  char ccert[400], ckey[400], scert[400], skey[400], other_ca[400];
+  tls_file(ccert, sizeof ccert, "client-cert.pem");
+  tls_file(ckey, sizeof ckey, "client-key.pem");
+  tls_file(scert, sizeof scert, "stranger-cert.pem");
+  tls_file(skey, sizeof skey, "stranger-key.pem");
+  tls_file(other_ca, sizeof other_ca, "other-ca.pem");
+  e2e_dmctl_target[5] = ccert; /* the client's own certificate, not the server's */
+  e2e_dmctl_target[7] = ckey;
+
+  over_http(0, "operate-source", "create", "source.cfg", NULL);
+  both(0, "operate-source", "show", NULL, NULL);
+  both(0, "query-status", NULL, NULL, NULL);
+
+  /* No client certificate: the TLS session is set up, the request is refused. */
+  long status = 0;
+  CURLcode rc;
+  const char *help = "{\"cmd\": \"help\"}";
+  json_object *o =
+      raw_http("POST", DMH_CONTROL_HTTP_PATH, help, strlen(help), tls_ca, NULL, NULL, &status, &rc);
+  CU_ASSERT_EQUAL(rc, CURLE_OK);
+  CU_ASSERT_EQUAL(status, 403);
+  CU_ASSERT_FALSE(e2e_bool(o, "result"));
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_CLIENT_CERT);
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "the client sent no certificate"));
+  json_object_put(o);
+  /* The same certificate-less client, with a valid one, is served: the refusal was the cert's. */
+  o = raw_http("POST", DMH_CONTROL_HTTP_PATH, help, strlen(help), tls_ca, ccert, ckey, &status,
+               &rc);
+  CU_ASSERT_EQUAL(status, 200);
+  CU_ASSERT(e2e_bool(o, "result"));
+  json_object_put(o);
+
+  /* A certificate of another CA, through dmctl. */
+  const char *saved7 = e2e_dmctl_target[7], *saved5 = e2e_dmctl_target[5];
+  e2e_dmctl_target[5] = scert;
+  e2e_dmctl_target[7] = skey;
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "query-status", NULL), 1);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_CLIENT_CERT);
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "refused a client without a valid certificate"));
+  json_object_put(o);
+  /* ... nor may it change anything */
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "stop", "-s", "mysql-01", NULL), 1);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_CLIENT_CERT);
+  json_object_put(o);
+  e2e_dmctl_target[5] = saved5;
+  e2e_dmctl_target[7] = saved7;
+  both(0, "operate-source", "show", "-s", "mysql-01"); /* still bound */
+
+  /* dmctl trusting another CA does not talk to this daemon. */
+  e2e_dmctl_target[3] = other_ca;
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "query-status", NULL), 1);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_HTTP);
+  json_object_put(o);
+  e2e_dmctl_target[3] = tls_ca;
+  /* Plain http to the TLS port, and half of the TLS flags. */
+  const char *plain[] = {"--master-addr", http_addr, NULL};
+  const char *saved[9];
+  memcpy(saved, e2e_dmctl_target, sizeof saved);
+  memset(e2e_dmctl_target, 0, sizeof e2e_dmctl_target);
+  memcpy(e2e_dmctl_target, plain, sizeof plain);
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "query-status", NULL), 1);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_HTTP);
+  json_object_put(o);
+  e2e_dmctl_target[2] = "--tls-ca";
+  e2e_dmctl_target[3] = tls_ca;
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "query-status", NULL), 1);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_REQUEST);
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "--tls-cert --tls-key missing"));
+  json_object_put(o);
+  memcpy(e2e_dmctl_target, saved, sizeof saved);
+
+  char *log = e2e_serve_log();
+  CU_ASSERT(e2e_contains(log, "mutual TLS"));
+  CU_ASSERT(e2e_contains(log, "the client sent no certificate"));
+  free(log);
+  http_use_socket();
+  CU_ASSERT_EQUAL(e2e_stop(), 0);
+  e2e_teardown();
+}
+
+/* The transport's bounds: a body over DMH_CONTROL_LINE_MAX is refused with 413 before it is read
+ * (one of exactly the limit is served), another method or path is refused, and the daemon goes on
+ * answering. */
+static void test_limits(void) {
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  http_start("127.0.0.1:0", false);
+  const char *help = "{\"cmd\": \"help\"}";
+  size_t n = DMH_CONTROL_LINE_MAX;
+  char *body = malloc(n + 2);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(body);
+  memset(body, ' ', n + 1);
+  memcpy(body, help, strlen(help));
+  body[n + 1] = '\0';
+  long status = 0;
+  CURLcode rc;
+  json_object *o = raw_http("POST", DMH_CONTROL_HTTP_PATH, body, n, NULL, NULL, NULL, &status, &rc);
+  CU_ASSERT_EQUAL(status, 200); /* exactly the limit */
+  CU_ASSERT(e2e_bool(o, "result"));
+  json_object_put(o);
+  o = raw_http("POST", DMH_CONTROL_HTTP_PATH, body, n + 1, NULL, NULL, NULL, &status, &rc);
+  CU_ASSERT_EQUAL(status, 413);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_REQUEST);
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "longer than 1048576 bytes"));
+  json_object_put(o);
+  free(body);
+
+  o = raw_http("GET", DMH_CONTROL_HTTP_PATH, NULL, 0, NULL, NULL, NULL, &status, &rc);
+  CU_ASSERT_EQUAL(status, 405);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_REQUEST);
+  json_object_put(o);
+  o = raw_http("POST", "/other", help, strlen(help), NULL, NULL, NULL, &status, &rc);
+  CU_ASSERT_EQUAL(status, 404);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_REQUEST);
+  json_object_put(o);
+  /* A posted file's last newline is framing, not "something after the object". */
+  o = raw_post("{\"cmd\": \"help\"}\r\n\n", &status);
+  CU_ASSERT_EQUAL(status, 200);
+  CU_ASSERT(e2e_bool(o, "result"));
+  json_object_put(o);
+  over_http(0, "query-status", NULL, NULL, NULL);
+
+  http_stop_with_silent_client();
+  e2e_teardown();
+}
+
+/* A listen address beyond loopback without TLS is refused before anything starts (no state dir
+ * made); half of the TLS flags is a usage error; with TLS the same address is served. */
+static void test_insecure_listen_refused(void) {
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  const char *open_listen[] = {"--listen", "0.0.0.0:0", NULL};
+  CU_ASSERT_FALSE(e2e_start_with(open_listen, true));
+  char *log = e2e_serve_log();
+  CU_ASSERT(e2e_contains(log, "code 15010"));
+  CU_ASSERT(e2e_contains(log, "--listen 0.0.0.0:0 is not a loopback address"));
+  free(log);
+  struct stat st;
+  CU_ASSERT_EQUAL(stat(e2e_state, &st), -1); /* refused before the state dir was made */
+
+  http_make_certs();
+  const char *half[] = {"--listen", "127.0.0.1:0", "--tls-ca", tls_ca, NULL};
+  CU_ASSERT_FALSE(e2e_start_with(half, true));
+  log = e2e_serve_log();
+  CU_ASSERT(e2e_contains(log, "--tls-cert --tls-key missing"));
+  free(log);
+  const char *wrong_key[] = {"--listen", "127.0.0.1:0", "--tls-ca", tls_ca, "--tls-cert",
+                             tls_cert,   "--tls-key",   tls_ca,     NULL};
+  CU_ASSERT_FALSE(e2e_start_with(wrong_key, true));
+  log = e2e_serve_log();
+  CU_ASSERT(e2e_contains(log, "code 15011"));
+  free(log);
+
+  /* With TLS, 0.0.0.0 is served (reached here through 127.0.0.1). */
+  http_start("0.0.0.0:0", true);
+  log = e2e_serve_log();
+  CU_ASSERT(e2e_contains(log, "reachable from the network"));
+  free(log);
+  char ccert[400], ckey[400];
+  e2e_dmctl_target[5] = tls_file(ccert, sizeof ccert, "client-cert.pem");
+  e2e_dmctl_target[7] = tls_file(ckey, sizeof ckey, "client-key.pem");
+  over_http(0, "query-status", NULL, NULL, NULL);
+
+  /* The same with a silent client on the TLS port (a handshake never begun). */
+  http_stop_with_silent_client();
+  e2e_teardown();
+}
+
+/* The answer to help from a client running as uid 65534 (no supplementary groups): the HTTP
+ * status and the body. */
+static json_object *http_as_nobody(long *status) {
+  int pfd[2];
+  CU_ASSERT_FATAL(pipe(pfd) == 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(pfd[0]);
+    if (setgroups(0, NULL) < 0 || setgid(NOBODY) < 0 || setuid(NOBODY) < 0)
+      _exit(6);
+    long st = 0;
+    json_object *o = raw_post("{\"cmd\": \"help\"}", &st);
+    char line[8192];
+    int len = snprintf(line, sizeof line, "%ld %s", st, json_object_to_json_string(o));
+    if (write(pfd[1], line, (size_t)len) < 0)
+      _exit(5);
+    _exit(0);
+  }
+  close(pfd[1]);
+  char buf[8192];
+  CU_ASSERT_EQUAL(e2e_collect_child(pid, pfd[0], buf, sizeof buf), 0);
+  *status = atol(buf);
+  char *sp = strchr(buf, ' ');
+  json_object *o = sp ? json_tokener_parse(sp + 1) : NULL;
+  if (!o)
+    fprintf(stderr, "\n  the client as uid 65534 got \"%s\"\n", buf);
+  return o;
+}
+
+/* Without TLS a loopback client is admitted as the socket admits one: a client running as another
+ * uid is refused (403, DM_ERR_CONTROL_PEER) and root is served; with --socket-group, a member of
+ * the group (by the account database: TCP carries only the uid) is served. */
+static void test_peer_uid(void) {
+  if (geteuid() != 0) {
+    fprintf(stderr, "\n  skipped: needs root to run a client as another uid\n");
+    return;
+  }
+  struct group *ng = getgrnam("nogroup");
+  struct passwd *nobody = getpwuid(NOBODY);
+  /* the preconditions of the second half: uid 65534's group is nogroup, not daemon */
+  CU_ASSERT_FATAL(ng && nobody && nobody->pw_gid == ng->gr_gid && getgrnam("daemon"));
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  const char *groups[] = {"daemon", "nogroup"};
+  for (int served = 0; served < 2; served++) {
+    const char *extra[] = {"--listen", "127.0.0.1:0", "--socket-group", groups[served], NULL};
+    CU_ASSERT_FATAL(e2e_start_with(extra, false));
+    CU_ASSERT_FATAL(http_find_port());
+    long status = 0;
+    json_object *o = http_as_nobody(&status);
+    if (!served) {
+      CU_ASSERT_EQUAL(status, 403);
+      CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_PEER);
+      CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "running as uid 65534"));
+      CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "members of group daemon"));
+    } else {
+      CU_ASSERT_EQUAL(status, 200);
+      CU_ASSERT(e2e_bool(o, "result"));
+    }
+    json_object_put(o);
+    o = raw_post("{\"cmd\": \"help\"}", &status); /* root */
+    CU_ASSERT_EQUAL(status, 200);
+    CU_ASSERT(e2e_bool(o, "result"));
+    json_object_put(o);
+    CU_ASSERT_EQUAL(e2e_stop(), 0);
+    char log[512];
+    snprintf(log, sizeof log, "%s/serve.log", e2e_dir);
+    unlink(log); /* the next daemon's port is the one logged */
+  }
+  e2e_teardown();
+}
+
+int main(void) {
+  signal(SIGPIPE, SIG_IGN);
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+  static const dmh_cunit_test tests[] = {
+      {"the same answers over HTTP as over the socket", test_same_answers},
+      {"mutual TLS", test_mutual_tls},
+      {"body size, method and path bounds", test_limits},
+      {"no listen beyond loopback without TLS", test_insecure_listen_refused},
+      {"loopback without TLS admits the socket's users", test_peer_uid},
+  };
+  int rc = dmh_cunit_run("control http", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
+  curl_global_cleanup();
+  return rc;
+}
