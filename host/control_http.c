@@ -95,38 +95,52 @@ static bool http_is_loopback(const struct sockaddr *sa) {
 
 /* ---- the peer of a loopback connection without TLS ---- */
 
-/* The uid owning the local TCP socket whose own end is `sa` (the client's end of a loopback
- * connection), from /proc/net/tcp or tcp6; -1 when not found. */
-static long long http_local_socket_uid(const struct sockaddr *sa) {
-  char want[64];
-  const char *table;
-  if (sa->sa_family == AF_INET) {
-    const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
-    /* The kernel prints the address as the native reading of its network-order word. */
-    snprintf(want, sizeof want, "%08X:%04X", (unsigned)in->sin_addr.s_addr,
-             (unsigned)ntohs(in->sin_port));
-    table = "/proc/net/tcp";
-  } else if (sa->sa_family == AF_INET6) {
-    const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+/* An address as /proc/net/tcp{,6} prints it ("0100007F:1F90": the kernel prints each 32-bit word
+ * of the address as the native reading of its network-order bytes). The table's path, or NULL. */
+static const char *http_proc_addr(const struct sockaddr_storage *ss, char *out, size_t size) {
+  if (ss->ss_family == AF_INET) {
+    const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+    snprintf(out, size, "%08X:%04X", (unsigned)in->sin_addr.s_addr, (unsigned)ntohs(in->sin_port));
+    return "/proc/net/tcp";
+  }
+  if (ss->ss_family == AF_INET6) {
+    const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
     uint32_t w[4];
     memcpy(w, in6->sin6_addr.s6_addr, sizeof w);
-    snprintf(want, sizeof want, "%08X%08X%08X%08X:%04X", (unsigned)w[0], (unsigned)w[1],
-             (unsigned)w[2], (unsigned)w[3], (unsigned)ntohs(in6->sin6_port));
-    table = "/proc/net/tcp6";
-  } else {
-    return -1;
+    snprintf(out, size, "%08X%08X%08X%08X:%04X", (unsigned)w[0], (unsigned)w[1], (unsigned)w[2],
+             (unsigned)w[3], (unsigned)ntohs(in6->sin6_port));
+    return "/proc/net/tcp6";
   }
+  return NULL;
+}
+
+/* The uid of the process that made the client's end of the loopback connection `fd` (ours): the
+ * ESTABLISHED socket of /proc/net/tcp{,6} whose local end is our peer and whose remote end is us.
+ * The whole pair and the state are matched: a closed connection that used the same client port
+ * stays in the table as TIME_WAIT, owned by uid 0. -1 when not found (refused). */
+static long long http_peer_uid(int fd) {
+  struct sockaddr_storage me, peer;
+  socklen_t ml = sizeof me, pl = sizeof peer;
+  if (getsockname(fd, (struct sockaddr *)&me, &ml) < 0 ||
+      getpeername(fd, (struct sockaddr *)&peer, &pl) < 0)
+    return -1;
+  char want_local[64], want_remote[64];
+  const char *table = http_proc_addr(&peer, want_local, sizeof want_local);
+  if (!table || !http_proc_addr(&me, want_remote, sizeof want_remote))
+    return -1;
   FILE *f = fopen(table, "re");
   if (!f)
     return -1;
   char line[512];
   long long uid = -1;
   while (uid < 0 && fgets(line, sizeof line, f)) {
-    char local[64];
+    char local[64], remote[64];
+    unsigned state;
     unsigned long u;
     /* sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid */
-    if (sscanf(line, " %*s %63s %*s %*s %*s %*s %*s %lu", local, &u) == 2 &&
-        strcmp(local, want) == 0)
+    if (sscanf(line, " %*s %63s %63s %x %*s %*s %*s %lu", local, remote, &state, &u) == 4 &&
+        state == 1 /* TCP_ESTABLISHED */ && strcmp(local, want_local) == 0 &&
+        strcmp(remote, want_remote) == 0)
       uid = (long long)u;
   }
   fclose(f);
@@ -154,9 +168,8 @@ static bool http_uid_in_group(uid_t uid, gid_t group) {
  * root's or in the group). 0, or -1 with DM_ERR_CONTROL_PEER. */
 static int http_admit_local(dmh_control_http *h, struct MHD_Connection *conn, dm_error *err) {
   const union MHD_ConnectionInfo *ci =
-      MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-  const struct sockaddr *sa = ci ? ci->client_addr : NULL;
-  long long uid = sa ? http_local_socket_uid(sa) : -1;
+      MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+  long long uid = ci ? http_peer_uid(ci->connect_fd) : -1;
   uid_t me = geteuid();
   if (uid >= 0 && ((uid_t)uid == me || uid == 0 ||
                    (h->opts.has_group && http_uid_in_group((uid_t)uid, h->opts.group))))
