@@ -216,6 +216,8 @@ static int http_admit_cert(dmh_control_http *h, struct MHD_Connection *conn, dm_
 
 /* ---- server ---- */
 
+/* Queue `body` (freed) as the JSON answer; a refusal (status other than 200) also closes the
+ * connection, so a refused client keeps no slot. */
 static enum MHD_Result http_send(struct MHD_Connection *conn, unsigned status, char *body) {
   if (!body)
     return MHD_NO;
@@ -233,6 +235,8 @@ static enum MHD_Result http_send(struct MHD_Connection *conn, unsigned status, c
     return MHD_NO;
   }
   MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+  if (status != MHD_HTTP_OK)
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
   enum MHD_Result rc = MHD_queue_response(conn, status, resp);
   MHD_destroy_response(resp);
   return rc;
