@@ -60,11 +60,13 @@ static int pc_find(pc_ctx *c, const char *schema, const char *table) {
   return t ? (int)(t - c->tables) : -1;
 }
 
-/* Appends "`s`.`t`" to a list of at most 5 names, then "and N more". */
+/* Appends "`s`.`t`" to a list of at most 5 names, then "and N more"; a name that does not fit is
+ * cut (the list is for a message). */
 static void pc_list_add(char *buf, size_t len, int *count, const char *schema, const char *table) {
   size_t at = strlen(buf);
-  if (*count < 5)
-    snprintf(buf + at, len - at, "%s`%s`.`%s`", *count ? ", " : "", schema, table);
+  if (*count < 5 && at < len &&
+      snprintf(buf + at, len - at, "%s`%s`.`%s`", *count ? ", " : "", schema, table) < 0)
+    buf[at] = '\0';
   (*count)++;
 }
 

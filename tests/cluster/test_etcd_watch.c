@@ -295,7 +295,7 @@ static void tw_kill_case(int leader) {
   CU_ASSERT_EQUAL(w->seen.n, 10);
   CU_ASSERT(w->opts.reconnects >= 1); /* the precondition: the kill reached the stream */
   for (int i = 0; i < w->seen.n && i < 10; i++) {
-    char want[200];
+    char want[1700]; /* keys[i] holds up to 1599 bytes */
     snprintf(want, sizeof want, "P %s=v", keys[i]);
     CU_ASSERT_STRING_EQUAL(w->seen.ev[i], want);
     CU_ASSERT_EQUAL(w->seen.rev[i], from + i);

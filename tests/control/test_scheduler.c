@@ -58,7 +58,7 @@ static int plan(snap *x, char *out, size_t len) {
                           x->a[i].kind == DMH_SCHED_BIND ? '+' : '-', x->a[i].source,
                           x->a[i].worker);
   if (n < 0)
-    snprintf(out, len, "error %d: %s", err.code, err.message);
+    snprintf(out, len, "error %d: %.200s", err.code, err.message);
   return n;
 }
 
