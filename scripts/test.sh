@@ -7,7 +7,9 @@
 #      tests/supervisor/CMakeLists.txt) and the sync unit's (coordinator, workers, status from
 #      other threads) against the real servers, and the etcd client's (a watch and a lease keeper
 #      on threads of their own) against the project's etcd.
-# Also checks formatting against .clang-format. BUILD_ROOT (default ./build) holds the builds.
+# Also checks formatting against .clang-format, and that a Release build (-O2, what bench/ and the
+# README's demo use) compiles: GCC warns about more there (format truncation). BUILD_ROOT (default
+# ./build) holds the builds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
@@ -30,6 +32,9 @@ run_suite() { # name, cmake flags..., -- ctest args...
   (cd "$root/$name" && ctest --output-on-failure -j "$jobs" "$@")
 }
 
+echo "== build: release (compile only)"
+cmake -S . -B "$root/release" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$root/release" -j "$jobs" >/dev/null
 run_suite plain
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   run_suite asan -DDMHOST_SANITIZE=address,undefined
