@@ -34,7 +34,8 @@ run_suite() { # name, cmake flags..., -- ctest args...
 
 echo "== build: release (compile only)"
 cmake -S . -B "$root/release" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$root/release" -j "$jobs" >/dev/null
+cmake --build "$root/release" -j "$jobs" >"$root/release.log" 2>&1 ||
+  { grep -E "error|warning" "$root/release.log" | head -30; exit 1; }
 run_suite plain
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   run_suite asan -DDMHOST_SANITIZE=address,undefined
