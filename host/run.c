@@ -1,13 +1,16 @@
 #include "run.h"
 
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cli_flag.h"
 #include "config.h"
 #include "dmhost/sdk.h"
 #include "error_json.h"
@@ -24,6 +27,9 @@ static void run_usage(FILE *out) {
       "  --plugin-dir DIR   where the default unit builds are (default: installed folder)\n"
       "  --log-level L      debug, info, warn or error (default info)\n"
       "  --quiet            no progress output\n"
+      "  --fencing-token N  for the cluster worker and tests: the subtask's fencing token (a\n"
+      "                     number that grows each time the subtask moves to another worker;\n"
+      "                     0, the default, is no fencing); see docs/sdk.md \"Fencing\"\n"
       "Runs until a task that can finish has finished (exit 0). SIGINT/SIGTERM pause the\n"
       "task at a safe point, keep its checkpoints and exit 0; run again to continue.\n");
 }
@@ -108,11 +114,13 @@ int dmh_run_main(int argc, char **argv) {
       {"plugin-dir", required_argument, NULL, 'p'},
       {"log-level", required_argument, NULL, 'l'},
       {"quiet", no_argument, NULL, 'q'},
+      {"fencing-token", required_argument, NULL, 'F'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
   const char *source_path = NULL, *task_path = NULL, *work = "dmhost-work", *plugin_dir = NULL;
   bool quiet = false;
+  uint64_t fencing_token = 0;
   int c;
   optind = 1;
   while ((c = getopt_long(argc, argv, "s:t:w:p:l:qh", longopts, NULL)) != -1) {
@@ -142,6 +150,16 @@ int dmh_run_main(int argc, char **argv) {
     case 'q':
       quiet = true;
       break;
+    case 'F': {
+      long v;
+      if (dmh_cli_int(optarg, 0, LONG_MAX, &v) < 0) {
+        fprintf(stderr, "dmhost run: --fencing-token must be a number from 0 to %ld, not '%s'\n",
+                LONG_MAX, optarg);
+        return 2;
+      }
+      fencing_token = (uint64_t)v;
+      break;
+    }
     case 'h':
       run_usage(stdout);
       return 0;
@@ -192,8 +210,12 @@ int dmh_run_main(int argc, char **argv) {
     }
   }
   snprintf(root, sizeof root, "%s/tasks/%s/%s", work, task->name, source->source_id);
-  dmh_subtask_opts o = {
-      .task = task, .source = source, .work_root = root, .plugin_dir = plugin_dir, .relay = relay};
+  dmh_subtask_opts o = {.task = task,
+                        .source = source,
+                        .work_root = root,
+                        .plugin_dir = plugin_dir,
+                        .relay = relay,
+                        .fencing_token = fencing_token};
   if (!(st = dmh_subtask_create(&o, &err)) || dmh_subtask_start(st, &err) < 0) {
     run_print_error(&err);
     goto out;

@@ -50,6 +50,9 @@ static bool svc_gtid_enabled(dm_ctx *c) {
 static uint32_t svc_file_mode(dm_ctx *c) {
   return c->file_mode;
 }
+static uint64_t svc_fencing_token(dm_ctx *c) {
+  return c->fencing_token;
+}
 static bool svc_unit_follows(dm_ctx *c, uint32_t kind) {
   for (int i = 0; i < c->n_later; i++)
     if (c->later[i] == kind)
@@ -326,6 +329,7 @@ static const dm_host_services services = {
     .file_mode = svc_file_mode,
     .unit_follows = svc_unit_follows,
     .handoff_safe_mode_exit = svc_handoff_safe_mode_exit,
+    .fencing_token = svc_fencing_token,
 };
 
 const dm_host_services *dmh_host_services(void) {

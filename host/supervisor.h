@@ -63,6 +63,11 @@ typedef struct dmh_subtask_opts {
    * (dmh_load_opts.unique_copy + trusted_only): the daemon sets it, `dmhost run` (a user running
    * their own files) does not. */
   bool trusted_only;
+  /* The fencing token handed to the units (dm_host_services.fencing_token): 0 = no fencing, the
+   * single-machine default. A cluster worker passes its binding's token (the create_revision of
+   * the binding key), which grows each time the subtask moves to another worker; the units refuse
+   * to commit once a higher token has reached the target (docs/sdk.md "Fencing"). */
+  uint64_t fencing_token;
 } dmh_subtask_opts;
 
 /* Load the units' libraries (checked; nothing of them runs yet). Returns NULL with *err filled. */

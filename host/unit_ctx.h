@@ -30,8 +30,9 @@ struct dm_ctx {
   uint32_t later[3]; /* dm_unit_kind of the units after this one in the chain (unit_follows) */
   int n_later;
   uint32_t file_mode; /* of the files the unit creates (file-mode); its work dir has the dir mode */
-  char *work_dir;     /* owned; created by dmh_ctx_new */
-  char scope[320];    /* log scope: "task=.. source=.. unit=.." */
+  uint64_t fencing_token; /* the subtask's (dmh_subtask_opts.fencing_token); 0: no fencing */
+  char *work_dir;         /* owned; created by dmh_ctx_new */
+  char scope[320];        /* log scope: "task=.. source=.. unit=.." */
 
   dmh_stop_token *token;             /* the subtask's */
   const struct dmh_rules *rules;     /* the subtask's; NULL for a relay */

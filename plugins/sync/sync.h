@@ -255,7 +255,9 @@ typedef struct sync_cp_state {
   dm_position safe_exit; /* the global row's exit_safe_binlog_* (name "" when none) */
 } sync_cp_state;
 int sync_cp_prepare(sync_unit *u, MYSQL *c, dm_error *err);
-int sync_cp_load(sync_unit *u, MYSQL *c, sync_cp_state *st, dm_error *err);
+/* Reads the rows with a locking read. `own` (the unit starts on them): with a fencing token, the
+ * rows are raised to it first, in the same transaction (DM_ERR_FENCED when one carries more). */
+int sync_cp_load(sync_unit *u, MYSQL *c, sync_cp_state *st, bool own, dm_error *err);
 /* Sets the global row and `n` worker rows (removing others) to pos (+ rows of the transaction
  * starting there), in one transaction. The global row keeps u->safe_exit (DM's
  * exit_safe_binlog_*). */
@@ -272,6 +274,10 @@ int sync_cp_worker_sql(sync_unit *u, MYSQL *c, int w, const dm_position *pos, ui
 int sync_cp_compare(const dm_position *a, uint64_t a_rows, const dm_position *b, uint64_t b_rows);
 int sync_cp_global(sync_unit *u, MYSQL *c, const dm_position *pos, dm_error *err);
 int sync_cp_mark_ddl(sync_unit *u, MYSQL *c, const char *at, dm_error *err);
+/* A fenced statement moving `what` (a row, "worker 3's row") failed with DM_DB_FENCE_ERRNO and
+ * was rolled back: *err becomes DM_ERR_FENCED naming the newer token, or DM_ERR_CHECKPOINT when
+ * the row is gone. Returns -1. */
+int sync_cp_fence_failed(sync_unit *u, MYSQL *c, const char *what, dm_error *err);
 
 /* ---- sync_source.c ---- */
 typedef struct sync_source sync_source;
@@ -346,6 +352,7 @@ struct sync_unit {
   char meta[SYNC_NAME_MAX];
   char cp_table[2 * SYNC_NAME_MAX + 32]; /* `meta`.`<task>_syncer_checkpoint` */
   char source_id[64];
+  uint64_t fence;          /* the host's fencing token (dm_host_fencing_token); 0: no fencing */
   sync_charsets *charsets; /* of the target, loaded once */
   sync_schema *schema;
   struct sync_tracker *tracker; /* table structures as of the binlog position (sync_tracker.h) */

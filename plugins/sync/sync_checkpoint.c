@@ -18,11 +18,20 @@
  * batch up to the larger one (same worker count, same content: sync_batch.c assigns groups
  * deterministically) and applies only the parts of the workers still at the smaller position
  * (docs/sync.md).
+ *
+ * Fencing (a token T > 0 from the host; dmhost/db.h): the rows carry T in `fence`. The start
+ * raises every row of this task's source to T inside the locking read (refused when one carries
+ * more), and every statement that moves a row also sets `fence` = T and requires `fence` <= T,
+ * checked before anything after it in the same round trip runs: a worker's batch transaction
+ * never reaches its COMMIT once a newer worker has raised the rows. With T = 0 the statements
+ * are the unfenced ones, unchanged.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <dmhost/db.h>
 
 #include "sync.h"
 
@@ -35,34 +44,68 @@ int sync_cp_prepare(sync_unit *u, MYSQL *c, dm_error *err) {
   int rc = -1;
   if (sync_buf_puts(&q, "CREATE DATABASE IF NOT EXISTS ") < 0 ||
       sync_sql_ident(&q, u->meta, strlen(u->meta)) < 0 ||
-      sync_buf_printf(
-          &q,
-          ";CREATE TABLE IF NOT EXISTS %s ("
-          "`id` VARCHAR(32) NOT NULL, "
-          "`cp_schema` VARCHAR(128) NOT NULL, "
-          "`cp_table` VARCHAR(128) NOT NULL, "
-          "`binlog_name` VARCHAR(128), "
-          "`binlog_pos` INT UNSIGNED, "
-          "`binlog_gtid` TEXT, "
-          "`exit_safe_binlog_name` VARCHAR(128) DEFAULT '', "
-          "`exit_safe_binlog_pos` INT UNSIGNED DEFAULT 0, "
-          "`exit_safe_binlog_gtid` TEXT, "
-          "`table_info` JSON NOT NULL, "
-          "`is_global` BOOLEAN, "
-          "`create_time` TIMESTAMP DEFAULT CURRENT_TIMESTAMP, "
-          "`update_time` TIMESTAMP DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP, "
-          "UNIQUE KEY `uk_id_schema_table` (`id`, `cp_schema`, `cp_table`)) "
-          "DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin",
-          u->cp_table) < 0) {
+      sync_buf_printf(&q,
+                      ";CREATE TABLE IF NOT EXISTS %s ("
+                      "`id` VARCHAR(32) NOT NULL, "
+                      "`cp_schema` VARCHAR(128) NOT NULL, "
+                      "`cp_table` VARCHAR(128) NOT NULL, "
+                      "`binlog_name` VARCHAR(128), "
+                      "`binlog_pos` INT UNSIGNED, "
+                      "`binlog_gtid` TEXT, "
+                      "`exit_safe_binlog_name` VARCHAR(128) DEFAULT '', "
+                      "`exit_safe_binlog_pos` INT UNSIGNED DEFAULT 0, "
+                      "`exit_safe_binlog_gtid` TEXT, "
+                      "`table_info` JSON NOT NULL, "
+                      "`is_global` BOOLEAN, "
+                      "`create_time` TIMESTAMP DEFAULT CURRENT_TIMESTAMP, "
+                      "`update_time` TIMESTAMP DEFAULT CURRENT_TIMESTAMP ON UPDATE "
+                      "CURRENT_TIMESTAMP, " DM_DB_FENCE_COLUMN_DEF ", "
+                      "UNIQUE KEY `uk_id_schema_table` (`id`, `cp_schema`, `cp_table`)) "
+                      "DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin",
+                      u->cp_table) < 0) {
     sync_nomem(u, err);
     goto out;
   }
   rc = sync_db_exec(u, c, q.p, q.len, "sync: cannot create the checkpoint table", err);
   if (rc < 0)
     err->code = err->code == DM_ERR_DB_CONNECT ? DM_ERR_DB_CONNECT : DM_ERR_CHECKPOINT;
+  else if (u->fence) { /* a table of an older version has no `fence` column yet */
+    char table[SYNC_NAME_MAX];
+    snprintf(table, sizeof table, "%s_syncer_checkpoint", u->host->task_name(u->ctx));
+    rc = dm_db_fence_column(c, u->meta, table, u->cp_table, "sync", err);
+  }
 out:
   sync_buf_free(&q);
   return rc;
+}
+
+/* The rows of this task's source: "`id` = '<source>' AND `cp_schema` = ''". */
+static void sync_cp_where(sync_unit *u, MYSQL *c, char *out, size_t len) {
+  char lit[2 * sizeof u->source_id + 1];
+  mysql_real_escape_string(c, lit, u->source_id, (unsigned long)strlen(u->source_id));
+  snprintf(out, len, "`id` = '%s' AND `cp_schema` = ''", lit);
+}
+
+int sync_cp_fence_failed(sync_unit *u, MYSQL *c, const char *what, dm_error *err) {
+  char where[2 * sizeof u->source_id + 64];
+  sync_cp_where(u, c, where, sizeof where);
+  char who[96];
+  snprintf(who, sizeof who, "sync (moving %s)", what);
+  int rc = dm_db_fence_refused(c, u->cp_table, where, u->fence, who, err);
+  if (rc == 0) { /* no newer token: the row the statement moves is not there */
+    u->host->error_make(u->ctx, err, DM_ERR_CHECKPOINT, NULL,
+                        "sync: %s of source `%s` is missing from the checkpoint table %s (removed "
+                        "by hand?): the fenced update found no row to move",
+                        what, u->source_id, u->cp_table);
+    err->resumable = 0;
+  }
+  return -1;
+}
+
+/* A fenced statement of `c` failed: why, after the rollback. Else *err stays. */
+static void sync_cp_failed(sync_unit *u, MYSQL *c, unsigned code, const char *what, dm_error *err) {
+  if (u->fence && code == DM_DB_FENCE_ERRNO)
+    sync_cp_fence_failed(u, c, what, err);
 }
 
 static void sync_cp_row_pos(MYSQL_ROW row, dm_position *p) {
@@ -72,23 +115,36 @@ static void sync_cp_row_pos(MYSQL_ROW row, dm_position *p) {
   dm_strlcpy(p->gtid, row[3] ? row[3] : "", sizeof p->gtid);
 }
 
-int sync_cp_load(sync_unit *u, MYSQL *c, sync_cp_state *st, dm_error *err) {
+int sync_cp_load(sync_unit *u, MYSQL *c, sync_cp_state *st, bool own, dm_error *err) {
   memset(st, 0, sizeof *st);
   sync_buf q = {0};
   int rc = -1;
+  /* Owning the rows under a token: raised first, in the transaction of the locking read. */
+  bool fence = own && u->fence;
+  if (fence) {
+    char where[2 * sizeof u->source_id + 64];
+    sync_cp_where(u, c, where, sizeof where);
+    if (sync_db_exec(u, c, "START TRANSACTION", 17, "sync: cannot read the checkpoint", err) < 0)
+      goto out;
+    if (dm_db_fence_raise(c, u->cp_table, where, u->fence, "sync", err) != 0) {
+      mysql_query(c, "ROLLBACK");
+      goto out;
+    }
+  }
   if (sync_buf_printf(&q,
-                      "START TRANSACTION;SELECT `cp_table`, `binlog_name`, `binlog_pos`, "
+                      "%sSELECT `cp_table`, `binlog_name`, `binlog_pos`, "
                       "`binlog_gtid`, `is_global`, JSON_VALUE(`table_info`, '$.ddl'), "
                       "JSON_VALUE(`table_info`, '$.rows'), `exit_safe_binlog_name`, "
                       "`exit_safe_binlog_pos`, `exit_safe_binlog_gtid` FROM %s "
                       "WHERE `id` = ",
-                      u->cp_table) < 0 ||
+                      fence ? "" : "START TRANSACTION;", u->cp_table) < 0 ||
       sync_cp_lit(c, &q, u->source_id) < 0 ||
       sync_buf_puts(&q, " AND `cp_schema` = '' ORDER BY `cp_table` FOR UPDATE") < 0) {
     sync_nomem(u, err);
     goto out;
   }
-  if (mysql_real_query(c, q.p, (unsigned long)q.len) != 0 || mysql_next_result(c) != 0) {
+  if (mysql_real_query(c, q.p, (unsigned long)q.len) != 0 ||
+      (!fence && mysql_next_result(c) != 0)) {
     sync_db_error(u, c, "sync: cannot read the checkpoint", err);
     goto out;
   }
@@ -166,21 +222,31 @@ static int sync_cp_values(sync_unit *u, MYSQL *c, sync_buf *q, const char *cp_ta
                  sync_cp_info(q, rows) < 0 || sync_buf_printf(q, ",%d,", global ? 1 : 0) < 0 ||
                  sync_cp_lit(c, q, exit->name) < 0 ||
                  sync_buf_printf(q, ",%" PRIu64 ",", exit->pos) < 0 ||
-                 sync_cp_lit(c, q, exit->gtid) < 0 || sync_buf_putc(q, ')') < 0
+                 sync_cp_lit(c, q, exit->gtid) < 0 ||
+                 (u->fence && sync_buf_printf(q, ",%" PRIu64, u->fence) < 0) ||
+                 sync_buf_putc(q, ')') < 0
              ? -1
              : 0;
 }
 
 int sync_cp_reset_sql(sync_unit *u, MYSQL *c, const dm_position *pos, uint64_t rows, int n,
                       sync_buf *q) {
-  if (sync_buf_printf(q, "DELETE FROM %s WHERE `id` = ", u->cp_table) < 0 ||
-      sync_cp_lit(c, q, u->source_id) < 0 ||
+  char where[2 * sizeof u->source_id + 64];
+  sync_cp_where(u, c, where, sizeof where);
+  /* fenced: every row of the source must be at this token or below (all raised, or none yet) */
+  if (u->fence && sync_buf_printf(q,
+                                  "UPDATE %s SET `fence` = %" PRIu64
+                                  " WHERE %s AND `fence` <= %" PRIu64 ";" DM_DB_FENCE_CHECK_HEAD
+                                  "(SELECT COUNT(*) FROM %s WHERE %s)" DM_DB_FENCE_CHECK_TAIL ";",
+                                  u->cp_table, u->fence, where, u->fence, u->cp_table, where) < 0)
+    return -1;
+  if (sync_buf_printf(q, "DELETE FROM %s WHERE %s;", u->cp_table, where) < 0 ||
       sync_buf_printf(q,
-                      " AND `cp_schema` = '';INSERT INTO %s (`id`, `cp_schema`, `cp_table`, "
+                      "INSERT INTO %s (`id`, `cp_schema`, `cp_table`, "
                       "`binlog_name`, `binlog_pos`, `binlog_gtid`, `table_info`, `is_global`, "
-                      "`exit_safe_binlog_name`, `exit_safe_binlog_pos`, `exit_safe_binlog_gtid`) "
+                      "`exit_safe_binlog_name`, `exit_safe_binlog_pos`, `exit_safe_binlog_gtid`%s) "
                       "VALUES ",
-                      u->cp_table) < 0 ||
+                      u->cp_table, u->fence ? ", `fence`" : "") < 0 ||
       sync_cp_values(u, c, q, "", pos, rows, true) < 0)
     return -1;
   for (int w = 0; w < n; w++) {
@@ -203,12 +269,31 @@ int sync_cp_reset(sync_unit *u, MYSQL *c, const dm_position *pos, uint64_t rows,
   }
   rc = sync_db_exec(u, c, q.p, q.len, "sync: cannot write the checkpoint", err);
   if (rc < 0) {
+    unsigned code = mysql_errno(c);
     mysql_query(c, "ROLLBACK");
     if (err->code != DM_ERR_DB_CONNECT)
       err->code = DM_ERR_CHECKPOINT;
+    sync_cp_failed(u, c, code, "a row", err);
   }
   sync_buf_free(&q);
   return rc;
+}
+
+/* The end of a statement that moves one row: "[, `fence` = T] WHERE <the row> [AND `fence` <= T];"
+ * and, fenced, the check that it moved exactly that row. */
+static int sync_cp_fence_tail(sync_unit *u, MYSQL *c, sync_buf *q, const char *cp_table) {
+  if (u->fence && sync_buf_printf(q, ", `fence` = %" PRIu64, u->fence) < 0)
+    return -1;
+  if (sync_buf_puts(q, " WHERE `id` = ") < 0 || sync_cp_lit(c, q, u->source_id) < 0 ||
+      sync_buf_puts(q, " AND `cp_schema` = '' AND `cp_table` = ") < 0 ||
+      sync_cp_lit(c, q, cp_table) < 0)
+    return -1;
+  if (u->fence && sync_buf_printf(q,
+                                  " AND `fence` <= %" PRIu64 ";" DM_DB_FENCE_CHECK_HEAD
+                                  "1" DM_DB_FENCE_CHECK_TAIL,
+                                  u->fence) < 0)
+    return -1;
+  return sync_buf_putc(q, ';');
 }
 
 static int sync_cp_set(sync_unit *u, MYSQL *c, sync_buf *q, const dm_position *pos, uint64_t rows,
@@ -218,10 +303,7 @@ static int sync_cp_set(sync_unit *u, MYSQL *c, sync_buf *q, const dm_position *p
                  sync_cp_lit(c, q, pos->name) < 0 ||
                  sync_buf_printf(q, ", `binlog_pos` = %" PRIu64 ", `binlog_gtid` = ", pos->pos) <
                      0 ||
-                 sync_cp_lit(c, q, pos->gtid) < 0 || sync_buf_puts(q, " WHERE `id` = ") < 0 ||
-                 sync_cp_lit(c, q, u->source_id) < 0 ||
-                 sync_buf_puts(q, " AND `cp_schema` = '' AND `cp_table` = ") < 0 ||
-                 sync_cp_lit(c, q, cp_table) < 0 || sync_buf_putc(q, ';') < 0
+                 sync_cp_lit(c, q, pos->gtid) < 0 || sync_cp_fence_tail(u, c, q, cp_table) < 0
              ? -1
              : 0;
 }
@@ -238,8 +320,8 @@ int sync_cp_global(sync_unit *u, MYSQL *c, const dm_position *pos, dm_error *err
   int rc = -1;
   if (sync_cp_set(u, c, &q, pos, 0, "") < 0)
     sync_nomem(u, err);
-  else
-    rc = sync_db_exec(u, c, q.p, q.len, "sync: cannot write the checkpoint", err);
+  else if ((rc = sync_db_exec(u, c, q.p, q.len, "sync: cannot write the checkpoint", err)) < 0)
+    sync_cp_failed(u, c, mysql_errno(c), "the global row", err);
   sync_buf_free(&q);
   return rc;
 }
@@ -248,12 +330,11 @@ int sync_cp_mark_ddl(sync_unit *u, MYSQL *c, const char *at, dm_error *err) {
   sync_buf q = {0};
   int rc = -1;
   if (sync_buf_printf(&q, "UPDATE %s SET `table_info` = JSON_OBJECT('ddl', ", u->cp_table) < 0 ||
-      sync_cp_lit(c, &q, at) < 0 || sync_buf_puts(&q, ") WHERE `id` = ") < 0 ||
-      sync_cp_lit(c, &q, u->source_id) < 0 ||
-      sync_buf_puts(&q, " AND `cp_schema` = '' AND `cp_table` = ''") < 0)
+      sync_cp_lit(c, &q, at) < 0 || sync_buf_putc(&q, ')') < 0 ||
+      sync_cp_fence_tail(u, c, &q, "") < 0)
     sync_nomem(u, err);
-  else
-    rc = sync_db_exec(u, c, q.p, q.len, "sync: cannot write the checkpoint", err);
+  else if ((rc = sync_db_exec(u, c, q.p, q.len, "sync: cannot write the checkpoint", err)) < 0)
+    sync_cp_failed(u, c, mysql_errno(c), "the global row", err);
   sync_buf_free(&q);
   return rc;
 }

@@ -57,7 +57,8 @@ static MYSQL *sync_db_connect(sync_unit *u, const dm_db_endpoint *ep, bool targe
       .side = target ? DM_DB_TARGET : DM_DB_SOURCE,
       .read_timeout_s = 600,
       .write_timeout_s = 600,
-      .client_flags = multi ? CLIENT_MULTI_STATEMENTS | CLIENT_MULTI_RESULTS : 0,
+      .client_flags = (multi ? CLIENT_MULTI_STATEMENTS | CLIENT_MULTI_RESULTS : 0) |
+                      (target && u->fence ? DM_DB_FENCE_CLIENT_FLAGS : 0),
       .endpoint_size = dm_host_db_endpoint_size(u->host, u->ctx),
   };
   MYSQL *c = dm_db_connect(ep, &o, err);
@@ -113,8 +114,14 @@ int sync_db_exec(sync_unit *u, MYSQL *c, const char *sql, size_t len, const char
   }
   for (;;) {
     MYSQL_RES *r = mysql_store_result(c);
-    if (r)
+    if (r) {
       mysql_free_result(r);
+    } else if (mysql_errno(c) != 0) {
+      /* a statement that failed while its rows were sent (a SELECT's subquery): the server
+       * stopped there, and mysql_next_result would only say there is nothing more */
+      sync_db_error(u, c, what, err);
+      return -1;
+    }
     int rc = mysql_next_result(c);
     if (rc < 0)
       return 0;

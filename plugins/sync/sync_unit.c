@@ -133,6 +133,7 @@ static int sync_init(const dm_host_services *host, dm_ctx *ctx, void **self, dm_
     goto fail;
   }
   dm_strlcpy(u->source_id, src, sizeof u->source_id);
+  u->fence = dm_host_fencing_token(host, ctx);
   dm_strlcpy(u->meta, meta, sizeof u->meta);
   if (sync_settings(u, &u->cfg, err) < 0)
     goto fail;
@@ -187,7 +188,7 @@ static int sync_is_fresh_task(void *self, bool *fresh, dm_error *err) {
       mysql_free_result(r);
     if (any) {
       unsigned code = 0;
-      rc = sync_cp_load(u, c, &st, err);
+      rc = sync_cp_load(u, c, &st, false, err);
       if (rc < 0) {
         code = mysql_errno(c);
         if (code == 1146) { /* no checkpoint table */

@@ -11,8 +11,11 @@
  * batch is the unit the checkpoint rows count in.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <dmhost/db.h>
 
 #include "sync.h"
 
@@ -83,6 +86,12 @@ nomem:
 failed:
   if (mysql_query(w->conn, "ROLLBACK") != 0) {
     /* the connection is gone: the server rolls the transaction back */
+  }
+  if (u->fence && w->server_errno == DM_DB_FENCE_ERRNO) {
+    /* the first statements refused to move the worker's row: nothing of the part committed */
+    char what[48];
+    snprintf(what, sizeof what, "worker %d's row", w->id);
+    return sync_cp_fence_failed(u, w->conn, what, &w->err);
   }
   if (w->err.code == DM_ERR_DB_QUERY && !w->err.resumable) {
     /* the target refused a change: it has diverged from the source (or the table differs) */

@@ -23,16 +23,13 @@ set -euo pipefail
 dmhost=$1 plugins=$2 src_dir=$3 kills=${4:-10}
 relay=${RELAY:-0}
 cd "$src_dir"
-eval "$(bash scripts/mariadb.sh env)"
 if [ "$relay" = 1 ]; then name=kill9sync_relay; else name=kill9sync; fi
 db=crash_$name meta=crash_${name}_meta
 cp_table="\`$meta\`.\`${name}_syncer_checkpoint\`"
 work=$(mktemp -d /tmp/dmh-$name-XXXXXX)
 t0=$SECONDS
 if [ "$relay" = 1 ]; then tag="kill9_sync (relay)"; else tag=kill9_sync; fi
-src() { mariadb --no-defaults --protocol=tcp -h"$DMH_SOURCE_HOST" -P"$DMH_SOURCE_PORT" -u"$DMH_SOURCE_USER" "$@"; }
-tgt() { mariadb --no-defaults --protocol=tcp -h"$DMH_TARGET_HOST" -P"$DMH_TARGET_PORT" -u"$DMH_TARGET_USER" "$@"; }
-log() { echo "$tag: [$((SECONDS - t0))s] $*"; }
+. tests/crash/lib.sh
 pid="" wl_pids=() lock_pid="" started=0
 xa_prefix="kx$$_"
 # prepared XA transactions of this run left on the source (a failure): rolled back, else they hold
@@ -40,11 +37,6 @@ xa_prefix="kx$$_"
 xa_rollback_ours() {
   src -N -B -e "XA RECOVER" 2>/dev/null | awk -v p="$xa_prefix" '$3 == 0 && index($4, p) == 1 { print $4 }' |
     while read -r x; do src -e "XA ROLLBACK '$x'" || true; done
-}
-stop_workload() {
-  touch "$work/stop"
-  for p in "${wl_pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  wl_pids=()
 }
 cleanup() {
   stop_workload
@@ -72,9 +64,7 @@ wait_log() {
   done
   return 1
 }
-alive() { [ -n "$pid" ] && [ -d "/proc/$pid" ] && [ "$(awk '/^State:/ {print $2}' "/proc/$pid/status" 2>/dev/null)" != Z ]; }
-checkpoint() { tgt -N -B -e "SELECT CONCAT(binlog_name, ':', binlog_pos) FROM $cp_table WHERE is_global = 1" 2>/dev/null || true; }
-master() { src -N -B -e "SHOW MASTER STATUS" | awk '{ print $1 ":" $2 }'; }
+alive() { proc_alive "$pid"; }
 # no duplicate key, no error; $2 = 1 allows connection errors (the run losing its target)
 check_log() {
   grep -qE "Duplicate entry|code 1062|\b1062\b|\b1180\b" "$1" && fail "$(basename "$1") hit a duplicate key"
@@ -93,19 +83,10 @@ src "$db" -e "CALL sync_fill(${ROWS:-20000}); REPLACE INTO wl_meta VALUES ('case
 src "$db" -e "CREATE TABLE t_xa (id INT PRIMARY KEY, n INT, v INT)"
 tgt -e "DROP DATABASE IF EXISTS \`$db\`; DROP DATABASE IF EXISTS \`$meta\`"
 
-cat >"$work/source.cfg" <<CFG
-source-id = "crash-sync-src";
-from = { host = "$DMH_SOURCE_HOST"; port = $DMH_SOURCE_PORT; user = "$DMH_SOURCE_USER"; password = ""; };
-CFG
+crash_source_cfg crash-sync-src
 [ "$relay" = 1 ] && printf 'enable-relay = true;\nrelay-dir = "%s";\n' "$work/relay" >>"$work/source.cfg"
 task_cfg() { # auto-resume true|false
-  cat <<CFG
-name = "$name";
-task-mode = "all";
-meta-schema = "$meta";
-target-database = { host = "$DMH_TARGET_HOST"; port = $DMH_TARGET_PORT; user = "$DMH_TARGET_USER"; password = ""; };
-mysql-instances = ( { source-id = "crash-sync-src"; block-allow-list = "b"; } );
-block-allow-list = { b = { do-dbs = ["$db"]; }; };
+  crash_task_cfg "$name" "$meta" "$db" crash-sync-src <<CFG
 supervisor = { auto-resume = { enable = $1; backoff-initial = 0.2; backoff-max = 1; }; };
 dump = { threads = 2; chunk-rows = 5000; };
 load = { pool-size = 2; on-duplicate = "error"; };

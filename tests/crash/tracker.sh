@@ -14,15 +14,12 @@ set -euo pipefail
 dmhost=$1 plugins=$2 src_dir=$3
 meta_mode=${META:-NO_LOG}
 cd "$src_dir"
-eval "$(bash scripts/mariadb.sh env)"
 name=trk_$(tr 'A-Z' 'a-z' <<<"$meta_mode")
 db=crash_$name meta=crash_${name}_meta
 cp_table="\`$meta\`.\`${name}_syncer_checkpoint\`"
 work=$(mktemp -d /tmp/dmh-$name-XXXXXX)
-t0=$SECONDS
-src() { mariadb --no-defaults --protocol=tcp -h"$DMH_SOURCE_HOST" -P"$DMH_SOURCE_PORT" -u"$DMH_SOURCE_USER" "$@"; }
-tgt() { mariadb --no-defaults --protocol=tcp -h"$DMH_TARGET_HOST" -P"$DMH_TARGET_PORT" -u"$DMH_TARGET_USER" "$@"; }
-log() { echo "tracker ($meta_mode): [$((SECONDS - t0))s] $*"; }
+t0=$SECONDS tag="tracker ($meta_mode)"
+. tests/crash/lib.sh
 pid="" wl_pid="" cur_log=""
 cleanup() {
   touch "$work/stop"
@@ -83,17 +80,8 @@ END//
 DELIMITER ;"
 for i in $(seq 1 300); do echo "CALL w($i);"; done | src "$db"
 
-cat >"$work/source.cfg" <<CFG
-source-id = "trk-src";
-from = { host = "$DMH_SOURCE_HOST"; port = $DMH_SOURCE_PORT; user = "$DMH_SOURCE_USER"; password = ""; };
-CFG
-cat >"$work/task.cfg" <<CFG
-name = "$name";
-task-mode = "all";
-meta-schema = "$meta";
-target-database = { host = "$DMH_TARGET_HOST"; port = $DMH_TARGET_PORT; user = "$DMH_TARGET_USER"; password = ""; };
-mysql-instances = ( { source-id = "trk-src"; block-allow-list = "b"; } );
-block-allow-list = { b = { do-dbs = ["$db"]; }; };
+crash_source_cfg trk-src
+crash_task_cfg "$name" "$meta" "$db" trk-src >"$work/task.cfg" <<CFG
 supervisor = { auto-resume = { enable = false; }; };
 load = { on-duplicate = "error"; };
 sync = { worker-count = 4; batch = 100; batch-ms = 20; status-interval = 200; };
@@ -168,7 +156,7 @@ wl_pid=""
 want=$(src -N -B -e "SHOW MASTER STATUS" | awk '{ print $1 ":" $2 }')
 got=""
 for _ in $(seq 1 600); do
-  got=$(tgt -N -B -e "SELECT CONCAT(binlog_name, ':', binlog_pos) FROM $cp_table WHERE is_global = 1" 2>/dev/null || true)
+  got=$(checkpoint)
   [ "$got" = "$want" ] && break
   kill -0 "$pid" 2>/dev/null || fail "dmhost exited before catching up"
   sleep 0.1

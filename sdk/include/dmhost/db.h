@@ -67,6 +67,48 @@ struct st_mysql *dm_db_connect(const dm_db_endpoint *ep, const dm_db_connect_opt
 void dm_db_error(struct st_mysql *c, dm_db_side side, dm_error *err, int32_t code, const char *fmt,
                  ...) __attribute__((format(printf, 5, 6)));
 
+/*
+ * Fencing: checkpoint rows on the target that a stale worker cannot move (host.h fencing_token,
+ * docs/sdk.md "Fencing"). With a token T > 0 a unit keeps T in a column `fence` of its
+ * checkpoint rows (DM_DB_FENCE_COLUMN_DEF) and:
+ *  - at start, raises its rows to T (dm_db_fence_raise): a locking write, so it waits for a stale
+ *    worker's open transaction on them, and is refused when a row already carries more than T;
+ *  - moves a row only with `UPDATE ... SET ..., fence = T WHERE ... AND fence <= T` followed, in
+ *    the same round trip and before the COMMIT, by DM_DB_FENCE_CHECK_HEAD "<rows expected>"
+ *    DM_DB_FENCE_CHECK_TAIL: a statement that fails with DM_DB_FENCE_ERRNO unless the update
+ *    matched that many rows. The server stops a multi-statement at its first error, so the
+ *    COMMIT after it never runs; the caller rolls back and asks dm_db_fence_refused why.
+ * ROW_COUNT() counts matched rows (not only changed ones) only on a connection opened with
+ * CLIENT_FOUND_ROWS: open fenced connections with DM_DB_FENCE_CLIENT_FLAGS. (Measured on MariaDB
+ * 10.11: a `DO` in place of the SET turns the error into a warning, and a SELECT in its place
+ * fails only when its result is read, which a caller draining results may miss.)
+ */
+#define DM_DB_FENCE_COLUMN_DEF "`fence` BIGINT UNSIGNED NOT NULL DEFAULT 0"
+#define DM_DB_FENCE_CHECK_HEAD "SET @dmhost_fence = IF(ROW_COUNT() = "
+#define DM_DB_FENCE_CHECK_TAIL ", 0, (SELECT 1 UNION SELECT 2))"
+#define DM_DB_FENCE_ERRNO 1242       /* ER_SUBQUERY_NO_1_ROW, from the check above */
+#define DM_DB_FENCE_CLIENT_FLAGS 2UL /* CLIENT_FOUND_ROWS */
+
+/* Adds the `fence` column to `qualified` (the quoted `schema`.`table`) when the table, made by an
+ * older version, lacks it (looked up in information_schema first: an ALTER would wait for every
+ * open transaction on the table). 0, or -1 with *err (DM_ERR_CHECKPOINT, resumable as the server
+ * error is). */
+int dm_db_fence_column(struct st_mysql *c, const char *schema, const char *table,
+                       const char *qualified, const char *who, dm_error *err);
+
+/* Raises the rows of `qualified` that `where` selects (SQL, e.g. "`id` = 'mysql-01'") to token,
+ * in the caller's transaction (or autocommitted): waits for any transaction holding them, then
+ * checks that no row carries a higher token. Returns 0, 1 when one does (*err is DM_ERR_FENCED,
+ * not resumable, naming that token), -1 on a server error (*err). */
+int dm_db_fence_raise(struct st_mysql *c, const char *qualified, const char *where, uint64_t token,
+                      const char *who, dm_error *err);
+
+/* After a fenced statement failed with DM_DB_FENCE_ERRNO (and the caller rolled back): is a row
+ * that `where` selects now at a token above `token`? 1 with *err DM_ERR_FENCED, 0 when none is (the
+ * row the update wanted is gone: the caller reports that), -1 on a server error (*err). */
+int dm_db_fence_refused(struct st_mysql *c, const char *qualified, const char *where,
+                        uint64_t token, const char *who, dm_error *err);
+
 #ifdef __cplusplus
 }
 #endif

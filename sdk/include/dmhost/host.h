@@ -26,7 +26,7 @@
 extern "C" {
 #endif
 
-#define DM_HOST_SERVICES_VERSION 6
+#define DM_HOST_SERVICES_VERSION 7
 
 /* Opaque: one per unit instance, owned by the host. */
 typedef struct dm_ctx dm_ctx;
@@ -225,8 +225,19 @@ typedef struct dm_host_services {
    * none (a dump whose snapshots match one position, mode incremental). Like handoff_position,
    * set when the unit before this one finished in this run of the subtask. */
   bool (*handoff_safe_mode_exit)(dm_ctx *ctx, dm_position *out);
-
   /* fields above: services version 6 */
+
+  /* --- fencing ---
+   * The fencing token of this subtask on this worker: 0 = no fencing (a single machine, the
+   * default); else a number that grows each time the subtask is handed to another worker (a
+   * cluster worker passes the create_revision of its binding). A unit that commits to the target
+   * keeps the token in its checkpoint rows there and refuses, in the same transaction, to move a
+   * row that carries a higher one, so a stale worker (paused VM, partition) can never commit
+   * after its successor took over (docs/sdk.md "Fencing", dmhost/db.h). Fixed for the life of
+   * the instance. Read it with dm_host_fencing_token below, which gives 0 on an older host. */
+  uint64_t (*fencing_token)(dm_ctx *ctx);
+
+  /* fields above: services version 7 */
 } dm_host_services;
 
 /* Is `field` present in the host's services struct (for services added after version 1)? */
@@ -244,6 +255,11 @@ static inline uint32_t dm_host_file_mode(const dm_host_services *host, dm_ctx *c
 static inline uint32_t dm_host_db_endpoint_size(const dm_host_services *host, dm_ctx *ctx) {
   return DM_HOST_HAS(host, db_endpoint_size) ? host->db_endpoint_size(ctx)
                                              : (uint32_t)offsetof(dm_db_endpoint, ssl_ca);
+}
+
+/* The subtask's fencing token (fencing_token above), or 0 (no fencing) from a host without it. */
+static inline uint64_t dm_host_fencing_token(const dm_host_services *host, dm_ctx *ctx) {
+  return DM_HOST_HAS(host, fencing_token) ? host->fencing_token(ctx) : 0;
 }
 
 #ifdef __cplusplus

@@ -1,0 +1,39 @@
+# What the crash tests share (sourced, after `cd` to the source folder): the servers of
+# `scripts/mariadb.sh env`, their clients, a log line, the sync checkpoint and the source's
+# position, and the config files of a mode-all task. The caller sets $tag (log prefix), $t0
+# ($SECONDS at its start), $work (its folder) and $cp_table (the quoted checkpoint table).
+eval "$(bash scripts/mariadb.sh env)"
+src() { mariadb --no-defaults --protocol=tcp -h"$DMH_SOURCE_HOST" -P"$DMH_SOURCE_PORT" -u"$DMH_SOURCE_USER" "$@"; }
+tgt() { mariadb --no-defaults --protocol=tcp -h"$DMH_TARGET_HOST" -P"$DMH_TARGET_PORT" -u"$DMH_TARGET_USER" "$@"; }
+log() { echo "$tag: [$((SECONDS - t0))s] $*"; }
+# the global row's position, or nothing
+checkpoint() { tgt -N -B -e "SELECT CONCAT(binlog_name, ':', binlog_pos) FROM $cp_table WHERE is_global = 1" 2>/dev/null || true; }
+master() { src -N -B -e "SHOW MASTER STATUS" | awk '{ print $1 ":" $2 }'; }
+# The workload clients (pids in wl_pids) stop at their next round once $work/stop exists.
+stop_workload() {
+  touch "$work/stop"
+  for p in "${wl_pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  wl_pids=()
+}
+# Is process $1 running? PID 1 reaps lazily here: a zombie passes `kill -0`.
+proc_alive() { [ -n "$1" ] && [ -d "/proc/$1" ] && [ "$(awk '/^State:/ {print $2}' "/proc/$1/status" 2>/dev/null)" != Z ]; }
+# $work/source.cfg for source-id $1
+crash_source_cfg() {
+  cat >"$work/source.cfg" <<CFG
+source-id = "$1";
+from = { host = "$DMH_SOURCE_HOST"; port = $DMH_SOURCE_PORT; user = "$DMH_SOURCE_USER"; password = ""; };
+CFG
+}
+# A mode-all task file on stdout: name, meta schema, database, source-id, then its own lines
+# (supervisor, dump, load, sync sections) on stdin.
+crash_task_cfg() { # name meta db source-id
+  cat <<CFG
+name = "$1";
+task-mode = "all";
+meta-schema = "$2";
+target-database = { host = "$DMH_TARGET_HOST"; port = $DMH_TARGET_PORT; user = "$DMH_TARGET_USER"; password = ""; };
+mysql-instances = ( { source-id = "$4"; block-allow-list = "b"; } );
+block-allow-list = { b = { do-dbs = ["$3"]; }; };
+CFG
+  cat
+}
