@@ -96,6 +96,7 @@ typedef struct load_unit {
   char keys_table[2 * LOAD_NAME_MAX + 8]; /* `meta`.`<task>_loader_keys`, quoted */
   char scratch[LOAD_NAME_MAX + 16];       /* <meta>_scratch */
   char scratch_prefix[32];                /* scratch table names of this task and source */
+  uint64_t fence; /* the host's fencing token (dm_host_fencing_token); 0: no fencing */
   unsigned scratch_seq;
 
   /* Shared with status and kill (other threads): atomics, or `lock` held only for a copy. */
@@ -170,6 +171,9 @@ int load_cp_register(load_unit *u, MYSQL *c, load_dump *d, dm_error *err);
 int load_cp_update_sql(load_unit *u, MYSQL *c, const char *file, uint64_t offset, char *out,
                        size_t out_len);
 /* Has this task and source checkpoint rows? (A missing meta schema or table: no.) */
+/* A fenced checkpoint update of `file` failed with DM_DB_FENCE_ERRNO and was rolled back: *err
+ * becomes DM_ERR_FENCED naming the newer token, or DM_ERR_CHECKPOINT when the row is gone. -1. */
+int load_cp_fence_failed(load_unit *u, MYSQL *c, const char *file, dm_error *err);
 int load_cp_exists(load_unit *u, MYSQL *c, bool *exists, dm_error *err);
 
 /* ---- load_schema.c ---- */

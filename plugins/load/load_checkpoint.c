@@ -2,6 +2,10 @@
  * The load checkpoint: DM's table `<meta-schema>`.`<task>_loader_checkpoint` on the target, one row
  * per data file and source: how many bytes of the file are loaded. A row's offset moves in the same
  * transaction as the statements it counts, so after any crash the table and the checkpoint agree.
+ *
+ * Fencing (a token T > 0 from the host; dmhost/db.h): the rows carry T in `fence`; the start raises
+ * this source's rows to T (refused when one carries more), and the UPDATE that moves a row before
+ * a batch's COMMIT requires `fence` <= T and is checked, so a stale worker's batch rolls back.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -9,6 +13,8 @@
 #include <string.h>
 
 #include <mysqld_error.h>
+
+#include <dmhost/db.h>
 
 #include "load.h"
 
@@ -30,10 +36,41 @@ int load_cp_prepare(load_unit *u, MYSQL *c, dm_error *err) {
                "`end_pos` BIGINT NOT NULL, "
                "`create_time` TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP, "
                "`update_time` TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE "
-               "CURRENT_TIMESTAMP, "
+               "CURRENT_TIMESTAMP, " DM_DB_FENCE_COLUMN_DEF ", "
                "PRIMARY KEY (`id`, `filename`)) DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin",
                u->cp_table);
-  return load_db_exec(u, c, q, (size_t)n, "load: cannot create the checkpoint table", err);
+  if (load_db_exec(u, c, q, (size_t)n, "load: cannot create the checkpoint table", err) != 0)
+    return -1;
+  if (!u->fence)
+    return 0;
+  /* a table of an older version has no `fence` column yet */
+  char table[LOAD_NAME_MAX + 32];
+  snprintf(table, sizeof table, "%s_loader_checkpoint", u->host->task_name(u->ctx));
+  return dm_db_fence_column(c, u->meta, table, u->cp_table, "load", err);
+}
+
+/* The rows of this source: "`id` = '<source>'". -1 when the id is too long. */
+static int load_cp_where(load_unit *u, MYSQL *c, char *out, size_t len) {
+  char id[160];
+  if (load_db_literal(c, u->host->source_id(u->ctx), id, sizeof id) != 0)
+    return -1;
+  snprintf(out, len, "`id` = %s", id);
+  return 0;
+}
+
+int load_cp_fence_failed(load_unit *u, MYSQL *c, const char *file, dm_error *err) {
+  char where[200], who[300];
+  if (load_cp_where(u, c, where, sizeof where) != 0)
+    return -1;
+  snprintf(who, sizeof who, "load (moving the row of %s)", file);
+  if (dm_db_fence_refused(c, u->cp_table, where, u->fence, who, err) == 0) {
+    u->host->error_make(u->ctx, err, DM_ERR_CHECKPOINT, NULL,
+                        "load: the row of %s is missing from the checkpoint table %s (removed by "
+                        "hand?): the fenced update found no row to move",
+                        file, u->cp_table);
+    err->resumable = 0;
+  }
+  return -1;
 }
 
 static int load_cp_find(load_dump *d, const char *name) {
@@ -57,6 +94,12 @@ int load_cp_read(load_unit *u, MYSQL *c, load_dump *d, int *n_rows, dm_error *er
   if (load_db_literal(c, u->host->source_id(u->ctx), id, sizeof id) != 0) {
     u->host->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL, "load: source-id is too long");
     return -1;
+  }
+  if (u->fence) { /* owning the rows under a token: raised first (refused when one has more) */
+    char where[200];
+    snprintf(where, sizeof where, "`id` = %s", id);
+    if (dm_db_fence_raise(c, u->cp_table, where, u->fence, "load", err) != 0)
+      return -1;
   }
   /* A locking read: the connection of a process killed a moment ago may still be committing its
    * last batch on the server (its COMMIT was in flight). That transaction holds the lock of the
@@ -112,8 +155,8 @@ int load_cp_read(load_unit *u, MYSQL *c, load_dump *d, int *n_rows, dm_error *er
 }
 
 /* Appends the row of file i to q (grown as needed). */
-static int load_cp_row(MYSQL *c, const char *id, load_dump *d, int i, char **q, size_t *len,
-                       size_t *cap) {
+static int load_cp_row(MYSQL *c, const char *id, uint64_t fence, load_dump *d, int i, char **q,
+                       size_t *len, size_t *cap) {
   const load_file *f = &d->files[i];
   const load_table *t = &d->tables[f->table];
   size_t need = strlen(id) + 2 * (strlen(f->name) + strlen(t->db) + strlen(t->table)) + 128;
@@ -136,7 +179,8 @@ static int load_cp_row(MYSQL *c, const char *id, load_dump *d, int i, char **q, 
   p[n++] = ',';
   load_db_literal(c, t->table, p + n, room - (size_t)n);
   n += (int)strlen(p + n);
-  n += snprintf(p + n, room - (size_t)n, ", 0, %" PRIu64 ")", f->size);
+  n += snprintf(p + n, room - (size_t)n, ", 0, %" PRIu64, f->size);
+  n += snprintf(p + n, room - (size_t)n, fence ? ", %" PRIu64 ")" : ")", fence);
   *len += (size_t)n;
   return 0;
 }
@@ -158,8 +202,8 @@ int load_cp_register(load_unit *u, MYSQL *c, load_dump *d, dm_error *err) {
     len = 0;
     int hn = snprintf(head, sizeof head,
                       "INSERT INTO %s (`id`, `filename`, `cp_schema`, `cp_table`, `offset`, "
-                      "`end_pos`) VALUES ",
-                      u->cp_table);
+                      "`end_pos`%s) VALUES ",
+                      u->cp_table, u->fence ? ", `fence`" : "");
     bool any = false;
     for (; i < d->n_files && len < LOAD_CP_STMT_MAX; i++) {
       if (d->files[i].registered || !d->files[i].present)
@@ -174,7 +218,7 @@ int load_cp_register(load_unit *u, MYSQL *c, load_dump *d, dm_error *err) {
       } else {
         q[len++] = ',';
       }
-      if (load_cp_row(c, id, d, i, &q, &len, &cap) != 0) {
+      if (load_cp_row(c, id, u->fence, d, i, &q, &len, &cap) != 0) {
         rc = -1;
         break;
       }
@@ -206,9 +250,14 @@ int load_cp_update_sql(load_unit *u, MYSQL *c, const char *file, uint64_t offset
   if (load_db_literal(c, u->host->source_id(u->ctx), id, sizeof id) != 0 ||
       load_db_literal(c, file, name, sizeof name) != 0)
     return -1;
-  int n = snprintf(out, out_len,
-                   "UPDATE %s SET `offset` = %" PRIu64 " WHERE `id` = %s AND `filename` = %s",
-                   u->cp_table, offset, id, name);
+  int n = u->fence
+              ? snprintf(out, out_len,
+                         "UPDATE %s SET `offset` = %" PRIu64 ", `fence` = %" PRIu64
+                         " WHERE `id` = %s AND `filename` = %s AND `fence` <= %" PRIu64,
+                         u->cp_table, offset, u->fence, id, name, u->fence)
+              : snprintf(out, out_len,
+                         "UPDATE %s SET `offset` = %" PRIu64 " WHERE `id` = %s AND `filename` = %s",
+                         u->cp_table, offset, id, name);
   return n > 0 && (size_t)n < out_len ? n : -1;
 }
 

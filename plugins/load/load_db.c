@@ -40,6 +40,7 @@ MYSQL *load_db_connect(load_unit *u, dm_error *err) {
                           .read_timeout_s = 3600,
                           .write_timeout_s = 3600,
                           .max_allowed_packet = 1ul << 30,
+                          .client_flags = u->fence ? DM_DB_FENCE_CLIENT_FLAGS : 0,
                           .endpoint_size = dm_host_db_endpoint_size(u->host, u->ctx)};
   MYSQL *c = dm_db_connect(ep, &o, err);
   if (!c)

@@ -157,6 +157,7 @@ static int load_init(const dm_host_services *host, dm_ctx *ctx, void **self, dm_
     goto fail;
   }
   dm_strlcpy(u->meta, meta, sizeof u->meta);
+  u->fence = dm_host_fencing_token(host, ctx);
   snprintf(cp, sizeof cp, "%s_loader_checkpoint", task);
   snprintf(u->cp_table, sizeof u->cp_table, "%s.%s", load_db_quote(meta, qm, sizeof qm),
            load_db_quote(cp, qc, sizeof qc));

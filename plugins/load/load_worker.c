@@ -15,6 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <dmhost/db.h>
+
 #include "load.h"
 
 #define LOAD_READ_BUF (8u << 20) /* read buffer per worker; grows for longer lines */
@@ -111,8 +113,18 @@ static int load_worker_commit(load_worker *w, const load_file *f, uint64_t offse
   char what[PATH_MAX + 128];
   snprintf(what, sizeof what, "load: cannot commit %s/%s up to byte %" PRIu64, w->run->d->dir,
            f->name, offset);
-  if (load_db_exec(u, w->c, q, (size_t)n, what, err) != 0 ||
-      load_db_exec(u, w->c, "COMMIT", 6, what, err) != 0)
+  static const char check[] = DM_DB_FENCE_CHECK_HEAD "1" DM_DB_FENCE_CHECK_TAIL;
+  if (load_db_exec(u, w->c, q, (size_t)n, what, err) != 0)
+    return -1;
+  /* fenced: the row moved, or the batch never commits (the caller rolls it back) */
+  if (u->fence && load_db_exec(u, w->c, check, sizeof check - 1, what, err) != 0) {
+    if (mysql_errno(w->c) == DM_DB_FENCE_ERRNO) {
+      mysql_real_query(w->c, "ROLLBACK", 8);
+      load_cp_fence_failed(u, w->c, f->name, err);
+    }
+    return -1;
+  }
+  if (load_db_exec(u, w->c, "COMMIT", 6, what, err) != 0)
     return -1;
   return 0;
 }

@@ -24,26 +24,14 @@ cp_table="\`$meta\`.\`${name}_syncer_checkpoint\`"
 work=$(mktemp -d /tmp/dmh-$name-XXXXXX)
 t0=$SECONDS tag=fence_sync
 . tests/crash/lib.sh
-pids=() wl_pids=() lock_pid="" glog=""
+. tests/crash/fence_lib.sh
+wl_pids=() glog=""
 cleanup() {
   stop_workload
-  for p in "${pids[@]}"; do
-    kill -CONT "$p" 2>/dev/null || true
-    kill -9 "$p" 2>/dev/null || true
-    wait "$p" 2>/dev/null || true
-  done
-  [ -n "$lock_pid" ] && { kill "$lock_pid" 2>/dev/null || true; wait "$lock_pid" 2>/dev/null || true; }
   [ -n "$glog" ] && tgt -e "SET GLOBAL general_log = 0" 2>/dev/null || true
-  if [ "${KEEP:-}" ]; then echo "$tag: work folder kept: $work"; else rm -rf "$work"; fi
+  fence_cleanup
 }
 trap cleanup EXIT
-fail() {
-  echo "$tag: FAILED: $*" >&2
-  for l in "$work"/*.log; do
-    [ -f "$l" ] && { echo "--- end of $l:" >&2; tail -n 15 "$l" >&2; }
-  done
-  exit 1
-}
 wait_log() { # file seconds regex [pid]
   local i
   for i in $(seq 1 $(($2 * 20))); do
@@ -53,20 +41,6 @@ wait_log() { # file seconds regex [pid]
   done
   return 1
 }
-no_dup() { ! grep -qE "Duplicate entry|\b1062\b|\b1180\b" "$1" || fail "$(basename "$1") hit a duplicate key"; }
-# exit status of a finished run (waits up to $2 s)
-wait_exit() { # pid seconds
-  local i
-  for i in $(seq 1 $(($2 * 10))); do
-    proc_alive "$1" || break
-    sleep 0.1
-  done
-  proc_alive "$1" && return 255
-  local rc=0
-  wait "$1" || rc=$?
-  return "$rc"
-}
-
 # ---- the source: tables, fill, the workload ----
 sed "s/sync_wl/$db/g" tests/sql/sync-workload.sql | src
 src "$db" -e "CALL sync_fill(3000)"
@@ -80,12 +54,6 @@ dump = { threads = 2; };
 load = { pool-size = 2; on-duplicate = "error"; };
 sync = { worker-count = 4; batch = 100; batch-ms = 50; status-interval = 200; };
 CFG
-start_run() { # worker token; sets $run_pid, log $work/<worker>.log
-  "$dmhost" run --source "$work/source.cfg" --task "$work/task.cfg" --work-dir "$work/w-$1" \
-    --plugin-dir "$plugins" --quiet --fencing-token "$2" >"$work/$1.log" 2>&1 &
-  run_pid=$!
-  pids+=("$run_pid")
-}
 start_workload() {
   rm -f "$work/stop"
   for c in 1 2; do
@@ -133,39 +101,19 @@ tokens=$(tgt -N -B -e "SELECT GROUP_CONCAT(DISTINCT fence) FROM $cp_table")
 log "A syncs (checkpoint $(checkpoint), rows at token 1)"
 
 # a target session holds every row of t_pk: a worker of A that touches one waits in its batch
-tgt -N -B -n "$db" -e "SELECT CONNECTION_ID(); BEGIN; SELECT COUNT(*) FROM t_pk FOR UPDATE;
-  DO SLEEP(60); ROLLBACK" >"$work/lock.out" 2>&1 &
-lock_pid=$!
-waiting=0
-for _ in $(seq 1 100); do
-  waiting=$(tgt -N -B -e "SELECT COUNT(*) FROM information_schema.INNODB_TRX
-    WHERE trx_state = 'LOCK WAIT'")
-  [ "$waiting" -gt 0 ] && break
-  sleep 0.1
-done
-[ "$waiting" -gt 0 ] || fail "no worker of A waited on the locked rows"
+lock_session "$db" "BEGIN; SELECT COUNT(*) FROM t_pk FOR UPDATE; DO SLEEP(60); ROLLBACK"
+wait_lock_wait "trx_query LIKE '%t_pk%'" "$a" || fail "no worker of A waited on the locked rows"
 kill -STOP "$a"
-lock_id=$(head -1 "$work/lock.out")
-log "A frozen (SIGSTOP) with $waiting worker transaction(s) waiting on t_pk (lock session $lock_id)"
+log "A frozen (SIGSTOP) with $lock_waits worker transaction(s) waiting on t_pk (lock session $lock_id)"
 
 # ---- B (token 2): its raise waits for A's open transaction, then it owns the rows ----
 start_run b 2
 b=$run_pid
-raise_wait=0
-for _ in $(seq 1 150); do
-  raise_wait=$(tgt -N -B -e "SELECT COUNT(*) FROM information_schema.INNODB_TRX
-    WHERE trx_state = 'LOCK WAIT' AND (trx_query LIKE '%SELECT \`cp_table\`%' OR
-      trx_query LIKE '%SET \`fence\` = 2%')")
-  [ "$raise_wait" -gt 0 ] && break
-  proc_alive "$b" || fail "B exited before raising the rows"
-  sleep 0.1
-done
-[ "$raise_wait" -gt 0 ] || fail "B's read of the checkpoint rows did not wait for A's transaction"
+wait_lock_wait "trx_query LIKE '%SELECT \`cp_table\`%' OR trx_query LIKE '%SET \`fence\` = 2%'" "$b" ||
+  fail "B's read of the checkpoint rows did not wait for A's transaction"
 grep -q "sync: reading" "$work/b.log" && fail "B read its checkpoint while A's transaction was open"
 log "B's locking read of the checkpoint waits for A's open transaction; releasing the lock"
-tgt -e "KILL $lock_id" || fail "cannot end the lock session"
-wait "$lock_pid" 2>/dev/null || true
-lock_pid=""
+end_lock_session
 wait_log "$work/b.log" 30 "sync: reading" "$b" || fail "B did not start syncing"
 tokens=$(tgt -N -B -e "SELECT GROUP_CONCAT(DISTINCT fence) FROM $cp_table")
 [ "$tokens" = 2 ] || fail "B's checkpoint rows carry tokens '$tokens', not 2"
