@@ -1,5 +1,6 @@
 /*
- * dm_db_connect (sdk/src/db_connect.c), against the real servers.
+ * dm_db_connect (sdk/src/db_connect.c) and the fencing kit (sdk/src/db_fence.c), against the real
+ * servers.
  *
  * Regression: the dump's, the relay's and the binlog stream's connections to the source were
  * opened with Connector/C's defaults, which accept a server's LOAD DATA LOCAL INFILE request: a
@@ -174,8 +175,130 @@ static void test_tls_by_endpoint_size(void) {
   }
 }
 
+/* ---- fencing (dmhost/db.h, docs/sdk.md "Fencing"): the kit on a real table ---- */
+
+#define FENCE_T DB ".cp"
+#define FENCE_WHERE "`id` = 's'"
+
+static MYSQL *fence_connect(bool found_rows) {
+  testdb_params p;
+  dm_db_endpoint ep = test_endpoint(&p);
+  dm_db_connect_opts o = {.who = "test",
+                          .side = DM_DB_TARGET,
+                          .client_flags = CLIENT_MULTI_STATEMENTS | CLIENT_MULTI_RESULTS |
+                                          (found_rows ? DM_DB_FENCE_CLIENT_FLAGS : 0)};
+  dm_error err = {0};
+  MYSQL *c = dm_db_connect(&ep, &o, &err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  return c;
+}
+
+/* Runs a multi-statement text to its end or its first error; the errno of that error, or 0. */
+static unsigned fence_run(MYSQL *c, const char *sql) {
+  if (mysql_query(c, sql) != 0)
+    return mysql_errno(c);
+  for (;;) {
+    MYSQL_RES *r = mysql_store_result(c);
+    if (r)
+      mysql_free_result(r);
+    else if (mysql_errno(c))
+      return mysql_errno(c);
+    int rc = mysql_next_result(c);
+    if (rc < 0)
+      return 0;
+    if (rc > 0)
+      return mysql_errno(c);
+  }
+}
+
+static long long fence_value(MYSQL *c, const char *q) {
+  CU_ASSERT_FATAL(mysql_query(c, q) == 0);
+  MYSQL_RES *r = mysql_store_result(c);
+  MYSQL_ROW row = r ? mysql_fetch_row(r) : NULL;
+  long long v = row && row[0] ? atoll(row[0]) : -1;
+  if (r)
+    mysql_free_result(r);
+  return v;
+}
+
+/* The column is added to a table of an older version; a start raises the rows, a lower token is
+ * refused with DM_ERR_FENCED naming the higher one; a fenced transaction whose row carries a
+ * higher token stops at the check: the statement after it and its COMMIT never run. */
+static void test_fence_kit(void) {
+  MYSQL *c = fence_connect(true);
+  CU_ASSERT_EQUAL_FATAL(fence_run(c, "DROP TABLE IF EXISTS " FENCE_T ";CREATE TABLE " FENCE_T
+                                     " (`id` VARCHAR(8) NOT NULL, `k` VARCHAR(8) NOT NULL, "
+                                     "`pos` INT, PRIMARY KEY (`id`, `k`));INSERT INTO " FENCE_T
+                                     " VALUES ('s', 'a', 1), ('s', 'b', 1), ('o', 'a', 1)"),
+                        0);
+  dm_error err = {0};
+  for (int i = 0; i < 2; i++) /* the second finds the column there */
+    CU_ASSERT_EQUAL(dm_db_fence_column(c, DB, "cp", FENCE_T, "test", &err), 0);
+  CU_ASSERT_EQUAL(fence_value(c, "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE "
+                                 "TABLE_SCHEMA = '" DB "' AND TABLE_NAME = 'cp' AND "
+                                 "COLUMN_NAME = 'fence'"),
+                  1);
+  CU_ASSERT_EQUAL(dm_db_fence_raise(c, FENCE_T, FENCE_WHERE, 2, "test", &err), 0);
+  CU_ASSERT_EQUAL(fence_value(c, "SELECT SUM(fence) FROM " FENCE_T), 4); /* only id 's' */
+  CU_ASSERT_EQUAL(dm_db_fence_raise(c, FENCE_T, FENCE_WHERE, 2, "test", &err), 0);
+  memset(&err, 0, sizeof err);
+  CU_ASSERT_EQUAL(dm_db_fence_raise(c, FENCE_T, FENCE_WHERE, 1, "test", &err), 1);
+  CU_ASSERT_EQUAL(err.code, DM_ERR_FENCED);
+  CU_ASSERT_FALSE(err.resumable);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "fenced off: a newer worker (token 2)"));
+  CU_ASSERT_EQUAL(fence_value(c, "SELECT SUM(fence) FROM " FENCE_T), 4); /* nothing lowered */
+
+  /* token 1 moves a row at 2: refused before the INSERT and the COMMIT */
+  static const char stale[] =
+      "START TRANSACTION;UPDATE " FENCE_T " SET `pos` = 9, `fence` = 1 WHERE " FENCE_WHERE
+      " AND `k` = 'a' AND `fence` <= 1;" DM_DB_FENCE_CHECK_HEAD "1" DM_DB_FENCE_CHECK_TAIL
+      ";INSERT INTO " FENCE_T " VALUES ('x', 'x', 1, 1);COMMIT";
+  CU_ASSERT_EQUAL(fence_run(c, stale), DM_DB_FENCE_ERRNO);
+  CU_ASSERT_EQUAL(mysql_query(c, "ROLLBACK"), 0);
+  CU_ASSERT_EQUAL(fence_value(c, "SELECT COUNT(*) FROM " FENCE_T " WHERE `id` = 'x'"), 0);
+  CU_ASSERT_EQUAL(fence_value(c, "SELECT MAX(`pos`) FROM " FENCE_T), 1);
+  memset(&err, 0, sizeof err);
+  CU_ASSERT_EQUAL(dm_db_fence_refused(c, FENCE_T, FENCE_WHERE, 1, "test", &err), 1);
+  CU_ASSERT_EQUAL(err.code, DM_ERR_FENCED);
+  CU_ASSERT_EQUAL(dm_db_fence_refused(c, FENCE_T, FENCE_WHERE, 2, "test", &err), 0);
+
+  /* token 2 moves it, also when nothing changes (CLIENT_FOUND_ROWS: the row matched) */
+  static const char owner[] =
+      "START TRANSACTION;UPDATE " FENCE_T " SET `pos` = 1, `fence` = 2 WHERE " FENCE_WHERE
+      " AND `k` = 'a' AND `fence` <= 2;" DM_DB_FENCE_CHECK_HEAD "1" DM_DB_FENCE_CHECK_TAIL
+      ";INSERT INTO " FENCE_T " VALUES ('y', 'y', 1, 2);COMMIT";
+  CU_ASSERT_EQUAL(fence_run(c, owner), 0);
+  CU_ASSERT_EQUAL(fence_value(c, "SELECT COUNT(*) FROM " FENCE_T " WHERE `id` = 'y'"), 1);
+  mysql_close(c);
+
+  /* precondition of DM_DB_FENCE_CLIENT_FLAGS: without it the same unchanged row counts 0 */
+  c = fence_connect(false);
+  CU_ASSERT_EQUAL(fence_run(c, owner), DM_DB_FENCE_ERRNO);
+  CU_ASSERT_EQUAL(mysql_query(c, "ROLLBACK"), 0);
+  mysql_close(c);
+}
+
+/* A unit asks the token through dm_host_fencing_token: 0 from a host older than services
+ * version 6 (its struct ends before the slot), the host's answer from a newer one. */
+static uint64_t fence_svc(dm_ctx *ctx) {
+  (void)ctx;
+  return 42;
+}
+
+static void test_fence_service(void) {
+  dm_host_services h = {.version = DM_HOST_SERVICES_VERSION,
+                        .size = sizeof(dm_host_services),
+                        .fencing_token = fence_svc};
+  CU_ASSERT_EQUAL(dm_host_fencing_token(&h, NULL), 42);
+  h.size = (uint32_t)offsetof(dm_host_services, fencing_token);
+  h.version = 5;
+  CU_ASSERT_EQUAL(dm_host_fencing_token(&h, NULL), 0);
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
+      {"fencing: column, raise, a stale transaction refused before COMMIT", test_fence_kit},
+      {"fencing: the service, 0 from an older host", test_fence_service},
       {"TLS only when the endpoint size holds its fields", test_tls_by_endpoint_size},
       {"precondition: LOCAL INFILE reaches the server", test_local_infile_reachable},
       {"regression: LOCAL INFILE refused on dm_db_connect", test_local_infile_refused},

@@ -295,10 +295,9 @@ typedef enum dm_error_level {
     "the target nor in the schema tracker: create it on the target as the source had it at that "  \
     "position, or set binlog_row_metadata=FULL on the source, then resume the task.")              \
   X(DM_ERR_FENCED, 36016, DM_CLASS_CHECKPOINT, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,                \
-    "Another worker now runs this subtask: it raised the checkpoint's fencing token above this "   \
-    "worker's, and this one stopped without committing anything more. Nothing is lost or "         \
-    "doubled; if no other worker should run the subtask, check the cluster's bindings and start "  \
-    "it again with a token at least as high as the one named.")                                    \
+    "Another worker now owns this subtask (it raised the checkpoint's fencing token); this one "   \
+    "stopped and committed nothing more. If no other worker should run it, check the cluster's "   \
+    "bindings, then start it with a token at least as high.")                                      \
   X(DM_ERR_UNIT_CUSTOM_BASE, 90000, DM_CLASS_UNIT, DM_SCOPE_NOT_SET, DM_LEVEL_MEDIUM, 1, "")
 
 typedef enum dm_error_code {
