@@ -174,6 +174,9 @@ int load_cp_update_sql(load_unit *u, MYSQL *c, const char *file, uint64_t offset
 /* A fenced checkpoint update of `file` failed with DM_DB_FENCE_ERRNO and was rolled back: *err
  * becomes DM_ERR_FENCED naming the newer token, or DM_ERR_CHECKPOINT when the row is gone. -1. */
 int load_cp_fence_failed(load_unit *u, MYSQL *c, const char *file, dm_error *err);
+/* After a worker's batch failed and was rolled back: when a newer token owns the rows, *err
+ * becomes DM_ERR_FENCED (the cause), else it stays. */
+void load_cp_fenced_instead(load_unit *u, MYSQL *c, dm_error *err);
 int load_cp_exists(load_unit *u, MYSQL *c, bool *exists, dm_error *err);
 
 /* ---- load_schema.c ---- */

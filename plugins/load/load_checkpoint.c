@@ -49,6 +49,16 @@ int load_cp_prepare(load_unit *u, MYSQL *c, dm_error *err) {
   return dm_db_fence_column(c, u->meta, table, u->cp_table, "load", err);
 }
 
+static int load_cp_where(load_unit *u, MYSQL *c, char *out, size_t len);
+
+void load_cp_fenced_instead(load_unit *u, MYSQL *c, dm_error *err) {
+  char where[200];
+  dm_error fenced;
+  if (load_cp_where(u, c, where, sizeof where) == 0 &&
+      dm_db_fence_refused(c, u->cp_table, where, u->fence, "load", &fenced) == 1)
+    *err = fenced;
+}
+
 /* The rows of this source: "`id` = '<source>'". -1 when the id is too long. */
 static int load_cp_where(load_unit *u, MYSQL *c, char *out, size_t len) {
   char id[160];

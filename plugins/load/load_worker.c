@@ -391,6 +391,10 @@ static int load_worker_file(load_worker *w, load_file *f, dm_error *err) {
   }
   if (rc == -1) {
     mysql_real_query(w->c, "ROLLBACK", 8); /* best effort: a lost connection rolls back anyway */
+    /* A stale worker's statement may fail before its checkpoint update does (a duplicate key of
+     * a row its successor has loaded): the cause to report is then the fence. */
+    if (u->fence && err->code != DM_ERR_FENCED)
+      load_cp_fenced_instead(u, w->c, err);
     return -1;
   }
   if (rc == 2) { /* to be run again from what the checkpoint row says */

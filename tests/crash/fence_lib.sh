@@ -52,6 +52,10 @@ wait_exit() {
 no_dup() { ! grep -qE "Duplicate entry|\b1062\b|\b1180\b" "$@" || fail "a duplicate key in $*"; }
 fail() {
   echo "$tag: FAILED: $*" >&2
+  echo "--- the target's sessions and transactions:" >&2
+  tgt -e "SELECT ID, COMMAND, TIME, STATE, LEFT(INFO, 120) FROM information_schema.PROCESSLIST
+    WHERE COMMAND <> 'Sleep'; SELECT trx_mysql_thread_id, trx_state, LEFT(trx_query, 120)
+    FROM information_schema.INNODB_TRX" >&2 2>&1 || true
   for l in "$work"/*.log; do
     [ -f "$l" ] && { echo "--- end of $l:" >&2; tail -n 15 "$l" >&2; }
   done
