@@ -12,7 +12,8 @@
 # LAG_ROWS (ROWS), SYNC_TIMEOUT (1800 s), SYNC_EXTRA (more lines for the task's sync section),
 # METADATA (FULL: the source's binlog_row_metadata while the range is written; NO_LOG or MINIMAL make
 # our sync decode through its schema tracker, see bench/sync/tracker.sh), BUFFER_POOL (2G), SKIP_GEN=1 (reuse the last generated range), SKIP_OURS=1, SKIP_REPLICA=1,
-# SKIP_LAG=1, KEEP=1 (keep the run folders and leave the server pair running).
+# SKIP_LAG=1, KEEP=1 (keep the run folders and leave the server pair running), FENCING_TOKEN (our
+# sync runs with `--fencing-token N`: the fenced checkpoint statements, docs/sdk.md "Fencing").
 # Servers: a pair of scripts/mariadb.sh of its own, DMH_DB_DIR=/tmp/dmh-bench-sync-db, ports
 # 14406/14407 (BENCH_DB_DIR, BENCH_SOURCE_PORT, BENCH_TARGET_PORT override).
 set -euo pipefail
@@ -349,7 +350,7 @@ start_ours() { # dir workers file pos: dmhost in the background, dm_pid
   rm -rf "$1" && mkdir -p "$1"
   write_cfgs "$1" "$2" "$3" "$4"
   "$dmhost" run --quiet --source "$1/source.cfg" --task "$1/task.cfg" --work-dir "$1/work" \
-    --plugin-dir "$build/plugins" >"$1/log" 2>&1 &
+    --plugin-dir "$build/plugins" ${FENCING_TOKEN:+--fencing-token "$FENCING_TOKEN"} >"$1/log" 2>&1 &
   dm_pid=$!
 }
 wait_ours() { # dir file pos timeout: until the checkpoint reaches (file, pos); peak RSS in dm_hwm

@@ -9,6 +9,10 @@
  * sent in round trips of about chunk-bytes (several statements each). The coordinator hands a
  * batch to all workers at once and waits for all of them before it hands the next one, so a
  * batch is the unit the checkpoint rows count in.
+ *
+ * With a fencing token the UPDATE is fenced and followed by its check (sync_checkpoint.c): a part
+ * whose row a newer worker has raised fails in its first round trip, before any of its
+ * statements, and the worker reports DM_ERR_FENCED after the rollback (never retried).
  */
 #include <inttypes.h>
 #include <stdio.h>
