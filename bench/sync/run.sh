@@ -373,6 +373,10 @@ stop_ours() {
   local h
   h=$(hwm_kb "$dm_pid")
   [ "$h" -le "${dm_hwm:-0}" ] || dm_hwm=$h
+  # CPU seconds (user + system) of the process: what our sync itself spends, whatever the target
+  # or the machine's other load make the wall time
+  dm_cpu=$(awk -v t="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / t }' "/proc/$dm_pid/stat" \
+    2>/dev/null || echo 0)
   kill -TERM "$dm_pid"
   wait "$dm_pid" || echo "sync bench: WARNING: dmhost exited with $? after SIGTERM" >&2
   dm_pid=
@@ -386,11 +390,11 @@ ours_run() { # workers -> RUN_S, RUN_KB
   t1=$EPOCHREALTIME
   stop_ours
   check_target "our sync, worker-count=$1"
-  RUN_S=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}') RUN_KB=$dm_hwm
+  RUN_S=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}') RUN_KB=$dm_hwm RUN_CPU=$dm_cpu
 }
 
 # ---- timed runs --------------------------------------------------------------------------------
-declare -A secs rss
+declare -A secs rss cpus
 labels=()
 if [ -z "${SKIP_REPLICA:-}" ]; then
   for th in $replica_threads; do
@@ -411,9 +415,10 @@ if [ -n "$ours" ]; then
       note "our sync, worker-count=$w, run $r/$runs"
       ours_run "$w"
       s=$RUN_S k=$RUN_KB
-      echo "   $s s, peak RSS $((k / 1024)) MiB" >&2
+      echo "   $s s, $RUN_CPU s of CPU, peak RSS $((k / 1024)) MiB" >&2
       secs[ours:$w]+="$s "
       rss[ours:$w]+="$k "
+      cpus[ours:$w]+="$RUN_CPU "
     done
   done
 fi
@@ -539,19 +544,21 @@ fi
   echo "binlog: $p0_file:$p0_pos .. $p1_file:$p1_pos, $mib MiB, $txns_done transactions, $row_changes row changes, binlog_row_metadata=$metadata"
   echo "target: $flush; median of $runs; build $build (${build_type:-?});" \
     "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
-  printf '%-28s %8s %10s %9s %7s %8s\n' tool/config seconds rows/s txn/s ratio peak_MiB
+  printf '%-28s %8s %10s %9s %7s %8s %7s\n' tool/config seconds rows/s txn/s ratio peak_MiB cpu_s
   for l in "${labels[@]}"; do
     s=$(med "$l")
     case $l in
-    replica:*) name="replica threads=${l#replica:}" m=- ;;
+    replica:*) name="replica threads=${l#replica:}" m=- c=- ;;
     ours:*) name="dmhost sync workers=${l#ours:}"
       m=$(echo "${rss[$l]}" | tr ' ' '\n' | grep . | sort -g | tail -1)
-      m=$(awk -v k="$m" 'BEGIN {printf "%.1f", k / 1024}') ;;
+      m=$(awk -v k="$m" 'BEGIN {printf "%.1f", k / 1024}')
+      c=$(echo "${cpus[$l]}" | tr ' ' '\n' | grep . | median) ;;
     esac
     awk -v n="$name" -v s="$s" -v r="$row_changes" -v t="$txns_done" -v b="${best_replica_s:-}" -v m="$m" \
-      'BEGIN { printf "%-28s %8.2f %10.0f %9.0f %7s %8s\n", n, s, r / s, t / s,
-               b == "" ? "-" : sprintf("%.2fx", b / s), m }'
+      -v c="$c" 'BEGIN { printf "%-28s %8.2f %10.0f %9.0f %7s %8s %7s\n", n, s, r / s, t / s,
+               b == "" ? "-" : sprintf("%.2fx", b / s), m, c }'
   done
+  echo "(cpu_s: user + system seconds of the dmhost process, median)"
   echo "(ratio = best replica config's seconds / these seconds: above 1x faster than the replica)"
   if [ "${#lag_lines[@]}" -gt 0 ]; then
     echo
