@@ -17,6 +17,7 @@
 
 #include "cunit_run.h"
 #include "dmhost/binlog.h"
+#include "dmhost/sdk.h"
 #include "load_test_util.h"
 #include "sync_test_util.h"
 #include "testdb.h"
@@ -338,14 +339,25 @@ static void test_xa_kill_storm(void) {
 
   int kills = 0, kills_stored = 0;
   dm_error err;
-  for (int round = 0; round < 30 && kills < 12; round++) {
+  char last[300] = "";
+  xa_checkpoint(task, last, sizeof last);
+  for (int round = 0; round < 40 && kills < 12; round++) {
     dmh_subtask *st = lt_subtask(&e);
     CU_ASSERT_FATAL(st != NULL);
     CU_ASSERT_FATAL(dmh_subtask_start(st, &err) == 0);
-    lt_sleep_ms(10 + 15 * round);
+    /* killed once it has moved since the last kill (its checkpoint or the XA store changed), a
+     * little later each time: fixed delays from the start landed all before its first step on a
+     * slow machine (ASan under load), then one round ran through the rest */
+    long long stored0 = xa_stored(task, NULL), stored = stored0;
     char before[300];
-    xa_checkpoint(task, before, sizeof before);
-    long long stored = xa_stored(task, NULL);
+    for (double until = lt_now() + 20; lt_now() < until; lt_sleep_ms(2)) {
+      xa_checkpoint(task, before, sizeof before);
+      stored = xa_stored(task, NULL);
+      if (strcmp(before, last) != 0 || stored != stored0)
+        break;
+    }
+    lt_sleep_ms(5 * (round % 5));
+    stored = xa_stored(task, NULL);
     CU_ASSERT_EQUAL(dmh_subtask_kill(st, &err), 0);
     dmh_subtask_destroy(st);
     char at[300];
@@ -354,8 +366,9 @@ static void test_xa_kill_storm(void) {
       break; /* done before the kill */
     kills++;
     kills_stored += stored > 0;
-    fprintf(stderr, "kill %d after %d ms: checkpoint %s (end %s), %lld XA rows stored\n", kills,
-            10 + 15 * round, at, end, stored);
+    fprintf(stderr, "kill %d (round %d): checkpoint %s (end %s), %lld XA rows stored\n", kills,
+            round, at, end, stored);
+    dm_strlcpy(last, at, sizeof last);
   }
   /* the precondition: the kills landed inside the workload, some with prepares stored */
   CU_ASSERT(kills >= 4);
