@@ -32,21 +32,10 @@ void dmh_control_set_error(json_object *resp, const dm_error *err) {
 
 /* ---- arguments ---- */
 
-typedef struct control_cmd control_cmd;
-typedef int (*control_fn)(dmh_registry *r, const control_cmd *cmd, json_object *args,
-                          json_object *resp, dm_error *err);
+typedef dmh_control_cmd control_cmd;
+#define CONTROL_MAX_ARGS DMH_CONTROL_MAX_ARGS
 
-#define CONTROL_MAX_ARGS 6
-
-struct control_cmd {
-  const char *name;
-  control_fn fn;
-  const char *args[CONTROL_MAX_ARGS]; /* the argument names it takes */
-  const char *usage;                  /* dmctl's syntax, for help */
-};
-
-static int control_bad(dm_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int control_bad(dm_error *err, const char *fmt, ...) {
+int dmh_control_bad(dm_error *err, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   dm_error_vset(err, DM_ERR_CONTROL_REQUEST, NULL, fmt, ap);
@@ -73,94 +62,115 @@ static int control_check_args(const control_cmd *cmd, json_object *args, dm_erro
     if (!known) {
       char list[128];
       control_arg_list(cmd, list, sizeof list);
-      return control_bad(err, "%s: unknown argument \"%s\"; it takes %s (usage: %s)", cmd->name,
-                         key, list, cmd->usage);
+      return dmh_control_bad(err, "%s: unknown argument \"%s\"; it takes %s (usage: %s)", cmd->name,
+                             key, list, cmd->usage);
     }
   }
   return 0;
 }
 
 /* args[key] as a non-empty string; NULL when absent and optional. */
-static int control_string(const control_cmd *cmd, json_object *args, const char *key, bool required,
-                          const char **out, dm_error *err) {
+int dmh_control_arg_string(const control_cmd *cmd, json_object *args, const char *key,
+                           bool required, const char **out, dm_error *err) {
   *out = NULL;
   json_object *v = NULL;
   if (!json_object_object_get_ex(args, key, &v) || !v) {
     if (required)
-      return control_bad(err, "%s: argument \"%s\" is missing (usage: %s)", cmd->name, key,
-                         cmd->usage);
+      return dmh_control_bad(err, "%s: argument \"%s\" is missing (usage: %s)", cmd->name, key,
+                             cmd->usage);
     return 0;
   }
   if (!json_object_is_type(v, json_type_string) || json_object_get_string_len(v) == 0)
-    return control_bad(err, "%s: argument \"%s\" must be a non-empty string, got %s (usage: %s)",
-                       cmd->name, key, json_object_to_json_string(v), cmd->usage);
+    return dmh_control_bad(err,
+                           "%s: argument \"%s\" must be a non-empty string, got %s (usage: %s)",
+                           cmd->name, key, json_object_to_json_string(v), cmd->usage);
   *out = json_object_get_string(v);
   return 0;
 }
 
-static int control_path(const control_cmd *cmd, json_object *args, const char *key,
-                        const char **out, dm_error *err) {
-  if (control_string(cmd, args, key, true, out, err) < 0)
+int dmh_control_arg_path(const control_cmd *cmd, json_object *args, const char *key,
+                         const char **out, dm_error *err) {
+  if (dmh_control_arg_string(cmd, args, key, true, out, err) < 0)
     return -1;
   if ((*out)[0] != '/')
-    return control_bad(err,
-                       "%s: argument \"%s\" is \"%s\"; it must be an absolute path (the daemon's "
-                       "working folder is not yours; dmctl makes paths absolute)",
-                       cmd->name, key, *out);
+    return dmh_control_bad(
+        err,
+        "%s: argument \"%s\" is \"%s\"; it must be an absolute path (the daemon's "
+        "working folder is not yours; dmctl makes paths absolute)",
+        cmd->name, key, *out);
   return 0;
 }
 
 /* ---- commands ---- */
 
-static int control_operate_source(dmh_registry *r, const control_cmd *cmd, json_object *args,
-                                  json_object *resp, dm_error *err) {
-  const char *op, *source, *path;
-  if (control_string(cmd, args, "op", true, &op, err) < 0 ||
-      control_string(cmd, args, "source", false, &source, err) < 0)
+int dmh_control_source_args(const dmh_control_cmd *cmd, json_object *args, dmh_source_op *out,
+                            dm_error *err) {
+  const char *op;
+  memset(out, 0, sizeof *out);
+  if (dmh_control_arg_string(cmd, args, "op", true, &op, err) < 0 ||
+      dmh_control_arg_string(cmd, args, "source", false, &out->source, err) < 0)
     return -1;
   if (strcmp(op, "create") == 0) {
-    if (source)
-      return control_bad(err, "operate-source create: the source-id comes from the file; drop "
-                              "\"source\"");
-    if (control_path(cmd, args, "path", &path, err) < 0)
-      return -1;
-    return dmh_registry_source_create(r, path, resp, err);
+    out->op = DMH_SOURCE_CREATE;
+    if (out->source)
+      return dmh_control_bad(err, "operate-source create: the source-id comes from the file; drop "
+                                  "\"source\"");
+    return dmh_control_arg_path(cmd, args, "path", &out->path, err);
   }
-  json_object *p = NULL;
-  if (json_object_object_get_ex(args, "path", &p))
-    return control_bad(err, "operate-source %s: takes no \"path\" (usage: %s)", op, cmd->usage);
-  if (strcmp(op, "show") == 0)
-    return dmh_registry_source_show(r, source, resp, err);
+  if (json_object_object_get_ex(args, "path", NULL))
+    return dmh_control_bad(err, "operate-source %s: takes no \"path\" (usage: %s)", op, cmd->usage);
+  if (strcmp(op, "show") == 0) {
+    out->op = DMH_SOURCE_SHOW;
+    return 0;
+  }
   if (strcmp(op, "stop") == 0) {
-    if (!source)
-      return control_bad(err, "operate-source stop: argument \"source\" is missing (usage: %s)",
-                         cmd->usage);
-    return dmh_registry_source_stop(r, source, resp, err);
+    out->op = DMH_SOURCE_STOP;
+    if (!out->source)
+      return dmh_control_bad(err, "operate-source stop: argument \"source\" is missing (usage: %s)",
+                             cmd->usage);
+    return 0;
   }
-  return control_bad(err, "operate-source: op \"%s\" is not one of create, show, stop (usage: %s)",
-                     op, cmd->usage);
+  return dmh_control_bad(err,
+                         "operate-source: op \"%s\" is not one of create, show, stop (usage: %s)",
+                         op, cmd->usage);
 }
 
-static int control_start_task(dmh_registry *r, const control_cmd *cmd, json_object *args,
+static int control_operate_source(void *ud, const control_cmd *cmd, json_object *args,
+                                  json_object *resp, dm_error *err) {
+  dmh_registry *r = ud;
+  dmh_source_op so;
+  if (dmh_control_source_args(cmd, args, &so, err) < 0)
+    return -1;
+  if (so.op == DMH_SOURCE_CREATE)
+    return dmh_registry_source_create(r, so.path, resp, err);
+  if (so.op == DMH_SOURCE_SHOW)
+    return dmh_registry_source_show(r, so.source, resp, err);
+  return dmh_registry_source_stop(r, so.source, resp, err);
+}
+
+static int control_start_task(void *ud, const control_cmd *cmd, json_object *args,
                               json_object *resp, dm_error *err) {
+  dmh_registry *r = ud;
   const char *path;
-  if (control_path(cmd, args, "path", &path, err) < 0)
+  if (dmh_control_arg_path(cmd, args, "path", &path, err) < 0)
     return -1;
   return dmh_registry_task_start(r, path, resp, err);
 }
 
-static int control_check_task(dmh_registry *r, const control_cmd *cmd, json_object *args,
+static int control_check_task(void *ud, const control_cmd *cmd, json_object *args,
                               json_object *resp, dm_error *err) {
+  dmh_registry *r = ud;
   const char *path;
-  if (control_path(cmd, args, "path", &path, err) < 0)
+  if (dmh_control_arg_path(cmd, args, "path", &path, err) < 0)
     return -1;
   return dmh_registry_task_check(r, path, resp, err);
 }
 
-static int control_task_op(dmh_registry *r, const control_cmd *cmd, json_object *args,
-                           json_object *resp, dm_error *err) {
+static int control_task_op(void *ud, const control_cmd *cmd, json_object *args, json_object *resp,
+                           dm_error *err) {
+  dmh_registry *r = ud;
   const char *name;
-  if (control_string(cmd, args, "name", true, &name, err) < 0)
+  if (dmh_control_arg_string(cmd, args, "name", true, &name, err) < 0)
     return -1;
   if (strcmp(cmd->name, "pause-task") == 0)
     return dmh_registry_task_pause(r, name, resp, err);
@@ -169,49 +179,54 @@ static int control_task_op(dmh_registry *r, const control_cmd *cmd, json_object 
   return dmh_registry_task_stop(r, name, resp, err);
 }
 
-static int control_query_status(dmh_registry *r, const control_cmd *cmd, json_object *args,
+static int control_query_status(void *ud, const control_cmd *cmd, json_object *args,
                                 json_object *resp, dm_error *err) {
+  dmh_registry *r = ud;
   const char *name;
-  if (control_string(cmd, args, "name", false, &name, err) < 0)
+  if (dmh_control_arg_string(cmd, args, "name", false, &name, err) < 0)
     return -1;
   return dmh_registry_query_status(r, name, resp, err);
 }
 
-static int control_relay(dmh_registry *r, const control_cmd *cmd, json_object *args,
-                         json_object *resp, dm_error *err) {
+static int control_relay(void *ud, const control_cmd *cmd, json_object *args, json_object *resp,
+                         dm_error *err) {
+  dmh_registry *r = ud;
   const char *source;
-  if (control_string(cmd, args, "source", true, &source, err) < 0)
+  if (dmh_control_arg_string(cmd, args, "source", true, &source, err) < 0)
     return -1;
   if (strcmp(cmd->name, "start-relay") == 0)
     return dmh_registry_relay_start(r, source, resp, err);
   return dmh_registry_relay_stop(r, source, resp, err);
 }
 
-static int control_purge_relay(dmh_registry *r, const control_cmd *cmd, json_object *args,
+static int control_purge_relay(void *ud, const control_cmd *cmd, json_object *args,
                                json_object *resp, dm_error *err) {
+  dmh_registry *r = ud;
   const char *source, *file;
-  if (control_string(cmd, args, "source", true, &source, err) < 0 ||
-      control_string(cmd, args, "file", true, &file, err) < 0)
+  if (dmh_control_arg_string(cmd, args, "source", true, &source, err) < 0 ||
+      dmh_control_arg_string(cmd, args, "file", true, &file, err) < 0)
     return -1;
   return dmh_registry_relay_purge(r, source, file, resp, err);
 }
 
-static int control_swap_unit(dmh_registry *r, const control_cmd *cmd, json_object *args,
-                             json_object *resp, dm_error *err) {
+static int control_swap_unit(void *ud, const control_cmd *cmd, json_object *args, json_object *resp,
+                             dm_error *err) {
+  dmh_registry *r = ud;
   const char *name, *unit, *path;
-  if (control_string(cmd, args, "name", true, &name, err) < 0 ||
-      control_string(cmd, args, "unit", true, &unit, err) < 0 ||
-      control_path(cmd, args, "path", &path, err) < 0)
+  if (dmh_control_arg_string(cmd, args, "name", true, &name, err) < 0 ||
+      dmh_control_arg_string(cmd, args, "unit", true, &unit, err) < 0 ||
+      dmh_control_arg_path(cmd, args, "path", &path, err) < 0)
     return -1;
   dm_unit_kind kind;
   if (dmh_kind_parse(unit, &kind) < 0 || kind == DM_UNIT_RELAY)
-    return control_bad(err, "swap-unit: unit \"%s\" is not one of dump, load, sync (usage: %s)",
-                       unit, cmd->usage);
+    return dmh_control_bad(err, "swap-unit: unit \"%s\" is not one of dump, load, sync (usage: %s)",
+                           unit, cmd->usage);
   return dmh_registry_task_swap(r, name, kind, path, resp, err);
 }
 
-static int control_binlog(dmh_registry *r, const control_cmd *cmd, json_object *args,
-                          json_object *resp, dm_error *err) {
+static int control_binlog(void *ud, const control_cmd *cmd, json_object *args, json_object *resp,
+                          dm_error *err) {
+  dmh_registry *r = ud;
   (void)cmd;
   dmh_binlog_req req;
   if (dmh_binlog_req_parse(args, &req, err) < 0)
@@ -221,8 +236,8 @@ static int control_binlog(dmh_registry *r, const control_cmd *cmd, json_object *
   return rc;
 }
 
-static int control_help(dmh_registry *r, const control_cmd *cmd, json_object *args,
-                        json_object *resp, dm_error *err);
+static int control_help(void *ud, const control_cmd *cmd, json_object *args, json_object *resp,
+                        dm_error *err);
 
 static const control_cmd control_cmds[] = {
     {"operate-source",
@@ -254,62 +269,72 @@ static const control_cmd control_cmds[] = {
 
 #define CONTROL_N_CMDS (sizeof control_cmds / sizeof control_cmds[0])
 
-static int control_help(dmh_registry *r, const control_cmd *cmd, json_object *args,
-                        json_object *resp, dm_error *err) {
-  (void)r, (void)cmd, (void)args, (void)err;
+static int control_help(void *ud, const control_cmd *cmd, json_object *args, json_object *resp,
+                        dm_error *err) {
+  (void)ud, (void)cmd, (void)args, (void)err;
+  dmh_control_help(control_cmds, CONTROL_N_CMDS, resp);
+  return 0;
+}
+
+void dmh_control_help(const dmh_control_cmd *cmds, size_t n_cmds, json_object *resp) {
   json_object *list = json_object_new_array();
-  for (size_t i = 0; i < CONTROL_N_CMDS; i++) {
+  for (size_t i = 0; i < n_cmds; i++) {
     json_object *c = json_object_new_object();
-    json_object_object_add(c, "cmd", json_object_new_string(control_cmds[i].name));
-    json_object_object_add(c, "usage", json_object_new_string(control_cmds[i].usage));
+    json_object_object_add(c, "cmd", json_object_new_string(cmds[i].name));
+    json_object_object_add(c, "usage", json_object_new_string(cmds[i].usage));
     json_object *a = json_object_new_array();
-    for (int k = 0; k < CONTROL_MAX_ARGS && control_cmds[i].args[k]; k++)
-      json_object_array_add(a, json_object_new_string(control_cmds[i].args[k]));
+    for (int k = 0; k < CONTROL_MAX_ARGS && cmds[i].args[k]; k++)
+      json_object_array_add(a, json_object_new_string(cmds[i].args[k]));
     json_object_object_add(c, "args", a);
     json_object_array_add(list, c);
   }
   json_object_object_add(resp, "commands", list);
-  return 0;
 }
 
 json_object *dmh_control_handle(dmh_registry *r, json_object *request) {
+  return dmh_control_dispatch(control_cmds, CONTROL_N_CMDS, r, request);
+}
+
+json_object *dmh_control_dispatch(const dmh_control_cmd *cmds, size_t n_cmds, void *ud,
+                                  json_object *request) {
   json_object *resp = dmh_control_response_new();
   dm_error err;
   json_object *cmdv = NULL, *args = NULL;
   if (!json_object_is_type(request, json_type_object)) {
-    control_bad(&err, "the request is not a JSON object; send {\"cmd\": \"...\", \"args\": {...}}");
+    dmh_control_bad(&err,
+                    "the request is not a JSON object; send {\"cmd\": \"...\", \"args\": {...}}");
     goto fail;
   }
   json_object_object_foreach(request, key, val) {
     (void)val;
     if (strcmp(key, "cmd") != 0 && strcmp(key, "args") != 0) {
-      control_bad(&err, "the request has a member \"%s\"; it takes \"cmd\" and \"args\"", key);
+      dmh_control_bad(&err, "the request has a member \"%s\"; it takes \"cmd\" and \"args\"", key);
       goto fail;
     }
   }
   if (!json_object_object_get_ex(request, "cmd", &cmdv) ||
       !json_object_is_type(cmdv, json_type_string)) {
-    control_bad(&err,
-                "the request has no \"cmd\" string; send {\"cmd\": \"...\", \"args\": {...}}");
+    dmh_control_bad(&err,
+                    "the request has no \"cmd\" string; send {\"cmd\": \"...\", \"args\": {...}}");
     goto fail;
   }
   const char *name = json_object_get_string(cmdv);
   const control_cmd *cmd = NULL;
-  for (size_t i = 0; i < CONTROL_N_CMDS && !cmd; i++)
-    if (strcmp(control_cmds[i].name, name) == 0)
-      cmd = &control_cmds[i];
+  for (size_t i = 0; i < n_cmds && !cmd; i++)
+    if (strcmp(cmds[i].name, name) == 0)
+      cmd = &cmds[i];
   if (!cmd) {
     char list[512];
     size_t n = 0;
-    for (size_t i = 0; i < CONTROL_N_CMDS && n < sizeof list; i++)
-      n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", control_cmds[i].name);
-    control_bad(&err, "unknown command \"%s\"; the commands are %s", name, list);
+    for (size_t i = 0; i < n_cmds && n < sizeof list; i++)
+      n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", cmds[i].name);
+    dmh_control_bad(&err, "unknown command \"%s\"; the commands are %s", name, list);
     goto fail;
   }
   bool has_args = json_object_object_get_ex(request, "args", &args) && args;
   if (has_args && !json_object_is_type(args, json_type_object)) {
-    control_bad(&err, "%s: \"args\" must be a JSON object, got %s", cmd->name,
-                json_object_to_json_string(args));
+    dmh_control_bad(&err, "%s: \"args\" must be a JSON object, got %s", cmd->name,
+                    json_object_to_json_string(args));
     goto fail;
   }
   json_object *empty = NULL;
@@ -317,7 +342,7 @@ json_object *dmh_control_handle(dmh_registry *r, json_object *request) {
     args = empty = json_object_new_object();
   int rc = control_check_args(cmd, args, &err);
   if (rc == 0)
-    rc = cmd->fn(r, cmd, args, resp, &err);
+    rc = cmd->fn(ud, cmd, args, resp, &err);
   json_object_put(empty);
   if (rc < 0)
     goto fail;
@@ -353,10 +378,11 @@ char *dmh_control_handle_line(void *ud, const char *line, size_t len) {
   json_object *resp;
   if (jerr != json_tokener_success) {
     dm_error err;
-    control_bad(&err,
-                "the request is not valid JSON (%s at offset %zu); send one JSON object per line: "
-                "{\"cmd\": \"...\", \"args\": {...}}",
-                json_tokener_error_desc(jerr), end);
+    dmh_control_bad(
+        &err,
+        "the request is not valid JSON (%s at offset %zu); send one JSON object per line: "
+        "{\"cmd\": \"...\", \"args\": {...}}",
+        json_tokener_error_desc(jerr), end);
     resp = dmh_control_response_new();
     dmh_control_set_error(resp, &err);
   } else {

@@ -26,10 +26,51 @@
 #define DMH_CONTROL_H
 
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "dmhost/error.h"
 #include "registry.h"
+
+/* A command of a dispatch table: its name, the function answering it (`ud` is the table's
+ * context: the registry here, the master in master_control.c), the argument names it takes (any
+ * other is refused), and dmctl's syntax for help. */
+#define DMH_CONTROL_MAX_ARGS 6
+typedef struct dmh_control_cmd dmh_control_cmd;
+typedef int (*dmh_control_fn)(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                              json_object *resp, dm_error *err);
+struct dmh_control_cmd {
+  const char *name;
+  dmh_control_fn fn;
+  const char *args[DMH_CONTROL_MAX_ARGS];
+  const char *usage;
+};
+
+/* Checks the request's shape ({"cmd", "args"}, a known command, only its arguments) and calls
+ * the command's function. Returns a new response object. */
+json_object *dmh_control_dispatch(const dmh_control_cmd *cmds, size_t n_cmds, void *ud,
+                                  json_object *request);
+/* help's payload: "commands": [{"cmd", "usage", "args"}] of the table. */
+void dmh_control_help(const dmh_control_cmd *cmds, size_t n_cmds, json_object *resp);
+
+/* Arguments: args[key] as a non-empty string (*out NULL when absent and not required); an
+ * absolute path; -1 with DM_ERR_CONTROL_REQUEST naming the command, the argument and the usage. */
+int dmh_control_arg_string(const dmh_control_cmd *cmd, json_object *args, const char *key,
+                           bool required, const char **out, dm_error *err);
+int dmh_control_arg_path(const dmh_control_cmd *cmd, json_object *args, const char *key,
+                         const char **out, dm_error *err);
+/* operate-source's arguments: create with an absolute path, show with an optional source, stop
+ * with a source; anything else DM_ERR_CONTROL_REQUEST. */
+typedef struct dmh_source_op {
+  enum { DMH_SOURCE_CREATE = 1, DMH_SOURCE_SHOW, DMH_SOURCE_STOP } op;
+  const char *source; /* NULL when not given */
+  const char *path;   /* create */
+} dmh_source_op;
+int dmh_control_source_args(const dmh_control_cmd *cmd, json_object *args, dmh_source_op *out,
+                            dm_error *err);
+
+/* Sets DM_ERR_CONTROL_REQUEST with the message; returns -1. */
+int dmh_control_bad(dm_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Answer one request object. Returns a new response object (never NULL but when out of memory). */
 json_object *dmh_control_handle(dmh_registry *r, json_object *request);

@@ -84,3 +84,14 @@ void dmh_log_fields(dm_log_level level, const char *scope, const char *msg,
   }
   log_write(buf, n, sizeof buf);
 }
+
+int dmh_log_level_flag(const char *cmd, const char *value) {
+  dm_log_level level;
+  if (dmh_log_level_parse(value, &level) < 0) {
+    fprintf(stderr, "dmhost %s: --log-level \"%s\" is not debug, info, warn or error\n", cmd,
+            value);
+    return -1;
+  }
+  dmh_log_set_level(level);
+  return 0;
+}

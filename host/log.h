@@ -9,6 +9,9 @@
 
 #include "dmhost/host.h"
 
+/* --log-level VALUE of `dmhost CMD`: sets the level, or prints "dmhost CMD: --log-level ..." to
+ * stderr and returns -1 (the caller exits 2). */
+int dmh_log_level_flag(const char *cmd, const char *value);
 void dmh_log_set_level(dm_log_level level);
 /* "debug", "info", "warn", "error" -> level; -1 for anything else. */
 int dmh_log_level_parse(const char *s, dm_log_level *out);

@@ -137,16 +137,10 @@ int dmh_run_main(int argc, char **argv) {
     case 'p':
       plugin_dir = optarg;
       break;
-    case 'l': {
-      dm_log_level level;
-      if (dmh_log_level_parse(optarg, &level) < 0) {
-        fprintf(stderr, "dmhost run: --log-level must be debug, info, warn or error, not '%s'\n",
-                optarg);
+    case 'l':
+      if (dmh_log_level_flag("run", optarg) < 0)
         return 2;
-      }
-      dmh_log_set_level(level);
       break;
-    }
     case 'q':
       quiet = true;
       break;

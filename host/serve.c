@@ -123,16 +123,10 @@ int dmh_serve_main(int argc, char **argv) {
       *(c == 'i' ? &copts.idle_timeout_ms : &copts.send_timeout_ms) = (int)(secs * 1000);
       break;
     }
-    case 'l': {
-      dm_log_level level;
-      if (dmh_log_level_parse(optarg, &level) < 0) {
-        fprintf(stderr, "dmhost serve: --log-level \"%s\" is not debug, info, warn or error\n",
-                optarg);
+    case 'l':
+      if (dmh_log_level_flag("serve", optarg) < 0)
         return 2;
-      }
-      dmh_log_set_level(level);
       break;
-    }
     case 'h':
       serve_usage(stdout);
       return 0;

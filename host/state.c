@@ -190,8 +190,7 @@ int dmh_state_write_file(const char *path, const void *data, size_t len, dm_erro
   return 0;
 }
 
-/* Read a whole file into a NUL-terminated buffer. Returns NULL with errno set. */
-static char *state_read_all(const char *path, size_t *len_out) {
+char *dmh_state_read_all(const char *path, size_t *len_out) {
   FILE *f = fopen(path, "rbe");
   if (!f)
     return NULL;
@@ -230,7 +229,7 @@ static char *state_read_all(const char *path, size_t *len_out) {
 
 int dmh_state_copy_file(const char *src, const char *dst, dm_error *err) {
   size_t len = 0;
-  char *data = state_read_all(src, &len);
+  char *data = dmh_state_read_all(src, &len);
   if (!data) {
     dm_error_set(err, DM_ERR_CONFIG_IO, strerror(errno), "cannot read %s to copy it into %s", src,
                  dst);
@@ -569,7 +568,7 @@ int dmh_state_load(const char *dir, dmh_state *st, dm_error *err) {
     return -1;
   }
   size_t len = 0;
-  char *text = state_read_all(path, &len);
+  char *text = dmh_state_read_all(path, &len);
   if (!text) {
     if (errno == ENOENT) {
       free(path);

@@ -93,6 +93,9 @@ int dmh_state_save(const char *dir, const dmh_state *st, dm_error *err);
 
 /* Write `len` bytes to `path` atomically (see above). Returns 0 or -1 with DM_ERR_STATE. */
 int dmh_state_write_file(const char *path, const void *data, size_t len, dm_error *err);
+/* A whole file in a malloc'd NUL-terminated buffer (*len_out, may be NULL: its length without the
+ * NUL). NULL with errno set. */
+char *dmh_state_read_all(const char *path, size_t *len_out);
 /* Copy the file `src` to `dst` atomically; a missing or unreadable src is DM_ERR_CONFIG_IO (the
  * user's file), a failure to write dst DM_ERR_STATE. */
 int dmh_state_copy_file(const char *src, const char *dst, dm_error *err);
