@@ -180,3 +180,48 @@ int dmh_cluster_binding_parse(const char *text, size_t len, dmh_cluster_binding 
   json_object_put(o);
   return rc;
 }
+
+char *dmh_cluster_master_json(const char *name, const char *addr) {
+  json_object *o = json_object_new_object();
+  if (o) {
+    json_object_object_add(o, "name", json_object_new_string(name));
+    json_object_object_add(o, "addr", json_object_new_string(addr));
+  }
+  return value_text(o);
+}
+
+int dmh_cluster_master_parse(const char *text, size_t len, dmh_cluster_worker_info *m,
+                             dm_error *err) {
+  memset(m, 0, sizeof *m);
+  json_object *o = value_parse(text, len, "master registration", err);
+  if (!o)
+    return -1;
+  json_object *f = NULL;
+  int rc = value_name(o, "name", false, m->name, "master registration", err);
+  if (rc == 0 && json_object_object_get_ex(o, "addr", &f) &&
+      json_object_is_type(f, json_type_string))
+    dm_strlcpy(m->addr, json_object_get_string(f), sizeof m->addr);
+  json_object_put(o);
+  return rc;
+}
+
+char *dmh_cluster_config_json(const char *config_text) {
+  json_object *o = json_object_new_object();
+  if (o)
+    json_object_object_add(o, "config", json_object_new_string(config_text));
+  return value_text(o);
+}
+
+char *dmh_cluster_config_parse(const char *text, size_t len, dm_error *err) {
+  json_object *o = value_parse(text, len, "source or task", err);
+  if (!o)
+    return NULL;
+  json_object *f = NULL;
+  char *out = NULL;
+  if (json_object_object_get_ex(o, "config", &f) && json_object_is_type(f, json_type_string))
+    out = strdup(json_object_get_string(f));
+  else
+    dm_error_set(err, DM_ERR_STATE, NULL, "etcd holds a source or task without its `config` text");
+  json_object_put(o);
+  return out;
+}

@@ -87,4 +87,19 @@ int dmh_cluster_worker_parse(const char *text, size_t len, dmh_cluster_worker_in
 char *dmh_cluster_binding_json(const dmh_cluster_binding *b);
 int dmh_cluster_binding_parse(const char *text, size_t len, dmh_cluster_binding *b, dm_error *err);
 
+/* A master's registration ({"name","addr"}): the same struct as a worker's, relay unused (""). */
+char *dmh_cluster_master_json(const char *name, const char *addr);
+int dmh_cluster_master_parse(const char *text, size_t len, dmh_cluster_worker_info *m,
+                             dm_error *err);
+
+/* The value of a source or task key: {"config": the file's text}. parse gives the text malloc'd
+ * (NULL with *err DM_ERR_STATE when the value is not such an object). */
+char *dmh_cluster_config_json(const char *config_text);
+char *dmh_cluster_config_parse(const char *text, size_t len, dm_error *err);
+
+/* The expected stages a stage key may hold. */
+#define DMH_CLUSTER_STAGE_RUNNING "Running"
+#define DMH_CLUSTER_STAGE_PAUSED "Paused"
+#define DMH_CLUSTER_STAGE_STOPPED "Stopped"
+
 #endif /* DMH_CLUSTER_KEYS_H */

@@ -5,6 +5,7 @@
 #include "binlog_cmd.h"
 #include "dmhost/sdk.h"
 #include "dmhost/unit.h"
+#include "master.h"
 #include "precheck.h"
 #include "run.h"
 #include "secret.h"
@@ -16,6 +17,7 @@ static void main_usage(FILE *out) {
                "  check --source S.cfg --task T.cfg what the task needs of source and target\n"
                "                                    (the precheck run and start-task do)\n"
                "  serve --state-dir DIR             run the daemon that dmctl talks to\n"
+               "  master --name M --etcd URLS       run a master of the cluster (etcd)\n"
                "  binlog skip|replace|inject|list|revert TASK [...] [--work-dir DIR]\n"
                "                                    binlog operators for `run` (dmctl binlog\n"
                "                                    for the daemon)\n"
@@ -37,6 +39,8 @@ int main(int argc, char **argv) {
     return dmh_check_main(argc - 1, argv + 1);
   if (strcmp(cmd, "serve") == 0)
     return dmh_serve_main(argc - 1, argv + 1);
+  if (strcmp(cmd, "master") == 0)
+    return dmh_master_main(argc - 1, argv + 1);
   if (strcmp(cmd, "binlog") == 0)
     return dmh_binlog_main(argc - 1, argv + 1);
   if (strcmp(cmd, "encrypt") == 0)

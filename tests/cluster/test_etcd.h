@@ -1,9 +1,11 @@
-/* Shared by the etcd client's tests: the fixture's endpoints, keys of this run, the script. */
+/* Shared by the cluster's tests (etcd_util.c): the fixture's endpoints, keys of this run, the
+ * script. */
 #ifndef TEST_ETCD_H
 #define TEST_ETCD_H
 
 #include "cunit_run.h"
 #include <stddef.h>
+#include <stdint.h>
 
 #include "etcd.h"
 
@@ -18,6 +20,8 @@ void te_key(char *buf, size_t size, const char *name);
 /* The value of key as a C string (test keys hold text), or NULL when absent; malloc'd.
  * *revision (may be NULL): the store's revision. Asserts the range worked. */
 char *te_get(dmh_etcd *c, const char *key, int64_t *revision);
+/* Monotonic milliseconds. */
+int64_t te_now_ms(void);
 /* Runs scripts/etcd.sh with args; its exit status. */
 int te_etcd_sh(const char *args);
 

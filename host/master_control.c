@@ -1,0 +1,617 @@
+/*
+ * The master's control handler (master.h, dmh_master_handle): DM's commands answered from etcd.
+ * The user's intent (sources, tasks, expected stages) is written by whichever master answers, as
+ * txns guarded by their own compares (create-only, exists); what only the scheduler writes
+ * (bindings) goes through the leader and is fenced by its token.
+ */
+#include "master_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "control.h"
+#include "dmhost/sdk.h"
+#include "state.h"
+
+typedef struct ctl {
+  dmh_master *m;
+  dmh_etcd *c;
+} ctl;
+
+static int ctl_oom(dm_error *err) {
+  dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory answering a control request");
+  return -1;
+}
+
+static json_object *ctl_source_entry(const char *source, const char *worker) {
+  json_object *e = dmh_control_response_new();
+  json_object_object_add(e, "source", json_object_new_string(source));
+  json_object_object_add(e, "worker", json_object_new_string(worker ? worker : ""));
+  return e;
+}
+
+/* The worker bound to `source` in the snapshot, or "". */
+static const char *ctl_worker_of(const master_snapshot *s, const char *source) {
+  for (size_t i = 0; i < s->n_workers; i++)
+    if (strcmp(s->workers[i].bound, source) == 0)
+      return s->workers[i].name;
+  return "";
+}
+
+/* A file's text and the id its parse gives (checked with the config code of `dmhost serve`). */
+static char *ctl_read(const char *path, dm_error *err) {
+  char *text = dmh_state_read_all(path, NULL);
+  if (!text)
+    dm_error_set(err, DM_ERR_CONFIG_IO, strerror(errno), "cannot read %s", path);
+  return text;
+}
+
+/* Put `value` at `key` if the key does not exist; DM_ERR_EXISTS (with `what`) if it does. */
+static int ctl_create(ctl *x, const char *key, const char *value, const dmh_etcd_cmp *more,
+                      size_t n_more, const dmh_etcd_op *extra, size_t n_extra, const char *what,
+                      dm_error *err) {
+  dmh_etcd_cmp cmps[DMH_ETCD_TXN_MAX_OPS];
+  dmh_etcd_op ops[DMH_ETCD_TXN_MAX_OPS];
+  if (n_more + 1 > DMH_ETCD_TXN_MAX_OPS || n_extra + 1 > DMH_ETCD_TXN_MAX_OPS) {
+    dm_error_set(err, DM_ERR_ETCD_LIMIT, NULL, "%s: more than %d keys in one txn", what,
+                 DMH_ETCD_TXN_MAX_OPS);
+    return -1;
+  }
+  cmps[0] = (dmh_etcd_cmp){.key = DMH_ETCD_S(key), .target = DMH_ETCD_CMP_CREATE, .number = 0};
+  memcpy(cmps + 1, more, n_more * sizeof *more);
+  ops[0] = (dmh_etcd_op){.kind = DMH_ETCD_PUT, .key = DMH_ETCD_S(key), .value = DMH_ETCD_S(value)};
+  memcpy(ops + 1, extra, n_extra * sizeof *extra);
+  dmh_etcd_op get = {.kind = DMH_ETCD_RANGE, .key = DMH_ETCD_S(key)};
+  dmh_etcd_txn_result tr = {0};
+  if (dmh_etcd_txn(x->c, cmps, n_more + 1, ops, n_extra + 1, &get, 1, &tr, err) < 0)
+    return -1;
+  int rc = 0;
+  if (!tr.succeeded) {
+    bool exists = tr.n_results == 1 && tr.results[0].n_kvs == 1;
+    dm_error_set(err, exists ? DM_ERR_EXISTS : DM_ERR_NOT_FOUND, NULL,
+                 exists ? "%s exists in the cluster already (%s); stop it first or pick another "
+                          "name"
+                        : "%s: a source it reads was removed meanwhile (%s); create it again",
+                 what, key);
+    rc = -1;
+  }
+  dmh_etcd_txn_result_free(&tr);
+  return rc;
+}
+
+/* ---- operate-source ---- */
+
+static int ctl_source_create(ctl *x, const char *path, json_object *resp, dm_error *err) {
+  dmh_source_config *sc = NULL;
+  if (dmh_source_config_load(path, &sc, err) < 0)
+    return -1;
+  char key[DMH_CLUSTER_KEY_MAX], what[DMH_CLUSTER_NAME_MAX + 16];
+  char *text = NULL, *val = NULL;
+  int rc = -1;
+  if (master_key(key, sizeof key, x->m, DMH_KEY_SOURCE, sc->source_id, NULL, NULL, err) < 0 ||
+      !(text = ctl_read(path, err)))
+    goto out;
+  if (!(val = dmh_cluster_config_json(text))) {
+    ctl_oom(err);
+    goto out;
+  }
+  snprintf(what, sizeof what, "source %s", sc->source_id);
+  if (ctl_create(x, key, val, NULL, 0, NULL, 0, what, err) < 0)
+    goto out;
+  json_object *list = json_object_new_array();
+  json_object_array_add(list, ctl_source_entry(sc->source_id, ""));
+  json_object_object_add(resp, "sources", list);
+  rc = 0;
+out:
+  free(text);
+  free(val);
+  dmh_source_config_free(sc);
+  return rc;
+}
+
+static int ctl_source_show(ctl *x, const char *source, json_object *resp, dm_error *err) {
+  master_snapshot s;
+  if (master_snapshot_read(x->c, x->m, &s, err) < 0)
+    return -1;
+  json_object *list = json_object_new_array();
+  for (size_t i = 0; i < s.n_sources; i++) {
+    if (source && strcmp(source, s.sources[i].name) != 0)
+      continue;
+    const char *w = ctl_worker_of(&s, s.sources[i].name);
+    json_object *e = ctl_source_entry(s.sources[i].name, w);
+    for (size_t k = 0; k < s.n_workers; k++)
+      if (strcmp(s.workers[k].name, w) == 0)
+        json_object_object_add(
+            e, "stage",
+            json_object_new_string(dmh_worker_stage_name(dmh_sched_stage(&s.workers[k]))));
+    json_object_array_add(list, e);
+  }
+  master_snapshot_free(&s);
+  json_object_object_add(resp, "sources", list);
+  if (source && json_object_array_length(list) == 0) {
+    dm_error_set(err, DM_ERR_NOT_FOUND, NULL, "no source %s in the cluster", source);
+    return -1;
+  }
+  return 0;
+}
+
+/* The tasks whose expected stages name `source` (comma-separated into buf); their count. */
+static int ctl_tasks_of(ctl *x, const char *source, char *buf, size_t size, dm_error *err) {
+  dmh_etcd_result r = {0};
+  if (master_range_kind(x->c, x->m, DMH_KEY_STAGE, 0, &r, err) < 0)
+    return -1;
+  int n = 0;
+  size_t at = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < r.n_kvs; i++) {
+    char t[DMH_CLUSTER_NAME_MAX], s[DMH_CLUSTER_NAME_MAX];
+    if (dmh_cluster_key_parse(r.kvs[i].key, r.kvs[i].key_len, x->m->prefix, DMH_KEY_STAGE, t, s,
+                              NULL) == 0 &&
+        strcmp(s, source) == 0) {
+      if (at < size)
+        at += (size_t)snprintf(buf + at, size - at, "%s%s", n ? ", " : "", t);
+      n++;
+    }
+  }
+  dmh_etcd_result_free(&r);
+  return n;
+}
+
+static int ctl_source_stop(ctl *x, const char *source, json_object *resp, dm_error *err) {
+  char key[DMH_CLUSTER_KEY_MAX], tasks[512];
+  if (master_key(key, sizeof key, x->m, DMH_KEY_SOURCE, source, NULL, NULL, err) < 0)
+    return -1;
+  int n = ctl_tasks_of(x, source, tasks, sizeof tasks, err);
+  if (n < 0)
+    return -1;
+  if (n > 0) {
+    dm_error_set(err, DM_ERR_EXISTS, NULL,
+                 "source %s is read by task(s) %s: stop-task them first, then stop the source",
+                 source, tasks);
+    return -1;
+  }
+  dmh_etcd_result r = {0};
+  if (dmh_etcd_delete(x->c, DMH_ETCD_S(key), 0, &r, err) < 0)
+    return -1;
+  int64_t deleted = r.count;
+  dmh_etcd_result_free(&r);
+  if (deleted == 0) {
+    dm_error_set(err, DM_ERR_NOT_FOUND, NULL, "no source %s in the cluster", source);
+    return -1;
+  }
+  json_object *list = json_object_new_array();
+  json_object_array_add(list, ctl_source_entry(source, ""));
+  json_object_object_add(resp, "sources", list);
+  return 0; /* the leader unbinds it: its binding names a source no longer listed */
+}
+
+static int ctl_operate_source(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                              json_object *resp, dm_error *err) {
+  dmh_source_op so;
+  if (dmh_control_source_args(cmd, args, &so, err) < 0)
+    return -1;
+  if (so.op == DMH_SOURCE_CREATE)
+    return ctl_source_create(ud, so.path, resp, err);
+  if (so.op == DMH_SOURCE_SHOW)
+    return ctl_source_show(ud, so.source, resp, err);
+  return ctl_source_stop(ud, so.source, resp, err);
+}
+
+/* ---- tasks ---- */
+
+static int ctl_start_task(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                          json_object *resp, dm_error *err) {
+  ctl *x = ud;
+  const char *path;
+  if (dmh_control_arg_path(cmd, args, "path", &path, err) < 0)
+    return -1;
+  dmh_task_config *tc = NULL;
+  if (dmh_task_config_load(path, &tc, err) < 0)
+    return -1;
+  int rc = -1;
+  char *text = NULL, *val = NULL;
+  size_t n = (size_t)tc->n_instances;
+  char(*keys)[DMH_CLUSTER_KEY_MAX] = calloc(2 * n + 1, sizeof *keys);
+  dmh_etcd_cmp *cmps = calloc(n + 1, sizeof *cmps);
+  dmh_etcd_op *ops = calloc(n + 1, sizeof *ops);
+  char key[DMH_CLUSTER_KEY_MAX], what[DMH_CLUSTER_NAME_MAX + 16];
+  master_snapshot s = {0};
+  if (!keys || !cmps || !ops) {
+    ctl_oom(err);
+    goto out;
+  }
+  if (master_key(key, sizeof key, x->m, DMH_KEY_TASK, tc->name, NULL, NULL, err) < 0 ||
+      master_snapshot_read(x->c, x->m, &s, err) < 0 || !(text = ctl_read(path, err)))
+    goto out;
+  for (size_t i = 0; i < n; i++) {
+    const char *src = tc->instances[i].source_id;
+    bool known = false;
+    for (size_t k = 0; k < s.n_sources && !known; k++)
+      known = strcmp(s.sources[k].name, src) == 0;
+    if (!known) {
+      dm_error_set(err, DM_ERR_NOT_FOUND, NULL,
+                   "task %s reads source %s, which is not in the cluster: operate-source create "
+                   "it first",
+                   tc->name, src);
+      goto out;
+    }
+    if (master_key(keys[2 * i], DMH_CLUSTER_KEY_MAX, x->m, DMH_KEY_STAGE, tc->name, src, NULL,
+                   err) < 0 ||
+        master_key(keys[2 * i + 1], DMH_CLUSTER_KEY_MAX, x->m, DMH_KEY_SOURCE, src, NULL, NULL,
+                   err) < 0)
+      goto out;
+    ops[i] = (dmh_etcd_op){.kind = DMH_ETCD_PUT,
+                           .key = DMH_ETCD_S(keys[2 * i]),
+                           .value = DMH_ETCD_S(DMH_CLUSTER_STAGE_RUNNING)};
+    cmps[i] = (dmh_etcd_cmp){.key = DMH_ETCD_S(keys[2 * i + 1]),
+                             .target = DMH_ETCD_CMP_CREATE,
+                             .result = DMH_ETCD_GREATER,
+                             .number = 0};
+  }
+  if (!(val = dmh_cluster_config_json(text))) {
+    ctl_oom(err);
+    goto out;
+  }
+  snprintf(what, sizeof what, "task %s", tc->name);
+  if (ctl_create(x, key, val, cmps, n, ops, n, what, err) < 0)
+    goto out;
+  json_object *list = json_object_new_array();
+  for (size_t i = 0; i < n; i++)
+    json_object_array_add(list, ctl_source_entry(tc->instances[i].source_id,
+                                                 ctl_worker_of(&s, tc->instances[i].source_id)));
+  json_object_object_add(resp, "sources", list);
+  rc = 0;
+out:
+  master_snapshot_free(&s);
+  free(keys);
+  free(cmps);
+  free(ops);
+  free(text);
+  free(val);
+  dmh_task_config_free(tc);
+  return rc;
+}
+
+/* pause-task, resume-task, stop-task: the expected stage of each of the task's sources. */
+static int ctl_task_op(void *ud, const dmh_control_cmd *cmd, json_object *args, json_object *resp,
+                       dm_error *err) {
+  ctl *x = ud;
+  const char *name;
+  if (dmh_control_arg_string(cmd, args, "name", true, &name, err) < 0)
+    return -1;
+  bool stop = strcmp(cmd->name, "stop-task") == 0;
+  const char *stage =
+      strcmp(cmd->name, "pause-task") == 0 ? DMH_CLUSTER_STAGE_PAUSED : DMH_CLUSTER_STAGE_RUNNING;
+  json_object_object_add(resp, "op",
+                         json_object_new_string(stop              ? "Stop"
+                                                : stage[0] == 'P' ? "Pause"
+                                                                  : "Resume"));
+  char tkey[DMH_CLUSTER_KEY_MAX], skey[DMH_CLUSTER_KEY_MAX];
+  if (master_key(tkey, sizeof tkey, x->m, DMH_KEY_TASK, name, NULL, NULL, err) < 0 ||
+      master_key(skey, sizeof skey, x->m, DMH_KEY_STAGE, name, NULL, NULL, err) < 0)
+    return -1;
+  dmh_etcd_result r = {0};
+  if (dmh_etcd_range(x->c, DMH_ETCD_S(skey), 1, 0, 0, &r, err) < 0)
+    return -1;
+  master_snapshot s = {0};
+  dmh_etcd_op *ops = calloc(r.n_kvs + 2, sizeof *ops);
+  int rc = -1;
+  if (!ops) {
+    ctl_oom(err);
+    goto out;
+  }
+  if (master_snapshot_read(x->c, x->m, &s, err) < 0)
+    goto out;
+  size_t n = 0;
+  if (stop) {
+    ops[n++] = (dmh_etcd_op){.kind = DMH_ETCD_DELETE, .key = DMH_ETCD_S(tkey)};
+    ops[n++] = (dmh_etcd_op){.kind = DMH_ETCD_DELETE, .key = DMH_ETCD_S(skey), .prefix = 1};
+  } else {
+    for (size_t i = 0; i < r.n_kvs && i < DMH_ETCD_TXN_MAX_OPS; i++)
+      ops[n++] = (dmh_etcd_op){.kind = DMH_ETCD_PUT,
+                               .key = {r.kvs[i].key, r.kvs[i].key_len},
+                               .value = DMH_ETCD_S(stage)};
+  }
+  dmh_etcd_cmp exists = {.key = DMH_ETCD_S(tkey),
+                         .target = DMH_ETCD_CMP_CREATE,
+                         .result = DMH_ETCD_GREATER,
+                         .number = 0};
+  dmh_etcd_txn_result tr = {0};
+  if (dmh_etcd_txn(x->c, &exists, 1, ops, n, NULL, 0, &tr, err) < 0)
+    goto out;
+  bool ok = tr.succeeded;
+  dmh_etcd_txn_result_free(&tr);
+  if (!ok) {
+    dm_error_set(err, DM_ERR_NOT_FOUND, NULL, "no task %s in the cluster", name);
+    goto out;
+  }
+  json_object *list = json_object_new_array();
+  for (size_t i = 0; i < r.n_kvs; i++) {
+    char t[DMH_CLUSTER_NAME_MAX], src[DMH_CLUSTER_NAME_MAX];
+    if (dmh_cluster_key_parse(r.kvs[i].key, r.kvs[i].key_len, x->m->prefix, DMH_KEY_STAGE, t, src,
+                              NULL) == 0)
+      json_object_array_add(list, ctl_source_entry(src, ctl_worker_of(&s, src)));
+  }
+  json_object_object_add(resp, "sources", list);
+  rc = 0;
+out:
+  master_snapshot_free(&s);
+  free(ops);
+  dmh_etcd_result_free(&r);
+  return rc;
+}
+
+/* ---- query-status ---- */
+
+/* The subtask status JSON objects of (task, source) reported by any worker, into `into`. */
+static void ctl_status_of(const dmh_etcd_result *st, const dmh_master *m, const char *task,
+                          const char *source, json_object *into) {
+  for (size_t i = 0; i < st->n_kvs; i++) {
+    char w[DMH_CLUSTER_NAME_MAX], t[DMH_CLUSTER_NAME_MAX], s[DMH_CLUSTER_NAME_MAX];
+    if (dmh_cluster_key_parse(st->kvs[i].key, st->kvs[i].key_len, m->prefix, DMH_KEY_STATUS, w, t,
+                              s) < 0 ||
+        strcmp(t, task) != 0 || strcmp(s, source) != 0)
+      continue;
+    json_object *o = json_tokener_parse(st->kvs[i].value);
+    if (!o || !json_object_is_type(o, json_type_object)) {
+      json_object_put(o);
+      o = json_object_new_object();
+      json_object_object_add(o, "msg", json_object_new_string("the worker's status is not JSON"));
+    }
+    json_object_object_add(o, "worker", json_object_new_string(w));
+    json_object_array_add(into, o);
+  }
+}
+
+/* DM's summary of a task from its subtasks' reported stages. */
+static const char *ctl_task_status(json_object *subs, const char *expected) {
+  const char *common = NULL;
+  bool mixed = false, paused = false, stopped = false;
+  size_t n = json_object_array_length(subs);
+  for (size_t i = 0; i < n; i++) {
+    json_object *o = json_object_array_get_idx(subs, i), *v = NULL, *errs = NULL;
+    if (json_object_object_get_ex(o, "result", &v) &&
+        json_object_object_get_ex(v, "errors", &errs) && json_object_array_length(errs) > 0)
+      return "Error - Some error occurred in subtask. Please run `query-status NAME` to get more "
+             "details.";
+    const char *st = json_object_object_get_ex(o, "stage", &v) ? json_object_get_string(v) : "";
+    paused |= strcmp(st, "Paused") == 0;
+    stopped |= strcmp(st, "Stopped") == 0;
+    if (common && strcmp(common, st) != 0)
+      mixed = true;
+    common = st;
+  }
+  if (paused)
+    return "Paused";
+  if (stopped)
+    return "Stopped";
+  if (!common)
+    return expected; /* nothing reported yet */
+  return mixed ? "Running" : common;
+}
+
+static int ctl_query_status(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                            json_object *resp, dm_error *err) {
+  ctl *x = ud;
+  const char *name;
+  if (dmh_control_arg_string(cmd, args, "name", false, &name, err) < 0)
+    return -1;
+  dmh_etcd_result stages = {0}, st = {0};
+  master_snapshot s = {0};
+  int rc = -1;
+  if (master_range_kind(x->c, x->m, DMH_KEY_STAGE, 0, &stages, err) < 0 ||
+      master_range_kind(x->c, x->m, DMH_KEY_STATUS, 0, &st, err) < 0 ||
+      master_snapshot_read(x->c, x->m, &s, err) < 0)
+    goto out;
+  json_object *tasks = json_object_new_array(), *sources = json_object_new_array();
+  json_object *cur = NULL, *cur_sources = NULL, *cur_subs = NULL;
+  char cur_task[DMH_CLUSTER_NAME_MAX] = "";
+  const char *cur_expected = "";
+  /* stage keys come sorted: a task's sources are together */
+  for (size_t i = 0; i <= stages.n_kvs; i++) {
+    char t[DMH_CLUSTER_NAME_MAX] = "", src[DMH_CLUSTER_NAME_MAX] = "";
+    bool ok =
+        i < stages.n_kvs && dmh_cluster_key_parse(stages.kvs[i].key, stages.kvs[i].key_len,
+                                                  x->m->prefix, DMH_KEY_STAGE, t, src, NULL) == 0;
+    if (cur && (i == stages.n_kvs || (ok && strcmp(t, cur_task) != 0))) {
+      json_object_object_add(cur, "taskStatus",
+                             json_object_new_string(ctl_task_status(cur_subs, cur_expected)));
+      json_object_object_add(cur, "sources", cur_sources);
+      json_object_array_add(tasks, cur);
+      json_object_put(cur_subs);
+      cur = NULL;
+    }
+    if (!ok || (name && strcmp(t, name) != 0))
+      continue;
+    const char *expected = stages.kvs[i].value;
+    const char *worker = ctl_worker_of(&s, src);
+    json_object *subs = json_object_new_array();
+    ctl_status_of(&st, x->m, t, src, subs);
+    if (name) { /* DM's detailed status */
+      json_object *e = dmh_control_response_new();
+      if (json_object_array_length(subs) == 0)
+        json_object_object_add(e, "msg",
+                               json_object_new_string(worker[0]
+                                                          ? "the worker has not reported the "
+                                                            "subtask yet"
+                                                          : "no worker is bound to the source"));
+      json_object *ss = json_object_new_object();
+      json_object_object_add(ss, "source", json_object_new_string(src));
+      json_object_object_add(ss, "worker", json_object_new_string(worker));
+      json_object_object_add(e, "sourceStatus", ss);
+      json_object_object_add(e, "expectedStage", json_object_new_string(expected));
+      json_object_object_add(e, "subTaskStatus", subs);
+      json_object_array_add(sources, e);
+      continue;
+    }
+    if (!cur) {
+      cur = json_object_new_object();
+      cur_sources = json_object_new_array();
+      cur_subs = json_object_new_array();
+      dm_strlcpy(cur_task, t, sizeof cur_task);
+      cur_expected = expected;
+      json_object_object_add(cur, "taskName", json_object_new_string(t));
+      json_object_object_add(cur, "expectedStage", json_object_new_string(expected));
+    }
+    json_object *e = json_object_new_object();
+    json_object_object_add(e, "source", json_object_new_string(src));
+    json_object_object_add(e, "worker", json_object_new_string(worker));
+    json_object *first = json_object_array_length(subs) ? json_object_array_get_idx(subs, 0) : NULL;
+    json_object *v = NULL;
+    json_object_object_add(
+        e, "stage",
+        first && json_object_object_get_ex(first, "stage", &v) ? json_object_get(v) : NULL);
+    json_object_array_add(cur_sources, e);
+    for (size_t k = 0; k < json_object_array_length(subs); k++)
+      json_object_array_add(cur_subs, json_object_get(json_object_array_get_idx(subs, k)));
+    json_object_put(subs);
+  }
+  if (name) {
+    json_object_put(tasks);
+    json_object_object_add(resp, "sources", sources);
+    if (json_object_array_length(sources) == 0) {
+      dm_error_set(err, DM_ERR_NOT_FOUND, NULL, "no task %s in the cluster", name);
+      goto out;
+    }
+  } else {
+    json_object_put(sources);
+    json_object_object_add(resp, "tasks", tasks);
+  }
+  rc = 0;
+out:
+  master_snapshot_free(&s);
+  dmh_etcd_result_free(&stages);
+  dmh_etcd_result_free(&st);
+  return rc;
+}
+
+/* ---- list-member, transfer-source ---- */
+
+static int ctl_flag(const dmh_control_cmd *cmd, json_object *args, const char *key, bool *out,
+                    dm_error *err) {
+  json_object *v = NULL;
+  *out = false;
+  if (!json_object_object_get_ex(args, key, &v))
+    return 0;
+  if (!json_object_is_type(v, json_type_boolean))
+    return dmh_control_bad(err, "%s: argument \"%s\" must be true or false (usage: %s)", cmd->name,
+                           key, cmd->usage);
+  *out = json_object_get_boolean(v);
+  return 0;
+}
+
+static int ctl_list_member(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                           json_object *resp, dm_error *err) {
+  ctl *x = ud;
+  bool masters, workers;
+  if (ctl_flag(cmd, args, "master", &masters, err) < 0 ||
+      ctl_flag(cmd, args, "worker", &workers, err) < 0)
+    return -1;
+  if (!masters && !workers)
+    masters = workers = true;
+  return master_list_member(x->m, x->c, masters, workers, resp, err);
+}
+
+static int ctl_transfer_source(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                               json_object *resp, dm_error *err) {
+  ctl *x = ud;
+  dmh_master *m = x->m;
+  const char *source, *worker;
+  if (dmh_control_arg_string(cmd, args, "source", true, &source, err) < 0 ||
+      dmh_control_arg_string(cmd, args, "worker", true, &worker, err) < 0)
+    return -1;
+  int64_t token = dmh_master_token(m);
+  if (token == 0) { /* a follower: the leader decides */
+    char leader[DMH_CLUSTER_NAME_MAX], addr[DMH_CLUSTER_NAME_MAX];
+    int64_t t;
+    if (master_leader(x->c, m, leader, addr, &t, err) < 0)
+      return -1;
+    if (leader[0] && addr[0] && m->forward) {
+      json_object *req = json_object_new_object();
+      json_object_object_add(req, "cmd", json_object_new_string(cmd->name));
+      json_object_object_add(req, "args", json_object_get(args));
+      json_object *answer = m->forward(m->forward_ud, addr, req, err);
+      json_object_put(req);
+      if (!answer)
+        return -1;
+      json_object_object_foreach(answer, k, v) json_object_object_add(resp, k, json_object_get(v));
+      json_object_put(answer);
+      return 0;
+    }
+    dm_error_set(err, DM_ERR_CLUSTER_NOT_LEADER, NULL,
+                 leader[0] ? "transfer-source: master %s is not the leader; the leader is %s at "
+                             "%s: send the command there"
+                           : "transfer-source: master %s is not the leader and no leader is "
+                             "elected now%s%s: retry in a few seconds",
+                 m->name, leader, addr);
+    return -1;
+  }
+  pthread_mutex_lock(&m->sched_lock);
+  master_snapshot s;
+  int rc = master_snapshot_read(x->c, m, &s, err);
+  if (rc == 0) {
+    dmh_sched_action *acts = calloc(s.n_workers + 3, sizeof *acts);
+    if (!acts) {
+      rc = ctl_oom(err);
+    } else {
+      size_t n = master_repair(&s, acts);
+      int k = dmh_sched_transfer(s.workers, s.n_workers, s.sources, s.n_sources, source, worker,
+                                 acts + n, err);
+      rc = k < 0 ? -1 : master_apply(x->c, m, token, acts, n + (size_t)k, err);
+      free(acts);
+    }
+    master_snapshot_free(&s);
+  }
+  pthread_mutex_unlock(&m->sched_lock);
+  if (rc < 0)
+    return -1;
+  json_object *list = json_object_new_array();
+  json_object_array_add(list, ctl_source_entry(source, worker));
+  json_object_object_add(resp, "sources", list);
+  return 0;
+}
+
+static int ctl_help(void *ud, const dmh_control_cmd *cmd, json_object *args, json_object *resp,
+                    dm_error *err);
+
+static const dmh_control_cmd ctl_cmds[] = {
+    {"operate-source",
+     ctl_operate_source,
+     {"op", "source", "path", NULL},
+     "operate-source create SOURCE.cfg | show [-s SOURCE] | stop -s SOURCE"},
+    {"start-task", ctl_start_task, {"path", NULL}, "start-task TASK.cfg"},
+    {"pause-task", ctl_task_op, {"name", NULL}, "pause-task NAME"},
+    {"resume-task", ctl_task_op, {"name", NULL}, "resume-task NAME"},
+    {"stop-task", ctl_task_op, {"name", NULL}, "stop-task NAME"},
+    {"query-status", ctl_query_status, {"name", NULL}, "query-status [NAME]"},
+    {"list-member", ctl_list_member, {"master", "worker", NULL}, "list-member [--master|--worker]"},
+    {"transfer-source",
+     ctl_transfer_source,
+     {"source", "worker", NULL},
+     "transfer-source SOURCE WORKER"},
+    {"help", ctl_help, {NULL}, "help"},
+};
+#define CTL_N_CMDS (sizeof ctl_cmds / sizeof ctl_cmds[0])
+
+static int ctl_help(void *ud, const dmh_control_cmd *cmd, json_object *args, json_object *resp,
+                    dm_error *err) {
+  (void)ud, (void)cmd, (void)args, (void)err;
+  dmh_control_help(ctl_cmds, CTL_N_CMDS, resp);
+  return 0;
+}
+
+json_object *dmh_master_handle(dmh_master *m, json_object *request) {
+  dm_error err;
+  ctl x = {.m = m, .c = dmh_etcd_open(m->endpoints, NULL, &err)};
+  if (!x.c) {
+    json_object *resp = dmh_control_response_new();
+    dmh_control_set_error(resp, &err);
+    return resp;
+  }
+  json_object *resp = dmh_control_dispatch(ctl_cmds, CTL_N_CMDS, &x, request);
+  dmh_etcd_close(x.c);
+  return resp;
+}

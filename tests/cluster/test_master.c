@@ -1,0 +1,543 @@
+/*
+ * `dmhost master` (host/master*.c) against the fixture's real 3-member etcd: the election among
+ * master processes (kill -9 of the leader: another leads within TTL + 2 s; SIGTERM: at once), a
+ * deposed leader's fenced write refused, a leader whose lease is revoked behind its back stopping
+ * at once, and scheduling end to end through the control handler with fake workers (registration
+ * keys under leases of the test's own): the rules' order, a worker's lease revoked, transfer-source
+ * and its refusals, the task commands and query-status, a follower's answers.
+ */
+#include "test_etcd.h"
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cluster_keys.h"
+#include "master.h"
+#include "master_internal.h"
+
+#define TTL_S 10
+
+static char tm_dir[128];
+static char tm_eps[256];
+
+static int tm_init(void) {
+  snprintf(tm_dir, sizeof tm_dir, "/tmp/dmh-master-XXXXXX");
+  if (!mkdtemp(tm_dir))
+    return -1;
+  te_endpoints("012", tm_eps, sizeof tm_eps);
+  return 0;
+}
+
+static int tm_clean(void) {
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tm_dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+static void tm_sleep_ms(long ms) {
+  nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
+}
+
+/* A cluster prefix of this run and test. */
+static void tm_prefix(char *buf, size_t size, const char *test) {
+  snprintf(buf, size, "/dmh-test-%ld-%s", (long)getpid(), test);
+}
+
+/* The leader key's value (name) and create_revision; "" and 0 when absent. */
+static int64_t tm_leader(dmh_etcd *c, const char *prefix, char *name, size_t size) {
+  char key[DMH_CLUSTER_KEY_MAX];
+  dmh_cluster_key(key, sizeof key, prefix, DMH_KEY_LEADER, NULL, NULL, NULL);
+  dmh_etcd_result r;
+  dm_error err;
+  name[0] = '\0';
+  if (dmh_etcd_range(c, DMH_ETCD_S(key), 0, 0, 0, &r, &err) < 0)
+    return 0;
+  int64_t rev = 0;
+  if (r.n_kvs == 1) {
+    snprintf(name, size, "%s", r.kvs[0].value);
+    rev = r.kvs[0].create_revision;
+  }
+  dmh_etcd_result_free(&r);
+  return rev;
+}
+
+/* Waits (up to ms) for a leader other than `not` (NULL: any); its token, 0 on timeout. */
+static int64_t tm_wait_leader(dmh_etcd *c, const char *prefix, const char * not, char *name,
+                              size_t size, long ms) {
+  int64_t t0 = te_now_ms();
+  do {
+    int64_t tok = tm_leader(c, prefix, name, size);
+    if (tok && (!not || strcmp(name, not ) != 0))
+      return tok;
+    tm_sleep_ms(20);
+  } while (te_now_ms() - t0 < ms);
+  return 0;
+}
+
+/* `dmhost master --name NAME` as a child process, its output in <dir>/NAME.log. */
+static pid_t tm_spawn(const char *name, const char *prefix, int port) {
+  char log[256], listen[64];
+  snprintf(log, sizeof log, "%s/%s.log", tm_dir, name);
+  snprintf(listen, sizeof listen, "127.0.0.1:%d", port);
+  pid_t pid = fork();
+  if (pid == 0) {
+    FILE *f = freopen(log, "a", stderr);
+    (void)f;
+    dup2(2, 1);
+    execl(DMHOST_BIN, DMHOST_BIN, "master", "--name", name, "--etcd", tm_eps, "--etcd-prefix",
+          prefix, "--listen", listen, (char *)NULL);
+    _exit(127);
+  }
+  return pid;
+}
+
+/* ---- election among processes ---- */
+
+static void test_election_processes(void) {
+  char prefix[128], leader[64], next[64];
+  tm_prefix(prefix, sizeof prefix, "elect");
+  dmh_etcd *c = te_client();
+  const char *names[3] = {"m1", "m2", "m3"};
+  pid_t pids[3];
+  for (int i = 0; i < 3; i++)
+    pids[i] = tm_spawn(names[i], prefix, 28261 + i);
+  int64_t tok = tm_wait_leader(c, prefix, NULL, leader, sizeof leader, 5000);
+  CU_ASSERT_FATAL(tok > 0);
+  int li = leader[1] - '1';
+  CU_ASSERT_FATAL(li >= 0 && li < 3);
+
+  /* kill -9 of the leader: its lease runs out, then another campaigns */
+  CU_ASSERT_EQUAL(kill(pids[li], SIGKILL), 0);
+  int st = 0;
+  CU_ASSERT_EQUAL(waitpid(pids[li], &st, 0), pids[li]);
+  CU_ASSERT(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL); /* the kill landed */
+  pids[li] = -1;
+  int64_t t0 = te_now_ms();
+  int64_t tok2 = tm_wait_leader(c, prefix, leader, next, sizeof next, (TTL_S + 4) * 1000);
+  int64_t took = te_now_ms() - t0;
+  printf("\n  kill -9 of leader %s: %s leads after %lld ms (token %lld -> %lld)\n", leader, next,
+         (long long)took, (long long)tok, (long long)tok2);
+  CU_ASSERT_FATAL(tok2 > tok);
+  CU_ASSERT(took <= (TTL_S + 2) * 1000);
+
+  /* SIGTERM of the leader: it resigns, another leads at once */
+  int ni = next[1] - '1';
+  CU_ASSERT_FATAL(ni >= 0 && ni < 3 && pids[ni] > 0);
+  t0 = te_now_ms();
+  CU_ASSERT_EQUAL(kill(pids[ni], SIGTERM), 0);
+  char third[64];
+  int64_t tok3 = tm_wait_leader(c, prefix, next, third, sizeof third, (TTL_S + 4) * 1000);
+  took = te_now_ms() - t0;
+  printf("  SIGTERM of leader %s: %s leads after %lld ms (token %lld)\n", next, third,
+         (long long)took, (long long)tok3);
+  CU_ASSERT(tok3 > tok2);
+  CU_ASSERT(took < 1500); /* well under the TTL: the lease was revoked */
+  CU_ASSERT_EQUAL(waitpid(pids[ni], &st, 0), pids[ni]);
+  CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  pids[ni] = -1;
+  for (int i = 0; i < 3; i++)
+    if (pids[i] > 0) {
+      kill(pids[i], SIGTERM);
+      waitpid(pids[i], &st, 0);
+      CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    }
+  /* every master resigned: no leader and no registration left */
+  CU_ASSERT_EQUAL(tm_leader(c, prefix, leader, sizeof leader), 0);
+  dmh_etcd_close(c);
+}
+
+/* ---- in-process masters ---- */
+
+static dmh_master *tm_start(const char *name, const char *prefix) {
+  dmh_master_opts o = {.name = name, .endpoints = tm_eps, .prefix = prefix, .addr = name};
+  dmh_master *m = NULL;
+  dm_error err;
+  int rc = dmh_master_start(&o, &m, &err);
+  if (rc < 0)
+    printf("\n  dmh_master_start: %s\n", err.message);
+  CU_ASSERT_FATAL(rc == 0 && m);
+  return m;
+}
+
+static int64_t tm_wait_token(dmh_master *m, long ms) {
+  int64_t t0 = te_now_ms();
+  while (te_now_ms() - t0 < ms) {
+    int64_t t = dmh_master_token(m);
+    if (t)
+      return t;
+    tm_sleep_ms(20);
+  }
+  return 0;
+}
+
+static void test_fenced_write_refused(void) {
+  char prefix[128], name[64], key[DMH_CLUSTER_KEY_MAX];
+  tm_prefix(prefix, sizeof prefix, "fence");
+  dmh_etcd *c = te_client();
+  dmh_master *a = tm_start("ma", prefix);
+  int64_t ta = tm_wait_token(a, 5000);
+  CU_ASSERT_FATAL(ta > 0);
+  dmh_master *b = tm_start("mb", prefix);
+  CU_ASSERT_EQUAL(dmh_master_token(b), 0); /* one leader */
+
+  /* ma's lease revoked behind its back: it stops acting at once, mb leads */
+  dm_error err;
+  int64_t t0 = te_now_ms();
+  CU_ASSERT_EQUAL_FATAL(dmh_etcd_lease_revoke(c, a->lease_id, &err), 0);
+  while (dmh_master_token(a) == ta && te_now_ms() - t0 < 5000)
+    tm_sleep_ms(10);
+  printf("\n  ma stopped acting %lld ms after its lease was revoked\n",
+         (long long)(te_now_ms() - t0));
+  CU_ASSERT(dmh_master_token(a) != ta);
+  CU_ASSERT(te_now_ms() - t0 < 500); /* the leader key's DELETE reaches its watch */
+  /* a new leadership: mb's, or ma's again (it registered again with a new lease at once) */
+  int64_t t1 = te_now_ms(), tb = 0;
+  dmh_master *now = NULL, *other = NULL;
+  while (!tb && te_now_ms() - t1 < 5000) {
+    tm_sleep_ms(10);
+    if ((tb = dmh_master_token(b)))
+      now = b, other = a;
+    else if ((tb = dmh_master_token(a)))
+      now = a, other = b;
+  }
+  CU_ASSERT_FATAL(now && tb > ta);
+  CU_ASSERT_EQUAL(tm_leader(c, prefix, name, sizeof name), tb);
+  CU_ASSERT_STRING_EQUAL(name, now->name);
+
+  /* a write fenced with ma's old token is refused, nothing written; the new token passes */
+  dmh_sched_action bind = {.kind = DMH_SCHED_BIND, .source = "s-fenced", .worker = "w-fenced"};
+  CU_ASSERT_EQUAL(master_apply(c, a, ta, &bind, 1, &err), -1);
+  CU_ASSERT_EQUAL(err.code, DM_ERR_CLUSTER_FENCED);
+  CU_ASSERT(strstr(err.message, "refused") != NULL);
+  dmh_cluster_key(key, sizeof key, prefix, DMH_KEY_BOUND, "w-fenced", NULL, NULL);
+  char *v = te_get(c, key, NULL);
+  CU_ASSERT_PTR_NULL(v);
+  free(v);
+  CU_ASSERT_EQUAL(master_apply(c, now, tb, &bind, 1, &err), 0);
+  v = te_get(c, key, NULL);
+  CU_ASSERT(v && strstr(v, "s-fenced"));
+  free(v);
+  /* the leader's scheduler removes the binding of a source that is not listed (it watches) */
+  t0 = te_now_ms();
+  while ((v = te_get(c, key, NULL)) && te_now_ms() - t0 < 5000) {
+    free(v);
+    tm_sleep_ms(20);
+  }
+  CU_ASSERT_PTR_NULL(v);
+  free(v);
+
+  /* the other follows: it leads once the leader resigns */
+  dmh_master_stop(now, true);
+  int64_t t2 = tm_wait_token(other, 3000);
+  CU_ASSERT(t2 > tb);
+  dmh_master_stop(other, true);
+  CU_ASSERT_EQUAL(tm_leader(c, prefix, name, sizeof name), 0);
+  dmh_etcd_close(c);
+}
+
+/* ---- scheduling end to end, through the control handler ---- */
+
+typedef struct fake_worker {
+  const char *name;
+  int64_t lease;
+} fake_worker;
+
+static void tm_worker_up(dmh_etcd *c, const char *prefix, fake_worker *w, const char *relay) {
+  dm_error err;
+  CU_ASSERT_EQUAL_FATAL(dmh_etcd_lease_grant(c, TTL_S, 0, &w->lease, NULL, &err), 0);
+  char key[DMH_CLUSTER_KEY_MAX];
+  dmh_cluster_key(key, sizeof key, prefix, DMH_KEY_WORKER, w->name, NULL, NULL);
+  dmh_cluster_worker_info info = {0};
+  snprintf(info.name, sizeof info.name, "%s", w->name);
+  snprintf(info.relay, sizeof info.relay, "%s", relay);
+  char *val = dmh_cluster_worker_json(&info);
+  CU_ASSERT_EQUAL(dmh_etcd_put(c, DMH_ETCD_S(key), DMH_ETCD_S(val), w->lease, 0, NULL, &err), 0);
+  free(val);
+}
+
+/* The source bound to worker w ("" none). */
+static void tm_bound(dmh_etcd *c, const char *prefix, const char *w, char *src, size_t size) {
+  char key[DMH_CLUSTER_KEY_MAX];
+  dmh_cluster_key(key, sizeof key, prefix, DMH_KEY_BOUND, w, NULL, NULL);
+  char *v = te_get(c, key, NULL);
+  dmh_cluster_binding b = {0};
+  dm_error err;
+  src[0] = '\0';
+  if (v && dmh_cluster_binding_parse(v, strlen(v), &b, &err) == 0)
+    snprintf(src, size, "%s", b.source);
+  free(v);
+}
+
+static bool tm_wait_bound(dmh_etcd *c, const char *prefix, const char *w, const char *want,
+                          long ms) {
+  char src[DMH_CLUSTER_NAME_MAX];
+  int64_t t0 = te_now_ms();
+  do {
+    tm_bound(c, prefix, w, src, sizeof src);
+    if (strcmp(src, want) == 0)
+      return true;
+    tm_sleep_ms(20);
+  } while (te_now_ms() - t0 < ms);
+  printf("\n  worker %s: bound to \"%s\", expected \"%s\"\n", w, src, want);
+  return false;
+}
+
+/* dmh_master_handle of {"cmd", "args": <args JSON>}; the answer (caller frees). */
+static json_object *tm_cmd(dmh_master *m, const char *cmd, const char *args_fmt, ...) {
+  char args[1024];
+  va_list ap;
+  va_start(ap, args_fmt);
+  vsnprintf(args, sizeof args, args_fmt, ap);
+  va_end(ap);
+  json_object *req = json_object_new_object();
+  json_object_object_add(req, "cmd", json_object_new_string(cmd));
+  json_object_object_add(req, "args", json_tokener_parse(args));
+  json_object *resp = dmh_master_handle(m, req);
+  json_object_put(req);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(resp);
+  return resp;
+}
+
+static const char *tm_text(json_object *r) {
+  return json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+}
+
+static bool tm_ok(json_object *r) {
+  json_object *v = NULL;
+  bool ok = json_object_object_get_ex(r, "result", &v) && json_object_get_boolean(v);
+  if (!ok)
+    printf("\n  answer: %s\n", tm_text(r));
+  return ok;
+}
+
+static int64_t tm_code(json_object *r) {
+  json_object *e = NULL, *c = NULL;
+  if (json_object_object_get_ex(r, "error", &e) && json_object_object_get_ex(e, "ErrCode", &c))
+    return json_object_get_int64(c);
+  return 0;
+}
+
+static void tm_file(const char *name, const char *fmt, ...) {
+  char path[256];
+  snprintf(path, sizeof path, "%s/%s", tm_dir, name);
+  FILE *f = fopen(path, "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(f, fmt, ap);
+  va_end(ap);
+  fclose(f);
+}
+
+static void tm_source_file(const char *id) {
+  char name[64];
+  snprintf(name, sizeof name, "%s.cfg", id);
+  tm_file(name,
+          "source-id = \"%s\";\nenable-relay = false;\n"
+          "from = { host = \"127.0.0.1\"; port = 1; user = \"root\"; password = \"\"; };\n",
+          id);
+}
+
+/* The worker's entry of list-member: "stage source". */
+static void tm_member(dmh_master *m, const char *w, char *out, size_t size) {
+  json_object *r = tm_cmd(m, "list-member", "{\"worker\": true}");
+  out[0] = '\0';
+  json_object *members = NULL, *g = NULL, *ws = NULL, *list = NULL;
+  if (json_object_object_get_ex(r, "members", &members) &&
+      (g = json_object_array_get_idx(members, 0)) && json_object_object_get_ex(g, "worker", &ws) &&
+      json_object_object_get_ex(ws, "workers", &list))
+    for (size_t i = 0; i < json_object_array_length(list); i++) {
+      json_object *e = json_object_array_get_idx(list, i), *n, *s, *src;
+      json_object_object_get_ex(e, "name", &n);
+      json_object_object_get_ex(e, "stage", &s);
+      json_object_object_get_ex(e, "source", &src);
+      if (strcmp(json_object_get_string(n), w) == 0)
+        snprintf(out, size, "%s %s", json_object_get_string(s), json_object_get_string(src));
+    }
+  json_object_put(r);
+}
+
+static void test_scheduling(void) {
+  char prefix[128], path[256], key[DMH_CLUSTER_KEY_MAX], got[256];
+  tm_prefix(prefix, sizeof prefix, "sched");
+  dmh_etcd *c = te_client();
+  dmh_master *m = tm_start("lead", prefix);
+  int64_t tok = tm_wait_token(m, 5000);
+  CU_ASSERT_FATAL(tok > 0);
+  dmh_master *f = tm_start("follow", prefix);
+
+  /* w1 free, w2 keeps src-b's relay, w3 free */
+  fake_worker w1 = {"w1", 0}, w2 = {"w2", 0}, w3 = {"w3", 0}, w4 = {"w4", 0};
+  tm_worker_up(c, prefix, &w1, "");
+  tm_worker_up(c, prefix, &w2, "src-b");
+  tm_worker_up(c, prefix, &w3, "");
+  tm_source_file("src-a");
+  tm_source_file("src-b");
+  json_object *r;
+  snprintf(path, sizeof path, "%s/src-b.cfg", tm_dir);
+  r = tm_cmd(f, "operate-source", "{\"op\": \"create\", \"path\": \"%s\"}", path);
+  CU_ASSERT(tm_ok(r)); /* a follower writes the user's intent too */
+  json_object_put(r);
+  snprintf(path, sizeof path, "%s/src-a.cfg", tm_dir);
+  r = tm_cmd(m, "operate-source", "{\"op\": \"create\", \"path\": \"%s\"}", path);
+  CU_ASSERT(tm_ok(r));
+  json_object_put(r);
+  r = tm_cmd(m, "operate-source", "{\"op\": \"create\", \"path\": \"%s\"}", path);
+  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_EXISTS);
+  json_object_put(r);
+  dmh_cluster_key(key, sizeof key, prefix, DMH_KEY_SOURCE, "src-a", NULL, NULL);
+  char *v = te_get(c, key, NULL);
+  CU_ASSERT(v && strstr(v, "source-id"));
+  free(v);
+
+  /* the relay keeper gets its source; the other goes to the first free worker by name */
+  CU_ASSERT(tm_wait_bound(c, prefix, "w2", "src-b", 5000));
+  CU_ASSERT(tm_wait_bound(c, prefix, "w1", "src-a", 5000));
+  tm_bound(c, prefix, "w3", got, sizeof got);
+  CU_ASSERT_STRING_EQUAL(got, "");
+  dmh_cluster_key(key, sizeof key, prefix, DMH_KEY_BOUND, "w1", NULL, NULL);
+  v = te_get(c, key, NULL);
+  dmh_cluster_binding b;
+  dm_error err;
+  CU_ASSERT(v && dmh_cluster_binding_parse(v, strlen(v), &b, &err) == 0 && b.leader == tok);
+  free(v);
+  tm_member(f, "w1", got, sizeof got);
+  CU_ASSERT_STRING_EQUAL(got, "bound src-a");
+  tm_member(f, "w2", got, sizeof got);
+  CU_ASSERT_STRING_EQUAL(got, "relay src-b");
+  tm_member(f, "w3", got, sizeof got);
+  CU_ASSERT_STRING_EQUAL(got, "free ");
+  r = tm_cmd(f, "list-member", "{\"master\": true}");
+  const char *text = tm_text(r);
+  CU_ASSERT(strstr(text, "\"name\":\"lead\",\"addr\":\"lead\",\"alive\":true,\"leader\":true") !=
+            NULL);
+  CU_ASSERT(
+      strstr(text, "\"name\":\"follow\",\"addr\":\"follow\",\"alive\":true,\"leader\":false") !=
+      NULL);
+  json_object_put(r);
+
+  /* w1's lease revoked (as if it expired): src-a moves to the free w3 */
+  int64_t t0 = te_now_ms();
+  CU_ASSERT_EQUAL(dmh_etcd_lease_revoke(c, w1.lease, &err), 0);
+  CU_ASSERT(tm_wait_bound(c, prefix, "w3", "src-a", 5000));
+  printf("\n  src-a moved from w1 to w3 %lld ms after w1's lease went\n",
+         (long long)(te_now_ms() - t0));
+  tm_bound(c, prefix, "w1", got, sizeof got);
+  CU_ASSERT_STRING_EQUAL(got, "");
+  dmh_cluster_key(key, sizeof key, prefix, DMH_KEY_LAST, "src-a", NULL, NULL);
+  v = te_get(c, key, NULL);
+  CU_ASSERT(v && strcmp(v, "w3") == 0);
+  free(v);
+
+  /* transfer-source: refused onto a worker keeping another source's relay, onto a bound one,
+   * from a follower; done onto a free one */
+  tm_worker_up(c, prefix, &w4, "");
+  r = tm_cmd(m, "transfer-source", "{\"source\": \"src-a\", \"worker\": \"w2\"}");
+  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_EXISTS);
+  json_object_put(r);
+  r = tm_cmd(m, "transfer-source", "{\"source\": \"src-b\", \"worker\": \"w3\"}");
+  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_EXISTS);
+  json_object_put(r);
+  r = tm_cmd(m, "transfer-source", "{\"source\": \"src-a\", \"worker\": \"w1\"}");
+  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_NOT_FOUND); /* gone with its lease */
+  json_object_put(r);
+  r = tm_cmd(f, "transfer-source", "{\"source\": \"src-a\", \"worker\": \"w4\"}");
+  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_CLUSTER_NOT_LEADER);
+  CU_ASSERT(strstr(tm_text(r), "the leader is lead at lead") != NULL);
+  json_object_put(r);
+  r = tm_cmd(m, "transfer-source", "{\"source\": \"src-a\", \"worker\": \"w4\"}");
+  CU_ASSERT(tm_ok(r));
+  json_object_put(r);
+  tm_bound(c, prefix, "w4", got, sizeof got);
+  CU_ASSERT_STRING_EQUAL(got, "src-a");
+  tm_bound(c, prefix, "w3", got, sizeof got);
+  CU_ASSERT_STRING_EQUAL(got, "");
+  tm_sleep_ms(300); /* the scheduler's round after the transfer keeps it */
+  tm_bound(c, prefix, "w4", got, sizeof got);
+  CU_ASSERT_STRING_EQUAL(got, "src-a");
+
+  /* tasks: expected stages per source, query-status from the workers' status keys */
+  tm_file("t1.cfg",
+          "name = \"t1\";\ntask-mode = \"all\";\n"
+          "target-database = { host = \"127.0.0.1\"; port = 2; user = \"root\"; password = \"\"; "
+          "};\nmysql-instances = ( { source-id = \"src-a\"; }, { source-id = \"src-b\"; } );\n");
+  tm_file("t2.cfg", "name = \"t2\";\ntask-mode = \"all\";\n"
+                    "target-database = { host = \"127.0.0.1\"; port = 2; user = \"root\"; "
+                    "password = \"\"; };\nmysql-instances = ( { source-id = \"nope\"; } );\n");
+  snprintf(path, sizeof path, "%s/t2.cfg", tm_dir);
+  r = tm_cmd(f, "start-task", "{\"path\": \"%s\"}", path);
+  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_NOT_FOUND);
+  json_object_put(r);
+  snprintf(path, sizeof path, "%s/t1.cfg", tm_dir);
+  r = tm_cmd(f, "start-task", "{\"path\": \"%s\"}", path);
+  CU_ASSERT(tm_ok(r));
+  json_object_put(r);
+  dmh_cluster_key(key, sizeof key, prefix, DMH_KEY_STAGE, "t1", "src-b", NULL);
+  v = te_get(c, key, NULL);
+  CU_ASSERT(v && strcmp(v, "Running") == 0);
+  free(v);
+  r = tm_cmd(m, "pause-task", "{\"name\": \"t1\"}");
+  CU_ASSERT(tm_ok(r));
+  json_object_put(r);
+  v = te_get(c, key, NULL);
+  CU_ASSERT(v && strcmp(v, "Paused") == 0);
+  free(v);
+  dmh_cluster_key(key, sizeof key, prefix, DMH_KEY_STATUS, "w4", "t1", "src-a");
+  const char *status =
+      "{\"name\":\"t1\",\"source\":\"src-a\",\"stage\":\"Paused\",\"unit\":\"Dump\"}";
+  CU_ASSERT_EQUAL(dmh_etcd_put(c, DMH_ETCD_S(key), DMH_ETCD_S(status), w4.lease, 0, NULL, &err), 0);
+  r = tm_cmd(f, "query-status", "{\"name\": \"t1\"}");
+  CU_ASSERT(tm_ok(r));
+  text = tm_text(r);
+  CU_ASSERT(strstr(text, "\"sourceStatus\":{\"source\":\"src-a\",\"worker\":\"w4\"}") != NULL);
+  CU_ASSERT(strstr(text, "\"stage\":\"Paused\",\"unit\":\"Dump\",\"worker\":\"w4\"") != NULL);
+  CU_ASSERT(strstr(text, "\"sourceStatus\":{\"source\":\"src-b\",\"worker\":\"w2\"}") != NULL);
+  json_object_put(r);
+  r = tm_cmd(m, "query-status", "{}");
+  CU_ASSERT(tm_ok(r));
+  CU_ASSERT(strstr(tm_text(r),
+                   "\"taskName\":\"t1\",\"expectedStage\":\"Paused\",\"taskStatus\":\"Paused\"") !=
+            NULL);
+  json_object_put(r);
+  r = tm_cmd(m, "operate-source", "{\"op\": \"stop\", \"source\": \"src-a\"}");
+  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_EXISTS); /* t1 reads it */
+  json_object_put(r);
+  r = tm_cmd(f, "stop-task", "{\"name\": \"t1\"}");
+  CU_ASSERT(tm_ok(r));
+  json_object_put(r);
+  r = tm_cmd(f, "resume-task", "{\"name\": \"t1\"}");
+  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_NOT_FOUND);
+  json_object_put(r);
+  r = tm_cmd(f, "operate-source", "{\"op\": \"stop\", \"source\": \"src-a\"}");
+  CU_ASSERT(tm_ok(r));
+  json_object_put(r);
+  CU_ASSERT(tm_wait_bound(c, prefix, "w4", "", 5000)); /* the leader unbinds it */
+  r = tm_cmd(f, "operate-source", "{\"op\": \"show\"}");
+  CU_ASSERT(tm_ok(r));
+  CU_ASSERT(strstr(tm_text(r), "src-a") == NULL);
+  CU_ASSERT(strstr(tm_text(r), "\"source\":\"src-b\",\"worker\":\"w2\"") != NULL);
+  json_object_put(r);
+
+  dmh_master_stop(f, true);
+  dmh_master_stop(m, true);
+  int64_t leases[] = {w2.lease, w3.lease, w4.lease};
+  for (size_t i = 0; i < 3; i++)
+    dmh_etcd_lease_revoke(c, leases[i], &err);
+  dmh_etcd_delete(c, DMH_ETCD_S(prefix), 1, NULL, &err);
+  dmh_etcd_close(c);
+}
+
+int main(void) {
+  static const dmh_cunit_test tests[] = {
+      {"election among master processes: kill -9, SIGTERM", test_election_processes},
+      {"a deposed leader's fenced write is refused", test_fenced_write_refused},
+      {"scheduling through the control handler", test_scheduling},
+  };
+  return dmh_cunit_run("master", tm_init, tm_clean, tests, sizeof tests / sizeof tests[0]);
+}
