@@ -78,10 +78,36 @@ static void test_values(void) {
   CU_ASSERT_STRING_EQUAL(w2.relay, "");
 }
 
+static void test_master_and_config_values(void) {
+  dm_error err;
+  dmh_cluster_worker_info m;
+  char *t = dmh_cluster_master_json("m-1", "127.0.0.1:8261");
+  CU_ASSERT_FATAL(t != NULL);
+  CU_ASSERT_EQUAL(dmh_cluster_master_parse(t, strlen(t), &m, &err), 0);
+  CU_ASSERT(strcmp(m.name, "m-1") == 0 && strcmp(m.addr, "127.0.0.1:8261") == 0);
+  free(t);
+  const char *mbad = "{\"name\":\"../x\",\"addr\":\"a\"}";
+  CU_ASSERT_EQUAL(dmh_cluster_master_parse(mbad, strlen(mbad), &m, &err), -1);
+  /* a file's text, quotes, newlines and all, back as it was */
+  const char *cfg = "source-id = \"s\";\nfrom = { host = \"h\"; };\n# \\ \"x\"\n";
+  t = dmh_cluster_config_json(cfg);
+  CU_ASSERT_FATAL(t != NULL);
+  char *back = dmh_cluster_config_parse(t, strlen(t), &err);
+  CU_ASSERT(back && strcmp(back, cfg) == 0);
+  free(back);
+  free(t);
+  const char *cbad[] = {"{}", "{\"config\":3}", "\"text\""};
+  for (size_t i = 0; i < sizeof cbad / sizeof cbad[0]; i++) {
+    CU_ASSERT_PTR_NULL(dmh_cluster_config_parse(cbad[i], strlen(cbad[i]), &err));
+    CU_ASSERT_EQUAL(err.code, DM_ERR_STATE);
+  }
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"keys built and parsed", test_keys},
       {"values round-tripped and refused", test_values},
+      {"master and config values", test_master_and_config_values},
   };
   return dmh_cunit_run("cluster_keys", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }
