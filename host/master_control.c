@@ -61,9 +61,11 @@ static int ctl_create(ctl *x, const char *key, const char *value, const dmh_etcd
     return -1;
   }
   cmps[0] = (dmh_etcd_cmp){.key = DMH_ETCD_S(key), .target = DMH_ETCD_CMP_CREATE, .number = 0};
-  memcpy(cmps + 1, more, n_more * sizeof *more);
+  if (n_more)
+    memcpy(cmps + 1, more, n_more * sizeof *more);
   ops[0] = (dmh_etcd_op){.kind = DMH_ETCD_PUT, .key = DMH_ETCD_S(key), .value = DMH_ETCD_S(value)};
-  memcpy(ops + 1, extra, n_extra * sizeof *extra);
+  if (n_extra)
+    memcpy(ops + 1, extra, n_extra * sizeof *extra);
   dmh_etcd_op get = {.kind = DMH_ETCD_RANGE, .key = DMH_ETCD_S(key)};
   dmh_etcd_txn_result tr = {0};
   if (dmh_etcd_txn(x->c, cmps, n_more + 1, ops, n_extra + 1, &get, 1, &tr, err) < 0)
