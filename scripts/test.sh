@@ -5,8 +5,9 @@
 #   3. -fsanitize=thread with the supervisor's stage-machine tests (the concurrency core; the
 #      stress test's storm is 10,000 commands there, 2,500 in the other builds: see
 #      tests/supervisor/CMakeLists.txt) and the sync unit's (coordinator, workers, status from
-#      other threads) against the real servers, and the etcd client's (a watch and a lease keeper
-#      on threads of their own) against the project's etcd.
+#      other threads) against the real servers, the etcd client's (a watch and a lease keeper
+#      on threads of their own) and the cluster master's (election, guard and scheduling threads,
+#      control requests from the test's thread) against the project's etcd.
 # Also checks formatting against .clang-format, and that a Release build (-O2, what bench/ and the
 # README's demo use) compiles: GCC warns about more there (format truncation). BUILD_ROOT (default
 # ./build) holds the builds.
@@ -40,5 +41,5 @@ run_suite plain
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   run_suite asan -DDMHOST_SANITIZE=address,undefined
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-  run_suite tsan -DDMHOST_SANITIZE=thread -- -R '^test_(supervisor|stress|sync|sync_all|etcd)$'
+  run_suite tsan -DDMHOST_SANITIZE=thread -- -R '^test_(supervisor|stress|sync|sync_all|etcd|master)$'
 echo "== all tests passed"
