@@ -363,8 +363,16 @@ static char *control_line(json_object *resp) {
   return out;
 }
 
+static json_object *control_handle_registry(void *ud, json_object *request) {
+  return dmh_control_handle(ud, request);
+}
+
 char *dmh_control_handle_line(void *ud, const char *line, size_t len) {
-  dmh_registry *r = ud;
+  return dmh_control_line_with(control_handle_registry, ud, line, len);
+}
+
+char *dmh_control_line_with(json_object *(*handle)(void *ud, json_object *request), void *ud,
+                            const char *line, size_t len) {
   json_tokener *tok = json_tokener_new();
   if (!tok)
     return NULL; /* out of memory: closing the connection is all that is left */
@@ -391,7 +399,7 @@ char *dmh_control_handle_line(void *ud, const char *line, size_t len) {
     if (json_object_is_type(req, json_type_object) && json_object_object_get_ex(req, "cmd", &c))
       cmd = json_object_get_string(c);
     dmh_log(DM_LOG_DEBUG, "control", "request %s", cmd ? cmd : "?");
-    resp = dmh_control_handle(r, req);
+    resp = handle(ud, req);
   }
   json_object_put(req);
   json_tokener_free(tok);

@@ -79,6 +79,11 @@ json_object *dmh_control_handle(dmh_registry *r, json_object *request);
  * Text that is not a JSON object gets DM_ERR_CONTROL_REQUEST. Returns the compact response. */
 char *dmh_control_handle_line(void *ud, const char *line, size_t len);
 
+/* The same over any handler of request objects (the master's: master.h): the text parsed, the
+ * answer made compact. */
+char *dmh_control_line_with(json_object *(*handle)(void *ud, json_object *request), void *ud,
+                            const char *line, size_t len);
+
 /* A dmh_control_refusal (control_socket.h): the answer line {"result": false, "msg", "error"} of a
  * request refused before it reached dmh_control_handle_line. malloc'd; NULL when out of memory. */
 char *dmh_control_error_line(const dm_error *err);

@@ -70,6 +70,10 @@ void dmh_master_stop(dmh_master *m, bool resign);
  */
 json_object *dmh_master_handle(dmh_master *m, json_object *request);
 
+/* The same over one request's text (a dmh_control_handler: `ud` is the dmh_master), for the
+ * control servers; returns the compact answer, malloc'd. */
+char *dmh_master_handle_line(void *ud, const char *line, size_t len);
+
 /* `dmhost master ...`. */
 int dmh_master_main(int argc, char **argv);
 

@@ -617,3 +617,11 @@ json_object *dmh_master_handle(dmh_master *m, json_object *request) {
   dmh_etcd_close(x.c);
   return resp;
 }
+
+static json_object *ctl_handle(void *ud, json_object *request) {
+  return dmh_master_handle(ud, request);
+}
+
+char *dmh_master_handle_line(void *ud, const char *line, size_t len) {
+  return dmh_control_line_with(ctl_handle, ud, line, len);
+}

@@ -422,6 +422,17 @@ static void test_scheduling(void) {
       NULL);
   json_object_put(r);
 
+  /* the text door the control servers use */
+  const char *line = "{\"cmd\": \"list-member\", \"args\": {\"worker\": true}}";
+  char *ans = dmh_master_handle_line(f, line, strlen(line));
+  CU_ASSERT(
+      ans &&
+      strstr(ans, "{\"name\":\"w2\",\"addr\":\"\",\"stage\":\"relay\",\"source\":\"src-b\"}"));
+  free(ans);
+  ans = dmh_master_handle_line(f, "{\"cmd\": ", 9);
+  CU_ASSERT(ans && strstr(ans, "\"result\":false") && strstr(ans, "not valid JSON"));
+  free(ans);
+
   /* w1's lease revoked (as if it expired): src-a moves to the free w3 */
   int64_t t0 = te_now_ms();
   CU_ASSERT_EQUAL(dmh_etcd_lease_revoke(c, w1.lease, &err), 0);
