@@ -168,10 +168,10 @@ typedef enum dm_error_level {
   X(DM_ERR_CONTROL_HTTP, 15014, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,           \
     "Check that `dmhost serve --listen` runs at the --master-addr given, and that dmctl's "        \
     "--tls-* flags match the daemon's (https with them, plain http without).")                     \
-  X(DM_ERR_CLUSTER_NOT_LEADER, 15030, DM_CLASS_CLUSTER, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 1,      \
+  X(DM_ERR_CLUSTER_NOT_LEADER, 15030, DM_CLASS_CLUSTER, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 1,     \
     "Only the leader master schedules: send the command to the leader named in the message (or "   \
     "retry once a leader is elected).")                                                            \
-  X(DM_ERR_CLUSTER_FENCED, 15031, DM_CLASS_CLUSTER, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 1,          \
+  X(DM_ERR_CLUSTER_FENCED, 15031, DM_CLASS_CLUSTER, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 1,         \
     "This master lost its leadership before the write; nothing was written. Send the command "     \
     "again: the new leader applies it.")                                                           \
   X(DM_ERR_DB_CONNECT, 20001, DM_CLASS_DATABASE, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 1,               \
