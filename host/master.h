@@ -53,6 +53,10 @@ int64_t dmh_master_token(dmh_master *m);
 /* How many times the leader's scheduling loop planned (for tests and logs). */
 long dmh_master_plans(dmh_master *m);
 
+/* Resign now (stop acting, revoke the lease) without freeing: requests in progress may still use
+ * m and get answers from etcd; dmh_master_stop after them. */
+void dmh_master_resign(dmh_master *m);
+
 /* Stop. resign: revoke the lease first, which deletes the leader and master keys at once, so
  * another master leads without waiting for the TTL (SIGTERM does this). Without it the keys stay
  * until the lease expires (a crash looks like this). Frees m. */

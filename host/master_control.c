@@ -531,7 +531,8 @@ static int ctl_transfer_source(void *ud, const dmh_control_cmd *cmd, json_object
     int64_t t;
     if (master_leader(x->c, m, leader, addr, &t, err) < 0)
       return -1;
-    if (leader[0] && addr[0] && m->forward) {
+    /* not to itself: a leader just deposed may still be named by the key */
+    if (leader[0] && addr[0] && m->forward && strcmp(leader, m->name) != 0) {
       json_object *req = json_object_new_object();
       json_object_object_add(req, "cmd", json_object_new_string(cmd->name));
       json_object_object_add(req, "args", json_object_get(args));

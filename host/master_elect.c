@@ -172,9 +172,10 @@ static void *elect_main(void *arg) {
       int rc = atomic_load(&m->stopping) ? -1 : elect_register(m, c, &err);
       pthread_mutex_unlock(&m->lock);
       if (rc < 0) {
-        if (!atomic_load(&m->stopping))
-          dmh_log(DM_LOG_WARN, "master", "%s lost its lease; registering again in 1 s: %s", m->name,
-                  err.message);
+        if (atomic_load(&m->stopping))
+          break;
+        dmh_log(DM_LOG_WARN, "master", "%s lost its lease; registering again in 1 s: %s", m->name,
+                err.message);
         elect_sleep_ms(1000);
         continue;
       }
@@ -310,15 +311,14 @@ int dmh_master_start(const dmh_master_opts *o, dmh_master **out, dm_error *err) 
   return 0;
 }
 
-void dmh_master_stop(dmh_master *m, bool resign) {
-  if (!m)
-    return;
+void dmh_master_resign(dmh_master *m) {
   atomic_store(&m->stopping, 1);
   atomic_store(&m->token, 0); /* stop acting before anything else */
   atomic_store(&m->watch_stop, 1);
-  if (resign) {
-    /* revoking the lease deletes the leader and master keys now: the others campaign at once */
-    pthread_mutex_lock(&m->lock);
+  /* revoking the lease deletes the leader and master keys now: the others campaign at once */
+  pthread_mutex_lock(&m->lock);
+  if (!m->resigned) {
+    m->resigned = true;
     dmh_etcd_keeper_stop(m->keeper);
     m->keeper = NULL;
     dm_error err;
@@ -331,8 +331,18 @@ void dmh_master_stop(dmh_master *m, bool resign) {
       dmh_log(DM_LOG_INFO, "master", "%s resigned (lease %lld revoked)", m->name,
               (long long)m->lease_id);
     dmh_etcd_close(c);
-    pthread_mutex_unlock(&m->lock);
   }
+  pthread_mutex_unlock(&m->lock);
+}
+
+void dmh_master_stop(dmh_master *m, bool resign) {
+  if (!m)
+    return;
+  atomic_store(&m->stopping, 1);
+  atomic_store(&m->token, 0);
+  atomic_store(&m->watch_stop, 1);
+  if (resign)
+    dmh_master_resign(m);
   if (m->threads_started) {
     pthread_join(m->elect_thread, NULL);
     pthread_join(m->guard_thread, NULL);

@@ -26,6 +26,7 @@ struct dmh_master {
   pthread_mutex_t lock; /* guards lease_id and keeper (replaced when the lease is lost) */
   int64_t lease_id;
   dmh_etcd_keeper *keeper;
+  bool resigned; /* the lease was revoked (dmh_master_resign) */
 
   /* the leader's scheduler writes, serialized: the loop and transfer-source never interleave */
   pthread_mutex_t sched_lock;

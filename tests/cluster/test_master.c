@@ -22,6 +22,9 @@
 #include "master_internal.h"
 
 #define TTL_S 10
+/* Control ports of the master processes: next to the fixture's etcd ports (DMH_ETCD_PORT_BASE), so
+ * runs with clusters of their own never collide. */
+#define TM_PORT(i) (te_port(0) + 11 + (i))
 
 static char tm_dir[128];
 static char tm_eps[256];
@@ -106,7 +109,7 @@ static void test_election_processes(void) {
   const char *names[3] = {"m1", "m2", "m3"};
   pid_t pids[3];
   for (int i = 0; i < 3; i++)
-    pids[i] = tm_spawn(names[i], prefix, 28261 + i);
+    pids[i] = tm_spawn(names[i], prefix, TM_PORT(i));
   int64_t tok = tm_wait_leader(c, prefix, NULL, leader, sizeof leader, 5000);
   CU_ASSERT_FATAL(tok > 0);
   int li = leader[1] - '1';
