@@ -50,6 +50,12 @@ static const dmctl_cmd dmctl_cmds[] = {
     {"binlog", DMH_BINLOG_USAGE,
      "skip, replace or inject SQL before the statement event at -b (default: the one the task "
      "fails on); list or revert those registered"},
+    {"list-member", "list-member [--master|--worker]",
+     "the cluster's masters (the leader marked) and workers (stage offline/free/bound/relay and "
+     "source); --master-addr of any master"},
+    {"transfer-source", "transfer-source SOURCE WORKER",
+     "bind SOURCE to WORKER (free, or keeping SOURCE's relay) in the cluster; the leader "
+     "applies it"},
     {"help", "help", "this list"},
 };
 
@@ -150,7 +156,13 @@ static json_object *dmctl_request(int argc, char **argv, int *rc) {
   const char *source = NULL, *unit = NULL, *path = NULL, *file = NULL;
   const char *pos[3] = {NULL, NULL, NULL};
   int npos = 0;
+  bool only_masters = false, only_workers = false;
   for (int i = 1; i < argc; i++) {
+    if (strcmp(cmd->name, "list-member") == 0 &&
+        (strcmp(argv[i], "--master") == 0 || strcmp(argv[i], "--worker") == 0)) {
+      *(argv[i][2] == 'm' ? &only_masters : &only_workers) = true;
+      continue;
+    }
     int f = dmh_cli_flag(argc, argv, &i, "-s", "--source", &source);
     if (f == 0)
       f = dmh_cli_flag(argc, argv, &i, "-u", "--unit", &unit);
@@ -221,6 +233,8 @@ static json_object *dmctl_request(int argc, char **argv, int *rc) {
     want_source = need_source = true;
   } else if (strcmp(name, "purge-relay") == 0) {
     want_source = need_source = want_file = true;
+  } else if (strcmp(name, "transfer-source") == 0) {
+    min_pos = max_pos = 2;
   } else if (strcmp(name, "swap-unit") == 0) {
     min_pos = max_pos = 1;
     pos_key = "name";
@@ -253,6 +267,14 @@ static json_object *dmctl_request(int argc, char **argv, int *rc) {
     json_object_object_add(args, pos_key, json_object_new_string(abs ? abs : pos[0]));
     free(abs);
   }
+  if (strcmp(name, "transfer-source") == 0) {
+    json_object_object_add(args, "source", json_object_new_string(pos[0]));
+    json_object_object_add(args, "worker", json_object_new_string(pos[1]));
+  }
+  if (only_masters)
+    json_object_object_add(args, "master", json_object_new_boolean(1));
+  if (only_workers)
+    json_object_object_add(args, "worker", json_object_new_boolean(1));
   if (source)
     json_object_object_add(args, "source", json_object_new_string(source));
   if (file)
