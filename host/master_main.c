@@ -1,46 +1,99 @@
 /*
  * `dmhost master --name M --etcd URL[,URL...] [--listen HOST:PORT] [--etcd-prefix P]`: a master
- * of the cluster (master.h) until SIGINT/SIGTERM, which resign (the lease revoked: another master
- * leads at once) and exit 0.
+ * of the cluster (master.h) serving the control plane over HTTP (control_http.h: POST /control,
+ * what dmctl --master-addr sends) until SIGINT/SIGTERM, which resign (the lease revoked: another
+ * master leads at once) and exit 0.
  */
 #include "master.h"
 
 #include <getopt.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cluster_keys.h"
+#include "control.h"
+#include "control_http.h"
+#include "dmhost/sdk.h"
 #include "error_json.h"
 #include "log.h"
+
+/* The HTTP server's handler: the master once it runs (the server opens first, so that a port 0
+ * is known before the master registers its address). */
+typedef struct master_door {
+  _Atomic(dmh_master *) m;
+  dmh_control_tls tls;
+  bool tls_on;
+} master_door;
+
+static char *door_line(void *ud, const char *line, size_t len) {
+  master_door *d = ud;
+  dmh_master *m = atomic_load(&d->m);
+  if (m)
+    return dmh_master_handle_line(m, line, len);
+  dm_error err;
+  dm_error_set(&err, DM_ERR_ETCD_UNAVAILABLE, NULL,
+               "this master is still registering in etcd; send the request again");
+  return dmh_control_error_line(&err);
+}
+
+/* A follower's request for the leader, sent as dmctl --master-addr sends it (with this master's
+ * TLS files when it has them: its certificate then serves as a client certificate too). */
+static json_object *door_forward(void *ud, const char *addr, json_object *req, dm_error *err) {
+  master_door *d = ud;
+  const char *text = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
+  char *answer = NULL;
+  if (dmh_control_http_call(addr, d->tls_on ? &d->tls : NULL, text, 60000, &answer, err) < 0)
+    return NULL;
+  json_object *o = json_tokener_parse(answer);
+  free(answer);
+  if (!o || !json_object_is_type(o, json_type_object)) {
+    json_object_put(o);
+    dm_error_set(err, DM_ERR_CONTROL_HTTP, NULL,
+                 "the leader at %s answered something that is not a JSON object", addr);
+    return NULL;
+  }
+  return o;
+}
 
 static void master_usage(FILE *out) {
   fprintf(out,
           "usage: dmhost master --name NAME --etcd URL[,URL...] [--listen HOST:PORT]\n"
+          "                     [--tls-ca FILE --tls-cert FILE --tls-key FILE]\n"
           "                     [--etcd-prefix PREFIX] [--log-level debug|info|warn|error]\n"
           "\n"
           "Runs a master of the cluster: registers under a lease of its own, campaigns for the\n"
           "leadership and, while it leads, binds sources to workers by the scheduler's rules.\n"
-          "--listen is the control address it announces (default 127.0.0.1:8261); --etcd-prefix\n"
-          "the cluster's keys (default " DMH_CLUSTER_PREFIX_DEFAULT "). SIGINT or SIGTERM resign\n"
-          "the leadership at once and exit 0.\n");
+          "It answers dmctl --master-addr on --listen (default 127.0.0.1:8261; port 0 picks\n"
+          "one), the address it announces to the others; without --tls-* only on loopback.\n"
+          "--etcd-prefix: the cluster's keys (default " DMH_CLUSTER_PREFIX_DEFAULT "). SIGINT or\n"
+          "SIGTERM resign the leadership at once and exit 0.\n");
+}
+
+static void master_fail(const dm_error *err) {
+  char buf[2048];
+  dmh_error_format(err, buf, sizeof buf);
+  fprintf(stderr, "dmhost master: %s\n", buf);
 }
 
 int dmh_master_main(int argc, char **argv) {
   static const struct option longopts[] = {
-      {"name", required_argument, NULL, 'n'},
-      {"etcd", required_argument, NULL, 'e'},
-      {"listen", required_argument, NULL, 'L'},
-      {"etcd-prefix", required_argument, NULL, 'p'},
-      {"log-level", required_argument, NULL, 'l'},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
+      {"name", required_argument, NULL, 'n'},    {"etcd", required_argument, NULL, 'e'},
+      {"listen", required_argument, NULL, 'L'},  {"etcd-prefix", required_argument, NULL, 'p'},
+      {"tls-ca", required_argument, NULL, 'A'},  {"tls-cert", required_argument, NULL, 'C'},
+      {"tls-key", required_argument, NULL, 'K'}, {"log-level", required_argument, NULL, 'l'},
+      {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
   };
-  dmh_master_opts o = {.addr = "127.0.0.1:8261"};
+  dmh_master_opts o = {0};
+  const char *listen = "127.0.0.1:8261";
+  static master_door door; /* outlives every request: the server is closed before return */
+  memset(&door, 0, sizeof door);
   optind = 1;
   int c;
-  while ((c = getopt_long(argc, argv, "n:e:L:p:l:h", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "n:e:L:p:A:C:K:l:h", longopts, NULL)) != -1) {
     switch (c) {
     case 'n':
       o.name = optarg;
@@ -49,10 +102,19 @@ int dmh_master_main(int argc, char **argv) {
       o.endpoints = optarg;
       break;
     case 'L':
-      o.addr = optarg;
+      listen = optarg;
       break;
     case 'p':
       o.prefix = optarg;
+      break;
+    case 'A':
+      door.tls.ca = optarg;
+      break;
+    case 'C':
+      door.tls.cert = optarg;
+      break;
+    case 'K':
+      door.tls.key = optarg;
       break;
     case 'l':
       if (dmh_log_level_flag("master", optarg) < 0)
@@ -72,6 +134,17 @@ int dmh_master_main(int argc, char **argv) {
     master_usage(stderr);
     return 2;
   }
+  dm_error err;
+  int tls = dmh_control_tls_given(&door.tls, &err);
+  if (tls < 0) {
+    master_fail(&err);
+    return 2;
+  }
+  door.tls_on = tls > 0;
+  if (dmh_control_http_check(listen, door.tls_on, &err) < 0) {
+    master_fail(&err);
+    return 1;
+  }
   /* signals are taken synchronously by sigwait: every thread started from here on blocks them */
   sigset_t mask;
   sigemptyset(&mask);
@@ -80,19 +153,35 @@ int dmh_master_main(int argc, char **argv) {
   pthread_sigmask(SIG_BLOCK, &mask, NULL);
   signal(SIGPIPE, SIG_IGN);
 
-  dm_error err;
-  dmh_master *m = NULL;
-  if (dmh_master_start(&o, &m, &err) < 0) {
-    char buf[2048];
-    dmh_error_format(&err, buf, sizeof buf);
-    fprintf(stderr, "dmhost master: %s\n", buf);
+  dmh_control_opts copts = {.handler = door_line, .refusal = dmh_control_error_line, .ud = &door};
+  dmh_control_http *http = NULL;
+  if (dmh_control_http_open(listen, door.tls_on ? &door.tls : NULL, &copts, &http, &err) < 0) {
+    master_fail(&err);
     return 1;
   }
+  /* the address the others reach: the port bound (port 0 picks one) */
+  char addr[DMH_CLUSTER_NAME_MAX];
+  const char *colon = strrchr(listen, ':');
+  snprintf(addr, sizeof addr, "%.*s:%d", colon ? (int)(colon - listen) : 0, listen,
+           dmh_control_http_port(http));
+  o.addr = addr;
+  o.forward = door_forward;
+  o.forward_ud = &door;
+  dmh_master *m = NULL;
+  if (dmh_master_start(&o, &m, &err) < 0) {
+    master_fail(&err);
+    dmh_control_http_close(http);
+    return 1;
+  }
+  atomic_store(&door.m, m);
   dmh_log(DM_LOG_INFO, "master", "%s runs (pid %d, control address %s)", o.name, (int)getpid(),
-          o.addr);
+          addr);
   int sig = 0;
   sigwait(&mask, &sig);
   dmh_log(DM_LOG_INFO, "master", "%s received: resigning and exiting", strsignal(sig));
+  /* resign first (another master leads at once), then let the requests in progress finish */
+  dmh_master_resign(m);
+  dmh_control_http_close(http);
   dmh_master_stop(m, true);
   return 0;
 }

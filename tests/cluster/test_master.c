@@ -547,11 +547,94 @@ static void test_scheduling(void) {
   dmh_etcd_close(c);
 }
 
+/* ---- the control plane of master processes: dmctl --master-addr ---- */
+
+/* dmctl --master-addr 127.0.0.1:PORT ARGS; its parsed answer in *out (caller frees). Its exit
+ * status. */
+static int tm_dmctl(json_object **out, int port, const char *args) {
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "'%s' --master-addr 127.0.0.1:%d %s", DMCTL_BIN, port, args);
+  FILE *p = popen(cmd, "r");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  static char buf[65536];
+  size_t n = fread(buf, 1, sizeof buf - 1, p);
+  buf[n] = '\0';
+  int st = pclose(p);
+  *out = json_tokener_parse(buf);
+  if (!*out)
+    printf("\n  dmctl printed: %s\n", buf);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(*out);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void test_dmctl_through_masters(void) {
+  char prefix[128], leader[64], path[256], got[DMH_CLUSTER_NAME_MAX];
+  tm_prefix(prefix, sizeof prefix, "dmctl");
+  dmh_etcd *c = te_client();
+  pid_t pids[2] = {tm_spawn("ma", prefix, TM_PORT(5)), tm_spawn("mb", prefix, TM_PORT(6))};
+  CU_ASSERT_FATAL(tm_wait_leader(c, prefix, NULL, leader, sizeof leader, 5000) > 0);
+  /* the follower's port: every write below is sent there */
+  int fport = strcmp(leader, "ma") == 0 ? TM_PORT(6) : TM_PORT(5);
+  const char *follower = strcmp(leader, "ma") == 0 ? "mb" : "ma";
+  /* a master answers once registered: the follower too (it registered before campaigning) */
+  json_object *r;
+  int64_t t0 = te_now_ms();
+  int rc;
+  while ((rc = tm_dmctl(&r, fport, "list-member --master")) != 0 && te_now_ms() - t0 < 3000) {
+    json_object_put(r);
+    tm_sleep_ms(50);
+  }
+  CU_ASSERT_EQUAL(rc, 0);
+  char want[256];
+  snprintf(want, sizeof want,
+           "\"name\":\"%s\",\"addr\":\"127.0.0.1:%d\",\"alive\":true,\"leader\":false", follower,
+           fport);
+  CU_ASSERT(strstr(tm_text(r), want) != NULL);
+  json_object_put(r);
+
+  fake_worker w1 = {"w1", 0}, w2 = {"w2", 0};
+  tm_worker_up(c, prefix, &w1, "");
+  tm_source_file("src-d");
+  snprintf(path, sizeof path, "operate-source create %s/src-d.cfg", tm_dir);
+  CU_ASSERT_EQUAL(tm_dmctl(&r, fport, path), 0);
+  json_object_put(r);
+  CU_ASSERT(tm_wait_bound(c, prefix, "w1", "src-d", 5000));
+  tm_worker_up(c, prefix, &w2, "");
+  /* transfer-source at the follower: forwarded to the leader, which applies or refuses it */
+  CU_ASSERT_EQUAL(tm_dmctl(&r, fport, "transfer-source src-d nobody"), 1);
+  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_NOT_FOUND); /* the leader's answer, not NOT_LEADER */
+  json_object_put(r);
+  CU_ASSERT_EQUAL(tm_dmctl(&r, fport, "transfer-source src-d w2"), 0);
+  json_object_put(r);
+  tm_bound(c, prefix, "w2", got, sizeof got);
+  CU_ASSERT_STRING_EQUAL(got, "src-d");
+  tm_bound(c, prefix, "w1", got, sizeof got);
+  CU_ASSERT_STRING_EQUAL(got, "");
+  CU_ASSERT_EQUAL(tm_dmctl(&r, fport, "list-member --worker"), 0);
+  CU_ASSERT(strstr(tm_text(r),
+                   "{\"name\":\"w2\",\"addr\":\"\",\"stage\":\"bound\",\"source\":\"src-d\"}") !=
+            NULL);
+  json_object_put(r);
+
+  for (int i = 0; i < 2; i++) {
+    int st = 0;
+    kill(pids[i], SIGTERM);
+    CU_ASSERT_EQUAL(waitpid(pids[i], &st, 0), pids[i]);
+    CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  }
+  dm_error err;
+  dmh_etcd_lease_revoke(c, w1.lease, &err);
+  dmh_etcd_lease_revoke(c, w2.lease, &err);
+  dmh_etcd_delete(c, DMH_ETCD_S(prefix), 1, NULL, &err);
+  dmh_etcd_close(c);
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"election among master processes: kill -9, SIGTERM", test_election_processes},
       {"a deposed leader's fenced write is refused", test_fenced_write_refused},
       {"scheduling through the control handler", test_scheduling},
+      {"dmctl --master-addr through any master", test_dmctl_through_masters},
   };
   return dmh_cunit_run("master", tm_init, tm_clean, tests, sizeof tests / sizeof tests[0]);
 }
