@@ -25,3 +25,9 @@ void dmh_error_format(const dm_error *err, char *buf, size_t len) {
            err->raw_cause[0] ? ")" : "", err->workaround[0] ? "\n  workaround: " : "",
            err->workaround);
 }
+
+void dmh_error_print(const char *who, const dm_error *err) {
+  char buf[2048];
+  dmh_error_format(err, buf, sizeof buf);
+  fprintf(stderr, "%s: %s\n", who, buf);
+}

@@ -13,5 +13,7 @@
 json_object *dmh_error_to_json(const dm_error *err, const char *context);
 /* One line for a terminal: "[code 12004, unit-loader] message (workaround: ...)". */
 void dmh_error_format(const dm_error *err, char *buf, size_t len);
+/* That line on stderr after "<who>: " ("dmhost serve: [code ...] ..."). */
+void dmh_error_print(const char *who, const dm_error *err);
 
 #endif /* DMH_ERROR_JSON_H */

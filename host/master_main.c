@@ -74,9 +74,7 @@ static void master_usage(FILE *out) {
 }
 
 static void master_fail(const dm_error *err) {
-  char buf[2048];
-  dmh_error_format(err, buf, sizeof buf);
-  fprintf(stderr, "dmhost master: %s\n", buf);
+  dmh_error_print("dmhost master", err);
 }
 
 int dmh_master_main(int argc, char **argv) {

@@ -54,17 +54,14 @@ int dmh_check_main(int argc, char **argv) {
   dm_error err;
   dmh_source_config *source = NULL;
   dmh_task_config *task = NULL;
-  char buf[2048];
   if (dmh_config_load_pair(source_path, task_path, &source, &task, &err) < 0) {
-    dmh_error_format(&err, buf, sizeof buf);
-    fprintf(stderr, "dmhost check: %s\n", buf);
+    dmh_error_print("dmhost check", &err);
     return 2;
   }
   int rc = 2;
   dmh_precheck pc = {0};
   if (dmh_precheck_run(&pc, task, source, &err) < 0) {
-    dmh_error_format(&err, buf, sizeof buf);
-    fprintf(stderr, "dmhost check: %s\n", buf);
+    dmh_error_print("dmhost check", &err);
   } else {
     if (json) {
       json_object *o = dmh_precheck_json(&pc);

@@ -35,9 +35,7 @@ static void run_usage(FILE *out) {
 }
 
 static void run_print_error(const dm_error *e) {
-  char buf[2048];
-  dmh_error_format(e, buf, sizeof buf);
-  fprintf(stderr, "dmhost: %s\n", buf);
+  dmh_error_print("dmhost", e);
 }
 
 static const char *run_fmt_eta(double eta, char *buf, size_t len) {

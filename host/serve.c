@@ -49,9 +49,7 @@ static void serve_usage(FILE *out) {
 }
 
 static void serve_fail(const dm_error *err) {
-  char buf[2048];
-  dmh_error_format(err, buf, sizeof buf);
-  fprintf(stderr, "dmhost serve: %s\n", buf);
+  dmh_error_print("dmhost serve", err);
 }
 
 int dmh_serve_main(int argc, char **argv) {
