@@ -212,16 +212,39 @@ char *dmh_cluster_config_json(const char *config_text) {
   return value_text(o);
 }
 
-char *dmh_cluster_config_parse(const char *text, size_t len, dm_error *err) {
-  json_object *o = value_parse(text, len, "source or task", err);
+int dmh_cluster_config_parse(const char *text, size_t len, char **text_out, dm_error *err) {
+  *text_out = NULL;
+  json_object *o = value_parse(text, len, "source or task file", err);
   if (!o)
-    return NULL;
+    return -1;
   json_object *f = NULL;
-  char *out = NULL;
   if (json_object_object_get_ex(o, "config", &f) && json_object_is_type(f, json_type_string))
-    out = strdup(json_object_get_string(f));
-  else
-    dm_error_set(err, DM_ERR_STATE, NULL, "etcd holds a source or task without its `config` text");
+    *text_out = strdup(json_object_get_string(f));
   json_object_put(o);
-  return out;
+  if (!*text_out) {
+    dm_error_set(err, DM_ERR_STATE, NULL,
+                 "etcd holds a source or task file without its text (`config`)");
+    return -1;
+  }
+  return 0;
+}
+
+static const char *const stage_names[] = {
+    [DMH_CLUSTER_RUNNING] = "Running",
+    [DMH_CLUSTER_PAUSED] = "Paused",
+    [DMH_CLUSTER_STOPPED] = "Stopped",
+};
+
+const char *dmh_cluster_stage_name(dmh_cluster_stage s) {
+  return s >= DMH_CLUSTER_RUNNING && s <= DMH_CLUSTER_STOPPED ? stage_names[s] : "?";
+}
+
+int dmh_cluster_stage_parse(const char *text, size_t len, dmh_cluster_stage *out) {
+  for (int s = DMH_CLUSTER_RUNNING; s <= DMH_CLUSTER_STOPPED; s++) {
+    if (strlen(stage_names[s]) == len && memcmp(text, stage_names[s], len) == 0) {
+      *out = (dmh_cluster_stage)s;
+      return 0;
+    }
+  }
+  return -1;
 }

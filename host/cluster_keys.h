@@ -92,14 +92,19 @@ char *dmh_cluster_master_json(const char *name, const char *addr);
 int dmh_cluster_master_parse(const char *text, size_t len, dmh_cluster_worker_info *m,
                              dm_error *err);
 
-/* The value of a source or task key: {"config": the file's text}. parse gives the text malloc'd
- * (NULL with *err DM_ERR_STATE when the value is not such an object). */
+/* A source's or task's file text ({"config"}), and back: *text_out is malloc'd. 0, or -1 with
+ * *err (DM_ERR_STATE) for a value without a string `config`. */
 char *dmh_cluster_config_json(const char *config_text);
-char *dmh_cluster_config_parse(const char *text, size_t len, dm_error *err);
+int dmh_cluster_config_parse(const char *text, size_t len, char **text_out, dm_error *err);
 
-/* The expected stages a stage key may hold. */
-#define DMH_CLUSTER_STAGE_RUNNING "Running"
-#define DMH_CLUSTER_STAGE_PAUSED "Paused"
-#define DMH_CLUSTER_STAGE_STOPPED "Stopped"
+/* The expected stage of a subtask (the plain text "Running", "Paused" or "Stopped"). */
+typedef enum dmh_cluster_stage {
+  DMH_CLUSTER_RUNNING = 1,
+  DMH_CLUSTER_PAUSED,
+  DMH_CLUSTER_STOPPED,
+} dmh_cluster_stage;
+const char *dmh_cluster_stage_name(dmh_cluster_stage s);
+/* 0 and *out, or -1 for any other text. */
+int dmh_cluster_stage_parse(const char *text, size_t len, dmh_cluster_stage *out);
 
 #endif /* DMH_CLUSTER_KEYS_H */

@@ -247,7 +247,7 @@ static int ctl_start_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
       goto out;
     ops[i] = (dmh_etcd_op){.kind = DMH_ETCD_PUT,
                            .key = DMH_ETCD_S(keys[2 * i]),
-                           .value = DMH_ETCD_S(DMH_CLUSTER_STAGE_RUNNING)};
+                           .value = DMH_ETCD_S(dmh_cluster_stage_name(DMH_CLUSTER_RUNNING))};
     cmps[i] = (dmh_etcd_cmp){.key = DMH_ETCD_S(keys[2 * i + 1]),
                              .target = DMH_ETCD_CMP_CREATE,
                              .result = DMH_ETCD_GREATER,
@@ -285,8 +285,9 @@ static int ctl_task_op(void *ud, const dmh_control_cmd *cmd, json_object *args, 
   if (dmh_control_arg_string(cmd, args, "name", true, &name, err) < 0)
     return -1;
   bool stop = strcmp(cmd->name, "stop-task") == 0;
-  const char *stage =
-      strcmp(cmd->name, "pause-task") == 0 ? DMH_CLUSTER_STAGE_PAUSED : DMH_CLUSTER_STAGE_RUNNING;
+  const char *stage = strcmp(cmd->name, "pause-task") == 0
+                          ? dmh_cluster_stage_name(DMH_CLUSTER_PAUSED)
+                          : dmh_cluster_stage_name(DMH_CLUSTER_RUNNING);
   json_object_object_add(resp, "op",
                          json_object_new_string(stop              ? "Stop"
                                                 : stage[0] == 'P' ? "Pause"

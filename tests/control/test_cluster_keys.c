@@ -3,6 +3,7 @@
  * for ranges, names that must not reach a key, and the JSON values round-tripped or refused.
  */
 #include <CUnit/Basic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cluster_keys.h"
@@ -78,7 +79,7 @@ static void test_values(void) {
   CU_ASSERT_STRING_EQUAL(w2.relay, "");
 }
 
-static void test_master_and_config_values(void) {
+static void test_master_values(void) {
   dm_error err;
   dmh_cluster_worker_info m;
   char *t = dmh_cluster_master_json("m-1", "127.0.0.1:8261");
@@ -88,26 +89,42 @@ static void test_master_and_config_values(void) {
   free(t);
   const char *mbad = "{\"name\":\"../x\",\"addr\":\"a\"}";
   CU_ASSERT_EQUAL(dmh_cluster_master_parse(mbad, strlen(mbad), &m, &err), -1);
-  /* a file's text, quotes, newlines and all, back as it was */
-  const char *cfg = "source-id = \"s\";\nfrom = { host = \"h\"; };\n# \\ \"x\"\n";
-  t = dmh_cluster_config_json(cfg);
-  CU_ASSERT_FATAL(t != NULL);
-  char *back = dmh_cluster_config_parse(t, strlen(t), &err);
-  CU_ASSERT(back && strcmp(back, cfg) == 0);
+}
+
+/* The file texts ({"config"}) and the expected stages the worker reads (cluster_worker_sync.c). */
+static void test_config_and_stage(void) {
+  const char *text = "source-id = \"s1\";\n# \"quotes\" and \\ stay\n";
+  char *json = dmh_cluster_config_json(text), *back = NULL;
+  dm_error err;
+  CU_ASSERT_PTR_NOT_NULL_FATAL(json);
+  CU_ASSERT_EQUAL(dmh_cluster_config_parse(json, strlen(json), &back, &err), 0);
+  CU_ASSERT_STRING_EQUAL(back, text);
   free(back);
-  free(t);
-  const char *cbad[] = {"{}", "{\"config\":3}", "\"text\""};
-  for (size_t i = 0; i < sizeof cbad / sizeof cbad[0]; i++) {
-    CU_ASSERT_PTR_NULL(dmh_cluster_config_parse(cbad[i], strlen(cbad[i]), &err));
+  free(json);
+  const char *bad[] = {"{}", "{\"config\":1}", "\"x\"", "{"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    CU_ASSERT_EQUAL(dmh_cluster_config_parse(bad[i], strlen(bad[i]), &back, &err), -1);
+    CU_ASSERT_PTR_NULL(back);
     CU_ASSERT_EQUAL(err.code, DM_ERR_STATE);
   }
+  dmh_cluster_stage st;
+  for (int s = DMH_CLUSTER_RUNNING; s <= DMH_CLUSTER_STOPPED; s++) {
+    const char *name = dmh_cluster_stage_name((dmh_cluster_stage)s);
+    CU_ASSERT_EQUAL(dmh_cluster_stage_parse(name, strlen(name), &st), 0);
+    CU_ASSERT_EQUAL(st, s);
+  }
+  CU_ASSERT_STRING_EQUAL(dmh_cluster_stage_name(DMH_CLUSTER_PAUSED), "Paused");
+  CU_ASSERT_EQUAL(dmh_cluster_stage_parse("Runnin", 6, &st), -1);
+  CU_ASSERT_EQUAL(dmh_cluster_stage_parse("\"Running\"", 9, &st), -1);
+  CU_ASSERT_EQUAL(dmh_cluster_stage_parse("running", 7, &st), -1);
 }
 
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"keys built and parsed", test_keys},
       {"values round-tripped and refused", test_values},
-      {"master and config values", test_master_and_config_values},
+      {"master values", test_master_values},
+      {"file texts and stages", test_config_and_stage},
   };
   return dmh_cunit_run("cluster_keys", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }
