@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <grp.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +51,42 @@ static void serve_usage(FILE *out) {
 
 static void serve_fail(const dm_error *err) {
   dmh_error_print("dmhost serve", err);
+}
+
+int dmh_daemon_start(const char *state_arg, const char *plugin_arg, char **state_dir,
+                     char **plugin_dir, int *sfd, dm_error *err) {
+  *state_dir = *plugin_dir = NULL;
+  *sfd = -1;
+  if (dmh_state_mkdirs(state_arg, err) < 0)
+    return -1;
+  /* Absolute from here on: paths in responses and in the units' work dirs must not depend on the
+   * daemon's working folder. */
+  *state_dir = realpath(state_arg, NULL);
+  *plugin_dir = plugin_arg ? realpath(plugin_arg, NULL) : NULL;
+  if (!*state_dir || (plugin_arg && !*plugin_dir)) {
+    dm_error_set(err, DM_ERR_CONFIG_IO, strerror(errno), "cannot resolve %s",
+                 !*state_dir ? state_arg : plugin_arg);
+    goto fail;
+  }
+  /* Signals are taken synchronously through a signalfd that the main loop polls: every thread
+   * started from here on inherits the blocked mask, so no unit or connection thread is interrupted
+   * by them. SIGPIPE is ignored: a client that hangs up must not kill the daemon. */
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &mask, NULL);
+  signal(SIGPIPE, SIG_IGN);
+  if ((*sfd = signalfd(-1, &mask, SFD_CLOEXEC)) < 0) {
+    dm_error_set(err, DM_ERR_INTERNAL, strerror(errno), "cannot create the signalfd");
+    goto fail;
+  }
+  return 0;
+fail:
+  free(*state_dir);
+  free(*plugin_dir);
+  *state_dir = *plugin_dir = NULL;
+  return -1;
 }
 
 int dmh_serve_main(int argc, char **argv) {
@@ -157,45 +194,19 @@ int dmh_serve_main(int argc, char **argv) {
     serve_fail(&err);
     return 1;
   }
-  if (dmh_state_mkdirs(state_arg, &err) < 0) {
+  char *state_dir, *plugin_dir;
+  int sfd;
+  if (dmh_daemon_start(state_arg, plugin_arg, &state_dir, &plugin_dir, &sfd, &err) < 0) {
     serve_fail(&err);
-    return 1;
-  }
-  /* Absolute from here on: paths in responses and in the units' work dirs must not depend on the
-   * daemon's working folder. */
-  char *state_dir = realpath(state_arg, NULL);
-  char *plugin_dir = plugin_arg ? realpath(plugin_arg, NULL) : NULL;
-  if (!state_dir || (plugin_arg && !plugin_dir)) {
-    dm_error_set(&err, DM_ERR_CONFIG_IO, strerror(errno), "cannot resolve %s",
-                 !state_dir ? state_arg : plugin_arg);
-    serve_fail(&err);
-    free(state_dir);
-    free(plugin_dir);
     return 1;
   }
   char *socket_path = socket_arg ? strdup(socket_arg) : dmh_state_path(state_dir, "dmhost.sock");
-
-  /* Signals are taken synchronously through a signalfd that the accept loop polls: every thread
-   * started from here on inherits the blocked mask, so no unit or connection thread is interrupted
-   * by them. SIGPIPE is ignored: a client that hangs up must not kill the daemon. */
-  sigset_t mask;
-  sigemptyset(&mask);
-  sigaddset(&mask, SIGINT);
-  sigaddset(&mask, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &mask, NULL);
-  signal(SIGPIPE, SIG_IGN);
-  int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 
   int rc = 1;
   int lock_fd = -1;
   dmh_registry *reg = NULL;
   dmh_control_server *srv = NULL;
   dmh_control_http *http = NULL;
-  if (sfd < 0) {
-    dm_error_set(&err, DM_ERR_INTERNAL, strerror(errno), "cannot create the signalfd");
-    serve_fail(&err);
-    goto out;
-  }
   if (!socket_path) {
     dm_error_set(&err, DM_ERR_NO_MEMORY, NULL, "out of memory");
     serve_fail(&err);
