@@ -376,7 +376,7 @@ static int reg_restore_source(dmh_registry *r, const dmh_state_source *ss, dm_er
   return 0;
 }
 
-static void reg_restore_task(dmh_registry *r, const dmh_state_task *ts) {
+static void reg_restore_task(dmh_registry *r, const dmh_state_task *ts, bool hold) {
   reg_task *t = reg_task_new(ts->name, ts->file);
   if (!t) {
     dmh_log(DM_LOG_ERROR, "registry", "out of memory restoring task %s", ts->name);
@@ -424,7 +424,7 @@ static void reg_restore_task(dmh_registry *r, const dmh_state_task *ts) {
       reg_sub_set_error(r, sub, &err);
       dmh_log(DM_LOG_ERROR, "registry", "task %s source %s not restored: %s", t->name,
               sub->source_id, err.message);
-    } else if (t->expect == DMH_EXPECT_RUNNING) {
+    } else if (t->expect == DMH_EXPECT_RUNNING && !hold) {
       if (dmh_subtask_start(sub->st, &err) < 0)
         dmh_log(DM_LOG_ERROR, "registry", "task %s source %s did not start: %s", t->name,
                 sub->source_id, err.message);
@@ -432,8 +432,8 @@ static void reg_restore_task(dmh_registry *r, const dmh_state_task *ts) {
         dmh_log(DM_LOG_INFO, "registry", "task %s source %s restored, Running", t->name,
                 sub->source_id);
     } else {
-      dmh_log(DM_LOG_INFO, "registry", "task %s source %s restored, left New (expected Paused)",
-              t->name, sub->source_id);
+      dmh_log(DM_LOG_INFO, "registry", "task %s source %s restored, left New (%s)", t->name,
+              sub->source_id, hold ? "held until the cluster says Running" : "expected Paused");
     }
     pthread_mutex_lock(&r->lock);
   }
@@ -485,7 +485,7 @@ int dmh_registry_open(const dmh_registry_opts *opts, dmh_registry **out, dm_erro
     pthread_mutex_lock(&r->lock);
   }
   for (int i = 0; rc == 0 && i < st.n_tasks; i++)
-    reg_restore_task(r, &st.tasks[i]);
+    reg_restore_task(r, &st.tasks[i], opts->hold_tasks);
   pthread_mutex_unlock(&r->lock);
   dmh_state_clear(&st);
   if (rc < 0) {

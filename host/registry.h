@@ -32,6 +32,7 @@
 #define DMH_REGISTRY_H
 
 #include <json-c/json.h>
+#include <stdbool.h>
 
 #include "dmhost/error.h"
 #include "dmhost/unit.h"
@@ -43,6 +44,10 @@ typedef struct dmh_registry_opts {
   const char *state_dir;   /* absolute; created if missing */
   const char *plugin_dir;  /* default unit builds; NULL: the installed folder */
   const char *worker_name; /* shown as "worker" in responses; NULL: "dmhost@<hostname>" */
+  /* Restore every task as an expected Paused one (created, left New) whatever its persisted
+   * stage, which stays as it is: `dmhost worker` starts nothing before etcd says the source is
+   * still its own (docs/cluster.md, "Roles: worker"); resume-task starts them. */
+  bool hold_tasks;
 } dmh_registry_opts;
 
 /*
