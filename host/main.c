@@ -1,8 +1,10 @@
-/* The dmhost executable: `run` (one task in the foreground) and `serve` (the daemon). */
+/* The dmhost executable: `run` (one task in the foreground), `serve` (the daemon) and `worker` (one
+ * worker of a cluster on etcd). */
 #include <stdio.h>
 #include <string.h>
 
 #include "binlog_cmd.h"
+#include "cluster_worker.h"
 #include "dmhost/sdk.h"
 #include "dmhost/unit.h"
 #include "master.h"
@@ -18,6 +20,8 @@ static void main_usage(FILE *out) {
                "                                    (the precheck run and start-task do)\n"
                "  serve --state-dir DIR             run the daemon that dmctl talks to\n"
                "  master --name M --etcd URLS       run a master of the cluster (etcd)\n"
+               "  worker --name W --etcd URLS --state-dir DIR\n"
+               "                                    run one worker of a cluster on etcd\n"
                "  binlog skip|replace|inject|list|revert TASK [...] [--work-dir DIR]\n"
                "                                    binlog operators for `run` (dmctl binlog\n"
                "                                    for the daemon)\n"
@@ -41,6 +45,8 @@ int main(int argc, char **argv) {
     return dmh_serve_main(argc - 1, argv + 1);
   if (strcmp(cmd, "master") == 0)
     return dmh_master_main(argc - 1, argv + 1);
+  if (strcmp(cmd, "worker") == 0)
+    return dmh_cluster_worker_main(argc - 1, argv + 1);
   if (strcmp(cmd, "binlog") == 0)
     return dmh_binlog_main(argc - 1, argv + 1);
   if (strcmp(cmd, "encrypt") == 0)

@@ -174,6 +174,13 @@ typedef enum dm_error_level {
   X(DM_ERR_CLUSTER_FENCED, 15031, DM_CLASS_CLUSTER, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 1,         \
     "This master lost its leadership before the write; nothing was written. Send the command "     \
     "again: the new leader applies it.")                                                           \
+  X(DM_ERR_CLUSTER_CONFIG_MISSING, 15040, DM_CLASS_CLUSTER, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 1, \
+    "The leader bound a source or set a stage whose file is not (yet) in etcd: the worker tries "  \
+    "again at the next change; store the file through the master.")                                \
+  X(DM_ERR_CLUSTER_WORKER_FENCED, 15041, DM_CLASS_CLUSTER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 1,    \
+    "The worker's lease was not renewed in time, so it paused its subtasks before etcd could "     \
+    "hand the source to another worker; they resume once a renewal succeeds and the binding is "   \
+    "still its own. Check the etcd members' quorum and the network.")                              \
   X(DM_ERR_DB_CONNECT, 20001, DM_CLASS_DATABASE, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 1,               \
     "Check host, port, user and password, and that the server runs.")                              \
   X(DM_ERR_DB_QUERY, 20002, DM_CLASS_DATABASE, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 1,                 \

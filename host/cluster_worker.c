@@ -1,0 +1,325 @@
+/*
+ * `dmhost worker`: the command (see cluster_worker.h). Start: the state dir's lock, the lease (the
+ * saved ID while etcd still has it, else a new one), the registry restored with its tasks held,
+ * the registration, a first reconcile, the threads. Then until SIGINT/SIGTERM: reconcile when the
+ * watch saw a change (and every few seconds, once a second while fenced), publish the statuses,
+ * replace a lease that etcd lost. Exit: the subtasks paused at a safe point and the relay stopped
+ * (dmh_registry_shutdown); the lease is NOT revoked, so a restart within its TTL keeps the binding.
+ */
+#include "cluster_worker.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "cli_flag.h"
+#include "dmhost/sdk.h"
+#include "error_json.h"
+#include "log.h"
+#include "serve.h"
+#include "state.h"
+
+#define CW_LEASE_FILE "cluster-lease"
+
+static void cw_usage(FILE *out) {
+  fprintf(out,
+          "usage: dmhost worker --name NAME --etcd URL[,URL...] --state-dir DIR\n"
+          "                     [--etcd-prefix /dmhost] [--advertise-addr ADDR]\n"
+          "                     [--lease-ttl SECONDS] [--plugin-dir DIR]\n"
+          "                     [--log-level debug|info|warn|error]\n"
+          "\n"
+          "Runs one worker of a cluster: registers NAME in etcd under a lease (TTL 10 s unless\n"
+          "told, at least 10), runs the source the leader binds to it and that source's\n"
+          "subtasks at the stages the leader sets, and publishes their status. Its source,\n"
+          "relay and tasks are kept in DIR as `dmhost serve` keeps them, and so is the lease's\n"
+          "ID: a restart within the TTL keeps the binding. The subtasks are paused when the\n"
+          "lease was not renewed for TTL - 3 s. SIGINT or SIGTERM pauses them and exits 0.\n");
+}
+
+static void cw_fail(const dm_error *err) {
+  char buf[2048];
+  dmh_error_format(err, buf, sizeof buf);
+  fprintf(stderr, "dmhost worker: %s\n", buf);
+}
+
+/* ---- the lease ---- */
+
+static int cw_lease_save(cw *w, dm_error *err) {
+  char text[32];
+  int n = snprintf(text, sizeof text, "%" PRId64 "\n", w->lease);
+  char *path = dmh_state_path(w->state_dir, CW_LEASE_FILE);
+  int rc = path ? dmh_state_write_file(path, text, (size_t)n, err) : -1;
+  if (!path)
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory");
+  free(path);
+  return rc;
+}
+
+/* The lease ID saved in the state dir, 0 when none. */
+static int64_t cw_lease_load(cw *w) {
+  char *path = dmh_state_path(w->state_dir, CW_LEASE_FILE);
+  FILE *f = path ? fopen(path, "re") : NULL;
+  long long id = 0;
+  if (f) {
+    if (fscanf(f, "%lld", &id) != 1)
+      id = 0;
+    fclose(f);
+  }
+  free(path);
+  return (int64_t)id;
+}
+
+/* Keeps the saved lease while etcd still has it (a restart within the TTL), else grants a new one
+ * and saves its ID; then starts the keeper. */
+static int cw_lease_take(cw *w, bool after_loss, dm_error *err) {
+  int64_t saved = after_loss ? 0 : cw_lease_load(w), left = -1, granted = 0;
+  if (saved && dmh_etcd_lease_ttl(w->etcd, saved, &left, &granted, err) < 0)
+    return -1;
+  if (saved && left > 0 && dmh_etcd_lease_keepalive(w->etcd, saved, &left, err) == 0) {
+    w->lease = saved;
+    w->ttl_s = granted > 0 ? granted : w->ttl_s;
+    dmh_log(DM_LOG_INFO, "worker", "lease %lld still alive (TTL %lld s): kept", (long long)saved,
+            (long long)w->ttl_s);
+  } else {
+    if (saved)
+      dmh_log(DM_LOG_INFO, "worker", "saved lease %lld is gone: granting a new one",
+              (long long)saved);
+    int64_t ttl = 0;
+    if (dmh_etcd_lease_grant(w->etcd, w->ttl_s, 0, &w->lease, &ttl, err) < 0)
+      return -1;
+    w->ttl_s = ttl > 0 ? ttl : w->ttl_s;
+    dmh_log(DM_LOG_INFO, "worker", "lease %lld granted (TTL %lld s)", (long long)w->lease,
+            (long long)w->ttl_s);
+    if (cw_lease_save(w, err) < 0)
+      return -1;
+  }
+  dmh_etcd_keeper *k = dmh_etcd_keeper_start(w->endpoints, w->lease, w->ttl_s, err);
+  if (!k)
+    return -1;
+  pthread_mutex_lock(&w->keeper_lock);
+  dmh_etcd_keeper *old = w->keeper;
+  w->keeper = k;
+  pthread_mutex_unlock(&w->keeper_lock);
+  if (old)
+    dmh_etcd_keeper_stop(old);
+  return 0;
+}
+
+/* ---- options ---- */
+
+static int cw_options(cw *w, int argc, char **argv, const char **state_arg,
+                      const char **plugin_arg) {
+  static const struct option longopts[] = {
+      {"name", required_argument, NULL, 'n'},
+      {"etcd", required_argument, NULL, 'e'},
+      {"state-dir", required_argument, NULL, 'd'},
+      {"etcd-prefix", required_argument, NULL, 'P'},
+      {"advertise-addr", required_argument, NULL, 'a'},
+      {"lease-ttl", required_argument, NULL, 't'},
+      {"plugin-dir", required_argument, NULL, 'p'},
+      {"log-level", required_argument, NULL, 'l'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  optind = 1;
+  int c;
+  while ((c = getopt_long(argc, argv, "n:e:d:P:a:t:p:l:h", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'n':
+      if (!dmh_cluster_name_ok(optarg)) {
+        fprintf(stderr,
+                "dmhost worker: --name \"%s\" is not a name (1..127 of A-Z a-z 0-9 _ . -)\n",
+                optarg);
+        return 2;
+      }
+      dm_strlcpy(w->name, optarg, sizeof w->name);
+      break;
+    case 'e':
+      w->endpoints = optarg;
+      break;
+    case 'd':
+      *state_arg = optarg;
+      break;
+    case 'P':
+      if (optarg[0] != '/' || strlen(optarg) >= sizeof w->prefix ||
+          optarg[strlen(optarg) - 1] == '/') {
+        fprintf(stderr,
+                "dmhost worker: --etcd-prefix \"%s\" must start with '/', not end with "
+                "one, and be short\n",
+                optarg);
+        return 2;
+      }
+      dm_strlcpy(w->prefix, optarg, sizeof w->prefix);
+      break;
+    case 'a':
+      dm_strlcpy(w->addr, optarg, sizeof w->addr);
+      break;
+    case 't': {
+      long secs;
+      if (dmh_cli_int(optarg, 10, 3600, &secs) < 0) {
+        fprintf(stderr,
+                "dmhost worker: --lease-ttl \"%s\" is not a number of seconds in 10..3600 (shorter "
+                "leases are lost in etcd leader elections)\n",
+                optarg);
+        return 2;
+      }
+      w->ttl_s = secs;
+      break;
+    }
+    case 'p':
+      *plugin_arg = optarg;
+      break;
+    case 'l': {
+      dm_log_level level;
+      if (dmh_log_level_parse(optarg, &level) < 0) {
+        fprintf(stderr, "dmhost worker: --log-level \"%s\" is not debug, info, warn or error\n",
+                optarg);
+        return 2;
+      }
+      dmh_log_set_level(level);
+      break;
+    }
+    case 'h':
+      cw_usage(stdout);
+      return 0;
+    default:
+      cw_usage(stderr);
+      return 2;
+    }
+  }
+  const char *missing = optind < argc   ? NULL
+                        : !w->name[0]   ? "--name"
+                        : !w->endpoints ? "--etcd"
+                        : !*state_arg   ? "--state-dir"
+                                        : NULL;
+  if (optind < argc || missing) {
+    if (missing)
+      fprintf(stderr, "dmhost worker: %s is required\n", missing);
+    else
+      fprintf(stderr, "dmhost worker: unexpected argument \"%s\"\n", argv[optind]);
+    cw_usage(stderr);
+    return 2;
+  }
+  return -1; /* go on */
+}
+
+/* ---- the loop ---- */
+
+static void cw_loop(cw *w, int sfd) {
+  long last_reconcile = cw_now_ms(), last_stage_check = 0;
+  for (;;) {
+    struct pollfd p = {.fd = sfd, .events = POLLIN};
+    if (poll(&p, 1, 200) > 0)
+      return;
+    dm_error err;
+    int lost = 0;
+    cw_lease_age(w, &lost);
+    if (lost) {
+      dmh_log(DM_LOG_WARN, "worker", "lease %lld is gone: granting a new one and registering again",
+              (long long)w->lease);
+      if (cw_lease_take(w, true, &err) < 0 || cw_register(w, true, &err) < 0) {
+        cw_log_error(DM_LOG_WARN, "a new lease (trying again)", &err);
+        continue;
+      }
+      atomic_store(&w->dirty, 1);
+      w->last_publish_ms = 0;
+    }
+    long now = cw_now_ms();
+    pthread_mutex_lock(&w->ops_lock);
+    bool fenced = w->fenced;
+    pthread_mutex_unlock(&w->ops_lock);
+    if (atomic_exchange(&w->dirty, 0) || now - last_reconcile >= (fenced ? 1000 : 5000)) {
+      last_reconcile = now;
+      if (cw_reconcile(w, NULL, &err) < 0)
+        cw_log_error(DM_LOG_WARN, "reconcile (trying again)", &err);
+      if (cw_register(w, false, &err) < 0)
+        cw_log_error(DM_LOG_WARN, "registration (trying again)", &err);
+    }
+    now = cw_now_ms();
+    if (now - w->last_publish_ms >= CW_STATUS_EVERY_MS)
+      cw_publish(w, true);
+    else if (now - last_stage_check >= 500) {
+      last_stage_check = now;
+      cw_publish(w, false);
+    }
+  }
+}
+
+int dmh_cluster_worker_main(int argc, char **argv) {
+  cw w = {.ttl_s = CW_TTL_DEFAULT};
+  dm_strlcpy(w.prefix, DMH_CLUSTER_PREFIX_DEFAULT, sizeof w.prefix);
+  const char *state_arg = NULL, *plugin_arg = NULL;
+  int orc = cw_options(&w, argc, argv, &state_arg, &plugin_arg);
+  if (orc >= 0)
+    return orc;
+  if (!w.addr[0] && gethostname(w.addr, sizeof w.addr) < 0)
+    dm_strlcpy(w.addr, "localhost", sizeof w.addr);
+  w.addr[sizeof w.addr - 1] = '\0';
+  w.registered_relay[0] = '\1';
+  pthread_mutex_init(&w.keeper_lock, NULL);
+  pthread_mutex_init(&w.ops_lock, NULL);
+
+  dm_error err;
+  int sfd;
+  if (dmh_daemon_start(state_arg, plugin_arg, &w.state_dir, &w.plugin_dir, &sfd, &err) < 0) {
+    cw_fail(&err);
+    return 1;
+  }
+  int rc = 1, lock_fd = -1;
+  if ((lock_fd = dmh_state_lock(w.state_dir, &err)) < 0 ||
+      !(w.etcd = dmh_etcd_open(w.endpoints, NULL, &err)) || cw_lease_take(&w, false, &err) < 0) {
+    cw_fail(&err);
+    goto out;
+  }
+  /* Tasks held: none runs before the reconcile has seen the binding is still ours. */
+  dmh_registry_opts ro = {.state_dir = w.state_dir,
+                          .plugin_dir = w.plugin_dir,
+                          .worker_name = w.name,
+                          .hold_tasks = true};
+  if (dmh_registry_open(&ro, &w.reg, &err) < 0 || cw_register(&w, true, &err) < 0 ||
+      cw_reconcile(&w, &w.watch_from, &err) < 0) {
+    cw_fail(&err);
+    goto out;
+  }
+  w.watch_from++;
+  cw_publish(&w, true);
+  if (cw_threads_start(&w, &err) < 0) {
+    cw_fail(&err);
+    goto out;
+  }
+  dmh_log(DM_LOG_INFO, "worker", "worker %s running (state dir %s, lease %lld, pid %d)", w.name,
+          w.state_dir, (long long)w.lease, (int)getpid());
+  cw_loop(&w, sfd);
+  struct signalfd_siginfo si;
+  if (read(sfd, &si, sizeof si) == (ssize_t)sizeof si)
+    dmh_log(DM_LOG_INFO, "worker", "%s received: pausing the subtasks and exiting (lease kept)",
+            strsignal((int)si.ssi_signo));
+  rc = 0;
+out:
+  cw_threads_stop(&w);
+  /* Pauses the subtasks at a safe point, stops the relay; the lease is left to its TTL. */
+  dmh_registry_shutdown(w.reg);
+  if (w.keeper)
+    dmh_etcd_keeper_stop(w.keeper);
+  dmh_etcd_close(w.etcd);
+  if (lock_fd >= 0)
+    close(lock_fd);
+  if (sfd >= 0)
+    close(sfd);
+  if (rc == 0)
+    dmh_log(DM_LOG_INFO, "worker", "stopped");
+  free(w.pub);
+  free(w.state_dir);
+  free(w.plugin_dir);
+  pthread_mutex_destroy(&w.keeper_lock);
+  pthread_mutex_destroy(&w.ops_lock);
+  return rc;
+}

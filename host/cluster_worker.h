@@ -1,0 +1,98 @@
+/*
+ * `dmhost worker`: one worker of the cluster (docs/cluster.md, "Roles: worker"). The registry of
+ * `dmhost serve` (registry.h) runs the source, its relay and the subtasks; this room keeps it in
+ * line with what the leader wrote in etcd (cluster_keys.h):
+ *
+ *   cluster_worker.c       the command: options, the lease (reused after a restart within its TTL),
+ *                          the registration, the main loop, SIGTERM
+ *   cluster_worker_sync.c  the reconcile (binding, source, expected stages), the fence thread
+ *                          (pause everything once the lease's last renewal is TTL - margin old),
+ *                          the watch thread and the status publication
+ *
+ * Threads: main (signals, reconcile, status, lease replacement), watch (marks `dirty` when a key
+ * the worker follows changes), fence (polls the keeper's age every 100 ms), and the keeper's own.
+ * `ops_lock` serializes every registry command that changes a task's stage between the reconcile
+ * and the fence thread, so a resume can never slip in after the fence paused: the reconcile does
+ * its etcd reads first, then takes ops_lock, checks `fenced`, and only then calls the registry.
+ */
+#ifndef DMH_CLUSTER_WORKER_H
+#define DMH_CLUSTER_WORKER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cluster_keys.h"
+#include "dmhost/host.h"
+#include "etcd.h"
+#include "registry.h"
+
+int dmh_cluster_worker_main(int argc, char **argv);
+
+/* ---- Internal to host/cluster_worker*.c ---- */
+
+/* Pause the subtasks once the last renewal is this old: TTL minus this margin. */
+#define CW_FENCE_MARGIN_MS 3000
+#define CW_TTL_DEFAULT 10
+#define CW_STATUS_EVERY_MS 3000
+
+/* What the worker published at <p>/status/<name>/<task>/<source>. */
+typedef struct cw_published {
+  char task[DMH_CLUSTER_NAME_MAX];
+  char source[DMH_CLUSTER_NAME_MAX];
+  char stage[32];
+} cw_published;
+
+typedef struct cw {
+  char name[DMH_CLUSTER_NAME_MAX];
+  char prefix[DMH_CLUSTER_KEY_MAX / 2];
+  char addr[DMH_CLUSTER_NAME_MAX];
+  const char *endpoints;
+  char *state_dir; /* absolute */
+  char *plugin_dir;
+  int64_t ttl_s;
+
+  dmh_etcd *etcd; /* the main thread's client */
+  int64_t lease;
+  pthread_mutex_t keeper_lock; /* guards keeper: the main thread replaces it when lost */
+  dmh_etcd_keeper *keeper;
+  char registered_relay[DMH_CLUSTER_NAME_MAX + 1]; /* the relay last registered; "\1": none yet */
+
+  dmh_registry *reg;
+  pthread_mutex_t ops_lock; /* see above */
+  bool fenced;              /* under ops_lock */
+  atomic_long fenced_at_ms; /* when the fence last paused (monotonic ms), for the log */
+
+  atomic_int stop;
+  atomic_int dirty; /* something the worker follows changed: reconcile */
+  int64_t watch_from;
+  pthread_t watch_thr, fence_thr;
+  bool watch_started, fence_started;
+
+  cw_published *pub;
+  int n_pub;
+  long last_publish_ms;
+} cw;
+
+long cw_now_ms(void);
+/* A warning or error of the worker in the log: "what: [code N, class] message ...". */
+void cw_log_error(dm_log_level level, const char *what, const dm_error *err);
+/* The keeper's view: ms since the last renewal, and whether etcd said the lease is gone. */
+long cw_lease_age(cw *w, int *lost);
+/* Is the lease fresh enough to run subtasks? */
+bool cw_lease_fresh(cw *w);
+
+/* Reads what etcd says and brings the registry in line. 0, or -1 with err (an etcd read failed:
+ * try again later; nothing changed). *revision (may be NULL): the revision of the first read. */
+int cw_reconcile(cw *w, int64_t *revision, dm_error *err);
+/* Puts <p>/worker/<name> under the lease when the relay it names changed (or force). */
+int cw_register(cw *w, bool force, dm_error *err);
+/* Publishes the status of every subtask (all: every one; else only those whose stage changed),
+ * deletes the keys of subtasks gone. */
+void cw_publish(cw *w, bool all);
+
+int cw_threads_start(cw *w, dm_error *err);
+void cw_threads_stop(cw *w);
+
+#endif /* DMH_CLUSTER_WORKER_H */

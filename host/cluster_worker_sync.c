@@ -1,0 +1,585 @@
+/* `dmhost worker`: the reconcile, the fence, the watch and the status publication (see
+ * cluster_worker.h). */
+#include "cluster_worker.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dmhost/sdk.h"
+#include "error_json.h"
+#include "log.h"
+#include "state.h"
+
+long cw_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+long cw_lease_age(cw *w, int *lost) {
+  pthread_mutex_lock(&w->keeper_lock);
+  long age = w->keeper ? dmh_etcd_keeper_age_ms(w->keeper, lost, NULL) : 0;
+  if (!w->keeper)
+    *lost = 1;
+  pthread_mutex_unlock(&w->keeper_lock);
+  return age;
+}
+
+bool cw_lease_fresh(cw *w) {
+  int lost = 0;
+  long age = cw_lease_age(w, &lost);
+  return !lost && age <= w->ttl_s * 1000 - CW_FENCE_MARGIN_MS;
+}
+
+void cw_log_error(dm_log_level level, const char *what, const dm_error *err) {
+  char buf[2048];
+  dmh_error_format(err, buf, sizeof buf);
+  dmh_log(level, "worker", "%s: %s", what, buf);
+}
+
+/* ---- the registry's tasks ---- */
+
+typedef struct cw_task {
+  char name[DMH_CLUSTER_NAME_MAX];
+  char source[DMH_CLUSTER_NAME_MAX];
+  char stage[32];  /* the subtask's stage here ("" when it has none) */
+  char expect[32]; /* the registry's expected stage */
+} cw_task;
+
+static const char *cw_jstr(json_object *o, const char *field) {
+  json_object *f = NULL;
+  return o && json_object_object_get_ex(o, field, &f) && json_object_is_type(f, json_type_string)
+             ? json_object_get_string(f)
+             : "";
+}
+
+/* The registry's tasks (query-status without a name); *n_out of them, malloc'd. */
+static cw_task *cw_tasks(cw *w, int *n_out) {
+  *n_out = 0;
+  json_object *resp = json_object_new_object();
+  dm_error err;
+  json_object *arr = NULL;
+  cw_task *out = NULL;
+  if (resp && dmh_registry_query_status(w->reg, NULL, resp, &err) == 0 &&
+      json_object_object_get_ex(resp, "tasks", &arr)) {
+    size_t n = json_object_array_length(arr);
+    out = calloc(n ? n : 1, sizeof *out);
+    for (size_t i = 0; out && i < n; i++) {
+      json_object *t = json_object_array_get_idx(arr, i), *srcs = NULL;
+      cw_task *ct = &out[*n_out];
+      dm_strlcpy(ct->name, cw_jstr(t, "taskName"), sizeof ct->name);
+      dm_strlcpy(ct->expect, cw_jstr(t, "expectedStage"), sizeof ct->expect);
+      if (json_object_object_get_ex(t, "sources", &srcs) && json_object_array_length(srcs) > 0) {
+        json_object *s = json_object_array_get_idx(srcs, 0);
+        dm_strlcpy(ct->source, cw_jstr(s, "source"), sizeof ct->source);
+        dm_strlcpy(ct->stage, cw_jstr(s, "stage"), sizeof ct->stage);
+      }
+      (*n_out)++;
+    }
+  }
+  json_object_put(resp);
+  return out;
+}
+
+static const cw_task *cw_find_task(const cw_task *ts, int n, const char *name) {
+  for (int i = 0; i < n; i++)
+    if (strcmp(ts[i].name, name) == 0)
+      return &ts[i];
+  return NULL;
+}
+
+typedef int (*cw_task_cmd)(dmh_registry *, const char *, json_object *, dm_error *);
+
+/* One registry command on a task, logged. ops_lock held. */
+static int cw_task_do(cw *w, cw_task_cmd cmd, const char *verb, const char *task) {
+  json_object *resp = json_object_new_object();
+  dm_error err;
+  int rc = cmd(w->reg, task, resp, &err);
+  json_object_put(resp);
+  if (rc < 0) {
+    char what[256];
+    snprintf(what, sizeof what, "%s task %s", verb, task);
+    cw_log_error(DM_LOG_WARN, what, &err);
+  } else {
+    dmh_log(DM_LOG_INFO, "worker", "task %s: %s", task, verb);
+  }
+  atomic_store(&w->dirty, 1); /* publish the new stage soon */
+  return rc;
+}
+
+/* Pause every running subtask. ops_lock held. */
+static void cw_pause_all(cw *w) {
+  int n;
+  cw_task *ts = cw_tasks(w, &n);
+  for (int i = 0; ts && i < n; i++)
+    if (strcmp(ts[i].stage, "Running") == 0 || strcmp(ts[i].stage, "Resuming") == 0)
+      cw_task_do(w, dmh_registry_task_pause, "pause (fenced)", ts[i].name);
+  free(ts);
+}
+
+/* ---- the fence ---- */
+
+static void *cw_fence_thread(void *arg) {
+  cw *w = arg;
+  long limit = w->ttl_s * 1000 - CW_FENCE_MARGIN_MS;
+  while (!atomic_load(&w->stop)) {
+    usleep(100 * 1000);
+    int lost = 0;
+    long age = cw_lease_age(w, &lost);
+    if (!lost && age <= limit)
+      continue;
+    pthread_mutex_lock(&w->ops_lock);
+    if (!w->fenced && !atomic_load(&w->stop)) {
+      w->fenced = true;
+      atomic_store(&w->fenced_at_ms, cw_now_ms());
+      dm_error e;
+      dm_error_set(&e, DM_ERR_CLUSTER_WORKER_FENCED, NULL,
+                   "worker %s: lease %lld %s (last renewal %ld ms ago, TTL %lld s, limit %ld ms): "
+                   "pausing its subtasks before etcd can expire the lease",
+                   w->name, (long long)w->lease, lost ? "is gone" : "not renewed in time", age,
+                   (long long)w->ttl_s, limit);
+      cw_log_error(DM_LOG_WARN, "fence", &e);
+      cw_pause_all(w);
+    }
+    pthread_mutex_unlock(&w->ops_lock);
+  }
+  return NULL;
+}
+
+/* ---- reads ---- */
+
+/* The value of key (NUL-terminated, malloc'd) or NULL when absent; *create_rev its
+ * create_revision, *revision the store's. 0, or -1 with err. */
+static int cw_get(cw *w, const char *key, char **value, int64_t *create_rev, int64_t *revision,
+                  dm_error *err) {
+  dmh_etcd_result res;
+  *value = NULL;
+  if (dmh_etcd_range(w->etcd, DMH_ETCD_S(key), 0, 0, 0, &res, err) < 0)
+    return -1;
+  if (res.n_kvs > 0) {
+    *value = res.kvs[0].value;
+    res.kvs[0].value = NULL;
+    if (create_rev)
+      *create_rev = res.kvs[0].create_revision;
+  }
+  if (revision)
+    *revision = res.revision;
+  dmh_etcd_result_free(&res);
+  return 0;
+}
+
+/* The file text stored at the key of kind (source or task) `name`, or NULL (absent or not a
+ * file: logged with DM_ERR_CLUSTER_CONFIG_MISSING). -1 when the read failed. */
+static int cw_get_config(cw *w, dmh_cluster_key_kind kind, const char *name, char **text,
+                         dm_error *err) {
+  char key[DMH_CLUSTER_KEY_MAX];
+  char *value = NULL;
+  *text = NULL;
+  if (dmh_cluster_key(key, sizeof key, w->prefix, kind, name, NULL, NULL) < 0 ||
+      cw_get(w, key, &value, NULL, NULL, err) < 0)
+    return -1;
+  dm_error e;
+  if (!value)
+    dm_error_set(&e, DM_ERR_CLUSTER_CONFIG_MISSING, NULL, "etcd has no %s at %s",
+                 kind == DMH_KEY_SOURCE ? "source file" : "task file", key);
+  else if (dmh_cluster_config_parse(value, strlen(value), text, &e) < 0)
+    dm_error_set(&e, DM_ERR_CLUSTER_CONFIG_MISSING, e.message, "%s holds no file text", key);
+  if (!*text)
+    cw_log_error(DM_LOG_WARN, "worker", &e);
+  free(value);
+  return 0;
+}
+
+/* Writes a file text under the state dir, next to the registry's copy (so relative paths in it
+ * resolve the same): <state>/<dir>/<name>/cluster.cfg. malloc'd path, or NULL with err. */
+static char *cw_write_config(cw *w, const char *dir, const char *name, const char *text,
+                             dm_error *err) {
+  char folder[4096], *path = NULL;
+  if (snprintf(folder, sizeof folder, "%s/%s/%s", w->state_dir, dir, name) >= (int)sizeof folder) {
+    dm_error_set(err, DM_ERR_STATE, NULL, "state dir path too long");
+    return NULL;
+  }
+  if (dmh_state_mkdirs(folder, err) < 0 || !(path = dmh_state_path(folder, "cluster.cfg")))
+    return NULL;
+  if (dmh_state_write_file(path, text, strlen(text), err) < 0) {
+    free(path);
+    return NULL;
+  }
+  return path;
+}
+
+/* What etcd expects of the bound source's subtasks. */
+typedef struct cw_want {
+  char task[DMH_CLUSTER_NAME_MAX];
+  dmh_cluster_stage stage;
+  char *text; /* the task file, when the task must be started here */
+} cw_want;
+
+static void cw_wants_free(cw_want *ws, int n) {
+  for (int i = 0; ws && i < n; i++)
+    free(ws[i].text);
+  free(ws);
+}
+
+/* The expected stages of `source`'s subtasks (<p>/stage/<task>/<source>). */
+static int cw_read_wants(cw *w, const char *source, cw_want **out, int *n_out, dm_error *err) {
+  char key[DMH_CLUSTER_KEY_MAX];
+  *out = NULL;
+  *n_out = 0;
+  dmh_etcd_result res;
+  if (dmh_cluster_key(key, sizeof key, w->prefix, DMH_KEY_STAGE, NULL, NULL, NULL) < 0 ||
+      dmh_etcd_range(w->etcd, DMH_ETCD_S(key), 1, 0, 0, &res, err) < 0)
+    return -1;
+  cw_want *ws = calloc(res.n_kvs ? res.n_kvs : 1, sizeof *ws);
+  for (size_t i = 0; ws && i < res.n_kvs; i++) {
+    char task[DMH_CLUSTER_NAME_MAX], src[DMH_CLUSTER_NAME_MAX];
+    dmh_cluster_stage stage;
+    const dmh_etcd_kv *kv = &res.kvs[i];
+    if (dmh_cluster_key_parse(kv->key, kv->key_len, w->prefix, DMH_KEY_STAGE, task, src, NULL) <
+            0 ||
+        strcmp(src, source) != 0)
+      continue;
+    if (dmh_cluster_stage_parse(kv->value, kv->value_len, &stage) < 0) {
+      dmh_log(DM_LOG_WARN, "worker", "%s holds \"%s\", not Running, Paused or Stopped: ignored",
+              kv->key, kv->value);
+      continue;
+    }
+    dm_strlcpy(ws[*n_out].task, task, sizeof ws[*n_out].task);
+    ws[*n_out].stage = stage;
+    (*n_out)++;
+  }
+  dmh_etcd_result_free(&res);
+  if (!ws) {
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory reading the expected stages");
+    return -1;
+  }
+  *out = ws;
+  return 0;
+}
+
+/* ---- apply ---- */
+
+/* Stops every task here (the source is no longer ours); the relay stays (its files are local),
+ * a source without relay is released. ops_lock held. */
+static void cw_release(cw *w, const dmh_worker *wk, const char *why) {
+  int n;
+  cw_task *ts = cw_tasks(w, &n);
+  for (int i = 0; ts && i < n; i++)
+    cw_task_do(w, dmh_registry_task_stop, why, ts[i].name);
+  free(ts);
+  if (wk->stage == DMH_WORKER_BOUND) {
+    json_object *resp = json_object_new_object();
+    dm_error err;
+    if (dmh_registry_source_stop(w->reg, wk->source, resp, &err) < 0)
+      cw_log_error(DM_LOG_WARN, "releasing the source", &err);
+    else
+      dmh_log(DM_LOG_INFO, "worker", "source %s released (%s): worker free", wk->source, why);
+    json_object_put(resp);
+  }
+}
+
+/* Brings the bound source's tasks to the wanted stages. ops_lock held. */
+static void cw_apply_tasks(cw *w, const cw_want *ws, int n_ws) {
+  int n;
+  cw_task *ts = cw_tasks(w, &n);
+  for (int i = 0; ts && i < n; i++) {
+    const cw_want *want = NULL;
+    for (int j = 0; j < n_ws && !want; j++)
+      if (strcmp(ws[j].task, ts[i].name) == 0)
+        want = &ws[j];
+    if (!want || want->stage == DMH_CLUSTER_STOPPED)
+      cw_task_do(w, dmh_registry_task_stop, "stop", ts[i].name);
+  }
+  for (int j = 0; j < n_ws; j++) {
+    const cw_task *t = ts ? cw_find_task(ts, n, ws[j].task) : NULL;
+    if (ws[j].stage == DMH_CLUSTER_PAUSED && t &&
+        (strcmp(t->stage, "Running") == 0 || strcmp(t->stage, "Resuming") == 0))
+      cw_task_do(w, dmh_registry_task_pause, "pause", t->name);
+    if (ws[j].stage != DMH_CLUSTER_RUNNING || w->fenced)
+      continue;
+    if (!t && ws[j].text) {
+      dm_error err;
+      char *path = cw_write_config(w, "tasks", ws[j].task, ws[j].text, &err);
+      if (!path)
+        cw_log_error(DM_LOG_WARN, "writing the task file", &err);
+      else
+        cw_task_do(w, dmh_registry_task_start, "start", path);
+      free(path);
+    } else if (t && (strcmp(t->stage, "New") == 0 ||
+                     (strcmp(t->stage, "Paused") == 0 && strcmp(t->expect, "Paused") == 0))) {
+      /* New: held at restore; Paused by a pause (ours or the fence's), not by an error: an error
+       * is the supervisor's to retry (auto-resume) or the user's. */
+      cw_task_do(w, dmh_registry_task_resume, "resume", t->name);
+    }
+  }
+  free(ts);
+}
+
+int cw_reconcile(cw *w, int64_t *revision, dm_error *err) {
+  char key[DMH_CLUSTER_KEY_MAX];
+  char *value = NULL, *source_text = NULL;
+  int64_t create_rev = 0, rev = 0;
+  cw_want *ws = NULL;
+  int n_ws = 0;
+  if (dmh_cluster_key(key, sizeof key, w->prefix, DMH_KEY_BOUND, w->name, NULL, NULL) < 0 ||
+      cw_get(w, key, &value, &create_rev, &rev, err) < 0)
+    return -1;
+  if (revision)
+    *revision = rev;
+  dmh_cluster_binding b = {0};
+  bool bound = false;
+  if (value) {
+    dm_error e;
+    if (dmh_cluster_binding_parse(value, strlen(value), &b, &e) < 0)
+      cw_log_error(DM_LOG_WARN, key, &e);
+    else
+      bound = true;
+    free(value);
+  }
+  dmh_worker wk = dmh_registry_worker(w->reg);
+  int rc = 0;
+  /* Reads first (they may block for etcd's 7 s without quorum), then the registry under
+   * ops_lock. */
+  if (bound && !dmh_worker_bound_to(&wk, b.source) &&
+      cw_get_config(w, DMH_KEY_SOURCE, b.source, &source_text, err) < 0)
+    return -1;
+  if (bound && cw_read_wants(w, b.source, &ws, &n_ws, err) < 0) {
+    free(source_text);
+    return -1;
+  }
+  int n_ts;
+  cw_task *ts = cw_tasks(w, &n_ts);
+  for (int j = 0; rc == 0 && j < n_ws; j++)
+    if (ws[j].stage == DMH_CLUSTER_RUNNING && !(ts && cw_find_task(ts, n_ts, ws[j].task)))
+      rc = cw_get_config(w, DMH_KEY_TASK, ws[j].task, &ws[j].text, err);
+  free(ts);
+  if (rc < 0) {
+    cw_wants_free(ws, n_ws);
+    free(source_text);
+    return -1;
+  }
+
+  pthread_mutex_lock(&w->ops_lock);
+  if (w->fenced && bound && cw_lease_fresh(w)) {
+    w->fenced = false;
+    dmh_log(DM_LOG_INFO, "worker",
+            "lease %lld renewed and source %s still bound here (binding revision %lld): "
+            "resuming the subtasks paused %ld ms ago",
+            (long long)w->lease, b.source, (long long)create_rev,
+            cw_now_ms() - atomic_load(&w->fenced_at_ms));
+  }
+  wk = dmh_registry_worker(w->reg);
+  if (!bound) {
+    if (wk.stage == DMH_WORKER_BOUND || wk.stage == DMH_WORKER_RELAY)
+      cw_release(w, &wk, "unbound");
+  } else if (!dmh_worker_bound_to(&wk, b.source)) {
+    if (wk.stage == DMH_WORKER_RELAY) {
+      /* The scheduler never gives a relay worker another source (scheduler.h); refuse it. */
+      cw_release(w, &wk, "bound to another source");
+      dmh_log(DM_LOG_ERROR, "worker",
+              "bound to source %s while keeping the relay of %s: refused (a worker with a relay "
+              "serves only its source; stop the relay first with stop-relay)",
+              b.source, wk.source);
+    } else {
+      if (wk.stage == DMH_WORKER_BOUND)
+        cw_release(w, &wk, "bound to another source");
+      char *path = source_text ? cw_write_config(w, "sources", b.source, source_text, err) : NULL;
+      json_object *resp = json_object_new_object();
+      dm_error e;
+      if (!source_text)
+        ; /* logged by cw_get_config */
+      else if (!path)
+        cw_log_error(DM_LOG_WARN, "writing the source file", err);
+      else if (dmh_registry_source_create(w->reg, path, resp, &e) < 0)
+        cw_log_error(DM_LOG_WARN, "creating the source", &e);
+      else
+        dmh_log(DM_LOG_INFO, "worker", "bound to source %s (fencing token %lld)", b.source,
+                (long long)create_rev);
+      json_object_put(resp);
+      free(path);
+      wk = dmh_registry_worker(w->reg);
+    }
+  }
+  if (bound && dmh_worker_bound_to(&wk, b.source))
+    cw_apply_tasks(w, ws, n_ws);
+  pthread_mutex_unlock(&w->ops_lock);
+  cw_wants_free(ws, n_ws);
+  free(source_text);
+  return 0;
+}
+
+/* ---- registration and status ---- */
+
+int cw_register(cw *w, bool force, dm_error *err) {
+  dmh_worker wk = dmh_registry_worker(w->reg);
+  const char *relay = wk.stage == DMH_WORKER_RELAY ? wk.source : "";
+  if (!force && strcmp(relay, w->registered_relay) == 0)
+    return 0;
+  dmh_cluster_worker_info info = {0};
+  dm_strlcpy(info.name, w->name, sizeof info.name);
+  dm_strlcpy(info.addr, w->addr, sizeof info.addr);
+  dm_strlcpy(info.relay, relay, sizeof info.relay);
+  char key[DMH_CLUSTER_KEY_MAX];
+  char *json = dmh_cluster_worker_json(&info);
+  int rc = -1;
+  if (!json)
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory registering the worker");
+  else if (dmh_cluster_key(key, sizeof key, w->prefix, DMH_KEY_WORKER, w->name, NULL, NULL) >= 0 &&
+           (rc = dmh_etcd_put(w->etcd, DMH_ETCD_S(key), DMH_ETCD_S(json), w->lease, 0, NULL,
+                              err)) == 0) {
+    dm_strlcpy(w->registered_relay, relay, sizeof w->registered_relay);
+    dmh_log(DM_LOG_INFO, "worker", "registered %s = %s (lease %lld)", key, json,
+            (long long)w->lease);
+  }
+  free(json);
+  return rc;
+}
+
+/* Puts the status of task `t` (query-status NAME's entry of its source). */
+static int cw_publish_one(cw *w, const cw_task *t, dm_error *err) {
+  json_object *resp = json_object_new_object(), *srcs = NULL;
+  dm_error qerr;
+  int rc = 0;
+  if (dmh_registry_query_status(w->reg, t->name, resp, &qerr) < 0)
+    json_object_object_add(resp, "error", dmh_error_to_json(&qerr, NULL));
+  json_object *one =
+      json_object_object_get_ex(resp, "sources", &srcs) && json_object_array_length(srcs) > 0
+          ? json_object_array_get_idx(srcs, 0)
+          : resp;
+  char key[DMH_CLUSTER_KEY_MAX];
+  const char *text = json_object_to_json_string_ext(one, JSON_C_TO_STRING_PLAIN);
+  if (dmh_cluster_key(key, sizeof key, w->prefix, DMH_KEY_STATUS, w->name, t->name, t->source) < 0)
+    rc = 0; /* a task without a source here: nothing to publish */
+  else
+    rc = dmh_etcd_put(w->etcd, DMH_ETCD_S(key), DMH_ETCD_S(text), w->lease, 0, NULL, err);
+  json_object_put(resp);
+  return rc;
+}
+
+void cw_publish(cw *w, bool all) {
+  int n;
+  cw_task *ts = cw_tasks(w, &n);
+  if (!ts)
+    return;
+  cw_published *next = calloc(n ? (size_t)n : 1, sizeof *next);
+  if (!next) {
+    free(ts);
+    return;
+  }
+  int n_next = 0;
+  for (int i = 0; i < n; i++) {
+    if (!ts[i].source[0])
+      continue;
+    const cw_published *before = NULL;
+    for (int j = 0; j < w->n_pub && !before; j++)
+      if (strcmp(w->pub[j].task, ts[i].name) == 0 && strcmp(w->pub[j].source, ts[i].source) == 0)
+        before = &w->pub[j];
+    dm_error err;
+    if ((all || !before || strcmp(before->stage, ts[i].stage) != 0) &&
+        cw_publish_one(w, &ts[i], &err) < 0) {
+      cw_log_error(DM_LOG_WARN, "publishing a status", &err);
+      if (before)
+        next[n_next++] = *before; /* published again at the next turn */
+      continue;
+    }
+    cw_published *p = &next[n_next++];
+    dm_strlcpy(p->task, ts[i].name, sizeof p->task);
+    dm_strlcpy(p->source, ts[i].source, sizeof p->source);
+    dm_strlcpy(p->stage, ts[i].stage, sizeof p->stage);
+  }
+  /* Subtasks gone: their keys go too (they would with the lease, but not before). */
+  for (int j = 0; j < w->n_pub; j++) {
+    bool kept = false;
+    for (int i = 0; i < n_next && !kept; i++)
+      kept = strcmp(next[i].task, w->pub[j].task) == 0 &&
+             strcmp(next[i].source, w->pub[j].source) == 0;
+    char key[DMH_CLUSTER_KEY_MAX];
+    dm_error err;
+    if (!kept &&
+        dmh_cluster_key(key, sizeof key, w->prefix, DMH_KEY_STATUS, w->name, w->pub[j].task,
+                        w->pub[j].source) >= 0 &&
+        dmh_etcd_delete(w->etcd, DMH_ETCD_S(key), 0, NULL, &err) < 0)
+      cw_log_error(DM_LOG_WARN, "deleting a status", &err);
+  }
+  free(w->pub);
+  w->pub = next;
+  w->n_pub = n_next;
+  if (all)
+    w->last_publish_ms = cw_now_ms();
+  free(ts);
+}
+
+/* ---- the watch ---- */
+
+static int cw_watch_fn(void *arg, const dmh_etcd_event *evs, size_t n) {
+  cw *w = arg;
+  static const dmh_cluster_key_kind followed[] = {DMH_KEY_SOURCE, DMH_KEY_TASK, DMH_KEY_STAGE};
+  char key[DMH_CLUSTER_KEY_MAX];
+  for (size_t i = 0; i < n; i++) {
+    const dmh_etcd_kv *kv = &evs[i].kv;
+    bool hit =
+        dmh_cluster_key(key, sizeof key, w->prefix, DMH_KEY_BOUND, w->name, NULL, NULL) > 0 &&
+        strcmp(kv->key, key) == 0;
+    for (size_t k = 0; !hit && k < sizeof followed / sizeof followed[0]; k++) {
+      int len = dmh_cluster_key(key, sizeof key, w->prefix, followed[k], NULL, NULL, NULL);
+      hit = len > 0 && kv->key_len >= (size_t)len && memcmp(kv->key, key, (size_t)len) == 0;
+    }
+    if (hit)
+      atomic_store(&w->dirty, 1);
+  }
+  return atomic_load(&w->stop) ? 1 : 0;
+}
+
+static void *cw_watch_thread(void *arg) {
+  cw *w = arg;
+  dmh_etcd *c = NULL;
+  char prefix[DMH_CLUSTER_KEY_MAX];
+  snprintf(prefix, sizeof prefix, "%s/", w->prefix);
+  int64_t from = w->watch_from;
+  while (!atomic_load(&w->stop)) {
+    dm_error err;
+    if (!c && !(c = dmh_etcd_open(w->endpoints, NULL, &err))) {
+      cw_log_error(DM_LOG_ERROR, "watch", &err);
+      break;
+    }
+    dmh_etcd_watch_opts o = {.prefix = 1, .start_revision = from, .stop = &w->stop};
+    if (dmh_etcd_watch(c, DMH_ETCD_S(prefix), &o, cw_watch_fn, w, &err) < 0) {
+      cw_log_error(DM_LOG_WARN, "watch (reconciling and watching again)", &err);
+      /* compacted or given up: read everything again, watch from now */
+      from = err.code == DM_ERR_ETCD_COMPACTED ? 0 : o.next_revision;
+      atomic_store(&w->dirty, 1);
+      for (int i = 0; i < 10 && !atomic_load(&w->stop); i++)
+        usleep(100 * 1000);
+    } else {
+      from = o.next_revision;
+    }
+  }
+  dmh_etcd_close(c);
+  return NULL;
+}
+
+int cw_threads_start(cw *w, dm_error *err) {
+  if (pthread_create(&w->fence_thr, NULL, cw_fence_thread, w) != 0) {
+    dm_error_set(err, DM_ERR_INTERNAL, NULL, "cannot start the fence thread");
+    return -1;
+  }
+  w->fence_started = true;
+  if (pthread_create(&w->watch_thr, NULL, cw_watch_thread, w) != 0) {
+    dm_error_set(err, DM_ERR_INTERNAL, NULL, "cannot start the watch thread");
+    return -1;
+  }
+  w->watch_started = true;
+  return 0;
+}
+
+void cw_threads_stop(cw *w) {
+  atomic_store(&w->stop, 1);
+  if (w->fence_started)
+    pthread_join(w->fence_thr, NULL);
+  if (w->watch_started)
+    pthread_join(w->watch_thr, NULL);
+  w->fence_started = w->watch_started = false;
+}
