@@ -10,7 +10,8 @@
  *   no_quorum    two of three members killed: the worker pauses its subtask once the lease's last
  *                renewal is TTL - 3 s old, before the TTL (timed); the sync stops writing; quorum
  *                back: the lease is renewed and the subtask resumes
- *   unbind       the binding deleted: the subtask is stopped, its status key gone, worker free
+ *   unbind       the binding deleted: the subtask is stopped, its status key gone; the relay stays
+ *                (worker at relay, registration naming it)
  * Before this worker existed `dmhost worker` was an unknown command: every test failed.
  */
 #include <errno.h>
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -133,6 +135,8 @@ static int64_t revision_now(void) {
 
 /* The registration of w1 written after revision `after` (its lease), waiting up to secs; 0 when
  * there is none. */
+static char registered_relay[DMH_CLUSTER_NAME_MAX]; /* the relay of the last registration seen */
+
 static int64_t wait_registered(double secs, int64_t after) {
   char key[DMH_CLUSTER_KEY_MAX];
   key_of(key, DMH_KEY_WORKER, "w1", NULL, NULL);
@@ -146,6 +150,7 @@ static int64_t wait_registered(double secs, int64_t after) {
       dm_error err;
       CU_ASSERT_EQUAL(dmh_cluster_worker_parse(kv.value, kv.value_len, &info, &err), 0);
       CU_ASSERT_STRING_EQUAL(info.name, "w1");
+      snprintf(registered_relay, sizeof registered_relay, "%s", info.relay);
       dmh_etcd_kv_free(&kv);
       return lease;
     }
@@ -312,8 +317,8 @@ static void test_bind_run(void) {
                   testdb_params_get(TESTDB_TARGET, &tp) == 0);
   char text[2048], key[DMH_CLUSTER_KEY_MAX];
   snprintf(text, sizeof text,
-           "source-id = \"src1\";\nfrom = { host = \"%s\"; port = %u; user = \"%s\"; password = "
-           "\"%s\"; };\n",
+           "source-id = \"src1\";\nenable-relay = true;\n"
+           "from = { host = \"%s\"; port = %u; user = \"%s\"; password = \"%s\"; };\n",
            sp.host, sp.port, sp.user, sp.password);
   char *v = dmh_cluster_config_json(text);
   key_of(key, DMH_KEY_SOURCE, "src1", NULL, NULL);
@@ -348,6 +353,13 @@ static void test_bind_run(void) {
   char stage[32];
   persisted_stage(stage, sizeof stage);
   CU_ASSERT_STRING_EQUAL(stage, "Running");
+  /* the source file says enable-relay: the registration names the relay this worker keeps */
+  CU_ASSERT(wait_registered(5, 0) == lease_seen && strcmp(registered_relay, "src1") == 0);
+  /* its relay log is local, next to the source's copy in the state dir (relay-dir's default) */
+  char relay_dir[400];
+  snprintf(relay_dir, sizeof relay_dir, "%s/sources/src1/relay", state);
+  struct stat sb;
+  CU_ASSERT(stat(relay_dir, &sb) == 0 && S_ISDIR(sb.st_mode));
   assert_clean_log();
 }
 
@@ -451,8 +463,15 @@ static void test_unbind(void) {
   char path[400];
   snprintf(path, sizeof path, "%s/state.json", state);
   char *s = read_file(path);
-  CU_ASSERT(s && strstr(s, "\"free\"")); /* no relay: the source released */
+  /* the relay stays (its files are local): the worker is still at relay, never free, and its
+   * registration keeps naming the relay */
+  json_object *o = s ? json_tokener_parse(s) : NULL, *wk = NULL, *ws = NULL;
+  CU_ASSERT(o && json_object_object_get_ex(o, "worker", &wk) &&
+            json_object_object_get_ex(wk, "stage", &ws) &&
+            strcmp(json_object_get_string(ws), "relay") == 0);
+  json_object_put(o);
   free(s);
+  CU_ASSERT(wait_registered(5, 0) == lease_seen && strcmp(registered_relay, "src1") == 0);
   CU_ASSERT_EQUAL(stop_worker(), 0);
   assert_clean_log();
 }
