@@ -12,6 +12,9 @@
  *                back: the lease is renewed and the subtask resumes
  *   unbind       the binding deleted: the subtask is stopped, its status key gone; the relay stays
  *                (worker at relay, registration naming it)
+ *   expired      bound again, the task goes on from its checkpoints; then the lease expires and the
+ *                source is unbound while the worker is down: a new lease, and the subtask of its
+ *                state dir never runs
  * Before this worker existed `dmhost worker` was an unknown command: every test failed.
  */
 #include <errno.h>
@@ -472,6 +475,63 @@ static void test_unbind(void) {
   json_object_put(o);
   free(s);
   CU_ASSERT(wait_registered(5, 0) == lease_seen && strcmp(registered_relay, "src1") == 0);
+  assert_clean_log();
+}
+
+static void bind_w1(void) {
+  char key[DMH_CLUSTER_KEY_MAX];
+  dmh_cluster_binding b = {.source = "src1", .leader = 1};
+  char *v = dmh_cluster_binding_json(&b);
+  key_of(key, DMH_KEY_BOUND, "w1", NULL, NULL);
+  put(key, v);
+  free(v);
+}
+
+/* Bound again: the task (still expected Running) starts again from its checkpoints. Then the
+ * worker is stopped, its lease expires (revoked here: the same as the TTL running out) and the
+ * source is unbound while it is down: the restarted worker takes a new lease and never runs the
+ * subtask its state dir holds (restored held, then stopped). */
+static void test_expired(void) {
+  CU_ASSERT_FATAL(worker > 0);
+  int64_t rev = revision_now();
+  bind_w1();
+  CU_ASSERT(wait_published("Running", 20, rev));
+  CU_ASSERT(wait_target_equal(30));
+  CU_ASSERT_EQUAL(target_rows(), 2460);
+  char stage[32];
+  persisted_stage(stage, sizeof stage);
+  CU_ASSERT_STRING_EQUAL_FATAL(stage, "Running");
+  CU_ASSERT_EQUAL(stop_worker(), 0);
+
+  dm_error err;
+  char key[DMH_CLUSTER_KEY_MAX];
+  CU_ASSERT_EQUAL_FATAL(dmh_etcd_lease_revoke(etcd, lease_seen, &err), 0);
+  key_of(key, DMH_KEY_BOUND, "w1", NULL, NULL);
+  CU_ASSERT_EQUAL_FATAL(dmh_etcd_delete(etcd, DMH_ETCD_S(key), 0, NULL, &err), 0);
+  insert_rows(8001, 20);
+  rev = revision_now();
+  start_worker();
+  int64_t lease = wait_registered(10, rev);
+  CU_ASSERT(lease != 0 && lease != lease_seen); /* a new lease, saved */
+  char path[400];
+  snprintf(path, sizeof path, "%s/cluster-lease", state);
+  char *saved = read_file(path);
+  CU_ASSERT(saved && strtoll(saved, NULL, 10) == lease);
+  free(saved);
+  lease_seen = lease;
+  CU_ASSERT(log_has("is gone: granting a new one"));
+  CU_ASSERT(log_has("left New (held until the cluster says Running)"));
+  double t0 = now_s();
+  while (now_s() - t0 < 10) {
+    persisted_stage(stage, sizeof stage);
+    if (!stage[0])
+      break;
+    usleep(100 * 1000);
+  }
+  CU_ASSERT_STRING_EQUAL(stage, ""); /* stopped, never run: the rows stay on the source */
+  usleep(1000 * 1000);
+  CU_ASSERT_EQUAL(target_rows(), 2460);
+  CU_ASSERT(strcmp(registered_relay, "src1") == 0);
   CU_ASSERT_EQUAL(stop_worker(), 0);
   assert_clean_log();
 }
@@ -479,7 +539,7 @@ static void test_unbind(void) {
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"register", test_register},   {"bind_run", test_bind_run}, {"restart", test_restart},
-      {"no_quorum", test_no_quorum}, {"unbind", test_unbind},
+      {"no_quorum", test_no_quorum}, {"unbind", test_unbind},     {"expired", test_expired},
   };
   return dmh_cunit_run("cluster_worker", suite_init, suite_clean, tests,
                        sizeof tests / sizeof tests[0]);
