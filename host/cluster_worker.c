@@ -230,13 +230,15 @@ static void cw_loop(cw *w, int sfd) {
         continue;
       }
       atomic_store(&w->dirty, 1);
+      cw_publish_reset(w);
       w->last_publish_ms = 0;
     }
     long now = cw_now_ms();
     pthread_mutex_lock(&w->ops_lock);
     bool fenced = w->fenced;
     pthread_mutex_unlock(&w->ops_lock);
-    if (atomic_exchange(&w->dirty, 0) || now - last_reconcile >= (fenced ? 1000 : 5000)) {
+    if (atomic_exchange(&w->dirty, 0) ||
+        now - last_reconcile >= (fenced ? 1000 : CW_RECONCILE_EVERY_MS)) {
       last_reconcile = now;
       if (cw_reconcile(w, NULL, &err) < 0)
         cw_log_error(DM_LOG_WARN, "reconcile (trying again)", &err);
@@ -316,6 +318,7 @@ out:
     close(sfd);
   if (rc == 0)
     dmh_log(DM_LOG_INFO, "worker", "stopped");
+  cw_publish_reset(&w);
   free(w.pub);
   free(w.state_dir);
   free(w.plugin_dir);

@@ -35,13 +35,18 @@ int dmh_cluster_worker_main(int argc, char **argv);
 /* Pause the subtasks once the last renewal is this old: TTL minus this margin. */
 #define CW_FENCE_MARGIN_MS 3000
 #define CW_TTL_DEFAULT 10
-#define CW_STATUS_EVERY_MS 3000
+/* Statuses are put when a stage changes, and every CW_STATUS_EVERY_MS when their text changed;
+ * the reconcile runs at each change the watch sees, and every CW_RECONCILE_EVERY_MS anyway (every
+ * second while fenced). At rest a worker asks etcd about 0.5 times a second (docs/cluster.md). */
+#define CW_STATUS_EVERY_MS 5000
+#define CW_RECONCILE_EVERY_MS 30000
 
 /* What the worker published at <p>/status/<name>/<task>/<source>. */
 typedef struct cw_published {
   char task[DMH_CLUSTER_NAME_MAX];
   char source[DMH_CLUSTER_NAME_MAX];
-  char stage[32];
+  char stage[32]; /* the stage last put ("" none yet) */
+  char *text;     /* the value last put (NULL: none, or put again at the next turn) */
 } cw_published;
 
 typedef struct cw {
@@ -88,9 +93,11 @@ bool cw_lease_fresh(cw *w);
 int cw_reconcile(cw *w, int64_t *revision, dm_error *err);
 /* Puts <p>/worker/<name> under the lease when the relay it names changed (or force). */
 int cw_register(cw *w, bool force, dm_error *err);
-/* Publishes the status of every subtask (all: every one; else only those whose stage changed),
- * deletes the keys of subtasks gone. */
+/* Publishes the status of the subtasks (all: every one whose text changed; else those whose stage
+ * changed), deletes the keys of subtasks gone. */
 void cw_publish(cw *w, bool all);
+/* Forgets what was published (a new lease: every status is put again). */
+void cw_publish_reset(cw *w);
 
 int cw_threads_start(cw *w, dm_error *err);
 void cw_threads_stop(cw *w);

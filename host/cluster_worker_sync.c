@@ -438,25 +438,29 @@ int cw_register(cw *w, bool force, dm_error *err) {
   return rc;
 }
 
-/* Puts the status of task `t` (query-status NAME's entry of its source). */
-static int cw_publish_one(cw *w, const cw_task *t, dm_error *err) {
+/* The status of task `t` (query-status NAME's entry of its source) as JSON text, malloc'd. */
+static char *cw_status_text(cw *w, const cw_task *t) {
   json_object *resp = json_object_new_object(), *srcs = NULL;
   dm_error qerr;
-  int rc = 0;
+  if (!resp)
+    return NULL;
   if (dmh_registry_query_status(w->reg, t->name, resp, &qerr) < 0)
     json_object_object_add(resp, "error", dmh_error_to_json(&qerr, NULL));
   json_object *one =
       json_object_object_get_ex(resp, "sources", &srcs) && json_object_array_length(srcs) > 0
           ? json_object_array_get_idx(srcs, 0)
           : resp;
-  char key[DMH_CLUSTER_KEY_MAX];
   const char *text = json_object_to_json_string_ext(one, JSON_C_TO_STRING_PLAIN);
-  if (dmh_cluster_key(key, sizeof key, w->prefix, DMH_KEY_STATUS, w->name, t->name, t->source) < 0)
-    rc = 0; /* a task without a source here: nothing to publish */
-  else
-    rc = dmh_etcd_put(w->etcd, DMH_ETCD_S(key), DMH_ETCD_S(text), w->lease, 0, NULL, err);
+  char *copy = text ? strdup(text) : NULL;
   json_object_put(resp);
-  return rc;
+  return copy;
+}
+
+void cw_publish_reset(cw *w) {
+  for (int j = 0; j < w->n_pub; j++) {
+    free(w->pub[j].text);
+    w->pub[j].text = NULL;
+  }
 }
 
 void cw_publish(cw *w, bool all) {
@@ -471,23 +475,38 @@ void cw_publish(cw *w, bool all) {
   }
   int n_next = 0;
   for (int i = 0; i < n; i++) {
-    if (!ts[i].source[0])
-      continue;
-    const cw_published *before = NULL;
+    char key[DMH_CLUSTER_KEY_MAX];
+    if (!ts[i].source[0] || dmh_cluster_key(key, sizeof key, w->prefix, DMH_KEY_STATUS, w->name,
+                                            ts[i].name, ts[i].source) < 0)
+      continue; /* no subtask here: nothing to publish */
+    cw_published *before = NULL;
     for (int j = 0; j < w->n_pub && !before; j++)
       if (strcmp(w->pub[j].task, ts[i].name) == 0 && strcmp(w->pub[j].source, ts[i].source) == 0)
         before = &w->pub[j];
-    dm_error err;
-    if ((all || !before || strcmp(before->stage, ts[i].stage) != 0) &&
-        cw_publish_one(w, &ts[i], &err) < 0) {
-      cw_log_error(DM_LOG_WARN, "publishing a status", &err);
-      if (before)
-        next[n_next++] = *before; /* published again at the next turn */
-      continue;
-    }
     cw_published *p = &next[n_next++];
     dm_strlcpy(p->task, ts[i].name, sizeof p->task);
     dm_strlcpy(p->source, ts[i].source, sizeof p->source);
+    if (before) {
+      dm_strlcpy(p->stage, before->stage, sizeof p->stage);
+      p->text = before->text;
+      before->text = NULL;
+    }
+    bool changed = !before || strcmp(before->stage, ts[i].stage) != 0;
+    if (!all && !changed)
+      continue;
+    char *text = cw_status_text(w, &ts[i]);
+    dm_error err;
+    if (!text || (!changed && p->text && strcmp(p->text, text) == 0)) {
+      free(text); /* the same as the key holds: no request */
+      continue;
+    }
+    if (dmh_etcd_put(w->etcd, DMH_ETCD_S(key), DMH_ETCD_S(text), w->lease, 0, NULL, &err) < 0) {
+      cw_log_error(DM_LOG_WARN, "publishing a status", &err);
+      free(text); /* p keeps what was published: tried again at the next turn */
+      continue;
+    }
+    free(p->text);
+    p->text = text;
     dm_strlcpy(p->stage, ts[i].stage, sizeof p->stage);
   }
   /* Subtasks gone: their keys go too (they would with the lease, but not before). */
@@ -504,6 +523,7 @@ void cw_publish(cw *w, bool all) {
         dmh_etcd_delete(w->etcd, DMH_ETCD_S(key), 0, NULL, &err) < 0)
       cw_log_error(DM_LOG_WARN, "deleting a status", &err);
   }
+  cw_publish_reset(w);
   free(w->pub);
   w->pub = next;
   w->n_pub = n_next;
