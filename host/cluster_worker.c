@@ -2,9 +2,10 @@
  * `dmhost worker`: the command (see cluster_worker.h). Start: the state dir's lock, the lease (the
  * saved ID while etcd still has it, else a new one), the registry restored with its tasks held,
  * the registration, a first reconcile, the threads. Then until SIGINT/SIGTERM: reconcile when the
- * watch saw a change (and every few seconds, once a second while fenced), publish the statuses,
- * replace a lease that etcd lost. Exit: the subtasks paused at a safe point and the relay stopped
- * (dmh_registry_shutdown); the lease is NOT revoked, so a restart within its TTL keeps the binding.
+ * watches saw a change (and every 30 s, once a second while fenced or missing a file), publish the
+ * statuses, replace a lease that etcd lost. Exit: the subtasks paused at a safe point and the relay
+ * stopped (dmh_registry_shutdown); the lease is NOT revoked, so a restart within its TTL keeps the
+ * binding.
  */
 #include "cluster_worker.h"
 
@@ -237,9 +238,10 @@ static void cw_loop(cw *w, int sfd) {
     pthread_mutex_lock(&w->ops_lock);
     bool fenced = w->fenced;
     pthread_mutex_unlock(&w->ops_lock);
-    if (atomic_exchange(&w->dirty, 0) ||
-        now - last_reconcile >= (fenced ? 1000 : CW_RECONCILE_EVERY_MS)) {
+    long every = fenced || w->config_missing ? 1000 : CW_RECONCILE_EVERY_MS;
+    if (atomic_exchange(&w->dirty, 0) || now - last_reconcile >= every) {
       last_reconcile = now;
+      w->config_missing = false;
       if (cw_reconcile(w, NULL, &err) < 0)
         cw_log_error(DM_LOG_WARN, "reconcile (trying again)", &err);
       if (cw_register(w, false, &err) < 0)

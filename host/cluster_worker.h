@@ -9,11 +9,12 @@
  *                          (pause everything once the lease's last renewal is TTL - margin old),
  *                          the watch thread and the status publication
  *
- * Threads: main (signals, reconcile, status, lease replacement), watch (marks `dirty` when a key
- * the worker follows changes), fence (polls the keeper's age every 100 ms), and the keeper's own.
- * `ops_lock` serializes every registry command that changes a task's stage between the reconcile
- * and the fence thread, so a resume can never slip in after the fence paused: the reconcile does
- * its etcd reads first, then takes ops_lock, checks `fenced`, and only then calls the registry.
+ * Threads: main (signals, reconcile, status, lease replacement), two watches (mark `dirty` when
+ * the worker's binding or an expected stage changes), fence (polls the keeper's age every 100 ms),
+ * and the keeper's own. `ops_lock` serializes every registry command that changes a task's stage
+ * between the reconcile and the fence thread, so a resume can never slip in after the fence paused:
+ * the reconcile does its etcd reads first, then takes ops_lock, checks `fenced`, and only then
+ * calls the registry.
  */
 #ifndef DMH_CLUSTER_WORKER_H
 #define DMH_CLUSTER_WORKER_H
@@ -49,6 +50,17 @@ typedef struct cw_published {
   char *text;     /* the value last put (NULL: none, or put again at the next turn) */
 } cw_published;
 
+/* One watch thread: a key (or prefix) whose changes make the main thread reconcile. */
+struct cw;
+typedef struct cw_watch {
+  struct cw *w;
+  char key[DMH_CLUSTER_KEY_MAX];
+  int prefix;
+  pthread_t thr;
+  bool started;
+} cw_watch;
+#define CW_N_WATCHES 2 /* <p>/bound/<name>, <p>/stage/ */
+
 typedef struct cw {
   char name[DMH_CLUSTER_NAME_MAX];
   char prefix[DMH_CLUSTER_KEY_MAX / 2];
@@ -72,8 +84,10 @@ typedef struct cw {
   atomic_int stop;
   atomic_int dirty; /* something the worker follows changed: reconcile */
   int64_t watch_from;
-  pthread_t watch_thr, fence_thr;
-  bool watch_started, fence_started;
+  cw_watch watches[CW_N_WATCHES];
+  pthread_t fence_thr;
+  bool fence_started;
+  bool config_missing; /* the last reconcile lacked a file text: again in a second (main only) */
 
   cw_published *pub;
   int n_pub;

@@ -187,8 +187,10 @@ static int cw_get_config(cw *w, dmh_cluster_key_kind kind, const char *name, cha
                  kind == DMH_KEY_SOURCE ? "source file" : "task file", key);
   else if (dmh_cluster_config_parse(value, strlen(value), text, &e) < 0)
     dm_error_set(&e, DM_ERR_CLUSTER_CONFIG_MISSING, e.message, "%s holds no file text", key);
-  if (!*text)
+  if (!*text) {
     cw_log_error(DM_LOG_WARN, "worker", &e);
+    w->config_missing = true; /* read again soon: texts are not watched */
+  }
   free(value);
   return 0;
 }
@@ -534,30 +536,19 @@ void cw_publish(cw *w, bool all) {
 
 /* ---- the watch ---- */
 
+/* Each event on a followed key or prefix: reconcile. */
 static int cw_watch_fn(void *arg, const dmh_etcd_event *evs, size_t n) {
-  cw *w = arg;
-  static const dmh_cluster_key_kind followed[] = {DMH_KEY_SOURCE, DMH_KEY_TASK, DMH_KEY_STAGE};
-  char key[DMH_CLUSTER_KEY_MAX];
-  for (size_t i = 0; i < n; i++) {
-    const dmh_etcd_kv *kv = &evs[i].kv;
-    bool hit =
-        dmh_cluster_key(key, sizeof key, w->prefix, DMH_KEY_BOUND, w->name, NULL, NULL) > 0 &&
-        strcmp(kv->key, key) == 0;
-    for (size_t k = 0; !hit && k < sizeof followed / sizeof followed[0]; k++) {
-      int len = dmh_cluster_key(key, sizeof key, w->prefix, followed[k], NULL, NULL, NULL);
-      hit = len > 0 && kv->key_len >= (size_t)len && memcmp(kv->key, key, (size_t)len) == 0;
-    }
-    if (hit)
-      atomic_store(&w->dirty, 1);
-  }
-  return atomic_load(&w->stop) ? 1 : 0;
+  cw_watch *wt = arg;
+  (void)evs;
+  if (n > 0)
+    atomic_store(&wt->w->dirty, 1);
+  return atomic_load(&wt->w->stop) ? 1 : 0;
 }
 
 static void *cw_watch_thread(void *arg) {
-  cw *w = arg;
+  cw_watch *wt = arg;
+  cw *w = wt->w;
   dmh_etcd *c = NULL;
-  char prefix[DMH_CLUSTER_KEY_MAX];
-  snprintf(prefix, sizeof prefix, "%s/", w->prefix);
   int64_t from = w->watch_from;
   while (!atomic_load(&w->stop)) {
     dm_error err;
@@ -565,8 +556,8 @@ static void *cw_watch_thread(void *arg) {
       cw_log_error(DM_LOG_ERROR, "watch", &err);
       break;
     }
-    dmh_etcd_watch_opts o = {.prefix = 1, .start_revision = from, .stop = &w->stop};
-    if (dmh_etcd_watch(c, DMH_ETCD_S(prefix), &o, cw_watch_fn, w, &err) < 0) {
+    dmh_etcd_watch_opts o = {.prefix = wt->prefix, .start_revision = from, .stop = &w->stop};
+    if (dmh_etcd_watch(c, DMH_ETCD_S(wt->key), &o, cw_watch_fn, wt, &err) < 0) {
       cw_log_error(DM_LOG_WARN, "watch (reconciling and watching again)", &err);
       /* compacted or given up: read everything again, watch from now */
       from = err.code == DM_ERR_ETCD_COMPACTED ? 0 : o.next_revision;
@@ -587,11 +578,27 @@ int cw_threads_start(cw *w, dm_error *err) {
     return -1;
   }
   w->fence_started = true;
-  if (pthread_create(&w->watch_thr, NULL, cw_watch_thread, w) != 0) {
-    dm_error_set(err, DM_ERR_INTERNAL, NULL, "cannot start the watch thread");
+  /* What this worker follows: its binding, and the expected stages (of every source: a range has
+   * no "of this source" shape). Not the whole prefix: every worker's status puts would reach every
+   * worker. The file texts are read when needed (a missing one: reconciled again a second later).
+   */
+  cw_watch *bound = &w->watches[0], *stages = &w->watches[1];
+  *bound = (cw_watch){.w = w, .prefix = 0};
+  *stages = (cw_watch){.w = w, .prefix = 1};
+  if (dmh_cluster_key(bound->key, sizeof bound->key, w->prefix, DMH_KEY_BOUND, w->name, NULL,
+                      NULL) < 0 ||
+      dmh_cluster_key(stages->key, sizeof stages->key, w->prefix, DMH_KEY_STAGE, NULL, NULL, NULL) <
+          0) {
+    dm_error_set(err, DM_ERR_INTERNAL, NULL, "the keys to watch do not fit");
     return -1;
   }
-  w->watch_started = true;
+  for (int i = 0; i < CW_N_WATCHES; i++) {
+    if (pthread_create(&w->watches[i].thr, NULL, cw_watch_thread, &w->watches[i]) != 0) {
+      dm_error_set(err, DM_ERR_INTERNAL, NULL, "cannot start the watch thread");
+      return -1;
+    }
+    w->watches[i].started = true;
+  }
   return 0;
 }
 
@@ -599,7 +606,10 @@ void cw_threads_stop(cw *w) {
   atomic_store(&w->stop, 1);
   if (w->fence_started)
     pthread_join(w->fence_thr, NULL);
-  if (w->watch_started)
-    pthread_join(w->watch_thr, NULL);
-  w->fence_started = w->watch_started = false;
+  for (int i = 0; i < CW_N_WATCHES; i++)
+    if (w->watches[i].started) {
+      pthread_join(w->watches[i].thr, NULL);
+      w->watches[i].started = false;
+    }
+  w->fence_started = false;
 }

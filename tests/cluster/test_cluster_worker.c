@@ -323,10 +323,7 @@ static void test_bind_run(void) {
            "source-id = \"src1\";\nenable-relay = true;\n"
            "from = { host = \"%s\"; port = %u; user = \"%s\"; password = \"%s\"; };\n",
            sp.host, sp.port, sp.user, sp.password);
-  char *v = dmh_cluster_config_json(text);
-  key_of(key, DMH_KEY_SOURCE, "src1", NULL, NULL);
-  put(key, v);
-  free(v);
+  char *source_v = dmh_cluster_config_json(text);
   snprintf(text, sizeof text,
            "name = \"t1\";\ntask-mode = \"all\";\nmeta-schema = \"" CW_META "\";\n"
            "target-database = { host = \"%s\"; port = %u; user = \"%s\"; password = \"%s\"; };\n"
@@ -336,20 +333,29 @@ static void test_bind_run(void) {
            "load = { on-duplicate = \"error\"; };\n"
            "sync = { batch-ms = 50; status-interval = 200; };\n",
            tp.host, tp.port, tp.user, tp.password);
-  v = dmh_cluster_config_json(text);
-  key_of(key, DMH_KEY_TASK, "t1", NULL, NULL);
-  put(key, v);
-  free(v);
+  char *task_v = dmh_cluster_config_json(text);
+  /* The binding and the stage first, the files a moment later: the worker, which watches only
+   * its binding and the stages, must read them again on its own. */
   key_of(key, DMH_KEY_STAGE, "t1", "src1", NULL);
   put(key, "Running");
   dmh_cluster_binding b = {.source = "src1", .leader = 1};
-  v = dmh_cluster_binding_json(&b);
+  char *v = dmh_cluster_binding_json(&b);
   key_of(key, DMH_KEY_BOUND, "w1", NULL, NULL);
   put(key, v);
   free(v);
   double t0 = now_s();
-  CU_ASSERT_FATAL(wait_published("Running", 20, 0));
-  fprintf(stderr, "bound and Running in %.2f s\n", now_s() - t0);
+  while (!log_has("etcd has no source file") && now_s() - t0 < 5)
+    usleep(50 * 1000);
+  CU_ASSERT(log_has("etcd has no source file"));
+  key_of(key, DMH_KEY_SOURCE, "src1", NULL, NULL);
+  put(key, source_v);
+  free(source_v);
+  key_of(key, DMH_KEY_TASK, "t1", NULL, NULL);
+  put(key, task_v);
+  free(task_v);
+  t0 = now_s();
+  CU_ASSERT_FATAL(wait_published("Running", 10, 0));
+  fprintf(stderr, "files there, bound and Running in %.2f s\n", now_s() - t0);
   insert_rows(3001, 200); /* during the sync */
   CU_ASSERT(wait_target_equal(30));
   CU_ASSERT_EQUAL(target_rows(), 2200);
