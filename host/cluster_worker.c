@@ -283,12 +283,18 @@ int dmh_cluster_worker_main(int argc, char **argv) {
     cw_fail(&err);
     goto out;
   }
-  /* Tasks held: none runs before the reconcile has seen the binding is still ours. */
+  /* Tasks held: none runs before the reconcile has seen the binding is still ours. Restored with
+   * the binding's token (its create_revision) when there is one; a binding made later brings its
+   * own (cw_reconcile). */
+  dmh_cluster_binding b;
+  int64_t token = 0;
+  int brc = cw_read_binding(&w, &b, &token, NULL, &err);
   dmh_registry_opts ro = {.state_dir = w.state_dir,
                           .plugin_dir = w.plugin_dir,
                           .worker_name = w.name,
-                          .hold_tasks = true};
-  if (dmh_registry_open(&ro, &w.reg, &err) < 0 || cw_register(&w, true, &err) < 0 ||
+                          .hold_tasks = true,
+                          .fencing_token = brc == 1 ? (uint64_t)token : 0};
+  if (brc < 0 || dmh_registry_open(&ro, &w.reg, &err) < 0 || cw_register(&w, true, &err) < 0 ||
       cw_reconcile(&w, &w.watch_from, &err) < 0) {
     cw_fail(&err);
     goto out;

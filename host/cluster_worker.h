@@ -102,6 +102,10 @@ long cw_lease_age(cw *w, int *lost);
 /* Is the lease fresh enough to run subtasks? */
 bool cw_lease_fresh(cw *w);
 
+/* <p>/bound/<name>: 1 and *b, *create_rev (the fencing token) when this worker is bound, 0 when
+ * not, -1 with err when the read failed. *revision (may be NULL): the store's revision. */
+int cw_read_binding(cw *w, dmh_cluster_binding *b, int64_t *create_rev, int64_t *revision,
+                    dm_error *err);
 /* Reads what etcd says and brings the registry in line. 0, or -1 with err (an etcd read failed:
  * try again later; nothing changed). *revision (may be NULL): the revision of the first read. */
 int cw_reconcile(cw *w, int64_t *revision, dm_error *err);

@@ -266,12 +266,16 @@ static int cw_read_wants(cw *w, const char *source, cw_want **out, int *n_out, d
 
 /* Stops every task here (the source is no longer ours); the relay stays (its files are local),
  * a source without relay is released. ops_lock held. */
-static void cw_release(cw *w, const dmh_worker *wk, const char *why) {
+static void cw_stop_tasks(cw *w, const char *why) {
   int n;
   cw_task *ts = cw_tasks(w, &n);
   for (int i = 0; ts && i < n; i++)
     cw_task_do(w, dmh_registry_task_stop, why, ts[i].name);
   free(ts);
+}
+
+static void cw_release(cw *w, const dmh_worker *wk, const char *why) {
+  cw_stop_tasks(w, why);
   if (wk->stage == DMH_WORKER_BOUND) {
     json_object *resp = json_object_new_object();
     dm_error err;
@@ -320,27 +324,39 @@ static void cw_apply_tasks(cw *w, const cw_want *ws, int n_ws) {
   free(ts);
 }
 
-int cw_reconcile(cw *w, int64_t *revision, dm_error *err) {
+int cw_read_binding(cw *w, dmh_cluster_binding *b, int64_t *create_rev, int64_t *revision,
+                    dm_error *err) {
   char key[DMH_CLUSTER_KEY_MAX];
-  char *value = NULL, *source_text = NULL;
-  int64_t create_rev = 0, rev = 0;
-  cw_want *ws = NULL;
-  int n_ws = 0;
+  char *value = NULL;
+  memset(b, 0, sizeof *b);
+  *create_rev = 0;
   if (dmh_cluster_key(key, sizeof key, w->prefix, DMH_KEY_BOUND, w->name, NULL, NULL) < 0 ||
-      cw_get(w, key, &value, &create_rev, &rev, err) < 0)
+      cw_get(w, key, &value, create_rev, revision, err) < 0)
     return -1;
-  if (revision)
-    *revision = rev;
-  dmh_cluster_binding b = {0};
   bool bound = false;
   if (value) {
     dm_error e;
-    if (dmh_cluster_binding_parse(value, strlen(value), &b, &e) < 0)
+    if (dmh_cluster_binding_parse(value, strlen(value), b, &e) < 0)
       cw_log_error(DM_LOG_WARN, key, &e);
     else
       bound = true;
     free(value);
   }
+  return bound ? 1 : 0;
+}
+
+int cw_reconcile(cw *w, int64_t *revision, dm_error *err) {
+  char *source_text = NULL;
+  int64_t create_rev = 0, rev = 0;
+  cw_want *ws = NULL;
+  int n_ws = 0;
+  dmh_cluster_binding b;
+  int brc = cw_read_binding(w, &b, &create_rev, &rev, err);
+  if (brc < 0)
+    return -1;
+  if (revision)
+    *revision = rev;
+  bool bound = brc == 1;
   dmh_worker wk = dmh_registry_worker(w->reg);
   int rc = 0;
   /* Reads first (they may block for etcd's 7 s without quorum), then the registry under
@@ -405,8 +421,20 @@ int cw_reconcile(cw *w, int64_t *revision, dm_error *err) {
       wk = dmh_registry_worker(w->reg);
     }
   }
-  if (bound && dmh_worker_bound_to(&wk, b.source))
+  if (bound && dmh_worker_bound_to(&wk, b.source)) {
+    /* The binding's create_revision is the subtasks' fencing token: it grows each time the
+     * source is bound anew, so the target refuses a stale worker's late commits. Subtasks of an
+     * older binding are stopped and started again with it (from their checkpoints). */
+    uint64_t token = (uint64_t)create_rev;
+    uint64_t had = dmh_registry_fencing_token(w->reg);
+    if (had != token) {
+      cw_stop_tasks(w, "stop (new binding)");
+      dmh_registry_set_fencing_token(w->reg, token);
+      dmh_log(DM_LOG_INFO, "worker", "source %s: fencing token %llu (was %llu)", b.source,
+              (unsigned long long)token, (unsigned long long)had);
+    }
     cw_apply_tasks(w, ws, n_ws);
+  }
   pthread_mutex_unlock(&w->ops_lock);
   cw_wants_free(ws, n_ws);
   free(source_text);

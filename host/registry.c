@@ -231,6 +231,7 @@ int reg_sub_create(dmh_registry *r, reg_task *t, reg_sub *sub, dm_error *err) {
       .plugin_dir = r->plugin_dir,
       .relay = relay,
       .trusted_only = true, /* the daemon runs only builds no other user can change */
+      .fencing_token = r->fencing_token,
   };
   for (int k = 0; k < DMH_KIND_COUNT; k++)
     o.unit_paths[k] = t->unit_paths[k];
@@ -439,6 +440,19 @@ static void reg_restore_task(dmh_registry *r, const dmh_state_task *ts, bool hol
   }
 }
 
+void dmh_registry_set_fencing_token(dmh_registry *r, uint64_t token) {
+  pthread_mutex_lock(&r->lock);
+  r->fencing_token = token;
+  pthread_mutex_unlock(&r->lock);
+}
+
+uint64_t dmh_registry_fencing_token(dmh_registry *r) {
+  pthread_mutex_lock(&r->lock);
+  uint64_t token = r->fencing_token;
+  pthread_mutex_unlock(&r->lock);
+  return token;
+}
+
 static char *reg_default_worker_name(void) {
   char host[256];
   if (gethostname(host, sizeof host) < 0)
@@ -470,6 +484,7 @@ int dmh_registry_open(const dmh_registry_opts *opts, dmh_registry **out, dm_erro
   pthread_mutex_init(&r->source_lock, NULL);
   pthread_mutex_init(&r->lock, NULL);
   dmh_worker_init(&r->worker);
+  r->fencing_token = opts->fencing_token;
 
   dmh_worker_event ev = {DMH_WORKER_EV_RESTORE, st.worker.source,
                          st.worker.stage == DMH_WORKER_RELAY};

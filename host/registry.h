@@ -33,6 +33,7 @@
 
 #include <json-c/json.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "dmhost/error.h"
 #include "dmhost/unit.h"
@@ -48,6 +49,9 @@ typedef struct dmh_registry_opts {
    * stage, which stays as it is: `dmhost worker` starts nothing before etcd says the source is
    * still its own (docs/cluster.md, "Roles: worker"); resume-task starts them. */
   bool hold_tasks;
+  /* The fencing token of the subtasks created (supervisor.h, dmh_subtask_opts.fencing_token): 0,
+   * the single-machine default, is no fencing; `dmhost worker` gives its binding's token. */
+  uint64_t fencing_token;
 } dmh_registry_opts;
 
 /*
@@ -62,6 +66,11 @@ int dmh_registry_open(const dmh_registry_opts *opts, dmh_registry **out, dm_erro
 /* Daemon exit: pause the running subtasks at a safe point (their checkpoints saved; the expected
  * stages persisted stay as they are, so a restart brings them back), stop the relay, free all. */
 void dmh_registry_shutdown(dmh_registry *r);
+
+/* The fencing token of the subtasks created from now on (those that exist keep theirs: stop and
+ * start a task to give it the new one), and the current one. */
+void dmh_registry_set_fencing_token(dmh_registry *r, uint64_t token);
+uint64_t dmh_registry_fencing_token(dmh_registry *r);
 
 /* The worker as it is now (a copy). */
 dmh_worker dmh_registry_worker(dmh_registry *r);

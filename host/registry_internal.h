@@ -63,9 +63,10 @@ struct dmh_registry {
   char *worker_name;
   pthread_mutex_t source_lock;
   pthread_mutex_t lock;
-  dmh_worker worker; /* [lock] */
-  reg_source *src;   /* [lock] the bound source, or NULL */
-  reg_task *tasks;   /* [lock] */
+  dmh_worker worker;      /* [lock] */
+  reg_source *src;        /* [lock] the bound source, or NULL */
+  reg_task *tasks;        /* [lock] */
+  uint64_t fencing_token; /* [lock] given to the task subtasks created */
 };
 
 /* registry.c: helpers. reg_oom fills DM_ERR_NO_MEMORY "out of memory <what>" and returns -1. */

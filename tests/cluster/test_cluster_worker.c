@@ -42,6 +42,7 @@ static pid_t worker = -1;
 static dmh_etcd *etcd;
 static MYSQL *src, *dst;
 static int64_t lease_seen;
+static int64_t first_token; /* the first binding's token */
 
 static double now_s(void) {
   struct timespec ts;
@@ -234,6 +235,33 @@ static long long target_rows(void) {
   return n;
 }
 
+/* The binding's create_revision: the subtask's fencing token. */
+static int64_t binding_token(void) {
+  char key[DMH_CLUSTER_KEY_MAX];
+  key_of(key, DMH_KEY_BOUND, "w1", NULL, NULL);
+  dmh_etcd_kv kv = {0};
+  if (get_kv(key, &kv) < 0)
+    return 0;
+  int64_t token = kv.create_revision;
+  dmh_etcd_kv_free(&kv);
+  return token;
+}
+
+/* Every sync checkpoint row of the task on the target carries the token. */
+static void assert_fence(int64_t token) {
+  CU_ASSERT_FATAL(token > 0);
+  long long lo = -1, hi = -1, n = -1;
+  CU_ASSERT_EQUAL(
+      testdb_query_int(dst, &n, "SELECT COUNT(*) FROM " CW_META ".t1_syncer_checkpoint"), 0);
+  CU_ASSERT_EQUAL(
+      testdb_query_int(dst, &lo, "SELECT MIN(fence) FROM " CW_META ".t1_syncer_checkpoint"), 0);
+  CU_ASSERT_EQUAL(
+      testdb_query_int(dst, &hi, "SELECT MAX(fence) FROM " CW_META ".t1_syncer_checkpoint"), 0);
+  CU_ASSERT(n > 0);
+  CU_ASSERT_EQUAL(lo, token);
+  CU_ASSERT_EQUAL(hi, token);
+}
+
 /* No unit reported an error and no duplicate key was ever hit. */
 static void assert_clean_log(void) {
   CU_ASSERT_FALSE(log_has("Duplicate entry"));
@@ -362,6 +390,8 @@ static void test_bind_run(void) {
   char stage[32];
   persisted_stage(stage, sizeof stage);
   CU_ASSERT_STRING_EQUAL(stage, "Running");
+  first_token = binding_token();
+  assert_fence(first_token); /* the binding's create_revision reached the target's checkpoint */
   /* the source file says enable-relay: the registration names the relay this worker keeps */
   CU_ASSERT(wait_registered(5, 0) == lease_seen && strcmp(registered_relay, "src1") == 0);
   /* its relay log is local, next to the source's copy in the state dir (relay-dir's default) */
@@ -397,6 +427,7 @@ static void test_restart(void) {
   insert_rows(5001, 100);
   CU_ASSERT(wait_target_equal(30));
   CU_ASSERT_EQUAL(target_rows(), 2400);
+  assert_fence(binding_token()); /* the same binding, the same token */
   assert_clean_log();
 }
 
@@ -504,6 +535,10 @@ static void test_expired(void) {
   CU_ASSERT(wait_published("Running", 20, rev));
   CU_ASSERT(wait_target_equal(30));
   CU_ASSERT_EQUAL(target_rows(), 2460);
+  /* bound anew: a higher token, and the checkpoint rows raised to it */
+  int64_t token = binding_token();
+  CU_ASSERT(token > first_token);
+  assert_fence(token);
   char stage[32];
   persisted_stage(stage, sizeof stage);
   CU_ASSERT_STRING_EQUAL_FATAL(stage, "Running");
