@@ -56,17 +56,7 @@ sync = { worker-count = 4; batch = 100; batch-ms = 50; status-interval = 200; };
 CFG
 start_workload() {
   rm -f "$work/stop"
-  for c in 1 2; do
-    (
-      seed=$((c * 1000003 + RANDOM))
-      while [ ! -e "$work/stop" ]; do
-        src "$db" -e "CALL workload(5, $seed)" 2>/dev/null || true
-        seed=$((seed + 7919))
-        sleep 0.02
-      done
-    ) &
-    wl_pids+=($!)
-  done
+  for c in 1 2; do workload_client "$db" 5 $((c * 1000003 + RANDOM)); done
 }
 # waits until the checkpoint reaches the source's position, while $1 runs
 catch_up() { # pid

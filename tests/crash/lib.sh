@@ -15,6 +15,19 @@ stop_workload() {
   for p in "${wl_pids[@]}"; do wait "$p" 2>/dev/null || true; done
   wl_pids=()
 }
+# A workload client in the background (its pid added to wl_pids): `CALL workload(N, seed)` on DB
+# in a loop, the seed moving on each round, until $work/stop exists (stop_workload).
+workload_client() { # db n seed
+  (
+    seed=$3
+    while [ ! -e "$work/stop" ]; do
+      src "$1" -e "CALL workload($2, $seed)" 2>/dev/null || true
+      seed=$((seed + 7919))
+      sleep 0.02
+    done
+  ) &
+  wl_pids+=($!)
+}
 # Is process $1 running? PID 1 reaps lazily here: a zombie passes `kill -0`.
 proc_alive() { [ -n "$1" ] && [ -d "/proc/$1" ] && [ "$(awk '/^State:/ {print $2}' "/proc/$1/status" 2>/dev/null)" != Z ]; }
 # $work/source.cfg for source-id $1

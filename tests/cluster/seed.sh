@@ -1,0 +1,284 @@
+#!/usr/bin/env bash
+# Issue 11's seed scenario end to end, real processes only: two `dmhost master` (one leads) and three
+# `dmhost worker` w1 w2 w3 (each its own state dir) on the fixture's 3-member etcd, driven only by
+# `dmctl --master-addr`. Two sources (source1, source2: two files, two source-ids, the one source
+# server of the test pair, each with enable-relay), two mode-all tasks (task1: db1 from source1,
+# task2: db2 from source2, into the one target). operate-source create both; transfer-source
+# source1 w2 and source2 w3 (w1 stays free); list-member shows w2 and w3 at relay for them, w1 free;
+# start-task both; a write workload on both schemas; then the rolling restart: each worker in name
+# order gets SIGTERM (exit 0 asserted) and starts again on its state dir, and the next one waits
+# until it runs again (its log says so after the new start). Throughout, a monitor polls
+# query-status and list-member through the masters (alternately) and fails on any subtask error,
+# on a source not served by an online worker at relay for it, or on a binding moved. After the
+# workload stops both targets equal their sources and no log has a duplicate key
+# (on-duplicate "error"). Then kill -9 of w2: after its lease (TTL 10 s) source1 moves to the free
+# w1, which runs task1 on; the targets equal the sources again.
+#
+#   seed.sh <dmhost> <dmctl> <plugin dir> <source dir>
+#
+# KEEP=1 keeps the work folder. Servers from `scripts/mariadb.sh env`, etcd from `scripts/etcd.sh env`.
+set -euo pipefail
+dmhost=$1 dmctl=$2 plugins=$3 src_dir=$4
+cd "$src_dir"
+work=$(mktemp -d /tmp/dmh-cluster-seed-XXXXXX)
+t0=$SECONDS tag=cluster_seed
+db1=cluster_seed_db1 db2=cluster_seed_db2 meta=cluster_seed_meta
+cp_table="\`$meta\`.\`task1_syncer_checkpoint\`"
+. tests/crash/lib.sh
+eval "$(bash scripts/etcd.sh env)"
+prefix=/dmh-seed-$$-$RANDOM
+m_port=(0 $((DMH_ETCD_PORT_BASE + 21)) $((DMH_ETCD_PORT_BASE + 22)))
+declare -A pid=()
+wl_pids=() mon_pid=""
+
+no_dup() { ! grep -qE "Duplicate entry|\b1062\b|\b1180\b" "$@" || fail "a duplicate key in $*"; }
+fail() {
+  echo "$tag: FAILED: $*" >&2
+  echo "--- list-member and query-status through m1:" >&2
+  ctl 1 list-member --worker >&2 || true
+  for t in task1 task2; do ctl 1 query-status "$t" >&2 || true; done
+  for l in "$work"/*.log "$work"/monitor.*; do
+    [ -f "$l" ] && { echo "--- end of $l:" >&2; tail -n 20 "$l" >&2; }
+  done
+  exit 1
+}
+cleanup() {
+  [ -n "$mon_pid" ] && kill "$mon_pid" 2>/dev/null
+  stop_workload
+  local n
+  for n in "${!pid[@]}"; do kill -9 "${pid[$n]}" 2>/dev/null || true; done
+  for n in "${!pid[@]}"; do wait "${pid[$n]}" 2>/dev/null || true; done
+  if [ "${KEEP:-}" ]; then echo "$tag: work folder kept: $work"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+
+# dmctl through master $1 (1 or 2); prints its JSON answer, returns its exit status
+ctl() {
+  local m=$1
+  shift
+  "$dmctl" --master-addr "127.0.0.1:${m_port[$m]}" --timeout 10 "$@"
+}
+start_master() { # 1|2
+  "$dmhost" master --name "m$1" --etcd "$DMH_ETCD_ENDPOINTS" --etcd-prefix "$prefix" \
+    --listen "127.0.0.1:${m_port[$1]}" >>"$work/m$1.log" 2>&1 &
+  pid[m$1]=$!
+}
+start_worker() { # name
+  "$dmhost" worker --name "$1" --etcd "$DMH_ETCD_ENDPOINTS" --etcd-prefix "$prefix" \
+    --state-dir "$work/$1" --plugin-dir "$plugins" >>"$work/$1.log" 2>&1 &
+  pid[$1]=$!
+}
+# the workers' stage and source in list-member, one "name stage source" line each
+members() { ctl "$1" list-member --worker | jq -r '.members[] | select(.worker) | .worker.workers[] |
+  "\(.name) \(.stage) \(.source // "")"'; }
+# until CMD succeeds (SECONDS, then fail with MESSAGE)
+wait_for() { # seconds message cmd...
+  local s=$1 msg=$2
+  shift 2
+  for _ in $(seq 1 $((s * 10))); do
+    "$@" >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  fail "$msg"
+}
+# the rows of `members` equal to $2 (lines), through master $1
+members_are() { [ "$(members "$1" | sort)" = "$2" ]; }
+# task $1's subtask on source $2 reports stage Running through master $3
+task_running() {
+  ctl "$3" query-status "$1" | jq -e --arg t "$1" --arg s "$2" '[.. | objects
+    | select(.name == $t and .source == $s and .stage == "Running")] | length > 0'
+}
+# the worker named in query-status for task $1's subtask on source $2 (through master $3)
+task_worker() {
+  ctl "$3" query-status "$1" | jq -r --arg s "$2" '[.sources[]? | select(.sourceStatus.source == $s)
+    | .subTaskStatus[]?.worker] | first // ""'
+}
+# The monitor (in the background): every ~0.3 s, through m1 and m2 in turn, query-status of both
+# tasks must carry no error (a result other than null/true, a non-empty "errors" anywhere) and,
+# while $work/want exists, list-member must show exactly its bindings (every source served by its
+# worker at relay). The first violation goes to $work/monitor.err and the monitor ends; each sample
+# adds a line to $work/monitor.samples.
+monitor() {
+  local m=1 t out
+  while [ ! -e "$work/monitor.stop" ]; do
+    for t in task1 task2; do
+      out=$(ctl "$m" query-status "$t") || { echo "query-status $t through m$m failed: $out" >"$work/monitor.err"; return; }
+      if ! jq -e '[.. | objects | select((has("result") and .result != null and .result != true)
+          or ((.errors // []) | length > 0))] | length == 0' <<<"$out" >/dev/null; then
+        echo "query-status $t through m$m shows an error: $out" >"$work/monitor.err"
+        return
+      fi
+    done
+    if [ -e "$work/want" ]; then
+      out=$(members "$m" | sort)
+      [ "$out" = "$(cat "$work/want")" ] || {
+        echo "list-member through m$m: $(tr '\n' ';' <<<"$out") wanted $(tr '\n' ';' <"$work/want")" >"$work/monitor.err"
+        return
+      }
+    fi
+    echo "m$m" >>"$work/monitor.samples"
+    m=$((3 - m))
+    sleep 0.3
+  done
+}
+monitor_ok() { [ ! -e "$work/monitor.err" ] || fail "monitor: $(cat "$work/monitor.err")"; }
+start_workload() {
+  rm -f "$work/stop"
+  workload_client "$db1" 3 $((RANDOM + 1))
+  workload_client "$db2" 3 $((RANDOM + 1))
+}
+# after the workload stopped: both targets equal their sources (within 60 s), no duplicate key
+targets_equal() {
+  for _ in $(seq 1 60); do
+    bash scripts/checksum.sh "$db1" "$db2" >"$work/checksum.out" 2>&1 && break
+    sleep 1
+  done
+  bash scripts/checksum.sh "$db1" "$db2" >"$work/checksum.out" 2>&1 ||
+    fail "a target differs from its source: $(cat "$work/checksum.out")"
+  no_dup "$work"/w*.log
+}
+# lines in a log (to read only what a restarted process wrote)
+lines() { wc -l <"$1"; }
+# until the lines of log $1 after line $2 match $3 (seconds $4)
+wait_log_after() {
+  for _ in $(seq 1 $(($4 * 10))); do
+    tail -n +$(($2 + 1)) "$1" | grep -qE "$3" && return 0
+    monitor_ok
+    sleep 0.1
+  done
+  return 1
+}
+
+# ---- the source: two schemas, each with the workload's tables and a fill ----
+for db in "$db1" "$db2"; do
+  sed "s/sync_wl/$db/g" tests/sql/sync-workload.sql | src
+  src "$db" -e "CALL sync_fill(2000)"
+  tgt -e "DROP DATABASE IF EXISTS \`$db\`"
+done
+tgt -e "DROP DATABASE IF EXISTS \`$meta\`"
+for s in 1 2; do
+  cat >"$work/source$s.cfg" <<CFG
+source-id = "source$s";
+server-id = $((4242000 + s));
+enable-relay = true;
+from = { host = "$DMH_SOURCE_HOST"; port = $DMH_SOURCE_PORT; user = "$DMH_SOURCE_USER"; password = ""; };
+CFG
+  db=$([ "$s" = 1 ] && echo "$db1" || echo "$db2")
+  crash_task_cfg "task$s" "$meta" "$db" "source$s" >"$work/task$s.cfg" <<CFG
+supervisor = { auto-resume = { enable = false; }; };
+load = { on-duplicate = "error"; };
+sync = { batch-ms = 50; status-interval = 200; };
+CFG
+done
+
+# ---- the cluster ----
+start_master 1
+start_master 2
+# w1 joins after the sources are placed: a source's relay starts with its binding (enable-relay)
+# and stays on the worker after a transfer, which would leave w1 at relay for the source first
+# bound there (a worker at relay takes no other source)
+for w in w2 w3; do start_worker "$w"; done
+wait_for 10 "the masters did not answer list-member" ctl 1 list-member
+wait_for 10 "the workers did not all register free" members_are 2 "w2 free 
+w3 free "
+leader=$(ctl 1 list-member --master | jq -r '.members[] | select(.leader) | .leader.name')
+[ "$leader" = m1 ] || [ "$leader" = m2 ] || fail "no leader in list-member"
+follower=$([ "$leader" = m1 ] && echo 2 || echo 1)
+log "masters up, $leader leads; w2 w3 registered free"
+
+# ---- sources: created, then transferred onto w2 and w3 ----
+ctl 1 operate-source create "$work/source1.cfg" >"$work/ctl.out" || fail "operate-source create source1: $(cat "$work/ctl.out")"
+ctl 2 operate-source create "$work/source2.cfg" >"$work/ctl.out" || fail "operate-source create source2: $(cat "$work/ctl.out")"
+# the leader binds each source at once to a free worker; move them where the scenario wants them
+wait_for 10 "the sources were not bound" bash -c "[ \$(\"$dmctl\" --master-addr 127.0.0.1:${m_port[1]} list-member --worker | grep -c '\"stage\": *\"relay\"') -eq 2 ]"
+members 1 >"$work/first.members"
+ctl "$follower" transfer-source source1 w2 >"$work/ctl.out" || fail "transfer-source source1 w2: $(cat "$work/ctl.out")"
+ctl "$follower" transfer-source source2 w3 >"$work/ctl.out" || fail "transfer-source source2 w3: $(cat "$work/ctl.out")"
+start_worker w1
+want_bound="w1 free 
+w2 relay source1
+w3 relay source2"
+wait_for 20 "w2, w3 not at relay for source1, source2 with w1 free: $(members 1 | tr '\n' ';')" \
+  members_are 1 "$want_bound"
+log "source1 at relay on w2, source2 on w3, w1 free (list-member)"
+
+# ---- tasks, and the workload on both schemas ----
+ctl 1 start-task "$work/task1.cfg" >"$work/ctl.out" || fail "start-task task1: $(cat "$work/ctl.out")"
+ctl 2 start-task "$work/task2.cfg" >"$work/ctl.out" || fail "start-task task2: $(cat "$work/ctl.out")"
+wait_for 60 "task1 does not run on source1" task_running task1 source1 1
+wait_for 60 "task2 does not run on source2" task_running task2 source2 2
+ctl 1 query-status task1 >"$work/qs1.json"
+ctl 1 query-status >"$work/qs.json"
+echo "$want_bound" | sort >"$work/want"
+monitor &
+mon_pid=$!
+start_workload
+log "task1 runs on w2, task2 on w3; workload on both schemas; monitor polling"
+sleep 3
+monitor_ok
+
+# ---- the rolling restart: w1, w2, w3 in turn ----
+for w in w1 w2 w3; do
+  kill -TERM "${pid[$w]}"
+  rc=0
+  for _ in $(seq 1 300); do proc_alive "${pid[$w]}" || break; sleep 0.1; done
+  proc_alive "${pid[$w]}" && fail "$w still runs 30 s after SIGTERM"
+  wait "${pid[$w]}" || rc=$?
+  [ "$rc" -eq 0 ] || fail "$w exited $rc after SIGTERM"
+  n=$(lines "$work/$w.log")
+  ts=$SECONDS
+  start_worker "$w"
+  wait_log_after "$work/$w.log" "$n" "worker $w running" 20 || fail "$w did not start again"
+  tail -n +$((n + 1)) "$work/$w.log" | grep -q "still alive (TTL 10 s): kept" ||
+    fail "$w did not keep its lease across the restart"
+  if [ "$w" != w1 ]; then
+    wait_log_after "$work/$w.log" "$n" "sync: reading" 30 || fail "$w's subtask did not sync again"
+  fi
+  log "$w restarted (SIGTERM, exit 0, running again after $((SECONDS - ts)) s)"
+  sleep 2
+  monitor_ok
+done
+members_are 1 "$(cat "$work/want")" || fail "the bindings moved: $(members 1 | tr '\n' ';')"
+if [ "$(task_worker task1 source1 2)" != w2 ] || [ "$(task_worker task2 source2 2)" != w3 ]; then
+  fail "the subtasks are not where their sources are bound"
+fi
+sleep 2
+stop_workload
+targets_equal
+monitor_ok
+log "rolling restart done: $(wc -l <"$work/monitor.samples") samples, no error, bindings unmoved; targets equal, no duplicate key"
+
+# ---- kill -9 of w2: after its lease source1 moves to the free w1, task1 goes on there ----
+rm -f "$work/want" # the bindings change now; the monitor still checks every status for errors
+start_workload
+sleep 1
+kill -9 "${pid[w2]}"
+wait "${pid[w2]}" 2>/dev/null || true
+proc_alive "${pid[w2]}" && fail "w2 survived kill -9"
+unset 'pid[w2]'
+ts=$SECONDS
+for _ in $(seq 1 250); do
+  members 1 | grep -qx "w1 relay source1" && break
+  monitor_ok
+  sleep 0.1
+done
+members 1 | grep -qx "w1 relay source1" || fail "source1 did not move to w1: $(members 1 | tr '\n' ';')"
+moved=$((SECONDS - ts))
+[ "$moved" -ge 7 ] || fail "source1 moved ${moved} s after the kill, before w2's lease could expire"
+members 1 | grep -q "^w2 " && fail "w2 is still listed after its lease: $(members 1 | tr '\n' ';')"
+members 1 | grep -qx "w3 relay source2" || fail "source2 left w3: $(members 1 | tr '\n' ';')"
+wait_for 60 "task1 does not run on w1" bash -c "[ \"\$(\"$dmctl\" --master-addr 127.0.0.1:${m_port[2]} query-status task1 |
+  jq -r '[.sources[].subTaskStatus[] | select(.worker == \"w1\") | .subTaskStatus[] | select(.stage == \"Running\")] | length')\" = 1 ]"
+grep -q "unit=sync\] sync: reading" "$work/w1.log" || fail "w1 did not sync task1"
+grep -qE "unit=(dump|load)\]" "$work/w1.log" && fail "w1 dumped or loaded task1 again instead of syncing on"
+printf 'w1 relay source1\nw3 relay source2\n' >"$work/want"
+log "kill -9 of w2: source1 at relay on w1 ${moved} s later, task1 runs there"
+sleep 3
+stop_workload
+targets_equal
+monitor_ok
+touch "$work/monitor.stop"
+wait "$mon_pid" 2>/dev/null || true
+mon_pid=""
+monitor_ok
+log "passed: $(wc -l <"$work/monitor.samples") samples in all, targets equal, no duplicate key"
