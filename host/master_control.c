@@ -349,23 +349,43 @@ out:
 
 /* ---- query-status ---- */
 
-/* The subtask status JSON objects of (task, source) reported by any worker, into `into`. */
+/* The subtask status objects of (task, source) reported by any worker, each with its "worker", into
+ * `into`. A worker puts its query-status entry of the source: {sourceStatus {relayStatus},
+ * subTaskStatus [subtask...]}; its subtasks of `task` are taken out of it (DM's shape: the master's
+ * own entry per source holds them) and its relayStatus, when `relay` is given, goes to *relay (the
+ * first one found; the caller owns it). An object without subTaskStatus is taken as the subtask. */
 static void ctl_status_of(const dmh_etcd_result *st, const dmh_master *m, const char *task,
-                          const char *source, json_object *into) {
+                          const char *source, json_object *into, json_object **relay) {
   for (size_t i = 0; i < st->n_kvs; i++) {
     char w[DMH_CLUSTER_NAME_MAX], t[DMH_CLUSTER_NAME_MAX], s[DMH_CLUSTER_NAME_MAX];
     if (dmh_cluster_key_parse(st->kvs[i].key, st->kvs[i].key_len, m->prefix, DMH_KEY_STATUS, w, t,
                               s) < 0 ||
         strcmp(t, task) != 0 || strcmp(s, source) != 0)
       continue;
-    json_object *o = json_tokener_parse(st->kvs[i].value);
+    json_object *o = json_tokener_parse(st->kvs[i].value), *subs = NULL, *ss = NULL, *rs = NULL;
     if (!o || !json_object_is_type(o, json_type_object)) {
       json_object_put(o);
       o = json_object_new_object();
       json_object_object_add(o, "msg", json_object_new_string("the worker's status is not JSON"));
     }
-    json_object_object_add(o, "worker", json_object_new_string(w));
-    json_object_array_add(into, o);
+    if (relay && !*relay && json_object_object_get_ex(o, "sourceStatus", &ss) &&
+        json_object_object_get_ex(ss, "relayStatus", &rs))
+      *relay = json_object_get(rs);
+    if (!json_object_object_get_ex(o, "subTaskStatus", &subs) ||
+        !json_object_is_type(subs, json_type_array)) {
+      json_object_object_add(o, "worker", json_object_new_string(w));
+      json_object_array_add(into, o);
+      continue;
+    }
+    for (size_t k = 0; k < json_object_array_length(subs); k++) {
+      json_object *sub = json_object_array_get_idx(subs, k), *v = NULL;
+      if (json_object_object_get_ex(sub, "name", &v) &&
+          strcmp(json_object_get_string(v), task) != 0)
+        continue;
+      json_object_object_add(sub, "worker", json_object_new_string(w));
+      json_object_array_add(into, json_object_get(sub));
+    }
+    json_object_put(o);
   }
 }
 
@@ -431,8 +451,8 @@ static int ctl_query_status(void *ud, const dmh_control_cmd *cmd, json_object *a
       continue;
     const char *expected = stages.kvs[i].value;
     const char *worker = ctl_worker_of(&s, src);
-    json_object *subs = json_object_new_array();
-    ctl_status_of(&st, x->m, t, src, subs);
+    json_object *subs = json_object_new_array(), *relay = NULL;
+    ctl_status_of(&st, x->m, t, src, subs, name ? &relay : NULL);
     if (name) { /* DM's detailed status */
       json_object *e = dmh_control_response_new();
       if (json_object_array_length(subs) == 0)
@@ -444,6 +464,8 @@ static int ctl_query_status(void *ud, const dmh_control_cmd *cmd, json_object *a
       json_object *ss = json_object_new_object();
       json_object_object_add(ss, "source", json_object_new_string(src));
       json_object_object_add(ss, "worker", json_object_new_string(worker));
+      if (relay)
+        json_object_object_add(ss, "relayStatus", relay);
       json_object_object_add(e, "sourceStatus", ss);
       json_object_object_add(e, "expectedStage", json_object_new_string(expected));
       json_object_object_add(e, "subTaskStatus", subs);

@@ -68,6 +68,12 @@ start_worker() { # name
     --state-dir "$work/$1" --plugin-dir "$plugins" >>"$work/$1.log" 2>&1 &
   pid[$1]=$!
 }
+# jq -e FILTER on the answer of dmctl ARGS... through master $1
+ctl_jq() {
+  local m=$1 f=$2
+  shift 2
+  ctl "$m" "$@" | jq -e "$f"
+}
 # the workers' stage and source in list-member, one "name stage source" line each
 members() { ctl "$1" list-member --worker | jq -r '.members[] | select(.worker) | .worker.workers[] |
   "\(.name) \(.stage) \(.source // "")"'; }
@@ -91,7 +97,7 @@ task_running() {
 # the worker named in query-status for task $1's subtask on source $2 (through master $3)
 task_worker() {
   ctl "$3" query-status "$1" | jq -r --arg s "$2" '[.sources[]? | select(.sourceStatus.source == $s)
-    | .subTaskStatus[]?.worker] | first // ""'
+    | .subTaskStatus[]? | select(.stage == "Running") | .worker] | first // ""'
 }
 # The monitor (in the background): every ~0.3 s, through m1 and m2 in turn, query-status of both
 # tasks must carry no error (a result other than null/true, a non-empty "errors" anywhere) and,
@@ -207,6 +213,10 @@ ctl 1 start-task "$work/task1.cfg" >"$work/ctl.out" || fail "start-task task1: $
 ctl 2 start-task "$work/task2.cfg" >"$work/ctl.out" || fail "start-task task2: $(cat "$work/ctl.out")"
 wait_for 60 "task1 does not run on source1" task_running task1 source1 1
 wait_for 60 "task2 does not run on source2" task_running task2 source2 2
+# the summary (query-status without a name) sums up what the workers report
+wait_for 10 "query-status does not sum both tasks up as Running: $(ctl 1 query-status)" \
+  ctl_jq 1 '[.tasks[] | select(.taskStatus == "Running" and ([.sources[].stage] == ["Running"]))]
+    | length == 2' query-status
 ctl 1 query-status task1 >"$work/qs1.json"
 ctl 1 query-status >"$work/qs.json"
 echo "$want_bound" | sort >"$work/want"
@@ -267,8 +277,8 @@ moved=$((SECONDS - ts))
 [ "$moved" -ge 7 ] || fail "source1 moved ${moved} s after the kill, before w2's lease could expire"
 members 1 | grep -q "^w2 " && fail "w2 is still listed after its lease: $(members 1 | tr '\n' ';')"
 members 1 | grep -qx "w3 relay source2" || fail "source2 left w3: $(members 1 | tr '\n' ';')"
-wait_for 60 "task1 does not run on w1" bash -c "[ \"\$(\"$dmctl\" --master-addr 127.0.0.1:${m_port[2]} query-status task1 |
-  jq -r '[.sources[].subTaskStatus[] | select(.worker == \"w1\") | .subTaskStatus[] | select(.stage == \"Running\")] | length')\" = 1 ]"
+wait_for 60 "task1 does not run on w1" ctl_jq 2 '[.sources[].subTaskStatus[]
+  | select(.worker == "w1" and .stage == "Running")] | length == 1' query-status task1
 grep -q "unit=sync\] sync: reading" "$work/w1.log" || fail "w1 did not sync task1"
 grep -qE "unit=(dump|load)\]" "$work/w1.log" && fail "w1 dumped or loaded task1 again instead of syncing on"
 printf 'w1 relay source1\nw3 relay source2\n' >"$work/want"

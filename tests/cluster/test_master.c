@@ -503,14 +503,20 @@ static void test_scheduling(void) {
   CU_ASSERT(v && strcmp(v, "Paused") == 0);
   free(v);
   dmh_cluster_key(key, sizeof key, prefix, DMH_KEY_STATUS, "w4", "t1", "src-a");
+  /* the shape a worker puts (cluster_worker_sync.c: its query-status entry of the source) */
   const char *status =
-      "{\"name\":\"t1\",\"source\":\"src-a\",\"stage\":\"Paused\",\"unit\":\"Dump\"}";
+      "{\"result\":true,\"msg\":\"\",\"sourceStatus\":{\"source\":\"src-a\",\"worker\":\"w4\","
+      "\"relayStatus\":{\"stage\":\"Running\",\"events\":7}},\"subTaskStatus\":[{\"name\":\"t1\","
+      "\"source\":\"src-a\",\"stage\":\"Paused\",\"unit\":\"Dump\"}]}";
   CU_ASSERT_EQUAL(dmh_etcd_put(c, DMH_ETCD_S(key), DMH_ETCD_S(status), w4.lease, 0, NULL, &err), 0);
   r = tm_cmd(f, "query-status", "{\"name\": \"t1\"}");
   CU_ASSERT(tm_ok(r));
   text = tm_text(r);
-  CU_ASSERT(strstr(text, "\"sourceStatus\":{\"source\":\"src-a\",\"worker\":\"w4\"}") != NULL);
-  CU_ASSERT(strstr(text, "\"stage\":\"Paused\",\"unit\":\"Dump\",\"worker\":\"w4\"") != NULL);
+  /* DM's shape: the relay's status in the source's entry, the subtask itself in subTaskStatus */
+  CU_ASSERT(strstr(text, "\"sourceStatus\":{\"source\":\"src-a\",\"worker\":\"w4\","
+                         "\"relayStatus\":{\"stage\":\"Running\",\"events\":7}}") != NULL);
+  CU_ASSERT(strstr(text, "\"subTaskStatus\":[{\"name\":\"t1\",\"source\":\"src-a\",\"stage\":"
+                         "\"Paused\",\"unit\":\"Dump\",\"worker\":\"w4\"}]") != NULL);
   CU_ASSERT(strstr(text, "\"sourceStatus\":{\"source\":\"src-b\",\"worker\":\"w2\"}") != NULL);
   json_object_put(r);
   r = tm_cmd(m, "query-status", "{}");
