@@ -291,4 +291,14 @@ touch "$work/monitor.stop"
 wait "$mon_pid" 2>/dev/null || true
 mon_pid=""
 monitor_ok
+# every process left ends on SIGTERM with exit 0 (a sanitizer's report would make it 1)
+for n in w1 w3 m1 m2; do
+  kill -TERM "${pid[$n]}"
+  rc=0
+  for _ in $(seq 1 300); do proc_alive "${pid[$n]}" || break; sleep 0.1; done
+  proc_alive "${pid[$n]}" && fail "$n still runs 30 s after SIGTERM"
+  wait "${pid[$n]}" || rc=$?
+  [ "$rc" -eq 0 ] || fail "$n exited $rc after SIGTERM"
+  unset "pid[$n]"
+done
 log "passed: $(wc -l <"$work/monitor.samples") samples in all, targets equal, no duplicate key"
