@@ -10,7 +10,8 @@
 #
 # Two runs, each with a master of its own under a prefix of its own:
 #   1. N workers, N-2 sources: all bound, two workers left free for the two moves (keepalive
-#      stopped as after kill -9, lease revoked as after a clean stop);
+#      stopped as after kill -9, lease revoked as after a clean stop); then a real `dmhost worker`
+#      joins, free (every source is bound), for an idle worker's peak RSS and traffic;
 #   2. N workers, M sources (M > N): only N can be bound (a worker serves one source), no move.
 # Env: N (100), M (1000), IDLE_S (20), CALLS (200), MASTER_PORT (etcd port base + 301); the etcd of scripts/etcd.sh
 # with DMH_ETCD_DIR and DMH_ETCD_PORT_BASE (started here when it is not running, stopped after).
@@ -39,10 +40,12 @@ if ! "$etcd" status >/dev/null 2>&1; then
 fi
 eps=$("$etcd" endpoints)
 master_pid=
-log=$(mktemp /tmp/bench-cluster-master.XXXXXX.log)
+work=$(mktemp -d /tmp/bench-cluster.XXXXXX)
+log=$work/master.log
 cleanup() {
   [ -n "$master_pid" ] && kill "$master_pid" 2>/dev/null && wait "$master_pid" 2>/dev/null
   [ "$started_etcd" = 1 ] && "$etcd" stop >/dev/null
+  rm -rf "$work"
   return 0
 }
 trap cleanup EXIT
@@ -55,7 +58,8 @@ run() { # workers, sources
   "$dmhost" master --name bench-m1 --etcd "$eps" --etcd-prefix "$prefix" \
     --listen "127.0.0.1:$port" --log-level warn >"$log" 2>&1 &
   master_pid=$!
-  "$sim" "$eps" "$prefix" "127.0.0.1:$port" "$dmctl" "$1" "$2" "$idle_s" "$calls"
+  SIM_DMHOST=$dmhost SIM_PLUGIN_DIR=$build/plugins SIM_STATE_DIR=$work/worker-$2 \
+    "$sim" "$eps" "$prefix" "127.0.0.1:$port" "$dmctl" "$1" "$2" "$idle_s" "$calls"
   echo "master peak RSS: $(hwm "$master_pid") KiB"
   kill "$master_pid"
   wait "$master_pid" || { echo "run.sh: the master exited with $? (log $log)" >&2; exit 1; }
@@ -65,4 +69,3 @@ run() { # workers, sources
 echo "etcd: $eps; $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 run "$n" $((n - 2))
 run "$n" "$m"
-rm -f "$log"

@@ -5,13 +5,16 @@
  * subtask. Measures (README.md): the time until every source that can be bound is bound, the time
  * until a dead worker's source is bound elsewhere (keepalive stopped, as a kill -9; lease revoked,
  * as a clean stop), etcd's requests per second at rest, the p99 of `dmctl query-status` over all
- * workers' status keys, and this process's peak RSS.
+ * workers' status keys, and this process's peak RSS. With SIM_DMHOST, SIM_PLUGIN_DIR and
+ * SIM_STATE_DIR set, a real `dmhost worker` joins once every source is bound (so it stays free) for
+ * an idle worker's peak RSS.
  *
  *   sim ENDPOINTS PREFIX MASTER_ADDR DMCTL N M IDLE_S CALLS
  */
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,8 +167,8 @@ static double etcd_requests(void) {
   return sum;
 }
 
-static long vm_hwm_kib(void) {
-  FILE *f = fopen("/proc/self/status", "r");
+static long vm_hwm_kib_of(const char *status_path) {
+  FILE *f = fopen(status_path, "r");
   char line[256];
   long v = -1;
   while (f && fgets(line, sizeof line, f))
@@ -195,6 +198,47 @@ static double query_status(const char *dmctl, const char *addr, const char *out)
     exit(1);
   }
   return ms;
+}
+
+/* `dmhost worker` (SIM_DMHOST, SIM_PLUGIN_DIR, SIM_STATE_DIR; its log at SIM_STATE_DIR.log) as
+ * "real-worker", once its registration is there: its pid; 0 when the env does not name it. */
+static pid_t real_worker_start(dmh_etcd *c) {
+  const char *bin = getenv("SIM_DMHOST"), *plugins = getenv("SIM_PLUGIN_DIR"),
+             *state = getenv("SIM_STATE_DIR");
+  if (!bin || !plugins || !state)
+    return 0;
+  char log[512];
+  snprintf(log, sizeof log, "%s.log", state);
+  char *argv[] = {(char *)bin,    "worker",        "--name",       "real-worker", "--etcd",
+                  (char *)eps,    "--etcd-prefix", (char *)prefix, "--state-dir", (char *)state,
+                  "--plugin-dir", (char *)plugins, "--log-level",  "warn",        NULL};
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  pid_t pid;
+  if (posix_spawn(&pid, bin, &fa, NULL, argv, environ) != 0)
+    die("posix_spawn of dmhost worker", NULL);
+  posix_spawn_file_actions_destroy(&fa);
+  char k[DMH_CLUSTER_KEY_MAX];
+  key(k, DMH_KEY_WORKER, "real-worker", NULL, NULL);
+  for (int64_t t0 = now_ms();; usleep(50000)) {
+    dmh_etcd_result r = {0};
+    dm_error err = {0};
+    if (dmh_etcd_range(c, DMH_ETCD_S(k), 0, 0, 0, &r, &err) < 0)
+      die("range of the real worker's key", &err);
+    size_t n = r.n_kvs;
+    dmh_etcd_result_free(&r);
+    if (n)
+      break;
+    if (now_ms() - t0 > 10000) {
+      fprintf(stderr, "sim: dmhost worker not registered after 10 s (log %s)\n", log);
+      exit(1);
+    }
+  }
+  read_bindings(c);
+  printf("real dmhost worker registered (pid %d), free: every source is bound\n", (int)pid);
+  return pid;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -259,6 +303,7 @@ int main(int argc, char **argv) {
   if (!c)
     die("etcd client", &err);
   char k[DMH_CLUSTER_KEY_MAX];
+  long hwm0 = vm_hwm_kib_of("/proc/self/status"); /* before any fake worker */
 
   /* the leader master */
   key(k, DMH_KEY_LEADER, NULL, NULL, NULL);
@@ -343,6 +388,8 @@ int main(int argc, char **argv) {
     printf("move after kill: skipped (M >= N: no free worker to take a dead worker's source)\n");
   if (free_workers >= 2)
     move_one(c, 1);
+  /* every source bound now: a real `dmhost worker` started here stays free, an idle worker */
+  pid_t real = free_workers >= 2 ? real_worker_start(c) : 0;
 
   /* a task on every bound source: its stage keys and each worker's status key under its lease */
   read_bindings(c);
@@ -389,10 +436,11 @@ int main(int argc, char **argv) {
   double r0 = etcd_requests(), i0 = now_s();
   sleep((unsigned)idle_s);
   double r1 = etcd_requests(), idle = now_s() - i0;
-  int alive = n_workers - (free_workers >= 1) - (free_workers >= 2);
+  int alive = n_workers - (free_workers >= 1) - (free_workers >= 2) + (real > 0);
   printf("idle: %.0f etcd requests in %.1f s = %.1f/s over 3 members, %.3f per worker per second "
-         "(%d live workers and the master; target < 1)\n",
-         r1 - r0, idle, (r1 - r0) / idle, (r1 - r0) / idle / alive, alive);
+         "(%d live workers%s and the master; target < 1)\n",
+         r1 - r0, idle, (r1 - r0) / idle, (r1 - r0) / idle / alive, alive,
+         real > 0 ? ", one a real dmhost worker," : "");
 
   /* query-status of the task over all workers' status keys */
   double *lat = calloc((size_t)calls, sizeof *lat);
@@ -419,10 +467,30 @@ int main(int argc, char **argv) {
          TASK, entries, calls, lat[calls / 2], lat[(calls * 99 + 99) / 100 - 1], lat[calls - 1]);
   free(lat);
 
-  long hwm = vm_hwm_kib();
-  printf("sim peak RSS: %ld KiB for %d fake workers = %.1f KiB per worker (lease keeper thread "
-         "and its etcd connection)\n",
-         hwm, n_workers, (double)hwm / n_workers);
+  if (real > 0) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)real);
+    long real_hwm = vm_hwm_kib_of(path);
+    key(k, DMH_KEY_BOUND, "real-worker", NULL, NULL);
+    dmh_etcd_result r = {0};
+    if (dmh_etcd_range(c, DMH_ETCD_S(k), 0, 0, 0, &r, &err) < 0)
+      die("range of the real worker's binding", &err);
+    size_t bound_real = r.n_kvs;
+    dmh_etcd_result_free(&r);
+    kill(real, SIGTERM);
+    int st;
+    waitpid(real, &st, 0);
+    if (bound_real || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+      fprintf(stderr, "sim: the real worker was %s, exit status %d\n",
+              bound_real ? "bound" : "free", st);
+      return 1;
+    }
+    printf("real dmhost worker, free and idle: peak RSS %ld KiB\n", real_hwm);
+  }
+  long hwm = vm_hwm_kib_of("/proc/self/status");
+  printf("sim peak RSS: %ld KiB, %ld KiB before the workers: %.1f KiB per fake worker (its lease "
+         "keeper thread and etcd connection)\n",
+         hwm, hwm0, (double)(hwm - hwm0) / n_workers);
 
   for (int i = 0; i < n_workers; i++) {
     if (ws[i].keeper)
