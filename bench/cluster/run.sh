@@ -43,9 +43,10 @@ master_pid=
 work=$(mktemp -d /tmp/bench-cluster.XXXXXX)
 log=$work/master.log
 cleanup() {
+  local rc=$?
   [ -n "$master_pid" ] && kill "$master_pid" 2>/dev/null && wait "$master_pid" 2>/dev/null
   [ "$started_etcd" = 1 ] && "$etcd" stop >/dev/null
-  rm -rf "$work"
+  if [ "$rc" = 0 ]; then rm -rf "$work"; else echo "run.sh: failed; logs kept in $work" >&2; fi
   return 0
 }
 trap cleanup EXIT

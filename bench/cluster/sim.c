@@ -200,6 +200,26 @@ static double query_status(const char *dmctl, const char *addr, const char *out)
   return ms;
 }
 
+/* How many keys k names (0 or 1). */
+static size_t key_count(dmh_etcd *c, const char *k) {
+  dmh_etcd_result r = {0};
+  dm_error err = {0};
+  if (dmh_etcd_range(c, DMH_ETCD_S(k), 0, 0, 0, &r, &err) < 0)
+    die(k, &err);
+  size_t n = r.n_kvs;
+  dmh_etcd_result_free(&r);
+  return n;
+}
+
+/* Waits up to 10 s for key k to exist; exits naming `what` when it does not. */
+static void wait_key(dmh_etcd *c, const char *k, const char *what) {
+  for (int64_t t0 = now_ms(); !key_count(c, k); usleep(50000))
+    if (now_ms() - t0 > 10000) {
+      fprintf(stderr, "sim: %s (%s) not there after 10 s\n", what, k);
+      exit(1);
+    }
+}
+
 /* `dmhost worker` (SIM_DMHOST, SIM_PLUGIN_DIR, SIM_STATE_DIR; its log at SIM_STATE_DIR.log) as
  * "real-worker", once its registration is there: its pid; 0 when the env does not name it. */
 static pid_t real_worker_start(dmh_etcd *c) {
@@ -222,21 +242,7 @@ static pid_t real_worker_start(dmh_etcd *c) {
   posix_spawn_file_actions_destroy(&fa);
   char k[DMH_CLUSTER_KEY_MAX];
   key(k, DMH_KEY_WORKER, "real-worker", NULL, NULL);
-  for (int64_t t0 = now_ms();; usleep(50000)) {
-    dmh_etcd_result r = {0};
-    dm_error err = {0};
-    if (dmh_etcd_range(c, DMH_ETCD_S(k), 0, 0, 0, &r, &err) < 0)
-      die("range of the real worker's key", &err);
-    size_t n = r.n_kvs;
-    dmh_etcd_result_free(&r);
-    if (n)
-      break;
-    if (now_ms() - t0 > 10000) {
-      fprintf(stderr, "sim: dmhost worker not registered after 10 s (log %s)\n", log);
-      exit(1);
-    }
-  }
-  read_bindings(c);
+  wait_key(c, k, "the real dmhost worker's registration (see its log at SIM_STATE_DIR.log)");
   printf("real dmhost worker registered (pid %d), free: every source is bound\n", (int)pid);
   return pid;
 }
@@ -307,19 +313,7 @@ int main(int argc, char **argv) {
 
   /* the leader master */
   key(k, DMH_KEY_LEADER, NULL, NULL, NULL);
-  for (int64_t t = now_ms();; usleep(50000)) {
-    dmh_etcd_result r = {0};
-    if (dmh_etcd_range(c, DMH_ETCD_S(k), 0, 0, 0, &r, &err) < 0)
-      die("range of the leader key", &err);
-    size_t n = r.n_kvs;
-    dmh_etcd_result_free(&r);
-    if (n)
-      break;
-    if (now_ms() - t > 10000) {
-      fprintf(stderr, "sim: no leader under %s after 10 s\n", prefix);
-      return 1;
-    }
-  }
+  wait_key(c, k, "the leader master");
 
   /* N workers: a lease each, the registration under it, a keeper */
   ws = calloc((size_t)n_workers, sizeof *ws);
@@ -472,11 +466,7 @@ int main(int argc, char **argv) {
     snprintf(path, sizeof path, "/proc/%d/status", (int)real);
     long real_hwm = vm_hwm_kib_of(path);
     key(k, DMH_KEY_BOUND, "real-worker", NULL, NULL);
-    dmh_etcd_result r = {0};
-    if (dmh_etcd_range(c, DMH_ETCD_S(k), 0, 0, 0, &r, &err) < 0)
-      die("range of the real worker's binding", &err);
-    size_t bound_real = r.n_kvs;
-    dmh_etcd_result_free(&r);
+    size_t bound_real = key_count(c, k);
     kill(real, SIGTERM);
     int st;
     waitpid(real, &st, 0);
