@@ -247,6 +247,41 @@ static pid_t real_worker_start(dmh_etcd *c) {
   return pid;
 }
 
+/* POSTs query-status TASK to http://ADDR/control `calls` times on one connection (the master's
+ * share of a query-status, without dmctl's process start) into lat[] (ms). */
+static void http_query_status(const char *addr, int calls, double *lat) {
+  char url[256];
+  snprintf(url, sizeof url, "http://%s/control", addr);
+  const char *body = "{\"cmd\":\"query-status\",\"args\":{\"name\":\"" TASK "\"}}";
+  CURL *h = curl_easy_init();
+  struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
+  curl_easy_setopt(h, CURLOPT_URL, url);
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+  curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, curl_sink);
+  curl_easy_setopt(h, CURLOPT_TIMEOUT, 10L);
+  for (int i = 0; i < calls; i++) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, f);
+    double t0 = now_s();
+    CURLcode rc = curl_easy_perform(h);
+    lat[i] = (now_s() - t0) * 1000;
+    fclose(f);
+    long status = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    if (rc != CURLE_OK || status != 200 || !strstr(buf, "\"result\":true")) {
+      fprintf(stderr, "sim: POST %s: %s, HTTP %ld: %.200s\n", url, curl_easy_strerror(rc), status,
+              buf ? buf : "");
+      exit(1);
+    }
+    free(buf);
+  }
+  curl_slist_free_all(hdr);
+  curl_easy_cleanup(h);
+}
+
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
@@ -459,6 +494,11 @@ int main(int argc, char **argv) {
   printf("query-status %s (%d subtask statuses, one per worker): %d calls of dmctl, p50 %.1f ms, "
          "p99 %.1f ms, max %.1f ms (target p99 < 200 ms)\n",
          TASK, entries, calls, lat[calls / 2], lat[(calls * 99 + 99) / 100 - 1], lat[calls - 1]);
+  http_query_status(addr, calls, lat);
+  qsort(lat, (size_t)calls, sizeof *lat, cmp_double);
+  printf("query-status %s over HTTP (POST /control, one connection, no dmctl): %d calls, p50 %.1f "
+         "ms, p99 %.1f ms, max %.1f ms\n",
+         TASK, calls, lat[calls / 2], lat[(calls * 99 + 99) / 100 - 1], lat[calls - 1]);
   free(lat);
 
   if (real > 0) {
