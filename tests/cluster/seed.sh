@@ -21,91 +21,27 @@ set -euo pipefail
 dmhost=$1 dmctl=$2 plugins=$3 src_dir=$4
 cd "$src_dir"
 work=$(mktemp -d /tmp/dmh-cluster-seed-XXXXXX)
-t0=$SECONDS tag=cluster_seed
+t0=$SECONDS tag=cluster_seed tasks="task1 task2"
 db1=cluster_seed_db1 db2=cluster_seed_db2 meta=cluster_seed_meta
 cp_table="\`$meta\`.\`task1_syncer_checkpoint\`"
 . tests/crash/lib.sh
-eval "$(bash scripts/etcd.sh env)"
-prefix=/dmh-seed-$$-$RANDOM
-m_port=(0 $((DMH_ETCD_PORT_BASE + 21)) $((DMH_ETCD_PORT_BASE + 22)))
-declare -A pid=()
+. tests/cluster/lib.sh
 wl_pids=() mon_pid=""
-
-no_dup() { ! grep -qE "Duplicate entry|\b1062\b|\b1180\b" "$@" || fail "a duplicate key in $*"; }
-fail() {
-  echo "$tag: FAILED: $*" >&2
-  echo "--- list-member and query-status through m1:" >&2
-  ctl 1 list-member --worker >&2 || true
-  for t in task1 task2; do ctl 1 query-status "$t" >&2 || true; done
-  for l in "$work"/*.log "$work"/monitor.*; do
-    [ -f "$l" ] && { echo "--- end of $l:" >&2; tail -n 20 "$l" >&2; }
-  done
-  exit 1
-}
 cleanup() {
-  [ -n "$mon_pid" ] && kill "$mon_pid" 2>/dev/null
+  # (a monitor that ended by itself is no failure here: set -e would end the cleanup)
+  [ -z "$mon_pid" ] || kill "$mon_pid" 2>/dev/null || true
   stop_workload
-  local n
-  for n in "${!pid[@]}"; do kill -9 "${pid[$n]}" 2>/dev/null || true; done
-  for n in "${!pid[@]}"; do wait "${pid[$n]}" 2>/dev/null || true; done
-  if [ "${KEEP:-}" ]; then echo "$tag: work folder kept: $work"; else rm -rf "$work"; fi
+  cluster_cleanup
 }
 trap cleanup EXIT
 
-# dmctl through master $1 (1 or 2); prints its JSON answer, returns its exit status
-ctl() {
-  local m=$1
-  shift
-  "$dmctl" --master-addr "127.0.0.1:${m_port[$m]}" --timeout 10 "$@"
-}
-start_master() { # 1|2
-  "$dmhost" master --name "m$1" --etcd "$DMH_ETCD_ENDPOINTS" --etcd-prefix "$prefix" \
-    --listen "127.0.0.1:${m_port[$1]}" >>"$work/m$1.log" 2>&1 &
-  pid[m$1]=$!
-}
-start_worker() { # name
-  "$dmhost" worker --name "$1" --etcd "$DMH_ETCD_ENDPOINTS" --etcd-prefix "$prefix" \
-    --state-dir "$work/$1" --plugin-dir "$plugins" >>"$work/$1.log" 2>&1 &
-  pid[$1]=$!
-}
-# jq -e FILTER on the answer of dmctl ARGS... through master $1
-ctl_jq() {
-  local m=$1 f=$2
-  shift 2
-  ctl "$m" "$@" | jq -e "$f"
-}
-# the workers' stage and source in list-member, one "name stage source" line each
-members() { ctl "$1" list-member --worker | jq -r '.members[] | select(.worker) | .worker.workers[] |
-  "\(.name) \(.stage) \(.source // "")"'; }
-# until CMD succeeds (SECONDS, then fail with MESSAGE)
-wait_for() { # seconds message cmd...
-  local s=$1 msg=$2
-  shift 2
-  for _ in $(seq 1 $((s * 10))); do
-    "$@" >/dev/null 2>&1 && return 0
-    sleep 0.1
-  done
-  fail "$msg"
-}
-# the rows of `members` equal to $2 (lines), through master $1
-members_are() { [ "$(members "$1" | sort)" = "$2" ]; }
-# task $1's subtask on source $2 reports stage Running through master $3
-task_running() {
-  ctl "$3" query-status "$1" | jq -e --arg t "$1" --arg s "$2" '[.. | objects
-    | select(.name == $t and .source == $s and .stage == "Running")] | length > 0'
-}
-# the worker named in query-status for task $1's subtask on source $2 (through master $3)
-task_worker() {
-  ctl "$3" query-status "$1" | jq -r --arg s "$2" '[.sources[]? | select(.sourceStatus.source == $s)
-    | .subTaskStatus[]? | select(.stage == "Running") | .worker] | first // ""'
-}
 # The monitor (in the background): every ~0.3 s, through m1 and m2 in turn, query-status of both
 # tasks must carry no error (a result other than null/true, a non-empty "errors" anywhere) and,
 # while $work/want exists, list-member must show exactly its bindings (every source served by its
 # worker at relay). The first violation goes to $work/monitor.err and the monitor ends; each sample
 # adds a line to $work/monitor.samples.
 monitor() {
-  local m=1 t out
+  local m=1 t out want
   while [ ! -e "$work/monitor.stop" ]; do
     for t in task1 task2; do
       out=$(ctl "$m" query-status "$t") || { echo "query-status $t through m$m failed: $out" >"$work/monitor.err"; return; }
@@ -115,10 +51,12 @@ monitor() {
         return
       fi
     done
-    if [ -e "$work/want" ]; then
+    # read once, before the sample: the scenario removes or rewrites the file meanwhile
+    want=$(cat "$work/want" 2>/dev/null || true)
+    if [ -n "$want" ]; then
       out=$(members "$m" | sort)
-      [ "$out" = "$(cat "$work/want")" ] || {
-        echo "list-member through m$m: $(tr '\n' ';' <<<"$out") wanted $(tr '\n' ';' <"$work/want")" >"$work/monitor.err"
+      [ "$out" = "$want" ] || {
+        echo "list-member through m$m: $(tr '\n' ';' <<<"$out") wanted $(tr '\n' ';' <<<"$want")" >"$work/monitor.err"
         return
       }
     fi
@@ -143,8 +81,6 @@ targets_equal() {
     fail "a target differs from its source: $(cat "$work/checksum.out")"
   no_dup "$work"/w*.log
 }
-# lines in a log (to read only what a restarted process wrote)
-lines() { wc -l <"$1"; }
 # until the lines of log $1 after line $2 match $3 (seconds $4)
 wait_log_after() {
   for _ in $(seq 1 $(($4 * 10))); do
@@ -229,12 +165,7 @@ monitor_ok
 
 # ---- the rolling restart: w1, w2, w3 in turn ----
 for w in w1 w2 w3; do
-  kill -TERM "${pid[$w]}"
-  rc=0
-  for _ in $(seq 1 300); do proc_alive "${pid[$w]}" || break; sleep 0.1; done
-  proc_alive "${pid[$w]}" && fail "$w still runs 30 s after SIGTERM"
-  wait "${pid[$w]}" || rc=$?
-  [ "$rc" -eq 0 ] || fail "$w exited $rc after SIGTERM"
+  stop_proc "$w"
   n=$(lines "$work/$w.log")
   ts=$SECONDS
   start_worker "$w"
@@ -293,12 +224,6 @@ mon_pid=""
 monitor_ok
 # every process left ends on SIGTERM with exit 0 (a sanitizer's report would make it 1)
 for n in w1 w3 m1 m2; do
-  kill -TERM "${pid[$n]}"
-  rc=0
-  for _ in $(seq 1 300); do proc_alive "${pid[$n]}" || break; sleep 0.1; done
-  proc_alive "${pid[$n]}" && fail "$n still runs 30 s after SIGTERM"
-  wait "${pid[$n]}" || rc=$?
-  [ "$rc" -eq 0 ] || fail "$n exited $rc after SIGTERM"
-  unset "pid[$n]"
+  stop_proc "$n"
 done
 log "passed: $(wc -l <"$work/monitor.samples") samples in all, targets equal, no duplicate key"

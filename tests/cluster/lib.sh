@@ -1,0 +1,91 @@
+# What the cluster scenarios (seed.sh, frozen.sh) share, sourced after tests/crash/lib.sh: the
+# fixture's etcd, `dmhost master` and `dmhost worker` processes (their pids in pid[NAME], logs in
+# $work/NAME.log), dmctl through a master, list-member and query-status read with jq, waiting, the
+# end. The caller sets $dmhost, $dmctl, $plugins, $work, $tag and $tasks (the task names its
+# failure report shows).
+eval "$(bash scripts/etcd.sh env)"
+prefix=/dmh-$tag-$$-$RANDOM
+m_port=(0 $((DMH_ETCD_PORT_BASE + 21)) $((DMH_ETCD_PORT_BASE + 22)))
+declare -A pid=()
+
+no_dup() { ! grep -qE "Duplicate entry|\b1062\b|\b1180\b" "$@" || fail "a duplicate key in $*"; }
+fail() {
+  echo "$tag: FAILED: $*" >&2
+  echo "--- list-member and query-status through m1:" >&2
+  ctl 1 list-member --worker >&2 || true
+  for t in $tasks; do ctl 1 query-status "$t" >&2 || true; done
+  for l in "$work"/*.log "$work"/monitor.*; do
+    [ -f "$l" ] && { echo "--- end of $l:" >&2; tail -n 20 "$l" >&2; }
+  done
+  exit 1
+}
+# the end of a scenario: thaws and kills every process still running, removes $work (KEEP=1 keeps it)
+cluster_cleanup() {
+  local n
+  for n in "${!pid[@]}"; do
+    kill -CONT "${pid[$n]}" 2>/dev/null || true
+    kill -9 "${pid[$n]}" 2>/dev/null || true
+  done
+  for n in "${!pid[@]}"; do wait "${pid[$n]}" 2>/dev/null || true; done
+  if [ "${KEEP:-}" ]; then echo "$tag: work folder kept: $work"; else rm -rf "$work"; fi
+}
+
+# dmctl through master $1 (1 or 2); prints its JSON answer, returns its exit status
+ctl() {
+  local m=$1
+  shift
+  "$dmctl" --master-addr "127.0.0.1:${m_port[$m]}" --timeout 10 "$@"
+}
+start_master() { # 1|2
+  "$dmhost" master --name "m$1" --etcd "$DMH_ETCD_ENDPOINTS" --etcd-prefix "$prefix" \
+    --listen "127.0.0.1:${m_port[$1]}" >>"$work/m$1.log" 2>&1 &
+  pid[m$1]=$!
+}
+start_worker() { # name
+  "$dmhost" worker --name "$1" --etcd "$DMH_ETCD_ENDPOINTS" --etcd-prefix "$prefix" \
+    --state-dir "$work/$1" --plugin-dir "$plugins" >>"$work/$1.log" 2>&1 &
+  pid[$1]=$!
+}
+# SIGTERM to process NAME: it must end within 30 s with exit 0 (a sanitizer's report makes it 1)
+stop_proc() { # name
+  local rc=0
+  kill -TERM "${pid[$1]}"
+  for _ in $(seq 1 300); do proc_alive "${pid[$1]}" || break; sleep 0.1; done
+  proc_alive "${pid[$1]}" && fail "$1 still runs 30 s after SIGTERM"
+  wait "${pid[$1]}" || rc=$?
+  [ "$rc" -eq 0 ] || fail "$1 exited $rc after SIGTERM"
+  unset "pid[$1]"
+}
+# jq -e FILTER on the answer of dmctl ARGS... through master $1
+ctl_jq() {
+  local m=$1 f=$2
+  shift 2
+  ctl "$m" "$@" | jq -e "$f"
+}
+# the workers' stage and source in list-member, one "name stage source" line each
+members() { ctl "$1" list-member --worker | jq -r '.members[] | select(.worker) | .worker.workers[] |
+  "\(.name) \(.stage) \(.source // "")"'; }
+# until CMD succeeds (SECONDS, then fail with MESSAGE)
+wait_for() { # seconds message cmd...
+  local s=$1 msg=$2
+  shift 2
+  for _ in $(seq 1 $((s * 10))); do
+    "$@" >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  fail "$msg"
+}
+# the rows of `members` equal to $2 (lines), through master $1
+members_are() { [ "$(members "$1" | sort)" = "$2" ]; }
+# task $1's subtask on source $2 reports stage Running through master $3
+task_running() {
+  ctl "$3" query-status "$1" | jq -e --arg t "$1" --arg s "$2" '[.. | objects
+    | select(.name == $t and .source == $s and .stage == "Running")] | length > 0'
+}
+# the worker named in query-status for task $1's subtask on source $2 (through master $3)
+task_worker() {
+  ctl "$3" query-status "$1" | jq -r --arg s "$2" '[.sources[]? | select(.sourceStatus.source == $s)
+    | .subTaskStatus[]? | select(.stage == "Running") | .worker] | first // ""'
+}
+# lines in a log (to read only what a restarted process wrote)
+lines() { wc -l <"$1"; }
