@@ -15,7 +15,7 @@ static const struct {
     [DMH_KEY_WORKER] = {"worker", 1}, [DMH_KEY_SOURCE] = {"source", 1},
     [DMH_KEY_BOUND] = {"bound", 1},   [DMH_KEY_LAST] = {"last", 1},
     [DMH_KEY_TASK] = {"task", 1},     [DMH_KEY_STAGE] = {"stage", 2},
-    [DMH_KEY_STATUS] = {"status", 3},
+    [DMH_KEY_STATUS] = {"status", 3}, [DMH_KEY_RELAY] = {"relay", 1},
 };
 
 bool dmh_cluster_name_ok(const char *name) {
@@ -24,7 +24,7 @@ bool dmh_cluster_name_ok(const char *name) {
 }
 
 static bool key_kind_ok(dmh_cluster_key_kind kind) {
-  return kind >= DMH_KEY_LEADER && kind <= DMH_KEY_STATUS;
+  return kind >= DMH_KEY_LEADER && kind <= DMH_KEY_RELAY;
 }
 
 int dmh_cluster_key(char *out, size_t len, const char *prefix, dmh_cluster_key_kind kind,
@@ -247,4 +247,35 @@ int dmh_cluster_stage_parse(const char *text, size_t len, dmh_cluster_stage *out
     }
   }
   return -1;
+}
+
+char *dmh_cluster_relay_json(const dmh_cluster_relay *r) {
+  json_object *o = json_object_new_object();
+  if (o) {
+    json_object_object_add(o, "source", json_object_new_string(r->source));
+    json_object_object_add(o, "stage", json_object_new_string(dmh_cluster_stage_name(r->stage)));
+  }
+  return value_text(o);
+}
+
+int dmh_cluster_relay_parse(const char *text, size_t len, dmh_cluster_relay *r, dm_error *err) {
+  memset(r, 0, sizeof *r);
+  json_object *o = value_parse(text, len, "relay request", err);
+  if (!o)
+    return -1;
+  json_object *f = NULL;
+  int rc = value_name(o, "source", false, r->source, "relay request", err);
+  if (rc == 0) {
+    const char *st =
+        json_object_object_get_ex(o, "stage", &f) && json_object_is_type(f, json_type_string)
+            ? json_object_get_string(f)
+            : "";
+    if (dmh_cluster_stage_parse(st, strlen(st), &r->stage) < 0 || r->stage == DMH_CLUSTER_PAUSED) {
+      dm_error_set(err, DM_ERR_STATE, NULL,
+                   "etcd holds a relay request whose `stage` is not Running or Stopped");
+      rc = -1;
+    }
+  }
+  json_object_put(o);
+  return rc;
 }

@@ -17,6 +17,10 @@
  *   <p>/task/<name>                   {"config"}: the task file's text
  *   <p>/stage/<task>/<source>         the expected stage: "Running", "Paused" or "Stopped"
  *   <p>/status/<worker>/<task>/<source>  the subtask's status JSON, under the worker's lease
+ *   <p>/relay/<worker>                {"source","stage"}: the relay the user wants on the worker
+ *                                     (start-relay: "Running", stop-relay: "Stopped"); written
+ *                                     by any master, followed by the worker (no key: the source
+ *                                     file's enable-relay decides at bind)
  *
  * <p> is the cluster's prefix (`--etcd-prefix`, default "/dmhost"); names are the ones the config
  * files allow (letters, digits, '_', '-', '.'), so '/' never occurs inside a name.
@@ -46,6 +50,7 @@ typedef enum dmh_cluster_key_kind {
   DMH_KEY_TASK,
   DMH_KEY_STAGE,
   DMH_KEY_STATUS,
+  DMH_KEY_RELAY,
 } dmh_cluster_key_kind;
 
 /* Is `name` usable in a key (1..127 bytes of [A-Za-z0-9_.-], not "." or "..")? */
@@ -106,5 +111,15 @@ typedef enum dmh_cluster_stage {
 const char *dmh_cluster_stage_name(dmh_cluster_stage s);
 /* 0 and *out, or -1 for any other text. */
 int dmh_cluster_stage_parse(const char *text, size_t len, dmh_cluster_stage *out);
+
+/* The relay asked of a worker (start-relay / stop-relay through the master). */
+typedef struct dmh_cluster_relay {
+  char source[DMH_CLUSTER_NAME_MAX];
+  dmh_cluster_stage stage; /* DMH_CLUSTER_RUNNING or DMH_CLUSTER_STOPPED */
+} dmh_cluster_relay;
+char *dmh_cluster_relay_json(const dmh_cluster_relay *r);
+/* 0, or -1 with *err (DM_ERR_STATE) for a value without a source name or with a stage other than
+ * Running or Stopped. */
+int dmh_cluster_relay_parse(const char *text, size_t len, dmh_cluster_relay *r, dm_error *err);
 
 #endif /* DMH_CLUSTER_KEYS_H */

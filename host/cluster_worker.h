@@ -59,7 +59,7 @@ typedef struct cw_watch {
   pthread_t thr;
   bool started;
 } cw_watch;
-#define CW_N_WATCHES 2 /* <p>/bound/<name>, <p>/stage/ */
+#define CW_N_WATCHES 3 /* <p>/bound/<name>, <p>/stage/, <p>/relay/<name> */
 
 typedef struct cw {
   char name[DMH_CLUSTER_NAME_MAX];

@@ -93,21 +93,25 @@ static const cw_task *cw_find_task(const cw_task *ts, int n, const char *name) {
 
 typedef int (*cw_task_cmd)(dmh_registry *, const char *, json_object *, dm_error *);
 
-/* One registry command on a task, logged. ops_lock held. */
-static int cw_task_do(cw *w, cw_task_cmd cmd, const char *verb, const char *task) {
+/* One registry command on a task or source (`noun`), logged. ops_lock held. */
+static int cw_reg_do(cw *w, cw_task_cmd cmd, const char *noun, const char *verb, const char *name) {
   json_object *resp = json_object_new_object();
   dm_error err;
-  int rc = cmd(w->reg, task, resp, &err);
+  int rc = cmd(w->reg, name, resp, &err);
   json_object_put(resp);
   if (rc < 0) {
     char what[256];
-    snprintf(what, sizeof what, "%s task %s", verb, task);
+    snprintf(what, sizeof what, "%s %s %s", verb, noun, name);
     cw_log_error(DM_LOG_WARN, what, &err);
   } else {
-    dmh_log(DM_LOG_INFO, "worker", "task %s: %s", task, verb);
+    dmh_log(DM_LOG_INFO, "worker", "%s %s: %s", noun, name, verb);
   }
   atomic_store(&w->dirty, 1); /* publish the new stage soon */
   return rc;
+}
+
+static int cw_task_do(cw *w, cw_task_cmd cmd, const char *verb, const char *task) {
+  return cw_reg_do(w, cmd, "task", verb, task);
 }
 
 /* Pause every running subtask. ops_lock held. */
@@ -345,6 +349,51 @@ int cw_read_binding(cw *w, dmh_cluster_binding *b, int64_t *create_rev, int64_t 
   return bound ? 1 : 0;
 }
 
+/* <p>/relay/<name> at `revision` (the binding's: a new binding deletes the request in the same
+ * txn, so the two are read as one): 1 and *r when the user asked for a relay on this worker, 0
+ * when not (or the value is unusable: logged), -1 with err when the read failed. */
+static int cw_read_relay(cw *w, int64_t revision, dmh_cluster_relay *r, dm_error *err) {
+  char key[DMH_CLUSTER_KEY_MAX];
+  dmh_etcd_result res;
+  memset(r, 0, sizeof *r);
+  if (dmh_cluster_key(key, sizeof key, w->prefix, DMH_KEY_RELAY, w->name, NULL, NULL) < 0 ||
+      dmh_etcd_range(w->etcd, DMH_ETCD_S(key), 0, 0, revision, &res, err) < 0)
+    return -1;
+  int have = 0;
+  if (res.n_kvs > 0) {
+    dm_error e;
+    if (dmh_cluster_relay_parse(res.kvs[0].value, res.kvs[0].value_len, r, &e) < 0)
+      cw_log_error(DM_LOG_WARN, key, &e);
+    else
+      have = 1;
+  }
+  dmh_etcd_result_free(&res);
+  return have;
+}
+
+/* start-relay / stop-relay through the master (<p>/relay/<name>): a relay asked Stopped is
+ * stopped, and the source released when it is not bound here any more (the worker is free
+ * again); a relay asked Running is started on the source bound here. Before the binding is
+ * applied, so a worker freed here may take another source in the same turn. ops_lock held. */
+static void cw_apply_relay(cw *w, const dmh_cluster_relay *r, bool bound,
+                           const dmh_cluster_binding *b) {
+  dmh_worker wk = dmh_registry_worker(w->reg);
+  bool ours = bound && strcmp(b->source, r->source) == 0;
+  if (r->stage == DMH_CLUSTER_STOPPED && wk.stage == DMH_WORKER_RELAY &&
+      strcmp(wk.source, r->source) == 0) {
+    if (cw_reg_do(w, dmh_registry_relay_stop, "source", "relay stopped (stop-relay)", r->source) ==
+            0 &&
+        !ours) {
+      cw_stop_tasks(w, "stop (relay stopped, source not bound here)");
+      cw_reg_do(w, dmh_registry_source_stop, "source", "released (stop-relay): worker free",
+                r->source);
+    }
+  } else if (r->stage == DMH_CLUSTER_RUNNING && ours && wk.stage == DMH_WORKER_BOUND &&
+             strcmp(wk.source, r->source) == 0) {
+    cw_reg_do(w, dmh_registry_relay_start, "source", "relay started (start-relay)", r->source);
+  }
+}
+
 int cw_reconcile(cw *w, int64_t *revision, dm_error *err) {
   char *source_text = NULL;
   int64_t create_rev = 0, rev = 0;
@@ -357,6 +406,10 @@ int cw_reconcile(cw *w, int64_t *revision, dm_error *err) {
   if (revision)
     *revision = rev;
   bool bound = brc == 1;
+  dmh_cluster_relay relay;
+  int rrc = cw_read_relay(w, rev, &relay, err);
+  if (rrc < 0)
+    return -1;
   dmh_worker wk = dmh_registry_worker(w->reg);
   int rc = 0;
   /* Reads first (they may block for etcd's 7 s without quorum), then the registry under
@@ -389,6 +442,8 @@ int cw_reconcile(cw *w, int64_t *revision, dm_error *err) {
             (long long)w->lease, b.source, (long long)create_rev,
             cw_now_ms() - atomic_load(&w->fenced_at_ms));
   }
+  if (rrc == 1)
+    cw_apply_relay(w, &relay, bound, &b);
   wk = dmh_registry_worker(w->reg);
   if (!bound) {
     if (wk.stage == DMH_WORKER_BOUND || wk.stage == DMH_WORKER_RELAY)
@@ -434,6 +489,8 @@ int cw_reconcile(cw *w, int64_t *revision, dm_error *err) {
               (unsigned long long)token, (unsigned long long)had);
     }
     cw_apply_tasks(w, ws, n_ws);
+    if (rrc == 1) /* a start-relay of a source bound in this very turn */
+      cw_apply_relay(w, &relay, bound, &b);
   }
   pthread_mutex_unlock(&w->ops_lock);
   cw_wants_free(ws, n_ws);
@@ -610,10 +667,13 @@ int cw_threads_start(cw *w, dm_error *err) {
    * no "of this source" shape). Not the whole prefix: every worker's status puts would reach every
    * worker. The file texts are read when needed (a missing one: reconciled again a second later).
    */
-  cw_watch *bound = &w->watches[0], *stages = &w->watches[1];
+  cw_watch *bound = &w->watches[0], *stages = &w->watches[1], *relay = &w->watches[2];
   *bound = (cw_watch){.w = w, .prefix = 0};
   *stages = (cw_watch){.w = w, .prefix = 1};
+  *relay = (cw_watch){.w = w, .prefix = 0};
   if (dmh_cluster_key(bound->key, sizeof bound->key, w->prefix, DMH_KEY_BOUND, w->name, NULL,
+                      NULL) < 0 ||
+      dmh_cluster_key(relay->key, sizeof relay->key, w->prefix, DMH_KEY_RELAY, w->name, NULL,
                       NULL) < 0 ||
       dmh_cluster_key(stages->key, sizeof stages->key, w->prefix, DMH_KEY_STAGE, NULL, NULL, NULL) <
           0) {

@@ -41,8 +41,10 @@ static const dmctl_cmd dmctl_cmds[] = {
     {"stop-task", "stop-task NAME", "stop the task and remove it"},
     {"query-status", "query-status [NAME]",
      "without NAME: every task with its stage per source; with NAME: DM's detailed status"},
-    {"start-relay", "start-relay -s SOURCE", "start the relay of the bound source"},
-    {"stop-relay", "stop-relay -s SOURCE", "stop the relay of the bound source"},
+    {"start-relay", "start-relay -s SOURCE [WORKER...]",
+     "start the relay of the bound source (on the named workers, through --master-addr)"},
+    {"stop-relay", "stop-relay -s SOURCE [WORKER...]",
+     "stop the relay of the bound source (on the named workers, through --master-addr)"},
     {"purge-relay", "purge-relay -s SOURCE -f FILE",
      "remove the relay files before FILE ([SUB-FOLDER/]mysql-bin.N) that no reader needs"},
     {"swap-unit", "swap-unit NAME --unit dump|load|sync --path NEW.so",
@@ -231,6 +233,7 @@ static json_object *dmctl_request(int argc, char **argv, int *rc) {
     pos_key = "name";
   } else if (strcmp(name, "start-relay") == 0 || strcmp(name, "stop-relay") == 0) {
     want_source = need_source = true;
+    max_pos = 3; /* the workers, through --master-addr (docs/cluster.md) */
   } else if (strcmp(name, "purge-relay") == 0) {
     want_source = need_source = want_file = true;
   } else if (strcmp(name, "transfer-source") == 0) {
@@ -266,6 +269,12 @@ static json_object *dmctl_request(int argc, char **argv, int *rc) {
     char *abs = pos_is_path ? dmctl_abs(pos[0]) : NULL;
     json_object_object_add(args, pos_key, json_object_new_string(abs ? abs : pos[0]));
     free(abs);
+  }
+  if (npos > 0 && (strcmp(name, "start-relay") == 0 || strcmp(name, "stop-relay") == 0)) {
+    json_object *ws = json_object_new_array();
+    for (int k = 0; k < npos; k++)
+      json_object_array_add(ws, json_object_new_string(pos[k]));
+    json_object_object_add(args, "worker", ws);
   }
   if (strcmp(name, "transfer-source") == 0) {
     json_object_object_add(args, "source", json_object_new_string(pos[0]));

@@ -600,6 +600,89 @@ static int ctl_transfer_source(void *ud, const dmh_control_cmd *cmd, json_object
   return 0;
 }
 
+/* ---- start-relay, stop-relay ---- */
+
+/* start-relay / stop-relay -s SOURCE [WORKER...]: <p>/relay/<worker> = {source, stage} for each
+ * worker named (default: the worker bound to the source), which the worker follows. start-relay
+ * needs the worker bound to the source; stop-relay the worker bound to it or keeping its relay. */
+#define CTL_RELAY_MAX 16 /* workers in one start-relay / stop-relay */
+
+static int ctl_relay(void *ud, const dmh_control_cmd *cmd, json_object *args, json_object *resp,
+                     dm_error *err) {
+  ctl *x = ud;
+  const char *source;
+  if (dmh_control_arg_string(cmd, args, "source", true, &source, err) < 0)
+    return -1;
+  bool start = strcmp(cmd->name, "start-relay") == 0;
+  json_object *named = NULL;
+  if (json_object_object_get_ex(args, "worker", &named) &&
+      (!json_object_is_type(named, json_type_array) || json_object_array_length(named) == 0 ||
+       json_object_array_length(named) > CTL_RELAY_MAX))
+    return dmh_control_bad(err,
+                           "%s: argument \"worker\" must be a list of 1 to %d worker names "
+                           "(usage: %s)",
+                           cmd->name, CTL_RELAY_MAX, cmd->usage);
+  master_snapshot s;
+  if (master_snapshot_read(x->c, x->m, &s, err) < 0)
+    return -1;
+  const char *workers[CTL_RELAY_MAX];
+  size_t n = named ? json_object_array_length(named) : 1;
+  workers[0] = ctl_worker_of(&s, source);
+  for (size_t i = 0; named && i < n; i++)
+    workers[i] = json_object_get_string(json_object_array_get_idx(named, i));
+  char keys[CTL_RELAY_MAX][DMH_CLUSTER_KEY_MAX];
+  dmh_etcd_op ops[CTL_RELAY_MAX];
+  dmh_cluster_relay rq = {.stage = start ? DMH_CLUSTER_RUNNING : DMH_CLUSTER_STOPPED};
+  dm_strlcpy(rq.source, source, sizeof rq.source);
+  char *val = NULL;
+  int rc = -1;
+  if (!workers[0][0]) {
+    dm_error_set(err, DM_ERR_NOT_FOUND, NULL,
+                 "%s: source %s is bound to no worker; name the worker (%s)", cmd->name, source,
+                 cmd->usage);
+    goto out;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const dmh_sched_worker *w = NULL;
+    for (size_t k = 0; k < s.n_workers && !w; k++)
+      if (strcmp(s.workers[k].name, workers[i]) == 0)
+        w = &s.workers[k];
+    bool ok = w && w->online &&
+              (strcmp(w->bound, source) == 0 || (!start && strcmp(w->relay, source) == 0));
+    if (!ok) {
+      dm_error_set(err, DM_ERR_NOT_FOUND, NULL,
+                   start ? "start-relay: worker %s is not an online worker bound to source %s; "
+                           "transfer-source %s %s first"
+                         : "stop-relay: worker %s is not an online worker bound to source %s or "
+                           "keeping its relay (see list-member)%s%s",
+                   workers[i], source, start ? source : "", start ? workers[i] : "");
+      goto out;
+    }
+    if (master_key(keys[i], sizeof keys[i], x->m, DMH_KEY_RELAY, workers[i], NULL, NULL, err) < 0)
+      goto out;
+  }
+  if (!(val = dmh_cluster_relay_json(&rq))) {
+    ctl_oom(err);
+    goto out;
+  }
+  for (size_t i = 0; i < n; i++)
+    ops[i] =
+        (dmh_etcd_op){.kind = DMH_ETCD_PUT, .key = DMH_ETCD_S(keys[i]), .value = DMH_ETCD_S(val)};
+  dmh_etcd_txn_result tr = {0};
+  if (dmh_etcd_txn(x->c, NULL, 0, ops, n, NULL, 0, &tr, err) < 0)
+    goto out;
+  dmh_etcd_txn_result_free(&tr);
+  json_object *list = json_object_new_array();
+  for (size_t i = 0; i < n; i++)
+    json_object_array_add(list, ctl_source_entry(source, workers[i]));
+  json_object_object_add(resp, "sources", list);
+  rc = 0;
+out:
+  free(val);
+  master_snapshot_free(&s);
+  return rc;
+}
+
 static int ctl_help(void *ud, const dmh_control_cmd *cmd, json_object *args, json_object *resp,
                     dm_error *err);
 
@@ -618,6 +701,8 @@ static const dmh_control_cmd ctl_cmds[] = {
      ctl_transfer_source,
      {"source", "worker", NULL},
      "transfer-source SOURCE WORKER"},
+    {"start-relay", ctl_relay, {"source", "worker", NULL}, "start-relay -s SOURCE [WORKER...]"},
+    {"stop-relay", ctl_relay, {"source", "worker", NULL}, "stop-relay -s SOURCE [WORKER...]"},
     {"help", ctl_help, {NULL}, "help"},
 };
 #define CTL_N_CMDS (sizeof ctl_cmds / sizeof ctl_cmds[0])

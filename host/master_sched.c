@@ -258,7 +258,7 @@ int master_apply(dmh_etcd *c, const dmh_master *m, int64_t token, const dmh_sche
   int rc = 0;
   for (size_t i = 0; i < n && rc == 0; i++) {
     const dmh_sched_action *a = &actions[i];
-    size_t need = a->kind == DMH_SCHED_BIND ? 2 : 1;
+    size_t need = a->kind == DMH_SCHED_BIND ? 3 : 1;
     if (ch->n_ops + need > DMH_ETCD_TXN_MAX_OPS) {
       rc = chunk_send(c, m, token, ch, leader_key, err);
       chunk_reset(ch);
@@ -296,6 +296,15 @@ int master_apply(dmh_etcd *c, const dmh_master *m, int64_t token, const dmh_sche
                                    .key = DMH_ETCD_S(ch->keys[k + 1]),
                                    .value = DMH_ETCD_S(ch->values[k + 1])};
     ch->n_ops += 2;
+    /* a new binding clears the worker's relay request (start-relay / stop-relay acted on the
+     * binding or the relay before it): the source file's enable-relay decides again */
+    if (master_key(ch->keys[k + 2], sizeof ch->keys[k + 2], m, DMH_KEY_RELAY, a->worker, NULL, NULL,
+                   err) < 0) {
+      rc = -1;
+      break;
+    }
+    ch->ops[ch->n_ops++] =
+        (dmh_etcd_op){.kind = DMH_ETCD_DELETE, .key = DMH_ETCD_S(ch->keys[k + 2])};
     /* the worker is still unbound: a binding is never overwritten (its create_revision is the
      * fencing token the worker's subtasks carry) */
     dm_strlcpy(ch->bkeys[ch->n_cmps], ch->keys[k], sizeof ch->bkeys[0]);

@@ -118,7 +118,7 @@ start_master 1
 start_master 2
 # w1 joins after the sources are placed: a source's relay starts with its binding (enable-relay)
 # and stays on the worker after a transfer, which would leave w1 at relay for the source first
-# bound there (a worker at relay takes no other source)
+# bound there (a worker at relay takes no other source) until a stop-relay (tested below)
 for w in w2 w3; do start_worker "$w"; done
 wait_for 10 "the masters did not answer list-member" ctl 1 list-member
 wait_for 10 "the workers did not all register free" members_are 2 "w2 free 
@@ -143,6 +143,35 @@ w3 relay source2"
 wait_for 20 "w2, w3 not at relay for source1, source2 with w1 free: $(members 1 | tr '\n' ';')" \
   members_are 1 "$want_bound"
 log "source1 at relay on w2, source2 on w3, w1 free (list-member)"
+
+# ---- start-relay / stop-relay through the master: the relay a transfer leaves behind ----
+ctl 1 transfer-source source1 w1 >"$work/ctl.out" || fail "transfer-source source1 w1: $(cat "$work/ctl.out")"
+wait_for 20 "the transfer to w1 did not leave source1's relay on w2: $(members 1 | tr '\n' ';')" \
+  members_are 1 "w1 relay source1
+w2 relay source1
+w3 relay source2"
+ctl 2 stop-relay -s source1 w2 >"$work/ctl.out" || fail "stop-relay -s source1 w2: $(cat "$work/ctl.out")"
+wait_for 20 "stop-relay did not free w2: $(members 1 | tr '\n' ';')" members_are 1 "w1 relay source1
+w2 free 
+w3 relay source2"
+ctl 1 stop-relay -s source1 >"$work/ctl.out" || fail "stop-relay -s source1 (w1): $(cat "$work/ctl.out")"
+wait_for 20 "stop-relay did not stop w1's relay: $(members 1 | tr '\n' ';')" members_are 1 "w1 bound source1
+w2 free 
+w3 relay source2"
+ctl 2 start-relay -s source1 w1 >"$work/ctl.out" || fail "start-relay -s source1 w1: $(cat "$work/ctl.out")"
+wait_for 20 "start-relay did not start w1's relay: $(members 1 | tr '\n' ';')" members_are 1 "w1 relay source1
+w2 free 
+w3 relay source2"
+ctl 1 stop-relay -s source2 w1 >"$work/ctl.out" && fail "stop-relay of a source w1 neither serves nor relays was taken"
+ctl 1 start-relay -s source1 w2 >"$work/ctl.out" && fail "start-relay on w2, not bound to source1, was taken"
+# the freed w2 is given a source again; the relay left on w1 is stopped the same way
+ctl 2 transfer-source source1 w2 >"$work/ctl.out" || fail "transfer-source source1 w2: $(cat "$work/ctl.out")"
+wait_for 20 "source1 did not go back to w2: $(members 1 | tr '\n' ';')" members_are 1 "w1 relay source1
+w2 relay source1
+w3 relay source2"
+ctl 1 stop-relay -s source1 w1 >"$work/ctl.out" || fail "stop-relay -s source1 w1: $(cat "$work/ctl.out")"
+wait_for 20 "stop-relay did not free w1: $(members 1 | tr '\n' ';')" members_are 1 "$want_bound"
+log "start-relay/stop-relay: the relay left on w2 by a transfer stopped (w2 free, bound again later), w1's stopped and started"
 
 # ---- tasks, and the workload on both schemas ----
 ctl 1 start-task "$work/task1.cfg" >"$work/ctl.out" || fail "start-task task1: $(cat "$work/ctl.out")"
