@@ -119,12 +119,34 @@ static void test_config_and_stage(void) {
   CU_ASSERT_EQUAL(dmh_cluster_stage_parse("running", 7, &st), -1);
 }
 
+/* The relay request of start-relay / stop-relay (<p>/relay/<worker>). */
+static void test_relay_request(void) {
+  dm_error err;
+  char k[DMH_CLUSTER_KEY_MAX], a[DMH_CLUSTER_NAME_MAX];
+  CU_ASSERT(dmh_cluster_key(k, sizeof k, "/c", DMH_KEY_RELAY, "w2", NULL, NULL) > 0);
+  CU_ASSERT_STRING_EQUAL(k, "/c/relay/w2");
+  CU_ASSERT_EQUAL(dmh_cluster_key_parse(k, strlen(k), "/c", DMH_KEY_RELAY, a, NULL, NULL), 0);
+  CU_ASSERT_STRING_EQUAL(a, "w2");
+  dmh_cluster_relay r = {.source = "source1", .stage = DMH_CLUSTER_STOPPED}, r2;
+  char *t = dmh_cluster_relay_json(&r);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  CU_ASSERT_STRING_EQUAL(t, "{\"source\":\"source1\",\"stage\":\"Stopped\"}");
+  CU_ASSERT_EQUAL(dmh_cluster_relay_parse(t, strlen(t), &r2, &err), 0);
+  CU_ASSERT(strcmp(r2.source, "source1") == 0 && r2.stage == DMH_CLUSTER_STOPPED);
+  free(t);
+  const char *bad[] = {"{\"source\":\"s\",\"stage\":\"Paused\"}", "{\"source\":\"s\"}",
+                       "{\"source\":\"a/b\",\"stage\":\"Running\"}", "[]"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    CU_ASSERT_EQUAL(dmh_cluster_relay_parse(bad[i], strlen(bad[i]), &r2, &err), -1);
+    CU_ASSERT_EQUAL(err.code, DM_ERR_STATE);
+  }
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
-      {"keys built and parsed", test_keys},
-      {"values round-tripped and refused", test_values},
-      {"master values", test_master_values},
-      {"file texts and stages", test_config_and_stage},
+      {"keys built and parsed", test_keys},   {"values round-tripped and refused", test_values},
+      {"master values", test_master_values},  {"file texts and stages", test_config_and_stage},
+      {"relay requests", test_relay_request},
   };
   return dmh_cunit_run("cluster_keys", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }
