@@ -117,6 +117,26 @@ void cw_publish(cw *w, bool all);
 /* Forgets what was published (a new lease: every status is put again). */
 void cw_publish_reset(cw *w);
 
+/* What etcd expects of the bound source's subtasks. */
+typedef struct cw_want {
+  char task[DMH_CLUSTER_NAME_MAX];
+  dmh_cluster_stage stage;
+  char *text; /* the task file, when the task must be started here (or the source is new here) */
+} cw_want;
+
+/* Writes a file text under the state dir, next to the registry's copy (so relative paths in it
+ * resolve the same): <state>/<dir>/<name>/cluster.cfg. malloc'd path, or NULL with err. */
+char *cw_write_config(cw *w, const char *dir, const char *name, const char *text, dm_error *err);
+
+/* The text of `source`'s file to create it with when it is bound here anew
+ * (cluster_worker_relay.c): `text` with `relay.binlog-name` set to the earliest binlog file of the
+ * global sync checkpoints of the tasks on the source (the target's
+ * `<meta>`.`<task>_syncer_checkpoint` rows with id = source, is_global = 1), so the relay starts
+ * no later than what the sync still needs. malloc'd; NULL to create it with `text` as it is (no
+ * checkpoint yet, the file sets relay.binlog-name or binlog-gtid itself, or a read failed:
+ * logged). */
+char *cw_relay_start_text(cw *w, const char *source, const char *text, const cw_want *ws, int n_ws);
+
 int cw_threads_start(cw *w, dm_error *err);
 void cw_threads_stop(cw *w);
 

@@ -199,10 +199,7 @@ static int cw_get_config(cw *w, dmh_cluster_key_kind kind, const char *name, cha
   return 0;
 }
 
-/* Writes a file text under the state dir, next to the registry's copy (so relative paths in it
- * resolve the same): <state>/<dir>/<name>/cluster.cfg. malloc'd path, or NULL with err. */
-static char *cw_write_config(cw *w, const char *dir, const char *name, const char *text,
-                             dm_error *err) {
+char *cw_write_config(cw *w, const char *dir, const char *name, const char *text, dm_error *err) {
   char folder[4096], *path = NULL;
   if (snprintf(folder, sizeof folder, "%s/%s/%s", w->state_dir, dir, name) >= (int)sizeof folder) {
     dm_error_set(err, DM_ERR_STATE, NULL, "state dir path too long");
@@ -216,13 +213,6 @@ static char *cw_write_config(cw *w, const char *dir, const char *name, const cha
   }
   return path;
 }
-
-/* What etcd expects of the bound source's subtasks. */
-typedef struct cw_want {
-  char task[DMH_CLUSTER_NAME_MAX];
-  dmh_cluster_stage stage;
-  char *text; /* the task file, when the task must be started here */
-} cw_want;
 
 static void cw_wants_free(cw_want *ws, int n) {
   for (int i = 0; ws && i < n; i++)
@@ -421,16 +411,26 @@ int cw_reconcile(cw *w, int64_t *revision, dm_error *err) {
     free(source_text);
     return -1;
   }
+  /* a source bound anew: every task's file, for the relay's start (cw_relay_start_text) */
+  bool fresh = bound && source_text;
   int n_ts;
   cw_task *ts = cw_tasks(w, &n_ts);
   for (int j = 0; rc == 0 && j < n_ws; j++)
-    if (ws[j].stage == DMH_CLUSTER_RUNNING && !(ts && cw_find_task(ts, n_ts, ws[j].task)))
+    if (fresh ||
+        (ws[j].stage == DMH_CLUSTER_RUNNING && !(ts && cw_find_task(ts, n_ts, ws[j].task))))
       rc = cw_get_config(w, DMH_KEY_TASK, ws[j].task, &ws[j].text, err);
   free(ts);
   if (rc < 0) {
     cw_wants_free(ws, n_ws);
     free(source_text);
     return -1;
+  }
+  if (fresh) {
+    char *with_start = cw_relay_start_text(w, b.source, source_text, ws, n_ws);
+    if (with_start) {
+      free(source_text);
+      source_text = with_start;
+    }
   }
 
   pthread_mutex_lock(&w->ops_lock);

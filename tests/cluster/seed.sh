@@ -227,6 +227,17 @@ wait "${pid[w2]}" 2>/dev/null || true
 proc_alive "${pid[w2]}" && fail "w2 survived kill -9"
 unset 'pid[w2]'
 ts=$SECONDS
+# The relay of the moved source starts at the file of task1's sync checkpoint, not at the source's
+# current file: a rotation now puts the current file past it (w2 is dead, nothing moves the
+# checkpoint), and the relay folder w1 kept of source1 (from the relay commands above) goes, so
+# w1's relay starts anew.
+cp_file=$(tgt -N -B -e "SELECT binlog_name FROM $cp_table WHERE id = 'source1' AND is_global = 1")
+src -e "FLUSH BINARY LOGS"
+cur_file=$(src -N -B -e "SHOW MASTER STATUS" | cut -f1)
+[ -n "$cp_file" ] && [ "$cp_file" != "$cur_file" ] || fail "checkpoint file '$cp_file', current '$cur_file': no rotation between"
+w1_relay="$work/w1/sources/source1/relay"
+[ -d "$w1_relay" ] || fail "w1 kept no relay folder of source1 at $w1_relay"
+rm -rf "$w1_relay"
 for _ in $(seq 1 250); do
   members 1 | grep -qx "w1 relay source1" && break
   monitor_ok
@@ -240,6 +251,10 @@ members 1 | grep -qx "w3 relay source2" || fail "source2 left w3: $(members 1 | 
 wait_for 60 "task1 does not run on w1" ctl_jq 2 '[.sources[].subTaskStatus[]
   | select(.worker == "w1" and .stage == "Running")] | length == 1' query-status task1
 grep -q "unit=sync\] sync: reading" "$work/w1.log" || fail "w1 did not sync task1"
+relay_first=$(ls "$w1_relay"/*/ | grep -E '\.[0-9]+$' | sort | head -n 1)
+[ "$relay_first" = "$cp_file" ] ||
+  fail "w1's relay starts at '$relay_first', not at task1's checkpoint file '$cp_file' (current '$cur_file')"
+grep -q "source source1: its relay starts at $cp_file" "$work/w1.log" || fail "w1 did not log its relay's start"
 grep -qE "unit=(dump|load)\]" "$work/w1.log" && fail "w1 dumped or loaded task1 again instead of syncing on"
 printf 'w1 relay source1\nw3 relay source2\n' >"$work/want"
 log "kill -9 of w2: source1 at relay on w1 ${moved} s later, task1 runs there"
