@@ -65,6 +65,7 @@ typedef struct load_dump {
   bool has_pos;    /* false: the dump was made without a position (mode full, no sync follows) */
   dm_position safe_exit; /* the section DM_DUMP_METADATA_AFTER (consistency none) */
   bool has_safe_exit;
+  char dump_id[17]; /* dm_dump_fnv1a64 of `metadata`, in hex: the checkpoint's `dump_id` */
   char (*dbs)[LOAD_NAME_MAX]; /* from `<db>-schema-create.sql` files */
   char **db_files;
   int n_dbs;
@@ -178,6 +179,12 @@ int load_cp_fence_failed(load_unit *u, MYSQL *c, const char *file, dm_error *err
  * becomes DM_ERR_FENCED (the cause), else it stays. */
 void load_cp_fenced_instead(load_unit *u, MYSQL *c, dm_error *err);
 int load_cp_exists(load_unit *u, MYSQL *c, bool *exists, dm_error *err);
+/* Before load_cp_read: when this source's rows were registered for another dump than d (the
+ * subtask moved from another worker and dumped again, or the folder was made again), empties the
+ * target tables that load had written to and removes the rows, so d loads from the start; refused
+ * (DM_ERR_LOAD_OTHER_DUMP) when another source loads into one of those tables. Raises the rows to
+ * the fencing token first. 0 (nothing to do, or done), -1. */
+int load_cp_other_dump(load_unit *u, MYSQL *c, const load_dump *d, dm_error *err);
 
 /* ---- load_schema.c ---- */
 /* Creates the routed databases and tables; keeps existing tables of the same definition. */

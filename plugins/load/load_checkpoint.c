@@ -3,6 +3,12 @@
  * per data file and source: how many bytes of the file are loaded. A row's offset moves in the same
  * transaction as the statements it counts, so after any crash the table and the checkpoint agree.
  *
+ * Every row names the dump it was registered for (`dump_id`, dm_dump_fnv1a64 of its `metadata`).
+ * A subtask moved to another worker during its dump or load finds the rows of the old worker's
+ * dump there but not its files (the dump folder is local): it dumps again, and the load of the new
+ * dump first empties the target tables the old load wrote to and drops the old rows
+ * (load_cp_other_dump), so that no row of the older snapshot stays next to the new one.
+ *
  * Fencing (a token T > 0 from the host; dmhost/db.h): the rows carry T in `fence`; the start raises
  * this source's rows to T (refused when one carries more), and the UPDATE that moves a row before
  * a batch's COMMIT requires `fence` <= T and is checked, so a stale worker's batch rolls back.
@@ -34,6 +40,7 @@ int load_cp_prepare(load_unit *u, MYSQL *c, dm_error *err) {
                "`cp_table` VARCHAR(128) NOT NULL, "
                "`offset` BIGINT NOT NULL, "
                "`end_pos` BIGINT NOT NULL, "
+               "`dump_id` VARCHAR(16) NOT NULL DEFAULT '', "
                "`create_time` TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP, "
                "`update_time` TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE "
                "CURRENT_TIMESTAMP, " DM_DB_FENCE_COLUMN_DEF ", "
@@ -41,11 +48,39 @@ int load_cp_prepare(load_unit *u, MYSQL *c, dm_error *err) {
                u->cp_table);
   if (load_db_exec(u, c, q, (size_t)n, "load: cannot create the checkpoint table", err) != 0)
     return -1;
+  /* a table of an older version has no `dump_id` (nor `fence`) column yet: its rows keep '',
+   * "the dump of this folder" */
+  char table[LOAD_NAME_MAX + 32], lit_meta[2 * LOAD_NAME_MAX + 3],
+      lit_table[2 * LOAD_NAME_MAX + 40];
+  snprintf(table, sizeof table, "%s_loader_checkpoint", u->host->task_name(u->ctx));
+  if (load_db_literal(c, u->meta, lit_meta, sizeof lit_meta) != 0 ||
+      load_db_literal(c, table, lit_table, sizeof lit_table) != 0) {
+    u->host->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL,
+                        "load: the meta schema or task name is too long");
+    return -1;
+  }
+  n = snprintf(q, sizeof q,
+               "SELECT 1 FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s AND TABLE_NAME = "
+               "%s AND COLUMN_NAME = 'dump_id'",
+               lit_meta, lit_table);
+  MYSQL_RES *r = NULL;
+  if (mysql_real_query(c, q, (size_t)n) != 0 || !(r = mysql_store_result(c))) {
+    load_db_error(u, c, "load: cannot read the checkpoint table's columns", err);
+    return -1;
+  }
+  bool has = mysql_num_rows(r) > 0;
+  mysql_free_result(r);
+  if (!has) {
+    n = snprintf(
+        q, sizeof q,
+        "ALTER TABLE %s ADD COLUMN IF NOT EXISTS `dump_id` VARCHAR(16) NOT NULL DEFAULT ''",
+        u->cp_table);
+    if (load_db_exec(u, c, q, (size_t)n, "load: cannot add `dump_id` to the checkpoint table",
+                     err) != 0)
+      return -1;
+  }
   if (!u->fence)
     return 0;
-  /* a table of an older version has no `fence` column yet */
-  char table[LOAD_NAME_MAX + 32];
-  snprintf(table, sizeof table, "%s_loader_checkpoint", u->host->task_name(u->ctx));
   return dm_db_fence_column(c, u->meta, table, u->cp_table, "load", err);
 }
 
@@ -169,7 +204,7 @@ static int load_cp_row(MYSQL *c, const char *id, uint64_t fence, load_dump *d, i
                        size_t *len, size_t *cap) {
   const load_file *f = &d->files[i];
   const load_table *t = &d->tables[f->table];
-  size_t need = strlen(id) + 2 * (strlen(f->name) + strlen(t->db) + strlen(t->table)) + 128;
+  size_t need = strlen(id) + 2 * (strlen(f->name) + strlen(t->db) + strlen(t->table)) + 160;
   if (*len + need > *cap) {
     size_t ncap = (*cap + need) * 2;
     char *nq = realloc(*q, ncap);
@@ -189,7 +224,7 @@ static int load_cp_row(MYSQL *c, const char *id, uint64_t fence, load_dump *d, i
   p[n++] = ',';
   load_db_literal(c, t->table, p + n, room - (size_t)n);
   n += (int)strlen(p + n);
-  n += snprintf(p + n, room - (size_t)n, ", 0, %" PRIu64, f->size);
+  n += snprintf(p + n, room - (size_t)n, ", 0, %" PRIu64 ", '%s'", f->size, d->dump_id);
   n += snprintf(p + n, room - (size_t)n, fence ? ", %" PRIu64 ")" : ")", fence);
   *len += (size_t)n;
   return 0;
@@ -212,7 +247,7 @@ int load_cp_register(load_unit *u, MYSQL *c, load_dump *d, dm_error *err) {
     len = 0;
     int hn = snprintf(head, sizeof head,
                       "INSERT INTO %s (`id`, `filename`, `cp_schema`, `cp_table`, `offset`, "
-                      "`end_pos`%s) VALUES ",
+                      "`end_pos`, `dump_id`%s) VALUES ",
                       u->cp_table, u->fence ? ", `fence`" : "");
     bool any = false;
     for (; i < d->n_files && len < LOAD_CP_STMT_MAX; i++) {
@@ -296,4 +331,118 @@ int load_cp_exists(load_unit *u, MYSQL *c, bool *exists, dm_error *err) {
   *exists = mysql_num_rows(r) > 0;
   mysql_free_result(r);
   return 0;
+}
+
+/* The target tables (routed) of the source tables that `sql` selects (cp_schema, cp_table) */
+typedef struct load_cp_targets {
+  char (*names)[2][LOAD_NAME_MAX];
+  int n;
+} load_cp_targets;
+
+static int load_cp_targets_read(load_unit *u, MYSQL *c, const char *sql, int len,
+                                load_cp_targets *out, dm_error *err) {
+  out->names = NULL;
+  out->n = 0;
+  MYSQL_RES *r = NULL;
+  if (mysql_real_query(c, sql, (size_t)len) != 0 || !(r = mysql_store_result(c))) {
+    load_db_error(u, c, "load: cannot read the checkpoint", err);
+    return -1;
+  }
+  out->names = calloc(mysql_num_rows(r) + 1, sizeof *out->names);
+  if (!out->names) {
+    mysql_free_result(r);
+    u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "load: no memory");
+    return -1;
+  }
+  MYSQL_ROW row;
+  while ((row = mysql_fetch_row(r)) != NULL) {
+    char(*t)[LOAD_NAME_MAX] = out->names[out->n++];
+    u->host->route_table(u->ctx, row[0] ? row[0] : "", row[1] ? row[1] : "", t[0], LOAD_NAME_MAX,
+                         t[1], LOAD_NAME_MAX);
+  }
+  mysql_free_result(r);
+  return 0;
+}
+
+int load_cp_other_dump(load_unit *u, MYSQL *c, const load_dump *d, dm_error *err) {
+  char id[160], where[200], q[1024 + 2 * LOAD_NAME_MAX];
+  if (load_db_literal(c, u->host->source_id(u->ctx), id, sizeof id) != 0) {
+    u->host->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL, "load: source-id is too long");
+    return -1;
+  }
+  snprintf(where, sizeof where, "`id` = %s", id);
+  /* owning the rows first: a stale worker of the old binding (frozen, partitioned) can no longer
+   * commit a batch into the tables emptied below (its batch's checkpoint update is fenced) */
+  if (u->fence && dm_db_fence_raise(c, u->cp_table, where, u->fence, "load", err) != 0)
+    return -1;
+  int n = snprintf(q, sizeof q,
+                   "SELECT `dump_id` FROM %s WHERE %s AND `dump_id` NOT IN ('', '%s') LIMIT 1",
+                   u->cp_table, where, d->dump_id);
+  MYSQL_RES *r = NULL;
+  if (mysql_real_query(c, q, (size_t)n) != 0 || !(r = mysql_store_result(c))) {
+    load_db_error(u, c, "load: cannot read the checkpoint", err);
+    return -1;
+  }
+  MYSQL_ROW row = mysql_fetch_row(r);
+  char other[17] = "";
+  if (row && row[0])
+    dm_strlcpy(other, row[0], sizeof other);
+  mysql_free_result(r);
+  if (!other[0])
+    return 0; /* this dump's rows, or none */
+
+  load_cp_targets mine, others;
+  n = snprintf(q, sizeof q,
+               "SELECT `cp_schema`, `cp_table` FROM %s WHERE %s GROUP BY `cp_schema`, `cp_table` "
+               "HAVING MAX(`offset`) > 0",
+               u->cp_table, where);
+  if (load_cp_targets_read(u, c, q, n, &mine, err) != 0)
+    return -1;
+  n = snprintf(q, sizeof q, "SELECT DISTINCT `cp_schema`, `cp_table` FROM %s WHERE NOT (%s)",
+               u->cp_table, where);
+  if (load_cp_targets_read(u, c, q, n, &others, err) != 0) {
+    free(mine.names);
+    return -1;
+  }
+  int rc = 0;
+  for (int i = 0; i < mine.n && rc == 0; i++)
+    for (int k = 0; k < others.n && rc == 0; k++)
+      if (strcmp(mine.names[i][0], others.names[k][0]) == 0 &&
+          strcmp(mine.names[i][1], others.names[k][1]) == 0) {
+        u->host->error_make(
+            u->ctx, err, DM_ERR_LOAD_OTHER_DUMP, NULL,
+            "load: the checkpoint %s holds rows of source `%s` for another dump (%s, this one is "
+            "%s: the subtask moved from another worker, or its dump folder was made again) that "
+            "loaded into `%s`.`%s`, where other sources load too: its rows cannot be taken out "
+            "alone, so the load does not start",
+            u->cp_table, u->host->source_id(u->ctx), other, d->dump_id, mine.names[i][0],
+            mine.names[i][1]);
+        rc = -1;
+      }
+  free(others.names);
+  for (int i = 0; i < mine.n && rc == 0; i++) {
+    char qd[2 * LOAD_NAME_MAX + 3], qt[2 * LOAD_NAME_MAX + 3];
+    n = snprintf(q, sizeof q, "TRUNCATE TABLE %s.%s",
+                 load_db_quote(mine.names[i][0], qd, sizeof qd),
+                 load_db_quote(mine.names[i][1], qt, sizeof qt));
+    if (mysql_real_query(c, q, (size_t)n) != 0 && mysql_errno(c) != ER_NO_SUCH_TABLE) {
+      load_db_error(u, c, "load: cannot empty a table of the other dump's load", err);
+      rc = -1;
+    }
+  }
+  if (rc == 0) {
+    n = u->fence ? snprintf(q, sizeof q, "DELETE FROM %s WHERE %s AND `fence` <= %" PRIu64,
+                            u->cp_table, where, u->fence)
+                 : snprintf(q, sizeof q, "DELETE FROM %s WHERE %s", u->cp_table, where);
+    rc = load_db_exec(u, c, q, (size_t)n, "load: cannot remove the other dump's checkpoint", err);
+  }
+  if (rc == 0)
+    u->host->logf(u->ctx, DM_LOG_WARN,
+                  "load: the checkpoint held this source's rows for another dump (%s; this one is "
+                  "%s): the subtask moved from another worker, or its dump was made again. Emptied "
+                  "the %d target table(s) that load had written to and removed its rows; loading "
+                  "%s from the start",
+                  other, d->dump_id, mine.n, d->dir);
+  free(mine.names);
+  return rc;
 }

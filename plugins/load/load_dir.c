@@ -349,11 +349,17 @@ int load_dir_scan(load_unit *u, const char *dir, load_dump *d, dm_error *err) {
                         strerror(e), "load: cannot open the dump folder %s: %s", dir, strerror(e));
     return -1;
   }
-  if (load_dir_metadata(u, d, err) != 0) {
+  char *meta = NULL;
+  size_t meta_len = 0;
+  if (load_dir_metadata(u, d, err) != 0 ||
+      load_dir_read_file(u, d, "metadata", &meta, &meta_len, err) != 0) {
     closedir(dh);
     load_dir_free(d);
     return -1;
   }
+  snprintf(d->dump_id, sizeof d->dump_id, "%016llx",
+           (unsigned long long)dm_dump_fnv1a64(meta, meta_len));
+  free(meta);
   struct dirent *de;
   int rc = 0;
   while (rc == 0 && (de = readdir(dh)) != NULL) {

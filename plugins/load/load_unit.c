@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -183,6 +184,10 @@ static int load_update(void *self, dm_error *err) {
   return 0;
 }
 
+/* Fresh: no checkpoint row of this source, or rows but no complete dump in the folder to continue
+ * them with (a subtask moved from another worker in its dump or load phase: the dump folder is
+ * local to the worker that made it), so the subtask starts over from its dump unit, if it has one,
+ * and the load of the new dump replaces what the old one wrote (load_cp_other_dump). */
 static int load_is_fresh_task(void *self, bool *fresh, dm_error *err) {
   load_unit *u = self;
   MYSQL *c = load_db_connect(u, err);
@@ -192,6 +197,19 @@ static int load_is_fresh_task(void *self, bool *fresh, dm_error *err) {
   int rc = load_cp_exists(u, c, &exists, err);
   load_db_close(u, c);
   *fresh = !exists;
+  if (rc == 0 && exists) {
+    char path[PATH_MAX];
+    struct stat st;
+    if (snprintf(path, sizeof path, "%s/metadata", u->cfg.dir) < (int)sizeof path &&
+        stat(path, &st) != 0 && errno == ENOENT) {
+      u->host->logf(u->ctx, DM_LOG_WARN,
+                    "load: the checkpoint has rows of this source but %s has no complete dump "
+                    "to continue them with (the subtask moved from another worker?): the load "
+                    "starts over",
+                    u->cfg.dir);
+      *fresh = true;
+    }
+  }
   return rc;
 }
 
@@ -255,7 +273,8 @@ static int load_prepare(load_unit *u, MYSQL *c, load_dump *d, dm_error *e) {
   int rc = load_db_check_privileges(u, c, schemas, n_schemas, e);
   free(schemas);
   if (rc != 0 || load_cp_prepare(u, c, e) != 0 || load_keys_prepare(u, c, e) != 0 ||
-      load_cp_read(u, c, d, &n_rows, e) != 0 || load_keys_read(u, c, d, e) != 0)
+      load_cp_other_dump(u, c, d, e) != 0 || load_cp_read(u, c, d, &n_rows, e) != 0 ||
+      load_keys_read(u, c, d, e) != 0)
     return -1;
   bool done = n_rows > 0;
   for (int i = 0; i < d->n_tables; i++)

@@ -12,13 +12,17 @@ static bool dm_dump_name_escaped(unsigned char ch) {
   return ch == '/' || ch == '\\' || ch == '.' || ch == '@' || ch < 0x20 || ch == 0x7f;
 }
 
-static uint64_t dm_dump_name_hash(const char *s) {
-  uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a 64 */
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+uint64_t dm_dump_fnv1a64(const void *bytes, size_t len) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (const unsigned char *p = bytes, *end = p + len; p < end; p++) {
     h ^= *p;
     h *= 0x100000001b3ull;
   }
   return h;
+}
+
+static uint64_t dm_dump_name_hash(const char *s) {
+  return dm_dump_fnv1a64(s, strlen(s));
 }
 
 size_t dm_dump_name_part(const char *name, char *out, size_t out_len) {

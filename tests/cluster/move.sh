@@ -12,8 +12,9 @@
 # unit (the load of task2 is fresh without a dump to continue: load_is_fresh_task), and task2's
 # load empties the tables the old load wrote to before it loads the new dump (its checkpoint rows
 # name another dump_id; the log says so), as the old rows of db2 were changed by the workload
-# since. Both reach the sync; after the writes stop both targets equal their sources; no error on
-# w3 and w4, no duplicate key.
+# since. Both reach the sync. Then etcd member e1 is killed for 5 s: no binding, lease or task
+# changes. After the writes stop both targets equal their sources; no error on w3 and w4, no
+# duplicate key.
 #
 #   move.sh <dmhost> <dmctl> <plugin dir> <source dir>
 #
@@ -37,7 +38,9 @@ end_src_lock() {
   wait "$src_lock_pid" 2>/dev/null || true
   src_lock_pid="" src_lock_id=""
 }
+e1_killed=""
 cleanup() {
+  [ -z "$e1_killed" ] || bash scripts/etcd.sh restart e1 >/dev/null 2>&1 || true
   stop_workload
   end_lock_session || true
   end_src_lock || true
@@ -157,8 +160,22 @@ for t in task1:w3 task2:w4; do
 done
 log "task1 and task2 started over at the dump on w3 and w4; both sync"
 
+# ---- one etcd member killed (the first of every process's endpoint list): nothing stops ----
+bash scripts/etcd.sh kill e1 >/dev/null
+e1_killed=1
+n3=$(lines "$work/w3.log") n4=$(lines "$work/w4.log")
+sleep 5 # more than a keepalive round (TTL / 3): the workers renew through e2 or e3
+members_are 1 "w3 bound source1
+w4 bound source2" || fail "the bindings changed with e1 down: $(members 1 | tr '\n' ';')"
+task_running task1 source1 1 >/dev/null || fail "task1 does not run with e1 down"
+task_running task2 source2 1 >/dev/null || fail "task2 does not run with e1 down"
+tail -n +$((n3 + 1)) "$work/w3.log" "$work/w4.log" | grep -E "15041|fenced|Paused" &&
+  fail "a worker paused with one etcd member down"
+bash scripts/etcd.sh restart e1 >/dev/null
+e1_killed=""
+log "etcd member e1 killed for 5 s: bindings, leases and tasks unchanged"
+
 # ---- the writes stop: both targets equal their sources, no error, no duplicate key ----
-sleep 1
 stop_workload
 for db in $db1 $db2; do
   for _ in $(seq 1 60); do

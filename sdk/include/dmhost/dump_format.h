@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -29,6 +30,12 @@ extern "C" {
  * (consistency none): a sync starts at the first section's position and runs in safe mode until it
  * passes this one. Its Log/Pos/GTID lines follow as in the first section. */
 #define DM_DUMP_METADATA_AFTER "SHOW MASTER STATUS: /* AFTER CONNECTION POOL ESTABLISHED */"
+
+/* FNV-1a 64 of len bytes: the hash of a shortened name part, and a dump's identity, the hash of
+ * its whole `metadata` file (position, times, tables: two dumps with the same text saw the same
+ * snapshot), which the load checkpoint records with every file so that a load never continues
+ * another dump's checkpoint (a subtask moved to a worker that dumped anew). */
+uint64_t dm_dump_fnv1a64(const void *bytes, size_t len);
 
 /*
  * The file-name part of a schema or table name: the name with `/`, `\`, `.`, `@` and bytes < 0x20

@@ -260,6 +260,10 @@ typedef enum dm_error_level {
   X(DM_ERR_LOAD_PACKET_TOO_BIG, 40106, DM_CLASS_LOAD_UNIT, DM_SCOPE_DOWNSTREAM, DM_LEVEL_HIGH, 0,  \
     "Raise the target's max_allowed_packet to the size named (SET GLOBAL max_allowed_packet = "    \
     "<bytes>; and in its configuration file), then resume the task.")                              \
+  X(DM_ERR_LOAD_OTHER_DUMP, 40107, DM_CLASS_LOAD_UNIT, DM_SCOPE_DOWNSTREAM, DM_LEVEL_HIGH, 0,      \
+    "The load must start over from a new dump, but another source loads into the table named. "    \
+    "Stop the task, empty that table on the target, delete the task's rows of "                    \
+    "<meta-schema>.<task>_loader_checkpoint, then start the task again.")                          \
   X(DM_ERR_SYNC_PRECHECK, 36001, DM_CLASS_SYNC_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,          \
     "Set what the message names on the source (binlog_format=ROW, binlog_row_image=FULL, "         \
     "binlog_row_metadata=FULL, log_bin) or grant the privileges it lists, then resume the task.")  \
