@@ -3,14 +3,17 @@
 
 #include "error_json.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "binlog_cmd.h"
 #include "config.h"
 #include "dmhost/sdk.h"
 #include "log.h"
+#include "state.h"
 
 /* One error shape everywhere (DM's field names), the same as in query-status's result.errors. */
 json_object *dmh_control_error_json(const dm_error *err) {
@@ -101,6 +104,58 @@ int dmh_control_arg_path(const control_cmd *cmd, json_object *args, const char *
   return 0;
 }
 
+/* ---- the file a command names ---- */
+
+void dmh_control_file_free(dmh_control_file *f) {
+  if (f->dir[0]) {
+    unlink(f->copy);
+    rmdir(f->dir);
+  }
+  free(f->text);
+  memset(f, 0, sizeof *f);
+}
+
+int dmh_control_file_blame(const dmh_control_file *f, const char *path, dm_error *err) {
+  char *at;
+  if (f->dir[0] && (at = strstr(err->message, f->copy)) != NULL) {
+    char tail[DM_ERROR_MESSAGE_MAX];
+    snprintf(tail, sizeof tail, "%s", at + strlen(f->copy));
+    snprintf(at, sizeof err->message - (size_t)(at - err->message), "%s%s", path, tail);
+  }
+  return -1;
+}
+
+int dmh_control_file_get(const dmh_control_cmd *cmd, json_object *args, const char *path,
+                         bool want_text, dmh_control_file *f, dm_error *err) {
+  memset(f, 0, sizeof *f);
+  f->path = path;
+  const char *content = NULL;
+  if (dmh_control_arg_string(cmd, args, "content", false, &content, err) < 0)
+    return -1;
+  if (!content) {
+    if (want_text && !(f->text = dmh_state_read_all(path, NULL))) {
+      dm_error_set(err, DM_ERR_CONFIG_IO, strerror(errno), "cannot read %s", path);
+      return -1;
+    }
+    return 0;
+  }
+  snprintf(f->dir, sizeof f->dir, "/tmp/dmh-sent-XXXXXX");
+  if (!mkdtemp(f->dir)) { /* 0700 */
+    dm_error_set(err, DM_ERR_STATE, strerror(errno), "cannot make a temp folder for %s", path);
+    f->dir[0] = '\0';
+    return -1;
+  }
+  /* the copy keeps the file's name: a loader's message that names it reads as the user's file */
+  const char *base = strrchr(path, '/');
+  snprintf(f->copy, sizeof f->copy, "%s/%.60s", f->dir, base ? base + 1 : path);
+  f->path = f->copy;
+  if (want_text && !(f->text = strdup(content))) {
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory reading %s", path);
+    return -1;
+  }
+  return dmh_state_write_file(f->copy, content, strlen(content), err);
+}
+
 /* ---- commands ---- */
 
 int dmh_control_source_args(const dmh_control_cmd *cmd, json_object *args, dmh_source_op *out,
@@ -141,8 +196,14 @@ static int control_operate_source(void *ud, const control_cmd *cmd, json_object 
   dmh_source_op so;
   if (dmh_control_source_args(cmd, args, &so, err) < 0)
     return -1;
-  if (so.op == DMH_SOURCE_CREATE)
-    return dmh_registry_source_create(r, so.path, resp, err);
+  if (so.op == DMH_SOURCE_CREATE) {
+    dmh_control_file f;
+    int rc = dmh_control_file_get(cmd, args, so.path, false, &f, err);
+    if (rc == 0 && (rc = dmh_registry_source_create(r, f.path, resp, err)) < 0)
+      dmh_control_file_blame(&f, so.path, err);
+    dmh_control_file_free(&f);
+    return rc;
+  }
   if (so.op == DMH_SOURCE_SHOW)
     return dmh_registry_source_show(r, so.source, resp, err);
   return dmh_registry_source_stop(r, so.source, resp, err);
@@ -154,7 +215,12 @@ static int control_start_task(void *ud, const control_cmd *cmd, json_object *arg
   const char *path;
   if (dmh_control_arg_path(cmd, args, "path", &path, err) < 0)
     return -1;
-  return dmh_registry_task_start(r, path, resp, err);
+  dmh_control_file f;
+  int rc = dmh_control_file_get(cmd, args, path, false, &f, err);
+  if (rc == 0 && (rc = dmh_registry_task_start(r, f.path, resp, err)) < 0)
+    dmh_control_file_blame(&f, path, err);
+  dmh_control_file_free(&f);
+  return rc;
 }
 
 static int control_check_task(void *ud, const control_cmd *cmd, json_object *args,
@@ -163,7 +229,12 @@ static int control_check_task(void *ud, const control_cmd *cmd, json_object *arg
   const char *path;
   if (dmh_control_arg_path(cmd, args, "path", &path, err) < 0)
     return -1;
-  return dmh_registry_task_check(r, path, resp, err);
+  dmh_control_file f;
+  int rc = dmh_control_file_get(cmd, args, path, false, &f, err);
+  if (rc == 0 && (rc = dmh_registry_task_check(r, f.path, resp, err)) < 0)
+    dmh_control_file_blame(&f, path, err);
+  dmh_control_file_free(&f);
+  return rc;
 }
 
 static int control_task_op(void *ud, const control_cmd *cmd, json_object *args, json_object *resp,
@@ -242,10 +313,10 @@ static int control_help(void *ud, const control_cmd *cmd, json_object *args, jso
 static const control_cmd control_cmds[] = {
     {"operate-source",
      control_operate_source,
-     {"op", "source", "path", NULL},
+     {"op", "source", "path", "content"},
      "operate-source create SOURCE.cfg | show [-s SOURCE] | stop -s SOURCE"},
-    {"check-task", control_check_task, {"path", NULL, NULL, NULL}, "check-task TASK.cfg"},
-    {"start-task", control_start_task, {"path", NULL, NULL, NULL}, "start-task TASK.cfg"},
+    {"check-task", control_check_task, {"path", "content", NULL, NULL}, "check-task TASK.cfg"},
+    {"start-task", control_start_task, {"path", "content", NULL, NULL}, "start-task TASK.cfg"},
     {"pause-task", control_task_op, {"name", NULL, NULL, NULL}, "pause-task NAME"},
     {"resume-task", control_task_op, {"name", NULL, NULL, NULL}, "resume-task NAME"},
     {"stop-task", control_task_op, {"name", NULL, NULL, NULL}, "stop-task NAME"},

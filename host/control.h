@@ -59,6 +59,25 @@ int dmh_control_arg_string(const dmh_control_cmd *cmd, json_object *args, const 
                            bool required, const char **out, dm_error *err);
 int dmh_control_arg_path(const dmh_control_cmd *cmd, json_object *args, const char *key,
                          const char **out, dm_error *err);
+
+/* The file a command names (operate-source create, start-task, check-task), as a config loader
+ * reads it. dmctl --master-addr sends the file's text as "content" next to its "path" (DM's dmctl
+ * sends the content too), so the daemon needs no access to the user's files: the text goes to a
+ * file of the same name in a private temp folder (0700), and `path` is that copy. Relative paths
+ * inside a sent file mean nothing on the daemon's machine; where the registry keeps a copy it
+ * refuses them (reg_check_paths). Without "content" `path` is the file itself (a client on the
+ * same machine). `text` (want_text) holds the file's text. dmh_control_file_free removes the copy
+ * (also after a failed get); dmh_control_file_blame makes an error naming the copy name `path`
+ * instead and returns -1. */
+typedef struct dmh_control_file {
+  const char *path;
+  char *text;
+  char dir[64], copy[128];
+} dmh_control_file;
+int dmh_control_file_get(const dmh_control_cmd *cmd, json_object *args, const char *path,
+                         bool want_text, dmh_control_file *f, dm_error *err);
+int dmh_control_file_blame(const dmh_control_file *f, const char *path, dm_error *err);
+void dmh_control_file_free(dmh_control_file *f);
 /* operate-source's arguments: create with an absolute path, show with an optional source, stop
  * with a source; anything else DM_ERR_CONTROL_REQUEST. */
 typedef struct dmh_source_op {

@@ -19,6 +19,7 @@
 #include "control_http.h"
 #include "control_socket.h"
 #include "dmhost/sdk.h"
+#include "state.h"
 
 #define DMCTL_DEFAULT_TIMEOUT_S 300
 
@@ -344,6 +345,35 @@ static int dmctl_send(const dmctl_target *t, const char *request, int timeout_ms
   return rc;
 }
 
+/* Through --master-addr the daemon may run elsewhere: the file a command names goes along as
+ * "content" (DM's dmctl sends the content too; dmh_control_file_get). 0, or the exit status. */
+#define DMCTL_CONTENT_MAX (512 * 1024) /* twice that, JSON-escaped, still fits a request */
+static int dmctl_attach_content(json_object *req) {
+  json_object *args = NULL, *cmd = NULL, *op = NULL, *path = NULL;
+  json_object_object_get_ex(req, "cmd", &cmd);
+  json_object_object_get_ex(req, "args", &args);
+  const char *name = cmd ? json_object_get_string(cmd) : "";
+  bool sends = strcmp(name, "start-task") == 0 || strcmp(name, "check-task") == 0 ||
+               (strcmp(name, "operate-source") == 0 && json_object_object_get_ex(args, "op", &op) &&
+                strcmp(json_object_get_string(op), "create") == 0);
+  if (!sends || !json_object_object_get_ex(args, "path", &path))
+    return 0;
+  const char *file = json_object_get_string(path);
+  size_t len = 0;
+  char *text = dmh_state_read_all(file, &len);
+  if (!text)
+    return dmctl_bad("%s: cannot read %s: %s", name, file, strerror(errno));
+  if (len > DMCTL_CONTENT_MAX || strlen(text) != len) {
+    free(text);
+    return dmctl_bad("%s: %s is %s: a config file sent to the master is text of at most %d KiB",
+                     name, file, len > DMCTL_CONTENT_MAX ? "too big" : "not text",
+                     DMCTL_CONTENT_MAX / 1024);
+  }
+  json_object_object_add(args, "content", json_object_new_string_len(text, (int)len));
+  free(text);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   dmctl_target target = {NULL, NULL, NULL, {NULL, NULL, NULL}};
   long timeout_s = DMCTL_DEFAULT_TIMEOUT_S;
@@ -388,6 +418,10 @@ int main(int argc, char **argv) {
   json_object *req = dmctl_request(argc - i, argv + i, &rc);
   if (!req)
     return rc;
+  if (target.master_addr && (rc = dmctl_attach_content(req)) != 0) {
+    json_object_put(req);
+    return rc;
+  }
   char *answer = NULL;
   dm_error err;
   int crc = dmctl_send(

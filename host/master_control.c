@@ -6,7 +6,6 @@
  */
 #include "master_internal.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,13 +41,6 @@ static const char *ctl_worker_of(const master_snapshot *s, const char *source) {
 }
 
 /* A file's text and the id its parse gives (checked with the config code of `dmhost serve`). */
-static char *ctl_read(const char *path, dm_error *err) {
-  char *text = dmh_state_read_all(path, NULL);
-  if (!text)
-    dm_error_set(err, DM_ERR_CONFIG_IO, strerror(errno), "cannot read %s", path);
-  return text;
-}
-
 /* Put `value` at `key` if the key does not exist; DM_ERR_EXISTS (with `what`) if it does. */
 static int ctl_create(ctl *x, const char *key, const char *value, const dmh_etcd_cmp *more,
                       size_t n_more, const dmh_etcd_op *extra, size_t n_extra, const char *what,
@@ -86,17 +78,25 @@ static int ctl_create(ctl *x, const char *key, const char *value, const dmh_etcd
 
 /* ---- operate-source ---- */
 
-static int ctl_source_create(ctl *x, const char *path, json_object *resp, dm_error *err) {
-  dmh_source_config *sc = NULL;
-  if (dmh_source_config_load(path, &sc, err) < 0)
+static int ctl_source_create(ctl *x, const dmh_control_cmd *cmd, json_object *args,
+                             const char *path, json_object *resp, dm_error *err) {
+  dmh_control_file f;
+  if (dmh_control_file_get(cmd, args, path, true, &f, err) < 0) {
+    dmh_control_file_free(&f);
     return -1;
+  }
+  dmh_source_config *sc = NULL;
+  if (dmh_source_config_load(f.path, &sc, err) < 0) {
+    dmh_control_file_blame(&f, path, err);
+    dmh_control_file_free(&f);
+    return -1;
+  }
   char key[DMH_CLUSTER_KEY_MAX], what[DMH_CLUSTER_NAME_MAX + 16];
-  char *text = NULL, *val = NULL;
+  char *val = NULL;
   int rc = -1;
-  if (master_key(key, sizeof key, x->m, DMH_KEY_SOURCE, sc->source_id, NULL, NULL, err) < 0 ||
-      !(text = ctl_read(path, err)))
+  if (master_key(key, sizeof key, x->m, DMH_KEY_SOURCE, sc->source_id, NULL, NULL, err) < 0)
     goto out;
-  if (!(val = dmh_cluster_config_json(text))) {
+  if (!(val = dmh_cluster_config_json(f.text))) {
     ctl_oom(err);
     goto out;
   }
@@ -108,9 +108,9 @@ static int ctl_source_create(ctl *x, const char *path, json_object *resp, dm_err
   json_object_object_add(resp, "sources", list);
   rc = 0;
 out:
-  free(text);
   free(val);
   dmh_source_config_free(sc);
+  dmh_control_file_free(&f);
   return rc;
 }
 
@@ -196,7 +196,7 @@ static int ctl_operate_source(void *ud, const dmh_control_cmd *cmd, json_object 
   if (dmh_control_source_args(cmd, args, &so, err) < 0)
     return -1;
   if (so.op == DMH_SOURCE_CREATE)
-    return ctl_source_create(ud, so.path, resp, err);
+    return ctl_source_create(ud, cmd, args, so.path, resp, err);
   if (so.op == DMH_SOURCE_SHOW)
     return ctl_source_show(ud, so.source, resp, err);
   return ctl_source_stop(ud, so.source, resp, err);
@@ -210,11 +210,19 @@ static int ctl_start_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
   const char *path;
   if (dmh_control_arg_path(cmd, args, "path", &path, err) < 0)
     return -1;
-  dmh_task_config *tc = NULL;
-  if (dmh_task_config_load(path, &tc, err) < 0)
+  dmh_control_file f;
+  if (dmh_control_file_get(cmd, args, path, true, &f, err) < 0) {
+    dmh_control_file_free(&f);
     return -1;
+  }
+  dmh_task_config *tc = NULL;
+  if (dmh_task_config_load(f.path, &tc, err) < 0) {
+    dmh_control_file_blame(&f, path, err);
+    dmh_control_file_free(&f);
+    return -1;
+  }
   int rc = -1;
-  char *text = NULL, *val = NULL;
+  char *val = NULL;
   size_t n = (size_t)tc->n_instances;
   char(*keys)[DMH_CLUSTER_KEY_MAX] = calloc(2 * n + 1, sizeof *keys);
   dmh_etcd_cmp *cmps = calloc(n + 1, sizeof *cmps);
@@ -226,7 +234,7 @@ static int ctl_start_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
     goto out;
   }
   if (master_key(key, sizeof key, x->m, DMH_KEY_TASK, tc->name, NULL, NULL, err) < 0 ||
-      master_snapshot_read(x->c, x->m, &s, err) < 0 || !(text = ctl_read(path, err)))
+      master_snapshot_read(x->c, x->m, &s, err) < 0)
     goto out;
   for (size_t i = 0; i < n; i++) {
     const char *src = tc->instances[i].source_id;
@@ -253,7 +261,7 @@ static int ctl_start_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
                              .result = DMH_ETCD_GREATER,
                              .number = 0};
   }
-  if (!(val = dmh_cluster_config_json(text))) {
+  if (!(val = dmh_cluster_config_json(f.text))) {
     ctl_oom(err);
     goto out;
   }
@@ -271,9 +279,9 @@ out:
   free(keys);
   free(cmps);
   free(ops);
-  free(text);
   free(val);
   dmh_task_config_free(tc);
+  dmh_control_file_free(&f);
   return rc;
 }
 
@@ -689,9 +697,9 @@ static int ctl_help(void *ud, const dmh_control_cmd *cmd, json_object *args, jso
 static const dmh_control_cmd ctl_cmds[] = {
     {"operate-source",
      ctl_operate_source,
-     {"op", "source", "path", NULL},
+     {"op", "source", "path", "content", NULL},
      "operate-source create SOURCE.cfg | show [-s SOURCE] | stop -s SOURCE"},
-    {"start-task", ctl_start_task, {"path", NULL}, "start-task TASK.cfg"},
+    {"start-task", ctl_start_task, {"path", "content", NULL}, "start-task TASK.cfg"},
     {"pause-task", ctl_task_op, {"name", NULL}, "pause-task NAME"},
     {"resume-task", ctl_task_op, {"name", NULL}, "resume-task NAME"},
     {"stop-task", ctl_task_op, {"name", NULL}, "stop-task NAME"},

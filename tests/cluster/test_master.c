@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cluster_keys.h"
+#include "control_http.h"
 #include "master.h"
 #include "master_internal.h"
 
@@ -682,13 +683,59 @@ static void test_dmctl_through_masters(void) {
             NULL);
   json_object_put(r);
 
+  /* the file's text travels with the request (DM's dmctl sends the content): the master reads
+   * no path. A path that exists nowhere, with the content of a source file: created from it. */
+  char req[1024], *ans = NULL;
+  dm_error err;
+  snprintf(req, sizeof req,
+           "{\"cmd\": \"operate-source\", \"args\": {\"op\": \"create\", \"path\": "
+           "\"/nonexistent-dmh/src-e.cfg\", \"content\": \"source-id = \\\"src-e\\\";\\n"
+           "enable-relay = false;\\nfrom = { host = \\\"127.0.0.1\\\"; port = 1; user = "
+           "\\\"root\\\"; password = \\\"\\\"; };\\n\"}}");
+  snprintf(path, sizeof path, "127.0.0.1:%d", fport);
+  CU_ASSERT_EQUAL_FATAL(dmh_control_http_call(path, NULL, req, 10000, &ans, &err), 0);
+  CU_ASSERT(ans && strstr(ans, "\"result\":true"));
+  free(ans);
+  char key[DMH_CLUSTER_KEY_MAX];
+  dmh_cluster_key(key, sizeof key, prefix, DMH_KEY_SOURCE, "src-e", NULL, NULL);
+  char *v = te_get(c, key, NULL);
+  CU_ASSERT(v && strstr(v, "src-e") && strstr(v, "enable-relay = false"));
+  free(v);
+  /* a sent file that does not parse: the error names the user's path (not the master's temp
+   * copy) and the line */
+  snprintf(req, sizeof req,
+           "{\"cmd\": \"start-task\", \"args\": {\"path\": \"/nonexistent-dmh/t.cfg\", "
+           "\"content\": \"name = \\\"t\\\";\\ntask-mode = ;\\n\"}}");
+  CU_ASSERT_EQUAL_FATAL(dmh_control_http_call(path, NULL, req, 10000, &ans, &err), 0);
+  CU_ASSERT(ans && strstr(ans, "\"result\":false") &&
+            strstr(ans, "/nonexistent-dmh/t.cfg:2: syntax error"));
+  if (ans && !strstr(ans, "/nonexistent-dmh/t.cfg:2:"))
+    printf("\n  answer: %s\n", ans);
+  free(ans);
+  /* dmctl sends the file it names: one over the limit is refused before anything is sent */
+  FILE *big = fopen("/tmp/dmh-tm-big.cfg", "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(big);
+  for (int i = 0; i < 600 * 1024 / 64; i++)
+    fprintf(big, "# %060d\n", i);
+  fclose(big);
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "'%s' --master-addr 127.0.0.1:%d start-task /tmp/dmh-tm-big.cfg 2>&1",
+           DMCTL_BIN, fport);
+  FILE *p = popen(cmd, "r");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  char out[1024] = "";
+  size_t n = fread(out, 1, sizeof out - 1, p);
+  out[n] = '\0';
+  CU_ASSERT_NOT_EQUAL(pclose(p), 0);
+  CU_ASSERT(strstr(out, "too big") != NULL);
+  unlink("/tmp/dmh-tm-big.cfg");
+
   for (int i = 0; i < 2; i++) {
     int st = 0;
     kill(pids[i], SIGTERM);
     CU_ASSERT_EQUAL(waitpid(pids[i], &st, 0), pids[i]);
     CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   }
-  dm_error err;
   dmh_etcd_lease_revoke(c, w1.lease, &err);
   dmh_etcd_lease_revoke(c, w2.lease, &err);
   dmh_etcd_delete(c, DMH_ETCD_S(prefix), 1, NULL, &err);
