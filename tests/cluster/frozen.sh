@@ -60,13 +60,12 @@ CFG
 start_master 1
 start_worker w2
 wait_for 10 "w2 did not register free" members_are 1 "w2 free "
-ctl 1 operate-source create "$work/source1.cfg" >"$work/ctl.out" ||
-  fail "operate-source create source1: $(cat "$work/ctl.out")"
+source_create 1 source1
 wait_for 10 "source1 was not bound to w2" members_are 1 "w2 bound source1"
 start_worker w1
 wait_for 10 "w1 did not register free" members_are 1 "w1 free 
 w2 bound source1"
-ctl 1 start-task "$work/task1.cfg" >"$work/ctl.out" || fail "start-task task1: $(cat "$work/ctl.out")"
+task_start 1 task1
 rm -f "$work/stop"
 for c in 1 2; do workload_client "$db" 5 $((c * 1000003 + RANDOM)); done
 wait_for 60 "task1 does not run on w2" ctl_jq 1 '[.sources[].subTaskStatus[]

@@ -36,6 +36,11 @@ ctl() {
   shift
   "$dmctl" --master-addr "127.0.0.1:${m_port[$m]}" --timeout 10 "$@"
 }
+# through master $1 (1 or 2): operate-source create / start-task of $work/$2.cfg, or the test fails
+source_create() { ctl "$1" operate-source create "$work/$2.cfg" >"$work/ctl.out" ||
+  fail "operate-source create $2 through m$1: $(cat "$work/ctl.out")"; }
+task_start() { ctl "$1" start-task "$work/$2.cfg" >"$work/ctl.out" ||
+  fail "start-task $2 through m$1: $(cat "$work/ctl.out")"; }
 start_master() { # 1|2
   "$dmhost" master --name "m$1" --etcd "$DMH_ETCD_ENDPOINTS" --etcd-prefix "$prefix" \
     --listen "127.0.0.1:${m_port[$1]}" >>"$work/m$1.log" 2>&1 &

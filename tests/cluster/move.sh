@@ -28,22 +28,13 @@ db1=cluster_move_db1 db2=cluster_move_db2 meta=cluster_move_meta
 cp_table="\`$meta\`.\`task2_syncer_checkpoint\`"
 load_cp="\`$meta\`.\`task2_loader_checkpoint\`"
 . tests/crash/lib.sh
-. tests/crash/fence_lib.sh # lock_session (on the target), end_lock_session, wait_lock_wait
+. tests/crash/fence_lib.sh # lock_session, end_lock_session, wait_lock_wait
 . tests/cluster/lib.sh
-wl_pids=() src_lock_pid="" src_lock_id=""
-end_src_lock() {
-  [ -n "$src_lock_pid" ] || return 0
-  [ -n "$src_lock_id" ] && src -e "KILL $src_lock_id" 2>/dev/null
-  kill -9 "$src_lock_pid" 2>/dev/null || true
-  wait "$src_lock_pid" 2>/dev/null || true
-  src_lock_pid="" src_lock_id=""
-}
-e1_killed=""
+wl_pids=()
 cleanup() {
   [ -z "$e1_killed" ] || bash scripts/etcd.sh restart e1 >/dev/null 2>&1 || true
   stop_workload
   end_lock_session || true
-  end_src_lock || true
   cluster_cleanup
 }
 trap cleanup EXIT
@@ -77,14 +68,12 @@ CFG
 start_master 1
 start_worker w1
 wait_for 10 "w1 did not register free" members_are 1 "w1 free "
-ctl 1 operate-source create "$work/source1.cfg" >"$work/ctl.out" ||
-  fail "operate-source create source1: $(cat "$work/ctl.out")"
+source_create 1 source1
 wait_for 10 "source1 was not bound to w1" members_are 1 "w1 bound source1"
 start_worker w2
 wait_for 10 "w2 did not register free" members_are 1 "w1 bound source1
 w2 free "
-ctl 1 operate-source create "$work/source2.cfg" >"$work/ctl.out" ||
-  fail "operate-source create source2: $(cat "$work/ctl.out")"
+source_create 1 source2
 wait_for 10 "source2 was not bound to w2" members_are 1 "w1 bound source1
 w2 bound source2"
 start_worker w3
@@ -103,7 +92,7 @@ done
 tgt -e "CREATE DATABASE \`$db2\`; CREATE TABLE \`$db2\`.blk (id INT PRIMARY KEY, v INT);
   INSERT INTO \`$db2\`.blk VALUES (1, 1)"
 lock_session "$db2" "BEGIN; SELECT * FROM blk WHERE id = 1 FOR UPDATE; DO SLEEP(600); ROLLBACK"
-ctl 1 start-task "$work/task2.cfg" >"$work/ctl.out" || fail "start-task task2: $(cat "$work/ctl.out")"
+task_start 1 task2
 wait_lock_wait "trx_query LIKE '%blk%'" "${pid[w2]}" || fail "task2's load on w2 did not wait on blk"
 # every other table of db2 loaded by w2 (their files at end_pos), blk's file not
 for _ in $(seq 1 300); do
@@ -119,12 +108,8 @@ old_dump=$(tgt -N -B -e "SELECT DISTINCT dump_id FROM $load_cp")
 log "task2 on w2: $n_done of $n_files files loaded (dump $old_dump), blk's batch waits on the target lock"
 
 # ---- task1 held in its dump: blk locked on the source ----
-src -N -B -n "$db1" -e "SELECT CONNECTION_ID(); LOCK TABLES blk WRITE; DO SLEEP(600)" >"$work/src-lock.out" 2>&1 &
-src_lock_pid=$!
-for _ in $(seq 1 50); do [ -s "$work/src-lock.out" ] && break; sleep 0.1; done
-src_lock_id=$(head -1 "$work/src-lock.out")
-[ -n "$src_lock_id" ] || fail "the source's lock session did not start"
-ctl 1 start-task "$work/task1.cfg" >"$work/ctl.out" || fail "start-task task1: $(cat "$work/ctl.out")"
+lock_session "$db1" "LOCK TABLES blk WRITE; DO SLEEP(600)" src
+task_start 1 task1
 blk_waits() { src -N -B -e "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE LIKE
   '%metadata lock%' AND INFO LIKE '%$db1%blk%'"; }
 for _ in $(seq 1 150); do
@@ -142,7 +127,6 @@ kill -9 "${pid[w1]}" "${pid[w2]}"
 wait "${pid[w1]}" "${pid[w2]}" 2>/dev/null || true
 unset "pid[w1]" "pid[w2]"
 killed=$SECONDS
-end_src_lock
 end_lock_session
 log "w1 and w2 killed (kill -9); locks released"
 wait_for 30 "the sources did not move to w3 and w4: $(members 1 | tr '\n' ';')" members_are 1 \

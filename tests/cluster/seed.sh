@@ -129,8 +129,8 @@ follower=$([ "$leader" = m1 ] && echo 2 || echo 1)
 log "masters up, $leader leads; w2 w3 registered free"
 
 # ---- sources: created, then transferred onto w2 and w3 ----
-ctl 1 operate-source create "$work/source1.cfg" >"$work/ctl.out" || fail "operate-source create source1: $(cat "$work/ctl.out")"
-ctl 2 operate-source create "$work/source2.cfg" >"$work/ctl.out" || fail "operate-source create source2: $(cat "$work/ctl.out")"
+source_create 1 source1
+source_create 2 source2
 # the leader binds each source at once to a free worker; move them where the scenario wants them
 wait_for 10 "the sources were not bound" bash -c "[ \$(\"$dmctl\" --master-addr 127.0.0.1:${m_port[1]} list-member --worker | grep -c '\"stage\": *\"relay\"') -eq 2 ]"
 members 1 >"$work/first.members"
@@ -174,8 +174,8 @@ wait_for 20 "stop-relay did not free w1: $(members 1 | tr '\n' ';')" members_are
 log "start-relay/stop-relay: the relay left on w2 by a transfer stopped (w2 free, bound again later), w1's stopped and started"
 
 # ---- tasks, and the workload on both schemas ----
-ctl 1 start-task "$work/task1.cfg" >"$work/ctl.out" || fail "start-task task1: $(cat "$work/ctl.out")"
-ctl 2 start-task "$work/task2.cfg" >"$work/ctl.out" || fail "start-task task2: $(cat "$work/ctl.out")"
+task_start 1 task1
+task_start 2 task2
 wait_for 60 "task1 does not run on source1" task_running task1 source1 1
 wait_for 60 "task2 does not run on source2" task_running task2 source2 2
 # the summary (query-status without a name) sums up what the workers report

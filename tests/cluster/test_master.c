@@ -21,6 +21,7 @@
 #include "control_http.h"
 #include "master.h"
 #include "master_internal.h"
+#include "test_file.h"
 
 #define TTL_S 10
 /* Control ports of the master processes: next to the fixture's etcd ports (DMH_ETCD_PORT_BASE), so
@@ -327,25 +328,13 @@ static int64_t tm_code(json_object *r) {
   return 0;
 }
 
-static void tm_file(const char *name, const char *fmt, ...) {
-  char path[256];
-  snprintf(path, sizeof path, "%s/%s", tm_dir, name);
-  FILE *f = fopen(path, "w");
-  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-  va_list ap;
-  va_start(ap, fmt);
-  vfprintf(f, fmt, ap);
-  va_end(ap);
-  fclose(f);
-}
-
 static void tm_source_file(const char *id) {
   char name[64];
   snprintf(name, sizeof name, "%s.cfg", id);
-  tm_file(name,
-          "source-id = \"%s\";\nenable-relay = false;\n"
-          "from = { host = \"127.0.0.1\"; port = 1; user = \"root\"; password = \"\"; };\n",
-          id);
+  dmh_test_writef(tm_dir, name,
+                  "source-id = \"%s\";\nenable-relay = false;\n"
+                  "from = { host = \"127.0.0.1\"; port = 1; user = \"root\"; password = \"\"; };\n",
+                  id);
 }
 
 /* The worker's entry of list-member: "stage source". */
@@ -478,13 +467,15 @@ static void test_scheduling(void) {
   CU_ASSERT_STRING_EQUAL(got, "src-a");
 
   /* tasks: expected stages per source, query-status from the workers' status keys */
-  tm_file("t1.cfg",
-          "name = \"t1\";\ntask-mode = \"all\";\n"
-          "target-database = { host = \"127.0.0.1\"; port = 2; user = \"root\"; password = \"\"; "
-          "};\nmysql-instances = ( { source-id = \"src-a\"; }, { source-id = \"src-b\"; } );\n");
-  tm_file("t2.cfg", "name = \"t2\";\ntask-mode = \"all\";\n"
-                    "target-database = { host = \"127.0.0.1\"; port = 2; user = \"root\"; "
-                    "password = \"\"; };\nmysql-instances = ( { source-id = \"nope\"; } );\n");
+  dmh_test_writef(
+      tm_dir, "t1.cfg",
+      "name = \"t1\";\ntask-mode = \"all\";\n"
+      "target-database = { host = \"127.0.0.1\"; port = 2; user = \"root\"; password = \"\"; "
+      "};\nmysql-instances = ( { source-id = \"src-a\"; }, { source-id = \"src-b\"; } );\n");
+  dmh_test_writef(tm_dir, "t2.cfg",
+                  "name = \"t2\";\ntask-mode = \"all\";\n"
+                  "target-database = { host = \"127.0.0.1\"; port = 2; user = \"root\"; "
+                  "password = \"\"; };\nmysql-instances = ( { source-id = \"nope\"; } );\n");
   snprintf(path, sizeof path, "%s/t2.cfg", tm_dir);
   r = tm_cmd(f, "start-task", "{\"path\": \"%s\"}", path);
   CU_ASSERT_EQUAL(tm_code(r), DM_ERR_NOT_FOUND);

@@ -20,6 +20,7 @@
 
 #include "control_socket.h"
 #include "dmhost/sdk.h"
+#include "test_file.h"
 
 char e2e_dir[256];
 char e2e_state[300]; /* <dir>/state */
@@ -48,15 +49,10 @@ double e2e_now(void) {
 }
 
 void e2e_write(const char *name, const char *fmt, ...) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/%s", e2e_dir, name);
-  FILE *f = fopen(path, "w");
-  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
   va_list ap;
   va_start(ap, fmt);
-  vfprintf(f, fmt, ap);
+  dmh_test_vwritef(e2e_dir, name, fmt, ap);
   va_end(ap);
-  fclose(f);
 }
 
 char *e2e_read_file(const char *path) {

@@ -1,7 +1,7 @@
 # What the fencing tests (fence_sync.sh, fence_load.sh) share, sourced after lib.sh: workers as
 # `dmhost run --fencing-token` processes, a target session holding locks, lock waits, the end.
 # The caller sets $dmhost, $plugins and has $work/source.cfg and $work/task.cfg.
-pids=() lock_pid="" lock_id=""
+pids=() lock_id=""
 # start_run WORKER TOKEN: its own work folder (another machine) and log $work/WORKER.log; $run_pid
 start_run() {
   "$dmhost" run --source "$work/source.cfg" --task "$work/task.cfg" --work-dir "$work/w-$1" \
@@ -9,21 +9,30 @@ start_run() {
   run_pid=$!
   pids+=("$run_pid")
 }
-# lock_session DB SQL: a target session in the background runs SQL (which holds its locks, e.g.
-# with a long SLEEP) until end_lock_session kills it; $lock_id is its connection
+# lock_session DB SQL [tgt|src]: a session of the target (or of the source) in the background
+# runs SQL (which holds its locks, e.g. with a long SLEEP) until end_lock_session kills it; one per
+# server at a time; $lock_id is the connection of the last one started.
+declare -A lock_pids=() lock_ids=()
 lock_session() {
-  tgt -N -B -n "$1" -e "SELECT CONNECTION_ID(); $2" >"$work/lock.out" 2>&1 &
-  lock_pid=$!
-  for _ in $(seq 1 50); do [ -s "$work/lock.out" ] && break; sleep 0.1; done
-  lock_id=$(head -1 "$work/lock.out")
-  [ -n "$lock_id" ] || fail "the lock session did not start"
+  local cli=${3:-tgt}
+  "$cli" -N -B -n "$1" -e "SELECT CONNECTION_ID(); $2" >"$work/lock-$cli.out" 2>&1 &
+  lock_pids[$cli]=$!
+  for _ in $(seq 1 50); do [ -s "$work/lock-$cli.out" ] && break; sleep 0.1; done
+  lock_id=$(head -1 "$work/lock-$cli.out")
+  [ -n "$lock_id" ] || fail "the lock session on $cli did not start"
+  lock_ids[$cli]=$lock_id
 }
+# end_lock_session [tgt|src]: ends that server's lock session (all of them without an argument)
 end_lock_session() {
-  [ -n "$lock_pid" ] || return 0
-  [ -n "$lock_id" ] && tgt -e "KILL $lock_id" 2>/dev/null
-  kill -9 "$lock_pid" 2>/dev/null || true
-  wait "$lock_pid" 2>/dev/null || true
-  lock_pid="" lock_id=""
+  local cli
+  for cli in ${1:-${!lock_pids[@]}}; do
+    [ -n "${lock_pids[$cli]:-}" ] || continue
+    [ -n "${lock_ids[$cli]:-}" ] && "$cli" -e "KILL ${lock_ids[$cli]}" 2>/dev/null
+    kill -9 "${lock_pids[$cli]}" 2>/dev/null || true
+    wait "${lock_pids[$cli]}" 2>/dev/null || true
+    unset "lock_pids[$cli]" "lock_ids[$cli]"
+  done
+  return 0
 }
 # wait_lock_wait CONDITION PID: until a transaction that meets CONDITION (SQL on
 # information_schema.INNODB_TRX, e.g. "trx_query LIKE '%t_pk%'") waits for a lock (up to 15 s,

@@ -580,16 +580,7 @@ static int suite_init(void) {
 }
 
 static int suite_clean(void) {
-  if (dst)
-    clean();
-  if (src) {
-    lt_exec(src, "DROP DATABASE IF EXISTS " DB);
-    lt_account_drop(src, USER);
-  }
-  testdb_close(src);
-  testdb_close(dst);
-  src = dst = NULL;
-  return 0;
+  return lt_suite_close_account(&src, &dst, clean, DB, USER);
 }
 
 static const dmh_cunit_test tests_list[] = {

@@ -42,6 +42,17 @@ int lt_suite_close(MYSQL **target, void (*clean)(void)) {
   return 0;
 }
 
+int lt_suite_close_account(MYSQL **source, MYSQL **target, void (*clean)(void), const char *db,
+                           const char *user) {
+  if (*source) {
+    lt_exec(*source, "DROP DATABASE IF EXISTS `%s`", db);
+    lt_account_drop(*source, user);
+  }
+  testdb_close(*source);
+  *source = NULL;
+  return lt_suite_close(target, clean);
+}
+
 void lt_drop_all(MYSQL *target, const char *const *dbs, size_t n_dbs, const char *const *tasks,
                  size_t n_tasks) {
   for (size_t i = 0; i < n_dbs; i++)

@@ -93,6 +93,10 @@ void lt_drop_checkpoint(MYSQL *target, const char *task);
 /* A suite's connection to the target, cleaned (clean) when opened and before it is closed. */
 int lt_suite_open(MYSQL **target, void (*clean)(void));
 int lt_suite_close(MYSQL **target, void (*clean)(void));
+/* The end of a suite with a source database and a test account: clean (the target), the database
+ * `db` and the account `user` dropped on the source, both connections closed. */
+int lt_suite_close_account(MYSQL **source, MYSQL **target, void (*clean)(void), const char *db,
+                           const char *user);
 /* Drops these databases and the checkpoints of these tasks. */
 void lt_drop_all(MYSQL *target, const char *const *dbs, size_t n_dbs, const char *const *tasks,
                  size_t n_tasks);
