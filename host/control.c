@@ -139,6 +139,12 @@ int dmh_control_file_get(const dmh_control_cmd *cmd, json_object *args, const ch
     }
     return 0;
   }
+  return dmh_control_file_from_text(path, content, want_text, f, err);
+}
+
+int dmh_control_file_from_text(const char *path, const char *text, bool want_text,
+                               dmh_control_file *f, dm_error *err) {
+  memset(f, 0, sizeof *f);
   snprintf(f->dir, sizeof f->dir, "/tmp/dmh-sent-XXXXXX");
   if (!mkdtemp(f->dir)) { /* 0700 */
     dm_error_set(err, DM_ERR_STATE, strerror(errno), "cannot make a temp folder for %s", path);
@@ -149,11 +155,11 @@ int dmh_control_file_get(const dmh_control_cmd *cmd, json_object *args, const ch
   const char *base = strrchr(path, '/');
   snprintf(f->copy, sizeof f->copy, "%s/%.60s", f->dir, base ? base + 1 : path);
   f->path = f->copy;
-  if (want_text && !(f->text = strdup(content))) {
+  if (want_text && !(f->text = strdup(text))) {
     dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory reading %s", path);
     return -1;
   }
-  return dmh_state_write_file(f->copy, content, strlen(content), err);
+  return dmh_state_write_file(f->copy, text, strlen(text), err);
 }
 
 /* ---- commands ---- */

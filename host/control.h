@@ -76,6 +76,10 @@ typedef struct dmh_control_file {
 } dmh_control_file;
 int dmh_control_file_get(const dmh_control_cmd *cmd, json_object *args, const char *path,
                          bool want_text, dmh_control_file *f, dm_error *err);
+/* The same from a text in hand (the master's copy of a source file kept in etcd): a copy named
+ * like `path`'s last part. */
+int dmh_control_file_from_text(const char *path, const char *text, bool want_text,
+                               dmh_control_file *f, dm_error *err);
 int dmh_control_file_blame(const dmh_control_file *f, const char *path, dm_error *err);
 void dmh_control_file_free(dmh_control_file *f);
 /* operate-source's arguments: create with an absolute path, show with an optional source, stop

@@ -13,6 +13,7 @@
 #include "config.h"
 #include "control.h"
 #include "dmhost/sdk.h"
+#include "precheck.h"
 #include "state.h"
 
 typedef struct ctl {
@@ -204,6 +205,69 @@ static int ctl_operate_source(void *ud, const dmh_control_cmd *cmd, json_object 
 
 /* ---- tasks ---- */
 
+/* The precheck of task tc on each of its sources, whose files are read from etcd (the texts
+ * operate-source stored), as DM's master checks at start-task and check-task: the registry's
+ * answer and refusal (dmh_precheck_answer). A source not in the cluster is DM_ERR_NOT_FOUND. */
+static int ctl_precheck(ctl *x, const dmh_task_config *tc, const char *what, json_object *resp,
+                        dm_error *err) {
+  dmh_precheck pc = {0};
+  int rc = 0;
+  for (int i = 0; i < tc->n_instances && rc == 0; i++) {
+    const char *src = tc->instances[i].source_id;
+    char key[DMH_CLUSTER_KEY_MAX], name[DMH_CLUSTER_NAME_MAX + 8];
+    dmh_etcd_result r = {0};
+    char *text = NULL;
+    if (master_key(key, sizeof key, x->m, DMH_KEY_SOURCE, src, NULL, NULL, err) < 0 ||
+        dmh_etcd_range(x->c, DMH_ETCD_S(key), 0, 1, 0, &r, err) < 0) {
+      rc = -1;
+    } else if (r.n_kvs == 0) {
+      dm_error_set(err, DM_ERR_NOT_FOUND, NULL,
+                   "task %s reads source %s, which is not in the cluster: operate-source create "
+                   "it first",
+                   tc->name, src);
+      rc = -1;
+    } else if (dmh_cluster_config_parse(r.kvs[0].value, r.kvs[0].value_len, &text, err) < 0) {
+      rc = -1;
+    } else {
+      dmh_control_file f;
+      dmh_source_config *sc = NULL;
+      snprintf(name, sizeof name, "%s.cfg", src);
+      if (dmh_control_file_from_text(name, text, false, &f, err) < 0 ||
+          dmh_source_config_load(f.path, &sc, err) < 0 || dmh_precheck_run(&pc, tc, sc, err) < 0)
+        rc = -1;
+      dmh_source_config_free(sc);
+      dmh_control_file_free(&f);
+    }
+    free(text);
+    dmh_etcd_result_free(&r);
+  }
+  if (rc == 0)
+    rc = dmh_precheck_answer(&pc, what, resp, err);
+  dmh_precheck_free(&pc);
+  return rc;
+}
+
+static int ctl_check_task(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                          json_object *resp, dm_error *err) {
+  const char *path;
+  if (dmh_control_arg_path(cmd, args, "path", &path, err) < 0)
+    return -1;
+  dmh_control_file f;
+  dmh_task_config *tc = NULL;
+  int rc = dmh_control_file_get(cmd, args, path, false, &f, err);
+  if (rc == 0 && (rc = dmh_task_config_load(f.path, &tc, err)) < 0)
+    dmh_control_file_blame(&f, path, err);
+  if (rc == 0) {
+    char what[DMH_CLUSTER_NAME_MAX + 16];
+    snprintf(what, sizeof what, "check-task %s", tc->name);
+    if ((rc = ctl_precheck(ud, tc, what, resp, err)) == 0)
+      json_object_object_add(resp, "msg", json_object_new_string("pre-check is passed"));
+  }
+  dmh_task_config_free(tc);
+  dmh_control_file_free(&f);
+  return rc;
+}
+
 static int ctl_start_task(void *ud, const dmh_control_cmd *cmd, json_object *args,
                           json_object *resp, dm_error *err) {
   ctl *x = ud;
@@ -261,6 +325,10 @@ static int ctl_start_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
                              .result = DMH_ETCD_GREATER,
                              .number = 0};
   }
+  /* the precheck (docs/precheck.md), before anything is written: a failed item refuses */
+  snprintf(what, sizeof what, "start-task %s", tc->name);
+  if (ctl_precheck(x, tc, what, resp, err) < 0)
+    goto out;
   if (!(val = dmh_cluster_config_json(f.text))) {
     ctl_oom(err);
     goto out;
@@ -699,6 +767,7 @@ static const dmh_control_cmd ctl_cmds[] = {
      ctl_operate_source,
      {"op", "source", "path", "content", NULL},
      "operate-source create SOURCE.cfg | show [-s SOURCE] | stop -s SOURCE"},
+    {"check-task", ctl_check_task, {"path", "content", NULL}, "check-task TASK.cfg"},
     {"start-task", ctl_start_task, {"path", "content", NULL}, "start-task TASK.cfg"},
     {"pause-task", ctl_task_op, {"name", NULL}, "pause-task NAME"},
     {"resume-task", ctl_task_op, {"name", NULL}, "resume-task NAME"},

@@ -381,6 +381,13 @@ int dmh_precheck_refusal(const dmh_precheck *pc, const char *what, dm_error *err
   return -1;
 }
 
+int dmh_precheck_answer(const dmh_precheck *pc, const char *what, json_object *resp,
+                        dm_error *err) {
+  if (pc->n_fail || pc->n_warn || strncmp(what, "check-task", 10) == 0)
+    json_object_object_add(resp, "checkResult", dmh_precheck_json(pc));
+  return dmh_precheck_refusal(pc, what, err);
+}
+
 int dmh_precheck_gate(const dmh_task_config *t, const dmh_source_config *s, const char *what,
                       dm_error *err) {
   dmh_precheck pc = {0};

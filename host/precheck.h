@@ -70,6 +70,10 @@ void dmh_precheck_print(const dmh_precheck *pc, FILE *out);
  * ("start-task T") and names every failed item and its first finding. */
 int dmh_precheck_refusal(const dmh_precheck *pc, const char *what, dm_error *err);
 
+/* The answer of start-task and check-task (the registry's and the master's): "checkResult"
+ * (dmh_precheck_json) added to resp when an item failed or warned, or always when `what` starts
+ * with "check-task"; then dmh_precheck_refusal. */
+int dmh_precheck_answer(const dmh_precheck *pc, const char *what, json_object *resp, dm_error *err);
 /* Run the precheck of task t on source s and refuse as dmh_precheck_refusal does; warnings are
  * logged. What start-task and `dmhost run` call. */
 int dmh_precheck_gate(const dmh_task_config *t, const dmh_source_config *s, const char *what,

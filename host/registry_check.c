@@ -24,10 +24,8 @@ int reg_precheck(dmh_registry *r, const dmh_task_config *cfg, const char *what, 
     rc = reg_no_source_error(r, cfg, what, err);
     pthread_mutex_unlock(&r->lock);
   }
-  if (rc == 0 && (pc.n_fail || pc.n_warn || !strncmp(what, "check-task", 10)))
-    json_object_object_add(resp, "checkResult", dmh_precheck_json(&pc));
   if (rc == 0)
-    rc = dmh_precheck_refusal(&pc, what, err);
+    rc = dmh_precheck_answer(&pc, what, resp, err);
   dmh_precheck_free(&pc);
   return rc;
 }

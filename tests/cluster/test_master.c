@@ -480,7 +480,33 @@ static void test_scheduling(void) {
   r = tm_cmd(f, "start-task", "{\"path\": \"%s\"}", path);
   CU_ASSERT_EQUAL(tm_code(r), DM_ERR_NOT_FOUND);
   json_object_put(r);
+  /* the precheck, as DM's master runs it at check-task and start-task: the sources' files from
+   * etcd, the target from the task; none of them answers here, so its items fail, and start-task
+   * refuses before it writes anything */
   snprintf(path, sizeof path, "%s/t1.cfg", tm_dir);
+  r = tm_cmd(f, "check-task", "{\"path\": \"%s\"}", path);
+  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_PRECHECK_FAILED);
+  CU_ASSERT(strstr(tm_text(r), "\"checkResult\":{\"summary\"") != NULL);
+  CU_ASSERT(strstr(tm_text(r), "\"extra\":\"src-b\"") != NULL); /* each source checked */
+  json_object_put(r);
+  r = tm_cmd(f, "start-task", "{\"path\": \"%s\"}", path);
+  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_PRECHECK_FAILED);
+  CU_ASSERT(strstr(tm_text(r), "start-task t1") != NULL);
+  json_object_put(r);
+  dmh_cluster_key(key, sizeof key, prefix, DMH_KEY_TASK, "t1", NULL, NULL);
+  v = te_get(c, key, NULL);
+  CU_ASSERT_PTR_NULL(v); /* refused: nothing written */
+  free(v);
+  /* DM's ignore-checking-items: skipped, the task starts */
+  dmh_test_writef(tm_dir, "t1.cfg",
+                  "name = \"t1\";\ntask-mode = \"all\";\nignore-checking-items = [\"all\"];\n"
+                  "target-database = { host = \"127.0.0.1\"; port = 2; user = \"root\"; "
+                  "password = \"\"; };\nmysql-instances = ( { source-id = \"src-a\"; }, { "
+                  "source-id = \"src-b\"; } );\n");
+  r = tm_cmd(f, "check-task", "{\"path\": \"%s\"}", path);
+  CU_ASSERT(tm_ok(r));
+  CU_ASSERT(strstr(tm_text(r), "pre-check is passed") != NULL);
+  json_object_put(r);
   r = tm_cmd(f, "start-task", "{\"path\": \"%s\"}", path);
   CU_ASSERT(tm_ok(r));
   json_object_put(r);
