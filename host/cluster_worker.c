@@ -22,6 +22,8 @@
 #include <unistd.h>
 
 #include "cli_flag.h"
+#include "control.h"
+#include "control_http.h"
 #include "dmhost/sdk.h"
 #include "error_json.h"
 #include "log.h"
@@ -31,18 +33,23 @@
 #define CW_LEASE_FILE "cluster-lease"
 
 static void cw_usage(FILE *out) {
-  fprintf(out,
-          "usage: dmhost worker --name NAME --etcd URL[,URL...] --state-dir DIR\n"
-          "                     [--etcd-prefix /dmhost] [--advertise-addr ADDR]\n"
-          "                     [--lease-ttl SECONDS] [--plugin-dir DIR]\n"
-          "                     [--log-level debug|info|warn|error]\n"
-          "\n"
-          "Runs one worker of a cluster: registers NAME in etcd under a lease (TTL 10 s unless\n"
-          "told, at least 10), runs the source the leader binds to it and that source's\n"
-          "subtasks at the stages the leader sets, and publishes their status. Its source,\n"
-          "relay and tasks are kept in DIR as `dmhost serve` keeps them, and so is the lease's\n"
-          "ID: a restart within the TTL keeps the binding. The subtasks are paused when the\n"
-          "lease was not renewed for TTL - 3 s. SIGINT or SIGTERM pauses them and exits 0.\n");
+  fprintf(
+      out,
+      "usage: dmhost worker --name NAME --etcd URL[,URL...] --state-dir DIR\n"
+      "                     [--etcd-prefix /dmhost] [--advertise-addr ADDR]\n"
+      "                     [--listen HOST:PORT [--tls-ca FILE --tls-cert FILE --tls-key FILE]]\n"
+      "                     [--lease-ttl SECONDS] [--plugin-dir DIR]\n"
+      "                     [--log-level debug|info|warn|error]\n"
+      "\n"
+      "Runs one worker of a cluster: registers NAME in etcd under a lease (TTL 10 s unless\n"
+      "told, at least 10), runs the source the leader binds to it and that source's\n"
+      "subtasks at the stages the leader sets, and publishes their status. Its source,\n"
+      "relay and tasks are kept in DIR as `dmhost serve` keeps them, and so is the lease's\n"
+      "ID: a restart within the TTL keeps the binding. The subtasks are paused when the\n"
+      "lease was not renewed for TTL - 3 s. SIGINT or SIGTERM pauses them and exits 0.\n"
+      "--listen serves the commands a master forwards to the worker of a source\n"
+      "(purge-relay, swap-unit, binlog; query-status) over HTTP, and is the address it\n"
+      "registers unless --advertise-addr says another.\n");
 }
 
 static void cw_fail(const dm_error *err) {
@@ -116,8 +123,8 @@ static int cw_lease_take(cw *w, bool after_loss, dm_error *err) {
 
 /* ---- options ---- */
 
-static int cw_options(cw *w, int argc, char **argv, const char **state_arg,
-                      const char **plugin_arg) {
+static int cw_options(cw *w, int argc, char **argv, const char **state_arg, const char **plugin_arg,
+                      const char **listen_arg, dmh_control_tls *tls) {
   static const struct option longopts[] = {
       {"name", required_argument, NULL, 'n'},
       {"etcd", required_argument, NULL, 'e'},
@@ -127,6 +134,10 @@ static int cw_options(cw *w, int argc, char **argv, const char **state_arg,
       {"lease-ttl", required_argument, NULL, 't'},
       {"plugin-dir", required_argument, NULL, 'p'},
       {"log-level", required_argument, NULL, 'l'},
+      {"listen", required_argument, NULL, 'L'},
+      {"tls-ca", required_argument, NULL, 'A'},
+      {"tls-cert", required_argument, NULL, 'C'},
+      {"tls-key", required_argument, NULL, 'K'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -134,6 +145,18 @@ static int cw_options(cw *w, int argc, char **argv, const char **state_arg,
   int c;
   while ((c = getopt_long(argc, argv, "n:e:d:P:a:t:p:l:h", longopts, NULL)) != -1) {
     switch (c) {
+    case 'L':
+      *listen_arg = optarg;
+      break;
+    case 'A':
+      tls->ca = optarg;
+      break;
+    case 'C':
+      tls->cert = optarg;
+      break;
+    case 'K':
+      tls->key = optarg;
+      break;
     case 'n':
       if (!dmh_cluster_name_ok(optarg)) {
         fprintf(stderr,
@@ -212,6 +235,45 @@ static int cw_options(cw *w, int argc, char **argv, const char **state_arg,
   return -1; /* go on */
 }
 
+/* ---- the control listener (--listen) ---- */
+
+/* What a master forwards to the worker of a source, and reads: the rest (sources, tasks and their
+ * stages) is the cluster's, written by the masters into etcd, never asked of a worker. */
+static const char *const cw_served[] = {"purge-relay", "swap-unit", "binlog", "query-status"};
+
+static json_object *cw_control_handle(void *ud, json_object *req) {
+  cw *w = ud;
+  json_object *cmd = NULL;
+  const char *name =
+      json_object_object_get_ex(req, "cmd", &cmd) && json_object_is_type(cmd, json_type_string)
+          ? json_object_get_string(cmd)
+          : "";
+  for (size_t i = 0; i < sizeof cw_served / sizeof *cw_served; i++)
+    if (strcmp(name, cw_served[i]) == 0)
+      return dmh_control_handle(w->reg, req);
+  dm_error err;
+  dmh_control_bad(&err,
+                  "\"%s\" is not served by a worker (%s): send it to a master (dmctl "
+                  "--master-addr MASTER); a worker answers purge-relay, swap-unit, binlog and "
+                  "query-status, which the masters forward to it",
+                  name, w->name);
+  json_object *resp = dmh_control_response_new();
+  if (resp)
+    dmh_control_set_error(resp, &err);
+  return resp;
+}
+
+static char *cw_control_line(void *ud, const char *line, size_t len) {
+  return dmh_control_line_with(cw_control_handle, ud, line, len);
+}
+
+/* The address a master reaches the listener at: --listen's host with the port bound. */
+static void cw_listen_addr(cw *w, const char *listen_arg, int port) {
+  const char *colon = strrchr(listen_arg, ':');
+  int host_len = colon ? (int)(colon - listen_arg) : (int)strlen(listen_arg);
+  snprintf(w->addr, sizeof w->addr, "%.*s:%d", host_len, listen_arg, port);
+}
+
 /* ---- the loop ---- */
 
 static void cw_loop(cw *w, int sfd) {
@@ -260,10 +322,25 @@ static void cw_loop(cw *w, int sfd) {
 int dmh_cluster_worker_main(int argc, char **argv) {
   cw w = {.ttl_s = CW_TTL_DEFAULT};
   dm_strlcpy(w.prefix, DMH_CLUSTER_PREFIX_DEFAULT, sizeof w.prefix);
-  const char *state_arg = NULL, *plugin_arg = NULL;
-  int orc = cw_options(&w, argc, argv, &state_arg, &plugin_arg);
+  const char *state_arg = NULL, *plugin_arg = NULL, *listen_arg = NULL;
+  dmh_control_tls tls = {NULL, NULL, NULL};
+  int orc = cw_options(&w, argc, argv, &state_arg, &plugin_arg, &listen_arg, &tls);
   if (orc >= 0)
     return orc;
+  dm_error err;
+  int tls_given = dmh_control_tls_given(&tls, &err);
+  if (tls_given < 0 || (tls_given && !listen_arg)) {
+    if (tls_given > 0)
+      dm_error_set(&err, DM_ERR_CONTROL_REQUEST, NULL,
+                   "--tls-ca, --tls-cert and --tls-key secure --listen; give --listen HOST:PORT");
+    cw_fail(&err);
+    return 2;
+  }
+  if (listen_arg && dmh_control_http_check(listen_arg, tls_given, &err) < 0) {
+    cw_fail(&err);
+    return 1;
+  }
+  bool advertised = w.addr[0] != '\0';
   if (!w.addr[0] && gethostname(w.addr, sizeof w.addr) < 0)
     dm_strlcpy(w.addr, "localhost", sizeof w.addr);
   w.addr[sizeof w.addr - 1] = '\0';
@@ -271,7 +348,7 @@ int dmh_cluster_worker_main(int argc, char **argv) {
   pthread_mutex_init(&w.keeper_lock, NULL);
   pthread_mutex_init(&w.ops_lock, NULL);
 
-  dm_error err;
+  dmh_control_http *http = NULL;
   int sfd;
   if (dmh_daemon_start(state_arg, plugin_arg, &w.state_dir, &w.plugin_dir, &sfd, &err) < 0) {
     cw_fail(&err);
@@ -294,8 +371,21 @@ int dmh_cluster_worker_main(int argc, char **argv) {
                           .worker_name = w.name,
                           .hold_tasks = true,
                           .fencing_token = brc == 1 ? (uint64_t)token : 0};
-  if (brc < 0 || dmh_registry_open(&ro, &w.reg, &err) < 0 || cw_register(&w, true, &err) < 0 ||
-      cw_reconcile(&w, &w.watch_from, &err) < 0) {
+  if (brc < 0 || dmh_registry_open(&ro, &w.reg, &err) < 0) {
+    cw_fail(&err);
+    goto out;
+  }
+  if (listen_arg) {
+    dmh_control_opts copts = {
+        .handler = cw_control_line, .refusal = dmh_control_error_line, .ud = &w};
+    if (dmh_control_http_open(listen_arg, tls_given ? &tls : NULL, &copts, &http, &err) < 0) {
+      cw_fail(&err);
+      goto out;
+    }
+    if (!advertised)
+      cw_listen_addr(&w, listen_arg, dmh_control_http_port(http));
+  }
+  if (cw_register(&w, true, &err) < 0 || cw_reconcile(&w, &w.watch_from, &err) < 0) {
     cw_fail(&err);
     goto out;
   }
@@ -314,6 +404,7 @@ int dmh_cluster_worker_main(int argc, char **argv) {
             strsignal((int)si.ssi_signo));
   rc = 0;
 out:
+  dmh_control_http_close(http); /* no forwarded command reaches a registry shutting down */
   cw_threads_stop(&w);
   /* Pauses the subtasks at a safe point, stops the relay; the lease is left to its TTL. */
   dmh_registry_shutdown(w.reg);

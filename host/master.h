@@ -68,9 +68,11 @@ void dmh_master_stop(dmh_master *m, bool resign);
  * create/stop, start-task, pause/resume/stop-task) are etcd txns guarded by their own compares,
  * applied by whichever master answers; scheduling writes (transfer-source) are fenced by the
  * leadership token: the leader applies them, a follower forwards them to the leader (see
- * dmh_master_forward_fn). Commands: operate-source, start-task, pause-task, resume-task,
- * stop-task, query-status, list-member {["master": true], ["worker": true]}, transfer-source
- * {"source", "worker"}, help. Returns a new object (NULL only when out of memory).
+ * dmh_master_forward_fn). Commands: operate-source, check-task, start-task, pause-task,
+ * resume-task, stop-task, query-status, list-member {["master": true], ["worker": true]},
+ * transfer-source {"source", "worker"}, start-relay, stop-relay, help; purge-relay, binlog and
+ * swap-unit are forwarded (the same dmh_master_forward_fn) to the worker of the source, at the
+ * address it registered (its --listen). Returns a new object (NULL only when out of memory).
  */
 json_object *dmh_master_handle(dmh_master *m, json_object *request);
 

@@ -40,8 +40,9 @@ static char *door_line(void *ud, const char *line, size_t len) {
   return dmh_control_error_line(&err);
 }
 
-/* A follower's request for the leader, sent as dmctl --master-addr sends it (with this master's
- * TLS files when it has them: its certificate then serves as a client certificate too). */
+/* A follower's request for the leader, or a request for the worker of a source, sent as dmctl
+ * --master-addr sends it (with this master's TLS files when it has them: its certificate then
+ * serves as a client certificate too). */
 static json_object *door_forward(void *ud, const char *addr, json_object *req, dm_error *err) {
   master_door *d = ud;
   const char *text = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
@@ -53,7 +54,7 @@ static json_object *door_forward(void *ud, const char *addr, json_object *req, d
   if (!o || !json_object_is_type(o, json_type_object)) {
     json_object_put(o);
     dm_error_set(err, DM_ERR_CONTROL_HTTP, NULL,
-                 "the leader at %s answered something that is not a JSON object", addr);
+                 "the master or worker at %s answered something that is not a JSON object", addr);
     return NULL;
   }
   return o;

@@ -48,7 +48,7 @@ start_master() { # 1|2
 }
 start_worker() { # name
   "$dmhost" worker --name "$1" --etcd "$DMH_ETCD_ENDPOINTS" --etcd-prefix "$prefix" \
-    --state-dir "$work/$1" --plugin-dir "$plugins" >>"$work/$1.log" 2>&1 &
+    --state-dir "$work/$1" --plugin-dir "$plugins" --listen 127.0.0.1:0 >>"$work/$1.log" 2>&1 &
   pid[$1]=$!
 }
 # SIGTERM to process NAME: it must end within 30 s with exit 0 (a sanitizer's report makes it 1)

@@ -258,6 +258,30 @@ grep -q "source source1: its relay starts at $cp_file" "$work/w1.log" || fail "w
 grep -qE "unit=(dump|load)\]" "$work/w1.log" && fail "w1 dumped or loaded task1 again instead of syncing on"
 printf 'w1 relay source1\nw3 relay source2\n' >"$work/want"
 log "kill -9 of w2: source1 at relay on w1 ${moved} s later, task1 runs there"
+
+# ---- the commands of a source's worker, through the masters (forwarded to its --listen) ----
+ctl_jq 2 '.result == true' binlog list task2 >/dev/null || fail "binlog list task2 through m2: $(ctl 2 binlog list task2)"
+# purge-relay: w3 keeps source2's relay; once task2's sync reads past its first file (the
+# rotation above), the files before the second go
+w3_relay=$(ls -d "$work"/w3/sources/source2/relay/*/ | head -n 1)
+relay_files=$(ls "$w3_relay" | grep -E '\.[0-9]+$' | sort)
+[ "$(wc -l <<<"$relay_files")" -ge 2 ] || fail "w3's relay of source2 has one file: $relay_files"
+second=$(sed -n 2p <<<"$relay_files")
+cp2="\`$meta\`.\`task2_syncer_checkpoint\`"
+for _ in $(seq 1 100); do
+  [[ "$(tgt -N -B -e "SELECT binlog_name FROM $cp2 WHERE id = 'source2' AND is_global = 1")" > "$(head -n 1 <<<"$relay_files")" ]] && break
+  sleep 0.1
+done
+ctl_jq 1 '.result == true and .removed >= 1' purge-relay -s source2 -f "$second" >/dev/null ||
+  fail "purge-relay -s source2 -f $second through m1: $(ctl 1 purge-relay -s source2 -f "$second")"
+[ -e "$w3_relay/$(head -n 1 <<<"$relay_files")" ] && fail "purge-relay through m1 left w3's first relay file"
+# swap-unit: task2's sync on w3 replaced by another copy of the build, at a safe point
+cp "$plugins/dmhost-sync.so" "$work/dmhost-sync-2.so"
+ctl_jq 1 '.result == true and ([.workers[] | select(.worker == "w3" and .source == "source2"
+  and .answer.result == true)] | length == 1)' swap-unit task2 --unit sync --path "$work/dmhost-sync-2.so" >/dev/null ||
+  fail "swap-unit task2 through m1: $(ctl 1 swap-unit task2 --unit sync --path "$work/dmhost-sync-2.so")"
+wait_for 30 "task2 does not run on w3 after the swap" task_running task2 source2 1
+log "binlog list, purge-relay (w3's files before $second) and swap-unit (task2 on w3) through the masters"
 sleep 3
 stop_workload
 targets_equal

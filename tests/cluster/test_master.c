@@ -510,6 +510,27 @@ static void test_scheduling(void) {
   r = tm_cmd(f, "start-task", "{\"path\": \"%s\"}", path);
   CU_ASSERT(tm_ok(r));
   json_object_put(r);
+  /* the commands of a source's worker go to it: which worker, and the refusals before any
+   * forwarding (these fake workers registered no control address) */
+  r = tm_cmd(f, "binlog", "{\"op\": \"list\", \"name\": \"t1\"}");
+  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_CONTROL_REQUEST);
+  CU_ASSERT(strstr(tm_text(r), "reads several sources: name one with -s SOURCE") != NULL);
+  json_object_put(r);
+  r = tm_cmd(f, "binlog", "{\"op\": \"list\", \"name\": \"t1\", \"source\": \"src-a\"}");
+  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_NOT_FOUND);
+  CU_ASSERT(strstr(tm_text(r), "worker w4 registered no control address") != NULL);
+  json_object_put(r);
+  r = tm_cmd(f, "binlog", "{\"op\": \"list\", \"name\": \"nope\"}");
+  CU_ASSERT(strstr(tm_text(r), "no task nope in the cluster") != NULL);
+  json_object_put(r);
+  r = tm_cmd(f, "purge-relay", "{\"source\": \"nope\", \"file\": \"mysql-bin.000002\"}");
+  CU_ASSERT(strstr(tm_text(r), "no online worker serves or keeps the relay of source nope") !=
+            NULL);
+  json_object_put(r);
+  r = tm_cmd(f, "swap-unit", "{\"name\": \"t1\", \"unit\": \"sync\", \"path\": \"/x.so\"}");
+  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_NOT_FOUND);
+  CU_ASSERT(strstr(tm_text(r), "registered no control address") != NULL);
+  json_object_put(r);
   dmh_cluster_key(key, sizeof key, prefix, DMH_KEY_STAGE, "t1", "src-b", NULL);
   v = te_get(c, key, NULL);
   CU_ASSERT(v && strcmp(v, "Running") == 0);
