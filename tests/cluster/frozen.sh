@@ -97,7 +97,7 @@ lock_session "$db" "BEGIN; SELECT COUNT(*) FROM t_pk FOR UPDATE; DO SLEEP(60); R
 wait_lock_wait "trx_query LIKE '%t_pk%'" "${pid[w2]}" || fail "no sync worker of w2 waited on the locked rows"
 kill -STOP "${pid[w2]}"
 frozen=$SECONDS
-[ "$(awk '/^State:/ {print $2}' "/proc/${pid[w2]}/status")" = T ] || fail "w2 is not stopped"
+proc_stopped "${pid[w2]}" || fail "w2 is not stopped 5 s after SIGSTOP"
 log "w2 frozen (SIGSTOP) with $lock_waits sync transaction(s) waiting on t_pk"
 
 # ---- after w2's lease: source1 on w1, whose raise waits for w2's open transactions ----

@@ -28,6 +28,15 @@ workload_client() { # db n seed
   ) &
   wl_pids+=($!)
 }
+# Has process $1 stopped (SIGSTOP)? kill(2) returns before every thread of the target reached
+# the stop, so this waits for /proc to say T (up to 5 s).
+proc_stopped() {
+  for _ in $(seq 1 50); do
+    [ "$(awk '/^State:/ {print $2}' "/proc/$1/status" 2>/dev/null)" = T ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
 # Is process $1 running? PID 1 reaps lazily here: a zombie passes `kill -0`.
 proc_alive() { [ -n "$1" ] && [ -d "/proc/$1" ] && [ "$(awk '/^State:/ {print $2}' "/proc/$1/status" 2>/dev/null)" != Z ]; }
 # $work/source.cfg for source-id $1
