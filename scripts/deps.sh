@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Install what dmhost needs to build and test on Debian (12+), only what is missing.
+# clang + libclang-rt-dev: the fuzz targets (libFuzzer is in libclang-rt-dev, only a Recommends
+# of clang, which --no-install-recommends below skips).
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libconfig-dev libjson-c-dev libcunit1-dev libmariadb-dev
-      mariadb-server mariadb-client clang-format libssl-dev zlib1g-dev openssl
+      mariadb-server mariadb-client clang-format clang libclang-rt-dev libssl-dev zlib1g-dev openssl
       libzstd-dev zstd libcurl4-openssl-dev etcd-server libmicrohttpd-dev libgnutls28-dev)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -8,9 +8,10 @@
 #      other threads) against the real servers, the etcd client's (a watch and a lease keeper
 #      on threads of their own) and the cluster master's (election, guard and scheduling threads,
 #      control requests from the test's thread) against the project's etcd.
-# Also checks formatting against .clang-format, and that a Release build (-O2, what bench/ and the
-# README's demo use) compiles: GCC warns about more there (format truncation). BUILD_ROOT (default
-# ./build) holds the builds.
+# Also checks formatting against .clang-format, that a Release build (-O2, what bench/ and the
+# README's demo use) compiles: GCC warns about more there (format truncation), and builds the
+# libFuzzer targets with clang (DMHOST_FUZZ: every fuzz target over the library it fuzzes), each
+# run 5 s from its stored corpus. BUILD_ROOT (default ./build) holds the builds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
@@ -37,6 +38,11 @@ echo "== build: release (compile only)"
 cmake -S . -B "$root/release" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$root/release" -j "$jobs" >"$root/release.log" 2>&1 ||
   { grep -E "error|warning" "$root/release.log" | head -30; exit 1; }
+echo "== build: fuzz (clang, libFuzzer; each target 5 s from its corpus)"
+CC=clang cmake -S . -B "$root/fuzz" -DCMAKE_BUILD_TYPE=Debug -DDMHOST_FUZZ=ON \
+  -DDMHOST_FUZZ_SECONDS=5 >/dev/null
+cmake --build "$root/fuzz" -j "$jobs" --target fuzz
+(cd "$root/fuzz" && ctest --output-on-failure -L fuzz)
 run_suite plain
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   run_suite asan -DDMHOST_SANITIZE=address,undefined

@@ -458,7 +458,9 @@ int dm_binlog_xid_format(const dm_binlog_xid *x, char *buf, size_t len) {
   if (len == 0 || bl_hex_part(buf, len, &at, x->data, x->gtrid_len) < 0 || at + 1 >= len)
     return -1;
   buf[at++] = ',';
-  if (bl_hex_part(buf, len, &at, x->data + x->gtrid_len, x->bqual_len) < 0)
+  /* data is NULL in a GTID that is no XA: no arithmetic on it (undefined, UBSan's pointer check) */
+  const uint8_t *bqual = x->bqual_len ? x->data + x->gtrid_len : NULL;
+  if (bl_hex_part(buf, len, &at, bqual, x->bqual_len) < 0)
     return -1;
   int w = snprintf(buf + at, len - at, ",%" PRId32, (int32_t)x->format_id); /* signed, as printed */
   return w < 0 || (size_t)w >= len - at ? -1 : 0;

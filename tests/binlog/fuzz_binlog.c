@@ -5,7 +5,7 @@
  * iterated and formatted; MySQL JSON values turned into text. Bad bytes must give errors, never a
  * crash, a hang or a read out of bounds.
  *
- * With clang and -fsanitize=fuzzer this is a libFuzzer target (binlog_fuzz). Built with the normal
+ * With DMHOST_FUZZ (CC=clang) this is a libFuzzer target (binlog_fuzz). Built with the normal
  * compiler (DMHOST_FUZZ_REPLAY), main() replays files or folders given on the command line, so CI
  * runs the seed corpus through the same code (binlog_fuzz_replay).
  */

@@ -9,7 +9,7 @@
  * rewritten part parses again under the same flags without SYNC_DDL_MULTI, and redacted text
  * holds no control byte (no forged log line).
  *
- * With clang and -fsanitize=fuzzer this is a libFuzzer target (ddl_fuzz). Built with the normal
+ * With DMHOST_FUZZ (CC=clang) this is a libFuzzer target (ddl_fuzz). Built with the normal
  * compiler (DMHOST_FUZZ_REPLAY), main() replays files or folders given on the command line, so CI
  * runs the seed corpus (tests/sync/corpus-ddl) through the same code (ddl_fuzz_replay).
  */
