@@ -10,11 +10,8 @@
 
 static atomic_int log_level = DM_LOG_INFO;
 
-void dmh_log_set_level(dm_log_level level) {
-  atomic_store(&log_level, (int)level);
-}
-dm_log_level dmh_log_get_level(void) {
-  return (dm_log_level)atomic_load(&log_level);
+dm_log_level dmh_log_set_level(dm_log_level level) {
+  return (dm_log_level)atomic_exchange(&log_level, (int)level);
 }
 
 int dmh_log_level_parse(const char *s, dm_log_level *out) {

@@ -12,10 +12,10 @@
 /* --log-level VALUE of `dmhost CMD`: sets the level, or prints "dmhost CMD: --log-level ..." to
  * stderr and returns -1 (the caller exits 2). */
 int dmh_log_level_flag(const char *cmd, const char *value);
-void dmh_log_set_level(dm_log_level level);
+/* Returns the level before (a test that raises it for a while puts it back). */
+dm_log_level dmh_log_set_level(dm_log_level level);
 /* "debug", "info", "warn", "error" -> level; -1 for anything else. */
 int dmh_log_level_parse(const char *s, dm_log_level *out);
-dm_log_level dmh_log_get_level(void);
 /* scope: e.g. "supervisor" or "task=t1 source=s1 unit=sync"; may be NULL. */
 void dmh_log(dm_log_level level, const char *scope, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

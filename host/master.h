@@ -50,9 +50,6 @@ int dmh_master_start(const dmh_master_opts *opts, dmh_master **out, dm_error *er
 /* The leadership token while this master leads and may act, else 0. */
 int64_t dmh_master_token(dmh_master *m);
 
-/* How many times the leader's scheduling loop planned (for tests and logs). */
-long dmh_master_plans(dmh_master *m);
-
 /* Resign now (stop acting, revoke the lease) without freeing: requests in progress may still use
  * m and get answers from etcd; dmh_master_stop after them. */
 void dmh_master_resign(dmh_master *m);

@@ -20,9 +20,6 @@ static void elect_sleep_ms(long ms) {
 int64_t dmh_master_token(dmh_master *m) {
   return atomic_load(&m->token);
 }
-long dmh_master_plans(dmh_master *m) {
-  return atomic_load(&m->plans);
-}
 
 /* Is the lease alive and renewed recently enough for a leader to act? */
 static bool elect_lease_ok(dmh_master *m, bool *lost_out) {

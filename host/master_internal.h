@@ -34,7 +34,6 @@ struct dmh_master {
   atomic_llong token;    /* leadership token while leading and allowed to act; 0 otherwise */
   atomic_int stopping;   /* shutdown began */
   atomic_int watch_stop; /* ends the watch the election thread runs (follower or scheduler) */
-  atomic_long plans;
   pthread_t elect_thread, guard_thread;
   bool threads_started;
 };

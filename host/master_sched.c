@@ -349,7 +349,6 @@ int master_schedule_once(dmh_master *m, dmh_etcd *c, int64_t token, int64_t *rev
     }
     master_snapshot_free(&s);
   }
-  atomic_fetch_add(&m->plans, 1);
   pthread_mutex_unlock(&m->sched_lock);
   return rc;
 }

@@ -26,15 +26,6 @@ const char *dmh_stage_name(dmh_stage stage) {
   return (unsigned)stage < sizeof stage_names / sizeof stage_names[0] ? stage_names[stage] : "?";
 }
 
-int dmh_stage_parse(const char *s, dmh_stage *out) {
-  for (unsigned i = 0; i < sizeof stage_names / sizeof stage_names[0]; i++)
-    if (strcmp(stage_names[i], s) == 0) {
-      *out = (dmh_stage)i;
-      return 0;
-    }
-  return -1;
-}
-
 static void *sup_auto_resume_thread(void *arg);
 static void sup_stop_units_locked(dmh_subtask *st, bool kill, dm_error *err, bool *had_err);
 

@@ -46,7 +46,6 @@ typedef enum dmh_stage {
 
 /* DM's stage names: "New", "Running", "Paused", ... */
 const char *dmh_stage_name(dmh_stage stage);
-int dmh_stage_parse(const char *s, dmh_stage *out);
 
 typedef struct dmh_subtask dmh_subtask;
 

@@ -165,7 +165,6 @@ sync_table *sync_schema_table(sync_schema *s, MYSQL *conn, const dm_binlog_table
 uint64_t sync_schema_map_sig(const dm_binlog_table_map *tm);
 /* Forget what was read of a table (a DDL changed it): it is resolved again on next use. */
 void sync_schema_invalidate(sync_schema *s, const char *db, const char *table);
-void sync_schema_invalidate_all(sync_schema *s);
 
 /* ---- sync_batch.c ---- */
 typedef enum sync_rec_kind {

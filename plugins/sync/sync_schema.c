@@ -62,11 +62,6 @@ void sync_schema_invalidate(sync_schema *s, const char *db, const char *table) {
   }
 }
 
-void sync_schema_invalidate_all(sync_schema *s) {
-  for (int i = 0; i < s->n; i++)
-    s->tables[i]->resolved = false;
-}
-
 /* A table map's column names and types: a different one means the table changed upstream. */
 uint64_t sync_schema_map_sig(const dm_binlog_table_map *tm) {
   uint64_t h = tm->column_count;

@@ -220,8 +220,7 @@ char *lt_capture_stderr(void (*fn)(void *), void *arg) {
   int saved = dup(STDERR_FILENO), fd = mkstemp(path);
   if (fd >= 0)
     unlink(path);
-  dm_log_level old = dmh_log_get_level();
-  dmh_log_set_level(DM_LOG_DEBUG);
+  dm_log_level old = dmh_log_set_level(DM_LOG_DEBUG);
   if (saved >= 0 && fd >= 0)
     dup2(fd, STDERR_FILENO);
   fn(arg);
