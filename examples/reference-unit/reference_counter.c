@@ -38,7 +38,7 @@
 
 /* One instance of the unit. The host never looks inside; it only hands the pointer back. */
 typedef struct refc {
-  /* What init was given. Both stay valid until close (or kill) returns. */
+  /* What init was given. Both stay valid until close returns. */
   const dm_host_services *host;
   dm_ctx *ctx;
 

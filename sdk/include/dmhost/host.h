@@ -4,7 +4,7 @@
  * A unit never calls a global symbol of the host (units are linked with -z defs against the SDK
  * library only). Everything it needs from the host comes through this struct, passed to init
  * together with an opaque context (dm_ctx) naming the unit instance. Keep both pointers in your
- * instance state; they stay valid until close or kill returns.
+ * instance state; they stay valid until close returns (kill is always followed by close).
  *
  * The struct opens with its version and size so a unit built against a newer SDK can probe for a
  * service before using it:  if (DM_HOST_HAS(host, new_service)) ...

@@ -12,19 +12,61 @@
  *   };
  *   DM_UNIT_EXPORT(my_unit)
  *
- * Life of an instance (the host's supervisor owns the order; a unit never sees two of these calls
- * at once on one instance, except status and kill, see below):
+ * Life of an instance, in the order the host's supervisor (host/supervisor.c, host/swap.c) calls
+ * the slots, each call through one door (host/unit_call.c):
  *
- *   init -> is_fresh_task -> process -> [pause -> (update) -> resume]* -> close
- *                                     \-> kill (instead of close, for a fast exit)
+ *   init -> is_fresh_task -> process -> ([pause] -> resume)* -> [kill] -> close
  *
- * process and resume run on a host thread and return exactly one result: finished, canceled (the
- * stop token fired) or errors. The host calls pause only after process/resume has returned, and
- * resume only from a truly paused instance, so a unit needs no guard against running twice.
+ * One call at a time per instance, except status (any time between init and close, on any thread,
+ * also beside another status call) and kill (beside a blocked process/resume). In detail:
+ * - init: on a thread of its own, bounded by init-timeout. Every unit of the chain is initialised
+ *   when the subtask starts (and again when it restarts from Stopped), not when its turn comes.
+ * - is_fresh_task: on the thread of the command that starts the subtask, after every unit's init,
+ *   from the last unit of the chain backwards until one is not fresh; the units before that one are
+ *   closed without ever running process (their work was done in an earlier run).
+ * - process, resume: on the subtask's runner thread (a new one at each start or resume). The first
+ *   run of an instance is process, every later one resume (process again when resume is NULL).
+ *   Each returns exactly one result: finished, canceled (the stop token fired) or errors. A unit
+ *   that finished stays open (status is still asked) while the next unit of the chain runs.
+ * - pause: only after process/resume returned to a pause request (the stop token fired): on the
+ *   thread of the pause command, or on the runner thread when the unit returned after that command
+ *   had given up waiting. Never on an instance whose process has not run, and not when
+ *   process/resume returned errors: the subtask then pauses without calling pause, and the next
+ *   call is resume (or kill/close).
+ * - kill: after the stop token fired (a late init below excepted), on the thread of a kill
+ *   command (at once) or of a stop command whose unit has not returned within stop-timeout;
+ *   possibly beside a blocked process/resume, on an idle instance, and twice (a kill command kills
+ *   the running unit, then every live instance right before its close). kill never replaces
+ *   close.
+ * - close: once per instance, on the thread of the command that ends it (stop, kill, hot-swap, a
+ *   failed start, the subtask's end), after process/resume returned and with no other slot of the
+ *   instance running. After it returns the host may unload the library. Exception: an instance
+ *   whose process/resume returned neither after the stop token nor after kill is abandoned: never
+ *   called again (not even close), its library never unloaded.
+ * - Hot-swap (dmctl swap-unit): a running subtask pauses as above; the old instance is closed, the
+ *   new one initialised, and when the subtask runs again its first call is process (no
+ *   is_fresh_task): it continues from the checkpoint the old one saved.
+ * - When init outlives init-timeout the host reports DM_ERR_UNIT_TIMEOUT and forgets the instance;
+ *   if init then returns 0, its own thread calls kill (when set) and close on it.
+ * - update: no host calls it yet (no command changes a task's settings while it runs).
+ * So a unit needs no guard against running twice: pause comes only after process/resume
+ * returned, resume only on an instance that is not running.
  *
- * Versioning: ABI major changes break units (the host refuses other majors). Minor versions only
- * append fields at the end of dm_unit_ops and dm_unit_descriptor; a host accepts units of its own
- * minor or older (it reads struct_size to know which slots exist).
+ * Versioning (docs/sdk.md, "Versioning", relates it to the services and SDK versions):
+ * - The host loads units of its own DM_ABI_MAJOR only (DM_ERR_UNIT_ABI_MAJOR), and of its own
+ *   DM_ABI_MINOR or older (DM_ERR_UNIT_ABI_MINOR).
+ * - dm_unit_descriptor is the one struct of this header that grows: a minor appends fields at its
+ *   end, after ops, and marks where it ends ("fields above: ABI 1.x"). The loader refuses a
+ *   descriptor whose struct_size is below what its abi_minor needs (DM_ERR_UNIT_SHORT; the sizes
+ *   are frozen constants, DM_UNIT_DESCRIPTOR_SIZE_1_0 ...) and reads a field appended in minor M
+ *   only from a unit whose abi_minor is M or later: an older, shorter descriptor is never read past
+ *   its end. Only ABI 1.0 exists so far: the host reads the 1.0 fields.
+ * - Frozen for the whole major: dm_unit_ops (embedded in the descriptor: growing it would move
+ *   what follows), dm_result, dm_status_sink, and dm_error and dm_position (error.h, position.h).
+ *   They carry no size, so neither side could tell a shorter one: a later need becomes a
+ *   descriptor field (unit to host) or a host service (host to unit).
+ * - dm_host_services (host.h) grows on a version of its own, DM_HOST_SERVICES_VERSION, not with
+ *   the ABI minor: a unit probes a later service with DM_HOST_HAS (the struct's size field).
  */
 #ifndef DMHOST_UNIT_H
 #define DMHOST_UNIT_H
@@ -137,44 +179,48 @@ typedef int (*dm_unit_is_fresh_task_fn)(void *self, bool *fresh, dm_error *err);
 typedef void (*dm_unit_process_fn)(void *self, dm_result *result);
 
 /*
- * pause (optional). Called after process/resume has returned because the subtask pauses. Release
- * what a paused unit should not hold (connections, open files); keep the checkpoint. Must not
- * block for long.
+ * pause (optional). Called after process/resume has returned because the subtask pauses (a pause
+ * command or a hot-swap; not after process/resume returned errors). Release what a paused unit
+ * should not hold (connections, open files); keep the checkpoint. Must not block for long.
  */
 typedef void (*dm_unit_pause_fn)(void *self);
 
 /*
- * resume (optional; NULL means process is called again). Continue after pause, from the
- * checkpoint. Same contract as process.
+ * resume (optional; NULL means process is called again). Continue from the checkpoint after a
+ * pause, or after process/resume returned errors (no pause call in between). Same contract as
+ * process.
  */
 typedef void (*dm_unit_resume_fn)(void *self, dm_result *result);
 
 /*
- * update (optional; NULL means the unit cannot take new settings while paused). Called while
- * paused after the task's config changed: re-read your section. Return 0, or fill *err and return
- * -1 (the old settings stay).
+ * update (optional; NULL means the unit cannot take new settings while paused). Meant for a paused
+ * instance after the task's config changed: re-read your section; return 0, or fill *err and
+ * return -1 (the old settings stay). No host calls it yet: no command changes the settings of a
+ * task that runs (it is stopped and started again), so a unit must not rely on it.
  */
 typedef int (*dm_unit_update_fn)(void *self, dm_error *err);
 
 /*
- * status (optional). Write the unit's status to the sink. Called from any host thread at any time,
- * also while process runs on another thread: read shared counters atomically or under your own
- * lock, and never block.
+ * status (optional). Write the unit's status to the sink. Called from any host thread at any time
+ * between init and close, also while process, pause or kill runs on another thread and beside
+ * another status call: read shared counters atomically or under your own lock, and never block.
  */
 typedef void (*dm_unit_status_fn)(void *self, dm_status_sink *sink);
 
 /*
- * close (required). Release everything of the instance. Called once, never while process/resume
- * runs. After it returns the host may unload the library.
+ * close (required). Release everything of the instance. Called once, never while another slot of
+ * the instance runs (process/resume have returned, kill has returned), also on an instance that
+ * never ran process and after kill. After it returns the host may unload the library.
  */
 typedef void (*dm_unit_close_fn)(void *self);
 
 /*
  * kill (optional). Stop as fast as possible without saving more than is already durable (crash
- * semantics, DM's Kill). May be called while process/resume is blocked on another thread, after the
- * stop token fired and the unit did not return in time: it must make process/resume return soon
- * (e.g. shut down its sockets) and must not free the instance. The host calls close after
- * process/resume has returned; kill must leave the instance safe to close.
+ * semantics, DM's Kill). Called after the stop token fired: by a kill command at once, by a stop
+ * command when process/resume has not returned within stop-timeout. It may run while
+ * process/resume is blocked on another thread (it must make them return soon, e.g. shut down its
+ * sockets), on an idle instance, and more than once. It must not free the instance: close always
+ * follows, once process/resume has returned; kill must leave the instance safe to close.
  */
 typedef void (*dm_unit_kill_fn)(void *self);
 
