@@ -295,8 +295,10 @@ static int loader_check_descriptor(void *handle, const char *path, const dm_unit
    */
   const char *exp_name = opts->kind_name ? opts->kind_name : "";
   const char *got_name = d->kind_name ? d->kind_name : "";
-  bool same = d->kind == (uint32_t)opts->kind &&
-              (opts->kind != DM_UNIT_CUSTOM || (exp_name[0] && strcmp(got_name, exp_name) == 0));
+  /* kind 0: any kind (dmhost-unit-check checks whatever unit it is given) */
+  bool same = opts->kind == 0 ||
+              (d->kind == (uint32_t)opts->kind &&
+               (opts->kind != DM_UNIT_CUSTOM || (exp_name[0] && strcmp(got_name, exp_name) == 0)));
   if (!same) {
     char want[96], have[96];
     loader_describe_kind((uint32_t)opts->kind, exp_name, want, sizeof want);

@@ -24,7 +24,7 @@
 typedef struct dmh_unit_lib dmh_unit_lib;
 
 typedef struct dmh_load_opts {
-  dm_unit_kind kind;     /* the kind the configuration expects */
+  dm_unit_kind kind;     /* the kind the configuration expects; 0: any (dmhost-unit-check) */
   const char *kind_name; /* for DM_UNIT_CUSTOM: the expected kind_name; else NULL */
   /* Load a private copy under a unique file name (for hot-swap: the dynamic loader de-duplicates by
    * path and inode, so a rebuilt file at the same path would otherwise give back the old library).
