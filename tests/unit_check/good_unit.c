@@ -1,0 +1,5 @@
+/* The base unit as it is: passes every check of dmhost-unit-check. */
+#define CONFORM_NAME "good"
+#include "conform_base.h"
+
+CONFORM_UNIT(cb_init, cb_process, NULL, cb_status, cb_kill, cb_is_fresh, cb_close)
