@@ -17,6 +17,7 @@
 #include "config_util.h"
 #include "dmhost/fs.h"
 #include "dmhost/sdk.h"
+#include "rules.h"
 #include "stop_token.h"
 #include "unit_ctx.h"
 
@@ -30,6 +31,11 @@ struct uc_host {
   bool gtid;
   dmh_db_config from, target;
   bool have_from, have_target;
+  /* `meta` of the config (DM's mysql-instances meta: where mode incremental starts); the rest of
+   * the instance stays empty: no rules, every table but the system schemas allowed */
+  dmh_task_instance instance;
+  dmh_bal_rule bal; /* do-dbs: DM's block-allow-list do-dbs, else every schema but the system's */
+  struct dmh_rules *rules;
   uint32_t later[3];
   int n_later;
   bool is_relay;
@@ -120,7 +126,27 @@ const dm_host_services *uc_host_services(void) {
 static const char *const fake_top_keys[] = {
     "name",      "source-id", "task-mode",       "meta-schema", "enable-gtid",
     "relay-dir", "from",      "target-database", "dump",        "load",
-    "sync",      "relay",     "secret-key-path", NULL};
+    "sync",      "relay",     "secret-key-path", "meta",        "do-dbs",
+    NULL};
+
+/* meta = { binlog-name = "mysql-bin.000001"; binlog-pos = 4; binlog-gtid = "0-1-5"; } */
+static int fake_read_meta(uc_host *h, dmh_cfg_ctx *c, config_setting_t *root) {
+  static const char *const keys[] = {"binlog-name", "binlog-pos", "binlog-gtid", NULL};
+  config_setting_t *g = NULL;
+  int rc = dmh_cfg_get_group(
+      c, root, "meta", 0, "`meta = { binlog-name = \"mysql-bin.000001\"; binlog-pos = 4; };`", &g);
+  if (rc <= 0)
+    return rc;
+  int64_t pos = 4;
+  if (dmh_cfg_check_keys(c, g, keys, NULL) < 0 ||
+      dmh_cfg_get_string(c, g, "binlog-name", DMH_CFG_NONEMPTY, &h->instance.meta_binlog_name) <
+          0 ||
+      dmh_cfg_get_int(c, g, "binlog-pos", 0, 4, INT64_MAX, NULL, &pos) < 0 ||
+      dmh_cfg_get_string(c, g, "binlog-gtid", DMH_CFG_NONEMPTY, &h->instance.meta_binlog_gtid) < 0)
+    return -1;
+  h->instance.meta_binlog_pos = (uint64_t)pos;
+  return 0;
+}
 
 static int fake_read_config(uc_host *h, const char *path, uint32_t kind, const char *kind_name,
                             dm_error *err) {
@@ -157,6 +183,15 @@ static int fake_read_config(uc_host *h, const char *path, uint32_t kind, const c
       dmh_cfg_get_string(&c, root, "meta-schema", DMH_CFG_NONEMPTY, &h->meta_schema) < 0 ||
       dmh_cfg_get_bool(&c, root, "enable-gtid", &h->gtid) < 0 ||
       dmh_cfg_get_path(&c, root, "relay-dir", &h->relay_dir) < 0)
+    return -1;
+  if (fake_read_meta(h, &c, root) < 0 ||
+      dmh_cfg_get_string_list(&c, root, "do-dbs", &h->bal.do_dbs, &h->bal.n_do_dbs) < 0)
+    return -1;
+  if (h->bal.n_do_dbs) {
+    h->bal.name = "do-dbs";
+    h->instance.bal = &h->bal;
+  }
+  if (!(h->rules = dmh_rules_new(&h->instance, err)))
     return -1;
   if (config_setting_get_member(root, "from")) {
     if (dmh_cfg_get_db(&c, root, "from", &h->from) < 0)
@@ -271,6 +306,10 @@ void uc_host_close(uc_host *h, bool keep) {
   free(h->task_mode);
   free(h->meta_schema);
   free(h->relay_dir);
+  dmh_rules_free(h->rules);
+  dmh_cfg_strv_free(h->bal.do_dbs, h->bal.n_do_dbs);
+  free(h->instance.meta_binlog_name);
+  free(h->instance.meta_binlog_gtid);
   dmh_stop_token_destroy(&h->token);
   if (uc_the_host == h)
     uc_the_host = NULL;
@@ -303,6 +342,8 @@ dm_ctx *uc_host_ctx(uc_host *h, const char *work, dm_error *err) {
   c->n_later = h->n_later;
   c->file_mode = 0600;
   c->token = &h->token;
+  c->instance = h->is_relay ? NULL : &h->instance;
+  c->rules = h->is_relay ? NULL : h->rules;
   c->section = h->section;
   c->cfg_file = h->cfg_path;
   snprintf(c->scope, sizeof c->scope, "unit-check %s", work);

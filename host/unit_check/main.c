@@ -80,13 +80,13 @@ int main(int argc, char **argv) {
   size_t n = sizeof checks / sizeof checks[0];
   dm_error err;
   if (s.d && uc_host_open(config, s.d->kind, s.d->kind_name, &s.host, &err) != 0) {
-    fprintf(stderr, "dmhost-unit-check: %s\n", err.message);
+    printf("config refused: %s\n", err.message);
     s.d = NULL;
   }
   for (size_t i = 0; i < n; i++) {
     if (!s.d)
-      uc_report(&s, checks[i].name, UC_SKIP, "the unit could not be %s",
-                lib ? "given a fake host" : "loaded");
+      uc_report(&s, checks[i].name, UC_SKIP, "%s",
+                lib ? "the --config file was refused" : "the unit could not be loaded");
     else
       checks[i].run(&s);
   }
