@@ -141,13 +141,13 @@ void uc_check_pause_resume(uc_state *s) {
     return;
   }
   uc_inst_close(s, &in);
+  const char *paused = o.before ? "before the pause" : "after the token";
   if (ran_on)
-    uc_report(s, name, UC_PASS, "paused: process returned %s after the token; %s ran on for 300 ms",
-              o.said, again);
+    uc_report(s, name, UC_PASS, "process returned %s %s; %s ran on for 300 ms", o.said, paused,
+              again);
   else if (outcome == DM_OUTCOME_FINISHED)
-    uc_report(s, name, UC_PASS,
-              "paused: process returned %s after the token; %s finished in %.0f ms", o.said, again,
-              ran);
+    uc_report(s, name, UC_PASS, "process returned %s %s; %s finished in %.0f ms", o.said, paused,
+              again, ran);
   else
     uc_report(s, name, UC_FAIL,
               "after pause, %s returned %s after %.0f ms without the token firing: it does not run "

@@ -15,9 +15,9 @@ work=$build/tests/unit_check/work-$kind
 rm -rf "$work"
 mkdir -p "$work"
 db=uc_$kind meta=uc_meta_$kind
-# the load gets enough rows to still be loading when the later checks stop or kill it
+# the dump and the load get enough rows to still be at work when the checks stop or kill them
 rows=2000
-[[ $kind == load ]] && rows=600000
+[[ $kind == load || $kind == dump ]] && rows=600000
 tgt -e "DROP DATABASE IF EXISTS $meta; DROP DATABASE IF EXISTS $db;"
 src -e "DROP DATABASE IF EXISTS $db;"
 # where the sync starts: before the schema is made, so it applies the DDL and then the writes
