@@ -19,7 +19,9 @@
 #endif
 #endif
 #ifdef UC_ASAN
-#include <sanitizer/allocator_interface.h>
+/* The sanitizers' public allocator interface (sanitizer/allocator_interface.h, which GCC does not
+ * install everywhere). */
+size_t __sanitizer_get_current_allocated_bytes(void);
 #endif
 
 static int meter_count(const char *dir) {
