@@ -58,6 +58,12 @@ for so in "$cmake_unit" "$pc_unit"; do
     fail "unexpected identity from $so"
 done
 
+step "the installed conformance suite on $cmake_unit"
+[[ -x $prefix/bin/dmhost-unit-check ]] || fail "cmake --install did not install bin/dmhost-unit-check"
+printf 'dump = { count = 200000; batch = 100; };\n' >"$work/unit-check.cfg"
+"$prefix/bin/dmhost-unit-check" "$cmake_unit" --config "$work/unit-check.cfg" ||
+  fail "the reference unit does not pass dmhost-unit-check"
+
 step "run $cmake_unit through dmhost run"
 dmhost=$build_dir/host/dmhost
 host_dir=$work/host-run
