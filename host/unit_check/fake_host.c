@@ -44,8 +44,10 @@ struct uc_host {
   _Atomic double fired_at;     /* ms, 0 while not fired */
   _Atomic double fire_look_at; /* fire at the first look from this moment (ms); 0: off */
   atomic_long looks;
-  atomic_int lookups; /* settings looked up since uc_host_fail_lookup */
-  atomic_int fail_at; /* answer this lookup with DM_CFG_WRONG_TYPE; 0: none */
+  atomic_long fire_look_n; /* fire at this look (1-based); 0: off */
+  bool own_root;           /* root was made here: removed at close */
+  atomic_int lookups;      /* settings looked up since uc_host_fail_lookup */
+  atomic_int fail_at;      /* answer this lookup with DM_CFG_WRONG_TYPE; 0: none */
 };
 
 /* The one fake host of the process (fake_host.h): the wrappers below reach it here. */
@@ -61,9 +63,10 @@ double uc_now_ms(void) {
 
 static void fake_look(void) {
   uc_host *h = uc_the_host;
-  atomic_fetch_add(&h->looks, 1);
+  long n = atomic_fetch_add(&h->looks, 1) + 1;
   double at = atomic_load(&h->fire_look_at);
-  if (at > 0 && uc_now_ms() >= at && atomic_load(&h->fired_at) == 0)
+  long at_n = atomic_load(&h->fire_look_n);
+  if (((at > 0 && uc_now_ms() >= at) || (at_n > 0 && n >= at_n)) && atomic_load(&h->fired_at) == 0)
     uc_host_fire(h);
 }
 
@@ -236,8 +239,8 @@ static char *fake_strdup_or(char *have, const char *def) {
   return have ? have : strdup(def);
 }
 
-int uc_host_open(const char *config_path, uint32_t kind, const char *kind_name, uc_host **out,
-                 dm_error *err) {
+int uc_host_open(const char *config_path, uint32_t kind, const char *kind_name, const char *root,
+                 uc_host **out, dm_error *err) {
   *out = NULL;
   uc_host *h = calloc(1, sizeof *h);
   if (!h) {
@@ -265,14 +268,19 @@ int uc_host_open(const char *config_path, uint32_t kind, const char *kind_name, 
     uc_host_close(h, false);
     return -1;
   }
-  const char *tmp = getenv("TMPDIR");
-  snprintf(h->root, sizeof h->root, "%s/dmhost-unit-check-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-  if (!mkdtemp(h->root)) {
-    dm_error_set(err, DM_ERR_IO, strerror(errno), "unit-check: cannot create %s: %s", h->root,
-                 strerror(errno));
-    h->root[0] = '\0';
-    uc_host_close(h, false);
-    return -1;
+  if (root) {
+    dm_strlcpy(h->root, root, sizeof h->root);
+  } else {
+    const char *tmp = getenv("TMPDIR");
+    snprintf(h->root, sizeof h->root, "%s/dmhost-unit-check-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    if (!mkdtemp(h->root)) {
+      dm_error_set(err, DM_ERR_IO, strerror(errno), "unit-check: cannot create %s: %s", h->root,
+                   strerror(errno));
+      h->root[0] = '\0';
+      uc_host_close(h, false);
+      return -1;
+    }
+    h->own_root = true;
   }
   fake_services = *dmh_host_services();
   fake_services.stop_requested = fake_stop_requested;
@@ -289,7 +297,7 @@ int uc_host_open(const char *config_path, uint32_t kind, const char *kind_name, 
 void uc_host_close(uc_host *h, bool keep) {
   if (!h)
     return;
-  if (h->root[0] && !keep) {
+  if (h->own_root && !keep) {
     char cmd[PATH_MAX + 32];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", h->root);
     if (system(cmd) != 0)
@@ -366,6 +374,7 @@ void uc_host_fire(uc_host *h) {
 
 void uc_host_reset(uc_host *h) {
   atomic_store(&h->fire_look_at, 0);
+  atomic_store(&h->fire_look_n, 0);
   dmh_stop_token_reset(&h->token);
   atomic_store(&h->fired_at, 0);
   atomic_store(&h->looks, 0);
@@ -380,6 +389,10 @@ bool uc_host_fired(uc_host *h, double *at_ms) {
 
 void uc_host_fire_at_look(uc_host *h, int after_ms) {
   atomic_store(&h->fire_look_at, after_ms < 0 ? 0 : uc_now_ms() + after_ms);
+}
+
+void uc_host_fire_at_looks(uc_host *h, long n) {
+  atomic_store(&h->fire_look_n, n);
 }
 
 long uc_host_looks(uc_host *h) {

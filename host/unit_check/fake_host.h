@@ -20,10 +20,11 @@
 typedef struct uc_host uc_host;
 
 /* Reads `config_path` (NULL: none; every setting then has its default) for a unit of `kind`
- * (`kind_name` for a custom one) and makes a fresh temp root for work dirs. 0, or -1 with *err. */
-int uc_host_open(const char *config_path, uint32_t kind, const char *kind_name, uc_host **out,
-                 dm_error *err);
-/* Removes the temp root unless `keep`. */
+ * (`kind_name` for a custom one). Work dirs go under `root`, or, when it is NULL, under a fresh
+ * temp root of its own. 0, or -1 with *err. */
+int uc_host_open(const char *config_path, uint32_t kind, const char *kind_name, const char *root,
+                 uc_host **out, dm_error *err);
+/* Removes a temp root of its own unless `keep`. */
 void uc_host_close(uc_host *h, bool keep);
 const char *uc_host_root(const uc_host *h);
 
@@ -42,6 +43,8 @@ void uc_host_fire(uc_host *h);
 void uc_host_reset(uc_host *h);
 bool uc_host_fired(uc_host *h, double *at_ms);
 void uc_host_fire_at_look(uc_host *h, int after_ms);
+/* Fire it at the unit's n-th look since the last reset (1-based); 0 turns that off. */
+void uc_host_fire_at_looks(uc_host *h, long n);
 /* How often the unit looked at the token since the last reset. */
 long uc_host_looks(uc_host *h);
 

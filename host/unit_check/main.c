@@ -79,7 +79,7 @@ int main(int argc, char **argv) {
   };
   size_t n = sizeof checks / sizeof checks[0];
   dm_error err;
-  if (s.d && uc_host_open(config, s.d->kind, s.d->kind_name, &s.host, &err) != 0) {
+  if (s.d && uc_host_open(config, s.d->kind, s.d->kind_name, NULL, &s.host, &err) != 0) {
     printf("config refused: %s\n", err.message);
     s.d = NULL;
   }

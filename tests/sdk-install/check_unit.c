@@ -2,9 +2,11 @@
  * check_unit <unit.so> [--run <empty folder>]
  *
  * Loads a unit built out of tree through the host's loader (kind dump) and prints its identity.
- * With --run it also drives the reference-counter unit through a small fake host: a run stopped by
- * the stop token after one batch, a simulated crash that leaves lines past the checkpoint, and a
- * second instance that must finish with every number exactly once. Exit 0 only if all of it holds.
+ * With --run it also drives the reference-counter unit through the fake host of dmhost-unit-check
+ * (host/unit_check/fake_host.h; work dir: the folder given, settings count = 25, batch = 10): a run
+ * stopped by the stop token at its second safe point (after one batch), a simulated crash that
+ * leaves lines past the checkpoint, and a second instance that must finish with every number
+ * exactly once. Exit 0 only if all of it holds.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,44 +14,8 @@
 #include <string.h>
 
 #include "dmhost/sdk.h"
+#include "fake_host.h"
 #include "loader.h"
-
-/* The fake host's per-instance context. */
-struct dm_ctx {
-  const char *work_dir;
-  int polls;      /* stop_requested calls so far */
-  int stop_after; /* stop_requested returns true from this call on; 0: never */
-};
-
-static const char *check_work_dir(dm_ctx *ctx) {
-  return ctx->work_dir;
-}
-
-static void check_logf(dm_ctx *ctx, dm_log_level level, const char *fmt, ...) {
-  (void)ctx;
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "  unit log [%d]: ", (int)level);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-}
-
-static bool check_stop_requested(dm_ctx *ctx) {
-  ctx->polls++;
-  return ctx->stop_after > 0 && ctx->polls >= ctx->stop_after;
-}
-
-static dm_cfg_result check_cfg_int(dm_ctx *ctx, const char *path, int64_t *out) {
-  (void)ctx;
-  if (strcmp(path, "count") == 0)
-    *out = 25;
-  else if (strcmp(path, "batch") == 0)
-    *out = 10;
-  else
-    return DM_CFG_MISSING;
-  return DM_CFG_OK;
-}
 
 typedef struct {
   uint64_t done, total;
@@ -115,27 +81,24 @@ static int check_checkpoint(const char *dir, long want) {
   return 0;
 }
 
-/* One instance from init to close; returns the outcome, or -1. */
-static int check_instance(const dm_unit_descriptor *d, const char *dir, int stop_after,
-                          bool want_fresh, check_status *st) {
-  static const dm_host_services base = {
-      .version = DM_HOST_SERVICES_VERSION,
-      .size = sizeof(dm_host_services),
-      .work_dir = check_work_dir,
-      .logf = check_logf,
-      .stop_requested = check_stop_requested,
-      .cfg_int = check_cfg_int,
-  };
-  dm_ctx ctx = {.work_dir = dir, .stop_after = stop_after};
-  void *self = NULL;
+/* One instance from init to close; returns the outcome, or -1. The token fires at the unit's
+ * `stop_after`-th look at it (0: never). */
+static int check_instance(uc_host *h, const dm_unit_descriptor *d, int stop_after, bool want_fresh,
+                          check_status *st) {
+  uc_host_reset(h);
+  uc_host_fire_at_looks(h, stop_after);
   dm_error err;
-  if (d->ops.init(&base, &ctx, &self, &err) != 0) {
+  dm_ctx *ctx = uc_host_ctx(h, ".", &err);
+  void *self = NULL;
+  if (!ctx || d->ops.init(uc_host_services(), ctx, &self, &err) != 0) {
     check_fail("init: %s", err.message);
+    uc_host_ctx_free(ctx);
     return -1;
   }
   bool fresh = !want_fresh;
   if (d->ops.is_fresh_task(self, &fresh, &err) != 0 || fresh != want_fresh) {
     d->ops.close(self);
+    uc_host_ctx_free(ctx);
     check_fail("is_fresh_task: %d, expected %d", fresh, want_fresh);
     return -1;
   }
@@ -152,13 +115,14 @@ static int check_instance(const dm_unit_descriptor *d, const char *dir, int stop
   if (d->ops.pause && result.outcome == DM_OUTCOME_CANCELED)
     d->ops.pause(self);
   d->ops.close(self);
+  uc_host_ctx_free(ctx);
   return (int)result.outcome;
 }
 
-static int check_run(const dm_unit_descriptor *d, const char *dir) {
+static int check_run_on(uc_host *h, const dm_unit_descriptor *d, const char *dir) {
   check_status st = {0};
   /* The token fires at the second safe point: one batch of 10 is committed. */
-  if (check_instance(d, dir, 2, true, &st) != DM_OUTCOME_CANCELED)
+  if (check_instance(h, d, 2, true, &st) != DM_OUTCOME_CANCELED)
     return check_fail("a stopped run did not return DM_OUTCOME_CANCELED");
   if (check_numbers(dir, 10) || check_checkpoint(dir, 10))
     return 1;
@@ -174,7 +138,7 @@ static int check_run(const dm_unit_descriptor *d, const char *dir) {
   if (!f || fputs("11\n12\n1", f) < 0 || fclose(f) != 0)
     return check_fail("cannot simulate the crash in %s", path);
 
-  if (check_instance(d, dir, 0, false, &st) != DM_OUTCOME_FINISHED)
+  if (check_instance(h, d, 0, false, &st) != DM_OUTCOME_FINISHED)
     return check_fail("the second run did not return DM_OUTCOME_FINISHED");
   if (check_numbers(dir, 25) || check_checkpoint(dir, 25))
     return 1;
@@ -183,6 +147,21 @@ static int check_run(const dm_unit_descriptor *d, const char *dir) {
                       (unsigned long long)st.total);
   printf("run: ok (stopped at 10, crash trimmed, finished at 25)\n");
   return 0;
+}
+
+static int check_run(const dm_unit_descriptor *d, const char *dir) {
+  char cfg[4096];
+  snprintf(cfg, sizeof cfg, "%s/check-unit.cfg", dir);
+  FILE *cf = fopen(cfg, "w");
+  if (!cf || fputs("dump = { count = 25; batch = 10; };\n", cf) < 0 || fclose(cf) != 0)
+    return check_fail("cannot write %s", cfg);
+  uc_host *h = NULL;
+  dm_error err;
+  if (uc_host_open(cfg, d->kind, d->kind_name, dir, &h, &err) != 0)
+    return check_fail("fake host: %s", err.message);
+  int rc = check_run_on(h, d, dir);
+  uc_host_close(h, false);
+  return rc;
 }
 
 int main(int argc, char **argv) {
