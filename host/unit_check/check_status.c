@@ -10,10 +10,15 @@
 #include "check.h"
 
 #define STATUS_LOOP_MS 1000
-/* A call that slept (a voluntary context switch: a lock process holds, I/O) this long blocked. A
- * call that was only preempted on a loaded machine switched involuntarily and is not counted,
- * unless it took STATUS_SPIN_MS (spinning on something). */
-#define STATUS_MAX_MS 5.0
+/* A call that slept (a voluntary context switch: waiting for a lock, for I/O) this long waited
+ * for something held across work, as a lock process keeps during a query. A call may take a lock
+ * of the unit's own for a moment (the contract allows it), and on a loaded machine the holder can
+ * be preempted for a time slice or two while the status thread waits (measured under ASan on 2
+ * busy cores: 16 ms), hence the margin over "a few ms"; calls over STATUS_SLOW_MS are counted and
+ * printed. A call that was only preempted switched involuntarily and is not judged, unless it took
+ * STATUS_SPIN_MS (spinning on something). */
+#define STATUS_MAX_MS 50.0
+#define STATUS_SLOW_MS 5.0
 #define STATUS_SPIN_MS 200.0
 
 /* The sink takes everything and keeps nothing: status must not depend on what the host does. */
@@ -43,6 +48,7 @@ typedef struct status_loop {
   long calls;
   double max_ms;       /* the longest call */
   double max_slept_ms; /* the longest call that slept */
+  long slow;           /* calls that slept over STATUS_SLOW_MS */
   double end_ms;
 } status_loop;
 
@@ -66,8 +72,12 @@ static void *status_thread(void *arg) {
     double t = uc_now_ms() - t0;
     if (t > l->max_ms)
       l->max_ms = t;
-    if (status_voluntary_switches() != v0 && t > l->max_slept_ms)
-      l->max_slept_ms = t;
+    if (status_voluntary_switches() != v0) {
+      if (t > l->max_slept_ms)
+        l->max_slept_ms = t;
+      if (t > STATUS_SLOW_MS)
+        l->slow++;
+    }
     l->calls++;
   }
   return NULL;
@@ -126,6 +136,7 @@ void uc_check_status(uc_state *s) {
   else
     uc_report(s, name, UC_PASS,
               "%ld calls while process ran %.0f ms (%s): the longest %.3f ms, the longest that "
-              "slept %.3f ms",
-              l.calls, ran < STATUS_LOOP_MS ? ran : STATUS_LOOP_MS, said, l.max_ms, l.max_slept_ms);
+              "slept %.3f ms, %ld slept over %.0f ms",
+              l.calls, ran < STATUS_LOOP_MS ? ran : STATUS_LOOP_MS, said, l.max_ms, l.max_slept_ms,
+              l.slow, STATUS_SLOW_MS);
 }
