@@ -36,25 +36,6 @@ char *dump_strfmt(const char *fmt, ...) {
   return s;
 }
 
-char *dump_quote_ident(const char *name) {
-  size_t n = strlen(name), extra = 0;
-  for (size_t i = 0; i < n; i++)
-    extra += name[i] == '`';
-  char *out = malloc(n + extra + 3);
-  if (!out)
-    return NULL;
-  char *p = out;
-  *p++ = '`';
-  for (size_t i = 0; i < n; i++) {
-    if (name[i] == '`')
-      *p++ = '`';
-    *p++ = name[i];
-  }
-  *p++ = '`';
-  *p = '\0';
-  return out;
-}
-
 char *dump_quote_string(dump_conn *c, const char *value) {
   size_t n = strlen(value);
   char *out = malloc(2 * n + 3);
@@ -147,15 +128,19 @@ void dump_conn_shutdown_all(dump_unit *u) {
 void dump_conn_error(dump_unit *u, dump_conn *c, const char *what, dm_error *err) {
   unsigned int no = mysql_errno(c->m);
   const dm_db_endpoint *ep = u->host->source_db(u->ctx);
-  if (no == ER_TABLE_DEF_CHANGED || no == ER_NO_SUCH_TABLE || no == ER_BAD_DB_ERROR)
-    u->host->error_make(u->ctx, err, DM_ERR_DUMP_TABLE_CHANGED, mysql_error(c->m),
-                        "dump: %s on the source %s:%d: the table changed during the dump (error "
-                        "%u: %s)",
-                        what, ep->host ? ep->host : "", ep->port, no, mysql_error(c->m));
-  else
-    u->host->error_make(u->ctx, err, DM_ERR_DB_QUERY, mysql_error(c->m),
-                        "dump: %s failed on the source %s:%d (error %u: %s)", what,
-                        ep->host ? ep->host : "", ep->port, no, mysql_error(c->m));
+  const char *host = ep->host ? ep->host : "";
+  if (no == ER_TABLE_DEF_CHANGED || no == ER_NO_SUCH_TABLE || no == ER_BAD_DB_ERROR) {
+    /* A table altered or dropped under the dump: a new dump (resume) sees the new state. */
+    dm_db_error(c->m, DM_DB_SOURCE, err, DM_ERR_DUMP_TABLE_CHANGED,
+                "dump: %s on the source %s:%d: the table changed during the dump (error %u)", what,
+                host, ep->port, no);
+    err->resumable = true;
+  } else {
+    /* The SDK's rule: resumable only when retrying can help (a lost connection, a deadlock); a
+     * refused statement (no privilege, a bad column) pauses for the user. */
+    dm_db_error(c->m, DM_DB_SOURCE, err, DM_ERR_DB_QUERY,
+                "dump: %s failed on the source %s:%d (error %u)", what, host, ep->port, no);
+  }
 }
 
 int dump_conn_exec(dump_unit *u, dump_conn *c, const char *sql, dm_error *err) {

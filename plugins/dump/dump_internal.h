@@ -157,8 +157,6 @@ int dump_conn_exec(dump_unit *u, dump_conn *c, const char *sql, dm_error *err);
 int dump_conn_query(dump_unit *u, dump_conn *c, const char *sql, MYSQL_RES **res, dm_error *err);
 /* Fills err for a failed statement on c: DM_ERR_DUMP_TABLE_CHANGED or DM_ERR_DB_QUERY. */
 void dump_conn_error(dump_unit *u, dump_conn *c, const char *what, dm_error *err);
-/* `name` with backticks doubled, between backticks; malloc'd. */
-char *dump_quote_ident(const char *name);
 /* 'value' escaped for a string literal; malloc'd. */
 char *dump_quote_string(dump_conn *c, const char *value);
 char *dump_strfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

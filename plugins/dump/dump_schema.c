@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dmhost/db.h"
 #include "dump_internal.h"
 
 static bool dump_schema_is_system(const char *db) {
@@ -33,7 +34,7 @@ static int dump_schema_write(dump_unit *u, const char *file, const char *stmt, s
 }
 
 static int dump_schema_database(dump_unit *u, dump_conn *c, const char *db, dm_error *err) {
-  char *q = dump_quote_ident(db), *sql = q ? dump_strfmt("SHOW CREATE DATABASE %s", q) : NULL;
+  char *q = dm_db_quote_ident_dup(db), *sql = q ? dump_strfmt("SHOW CREATE DATABASE %s", q) : NULL;
   char *part = dump_file_name_part(db);
   char *file = part ? dump_strfmt("%s-schema-create.sql", part) : NULL;
   free(q);
@@ -81,7 +82,7 @@ static int dump_schema_add_table(dump_unit *u, const char *db, const char *name,
     return dump_schema_no_memory(u, err);
   t->db = strdup(db);
   t->name = strdup(name);
-  char *qd = dump_quote_ident(db), *qt = dump_quote_ident(name);
+  char *qd = dm_db_quote_ident_dup(db), *qt = dm_db_quote_ident_dup(name);
   char *pd = dump_file_name_part(db), *pt = dump_file_name_part(name);
   t->qname = qd && qt ? dump_strfmt("%s.%s", qd, qt) : NULL;
   t->file_base = pd && pt ? dump_strfmt("%s.%s", pd, pt) : NULL;
@@ -195,7 +196,7 @@ static int dump_schema_columns(dump_unit *u, dump_conn *c, dump_table *t, const 
   t->forms = calloc((size_t)n + 1, 1);
   char *sel = NULL, *head = NULL;
   size_t sl = 0, sc = 0, hl = 0, hc = 0;
-  char *tq = dump_quote_ident(t->name);
+  char *tq = dm_db_quote_ident_dup(t->name);
   bool oom = !cols || !t->forms || !tq;
   if (!oom) {
     char *h = dump_strfmt("INSERT INTO %s (", tq);
@@ -209,7 +210,7 @@ static int dump_schema_columns(dump_unit *u, dump_conn *c, dump_table *t, const 
     cols[i].integer = dump_schema_is_int(type);
     cols[i].is_unsigned = row[2] && strstr(row[2], "unsigned");
     cols[i].not_null = row[3] && strcmp(row[3], "NO") == 0;
-    char *q = dump_quote_ident(row[0] ? row[0] : "");
+    char *q = dm_db_quote_ident_dup(row[0] ? row[0] : "");
     /* MariaDB prints a FLOAT with 6 digits, which does not round-trip (123456.7 reads back as
      * 123457): read it as the DOUBLE it converts to exactly. INET4/INET6/UUID print as text, but
      * a binary string (a hex literal, or any quoted string under NAMES binary) is taken as their
@@ -281,7 +282,7 @@ static int dump_schema_key(dump_unit *u, dump_conn *c, dump_table *t, const char
     if (j - i == 1 && rows[i][1]) {
       for (int k = 0; k < n; k++)
         if (strcmp(cols[k].name, rows[i][1]) == 0 && cols[k].integer && cols[k].not_null) {
-          t->key = dump_quote_ident(cols[k].name);
+          t->key = dm_db_quote_ident_dup(cols[k].name);
           t->key_unsigned = cols[k].is_unsigned;
           if (!t->key)
             rc = -1;

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "dmhost/settings.h"
 #include "dump_internal.h"
 
 #define DUMP_DEFAULT_THREADS 4
@@ -60,28 +61,6 @@ void dump_table_chunk_done(dump_unit *u, dump_table *t) {
 
 /* ---- settings ---- */
 
-static int dump_setting(dump_unit *u, const char *name, int64_t def, int64_t min, int64_t max,
-                        int64_t *out, dm_error *err) {
-  switch (u->host->cfg_int(u->ctx, name, out)) {
-  case DM_CFG_OK:
-    break;
-  case DM_CFG_MISSING:
-    *out = def;
-    break;
-  default:
-    u->host->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL,
-                        "dump: setting `%s` must be an integer (default %" PRId64 ")", name, def);
-    return -1;
-  }
-  if (*out < min || *out > max) {
-    u->host->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL,
-                        "dump: setting `%s` is %" PRId64 ", it must be in %" PRId64 "..%" PRId64,
-                        name, *out, min, max);
-    return -1;
-  }
-  return 0;
-}
-
 /* `consistency`: auto (default), flush, snapshot, lock, none (docs/dump.md). */
 const char *const dump_consistency_names[DUMP_CONS_COUNT] = {"flush", "snapshot", "none", "auto",
                                                              "lock"};
@@ -115,14 +94,16 @@ static int dump_read_consistency(dump_unit *u, dm_error *err) {
 
 static int dump_read_settings(dump_unit *u, dm_error *err) {
   int64_t threads;
-  if (dump_setting(u, "threads", DUMP_DEFAULT_THREADS, 1, DUMP_MAX_THREADS, &threads, err) != 0 ||
-      dump_setting(u, "chunk-rows", DUMP_DEFAULT_CHUNK_ROWS, 1, INT64_MAX / 4, &u->chunk_rows,
-                   err) != 0 ||
-      dump_setting(u, "rows", DUMP_DEFAULT_ROWS, 1, INT32_MAX, &u->stmt_rows, err) != 0 ||
-      dump_setting(u, "statement-size", DUMP_DEFAULT_STATEMENT_SIZE, 1024, 1 << 30, &u->stmt_size,
-                   err) != 0 ||
-      dump_setting(u, "chunk-filesize", DUMP_DEFAULT_CHUNK_FILESIZE, 4096, INT64_MAX / 4,
-                   &u->chunk_filesize, err) != 0)
+  if (dm_setting_int(u->host, u->ctx, "dump", "threads", DUMP_DEFAULT_THREADS, 1, DUMP_MAX_THREADS,
+                     &threads, err) != 0 ||
+      dm_setting_int(u->host, u->ctx, "dump", "chunk-rows", DUMP_DEFAULT_CHUNK_ROWS, 1,
+                     INT64_MAX / 4, &u->chunk_rows, err) != 0 ||
+      dm_setting_int(u->host, u->ctx, "dump", "rows", DUMP_DEFAULT_ROWS, 1, INT32_MAX,
+                     &u->stmt_rows, err) != 0 ||
+      dm_setting_size(u->host, u->ctx, "dump", "statement-size", DUMP_DEFAULT_STATEMENT_SIZE, 1024,
+                      1 << 30, &u->stmt_size, err) != 0 ||
+      dm_setting_size(u->host, u->ctx, "dump", "chunk-filesize", DUMP_DEFAULT_CHUNK_FILESIZE, 4096,
+                      INT64_MAX / 4, &u->chunk_filesize, err) != 0)
     return -1;
   u->threads_cfg = u->threads = (int)threads;
   return dump_read_consistency(u, err);

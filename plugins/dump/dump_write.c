@@ -159,29 +159,24 @@ static int dump_write_open(dump_writer *w, dm_error *err) {
     return dump_write_io_error(w, "name a file for", w->t->qname, ENAMETOOLONG, err);
   if (dump_path(w->u, w->path, file, err) != 0)
     return -1;
-  if (snprintf(w->tmp, sizeof w->tmp, "%s.tmp", w->path) >= (int)sizeof w->tmp)
-    return dump_write_io_error(w, "create", w->path, ENAMETOOLONG, err);
-  w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, w->u->file_mode);
+  w->fd = dm_fs_tmp_open(w->path, w->u->file_mode, w->tmp, sizeof w->tmp);
   if (w->fd < 0)
-    return dump_write_io_error(w, "create", w->tmp, errno, err);
+    return dump_write_io_error(w, "create", errno == ENAMETOOLONG ? w->path : w->tmp, errno, err);
   return 0;
 }
 
-/* fdatasync before the rename: the name without .tmp promises the whole file. */
+/* The SDK's replace (dm_fs_tmp_commit): fsync before the rename, the name without .tmp promises
+ * the whole file. The folder is fsynced once for all files, before the metadata is written
+ * (dump_dir_sync). */
 static int dump_write_complete(dump_writer *w, dm_error *err) {
   int fd = w->fd;
   w->fd = -1;
   w->file_bytes = 0;
   w->file_off = 0;
-  if (fdatasync(fd) != 0) {
-    int e = errno;
-    close(fd);
-    return dump_write_io_error(w, "write", w->tmp, e, err);
-  }
-  if (close(fd) != 0)
-    return dump_write_io_error(w, "write", w->tmp, errno, err);
-  if (rename(w->tmp, w->path) != 0)
-    return dump_write_io_error(w, "rename to its final name", w->tmp, errno, err);
+  const char *step = "write";
+  if (dm_fs_tmp_commit(fd, w->tmp, w->path, DM_FS_SYNC_FILE, &step) != 0)
+    return dump_write_io_error(w, strcmp(step, "rename") ? "write" : "rename to its final name",
+                               w->tmp, errno, err);
   return 0;
 }
 

@@ -141,8 +141,6 @@ void load_db_error(load_unit *u, MYSQL *c, const char *what, dm_error *err);
 /* Was this server/client error a lost connection (retrying can help)? */
 /* The longest statement the target takes (its max_allowed_packet less the command byte). */
 int load_db_max_packet(load_unit *u, MYSQL *c, uint64_t *max_stmt, dm_error *err);
-/* `name` quoted as an identifier into out (doubling backticks). Returns out. */
-char *load_db_quote(const char *name, char *out, size_t out_len);
 /* `s` as a SQL string literal ('...' escaped) appended at *p, bounded by end. */
 int load_db_literal(MYSQL *c, const char *s, char *out, size_t out_len);
 /* Does the user have what the load needs on these schemas? Fills *err naming what is missing. */

@@ -29,7 +29,7 @@
 int load_cp_prepare(load_unit *u, MYSQL *c, dm_error *err) {
   char q[1024 + 2 * LOAD_NAME_MAX], meta[2 * LOAD_NAME_MAX + 3];
   int n = snprintf(q, sizeof q, "CREATE DATABASE IF NOT EXISTS %s",
-                   load_db_quote(u->meta, meta, sizeof meta));
+                   dm_db_quoted(u->meta, meta, sizeof meta));
   if (load_db_exec(u, c, q, (size_t)n, "load: cannot create the meta schema", err) != 0)
     return -1;
   n = snprintf(q, sizeof q,
@@ -422,9 +422,8 @@ int load_cp_other_dump(load_unit *u, MYSQL *c, const load_dump *d, dm_error *err
   free(others.names);
   for (int i = 0; i < mine.n && rc == 0; i++) {
     char qd[2 * LOAD_NAME_MAX + 3], qt[2 * LOAD_NAME_MAX + 3];
-    n = snprintf(q, sizeof q, "TRUNCATE TABLE %s.%s",
-                 load_db_quote(mine.names[i][0], qd, sizeof qd),
-                 load_db_quote(mine.names[i][1], qt, sizeof qt));
+    n = snprintf(q, sizeof q, "TRUNCATE TABLE %s.%s", dm_db_quoted(mine.names[i][0], qd, sizeof qd),
+                 dm_db_quoted(mine.names[i][1], qt, sizeof qt));
     if (mysql_real_query(c, q, (size_t)n) != 0 && mysql_errno(c) != ER_NO_SUCH_TABLE) {
       load_db_error(u, c, "load: cannot empty a table of the other dump's load", err);
       rc = -1;

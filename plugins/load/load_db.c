@@ -78,14 +78,9 @@ void load_db_shutdown_all(load_unit *u) {
 }
 
 void load_db_error(load_unit *u, MYSQL *c, const char *what, dm_error *err) {
-  unsigned code = mysql_errno(c);
-  char raw[DM_ERROR_RAW_MAX];
-  snprintf(raw, sizeof raw, "ERROR %u (%s): %s", code, mysql_sqlstate(c), mysql_error(c));
   const dm_db_endpoint *ep = u->host->target_db(u->ctx);
-  u->host->error_make(u->ctx, err, DM_ERR_DB_QUERY, raw, "%s (target %s:%d)", what, ep->host,
-                      ep->port);
-  err->resumable = dm_db_errno_transient(code);
-  err->scope = DM_SCOPE_DOWNSTREAM;
+  dm_db_error(c, DM_DB_TARGET, err, DM_ERR_DB_QUERY, "%s (target %s:%d)", what,
+              ep->host ? ep->host : "", ep->port);
 }
 
 int load_db_exec(load_unit *u, MYSQL *c, const char *sql, size_t len, const char *what,
@@ -116,24 +111,6 @@ int load_db_max_packet(load_unit *u, MYSQL *c, uint64_t *max_stmt, dm_error *err
   /* A COM_QUERY packet is the statement and one command byte. */
   *max_stmt = v > 1 ? v - 1 : 1;
   return 0;
-}
-
-char *load_db_quote(const char *name, char *out, size_t out_len) {
-  size_t o = 0;
-  if (out_len < 3) {
-    if (out_len)
-      out[0] = '\0';
-    return out;
-  }
-  out[o++] = '`';
-  for (const char *p = name; *p && o + 3 < out_len; p++) {
-    if (*p == '`')
-      out[o++] = '`';
-    out[o++] = *p;
-  }
-  out[o++] = '`';
-  out[o] = '\0';
-  return out;
 }
 
 int load_db_literal(MYSQL *c, const char *s, char *out, size_t out_len) {

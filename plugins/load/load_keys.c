@@ -20,6 +20,8 @@
 
 #include <mysqld_error.h>
 
+#include <dmhost/db.h>
+
 #include "load.h"
 
 /* ---- the CREATE TABLE text ---- */
@@ -355,8 +357,8 @@ int load_keys_apply(load_unit *u, MYSQL *c, load_table *t, atomic_bool *abort, d
   if (load_keys_existing(u, c, t, &existing, err) != 0)
     return -1;
   char qd[2 * LOAD_NAME_MAX + 3], qt[2 * LOAD_NAME_MAX + 3], head[5 * LOAD_NAME_MAX];
-  snprintf(head, sizeof head, "ALTER TABLE %s.%s ", load_db_quote(t->tdb, qd, sizeof qd),
-           load_db_quote(t->ttable, qt, sizeof qt));
+  snprintf(head, sizeof head, "ALTER TABLE %s.%s ", dm_db_quoted(t->tdb, qd, sizeof qd),
+           dm_db_quoted(t->ttable, qt, sizeof qt));
   load_keys_buf q = {0};
   load_keys_add(&q, head, strlen(head));
   int n_add = 0;

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dmhost/db.h>
+
 #include "load.h"
 
 typedef struct load_col {
@@ -94,7 +96,7 @@ static int load_schema_exec2(load_unit *u, MYSQL *c, const char *head, const cha
 static int load_schema_create_db(load_unit *u, MYSQL *c, const char *tdb, const char *rest,
                                  dm_error *err) {
   char head[2 * LOAD_NAME_MAX + 64], q[2 * LOAD_NAME_MAX + 3], what[3 * LOAD_NAME_MAX];
-  snprintf(head, sizeof head, "CREATE DATABASE IF NOT EXISTS %s", load_db_quote(tdb, q, sizeof q));
+  snprintf(head, sizeof head, "CREATE DATABASE IF NOT EXISTS %s", dm_db_quoted(tdb, q, sizeof q));
   snprintf(what, sizeof what, "load: cannot create database `%s`", tdb);
   return load_schema_exec2(u, c, head, rest ? rest : "", what, err);
 }
@@ -206,7 +208,7 @@ static int load_schema_collist(load_unit *u, const load_cols *dump, load_table *
       continue;
     if (n > 1)
       p[n++] = ',';
-    load_db_quote(dump->v[i].name, q, sizeof q);
+    dm_db_quoted(dump->v[i].name, q, sizeof q);
     memcpy(p + n, q, strlen(q));
     n += strlen(q);
   }
@@ -257,8 +259,8 @@ static int load_schema_compare(load_unit *u, MYSQL *c, load_table *t, const char
                                dm_error *err) {
   char name[64], qs[2 * LOAD_NAME_MAX + 3], qn[160], head[3 * LOAD_NAME_MAX], what[1024];
   snprintf(name, sizeof name, "%s_%u", u->scratch_prefix, u->scratch_seq++);
-  load_db_quote(u->scratch, qs, sizeof qs);
-  load_db_quote(name, qn, sizeof qn);
+  dm_db_quoted(u->scratch, qs, sizeof qs);
+  dm_db_quoted(name, qn, sizeof qn);
   if (load_schema_create_db(u, c, u->scratch, NULL, err) != 0)
     return -1;
   snprintf(head, sizeof head, "DROP TABLE IF EXISTS %s.%s", qs, qn);
@@ -318,7 +320,7 @@ static int load_schema_table(load_unit *u, MYSQL *c, load_dump *d, load_table *t
     /* IF NOT EXISTS: another subtask loading into the same (merged) table may create it
      * between the check above and here; it is then compared as an existing table. */
     snprintf(head, sizeof head, "CREATE TABLE IF NOT EXISTS %s.%s",
-             load_db_quote(t->tdb, qd, sizeof qd), load_db_quote(t->ttable, qt, sizeof qt));
+             dm_db_quoted(t->tdb, qd, sizeof qd), dm_db_quoted(t->ttable, qt, sizeof qt));
     snprintf(what, sizeof what, "load: cannot create table `%s`.`%s` from %s", t->tdb, t->ttable,
              t->schema_file);
     char *stripped = NULL, *keys = NULL;

@@ -23,6 +23,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <dmhost/db.h>
+#include <dmhost/settings.h>
+
 #include "load.h"
 
 #define LOAD_DEFAULT_POOL 4
@@ -47,7 +50,6 @@ static int load_settings(load_unit *u, load_cfg *cfg, dm_error *err) {
   const dm_host_services *h = u->host;
   const char *s = NULL;
   int64_t v;
-  bool b;
   dm_cfg_result r = h->cfg_string(u->ctx, "dir", &s);
   if (r == DM_CFG_OK && s[0] != '\0')
     dm_strlcpy(cfg->dir, s, sizeof cfg->dir);
@@ -56,16 +58,9 @@ static int load_settings(load_unit *u, load_cfg *cfg, dm_error *err) {
   else
     goto wrong;
 
-  r = h->cfg_int(u->ctx, "pool-size", &v);
-  if (r == DM_CFG_MISSING)
-    v = LOAD_DEFAULT_POOL;
-  else if (r != DM_CFG_OK)
-    goto wrong;
-  if (v < 1 || v > LOAD_MAX_CONNS) {
-    h->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL,
-                  "load: pool-size is %" PRId64 ", it must be 1..%d", v, LOAD_MAX_CONNS);
+  if (dm_setting_int(h, u->ctx, "load", "pool-size", LOAD_DEFAULT_POOL, 1, LOAD_MAX_CONNS, &v,
+                     err) != 0)
     return -1;
-  }
   cfg->pool_size = (int)v;
 
   r = h->cfg_string(u->ctx, "on-duplicate", &s);
@@ -82,37 +77,17 @@ static int load_settings(load_unit *u, load_cfg *cfg, dm_error *err) {
     return -1;
   }
 
-  r = h->cfg_int(u->ctx, "batch-bytes", &v);
-  if (r == DM_CFG_MISSING)
-    v = LOAD_DEFAULT_BATCH;
-  else if (r != DM_CFG_OK)
-    goto wrong;
-  if (v < 1) {
-    h->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL,
-                  "load: batch-bytes is %" PRId64 ", it must be at least 1", v);
+  if (dm_setting_size(h, u->ctx, "load", "batch-bytes", LOAD_DEFAULT_BATCH, 1, INT64_MAX, &v,
+                      err) != 0)
     return -1;
-  }
   cfg->batch_bytes = (uint64_t)v;
-
-  r = h->cfg_bool(u->ctx, "cleanup-dump", &b);
-  if (r == DM_CFG_MISSING)
-    b = false;
-  else if (r != DM_CFG_OK)
-    goto wrong;
-  cfg->cleanup_dump = b;
-
-  r = h->cfg_bool(u->ctx, "defer-secondary-keys", &b);
-  if (r == DM_CFG_MISSING)
-    b = true;
-  else if (r != DM_CFG_OK)
-    goto wrong;
-  cfg->defer_keys = b;
+  if (dm_setting_bool(h, u->ctx, "load", "cleanup-dump", false, &cfg->cleanup_dump, err) != 0 ||
+      dm_setting_bool(h, u->ctx, "load", "defer-secondary-keys", true, &cfg->defer_keys, err) != 0)
+    return -1;
   return 0;
 wrong: /* the host has logged file, line and the type it wanted */
   h->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL,
-                "load: a setting of the `load` section has the wrong type (see the log): dir and "
-                "on-duplicate are strings, pool-size and batch-bytes integers, cleanup-dump and "
-                "defer-secondary-keys bools");
+                "load: setting `dir` must be a string (see the log)");
   return -1;
 }
 
@@ -160,10 +135,10 @@ static int load_init(const dm_host_services *host, dm_ctx *ctx, void **self, dm_
   dm_strlcpy(u->meta, meta, sizeof u->meta);
   u->fence = dm_host_fencing_token(host, ctx);
   snprintf(cp, sizeof cp, "%s_loader_checkpoint", task);
-  snprintf(u->cp_table, sizeof u->cp_table, "%s.%s", load_db_quote(meta, qm, sizeof qm),
-           load_db_quote(cp, qc, sizeof qc));
+  snprintf(u->cp_table, sizeof u->cp_table, "%s.%s", dm_db_quoted(meta, qm, sizeof qm),
+           dm_db_quoted(cp, qc, sizeof qc));
   snprintf(cp, sizeof cp, "%s_loader_keys", task);
-  snprintf(u->keys_table, sizeof u->keys_table, "%s.%s", qm, load_db_quote(cp, qc, sizeof qc));
+  snprintf(u->keys_table, sizeof u->keys_table, "%s.%s", qm, dm_db_quoted(cp, qc, sizeof qc));
   snprintf(u->scratch, sizeof u->scratch, "%s_scratch", meta);
   snprintf(u->scratch_prefix, sizeof u->scratch_prefix, "ld_%016" PRIx64, load_hash(task, src));
   mysql_library_init(0, NULL, NULL); /* once per process; later calls return at once */

@@ -172,7 +172,7 @@ static void load_worker_too_big(load_worker *w, int fd, const char *path, const 
   load_unit *u = w->run->u;
   if (stmt_len == 0) {
     char q[2 * LOAD_NAME_MAX + 3];
-    uint64_t head = strlen("INSERT INTO ") + strlen(load_db_quote(t->table, q, sizeof q));
+    uint64_t head = strlen("INSERT INTO ") + strlen(dm_db_quoted(t->table, q, sizeof q));
     stmt_len = load_worker_line_len(fd, off) - head + w->verb_table_len;
   }
   uint64_t need = (stmt_len + 1 + 1023) / 1024 * 1024;
@@ -242,7 +242,7 @@ static int load_worker_file(load_worker *w, load_file *f, dm_error *err) {
   char path[PATH_MAX + 512], qd[2 * LOAD_NAME_MAX + 8], qt[2 * LOAD_NAME_MAX + 3];
   snprintf(path, sizeof path, "%s/%s", run->d->dir, f->name);
   static const char *verbs[] = {"REPLACE INTO ", "INSERT IGNORE INTO ", "INSERT INTO "};
-  load_db_quote(t->ttable, qt, sizeof qt);
+  dm_db_quoted(t->ttable, qt, sizeof qt);
   size_t need = strlen(verbs[u->cfg.on_dup]) + strlen(qt) + 2 + (t->cols ? strlen(t->cols) : 0);
   if (need > w->room) { /* no data is kept between files: the buffer can move */
     char *nb = realloc(w->buf, w->cap - w->room + need), *nv = realloc(w->verb_table, need);
@@ -263,7 +263,7 @@ static int load_worker_file(load_worker *w, load_file *f, dm_error *err) {
                                        t->cols ? " " : "", t->cols ? t->cols : "");
 
   char use[2 * LOAD_NAME_MAX + 16];
-  int n = snprintf(use, sizeof use, "USE %s", load_db_quote(t->tdb, qd, sizeof qd));
+  int n = snprintf(use, sizeof use, "USE %s", dm_db_quoted(t->tdb, qd, sizeof qd));
   if (load_db_exec(u, w->c, use, (size_t)n, "load: cannot USE the target schema", err) != 0)
     return -1;
   int fd = load_dir_open(u, run->d, f->name, err);
@@ -336,7 +336,7 @@ static int load_worker_file(load_worker *w, load_file *f, dm_error *err) {
           load_db_error(u, w->c, what, err);
           /* A deadlock or lock wait timeout rolled the statement (or the transaction) back: the
            * batch runs again from the last commit (load_worker_main), not a pause. */
-          rc = no == 1213 || no == 1205 ? 2 : -1;
+          rc = dm_db_errno_rolled_back(no) ? 2 : -1;
           break;
         }
         pending += sl;

@@ -157,7 +157,7 @@ int relay_index_add(const char *relay_dir, const char *uuid, mode_t file_mode, c
   char dir[RELAY_PATH_MAX];
   snprintf(dir, sizeof dir, "%s/%s", relay_dir, subdir);
   int dfd = -1;
-  if (mkdir(dir, dm_fs_dir_mode(file_mode)) < 0 && errno != EEXIST) {
+  if (dm_fs_mkdir_p(dir, dm_fs_dir_mode(file_mode)) < 0) {
     free(text);
     return layout_io(err, "create the relay sub-folder", dir);
   }

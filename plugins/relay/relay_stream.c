@@ -630,7 +630,8 @@ void relay_stream_run(relay_unit *u, dm_result *result) {
         mysql_close(c);
       }
       if (rc < 0) {
-        if (err.code != DM_ERR_DB_CONNECT && err.code != DM_ERR_DB_QUERY) {
+        /* a refused statement or account (dm_db_error's rule) is not retried here either */
+        if ((err.code != DM_ERR_DB_CONNECT && err.code != DM_ERR_DB_QUERY) || !err.resumable) {
           failed = true;
           break;
         }

@@ -10,6 +10,7 @@
 
 #include "dmhost/fs.h"
 #include "dmhost/sdk.h"
+#include "dmhost/settings.h"
 #include "relay_internal.h"
 
 #define RELAY_UNIT_VERSION "0.1.0"
@@ -25,35 +26,26 @@ static uint32_t unit_default_server_id(const char *source_id) {
   return (uint32_t)(100000u + h % (4000000000ull - 100000u + 1u));
 }
 
-static int unit_int(relay_unit *u, const char *key, int64_t def, int64_t lo, int64_t hi,
-                    int64_t *out, dm_error *err) {
-  *out = def;
-  dm_cfg_result rc = u->host->cfg_int(u->ctx, key, out);
-  if (rc == DM_CFG_MISSING) {
-    *out = def;
-    return 0;
-  }
-  if (rc != DM_CFG_OK || *out < lo || *out > hi) {
-    u->host->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL,
-                        "relay.%s: expected an integer from %lld to %lld", key, (long long)lo,
-                        (long long)hi);
-    return -1;
-  }
-  return 0;
-}
-
 static int unit_read_settings(relay_unit *u, relay_settings *s, dm_error *err) {
   memset(s, 0, sizeof *s);
   int64_t sid = 0;
-  if (unit_int(u, "server-id", unit_default_server_id(u->host->source_id(u->ctx)), 1, UINT32_MAX,
-               &sid, err) < 0 ||
-      unit_int(u, "heartbeat-period", 5, 1, 3600, &s->heartbeat_period_s, err) < 0 ||
-      unit_int(u, "purge-interval", 3600, 0, 86400 * 365, &s->purge_interval_s, err) < 0 ||
-      unit_int(u, "purge-expires", 0, 0, 24 * 365 * 10, &s->purge_expires_h, err) < 0 ||
-      unit_int(u, "purge-remain-space", 15, 0, 1 << 20, &s->purge_remain_space_gb, err) < 0 ||
-      unit_int(u, "status-interval", 2000, 50, 3600000, &s->master_status_interval_ms, err) < 0 ||
-      unit_int(u, "backoff-max", 10, 1, 3600, &s->backoff_max_ms, err) < 0 ||
-      unit_int(u, "buffer-size", 1024, 64, 1 << 20, &s->buffer_kb, err) < 0)
+  if (dm_setting_int(u->host, u->ctx, "relay", "server-id",
+                     unit_default_server_id(u->host->source_id(u->ctx)), 1, UINT32_MAX, &sid,
+                     err) < 0 ||
+      dm_setting_int(u->host, u->ctx, "relay", "heartbeat-period", 5, 1, 3600,
+                     &s->heartbeat_period_s, err) < 0 ||
+      dm_setting_int(u->host, u->ctx, "relay", "purge-interval", 3600, 0, 86400 * 365,
+                     &s->purge_interval_s, err) < 0 ||
+      dm_setting_int(u->host, u->ctx, "relay", "purge-expires", 0, 0, 24 * 365 * 10,
+                     &s->purge_expires_h, err) < 0 ||
+      dm_setting_int(u->host, u->ctx, "relay", "purge-remain-space", 15, 0, 1 << 20,
+                     &s->purge_remain_space_gb, err) < 0 ||
+      dm_setting_int(u->host, u->ctx, "relay", "status-interval", 2000, 50, 3600000,
+                     &s->master_status_interval_ms, err) < 0 ||
+      dm_setting_int(u->host, u->ctx, "relay", "backoff-max", 10, 1, 3600, &s->backoff_max_ms,
+                     err) < 0 ||
+      dm_setting_int(u->host, u->ctx, "relay", "buffer-size", 1024, 64, 1 << 20, &s->buffer_kb,
+                     err) < 0)
     return -1;
   s->server_id = (uint32_t)sid;
   s->backoff_max_ms *= 1000;

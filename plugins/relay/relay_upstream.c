@@ -30,12 +30,12 @@ MYSQL *relay_up_connect(relay_unit *u, unsigned timeout_s, dm_error *err) {
 /* One row of a query into up to n strings; 1 row, 0 none, -1 error. */
 int relay_up_query_row(MYSQL *c, const char *sql, char out[][256], int n, dm_error *err) {
   if (mysql_query(c, sql) != 0) {
-    dm_error_set(err, DM_ERR_DB_QUERY, mysql_error(c), "relay: `%s` failed on the source", sql);
+    dm_db_error(c, DM_DB_SOURCE, err, DM_ERR_DB_QUERY, "relay: `%s` failed on the source", sql);
     return -1;
   }
   MYSQL_RES *res = mysql_store_result(c);
   if (!res) {
-    dm_error_set(err, DM_ERR_DB_QUERY, mysql_error(c), "relay: `%s` returned no result", sql);
+    dm_db_error(c, DM_DB_SOURCE, err, DM_ERR_DB_QUERY, "relay: `%s` returned no result", sql);
     return -1;
   }
   MYSQL_ROW row = mysql_fetch_row(res);
@@ -194,14 +194,14 @@ int relay_up_diverged(MYSQL *c, const relay_meta *m, char *why, size_t why_len, 
   }
   /* not a place in the source's binlog: which files does it have? */
   if (mysql_query(c, "SHOW BINARY LOGS") != 0) {
-    dm_error_set(err, DM_ERR_DB_QUERY, mysql_error(c),
-                 "relay: `SHOW BINARY LOGS` failed on the source");
+    dm_db_error(c, DM_DB_SOURCE, err, DM_ERR_DB_QUERY,
+                "relay: `SHOW BINARY LOGS` failed on the source");
     return -1;
   }
   MYSQL_RES *res = mysql_store_result(c);
   if (!res) {
-    dm_error_set(err, DM_ERR_DB_QUERY, mysql_error(c),
-                 "relay: `SHOW BINARY LOGS` returned no result");
+    dm_db_error(c, DM_DB_SOURCE, err, DM_ERR_DB_QUERY,
+                "relay: `SHOW BINARY LOGS` returned no result");
     return -1;
   }
   char first[256] = "", last[256] = "";

@@ -97,11 +97,11 @@ void sync_db_close(sync_unit *u, MYSQL *c) {
 }
 
 void sync_db_error(sync_unit *u, MYSQL *c, const char *what, dm_error *err) {
+  (void)u;
   unsigned code = mysql_errno(c);
-  char cause[DM_ERROR_RAW_MAX];
-  snprintf(cause, sizeof cause, "ERROR %u (%s): %s", code, mysql_sqlstate(c), mysql_error(c));
-  u->host->error_make(u->ctx, err, DM_ERR_DB_QUERY, cause, "%s", what);
-  err->resumable = dm_db_errno_transient(code);
+  dm_db_error(c, DM_DB_TARGET, err, DM_ERR_DB_QUERY, "%s", what);
+  /* A client error (2xxx: the connection was lost) is told apart by code: the checkpoint and XA
+   * code reconnect on it instead of reporting the statement. */
   if (code >= 2000 && code < 3000)
     err->code = DM_ERR_DB_CONNECT;
 }
@@ -134,16 +134,15 @@ int sync_db_exec(sync_unit *u, MYSQL *c, const char *sql, size_t len, const char
 
 /* ---- precheck of the source ---- */
 
-static int sync_db_value(sync_unit *u, MYSQL *c, const char *q, char *out, size_t len,
-                         dm_error *err) {
+static int sync_db_value(MYSQL *c, const char *q, char *out, size_t len, dm_error *err) {
   out[0] = '\0';
   if (mysql_query(c, q) != 0) {
-    sync_db_error(u, c, "sync: cannot read the source's settings", err);
+    dm_db_error(c, DM_DB_SOURCE, err, DM_ERR_DB_QUERY, "sync: cannot read the source's settings");
     return -1;
   }
   MYSQL_RES *r = mysql_store_result(c);
   if (!r) {
-    sync_db_error(u, c, "sync: cannot read the source's settings", err);
+    dm_db_error(c, DM_DB_SOURCE, err, DM_ERR_DB_QUERY, "sync: cannot read the source's settings");
     return -1;
   }
   MYSQL_ROW row = mysql_fetch_row(r);
@@ -167,7 +166,7 @@ int sync_db_precheck(sync_unit *u, MYSQL *src, dm_error *err) {
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
     char q[128], v[128];
     snprintf(q, sizeof q, "SELECT @@GLOBAL.%s", vars[i].var);
-    if (sync_db_value(u, src, q, v, sizeof v, err) < 0)
+    if (sync_db_value(src, q, v, sizeof v, err) < 0)
       return -1;
     if (strcasecmp(v, vars[i].want) != 0 && !(i == 0 && strcasecmp(v, "ON") == 0))
       at += (size_t)snprintf(bad + at, sizeof bad - at, "%s%s is %s (needs %s)", at ? ", " : "",
@@ -197,7 +196,8 @@ int sync_db_precheck(sync_unit *u, MYSQL *src, dm_error *err) {
   /* privileges: REPLICATION SLAVE (binlog stream), REPLICATION CLIENT / BINLOG MONITOR (master
    * status), SELECT; ALL PRIVILEGES has them all */
   if (mysql_query(src, "SHOW GRANTS") != 0) {
-    sync_db_error(u, src, "sync: cannot read the source account's privileges", err);
+    dm_db_error(src, DM_DB_SOURCE, err, DM_ERR_DB_QUERY,
+                "sync: cannot read the source account's privileges");
     return -1;
   }
   MYSQL_RES *r = mysql_store_result(src);

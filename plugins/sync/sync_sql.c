@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dmhost/db.h"
 #include "dmhost/sdk.h"
 
 /*
@@ -103,14 +104,14 @@ int sync_charsets_load(MYSQL *conn, sync_charsets **out, dm_error *err) {
   static const char q[] = "SELECT ID, CHARACTER_SET_NAME FROM information_schema.COLLATIONS";
   *out = NULL;
   if (mysql_real_query(conn, q, sizeof q - 1) != 0) {
-    dm_error_set(err, DM_ERR_DB_QUERY, mysql_error(conn),
-                 "reading the target's collations (information_schema.COLLATIONS) failed");
+    dm_db_error(conn, DM_DB_TARGET, err, DM_ERR_DB_QUERY,
+                "reading the target's collations (information_schema.COLLATIONS) failed");
     return -1;
   }
   MYSQL_RES *res = mysql_store_result(conn);
   if (!res) {
-    dm_error_set(err, DM_ERR_DB_QUERY, mysql_error(conn),
-                 "reading the target's collations (information_schema.COLLATIONS) failed");
+    dm_db_error(conn, DM_DB_TARGET, err, DM_ERR_DB_QUERY,
+                "reading the target's collations (information_schema.COLLATIONS) failed");
     return -1;
   }
   sync_charsets *cs = calloc(1, sizeof *cs);
@@ -511,18 +512,10 @@ int sync_sql_lit(MYSQL *c, sync_buf *b, const void *p, size_t n) {
 }
 
 int sync_sql_ident(sync_buf *b, const char *name, size_t len) {
-  if (sync_buf_reserve(b, 2 * len + 2) < 0)
+  size_t need = dm_db_quote_ident(NULL, 0, name, len);
+  if (sync_buf_reserve(b, need + 1) < 0)
     return -1;
-  char *o = b->p + b->len;
-  *o++ = '`';
-  for (size_t i = 0; i < len; i++) {
-    if (name[i] == '`')
-      *o++ = '`';
-    *o++ = name[i];
-  }
-  *o++ = '`';
-  b->len = (size_t)(o - b->p);
-  b->p[b->len] = '\0';
+  b->len += dm_db_quote_ident(b->p + b->len, need + 1, name, len);
   return 0;
 }
 

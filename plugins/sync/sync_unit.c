@@ -19,6 +19,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <dmhost/settings.h>
+
 #include "sync.h"
 
 #define SYNC_SOURCE_ID_MAX 32 /* the checkpoint's `id` column */
@@ -47,31 +49,6 @@ void sync_route(sync_unit *u, const char *db, const char *table, char *tdb, char
 
 /* ---- settings ---- */
 
-static int sync_int_setting(sync_unit *u, const char *name, int64_t def, int64_t min, int64_t max,
-                            int64_t *out, dm_error *err) {
-  dm_cfg_result r = u->host->cfg_int(u->ctx, name, out);
-  if (r == DM_CFG_MISSING)
-    *out = def;
-  else if (r != DM_CFG_OK || *out < min || *out > max) {
-    u->host->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL,
-                        "sync: %s must be an integer in %" PRId64 "..%" PRId64, name, min, max);
-    return -1;
-  }
-  return 0;
-}
-
-static int sync_bool_setting(sync_unit *u, const char *name, bool def, bool *out, dm_error *err) {
-  dm_cfg_result r = u->host->cfg_bool(u->ctx, name, out);
-  if (r == DM_CFG_MISSING)
-    *out = def;
-  else if (r != DM_CFG_OK) {
-    u->host->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL, "sync: %s must be true or false",
-                        name);
-    return -1;
-  }
-  return 0;
-}
-
 /* A replica server_id of its own for each task and source (two streams with one id throw each
  * other out): derived from the names unless set. */
 static uint32_t sync_default_server_id(sync_unit *u) {
@@ -82,28 +59,30 @@ static uint32_t sync_default_server_id(sync_unit *u) {
 
 static int sync_settings(sync_unit *u, sync_cfg *cfg, dm_error *err) {
   int64_t v;
-  if (sync_int_setting(u, "worker-count", 8, 1, SYNC_MAX_WORKERS, &v, err) < 0)
+  if (dm_setting_int(u->host, u->ctx, "sync", "worker-count", 8, 1, SYNC_MAX_WORKERS, &v, err) < 0)
     return -1;
   cfg->workers = (int)v;
-  if (sync_int_setting(u, "batch", 20000, 1, 10000000, &v, err) < 0)
+  if (dm_setting_int(u->host, u->ctx, "sync", "batch", 20000, 1, 10000000, &v, err) < 0)
     return -1;
   cfg->batch_rows = (uint32_t)v;
-  if (sync_int_setting(u, "batch-bytes", 32 << 20, 4096, (int64_t)1 << 31, &v, err) < 0)
+  if (dm_setting_size(u->host, u->ctx, "sync", "batch-bytes", 32 << 20, 4096, (int64_t)1 << 31, &v,
+                      err) < 0)
     return -1;
   cfg->batch_bytes = (uint64_t)v;
-  if (sync_int_setting(u, "batch-ms", 500, 1, 600000, &v, err) < 0)
+  if (dm_setting_int(u->host, u->ctx, "sync", "batch-ms", 500, 1, 600000, &v, err) < 0)
     return -1;
   cfg->batch_ms = (uint32_t)v;
-  if (sync_bool_setting(u, "safe-mode", false, &cfg->safe_mode, err) < 0 ||
-      sync_bool_setting(u, "compact", true, &cfg->compact, err) < 0)
+  if (dm_setting_bool(u->host, u->ctx, "sync", "safe-mode", false, &cfg->safe_mode, err) < 0 ||
+      dm_setting_bool(u->host, u->ctx, "sync", "compact", true, &cfg->compact, err) < 0)
     return -1;
-  if (sync_int_setting(u, "server-id", sync_default_server_id(u), 1, UINT32_MAX, &v, err) < 0)
+  if (dm_setting_int(u->host, u->ctx, "sync", "server-id", sync_default_server_id(u), 1, UINT32_MAX,
+                     &v, err) < 0)
     return -1;
   cfg->server_id = (uint32_t)v;
-  if (sync_int_setting(u, "status-interval", 2000, 10, 3600000, &v, err) < 0)
+  if (dm_setting_int(u->host, u->ctx, "sync", "status-interval", 2000, 10, 3600000, &v, err) < 0)
     return -1;
   cfg->status_ms = (uint32_t)v;
-  if (sync_int_setting(u, "chunk-bytes", 1 << 20, 1024, 64 << 20, &v, err) < 0)
+  if (dm_setting_size(u->host, u->ctx, "sync", "chunk-bytes", 1 << 20, 1024, 64 << 20, &v, err) < 0)
     return -1;
   cfg->chunk_bytes = (uint32_t)v;
   return 0;

@@ -120,7 +120,7 @@ static int sync_worker_apply_retry(sync_worker *w, const sync_batch *b) {
     if (sync_worker_apply(w, b) == 0)
       return 0;
     unsigned code = w->server_errno;
-    if (attempt >= 8 || (code != 1213 && code != 1205) || u->host->stop_requested(u->ctx))
+    if (attempt >= 8 || !dm_db_errno_rolled_back(code) || u->host->stop_requested(u->ctx))
       return -1;
     u->host->logf(u->ctx, DM_LOG_INFO, "sync: worker %d: %s; applying its part again", w->id,
                   w->err.raw_cause);

@@ -79,7 +79,13 @@ const char *dm_error_code_name(int32_t code) {
   return row ? row->name : NULL;
 }
 
+bool dm_db_errno_rolled_back(unsigned code) {
+  return code == 1213 /* ER_LOCK_DEADLOCK */ || code == 1205 /* ER_LOCK_WAIT_TIMEOUT */;
+}
+
 bool dm_db_errno_transient(unsigned code) {
+  if (dm_db_errno_rolled_back(code))
+    return true;
   switch (code) {
   case 2002: /* CR_CONNECTION_ERROR */
   case 2003: /* CR_CONN_HOST_ERROR */
@@ -88,8 +94,6 @@ bool dm_db_errno_transient(unsigned code) {
   case 2055: /* lost connection at '%s', system error */
   case 1053: /* ER_SERVER_SHUTDOWN: the server is going down; it will come back */
   case 1927: /* ER_CONNECTION_KILLED */
-  case 1213: /* ER_LOCK_DEADLOCK: the transaction was rolled back; run it again */
-  case 1205: /* ER_LOCK_WAIT_TIMEOUT */
     return true;
   default:
     return false;

@@ -90,31 +90,19 @@ static int fs_fail(const char **step, const char *what, int fd, const char *tmp)
   return -1;
 }
 
-int dm_fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode, unsigned flags,
-                       const char **step) {
-  char tmp[PATH_MAX];
-  if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) {
+int dm_fs_tmp_open(const char *path, mode_t mode, char *tmp, size_t tmp_size) {
+  if (snprintf(tmp, tmp_size, "%s.tmp", path) >= (int)tmp_size) {
     errno = ENAMETOOLONG;
-    return fs_fail(step, "create", -1, NULL);
+    return -1;
   }
   /* A temp file left by a crash (or planted) is removed, not reused: O_EXCL makes the new one
    * ours, with our mode, and never a link to somewhere else. */
   if (unlink(tmp) < 0 && errno != ENOENT)
-    return fs_fail(step, "create", -1, NULL);
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-  if (fd < 0)
-    return fs_fail(step, "create", -1, NULL);
-  for (size_t off = 0; off < len;) {
-    ssize_t w = write(fd, (const char *)data + off, len - off);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0) {
-      if (w == 0)
-        errno = EIO;
-      return fs_fail(step, "write", fd, tmp);
-    }
-    off += (size_t)w;
-  }
+    return -1;
+  return open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+}
+
+int dm_fs_tmp_commit(int fd, const char *tmp, const char *path, unsigned flags, const char **step) {
   if ((flags & DM_FS_SYNC_FILE) && fsync(fd) < 0)
     return fs_fail(step, "fsync", fd, tmp);
   if (close(fd) < 0)
@@ -134,6 +122,26 @@ int dm_fs_write_atomic(const char *path, const void *data, size_t len, mode_t mo
       return fs_fail(step, "fsync the folder of", -1, NULL);
   }
   return 0;
+}
+
+int dm_fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode, unsigned flags,
+                       const char **step) {
+  char tmp[PATH_MAX];
+  int fd = dm_fs_tmp_open(path, mode, tmp, sizeof tmp);
+  if (fd < 0)
+    return fs_fail(step, "create", -1, NULL);
+  for (size_t off = 0; off < len;) {
+    ssize_t w = write(fd, (const char *)data + off, len - off);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0) {
+      if (w == 0)
+        errno = EIO;
+      return fs_fail(step, "write", fd, tmp);
+    }
+    off += (size_t)w;
+  }
+  return dm_fs_tmp_commit(fd, tmp, path, flags, step);
 }
 
 int dm_fs_open_beneath(int dir_fd, const char *name, int flags, mode_t mode) {

@@ -142,6 +142,17 @@ int dt_first_error(dmh_subtask *st, char *msg, size_t len) {
   return c;
 }
 
+int dt_first_error_resumable(dmh_subtask *st) {
+  json_object *o = dmh_subtask_status_json(st), *res, *errs, *v;
+  int r = -1;
+  if (json_object_object_get_ex(o, "result", &res) && res &&
+      json_object_object_get_ex(res, "errors", &errs) && json_object_array_length(errs) > 0 &&
+      json_object_object_get_ex(json_object_array_get_idx(errs, 0), "Resumable", &v))
+    r = json_object_get_boolean(v) ? 1 : 0;
+  json_object_put(o);
+  return r;
+}
+
 bool dt_wait_rows(dmh_subtask *st, long rows, int timeout_ms) {
   double end = dt_now() + timeout_ms / 1000.0;
   while (dt_now() < end) {

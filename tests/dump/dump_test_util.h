@@ -35,6 +35,8 @@ dmh_stage dt_run(dt_env *e, dmh_subtask **out, int timeout_ms);
 
 long dt_status_int(dmh_subtask *st, const char *key);
 int dt_first_error(dmh_subtask *st, char *msg, size_t len);
+/* Resumable of the subtask's first error: 1, 0, or -1 when there is none. */
+int dt_first_error_resumable(dmh_subtask *st);
 bool dt_wait_rows(dmh_subtask *st, long rows, int timeout_ms);
 
 /* Root connections (NAMES binary, UTC), and helpers that fail the test loudly on error. */

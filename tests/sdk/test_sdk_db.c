@@ -18,6 +18,7 @@
 
 #include "cunit_run.h"
 #include "dmhost/db.h"
+#include "dmhost/sdk.h"
 #include "testdb.h"
 
 #define DB "sdk_db_test"
@@ -131,6 +132,45 @@ static void test_connect_errors(void) {
   CU_ASSERT_EQUAL(err.resumable, 0);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.raw_cause, "ERROR 1045"));
   CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "as `dmh_no_such_user`"));
+}
+
+/* Issue 13, item 1: the one rule for a failed statement (dm_db_error): a refused statement is not
+ * resumable whatever code the unit gives it, a lost connection and a lock wait timeout are. */
+static void test_query_errors(void) {
+  testdb_params p;
+  dm_db_endpoint ep = test_endpoint(&p);
+  dm_db_connect_opts o = {.who = "test", .side = DM_DB_SOURCE, .connect_timeout_s = 2};
+  dm_error err = {0};
+  MYSQL *c = dm_db_connect(&ep, &o, &err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  /* refused for good: no such column (1054) */
+  CU_ASSERT_FATAL(mysql_query(c, "SELECT no_such_column FROM " DB ".t") != 0);
+  CU_ASSERT_EQUAL(mysql_errno(c), 1054);
+  dm_db_error(c, DM_DB_SOURCE, &err, DM_ERR_DB_QUERY, "test: reading `%s`", "t");
+  CU_ASSERT_EQUAL(err.code, DM_ERR_DB_QUERY);
+  CU_ASSERT_EQUAL(err.resumable, 0);
+  CU_ASSERT_EQUAL(err.scope, DM_SCOPE_UPSTREAM);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "test: reading `t`: Unknown column"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.raw_cause, "ERROR 1054 (42S22)"));
+  /* the connection killed under the session: a lost connection, resumable */
+  MYSQL *k = testdb_connect(TESTDB_SOURCE);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(k);
+  CU_ASSERT(testdb_execf(k, "KILL CONNECTION %lu", mysql_thread_id(c)) == 0);
+  testdb_close(k);
+  CU_ASSERT_FATAL(mysql_query(c, "SELECT 1") != 0);
+  unsigned no = mysql_errno(c);
+  CU_ASSERT(no == 2013 || no == 2006 || no == 1927);
+  dm_db_error(c, DM_DB_TARGET, &err, DM_ERR_DB_QUERY, "test: after the kill");
+  CU_ASSERT_EQUAL(err.resumable, 1);
+  CU_ASSERT_EQUAL(err.scope, DM_SCOPE_DOWNSTREAM);
+  mysql_close(c);
+  /* the numbers: rolled back by another transaction, lost, refused */
+  CU_ASSERT(dm_db_errno_rolled_back(1213) && dm_db_errno_rolled_back(1205));
+  CU_ASSERT(!dm_db_errno_rolled_back(2013) && !dm_db_errno_rolled_back(1142));
+  CU_ASSERT(dm_db_errno_transient(1213) && dm_db_errno_transient(1205));
+  CU_ASSERT(dm_db_errno_transient(2013) && dm_db_errno_transient(2006));
+  CU_ASSERT(!dm_db_errno_transient(1142) && !dm_db_errno_transient(1146) &&
+            !dm_db_errno_transient(1064) && !dm_db_errno_transient(1045));
 }
 
 /* The Ssl_cipher of c's session ("" when plain). */
@@ -303,6 +343,7 @@ int main(void) {
       {"precondition: LOCAL INFILE reaches the server", test_local_infile_reachable},
       {"regression: LOCAL INFILE refused on dm_db_connect", test_local_infile_refused},
       {"connect errors: transient resumable, account not", test_connect_errors},
+      {"query errors: refused not resumable, lost connection resumable", test_query_errors},
   };
   return dmh_cunit_run("sdk db", suite_init, suite_clean, tests, sizeof tests / sizeof tests[0]);
 }

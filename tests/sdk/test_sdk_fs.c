@@ -118,6 +118,49 @@ static void test_write_atomic(void) {
   CU_ASSERT_STRING_EQUAL(step, "create");
 }
 
+/* Issue 13, item 3: the streamed replace (the dump's data files used their own open + rename,
+ * reusing a stale temp file with O_TRUNC, even one that was a link planted there). */
+static void test_tmp_stream(void) {
+  char p[256], tmp[256];
+  snprintf(p, sizeof p, "%s", fs_path("data.sql"));
+  int fd = open(fs_path("victim2"), O_WRONLY | O_CREAT, 0600);
+  CU_ASSERT_TRUE_FATAL(fd >= 0);
+  CU_ASSERT_EQUAL(write(fd, "precious", 8), 8);
+  close(fd);
+  CU_ASSERT_EQUAL(symlink(fs_path("victim2"), fs_path("data.sql.tmp")), 0);
+  fd = dm_fs_tmp_open(p, 0640, tmp, sizeof tmp);
+  CU_ASSERT_TRUE_FATAL(fd >= 0);
+  CU_ASSERT_STRING_EQUAL(tmp, fs_path("data.sql.tmp"));
+  CU_ASSERT_EQUAL(write(fd, "ab", 2), 2);
+  CU_ASSERT_EQUAL(write(fd, "cd", 2), 2);
+  CU_ASSERT_EQUAL(access(p, F_OK), -1); /* nothing at the name before the commit */
+  const char *step = NULL;
+  CU_ASSERT_EQUAL(dm_fs_tmp_commit(fd, tmp, p, DM_FS_SYNC, &step), 0);
+  CU_ASSERT_STRING_EQUAL(fs_read(p), "abcd");
+  CU_ASSERT_EQUAL(fs_mode(p), 0640);
+  CU_ASSERT_STRING_EQUAL(fs_read(fs_path("victim2")), "precious");
+  CU_ASSERT_EQUAL(access(tmp, F_OK), -1);
+  /* a name too long for tmp */
+  char small[8];
+  errno = 0;
+  CU_ASSERT_EQUAL(dm_fs_tmp_open(p, 0600, small, sizeof small), -1);
+  CU_ASSERT_EQUAL(errno, ENAMETOOLONG);
+  /* a failed rename (the folder is gone) names the step and leaves no temp file */
+  CU_ASSERT_EQUAL(mkdir(fs_path("gone"), 0700), 0);
+  char q[256];
+  snprintf(q, sizeof q, "%s", fs_path("gone/f"));
+  fd = dm_fs_tmp_open(q, 0600, tmp, sizeof tmp);
+  CU_ASSERT_TRUE_FATAL(fd >= 0);
+  CU_ASSERT_EQUAL(mkdir(fs_path("gone/f"), 0700), 0); /* a folder in the way of the rename */
+  CU_ASSERT_EQUAL(mkdir(fs_path("gone/f/x"), 0700), 0);
+  CU_ASSERT_EQUAL(dm_fs_tmp_commit(fd, tmp, q, DM_FS_SYNC, &step), -1);
+  CU_ASSERT_STRING_EQUAL(step, "rename");
+  CU_ASSERT_EQUAL(access(tmp, F_OK), -1);
+  rmdir(fs_path("gone/f/x"));
+  rmdir(fs_path("gone/f"));
+  rmdir(fs_path("gone"));
+}
+
 static void test_open_beneath(void) {
   CU_ASSERT_EQUAL_FATAL(dm_fs_mkdir_p(fs_path("b/sub"), DM_FS_DIR_MODE), 0);
   int dfd = dm_fs_open_dir(fs_path("b/sub"));
@@ -194,6 +237,7 @@ static const dmh_cunit_test tests[] = {
     {"mkdir -p and its mode", test_mkdir_p},
     {"atomic write: mode, temp file, link at the temp name", test_write_atomic},
     {"open beneath: names and links", test_open_beneath},
+    {"streamed replace: temp afresh, commit, failed rename", test_tmp_stream},
 };
 
 static int suite_init(void) {

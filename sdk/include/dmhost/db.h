@@ -63,9 +63,32 @@ struct st_mysql *dm_db_connect(const dm_db_endpoint *ep, const dm_db_connect_opt
  * side, resumable only when dm_db_errno_transient says retrying can help (a refused statement or
  * account is permanent). code is the unit's choice (DM_ERR_DB_CONNECT, DM_ERR_DB_QUERY, ...); the
  * message is fmt followed by ": <server message>".
+ *
+ * This is the one mapping of a failed connect or statement for every unit: never fill a
+ * DM_ERR_DB_QUERY by hand (its code table default is resumable, so a refused statement would be
+ * run again by auto-resume forever). A unit may narrow it afterwards (make a resumable error
+ * permanent) or give it a code of its own, never make a refused statement resumable.
  */
 void dm_db_error(struct st_mysql *c, dm_db_side side, dm_error *err, int32_t code, const char *fmt,
                  ...) __attribute__((format(printf, 5, 6)));
+
+/*
+ * Identifier quoting, the one copy of every unit: `name` in backticks, each backtick in it doubled
+ * (MySQL's and MariaDB's rule, whatever the sql_mode: ANSI_QUOTES only adds the double quote).
+ * Any other byte is kept as it is, so a name in utf8mb4 (multibyte characters) stays whole.
+ *
+ * dm_db_quote_ident writes the len bytes of name quoted into out (size bytes with the NUL) and
+ * returns the quoted length without the NUL, as snprintf does: when that is >= size nothing fits
+ * and out is "" (never a truncated name: it would name another object). out may be NULL when size
+ * is 0 (to measure). DM_DB_QUOTED_IDENT_MAX holds any identifier the server accepts (64
+ * characters of up to 4 bytes, every one a backtick at worst).
+ * dm_db_quoted: the same for a NUL-terminated name, returning out (for a printf argument).
+ * dm_db_quote_ident_dup: the quoted name in malloc'd memory (free it), NULL without memory.
+ */
+#define DM_DB_QUOTED_IDENT_MAX (2 * 64 * 4 + 3)
+size_t dm_db_quote_ident(char *out, size_t size, const char *name, size_t len);
+const char *dm_db_quoted(const char *name, char *out, size_t size);
+char *dm_db_quote_ident_dup(const char *name);
 
 /*
  * Fencing: checkpoint rows on the target that a stale worker cannot move (host.h fencing_token,

@@ -68,6 +68,19 @@ int dm_fs_write_atomic(const char *path, const void *data, size_t len, mode_t mo
                        const char **step);
 
 /*
+ * The same replace for a file written in pieces (a dump's data file, streamed as rows arrive):
+ * dm_fs_tmp_open creates "<path>.tmp" afresh as dm_fs_write_atomic does (a stale or planted one
+ * removed first, O_EXCL | O_NOFOLLOW, `mode`), writes its name into tmp (tmp_size bytes) and
+ * returns the descriptor to write to, or -1 with errno (ENAMETOOLONG when the name does not fit).
+ * dm_fs_tmp_commit then fsyncs it (DM_FS_SYNC_FILE), closes it, renames it over path and fsyncs
+ * the folder (DM_FS_SYNC_DIR): 0, or -1 with errno, *step as above and the temp file removed.
+ * To give up instead, close the descriptor and unlink tmp. A unit never calls rename(2) itself:
+ * these and dm_fs_write_atomic are the one sequence (tests/sdk checks the units' sources).
+ */
+int dm_fs_tmp_open(const char *path, mode_t mode, char *tmp, size_t tmp_size);
+int dm_fs_tmp_commit(int fd, const char *tmp, const char *path, unsigned flags, const char **step);
+
+/*
  * openat(dir_fd, name, flags | O_NOFOLLOW | O_CLOEXEC, mode), after dm_fs_name_ok(name): a name
  * that fails the check is refused with EINVAL, a symbolic link at `name` with ELOOP, so the file
  * opened is always a real entry of the folder `dir_fd` refers to. With O_DIRECTORY it opens a

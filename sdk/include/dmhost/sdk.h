@@ -35,9 +35,15 @@ int dm_error_code_resumable(int32_t code);
 
 /* Is this MySQL/MariaDB client or server error number one that trying again can fix: a lost or
  * refused connection (2002, 2003, 2006, 2013, 2055), a server going down (1053) or killing the
- * connection (1927), a deadlock (1213) or lock wait timeout (1205)? Units map such errors to
- * resumable ones; every other server error means the statement itself was refused. */
+ * connection (1927), a deadlock (1213) or lock wait timeout (1205)? This is the one rule of every
+ * unit for every failed statement: dm_db_error (db.h) makes such errors resumable and every other
+ * one not (the statement itself was refused: running it again fails the same way). */
 bool dm_db_errno_transient(unsigned code);
+
+/* Did the server roll the statement (or the transaction) back because of another transaction: a
+ * deadlock (1213) or a lock wait timeout (1205)? Running it again at once, a few times, may well
+ * succeed; a unit does that before it pauses (with a resumable error, as above). */
+bool dm_db_errno_rolled_back(unsigned code);
 
 /* Is this errno from a file operation one that trying again cannot fix until someone acts: a
  * name or path too long (ENAMETOOLONG), no permission (EACCES, EPERM), a read-only file system
