@@ -34,57 +34,6 @@ void relay_ev_filler(unsigned char *buf, uint32_t len, uint32_t start, uint32_t 
              dm_binlog_crc32(0, buf, len - DM_BINLOG_CHECKSUM_LEN));
 }
 
-/* ---- GTID sets ---- */
-
-void relay_gtid_update(relay_gtid_set *s, uint32_t domain, uint32_t server, uint64_t seq) {
-  int i = 0;
-  while (i < s->n && s->d[i].domain < domain)
-    i++;
-  if (i < s->n && s->d[i].domain == domain) {
-    s->d[i].server = server;
-    s->d[i].seq = seq;
-    return;
-  }
-  if (s->n == RELAY_GTID_DOMAINS)
-    return; /* more domains than any real topology has; the set keeps the first 64 */
-  memmove(&s->d[i + 1], &s->d[i], (size_t)(s->n - i) * sizeof s->d[0]);
-  s->d[i].domain = domain;
-  s->d[i].server = server;
-  s->d[i].seq = seq;
-  s->n++;
-}
-
-int relay_gtid_parse(relay_gtid_set *s, const char *text) {
-  memset(s, 0, sizeof *s);
-  const char *p = text;
-  while (*p) {
-    unsigned long d, sv;
-    unsigned long long q;
-    int used = 0;
-    while (*p == ' ' || *p == ',' || *p == '\n')
-      p++;
-    if (!*p)
-      break;
-    if (sscanf(p, "%lu-%lu-%llu%n", &d, &sv, &q, &used) != 3)
-      return -1;
-    relay_gtid_update(s, (uint32_t)d, (uint32_t)sv, q);
-    p += used;
-  }
-  return 0;
-}
-
-void relay_gtid_format(const relay_gtid_set *s, char *out, size_t len) {
-  size_t at = 0;
-  out[0] = '\0';
-  for (int i = 0; i < s->n && at < len; i++) {
-    int w = snprintf(out + at, len - at, "%s%u-%u-%llu", i ? "," : "", s->d[i].domain,
-                     s->d[i].server, (unsigned long long)s->d[i].seq);
-    if (w < 0)
-      break;
-    at += (size_t)w;
-  }
-}
-
 /* ---- transaction boundaries ---- */
 
 static bool trx_query_is(const dm_binlog_query *q, const char *word) {
@@ -94,14 +43,14 @@ static bool trx_query_is(const dm_binlog_query *q, const char *word) {
   return n >= w && strncasecmp(p, word, w) == 0 && (n == w || p[w] == ' ' || p[w] == ';');
 }
 
-static void trx_commit(relay_trx *t, relay_gtid_set *set) {
+static void trx_commit(relay_trx *t, dm_mariadb_gtid_set *set) {
   if (!t->mysql_gtid)
-    relay_gtid_update(set, t->domain, t->server, t->seq);
+    dm_mariadb_gtid_set_update(set, t->domain, t->server, t->seq);
   t->in_trx = false;
 }
 
 bool relay_trx_feed(relay_trx *t, const dm_binlog_format *fmt, const dm_binlog_event *ev,
-                    relay_gtid_set *set, bool take_list) {
+                    dm_mariadb_gtid_set *set, bool take_list) {
   dm_error err;
   switch (ev->header.type) {
   case DM_BINLOG_GTID: {
@@ -137,7 +86,7 @@ bool relay_trx_feed(relay_trx *t, const dm_binlog_format *fmt, const dm_binlog_e
           if (set->d[k].domain == dom && set->d[k].seq >= seq)
             higher = false;
         if (higher)
-          relay_gtid_update(set, dom, srv, seq);
+          dm_mariadb_gtid_set_update(set, dom, srv, seq);
       }
     }
     return !t->in_trx;

@@ -270,8 +270,8 @@ static int file_recover_from_meta(const char *path, uint64_t size, relay_meta *m
     dm_binlog_reader_close(r);
     return ok;
   }
-  relay_gtid_set set, at_boundary;
-  relay_gtid_parse(&set, m->binlog_gtid);
+  dm_mariadb_gtid_set set, at_boundary;
+  dm_mariadb_gtid_set_parse(&set, m->binlog_gtid);
   at_boundary = set;
   relay_trx trx = {0};
   uint64_t boundary = m->binlog_pos;
@@ -305,7 +305,7 @@ static int file_recover_from_meta(const char *path, uint64_t size, relay_meta *m
   if (file_cut_to(path, size, boundary, note, note_len, err) < 0)
     return -1;
   m->binlog_pos = boundary;
-  relay_gtid_format(&at_boundary, m->binlog_gtid, sizeof m->binlog_gtid);
+  dm_mariadb_gtid_set_format(&at_boundary, m->binlog_gtid, sizeof m->binlog_gtid);
   return 1;
 }
 
@@ -335,10 +335,10 @@ int relay_file_recover(const char *dir, relay_meta *m, char *note, size_t note_l
     if (rc != 0)
       return rc < 0 ? -1 : 0;
   }
-  relay_gtid_set set, meta_set;
-  relay_gtid_parse(&meta_set, m->binlog_gtid);
+  dm_mariadb_gtid_set set, meta_set;
+  dm_mariadb_gtid_set_parse(&meta_set, m->binlog_gtid);
   set = meta_set;
-  relay_gtid_set at_boundary = set;
+  dm_mariadb_gtid_set at_boundary = set;
   uint64_t boundary = 0, at = 0;
   bool seen_list = false, past_meta = m->binlog_pos <= DM_BINLOG_MAGIC_LEN;
   /* The whole file from its start (the SDK reader verifies every checksum), when the fast way
@@ -409,6 +409,6 @@ int relay_file_recover(const char *dir, relay_meta *m, char *note, size_t note_l
   if (file_cut_to(path, size, boundary, note, note_len, err) < 0)
     return -1;
   m->binlog_pos = boundary;
-  relay_gtid_format(&at_boundary, m->binlog_gtid, sizeof m->binlog_gtid);
+  dm_mariadb_gtid_set_format(&at_boundary, m->binlog_gtid, sizeof m->binlog_gtid);
   return 0;
 }

@@ -39,20 +39,6 @@
 void relay_ev_filler(unsigned char *buf, uint32_t len, uint32_t start, uint32_t server_id,
                      bool checksum);
 
-/* A MariaDB GTID set: the last sequence per domain. */
-#define RELAY_GTID_DOMAINS 64
-typedef struct relay_gtid_set {
-  int n;
-  struct {
-    uint32_t domain, server;
-    uint64_t seq;
-  } d[RELAY_GTID_DOMAINS];
-} relay_gtid_set;
-
-void relay_gtid_update(relay_gtid_set *s, uint32_t domain, uint32_t server, uint64_t seq);
-int relay_gtid_parse(relay_gtid_set *s, const char *text);
-void relay_gtid_format(const relay_gtid_set *s, char *out, size_t len);
-
 /* Follows transaction boundaries through a stream of events (GTID ... XID/COMMIT). */
 typedef struct relay_trx {
   bool in_trx;
@@ -66,7 +52,7 @@ typedef struct relay_trx {
  * position after it is a boundary). The set gets the transaction's GTID at its end; a GTID_LIST
  * event replaces it when `take_list` (the start of a file read from position 4). */
 bool relay_trx_feed(relay_trx *t, const dm_binlog_format *fmt, const dm_binlog_event *ev,
-                    relay_gtid_set *set, bool take_list);
+                    dm_mariadb_gtid_set *set, bool take_list);
 
 /* ---- layout (relay_layout.c) ---- */
 

@@ -33,7 +33,7 @@ typedef struct relay_run {
   relay_file f;
   char subdir[RELAY_SUBDIR_MAX];
   char dir[RELAY_DIR_MAX]; /* relay_dir/subdir */
-  relay_gtid_set set;      /* GTID set at `boundary` */
+  dm_mariadb_gtid_set set; /* GTID set at `boundary` */
   relay_trx trx;
   uint64_t boundary;      /* last transaction boundary in f */
   uint64_t meta_boundary; /* what relay.meta says */
@@ -84,7 +84,7 @@ static void run_publish(relay_run *r) {
   pthread_mutex_lock(&st->lock);
   dm_strlcpy(st->relay.name, r->f.name, sizeof st->relay.name);
   st->relay.pos = r->boundary;
-  relay_gtid_format(&r->set, st->relay.gtid, sizeof st->relay.gtid);
+  dm_mariadb_gtid_set_format(&r->set, st->relay.gtid, sizeof st->relay.gtid);
   st->has_relay = r->f.name[0] != '\0';
   dm_strlcpy(st->subdir, r->subdir, sizeof st->subdir);
   if (st->has_master)
@@ -108,7 +108,7 @@ static int run_flush(relay_run *r, dm_error *err) {
   if (r->f.name[0] && (r->boundary != r->meta_boundary || strcmp(r->meta_name, r->f.name) != 0)) {
     relay_meta m = {.binlog_pos = r->boundary};
     dm_strlcpy(m.binlog_name, r->f.name, sizeof m.binlog_name);
-    relay_gtid_format(&r->set, m.binlog_gtid, sizeof m.binlog_gtid);
+    dm_mariadb_gtid_set_format(&r->set, m.binlog_gtid, sizeof m.binlog_gtid);
     if (relay_meta_write(r->dir, &m, r->u->file_mode, sync, err) < 0)
       return -1;
     r->meta_boundary = r->boundary;
@@ -158,7 +158,7 @@ static int run_prepare(relay_run *r, MYSQL *c, dm_error *err) {
   relay_meta m = {0};
   int have = 0;
   bool switched = false;
-  relay_gtid_set prev = {0};
+  dm_mariadb_gtid_set prev = {0};
   if (last[0]) {
     snprintf(r->dir, sizeof r->dir, "%s/%s", u->relay_dir, last);
     if ((have = relay_meta_read(r->dir, &m, err)) < 0)
@@ -168,7 +168,7 @@ static int run_prepare(relay_run *r, MYSQL *c, dm_error *err) {
     if (strlen(uuid) != ulen || strncmp(last, uuid, ulen) != 0) {
       switched = true;
       if (have)
-        relay_gtid_parse(&prev, m.binlog_gtid);
+        dm_mariadb_gtid_set_parse(&prev, m.binlog_gtid);
       u->host->logf(u->ctx, DM_LOG_WARN,
                     "relay: the source is now server %s (the relay log was from %s): a new "
                     "sub-folder starts from the GTID set %s",
@@ -200,7 +200,7 @@ static int run_prepare(relay_run *r, MYSQL *c, dm_error *err) {
       return -1;
     if (d > 0)
       return run_diverged(r, c, uuid, &m, why, err);
-    relay_gtid_parse(&r->set, m.binlog_gtid);
+    dm_mariadb_gtid_set_parse(&r->set, m.binlog_gtid);
     dm_strlcpy(r->start_file, m.binlog_name, sizeof r->start_file);
     r->start_pos = m.binlog_pos;
     dm_strlcpy(r->meta_name, m.binlog_name, sizeof r->meta_name);
@@ -216,11 +216,11 @@ static int run_prepare(relay_run *r, MYSQL *c, dm_error *err) {
       return -1;
     }
     r->set = prev;
-    relay_gtid_format(&prev, r->start_gtid, sizeof r->start_gtid);
+    dm_mariadb_gtid_set_format(&prev, r->start_gtid, sizeof r->start_gtid);
     return 0;
   }
   if (u->set.binlog_gtid && u->set.binlog_gtid[0]) {
-    if (relay_gtid_parse(&r->set, u->set.binlog_gtid) < 0) {
+    if (dm_mariadb_gtid_set_parse(&r->set, u->set.binlog_gtid) < 0) {
       dm_error_set(err, DM_ERR_CONFIG_INVALID, NULL,
                    "relay: binlog-gtid \"%s\" is not a MariaDB GTID position (D-S-N,...)",
                    u->set.binlog_gtid);
@@ -591,7 +591,7 @@ static bool run_upstream_changed(relay_run *r) {
   if (!changed && r->start_file[0] && !r->start_gtid[0]) {
     relay_meta m = {.binlog_pos = r->start_pos};
     dm_strlcpy(m.binlog_name, r->start_file, sizeof m.binlog_name);
-    relay_gtid_format(&r->set, m.binlog_gtid, sizeof m.binlog_gtid);
+    dm_mariadb_gtid_set_format(&r->set, m.binlog_gtid, sizeof m.binlog_gtid);
     changed = relay_up_diverged(c, &m, why, sizeof why, &err) == 1;
   }
   mysql_close(c);

@@ -130,7 +130,8 @@ static long up_file_seq(const char *name) {
 
 /* Is every domain of `want` in `have` at the same (exact) or a later (!exact) sequence? Server
  * ids are not compared: the last GTID of a domain may come from any server of it. */
-static bool up_gtid_covers(const relay_gtid_set *have, const relay_gtid_set *want, bool exact) {
+static bool up_gtid_covers(const dm_mariadb_gtid_set *have, const dm_mariadb_gtid_set *want,
+                           bool exact) {
   if (exact && have->n != want->n)
     return false;
   for (int i = 0; i < want->n; i++) {
@@ -165,8 +166,8 @@ int relay_up_diverged(MYSQL *c, const relay_meta *m, char *why, size_t why_len, 
     return -1;
   if (!strstr(v[0], "MariaDB") || !m->binlog_name[0])
     return 0;
-  relay_gtid_set mine, theirs;
-  if (relay_gtid_parse(&mine, m->binlog_gtid) < 0)
+  dm_mariadb_gtid_set mine, theirs;
+  if (dm_mariadb_gtid_set_parse(&mine, m->binlog_gtid) < 0)
     return 0; /* nothing to compare with */
   char name_sql[2 * sizeof m->binlog_name + 1];
   mysql_real_escape_string(c, name_sql, m->binlog_name, (unsigned long)strlen(m->binlog_name));
@@ -183,7 +184,7 @@ int relay_up_diverged(MYSQL *c, const relay_meta *m, char *why, size_t why_len, 
      * there is to check. */
     if (m->binlog_pos <= DM_BINLOG_MAGIC_LEN)
       return 0;
-    if (relay_gtid_parse(&theirs, v[1]) == 0 && !up_gtid_covers(&theirs, &mine, true)) {
+    if (dm_mariadb_gtid_set_parse(&theirs, v[1]) == 0 && !up_gtid_covers(&theirs, &mine, true)) {
       up_why(why, why_len,
              "at %s:%" PRIu64 " the relay log has GTID set \"%s\" but the source's binlog has "
              "\"%s\"",
@@ -237,7 +238,7 @@ int relay_up_diverged(MYSQL *c, const relay_meta *m, char *why, size_t why_len, 
   }
   if (relay_up_query_row(c, "SELECT @@gtid_binlog_pos", v, 1, err) < 0)
     return -1;
-  if (relay_gtid_parse(&theirs, v[0]) == 0 && !up_gtid_covers(&theirs, &mine, false)) {
+  if (dm_mariadb_gtid_set_parse(&theirs, v[0]) == 0 && !up_gtid_covers(&theirs, &mine, false)) {
     up_why(why, why_len,
            "the source's @@gtid_binlog_pos \"%s\" is behind the relay log's GTID set \"%s\" (at "
            "%s:%" PRIu64 ", a file the source no longer has; its first is %s)",

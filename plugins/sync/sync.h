@@ -57,15 +57,10 @@ typedef struct sync_cfg {
  * MariaDB ("D-S-N,...": one GTID per domain, the last one) or MySQL (a dm_mysql_gtid_set,
  * "uuid:1-9": every GTID executed), whichever the text or the first GTID event says. A GTID event
  * is held pending (sync_gtid_pend_*) and added when its transaction ends (sync_gtid_commit). */
-#define SYNC_GTID_DOMAINS_MAX 64
 typedef struct sync_gtid_set {
-  int n;
-  struct {
-    uint32_t domain, server;
-    uint64_t seq;
-  } e[SYNC_GTID_DOMAINS_MAX];
-  bool mysql;           /* a MySQL set: `my` holds it */
-  dm_mysql_gtid_set my; /* freed by sync_gtid_free */
+  dm_mariadb_gtid_set ma; /* a MariaDB set (the SDK's type) */
+  bool mysql;             /* a MySQL set: `my` holds it */
+  dm_mysql_gtid_set my;   /* freed by sync_gtid_free */
   /* the pending GTID: MariaDB's (domain, server, seq) or MySQL's (sid, gno; anonymous: gno 0) */
   bool pending;
   uint32_t p_domain, p_server;

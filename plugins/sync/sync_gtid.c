@@ -19,28 +19,8 @@ int sync_gtid_parse(sync_gtid_set *s, const char *text, dm_error *err) {
     s->mysql = true;
     return dm_mysql_gtid_set_parse(&s->my, text, err);
   }
-  const char *p = text;
-  while (*p) {
-    while (*p == ' ' || *p == ',' || *p == '\n')
-      p++;
-    if (!*p)
-      break;
-    char *end;
-    unsigned long long d = strtoull(p, &end, 10);
-    if (*end != '-')
-      goto bad;
-    unsigned long long sv = strtoull(end + 1, &end, 10);
-    if (*end != '-')
-      goto bad;
-    unsigned long long seq = strtoull(end + 1, &end, 10);
-    if (*end && *end != ',' && *end != ' ' && *end != '\n')
-      goto bad;
-    sync_gtid_update(s, (uint32_t)d, (uint32_t)sv, seq);
-    p = end;
-  }
-  return 0;
-bad:
-  s->n = 0;
+  if (dm_mariadb_gtid_set_parse(&s->ma, text) == 0)
+    return 0;
   dm_error_set(
       err, DM_ERR_BINLOG_GTID_SET, NULL,
       "sync: GTID set `%.200s` is neither MariaDB's (D-S-N,...) nor MySQL's (uuid:1-5,...)", text);
@@ -51,7 +31,7 @@ void sync_gtid_free(sync_gtid_set *s) {
   dm_mysql_gtid_set_free(&s->my);
   s->mysql = false;
   s->pending = false;
-  s->n = 0;
+  memset(&s->ma, 0, sizeof s->ma);
 }
 
 void sync_gtid_pend_mariadb(sync_gtid_set *s, uint32_t domain, uint32_t server, uint64_t seq) {
@@ -109,42 +89,18 @@ int sync_gtid_previous(sync_gtid_set *s, const dm_binlog_format *fmt, const dm_b
 }
 
 void sync_gtid_update(sync_gtid_set *s, uint32_t domain, uint32_t server, uint64_t seq) {
-  for (int i = 0; i < s->n; i++)
-    if (s->e[i].domain == domain) {
-      s->e[i].server = server;
-      s->e[i].seq = seq;
-      return;
-    }
-  if (s->n == SYNC_GTID_DOMAINS_MAX)
-    return; /* more domains than any real setup has: the set stays as it is */
-  int i = s->n++;
-  /* kept sorted by domain, as MariaDB prints @@gtid_binlog_pos */
-  while (i > 0 && s->e[i - 1].domain > domain) {
-    s->e[i] = s->e[i - 1];
-    i--;
-  }
-  s->e[i].domain = domain;
-  s->e[i].server = server;
-  s->e[i].seq = seq;
+  /* more domains than any real setup has: the set stays as it is */
+  (void)dm_mariadb_gtid_set_update(&s->ma, domain, server, seq);
 }
 
 void sync_gtid_format(const sync_gtid_set *s, char *out, size_t len) {
-  size_t at = 0;
-  if (len)
-    out[0] = '\0';
   if (s->mysql) {
     /* a set longer than a position holds (DM_POSITION_GTID_MAX) comes out "": the file and
      * offset still say where the sync stands */
+    if (len)
+      out[0] = '\0';
     dm_mysql_gtid_set_format(&s->my, out, len);
     return;
   }
-  for (int i = 0; i < s->n && at < len; i++) {
-    int n = snprintf(out + at, len - at, "%s%" PRIu32 "-%" PRIu32 "-%" PRIu64, i ? "," : "",
-                     s->e[i].domain, s->e[i].server, s->e[i].seq);
-    if (n < 0 || (size_t)n >= len - at) {
-      out[at] = '\0';
-      return;
-    }
-    at += (size_t)n;
-  }
+  dm_mariadb_gtid_set_format(&s->ma, out, len);
 }

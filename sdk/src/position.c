@@ -15,8 +15,6 @@
 #include "dmhost/position.h"
 #include "dmhost/sdk.h"
 
-#define GTID_MAX_ITEMS 256
-
 bool dm_position_is_set(const dm_position *p) {
   return p && (p->name[0] || p->gtid[0]);
 }
@@ -312,28 +310,55 @@ bad:
 
 /* ---- comparing GTID sets given as text (MariaDB's or MySQL's) ---- */
 
-/* A MariaDB GTID set as (domain, seq) pairs. Returns the count or -1. */
-static int gtid_parse_mariadb(const char *set, uint64_t (*items)[2], int max) {
-  int n = 0;
-  const char *s = skip_ws(set);
-  while (*s) {
-    uint64_t domain, server, seq;
-    if (parse_u64(&s, &domain) || *s++ != '-' || parse_u64(&s, &server) || *s++ != '-' ||
-        parse_u64(&s, &seq))
+int dm_mariadb_gtid_set_update(dm_mariadb_gtid_set *s, uint32_t domain, uint32_t server,
+                               uint64_t seq) {
+  int i = 0;
+  while (i < s->n && s->d[i].domain < domain)
+    i++;
+  if (i == s->n || s->d[i].domain != domain) {
+    if (s->n == DM_MARIADB_GTID_DOMAINS)
       return -1;
-    (void)server; /* per domain only the sequence orders events */
-    if (n == max)
-      return -1;
-    items[n][0] = domain;
-    items[n][1] = seq;
-    n++;
-    s = skip_ws(s);
-    if (*s == ',')
-      s = skip_ws(s + 1);
-    else if (*s)
-      return -1;
+    memmove(&s->d[i + 1], &s->d[i], (size_t)(s->n - i) * sizeof s->d[0]);
+    s->n++;
+    s->d[i].domain = domain;
   }
-  return n;
+  s->d[i].server = server;
+  s->d[i].seq = seq;
+  return 0;
+}
+
+int dm_mariadb_gtid_set_parse(dm_mariadb_gtid_set *s, const char *text) {
+  memset(s, 0, sizeof *s);
+  const char *p = text ? text : "";
+  for (;;) {
+    while (*p == ',' || isspace((unsigned char)*p))
+      p++;
+    if (!*p)
+      return 0;
+    uint64_t domain, server, seq;
+    if (parse_u64(&p, &domain) || *p++ != '-' || parse_u64(&p, &server) || *p++ != '-' ||
+        parse_u64(&p, &seq) || domain > UINT32_MAX || server > UINT32_MAX ||
+        (*p && *p != ',' && !isspace((unsigned char)*p)) ||
+        dm_mariadb_gtid_set_update(s, (uint32_t)domain, (uint32_t)server, seq) < 0) {
+      memset(s, 0, sizeof *s);
+      return -1;
+    }
+  }
+}
+
+void dm_mariadb_gtid_set_format(const dm_mariadb_gtid_set *s, char *out, size_t len) {
+  size_t at = 0;
+  if (len)
+    out[0] = '\0';
+  for (int i = 0; i < s->n && at < len; i++) {
+    int n = snprintf(out + at, len - at, "%s%" PRIu32 "-%" PRIu32 "-%" PRIu64, i ? "," : "",
+                     s->d[i].domain, s->d[i].server, s->d[i].seq);
+    if (n < 0 || (size_t)n >= len - at) {
+      out[at] = '\0';
+      return;
+    }
+    at += (size_t)n;
+  }
 }
 
 int dm_gtid_set_contains(const char *have, const char *want) {
@@ -350,15 +375,14 @@ int dm_gtid_set_contains(const char *have, const char *want) {
     dm_mysql_gtid_set_free(&w);
     return rc;
   }
-  uint64_t h[GTID_MAX_ITEMS][2], w[GTID_MAX_ITEMS][2];
-  int nh = gtid_parse_mariadb(have, h, GTID_MAX_ITEMS);
-  int nw = gtid_parse_mariadb(want, w, GTID_MAX_ITEMS);
-  if (nh < 0 || nw < 0)
+  /* per domain only the sequence orders events */
+  dm_mariadb_gtid_set h, w;
+  if (dm_mariadb_gtid_set_parse(&h, have) < 0 || dm_mariadb_gtid_set_parse(&w, want) < 0)
     return -1;
-  for (int i = 0; i < nw; i++) {
+  for (int i = 0; i < w.n; i++) {
     bool found = false;
-    for (int j = 0; j < nh; j++)
-      if (h[j][0] == w[i][0] && h[j][1] >= w[i][1])
+    for (int j = 0; j < h.n; j++)
+      if (h.d[j].domain == w.d[i].domain && h.d[j].seq >= w.d[i].seq)
         found = true;
     if (!found)
       return 0;

@@ -113,6 +113,47 @@ static void test_gtid_mysql(void) {
   test_gtid_cases(cases, sizeof cases / sizeof cases[0]);
 }
 
+/* Issue 13, item 5: the MariaDB set as one SDK type (the relay and the sync each kept a copy of
+ * its update, parse and format). */
+static void test_mariadb_set(void) {
+  dm_mariadb_gtid_set s;
+  char out[256];
+  CU_ASSERT_EQUAL(dm_mariadb_gtid_set_parse(&s, " 2-1-9, 0-1-100,\n1-2-7 "), 0);
+  CU_ASSERT_EQUAL(s.n, 3);
+  dm_mariadb_gtid_set_format(&s, out, sizeof out);
+  CU_ASSERT_STRING_EQUAL(out, "0-1-100,1-2-7,2-1-9"); /* sorted by domain */
+  /* a domain's last GTID replaces its entry, whatever the server */
+  CU_ASSERT_EQUAL(dm_mariadb_gtid_set_update(&s, 1, 3, 8), 0);
+  CU_ASSERT_EQUAL(dm_mariadb_gtid_set_update(&s, 5, 1, 1), 0);
+  dm_mariadb_gtid_set_format(&s, out, sizeof out);
+  CU_ASSERT_STRING_EQUAL(out, "0-1-100,1-3-8,2-1-9,5-1-1");
+  /* an item that does not fit is left out whole */
+  dm_mariadb_gtid_set_format(&s, out, 14);
+  CU_ASSERT_STRING_EQUAL(out, "0-1-100,1-3-8");
+  dm_mariadb_gtid_set_format(&s, out, 13);
+  CU_ASSERT_STRING_EQUAL(out, "0-1-100");
+  CU_ASSERT_EQUAL(dm_mariadb_gtid_set_parse(&s, ""), 0);
+  CU_ASSERT_EQUAL(s.n, 0);
+  static const char *const bad[] = {"0-1",
+                                    "0-1-x",
+                                    "0-1-1;",
+                                    "4294967296-1-1",
+                                    "0-4294967296-1",
+                                    "a-1-1",
+                                    "0-1-99999999999999999999999"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    CU_ASSERT_EQUAL(dm_mariadb_gtid_set_parse(&s, bad[i]), -1);
+    CU_ASSERT_EQUAL(s.n, 0);
+  }
+  /* more domains than the set holds: refused, not cut */
+  memset(&s, 0, sizeof s);
+  for (uint32_t d = 0; d < DM_MARIADB_GTID_DOMAINS; d++)
+    CU_ASSERT_EQUAL(dm_mariadb_gtid_set_update(&s, d, 1, 1), 0);
+  CU_ASSERT_EQUAL(dm_mariadb_gtid_set_update(&s, 999, 1, 1), -1);
+  CU_ASSERT_EQUAL(s.n, DM_MARIADB_GTID_DOMAINS);
+  CU_ASSERT_EQUAL(dm_mariadb_gtid_set_update(&s, 3, 2, 2), 0); /* a known domain still moves */
+}
+
 static void test_gtid_unparsable(void) {
   static const test_gtid_case cases[] = {
       {"0-1-100", U1 ":1-5", -1}, /* mixed flavors */
@@ -397,6 +438,7 @@ int main(void) {
       {"MariaDB GTID sets", test_gtid_mariadb},
       {"MySQL GTID sets", test_gtid_mysql},
       {"unparsable and mixed sets", test_gtid_unparsable},
+      {"MariaDB set: update, parse, format", test_mariadb_set},
       {"position reached", test_position_reached},
       {"is_set and format", test_is_set_and_format},
       {"MySQL GTID set: parse and canonical text", test_mysql_set_parse_format},

@@ -45,6 +45,31 @@ int dm_position_compare_file(const dm_position *a, const dm_position *b);
 int dm_gtid_set_contains(const char *have, const char *want);
 
 /*
+ * A MariaDB GTID set ("0-1-100,1-2-7": per replication domain the last GTID, domain-server-seq),
+ * the one parser and printer of MariaDB's form (the relay's and the sync's positions, and
+ * dm_gtid_set_contains). Kept sorted by domain, as MariaDB prints @@gtid_binlog_pos. A plain value:
+ * zero it (or parse into it) before use.
+ *  - update: the GTID (domain, server, seq) replaces the domain's entry; -1 when the set already
+ *    holds DM_MARIADB_GTID_DOMAINS other domains (more than any real topology; the set is kept).
+ *  - parse: "" is the empty set; items separated by ',' (spaces and newlines allowed); -1 for any
+ *    other text, a number out of range (domain and server are 32-bit) or too many domains.
+ *  - format: "D-S-N,..." into out (len bytes); an item that does not fit is left out whole, with
+ *    those after it.
+ */
+#define DM_MARIADB_GTID_DOMAINS 64
+typedef struct dm_mariadb_gtid_set {
+  int n;
+  struct {
+    uint32_t domain, server;
+    uint64_t seq;
+  } d[DM_MARIADB_GTID_DOMAINS];
+} dm_mariadb_gtid_set;
+int dm_mariadb_gtid_set_update(dm_mariadb_gtid_set *s, uint32_t domain, uint32_t server,
+                               uint64_t seq);
+int dm_mariadb_gtid_set_parse(dm_mariadb_gtid_set *s, const char *text);
+void dm_mariadb_gtid_set_format(const dm_mariadb_gtid_set *s, char *out, size_t len);
+
+/*
  * A MySQL GTID set ("3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5:7,uuid2:1-3"): per server uuid (sid)
  * the transaction numbers (gno, from 1) executed. The one owner of that format in dmhost: the
  * binlog decoders (PREVIOUS_GTIDS), dm_gtid_set_contains and the sync unit's checkpoint use it.
