@@ -65,8 +65,7 @@ void pc_check_server_id(pc_ctx *c) {
   long long rid = -1;
   if (c->relay) {
     /* the relay unit reads its own section's server-id, else the default of the source-id */
-    rid =
-        pc_unit_int(c, DM_UNIT_RELAY, "server-id", dmh_source_default_server_id(c->src->source_id));
+    rid = pc_unit_int(c, DM_UNIT_RELAY, "server-id", c->src->server_id);
     who = "the relay's server-id (source file)";
   } else if (c->sync) {
     rid = pc_unit_int(c, DM_UNIT_SYNC, "server-id", -1);

@@ -53,6 +53,9 @@ static uint32_t svc_file_mode(dm_ctx *c) {
 static uint64_t svc_fencing_token(dm_ctx *c) {
   return c->fencing_token;
 }
+static uint32_t svc_source_server_id(dm_ctx *c) {
+  return c->server_id;
+}
 static bool svc_unit_follows(dm_ctx *c, uint32_t kind) {
   for (int i = 0; i < c->n_later; i++)
     if (c->later[i] == kind)
@@ -330,6 +333,7 @@ static const dm_host_services services = {
     .unit_follows = svc_unit_follows,
     .handoff_safe_mode_exit = svc_handoff_safe_mode_exit,
     .fencing_token = svc_fencing_token,
+    .source_server_id = svc_source_server_id,
 };
 
 const dm_host_services *dmh_host_services(void) {

@@ -176,6 +176,7 @@ static dmh_subtask *sup_create(const dmh_subtask_opts *o, bool is_relay, dm_erro
     c->target_db = is_relay ? NULL : &o->task->target.ep;
     c->gtid_enabled = o->source->enable_gtid;
     c->fencing_token = o->fencing_token;
+    c->server_id = o->source->server_id;
     for (int j = i + 1; j < n; j++) /* the chain is fixed: known before any unit starts */
       c->later[c->n_later++] = (uint32_t)chain[j];
     c->token = &st->token;

@@ -31,6 +31,7 @@ struct dm_ctx {
   int n_later;
   uint32_t file_mode; /* of the files the unit creates (file-mode); its work dir has the dir mode */
   uint64_t fencing_token; /* the subtask's (dmh_subtask_opts.fencing_token); 0: no fencing */
+  uint32_t server_id;     /* the source file's server-id (source_server_id) */
   char *work_dir;         /* owned; created by dmh_ctx_new */
   char scope[320];        /* log scope: "task=.. source=.. unit=.." */
 

@@ -346,6 +346,7 @@ dm_ctx *uc_host_ctx(uc_host *h, const char *work, dm_error *err) {
   c->source_db = h->have_from ? &h->from.ep : NULL;
   c->target_db = h->have_target && !h->is_relay ? &h->target.ep : NULL;
   c->gtid_enabled = h->gtid;
+  c->server_id = dmh_source_default_server_id(h->source_id); /* a source file without one */
   memcpy(c->later, h->later, sizeof c->later);
   c->n_later = h->n_later;
   c->file_mode = 0600;

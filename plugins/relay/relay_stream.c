@@ -640,9 +640,10 @@ void relay_stream_run(relay_unit *u, dm_result *result) {
         continue;
       }
       prepared = true;
-      u->host->logf(u->ctx, DM_LOG_INFO, "relay: writing into %s from %s:%llu%s%s", r->subdir,
+      u->host->logf(u->ctx, DM_LOG_INFO,
+                    "relay: writing into %s from %s:%llu%s%s, as replica server-id %u", r->subdir,
                     r->start_file[0] ? r->start_file : "(GTID)", (unsigned long long)r->start_pos,
-                    r->start_gtid[0] ? " GTID " : "", r->start_gtid);
+                    r->start_gtid[0] ? " GTID " : "", r->start_gtid, (unsigned)u->set.server_id);
     }
     bool progress = false;
     int rc = run_stream_once(r, &progress, &err);

@@ -15,23 +15,20 @@
 
 #define RELAY_UNIT_VERSION "0.1.0"
 
-/* The host's default server-id for a source (host/config.c: FNV-1a of source-id): the unit does
- * not see the source file's own server-id, so it derives the same default. */
-static uint32_t unit_default_server_id(const char *source_id) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (const unsigned char *p = (const unsigned char *)source_id; *p; p++) {
-    h ^= *p;
-    h *= 0x100000001b3ull;
-  }
-  return (uint32_t)(100000u + h % (4000000000ull - 100000u + 1u));
-}
-
 static int unit_read_settings(relay_unit *u, relay_settings *s, dm_error *err) {
   memset(s, 0, sizeof *s);
+  /* the source file's server-id (the host's default for the source-id when it sets none),
+   * unless the relay section sets its own */
+  uint32_t source_sid = dm_host_source_server_id(u->host, u->ctx);
   int64_t sid = 0;
-  if (dm_setting_int(u->host, u->ctx, "relay", "server-id",
-                     unit_default_server_id(u->host->source_id(u->ctx)), 1, UINT32_MAX, &sid,
-                     err) < 0 ||
+  if (!source_sid && u->host->cfg_int(u->ctx, "server-id", &sid) == DM_CFG_MISSING) {
+    u->host->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL,
+                        "relay: this host (services version < 8) does not give the source file's "
+                        "server-id: set `server-id` in the relay section");
+    return -1;
+  }
+  if (dm_setting_int(u->host, u->ctx, "relay", "server-id", source_sid, 1, UINT32_MAX, &sid, err) <
+          0 ||
       dm_setting_int(u->host, u->ctx, "relay", "heartbeat-period", 5, 1, 3600,
                      &s->heartbeat_period_s, err) < 0 ||
       dm_setting_int(u->host, u->ctx, "relay", "purge-interval", 3600, 0, 86400 * 365,

@@ -26,7 +26,7 @@
 extern "C" {
 #endif
 
-#define DM_HOST_SERVICES_VERSION 7
+#define DM_HOST_SERVICES_VERSION 8
 
 /* Opaque: one per unit instance, owned by the host. */
 typedef struct dm_ctx dm_ctx;
@@ -238,6 +238,15 @@ typedef struct dm_host_services {
   uint64_t (*fencing_token)(dm_ctx *ctx);
 
   /* fields above: services version 7 */
+
+  /* --- the source's replica identity ---
+   * The source file's `server-id` (docs/config.md): the server_id a unit that streams the
+   * source's binlog as a replica presents unless its own section sets one, so the relay and the
+   * source file agree without the unit deriving the host's default itself. Read it with
+   * dm_host_source_server_id below, which gives 0 from an older host. */
+  uint32_t (*source_server_id)(dm_ctx *ctx);
+
+  /* fields above: services version 8 */
 } dm_host_services;
 
 /* Is `field` present in the host's services struct (for services added after version 1)? */
@@ -255,6 +264,11 @@ static inline uint32_t dm_host_file_mode(const dm_host_services *host, dm_ctx *c
 static inline uint32_t dm_host_db_endpoint_size(const dm_host_services *host, dm_ctx *ctx) {
   return DM_HOST_HAS(host, db_endpoint_size) ? host->db_endpoint_size(ctx)
                                              : (uint32_t)offsetof(dm_db_endpoint, ssl_ca);
+}
+
+/* The source file's server-id (source_server_id above), or 0 from a host without it. */
+static inline uint32_t dm_host_source_server_id(const dm_host_services *host, dm_ctx *ctx) {
+  return DM_HOST_HAS(host, source_server_id) ? host->source_server_id(ctx) : 0;
 }
 
 /* The subtask's fencing token (fencing_token above), or 0 (no fencing) from a host without it. */
