@@ -134,8 +134,12 @@ void uc_check_init_fail(uc_state *s) {
               lookups, first, what);
 }
 
-/* fresh: on a fresh work dir is_fresh_task says true; process runs (until it returns, at most
- * 2 s, then the token); a new instance on the same work dir says false. */
+/* fresh: on a fresh work dir is_fresh_task says true; process runs (until it returns; then the
+ * token); a new instance on the same work dir says false. A dump or load is given up to 60 s to
+ * finish: what such a unit did before a stop may count for nothing (a dump keeps no partial
+ * dump: it starts over, so a dump stopped at 2 s is rightly still fresh), and whether 2 s were
+ * enough depended on the machine's load. Other kinds (a sync, a relay, a custom one) run until
+ * stopped: 2 s, then the token. */
 void uc_check_fresh(uc_state *s) {
   const char *name = "fresh";
   char why[1200];
@@ -153,7 +157,8 @@ void uc_check_fresh(uc_state *s) {
   uc_run *r = uc_run_begin(s, name, &in);
   if (!r)
     return;
-  bool returned = uc_run_wait(r, r->start_ms + 2000) || uc_run_stop(s, &in, r);
+  bool finite = s->d->kind == DM_UNIT_DUMP || s->d->kind == DM_UNIT_LOAD;
+  bool returned = uc_run_wait(r, r->start_ms + (finite ? 60000 : 2000)) || uc_run_stop(s, &in, r);
   char said[700];
   uc_run_said(r, said, sizeof said);
   double ran = r->end_ms - r->start_ms;

@@ -40,7 +40,8 @@ void cb_close(void *self);
 #define CONFORM_UNIT(init_, process_, resume_, status_, kill_, fresh_, close_)                     \
   static const dm_unit_descriptor conform_unit = {                                                 \
       DM_UNIT_DESCRIPTOR_HEADER,                                                                   \
-      .kind = DM_UNIT_DUMP,                                                                        \
+      .kind = DM_UNIT_CUSTOM, /* runs until stopped, as no dump does (the fresh check) */          \
+      .kind_name = "conform",                                                                      \
       .name = "conform-" CONFORM_NAME,                                                             \
       .version = "1",                                                                              \
       .ops = {.init = init_,                                                                       \
