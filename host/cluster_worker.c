@@ -328,17 +328,11 @@ int dmh_cluster_worker_main(int argc, char **argv) {
   if (orc >= 0)
     return orc;
   dm_error err;
-  int tls_given = dmh_control_tls_given(&tls, &err);
-  if (tls_given < 0 || (tls_given && !listen_arg)) {
-    if (tls_given > 0)
-      dm_error_set(&err, DM_ERR_CONTROL_REQUEST, NULL,
-                   "--tls-ca, --tls-cert and --tls-key secure --listen; give --listen HOST:PORT");
+  bool tls_given;
+  int frc = dmh_control_listen_flags(listen_arg, &tls, &tls_given, &err);
+  if (frc != 0) {
     cw_fail(&err);
-    return 2;
-  }
-  if (listen_arg && dmh_control_http_check(listen_arg, tls_given, &err) < 0) {
-    cw_fail(&err);
-    return 1;
+    return frc;
   }
   bool advertised = w.addr[0] != '\0';
   if (!w.addr[0] && gethostname(w.addr, sizeof w.addr) < 0)

@@ -502,6 +502,20 @@ int dmh_control_http_port(const dmh_control_http *h) {
   return h->port;
 }
 
+int dmh_control_listen_flags(const char *listen, const dmh_control_tls *tls, bool *tls_on,
+                             dm_error *err) {
+  int given = dmh_control_tls_given(tls, err);
+  *tls_on = given > 0;
+  if (given < 0)
+    return 2;
+  if (given && !listen) {
+    dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
+                 "--tls-ca, --tls-cert and --tls-key secure --listen; give --listen HOST:PORT");
+    return 2;
+  }
+  return listen && dmh_control_http_check(listen, *tls_on, err) < 0 ? 1 : 0;
+}
+
 void dmh_control_http_close(dmh_control_http *h) {
   if (!h)
     return;

@@ -51,6 +51,13 @@ int dmh_control_http_open(const char *addr, const dmh_control_tls *tls,
  * `tls`), made before anything else starts: 0, or -1 with its error. */
 int dmh_control_http_check(const char *addr, bool tls, dm_error *err);
 
+/* The checks of a daemon's --listen and --tls-* flags before anything starts (serve, master,
+ * worker): the three TLS files all or none, TLS only with a listen address (`listen` NULL: none
+ * given), and the address itself (dmh_control_http_check). 0 with *tls_on; else the exit status
+ * (2 a usage error, 1 an address that cannot be served) with *err saying which. */
+int dmh_control_listen_flags(const char *listen, const dmh_control_tls *tls, bool *tls_on,
+                             dm_error *err);
+
 /* The port bound (the one asked for, or the one picked for port 0). */
 int dmh_control_http_port(const dmh_control_http *h);
 

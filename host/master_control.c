@@ -17,10 +17,7 @@
 #include "precheck.h"
 #include "state.h"
 
-typedef struct ctl {
-  dmh_master *m;
-  dmh_etcd *c;
-} ctl;
+typedef master_ctl ctl;
 
 static int ctl_oom(dm_error *err) {
   dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory answering a control request");
@@ -760,166 +757,6 @@ out:
   return rc;
 }
 
-/* ---- the commands of a source's worker: forwarded to it ---- */
-
-/* The sources whose expected stage names task `task` (at most `max` into out); their count. */
-static int ctl_sources_of(ctl *x, const char *task, char (*out)[DMH_CLUSTER_NAME_MAX], int max,
-                          dm_error *err) {
-  dmh_etcd_result r = {0};
-  if (master_range_kind(x->c, x->m, DMH_KEY_STAGE, 0, &r, err) < 0)
-    return -1;
-  int n = 0;
-  for (size_t i = 0; i < r.n_kvs; i++) {
-    char t[DMH_CLUSTER_NAME_MAX], src[DMH_CLUSTER_NAME_MAX];
-    if (dmh_cluster_key_parse(r.kvs[i].key, r.kvs[i].key_len, x->m->prefix, DMH_KEY_STAGE, t, src,
-                              NULL) == 0 &&
-        strcmp(t, task) == 0 && n < max)
-      memcpy(out[n++], src, sizeof out[0]);
-  }
-  dmh_etcd_result_free(&r);
-  return n;
-}
-
-/* The online worker serving `source` in the snapshot: bound to it, or, when `relay`, keeping its
- * relay (a relay left behind by a transfer). -1 with DM_ERR_NOT_FOUND when none. */
-static int ctl_worker_index(const master_snapshot *s, const char *source, bool relay,
-                            dm_error *err) {
-  for (size_t i = 0; i < s->n_workers; i++)
-    if (s->workers[i].online && strcmp(s->workers[i].bound, source) == 0)
-      return (int)i;
-  for (size_t i = 0; relay && i < s->n_workers; i++)
-    if (s->workers[i].online && strcmp(s->info[i].relay, source) == 0)
-      return (int)i;
-  dm_error_set(err, DM_ERR_NOT_FOUND, NULL, "no online worker %s source %s now",
-               relay ? "serves or keeps the relay of" : "is bound to", source);
-  return -1;
-}
-
-/* The request as it came, sent to worker i's control listener (its --listen): its answer, or NULL
- * with *err. */
-static json_object *ctl_forward_worker(ctl *x, const master_snapshot *s, size_t i,
-                                       const dmh_control_cmd *cmd, json_object *args,
-                                       dm_error *err) {
-  const char *w = s->workers[i].name, *addr = s->info[i].addr;
-  if (!strchr(addr, ':')) {
-    dm_error_set(err, DM_ERR_NOT_FOUND, NULL,
-                 "%s: worker %s registered no control address (\"%s\"): start it with --listen "
-                 "HOST:PORT for the masters to forward %s to it",
-                 cmd->name, w, addr, cmd->name);
-    return NULL;
-  }
-  if (!x->m->forward) {
-    dm_error_set(err, DM_ERR_CLUSTER_NOT_LEADER, NULL,
-                 "%s: this master forwards no request (in-process use): send it to worker %s at %s",
-                 cmd->name, w, addr);
-    return NULL;
-  }
-  json_object *req = json_object_new_object();
-  json_object_object_add(req, "cmd", json_object_new_string(cmd->name));
-  json_object_object_add(req, "args", json_object_get(args));
-  json_object *answer = x->m->forward(x->m->forward_ud, addr, req, err);
-  json_object_put(req);
-  return answer;
-}
-
-/* purge-relay -s SOURCE -f FILE: at the worker keeping the source's relay files; binlog TASK
- * [-s SOURCE] ...: at the worker bound to the source (the task's only one when not named). The
- * worker's answer is the answer. */
-static int ctl_worker_cmd(void *ud, const dmh_control_cmd *cmd, json_object *args,
-                          json_object *resp, dm_error *err) {
-  ctl *x = ud;
-  bool purge = strcmp(cmd->name, "purge-relay") == 0;
-  const char *source = NULL, *task = NULL;
-  char sources[2][DMH_CLUSTER_NAME_MAX];
-  if (dmh_control_arg_string(cmd, args, "source", purge, &source, err) < 0)
-    return -1;
-  if (!purge) {
-    if (dmh_control_arg_string(cmd, args, "name", true, &task, err) < 0)
-      return -1;
-    int n = ctl_sources_of(x, task, sources, 2, err);
-    if (n < 0)
-      return -1;
-    if (n == 0) {
-      dm_error_set(err, DM_ERR_NOT_FOUND, NULL, "%s: no task %s in the cluster", cmd->name, task);
-      return -1;
-    }
-    if (!source && n > 1) {
-      dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
-                   "%s: task %s reads several sources: name one with -s SOURCE", cmd->name, task);
-      return -1;
-    }
-    if (!source)
-      source = sources[0];
-  }
-  master_snapshot s;
-  if (master_snapshot_read(x->c, x->m, &s, err) < 0)
-    return -1;
-  int i = ctl_worker_index(&s, source, purge, err);
-  json_object *answer = i < 0 ? NULL : ctl_forward_worker(x, &s, (size_t)i, cmd, args, err);
-  master_snapshot_free(&s);
-  if (!answer)
-    return -1;
-  json_object_object_foreach(answer, k, v) json_object_object_add(resp, k, json_object_get(v));
-  json_object_put(answer);
-  return 0;
-}
-
-/* swap-unit TASK --unit KIND --path NEW.so: at every worker running a subtask of the task (the
- * path names the file on the workers' machines). Per worker its answer in "workers"; the first
- * refusal is the answer's error. */
-static int ctl_swap_unit(void *ud, const dmh_control_cmd *cmd, json_object *args, json_object *resp,
-                         dm_error *err) {
-  ctl *x = ud;
-  const char *task;
-  if (dmh_control_arg_string(cmd, args, "name", true, &task, err) < 0)
-    return -1;
-  char sources[64][DMH_CLUSTER_NAME_MAX];
-  int n = ctl_sources_of(x, task, sources, 64, err);
-  if (n < 0)
-    return -1;
-  if (n == 0) {
-    dm_error_set(err, DM_ERR_NOT_FOUND, NULL, "swap-unit: no task %s in the cluster", task);
-    return -1;
-  }
-  master_snapshot s;
-  if (master_snapshot_read(x->c, x->m, &s, err) < 0)
-    return -1;
-  json_object *list = json_object_new_array();
-  json_object *failed = NULL;
-  int rc = 0;
-  for (int k = 0; k < n && rc == 0; k++) {
-    int i = ctl_worker_index(&s, sources[k], false, err);
-    json_object *answer = i < 0 ? NULL : ctl_forward_worker(x, &s, (size_t)i, cmd, args, err);
-    if (!answer) {
-      rc = -1;
-      break;
-    }
-    json_object *e = json_object_new_object();
-    json_object_object_add(e, "worker", json_object_new_string(s.workers[i].name));
-    json_object_object_add(e, "source", json_object_new_string(sources[k]));
-    json_object_object_add(e, "answer", answer);
-    json_object_array_add(list, e);
-    json_object *ok = NULL;
-    if (!failed && json_object_object_get_ex(answer, "result", &ok) && !json_object_get_boolean(ok))
-      failed = answer;
-  }
-  master_snapshot_free(&s);
-  if (rc < 0) {
-    json_object_put(list);
-    return -1;
-  }
-  json_object_object_add(resp, "workers", list);
-  if (failed) {
-    json_object *v = NULL;
-    json_object_object_add(resp, "result", json_object_new_boolean(0));
-    if (json_object_object_get_ex(failed, "msg", &v))
-      json_object_object_add(resp, "msg", json_object_get(v));
-    if (json_object_object_get_ex(failed, "error", &v))
-      json_object_object_add(resp, "error", json_object_get(v));
-  }
-  return 0;
-}
-
 static int ctl_help(void *ud, const dmh_control_cmd *cmd, json_object *args, json_object *resp,
                     dm_error *err);
 
@@ -941,13 +778,16 @@ static const dmh_control_cmd ctl_cmds[] = {
      "transfer-source SOURCE WORKER"},
     {"start-relay", ctl_relay, {"source", "worker", NULL}, "start-relay -s SOURCE [WORKER...]"},
     {"stop-relay", ctl_relay, {"source", "worker", NULL}, "stop-relay -s SOURCE [WORKER...]"},
-    {"purge-relay", ctl_worker_cmd, {"source", "file", NULL}, "purge-relay -s SOURCE -f FILE"},
+    {"purge-relay",
+     master_ctl_worker_cmd,
+     {"source", "file", NULL},
+     "purge-relay -s SOURCE -f FILE"},
     {"swap-unit",
-     ctl_swap_unit,
+     master_ctl_swap_unit,
      {"name", "unit", "path", NULL},
      "swap-unit NAME --unit dump|load|sync --path NEW.so"},
     {"binlog",
-     ctl_worker_cmd,
+     master_ctl_worker_cmd,
      {"op", "name", "source", "binlogPos", "sqls", NULL},
      DMH_BINLOG_USAGE},
     {"help", ctl_help, {NULL}, "help"},

@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 
 #include "cluster_keys.h"
+#include "control.h"
 #include "etcd.h"
 #include "master.h"
 #include "scheduler.h"
@@ -61,6 +62,18 @@ typedef struct master_snapshot {
 } master_snapshot;
 
 int master_snapshot_read(dmh_etcd *c, const dmh_master *m, master_snapshot *s, dm_error *err);
+
+/* The control handlers' user data: the master and the etcd client they use. */
+typedef struct master_ctl {
+  dmh_master *m;
+  dmh_etcd *c;
+} master_ctl;
+/* master_forward.c: purge-relay and binlog, and swap-unit, forwarded to the worker(s) of the
+ * source(s) (dmh_control_fn, ud a master_ctl). */
+int master_ctl_worker_cmd(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                          json_object *resp, dm_error *err);
+int master_ctl_swap_unit(void *ud, const dmh_control_cmd *cmd, json_object *args, json_object *resp,
+                         dm_error *err);
 void master_snapshot_free(master_snapshot *s);
 
 /* UNBIND actions for bindings that break the scheduler's invariants (a source no longer listed,

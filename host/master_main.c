@@ -134,15 +134,10 @@ int dmh_master_main(int argc, char **argv) {
     return 2;
   }
   dm_error err;
-  int tls = dmh_control_tls_given(&door.tls, &err);
-  if (tls < 0) {
+  int frc = dmh_control_listen_flags(listen, &door.tls, &door.tls_on, &err);
+  if (frc != 0) {
     master_fail(&err);
-    return 2;
-  }
-  door.tls_on = tls > 0;
-  if (dmh_control_http_check(listen, door.tls_on, &err) < 0) {
-    master_fail(&err);
-    return 1;
+    return frc;
   }
   /* signals are taken synchronously by sigwait: every thread started from here on blocks them */
   sigset_t mask;
