@@ -511,7 +511,7 @@ done:
   return rc;
 }
 
-static int conf_meta(dmh_cfg_ctx *c, const config_setting_t *g, dmh_task_instance *in) {
+int dmh_cfg_task_meta(dmh_cfg_ctx *c, const config_setting_t *g, dmh_task_instance *in) {
   config_setting_t *meta = NULL;
   int rc = dmh_cfg_get_group(
       c, g, "meta", 0, "`meta = { binlog-name = \"mysql-bin.000001\"; binlog-pos = 4; };`", &meta);
@@ -587,7 +587,7 @@ static int conf_instance(dmh_cfg_ctx *c, const config_setting_t *g, dmh_task_con
   in->filters = (const dmh_filter_rule **)filters;
   if (rc < 0)
     return -1;
-  return conf_meta(c, g, in);
+  return dmh_cfg_task_meta(c, g, in);
 }
 
 static int conf_instances(dmh_cfg_ctx *c, const config_setting_t *root, dmh_task_config *t) {

@@ -113,4 +113,9 @@ void dmh_cfg_strv_free(char **v, int n);
 int dmh_cfg_parse_rules(dmh_cfg_ctx *c, const config_setting_t *root, dmh_task_config *t);
 void dmh_cfg_rules_free(dmh_task_config *t);
 
+/* A mysql-instances entry's `meta` group in `g` (binlog-name/binlog-pos/binlog-gtid: where
+ * incremental replication starts) into `in`; 0 when absent or read, -1 with the error. The task
+ * file's parser and dmhost-unit-check's fake host share it. */
+int dmh_cfg_task_meta(dmh_cfg_ctx *c, const config_setting_t *g, dmh_task_instance *in);
+
 #endif /* DMH_CONFIG_UTIL_H */

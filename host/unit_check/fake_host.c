@@ -132,25 +132,6 @@ static const char *const fake_top_keys[] = {
     "sync",      "relay",     "secret-key-path", "meta",        "do-dbs",
     NULL};
 
-/* meta = { binlog-name = "mysql-bin.000001"; binlog-pos = 4; binlog-gtid = "0-1-5"; } */
-static int fake_read_meta(uc_host *h, dmh_cfg_ctx *c, config_setting_t *root) {
-  static const char *const keys[] = {"binlog-name", "binlog-pos", "binlog-gtid", NULL};
-  config_setting_t *g = NULL;
-  int rc = dmh_cfg_get_group(
-      c, root, "meta", 0, "`meta = { binlog-name = \"mysql-bin.000001\"; binlog-pos = 4; };`", &g);
-  if (rc <= 0)
-    return rc;
-  int64_t pos = 4;
-  if (dmh_cfg_check_keys(c, g, keys, NULL) < 0 ||
-      dmh_cfg_get_string(c, g, "binlog-name", DMH_CFG_NONEMPTY, &h->instance.meta_binlog_name) <
-          0 ||
-      dmh_cfg_get_int(c, g, "binlog-pos", 0, 4, INT64_MAX, NULL, &pos) < 0 ||
-      dmh_cfg_get_string(c, g, "binlog-gtid", DMH_CFG_NONEMPTY, &h->instance.meta_binlog_gtid) < 0)
-    return -1;
-  h->instance.meta_binlog_pos = (uint64_t)pos;
-  return 0;
-}
-
 static int fake_read_config(uc_host *h, const char *path, uint32_t kind, const char *kind_name,
                             dm_error *err) {
   char abs[PATH_MAX];
@@ -187,7 +168,7 @@ static int fake_read_config(uc_host *h, const char *path, uint32_t kind, const c
       dmh_cfg_get_bool(&c, root, "enable-gtid", &h->gtid) < 0 ||
       dmh_cfg_get_path(&c, root, "relay-dir", &h->relay_dir) < 0)
     return -1;
-  if (fake_read_meta(h, &c, root) < 0 ||
+  if (dmh_cfg_task_meta(&c, root, &h->instance) < 0 ||
       dmh_cfg_get_string_list(&c, root, "do-dbs", &h->bal.do_dbs, &h->bal.n_do_dbs) < 0)
     return -1;
   if (h->bal.n_do_dbs) {
