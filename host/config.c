@@ -24,6 +24,8 @@ static const char *const conf_mode_names[] = {
 #define CONF_N_MODES ((int)(sizeof conf_mode_names / sizeof conf_mode_names[0]))
 
 const char *dmh_task_mode_name(dmh_task_mode mode) {
+  if (mode == DMH_MODE_CUSTOM)
+    return "custom";
   if ((int)mode < 0 || (int)mode >= CONF_N_MODES)
     return "unknown";
   return conf_mode_names[mode];
@@ -63,6 +65,8 @@ int dmh_task_mode_chain(dmh_task_mode mode, dm_unit_kind chain[3]) {
     chain[0] = DM_UNIT_LOAD;
     chain[1] = DM_UNIT_SYNC;
     return 2;
+  case DMH_MODE_CUSTOM: /* the chain is the task file's `units` (dmh_task_config.chain) */
+    return 0;
   }
   return 0;
 }
@@ -155,28 +159,22 @@ static int conf_get_path(dmh_cfg_ctx *c, const config_setting_t *g, const char *
   return dmh_cfg_get_path(c, g, name, out);
 }
 
-/* unit-paths: the kinds this file may name; the others are refused with `hint`. */
-static int conf_unit_paths(dmh_cfg_ctx *c, const config_setting_t *root, bool relay_only,
-                           const char *hint, char *out[DMH_KIND_COUNT]) {
+/* unit-paths of the source file: relay only (the task file's are config_chain.c's). */
+static int conf_unit_paths(dmh_cfg_ctx *c, const config_setting_t *root, const char *hint,
+                           char *out[DMH_KIND_COUNT]) {
   config_setting_t *g = NULL;
   int rc = dmh_cfg_get_group(c, root, "unit-paths", 0,
-                             relay_only ? "`unit-paths = { relay = \"/path/dmhost-relay.so\"; };`"
-                                        : "`unit-paths = { sync = \"/path/dmhost-sync.so\"; };`",
-                             &g);
+                             "`unit-paths = { relay = \"/path/dmhost-relay.so\"; };`", &g);
   if (rc <= 0)
     return rc;
   static const char *const relay_keys[] = {"relay", NULL};
   static const char *const task_keys[] = {"dump", "load", "sync", NULL};
   dmh_cfg_hint misplaced[4] = {{NULL, NULL}};
-  const char *const *refused = relay_only ? task_keys : relay_keys;
-  for (int i = 0; refused[i]; i++)
-    misplaced[i] = (dmh_cfg_hint){refused[i], hint};
-  if (dmh_cfg_check_keys(c, g, relay_only ? relay_keys : task_keys, misplaced) < 0)
+  for (int i = 0; task_keys[i]; i++)
+    misplaced[i] = (dmh_cfg_hint){task_keys[i], hint};
+  if (dmh_cfg_check_keys(c, g, relay_keys, misplaced) < 0)
     return -1;
-  for (int i = 0; i < DMH_KIND_COUNT; i++)
-    if ((i == DMH_KIND_RELAY) == relay_only && conf_get_path(c, g, conf_kind_names[i], &out[i]) < 0)
-      return -1;
-  return 0;
+  return conf_get_path(c, g, "relay", &out[DMH_KIND_RELAY]);
 }
 
 /* A unit's own section: its settings are checked against what the unit reads, but it has to be a
@@ -303,7 +301,7 @@ static int conf_source_parse(dmh_cfg_ctx *c, dmh_source_config *s) {
   s->server_id = rc ? (uint32_t)server_id : dmh_source_default_server_id(s->source_id);
   if (dmh_cfg_get_db(c, root, "from", &s->from) < 0 || conf_file_mode(c, root, &s->file_mode) < 0)
     return -1;
-  if (conf_unit_paths(c, root, true,
+  if (conf_unit_paths(c, root,
                       "the dump, load and sync units are chosen in the task file's unit-paths; "
                       "the source file's unit-paths takes only `relay`",
                       s->unit_paths) < 0)
@@ -354,9 +352,10 @@ config_setting_t *dmh_source_unit_section(const dmh_source_config *s) {
 
 /* ---- the task file ---- */
 
-static const char *const conf_task_keys[] = {
+const char *const dmh_task_keys[] = {
     "name",
     "task-mode",
+    "units",
     "case-sensitive",
     "meta-schema",
     "target-database",
@@ -419,25 +418,6 @@ static const char *const conf_supervisor_keys[] = {"init-timeout",          "sto
                                                    "auto-resume",           NULL};
 static const char *const conf_auto_resume_keys[] = {"enable", "backoff-initial", "backoff-max",
                                                     NULL};
-
-static int conf_get_mode(dmh_cfg_ctx *c, const config_setting_t *root, dmh_task_mode *mode) {
-  char *s = NULL;
-  if (dmh_cfg_get_string(c, root, "task-mode", DMH_CFG_REQUIRED, &s) < 0)
-    return -1;
-  int rc = dmh_task_mode_parse(s, mode);
-  if (rc < 0) {
-    const char *near = dmh_cfg_closest(s, conf_mode_names, CONF_N_MODES);
-    char suggestion[64] = "";
-    if (near)
-      snprintf(suggestion, sizeof suggestion, "; did you mean \"%s\"?", near);
-    dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, config_setting_get_member(root, "task-mode"),
-                 "`task-mode` in the %s must be one of \"all\", \"full\", \"incremental\", "
-                 "\"dump\", \"load\", \"load&sync\"; not \"%s\"%s",
-                 c->what, s, suggestion);
-  }
-  free(s);
-  return rc;
-}
 
 /* A name in mysql-instances that must be defined in one of the rule sets. */
 static int conf_unresolved(dmh_cfg_ctx *c, const config_setting_t *at, const char *name,
@@ -675,9 +655,15 @@ static int conf_supervisor(dmh_cfg_ctx *c, const config_setting_t *root,
 
 static int conf_task_parse(dmh_cfg_ctx *c, dmh_task_config *t) {
   const config_setting_t *root = config_root_setting(&t->cfg);
-  if (dmh_cfg_check_keys(c, root, conf_task_keys, conf_task_misplaced) < 0)
-    return -1;
-  if (conf_get_id(c, root, "name", ".", &t->name) < 0 || conf_get_mode(c, root, &t->mode) < 0)
+  /* the known settings, and a section for each custom kind the chain names */
+  const char *known[sizeof dmh_task_keys / sizeof dmh_task_keys[0] + DMH_CHAIN_MAX];
+  int n_known = 0;
+  for (int i = 0; dmh_task_keys[i]; i++)
+    known[n_known++] = dmh_task_keys[i];
+  n_known += dmh_cfg_task_sections(root, known + n_known, DMH_CHAIN_MAX);
+  known[n_known] = NULL;
+  if (dmh_cfg_check_keys(c, root, known, conf_task_misplaced) < 0 ||
+      dmh_cfg_task_chain(c, root, t) < 0 || conf_get_id(c, root, "name", ".", &t->name) < 0)
     return -1;
   int rc = dmh_cfg_get_string(c, root, "meta-schema", DMH_CFG_NONEMPTY, &t->meta_schema);
   if (rc < 0)
@@ -694,10 +680,7 @@ static int conf_task_parse(dmh_cfg_ctx *c, dmh_task_config *t) {
       dmh_cfg_get_db(c, root, "target-database", &t->target) < 0 ||
       dmh_cfg_parse_rules(c, root, t) < 0 || conf_instances(c, root, t) < 0)
     return -1;
-  if (conf_unit_paths(c, root, false,
-                      "the relay unit is chosen in the source file's unit-paths (relay runs "
-                      "per source, not per task)",
-                      t->unit_paths) < 0)
+  if (dmh_cfg_task_unit_paths(c, root, t) < 0)
     return -1;
   if (conf_supervisor(c, root, &t->sup) < 0 || conf_file_mode(c, root, &t->file_mode) < 0 ||
       conf_ignore_checks(c, root, t) < 0)
@@ -769,8 +752,7 @@ void dmh_task_config_free(dmh_task_config *t) {
   }
   free(t->instances);
   dmh_cfg_rules_free(t);
-  for (int i = 0; i < DMH_KIND_COUNT; i++)
-    free(t->unit_paths[i]);
+  dmh_cfg_task_chain_free(t);
   config_destroy(&t->cfg);
   free(t);
 }

@@ -32,9 +32,27 @@ typedef enum dmh_task_mode {
   DMH_MODE_DUMP = 3,        /* dump */
   DMH_MODE_LOAD = 4,        /* load */
   DMH_MODE_LOAD_SYNC = 5,   /* load -> sync ("load&sync") */
+  DMH_MODE_CUSTOM = 6,      /* `units = [...]` names a chain no task-mode gives ("custom") */
 } dmh_task_mode;
 
-/* "all", "full", "incremental", "dump", "load", "load&sync". */
+/* A task's chain: at most DMH_CHAIN_MAX units, naming at most DMH_CUSTOM_MAX custom kinds. */
+#define DMH_CHAIN_MAX 4
+#define DMH_CUSTOM_MAX 4
+/* unit-paths slots of a task: the built-in kinds at their dmh_kind_index, then the task's custom
+ * kinds in the order `units` names them (DMH_KIND_COUNT + i for custom_names[i]). */
+#define DMH_UNIT_SLOTS (DMH_KIND_COUNT + DMH_CUSTOM_MAX)
+#define DMH_KIND_NAME_MAX 32 /* a custom kind's name, NUL included */
+
+/* One unit of a task's chain. */
+typedef struct dmh_chain_unit {
+  dm_unit_kind kind; /* DM_UNIT_DUMP, _LOAD, _SYNC or DM_UNIT_CUSTOM */
+  int slot;          /* its unit-paths slot (above) */
+  const char *name;  /* "dump", "load", "sync" or the custom kind's name: its section in the task
+                        file, its work folder, its key in query-status (<name>Status) */
+} dmh_chain_unit;
+
+/* "all", "full", "incremental", "dump", "load", "load&sync" (and "custom" for DMH_MODE_CUSTOM,
+ * which parse does not accept: a task says `units` instead). */
 const char *dmh_task_mode_name(dmh_task_mode mode);
 int dmh_task_mode_parse(const char *s, dmh_task_mode *out);
 /* The chain of unit kinds a mode runs, in order; returns its length (1..3). */
@@ -143,7 +161,14 @@ typedef struct dmh_task_config {
   dmh_filter_rule *filters;
   int n_filters;
   bool case_sensitive; /* case-sensitive (DM's name), default false: names folded (match.h) */
-  char *unit_paths[DMH_KIND_COUNT]; /* dump, load, sync; relay is refused here */
+  /* unit-paths by slot (DMH_UNIT_SLOTS above): dump, load, sync and the custom kinds; relay is
+   * refused here. NULL: the default build of a built-in kind (a custom kind must have one). */
+  char *unit_paths[DMH_UNIT_SLOTS];
+  dmh_chain_unit chain[DMH_CHAIN_MAX]; /* from `units`, or the chain of task-mode */
+  int n_chain;
+  int chain_line;                     /* line of `units` (or `task-mode`) in the file */
+  char *custom_names[DMH_CUSTOM_MAX]; /* the custom kinds `units` names, in order */
+  int n_custom;
   dmh_supervisor_config sup;
   uint32_t file_mode;   /* file-mode: of the files the task's units create, default 0600 */
   char **ignore_checks; /* ignore-checking-items: precheck items skipped (precheck.h), or "all" */
@@ -172,6 +197,13 @@ int dmh_config_load_pair(const char *source_path, const char *task_path, dmh_sou
 
 /* The unit's section ("dump", "load", "sync" in the task; "relay" in the source), or NULL. */
 config_setting_t *dmh_task_unit_section(const dmh_task_config *t, dm_unit_kind kind);
+/* The section of the chain's unit named `name` (a built-in or a custom kind), or NULL. */
+config_setting_t *dmh_task_section_named(const dmh_task_config *t, const char *name);
+/* The unit-paths slot of a kind of the task by its name ("sync", a custom kind), -1 when the task
+ * has no such kind (relay included). */
+int dmh_task_slot_of(const dmh_task_config *t, const char *name);
+/* The name of a slot: a built-in kind's or the task's custom kind's; NULL when unused. */
+const char *dmh_task_slot_name(const dmh_task_config *t, int slot);
 config_setting_t *dmh_source_unit_section(const dmh_source_config *s);
 
 /* The instance of the task reading `source_id`, or NULL. */

@@ -116,6 +116,18 @@ void dmh_cfg_rules_free(dmh_task_config *t);
 /* A mysql-instances entry's `meta` group in `g` (binlog-name/binlog-pos/binlog-gtid: where
  * incremental replication starts) into `in`; 0 when absent or read, -1 with the error. The task
  * file's parser and dmhost-unit-check's fake host share it. */
+/* config_chain.c: the task's chain (task-mode or units; before the unknown-settings check, which
+ * must know the custom kinds' sections), then its unit-paths and the custom kinds' sections. */
+/* The task file's top-level settings (config.c), NULL-terminated; a custom kind's section joins
+ * them. */
+extern const char *const dmh_task_keys[];
+int dmh_cfg_task_chain(dmh_cfg_ctx *c, const config_setting_t *root, dmh_task_config *t);
+/* The names `units` gives that are no built-in kind (unchecked: dmh_cfg_task_chain checks them),
+ * pointing into the tree: the sections the unknown-settings check must let through. */
+int dmh_cfg_task_sections(const config_setting_t *root, const char **out, int max);
+int dmh_cfg_task_unit_paths(dmh_cfg_ctx *c, const config_setting_t *root, dmh_task_config *t);
+void dmh_cfg_task_chain_free(dmh_task_config *t);
+
 int dmh_cfg_task_meta(dmh_cfg_ctx *c, const config_setting_t *g, dmh_task_instance *in);
 
 #endif /* DMH_CONFIG_UTIL_H */

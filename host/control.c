@@ -294,11 +294,13 @@ static int control_swap_unit(void *ud, const control_cmd *cmd, json_object *args
       dmh_control_arg_string(cmd, args, "unit", true, &unit, err) < 0 ||
       dmh_control_arg_path(cmd, args, "path", &path, err) < 0)
     return -1;
-  dm_unit_kind kind;
-  if (dmh_kind_parse(unit, &kind) < 0 || kind == DM_UNIT_RELAY)
-    return dmh_control_bad(err, "swap-unit: unit \"%s\" is not one of dump, load, sync (usage: %s)",
-                           unit, cmd->usage);
-  return dmh_registry_task_swap(r, name, kind, path, resp, err);
+  if (strcmp(unit, "relay") == 0)
+    return dmh_control_bad(err,
+                           "swap-unit: unit \"relay\" is not one of a task's kinds (dump, load, "
+                           "sync or a custom kind its units name): the relay runs per source "
+                           "(usage: %s)",
+                           cmd->usage);
+  return dmh_registry_task_swap(r, name, unit, path, resp, err);
 }
 
 static int control_binlog(void *ud, const control_cmd *cmd, json_object *args, json_object *resp,
@@ -336,7 +338,7 @@ static const control_cmd control_cmds[] = {
     {"swap-unit",
      control_swap_unit,
      {"name", "unit", "path", NULL},
-     "swap-unit NAME --unit dump|load|sync --path NEW.so"},
+     "swap-unit NAME --unit KIND --path NEW.so"},
     {"binlog",
      control_binlog,
      {"op", "name", "source", "binlogPos", "sqls", NULL},

@@ -48,7 +48,7 @@ static const dmctl_cmd dmctl_cmds[] = {
      "stop the relay of the bound source (on the named workers, through --master-addr)"},
     {"purge-relay", "purge-relay -s SOURCE -f FILE",
      "remove the relay files before FILE ([SUB-FOLDER/]mysql-bin.N) that no reader needs"},
-    {"swap-unit", "swap-unit NAME --unit dump|load|sync --path NEW.so",
+    {"swap-unit", "swap-unit NAME --unit KIND --path NEW.so",
      "replace the unit build of a task at a safe point"},
     {"binlog", DMH_BINLOG_USAGE,
      "skip, replace or inject SQL before the statement event at -b (default: the one the task "

@@ -31,7 +31,7 @@ struct dmh_unit_lib {
 };
 
 /* The smallest descriptor each ABI minor of this major may have, indexed by minor. */
-static const size_t loader_min_size[] = {DM_UNIT_DESCRIPTOR_SIZE_1_0};
+static const size_t loader_min_size[] = {DM_UNIT_DESCRIPTOR_SIZE_1_0, DM_UNIT_DESCRIPTOR_SIZE_1_1};
 _Static_assert(sizeof loader_min_size / sizeof loader_min_size[0] == DMH_ABI_MINOR + 1,
                "give the descriptor size of every ABI minor the host accepts");
 
@@ -339,7 +339,41 @@ static int loader_check_descriptor(void *handle, const char *path, const dm_unit
                          "table and rebuild it",
                          path, n_missing > 1 ? "s" : "", missing, n_missing > 1 ? "are" : "is",
                          n_missing > 1 ? "them" : "it");
+  if (d->abi_minor >= 1) {
+    const uint32_t known = DM_UNIT_TAKES_POSITION | DM_UNIT_GIVES_POSITION | DM_UNIT_READS_RELAY;
+    if (d->handover & ~known)
+      return loader_refuse(handle, err, DM_ERR_UNIT_KIND, NULL,
+                           "unit %s: handover 0x%x has flags ABI %d.%d does not know (0x%x): use "
+                           "only DM_UNIT_TAKES_POSITION, DM_UNIT_GIVES_POSITION, "
+                           "DM_UNIT_READS_RELAY",
+                           path, (unsigned)d->handover, DMH_ABI_MAJOR, DMH_ABI_MINOR,
+                           (unsigned)(d->handover & ~known));
+    if ((d->handover & DM_UNIT_GIVES_POSITION) && !d->end_position)
+      return loader_refuse(handle, err, DM_ERR_UNIT_MISSING_OP, NULL,
+                           "unit %s: handover has DM_UNIT_GIVES_POSITION but the slot "
+                           "`end_position` is NULL: implement it (unit.h) or drop the flag",
+                           path);
+  }
   return 0;
+}
+
+uint32_t dmh_unit_handover(const dm_unit_descriptor *d) {
+  if (d->abi_minor >= 1)
+    return d->handover;
+  /* ABI 1.0 had no handover field: what the built-in kinds did then */
+  switch (d->kind) {
+  case DM_UNIT_DUMP:
+  case DM_UNIT_LOAD:
+    return DM_UNIT_GIVES_POSITION;
+  case DM_UNIT_SYNC:
+    return DM_UNIT_TAKES_POSITION | DM_UNIT_READS_RELAY;
+  default:
+    return 0;
+  }
+}
+
+dm_unit_end_position_fn dmh_unit_end_position(const dm_unit_descriptor *d) {
+  return d->abi_minor >= 1 ? d->end_position : NULL;
 }
 
 int dmh_unit_lib_open(const char *path, const dmh_load_opts *opts, dmh_unit_lib **out,

@@ -50,6 +50,13 @@ const dm_unit_descriptor *dmh_unit_lib_descriptor(const dmh_unit_lib *lib);
 /* The path given to open (not the private copy). */
 const char *dmh_unit_lib_path(const dmh_unit_lib *lib);
 
+/* The descriptor's handover flags (DM_UNIT_*_POSITION, DM_UNIT_READS_RELAY): its own from ABI 1.1;
+ * for a unit of ABI 1.0, what its kind did then (dump and load give a position, sync takes one and
+ * reads the relay, a custom kind neither). */
+uint32_t dmh_unit_handover(const dm_unit_descriptor *d);
+/* Its end_position slot: NULL for a unit of ABI 1.0 (the host reads metaBinlog from its status). */
+dm_unit_end_position_fn dmh_unit_end_position(const dm_unit_descriptor *d);
+
 /* References: every unit instance holds one. The library is dlclose'd when the last one goes,
  * unless it was pinned (a unit whose thread was abandoned may still run code of it). */
 void dmh_unit_lib_ref(dmh_unit_lib *lib);

@@ -785,7 +785,7 @@ static const dmh_control_cmd ctl_cmds[] = {
     {"swap-unit",
      master_ctl_swap_unit,
      {"name", "unit", "path", NULL},
-     "swap-unit NAME --unit dump|load|sync --path NEW.so"},
+     "swap-unit NAME --unit KIND --path NEW.so"},
     {"binlog",
      master_ctl_worker_cmd,
      {"op", "name", "source", "binlogPos", "sqls", NULL},

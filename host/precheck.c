@@ -232,12 +232,11 @@ static dmh_check_result *pc_new_result(dmh_precheck *pc, const pc_item *it, cons
 int dmh_precheck_run(dmh_precheck *pc, const dmh_task_config *t, const dmh_source_config *s,
                      dm_error *err) {
   pc_ctx c = {.task = t, .src = s, .inst = dmh_task_instance_for(t, s->source_id)};
-  dm_unit_kind chain[3];
-  int n = dmh_task_mode_chain(t->mode, chain);
-  for (int i = 0; i < n; i++) {
-    c.dump |= chain[i] == DM_UNIT_DUMP;
-    c.load |= chain[i] == DM_UNIT_LOAD;
-    c.sync |= chain[i] == DM_UNIT_SYNC;
+  /* the built-in units of the chain; a custom kind checks what it needs itself */
+  for (int i = 0; i < t->n_chain; i++) {
+    c.dump |= t->chain[i].kind == DM_UNIT_DUMP;
+    c.load |= t->chain[i].kind == DM_UNIT_LOAD;
+    c.sync |= t->chain[i].kind == DM_UNIT_SYNC;
   }
   c.relay = s->enable_relay;
   unsigned mode = (c.dump ? PC_DUMP : 0) | (c.sync ? PC_SYNC : 0) | (c.relay ? PC_RELAY : 0) |

@@ -14,10 +14,6 @@
 #include "dmhost/sdk.h"
 #include "log.h"
 
-static char *reg_strdup(const char *s) {
-  return s ? strdup(s) : NULL;
-}
-
 char *reg_printf(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -43,9 +39,9 @@ int reg_persist_locked(dmh_registry *r, dm_error *err) {
     rc = dmh_state_add_source(&st, r->src->id, r->src->file_rel, r->src->relay_expect, err);
   for (reg_task *t = r->tasks; t && rc == 0; t = t->next) {
     rc = dmh_state_add_task(&st, t->name, t->file_rel, t->expect, err);
-    for (int k = 0; k < DMH_KIND_COUNT && rc == 0; k++)
-      if (t->unit_paths[k])
-        rc = dmh_state_task_set_unit_path(&st.tasks[st.n_tasks - 1], k, t->unit_paths[k], err);
+    for (int k = 0; k < t->unit_paths.n && rc == 0; k++)
+      rc = dmh_unit_paths_set(&st.tasks[st.n_tasks - 1].unit_paths, t->unit_paths.unit[k],
+                              t->unit_paths.path[k], err);
   }
   if (rc == 0)
     rc = dmh_state_save(r->state_dir, &st, err);
@@ -85,8 +81,7 @@ static void reg_task_free(dmh_registry *r, reg_task *t) {
     free(t->subs[i].work_root);
   }
   dmh_task_config_free(t->cfg);
-  for (int k = 0; k < DMH_KIND_COUNT; k++)
-    free(t->unit_paths[k]);
+  dmh_unit_paths_clear(&t->unit_paths);
   pthread_mutex_destroy(&t->cmd_lock);
   free(t->subs);
   free(t->name);
@@ -233,8 +228,11 @@ int reg_sub_create(dmh_registry *r, reg_task *t, reg_sub *sub, dm_error *err) {
       .trusted_only = true, /* the daemon runs only builds no other user can change */
       .fencing_token = r->fencing_token,
   };
-  for (int k = 0; k < DMH_KIND_COUNT; k++)
-    o.unit_paths[k] = t->unit_paths[k];
+  for (int k = 0; k < t->unit_paths.n; k++) {
+    int slot = dmh_task_slot_of(t->cfg, t->unit_paths.unit[k]);
+    if (slot >= 0) /* a kind the task file no longer names is left out */
+      o.unit_paths[slot] = t->unit_paths.path[k];
+  }
   pthread_mutex_unlock(&r->lock);
   /* unit_paths strings are only changed under cmd_lock, which the caller holds. */
   dmh_subtask *st = dmh_subtask_create(&o, err);
@@ -256,9 +254,9 @@ void reg_sub_set_error(dmh_registry *r, reg_sub *sub, const dm_error *e) {
 
 /* The copy of a file in the state dir must mean what the original meant: a relative path resolves
  * next to the file, which is now another folder. */
-int reg_check_paths(const char *orig_path, char *const a[DMH_KIND_COUNT],
-                    char *const b[DMH_KIND_COUNT], dm_error *err) {
-  for (int k = 0; k < DMH_KIND_COUNT; k++) {
+int reg_check_paths(const char *orig_path, char *const *a, char *const *b, int n,
+                    const dmh_task_config *t, dm_error *err) {
+  for (int k = 0; k < n; k++) {
     if (!a[k] && !b[k])
       continue;
     if (a[k] && b[k] && strcmp(a[k], b[k]) == 0)
@@ -266,7 +264,7 @@ int reg_check_paths(const char *orig_path, char *const a[DMH_KIND_COUNT],
     dm_error_set(err, DM_ERR_CONFIG_INVALID, NULL,
                  "%s: unit-paths.%s is a relative path (resolving to %s); the file is copied into "
                  "the state dir, where it would resolve to %s: give an absolute path",
-                 orig_path, dmh_kind_name(dmh_kind_of_index(k)), a[k] ? a[k] : "(none)",
+                 orig_path, t ? dmh_task_slot_name(t, k) : "relay", a[k] ? a[k] : "(none)",
                  b[k] ? b[k] : "(none)");
     return -1;
   }
@@ -384,8 +382,11 @@ static void reg_restore_task(dmh_registry *r, const dmh_state_task *ts, bool hol
     return;
   }
   t->expect = ts->stage;
-  for (int k = 0; k < DMH_KIND_COUNT; k++)
-    t->unit_paths[k] = reg_strdup(ts->unit_paths[k]);
+  for (int k = 0; k < ts->unit_paths.n; k++) {
+    dm_error e;
+    if (dmh_unit_paths_set(&t->unit_paths, ts->unit_paths.unit[k], ts->unit_paths.path[k], &e) < 0)
+      dmh_log(DM_LOG_ERROR, "registry", "restoring task %s: %s", ts->name, e.message);
+  }
   t->linked = true;
   reg_link_task_locked(r, t);
 

@@ -102,7 +102,7 @@ int dmh_registry_task_check(dmh_registry *r, const char *path, json_object *resp
 
 /* swap-unit NAME --unit KIND --path NEW.so (absolute): on each subtask of the task. The new path
  * is persisted with the task, so a restart keeps the swapped build. */
-int dmh_registry_task_swap(dmh_registry *r, const char *name, dm_unit_kind kind, const char *path,
+int dmh_registry_task_swap(dmh_registry *r, const char *name, const char *unit, const char *path,
                            json_object *resp, dm_error *err);
 
 /* binlog skip|replace|inject|list|revert (binlog_cmd.h) on the task's subtasks here (all, or the

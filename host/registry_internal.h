@@ -45,11 +45,11 @@ typedef struct reg_task {
   struct reg_task *next; /* [lock] */
   char *name;
   char *file_rel;
-  dmh_task_config *cfg;    /* [cmd_lock + lock to set] NULL if its copy could not be loaded */
-  bool has_load_err;       /* [lock] */
-  dm_error load_err;       /* [lock] */
-  dmh_expect_stage expect; /* [lock] */
-  char *unit_paths[DMH_KIND_COUNT]; /* [lock] swapped builds */
+  dmh_task_config *cfg;      /* [cmd_lock + lock to set] NULL if its copy could not be loaded */
+  bool has_load_err;         /* [lock] */
+  dm_error load_err;         /* [lock] */
+  dmh_expect_stage expect;   /* [lock] */
+  dmh_unit_paths unit_paths; /* [lock] swapped builds */
   reg_sub *subs;
   int n_subs;
   pthread_mutex_t cmd_lock;
@@ -101,8 +101,8 @@ int reg_reply_source(dmh_registry *r, const char *source, int rc, const dm_error
 /* registry.c: the supervisor's side of a subtask, and the check of a copied config file. */
 int reg_sub_create(dmh_registry *r, reg_task *t, reg_sub *sub, dm_error *err);
 void reg_sub_set_error(dmh_registry *r, reg_sub *sub, const dm_error *e);
-int reg_check_paths(const char *orig_path, char *const a[DMH_KIND_COUNT],
-                    char *const b[DMH_KIND_COUNT], dm_error *err);
+int reg_check_paths(const char *orig_path, char *const *a, char *const *b, int n,
+                    const dmh_task_config *t, dm_error *err);
 
 /* registry_tasks.c: DM_ERR_NOT_FOUND naming cfg's sources when none is bound here (`what` opens
  * the message). Under `lock`. Returns -1. */

@@ -42,7 +42,7 @@ static int reg_source_create_locked_out(dmh_registry *r, const char *path, char 
   if (dmh_state_mkdirs(dir, err) < 0 || dmh_state_copy_file(path, abs, err) < 0)
     goto out;
   if (dmh_source_config_load(abs, &copy, err) < 0 ||
-      reg_check_paths(path, orig->unit_paths, copy->unit_paths, err) < 0)
+      reg_check_paths(path, orig->unit_paths, copy->unit_paths, DMH_KIND_COUNT, NULL, err) < 0)
     goto out_rm;
   if (config_lookup(&orig->cfg, "relay-dir") && strcmp(orig->relay_dir, copy->relay_dir) != 0) {
     dm_error_set(err, DM_ERR_CONFIG_INVALID, NULL,

@@ -132,7 +132,7 @@ int dmh_registry_task_start(dmh_registry *r, const char *path, json_object *resp
   else if (dmh_state_mkdirs(dir, err) < 0 || dmh_state_copy_file(path, abs, err) < 0)
     rc = -1;
   else if ((copied = true, dmh_task_config_load(abs, &copy, err) < 0) ||
-           reg_check_paths(path, orig->unit_paths, copy->unit_paths, err) < 0)
+           reg_check_paths(path, orig->unit_paths, copy->unit_paths, DMH_UNIT_SLOTS, copy, err) < 0)
     rc = -1;
   free(dir);
   dmh_task_config_free(orig);
@@ -336,19 +336,23 @@ int dmh_registry_task_stop(dmh_registry *r, const char *name, json_object *resp,
   return reg_task_op(r, name, REG_STOP, resp, err);
 }
 
-int dmh_registry_task_swap(dmh_registry *r, const char *name, dm_unit_kind kind, const char *path,
+int dmh_registry_task_swap(dmh_registry *r, const char *name, const char *unit, const char *path,
                            json_object *resp, dm_error *err) {
   json_object *arr = json_object_new_array();
   json_object_object_add(resp, "sources", arr);
-  int k = dmh_kind_index_of(kind);
-  if (k < 0 || kind == DM_UNIT_RELAY) {
-    dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL, "swap-unit: only dump, load or sync units");
-    return -1;
-  }
   reg_task *t = reg_get_task(r, "swap-unit", name, err);
   if (!t)
     return -1;
   if (!reg_lock_task(r, t, "swap-unit", err)) {
+    reg_task_unref(r, t);
+    return -1;
+  }
+  if (!t->cfg || dmh_task_slot_of(t->cfg, unit) < 0) {
+    dm_error_set(err, DM_ERR_NO_SUCH_UNIT, NULL,
+                 "swap-unit: task %s has no %s unit (its units are the task file's `units` or "
+                 "task-mode; the relay is swapped with its source)",
+                 name, unit);
+    pthread_mutex_unlock(&t->cmd_lock);
     reg_task_unref(r, t);
     return -1;
   }
@@ -361,7 +365,7 @@ int dmh_registry_task_swap(dmh_registry *r, const char *name, dm_unit_kind kind,
     dm_error e;
     int rc = -1;
     if (st)
-      rc = dmh_subtask_swap_unit(st, kind, path, &e);
+      rc = dmh_subtask_swap_unit(st, unit, path, &e);
     else
       dm_error_set(&e, DM_ERR_STAGE, NULL,
                    "swap-unit: task %s has no subtask on source %s (see query-status %s)", name,
@@ -380,17 +384,13 @@ int dmh_registry_task_swap(dmh_registry *r, const char *name, dm_unit_kind kind,
   if (ok > 0) {
     /* Persist the new build so a restart keeps it. */
     pthread_mutex_lock(&r->lock);
-    char *copy = strdup(path);
-    if (copy) {
-      free(t->unit_paths[k]);
-      t->unit_paths[k] = copy;
-    }
-    if (t->linked)
+    rc = dmh_unit_paths_set(&t->unit_paths, unit, path, err);
+    if (rc == 0 && t->linked)
       rc = reg_persist_locked(r, err);
     pthread_mutex_unlock(&r->lock);
   }
-  dmh_log(DM_LOG_INFO, "registry", "swap-unit %s %s -> %s: %d ok, %d failed", name,
-          dmh_kind_name(kind), path, ok, failed);
+  dmh_log(DM_LOG_INFO, "registry", "swap-unit %s %s -> %s: %d ok, %d failed", name, unit, path, ok,
+          failed);
   pthread_mutex_unlock(&t->cmd_lock);
   reg_task_unref(r, t);
   if (failed) {

@@ -40,8 +40,7 @@ void dmh_state_clear(dmh_state *st) {
   for (int i = 0; i < st->n_tasks; i++) {
     free(st->tasks[i].name);
     free(st->tasks[i].file);
-    for (int k = 0; k < DMH_KIND_COUNT; k++)
-      free(st->tasks[i].unit_paths[k]);
+    dmh_unit_paths_clear(&st->tasks[i].unit_paths);
   }
   free(st->sources);
   free(st->tasks);
@@ -93,26 +92,43 @@ oom:
   return -1;
 }
 
-/* Kind names by dmh_kind_index, kept here so that state.c stands alone (no config.c). */
-static const char *const state_kind_names[DMH_KIND_COUNT] = {[DMH_KIND_DUMP] = "dump",
-                                                             [DMH_KIND_LOAD] = "load",
-                                                             [DMH_KIND_SYNC] = "sync",
-                                                             [DMH_KIND_RELAY] = "relay"};
-
-int dmh_state_task_set_unit_path(dmh_state_task *t, int kind_index, const char *path,
-                                 dm_error *err) {
-  char *copy = NULL;
-  if (kind_index < 0 || kind_index >= DMH_KIND_COUNT) {
-    dm_error_set(err, DM_ERR_INTERNAL, NULL, "state: unit kind index %d out of range", kind_index);
+int dmh_unit_paths_set(dmh_unit_paths *p, const char *unit, const char *path, dm_error *err) {
+  int i = 0;
+  while (i < p->n && strcmp(p->unit[i], unit) != 0)
+    i++;
+  if (i == DMH_UNIT_SLOTS) {
+    dm_error_set(err, DM_ERR_INTERNAL, NULL, "more than %d swapped unit builds", DMH_UNIT_SLOTS);
     return -1;
   }
-  if (path && !(copy = strdup(path))) {
-    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "state: out of memory recording %s", path);
+  char *u = i < p->n ? p->unit[i] : strdup(unit), *copy = strdup(path);
+  if (!u || !copy) {
+    if (i == p->n)
+      free(u);
+    free(copy);
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory recording %s", path);
     return -1;
   }
-  free(t->unit_paths[kind_index]);
-  t->unit_paths[kind_index] = copy;
+  if (i < p->n)
+    free(p->path[i]);
+  else
+    p->unit[p->n++] = u;
+  p->path[i] = copy;
   return 0;
+}
+
+const char *dmh_unit_paths_get(const dmh_unit_paths *p, const char *unit) {
+  for (int i = 0; i < p->n; i++)
+    if (strcmp(p->unit[i], unit) == 0)
+      return p->path[i];
+  return NULL;
+}
+
+void dmh_unit_paths_clear(dmh_unit_paths *p) {
+  for (int i = 0; i < p->n; i++) {
+    free(p->unit[i]);
+    free(p->path[i]);
+  }
+  p->n = 0;
 }
 
 /* ---- paths ---- */
@@ -304,13 +320,11 @@ static json_object *state_to_json(const dmh_state *st) {
     json_object_object_add(t, "stage",
                            json_object_new_string(dmh_expect_stage_name(st->tasks[i].stage)));
     json_object *up = NULL;
-    for (int k = 0; k < DMH_KIND_COUNT; k++) {
-      if (!st->tasks[i].unit_paths[k])
-        continue;
+    const dmh_unit_paths *ps = &st->tasks[i].unit_paths;
+    for (int k = 0; k < ps->n; k++) {
       if (!up)
         up = json_object_new_object();
-      json_object_object_add(up, state_kind_names[k],
-                             json_object_new_string(st->tasks[i].unit_paths[k]));
+      json_object_object_add(up, ps->unit[k], json_object_new_string(ps->path[k]));
     }
     if (up)
       json_object_object_add(t, "unitPaths", up);
@@ -431,17 +445,18 @@ static int state_parse_unit_paths(json_object *task, dmh_state_task *t, const ch
     return -1;
   }
   json_object_object_foreach(up, key, val) {
-    int k = 0;
-    while (k < DMH_KIND_COUNT && strcmp(state_kind_names[k], key) != 0)
-      k++;
-    if (k == DMH_KIND_COUNT || k == DMH_KIND_RELAY || !json_object_is_type(val, json_type_string)) {
+    /* a kind's name (config.h: the built-in kinds, custom kinds of lower-case letters, digits and
+     * '-'); relay is the source file's */
+    bool name_ok = key[0] >= 'a' && key[0] <= 'z' && strlen(key) < DMH_KIND_NAME_MAX &&
+                   strspn(key, "abcdefghijklmnopqrstuvwxyz0123456789-") == strlen(key);
+    if (!name_ok || strcmp(key, "relay") == 0 || !json_object_is_type(val, json_type_string)) {
       dm_error_set(err, DM_ERR_STATE, NULL,
-                   "state: %s: %s.unitPaths.%s: keys are \"dump\", \"load\" or \"sync\" with "
-                   "a path string",
+                   "state: %s: %s.unitPaths.%s: keys are unit kinds of the task (\"dump\", "
+                   "\"load\", \"sync\", a custom kind) with a path string",
                    path, where, key);
       return -1;
     }
-    if (dmh_state_task_set_unit_path(t, k, json_object_get_string(val), err) < 0)
+    if (dmh_unit_paths_set(&t->unit_paths, key, json_object_get_string(val), err) < 0)
       return -1;
   }
   return 0;

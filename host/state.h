@@ -51,11 +51,24 @@ typedef struct dmh_state_source {
   dmh_expect_stage relay; /* Running or Stopped */
 } dmh_state_source;
 
+/* Builds swapped in with swap-unit, by the unit's kind name ("sync", a custom kind). */
+typedef struct dmh_unit_paths {
+  char *unit[DMH_UNIT_SLOTS];
+  char *path[DMH_UNIT_SLOTS];
+  int n;
+} dmh_unit_paths;
+
+/* Set (replace or add) the build of `unit`; 0, or -1 with *err (out of memory, list full). */
+int dmh_unit_paths_set(dmh_unit_paths *p, const char *unit, const char *path, dm_error *err);
+/* The build of `unit`, or NULL. */
+const char *dmh_unit_paths_get(const dmh_unit_paths *p, const char *unit);
+void dmh_unit_paths_clear(dmh_unit_paths *p);
+
 typedef struct dmh_state_task {
   char *name;
-  char *file;                       /* relative to the state dir */
-  dmh_expect_stage stage;           /* Running or Paused */
-  char *unit_paths[DMH_KIND_COUNT]; /* by dmh_kind_index; NULL: as the task file says */
+  char *file;                /* relative to the state dir */
+  dmh_expect_stage stage;    /* Running or Paused */
+  dmh_unit_paths unit_paths; /* swapped builds; a unit not named: as the task file says */
 } dmh_state_task;
 
 typedef struct dmh_state {
@@ -75,11 +88,6 @@ int dmh_state_add_source(dmh_state *st, const char *source_id, const char *file,
                          dmh_expect_stage relay, dm_error *err);
 int dmh_state_add_task(dmh_state *st, const char *name, const char *file, dmh_expect_stage stage,
                        dm_error *err);
-
-/* Set (copy) or clear (NULL) a swapped build of the task. Returns 0, or -1 with DM_ERR_NO_MEMORY.
- */
-int dmh_state_task_set_unit_path(dmh_state_task *t, int kind_index, const char *path,
-                                 dm_error *err);
 
 /*
  * Read <dir>/state.json into *st (initialised here). A missing file is an empty state (first

@@ -86,6 +86,25 @@ static void sup_free(dmh_subtask *st) {
   free(st);
 }
 
+/* Every unit that takes a position must follow one that gives one, or start the chain (it then
+ * starts at the task's meta or its own checkpoint). Known only once the units are loaded: their
+ * descriptors say (ABI 1.1 handover; dmh_unit_handover for 1.0). */
+static int sup_check_handover(dmh_subtask *st, const dmh_task_config *t, dm_error *err) {
+  for (int i = 1; i < st->n_units; i++) {
+    const sup_unit *u = &st->units[i], *prev = &st->units[i - 1];
+    if ((u->handover & DM_UNIT_TAKES_POSITION) && !(prev->handover & DM_UNIT_GIVES_POSITION)) {
+      dm_error_set(err, DM_ERR_CHAIN_HANDOVER, NULL,
+                   "%s:%d: the %s unit (%s) starts where the unit before it ended, but the %s unit "
+                   "before it (%s) gives no end position: put a unit that gives one (dump, load) "
+                   "before %s, or make %s the first unit (it then starts at the task's meta)",
+                   t->path, t->chain_line, u->section, dmh_unit_lib_path(u->lib), prev->section,
+                   dmh_unit_lib_path(prev->lib), u->section, u->section);
+      return -1;
+    }
+  }
+  return 0;
+}
+
 static dmh_subtask *sup_create(const dmh_subtask_opts *o, bool is_relay, dm_error *err) {
   if (!o->source || (!is_relay && !o->task) || !o->work_root) {
     dm_error_set(err, DM_ERR_INTERNAL, NULL,
@@ -131,26 +150,29 @@ static dmh_subtask *sup_create(const dmh_subtask_opts *o, bool is_relay, dm_erro
     sup_free(st);
     return NULL;
   }
-  dm_unit_kind chain[3];
-  int n = is_relay ? (chain[0] = DM_UNIT_RELAY, 1) : dmh_task_mode_chain(o->task->mode, chain);
+  static const dmh_chain_unit relay_chain = {DM_UNIT_RELAY, DMH_KIND_RELAY, "relay"};
+  const dmh_chain_unit *chain = is_relay ? &relay_chain : o->task->chain;
+  int n = is_relay ? 1 : o->task->n_chain;
   for (int i = 0; i < n; i++) {
     sup_unit *u = &st->units[i];
     pthread_rwlock_init(&u->life, NULL);
     st->n_units = i + 1;
-    u->kind = chain[i];
-    int idx = dmh_kind_index_of(chain[i]);
-    dm_strlcpy(u->section, dmh_kind_name(chain[i]), sizeof u->section);
-    const char *path = o->unit_paths[idx];
+    u->kind = chain[i].kind;
+    dm_strlcpy(u->section, chain[i].name, sizeof u->section);
+    const char *path = o->unit_paths[chain[i].slot];
     if (!path)
-      path = is_relay ? o->source->unit_paths[idx] : o->task->unit_paths[idx];
+      path = is_relay ? o->source->unit_paths[DMH_KIND_RELAY] : o->task->unit_paths[chain[i].slot];
     char *def = NULL;
     if (!path) {
-      def =
-          dmh_unit_default_path(o->plugin_dir ? o->plugin_dir : dmh_plugin_dir_default(), chain[i]);
+      /* config.c insists on a build for every custom kind: only built-in kinds get here */
+      def = dmh_unit_default_path(o->plugin_dir ? o->plugin_dir : dmh_plugin_dir_default(),
+                                  chain[i].kind);
       path = def;
     }
-    dmh_load_opts lo = {
-        .kind = chain[i], .unique_copy = o->trusted_only, .trusted_only = o->trusted_only};
+    dmh_load_opts lo = {.kind = chain[i].kind,
+                        .kind_name = chain[i].kind == DM_UNIT_CUSTOM ? chain[i].name : NULL,
+                        .unique_copy = o->trusted_only,
+                        .trusted_only = o->trusted_only};
     int rc = path ? dmh_unit_lib_open(path, &lo, &u->lib, err) : -1;
     free(def);
     if (rc < 0) {
@@ -160,6 +182,14 @@ static dmh_subtask *sup_create(const dmh_subtask_opts *o, bool is_relay, dm_erro
       return NULL;
     }
     u->desc = dmh_unit_lib_descriptor(u->lib);
+    u->handover = dmh_unit_handover(u->desc);
+  }
+  if (!is_relay && sup_check_handover(st, o->task, err) < 0) {
+    sup_free(st);
+    return NULL;
+  }
+  for (int i = 0; i < n; i++) {
+    sup_unit *u = &st->units[i];
     char wd[4096];
     snprintf(wd, sizeof wd, "%s/%s", o->work_root, u->section);
     if (!(u->ctx = dmh_ctx_new(wd, is_relay ? o->source->file_mode : o->task->file_mode, err))) {
@@ -177,8 +207,13 @@ static dmh_subtask *sup_create(const dmh_subtask_opts *o, bool is_relay, dm_erro
     c->gtid_enabled = o->source->enable_gtid;
     c->fencing_token = o->fencing_token;
     c->server_id = o->source->server_id;
-    for (int j = i + 1; j < n; j++) /* the chain is fixed: known before any unit starts */
-      c->later[c->n_later++] = (uint32_t)chain[j];
+    /* The chain is fixed: known before any unit starts. A later unit that takes a position counts
+     * as a sync (unit_follows, host.h): the position a dump records is then used. */
+    for (int j = i + 1; j < n; j++) {
+      c->later[c->n_later++] = (uint32_t)chain[j].kind;
+      if (st->units[j].handover & DM_UNIT_TAKES_POSITION)
+        c->later[c->n_later++] = DM_UNIT_SYNC;
+    }
     c->token = &st->token;
     /* Operators live in the subtask's work root, which `dmctl binlog` (daemon) and `dmhost
      * binlog` (foreground run) find from the task and source names alone. */
@@ -188,8 +223,8 @@ static dmh_subtask *sup_create(const dmh_subtask_opts *o, bool is_relay, dm_erro
     }
     c->rules = st->rules;
     c->instance = inst;
-    c->section =
-        is_relay ? dmh_source_unit_section(o->source) : dmh_task_unit_section(o->task, chain[i]);
+    c->section = is_relay ? dmh_source_unit_section(o->source)
+                          : dmh_task_section_named(o->task, chain[i].name);
     c->cfg_file = is_relay ? o->source->path : o->task->path;
     snprintf(c->scope, sizeof c->scope, "task=%s source=%s unit=%s", st->name, o->source->source_id,
              u->section);
@@ -305,14 +340,9 @@ static void *sup_runner(void *arg) {
     sup_unit_run(st, u, &r);
 
     if (r.outcome == DM_OUTCOME_FINISHED) {
-      dmh_status s;
-      dmh_status_init(&s);
-      sup_unit_status(u, &s);
       dm_position p, exit;
-      memset(&exit, 0, sizeof exit);
-      bool has = dmh_status_position(&s, DM_STATUS_META_BINLOG, &p);
-      bool has_exit = dmh_status_position(&s, DM_STATUS_META_SAFE_EXIT, &exit);
-      dmh_status_free(&s);
+      bool has_exit = false;
+      bool has = sup_unit_end_position(st, u, &p, &exit, &has_exit);
       pthread_mutex_lock(&st->state_lock);
       if (has) {
         st->handoff = p;
@@ -332,7 +362,10 @@ static void *sup_runner(void *arg) {
       st->cur = i + 1;
       dmh_ctx_set_handoff(next->ctx, st->has_handoff ? &st->handoff : NULL,
                           st->has_safe_exit ? &st->safe_exit : NULL);
-      bool wait = st->relay && u->kind == DM_UNIT_LOAD && next->kind == DM_UNIT_SYNC;
+      /* a unit that reads the relay, after one that says where it ended: the relay must have
+       * written that far first (DM's wait between load and sync) */
+      bool wait = st->relay && (u->handover & DM_UNIT_GIVES_POSITION) &&
+                  (next->handover & DM_UNIT_READS_RELAY);
       st->waiting_relay = wait;
       dm_position target = st->handoff;
       bool has_target = st->has_handoff;
@@ -822,7 +855,7 @@ json_object *dmh_subtask_status_json(dmh_subtask *st) {
   dmh_status s;
   dmh_status_init(&s);
   bool live = sup_unit_status(u, &s);
-  char key[32];
+  char key[DMH_KIND_NAME_MAX + 8];
   snprintf(key, sizeof key, "%sStatus", u->section);
   json_object_object_add(o, key, live ? json_object_get(s.obj) : NULL);
   if (live && s.has_progress) {

@@ -56,7 +56,7 @@ typedef struct dmh_subtask_opts {
   const char *plugin_dir; /* where default unit builds are; NULL: the installed folder */
   dmh_subtask *relay;     /* the source's relay subtask when enable-relay, else NULL; borrowed */
   /* Overrides for tests (NULL/0: from the config files). */
-  const char *unit_paths[DMH_KIND_COUNT];
+  const char *unit_paths[DMH_UNIT_SLOTS]; /* by the task's slots (config.h) */
   const dmh_supervisor_config *sup;
   /* Load every unit build from a private copy after the loader's trust check
    * (dmh_load_opts.unique_copy + trusted_only): the daemon sets it, `dmhost run` (a user running
@@ -89,10 +89,11 @@ int dmh_subtask_stop(dmh_subtask *st, dm_error *err);
 /* Like stop, but the units are killed (no graceful flush). Bounded. */
 int dmh_subtask_kill(dmh_subtask *st, dm_error *err);
 
-/* Replace the unit of `kind` by the build at `path` at a safe point: load and check it (a refusal
- * leaves the old build running, DM_ERR_SWAP with the loader's reason), pause, close the old
- * instance, init the new one, and resume it from the checkpoint if the subtask was running. */
-int dmh_subtask_swap_unit(dmh_subtask *st, dm_unit_kind kind, const char *path, dm_error *err);
+/* Replace the unit of kind `name` ("sync", a custom kind) by the build at `path` at a safe point:
+ * load and check it (a refusal leaves the old build running, DM_ERR_SWAP with the loader's
+ * reason), pause, close the old instance, init the new one, and resume it from the checkpoint if
+ * the subtask was running. */
+int dmh_subtask_swap_unit(dmh_subtask *st, const char *name, const char *path, dm_error *err);
 
 dmh_stage dmh_subtask_stage(dmh_subtask *st);
 /* Wait until the stage is one of Paused/Stopped/Finished (or `timeout_ms` passes; <0: forever).
@@ -102,8 +103,9 @@ dmh_stage dmh_subtask_wait_settled(dmh_subtask *st, int timeout_ms);
 bool dmh_subtask_manually_paused(dmh_subtask *st);
 
 /* query-status of the subtask with DM's field names: name, stage, unit, result{isCanceled,
- * errors[]}, unresolvedDDLLockID, and the unit's own status under "dumpStatus", "loadStatus",
- * "syncStatus" or "relayStatus", plus "progress" {percent, rate, unit, eta}. Caller owns it. */
+ * errors[]}, unresolvedDDLLockID, and the unit's own status under "<kind>Status" ("dumpStatus",
+ * "loadStatus", "syncStatus", "relayStatus", "my-sinkStatus"), plus "progress" {percent, rate,
+ * unit, eta}. Caller owns it. */
 json_object *dmh_subtask_status_json(dmh_subtask *st);
 
 /* The last status the unit of `kind` reported for the well-known position key (DM_STATUS_*), read

@@ -24,7 +24,7 @@
 #include "supervisor.h"
 #include "unit_ctx.h"
 
-#define SUP_MAX_UNITS 3
+#define SUP_MAX_UNITS DMH_CHAIN_MAX
 #define SUP_MAX_ERRORS DM_RESULT_MAX_ERRORS
 
 typedef struct sup_unit {
@@ -33,11 +33,12 @@ typedef struct sup_unit {
   const dm_unit_descriptor *desc; /* [cmd] of lib */
   dm_ctx *ctx;                    /* created with the subtask, kept across re-inits and swaps */
   pthread_rwlock_t life;
-  void *self;     /* [life] NULL unless initialised */
-  bool started;   /* [cmd/runner] process ran on this instance: the next call is resume */
-  bool abandoned; /* [state] its thread was abandoned: never call it again */
-  dmh_rate rate;  /* [state] progress samples for rate and ETA */
-  char section[16];
+  void *self;        /* [life] NULL unless initialised */
+  bool started;      /* [cmd/runner] process ran on this instance: the next call is resume */
+  bool abandoned;    /* [state] its thread was abandoned: never call it again */
+  dmh_rate rate;     /* [state] progress samples for rate and ETA */
+  uint32_t handover; /* [cmd] dmh_unit_handover of desc */
+  char section[DMH_KIND_NAME_MAX]; /* the kind's name: its section, work folder, <name>Status */
 } sup_unit;
 
 struct dmh_subtask {
@@ -94,6 +95,11 @@ int sup_unit_init(dmh_subtask *st, sup_unit *u, dm_error *err);
 void sup_unit_close(dmh_subtask *st, sup_unit *u);
 void sup_unit_kill(dmh_subtask *st, sup_unit *u);
 int sup_unit_is_fresh(dmh_subtask *st, sup_unit *u, bool *fresh, dm_error *err);
+/* Where a unit that finished says its work ends (end_position of ABI 1.1, metaBinlog and
+ * metaSafeModeExit from the status of an ABI 1.0 unit): true with *end (and *exit, *has_exit),
+ * false when it gives none. On the runner thread, right after process/resume finished. */
+bool sup_unit_end_position(dmh_subtask *st, sup_unit *u, dm_position *end, dm_position *exit,
+                           bool *has_exit);
 void sup_unit_pause(dmh_subtask *st, sup_unit *u);
 /* process or resume (by u->started), result validated. */
 void sup_unit_run(dmh_subtask *st, sup_unit *u, dm_result *r);

@@ -20,37 +20,54 @@ static dmh_unit_lib *swap_replace(dmh_subtask *st, sup_unit *u, dmh_unit_lib *li
   dmh_unit_lib *old = u->lib;
   u->lib = lib;
   u->desc = dmh_unit_lib_descriptor(lib);
+  u->handover = dmh_unit_handover(u->desc);
   memset(&u->rate, 0, sizeof u->rate);
   pthread_mutex_unlock(&st->state_lock);
   pthread_rwlock_unlock(&u->life);
   return old;
 }
 
-int dmh_subtask_swap_unit(dmh_subtask *st, dm_unit_kind kind, const char *path, dm_error *err) {
+int dmh_subtask_swap_unit(dmh_subtask *st, const char *name, const char *path, dm_error *err) {
   sup_unit *u = NULL;
   for (int i = 0; i < st->n_units; i++)
-    if (st->units[i].kind == kind)
+    if (strcmp(st->units[i].section, name) == 0)
       u = &st->units[i];
   if (!u) {
-    dm_error_set(err, DM_ERR_NO_SUCH_UNIT, NULL, "task %s has no %s unit in its mode", st->name,
-                 dmh_kind_name(kind));
+    dm_error_set(err, DM_ERR_NO_SUCH_UNIT, NULL, "task %s has no %s unit in its chain", st->name,
+                 name);
     return -1;
   }
-  dmh_load_opts lo = {.kind = kind, .unique_copy = true, .trusted_only = true};
+  dm_unit_kind kind = u->kind;
+  dmh_load_opts lo = {.kind = kind,
+                      .kind_name = kind == DM_UNIT_CUSTOM ? u->section : NULL,
+                      .unique_copy = true,
+                      .trusted_only = true};
   dmh_unit_lib *lib;
   dm_error lerr;
   if (dmh_unit_lib_open(path, &lo, &lib, &lerr) < 0) {
     if (lerr.code == DM_ERR_UNTRUSTED_FILE) {
       /* Its own code: the fix is about the file's owner and mode, not about the build. */
       dm_error_set(err, DM_ERR_UNTRUSTED_FILE, NULL,
-                   "swap of the %s unit of task %s refused (the old build keeps running): %s",
-                   dmh_kind_name(kind), st->name, lerr.message);
+                   "swap of the %s unit of task %s refused (the old build keeps running): %s", name,
+                   st->name, lerr.message);
       return -1;
     }
     char code[32];
     snprintf(code, sizeof code, "code %d", lerr.code);
-    dm_error_set(err, DM_ERR_SWAP, code, "swap of the %s unit of task %s refused: %s",
-                 dmh_kind_name(kind), st->name, lerr.message);
+    dm_error_set(err, DM_ERR_SWAP, code, "swap of the %s unit of task %s refused: %s", name,
+                 st->name, lerr.message);
+    return -1;
+  }
+  /* [cmd] field read without cmd_lock: only a swap changes it, and swaps of one task are serialized
+   * by the registry's task lock */
+  uint32_t want = u->handover, got = dmh_unit_handover(dmh_unit_lib_descriptor(lib));
+  if (got != want) {
+    dmh_unit_lib_unref(lib);
+    dm_error_set(err, DM_ERR_SWAP, NULL,
+                 "swap of the %s unit of task %s refused (the old build keeps running): the new "
+                 "build's handover is 0x%x, the running one's 0x%x; a swap cannot change what a "
+                 "unit takes from or gives to its chain (stop the task and start it again)",
+                 name, st->name, (unsigned)got, (unsigned)want);
     return -1;
   }
 

@@ -228,3 +228,27 @@ bool sup_unit_status(sup_unit *u, dmh_status *s) {
   pthread_rwlock_unlock(&u->life);
   return live;
 }
+
+bool sup_unit_end_position(dmh_subtask *st, sup_unit *u, dm_position *end, dm_position *exit,
+                           bool *has_exit) {
+  (void)st;
+  memset(end, 0, sizeof *end);
+  memset(exit, 0, sizeof *exit);
+  *has_exit = false;
+  if (!(u->handover & DM_UNIT_GIVES_POSITION) || !u->self)
+    return false;
+  dm_unit_end_position_fn fn = dmh_unit_end_position(u->desc);
+  if (fn) {
+    bool has = fn(u->self, end, exit);
+    *has_exit = has && dm_position_is_set(exit);
+    return has && dm_position_is_set(end);
+  }
+  /* ABI 1.0: the unit said it in its status (DM_STATUS_META_BINLOG, _SAFE_EXIT) */
+  dmh_status s;
+  dmh_status_init(&s);
+  sup_unit_status(u, &s);
+  bool has = dmh_status_position(&s, DM_STATUS_META_BINLOG, end);
+  *has_exit = has && dmh_status_position(&s, DM_STATUS_META_SAFE_EXIT, exit);
+  dmh_status_free(&s);
+  return has;
+}

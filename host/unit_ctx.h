@@ -27,7 +27,9 @@ struct dm_ctx {
   const dm_db_endpoint *source_db;
   const dm_db_endpoint *target_db;
   bool gtid_enabled;
-  uint32_t later[3]; /* dm_unit_kind of the units after this one in the chain (unit_follows) */
+  /* dm_unit_kind of the units after this one in the chain (unit_follows), and DM_UNIT_SYNC for a
+   * later unit that takes a position */
+  uint32_t later[2 * DMH_CHAIN_MAX];
   int n_later;
   uint32_t file_mode; /* of the files the unit creates (file-mode); its work dir has the dir mode */
   uint64_t fencing_token; /* the subtask's (dmh_subtask_opts.fencing_token); 0: no fencing */

@@ -354,7 +354,9 @@ static void refc_close(void *self) {
 /*
  * The descriptor. DM_UNIT_DESCRIPTOR_HEADER writes magic, ABI version and size, which the host
  * checks before it calls anything. NULL slots are "not supported": resume (process is called
- * again) and update (settings cannot change while paused).
+ * again) and update (settings cannot change while paused). handover (ABI 1.1) is 0: it neither
+ * starts at a position the unit before it hands over nor gives one to the unit after it (a unit
+ * that does sets DM_UNIT_TAKES_POSITION / DM_UNIT_GIVES_POSITION, the latter with end_position).
  */
 static const dm_unit_descriptor refc_unit = {
     DM_UNIT_DESCRIPTOR_HEADER,
@@ -371,6 +373,7 @@ static const dm_unit_descriptor refc_unit = {
             .kill = refc_kill,
             .close = refc_close,
         },
+    .handover = 0,
 };
 
 DM_UNIT_EXPORT(refc_unit)

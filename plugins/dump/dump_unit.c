@@ -343,6 +343,19 @@ static void dump_status(void *self, dm_status_sink *sink) {
   }
 }
 
+/* The snapshot's position (and safe-mode exit, consistency none): where the next unit starts. */
+static bool dump_end_position(void *self, dm_position *end, dm_position *safe_exit) {
+  dump_unit *u = self;
+  pthread_mutex_lock(&u->pos_lock);
+  bool has = u->have_pos;
+  if (has)
+    *end = u->pos;
+  if (has && u->have_safe_exit)
+    *safe_exit = u->safe_exit;
+  pthread_mutex_unlock(&u->pos_lock);
+  return has;
+}
+
 static void dump_close(void *self) {
   dump_unit *u = self;
   dump_run_free(u);
@@ -367,6 +380,8 @@ static const dm_unit_descriptor dump_descriptor = {
             .kill = dump_kill,
             .close = dump_close,
         },
+    .handover = DM_UNIT_GIVES_POSITION,
+    .end_position = dump_end_position,
 };
 
 DM_UNIT_EXPORT(dump_descriptor)

@@ -396,6 +396,19 @@ static void load_status(void *self, dm_status_sink *sink) {
     sink->put_position(sink, DM_STATUS_META_SAFE_EXIT, &safe_exit);
 }
 
+/* The dump's position (from its metadata) and safe-mode exit: where the next unit starts. */
+static bool load_end_position(void *self, dm_position *end, dm_position *safe_exit) {
+  load_unit *u = self;
+  pthread_mutex_lock(&u->lock);
+  bool has = u->has_pos;
+  if (has)
+    *end = u->pos;
+  if (has && u->has_safe_exit)
+    *safe_exit = u->safe_exit;
+  pthread_mutex_unlock(&u->lock);
+  return has;
+}
+
 static void load_kill(void *self) {
   load_unit *u = self;
   atomic_store(&u->killed, true);
@@ -424,6 +437,8 @@ static const dm_unit_descriptor load_unit_desc = {
             .kill = load_kill,
             .close = load_close,
         },
+    .handover = DM_UNIT_GIVES_POSITION,
+    .end_position = load_end_position,
 };
 
 DM_UNIT_EXPORT(load_unit_desc)

@@ -285,6 +285,7 @@ static const dm_unit_descriptor sync_unit_desc = {
             .kill = sync_kill,
             .close = sync_close,
         },
+    .handover = DM_UNIT_TAKES_POSITION | DM_UNIT_READS_RELAY,
 };
 
 DM_UNIT_EXPORT(sync_unit_desc)

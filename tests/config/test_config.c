@@ -448,7 +448,8 @@ static const bad_case bad_cases[] = {
      "7: unknown setting `target-databse` in the task file; did you mean `target-database`?"},
     {"task-unknown-top.cfg", false, DM_ERR_CONFIG_UNKNOWN,
      "5: unknown setting `colour` in the task file; the settings accepted here are: name, "
-     "task-mode, case-sensitive, meta-schema, target-database, mysql-instances, block-allow-list, "
+     "task-mode, units, case-sensitive, meta-schema, target-database, mysql-instances, "
+     "block-allow-list, "
      "routes, "
      "filters, unit-paths, supervisor, dump, load, sync, file-mode, secret-key-path, "
      "ignore-checking-items"},
@@ -482,7 +483,8 @@ static const bad_case bad_cases[] = {
      "a string"},
     {"task-bad-mode.cfg", false, DM_ERR_CONFIG_INVALID,
      "2: `task-mode` in the task file must be one of \"all\", \"full\", \"incremental\", \"dump\", "
-     "\"load\", \"load&sync\"; not \"increment\"; did you mean \"incremental\"?"},
+     "\"load\", \"load&sync\" (or name the units with `units = [...]`); not \"increment\"; did "
+     "you mean \"incremental\"?"},
     {"task-unresolved-route.cfg", false, DM_ERR_CONFIG_INVALID,
      "7: `mysql-instances.[0].route-rules.[1]` in the task file names the rule `to-archive`, which "
      "is not defined under `routes`; defined there: to-shop, other"},

@@ -590,7 +590,7 @@ static void test_bad_requests(void) {
   e2e_expect_request_error(
       e2e_raw("{\"cmd\": \"swap-unit\", \"args\": {\"name\": \"t\", \"unit\": \"relay\", "
               "\"path\": \"/x.so\"}}"),
-      "is not one of dump, load, sync");
+      "is not one of a task's kinds");
 
   /* help lists the protocol's commands */
   o = e2e_raw("{\"cmd\": \"help\"}");

@@ -86,8 +86,11 @@ static void test_round_trip(void) {
                   0);
   CU_ASSERT_EQUAL(dmh_state_add_task(&st, "t1", "tasks/t1/task.cfg", DMH_EXPECT_RUNNING, &err), 0);
   CU_ASSERT_EQUAL(dmh_state_add_task(&st, "t2", "tasks/t2/task.cfg", DMH_EXPECT_PAUSED, &err), 0);
+  CU_ASSERT_EQUAL(dmh_unit_paths_set(&st.tasks[1].unit_paths, "sync", "/opt/units/sync-2.so", &err),
+                  0);
+  /* a custom kind's swapped build is kept by its name */
   CU_ASSERT_EQUAL(
-      dmh_state_task_set_unit_path(&st.tasks[1], DMH_KIND_SYNC, "/opt/units/sync-2.so", &err), 0);
+      dmh_unit_paths_set(&st.tasks[1].unit_paths, "json-sink", "/opt/units/sink-2.so", &err), 0);
   CU_ASSERT_EQUAL_FATAL(dmh_state_save(test_dir, &st, &err), 0);
   dmh_state_clear(&st);
   CU_ASSERT_EQUAL(st.n_tasks, 0);
@@ -110,9 +113,12 @@ static void test_round_trip(void) {
   CU_ASSERT_EQUAL(back.tasks[0].stage, DMH_EXPECT_RUNNING);
   CU_ASSERT_STRING_EQUAL(back.tasks[1].name, "t2");
   CU_ASSERT_EQUAL(back.tasks[1].stage, DMH_EXPECT_PAUSED);
-  CU_ASSERT_PTR_NULL(back.tasks[0].unit_paths[DMH_KIND_SYNC]);
-  CU_ASSERT_PTR_NULL(back.tasks[1].unit_paths[DMH_KIND_DUMP]);
-  CU_ASSERT_STRING_EQUAL(back.tasks[1].unit_paths[DMH_KIND_SYNC], "/opt/units/sync-2.so");
+  CU_ASSERT_PTR_NULL(dmh_unit_paths_get(&back.tasks[0].unit_paths, "sync"));
+  CU_ASSERT_PTR_NULL(dmh_unit_paths_get(&back.tasks[1].unit_paths, "dump"));
+  CU_ASSERT_STRING_EQUAL(dmh_unit_paths_get(&back.tasks[1].unit_paths, "sync"),
+                         "/opt/units/sync-2.so");
+  CU_ASSERT_STRING_EQUAL(dmh_unit_paths_get(&back.tasks[1].unit_paths, "json-sink"),
+                         "/opt/units/sink-2.so");
   dmh_state_clear(&back);
 }
 

@@ -146,14 +146,18 @@ static void test_bad_magic(void) {
 
 static void test_abi_major(void) {
   dm_error err = test_refused(ZOO_ABI_MAJOR_PATH, &test_dump, DM_ERR_UNIT_ABI_MAJOR);
-  CU_ASSERT(test_contains(err.message, "ABI 2.0, host accepts 1.0-1.0"));
+  char want[96];
+  snprintf(want, sizeof want, "ABI 2.%d, host accepts 1.0-1.%d", DM_ABI_MINOR, DM_ABI_MINOR);
+  CU_ASSERT(test_contains(err.message, want));
   CU_ASSERT(test_contains(err.message, "rebuild the unit against SDK 1.x"));
   CU_ASSERT_FALSE(test_fixture_mapped(ZOO_ABI_MAJOR_PATH));
 }
 
 static void test_abi_minor(void) {
   dm_error err = test_refused(ZOO_ABI_MINOR_PATH, &test_dump, DM_ERR_UNIT_ABI_MINOR);
-  CU_ASSERT(test_contains(err.message, "ABI 1.1, host accepts 1.0-1.0"));
+  char want[96];
+  snprintf(want, sizeof want, "ABI 1.%d, host accepts 1.0-1.%d", DM_ABI_MINOR + 1, DM_ABI_MINOR);
+  CU_ASSERT(test_contains(err.message, want));
   CU_ASSERT(test_contains(err.message, "upgrade dmhost"));
   CU_ASSERT_FALSE(test_fixture_mapped(ZOO_ABI_MINOR_PATH));
 }
@@ -161,10 +165,24 @@ static void test_abi_minor(void) {
 static void test_short_struct(void) {
   dm_error err = test_refused(ZOO_SHORT_PATH, &test_dump, DM_ERR_UNIT_SHORT);
   char want[128];
-  snprintf(want, sizeof want, "descriptor is %zu bytes, ABI 1.0 needs at least %zu",
-           offsetof(dm_unit_descriptor, ops), DM_UNIT_DESCRIPTOR_SIZE_1_0);
+  snprintf(want, sizeof want, "descriptor is %zu bytes, ABI 1.%d needs at least %zu",
+           offsetof(dm_unit_descriptor, ops), DM_ABI_MINOR, sizeof(dm_unit_descriptor));
   CU_ASSERT(test_contains(err.message, want));
   CU_ASSERT_FALSE(test_fixture_mapped(ZOO_SHORT_PATH));
+  /* ABI 1.1 with a 1.0-sized descriptor: handover and end_position are not read past its end */
+  err = test_refused(ZOO_SHORT_1_1_PATH, &test_dump, DM_ERR_UNIT_SHORT);
+  snprintf(want, sizeof want, "descriptor is %zu bytes, ABI 1.1 needs at least %zu",
+           DM_UNIT_DESCRIPTOR_SIZE_1_0, DM_UNIT_DESCRIPTOR_SIZE_1_1);
+  CU_ASSERT(test_contains(err.message, want));
+}
+
+/* ABI 1.1's handover: a unit that says it gives a position must say where (end_position), and
+ * flags this host does not know are refused. */
+static void test_handover_checked(void) {
+  dm_error err = test_refused(ZOO_GIVES_NO_END_PATH, &test_dump, DM_ERR_UNIT_MISSING_OP);
+  CU_ASSERT(test_contains(err.message, "`end_position` is NULL"));
+  err = test_refused(ZOO_BAD_HANDOVER_PATH, &test_dump, DM_ERR_UNIT_KIND);
+  CU_ASSERT(test_contains(err.message, "flags ABI 1.1 does not know (0x100)"));
 }
 
 static void test_wrong_kind(void) {
@@ -415,6 +433,7 @@ int main(void) {
       {"ABI major + 1", test_abi_major},
       {"ABI minor + 1", test_abi_minor},
       {"short descriptor", test_short_struct},
+      {"handover checked", test_handover_checked},
       {"sync unit configured as dump", test_wrong_kind},
       {"custom kind with another name", test_custom_wrong_name},
       {"custom unit configured as dump", test_custom_as_dump},

@@ -58,6 +58,10 @@ ZOO_SLOT void zoo_close(void *self) {
 #if defined(ZOO_SHORT)
 /* As if built against an SDK whose descriptor ended before the ops table. */
 #define ZOO_STRUCT_SIZE offsetof(dm_unit_descriptor, ops)
+#elif defined(ZOO_SHORT_1_1)
+/* Claims ABI 1.1 with the descriptor of 1.0: its handover and end_position would be read past its
+ * end. */
+#define ZOO_STRUCT_SIZE DM_UNIT_DESCRIPTOR_SIZE_1_0
 #else
 #define ZOO_STRUCT_SIZE sizeof(dm_unit_descriptor)
 #endif
@@ -88,6 +92,11 @@ static const dm_unit_descriptor zoo_unit = {
             .is_fresh_task = zoo_is_fresh_task,
 #endif
         },
+#if defined(ZOO_GIVES_NO_END)
+    .handover = DM_UNIT_GIVES_POSITION, /* and no end_position to say where */
+#elif defined(ZOO_BAD_HANDOVER)
+    .handover = DM_UNIT_TAKES_POSITION | 0x100u,
+#endif
 };
 
 #if defined(ZOO_NO_ENTRY)

@@ -30,6 +30,30 @@ static int harness_write(const char *path, const char *text) {
   return fclose(fp);
 }
 
+const char *harness_load_build = FAKE_LOAD;
+
+/* A chain `[...]`: the custom kinds it names get their fake builds in unit-paths. */
+static void harness_chain(const char *mode, char *out, size_t len, char *paths, size_t paths_len) {
+  if (mode[0] != '[') {
+    snprintf(out, len, "task-mode = \"%s\";", mode);
+    paths[0] = '\0';
+    return;
+  }
+  snprintf(out, len, "units = %s;", mode);
+  static const struct {
+    const char *name, *path;
+  } customs[] = {{"fake-sink", FAKE_SINK}, {"fake-giver", FAKE_GIVER}};
+  size_t n = 0;
+  paths[0] = '\0';
+  for (size_t i = 0; i < sizeof customs / sizeof customs[0]; i++) {
+    char quoted[64];
+    snprintf(quoted, sizeof quoted, "\"%s\"", customs[i].name);
+    if (strstr(mode, quoted) && n < paths_len)
+      n += (size_t)snprintf(paths + n, paths_len - n, " %s = \"%s\";", customs[i].name,
+                            customs[i].path);
+  }
+}
+
 int harness_setup(harness *h, const char *mode, const char *sup, const char *units) {
   memset(h, 0, sizeof *h);
   snprintf(h->dir, sizeof h->dir, "/tmp/dmh-sup-XXXXXX");
@@ -60,14 +84,16 @@ int harness_setup(harness *h, const char *mode, const char *sup, const char *uni
     fprintf(stderr, "relay source config: %s\n", err.message);
     return -1;
   }
+  char chain[512], custom_paths[1024];
+  harness_chain(mode, chain, sizeof chain, custom_paths, sizeof custom_paths);
   snprintf(text, sizeof text,
-           "name = \"t1\";\ntask-mode = \"%s\";\n"
+           "name = \"t1\";\n%s\n"
            "target-database = { host = \"127.0.0.1\"; port = 2; user = \"root\"; password = \"\"; "
            "};\n"
            "mysql-instances = ( { source-id = \"src1\"; } );\n"
-           "unit-paths = { dump = \"%s\"; load = \"%s\"; sync = \"%s\"; };\n"
+           "unit-paths = { dump = \"%s\"; load = \"%s\"; sync = \"%s\";%s };\n"
            "supervisor = { %s };\n%s\n",
-           mode, FAKE_DUMP, FAKE_LOAD, FAKE_SYNC,
+           chain, FAKE_DUMP, harness_load_build, FAKE_SYNC, custom_paths,
            sup ? sup
                : "init-timeout = 5; stop-timeout = 2; relay-catchup-timeout = 5; "
                  "relay-catchup-poll = 10; auto-resume = { enable = false; };",

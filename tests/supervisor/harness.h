@@ -20,7 +20,11 @@ typedef struct harness {
   dmh_source_config *relay_source; /* with enable-relay, for relay tests */
 } harness;
 
-/* mode: "all", "full", ...; sup: the body of `supervisor = { ... }` (may be NULL for fast
+/* The load build harness_setup writes into unit-paths (FAKE_LOAD unless a test changes it). */
+extern const char *harness_load_build;
+
+/* mode: "all", "full", ..., or a chain `["load", "fake-sink"]` (units; the custom kinds fake-sink
+ * and fake-giver get their builds); sup: the body of `supervisor = { ... }` (may be NULL for fast
  * defaults); units: extra task file text (unit sections, e.g. "dump = { items = 10; };").
  * Returns 0, or -1 with the config error printed. */
 int harness_setup(harness *h, const char *mode, const char *sup, const char *units);

@@ -696,7 +696,7 @@ static void test_swap_mid_run(void) {
   CU_ASSERT_STRING_EQUAL(harness_status_str(st, "unitVersion", buf, sizeof buf), "1");
   long before = harness_status_int(st, "next");
   CU_ASSERT(before > 1 && before < 300);
-  CU_ASSERT_EQUAL(dmh_subtask_swap_unit(st, DM_UNIT_DUMP, FAKE_DUMP_V2, &err), 0);
+  CU_ASSERT_EQUAL(dmh_subtask_swap_unit(st, "dump", FAKE_DUMP_V2, &err), 0);
   CU_ASSERT_EQUAL(dmh_subtask_stage(st), DMH_STAGE_RUNNING);
   CU_ASSERT_STRING_EQUAL(harness_status_str(st, "unitVersion", buf, sizeof buf), "2");
   CU_ASSERT_EQUAL(dmh_subtask_wait_settled(st, 10000), DMH_STAGE_FINISHED);
@@ -717,14 +717,14 @@ static void test_swap_refused_keeps_old(void) {
   dm_error err;
   CU_ASSERT_EQUAL_FATAL(dmh_subtask_start(st, &err), 0);
   harness_sleep_ms(50);
-  CU_ASSERT_EQUAL(dmh_subtask_swap_unit(st, DM_UNIT_DUMP, FAKE_DUMP_ABI2, &err), -1);
+  CU_ASSERT_EQUAL(dmh_subtask_swap_unit(st, "dump", FAKE_DUMP_ABI2, &err), -1);
   CU_ASSERT_EQUAL(err.code, DM_ERR_SWAP);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "ABI 2.0"));
   CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "fake-dump-abi2"));
   /* a build of another kind is refused as well */
-  CU_ASSERT_EQUAL(dmh_subtask_swap_unit(st, DM_UNIT_DUMP, FAKE_SYNC, &err), -1);
+  CU_ASSERT_EQUAL(dmh_subtask_swap_unit(st, "dump", FAKE_SYNC, &err), -1);
   CU_ASSERT_EQUAL(err.code, DM_ERR_SWAP);
-  CU_ASSERT_EQUAL(dmh_subtask_swap_unit(st, DM_UNIT_SYNC, FAKE_SYNC, &err), -1);
+  CU_ASSERT_EQUAL(dmh_subtask_swap_unit(st, "sync", FAKE_SYNC, &err), -1);
   CU_ASSERT_EQUAL(err.code, DM_ERR_NO_SUCH_UNIT);
   char buf[32];
   CU_ASSERT_EQUAL(dmh_subtask_stage(st), DMH_STAGE_RUNNING);
@@ -746,7 +746,7 @@ static void test_swap_while_paused(void) {
   CU_ASSERT_EQUAL_FATAL(dmh_subtask_start(st, &err), 0);
   harness_sleep_ms(30);
   CU_ASSERT_EQUAL(dmh_subtask_pause(st, &err), 0);
-  CU_ASSERT_EQUAL(dmh_subtask_swap_unit(st, DM_UNIT_DUMP, FAKE_DUMP_V2, &err), 0);
+  CU_ASSERT_EQUAL(dmh_subtask_swap_unit(st, "dump", FAKE_DUMP_V2, &err), 0);
   CU_ASSERT_EQUAL(dmh_subtask_stage(st), DMH_STAGE_PAUSED); /* stays paused */
   CU_ASSERT_EQUAL(dmh_subtask_resume(st, &err), 0);
   CU_ASSERT_EQUAL(dmh_subtask_wait_settled(st, 10000), DMH_STAGE_FINISHED);

@@ -775,7 +775,7 @@ static void test_swap_mid_stream(void) {
   sa_capture cap;
   sa_capture_begin(&cap, e.dir);
   double s0 = lt_now();
-  int rc = dmh_subtask_swap_unit(st, DM_UNIT_SYNC, newso, &err);
+  int rc = dmh_subtask_swap_unit(st, "sync", newso, &err);
   double swap_secs = lt_now() - s0;
   char *log = sa_capture_end(&cap);
   if (rc != 0)

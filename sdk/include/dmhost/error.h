@@ -77,6 +77,8 @@ typedef enum dm_error_level {
     "Give the setting a value of the type and range named in the message.")                        \
   X(DM_ERR_CONFIG_IO, 11005, DM_CLASS_CONFIG, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,               \
     "Check that the file exists and is readable.")                                                 \
+  X(DM_ERR_CONFIG_UNIT_KIND, 11006, DM_CLASS_CONFIG, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,        \
+    "Name built-in kinds (dump, load, sync) or custom kinds with a build in unit-paths in units.") \
   X(DM_ERR_UNIT_OPEN, 12001, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,                 \
     "Check the path in unit-paths (or --plugin-dir) names a shared object built for this host.")   \
   X(DM_ERR_UNIT_NO_ENTRY, 12002, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,             \
@@ -114,6 +116,8 @@ typedef enum dm_error_level {
     "The old build keeps running; fix the new build as the message says and swap again.")          \
   X(DM_ERR_NO_SUCH_UNIT, 13005, DM_CLASS_SUPERVISOR, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,           \
     "Name a unit kind that the task's mode runs.")                                                 \
+  X(DM_ERR_CHAIN_HANDOVER, 13006, DM_CLASS_SUPERVISOR, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,      \
+    "Put a unit that gives a position before the one that takes it, or start units with it.")      \
   X(DM_ERR_CONTROL, 14001, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,                \
     "Check that `dmhost serve` runs and that --socket names its socket.")                          \
   X(DM_ERR_CONTROL_REQUEST, 14002, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,           \

@@ -49,6 +49,7 @@
  * - When init outlives init-timeout the host reports DM_ERR_UNIT_TIMEOUT and forgets the instance;
  *   if init then returns 0, its own thread calls kill (when set) and close on it.
  * - update: no host calls it yet (no command changes a task's settings while it runs).
+ * - end_position (ABI 1.1): on the runner thread right after process/resume finished.
  * So a unit needs no guard against running twice: pause comes only after process/resume
  * returned, resume only on an instance that is not running.
  *
@@ -60,7 +61,8 @@
  *   descriptor whose struct_size is below what its abi_minor needs (DM_ERR_UNIT_SHORT; the sizes
  *   are frozen constants, DM_UNIT_DESCRIPTOR_SIZE_1_0 ...) and reads a field appended in minor M
  *   only from a unit whose abi_minor is M or later: an older, shorter descriptor is never read past
- *   its end. Only ABI 1.0 exists so far: the host reads the 1.0 fields.
+ *   its end. ABI 1.1 appended handover and end_position (custom kinds in a chain); a 1.0 unit
+ *   still loads and runs (tests/abi/ keeps the 1.0 headers and CI builds a unit from them).
  * - Frozen for the whole major: dm_unit_ops (embedded in the descriptor: growing it would move
  *   what follows), dm_result, dm_status_sink, and dm_error and dm_position (error.h, position.h).
  *   They carry no size, so neither side could tell a shorter one: a later need becomes a
@@ -84,7 +86,7 @@ extern "C" {
 #endif
 
 #define DM_ABI_MAJOR 1
-#define DM_ABI_MINOR 0
+#define DM_ABI_MINOR 1
 #define DM_UNIT_MAGIC 0x444d5554u /* "DMUT" */
 
 /* The symbol the host looks up. A function, because dlsym is only guaranteed for functions. */
@@ -97,6 +99,20 @@ typedef enum dm_unit_kind {
   DM_UNIT_RELAY = 4,
   DM_UNIT_CUSTOM = 100, /* a third-party kind; kind_name says which */
 } dm_unit_kind;
+
+/*
+ * Hand-over between the units of a chain (dm_unit_descriptor.handover, ABI 1.1). A task names its
+ * chain with `units = ["dump", "load", "my-sink"];` (or a task-mode); the host checks, when the
+ * subtask is created, that every unit that takes a position follows one that gives one (or is the
+ * first of the chain: it then starts at the task's `meta` or at its own checkpoint), and refuses
+ * the task otherwise (DM_ERR_CHAIN_HANDOVER, naming the file and line of `units`).
+ */
+#define DM_UNIT_TAKES_POSITION 0x1u /* starts where the unit before it ended: handoff_position */
+#define DM_UNIT_GIVES_POSITION 0x2u /* reports where it ended when it finishes: end_position */
+/* Reads the source's relay folder (relay_dir): when it follows a unit that gives a position and
+ * the source's relay is on, the host waits for the relay to have written up to that position before
+ * it starts this unit, as it does before a sync. */
+#define DM_UNIT_READS_RELAY 0x4u
 
 /* Does a sync unit run after this unit in the subtask (the unit_follows service of host.h)? A host
  * older than services version 4 cannot say: true, so a unit keeps demanding what a sync would
@@ -142,9 +158,11 @@ struct dm_status_sink {
 };
 
 /* Well-known status keys the host reads. */
-#define DM_STATUS_META_BINLOG "metaBinlog" /* load: the dump's end position */
-/* dump, load: the position a sync must pass before it leaves safe mode (consistency none);
- * handed to the next unit as handoff_safe_mode_exit */
+/* load: the dump's end position. The host hands it on only for a unit of ABI 1.0 (which has no
+ * end_position slot); from ABI 1.1 the end position comes from end_position. */
+#define DM_STATUS_META_BINLOG "metaBinlog"
+/* dump, load: the position a sync must pass before it leaves safe mode (consistency none); read
+ * back as handoff_safe_mode_exit of ABI 1.0 units, as metaBinlog is */
 #define DM_STATUS_META_SAFE_EXIT "metaSafeModeExit"
 #define DM_STATUS_RELAY_BINLOG "relayBinlog"   /* relay: what is written locally */
 #define DM_STATUS_MASTER_BINLOG "masterBinlog" /* relay, sync: the source's current position */
@@ -224,6 +242,18 @@ typedef void (*dm_unit_close_fn)(void *self);
  */
 typedef void (*dm_unit_kill_fn)(void *self);
 
+/*
+ * end_position (ABI 1.1; required when handover has DM_UNIT_GIVES_POSITION, else unused). Called
+ * once each time process/resume returned DM_OUTCOME_FINISHED, on the same thread, before the next
+ * unit of the chain is initialised for its turn. Write where the unit's work ends in the source's
+ * binlog (the dump's snapshot position: the next unit starts there) to *end and return true, or
+ * return false when there is none (the next unit then starts at the task's meta). *safe_mode_exit
+ * (zeroed by the host) is DM's safe-mode exit point: set it when the data may already hold changes
+ * up to that later position (a dump with consistency none); leave it unset (dm_position_is_set
+ * false) otherwise. The host hands both on as handoff_position and handoff_safe_mode_exit.
+ */
+typedef bool (*dm_unit_end_position_fn)(void *self, dm_position *end, dm_position *safe_mode_exit);
+
 typedef struct dm_unit_ops {
   dm_unit_init_fn init;
   dm_unit_process_fn process;
@@ -250,14 +280,23 @@ typedef struct dm_unit_descriptor {
   const char *version;   /* the unit's own version, e.g. "0.1.0" */
   dm_unit_ops ops;
   /* fields above: ABI 1.0 */
+  uint32_t handover; /* DM_UNIT_TAKES_POSITION | DM_UNIT_GIVES_POSITION | DM_UNIT_READS_RELAY */
+  dm_unit_end_position_fn end_position;
+  /* fields above: ABI 1.1 */
 } dm_unit_descriptor;
 
-/* The size a descriptor of ABI 1.0 has; the host refuses shorter ones. Frozen: it must not follow
- * sizeof(dm_unit_descriptor) once later minors append fields. */
+/* The sizes descriptors of ABI 1.0 and 1.1 have; the host refuses shorter ones. Frozen: they must
+ * not follow sizeof(dm_unit_descriptor) once later minors append fields. A unit of ABI 1.0 has no
+ * handover field: the host gives the built-in kinds theirs (dump and load give a position, read
+ * back from the status keys above; sync takes one and reads the relay) and a custom kind none. */
 #define DM_UNIT_DESCRIPTOR_SIZE_1_0 (offsetof(dm_unit_descriptor, ops) + sizeof(dm_unit_ops))
+#define DM_UNIT_DESCRIPTOR_SIZE_1_1                                                                \
+  (offsetof(dm_unit_descriptor, end_position) + sizeof(dm_unit_end_position_fn))
 #ifndef __cplusplus
 _Static_assert(sizeof(void *) != 8 || DM_UNIT_DESCRIPTOR_SIZE_1_0 == 112,
                "the ABI 1.0 descriptor layout changed");
+_Static_assert(sizeof(void *) != 8 || DM_UNIT_DESCRIPTOR_SIZE_1_1 == 128,
+               "the ABI 1.1 descriptor layout changed");
 #endif
 
 /* Writes the header fields of a descriptor. */

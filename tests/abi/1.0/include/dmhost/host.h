@@ -1,0 +1,282 @@
+/*
+ * dmhost SDK: the services the host hands a unit.
+ *
+ * A unit never calls a global symbol of the host (units are linked with -z defs against the SDK
+ * library only). Everything it needs from the host comes through this struct, passed to init
+ * together with an opaque context (dm_ctx) naming the unit instance. Keep both pointers in your
+ * instance state; they stay valid until close returns (kill is always followed by close).
+ *
+ * The struct opens with its version and size so a unit built against a newer SDK can probe for a
+ * service before using it:  if (DM_HOST_HAS(host, new_service)) ...
+ * Fields are only ever appended; the end of each version is marked.
+ *
+ * Thread-safety: every service may be called from any thread the unit runs, concurrently.
+ */
+#ifndef DMHOST_HOST_H
+#define DMHOST_HOST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "position.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DM_HOST_SERVICES_VERSION 8
+
+/* Opaque: one per unit instance, owned by the host. */
+typedef struct dm_ctx dm_ctx;
+
+typedef enum dm_log_level {
+  DM_LOG_DEBUG = 0,
+  DM_LOG_INFO = 1,
+  DM_LOG_WARN = 2,
+  DM_LOG_ERROR = 3,
+} dm_log_level;
+
+/* A structured log field: key = value. */
+typedef struct dm_log_field {
+  const char *key;
+  const char *value;
+} dm_log_field;
+
+/* A database endpoint from the source file (`from`) or the task file (`target-database`). */
+typedef struct dm_db_endpoint {
+  const char *host;
+  int port;
+  const char *user;
+  const char *password;
+  const char *socket; /* NULL unless set */
+  /* fields above: endpoint of services versions 1-4 */
+  /* TLS, the `security` group of `from` / `target-database` (docs/config.md): absolute paths of
+   * PEM files, NULL when not set. With ssl_ca set the connection is TLS and the server's
+   * certificate is verified against that CA, its name against `host`. ssl_cert/ssl_key (both or
+   * neither) are the client certificate. A host older than services version 5 hands out an
+   * endpoint without these fields: never read them directly; let dm_db_connect read them, given
+   * dm_host_db_endpoint_size (below) in dm_db_connect_opts.endpoint_size. */
+  const char *ssl_ca;
+  const char *ssl_cert;
+  const char *ssl_key;
+  /* fields above: endpoint of services version 5 */
+} dm_db_endpoint;
+
+/* Results of the config lookups. */
+typedef enum dm_cfg_result {
+  DM_CFG_OK = 0,
+  DM_CFG_MISSING = 1,    /* no such setting: use your default */
+  DM_CFG_WRONG_TYPE = 2, /* present with another type: the host has already logged where */
+} dm_cfg_result;
+
+/* What `dmctl binlog` asked for one statement event (binlog_operator below). */
+typedef enum dm_binlog_op_kind {
+  DM_BINLOG_OP_SKIP = 1,    /* do not apply the event */
+  DM_BINLOG_OP_REPLACE = 2, /* apply `sqls` instead of the event */
+  DM_BINLOG_OP_INJECT = 3,  /* apply `sqls`, then the event */
+} dm_binlog_op_kind;
+
+typedef struct dm_binlog_operator {
+  int32_t kind;      /* dm_binlog_op_kind */
+  uint32_t n_sqls;   /* statements of replace/inject */
+  const char **sqls; /* n_sqls statements, each one complete without a trailing ';' */
+  char at[DM_POSITION_NAME_MAX + 24]; /* "mysql-bin.000001:1234", or "" (the failing event) */
+} dm_binlog_operator;
+
+typedef struct dm_host_services {
+  uint32_t version; /* DM_HOST_SERVICES_VERSION of the host */
+  uint32_t size;    /* sizeof(dm_host_services) in the host */
+
+  /* --- identity of the subtask and unit --- */
+  const char *(*task_name)(dm_ctx *ctx);   /* `name` of the task file ("" for a relay) */
+  const char *(*source_id)(dm_ctx *ctx);   /* `source-id` of the source file */
+  const char *(*task_mode)(dm_ctx *ctx);   /* "all", "full", "incremental", "dump", "load", ... */
+  const char *(*meta_schema)(dm_ctx *ctx); /* `meta-schema` for checkpoints in the target */
+  /* A folder that belongs to this unit of this subtask, created by the host, kept across restarts
+   * (dump files, relay files, local checkpoints). */
+  const char *(*work_dir)(dm_ctx *ctx);
+  /* The relay folder of the source (`relay-dir`), or NULL when relay is off. */
+  const char *(*relay_dir)(dm_ctx *ctx);
+  const dm_db_endpoint *(*source_db)(dm_ctx *ctx);
+  const dm_db_endpoint *(*target_db)(dm_ctx *ctx); /* NULL for a relay unit */
+  bool (*gtid_enabled)(dm_ctx *ctx);               /* `enable-gtid` of the source */
+
+  /* --- logging --- */
+  void (*log)(dm_ctx *ctx, dm_log_level level, const char *msg, const dm_log_field *fields,
+              size_t n_fields);
+  void (*logf)(dm_ctx *ctx, dm_log_level level, const char *fmt, ...)
+      __attribute__((format(printf, 3, 4)));
+
+  /* --- the stop token ---
+   * Fires when the host wants the running process/resume to return (pause, stop, kill, swap,
+   * shutdown). Poll it at safe points: between chunks, between transactions. It is cheap (one
+   * atomic load). wait_stop sleeps up to `ms` and returns true as soon as the token fires, so use
+   * it for every back-off or poll sleep. stop_fd is a descriptor that becomes readable when the
+   * token fires: add it to poll() next to your sockets to wake from a blocking wait. */
+  bool (*stop_requested)(dm_ctx *ctx);
+  bool (*wait_stop)(dm_ctx *ctx, uint32_t ms);
+  int (*stop_fd)(dm_ctx *ctx);
+
+  /* --- errors ---
+   * Fill `out` for `code` from the host's code table (class, scope, level, resumable, workaround)
+   * with a printf-style message; raw_cause may be NULL. The host stamps unit, task and slot when
+   * the error reaches it. */
+  void (*error_make)(dm_ctx *ctx, dm_error *out, int32_t code, const char *raw_cause,
+                     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+  /* --- the unit's own config section ---
+   * `path` is relative to the unit's section of the task file (`dump = { threads = 4; }` is
+   * "threads" for the dump unit; "a.b" reaches into groups). A unit reads its settings in init and
+   * update. Every setting in the section must be read by the unit: after init the host rejects the
+   * task, naming file and line, if one was never looked up (that is how misspelt settings are
+   * caught). Strings stay valid until close. */
+  dm_cfg_result (*cfg_int)(dm_ctx *ctx, const char *path, int64_t *out);
+  dm_cfg_result (*cfg_bool)(dm_ctx *ctx, const char *path, bool *out);
+  dm_cfg_result (*cfg_float)(dm_ctx *ctx, const char *path, double *out);
+  dm_cfg_result (*cfg_string)(dm_ctx *ctx, const char *path, const char **out);
+  /* Number of elements of a list or array setting (0 if missing); element i of a list is reached
+   * with the path "name.[i]" (e.g. "tables.[2]"). */
+  int (*cfg_count)(dm_ctx *ctx, const char *path);
+
+  /* --- hand-over between units ---
+   * The position the unit before this one in the chain reported when it finished (the dump's end
+   * position for sync in mode all). Returns false when there is none (first unit, mode
+   * incremental). */
+  bool (*handoff_position)(dm_ctx *ctx, dm_position *out);
+
+  /* --- the task's rules for this source (mysql-instances entry) ---
+   * block-allow-list: may a table (or, with table NULL, anything of a schema) be migrated? DM's
+   * rules and matching (docs/config.md). System schemas (mysql, information_schema,
+   * performance_schema, sys) never are. */
+  bool (*table_allowed)(dm_ctx *ctx, const char *schema, const char *table);
+  /* routes: where a source table goes on the target. Writes the target schema and table (the
+   * names unchanged when no rule matches); a NULL table routes a schema. */
+  void (*route_table)(dm_ctx *ctx, const char *schema, const char *table, char *out_schema,
+                      size_t schema_len, char *out_table, size_t table_len);
+  /* The task's `meta` of this source (where mode incremental starts); false if not set. */
+  bool (*meta_position)(dm_ctx *ctx, dm_position *out);
+
+  /* fields above: services version 1 */
+
+  /* --- binlog event filters (the task's `filters`, named by `filter-rules` of this source) ---
+   * Must this binlog event be skipped? DM's binlog-filter semantics: for each rule whose
+   * schema-pattern/table-pattern match (DM wildcards, docs/config.md "Matching names"), an
+   * Ignore rule whose events or sql-pattern match the event skips it, and a Do rule whose events
+   * (or, for a statement, sql-pattern when it has one) do not match skips it too. `event` is DM's
+   * name of the event: "insert", "update", "delete" for a row change; "create database", "drop
+   * database", "create table", "create index", "drop table", "truncate table", "rename table",
+   * "drop index", "alter table" for those statements; NULL for any other statement, which DM then
+   * judges by sql-pattern alone (events, even "all", are not consulted). `sql` is the statement
+   * (NULL for a row change). schema/table are the source's names; table is NULL for a
+   * schema-level statement. No allocation; cheap enough to call per row event. */
+  bool (*event_ignored)(dm_ctx *ctx, const char *schema, const char *table, const char *event,
+                        const char *sql);
+
+  /* --- binlog operators (`dmctl binlog skip|replace|inject TASK [-b FILE:POS] [SQL...]`) ---
+   * What the operator wants done with the statement event that starts at file:offset. With
+   * `failing` set, an operator registered without -b (meant for the event the unit failed on) is
+   * returned too when none names the position. Returns true and fills *out (its strings belong to
+   * the host and stay valid until the next call of binlog_operator or binlog_operator_done, or
+   * close), false when there is none. Operators are persisted by the host, so they survive a
+   * restart. */
+  bool (*binlog_operator)(dm_ctx *ctx, const char *file, uint64_t offset, bool failing,
+                          dm_binlog_operator *out);
+  /* The unit applied the operator and committed a checkpoint past its event: the host forgets
+   * it (an operator is used once). */
+  void (*binlog_operator_done)(dm_ctx *ctx, const dm_binlog_operator *op);
+
+  /* fields above: services version 2 */
+
+  /* --- files ---
+   * The mode for files the unit creates (dump files, relay files, local checkpoints): `file-mode`
+   * of the task file (of the source file for a relay), 0600 by default. Folders get
+   * dm_fs_dir_mode of it (dmhost/fs.h). Read it with dm_host_file_mode below, which gives 0600
+   * on an older host. */
+  uint32_t (*file_mode)(dm_ctx *ctx);
+
+  /* fields above: services version 3 */
+
+  /* --- the chain of the subtask ---
+   * Does a unit of `kind` (dm_unit_kind of unit.h) run after this unit in this subtask? The chain
+   * is fixed by the task mode (`all` = dump, load, sync; `full` = dump, load; `load&sync` = load,
+   * sync; ...) and does not change while the subtask lives. A dump asks it to know whether the
+   * binlog position it records will be used (a sync follows) or is only for the record: read it
+   * with dm_host_sync_follows (unit.h). Always false for a relay. */
+  bool (*unit_follows)(dm_ctx *ctx, uint32_t kind);
+
+  /* fields above: services version 4 */
+
+  /* --- the size of the endpoints source_db/target_db return ---
+   * sizeof(dm_db_endpoint) in the host: the endpoint struct only grows at its end, so a unit
+   * reads the fields that lie within this size and no further. Read it with
+   * dm_host_db_endpoint_size below, which gives the size of the version 1 endpoint (no TLS
+   * fields) on an older host. */
+  uint32_t (*db_endpoint_size)(dm_ctx *ctx);
+
+  /* fields above: services version 5 */
+
+  /* --- hand-over: safe mode until a position ---
+   * DM's safe-mode exit point: the position up to which the unit before this one says changes may
+   * be in the data already (a dump with consistency = "none": its threads' snapshots were taken
+   * at different moments, the sync starts at the earliest and must apply what lies between in
+   * safe mode, as it may find a row there already or find it gone). Returns false when there is
+   * none (a dump whose snapshots match one position, mode incremental). Like handoff_position,
+   * set when the unit before this one finished in this run of the subtask. */
+  bool (*handoff_safe_mode_exit)(dm_ctx *ctx, dm_position *out);
+  /* fields above: services version 6 */
+
+  /* --- fencing ---
+   * The fencing token of this subtask on this worker: 0 = no fencing (a single machine, the
+   * default); else a number that grows each time the subtask is handed to another worker (a
+   * cluster worker passes the create_revision of its binding). A unit that commits to the target
+   * keeps the token in its checkpoint rows there and refuses, in the same transaction, to move a
+   * row that carries a higher one, so a stale worker (paused VM, partition) can never commit
+   * after its successor took over (docs/sdk.md "Fencing", dmhost/db.h). Fixed for the life of
+   * the instance. Read it with dm_host_fencing_token below, which gives 0 on an older host. */
+  uint64_t (*fencing_token)(dm_ctx *ctx);
+
+  /* fields above: services version 7 */
+
+  /* --- the source's replica identity ---
+   * The source file's `server-id` (docs/config.md): the server_id a unit that streams the
+   * source's binlog as a replica presents unless its own section sets one, so the relay and the
+   * source file agree without the unit deriving the host's default itself. Read it with
+   * dm_host_source_server_id below, which gives 0 from an older host. */
+  uint32_t (*source_server_id)(dm_ctx *ctx);
+
+  /* fields above: services version 8 */
+} dm_host_services;
+
+/* Is `field` present in the host's services struct (for services added after version 1)? */
+#define DM_HOST_HAS(host, field)                                                                   \
+  ((host)->size >= offsetof(dm_host_services, field) + sizeof((host)->field) &&                    \
+   (host)->field != NULL)
+
+/* The file mode the host asks for (file_mode above), or 0600 from a host without the service. */
+static inline uint32_t dm_host_file_mode(const dm_host_services *host, dm_ctx *ctx) {
+  return DM_HOST_HAS(host, file_mode) ? host->file_mode(ctx) : 0600;
+}
+
+/* The size of the host's dm_db_endpoint (db_endpoint_size above), or of the version 1 endpoint
+ * (host, port, user, password, socket) from a host without the service. */
+static inline uint32_t dm_host_db_endpoint_size(const dm_host_services *host, dm_ctx *ctx) {
+  return DM_HOST_HAS(host, db_endpoint_size) ? host->db_endpoint_size(ctx)
+                                             : (uint32_t)offsetof(dm_db_endpoint, ssl_ca);
+}
+
+/* The source file's server-id (source_server_id above), or 0 from a host without it. */
+static inline uint32_t dm_host_source_server_id(const dm_host_services *host, dm_ctx *ctx) {
+  return DM_HOST_HAS(host, source_server_id) ? host->source_server_id(ctx) : 0;
+}
+
+/* The subtask's fencing token (fencing_token above), or 0 (no fencing) from a host without it. */
+static inline uint64_t dm_host_fencing_token(const dm_host_services *host, dm_ctx *ctx) {
+  return DM_HOST_HAS(host, fencing_token) ? host->fencing_token(ctx) : 0;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DMHOST_HOST_H */

@@ -1,0 +1,288 @@
+/*
+ * dmhost SDK: the unit contract.
+ *
+ * A unit is a shared object exporting one function, dm_unit_entry, that returns a pointer to a
+ * const descriptor. The host checks the descriptor (magic, ABI major/minor, size, kind, required
+ * slots) before it calls anything else, and refuses the unit with a coded error otherwise.
+ *
+ *   static const dm_unit_descriptor my_unit = {
+ *       DM_UNIT_DESCRIPTOR_HEADER,
+ *       .kind = DM_UNIT_SYNC, .name = "my-sync", .version = "1.2.0",
+ *       .ops = { .init = my_init, .process = my_process, ... },
+ *   };
+ *   DM_UNIT_EXPORT(my_unit)
+ *
+ * Life of an instance, in the order the host's supervisor (host/supervisor.c, host/swap.c) calls
+ * the slots, each call through one door (host/unit_call.c):
+ *
+ *   init -> is_fresh_task -> process -> ([pause] -> resume)* -> [kill] -> close
+ *
+ * One call at a time per instance, except status (any time between init and close, on any thread,
+ * also beside another status call) and kill (beside a blocked process/resume). In detail:
+ * - init: on a thread of its own, bounded by init-timeout. Every unit of the chain is initialised
+ *   when the subtask starts (and again when it restarts from Stopped), not when its turn comes.
+ * - is_fresh_task: on the thread of the command that starts the subtask, after every unit's init,
+ *   from the last unit of the chain backwards until one is not fresh; the units before that one are
+ *   closed without ever running process (their work was done in an earlier run).
+ * - process, resume: on the subtask's runner thread (a new one at each start or resume). The first
+ *   run of an instance is process, every later one resume (process again when resume is NULL).
+ *   Each returns exactly one result: finished, canceled (the stop token fired) or errors. A unit
+ *   that finished stays open (status is still asked) while the next unit of the chain runs.
+ * - pause: only after process/resume returned to a pause request (the stop token fired): on the
+ *   thread of the pause command, or on the runner thread when the unit returned after that command
+ *   had given up waiting. Never on an instance whose process has not run, and not when
+ *   process/resume returned errors: the subtask then pauses without calling pause, and the next
+ *   call is resume (or kill/close).
+ * - kill: after the stop token fired (a late init below excepted), on the thread of a kill
+ *   command (at once) or of a stop command whose unit has not returned within stop-timeout;
+ *   possibly beside a blocked process/resume, on an idle instance, and twice (a kill command kills
+ *   the running unit, then every live instance right before its close). kill never replaces
+ *   close.
+ * - close: once per instance, on the thread of the command that ends it (stop, kill, hot-swap, a
+ *   failed start, the subtask's end), after process/resume returned and with no other slot of the
+ *   instance running. After it returns the host may unload the library. Exception: an instance
+ *   whose process/resume returned neither after the stop token nor after kill is abandoned: never
+ *   called again (not even close), its library never unloaded.
+ * - Hot-swap (dmctl swap-unit): a running subtask pauses as above; the old instance is closed, the
+ *   new one initialised, and when the subtask runs again its first call is process (no
+ *   is_fresh_task): it continues from the checkpoint the old one saved.
+ * - When init outlives init-timeout the host reports DM_ERR_UNIT_TIMEOUT and forgets the instance;
+ *   if init then returns 0, its own thread calls kill (when set) and close on it.
+ * - update: no host calls it yet (no command changes a task's settings while it runs).
+ * So a unit needs no guard against running twice: pause comes only after process/resume
+ * returned, resume only on an instance that is not running.
+ *
+ * Versioning (docs/sdk.md, "Versioning", relates it to the services and SDK versions):
+ * - The host loads units of its own DM_ABI_MAJOR only (DM_ERR_UNIT_ABI_MAJOR), and of its own
+ *   DM_ABI_MINOR or older (DM_ERR_UNIT_ABI_MINOR).
+ * - dm_unit_descriptor is the one struct of this header that grows: a minor appends fields at its
+ *   end, after ops, and marks where it ends ("fields above: ABI 1.x"). The loader refuses a
+ *   descriptor whose struct_size is below what its abi_minor needs (DM_ERR_UNIT_SHORT; the sizes
+ *   are frozen constants, DM_UNIT_DESCRIPTOR_SIZE_1_0 ...) and reads a field appended in minor M
+ *   only from a unit whose abi_minor is M or later: an older, shorter descriptor is never read past
+ *   its end. Only ABI 1.0 exists so far: the host reads the 1.0 fields.
+ * - Frozen for the whole major: dm_unit_ops (embedded in the descriptor: growing it would move
+ *   what follows), dm_result, dm_status_sink, and dm_error and dm_position (error.h, position.h).
+ *   They carry no size, so neither side could tell a shorter one: a later need becomes a
+ *   descriptor field (unit to host) or a host service (host to unit).
+ * - dm_host_services (host.h) grows on a version of its own, DM_HOST_SERVICES_VERSION, not with
+ *   the ABI minor: a unit probes a later service with DM_HOST_HAS (the struct's size field).
+ */
+#ifndef DMHOST_UNIT_H
+#define DMHOST_UNIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "host.h"
+#include "position.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DM_ABI_MAJOR 1
+#define DM_ABI_MINOR 0
+#define DM_UNIT_MAGIC 0x444d5554u /* "DMUT" */
+
+/* The symbol the host looks up. A function, because dlsym is only guaranteed for functions. */
+#define DM_UNIT_ENTRY_SYMBOL "dm_unit_entry"
+
+typedef enum dm_unit_kind {
+  DM_UNIT_DUMP = 1,
+  DM_UNIT_LOAD = 2,
+  DM_UNIT_SYNC = 3,
+  DM_UNIT_RELAY = 4,
+  DM_UNIT_CUSTOM = 100, /* a third-party kind; kind_name says which */
+} dm_unit_kind;
+
+/* Does a sync unit run after this unit in the subtask (the unit_follows service of host.h)? A host
+ * older than services version 4 cannot say: true, so a unit keeps demanding what a sync would
+ * need. */
+static inline bool dm_host_sync_follows(const dm_host_services *host, dm_ctx *ctx) {
+  return DM_HOST_HAS(host, unit_follows) ? host->unit_follows(ctx, DM_UNIT_SYNC) : true;
+}
+
+/* What process/resume ended with. */
+typedef enum dm_outcome {
+  DM_OUTCOME_FINISHED = 1, /* all work done; the next unit of the chain may start */
+  DM_OUTCOME_CANCELED = 2, /* the stop token fired and the unit stopped at a safe point */
+  DM_OUTCOME_ERROR = 3,    /* errors[] says why; the subtask pauses */
+} dm_outcome;
+
+#define DM_RESULT_MAX_ERRORS 4
+
+/* Filled by process/resume. Zeroed by the host before the call. */
+typedef struct dm_result {
+  uint32_t outcome;  /* dm_outcome */
+  uint32_t n_errors; /* <= DM_RESULT_MAX_ERRORS, > 0 when outcome is DM_OUTCOME_ERROR */
+  dm_error errors[DM_RESULT_MAX_ERRORS];
+} dm_result;
+
+/*
+ * Where a unit writes its status. The host turns it into the unit's part of query-status (JSON,
+ * with DM's field names) and reads the well-known keys below. Keys and strings are copied before
+ * the call returns.
+ */
+typedef struct dm_status_sink dm_status_sink;
+struct dm_status_sink {
+  void (*put_str)(dm_status_sink *s, const char *key, const char *value);
+  void (*put_int)(dm_status_sink *s, const char *key, int64_t value);
+  void (*put_double)(dm_status_sink *s, const char *key, double value);
+  void (*put_bool)(dm_status_sink *s, const char *key, bool value);
+  /* A binlog location: writes `key` as "(file, pos)" and `key`+"Gtid" as the GTID set, the way DM
+   * prints them (e.g. key "relayBinlog" gives relayBinlog and relayBinlogGtid). */
+  void (*put_position)(dm_status_sink *s, const char *key, const dm_position *pos);
+  /* Progress of the unit's work: `done` of `total` items of `what` ("rows", "bytes", "tables",
+   * "events"). The host derives percent, rate and ETA from successive calls. */
+  void (*put_progress)(dm_status_sink *s, uint64_t done, uint64_t total, const char *what);
+  void *host_data; /* the host's; do not touch */
+};
+
+/* Well-known status keys the host reads. */
+#define DM_STATUS_META_BINLOG "metaBinlog" /* load: the dump's end position */
+/* dump, load: the position a sync must pass before it leaves safe mode (consistency none);
+ * handed to the next unit as handoff_safe_mode_exit */
+#define DM_STATUS_META_SAFE_EXIT "metaSafeModeExit"
+#define DM_STATUS_RELAY_BINLOG "relayBinlog"   /* relay: what is written locally */
+#define DM_STATUS_MASTER_BINLOG "masterBinlog" /* relay, sync: the source's current position */
+#define DM_STATUS_RELAY_CATCH_UP "relayCatchUpMaster" /* relay: bool */
+
+/* ---- the slots ---- */
+
+/*
+ * init (required). Called once per instance, on a host thread, with a timeout (the host gives up
+ * and reports DM_ERR_UNIT_TIMEOUT, then calls kill if init returns late). Read your config section
+ * via the host services, allocate your state, and return it in *self. Open connections here or
+ * lazily in process. Return 0 on success; else fill *err and return -1, having released everything.
+ */
+typedef int (*dm_unit_init_fn)(const dm_host_services *host, dm_ctx *ctx, void **self,
+                               dm_error *err);
+
+/*
+ * is_fresh_task (required). Has this unit done no work yet for this subtask? Read your checkpoint
+ * (in the target's meta-schema or in work_dir). The host asks from the last unit of the chain
+ * backwards; the subtask starts at the first unit that is not fresh. Return 0 and set *fresh, or
+ * fill *err and return -1 (the subtask then fails to start).
+ */
+typedef int (*dm_unit_is_fresh_task_fn)(void *self, bool *fresh, dm_error *err);
+
+/*
+ * process (required). Do the unit's work from its checkpoint, on a host thread, until it is all
+ * done (DM_OUTCOME_FINISHED; a sync unit never finishes), the stop token fires (save the
+ * checkpoint, then DM_OUTCOME_CANCELED) or an error stops it (DM_OUTCOME_ERROR with errors[]). May
+ * block on I/O, but must notice the stop token within about a second: poll it, sleep with
+ * wait_stop, or poll stop_fd. Must not return while threads it started still run.
+ */
+typedef void (*dm_unit_process_fn)(void *self, dm_result *result);
+
+/*
+ * pause (optional). Called after process/resume has returned because the subtask pauses (a pause
+ * command or a hot-swap; not after process/resume returned errors). Release what a paused unit
+ * should not hold (connections, open files); keep the checkpoint. Must not block for long.
+ */
+typedef void (*dm_unit_pause_fn)(void *self);
+
+/*
+ * resume (optional; NULL means process is called again). Continue from the checkpoint after a
+ * pause, or after process/resume returned errors (no pause call in between). Same contract as
+ * process.
+ */
+typedef void (*dm_unit_resume_fn)(void *self, dm_result *result);
+
+/*
+ * update (optional; NULL means the unit cannot take new settings while paused). Meant for a paused
+ * instance after the task's config changed: re-read your section; return 0, or fill *err and
+ * return -1 (the old settings stay). No host calls it yet: no command changes the settings of a
+ * task that runs (it is stopped and started again), so a unit must not rely on it.
+ */
+typedef int (*dm_unit_update_fn)(void *self, dm_error *err);
+
+/*
+ * status (optional). Write the unit's status to the sink. Called from any host thread at any time
+ * between init and close, also while process, pause or kill runs on another thread and beside
+ * another status call: read shared counters atomically or under your own lock, and never block.
+ */
+typedef void (*dm_unit_status_fn)(void *self, dm_status_sink *sink);
+
+/*
+ * close (required). Release everything of the instance. Called once, never while another slot of
+ * the instance runs (process/resume have returned, kill has returned), also on an instance that
+ * never ran process and after kill. After it returns the host may unload the library.
+ */
+typedef void (*dm_unit_close_fn)(void *self);
+
+/*
+ * kill (optional). Stop as fast as possible without saving more than is already durable (crash
+ * semantics, DM's Kill). Called after the stop token fired: by a kill command at once, by a stop
+ * command when process/resume has not returned within stop-timeout. It may run while
+ * process/resume is blocked on another thread (it must make them return soon, e.g. shut down its
+ * sockets), on an idle instance, and more than once. It must not free the instance: close always
+ * follows, once process/resume has returned; kill must leave the instance safe to close.
+ */
+typedef void (*dm_unit_kill_fn)(void *self);
+
+typedef struct dm_unit_ops {
+  dm_unit_init_fn init;
+  dm_unit_process_fn process;
+  dm_unit_pause_fn pause;
+  dm_unit_resume_fn resume;
+  dm_unit_close_fn close;
+  dm_unit_kill_fn kill;
+  dm_unit_is_fresh_task_fn is_fresh_task;
+  dm_unit_status_fn status;
+  dm_unit_update_fn update;
+  /* fields above: ABI 1.0. This struct never grows (it is embedded in the descriptor): slots of
+   * later minors are appended to dm_unit_descriptor, after `ops`. */
+} dm_unit_ops;
+
+/* What dm_unit_entry returns. Open it with DM_UNIT_DESCRIPTOR_HEADER. */
+typedef struct dm_unit_descriptor {
+  uint32_t magic;        /* DM_UNIT_MAGIC */
+  uint16_t abi_major;    /* DM_ABI_MAJOR the unit was built with */
+  uint16_t abi_minor;    /* DM_ABI_MINOR the unit was built with */
+  uint32_t struct_size;  /* sizeof(dm_unit_descriptor) the unit was built with */
+  uint32_t kind;         /* dm_unit_kind */
+  const char *kind_name; /* for DM_UNIT_CUSTOM: the kind's name; else NULL */
+  const char *name;      /* e.g. "dmhost-sync" */
+  const char *version;   /* the unit's own version, e.g. "0.1.0" */
+  dm_unit_ops ops;
+  /* fields above: ABI 1.0 */
+} dm_unit_descriptor;
+
+/* The size a descriptor of ABI 1.0 has; the host refuses shorter ones. Frozen: it must not follow
+ * sizeof(dm_unit_descriptor) once later minors append fields. */
+#define DM_UNIT_DESCRIPTOR_SIZE_1_0 (offsetof(dm_unit_descriptor, ops) + sizeof(dm_unit_ops))
+#ifndef __cplusplus
+_Static_assert(sizeof(void *) != 8 || DM_UNIT_DESCRIPTOR_SIZE_1_0 == 112,
+               "the ABI 1.0 descriptor layout changed");
+#endif
+
+/* Writes the header fields of a descriptor. */
+#define DM_UNIT_DESCRIPTOR_HEADER                                                                  \
+  .magic = DM_UNIT_MAGIC, .abi_major = DM_ABI_MAJOR, .abi_minor = DM_ABI_MINOR,                    \
+  .struct_size = sizeof(dm_unit_descriptor)
+
+typedef const dm_unit_descriptor *(*dm_unit_entry_fn)(void);
+
+/* Defines the exported entry function returning `desc`. Build units with -fvisibility=hidden: this
+ * is the only symbol they need to export. */
+#ifdef __cplusplus
+#define DM_UNIT_EXTERN_C extern "C"
+#else
+#define DM_UNIT_EXTERN_C
+#endif
+#define DM_UNIT_EXPORT(desc)                                                                       \
+  DM_UNIT_EXTERN_C __attribute__((visibility("default"))) const dm_unit_descriptor *dm_unit_entry( \
+      void);                                                                                       \
+  DM_UNIT_EXTERN_C __attribute__((visibility("default"))) const dm_unit_descriptor *dm_unit_entry( \
+      void) {                                                                                      \
+    return &(desc);                                                                                \
+  }
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DMHOST_UNIT_H */
