@@ -39,7 +39,7 @@ static void cw_usage(FILE *out) {
       "                     [--etcd-prefix /dmhost] [--advertise-addr ADDR]\n"
       "                     [--listen HOST:PORT [--tls-ca FILE --tls-cert FILE --tls-key FILE]]\n"
       "                     [--lease-ttl SECONDS] [--plugin-dir DIR]\n"
-      "                     [--log-level debug|info|warn|error]\n"
+      "                     [--log-level debug|info|warn|error] [--log-format text|json]\n"
       "\n"
       "Runs one worker of a cluster: registers NAME in etcd under a lease (TTL 10 s unless\n"
       "told, at least 10), runs the source the leader binds to it and that source's\n"
@@ -134,6 +134,7 @@ static int cw_options(cw *w, int argc, char **argv, const char **state_arg, cons
       {"lease-ttl", required_argument, NULL, 't'},
       {"plugin-dir", required_argument, NULL, 'p'},
       {"log-level", required_argument, NULL, 'l'},
+      {"log-format", required_argument, NULL, 'j'},
       {"listen", required_argument, NULL, 'L'},
       {"tls-ca", required_argument, NULL, 'A'},
       {"tls-cert", required_argument, NULL, 'C'},
@@ -201,16 +202,14 @@ static int cw_options(cw *w, int argc, char **argv, const char **state_arg, cons
     case 'p':
       *plugin_arg = optarg;
       break;
-    case 'l': {
-      dm_log_level level;
-      if (dmh_log_level_parse(optarg, &level) < 0) {
-        fprintf(stderr, "dmhost worker: --log-level \"%s\" is not debug, info, warn or error\n",
-                optarg);
+    case 'l':
+      if (dmh_log_level_flag("worker", optarg) < 0)
         return 2;
-      }
-      dmh_log_set_level(level);
       break;
-    }
+    case 'j':
+      if (dmh_log_format_flag("worker", optarg) < 0)
+        return 2;
+      break;
     case 'h':
       cw_usage(stdout);
       return 0;

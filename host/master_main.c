@@ -65,6 +65,7 @@ static void master_usage(FILE *out) {
           "usage: dmhost master --name NAME --etcd URL[,URL...] [--listen HOST:PORT]\n"
           "                     [--tls-ca FILE --tls-cert FILE --tls-key FILE]\n"
           "                     [--etcd-prefix PREFIX] [--log-level debug|info|warn|error]\n"
+          "                     [--log-format text|json]\n"
           "\n"
           "Runs a master of the cluster: registers under a lease of its own, campaigns for the\n"
           "leadership and, while it leads, binds sources to workers by the scheduler's rules.\n"
@@ -80,11 +81,17 @@ static void master_fail(const dm_error *err) {
 
 int dmh_master_main(int argc, char **argv) {
   static const struct option longopts[] = {
-      {"name", required_argument, NULL, 'n'},    {"etcd", required_argument, NULL, 'e'},
-      {"listen", required_argument, NULL, 'L'},  {"etcd-prefix", required_argument, NULL, 'p'},
-      {"tls-ca", required_argument, NULL, 'A'},  {"tls-cert", required_argument, NULL, 'C'},
-      {"tls-key", required_argument, NULL, 'K'}, {"log-level", required_argument, NULL, 'l'},
-      {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+      {"name", required_argument, NULL, 'n'},
+      {"etcd", required_argument, NULL, 'e'},
+      {"listen", required_argument, NULL, 'L'},
+      {"etcd-prefix", required_argument, NULL, 'p'},
+      {"tls-ca", required_argument, NULL, 'A'},
+      {"tls-cert", required_argument, NULL, 'C'},
+      {"tls-key", required_argument, NULL, 'K'},
+      {"log-level", required_argument, NULL, 'l'},
+      {"log-format", required_argument, NULL, 'j'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
   };
   dmh_master_opts o = {0};
   const char *listen = "127.0.0.1:8261";
@@ -117,6 +124,10 @@ int dmh_master_main(int argc, char **argv) {
       break;
     case 'l':
       if (dmh_log_level_flag("master", optarg) < 0)
+        return 2;
+      break;
+    case 'j':
+      if (dmh_log_format_flag("master", optarg) < 0)
         return 2;
       break;
     case 'h':

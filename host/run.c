@@ -26,6 +26,7 @@ static void run_usage(FILE *out) {
       "  --work-dir DIR     where units keep dump files and checkpoints (default ./dmhost-work)\n"
       "  --plugin-dir DIR   where the default unit builds are (default: installed folder)\n"
       "  --log-level L      debug, info, warn or error (default info)\n"
+      "  --log-format F     text (default) or json: one object per line for log shippers\n"
       "  --quiet            no progress output\n"
       "  --fencing-token N  for the cluster worker and tests: the subtask's fencing token (a\n"
       "                     number that grows each time the subtask moves to another worker;\n"
@@ -111,6 +112,7 @@ int dmh_run_main(int argc, char **argv) {
       {"work-dir", required_argument, NULL, 'w'},
       {"plugin-dir", required_argument, NULL, 'p'},
       {"log-level", required_argument, NULL, 'l'},
+      {"log-format", required_argument, NULL, 'j'},
       {"quiet", no_argument, NULL, 'q'},
       {"fencing-token", required_argument, NULL, 'F'},
       {"help", no_argument, NULL, 'h'},
@@ -137,6 +139,10 @@ int dmh_run_main(int argc, char **argv) {
       break;
     case 'l':
       if (dmh_log_level_flag("run", optarg) < 0)
+        return 2;
+      break;
+    case 'j':
+      if (dmh_log_format_flag("run", optarg) < 0)
         return 2;
       break;
     case 'q':

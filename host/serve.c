@@ -36,7 +36,7 @@ static void serve_usage(FILE *out) {
       "                    [--socket-group GROUP] [--idle-timeout SECONDS]\n"
       "                    [--send-timeout SECONDS]\n"
       "                    [--listen HOST:PORT [--tls-ca FILE --tls-cert FILE --tls-key FILE]]\n"
-      "                    [--log-level debug|info|warn|error]\n"
+      "                    [--log-level debug|info|warn|error] [--log-format text|json]\n"
       "\n"
       "Runs the daemon that dmctl talks to. Sources, tasks and their expected stages are kept\n"
       "in DIR and restored on the next start. The control socket defaults to DIR/dmhost.sock.\n"
@@ -95,6 +95,7 @@ int dmh_serve_main(int argc, char **argv) {
       {"socket", required_argument, NULL, 's'},
       {"plugin-dir", required_argument, NULL, 'p'},
       {"log-level", required_argument, NULL, 'l'},
+      {"log-format", required_argument, NULL, 'j'},
       {"socket-group", required_argument, NULL, 'g'},
       {"idle-timeout", required_argument, NULL, 'i'},
       {"send-timeout", required_argument, NULL, 't'},
@@ -160,6 +161,10 @@ int dmh_serve_main(int argc, char **argv) {
     }
     case 'l':
       if (dmh_log_level_flag("serve", optarg) < 0)
+        return 2;
+      break;
+    case 'j':
+      if (dmh_log_format_flag("serve", optarg) < 0)
         return 2;
       break;
     case 'h':
