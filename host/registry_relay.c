@@ -5,9 +5,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "dmhost/relay_purge.h"
 #include "dmhost/sdk.h"
 #include "log.h"
-#include "relay_purge.h"
 
 /* ---- relay ---- */
 
@@ -155,8 +155,8 @@ int dmh_registry_relay_purge(dmh_registry *r, const char *source, const char *fi
       paused = rc == 0;
     }
     if (rc == 0) {
-      dmh_relay_purge_opts o = {.relay_dir = s->cfg->relay_dir, .before = file};
-      rc = dmh_relay_purge(&o, &removed, err);
+      dm_relay_purge_opts o = {.relay_dir = s->cfg->relay_dir, .before = file};
+      rc = dm_relay_purge(&o, &removed, err);
     }
     if (paused) {
       dm_error rerr;

@@ -16,10 +16,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dmhost/relay_folder.h"
 #include "dmhost/relay_reader.h"
 #include "dmhost/sdk.h"
 #include "log.h"
-#include "relay_purge.h"
 #include "supervisor_internal.h"
 #include "unit_ctx.h"
 
@@ -37,7 +37,7 @@ int sup_relay_hold_begin(dmh_subtask *st, dm_error *err) {
   char sub[256], file[256];
   if (!c || dm_relay_reader_read(c->relay_dir, c->task_name, sub, sizeof sub, file, sizeof file))
     return 0; /* no relay, or held already (by an earlier run of this dump, or by the sync) */
-  if (dmh_relay_current(c->relay_dir, sub, sizeof sub, file, sizeof file) < 0)
+  if (dm_relay_current(c->relay_dir, sub, sizeof sub, file, sizeof file) < 0)
     return 0; /* the relay has written nothing yet: nothing can be purged */
   if (dm_relay_reader_register(c->relay_dir, c->task_name, sub, file, c->file_mode, err) < 0)
     return -1;
@@ -53,7 +53,7 @@ int sup_relay_hold_at(dmh_subtask *st, const dm_position *p, dm_error *err) {
   char sub[256];
   if (!c || !p->name[0])
     return 0;
-  if (dmh_relay_locate(c->relay_dir, p->name, sub, sizeof sub) < 0) {
+  if (dm_relay_locate(c->relay_dir, p->name, sub, sizeof sub) < 0) {
     dmh_log(DM_LOG_WARN, st->name,
             "the relay log in %s has no sub-folder yet: the dump's position %s:%llu is not held "
             "against purge",

@@ -55,9 +55,10 @@ int relay_file_open(relay_file *f, const char *dir, const char *name, uint64_t s
   dm_strlcpy(f->name, name, sizeof f->name);
   char path[RELAY_DIR_MAX + 300];
   snprintf(path, sizeof path, "%s/%s", dir, name);
-  if (relay_check_name("binlog file", name, strlen(name), err) < 0)
+  if (dm_relay_name_check("relay: binlog file", name, strlen(name),
+                          "the relay stopped without writing it", err) < 0)
     return -1;
-  int dfd = relay_subdir_open(dir, err);
+  int dfd = dm_relay_subdir_open(dir, err);
   if (dfd < 0)
     return -1;
   f->fd = dm_fs_open_beneath(dfd, name, O_WRONLY | O_CREAT, f->mode);
@@ -65,7 +66,7 @@ int relay_file_open(relay_file *f, const char *dir, const char *name, uint64_t s
   close(dfd);
   errno = e;
   if (f->fd < 0)
-    return relay_open_error(err, "open", path);
+    return dm_relay_open_error(err, "relay", "open", path);
   struct stat sb;
   if (fstat(f->fd, &sb) < 0)
     return file_io(err, "stat", f);
@@ -316,7 +317,7 @@ int relay_file_recover(const char *dir, relay_meta *m, char *note, size_t note_l
   struct stat sb;
   if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
     errno = ELOOP;
-    return relay_open_error(err, "recover", path);
+    return dm_relay_open_error(err, "relay", "recover", path);
   }
   if (stat(path, &sb) < 0) {
     if (errno == ENOENT && m->binlog_pos <= DM_BINLOG_MAGIC_LEN) {
@@ -326,7 +327,7 @@ int relay_file_recover(const char *dir, relay_meta *m, char *note, size_t note_l
     dm_error_set(err, DM_ERR_BINLOG_CORRUPT, strerror(errno),
                  "relay: %s named by %s/relay.meta is gone; remove the sub-folder from %s and "
                  "start the relay again",
-                 path, dir, RELAY_INDEX_NAME);
+                 path, dir, DM_RELAY_INDEX_NAME);
     return -1;
   }
   uint64_t size = (uint64_t)sb.st_size;

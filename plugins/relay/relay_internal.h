@@ -7,7 +7,8 @@
  *   <relay-dir>/<uuid>.NNNNNN/relay.meta   file, position and GTID set written (atomic)
  *   <relay-dir>/readers/<name>             what each reader still needs (see docs/relay.md)
  *
- * Files: relay_layout.c (index, sub-folders, relay.meta), relay_file.c (the writer, its fsync
+ * The layout (index, sub-folders, relay.meta) is the SDK's (dmhost/relay_folder.h), as is the
+ * purge (dmhost/relay_purge.h). Files: relay_file.c (the writer, its fsync
  * policy and crash recovery), relay_event.c (the few event fields the relay needs, GTID sets),
  * relay_stream.c (the binlog stream: sub-folder choice, poll, reconnect), relay_upstream.c (the
  * source on a plain connection: uuid, position, diverged history), relay_unit.c (the ops table,
@@ -23,10 +24,9 @@
 #include <sys/types.h>
 
 #include "dmhost/binlog.h"
+#include "dmhost/relay_folder.h"
 #include "dmhost/unit.h"
 
-#define RELAY_META_NAME "relay.meta"
-#define RELAY_INDEX_NAME "server-uuid.index"
 #define RELAY_PATH_MAX 4096
 #define RELAY_UUID_MAX 128
 #define RELAY_SUBDIR_MAX (RELAY_UUID_MAX + 16)
@@ -54,37 +54,9 @@ typedef struct relay_trx {
 bool relay_trx_feed(relay_trx *t, const dm_binlog_format *fmt, const dm_binlog_event *ev,
                     dm_mariadb_gtid_set *set, bool take_list);
 
-/* ---- layout (relay_layout.c) ---- */
+/* ---- layout: the SDK's (dmhost/relay_folder.h) ---- */
 
-typedef struct relay_meta {
-  char binlog_name[256];
-  uint64_t binlog_pos;
-  char binlog_gtid[DM_POSITION_GTID_MAX];
-} relay_meta;
-
-/* Is `name` (len bytes, e.g. from a ROTATE event or a server uuid) a plain file name
- * (dm_fs_name_ok)? 0, or -1 with err DM_ERR_RELAY_BAD_NAME naming `what` and the name (escaped). */
-int relay_check_name(const char *what, const char *name, size_t len, dm_error *err);
-/* Open the sub-folder `dir` (<relay-dir>/<sub>) for dm_fs_open_beneath: the relay dir as
- * configured, the sub-folder beneath it without following a link. A descriptor, or -1 with err
- * (DM_ERR_RELAY_BAD_NAME, DM_ERR_RELAY_LINK, DM_ERR_IO). */
-int relay_subdir_open(const char *dir, dm_error *err);
-/* An open(2) failure of `path` as the relay's error: ELOOP is DM_ERR_RELAY_LINK. Returns -1. */
-int relay_open_error(dm_error *err, const char *what, const char *path);
-
-/* The last sub-folder of the index ("" when none); -1 with err on I/O errors. */
-int relay_index_last(const char *relay_dir, char *subdir, size_t len, dm_error *err);
-/* Append a new sub-folder for `uuid` (suffix = last + 1), create it (dm_fs_dir_mode of
- * file_mode); writes its name. A name that is not plain is DM_ERR_RELAY_BAD_NAME. */
-int relay_index_add(const char *relay_dir, const char *uuid, mode_t file_mode, char *subdir,
-                    size_t len, dm_error *err);
-/* relay.meta of a sub-folder: 1 read, 0 absent, -1 damaged (err says where). */
-int relay_meta_read(const char *dir, relay_meta *m, dm_error *err);
-/* Temp file, (fsync), rename, (fsync of the folder): a crash of the process leaves the old or
- * the new content; with `sync` a crash of the machine does too. New files get `mode`. */
-int relay_meta_write(const char *dir, const relay_meta *m, mode_t mode, bool sync, dm_error *err);
-int relay_atomic_write(const char *path, const char *text, size_t len, mode_t mode, bool sync,
-                       dm_error *err);
+typedef dm_relay_meta relay_meta;
 
 /* ---- the source on a plain connection (relay_upstream.c) ---- */
 

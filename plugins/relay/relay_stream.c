@@ -23,9 +23,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dmhost/relay_purge.h"
 #include "dmhost/sdk.h"
 #include "relay_internal.h"
-#include "relay_purge.h"
 
 typedef struct relay_run {
   relay_unit *u;
@@ -109,7 +109,7 @@ static int run_flush(relay_run *r, dm_error *err) {
     relay_meta m = {.binlog_pos = r->boundary};
     dm_strlcpy(m.binlog_name, r->f.name, sizeof m.binlog_name);
     dm_mariadb_gtid_set_format(&r->set, m.binlog_gtid, sizeof m.binlog_gtid);
-    if (relay_meta_write(r->dir, &m, r->u->file_mode, sync, err) < 0)
+    if (dm_relay_meta_write(r->dir, &m, r->u->file_mode, sync, err) < 0)
       return -1;
     r->meta_boundary = r->boundary;
     dm_strlcpy(r->meta_name, r->f.name, sizeof r->meta_name);
@@ -128,9 +128,9 @@ static int run_diverged(relay_run *r, MYSQL *c, const char *uuid, const relay_me
                         const char *why, dm_error *err) {
   relay_unit *u = r->u;
   char first[256], sub[RELAY_SUBDIR_MAX];
-  if (relay_meta_write(r->dir, m, u->file_mode, true, err) < 0 ||
+  if (dm_relay_meta_write(r->dir, m, u->file_mode, true, err) < 0 ||
       relay_up_first_binlog(c, first, sizeof first, err) < 0 ||
-      relay_index_add(u->relay_dir, uuid, u->file_mode, sub, sizeof sub, err) < 0)
+      dm_relay_index_add(u->relay_dir, uuid, u->file_mode, sub, sizeof sub, err) < 0)
     return -1;
   u->host->logf(u->ctx, DM_LOG_WARN,
                 "relay: the source's history diverged from the relay log in %s: %s; %s ends at "
@@ -153,7 +153,7 @@ static int run_prepare(relay_run *r, MYSQL *c, dm_error *err) {
   char uuid[RELAY_UUID_MAX], last[RELAY_SUBDIR_MAX];
   if (relay_up_uuid(c, uuid, sizeof uuid, err) < 0)
     return -1;
-  if (relay_index_last(u->relay_dir, last, sizeof last, err) < 0)
+  if (dm_relay_index_last(u->relay_dir, last, sizeof last, err) < 0)
     return -1;
   relay_meta m = {0};
   int have = 0;
@@ -161,7 +161,7 @@ static int run_prepare(relay_run *r, MYSQL *c, dm_error *err) {
   dm_mariadb_gtid_set prev = {0};
   if (last[0]) {
     snprintf(r->dir, sizeof r->dir, "%s/%s", u->relay_dir, last);
-    if ((have = relay_meta_read(r->dir, &m, err)) < 0)
+    if ((have = dm_relay_meta_read(r->dir, &m, err)) < 0)
       return -1;
     char *dot = strrchr(last, '.');
     size_t ulen = dot ? (size_t)(dot - last) : strlen(last);
@@ -176,7 +176,7 @@ static int run_prepare(relay_run *r, MYSQL *c, dm_error *err) {
     }
   }
   if (!last[0] || switched) {
-    if (relay_index_add(u->relay_dir, uuid, u->file_mode, last, sizeof last, err) < 0)
+    if (dm_relay_index_add(u->relay_dir, uuid, u->file_mode, last, sizeof last, err) < 0)
       return -1;
     snprintf(r->dir, sizeof r->dir, "%s/%s", u->relay_dir, last);
     have = 0;
@@ -250,8 +250,9 @@ static int run_rotate_name(const dm_binlog_format *fmt, const dm_binlog_event *e
                            dm_binlog_rotate *out, char *name, size_t len, dm_error *err) {
   dm_binlog_rotate rot;
   if (dm_binlog_decode_rotate(fmt, ev, &rot, err) < 0 ||
-      relay_check_name("binlog file named by the source's ROTATE event", rot.next_file.ptr,
-                       rot.next_file.len, err) < 0)
+      dm_relay_name_check("relay: the binlog file named by the source's ROTATE event",
+                          rot.next_file.ptr, rot.next_file.len,
+                          "the relay stopped without writing it", err) < 0)
     return -1;
   if (rot.next_file.len >= len) { /* cannot happen: a plain name has at most 255 bytes */
     dm_error_set(err, DM_ERR_RELAY_BAD_NAME, NULL, "relay: a binlog file name is too long");
@@ -438,12 +439,12 @@ static void *run_watcher(void *arg) {
     if (u->set.purge_interval_s > 0 &&
         (u->set.purge_expires_h > 0 || u->set.purge_remain_space_gb > 0) && now >= next_purge) {
       next_purge = now + (double)u->set.purge_interval_s;
-      dmh_relay_purge_opts po = {.relay_dir = u->relay_dir,
-                                 .expires_hours = u->set.purge_expires_h,
-                                 .remain_space_gb = u->set.purge_remain_space_gb};
+      dm_relay_purge_opts po = {.relay_dir = u->relay_dir,
+                                .expires_hours = u->set.purge_expires_h,
+                                .remain_space_gb = u->set.purge_remain_space_gb};
       dm_error err;
       int removed = 0;
-      if (dmh_relay_purge(&po, &removed, &err) < 0)
+      if (dm_relay_purge(&po, &removed, &err) < 0)
         u->host->logf(u->ctx, DM_LOG_WARN, "relay: automatic purge: %s", err.message);
       else if (removed)
         u->host->logf(u->ctx, DM_LOG_INFO, "relay: automatic purge removed %d file(s)", removed);

@@ -114,14 +114,14 @@ static int relay_init(const dm_host_services *host, dm_ctx *ctx, void **self, dm
 static int relay_is_fresh(void *self, bool *fresh, dm_error *err) {
   relay_unit *u = self;
   char sub[RELAY_SUBDIR_MAX], dir[RELAY_DIR_MAX];
-  if (relay_index_last(u->relay_dir, sub, sizeof sub, err) < 0)
+  if (dm_relay_index_last(u->relay_dir, sub, sizeof sub, err) < 0)
     return -1;
   *fresh = true;
   if (!sub[0])
     return 0;
   snprintf(dir, sizeof dir, "%s/%s", u->relay_dir, sub);
   relay_meta m;
-  int rc = relay_meta_read(dir, &m, err);
+  int rc = dm_relay_meta_read(dir, &m, err);
   if (rc < 0)
     return -1;
   *fresh = rc == 0;

@@ -67,7 +67,8 @@ int relay_up_uuid(MYSQL *c, char *uuid, size_t len, dm_error *err) {
     dm_strlcpy(uuid, d[0], len);
   }
   /* it names the relay sub-folder: a source (or a proxy) answering "../x" must not move it */
-  return relay_check_name("server uuid of the source", uuid, strlen(uuid), err);
+  return dm_relay_name_check("relay: the server uuid of the source", uuid, strlen(uuid),
+                             "the relay stopped without writing it", err);
 }
 
 /* SHOW MASTER STATUS and the GTID position, into pos. */

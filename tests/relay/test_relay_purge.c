@@ -12,7 +12,7 @@
 #include <utime.h>
 
 #include "cunit_run.h"
-#include "relay_purge.h"
+#include "dmhost/relay_purge.h"
 
 static char pdir[256];
 
@@ -72,11 +72,11 @@ static void p_teardown(void) {
 static void test_manual_purge_respects_readers(void) {
   p_setup();
   p_write("readers/task1", "0-2.000002/mysql-bin.000005\n");
-  dmh_relay_purge_opts o = {.relay_dir = pdir, .before = "mysql-bin.000006"};
+  dm_relay_purge_opts o = {.relay_dir = pdir, .before = "mysql-bin.000006"};
   dm_error err;
   int removed = -1;
   /* task1 still needs 5: nothing goes, and the message names the reader and its file */
-  CU_ASSERT_EQUAL(dmh_relay_purge(&o, &removed, &err), -1);
+  CU_ASSERT_EQUAL(dm_relay_purge(&o, &removed, &err), -1);
   CU_ASSERT_EQUAL(err.code, DM_ERR_RELAY_PURGE_IN_USE);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "reader task1"));
   CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "0-2.000002/mysql-bin.000005"));
@@ -84,7 +84,7 @@ static void test_manual_purge_respects_readers(void) {
   CU_ASSERT_TRUE(p_exists("0-1.000001/mysql-bin.000001"));
   /* up to the reader's file: the older sub-folder goes entirely, with its index line */
   o.before = "mysql-bin.000005";
-  CU_ASSERT_EQUAL(dmh_relay_purge(&o, &removed, &err), 0);
+  CU_ASSERT_EQUAL(dm_relay_purge(&o, &removed, &err), 0);
   CU_ASSERT_EQUAL(removed, 4);
   CU_ASSERT_FALSE(p_exists("0-1.000001"));
   CU_ASSERT_FALSE(p_exists("0-2.000002/mysql-bin.000004"));
@@ -101,14 +101,14 @@ static void test_manual_purge_respects_readers(void) {
 
 static void test_manual_purge_never_the_active_file(void) {
   p_setup();
-  dmh_relay_purge_opts o = {.relay_dir = pdir, .before = "0-2.000002/mysql-bin.000008"};
+  dm_relay_purge_opts o = {.relay_dir = pdir, .before = "0-2.000002/mysql-bin.000008"};
   dm_error err;
   int removed = 0;
-  CU_ASSERT_EQUAL(dmh_relay_purge(&o, &removed, &err), -1);
+  CU_ASSERT_EQUAL(dm_relay_purge(&o, &removed, &err), -1);
   CU_ASSERT_EQUAL(err.code, DM_ERR_NOT_FOUND);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "no relay file 0-2.000002/mysql-bin.000008"));
   o.before = "mysql-bin.000007"; /* the relay's own file: everything before it may go */
-  CU_ASSERT_EQUAL(dmh_relay_purge(&o, &removed, &err), 0);
+  CU_ASSERT_EQUAL(dm_relay_purge(&o, &removed, &err), 0);
   CU_ASSERT_EQUAL(removed, 6);
   CU_ASSERT_TRUE(p_exists("0-2.000002/mysql-bin.000007"));
   CU_ASSERT_TRUE(p_exists("0-2.000002/relay.meta"));
@@ -121,10 +121,10 @@ static void test_auto_purge_by_age(void) {
   p_age("0-1.000001/mysql-bin.000002", 50);
   p_age("0-2.000002/mysql-bin.000007", 50); /* old but the relay's own: kept */
   p_write("readers/sync-a", "0-1.000001/mysql-bin.000002\n");
-  dmh_relay_purge_opts o = {.relay_dir = pdir, .expires_hours = 24};
+  dm_relay_purge_opts o = {.relay_dir = pdir, .expires_hours = 24};
   dm_error err;
   int removed = 0;
-  CU_ASSERT_EQUAL(dmh_relay_purge(&o, &removed, &err), 0);
+  CU_ASSERT_EQUAL(dm_relay_purge(&o, &removed, &err), 0);
   CU_ASSERT_EQUAL(removed, 1); /* 2 is old too, but sync-a needs it */
   CU_ASSERT_FALSE(p_exists("0-1.000001/mysql-bin.000001"));
   CU_ASSERT_TRUE(p_exists("0-1.000001/mysql-bin.000002"));
@@ -132,12 +132,12 @@ static void test_auto_purge_by_age(void) {
   /* a huge remain-space empties everything below the floor (still sync-a's file) */
   o.expires_hours = 0;
   o.remain_space_gb = 1 << 30;
-  CU_ASSERT_EQUAL(dmh_relay_purge(&o, &removed, &err), 0);
+  CU_ASSERT_EQUAL(dm_relay_purge(&o, &removed, &err), 0);
   CU_ASSERT_EQUAL(removed, 0);
   char rd[512];
   snprintf(rd, sizeof rd, "%s/readers/sync-a", pdir);
   unlink(rd);
-  CU_ASSERT_EQUAL(dmh_relay_purge(&o, &removed, &err), 0);
+  CU_ASSERT_EQUAL(dm_relay_purge(&o, &removed, &err), 0);
   CU_ASSERT_EQUAL(removed, 5); /* 2, 3, 4, 5, 6 */
   CU_ASSERT_TRUE(p_exists("0-2.000002/mysql-bin.000007"));
   p_teardown();

@@ -10,9 +10,10 @@
 #include <sys/stat.h>
 
 #include "cunit_run.h"
+#include "dmhost/relay_folder.h"
+#include "dmhost/relay_purge.h"
 #include "dmhost/relay_reader.h"
 #include "harness.h"
-#include "relay_purge.h"
 
 #define SETUP(h, mode, sup, units) CU_ASSERT_FATAL(harness_setup(h, mode, sup, units) == 0)
 #define FAST_SUP                                                                                   \
@@ -578,9 +579,9 @@ static void test_relay_hold_during_dump(void) {
   /* the relay writes on into file 5; a purge of all it no longer writes keeps the task's file */
   relay_hold_folder(dir, 5);
   /* "keep 1 PiB free": every file no one needs goes */
-  dmh_relay_purge_opts po = {.relay_dir = dir, .remain_space_gb = INT64_C(1) << 20};
+  dm_relay_purge_opts po = {.relay_dir = dir, .remain_space_gb = INT64_C(1) << 20};
   int removed = 0;
-  CU_ASSERT_EQUAL(dmh_relay_purge(&po, &removed, &err), 0);
+  CU_ASSERT_EQUAL(dm_relay_purge(&po, &removed, &err), 0);
   CU_ASSERT_EQUAL(removed, 2);
   CU_ASSERT_FALSE(relay_hold_has(dir, 2));
   CU_ASSERT_TRUE(relay_hold_has(dir, 3));

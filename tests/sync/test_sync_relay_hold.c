@@ -18,10 +18,11 @@
 #include <sys/stat.h>
 
 #include "cunit_run.h"
+#include "dmhost/relay_folder.h"
+#include "dmhost/relay_purge.h"
 #include "dmhost/relay_reader.h"
 #include "dmhost/sdk.h"
 #include "load_test_util.h"
-#include "relay_purge.h"
 #include "testdb.h"
 
 #define DB "h_relay_hold"
@@ -55,7 +56,7 @@ static bool rh_relay_at_master(const char *relay_dir, int timeout_ms) {
   rh_master_file(want, sizeof want);
   double end = lt_now() + timeout_ms / 1000.0;
   while (lt_now() < end) {
-    if (dmh_relay_current(relay_dir, sub, sizeof sub, file, sizeof file) == 0 &&
+    if (dm_relay_current(relay_dir, sub, sizeof sub, file, sizeof file) == 0 &&
         strcmp(file, want) == 0)
       return true;
     lt_sleep_ms(20);
@@ -78,7 +79,7 @@ static void rh_rotate(const char *relay_dir, int n, int from) {
 static bool rh_file_exists(const char *relay_dir, const char *file) {
   char sub[256], path[PATH_MAX];
   struct stat sb;
-  if (dmh_relay_locate(relay_dir, file, sub, sizeof sub) < 0)
+  if (dm_relay_locate(relay_dir, file, sub, sizeof sub) < 0)
     return false;
   snprintf(path, sizeof path, "%s/%s/%s", relay_dir, sub, file);
   return stat(path, &sb) == 0;
@@ -87,7 +88,7 @@ static bool rh_file_exists(const char *relay_dir, const char *file) {
 /* Every relay file two hours old, for a purge by age (purge-expires = 1 hour). */
 static int rh_age_files(const char *relay_dir) {
   char sub[256], file[256];
-  if (dmh_relay_current(relay_dir, sub, sizeof sub, file, sizeof file) < 0)
+  if (dm_relay_current(relay_dir, sub, sizeof sub, file, sizeof file) < 0)
     return 0;
   char cmd[PATH_MAX + 128];
   snprintf(cmd, sizeof cmd, "find '%s/%s' -name '*.[0-9]*' -exec touch -d '-2 hours' {} +",
@@ -169,9 +170,9 @@ static void test_relay_hold(void) {
   rh_rotate(relay_dir, 4, 200000);
   CU_ASSERT_FATAL(rh_file_exists(relay_dir, p_file));
   CU_ASSERT_EQUAL_FATAL(rh_age_files(relay_dir), 1);
-  dmh_relay_purge_opts po = {.relay_dir = relay_dir, .expires_hours = 1};
+  dm_relay_purge_opts po = {.relay_dir = relay_dir, .expires_hours = 1};
   int removed = 0;
-  CU_ASSERT_EQUAL(dmh_relay_purge(&po, &removed, &err), 0);
+  CU_ASSERT_EQUAL(dm_relay_purge(&po, &removed, &err), 0);
   fprintf(stderr, "purge removed %d relay file(s)\n", removed);
   CU_ASSERT(removed >= 1); /* the purge ran: the files before the dump's went */
   CU_ASSERT(rh_file_exists(relay_dir, p_file));

@@ -66,7 +66,9 @@ typedef struct dm_relay_log_options {
   /* When set (a plain name, e.g. the task name): registered as a reader (dm_relay_reader_register,
    * relay_reader.h) at the file of `from` on open and at the file of each dm_relay_log_checkpoint,
    * so the relay's purge keeps what this reader still needs; reader files are written with
-   * file_mode (0: DM_FS_FILE_MODE). NULL: nothing is registered. */
+   * file_mode (0: DM_FS_FILE_MODE). A failure to register fails the open; when the start file is
+   * not written yet at open, it is registered once found, and a failure then is left to the next
+   * dm_relay_log_checkpoint (which retries and reports it). NULL: nothing is registered. */
   const char *reader;
   unsigned file_mode;
 } dm_relay_log_options;
@@ -84,9 +86,11 @@ typedef struct dm_relay_log_options {
  *   DM_ERR_RELAY_BAD_NAME  from->name or a line of server-uuid.index is not a plain name;
  *   DM_ERR_RELAY_LINK      the sub-folder or the file is a symbolic link (or not a folder /
  *                          regular file): not followed;
- *   DM_ERR_CONFIG_INVALID  from has no file name (a GTID-only position cannot be found in files);
+ *   DM_ERR_CONFIG_INVALID  from has no file name (a GTID-only position cannot be found in files),
+ *                          or opts->reader is not a plain name (dm_relay_reader_register);
  *   DM_ERR_BINLOG_CORRUPT, DM_ERR_BINLOG_INCOMPLETE, DM_ERR_IO   as dm_binlog_reader_open_file
- *                          (a short file the relay has moved past stays short: INCOMPLETE);
+ *                          (a short file the relay has moved past stays short: INCOMPLETE), and
+ *                          DM_ERR_IO when the reader file cannot be written;
  *   DM_ERR_NO_MEMORY.
  * opts may be NULL (defaults: no wait callback, poll 50 ms, checksums verified, no reader).
  * relay_dir, opts->reader are copied.
@@ -136,8 +140,9 @@ bool dm_relay_log_waiting(const dm_relay_log *r);
  */
 int dm_relay_log_checkpoint(dm_relay_log *r, const dm_position *pos, dm_error *err);
 
-/* From any thread: a blocked or later dm_relay_log_next returns 0 within one poll (or one wait
- * call), and every later one too. For a unit's kill. */
+/* From any thread: a blocked or later dm_relay_log_next returns 0 within one poll (or one call
+ * of opts->wait), and every later one too. For a unit's kill. Only sets a flag: safe while the
+ * reading thread moves to another file. */
 void dm_relay_log_interrupt(dm_relay_log *r);
 
 /* Close and free (NULL is fine). Does not remove the reader file (the reader's owner does, e.g.
