@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "binlog_ops.h"
+#include "dmhost/relay_reader.h"
 #include "dmhost/sdk.h"
 #include "error_json.h"
 #include "log.h"
@@ -298,14 +299,10 @@ static int reg_task_op(dmh_registry *r, const char *name, reg_op op, json_object
        * <relay-dir>/readers/<task> (docs/relay.md): a removed task must not keep relay files
        * from being purged for ever. */
       const reg_source *src = t->subs[i].src;
-      if (src && src->cfg && src->cfg->relay_dir) {
-        char reader[4096];
-        if (snprintf(reader, sizeof reader, "%s/readers/%s", src->cfg->relay_dir, name) <
-                (int)sizeof reader &&
-            unlink(reader) != 0 && errno != ENOENT)
-          dmh_log(DM_LOG_WARN, "registry", "stop-task %s: cannot remove %s: %s", name, reader,
-                  strerror(errno));
-      }
+      dm_error rerr;
+      if (src && src->cfg && src->cfg->relay_dir &&
+          dm_relay_reader_remove(src->cfg->relay_dir, name, &rerr) < 0)
+        dmh_log(DM_LOG_WARN, "registry", "stop-task %s: %s", name, rerr.message);
     }
   } else if (ok > 0) {
     pthread_mutex_lock(&r->lock);

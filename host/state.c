@@ -207,40 +207,7 @@ int dmh_state_write_file(const char *path, const void *data, size_t len, dm_erro
 }
 
 char *dmh_state_read_all(const char *path, size_t *len_out) {
-  FILE *f = fopen(path, "rbe");
-  if (!f)
-    return NULL;
-  size_t cap = 4096, len = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    size_t n = fread(buf + len, 1, cap - len - 1, f);
-    len += n;
-    if (len < cap - 1) {
-      if (ferror(f)) {
-        int saved = errno ? errno : EIO;
-        free(buf);
-        buf = NULL;
-        errno = saved;
-      }
-      break;
-    }
-    cap *= 2;
-    char *nb = realloc(buf, cap);
-    if (!nb) {
-      free(buf);
-      errno = ENOMEM;
-    }
-    buf = nb;
-  }
-  int saved = errno;
-  fclose(f);
-  errno = saved;
-  if (buf) {
-    buf[len] = '\0';
-    if (len_out)
-      *len_out = len;
-  }
-  return buf;
+  return dm_fs_read_all(path, len_out);
 }
 
 int dmh_state_copy_file(const char *src, const char *dst, dm_error *err) {

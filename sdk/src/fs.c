@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -179,4 +180,43 @@ int dm_fs_open_file(int dir_fd, const char *name, struct stat *st) {
 
 int dm_fs_open_dir(const char *path) {
   return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+char *dm_fs_read_all(const char *path, size_t *len_out) {
+  FILE *f = fopen(path, "rbe");
+  if (!f)
+    return NULL;
+  size_t cap = 4096, len = 0;
+  char *buf = malloc(cap);
+  if (!buf)
+    errno = ENOMEM;
+  while (buf) {
+    size_t n = fread(buf + len, 1, cap - len - 1, f);
+    len += n;
+    if (len < cap - 1) {
+      if (ferror(f)) {
+        int saved = errno ? errno : EIO;
+        free(buf);
+        buf = NULL;
+        errno = saved;
+      }
+      break;
+    }
+    cap *= 2;
+    char *nb = realloc(buf, cap);
+    if (!nb) {
+      free(buf);
+      errno = ENOMEM;
+    }
+    buf = nb;
+  }
+  int saved = errno;
+  fclose(f);
+  errno = saved;
+  if (buf) {
+    buf[len] = '\0';
+    if (len_out)
+      *len_out = len;
+  }
+  return buf;
 }

@@ -54,36 +54,15 @@ int dm_relay_open_error(dm_error *err, const char *who, const char *what, const 
   return -1;
 }
 
-/* Reads a whole small file; NULL with errno when it cannot. */
-static char *folder_slurp(const char *path, size_t *len) {
-  FILE *fp = fopen(path, "re");
-  if (!fp)
-    return NULL;
-  size_t cap = 4096, n = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    size_t r = fread(buf + n, 1, cap - n - 1, fp);
-    n += r;
-    if (n < cap - 1)
-      break;
-    char *nb = realloc(buf, cap * 2);
-    if (!nb) {
-      free(buf);
-      buf = NULL;
-      errno = ENOMEM;
-      break;
-    }
-    buf = nb;
-    cap *= 2;
-  }
-  int e = errno;
-  fclose(fp);
-  errno = e;
-  if (buf) {
-    buf[n] = '\0';
-    *len = n;
-  }
-  return buf;
+/* A small file of the folder: 1 with *text (free it), 0 when there is none, -1 with err. */
+static int folder_read(const char *path, char **text, size_t *len, dm_error *err) {
+  if ((*text = dm_fs_read_all(path, len)))
+    return 1;
+  if (errno == ENOENT)
+    return 0;
+  dm_error_set(err, errno == ENOMEM ? DM_ERR_NO_MEMORY : DM_ERR_IO, strerror(errno),
+               "relay folder: cannot read %s", path);
+  return -1;
 }
 
 /* ---- server-uuid.index ---- */
@@ -110,14 +89,10 @@ int dm_relay_index_read(const char *relay_dir, dm_relay_index *ix, dm_error *err
     return -1;
   }
   size_t n = 0;
-  char *text = folder_slurp(path, &n);
-  if (!text) {
-    if (errno == ENOENT)
-      return 0;
-    dm_error_set(err, errno == ENOMEM ? DM_ERR_NO_MEMORY : DM_ERR_IO, strerror(errno),
-                 "relay folder: cannot read %s", path);
-    return -1;
-  }
+  char *text;
+  int got = folder_read(path, &text, &n, err);
+  if (got <= 0)
+    return got;
   int rc = 0;
   for (char *line = text; rc == 0 && line < text + n;) {
     size_t len = strcspn(line, "\n");
@@ -401,14 +376,10 @@ int dm_relay_meta_read(const char *dir, dm_relay_meta *m, dm_error *err) {
   snprintf(path, sizeof path, "%s/%s", dir, DM_RELAY_META_NAME);
   memset(m, 0, sizeof *m);
   size_t n = 0;
-  char *text = folder_slurp(path, &n);
-  if (!text) {
-    if (errno == ENOENT)
-      return 0;
-    dm_error_set(err, errno == ENOMEM ? DM_ERR_NO_MEMORY : DM_ERR_IO, strerror(errno),
-                 "relay folder: cannot read %s", path);
-    return -1;
-  }
+  char *text;
+  int got = folder_read(path, &text, &n, err);
+  if (got <= 0)
+    return got;
   /* DM's TOML subset: binlog-name = "...", binlog-pos = N, binlog-gtid = "..." */
   int have = 0, line_no = 0;
   for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;

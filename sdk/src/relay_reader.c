@@ -66,3 +66,26 @@ bool dm_relay_reader_read(const char *relay_dir, const char *reader, char *sub, 
   dm_strlcpy(file, slash + 1, file_len);
   return true;
 }
+
+int dm_relay_reader_remove(const char *relay_dir, const char *reader, dm_error *err) {
+  if (!reader || !dm_fs_name_ok(reader, strlen(reader))) {
+    dm_error_set(err, DM_ERR_CONFIG_INVALID, NULL,
+                 "relay reader: `%s` is not a plain reader name ([A-Za-z0-9._-], not starting "
+                 "with '.'); nothing removed",
+                 reader ? reader : "");
+    return -1;
+  }
+  char path[PATH_MAX];
+  if (snprintf(path, sizeof path, "%s/readers/%s", relay_dir, reader) >= (int)sizeof path) {
+    dm_error_set(err, DM_ERR_IO, NULL, "relay reader: the path of reader %s in %s is too long",
+                 reader, relay_dir);
+    return -1;
+  }
+  if (unlink(path) != 0 && errno != ENOENT) {
+    int e = errno;
+    dm_error_set(err, DM_ERR_IO, strerror(e), "relay reader: cannot remove %s: %s", path,
+                 strerror(e));
+    return -1;
+  }
+  return 0;
+}

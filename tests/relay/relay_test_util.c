@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dmhost/fs.h"
+#include "dmhost/relay_folder.h"
 #include "dmhost/sdk.h"
 #include "testdb.h"
 
@@ -157,37 +159,30 @@ int rt_master_pos(MYSQL *c, dm_position *out) {
 }
 
 /* relay.meta at path into out; 0 when read. */
-static int rt_read_meta(const char *path, dm_position *out) {
-  char line[512];
-  FILE *fp = fopen(path, "r");
-  if (!fp)
-    return -1;
+/* relay.meta of the sub-folder dir, through the SDK's parser (dmhost/relay_folder.h). */
+static int rt_read_meta(const char *dir, dm_position *out) {
+  dm_relay_meta m;
+  dm_error err;
   memset(out, 0, sizeof *out);
-  while (fgets(line, sizeof line, fp)) {
-    char v[400];
-    unsigned long long pos;
-    if (sscanf(line, "binlog-name = \"%399[^\"]\"", v) == 1)
-      dm_strlcpy(out->name, v, sizeof out->name);
-    else if (sscanf(line, "binlog-pos = %llu", &pos) == 1)
-      out->pos = pos;
-    else if (sscanf(line, "binlog-gtid = \"%399[^\"]\"", v) == 1)
-      dm_strlcpy(out->gtid, v, sizeof out->gtid);
-  }
-  fclose(fp);
+  if (dm_relay_meta_read(dir, &m, &err) != 1)
+    return -1;
+  dm_strlcpy(out->name, m.binlog_name, sizeof out->name);
+  out->pos = m.binlog_pos;
+  dm_strlcpy(out->gtid, m.binlog_gtid, sizeof out->gtid);
   return 0;
 }
 
 int rt_relay_index(rt_env *e, char subs[][256], int max) {
-  char path[600], line[512];
-  snprintf(path, sizeof path, "%s/server-uuid.index", e->relay_dir);
-  FILE *fp = fopen(path, "r");
-  if (!fp)
+  dm_relay_index ix;
+  dm_error err;
+  if (dm_relay_index_read(e->relay_dir, &ix, &err) < 0 || ix.n == 0) {
+    dm_relay_index_free(&ix);
     return -1;
+  }
   int n = 0;
-  while (fgets(line, sizeof line, fp))
-    if (line[0] != '\n' && n < max && sscanf(line, "%255s", subs[n]) == 1)
-      n++;
-  fclose(fp);
+  for (; n < ix.n && n < max; n++)
+    dm_strlcpy(subs[n], ix.subs[n], 256);
+  dm_relay_index_free(&ix);
   return n;
 }
 
@@ -198,9 +193,9 @@ int rt_relay_meta(rt_env *e, char *subdir, size_t sublen, dm_position *out) {
     return -1;
   if (subdir)
     dm_strlcpy(subdir, subs[n - 1], sublen);
-  char path[900];
-  snprintf(path, sizeof path, "%s/%s/relay.meta", e->relay_dir, subs[n - 1]);
-  return rt_read_meta(path, out);
+  char dir[900];
+  snprintf(dir, sizeof dir, "%s/%s", e->relay_dir, subs[n - 1]);
+  return rt_read_meta(dir, out);
 }
 
 int rt_wait_relay(rt_env *e, const dm_position *target, int timeout_ms) {
@@ -229,19 +224,6 @@ const char *rt_source_binlog_dir(void) {
   return dir;
 }
 
-static unsigned char *rt_read(const char *path, size_t *len) {
-  FILE *fp = fopen(path, "rb");
-  if (!fp)
-    return NULL;
-  fseek(fp, 0, SEEK_END);
-  long n = ftell(fp);
-  fseek(fp, 0, SEEK_SET);
-  unsigned char *buf = malloc(n > 0 ? (size_t)n : 1);
-  *len = buf ? fread(buf, 1, (size_t)n, fp) : 0;
-  fclose(fp);
-  return buf;
-}
-
 /* Where the source's bytes start in a relay file: 0, or after the filler event (ignorable, type
  * 28) that follows the format description of a file started mid-file. */
 static size_t rt_filler_end(const unsigned char *r, size_t rl) {
@@ -268,42 +250,45 @@ int rt_compare_sub(rt_env *e, const char *subdir, uint64_t *bytes, int *mid_file
     }
   } else {
     dm_strlcpy(sub, subdir, sizeof sub);
-    snprintf(path, sizeof path, "%s/%s/relay.meta", e->relay_dir, sub);
+    snprintf(path, sizeof path, "%s/%s", e->relay_dir, sub);
     if (rt_read_meta(path, &meta) < 0) {
-      fprintf(stderr, "compare: no %s\n", path);
+      fprintf(stderr, "compare: no relay.meta in %s\n", path);
       return -1;
     }
   }
   char dir[600];
   snprintf(dir, sizeof dir, "%s/%s", e->relay_dir, sub);
-  DIR *d = opendir(dir);
-  if (!d)
+  dm_relay_file *list;
+  int n_files, files = 0, bad = 0;
+  dm_error err;
+  if (dm_relay_files(e->relay_dir, sub, &list, &n_files, &err) < 0 || n_files == 0) {
+    fprintf(stderr, "compare: no binlog file in %s\n", dir);
+    free(list);
     return -1;
-  int files = 0, bad = 0;
-  struct dirent *de;
-  while ((de = readdir(d)) && !bad) {
-    if (strncmp(de->d_name, "mysql-bin.", 10) != 0 || strstr(de->d_name, ".index"))
-      continue;
+  }
+  for (int k = 0; k < n_files && !bad; k++) {
+    const char *name = list[k].name;
     char rp[900], sp[900];
-    snprintf(rp, sizeof rp, "%s/%s", dir, de->d_name);
-    snprintf(sp, sizeof sp, "%s/%s", rt_source_binlog_dir(), de->d_name);
+    snprintf(rp, sizeof rp, "%s/%s", dir, name);
+    snprintf(sp, sizeof sp, "%s/%s", rt_source_binlog_dir(), name);
     size_t rl = 0, sl = 0;
-    unsigned char *r = rt_read(rp, &rl), *s = rt_read(sp, &sl);
-    bool active = strcmp(de->d_name, meta.name) == 0;
+    unsigned char *r = (unsigned char *)dm_fs_read_all(rp, &rl),
+                  *s = (unsigned char *)dm_fs_read_all(sp, &sl);
+    bool active = strcmp(name, meta.name) == 0;
     size_t n = active ? (size_t)meta.pos : sl;
     size_t from = r ? rt_filler_end(r, rl) : 0;
     if (from && mid_file)
       (*mid_file)++;
     if (!r || !s || rl < n || sl < n || (!active && rl != sl) || from > n) {
       fprintf(stderr, "compare %s/%s: relay %zu bytes, source %zu bytes, expected %zu%s\n", sub,
-              de->d_name, rl, sl, n, active ? " (active)" : "");
+              name, rl, sl, n, active ? " (active)" : "");
       bad = 1;
     }
     for (size_t i = from; !bad && i < n; i++) {
       if (r[i] == s[i] || (i == 4 + 17 && ((r[i] ^ s[i]) == 0x01)))
         continue; /* the format description's in-use flag differs while the file is open */
       fprintf(stderr, "compare %s/%s: first difference at offset %zu (relay %02x, source %02x)\n",
-              sub, de->d_name, i, r[i], s[i]);
+              sub, name, i, r[i], s[i]);
       bad = 1;
     }
     free(r);
@@ -313,7 +298,7 @@ int rt_compare_sub(rt_env *e, const char *subdir, uint64_t *bytes, int *mid_file
       *bytes += n - from;
     }
   }
-  closedir(d);
+  free(list);
   return bad ? -1 : files;
 }
 

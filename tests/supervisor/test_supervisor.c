@@ -526,21 +526,23 @@ static void relay_hold_write(const char *path, const char *text) {
   fclose(f);
 }
 
-/* A relay folder as the relay writes it: one sub-folder, files 1..last, relay.meta at last. */
+/* A relay folder as the relay writes it (the SDK's writer): one sub-folder, files 1..last,
+ * relay.meta at last; again: the relay has written on to `last`. */
 static void relay_hold_folder(const char *relay, int last) {
-  char path[600], text[128];
-  mkdir(relay, 0755);
-  snprintf(path, sizeof path, "%s/server-uuid.index", relay);
-  relay_hold_write(path, "0-1.000001\n");
-  snprintf(path, sizeof path, "%s/0-1.000001", relay);
-  mkdir(path, 0755);
+  char path[600], sub[300];
+  dm_error err;
+  CU_ASSERT_EQUAL_FATAL(dm_relay_index_last(relay, sub, sizeof sub, &err), 0);
+  if (!sub[0]) /* the relay's first start */
+    CU_ASSERT_EQUAL_FATAL(dm_relay_index_add(relay, "0-1", 0600, sub, sizeof sub, &err), 0);
+  CU_ASSERT_STRING_EQUAL_FATAL(sub, "0-1.000001");
   for (int i = 1; i <= last; i++) {
     snprintf(path, sizeof path, "%s/0-1.000001/mysql-bin.%06d", relay, i);
     relay_hold_write(path, "");
   }
-  snprintf(path, sizeof path, "%s/0-1.000001/relay.meta", relay);
-  snprintf(text, sizeof text, "binlog-name = \"mysql-bin.%06d\"\nbinlog-pos = 4\n", last);
-  relay_hold_write(path, text);
+  dm_relay_meta m = {.binlog_pos = 4};
+  snprintf(m.binlog_name, sizeof m.binlog_name, "mysql-bin.%06d", last);
+  snprintf(path, sizeof path, "%s/0-1.000001", relay);
+  CU_ASSERT_EQUAL_FATAL(dm_relay_meta_write(path, &m, 0600, false, &err), 0);
 }
 
 static bool relay_hold_has(const char *relay, int num) {

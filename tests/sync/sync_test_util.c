@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "dmhost/fs.h"
+#include "dmhost/relay_folder.h"
 #include "dmhost/sdk.h"
 #include "testdb.h"
 
@@ -166,14 +167,11 @@ void ts_error_at(const char *msg, char *at, size_t len) {
 }
 
 int ts_relay_folder(const char *dir, const char *uuid, char *sub, size_t len) {
-  char path[900];
-  snprintf(sub, len, "%s/relay/%s.000001", dir, uuid);
-  snprintf(path, sizeof path, "%s/relay/server-uuid.index", dir);
-  if (dm_fs_mkdir_p(sub, 0700) != 0)
+  char relay[700], name[300];
+  dm_error err;
+  snprintf(relay, sizeof relay, "%s/relay", dir);
+  if (dm_relay_index_add(relay, uuid, 0600, name, sizeof name, &err) < 0)
     return -1;
-  FILE *f = fopen(path, "w");
-  if (!f)
-    return -1;
-  bool ok = fprintf(f, "%s.000001\n", uuid) > 0;
-  return fclose(f) == 0 && ok ? 0 : -1;
+  snprintf(sub, len, "%s/%s", relay, name);
+  return 0;
 }

@@ -43,7 +43,8 @@ dmh_subtask *ts_start(lt_env *e);
 bool ts_catch_up(const char *task, int timeout_ms);
 void ts_stop(dmh_subtask *st);
 /* A relay folder <dir>/relay of one sub-folder <uuid>.000001 (made, named in server-uuid.index),
- * as a relay leaves it: the sub-folder's path goes to `sub`. 0, or -1. */
+ * as a relay leaves it (the SDK's dm_relay_index_add, which the relay calls): the sub-folder's
+ * path goes to `sub`. 0, or -1. */
 int ts_relay_folder(const char *dir, const char *uuid, char *sub, size_t len);
 /* Still running, no error recorded (prints the error when there is one). */
 bool ts_clean_run(dmh_subtask *st);

@@ -98,6 +98,13 @@ int dm_fs_open_beneath(int dir_fd, const char *name, int flags, mode_t mode);
  */
 int dm_fs_open_file(int dir_fd, const char *name, struct stat *st);
 
+/*
+ * A whole file in a malloc'd buffer with a NUL after its bytes (free it); *len (may be NULL) gets
+ * its length without the NUL. NULL with errno (ENOENT: no such file, ENOMEM, a read error's).
+ * For small files (an index, a meta file, a state file): it reads everything into memory.
+ */
+char *dm_fs_read_all(const char *path, size_t *len);
+
 /* Open the folder `path` itself for dm_fs_open_beneath (O_DIRECTORY, read-only; links in `path`
  * are followed: the path is the user's configuration, only what lies below it is checked). */
 int dm_fs_open_dir(const char *path);

@@ -34,6 +34,13 @@ int dm_relay_reader_register(const char *relay_dir, const char *reader, const ch
 bool dm_relay_reader_read(const char *relay_dir, const char *reader, char *sub, size_t sub_len,
                           char *file, size_t file_len);
 
+/*
+ * Remove <relay_dir>/readers/<reader> (the reader is gone: the daemon's stop-task), so it no
+ * longer keeps relay files from being purged. 0 (also when there was none), or -1 with *err:
+ * DM_ERR_CONFIG_INVALID (reader not a plain name), DM_ERR_IO.
+ */
+int dm_relay_reader_remove(const char *relay_dir, const char *reader, dm_error *err);
+
 #ifdef __cplusplus
 }
 #endif
