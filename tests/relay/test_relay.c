@@ -5,7 +5,6 @@
  * prompt pause with no traffic; the status the host's catch-up wait reads.
  */
 #include <CUnit/Basic.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +15,8 @@
 
 #include "cunit_run.h"
 #include "dmhost/binlog.h"
+#include "dmhost/relay_folder.h"
+#include "dmhost/relay_reader.h"
 #include "dmhost/sdk.h"
 #include "registry.h"
 #include "relay_test_util.h"
@@ -229,35 +230,21 @@ static void test_purge_relay_command(void) {
   dm_position meta;
   CU_ASSERT_EQUAL_FATAL(rt_relay_meta(&e, sub, sizeof sub, &meta), 0);
   /* the relay's oldest two files */
-  snprintf(path, sizeof path, "%s/%s", e.relay_dir, sub);
-  DIR *d = opendir(path);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(d);
-  struct dirent *de;
-  while ((de = readdir(d))) {
-    if (strncmp(de->d_name, "mysql-bin.", 10) != 0)
-      continue;
-    if (!first[0] || strcmp(de->d_name, first) < 0) {
-      strcpy(second, first);
-      strcpy(first, de->d_name);
-    } else if (!second[0] || strcmp(de->d_name, second) < 0) {
-      strcpy(second, de->d_name);
-    }
-  }
-  closedir(d);
-  CU_ASSERT_FATAL(first[0] && second[0]);
-  snprintf(path, sizeof path, "%s/readers", e.relay_dir);
-  mkdir(path, 0755);
-  snprintf(path, sizeof path, "%s/readers/sync-t1", e.relay_dir);
-  FILE *fp = fopen(path, "w");
-  CU_ASSERT_PTR_NOT_NULL_FATAL(fp);
-  fprintf(fp, "%s/%s\n", sub, first);
-  fclose(fp);
+  dm_relay_file *files;
+  int n_files;
+  CU_ASSERT_EQUAL_FATAL(dm_relay_files(e.relay_dir, sub, &files, &n_files, &err), 0);
+  CU_ASSERT_FATAL(n_files >= 2);
+  dm_strlcpy(first, files[0].name, sizeof first);
+  dm_strlcpy(second, files[1].name, sizeof second);
+  free(files);
+  CU_ASSERT_EQUAL_FATAL(dm_relay_reader_register(e.relay_dir, "sync-t1", sub, first, 0600, &err),
+                        0);
   resp = json_object_new_object();
   CU_ASSERT_EQUAL(dmh_registry_relay_purge(reg, e.name, second, resp, &err), -1);
   CU_ASSERT_EQUAL(err.code, DM_ERR_RELAY_PURGE_IN_USE);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "reader sync-t1"));
   json_object_put(resp);
-  unlink(path);
+  CU_ASSERT_EQUAL(dm_relay_reader_remove(e.relay_dir, "sync-t1", &err), 0);
   resp = json_object_new_object();
   CU_ASSERT_EQUAL(dmh_registry_relay_purge(reg, e.name, second, resp, &err), 0);
   json_object *v = NULL;

@@ -1,5 +1,6 @@
 /*
- * Purge rules (host/relay_purge.c) on a hand-made relay folder: no server needed.
+ * Purge rules (the SDK's dmhost/relay_purge.h) on a relay folder made with the SDK's writer
+ * (relay_folder.h, as the relay makes it): no server needed.
  */
 #include <CUnit/Basic.h>
 #include <stdbool.h>
@@ -12,7 +13,9 @@
 #include <utime.h>
 
 #include "cunit_run.h"
+#include "dmhost/relay_folder.h"
 #include "dmhost/relay_purge.h"
+#include "dmhost/relay_reader.h"
 
 static char pdir[256];
 
@@ -42,25 +45,32 @@ static void p_age(const char *rel, int hours) {
 static void p_setup(void) {
   snprintf(pdir, sizeof pdir, "/tmp/dmh-relay-purge-XXXXXX");
   CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(pdir));
-  char path[512];
-  snprintf(path, sizeof path, "%s/0-1.000001", pdir);
-  mkdir(path, 0755);
-  snprintf(path, sizeof path, "%s/0-2.000002", pdir);
-  mkdir(path, 0755);
-  snprintf(path, sizeof path, "%s/readers", pdir);
-  mkdir(path, 0755);
-  p_write("server-uuid.index", "0-1.000001\n0-2.000002\n");
+  char path[512], sub[64];
+  dm_error err;
+  CU_ASSERT_EQUAL_FATAL(dm_relay_index_add(pdir, "0-1", 0600, sub, sizeof sub, &err), 0);
+  CU_ASSERT_STRING_EQUAL_FATAL(sub, "0-1.000001");
   for (int i = 1; i <= 3; i++) {
     snprintf(path, sizeof path, "0-1.000001/mysql-bin.%06d", i);
     p_write(path, "x");
   }
-  p_write("0-1.000001/relay.meta", "binlog-name = \"mysql-bin.000003\"\nbinlog-pos = 1\n");
+  dm_relay_meta m = {.binlog_name = "mysql-bin.000003", .binlog_pos = 1};
+  snprintf(path, sizeof path, "%s/0-1.000001", pdir);
+  CU_ASSERT_EQUAL_FATAL(dm_relay_meta_write(path, &m, 0600, false, &err), 0);
+  CU_ASSERT_EQUAL_FATAL(dm_relay_index_add(pdir, "0-2", 0600, sub, sizeof sub, &err), 0);
+  CU_ASSERT_STRING_EQUAL_FATAL(sub, "0-2.000002");
   for (int i = 4; i <= 7; i++) {
     snprintf(path, sizeof path, "0-2.000002/mysql-bin.%06d", i);
     p_write(path, "x");
   }
-  p_write("0-2.000002/relay.meta",
-          "binlog-name = \"mysql-bin.000007\"\nbinlog-pos = 4\nbinlog-gtid = \"0-2-9\"\n");
+  dm_relay_meta m2 = {.binlog_name = "mysql-bin.000007", .binlog_pos = 4, .binlog_gtid = "0-2-9"};
+  snprintf(path, sizeof path, "%s/0-2.000002", pdir);
+  CU_ASSERT_EQUAL_FATAL(dm_relay_meta_write(path, &m2, 0600, false, &err), 0);
+}
+
+/* A reader registered at sub/file, as the sync unit does. */
+static void p_reader(const char *reader, const char *sub, const char *file) {
+  dm_error err;
+  CU_ASSERT_EQUAL_FATAL(dm_relay_reader_register(pdir, reader, sub, file, 0600, &err), 0);
 }
 
 static void p_teardown(void) {
@@ -71,7 +81,7 @@ static void p_teardown(void) {
 
 static void test_manual_purge_respects_readers(void) {
   p_setup();
-  p_write("readers/task1", "0-2.000002/mysql-bin.000005\n");
+  p_reader("task1", "0-2.000002", "mysql-bin.000005");
   dm_relay_purge_opts o = {.relay_dir = pdir, .before = "mysql-bin.000006"};
   dm_error err;
   int removed = -1;
@@ -89,13 +99,12 @@ static void test_manual_purge_respects_readers(void) {
   CU_ASSERT_FALSE(p_exists("0-1.000001"));
   CU_ASSERT_FALSE(p_exists("0-2.000002/mysql-bin.000004"));
   CU_ASSERT_TRUE(p_exists("0-2.000002/mysql-bin.000005"));
-  char idx[512], line[128] = "";
-  snprintf(idx, sizeof idx, "%s/server-uuid.index", pdir);
-  FILE *fp = fopen(idx, "r");
-  CU_ASSERT_PTR_NOT_NULL_FATAL(fp);
-  CU_ASSERT_PTR_NOT_NULL(fgets(line, sizeof line, fp));
-  fclose(fp);
-  CU_ASSERT_STRING_EQUAL(line, "0-2.000002\n");
+  dm_relay_index ix;
+  CU_ASSERT_EQUAL_FATAL(dm_relay_index_read(pdir, &ix, &err), 0);
+  CU_ASSERT_EQUAL(ix.n, 1);
+  if (ix.n == 1)
+    CU_ASSERT_STRING_EQUAL(ix.subs[0], "0-2.000002");
+  dm_relay_index_free(&ix);
   p_teardown();
 }
 
@@ -120,7 +129,7 @@ static void test_auto_purge_by_age(void) {
   p_age("0-1.000001/mysql-bin.000001", 50);
   p_age("0-1.000001/mysql-bin.000002", 50);
   p_age("0-2.000002/mysql-bin.000007", 50); /* old but the relay's own: kept */
-  p_write("readers/sync-a", "0-1.000001/mysql-bin.000002\n");
+  p_reader("sync-a", "0-1.000001", "mysql-bin.000002");
   dm_relay_purge_opts o = {.relay_dir = pdir, .expires_hours = 24};
   dm_error err;
   int removed = 0;
@@ -134,9 +143,7 @@ static void test_auto_purge_by_age(void) {
   o.remain_space_gb = 1 << 30;
   CU_ASSERT_EQUAL(dm_relay_purge(&o, &removed, &err), 0);
   CU_ASSERT_EQUAL(removed, 0);
-  char rd[512];
-  snprintf(rd, sizeof rd, "%s/readers/sync-a", pdir);
-  unlink(rd);
+  CU_ASSERT_EQUAL(dm_relay_reader_remove(pdir, "sync-a", &err), 0);
   CU_ASSERT_EQUAL(dm_relay_purge(&o, &removed, &err), 0);
   CU_ASSERT_EQUAL(removed, 5); /* 2, 3, 4, 5, 6 */
   CU_ASSERT_TRUE(p_exists("0-2.000002/mysql-bin.000007"));
