@@ -62,7 +62,8 @@ typedef dm_relay_meta relay_meta;
 
 struct st_mysql;
 struct relay_unit;
-/* A connection to the source with timeouts of timeout_s; NULL with err (DM_ERR_DB_CONNECT). */
+/* A connection to the source with timeouts of timeout_s (the connect made of attempts of a second
+ * that the stop token and kill end: relay_connect_again); NULL with err (DM_ERR_DB_CONNECT). */
 struct st_mysql *relay_up_connect(struct relay_unit *u, unsigned timeout_s, dm_error *err);
 /* One row of a query into up to n strings; 1 row, 0 none, -1 error. */
 int relay_up_query_row(struct st_mysql *c, const char *sql, char out[][256], int n, dm_error *err);
@@ -165,5 +166,22 @@ void relay_stream_run(relay_unit *u, dm_result *result);
 
 /* Interrupt the open stream, if any (any thread). */
 void relay_interrupt(relay_unit *u);
+
+/* Killed, or the stop token fired (any thread). */
+bool relay_stopping(relay_unit *u);
+
+/*
+ * dm_db_connect cannot cancel a handshake: a source that accepts TCP but never answers holds a
+ * connect for its whole connect timeout, and the stop token and kill with it. So a connect is
+ * made of attempts of RELAY_CONNECT_ATTEMPT_S each, until its timeout: after an attempt that
+ * failed (DM_ERR_DB_CONNECT) by running out its time (not refused at once), started at
+ * attempt_start of a connect started at start, relay_connect_again says whether to try again:
+ * the time is not up and the unit is not stopping. So the unit returns within about a second of
+ * the stop token or kill (relay_upstream.c).
+ */
+#define RELAY_CONNECT_ATTEMPT_S 1
+bool relay_connect_again(relay_unit *u, double start, unsigned timeout_s, double attempt_start,
+                         const dm_error *err);
+double relay_now(void);
 
 #endif /* DMH_RELAY_INTERNAL_H */

@@ -56,7 +56,7 @@ typedef struct relay_run {
 /* The coarse clock (a few ms resolution) is plenty for the 50 ms..1 s intervals below and costs
  * a memory read: the precise one took 10 % of the relay's CPU on an OLTP stream, read once per
  * event. */
-static double run_now(void) {
+double relay_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
   return (double)ts.tv_sec + ts.tv_nsec / 1e9;
@@ -97,7 +97,7 @@ static int run_flush(relay_run *r, dm_error *err) {
   /* "flush": at most one fsync a second (and at stop); each would otherwise stall the stream for
    * the disk's latency. A crash of the machine between two can leave relay.meta ahead of the
    * file: recovery then cuts back to the last complete transaction and fetches the rest again. */
-  double now = run_now();
+  double now = relay_now();
   bool sync =
       r->u->set.fsync_policy == RELAY_FSYNC_FLUSH && (r->final || now - r->last_sync >= 1.0);
   if (relay_file_flush(&r->f, sync, err) < 0)
@@ -396,14 +396,14 @@ static void *run_watcher(void *arg) {
   relay_run *r = arg;
   relay_unit *u = r->u;
   int stop_fd = u->host->stop_fd(u->ctx);
-  double next_master = 0, next_purge = run_now() + (double)u->set.purge_interval_s;
+  double next_master = 0, next_purge = relay_now() + (double)u->set.purge_interval_s;
   MYSQL *c = NULL;
   for (;;) {
     struct pollfd p = {.fd = stop_fd, .events = POLLIN};
     poll(&p, 1, 50);
     pthread_mutex_lock(&r->lock);
     bool done = r->done;
-    double now0 = run_now();
+    double now0 = relay_now();
     if (!done && r->f.buf_len && now0 - r->last_event >= 0.05 && now0 - r->last_flush >= 0.05) {
       /* idle stream: hand the buffered events to readers (a busy stream flushes itself, so the
        * writer's lock is not taken away from it for a write) */
@@ -418,7 +418,7 @@ static void *run_watcher(void *arg) {
       relay_interrupt(u);
       continue;
     }
-    double now = run_now();
+    double now = relay_now();
     if (now >= next_master) {
       next_master = now + u->set.master_status_interval_ms / 1000.0;
       dm_error err;
@@ -457,7 +457,7 @@ static void *run_watcher(void *arg) {
 
 /* ---- the loop ---- */
 
-static bool run_stopping(relay_unit *u) {
+bool relay_stopping(relay_unit *u) {
   pthread_mutex_lock(&u->reader_lock);
   bool killed = u->killed;
   pthread_mutex_unlock(&u->reader_lock);
@@ -470,7 +470,7 @@ static bool run_backoff(relay_unit *u, uint32_t *delay_ms, const dm_error *why) 
                 why->raw_cause[0] ? ": " : "", why->raw_cause, *delay_ms);
   run_set_stage(u, "reconnecting");
   __atomic_fetch_add(&u->st.reconnects, 1, __ATOMIC_RELAXED);
-  bool stop = u->host->wait_stop(u->ctx, *delay_ms) || run_stopping(u);
+  bool stop = u->host->wait_stop(u->ctx, *delay_ms) || relay_stopping(u);
   *delay_ms = *delay_ms * 2 > (uint32_t)u->set.backoff_max_ms ? (uint32_t)u->set.backoff_max_ms
                                                               : *delay_ms * 2;
   return stop;
@@ -488,13 +488,19 @@ static int run_stream_once(relay_run *r, bool *progress, dm_error *err) {
       .pos = r->start_pos < DM_BINLOG_MAGIC_LEN ? DM_BINLOG_MAGIC_LEN : r->start_pos,
       .gtid = r->start_gtid,
       .heartbeat_ms = (uint32_t)(u->set.heartbeat_period_s * 1000),
-      .connect_timeout_s = 5,
+      .connect_timeout_s = RELAY_CONNECT_ATTEMPT_S,
       .omit_annotate_rows = !u->set.send_annotate_rows,
       .source_size = dm_host_db_endpoint_size(u->host, u->ctx),
   };
   dm_binlog_reader *rd = NULL;
-  if (dm_binlog_reader_open_stream(&rd, &so, err) < 0)
-    return err->code == DM_ERR_BINLOG_PURGED ? -1 : 0;
+  double start = relay_now();
+  for (;;) { /* attempts of a second, up to 5 s: see relay_connect_again */
+    double attempt = relay_now();
+    if (dm_binlog_reader_open_stream(&rd, &so, err) == 0)
+      break;
+    if (!relay_connect_again(u, start, 5, attempt, err))
+      return err->code == DM_ERR_BINLOG_PURGED ? -1 : 0;
+  }
   pthread_mutex_lock(&u->reader_lock);
   u->reader = rd;
   u->reader_interrupted = false;
@@ -517,7 +523,7 @@ static int run_stream_once(relay_run *r, bool *progress, dm_error *err) {
       break;
     }
     pthread_mutex_lock(&r->lock);
-    r->last_event = run_now();
+    r->last_event = relay_now();
     if (r->upstream_server_id == 0 && !ev.artificial)
       r->upstream_server_id = ev.header.server_id;
     int erc = run_event(r, rd, &ev, err);
@@ -614,13 +620,13 @@ void relay_stream_run(relay_unit *u, dm_result *result) {
   r->u = u;
   r->f.mode = u->file_mode;
   pthread_mutex_init(&r->lock, NULL);
-  r->last_flush = run_now();
+  r->last_flush = relay_now();
   pthread_t watcher;
   bool have_watcher = pthread_create(&watcher, NULL, run_watcher, r) == 0;
   uint32_t delay = 200;
   bool prepared = false, failed = false, purge_checked = false;
   run_set_stage(u, "connecting");
-  while (!run_stopping(u)) {
+  while (!relay_stopping(u)) {
     if (!prepared) {
       MYSQL *c = relay_up_connect(u, 5, &err);
       int rc = c ? 0 : -1;
@@ -636,7 +642,7 @@ void relay_stream_run(relay_unit *u, dm_result *result) {
           failed = true;
           break;
         }
-        if (run_backoff(u, &delay, &err))
+        if (relay_stopping(u) || run_backoff(u, &delay, &err))
           break;
         continue;
       }
@@ -672,7 +678,7 @@ void relay_stream_run(relay_unit *u, dm_result *result) {
       failed = true;
       break;
     }
-    if (run_stopping(u))
+    if (relay_stopping(u))
       break;
     if (progress) {
       delay = 200;

@@ -16,15 +16,30 @@
 #include "dmhost/sdk.h"
 #include "relay_internal.h"
 
+bool relay_connect_again(relay_unit *u, double start, unsigned timeout_s, double attempt_start,
+                         const dm_error *err) {
+  double now = relay_now();
+  return err->code == DM_ERR_DB_CONNECT && now - attempt_start >= RELAY_CONNECT_ATTEMPT_S * 0.9 &&
+         now - start < timeout_s && !relay_stopping(u);
+}
+
 MYSQL *relay_up_connect(relay_unit *u, unsigned timeout_s, dm_error *err) {
   const dm_db_endpoint *ep = u->host->source_db(u->ctx);
   dm_db_connect_opts co = {.who = "relay",
                            .side = DM_DB_SOURCE,
-                           .connect_timeout_s = timeout_s,
+                           .connect_timeout_s = timeout_s < RELAY_CONNECT_ATTEMPT_S
+                                                    ? timeout_s
+                                                    : RELAY_CONNECT_ATTEMPT_S,
                            .read_timeout_s = timeout_s,
                            .write_timeout_s = timeout_s,
                            .endpoint_size = dm_host_db_endpoint_size(u->host, u->ctx)};
-  return dm_db_connect(ep, &co, err);
+  double start = relay_now();
+  for (;;) { /* attempts of a second, up to timeout_s: see relay_connect_again */
+    double attempt = relay_now();
+    MYSQL *c = dm_db_connect(ep, &co, err);
+    if (c || !relay_connect_again(u, start, timeout_s, attempt, err))
+      return c;
+  }
 }
 
 /* One row of a query into up to n strings; 1 row, 0 none, -1 error. */
