@@ -215,29 +215,20 @@ static int control_operate_source(void *ud, const control_cmd *cmd, json_object 
   return dmh_registry_source_stop(r, so.source, resp, err);
 }
 
-static int control_start_task(void *ud, const control_cmd *cmd, json_object *args,
-                              json_object *resp, dm_error *err) {
+/* start-task, check-task and update-task: the file named (or sent) goes to the registry. */
+static int control_task_file(void *ud, const control_cmd *cmd, json_object *args, json_object *resp,
+                             dm_error *err) {
   dmh_registry *r = ud;
   const char *path;
   if (dmh_control_arg_path(cmd, args, "path", &path, err) < 0)
     return -1;
+  int (*fn)(dmh_registry *, const char *, json_object *, dm_error *) =
+      strcmp(cmd->name, "start-task") == 0   ? dmh_registry_task_start
+      : strcmp(cmd->name, "check-task") == 0 ? dmh_registry_task_check
+                                             : dmh_registry_task_update;
   dmh_control_file f;
   int rc = dmh_control_file_get(cmd, args, path, false, &f, err);
-  if (rc == 0 && (rc = dmh_registry_task_start(r, f.path, resp, err)) < 0)
-    dmh_control_file_blame(&f, path, err);
-  dmh_control_file_free(&f);
-  return rc;
-}
-
-static int control_check_task(void *ud, const control_cmd *cmd, json_object *args,
-                              json_object *resp, dm_error *err) {
-  dmh_registry *r = ud;
-  const char *path;
-  if (dmh_control_arg_path(cmd, args, "path", &path, err) < 0)
-    return -1;
-  dmh_control_file f;
-  int rc = dmh_control_file_get(cmd, args, path, false, &f, err);
-  if (rc == 0 && (rc = dmh_registry_task_check(r, f.path, resp, err)) < 0)
+  if (rc == 0 && (rc = fn(r, f.path, resp, err)) < 0)
     dmh_control_file_blame(&f, path, err);
   dmh_control_file_free(&f);
   return rc;
@@ -323,8 +314,9 @@ static const control_cmd control_cmds[] = {
      control_operate_source,
      {"op", "source", "path", "content"},
      "operate-source create SOURCE.cfg | show [-s SOURCE] | stop -s SOURCE"},
-    {"check-task", control_check_task, {"path", "content", NULL, NULL}, "check-task TASK.cfg"},
-    {"start-task", control_start_task, {"path", "content", NULL, NULL}, "start-task TASK.cfg"},
+    {"check-task", control_task_file, {"path", "content", NULL, NULL}, "check-task TASK.cfg"},
+    {"start-task", control_task_file, {"path", "content", NULL, NULL}, "start-task TASK.cfg"},
+    {"update-task", control_task_file, {"path", "content", NULL, NULL}, "update-task TASK.cfg"},
     {"pause-task", control_task_op, {"name", NULL, NULL, NULL}, "pause-task NAME"},
     {"resume-task", control_task_op, {"name", NULL, NULL, NULL}, "resume-task NAME"},
     {"stop-task", control_task_op, {"name", NULL, NULL, NULL}, "stop-task NAME"},

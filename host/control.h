@@ -12,6 +12,7 @@
  *                   {"op": "stop", "source": S}
  *   check-task      {"path": P}   the precheck (precheck.h): "checkResult" in DM's shape
  *   start-task      {"path": P}   refused when the precheck fails (DM_ERR_PRECHECK_FAILED)
+ *   update-task     {"path": P}   a paused task takes the file's settings (registry.h)
  *   pause-task, resume-task, stop-task   {"name": N}
  *   query-status    {["name": N]}
  *   start-relay, stop-relay              {"source": S}

@@ -37,6 +37,9 @@ static const dmctl_cmd dmctl_cmds[] = {
      "JSON in checkResult, result false when an item failed"},
     {"start-task", "start-task TASK.cfg",
      "start a task: one subtask per mysql-instances entry whose source is bound here"},
+    {"update-task", "update-task TASK.cfg",
+     "a paused task takes the file's rules (block-allow-list, routes, filters) and unit sections; "
+     "its identity (name, task-mode, target, sources, meta-schema) must stay"},
     {"pause-task", "pause-task NAME", "pause the task's subtasks at a safe point"},
     {"resume-task", "resume-task NAME", "resume a paused (or restored-as-paused) task"},
     {"stop-task", "stop-task NAME", "stop the task and remove it"},
@@ -221,7 +224,8 @@ static json_object *dmctl_request(int argc, char **argv, int *rc) {
     pos_is_path = true;
     want_source = !create;
     need_source = stop;
-  } else if (strcmp(name, "start-task") == 0 || strcmp(name, "check-task") == 0) {
+  } else if (strcmp(name, "start-task") == 0 || strcmp(name, "check-task") == 0 ||
+             strcmp(name, "update-task") == 0) {
     min_pos = max_pos = 1;
     pos_key = "path";
     pos_is_path = true;
@@ -354,6 +358,7 @@ static int dmctl_attach_content(json_object *req) {
   json_object_object_get_ex(req, "args", &args);
   const char *name = cmd ? json_object_get_string(cmd) : "";
   bool sends = strcmp(name, "start-task") == 0 || strcmp(name, "check-task") == 0 ||
+               strcmp(name, "update-task") == 0 ||
                (strcmp(name, "operate-source") == 0 && json_object_object_get_ex(args, "op", &op) &&
                 strcmp(json_object_get_string(op), "create") == 0);
   if (!sends || !json_object_object_get_ex(args, "path", &path))

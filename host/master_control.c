@@ -767,6 +767,7 @@ static const dmh_control_cmd ctl_cmds[] = {
      "operate-source create SOURCE.cfg | show [-s SOURCE] | stop -s SOURCE"},
     {"check-task", ctl_check_task, {"path", "content", NULL}, "check-task TASK.cfg"},
     {"start-task", ctl_start_task, {"path", "content", NULL}, "start-task TASK.cfg"},
+    {"update-task", master_ctl_update_task, {"path", "content", NULL}, "update-task TASK.cfg"},
     {"pause-task", ctl_task_op, {"name", NULL}, "pause-task NAME"},
     {"resume-task", ctl_task_op, {"name", NULL}, "resume-task NAME"},
     {"stop-task", ctl_task_op, {"name", NULL}, "stop-task NAME"},

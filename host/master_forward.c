@@ -1,8 +1,9 @@
 /*
- * The master's commands that act on a worker's subtasks (purge-relay, binlog, swap-unit), as DM's
- * master forwards them to its workers: each goes to the worker of the source, at the address it
- * registered (its --listen), through the master's forwarder (master_main.c's door_forward, with
- * the master's TLS files when it has them). The command table is master_control.c's.
+ * The master's commands that act on a worker's subtasks (purge-relay, binlog, swap-unit;
+ * update-task refused for now), as DM's master forwards them to its workers: each goes to the
+ * worker of the source, at the address it registered (its --listen), through the master's forwarder
+ * (master_main.c's door_forward, with the master's TLS files when it has them). The command table
+ * is master_control.c's.
  */
 #include "master_internal.h"
 
@@ -171,4 +172,18 @@ int master_ctl_swap_unit(void *ud, const dmh_control_cmd *cmd, json_object *args
       json_object_object_add(resp, "error", json_object_get(v));
   }
   return 0;
+}
+
+/* update-task TASK.cfg: not in a cluster yet. The task's file lives in etcd and each worker runs
+ * its subtasks from its own copy; applying a new file all or nothing over several workers needs a
+ * protocol of its own (every worker paused, each one's units asked, a refusal undone on the
+ * others), so the master refuses it rather than half-apply it. */
+int master_ctl_update_task(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                           json_object *resp, dm_error *err) {
+  (void)ud, (void)args, (void)resp;
+  dm_error_set(err, DM_ERR_UPDATE_CLUSTER, NULL,
+               "%s: not served by `dmhost master` yet (only `dmhost serve` applies a new task file "
+               "to a paused task): in a cluster, stop-task and start-task with the new file",
+               cmd->name);
+  return -1;
 }

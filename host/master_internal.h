@@ -74,6 +74,9 @@ int master_ctl_worker_cmd(void *ud, const dmh_control_cmd *cmd, json_object *arg
                           json_object *resp, dm_error *err);
 int master_ctl_swap_unit(void *ud, const dmh_control_cmd *cmd, json_object *args, json_object *resp,
                          dm_error *err);
+/* update-task: refused with DM_ERR_UPDATE_CLUSTER (for `dmhost serve` for now, docs/cluster.md). */
+int master_ctl_update_task(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                           json_object *resp, dm_error *err);
 void master_snapshot_free(master_snapshot *s);
 
 /* UNBIND actions for bindings that break the scheduler's invariants (a source no longer listed,

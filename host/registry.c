@@ -81,6 +81,7 @@ static void reg_task_free(dmh_registry *r, reg_task *t) {
     free(t->subs[i].work_root);
   }
   dmh_task_config_free(t->cfg);
+  reg_task_free_retired(t);
   dmh_unit_paths_clear(&t->unit_paths);
   pthread_mutex_destroy(&t->cmd_lock);
   free(t->subs);

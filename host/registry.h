@@ -100,6 +100,14 @@ int dmh_registry_task_stop(dmh_registry *r, const char *name, json_object *resp,
  * DM's result in resp's "checkResult"; -1 with DM_ERR_PRECHECK_FAILED when an item failed. */
 int dmh_registry_task_check(dmh_registry *r, const char *path, json_object *resp, dm_error *err);
 
+/* update-task TASK.cfg (absolute path): the task the file names takes the file's settings
+ * (registry_update.c; what may change: config_update.h). Every subtask must be Paused (or, for a
+ * task restored as paused, not started yet); the file is parsed and prechecked as start-task does;
+ * then each subtask switches to it and its open units re-read their sections (update slot), all or
+ * nothing over the task. The file replaces the task's copy in the state dir, so a restart runs it.
+ * Per-source results in "sources". */
+int dmh_registry_task_update(dmh_registry *r, const char *path, json_object *resp, dm_error *err);
+
 /* swap-unit NAME --unit KIND --path NEW.so (absolute): on each subtask of the task. The new path
  * is persisted with the task, so a restart keeps the swapped build. */
 int dmh_registry_task_swap(dmh_registry *r, const char *name, const char *unit, const char *path,

@@ -45,7 +45,11 @@ typedef struct reg_task {
   struct reg_task *next; /* [lock] */
   char *name;
   char *file_rel;
-  dmh_task_config *cfg;      /* [cmd_lock + lock to set] NULL if its copy could not be loaded */
+  dmh_task_config *cfg; /* [cmd_lock + lock to set] NULL if its copy could not be loaded */
+  /* [cmd_lock] the configs update-task replaced: a unit may still hold strings it read from them,
+   * so they are freed with the subtasks (registry_update.c) */
+  dmh_task_config **retired;
+  int n_retired;
   bool has_load_err;         /* [lock] */
   dm_error load_err;         /* [lock] */
   dmh_expect_stage expect;   /* [lock] */
@@ -103,6 +107,9 @@ int reg_sub_create(dmh_registry *r, reg_task *t, reg_sub *sub, dm_error *err);
 void reg_sub_set_error(dmh_registry *r, reg_sub *sub, const dm_error *e);
 int reg_check_paths(const char *orig_path, char *const *a, char *const *b, int n,
                     const dmh_task_config *t, dm_error *err);
+
+/* registry_update.c: forget the configs update-task replaced (after the subtasks are gone). */
+void reg_task_free_retired(reg_task *t);
 
 /* registry_tasks.c: DM_ERR_NOT_FOUND naming cfg's sources when none is bound here (`what` opens
  * the message). Under `lock`. Returns -1. */

@@ -95,6 +95,20 @@ int dmh_subtask_kill(dmh_subtask *st, dm_error *err);
  * the subtask was running. */
 int dmh_subtask_swap_unit(dmh_subtask *st, const char *name, const char *path, dm_error *err);
 
+/* update-task (update.c): the subtask takes the settings of `next`, a file of the same task
+ * (config_update.h says what may differ), with its commands held (dmh_subtask_hold_commands).
+ * check: is it truly Paused (or New when `new_ok`: created, never started, no instance open), and
+ * has every open unit whose section differs an update slot? 0, or -1 with DM_ERR_UPDATE_STAGE or
+ * DM_ERR_UPDATE_UNSUPPORTED; nothing changes. apply: the host's answers (rules, sections) switch
+ * to `next`, then update is called on each open instance in chain order; when one refuses (-1, or
+ * a setting it did not read), the subtask is switched back and update is called again on the
+ * instances already updated: -1 with DM_ERR_UPDATE_FAILED (or DM_ERR_CONFIG_UNKNOWN) carrying the
+ * unit's error. `next` becomes the subtask's task (as dmh_subtask_opts.task, it must outlive the
+ * subtask), and so must the one it replaces: a unit may still hold strings read from it. */
+int dmh_subtask_update_check(dmh_subtask *st, const dmh_task_config *next, bool new_ok,
+                             dm_error *err);
+int dmh_subtask_update_apply(dmh_subtask *st, const dmh_task_config *next, dm_error *err);
+
 dmh_stage dmh_subtask_stage(dmh_subtask *st);
 /* Wait until the stage is one of Paused/Stopped/Finished (or `timeout_ms` passes; <0: forever).
  * Returns the stage seen. */

@@ -150,11 +150,21 @@ fail:
   return -1;
 }
 
+/* update-task while paused: pool-size, on-duplicate, batch-bytes, cleanup-dump and
+ * defer-secondary-keys take effect at resume; dir cannot change, as the checkpoint rows name files
+ * of the dump in it. Only the runner reads cfg, and it is not running. */
 static int load_update(void *self, dm_error *err) {
   load_unit *u = self;
   load_cfg cfg; /* the old settings stay if the new ones are wrong */
   if (load_settings(u, &cfg, err) != 0)
     return -1;
+  if (strcmp(cfg.dir, u->cfg.dir) != 0) {
+    u->host->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL,
+                        "load: dir cannot change while the task is paused (the checkpoint names "
+                        "the files of the dump in %s): keep it, or stop and start the task",
+                        u->cfg.dir);
+    return -1;
+  }
   u->cfg = cfg;
   return 0;
 }

@@ -139,12 +139,28 @@ fail:
   return -1;
 }
 
+/* update-task while paused: every setting takes effect at resume (worker-count at the next quiet
+ * point, as after a restart). The rules may have changed with the settings (block-allow-list,
+ * routes, filters): the table cache, which keeps each table's answers to table_allowed,
+ * route_table and event_ignored, starts over as at a restart, so the next run asks the host again.
+ */
 static int sync_update(void *self, dm_error *err) {
   sync_unit *u = self;
   sync_cfg cfg; /* the old settings stay if the new ones are wrong */
+  sync_schema *fresh = NULL;
   if (sync_settings(u, &cfg, err) != 0)
     return -1;
+  if (sync_schema_new(u, &fresh) < 0)
+    return sync_nomem(u, err);
+  sync_schema_free(u->schema);
+  u->schema = fresh;
+  pthread_mutex_lock(&u->lock); /* status reads workers and safe_mode beside us */
   u->cfg = cfg;
+  pthread_mutex_unlock(&u->lock);
+  u->host->logf(u->ctx, DM_LOG_INFO,
+                "sync: settings updated (worker-count %d, batch %u, safe-mode %s); the tables' "
+                "rules are asked again",
+                cfg.workers, cfg.batch_rows, cfg.safe_mode ? "on" : "off");
   return 0;
 }
 
@@ -204,6 +220,8 @@ static void sync_status(void *self, dm_status_sink *sink) {
   bool has_s = u->has_synced, has_m = u->has_master;
   synced = u->synced;
   master = u->master;
+  int workers = u->cfg.workers; /* update writes cfg under the lock */
+  bool safe_mode = u->cfg.safe_mode;
   pthread_mutex_unlock(&u->lock);
   char buf[DM_POSITION_NAME_MAX + 48];
   if (has_m) {
@@ -246,10 +264,10 @@ static void sync_status(void *self, dm_status_sink *sink) {
   }
   sink->put_int(sink, "totalRps", total_rps);
   sink->put_int(sink, "recentRps", recent_rps);
-  sink->put_int(sink, "workerCount", u->cfg.workers);
+  sink->put_int(sink, "workerCount", workers);
   sink->put_int(sink, "tableMaps", (int64_t)atomic_load(&u->table_maps));
   sink->put_int(sink, "tableMapsPeak", (int64_t)atomic_load(&u->table_maps_peak));
-  sink->put_bool(sink, "safeMode", u->cfg.safe_mode);
+  sink->put_bool(sink, "safeMode", safe_mode);
 }
 
 static void sync_kill(void *self) {

@@ -118,6 +118,15 @@ typedef enum dm_error_level {
     "Name a unit kind that the task's mode runs.")                                                 \
   X(DM_ERR_CHAIN_HANDOVER, 13006, DM_CLASS_SUPERVISOR, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,      \
     "Put a unit that gives a position before the one that takes it, or start units with it.")      \
+  X(DM_ERR_UPDATE_STAGE, 13010, DM_CLASS_SUPERVISOR, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,           \
+    "Pause the task first (`dmctl pause-task NAME`), wait for stage Paused in query-status, then " \
+    "run update-task again.")                                                                      \
+  X(DM_ERR_UPDATE_UNSUPPORTED, 13011, DM_CLASS_SUPERVISOR, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,     \
+    "The unit cannot take new settings while paused: leave its section as it is, or stop and "     \
+    "start the task to apply them.")                                                               \
+  X(DM_ERR_UPDATE_FAILED, 13012, DM_CLASS_SUPERVISOR, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,       \
+    "The old settings stay in force for the whole task; fix the file as the unit's error says "    \
+    "and run update-task again.")                                                                  \
   X(DM_ERR_CONTROL, 14001, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,                \
     "Check that `dmhost serve` runs and that --socket names its socket.")                          \
   X(DM_ERR_CONTROL_REQUEST, 14002, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,           \
@@ -134,6 +143,12 @@ typedef enum dm_error_level {
   X(DM_ERR_UNTRUSTED_FILE, 14007, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,           \
     "Give the file to root or the daemon's user and take write access from group and others "      \
     "(chown root FILE; chmod go-w FILE), then run the command again.")                             \
+  X(DM_ERR_UPDATE_IDENTITY, 14010, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,           \
+    "That setting names the task or keys its checkpoints: keep it as it is in the file, or stop "  \
+    "the task and start it as a new one.")                                                         \
+  X(DM_ERR_UPDATE_CLUSTER, 14011, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,            \
+    "update-task is served by `dmhost serve` for now: in a cluster, stop-task and start-task "     \
+    "with the new file.")                                                                          \
   X(DM_ERR_ETCD_UNAVAILABLE, 15001, DM_CLASS_CLUSTER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 1,         \
     "Check that the etcd members named run and have quorum (scripts/etcd.sh status, etcdctl "      \
     "endpoint health); the request is retried at the next member.")                                \

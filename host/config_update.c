@@ -1,0 +1,187 @@
+/* What update-task may change in a task file; see config_update.h. */
+#include "config_update.h"
+
+#include <string.h>
+
+#include "config_util.h"
+#include "dmhost/sdk.h"
+
+bool dmh_cfg_setting_equal(const config_setting_t *a, const config_setting_t *b) {
+  if (!a || !b)
+    return a == b;
+  int t = config_setting_type(a);
+  if (t != config_setting_type(b))
+    return false;
+  switch (t) {
+  case CONFIG_TYPE_INT:
+  case CONFIG_TYPE_INT64:
+    return config_setting_get_int64(a) == config_setting_get_int64(b);
+  case CONFIG_TYPE_FLOAT:
+    return config_setting_get_float(a) == config_setting_get_float(b);
+  case CONFIG_TYPE_BOOL:
+    return config_setting_get_bool(a) == config_setting_get_bool(b);
+  case CONFIG_TYPE_STRING:
+    return strcmp(config_setting_get_string(a), config_setting_get_string(b)) == 0;
+  case CONFIG_TYPE_GROUP: {
+    int n = config_setting_length(a);
+    if (n != config_setting_length(b))
+      return false;
+    for (int i = 0; i < n; i++) {
+      const config_setting_t *m = config_setting_get_elem(a, (unsigned)i);
+      if (!dmh_cfg_setting_equal(m, config_setting_get_member(b, config_setting_name(m))))
+        return false;
+    }
+    return true;
+  }
+  default: { /* arrays and lists: element by element */
+    int n = config_setting_length(a);
+    if (n != config_setting_length(b))
+      return false;
+    for (int i = 0; i < n; i++)
+      if (!dmh_cfg_setting_equal(config_setting_get_elem(a, (unsigned)i),
+                                 config_setting_get_elem(b, (unsigned)i)))
+        return false;
+    return true;
+  }
+  }
+}
+
+/* The top-level settings update-task may change (mysql-instances: entry by entry, below). The
+ * units' sections are found by kind name. */
+static const char *const upd_free_top[] = {
+    "block-allow-list",      "routes",          "filters", "supervisor",
+    "ignore-checking-items", "mysql-instances", NULL,
+};
+/* ... and in an entry of mysql-instances: which rules it names. */
+static const char *const upd_free_instance[] = {"block-allow-list", "route-rules", "filter-rules",
+                                                NULL};
+
+static bool upd_listed(const char *name, const char *const *list) {
+  for (int i = 0; list[i]; i++)
+    if (strcmp(list[i], name) == 0)
+      return true;
+  return false;
+}
+
+static bool upd_unit_section(const char *name) {
+  dm_unit_kind kind;
+  return dmh_kind_parse(name, &kind) == 0 && kind != DM_UNIT_RELAY;
+}
+
+static const char *upd_why(const char *name) {
+  static const struct {
+    const char *name, *why;
+  } whys[] = {
+      {"task-mode", "it sets the chain of units the subtasks run"},
+      {"meta-schema", "the task's checkpoints live there"},
+      {"target-database", "the task's data and checkpoints live there"},
+      {"mysql-instances", "each source is a subtask with checkpoints of its own"},
+      {"case-sensitive", "names in the checkpoints and in the sync's schema tracker are compared "
+                         "by it"},
+      {"unit-paths", "a unit's build is changed with `dmctl swap-unit`"},
+      {"meta", "it says where the task started; the checkpoints have moved on"},
+      {"file-mode", "the units' files already exist with the old mode"},
+  };
+  for (size_t i = 0; i < sizeof whys / sizeof whys[0]; i++)
+    if (strcmp(whys[i].name, name) == 0)
+      return whys[i].why;
+  return "only block-allow-list, routes, filters, the rules an entry of mysql-instances names, "
+         "supervisor, ignore-checking-items and the units' sections may change";
+}
+
+/* `path` (shown) differs. `at` is the setting in the new file, or where it would be (its group). */
+static int upd_refuse(const dmh_task_config *next, const config_setting_t *at, const char *path,
+                      const char *name, bool removed, dm_error *err) {
+  int line = at ? config_setting_source_line(at) : 0;
+  dm_error_set(err, DM_ERR_UPDATE_IDENTITY, NULL,
+               "%s:%d: update-task: `%s` %s the running task's (%s); keep it as it is, or stop the "
+               "task and start it as a new one",
+               next->path, line > 0 ? line : 1, path,
+               removed ? "is missing here and would change" : "differs from", upd_why(name));
+  return -1;
+}
+
+/* Members of groups a (running) and b (next) outside `free` must be equal. `prefix` is b's path. */
+static int upd_same_members(const dmh_task_config *next, const config_setting_t *a,
+                            const config_setting_t *b, const char *const *free, bool units_free,
+                            bool (*semantic)(const dmh_task_config *, const dmh_task_config *,
+                                             const char *, bool *),
+                            const dmh_task_config *running, dm_error *err) {
+  char path[CFGUTIL_PATH_MAX];
+  for (int pass = 0; pass < 2; pass++) {
+    const config_setting_t *from = pass == 0 ? b : a, *other = pass == 0 ? a : b;
+    int n = config_setting_length(from);
+    for (int i = 0; i < n; i++) {
+      const config_setting_t *m = config_setting_get_elem(from, (unsigned)i);
+      const char *name = config_setting_name(m);
+      if (!name || upd_listed(name, free) || (units_free && upd_unit_section(name)))
+        continue;
+      const config_setting_t *o = config_setting_get_member(other, name);
+      if (pass == 1 && o)
+        continue; /* compared in the first pass */
+      bool same;
+      if (semantic && semantic(running, next, name, &same)) {
+        if (same)
+          continue;
+      } else if (dmh_cfg_setting_equal(m, o)) {
+        continue;
+      }
+      if (pass == 0)
+        return upd_refuse(next, m, dmh_cfg_path_of(m, path, sizeof path), name, false, err);
+      return upd_refuse(next, b, dmh_cfg_member_path(b, name, path, sizeof path), name, true, err);
+    }
+  }
+  return 0;
+}
+
+/* Settings with a default are compared by their value, so that writing the default out (or
+ * leaving it out) is no change. true when `name` is one of them, with *same. */
+static bool upd_semantic(const dmh_task_config *a, const dmh_task_config *b, const char *name,
+                         bool *same) {
+  if (strcmp(name, "meta-schema") == 0)
+    *same = strcmp(a->meta_schema, b->meta_schema) == 0;
+  else if (strcmp(name, "case-sensitive") == 0)
+    *same = a->case_sensitive == b->case_sensitive;
+  else if (strcmp(name, "file-mode") == 0)
+    *same = a->file_mode == b->file_mode;
+  else if (strcmp(name, "task-mode") == 0)
+    *same = a->mode == b->mode;
+  else
+    return false;
+  return true;
+}
+
+static const config_setting_t *upd_instance(const config_setting_t *list, const char *source_id) {
+  int n = list ? config_setting_length(list) : 0;
+  for (int i = 0; i < n; i++) {
+    const config_setting_t *g = config_setting_get_elem(list, (unsigned)i);
+    const char *sid = NULL;
+    if (config_setting_lookup_string(g, "source-id", &sid) && strcmp(sid, source_id) == 0)
+      return g;
+  }
+  return NULL;
+}
+
+int dmh_task_config_same_identity(const dmh_task_config *running, const dmh_task_config *next,
+                                  dm_error *err) {
+  const config_setting_t *ra = config_root_setting(&running->cfg),
+                         *nb = config_root_setting(&next->cfg);
+  if (upd_same_members(next, ra, nb, upd_free_top, true, upd_semantic, running, err) < 0)
+    return -1;
+  /* mysql-instances: the same sources, each entry the same but for the rules it names */
+  const config_setting_t *la = config_setting_get_member(ra, "mysql-instances"),
+                         *lb = config_setting_get_member(nb, "mysql-instances");
+  bool same_set = running->n_instances == next->n_instances;
+  for (int i = 0; same_set && i < next->n_instances; i++)
+    same_set = dmh_task_instance_for(running, next->instances[i].source_id) != NULL;
+  if (!same_set)
+    return upd_refuse(next, lb, "mysql-instances", "mysql-instances", false, err);
+  for (int i = 0; i < next->n_instances; i++) {
+    const char *sid = next->instances[i].source_id;
+    const config_setting_t *ga = upd_instance(la, sid), *gb = upd_instance(lb, sid);
+    if (ga && gb &&
+        upd_same_members(next, ga, gb, upd_free_instance, false, NULL, running, err) < 0)
+      return -1;
+  }
+  return 0;
+}
