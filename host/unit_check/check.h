@@ -84,5 +84,6 @@ void uc_check_pause_resume(uc_state *s);
 void uc_check_sequential(uc_state *s);
 void uc_check_status(uc_state *s);
 void uc_check_kill(uc_state *s);
+void uc_check_update(uc_state *s);
 
 #endif

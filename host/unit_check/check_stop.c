@@ -94,19 +94,61 @@ void uc_check_stop(uc_state *s) {
               o.said, o.latency_ms, o.fired_into_ms);
 }
 
+/* What resume (or process again) did on a paused instance, run as the supervisor does after a
+ * pause: on a new thread, given 300 ms, then the token. */
+typedef struct resume_seen {
+  bool ran_on; /* still ran after 300 ms (then stopped) */
+  uint32_t outcome;
+  double ran_ms;
+  char said[700];
+} resume_seen;
+
+/* false after reporting the check failed (no thread, or no return after the token and kill); the
+ * instance is closed either way, unless abandoned. */
+static bool resume_watch(uc_state *s, const char *name, uc_inst *in, resume_seen *a) {
+  const char *again = s->d->ops.resume ? "resume" : "process";
+  uc_host_reset(s->host);
+  uc_run *r = uc_run_start(s, in, true);
+  if (!r) {
+    uc_inst_close(s, in);
+    uc_report(s, name, UC_FAIL, "cannot start a thread");
+    return false;
+  }
+  a->ran_on = !uc_run_wait(r, r->start_ms + 300);
+  bool returned = a->ran_on ? uc_run_stop(s, in, r) : true;
+  uc_run_said(r, a->said, sizeof a->said);
+  a->outcome = r->result.outcome;
+  a->ran_ms = r->end_ms - r->start_ms;
+  uc_run_free(r);
+  if (!returned) {
+    uc_report(s, name, UC_FAIL, "%s returned neither after the token nor after kill", again);
+    return false;
+  }
+  uc_inst_close(s, in);
+  return true;
+}
+
+/* An instance opened and its process paused 200 ms into the run (the token, as a pause command
+ * fires it). false when the check already reported (skip, or a run that had to be abandoned). */
+static bool pause_begin(uc_state *s, const char *name, uc_inst *in, stop_seen *o) {
+  if (!uc_inst_begin(s, name, in, NULL))
+    return false;
+  if (!stop_watch(s, in, false, 200, o)) {
+    uc_report(s, name, UC_FAIL, "process did not return for the pause");
+    return false;
+  }
+  return true;
+}
+
 /* pause-resume: the supervisor's pause (token, process returns, pause) 200 ms into the run, then
  * resume (or process again) on a new thread must run: finish, or still run after 300 ms; then the
  * token again. */
 void uc_check_pause_resume(uc_state *s) {
   const char *name = "pause-resume";
   uc_inst in;
-  if (!uc_inst_begin(s, name, &in, NULL))
-    return;
   stop_seen o;
-  if (!stop_watch(s, &in, false, 200, &o)) {
-    uc_report(s, name, UC_FAIL, "process did not return for the pause");
+  if (!pause_begin(s, name, &in, &o))
     return;
-  }
   if (o.outcome == DM_OUTCOME_ERROR) {
     uc_inst_close(s, &in);
     uc_report(s, name, UC_FAIL, "process failed: %s", o.said);
@@ -122,25 +164,13 @@ void uc_check_pause_resume(uc_state *s) {
   if (s->d->ops.pause)
     s->d->ops.pause(in.self);
   const char *again = s->d->ops.resume ? "resume" : "process";
-  uc_host_reset(s->host);
-  uc_run *r = uc_run_start(s, &in, true);
-  if (!r) {
-    uc_inst_close(s, &in);
-    uc_report(s, name, UC_FAIL, "cannot start a thread");
+  resume_seen a;
+  if (!resume_watch(s, name, &in, &a))
     return;
-  }
-  bool ran_on = !uc_run_wait(r, r->start_ms + 300);
-  bool returned = ran_on ? uc_run_stop(s, &in, r) : true;
-  char said[700];
-  uc_run_said(r, said, sizeof said);
-  uint32_t outcome = r->result.outcome;
-  double ran = r->end_ms - r->start_ms;
-  uc_run_free(r);
-  if (!returned) {
-    uc_report(s, name, UC_FAIL, "%s returned neither after the token nor after kill", again);
-    return;
-  }
-  uc_inst_close(s, &in);
+  bool ran_on = a.ran_on;
+  uint32_t outcome = a.outcome;
+  double ran = a.ran_ms;
+  const char *said = a.said;
   const char *paused = o.before ? "before the pause" : "after the token";
   if (ran_on)
     uc_report(s, name, UC_PASS, "process returned %s %s; %s ran on for 300 ms", o.said, paused,
@@ -248,4 +278,90 @@ void uc_check_kill(uc_state *s) {
   else
     uc_report(s, name, UC_PASS, "process returned %s %.1f ms after kill (the token not fired)",
               said, after);
+}
+
+/* One update while paused with the n-th setting looked up answered as of the wrong type (0: none).
+ * Returns update's result; *lookups (may be NULL) how many settings it looked up. */
+static int update_refused(uc_state *s, uc_inst *in, int n, int *lookups, char *msg, size_t len) {
+  dm_error err;
+  memset(&err, 0, sizeof err);
+  uc_host_ctx_reset(in->ctx);
+  uc_host_fail_lookup(s->host, n);
+  int rc = s->d->ops.update(in->self, &err);
+  if (lookups)
+    *lookups = uc_host_lookups(s->host);
+  uc_host_fail_lookup(s->host, 0);
+  if (rc != 0)
+    snprintf(msg, len, "%s", err.message);
+  return rc;
+}
+
+#define UPDATE_ROUNDS 6
+
+/* update (units that set the slot): the host calls it on a paused instance (process returned to
+ * the token, pause called) after the task's file changed. With the same section it returns 0;
+ * with each setting in turn answered as of the wrong type it may refuse (-1), and a refusal leaks
+ * nothing (UPDATE_ROUNDS rounds after a warm-up, as init-fail); then resume (or process) runs:
+ * the old settings, or the same ones, are in force. */
+void uc_check_update(uc_state *s) {
+  const char *name = "update";
+  if (!s->d->ops.update) {
+    uc_report(s, name, UC_PASS,
+              "no update slot: nothing to check (update-task refuses a changed section of this "
+              "unit; stop and start the task instead)");
+    return;
+  }
+  uc_inst in;
+  stop_seen o;
+  if (!pause_begin(s, name, &in, &o))
+    return;
+  if (o.outcome == DM_OUTCOME_ERROR || o.recovered) {
+    uc_inst_close(s, &in);
+    uc_report(s, name, UC_SKIP, "process %s%s: no paused instance to update",
+              o.recovered ? "returned only after kill" : "failed: ", o.recovered ? "" : o.said);
+    return;
+  }
+  if (s->d->ops.pause)
+    s->d->ops.pause(in.self);
+  char msg[DM_ERROR_MESSAGE_MAX] = "";
+  int lookups = 0;
+  if (update_refused(s, &in, 0, &lookups, msg, sizeof msg) != 0) {
+    uc_inst_close(s, &in);
+    uc_report(s, name, UC_FAIL, "update with the section unchanged returned -1: %s", msg);
+    return;
+  }
+  int failing[64], n_failing = 0;
+  char first[DM_ERROR_MESSAGE_MAX] = "";
+  for (int n = 1; n <= lookups && n_failing < 64; n++)
+    if (update_refused(s, &in, n, NULL, msg, sizeof msg) != 0) {
+      if (!n_failing)
+        snprintf(first, sizeof first, "%s", msg);
+      failing[n_failing++] = n;
+    }
+  uc_leak leak;
+  uc_leak_start(&leak);
+  for (int i = 0; i < UPDATE_ROUNDS && n_failing; i++) {
+    for (int k = 0; k < n_failing; k++)
+      (void)update_refused(s, &in, failing[k], NULL, msg, sizeof msg);
+    uc_leak_round(&leak);
+  }
+  char what[256] = "";
+  bool leaked = n_failing && uc_leak_verdict(&leak, what, sizeof what);
+  uc_host_ctx_reset(in.ctx);
+  resume_seen a;
+  if (!resume_watch(s, name, &in, &a))
+    return;
+  bool ran_on = a.ran_on;
+  if (leaked)
+    uc_report(s, name, UC_FAIL, "a refused update leaks: %s; %d of %d settings make it refuse (%s)",
+              what, n_failing, lookups, uc_meter_heap_source());
+  else if (!ran_on && a.outcome != DM_OUTCOME_FINISHED)
+    uc_report(s, name, UC_FAIL, "after update, resume returned %s without the token firing",
+              a.said);
+  else
+    uc_report(s, name, UC_PASS,
+              "same section: 0; %d of %d settings of the wrong type refused%s%s%s%s; then resume "
+              "%s",
+              n_failing, lookups, n_failing ? " (\"" : "", first, n_failing ? "\"), " : "",
+              n_failing ? what : "", ran_on ? "ran on for 300 ms" : "finished");
 }

@@ -76,6 +76,7 @@ int main(int argc, char **argv) {
       {"sequential", uc_check_sequential},
       {"status", uc_check_status},
       {"kill", uc_check_kill},
+      {"update", uc_check_update},
   };
   size_t n = sizeof checks / sizeof checks[0];
   dm_error err;

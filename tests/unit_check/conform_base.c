@@ -35,6 +35,16 @@ int cb_setup(cb_unit *u, const dm_host_services *host, dm_ctx *ctx, dm_error *er
   return 0;
 }
 
+int cb_update(void *self, dm_error *err) {
+  cb_unit *u = self;
+  int64_t items, item_ms;
+  if (cb_setting(u, "items", 0, &items, err) < 0 || cb_setting(u, "item-ms", 5, &item_ms, err) < 0)
+    return -1;
+  u->items = items;
+  u->item_ms = item_ms;
+  return 0;
+}
+
 int cb_init(const dm_host_services *host, dm_ctx *ctx, void **self, dm_error *err) {
   cb_unit *u = calloc(1, sizeof *u);
   if (!u) {

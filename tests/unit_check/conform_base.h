@@ -36,7 +36,16 @@ void cb_status(void *self, dm_status_sink *sink);
 void cb_kill(void *self);
 void cb_close(void *self);
 
-/* The descriptor of a fixture: the base's slots, each given here so a fixture names its own. */
+/* update: re-reads both settings; the old ones stay when one is refused. */
+int cb_update(void *self, dm_error *err);
+
+/* The descriptor of a fixture: the base's slots, each given here so a fixture names its own. The
+ * update slot is CONFORM_UPDATE, NULL unless the fixture defines it before this header (the
+ * good unit and the one that breaks `update`): a unit without it passes `update` unchecked, so a
+ * fixture breaking another slot fails that check alone. */
+#ifndef CONFORM_UPDATE
+#define CONFORM_UPDATE NULL
+#endif
 #define CONFORM_UNIT(init_, process_, resume_, status_, kill_, fresh_, close_)                     \
   static const dm_unit_descriptor conform_unit = {                                                 \
       DM_UNIT_DESCRIPTOR_HEADER,                                                                   \
@@ -51,7 +60,8 @@ void cb_close(void *self);
               .close = close_,                                                                     \
               .kill = kill_,                                                                       \
               .is_fresh_task = fresh_,                                                             \
-              .status = status_},                                                                  \
+              .status = status_,                                                                   \
+              .update = CONFORM_UPDATE},                                                           \
   };                                                                                               \
   DM_UNIT_EXPORT(conform_unit)
 

@@ -6,7 +6,7 @@
 # that breach, e.g. no resume after a process only kill stopped, says so).
 set -uo pipefail
 tool=$1 unit=$2 config=$3 expect=$4
-checks=(load init-close init-fail fresh stop pause-resume sequential status kill)
+checks=(load init-close init-fail fresh stop pause-resume sequential status kill update)
 
 args=("$unit")
 [[ $config != - ]] && args+=(--config "$config")
