@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "config_update.h"
+#include "control.h"
 #include "dmhost/sdk.h"
 #include "log.h"
 
@@ -142,6 +143,8 @@ static int upd_task_locked(dmh_registry *r, reg_task *t, const char *path,
             t->n_subs);
   } else {
     dm_error ignored;
+    if (abs)
+      dmh_error_rename_file(err, abs, path); /* a unit's error names the copy: same lines */
     dmh_task_config_free(copy);
     if (old_text && dmh_state_write_file(abs, old_text, old_len, &ignored) < 0)
       dmh_log(DM_LOG_ERROR, "registry",

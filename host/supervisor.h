@@ -102,9 +102,10 @@ int dmh_subtask_swap_unit(dmh_subtask *st, const char *name, const char *path, d
  * DM_ERR_UPDATE_UNSUPPORTED; nothing changes. apply: the host's answers (rules, sections) switch
  * to `next`, then update is called on each open instance in chain order; when one refuses (-1, or
  * a setting it did not read), the subtask is switched back and update is called again on the
- * instances already updated: -1 with DM_ERR_UPDATE_FAILED (or DM_ERR_CONFIG_UNKNOWN) carrying the
- * unit's error. `next` becomes the subtask's task (as dmh_subtask_opts.task, it must outlive the
- * subtask), and so must the one it replaces: a unit may still hold strings read from it. */
+ * instances already updated: -1 with DM_ERR_UPDATE_FAILED carrying the unit's error (or the
+ * host's DM_ERR_CONFIG_UNKNOWN for a setting it never read) in message and raw cause. `next`
+ * becomes the subtask's task (as dmh_subtask_opts.task, it must outlive the subtask), and so must
+ * the one it replaces: a unit may still hold strings read from it. */
 int dmh_subtask_update_check(dmh_subtask *st, const dmh_task_config *next, bool new_ok,
                              dm_error *err);
 int dmh_subtask_update_apply(dmh_subtask *st, const dmh_task_config *next, dm_error *err);

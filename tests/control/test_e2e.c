@@ -495,6 +495,66 @@ static void test_enable_relay(void) {
   e2e_teardown();
 }
 
+/* update-task (issue 13) with the fake units, which have no update slot: a changed section of
+ * theirs is refused before anything changes (DM_ERR_UPDATE_UNSUPPORTED, naming the unit, the file
+ * and "stop and start"); a file that leaves their sections as they are is taken, also by a task
+ * restored as paused (its subtask left New, no instance open). Before this command existed dmctl
+ * refused update-task as unknown. */
+static void test_update_task(void) {
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  e2e_begin();
+  e2e_create_source();
+  e2e_task("task.cfg", "t1", "full", "mysql-01", "dump = { items = 0; item-ms = 10; };");
+  e2e_task("task-dump.cfg", "t1", "full", "mysql-01", "dump = { items = 0; item-ms = 20; };");
+  e2e_task("task-same.cfg", "t1", "full", "mysql-01",
+           "# the same settings\ndump = { item-ms = 10; items = 0; };");
+  json_object *o = NULL;
+  CU_ASSERT_EQUAL_FATAL(e2e_dmctl(&o, "start-task", "task.cfg", NULL), 0);
+  json_object_put(o);
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "pause-task", "t1", NULL), 0);
+  json_object_put(o);
+  char copy_path[400];
+  snprintf(copy_path, sizeof copy_path, "%s/tasks/t1/task.cfg", e2e_state);
+  char *before = e2e_read_file(copy_path);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(before);
+
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "update-task", "task-dump.cfg", NULL), 1);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_UPDATE_UNSUPPORTED);
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "the dump unit fake 1"));
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "task-dump.cfg:8"));
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "stop and start the task"));
+  CU_ASSERT_EQUAL(e2e_int(o, "sources.0.error.ErrCode"), DM_ERR_UPDATE_UNSUPPORTED);
+  json_object_put(o);
+  char *after = e2e_read_file(copy_path);
+  CU_ASSERT(after && strcmp(before, after) == 0); /* nothing changed */
+  free(after);
+  CU_ASSERT(e2e_wait_stage("t1", "Paused", 1));
+
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "update-task", "task-same.cfg", NULL), 0);
+  CU_ASSERT(e2e_bool(o, "sources.0.result"));
+  json_object_put(o);
+  after = e2e_read_file(copy_path);
+  CU_ASSERT(after && e2e_contains(after, "# the same settings"));
+  free(after);
+
+  /* restored as paused: New, and update-task takes it; resume-task starts it */
+  CU_ASSERT_EQUAL(e2e_stop(), 0);
+  CU_ASSERT_FATAL(e2e_start());
+  CU_ASSERT(e2e_wait_stage("t1", "New", 5));
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "update-task", "task.cfg", NULL), 0);
+  json_object_put(o);
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "resume-task", "t1", NULL), 0);
+  json_object_put(o);
+  CU_ASSERT(e2e_wait_stage("t1", "Running", 5));
+  /* and Running: refused */
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "update-task", "task-same.cfg", NULL), 1);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_UPDATE_STAGE);
+  json_object_put(o);
+  free(before);
+  CU_ASSERT_EQUAL(e2e_stop(), 0);
+  e2e_teardown();
+}
+
 static void test_swap_unit(void) {
   CU_ASSERT_FATAL(e2e_setup() == 0);
   e2e_begin();
@@ -689,6 +749,7 @@ int main(void) {
       {"relay binding survives a restart (DM bug)", test_relay_binding_survives_restart},
       {"enable-relay", test_enable_relay},
       {"swap-unit", test_swap_unit},
+      {"update-task with units that have no update slot", test_update_task},
       {"bad requests", test_bad_requests},
       {"pipelined requests", test_pipelined_requests},
       {"corrupt state.json", test_corrupt_state},

@@ -5,8 +5,9 @@
 #  1. update-task on the Running task is refused (DM_ERR_UPDATE_STAGE) and changes nothing;
 #  2. paused: a file that changes meta-schema is refused (DM_ERR_UPDATE_IDENTITY) naming its line;
 #  3. a file that allows both tables but gives the sync unit a wrong-typed setting: the sync's
-#     update fails (DM_ERR_UPDATE_FAILED), the old rules stay: after resume t1 goes on and t2 is
-#     still not replicated;
+#     update fails (DM_ERR_UPDATE_FAILED); one with a misspelt sync setting is refused naming its
+#     line (DM_ERR_CONFIG_UNKNOWN inside); the old rules stay: after resume t1 goes on and t2 is still not
+#     replicated;
 #  4. a file that allows both tables and sets worker-count = 2: taken; after resume writes to both
 #     tables reach the target (compared by checksum) and the sync runs with 2 workers;
 #  5. the daemon restarted: it runs the new file (worker-count 2, t2 still replicated).
@@ -88,6 +89,8 @@ task_cfg "$one" "$meta" "" >"$work/task.cfg"
 task_cfg "$both" "other_meta" "" >"$work/task-meta.cfg"
 task_cfg "$both" "$meta" 'worker-count = "two";' >"$work/task-bad.cfg"
 task_cfg "$both" "$meta" 'worker-count = 2;' >"$work/task-both.cfg"
+task_cfg "$both" "$meta" 'worker-cnt = 2;' >"$work/task-typo.cfg"
+sync_line=$(grep -n '^sync = ' "$work/task-typo.cfg" | cut -d: -f1)
 meta_line=$(grep -n '^meta-schema' "$work/task-meta.cfg" | cut -d: -f1)
 
 serve
@@ -124,6 +127,10 @@ ctl_jq '.result == false and .error.ErrCode == 13012 and (.msg | contains("worke
   fail "a wrong-typed sync setting was not refused by the unit's update"
 cmp -s "$work/state/tasks/upd/task.cfg" "$work/copy-before.cfg" ||
   fail "a refused update-task changed the task's copy"
+# ... and so does a setting the sync does not read (the check the host runs after init)
+ctl_jq ".result == false and .error.ErrCode == 13012 and (.msg | contains(\"task-typo.cfg:$sync_line:\")) and
+        (.msg | contains(\"unknown setting\")) and (.msg | contains(\"sync.worker-cnt\"))" update-task "$work/task-typo.cfg" ||
+  fail "a misspelt sync setting was not refused naming its line $sync_line"
 ctl_jq '.result' resume-task upd || fail "resume-task after the refused update"
 src -e "INSERT INTO \`$db\`.t1 VALUES (3, 'c'); INSERT INTO \`$db\`.t2 VALUES (2, 'y');"
 wait_for 20 "t1 did not reach the target after the refused update" same_count t1
