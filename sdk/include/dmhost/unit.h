@@ -48,7 +48,10 @@
  *   is_fresh_task): it continues from the checkpoint the old one saved.
  * - When init outlives init-timeout the host reports DM_ERR_UNIT_TIMEOUT and forgets the instance;
  *   if init then returns 0, its own thread calls kill (when set) and close on it.
- * - update: no host calls it yet (no command changes a task's settings while it runs).
+ * - update: on a paused instance only (process/resume returned to the token and pause was called,
+ *   or they returned errors), on the thread of the update-task command, with the subtask's
+ *   commands held: no process/resume/pause/kill/close of the instance runs meanwhile, and none
+ *   starts before it returns; status may run beside it. The next call is resume (or close).
  * - end_position (ABI 1.1): on the runner thread right after process/resume finished.
  * So a unit needs no guard against running twice: pause comes only after process/resume
  * returned, resume only on an instance that is not running.
@@ -211,10 +214,22 @@ typedef void (*dm_unit_pause_fn)(void *self);
 typedef void (*dm_unit_resume_fn)(void *self, dm_result *result);
 
 /*
- * update (optional; NULL means the unit cannot take new settings while paused). Meant for a paused
- * instance after the task's config changed: re-read your section; return 0, or fill *err and
- * return -1 (the old settings stay). No host calls it yet: no command changes the settings of a
- * task that runs (it is stopped and started again), so a unit must not rely on it.
+ * update (optional). `dmctl update-task` gave a paused task a new file: re-read your section and
+ * take what changed at the next resume. When it is called: see "Life of an instance" above (a
+ * paused instance, the command's thread, nothing else of the instance running but status). What
+ * the unit may assume: the task's identity is unchanged (task name, mode, meta-schema, target,
+ * source, checkpoints: the host refused a file that changes them), and the host's rule services
+ * (table_allowed, route_table, event_ignored) already answer from the new file, so drop any
+ * answer of theirs you cached. The cfg_* lookups read the new section; every setting in it must be
+ * read, as after init (a misspelt one refuses the update, naming file and line). Strings read
+ * from the old section stay valid until close.
+ * Return 0, or fill *err and return -1 with your old settings in force (release what you read the
+ * new ones into): then the host switches the whole task back to the old file, calls update again
+ * on the instances it already updated, and answers the command with your error. Refuse a change
+ * you cannot take while paused (e.g. a setting your checkpoint depends on) with a message saying
+ * to stop and start the task. NULL means the unit cannot take new settings while paused: a
+ * change of its section is refused before anything changes (the rules may still change).
+ * Keep it short: the command waits for it.
  */
 typedef int (*dm_unit_update_fn)(void *self, dm_error *err);
 
