@@ -113,6 +113,28 @@ static int dump_read_settings(dump_unit *u, dm_error *err) {
 
 static void dump_close(void *self);
 
+/* update-task while paused: every setting can change, as a paused dump starts over at resume
+ * (process keeps nothing of a stopped run) and a finished one never runs again in this subtask.
+ * Only process reads the settings, and it is not running; a refused one brings the old ones back.
+ */
+static int dump_update(void *self, dm_error *err) {
+  dump_unit *u = self;
+  int threads_cfg = u->threads_cfg, threads = u->threads;
+  int64_t chunk_rows = u->chunk_rows, stmt_rows = u->stmt_rows, stmt_size = u->stmt_size,
+          chunk_filesize = u->chunk_filesize;
+  dump_consistency consistency = u->consistency;
+  if (dump_read_settings(u, err) == 0)
+    return 0;
+  u->threads_cfg = threads_cfg;
+  u->threads = threads;
+  u->chunk_rows = chunk_rows;
+  u->stmt_rows = stmt_rows;
+  u->stmt_size = stmt_size;
+  u->chunk_filesize = chunk_filesize;
+  u->consistency = consistency;
+  return -1;
+}
+
 static int dump_init(const dm_host_services *host, dm_ctx *ctx, void **self, dm_error *err) {
   dump_unit *u = calloc(1, sizeof *u);
   if (!u) {
@@ -377,6 +399,7 @@ static const dm_unit_descriptor dump_descriptor = {
             .process = dump_process,
             .pause = dump_pause,
             .status = dump_status,
+            .update = dump_update,
             .kill = dump_kill,
             .close = dump_close,
         },
