@@ -531,6 +531,11 @@ static void test_scheduling(void) {
   CU_ASSERT_EQUAL(tm_code(r), DM_ERR_NOT_FOUND);
   CU_ASSERT(strstr(tm_text(r), "registered no control address") != NULL);
   json_object_put(r);
+  /* update-task is for `dmhost serve` for now: refused with its own code, nothing written */
+  r = tm_cmd(f, "update-task", "{\"path\": \"/x/task.cfg\", \"content\": \"name = \\\"t1\\\";\"}");
+  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_UPDATE_CLUSTER);
+  CU_ASSERT(strstr(tm_text(r), "stop-task and start-task with the new file") != NULL);
+  json_object_put(r);
   dmh_cluster_key(key, sizeof key, prefix, DMH_KEY_STAGE, "t1", "src-b", NULL);
   v = te_get(c, key, NULL);
   CU_ASSERT(v && strcmp(v, "Running") == 0);
