@@ -762,6 +762,105 @@ static void test_swap_while_paused(void) {
   harness_teardown(&h);
 }
 
+/* ---- update-task (update.c) ---- */
+
+/* A second task file of the harness's task: the same identity, these unit sections. */
+static dmh_task_config *upd_file(harness *h, const char *name, const char *units) {
+  char path[400], text[4096];
+  snprintf(text, sizeof text,
+           "name = \"t1\";\ntask-mode = \"all\";\n"
+           "target-database = { host = \"127.0.0.1\"; port = 2; user = \"root\"; password = \"\"; "
+           "};\n"
+           "mysql-instances = ( { source-id = \"src1\"; } );\n"
+           "unit-paths = { dump = \"%s\"; load = \"%s\"; sync = \"%s\"; };\n"
+           "supervisor = { " FAST_SUP " };\n%s\n",
+           FAKE_DUMP, FAKE_LOAD, FAKE_SYNC, units);
+  snprintf(path, sizeof path, "%s/%s", h->dir, name);
+  FILE *f = fopen(path, "w");
+  CU_ASSERT_FATAL(f != NULL);
+  fputs(text, f);
+  fclose(f);
+  dmh_task_config *t = NULL;
+  dm_error err;
+  if (dmh_task_config_load(path, &t, &err) < 0)
+    fprintf(stderr, "%s: %s\n", name, err.message);
+  CU_ASSERT_FATAL(t != NULL);
+  return t;
+}
+
+/* Mode all in its sync phase: dump, load and sync all open (finished units stay open), each with
+ * an update slot. A file whose load section makes its update fail: refused, and the dump, updated
+ * before it, is updated again with its old section (all or nothing); the sync is never asked.
+ * Then a good file: every unit takes it, in chain order; Running refuses; a subtask never started
+ * takes a file only when the caller allows New. Before update.c no host called update. */
+static void test_update_all_or_nothing(void) {
+  harness h;
+  const char *units = "dump = { items = 3; }; load = { items = 3; }; "
+                      "sync = { items = 0; item-ms = 5; };";
+  SETUP(&h, "all", NULL, units);
+  dmh_subtask_opts o = {.task = h.task, .source = h.source, .work_root = h.work};
+  o.unit_paths[DMH_KIND_DUMP] = FAKE_DUMP_UPD;
+  o.unit_paths[DMH_KIND_LOAD] = FAKE_LOAD_UPD;
+  o.unit_paths[DMH_KIND_SYNC] = FAKE_SYNC_UPD;
+  dm_error err;
+  dmh_subtask *st = dmh_subtask_create(&o, &err);
+  CU_ASSERT_FATAL(st != NULL);
+  dmh_task_config *bad = upd_file(&h, "bad.cfg",
+                                  "dump = { items = 3; item-ms = 7; }; "
+                                  "load = { items = 3; update-fail = true; }; "
+                                  "sync = { items = 0; item-ms = 9; };");
+  dmh_task_config *good = upd_file(&h, "good.cfg",
+                                   "dump = { items = 3; item-ms = 7; }; load = { items = 3; }; "
+                                   "sync = { items = 0; item-ms = 9; };");
+
+  /* New, never started: only when the caller says a restored paused task may take it */
+  CU_ASSERT_EQUAL(dmh_subtask_update_check(st, good, false, &err), -1);
+  CU_ASSERT_EQUAL(err.code, DM_ERR_UPDATE_STAGE);
+  CU_ASSERT_EQUAL(dmh_subtask_update_check(st, good, true, &err), 0);
+
+  CU_ASSERT_EQUAL_FATAL(dmh_subtask_start(st, &err), 0);
+  char buf[32];
+  double until = harness_now() + 10;
+  while (strcmp(harness_status_str(st, "unit", buf, sizeof buf), "Sync") != 0 &&
+         harness_now() < until)
+    harness_sleep_ms(5);
+  CU_ASSERT_STRING_EQUAL_FATAL(buf, "Sync");
+  CU_ASSERT_EQUAL(dmh_subtask_update_check(st, good, true, &err), -1); /* Running */
+  CU_ASSERT_EQUAL(err.code, DM_ERR_UPDATE_STAGE);
+  CU_ASSERT(strstr(err.message, "is Running") && strstr(err.message, "pause-task t1"));
+  CU_ASSERT_EQUAL(dmh_subtask_pause(st, &err), 0);
+
+  dmh_subtask_hold_commands(st);
+  CU_ASSERT_EQUAL(dmh_subtask_update_check(st, bad, false, &err), 0);
+  CU_ASSERT_EQUAL(dmh_subtask_update_apply(st, bad, &err), -1);
+  dmh_subtask_release_commands(st);
+  CU_ASSERT_EQUAL(err.code, DM_ERR_UPDATE_FAILED);
+  CU_ASSERT(strstr(err.message, "load unit") && strstr(err.message, "update refused") &&
+            strstr(err.message, "old settings stay"));
+  /* the dump took the new section, then its old one again; the sync was not asked */
+  CU_ASSERT_EQUAL(harness_events(&h, "dump", "update item-ms=7"), 1);
+  CU_ASSERT_EQUAL(harness_events(&h, "dump", "update item-ms=1"), 1);
+  CU_ASSERT(harness_first_line(&h, "dump", "update item-ms=7") <
+            harness_first_line(&h, "dump", "update item-ms=1"));
+  CU_ASSERT_EQUAL(harness_events(&h, "load", "update refused"), 1);
+  CU_ASSERT_EQUAL(harness_events(&h, "sync", "update"), 0);
+
+  dmh_subtask_hold_commands(st);
+  CU_ASSERT_EQUAL(dmh_subtask_update_check(st, good, false, &err), 0);
+  CU_ASSERT_EQUAL(dmh_subtask_update_apply(st, good, &err), 0);
+  dmh_subtask_release_commands(st);
+  CU_ASSERT_EQUAL(harness_events(&h, "dump", "update item-ms=7"), 2);
+  CU_ASSERT_EQUAL(harness_events(&h, "load", "update item-ms=1"), 1);
+  CU_ASSERT_EQUAL(harness_events(&h, "sync", "update item-ms=9"), 1);
+  CU_ASSERT_EQUAL(dmh_subtask_stage(st), DMH_STAGE_PAUSED); /* stays paused */
+  CU_ASSERT_EQUAL(dmh_subtask_resume(st, &err), 0);
+  CU_ASSERT_EQUAL(dmh_subtask_stage(st), DMH_STAGE_RUNNING);
+  dmh_subtask_destroy(st);
+  dmh_task_config_free(bad);
+  dmh_task_config_free(good);
+  harness_teardown(&h);
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"full chain finishes", test_full_chain_finishes},
@@ -791,6 +890,7 @@ int main(void) {
       {"swap mid-run", test_swap_mid_run},
       {"swap refused keeps old build", test_swap_refused_keeps_old},
       {"swap while paused", test_swap_while_paused},
+      {"update-task: all or nothing over the units", test_update_all_or_nothing},
   };
   return dmh_cunit_run("supervisor", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }
