@@ -84,6 +84,12 @@ int harness_setup(harness *h, const char *mode, const char *sup, const char *uni
     fprintf(stderr, "relay source config: %s\n", err.message);
     return -1;
   }
+  return (h->task = harness_task_file(h, "task.cfg", mode, sup, units)) ? 0 : -1;
+}
+
+dmh_task_config *harness_task_file(harness *h, const char *name, const char *mode, const char *sup,
+                                   const char *units) {
+  char path[512], text[8192];
   char chain[512], custom_paths[1024];
   harness_chain(mode, chain, sizeof chain, custom_paths, sizeof custom_paths);
   snprintf(text, sizeof text,
@@ -98,14 +104,14 @@ int harness_setup(harness *h, const char *mode, const char *sup, const char *uni
                : "init-timeout = 5; stop-timeout = 2; relay-catchup-timeout = 5; "
                  "relay-catchup-poll = 10; auto-resume = { enable = false; };",
            units ? units : "");
-  snprintf(path, sizeof path, "%s/task.cfg", h->dir);
+  snprintf(path, sizeof path, "%s/%s", h->dir, name);
+  dmh_task_config *t = NULL;
+  dm_error err;
   if (harness_write(path, text) < 0)
-    return -1;
-  if (dmh_task_config_load(path, &h->task, &err) < 0) {
-    fprintf(stderr, "task config: %s\n", err.message);
-    return -1;
-  }
-  return 0;
+    return NULL;
+  if (dmh_task_config_load(path, &t, &err) < 0)
+    fprintf(stderr, "task config %s: %s\n", name, err.message);
+  return t;
 }
 
 void harness_teardown(harness *h) {

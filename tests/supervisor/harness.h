@@ -28,6 +28,10 @@ extern const char *harness_load_build;
  * defaults); units: extra task file text (unit sections, e.g. "dump = { items = 10; };").
  * Returns 0, or -1 with the config error printed. */
 int harness_setup(harness *h, const char *mode, const char *sup, const char *units);
+/* Another task file of the same task in the harness's folder (named `name`, written as
+ * harness_setup writes task.cfg), loaded; NULL with the error printed. The caller frees it. */
+dmh_task_config *harness_task_file(harness *h, const char *name, const char *mode, const char *sup,
+                                   const char *units);
 void harness_teardown(harness *h);
 dmh_subtask *harness_subtask(harness *h, dmh_subtask *relay);
 /* A relay subtask of the harness's source, with the fake relay's section text. */

@@ -764,26 +764,8 @@ static void test_swap_while_paused(void) {
 
 /* ---- update-task (update.c) ---- */
 
-/* A second task file of the harness's task: the same identity, these unit sections. */
 static dmh_task_config *upd_file(harness *h, const char *name, const char *units) {
-  char path[400], text[4096];
-  snprintf(text, sizeof text,
-           "name = \"t1\";\ntask-mode = \"all\";\n"
-           "target-database = { host = \"127.0.0.1\"; port = 2; user = \"root\"; password = \"\"; "
-           "};\n"
-           "mysql-instances = ( { source-id = \"src1\"; } );\n"
-           "unit-paths = { dump = \"%s\"; load = \"%s\"; sync = \"%s\"; };\n"
-           "supervisor = { " FAST_SUP " };\n%s\n",
-           FAKE_DUMP, FAKE_LOAD, FAKE_SYNC, units);
-  snprintf(path, sizeof path, "%s/%s", h->dir, name);
-  FILE *f = fopen(path, "w");
-  CU_ASSERT_FATAL(f != NULL);
-  fputs(text, f);
-  fclose(f);
-  dmh_task_config *t = NULL;
-  dm_error err;
-  if (dmh_task_config_load(path, &t, &err) < 0)
-    fprintf(stderr, "%s: %s\n", name, err.message);
+  dmh_task_config *t = harness_task_file(h, name, "all", NULL, units);
   CU_ASSERT_FATAL(t != NULL);
   return t;
 }
