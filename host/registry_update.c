@@ -52,9 +52,10 @@ static int upd_check_all(dmh_registry *r, reg_task *t, const dmh_task_config *ne
   return failed ? -1 : 0;
 }
 
-/* The subtasks switch to `copy`, all or nothing. Their commands are held throughout. */
-static int upd_apply_all(dmh_registry *r, reg_task *t, const dmh_task_config *copy, bool new_ok,
-                         json_object *arr, dm_error *err) {
+/* The subtasks switch to `copy` (loaded from the state dir's `abs`, given as `path`), all or
+ * nothing. Their commands are held throughout. */
+static int upd_apply_all(dmh_registry *r, reg_task *t, const dmh_task_config *copy, const char *abs,
+                         const char *path, bool new_ok, json_object *arr, dm_error *err) {
   for (int i = 0; i < t->n_subs; i++)
     dmh_subtask_hold_commands(t->subs[i].st);
   /* again, now that nothing can move them (an auto-resume may have run since the first look) */
@@ -64,6 +65,7 @@ static int upd_apply_all(dmh_registry *r, reg_task *t, const dmh_task_config *co
     if (dmh_subtask_update_apply(t->subs[done].st, copy, err) < 0)
       rc = -1;
   if (rc < 0 && done > 0) {
+    dmh_error_rename_file(err, abs, path); /* a unit's error names the copy: same lines */
     /* the one that failed switched itself back; the ones before it take the old file again */
     for (int i = 0; i < done - 1; i++) {
       dm_error e;
@@ -121,7 +123,7 @@ static int upd_task_locked(dmh_registry *r, reg_task *t, const char *path,
            dmh_task_config_same_identity(t->cfg, copy, err) < 0)
     rc = -1;
   if (rc == 0)
-    rc = upd_apply_all(r, t, copy, new_ok, arr, err);
+    rc = upd_apply_all(r, t, copy, abs, path, new_ok, arr, err);
   dmh_task_config **grown = NULL;
   if (rc == 0 && !(grown = realloc(t->retired, sizeof *grown * (size_t)(t->n_retired + 1)))) {
     /* cannot keep the old one alive for the units: take the old settings back */
@@ -144,7 +146,7 @@ static int upd_task_locked(dmh_registry *r, reg_task *t, const char *path,
   } else {
     dm_error ignored;
     if (abs)
-      dmh_error_rename_file(err, abs, path); /* a unit's error names the copy: same lines */
+      dmh_error_rename_file(err, abs, path); /* the copy's load, too */
     dmh_task_config_free(copy);
     if (old_text && dmh_state_write_file(abs, old_text, old_len, &ignored) < 0)
       dmh_log(DM_LOG_ERROR, "registry",

@@ -25,7 +25,7 @@ cleanup() {
   local rc=$?
   [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
   if [ "${KEEP:-}" ]; then echo "$tag: work folder kept: $work"; else rm -rf "$work"; fi
-  exit "$rc"
+  exit "${rc:-1}"
 }
 trap cleanup EXIT
 fail() {
