@@ -63,9 +63,9 @@ static bool upd_listed(const char *name, const char *const *list) {
   return false;
 }
 
-static bool upd_unit_section(const char *name) {
-  dm_unit_kind kind;
-  return dmh_kind_parse(name, &kind) == 0 && kind != DM_UNIT_RELAY;
+/* A unit's section: a built-in kind's, or a custom kind's the running task's `units` names. */
+static bool upd_unit_section(const dmh_task_config *running, const char *name) {
+  return dmh_task_slot_of(running, name) >= 0;
 }
 
 static const char *upd_why(const char *name) {
@@ -73,6 +73,7 @@ static const char *upd_why(const char *name) {
     const char *name, *why;
   } whys[] = {
       {"task-mode", "it sets the chain of units the subtasks run"},
+      {"units", "it is the chain of units the subtasks run"},
       {"meta-schema", "the task's checkpoints live there"},
       {"target-database", "the task's data and checkpoints live there"},
       {"mysql-instances", "each source is a subtask with checkpoints of its own"},
@@ -114,7 +115,7 @@ static int upd_same_members(const dmh_task_config *next, const config_setting_t 
     for (int i = 0; i < n; i++) {
       const config_setting_t *m = config_setting_get_elem(from, (unsigned)i);
       const char *name = config_setting_name(m);
-      if (!name || upd_listed(name, free) || (units_free && upd_unit_section(name)))
+      if (!name || upd_listed(name, free) || (units_free && upd_unit_section(running, name)))
         continue;
       const config_setting_t *o = config_setting_get_member(other, name);
       if (pass == 1 && o)

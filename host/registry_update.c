@@ -119,7 +119,8 @@ static int upd_task_locked(dmh_registry *r, reg_task *t, const char *path,
   else if (dmh_state_copy_file(path, abs, err) < 0)
     rc = -1;
   else if (dmh_task_config_load(abs, &copy, err) < 0 ||
-           reg_check_paths(path, next->unit_paths, copy->unit_paths, err) < 0 ||
+           reg_check_paths(path, next->unit_paths, copy->unit_paths, DMH_UNIT_SLOTS, copy, err) <
+               0 ||
            dmh_task_config_same_identity(t->cfg, copy, err) < 0)
     rc = -1;
   if (rc == 0)

@@ -40,7 +40,7 @@ int dmh_subtask_update_check(dmh_subtask *st, const dmh_task_config *next, bool 
   }
   for (int i = 0; i < st->n_units; i++) {
     sup_unit *u = &st->units[i];
-    config_setting_t *now = u->ctx->section, *then = dmh_task_unit_section(next, u->kind);
+    config_setting_t *now = u->ctx->section, *then = dmh_task_section_named(next, u->section);
     if (!upd_open(u) || u->desc->ops.update || dmh_cfg_setting_equal(now, then))
       continue;
     char label[200];
@@ -70,7 +70,7 @@ static void upd_switch(dmh_subtask *st, const dmh_task_config *task, dmh_rules *
     c->target_db = &task->target.ep;
     c->instance = inst;
     c->rules = rules;
-    c->section = dmh_task_unit_section(task, u->kind);
+    c->section = dmh_task_section_named(task, u->section);
     c->cfg_file = task->path;
     pthread_rwlock_unlock(&u->life);
   }

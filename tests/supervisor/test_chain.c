@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "config_update.h"
 #include "cunit_run.h"
 #include "harness.h"
 
@@ -150,6 +151,40 @@ static void test_swap_custom_kind(void) {
   harness_teardown(&h);
 }
 
+/* update-task reaches a custom kind by its name: its section may change (a unit's section is no
+ * part of the task's identity) and its update slot is called; a build without the slot refuses a
+ * changed section, and the chain itself (`units`) is identity. */
+static void test_update_custom_kind(void) {
+  harness h;
+  SETUP(&h, "[\"fake-sink\"]", NULL, "fake-sink = { items = 0; item-ms = 5; };");
+  dmh_subtask_opts o = {.task = h.task, .source = h.source, .work_root = h.work};
+  o.unit_paths[DMH_KIND_COUNT] = FAKE_SINK_UPD; /* the task's first custom kind */
+  dm_error err;
+  dmh_subtask *st = dmh_subtask_create(&o, &err);
+  CU_ASSERT_FATAL(st != NULL);
+  CU_ASSERT_EQUAL_FATAL(dmh_subtask_start(st, &err), 0);
+  harness_sleep_ms(50);
+  CU_ASSERT_EQUAL_FATAL(dmh_subtask_pause(st, &err), 0);
+  dmh_task_config *next = harness_task_file(&h, "next.cfg", "[\"fake-sink\"]", NULL,
+                                            "fake-sink = { items = 0; item-ms = 7; };");
+  CU_ASSERT_FATAL(next != NULL);
+  CU_ASSERT_EQUAL(dmh_task_config_same_identity(h.task, next, &err), 0);
+  CU_ASSERT_EQUAL(dmh_subtask_update_check(st, next, false, &err), 0);
+  CU_ASSERT_EQUAL(dmh_subtask_update_apply(st, next, &err), 0);
+  CU_ASSERT_EQUAL(harness_events(&h, "fake-sink", "update item-ms=7"), 1);
+  /* another chain is another task */
+  dmh_task_config *other = harness_task_file(&h, "other.cfg", "[\"load\", \"fake-sink\"]", NULL,
+                                             "fake-sink = { items = 0; item-ms = 7; };");
+  CU_ASSERT_FATAL(other != NULL);
+  CU_ASSERT_EQUAL(dmh_task_config_same_identity(h.task, other, &err), -1);
+  CU_ASSERT_EQUAL(err.code, DM_ERR_UPDATE_IDENTITY);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "`units`"));
+  dmh_subtask_destroy(st);
+  dmh_task_config_free(next);
+  dmh_task_config_free(other);
+  harness_teardown(&h);
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"custom sink after load, relay waited", test_custom_sink_after_load},
@@ -157,6 +192,7 @@ int main(void) {
       {"chain that cannot hand over", test_chain_that_cannot_hand_over},
       {"ABI 1.0 load hands over", test_abi_1_0_load_hands_over},
       {"swap a custom kind", test_swap_custom_kind},
+      {"update a custom kind", test_update_custom_kind},
   };
   return dmh_cunit_run("chain", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }
