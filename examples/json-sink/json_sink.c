@@ -179,19 +179,22 @@ static int sink_start_position(sink *s, dm_error *err) {
   return 0;
 }
 
-/* The relay reader's wait: commit what waits while the relay is idle, then sleep on the stop
- * token (which ends the wait: dm_relay_log_next returns 0). */
+/* The relay reader's wait: commit what waits once flush-interval has passed (the relay is idle: no
+ * transaction end will come to do it), then sleep on the stop token, at most until the next
+ * commit is due (the token ends the wait: dm_relay_log_next returns 0). */
 static bool sink_wait(void *arg, const char *path, uint64_t offset) {
   (void)path;
   (void)offset;
   sink *s = arg;
   if (atomic_load(&s->killed))
     return false;
-  if (!s->wait_failed && s->pending_txns > 0 && sink_commit(s, false, &s->wait_err) != 0) {
+  if (!s->wait_failed && s->pending_txns > 0 && sink_now_ms() - s->last_commit_ms >= s->flush_ms &&
+      sink_commit(s, false, &s->wait_err) != 0) {
     s->wait_failed = true;
     return false;
   }
-  return !s->host->wait_stop(s->ctx, 100);
+  int64_t due = s->pending_txns > 0 ? s->flush_ms - (sink_now_ms() - s->last_commit_ms) : 100;
+  return !s->host->wait_stop(s->ctx, (uint32_t)(due < 1 ? 1 : due > 100 ? 100 : due));
 }
 
 static void sink_maps_clear(sink *s) {
@@ -244,7 +247,8 @@ static int sink_txn_end(sink *s, const dm_binlog_event *ev, dm_error *err) {
   s->in_txn = false;
   s->standalone = false;
   sink_maps_clear(s);
-  sink_txn_boundary(s);
+  if (sink_txn_boundary(s, err) != 0)
+    return -1;
   if (s->pending_txns >= (uint64_t)s->flush_batch ||
       sink_now_ms() - s->last_commit_ms >= s->flush_ms)
     return sink_commit(s, false, err);

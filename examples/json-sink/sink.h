@@ -137,8 +137,9 @@ int sink_commit(sink *s, bool force, dm_error *err);
 sink_file *sink_file_for(sink *s, const char *db, const char *table, dm_error *err);
 /* Append text and a newline: one line. */
 int sink_file_append_line(sink *s, sink_file *f, const char *text, size_t len, dm_error *err);
-/* A transaction ended: its lines are part of the next checkpoint. */
-void sink_txn_boundary(sink *s);
+/* A transaction ended: its lines are written (write(2): readers of the files see them; durable at
+ * the next commit) and part of the next checkpoint. */
+int sink_txn_boundary(sink *s, dm_error *err);
 void sink_out_close(sink *s);
 void sink_out_free(sink *s);
 

@@ -347,10 +347,15 @@ int sink_file_append_line(sink *s, sink_file *f, const char *text, size_t len, d
   return 0;
 }
 
-void sink_txn_boundary(sink *s) {
-  for (size_t i = 0; i < s->n_files; i++)
-    s->files[i].boundary = s->files[i].written;
+int sink_txn_boundary(sink *s, dm_error *err) {
+  for (size_t i = 0; i < s->n_files; i++) {
+    sink_file *f = &s->files[i];
+    if (f->buf_len && sink_file_flush(s, f, err) != 0)
+      return -1;
+    f->boundary = f->written;
+  }
   s->pending_txns++;
+  return 0;
 }
 
 /* ---- commit ---- */
