@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Install what dmhost needs to build and test on Debian (12+), only what is missing.
 # clang + libclang-rt-dev: the fuzz targets (libFuzzer is in libclang-rt-dev, only a Recommends
-# of clang, which --no-install-recommends below skips).
+# of clang, which --no-install-recommends below skips). python3 and jq: test scripts (tests/json-sink
+# checks and applies JSON lines with python3; the cluster and json-sink tests read dmctl's JSON with
+# jq).
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libconfig-dev libjson-c-dev libcunit1-dev libmariadb-dev
       mariadb-server mariadb-client clang-format clang libclang-rt-dev libssl-dev zlib1g-dev openssl
-      libzstd-dev zstd libcurl4-openssl-dev etcd-server libmicrohttpd-dev libgnutls28-dev)
+      libzstd-dev zstd libcurl4-openssl-dev etcd-server libmicrohttpd-dev libgnutls28-dev
+      python3 jq)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
