@@ -138,7 +138,10 @@ static int sink_cols_query(sink *s, const char *db, const char *table, sink_tabl
     mysql_real_escape_string(s->src, edb, db, (unsigned long)dl);
     mysql_real_escape_string(s->src, etb, table, (unsigned long)tl);
     if (asprintf(&q,
-                 "SELECT c.COLUMN_NAME, c.COLUMN_TYPE, IFNULL(co.ID, 0), c.COLUMN_KEY = 'PRI' "
+                 /* binary strings have no collation there: 63 is the binary one */
+                 "SELECT c.COLUMN_NAME, c.COLUMN_TYPE, IFNULL(co.ID, IF(c.DATA_TYPE IN ('binary', "
+                 "'varbinary', 'tinyblob', 'blob', 'mediumblob', 'longblob'), 63, 0)), "
+                 "c.COLUMN_KEY = 'PRI' "
                  "FROM information_schema.COLUMNS c LEFT JOIN information_schema.COLLATIONS co "
                  "ON co.COLLATION_NAME = c.COLLATION_NAME WHERE c.TABLE_SCHEMA = '%s' AND "
                  "c.TABLE_NAME = '%s' ORDER BY c.ORDINAL_POSITION",
@@ -207,6 +210,10 @@ static sink_table_cols *sink_cols_get(sink *s, const char *db, const char *table
   if (sink_cols_query(s, db, table, c, err) != 0)
     return NULL;
   s->n_cols++;
+  s->host->logf(s->ctx, DM_LOG_INFO,
+                SINK_WHO ": the binlog names no columns of %s.%s (binlog_row_metadata is not "
+                         "FULL): %" PRIu32 " names from the source's information_schema",
+                db, table, c->n);
   return c;
 }
 

@@ -185,8 +185,10 @@ static int sink_json_value(sink *s, const dm_binlog_value *v, const dm_binlog_co
     free(buf);
     break;
   }
-  case DM_VAL_STRING:
-    o = sink_json_text(v->v.s.ptr, v->v.s.len, col->collation);
+  case DM_VAL_STRING: /* binary when the collation came from information_schema */
+    o = col->collation == DM_BINLOG_COLLATION_BINARY
+            ? sink_json_base64(v->v.s.ptr, v->v.s.len, v->pad_zeros)
+            : sink_json_text(v->v.s.ptr, v->v.s.len, col->collation);
     break;
   case DM_VAL_JSON: {
     long n = dm_binlog_json_to_text(v->v.s.ptr, v->v.s.len, NULL, 0, err);

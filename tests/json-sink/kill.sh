@@ -11,6 +11,10 @@
 # versions 1 then 2; the changes applied to empty copies of the tables on the target (they were
 # created after the start position) equal the source.
 #
+# META=NO_LOG (or MINIMAL) sets the source's binlog_row_metadata for the run (FULL again at the
+# end): the binlog then names no columns (nor, with NO_LOG, signedness or ENUM values), which the
+# sink takes from the source's information_schema (asserted: it says so).
+#
 #   kill.sh <unit_run> <plugin dir> <source dir> <unit v1> <unit v2> [kills]
 set -euo pipefail
 run=$1 plugins=$2 src_dir=$3 v1=$4 v2=$5 kills=${6:-4}
@@ -21,6 +25,7 @@ db=js_kill
 . tests/json-sink/lib.sh
 relay_pid="" sink_pid=""
 cleanup() {
+  [[ ${META:-} ]] && src -e "SET GLOBAL binlog_row_metadata = FULL"
   touch "$work/stop"
   [[ -n $writer ]] && { wait "$writer" 2>/dev/null || true; }
   for p in $sink_pid $relay_pid; do { kill -9 "$p" && wait "$p"; } 2>/dev/null || true; done
@@ -38,6 +43,7 @@ fail() {
 rnd() { awk -v r="$RANDOM" -v lo="$1" -v hi="$2" 'BEGIN { printf "%.2f", lo + (r % 1000) / 1000 * (hi - lo) }'; }
 
 tgt -e "DROP DATABASE IF EXISTS $db"
+[[ ${META:-} ]] && src -e "SET GLOBAL binlog_row_metadata = $META"
 read -r meta_name meta_pos _ < <(src -N -e "SHOW MASTER STATUS")
 js_schema src "$js_fill"
 js_schema tgt
@@ -109,6 +115,10 @@ wait "$relay_pid" || true
 relay_pid=""
 grep -q "unit_run: process" "$work"/sink-*.log && fail "a sink run failed: $(grep -h "unit_run: process" "$work"/sink-*.log | head -3)"
 [[ -f $work/out/$db.t1.jsonl && -f $work/out/$db.t2.jsonl ]] || fail "layout per-table: no $db.t1.jsonl / $db.t2.jsonl"
+if [[ ${META:-} ]]; then
+  grep -q "names from the source's information_schema" "$work"/sink-v1.log ||
+    fail "with binlog_row_metadata = $META the sink did not take the names from information_schema"
+fi
 js_check "$work/out" --min-version-2 1
 src -e "DROP DATABASE $db"
 tgt -e "DROP DATABASE $db"
