@@ -400,7 +400,7 @@ static void sink_process(void *self, dm_result *result) {
   /* a stop keeps every whole transaction read; a kill keeps what is durable already */
   if (rc >= 0 && !atomic_load(&s->killed) && sink_commit(s, false, &e) != 0)
     rc = -1;
-  if (rc == 0 && s->reader_pending) {
+  if (rc >= 0 && s->reader_pending) {
     dm_error re;
     if (dm_relay_log_checkpoint(r, &s->checkpointed, &re) == 0)
       s->reader_pending = false;
@@ -408,9 +408,7 @@ static void sink_process(void *self, dm_result *result) {
   dm_relay_log_close(r);
   sink_maps_clear(s);
   sink_out_free(s);
-  if (s->src) { /* a paused unit holds no connection */
-    sink_columns_free(s);
-  }
+  sink_columns_free(s); /* a paused unit holds no connection; names are read again after it */
   if (rc < 0) {
     sink_fail(result, &e);
     return;

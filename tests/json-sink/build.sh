@@ -14,11 +14,14 @@ mkdir -p "$work"
 prefix=$work/prefix
 "$cmake" --install "$build_dir" --prefix "$prefix" >/dev/null
 [[ -f $prefix/include/dmhost/relay_log.h ]] || fail "the installed SDK has no dmhost/relay_log.h"
+# a sanitized build's SDK says so in its .pc (its runtime must be linked): the unit is built with
+# the same sanitizers, so its own code is checked too when the tests run it
+san=$(grep -o -- '-fsanitize=[a-z,]*' "$prefix/lib/pkgconfig/dmhost-sdk.pc" | head -1 || true)
 for v in 1 2; do
   # a copy of the sources: nothing of the source tree is on any path the build sees
   cp -r "$source_dir/examples/json-sink" "$work/src-v$v"
   "$cmake" -S "$work/src-v$v" -B "$work/build-v$v" -DCMAKE_PREFIX_PATH="$prefix" \
-    -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS=-Werror \
+    -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS="-Werror ${san:+$san -fno-omit-frame-pointer}" \
     -DJSON_SINK_VERSION=$v >/dev/null
   "$cmake" --build "$work/build-v$v" -j2 >/dev/null || "$cmake" --build "$work/build-v$v"
   so=$work/build-v$v/libjson_sink.so

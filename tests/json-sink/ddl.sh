@@ -1,0 +1,67 @@
+#!/bin/bash
+# json-sink's column cache and DDL, on a source whose binlog names no columns
+# (binlog_row_metadata = NO_LOG for the run, FULL again at the end; sets a global of the shared
+# source: RUN_SERIAL): the relay and the sink run by unit_run; rows are written and the sink
+# catches up (it has read the table's two column names from information_schema); then
+# ALTER TABLE ADD COLUMN and more rows: the sink must drop its cached names at the ALTER it reads
+# and write the new rows with all three names. (Kept, the old two names would not fit the new
+# table map: its rows would be named col1..col3.)
+#
+#   ddl.sh <unit_run> <plugin dir> <source dir> <unit>
+set -euo pipefail
+run=$1 plugins=$2 src_dir=$3 unit=$4
+tag=json_sink_ddl
+cd "$src_dir"
+work=$(mktemp -d /tmp/dmh-jsonsink-ddl-XXXXXX)
+db=js_ddl
+. tests/json-sink/lib.sh
+relay_pid="" sink_pid=""
+cleanup() {
+  src -e "SET GLOBAL binlog_row_metadata = FULL" || true
+  for p in $sink_pid $relay_pid; do { kill -9 "$p" && wait "$p"; } 2>/dev/null || true; done
+  if [[ ${KEEP:-} ]]; then echo "$tag: work folder kept: $work"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+fail() {
+  echo "$tag: FAILED: $*" >&2
+  [[ -f $work/sink.log ]] && { echo "--- end of sink.log:" >&2; tail -n 15 "$work/sink.log" >&2; }
+  exit 1
+}
+[[ -f $unit ]] || fail "no unit build $unit: run json_sink_build"
+src -e "SET GLOBAL binlog_row_metadata = NO_LOG"
+read -r meta_name meta_pos _ < <(src -N -e "SHOW MASTER STATUS")
+src -e "DROP DATABASE IF EXISTS $db; CREATE DATABASE $db; CREATE TABLE $db.t (id INT PRIMARY KEY, v VARCHAR(20))"
+from="from = { host = \"$DMH_SOURCE_HOST\"; port = $DMH_SOURCE_PORT; user = \"$DMH_SOURCE_USER\"; password = \"\"; };"
+printf '%s\nsource-id = "js-ddl-src"; enable-gtid = true; relay-dir = "%s";\nrelay = { binlog-name = "%s"; };\n' \
+  "$from" "$work/relay" "$meta_name" >"$work/relay.cfg"
+printf '%s\nrelay-dir = "%s";\nname = "jsddl"; source-id = "js-ddl-src"; do-dbs = ["%s"];\nmeta = { binlog-name = "%s"; binlog-pos = %s; };\njson-sink = { output-dir = "%s"; layout = "stream"; flush-interval = 20; };\n' \
+  "$from" "$work/relay" "$db" "$meta_name" "$meta_pos" "$work/out" >"$work/sink.cfg"
+"$run" "$plugins/dmhost-relay.so" "$work/relay.cfg" "$work/root" relay >"$work/relay.log" 2>&1 &
+relay_pid=$!
+"$run" "$unit" "$work/sink.cfg" "$work/root" sink >"$work/sink.log" 2>&1 &
+sink_pid=$!
+src "$db" -e "INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c')"
+js_wait_caught_up "$work/root" 60
+grep -q "names no columns of $db.t .*: 2 names" "$work/sink.log" ||
+  fail "the sink did not read t's two names from information_schema (binlog_row_metadata NO_LOG)"
+src "$db" -e "ALTER TABLE t ADD COLUMN w INT DEFAULT 7; INSERT INTO t VALUES (4, 'd', 40), (5, 'e', 50)"
+js_wait_caught_up "$work/root" 60
+kill -TERM "$sink_pid"
+wait "$sink_pid" || fail "the sink did not stop cleanly"
+sink_pid=""
+grep -q "names no columns of $db.t .*: 3 names" "$work/sink.log" ||
+  fail "after the ALTER the sink did not read t's names again"
+python3 - "$work/out/changes.jsonl" <<'PY' || fail "the lines do not carry the names of their time"
+import json, sys
+rows = {}
+for text in open(sys.argv[1], encoding="utf-8"):
+    line = json.loads(text)
+    rows[line["after"]["id"]] = line["after"]
+want = {1: {"id": 1, "v": "a"}, 2: {"id": 2, "v": "b"}, 3: {"id": 3, "v": "c"},
+        4: {"id": 4, "v": "d", "w": 40}, 5: {"id": 5, "v": "e", "w": 50}}
+if rows != want:
+    print("json_sink_ddl: got %s" % rows, file=sys.stderr)
+    sys.exit(1)
+PY
+src -e "DROP DATABASE $db"
+log "ok: names before and after the ALTER"
