@@ -475,6 +475,10 @@ static const dm_unit_descriptor sink_unit = {
             .kill = sink_kill,
             .close = sink_close,
         },
+    /* ABI 1.1: starts where the unit before it ended (else the task's meta, or its checkpoint);
+     * gives no position (it never finishes); reads the relay, so the host waits for the relay to
+     * have written up to that position before starting it */
+    .handover = DM_UNIT_TAKES_POSITION | DM_UNIT_READS_RELAY,
 };
 
 DM_UNIT_EXPORT(sink_unit)

@@ -65,7 +65,6 @@ relay-dir = "$work/relay";
 CFG
 cat >"$work/task.cfg" <<CFG
 name = "$task";
-task-mode = "full";
 units = ["dump", "load", "json-sink"];
 unit-paths = { json-sink = "$v1"; };
 meta-schema = "${db}_meta";
