@@ -188,12 +188,16 @@ static bool sink_wait(void *arg, const char *path, uint64_t offset) {
   sink *s = arg;
   if (atomic_load(&s->killed))
     return false;
-  if (!s->wait_failed && s->pending_txns > 0 && sink_now_ms() - s->last_commit_ms >= s->flush_ms &&
+  /* also when only events outside transactions moved it (a ROTATE and the new file's first
+   * events): an idle sink's checkpoint names where it is, not the end of the last transaction */
+  bool moved = s->pending_txns > 0 || s->boundary.pos != s->checkpointed.pos ||
+               strcmp(s->boundary.name, s->checkpointed.name) != 0;
+  if (!s->wait_failed && moved && sink_now_ms() - s->last_commit_ms >= s->flush_ms &&
       sink_commit(s, false, &s->wait_err) != 0) {
     s->wait_failed = true;
     return false;
   }
-  int64_t due = s->pending_txns > 0 ? s->flush_ms - (sink_now_ms() - s->last_commit_ms) : 100;
+  int64_t due = moved ? s->flush_ms - (sink_now_ms() - s->last_commit_ms) : 100;
   return !s->host->wait_stop(s->ctx, (uint32_t)(due < 1 ? 1 : due > 100 ? 100 : due));
 }
 

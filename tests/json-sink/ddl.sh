@@ -46,6 +46,10 @@ grep -q "names no columns of $db.t .*: 2 names" "$work/sink.log" ||
   fail "the sink did not read t's two names from information_schema (binlog_row_metadata NO_LOG)"
 src "$db" -e "ALTER TABLE t ADD COLUMN w INT DEFAULT 7; INSERT INTO t VALUES (4, 'd', 40), (5, 'e', 50)"
 js_wait_caught_up "$work/root" 60
+# a rotation with no transaction after it: the idle sink's checkpoint follows into the new file
+# (it stayed at the old file's last transaction before)
+src -e "FLUSH BINARY LOGS"
+js_wait_caught_up "$work/root" 30
 kill -TERM "$sink_pid"
 wait "$sink_pid" || fail "the sink did not stop cleanly"
 sink_pid=""
