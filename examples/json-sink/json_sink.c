@@ -110,14 +110,9 @@ static int sink_init(const dm_host_services *host, dm_ctx *ctx, void **self, dm_
     return -1;
   }
   dm_strlcpy(s->work_dir, wd, sizeof s->work_dir);
-  /* our reader file in <relay-dir>/readers: a plain name made of the task's */
-  int n = snprintf(s->reader, sizeof s->reader, "json-sink-%s", host->task_name(ctx));
-  for (int i = 0; i < n && s->reader[i]; i++) {
-    char c = s->reader[i];
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-          c == '_' || c == '.'))
-      s->reader[i] = '_';
-  }
+  /* our reader file in <relay-dir>/readers is the task's name, as the sync's is: the host holds
+   * the relay's files under that name while the dump and load run, and we take that hold over */
+  dm_strlcpy(s->reader, host->task_name(ctx), sizeof s->reader);
   pthread_mutex_init(&s->lock, NULL);
   *self = s;
   return 0;

@@ -117,6 +117,13 @@ log "writes stopped after $(cat "$work/writer.count") calls; source at $(master)
 js_wait_caught_up "$state" 60
 lines=$(cat "$work"/out/*.jsonl | wc -l)
 log "caught up at $(js_checkpoint "$state") with $lines lines; linesPerSecond of the last instance: $(status_field linesPerSecond)"
+# the relay's purge follows the sink: the task's reader file, which the host held at the dump's
+# position while the dump and load ran, now names the file of the sink's checkpoint (the sink took
+# the hold over under the task's name) and no other reader is left behind
+cp_end=$(js_checkpoint "$state")
+held=$(head -1 "$work/relay/readers/$task" 2>/dev/null)
+[[ ${held#*/} == "${cp_end%%:*}" ]] || fail "readers/$task names '$held', not the sink's checkpoint file ${cp_end%%:*}"
+[[ $(ls "$work/relay/readers" | wc -l) == 1 ]] || fail "other reader files in the relay: $(ls "$work/relay/readers")"
 kill -TERM "$pid"
 wait "$pid" || fail "dmhost serve did not exit 0 on SIGTERM"
 pid=""
