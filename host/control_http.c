@@ -20,6 +20,7 @@
 
 #include "dmhost/sdk.h"
 #include "log.h"
+#include "metrics.h"
 
 struct dmh_control_http {
   struct MHD_Daemon *mhd;
@@ -249,8 +250,33 @@ static enum MHD_Result http_refuse(dmh_control_http *h, struct MHD_Connection *c
   return http_send(conn, status, h->opts.refusal ? h->opts.refusal(err) : NULL);
 }
 
+/* GET /metrics: the process's registry in Prometheus' text format (metrics.h), after the same
+ * admission as the control plane. */
+static enum MHD_Result http_metrics(dmh_control_http *h, struct MHD_Connection *conn,
+                                    const char *method) {
+  dm_error err;
+  if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
+    dm_error_set(&err, DM_ERR_CONTROL_REQUEST, NULL, "%s " DMH_METRICS_HTTP_PATH ": only GET",
+                 method);
+    return http_refuse(h, conn, MHD_HTTP_METHOD_NOT_ALLOWED, &err);
+  }
+  size_t len = 0;
+  char *text = dmh_metrics_render(dmh_metrics_process(), &len);
+  if (!text)
+    return MHD_NO;
+  struct MHD_Response *resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+  if (!resp) {
+    free(text);
+    return MHD_NO;
+  }
+  MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, DMH_METRICS_CONTENT_TYPE);
+  enum MHD_Result rc = MHD_queue_response(conn, MHD_HTTP_OK, resp);
+  MHD_destroy_response(resp);
+  return rc;
+}
+
 /* Checks made once the headers are in: who, where, how and how much. Returns -1 having queued
- * the refusal in *rc, or 0. */
+ * the refusal (or, for /metrics, the answer) in *rc, or 0. */
 static int http_check_headers(dmh_control_http *h, struct MHD_Connection *conn, const char *url,
                               const char *method, enum MHD_Result *rc) {
   dm_error err;
@@ -258,9 +284,15 @@ static int http_check_headers(dmh_control_http *h, struct MHD_Connection *conn, 
     *rc = http_refuse(h, conn, MHD_HTTP_FORBIDDEN, &err);
     return -1;
   }
+  if (strcmp(url, DMH_METRICS_HTTP_PATH) == 0) {
+    *rc = http_metrics(h, conn, method);
+    return -1;
+  }
   if (strcmp(url, DMH_CONTROL_HTTP_PATH) != 0) {
     dm_error_set(&err, DM_ERR_CONTROL_REQUEST, NULL,
-                 "no such path %s; POST the request object to " DMH_CONTROL_HTTP_PATH, url);
+                 "no such path %s; POST the request object to " DMH_CONTROL_HTTP_PATH
+                 " (or GET " DMH_METRICS_HTTP_PATH ")",
+                 url);
     *rc = http_refuse(h, conn, MHD_HTTP_NOT_FOUND, &err);
     return -1;
   }

@@ -1,8 +1,9 @@
 /*
  * The control plane over TCP: the requests and answers of the control socket (control.h) carried
  * by HTTP/1.1, served with libmicrohttpd and called with libcurl (docs/control.md, "The HTTP
- * transport"). One endpoint: POST /control with the request object as the body; the answer is the
- * body of a 200 (application/json), exactly the line the socket would write. The transport's own
+ * transport"). Two endpoints: GET /metrics (metrics.h, docs/metrics.md), and POST /control with
+ * the request object as the body; the answer is the body of a 200 (application/json), exactly
+ * the line the socket would write. The transport's own
  * refusals carry the same error shape with their HTTP status: 413 (body over
  * DMH_CONTROL_LINE_MAX), 403 (no valid client certificate, or a local peer of another user),
  * 404 (another path), 405 (another method).
@@ -19,6 +20,9 @@
 #include "dmhost/error.h"
 
 #define DMH_CONTROL_HTTP_PATH "/control"
+/* GET: the process's metrics in Prometheus' text format (metrics.h, docs/metrics.md), admitted
+ * as /control is (loopback peer of the daemon's user, or a client certificate of --tls-ca). */
+#define DMH_METRICS_HTTP_PATH "/metrics"
 
 /* Mutual TLS: PEM files. All three or none. The server presents cert/key and admits only clients
  * whose certificate `ca` signed; the client presents cert/key and trusts only a server whose

@@ -298,6 +298,85 @@ static void svc_binlog_operator_done(dm_ctx *c, const dm_binlog_operator *op) {
   pthread_mutex_unlock(&c->lock);
 }
 
+/* ---- metrics ---- */
+
+/* One family as a unit instance sees it: the host's labels (task, source_id) come first. */
+struct dm_metric {
+  struct dm_metric *next;
+  dmh_metric_family *family;
+  uint32_t n_labels; /* the unit's own */
+};
+
+#define CTX_HOST_LABELS 2
+
+static dm_metric *svc_metric_register(dm_ctx *c, const char *name, dm_metric_type type,
+                                      const char *help, const char *const *label_names,
+                                      uint32_t n_labels, const double *buckets, uint32_t n_buckets,
+                                      dm_error *err) {
+  if (n_labels > DMH_METRICS_MAX_LABELS - CTX_HOST_LABELS || (n_labels && !label_names)) {
+    dm_error_set(err, DM_ERR_METRIC_INVALID, NULL, "metric %s: %u labels (a unit has at most %d)",
+                 name ? name : "(null)", n_labels, DMH_METRICS_MAX_LABELS - CTX_HOST_LABELS);
+    return NULL;
+  }
+  const char *labels[DMH_METRICS_MAX_LABELS] = {"task", "source_id"};
+  for (uint32_t i = 0; i < n_labels; i++) {
+    const char *l = label_names[i];
+    if (l && (strcmp(l, "task") == 0 || strcmp(l, "source_id") == 0)) {
+      dm_error_set(err, DM_ERR_METRIC_INVALID, NULL,
+                   "metric %s: label \"%s\" is the host's (it adds task and source_id to every "
+                   "series itself); drop it from the unit's labels",
+                   name ? name : "(null)", l);
+      return NULL;
+    }
+    labels[CTX_HOST_LABELS + i] = l;
+  }
+  dmh_metric_family *f;
+  if (dmh_metrics_family(c->metrics, name, type, help, labels, (int)n_labels + CTX_HOST_LABELS,
+                         buckets, (int)n_buckets, &f, err) < 0)
+    return NULL;
+  pthread_mutex_lock(&c->lock);
+  dm_metric *m = c->metric_handles;
+  while (m && m->family != f)
+    m = m->next;
+  if (!m && (m = calloc(1, sizeof *m))) {
+    m->family = f;
+    m->n_labels = n_labels;
+    m->next = c->metric_handles;
+    c->metric_handles = m;
+  }
+  pthread_mutex_unlock(&c->lock);
+  if (!m)
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory registering metric %s", name);
+  return m;
+}
+
+/* The series' label values: the subtask's, then the unit's. */
+static void ctx_metric_values(dm_ctx *c, const dm_metric *m, const char *const *unit_values,
+                              const char **out) {
+  out[0] = c->task_name ? c->task_name : "";
+  out[1] = c->source_id ? c->source_id : "";
+  for (uint32_t i = 0; i < m->n_labels; i++)
+    out[CTX_HOST_LABELS + i] = unit_values ? unit_values[i] : NULL;
+}
+
+static void svc_metric_add(dm_ctx *c, dm_metric *m, const char *const *values, double v) {
+  const char *all[DMH_METRICS_MAX_LABELS];
+  ctx_metric_values(c, m, values, all);
+  dmh_metric_add(m->family, c->metrics_owner, all, v);
+}
+
+static void svc_metric_set(dm_ctx *c, dm_metric *m, const char *const *values, double v) {
+  const char *all[DMH_METRICS_MAX_LABELS];
+  ctx_metric_values(c, m, values, all);
+  dmh_metric_set(m->family, c->metrics_owner, all, v);
+}
+
+static void svc_metric_observe(dm_ctx *c, dm_metric *m, const char *const *values, double v) {
+  const char *all[DMH_METRICS_MAX_LABELS];
+  ctx_metric_values(c, m, values, all);
+  dmh_metric_observe(m->family, c->metrics_owner, all, v);
+}
+
 static const dm_host_services services = {
     .version = DM_HOST_SERVICES_VERSION,
     .size = sizeof(dm_host_services),
@@ -334,6 +413,10 @@ static const dm_host_services services = {
     .handoff_safe_mode_exit = svc_handoff_safe_mode_exit,
     .fencing_token = svc_fencing_token,
     .source_server_id = svc_source_server_id,
+    .metric_register = svc_metric_register,
+    .metric_add = svc_metric_add,
+    .metric_set = svc_metric_set,
+    .metric_observe = svc_metric_observe,
 };
 
 const dm_host_services *dmh_host_services(void) {
@@ -352,6 +435,7 @@ dm_ctx *dmh_ctx_new(const char *work_dir, uint32_t file_mode, dm_error *err) {
     return NULL;
   }
   c->file_mode = file_mode;
+  c->metrics = dmh_metrics_process();
   pthread_mutex_init(&c->lock, NULL);
   return c;
 }
@@ -372,6 +456,10 @@ void dmh_ctx_free(dm_ctx *c) {
   free(c->work_dir);
   free(c->binlog_ops_path);
   dmh_binlog_op_clear(&c->held_op);
+  for (dm_metric *m = c->metric_handles, *n; m; m = n) {
+    n = m->next;
+    free(m);
+  }
   pthread_mutex_destroy(&c->lock);
   free(c);
 }

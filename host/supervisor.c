@@ -13,6 +13,7 @@
 #include "dmhost/sdk.h"
 #include "error_json.h"
 #include "log.h"
+#include "metrics_host.h"
 #include "supervisor_internal.h"
 
 static const char *const stage_names[] = {
@@ -62,6 +63,8 @@ static dmh_subtask *sup_graveyard[64];
 static int sup_graveyard_n;
 
 static void sup_free(dmh_subtask *st) {
+  if (st->metrics_owner) /* first: no scrape reads the subtask from here on */
+    dmh_metrics_drop_owner(dmh_metrics_process(), st->metrics_owner);
   for (int i = 0; i < st->n_units; i++) {
     if (st->units[i].abandoned) {
       pthread_mutex_lock(&sup_graveyard_lock);
@@ -103,6 +106,15 @@ static int sup_check_handover(dmh_subtask *st, const dmh_task_config *t, dm_erro
     }
   }
   return 0;
+}
+
+/* At each scrape: dm_worker_task_state of the subtask (DM's stage numbers are ours + 1). */
+static void sup_metrics_collect(void *ud) {
+  dmh_subtask *st = ud;
+  pthread_mutex_lock(&st->state_lock);
+  dmh_stage stage = st->stage;
+  pthread_mutex_unlock(&st->state_lock);
+  dmh_metrics_task_stage(st->units[0].ctx, (int)stage + 1);
 }
 
 static dmh_subtask *sup_create(const dmh_subtask_opts *o, bool is_relay, dm_error *err) {
@@ -188,6 +200,7 @@ static dmh_subtask *sup_create(const dmh_subtask_opts *o, bool is_relay, dm_erro
     sup_free(st);
     return NULL;
   }
+  st->metrics_owner = dmh_metrics_owner_new();
   for (int i = 0; i < n; i++) {
     sup_unit *u = &st->units[i];
     char wd[4096];
@@ -215,6 +228,7 @@ static dmh_subtask *sup_create(const dmh_subtask_opts *o, bool is_relay, dm_erro
         c->later[c->n_later++] = DM_UNIT_SYNC;
     }
     c->token = &st->token;
+    c->metrics_owner = st->metrics_owner;
     /* Operators live in the subtask's work root, which `dmctl binlog` (daemon) and `dmhost
      * binlog` (foreground run) find from the task and source names alone. */
     if (!is_relay && dmh_ctx_set_binlog_ops(c, o->work_root, err) < 0) {
@@ -228,6 +242,12 @@ static dmh_subtask *sup_create(const dmh_subtask_opts *o, bool is_relay, dm_erro
     c->cfg_file = is_relay ? o->source->path : o->task->path;
     snprintf(c->scope, sizeof c->scope, "task=%s source=%s unit=%s", st->name, o->source->source_id,
              u->section);
+  }
+  if (!is_relay && dmh_metrics_collector_add(dmh_metrics_process(), st->metrics_owner,
+                                             sup_metrics_collect, st) < 0) {
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory creating a subtask");
+    sup_free(st);
+    return NULL;
   }
   if (pthread_create(&st->auto_thread, NULL, sup_auto_resume_thread, st) != 0) {
     dm_error_set(err, DM_ERR_INTERNAL, strerror(errno), "cannot start the auto-resume thread");
@@ -646,6 +666,8 @@ static void *sup_auto_resume_thread(void *arg) {
       pthread_mutex_lock(&st->cmd_lock);
       int rc = sup_resume_locked(st, true, &err);
       pthread_mutex_unlock(&st->cmd_lock);
+      if (rc != 1) /* 1: nothing was due after all */
+        dmh_metrics_auto_resume(st->units[0].ctx);
       if (rc < 0)
         dmh_log(DM_LOG_WARN, st->name, "auto-resume failed: %s", err.message);
       pthread_mutex_lock(&st->state_lock);

@@ -83,6 +83,8 @@ struct dmh_subtask {
   pthread_t auto_thread;
   bool auto_thread_started;
 
+  uint64_t metrics_owner; /* the subtask's series (metrics.h), dropped when it is freed */
+
   dm_position handoff;   /* [state] what the last finished unit reported */
   bool has_handoff;      /* [state] */
   dm_position safe_exit; /* [state] the safe-mode exit the last finished unit reported */

@@ -11,6 +11,7 @@
 
 #include "dmhost/sdk.h"
 #include "log.h"
+#include "metrics_host.h"
 #include "supervisor_internal.h"
 
 /* Point u at lib (taking over the reference); returns the old library. */
@@ -27,7 +28,7 @@ static dmh_unit_lib *swap_replace(dmh_subtask *st, sup_unit *u, dmh_unit_lib *li
   return old;
 }
 
-int dmh_subtask_swap_unit(dmh_subtask *st, const char *name, const char *path, dm_error *err) {
+static int swap_unit(dmh_subtask *st, const char *name, const char *path, dm_error *err) {
   sup_unit *u = NULL;
   for (int i = 0; i < st->n_units; i++)
     if (strcmp(st->units[i].section, name) == 0)
@@ -132,5 +133,13 @@ int dmh_subtask_swap_unit(dmh_subtask *st, const char *name, const char *path, d
     }
   }
   pthread_mutex_unlock(&st->cmd_lock);
+  return rc;
+}
+
+int dmh_subtask_swap_unit(dmh_subtask *st, const char *name, const char *path, dm_error *err) {
+  int rc = swap_unit(st, name, path, err);
+  for (int i = 0; i < st->n_units; i++)
+    if (strcmp(st->units[i].section, name) == 0)
+      dmh_metrics_unit_swap(st->units[i].ctx, name, rc == 0);
   return rc;
 }

@@ -11,6 +11,7 @@
 
 #include "dmhost/sdk.h"
 #include "log.h"
+#include "metrics_host.h"
 #include "supervisor_internal.h"
 
 const char *sup_unit_label(sup_unit *u, char *buf, size_t len) {
@@ -96,6 +97,7 @@ int sup_unit_init(dmh_subtask *st, sup_unit *u, dm_error *err) {
     return -1;
   }
   pthread_detach(t);
+  double t0 = dmh_now_seconds();
   struct timespec deadline;
   clock_gettime(CLOCK_REALTIME, &deadline);
   deadline.tv_sec += st->sup.init_timeout_ms / 1000;
@@ -115,6 +117,7 @@ int sup_unit_init(dmh_subtask *st, sup_unit *u, dm_error *err) {
     return -1;
   }
   pthread_mutex_unlock(&j->lock);
+  dmh_metrics_unit_duration(u->ctx, u->section, true, dmh_now_seconds() - t0);
   int rc = j->rc;
   void *self = j->self;
   if (rc != 0) {
@@ -192,6 +195,7 @@ void sup_unit_pause(dmh_subtask *st, sup_unit *u) {
 void sup_unit_run(dmh_subtask *st, sup_unit *u, dm_result *r) {
   memset(r, 0, sizeof *r);
   const char *slot = "process";
+  double t0 = dmh_now_seconds();
   if (u->started && u->desc->ops.resume) {
     slot = "resume";
     u->desc->ops.resume(u->self, r);
@@ -199,6 +203,7 @@ void sup_unit_run(dmh_subtask *st, sup_unit *u, dm_result *r) {
     u->started = true;
     u->desc->ops.process(u->self, r);
   }
+  dmh_metrics_unit_duration(u->ctx, u->section, false, dmh_now_seconds() - t0);
   /* a result outside the contract becomes an internal error rather than being trusted */
   if (r->outcome < DM_OUTCOME_FINISHED || r->outcome > DM_OUTCOME_ERROR ||
       r->n_errors > DM_RESULT_MAX_ERRORS || (r->outcome == DM_OUTCOME_ERROR && r->n_errors == 0)) {
@@ -212,6 +217,7 @@ void sup_unit_run(dmh_subtask *st, sup_unit *u, dm_result *r) {
                  sup_unit_label(u, label, sizeof label), slot, outcome, n);
   }
   if (r->outcome == DM_OUTCOME_ERROR) {
+    dmh_metrics_unit_exit_error(u->ctx, u->kind, u->section);
     char ctxs[192];
     sup_error_context(st, u, slot, ctxs, sizeof ctxs);
     for (uint32_t i = 0; i < r->n_errors; i++)

@@ -15,6 +15,7 @@
 #include "config.h"
 #include "dmhost/host.h"
 #include "dmhost/unit.h"
+#include "metrics.h"
 #include "stop_token.h"
 
 struct dm_ctx {
@@ -47,7 +48,14 @@ struct dm_ctx {
   /* The subtask's binlog operator store (binlog_ops.h), owned; NULL for a relay. */
   char *binlog_ops_path;
 
-  pthread_mutex_t lock; /* guards seen[], handoff and held_op */
+  /* Metrics: the registry the unit's families go to (the process's unless a test sets another),
+   * the owner of the subtask's series (dmh_metrics_drop_owner when it is destroyed), and the
+   * handles the unit registered, freed with the ctx (they outlive close, as the contract asks). */
+  dmh_metrics *metrics;
+  uint64_t metrics_owner;
+  struct dm_metric *metric_handles; /* [lock] */
+
+  pthread_mutex_t lock; /* guards seen[], handoff, held_op and metric_handles */
   char **seen;          /* setting paths the unit looked up */
   int n_seen, cap_seen;
   bool has_handoff;

@@ -131,11 +131,17 @@ typedef struct dump_unit {
   atomic_int total_tables, completed_tables;
   atomic_int_least64_t total_rows, finished_rows, finished_bytes;
   atomic_int_least64_t start_ms, end_ms;
+  /* metrics (docs/metrics.md); NULL from a host without them */
+  dm_metric *m_rows, *m_bytes, *m_progress;
 } dump_unit;
 
 /* ---- dump_unit.c ---- */
 /* The setting's values, by dump_consistency. */
 extern const char *const dump_consistency_names[DUMP_CONS_COUNT];
+/* Registers the dump's metrics (dumpling's names) in init; a refusal is logged, never fatal. */
+void dump_metrics_init(dump_unit *u);
+/* A block of `rows` rows, `bytes` bytes reached its file: the counters and the progress. */
+void dump_metrics_written(dump_unit *u, int64_t rows, size_t bytes);
 /* Records the first error of the run (later ones are logged only) and makes every worker stop. */
 void dump_fail(dump_unit *u, const dm_error *e);
 /* Has the run to wind down (error, stop token, kill)? Cheap. */

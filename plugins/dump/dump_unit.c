@@ -163,8 +163,30 @@ static int dump_init(const dm_host_services *host, dm_ctx *ctx, void **self, dm_
     dump_close(u);
     return -1;
   }
+  dump_metrics_init(u);
   *self = u;
   return 0;
+}
+
+void dump_metrics_init(dump_unit *u) {
+  u->m_rows =
+      dm_host_metric_publish(u->host, u->ctx, "dumpling_dump_finished_rows", DM_METRIC_COUNTER,
+                             "counter for dumpling finished rows", NULL, 0, NULL, 0);
+  u->m_bytes =
+      dm_host_metric_publish(u->host, u->ctx, "dumpling_dump_finished_size", DM_METRIC_COUNTER,
+                             "counter for dumpling finished file size", NULL, 0, NULL, 0);
+  u->m_progress = dm_host_metric_publish(
+      u->host, u->ctx, "dmhost_dump_progress", DM_METRIC_GAUGE,
+      "the dump's progress in percent: finished rows of the estimated total", NULL, 0, NULL, 0);
+}
+
+void dump_metrics_written(dump_unit *u, int64_t rows, size_t bytes) {
+  dm_host_metric_add(u->host, u->ctx, u->m_rows, NULL, (double)rows);
+  dm_host_metric_add(u->host, u->ctx, u->m_bytes, NULL, (double)bytes);
+  int64_t done = atomic_load(&u->finished_rows), total = atomic_load(&u->total_rows);
+  if (total > 0)
+    dm_host_metric_set(u->host, u->ctx, u->m_progress, NULL,
+                       done >= total ? 100.0 : 100.0 * (double)done / (double)total);
 }
 
 /* Not fresh once the dump is complete: a restart in load must never dump again. An incomplete

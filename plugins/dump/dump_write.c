@@ -203,6 +203,7 @@ static int dump_write_out(dump_writer *w, dm_error *err) {
   atomic_fetch_add(&u->finished_rows, w->block_rows);
   atomic_fetch_add(&u->finished_bytes, (int_least64_t)n);
   atomic_fetch_add(&w->t->rows, w->block_rows);
+  dump_metrics_written(u, w->block_rows, n);
   w->block_rows = 0;
   memmove(w->buf, w->buf + n, w->len - n);
   w->len -= n;

@@ -113,7 +113,15 @@ typedef struct load_unit {
   atomic_int_least64_t run_start_ns; /* 0: not running */
   atomic_bool killed;
   atomic_bool finished;
+  /* metrics (docs/metrics.md); NULL from a host without them */
+  dm_metric *m_progress, *m_bytes, *m_rows;
 } load_unit;
+
+/* ---- load_unit.c: metrics ---- */
+/* Registers the load's metrics (DM's dm_loader_progress) in init; a refusal is logged only. */
+void load_metrics_init(load_unit *u);
+/* A worker committed `bytes` of a data file holding `rows` rows: the counters, the progress. */
+void load_metrics_committed(load_unit *u, uint64_t bytes, uint64_t rows);
 
 /* ---- load_dir.c ---- */
 /* Reads the folder: metadata (required), schema and data files (*.tmp ignored). */

@@ -124,6 +124,7 @@ static int load_init(const dm_host_services *host, dm_ctx *ctx, void **self, dm_
   char qm[2 * LOAD_NAME_MAX + 3], cp[LOAD_NAME_MAX + 32], qc[2 * LOAD_NAME_MAX + 3];
   if (load_settings(u, &u->cfg, err) != 0)
     goto fail;
+  load_metrics_init(u);
   if (strlen(src) > LOAD_SOURCE_ID_MAX || strlen(meta) >= 64 ||
       strlen(task) > 64 - strlen("_loader_checkpoint")) {
     host->error_make(ctx, err, DM_ERR_CONFIG_INVALID, NULL,
@@ -323,6 +324,7 @@ static void load_process(void *self, dm_result *result) {
     }
   atomic_store(&u->total_bytes, total);
   atomic_store(&u->finished_bytes, finished);
+  load_metrics_committed(u, 0, 0);
   if (rc < 0) {
     if (atomic_load(&u->killed))
       result->outcome = DM_OUTCOME_CANCELED;
@@ -452,3 +454,25 @@ static const dm_unit_descriptor load_unit_desc = {
 };
 
 DM_UNIT_EXPORT(load_unit_desc)
+
+void load_metrics_init(load_unit *u) {
+  u->m_progress =
+      dm_host_metric_publish(u->host, u->ctx, "dm_loader_progress", DM_METRIC_GAUGE,
+                             "the processing progress of loader in percentage", NULL, 0, NULL, 0);
+  u->m_bytes =
+      dm_host_metric_publish(u->host, u->ctx, "dmhost_load_finished_bytes_total", DM_METRIC_COUNTER,
+                             "bytes of the dump's data files the load committed", NULL, 0, NULL, 0);
+  u->m_rows =
+      dm_host_metric_publish(u->host, u->ctx, "dmhost_load_finished_rows_total", DM_METRIC_COUNTER,
+                             "rows the load wrote to the target", NULL, 0, NULL, 0);
+}
+
+void load_metrics_committed(load_unit *u, uint64_t bytes, uint64_t rows) {
+  if (bytes)
+    dm_host_metric_add(u->host, u->ctx, u->m_bytes, NULL, (double)bytes);
+  if (rows)
+    dm_host_metric_add(u->host, u->ctx, u->m_rows, NULL, (double)rows);
+  uint64_t done = atomic_load(&u->finished_bytes), total = atomic_load(&u->total_bytes);
+  dm_host_metric_set(u->host, u->ctx, u->m_progress, NULL,
+                     total == 0 || done >= total ? 100.0 : 100.0 * (double)done / (double)total);
+}

@@ -285,6 +285,7 @@ static int load_worker_file(load_worker *w, load_file *f, dm_error *err) {
   uint64_t committed = f->offset; /* what the checkpoint says */
   uint64_t executed = f->offset;  /* the end of the last line run */
   uint64_t pending = 0;           /* statement bytes in the open transaction */
+  uint64_t pending_rows = 0;      /* rows the statements of the open transaction wrote */
   size_t have = 0;
   bool eof = false;
   int rc = 0;
@@ -340,6 +341,9 @@ static int load_worker_file(load_worker *w, load_file *f, dm_error *err) {
           break;
         }
         pending += sl;
+        my_ulonglong affected = mysql_affected_rows(w->c);
+        if (affected != (my_ulonglong)-1)
+          pending_rows += affected;
       }
       pos = next;
       executed = base + pos;
@@ -349,8 +353,10 @@ static int load_worker_file(load_worker *w, load_file *f, dm_error *err) {
           break;
         }
         atomic_fetch_add(&u->finished_bytes, executed - committed);
+        load_metrics_committed(u, executed - committed, pending_rows);
         committed = executed;
         pending = 0;
+        pending_rows = 0;
       }
     }
     if (rc != 0)
@@ -410,6 +416,7 @@ static int load_worker_file(load_worker *w, load_file *f, dm_error *err) {
       return -1;
     }
     atomic_fetch_add(&u->finished_bytes, upto - committed);
+    load_metrics_committed(u, upto - committed, pending_rows);
   }
   f->offset = upto;
   return rc;

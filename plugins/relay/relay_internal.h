@@ -158,7 +158,13 @@ typedef struct relay_unit {
   dm_binlog_reader *reader;    /* the open stream, for kill and the stop watcher to interrupt */
   bool reader_interrupted;     /* interrupt was called on reader */
   bool killed;
+  /* metrics (relay_stream.c, docs/metrics.md); NULL from a host without them */
+  dm_metric *m_file, *m_pos, *m_write_size, *m_bytes;
+  uint64_t m_bytes_published; /* st.bytes at the last publish (stream thread) */
 } relay_unit;
+
+/* Registers the relay's metrics (DM's dm_relay_* names) in init; a refusal is logged only. */
+void relay_metrics_init(relay_unit *u);
 
 /* The stream loop (relay_stream.c): returns only on stop (DM_OUTCOME_CANCELED) or a
  * non-resumable error. */

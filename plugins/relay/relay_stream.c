@@ -78,6 +78,32 @@ static void run_set_stage(relay_unit *u, const char *stage) {
   pthread_mutex_unlock(&u->st.lock);
 }
 
+void relay_metrics_init(relay_unit *u) {
+  static const char *const node[] = {"node"};
+  /* DM's write_size buckets: 16 bytes to 8 MiB, doubling */
+  double b[20];
+  for (int i = 0; i < 20; i++)
+    b[i] = 16.0 * (double)(1u << i);
+  u->m_file = dm_host_metric_publish(u->host, u->ctx, "dm_relay_binlog_file", DM_METRIC_GAUGE,
+                                     "current binlog file index", node, 1, NULL, 0);
+  u->m_pos = dm_host_metric_publish(u->host, u->ctx, "dm_relay_binlog_pos", DM_METRIC_GAUGE,
+                                    "current binlog pos in current binlog file", node, 1, NULL, 0);
+  u->m_write_size =
+      dm_host_metric_publish(u->host, u->ctx, "dm_relay_write_size", DM_METRIC_HISTOGRAM,
+                             "write relay log size", NULL, 0, b, 20);
+  u->m_bytes =
+      dm_host_metric_publish(u->host, u->ctx, "dmhost_relay_written_bytes_total", DM_METRIC_COUNTER,
+                             "bytes of binlog events the relay wrote", NULL, 0, NULL, 0);
+}
+
+/* dm_relay_binlog_file / dm_relay_binlog_pos of `node` ("relay": written; "master": the
+ * source's end). */
+static void run_metrics_position(relay_unit *u, const char *node, const dm_position *p) {
+  const char *v[] = {node};
+  dm_host_metric_set(u->host, u->ctx, u->m_pos, v, (double)p->pos);
+  dm_host_metric_set(u->host, u->ctx, u->m_file, v, (double)dm_binlog_file_index(p->name));
+}
+
 /* Publish the relay's position (lock held). */
 static void run_publish(relay_run *r) {
   relay_status *st = &r->u->st;
@@ -89,7 +115,16 @@ static void run_publish(relay_run *r) {
   dm_strlcpy(st->subdir, r->subdir, sizeof st->subdir);
   if (st->has_master)
     st->caught_up = dm_position_compare_file(&st->relay, &st->master) >= 0;
+  dm_position written = st->relay;
+  bool has = st->has_relay;
   pthread_mutex_unlock(&st->lock);
+  relay_unit *u = r->u;
+  if (has)
+    run_metrics_position(u, "relay", &written);
+  uint64_t bytes = __atomic_load_n(&u->st.bytes, __ATOMIC_RELAXED);
+  if (bytes > u->m_bytes_published)
+    dm_host_metric_add(u->host, u->ctx, u->m_bytes, NULL, (double)(bytes - u->m_bytes_published));
+  u->m_bytes_published = bytes;
 }
 
 /* Flush the buffered events and, when the boundary moved, relay.meta (lock held). */
@@ -374,6 +409,7 @@ static int run_event(relay_run *r, dm_binlog_reader *rd, const dm_binlog_event *
     r->boundary = r->f.size;
   __atomic_fetch_add(&r->u->st.events, 1, __ATOMIC_RELAXED);
   __atomic_fetch_add(&r->u->st.bytes, ev->raw_len, __ATOMIC_RELAXED);
+  dm_host_metric_observe(r->u->host, r->u->ctx, r->u->m_write_size, NULL, (double)ev->raw_len);
   if (type == DM_BINLOG_ROTATE) {
     /* The file's last event: the next comes from the file it names (the source sends a
      * made-up ROTATE for it, which opens it). */
@@ -431,6 +467,7 @@ static void *run_watcher(void *arg) {
         u->st.has_master = true;
         u->st.caught_up = u->st.has_relay && dm_position_compare_file(&u->st.relay, &mp) >= 0;
         pthread_mutex_unlock(&u->st.lock);
+        run_metrics_position(u, "master", &mp);
       } else if (c) {
         mysql_close(c);
         c = NULL;

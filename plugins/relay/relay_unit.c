@@ -107,6 +107,7 @@ static int relay_init(const dm_host_services *host, dm_ctx *ctx, void **self, dm
   pthread_mutex_init(&u->st.lock, NULL);
   pthread_mutex_init(&u->reader_lock, NULL);
   u->st.stage = "new";
+  relay_metrics_init(u);
   *self = u;
   return 0;
 }

@@ -358,6 +358,8 @@ struct sync_unit {
    * applied in safe mode. From the dump's hand-over at the first start, then from the checkpoint's
    * global row; name "" when none. Coordinator thread only. */
   dm_position safe_exit;
+  /* Metrics (sync_metrics.c, docs/metrics.md); NULL from a host without them. */
+  dm_metric *m_lag, *m_pos, *m_file, *m_txns, *m_rows;
 
   /* Shared with status and kill: atomics, or `lock` held for a copy. */
   pthread_mutex_t lock;
@@ -386,5 +388,17 @@ void sync_fail(dm_result *result, const dm_error *e);
 int sync_nomem(sync_unit *u, dm_error *err);
 /* The routed table of a source table (NULL table: a schema). */
 void sync_route(sync_unit *u, const char *db, const char *table, char *tdb, char *ttable);
+
+/* ---- metrics (sync_metrics.c, docs/metrics.md) ---- */
+/* Register the unit's families (DM's dm_syncer_* names); a refusal is logged, never fatal. */
+void sync_metrics_init(sync_unit *u);
+/* dm_syncer_binlog_file / dm_syncer_binlog_pos of `node` ("syncer": applied; "master": the
+ * source's end). */
+void sync_metrics_position(sync_unit *u, const char *node, const dm_position *p);
+/* A batch or group was committed: its transactions and rows, and the replication lag from the
+ * binlog timestamp of its last event (0: unknown, left as it was). */
+void sync_metrics_applied(sync_unit *u, uint64_t txns, uint64_t rows, uint32_t last_ts);
+/* Nothing left to read or apply: the lag is 0. */
+void sync_metrics_caught_up(sync_unit *u);
 
 #endif /* DMHOST_SYNC_H */

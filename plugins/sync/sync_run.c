@@ -130,6 +130,7 @@ static void sync_poll_master(sync_run_state *r) {
   u->master = m;
   u->has_master = m.name[0] != '\0';
   pthread_mutex_unlock(&u->lock);
+  sync_metrics_position(u, "master", &m);
 }
 
 static void sync_set_synced(sync_unit *u, const dm_position *p) {
@@ -137,6 +138,7 @@ static void sync_set_synced(sync_unit *u, const dm_position *p) {
   u->synced = *p;
   u->has_synced = true;
   pthread_mutex_unlock(&u->lock);
+  sync_metrics_position(u, "syncer", p);
 }
 
 /* ---- batches ---- */
@@ -160,6 +162,7 @@ static int sync_finish_inflight(sync_run_state *r, dm_error *err) {
   atomic_fetch_add(&u->total_txns, b->n_txns);
   if (b->last_ts)
     atomic_store(&u->last_event_ts, b->last_ts);
+  sync_metrics_applied(u, b->n_txns, b->n_rows, b->last_ts);
   return 0;
 }
 
@@ -374,6 +377,7 @@ static void sync_group_applied(sync_run_state *r, const dm_binlog_event *ev,
   sync_set_synced(u, after);
   sync_source_checkpoint(r->src, after);
   atomic_store(&u->last_event_ts, ev->header.timestamp);
+  sync_metrics_applied(u, 0, 0, ev->header.timestamp);
 }
 
 /* An XA barrier at ev: everything before it is applied first (as for a DDL). */
@@ -425,6 +429,7 @@ static int sync_on_xa_end(sync_run_state *r, const dm_binlog_event *ev, const dm
   sync_group_applied(r, ev, &after);
   atomic_fetch_add(&u->total_rows, rows);
   atomic_fetch_add(&u->total_txns, commit ? 1 : 0);
+  sync_metrics_applied(u, commit ? 1 : 0, rows, 0);
   return 0;
 }
 
@@ -685,6 +690,8 @@ void sync_run(sync_unit *u, dm_result *result) {
         goto out;
       if (r.has_inflight && !sync_workers_busy(r.ws) && sync_finish_inflight(&r, &e) < 0)
         goto out;
+      if (!r.has_inflight && !r.in_txn)
+        sync_metrics_caught_up(u);
       sync_poll_master(&r);
       continue;
     }

@@ -116,6 +116,7 @@ static int sync_init(const dm_host_services *host, dm_ctx *ctx, void **self, dm_
   dm_strlcpy(u->meta, meta, sizeof u->meta);
   if (sync_settings(u, &u->cfg, err) < 0)
     goto fail;
+  sync_metrics_init(u);
   char cp[SYNC_NAME_MAX];
   snprintf(cp, sizeof cp, "%s_syncer_checkpoint", task);
   sync_buf q = {0};

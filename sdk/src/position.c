@@ -19,8 +19,7 @@ bool dm_position_is_set(const dm_position *p) {
   return p && (p->name[0] || p->gtid[0]);
 }
 
-/* The numeric suffix of "mysql-bin.000123" (the part after the last dot), or -1. */
-static long long pos_file_seq(const char *name) {
+long long dm_binlog_file_index(const char *name) {
   const char *dot = strrchr(name, '.');
   if (!dot || !dot[1])
     return -1;
@@ -32,7 +31,7 @@ static long long pos_file_seq(const char *name) {
 int dm_position_compare_file(const dm_position *a, const dm_position *b) {
   if (!a->name[0] || !b->name[0])
     return (a->name[0] != 0) - (b->name[0] != 0);
-  long long sa = pos_file_seq(a->name), sb = pos_file_seq(b->name);
+  long long sa = dm_binlog_file_index(a->name), sb = dm_binlog_file_index(b->name);
   int c = (sa >= 0 && sb >= 0) ? (sa > sb) - (sa < sb) : strcmp(a->name, b->name);
   if (c)
     return c;

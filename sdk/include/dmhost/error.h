@@ -67,6 +67,12 @@ typedef enum dm_error_level {
     "Free memory on the host, then resume the task.")                                              \
   X(DM_ERR_IO, 10003, DM_CLASS_FUNCTIONAL, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 1,                    \
     "Check the path, its permissions and free disk space, then resume the task.")                  \
+  X(DM_ERR_METRIC_INVALID, 10010, DM_CLASS_FUNCTIONAL, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,      \
+    "A metric's name, label names or buckets are not valid Prometheus ones (docs/sdk.md "          \
+    "\"Metrics\"): fix the unit's metric_register call; the unit runs on without that metric.")    \
+  X(DM_ERR_METRIC_CLASH, 10011, DM_CLASS_FUNCTIONAL, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,        \
+    "Another unit (or the host) registered this metric name with another type or other labels: "   \
+    "give the unit's metric a name of its own (prefix it with the unit's name).")                  \
   X(DM_ERR_CONFIG_PARSE, 11001, DM_CLASS_CONFIG, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,            \
     "Fix the syntax at the line given (libconfig syntax: `name = value;`, groups in { }).")        \
   X(DM_ERR_CONFIG_UNKNOWN, 11002, DM_CLASS_CONFIG, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,          \

@@ -26,7 +26,7 @@
 extern "C" {
 #endif
 
-#define DM_HOST_SERVICES_VERSION 8
+#define DM_HOST_SERVICES_VERSION 9
 
 /* Opaque: one per unit instance, owned by the host. */
 typedef struct dm_ctx dm_ctx;
@@ -84,6 +84,16 @@ typedef struct dm_binlog_operator {
   const char **sqls; /* n_sqls statements, each one complete without a trailing ';' */
   char at[DM_POSITION_NAME_MAX + 24]; /* "mysql-bin.000001:1234", or "" (the failing event) */
 } dm_binlog_operator;
+
+/* Metrics (metric_register below): Prometheus' three kinds. */
+typedef enum dm_metric_type {
+  DM_METRIC_COUNTER = 1,   /* only goes up (metric_add of amounts >= 0) */
+  DM_METRIC_GAUGE = 2,     /* goes up and down (metric_set, metric_add) */
+  DM_METRIC_HISTOGRAM = 3, /* observations counted in buckets, with their sum (metric_observe) */
+} dm_metric_type;
+
+/* Opaque: a metric family as registered by one unit instance, valid until close returns. */
+typedef struct dm_metric dm_metric;
 
 typedef struct dm_host_services {
   uint32_t version; /* DM_HOST_SERVICES_VERSION of the host */
@@ -247,6 +257,38 @@ typedef struct dm_host_services {
   uint32_t (*source_server_id)(dm_ctx *ctx);
 
   /* fields above: services version 8 */
+
+  /* --- metrics (docs/sdk.md "Metrics", docs/metrics.md) ---
+   * What the unit publishes at the daemon's GET /metrics, in Prometheus' text format. The host adds
+   * the labels `task` and `source_id` of the subtask to every series itself: a unit never names
+   * them (they are refused as label names), nor `le` for a histogram.
+   *
+   * metric_register, in init (or later, once per name): the family `name` of `type`, with `help`,
+   * `n_labels` label names, and for a histogram `n_buckets` increasing upper bounds (+Inf is
+   * added; 0 buckets: Prometheus' defaults, 0.005 to 10 seconds). Names follow Prometheus
+   * ([a-zA-Z_][a-zA-Z0-9_]*, no colons: those are for recording rules; labels the same, not
+   * starting with __); name a unit's own metrics after it
+   * (`mysink_rows_total`). Registering the same name, type and labels again returns the same
+   * handle, from this or another instance of any unit (families are shared by name); the strings
+   * are copied. Returns a handle valid until close, or NULL with *err: DM_ERR_METRIC_INVALID (a
+   * name, label or bucket list that is not valid), DM_ERR_METRIC_CLASH (the name exists with
+   * another type or other labels). A refusal is not fatal: a unit may log it and run on.
+   *
+   * metric_add (counter, gauge; a counter ignores an amount below 0), metric_set (gauge),
+   * metric_observe (histogram): update the series of `label_values` (n_labels strings in the order
+   * registered; NULL counts as ""; copied on first use). Cheap enough to call per transaction
+   * from any number of threads: a short lock per family, no allocation after a label set's first
+   * use. A call of the wrong kind is ignored (logged once). Keep label values bounded (a table
+   * name, an operation), never a row key or a time. The series of a subtask go away with it.
+   * Use the dm_host_metric_* helpers below: on a host older than version 9 they do nothing. */
+  dm_metric *(*metric_register)(dm_ctx *ctx, const char *name, dm_metric_type type,
+                                const char *help, const char *const *label_names, uint32_t n_labels,
+                                const double *buckets, uint32_t n_buckets, dm_error *err);
+  void (*metric_add)(dm_ctx *ctx, dm_metric *m, const char *const *label_values, double value);
+  void (*metric_set)(dm_ctx *ctx, dm_metric *m, const char *const *label_values, double value);
+  void (*metric_observe)(dm_ctx *ctx, dm_metric *m, const char *const *label_values, double value);
+
+  /* fields above: services version 9 */
 } dm_host_services;
 
 /* Is `field` present in the host's services struct (for services added after version 1)? */
@@ -274,6 +316,53 @@ static inline uint32_t dm_host_source_server_id(const dm_host_services *host, dm
 /* The subtask's fencing token (fencing_token above), or 0 (no fencing) from a host without it. */
 static inline uint64_t dm_host_fencing_token(const dm_host_services *host, dm_ctx *ctx) {
   return DM_HOST_HAS(host, fencing_token) ? host->fencing_token(ctx) : 0;
+}
+
+/* metric_register above, or NULL from a host without metrics (err->code is then DM_ERR_OK: not
+ * an error, the unit simply publishes nothing). */
+static inline dm_metric *dm_host_metric_register(const dm_host_services *host, dm_ctx *ctx,
+                                                 const char *name, dm_metric_type type,
+                                                 const char *help, const char *const *label_names,
+                                                 uint32_t n_labels, const double *buckets,
+                                                 uint32_t n_buckets, dm_error *err) {
+  if (!DM_HOST_HAS(host, metric_register)) {
+    err->code = DM_ERR_OK;
+    return NULL;
+  }
+  return host->metric_register(ctx, name, type, help, label_names, n_labels, buckets, n_buckets,
+                               err);
+}
+
+/* dm_host_metric_register for a unit that runs on without the metric when it is refused: the
+ * refusal is logged as a warning naming `name`. NULL then, or from an older host. */
+static inline dm_metric *dm_host_metric_publish(const dm_host_services *host, dm_ctx *ctx,
+                                                const char *name, dm_metric_type type,
+                                                const char *help, const char *const *label_names,
+                                                uint32_t n_labels, const double *buckets,
+                                                uint32_t n_buckets) {
+  dm_error err;
+  dm_metric *m = dm_host_metric_register(host, ctx, name, type, help, label_names, n_labels,
+                                         buckets, n_buckets, &err);
+  if (!m && err.code != DM_ERR_OK)
+    host->logf(ctx, DM_LOG_WARN, "metric %s is not published: %s", name, err.message);
+  return m;
+}
+
+/* The updates above; each does nothing with a NULL handle (an older host, a refused name). */
+static inline void dm_host_metric_add(const dm_host_services *host, dm_ctx *ctx, dm_metric *m,
+                                      const char *const *label_values, double value) {
+  if (m)
+    host->metric_add(ctx, m, label_values, value);
+}
+static inline void dm_host_metric_set(const dm_host_services *host, dm_ctx *ctx, dm_metric *m,
+                                      const char *const *label_values, double value) {
+  if (m)
+    host->metric_set(ctx, m, label_values, value);
+}
+static inline void dm_host_metric_observe(const dm_host_services *host, dm_ctx *ctx, dm_metric *m,
+                                          const char *const *label_values, double value) {
+  if (m)
+    host->metric_observe(ctx, m, label_values, value);
 }
 
 #ifdef __cplusplus

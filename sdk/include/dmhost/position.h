@@ -28,6 +28,10 @@ typedef struct dm_position {
   char gtid[DM_POSITION_GTID_MAX]; /* MariaDB "0-1-100,1-2-7" or MySQL "uuid:1-5"; "" if none */
 } dm_position;
 
+/* The index of a binlog file: the numeric suffix of "mysql-bin.000123" (123), or -1 when the name
+ * has none. What DM's binlog_file metrics publish. */
+long long dm_binlog_file_index(const char *name);
+
 /* Is the position set at all (a file name or a GTID set)? */
 bool dm_position_is_set(const dm_position *p);
 

@@ -1,0 +1,25 @@
+/*
+ * The host's own metrics (docs/metrics.md): DM's task stage and exit-with-error counters, and
+ * dmhost's auto-resume, hot-swap and unit call durations. Each takes the ctx of a unit of the
+ * subtask: its registry, its series owner and its task and source_id labels.
+ */
+#ifndef DMH_METRICS_HOST_H
+#define DMH_METRICS_HOST_H
+
+#include <stdbool.h>
+
+#include "unit_ctx.h"
+
+/* dm_worker_task_state{task,source_id}: DM's stage number (New 1 ... Stopping 8). */
+void dmh_metrics_task_stage(dm_ctx *c, int dm_stage);
+/* The unit returned errors from process/resume: DM's dm_<unit>_exit_with_error_count for a
+ * built-in kind, and dmhost_unit_exit_with_error_total{unit} for every unit. */
+void dmh_metrics_unit_exit_error(dm_ctx *c, dm_unit_kind kind, const char *unit);
+/* dmhost_auto_resume_total: the supervisor tried an auto-resume. */
+void dmh_metrics_auto_resume(dm_ctx *c);
+/* dmhost_unit_swaps_total{unit,result}: a swap-unit ended, ok or refused. */
+void dmh_metrics_unit_swap(dm_ctx *c, const char *unit, bool ok);
+/* dmhost_unit_init_duration_seconds / dmhost_unit_process_duration_seconds{unit}. */
+void dmh_metrics_unit_duration(dm_ctx *c, const char *unit, bool init, double seconds);
+
+#endif /* DMH_METRICS_HOST_H */

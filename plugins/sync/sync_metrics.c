@@ -1,0 +1,47 @@
+/*
+ * The sync unit's metrics (docs/metrics.md), under DM's names: the replication lag, the applied
+ * and the source's binlog position, finished transactions, and dmhost's finished rows. Published
+ * through the host's metrics service (host.h), which adds the task and source_id labels.
+ */
+#include <time.h>
+
+#include "sync.h"
+
+static dm_metric *sync_metric(sync_unit *u, const char *name, dm_metric_type type, const char *help,
+                              const char *const *labels, uint32_t n_labels) {
+  return dm_host_metric_publish(u->host, u->ctx, name, type, help, labels, n_labels, NULL, 0);
+}
+
+void sync_metrics_init(sync_unit *u) {
+  static const char *const node[] = {"node"};
+  u->m_lag = sync_metric(u, "dm_syncer_replication_lag_gauge", DM_METRIC_GAUGE,
+                         "replication lag gauge in second between mysql and syncer", NULL, 0);
+  u->m_pos = sync_metric(u, "dm_syncer_binlog_pos", DM_METRIC_GAUGE, "current binlog pos", node, 1);
+  u->m_file = sync_metric(u, "dm_syncer_binlog_file", DM_METRIC_GAUGE, "current binlog file index",
+                          node, 1);
+  u->m_txns = sync_metric(u, "dm_syncer_finished_transaction_total", DM_METRIC_COUNTER,
+                          "total number of finished transaction", NULL, 0);
+  u->m_rows = sync_metric(u, "dmhost_sync_finished_rows_total", DM_METRIC_COUNTER,
+                          "row changes the sync applied to the target", NULL, 0);
+}
+
+void sync_metrics_position(sync_unit *u, const char *node, const dm_position *p) {
+  if (!p->name[0])
+    return;
+  const char *v[] = {node};
+  dm_host_metric_set(u->host, u->ctx, u->m_pos, v, (double)p->pos);
+  dm_host_metric_set(u->host, u->ctx, u->m_file, v, (double)dm_binlog_file_index(p->name));
+}
+
+void sync_metrics_applied(sync_unit *u, uint64_t txns, uint64_t rows, uint32_t last_ts) {
+  dm_host_metric_add(u->host, u->ctx, u->m_txns, NULL, (double)txns);
+  dm_host_metric_add(u->host, u->ctx, u->m_rows, NULL, (double)rows);
+  if (last_ts) {
+    double lag = difftime(time(NULL), (time_t)last_ts);
+    dm_host_metric_set(u->host, u->ctx, u->m_lag, NULL, lag > 0 ? lag : 0);
+  }
+}
+
+void sync_metrics_caught_up(sync_unit *u) {
+  dm_host_metric_set(u->host, u->ctx, u->m_lag, NULL, 0);
+}
