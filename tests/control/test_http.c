@@ -29,6 +29,8 @@
 #include "dmhost/sdk.h"
 
 #include "e2e_util.h"
+#include "metrics.h"
+#include "promtool_check.h"
 
 #define NOBODY 65534
 
@@ -179,6 +181,56 @@ static json_object *raw_http(const char *method, const char *path, const char *b
   return o;
 }
 
+/* GET `path` as text (the daemon's /metrics): the body (malloc'd; NULL when none), *status, and
+ * the Content-Type in ctype. */
+static char *raw_get_text(const char *path, long *status, char *ctype, size_t ctype_len) {
+  char url[256];
+  snprintf(url, sizeof url, "http://%s%s", http_addr, path);
+  CURL *c = curl_easy_init();
+  char *text = NULL;
+  size_t text_len = 0;
+  FILE *out = open_memstream(&text, &text_len);
+  curl_easy_setopt(c, CURLOPT_URL, url);
+  curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT, 20L);
+  *status = 0;
+  ctype[0] = '\0';
+  if (curl_easy_perform(c) == CURLE_OK) {
+    char *ct = NULL;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
+    curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &ct);
+    snprintf(ctype, ctype_len, "%s", ct ? ct : "");
+  }
+  curl_easy_cleanup(c);
+  fclose(out);
+  return text;
+}
+
+/* The value of the sample `series` (its name and labels exactly as exposed) in `text`, or -1. */
+static double metric_value(const char *text, const char *series) {
+  size_t n = strlen(series);
+  for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+    if (strncmp(p, series, n) == 0 && p[n] == ' ')
+      return strtod(p + n + 1, NULL);
+  return -1;
+}
+
+/* GET /metrics, 200 with Prometheus' content type, passing promtool. */
+static char *scrape(void) {
+  long status = 0;
+  char ctype[128], why[9000];
+  char *text = raw_get_text(DMH_METRICS_HTTP_PATH, &status, ctype, sizeof ctype);
+  CU_ASSERT_EQUAL(status, 200);
+  CU_ASSERT_STRING_EQUAL(ctype, DMH_METRICS_CONTENT_TYPE);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+  int rc = promtool_check(text, why, sizeof why);
+  if (rc != 0)
+    fprintf(stderr, "\n%s\n", why);
+  CU_ASSERT_EQUAL(rc, 0);
+  return text;
+}
+
 static json_object *raw_post(const char *body, long *status) {
   CURLcode rc;
   return raw_http("POST", DMH_CONTROL_HTTP_PATH, body, strlen(body), NULL, NULL, NULL, status, &rc);
@@ -317,6 +369,64 @@ static void test_same_answers(void) {
   e2e_teardown();
 }
 
+/* GET /metrics over --listen: a third-party unit's metric (the fake units', tests/fixtures) with
+ * the task and source_id labels the host added and a label value that needs escaping, moving
+ * between scrapes; the host's stage gauge and unit init histogram; the task's series gone once it
+ * is stopped; only GET. Every scrape passes promtool. */
+static void test_metrics(void) {
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  e2e_source("source.cfg", "mysql-01", false);
+  http_start("127.0.0.1:0", false);
+  over_http(0, "operate-source", "create", "source.cfg", NULL);
+  e2e_task("inc.cfg", "m1", "incremental", "mysql-01", "sync = { items = 0; item-ms = 10; };");
+  over_http(0, "start-task", "inc.cfg", NULL, NULL);
+  CU_ASSERT_FATAL(e2e_wait_stage("m1", "Running", 10));
+  const char *items = "fake_unit_items_total{task=\"m1\",source_id=\"mysql-01\",unit=\"sync\","
+                      "note=\"say \\\"hi\\\"\\\\\\n\"}";
+  const char *stage = "dm_worker_task_state{task=\"m1\",source_id=\"mysql-01\"}";
+  double n1 = -1;
+  for (int i = 0; i < 100 && n1 <= 0; i++) { /* the first items */
+    char *t = scrape();
+    n1 = metric_value(t, items);
+    free(t);
+    e2e_sleep_ms(20);
+  }
+  CU_ASSERT(n1 > 0);
+  e2e_sleep_ms(300);
+  char *t = scrape();
+  double n2 = metric_value(t, items);
+  if (!(n2 > n1))
+    fprintf(stderr, "\nitems %g then %g in\n%s\n", n1, n2, t);
+  CU_ASSERT(n2 > n1);
+  CU_ASSERT_EQUAL(metric_value(t, stage), 2); /* Running: DM's 2 */
+  CU_ASSERT_EQUAL(metric_value(t, "dmhost_unit_init_duration_seconds_count{task=\"m1\","
+                                  "source_id=\"mysql-01\",unit=\"sync\"}"),
+                  1);
+  free(t);
+  over_http(0, "pause-task", "m1", NULL, NULL);
+  CU_ASSERT(e2e_wait_stage("m1", "Paused", 10));
+  t = scrape();
+  CU_ASSERT_EQUAL(metric_value(t, stage), 3); /* Paused */
+  CU_ASSERT_EQUAL(metric_value(t, "dmhost_unit_process_duration_seconds_count{task=\"m1\","
+                                  "source_id=\"mysql-01\",unit=\"sync\"}"),
+                  1);
+  free(t);
+  over_http(0, "stop-task", "m1", NULL, NULL);
+  t = scrape();
+  CU_ASSERT(e2e_contains(t, "task=") == false); /* the task's series went with it */
+  free(t);
+  /* only GET (and HEAD) */
+  long status = 0;
+  CURLcode rc;
+  json_object *o = raw_http("POST", DMH_METRICS_HTTP_PATH, "x", 1, NULL, NULL, NULL, &status, &rc);
+  CU_ASSERT_EQUAL(status, 405);
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "only GET"));
+  json_object_put(o);
+  http_use_socket();
+  CU_ASSERT_EQUAL(e2e_stop(), 0);
+  e2e_teardown();
+}
+
 /* Mutual TLS: a client with a certificate of the CA is served; one without a certificate, or
  * with one of another CA, is refused with 403 and DM_ERR_CONTROL_CLIENT_CERT; dmctl refuses a
  * daemon whose certificate its --tls-ca did not sign, and plain http to the TLS port fails. */
@@ -349,6 +459,11 @@ static void test_mutual_tls(void) {
   CU_ASSERT_FALSE(e2e_bool(o, "result"));
   CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_CLIENT_CERT);
   CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "the client sent no certificate"));
+  json_object_put(o);
+  /* /metrics is admitted as /control is: no certificate, nothing */
+  o = raw_http("GET", DMH_METRICS_HTTP_PATH, NULL, 0, tls_ca, NULL, NULL, &status, &rc);
+  CU_ASSERT_EQUAL(status, 403);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_CLIENT_CERT);
   json_object_put(o);
   /* The same certificate-less client, with a valid one, is served: the refusal was the cert's. */
   o = raw_http("POST", DMH_CONTROL_HTTP_PATH, help, strlen(help), tls_ca, ccert, ckey, &status,
@@ -654,6 +769,7 @@ int main(void) {
   curl_global_init(CURL_GLOBAL_DEFAULT);
   static const dmh_cunit_test tests[] = {
       {"the same answers over HTTP as over the socket", test_same_answers},
+      {"GET /metrics", test_metrics},
       {"mutual TLS", test_mutual_tls},
       {"body size, method and path bounds", test_limits},
       {"no listen beyond loopback without TLS", test_insecure_listen_refused},
