@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# GET /metrics of `dmhost serve --listen` during a real mode-all task with the relay on, against
+# the real servers (issue 14): the dump and load publish their finished rows and progress, then,
+# while a writer inserts on the source with binlog timestamps 100 s in the past (SET timestamp),
+# scrapes show the sync's finished rows and transactions growing, its applied position and the
+# relay's moving on, and a replication lag of 100 s or more (the writer outpaces the sync); once
+# the sync has caught up, the lag is 0. Every scrape passes `promtool check metrics` (tests/promtool_check.h's
+# rule: only the lint findings about DM's own counter names are accepted); a missing promtool
+# fails the test. Then stop-task: the task's series are gone.
+#
+#   metrics_sync.sh <dmhost> <dmctl> <plugin dir> <source dir>
+set -euo pipefail
+dmhost=$1 dmctl=$2 plugins=$3 src_dir=$4
+cd "$src_dir"
+tag=metrics_sync name=metrics_sync db=metrics_sync meta=metrics_sync_meta
+work=$(mktemp -d /tmp/dmh-metrics-sync-XXXXXX)
+t0=$SECONDS
+. tests/crash/lib.sh
+pid="" wpid=""
+cleanup() {
+  local rc=$?
+  if [ -n "$wpid" ]; then kill "$wpid" 2>/dev/null || true; fi
+  if [ -n "$pid" ]; then kill -9 "$pid" 2>/dev/null || true; fi
+  wait 2>/dev/null || true
+  if [ "${KEEP:-}" ]; then echo "$tag: work folder kept: $work"; else rm -rf "$work"; fi
+  exit "$rc"
+}
+trap cleanup EXIT
+fail() {
+  echo "$tag: FAILED: $*" >&2
+  [ -f "$work/serve.log" ] && { echo "--- end of serve.log:" >&2; tail -n 30 "$work/serve.log" >&2; }
+  exit 1
+}
+command -v promtool >/dev/null ||
+  fail "promtool is not installed (Debian package prometheus: scripts/deps.sh installs it)"
+
+# ---- promtool: clean, or lint findings about DM's own names only ----
+dm_names='^(dm_(mydumper|loader|syncer|relay)_exit_with_error_count|dumpling_dump_finished_(rows|size)|dm_syncer_replication_lag_gauge) '
+check_promtool() { # file
+  local out rc=0
+  out=$(promtool check metrics <"$1" 2>&1) || rc=$?
+  [ "$rc" = 0 ] && return 0
+  if [ "$rc" = 3 ] && ! grep -vqE "$dm_names" <<<"$out"; then return 0; fi
+  fail "promtool check metrics exited $rc on $1: $out"
+}
+# value of the sample $2 (name{labels} exactly) in file $1, or empty
+value() { awk -v s="$2" 'index($0, s " ") == 1 { print $NF; exit }' "$1"; }
+n=0
+scrape() { # -> $work/scrape.N, its name in $last
+  n=$((n + 1))
+  last="$work/scrape.$n"
+  curl -sS --noproxy '*' -o "$last" -w '%{http_code} %{content_type}\n' "http://$addr/metrics" \
+    >"$last.status" || fail "GET /metrics failed"
+  grep -q '^200 text/plain; version=0.0.4' "$last.status" || fail "GET /metrics: $(cat "$last.status")"
+  check_promtool "$last"
+}
+
+# ---- source data and configs ----
+src -e "DROP DATABASE IF EXISTS $db; CREATE DATABASE $db;
+  CREATE TABLE $db.t (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(64)) ENGINE=InnoDB;
+  INSERT INTO $db.t (v) SELECT CONCAT('row', seq) FROM $db.seq_1_to_2000;"
+tgt -e "DROP DATABASE IF EXISTS $db; DROP DATABASE IF EXISTS $meta;"
+crash_source_cfg mysql-m1
+printf 'enable-relay = true;\nrelay-dir = "%s";\n' "$work/relay" >>"$work/source.cfg"
+crash_task_cfg "$name" "$meta" "$db" mysql-m1 >"$work/task.cfg" <<'CFG'
+sync = { worker-count = 2; batch-ms = 20; };
+CFG
+task='task="metrics_sync",source_id="mysql-m1"'
+
+# ---- the daemon ----
+"$dmhost" serve --state-dir "$work/state" --plugin-dir "$plugins" --listen 127.0.0.1:0 \
+  --log-level info >"$work/serve.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 100); do
+  addr=$(grep -oE 'control plane on http://127\.0\.0\.1:[0-9]+' "$work/serve.log" | sed 's|.*http://||' || true)
+  [ -n "$addr" ] && break
+  sleep 0.1
+done
+[ -n "$addr" ] || fail "the daemon did not listen"
+ctl() { "$dmctl" --state-dir "$work/state" "$@"; }
+ctl operate-source create "$work/source.cfg" >/dev/null || fail "operate-source create"
+ctl start-task "$work/task.cfg" >"$work/start.json" || fail "start-task: $(cat "$work/start.json")"
+for _ in $(seq 1 300); do
+  ctl query-status "$name" >"$work/status.json" 2>/dev/null || true
+  grep -q '"unit": *"Sync"' "$work/status.json" && grep -q '"stage": *"Running"' "$work/status.json" && break
+  sleep 0.1
+done
+grep -q '"unit": *"Sync"' "$work/status.json" || fail "the sync did not start: $(cat "$work/status.json")"
+log "task running its sync on $addr"
+
+# ---- dump and load: done, their counters final ----
+scrape
+[ "$(value "$last" "dumpling_dump_finished_rows{$task}")" = 2000 ] ||
+  fail "dumpling_dump_finished_rows is not 2000: $(grep dumpling "$last")"
+[ "$(value "$last" "dm_loader_progress{$task}")" = 100 ] ||
+  fail "dm_loader_progress is not 100: $(grep loader "$last")"
+[ "$(value "$last" "dmhost_load_finished_rows_total{$task}")" = 2000 ] ||
+  fail "dmhost_load_finished_rows_total is not 2000: $(grep load_finished "$last")"
+[ "$(value "$last" "dm_worker_task_state{$task}")" = 2 ] || fail "dm_worker_task_state is not 2 (Running)"
+
+# ---- the writer: binlog timestamps 100 s in the past, faster than the sync applies ----
+{
+  for i in $(seq 1 1000); do
+    echo "SET timestamp = DEFAULT; SET timestamp = UNIX_TIMESTAMP() - 100;"
+    echo "INSERT INTO $db.t (v) SELECT CONCAT('w$i-', seq) FROM $db.seq_1_to_500;"
+  done
+} >"$work/writes.sql"
+src <"$work/writes.sql" &
+wpid=$!
+
+rows=() txns=() pos=() lag=() rpos=()
+for i in $(seq 1 8); do
+  sleep 0.25
+  scrape
+  rows+=("$(value "$last" "dmhost_sync_finished_rows_total{$task}")")
+  txns+=("$(value "$last" "dm_syncer_finished_transaction_total{$task}")")
+  lag+=("$(value "$last" "dm_syncer_replication_lag_gauge{$task}")")
+  f=$(value "$last" "dm_syncer_binlog_file{$task,node=\"syncer\"}")
+  p=$(value "$last" "dm_syncer_binlog_pos{$task,node=\"syncer\"}")
+  pos+=("$(awk -v f="${f:-0}" -v p="${p:-0}" 'BEGIN { printf "%.0f", f * 4294967296 + p }')")
+  rpos+=("$(value "$last" "dm_relay_binlog_pos{task=\"\",source_id=\"mysql-m1\",node=\"relay\"}")")
+done
+log "rows ${rows[*]} | txns ${txns[*]} | lag ${lag[*]} | pos ${pos[*]} | relay ${rpos[*]}"
+grow() { # name values...: non-decreasing, and the last above the first
+  local what=$1 prev="" first=""
+  shift
+  for v in "$@"; do
+    [ -n "$v" ] || fail "$what missing from a scrape"
+    [ -z "$first" ] && first=$v
+    [ -z "$prev" ] || awk -v a="$prev" -v b="$v" 'BEGIN { exit !(b >= a) }' || fail "$what went down: $*"
+    prev=$v
+  done
+  awk -v a="$first" -v b="$prev" 'BEGIN { exit !(b > a) }' || fail "$what did not grow: $*"
+}
+grow "finished rows" "${rows[@]}"
+grow "finished transactions" "${txns[@]}"
+grow "the sync's binlog position" "${pos[@]}"
+grow "the relay's binlog position" "${rpos[@]}"
+max_lag=$(printf '%s\n' "${lag[@]}" | sort -n | tail -1)
+awk -v l="$max_lag" 'BEGIN { exit !(l >= 95 && l <= 200) }' ||
+  fail "no scrape showed the writer's 100 s lag: ${lag[*]}"
+
+wait "$wpid" || fail "the writer failed"
+wpid=""
+caught=""
+for _ in $(seq 1 100); do
+  scrape
+  [ "$(value "$last" "dm_syncer_replication_lag_gauge{$task}")" = 0 ] && { caught=1; break; }
+  sleep 0.2
+done
+[ -n "$caught" ] || fail "the lag did not come back to 0 after the writes: $(grep lag_gauge "$last")"
+final_rows=$(value "$last" "dmhost_sync_finished_rows_total{$task}")
+[ "$final_rows" = 500000 ] || fail "finished rows $final_rows, not the 500000 written"
+
+ctl stop-task "$name" >/dev/null || fail "stop-task"
+scrape
+! grep -q "$task" "$last" || fail "the task's series are still there after stop-task: $(grep "$task" "$last" | head -3)"
+kill -TERM "$pid"
+wait "$pid" || fail "the daemon exited $? on SIGTERM"
+pid=""
+log "passed ($n scrapes, every one through promtool)"
