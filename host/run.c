@@ -12,6 +12,8 @@
 
 #include "cli_flag.h"
 #include "config.h"
+#include "control.h"
+#include "control_http.h"
 #include "dmhost/sdk.h"
 #include "error_json.h"
 #include "log.h"
@@ -28,6 +30,8 @@ static void run_usage(FILE *out) {
       "  --log-level L      debug, info, warn or error (default info)\n"
       "  --log-format F     text (default) or json: one object per line for log shippers\n"
       "  --quiet            no progress output\n"
+      "  --listen HOST:PORT serve the task's metrics at GET /metrics (Prometheus text format,\n"
+      "                     docs/metrics.md); loopback only, this user's and root's clients\n"
       "  --fencing-token N  for the cluster worker and tests: the subtask's fencing token (a\n"
       "                     number that grows each time the subtask moves to another worker;\n"
       "                     0, the default, is no fencing); see docs/sdk.md \"Fencing\"\n"
@@ -37,6 +41,18 @@ static void run_usage(FILE *out) {
 
 static void run_print_error(const dm_error *e) {
   dmh_error_print("dmhost", e);
+}
+
+/* POST /control on `run --listen`: there is no control plane, only the metrics. */
+static char *run_no_control(void *ud, const char *line, size_t len) {
+  (void)ud;
+  (void)line;
+  (void)len;
+  dm_error err;
+  dm_error_set(&err, DM_ERR_CONTROL_REQUEST, NULL,
+               "dmhost run takes no commands over --listen, it serves GET " DMH_METRICS_HTTP_PATH
+               " only; stop it with SIGINT or SIGTERM, or run the task under dmhost serve");
+  return dmh_control_error_line(&err);
 }
 
 static const char *run_fmt_eta(double eta, char *buf, size_t len) {
@@ -115,12 +131,14 @@ int dmh_run_main(int argc, char **argv) {
       {"log-format", required_argument, NULL, 'j'},
       {"quiet", no_argument, NULL, 'q'},
       {"fencing-token", required_argument, NULL, 'F'},
+      {"listen", required_argument, NULL, 'L'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
   const char *source_path = NULL, *task_path = NULL, *work = "dmhost-work", *plugin_dir = NULL;
   bool quiet = false;
   uint64_t fencing_token = 0;
+  const char *listen = NULL;
   int c;
   optind = 1;
   while ((c = getopt_long(argc, argv, "s:t:w:p:l:qh", longopts, NULL)) != -1) {
@@ -158,6 +176,9 @@ int dmh_run_main(int argc, char **argv) {
       fencing_token = (uint64_t)v;
       break;
     }
+    case 'L':
+      listen = optarg;
+      break;
     case 'h':
       run_usage(stdout);
       return 0;
@@ -182,6 +203,12 @@ int dmh_run_main(int argc, char **argv) {
   }
   int rc = 1;
   dmh_subtask *relay = NULL, *st = NULL;
+  dmh_control_http *http = NULL;
+  dmh_control_opts copts = {.handler = run_no_control, .refusal = dmh_control_error_line};
+  if (listen && dmh_control_http_open(listen, NULL, &copts, &http, &err) < 0) {
+    run_print_error(&err);
+    goto out;
+  }
 
   /* The precheck refuses a task that cannot work (docs/precheck.md); warnings are logged. */
   char what[300];
@@ -266,6 +293,7 @@ int dmh_run_main(int argc, char **argv) {
     }
   }
 out:
+  dmh_control_http_close(http);
   dmh_subtask_destroy(st);
   dmh_subtask_destroy(relay);
   dmh_task_config_free(task);

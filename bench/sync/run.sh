@@ -13,7 +13,9 @@
 # METADATA (FULL: the source's binlog_row_metadata while the range is written; NO_LOG or MINIMAL make
 # our sync decode through its schema tracker, see bench/sync/tracker.sh), BUFFER_POOL (2G), SKIP_GEN=1 (reuse the last generated range), SKIP_OURS=1, SKIP_REPLICA=1,
 # SKIP_LAG=1, KEEP=1 (keep the run folders and leave the server pair running), FENCING_TOKEN (our
-# sync runs with `--fencing-token N`: the fenced checkpoint statements, docs/sdk.md "Fencing").
+# sync runs with `--fencing-token N`: the fenced checkpoint statements, docs/sdk.md "Fencing"),
+# SCRAPE=1 (our sync runs with `--listen 127.0.0.1:0` and GET /metrics is scraped every second
+# while it applies: the cost of the metrics, README.md).
 # Servers: a pair of scripts/mariadb.sh of its own, DMH_DB_DIR=/tmp/dmh-bench-sync-db, ports
 # 14406/14407 (BENCH_DB_DIR, BENCH_SOURCE_PORT, BENCH_TARGET_PORT override).
 set -euo pipefail
@@ -32,6 +34,7 @@ lag_rate=${LAG_RATE:-2000}
 lag_rows=${LAG_ROWS:-$rows}
 sync_timeout=${SYNC_TIMEOUT:-1800}
 metadata=${METADATA:-FULL}
+scrape=${SCRAPE:-}
 work=${BENCH_DIR:-/tmp/dmh-sync-bench}
 db=bench_sync    # the timed workload
 ldb=bench_lag    # the steady-load workload (its own tables, so the range P0..P1 never changes)
@@ -350,8 +353,26 @@ start_ours() { # dir workers file pos: dmhost in the background, dm_pid
   rm -rf "$1" && mkdir -p "$1"
   write_cfgs "$1" "$2" "$3" "$4"
   "$dmhost" run --quiet --source "$1/source.cfg" --task "$1/task.cfg" --work-dir "$1/work" \
-    --plugin-dir "$build/plugins" ${FENCING_TOKEN:+--fencing-token "$FENCING_TOKEN"} >"$1/log" 2>&1 &
+    --plugin-dir "$build/plugins" ${FENCING_TOKEN:+--fencing-token "$FENCING_TOKEN"} \
+    ${scrape:+--listen 127.0.0.1:0} >"$1/log" 2>&1 &
   dm_pid=$!
+  [ -z "$scrape" ] || start_scraper "$1"
+}
+start_scraper() { # dir: GET /metrics every second while dmhost runs (scraper_pid); count in dir/scrapes
+  (
+    port=''
+    for _ in $(seq 1 200); do
+      port=$(grep -oE 'control plane on http://127\.0\.0\.1:[0-9]+' "$1/log" 2>/dev/null | sed 's/.*://')
+      [ -n "$port" ] && break
+      sleep 0.05
+    done
+    [ -n "$port" ] || { echo "sync bench: WARNING: no --listen port in $1/log: no scrapes" >&2; exit 0; }
+    while kill -0 "$dm_pid" 2>/dev/null; do
+      curl -s --noproxy '*' -o "$1/metrics.last" "http://127.0.0.1:$port/metrics" && echo >>"$1/scrapes"
+      sleep 1
+    done
+  ) &
+  scraper_pid=$!
 }
 wait_ours() { # dir file pos timeout: until the checkpoint reaches (file, pos); peak RSS in dm_hwm
   local deadline=$((SECONDS + $4))
@@ -380,6 +401,10 @@ stop_ours() {
   kill -TERM "$dm_pid"
   wait "$dm_pid" || echo "sync bench: WARNING: dmhost exited with $? after SIGTERM" >&2
   dm_pid=
+  if [ -n "$scrape" ]; then
+    wait "$scraper_pid" 2>/dev/null || true
+    scraper_pid=
+  fi
 }
 ours_run() { # workers -> RUN_S, RUN_KB
   local d=$work/ours-w$1 t0 t1
@@ -389,6 +414,7 @@ ours_run() { # workers -> RUN_S, RUN_KB
   wait_ours "$d" "$p1_file" "$p1_pos" "$sync_timeout"
   t1=$EPOCHREALTIME
   stop_ours
+  [ -z "$scrape" ] || echo "   $(wc -l <"$d/scrapes" 2>/dev/null || echo 0) scrapes of GET /metrics" >&2
   check_target "our sync, worker-count=$1"
   RUN_S=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}') RUN_KB=$dm_hwm RUN_CPU=$dm_cpu
 }
