@@ -371,8 +371,9 @@ static void test_same_answers(void) {
 
 /* GET /metrics over --listen: a third-party unit's metric (the fake units', tests/fixtures) with
  * the task and source_id labels the host added and a label value that needs escaping, moving
- * between scrapes; the host's stage gauge and unit init histogram; the task's series gone once it
- * is stopped; only GET. Every scrape passes promtool. */
+ * between scrapes; the host's stage gauge, unit init and process histograms, swap counter (the
+ * unit's counter going on across the swap), DM's exit-with-error counter and the auto-resume
+ * counter; the tasks' series gone once they are stopped; only GET. Every scrape passes promtool. */
 static void test_metrics(void) {
   CU_ASSERT_FATAL(e2e_setup() == 0);
   e2e_source("source.cfg", "mysql-01", false);
@@ -411,9 +412,57 @@ static void test_metrics(void) {
                                   "source_id=\"mysql-01\",unit=\"sync\"}"),
                   1);
   free(t);
+  /* a hot-swap: counted, and the unit's counter goes on from where the old build left it */
+  over_http(0, "resume-task", "m1", NULL, NULL);
+  CU_ASSERT(e2e_wait_stage("m1", "Running", 10));
+  t = scrape();
+  double before = metric_value(t, items);
+  free(t);
+  json_object *sw = NULL;
+  CU_ASSERT_EQUAL(e2e_dmctl(&sw, "swap-unit", "m1", "--unit", "sync", "--path", FAKE_SYNC_V2, NULL),
+                  0);
+  json_object_put(sw);
+  t = scrape();
+  CU_ASSERT_EQUAL(metric_value(t, "dmhost_unit_swaps_total{task=\"m1\",source_id=\"mysql-01\","
+                                  "unit=\"sync\",result=\"ok\"}"),
+                  1);
+  CU_ASSERT(metric_value(t, items) >= before);
+  free(t);
+  /* a unit that fails with a resumable error: DM's exit counter, dmhost's, an auto-resume */
+  /* e2e_task's file with auto-resume on (e2e_task turns it off) */
+  e2e_write(
+      "fail.cfg",
+      "name = \"m2\";\ntask-mode = \"incremental\";\n"
+      "target-database = { host = \"127.0.0.1\"; port = 2; user = \"root\"; password = \"\"; "
+      "};\n"
+      "mysql-instances = ( { source-id = \"mysql-01\"; } );\n"
+      "unit-paths = { sync = \"%s\"; };\n"
+      "supervisor = { stop-timeout = 5; auto-resume = { enable = true; backoff-initial = 0.1; "
+      "}; };\n"
+      "ignore-checking-items = [\"all\"];\n"
+      "sync = { items = 0; item-ms = 10; fail-at = 3; };\n",
+      FAKE_SYNC);
+  over_http(0, "start-task", "fail.cfg", NULL, NULL);
+  const char *resumed = "dmhost_auto_resume_total{task=\"m2\",source_id=\"mysql-01\"}";
+  t = NULL;
+  for (int i = 0; i < 100; i++) {
+    free(t);
+    t = scrape();
+    if (metric_value(t, resumed) >= 1)
+      break;
+    e2e_sleep_ms(50);
+  }
+  CU_ASSERT_EQUAL(metric_value(t, resumed), 1);
+  CU_ASSERT_EQUAL(
+      metric_value(t, "dm_syncer_exit_with_error_count{task=\"m2\",source_id=\"mysql-01\"}"), 1);
+  CU_ASSERT_EQUAL(metric_value(t, "dmhost_unit_exit_with_error_total{task=\"m2\","
+                                  "source_id=\"mysql-01\",unit=\"sync\"}"),
+                  1);
+  free(t);
+  over_http(0, "stop-task", "m2", NULL, NULL);
   over_http(0, "stop-task", "m1", NULL, NULL);
   t = scrape();
-  CU_ASSERT(e2e_contains(t, "task=") == false); /* the task's series went with it */
+  CU_ASSERT(e2e_contains(t, "task=") == false); /* the tasks' series went with them */
   free(t);
   /* only GET (and HEAD) */
   long status = 0;
