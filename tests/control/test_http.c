@@ -459,6 +459,29 @@ static void test_metrics(void) {
                                   "source_id=\"mysql-01\",unit=\"sync\"}"),
                   1);
   free(t);
+  /* a custom kind (a third-party unit's own kind, ABI 1.1): its metric with the same labels */
+  e2e_write("sink.cfg",
+            "name = \"m3\";\nunits = [\"fake-sink\"];\n"
+            "target-database = { host = \"127.0.0.1\"; port = 2; user = \"root\"; password = \"\"; "
+            "};\n"
+            "mysql-instances = ( { source-id = \"mysql-01\"; } );\n"
+            "unit-paths = { fake-sink = \"%s\"; };\n"
+            "ignore-checking-items = [\"all\"];\n"
+            "fake-sink = { items = 0; item-ms = 10; };\n",
+            FAKE_SINK);
+  over_http(0, "start-task", "sink.cfg", NULL, NULL);
+  CU_ASSERT(e2e_wait_stage("m3", "Running", 10));
+  const char *sink = "fake_unit_items_total{task=\"m3\",source_id=\"mysql-01\",unit=\"fake-sink\","
+                     "note=\"say \\\"hi\\\"\\\\\\n\"}";
+  double s1 = -1;
+  for (int i = 0; i < 100 && s1 <= 0; i++) {
+    t = scrape();
+    s1 = metric_value(t, sink);
+    free(t);
+    e2e_sleep_ms(20);
+  }
+  CU_ASSERT(s1 > 0);
+  over_http(0, "stop-task", "m3", NULL, NULL);
   over_http(0, "stop-task", "m2", NULL, NULL);
   over_http(0, "stop-task", "m1", NULL, NULL);
   t = scrape();
