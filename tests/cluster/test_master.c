@@ -117,6 +117,19 @@ static void test_election_processes(void) {
   int li = leader[1] - '1';
   CU_ASSERT_FATAL(li >= 0 && li < 3);
 
+  /* a master serves GET /metrics on its --listen (docs/metrics.md), as serve and worker do */
+  char cmd[256], got[256] = "";
+  snprintf(cmd, sizeof cmd,
+           "curl -s --noproxy '*' -o /dev/null -w '%%{http_code} %%{content_type}' "
+           "http://127.0.0.1:%d/metrics",
+           TM_PORT(li));
+  FILE *p = popen(cmd, "r");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  size_t n = fread(got, 1, sizeof got - 1, p);
+  got[n] = '\0';
+  pclose(p);
+  CU_ASSERT_STRING_EQUAL(got, "200 text/plain; version=0.0.4; charset=utf-8");
+
   /* kill -9 of the leader: its lease runs out, then another campaigns */
   CU_ASSERT_EQUAL(kill(pids[li], SIGKILL), 0);
   int st = 0;
