@@ -362,7 +362,7 @@ start_scraper() { # dir: GET /metrics every second while dmhost runs (scraper_pi
   (
     port=''
     for _ in $(seq 1 200); do
-      port=$(grep -oE 'control plane on http://127\.0\.0\.1:[0-9]+' "$1/log" 2>/dev/null | sed 's/.*://')
+      port=$(grep -oE 'control plane on http://127\.0\.0\.1:[0-9]+' "$1/log" 2>/dev/null | sed 's/.*://' || true)
       [ -n "$port" ] && break
       sleep 0.05
     done
