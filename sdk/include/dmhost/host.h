@@ -267,12 +267,12 @@ typedef struct dm_host_services {
    * `n_labels` label names, and for a histogram `n_buckets` increasing upper bounds (+Inf is
    * added; 0 buckets: Prometheus' defaults, 0.005 to 10 seconds). Names follow Prometheus
    * ([a-zA-Z_][a-zA-Z0-9_]*, no colons: those are for recording rules; labels the same, not
-   * starting with __); name a unit's own metrics after it
-   * (`mysink_rows_total`). Registering the same name, type and labels again returns the same
-   * handle, from this or another instance of any unit (families are shared by name); the strings
-   * are copied. Returns a handle valid until close, or NULL with *err: DM_ERR_METRIC_INVALID (a
-   * name, label or bucket list that is not valid), DM_ERR_METRIC_CLASH (the name exists with
-   * another type or other labels). A refusal is not fatal: a unit may log it and run on.
+   * starting with __); name a unit's own metrics after it (`mysink_rows_total`). Registering the
+   * same name, type and labels again is the same family, from this or another instance of any unit
+   * (families are shared by name; one instance gets its same handle back); the strings are copied.
+   * Returns a handle valid until close, or NULL with *err: DM_ERR_METRIC_INVALID (a name, label or
+   * bucket list that is not valid), DM_ERR_METRIC_CLASH (the name exists with another type or other
+   * labels). A refusal is not fatal: a unit may log it and run on.
    *
    * metric_add (counter, gauge; a counter ignores an amount below 0), metric_set (gauge),
    * metric_observe (histogram): update the series of `label_values` (n_labels strings in the order
