@@ -178,6 +178,7 @@ void dump_metrics_init(dump_unit *u) {
   u->m_progress = dm_host_metric_publish(
       u->host, u->ctx, "dmhost_dump_progress", DM_METRIC_GAUGE,
       "the dump's progress in percent: finished rows of the estimated total", NULL, 0, NULL, 0);
+  dump_metrics_written(u, 0, 0); /* the counters from the start, at 0 */
 }
 
 void dump_metrics_written(dump_unit *u, int64_t rows, size_t bytes) {

@@ -465,6 +465,9 @@ void load_metrics_init(load_unit *u) {
   u->m_rows =
       dm_host_metric_publish(u->host, u->ctx, "dmhost_load_finished_rows_total", DM_METRIC_COUNTER,
                              "rows the load wrote to the target", NULL, 0, NULL, 0);
+  /* the counters from the start, at 0 */
+  dm_host_metric_add(u->host, u->ctx, u->m_bytes, NULL, 0);
+  dm_host_metric_add(u->host, u->ctx, u->m_rows, NULL, 0);
 }
 
 void load_metrics_committed(load_unit *u, uint64_t bytes, uint64_t rows) {

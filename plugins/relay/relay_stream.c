@@ -94,6 +94,7 @@ void relay_metrics_init(relay_unit *u) {
   u->m_bytes =
       dm_host_metric_publish(u->host, u->ctx, "dmhost_relay_written_bytes_total", DM_METRIC_COUNTER,
                              "bytes of binlog events the relay wrote", NULL, 0, NULL, 0);
+  dm_host_metric_add(u->host, u->ctx, u->m_bytes, NULL, 0); /* from the start, at 0 */
 }
 
 /* dm_relay_binlog_file / dm_relay_binlog_pos of `node` ("relay": written; "master": the

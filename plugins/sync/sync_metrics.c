@@ -23,6 +23,8 @@ void sync_metrics_init(sync_unit *u) {
                           "total number of finished transaction", NULL, 0);
   u->m_rows = sync_metric(u, "dmhost_sync_finished_rows_total", DM_METRIC_COUNTER,
                           "row changes the sync applied to the target", NULL, 0);
+  /* counters are exposed from the start, at 0, not from the first commit on */
+  sync_metrics_applied(u, 0, 0, 0);
 }
 
 void sync_metrics_position(sync_unit *u, const char *node, const dm_position *p) {
