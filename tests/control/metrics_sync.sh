@@ -118,7 +118,9 @@ for i in $(seq 1 8); do
   f=$(value "$last" "dm_syncer_binlog_file{$task,node=\"syncer\"}")
   p=$(value "$last" "dm_syncer_binlog_pos{$task,node=\"syncer\"}")
   pos+=("$(awk -v f="${f:-0}" -v p="${p:-0}" 'BEGIN { printf "%.0f", f * 4294967296 + p }')")
-  rpos+=("$(value "$last" "dm_relay_binlog_pos{task=\"\",source_id=\"mysql-m1\",node=\"relay\"}")")
+  f=$(value "$last" "dm_relay_binlog_file{task=\"\",source_id=\"mysql-m1\",node=\"relay\"}")
+  p=$(value "$last" "dm_relay_binlog_pos{task=\"\",source_id=\"mysql-m1\",node=\"relay\"}")
+  rpos+=("$(awk -v f="${f:-0}" -v p="${p:-0}" 'BEGIN { printf "%.0f", f * 4294967296 + p }')")
 done
 log "rows ${rows[*]} | txns ${txns[*]} | lag ${lag[*]} | pos ${pos[*]} | relay ${rpos[*]}"
 grow() { # name values...: non-decreasing, and the last above the first
