@@ -432,9 +432,21 @@ static void test_mysql_set_union_contains(void) {
   dm_mysql_gtid_set_free(&t);
 }
 
+/* What DM's binlog_file metrics publish: the numeric suffix, -1 without one. */
+static void test_file_index(void) {
+  CU_ASSERT_EQUAL(dm_binlog_file_index("mysql-bin.000123"), 123);
+  CU_ASSERT_EQUAL(dm_binlog_file_index("a.b.1000000"), 1000000); /* after the last dot */
+  CU_ASSERT_EQUAL(dm_binlog_file_index("binlog.abc"), -1);
+  CU_ASSERT_EQUAL(dm_binlog_file_index("binlog.12x"), -1);
+  CU_ASSERT_EQUAL(dm_binlog_file_index("binlog."), -1);
+  CU_ASSERT_EQUAL(dm_binlog_file_index("binlog"), -1);
+  CU_ASSERT_EQUAL(dm_binlog_file_index(""), -1);
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"compare by file and offset", test_compare_file},
+      {"binlog file index", test_file_index},
       {"MariaDB GTID sets", test_gtid_mariadb},
       {"MySQL GTID sets", test_gtid_mysql},
       {"unparsable and mixed sets", test_gtid_unparsable},
