@@ -499,6 +499,54 @@ static void test_metrics(void) {
   e2e_teardown();
 }
 
+/* `dmhost run --listen`: the foreground run serves its task's metrics (GET /metrics) and refuses
+ * commands over HTTP (it has no control plane); SIGTERM still pauses it and it exits 0. */
+static void test_run_metrics(void) {
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  e2e_source("source.cfg", "mysql-01", false);
+  e2e_task("inc.cfg", "r1", "incremental", "mysql-01", "sync = { items = 0; item-ms = 10; };");
+  char src[400], task[400], work[400], log[400];
+  snprintf(src, sizeof src, "%s/source.cfg", e2e_dir);
+  snprintf(task, sizeof task, "%s/inc.cfg", e2e_dir);
+  snprintf(work, sizeof work, "%s/work", e2e_dir);
+  snprintf(log, sizeof log, "%s/serve.log", e2e_dir); /* where e2e_serve_log reads */
+  pid_t pid = fork();
+  if (pid == 0) {
+    FILE *f = freopen(log, "w", stderr);
+    (void)f;
+    execl(DMHOST_BIN, DMHOST_BIN, "run", "--quiet", "--source", src, "--task", task, "--work-dir",
+          work, "--listen", "127.0.0.1:0", (char *)NULL);
+    _exit(127);
+  }
+  bool up = false;
+  for (int i = 0; i < 200 && !up; i++) {
+    e2e_sleep_ms(25);
+    up = http_find_port();
+  }
+  CU_ASSERT_FATAL(up);
+  const char *items = "fake_unit_items_total{task=\"r1\",source_id=\"mysql-01\",unit=\"sync\","
+                      "note=\"say \\\"hi\\\"\\\\\\n\"}";
+  double n = -1;
+  for (int i = 0; i < 100 && n <= 0; i++) {
+    char *t = scrape();
+    n = metric_value(t, items);
+    free(t);
+    e2e_sleep_ms(20);
+  }
+  CU_ASSERT(n > 0);
+  long status = 0;
+  json_object *o = raw_post("{\"cmd\": \"query-status\"}", &status);
+  CU_ASSERT_EQUAL(status, 200);
+  CU_ASSERT_FALSE(e2e_bool(o, "result"));
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "dmhost run takes no commands"));
+  json_object_put(o);
+  CU_ASSERT_EQUAL(kill(pid, SIGTERM), 0);
+  int st = -1;
+  CU_ASSERT_EQUAL(waitpid(pid, &st, 0), pid);
+  CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  e2e_teardown();
+}
+
 /* Mutual TLS: a client with a certificate of the CA is served; one without a certificate, or
  * with one of another CA, is refused with 403 and DM_ERR_CONTROL_CLIENT_CERT; dmctl refuses a
  * daemon whose certificate its --tls-ca did not sign, and plain http to the TLS port fails. */
@@ -842,6 +890,7 @@ int main(void) {
   static const dmh_cunit_test tests[] = {
       {"the same answers over HTTP as over the socket", test_same_answers},
       {"GET /metrics", test_metrics},
+      {"dmhost run --listen: GET /metrics only", test_run_metrics},
       {"mutual TLS", test_mutual_tls},
       {"body size, method and path bounds", test_limits},
       {"no listen beyond loopback without TLS", test_insecure_listen_refused},
