@@ -231,6 +231,19 @@ static char *scrape(void) {
   return text;
 }
 
+/* Scrapes until the sample `series` is above 0 (a unit's first items), up to 2 s: its value. */
+static double scrape_until_positive(const char *series) {
+  double v = -1;
+  for (int i = 0; i < 100 && v <= 0; i++) {
+    char *t = scrape();
+    v = metric_value(t, series);
+    free(t);
+    if (v <= 0)
+      e2e_sleep_ms(20);
+  }
+  return v;
+}
+
 static json_object *raw_post(const char *body, long *status) {
   CURLcode rc;
   return raw_http("POST", DMH_CONTROL_HTTP_PATH, body, strlen(body), NULL, NULL, NULL, status, &rc);
@@ -385,13 +398,7 @@ static void test_metrics(void) {
   const char *items = "fake_unit_items_total{task=\"m1\",source_id=\"mysql-01\",unit=\"sync\","
                       "note=\"say \\\"hi\\\"\\\\\\n\"}";
   const char *stage = "dm_worker_task_state{task=\"m1\",source_id=\"mysql-01\"}";
-  double n1 = -1;
-  for (int i = 0; i < 100 && n1 <= 0; i++) { /* the first items */
-    char *t = scrape();
-    n1 = metric_value(t, items);
-    free(t);
-    e2e_sleep_ms(20);
-  }
+  double n1 = scrape_until_positive(items); /* the first items */
   CU_ASSERT(n1 > 0);
   e2e_sleep_ms(300);
   char *t = scrape();
@@ -473,14 +480,7 @@ static void test_metrics(void) {
   CU_ASSERT(e2e_wait_stage("m3", "Running", 10));
   const char *sink = "fake_unit_items_total{task=\"m3\",source_id=\"mysql-01\",unit=\"fake-sink\","
                      "note=\"say \\\"hi\\\"\\\\\\n\"}";
-  double s1 = -1;
-  for (int i = 0; i < 100 && s1 <= 0; i++) {
-    t = scrape();
-    s1 = metric_value(t, sink);
-    free(t);
-    e2e_sleep_ms(20);
-  }
-  CU_ASSERT(s1 > 0);
+  CU_ASSERT(scrape_until_positive(sink) > 0);
   over_http(0, "stop-task", "m3", NULL, NULL);
   over_http(0, "stop-task", "m2", NULL, NULL);
   over_http(0, "stop-task", "m1", NULL, NULL);
@@ -526,14 +526,7 @@ static void test_run_metrics(void) {
   CU_ASSERT_FATAL(up);
   const char *items = "fake_unit_items_total{task=\"r1\",source_id=\"mysql-01\",unit=\"sync\","
                       "note=\"say \\\"hi\\\"\\\\\\n\"}";
-  double n = -1;
-  for (int i = 0; i < 100 && n <= 0; i++) {
-    char *t = scrape();
-    n = metric_value(t, items);
-    free(t);
-    e2e_sleep_ms(20);
-  }
-  CU_ASSERT(n > 0);
+  CU_ASSERT(scrape_until_positive(items) > 0);
   long status = 0;
   json_object *o = raw_post("{\"cmd\": \"query-status\"}", &status);
   CU_ASSERT_EQUAL(status, 200);
