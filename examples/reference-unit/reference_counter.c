@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include <dmhost/dmhost.h>
+#include <dmhost/settings.h>
 
 #define REFC_DEFAULT_COUNT 1000
 #define REFC_DEFAULT_BATCH 100
@@ -166,30 +167,6 @@ static int refc_numbers_trim(refc *r, int64_t done, dm_error *err) {
 
 /* ---- the slots ---- */
 
-/* Reads one integer setting: the default when it is absent, an error when it has another type. */
-static int refc_setting(refc *r, const char *name, int64_t def, int64_t min, int64_t *out,
-                        dm_error *err) {
-  switch (r->host->cfg_int(r->ctx, name, out)) {
-  case DM_CFG_OK:
-    break;
-  case DM_CFG_MISSING:
-    *out = def;
-    break;
-  default: /* wrong type: the host has already logged file and line */
-    dm_error_set(err, DM_ERR_CONFIG_INVALID, NULL,
-                 "reference-counter: setting `%s` must be an integer (default %" PRId64 ")", name,
-                 def);
-    return -1;
-  }
-  if (*out < min) {
-    dm_error_set(err, DM_ERR_CONFIG_INVALID, NULL,
-                 "reference-counter: setting `%s` is %" PRId64 ", it must be at least %" PRId64,
-                 name, *out, min);
-    return -1;
-  }
-  return 0;
-}
-
 static int refc_path(char *out, const char *dir, const char *file, dm_error *err) {
   if (snprintf(out, PATH_MAX, "%s/%s", dir, file) >= PATH_MAX) {
     dm_error_set(err, DM_ERR_CONFIG_INVALID, NULL, "reference-counter: work folder %s is too long",
@@ -214,8 +191,12 @@ static int refc_init(const dm_host_services *host, dm_ctx *ctx, void **self, dm_
   atomic_init(&r->done, 0);
   atomic_init(&r->killed, false);
   const char *dir = host->work_dir(ctx);
-  if (refc_setting(r, "count", REFC_DEFAULT_COUNT, 0, &r->count, err) != 0 ||
-      refc_setting(r, "batch", REFC_DEFAULT_BATCH, 1, &r->batch, err) != 0 ||
+  /* The SDK's ranged settings (settings.h): the default when absent; a wrong type or a value out
+   * of range is a coded error naming the setting, its value and the range. */
+  if (dm_setting_int(host, ctx, "reference-counter", "count", REFC_DEFAULT_COUNT, 0, INT64_MAX,
+                     &r->count, err) != 0 ||
+      dm_setting_int(host, ctx, "reference-counter", "batch", REFC_DEFAULT_BATCH, 1, INT64_MAX,
+                     &r->batch, err) != 0 ||
       refc_path(r->numbers_path, dir, REFC_NUMBERS, err) != 0 ||
       refc_path(r->checkpoint_path, dir, REFC_CHECKPOINT, err) != 0) {
     free(r); /* on failure init releases everything itself: close is not called */
