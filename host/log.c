@@ -46,11 +46,13 @@ static const char *log_level_name(dm_log_level l) {
   return (unsigned)l < 4 ? names[l] : "?";
 }
 
-static void log_time(char *buf, size_t len);
+/* Room for any time log_time can print (every field at its widest), so -O2 sees no truncation. */
+#define LOG_TIME_MAX 128
+static void log_time(char buf[LOG_TIME_MAX]);
 
 static size_t log_prefix(char *buf, size_t len, dm_log_level level, const char *scope) {
-  char when[40];
-  log_time(when, sizeof when);
+  char when[LOG_TIME_MAX];
+  log_time(when);
   int n = snprintf(buf, len, "[%s] [%s]%s%s%s ", when, log_level_name(level), scope ? " [" : "",
                    scope ? scope : "", scope ? "]" : "");
   return n < 0 ? 0 : ((size_t)n < len ? (size_t)n : len - 1);
@@ -64,21 +66,21 @@ static void log_write(char *buf, size_t n, size_t cap) {
   (void)w; /* nothing sensible to do when stderr is gone */
 }
 
-static void log_time(char *buf, size_t len) {
+static void log_time(char buf[LOG_TIME_MAX]) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   struct tm tm;
   gmtime_r(&ts.tv_sec, &tm);
-  snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
-           tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
+  snprintf(buf, LOG_TIME_MAX, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
+           tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
 }
 
 /* One JSON object: time, level, the scope's words (or "component"), msg, then the fields. */
 static void log_json_line(dm_log_level level, const char *scope, const char *msg,
                           const dm_log_field *fields, size_t nf) {
   static const char *const names[] = {"debug", "info", "warn", "error"};
-  char when[40];
-  log_time(when, sizeof when);
+  char when[LOG_TIME_MAX];
+  log_time(when);
   json_object *o = json_object_new_object();
   json_object_object_add(o, "time", json_object_new_string(when));
   json_object_object_add(o, "level",

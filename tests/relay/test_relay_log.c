@@ -122,8 +122,9 @@ static int suite_init(void) {
     t_file *f = &t_src[i];
     snprintf(f->name, sizeof f->name, "%.*s.%0*ld", (int)(dot - cur), cur, (int)strlen(dot + 1),
              num - T_FILES + i);
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", base, f->name);
+    char path[2048];
+    if (snprintf(path, sizeof path, "%s/%s", base, f->name) >= (int)sizeof path)
+      return -1;
     if (!(f->data = (unsigned char *)dm_fs_read_all(path, &f->len)) || t_list_events(path, f) < 0 ||
         f->n_ev < 3)
       return -1;
