@@ -21,6 +21,7 @@
 #include "dmhost/sdk.h"
 #include "log.h"
 #include "metrics.h"
+#include "status_page.h"
 
 struct dmh_control_http {
   struct MHD_Daemon *mhd;
@@ -288,10 +289,14 @@ static int http_check_headers(dmh_control_http *h, struct MHD_Connection *conn, 
     *rc = http_metrics(h, conn, method);
     return -1;
   }
+  if (dmh_status_page_find(url)) { /* the status page's files (status_page.h) */
+    *rc = (enum MHD_Result)dmh_status_page_serve(conn, url, method);
+    return -1;
+  }
   if (strcmp(url, DMH_CONTROL_HTTP_PATH) != 0) {
     dm_error_set(&err, DM_ERR_CONTROL_REQUEST, NULL,
                  "no such path %s; POST the request object to " DMH_CONTROL_HTTP_PATH
-                 " (or GET " DMH_METRICS_HTTP_PATH ")",
+                 " (or GET " DMH_METRICS_HTTP_PATH ", or GET / for the status page)",
                  url);
     *rc = http_refuse(h, conn, MHD_HTTP_NOT_FOUND, &err);
     return -1;

@@ -5,11 +5,12 @@
 # checks and applies JSON lines with python3; the cluster and json-sink tests read dmctl's JSON with
 # jq).
 # prometheus: its promtool checks every /metrics exposition in the tests (docs/metrics.md).
+# chromium, chromium-driver, python3-selenium: the status page's browser test (tests/web).
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libconfig-dev libjson-c-dev libcunit1-dev libmariadb-dev
       mariadb-server mariadb-client clang-format clang libclang-rt-dev libssl-dev zlib1g-dev openssl
       libzstd-dev zstd libcurl4-openssl-dev etcd-server libmicrohttpd-dev libgnutls28-dev
-      python3 jq prometheus)
+      python3 jq prometheus chromium chromium-driver python3-selenium)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -16,21 +16,7 @@ tag=metrics_sync name=metrics_sync db=metrics_sync meta=metrics_sync_meta
 work=$(mktemp -d /tmp/dmh-metrics-sync-XXXXXX)
 t0=$SECONDS
 . tests/crash/lib.sh
-pid="" wpid=""
-cleanup() {
-  local rc=$?
-  if [ -n "$wpid" ]; then kill "$wpid" 2>/dev/null || true; fi
-  if [ -n "$pid" ]; then kill -9 "$pid" 2>/dev/null || true; fi
-  wait 2>/dev/null || true
-  if [ "${KEEP:-}" ]; then echo "$tag: work folder kept: $work"; else rm -rf "$work"; fi
-  exit "$rc"
-}
-trap cleanup EXIT
-fail() {
-  echo "$tag: FAILED: $*" >&2
-  [ -f "$work/serve.log" ] && { echo "--- end of serve.log:" >&2; tail -n 30 "$work/serve.log" >&2; }
-  exit 1
-}
+serve_begin
 command -v promtool >/dev/null ||
   fail "promtool is not installed (Debian package prometheus: scripts/deps.sh installs it)"
 
@@ -68,15 +54,7 @@ CFG
 task='task="metrics_sync",source_id="mysql-m1"'
 
 # ---- the daemon ----
-"$dmhost" serve --state-dir "$work/state" --plugin-dir "$plugins" --listen 127.0.0.1:0 \
-  --log-level info >"$work/serve.log" 2>&1 &
-pid=$!
-for _ in $(seq 1 100); do
-  addr=$(grep -oE 'control plane on http://127\.0\.0\.1:[0-9]+' "$work/serve.log" | sed 's|.*http://||' || true)
-  [ -n "$addr" ] && break
-  sleep 0.1
-done
-[ -n "$addr" ] || fail "the daemon did not listen"
+serve_listen "$dmhost" "$plugins" || fail "the daemon did not listen"
 ctl() { "$dmctl" --state-dir "$work/state" "$@"; }
 ctl operate-source create "$work/source.cfg" >/dev/null || fail "operate-source create"
 ctl start-task "$work/task.cfg" >"$work/start.json" || fail "start-task: $(cat "$work/start.json")"

@@ -59,3 +59,40 @@ block-allow-list = { b = { do-dbs = ["$3"]; }; };
 CFG
   cat
 }
+
+# `dmhost serve --listen 127.0.0.1:0` with its state and serve.log in $work, in the background:
+# sets $pid and $addr (the HOST:PORT it logged); returns 1 if it did not listen within 10 s.
+serve_listen() { # dmhost plugin-dir
+  "$1" serve --state-dir "$work/state" --plugin-dir "$2" --listen 127.0.0.1:0 \
+    --log-level info >"$work/serve.log" 2>&1 &
+  pid=$!
+  addr=""
+  for _ in $(seq 1 100); do
+    addr=$(grep -oE 'control plane on http://127\.0\.0\.1:[0-9]+' "$work/serve.log" | sed 's|.*http://||' || true)
+    [ -n "$addr" ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+# Stop a test with daemon: the message and the end of its serve.log.
+serve_fail() {
+  echo "$tag: FAILED: $*" >&2
+  [ -f "$work/serve.log" ] && { echo "--- end of serve.log:" >&2; tail -n 30 "$work/serve.log" >&2; }
+  exit 1
+}
+# The EXIT trap of a test with a daemon ($pid) and a writer ($wpid), either empty: both killed,
+# $work removed unless KEEP is set; the exit status kept.
+serve_cleanup() {
+  local rc=$?
+  if [ -n "${wpid:-}" ]; then kill "$wpid" 2>/dev/null || true; fi
+  if [ -n "${pid:-}" ]; then kill -9 "$pid" 2>/dev/null || true; fi
+  wait 2>/dev/null || true
+  if [ "${KEEP:-}" ]; then echo "$tag: work folder kept: $work"; else rm -rf "$work"; fi
+  exit "$rc"
+}
+# A test with a daemon begins: no daemon or writer yet, serve_cleanup on exit, fail = serve_fail.
+serve_begin() {
+  pid="" wpid=""
+  trap serve_cleanup EXIT
+  fail() { serve_fail "$@"; }
+}
