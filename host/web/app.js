@@ -10,7 +10,9 @@ window.dmhLag = lagHistory;   // read by the browser test (tests/web)
 function el(tag, attrs, ...kids) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
-    if (k === "class") e.className = v; else if (k.startsWith("on")) e[k] = v; else e.setAttribute(k, v);
+    if (k === "class") e.className = v;
+    else if (k === "style") e.style.cssText = v; // CSSOM: the page's CSP refuses style attributes
+    else if (k.startsWith("on")) e[k] = v; else e.setAttribute(k, v);
   }
   for (const k of kids) e.append(k instanceof Node ? k : document.createTextNode(String(k)));
   return e;

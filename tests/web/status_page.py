@@ -15,6 +15,7 @@ import sys
 import time
 
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
@@ -34,6 +35,18 @@ def dmctl_stage(task):
     a = json.loads(subprocess.run([dmctl, "--state-dir", state, "query-status", task],
                                   capture_output=True, text=True, check=True).stdout)
     return a["sources"][0]["subTaskStatus"][0]["stage"]
+
+
+def click(driver, task, role):
+    """Click the task's button; the page redraws its tasks at each poll, so a button found just
+    before a redraw is stale: find it again."""
+    for _ in range(20):
+        try:
+            driver.find_element(By.CSS_SELECTOR, f'[data-task="{task}"] [data-role="{role}"]').click()
+            return
+        except StaleElementReferenceException:
+            time.sleep(0.05)
+    sys.exit(f"FAILED: could not click {task}'s {role} button")
 
 
 def stage_in_page(d, task):
@@ -78,7 +91,12 @@ try:
     d0 = wait(driver, "page_fake's progress bar", done)
     d1 = wait(driver, "page_fake's progress bar to move",
               lambda d: (lambda v: v if v and v[0] > d0[0] else None)(done(d)))
-    print(f"progress bar: {d0[0]} -> {d1[0]} items ({d1[1]:.3f}%)")
+    fill = driver.execute_script(
+        "const b = document.querySelector('[data-task=\"page_fake\"] .bar');"
+        "return [b.firstElementChild.getBoundingClientRect().width, b.getBoundingClientRect().width];")
+    if not fill[0] > 0 or abs(fill[0] / fill[1] * 100 - d1[1]) > 5:
+        sys.exit(f"FAILED: the bar's fill is {fill[0]:.1f} of {fill[1]:.1f} px at {d1[1]}%")
+    print(f"progress bar: {d0[0]} -> {d1[0]} items ({d1[1]:.3f}%), fill {fill[0]:.1f}/{fill[1]:.0f} px")
     text = driver.find_element(By.CSS_SELECTOR, '[data-task="page_fake"] .progress-text').text
     if "ETA" not in text or "items/s" not in text:
         sys.exit(f"FAILED: the progress text has no rate or ETA: {text}")
@@ -106,21 +124,22 @@ try:
     driver.save_screenshot(os.path.join(out, "running.png"))
 
     # Pause, then resume, page_fake with the page's buttons.
-    driver.find_element(By.CSS_SELECTOR, '[data-task="page_fake"] [data-role="pause"]').click()
+    click(driver, "page_fake", "pause")
     wait(driver, "Paused in the page", lambda d: stage_in_page(d, "page_fake") == ("Paused", "Paused"))
     if dmctl_stage("page_fake") != "Paused":
         sys.exit(f"FAILED: the page shows Paused, query-status says {dmctl_stage('page_fake')}")
-    p0 = done(driver)[0]
+    p0 = wait(driver, "page_fake's progress bar while Paused", done)[0]
     time.sleep(2)
-    if done(driver)[0] != p0:
-        sys.exit("FAILED: the progress moved while Paused")
+    p1 = wait(driver, "page_fake's progress bar while Paused", done)[0]
+    if p1 != p0:
+        sys.exit(f"FAILED: the progress moved while Paused: {p0} -> {p1}")
     driver.save_screenshot(os.path.join(out, "paused.png"))
     # A refusal is shown: pausing a paused task is refused by the daemon.
-    driver.find_element(By.CSS_SELECTOR, '[data-task="page_fake"] [data-role="pause"]').click()
+    click(driver, "page_fake", "pause")
     refusal = wait(driver, "the refusal of a second pause shown",
                    lambda d: d.find_element(By.ID, "fault").text or None, 10)
     print(f"second pause refused in the page: {refusal}")
-    driver.find_element(By.CSS_SELECTOR, '[data-task="page_fake"] [data-role="resume"]').click()
+    click(driver, "page_fake", "resume")
     wait(driver, "Running in the page", lambda d: stage_in_page(d, "page_fake") == ("Running", "Running"))
     if dmctl_stage("page_fake") != "Running":
         sys.exit(f"FAILED: the page shows Running, query-status says {dmctl_stage('page_fake')}")
