@@ -573,11 +573,14 @@ static void test_mutual_tls(void) {
   CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_CLIENT_CERT);
   CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "the client sent no certificate"));
   json_object_put(o);
-  /* /metrics is admitted as /control is: no certificate, nothing */
-  o = raw_http("GET", DMH_METRICS_HTTP_PATH, NULL, 0, tls_ca, NULL, NULL, &status, &rc);
-  CU_ASSERT_EQUAL(status, 403);
-  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_CLIENT_CERT);
-  json_object_put(o);
+  /* /metrics and the status page are admitted as /control is: no certificate, nothing */
+  const char *admitted[] = {DMH_METRICS_HTTP_PATH, "/", "/app.js"};
+  for (size_t i = 0; i < sizeof admitted / sizeof *admitted; i++) {
+    o = raw_http("GET", admitted[i], NULL, 0, tls_ca, NULL, NULL, &status, &rc);
+    CU_ASSERT_EQUAL(status, 403);
+    CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_CLIENT_CERT);
+    json_object_put(o);
+  }
   /* The same certificate-less client, with a valid one, is served: the refusal was the cert's. */
   o = raw_http("POST", DMH_CONTROL_HTTP_PATH, help, strlen(help), tls_ca, ccert, ckey, &status,
                &rc);
@@ -677,6 +680,22 @@ static void test_limits(void) {
   o = raw_http("POST", "/other", help, strlen(help), NULL, NULL, NULL, &status, &rc);
   CU_ASSERT_EQUAL(status, 404);
   CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_REQUEST);
+  json_object_put(o);
+  /* The status page (docs/status-page.md): its files, embedded at build time, for GET only. */
+  char ctype[128];
+  char *page = raw_get_text("/", &status, ctype, sizeof ctype);
+  CU_ASSERT_EQUAL(status, 200);
+  CU_ASSERT_STRING_EQUAL(ctype, "text/html; charset=utf-8");
+  CU_ASSERT(page && e2e_contains(page, "<canvas id=\"lag\"") &&
+            e2e_contains(page, "<script src=\"/app.js\">"));
+  free(page);
+  page = raw_get_text("/app.js", &status, ctype, sizeof ctype);
+  CU_ASSERT_EQUAL(status, 200);
+  CU_ASSERT_STRING_EQUAL(ctype, "text/javascript; charset=utf-8");
+  CU_ASSERT(page && e2e_contains(page, "pause-task") && e2e_contains(page, "/metrics"));
+  free(page);
+  o = raw_http("POST", "/index.html", help, strlen(help), NULL, NULL, NULL, &status, &rc);
+  CU_ASSERT_EQUAL(status, 405);
   json_object_put(o);
   /* A posted file's last newline is framing, not "something after the object". */
   o = raw_post("{\"cmd\": \"help\"}\r\n\n", &status);
