@@ -57,12 +57,12 @@ done
 grep -q '"unit": *"Sync"' "$work/status.json" || fail "the sync did not start: $(cat "$work/status.json")"
 log "both tasks running on $addr"
 
-# The writer: one session inserting 500 rows a statement, stamped 30 s in the past, faster
+# The writer: one session inserting 200 rows a statement, stamped 30 s in the past, faster
 # than the sync applies them, so its lag is 30 s and more while the page samples it.
 {
   for i in $(seq 1 4000); do
     echo "SET timestamp = DEFAULT; SET timestamp = UNIX_TIMESTAMP() - 30;"
-    echo "INSERT INTO $db.t (v) SELECT CONCAT('w$i-', seq) FROM $db.seq_1_to_500;"
+    echo "INSERT INTO $db.t (v) SELECT CONCAT('w$i-', seq) FROM $db.seq_1_to_200;"
   done
 } >"$work/writes.sql"
 src <"$work/writes.sql" &
