@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "dmhost/sdk.h"
+#include "http_api.h"
 #include "log.h"
 #include "metrics.h"
 #include "status_page.h"
@@ -36,6 +37,8 @@ struct dmh_control_http {
 typedef struct http_req {
   char *body;
   size_t len, cap;
+  const dmh_api_route *route; /* a route of the HTTP API (http_api.h), or NULL for /control */
+  char *url;                  /* its path */
 } http_req;
 
 int dmh_control_tls_given(const dmh_control_tls *tls, dm_error *err) {
@@ -220,7 +223,8 @@ static int http_admit_cert(dmh_control_http *h, struct MHD_Connection *conn, dm_
 
 /* Queue `body` (freed) as the JSON answer; a refusal (status other than 200) also closes the
  * connection, so a refused client keeps no slot. */
-static enum MHD_Result http_send(struct MHD_Connection *conn, unsigned status, char *body) {
+static enum MHD_Result http_send(struct MHD_Connection *conn, unsigned status, char *body,
+                                 const char *allow) {
   if (!body)
     return MHD_NO;
   size_t len = strlen(body);
@@ -239,16 +243,54 @@ static enum MHD_Result http_send(struct MHD_Connection *conn, unsigned status, c
   MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
   if (status != MHD_HTTP_OK)
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+  if (allow)
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
   enum MHD_Result rc = MHD_queue_response(conn, status, resp);
   MHD_destroy_response(resp);
   return rc;
 }
 
-static enum MHD_Result http_refuse(dmh_control_http *h, struct MHD_Connection *conn,
-                                   unsigned status, const dm_error *err) {
+static enum MHD_Result http_refuse_allow(dmh_control_http *h, struct MHD_Connection *conn,
+                                         unsigned status, const dm_error *err, const char *allow) {
   if (status == MHD_HTTP_FORBIDDEN)
     dmh_log(DM_LOG_WARN, "control", "%s", err->message);
-  return http_send(conn, status, h->opts.refusal ? h->opts.refusal(err) : NULL);
+  return http_send(conn, status, h->opts.refusal ? h->opts.refusal(err) : NULL, allow);
+}
+
+static enum MHD_Result http_refuse(dmh_control_http *h, struct MHD_Connection *conn,
+                                   unsigned status, const dm_error *err) {
+  return http_refuse_allow(h, conn, status, err, NULL);
+}
+
+/* A path under /api/: its route in *route (0), or -1 with the refusal (404, 405 with Allow, 400)
+ * or the OpenAPI document queued in *rc. */
+static int http_api_route(dmh_control_http *h, struct MHD_Connection *conn, const char *url,
+                          const char *method, const dmh_api_route **route, enum MHD_Result *rc) {
+  dm_error err;
+  char allow[64];
+  int status = dmh_api_match(method, url, route, allow, sizeof allow, &err);
+  if (status != 0) {
+    *rc = http_refuse_allow(h, conn, (unsigned)status, &err, status == 405 ? allow : NULL);
+    return -1;
+  }
+  if ((*route)->cmd)
+    return 0;
+  size_t len;
+  const char *doc = dmh_api_openapi(&len);
+  struct MHD_Response *resp =
+      MHD_create_response_from_buffer(len, (void *)doc, MHD_RESPMEM_PERSISTENT);
+  if (!resp) {
+    *rc = MHD_NO;
+    return -1;
+  }
+  MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+  *rc = MHD_queue_response(conn, MHD_HTTP_OK, resp);
+  MHD_destroy_response(resp);
+  return -1;
+}
+
+static const char *http_query(void *ud, const char *name) {
+  return MHD_lookup_connection_value(ud, MHD_GET_ARGUMENT_KIND, name);
 }
 
 /* GET /metrics: the process's registry in Prometheus' text format (metrics.h), after the same
@@ -279,7 +321,8 @@ static enum MHD_Result http_metrics(dmh_control_http *h, struct MHD_Connection *
 /* Checks made once the headers are in: who, where, how and how much. Returns -1 having queued
  * the refusal (or, for /metrics, the answer) in *rc, or 0. */
 static int http_check_headers(dmh_control_http *h, struct MHD_Connection *conn, const char *url,
-                              const char *method, enum MHD_Result *rc) {
+                              const char *method, const dmh_api_route **route,
+                              enum MHD_Result *rc) {
   dm_error err;
   if (h->tls ? http_admit_cert(h, conn, &err) < 0 : http_admit_local(h, conn, &err) < 0) {
     *rc = http_refuse(h, conn, MHD_HTTP_FORBIDDEN, &err);
@@ -293,19 +336,23 @@ static int http_check_headers(dmh_control_http *h, struct MHD_Connection *conn, 
     *rc = (enum MHD_Result)dmh_status_page_serve(conn, url, method);
     return -1;
   }
-  if (strcmp(url, DMH_CONTROL_HTTP_PATH) != 0) {
+  *route = NULL;
+  if (strncmp(url, DMH_API_PREFIX, strlen(DMH_API_PREFIX)) == 0) {
+    if (http_api_route(h, conn, url, method, route, rc) < 0)
+      return -1;
+  } else if (strcmp(url, DMH_CONTROL_HTTP_PATH) != 0) {
     dm_error_set(&err, DM_ERR_CONTROL_REQUEST, NULL,
                  "no such path %s; POST the request object to " DMH_CONTROL_HTTP_PATH
-                 " (or GET " DMH_METRICS_HTTP_PATH ", or GET / for the status page)",
+                 " (or GET " DMH_METRICS_HTTP_PATH ", GET / for the status page, or the API: GET "
+                 DMH_API_OPENAPI_PATH ")",
                  url);
     *rc = http_refuse(h, conn, MHD_HTTP_NOT_FOUND, &err);
     return -1;
-  }
-  if (strcmp(method, MHD_HTTP_METHOD_POST) != 0) {
+  } else if (strcmp(method, MHD_HTTP_METHOD_POST) != 0) {
     dm_error_set(&err, DM_ERR_CONTROL_REQUEST, NULL,
                  "%s " DMH_CONTROL_HTTP_PATH ": only POST, with the request object as the body",
                  method);
-    *rc = http_refuse(h, conn, MHD_HTTP_METHOD_NOT_ALLOWED, &err);
+    *rc = http_refuse_allow(h, conn, MHD_HTTP_METHOD_NOT_ALLOWED, &err, MHD_HTTP_METHOD_POST);
     return -1;
   }
   const char *clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
@@ -327,10 +374,16 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *conn, const
   if (!req) {
     /* First call: the headers only. */
     enum MHD_Result rc;
-    if (http_check_headers(h, conn, url, method, &rc) < 0)
+    const dmh_api_route *route;
+    if (http_check_headers(h, conn, url, method, &route, &rc) < 0)
       return rc;
     if (!(req = calloc(1, sizeof *req)))
       return MHD_NO;
+    req->route = route;
+    if (route && !(req->url = strdup(url))) {
+      free(req);
+      return MHD_NO;
+    }
     *con_cls = req;
     return MHD_YES;
   }
@@ -366,8 +419,18 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *conn, const
     len--;
   if (req->body)
     req->body[len] = '\0';
-  char *answer = h->opts.handler(h->opts.ud, req->body ? req->body : "", len);
-  return http_send(conn, MHD_HTTP_OK, answer);
+  const char *line = req->body ? req->body : "";
+  char *api_line = NULL;
+  if (req->route) {
+    dm_error err;
+    if (!(api_line = dmh_api_request(req->route, req->url, http_query, conn, line, len, &err)))
+      return http_refuse(h, conn, MHD_HTTP_BAD_REQUEST, &err);
+    line = api_line;
+    len = strlen(api_line);
+  }
+  char *answer = h->opts.handler(h->opts.ud, line, len);
+  free(api_line);
+  return http_send(conn, MHD_HTTP_OK, answer, NULL);
 }
 
 static void http_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
@@ -378,6 +441,7 @@ static void http_completed(void *cls, struct MHD_Connection *conn, void **con_cl
   http_req *req = *con_cls;
   if (req) {
     free(req->body);
+    free(req->url);
     free(req);
     *con_cls = NULL;
   }

@@ -101,6 +101,7 @@ int dmh_serve_main(int argc, char **argv) {
       {"idle-timeout", required_argument, NULL, 'i'},
       {"send-timeout", required_argument, NULL, 't'},
       {"listen", required_argument, NULL, 'L'},
+      {"http", required_argument, NULL, 'L'}, /* DM's name for it */
       {"tls-ca", required_argument, NULL, 'A'},
       {"tls-cert", required_argument, NULL, 'C'},
       {"tls-key", required_argument, NULL, 'K'},

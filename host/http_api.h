@@ -1,0 +1,66 @@
+/*
+ * The HTTP API (docs/api.md): DM's OpenAPI v1 paths (/api/v1/sources, /api/v1/tasks, ...) mapped
+ * onto the commands of the control protocol (control.h). One table of routes: its method, its
+ * path template, the command it runs and where each of the command's arguments comes from (a path
+ * parameter, the query string, a member of the JSON body, or a fixed value). A route's request is
+ * built as the control socket's {"cmd", "args"} and answered by the same handler, so the answer is
+ * the JSON the socket gives. The same table serves `dmhost serve` and a master: each command name
+ * is one of both command tables. docs/openapi.json describes the same routes (test_http_api checks
+ * the two are the same set) and is served at GET DMH_API_OPENAPI_PATH.
+ */
+#ifndef DMH_HTTP_API_H
+#define DMH_HTTP_API_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "dmhost/error.h"
+
+#define DMH_API_PREFIX "/api/"
+#define DMH_API_OPENAPI_PATH "/api/v1/openapi.json"
+
+/* Where a command argument comes from. */
+typedef enum dmh_api_from {
+  DMH_API_NONE = 0,
+  DMH_API_PATH,  /* the path parameter `name` ({name} in the template) */
+  DMH_API_QUERY, /* the query parameter `name` (optional) */
+  DMH_API_BODY,  /* the body's member `name` (a string, or an array for "sqls") */
+  DMH_API_FIXED, /* the value `name` itself */
+} dmh_api_from;
+
+typedef struct dmh_api_arg {
+  const char *arg; /* the command's argument */
+  dmh_api_from from;
+  const char *name;
+  bool required; /* DMH_API_BODY: the member must be there */
+} dmh_api_arg;
+
+#define DMH_API_MAX_ARGS 5
+typedef struct dmh_api_route {
+  const char *method;
+  const char *path; /* "/api/v1/tasks/{task-name}/status", as docs/openapi.json spells it */
+  const char *cmd;  /* NULL: the OpenAPI document itself */
+  dmh_api_arg args[DMH_API_MAX_ARGS];
+} dmh_api_route;
+
+/* The table, and its length. */
+const dmh_api_route *dmh_api_routes(size_t *n);
+
+/* The OpenAPI document embedded at build time (docs/openapi.json), and its length. */
+const char *dmh_api_openapi(size_t *len);
+
+/* The route of `method` on `url` (no query string): 0 with *route; or the HTTP status to answer
+ * with *err: 404 (no route has the path), 405 (the path is served by other methods: they
+ * are in `allow`, ", "-separated, for the Allow header), 400 (a path parameter is empty). */
+int dmh_api_match(const char *method, const char *url, const dmh_api_route **route, char *allow,
+                  size_t allow_size, dm_error *err);
+
+/* The control request of `route` for `url`, its query parameters (`query(ud, name)`: the value
+ * or NULL) and the body (`body` of `len`, JSON object or empty): a malloc'd {"cmd", "args"} line,
+ * or NULL with *err (DM_ERR_CONTROL_REQUEST: the body is not a JSON object, a member the route
+ * does not take, a required member missing or not a string). */
+char *dmh_api_request(const dmh_api_route *route, const char *url,
+                      const char *(*query)(void *ud, const char *name), void *query_ud,
+                      const char *body, size_t len, dm_error *err);
+
+#endif /* DMH_HTTP_API_H */
