@@ -320,14 +320,40 @@ static enum MHD_Result http_metrics(dmh_control_http *h, struct MHD_Connection *
 
 /* Checks made once the headers are in: who, where, how and how much. Returns -1 having queued
  * the refusal (or, for /metrics, the answer) in *rc, or 0. */
+/* A connection's own record (its socket context, from http_notify): admitted once, since the peer
+ * of a TCP connection and its TLS session do not change, a keep-alive client's next requests are
+ * not checked again (reading /proc/net/tcp costs in proportion to the connections open). */
+typedef struct http_conn {
+  bool admitted;
+} http_conn;
+
+static void http_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+                        enum MHD_ConnectionNotificationCode code) {
+  (void)cls;
+  (void)conn;
+  if (code == MHD_CONNECTION_NOTIFY_STARTED)
+    *socket_context = calloc(1, sizeof(http_conn)); /* NULL: checked on every request */
+  else {
+    free(*socket_context);
+    *socket_context = NULL;
+  }
+}
+
 static int http_check_headers(dmh_control_http *h, struct MHD_Connection *conn, const char *url,
                               const char *method, const dmh_api_route **route,
                               enum MHD_Result *rc) {
   dm_error err;
-  if (h->tls ? http_admit_cert(h, conn, &err) < 0 : http_admit_local(h, conn, &err) < 0) {
+  const union MHD_ConnectionInfo *sc =
+      MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  http_conn *hc = sc ? sc->socket_context : NULL;
+  bool admitted = hc && hc->admitted;
+  if (!admitted &&
+      (h->tls ? http_admit_cert(h, conn, &err) < 0 : http_admit_local(h, conn, &err) < 0)) {
     *rc = http_refuse(h, conn, MHD_HTTP_FORBIDDEN, &err);
     return -1;
   }
+  if (hc)
+    hc->admitted = true;
   if (strcmp(url, DMH_METRICS_HTTP_PATH) == 0) {
     *rc = http_metrics(h, conn, method);
     return -1;
@@ -571,10 +597,10 @@ int dmh_control_http_open(const char *addr, const dmh_control_tls *tls,
   static struct MHD_OptionItem no_opts[] = {{MHD_OPTION_END, 0, NULL}};
   h->mhd = MHD_start_daemon(flags, 0, NULL, NULL, http_access, h, MHD_OPTION_EXTERNAL_LOGGER,
                             http_mhd_log, h, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)DMH_CONTROL_MAX_CONNECTIONS,
+                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)DMH_CONTROL_HTTP_MAX_CONNECTIONS,
                             MHD_OPTION_CONNECTION_TIMEOUT, idle_s, MHD_OPTION_NOTIFY_COMPLETED,
-                            http_completed, h, MHD_OPTION_ARRAY, tls ? tls_opts : no_opts,
-                            MHD_OPTION_END);
+                            http_completed, h, MHD_OPTION_NOTIFY_CONNECTION, http_notify, h,
+                            MHD_OPTION_ARRAY, tls ? tls_opts : no_opts, MHD_OPTION_END);
   char shown[INET6_ADDRSTRLEN] = "?";
   getnameinfo(ai->ai_addr, ai->ai_addrlen, shown, sizeof shown, NULL, 0, NI_NUMERICHOST);
   bool loopback = http_is_loopback(ai->ai_addr);

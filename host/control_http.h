@@ -20,6 +20,10 @@
 #include "dmhost/error.h"
 
 #define DMH_CONTROL_HTTP_PATH "/control"
+/* Connections served at once over HTTP (a thread each): more than the socket's
+ * DMH_CONTROL_MAX_CONNECTIONS, for the API's clients (a dashboard's browsers, scripts polling
+ * status; tests/control/test_api_load.c runs 200 at once). One beyond is closed on accept. */
+#define DMH_CONTROL_HTTP_MAX_CONNECTIONS 256
 /* GET: the process's metrics in Prometheus' text format (metrics.h, docs/metrics.md), admitted
  * as /control is (loopback peer of the daemon's user, or a client certificate of --tls-ca). */
 #define DMH_METRICS_HTTP_PATH "/metrics"

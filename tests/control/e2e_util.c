@@ -106,6 +106,17 @@ char *e2e_serve_log(void) {
   return e2e_read_file(path);
 }
 
+bool e2e_http_addr(char *addr, size_t size) {
+  char *log = e2e_serve_log();
+  const char *p = log ? strstr(log, "control plane on http") : NULL;
+  p = p ? strstr(p, "://") : NULL;
+  p = p ? strchr(p + 3, ':') : NULL; /* after an IPv4 address */
+  int port = p ? atoi(p + 1) : 0;
+  free(log);
+  snprintf(addr, size, "127.0.0.1:%d", port);
+  return port > 0;
+}
+
 void e2e_show_log(void) {
   char *log = e2e_serve_log();
   fprintf(stderr, "\n---- serve.log ----\n%s-------------------\n", log ? log : "(none)");

@@ -9,6 +9,7 @@
 
 #include <json-c/json.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -31,6 +32,9 @@ int e2e_setup(void);
 /* The daemon's output (serve.log), malloc'd, or NULL. */
 char *e2e_serve_log(void);
 void e2e_show_log(void);
+/* 127.0.0.1:PORT of the daemon's --listen, the port read from its log ("control plane on
+ * http[s]://ADDR:PORT/control"); false when not logged. */
+bool e2e_http_addr(char *addr, size_t size);
 int e2e_teardown(void);
 /* Start the daemon on the state dir and wait until it answers. */
 bool e2e_start_ex(bool quiet);

@@ -39,21 +39,8 @@ static char http_addr[64]; /* 127.0.0.1:PORT of the daemon started last */
 static char tls_dir[320];  /* <dir>/tls: the files of http_make_certs */
 static char tls_ca[400], tls_cert[400], tls_key[400];
 
-/* The port the daemon logged ("control plane on http[s]://ADDR:PORT/control"); http_addr is
- * 127.0.0.1 with it. */
 static bool http_find_port(void) {
-  char *log = e2e_serve_log();
-  const char *p = log ? strstr(log, "control plane on http") : NULL;
-  p = p ? strstr(p, "://") : NULL;
-  p = p ? strchr(p + 3, ':') : NULL; /* after an IPv4 address */
-  if (!p) {
-    free(log);
-    return false;
-  }
-  int port = atoi(p + 1);
-  free(log);
-  snprintf(http_addr, sizeof http_addr, "127.0.0.1:%d", port);
-  return port > 0;
+  return e2e_http_addr(http_addr, sizeof http_addr);
 }
 
 /* Start the daemon with --listen and the `extra` flags; dmctl then goes through --master-addr
