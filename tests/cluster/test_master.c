@@ -8,6 +8,7 @@
  */
 #include "test_etcd.h"
 
+#include <curl/curl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -690,6 +691,33 @@ static int tm_dmctl(json_object **out, int port, const char *args) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* `method` on the HTTP API's `path` of the master on `port` (body NULL: none): the parsed answer
+ * (NULL when not JSON), *status. */
+static json_object *tm_api(int port, const char *method, const char *path, const char *body,
+                           long *status) {
+  char url[256];
+  snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, path);
+  CURL *h = curl_easy_init();
+  char *text = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&text, &len);
+  curl_easy_setopt(h, CURLOPT_URL, url);
+  curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
+  curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+  curl_easy_setopt(h, CURLOPT_TIMEOUT, 10L);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, out);
+  if (body)
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+  *status = 0;
+  CU_ASSERT_EQUAL(curl_easy_perform(h), CURLE_OK);
+  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
+  curl_easy_cleanup(h);
+  fclose(out);
+  json_object *o = len ? json_tokener_parse(text) : NULL;
+  free(text);
+  return o;
+}
+
 static void test_dmctl_through_masters(void) {
   char prefix[128], leader[64], path[256], got[DMH_CLUSTER_NAME_MAX];
   tm_prefix(prefix, sizeof prefix, "dmctl");
@@ -768,6 +796,33 @@ static void test_dmctl_through_masters(void) {
   if (ans && !strstr(ans, "/nonexistent-dmh/t.cfg:2:"))
     printf("\n  answer: %s\n", ans);
   free(ans);
+  /* the HTTP API at the follower: a source created from the body's content (forwarded to the
+   * leader as dmctl's request is), shown; the document served; a wrong method refused */
+  long status = 0;
+  r = tm_api(fport, "POST", "/api/v1/sources",
+             "{\"content\": \"source-id = \\\"src-f\\\";\\nenable-relay = false;\\nfrom = "
+             "{ host = \\\"127.0.0.1\\\"; port = 1; user = \\\"root\\\"; password = "
+             "\\\"\\\"; };\\n\"}",
+             &status);
+  CU_ASSERT_EQUAL(status, 200);
+  CU_ASSERT(tm_ok(r));
+  json_object_put(r);
+  dmh_cluster_key(key, sizeof key, prefix, DMH_KEY_SOURCE, "src-f", NULL, NULL);
+  v = te_get(c, key, NULL);
+  CU_ASSERT(v && strstr(v, "src-f"));
+  free(v);
+  r = tm_api(fport, "GET", "/api/v1/sources", NULL, &status);
+  CU_ASSERT_EQUAL(status, 200);
+  CU_ASSERT(tm_ok(r) && strstr(tm_text(r), "src-f"));
+  json_object_put(r);
+  r = tm_api(fport, "GET", "/api/v1/openapi.json", NULL, &status);
+  CU_ASSERT_EQUAL(status, 200);
+  CU_ASSERT(r && strstr(tm_text(r), "\"/api/v1/tasks/{task-name}/status\""));
+  json_object_put(r);
+  r = tm_api(fport, "DELETE", "/api/v1/tasks", NULL, &status);
+  CU_ASSERT_EQUAL(status, 405);
+  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_CONTROL_REQUEST);
+  json_object_put(r);
   /* dmctl sends the file it names: one over the limit is refused before anything is sent */
   FILE *big = fopen("/tmp/dmh-tm-big.cfg", "w");
   CU_ASSERT_PTR_NOT_NULL_FATAL(big);
