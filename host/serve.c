@@ -43,8 +43,9 @@ static void serve_usage(FILE *out) {
       "Only the daemon's user and root may use it, and with --socket-group the members of\n"
       "GROUP. A connection without a request for --idle-timeout seconds (default 30), or whose\n"
       "client leaves an answer unread for --send-timeout seconds (default 10), is closed.\n"
-      "--listen also serves the same commands over HTTP (POST /control; dmctl --master-addr)\n"
-      "and the metrics (GET /metrics, Prometheus text format; docs/metrics.md).\n"
+      "--listen (or --http, DM's name) also serves the same commands over HTTP (POST /control;\n"
+      "dmctl --master-addr), DM's OpenAPI paths under /api/v1 (docs/api.md; the document at\n"
+      "GET /api/v1/openapi.json) and the metrics (GET /metrics, Prometheus text format).\n"
       "Without --tls-* it must be a loopback address and admits the same users as the socket;\n"
       "with them it requires mutual TLS: a client certificate signed by --tls-ca.\n"
       "SIGINT or SIGTERM pauses the running tasks at a safe point and exits 0.\n");

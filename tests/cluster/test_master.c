@@ -8,7 +8,6 @@
  */
 #include "test_etcd.h"
 
-#include <curl/curl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,6 +22,7 @@
 #include "master.h"
 #include "master_internal.h"
 #include "test_file.h"
+#include "test_http_client.h"
 
 #define TTL_S 10
 /* Control ports of the master processes: next to the fixture's etcd ports (DMH_ETCD_PORT_BASE), so
@@ -697,23 +697,8 @@ static json_object *tm_api(int port, const char *method, const char *path, const
                            long *status) {
   char url[256];
   snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, path);
-  CURL *h = curl_easy_init();
-  char *text = NULL;
-  size_t len = 0;
-  FILE *out = open_memstream(&text, &len);
-  curl_easy_setopt(h, CURLOPT_URL, url);
-  curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
-  curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-  curl_easy_setopt(h, CURLOPT_TIMEOUT, 10L);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, out);
-  if (body)
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-  *status = 0;
-  CU_ASSERT_EQUAL(curl_easy_perform(h), CURLE_OK);
-  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
-  curl_easy_cleanup(h);
-  fclose(out);
-  json_object *o = len ? json_tokener_parse(text) : NULL;
+  char *text = dmh_test_http(url, method, body, status, NULL, 0);
+  json_object *o = text ? json_tokener_parse(text) : NULL;
   free(text);
   return o;
 }

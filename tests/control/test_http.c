@@ -32,6 +32,7 @@
 #include "e2e_util.h"
 #include "metrics.h"
 #include "promtool_check.h"
+#include "test_http_client.h"
 
 #define NOBODY 65534
 
@@ -193,25 +194,7 @@ static json_object *raw_http(const char *method, const char *path, const char *b
 static char *raw_get_text(const char *path, long *status, char *ctype, size_t ctype_len) {
   char url[256];
   snprintf(url, sizeof url, "http://%s%s", http_addr, path);
-  CURL *c = curl_easy_init();
-  char *text = NULL;
-  size_t text_len = 0;
-  FILE *out = open_memstream(&text, &text_len);
-  curl_easy_setopt(c, CURLOPT_URL, url);
-  curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT, 20L);
-  *status = 0;
-  ctype[0] = '\0';
-  if (curl_easy_perform(c) == CURLE_OK) {
-    char *ct = NULL;
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
-    curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &ct);
-    snprintf(ctype, ctype_len, "%s", ct ? ct : "");
-  }
-  curl_easy_cleanup(c);
-  fclose(out);
-  return text;
+  return dmh_test_http(url, "GET", NULL, status, ctype, ctype_len);
 }
 
 /* The value of the sample `series` (its name and labels exactly as exposed) in `text`, or -1. */
