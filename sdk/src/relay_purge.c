@@ -248,7 +248,8 @@ int dm_relay_purge(const dm_relay_purge_opts *o, int *removed, dm_error *err) {
   if (rc == 0)
     rc = purge_list_files(s, err);
   if (rc == 0) {
-    qsort(s->files, (size_t)s->n_files, sizeof *s->files, purge_cmp);
+    if (s->n_files > 1) /* no files: s->files is NULL, which qsort may not be given */
+      qsort(s->files, (size_t)s->n_files, sizeof *s->files, purge_cmp);
     purge_find_floor(s);
     rc = o->before ? purge_manual(s, o->before, removed, err) : purge_auto(s, o, removed, err);
   }
