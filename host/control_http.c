@@ -369,8 +369,8 @@ static int http_check_headers(dmh_control_http *h, struct MHD_Connection *conn, 
   } else if (strcmp(url, DMH_CONTROL_HTTP_PATH) != 0) {
     dm_error_set(&err, DM_ERR_CONTROL_REQUEST, NULL,
                  "no such path %s; POST the request object to " DMH_CONTROL_HTTP_PATH
-                 " (or GET " DMH_METRICS_HTTP_PATH ", GET / for the status page, or the API: GET "
-                 DMH_API_OPENAPI_PATH ")",
+                 " (or GET " DMH_METRICS_HTTP_PATH
+                 ", GET / for the status page, or the API: GET " DMH_API_OPENAPI_PATH ")",
                  url);
     *rc = http_refuse(h, conn, MHD_HTTP_NOT_FOUND, &err);
     return -1;
