@@ -203,7 +203,20 @@ void sup_unit_run(dmh_subtask *st, sup_unit *u, dm_result *r) {
     u->started = true;
     u->desc->ops.process(u->self, r);
   }
-  dmh_metrics_unit_duration(u->ctx, u->section, false, dmh_now_seconds() - t0);
+  /* A unit that comes back after its thread was abandoned (stop gave up on it) finds its subtask's
+   * borrowed configs possibly freed (ctx's task and source names among them): it touches nothing
+   * but the subtask itself, which is never freed. Checked under state_lock, which the abandoning
+   * stop holds when it sets the flag, so the metric below is never recorded after it. */
+  pthread_mutex_lock(&st->state_lock);
+  bool abandoned = u->abandoned;
+  if (!abandoned)
+    dmh_metrics_unit_duration(u->ctx, u->section, false, dmh_now_seconds() - t0);
+  pthread_mutex_unlock(&st->state_lock);
+  if (abandoned) {
+    memset(r, 0, sizeof *r);
+    r->outcome = DM_OUTCOME_CANCELED;
+    return;
+  }
   /* a result outside the contract becomes an internal error rather than being trusted */
   if (r->outcome < DM_OUTCOME_FINISHED || r->outcome > DM_OUTCOME_ERROR ||
       r->n_errors > DM_RESULT_MAX_ERRORS || (r->outcome == DM_OUTCOME_ERROR && r->n_errors == 0)) {
