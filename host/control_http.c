@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dmhost/sdk.h"
@@ -31,6 +32,9 @@ struct dmh_control_http {
   int port;
   char where[300]; /* "127.0.0.1:8261", for messages */
   gnutls_datum_t ca, cert, key;
+  /* What serving costs, the process's own series (owner 0): CPU seconds of the connection
+   * threads, requests answered. bench/sync reads the first to show what a scrape costs a sync. */
+  dmh_metric_family *cpu_seconds, *requests;
 };
 
 /* One request: its body as it arrives. */
@@ -325,7 +329,16 @@ static enum MHD_Result http_metrics(dmh_control_http *h, struct MHD_Connection *
  * not checked again (reading /proc/net/tcp costs in proportion to the connections open). */
 typedef struct http_conn {
   bool admitted;
+  double cpu_seen; /* the connection thread's CPU seconds counted into h->cpu_seconds so far */
 } http_conn;
+
+/* CPU seconds the calling thread has used since it started. */
+static double http_thread_cpu(void) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+    return 0;
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static void http_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
                         enum MHD_ConnectionNotificationCode code) {
@@ -459,11 +472,22 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *conn, const
   return http_send(conn, MHD_HTTP_OK, answer, NULL);
 }
 
+/* A request is done (answered, or dropped). Runs in its connection's own thread (one thread per
+ * connection, MHD_USE_THREAD_PER_CONNECTION), so the thread's CPU clock is what this connection
+ * has cost: accepting its TLS session, reading, routing, the command, the answer. */
 static void http_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                            enum MHD_RequestTerminationCode toe) {
-  (void)cls;
-  (void)conn;
+  dmh_control_http *h = cls;
   (void)toe;
+  const union MHD_ConnectionInfo *sc =
+      MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  http_conn *hc = sc ? sc->socket_context : NULL;
+  if (hc) {
+    double now = http_thread_cpu();
+    dmh_metric_add(h->cpu_seconds, 0, NULL, now - hc->cpu_seen);
+    hc->cpu_seen = now;
+  }
+  dmh_metric_add(h->requests, 0, NULL, 1);
   http_req *req = *con_cls;
   if (req) {
     free(req->body);
@@ -576,6 +600,17 @@ int dmh_control_http_open(const char *addr, const dmh_control_tls *tls,
   }
   h->opts = *opts;
   h->tls = tls != NULL;
+  if (dmh_metrics_family(dmh_metrics_process(), "dmhost_http_cpu_seconds_total", DM_METRIC_COUNTER,
+                         "CPU seconds the HTTP server's connection threads used (every route, "
+                         "/metrics included)",
+                         NULL, 0, NULL, 0, &h->cpu_seconds, err) < 0 ||
+      dmh_metrics_family(dmh_metrics_process(), "dmhost_http_requests_total", DM_METRIC_COUNTER,
+                         "HTTP requests the server completed (answered or dropped)", NULL, 0, NULL,
+                         0, &h->requests, err) < 0) {
+    freeaddrinfo(ai);
+    http_free(h);
+    return -1;
+  }
   if (tls && http_load_tls(h, tls, err) < 0) {
     freeaddrinfo(ai);
     http_free(h);

@@ -367,6 +367,7 @@ start_scraper() { # dir: GET /metrics every second while dmhost runs (scraper_pi
       sleep 0.05
     done
     [ -n "$port" ] || { echo "sync bench: WARNING: no --listen port in $1/log: no scrapes" >&2; exit 0; }
+    echo "$port" >"$1/port"
     while kill -0 "$dm_pid" 2>/dev/null; do
       curl -s --noproxy '*' -o "$1/metrics.last" "http://127.0.0.1:$port/metrics" && echo >>"$1/scrapes"
       sleep 1
@@ -390,7 +391,7 @@ wait_ours() { # dir file pos timeout: until the checkpoint reaches (file, pos); 
     nap 0.05
   done
 }
-stop_ours() {
+stop_ours() { # [dir]
   local h
   h=$(hwm_kb "$dm_pid")
   [ "$h" -le "${dm_hwm:-0}" ] || dm_hwm=$h
@@ -398,6 +399,13 @@ stop_ours() {
   # or the machine's other load make the wall time
   dm_cpu=$(awk -v t="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / t }' "/proc/$dm_pid/stat" \
     2>/dev/null || echo 0)
+  # What serving cost it: the CPU seconds of the HTTP server's connection threads (the daemon's
+  # own dmhost_http_cpu_seconds_total, every scrape so far; this last one's own cost is not in it)
+  http_cpu=
+  if [ -n "$scrape" ] && [ -s "${1:-}/port" ]; then
+    http_cpu=$(curl -s --noproxy '*' "http://127.0.0.1:$(cat "$1/port")/metrics" |
+      awk '$1 == "dmhost_http_cpu_seconds_total" {print $2}')
+  fi
   kill -TERM "$dm_pid"
   wait "$dm_pid" || echo "sync bench: WARNING: dmhost exited with $? after SIGTERM" >&2
   dm_pid=
@@ -413,14 +421,17 @@ ours_run() { # workers -> RUN_S, RUN_KB
   start_ours "$d" "$1" "$p0_file" "$p0_pos"
   wait_ours "$d" "$p1_file" "$p1_pos" "$sync_timeout"
   t1=$EPOCHREALTIME
-  stop_ours
-  [ -z "$scrape" ] || echo "   $(wc -l <"$d/scrapes" 2>/dev/null || echo 0) scrapes of GET /metrics" >&2
+  stop_ours "$d"
+  [ -z "$scrape" ] || echo "   $(wc -l <"$d/scrapes" 2>/dev/null || echo 0) scrapes of GET /metrics;" \
+    "the HTTP server's threads used ${http_cpu:-?} s of CPU:" \
+    "$(awk -v h="${http_cpu:-0}" -v c="$dm_cpu" 'BEGIN {printf "%.3f", (c > 0 ? 100 * h / c : 0)}')% of dmhost's $dm_cpu s" >&2
   check_target "our sync, worker-count=$1"
   RUN_S=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}') RUN_KB=$dm_hwm RUN_CPU=$dm_cpu
+  RUN_HTTP=$(awk -v h="${http_cpu:-0}" -v c="$dm_cpu" 'BEGIN {printf "%.3f", (c > 0 ? 100 * h / c : 0)}')
 }
 
 # ---- timed runs --------------------------------------------------------------------------------
-declare -A secs rss cpus
+declare -A secs rss cpus https
 labels=()
 if [ -z "${SKIP_REPLICA:-}" ]; then
   for th in $replica_threads; do
@@ -445,6 +456,7 @@ if [ -n "$ours" ]; then
       secs[ours:$w]+="$s "
       rss[ours:$w]+="$k "
       cpus[ours:$w]+="$RUN_CPU "
+      https[ours:$w]+="$RUN_HTTP "
     done
   done
 fi
@@ -585,6 +597,13 @@ fi
                b == "" ? "-" : sprintf("%.2fx", b / s), m, c }'
   done
   echo "(cpu_s: user + system seconds of the dmhost process, median)"
+  if [ -n "$scrape" ]; then
+    for l in "${labels[@]}"; do
+      [ -z "${https[$l]:-}" ] ||
+        echo "(SCRAPE=1, ${l#ours:} workers: the HTTP server's threads used" \
+          "$(echo "${https[$l]}" | tr ' ' '\n' | grep . | median)% of dmhost's CPU seconds, median)"
+    done
+  fi
   echo "(ratio = best replica config's seconds / these seconds: above 1x faster than the replica)"
   if [ "${#lag_lines[@]}" -gt 0 ]; then
     echo
