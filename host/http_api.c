@@ -58,6 +58,10 @@ static const dmh_api_route api_routes[] = {
     {"DELETE", TASK, "stop-task", {P("name", "task-name")}},
     {"POST", TASK "/pause", "pause-task", {P("name", "task-name")}},
     {"POST", TASK "/resume", "resume-task", {P("name", "task-name")}},
+    /* DM v6's names for the same two: its stop keeps the task and its checkpoints, start goes on
+     * from them (DELETE removes the task, as above). */
+    {"POST", TASK "/start", "resume-task", {P("name", "task-name")}},
+    {"POST", TASK "/stop", "pause-task", {P("name", "task-name")}},
     {"GET",
      TASK "/binlog",
      "binlog",

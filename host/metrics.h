@@ -23,7 +23,7 @@
 /* The Content-Type of the exposition. */
 #define DMH_METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 /* Label names of one family, host labels included. */
-#define DMH_METRICS_MAX_LABELS 16
+#define DMH_METRICS_MAX_LABELS 17
 /* Histogram buckets of one family (+Inf not counted). */
 #define DMH_METRICS_MAX_BUCKETS 64
 /* Series of one family: past this, updates of new label values are dropped (logged once). */

@@ -4,7 +4,7 @@
 
 #include "log.h"
 
-static const char *const subtask_labels[] = {"task", "source_id", "unit", "result"};
+static const char *const subtask_labels[] = {"task", "source_id", "worker", "unit", "result"};
 
 /* The family `name` with the subtask's labels and `n_extra` of unit, result; NULL logged. */
 static dmh_metric_family *host_family(dm_ctx *c, const char *name, dm_metric_type type,
@@ -12,7 +12,7 @@ static dmh_metric_family *host_family(dm_ctx *c, const char *name, dm_metric_typ
                                       int n_buckets) {
   dmh_metric_family *f;
   dm_error err;
-  if (dmh_metrics_family(c->metrics, name, type, help, subtask_labels, 2 + n_extra, buckets,
+  if (dmh_metrics_family(c->metrics, name, type, help, subtask_labels, 3 + n_extra, buckets,
                          n_buckets, &f, &err) < 0) {
     dmh_log(DM_LOG_WARN, "metrics", "%s", err.message);
     return NULL;
@@ -23,12 +23,13 @@ static dmh_metric_family *host_family(dm_ctx *c, const char *name, dm_metric_typ
 static void host_values(dm_ctx *c, const char **v, const char *unit, const char *result) {
   v[0] = c->task_name ? c->task_name : "";
   v[1] = c->source_id ? c->source_id : "";
-  v[2] = unit;
-  v[3] = result;
+  v[2] = c->worker_name ? c->worker_name : "";
+  v[3] = unit;
+  v[4] = result;
 }
 
 void dmh_metrics_task_stage(dm_ctx *c, int dm_stage) {
-  const char *v[4];
+  const char *v[5];
   host_values(c, v, NULL, NULL);
   dmh_metric_set(host_family(c, "dm_worker_task_state", DM_METRIC_GAUGE,
                              "state of task, 0 - invalidStage, 1 - New, 2 - Running, 3 - Paused, "
@@ -47,7 +48,7 @@ void dmh_metrics_unit_exit_error(dm_ctx *c, dm_unit_kind kind, const char *unit)
       {DM_UNIT_SYNC, "dm_syncer_exit_with_error_count", "counter for syncer exits with error"},
       {DM_UNIT_RELAY, "dm_relay_exit_with_error_count", "counter of relay unit exits with error"},
   };
-  const char *v[4];
+  const char *v[5];
   host_values(c, v, unit, NULL);
   for (size_t i = 0; i < sizeof dm / sizeof dm[0]; i++)
     if (dm[i].kind == kind)
@@ -59,7 +60,7 @@ void dmh_metrics_unit_exit_error(dm_ctx *c, dm_unit_kind kind, const char *unit)
 }
 
 void dmh_metrics_auto_resume(dm_ctx *c) {
-  const char *v[4];
+  const char *v[5];
   host_values(c, v, NULL, NULL);
   dmh_metric_add(host_family(c, "dmhost_auto_resume_total", DM_METRIC_COUNTER,
                              "auto-resume attempts of a subtask paused by a resumable error", 0,
@@ -68,7 +69,7 @@ void dmh_metrics_auto_resume(dm_ctx *c) {
 }
 
 void dmh_metrics_unit_swap(dm_ctx *c, const char *unit, bool ok) {
-  const char *v[4];
+  const char *v[5];
   host_values(c, v, unit, ok ? "ok" : "refused");
   dmh_metric_add(host_family(c, "dmhost_unit_swaps_total", DM_METRIC_COUNTER,
                              "swap-unit (hot-swap) of a unit's build, by result", 2, NULL, 0),
@@ -78,7 +79,7 @@ void dmh_metrics_unit_swap(dm_ctx *c, const char *unit, bool ok) {
 void dmh_metrics_unit_duration(dm_ctx *c, const char *unit, bool init, double seconds) {
   static const double init_b[] = {0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60};
   static const double proc_b[] = {0.01, 0.1, 1, 10, 60, 300, 1800, 3600, 21600, 86400};
-  const char *v[4];
+  const char *v[5];
   host_values(c, v, unit, NULL);
   dmh_metric_family *f =
       init ? host_family(c, "dmhost_unit_init_duration_seconds", DM_METRIC_HISTOGRAM,

@@ -228,6 +228,7 @@ int reg_sub_create(dmh_registry *r, reg_task *t, reg_sub *sub, dm_error *err) {
       .relay = relay,
       .trusted_only = true, /* the daemon runs only builds no other user can change */
       .fencing_token = r->fencing_token,
+      .worker_name = r->worker_name,
   };
   for (int k = 0; k < t->unit_paths.n; k++) {
     int slot = dmh_task_slot_of(t->cfg, t->unit_paths.unit[k]);
@@ -323,8 +324,11 @@ int reg_make_subs_locked(dmh_registry *r, reg_task *t, const dmh_task_config *cf
 static void reg_restore_relay(dmh_registry *r, reg_source *s) {
   char *root = dmh_state_relay_work_root(r->state_dir, s->id);
   dm_error err;
-  dmh_subtask_opts o = {
-      .source = s->cfg, .work_root = root, .plugin_dir = r->plugin_dir, .trusted_only = true};
+  dmh_subtask_opts o = {.source = s->cfg,
+                        .work_root = root,
+                        .plugin_dir = r->plugin_dir,
+                        .trusted_only = true,
+                        .worker_name = r->worker_name};
   dmh_subtask *relay = NULL;
   if (!root)
     reg_oom(&err, "restoring the relay");
@@ -455,7 +459,7 @@ uint64_t dmh_registry_fencing_token(dmh_registry *r) {
   return token;
 }
 
-static char *reg_default_worker_name(void) {
+char *dmh_registry_default_worker_name(void) {
   char host[256];
   if (gethostname(host, sizeof host) < 0)
     strcpy(host, "localhost");
@@ -474,7 +478,7 @@ int dmh_registry_open(const dmh_registry_opts *opts, dmh_registry **out, dm_erro
   if (!r || !(r->state_dir = strdup(opts->state_dir)) ||
       (opts->plugin_dir && !(r->plugin_dir = strdup(opts->plugin_dir))) ||
       !(r->worker_name =
-            opts->worker_name ? strdup(opts->worker_name) : reg_default_worker_name())) {
+            opts->worker_name ? strdup(opts->worker_name) : dmh_registry_default_worker_name())) {
     if (r) {
       free(r->state_dir);
       free(r->plugin_dir);

@@ -63,6 +63,10 @@ typedef struct dmh_registry_opts {
  */
 int dmh_registry_open(const dmh_registry_opts *opts, dmh_registry **out, dm_error *err);
 
+/* "dmhost@<hostname>" (malloc'd, NULL when out of memory): the name of a worker not given one,
+ * the daemon's and `dmhost run`'s, shown in responses and as DM's `worker` metric label. */
+char *dmh_registry_default_worker_name(void);
+
 /* Daemon exit: pause the running subtasks at a safe point (their checkpoints saved; the expected
  * stages persisted stay as they are, so a restart brings them back), stop the relay, free all. */
 void dmh_registry_shutdown(dmh_registry *r);

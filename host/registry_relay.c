@@ -22,8 +22,11 @@ int reg_relay_run(dmh_registry *r, reg_source *s, const dmh_worker *next, dm_err
     char *root = dmh_state_relay_work_root(r->state_dir, s->id);
     if (!root)
       return reg_oom(err, "starting the relay");
-    dmh_subtask_opts o = {
-        .source = s->cfg, .work_root = root, .plugin_dir = r->plugin_dir, .trusted_only = true};
+    dmh_subtask_opts o = {.source = s->cfg,
+                          .work_root = root,
+                          .plugin_dir = r->plugin_dir,
+                          .trusted_only = true,
+                          .worker_name = r->worker_name};
     if (dmh_state_mkdirs(root, err) == 0)
       relay = dmh_subtask_create_relay(&o, err);
     free(root);

@@ -18,6 +18,7 @@
 #include "error_json.h"
 #include "log.h"
 #include "precheck.h"
+#include "registry.h"
 #include "status.h"
 #include "supervisor.h"
 
@@ -203,6 +204,7 @@ int dmh_run_main(int argc, char **argv) {
   }
   int rc = 1;
   dmh_subtask *relay = NULL, *st = NULL;
+  char *worker = NULL; /* DM's `worker` label: dmhost@<hostname>, as the daemon's default */
   dmh_control_http *http = NULL;
   dmh_control_opts copts = {.handler = run_no_control, .refusal = dmh_control_error_line};
   if (listen && dmh_control_http_open(listen, NULL, &copts, &http, &err) < 0) {
@@ -226,9 +228,11 @@ int dmh_run_main(int argc, char **argv) {
   pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
   char root[4096];
+  worker = dmh_registry_default_worker_name();
   if (source->enable_relay) {
     snprintf(root, sizeof root, "%s/sources/%s/relay-work", work, source->source_id);
-    dmh_subtask_opts ro = {.source = source, .work_root = root, .plugin_dir = plugin_dir};
+    dmh_subtask_opts ro = {
+        .source = source, .work_root = root, .plugin_dir = plugin_dir, .worker_name = worker};
     if (!(relay = dmh_subtask_create_relay(&ro, &err)) || dmh_subtask_start(relay, &err) < 0) {
       run_print_error(&err);
       goto out;
@@ -240,7 +244,8 @@ int dmh_run_main(int argc, char **argv) {
                         .work_root = root,
                         .plugin_dir = plugin_dir,
                         .relay = relay,
-                        .fencing_token = fencing_token};
+                        .fencing_token = fencing_token,
+                        .worker_name = worker};
   if (!(st = dmh_subtask_create(&o, &err)) || dmh_subtask_start(st, &err) < 0) {
     run_print_error(&err);
     goto out;
@@ -298,5 +303,6 @@ out:
   dmh_subtask_destroy(relay);
   dmh_task_config_free(task);
   dmh_source_config_free(source);
+  free(worker);
   return rc;
 }

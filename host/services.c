@@ -300,14 +300,14 @@ static void svc_binlog_operator_done(dm_ctx *c, const dm_binlog_operator *op) {
 
 /* ---- metrics ---- */
 
-/* One family as a unit instance sees it: the host's labels (task, source_id) come first. */
+/* One family as a unit instance sees it: the host's labels (task, source_id, worker) come first. */
 struct dm_metric {
   struct dm_metric *next;
   dmh_metric_family *family;
   uint32_t n_labels; /* the unit's own */
 };
 
-#define CTX_HOST_LABELS 2
+#define CTX_HOST_LABELS 3
 
 static dm_metric *svc_metric_register(dm_ctx *c, const char *name, dm_metric_type type,
                                       const char *help, const char *const *label_names,
@@ -318,13 +318,13 @@ static dm_metric *svc_metric_register(dm_ctx *c, const char *name, dm_metric_typ
                  name ? name : "(null)", n_labels, DMH_METRICS_MAX_LABELS - CTX_HOST_LABELS);
     return NULL;
   }
-  const char *labels[DMH_METRICS_MAX_LABELS] = {"task", "source_id"};
+  const char *labels[DMH_METRICS_MAX_LABELS] = {"task", "source_id", "worker"};
   for (uint32_t i = 0; i < n_labels; i++) {
     const char *l = label_names[i];
-    if (l && (strcmp(l, "task") == 0 || strcmp(l, "source_id") == 0)) {
+    if (l && (strcmp(l, "task") == 0 || strcmp(l, "source_id") == 0 || strcmp(l, "worker") == 0)) {
       dm_error_set(err, DM_ERR_METRIC_INVALID, NULL,
-                   "metric %s: label \"%s\" is the host's (it adds task and source_id to every "
-                   "series itself); drop it from the unit's labels",
+                   "metric %s: label \"%s\" is the host's (it adds task, source_id and worker to "
+                   "every series itself); drop it from the unit's labels",
                    name ? name : "(null)", l);
       return NULL;
     }
@@ -355,6 +355,7 @@ static void ctx_metric_values(dm_ctx *c, const dm_metric *m, const char *const *
                               const char **out) {
   out[0] = c->task_name ? c->task_name : "";
   out[1] = c->source_id ? c->source_id : "";
+  out[2] = c->worker_name ? c->worker_name : "";
   for (uint32_t i = 0; i < m->n_labels; i++)
     out[CTX_HOST_LABELS + i] = unit_values ? unit_values[i] : NULL;
 }

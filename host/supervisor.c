@@ -135,6 +135,7 @@ static dmh_subtask *sup_create(const dmh_subtask_opts *o, bool is_relay, dm_erro
   st->sup = o->sup ? *o->sup : (o->task ? o->task->sup : dmh_supervisor_defaults);
   st->backoff_ms = st->sup.auto_resume_initial_ms;
   dm_strlcpy(st->name, is_relay ? "relay" : o->task->name, sizeof st->name);
+  dm_strlcpy(st->worker, o->worker_name ? o->worker_name : "", sizeof st->worker);
   pthread_mutex_init(&st->cmd_lock, NULL);
   pthread_mutex_init(&st->state_lock, NULL);
   pthread_condattr_t ca;
@@ -212,6 +213,7 @@ static dmh_subtask *sup_create(const dmh_subtask_opts *o, bool is_relay, dm_erro
     dm_ctx *c = u->ctx;
     c->task_name = is_relay ? "" : o->task->name;
     c->source_id = o->source->source_id;
+    c->worker_name = st->worker;
     c->task_mode = is_relay ? "relay" : dmh_task_mode_name(o->task->mode);
     c->meta_schema = is_relay ? "" : o->task->meta_schema;
     c->relay_dir = o->source->enable_relay || is_relay ? o->source->relay_dir : NULL;

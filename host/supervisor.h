@@ -67,6 +67,9 @@ typedef struct dmh_subtask_opts {
    * the binding key), which grows each time the subtask moves to another worker; the units refuse
    * to commit once a higher token has reached the target (docs/sdk.md "Fencing"). */
   uint64_t fencing_token;
+  /* The worker running the subtask, DM's `worker` label on its metrics (copied; NULL: ""): the
+   * daemon's name (serve: "dmhost@<hostname>"; a cluster worker: its --name). */
+  const char *worker_name;
 } dmh_subtask_opts;
 
 /* Load the units' libraries (checked; nothing of them runs yet). Returns NULL with *err filled. */

@@ -42,7 +42,8 @@ typedef struct sup_unit {
 } sup_unit;
 
 struct dmh_subtask {
-  char name[128]; /* task name, or "relay" */
+  char name[128];   /* task name, or "relay" */
+  char worker[128]; /* the worker running it (dmh_subtask_opts.worker_name), or "" */
   const dmh_task_config *task;
   const dmh_source_config *source;
   dmh_supervisor_config sup;

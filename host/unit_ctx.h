@@ -22,6 +22,7 @@ struct dm_ctx {
   /* identity: strings borrowed from the configs, which outlive the subtask */
   const char *task_name;
   const char *source_id;
+  const char *worker_name; /* the subtask's copy: DM's `worker` label */
   const char *task_mode;
   const char *meta_schema;
   const char *relay_dir;

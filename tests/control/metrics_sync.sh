@@ -51,7 +51,9 @@ printf 'enable-relay = true;\nrelay-dir = "%s";\n' "$work/relay" >>"$work/source
 crash_task_cfg "$name" "$meta" "$db" mysql-m1 >"$work/task.cfg" <<'CFG'
 sync = { worker-count = 2; batch-ms = 20; };
 CFG
-task='task="metrics_sync",source_id="mysql-m1"'
+# the daemon's worker name, DM's `worker` label the host adds after source_id
+worker="dmhost@$(hostname)"
+task="task=\"metrics_sync\",source_id=\"mysql-m1\",worker=\"$worker\""
 
 # ---- the daemon ----
 serve_listen "$dmhost" "$plugins" || fail "the daemon did not listen"
@@ -96,8 +98,8 @@ for i in $(seq 1 8); do
   f=$(value "$last" "dm_syncer_binlog_file{$task,node=\"syncer\"}")
   p=$(value "$last" "dm_syncer_binlog_pos{$task,node=\"syncer\"}")
   pos+=("$(awk -v f="${f:-0}" -v p="${p:-0}" 'BEGIN { printf "%.0f", f * 4294967296 + p }')")
-  f=$(value "$last" "dm_relay_binlog_file{task=\"\",source_id=\"mysql-m1\",node=\"relay\"}")
-  p=$(value "$last" "dm_relay_binlog_pos{task=\"\",source_id=\"mysql-m1\",node=\"relay\"}")
+  f=$(value "$last" "dm_relay_binlog_file{task=\"\",source_id=\"mysql-m1\",worker=\"$worker\",node=\"relay\"}")
+  p=$(value "$last" "dm_relay_binlog_pos{task=\"\",source_id=\"mysql-m1\",worker=\"$worker\",node=\"relay\"}")
   rpos+=("$(awk -v f="${f:-0}" -v p="${p:-0}" 'BEGIN { printf "%.0f", f * 4294967296 + p }')")
 done
 log "rows ${rows[*]} | txns ${txns[*]} | lag ${lag[*]} | pos ${pos[*]} | relay ${rpos[*]}"

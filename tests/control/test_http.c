@@ -198,6 +198,23 @@ static char *raw_get_text(const char *path, long *status, char *ctype, size_t ct
 }
 
 /* The value of the sample `series` (its name and labels exactly as exposed) in `text`, or -1. */
+/* `series` (a literal naming source_id="mysql-01") with the label the host adds after it,
+ * worker="dmhost@<hostname>" (the daemon's and `dmhost run`'s worker name): in one of a few
+ * rotating buffers, so that several can be in use at once. */
+static const char *with_worker(const char *series) {
+  static char bufs[16][512];
+  static int next;
+  char *out = bufs[next++ % 16], host[256];
+  if (gethostname(host, sizeof host) < 0)
+    strcpy(host, "localhost");
+  host[sizeof host - 1] = '\0';
+  const char *at = strstr(series, "source_id=\"mysql-01\"");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+  at += strlen("source_id=\"mysql-01\"");
+  snprintf(out, 512, "%.*s,worker=\"dmhost@%s\"%s", (int)(at - series), series, host, at);
+  return out;
+}
+
 static double metric_value(const char *text, const char *series) {
   size_t n = strlen(series);
   for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
@@ -385,9 +402,10 @@ static void test_metrics(void) {
   e2e_task("inc.cfg", "m1", "incremental", "mysql-01", "sync = { items = 0; item-ms = 10; };");
   over_http(0, "start-task", "inc.cfg", NULL, NULL);
   CU_ASSERT_FATAL(e2e_wait_stage("m1", "Running", 10));
-  const char *items = "fake_unit_items_total{task=\"m1\",source_id=\"mysql-01\",unit=\"sync\","
-                      "note=\"say \\\"hi\\\"\\\\\\n\"}";
-  const char *stage = "dm_worker_task_state{task=\"m1\",source_id=\"mysql-01\"}";
+  const char *items =
+      with_worker("fake_unit_items_total{task=\"m1\",source_id=\"mysql-01\",unit=\"sync\","
+                  "note=\"say \\\"hi\\\"\\\\\\n\"}");
+  const char *stage = with_worker("dm_worker_task_state{task=\"m1\",source_id=\"mysql-01\"}");
   double n1 = scrape_until_positive(items); /* the first items */
   CU_ASSERT(n1 > 0);
   e2e_sleep_ms(300);
@@ -397,17 +415,27 @@ static void test_metrics(void) {
     fprintf(stderr, "\nitems %g then %g in\n%s\n", n1, n2, t);
   CU_ASSERT(n2 > n1);
   CU_ASSERT_EQUAL(metric_value(t, stage), 2); /* Running: DM's 2 */
-  CU_ASSERT_EQUAL(metric_value(t, "dmhost_unit_init_duration_seconds_count{task=\"m1\","
-                                  "source_id=\"mysql-01\",unit=\"sync\"}"),
+  /* what serving costs: the requests before this scrape (it counts once it is answered), and
+   * their connection threads' CPU time, which grows with them */
+  double reqs = metric_value(t, "dmhost_http_requests_total");
+  double cpu = metric_value(t, "dmhost_http_cpu_seconds_total");
+  CU_ASSERT(reqs >= 3 && cpu > 0 && cpu < 5);
+  char *t2 = scrape();
+  CU_ASSERT(metric_value(t2, "dmhost_http_requests_total") >= reqs + 1);
+  CU_ASSERT(metric_value(t2, "dmhost_http_cpu_seconds_total") > cpu);
+  free(t2);
+  CU_ASSERT_EQUAL(metric_value(t, with_worker("dmhost_unit_init_duration_seconds_count{task=\"m1\","
+                                              "source_id=\"mysql-01\",unit=\"sync\"}")),
                   1);
   free(t);
   over_http(0, "pause-task", "m1", NULL, NULL);
   CU_ASSERT(e2e_wait_stage("m1", "Paused", 10));
   t = scrape();
   CU_ASSERT_EQUAL(metric_value(t, stage), 3); /* Paused */
-  CU_ASSERT_EQUAL(metric_value(t, "dmhost_unit_process_duration_seconds_count{task=\"m1\","
-                                  "source_id=\"mysql-01\",unit=\"sync\"}"),
-                  1);
+  CU_ASSERT_EQUAL(
+      metric_value(t, with_worker("dmhost_unit_process_duration_seconds_count{task=\"m1\","
+                                  "source_id=\"mysql-01\",unit=\"sync\"}")),
+      1);
   free(t);
   /* a hot-swap: counted, and the unit's counter goes on from where the old build left it */
   over_http(0, "resume-task", "m1", NULL, NULL);
@@ -420,9 +448,10 @@ static void test_metrics(void) {
                   0);
   json_object_put(sw);
   t = scrape();
-  CU_ASSERT_EQUAL(metric_value(t, "dmhost_unit_swaps_total{task=\"m1\",source_id=\"mysql-01\","
-                                  "unit=\"sync\",result=\"ok\"}"),
-                  1);
+  CU_ASSERT_EQUAL(
+      metric_value(t, with_worker("dmhost_unit_swaps_total{task=\"m1\",source_id=\"mysql-01\","
+                                  "unit=\"sync\",result=\"ok\"}")),
+      1);
   CU_ASSERT(metric_value(t, items) >= before);
   free(t);
   /* a unit that fails with a resumable error: DM's exit counter, dmhost's, an auto-resume */
@@ -440,7 +469,7 @@ static void test_metrics(void) {
       "sync = { items = 0; item-ms = 10; fail-at = 3; };\n",
       FAKE_SYNC);
   over_http(0, "start-task", "fail.cfg", NULL, NULL);
-  const char *resumed = "dmhost_auto_resume_total{task=\"m2\",source_id=\"mysql-01\"}";
+  const char *resumed = with_worker("dmhost_auto_resume_total{task=\"m2\",source_id=\"mysql-01\"}");
   t = NULL;
   for (int i = 0; i < 100; i++) {
     free(t);
@@ -451,9 +480,11 @@ static void test_metrics(void) {
   }
   CU_ASSERT_EQUAL(metric_value(t, resumed), 1);
   CU_ASSERT_EQUAL(
-      metric_value(t, "dm_syncer_exit_with_error_count{task=\"m2\",source_id=\"mysql-01\"}"), 1);
-  CU_ASSERT_EQUAL(metric_value(t, "dmhost_unit_exit_with_error_total{task=\"m2\","
-                                  "source_id=\"mysql-01\",unit=\"sync\"}"),
+      metric_value(
+          t, with_worker("dm_syncer_exit_with_error_count{task=\"m2\",source_id=\"mysql-01\"}")),
+      1);
+  CU_ASSERT_EQUAL(metric_value(t, with_worker("dmhost_unit_exit_with_error_total{task=\"m2\","
+                                              "source_id=\"mysql-01\",unit=\"sync\"}")),
                   1);
   free(t);
   /* a custom kind (a third-party unit's own kind, ABI 1.1): its metric with the same labels */
@@ -468,8 +499,9 @@ static void test_metrics(void) {
             FAKE_SINK);
   over_http(0, "start-task", "sink.cfg", NULL, NULL);
   CU_ASSERT(e2e_wait_stage("m3", "Running", 10));
-  const char *sink = "fake_unit_items_total{task=\"m3\",source_id=\"mysql-01\",unit=\"fake-sink\","
-                     "note=\"say \\\"hi\\\"\\\\\\n\"}";
+  const char *sink =
+      with_worker("fake_unit_items_total{task=\"m3\",source_id=\"mysql-01\",unit=\"fake-sink\","
+                  "note=\"say \\\"hi\\\"\\\\\\n\"}");
   CU_ASSERT(scrape_until_positive(sink) > 0);
   over_http(0, "stop-task", "m3", NULL, NULL);
   over_http(0, "stop-task", "m2", NULL, NULL);
@@ -514,8 +546,9 @@ static void test_run_metrics(void) {
     up = http_find_port();
   }
   CU_ASSERT_FATAL(up);
-  const char *items = "fake_unit_items_total{task=\"r1\",source_id=\"mysql-01\",unit=\"sync\","
-                      "note=\"say \\\"hi\\\"\\\\\\n\"}";
+  const char *items =
+      with_worker("fake_unit_items_total{task=\"r1\",source_id=\"mysql-01\",unit=\"sync\","
+                  "note=\"say \\\"hi\\\"\\\\\\n\"}");
   CU_ASSERT(scrape_until_positive(items) > 0);
   long status = 0;
   json_object *o = raw_post("{\"cmd\": \"query-status\"}", &status);
@@ -1060,6 +1093,13 @@ static void test_api_routes(void) {
   o = e2e_raw("{\"cmd\": \"query-status\", \"args\": {\"name\": \"inc\"}}");
   CU_ASSERT(e2e_str_is(o, "sources.0.subTaskStatus.0.unitVersion", "2")); /* swapped */
   json_object_put(o);
+  /* DM v6's stop and start: the task stays (Paused, its checkpoint kept) and goes on */
+  json_object_put(api_ok(false, "POST", "/api/v1/tasks/inc/start", NULL)); /* it runs */
+  json_object_put(api_ok(true, "POST", "/api/v1/tasks/inc/stop", NULL));
+  CU_ASSERT(e2e_wait_stage("inc", "Paused", 10));
+  json_object_put(api_ok(false, "POST", "/api/v1/tasks/inc/stop", NULL)); /* already */
+  json_object_put(api_ok(true, "POST", "/api/v1/tasks/inc/start", NULL));
+  CU_ASSERT(e2e_wait_stage("inc", "Running", 10));
   json_object_put(api_ok(true, "DELETE", "/api/v1/tasks/inc", NULL));
   json_object_put(api_ok(false, "DELETE", "/api/v1/tasks/inc", NULL));
   json_object_put(api_ok(true, "DELETE", "/api/v1/sources/mysql-01", NULL));

@@ -267,8 +267,8 @@ static void test_drop_owner(void) {
 
 /* ---- the unit's services ---- */
 
-/* What a unit sees (host.h, services version 9): task and source_id added by the host, its own
- * labels after them, the same handle for the same registration, the host's labels refused. */
+/* What a unit sees (host.h, services version 9): task, source_id and worker added by the host, its
+ * own labels after them, the same handle for the same registration, the host's labels refused. */
 static void test_unit_services(void) {
   const dm_host_services *host = dmh_host_services();
   CU_ASSERT(host->version >= 9);
@@ -281,7 +281,9 @@ static void test_unit_services(void) {
   c->metrics_owner = dmh_metrics_owner_new();
   c->task_name = "task \"one\"";
   c->source_id = "mysql-01";
-  static const char *const lab[] = {"table"}, *const bad[] = {"source_id"};
+  c->worker_name = "w-1";
+  static const char *const lab[] = {"table"}, *const bad[] = {"source_id"},
+                           *const bad_worker[] = {"worker"};
   dm_metric *m = dm_host_metric_register(host, c, "unit_rows_total", DM_METRIC_COUNTER,
                                          "rows of a unit", lab, 1, NULL, 0, &err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(m);
@@ -292,6 +294,9 @@ static void test_unit_services(void) {
       host->metric_register(c, "unit_bad", DM_METRIC_GAUGE, "h", bad, 1, NULL, 0, &err));
   CU_ASSERT_EQUAL(err.code, DM_ERR_METRIC_INVALID);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "is the host's"));
+  CU_ASSERT_PTR_NULL(
+      host->metric_register(c, "unit_bad", DM_METRIC_GAUGE, "h", bad_worker, 1, NULL, 0, &err));
+  CU_ASSERT_EQUAL(err.code, DM_ERR_METRIC_INVALID);
   CU_ASSERT_PTR_NULL(
       host->metric_register(c, "unit_rows_total", DM_METRIC_GAUGE, "h", lab, 1, NULL, 0, &err));
   CU_ASSERT_EQUAL(err.code, DM_ERR_METRIC_CLASH);
@@ -307,13 +312,14 @@ static void test_unit_services(void) {
   dm_host_metric_observe(host, c, dur, NULL, 0.2);
   dm_host_metric_add(host, c, NULL, t1, 1); /* a NULL handle (older host): nothing */
   char *text = dmh_metrics_render(r, NULL);
-  CU_ASSERT_PTR_NOT_NULL(strstr(
-      text, "unit_rows_total{task=\"task \\\"one\\\"\",source_id=\"mysql-01\",table=\"t1\"} 10\n"));
   CU_ASSERT_PTR_NOT_NULL(
-      strstr(text, "unit_lag{task=\"task \\\"one\\\"\",source_id=\"mysql-01\"} 4\n"));
+      strstr(text, "unit_rows_total{task=\"task "
+                   "\\\"one\\\"\",source_id=\"mysql-01\",worker=\"w-1\",table=\"t1\"} 10\n"));
   CU_ASSERT_PTR_NOT_NULL(strstr(
-      text,
-      "unit_seconds_bucket{task=\"task \\\"one\\\"\",source_id=\"mysql-01\",le=\"0.25\"} 1\n"));
+      text, "unit_lag{task=\"task \\\"one\\\"\",source_id=\"mysql-01\",worker=\"w-1\"} 4\n"));
+  CU_ASSERT_PTR_NOT_NULL(
+      strstr(text, "unit_seconds_bucket{task=\"task "
+                   "\\\"one\\\"\",source_id=\"mysql-01\",worker=\"w-1\",le=\"0.25\"} 1\n"));
   assert_promtool(text);
   free(text);
   /* an older host: the helpers do nothing and say it is no error */

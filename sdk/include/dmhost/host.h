@@ -260,8 +260,8 @@ typedef struct dm_host_services {
 
   /* --- metrics (docs/sdk.md "Metrics", docs/metrics.md) ---
    * What the unit publishes at the daemon's GET /metrics, in Prometheus' text format. The host adds
-   * the labels `task` and `source_id` of the subtask to every series itself: a unit never names
-   * them (they are refused as label names), nor `le` for a histogram.
+   * the labels `task`, `source_id` and `worker` of the subtask to every series itself: a unit
+   * never names them (they are refused as label names), nor `le` for a histogram.
    *
    * metric_register, in init (or later, once per name): the family `name` of `type`, with `help`,
    * `n_labels` label names, and for a histogram `n_buckets` increasing upper bounds (+Inf is
