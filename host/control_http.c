@@ -371,6 +371,15 @@ static int http_check_headers(dmh_control_http *h, struct MHD_Connection *conn, 
     *rc = http_metrics(h, conn, method);
     return -1;
   }
+  if (h->opts.metrics_only) {
+    dm_error_set(&err, DM_ERR_CONTROL_REQUEST, NULL,
+                 "%s: dmhost run serves GET " DMH_METRICS_HTTP_PATH
+                 " only (no status page, API or commands: run the task under dmhost serve "
+                 "--listen for those, docs/status-page.md); stop it with SIGINT or SIGTERM",
+                 url);
+    *rc = http_refuse(h, conn, MHD_HTTP_NOT_FOUND, &err);
+    return -1;
+  }
   if (dmh_status_page_find(url)) { /* the status page's files (status_page.h) */
     *rc = (enum MHD_Result)dmh_status_page_serve(conn, url, method);
     return -1;

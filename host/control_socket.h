@@ -49,6 +49,9 @@ typedef struct dmh_control_opts {
   /* An answer not taken by the client within this is dropped with its connection; 0:
    * DMH_CONTROL_SEND_TIMEOUT_MS. */
   int send_timeout_ms;
+  /* HTTP only: serve GET /metrics and nothing else (`dmhost run --listen`, which has no control
+   * plane): the status page, the API and /control answer 404 saying so; handler is not called. */
+  bool metrics_only;
 } dmh_control_opts;
 
 typedef struct dmh_control_server dmh_control_server;

@@ -44,18 +44,6 @@ static void run_print_error(const dm_error *e) {
   dmh_error_print("dmhost", e);
 }
 
-/* POST /control on `run --listen`: there is no control plane, only the metrics. */
-static char *run_no_control(void *ud, const char *line, size_t len) {
-  (void)ud;
-  (void)line;
-  (void)len;
-  dm_error err;
-  dm_error_set(&err, DM_ERR_CONTROL_REQUEST, NULL,
-               "dmhost run takes no commands over --listen, it serves GET " DMH_METRICS_HTTP_PATH
-               " only; stop it with SIGINT or SIGTERM, or run the task under dmhost serve");
-  return dmh_control_error_line(&err);
-}
-
 static const char *run_fmt_eta(double eta, char *buf, size_t len) {
   if (eta < 0) {
     snprintf(buf, len, "--:--");
@@ -206,7 +194,8 @@ int dmh_run_main(int argc, char **argv) {
   dmh_subtask *relay = NULL, *st = NULL;
   char *worker = NULL; /* DM's `worker` label: dmhost@<hostname>, as the daemon's default */
   dmh_control_http *http = NULL;
-  dmh_control_opts copts = {.handler = run_no_control, .refusal = dmh_control_error_line};
+  /* no control plane: GET /metrics alone */
+  dmh_control_opts copts = {.refusal = dmh_control_error_line, .metrics_only = true};
   if (listen && dmh_control_http_open(listen, NULL, &copts, &http, &err) < 0) {
     run_print_error(&err);
     goto out;
