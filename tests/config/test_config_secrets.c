@@ -1,0 +1,242 @@
+/* Passwords of source files given as password-encrypted (the key file), password-file and
+ * password-env: what decrypts, every refusal with its code and message, and
+ * examples/source-secret.cfg. */
+#include <CUnit/Basic.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "config_test_util.h"
+#include "cunit_run.h"
+#include "secret.h"
+
+/* ---- secrets: password-encrypted, password-file, password-env ---- */
+
+static char sec_dir[64];
+static const char sec_plain[] = "Pw-in-the-clear-7391";
+static const unsigned char sec_key[DMH_SECRET_KEY_LEN] = {
+    0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0x10, 0x32, 0x54, 0x76, 0x98, 0xba, 0xdc, 0xfe,
+    0x0f, 0x1e, 0x2d, 0x3c, 0x4b, 0x5a, 0x69, 0x78, 0x87, 0x96, 0xa5, 0xb4, 0xc3, 0xd2, 0xe1, 0xf0};
+
+/* sec_dir/name with `text`, mode `mode`; returns the path (one of test_buf). */
+static const char *sec_write(const char *name, const char *text, mode_t mode) {
+  char *b = test_buf[test_next++ % 4];
+  snprintf(b, PATH_MAX, "%s/%s", sec_dir, name);
+  unlink(b);
+  int fd = open(b, O_WRONLY | O_CREAT | O_TRUNC, mode);
+  CU_ASSERT_FATAL(fd >= 0);
+  CU_ASSERT_FATAL(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+  CU_ASSERT_FATAL(fchmod(fd, mode) == 0);
+  close(fd);
+  return b;
+}
+
+/* A source file whose `from` group carries `pw` (one or more password settings), after `top`. */
+static const char *sec_source(const char *top, const char *pw) {
+  char text[1024];
+  snprintf(
+      text, sizeof text,
+      "source-id = \"s1\";\n%s\nfrom = {\n  host = \"127.0.0.1\";\n  user = \"u\";\n  %s\n};\n",
+      top, pw);
+  return sec_write("source.cfg", text, 0600);
+}
+
+static void sec_expect(const char *path, int32_t code, const char *want_tail) {
+  char want[PATH_MAX + 512];
+  if (snprintf(want, sizeof want, "%s:%s", path, want_tail) >= (int)sizeof want)
+    CU_FAIL("sec_expect: path and tail too long");
+  expect_failure(path, true, code, want);
+}
+
+static void sec_setup(void) {
+  snprintf(sec_dir, sizeof sec_dir, "/tmp/dmh-test-secret-XXXXXX");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(sec_dir));
+  char hex[2 * DMH_SECRET_KEY_LEN + 2];
+  for (int i = 0; i < DMH_SECRET_KEY_LEN; i++)
+    snprintf(hex + 2 * i, 3, "%02x", sec_key[i]);
+  strcat(hex, "\n");
+  sec_write("key", hex, 0600);
+  hex[0] = hex[0] == '0' ? '1' : '0'; /* another key */
+  sec_write("other.key", hex, 0600);
+  sec_write("open.key", hex, 0644);
+  sec_write("short.key", "0123abcd\n", 0600);
+}
+
+static void sec_cleanup(void) {
+  static const char *const names[] = {"key",        "other.key", "open.key", "short.key", "pw.txt",
+                                      "source.cfg", "task.cfg",  "dm.key",   NULL};
+  char p[PATH_MAX + 16];
+  for (int i = 0; names[i]; i++) {
+    snprintf(p, sizeof p, "%s/%s", sec_dir, names[i]);
+    unlink(p);
+  }
+  rmdir(sec_dir);
+}
+
+/* An encrypted password decrypts to the endpoint's password, in `from` and in target-database;
+ * the key file resolves next to the file. */
+static void test_secret_encrypted(void) {
+  sec_setup();
+  char *enc = dmh_secret_encrypt(sec_key, sec_plain);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(enc);
+  CU_ASSERT_PTR_NULL(strstr(enc, sec_plain));
+  char pw[512];
+  snprintf(pw, sizeof pw, "password-encrypted = \"%s\";", enc);
+  dmh_source_config *s = load_source(sec_source("secret-key-path = \"key\";", pw));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT_STRING_EQUAL(s->from.ep.password, sec_plain);
+  dmh_source_config_free(s);
+
+  char text[1024];
+  snprintf(text, sizeof text,
+           "name = \"t\";\ntask-mode = \"full\";\nsecret-key-path = \"%s/key\";\n"
+           "target-database = { host = \"127.0.0.1\"; user = \"u\"; %s };\n"
+           "mysql-instances = ( { source-id = \"s1\"; } );\n",
+           sec_dir, pw);
+  dmh_task_config *t = load_task(sec_write("task.cfg", text, 0600));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  CU_ASSERT_STRING_EQUAL(t->target.ep.password, sec_plain);
+  dmh_task_config_free(t);
+
+  /* Two encryptions of one password differ (a fresh nonce), both decrypt. */
+  char *enc2 = dmh_secret_encrypt(sec_key, sec_plain), *back = NULL;
+  CU_ASSERT_PTR_NOT_NULL_FATAL(enc2);
+  CU_ASSERT_STRING_NOT_EQUAL(enc, enc2);
+  CU_ASSERT_EQUAL(dmh_secret_decrypt(sec_key, enc2, &back), 0);
+  CU_ASSERT_STRING_EQUAL(back, sec_plain);
+  dmh_secret_free(back);
+  free(enc2);
+  free(enc);
+  sec_cleanup();
+}
+
+/* A wrong, open, short or missing key, or a damaged value: a coded error naming the setting and
+ * file:line, never the password. */
+static void test_secret_refused(void) {
+  sec_setup();
+  char *enc = dmh_secret_encrypt(sec_key, sec_plain);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(enc);
+  char pw[512], tail[PATH_MAX + 512];
+  snprintf(pw, sizeof pw, "password-encrypted = \"%s\";", enc);
+
+  const char *path = sec_source("secret-key-path = \"other.key\";", pw);
+  snprintf(tail, sizeof tail,
+           "6: `from.password-encrypted` in the source file does not decrypt with the key in "
+           "secret-key-path (%s/other.key): it was encrypted with another key or is damaged; "
+           "encrypt the password again with `dmhost encrypt --secret-key-path %s/other.key` "
+           "(plain text on stdin)",
+           sec_dir, sec_dir);
+  sec_expect(path, DM_ERR_CONFIG_INVALID, tail);
+
+  /* One character changed: the tag does not match. */
+  char damaged[512];
+  snprintf(damaged, sizeof damaged, "password-encrypted = \"%s\";", enc);
+  char *c = strchr(damaged, '"') + 5;
+  *c = *c == 'A' ? 'B' : 'A';
+  path = sec_source("secret-key-path = \"key\";", damaged);
+  snprintf(tail, sizeof tail,
+           "6: `from.password-encrypted` in the source file does not decrypt with the key in "
+           "secret-key-path (%s/key): it was encrypted with another key or is damaged; "
+           "encrypt the password again with `dmhost encrypt --secret-key-path %s/key` "
+           "(plain text on stdin)",
+           sec_dir, sec_dir);
+  sec_expect(path, DM_ERR_CONFIG_INVALID, tail);
+
+  path = sec_source("", pw);
+  sec_expect(path, DM_ERR_CONFIG_MISSING,
+             "6: `from.password-encrypted` in the source file needs the key it was encrypted "
+             "with: add `secret-key-path = \"/path/to/key\";` at the top of the file");
+
+  path = sec_source("secret-key-path = \"open.key\";", pw);
+  snprintf(tail, sizeof tail,
+           "2: `secret-key-path` (needed by `from.password-encrypted`): the key file "
+           "%s/open.key is readable by others (mode 0644): `chmod 600 %s/open.key` (owner only)",
+           sec_dir, sec_dir);
+  sec_expect(path, DM_ERR_CONFIG_IO, tail);
+
+  path = sec_source("secret-key-path = \"short.key\";", pw);
+  snprintf(tail, sizeof tail,
+           "2: `secret-key-path` (needed by `from.password-encrypted`): the key file "
+           "%s/short.key must hold one line of 64 hex digits (32 bytes; make one with `openssl "
+           "rand -hex 32`)",
+           sec_dir);
+  sec_expect(path, DM_ERR_CONFIG_IO, tail);
+
+  path = sec_source("", "password = \"x\"; password-env = \"HOME\";");
+  sec_expect(path, DM_ERR_CONFIG_INVALID,
+             "6: `from.password` and `from.password-env` in the source file both give the "
+             "password: keep one");
+  free(enc);
+  sec_cleanup();
+}
+
+/* password-file (its first line, relative to the file) and password-env. */
+static void test_secret_file_env(void) {
+  sec_setup();
+  char pwline[128];
+  snprintf(pwline, sizeof pwline, "%s\nsecond line\n", sec_plain);
+  sec_write("pw.txt", pwline, 0600);
+  dmh_source_config *s = load_source(sec_source("", "password-file = \"pw.txt\";"));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT_STRING_EQUAL(s->from.ep.password, sec_plain);
+  dmh_source_config_free(s);
+
+  char tail[PATH_MAX + 256];
+  const char *path = sec_source("", "password-file = \"none.txt\";");
+  snprintf(tail, sizeof tail,
+           "6: `from.password-file` in the source file: cannot read %s/none.txt: No such file or "
+           "directory",
+           sec_dir);
+  sec_expect(path, DM_ERR_CONFIG_IO, tail);
+
+  CU_ASSERT_EQUAL_FATAL(setenv("DMH_TEST_SECRET_PW", sec_plain, 1), 0);
+  s = load_source(sec_source("", "password-env = \"DMH_TEST_SECRET_PW\";"));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT_STRING_EQUAL(s->from.ep.password, sec_plain);
+  dmh_source_config_free(s);
+  unsetenv("DMH_TEST_SECRET_PW");
+  path = sec_source("", "password-env = \"DMH_TEST_SECRET_PW\";");
+  sec_expect(path, DM_ERR_CONFIG_MISSING,
+             "6: `from.password-env` in the source file names the environment variable "
+             "DMH_TEST_SECRET_PW, which is not set: export it in the environment dmhost starts "
+             "in");
+  sec_cleanup();
+}
+
+/* examples/source-secret.cfg, next to the key of these tests, decrypts to its documented password.
+ */
+static void test_example_source_secret(void) {
+  sec_setup();
+  char hex[2 * DMH_SECRET_KEY_LEN + 2];
+  for (int i = 0; i < DMH_SECRET_KEY_LEN; i++)
+    snprintf(hex + 2 * i, 3, "%02x", sec_key[i]);
+  strcat(hex, "\n");
+  sec_write("dm.key", hex, 0600);
+  FILE *f = fopen(ex("source-secret.cfg"), "r");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  char text[4096];
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = '\0';
+  dmh_source_config *s = load_source(sec_write("source.cfg", text, 0600));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  CU_ASSERT_STRING_EQUAL(s->from.ep.password, "example-password");
+  CU_ASSERT_STRING_EQUAL(s->from.ep.user, "dm_user");
+  dmh_source_config_free(s);
+  sec_cleanup();
+}
+
+int main(void) {
+  static const dmh_cunit_test tests[] = {
+      {"secrets: password-encrypted", test_secret_encrypted},
+      {"secrets: wrong key, damaged value", test_secret_refused},
+      {"secrets: password-file, password-env", test_secret_file_env},
+      {"example source-secret.cfg", test_example_source_secret},
+  };
+  return dmh_cunit_run("config_secrets", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
+}
