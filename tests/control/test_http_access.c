@@ -1,0 +1,389 @@
+/*
+ * Who the control plane over TCP admits: mutual TLS (a client without a certificate or with one of
+ * another CA is refused, and dmctl refuses a daemon of another CA), the refusal to listen beyond
+ * loopback without TLS, and the socket's peer rule for loopback clients without TLS (the
+ * client's uid, also behind a TIME_WAIT entry of root's on its port). The CAs and certificates
+ * are made here with openssl.
+ */
+#include <CUnit/Basic.h>
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <grp.h>
+#include <json-c/json.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "control_http.h"
+#include "cunit_run.h"
+#include "dmhost/sdk.h"
+#include "http_api.h"
+
+#include "e2e_util.h"
+#include "http_util.h"
+#include "metrics.h"
+#include "promtool_check.h"
+#include "test_http_client.h"
+
+#define NOBODY 65534
+
+static char tls_dir[320]; /* <dir>/tls: the files of http_make_certs */
+
+/* Two CAs; a server certificate for 127.0.0.1 and a client certificate from the first ("ca"), a
+ * client certificate ("stranger") from the second ("other-ca"); in <dir>/tls. */
+static void http_make_certs(void) {
+  snprintf(tls_dir, sizeof tls_dir, "%s/tls", e2e_dir);
+  CU_ASSERT_EQUAL_FATAL(mkdir(tls_dir, 0700), 0);
+  char cmd[2048];
+  snprintf(
+      cmd, sizeof cmd,
+      "cd '%s' && ("
+      "for ca in ca other-ca; do openssl req -x509 -newkey rsa:2048 -nodes -days 2 "
+      "-subj \"/CN=dmhost test $ca\" -keyout $ca-key.pem -out $ca.pem || exit 1; done; "
+      "openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout server-key.pem "
+      "-out server.csr && printf 'subjectAltName = IP:127.0.0.1, DNS:localhost\\n' >server.ext && "
+      "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -days 2 "
+      "-extfile server.ext -out server-cert.pem || exit 1; "
+      "for c in client:ca stranger:other-ca; do n=${c%%%%:*}; a=${c##*:}; "
+      "openssl req -newkey rsa:2048 -nodes -subj /CN=$n -keyout $n-key.pem -out $n.csr && "
+      "openssl x509 -req -in $n.csr -CA $a.pem -CAkey $a-key.pem -CAcreateserial -days 2 "
+      "-out $n-cert.pem || exit 1; done) >openssl.log 2>&1",
+      tls_dir);
+  int rc = system(cmd);
+  if (rc != 0) {
+    char log[400];
+    snprintf(log, sizeof log, "%s/openssl.log", tls_dir);
+    char *text = e2e_read_file(log);
+    fprintf(stderr, "\n  openssl failed:\n%s\n", text ? text : "(no log)");
+    free(text);
+  }
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  snprintf(tls_ca, sizeof tls_ca, "%s/ca.pem", tls_dir);
+  snprintf(tls_cert, sizeof tls_cert, "%s/server-cert.pem", tls_dir);
+  snprintf(tls_key, sizeof tls_key, "%s/server-key.pem", tls_dir);
+}
+
+static char *tls_file(char *buf, size_t size, const char *name) {
+  snprintf(buf, size, "%s/%s", tls_dir, name);
+  return buf;
+}
+
+/* ---- tests ---- */
+
+/* Mutual TLS: a client with a certificate of the CA is served; one without a certificate, or
+ * with one of another CA, is refused with 403 and DM_ERR_CONTROL_CLIENT_CERT; dmctl refuses a
+ * daemon whose certificate its --tls-ca did not sign, and plain http to the TLS port fails. */
+static void test_mutual_tls(void) {
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  http_make_certs();
+  e2e_source("source.cfg", "mysql-01", false);
+  http_start("127.0.0.1:0", true);
+  char ccert[400], ckey[400], scert[400], skey[400], other_ca[400];
+  tls_file(ccert, sizeof ccert, "client-cert.pem");
+  tls_file(ckey, sizeof ckey, "client-key.pem");
+  tls_file(scert, sizeof scert, "stranger-cert.pem");
+  tls_file(skey, sizeof skey, "stranger-key.pem");
+  tls_file(other_ca, sizeof other_ca, "other-ca.pem");
+  e2e_dmctl_target[5] = ccert; /* the client's own certificate, not the server's */
+  e2e_dmctl_target[7] = ckey;
+
+  over_http(0, "operate-source", "create", "source.cfg", NULL);
+  both(0, "operate-source", "show", NULL, NULL);
+  both(0, "query-status", NULL, NULL, NULL);
+
+  /* No client certificate: the TLS session is set up, the request is refused. */
+  long status = 0;
+  CURLcode rc;
+  const char *help = "{\"cmd\": \"help\"}";
+  json_object *o =
+      raw_http("POST", DMH_CONTROL_HTTP_PATH, help, strlen(help), tls_ca, NULL, NULL, &status, &rc);
+  CU_ASSERT_EQUAL(rc, CURLE_OK);
+  CU_ASSERT_EQUAL(status, 403);
+  CU_ASSERT_FALSE(e2e_bool(o, "result"));
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_CLIENT_CERT);
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "the client sent no certificate"));
+  json_object_put(o);
+  /* /metrics and the status page are admitted as /control is: no certificate, nothing */
+  const char *admitted[] = {DMH_METRICS_HTTP_PATH, "/", "/app.js"};
+  for (size_t i = 0; i < sizeof admitted / sizeof *admitted; i++) {
+    o = raw_http("GET", admitted[i], NULL, 0, tls_ca, NULL, NULL, &status, &rc);
+    CU_ASSERT_EQUAL(status, 403);
+    CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_CLIENT_CERT);
+    json_object_put(o);
+  }
+  /* so is the API */
+  o = raw_http("GET", "/api/v1/tasks", NULL, 0, tls_ca, NULL, NULL, &status, &rc);
+  CU_ASSERT_EQUAL(status, 403);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_CLIENT_CERT);
+  json_object_put(o);
+  o = raw_http("GET", "/api/v1/tasks", NULL, 0, tls_ca, ccert, ckey, &status, &rc);
+  CU_ASSERT_EQUAL(status, 200);
+  CU_ASSERT(e2e_bool(o, "result"));
+  json_object_put(o);
+  /* The same certificate-less client, with a valid one, is served: the refusal was the cert's. */
+  o = raw_http("POST", DMH_CONTROL_HTTP_PATH, help, strlen(help), tls_ca, ccert, ckey, &status,
+               &rc);
+  CU_ASSERT_EQUAL(status, 200);
+  CU_ASSERT(e2e_bool(o, "result"));
+  json_object_put(o);
+
+  /* A certificate of another CA, through dmctl. */
+  const char *saved7 = e2e_dmctl_target[7], *saved5 = e2e_dmctl_target[5];
+  e2e_dmctl_target[5] = scert;
+  e2e_dmctl_target[7] = skey;
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "query-status", NULL), 1);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_CLIENT_CERT);
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "refused a client without a valid certificate"));
+  json_object_put(o);
+  /* ... nor may it change anything */
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "stop", "-s", "mysql-01", NULL), 1);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_CLIENT_CERT);
+  json_object_put(o);
+  e2e_dmctl_target[5] = saved5;
+  e2e_dmctl_target[7] = saved7;
+  both(0, "operate-source", "show", "-s", "mysql-01"); /* still bound */
+
+  /* dmctl trusting another CA does not talk to this daemon. */
+  e2e_dmctl_target[3] = other_ca;
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "query-status", NULL), 1);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_HTTP);
+  json_object_put(o);
+  e2e_dmctl_target[3] = tls_ca;
+  /* Plain http to the TLS port, and half of the TLS flags. */
+  const char *plain[] = {"--master-addr", http_addr, NULL};
+  const char *saved[9];
+  memcpy(saved, e2e_dmctl_target, sizeof saved);
+  memset(e2e_dmctl_target, 0, sizeof e2e_dmctl_target);
+  memcpy(e2e_dmctl_target, plain, sizeof plain);
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "query-status", NULL), 1);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_HTTP);
+  json_object_put(o);
+  e2e_dmctl_target[2] = "--tls-ca";
+  e2e_dmctl_target[3] = tls_ca;
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "query-status", NULL), 1);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_REQUEST);
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "--tls-cert --tls-key missing"));
+  json_object_put(o);
+  memcpy(e2e_dmctl_target, saved, sizeof saved);
+
+  char *log = e2e_serve_log();
+  CU_ASSERT(e2e_contains(log, "mutual TLS"));
+  CU_ASSERT(e2e_contains(log, "the client sent no certificate"));
+  free(log);
+  http_use_socket();
+  CU_ASSERT_EQUAL(e2e_stop(), 0);
+  e2e_teardown();
+}
+
+/* A listen address beyond loopback without TLS is refused before anything starts (no state dir
+ * made); half of the TLS flags is a usage error; with TLS the same address is served. */
+static void test_insecure_listen_refused(void) {
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  const char *open_listen[] = {"--listen", "0.0.0.0:0", NULL};
+  CU_ASSERT_FALSE(e2e_start_with(open_listen, true));
+  char *log = e2e_serve_log();
+  CU_ASSERT(e2e_contains(log, "code 15010"));
+  CU_ASSERT(e2e_contains(log, "--listen 0.0.0.0:0 is not a loopback address"));
+  free(log);
+  struct stat st;
+  CU_ASSERT_EQUAL(stat(e2e_state, &st), -1); /* refused before the state dir was made */
+
+  http_make_certs();
+  const char *half[] = {"--listen", "127.0.0.1:0", "--tls-ca", tls_ca, NULL};
+  CU_ASSERT_FALSE(e2e_start_with(half, true));
+  log = e2e_serve_log();
+  CU_ASSERT(e2e_contains(log, "--tls-cert --tls-key missing"));
+  free(log);
+  const char *wrong_key[] = {"--listen", "127.0.0.1:0", "--tls-ca", tls_ca, "--tls-cert",
+                             tls_cert,   "--tls-key",   tls_ca,     NULL};
+  CU_ASSERT_FALSE(e2e_start_with(wrong_key, true));
+  log = e2e_serve_log();
+  CU_ASSERT(e2e_contains(log, "code 15011"));
+  free(log);
+
+  /* With TLS, 0.0.0.0 is served (reached here through 127.0.0.1). */
+  http_start("0.0.0.0:0", true);
+  log = e2e_serve_log();
+  CU_ASSERT(e2e_contains(log, "reachable from the network"));
+  free(log);
+  char ccert[400], ckey[400];
+  e2e_dmctl_target[5] = tls_file(ccert, sizeof ccert, "client-cert.pem");
+  e2e_dmctl_target[7] = tls_file(ckey, sizeof ckey, "client-key.pem");
+  over_http(0, "query-status", NULL, NULL, NULL);
+
+  /* The same with a silent client on the TLS port (a handshake never begun). */
+  http_stop_with_silent_client();
+  e2e_teardown();
+}
+
+/* The answer to help from a client running as uid 65534 (no supplementary groups): the HTTP
+ * status and the body. */
+static json_object *http_as_nobody(long *status, long *api_status, int local_port) {
+  int pfd[2];
+  CU_ASSERT_FATAL(pipe(pfd) == 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(pfd[0]);
+    if (setgroups(0, NULL) < 0 || setgid(NOBODY) < 0 || setuid(NOBODY) < 0)
+      _exit(6);
+    raw_local_port = local_port;
+    long st = 0;
+    json_object *o = raw_post("{\"cmd\": \"help\"}", &st);
+    long api_st = 0; /* the API is admitted as /control is */
+    CURLcode crc;
+    if (!local_port)
+      json_object_put(raw_http("GET", "/api/v1/tasks", NULL, 0, NULL, NULL, NULL, &api_st, &crc));
+    char line[8192];
+    int len = snprintf(line, sizeof line, "%ld %ld %s", st, api_st, json_object_to_json_string(o));
+    if (write(pfd[1], line, (size_t)len) < 0)
+      _exit(5);
+    _exit(0);
+  }
+  close(pfd[1]);
+  char buf[8192];
+  CU_ASSERT_EQUAL(e2e_collect_child(pid, pfd[0], buf, sizeof buf), 0);
+  char *sp = NULL;
+  *status = strtol(buf, &sp, 10);
+  *api_status = strtol(sp, &sp, 10);
+  json_object *o = sp ? json_tokener_parse(sp + 1) : NULL;
+  if (!o)
+    fprintf(stderr, "\n  the client as uid 65534 got \"%s\"\n", buf);
+  return o;
+}
+
+/* Without TLS a loopback client is admitted as the socket admits one: a client running as another
+ * uid is refused (403, DM_ERR_CONTROL_PEER) and root is served; with --socket-group, a member of
+ * the group (by the account database: TCP carries only the uid) is served. */
+static void test_peer_uid(void) {
+  if (geteuid() != 0) {
+    fprintf(stderr, "\n  skipped: needs root to run a client as another uid\n");
+    return;
+  }
+  struct group *ng = getgrnam("nogroup");
+  struct passwd *nobody = getpwuid(NOBODY);
+  /* the preconditions of the second half: uid 65534's group is nogroup, not daemon */
+  CU_ASSERT_FATAL(ng && nobody && nobody->pw_gid == ng->gr_gid && getgrnam("daemon"));
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  const char *groups[] = {"daemon", "nogroup"};
+  for (int served = 0; served < 2; served++) {
+    const char *extra[] = {"--listen", "127.0.0.1:0", "--socket-group", groups[served], NULL};
+    CU_ASSERT_FATAL(e2e_start_with(extra, false));
+    CU_ASSERT_FATAL(http_find_port());
+    long status = 0, api_status = 0;
+    json_object *o = http_as_nobody(&status, &api_status, 0);
+    CU_ASSERT_EQUAL(api_status, served ? 200 : 403);
+    if (!served) {
+      CU_ASSERT_EQUAL(status, 403);
+      CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_PEER);
+      CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "running as uid 65534"));
+      CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "members of group daemon"));
+    } else {
+      CU_ASSERT_EQUAL(status, 200);
+      CU_ASSERT(e2e_bool(o, "result"));
+    }
+    json_object_put(o);
+    o = raw_post("{\"cmd\": \"help\"}", &status); /* root */
+    CU_ASSERT_EQUAL(status, 200);
+    CU_ASSERT(e2e_bool(o, "result"));
+    json_object_put(o);
+    CU_ASSERT_EQUAL(e2e_stop(), 0);
+    char log[512];
+    snprintf(log, sizeof log, "%s/serve.log", e2e_dir);
+    unlink(log); /* the next daemon's port is the one logged */
+  }
+  e2e_teardown();
+}
+
+/* The TIME_WAIT entries (state 06) of /proc/net/tcp with the local port `port`, and their uid. */
+static int time_wait_entries(int port, long *uid) {
+  FILE *f = fopen("/proc/net/tcp", "r");
+  if (!f)
+    return 0;
+  char line[512], want[32];
+  snprintf(want, sizeof want, "0100007F:%04X", (unsigned)port);
+  int n = 0;
+  while (fgets(line, sizeof line, f)) {
+    char local[64];
+    unsigned state;
+    long u;
+    if (sscanf(line, " %*s %63s %*s %x %*s %*s %*s %ld", local, &state, &u) == 3 && state == 6 &&
+        strcmp(local, want) == 0) {
+      n++;
+      *uid = u;
+    }
+  }
+  fclose(f);
+  return n;
+}
+
+/* Regression: the peer's uid was read from the first /proc/net/tcp entry whose local end was the
+ * client's address and port. A closed connection that used that port stays listed as TIME_WAIT
+ * owned by uid 0, so a client of another user connecting from the same port (SO_REUSEADDR) could
+ * be taken for root and served (seen under parallel runs: a uid 65534 client answered). Now the
+ * whole pair and the ESTABLISHED state are matched. Root leaves 8 TIME_WAIT entries on port X;
+ * uid 65534 then connects from X and is refused. */
+static void test_peer_time_wait(void) {
+  if (geteuid() != 0) {
+    fprintf(stderr, "\n  skipped: needs root to run a client as another uid\n");
+    return;
+  }
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  http_start("127.0.0.1:0", false);
+  int one = 1, port = 0;
+  for (int i = 0; i < 8; i++) {
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in la = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof la;
+    CU_ASSERT_FATAL(bind(l, (struct sockaddr *)&la, sizeof la) == 0 && listen(l, 1) == 0 &&
+                    getsockname(l, (struct sockaddr *)&la, &len) == 0);
+    int c = socket(AF_INET, SOCK_STREAM, 0);
+    setsockopt(c, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in ca = {.sin_family = AF_INET,
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+                             .sin_port = htons((uint16_t)port)};
+    CU_ASSERT_FATAL(bind(c, (struct sockaddr *)&ca, sizeof ca) == 0);
+    len = sizeof ca;
+    getsockname(c, (struct sockaddr *)&ca, &len);
+    port = ntohs(ca.sin_port);
+    CU_ASSERT_FATAL(connect(c, (struct sockaddr *)&la, sizeof la) == 0);
+    int a = accept(l, NULL, NULL);
+    close(c); /* the client closes first: its end stays in TIME_WAIT */
+    e2e_sleep_ms(10);
+    close(a);
+    close(l);
+  }
+  /* The precondition: root's entries are listed (other processes may add their own). */
+  long tw_uid = -1;
+  for (int tries = 0; tries < 100 && time_wait_entries(port, &tw_uid) < 8; tries++)
+    e2e_sleep_ms(10);
+  CU_ASSERT_FATAL(time_wait_entries(port, &tw_uid) >= 8);
+  CU_ASSERT_EQUAL(tw_uid, 0);
+  long status = 0, api_status = 0;
+  json_object *o = http_as_nobody(&status, &api_status, port);
+  CU_ASSERT_EQUAL(status, 403);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_PEER);
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "running as uid 65534"));
+  json_object_put(o);
+  http_use_socket();
+  CU_ASSERT_EQUAL(e2e_stop(), 0);
+  e2e_teardown();
+}
+
+int main(void) {
+  static const dmh_cunit_test tests[] = {
+      {"mutual TLS", test_mutual_tls},
+      {"no listen beyond loopback without TLS", test_insecure_listen_refused},
+      {"loopback without TLS admits the socket's users", test_peer_uid},
+      {"a TIME_WAIT entry of root's on the client's port admits nobody", test_peer_time_wait},
+  };
+  return http_run_tests("control http access", tests, sizeof tests / sizeof tests[0]);
+}

@@ -1,0 +1,278 @@
+/*
+ * The HTTP API (http_api.h, docs/api.md) against `dmhost serve --listen`: every route with the
+ * answers the socket's commands give, and its refusals (status, code, Allow).
+ */
+#include <CUnit/Basic.h>
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <grp.h>
+#include <json-c/json.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "control_http.h"
+#include "cunit_run.h"
+#include "dmhost/sdk.h"
+#include "http_api.h"
+
+#include "e2e_util.h"
+#include "http_util.h"
+#include "metrics.h"
+#include "promtool_check.h"
+#include "test_http_client.h"
+
+/* ---- the HTTP API (http_api.h, docs/api.md) ---- */
+
+/* `method` on the API's `path` with `body` (NULL: none): the answer, *status. */
+static json_object *api(const char *method, const char *path, const char *body, long *status) {
+  CURLcode rc;
+  json_object *o =
+      raw_http(method, path, body, body ? strlen(body) : 0, NULL, NULL, NULL, status, &rc);
+  CU_ASSERT_EQUAL(rc, CURLE_OK);
+  return o;
+}
+
+/* `method` on `path` answers 200 with result `want`; the answer is returned. */
+static json_object *api_ok(bool want, const char *method, const char *path, const char *body) {
+  long status = 0;
+  json_object *o = api(method, path, body, &status);
+  CU_ASSERT_EQUAL(status, 200);
+  CU_ASSERT_PTR_NOT_NULL(o);
+  if (e2e_bool(o, "result") != want)
+    fprintf(stderr, "\n  %s %s: %s\n", method, path, json_object_to_json_string(o));
+  CU_ASSERT(e2e_bool(o, "result") == want);
+  return o;
+}
+
+/* {"content": the text of e2e_dir/file} (malloc'd). */
+static char *api_content(const char *file) {
+  char path[400];
+  snprintf(path, sizeof path, "%s/%s", e2e_dir, file);
+  char *text = e2e_read_file(path);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+  json_object *o = json_object_new_object();
+  json_object_object_add(o, "content", json_object_new_string(text));
+  char *body = strdup(json_object_to_json_string(o));
+  json_object_put(o);
+  free(text);
+  return body;
+}
+
+/* The API's answer to a read is the socket's answer to its request (but for the moment's rate
+ * and eta). */
+static void api_same(const char *path, const char *request) {
+  json_object *h = api_ok(true, "GET", path, NULL), *s = e2e_raw(request);
+  strip_moment(h);
+  strip_moment(s);
+  bool same = h && s && json_object_equal(h, s);
+  if (!same)
+    fprintf(stderr, "\n  GET %s answered\n%s\n  the socket\n%s\n", path,
+            json_object_to_json_string(h), json_object_to_json_string(s));
+  CU_ASSERT(same);
+  json_object_put(h);
+  json_object_put(s);
+}
+
+/* Every route once through `dmhost serve --http`: sources created, shown, their relay enabled and
+ * disabled and purged, stopped; a task started from its text, seen in status (the socket's JSON),
+ * paused, updated while paused, its binlog operators listed and added, a unit swapped, resumed,
+ * stopped; the OpenAPI document served as the build embedded it. */
+static void test_api_routes(void) {
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  e2e_source("source.cfg", "mysql-01", false);
+  const char *extra[] = {"--http", "127.0.0.1:0", NULL}; /* DM's name for --listen */
+  CU_ASSERT_FATAL(e2e_start_with(extra, false));
+  CU_ASSERT_FATAL(http_find_port());
+  long status = 0;
+
+  char ctype[128];
+  char *doc = raw_get_text("/api/v1/openapi.json", &status, ctype, sizeof ctype);
+  size_t doc_len;
+  const char *embedded = dmh_api_openapi(&doc_len);
+  CU_ASSERT_EQUAL(status, 200);
+  CU_ASSERT_STRING_EQUAL(ctype, "application/json");
+  CU_ASSERT(doc && strlen(doc) == doc_len && memcmp(doc, embedded, doc_len) == 0);
+  free(doc);
+
+  json_object *o = api_ok(true, "GET", "/api/v1/sources", NULL);
+  CU_ASSERT_EQUAL(json_object_array_length(e2e_get(o, "sources")), 0);
+  json_object_put(o);
+  char *src = api_content("source.cfg");
+  json_object_put(api_ok(true, "POST", "/api/v1/sources", src));
+  json_object_put(api_ok(false, "POST", "/api/v1/sources", src)); /* already bound */
+  free(src);
+  api_same("/api/v1/sources", "{\"cmd\": \"operate-source\", \"args\": {\"op\": \"show\"}}");
+  api_same("/api/v1/sources/mysql-01/status", "{\"cmd\": \"operate-source\", \"args\": "
+                                              "{\"op\": \"show\", \"source\": \"mysql-01\"}}");
+  api_same("/api/v1/sources/mysql-01", "{\"cmd\": \"operate-source\", \"args\": "
+                                       "{\"op\": \"show\", \"source\": \"mysql-01\"}}");
+  o = api_ok(false, "GET", "/api/v1/sources/mysql-02/status", NULL);
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "mysql-02"));
+  json_object_put(o);
+
+  json_object_put(api_ok(true, "POST", "/api/v1/sources/mysql-01/relay/enable", NULL));
+  json_object_put(api_ok(false, "POST", "/api/v1/sources/mysql-01/relay/enable", NULL));
+  /* purge-relay: the answer is the socket's for the same request */
+  o = api("POST", "/api/v1/sources/mysql-01/relay/purge",
+          "{\"relay_binlog_name\": \"mysql-bin.000001\"}", &status);
+  json_object *s = e2e_raw("{\"cmd\": \"purge-relay\", \"args\": {\"source\": \"mysql-01\", "
+                           "\"file\": \"mysql-bin.000001\"}}");
+  CU_ASSERT_EQUAL(status, 200);
+  CU_ASSERT(o && s && json_object_equal(o, s));
+  json_object_put(o);
+  json_object_put(s);
+  json_object_put(api_ok(true, "POST", "/api/v1/sources/mysql-01/relay/disable", NULL));
+  json_object_put(api_ok(false, "POST", "/api/v1/sources/mysql-01/relay/disable", NULL));
+
+  e2e_task("inc.cfg", "inc", "incremental", "mysql-01", "sync = { items = 0; item-ms = 50; };");
+  e2e_task("bad.cfg", "inc", "incremental", "mysql-01", "sync = { items = 0; item-ms = 10; };");
+  e2e_task("same.cfg", "inc", "incremental", "mysql-01",
+           "# the same settings\nsync = { item-ms = 50; items = 0; };");
+  char *task = api_content("inc.cfg");
+  o = api_ok(true, "POST", "/api/v1/tasks/check", task);
+  CU_ASSERT_PTR_NOT_NULL(e2e_get(o, "checkResult"));
+  json_object_put(o);
+  json_object_put(api_ok(true, "POST", "/api/v1/tasks", task));
+  json_object_put(api_ok(false, "POST", "/api/v1/tasks", task)); /* exists */
+  CU_ASSERT(e2e_wait_stage("inc", "Running", 10));
+  o = api_ok(true, "GET", "/api/v1/tasks/inc/status", NULL);
+  CU_ASSERT(e2e_str_is(o, "sources.0.subTaskStatus.0.stage", "Running"));
+  json_object_put(o);
+  json_object_put(api_ok(false, "GET", "/api/v1/tasks/nope/status", NULL));
+
+  json_object_put(api_ok(true, "POST", "/api/v1/tasks/inc/pause", NULL));
+  CU_ASSERT(e2e_wait_stage("inc", "Paused", 10));
+  json_object_put(api_ok(false, "POST", "/api/v1/tasks/inc/pause", NULL)); /* already */
+  /* paused, the task's counts hold still: the socket's answer, member for member */
+  api_same("/api/v1/tasks/inc/status",
+           "{\"cmd\": \"query-status\", \"args\": {\"name\": \"inc\"}}");
+  api_same("/api/v1/tasks", "{\"cmd\": \"query-status\"}");
+  char *bad = api_content("bad.cfg"), *same = api_content("same.cfg");
+  o = api_ok(false, "PUT", "/api/v1/tasks", bad); /* the fake sync has no update slot */
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_UPDATE_UNSUPPORTED);
+  json_object_put(o);
+  json_object_put(api_ok(true, "PUT", "/api/v1/tasks", same));
+  char copy[400];
+  snprintf(copy, sizeof copy, "%s/tasks/inc/task.cfg", e2e_state);
+  char *kept = e2e_read_file(copy);
+  CU_ASSERT(kept && e2e_contains(kept, "# the same settings"));
+  free(kept);
+  free(bad);
+  free(same);
+
+  o = api_ok(true, "GET", "/api/v1/tasks/inc/binlog", NULL);
+  json_object_put(o);
+  api_same("/api/v1/tasks/inc/binlog?source_name=mysql-01",
+           "{\"cmd\": \"binlog\", \"args\": {\"op\": \"list\", \"name\": \"inc\", "
+           "\"source\": \"mysql-01\"}}");
+  json_object_put(api_ok(true, "POST", "/api/v1/tasks/inc/binlog/inject",
+                         "{\"binlog_pos\": \"mysql-bin.000009:4\", \"sqls\": [\"SELECT 1\"]}"));
+  o = api_ok(true, "GET", "/api/v1/tasks/inc/binlog", NULL);
+  CU_ASSERT(e2e_contains(json_object_to_json_string(o), "mysql-bin.000009:4"));
+  json_object_put(o);
+  json_object_put(api_ok(true, "POST", "/api/v1/tasks/inc/binlog/revert",
+                         "{\"binlog_pos\": \"mysql-bin.000009:4\"}"));
+
+  json_object_put(api_ok(true, "POST", "/api/v1/tasks/inc/resume", NULL));
+  CU_ASSERT(e2e_wait_stage("inc", "Running", 10));
+  json_object_put(api_ok(true, "POST", "/api/v1/tasks/inc/units/sync/swap",
+                         "{\"path\": \"" FAKE_SYNC_V2 "\"}"));
+  o = e2e_raw("{\"cmd\": \"query-status\", \"args\": {\"name\": \"inc\"}}");
+  CU_ASSERT(e2e_str_is(o, "sources.0.subTaskStatus.0.unitVersion", "2")); /* swapped */
+  json_object_put(o);
+  /* DM v6's stop and start: the task stays (Paused, its checkpoint kept) and goes on */
+  json_object_put(api_ok(false, "POST", "/api/v1/tasks/inc/start", NULL)); /* it runs */
+  json_object_put(api_ok(true, "POST", "/api/v1/tasks/inc/stop", NULL));
+  CU_ASSERT(e2e_wait_stage("inc", "Paused", 10));
+  json_object_put(api_ok(false, "POST", "/api/v1/tasks/inc/stop", NULL)); /* already */
+  json_object_put(api_ok(true, "POST", "/api/v1/tasks/inc/start", NULL));
+  CU_ASSERT(e2e_wait_stage("inc", "Running", 10));
+  json_object_put(api_ok(true, "DELETE", "/api/v1/tasks/inc", NULL));
+  json_object_put(api_ok(false, "DELETE", "/api/v1/tasks/inc", NULL));
+  json_object_put(api_ok(true, "DELETE", "/api/v1/sources/mysql-01", NULL));
+  o = api_ok(true, "GET", "/api/v1/sources", NULL);
+  CU_ASSERT_EQUAL(json_object_array_length(e2e_get(o, "sources")), 0);
+  json_object_put(o);
+  free(task);
+  CU_ASSERT_EQUAL(e2e_stop(), 0);
+  e2e_teardown();
+}
+
+/* A refusal of the API: `status`, result false, DM_ERR_CONTROL_REQUEST with its class and
+ * workaround, and `says` in the message. */
+static void api_refused(const char *method, const char *path, const char *body, long want,
+                        const char *says) {
+  long status = 0;
+  json_object *o = api(method, path, body, &status);
+  CU_ASSERT_EQUAL(status, want);
+  CU_ASSERT_FALSE(e2e_bool(o, "result"));
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_REQUEST);
+  CU_ASSERT(e2e_str_is(o, "error.ErrClass", "control"));
+  CU_ASSERT(e2e_str(o, "error.Workaround") && *e2e_str(o, "error.Workaround"));
+  if (!e2e_contains(e2e_str(o, "msg"), says))
+    fprintf(stderr, "\n  %s %s: %s\n", method, path, json_object_to_json_string(o));
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), says));
+  json_object_put(o);
+}
+
+/* The API's refusals, each a JSON error of the control plane's shape, and the daemon answers on:
+ * a body that is not JSON or not an object, a member a route does not take, a missing one, a body
+ * over the limit (413), an unknown path (404), a wrong method (405 with Allow), an empty path
+ * parameter (400). */
+static void test_api_errors(void) {
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  http_start("127.0.0.1:0", false);
+  api_refused("POST", "/api/v1/tasks", "{\"content\": ", 400, "not a JSON object");
+  api_refused("POST", "/api/v1/tasks", "[\"task\"]", 400, "not a JSON object");
+  api_refused("POST", "/api/v1/tasks", "{\"path\": \"/etc/passwd\"}", 400,
+              "member \"path\" this route does not take");
+  api_refused("POST", "/api/v1/tasks", "{}", 400, "the body has no \"content\"");
+  api_refused("POST", "/api/v1/tasks/inc/binlog/inject", "{\"sqls\": \"SELECT 1\"}", 400,
+              "an array of SQL strings");
+  api_refused("GET", "/api/v1/nope", NULL, 404, "no such path /api/v1/nope");
+  api_refused("GET", "/api/v2/tasks", NULL, 404, "no such path");
+  api_refused("PATCH", "/api/v1/tasks", NULL, 405, "this path takes GET, POST, PUT");
+  CU_ASSERT_STRING_EQUAL(raw_allow, "GET, POST, PUT");
+  api_refused("GET", "/api/v1/tasks/inc/pause", NULL, 405, "takes POST");
+  CU_ASSERT_STRING_EQUAL(raw_allow, "POST");
+  api_refused("POST", "/api/v1/tasks//pause", NULL, 400, "{task-name} is empty");
+  api_refused("GET", "/api/v1/sources//status", NULL, 400, "{source-name} is empty");
+  size_t big = DMH_CONTROL_LINE_MAX + 1;
+  char *body = malloc(big + 1);
+  CU_ASSERT_FATAL(body != NULL);
+  memset(body, ' ', big);
+  body[big] = '\0';
+  body[0] = '{';
+  body[big - 1] = '}';
+  long status = 0;
+  CURLcode rc;
+  json_object *o = raw_http("POST", "/api/v1/tasks", body, big, NULL, NULL, NULL, &status, &rc);
+  CU_ASSERT_EQUAL(status, 413);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_REQUEST);
+  json_object_put(o);
+  free(body);
+  /* unharmed */
+  json_object_put(api_ok(true, "GET", "/api/v1/tasks", NULL));
+  over_http(0, "query-status", NULL, NULL, NULL);
+  http_use_socket();
+  CU_ASSERT_EQUAL(e2e_stop(), 0);
+  e2e_teardown();
+}
+
+int main(void) {
+  static const dmh_cunit_test tests[] = {
+      {"the HTTP API: every route", test_api_routes},
+      {"the HTTP API: refusals", test_api_errors},
+  };
+  return http_run_tests("control http api", tests, sizeof tests / sizeof tests[0]);
+}
