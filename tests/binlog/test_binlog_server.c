@@ -739,9 +739,10 @@ static void test_stream_heartbeat_and_interrupt(void) {
   pthread_join(t, NULL);
   CU_ASSERT_EQUAL(rc, 0); /* interrupted: the end, not an error */
   /* The source sends heartbeats only when idle: on a source busy with other tests' writes there
-   * may be none in 1.5 s. */
-  if (others > 0 && heartbeats == 0)
-    fprintf(stderr, "note: source busy (%d events), no heartbeat seen\n", others);
+   * may be one or none in 1.5 s (seen in a parallel run: events and a single heartbeat). Idle, a
+   * heartbeat every 200 ms gives about 7. */
+  if (others > 0)
+    fprintf(stderr, "note: source busy (%d events), %d heartbeats seen\n", others, heartbeats);
   else
     CU_ASSERT(heartbeats >= 2);
   dm_binlog_reader_close(r);
