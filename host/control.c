@@ -267,6 +267,38 @@ static int control_query_status(void *ud, const control_cmd *cmd, json_object *a
   return dmh_registry_query_status(r, name, resp, err);
 }
 
+/* query-lag's "since": unix time in ms, a string (the API's query parameter) or a number. */
+static int control_arg_since(const control_cmd *cmd, json_object *args, int64_t *out,
+                             dm_error *err) {
+  *out = 0;
+  json_object *v = NULL;
+  if (!json_object_object_get_ex(args, "since", &v) || !v)
+    return 0;
+  const char *text = json_object_get_string(v);
+  char *end = NULL;
+  errno = 0;
+  long long ms = text ? strtoll(text, &end, 10) : -1;
+  if (!(json_object_is_type(v, json_type_string) || json_object_is_type(v, json_type_int)) ||
+      !text || end == text || *end || errno || ms < 0)
+    return dmh_control_bad(err,
+                           "%s: argument \"since\" must be a unix time in milliseconds (0 or "
+                           "more), got %s (usage: %s)",
+                           cmd->name, json_object_to_json_string(v), cmd->usage);
+  *out = ms;
+  return 0;
+}
+
+static int control_query_lag(void *ud, const control_cmd *cmd, json_object *args, json_object *resp,
+                             dm_error *err) {
+  dmh_registry *r = ud;
+  const char *name;
+  int64_t since;
+  if (dmh_control_arg_string(cmd, args, "name", true, &name, err) < 0 ||
+      control_arg_since(cmd, args, &since, err) < 0)
+    return -1;
+  return dmh_registry_task_lag(r, name, since, resp, err);
+}
+
 static int control_relay(void *ud, const control_cmd *cmd, json_object *args, json_object *resp,
                          dm_error *err) {
   dmh_registry *r = ud;
@@ -332,6 +364,10 @@ static const control_cmd control_cmds[] = {
     {"resume-task", control_task_op, {"name", NULL, NULL, NULL}, "resume-task NAME"},
     {"stop-task", control_task_op, {"name", NULL, NULL, NULL}, "stop-task NAME"},
     {"query-status", control_query_status, {"name", NULL, NULL, NULL}, "query-status [NAME]"},
+    {"query-lag",
+     control_query_lag,
+     {"name", "since", NULL, NULL},
+     "query-lag NAME [since UNIX_MS] (GET /api/v1/tasks/NAME/lag)"},
     {"start-relay", control_relay, {"source", NULL, NULL, NULL}, "start-relay -s SOURCE"},
     {"stop-relay", control_relay, {"source", NULL, NULL, NULL}, "stop-relay -s SOURCE"},
     {"purge-relay",

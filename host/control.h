@@ -15,6 +15,8 @@
  *   update-task     {"path": P}   a paused task takes the file's settings (registry.h)
  *   pause-task, resume-task, stop-task   {"name": N}
  *   query-status    {["name": N]}
+ *   query-lag       {"name": N[, "since": UNIX_MS]}  dmhost's own: the task's replication lag
+ *                   over the last 10 minutes (registry.h dmh_registry_task_lag)
  *   start-relay, stop-relay              {"source": S}
  *   swap-unit       {"name": N, "unit": "dump"|"load"|"sync", "path": P}
  *   binlog          {"op": "skip"|"replace"|"inject"|"list"|"revert", "name": N[, "source": S]

@@ -55,6 +55,8 @@ static const dmh_api_route api_routes[] = {
      "update-task",
      {F("path", API_TASK_FILE), B("content", "content", true)}},
     {"GET", TASK "/status", "query-status", {P("name", "task-name")}},
+    /* dmhost's own (DM has no such route): the replication lag of the last 10 minutes */
+    {"GET", TASK "/lag", "query-lag", {P("name", "task-name"), Q("since", "since")}},
     {"DELETE", TASK, "stop-task", {P("name", "task-name")}},
     {"POST", TASK "/pause", "pause-task", {P("name", "task-name")}},
     {"POST", TASK "/resume", "resume-task", {P("name", "task-name")}},

@@ -187,3 +187,18 @@ int master_ctl_update_task(void *ud, const dmh_control_cmd *cmd, json_object *ar
                cmd->name);
   return -1;
 }
+
+/* query-lag NAME: not in a cluster. The history is kept by the metrics registry of the process
+ * whose sync publishes the lag (metrics.h), a worker's; a worker answers only what a master
+ * forwards to it, and merging several workers' rings is not done yet: refused, not half-served. */
+int master_ctl_query_lag(void *ud, const dmh_control_cmd *cmd, json_object *args, json_object *resp,
+                         dm_error *err) {
+  (void)ud, (void)args, (void)resp;
+  dm_error_set(err, DM_ERR_LAG_CLUSTER, NULL,
+               "%s (GET /api/v1/tasks/{task-name}/lag): not served by `dmhost master`: the lag "
+               "history lives in the process running the sync (`dmhost serve`), and a cluster's "
+               "workers do not keep it; read dm_syncer_replication_lag_gauge from the workers' "
+               "GET /metrics (Prometheus) instead",
+               cmd->name);
+  return -1;
+}

@@ -77,6 +77,9 @@ int master_ctl_swap_unit(void *ud, const dmh_control_cmd *cmd, json_object *args
 /* update-task: refused with DM_ERR_UPDATE_CLUSTER (for `dmhost serve` for now, docs/cluster.md). */
 int master_ctl_update_task(void *ud, const dmh_control_cmd *cmd, json_object *args,
                            json_object *resp, dm_error *err);
+/* query-lag: refused with DM_ERR_LAG_CLUSTER (the lag history is `dmhost serve`'s, docs/api.md). */
+int master_ctl_query_lag(void *ud, const dmh_control_cmd *cmd, json_object *args, json_object *resp,
+                         dm_error *err);
 void master_snapshot_free(master_snapshot *s);
 
 /* UNBIND actions for bindings that break the scheduler's invariants (a source no longer listed,

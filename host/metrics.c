@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dmhost/sdk.h"
 #include "log.h"
@@ -21,8 +22,19 @@ typedef struct series {
   char **values; /* n_labels strings, in one block with the pointers */
   double value;  /* counter, gauge; histogram: the sum */
   uint64_t count;
-  uint64_t *buckets; /* histogram: non-cumulative counts per bound, +Inf last */
+  uint64_t *buckets;    /* histogram: non-cumulative counts per bound, +Inf last */
+  struct history *hist; /* the sampled family (dmh_metrics_history_start): its ring, or NULL */
 } series;
+
+/* A ring of samples: entry i is at base_ms + s[i].t. */
+typedef struct history {
+  int64_t base_ms;
+  uint32_t cap, n, head; /* head: the oldest */
+  struct {
+    uint32_t t;
+    float v;
+  } s[];
+} history;
 
 struct dmh_metric_family {
   struct dmh_metric_family *next; /* [registry lock] */
@@ -51,6 +63,15 @@ struct dmh_metrics {
   dmh_metric_family *families, *last;
   pthread_mutex_t collect_lock; /* collectors, and the render that calls them */
   collector *collectors;
+  /* the history sampler: its thread and settings, set by start before the thread runs */
+  pthread_mutex_t hist_lock; /* hist_stop, and the wait of the thread */
+  pthread_cond_t hist_cv;
+  bool hist_running, hist_stop;
+  pthread_t hist_thread;
+  char *hist_name;
+  int hist_period_ms;
+  uint32_t hist_cap;
+  _Atomic(dmh_metric_family *) hist_family; /* found by the sampler once registered */
 };
 
 /* Prometheus' default buckets (client libraries' DefBuckets), in seconds */
@@ -62,10 +83,17 @@ dmh_metrics *dmh_metrics_new(void) {
     return NULL;
   pthread_mutex_init(&r->lock, NULL);
   pthread_mutex_init(&r->collect_lock, NULL);
+  pthread_mutex_init(&r->hist_lock, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&r->hist_cv, &ca);
+  pthread_condattr_destroy(&ca);
   return r;
 }
 
 static void series_free(series *s) {
+  free(s->hist);
   free(s->buckets);
   free(s->values);
   free(s);
@@ -88,6 +116,7 @@ static void family_free(dmh_metric_family *f) {
 void dmh_metrics_free(dmh_metrics *r) {
   if (!r)
     return;
+  dmh_metrics_history_stop(r);
   for (dmh_metric_family *f = r->families, *n; f; f = n) {
     n = f->next;
     family_free(f);
@@ -98,6 +127,9 @@ void dmh_metrics_free(dmh_metrics *r) {
   }
   pthread_mutex_destroy(&r->lock);
   pthread_mutex_destroy(&r->collect_lock);
+  pthread_mutex_destroy(&r->hist_lock);
+  pthread_cond_destroy(&r->hist_cv);
+  free(r->hist_name);
   free(r);
 }
 
@@ -655,4 +687,173 @@ char *dmh_metrics_render(dmh_metrics *r, size_t *len) {
   if (len)
     *len = b.len;
   return b.p;
+}
+
+/* ---- history ---- */
+
+static void history_push(series *s, uint32_t cap, int64_t now_ms, double v) {
+  history *h = s->hist;
+  if (!h) {
+    if (!(h = s->hist = calloc(1, sizeof *h + sizeof h->s[0] * cap)))
+      return; /* no memory: no history for this series, the exposition goes on */
+    h->cap = cap;
+    h->base_ms = now_ms;
+  }
+  if (now_ms < h->base_ms) /* the wall clock went back: start over rather than lie about order */
+    h->n = h->head = 0, h->base_ms = now_ms;
+  if (now_ms - h->base_ms > (int64_t)(UINT32_MAX / 2)) { /* 24 days on: rebase at the oldest */
+    int64_t base = h->n ? h->base_ms + h->s[h->head].t : now_ms;
+    for (uint32_t i = 0; i < h->n; i++) {
+      uint32_t k = (h->head + i) % h->cap;
+      int64_t t = h->base_ms + h->s[k].t - base;
+      h->s[k].t = t > 0 ? (uint32_t)t : 0;
+    }
+    h->base_ms = base;
+  }
+  uint32_t at = (h->head + h->n) % h->cap;
+  if (h->n == h->cap)
+    h->head = (h->head + 1) % h->cap;
+  else
+    h->n++;
+  h->s[at].t = (uint32_t)(now_ms - h->base_ms);
+  h->s[at].v = (float)v;
+}
+
+static dmh_metric_family *history_family(dmh_metrics *r) {
+  dmh_metric_family *f = atomic_load(&r->hist_family);
+  if (f || !r->hist_name)
+    return f;
+  for (f = family_next(r, NULL); f && strcmp(f->name, r->hist_name) != 0; f = family_next(r, f))
+    ;
+  if (f && f->type == DM_METRIC_GAUGE)
+    atomic_store(&r->hist_family, f); /* families live as long as the registry */
+  return f && f->type == DM_METRIC_GAUGE ? f : NULL;
+}
+
+void dmh_metrics_history_sample(dmh_metrics *r, int64_t unix_ms) {
+  dmh_metric_family *f = history_family(r);
+  if (!f)
+    return;
+  pthread_mutex_lock(&f->lock);
+  for (series *s = f->first; s; s = s->next)
+    history_push(s, r->hist_cap, unix_ms, s->value);
+  pthread_mutex_unlock(&f->lock);
+}
+
+static int64_t history_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void *history_thread(void *arg) {
+  dmh_metrics *r = arg;
+  struct timespec next;
+  clock_gettime(CLOCK_MONOTONIC, &next);
+  pthread_mutex_lock(&r->hist_lock);
+  while (!r->hist_stop) {
+    pthread_mutex_unlock(&r->hist_lock);
+    dmh_metrics_history_sample(r, history_now_ms());
+    pthread_mutex_lock(&r->hist_lock);
+    /* ticks at fixed times: a slow sample does not push the next ones later */
+    next.tv_sec += r->hist_period_ms / 1000;
+    next.tv_nsec += (long)(r->hist_period_ms % 1000) * 1000000;
+    if (next.tv_nsec >= 1000000000) {
+      next.tv_sec++;
+      next.tv_nsec -= 1000000000;
+    }
+    while (!r->hist_stop && pthread_cond_timedwait(&r->hist_cv, &r->hist_lock, &next) == 0)
+      ;
+  }
+  pthread_mutex_unlock(&r->hist_lock);
+  return NULL;
+}
+
+int dmh_metrics_history_start(dmh_metrics *r, const char *name, int period_ms, int samples,
+                              dm_error *err) {
+  if (!r || r->hist_running || !dmh_metrics_valid_name(name) || period_ms < 10 || samples < 1 ||
+      samples > 100000) {
+    dm_error_set(err, DM_ERR_METRIC_INVALID, NULL,
+                 "metric history of %s every %d ms, %d samples: %s", name ? name : "(null)",
+                 period_ms, samples,
+                 r && r->hist_running ? "a sampler runs already"
+                                      : "a valid name, 10 ms or more, 1 to 100000 samples");
+    return -1;
+  }
+  if (!(r->hist_name = strdup(name))) {
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory starting the history of %s", name);
+    return -1;
+  }
+  r->hist_period_ms = period_ms;
+  r->hist_cap = (uint32_t)samples;
+  r->hist_stop = false;
+  int rc = pthread_create(&r->hist_thread, NULL, history_thread, r);
+  if (rc != 0) {
+    dm_error_set(err, DM_ERR_INTERNAL, strerror(rc), "cannot start the history sampler of %s",
+                 name);
+    free(r->hist_name);
+    r->hist_name = NULL;
+    return -1;
+  }
+  r->hist_running = true;
+  return 0;
+}
+
+void dmh_metrics_history_stop(dmh_metrics *r) {
+  if (!r || !r->hist_running)
+    return;
+  pthread_mutex_lock(&r->hist_lock);
+  r->hist_stop = true;
+  pthread_cond_signal(&r->hist_cv);
+  pthread_mutex_unlock(&r->hist_lock);
+  pthread_join(r->hist_thread, NULL);
+  r->hist_running = false;
+}
+
+int dmh_metrics_history_read(dmh_metrics *r, const char *const *match_labels,
+                             const char *const *match_values, int n_match, int64_t since_ms,
+                             dmh_metrics_history_fn fn, void *ud) {
+  dmh_metric_family *f = r ? history_family(r) : NULL;
+  if (!f)
+    return 0;
+  int idx[DMH_METRICS_MAX_LABELS], found = 0;
+  for (int m = 0; m < n_match && m < DMH_METRICS_MAX_LABELS; m++) {
+    idx[m] = -1;
+    for (int i = 0; i < f->n_labels; i++)
+      if (strcmp(f->labels[i], match_labels[m]) == 0)
+        idx[m] = i;
+    if (idx[m] < 0)
+      return 0;
+  }
+  pthread_mutex_lock(&f->lock);
+  dmh_metrics_sample *out = NULL;
+  size_t out_cap = 0;
+  for (series *s = f->first; s; s = s->next) {
+    bool match = s->hist != NULL;
+    for (int m = 0; m < n_match && match; m++)
+      match = strcmp(s->values[idx[m]], match_values[m] ? match_values[m] : "") == 0;
+    if (!match)
+      continue;
+    history *h = s->hist;
+    if (out_cap < h->n) {
+      free(out);
+      if (!(out = malloc(sizeof *out * h->n))) {
+        out_cap = 0;
+        continue; /* no memory: the series is left out */
+      }
+      out_cap = h->n;
+    }
+    size_t n = 0;
+    for (uint32_t i = 0; i < h->n; i++) {
+      uint32_t k = (h->head + i) % h->cap;
+      int64_t t = h->base_ms + h->s[k].t;
+      if (t > since_ms)
+        out[n++] = (dmh_metrics_sample){t, h->s[k].v};
+    }
+    fn(ud, (const char *const *)s->values, f->n_labels, out, n);
+    found++;
+  }
+  pthread_mutex_unlock(&f->lock);
+  free(out);
+  return found;
 }

@@ -81,4 +81,45 @@ void dmh_metrics_drop_owner(dmh_metrics *r, uint64_t owner);
 /* The exposition (malloc'd, NUL-terminated, *len without the NUL), or NULL without memory. */
 char *dmh_metrics_render(dmh_metrics *r, size_t *len);
 
+/*
+ * The history of one gauge family, kept by the registry: a sampler thread reads every series of
+ * the family each `period_ms` and appends (unix time in ms, value) to a ring of `samples` entries
+ * held in the series itself. So the history has one owner and one lock, the family's: an update,
+ * a sample, a read and dmh_metrics_drop_owner all take it, and the ring is freed with its series
+ * (a subtask destroyed takes its history with it; a new subtask of the same names starts empty).
+ * A ring costs 8 bytes a sample (a float and a 32-bit offset in ms from the ring's base time),
+ * allocated at the series' first sample. The daemon keeps dm_syncer_replication_lag_gauge
+ * (DMH_METRICS_LAG) this way for GET /api/v1/tasks/{task-name}/lag (docs/api.md): the value
+ * sampled is the gauge the sync publishes, the one /metrics shows, not a second computation.
+ */
+#define DMH_METRICS_LAG "dm_syncer_replication_lag_gauge"
+#define DMH_METRICS_LAG_PERIOD_MS 2000
+#define DMH_METRICS_LAG_SAMPLES 300 /* 10 minutes */
+
+/* Start the sampler of family `name` (registered now or later); one per registry. 0, or -1 with
+ * DM_ERR_NO_MEMORY / DM_ERR_INTERNAL (the thread could not start) / DM_ERR_METRIC_INVALID (a
+ * sampler runs already, bad period or size). Stopped by dmh_metrics_history_stop (the registry's
+ * free stops it too). */
+int dmh_metrics_history_start(dmh_metrics *r, const char *name, int period_ms, int samples,
+                              dm_error *err);
+void dmh_metrics_history_stop(dmh_metrics *r);
+/* One sample of every series of the family now (the sampler's tick; tests call it). */
+void dmh_metrics_history_sample(dmh_metrics *r, int64_t unix_ms);
+
+typedef struct dmh_metrics_sample {
+  int64_t unix_ms;
+  double value;
+} dmh_metrics_sample;
+/* Called per series by dmh_metrics_history_read, under the family's lock: copy what is needed,
+ * never call the registry. `values` are the series' label values (the family's label order),
+ * `s` its samples after since_ms, oldest first. */
+typedef void (*dmh_metrics_history_fn)(void *ud, const char *const *values, int n_labels,
+                                       const dmh_metrics_sample *s, size_t n);
+/* The history of the series of the sampled family whose labels `match_labels[i]` are
+ * `match_values[i]` (n_match pairs; a label the family lacks matches nothing). Returns the number
+ * of series given to fn (0: none sampled yet, or no sampler). */
+int dmh_metrics_history_read(dmh_metrics *r, const char *const *match_labels,
+                             const char *const *match_values, int n_match, int64_t since_ms,
+                             dmh_metrics_history_fn fn, void *ud);
+
 #endif /* DMH_METRICS_H */

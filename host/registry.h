@@ -127,4 +127,12 @@ int dmh_registry_binlog(dmh_registry *r, const struct dmh_binlog_req *req, json_
 /* query-status [NAME]. */
 int dmh_registry_query_status(dmh_registry *r, const char *name, json_object *resp, dm_error *err);
 
+/* query-lag NAME [since]: "task", "periodMs", "nowMs" (the daemon's clock) and "sources"
+ * [{"source", "samples": [[unix_ms, seconds], ...]}], one entry per subtask of the task, its
+ * replication lag as sampled by the process's metrics registry (metrics.h, DMH_METRICS_LAG; samples
+ * after since_ms, oldest first; [] before the sync has published a lag or without a sampler).
+ * Unknown task: DM_ERR_NOT_FOUND. */
+int dmh_registry_task_lag(dmh_registry *r, const char *name, int64_t since_ms, json_object *resp,
+                          dm_error *err);
+
 #endif /* DMH_REGISTRY_H */

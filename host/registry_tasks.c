@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "binlog_ops.h"
@@ -14,6 +15,7 @@
 #include "dmhost/sdk.h"
 #include "error_json.h"
 #include "log.h"
+#include "metrics.h"
 
 /* ---- tasks ---- */
 
@@ -553,5 +555,47 @@ int dmh_registry_query_status(dmh_registry *r, const char *name, json_object *re
     *err = lerr;
     return -1;
   }
+  return 0;
+}
+
+/* ---- query-lag ---- */
+
+static void reg_lag_samples(void *ud, const char *const *values, int n_labels,
+                            const dmh_metrics_sample *s, size_t n) {
+  (void)values, (void)n_labels;
+  json_object *arr = ud;
+  for (size_t i = 0; i < n; i++) {
+    json_object *p = json_object_new_array_ext(2);
+    json_object_array_add(p, json_object_new_int64(s[i].unix_ms));
+    json_object_array_add(p, json_object_new_double(s[i].value));
+    json_object_array_add(arr, p);
+  }
+}
+
+int dmh_registry_task_lag(dmh_registry *r, const char *name, int64_t since_ms, json_object *resp,
+                          dm_error *err) {
+  reg_task *t = reg_get_task(r, "query-lag", name, err);
+  if (!t)
+    return -1;
+  json_object *arr = json_object_new_array();
+  json_object_object_add(resp, "task", json_object_new_string(name));
+  json_object_object_add(resp, "periodMs", json_object_new_int(DMH_METRICS_LAG_PERIOD_MS));
+  struct timespec now; /* the daemon's clock: a page on another machine draws against it */
+  clock_gettime(CLOCK_REALTIME, &now);
+  json_object_object_add(resp, "nowMs",
+                         json_object_new_int64((int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000));
+  json_object_object_add(resp, "sources", arr);
+  /* the host's labels of the unit's series (services.c): the subtask's task and source_id */
+  static const char *const labels[] = {"task", "source_id"};
+  for (int i = 0; i < t->n_subs; i++) {
+    json_object *o = json_object_new_object(), *samples = json_object_new_array();
+    json_object_object_add(o, "source", json_object_new_string(t->subs[i].source_id));
+    json_object_object_add(o, "samples", samples);
+    json_object_array_add(arr, o);
+    const char *values[] = {name, t->subs[i].source_id};
+    dmh_metrics_history_read(dmh_metrics_process(), labels, values, 2, since_ms, reg_lag_samples,
+                             samples);
+  }
+  reg_task_unref(r, t);
   return 0;
 }

@@ -26,6 +26,7 @@
 #include "dmhost/sdk.h"
 #include "error_json.h"
 #include "log.h"
+#include "metrics.h"
 #include "registry.h"
 #include "state.h"
 
@@ -224,6 +225,12 @@ int dmh_serve_main(int argc, char **argv) {
     goto out;
   }
   copts.ud = reg;
+  /* Before any request can read it: the lag history of GET /api/v1/tasks/{name}/lag. */
+  if (dmh_metrics_history_start(dmh_metrics_process(), DMH_METRICS_LAG, DMH_METRICS_LAG_PERIOD_MS,
+                                DMH_METRICS_LAG_SAMPLES, &err) < 0) {
+    serve_fail(&err);
+    goto out;
+  }
   if (dmh_control_server_open(socket_path, &copts, &srv, &err) < 0) {
     serve_fail(&err);
     goto out;
@@ -250,6 +257,7 @@ out:
   /* The server goes first: no request may reach the registry while it shuts down. */
   dmh_control_http_close(http);
   dmh_control_server_close(srv);
+  dmh_metrics_history_stop(dmh_metrics_process());
   dmh_registry_shutdown(reg);
   if (lock_fd >= 0)
     close(lock_fd);

@@ -1,10 +1,13 @@
 // dmhost's status page (docs/status-page.md): polls POST /control (query-status, operate-source
-// show) and GET /metrics every 1.5 s; keeps the lag history in the page; pause/resume buttons.
+// show) every 1.5 s, and each task's lag history kept by the daemon (GET /api/v1/tasks/NAME/lag:
+// all of it at first, then what came since); pause/resume and start/stop relay buttons.
 "use strict";
 const POLL_MS = 1500;
-const HISTORY_MS = 5 * 60 * 1000;
+const HISTORY_MS = 10 * 60 * 1000; // what the daemon keeps
 const COLORS = ["#3b82f6", "#e4572e", "#17a35a", "#a855f7", "#f59e0b", "#0ea5e9"];
-const lagHistory = new Map(); // "task/source" -> [[ms, seconds], ...]
+const lagHistory = new Map(); // "task/source" -> [[unix ms, seconds], ...], the daemon's samples
+const lagSince = new Map();   // task -> the newest sample's time read (the next ?since=)
+let clockSkew = 0;            // the daemon's clock minus the browser's (the chart's "now")
 window.dmhLag = lagHistory;   // read by the browser test (tests/web)
 
 function el(tag, attrs, ...kids) {
@@ -54,13 +57,15 @@ function progressCell(p) {
   return el("span", {}, bar, el("span", {class: "progress-text"}, text));
 }
 
-async function act(cmd, name, button) {
+// A button's command (pause-task {name}, start-relay {source}, ...); a refusal in the fault line.
+async function act(cmd, args, button) {
+  const what = `${cmd} ${args.name || args.source}`;
   button.disabled = true;
   try {
-    const a = await control(cmd, {name});
-    fault(a.result ? "" : `${cmd} ${name}: ${errorText(a)}`);
+    const a = await control(cmd, args);
+    fault(a.result ? "" : `${what}: ${errorText(a)}`);
   } catch (e) {
-    fault(`${cmd} ${name}: ${e}`);
+    fault(`${what}: ${e}`);
   }
   button.disabled = false;
   refresh();
@@ -71,8 +76,8 @@ function renderTask(t, detail, errors) {
   const box = el("div", {class: "task", "data-task": t.taskName},
     el("h3", {}, t.taskName,
        el("span", {class: `stage ${stage}`, "data-role": "task-stage"}, t.taskStatus),
-       el("button", {"data-role": "pause", onclick: e => act("pause-task", t.taskName, e.target)}, "Pause"),
-       el("button", {"data-role": "resume", onclick: e => act("resume-task", t.taskName, e.target)}, "Resume")));
+       el("button", {"data-role": "pause", onclick: e => act("pause-task", {name: t.taskName}, e.target)}, "Pause"),
+       el("button", {"data-role": "resume", onclick: e => act("resume-task", {name: t.taskName}, e.target)}, "Resume")));
   const table = el("table", {}, el("tr", {}, ...["source", "stage", "unit", "progress"].map(h => el("th", {}, h))));
   for (const src of (detail && detail.sources) || []) {
     for (const st of src.subTaskStatus || []) {
@@ -90,9 +95,14 @@ function renderSources(show) {
   const body = document.querySelector("#sources tbody");
   body.replaceChildren();
   for (const s of (show && show.sources) || []) {
-    const rs = s.relayStatus;
-    body.append(el("tr", {}, el("td", {}, s.source || ""), el("td", {}, s.worker || ""),
-      el("td", {}, s.enableRelay ? (rs ? `${rs.stage || ""} ${rs.relayBinlog || ""}` : s.relayExpected || "on") : "off"),
+    const rs = s.relayStatus; // the relay subtask, once started (it stays, Stopped, after stop-relay)
+    const stage = rs ? rs.stage || "" : s.enableRelay ? s.relayExpected || "New" : "off";
+    const src = s.source || "";
+    body.append(el("tr", {"data-source": src}, el("td", {}, src), el("td", {}, s.worker || ""),
+      el("td", {}, el("span", {class: `stage ${stage}`, "data-role": "relay-stage"}, stage),
+        " ", el("span", {class: "muted"}, (rs && rs.relayBinlog) || ""), " ",
+        el("button", {"data-role": "start-relay", onclick: e => act("start-relay", {source: src}, e.target)}, "Start relay"),
+        el("button", {"data-role": "stop-relay", onclick: e => act("stop-relay", {source: src}, e.target)}, "Stop relay")),
       el("td", {}, s.result === false ? errorText(s) : "bound")));
   }
   if (!body.children.length) body.append(el("tr", {}, el("td", {colspan: 4, class: "muted"}, "no source")));
@@ -110,17 +120,30 @@ function renderErrors(errors) {
   if (!errors.length) box.append(el("p", {class: "muted"}, "none"));
 }
 
-// dm_syncer_replication_lag_gauge{task="t",source_id="s"} 12 -> history
-function sampleLag(text, now) {
-  const re = /^dm_syncer_replication_lag_gauge\{([^}]*)\}\s+(\S+)/gm;
-  let m;
-  while ((m = re.exec(text))) {
-    const labels = {};
-    for (const l of m[1].matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]] = l[2];
-    const key = `${labels.task || ""}/${labels.source_id || ""}`;
-    if (!lagHistory.has(key)) lagHistory.set(key, []);
-    lagHistory.get(key).push([now, Number(m[2])]);
-  }
+// The daemon's lag samples of each task (GET /api/v1/tasks/NAME/lag): the whole history the
+// first time a task is seen, then those after the newest read; a task gone takes its lines.
+async function fetchLag(tasks) {
+  const names = new Set(tasks.map(t => t.taskName));
+  for (const name of [...lagSince.keys()]) if (!names.has(name)) lagSince.delete(name);
+  for (const k of [...lagHistory.keys()]) if (!names.has(k.slice(0, k.lastIndexOf("/")))) lagHistory.delete(k);
+  await Promise.all([...names].map(async name => {
+    const since = lagSince.get(name);
+    const r = await fetch(`/api/v1/tasks/${encodeURIComponent(name)}/lag${since ? `?since=${since}` : ""}`);
+    const a = await r.json();
+    if (!a.result) return; // stopped meanwhile: gone at the next poll
+    if (a.nowMs) clockSkew = a.nowMs - Date.now();
+    let newest = since || 0;
+    for (const s of a.sources || []) {
+      const key = `${name}/${s.source}`;
+      if (!lagHistory.has(key) && s.samples.length) lagHistory.set(key, []);
+      for (const p of s.samples) {
+        lagHistory.get(key).push(p);
+        newest = Math.max(newest, p[0]);
+      }
+    }
+    if (newest) lagSince.set(name, newest);
+  }));
+  const now = Date.now() + clockSkew;
   for (const [k, h] of lagHistory) {
     while (h.length && h[0][0] < now - HISTORY_MS) h.shift();
     if (!h.length) lagHistory.delete(k);
@@ -131,8 +154,10 @@ function drawLag(now) {
   const c = document.getElementById("lag"), g = c.getContext("2d");
   const W = c.width, H = c.height, L = 48, B = 22, T = 8, R = 8;
   g.clearRect(0, 0, W, H);
-  let max = 1;
-  for (const h of lagHistory.values()) for (const [, v] of h) max = Math.max(max, v);
+  let max = 1, oldest = now;
+  for (const h of lagHistory.values()) for (const [t, v] of h) max = Math.max(max, v), oldest = Math.min(oldest, t);
+  // the time axis spans the history held (1 to 10 minutes): a young task's line is not a sliver
+  const span = Math.min(HISTORY_MS, Math.max(60 * 1000, now - oldest));
   max = Math.ceil(max * 1.1);
   g.strokeStyle = "#d8dce3"; g.fillStyle = "#7a8394"; g.font = "11px sans-serif";
   for (let i = 0; i <= 4; i++) {
@@ -140,8 +165,11 @@ function drawLag(now) {
     g.beginPath(); g.moveTo(L, y); g.lineTo(W - R, y); g.stroke();
     g.fillText(`${Math.round(max * (4 - i) / 4)} s`, 4, y + 4);
   }
-  for (let m = 0; m <= 5; m++) g.fillText(m ? `-${m} min` : "now", W - R - 30 - (W - L - R - 30) * m / 5, H - 6);
-  const x = t => L + (W - L - R) * (1 - (now - t) / HISTORY_MS);
+  for (let i = 0; i <= 5; i++) {
+    const s = Math.round(span * i / 5 / 1000);
+    g.fillText(i ? (s % 60 ? `-${s} s` : `-${s / 60} min`) : "now", W - R - 30 - (W - L - R - 30) * i / 5, H - 6);
+  }
+  const x = t => L + (W - L - R) * (1 - (now - t) / span);
   const y = v => T + (H - T - B) * (1 - v / max);
   const legend = document.getElementById("lag-legend");
   legend.replaceChildren();
@@ -156,7 +184,7 @@ function drawLag(now) {
     legend.append(el("span", {style: `color:${color}`}, `\u25A0 ${k}: ${h[h.length - 1][1]} s`));
   }
   c.dataset.points = points;
-  if (!lagHistory.size) legend.append(el("span", {class: "muted"}, "no sync unit running: no lag series yet"));
+  if (!lagHistory.size) legend.append(el("span", {class: "muted"}, "no sync has reported a lag yet"));
 }
 
 let busy = false;
@@ -164,10 +192,7 @@ async function refresh() {
   if (busy) return;
   busy = true;
   try {
-    const now = Date.now();
-    const [all, show, metrics] = await Promise.all([
-      control("query-status"), control("operate-source", {op: "show"}),
-      fetch("/metrics").then(r => (r.ok ? r.text() : ""))]);
+    const [all, show] = await Promise.all([control("query-status"), control("operate-source", {op: "show"})]);
     if (!all.result) throw new Error(errorText(all));
     const w = all.worker || {};
     document.getElementById("worker").textContent = `${w.name || ""} ${w.stage || ""} ${w.source || ""}`;
@@ -177,9 +202,9 @@ async function refresh() {
     box.replaceChildren(...(all.tasks || []).map((t, i) => renderTask(t, details[i], errors)));
     if (!box.children.length) box.append(el("p", {class: "muted"}, "no task"));
     renderErrors(errors);
-    sampleLag(metrics, now);
-    drawLag(now);
-    document.getElementById("updated").textContent = `updated ${new Date(now).toLocaleTimeString()}`;
+    await fetchLag(all.tasks || []);
+    drawLag(Date.now() + clockSkew);
+    document.getElementById("updated").textContent = `updated ${new Date().toLocaleTimeString()}`;
     document.body.dataset.polls = String(Number(document.body.dataset.polls || 0) + 1);
   } catch (e) {
     fault(`cannot read the daemon's status: ${e.message || e}`);

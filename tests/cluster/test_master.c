@@ -808,6 +808,13 @@ static void test_dmctl_through_masters(void) {
   CU_ASSERT_EQUAL(status, 405);
   CU_ASSERT_EQUAL(tm_code(r), DM_ERR_CONTROL_REQUEST);
   json_object_put(r);
+  /* the lag history is `dmhost serve`'s (its metrics registry): a master refuses the route with
+   * its own code and says where the lag is, rather than answer an empty history */
+  r = tm_api(fport, "GET", "/api/v1/tasks/t1/lag", NULL, &status);
+  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_LAG_CLUSTER);
+  CU_ASSERT(r && strstr(tm_text(r), "not served by `dmhost master`") &&
+            strstr(tm_text(r), "dm_syncer_replication_lag_gauge"));
+  json_object_put(r);
   /* dmctl sends the file it names: one over the limit is refused before anything is sent */
   FILE *big = fopen("/tmp/dmh-tm-big.cfg", "w");
   CU_ASSERT_PTR_NOT_NULL_FATAL(big);

@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """The status page in headless Chromium (selenium), driven by status_page.sh: the daemon at URL
-runs page_fake (fake units, a slow dump) and page_sync (a real sync with ~30 s of lag).
+runs page_fake (fake units, a slow dump) and page_sync (a real sync with ~30 s of lag) on source
+mysql-p1 (enable-relay), and has sampled page_sync's lag for some seconds before the page opens.
 
   status_page.py <url> <dmctl> <state dir> <out dir>
 
 Checks: the page loads from the daemon alone; page_fake's progress bar moves; the lag chart has
-data points for page_sync with a lag above 0 and its line's pixels on the canvas; Pause shows
-Paused (query-status agrees), Resume shows Running (query-status agrees). Screenshots in out dir.
+data points for page_sync with a lag above 0 and its line's pixels on the canvas, the first of
+them older than the page (the daemon's history, GET /api/v1/tasks/NAME/lag); Pause shows Paused
+(query-status agrees), Resume shows Running (query-status agrees); Stop relay shows the relay
+Stopped, Start relay Running (operate-source show agrees each time), a second start's refusal in
+the fault line. Screenshots in out dir.
 """
 import json
 import os
@@ -37,16 +41,29 @@ def dmctl_stage(task):
     return a["sources"][0]["subTaskStatus"][0]["stage"]
 
 
-def click(driver, task, role):
-    """Click the task's button; the page redraws its tasks at each poll, so a button found just
-    before a redraw is stale: find it again."""
+def dmctl_relay_stage(source):
+    a = json.loads(subprocess.run([dmctl, "--state-dir", state, "operate-source", "show", "-s", source],
+                                  capture_output=True, text=True, check=True).stdout)
+    return ((a["sources"][0].get("relayStatus") or {}).get("stage"))
+
+
+def click(driver, task, role, where="task"):
+    """Click the task's (or the source's) button; the page redraws its tables at each poll, so a
+    button found just before a redraw is stale: find it again."""
     for _ in range(20):
         try:
-            driver.find_element(By.CSS_SELECTOR, f'[data-task="{task}"] [data-role="{role}"]').click()
+            driver.find_element(By.CSS_SELECTOR, f'[data-{where}="{task}"] [data-role="{role}"]').click()
             return
         except StaleElementReferenceException:
             time.sleep(0.05)
     sys.exit(f"FAILED: could not click {task}'s {role} button")
+
+
+def relay_in_page(d, source):
+    try:
+        return d.find_element(By.CSS_SELECTOR, f'#sources [data-source="{source}"] [data-role="relay-stage"]').text
+    except Exception:
+        return None
 
 
 def stage_in_page(d, task):
@@ -121,6 +138,14 @@ try:
     # 3 samples, one above 0, and the line's pixels (20 or more) on the canvas.
     pts, pixels = wait(driver, "the lag chart to draw page_sync/mysql-p1 with a lag above 0", drawn, 45)
     print(f"lag chart: samples {pts}, {pixels[1]} points, {pixels[0]} line pixels")
+    # The history is the daemon's: the first sample is older than the page (opened after the
+    # task had lagged for some seconds), not one of the page's own polls.
+    first, origin = driver.execute_script(
+        "return [window.dmhLag.get('page_sync/mysql-p1')[0][0], performance.timeOrigin];")
+    if not first < origin - 2000:
+        sys.exit(f"FAILED: the chart's first sample ({first}) is not older than the page ({origin:.0f}): "
+                 "the history is not the daemon's")
+    print(f"lag history: the first sample {(origin - first) / 1000:.1f} s older than the page")
     driver.save_screenshot(os.path.join(out, "running.png"))
 
     # Pause, then resume, page_fake with the page's buttons.
@@ -148,5 +173,22 @@ try:
     time.sleep(1.6)
     driver.save_screenshot(os.path.join(out, "resumed.png"))
     print("pause/resume: Paused then Running in the page and in query-status")
+
+    # The relay of mysql-p1 (enable-relay): Stop relay, then Start relay, with the page's buttons.
+    wait(driver, "the relay Running in the page", lambda d: relay_in_page(d, "mysql-p1") == "Running")
+    click(driver, "mysql-p1", "stop-relay", "source")
+    wait(driver, "the relay Stopped in the page", lambda d: relay_in_page(d, "mysql-p1") == "Stopped")
+    if dmctl_relay_stage("mysql-p1") != "Stopped":
+        sys.exit(f"FAILED: the page shows the relay Stopped, operate-source show says {dmctl_relay_stage('mysql-p1')}")
+    driver.save_screenshot(os.path.join(out, "relay-stopped.png"))
+    click(driver, "mysql-p1", "start-relay", "source")
+    wait(driver, "the relay Running again in the page", lambda d: relay_in_page(d, "mysql-p1") == "Running")
+    if dmctl_relay_stage("mysql-p1") != "Running":
+        sys.exit(f"FAILED: the page shows the relay Running, operate-source show says {dmctl_relay_stage('mysql-p1')}")
+    # A second start is refused by the daemon: the refusal is shown.
+    click(driver, "mysql-p1", "start-relay", "source")
+    refusal = wait(driver, "the refusal of a second start-relay shown",
+                   lambda d: (lambda t: t if "start-relay mysql-p1" in t else None)(d.find_element(By.ID, "fault").text), 10)
+    print(f"relay: Stopped then Running in the page and in operate-source show; second start refused: {refusal}")
 finally:
     driver.quit()

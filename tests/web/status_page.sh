@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The status page in headless Chromium (issue 14), against the real servers: `dmhost serve
-# --listen 127.0.0.1:0` with two tasks on one source, a real mode-all task whose sync applies a
+# --listen 127.0.0.1:0` with two tasks on one source (enable-relay), a real mode-all task whose sync applies a
 # writer's rows stamped 30 s in the past (faster than it applies them) (a replication lag for the chart) and a task of the fake
-# units of tests/fixtures whose slow dump gives a progress bar that moves. status_page.py opens the
-# page and checks it (progress, lag chart pixels, pause/resume with query-status agreeing) and
-# saves screenshots in the output folder. chromium, chromedriver or python3-selenium missing: the
+# units of tests/fixtures whose slow dump gives a progress bar that moves. Once the daemon has
+# sampled some seconds of lag, status_page.py opens the page and checks it (progress, lag chart
+# pixels and history from before the page, pause/resume with query-status agreeing, relay
+# stop/start with operate-source show agreeing) and saves screenshots in the output folder. chromium, chromedriver or python3-selenium missing: the
 # test fails (scripts/deps.sh installs them).
 #
 #   status_page.sh <dmhost> <dmctl> <plugin dir> <source dir> <fake dump> <fake load> <fake sync> <out dir>
@@ -30,6 +31,7 @@ src -e "DROP DATABASE IF EXISTS $db; CREATE DATABASE $db;
   INSERT INTO $db.t (v) SELECT CONCAT('row', seq) FROM $db.seq_1_to_100;"
 tgt -e "DROP DATABASE IF EXISTS $db; DROP DATABASE IF EXISTS $meta;"
 crash_source_cfg mysql-p1
+printf 'enable-relay = true;\nrelay-dir = "%s";\n' "$work/relay" >>"$work/source.cfg" # the relay buttons
 crash_task_cfg page_sync "$meta" "$db" mysql-p1 >"$work/sync.cfg" <<'CFG'
 sync = { batch-ms = 20; };
 CFG
@@ -67,6 +69,21 @@ log "both tasks running on $addr"
 } >"$work/writes.sql"
 src <"$work/writes.sql" &
 wpid=$!
+# The page opens once the daemon has sampled the lag for a while (3 samples, one above 0): the
+# chart must show that time, from before the page existed.
+lag_seen=""
+for _ in $(seq 1 200); do
+  curl -sS --noproxy '*' "http://$addr/api/v1/tasks/page_sync/lag" >"$work/lag.json" 2>/dev/null || true
+  if "$py" -c 'import json, sys
+s = json.load(open(sys.argv[1]))["sources"][0]["samples"]
+sys.exit(0 if len(s) >= 3 and max(v for _, v in s) > 0 else 1)' "$work/lag.json" 2>/dev/null; then
+    lag_seen=1
+    break
+  fi
+  sleep 0.2
+done
+[ -n "$lag_seen" ] || fail "the daemon kept no lag history of page_sync: $(cat "$work/lag.json")"
+log "the daemon has sampled page_sync's lag: $(head -c 300 "$work/lag.json")"
 
 "$py" "$src_dir/tests/web/status_page.py" "http://$addr/" "$dmctl" "$work/state" "$out" ||
   fail "the browser check failed (screenshots in $out)"

@@ -155,6 +155,9 @@ typedef enum dm_error_level {
   X(DM_ERR_UPDATE_CLUSTER, 14011, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,            \
     "update-task is served by `dmhost serve` for now: in a cluster, stop-task and start-task "     \
     "with the new file.")                                                                          \
+  X(DM_ERR_LAG_CLUSTER, 14020, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,               \
+    "A master keeps no lag history: read each task's lag from `dmhost serve`, or the workers' "    \
+    "dm_syncer_replication_lag_gauge in Prometheus (their GET /metrics).")                         \
   X(DM_ERR_ETCD_UNAVAILABLE, 15001, DM_CLASS_CLUSTER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 1,         \
     "Check that the etcd members named run and have quorum (scripts/etcd.sh status, etcdctl "      \
     "endpoint health); the request is retried at the next member.")                                \
