@@ -151,7 +151,7 @@ static void test_limits(void) {
   page = raw_get_text("/app.js", &status, ctype, sizeof ctype);
   CU_ASSERT_EQUAL(status, 200);
   CU_ASSERT_STRING_EQUAL(ctype, "text/javascript; charset=utf-8");
-  CU_ASSERT(page && e2e_contains(page, "pause-task") && e2e_contains(page, "/metrics"));
+  CU_ASSERT(page && e2e_contains(page, "pause-task") && e2e_contains(page, "/lag"));
   free(page);
   o = raw_http("POST", "/index.html", help, strlen(help), NULL, NULL, NULL, &status, &rc);
   CU_ASSERT_EQUAL(status, 405);
