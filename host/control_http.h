@@ -49,7 +49,7 @@ typedef struct dmh_control_http dmh_control_http;
  * TLS is DM_ERR_CONTROL_INSECURE_LISTEN (nothing is opened); unreadable or mismatched TLS files are
  * DM_ERR_CONTROL_TLS; an address that does not resolve or cannot be bound is DM_ERR_CONTROL_LISTEN.
  * Without TLS, a loopback client is admitted as the socket admits one (its uid is the daemon's,
- * root's, or in opts->group), found by its connection in /proc/net/tcp{,6}.
+ * root's, or in opts->group), found by the kernel's socket of its connection (NETLINK_SOCK_DIAG).
  * opts: handler, refusal, ud, the group, idle_timeout_ms (also bounds an unread answer).
  */
 int dmh_control_http_open(const char *addr, const dmh_control_tls *tls,
