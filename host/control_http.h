@@ -8,8 +8,11 @@
  * DMH_CONTROL_LINE_MAX), 403 (no valid client certificate, or a local peer of another user),
  * 404 (another path), 405 (another method).
  *
- * Like the socket server it knows nothing of the protocol: the body goes to opts->handler, and a
- * connection thread per client means a request blocked in the supervisor holds up no other.
+ * Like the socket server it knows nothing of the protocol: the body goes to opts->handler. A small
+ * pool of event threads (libmicrohttpd's epoll loops, one a core) serves every connection first
+ * come first served; the commands of opts->fast_cmds are answered there, every other one on a
+ * thread of its own while its connection is suspended, so that a request blocked in the
+ * supervisor holds up no other.
  */
 #ifndef DMH_CONTROL_HTTP_H
 #define DMH_CONTROL_HTTP_H
@@ -20,7 +23,7 @@
 #include "dmhost/error.h"
 
 #define DMH_CONTROL_HTTP_PATH "/control"
-/* Connections served at once over HTTP (a thread each): more than the socket's
+/* Connections served at once over HTTP (over the whole pool): more than the socket's
  * DMH_CONTROL_MAX_CONNECTIONS, for the API's clients (a dashboard's browsers, scripts polling
  * status; tests/control/test_api_load.c runs 200 at once). One beyond is closed on accept. */
 #define DMH_CONTROL_HTTP_MAX_CONNECTIONS 256

@@ -52,6 +52,11 @@ typedef struct dmh_control_opts {
   /* HTTP only: serve GET /metrics and nothing else (`dmhost run --listen`, which has no control
    * plane): the status page, the API and /control answer 404 saying so; handler is not called. */
   bool metrics_only;
+  /* HTTP only (control_http.h): the commands answered on the server's event threads, in turn with
+   * the other connections of their thread: quick ones that never wait (serve's query-status).
+   * NULL-ended; NULL: none. Every other command runs on a thread of its own while its connection
+   * waits, so that one blocked for seconds (start-task's precheck, pause-task) holds up nobody. */
+  const char *const *fast_cmds;
 } dmh_control_opts;
 
 typedef struct dmh_control_server dmh_control_server;

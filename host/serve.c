@@ -112,7 +112,12 @@ int dmh_serve_main(int argc, char **argv) {
   };
   const char *state_arg = NULL, *socket_arg = NULL, *plugin_arg = NULL, *listen_arg = NULL;
   dmh_control_tls tls = {NULL, NULL, NULL};
-  dmh_control_opts copts = {.handler = dmh_control_handle_line, .refusal = dmh_control_error_line};
+  /* query-status reads the registry's state under short locks: answered on the HTTP server's event
+   * threads (control_socket.h) */
+  static const char *const fast_cmds[] = {"query-status", NULL};
+  dmh_control_opts copts = {.handler = dmh_control_handle_line,
+                            .refusal = dmh_control_error_line,
+                            .fast_cmds = fast_cmds};
   optind = 1;
   int c;
   while ((c = getopt_long(argc, argv, "d:s:p:l:g:i:t:h", longopts, NULL)) != -1) {
