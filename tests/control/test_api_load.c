@@ -7,8 +7,10 @@
  * comes: the daemon's own throughput). DMH_API_LOAD_INTERVAL_MS runs one phase only (0: the
  * closed loop). Every answer must be a 200 with result true (no refused or dropped connection),
  * the task still Running at the end, and the p99 latency of the answers under DMH_API_LOAD_P99_MS
- * (50) in each phase. Prints the request count, the rate, p50, p99, the worst, and the CPU per
- * request of the daemon's HTTP server (its dmhost_http_cpu_seconds_total) and of this client.
+ * (50) in each phase, the slowest under DMH_API_LOAD_WORST_MS (300; a thread per connection left
+ * one waiting 343 ms in a closed loop, 555-669 ms when it also read /proc/net/tcp to admit). Prints
+ * the request count, the rate, p50, p99, the worst, and the CPU per request of the daemon's HTTP
+ * server (its dmhost_http_cpu_seconds_total) and of this client.
  *
  * The clients are one thread driving every connection from one epoll loop, so that 200 clients
  * are not 200 client threads competing with the daemon for the cores (on a 2-core machine the
@@ -237,7 +239,7 @@ static double client_cpu(void) {
 }
 
 /* One phase: `clients` clients for `secs`, each every `interval` s (0: a closed loop). */
-static void run_phase(int clients, double secs, double interval, double p99_max) {
+static void run_phase(int clients, double secs, double interval, double p99_max, double worst_max) {
   load l = {.ep = epoll_create1(EPOLL_CLOEXEC)};
   CU_ASSERT_FATAL(l.ep >= 0);
   l.to = (struct sockaddr_in){.sin_family = AF_INET,
@@ -307,9 +309,9 @@ static void run_phase(int clients, double secs, double interval, double p99_max)
     fprintf(stderr, "\n  %d clients in a closed loop,", clients);
   fprintf(stderr,
           " for %.0f s: %zu GET /api/v1/tasks/inc/status (%.0f/s), %ld errors; p50 %.2f ms, "
-          "p99 %.2f ms, worst %.2f ms (p99 limit %.0f ms); CPU a request: the daemon's HTTP "
+          "p99 %.2f ms, worst %.2f ms (limits %.0f and %.0f ms); CPU a request: the daemon's HTTP "
           "server %.0f us (%.0f requests), this client %.0f us",
-          secs, total, total / took, l.errors, p50, p99, worst, p99_max,
+          secs, total, total / took, l.errors, p50, p99, worst, p99_max, worst_max,
           reqs > 0 ? cpu / reqs * 1e6 : -1, reqs, total ? mine / (double)total * 1e6 : -1);
   if (l.errors)
     fprintf(stderr, "\n  the first error: %s", l.first_error);
@@ -319,11 +321,13 @@ static void run_phase(int clients, double secs, double interval, double p99_max)
   CU_ASSERT(reqs >= (double)total);   /* the daemon counted them: the CPU is theirs */
   CU_ASSERT_EQUAL(l.errors, 0);
   CU_ASSERT(p99 >= 0 && p99 < p99_max);
+  CU_ASSERT(worst < worst_max); /* no client left waiting behind the others */
 }
 
 static void test_load(void) {
   int clients = (int)env_num("DMH_API_LOAD_CLIENTS", 200);
   double secs = env_num("DMH_API_LOAD_SECONDS", 30), p99_max = env_num("DMH_API_LOAD_P99_MS", 50);
+  double worst_max = env_num("DMH_API_LOAD_WORST_MS", 300);
   const char *one = getenv("DMH_API_LOAD_INTERVAL_MS");
   serve_http("source.cfg");
   e2e_task("inc.cfg", "inc", "incremental", "mysql-01", "sync = { items = 0; item-ms = 10; };");
@@ -335,10 +339,10 @@ static void test_load(void) {
   int before = e2e_items("inc", "sync", &in_order);
 
   if (one && *one) {
-    run_phase(clients, secs, atof(one) / 1000, p99_max);
+    run_phase(clients, secs, atof(one) / 1000, p99_max, worst_max);
   } else {
-    run_phase(clients, secs, 0.050, p99_max); /* paced */
-    run_phase(clients, secs, 0, p99_max);     /* closed loop */
+    run_phase(clients, secs, 0.050, p99_max, worst_max); /* paced */
+    run_phase(clients, secs, 0, p99_max, worst_max);     /* closed loop */
   }
 
   /* the task went on under the load, and the daemon answers */
