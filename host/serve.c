@@ -112,9 +112,10 @@ int dmh_serve_main(int argc, char **argv) {
   };
   const char *state_arg = NULL, *socket_arg = NULL, *plugin_arg = NULL, *listen_arg = NULL;
   dmh_control_tls tls = {NULL, NULL, NULL};
-  /* query-status reads the registry's state under short locks: answered on the HTTP server's event
-   * threads (control_socket.h) */
-  static const char *const fast_cmds[] = {"query-status", NULL};
+  /* query-status and query-lag (the status page polls both) read the registry's state and the
+   * lag history under short locks: answered on the HTTP server's event threads
+   * (control_socket.h) */
+  static const char *const fast_cmds[] = {"query-status", "query-lag", NULL};
   dmh_control_opts copts = {.handler = dmh_control_handle_line,
                             .refusal = dmh_control_error_line,
                             .fast_cmds = fast_cmds};
