@@ -56,6 +56,8 @@ void http_use_socket(void) {
 int raw_local_port;
 /* When set, raw_http sends its body chunked (no Content-Length). */
 bool raw_chunked;
+/* When set, raw_http asks "Expect: 100-continue" (http_util.h). */
+bool raw_expect;
 /* The Allow header of raw_http's last answer ("" when none). */
 char raw_allow[128];
 
@@ -94,7 +96,7 @@ json_object *raw_http(const char *method, const char *path, const char *body, si
   char *text = NULL;
   size_t text_len = 0;
   FILE *out = open_memstream(&text, &text_len); /* curl's default writer fwrites into it */
-  struct curl_slist *h = curl_slist_append(NULL, "Expect:");
+  struct curl_slist *h = curl_slist_append(NULL, raw_expect ? "Expect: 100-continue" : "Expect:");
   if (raw_chunked)
     h = curl_slist_append(h, "Transfer-Encoding: chunked");
   curl_easy_setopt(c, CURLOPT_URL, url);

@@ -23,6 +23,9 @@ extern char tls_ca[400], tls_cert[400], tls_key[400];
 extern int raw_local_port;
 /* When set, raw_http sends its body chunked (no Content-Length). */
 extern bool raw_chunked;
+/* When set, raw_http asks "Expect: 100-continue" and sends its body only once the server says
+ * so: a refusal at the headers then reaches the client before any body is on the wire. */
+extern bool raw_expect;
 /* The Allow header of raw_http's last answer ("" when none). */
 extern char raw_allow[128];
 

@@ -114,7 +114,13 @@ static void test_limits(void) {
   CU_ASSERT_EQUAL(status, 200); /* exactly the limit */
   CU_ASSERT(e2e_bool(o, "result"));
   json_object_put(o);
+  /* One byte over, refused from its Content-Length before the body is read. The client waits for
+   * the verdict (Expect: 100-continue): a client that sends the body at once may see the refusal
+   * lost to the reset of the connection closed under its upload (seen under ThreadSanitizer). A
+   * server that read the body instead would answer 100 and close on the growth: no 413. */
+  raw_expect = true;
   o = raw_http("POST", DMH_CONTROL_HTTP_PATH, body, n + 1, NULL, NULL, NULL, &status, &rc);
+  raw_expect = false;
   CU_ASSERT_EQUAL(status, 413);
   CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_REQUEST);
   CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "longer than 1048576 bytes"));
