@@ -41,6 +41,11 @@ typedef struct dmh_master_opts {
                             leader failovers) */
   dmh_master_forward_fn forward;
   void *forward_ud;
+  /* --secrets-dir (a real path; NULL: none) and --allow-submitted-unit-paths: what the configs
+   * dmctl sends may name (config.h, dmh_cfg_trust); the text the master keeps in etcd is checked
+   * again by the workers. */
+  const char *secrets_dir;
+  bool allow_submitted_unit_paths;
 } dmh_master_opts;
 
 /* Grant the lease, register (refused with DM_ERR_EXISTS while a live master has the name), start
