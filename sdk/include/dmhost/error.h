@@ -215,6 +215,10 @@ typedef enum dm_error_level {
     "See the server's error in the raw cause.")                                                    \
   X(DM_ERR_DB_PRIVILEGE, 20003, DM_CLASS_DATABASE, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 0,             \
     "GRANT the privileges named in the message to the user, then start the task again.")           \
+  X(DM_ERR_DB_AUTH_PLUGIN, 20004, DM_CLASS_DATABASE, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 0,           \
+    "The server asked for a plugin that hands it the password, without verified TLS; nothing "     \
+    "was sent. Give the server's `security` group with ssl-ca, or the account "                    \
+    "mysql_native_password or ed25519; if unexpected, check what answers at that address.")        \
   X(DM_ERR_PRECHECK_FAILED, 26001, DM_CLASS_TASK_CHECK, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 0,        \
     "Fix each failed check as its instruction says (`dmhost check` or `dmctl check-task` prints "  \
     "them all; docs/precheck.md), or skip the item with ignore-checking-items in the task file, "  \
