@@ -15,7 +15,8 @@ Modes:
   proxy UPSTREAM_PORT  forwards each connection to the real server on UPSTREAM_PORT packet by
                        packet, and answers every `SHOW CREATE TABLE` with the bytes of --answer
                        in place of the statement (the table name column is kept), like a hijacked
-                       or hostile source would. --record counts the rewrites (one line each).
+                       or hostile source would (without --answer they pass unchanged). --record
+                       gets one line per answer ("rewrote ..." or "passed ...").
 
 Only what the tests need: no TLS (the handshake offers none), no compression.
 """
@@ -228,7 +229,7 @@ def serve_proxy(conn, args):
 
     t = threading.Thread(target=client_to_server, daemon=True)
     t.start()
-    answer = open(args.answer, "rb").read() if args.answer else b""
+    answer = open(args.answer, "rb").read() if args.answer else None
     # A result set: column count, column definitions, EOF (unless CLIENT_DEPRECATE_EOF), rows,
     # EOF or OK. Only the first row of a pending answer changes.
     try:
@@ -259,6 +260,10 @@ def serve_proxy(conn, args):
                     if payload[:1] == b"\xfe" and len(payload) < 9:
                         pass  # the EOF after the column definitions (no CLIENT_DEPRECATE_EOF)
                     elif payload[:1] in (b"\xfe", b"\xff"):
+                        with lock:
+                            state["pending"] = False
+                    elif answer is None:  # no --answer: pass it on, count it
+                        record(args.record, b"passed SHOW CREATE TABLE\n")
                         with lock:
                             state["pending"] = False
                     else:

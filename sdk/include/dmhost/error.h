@@ -273,6 +273,10 @@ typedef enum dm_error_level {
     "With consistency = lock, tables kept being created (or dropped) in the dumped schemas while " \
     "the dump locked them: the task resumes by itself and tries again; if it keeps failing, let "  \
     "the source's DDL pause, or use consistency = snapshot (one connection, no lock) or flush.")   \
+  X(DM_ERR_DUMP_BAD_ANSWER, 40006, DM_CLASS_DUMP_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,        \
+    "The source answered SHOW CREATE with something other than the statement asked for (binary "   \
+    "bytes, another statement or name); nothing of it was written. Check what answers at the "     \
+    "source's address (a proxy, a server that is not MySQL/MariaDB), then resume the task.")       \
   X(DM_ERR_LOAD_DUMP_INCOMPLETE, 40101, DM_CLASS_LOAD_UNIT, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,   \
     "The dump folder is incomplete (no metadata, or a file the load needs is gone or changed): "   \
     "re-run the dump (remove the load checkpoint table and start the task again in mode full or "  \
