@@ -33,37 +33,16 @@ static int dump_schema_write(dump_unit *u, const char *file, const char *stmt, s
   return rc;
 }
 
-/* Is [p, p+n) valid UTF-8 (utf8mb4: 1 to 4 bytes, no overlong forms, no surrogates)? */
-static bool dump_schema_utf8(const unsigned char *p, size_t n) {
-  for (size_t i = 0; i < n;) {
-    unsigned char c = p[i];
-    size_t k = c < 0x80             ? 1
-               : (c & 0xE0) == 0xC0 ? 2
-               : (c & 0xF0) == 0xE0 ? 3
-               : (c & 0xF8) == 0xF0 ? 4
-                                    : 0;
-    if (k == 0 || i + k > n || (k == 2 && c < 0xC2) || (k == 4 && c > 0xF4))
-      return false;
-    for (size_t j = 1; j < k; j++)
-      if ((p[i + j] & 0xC0) != 0x80)
-        return false;
-    if ((k == 3 && c == 0xE0 && p[i + 1] < 0xA0) || (k == 3 && c == 0xED && p[i + 1] >= 0xA0) ||
-        (k == 4 && c == 0xF0 && p[i + 1] < 0x90) || (k == 4 && c == 0xF4 && p[i + 1] >= 0x90))
-      return false;
-    i += k;
-  }
-  return true;
-}
-
 /*
  * The answer to SHOW CREATE goes into a file of the dump folder as it is, and the load (or a
- * person) runs it: it must be the statement asked for. Text (no NUL byte, valid UTF-8: the
- * server builds it in its system character set and NAMES binary passes it unconverted) starting
- * with `head` (`CREATE TABLE ` or `CREATE DATABASE `), the quoted name asked (the session quotes
- * with backticks: no ANSI_QUOTES, SQL_QUOTE_SHOW_CREATE on) and then `tail`. A source that
- * answered the bytes of a library had them written as a schema file (issue 20, item 3).
- * Returns 0, or -1 with DM_ERR_DUMP_BAD_ANSWER naming the object and what was wrong, never the
- * bytes.
+ * person) runs it: it must be the statement asked for. No NUL byte (the server escapes NUL in
+ * string literals as \0, so only binary data holds one), starting with `head` (`CREATE TABLE ` or
+ * `CREATE DATABASE `), the quoted name asked (the session quotes with backticks: no ANSI_QUOTES,
+ * SQL_QUOTE_SHOW_CREATE on) and then `tail`. Not a character set check: under NAMES binary the
+ * answer is the server's bytes, and a binary column's default is its raw bytes (0xFF00 is
+ * DEFAULT '<0xFF>\0', measured), which no text encoding need accept. A source that answered the
+ * bytes of a library had them written as a schema file (issue 20, item 3). Returns 0, or -1 with
+ * DM_ERR_DUMP_BAD_ANSWER naming the object and what was wrong, never the bytes.
  */
 static int dump_schema_answer_ok(dump_unit *u, const char *sql, const char *what, const char *row,
                                  size_t len, const char *head, const char *name, const char *tail,
@@ -76,8 +55,6 @@ static int dump_schema_answer_ok(dump_unit *u, const char *sql, const char *what
     why = "no statement";
   else if (memchr(row, '\0', len))
     why = "a NUL byte (binary data, not a statement)";
-  else if (!dump_schema_utf8((const unsigned char *)row, len))
-    why = "bytes that are not UTF-8 text";
   else if (len < hl + ql + tl || memcmp(row, head, hl) != 0 || memcmp(row + hl, quoted, ql) != 0 ||
            memcmp(row + hl + ql, tail, tl) != 0)
     why = "text that does not start with the statement asked for";

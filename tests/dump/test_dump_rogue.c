@@ -149,13 +149,13 @@ static void test_elf_answer(void) {
                  4);
 }
 
-/* Text that is not the statement asked for: another statement, another table, not UTF-8. */
+/* Text that is not the statement asked for: another statement, another table, a comment before
+ * the column list, a NUL byte after a good start. */
 static void test_text_answers(void) {
   static const char *const answers[] = {
       "DROP TABLE `victim` /*rogue-marker*/",
       "CREATE TABLE `other` (`id` int) /*rogue-marker*/",
       "CREATE TABLE `t`/*rogue-marker*/(`id` int)",
-      "CREATE TABLE `t` (`id` int) COMMENT='\xff\xfe rogue-marker'",
   };
   char path[128];
   snprintf(path, sizeof path, "/tmp/dmh-dump-rogue-%d.answer", (int)getpid());
@@ -163,6 +163,10 @@ static void test_text_answers(void) {
     write_file(path, answers[i], strlen(answers[i]));
     expect_refused(path, "rogue-marker", 12);
   }
+  /* a valid statement, then a NUL and more bytes */
+  static const char nul[] = "CREATE TABLE `t` (`id` int)\0rogue-marker";
+  write_file(path, nul, sizeof nul - 1);
+  expect_refused(path, "rogue-marker", 12);
   unlink(path);
 }
 
