@@ -240,6 +240,10 @@ typedef enum dm_error_level {
     "See the server's error in the raw cause.")                                                    \
   X(DM_ERR_DB_PRIVILEGE, 20003, DM_CLASS_DATABASE, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 0,             \
     "GRANT the privileges named in the message to the user, then start the task again.")           \
+  X(DM_ERR_DB_AUTH_PLUGIN, 20004, DM_CLASS_DATABASE, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 0,           \
+    "The server asked for a plugin that hands it the password, without verified TLS; nothing "     \
+    "was sent. Give the server's `security` group with ssl-ca, or the account "                    \
+    "mysql_native_password or ed25519; if unexpected, check what answers at that address.")        \
   X(DM_ERR_PRECHECK_FAILED, 26001, DM_CLASS_TASK_CHECK, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 0,        \
     "Fix each failed check as its instruction says (`dmhost check` or `dmctl check-task` prints "  \
     "them all; docs/precheck.md), or skip the item with ignore-checking-items in the task file, "  \
@@ -294,6 +298,10 @@ typedef enum dm_error_level {
     "With consistency = lock, tables kept being created (or dropped) in the dumped schemas while " \
     "the dump locked them: the task resumes by itself and tries again; if it keeps failing, let "  \
     "the source's DDL pause, or use consistency = snapshot (one connection, no lock) or flush.")   \
+  X(DM_ERR_DUMP_BAD_ANSWER, 40006, DM_CLASS_DUMP_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,        \
+    "The source answered SHOW CREATE with something other than the statement asked for (binary "   \
+    "bytes, another statement or name); nothing of it was written. Check what answers at the "     \
+    "source's address (a proxy, a server that is not MySQL/MariaDB), then resume the task.")       \
   X(DM_ERR_LOAD_DUMP_INCOMPLETE, 40101, DM_CLASS_LOAD_UNIT, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,   \
     "The dump folder is incomplete (no metadata, or a file the load needs is gone or changed): "   \
     "re-run the dump (remove the load checkpoint table and start the task again in mode full or "  \
