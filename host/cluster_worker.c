@@ -33,23 +33,24 @@
 #define CW_LEASE_FILE "cluster-lease"
 
 static void cw_usage(FILE *out) {
-  fprintf(
-      out,
-      "usage: dmhost worker --name NAME --etcd URL[,URL...] --state-dir DIR\n"
-      "                     [--etcd-prefix /dmhost] [--advertise-addr ADDR]\n"
-      "                     [--listen HOST:PORT [--tls-ca FILE --tls-cert FILE --tls-key FILE]]\n"
-      "                     [--lease-ttl SECONDS] [--plugin-dir DIR]\n"
-      "                     [--log-level debug|info|warn|error] [--log-format text|json]\n"
-      "\n"
-      "Runs one worker of a cluster: registers NAME in etcd under a lease (TTL 10 s unless\n"
-      "told, at least 10), runs the source the leader binds to it and that source's\n"
-      "subtasks at the stages the leader sets, and publishes their status. Its source,\n"
-      "relay and tasks are kept in DIR as `dmhost serve` keeps them, and so is the lease's\n"
-      "ID: a restart within the TTL keeps the binding. The subtasks are paused when the\n"
-      "lease was not renewed for TTL - 3 s. SIGINT or SIGTERM pauses them and exits 0.\n"
-      "--listen serves the commands a master forwards to the worker of a source\n"
-      "(purge-relay, swap-unit, binlog; query-status) over HTTP, and is the address it\n"
-      "registers unless --advertise-addr says another.\n");
+  fprintf(out,
+          "usage: dmhost worker --name NAME --etcd URL[,URL...] --state-dir DIR\n"
+          "                     [--etcd-prefix /dmhost] [--advertise-addr ADDR]\n"
+          "                     [--listen HOST:PORT [--tls-ca FILE --tls-cert FILE --tls-key FILE\n"
+          "                                          [--tls-allowed-cn NAME[,NAME...]]]]\n"
+          "                     [--lease-ttl SECONDS] [--plugin-dir DIR]\n"
+          "                     [--log-level debug|info|warn|error] [--log-format text|json]\n"
+          "\n"
+          "Runs one worker of a cluster: registers NAME in etcd under a lease (TTL 10 s unless\n"
+          "told, at least 10), runs the source the leader binds to it and that source's\n"
+          "subtasks at the stages the leader sets, and publishes their status. Its source,\n"
+          "relay and tasks are kept in DIR as `dmhost serve` keeps them, and so is the lease's\n"
+          "ID: a restart within the TTL keeps the binding. The subtasks are paused when the\n"
+          "lease was not renewed for TTL - 3 s. SIGINT or SIGTERM pauses them and exits 0.\n"
+          "--listen serves the commands a master forwards to the worker of a source\n"
+          "(purge-relay, swap-unit, binlog; query-status) over HTTP, and is the address it\n"
+          "registers unless --advertise-addr says another. --tls-allowed-cn: the client\n"
+          "certificates' subjects (CN) admitted there, the masters'; default any of --tls-ca.\n");
 }
 
 static void cw_fail(const dm_error *err) {
@@ -139,6 +140,7 @@ static int cw_options(cw *w, int argc, char **argv, const char **state_arg, cons
       {"tls-ca", required_argument, NULL, 'A'},
       {"tls-cert", required_argument, NULL, 'C'},
       {"tls-key", required_argument, NULL, 'K'},
+      {"tls-allowed-cn", required_argument, NULL, 'N'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -157,6 +159,9 @@ static int cw_options(cw *w, int argc, char **argv, const char **state_arg, cons
       break;
     case 'K':
       tls->key = optarg;
+      break;
+    case 'N':
+      tls->allowed_cn = optarg;
       break;
     case 'n':
       if (!dmh_cluster_name_ok(optarg)) {
@@ -322,7 +327,7 @@ int dmh_cluster_worker_main(int argc, char **argv) {
   cw w = {.ttl_s = CW_TTL_DEFAULT};
   dm_strlcpy(w.prefix, DMH_CLUSTER_PREFIX_DEFAULT, sizeof w.prefix);
   const char *state_arg = NULL, *plugin_arg = NULL, *listen_arg = NULL;
-  dmh_control_tls tls = {NULL, NULL, NULL};
+  dmh_control_tls tls = {0};
   int orc = cw_options(&w, argc, argv, &state_arg, &plugin_arg, &listen_arg, &tls);
   if (orc >= 0)
     return orc;

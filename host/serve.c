@@ -36,7 +36,8 @@ static void serve_usage(FILE *out) {
       "usage: dmhost serve --state-dir DIR [--socket PATH] [--plugin-dir DIR]\n"
       "                    [--socket-group GROUP] [--idle-timeout SECONDS]\n"
       "                    [--send-timeout SECONDS]\n"
-      "                    [--listen HOST:PORT [--tls-ca FILE --tls-cert FILE --tls-key FILE]]\n"
+      "                    [--listen HOST:PORT [--tls-ca FILE --tls-cert FILE --tls-key FILE\n"
+      "                                         [--tls-allowed-cn NAME[,NAME...]]]]\n"
       "                    [--log-level debug|info|warn|error] [--log-format text|json]\n"
       "\n"
       "Runs the daemon that dmctl talks to. Sources, tasks and their expected stages are kept\n"
@@ -48,7 +49,8 @@ static void serve_usage(FILE *out) {
       "dmctl --master-addr), DM's OpenAPI paths under /api/v1 (docs/api.md; the document at\n"
       "GET /api/v1/openapi.json) and the metrics (GET /metrics, Prometheus text format).\n"
       "Without --tls-* it must be a loopback address and admits the same users as the socket;\n"
-      "with them it requires mutual TLS: a client certificate signed by --tls-ca.\n"
+      "with them it requires mutual TLS: a client certificate signed by --tls-ca, whose\n"
+      "subject (CN) is one of --tls-allowed-cn when given (dmctl's certificates).\n"
       "SIGINT or SIGTERM pauses the running tasks at a safe point and exits 0.\n");
 }
 
@@ -107,11 +109,12 @@ int dmh_serve_main(int argc, char **argv) {
       {"tls-ca", required_argument, NULL, 'A'},
       {"tls-cert", required_argument, NULL, 'C'},
       {"tls-key", required_argument, NULL, 'K'},
+      {"tls-allowed-cn", required_argument, NULL, 'N'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
   const char *state_arg = NULL, *socket_arg = NULL, *plugin_arg = NULL, *listen_arg = NULL;
-  dmh_control_tls tls = {NULL, NULL, NULL};
+  dmh_control_tls tls = {0};
   /* query-status and query-lag (the status page polls both) read the registry's state and the
    * lag history under short locks: answered on the HTTP server's event threads
    * (control_socket.h) */
@@ -143,6 +146,9 @@ int dmh_serve_main(int argc, char **argv) {
       break;
     case 'K':
       tls.key = optarg;
+      break;
+    case 'N':
+      tls.allowed_cn = optarg;
       break;
     case 'g': {
       struct group gr, *found = NULL;
