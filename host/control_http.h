@@ -5,8 +5,9 @@
  * the request object as the body; the answer is the body of a 200 (application/json), exactly
  * the line the socket would write. The transport's own
  * refusals carry the same error shape with their HTTP status: 413 (body over
- * DMH_CONTROL_LINE_MAX), 403 (no valid client certificate, or a local peer of another user),
- * 404 (another path), 405 (another method).
+ * DMH_CONTROL_LINE_MAX), 403 (a client certificate of a subject not in --tls-allowed-cn; in
+ * depth, no valid certificate or a local peer of another user, which are refused before: in the
+ * TLS handshake, at accept), 404 (another path), 405 (another method).
  *
  * Like the socket server it knows nothing of the protocol: the body goes to opts->handler. A small
  * pool of event threads (libmicrohttpd's epoll loops, one a core) serves every connection first
