@@ -80,7 +80,8 @@ struct dmh_control_http {
   pthread_t reaper;
   /* the rate-limited lines, under log_lock */
   pthread_mutex_t log_lock;
-  http_ratelog log_peer, log_full, log_evict, log_slow, log_no_cert, log_bad_cert, log_mhd;
+  http_ratelog log_peer, log_full, log_room, log_evict, log_slow, log_no_cert, log_bad_cert,
+      log_mhd;
   char mhd_last[256]; /* libmicrohttpd's last line (its handshake failures repeat) */
 };
 
@@ -521,6 +522,8 @@ static void http_count_pool_cpu(dmh_control_http *h) {
   http_pool_cpu_seen = now;
 }
 
+static void http_cut(dmh_control_http *h, http_conn *c);
+
 /* Who is let in at accept, before the connection takes a slot:
  * - without TLS, only a client whose uid is admitted (http_admit_uid): the client's socket is
  *   found from the pair, its address given here and ours the listening one (h->me: only a loopback
@@ -546,6 +549,22 @@ static enum MHD_Result http_accept(void *cls, const struct sockaddr *addr, sockl
   }
   if (atomic_fetch_add(&h->open, 1) < DMH_CONTROL_HTTP_MAX_CONNECTIONS)
     return MHD_YES; /* released when it closes (http_notify) */
+  /* Full: a connection still waiting for its headers gives its slot to this one (the oldest, of
+   * whatever age: an admitted operator is never refused while one waits). The count stays over
+   * the limit until the one closed is (its CLOSED releases it). */
+  pthread_mutex_lock(&h->conns_lock);
+  bool room = h->waiting_head != NULL;
+  if (room)
+    http_cut(h, h->waiting_head);
+  pthread_mutex_unlock(&h->conns_lock);
+  if (room) {
+    http_log_limited(h, &h->log_room, DM_LOG_WARN,
+                     "[code %d] control plane %s: %d connections are open; closed the oldest "
+                     "still waiting for its request headers%s to make room for a new one",
+                     DM_ERR_CONTROL_SLOW_CLIENT, h->where, DMH_CONTROL_HTTP_MAX_CONNECTIONS,
+                     h->tls ? " (or the TLS handshake)" : "");
+    return MHD_YES;
+  }
   atomic_fetch_sub(&h->open, 1);
   http_log_limited(
       h, &h->log_full, DM_LOG_WARN,
@@ -581,33 +600,51 @@ static void http_cut(dmh_control_http *h, http_conn *c) {
 }
 
 /* The reaper: closes each waiting connection at DMH_CONTROL_HTTP_HEADER_DEADLINE_MS from its
- * accept, whatever it sent. The list is in accept order, so the head is the next due. */
+ * accept, whatever it sent, and while more than DMH_CONTROL_HTTP_MAX_UNADMITTED wait, the oldest
+ * once it has waited DMH_CONTROL_HTTP_UNADMITTED_GRACE_MS (a burst of honest clients, each sending
+ * its headers within milliseconds, is not cut: 200 connecting at once were, with no grace). The
+ * list is in accept order, so the head is the next due. */
 static void *http_reaper(void *ud) {
   dmh_control_http *h = ud;
   pthread_mutex_lock(&h->conns_lock);
   while (!h->reaper_stop) {
     long long now = http_now_ms();
-    int cut = 0;
-    while (h->waiting_head &&
-           now - h->waiting_head->since_ms >= DMH_CONTROL_HTTP_HEADER_DEADLINE_MS) {
-      http_cut(h, h->waiting_head);
-      cut++;
+    int late = 0, over = 0;
+    for (http_conn *c; (c = h->waiting_head);) {
+      long long age = now - c->since_ms;
+      if (age >= DMH_CONTROL_HTTP_HEADER_DEADLINE_MS)
+        late++;
+      else if (h->waiting > DMH_CONTROL_HTTP_MAX_UNADMITTED &&
+               age >= DMH_CONTROL_HTTP_UNADMITTED_GRACE_MS)
+        over++;
+      else
+        break;
+      http_cut(h, c);
     }
-    if (cut) {
+    if (late || over) {
       pthread_mutex_unlock(&h->conns_lock);
-      http_log_limited(h, &h->log_slow, DM_LOG_WARN,
-                       "[code %d] control plane %s: closed %d connection(s) that had not sent "
-                       "their request headers%s within %d ms of connecting",
-                       DM_ERR_CONTROL_SLOW_CLIENT, h->where, cut,
-                       h->tls ? " (or finished the TLS handshake)" : "",
-                       DMH_CONTROL_HTTP_HEADER_DEADLINE_MS);
+      if (late)
+        http_log_limited(h, &h->log_slow, DM_LOG_WARN,
+                         "[code %d] control plane %s: closed %d connection(s) that had not sent "
+                         "their request headers%s within %d ms of connecting",
+                         DM_ERR_CONTROL_SLOW_CLIENT, h->where, late,
+                         h->tls ? " (or finished the TLS handshake)" : "",
+                         DMH_CONTROL_HTTP_HEADER_DEADLINE_MS);
+      if (over)
+        http_log_limited(h, &h->log_evict, DM_LOG_WARN,
+                         "[code %d] control plane %s: more than %d connections were waiting for "
+                         "their request headers%s; closed the oldest %d",
+                         DM_ERR_CONTROL_SLOW_CLIENT, h->where, DMH_CONTROL_HTTP_MAX_UNADMITTED,
+                         h->tls ? " (or the TLS handshake)" : "", over);
       pthread_mutex_lock(&h->conns_lock);
       continue;
     }
-    /* until the head is due, or a second when none waits (a new one signals an empty list) */
-    long long due = h->waiting_head
-                        ? h->waiting_head->since_ms + DMH_CONTROL_HTTP_HEADER_DEADLINE_MS
-                        : now + 1000;
+    /* until the head is due, or a second when none waits (a first one, or one over the share,
+     * signals) */
+    long long due = !h->waiting_head ? now + 1000
+                    : h->waiting > DMH_CONTROL_HTTP_MAX_UNADMITTED
+                        ? h->waiting_head->since_ms + DMH_CONTROL_HTTP_UNADMITTED_GRACE_MS
+                        : h->waiting_head->since_ms + DMH_CONTROL_HTTP_HEADER_DEADLINE_MS;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     long long wait = due - now;
@@ -712,7 +749,6 @@ static void http_started(dmh_control_http *h, struct MHD_Connection *conn, void 
     gnutls_handshake_set_hook_function(session, GNUTLS_HANDSHAKE_CERTIFICATE_PKT, GNUTLS_HOOK_POST,
                                        http_tls_cert_hook);
   }
-  bool evicted = false;
   pthread_mutex_lock(&h->conns_lock);
   c->since_ms = http_now_ms();
   c->listed = true;
@@ -722,19 +758,10 @@ static void http_started(dmh_control_http *h, struct MHD_Connection *conn, void 
   else
     h->waiting_head = c;
   h->waiting_tail = c;
-  if (h->waiting++ == 0)
+  /* the reaper's next due time changes with the first one waiting and with one over the share */
+  if (++h->waiting == 1 || h->waiting == DMH_CONTROL_HTTP_MAX_UNADMITTED + 1)
     pthread_cond_signal(&h->reaper_wake);
-  if (h->waiting > DMH_CONTROL_HTTP_MAX_UNADMITTED) {
-    http_cut(h, h->waiting_head);
-    evicted = true;
-  }
   pthread_mutex_unlock(&h->conns_lock);
-  if (evicted)
-    http_log_limited(h, &h->log_evict, DM_LOG_WARN,
-                     "[code %d] control plane %s: %d connections are waiting for their request "
-                     "headers%s, the most at once; closed the oldest",
-                     DM_ERR_CONTROL_SLOW_CLIENT, h->where, DMH_CONTROL_HTTP_MAX_UNADMITTED,
-                     h->tls ? " (or the TLS handshake)" : "");
 }
 
 static void http_notify(void *cls, struct MHD_Connection *conn, void **socket_context,

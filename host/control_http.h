@@ -34,9 +34,14 @@
  * headers are in and admitted, a connection keeps --idle-timeout. */
 #define DMH_CONTROL_HTTP_HEADER_DEADLINE_MS 5000
 /* Connections not yet admitted (before their first request's headers) at most, out of
- * DMH_CONTROL_HTTP_MAX_CONNECTIONS: one more closes the oldest of them, so that clients that stall
- * hold at most this share and an admitted operator always finds a slot. */
+ * DMH_CONTROL_HTTP_MAX_CONNECTIONS, once they have waited DMH_CONTROL_HTTP_UNADMITTED_GRACE_MS:
+ * beyond, the oldest are closed, so that clients that stall hold at most this share. A new
+ * connection when all DMH_CONTROL_HTTP_MAX_CONNECTIONS are open closes the oldest one waiting, of
+ * any age: an admitted operator always finds a slot. */
 #define DMH_CONTROL_HTTP_MAX_UNADMITTED 16
+/* The time an honest client needs to send its headers (milliseconds on loopback): a burst of
+ * them (200 connecting at once) is not cut by the share meanwhile. */
+#define DMH_CONTROL_HTTP_UNADMITTED_GRACE_MS 1000
 /* GET: the process's metrics in Prometheus' text format (metrics.h, docs/metrics.md), admitted
  * as /control is (loopback peer of the daemon's user, or a client certificate of --tls-ca). */
 #define DMH_METRICS_HTTP_PATH "/metrics"
