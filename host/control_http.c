@@ -716,10 +716,10 @@ static int http_tls_cert_hook(gnutls_session_t session, unsigned htype, unsigned
   return 0;
 }
 
-/* A new connection: its record, listed to wait (the oldest waiting one closed when this makes
- * one more than DMH_CONTROL_HTTP_MAX_UNADMITTED); with TLS, its session made to require the
- * client's certificate (libmicrohttpd has set the session up, the handshake has not begun). A
- * record that cannot be made closes the connection: it would escape the deadline. */
+/* A new connection: its record, listed to wait (the reaper holds it to the deadline and the
+ * share); with TLS, its session made to require the client's certificate (libmicrohttpd has set the
+ * session up, the handshake has not begun). A record that cannot be made closes the connection: it
+ * would escape the deadline. */
 static void http_started(dmh_control_http *h, struct MHD_Connection *conn, void **socket_context) {
   const union MHD_ConnectionInfo *fdi =
       MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
@@ -1274,14 +1274,18 @@ int dmh_control_http_open(const char *addr, const dmh_control_tls *tls,
     return -1;
   }
   h->reaper_on = true;
+  /* where, for messages, known before the first connection (http_accept logs it) */
+  char shown[INET6_ADDRSTRLEN] = "?", port[16] = "0";
+  getnameinfo((struct sockaddr *)&h->me, sizeof h->me, shown, sizeof shown, port, sizeof port,
+              NI_NUMERICHOST | NI_NUMERICSERV);
+  h->port = atoi(port);
+  snprintf(h->where, sizeof h->where, strchr(shown, ':') ? "[%s]:%d" : "%s:%d", shown, h->port);
   h->mhd = MHD_start_daemon(
       flags, 0, http_accept, h, http_access, h, MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, h,
       MHD_OPTION_LISTEN_SOCKET, lfd, MHD_OPTION_THREAD_POOL_SIZE, pool, MHD_OPTION_CONNECTION_LIMIT,
       (unsigned)DMH_CONTROL_HTTP_MAX_CONNECTIONS * (pool + 1), MHD_OPTION_CONNECTION_TIMEOUT,
       idle_s, MHD_OPTION_NOTIFY_COMPLETED, http_completed, h, MHD_OPTION_NOTIFY_CONNECTION,
       http_notify, h, MHD_OPTION_ARRAY, tls ? tls_opts : no_opts, MHD_OPTION_END);
-  char shown[INET6_ADDRSTRLEN] = "?";
-  getnameinfo(ai->ai_addr, ai->ai_addrlen, shown, sizeof shown, NULL, 0, NI_NUMERICHOST);
   bool loopback = http_is_loopback(ai->ai_addr);
   freeaddrinfo(ai);
   if (!h->mhd) {
@@ -1291,9 +1295,6 @@ int dmh_control_http_open(const char *addr, const dmh_control_tls *tls,
     http_free(h);
     return -1;
   }
-  const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_BIND_PORT);
-  h->port = di ? di->port : 0;
-  snprintf(h->where, sizeof h->where, strchr(shown, ':') ? "[%s]:%d" : "%s:%d", shown, h->port);
   dmh_log(DM_LOG_INFO, "control", "control plane on http%s://%s" DMH_CONTROL_HTTP_PATH " (%s; %s)",
           tls ? "s" : "", h->where,
           loopback ? "loopback: this machine only" : "reachable from the network",
