@@ -37,7 +37,8 @@ static void cw_usage(FILE *out) {
       out,
       "usage: dmhost worker --name NAME --etcd URL[,URL...] --state-dir DIR\n"
       "                     [--etcd-prefix /dmhost] [--advertise-addr ADDR]\n"
-      "                     [--listen HOST:PORT [--tls-ca FILE --tls-cert FILE --tls-key FILE]]\n"
+      "                     [--listen HOST:PORT [--tls-ca FILE --tls-cert FILE --tls-key FILE\n"
+      "                                          [--tls-allowed-cn NAME[,NAME...]]]]\n"
       "                     [--lease-ttl SECONDS] [--plugin-dir DIR] [--unit-dir DIR]...\n"
       "                     [--secrets-dir DIR] [--allow-submitted-unit-paths]\n"
       "                     [--log-level debug|info|warn|error] [--log-format text|json]\n"
@@ -50,7 +51,8 @@ static void cw_usage(FILE *out) {
       "lease was not renewed for TTL - 3 s. SIGINT or SIGTERM pauses them and exits 0.\n"
       "--listen serves the commands a master forwards to the worker of a source\n"
       "(purge-relay, swap-unit, binlog; query-status) over HTTP, and is the address it\n"
-      "registers unless --advertise-addr says another.\n"
+      "registers unless --advertise-addr says another. --tls-allowed-cn: the client\n"
+      "certificates' subjects (CN) admitted there, the masters'; default any of --tls-ca.\n"
       "Every source and task file it reads from etcd is a config sent over the network: it may\n"
       "not name secret files outside --secrets-dir, password-env, unit-paths (without\n"
       "--allow-submitted-unit-paths), a wider file-mode or @include "
@@ -145,6 +147,7 @@ static int cw_options(cw *w, int argc, char **argv, const char **state_arg, cons
       {"tls-cert", required_argument, NULL, 'C'},
       {"tls-key", required_argument, NULL, 'K'},
       DMH_TRUST_LONGOPTS,
+      {"tls-allowed-cn", required_argument, NULL, 'N'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -168,6 +171,9 @@ static int cw_options(cw *w, int argc, char **argv, const char **state_arg, cons
       break;
     case 'K':
       tls->key = optarg;
+      break;
+    case 'N':
+      tls->allowed_cn = optarg;
       break;
     case 'n':
       if (!dmh_cluster_name_ok(optarg)) {
@@ -333,7 +339,7 @@ int dmh_cluster_worker_main(int argc, char **argv) {
   cw w = {.ttl_s = CW_TTL_DEFAULT};
   dm_strlcpy(w.prefix, DMH_CLUSTER_PREFIX_DEFAULT, sizeof w.prefix);
   const char *state_arg = NULL, *plugin_arg = NULL, *listen_arg = NULL;
-  dmh_control_tls tls = {NULL, NULL, NULL};
+  dmh_control_tls tls = {0};
   int orc = cw_options(&w, argc, argv, &state_arg, &plugin_arg, &listen_arg, &tls);
   if (orc >= 0)
     return orc;

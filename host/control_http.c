@@ -16,6 +16,7 @@
 #include <netinet/tcp.h>
 #include <pthread.h>
 #include <pwd.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,16 @@
 #include "log.h"
 #include "metrics.h"
 #include "status_page.h"
+
+/* A log line said at most once per HTTP_LOG_EVERY_MS, the ones left out counted into the next: a
+ * flood of refused or closed connections must not flood the log. */
+#define HTTP_LOG_EVERY_MS 10000
+typedef struct http_ratelog {
+  long long last_ms; /* when said last; 0 never */
+  unsigned left_out; /* since */
+} http_ratelog;
+
+typedef struct http_conn http_conn;
 
 struct dmh_control_http {
   struct MHD_Daemon *mhd;
@@ -50,7 +61,64 @@ struct dmh_control_http {
   /* Connections open (admitted by http_accept, not yet closed): at most
    * DMH_CONTROL_HTTP_MAX_CONNECTIONS over the whole pool. */
   atomic_int open;
+  /* The listening socket's address (bound here, before libmicrohttpd starts): the server's end of
+   * every connection's pair, which http_accept needs to find the client's socket. */
+  struct sockaddr_storage me;
+  /* --tls-allowed-cn split: the subjects admitted (n_allowed 0: any certificate of --tls-ca) */
+  char *allowed_text, *allowed_buf, **allowed;
+  size_t n_allowed;
+  /* The connections not yet admitted, oldest first (http_conn.prev/next), and the reaper that
+   * closes them at their deadline. One lock, conns_lock, over the list and every record's `listed`
+   * and `fd` while listed: a record leaves the list (the reaper's or an eviction's shutdown, its
+   * admission, or http_notify's CLOSED, which libmicrohttpd calls before it closes the socket)
+   * only under it, so a socket shut down through the list is always still the connection's. */
+  pthread_mutex_t conns_lock;
+  pthread_cond_t reaper_wake; /* CLOCK_MONOTONIC */
+  http_conn *waiting_head, *waiting_tail;
+  int waiting;
+  bool reaper_stop, reaper_on;
+  pthread_t reaper;
+  /* the rate-limited lines, under log_lock */
+  pthread_mutex_t log_lock;
+  http_ratelog log_peer, log_full, log_room, log_evict, log_slow, log_no_cert, log_bad_cert,
+      log_mhd;
+  char mhd_last[256]; /* libmicrohttpd's last line (its handshake failures repeat) */
 };
+
+static long long http_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Log the line of `fmt` unless `r` said one less than HTTP_LOG_EVERY_MS ago (then it is counted,
+ * and the next line says how many were left out). */
+__attribute__((format(printf, 4, 5))) static void
+http_log_limited(dmh_control_http *h, http_ratelog *r, dm_log_level level, const char *fmt, ...) {
+  long long now = http_now_ms();
+  pthread_mutex_lock(&h->log_lock);
+  bool say = r->last_ms == 0 || now - r->last_ms >= HTTP_LOG_EVERY_MS;
+  unsigned left = r->left_out;
+  if (say) {
+    r->last_ms = now;
+    r->left_out = 0;
+  } else {
+    r->left_out++;
+  }
+  pthread_mutex_unlock(&h->log_lock);
+  if (!say)
+    return;
+  char line[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  if (left)
+    dmh_log(level, "control", "%s (and %u more like it in the last %d s, not logged)", line, left,
+            HTTP_LOG_EVERY_MS / 1000);
+  else
+    dmh_log(level, "control", "%s", line);
+}
 
 /* One request: its body as it arrives; a command run off the pool leaves its answer here. */
 typedef struct http_req {
@@ -129,18 +197,17 @@ static bool http_is_loopback(const struct sockaddr *sa) {
 
 /* ---- the peer of a loopback connection without TLS ---- */
 
-/* The uid of the process that made the client's end of the loopback connection `fd` (ours): the
- * kernel's socket of the exact pair (its local end our peer, its remote end us), looked up by
- * NETLINK_SOCK_DIAG (inet_diag), and only while ESTABLISHED: a closed connection that used the
- * same client port lingers as TIME_WAIT, owned by uid 0. One lookup of one socket, whatever the
- * number of sockets on the machine: ~13 us, where reading /proc/net/tcp for it grew with them
- * (11 ms with 2,151 entries, 33 ms with 11,155). -1 when not found (refused). */
-static long long http_peer_uid(int fd) {
-  struct sockaddr_storage me, peer;
-  socklen_t ml = sizeof me, pl = sizeof peer;
-  if (getsockname(fd, (struct sockaddr *)&me, &ml) < 0 ||
-      getpeername(fd, (struct sockaddr *)&peer, &pl) < 0 || me.ss_family != peer.ss_family)
+/* The uid of the process that made the client's end of the loopback connection from `peer` to
+ * `me` (ours): the kernel's socket of the exact pair (its local end our peer, its remote end us),
+ * looked up by NETLINK_SOCK_DIAG (inet_diag), and only while ESTABLISHED: a closed connection that
+ * used the same client port lingers as TIME_WAIT, owned by uid 0. One lookup of one socket,
+ * whatever the number of sockets on the machine: ~13 us, where reading /proc/net/tcp for it grew
+ * with them (11 ms with 2,151 entries, 33 ms with 11,155). -1 when not found (refused). */
+static long long http_pair_uid(const struct sockaddr_storage *peer_ss,
+                               const struct sockaddr_storage *me_ss) {
+  if (me_ss->ss_family != peer_ss->ss_family)
     return -1;
+  const struct sockaddr_storage peer = *peer_ss, me = *me_ss;
   struct {
     struct nlmsghdr nh;
     struct inet_diag_req_v2 r;
@@ -196,6 +263,16 @@ static long long http_peer_uid(int fd) {
   return uid;
 }
 
+/* http_pair_uid of the connection `fd`, its pair read from the socket itself. */
+static long long http_peer_uid(int fd) {
+  struct sockaddr_storage me, peer;
+  socklen_t ml = sizeof me, pl = sizeof peer;
+  if (getsockname(fd, (struct sockaddr *)&me, &ml) < 0 ||
+      getpeername(fd, (struct sockaddr *)&peer, &pl) < 0)
+    return -1;
+  return http_pair_uid(&peer, &me);
+}
+
 static bool http_uid_in_group(uid_t uid, gid_t group) {
   struct passwd pw, *found = NULL;
   char buf[4096];
@@ -215,10 +292,7 @@ static bool http_uid_in_group(uid_t uid, gid_t group) {
 
 /* Without TLS only loopback is served: admit the client as the socket does (its uid is ours,
  * root's or in the group). 0, or -1 with DM_ERR_CONTROL_PEER. */
-static int http_admit_local(dmh_control_http *h, struct MHD_Connection *conn, dm_error *err) {
-  const union MHD_ConnectionInfo *ci =
-      MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-  long long uid = ci ? http_peer_uid(ci->connect_fd) : -1;
+static int http_admit_uid(dmh_control_http *h, long long uid, dm_error *err) {
   uid_t me = geteuid();
   if (uid >= 0 && ((uid_t)uid == me || uid == 0 ||
                    (h->opts.has_group && http_uid_in_group((uid_t)uid, h->opts.group))))
@@ -239,8 +313,58 @@ static int http_admit_local(dmh_control_http *h, struct MHD_Connection *conn, dm
   return -1;
 }
 
-/* With TLS: the client's certificate must verify against the CA. 0, or -1 with
- * DM_ERR_CONTROL_CLIENT_CERT. */
+/* http_admit_uid of the connection's socket, read from its fd: the check at accept
+ * (http_accept) made again on the first request, in depth. It costs one lookup a connection
+ * (~13 us), and holds by itself should the pair at accept ever not be the socket's (a listener
+ * on several addresses, a wildcard). */
+static int http_admit_local(dmh_control_http *h, struct MHD_Connection *conn, dm_error *err) {
+  const union MHD_ConnectionInfo *ci =
+      MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+  return http_admit_uid(h, ci ? http_peer_uid(ci->connect_fd) : -1, err);
+}
+
+/* The subject (CN) of the client's certificate, verified, in cn: 0; -1 when it has none or more
+ * than one (which one would name the client?). */
+static int http_peer_cn(gnutls_session_t session, char *cn, size_t size) {
+  unsigned n = 0;
+  const gnutls_datum_t *certs = gnutls_certificate_get_peers(session, &n);
+  gnutls_x509_crt_t crt;
+  if (!certs || n == 0 || gnutls_x509_crt_init(&crt) < 0)
+    return -1;
+  int rc = -1;
+  size_t len = size;
+  char more[8];
+  size_t more_len = sizeof more;
+  if (gnutls_x509_crt_import(crt, &certs[0], GNUTLS_X509_FMT_DER) == 0 &&
+      gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, 0, cn, &len) == 0 &&
+      gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 1, 0, more, &more_len) ==
+          GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE &&
+      strlen(cn) == len)
+    rc = 0;
+  gnutls_x509_crt_deinit(crt);
+  return rc;
+}
+
+/* --tls-allowed-cn: the verified certificate's subject is one named. 0, or -1 with
+ * DM_ERR_CONTROL_CLIENT_SUBJECT naming it and the flag. */
+static int http_admit_subject(dmh_control_http *h, gnutls_session_t session, dm_error *err) {
+  if (h->n_allowed == 0)
+    return 0;
+  char cn[256];
+  bool has_cn = http_peer_cn(session, cn, sizeof cn) == 0;
+  for (size_t i = 0; has_cn && i < h->n_allowed; i++)
+    if (strcmp(cn, h->allowed[i]) == 0)
+      return 0;
+  dm_error_set(err, DM_ERR_CONTROL_CLIENT_SUBJECT, NULL,
+               "control plane %s: refused the client certificate of subject %s%s: signed by "
+               "--tls-ca, but its CN is not one of --tls-allowed-cn %s",
+               h->where, has_cn ? "CN=" : "", has_cn ? cn : "(no single CN)", h->allowed_text);
+  return -1;
+}
+
+/* With TLS: the client's certificate must verify against the CA (the handshake required it
+ * already: http_tls_verify; checked again here, in depth) and name an allowed subject. 0, or -1
+ * with DM_ERR_CONTROL_CLIENT_CERT or DM_ERR_CONTROL_CLIENT_SUBJECT. */
 static int http_admit_cert(dmh_control_http *h, struct MHD_Connection *conn, dm_error *err) {
   const union MHD_ConnectionInfo *ci =
       MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
@@ -248,7 +372,7 @@ static int http_admit_cert(dmh_control_http *h, struct MHD_Connection *conn, dm_
   unsigned status = 0;
   int rc = session ? gnutls_certificate_verify_peers2(session, &status) : GNUTLS_E_INTERNAL_ERROR;
   if (rc == GNUTLS_E_SUCCESS && status == 0)
-    return 0;
+    return http_admit_subject(h, session, err);
   const char *why = "it was not signed by the daemon's --tls-ca";
   gnutls_datum_t text = {NULL, 0};
   if (rc == GNUTLS_E_NO_CERTIFICATE_FOUND)
@@ -362,14 +486,19 @@ static enum MHD_Result http_metrics(dmh_control_http *h, struct MHD_Connection *
   return rc;
 }
 
-/* Checks made once the headers are in: who, where, how and how much. Returns -1 having queued
- * the refusal (or, for /metrics, the answer) in *rc, or 0. */
 /* A connection's own record (its socket context, from http_notify): admitted once, since the peer
  * of a TCP connection and its TLS session do not change, a keep-alive client's next requests are
- * not checked again. */
-typedef struct http_conn {
-  bool admitted;
-} http_conn;
+ * not checked again. Until then it waits in h's list (conns_lock), which gives it
+ * DMH_CONTROL_HTTP_HEADER_DEADLINE_MS from its accept and a place among the
+ * DMH_CONTROL_HTTP_MAX_UNADMITTED. */
+struct http_conn {
+  dmh_control_http *h;
+  http_conn *prev, *next; /* in h's list while `listed` */
+  int fd;                 /* the connection's socket (libmicrohttpd's) */
+  long long since_ms;     /* accepted (monotonic) */
+  bool listed;            /* waiting: not admitted, not closed, not shut down */
+  bool admitted;          /* its pool thread's only */
+};
 
 /* CPU seconds the calling thread has used since it started. */
 static double http_thread_cpu(void) {
@@ -393,38 +522,270 @@ static void http_count_pool_cpu(dmh_control_http *h) {
   http_pool_cpu_seen = now;
 }
 
-/* A new connection beyond DMH_CONTROL_HTTP_MAX_CONNECTIONS open is closed at once. The count is
- * the server's, not a pool thread's: libmicrohttpd divides its own limit among the pool's threads,
- * and a thread at its share stops accepting while connections wait in the backlog that no other
- * thread is woken for (seen: 56 of 200 clients unanswered for 20 s), so its limit is set beyond
- * reach and this one holds. */
+static void http_cut(dmh_control_http *h, http_conn *c);
+
+/* Who is let in at accept, before the connection takes a slot:
+ * - without TLS, only a client whose uid is admitted (http_admit_uid): the client's socket is
+ *   found from the pair, its address given here and ours the listening one (h->me: only a loopback
+ *   address is listened on without TLS, never a wildcard). Another uid's connection is closed at
+ *   once: holding the 256 slots with a byte every 10 s kept root's requests out for minutes.
+ * - at most DMH_CONTROL_HTTP_MAX_CONNECTIONS open. The count is the server's, not a pool
+ *   thread's: libmicrohttpd divides its own limit among the pool's threads, and a thread at its
+ *   share stops accepting while connections wait in the backlog that no other thread is woken for
+ *   (seen: 56 of 200 clients unanswered for 20 s), so its limit is set beyond reach and this one
+ *   holds. */
 static enum MHD_Result http_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen) {
   dmh_control_http *h = cls;
-  (void)addr;
-  (void)addrlen;
+  if (!h->tls) {
+    struct sockaddr_storage peer = {0};
+    memcpy(&peer, addr, addrlen < sizeof peer ? addrlen : sizeof peer);
+    long long uid = http_pair_uid(&peer, &h->me);
+    dm_error err;
+    if (http_admit_uid(h, uid, &err) < 0) {
+      http_log_limited(h, &h->log_peer, DM_LOG_WARN, "[code %d] %s (closed at accept)", err.code,
+                       err.message);
+      return MHD_NO;
+    }
+  }
   if (atomic_fetch_add(&h->open, 1) < DMH_CONTROL_HTTP_MAX_CONNECTIONS)
     return MHD_YES; /* released when it closes (http_notify) */
+  /* Full: a connection still waiting for its headers gives its slot to this one (the oldest, of
+   * whatever age: an admitted operator is never refused while one waits). The count stays over
+   * the limit until the one closed is (its CLOSED releases it). */
+  pthread_mutex_lock(&h->conns_lock);
+  bool room = h->waiting_head != NULL;
+  if (room)
+    http_cut(h, h->waiting_head);
+  pthread_mutex_unlock(&h->conns_lock);
+  if (room) {
+    http_log_limited(h, &h->log_room, DM_LOG_WARN,
+                     "[code %d] control plane %s: %d connections are open; closed the oldest "
+                     "still waiting for its request headers%s to make room for a new one",
+                     DM_ERR_CONTROL_SLOW_CLIENT, h->where, DMH_CONTROL_HTTP_MAX_CONNECTIONS,
+                     h->tls ? " (or the TLS handshake)" : "");
+    return MHD_YES;
+  }
   atomic_fetch_sub(&h->open, 1);
-  dmh_log(DM_LOG_WARN, "control",
-          "control plane %s: %d connections are open, the most served at once; closed a new one",
-          h->where, DMH_CONTROL_HTTP_MAX_CONNECTIONS);
+  http_log_limited(
+      h, &h->log_full, DM_LOG_WARN,
+      "control plane %s: %d connections are open, the most served at once; closed a new one",
+      h->where, DMH_CONTROL_HTTP_MAX_CONNECTIONS);
   return MHD_NO;
+}
+
+/* ---- connections not yet admitted: their deadline and their share ---- */
+
+static void http_unlist(dmh_control_http *h, http_conn *c) {
+  if (!c->listed)
+    return;
+  if (c->prev)
+    c->prev->next = c->next;
+  else
+    h->waiting_head = c->next;
+  if (c->next)
+    c->next->prev = c->prev;
+  else
+    h->waiting_tail = c->prev;
+  c->prev = c->next = NULL;
+  c->listed = false;
+  h->waiting--;
+}
+
+/* Close a waiting connection (conns_lock held): its socket shut down both ways, which its pool
+ * thread's epoll sees as a hang-up, and libmicrohttpd closes it there (http_notify CLOSED, then
+ * the fd). Its socket is still its own: it is listed, so CLOSED has not run. */
+static void http_cut(dmh_control_http *h, http_conn *c) {
+  shutdown(c->fd, SHUT_RDWR);
+  http_unlist(h, c);
+}
+
+/* The reaper: closes each waiting connection at DMH_CONTROL_HTTP_HEADER_DEADLINE_MS from its
+ * accept, whatever it sent, and while more than DMH_CONTROL_HTTP_MAX_UNADMITTED wait, the oldest
+ * once it has waited DMH_CONTROL_HTTP_UNADMITTED_GRACE_MS (a burst of honest clients, each sending
+ * its headers within milliseconds, is not cut: 200 connecting at once were, with no grace). The
+ * list is in accept order, so the head is the next due. */
+static void *http_reaper(void *ud) {
+  dmh_control_http *h = ud;
+  pthread_mutex_lock(&h->conns_lock);
+  while (!h->reaper_stop) {
+    long long now = http_now_ms();
+    int late = 0, over = 0;
+    for (http_conn *c; (c = h->waiting_head);) {
+      long long age = now - c->since_ms;
+      if (age >= DMH_CONTROL_HTTP_HEADER_DEADLINE_MS)
+        late++;
+      else if (h->waiting > DMH_CONTROL_HTTP_MAX_UNADMITTED &&
+               age >= DMH_CONTROL_HTTP_UNADMITTED_GRACE_MS)
+        over++;
+      else
+        break;
+      http_cut(h, c);
+    }
+    if (late || over) {
+      pthread_mutex_unlock(&h->conns_lock);
+      if (late)
+        http_log_limited(h, &h->log_slow, DM_LOG_WARN,
+                         "[code %d] control plane %s: closed %d connection(s) that had not sent "
+                         "their request headers%s within %d ms of connecting",
+                         DM_ERR_CONTROL_SLOW_CLIENT, h->where, late,
+                         h->tls ? " (or finished the TLS handshake)" : "",
+                         DMH_CONTROL_HTTP_HEADER_DEADLINE_MS);
+      if (over)
+        http_log_limited(h, &h->log_evict, DM_LOG_WARN,
+                         "[code %d] control plane %s: more than %d connections were waiting for "
+                         "their request headers%s; closed the oldest %d",
+                         DM_ERR_CONTROL_SLOW_CLIENT, h->where, DMH_CONTROL_HTTP_MAX_UNADMITTED,
+                         h->tls ? " (or the TLS handshake)" : "", over);
+      pthread_mutex_lock(&h->conns_lock);
+      continue;
+    }
+    /* until the head is due, or a second when none waits (a first one, or one over the share,
+     * signals) */
+    long long due = !h->waiting_head ? now + 1000
+                    : h->waiting > DMH_CONTROL_HTTP_MAX_UNADMITTED
+                        ? h->waiting_head->since_ms + DMH_CONTROL_HTTP_UNADMITTED_GRACE_MS
+                        : h->waiting_head->since_ms + DMH_CONTROL_HTTP_HEADER_DEADLINE_MS;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    long long wait = due - now;
+    ts.tv_sec += wait / 1000;
+    ts.tv_nsec += (wait % 1000) * 1000000;
+    if (ts.tv_nsec >= 1000000000) {
+      ts.tv_sec++;
+      ts.tv_nsec -= 1000000000;
+    }
+    pthread_cond_timedwait(&h->reaper_wake, &h->conns_lock, &ts);
+  }
+  pthread_mutex_unlock(&h->conns_lock);
+  return NULL;
+}
+
+/* Admitted: the connection leaves the waiting list and keeps --idle-timeout from now on. */
+static void http_admitted(dmh_control_http *h, http_conn *c) {
+  pthread_mutex_lock(&h->conns_lock);
+  http_unlist(h, c);
+  pthread_mutex_unlock(&h->conns_lock);
+  c->admitted = true;
+}
+
+/* ---- the TLS handshake requires the client's certificate ---- */
+
+/* libmicrohttpd only requests a certificate (GNUTLS_CERT_REQUEST with MHD_OPTION_HTTPS_MEM_TRUST):
+ * a client without one, or with another CA's, finished its handshake and held a slot until its
+ * request was refused. Each session is made to require one (GNUTLS_CERT_REQUIRE: no certificate
+ * fails the handshake) and to verify it on receipt against --tls-ca (this function, run by
+ * GnuTLS inside the handshake: a nonzero return fails it). */
+static int http_tls_verify(gnutls_session_t session) {
+  http_conn *c = gnutls_session_get_ptr(session);
+  unsigned status = 0;
+  int rc = gnutls_certificate_verify_peers2(session, &status);
+  if (rc == GNUTLS_E_SUCCESS && status == 0)
+    return 0;
+  gnutls_datum_t text = {NULL, 0};
+  const char *why = "it was not signed by the daemon's --tls-ca";
+  if (rc != GNUTLS_E_SUCCESS)
+    why = gnutls_strerror(rc);
+  else if (gnutls_certificate_verification_status_print(status, GNUTLS_CRT_X509, &text, 0) == 0)
+    why = (const char *)text.data;
+  if (c)
+    http_log_limited(c->h, &c->h->log_bad_cert, DM_LOG_WARN,
+                     "[code %d] control plane %s: refused in the TLS handshake a client "
+                     "certificate: %s",
+                     DM_ERR_CONTROL_CLIENT_CERT, c->h->where, why);
+  gnutls_free(text.data);
+  return -1;
+}
+
+/* The client's Certificate message, as received: an empty list is a client that sent no
+ * certificate, which GNUTLS_CERT_REQUIRE fails without calling http_tls_verify; said here. */
+static int http_tls_cert_hook(gnutls_session_t session, unsigned htype, unsigned when,
+                              unsigned incoming, const gnutls_datum_t *msg) {
+  (void)htype;
+  (void)when;
+  http_conn *c = gnutls_session_get_ptr(session);
+  if (!incoming || !c)
+    return 0;
+  size_t at = 0; /* TLS 1.3: a context (1 byte of length) before the list's 3 bytes of length */
+  if (gnutls_protocol_get_version(session) == GNUTLS_TLS1_3)
+    at = msg->size > 0 ? 1u + msg->data[0] : 0;
+  if (msg->size >= at + 3 && msg->data[at] == 0 && msg->data[at + 1] == 0 && msg->data[at + 2] == 0)
+    http_log_limited(c->h, &c->h->log_no_cert, DM_LOG_WARN,
+                     "[code %d] control plane %s: refused in the TLS handshake a client that sent "
+                     "no certificate",
+                     DM_ERR_CONTROL_CLIENT_CERT, c->h->where);
+  return 0;
+}
+
+/* A new connection: its record, listed to wait (the reaper holds it to the deadline and the
+ * share); with TLS, its session made to require the client's certificate (libmicrohttpd has set the
+ * session up, the handshake has not begun). A record that cannot be made closes the connection: it
+ * would escape the deadline. */
+static void http_started(dmh_control_http *h, struct MHD_Connection *conn, void **socket_context) {
+  const union MHD_ConnectionInfo *fdi =
+      MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+  http_conn *c = calloc(1, sizeof *c);
+  *socket_context = c;
+  if (!c || !fdi) {
+    if (fdi)
+      shutdown(fdi->connect_fd, SHUT_RDWR);
+    return;
+  }
+  c->h = h;
+  c->fd = fdi->connect_fd;
+  if (h->tls) {
+    const union MHD_ConnectionInfo *ti =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    if (!ti) {
+      shutdown(c->fd, SHUT_RDWR);
+      return;
+    }
+    gnutls_session_t session = (gnutls_session_t)ti->tls_session;
+    /* the session's pointer is libmicrohttpd's only for its PSK credentials (psk_gnutls_adapter),
+     * which this server does not use; the record outlives the session (gnutls_deinit comes before
+     * CLOSED) */
+    gnutls_session_set_ptr(session, c);
+    gnutls_certificate_server_set_request(session, GNUTLS_CERT_REQUIRE);
+    gnutls_session_set_verify_function(session, http_tls_verify);
+    gnutls_handshake_set_hook_function(session, GNUTLS_HANDSHAKE_CERTIFICATE_PKT, GNUTLS_HOOK_POST,
+                                       http_tls_cert_hook);
+  }
+  pthread_mutex_lock(&h->conns_lock);
+  c->since_ms = http_now_ms();
+  c->listed = true;
+  c->prev = h->waiting_tail;
+  if (h->waiting_tail)
+    h->waiting_tail->next = c;
+  else
+    h->waiting_head = c;
+  h->waiting_tail = c;
+  /* the reaper's next due time changes with the first one waiting and with one over the share */
+  if (++h->waiting == 1 || h->waiting == DMH_CONTROL_HTTP_MAX_UNADMITTED + 1)
+    pthread_cond_signal(&h->reaper_wake);
+  pthread_mutex_unlock(&h->conns_lock);
 }
 
 static void http_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
                         enum MHD_ConnectionNotificationCode code) {
   dmh_control_http *h = cls;
-  (void)conn;
   http_on_pool = true; /* called on the thread that serves the connection */
   if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-    *socket_context = calloc(1, sizeof(http_conn)); /* NULL: checked on every request */
+    http_started(h, conn, socket_context);
   } else {
+    /* before libmicrohttpd closes the socket: from now on nothing shuts it down */
+    http_conn *c = *socket_context;
+    if (c) {
+      pthread_mutex_lock(&h->conns_lock);
+      http_unlist(h, c);
+      pthread_mutex_unlock(&h->conns_lock);
+    }
     atomic_fetch_sub(&h->open, 1);
-    free(*socket_context);
+    free(c);
     *socket_context = NULL;
   }
 }
 
+/* Checks made once the headers are in: who, where, how and how much. Returns -1 having queued
+ * the refusal (or, for /metrics, the answer) in *rc, or 0. */
 static int http_check_headers(dmh_control_http *h, struct MHD_Connection *conn, const char *url,
                               const char *method, const dmh_api_route **route,
                               enum MHD_Result *rc) {
@@ -432,14 +793,17 @@ static int http_check_headers(dmh_control_http *h, struct MHD_Connection *conn, 
   const union MHD_ConnectionInfo *sc =
       MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
   http_conn *hc = sc ? sc->socket_context : NULL;
-  bool admitted = hc && hc->admitted;
-  if (!admitted &&
+  if (!hc) { /* its record could not be made: it is being closed (http_started) */
+    *rc = MHD_NO;
+    return -1;
+  }
+  if (!hc->admitted &&
       (h->tls ? http_admit_cert(h, conn, &err) < 0 : http_admit_local(h, conn, &err) < 0)) {
     *rc = http_refuse(h, conn, MHD_HTTP_FORBIDDEN, &err);
     return -1;
   }
-  if (hc)
-    hc->admitted = true;
+  if (!hc->admitted)
+    http_admitted(h, hc);
   if (strcmp(url, DMH_METRICS_HTTP_PATH) == 0) {
     *rc = http_metrics(h, conn, method);
     return -1;
@@ -669,14 +1033,23 @@ static void http_completed(void *cls, struct MHD_Connection *conn, void **con_cl
   }
 }
 
+/* libmicrohttpd's lines; one repeated (each failed TLS handshake says the same) is said once per
+ * HTTP_LOG_EVERY_MS. */
 static void http_mhd_log(void *cls, const char *fmt, va_list ap) {
-  (void)cls;
-  char buf[512];
+  dmh_control_http *h = cls;
+  char buf[256];
   vsnprintf(buf, sizeof buf, fmt, ap);
   size_t n = strlen(buf);
   while (n > 0 && buf[n - 1] == '\n')
     buf[--n] = '\0';
-  dmh_log(DM_LOG_WARN, "control", "libmicrohttpd: %s", buf);
+  pthread_mutex_lock(&h->log_lock);
+  bool again = strcmp(buf, h->mhd_last) == 0;
+  if (!again) {
+    memcpy(h->mhd_last, buf, n + 1);
+    h->log_mhd.last_ms = 0; /* a new line is said at once */
+  }
+  pthread_mutex_unlock(&h->log_lock);
+  http_log_limited(h, &h->log_mhd, DM_LOG_WARN, "libmicrohttpd: %s", buf);
 }
 
 static int http_load_tls(dmh_control_http *h, const dmh_control_tls *tls, dm_error *err) {
@@ -713,7 +1086,36 @@ static int http_load_tls(dmh_control_http *h, const dmh_control_tls *tls, dm_err
   return 0;
 }
 
+/* --tls-allowed-cn into h->allowed: 0, or -1 (out of memory). The names were checked by
+ * dmh_control_listen_flags. */
+static int http_allowed_split(dmh_control_http *h, const char *text, dm_error *err) {
+  if (!text)
+    return 0;
+  size_t n = 1;
+  for (const char *p = text; *p; p++)
+    n += *p == ',';
+  if (!(h->allowed_text = strdup(text)) || !(h->allowed = calloc(n, sizeof *h->allowed))) {
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory reading --tls-allowed-cn");
+    return -1;
+  }
+  char *copy = strdup(text), *save = NULL;
+  if (!copy) {
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory reading --tls-allowed-cn");
+    return -1;
+  }
+  h->allowed_buf = copy;
+  for (char *name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save))
+    h->allowed[h->n_allowed++] = name;
+  return 0;
+}
+
 static void http_free(dmh_control_http *h) {
+  free(h->allowed_buf);
+  free(h->allowed);
+  free(h->allowed_text);
+  pthread_mutex_destroy(&h->conns_lock);
+  pthread_cond_destroy(&h->reaper_wake);
+  pthread_mutex_destroy(&h->log_lock);
   pthread_mutex_destroy(&h->jobs_lock);
   pthread_cond_destroy(&h->jobs_done);
   gnutls_free(h->ca.data);
@@ -752,6 +1154,39 @@ static int http_resolve(const char *addr, bool tls, struct addrinfo **ai, dm_err
   return 0;
 }
 
+/* The listening socket of `ai` (SOCK_NONBLOCK, close-on-exec, SO_REUSEADDR as libmicrohttpd sets
+ * it, IPv6 only for an IPv6 address), its bound address in *me: the fd, or -1 with
+ * DM_ERR_CONTROL_LISTEN. */
+static int http_listen_socket(const struct addrinfo *ai, const char *addr,
+                              struct sockaddr_storage *me, dm_error *err) {
+  int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  int one = 1;
+  socklen_t len = sizeof *me;
+  if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+      (ai->ai_family == AF_INET6 &&
+       setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) < 0) ||
+      bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, SOMAXCONN) < 0 ||
+      getsockname(fd, (struct sockaddr *)me, &len) < 0) {
+    dm_error_set(err, DM_ERR_CONTROL_LISTEN, strerror(errno),
+                 "cannot listen on --listen %s (the port may be taken)", addr);
+    if (fd >= 0)
+      close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+static void http_stop_reaper(dmh_control_http *h) {
+  if (!h->reaper_on)
+    return;
+  pthread_mutex_lock(&h->conns_lock);
+  h->reaper_stop = true;
+  pthread_cond_signal(&h->reaper_wake);
+  pthread_mutex_unlock(&h->conns_lock);
+  pthread_join(h->reaper, NULL);
+  h->reaper_on = false;
+}
+
 int dmh_control_http_check(const char *addr, bool tls, dm_error *err) {
   struct addrinfo *ai = NULL;
   int rc = http_resolve(addr, tls, &ai, err);
@@ -776,6 +1211,18 @@ int dmh_control_http_open(const char *addr, const dmh_control_tls *tls,
   h->tls = tls != NULL;
   pthread_mutex_init(&h->jobs_lock, NULL);
   pthread_cond_init(&h->jobs_done, NULL);
+  pthread_mutex_init(&h->conns_lock, NULL);
+  pthread_mutex_init(&h->log_lock, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&h->reaper_wake, &ca);
+  pthread_condattr_destroy(&ca);
+  if (tls && http_allowed_split(h, tls->allowed_cn, err) < 0) {
+    freeaddrinfo(ai);
+    http_free(h);
+    return -1;
+  }
   if (dmh_metrics_family(dmh_metrics_process(), "dmhost_http_cpu_seconds_total", DM_METRIC_COUNTER,
                          "CPU seconds the HTTP server used: its event threads and the threads its "
                          "commands run on (every route, /metrics included)",
@@ -811,33 +1258,52 @@ int dmh_control_http_open(const char *addr, const dmh_control_tls *tls,
   unsigned pool = cores < HTTP_POOL_MIN   ? HTTP_POOL_MIN
                   : cores > HTTP_POOL_MAX ? HTTP_POOL_MAX
                                           : (unsigned)cores;
-  h->mhd = MHD_start_daemon(flags, 0, http_accept, h, http_access, h, MHD_OPTION_EXTERNAL_LOGGER,
-                            http_mhd_log, h, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-                            MHD_OPTION_THREAD_POOL_SIZE, pool, MHD_OPTION_CONNECTION_LIMIT,
-                            (unsigned)DMH_CONTROL_HTTP_MAX_CONNECTIONS * (pool + 1),
-                            MHD_OPTION_CONNECTION_TIMEOUT, idle_s, MHD_OPTION_NOTIFY_COMPLETED,
-                            http_completed, h, MHD_OPTION_NOTIFY_CONNECTION, http_notify, h,
-                            MHD_OPTION_ARRAY, tls ? tls_opts : no_opts, MHD_OPTION_END);
-  char shown[INET6_ADDRSTRLEN] = "?";
-  getnameinfo(ai->ai_addr, ai->ai_addrlen, shown, sizeof shown, NULL, 0, NI_NUMERICHOST);
+  /* Bound here, not by libmicrohttpd, so that its address is known before the first connection
+   * (http_accept needs it); libmicrohttpd closes it when it stops. */
+  int lfd = http_listen_socket(ai, addr, &h->me, err);
+  if (lfd < 0) {
+    freeaddrinfo(ai);
+    http_free(h);
+    return -1;
+  }
+  if (pthread_create(&h->reaper, NULL, http_reaper, h) != 0) {
+    close(lfd);
+    freeaddrinfo(ai);
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "cannot start a thread for --listen %s", addr);
+    http_free(h);
+    return -1;
+  }
+  h->reaper_on = true;
+  /* where, for messages, known before the first connection (http_accept logs it) */
+  char shown[INET6_ADDRSTRLEN] = "?", port[16] = "0";
+  getnameinfo((struct sockaddr *)&h->me, sizeof h->me, shown, sizeof shown, port, sizeof port,
+              NI_NUMERICHOST | NI_NUMERICSERV);
+  h->port = atoi(port);
+  snprintf(h->where, sizeof h->where, strchr(shown, ':') ? "[%s]:%d" : "%s:%d", shown, h->port);
+  h->mhd = MHD_start_daemon(
+      flags, 0, http_accept, h, http_access, h, MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, h,
+      MHD_OPTION_LISTEN_SOCKET, lfd, MHD_OPTION_THREAD_POOL_SIZE, pool, MHD_OPTION_CONNECTION_LIMIT,
+      (unsigned)DMH_CONTROL_HTTP_MAX_CONNECTIONS * (pool + 1), MHD_OPTION_CONNECTION_TIMEOUT,
+      idle_s, MHD_OPTION_NOTIFY_COMPLETED, http_completed, h, MHD_OPTION_NOTIFY_CONNECTION,
+      http_notify, h, MHD_OPTION_ARRAY, tls ? tls_opts : no_opts, MHD_OPTION_END);
   bool loopback = http_is_loopback(ai->ai_addr);
   freeaddrinfo(ai);
   if (!h->mhd) {
     dm_error_set(err, DM_ERR_CONTROL_LISTEN, NULL,
-                 "cannot listen on --listen %s (the port may be taken; libmicrohttpd's reason is "
-                 "in the log above)",
-                 addr);
+                 "cannot serve --listen %s (libmicrohttpd's reason is in the log above)", addr);
+    http_stop_reaper(h);
     http_free(h);
     return -1;
   }
-  const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_BIND_PORT);
-  h->port = di ? di->port : 0;
-  snprintf(h->where, sizeof h->where, strchr(shown, ':') ? "[%s]:%d" : "%s:%d", shown, h->port);
   dmh_log(DM_LOG_INFO, "control", "control plane on http%s://%s" DMH_CONTROL_HTTP_PATH " (%s; %s)",
           tls ? "s" : "", h->where,
           loopback ? "loopback: this machine only" : "reachable from the network",
-          tls ? "mutual TLS: only clients with a certificate of --tls-ca"
-              : "no TLS: clients of the daemon's user, root and --socket-group only");
+          !tls ? "no TLS: clients of the daemon's user, root and --socket-group only"
+          : h->n_allowed
+              ? "mutual TLS: only clients with a certificate of --tls-ca whose CN is one "
+                "of --tls-allowed-cn"
+              : "mutual TLS: only clients with a certificate of --tls-ca (any subject: "
+                "--tls-allowed-cn narrows it)");
   *out = h;
   return 0;
 }
@@ -857,6 +1323,23 @@ int dmh_control_listen_flags(const char *listen, const dmh_control_tls *tls, boo
                  "--tls-ca, --tls-cert and --tls-key secure --listen; give --listen HOST:PORT");
     return 2;
   }
+  if (tls->allowed_cn && !given) {
+    dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
+                 "--tls-allowed-cn names the client certificates mutual TLS admits; give it with "
+                 "--tls-ca, --tls-cert and --tls-key");
+    return 2;
+  }
+  if (tls->allowed_cn) {
+    const char *a = tls->allowed_cn;
+    size_t n = strlen(a);
+    if (n == 0 || a[0] == ',' || a[n - 1] == ',' || strstr(a, ",,")) {
+      dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
+                   "--tls-allowed-cn \"%s\": give NAME[,NAME...], the CN of each client "
+                   "certificate admitted, none empty",
+                   a);
+      return 2;
+    }
+  }
   return listen && dmh_control_http_check(listen, *tls_on, err) < 0 ? 1 : 0;
 }
 
@@ -871,6 +1354,7 @@ void dmh_control_http_close(dmh_control_http *h) {
   while (h->jobs > 0)
     pthread_cond_wait(&h->jobs_done, &h->jobs_lock);
   pthread_mutex_unlock(&h->jobs_lock);
-  MHD_stop_daemon(h->mhd);
+  MHD_stop_daemon(h->mhd); /* every connection's CLOSED has run: the waiting list is empty */
+  http_stop_reaper(h);
   http_free(h);
 }

@@ -84,8 +84,13 @@ int dmh_control_http_call(const char *addr, const dmh_control_tls *tls, const ch
                  rc == CURLE_OPERATION_TIMEDOUT
                      ? "no answer from %s within %d ms; the daemon may be busy (see its log), "
                        "retry or raise --timeout"
-                     : "cannot reach the control plane at %s (%d ms limit); check --master-addr "
-                       "and the --tls-* flags",
+                 : tls ? "cannot reach the control plane at %s (%d ms limit); check "
+                         "--master-addr and the --tls-* flags (the daemon fails the TLS "
+                         "handshake of a client certificate its --tls-ca did not sign: its "
+                         "log says so)"
+                       : "cannot reach the control plane at %s (%d ms limit); check "
+                         "--master-addr (the daemon closes at accept a client of a user it "
+                         "does not admit: its log says so)",
                  url, timeout_ms);
     return -1;
   }

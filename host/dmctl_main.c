@@ -380,7 +380,7 @@ static int dmctl_attach_content(json_object *req) {
 }
 
 int main(int argc, char **argv) {
-  dmctl_target target = {NULL, NULL, NULL, {NULL, NULL, NULL}};
+  dmctl_target target = {NULL, NULL, NULL, {NULL, NULL, NULL, NULL}};
   long timeout_s = DMCTL_DEFAULT_TIMEOUT_S;
   int i = 1;
   for (; i < argc && argv[i][0] == '-'; i++) {

@@ -64,7 +64,8 @@ static json_object *door_forward(void *ud, const char *addr, json_object *req, d
 static void master_usage(FILE *out) {
   fprintf(out,
           "usage: dmhost master --name NAME --etcd URL[,URL...] [--listen HOST:PORT]\n"
-          "                     [--tls-ca FILE --tls-cert FILE --tls-key FILE]\n"
+          "                     [--tls-ca FILE --tls-cert FILE --tls-key FILE\n"
+          "                      [--tls-allowed-cn NAME[,NAME...]]]\n"
           "                     [--etcd-prefix PREFIX] [--log-level debug|info|warn|error]\n"
           "                     [--log-format text|json]\n"
           "                     [--secrets-dir DIR] [--allow-submitted-unit-paths]\n"
@@ -73,6 +74,9 @@ static void master_usage(FILE *out) {
           "leadership and, while it leads, binds sources to workers by the scheduler's rules.\n"
           "It answers dmctl --master-addr on --listen (default 127.0.0.1:8261; port 0 picks\n"
           "one), the address it announces to the others; without --tls-* only on loopback.\n"
+          "--tls-allowed-cn: the client certificates' subjects (CN) admitted, dmctl's and the\n"
+          "other masters' (a follower forwards transfer-source to the leader); default any\n"
+          "certificate of --tls-ca.\n"
           "--etcd-prefix: the cluster's keys (default " DMH_CLUSTER_PREFIX_DEFAULT "). SIGINT or\n"
           "SIGTERM resign the leadership at once and exit 0.\n"
           "The files dmctl sends are configs sent over the network: they may not name secret\n"
@@ -93,6 +97,7 @@ int dmh_master_main(int argc, char **argv) {
       {"tls-ca", required_argument, NULL, 'A'},
       {"tls-cert", required_argument, NULL, 'C'},
       {"tls-key", required_argument, NULL, 'K'},
+      {"tls-allowed-cn", required_argument, NULL, 'N'},
       {"log-level", required_argument, NULL, 'l'},
       {"log-format", required_argument, NULL, 'j'},
       DMH_TRUST_LONGOPTS,
@@ -106,7 +111,7 @@ int dmh_master_main(int argc, char **argv) {
   optind = 1;
   int c;
   dmh_trust_flags trust = {.n_unit_dirs = 0};
-  while ((c = getopt_long(argc, argv, "n:e:L:p:A:C:K:l:h", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "n:e:L:p:A:C:K:N:l:h", longopts, NULL)) != -1) {
     int trc = dmh_trust_flag(&trust, c, optarg, "dmhost master");
     if (trc < 0)
       return 2;
@@ -133,6 +138,9 @@ int dmh_master_main(int argc, char **argv) {
       break;
     case 'K':
       door.tls.key = optarg;
+      break;
+    case 'N':
+      door.tls.allowed_cn = optarg;
       break;
     case 'l':
       if (dmh_log_level_flag("master", optarg) < 0)

@@ -37,7 +37,8 @@ static void serve_usage(FILE *out) {
       "usage: dmhost serve --state-dir DIR [--socket PATH] [--plugin-dir DIR]\n"
       "                    [--socket-group GROUP] [--idle-timeout SECONDS]\n"
       "                    [--send-timeout SECONDS]\n"
-      "                    [--listen HOST:PORT [--tls-ca FILE --tls-cert FILE --tls-key FILE]]\n"
+      "                    [--listen HOST:PORT [--tls-ca FILE --tls-cert FILE --tls-key FILE\n"
+      "                                         [--tls-allowed-cn NAME[,NAME...]]]]\n"
       "                    [--unit-dir DIR]... [--secrets-dir DIR] [--allow-submitted-unit-paths]\n"
       "                    [--log-level debug|info|warn|error] [--log-format text|json]\n"
       "\n"
@@ -50,7 +51,8 @@ static void serve_usage(FILE *out) {
       "dmctl --master-addr), DM's OpenAPI paths under /api/v1 (docs/api.md; the document at\n"
       "GET /api/v1/openapi.json) and the metrics (GET /metrics, Prometheus text format).\n"
       "Without --tls-* it must be a loopback address and admits the same users as the socket;\n"
-      "with them it requires mutual TLS: a client certificate signed by --tls-ca.\n"
+      "with them it requires mutual TLS: a client certificate signed by --tls-ca, whose\n"
+      "subject (CN) is one of --tls-allowed-cn when given (dmctl's certificates).\n"
       "SIGINT or SIGTERM pauses the running tasks at a safe point and exits 0.\n"
       "Unit builds are loaded only from --plugin-dir and the --unit-dir folders; a config sent\n"
       "as content (HTTP, dmctl --master-addr) may not name secret files, unit-paths, a wider\n"
@@ -114,12 +116,13 @@ int dmh_serve_main(int argc, char **argv) {
       {"tls-cert", required_argument, NULL, 'C'},
       {"tls-key", required_argument, NULL, 'K'},
       DMH_TRUST_LONGOPTS,
+      {"tls-allowed-cn", required_argument, NULL, 'N'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
   const char *state_arg = NULL, *socket_arg = NULL, *plugin_arg = NULL, *listen_arg = NULL;
   dmh_trust_flags trust = {.n_unit_dirs = 0};
-  dmh_control_tls tls = {NULL, NULL, NULL};
+  dmh_control_tls tls = {0};
   /* query-status and query-lag (the status page polls both) read the registry's state and the
    * lag history under short locks: answered on the HTTP server's event threads
    * (control_socket.h) */
@@ -156,6 +159,9 @@ int dmh_serve_main(int argc, char **argv) {
       break;
     case 'K':
       tls.key = optarg;
+      break;
+    case 'N':
+      tls.allowed_cn = optarg;
       break;
     case 'g': {
       struct group gr, *found = NULL;

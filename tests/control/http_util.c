@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "control_http.h"
@@ -28,15 +29,21 @@ bool http_find_port(void) {
 /* Start the daemon with --listen and the `extra` flags; dmctl then goes through --master-addr
  * (with the TLS files when `tls`). */
 void http_start(const char *listen, bool tls) {
+  http_start_with(listen, tls, NULL);
+}
+
+void http_start_with(const char *listen, bool tls, const char *const *more) {
   /* The fake units come by unit-paths in the text dmctl --master-addr sends: allowed (the unit
    * folders still apply) */
-  const char *extra[12] = {"--listen", listen, "--allow-submitted-unit-paths"};
+  const char *extra[16] = {"--listen", listen, "--allow-submitted-unit-paths"};
   int n = 3;
   if (tls) {
     const char *t[] = {"--tls-ca", tls_ca, "--tls-cert", tls_cert, "--tls-key", tls_key};
     for (size_t i = 0; i < 6; i++)
       extra[n++] = t[i];
   }
+  for (size_t i = 0; more && more[i] && n < 15; i++)
+    extra[n++] = more[i];
   extra[n] = NULL;
   CU_ASSERT_FATAL(e2e_start_with(extra, false));
   CU_ASSERT_FATAL(http_find_port());
@@ -230,6 +237,48 @@ void http_stop_with_silent_client(void) {
   CU_ASSERT_EQUAL(e2e_stop(), 0);
   CU_ASSERT(e2e_now() - t0 < 5);
   close(fd);
+}
+
+char tls_dir[320]; /* <dir>/tls: the files of http_make_certs */
+
+/* Two CAs; a server certificate for 127.0.0.1 and client certificates from the first ("ca": CN
+ * client and CN intruder), a client certificate ("stranger") from the second ("other-ca"); in
+ * e2e_dir/tls (http_util.h). */
+void http_make_certs(void) {
+  snprintf(tls_dir, sizeof tls_dir, "%s/tls", e2e_dir);
+  CU_ASSERT_EQUAL_FATAL(mkdir(tls_dir, 0700), 0);
+  char cmd[2048];
+  snprintf(
+      cmd, sizeof cmd,
+      "cd '%s' && ("
+      "for ca in ca other-ca; do openssl req -x509 -newkey rsa:2048 -nodes -days 2 "
+      "-subj \"/CN=dmhost test $ca\" -keyout $ca-key.pem -out $ca.pem || exit 1; done; "
+      "openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout server-key.pem "
+      "-out server.csr && printf 'subjectAltName = IP:127.0.0.1, DNS:localhost\\n' >server.ext && "
+      "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -days 2 "
+      "-extfile server.ext -out server-cert.pem || exit 1; "
+      "for c in client:ca intruder:ca stranger:other-ca; do n=${c%%%%:*}; a=${c##*:}; "
+      "openssl req -newkey rsa:2048 -nodes -subj /CN=$n -keyout $n-key.pem -out $n.csr && "
+      "openssl x509 -req -in $n.csr -CA $a.pem -CAkey $a-key.pem -CAcreateserial -days 2 "
+      "-out $n-cert.pem || exit 1; done) >openssl.log 2>&1",
+      tls_dir);
+  int rc = system(cmd);
+  if (rc != 0) {
+    char log[400];
+    snprintf(log, sizeof log, "%s/openssl.log", tls_dir);
+    char *text = e2e_read_file(log);
+    fprintf(stderr, "\n  openssl failed:\n%s\n", text ? text : "(no log)");
+    free(text);
+  }
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  snprintf(tls_ca, sizeof tls_ca, "%s/ca.pem", tls_dir);
+  snprintf(tls_cert, sizeof tls_cert, "%s/server-cert.pem", tls_dir);
+  snprintf(tls_key, sizeof tls_key, "%s/server-key.pem", tls_dir);
+}
+
+char *tls_file(char *buf, size_t size, const char *name) {
+  snprintf(buf, size, "%s/%s", tls_dir, name);
+  return buf;
 }
 
 int http_run_tests(const char *suite, const dmh_cunit_test *tests, size_t n) {

@@ -29,11 +29,22 @@ extern bool raw_expect;
 /* The Allow header of raw_http's last answer ("" when none). */
 extern char raw_allow[128];
 
+/* e2e_dir/tls: the CAs and certificates of http_make_certs (openssl, at test time): ca.pem
+ * signs server-cert.pem (127.0.0.1, localhost), client-cert.pem (CN client) and
+ * intruder-cert.pem (CN intruder); other-ca.pem signs stranger-cert.pem (CN stranger). Sets
+ * tls_ca, tls_cert and tls_key to the CA and the server's pair. */
+extern char tls_dir[320];
+void http_make_certs(void);
+/* tls_dir/name in buf. */
+char *tls_file(char *buf, size_t size, const char *name);
+
 /* http_addr read from the daemon's log; false when not logged. */
 bool http_find_port(void);
 /* Start the daemon with --listen and the `extra` flags; dmctl then goes through --master-addr
  * (with the TLS files when `tls`). */
 void http_start(const char *listen, bool tls);
+/* http_start with more flags after the TLS ones (NULL-ended; NULL: none). */
+void http_start_with(const char *listen, bool tls, const char *const *more);
 /* dmctl goes through the socket again. */
 void http_use_socket(void);
 /* A request with libcurl, below dmctl: `method` on `path` of the daemon (https with `ca`: the

@@ -36,52 +36,13 @@
 
 #define NOBODY 65534
 
-static char tls_dir[320]; /* <dir>/tls: the files of http_make_certs */
-
-/* Two CAs; a server certificate for 127.0.0.1 and a client certificate from the first ("ca"), a
- * client certificate ("stranger") from the second ("other-ca"); in <dir>/tls. */
-static void http_make_certs(void) {
-  snprintf(tls_dir, sizeof tls_dir, "%s/tls", e2e_dir);
-  CU_ASSERT_EQUAL_FATAL(mkdir(tls_dir, 0700), 0);
-  char cmd[2048];
-  snprintf(
-      cmd, sizeof cmd,
-      "cd '%s' && ("
-      "for ca in ca other-ca; do openssl req -x509 -newkey rsa:2048 -nodes -days 2 "
-      "-subj \"/CN=dmhost test $ca\" -keyout $ca-key.pem -out $ca.pem || exit 1; done; "
-      "openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout server-key.pem "
-      "-out server.csr && printf 'subjectAltName = IP:127.0.0.1, DNS:localhost\\n' >server.ext && "
-      "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -days 2 "
-      "-extfile server.ext -out server-cert.pem || exit 1; "
-      "for c in client:ca stranger:other-ca; do n=${c%%%%:*}; a=${c##*:}; "
-      "openssl req -newkey rsa:2048 -nodes -subj /CN=$n -keyout $n-key.pem -out $n.csr && "
-      "openssl x509 -req -in $n.csr -CA $a.pem -CAkey $a-key.pem -CAcreateserial -days 2 "
-      "-out $n-cert.pem || exit 1; done) >openssl.log 2>&1",
-      tls_dir);
-  int rc = system(cmd);
-  if (rc != 0) {
-    char log[400];
-    snprintf(log, sizeof log, "%s/openssl.log", tls_dir);
-    char *text = e2e_read_file(log);
-    fprintf(stderr, "\n  openssl failed:\n%s\n", text ? text : "(no log)");
-    free(text);
-  }
-  CU_ASSERT_EQUAL_FATAL(rc, 0);
-  snprintf(tls_ca, sizeof tls_ca, "%s/ca.pem", tls_dir);
-  snprintf(tls_cert, sizeof tls_cert, "%s/server-cert.pem", tls_dir);
-  snprintf(tls_key, sizeof tls_key, "%s/server-key.pem", tls_dir);
-}
-
-static char *tls_file(char *buf, size_t size, const char *name) {
-  snprintf(buf, size, "%s/%s", tls_dir, name);
-  return buf;
-}
-
 /* ---- tests ---- */
 
 /* Mutual TLS: a client with a certificate of the CA is served; one without a certificate, or
- * with one of another CA, is refused with 403 and DM_ERR_CONTROL_CLIENT_CERT; dmctl refuses a
- * daemon whose certificate its --tls-ca did not sign, and plain http to the TLS port fails. */
+ * with one of another CA, fails the TLS handshake (DM_ERR_CONTROL_CLIENT_CERT in the daemon's log;
+ * until issue 20 it finished its handshake and was answered 403, holding a slot meanwhile); dmctl
+ * refuses a daemon whose certificate its --tls-ca did not sign, and plain http to the TLS port
+ * fails. */
 static void test_mutual_tls(void) {
   CU_ASSERT_FATAL(e2e_setup() == 0);
   http_make_certs();
@@ -100,31 +61,24 @@ static void test_mutual_tls(void) {
   both(0, "operate-source", "show", NULL, NULL);
   both(0, "query-status", NULL, NULL, NULL);
 
-  /* No client certificate: the TLS session is set up, the request is refused. */
+  /* No client certificate: the handshake fails, no request is read, nothing is answered. */
   long status = 0;
   CURLcode rc;
   const char *help = "{\"cmd\": \"help\"}";
   json_object *o =
       raw_http("POST", DMH_CONTROL_HTTP_PATH, help, strlen(help), tls_ca, NULL, NULL, &status, &rc);
-  CU_ASSERT_EQUAL(rc, CURLE_OK);
-  CU_ASSERT_EQUAL(status, 403);
-  CU_ASSERT_FALSE(e2e_bool(o, "result"));
-  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_CLIENT_CERT);
-  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "the client sent no certificate"));
+  CU_ASSERT_NOT_EQUAL(rc, CURLE_OK);
+  CU_ASSERT_EQUAL(status, 0);
+  CU_ASSERT_PTR_NULL(o);
   json_object_put(o);
-  /* /metrics and the status page are admitted as /control is: no certificate, nothing */
-  const char *admitted[] = {DMH_METRICS_HTTP_PATH, "/", "/app.js"};
+  /* /metrics, the status page and the API are behind the same handshake: no certificate, nothing */
+  const char *admitted[] = {DMH_METRICS_HTTP_PATH, "/", "/app.js", "/api/v1/tasks"};
   for (size_t i = 0; i < sizeof admitted / sizeof *admitted; i++) {
     o = raw_http("GET", admitted[i], NULL, 0, tls_ca, NULL, NULL, &status, &rc);
-    CU_ASSERT_EQUAL(status, 403);
-    CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_CLIENT_CERT);
+    CU_ASSERT_NOT_EQUAL(rc, CURLE_OK);
+    CU_ASSERT_EQUAL(status, 0);
     json_object_put(o);
   }
-  /* so is the API */
-  o = raw_http("GET", "/api/v1/tasks", NULL, 0, tls_ca, NULL, NULL, &status, &rc);
-  CU_ASSERT_EQUAL(status, 403);
-  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_CLIENT_CERT);
-  json_object_put(o);
   o = raw_http("GET", "/api/v1/tasks", NULL, 0, tls_ca, ccert, ckey, &status, &rc);
   CU_ASSERT_EQUAL(status, 200);
   CU_ASSERT(e2e_bool(o, "result"));
@@ -136,17 +90,17 @@ static void test_mutual_tls(void) {
   CU_ASSERT(e2e_bool(o, "result"));
   json_object_put(o);
 
-  /* A certificate of another CA, through dmctl. */
+  /* A certificate of another CA, through dmctl: the handshake fails, dmctl says where to look. */
   const char *saved7 = e2e_dmctl_target[7], *saved5 = e2e_dmctl_target[5];
   e2e_dmctl_target[5] = scert;
   e2e_dmctl_target[7] = skey;
   CU_ASSERT_EQUAL(e2e_dmctl(&o, "query-status", NULL), 1);
-  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_CLIENT_CERT);
-  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "refused a client without a valid certificate"));
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_HTTP);
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "fails the TLS handshake of a client certificate"));
   json_object_put(o);
   /* ... nor may it change anything */
   CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "stop", "-s", "mysql-01", NULL), 1);
-  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_CLIENT_CERT);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_HTTP);
   json_object_put(o);
   e2e_dmctl_target[5] = saved5;
   e2e_dmctl_target[7] = saved7;
@@ -177,7 +131,71 @@ static void test_mutual_tls(void) {
 
   char *log = e2e_serve_log();
   CU_ASSERT(e2e_contains(log, "mutual TLS"));
-  CU_ASSERT(e2e_contains(log, "the client sent no certificate"));
+  CU_ASSERT(e2e_contains(log, "refused in the TLS handshake a client that sent no certificate"));
+  CU_ASSERT(e2e_contains(log, "refused in the TLS handshake a client certificate"));
+  free(log);
+  http_use_socket();
+  CU_ASSERT_EQUAL(e2e_stop(), 0);
+  e2e_teardown();
+}
+
+/* --tls-allowed-cn: a certificate the CA signed is admitted only when its subject (CN) is named;
+ * another (CN intruder, signed by the same CA) is answered 403 DM_ERR_CONTROL_CLIENT_SUBJECT naming
+ * its subject and the flag, over libcurl and through dmctl, and changes nothing. The flag without
+ * TLS, or with an empty name, is a usage error. */
+static void test_allowed_subjects(void) {
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  http_make_certs();
+  const char *no_tls[] = {"--listen", "127.0.0.1:0", "--tls-allowed-cn", "client", NULL};
+  CU_ASSERT_FALSE(e2e_start_with(no_tls, true));
+  char *log = e2e_serve_log();
+  CU_ASSERT(e2e_contains(log, "--tls-allowed-cn names the client certificates mutual TLS admits"));
+  free(log);
+  const char *empty[] = {"--tls-allowed-cn", "client,,master-1", NULL};
+  CU_ASSERT_FALSE(
+      e2e_start_with((const char *[]){"--listen", "127.0.0.1:0", "--tls-ca", tls_ca, "--tls-cert",
+                                      tls_cert, "--tls-key", tls_key, empty[0], empty[1], NULL},
+                     true));
+  log = e2e_serve_log();
+  CU_ASSERT(e2e_contains(log, "none empty"));
+  free(log);
+
+  e2e_source("source.cfg", "mysql-01", false);
+  const char *allowed[] = {"--tls-allowed-cn", "client,master-1", NULL};
+  http_start_with("127.0.0.1:0", true, allowed);
+  char ccert[400], ckey[400], icert[400], ikey[400];
+  tls_file(ccert, sizeof ccert, "client-cert.pem");
+  tls_file(ckey, sizeof ckey, "client-key.pem");
+  tls_file(icert, sizeof icert, "intruder-cert.pem");
+  tls_file(ikey, sizeof ikey, "intruder-key.pem");
+  e2e_dmctl_target[5] = ccert;
+  e2e_dmctl_target[7] = ckey;
+  over_http(0, "operate-source", "create", "source.cfg", NULL); /* CN client: served */
+  long status = 0;
+  CURLcode rc;
+  json_object *o = raw_http("GET", "/api/v1/tasks", NULL, 0, tls_ca, ccert, ckey, &status, &rc);
+  CU_ASSERT_EQUAL(status, 200);
+  json_object_put(o);
+
+  /* CN intruder, signed by the same CA: the precondition is that only its subject differs */
+  o = raw_http("GET", "/api/v1/tasks", NULL, 0, tls_ca, icert, ikey, &status, &rc);
+  CU_ASSERT_EQUAL(rc, CURLE_OK); /* its handshake passed: the CA signed it */
+  CU_ASSERT_EQUAL(status, 403);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_CLIENT_SUBJECT);
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "subject CN=intruder"));
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "--tls-allowed-cn client,master-1"));
+  json_object_put(o);
+  e2e_dmctl_target[5] = icert;
+  e2e_dmctl_target[7] = ikey;
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "stop", "-s", "mysql-01", NULL), 1);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_CLIENT_SUBJECT);
+  json_object_put(o);
+  e2e_dmctl_target[5] = ccert;
+  e2e_dmctl_target[7] = ckey;
+  both(0, "operate-source", "show", "-s", "mysql-01"); /* still there */
+  log = e2e_serve_log();
+  CU_ASSERT(e2e_contains(log, "whose CN is one of --tls-allowed-cn"));
+  CU_ASSERT(e2e_contains(log, "refused the client certificate of subject CN=intruder"));
   free(log);
   http_use_socket();
   CU_ASSERT_EQUAL(e2e_stop(), 0);
@@ -255,14 +273,15 @@ static json_object *http_as_nobody(long *status, long *api_status, int local_por
   *status = strtol(buf, &sp, 10);
   *api_status = strtol(sp, &sp, 10);
   json_object *o = sp ? json_tokener_parse(sp + 1) : NULL;
-  if (!o)
+  if (!o && *status != 0)
     fprintf(stderr, "\n  the client as uid 65534 got \"%s\"\n", buf);
   return o;
 }
 
 /* Without TLS a loopback client is admitted as the socket admits one: a client running as another
- * uid is refused (403, DM_ERR_CONTROL_PEER) and root is served; with --socket-group, a member of
- * the group (by the account database: TCP carries only the uid) is served. */
+ * uid is refused (closed at accept, without an answer, DM_ERR_CONTROL_PEER in the daemon's log;
+ * until issue 20 it was answered 403 after taking a slot) and root is served; with --socket-group,
+ * a member of the group (by the account database: TCP carries only the uid) is served. */
 static void test_peer_uid(void) {
   if (geteuid() != 0) {
     fprintf(stderr, "\n  skipped: needs root to run a client as another uid\n");
@@ -280,12 +299,16 @@ static void test_peer_uid(void) {
     CU_ASSERT_FATAL(http_find_port());
     long status = 0, api_status = 0;
     json_object *o = http_as_nobody(&status, &api_status, 0);
-    CU_ASSERT_EQUAL(api_status, served ? 200 : 403);
+    CU_ASSERT_EQUAL(api_status, served ? 200 : 0);
     if (!served) {
-      CU_ASSERT_EQUAL(status, 403);
-      CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_PEER);
-      CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "running as uid 65534"));
-      CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "members of group daemon"));
+      CU_ASSERT_EQUAL(status, 0); /* closed at accept: no answer */
+      CU_ASSERT_PTR_NULL(o);
+      char *log = e2e_serve_log();
+      CU_ASSERT(e2e_contains(log, "[code 14006]"));
+      CU_ASSERT(e2e_contains(log, "running as uid 65534"));
+      CU_ASSERT(e2e_contains(log, "members of group daemon"));
+      CU_ASSERT(e2e_contains(log, "(closed at accept)"));
+      free(log);
     } else {
       CU_ASSERT_EQUAL(status, 200);
       CU_ASSERT(e2e_bool(o, "result"));
@@ -369,10 +392,12 @@ static void test_peer_time_wait(void) {
   CU_ASSERT_EQUAL(tw_uid, 0);
   long status = 0, api_status = 0;
   json_object *o = http_as_nobody(&status, &api_status, port);
-  CU_ASSERT_EQUAL(status, 403);
-  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_PEER);
-  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "running as uid 65534"));
+  CU_ASSERT_EQUAL(status, 0); /* closed at accept */
+  CU_ASSERT_PTR_NULL(o);
   json_object_put(o);
+  char *log = e2e_serve_log();
+  CU_ASSERT(e2e_contains(log, "running as uid 65534 may not control this daemon"));
+  free(log);
   http_use_socket();
   CU_ASSERT_EQUAL(e2e_stop(), 0);
   e2e_teardown();
@@ -382,6 +407,7 @@ int main(void) {
   static const dmh_cunit_test tests[] = {
       {"mutual TLS", test_mutual_tls},
       {"no listen beyond loopback without TLS", test_insecure_listen_refused},
+      {"--tls-allowed-cn: another subject of the CA is refused", test_allowed_subjects},
       {"loopback without TLS admits the socket's users", test_peer_uid},
       {"a TIME_WAIT entry of root's on the client's port admits nobody", test_peer_time_wait},
   };

@@ -221,6 +221,14 @@ typedef enum dm_error_level {
   X(DM_ERR_CONTROL_HTTP, 15014, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,           \
     "Check that `dmhost serve --listen` runs at the --master-addr given, and that dmctl's "        \
     "--tls-* flags match the daemon's (https with them, plain http without).")                     \
+  X(DM_ERR_CONTROL_CLIENT_SUBJECT, 15020, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,   \
+    "The daemon admits only the client certificates whose subject (CN) its --tls-allowed-cn "      \
+    "names: use a certificate issued to one of them, or add the subject to the daemon's "          \
+    "--tls-allowed-cn (docs/cluster.md lists who calls whom).")                                    \
+  X(DM_ERR_CONTROL_SLOW_CLIENT, 15021, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,    \
+    "A connection must send its request headers (and finish its TLS handshake) within 5 s of "     \
+    "connecting, and only 16 such connections wait at once: send the whole request at once (as "   \
+    "dmctl and curl do); many of these in the log mean a client holding connections open.")        \
   X(DM_ERR_CLUSTER_NOT_LEADER, 15030, DM_CLASS_CLUSTER, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 1,     \
     "Only the leader master schedules: send the command to the leader named in the message (or "   \
     "retry once a leader is elected).")                                                            \
