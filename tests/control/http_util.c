@@ -58,12 +58,19 @@ int raw_local_port;
 bool raw_chunked;
 /* When set, raw_http asks "Expect: 100-continue" (http_util.h). */
 bool raw_expect;
+/* The Content-Type raw_http sends with a write, and the header lines it adds (http_util.h). */
+const char *raw_content_type = "application/json";
+const char *raw_headers[5];
 /* The Allow header of raw_http's last answer ("" when none). */
 char raw_allow[128];
+/* The header lines of raw_http's last answer. */
+char raw_answer_headers[4096];
 
 static size_t raw_header(char *line, size_t size, size_t n, void *ud) {
   (void)ud;
   size_t len = size * n;
+  size_t used = strlen(raw_answer_headers);
+  snprintf(raw_answer_headers + used, sizeof raw_answer_headers - used, "%.*s", (int)len, line);
   if (len > 6 && strncasecmp(line, "Allow:", 6) == 0) {
     size_t v = len - 6;
     while (v > 0 && strchr(" \r\n", line[6 + v - 1]))
@@ -99,6 +106,14 @@ json_object *raw_http(const char *method, const char *path, const char *body, si
   struct curl_slist *h = curl_slist_append(NULL, raw_expect ? "Expect: 100-continue" : "Expect:");
   if (raw_chunked)
     h = curl_slist_append(h, "Transfer-Encoding: chunked");
+  /* a write is taken only as JSON (docs/security.md, "The web browser") */
+  if (raw_content_type && strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+    char ct[160];
+    snprintf(ct, sizeof ct, "Content-Type: %s", raw_content_type);
+    h = curl_slist_append(h, ct);
+  }
+  for (int i = 0; i < 4 && raw_headers[i]; i++)
+    h = curl_slist_append(h, raw_headers[i]);
   curl_easy_setopt(c, CURLOPT_URL, url);
   curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
   curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
@@ -110,6 +125,7 @@ json_object *raw_http(const char *method, const char *path, const char *body, si
   curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
   curl_easy_setopt(c, CURLOPT_TIMEOUT, 20L);
   raw_allow[0] = '\0';
+  raw_answer_headers[0] = '\0';
   curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, raw_header);
   if (raw_local_port) {
     curl_easy_setopt(c, CURLOPT_LOCALPORT, (long)raw_local_port);

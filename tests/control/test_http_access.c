@@ -378,12 +378,177 @@ static void test_peer_time_wait(void) {
   e2e_teardown();
 }
 
+/* A request as a browser sends it for another site's page, at the level of its headers (the
+ * real browser plays them in tests/web/cross_site.sh): a foreign or missing Host (DNS rebinding)
+ * is refused on every path, GETs included, before any route (403, DM_ERR_CONTROL_HOST); a foreign
+ * Origin or Sec-Fetch-Site cross-site (or same-site without the daemon's Origin) too
+ * (DM_ERR_CONTROL_CROSS_SITE); a write that is not application/json is 415
+ * (DM_ERR_CONTROL_CONTENT_TYPE) and runs nothing; OPTIONS grants no CORS preflight. The daemon's
+ * own names (127.0.0.1, localhost, [::1] with its port), its Origin and JSON are served. */
+static void test_cross_site_headers(void) {
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  e2e_source("source.cfg", "mysql-01", false);
+  http_start("127.0.0.1:0", false);
+  const char *port = strrchr(http_addr, ':') + 1;
+  char own[4][64], host[96], origin[96];
+  snprintf(own[0], sizeof own[0], "Host: 127.0.0.1:%s", port);
+  snprintf(own[1], sizeof own[1], "Host: localhost:%s", port);
+  snprintf(own[2], sizeof own[2], "Host: [::1]:%s", port);
+  snprintf(own[3], sizeof own[3], "Host: LocalHost:%s", port);
+  long status = 0;
+  CURLcode rc;
+  json_object *o;
+  /* The daemon's own names are served. */
+  for (int i = 0; i < 4; i++) {
+    raw_headers[0] = own[i];
+    o = raw_http("GET", "/api/v1/tasks", NULL, 0, NULL, NULL, NULL, &status, &rc);
+    CU_ASSERT_EQUAL(status, 200);
+    CU_ASSERT(e2e_bool(o, "result"));
+    json_object_put(o);
+  }
+  /* A foreign Host, another port, or none: refused on every path, before any route. */
+  const char *help = "{\"cmd\": \"help\"}";
+  snprintf(host, sizeof host, "Host: 127.0.0.1:%d", atoi(port) == 1 ? 2 : atoi(port) - 1);
+  const char *foreign[] = {"Host: rebind.test:%s", "Host: 127.0.0.2:%s", "Host: localhost",
+                           "Host:", host};
+  const char *paths[][2] = {{"GET", "/api/v1/sources"},      {"GET", "/"},
+                            {"GET", DMH_METRICS_HTTP_PATH},  {"GET", "/api/v1/openapi.json"},
+                            {"POST", DMH_CONTROL_HTTP_PATH}, {"GET", "/nowhere"}};
+  for (size_t f = 0; f < sizeof foreign / sizeof *foreign; f++) {
+    char line[96];
+    snprintf(line, sizeof line, foreign[f], port);
+    raw_headers[0] = line;
+    for (size_t p = 0; p < sizeof paths / sizeof *paths; p++) {
+      bool post = paths[p][0][0] == 'P';
+      o = raw_http(paths[p][0], paths[p][1], post ? help : NULL, post ? strlen(help) : 0, NULL,
+                   NULL, NULL, &status, &rc);
+      CU_ASSERT_EQUAL(status, 403);
+      CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_HOST);
+      CU_ASSERT_PTR_NULL(e2e_get(o, "commands")); /* nothing of the route's */
+      CU_ASSERT_FALSE(e2e_contains(json_object_to_json_string(o), e2e_state));
+      json_object_put(o);
+    }
+  }
+  raw_headers[0] = NULL;
+
+  /* Origin: only the daemon's own, with its scheme. */
+  snprintf(origin, sizeof origin, "Origin: http://localhost:%s", port);
+  const char *origins[] = {"Origin: http://evil.test", "Origin: null",
+                           "Origin: https://127.0.0.1:%s", "Origin: http://127.0.0.1:%s.evil.test",
+                           "Origin: http://127.0.0.1"};
+  for (size_t i = 0; i < sizeof origins / sizeof *origins; i++) {
+    char line[96];
+    snprintf(line, sizeof line, origins[i], port);
+    raw_headers[0] = line;
+    o = raw_http("POST", DMH_CONTROL_HTTP_PATH, help, strlen(help), NULL, NULL, NULL, &status, &rc);
+    CU_ASSERT_EQUAL(status, 403);
+    CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_CROSS_SITE);
+    json_object_put(o);
+  }
+  raw_headers[0] = origin;
+  o = raw_http("POST", DMH_CONTROL_HTTP_PATH, help, strlen(help), NULL, NULL, NULL, &status, &rc);
+  CU_ASSERT_EQUAL(status, 200);
+  json_object_put(o);
+
+  /* Sec-Fetch-Site: cross-site always refused; same-site only with the daemon's Origin. */
+  const char *sites[][2] = {{"Sec-Fetch-Site: cross-site", NULL},
+                            {"Sec-Fetch-Site: cross-site", origin},
+                            {"Sec-Fetch-Site: same-site", NULL},
+                            {"Sec-Fetch-Site: same-site", "Origin: http://evil.test"}};
+  for (size_t i = 0; i < sizeof sites / sizeof *sites; i++) {
+    raw_headers[0] = sites[i][0];
+    raw_headers[1] = sites[i][1];
+    o = raw_http("GET", "/api/v1/tasks", NULL, 0, NULL, NULL, NULL, &status, &rc);
+    CU_ASSERT_EQUAL(status, 403);
+    CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_CROSS_SITE);
+    json_object_put(o);
+  }
+  const char *served[][2] = {{"Sec-Fetch-Site: same-origin", NULL},
+                             {"Sec-Fetch-Site: none", NULL},
+                             {"Sec-Fetch-Site: same-site", origin}};
+  for (size_t i = 0; i < sizeof served / sizeof *served; i++) {
+    raw_headers[0] = served[i][0];
+    raw_headers[1] = served[i][1];
+    o = raw_http("GET", "/api/v1/tasks", NULL, 0, NULL, NULL, NULL, &status, &rc);
+    CU_ASSERT_EQUAL(status, 200);
+    json_object_put(o);
+  }
+  raw_headers[0] = raw_headers[1] = NULL;
+
+  /* A write that is not JSON: 415, nothing run. The source's text as a page would post it. */
+  char path[600];
+  snprintf(path, sizeof path, "%s/source.cfg", e2e_dir);
+  char *text = e2e_read_file(path);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+  json_object *b = json_object_new_object();
+  json_object_object_add(b, "content", json_object_new_string(text));
+  const char *body = json_object_to_json_string(b);
+  const char *types[] = {"text/plain",
+                         "text/plain;charset=UTF-8",
+                         "application/x-www-form-urlencoded",
+                         "multipart/form-data; boundary=x",
+                         "application/jsonx",
+                         NULL};
+  for (size_t i = 0; i < sizeof types / sizeof *types; i++) {
+    raw_content_type = types[i];
+    o = raw_http("POST", "/api/v1/sources", body, strlen(body), NULL, NULL, NULL, &status, &rc);
+    CU_ASSERT_EQUAL(status, 415);
+    CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_CONTENT_TYPE);
+    json_object_put(o);
+  }
+  o = raw_http("DELETE", "/api/v1/sources/mysql-01", NULL, 0, NULL, NULL, NULL, &status, &rc);
+  CU_ASSERT_EQUAL(status, 415);
+  json_object_put(o);
+  http_use_socket();
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "show", NULL), 0);
+  CU_ASSERT_EQUAL(json_object_array_length(e2e_get(o, "sources")), 0); /* nothing was created */
+  json_object_put(o);
+  /* The same body as JSON (parameters allowed) is served: the refusal was the type's. */
+  raw_content_type = "Application/JSON; charset=utf-8";
+  o = raw_http("POST", "/api/v1/sources", body, strlen(body), NULL, NULL, NULL, &status, &rc);
+  CU_ASSERT_EQUAL(status, 200);
+  CU_ASSERT(e2e_bool(o, "result"));
+  json_object_put(o);
+  raw_content_type = "application/json";
+  json_object_put(b);
+  free(text);
+
+  /* A CORS preflight is never granted: no Access-Control-Allow-* header, whatever the path. */
+  raw_headers[0] = "Origin: http://evil.test";
+  raw_headers[1] = "Access-Control-Request-Method: POST";
+  raw_headers[2] = "Access-Control-Request-Headers: content-type";
+  const char *pre[] = {"/api/v1/tasks", DMH_CONTROL_HTTP_PATH, "/", DMH_METRICS_HTTP_PATH};
+  for (int own_origin = 0; own_origin < 2; own_origin++) {
+    if (own_origin)
+      raw_headers[0] = origin;
+    for (size_t i = 0; i < sizeof pre / sizeof *pre; i++) {
+      o = raw_http("OPTIONS", pre[i], NULL, 0, NULL, NULL, NULL, &status, &rc);
+      CU_ASSERT(status == 403 || status == 405);
+      CU_ASSERT_PTR_NULL(strcasestr(raw_answer_headers, "Access-Control-Allow"));
+      json_object_put(o);
+    }
+  }
+  raw_headers[0] = raw_headers[1] = raw_headers[2] = NULL;
+
+  /* The daemon's log names the refusals. */
+  char *log = e2e_serve_log();
+  CU_ASSERT(e2e_contains(log, "refused (15015)"));
+  CU_ASSERT(e2e_contains(log, "Host \"rebind.test:"));
+  CU_ASSERT(e2e_contains(log, "refused (15016)"));
+  CU_ASSERT(e2e_contains(log, "Origin \"http://evil.test\""));
+  CU_ASSERT(e2e_contains(log, "refused (15017)"));
+  free(log);
+  CU_ASSERT_EQUAL(e2e_stop(), 0);
+  e2e_teardown();
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"mutual TLS", test_mutual_tls},
       {"no listen beyond loopback without TLS", test_insecure_listen_refused},
       {"loopback without TLS admits the socket's users", test_peer_uid},
       {"a TIME_WAIT entry of root's on the client's port admits nobody", test_peer_time_wait},
+      {"a request of another site or host is refused before any route", test_cross_site_headers},
   };
   return http_run_tests("control http access", tests, sizeof tests / sizeof tests[0]);
 }
