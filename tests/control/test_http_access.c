@@ -425,7 +425,8 @@ static void test_cross_site_headers(void) {
       CU_ASSERT_EQUAL(status, 403);
       CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_HOST);
       CU_ASSERT_PTR_NULL(e2e_get(o, "commands")); /* nothing of the route's */
-      CU_ASSERT_FALSE(e2e_contains(json_object_to_json_string(o), e2e_state));
+      CU_ASSERT_FALSE(e2e_contains(
+          json_object_to_json_string_ext(o, JSON_C_TO_STRING_NOSLASHESCAPE), e2e_state));
       json_object_put(o);
     }
   }
@@ -542,6 +543,62 @@ static void test_cross_site_headers(void) {
   e2e_teardown();
 }
 
+/* The state dir's absolute path is given over the Unix socket only (issue 20, item 8): over TCP
+ * (dmctl --master-addr, the API, /control) operate-source show's "file", and any path below the
+ * state dir in any answer, is relative to it; over the socket the file is absolute, as
+ * docs/control.md says. */
+static void test_state_dir_over_socket_only(void) {
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  e2e_source("source.cfg", "mysql-01", true);
+  http_start("127.0.0.1:0", false);
+  const char *over_tcp[9];
+  memcpy(over_tcp, e2e_dmctl_target, sizeof over_tcp);
+  http_use_socket();
+  json_object *o = NULL;
+  CU_ASSERT_EQUAL_FATAL(e2e_dmctl(&o, "operate-source", "create", "source.cfg", NULL), 0);
+  json_object_put(o);
+  char abs_file[600];
+  snprintf(abs_file, sizeof abs_file, "%s/sources/mysql-01/source.cfg", e2e_state);
+  /* over the socket: the absolute path, a file that exists */
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "show", "-s", "mysql-01", NULL), 0);
+  CU_ASSERT(e2e_str_is(o, "sources.0.file", abs_file));
+  CU_ASSERT_EQUAL(access(abs_file, R_OK), 0);
+  json_object_put(o);
+
+  /* over TCP: relative to the state dir, the state dir named nowhere */
+  long status = 0;
+  CURLcode rc;
+  const char *show = "{\"cmd\": \"operate-source\", \"args\": {\"op\": \"show\"}}";
+  const char *purge = "{\"relay_binlog_name\": \"mysql-bin.999999\"}";
+  struct {
+    const char *method, *path, *body;
+  } reqs[] = {{"GET", "/api/v1/sources", NULL},
+              {"GET", "/api/v1/sources/mysql-01", NULL},
+              {"GET", "/api/v1/sources/mysql-01/status", NULL},
+              {"POST", DMH_CONTROL_HTTP_PATH, show},
+              {"POST", "/api/v1/sources/mysql-01/relay/purge", purge},
+              {"GET", "/api/v1/tasks", NULL}};
+  for (size_t i = 0; i < sizeof reqs / sizeof *reqs; i++) {
+    o = raw_http(reqs[i].method, reqs[i].path, reqs[i].body,
+                 reqs[i].body ? strlen(reqs[i].body) : 0, NULL, NULL, NULL, &status, &rc);
+    CU_ASSERT_EQUAL(status, 200);
+    const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_NOSLASHESCAPE);
+    if (e2e_contains(text, e2e_state))
+      fprintf(stderr, "\n  %s %s shows the state dir: %s\n", reqs[i].method, reqs[i].path, text);
+    CU_ASSERT_FALSE(e2e_contains(text, e2e_state));
+    if (i < 4)
+      CU_ASSERT(e2e_str_is(o, "sources.0.file", "sources/mysql-01/source.cfg"));
+    json_object_put(o);
+  }
+  memcpy(e2e_dmctl_target, over_tcp, sizeof over_tcp); /* dmctl --master-addr */
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "show", "-s", "mysql-01", NULL), 0);
+  CU_ASSERT(e2e_str_is(o, "sources.0.file", "sources/mysql-01/source.cfg"));
+  json_object_put(o);
+  http_use_socket();
+  CU_ASSERT_EQUAL(e2e_stop(), 0);
+  e2e_teardown();
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"mutual TLS", test_mutual_tls},
@@ -549,6 +606,7 @@ int main(void) {
       {"loopback without TLS admits the socket's users", test_peer_uid},
       {"a TIME_WAIT entry of root's on the client's port admits nobody", test_peer_time_wait},
       {"a request of another site or host is refused before any route", test_cross_site_headers},
+      {"the state dir's path over the socket only", test_state_dir_over_socket_only},
   };
   return http_run_tests("control http access", tests, sizeof tests / sizeof tests[0]);
 }
