@@ -219,6 +219,24 @@ static void test_insecure_listen_refused(void) {
   e2e_dmctl_target[5] = tls_file(ccert, sizeof ccert, "client-cert.pem");
   e2e_dmctl_target[7] = tls_file(ckey, sizeof ckey, "client-key.pem");
   over_http(0, "query-status", NULL, NULL, NULL);
+  /* Its Host names: the certificate's (IP:127.0.0.1, DNS:localhost); another name is refused
+   * (docs/control.md, "Requests a browser makes"). */
+  const char *port = strrchr(http_addr, ':') + 1;
+  char names[3][64];
+  snprintf(names[0], sizeof names[0], "Host: localhost:%s", port);
+  snprintf(names[1], sizeof names[1], "Host: 127.0.0.1:%s", port);
+  snprintf(names[2], sizeof names[2], "Host: rebind.test:%s", port);
+  for (int i = 0; i < 3; i++) {
+    long status = 0;
+    CURLcode rc;
+    raw_headers[0] = names[i];
+    json_object *o = raw_http("GET", "/api/v1/tasks", NULL, 0, tls_ca, ccert, ckey, &status, &rc);
+    CU_ASSERT_EQUAL(status, i < 2 ? 200 : 403);
+    if (i == 2)
+      CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_HOST);
+    json_object_put(o);
+  }
+  raw_headers[0] = NULL;
 
   /* The same with a silent client on the TLS port (a handshake never begun). */
   http_stop_with_silent_client();
