@@ -279,8 +279,15 @@ static json_object *cw_control_handle(void *ud, json_object *req) {
   return resp;
 }
 
+/* Over TCP (the worker has no socket) the answers give paths relative to the state dir. */
+static json_object *cw_control_handle_tcp(void *ud, json_object *req) {
+  json_object *resp = cw_control_handle(ud, req);
+  dmh_control_relative_paths(resp, ((cw *)ud)->state_dir);
+  return resp;
+}
+
 static char *cw_control_line(void *ud, const char *line, size_t len) {
-  return dmh_control_line_with(cw_control_handle, ud, line, len);
+  return dmh_control_line_with(cw_control_handle_tcp, ud, line, len);
 }
 
 /* The address a master reaches the listener at: --listen's host with the port bound. */

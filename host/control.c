@@ -490,6 +490,98 @@ char *dmh_control_handle_line(void *ud, const char *line, size_t len) {
   return dmh_control_line_with(control_handle_registry, ud, line, len);
 }
 
+/* One string with every occurrence of `dir` made relative; NULL when it holds none. */
+static char *control_relative_string(const char *s, const char *dir, size_t dlen) {
+  const char *at = strstr(s, dir);
+  if (!at)
+    return NULL;
+  size_t len = strlen(s);
+  char *out = malloc(len + 1), *o = out; /* "." for the dir: never longer */
+  if (!out)
+    return NULL;
+  bool changed = false;
+  for (const char *p = s; *p;) {
+    at = strstr(p, dir);
+    if (!at) {
+      o = stpcpy(o, p);
+      break;
+    }
+    memcpy(o, p, (size_t)(at - p));
+    o += at - p;
+    char next = at[dlen];
+    /* the dir itself, not a longer name that starts like it (".../state2") */
+    bool name_goes_on = (next >= 'a' && next <= 'z') || (next >= 'A' && next <= 'Z') ||
+                        (next >= '0' && next <= '9') || strchr("._-", next) != NULL;
+    if (next == '/') {
+      p = at + dlen + 1;
+      changed = true;
+    } else if (next == '\0' || !name_goes_on) {
+      *o++ = '.';
+      p = at + dlen;
+      changed = true;
+    } else {
+      memcpy(o, at, dlen);
+      o += dlen;
+      p = at + dlen;
+    }
+  }
+  *o = '\0';
+  if (!changed) {
+    free(out);
+    return NULL;
+  }
+  return out;
+}
+
+static void control_relative(json_object *o, const char *dir, size_t dlen) {
+  switch (json_object_get_type(o)) {
+  case json_type_string: {
+    char *rel = control_relative_string(json_object_get_string(o), dir, dlen);
+    if (rel)
+      json_object_set_string(o, rel);
+    free(rel);
+    break;
+  }
+  case json_type_array:
+    for (size_t i = 0; i < json_object_array_length(o); i++)
+      control_relative(json_object_array_get_idx(o, i), dir, dlen);
+    break;
+  case json_type_object: {
+    json_object_object_foreach(o, key, val) {
+      (void)key;
+      control_relative(val, dir, dlen);
+    }
+    break;
+  }
+  default:
+    break;
+  }
+}
+
+void dmh_control_relative_paths(json_object *o, const char *dir) {
+  size_t dlen = dir ? strlen(dir) : 0;
+  while (dlen > 1 && dir[dlen - 1] == '/')
+    dlen--;
+  if (dlen <= 1) /* "/" (or nothing): every path would go */
+    return;
+  char d[4096];
+  if (dlen >= sizeof d)
+    return;
+  memcpy(d, dir, dlen);
+  d[dlen] = '\0';
+  control_relative(o, d, dlen);
+}
+
+static json_object *control_handle_registry_tcp(void *ud, json_object *request) {
+  json_object *resp = dmh_control_handle(ud, request);
+  dmh_control_relative_paths(resp, dmh_registry_state_dir(ud));
+  return resp;
+}
+
+char *dmh_control_handle_line_tcp(void *ud, const char *line, size_t len) {
+  return dmh_control_line_with(control_handle_registry_tcp, ud, line, len);
+}
+
 char *dmh_control_line_with(json_object *(*handle)(void *ud, json_object *request), void *ud,
                             const char *line, size_t len) {
   json_tokener *tok = json_tokener_new();

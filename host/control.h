@@ -110,6 +110,17 @@ json_object *dmh_control_handle(dmh_registry *r, json_object *request);
  * Text that is not a JSON object gets DM_ERR_CONTROL_REQUEST. Returns the compact response. */
 char *dmh_control_handle_line(void *ud, const char *line, size_t len);
 
+/* dmh_control_handle_line for a client over TCP (the HTTP server's handler, control_http.h): the
+ * same answer, but every path below the state dir relative to it (dmh_control_relative_paths). */
+char *dmh_control_handle_line_tcp(void *ud, const char *line, size_t len);
+
+/* In every string of `o`, at any depth: the absolute state dir `dir` followed by '/' is removed
+ * (the path is then relative to the state dir), and `dir` alone becomes ".". The state dir's
+ * absolute path tells a client of the TCP listener (any certificate of the CA, a page that got a
+ * request through) where the daemon keeps its secrets and sockets: it is given over the Unix
+ * socket only (docs/control.md, operate-source show). */
+void dmh_control_relative_paths(json_object *o, const char *dir);
+
 /* The same over any handler of request objects (the master's: master.h): the text parsed, the
  * answer made compact. */
 char *dmh_control_line_with(json_object *(*handle)(void *ud, json_object *request), void *ud,

@@ -5,9 +5,13 @@
  * the request object as the body; the answer is the body of a 200 (application/json), exactly
  * the line the socket would write. The transport's own
  * refusals carry the same error shape with their HTTP status: 413 (body over
- * DMH_CONTROL_LINE_MAX), 403 (a client certificate of a subject not in --tls-allowed-cn; in
- * depth, no valid certificate or a local peer of another user, which are refused before: in the
- * TLS handshake, at accept), 404 (another path), 405 (another method).
+ * DMH_CONTROL_LINE_MAX), 403 (a client certificate of a subject not in --tls-allowed-cn; a Host
+ * that does not name the daemon, a request of another web origin; in depth, no valid certificate
+ * or a local peer of another user, which are refused before: in the TLS handshake, at accept),
+ * 415 (a write that is not application/json), 404 (another path), 405 (another method). The
+ * Host, Origin, Sec-Fetch-Site and Content-Type checks come before any route: the operator's
+ * browser is admitted as the operator, whichever page made it send the request
+ * (docs/control.md, "Requests a browser makes").
  *
  * Like the socket server it knows nothing of the protocol: the body goes to opts->handler. A small
  * pool of event threads (libmicrohttpd's epoll loops, one a core) serves every connection first
@@ -103,7 +107,8 @@ void dmh_control_http_close(dmh_control_http *h);
  * Client: POST `request` to http(s)://addr/control (https when `tls` is given) and return the
  * answer body in *response (malloc'd). `timeout_ms` bounds the whole call (<= 0: no limit).
  * Returns 0, or -1 with DM_ERR_CONTROL_HTTP (connect, TLS handshake, timeout, an answer that is not
- * the protocol's); a refusal by the transport (403, 413) is returned as its answer.
+ * the protocol's); a refusal by the transport (403, 404, 405, 413, 415) is returned as its
+ * answer. It sends Content-Type: application/json and the Host of `addr`.
  */
 int dmh_control_http_call(const char *addr, const dmh_control_tls *tls, const char *request,
                           int timeout_ms, char **response, dm_error *err);

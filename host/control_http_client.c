@@ -94,10 +94,11 @@ int dmh_control_http_call(const char *addr, const dmh_control_tls *tls, const ch
                  url, timeout_ms);
     return -1;
   }
-  /* The protocol's answers (200) and the transport's refusals (403, 404, 405, 413) are JSON
+  /* The protocol's answers (200) and the transport's refusals (403, 404, 405, 413, 415) are JSON
    * objects of one shape; anything else is not a dmhost control plane. */
   if (!body.data || body.data[0] != '{' ||
-      (status != 200 && status != 403 && status != 404 && status != 405 && status != 413)) {
+      (status != 200 && status != 403 && status != 404 && status != 405 && status != 413 &&
+       status != 415)) {
     dm_error_set(err, DM_ERR_CONTROL_HTTP, body.data,
                  "%s answered HTTP %ld without the protocol's JSON; is --master-addr a dmhost "
                  "control plane?",

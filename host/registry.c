@@ -702,6 +702,10 @@ void dmh_registry_shutdown(dmh_registry *r) {
   free(r);
 }
 
+const char *dmh_registry_state_dir(const dmh_registry *r) {
+  return r->state_dir;
+}
+
 dmh_worker dmh_registry_worker(dmh_registry *r) {
   pthread_mutex_lock(&r->lock);
   dmh_worker w = r->worker;

@@ -97,6 +97,9 @@ uint64_t dmh_registry_fencing_token(dmh_registry *r);
 /* The worker as it is now (a copy). */
 dmh_worker dmh_registry_worker(dmh_registry *r);
 
+/* The state dir (absolute), as opened; the registry's until it is closed. */
+const char *dmh_registry_state_dir(const dmh_registry *r);
+
 /* operate-source create|show|stop. `path` is the source file (absolute); show with source NULL
  * lists every source. */
 int dmh_registry_source_create(dmh_registry *r, const char *path, json_object *resp, dm_error *err);

@@ -267,8 +267,11 @@ int dmh_serve_main(int argc, char **argv) {
   }
   /* After the socket: a second daemon on this state dir is refused by its lock and socket before
    * it could take or fail on the port. */
+  /* Over TCP the answers give paths relative to the state dir (control.h) */
+  dmh_control_opts http_opts = copts;
+  http_opts.handler = dmh_control_handle_line_tcp;
   if (listen_arg &&
-      dmh_control_http_open(listen_arg, tls_given ? &tls : NULL, &copts, &http, &err) < 0) {
+      dmh_control_http_open(listen_arg, tls_given ? &tls : NULL, &http_opts, &http, &err) < 0) {
     serve_fail(&err);
     goto out;
   }

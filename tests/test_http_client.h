@@ -10,6 +10,7 @@
 #include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static inline char *dmh_test_http(const char *url, const char *method, const char *body,
                                   long *status, char *ctype, size_t ctype_len) {
@@ -24,6 +25,11 @@ static inline char *dmh_test_http(const char *url, const char *method, const cha
   curl_easy_setopt(c, CURLOPT_TIMEOUT, 20L);
   if (body)
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+  /* the daemon takes writes only as JSON (docs/security.md, "The web browser") */
+  struct curl_slist *headers = NULL;
+  if (body || (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0))
+    headers = curl_slist_append(headers, "Content-Type: application/json");
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
   *status = 0;
   if (ctype)
     ctype[0] = '\0';
@@ -35,6 +41,7 @@ static inline char *dmh_test_http(const char *url, const char *method, const cha
       snprintf(ctype, ctype_len, "%s", ct ? ct : "");
   }
   curl_easy_cleanup(c);
+  curl_slist_free_all(headers);
   fclose(out);
   if (*status == 0) {
     free(text);

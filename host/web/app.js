@@ -22,7 +22,12 @@ function el(tag, attrs, ...kids) {
 }
 
 async function control(cmd, args) {
-  const r = await fetch("/control", {method: "POST", body: JSON.stringify(args ? {cmd, args} : {cmd})});
+  const r = await fetch("/control", {
+    method: "POST",
+    // the daemon takes only JSON writes (a page of another origin cannot send them: docs/security.md)
+    headers: {"Content-Type": "application/json"},
+    body: JSON.stringify(args ? {cmd, args} : {cmd}),
+  });
   const a = await r.json();
   return a;
 }

@@ -26,8 +26,15 @@ extern bool raw_chunked;
 /* When set, raw_http asks "Expect: 100-continue" and sends its body only once the server says
  * so: a refusal at the headers then reaches the client before any body is on the wire. */
 extern bool raw_expect;
+/* The Content-Type raw_http sends with a method other than GET and HEAD: "application/json"
+ * unless a test sets another (NULL: none). */
+extern const char *raw_content_type;
+/* Header lines raw_http adds (up to 4, NULL-ended; "Host:" sends none, "Host: x" replaces it). */
+extern const char *raw_headers[5];
 /* The Allow header of raw_http's last answer ("" when none). */
 extern char raw_allow[128];
+/* The header lines of raw_http's last answer, as received. */
+extern char raw_answer_headers[4096];
 
 /* e2e_dir/tls: the CAs and certificates of http_make_certs (openssl, at test time): ca.pem
  * signs server-cert.pem (127.0.0.1, localhost), client-cert.pem (CN client) and

@@ -63,7 +63,16 @@ typedef struct load {
   struct sockaddr_in to; /* the daemon */
 } load;
 
-static const char load_request[] = "GET /api/v1/tasks/inc/status HTTP/1.1\r\nHost: dmhost\r\n\r\n";
+/* The request of every load client, its Host the daemon's address (a Host of another name is
+ * refused: docs/security.md, "The web browser"); made once addr is known (load_request_make). */
+static char load_request[160];
+static size_t load_request_len;
+
+static void load_request_make(void) {
+  load_request_len =
+      (size_t)snprintf(load_request, sizeof load_request,
+                       "GET /api/v1/tasks/inc/status HTTP/1.1\r\nHost: %s\r\n\r\n", addr);
+}
 
 static size_t collect(char *ptr, size_t size, size_t n, void *ud) {
   client *c = ud;
@@ -91,6 +100,7 @@ static void serve_http(const char *source) {
   const char *extra[] = {"--listen", "127.0.0.1:0", NULL};
   CU_ASSERT_FATAL(e2e_start_with(extra, false));
   CU_ASSERT_FATAL(e2e_http_addr(addr, sizeof addr));
+  load_request_make();
   if (source) {
     e2e_source(source, "mysql-01", false);
     json_object *o = NULL;
@@ -159,8 +169,7 @@ static void send_request(load *l, client *c) {
       return;
     }
   }
-  if (send(c->fd, load_request, sizeof load_request - 1, MSG_NOSIGNAL) !=
-      (ssize_t)sizeof load_request - 1)
+  if (send(c->fd, load_request, load_request_len, MSG_NOSIGNAL) != (ssize_t)load_request_len)
     finish(l, c, "cannot send the request", 0, 0);
 }
 
@@ -366,11 +375,15 @@ static void *run_slow(void *ud) {
   client c = {0};
   CURL *h = new_handle(s->path, &c);
   curl_easy_setopt(h, CURLOPT_POSTFIELDS, "");
+  /* a write is taken only as JSON (docs/security.md, "The web browser") */
+  struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
   double t0 = e2e_now();
   if (curl_easy_perform(h) == CURLE_OK)
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &s->status);
   s->secs = e2e_now() - t0;
   curl_easy_cleanup(h);
+  curl_slist_free_all(hdr);
   free(c.body);
   return NULL;
 }
@@ -524,8 +537,9 @@ static int raw_request(char *buf, size_t size, ssize_t *got) {
       close(fd);
     return -1;
   }
-  static const char req[] = "GET /api/v1/tasks HTTP/1.1\r\nHost: dmhost\r\n\r\n";
-  if (send(fd, req, sizeof req - 1, MSG_NOSIGNAL) < 0) {
+  char req[160];
+  int req_len = snprintf(req, sizeof req, "GET /api/v1/tasks HTTP/1.1\r\nHost: %s\r\n\r\n", addr);
+  if (send(fd, req, (size_t)req_len, MSG_NOSIGNAL) < 0) {
     *got = 0; /* closed already */
     return fd;
   }

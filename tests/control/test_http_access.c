@@ -237,6 +237,24 @@ static void test_insecure_listen_refused(void) {
   e2e_dmctl_target[5] = tls_file(ccert, sizeof ccert, "client-cert.pem");
   e2e_dmctl_target[7] = tls_file(ckey, sizeof ckey, "client-key.pem");
   over_http(0, "query-status", NULL, NULL, NULL);
+  /* Its Host names: the certificate's (IP:127.0.0.1, DNS:localhost); another name is refused
+   * (docs/control.md, "Requests a browser makes"). */
+  const char *port = strrchr(http_addr, ':') + 1;
+  char names[3][64];
+  snprintf(names[0], sizeof names[0], "Host: localhost:%s", port);
+  snprintf(names[1], sizeof names[1], "Host: 127.0.0.1:%s", port);
+  snprintf(names[2], sizeof names[2], "Host: rebind.test:%s", port);
+  for (int i = 0; i < 3; i++) {
+    long status = 0;
+    CURLcode rc;
+    raw_headers[0] = names[i];
+    json_object *o = raw_http("GET", "/api/v1/tasks", NULL, 0, tls_ca, ccert, ckey, &status, &rc);
+    CU_ASSERT_EQUAL(status, i < 2 ? 200 : 403);
+    if (i == 2)
+      CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_HOST);
+    json_object_put(o);
+  }
+  raw_headers[0] = NULL;
 
   /* The same with a silent client on the TLS port (a handshake never begun). */
   http_stop_with_silent_client();
@@ -403,6 +421,227 @@ static void test_peer_time_wait(void) {
   e2e_teardown();
 }
 
+/* A request as a browser sends it for another site's page, at the level of its headers (the
+ * real browser plays them in tests/web/cross_site.sh): a foreign or missing Host (DNS rebinding)
+ * is refused on every path, GETs included, before any route (403, DM_ERR_CONTROL_HOST); a foreign
+ * Origin or Sec-Fetch-Site cross-site (or same-site without the daemon's Origin) too
+ * (DM_ERR_CONTROL_CROSS_SITE); a write that is not application/json is 415
+ * (DM_ERR_CONTROL_CONTENT_TYPE) and runs nothing; OPTIONS grants no CORS preflight. The daemon's
+ * own names (127.0.0.1, localhost, [::1] with its port), its Origin and JSON are served. */
+static void test_cross_site_headers(void) {
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  e2e_source("source.cfg", "mysql-01", false);
+  http_start("127.0.0.1:0", false);
+  const char *port = strrchr(http_addr, ':') + 1;
+  char own[4][64], host[96], origin[96];
+  snprintf(own[0], sizeof own[0], "Host: 127.0.0.1:%s", port);
+  snprintf(own[1], sizeof own[1], "Host: localhost:%s", port);
+  snprintf(own[2], sizeof own[2], "Host: [::1]:%s", port);
+  snprintf(own[3], sizeof own[3], "Host: LocalHost:%s", port);
+  long status = 0;
+  CURLcode rc;
+  json_object *o;
+  /* The daemon's own names are served. */
+  for (int i = 0; i < 4; i++) {
+    raw_headers[0] = own[i];
+    o = raw_http("GET", "/api/v1/tasks", NULL, 0, NULL, NULL, NULL, &status, &rc);
+    CU_ASSERT_EQUAL(status, 200);
+    CU_ASSERT(e2e_bool(o, "result"));
+    json_object_put(o);
+  }
+  /* A foreign Host, another port, or none: refused on every path, before any route. */
+  const char *help = "{\"cmd\": \"help\"}";
+  snprintf(host, sizeof host, "Host: 127.0.0.1:%d", atoi(port) == 1 ? 2 : atoi(port) - 1);
+  const char *foreign[] = {"Host: rebind.test:%s", "Host: 127.0.0.2:%s", "Host: localhost",
+                           "Host:", host};
+  const char *paths[][2] = {{"GET", "/api/v1/sources"},      {"GET", "/"},
+                            {"GET", DMH_METRICS_HTTP_PATH},  {"GET", "/api/v1/openapi.json"},
+                            {"POST", DMH_CONTROL_HTTP_PATH}, {"GET", "/nowhere"}};
+  for (size_t f = 0; f < sizeof foreign / sizeof *foreign; f++) {
+    char line[96];
+    snprintf(line, sizeof line, foreign[f], port);
+    raw_headers[0] = line;
+    for (size_t p = 0; p < sizeof paths / sizeof *paths; p++) {
+      bool post = paths[p][0][0] == 'P';
+      o = raw_http(paths[p][0], paths[p][1], post ? help : NULL, post ? strlen(help) : 0, NULL,
+                   NULL, NULL, &status, &rc);
+      CU_ASSERT_EQUAL(status, 403);
+      CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_HOST);
+      CU_ASSERT_PTR_NULL(e2e_get(o, "commands")); /* nothing of the route's */
+      CU_ASSERT_FALSE(e2e_contains(
+          json_object_to_json_string_ext(o, JSON_C_TO_STRING_NOSLASHESCAPE), e2e_state));
+      json_object_put(o);
+    }
+  }
+  raw_headers[0] = NULL;
+
+  /* Origin: only the daemon's own, with its scheme. */
+  snprintf(origin, sizeof origin, "Origin: http://localhost:%s", port);
+  const char *origins[] = {"Origin: http://evil.test", "Origin: null",
+                           "Origin: https://127.0.0.1:%s", "Origin: http://127.0.0.1:%s.evil.test",
+                           "Origin: http://127.0.0.1"};
+  for (size_t i = 0; i < sizeof origins / sizeof *origins; i++) {
+    char line[96];
+    snprintf(line, sizeof line, origins[i], port);
+    raw_headers[0] = line;
+    o = raw_http("POST", DMH_CONTROL_HTTP_PATH, help, strlen(help), NULL, NULL, NULL, &status, &rc);
+    CU_ASSERT_EQUAL(status, 403);
+    CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_CROSS_SITE);
+    json_object_put(o);
+  }
+  raw_headers[0] = origin;
+  o = raw_http("POST", DMH_CONTROL_HTTP_PATH, help, strlen(help), NULL, NULL, NULL, &status, &rc);
+  CU_ASSERT_EQUAL(status, 200);
+  json_object_put(o);
+
+  /* Sec-Fetch-Site: cross-site always refused; same-site only with the daemon's Origin. */
+  const char *sites[][2] = {{"Sec-Fetch-Site: cross-site", NULL},
+                            {"Sec-Fetch-Site: cross-site", origin},
+                            {"Sec-Fetch-Site: same-site", NULL},
+                            {"Sec-Fetch-Site: same-site", "Origin: http://evil.test"}};
+  for (size_t i = 0; i < sizeof sites / sizeof *sites; i++) {
+    raw_headers[0] = sites[i][0];
+    raw_headers[1] = sites[i][1];
+    o = raw_http("GET", "/api/v1/tasks", NULL, 0, NULL, NULL, NULL, &status, &rc);
+    CU_ASSERT_EQUAL(status, 403);
+    CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_CROSS_SITE);
+    json_object_put(o);
+  }
+  const char *served[][2] = {{"Sec-Fetch-Site: same-origin", NULL},
+                             {"Sec-Fetch-Site: none", NULL},
+                             {"Sec-Fetch-Site: same-site", origin}};
+  for (size_t i = 0; i < sizeof served / sizeof *served; i++) {
+    raw_headers[0] = served[i][0];
+    raw_headers[1] = served[i][1];
+    o = raw_http("GET", "/api/v1/tasks", NULL, 0, NULL, NULL, NULL, &status, &rc);
+    CU_ASSERT_EQUAL(status, 200);
+    json_object_put(o);
+  }
+  raw_headers[0] = raw_headers[1] = NULL;
+
+  /* A write that is not JSON: 415, nothing run. The source's text as a page would post it. */
+  char path[600];
+  snprintf(path, sizeof path, "%s/source.cfg", e2e_dir);
+  char *text = e2e_read_file(path);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+  json_object *b = json_object_new_object();
+  json_object_object_add(b, "content", json_object_new_string(text));
+  const char *body = json_object_to_json_string(b);
+  const char *types[] = {"text/plain",
+                         "text/plain;charset=UTF-8",
+                         "application/x-www-form-urlencoded",
+                         "multipart/form-data; boundary=x",
+                         "application/jsonx",
+                         NULL};
+  for (size_t i = 0; i < sizeof types / sizeof *types; i++) {
+    raw_content_type = types[i];
+    o = raw_http("POST", "/api/v1/sources", body, strlen(body), NULL, NULL, NULL, &status, &rc);
+    CU_ASSERT_EQUAL(status, 415);
+    CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_CONTENT_TYPE);
+    json_object_put(o);
+  }
+  o = raw_http("DELETE", "/api/v1/sources/mysql-01", NULL, 0, NULL, NULL, NULL, &status, &rc);
+  CU_ASSERT_EQUAL(status, 415);
+  json_object_put(o);
+  http_use_socket();
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "show", NULL), 0);
+  CU_ASSERT_EQUAL(json_object_array_length(e2e_get(o, "sources")), 0); /* nothing was created */
+  json_object_put(o);
+  /* The same body as JSON (parameters allowed) is served: the refusal was the type's. */
+  raw_content_type = "Application/JSON; charset=utf-8";
+  o = raw_http("POST", "/api/v1/sources", body, strlen(body), NULL, NULL, NULL, &status, &rc);
+  CU_ASSERT_EQUAL(status, 200);
+  CU_ASSERT(e2e_bool(o, "result"));
+  json_object_put(o);
+  raw_content_type = "application/json";
+  json_object_put(b);
+  free(text);
+
+  /* A CORS preflight is never granted: no Access-Control-Allow-* header, whatever the path. */
+  raw_headers[0] = "Origin: http://evil.test";
+  raw_headers[1] = "Access-Control-Request-Method: POST";
+  raw_headers[2] = "Access-Control-Request-Headers: content-type";
+  const char *pre[] = {"/api/v1/tasks", DMH_CONTROL_HTTP_PATH, "/", DMH_METRICS_HTTP_PATH};
+  for (int own_origin = 0; own_origin < 2; own_origin++) {
+    if (own_origin)
+      raw_headers[0] = origin;
+    for (size_t i = 0; i < sizeof pre / sizeof *pre; i++) {
+      o = raw_http("OPTIONS", pre[i], NULL, 0, NULL, NULL, NULL, &status, &rc);
+      CU_ASSERT(status == 403 || status == 405);
+      CU_ASSERT_PTR_NULL(strcasestr(raw_answer_headers, "Access-Control-Allow"));
+      json_object_put(o);
+    }
+  }
+  raw_headers[0] = raw_headers[1] = raw_headers[2] = NULL;
+
+  /* The daemon's log names the refusals. */
+  char *log = e2e_serve_log();
+  CU_ASSERT(e2e_contains(log, "refused (15015)"));
+  CU_ASSERT(e2e_contains(log, "Host \"rebind.test:"));
+  CU_ASSERT(e2e_contains(log, "refused (15016)"));
+  CU_ASSERT(e2e_contains(log, "Origin \"http://evil.test\""));
+  CU_ASSERT(e2e_contains(log, "refused (15017)"));
+  free(log);
+  CU_ASSERT_EQUAL(e2e_stop(), 0);
+  e2e_teardown();
+}
+
+/* The state dir's absolute path is given over the Unix socket only (issue 20, item 8): over TCP
+ * (dmctl --master-addr, the API, /control) operate-source show's "file", and any path below the
+ * state dir in any answer, is relative to it; over the socket the file is absolute, as
+ * docs/control.md says. */
+static void test_state_dir_over_socket_only(void) {
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  e2e_source("source.cfg", "mysql-01", true);
+  http_start("127.0.0.1:0", false);
+  const char *over_tcp[9];
+  memcpy(over_tcp, e2e_dmctl_target, sizeof over_tcp);
+  http_use_socket();
+  json_object *o = NULL;
+  CU_ASSERT_EQUAL_FATAL(e2e_dmctl(&o, "operate-source", "create", "source.cfg", NULL), 0);
+  json_object_put(o);
+  char abs_file[600];
+  snprintf(abs_file, sizeof abs_file, "%s/sources/mysql-01/source.cfg", e2e_state);
+  /* over the socket: the absolute path, a file that exists */
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "show", "-s", "mysql-01", NULL), 0);
+  CU_ASSERT(e2e_str_is(o, "sources.0.file", abs_file));
+  CU_ASSERT_EQUAL(access(abs_file, R_OK), 0);
+  json_object_put(o);
+
+  /* over TCP: relative to the state dir, the state dir named nowhere */
+  long status = 0;
+  CURLcode rc;
+  const char *show = "{\"cmd\": \"operate-source\", \"args\": {\"op\": \"show\"}}";
+  const char *purge = "{\"relay_binlog_name\": \"mysql-bin.999999\"}";
+  struct {
+    const char *method, *path, *body;
+  } reqs[] = {{"GET", "/api/v1/sources", NULL},
+              {"GET", "/api/v1/sources/mysql-01", NULL},
+              {"GET", "/api/v1/sources/mysql-01/status", NULL},
+              {"POST", DMH_CONTROL_HTTP_PATH, show},
+              {"POST", "/api/v1/sources/mysql-01/relay/purge", purge},
+              {"GET", "/api/v1/tasks", NULL}};
+  for (size_t i = 0; i < sizeof reqs / sizeof *reqs; i++) {
+    o = raw_http(reqs[i].method, reqs[i].path, reqs[i].body,
+                 reqs[i].body ? strlen(reqs[i].body) : 0, NULL, NULL, NULL, &status, &rc);
+    CU_ASSERT_EQUAL(status, 200);
+    const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_NOSLASHESCAPE);
+    if (e2e_contains(text, e2e_state))
+      fprintf(stderr, "\n  %s %s shows the state dir: %s\n", reqs[i].method, reqs[i].path, text);
+    CU_ASSERT_FALSE(e2e_contains(text, e2e_state));
+    if (i < 4)
+      CU_ASSERT(e2e_str_is(o, "sources.0.file", "sources/mysql-01/source.cfg"));
+    json_object_put(o);
+  }
+  memcpy(e2e_dmctl_target, over_tcp, sizeof over_tcp); /* dmctl --master-addr */
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "show", "-s", "mysql-01", NULL), 0);
+  CU_ASSERT(e2e_str_is(o, "sources.0.file", "sources/mysql-01/source.cfg"));
+  json_object_put(o);
+  http_use_socket();
+  CU_ASSERT_EQUAL(e2e_stop(), 0);
+  e2e_teardown();
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"mutual TLS", test_mutual_tls},
@@ -410,6 +649,8 @@ int main(void) {
       {"--tls-allowed-cn: another subject of the CA is refused", test_allowed_subjects},
       {"loopback without TLS admits the socket's users", test_peer_uid},
       {"a TIME_WAIT entry of root's on the client's port admits nobody", test_peer_time_wait},
+      {"a request of another site or host is refused before any route", test_cross_site_headers},
+      {"the state dir's path over the socket only", test_state_dir_over_socket_only},
   };
   return http_run_tests("control http access", tests, sizeof tests / sizeof tests[0]);
 }

@@ -255,8 +255,11 @@ static bool closed_within(int fd, int ms) {
 
 /* One request on the keep-alive connection `fd`: true when answered 200. */
 static bool keepalive_request(int fd) {
-  const char req[] = "GET /api/v1/tasks HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
-  if (send(fd, req, sizeof req - 1, MSG_NOSIGNAL) != (ssize_t)sizeof req - 1)
+  /* the daemon answers only a Host that names it, port included (docs/control.md) */
+  char req[128];
+  int n = snprintf(req, sizeof req, "GET /api/v1/tasks HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n",
+                   http_port());
+  if (send(fd, req, (size_t)n, MSG_NOSIGNAL) != (ssize_t)n)
     return false;
   char buf[8192];
   struct pollfd p = {.fd = fd, .events = POLLIN};

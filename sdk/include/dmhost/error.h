@@ -221,6 +221,16 @@ typedef enum dm_error_level {
   X(DM_ERR_CONTROL_HTTP, 15014, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,           \
     "Check that `dmhost serve --listen` runs at the --master-addr given, and that dmctl's "        \
     "--tls-* flags match the daemon's (https with them, plain http without).")                     \
+  X(DM_ERR_CONTROL_HOST, 15015, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,             \
+    "Reach the daemon by the address it listens on (--listen HOST:PORT; on loopback also "         \
+    "localhost, 127.0.0.1 or [::1] with the port; with TLS a name of its certificate): another "   \
+    "Host is a DNS-rebinding page's, docs/security.md.")                                           \
+  X(DM_ERR_CONTROL_CROSS_SITE, 15016, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,       \
+    "A page of another web site sent this request through the operator's browser; nothing was "    \
+    "run. Use the daemon's own status page (open http://LISTEN/ itself), dmctl or curl.")          \
+  X(DM_ERR_CONTROL_CONTENT_TYPE, 15017, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,   \
+    "Send the request with the header Content-Type: application/json (curl -H 'Content-Type: "     \
+    "application/json'), a body or none.")                                                         \
   X(DM_ERR_CONTROL_CLIENT_SUBJECT, 15020, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,   \
     "The daemon admits only the client certificates whose subject (CN) its --tls-allowed-cn "      \
     "names: use a certificate issued to one of them, or add the subject to the daemon's "          \
