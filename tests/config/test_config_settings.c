@@ -1,16 +1,21 @@
 /*
- * docs/config.md's settings tables against the settings table (host/config_settings.def): every
- * setting of a documented scope has a row under its scope's heading with the table's type and
- * default, and no row names a setting the table does not have. The checker is also run on copies
- * of the page with a row dropped, one added and a default changed, each of which it must catch.
+ * The settings table (host/config_settings.def) against what it governs.
+ * - docs/config.md: every setting of a documented scope has a row under its scope's heading with
+ *   the table's type and default, and no row names a setting the table does not have. The checker
+ *   is also run on copies of the page with a row dropped, one renamed and a default and a type
+ *   changed, each of which it must catch.
+ * - The parser: every setting the table accepts is read (a value of the wrong type is refused
+ *   naming it), so a row without its use is caught rather than silently accepted and ignored.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config_util.h"
 #include "cunit_run.h"
 #include "dmhost/fs.h"
+#include "test_file.h"
 
 #define DOC_CELLS 8
 
@@ -238,6 +243,152 @@ static void test_table_consistent(void) {
     CU_ASSERT_EQUAL(strtoul(modes[i]->dstr, NULL, 8), DM_FS_FILE_MODE);
 }
 
+/* ---- every row is read ---- */
+
+#define SRC_BASE "source-id = \"s\";\nfrom = { host = \"h\"; user = \"u\"; };\n"
+#define TASK_BASE                                                                                  \
+  "name = \"t\";\ntask-mode = \"all\";\n"                                                          \
+  "target-database = { host = \"h\"; user = \"u\"; };\n"                                           \
+  "mysql-instances = ( { source-id = \"s\"; } );\n"
+
+/* Where a scope's settings go in a file that is valid without them: the file (source or task), the
+ * text around the group's members, and the members it needs (a setting under test replaces its
+ * own). */
+typedef struct scope_frame {
+  bool source;
+  const char *before, *after;
+  const char *base[5][2];
+} scope_frame;
+
+static const scope_frame frames[DMH_SCOPE_COUNT] = {
+    [DMH_SCOPE_SOURCE] = {true,
+                          "",
+                          "",
+                          {{"source-id", "\"s\""}, {"from", "{ host = \"h\"; user = \"u\"; }"}}},
+    [DMH_SCOPE_TASK] = {false,
+                        "",
+                        "",
+                        {{"name", "\"t\""},
+                         {"task-mode", "\"all\""},
+                         {"target-database", "{ host = \"h\"; user = \"u\"; }"},
+                         {"mysql-instances", "( { source-id = \"s\"; } )"}}},
+    [DMH_SCOPE_DB] = {true,
+                      "source-id = \"s\";\nfrom = {\n",
+                      "};\n",
+                      {{"host", "\"h\""}, {"user", "\"u\""}}},
+    [DMH_SCOPE_SECURITY] =
+        {true,
+         "source-id = \"s\";\nfrom = { host = \"h\"; user = \"u\"; security = {\n",
+         "}; };\n",
+         {{"ssl-ca", "\"" DMH_DOCS_DIR "/config.md\""}}},
+    [DMH_SCOPE_SOURCE_UNIT_PATHS] = {true, SRC_BASE "unit-paths = {\n", "};\n", {{NULL, NULL}}},
+    [DMH_SCOPE_TASK_UNIT_PATHS] = {false, TASK_BASE "unit-paths = {\n", "};\n", {{NULL, NULL}}},
+    [DMH_SCOPE_INSTANCE] =
+        {false,
+         "name = \"t\";\ntask-mode = \"all\";\ntarget-database = { host = \"h\"; "
+         "user = \"u\"; };\nmysql-instances = ( {\n",
+         "} );\n",
+         {{"source-id", "\"s\""}}},
+    [DMH_SCOPE_META] = {false,
+                        "name = \"t\";\ntask-mode = \"all\";\ntarget-database = { host = \"h\"; "
+                        "user = \"u\"; };\nmysql-instances = ( { source-id = \"s\"; meta = {\n",
+                        "}; } );\n",
+                        {{"binlog-name", "\"f\""}}},
+    [DMH_SCOPE_BAL] = {false, TASK_BASE "block-allow-list = { b = {\n", "}; };\n", {{NULL, NULL}}},
+    [DMH_SCOPE_TABLE] = {false,
+                         TASK_BASE "block-allow-list = { b = { do-tables = ( {\n",
+                         "} ); }; };\n",
+                         {{"db-name", "\"d\""}, {"tbl-name", "\"t\""}}},
+    [DMH_SCOPE_ROUTE] = {false,
+                         TASK_BASE "routes = { r = {\n",
+                         "}; };\n",
+                         {{"schema-pattern", "\"s\""}, {"target-schema", "\"t\""}}},
+    [DMH_SCOPE_FILTER] = {false,
+                          TASK_BASE "filters = { f = {\n",
+                          "}; };\n",
+                          {{"schema-pattern", "\"s\""}, {"action", "\"Do\""}}},
+    [DMH_SCOPE_SUPERVISOR] = {false, TASK_BASE "supervisor = {\n", "};\n", {{NULL, NULL}}},
+    [DMH_SCOPE_AUTO_RESUME] = {false,
+                               TASK_BASE "supervisor = { auto-resume = {\n",
+                               "}; };\n",
+                               {{NULL, NULL}}},
+};
+
+/* The file of `frame` with setting `s` given a value of the wrong type. */
+static void frame_text(const scope_frame *f, const dmh_cfg_setting *s, char *out, size_t size) {
+  bool scalar =
+      s->type == DMH_CFG_T_INT || s->type == DMH_CFG_T_BOOL || s->type == DMH_CFG_T_SECONDS;
+  size_t len = (size_t)snprintf(out, size, "%s", f->before);
+  for (int i = 0; i < 5 && f->base[i][0]; i++) {
+    const char *key = f->base[i][0], *value = f->base[i][1];
+    if (strcmp(key, s->key) == 0)
+      continue;
+    /* the two ways to name a chain exclude each other */
+    if (strcmp(s->key, "units") == 0 && strcmp(key, "task-mode") == 0)
+      continue;
+    /* secret-key-path is read for an encrypted password */
+    if (strcmp(s->key, "secret-key-path") == 0 &&
+        (strcmp(key, "from") == 0 || strcmp(key, "target-database") == 0))
+      value = "{ host = \"h\"; user = \"u\"; password-encrypted = \"x\"; }";
+    len += (size_t)snprintf(out + len, size - len, "%s = %s;\n", key, value);
+  }
+  len += (size_t)snprintf(out + len, size - len, "%s = %s;\n", s->key, scalar ? "\"x\"" : "7");
+  snprintf(out + len, size - len, "%s", f->after);
+}
+
+static void test_every_setting_read(void) {
+  char dir[] = "/tmp/dmh-settings-XXXXXX";
+  CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+  char path[sizeof dir + 16];
+  snprintf(path, sizeof path, "%s/f.cfg", dir);
+  /* each frame is valid as it is */
+  for (int sc = 0; sc < DMH_SCOPE_COUNT; sc++) {
+    const scope_frame *f = &frames[sc];
+    char text[2048];
+    size_t len = (size_t)snprintf(text, sizeof text, "%s", f->before);
+    for (int i = 0; i < 5 && f->base[i][0]; i++)
+      len += (size_t)snprintf(text + len, sizeof text - len, "%s = %s;\n", f->base[i][0],
+                              f->base[i][1]);
+    snprintf(text + len, sizeof text - len, "%s", f->after);
+    dmh_test_writef(dir, "f.cfg", "%s", text);
+    dm_error err;
+    memset(&err, 0, sizeof err);
+    dmh_source_config *s = NULL;
+    dmh_task_config *t = NULL;
+    int rc =
+        f->source ? dmh_source_config_load(path, &s, &err) : dmh_task_config_load(path, &t, &err);
+    if (rc != 0) {
+      fprintf(stderr, "\n  the frame of %s does not load: %s\n%s", dmh_cfg_scopes[sc].id,
+              err.message, text);
+      CU_FAIL("a frame");
+    }
+    dmh_source_config_free(s);
+    dmh_task_config_free(t);
+  }
+  for (int i = 0; i < DMH_SET_COUNT; i++) {
+    const dmh_cfg_setting *set = &dmh_cfg_settings[i];
+    char text[2048], want[160];
+    frame_text(&frames[set->scope], set, text, sizeof text);
+    dmh_test_writef(dir, "f.cfg", "%s", text);
+    dm_error err;
+    memset(&err, 0, sizeof err);
+    dmh_source_config *s = NULL;
+    dmh_task_config *t = NULL;
+    int rc = frames[set->scope].source ? dmh_source_config_load(path, &s, &err)
+                                       : dmh_task_config_load(path, &t, &err);
+    snprintf(want, sizeof want, "%s` in the ", set->key);
+    if (rc != -1 || err.code != DM_ERR_CONFIG_INVALID || !strstr(err.message, want)) {
+      fprintf(stderr, "\n  `%s` (%s) of the wrong type is not refused as such: rc %d [%d] %s\n%s",
+              set->key, dmh_cfg_scopes[set->scope].id, rc, err.code, err.message, text);
+      CU_FAIL("a setting the parser does not read");
+    }
+    dmh_source_config_free(s);
+    dmh_task_config_free(t);
+  }
+  unlink(path);
+  rmdir(dir);
+}
+
 static int docs_init(void) {
   doc_text = doc_read(DMH_DOCS_DIR "/config.md");
   return doc_text ? 0 : -1;
@@ -253,6 +404,8 @@ int main(void) {
       {"docs/config.md agrees with the settings table", test_docs_agree},
       {"a drift of the docs is caught", test_docs_drift_caught},
       {"the settings table is consistent", test_table_consistent},
+      {"the parser reads every setting of the table", test_every_setting_read},
   };
-  return dmh_cunit_run("config-docs", docs_init, docs_clean, tests, sizeof tests / sizeof tests[0]);
+  return dmh_cunit_run("config-settings", docs_init, docs_clean, tests,
+                       sizeof tests / sizeof tests[0]);
 }
