@@ -40,6 +40,7 @@ static void cw_usage(FILE *out) {
       "                     [--listen HOST:PORT [--tls-ca FILE --tls-cert FILE --tls-key FILE]]\n"
       "                     [--lease-ttl SECONDS] [--plugin-dir DIR]\n"
       "                     [--log-level debug|info|warn|error] [--log-format text|json]\n"
+      DMH_CLUSTER_SECURITY_USAGE
       "\n"
       "Runs one worker of a cluster: registers NAME in etcd under a lease (TTL 10 s unless\n"
       "told, at least 10), runs the source the leader binds to it and that source's\n"
@@ -49,7 +50,10 @@ static void cw_usage(FILE *out) {
       "lease was not renewed for TTL - 3 s. SIGINT or SIGTERM pauses them and exits 0.\n"
       "--listen serves the commands a master forwards to the worker of a source\n"
       "(purge-relay, swap-unit, binlog; query-status) over HTTP, and is the address it\n"
-      "registers unless --advertise-addr says another.\n");
+      "registers unless --advertise-addr says another.\n"
+      "etcd's TLS and user flags are the master's (docs/cluster.md); --cluster-key is the\n"
+      "key the masters encrypt the passwords kept in etcd with: the worker decrypts them with\n"
+      "it, never with a key path written in etcd.\n");
 }
 
 static void cw_fail(const dm_error *err) {
@@ -109,7 +113,7 @@ static int cw_lease_take(cw *w, bool after_loss, dm_error *err) {
     if (cw_lease_save(w, err) < 0)
       return -1;
   }
-  dmh_etcd_keeper *k = dmh_etcd_keeper_start(w->endpoints, w->lease, w->ttl_s, err);
+  dmh_etcd_keeper *k = dmh_etcd_keeper_start(w->endpoints, &w->sec.opts, w->lease, w->ttl_s, err);
   if (!k)
     return -1;
   pthread_mutex_lock(&w->keeper_lock);
@@ -140,6 +144,7 @@ static int cw_options(cw *w, int argc, char **argv, const char **state_arg, cons
       {"tls-cert", required_argument, NULL, 'C'},
       {"tls-key", required_argument, NULL, 'K'},
       {"help", no_argument, NULL, 'h'},
+      DMH_CLUSTER_SECURITY_LONGOPTS,
       {NULL, 0, NULL, 0},
   };
   optind = 1;
@@ -214,6 +219,8 @@ static int cw_options(cw *w, int argc, char **argv, const char **state_arg, cons
       cw_usage(stdout);
       return 0;
     default:
+      if (dmh_cluster_security_flag(&w->sec, c, optarg))
+        break;
       cw_usage(stderr);
       return 2;
     }
@@ -327,10 +334,20 @@ int dmh_cluster_worker_main(int argc, char **argv) {
   if (orc >= 0)
     return orc;
   dm_error err;
+  if (dmh_cluster_security_load(&w.sec, w.endpoints, &err) < 0) {
+    cw_fail(&err);
+    dmh_cluster_security_clear(&w.sec);
+    return 1;
+  }
+  /* Every file this process loads is a copy of a text from etcd: passwords in them decrypt with
+   * the cluster key only, never with a key file the text names. */
+  dmh_secret_cluster_key_set(w.sec.has_key ? w.sec.key : NULL);
+  dmh_secret_cluster_texts(1);
   bool tls_given;
   int frc = dmh_control_listen_flags(listen_arg, &tls, &tls_given, &err);
   if (frc != 0) {
     cw_fail(&err);
+    dmh_cluster_security_clear(&w.sec);
     return frc;
   }
   bool advertised = w.addr[0] != '\0';
@@ -345,11 +362,12 @@ int dmh_cluster_worker_main(int argc, char **argv) {
   int sfd;
   if (dmh_daemon_start(state_arg, plugin_arg, &w.state_dir, &w.plugin_dir, &sfd, &err) < 0) {
     cw_fail(&err);
+    dmh_cluster_security_clear(&w.sec);
     return 1;
   }
   int rc = 1, lock_fd = -1;
   if ((lock_fd = dmh_state_lock(w.state_dir, &err)) < 0 ||
-      !(w.etcd = dmh_etcd_open(w.endpoints, NULL, &err)) || cw_lease_take(&w, false, &err) < 0) {
+      !(w.etcd = dmh_etcd_open(w.endpoints, &w.sec.opts, &err)) || cw_lease_take(&w, false, &err) < 0) {
     cw_fail(&err);
     goto out;
   }
@@ -416,5 +434,7 @@ out:
   free(w.plugin_dir);
   pthread_mutex_destroy(&w.keeper_lock);
   pthread_mutex_destroy(&w.ops_lock);
+  dmh_secret_cluster_key_set(NULL);
+  dmh_cluster_security_clear(&w.sec);
   return rc;
 }

@@ -26,6 +26,7 @@
 
 #include "cluster_keys.h"
 #include "dmhost/host.h"
+#include "cluster_security.h"
 #include "etcd.h"
 #include "registry.h"
 
@@ -66,6 +67,7 @@ typedef struct cw {
   char prefix[DMH_CLUSTER_KEY_MAX / 2];
   char addr[DMH_CLUSTER_NAME_MAX];
   const char *endpoints;
+  dmh_cluster_security sec; /* every etcd client's TLS and user (sec.opts); the cluster key */
   char *state_dir; /* absolute */
   char *plugin_dir;
   int64_t ttl_s;

@@ -353,7 +353,7 @@ static void test_lease_keeper(void) {
   CU_ASSERT_EQUAL_FATAL(dmh_etcd_lease_grant(c, 10, 0, &id, NULL, &err), 0);
   char eps[256];
   te_endpoints("012", eps, sizeof eps);
-  dmh_etcd_keeper *k = dmh_etcd_keeper_start(eps, id, 10, &err);
+  dmh_etcd_keeper *k = dmh_etcd_keeper_start(eps, NULL, id, 10, &err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(k);
   usleep(4000 * 1000);
   int lost = 1;
