@@ -13,6 +13,7 @@
 
 #include "dmhost/sdk.h"
 #include "log.h"
+#include "secret.h"
 
 static void elect_sleep_ms(long ms) {
   nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
@@ -287,6 +288,8 @@ int dmh_master_start(const dmh_master_opts *o, dmh_master **out, dm_error *err) 
   if (o->cluster_key) {
     memcpy(m->cluster_key, o->cluster_key, sizeof m->cluster_key);
     m->has_cluster_key = true;
+    /* the precheck decrypts the stored files' passwords with it (secret.h) */
+    dmh_secret_cluster_key_set(o->cluster_key);
   }
   pthread_mutex_init(&m->lock, NULL);
   pthread_mutex_init(&m->sched_lock, NULL);
