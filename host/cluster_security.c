@@ -55,12 +55,12 @@ static int cs_secret_open(const char *what, const char *path, dm_error *err) {
       close(fd);
     return -1;
   }
-  const char *why = !S_ISREG(st.st_mode)                           ? "is not a regular file"
-                    : st.st_uid != 0 && st.st_uid != geteuid()     ? "is owned by another user"
-                    : (st.st_mode & 07777) != 0600 &&
-                            (st.st_mode & 07777) != 0400           ? "is not mode 0600 or 0400"
-                    : st.st_size > CS_SECRET_MAX                   ? "is over 4 KiB"
-                                                                   : NULL;
+  const char *why = !S_ISREG(st.st_mode)                       ? "is not a regular file"
+                    : st.st_uid != 0 && st.st_uid != geteuid() ? "is owned by another user"
+                    : (st.st_mode & 07777) != 0600 && (st.st_mode & 07777) != 0400
+                        ? "is not mode 0600 or 0400"
+                    : st.st_size > CS_SECRET_MAX ? "is over 4 KiB"
+                                                 : NULL;
   if (why) {
     dm_error_set(err, DM_ERR_CLUSTER_CREDENTIALS, NULL,
                  "%s %s %s (owner uid %u, mode %04o, %lld bytes): a secret is a regular file of "
@@ -90,9 +90,11 @@ int dmh_cluster_secret_file(const char *what, const char *path, char **out, dm_e
     if (buf)
       OPENSSL_cleanse(buf, CS_SECRET_MAX + 2);
     free(buf);
-    dm_error_set(err, buf ? DM_ERR_CLUSTER_CREDENTIALS : DM_ERR_NO_MEMORY, NULL,
-                 "%s %s: %s", what, path,
-                 !buf ? "out of memory" : r < 0 ? strerror(read_errno) : "grew over 4 KiB");
+    dm_error_set(err, buf ? DM_ERR_CLUSTER_CREDENTIALS : DM_ERR_NO_MEMORY, NULL, "%s %s: %s", what,
+                 path,
+                 !buf    ? "out of memory"
+                 : r < 0 ? strerror(read_errno)
+                         : "grew over 4 KiB");
     return -1;
   }
   buf[n] = '\0';

@@ -38,8 +38,9 @@ enum {
       {"etcd-key", required_argument, NULL, DMH_CS_OPT_KEY},                                       \
       {"etcd-user", required_argument, NULL, DMH_CS_OPT_USER},                                     \
       {"etcd-password-file", required_argument, NULL, DMH_CS_OPT_PASSWORD_FILE},                   \
-      {"etcd-insecure-transport", no_argument, NULL, DMH_CS_OPT_INSECURE},                         \
-      {"cluster-key", required_argument, NULL, DMH_CS_OPT_CLUSTER_KEY}
+      {"etcd-insecure-transport", no_argument, NULL, DMH_CS_OPT_INSECURE}, {                       \
+    "cluster-key", required_argument, NULL, DMH_CS_OPT_CLUSTER_KEY                                 \
+  }
 
 /* The flags' lines for a usage text. */
 #define DMH_CLUSTER_SECURITY_USAGE                                                                 \

@@ -39,9 +39,8 @@ static void cw_usage(FILE *out) {
       "                     [--etcd-prefix /dmhost] [--advertise-addr ADDR]\n"
       "                     [--listen HOST:PORT [--tls-ca FILE --tls-cert FILE --tls-key FILE]]\n"
       "                     [--lease-ttl SECONDS] [--plugin-dir DIR]\n"
-      "                     [--log-level debug|info|warn|error] [--log-format text|json]\n"
-      DMH_CLUSTER_SECURITY_USAGE
-      "\n"
+      "                     [--log-level debug|info|warn|error] [--log-format "
+      "text|json]\n" DMH_CLUSTER_SECURITY_USAGE "\n"
       "Runs one worker of a cluster: registers NAME in etcd under a lease (TTL 10 s unless\n"
       "told, at least 10), runs the source the leader binds to it and that source's\n"
       "subtasks at the stages the leader sets, and publishes their status. Its source,\n"
@@ -367,7 +366,8 @@ int dmh_cluster_worker_main(int argc, char **argv) {
   }
   int rc = 1, lock_fd = -1;
   if ((lock_fd = dmh_state_lock(w.state_dir, &err)) < 0 ||
-      !(w.etcd = dmh_etcd_open(w.endpoints, &w.sec.opts, &err)) || cw_lease_take(&w, false, &err) < 0) {
+      !(w.etcd = dmh_etcd_open(w.endpoints, &w.sec.opts, &err)) ||
+      cw_lease_take(&w, false, &err) < 0) {
     cw_fail(&err);
     goto out;
   }

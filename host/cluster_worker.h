@@ -25,8 +25,8 @@
 #include <stdint.h>
 
 #include "cluster_keys.h"
-#include "dmhost/host.h"
 #include "cluster_security.h"
+#include "dmhost/host.h"
 #include "etcd.h"
 #include "registry.h"
 
@@ -68,7 +68,7 @@ typedef struct cw {
   char addr[DMH_CLUSTER_NAME_MAX];
   const char *endpoints;
   dmh_cluster_security sec; /* every etcd client's TLS and user (sec.opts); the cluster key */
-  char *state_dir; /* absolute */
+  char *state_dir;          /* absolute */
   char *plugin_dir;
   int64_t ttl_s;
 

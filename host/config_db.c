@@ -26,8 +26,8 @@ static const char *const cfgutil_password_keys[] = {"password", "password-encryp
 /* password-encrypted of a text from the cluster's store: the cluster key only (secret.h); key NULL
  * when the process has none. Consumes enc. */
 static int cfgutil_password_cluster(dmh_cfg_ctx *c, const config_setting_t *root,
-                                    const config_setting_t *m, const char *path,
-                                    unsigned char *key, char *enc, char **out) {
+                                    const config_setting_t *m, const char *path, unsigned char *key,
+                                    char *enc, char **out) {
   const config_setting_t *kp = config_setting_get_member(root, "secret-key-path");
   int rc = -1;
   if (kp)
@@ -358,8 +358,10 @@ int dmh_config_seal_password(const char *text, const char *group, const char *pl
   }
   char *sealed = dmh_secret_encrypt(key, plain ? plain : "");
   if (!sealed) {
-    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "cannot encrypt `%s`'s password (over 4096 bytes, "
-                 "or out of memory)", group);
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL,
+                 "cannot encrypt `%s`'s password (over 4096 bytes, "
+                 "or out of memory)",
+                 group);
     goto out;
   }
   if (pw)

@@ -147,8 +147,8 @@ typedef struct dmh_etcd_security {
 
 /* Client options; zero fields take the defaults. */
 typedef struct dmh_etcd_opts {
-  long connect_timeout_ms; /* default 1000 (loopback and LAN members) */
-  long request_timeout_ms; /* default 10000: above the ~7 s after which etcd answers 503 */
+  long connect_timeout_ms;      /* default 1000 (loopback and LAN members) */
+  long request_timeout_ms;      /* default 10000: above the ~7 s after which etcd answers 503 */
   const dmh_etcd_security *sec; /* NULL: no client certificate, CA of the system, no user */
   /* An http:// endpoint on another host is refused (DM_ERR_CLUSTER_INSECURE_ETCD: the keys,
    * the token and the password would cross the network in clear) unless this is set
@@ -303,8 +303,8 @@ long etcd_connect_timeout_ms(const dmh_etcd *c);
 void etcd_tls_setopt(const dmh_etcd *c, CURL *h);
 /* Appends "Authorization: <token>" to *hdr when the client has a user, authenticating at endpoint
  * i first when it holds no token, or when renew (the token was refused) and the token is still
- * `stale` (NULL: any). *used (may be NULL) gets a copy of the token sent ("" none), malloc'd. 0, or -1
- * with err (DM_ERR_ETCD_AUTH for a refused user). */
+ * `stale` (NULL: any). *used (may be NULL) gets a copy of the token sent ("" none), malloc'd. 0, or
+ * -1 with err (DM_ERR_ETCD_AUTH for a refused user). */
 int etcd_auth_header(dmh_etcd *c, size_t i, int renew, const char *stale, struct curl_slist **hdr,
                      char **used, dm_error *err);
 /* Whether an etcd message says the token is no longer valid: authenticate again and retry. */

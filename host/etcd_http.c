@@ -365,8 +365,8 @@ static int etcd_authenticate(dmh_etcd *c, size_t i, char **token, dm_error *err)
   const char *json = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN);
   etcd_buf buf = {0};
   long status = 0;
-  CURLcode rc = json ? etcd_post(c, i, "auth/authenticate", json, &buf, &status, NULL)
-                     : CURLE_OUT_OF_MEMORY;
+  CURLcode rc =
+      json ? etcd_post(c, i, "auth/authenticate", json, &buf, &status, NULL) : CURLE_OUT_OF_MEMORY;
   if (json)
     OPENSSL_cleanse((char *)json, strlen(json));
   json_object_put(body);
@@ -374,8 +374,8 @@ static int etcd_authenticate(dmh_etcd *c, size_t i, char **token, dm_error *err)
   int ret = -1;
   if (rc != CURLE_OK) {
     dm_error_set(err, etcd_tls_failure(rc, c->errbuf) ? DM_ERR_ETCD_AUTH : DM_ERR_ETCD_UNAVAILABLE,
-                 etcd_curl_text(c, rc), "authentication of etcd user '%s' at %s: %s",
-                 c->sec.user, c->endpoints[i], etcd_curl_text(c, rc));
+                 etcd_curl_text(c, rc), "authentication of etcd user '%s' at %s: %s", c->sec.user,
+                 c->endpoints[i], etcd_curl_text(c, rc));
   } else if (status == 200 && o && json_object_object_get_ex(o, "token", &t) &&
              json_object_is_type(t, json_type_string) && json_object_get_string_len(t) > 0) {
     *token = strdup(json_object_get_string(t));

@@ -144,8 +144,8 @@ static void watch_line(watch_state *st, const char *text) {
         st->renew = 1;
         st->end = WATCH_BROKEN;
       } else {
-        dm_error_set(st->err, strstr(reason, "permission denied") ? DM_ERR_ETCD_AUTH
-                                                                    : DM_ERR_ETCD_REQUEST,
+        dm_error_set(st->err,
+                     strstr(reason, "permission denied") ? DM_ERR_ETCD_AUTH : DM_ERR_ETCD_REQUEST,
                      reason, "watch at etcd %s was refused: %s", st->endpoint, reason);
         st->end = WATCH_FAILED;
       }

@@ -67,8 +67,7 @@ static void master_usage(FILE *out) {
           "usage: dmhost master --name NAME --etcd URL[,URL...] [--listen HOST:PORT]\n"
           "                     [--tls-ca FILE --tls-cert FILE --tls-key FILE]\n"
           "                     [--etcd-prefix PREFIX] [--log-level debug|info|warn|error]\n"
-          "                     [--log-format text|json]\n" DMH_CLUSTER_SECURITY_USAGE
-          "\n"
+          "                     [--log-format text|json]\n" DMH_CLUSTER_SECURITY_USAGE "\n"
           "Runs a master of the cluster: registers under a lease of its own, campaigns for the\n"
           "leadership and, while it leads, binds sources to workers by the scheduler's rules.\n"
           "It answers dmctl --master-addr on --listen (default 127.0.0.1:8261; port 0 picks\n"
