@@ -539,15 +539,15 @@ static int etcd_call_json(dmh_etcd *c, const char *path, const char *json, etcd_
       continue;
     }
     tls_refused = 0;
-    json_object *o = buf.p ? json_tokener_parse(buf.p) : NULL;
-    if (status == 200 && o && json_object_is_type(o, json_type_object)) {
-      free(buf.p);
-      free(used);
-      c->cur = i;
-      *reply = o;
-      return 0;
-    }
-    if (used && !renew && etcd_token_refused(etcd_reply_message(o))) {
+    json_object *o = buf.p ? json_tokener_parse(buf.p) : NULL, *se = NULL;
+    /* a stream method (lease keepalive) answers 200 with {"error": {...}} */
+    const char *refusal = status != 200 ? etcd_reply_message(o)
+                          : o && json_object_is_type(o, json_type_object) &&
+                                  json_object_object_get_ex(o, "error", &se) &&
+                                  json_object_is_type(se, json_type_object)
+                              ? etcd_reply_message(se)
+                              : NULL;
+    if (used && !renew && etcd_token_refused(refusal)) {
       /* the token expired (etcd's --auth-token-ttl) or the member restarted: etcd applied
        * nothing, so the request goes again with a new token, to the same member */
       json_object_put(o);
@@ -555,6 +555,13 @@ static int etcd_call_json(dmh_etcd *c, const char *path, const char *json, etcd_
       renew = 1;
       tries--;
       continue;
+    }
+    if (status == 200 && o && json_object_is_type(o, json_type_object)) {
+      free(buf.p);
+      free(used);
+      c->cur = i;
+      *reply = o;
+      return 0;
     }
     if (status == 503) {
       /* etcd's Unavailable: no leader (not applied), or a timeout waiting for raft (perhaps
@@ -583,9 +590,16 @@ static int etcd_call_json(dmh_etcd *c, const char *path, const char *json, etcd_
     if (!o) {
       char raw[DM_ERROR_RAW_MAX];
       snprintf(raw, sizeof raw, "HTTP %ld: %.200s", status, buf.p ? buf.p : "(empty)");
-      dm_error_set(err, DM_ERR_ETCD_REPLY, raw,
-                   "%s at %s: the answer is not etcd v3's JSON gateway (HTTP %ld)", what, ep,
-                   status);
+      if (buf.p && strstr(buf.p, "CommonName of client"))
+        dm_error_set(err, DM_ERR_ETCD_AUTH, raw,
+                     "%s at %s: etcd 3.4's gateway refuses a client certificate with a "
+                     "CommonName (HTTP %ld): make --etcd-cert without one (the user is "
+                     "--etcd-user's)",
+                     what, ep, status);
+      else
+        dm_error_set(err, DM_ERR_ETCD_REPLY, raw,
+                     "%s at %s: the answer is not etcd v3's JSON gateway (HTTP %ld)", what, ep,
+                     status);
     }
     json_object_put(o);
     free(buf.p);

@@ -3,8 +3,9 @@
 # (fixture etcd_tls: scripts/etcd.sh with DMH_ETCD_TLS=1, client certificates required, users on,
 # role `dmhost` read-write on /dmhost/ only, `other` on /other/ only) and the MariaDB pair:
 #  1. a client without a client certificate, or with one of another CA, gets no answer from etcd;
-#  2. user `other` (a certificate of the cluster's CA, its own password) reads, writes and watches
-#     nothing under /dmhost/: the attack of the issue (write a task key and its stage) is refused;
+#  2. user `other` (a certificate of the cluster's CA, its own password) reads, writes, watches and
+#     revokes nothing under /dmhost/: the attack of the issue (write a task key and its stage) is
+#     refused;
 #  3. a master started with a plain http:// endpoint on another host, or with the wrong CA, exits
 #     with a coded error (15042, 15009) and registers nothing;
 #  4. operate-source create of a source with a clear password through a master with --cluster-key:
@@ -110,7 +111,8 @@ grep -q "$prefix/source/srcA" <<<"$stored" || fail "srcA is not in etcd: $stored
 grep -q "$pw" <<<"$stored" && fail "the source's password is in etcd in clear: $stored"
 grep -q 'password-encrypted' <<<"$stored" || fail "srcA's password is not password-encrypted: $stored"
 log "etcdctl get --prefix $prefix/source: no clear password, password-encrypted"
-"$dmhost" master --name m2 --etcd "$DMH_ETCD_ENDPOINTS" $DMH_ETCD_FLAGS --etcd-prefix "$prefix" \
+read -ra no_key_flags <<<"$DMH_ETCD_FLAGS" # TLS and user, no --cluster-key
+"$dmhost" master --name m2 --etcd "$DMH_ETCD_ENDPOINTS" "${no_key_flags[@]}" --etcd-prefix "$prefix" \
   --listen "127.0.0.1:${m_port[2]}" >>"$work/m2.log" 2>&1 &
 pid[m2]=$!
 wait_for 20 "m2 does not answer" ctl 2 list-member
@@ -149,11 +151,16 @@ tok=$(token other)
 out=$(timeout 5 curl -sS -N --cacert "$pki/ca.pem" --cert "$pki/other.pem" --key "$pki/other-key.pem" \
   -H "Authorization: $tok" -X POST "$ep/v3/watch" -d "{\"create_request\":$(range_json "$prefix/")}" || true)
 grep -q "permission denied" <<<"$out" || fail "other watched $prefix: $out"
-[ -z "$(etcdctl_root get --prefix --keys-only "$prefix/task/evil")" ] &&
-  [ -z "$(etcdctl_root get --prefix --keys-only "$prefix/stage/evil")" ] ||
+# revoking w1's lease would delete its registration and binding: the source would move
+out=$(as_user other lease/revoke "{\"ID\":\"$(cat "$work/w1/cluster-lease")\"}")
+grep -q "permission denied" <<<"$out" || fail "other revoked w1's lease: $out"
+if [ -n "$(etcdctl_root get --prefix --keys-only "$prefix/task/evil")" ] ||
+  [ -n "$(etcdctl_root get --prefix --keys-only "$prefix/stage/evil")" ]; then
   fail "other's task or stage key is in etcd"
+fi
 etcdctl_root get "$prefix/source/srcA" | grep -q srcA || fail "srcA was deleted by other"
-log "user other: read, put (task and stage keys), delete and watch under $prefix refused"
+members_are 1 "w1 bound srcA" || fail "w1 lost its binding to other's requests: $(members 1)"
+log "user other: read, put (task and stage keys), delete, watch and lease revoke under $prefix refused"
 
 # ---- 1. no client certificate, another CA's certificate ----
 out=$(curl -sS -m 5 --cacert "$pki/ca.pem" -X POST "$ep/v3/kv/range" -d "$(range_json "$prefix/")" 2>&1) &&
