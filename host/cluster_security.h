@@ -22,7 +22,7 @@
 
 /* getopt_long values of the flags (above any short option character). */
 enum {
-  DMH_CS_OPT_CACERT = 0x1100,
+  DMH_CS_OPT_CACERT = 0x1200, /* above trust_flags.h's 0x1101.. */
   DMH_CS_OPT_CERT,
   DMH_CS_OPT_KEY,
   DMH_CS_OPT_USER,

@@ -38,7 +38,8 @@ static void cw_usage(FILE *out) {
       "usage: dmhost worker --name NAME --etcd URL[,URL...] --state-dir DIR\n"
       "                     [--etcd-prefix /dmhost] [--advertise-addr ADDR]\n"
       "                     [--listen HOST:PORT [--tls-ca FILE --tls-cert FILE --tls-key FILE]]\n"
-      "                     [--lease-ttl SECONDS] [--plugin-dir DIR]\n"
+      "                     [--lease-ttl SECONDS] [--plugin-dir DIR] [--unit-dir DIR]...\n"
+      "                     [--secrets-dir DIR] [--allow-submitted-unit-paths]\n"
       "                     [--log-level debug|info|warn|error] [--log-format "
       "text|json]\n" DMH_CLUSTER_SECURITY_USAGE "\n"
       "Runs one worker of a cluster: registers NAME in etcd under a lease (TTL 10 s unless\n"
@@ -50,9 +51,13 @@ static void cw_usage(FILE *out) {
       "--listen serves the commands a master forwards to the worker of a source\n"
       "(purge-relay, swap-unit, binlog; query-status) over HTTP, and is the address it\n"
       "registers unless --advertise-addr says another.\n"
+      "Every source and task file it reads from etcd is a config sent over the network: it may\n"
+      "not name secret files outside --secrets-dir, password-env, unit-paths (without\n"
+      "--allow-submitted-unit-paths), a wider file-mode or @include "
+      "(docs/security.md).\n"
       "etcd's TLS and user flags are the master's (docs/cluster.md); --cluster-key is the\n"
       "key the masters encrypt the passwords kept in etcd with: the worker decrypts them with\n"
-      "it, never with a key path written in etcd.\n");
+      "it, never with a key path written in etcd.\n" DMH_TRUST_USAGE);
 }
 
 static void cw_fail(const dm_error *err) {
@@ -142,6 +147,7 @@ static int cw_options(cw *w, int argc, char **argv, const char **state_arg, cons
       {"tls-ca", required_argument, NULL, 'A'},
       {"tls-cert", required_argument, NULL, 'C'},
       {"tls-key", required_argument, NULL, 'K'},
+      DMH_TRUST_LONGOPTS,
       {"help", no_argument, NULL, 'h'},
       DMH_CLUSTER_SECURITY_LONGOPTS,
       {NULL, 0, NULL, 0},
@@ -149,6 +155,11 @@ static int cw_options(cw *w, int argc, char **argv, const char **state_arg, cons
   optind = 1;
   int c;
   while ((c = getopt_long(argc, argv, "n:e:d:P:a:t:p:l:h", longopts, NULL)) != -1) {
+    int trc = dmh_trust_flag(&w->trust, c, optarg, "dmhost worker");
+    if (trc < 0)
+      return 2;
+    if (trc > 0)
+      continue;
     switch (c) {
     case 'L':
       *listen_arg = optarg;
@@ -381,7 +392,13 @@ int dmh_cluster_worker_main(int argc, char **argv) {
                           .plugin_dir = w.plugin_dir,
                           .worker_name = w.name,
                           .hold_tasks = true,
-                          .fencing_token = brc == 1 ? (uint64_t)token : 0};
+                          .fencing_token = brc == 1 ? (uint64_t)token : 0,
+                          .configs_submitted = true};
+  if (dmh_trust_flags_resolve(&w.trust, w.state_dir, "dmhost worker") < 0) {
+    rc = 2;
+    goto out;
+  }
+  dmh_trust_flags_apply(&w.trust, &ro);
   if (brc < 0 || dmh_registry_open(&ro, &w.reg, &err) < 0) {
     cw_fail(&err);
     goto out;
@@ -432,6 +449,7 @@ out:
   free(w.pub);
   free(w.state_dir);
   free(w.plugin_dir);
+  dmh_trust_flags_free(&w.trust);
   pthread_mutex_destroy(&w.keeper_lock);
   pthread_mutex_destroy(&w.ops_lock);
   dmh_secret_cluster_key_set(NULL);

@@ -29,6 +29,7 @@
 #include "dmhost/host.h"
 #include "etcd.h"
 #include "registry.h"
+#include "trust_flags.h"
 
 int dmh_cluster_worker_main(int argc, char **argv);
 
@@ -70,6 +71,9 @@ typedef struct cw {
   dmh_cluster_security sec; /* every etcd client's TLS and user (sec.opts); the cluster key */
   char *state_dir;          /* absolute */
   char *plugin_dir;
+  /* --unit-dir, --secrets-dir, --allow-submitted-unit-paths: every config the worker reads from
+   * etcd is submitted text (config.h) */
+  dmh_trust_flags trust;
   int64_t ttl_s;
 
   dmh_etcd *etcd; /* the main thread's client */

@@ -21,7 +21,11 @@ static int cw_checkpoint_file(cw *w, const char *task, const char *text, const c
                               dm_position *out, dm_error *err) {
   char *path = cw_write_config(w, "tasks", task, text, err);
   dmh_task_config *tc = NULL;
-  if (!path || dmh_task_config_load(path, &tc, err) < 0) {
+  /* text from etcd: submitted (config.h), as the registry loads it */
+  dmh_cfg_trust trust = {.origin = DMH_CFG_SUBMITTED,
+                         .secrets_dir = w->trust.real_secrets_dir,
+                         .allow_unit_paths = w->trust.allow_submitted_unit_paths};
+  if (!path || dmh_task_config_load_as(path, &trust, &tc, err) < 0) {
     free(path);
     return -1;
   }

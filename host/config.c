@@ -167,6 +167,8 @@ static int conf_unit_paths(dmh_cfg_ctx *c, const config_setting_t *root, const c
                              "`unit-paths = { relay = \"/path/dmhost-relay.so\"; };`", &g);
   if (rc <= 0)
     return rc;
+  if (dmh_cfg_check_unit_paths_origin(c, g) < 0)
+    return -1;
   static const char *const relay_keys[] = {"relay", NULL};
   static const char *const task_keys[] = {"dump", "load", "sync", NULL};
   dmh_cfg_hint misplaced[4] = {{NULL, NULL}};
@@ -236,6 +238,15 @@ static int conf_file_mode(dmh_cfg_ctx *c, const config_setting_t *root, uint32_t
     return rc;
   }
   free(text);
+  /* Wider files let other local users read what the units write (the source's rows): only the
+   * operator, who placed the file, may choose that. */
+  if (m != DM_FS_FILE_MODE && dmh_cfg_submitted(c))
+    return dmh_cfg_fail(c, DM_ERR_CONFIG_SUBMITTED_FILE_MODE,
+                        config_setting_get_member(root, "file-mode"),
+                        "`file-mode` \"%04lo\" in a %s sent to the daemon (not a file the operator "
+                        "placed): a sent config keeps the default 0600; only a file placed on the "
+                        "daemon's machine and named over the control socket may widen it",
+                        m, c->what);
   *out = (uint32_t)m;
   return 0;
 }
@@ -309,9 +320,17 @@ static int conf_source_parse(dmh_cfg_ctx *c, dmh_source_config *s) {
   return conf_unit_section(c, root, "relay");
 }
 
+static const dmh_cfg_trust conf_operator = {.origin = DMH_CFG_OPERATOR};
+
 int dmh_source_config_load(const char *path, dmh_source_config **out, dm_error *err) {
+  return dmh_source_config_load_as(path, NULL, out, err);
+}
+
+int dmh_source_config_load_as(const char *path, const dmh_cfg_trust *trust, dmh_source_config **out,
+                              dm_error *err) {
   *out = NULL;
-  dmh_cfg_ctx c = {.path = path, .what = "source file", .err = err};
+  dmh_cfg_ctx c = {
+      .path = path, .what = "source file", .err = err, .trust = trust ? trust : &conf_operator};
   dmh_source_config *s = calloc(1, sizeof *s);
   if (!s)
     return dmh_cfg_no_memory(&c);
@@ -692,8 +711,14 @@ static int conf_task_parse(dmh_cfg_ctx *c, dmh_task_config *t) {
 }
 
 int dmh_task_config_load(const char *path, dmh_task_config **out, dm_error *err) {
+  return dmh_task_config_load_as(path, NULL, out, err);
+}
+
+int dmh_task_config_load_as(const char *path, const dmh_cfg_trust *trust, dmh_task_config **out,
+                            dm_error *err) {
   *out = NULL;
-  dmh_cfg_ctx c = {.path = path, .what = "task file", .err = err};
+  dmh_cfg_ctx c = {
+      .path = path, .what = "task file", .err = err, .trust = trust ? trust : &conf_operator};
   dmh_task_config *t = calloc(1, sizeof *t);
   if (!t)
     return dmh_cfg_no_memory(&c);

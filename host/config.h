@@ -179,8 +179,39 @@ typedef struct dmh_task_config {
 /* The supervisor timing a task gets when its file says nothing (also a relay's). */
 extern const dmh_supervisor_config dmh_supervisor_defaults;
 
+/* Where a config's text comes from, which decides what it may ask of the daemon (docs/security.md,
+ * "Configs sent over the network"). A file the operator placed (a path on the command line of
+ * `dmhost run|serve|check`, or named by an admitted client of the control plane) may name files
+ * the daemon reads secrets or code from; text sent in a request ("content" over HTTP, dmctl
+ * --master-addr) or read from etcd by a worker may not: whoever can send it is not shown to hold
+ * those files. */
+typedef enum dmh_cfg_origin {
+  DMH_CFG_OPERATOR = 0,
+  DMH_CFG_SUBMITTED = 1,
+} dmh_cfg_origin;
+
+/* The load's provenance and what the daemon was started allowing for submitted text. */
+typedef struct dmh_cfg_trust {
+  dmh_cfg_origin origin;
+  /* --secrets-dir (absolute, real path; NULL: none): submitted text may name a password-file,
+   * secret-key-path or security.ssl-key below it. */
+  const char *secrets_dir;
+  /* --allow-submitted-unit-paths: submitted text may set unit-paths (the unit folders still
+   * apply, loader.h). */
+  bool allow_unit_paths;
+} dmh_cfg_trust;
+
+/* The read limits: a config file and each file it @includes, and a secret file. */
+#define DMH_CFG_TEXT_MAX (1024 * 1024)
+#define DMH_CFG_SECRET_MAX 4096
+
 /* Load and validate. On error fill *err (code DM_ERR_CONFIG_*, message naming file:line and the
- * setting) and return -1. */
+ * setting) and return -1. Without `trust` (or with origin DMH_CFG_OPERATOR) the file is the
+ * operator's; with DMH_CFG_SUBMITTED, password-file, password-env, secret-key-path and
+ * security.ssl-key outside trust->secrets_dir (DM_ERR_CONFIG_SUBMITTED_SECRET), unit-paths
+ * without trust->allow_unit_paths (DM_ERR_CONFIG_SUBMITTED_UNIT_PATH), a file-mode other than
+ * 0600 (DM_ERR_CONFIG_SUBMITTED_FILE_MODE) and @include (DM_ERR_CONFIG_SUBMITTED_INCLUDE) are
+ * refused, each naming file:line. */
 int dmh_source_config_load(const char *path, dmh_source_config **out, dm_error *err);
 
 /* A file's text as a master keeps it in etcd (docs/cluster.md, "The cluster key"), the password
@@ -194,6 +225,10 @@ int dmh_source_config_load(const char *path, dmh_source_config **out, dm_error *
 int dmh_config_seal_password(const char *text, const char *group, const char *plain,
                              const unsigned char *key, char **out, dm_error *err);
 int dmh_task_config_load(const char *path, dmh_task_config **out, dm_error *err);
+int dmh_source_config_load_as(const char *path, const dmh_cfg_trust *trust, dmh_source_config **out,
+                              dm_error *err);
+int dmh_task_config_load_as(const char *path, const dmh_cfg_trust *trust, dmh_task_config **out,
+                            dm_error *err);
 void dmh_source_config_free(dmh_source_config *c);
 void dmh_task_config_free(dmh_task_config *c);
 

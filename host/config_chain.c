@@ -165,6 +165,8 @@ int dmh_cfg_task_unit_paths(dmh_cfg_ctx *c, const config_setting_t *root, dmh_ta
                              "`unit-paths = { sync = \"/path/dmhost-sync.so\"; };`", &g);
   if (rc < 0)
     return -1;
+  if (rc > 0 && dmh_cfg_check_unit_paths_origin(c, g) < 0)
+    return -1;
   if (rc > 0) {
     const char *known[DMH_UNIT_SLOTS + 1];
     int n = 0;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config_util.h"
@@ -77,6 +78,13 @@ static int cfgutil_password_encrypted(dmh_cfg_ctx *c, const config_setting_t *g,
                         "`secret-key-path = \"/path/to/key\";` at the top of the file",
                         path, c->what);
   }
+  /* A sent config naming the daemon's key would have the daemon decrypt for the sender. */
+  if (dmh_cfg_check_secret_origin(c, config_setting_get_member(root, "secret-key-path"), key_path) <
+      0) {
+    free(enc);
+    free(key_path);
+    return -1;
+  }
   if (dmh_secret_key_load(key_path, key, why, sizeof why) < 0) {
     free(enc);
     free(key_path);
@@ -99,37 +107,60 @@ static int cfgutil_password_encrypted(dmh_cfg_ctx *c, const config_setting_t *g,
   return 0;
 }
 
-/* password-file: the first line of the file (its newline dropped). */
+/* A password file must be as private as the daemon's own secrets: owned by root or the daemon's
+ * user, readable by the owner only. */
+static int cfgutil_secret_owner(const struct stat *st, void *ud, char *why, size_t size) {
+  (void)ud;
+  unsigned mode = (unsigned)(st->st_mode & 07777);
+  if (st->st_uid != 0 && st->st_uid != geteuid())
+    snprintf(why, size, "it is owned by uid %u, not by root or the daemon's uid %u",
+             (unsigned)st->st_uid, (unsigned)geteuid());
+  else if (mode != 0600 && mode != 0400)
+    snprintf(why, size, "its mode is %04o, not 0600 or 0400 (`chmod 600` it)", mode);
+  else if (st->st_nlink != 1)
+    snprintf(why, size, "it has %lu hard links (give a file of its own)",
+             (unsigned long)st->st_nlink);
+  else
+    return 0;
+  return -1;
+}
+
+/* password-file: the first line of the file (its newline dropped). The file is opened without
+ * following a link and without blocking, and must be a regular file of at most
+ * DMH_CFG_SECRET_MAX bytes owned by root or the daemon, mode 0600 or 0400: a FIFO, a device
+ * (/dev/zero) or another user's file is refused before anything is read. */
 static int cfgutil_password_file(dmh_cfg_ctx *c, const config_setting_t *g,
                                  const config_setting_t *m, char **out) {
-  char path[CFGUTIL_PATH_MAX];
-  char *file = NULL;
+  char path[CFGUTIL_PATH_MAX], why[256];
+  char *file = NULL, *text = NULL;
+  size_t len = 0;
   if (dmh_cfg_get_path(c, g, "password-file", &file) < 0)
     return -1;
-  errno = 0;
-  FILE *f = fopen(file, "re");
-  char *line = NULL;
-  size_t cap = 0;
-  ssize_t n = f ? getline(&line, &cap, f) : -1;
-  int saved = errno, failed = !f || (n < 0 && ferror(f));
-  if (f)
-    fclose(f);
-  if (failed || (n < 0 && !(line = realloc(line, 1)))) {
-    free(line);
-    if (!failed) {
-      free(file);
-      return dmh_cfg_no_memory(c);
-    }
+  if (dmh_cfg_check_secret_origin(c, m, file) < 0) {
+    free(file);
+    return -1;
+  }
+  int rc = dmh_cfg_read_bounded(file, DMH_CFG_SECRET_MAX, true, cfgutil_secret_owner, NULL, &text,
+                                &len, why, sizeof why);
+  if (rc == -2) {
+    free(file);
+    return dmh_cfg_no_memory(c);
+  }
+  if (rc == -1)
     dmh_cfg_fail(c, DM_ERR_CONFIG_IO, m, "`%s` in the %s: cannot read %s: %s",
-                 dmh_cfg_path_of(m, path, sizeof path), c->what, file, strerror(saved));
+                 dmh_cfg_path_of(m, path, sizeof path), c->what, file, why);
+  else if (rc < 0)
+    dmh_cfg_fail(c, DM_ERR_CONFIG_UNSAFE_FILE, m, "`%s` in the %s: %s cannot be used: %s",
+                 dmh_cfg_path_of(m, path, sizeof path), c->what, file, why);
+  if (rc < 0) {
     free(file);
     return -1;
   }
   free(file);
-  if (n < 0) /* an empty file: an empty password */
-    line[0] = '\0';
-  line[strcspn(line, "\r\n")] = '\0';
-  *out = line;
+  size_t first = strcspn(text, "\r\n");
+  OPENSSL_cleanse(text + first, len - first);
+  text[first] = '\0';
+  *out = text;
   return 0;
 }
 
@@ -138,7 +169,8 @@ static int cfgutil_password_env(dmh_cfg_ctx *c, const config_setting_t *g,
                                 const config_setting_t *m, char **out) {
   char path[CFGUTIL_PATH_MAX];
   char *name = NULL;
-  if (dmh_cfg_get_string(c, g, "password-env", DMH_CFG_NONEMPTY, &name) < 0)
+  if (dmh_cfg_check_secret_origin(c, m, NULL) < 0 ||
+      dmh_cfg_get_string(c, g, "password-env", DMH_CFG_NONEMPTY, &name) < 0)
     return -1;
   const char *v = getenv(name);
   if (!v) {
@@ -193,11 +225,25 @@ static int cfgutil_tls_file(dmh_cfg_ctx *c, const config_setting_t *g, const cha
     return rc < 0 ? -1 : 0;
   const config_setting_t *s = config_setting_get_member(g, name);
   char path[CFGUTIL_PATH_MAX];
-  if (access(p, R_OK) != 0) {
+  /* The private key is a secret of the daemon's machine: a sent config may not point the
+   * connection at it (the CA and certificate are public). */
+  if (strcmp(name, "ssl-key") == 0 && dmh_cfg_check_secret_origin(c, s, p) < 0) {
+    free(p);
+    return -1;
+  }
+  struct stat st;
+  if (access(p, R_OK) != 0 || stat(p, &st) != 0) {
     int e = errno;
     dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, s,
                  "`%s` in the %s: cannot read \"%s\": %s (give a PEM file this process can read)",
                  dmh_cfg_path_of(s, path, sizeof path), c->what, p, strerror(e));
+    free(p);
+    return -1;
+  }
+  if (!S_ISREG(st.st_mode)) { /* a FIFO would hold the connecting thread */
+    dmh_cfg_fail(c, DM_ERR_CONFIG_UNSAFE_FILE, s,
+                 "`%s` in the %s: \"%s\" is not a regular file (give a PEM file)",
+                 dmh_cfg_path_of(s, path, sizeof path), c->what, p);
     free(p);
     return -1;
   }
@@ -344,15 +390,15 @@ int dmh_config_seal_password(const char *text, const char *group, const char *pl
       dm_error_set(err, DM_ERR_CLUSTER_KEY, NULL,
                    "`%s.password-encrypted` would reach the workers with a key path from etcd, "
                    "which they never use: start the masters and workers with --cluster-key FILE "
-                   "(the master encrypts the password with it), or give the password as "
-                   "password-file / password-env present on every worker",
+                   "(the master encrypts the password with it), or give the password as a "
+                   "password-file below every worker's --secrets-dir",
                    group);
     else
       dm_error_set(err, DM_ERR_CLUSTER_CLEAR_PASSWORD, NULL,
                    "`%s.password` is in clear and would be kept so in etcd, where whoever reads "
                    "etcd reads it: start the masters and workers with --cluster-key FILE (the "
-                   "master then keeps it encrypted), or use password-file / password-env present "
-                   "on every worker",
+                   "master then keeps it encrypted), or use a password-file below every "
+                   "worker's --secrets-dir",
                    group);
     goto out;
   }

@@ -3,10 +3,12 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dmhost/sdk.h"
@@ -55,6 +57,58 @@ int dmh_cfg_no_memory(dmh_cfg_ctx *c) {
   dm_error_set(c->err, DM_ERR_NO_MEMORY, NULL, "%s:0: out of memory while reading the %s", c->path,
                c->what);
   return -1;
+}
+
+bool dmh_cfg_submitted(const dmh_cfg_ctx *c) {
+  return c->trust && c->trust->origin == DMH_CFG_SUBMITTED;
+}
+
+/* Is `p` (absolute) below `dir` (both real paths)? */
+static bool cfgutil_below(const char *p, const char *dir) {
+  size_t n = strlen(dir);
+  while (n > 1 && dir[n - 1] == '/')
+    n--;
+  return strncmp(p, dir, n) == 0 && (p[n] == '/' || (n == 1 && dir[0] == '/'));
+}
+
+int dmh_cfg_check_secret_origin(dmh_cfg_ctx *c, const config_setting_t *at, const char *file) {
+  if (!dmh_cfg_submitted(c))
+    return 0;
+  char path[CFGUTIL_PATH_MAX];
+  dmh_cfg_path_of(at, path, sizeof path);
+  if (!file)
+    return dmh_cfg_fail(c, DM_ERR_CONFIG_SUBMITTED_SECRET, at,
+                        "`%s` in a %s sent to the daemon (not a file the operator placed): the "
+                        "daemon's environment is not for the sender to read; give the password "
+                        "encrypted, or a password-file below the daemon's --secrets-dir",
+                        path, c->what);
+  /* The real path: a link below the folder must not lead out of it. */
+  char *real = c->trust->secrets_dir ? realpath(file, NULL) : NULL;
+  bool ok = real && cfgutil_below(real, c->trust->secrets_dir);
+  free(real);
+  if (ok)
+    return 0;
+  if (c->trust->secrets_dir)
+    return dmh_cfg_fail(c, DM_ERR_CONFIG_SUBMITTED_SECRET, at,
+                        "`%s` in a %s sent to the daemon names %s, which is not below the "
+                        "daemon's --secrets-dir %s: a sent config may read secrets only there",
+                        path, c->what, file, c->trust->secrets_dir);
+  return dmh_cfg_fail(c, DM_ERR_CONFIG_SUBMITTED_SECRET, at,
+                      "`%s` in a %s sent to the daemon (not a file the operator placed) names "
+                      "the file %s: a sent config may name secret files only below a folder the "
+                      "daemon was started with (--secrets-dir DIR)",
+                      path, c->what, file);
+}
+
+int dmh_cfg_check_unit_paths_origin(dmh_cfg_ctx *c, const config_setting_t *g) {
+  if (!dmh_cfg_submitted(c) || c->trust->allow_unit_paths)
+    return 0;
+  return dmh_cfg_fail(c, DM_ERR_CONFIG_SUBMITTED_UNIT_PATH, g,
+                      "`unit-paths` in a %s sent to the daemon (not a file the operator placed): "
+                      "a sent config may not choose the code the daemon loads; drop it (the "
+                      "builds of --plugin-dir run), or start the daemon with "
+                      "--allow-submitted-unit-paths",
+                      c->what);
 }
 
 const char *dmh_cfg_path_of(const config_setting_t *s, char *buf, size_t size) {
@@ -444,36 +498,59 @@ static bool cfgint_digit(char ch) {
   return ch >= '0' && ch <= '9';
 }
 
-/* The whole file: 0, -1 with errno (cannot read), -2 out of memory. */
-static int cfgint_read_file(const char *path, char **out, size_t *len);
 static int cfgint_scan_text(cfgint_scan *s);
+
+static int cfgint_failv(cfgint_scan *s, int32_t code, int line, const char *fmt, va_list ap) {
+  char msg[DM_ERROR_MESSAGE_MAX];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  dm_error_set(s->c->err, code, NULL, "%s:%d: %s", s->file, line, msg);
+  return -1;
+}
 
 static int cfgint_fail(cfgint_scan *s, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static int cfgint_fail(cfgint_scan *s, int line, const char *fmt, ...) {
-  char msg[DM_ERROR_MESSAGE_MAX];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  cfgint_failv(s, DM_ERR_CONFIG_INVALID, line, fmt, ap);
   va_end(ap);
-  dm_error_set(s->c->err, DM_ERR_CONFIG_INVALID, NULL, "%s:%d: %s", s->file, line, msg);
+  return -1;
+}
+
+static int cfgint_fail_code(cfgint_scan *s, int32_t code, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int cfgint_fail_code(cfgint_scan *s, int32_t code, int line, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  cfgint_failv(s, code, line, fmt, ap);
+  va_end(ap);
   return -1;
 }
 
 /* The @include on this line: scan that file too (libconfig reads it itself, unchanged). */
-static int cfgint_include(cfgint_scan *s, const char *name, size_t name_len) {
+static int cfgint_include(cfgint_scan *s, const char *name, size_t name_len, int line) {
   if (s->depth >= CFGINT_INCLUDE_DEPTH)
     return 0; /* libconfig refuses it with its own message */
   char rel[CFGUTIL_PATH_MAX], buf[CFGUTIL_PATH_MAX * 2];
   snprintf(rel, sizeof rel, "%.*s", (int)name_len, name);
   const char *path = dmh_cfg_file_name(s->c, rel, buf, sizeof buf);
-  char *text = NULL;
+  /* libconfig opens the file itself and reads it whole: what it will read is checked here first,
+   * with the same limit as the main file (a FIFO or /dev/zero would block or fill memory). */
+  if (dmh_cfg_submitted(s->c))
+    return cfgint_fail_code(s, DM_ERR_CONFIG_SUBMITTED_INCLUDE, line,
+                            "@include \"%s\" in a %s sent to the daemon (not a file the "
+                            "operator placed): an include reads a file of the daemon's machine; "
+                            "put the settings in the file itself",
+                            rel, s->c->what);
+  char *text = NULL, why[256];
   size_t len = 0;
-  int rc = cfgint_read_file(path, &text, &len);
+  int rc =
+      dmh_cfg_read_bounded(path, DMH_CFG_TEXT_MAX, false, NULL, NULL, &text, &len, why, sizeof why);
   if (rc == -2)
     return dmh_cfg_no_memory(s->c);
   if (rc < 0)
-    return 0; /* libconfig reports the missing include, with the line of the @include */
+    return cfgint_fail_code(s, rc == -3 ? DM_ERR_CONFIG_UNSAFE_FILE : DM_ERR_CONFIG_IO, line,
+                            "cannot read @include \"%s\" (%s): %s", rel, path, why);
   cfgint_scan sub = {.c = s->c, .file = path, .text = text, .len = len, .depth = s->depth + 1};
   rc = cfgint_scan_text(&sub);
   free(text);
@@ -561,7 +638,7 @@ static int cfgint_scan_text(cfgint_scan *s) {
         size_t e = q + 1;
         while (e < len && t[e] != '"' && t[e] != '\n')
           e++;
-        if (e < len && t[e] == '"' && cfgint_include(s, t + q + 1, e - q - 1) < 0)
+        if (e < len && t[e] == '"' && cfgint_include(s, t + q + 1, e - q - 1, line) < 0)
           return -1;
       }
       while (i < len && t[i] != '\n')
@@ -608,34 +685,75 @@ static int cfgint_scan_text(cfgint_scan *s) {
   return 0;
 }
 
-static int cfgint_read_file(const char *path, char **out, size_t *len) {
-  FILE *f = fopen(path, "r");
-  if (!f)
-    return -1;
-  size_t cap = 8192, n = 0;
-  char *buf = malloc(cap);
-  int rc = buf ? 0 : -2;
-  while (rc == 0) {
-    if (n + 1 >= cap) {
-      char *nb = realloc(buf, cap * 2);
-      if (!nb) {
-        rc = -2;
-        break;
-      }
-      buf = nb;
-      cap *= 2;
+static const char *cfgutil_kind_of(mode_t m) {
+  return S_ISDIR(m)    ? "a directory"
+         : S_ISFIFO(m) ? "a FIFO"
+         : S_ISCHR(m)  ? "a character device"
+         : S_ISBLK(m)  ? "a block device"
+         : S_ISSOCK(m) ? "a socket"
+         : S_ISLNK(m)  ? "a symbolic link"
+                       : "not a regular file";
+}
+
+int dmh_cfg_read_bounded(const char *path, size_t max, bool nofollow,
+                         int (*check)(const struct stat *st, void *ud, char *why, size_t size),
+                         void *ud, char **out, size_t *len, char *why, size_t why_size) {
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | (nofollow ? O_NOFOLLOW : 0));
+  if (fd < 0) {
+    int e = errno;
+    if (e == ELOOP && nofollow) {
+      snprintf(why, why_size, "it is a symbolic link (give the file itself)");
+      return -3;
     }
-    size_t r = fread(buf + n, 1, cap - n - 1, f);
-    n += r;
-    if (r == 0)
-      rc = ferror(f) ? -1 : 1;
+    snprintf(why, why_size, "%s", strerror(e));
+    return -1;
   }
-  int e = errno;
-  fclose(f);
-  if (rc < 0) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    snprintf(why, why_size, "%s", strerror(errno));
+    close(fd);
+    return -1;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    snprintf(why, why_size, "it is %s, not a regular file", cfgutil_kind_of(st.st_mode));
+    close(fd);
+    return -3;
+  }
+  if ((uint64_t)st.st_size > max) {
+    snprintf(why, why_size, "it is %lld bytes, over the limit of %zu", (long long)st.st_size, max);
+    close(fd);
+    return -3;
+  }
+  if (check && check(&st, ud, why, why_size) < 0) {
+    close(fd);
+    return -3;
+  }
+  /* The size can change under us: read until EOF, never more than max + 1 bytes. */
+  char *buf = malloc(max + 2);
+  if (!buf) {
+    close(fd);
+    return -2;
+  }
+  size_t n = 0;
+  int e = 0;
+  while (n <= max) {
+    ssize_t r = read(fd, buf + n, max + 1 - n);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0)
+      e = errno;
+    if (r <= 0)
+      break;
+    n += (size_t)r;
+  }
+  close(fd);
+  if (e || n > max) {
+    if (e)
+      snprintf(why, why_size, "%s", strerror(e));
+    else
+      snprintf(why, why_size, "it is over the limit of %zu bytes", max);
     free(buf);
-    errno = e;
-    return rc;
+    return e ? -1 : -3;
   }
   buf[n] = '\0';
   *out = buf;
@@ -644,14 +762,16 @@ static int cfgint_read_file(const char *path, char **out, size_t *len) {
 }
 
 char *dmh_cfg_read_text(dmh_cfg_ctx *c) {
-  char *text = NULL;
+  char *text = NULL, why[256];
   size_t len = 0;
-  int rc = cfgint_read_file(c->path, &text, &len);
+  int rc = dmh_cfg_read_bounded(c->path, DMH_CFG_TEXT_MAX, false, NULL, NULL, &text, &len, why,
+                                sizeof why);
   if (rc < 0) {
     if (rc == -2)
       dmh_cfg_no_memory(c);
     else
-      dmh_cfg_fail_line(c, DM_ERR_CONFIG_IO, 0, "cannot read the %s: %s", c->what, strerror(errno));
+      dmh_cfg_fail_line(c, rc == -3 ? DM_ERR_CONFIG_UNSAFE_FILE : DM_ERR_CONFIG_IO, 0,
+                        "cannot read the %s: %s", c->what, why);
     return NULL;
   }
   /* At worst every other character gains a suffix. */

@@ -10,6 +10,7 @@
 #include <libconfig.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "config.h"
 #include "dmhost/error.h"
@@ -20,7 +21,29 @@ typedef struct dmh_cfg_ctx {
   const char *what; /* "task file" or "source file" */
   char *dir;        /* absolute folder of the file: relative paths in it resolve against it */
   dm_error *err;
+  const dmh_cfg_trust *trust; /* never NULL while parsing (config.c gives the operator's) */
 } dmh_cfg_ctx;
+
+/* Submitted text (config.h, dmh_cfg_origin) naming `file` (absolute) for setting `at`: 0 when the
+ * text is the operator's or `file` resolves below --secrets-dir, else -1 with
+ * DM_ERR_CONFIG_SUBMITTED_SECRET naming file:line, the setting and the flag. `file` NULL: a
+ * setting that names no file (password-env), refused in any submitted text. */
+int dmh_cfg_check_secret_origin(dmh_cfg_ctx *c, const config_setting_t *at, const char *file);
+bool dmh_cfg_submitted(const dmh_cfg_ctx *c);
+/* The `unit-paths` group `g` of submitted text without --allow-submitted-unit-paths: -1 with
+ * DM_ERR_CONFIG_SUBMITTED_UNIT_PATH naming file:line and the flag; else 0. */
+int dmh_cfg_check_unit_paths_origin(dmh_cfg_ctx *c, const config_setting_t *g);
+
+/* Read a file config loading reads (a config, an @include, a secret): opened without blocking
+ * (O_NONBLOCK: a FIFO does not hold the thread), without following a last-component link when
+ * `nofollow`, then checked on the descriptor: a regular file of at most `max` bytes, and what
+ * `check` (may be NULL) says of its stat. At most max + 1 bytes are ever read. 0 and *out
+ * (NUL-terminated, *len bytes); -1 when it cannot be opened or read (`why`: strerror); -3 when it
+ * is not acceptable (`why`: "it is a FIFO, not a regular file", "... over the limit of 4096"); -2
+ * out of memory. */
+int dmh_cfg_read_bounded(const char *path, size_t max, bool nofollow,
+                         int (*check)(const struct stat *st, void *ud, char *why, size_t size),
+                         void *ud, char **out, size_t *len, char *why, size_t why_size);
 
 /* A setting that is not accepted in a group but that users are known to put there, with the hint
  * given instead of "did you mean" (e.g. `relay` in the task file's unit-paths). */

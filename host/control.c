@@ -156,6 +156,7 @@ int dmh_control_file_get(const dmh_control_cmd *cmd, json_object *args, const ch
 int dmh_control_file_from_text(const char *path, const char *text, bool want_text,
                                dmh_control_file *f, dm_error *err) {
   memset(f, 0, sizeof *f);
+  f->origin = DMH_CFG_SUBMITTED; /* the text came with the request, not from a placed file */
   snprintf(f->dir, sizeof f->dir, "/tmp/dmh-sent-XXXXXX");
   if (!mkdtemp(f->dir)) { /* 0700 */
     dm_error_set(err, DM_ERR_STATE, strerror(errno), "cannot make a temp folder for %s", path);
@@ -216,7 +217,7 @@ static int control_operate_source(void *ud, const control_cmd *cmd, json_object 
   if (so.op == DMH_SOURCE_CREATE) {
     dmh_control_file f;
     int rc = dmh_control_file_get(cmd, args, so.path, false, &f, err);
-    if (rc == 0 && (rc = dmh_registry_source_create(r, f.path, resp, err)) < 0)
+    if (rc == 0 && (rc = dmh_registry_source_create_as(r, f.path, f.origin, resp, err)) < 0)
       dmh_control_file_blame(&f, so.path, err);
     dmh_control_file_free(&f);
     return rc;
@@ -233,13 +234,13 @@ static int control_task_file(void *ud, const control_cmd *cmd, json_object *args
   const char *path;
   if (dmh_control_arg_path(cmd, args, "path", &path, err) < 0)
     return -1;
-  int (*fn)(dmh_registry *, const char *, json_object *, dm_error *) =
-      strcmp(cmd->name, "start-task") == 0   ? dmh_registry_task_start
-      : strcmp(cmd->name, "check-task") == 0 ? dmh_registry_task_check
-                                             : dmh_registry_task_update;
+  int (*fn)(dmh_registry *, const char *, dmh_cfg_origin, json_object *, dm_error *) =
+      strcmp(cmd->name, "start-task") == 0   ? dmh_registry_task_start_as
+      : strcmp(cmd->name, "check-task") == 0 ? dmh_registry_task_check_as
+                                             : dmh_registry_task_update_as;
   dmh_control_file f;
   int rc = dmh_control_file_get(cmd, args, path, false, &f, err);
-  if (rc == 0 && (rc = fn(r, f.path, resp, err)) < 0)
+  if (rc == 0 && (rc = fn(r, f.path, f.origin, resp, err)) < 0)
     dmh_control_file_blame(&f, path, err);
   dmh_control_file_free(&f);
   return rc;

@@ -32,6 +32,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "config.h"
 #include "dmhost/error.h"
 #include "registry.h"
 
@@ -76,6 +77,8 @@ typedef struct dmh_control_file {
   const char *path;
   char *text;
   char dir[64], copy[128];
+  /* DMH_CFG_SUBMITTED when the text came in the request ("content", or from etcd): config.h */
+  dmh_cfg_origin origin;
 } dmh_control_file;
 int dmh_control_file_get(const dmh_control_cmd *cmd, json_object *args, const char *path,
                          bool want_text, dmh_control_file *f, dm_error *err);

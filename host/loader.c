@@ -185,9 +185,83 @@ static int loader_check_trust(const char *path, int fd, dm_error *err) {
   return 0;
 }
 
+bool dmh_path_below(const char *real, const char *dir) {
+  size_t n = strlen(dir);
+  while (n > 1 && dir[n - 1] == '/')
+    n--;
+  if (n == 1 && dir[0] == '/')
+    return real[0] == '/';
+  return strncmp(real, dir, n) == 0 && (real[n] == '/' || real[n] == '\0');
+}
+
+/* The folder rule (loader.h, dmh_unit_folders) on the descriptor the copy is made from: its real
+ * path (the kernel's name of the open file, so no link or rename between check and read can change
+ * which file it is) below an allowed folder, every folder above it trusted, and not a folder the
+ * daemon writes into. */
+static int loader_check_folder(const char *path, int fd, const dmh_unit_folders *f, dm_error *err) {
+  char link[64], real[4096];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(link, real, sizeof real - 1);
+  if (n <= 0 || real[0] != '/')
+    return loader_refuse(NULL, err, DM_ERR_UNIT_FOLDER, NULL,
+                         "unit %s: cannot tell which folder it is in (%s)", path,
+                         n < 0 ? strerror(errno) : "no path");
+  real[n] = '\0';
+  char which[512] = "";
+  if (f->daemon_writes && f->daemon_writes(f->ud, real, which, sizeof which))
+    return loader_refuse(NULL, err, DM_ERR_UNIT_FOLDER, NULL,
+                         "unit %s (%s) is in %s, a folder the daemon writes into from what servers "
+                         "send: the daemon never loads code from there; install the build into "
+                         "--plugin-dir or a --unit-dir folder",
+                         path, real, which);
+  const char *home = NULL;
+  for (int i = 0; i < f->n_allowed && !home; i++)
+    if (f->allowed[i] && dmh_path_below(real, f->allowed[i]))
+      home = f->allowed[i];
+  if (!home) {
+    char list[1024] = "";
+    size_t len = 0;
+    for (int i = 0; i < f->n_allowed && len < sizeof list; i++)
+      len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", f->allowed[i]);
+    return loader_refuse(NULL, err, DM_ERR_UNIT_FOLDER, NULL,
+                         "unit %s (%s) is not in a unit folder of the daemon (%s): the daemon "
+                         "loads builds only from --plugin-dir and --unit-dir folders; install it "
+                         "there, or start the daemon with --unit-dir naming its folder",
+                         path, real, list[0] ? list : "none");
+  }
+  /* Every folder up to /: one another user could write to could swap the file (or a folder). */
+  uid_t me = geteuid();
+  gid_t my_group = getegid();
+  char dir[4096];
+  dm_strlcpy(dir, real, sizeof dir);
+  for (char *slash = strrchr(dir, '/'); slash; slash = strrchr(dir, '/')) {
+    if (slash == dir)
+      slash[1] = '\0';
+    else
+      *slash = '\0';
+    struct stat st;
+    if (stat(dir, &st) != 0)
+      return loader_refuse(NULL, err, DM_ERR_UNIT_FOLDER, NULL, "unit %s: folder %s: %s", path, dir,
+                           strerror(errno));
+    bool group_can = (st.st_mode & S_IWGRP) && st.st_gid != 0 && st.st_gid != my_group;
+    if ((st.st_uid != 0 && st.st_uid != me) || (st.st_mode & S_IWOTH) || group_can)
+      return loader_refuse(NULL, err, DM_ERR_UNIT_FOLDER, NULL,
+                           "unit %s: folder %s is owned by uid %u, mode %04o: another user could "
+                           "replace what it holds; a unit folder and every folder above it must "
+                           "be owned by root or the daemon's user and writable by no one else "
+                           "(chown root, chmod go-w)",
+                           path, dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+    if (strcmp(dir, "/") == 0)
+      break;
+  }
+  return 0;
+}
+
 /* Copies `path` to a fresh file in `dir` whose name keeps the basename, after loader_check_trust
- * when `trusted` is asked. Returns a malloc'd name. */
-static char *loader_copy(const char *path, const char *dir, bool trusted, dm_error *err) {
+ * (and the folder rule when `folders` is given) when `trusted` is asked. Returns a malloc'd
+ * name. */
+static char *loader_copy(const char *path, const char *dir, bool trusted,
+                         const dmh_unit_folders *folders, dm_error *err) {
   int in = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (in < 0) {
     int e = errno;
@@ -195,7 +269,8 @@ static char *loader_copy(const char *path, const char *dir, bool trusted, dm_err
                   strerror(e));
     return NULL;
   }
-  if (trusted && loader_check_trust(path, in, err) < 0) {
+  if (trusted && (loader_check_trust(path, in, err) < 0 ||
+                  (folders && loader_check_folder(path, in, folders, err) < 0))) {
     close(in);
     return NULL;
   }
@@ -390,7 +465,7 @@ int dmh_unit_lib_open(const char *path, const dmh_load_opts *opts, dmh_unit_lib 
 
   char *dl_name = NULL; /* what dlopen gets when it is not `path`: the private copy, or "./path" */
   if (opts->unique_copy) {
-    dl_name = loader_copy(path, loader_copy_dir(opts), opts->trusted_only, err);
+    dl_name = loader_copy(path, loader_copy_dir(opts), opts->trusted_only, opts->folders, err);
     if (!dl_name)
       return -1;
   } else if (!strchr(path, '/')) {

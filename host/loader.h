@@ -23,6 +23,23 @@
 
 typedef struct dmh_unit_lib dmh_unit_lib;
 
+/* Where the daemon takes unit builds from (docs/security.md, "Unit builds the daemon loads"): the
+ * real path of the file opened must lie below one of `allowed` (real paths: --plugin-dir and each
+ * --unit-dir), every folder from it up to / must be owned by root or the daemon's user and
+ * writable by no one else, and `daemon_writes` (may be NULL) must not claim it: a folder the
+ * daemon itself writes into (state dir, work dirs, dump and relay folders) holds bytes that came
+ * from upstream, whoever owns them. `daemon_writes` fills `which` with the folder's name and
+ * returns true when `real` lies below one. Refusals are DM_ERR_UNIT_FOLDER. */
+typedef struct dmh_unit_folders {
+  const char *const *allowed;
+  int n_allowed;
+  bool (*daemon_writes)(void *ud, const char *real, char *which, size_t size);
+  void *ud;
+} dmh_unit_folders;
+
+/* Is `real` (a real path) below `dir` (a real path), or `dir` itself? */
+bool dmh_path_below(const char *real, const char *dir);
+
 typedef struct dmh_load_opts {
   dm_unit_kind kind;     /* the kind the configuration expects; 0: any (dmhost-unit-check) */
   const char *kind_name; /* for DM_UNIT_CUSTOM: the expected kind_name; else NULL */
@@ -39,6 +56,9 @@ typedef struct dmh_load_opts {
    * swap. (Not through /proc/self/fd/N: dlopen matches names before files, and a reused number
    * gives back the library loaded under it before.) */
   bool trusted_only;
+  /* With trusted_only: the folders the file must come from (above), checked on the same
+   * descriptor; NULL: any folder (the tests' harnesses). */
+  const dmh_unit_folders *folders;
 } dmh_load_opts;
 
 /* Load and check. Returns 0 and *out with one reference, or -1 with *err filled. */

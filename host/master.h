@@ -42,6 +42,11 @@ typedef struct dmh_master_opts {
                             leader failovers) */
   dmh_master_forward_fn forward;
   void *forward_ud;
+  /* --secrets-dir (a real path; NULL: none) and --allow-submitted-unit-paths: what the configs
+   * dmctl sends may name (config.h, dmh_cfg_trust); the text the master keeps in etcd is checked
+   * again by the workers. */
+  const char *secrets_dir;
+  bool allow_submitted_unit_paths;
   /* How every etcd client of the master is opened (TLS, user; cluster_security.h); NULL: plain.
    * Outlives the master. */
   const dmh_etcd_opts *etcd;

@@ -77,6 +77,14 @@ static int ctl_create(ctl *x, const char *key, const char *value, const dmh_etcd
   return rc;
 }
 
+/* The trust a config the master was given gets (config.h): the text dmctl sent is submitted. */
+static dmh_cfg_trust ctl_trust(const ctl *x, dmh_cfg_origin origin) {
+  dmh_cfg_trust t = {.origin = origin,
+                     .secrets_dir = x->m->secrets_dir,
+                     .allow_unit_paths = x->m->allow_submitted_unit_paths};
+  return t;
+}
+
 /* ---- operate-source ---- */
 
 static int ctl_source_create(ctl *x, const dmh_control_cmd *cmd, json_object *args,
@@ -87,7 +95,8 @@ static int ctl_source_create(ctl *x, const dmh_control_cmd *cmd, json_object *ar
     return -1;
   }
   dmh_source_config *sc = NULL;
-  if (dmh_source_config_load(f.path, &sc, err) < 0) {
+  dmh_cfg_trust trust = ctl_trust(x, f.origin);
+  if (dmh_source_config_load_as(f.path, &trust, &sc, err) < 0) {
     dmh_control_file_blame(&f, path, err);
     dmh_control_file_free(&f);
     return -1;
@@ -242,10 +251,11 @@ static int ctl_precheck(ctl *x, const dmh_task_config *tc, const char *what, jso
       dmh_control_file f;
       dmh_source_config *sc = NULL;
       snprintf(name, sizeof name, "%s.cfg", src);
+      dmh_cfg_trust trust = ctl_trust(x, DMH_CFG_SUBMITTED); /* the text kept in etcd */
       /* a text from etcd: its password decrypts with the cluster key, never a key path in it */
       dmh_secret_cluster_scope(1);
       int lrc = dmh_control_file_from_text(name, text, false, &f, err) < 0 ||
-                        dmh_source_config_load(f.path, &sc, err) < 0
+                        dmh_source_config_load_as(f.path, &trust, &sc, err) < 0
                     ? -1
                     : 0;
       dmh_secret_cluster_scope(0);
@@ -271,7 +281,8 @@ static int ctl_check_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
   dmh_control_file f;
   dmh_task_config *tc = NULL;
   int rc = dmh_control_file_get(cmd, args, path, false, &f, err);
-  if (rc == 0 && (rc = dmh_task_config_load(f.path, &tc, err)) < 0)
+  dmh_cfg_trust trust = ctl_trust(ud, f.origin);
+  if (rc == 0 && (rc = dmh_task_config_load_as(f.path, &trust, &tc, err)) < 0)
     dmh_control_file_blame(&f, path, err);
   if (rc == 0) {
     char what[DMH_CLUSTER_NAME_MAX + 16];
@@ -296,7 +307,8 @@ static int ctl_start_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
     return -1;
   }
   dmh_task_config *tc = NULL;
-  if (dmh_task_config_load(f.path, &tc, err) < 0) {
+  dmh_cfg_trust trust = ctl_trust(x, f.origin);
+  if (dmh_task_config_load_as(f.path, &trust, &tc, err) < 0) {
     dmh_control_file_blame(&f, path, err);
     dmh_control_file_free(&f);
     return -1;

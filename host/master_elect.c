@@ -283,6 +283,8 @@ int dmh_master_start(const dmh_master_opts *o, dmh_master **out, dm_error *err) 
   m->ttl_s = o->ttl_s ? o->ttl_s : 10;
   m->forward = o->forward;
   m->forward_ud = o->forward_ud;
+  m->secrets_dir = o->secrets_dir ? strdup(o->secrets_dir) : NULL;
+  m->allow_submitted_unit_paths = o->allow_submitted_unit_paths;
   if (o->etcd)
     m->etcd_opts = *o->etcd;
   if (o->cluster_key) {
@@ -358,6 +360,7 @@ void dmh_master_stop(dmh_master *m, bool resign) {
   pthread_mutex_destroy(&m->lock);
   pthread_mutex_destroy(&m->sched_lock);
   free(m->endpoints);
+  free(m->secrets_dir);
   OPENSSL_cleanse(m->cluster_key, sizeof m->cluster_key);
   free(m);
 }

@@ -26,6 +26,8 @@ struct dmh_master {
   int64_t ttl_s;
   dmh_master_forward_fn forward;
   void *forward_ud;
+  char *secrets_dir; /* dmh_master_opts' */
+  bool allow_submitted_unit_paths;
 
   pthread_mutex_t lock; /* guards lease_id and keeper (replaced when the lease is lost) */
   int64_t lease_id;

@@ -22,6 +22,7 @@
 #include "dmhost/sdk.h"
 #include "error_json.h"
 #include "log.h"
+#include "trust_flags.h"
 
 /* The HTTP server's handler: the master once it runs (the server opens first, so that a port 0
  * is known before the master registers its address). */
@@ -67,13 +68,18 @@ static void master_usage(FILE *out) {
           "usage: dmhost master --name NAME --etcd URL[,URL...] [--listen HOST:PORT]\n"
           "                     [--tls-ca FILE --tls-cert FILE --tls-key FILE]\n"
           "                     [--etcd-prefix PREFIX] [--log-level debug|info|warn|error]\n"
-          "                     [--log-format text|json]\n" DMH_CLUSTER_SECURITY_USAGE "\n"
+          "                     [--log-format text|json]\n"
+          "                     [--secrets-dir DIR] "
+          "[--allow-submitted-unit-paths]\n" DMH_CLUSTER_SECURITY_USAGE "\n"
           "Runs a master of the cluster: registers under a lease of its own, campaigns for the\n"
           "leadership and, while it leads, binds sources to workers by the scheduler's rules.\n"
           "It answers dmctl --master-addr on --listen (default 127.0.0.1:8261; port 0 picks\n"
           "one), the address it announces to the others; without --tls-* only on loopback.\n"
           "--etcd-prefix: the cluster's keys (default " DMH_CLUSTER_PREFIX_DEFAULT "). SIGINT or\n"
           "SIGTERM resign the leadership at once and exit 0.\n"
+          "The files dmctl sends are configs sent over the network: they may not name secret\n"
+          "files outside --secrets-dir, password-env, unit-paths (without\n"
+          "--allow-submitted-unit-paths), a wider file-mode or @include (docs/security.md).\n"
           "etcd: https endpoints are verified against --etcd-cacert, --etcd-cert/--etcd-key\n"
           "are presented, --etcd-user authenticates with the password in --etcd-password-file\n"
           "(mode 0600); plain http is refused to another host unless --etcd-insecure-transport\n"
@@ -97,6 +103,7 @@ int dmh_master_main(int argc, char **argv) {
       {"tls-key", required_argument, NULL, 'K'},
       {"log-level", required_argument, NULL, 'l'},
       {"log-format", required_argument, NULL, 'j'},
+      DMH_TRUST_LONGOPTS,
       {"help", no_argument, NULL, 'h'},
       DMH_CLUSTER_SECURITY_LONGOPTS,
       {NULL, 0, NULL, 0},
@@ -109,7 +116,13 @@ int dmh_master_main(int argc, char **argv) {
   memset(&door, 0, sizeof door);
   optind = 1;
   int c;
+  dmh_trust_flags trust = {.n_unit_dirs = 0};
   while ((c = getopt_long(argc, argv, "n:e:L:p:A:C:K:l:h", longopts, NULL)) != -1) {
+    int trc = dmh_trust_flag(&trust, c, optarg, "dmhost master");
+    if (trc < 0)
+      return 2;
+    if (trc > 0)
+      continue;
     switch (c) {
     case 'n':
       o.name = optarg;
@@ -156,6 +169,11 @@ int dmh_master_main(int argc, char **argv) {
     master_usage(stderr);
     return 2;
   }
+  /* --unit-dir means nothing to a master (it loads no unit): only the secrets and the flag */
+  if (dmh_trust_flags_resolve(&trust, NULL, "dmhost master") < 0)
+    return 2;
+  o.secrets_dir = trust.real_secrets_dir;
+  o.allow_submitted_unit_paths = trust.allow_submitted_unit_paths;
   dm_error err;
   if (dmh_cluster_security_load(&sec, o.endpoints, &err) < 0) {
     master_fail(&err);
@@ -210,5 +228,6 @@ int dmh_master_main(int argc, char **argv) {
   dmh_control_http_close(http);
   dmh_master_stop(m, true);
   dmh_cluster_security_clear(&sec);
+  dmh_trust_flags_free(&trust);
   return 0;
 }

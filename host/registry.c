@@ -3,11 +3,13 @@
  * registry_relay.c and registry_tasks.c; the locking is described in registry.h. */
 #include "registry_internal.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "control.h"
@@ -227,6 +229,7 @@ int reg_sub_create(dmh_registry *r, reg_task *t, reg_sub *sub, dm_error *err) {
       .plugin_dir = r->plugin_dir,
       .relay = relay,
       .trusted_only = true, /* the daemon runs only builds no other user can change */
+      .unit_folders = &r->folders,
       .fencing_token = r->fencing_token,
       .worker_name = r->worker_name,
   };
@@ -328,6 +331,7 @@ static void reg_restore_relay(dmh_registry *r, reg_source *s) {
                         .work_root = root,
                         .plugin_dir = r->plugin_dir,
                         .trusted_only = true,
+                        .unit_folders = &r->folders,
                         .worker_name = r->worker_name};
   dmh_subtask *relay = NULL;
   if (!root)
@@ -354,7 +358,8 @@ static int reg_restore_source(dmh_registry *r, const dmh_state_source *ss, dm_er
     return reg_oom(err, "restoring a source");
   dmh_source_config *cfg = NULL;
   dm_error cerr;
-  if (dmh_source_config_load(path, &cfg, &cerr) < 0) {
+  dmh_cfg_trust trust = reg_trust(r, DMH_CFG_OPERATOR);
+  if (dmh_source_config_load_as(path, &trust, &cfg, &cerr) < 0) {
     dm_error_set(err, DM_ERR_STATE, cerr.message,
                  "state: the copy of source %s at %s cannot be loaded; restore the file, or "
                  "remove the source (and the worker binding) from %s/%s",
@@ -397,7 +402,8 @@ static void reg_restore_task(dmh_registry *r, const dmh_state_task *ts, bool hol
 
   char *path = dmh_state_path(r->state_dir, ts->file);
   dm_error err;
-  if (!path || dmh_task_config_load(path, &t->cfg, &err) < 0) {
+  dmh_cfg_trust trust = reg_trust(r, DMH_CFG_OPERATOR);
+  if (!path || dmh_task_config_load_as(path, &trust, &t->cfg, &err) < 0) {
     dm_error e;
     dm_error_set(&e, DM_ERR_STATE, path ? err.message : "out of memory",
                  "state: the copy of task %s at %s cannot be loaded; restore the file, or "
@@ -467,6 +473,115 @@ char *dmh_registry_default_worker_name(void) {
   return reg_printf("dmhost@%s", host);
 }
 
+dmh_cfg_trust reg_trust(const dmh_registry *r, dmh_cfg_origin origin) {
+  dmh_cfg_trust t = {
+      .origin = r->configs_submitted ? DMH_CFG_SUBMITTED : origin,
+      .secrets_dir = r->secrets_dir,
+      .allow_unit_paths = r->allow_submitted_unit_paths,
+  };
+  return t;
+}
+
+/* Does `real` lie in a folder this daemon writes into from what servers send (loader.h,
+ * dmh_unit_folders.daemon_writes)? The state dir (the work dirs and the copies of relay and dump
+ * are in it by default), the bound source's relay-dir, and the `dir` of every task's unit sections
+ * (a dump folder the load reads, wherever it is). */
+static bool reg_daemon_writes(void *ud, const char *real, char *which, size_t size) {
+  dmh_registry *r = ud;
+  bool hit = false;
+  char *state = realpath(r->state_dir, NULL);
+  if (dmh_path_below(real, state ? state : r->state_dir)) {
+    snprintf(which, size, "the state dir %s", r->state_dir);
+    hit = true;
+  }
+  free(state);
+  pthread_mutex_lock(&r->lock);
+  if (!hit && r->src && r->src->cfg && r->src->cfg->relay_dir) {
+    char *rd = realpath(r->src->cfg->relay_dir, NULL);
+    if (dmh_path_below(real, rd ? rd : r->src->cfg->relay_dir)) {
+      snprintf(which, size, "the relay-dir %s of source %s", r->src->cfg->relay_dir, r->src->id);
+      hit = true;
+    }
+    free(rd);
+  }
+  for (reg_task *t = r->tasks; t && !hit; t = t->next) {
+    for (int i = 0; t->cfg && i < t->cfg->n_chain && !hit; i++) {
+      config_setting_t *sec = dmh_task_section_named(t->cfg, t->cfg->chain[i].name);
+      const char *dir = NULL;
+      if (!sec || !config_setting_lookup_string(sec, "dir", &dir) || !dir[0])
+        continue;
+      char *abs = dir[0] == '/' ? realpath(dir, NULL) : NULL;
+      if (dir[0] == '/' && dmh_path_below(real, abs ? abs : dir)) {
+        snprintf(which, size, "the %s folder %s of task %s", t->cfg->chain[i].name, dir, t->name);
+        hit = true;
+      }
+      free(abs);
+    }
+  }
+  pthread_mutex_unlock(&r->lock);
+  return hit;
+}
+
+int dmh_registry_real_dirs(const char *const *dirs, int n, const char *state_dir, bool units,
+                           char ***out, char *why, size_t why_size) {
+  *out = calloc((size_t)n + 1, sizeof **out);
+  if (!*out) {
+    snprintf(why, why_size, "out of memory");
+    return -1;
+  }
+  char *state = state_dir ? realpath(state_dir, NULL) : NULL;
+  int rc = 0;
+  for (int i = 0; i < n && rc == 0; i++) {
+    struct stat st;
+    char *real = realpath(dirs[i], NULL);
+    if (!real || stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
+      snprintf(why, why_size, "%s: %s", dirs[i], real ? "not a folder" : strerror(errno));
+      rc = -1;
+    } else if (units && state && (dmh_path_below(real, state) || dmh_path_below(state, real))) {
+      /* The daemon writes upstream bytes below its state dir: no unit folder may overlap it. */
+      snprintf(why, why_size,
+               "%s: a unit folder must not hold or lie in the state dir %s (the daemon writes "
+               "what servers send there)",
+               dirs[i], state);
+      rc = -1;
+    }
+    (*out)[i] = real;
+    if (rc < 0 && !real)
+      break;
+  }
+  free(state);
+  if (rc < 0) {
+    for (int i = 0; i < n; i++)
+      free((*out)[i]);
+    free(*out);
+    *out = NULL;
+  }
+  return rc;
+}
+
+/* The plugin folder and the --unit-dir folders (real paths) of a daemon's registry. */
+static int reg_set_folders(dmh_registry *r, const dmh_registry_opts *opts) {
+  r->unit_dirs = calloc((size_t)opts->n_unit_dirs + 1, sizeof *r->unit_dirs);
+  if (!r->unit_dirs)
+    return -1;
+  const char *plugins = r->plugin_dir ? r->plugin_dir : dmh_plugin_dir_default();
+  char *real = realpath(plugins, NULL);
+  if (real)
+    r->unit_dirs[r->n_unit_dirs++] = real;
+  for (int i = 0; i < opts->n_unit_dirs; i++)
+    if (!(r->unit_dirs[r->n_unit_dirs++] = strdup(opts->unit_dirs[i])))
+      return -1;
+  r->folders = (dmh_unit_folders){.allowed = (const char *const *)r->unit_dirs,
+                                  .n_allowed = r->n_unit_dirs,
+                                  .daemon_writes = reg_daemon_writes,
+                                  .ud = r};
+  if (opts->secrets_dir && !(r->secrets_dir = strdup(opts->secrets_dir)))
+    return -1;
+  r->allow_submitted_unit_paths = opts->allow_submitted_unit_paths;
+  r->configs_submitted = opts->configs_submitted;
+  return 0;
+}
+
 int dmh_registry_open(const dmh_registry_opts *opts, dmh_registry **out, dm_error *err) {
   *out = NULL;
   if (dmh_state_mkdirs(opts->state_dir, err) < 0)
@@ -490,6 +605,11 @@ int dmh_registry_open(const dmh_registry_opts *opts, dmh_registry **out, dm_erro
   pthread_mutex_init(&r->source_lock, NULL);
   pthread_mutex_init(&r->lock, NULL);
   dmh_worker_init(&r->worker);
+  if (reg_set_folders(r, opts) < 0) {
+    dmh_state_clear(&st);
+    dmh_registry_shutdown(r);
+    return reg_oom(err, "opening the registry");
+  }
   r->fencing_token = opts->fencing_token;
 
   dmh_worker_event ev = {DMH_WORKER_EV_RESTORE, st.worker.source,
@@ -575,6 +695,10 @@ void dmh_registry_shutdown(dmh_registry *r) {
   free(r->state_dir);
   free(r->plugin_dir);
   free(r->worker_name);
+  for (int i = 0; i < r->n_unit_dirs; i++)
+    free(r->unit_dirs[i]);
+  free(r->unit_dirs);
+  free(r->secrets_dir);
   free(r);
 }
 

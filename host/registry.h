@@ -35,6 +35,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "config.h"
 #include "dmhost/error.h"
 #include "dmhost/unit.h"
 #include "worker.h"
@@ -52,7 +53,24 @@ typedef struct dmh_registry_opts {
   /* The fencing token of the subtasks created (supervisor.h, dmh_subtask_opts.fencing_token): 0,
    * the single-machine default, is no fencing; `dmhost worker` gives its binding's token. */
   uint64_t fencing_token;
+  /* What the daemon trusts (docs/security.md, "Unit builds the daemon loads" and "Configs sent
+   * over the network"). unit_dirs: the --unit-dir folders (absolute) builds may come from besides
+   * the plugin folder. secrets_dir: --secrets-dir, where a submitted config may name secret files
+   * (NULL: nowhere). allow_submitted_unit_paths: --allow-submitted-unit-paths. configs_submitted:
+   * every config and swap-unit path this registry is given came over the network (`dmhost
+   * worker`: from etcd and the masters), whatever the caller says. */
+  const char *const *unit_dirs;
+  int n_unit_dirs;
+  const char *secrets_dir;
+  bool allow_submitted_unit_paths;
+  bool configs_submitted;
 } dmh_registry_opts;
+
+/* The real paths of --unit-dir folders and --secrets-dir, checked at daemon start: each must exist
+ * and be a folder, and a unit folder must not hold, nor lie in, the state dir. *out malloc'd
+ * (free each and the array). 0, or -1 with the message in `why`. Shared by serve and worker. */
+int dmh_registry_real_dirs(const char *const *dirs, int n, const char *state_dir, bool units,
+                           char ***out, char *why, size_t why_size);
 
 /*
  * Load the persisted state and restore it: the worker straight to its persisted binding (see
@@ -93,6 +111,18 @@ int dmh_registry_relay_stop(dmh_registry *r, const char *source, json_object *re
  * relay_purge.h); the relay is paused meanwhile. The response's "removed" counts the files. */
 int dmh_registry_relay_purge(dmh_registry *r, const char *source, const char *file,
                              json_object *resp, dm_error *err);
+
+/* The same with the provenance of the file's text (config.h, dmh_cfg_origin): a copy of content
+ * sent in a request is DMH_CFG_SUBMITTED; the functions without _as take the operator's file (or
+ * submitted text when the registry has configs_submitted). */
+int dmh_registry_source_create_as(dmh_registry *r, const char *path, dmh_cfg_origin origin,
+                                  json_object *resp, dm_error *err);
+int dmh_registry_task_start_as(dmh_registry *r, const char *path, dmh_cfg_origin origin,
+                               json_object *resp, dm_error *err);
+int dmh_registry_task_check_as(dmh_registry *r, const char *path, dmh_cfg_origin origin,
+                               json_object *resp, dm_error *err);
+int dmh_registry_task_update_as(dmh_registry *r, const char *path, dmh_cfg_origin origin,
+                                json_object *resp, dm_error *err);
 
 /* start-task TASK.cfg (absolute path); pause-task, resume-task, stop-task NAME. */
 int dmh_registry_task_start(dmh_registry *r, const char *path, json_object *resp, dm_error *err);

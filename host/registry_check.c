@@ -31,8 +31,14 @@ int reg_precheck(dmh_registry *r, const dmh_task_config *cfg, const char *what, 
 }
 
 int dmh_registry_task_check(dmh_registry *r, const char *path, json_object *resp, dm_error *err) {
+  return dmh_registry_task_check_as(r, path, DMH_CFG_OPERATOR, resp, err);
+}
+
+int dmh_registry_task_check_as(dmh_registry *r, const char *path, dmh_cfg_origin origin,
+                               json_object *resp, dm_error *err) {
   dmh_task_config *cfg = NULL;
-  if (dmh_task_config_load(path, &cfg, err) < 0)
+  dmh_cfg_trust trust = reg_trust(r, origin);
+  if (dmh_task_config_load_as(path, &trust, &cfg, err) < 0)
     return -1;
   char what[512];
   snprintf(what, sizeof what, "check-task %s", cfg->name);

@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "dmhost/error.h"
+#include "loader.h"
 #include "registry.h"
 #include "state.h"
 #include "supervisor.h"
@@ -71,7 +72,17 @@ struct dmh_registry {
   reg_source *src;        /* [lock] the bound source, or NULL */
   reg_task *tasks;        /* [lock] */
   uint64_t fencing_token; /* [lock] given to the task subtasks created */
+  /* Set at open, read-only after. */
+  char **unit_dirs; /* the plugin folder and --unit-dir folders, real paths */
+  int n_unit_dirs;
+  dmh_unit_folders folders; /* over unit_dirs and reg_daemon_writes, for every subtask */
+  char *secrets_dir;
+  bool allow_submitted_unit_paths;
+  bool configs_submitted;
 };
+
+/* registry.c: the trust a load of `origin` gets (config.h): the registry's floor applied. */
+dmh_cfg_trust reg_trust(const dmh_registry *r, dmh_cfg_origin origin);
 
 /* registry.c: helpers. reg_oom fills DM_ERR_NO_MEMORY "out of memory <what>" and returns -1. */
 char *reg_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

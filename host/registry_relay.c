@@ -26,6 +26,7 @@ int reg_relay_run(dmh_registry *r, reg_source *s, const dmh_worker *next, dm_err
                           .work_root = root,
                           .plugin_dir = r->plugin_dir,
                           .trusted_only = true,
+                          .unit_folders = &r->folders,
                           .worker_name = r->worker_name};
     if (dmh_state_mkdirs(root, err) == 0)
       relay = dmh_subtask_create_relay(&o, err);

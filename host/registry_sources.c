@@ -13,10 +13,11 @@
 
 /* ---- sources ---- */
 
-static int reg_source_create_locked_out(dmh_registry *r, const char *path, char *id_out,
-                                        size_t id_len, dm_error *err) {
+static int reg_source_create_locked_out(dmh_registry *r, const char *path, dmh_cfg_origin origin,
+                                        char *id_out, size_t id_len, dm_error *err) {
   dmh_source_config *orig = NULL;
-  if (dmh_source_config_load(path, &orig, err) < 0)
+  dmh_cfg_trust trust = reg_trust(r, origin);
+  if (dmh_source_config_load_as(path, &trust, &orig, err) < 0)
     return -1;
   const char *id = orig->source_id;
   dm_strlcpy(id_out, id, id_len);
@@ -41,7 +42,7 @@ static int reg_source_create_locked_out(dmh_registry *r, const char *path, char 
   }
   if (dmh_state_mkdirs(dir, err) < 0 || dmh_state_copy_file(path, abs, err) < 0)
     goto out;
-  if (dmh_source_config_load(abs, &copy, err) < 0 ||
+  if (dmh_source_config_load_as(abs, &trust, &copy, err) < 0 ||
       reg_check_paths(path, orig->unit_paths, copy->unit_paths, DMH_KIND_COUNT, NULL, err) < 0)
     goto out_rm;
   if (config_lookup(&orig->cfg, "relay-dir") && strcmp(orig->relay_dir, copy->relay_dir) != 0) {
@@ -99,9 +100,14 @@ out:
 
 int dmh_registry_source_create(dmh_registry *r, const char *path, json_object *resp,
                                dm_error *err) {
+  return dmh_registry_source_create_as(r, path, DMH_CFG_OPERATOR, resp, err);
+}
+
+int dmh_registry_source_create_as(dmh_registry *r, const char *path, dmh_cfg_origin origin,
+                                  json_object *resp, dm_error *err) {
   char id[DMH_WORKER_SOURCE_MAX] = "";
   pthread_mutex_lock(&r->source_lock);
-  int rc = reg_source_create_locked_out(r, path, id, sizeof id, err);
+  int rc = reg_source_create_locked_out(r, path, origin, id, sizeof id, err);
   pthread_mutex_unlock(&r->source_lock);
   return reg_reply_source(r, id, rc, err, resp);
 }

@@ -50,10 +50,16 @@ static void reg_task_abandon(dmh_registry *r, reg_task *t, const char *copy_path
 }
 
 int dmh_registry_task_start(dmh_registry *r, const char *path, json_object *resp, dm_error *err) {
+  return dmh_registry_task_start_as(r, path, DMH_CFG_OPERATOR, resp, err);
+}
+
+int dmh_registry_task_start_as(dmh_registry *r, const char *path, dmh_cfg_origin origin,
+                               json_object *resp, dm_error *err) {
   json_object *arr = json_object_new_array();
   json_object_object_add(resp, "sources", arr);
   dmh_task_config *orig = NULL;
-  if (dmh_task_config_load(path, &orig, err) < 0)
+  dmh_cfg_trust trust = reg_trust(r, origin);
+  if (dmh_task_config_load_as(path, &trust, &orig, err) < 0)
     return -1;
   if (dmh_state_check_name("task name", orig->name, err) < 0) {
     dmh_task_config_free(orig);
@@ -134,7 +140,7 @@ int dmh_registry_task_start(dmh_registry *r, const char *path, json_object *resp
     rc = reg_oom(err, "starting the task");
   else if (dmh_state_mkdirs(dir, err) < 0 || dmh_state_copy_file(path, abs, err) < 0)
     rc = -1;
-  else if ((copied = true, dmh_task_config_load(abs, &copy, err) < 0) ||
+  else if ((copied = true, dmh_task_config_load_as(abs, &trust, &copy, err) < 0) ||
            reg_check_paths(path, orig->unit_paths, copy->unit_paths, DMH_UNIT_SLOTS, copy, err) < 0)
     rc = -1;
   free(dir);
@@ -339,6 +345,15 @@ int dmh_registry_task_swap(dmh_registry *r, const char *name, const char *unit, 
                            json_object *resp, dm_error *err) {
   json_object *arr = json_object_new_array();
   json_object_object_add(resp, "sources", arr);
+  if (r->configs_submitted && !r->allow_submitted_unit_paths) {
+    dm_error_set(err, DM_ERR_CONTROL_SUBMITTED_SWAP, NULL,
+                 "swap-unit %s --path %s: this worker takes its commands over the network (a "
+                 "master forwards them), and a path sent so may not choose the code it loads; run "
+                 "swap-unit over the worker's own control socket, or start it with "
+                 "--allow-submitted-unit-paths",
+                 name, path);
+    return -1;
+  }
   reg_task *t = reg_get_task(r, "swap-unit", name, err);
   if (!t)
     return -1;

@@ -84,8 +84,8 @@ static int upd_apply_all(dmh_registry *r, reg_task *t, const dmh_task_config *co
 
 /* With the task's cmd_lock. `next` is the file as the user gave it (messages name it). */
 static int upd_task_locked(dmh_registry *r, reg_task *t, const char *path,
-                           const dmh_task_config *next, json_object *resp, json_object *arr,
-                           dm_error *err) {
+                           const dmh_cfg_trust *trust, const dmh_task_config *next,
+                           json_object *resp, json_object *arr, dm_error *err) {
   pthread_mutex_lock(&r->lock);
   bool loaded = t->cfg != NULL;
   bool new_ok = t->expect == DMH_EXPECT_PAUSED;
@@ -118,7 +118,7 @@ static int upd_task_locked(dmh_registry *r, reg_task *t, const char *path,
           -1);
   else if (dmh_state_copy_file(path, abs, err) < 0)
     rc = -1;
-  else if (dmh_task_config_load(abs, &copy, err) < 0 ||
+  else if (dmh_task_config_load_as(abs, trust, &copy, err) < 0 ||
            reg_check_paths(path, next->unit_paths, copy->unit_paths, DMH_UNIT_SLOTS, copy, err) <
                0 ||
            dmh_task_config_same_identity(t->cfg, copy, err) < 0)
@@ -161,15 +161,21 @@ static int upd_task_locked(dmh_registry *r, reg_task *t, const char *path,
 }
 
 int dmh_registry_task_update(dmh_registry *r, const char *path, json_object *resp, dm_error *err) {
+  return dmh_registry_task_update_as(r, path, DMH_CFG_OPERATOR, resp, err);
+}
+
+int dmh_registry_task_update_as(dmh_registry *r, const char *path, dmh_cfg_origin origin,
+                                json_object *resp, dm_error *err) {
   json_object *arr = json_object_new_array();
   json_object_object_add(resp, "sources", arr);
   dmh_task_config *next = NULL;
-  if (dmh_task_config_load(path, &next, err) < 0)
+  dmh_cfg_trust trust = reg_trust(r, origin);
+  if (dmh_task_config_load_as(path, &trust, &next, err) < 0)
     return -1;
   reg_task *t = reg_get_task(r, "update-task", next->name, err);
   int rc = -1;
   if (t && reg_lock_task(r, t, "update-task", err)) {
-    rc = upd_task_locked(r, t, path, next, resp, arr, err);
+    rc = upd_task_locked(r, t, path, &trust, next, resp, arr, err);
     pthread_mutex_unlock(&t->cmd_lock);
   }
   if (t)

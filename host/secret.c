@@ -31,12 +31,18 @@ static int secret_hex(int ch) {
 
 int dmh_secret_key_load(const char *path, unsigned char key[DMH_SECRET_KEY_LEN], char *why,
                         size_t why_size) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* O_NONBLOCK and a regular file only: a FIFO named as the key must not hold the thread. */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   struct stat st;
   if (fd < 0 || fstat(fd, &st) < 0) {
     snprintf(why, why_size, "cannot read the key file %s: %s", path, strerror(errno));
     if (fd >= 0)
       close(fd);
+    return -1;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    snprintf(why, why_size, "the key file %s is not a regular file", path);
     return -1;
   }
   if (st.st_mode & 077) {

@@ -29,6 +29,7 @@
 #include "metrics.h"
 #include "registry.h"
 #include "state.h"
+#include "trust_flags.h"
 
 static void serve_usage(FILE *out) {
   fprintf(
@@ -37,6 +38,7 @@ static void serve_usage(FILE *out) {
       "                    [--socket-group GROUP] [--idle-timeout SECONDS]\n"
       "                    [--send-timeout SECONDS]\n"
       "                    [--listen HOST:PORT [--tls-ca FILE --tls-cert FILE --tls-key FILE]]\n"
+      "                    [--unit-dir DIR]... [--secrets-dir DIR] [--allow-submitted-unit-paths]\n"
       "                    [--log-level debug|info|warn|error] [--log-format text|json]\n"
       "\n"
       "Runs the daemon that dmctl talks to. Sources, tasks and their expected stages are kept\n"
@@ -49,7 +51,11 @@ static void serve_usage(FILE *out) {
       "GET /api/v1/openapi.json) and the metrics (GET /metrics, Prometheus text format).\n"
       "Without --tls-* it must be a loopback address and admits the same users as the socket;\n"
       "with them it requires mutual TLS: a client certificate signed by --tls-ca.\n"
-      "SIGINT or SIGTERM pauses the running tasks at a safe point and exits 0.\n");
+      "SIGINT or SIGTERM pauses the running tasks at a safe point and exits 0.\n"
+      "Unit builds are loaded only from --plugin-dir and the --unit-dir folders; a config sent\n"
+      "as content (HTTP, dmctl --master-addr) may not name secret files, unit-paths, a wider\n"
+      "file-mode or @include (docs/security.md, \"Configs sent over the "
+      "network\"):\n" DMH_TRUST_USAGE);
 }
 
 static void serve_fail(const dm_error *err) {
@@ -107,10 +113,12 @@ int dmh_serve_main(int argc, char **argv) {
       {"tls-ca", required_argument, NULL, 'A'},
       {"tls-cert", required_argument, NULL, 'C'},
       {"tls-key", required_argument, NULL, 'K'},
+      DMH_TRUST_LONGOPTS,
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
   const char *state_arg = NULL, *socket_arg = NULL, *plugin_arg = NULL, *listen_arg = NULL;
+  dmh_trust_flags trust = {.n_unit_dirs = 0};
   dmh_control_tls tls = {NULL, NULL, NULL};
   /* query-status and query-lag (the status page polls both) read the registry's state and the
    * lag history under short locks: answered on the HTTP server's event threads
@@ -122,6 +130,11 @@ int dmh_serve_main(int argc, char **argv) {
   optind = 1;
   int c;
   while ((c = getopt_long(argc, argv, "d:s:p:l:g:i:t:h", longopts, NULL)) != -1) {
+    int trc = dmh_trust_flag(&trust, c, optarg, "dmhost serve");
+    if (trc < 0)
+      return 2;
+    if (trc > 0)
+      continue;
     switch (c) {
     case 'd':
       state_arg = optarg;
@@ -225,7 +238,12 @@ int dmh_serve_main(int argc, char **argv) {
     serve_fail(&err);
     goto out;
   }
+  if (dmh_trust_flags_resolve(&trust, state_dir, "dmhost serve") < 0) {
+    rc = 2;
+    goto out;
+  }
   dmh_registry_opts ro = {.state_dir = state_dir, .plugin_dir = plugin_dir};
+  dmh_trust_flags_apply(&trust, &ro);
   if (dmh_registry_open(&ro, &reg, &err) < 0) {
     serve_fail(&err);
     goto out;
@@ -274,5 +292,6 @@ out:
   free(socket_path);
   free(state_dir);
   free(plugin_dir);
+  dmh_trust_flags_free(&trust);
   return rc;
 }

@@ -136,6 +136,7 @@ static dmh_subtask *sup_create(const dmh_subtask_opts *o, bool is_relay, dm_erro
   st->backoff_ms = st->sup.auto_resume_initial_ms;
   dm_strlcpy(st->name, is_relay ? "relay" : o->task->name, sizeof st->name);
   dm_strlcpy(st->worker, o->worker_name ? o->worker_name : "", sizeof st->worker);
+  st->unit_folders = o->unit_folders;
   pthread_mutex_init(&st->cmd_lock, NULL);
   pthread_mutex_init(&st->state_lock, NULL);
   pthread_condattr_t ca;
@@ -185,7 +186,8 @@ static dmh_subtask *sup_create(const dmh_subtask_opts *o, bool is_relay, dm_erro
     dmh_load_opts lo = {.kind = chain[i].kind,
                         .kind_name = chain[i].kind == DM_UNIT_CUSTOM ? chain[i].name : NULL,
                         .unique_copy = o->trusted_only,
-                        .trusted_only = o->trusted_only};
+                        .trusted_only = o->trusted_only,
+                        .folders = o->unit_folders};
     int rc = path ? dmh_unit_lib_open(path, &lo, &u->lib, err) : -1;
     free(def);
     if (rc < 0) {

@@ -62,6 +62,10 @@ typedef struct dmh_subtask_opts {
    * (dmh_load_opts.unique_copy + trusted_only): the daemon sets it, `dmhost run` (a user running
    * their own files) does not. */
   bool trusted_only;
+  /* With trusted_only: where builds may come from (loader.h, dmh_unit_folders), for the units
+   * created here and every later swap-unit; borrowed, must outlive the subtask (the registry's).
+   * NULL: any folder. */
+  const struct dmh_unit_folders *unit_folders;
   /* The fencing token handed to the units (dm_host_services.fencing_token): 0 = no fencing, the
    * single-machine default. A cluster worker passes its binding's token (the create_revision of
    * the binding key), which grows each time the subtask moves to another worker; the units refuse

@@ -44,6 +44,7 @@ typedef struct sup_unit {
 struct dmh_subtask {
   char name[128];   /* task name, or "relay" */
   char worker[128]; /* the worker running it (dmh_subtask_opts.worker_name), or "" */
+  const struct dmh_unit_folders *unit_folders; /* dmh_subtask_opts.unit_folders, for swap-unit */
   const dmh_task_config *task;
   const dmh_source_config *source;
   dmh_supervisor_config sup;

@@ -42,13 +42,14 @@ static int swap_unit(dmh_subtask *st, const char *name, const char *path, dm_err
   dmh_load_opts lo = {.kind = kind,
                       .kind_name = kind == DM_UNIT_CUSTOM ? u->section : NULL,
                       .unique_copy = true,
-                      .trusted_only = true};
+                      .trusted_only = true,
+                      .folders = st->unit_folders};
   dmh_unit_lib *lib;
   dm_error lerr;
   if (dmh_unit_lib_open(path, &lo, &lib, &lerr) < 0) {
-    if (lerr.code == DM_ERR_UNTRUSTED_FILE) {
+    if (lerr.code == DM_ERR_UNTRUSTED_FILE || lerr.code == DM_ERR_UNIT_FOLDER) {
       /* Its own code: the fix is about the file's owner and mode, not about the build. */
-      dm_error_set(err, DM_ERR_UNTRUSTED_FILE, NULL,
+      dm_error_set(err, lerr.code, NULL,
                    "swap of the %s unit of task %s refused (the old build keeps running): %s", name,
                    st->name, lerr.message);
       return -1;

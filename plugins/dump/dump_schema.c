@@ -33,6 +33,40 @@ static int dump_schema_write(dump_unit *u, const char *file, const char *stmt, s
   return rc;
 }
 
+/*
+ * The answer to SHOW CREATE goes into a file of the dump folder as it is, and the load (or a
+ * person) runs it: it must be the statement asked for. No NUL byte (the server escapes NUL in
+ * string literals as \0, so only binary data holds one), starting with `head` (`CREATE TABLE ` or
+ * `CREATE DATABASE `), the quoted name asked (the session quotes with backticks: no ANSI_QUOTES,
+ * SQL_QUOTE_SHOW_CREATE on) and then `tail`. Not a character set check: under NAMES binary the
+ * answer is the server's bytes, and a binary column's default is its raw bytes (0xFF00 is
+ * DEFAULT '<0xFF>\0', measured), which no text encoding need accept. A source that answered the
+ * bytes of a library had them written as a schema file (issue 20, item 3). Returns 0, or -1 with
+ * DM_ERR_DUMP_BAD_ANSWER naming the object and what was wrong, never the bytes.
+ */
+static int dump_schema_answer_ok(dump_unit *u, const char *sql, const char *what, const char *row,
+                                 size_t len, const char *head, const char *name, const char *tail,
+                                 dm_error *err) {
+  char quoted[DM_DB_QUOTED_IDENT_MAX];
+  size_t hl = strlen(head), tl = strlen(tail);
+  size_t ql = dm_db_quote_ident(quoted, sizeof quoted, name, strlen(name));
+  const char *why = NULL;
+  if (!row)
+    why = "no statement";
+  else if (memchr(row, '\0', len))
+    why = "a NUL byte (binary data, not a statement)";
+  else if (len < hl + ql + tl || memcmp(row, head, hl) != 0 || memcmp(row + hl, quoted, ql) != 0 ||
+           memcmp(row + hl + ql, tail, tl) != 0)
+    why = "text that does not start with the statement asked for";
+  if (!why)
+    return 0;
+  u->host->error_make(u->ctx, err, DM_ERR_DUMP_BAD_ANSWER, NULL,
+                      "dump: the source answered %s for %s with %s (%zu bytes), not `%s%s%s...`; "
+                      "refused, nothing of it was written",
+                      sql, what, why, len, head, quoted, tail);
+  return -1;
+}
+
 static int dump_schema_database(dump_unit *u, dump_conn *c, const char *db, dm_error *err) {
   char *q = dm_db_quote_ident_dup(db), *sql = q ? dump_strfmt("SHOW CREATE DATABASE %s", q) : NULL;
   char *part = dump_file_name_part(db);
@@ -47,11 +81,11 @@ static int dump_schema_database(dump_unit *u, dump_conn *c, const char *db, dm_e
     MYSQL_ROW row = mysql_fetch_row(res);
     unsigned long *len = mysql_fetch_lengths(res);
     const char *create = "CREATE DATABASE ";
-    if (!row || !row[1] || len[1] < strlen(create) ||
-        strncmp(row[1], create, strlen(create)) != 0) {
+    if (!row || mysql_num_fields(res) < 2 || !row[1]) {
       u->host->error_make(u->ctx, err, DM_ERR_DB_QUERY, NULL,
                           "dump: %s returned no CREATE DATABASE statement", sql);
-    } else {
+    } else if (dump_schema_answer_ok(u, sql, "a database", row[1], len[1], create, db, "", err) ==
+               0) {
       /* The loader may run against a target that already has the schema. */
       char *stmt = dump_strfmt("CREATE DATABASE IF NOT EXISTS %.*s", (int)(len[1] - strlen(create)),
                                row[1] + strlen(create));
@@ -309,7 +343,8 @@ static int dump_schema_create_table(dump_unit *u, dump_conn *c, dump_table *t, d
     if (!row || mysql_num_fields(res) < 2 || !row[1])
       u->host->error_make(u->ctx, err, DM_ERR_DB_QUERY, NULL,
                           "dump: %s returned no CREATE TABLE statement", sql);
-    else
+    else if (dump_schema_answer_ok(u, sql, "a base table", row[1], len[1], "CREATE TABLE ", t->name,
+                                   " (", err) == 0)
       rc = dump_schema_write(u, file, row[1], len[1], err);
   }
   if (res)

@@ -4,9 +4,10 @@
  * own table whose values are literals exactly as dump_write.c writes them (NULL, numbers, quoted
  * strings with mysql_real_escape_string's escapes, `_latin1'...'`, `0x...`), and nothing after
  * its `;`. A schema file must be one `CREATE TABLE` (or `CREATE DATABASE IF NOT EXISTS`) of the
- * expected name, with no second statement and no SELECT. Whatever fails is refused before it
- * runs, and the refusal says where and what was expected, never what the file holds: a file that
- * is not a dump (a link to a secret, say) must not come back in an error.
+ * expected name, with no second statement, no SELECT, no comment but the dump's executable ones,
+ * no DATA/INDEX DIRECTORY or CONNECTION and only the engines of load_check_engines. Whatever fails
+ * is refused before it runs, and the refusal says where and what was expected, never what the file
+ * holds: a file that is not a dump (a link to a secret, say) must not come back in an error.
  */
 #include <ctype.h>
 #include <string.h>
@@ -196,9 +197,63 @@ static const char *load_check_skip_quoted(const char *p, char q) {
   return NULL;
 }
 
+/* The engines a schema file may name (ENGINE=, also per partition): the ones that keep their rows
+ * in the target's own files. FEDERATED, CONNECT, SPIDER, CSV, MERGE and the like read or write
+ * elsewhere (another server, a file, other tables), so a copied dump folder must not choose them
+ * (docs/load.md, "What the load trusts"). */
+static const char *const load_check_engines[] = {"InnoDB", "Aria", "MyISAM", "MEMORY"};
+
+/* `ENGINE [=] <name>` at p (just past the word ENGINE): the name is a bare word of the allowlist.
+ * Returns the position after it, or NULL. */
+static const char *load_check_engine(const char *p) {
+  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+    p++;
+  if (*p == '=')
+    p++;
+  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+    p++;
+  const char *w = p;
+  while (isalnum((unsigned char)*p) || *p == '_')
+    p++;
+  for (size_t i = 0; i < sizeof load_check_engines / sizeof *load_check_engines; i++)
+    if (load_check_word(w, (size_t)(p - w), load_check_engines[i]))
+      return p;
+  return NULL;
+}
+
+/* The executable comment openers SHOW CREATE writes, at p: `/ *!` and 5 or 6 digits and a space
+ * (MySQL's and MariaDB's versioned code: `/ *!40100 DEFAULT CHARACTER SET ...* /`, `/ *!50100
+ * PARTITION BY ...* /`), whose content is read as code; and MariaDB's `/ *M!NNNNNN COMPRESSED* /`
+ * (a compressed column), taken whole. (Written with spaces here only to keep them out of this
+ * comment.) Returns the position after the opener (or after the whole compressed comment), or
+ * NULL for any other comment. */
+static const char *load_check_dump_comment(const char *p, bool *whole) {
+  size_t d = 0;
+  *whole = false;
+  if (p[2] == '!') {
+    for (p += 3; isdigit((unsigned char)p[d]);)
+      d++;
+    return (d == 5 || d == 6) && p[d] == ' ' ? p + d + 1 : NULL;
+  }
+  if (p[2] == 'M' && p[3] == '!') {
+    for (p += 4; isdigit((unsigned char)p[d]);)
+      d++;
+    static const char tail[] = " COMPRESSED*/";
+    if (d != 6 || strncmp(p + d, tail, sizeof tail - 1) != 0)
+      return NULL;
+    *whole = true;
+    return p + d + sizeof tail - 1;
+  }
+  return NULL;
+}
+
 /* The text after a CREATE statement's name: one statement (no `;` outside quotes), no SELECT
- * (CREATE TABLE ... SELECT would copy other tables' rows into the target) and no LOAD_FILE.
- * Versioned comments are read as code: the server runs them. */
+ * (CREATE TABLE ... SELECT would copy other tables' rows into the target) and no LOAD_FILE. The
+ * server runs the content of executable comments, so it is read as code, and every other comment
+ * is refused: MariaDB also runs `/ *M! ...* /` (issue 20: a check that skipped it as a comment let
+ * `/ *M! SELECT ... * /` copy another schema's rows), and no dump writes plain ones. No DATA or
+ * INDEX DIRECTORY (files outside the target's datadir; the session also has NO_DIR_IN_CREATE), no
+ * CONNECTION (a remote table), ENGINE only from load_check_engines. */
 static int load_check_rest(const char *rest, size_t *at, const char **why) {
   const char *p = rest;
   while (*p) {
@@ -210,18 +265,18 @@ static int load_check_rest(const char *rest, size_t *at, const char **why) {
         goto bad;
       }
       p = e;
-    } else if (c == '/' && p[1] == '*' && p[2] == '!') {
-      for (p += 3; isdigit((unsigned char)*p);)
-        p++;
     } else if (c == '/' && p[1] == '*') {
-      const char *e = strstr(p + 2, "*/");
+      bool whole;
+      const char *e = load_check_dump_comment(p, &whole);
       if (!e) {
-        *why = "a comment that does not end";
+        *why = "a comment the dump never writes (only /*!NNNNN ...*/ and MariaDB's "
+               "/*M!NNNNNN COMPRESSED*/; the server runs /*M! ...*/ as code)";
         goto bad;
       }
-      p = e + 2;
-    } else if (c == '#' || (c == '-' && p[1] == '-' && (p[2] == ' ' || p[2] == '\t'))) {
-      p += strcspn(p, "\n");
+      p = e;
+    } else if (c == '#' || (c == '-' && p[1] == '-' && (unsigned char)p[2] <= ' ')) {
+      *why = "a comment the dump never writes (# or --)";
+      goto bad;
     } else if (c == ';' && p[strspn(p, "; \t\r\n")] == '\0') {
       return 0; /* the statement's end */
     } else if (c == ';') {
@@ -236,6 +291,25 @@ static int load_check_rest(const char *rest, size_t *at, const char **why) {
         p = w;
         *why = "SELECT or LOAD_FILE, which no dump's CREATE statement holds";
         goto bad;
+      }
+      if (load_check_word(w, n, "DIRECTORY")) {
+        p = w;
+        *why = "DATA DIRECTORY or INDEX DIRECTORY (table files outside the target's data folder)";
+        goto bad;
+      }
+      if (load_check_word(w, n, "CONNECTION")) {
+        p = w;
+        *why = "CONNECTION (a table of another server)";
+        goto bad;
+      }
+      if (load_check_word(w, n, "ENGINE")) {
+        const char *e = load_check_engine(p);
+        if (!e) {
+          p = w;
+          *why = "an ENGINE other than InnoDB, Aria, MyISAM or MEMORY";
+          goto bad;
+        }
+        p = e;
       }
     } else {
       p++;

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "dmhost/db.h"
 #include "dmhost/sdk.h"
@@ -64,10 +65,31 @@ struct st_mysql *dm_db_connect(const dm_db_endpoint *ep, const dm_db_connect_opt
       mysql_optionsv(c, MYSQL_OPT_SSL_KEY, ep->ssl_key);
     mysql_optionsv(c, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify);
   }
+  /* The server picks the authentication plugin, and some hand it the password: mysql_clear_password
+   * and dialog send it as is, sha256_password and caching_sha2_password send it in clear or
+   * encrypted with a public key the server itself provides (measured with tests/db/
+   * rogue_server.py: each gave a rogue server "s3cret-xyz"). Those are allowed only over TLS
+   * whose server certificate was verified (ssl-ca above); otherwise only plugins that prove the
+   * password without revealing it. Connector/C checks the list for the handshake's plugin and for
+   * every switch, before the plugin sends anything. parsec: where the library has it. */
+  mysql_optionsv(c, MARIADB_OPT_RESTRICTED_AUTH,
+                 ca ? DM_DB_AUTH_PLUGINS "," DM_DB_AUTH_PLUGINS_TLS : DM_DB_AUTH_PLUGINS);
   if (!mysql_real_connect(c, host, user, ep->password ? ep->password : "", NULL, (unsigned)ep->port,
                           ep->socket, opts->client_flags)) {
     unsigned no = mysql_errno(c);
-    if (ca && no == CR_SSL_CONNECTION_ERROR) {
+    if (no == CR_PLUGIN_NOT_ALLOWED) {
+      /* Connector/C 3.3 names the plugin wrongly in its message ('password' for each) and frees
+       * the switch request before returning, so the message names the allowed plugins. */
+      dm_db_error(c, opts->side, err, DM_ERR_DB_AUTH_PLUGIN,
+                  "%s: the %s %s:%d asked `%s` to log in with an authentication plugin other than "
+                  "%s; refused before the password was sent: %s hand the password to the server "
+                  "and are allowed only over TLS verified with ssl-ca (give the server's "
+                  "`security` group, or the account mysql_native_password or ed25519)",
+                  who, side, host, ep->port, user,
+                  ca ? DM_DB_AUTH_PLUGINS "," DM_DB_AUTH_PLUGINS_TLS : DM_DB_AUTH_PLUGINS,
+                  DM_DB_AUTH_PLUGINS_TLS);
+      err->resumable = false;
+    } else if (ca && no == CR_SSL_CONNECTION_ERROR) {
       dm_db_error(c, opts->side, err, DM_ERR_DB_CONNECT,
                   "%s: TLS to the %s %s:%d failed (is ssl-ca \"%s\" the CA of its certificate, and "
                   "the certificate made for this host?)",

@@ -51,9 +51,12 @@ start_master() { # 1|2
     --listen "127.0.0.1:${m_port[$1]}" >>"$work/m$1.log" 2>&1 &
   pid[m$1]=$!
 }
+# worker_extra: more flags for every worker (a scenario's --unit-dir, --allow-submitted-unit-paths)
+worker_extra=()
 start_worker() { # name
   "$dmhost" worker --name "$1" --etcd "$DMH_ETCD_ENDPOINTS" "${etcd_flags[@]}" --etcd-prefix "$prefix" \
-    --state-dir "$work/$1" --plugin-dir "$plugins" --listen 127.0.0.1:0 >>"$work/$1.log" 2>&1 &
+    --state-dir "$work/$1" --plugin-dir "$plugins" --listen 127.0.0.1:0 "${worker_extra[@]}" \
+    >>"$work/$1.log" 2>&1 &
   pid[$1]=$!
 }
 # SIGTERM to process NAME: it must end within 30 s with exit 0 (a sanitizer's report makes it 1)

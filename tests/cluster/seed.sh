@@ -27,11 +27,16 @@ cp_table="\`$meta\`.\`task1_syncer_checkpoint\`"
 . tests/crash/lib.sh
 . tests/cluster/lib.sh
 wl_pids=() mon_pid=""
+# swap-unit's new build comes from a unit folder of the workers (never /tmp, nor a folder they write
+# into: docs/security.md), and a path a master forwards is taken only with the flag
+units=$(mktemp -d "$(dirname "$plugins")/seed-units.XXXXXX")
+worker_extra=(--unit-dir "$units" --allow-submitted-unit-paths)
 cleanup() {
   # (a monitor that ended by itself is no failure here: set -e would end the cleanup)
   [ -z "$mon_pid" ] || kill "$mon_pid" 2>/dev/null || true
   stop_workload
   cluster_cleanup
+  rm -rf "$units"
 }
 trap cleanup EXIT
 
@@ -276,10 +281,10 @@ ctl_jq 1 '.result == true and .removed >= 1' purge-relay -s source2 -f "$second"
   fail "purge-relay -s source2 -f $second through m1: $(ctl 1 purge-relay -s source2 -f "$second")"
 [ -e "$w3_relay/$(head -n 1 <<<"$relay_files")" ] && fail "purge-relay through m1 left w3's first relay file"
 # swap-unit: task2's sync on w3 replaced by another copy of the build, at a safe point
-cp "$plugins/dmhost-sync.so" "$work/dmhost-sync-2.so"
+cp "$plugins/dmhost-sync.so" "$units/dmhost-sync-2.so"
 ctl_jq 1 '.result == true and ([.workers[] | select(.worker == "w3" and .source == "source2"
-  and .answer.result == true)] | length == 1)' swap-unit task2 --unit sync --path "$work/dmhost-sync-2.so" >/dev/null ||
-  fail "swap-unit task2 through m1: $(ctl 1 swap-unit task2 --unit sync --path "$work/dmhost-sync-2.so")"
+  and .answer.result == true)] | length == 1)' swap-unit task2 --unit sync --path "$units/dmhost-sync-2.so" >/dev/null ||
+  fail "swap-unit task2 through m1: $(ctl 1 swap-unit task2 --unit sync --path "$units/dmhost-sync-2.so")"
 wait_for 30 "task2 does not run on w3 after the swap" task_running task2 source2 1
 log "binlog list, purge-relay (w3's files before $second) and swap-unit (task2 on w3) through the masters"
 sleep 3

@@ -17,13 +17,16 @@
  *                state dir never runs
  * Before this worker existed `dmhost worker` was an unknown command: every test failed.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -577,10 +580,67 @@ static void test_expired(void) {
   assert_clean_log();
 }
 
+/* Issue 20, items 2 and 4: whoever writes etcd writes a task key naming a root-only file of the
+ * worker's machine as password-file (standing for /etc/shadow), a target of their own (a TCP
+ * listener counting connections) and its stage key Running. The worker reads it as text sent over
+ * the network: refused (DM_ERR_CONFIG_SUBMITTED_SECRET, logged), the task not created, the target
+ * never dialled. */
+static void test_etcd_submitted(void) {
+  int lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  CU_ASSERT_FATAL(lfd >= 0);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t alen = sizeof a;
+  CU_ASSERT_FATAL(bind(lfd, (struct sockaddr *)&a, sizeof a) == 0 && listen(lfd, 8) == 0 &&
+                  getsockname(lfd, (struct sockaddr *)&a, &alen) == 0);
+  char shadow[400];
+  snprintf(shadow, sizeof shadow, "%s/shadow", dir);
+  FILE *f = fopen(shadow, "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fputs("root:$6$secret:19000:0:99999:7:::\n", f);
+  fclose(f);
+  CU_ASSERT_EQUAL_FATAL(chmod(shadow, 0640), 0);
+  int64_t rev = revision_now();
+  start_worker();
+  CU_ASSERT_FATAL(wait_registered(10, rev) != 0);
+  char text[2048], key[DMH_CLUSTER_KEY_MAX];
+  snprintf(text, sizeof text,
+           "name = \"t9\";\ntask-mode = \"full\";\n"
+           "target-database = { host = \"127.0.0.1\"; port = %d; user = \"root\"; "
+           "password-file = \"%s\"; };\n"
+           "mysql-instances = ( { source-id = \"src1\"; } );\n"
+           "ignore-checking-items = [\"all\"];\n",
+           ntohs(a.sin_port), shadow);
+  char *task_v = dmh_cluster_config_json(text);
+  key_of(key, DMH_KEY_TASK, "t9", NULL, NULL);
+  put(key, task_v);
+  free(task_v);
+  key_of(key, DMH_KEY_STAGE, "t9", "src1", NULL);
+  put(key, "Running");
+  bind_w1();
+  double t0 = now_s();
+  while (!log_has("11007") && now_s() - t0 < 20)
+    usleep(100 * 1000);
+  CU_ASSERT(log_has("11007"));
+  CU_ASSERT(log_has("password-file"));
+  CU_ASSERT(log_has("--secrets-dir"));
+  usleep(500 * 1000);
+  int fd = accept(lfd, NULL, NULL); /* nothing connected: EAGAIN */
+  CU_ASSERT(fd < 0);
+  if (fd >= 0)
+    close(fd);
+  close(lfd);
+  CU_ASSERT_EQUAL(stop_worker(), 0);
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
-      {"register", test_register},   {"bind_run", test_bind_run}, {"restart", test_restart},
-      {"no_quorum", test_no_quorum}, {"unbind", test_unbind},     {"expired", test_expired},
+      {"register", test_register},
+      {"bind_run", test_bind_run},
+      {"restart", test_restart},
+      {"no_quorum", test_no_quorum},
+      {"unbind", test_unbind},
+      {"expired", test_expired},
+      {"etcd_submitted", test_etcd_submitted},
   };
   return dmh_cunit_run("cluster_worker", suite_init, suite_clean, tests,
                        sizeof tests / sizeof tests[0]);

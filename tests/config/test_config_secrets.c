@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -231,6 +232,86 @@ static void test_example_source_secret(void) {
   sec_cleanup();
 }
 
+/* One load's error code, and it came back in bounded time. */
+static int32_t sec_code(const char *path, const dmh_cfg_trust *trust, const char *want) {
+  dmh_source_config *s = NULL;
+  dm_error err;
+  memset(&err, 0, sizeof err);
+  time_t t0 = time(NULL);
+  int rc = dmh_source_config_load_as(path, trust, &s, &err);
+  CU_ASSERT(time(NULL) - t0 < 5);
+  dmh_source_config_free(s);
+  if (rc == 0)
+    return 0;
+  if (want && !strstr(err.message, want)) {
+    fprintf(stderr, "\n  %s: no \"%s\" in: %s\n", path, want, err.message);
+    CU_FAIL("message");
+  }
+  return err.code;
+}
+
+/* Issue 20, items 4 and 7: every read bounded and non-blocking; sent text's settings. */
+static void test_secret_limits(void) {
+  sec_setup();
+  char p[PATH_MAX + 32], fifo[PATH_MAX + 32], top[PATH_MAX + 64], pw[PATH_MAX + 64];
+  snprintf(fifo, sizeof fifo, "%s/fifo", sec_dir);
+  CU_ASSERT_EQUAL_FATAL(mkfifo(fifo, 0600), 0);
+  /* password-file: /dev/zero, a FIFO, a link, a 0644 file, over 4 KiB */
+  CU_ASSERT_EQUAL(
+      sec_code(sec_source("", "password-file = \"/dev/zero\";"), NULL, "a character device"),
+      DM_ERR_CONFIG_UNSAFE_FILE);
+  snprintf(pw, sizeof pw, "password-file = \"%s\";", fifo);
+  CU_ASSERT_EQUAL(sec_code(sec_source("", pw), NULL, "a FIFO"), DM_ERR_CONFIG_UNSAFE_FILE);
+  const char *real = sec_write("pw.txt", "secret\n", 0600);
+  snprintf(p, sizeof p, "%s/pw-link", sec_dir);
+  CU_ASSERT_EQUAL_FATAL(symlink(real, p), 0);
+  snprintf(pw, sizeof pw, "password-file = \"%s\";", p);
+  CU_ASSERT_EQUAL(sec_code(sec_source("", pw), NULL, "symbolic link"), DM_ERR_CONFIG_UNSAFE_FILE);
+  unlink(p);
+  sec_write("pw.txt", "secret\n", 0644);
+  CU_ASSERT_EQUAL(sec_code(sec_source("", "password-file = \"pw.txt\";"), NULL, "mode is 0644"),
+                  DM_ERR_CONFIG_UNSAFE_FILE);
+  char big[5000];
+  memset(big, 'x', sizeof big - 1);
+  big[sizeof big - 1] = '\0';
+  sec_write("pw.txt", big, 0600);
+  CU_ASSERT_EQUAL(sec_code(sec_source("", "password-file = \"pw.txt\";"), NULL, "over the limit"),
+                  DM_ERR_CONFIG_UNSAFE_FILE);
+  /* a 2 MiB config; @include of /dev/zero and of a FIFO */
+  size_t n = 2u * 1024 * 1024;
+  char *huge = malloc(n + 1);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(huge);
+  memset(huge, '#', n);
+  huge[n] = '\0';
+  CU_ASSERT_EQUAL(sec_code(sec_write("task.cfg", huge, 0600), NULL, "over the limit"),
+                  DM_ERR_CONFIG_UNSAFE_FILE);
+  free(huge);
+  CU_ASSERT_EQUAL(sec_code(sec_source("@include \"/dev/zero\"", "password = \"\";"), NULL,
+                           "a character device"),
+                  DM_ERR_CONFIG_UNSAFE_FILE);
+  snprintf(top, sizeof top, "@include \"%s\"", fifo);
+  CU_ASSERT_EQUAL(sec_code(sec_source(top, "password = \"\";"), NULL, "a FIFO"),
+                  DM_ERR_CONFIG_UNSAFE_FILE);
+  /* sent text: secrets only below --secrets-dir, no unit-paths, no include */
+  sec_write("pw.txt", "secret\n", 0600);
+  dmh_cfg_trust sent = {.origin = DMH_CFG_SUBMITTED};
+  const char *src = sec_source("", "password-file = \"pw.txt\";");
+  CU_ASSERT_EQUAL(sec_code(src, &sent, "--secrets-dir"), DM_ERR_CONFIG_SUBMITTED_SECRET);
+  char *dir = realpath(sec_dir, NULL);
+  dmh_cfg_trust below = {.origin = DMH_CFG_SUBMITTED, .secrets_dir = dir};
+  CU_ASSERT_EQUAL(sec_code(src, &below, NULL), 0);
+  CU_ASSERT_EQUAL(sec_code(sec_source("unit-paths = { relay = \"/x.so\"; };", "password = \"\";"),
+                           &sent, "--allow-submitted-unit-paths"),
+                  DM_ERR_CONFIG_SUBMITTED_UNIT_PATH);
+  CU_ASSERT_EQUAL(
+      sec_code(sec_source("file-mode = \"0640\";", "password = \"\";"), &sent, "file-mode"),
+      DM_ERR_CONFIG_SUBMITTED_FILE_MODE);
+  CU_ASSERT_EQUAL(sec_code(sec_source("file-mode = \"0640\";", "password = \"\";"), NULL, NULL), 0);
+  free(dir);
+  unlink(fifo);
+  sec_cleanup();
+}
+
 /* The cluster's store (docs/cluster.md, "The cluster key"): dmh_config_seal_password replaces a
  * clear or encrypted password by password-encrypted with the cluster key and drops
  * secret-key-path; an empty one and references are kept byte for byte; without a key a clear
@@ -328,6 +409,7 @@ static void test_cluster_seal(void) {
 
 int main(void) {
   static const dmh_cunit_test tests[] = {
+      {"secrets: limits and provenance", test_secret_limits},
       {"secrets: password-encrypted", test_secret_encrypted},
       {"secrets: wrong key, damaged value", test_secret_refused},
       {"secrets: password-file, password-env", test_secret_file_env},

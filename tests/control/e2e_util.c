@@ -152,8 +152,16 @@ bool e2e_start_with(const char *const *extra, bool quiet) {
       dup2(fd, STDERR_FILENO);
       dup2(fd, STDOUT_FILENO);
     }
-    const char *argv[32] = {DMHOST_BIN, "serve", "--state-dir", e2e_state, "--log-level", "info"};
-    int argc = 6;
+    /* The fake units' folder (the build's tests/fixtures): the daemon loads builds only from
+     * --plugin-dir and --unit-dir folders (docs/security.md, "Unit builds the daemon loads"). */
+    char units[512];
+    snprintf(units, sizeof units, "%s", FAKE_DUMP);
+    char *slash = strrchr(units, '/');
+    if (slash)
+      *slash = '\0';
+    const char *argv[32] = {DMHOST_BIN,    "serve", "--state-dir", e2e_state,
+                            "--log-level", "info",  "--unit-dir",  units};
+    int argc = 8;
     for (int i = 0; extra && extra[i] && argc < 31; i++)
       argv[argc++] = extra[i];
     argv[argc] = NULL;

@@ -14,6 +14,7 @@
  * - dmctl --timeout 4294968 wrapped (in milliseconds) into a wait of 672 ms.
  */
 #include <CUnit/Basic.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -356,6 +357,109 @@ static void expect_unit_version(const char *task, const char *version) {
   json_object_put(o);
 }
 
+/* A fresh folder below the fake units' folder (the daemon's --unit-dir, e2e_util.c): builds
+ * there pass the folder rule, so what is refused is refused for its owner or mode. */
+static char units_dir[512];
+static void make_units_dir(void) {
+  snprintf(units_dir, sizeof units_dir, "%s", FAKE_DUMP);
+  char *slash = strrchr(units_dir, '/');
+  CU_ASSERT_PTR_NOT_NULL_FATAL(slash);
+  snprintf(slash, sizeof units_dir - (size_t)(slash - units_dir), "/socket-XXXXXX");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(units_dir));
+  CU_ASSERT_EQUAL_FATAL(chmod(units_dir, 0755), 0);
+}
+
+static void remove_units_dir(void) {
+  char *cmd = NULL;
+  if (units_dir[0] && asprintf(&cmd, "rm -rf '%s'", units_dir) > 0 && system(cmd) != 0)
+    fprintf(stderr, "\n  could not remove %s\n", units_dir);
+  free(cmd);
+  units_dir[0] = '\0';
+}
+
+static bool file_exists(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0;
+}
+
+/* (d') Units only from the unit folders (issue 20, item 3): a library the daemon itself wrote into
+ * its state dir (as the dump writes a source's SHOW CREATE TABLE answer into its work dir: owned
+ * by the daemon, mode 0600, which the owner-and-mode check admitted) named by a second task's
+ * unit-paths and by swap-unit: refused with DM_ERR_UNIT_FOLDER, its constructor never ran. */
+static void test_units_daemon_folders(void) {
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  char marker[400], probe[400];
+  snprintf(marker, sizeof marker, "%s/marker-ran", e2e_dir);
+  snprintf(probe, sizeof probe, "%s/marker-probe", e2e_dir);
+  /* Precondition: the library's constructor does create the marker when it is loaded. */
+  CU_ASSERT_EQUAL_FATAL(setenv("DMH_TEST_MARKER", probe, 1), 0);
+  void *h = dlopen(MARKER_UNIT, RTLD_NOW | RTLD_LOCAL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+  CU_ASSERT_FATAL(file_exists(probe));
+  dlclose(h);
+  /* The daemon inherits the variable: loading the file anywhere would create `marker`. */
+  CU_ASSERT_EQUAL_FATAL(setenv("DMH_TEST_MARKER", marker, 1), 0);
+  e2e_begin();
+  e2e_create_source();
+  e2e_task("task.cfg", "t1", "full", "mysql-01", "dump = { items = 0; item-ms = 10; };");
+  json_object *o = NULL;
+  CU_ASSERT_EQUAL_FATAL(e2e_dmctl(&o, "start-task", "task.cfg", NULL), 0);
+  json_object_put(o);
+  CU_ASSERT_FATAL(e2e_wait_stage("t1", "Running", 5));
+
+  char evil[400];
+  snprintf(evil, sizeof evil, "%s/tasks/t1/schema-evil.so", e2e_state);
+  copy_file(MARKER_UNIT, evil);
+  CU_ASSERT_EQUAL_FATAL(chmod(evil, 0600), 0);
+  struct stat st;
+  CU_ASSERT_EQUAL_FATAL(stat(evil, &st), 0);
+  /* what the owner-and-mode check admits: the daemon's own file, nobody else may write it */
+  CU_ASSERT_EQUAL_FATAL(st.st_uid, geteuid());
+  CU_ASSERT_EQUAL_FATAL(st.st_mode & 07777, 0600);
+
+  e2e_write("task-evil.cfg",
+            "name = \"t2\";\ntask-mode = \"full\";\n"
+            "target-database = { host = \"127.0.0.1\"; port = 2; user = \"root\"; password = "
+            "\"\"; };\n"
+            "mysql-instances = ( { source-id = \"mysql-01\"; } );\n"
+            "unit-paths = { dump = \"%s\"; load = \"%s\"; };\n"
+            "dump = { items = 0; item-ms = 10; };\nignore-checking-items = [\"all\"];\n",
+            evil, FAKE_LOAD);
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "start-task", "task-evil.cfg", NULL), 1);
+  char *text = o ? strdup(json_object_to_json_string(o)) : NULL;
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+  CU_ASSERT(e2e_contains(text, "12012"));
+  CU_ASSERT(e2e_contains(text, "the state dir"));
+  free(text);
+  json_object_put(o);
+  char *t2 = e2e_stage("t2");
+  CU_ASSERT_PTR_NULL(t2);
+  free(t2);
+  CU_ASSERT_FALSE(file_exists(marker));
+
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "swap-unit", "t1", "--unit", "dump", "--path", evil, NULL), 1);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_UNIT_FOLDER);
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "the old build keeps running"));
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "the state dir"));
+  json_object_put(o);
+  expect_unit_version("t1", "1");
+  CU_ASSERT_FALSE(file_exists(marker));
+
+  /* Root's, 0755, but in no unit folder (the test's /tmp folder): refused the same way. */
+  char loose[400];
+  snprintf(loose, sizeof loose, "%s/loose.so", e2e_dir);
+  copy_file(MARKER_UNIT, loose);
+  CU_ASSERT_EQUAL_FATAL(chmod(loose, 0755), 0);
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "swap-unit", "t1", "--unit", "dump", "--path", loose, NULL), 1);
+  CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_UNIT_FOLDER);
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "not in a unit folder"));
+  json_object_put(o);
+  CU_ASSERT_FALSE(file_exists(marker));
+  unsetenv("DMH_TEST_MARKER");
+  CU_ASSERT_EQUAL(e2e_stop(), 0);
+  e2e_teardown();
+}
+
 /* (d) swap-unit refuses a build another user owns or anyone may rewrite; the old build runs on. */
 static void test_swap_untrusted(void) {
   if (geteuid() != 0) {
@@ -371,8 +475,9 @@ static void test_swap_untrusted(void) {
   json_object_put(o);
   CU_ASSERT_FATAL(e2e_wait_stage("t1", "Running", 5));
 
-  char lib[400];
-  snprintf(lib, sizeof lib, "%s/dump-v2.so", e2e_dir);
+  char lib[600];
+  make_units_dir();
+  snprintf(lib, sizeof lib, "%s/dump-v2.so", units_dir);
   copy_file(FAKE_DUMP_V2, lib);
   CU_ASSERT_EQUAL_FATAL(chmod(lib, 0755), 0);
   CU_ASSERT_EQUAL_FATAL(chown(lib, NOBODY, NOBODY), 0);
@@ -423,8 +528,8 @@ static void test_swap_untrusted(void) {
   expect_unit_version("t1", "2");
 
   /* start-task with unit-paths naming another user's file: refused, nothing runs. */
-  char other[400];
-  snprintf(other, sizeof other, "%s/dump-other.so", e2e_dir);
+  char other[600];
+  snprintf(other, sizeof other, "%s/dump-other.so", units_dir);
   copy_file(FAKE_DUMP_V2, other);
   CU_ASSERT_EQUAL_FATAL(chmod(other, 0755), 0);
   CU_ASSERT_EQUAL_FATAL(chown(other, NOBODY, NOBODY), 0);
@@ -446,6 +551,7 @@ static void test_swap_untrusted(void) {
   CU_ASSERT_PTR_NULL(t2);
   free(t2);
   CU_ASSERT_EQUAL(e2e_stop(), 0);
+  remove_units_dir();
   e2e_teardown();
 }
 
@@ -538,6 +644,7 @@ int main(void) {
       {"silent clients do not lock dmctl out", test_silent_clients},
       {"peer uid check and --socket-group", test_peer_uid},
       {"swap-unit refuses an untrusted file", test_swap_untrusted},
+      {"units only from the unit folders", test_units_daemon_folders},
       {"an over-long request gets the usual error shape", test_too_long_shape},
       {"timeout flags refuse values that do not fit", test_timeout_flags_range},
   };

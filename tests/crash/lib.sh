@@ -62,8 +62,8 @@ CFG
 
 # `dmhost serve --listen 127.0.0.1:0` with its state and serve.log in $work, in the background:
 # sets $pid and $addr (the HOST:PORT it logged); returns 1 if it did not listen within 10 s.
-serve_listen() { # dmhost plugin-dir
-  "$1" serve --state-dir "$work/state" --plugin-dir "$2" --listen 127.0.0.1:0 \
+serve_listen() { # dmhost plugin-dir [more flags]
+  "$1" serve --state-dir "$work/state" --plugin-dir "$2" --listen 127.0.0.1:0 "${@:3}" \
     --log-level info >"$work/serve.log" 2>&1 &
   pid=$!
   addr=""

@@ -39,7 +39,9 @@ fail() {
 [[ -f $v1 && -f $v2 ]] || fail "no unit builds ($v1, $v2): run json_sink_build"
 ctl() { "$dmctl" --state-dir "$state" "$@"; }
 serve() {
-  "$dmhost" serve --state-dir "$state" --plugin-dir "$plugins" --log-level info >>"$work/serve.log" 2>&1 &
+  # the sink's out-of-tree builds: a unit folder of the daemon (docs/security.md)
+  "$dmhost" serve --state-dir "$state" --plugin-dir "$plugins" --unit-dir "$(dirname "$v1")" \
+    --log-level info >>"$work/serve.log" 2>&1 &
   pid=$!
   for _ in $(seq 1 300); do
     ctl query-status >/dev/null 2>&1 && return 0

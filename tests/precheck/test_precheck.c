@@ -540,7 +540,11 @@ static void test_start_task(void) {
   snprintf(state, sizeof state, "%s/state", e.dir);
   snprintf(spath, sizeof spath, "%s/source.cfg", e.dir);
   snprintf(tpath, sizeof tpath, "%s/task.cfg", e.dir);
-  dmh_registry_opts ro = {.state_dir = state};
+  /* the builds' folder is the daemon's plugin folder: it loads units only from there */
+  char plugins[512];
+  snprintf(plugins, sizeof plugins, "%s", DUMP_SO);
+  *strrchr(plugins, '/') = '\0';
+  dmh_registry_opts ro = {.state_dir = state, .plugin_dir = plugins};
   dmh_registry *reg = NULL;
   dm_error err;
   CU_ASSERT_FATAL(dmh_registry_open(&ro, &reg, &err) == 0);

@@ -212,7 +212,11 @@ static void test_purge_relay_command(void) {
   testdb_recreate_db(c, e.name);
   char state[400];
   snprintf(state, sizeof state, "%s/state", e.dir);
-  dmh_registry_opts ro = {.state_dir = state};
+  /* the builds' folder is the daemon's plugin folder: it loads units only from there */
+  char plugins[512];
+  snprintf(plugins, sizeof plugins, "%s", RELAY_SO);
+  *strrchr(plugins, '/') = '\0';
+  dmh_registry_opts ro = {.state_dir = state, .plugin_dir = plugins};
   dmh_registry *reg = NULL;
   dm_error err;
   CU_ASSERT_EQUAL_FATAL(dmh_registry_open(&ro, &reg, &err), 0);

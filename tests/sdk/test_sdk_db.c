@@ -7,6 +7,12 @@
  * hostile or hijacked source could read any file this process can (the task files with their
  * passwords, the relay folder). Every unit now connects through dm_db_connect, which turns LOCAL
  * INFILE off; before, the statement below ran and loaded the file.
+ *
+ * Issue 20, item 4: a server chooses the authentication plugin, and some hand it the password. A
+ * rogue server (tests/db/rogue_server.py) that switched to mysql_clear_password or dialog received
+ * "s3cret-xyz" as is; one that switched to sha256_password or caching_sha2_password sent its own
+ * RSA key and decrypted it, or got it in clear. Now dm_db_connect allows those plugins only over
+ * verified TLS: DM_ERR_DB_AUTH_PLUGIN naming the plugin, and the server records no password.
  */
 #include <CUnit/Basic.h>
 #include <mysql.h>
@@ -19,6 +25,7 @@
 #include "cunit_run.h"
 #include "dmhost/db.h"
 #include "dmhost/sdk.h"
+#include "rogue.h"
 #include "testdb.h"
 
 #define DB "sdk_db_test"
@@ -335,6 +342,74 @@ static void test_fence_service(void) {
   CU_ASSERT_EQUAL(dm_host_fencing_token(&h, NULL), 0);
 }
 
+#define ROGUE_PASSWORD "s3cret-xyz"
+
+static const char *const rogue_plugins[] = {"mysql_clear_password", "dialog", "sha256_password",
+                                            "caching_sha2_password"};
+
+/* A rogue server for plugin (the RSA ones get a key made here), or -1. */
+static int rogue_start(testdb_rogue *r, const char *plugin, char *key, size_t key_len) {
+  snprintf(key, key_len, "/tmp/dmh-sdk-db-%d.key", (int)getpid());
+  char cmd[256];
+  snprintf(cmd, sizeof cmd,
+           "openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out %s 2>/dev/null", key);
+  if (access(key, R_OK) != 0 && system(cmd) != 0)
+    return -1;
+  const char *const extra[] = {"--rsa-key", key, NULL};
+  return testdb_rogue_start(r, "auth-switch", plugin, extra);
+}
+
+/* Precondition: a client without the restriction gives each rogue server the password, so the
+ * rogue server plays the attack and a clean record below is dm_db_connect's doing. */
+static void test_rogue_auth_reachable(void) {
+  char key[128];
+  for (size_t i = 0; i < sizeof rogue_plugins / sizeof *rogue_plugins; i++) {
+    testdb_rogue r;
+    CU_ASSERT_FATAL(rogue_start(&r, rogue_plugins[i], key, sizeof key) == 0);
+    MYSQL *c = mysql_init(NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_PTR_NULL(
+        mysql_real_connect(c, "127.0.0.1", "app", ROGUE_PASSWORD, NULL, (unsigned)r.port, NULL, 0));
+    mysql_close(c);
+    CU_ASSERT(testdb_rogue_wait(&r, "[closed]\n"));
+    CU_ASSERT(testdb_rogue_saw(&r, "[switched-to "));
+    if (!testdb_rogue_saw(&r, ROGUE_PASSWORD))
+      fprintf(stderr, "the rogue server got no password with %s\n", rogue_plugins[i]);
+    CU_ASSERT(testdb_rogue_saw(&r, ROGUE_PASSWORD));
+    testdb_rogue_stop(&r);
+  }
+  unlink(key);
+}
+
+static void test_rogue_auth_refused(void) {
+  char key[128];
+  for (size_t i = 0; i < sizeof rogue_plugins / sizeof *rogue_plugins; i++) {
+    testdb_rogue r;
+    CU_ASSERT_FATAL(rogue_start(&r, rogue_plugins[i], key, sizeof key) == 0);
+    dm_db_endpoint ep = {
+        .host = "127.0.0.1", .port = r.port, .user = "app", .password = ROGUE_PASSWORD};
+    dm_db_connect_opts o = {.who = "test", .side = DM_DB_SOURCE, .endpoint_size = sizeof ep};
+    dm_error err = {0};
+    CU_ASSERT_PTR_NULL(dm_db_connect(&ep, &o, &err));
+    fprintf(stderr, "%s: %d %s\n", rogue_plugins[i], err.code, err.message);
+    CU_ASSERT_EQUAL(err.code, DM_ERR_DB_AUTH_PLUGIN);
+    CU_ASSERT_FALSE(err.resumable);
+    /* the plugins it would send the password to, and what to do */
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, rogue_plugins[i]));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "ssl-ca"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "mysql_native_password"));
+    /* the attack was played: the server got the login and asked for the switch */
+    CU_ASSERT(testdb_rogue_wait(&r, "[closed]\n"));
+    CU_ASSERT(testdb_rogue_saw(&r, "[switched-to "));
+    CU_ASSERT(testdb_rogue_saw(&r, "app"));
+    CU_ASSERT_FALSE(testdb_rogue_saw(&r, ROGUE_PASSWORD));
+    CU_ASSERT_FALSE(testdb_rogue_saw(&r, "[auth-data]"));
+    CU_ASSERT_FALSE(testdb_rogue_saw(&r, "[decrypted]"));
+    testdb_rogue_stop(&r);
+  }
+  unlink(key);
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"fencing: column, raise, a stale transaction refused before COMMIT", test_fence_kit},
@@ -344,6 +419,8 @@ int main(void) {
       {"regression: LOCAL INFILE refused on dm_db_connect", test_local_infile_refused},
       {"connect errors: transient resumable, account not", test_connect_errors},
       {"query errors: refused not resumable, lost connection resumable", test_query_errors},
+      {"precondition: a plain client gives a rogue server the password", test_rogue_auth_reachable},
+      {"regression: no password to a plugin that reveals it without TLS", test_rogue_auth_refused},
   };
   return dmh_cunit_run("sdk db", suite_init, suite_clean, tests, sizeof tests / sizeof tests[0]);
 }

@@ -46,7 +46,8 @@ ignore-checking-items = ["all"]; # the fake units reach no server
 dump = { items = 6000; item-ms = 8; };
 CFG
 
-serve_listen "$dmhost" "$plugins" || fail "the daemon did not listen"
+# the fake units' folder is a unit folder of the daemon (docs/security.md)
+serve_listen "$dmhost" "$plugins" --unit-dir "$(dirname "$fdump")" || fail "the daemon did not listen"
 ctl() { "$dmctl" --state-dir "$work/state" "$@"; }
 ctl operate-source create "$work/source.cfg" >/dev/null || fail "operate-source create"
 ctl start-task "$work/sync.cfg" >"$work/start.json" || fail "start-task page_sync: $(cat "$work/start.json")"

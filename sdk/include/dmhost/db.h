@@ -59,6 +59,18 @@ struct st_mysql *dm_db_connect(const dm_db_endpoint *ep, const dm_db_connect_opt
                                dm_error *err);
 
 /*
+ * Authentication plugins dm_db_connect lets a server choose (MARIADB_OPT_RESTRICTED_AUTH). The
+ * first list never hands the password to the server: mysql_native_password and ed25519 prove it
+ * with a scramble. The second does (mysql_clear_password and dialog send it as is,
+ * sha256_password and caching_sha2_password in clear or under an RSA key the server sends), so
+ * it is added only when the connection is TLS with the server's certificate verified (ssl-ca).
+ * Any other plugin the server asks for is refused before anything is sent: DM_ERR_DB_AUTH_PLUGIN,
+ * not resumable, naming the plugin.
+ */
+#define DM_DB_AUTH_PLUGINS "mysql_native_password,client_ed25519,parsec"
+#define DM_DB_AUTH_PLUGINS_TLS "mysql_clear_password,dialog,sha256_password,caching_sha2_password"
+
+/*
  * Fill *err from the last error on c: raw cause "ERROR <no> (<sqlstate>): <message>", scope from
  * side, resumable only when dm_db_errno_transient says retrying can help (a refused statement or
  * account is permanent). code is the unit's choice (DM_ERR_DB_CONNECT, DM_ERR_DB_QUERY, ...); the

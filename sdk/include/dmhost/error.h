@@ -85,6 +85,24 @@ typedef enum dm_error_level {
     "Check that the file exists and is readable.")                                                 \
   X(DM_ERR_CONFIG_UNIT_KIND, 11006, DM_CLASS_CONFIG, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,        \
     "Name built-in kinds (dump, load, sync) or custom kinds with a build in unit-paths in units.") \
+  X(DM_ERR_CONFIG_SUBMITTED_SECRET, 11007, DM_CLASS_CONFIG, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,   \
+    "A config sent to the daemon (HTTP, dmctl --master-addr, etcd) may not name the daemon's "     \
+    "secrets: give the password encrypted, put the file below the daemon's --secrets-dir, or "     \
+    "place the file on the daemon's machine and name its path over the control socket.")           \
+  X(DM_ERR_CONFIG_SUBMITTED_UNIT_PATH, 11008, DM_CLASS_CONFIG, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH,   \
+    0,                                                                                             \
+    "A config sent to the daemon may not choose the code it loads: drop unit-paths, name the "     \
+    "file over the control socket, or start the daemon with --allow-submitted-unit-paths.")        \
+  X(DM_ERR_CONFIG_SUBMITTED_FILE_MODE, 11009, DM_CLASS_CONFIG, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH,   \
+    0,                                                                                             \
+    "A config sent to the daemon keeps the default file-mode 0600: drop file-mode, or name a "     \
+    "file the operator placed on the daemon's machine over the control socket.")                   \
+  X(DM_ERR_CONFIG_SUBMITTED_INCLUDE, 11010, DM_CLASS_CONFIG, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,  \
+    "A config sent to the daemon may not @include files of the daemon's machine: put the "         \
+    "settings in the file itself.")                                                                \
+  X(DM_ERR_CONFIG_UNSAFE_FILE, 11011, DM_CLASS_CONFIG, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,        \
+    "A secret file must be a regular file (no link, FIFO or device) of at most 4 KiB, owned by "   \
+    "root or the daemon's user, mode 0600 or 0400: fix the file (chown, chmod 600).")              \
   X(DM_ERR_UNIT_OPEN, 12001, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,                 \
     "Check the path in unit-paths (or --plugin-dir) names a shared object built for this host.")   \
   X(DM_ERR_UNIT_NO_ENTRY, 12002, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,             \
@@ -108,6 +126,10 @@ typedef enum dm_error_level {
     "See the unit's own error; fix its configuration and start the task again.")                   \
   X(DM_ERR_UNIT_TIMEOUT, 12011, DM_CLASS_SUPERVISOR, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 1,          \
     "The unit did not answer in time; check the servers it talks to, or raise the timeout.")       \
+  X(DM_ERR_UNIT_FOLDER, 12012, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,               \
+    "The daemon loads units only from --plugin-dir and the folders of --unit-dir, owned by root "  \
+    "or the daemon's user and writable by nobody else, never from its state, work, dump or "       \
+    "relay folders: install the build into such a folder (or add one with --unit-dir DIR).")       \
   X(DM_ERR_STAGE, 13001, DM_CLASS_SUPERVISOR, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,                  \
     "Check the task's stage with query-status; the command is accepted only from the stages "      \
     "named.")                                                                                      \
@@ -149,6 +171,9 @@ typedef enum dm_error_level {
   X(DM_ERR_UNTRUSTED_FILE, 14007, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,           \
     "Give the file to root or the daemon's user and take write access from group and others "      \
     "(chown root FILE; chmod go-w FILE), then run the command again.")                             \
+  X(DM_ERR_CONTROL_SUBMITTED_SWAP, 14008, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,   \
+    "A swap-unit path sent over the network (a master forwarding to a worker) is refused: run "    \
+    "swap-unit over the daemon's control socket, or start it with --allow-submitted-unit-paths.")  \
   X(DM_ERR_UPDATE_IDENTITY, 14010, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,           \
     "That setting names the task or keys its checkpoints: keep it as it is in the file, or stop "  \
     "the task and start it as a new one.")                                                         \
@@ -220,7 +245,7 @@ typedef enum dm_error_level {
   X(DM_ERR_CLUSTER_CLEAR_PASSWORD, 15043, DM_CLASS_CLUSTER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,   \
     "A file stored in etcd may not carry a password in clear: start the masters and workers with " \
     "--cluster-key FILE (the master stores the password encrypted with it), or give the password " \
-    "as password-file / password-env present on every worker.")                                    \
+    "as a password-file below every worker's --secrets-dir.")                                      \
   X(DM_ERR_CLUSTER_KEY, 15044, DM_CLASS_CLUSTER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,              \
     "A password stored in etcd decrypts only with the cluster key: give every master and worker "  \
     "the same --cluster-key FILE (64 hex digits, mode 0600); a key path inside a text read from "  \
@@ -235,6 +260,10 @@ typedef enum dm_error_level {
     "See the server's error in the raw cause.")                                                    \
   X(DM_ERR_DB_PRIVILEGE, 20003, DM_CLASS_DATABASE, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 0,             \
     "GRANT the privileges named in the message to the user, then start the task again.")           \
+  X(DM_ERR_DB_AUTH_PLUGIN, 20004, DM_CLASS_DATABASE, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 0,           \
+    "The server asked for a plugin that hands it the password, without verified TLS; nothing "     \
+    "was sent. Give the server's `security` group with ssl-ca, or the account "                    \
+    "mysql_native_password or ed25519; if unexpected, check what answers at that address.")        \
   X(DM_ERR_PRECHECK_FAILED, 26001, DM_CLASS_TASK_CHECK, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 0,        \
     "Fix each failed check as its instruction says (`dmhost check` or `dmctl check-task` prints "  \
     "them all; docs/precheck.md), or skip the item with ignore-checking-items in the task file, "  \
@@ -289,6 +318,10 @@ typedef enum dm_error_level {
     "With consistency = lock, tables kept being created (or dropped) in the dumped schemas while " \
     "the dump locked them: the task resumes by itself and tries again; if it keeps failing, let "  \
     "the source's DDL pause, or use consistency = snapshot (one connection, no lock) or flush.")   \
+  X(DM_ERR_DUMP_BAD_ANSWER, 40006, DM_CLASS_DUMP_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,        \
+    "The source answered SHOW CREATE with something other than the statement asked for (binary "   \
+    "bytes, another statement or name); nothing of it was written. Check what answers at the "     \
+    "source's address (a proxy, a server that is not MySQL/MariaDB), then resume the task.")       \
   X(DM_ERR_LOAD_DUMP_INCOMPLETE, 40101, DM_CLASS_LOAD_UNIT, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,   \
     "The dump folder is incomplete (no metadata, or a file the load needs is gone or changed): "   \
     "re-run the dump (remove the load checkpoint table and start the task again in mode full or "  \
