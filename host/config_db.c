@@ -107,24 +107,6 @@ static int cfgutil_password_encrypted(dmh_cfg_ctx *c, const config_setting_t *g,
   return 0;
 }
 
-/* A password file must be as private as the daemon's own secrets: owned by root or the daemon's
- * user, readable by the owner only. */
-static int cfgutil_secret_owner(const struct stat *st, void *ud, char *why, size_t size) {
-  (void)ud;
-  unsigned mode = (unsigned)(st->st_mode & 07777);
-  if (st->st_uid != 0 && st->st_uid != geteuid())
-    snprintf(why, size, "it is owned by uid %u, not by root or the daemon's uid %u",
-             (unsigned)st->st_uid, (unsigned)geteuid());
-  else if (mode != 0600 && mode != 0400)
-    snprintf(why, size, "its mode is %04o, not 0600 or 0400 (`chmod 600` it)", mode);
-  else if (st->st_nlink != 1)
-    snprintf(why, size, "it has %lu hard links (give a file of its own)",
-             (unsigned long)st->st_nlink);
-  else
-    return 0;
-  return -1;
-}
-
 /* password-file: the first line of the file (its newline dropped). The file is opened without
  * following a link and without blocking, and must be a regular file of at most
  * DMH_CFG_SECRET_MAX bytes owned by root or the daemon, mode 0600 or 0400: a FIFO, a device
@@ -133,15 +115,13 @@ static int cfgutil_password_file(dmh_cfg_ctx *c, const config_setting_t *g,
                                  const config_setting_t *m, char **out) {
   char path[CFGUTIL_PATH_MAX], why[256];
   char *file = NULL, *text = NULL;
-  size_t len = 0;
   if (dmh_cfg_get_path(c, g, "password-file", &file) < 0)
     return -1;
   if (dmh_cfg_check_secret_origin(c, m, file) < 0) {
     free(file);
     return -1;
   }
-  int rc = dmh_cfg_read_bounded(file, DMH_CFG_SECRET_MAX, true, cfgutil_secret_owner, NULL, &text,
-                                &len, why, sizeof why);
+  int rc = dmh_cfg_read_secret(file, &text, why, sizeof why);
   if (rc == -2) {
     free(file);
     return dmh_cfg_no_memory(c);
@@ -157,9 +137,6 @@ static int cfgutil_password_file(dmh_cfg_ctx *c, const config_setting_t *g,
     return -1;
   }
   free(file);
-  size_t first = strcspn(text, "\r\n");
-  OPENSSL_cleanse(text + first, len - first);
-  text[first] = '\0';
   *out = text;
   return 0;
 }
