@@ -125,6 +125,12 @@ int dmh_cfg_read_bounded(const char *path, size_t max, bool nofollow,
                          int (*check)(const struct stat *st, void *ud, char *why, size_t size),
                          void *ud, char **out, size_t *len, char *why, size_t why_size);
 
+/* Read a secret file (password-file, --etcd-password-file): dmh_cfg_read_bounded with
+ * nofollow, at most DMH_CFG_SECRET_MAX bytes, owned by root or this process's user, mode 0600 or
+ * 0400, one hard link. *out is its first line (newline dropped, the rest wiped). Returns as
+ * dmh_cfg_read_bounded: 0, -1 (cannot read), -3 (not acceptable), -2 (out of memory). */
+int dmh_cfg_read_secret(const char *path, char **out, char *why, size_t why_size);
+
 /* A setting that is not accepted in a group but that users are known to put there, with the hint
  * given instead of "did you mean" (e.g. `relay` in the task file's unit-paths). */
 typedef struct dmh_cfg_hint {
