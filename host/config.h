@@ -122,15 +122,16 @@ typedef struct dmh_task_instance {
   char *meta_binlog_gtid;
 } dmh_task_instance;
 
-/* Timing of the subtask supervisor (the `supervisor` group of the task file; all optional). */
+/* Timing of the subtask supervisor (the `supervisor` group of the task file; all optional, the
+ * defaults are the settings table's, config_settings.def). */
 typedef struct dmh_supervisor_config {
-  uint32_t init_timeout_ms;          /* init-timeout (s), default 30 */
-  uint32_t stop_timeout_ms;          /* stop-timeout (s): wait for a unit to return, default 10 */
-  uint32_t relay_catchup_timeout_ms; /* relay-catchup-timeout (s), default 30 */
-  uint32_t relay_catchup_poll_ms;    /* relay-catchup-poll (ms), default 200 */
-  bool auto_resume;                  /* auto-resume.enable, default true */
-  uint32_t auto_resume_initial_ms;   /* auto-resume.backoff-initial (s), default 1 */
-  uint32_t auto_resume_max_ms;       /* auto-resume.backoff-max (s), default 300 */
+  uint32_t init_timeout_ms;          /* init-timeout (s) */
+  uint32_t stop_timeout_ms;          /* stop-timeout (s): wait for a unit to return */
+  uint32_t relay_catchup_timeout_ms; /* relay-catchup-timeout (s) */
+  uint32_t relay_catchup_poll_ms;    /* relay-catchup-poll (ms) */
+  bool auto_resume;                  /* auto-resume.enable */
+  uint32_t auto_resume_initial_ms;   /* auto-resume.backoff-initial (s) */
+  uint32_t auto_resume_max_ms;       /* auto-resume.backoff-max (s) */
 } dmh_supervisor_config;
 
 typedef struct dmh_source_config {

@@ -16,14 +16,6 @@
 #include "dmhost/sdk.h"
 #include "secret.h"
 
-static const char *const cfgutil_db_keys[] = {
-    "host",          "port",         "user",   "password", "password-encrypted",
-    "password-file", "password-env", "socket", "security", NULL,
-};
-/* The settings that give a database password: at most one per group. */
-static const char *const cfgutil_password_keys[] = {"password", "password-encrypted",
-                                                    "password-file", "password-env", NULL};
-
 /* password-encrypted of a text from the cluster's store: the cluster key only (secret.h); key NULL
  * when the process has none. Consumes enc. */
 static int cfgutil_password_cluster(dmh_cfg_ctx *c, const config_setting_t *root,
@@ -163,11 +155,15 @@ static int cfgutil_password_env(dmh_cfg_ctx *c, const config_setting_t *g,
   return *out ? 0 : dmh_cfg_no_memory(c);
 }
 
-/* The password of the database group g: "" when none of the settings is there. */
+/* The password of the database group g: "" when none of the settings that give one (the table's
+ * DMH_CFG_F_PW, at most one per group) is there. */
 static int cfgutil_password(dmh_cfg_ctx *c, const config_setting_t *g, char **out) {
   const config_setting_t *given = NULL;
-  for (int i = 0; cfgutil_password_keys[i]; i++) {
-    const config_setting_t *m = config_setting_get_member(g, cfgutil_password_keys[i]);
+  for (int i = 0; i < DMH_SET_COUNT; i++) {
+    const dmh_cfg_setting *s = &dmh_cfg_settings[i];
+    const config_setting_t *m = s->scope == DMH_SCOPE_DB && (s->flags & DMH_CFG_F_PW)
+                                    ? config_setting_get_member(g, s->key)
+                                    : NULL;
     if (!m)
       continue;
     if (given) {
@@ -231,7 +227,6 @@ static int cfgutil_tls_file(dmh_cfg_ctx *c, const config_setting_t *g, const cha
 /* `security = { ssl-ca = "..."; ssl-cert = "..."; ssl-key = "..."; }` of a database group (DM's
  * names): ssl-ca required in the group, ssl-cert and ssl-key both or neither. */
 static int cfgutil_get_security(dmh_cfg_ctx *c, const config_setting_t *db, dm_db_endpoint *ep) {
-  static const char *const keys[] = {"ssl-ca", "ssl-cert", "ssl-key", NULL};
   config_setting_t *g = NULL;
   int rc = dmh_cfg_get_group(c, db, "security", 0,
                              "`security = { ssl-ca = \"ca.pem\"; ssl-cert = \"client-cert.pem\"; "
@@ -239,7 +234,7 @@ static int cfgutil_get_security(dmh_cfg_ctx *c, const config_setting_t *db, dm_d
                              &g);
   if (rc <= 0 || !g)
     return rc < 0 ? -1 : 0;
-  if (dmh_cfg_check_keys(c, g, keys, NULL) < 0)
+  if (dmh_cfg_check_scope(c, g, DMH_SCOPE_SECURITY, NULL, NULL) < 0)
     return -1;
   char *ca = NULL, *cert = NULL, *key = NULL;
   char path[CFGUTIL_PATH_MAX];
@@ -281,12 +276,12 @@ int dmh_cfg_get_db(dmh_cfg_ctx *c, const config_setting_t *parent, const char *n
   int rc = dmh_cfg_get_group(c, parent, name, DMH_CFG_REQUIRED, example, &g);
   if (rc < 0)
     return -1;
-  if (dmh_cfg_check_keys(c, g, cfgutil_db_keys, NULL) < 0)
+  if (dmh_cfg_check_scope(c, g, DMH_SCOPE_DB, NULL, NULL) < 0)
     return -1;
   char *host = NULL, *user = NULL, *password = NULL, *sock = NULL;
-  int64_t port = 3306;
+  int64_t port = DMH_DEFAULT_DB_PORT;
   if (dmh_cfg_get_string(c, g, "host", DMH_CFG_REQUIRED | DMH_CFG_NONEMPTY, &host) < 0 ||
-      dmh_cfg_get_int(c, g, "port", 0, 1, 65535, NULL, &port) < 0 ||
+      dmh_cfg_get_int_setting(c, g, DMH_SET_DB_PORT, 0, &port) < 0 ||
       dmh_cfg_get_string(c, g, "user", DMH_CFG_REQUIRED | DMH_CFG_NONEMPTY, &user) < 0 ||
       cfgutil_password(c, g, &password) < 0 ||
       dmh_cfg_get_string(c, g, "socket", DMH_CFG_NONEMPTY, &sock) < 0)
