@@ -92,7 +92,7 @@ static void sup_free(dmh_subtask *st) {
 /* Every unit that takes a position must follow one that gives one, or start the chain (it then
  * starts at the task's meta or its own checkpoint). Known only once the units are loaded: their
  * descriptors say (ABI 1.1 handover; dmh_unit_handover for 1.0). */
-static int sup_check_handover(dmh_subtask *st, const dmh_task_config *t, dm_error *err) {
+static int sup_check_handover(dmh_subtask *st, const dmh_chain_spec *cs, dm_error *err) {
   for (int i = 1; i < st->n_units; i++) {
     const sup_unit *u = &st->units[i], *prev = &st->units[i - 1];
     if ((u->handover & DM_UNIT_TAKES_POSITION) && !(prev->handover & DM_UNIT_GIVES_POSITION)) {
@@ -100,8 +100,8 @@ static int sup_check_handover(dmh_subtask *st, const dmh_task_config *t, dm_erro
                    "%s:%d: the %s unit (%s) starts where the unit before it ended, but the %s unit "
                    "before it (%s) gives no end position: put a unit that gives one (dump, load) "
                    "before %s, or make %s the first unit (it then starts at the task's meta)",
-                   t->path, t->chain_line, u->section, dmh_unit_lib_path(u->lib), prev->section,
-                   dmh_unit_lib_path(prev->lib), u->section, u->section);
+                   cs->cfg_file, cs->chain_line, u->section, dmh_unit_lib_path(u->lib),
+                   prev->section, dmh_unit_lib_path(prev->lib), u->section, u->section);
       return -1;
     }
   }
@@ -123,6 +123,12 @@ static dmh_subtask *sup_create(const dmh_subtask_opts *o, bool is_relay, dm_erro
                  "subtask options need a source, a task and a work root");
     return NULL;
   }
+  /* what the config files say each unit's context holds (unit_spec.c) */
+  dmh_chain_spec cs;
+  if (is_relay)
+    dmh_chain_spec_relay(&cs, o->source);
+  else if (dmh_chain_spec_task(&cs, o->task, o->source, err) < 0)
+    return NULL;
   dmh_subtask *st = calloc(1, sizeof *st);
   if (!st) {
     dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory creating a subtask");
@@ -134,7 +140,7 @@ static dmh_subtask *sup_create(const dmh_subtask_opts *o, bool is_relay, dm_erro
   st->relay = is_relay ? NULL : o->relay;
   st->sup = o->sup ? *o->sup : (o->task ? o->task->sup : dmh_supervisor_defaults);
   st->backoff_ms = st->sup.auto_resume_initial_ms;
-  dm_strlcpy(st->name, is_relay ? "relay" : o->task->name, sizeof st->name);
+  dm_strlcpy(st->name, cs.name, sizeof st->name);
   dm_strlcpy(st->worker, o->worker_name ? o->worker_name : "", sizeof st->worker);
   st->unit_folders = o->unit_folders;
   pthread_mutex_init(&st->cmd_lock, NULL);
@@ -151,40 +157,27 @@ static dmh_subtask *sup_create(const dmh_subtask_opts *o, bool is_relay, dm_erro
     return NULL;
   }
 
-  const dmh_task_instance *inst =
-      is_relay ? NULL : dmh_task_instance_for(o->task, o->source->source_id);
-  if (!is_relay && !inst) {
-    dm_error_set(err, DM_ERR_CONFIG_INVALID, NULL,
-                 "%s: no entry of mysql-instances reads source `%s`", o->task->path,
-                 o->source->source_id);
+  if (cs.instance && !(st->rules = dmh_rules_new(cs.instance, err))) {
     sup_free(st);
     return NULL;
   }
-  if (!is_relay && !(st->rules = dmh_rules_new(inst, err))) {
-    sup_free(st);
-    return NULL;
-  }
-  static const dmh_chain_unit relay_chain = {DM_UNIT_RELAY, DMH_KIND_RELAY, "relay"};
-  const dmh_chain_unit *chain = is_relay ? &relay_chain : o->task->chain;
-  int n = is_relay ? 1 : o->task->n_chain;
-  for (int i = 0; i < n; i++) {
+  for (int i = 0; i < cs.n_units; i++) {
+    dmh_unit_spec *us = &cs.units[i];
     sup_unit *u = &st->units[i];
     pthread_rwlock_init(&u->life, NULL);
     st->n_units = i + 1;
-    u->kind = chain[i].kind;
-    dm_strlcpy(u->section, chain[i].name, sizeof u->section);
-    const char *path = o->unit_paths[chain[i].slot];
-    if (!path)
-      path = is_relay ? o->source->unit_paths[DMH_KIND_RELAY] : o->task->unit_paths[chain[i].slot];
+    u->kind = us->kind;
+    dm_strlcpy(u->section, us->name, sizeof u->section);
+    const char *path = o->unit_paths[us->slot] ? o->unit_paths[us->slot] : us->path;
     char *def = NULL;
     if (!path) {
       /* config.c insists on a build for every custom kind: only built-in kinds get here */
-      def = dmh_unit_default_path(o->plugin_dir ? o->plugin_dir : dmh_plugin_dir_default(),
-                                  chain[i].kind);
+      def =
+          dmh_unit_default_path(o->plugin_dir ? o->plugin_dir : dmh_plugin_dir_default(), us->kind);
       path = def;
     }
-    dmh_load_opts lo = {.kind = chain[i].kind,
-                        .kind_name = chain[i].kind == DM_UNIT_CUSTOM ? chain[i].name : NULL,
+    dmh_load_opts lo = {.kind = us->kind,
+                        .kind_name = us->kind == DM_UNIT_CUSTOM ? us->name : NULL,
                         .unique_copy = o->trusted_only,
                         .trusted_only = o->trusted_only,
                         .folders = o->unit_folders};
@@ -197,55 +190,24 @@ static dmh_subtask *sup_create(const dmh_subtask_opts *o, bool is_relay, dm_erro
       return NULL;
     }
     u->desc = dmh_unit_lib_descriptor(u->lib);
-    u->handover = dmh_unit_handover(u->desc);
+    us->handover = u->handover = dmh_unit_handover(u->desc);
   }
-  if (!is_relay && sup_check_handover(st, o->task, err) < 0) {
+  if (sup_check_handover(st, &cs, err) < 0) {
     sup_free(st);
     return NULL;
   }
   st->metrics_owner = dmh_metrics_owner_new();
-  for (int i = 0; i < n; i++) {
-    sup_unit *u = &st->units[i];
-    char wd[4096];
-    snprintf(wd, sizeof wd, "%s/%s", o->work_root, u->section);
-    if (!(u->ctx = dmh_ctx_new(wd, is_relay ? o->source->file_mode : o->task->file_mode, err))) {
+  dmh_ctx_run run = {.work_root = o->work_root,
+                     .worker_name = st->worker,
+                     .fencing_token = o->fencing_token,
+                     .token = &st->token,
+                     .metrics_owner = st->metrics_owner,
+                     .rules = st->rules};
+  for (int i = 0; i < cs.n_units; i++) {
+    if (!(st->units[i].ctx = dmh_ctx_new_from_spec(&cs, i, &run, err))) {
       sup_free(st);
       return NULL;
     }
-    dm_ctx *c = u->ctx;
-    c->task_name = is_relay ? "" : o->task->name;
-    c->source_id = o->source->source_id;
-    c->worker_name = st->worker;
-    c->task_mode = is_relay ? "relay" : dmh_task_mode_name(o->task->mode);
-    c->meta_schema = is_relay ? "" : o->task->meta_schema;
-    c->relay_dir = o->source->enable_relay || is_relay ? o->source->relay_dir : NULL;
-    c->source_db = &o->source->from.ep;
-    c->target_db = is_relay ? NULL : &o->task->target.ep;
-    c->gtid_enabled = o->source->enable_gtid;
-    c->fencing_token = o->fencing_token;
-    c->server_id = o->source->server_id;
-    /* The chain is fixed: known before any unit starts. A later unit that takes a position counts
-     * as a sync (unit_follows, host.h): the position a dump records is then used. */
-    for (int j = i + 1; j < n; j++) {
-      c->later[c->n_later++] = (uint32_t)chain[j].kind;
-      if (st->units[j].handover & DM_UNIT_TAKES_POSITION)
-        c->later[c->n_later++] = DM_UNIT_SYNC;
-    }
-    c->token = &st->token;
-    c->metrics_owner = st->metrics_owner;
-    /* Operators live in the subtask's work root, which `dmctl binlog` (daemon) and `dmhost
-     * binlog` (foreground run) find from the task and source names alone. */
-    if (!is_relay && dmh_ctx_set_binlog_ops(c, o->work_root, err) < 0) {
-      sup_free(st);
-      return NULL;
-    }
-    c->rules = st->rules;
-    c->instance = inst;
-    c->section = is_relay ? dmh_source_unit_section(o->source)
-                          : dmh_task_section_named(o->task, chain[i].name);
-    c->cfg_file = is_relay ? o->source->path : o->task->path;
-    snprintf(c->scope, sizeof c->scope, "task=%s source=%s unit=%s", st->name, o->source->source_id,
-             u->section);
   }
   if (!is_relay && dmh_metrics_collector_add(dmh_metrics_process(), st->metrics_owner,
                                              sup_metrics_collect, st) < 0) {
