@@ -798,15 +798,54 @@ bool dmh_subtask_unit_position(dmh_subtask *st, dm_unit_kind kind, const char *k
   return ok;
 }
 
-bool dmh_subtask_unit_bool(dmh_subtask *st, dm_unit_kind kind, const char *key, bool *out) {
-  sup_unit *u = sup_find(st, kind);
+bool dmh_subtask_relay_progress(dmh_subtask *relay, dmh_relay_progress *rp) {
+  memset(rp, 0, sizeof *rp);
+  sup_unit *u = sup_find(relay, DM_UNIT_RELAY);
   if (!u)
     return false;
   dmh_status s;
   dmh_status_init(&s);
-  bool ok = sup_unit_status(u, &s) && dmh_status_bool(&s, key, out);
+  bool live = sup_unit_status(u, &s);
+  if (live) {
+    rp->has_written = dmh_status_position(&s, DM_STATUS_RELAY_BINLOG, &rp->written);
+    rp->has_master = dmh_status_position(&s, DM_STATUS_MASTER_BINLOG, &rp->master);
+    if (!dmh_status_bool(&s, DM_STATUS_RELAY_CATCH_UP, &rp->caught_up))
+      rp->caught_up = false;
+  }
   dmh_status_free(&s);
-  return ok;
+  return live;
+}
+
+/* The progress in u's status s, its rate sampled now (the rate is kept per unit, under state). */
+static void sup_progress_of(dmh_subtask *st, sup_unit *u, const dmh_status *s, dmh_progress *p) {
+  pthread_mutex_lock(&st->state_lock);
+  double rate = dmh_rate_sample(&u->rate, s->done);
+  pthread_mutex_unlock(&st->state_lock);
+  dmh_progress_of(s, rate, p);
+}
+
+void dmh_subtask_progress(dmh_subtask *st, dmh_subtask_progress_view *v) {
+  memset(v, 0, sizeof *v);
+  pthread_mutex_lock(&st->state_lock);
+  sup_unit *u = &st->units[st->cur];
+  v->stage = st->stage;
+  v->unit = sup_unit_display(u->kind);
+  v->waiting_relay = st->waiting_relay;
+  v->auto_resume_pending = st->auto_resume_at > 0;
+  v->n_errors = st->n_errors;
+  for (int i = 0; i < st->n_errors; i++) {
+    v->errors[i] = st->errors[i];
+    memcpy(v->error_ctx[i], st->error_ctx[i], sizeof v->error_ctx[i]);
+  }
+  pthread_mutex_unlock(&st->state_lock);
+
+  dmh_status s;
+  dmh_status_init(&s);
+  if (sup_unit_status(u, &s) && s.has_progress) {
+    v->has_progress = true;
+    sup_progress_of(st, u, &s, &v->progress);
+  }
+  dmh_status_free(&s);
 }
 
 json_object *dmh_subtask_status_json(dmh_subtask *st) {
@@ -847,10 +886,9 @@ json_object *dmh_subtask_status_json(dmh_subtask *st) {
   snprintf(key, sizeof key, "%sStatus", u->section);
   json_object_object_add(o, key, live ? json_object_get(s.obj) : NULL);
   if (live && s.has_progress) {
-    pthread_mutex_lock(&st->state_lock);
-    double rate = dmh_rate_sample(&u->rate, s.done);
-    pthread_mutex_unlock(&st->state_lock);
-    json_object_object_add(o, "progress", dmh_progress_json(&s, rate));
+    dmh_progress p;
+    sup_progress_of(st, u, &s, &p);
+    json_object_object_add(o, "progress", dmh_progress_json(&p));
   }
   dmh_status_free(&s);
   return o;
