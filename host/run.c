@@ -56,7 +56,7 @@ static const char *run_fmt_eta(double eta, char *buf, size_t len) {
 
 /* One progress line from the subtask's progress: unit, percent, rate, ETA. */
 static void run_progress_line(dmh_subtask *st, char *line, size_t len) {
-  dmh_subtask_progress_view v;
+  dmh_subtask_view v;
   dmh_subtask_progress(st, &v);
   const char *stage = dmh_stage_name(v.stage);
   const dmh_progress *p = &v.progress;
@@ -77,8 +77,8 @@ static void run_progress_line(dmh_subtask *st, char *line, size_t len) {
 
 /* Print the subtask's result errors, if any. Returns how many. */
 static int run_print_result(dmh_subtask *st) {
-  dmh_subtask_progress_view v;
-  dmh_subtask_progress(st, &v);
+  dmh_subtask_view v;
+  dmh_subtask_summary(st, &v);
   for (int i = 0; i < v.n_errors; i++) {
     json_object *e = dmh_error_to_json(&v.errors[i], v.error_ctx[i]);
     fprintf(stderr, "dmhost: error: %s\n",
@@ -90,8 +90,8 @@ static int run_print_result(dmh_subtask *st) {
 
 /* Is it paused by an error that auto-resume will retry? Then keep waiting. */
 static bool run_auto_resume_pending(dmh_subtask *st) {
-  dmh_subtask_progress_view v;
-  dmh_subtask_progress(st, &v);
+  dmh_subtask_view v;
+  dmh_subtask_summary(st, &v);
   return v.auto_resume_pending;
 }
 

@@ -824,21 +824,38 @@ static void sup_progress_of(dmh_subtask *st, sup_unit *u, const dmh_status *s, d
   dmh_progress_of(s, rate, p);
 }
 
-void dmh_subtask_progress(dmh_subtask *st, dmh_subtask_progress_view *v) {
+/* The view of the subtask's own state (state_lock held); the current unit in *cur. */
+static void sup_summary_locked(dmh_subtask *st, dmh_subtask_view *v, sup_unit **cur) {
   memset(v, 0, sizeof *v);
-  pthread_mutex_lock(&st->state_lock);
   sup_unit *u = &st->units[st->cur];
   v->stage = st->stage;
   v->unit = sup_unit_display(u->kind);
+  v->manual_pause = st->manual_pause;
   v->waiting_relay = st->waiting_relay;
   v->auto_resume_pending = st->auto_resume_at > 0;
+  if (v->auto_resume_pending)
+    v->auto_resume_in = st->auto_resume_at - dmh_now_seconds();
+  v->canceled = st->canceled;
   v->n_errors = st->n_errors;
   for (int i = 0; i < st->n_errors; i++) {
     v->errors[i] = st->errors[i];
     memcpy(v->error_ctx[i], st->error_ctx[i], sizeof v->error_ctx[i]);
   }
-  pthread_mutex_unlock(&st->state_lock);
+  if (cur)
+    *cur = u;
+}
 
+void dmh_subtask_summary(dmh_subtask *st, dmh_subtask_view *v) {
+  pthread_mutex_lock(&st->state_lock);
+  sup_summary_locked(st, v, NULL);
+  pthread_mutex_unlock(&st->state_lock);
+}
+
+void dmh_subtask_progress(dmh_subtask *st, dmh_subtask_view *v) {
+  sup_unit *u;
+  pthread_mutex_lock(&st->state_lock);
+  sup_summary_locked(st, v, &u);
+  pthread_mutex_unlock(&st->state_lock);
   dmh_status s;
   dmh_status_init(&s);
   if (sup_unit_status(u, &s) && s.has_progress) {
@@ -849,36 +866,35 @@ void dmh_subtask_progress(dmh_subtask *st, dmh_subtask_progress_view *v) {
 }
 
 json_object *dmh_subtask_status_json(dmh_subtask *st) {
+  dmh_subtask_view v;
+  sup_unit *u;
   pthread_mutex_lock(&st->state_lock);
-  int cur = st->cur;
-  sup_unit *u = &st->units[cur];
+  sup_summary_locked(st, &v, &u);
   json_object *o = json_object_new_object();
   json_object_object_add(o, "name", json_object_new_string(st->name));
   json_object_object_add(o, "source",
                          json_object_new_string(st->source ? st->source->source_id : ""));
-  json_object_object_add(o, "stage", json_object_new_string(dmh_stage_name(st->stage)));
-  json_object_object_add(o, "unit", json_object_new_string(sup_unit_display(u->kind)));
+  json_object_object_add(o, "stage", json_object_new_string(dmh_stage_name(v.stage)));
+  json_object_object_add(o, "unit", json_object_new_string(v.unit));
   json_object_object_add(o, "unitBuild", json_object_new_string(u->desc ? u->desc->name : ""));
   json_object_object_add(o, "unitVersion", json_object_new_string(u->desc ? u->desc->version : ""));
-  if (st->n_errors > 0 || st->canceled) {
+  pthread_mutex_unlock(&st->state_lock);
+  if (v.n_errors > 0 || v.canceled) {
     json_object *res = json_object_new_object();
-    json_object_object_add(res, "isCanceled", json_object_new_boolean(st->canceled));
+    json_object_object_add(res, "isCanceled", json_object_new_boolean(v.canceled));
     json_object *errs = json_object_new_array();
-    for (int i = 0; i < st->n_errors; i++)
-      json_object_array_add(errs, dmh_error_to_json(&st->errors[i], st->error_ctx[i]));
+    for (int i = 0; i < v.n_errors; i++)
+      json_object_array_add(errs, dmh_error_to_json(&v.errors[i], v.error_ctx[i]));
     json_object_object_add(res, "errors", errs);
     json_object_object_add(o, "result", res);
   } else {
     json_object_object_add(o, "result", NULL);
   }
   json_object_object_add(o, "unresolvedDDLLockID", json_object_new_string(""));
-  json_object_object_add(o, "pausedManually", json_object_new_boolean(st->manual_pause));
-  json_object_object_add(o, "waitingRelayCatchUp", json_object_new_boolean(st->waiting_relay));
-  if (st->auto_resume_at > 0)
-    json_object_object_add(o, "autoResumeIn",
-                           json_object_new_double(st->auto_resume_at - dmh_now_seconds()));
-  pthread_mutex_unlock(&st->state_lock);
-
+  json_object_object_add(o, "pausedManually", json_object_new_boolean(v.manual_pause));
+  json_object_object_add(o, "waitingRelayCatchUp", json_object_new_boolean(v.waiting_relay));
+  if (v.auto_resume_pending)
+    json_object_object_add(o, "autoResumeIn", json_object_new_double(v.auto_resume_in));
   dmh_status s;
   dmh_status_init(&s);
   bool live = sup_unit_status(u, &s);

@@ -147,21 +147,26 @@ typedef struct dmh_relay_progress {
 } dmh_relay_progress;
 bool dmh_subtask_relay_progress(dmh_subtask *relay, dmh_relay_progress *rp);
 
-/* A subtask at a glance, for `dmhost run`'s progress line and exit: the same values as
- * dmh_subtask_status_json, typed, from one call of the current unit's status slot (which samples
- * its rate, as query-status does). */
-typedef struct dmh_subtask_progress_view {
+/* A subtask at a glance: the values of dmh_subtask_status_json, typed (which renders them).
+ * dmh_subtask_summary reads the subtask alone (no unit call): for `dmhost run`'s exit and
+ * query-status's list of tasks. dmh_subtask_progress adds the current unit's progress from ONE
+ * call of its status slot (which samples its rate, as query-status does): run's progress line. */
+typedef struct dmh_subtask_view {
   dmh_stage stage;
   const char *unit;         /* DM's name of the current unit: "Dump", "Load", ... "Custom" */
+  bool manual_pause;        /* pausedManually */
   bool waiting_relay;       /* waitingRelayCatchUp */
-  bool auto_resume_pending; /* autoResumeIn: paused by an error auto-resume will retry */
-  bool has_progress;        /* the current unit is live and reported progress */
-  dmh_progress progress;
-  int n_errors; /* result.errors */
+  bool auto_resume_pending; /* autoResumeIn is there: paused by an error auto-resume will retry */
+  double auto_resume_in;    /* seconds to it */
+  bool canceled;            /* result.isCanceled */
+  int n_errors;             /* result.errors */
   dm_error errors[DM_RESULT_MAX_ERRORS];
   char error_ctx[DM_RESULT_MAX_ERRORS][192];
-} dmh_subtask_progress_view;
-void dmh_subtask_progress(dmh_subtask *st, dmh_subtask_progress_view *v);
+  bool has_progress; /* dmh_subtask_progress: the current unit is live and reported progress */
+  dmh_progress progress;
+} dmh_subtask_view;
+void dmh_subtask_summary(dmh_subtask *st, dmh_subtask_view *v);
+void dmh_subtask_progress(dmh_subtask *st, dmh_subtask_view *v);
 
 /* Hold off every command until released: a consistent view for tests and the control surface
  * (no command is half-done while held; only the runner itself may still move Running on). */
