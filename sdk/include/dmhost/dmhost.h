@@ -8,6 +8,7 @@
 
 #include "binlog.h"
 #include "binlog_rows.h"
+#include "binlog_trx.h"
 #include "db.h"
 #include "dump_format.h"
 #include "error.h"
