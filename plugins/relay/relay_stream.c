@@ -34,7 +34,7 @@ typedef struct relay_run {
   char subdir[RELAY_SUBDIR_MAX];
   char dir[RELAY_DIR_MAX]; /* relay_dir/subdir */
   dm_mariadb_gtid_set set; /* GTID set at `boundary` */
-  relay_trx trx;
+  dm_binlog_trx trx;
   uint64_t boundary;      /* last transaction boundary in f */
   uint64_t meta_boundary; /* what relay.meta says */
   char meta_name[256];
