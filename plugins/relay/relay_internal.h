@@ -25,7 +25,9 @@
 
 #include "dmhost/binlog.h"
 #include "dmhost/binlog_trx.h"
+#include "dmhost/clock.h"
 #include "dmhost/relay_folder.h"
+#include "dmhost/result.h"
 #include "dmhost/unit.h"
 
 #define RELAY_PATH_MAX 4096
@@ -181,6 +183,5 @@ bool relay_stopping(relay_unit *u);
 #define RELAY_CONNECT_ATTEMPT_S 1
 bool relay_connect_again(relay_unit *u, double start, unsigned timeout_s, double attempt_start,
                          const dm_error *err);
-double relay_now(void);
 
 #endif /* DMH_RELAY_INTERNAL_H */

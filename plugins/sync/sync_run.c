@@ -114,7 +114,7 @@ static void sync_maps_boundary(sync_run_state *r) {
 
 static void sync_poll_master(sync_run_state *r) {
   sync_unit *u = r->u;
-  int64_t now = sync_now_ns();
+  int64_t now = dm_clock_ns();
   if (!r->sc || now - r->last_status_ns < (int64_t)u->cfg.status_ms * 1000000)
     return;
   r->last_status_ns = now;
@@ -282,7 +282,7 @@ static int sync_txn_end(sync_run_state *r, const dm_binlog_event *ev, bool commi
    * grows exactly as long as the previous one takes to apply (group commit), which keeps the lag
    * low under a light load and the batches big when the target is the bottleneck. */
   if (b->n_rows >= u->cfg.batch_rows || b->arena.len >= u->cfg.batch_bytes ||
-      (b->first_ns && sync_now_ns() - b->first_ns >= (int64_t)u->cfg.batch_ms * 1000000) ||
+      (b->first_ns && dm_clock_ns() - b->first_ns >= (int64_t)u->cfg.batch_ms * 1000000) ||
       !sync_workers_busy(r->ws))
     return sync_close_batch(r, err);
   return 0;
@@ -739,7 +739,7 @@ void sync_run(sync_unit *u, dm_result *result) {
                 u->host->relay_dir(u->ctx) ? "the relay log" : "the source's binlog", r.cur.name,
                 r.cur.pos, r.cur.gtid[0] ? r.cur.gtid : "-", skip, r.n_workers);
   atomic_store(&u->run_start_rows, atomic_load(&u->total_rows));
-  atomic_store(&u->run_start_ns, sync_now_ns());
+  atomic_store(&u->run_start_ns, dm_clock_ns());
 
   pthread_mutex_lock(&u->lock);
   u->src = r.src;
@@ -813,5 +813,5 @@ out:
     result->outcome = DM_OUTCOME_CANCELED;
     return;
   }
-  sync_fail(result, &e);
+  dm_result_fail(result, &e);
 }
