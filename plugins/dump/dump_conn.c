@@ -1,15 +1,14 @@
 /*
  * Connections to the source. Every connection gets the session the dump format needs (binary
- * names, UTC) and timeouts long enough for a stream that waits on a slow disk. Sockets are kept
- * next to the handles so kill can shut them down from another thread while a worker is blocked
- * in a read; only the thread owning a connection ever closes it.
+ * names, UTC) and timeouts long enough for a stream that waits on a slow disk. Sockets are
+ * registered (the SDK's dmhost/conn_kill.h) so kill can shut them down from another thread while a
+ * worker is blocked in a read; only the thread owning a connection ever closes it.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 
 #include <errmsg.h>
 #include <mysqld_error.h>
@@ -48,23 +47,6 @@ char *dump_quote_string(dump_conn *c, const char *value) {
   return out;
 }
 
-/* SO_LINGER 0: close sends a reset. A plain close (or shutdown) leaves the server blocked writing
- * the rest of a result into a window that never opens again, holding the table's metadata lock
- * until the kernel gives up on the half-closed connection (a minute or two; measured). */
-static void dump_conn_reset_on_close(int sock) {
-  struct linger l = {.l_onoff = 1, .l_linger = 0};
-  setsockopt(sock, SOL_SOCKET, SO_LINGER, &l, sizeof l);
-}
-
-static void dump_conn_shutdown(dump_unit *u, dump_conn *c) {
-  pthread_mutex_lock(&u->conn_lock);
-  if (c->sock >= 0) {
-    dump_conn_reset_on_close(c->sock);
-    shutdown(c->sock, SHUT_RDWR);
-  }
-  pthread_mutex_unlock(&u->conn_lock);
-}
-
 int dump_conn_open(dump_unit *u, dump_conn *c, dm_error *err) {
   const dm_db_endpoint *ep = u->host->source_db(u->ctx);
   c->sock = -1;
@@ -75,12 +57,11 @@ int dump_conn_open(dump_unit *u, dump_conn *c, dm_error *err) {
   c->m = dm_db_connect(ep, &co, err);
   if (!c->m)
     return -1;
-  pthread_mutex_lock(&u->conn_lock);
   c->sock = (int)mysql_get_socket(c->m);
-  pthread_mutex_unlock(&u->conn_lock);
+  dm_conn_kill_add(u->conns, c->sock);
   /* kill may have run between connect and the registration above: it could not see this socket. */
   if (atomic_load(&u->killed))
-    dump_conn_shutdown(u, c);
+    dm_conn_kill_one(u->conns, c->sock);
   if (dump_conn_exec(u, c, dump_conn_session, err) != 0) {
     dump_conn_close(u, c);
     return -1;
@@ -91,38 +72,21 @@ int dump_conn_open(dump_unit *u, dump_conn *c, dm_error *err) {
 void dump_conn_close(dump_unit *u, dump_conn *c) {
   if (!c->m)
     return;
-  pthread_mutex_lock(&u->conn_lock);
+  dm_conn_kill_remove(u->conns, c->sock);
   c->sock = -1;
-  pthread_mutex_unlock(&u->conn_lock);
   mysql_close(c->m);
   c->m = NULL;
 }
 
 void dump_conn_abort(dump_unit *u, dump_conn *c, MYSQL_RES *res) {
-  pthread_mutex_lock(&u->conn_lock);
-  if (c->sock >= 0)
-    dump_conn_reset_on_close(c->sock);
-  pthread_mutex_unlock(&u->conn_lock);
+  /* the close below sends a reset: the server stops sending at once (DM_CONN_KILL_RESET) */
+  dm_conn_kill_reset_on_close(u->conns, c->sock);
   /* mysql_free_result would read (and drop) every row still on its way, the rest of the chunk:
    * mark the connection idle so it frees only what it holds. The connection is closed next, so
    * its protocol state no longer matters. */
   c->m->status = MYSQL_STATUS_READY;
   mysql_free_result(res);
   dump_conn_close(u, c);
-}
-
-void dump_conn_shutdown_all(dump_unit *u) {
-  pthread_mutex_lock(&u->conn_lock);
-  if (u->main.sock >= 0) {
-    dump_conn_reset_on_close(u->main.sock);
-    shutdown(u->main.sock, SHUT_RDWR);
-  }
-  for (int i = 0; i < DUMP_MAX_THREADS; i++)
-    if (u->workers[i].sock >= 0) {
-      dump_conn_reset_on_close(u->workers[i].sock);
-      shutdown(u->workers[i].sock, SHUT_RDWR);
-    }
-  pthread_mutex_unlock(&u->conn_lock);
 }
 
 void dump_conn_error(dump_unit *u, dump_conn *c, const char *what, dm_error *err) {

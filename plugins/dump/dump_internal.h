@@ -80,7 +80,7 @@ typedef struct dump_queue {
   bool closed; /* the planner has queued everything */
 } dump_queue;
 
-/* One connection to the source. sock is shared with kill (under dump_unit.conn_lock). */
+/* One connection to the source. sock (-1: none) is registered in dump_unit.conns for kill. */
 typedef struct dump_conn {
   MYSQL *m;
   int sock;
@@ -105,7 +105,7 @@ typedef struct dump_unit {
   /* one process call */
   dump_conn main;                      /* FTWRL, SHOW MASTER STATUS; closed after UNLOCK TABLES */
   dump_conn workers[DUMP_MAX_THREADS]; /* one snapshot each; worker 0 also plans */
-  pthread_mutex_t conn_lock;           /* sockets vs kill */
+  dm_conn_kill *conns;                 /* sockets of open connections, for kill */
   dump_table **tables;
   size_t n_tables, cap_tables;
   bool listed; /* the tables were listed before the snapshot (consistency = lock) */
@@ -152,8 +152,6 @@ void dump_table_chunk_done(dump_unit *u, dump_table *t);
 /* Connects to the source with the dump's session settings; the socket is registered for kill. */
 int dump_conn_open(dump_unit *u, dump_conn *c, dm_error *err);
 void dump_conn_close(dump_unit *u, dump_conn *c);
-/* shutdown(2) of every registered socket, so blocked reads return (kill). */
-void dump_conn_shutdown_all(dump_unit *u);
 /* Gives up a connection in the middle of a use_result: frees res without reading the rest and
  * closes the connection with a reset, so the server stops sending at once. */
 void dump_conn_abort(dump_unit *u, dump_conn *c, MYSQL_RES *res);

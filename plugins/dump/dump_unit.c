@@ -29,12 +29,6 @@
 #define DUMP_DEFAULT_STATEMENT_SIZE (1 << 20)
 #define DUMP_DEFAULT_CHUNK_FILESIZE (64 << 20)
 
-static int64_t dump_now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 void dump_fail(dump_unit *u, const dm_error *e) {
   pthread_mutex_lock(&u->err_lock);
   bool first = !u->has_err;
@@ -143,12 +137,18 @@ static int dump_init(const dm_host_services *host, dm_ctx *ctx, void **self, dm_
   }
   u->host = host;
   u->ctx = ctx;
-  pthread_mutex_init(&u->conn_lock, NULL);
   pthread_mutex_init(&u->err_lock, NULL);
   pthread_mutex_init(&u->pos_lock, NULL);
   u->main.sock = -1;
   for (int i = 0; i < DUMP_MAX_THREADS; i++)
     u->workers[i].sock = -1;
+  /* shut down with a reset: see DM_CONN_KILL_RESET */
+  u->conns = dm_conn_kill_new(DUMP_MAX_THREADS + 1, DM_CONN_KILL_RESET);
+  if (!u->conns) {
+    host->error_make(ctx, err, DM_ERR_NO_MEMORY, NULL, "dump: no memory for an instance");
+    dump_close(u);
+    return -1;
+  }
   const char *dir = host->work_dir(ctx);
   if (strlen(dir) >= sizeof u->work_dir - 64) {
     host->error_make(ctx, err, DM_ERR_CONFIG_INVALID, NULL, "dump: work folder %s is too long",
@@ -214,12 +214,6 @@ static void dump_run_free(dump_unit *u) {
   u->listed = false;
 }
 
-static void dump_result_error(dm_result *result, const dm_error *e) {
-  result->outcome = DM_OUTCOME_ERROR;
-  result->n_errors = 1;
-  result->errors[0] = *e;
-}
-
 /* Worker 0's first job: the table list, the schema files and the chunk jobs. */
 static void dump_plan(dump_unit *u) {
   dm_error err;
@@ -277,7 +271,7 @@ static void dump_process(void *self, dm_result *result) {
     if (complete > 0)
       result->outcome = DM_OUTCOME_FINISHED;
     else
-      dump_result_error(result, &err);
+      dm_result_fail(result, &err);
     return;
   }
   u->no_pos[0] = '\0';
@@ -288,14 +282,14 @@ static void dump_process(void *self, dm_result *result) {
   atomic_store(&u->total_rows, 0);
   atomic_store(&u->finished_rows, 0);
   atomic_store(&u->finished_bytes, 0);
-  atomic_store(&u->start_ms, dump_now_ms());
+  atomic_store(&u->start_ms, dm_clock_ms());
   atomic_store(&u->end_ms, 0);
   pthread_mutex_lock(&u->pos_lock);
   u->have_pos = u->have_safe_exit = false;
   pthread_mutex_unlock(&u->pos_lock);
   u->started = time(NULL);
   if (dump_dir_clean(u, &err) != 0) {
-    dump_result_error(result, &err);
+    dm_result_fail(result, &err);
     return;
   }
   dump_queue_init(&u->queue);
@@ -307,7 +301,7 @@ static void dump_process(void *self, dm_result *result) {
     if (dump_should_stop(u))
       result->outcome = DM_OUTCOME_CANCELED;
     else
-      dump_result_error(result, &err);
+      dm_result_fail(result, &err);
     return;
   }
   pthread_t tids[DUMP_MAX_THREADS];
@@ -324,7 +318,7 @@ static void dump_process(void *self, dm_result *result) {
   dump_queue_destroy(&u->queue);
 
   if (u->has_err) {
-    dump_result_error(result, &u->err);
+    dm_result_fail(result, &u->err);
   } else if (dump_should_stop(u)) {
     u->host->logf(u->ctx, DM_LOG_INFO,
                   "dump: stopped after %" PRId64 " rows; the next start dumps again from a new "
@@ -332,11 +326,11 @@ static void dump_process(void *self, dm_result *result) {
                   (int64_t)atomic_load(&u->finished_rows));
     result->outcome = DM_OUTCOME_CANCELED;
   } else if (dump_metadata_write(u, &err) != 0) {
-    dump_result_error(result, &err);
+    dm_result_fail(result, &err);
   } else {
     int64_t rows = atomic_load(&u->finished_rows);
     atomic_store(&u->total_rows, rows);
-    atomic_store(&u->end_ms, dump_now_ms());
+    atomic_store(&u->end_ms, dm_clock_ms());
     double secs = (double)(atomic_load(&u->end_ms) - atomic_load(&u->start_ms)) / 1000.0;
     u->host->logf(u->ctx, DM_LOG_INFO,
                   "dump: complete: %zu tables, %" PRId64 " rows, %" PRId64 " bytes in %.2f s",
@@ -358,7 +352,7 @@ static void dump_pause(void *self) {
 static void dump_kill(void *self) {
   dump_unit *u = self;
   atomic_store(&u->killed, true);
-  dump_conn_shutdown_all(u);
+  dm_conn_kill_all(u->conns);
 }
 
 static void dump_status(void *self, dm_status_sink *sink) {
@@ -374,7 +368,7 @@ static void dump_status(void *self, dm_status_sink *sink) {
   sink->put_int(sink, "finishedBytes", bytes);
   int64_t start = atomic_load(&u->start_ms), end = atomic_load(&u->end_ms);
   if (start > 0) {
-    int64_t ms = (end ? end : dump_now_ms()) - start;
+    int64_t ms = (end ? end : dm_clock_ms()) - start;
     sink->put_int(sink, "bps", ms > 0 ? bytes * 1000 / ms : 0);
   }
   sink->put_progress(sink, (uint64_t)rows, (uint64_t)total, "rows");
@@ -404,7 +398,7 @@ static bool dump_end_position(void *self, dm_position *end, dm_position *safe_ex
 static void dump_close(void *self) {
   dump_unit *u = self;
   dump_run_free(u);
-  pthread_mutex_destroy(&u->conn_lock);
+  dm_conn_kill_free(u->conns);
   pthread_mutex_destroy(&u->err_lock);
   pthread_mutex_destroy(&u->pos_lock);
   free(u);

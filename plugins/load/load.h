@@ -106,7 +106,7 @@ typedef struct load_unit {
   bool has_pos;
   dm_position safe_exit; /* handed on to the sync (DM_STATUS_META_SAFE_EXIT) */
   bool has_safe_exit;
-  int conn_fds[LOAD_MAX_CONNS + 1]; /* sockets of open connections, for kill; -1 free */
+  dm_conn_kill *conns; /* sockets of open connections, for kill */
   atomic_uint_least64_t finished_bytes;
   atomic_uint_least64_t total_bytes;
   atomic_uint_least64_t run_start_bytes;
@@ -137,9 +137,8 @@ int load_dir_open(load_unit *u, const load_dump *d, const char *name, dm_error *
 /* ---- load_db.c ---- */
 /* Connects to the target with the load session settings and registers the socket for kill. */
 MYSQL *load_db_connect(load_unit *u, dm_error *err);
+/* Unregisters the socket (kill never shuts down a closed one), then closes. */
 void load_db_close(load_unit *u, MYSQL *c);
-/* Shuts down every registered socket (kill). */
-void load_db_shutdown_all(load_unit *u);
 /* Runs a statement that returns no rows; on failure fills *err (DM_ERR_DB_QUERY, the server's
  * error as raw cause, resumable when the connection was lost) with the message `what`. */
 int load_db_exec(load_unit *u, MYSQL *c, const char *sql, size_t len, const char *what,
@@ -217,7 +216,5 @@ int load_keys_apply(load_unit *u, MYSQL *c, load_table *t, atomic_bool *abort, d
 dm_outcome load_workers_run(load_unit *u, load_dump *d, dm_result *result);
 
 /* ---- load_unit.c ---- */
-void load_fail(dm_result *result, const dm_error *e);
-int64_t load_now_ns(void);
 
 #endif /* DMHOST_LOAD_H */

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 
 #include <errmsg.h>
 #include <mysqld_error.h>
@@ -22,16 +21,6 @@
 static const char load_db_session_sql[] =
     "SET NAMES binary, time_zone = '+00:00', sql_mode = 'NO_AUTO_VALUE_ON_ZERO,NO_DIR_IN_CREATE', "
     "foreign_key_checks = 0, unique_checks = 0";
-
-static void load_db_register(load_unit *u, int fd) {
-  pthread_mutex_lock(&u->lock);
-  for (int i = 0; i <= LOAD_MAX_CONNS; i++)
-    if (u->conn_fds[i] < 0) {
-      u->conn_fds[i] = fd;
-      break;
-    }
-  pthread_mutex_unlock(&u->lock);
-}
 
 MYSQL *load_db_connect(load_unit *u, dm_error *err) {
   const dm_db_endpoint *ep = u->host->target_db(u->ctx);
@@ -52,31 +41,15 @@ MYSQL *load_db_connect(load_unit *u, dm_error *err) {
     mysql_close(c);
     return NULL;
   }
-  load_db_register(u, (int)mysql_get_socket(c));
+  dm_conn_kill_add(u->conns, (int)mysql_get_socket(c));
   return c;
 }
 
 void load_db_close(load_unit *u, MYSQL *c) {
   if (!c)
     return;
-  int fd = (int)mysql_get_socket(c);
-  pthread_mutex_lock(&u->lock);
-  for (int i = 0; i <= LOAD_MAX_CONNS; i++)
-    if (u->conn_fds[i] == fd) {
-      u->conn_fds[i] = -1;
-      break;
-    }
-  pthread_mutex_unlock(&u->lock);
+  dm_conn_kill_remove(u->conns, (int)mysql_get_socket(c));
   mysql_close(c);
-}
-
-void load_db_shutdown_all(load_unit *u) {
-  /* Under the lock, so no socket is closed (and its number reused) while we shut it down. */
-  pthread_mutex_lock(&u->lock);
-  for (int i = 0; i <= LOAD_MAX_CONNS; i++)
-    if (u->conn_fds[i] >= 0)
-      shutdown(u->conn_fds[i], SHUT_RDWR);
-  pthread_mutex_unlock(&u->lock);
 }
 
 void load_db_error(load_unit *u, MYSQL *c, const char *what, dm_error *err) {

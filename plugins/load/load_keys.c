@@ -386,7 +386,7 @@ int load_keys_apply(load_unit *u, MYSQL *c, load_table *t, atomic_bool *abort, d
   snprintf(what, sizeof what, "load: cannot add the deferred secondary keys to `%s`.`%s`", t->tdb,
            t->ttable);
   if (n_add > 0) {
-    int64_t t0 = load_now_ns();
+    int64_t t0 = dm_clock_ns();
     bool stopped = false;
     rc = load_keys_run(u, c, q.p, q.len, abort, &stopped);
     unsigned code = rc != 0 ? mysql_errno(c) : 0;
@@ -403,7 +403,7 @@ int load_keys_apply(load_unit *u, MYSQL *c, load_table *t, atomic_bool *abort, d
       load_db_error(u, c, what, err);
     } else {
       u->host->logf(u->ctx, DM_LOG_INFO, "load: added %d secondary key(s) to `%s`.`%s` in %.1f s",
-                    n_add, t->tdb, t->ttable, (double)(load_now_ns() - t0) / 1e9);
+                    n_add, t->tdb, t->ttable, (double)(dm_clock_ns() - t0) / 1e9);
     }
   }
   free(q.p);

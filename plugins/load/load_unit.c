@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <dmhost/db.h>
@@ -31,18 +30,6 @@
 #define LOAD_DEFAULT_POOL 4
 #define LOAD_DEFAULT_BATCH (4u << 20)
 #define LOAD_SOURCE_ID_MAX 32 /* the checkpoint's `id` column */
-
-int64_t load_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-void load_fail(dm_result *result, const dm_error *e) {
-  result->outcome = DM_OUTCOME_ERROR;
-  result->n_errors = 1;
-  result->errors[0] = *e;
-}
 
 /* ---- settings ---- */
 
@@ -111,8 +98,13 @@ static int load_init(const dm_host_services *host, dm_ctx *ctx, void **self, dm_
   u->host = host;
   u->ctx = ctx;
   pthread_mutex_init(&u->lock, NULL);
-  for (int i = 0; i <= LOAD_MAX_CONNS; i++)
-    u->conn_fds[i] = -1;
+  u->conns = dm_conn_kill_new(LOAD_MAX_CONNS + 1, 0);
+  if (!u->conns) {
+    pthread_mutex_destroy(&u->lock);
+    free(u);
+    host->error_make(ctx, err, DM_ERR_NO_MEMORY, NULL, "load: no memory for an instance");
+    return -1;
+  }
   atomic_init(&u->finished_bytes, 0);
   atomic_init(&u->total_bytes, 0);
   atomic_init(&u->run_start_bytes, 0);
@@ -146,6 +138,7 @@ static int load_init(const dm_host_services *host, dm_ctx *ctx, void **self, dm_
   *self = u;
   return 0;
 fail:
+  dm_conn_kill_free(u->conns);
   pthread_mutex_destroy(&u->lock);
   free(u);
   return -1;
@@ -303,7 +296,7 @@ static void load_process(void *self, dm_result *result) {
   dm_error e;
   load_dump d;
   if (load_dir_scan(u, u->cfg.dir, &d, &e) != 0) {
-    load_fail(result, &e);
+    dm_result_fail(result, &e);
     return;
   }
   pthread_mutex_lock(&u->lock);
@@ -329,7 +322,7 @@ static void load_process(void *self, dm_result *result) {
     if (atomic_load(&u->killed))
       result->outcome = DM_OUTCOME_CANCELED;
     else
-      load_fail(result, &e);
+      dm_result_fail(result, &e);
     load_dir_free(&d);
     return;
   }
@@ -350,10 +343,10 @@ static void load_process(void *self, dm_result *result) {
                 "load: loading %s: %" PRIu64 " of %" PRIu64 " bytes left, %d worker(s)", d.dir,
                 total - finished, total, u->cfg.pool_size);
   atomic_store(&u->run_start_bytes, finished);
-  int64_t t0 = load_now_ns();
+  int64_t t0 = dm_clock_ns();
   atomic_store(&u->run_start_ns, t0);
   result->outcome = load_workers_run(u, &d, result);
-  double secs = (double)(load_now_ns() - t0) / 1e9;
+  double secs = (double)(dm_clock_ns() - t0) / 1e9;
   uint64_t now_done = atomic_load(&u->finished_bytes);
   atomic_store(&u->run_start_ns, 0);
   u->host->logf(
@@ -390,7 +383,7 @@ static void load_status(void *self, dm_status_sink *sink) {
   sink->put_str(sink, "progress", pct);
   int64_t t0 = atomic_load(&u->run_start_ns), bps = 0;
   if (t0 != 0) {
-    double secs = (double)(load_now_ns() - t0) / 1e9;
+    double secs = (double)(dm_clock_ns() - t0) / 1e9;
     uint64_t start = atomic_load(&u->run_start_bytes);
     if (secs > 0.001 && done >= start)
       bps = (int64_t)((double)(done - start) / secs);
@@ -424,11 +417,12 @@ static bool load_end_position(void *self, dm_position *end, dm_position *safe_ex
 static void load_kill(void *self) {
   load_unit *u = self;
   atomic_store(&u->killed, true);
-  load_db_shutdown_all(u); /* blocked queries return with "lost connection" */
+  dm_conn_kill_all(u->conns); /* blocked queries return with "lost connection" */
 }
 
 static void load_close(void *self) {
   load_unit *u = self;
+  dm_conn_kill_free(u->conns);
   pthread_mutex_destroy(&u->lock);
   free(u);
 }

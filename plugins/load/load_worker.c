@@ -494,7 +494,7 @@ dm_outcome load_workers_run(load_unit *u, load_dump *d, dm_result *result) {
     free(ws);
     pthread_mutex_destroy(&run.mu);
     u->host->error_make(u->ctx, &e, DM_ERR_NO_MEMORY, NULL, "load: no memory for the workers");
-    load_fail(result, &e);
+    dm_result_fail(result, &e);
     return DM_OUTCOME_ERROR;
   }
   for (int i = 0; i < d->n_files; i++) {
@@ -541,7 +541,7 @@ dm_outcome load_workers_run(load_unit *u, load_dump *d, dm_result *result) {
   if (atomic_load(&u->killed))
     return DM_OUTCOME_CANCELED;
   if (run.has_error) {
-    load_fail(result, &run.error);
+    dm_result_fail(result, &run.error);
     return DM_OUTCOME_ERROR;
   }
   for (int i = 0; i < d->n_files; i++) {

@@ -5,7 +5,6 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "relay_internal.h"
 
@@ -34,43 +33,25 @@ void relay_ev_filler(unsigned char *buf, uint32_t len, uint32_t start, uint32_t 
              dm_binlog_crc32(0, buf, len - DM_BINLOG_CHECKSUM_LEN));
 }
 
-/* ---- transaction boundaries ---- */
+/* ---- transaction boundaries: the SDK's tracker (dmhost/binlog_trx.h) ---- */
 
-static bool trx_query_is(const dm_binlog_query *q, const char *word) {
-  size_t w = strlen(word);
-  const char *p = q->query.ptr;
-  size_t n = q->query.len;
-  return n >= w && strncasecmp(p, word, w) == 0 && (n == w || p[w] == ' ' || p[w] == ';');
-}
-
-static void trx_commit(relay_trx *t, dm_mariadb_gtid_set *set) {
-  if (!t->mysql_gtid)
-    dm_mariadb_gtid_set_update(set, t->domain, t->server, t->seq);
-  t->in_trx = false;
-}
-
-bool relay_trx_feed(relay_trx *t, const dm_binlog_format *fmt, const dm_binlog_event *ev,
+bool relay_trx_feed(dm_binlog_trx *t, const dm_binlog_format *fmt, const dm_binlog_event *ev,
                     dm_mariadb_gtid_set *set, bool take_list) {
   dm_error err;
+  dm_binlog_gtid g;
+  dm_binlog_query q;
+  const dm_binlog_gtid *gp = NULL;
+  const dm_binlog_query *qp = NULL;
   switch (ev->header.type) {
-  case DM_BINLOG_GTID: {
-    dm_binlog_gtid g;
+  case DM_BINLOG_GTID:
     if (dm_binlog_decode_gtid(fmt, ev, &g, &err) < 0)
-      return false;
-    t->in_trx = true;
-    t->mysql_gtid = false;
-    t->seq = g.seq_no;
-    t->domain = g.domain_id;
-    t->server = g.server_id;
-    t->standalone = (g.flags & DM_BINLOG_GTID_STANDALONE) != 0; /* a DDL: no COMMIT follows */
-    return false;
-  }
-  case DM_BINLOG_MYSQL_GTID:
-  case DM_BINLOG_MYSQL_ANONYMOUS_GTID:
-    t->in_trx = true;
-    t->mysql_gtid = true;
-    t->standalone = true; /* until a BEGIN says otherwise */
-    return false;
+      return false; /* undecodable: the group stays as it was, not begun */
+    gp = &g;
+    break;
+  case DM_BINLOG_QUERY:
+    if (dm_binlog_decode_query(fmt, ev, &q, &err) == 0)
+      qp = &q;
+    break;
   case DM_BINLOG_GTID_LIST: {
     dm_binlog_gtid_list l;
     if (take_list && dm_binlog_decode_gtid_list(fmt, ev, &l, &err) == 0) {
@@ -89,41 +70,21 @@ bool relay_trx_feed(relay_trx *t, const dm_binlog_format *fmt, const dm_binlog_e
           dm_mariadb_gtid_set_update(set, dom, srv, seq);
       }
     }
-    return !t->in_trx;
+    break;
   }
-  case DM_BINLOG_XID:
-    if (t->in_trx)
-      trx_commit(t, set);
-    return true;
-  case DM_BINLOG_QUERY:
-  case DM_BINLOG_QUERY_COMPRESSED: {
-    if (!t->in_trx)
-      return true;
-    dm_binlog_query q;
-    bool parsed =
-        ev->header.type == DM_BINLOG_QUERY && dm_binlog_decode_query(fmt, ev, &q, &err) == 0;
-    if (t->mysql_gtid && t->standalone && parsed && trx_query_is(&q, "BEGIN")) {
-      t->standalone = false;
-      return false;
-    }
-    if (t->standalone || (parsed && (trx_query_is(&q, "COMMIT") || trx_query_is(&q, "ROLLBACK")))) {
-      trx_commit(t, set);
-      return true;
-    }
-    return false;
-  }
-  case DM_BINLOG_TRANSACTION_PAYLOAD:
-    /* MySQL 8 (binlog_transaction_compression): the whole transaction, BEGIN to XID, is this one
-     * event after its GTID event, so it ends the group */
-    if (t->in_trx)
-      trx_commit(t, set);
-    return true;
   default:
-    if (t->in_trx && t->standalone && !t->mysql_gtid) {
-      /* a standalone GTID's group is its one next event, whatever its type */
-      trx_commit(t, set);
-      return true;
-    }
-    return !t->in_trx;
+    break;
   }
+  /* the group's MariaDB GTID, read before the feed forgets it at the group's end */
+  bool has_gtid = t->has_gtid;
+  uint32_t domain = t->domain, server = t->server;
+  uint64_t seq = t->seq;
+  dm_binlog_trx_step step = dm_binlog_trx_feed(t, ev, gp, qp);
+  if (step == DM_BINLOG_TRX_BEGIN || step == DM_BINLOG_TRX_INSIDE)
+    return false;
+  /* Every group's end takes its GTID, a rolled-back one's too: the source's binlog state counts
+   * it, and a relay restarting from this set must not ask for it again. */
+  if (step != DM_BINLOG_TRX_OUTSIDE && has_gtid)
+    dm_mariadb_gtid_set_update(set, domain, server, seq);
+  return true;
 }

@@ -274,7 +274,7 @@ static int file_recover_from_meta(const char *path, uint64_t size, relay_meta *m
   dm_mariadb_gtid_set set, at_boundary;
   dm_mariadb_gtid_set_parse(&set, m->binlog_gtid);
   at_boundary = set;
-  relay_trx trx = {0};
+  dm_binlog_trx trx = {0};
   uint64_t boundary = m->binlog_pos;
   bool first = true;
   for (;;) {
@@ -356,7 +356,7 @@ int relay_file_recover(const char *dir, relay_meta *m, char *note, size_t note_l
     snprintf(note, note_len, "%s; the file is fetched again from its start", rerr.message);
   } else {
     boundary = at = DM_BINLOG_MAGIC_LEN;
-    relay_trx trx = {0};
+    dm_binlog_trx trx = {0};
     for (;;) {
       dm_binlog_event ev;
       int rc = dm_binlog_reader_next(r, &ev, &rerr);
@@ -390,7 +390,7 @@ int relay_file_recover(const char *dir, relay_meta *m, char *note, size_t note_l
         /* relay.meta's set is authoritative at its own position */
         past_meta = true;
         set = meta_set;
-        trx.in_trx = false;
+        dm_binlog_trx_reset(&trx);
         b = true;
       }
       if (b) {

@@ -24,7 +24,10 @@
 #include <sys/types.h>
 
 #include "dmhost/binlog.h"
+#include "dmhost/binlog_trx.h"
+#include "dmhost/clock.h"
 #include "dmhost/relay_folder.h"
+#include "dmhost/result.h"
 #include "dmhost/unit.h"
 
 #define RELAY_PATH_MAX 4096
@@ -39,19 +42,11 @@
 void relay_ev_filler(unsigned char *buf, uint32_t len, uint32_t start, uint32_t server_id,
                      bool checksum);
 
-/* Follows transaction boundaries through a stream of events (GTID ... XID/COMMIT). */
-typedef struct relay_trx {
-  bool in_trx;
-  bool standalone; /* ends with the next event */
-  bool mysql_gtid; /* MySQL: BEGIN decides */
-  uint32_t domain, server;
-  uint64_t seq;
-} relay_trx;
-
-/* Feed one event; returns true when the event ends a transaction or stands outside any (the
- * position after it is a boundary). The set gets the transaction's GTID at its end; a GTID_LIST
- * event replaces it when `take_list` (the start of a file read from position 4). */
-bool relay_trx_feed(relay_trx *t, const dm_binlog_format *fmt, const dm_binlog_event *ev,
+/* Feed one event to the SDK's transaction tracker (dmhost/binlog_trx.h); returns true when the
+ * event ends a group (committed or rolled back) or stands outside any (the position after it is a
+ * boundary). The set gets the group's MariaDB GTID at its end; a GTID_LIST event replaces it when
+ * `take_list` (the start of a file read from position 4). */
+bool relay_trx_feed(dm_binlog_trx *t, const dm_binlog_format *fmt, const dm_binlog_event *ev,
                     dm_mariadb_gtid_set *set, bool take_list);
 
 /* ---- layout: the SDK's (dmhost/relay_folder.h) ---- */
@@ -188,6 +183,5 @@ bool relay_stopping(relay_unit *u);
 #define RELAY_CONNECT_ATTEMPT_S 1
 bool relay_connect_again(relay_unit *u, double start, unsigned timeout_s, double attempt_start,
                          const dm_error *err);
-double relay_now(void);
 
 #endif /* DMH_RELAY_INTERNAL_H */

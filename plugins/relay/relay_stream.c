@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "dmhost/relay_purge.h"
@@ -34,7 +33,7 @@ typedef struct relay_run {
   char subdir[RELAY_SUBDIR_MAX];
   char dir[RELAY_DIR_MAX]; /* relay_dir/subdir */
   dm_mariadb_gtid_set set; /* GTID set at `boundary` */
-  relay_trx trx;
+  dm_binlog_trx trx;
   uint64_t boundary;      /* last transaction boundary in f */
   uint64_t meta_boundary; /* what relay.meta says */
   char meta_name[256];
@@ -52,15 +51,6 @@ typedef struct relay_run {
   uint64_t start_pos;
   char start_gtid[DM_POSITION_GTID_MAX];
 } relay_run;
-
-/* The coarse clock (a few ms resolution) is plenty for the 50 ms..1 s intervals below and costs
- * a memory read: the precise one took 10 % of the relay's CPU on an OLTP stream, read once per
- * event. */
-double relay_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 void relay_interrupt(relay_unit *u) {
   pthread_mutex_lock(&u->reader_lock);
@@ -133,7 +123,7 @@ static int run_flush(relay_run *r, dm_error *err) {
   /* "flush": at most one fsync a second (and at stop); each would otherwise stall the stream for
    * the disk's latency. A crash of the machine between two can leave relay.meta ahead of the
    * file: recovery then cuts back to the last complete transaction and fetches the rest again. */
-  double now = relay_now();
+  double now = dm_clock_coarse_s();
   bool sync =
       r->u->set.fsync_policy == RELAY_FSYNC_FLUSH && (r->final || now - r->last_sync >= 1.0);
   if (relay_file_flush(&r->f, sync, err) < 0)
@@ -433,14 +423,14 @@ static void *run_watcher(void *arg) {
   relay_run *r = arg;
   relay_unit *u = r->u;
   int stop_fd = u->host->stop_fd(u->ctx);
-  double next_master = 0, next_purge = relay_now() + (double)u->set.purge_interval_s;
+  double next_master = 0, next_purge = dm_clock_coarse_s() + (double)u->set.purge_interval_s;
   MYSQL *c = NULL;
   for (;;) {
     struct pollfd p = {.fd = stop_fd, .events = POLLIN};
     poll(&p, 1, 50);
     pthread_mutex_lock(&r->lock);
     bool done = r->done;
-    double now0 = relay_now();
+    double now0 = dm_clock_coarse_s();
     if (!done && r->f.buf_len && now0 - r->last_event >= 0.05 && now0 - r->last_flush >= 0.05) {
       /* idle stream: hand the buffered events to readers (a busy stream flushes itself, so the
        * writer's lock is not taken away from it for a write) */
@@ -455,7 +445,7 @@ static void *run_watcher(void *arg) {
       relay_interrupt(u);
       continue;
     }
-    double now = relay_now();
+    double now = dm_clock_coarse_s();
     if (now >= next_master) {
       next_master = now + u->set.master_status_interval_ms / 1000.0;
       dm_error err;
@@ -531,9 +521,9 @@ static int run_stream_once(relay_run *r, bool *progress, dm_error *err) {
       .source_size = dm_host_db_endpoint_size(u->host, u->ctx),
   };
   dm_binlog_reader *rd = NULL;
-  double start = relay_now();
+  double start = dm_clock_coarse_s();
   for (;;) { /* attempts of a second, up to 5 s: see relay_connect_again */
-    double attempt = relay_now();
+    double attempt = dm_clock_coarse_s();
     if (dm_binlog_reader_open_stream(&rd, &so, err) == 0)
       break;
     if (!relay_connect_again(u, start, 5, attempt, err))
@@ -561,7 +551,7 @@ static int run_stream_once(relay_run *r, bool *progress, dm_error *err) {
       break;
     }
     pthread_mutex_lock(&r->lock);
-    r->last_event = relay_now();
+    r->last_event = dm_clock_coarse_s();
     if (r->upstream_server_id == 0 && !ev.artificial)
       r->upstream_server_id = ev.header.server_id;
     int erc = run_event(r, rd, &ev, err);
@@ -650,15 +640,14 @@ void relay_stream_run(relay_unit *u, dm_result *result) {
   dm_error err = {0};
   if (!r || relay_file_init(&r->f, (size_t)u->set.buffer_kb * 1024, u->set.fsync_policy) < 0) {
     free(r);
-    result->outcome = DM_OUTCOME_ERROR;
-    result->n_errors = 1;
-    dm_error_set(&result->errors[0], DM_ERR_NO_MEMORY, NULL, "relay: no memory for the writer");
+    dm_error_set(&err, DM_ERR_NO_MEMORY, NULL, "relay: no memory for the writer");
+    dm_result_fail(result, &err);
     return;
   }
   r->u = u;
   r->f.mode = u->file_mode;
   pthread_mutex_init(&r->lock, NULL);
-  r->last_flush = relay_now();
+  r->last_flush = dm_clock_coarse_s();
   pthread_t watcher;
   bool have_watcher = pthread_create(&watcher, NULL, run_watcher, r) == 0;
   uint32_t delay = 200;
@@ -748,9 +737,7 @@ void relay_stream_run(relay_unit *u, dm_result *result) {
   pthread_mutex_destroy(&r->lock);
   free(r);
   if (failed) {
-    result->outcome = DM_OUTCOME_ERROR;
-    result->n_errors = 1;
-    result->errors[0] = err;
+    dm_result_fail(result, &err);
   } else {
     result->outcome = DM_OUTCOME_CANCELED;
   }

@@ -18,7 +18,7 @@
 
 bool relay_connect_again(relay_unit *u, double start, unsigned timeout_s, double attempt_start,
                          const dm_error *err) {
-  double now = relay_now();
+  double now = dm_clock_coarse_s();
   return err->code == DM_ERR_DB_CONNECT && now - attempt_start >= RELAY_CONNECT_ATTEMPT_S * 0.9 &&
          now - start < timeout_s && !relay_stopping(u);
 }
@@ -33,9 +33,9 @@ MYSQL *relay_up_connect(relay_unit *u, unsigned timeout_s, dm_error *err) {
                            .read_timeout_s = timeout_s,
                            .write_timeout_s = timeout_s,
                            .endpoint_size = dm_host_db_endpoint_size(u->host, u->ctx)};
-  double start = relay_now();
+  double start = dm_clock_coarse_s();
   for (;;) { /* attempts of a second, up to timeout_s: see relay_connect_again */
-    double attempt = relay_now();
+    double attempt = dm_clock_coarse_s();
     MYSQL *c = dm_db_connect(ep, &co, err);
     if (c || !relay_connect_again(u, start, timeout_s, attempt, err))
       return c;

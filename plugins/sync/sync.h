@@ -228,7 +228,6 @@ MYSQL *sync_db_connect_target(sync_unit *u, dm_error *err);
 MYSQL *sync_db_connect_ddl(sync_unit *u, dm_error *err);
 MYSQL *sync_db_connect_source(sync_unit *u, dm_error *err);
 void sync_db_close(sync_unit *u, MYSQL *c);
-void sync_db_shutdown_all(sync_unit *u);
 /* Runs statements (several, ';'-separated), draining every result. 0, or -1 with *err. */
 int sync_db_exec(sync_unit *u, MYSQL *c, const char *sql, size_t len, const char *what,
                  dm_error *err);
@@ -366,7 +365,7 @@ struct sync_unit {
   dm_position synced; /* the last committed batch end */
   dm_position master; /* the source's SHOW MASTER STATUS */
   bool has_synced, has_master;
-  int conn_fds[SYNC_MAX_WORKERS + 4]; /* sockets for kill; -1 free */
+  dm_conn_kill *conns; /* sockets of open connections, for kill */
   atomic_uint_least64_t total_rows;
   atomic_uint_least64_t total_txns;
   atomic_int_least64_t run_start_ns;
@@ -382,8 +381,6 @@ struct sync_unit {
   double recent_rps;
 };
 
-int64_t sync_now_ns(void);
-void sync_fail(dm_result *result, const dm_error *e);
 /* Fills *err with DM_ERR_NO_MEMORY; returns -1. */
 int sync_nomem(sync_unit *u, dm_error *err);
 /* The routed table of a source table (NULL table: a schema). */

@@ -448,7 +448,7 @@ int sync_batch_add_row(sync_unit *u, sync_batch *b, sync_table *t, uint8_t rows_
                        const dm_binlog_table_map *tm, const dm_binlog_value *before,
                        const dm_binlog_value *after, dm_error *err) {
   if (!b->first_ns)
-    b->first_ns = sync_now_ns();
+    b->first_ns = dm_clock_ns();
   b->n_rows++;
   if (t->compactable) {
     uint32_t koff, klen;

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/socket.h>
 
 #include <errmsg.h>
 #include <mysqld_error.h>
@@ -17,24 +16,6 @@
 #include <dmhost/db.h>
 
 #include "sync.h"
-
-static void sync_db_register(sync_unit *u, int fd, bool add) {
-  pthread_mutex_lock(&u->lock);
-  for (int i = 0; i < SYNC_MAX_WORKERS + 4; i++)
-    if (add ? u->conn_fds[i] < 0 : u->conn_fds[i] == fd) {
-      u->conn_fds[i] = add ? fd : -1;
-      break;
-    }
-  pthread_mutex_unlock(&u->lock);
-}
-
-void sync_db_shutdown_all(sync_unit *u) {
-  pthread_mutex_lock(&u->lock);
-  for (int i = 0; i < SYNC_MAX_WORKERS + 4; i++)
-    if (u->conn_fds[i] >= 0)
-      shutdown(u->conn_fds[i], SHUT_RDWR);
-  pthread_mutex_unlock(&u->lock);
-}
 
 /* Runs the ';'-separated statements of a constant text (no ';' inside a literal) one by one. */
 static int sync_db_exec_each(sync_unit *u, MYSQL *c, const char *sql, const char *what,
@@ -73,7 +54,7 @@ static MYSQL *sync_db_connect(sync_unit *u, const dm_db_endpoint *ep, bool targe
     mysql_close(c);
     return NULL;
   }
-  sync_db_register(u, (int)mysql_get_socket(c), true);
+  dm_conn_kill_add(u->conns, (int)mysql_get_socket(c));
   return c;
 }
 
@@ -92,7 +73,7 @@ MYSQL *sync_db_connect_source(sync_unit *u, dm_error *err) {
 void sync_db_close(sync_unit *u, MYSQL *c) {
   if (!c)
     return;
-  sync_db_register(u, (int)mysql_get_socket(c), false);
+  dm_conn_kill_remove(u->conns, (int)mysql_get_socket(c));
   mysql_close(c);
 }
 

@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dmhost/binlog_trx.h>
+
 #include "sync.h"
 #include "sync_maps.h"
 #include "sync_tracker.h"
@@ -44,8 +46,8 @@ typedef struct sync_run_state {
   uint64_t done_rows;
   /* where the reading stands */
   sync_gtid_set gtid;
-  dm_position cur; /* the last transaction end read */
-  bool in_txn;
+  dm_position cur;   /* the last transaction end read */
+  dm_binlog_trx trx; /* where the group read begins and ends: the SDK's tracker, as the relay's */
   /* The open transaction: where it starts, with the GTID set before it, and how many of its row
    * changes were read. A transaction bigger than a batch is split there (memory stays bounded):
    * the checkpoint is then its start plus a row count, and a restart skips that many rows of it. */
@@ -61,13 +63,21 @@ typedef struct sync_run_state {
   uint8_t *plain;
   size_t plain_cap;
   dm_binlog_payload *payload; /* MySQL 8 transaction payloads, read event by event */
-  /* XA transactions (sync_xa.c); xa_completing: the group read is a COMPLETED_XA one, its
-   * statement is XA COMMIT or XA ROLLBACK */
+  /* XA transactions (sync_xa.c) */
   sync_xa *xa;
-  bool xa_completing;
+  /* A MariaDB group that is not flagged transactional (it changed a MyISAM or Aria table) may end
+   * in ROLLBACK: its row events are held here (offset, then the event's bytes) until its end, and
+   * go to the batch at its COMMIT, never at its ROLLBACK. */
+  bool hold;
+  sync_buf held;
   /* before u->safe_exit: the batches being built are applied in safe mode */
   bool safe_auto;
 } sync_run_state;
+
+/* Inside a transaction's BEGIN ... end (not between groups, nor in a one-statement group). */
+static bool sync_in_txn(const sync_run_state *r) {
+  return r->trx.in_trx && !r->trx.standalone;
+}
 
 /* ---- table maps ---- */
 
@@ -104,7 +114,7 @@ static void sync_maps_boundary(sync_run_state *r) {
 
 static void sync_poll_master(sync_run_state *r) {
   sync_unit *u = r->u;
-  int64_t now = sync_now_ns();
+  int64_t now = dm_clock_ns();
   if (!r->sc || now - r->last_status_ns < (int64_t)u->cfg.status_ms * 1000000)
     return;
   r->last_status_ns = now;
@@ -223,13 +233,16 @@ static int sync_resize(sync_run_state *r, dm_error *err) {
 
 /* ---- events ---- */
 
-/* A transaction ended at ev (XID, COMMIT). */
-static int sync_txn_end(sync_run_state *r, const dm_binlog_event *ev, dm_error *err) {
+/* A transaction ended at ev: committed (XID, COMMIT), or rolled back (ROLLBACK: none of its rows
+ * went to the batch, but the position and the GTID set move past it as past any group). */
+static int sync_txn_end(sync_run_state *r, const dm_binlog_event *ev, bool committed,
+                        dm_error *err) {
   sync_unit *u = r->u;
   if (sync_gtid_commit(&r->gtid, err) < 0)
     return -1;
   r->pending_gtid = false;
-  r->in_txn = false;
+  r->hold = false;
+  sync_buf_reset(&r->held);
   sync_maps_boundary(r);
   dm_strlcpy(r->cur.name, ev->file, sizeof r->cur.name);
   r->cur.pos = ev->header.next_pos;
@@ -238,7 +251,10 @@ static int sync_txn_end(sync_run_state *r, const dm_binlog_event *ev, dm_error *
   sync_batch *b = r->building;
   b->end = r->cur;
   b->end_rows = 0;
-  b->n_txns++;
+  if (committed)
+    b->n_txns++;
+  else
+    b->moved = true; /* nothing to apply, but the checkpoint moves past it */
   b->last_ts = ev->header.timestamp;
   if (r->recovering) {
     int c = sync_cp_compare(&r->cur, 0, &r->target, r->target_rows);
@@ -266,7 +282,7 @@ static int sync_txn_end(sync_run_state *r, const dm_binlog_event *ev, dm_error *
    * grows exactly as long as the previous one takes to apply (group commit), which keeps the lag
    * low under a light load and the batches big when the target is the bottleneck. */
   if (b->n_rows >= u->cfg.batch_rows || b->arena.len >= u->cfg.batch_bytes ||
-      (b->first_ns && sync_now_ns() - b->first_ns >= (int64_t)u->cfg.batch_ms * 1000000) ||
+      (b->first_ns && dm_clock_ns() - b->first_ns >= (int64_t)u->cfg.batch_ms * 1000000) ||
       !sync_workers_busy(r->ws))
     return sync_close_batch(r, err);
   return 0;
@@ -345,11 +361,6 @@ static void sync_txn_begin(sync_run_state *r, const dm_binlog_event *ev) {
   r->txn_rows = 0;
 }
 
-static bool sync_is_word(const char *s, size_t len, const char *w) {
-  size_t n = strlen(w);
-  return len == n && strncasecmp(s, w, n) == 0;
-}
-
 /* A group that ends at ev and was applied with every checkpoint row moved past it (a DDL, an XA
  * prepare or end): the GTID set takes its GTID; *after is the position after ev. */
 static int sync_group_after(sync_run_state *r, const dm_binlog_event *ev, dm_position *after,
@@ -401,18 +412,17 @@ static int sync_on_xa_prepare(sync_run_state *r, const dm_binlog_event *ev, dm_e
     return -1;
   if (sync_xa_prepare(r->xa, r->tc, &xp, ev, &after, r->n_workers, err) < 0)
     return -1;
-  r->in_txn = false;
   sync_group_applied(r, ev, &after);
   return 0;
 }
 
-/* The statement of a COMPLETED_XA group: XA COMMIT or XA ROLLBACK of the XID its GTID named. */
-static int sync_on_xa_end(sync_run_state *r, const dm_binlog_event *ev, const dm_binlog_query *q,
+/* The statement of a COMPLETED_XA group: XA COMMIT or XA ROLLBACK of the XID its GTID named (the
+ * tracker's step for it). */
+static int sync_on_xa_end(sync_run_state *r, const dm_binlog_event *ev, dm_binlog_trx_step step,
                           dm_error *err) {
   sync_unit *u = r->u;
-  r->xa_completing = false;
-  bool commit = q->query.len >= 9 && strncasecmp(q->query.ptr, "XA COMMIT", 9) == 0;
-  if (!commit && !(q->query.len >= 11 && strncasecmp(q->query.ptr, "XA ROLLBACK", 11) == 0)) {
+  bool commit = step == DM_BINLOG_TRX_XA_COMMIT;
+  if (!commit && step != DM_BINLOG_TRX_XA_ROLLBACK) {
     u->host->error_make(u->ctx, err, DM_ERR_BINLOG_CORRUPT, NULL,
                         "sync: the statement at %s:%" PRIu64 " follows a GTID event flagged "
                         "COMPLETED_XA but is no XA COMMIT or XA ROLLBACK",
@@ -425,7 +435,6 @@ static int sync_on_xa_end(sync_run_state *r, const dm_binlog_event *ev, const dm
     return -1;
   if (sync_xa_end(r->xa, r->tc, commit, ev, &after, r->n_workers, &rows, err) < 0)
     return -1;
-  r->in_txn = false;
   sync_group_applied(r, ev, &after);
   atomic_fetch_add(&u->total_rows, rows);
   atomic_fetch_add(&u->total_txns, commit ? 1 : 0);
@@ -433,21 +442,53 @@ static int sync_on_xa_end(sync_run_state *r, const dm_binlog_event *ev, const dm
   return 0;
 }
 
+/* A row event of a held group (r->hold): kept, with its offset, until the group ends. */
+static int sync_hold(sync_run_state *r, const dm_binlog_event *ev, dm_error *err) {
+  uint64_t off = ev->offset;
+  if (sync_buf_put(&r->held, &off, sizeof off) < 0 ||
+      sync_buf_put(&r->held, ev->raw, ev->raw_len) < 0)
+    return sync_nomem(r->u, err);
+  return 0;
+}
+
+/* The held group committed: its row events go to the batch, in their order. */
+static int sync_release(sync_run_state *r, const dm_binlog_event *end, dm_error *err) {
+  const dm_binlog_format *fmt = sync_source_format(r->src);
+  size_t at = 0;
+  while (at < r->held.len) {
+    uint64_t off;
+    memcpy(&off, r->held.p + at, sizeof off);
+    at += sizeof off;
+    const uint8_t *raw = (const uint8_t *)r->held.p + at;
+    dm_binlog_event_header h;
+    dm_binlog_event ev;
+    if (dm_binlog_parse_header(raw, r->held.len - at, &h, err) < 0 ||
+        dm_binlog_event_from_bytes(raw, h.event_size, fmt, false, end->file, off, &ev, err) < 0 ||
+        sync_rows(r, &ev, err) < 0)
+      return -1;
+    at += h.event_size;
+  }
+  return 0;
+}
+
 static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *err) {
   sync_unit *u = r->u;
   const dm_binlog_format *fmt = sync_source_format(r->src);
+  dm_binlog_trx_step step;
   switch (ev->header.type) {
   case DM_BINLOG_GTID: {
     dm_binlog_gtid g;
     if (dm_binlog_decode_gtid(fmt, ev, &g, err) < 0)
       return -1;
+    dm_binlog_trx_feed(&r->trx, ev, &g, NULL);
     r->pending_gtid = true;
     sync_gtid_pend_mariadb(&r->gtid, g.domain_id, g.server_id, g.seq_no);
-    r->in_txn = !(g.flags & DM_BINLOG_GTID_STANDALONE);
     sync_txn_begin(r, ev);
+    r->hold = !(g.flags & (DM_BINLOG_GTID_TRANSACTIONAL | DM_BINLOG_GTID_STANDALONE |
+                           DM_BINLOG_GTID_PREPARED_XA | DM_BINLOG_GTID_COMPLETED_XA));
+    sync_buf_reset(&r->held);
     if (sync_xa_gtid(r->xa, &g, ev, err) < 0)
       return -1;
-    r->xa_completing = (g.flags & DM_BINLOG_GTID_COMPLETED_XA) != 0;
     return 0;
   }
   case DM_BINLOG_MYSQL_GTID:
@@ -455,11 +496,13 @@ static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *er
     /* a BEGIN follows for row changes; a DDL is the one QUERY after it */
     if (sync_gtid_pend_mysql(&r->gtid, fmt, ev, err) < 0)
       return -1;
+    dm_binlog_trx_feed(&r->trx, ev, NULL, NULL);
     r->pending_gtid = true;
-    r->in_txn = false;
+    r->hold = false;
     sync_txn_begin(r, ev);
     return 0;
   case DM_BINLOG_TABLE_MAP: {
+    dm_binlog_trx_feed(&r->trx, ev, NULL, NULL);
     dm_binlog_table_map *tm;
     if (dm_binlog_table_map_decode(fmt, ev, &tm, err) < 0)
       return -1;
@@ -483,27 +526,48 @@ static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *er
   case DM_BINLOG_UPDATE_ROWS_V2:
   case DM_BINLOG_DELETE_ROWS_V2:
   case DM_BINLOG_PARTIAL_UPDATE_ROWS:
-    return sync_rows(r, ev, err);
+    dm_binlog_trx_feed(&r->trx, ev, NULL, NULL);
+    return r->hold ? sync_hold(r, ev, err) : sync_rows(r, ev, err);
   case DM_BINLOG_XID:
-    return sync_txn_end(r, ev, err);
+    dm_binlog_trx_feed(&r->trx, ev, NULL, NULL);
+    if (r->hold && sync_release(r, ev, err) < 0)
+      return -1;
+    return sync_txn_end(r, ev, true, err);
   case DM_BINLOG_XA_PREPARE:
+    dm_binlog_trx_feed(&r->trx, ev, NULL, NULL);
     return sync_on_xa_prepare(r, ev, err);
   case DM_BINLOG_QUERY: {
     dm_binlog_query q;
     if (dm_binlog_decode_query(fmt, ev, &q, err) < 0)
       return -1;
-    if (r->xa_completing)
-      return sync_on_xa_end(r, ev, &q, err);
-    if (sync_is_word(q.query.ptr, q.query.len, "BEGIN")) {
-      if (!r->pending_gtid)
-        sync_txn_begin(r, ev); /* no GTID event before it (MySQL without GTIDs) */
-      r->in_txn = true;
+    bool completing = r->trx.in_trx && (r->trx.flags & DM_BINLOG_GTID_COMPLETED_XA);
+    step = dm_binlog_trx_feed(&r->trx, ev, NULL, &q);
+    if (completing)
+      return sync_on_xa_end(r, ev, step, err);
+    switch (step) {
+    case DM_BINLOG_TRX_BEGIN:
+      sync_txn_begin(r, ev); /* no GTID event before it (MySQL without GTIDs) */
       return 0;
-    }
-    if (sync_is_word(q.query.ptr, q.query.len, "COMMIT"))
-      return sync_txn_end(r, ev, err);
-    if (r->in_txn) {
-      /* a statement inside a row-format transaction (SAVEPOINT, ...): nothing to apply */
+    case DM_BINLOG_TRX_COMMIT:
+      if (r->hold && sync_release(r, ev, err) < 0)
+        return -1;
+      return sync_txn_end(r, ev, true, err);
+    case DM_BINLOG_TRX_ROLLBACK:
+      /* A transaction that changed a non-transactional table, then rolled back: nothing of it
+       * is applied (its held rows are dropped), the position moves past it. */
+      if (r->hold || r->txn_rows == 0)
+        return sync_txn_end(r, ev, false, err);
+      u->host->error_make(u->ctx, err, DM_ERR_BINLOG_CORRUPT, NULL,
+                          "sync: the transaction rolled back at %s:%" PRIu64
+                          " has row changes the sync took as they came (its GTID event did not "
+                          "say it may roll back: MySQL, or flagged transactional)",
+                          ev->file, ev->offset);
+      return -1;
+    case DM_BINLOG_TRX_STATEMENT:
+      break; /* a statement of its own: DDL, below */
+    default:
+      /* a statement inside a row-format transaction (its BEGIN, SAVEPOINT, ...): nothing to
+       * apply */
       return 0;
     }
     /* a statement of its own: DDL. Everything before it is applied first. */
@@ -530,10 +594,13 @@ static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *er
     /* it moves the position like any event between transactions */
     /* fall through */
   default:
+    step = dm_binlog_trx_feed(&r->trx, ev, NULL, NULL);
+    if (step == DM_BINLOG_TRX_STATEMENT)
+      return sync_txn_end(r, ev, true, err); /* a standalone group of one such event */
     /* Format descriptions, rotations, GTID lists, annotations, fillers: nothing to apply. Between
      * transactions they still move the position (a rotation with no transaction after it must
      * not leave the checkpoint behind the source's position forever). */
-    if (!r->in_txn && !r->pending_gtid && !r->recovering) {
+    if (step == DM_BINLOG_TRX_OUTSIDE && !r->recovering) {
       dm_strlcpy(r->cur.name, ev->file, sizeof r->cur.name);
       r->cur.pos = ev->header.next_pos;
       r->building->end = r->cur;
@@ -672,7 +739,7 @@ void sync_run(sync_unit *u, dm_result *result) {
                 u->host->relay_dir(u->ctx) ? "the relay log" : "the source's binlog", r.cur.name,
                 r.cur.pos, r.cur.gtid[0] ? r.cur.gtid : "-", skip, r.n_workers);
   atomic_store(&u->run_start_rows, atomic_load(&u->total_rows));
-  atomic_store(&u->run_start_ns, sync_now_ns());
+  atomic_store(&u->run_start_ns, dm_clock_ns());
 
   pthread_mutex_lock(&u->lock);
   u->src = r.src;
@@ -686,11 +753,11 @@ void sync_run(sync_unit *u, dm_result *result) {
       goto out;
     if (rc == 0) {
       atomic_store(&u->idle, true);
-      if (!r.in_txn && !r.recovering && sync_close_batch(&r, &e) < 0)
+      if (!sync_in_txn(&r) && !r.recovering && sync_close_batch(&r, &e) < 0)
         goto out;
       if (r.has_inflight && !sync_workers_busy(r.ws) && sync_finish_inflight(&r, &e) < 0)
         goto out;
-      if (!r.has_inflight && !r.in_txn)
+      if (!r.has_inflight && !sync_in_txn(&r))
         sync_metrics_caught_up(u);
       sync_poll_master(&r);
       continue;
@@ -734,6 +801,7 @@ out:
   free(r.before);
   free(r.after);
   free(r.plain);
+  sync_buf_free(&r.held);
   dm_binlog_payload_free(r.payload);
   sync_gtid_free(&r.gtid);
   sync_batch_free(&r.batches[0]);
@@ -745,5 +813,5 @@ out:
     result->outcome = DM_OUTCOME_CANCELED;
     return;
   }
-  sync_fail(result, &e);
+  dm_result_fail(result, &e);
 }

@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <mysqld_error.h>
 
+#include <dmhost/clock.h>
 #include <dmhost/dump_format.h>
 #include <dmhost/fs.h>
 
@@ -187,8 +187,7 @@ static int trk_seed_dump(sync_tracker *tr, MYSQL *c, const char *dir, dm_error *
     return 0;
   }
   int tables = 0, failed = 0;
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
+  int64_t t0 = dm_clock_ns();
   for (int pass = 0; pass < 2; pass++) {
     rewinddir(dp);
     struct dirent *de;
@@ -227,12 +226,10 @@ static int trk_seed_dump(sync_tracker *tr, MYSQL *c, const char *dir, dm_error *
   }
   closedir(dp);
   close(dirfd);
-  clock_gettime(CLOCK_MONOTONIC, &t1);
   u->host->logf(u->ctx, DM_LOG_INFO,
                 "sync: schema tracker: %d table(s) seeded from the dump's schema files in %s in "
                 "%.2f s%s",
-                tables, dir,
-                (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
+                tables, dir, (double)(dm_clock_ns() - t0) / 1e9,
                 failed ? " (some could not be: see the warnings)" : "");
   (void)err;
   return 0;

@@ -25,18 +25,6 @@
 
 #define SYNC_SOURCE_ID_MAX 32 /* the checkpoint's `id` column */
 
-int64_t sync_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-void sync_fail(dm_result *result, const dm_error *e) {
-  result->outcome = DM_OUTCOME_ERROR;
-  result->n_errors = 1;
-  result->errors[0] = *e;
-}
-
 int sync_nomem(sync_unit *u, dm_error *err) {
   u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
   return -1;
@@ -99,8 +87,11 @@ static int sync_init(const dm_host_services *host, dm_ctx *ctx, void **self, dm_
   u->host = host;
   u->ctx = ctx;
   pthread_mutex_init(&u->lock, NULL);
-  for (int i = 0; i < SYNC_MAX_WORKERS + 4; i++)
-    u->conn_fds[i] = -1;
+  u->conns = dm_conn_kill_new(SYNC_MAX_WORKERS + 4, 0);
+  if (!u->conns) {
+    host->error_make(ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory for an instance");
+    goto fail;
+  }
   const char *task = host->task_name(ctx), *src = host->source_id(ctx),
              *meta = host->meta_schema(ctx);
   if (strlen(src) > SYNC_SOURCE_ID_MAX || strlen(meta) >= 64 ||
@@ -135,6 +126,7 @@ static int sync_init(const dm_host_services *host, dm_ctx *ctx, void **self, dm_
   *self = u;
   return 0;
 fail:
+  dm_conn_kill_free(u->conns);
   pthread_mutex_destroy(&u->lock);
   free(u);
   return -1;
@@ -246,7 +238,7 @@ static void sync_status(void *self, dm_status_sink *sink) {
   uint64_t rows = atomic_load(&u->total_rows);
   sink->put_int(sink, "totalRows", (int64_t)rows);
   sink->put_int(sink, "totalTxns", (int64_t)atomic_load(&u->total_txns));
-  int64_t t0 = atomic_load(&u->run_start_ns), now = sync_now_ns();
+  int64_t t0 = atomic_load(&u->run_start_ns), now = dm_clock_ns();
   int64_t total_rps = 0, recent_rps = 0;
   if (t0) {
     uint64_t start = atomic_load(&u->run_start_rows);
@@ -277,13 +269,14 @@ static void sync_kill(void *self) {
   pthread_mutex_lock(&u->lock);
   sync_source_interrupt(u->src);
   pthread_mutex_unlock(&u->lock);
-  sync_db_shutdown_all(u); /* blocked statements return with "lost connection" */
+  dm_conn_kill_all(u->conns); /* blocked statements return with "lost connection" */
 }
 
 static void sync_close(void *self) {
   sync_unit *u = self;
   sync_schema_free(u->schema);
   sync_charsets_free(u->charsets);
+  dm_conn_kill_free(u->conns);
   pthread_mutex_destroy(&u->lock);
   free(u);
 }

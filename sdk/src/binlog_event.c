@@ -12,94 +12,11 @@
 
 const char *dm_binlog_event_type_name(int type) {
   switch (type) {
-  case DM_BINLOG_UNKNOWN_EVENT:
-    return "UNKNOWN_EVENT";
-  case DM_BINLOG_START_V3:
-    return "START_V3";
-  case DM_BINLOG_QUERY:
-    return "QUERY";
-  case DM_BINLOG_STOP:
-    return "STOP";
-  case DM_BINLOG_ROTATE:
-    return "ROTATE";
-  case DM_BINLOG_INTVAR:
-    return "INTVAR";
-  case DM_BINLOG_RAND:
-    return "RAND";
-  case DM_BINLOG_USER_VAR:
-    return "USER_VAR";
-  case DM_BINLOG_FORMAT_DESCRIPTION:
-    return "FORMAT_DESCRIPTION";
-  case DM_BINLOG_XID:
-    return "XID";
-  case DM_BINLOG_BEGIN_LOAD_QUERY:
-    return "BEGIN_LOAD_QUERY";
-  case DM_BINLOG_EXECUTE_LOAD_QUERY:
-    return "EXECUTE_LOAD_QUERY";
-  case DM_BINLOG_TABLE_MAP:
-    return "TABLE_MAP";
-  case DM_BINLOG_WRITE_ROWS_V1:
-    return "WRITE_ROWS_V1";
-  case DM_BINLOG_UPDATE_ROWS_V1:
-    return "UPDATE_ROWS_V1";
-  case DM_BINLOG_DELETE_ROWS_V1:
-    return "DELETE_ROWS_V1";
-  case DM_BINLOG_INCIDENT:
-    return "INCIDENT";
-  case DM_BINLOG_HEARTBEAT:
-    return "HEARTBEAT";
-  case DM_BINLOG_IGNORABLE:
-    return "IGNORABLE";
-  case DM_BINLOG_ROWS_QUERY:
-    return "ROWS_QUERY";
-  case DM_BINLOG_WRITE_ROWS_V2:
-    return "WRITE_ROWS_V2";
-  case DM_BINLOG_UPDATE_ROWS_V2:
-    return "UPDATE_ROWS_V2";
-  case DM_BINLOG_DELETE_ROWS_V2:
-    return "DELETE_ROWS_V2";
-  case DM_BINLOG_MYSQL_GTID:
-    return "MYSQL_GTID";
-  case DM_BINLOG_MYSQL_ANONYMOUS_GTID:
-    return "MYSQL_ANONYMOUS_GTID";
-  case DM_BINLOG_MYSQL_PREVIOUS_GTIDS:
-    return "MYSQL_PREVIOUS_GTIDS";
-  case DM_BINLOG_TRANSACTION_CONTEXT:
-    return "TRANSACTION_CONTEXT";
-  case DM_BINLOG_VIEW_CHANGE:
-    return "VIEW_CHANGE";
-  case DM_BINLOG_XA_PREPARE:
-    return "XA_PREPARE";
-  case DM_BINLOG_PARTIAL_UPDATE_ROWS:
-    return "PARTIAL_UPDATE_ROWS";
-  case DM_BINLOG_TRANSACTION_PAYLOAD:
-    return "TRANSACTION_PAYLOAD";
-  case DM_BINLOG_HEARTBEAT_V2:
-    return "HEARTBEAT_V2";
-  case DM_BINLOG_ANNOTATE_ROWS:
-    return "ANNOTATE_ROWS";
-  case DM_BINLOG_BINLOG_CHECKPOINT:
-    return "BINLOG_CHECKPOINT";
-  case DM_BINLOG_GTID:
-    return "GTID";
-  case DM_BINLOG_GTID_LIST:
-    return "GTID_LIST";
-  case DM_BINLOG_START_ENCRYPTION:
-    return "START_ENCRYPTION";
-  case DM_BINLOG_QUERY_COMPRESSED:
-    return "QUERY_COMPRESSED";
-  case DM_BINLOG_WRITE_ROWS_COMPRESSED_V1:
-    return "WRITE_ROWS_COMPRESSED_V1";
-  case DM_BINLOG_UPDATE_ROWS_COMPRESSED_V1:
-    return "UPDATE_ROWS_COMPRESSED_V1";
-  case DM_BINLOG_DELETE_ROWS_COMPRESSED_V1:
-    return "DELETE_ROWS_COMPRESSED_V1";
-  case DM_BINLOG_WRITE_ROWS_COMPRESSED_V2:
-    return "WRITE_ROWS_COMPRESSED_V2";
-  case DM_BINLOG_UPDATE_ROWS_COMPRESSED_V2:
-    return "UPDATE_ROWS_COMPRESSED_V2";
-  case DM_BINLOG_DELETE_ROWS_COMPRESSED_V2:
-    return "DELETE_ROWS_COMPRESSED_V2";
+#define DM_BINLOG_EVENT_TYPE_CASE(name, code, who, what)                                           \
+  case DM_BINLOG_##name:                                                                           \
+    return #name;
+    DM_BINLOG_EVENT_TYPES(DM_BINLOG_EVENT_TYPE_CASE)
+#undef DM_BINLOG_EVENT_TYPE_CASE
   default:
     return "UNKNOWN";
   }

@@ -794,6 +794,34 @@ static void test_compressed(void) {
   free(plain.p);
 }
 
+/* DM_BINLOG_EVENT_TYPES is the one list: each row's code names itself, no code twice, and a code
+ * outside it is "UNKNOWN". */
+static void test_event_type_table(void) {
+  static const struct {
+    int code;
+    const char *name, *who, *what;
+  } rows[] = {
+#define ROW(name, code, who, what) {code, #name, #who, what},
+      DM_BINLOG_EVENT_TYPES(ROW)
+#undef ROW
+  };
+  bool seen[256] = {false};
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    CU_ASSERT(rows[i].code >= 0 && rows[i].code < 256);
+    CU_ASSERT_FALSE(seen[rows[i].code]);
+    seen[rows[i].code] = true;
+    CU_ASSERT_STRING_EQUAL(dm_binlog_event_type_name(rows[i].code), rows[i].name);
+    CU_ASSERT(!strcmp(rows[i].who, "both") || !strcmp(rows[i].who, "MySQL") ||
+              !strcmp(rows[i].who, "MariaDB"));
+    CU_ASSERT(rows[i].what[0] != '\0');
+  }
+  for (int c = 0; c < 256; c++)
+    if (!seen[c])
+      CU_ASSERT_STRING_EQUAL(dm_binlog_event_type_name(c), "UNKNOWN");
+  CU_ASSERT_EQUAL(DM_BINLOG_GTID, 162);
+  CU_ASSERT_STRING_EQUAL(dm_binlog_event_type_name(DM_BINLOG_XA_PREPARE), "XA_PREPARE");
+}
+
 int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "--write-seed") == 0) {
     mysql_file m;
@@ -815,6 +843,7 @@ int main(int argc, char **argv) {
       {"binary JSON edge cases", test_json_edges},
       {"MariaDB compressed events: inflated, bounded, refused", test_compressed},
       {"MariaDB XA events: GTID flags and XID, XA_PREPARE", test_xa_events},
+      {"event types: one table, names from it", test_event_type_table},
   };
   int failed = dmh_cunit_run("binlog_bytes", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
   char cmd[200];

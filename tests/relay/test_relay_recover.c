@@ -230,6 +230,46 @@ static void test_mysql8_payloads(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(note, "incomplete"));
 }
 
+/* The SDK's transaction tracker decides what a complete transaction is (issue 21), on a real
+ * MariaDB file (tests/fixtures/mariadb-trx): a BEGIN ... ROLLBACK group is complete, ROLLBACK TO
+ * inside a transaction ends nothing, an XA PREPARE group is complete. */
+static uint64_t trx_recover(uint64_t cut, char *gtid, size_t gtid_len) {
+  char path[256];
+  snprintf(path, sizeof path, "%s/mysql-bin.000002", rec_dir);
+  FILE *in = fopen(TRX_FIXTURE, "rb");
+  FILE *out = fopen(path, "wb");
+  CU_ASSERT_FATAL(in && out);
+  unsigned char buf[4096];
+  size_t n = fread(buf, 1, sizeof buf, in);
+  CU_ASSERT_FATAL(n > cut);
+  CU_ASSERT_EQUAL(fwrite(buf, 1, cut, out), cut);
+  fclose(in);
+  CU_ASSERT_EQUAL_FATAL(fclose(out), 0);
+  relay_meta m;
+  memset(&m, 0, sizeof m);
+  dm_strlcpy(m.binlog_name, "mysql-bin.000002", sizeof m.binlog_name);
+  m.binlog_pos = 385; /* the first GTID event: a boundary */
+  dm_strlcpy(m.binlog_gtid, "0-1-184", sizeof m.binlog_gtid);
+  char note[1024];
+  dm_error err;
+  CU_ASSERT_EQUAL(relay_file_recover(rec_dir, &m, note, sizeof note, &err), 0);
+  dm_strlcpy(gtid, m.binlog_gtid, gtid_len);
+  return m.binlog_pos;
+}
+
+static void test_trx_groups(void) {
+  char gtid[64];
+  /* cut in 0-1-190's XID, after its ROLLBACK TO: back to the end of 0-1-189 (its ROLLBACK) */
+  CU_ASSERT_EQUAL(trx_recover(1916 + 10, gtid, sizeof gtid), 1534);
+  CU_ASSERT_STRING_EQUAL(gtid, "0-1-189");
+  /* cut in 0-1-192's GTID event: the XA PREPARE group 0-1-191 before it is complete */
+  CU_ASSERT_EQUAL(trx_recover(2266 + 20, gtid, sizeof gtid), 2266);
+  CU_ASSERT_STRING_EQUAL(gtid, "0-1-191");
+  /* cut in 0-1-194 (XA ROLLBACK): everything before it, 0-1-193's XA PREPARE included */
+  CU_ASSERT_EQUAL(trx_recover(2715 + 30, gtid, sizeof gtid), 2715);
+  CU_ASSERT_STRING_EQUAL(gtid, "0-1-193");
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"starts at relay.meta's position", test_starts_at_meta},
@@ -239,6 +279,7 @@ int main(void) {
       {"file shorter than relay.meta: whole file", test_file_shorter_than_meta},
       {"window starting inside an event", test_window_resyncs},
       {"MySQL 8 transaction payloads are transactions", test_mysql8_payloads},
+      {"ROLLBACK and XA PREPARE groups are complete, ROLLBACK TO is inside", test_trx_groups},
   };
   return dmh_cunit_run("relay_recover", rec_setup, rec_teardown, tests,
                        sizeof tests / sizeof tests[0]);

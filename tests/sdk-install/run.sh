@@ -24,6 +24,17 @@ for f in include/dmhost/dmhost.h include/dmhost/unit.h lib/libdmhost-sdk.a \
   [[ -f $prefix/$f ]] || fail "cmake --install did not install $f"
 done
 
+step "the umbrella dmhost.h includes every installed header, and compiles alone"
+for h in "$prefix"/include/dmhost/*.h; do
+  name=$(basename "$h")
+  [[ $name == dmhost.h ]] && continue
+  grep -qx "#include \"$name\"" "$prefix/include/dmhost/dmhost.h" ||
+    fail "include/dmhost/$name is not included by the umbrella header dmhost.h"
+done
+printf '#include <dmhost/dmhost.h>\nint main(void) { return 0; }\n' >"$work/umbrella.c"
+"$cc" -std=c11 -Wall -Wextra -Werror -I"$prefix/include" -c "$work/umbrella.c" -o "$work/umbrella.o" ||
+  fail "dmhost.h does not compile on its own"
+
 step "build $unit_src with find_package(dmhost-sdk)"
 "$cmake" -S "$unit_src" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" \
   -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS=-Werror

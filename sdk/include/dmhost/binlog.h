@@ -40,56 +40,68 @@
 extern "C" {
 #endif
 
-/* ---- event types (values as in the binlog; MySQL's below 160, MariaDB's from 160) ---- */
+/* ---- event types ----
+ * The one table of the event types this SDK knows: X(name, code, who writes it, what it is).
+ * `name` gives DM_BINLOG_<name> and the name dm_binlog_event_type_name returns; `code` is the type
+ * byte of the event header (MySQL's below 160, MariaDB's from 160); `who` is MariaDB, MySQL or
+ * both. Add a type here and nowhere else. */
+#define DM_BINLOG_EVENT_TYPES(X)                                                                   \
+  X(UNKNOWN_EVENT, 0, both, "never written: type 0 is no event")                                   \
+  X(START_V3, 1, both, "the format description of binlog v1 to v3 (old servers)")                  \
+  X(QUERY, 2, both, "a statement: BEGIN, COMMIT, ROLLBACK, a DDL, XA COMMIT/ROLLBACK, ...")        \
+  X(STOP, 3, both, "the server stopped; the last event of a file")                                 \
+  X(ROTATE, 4, both, "the next binlog file's name and start")                                      \
+  X(INTVAR, 5, both, "LAST_INSERT_ID or INSERT_ID for the next statement")                         \
+  X(RAND, 13, both, "RAND() seeds for the next statement")                                         \
+  X(USER_VAR, 14, both, "a user variable the next statement reads")                                \
+  X(FORMAT_DESCRIPTION, 15, both,                                                                  \
+    "the first event of a file: server version, header lengths, checksum")                         \
+  X(XID, 16, both, "the commit of a transaction on a transactional engine")                        \
+  X(BEGIN_LOAD_QUERY, 17, both, "the first block of a LOAD DATA file")                             \
+  X(EXECUTE_LOAD_QUERY, 18, both, "the LOAD DATA statement that uses the file")                    \
+  X(TABLE_MAP, 19, both, "a table id, its name and its column types, before its row events")       \
+  X(WRITE_ROWS_V1, 23, both, "inserted rows (v1 header)")                                          \
+  X(UPDATE_ROWS_V1, 24, both, "updated rows, before and after images (v1 header)")                 \
+  X(DELETE_ROWS_V1, 25, both, "deleted rows (v1 header)")                                          \
+  X(INCIDENT, 26, both, "something happened the binlog cannot show: replicas should stop")         \
+  X(HEARTBEAT, 27, both, "sent by the server on an idle stream; never in a file")                  \
+  X(IGNORABLE, 28, both, "an event every reader may skip (the relay's filler)")                    \
+  X(ROWS_QUERY, 29, MySQL,                                                                         \
+    "the statement of the next row events (MySQL's counterpart of ANNOTATE_ROWS)")                 \
+  X(WRITE_ROWS_V2, 30, MySQL, "inserted rows (v2 header)")                                         \
+  X(UPDATE_ROWS_V2, 31, MySQL, "updated rows (v2 header)")                                         \
+  X(DELETE_ROWS_V2, 32, MySQL, "deleted rows (v2 header)")                                         \
+  X(MYSQL_GTID, 33, MySQL, "a MySQL GTID: starts a transaction")                                   \
+  X(MYSQL_ANONYMOUS_GTID, 34, MySQL, "starts a transaction without a GTID (gtid_mode OFF)")        \
+  X(MYSQL_PREVIOUS_GTIDS, 35, MySQL, "the GTID set of the files before this one")                  \
+  X(TRANSACTION_CONTEXT, 36, MySQL, "group replication certification data")                        \
+  X(VIEW_CHANGE, 37, MySQL, "group replication membership change")                                 \
+  X(XA_PREPARE, 38, both, "XA PREPARE: ends the prepared part of an XA transaction")               \
+  X(PARTIAL_UPDATE_ROWS, 39, MySQL, "MySQL 8: update with partial JSON after-images")              \
+  X(TRANSACTION_PAYLOAD, 40, MySQL, "MySQL 8: a compressed transaction (dm_binlog_payload_*)")     \
+  X(HEARTBEAT_V2, 41, MySQL, "MySQL 8's heartbeat with a 64-bit position")                         \
+  X(ANNOTATE_ROWS, 160, MariaDB, "the statement of the next row events")                           \
+  X(BINLOG_CHECKPOINT, 161, MariaDB, "the oldest binlog file crash recovery still needs")          \
+  X(GTID, 162, MariaDB, "a MariaDB GTID: starts an event group (flags: standalone, XA, ...)")      \
+  X(GTID_LIST, 163, MariaDB,                                                                       \
+    "the binlog state (last GTID per domain and server) at a file's start")                        \
+  X(START_ENCRYPTION, 164, MariaDB, "the rest of the file is encrypted")                           \
+  X(QUERY_COMPRESSED, 165, MariaDB, "a QUERY with its statement compressed (log_bin_compress)")    \
+  X(WRITE_ROWS_COMPRESSED_V1, 166, MariaDB, "WRITE_ROWS_V1, compressed")                           \
+  X(UPDATE_ROWS_COMPRESSED_V1, 167, MariaDB, "UPDATE_ROWS_V1, compressed")                         \
+  X(DELETE_ROWS_COMPRESSED_V1, 168, MariaDB, "DELETE_ROWS_V1, compressed")                         \
+  X(WRITE_ROWS_COMPRESSED_V2, 169, MariaDB, "WRITE_ROWS_V2, compressed")                           \
+  X(UPDATE_ROWS_COMPRESSED_V2, 170, MariaDB, "UPDATE_ROWS_V2, compressed")                         \
+  X(DELETE_ROWS_COMPRESSED_V2, 171, MariaDB, "DELETE_ROWS_V2, compressed")
+
 typedef enum dm_binlog_event_type {
-  DM_BINLOG_UNKNOWN_EVENT = 0,
-  DM_BINLOG_START_V3 = 1,
-  DM_BINLOG_QUERY = 2,
-  DM_BINLOG_STOP = 3,
-  DM_BINLOG_ROTATE = 4,
-  DM_BINLOG_INTVAR = 5,
-  DM_BINLOG_RAND = 13,
-  DM_BINLOG_USER_VAR = 14,
-  DM_BINLOG_FORMAT_DESCRIPTION = 15,
-  DM_BINLOG_XID = 16,
-  DM_BINLOG_BEGIN_LOAD_QUERY = 17,
-  DM_BINLOG_EXECUTE_LOAD_QUERY = 18,
-  DM_BINLOG_TABLE_MAP = 19,
-  DM_BINLOG_WRITE_ROWS_V1 = 23,
-  DM_BINLOG_UPDATE_ROWS_V1 = 24,
-  DM_BINLOG_DELETE_ROWS_V1 = 25,
-  DM_BINLOG_INCIDENT = 26,
-  DM_BINLOG_HEARTBEAT = 27,
-  DM_BINLOG_IGNORABLE = 28,
-  DM_BINLOG_ROWS_QUERY = 29, /* MySQL's counterpart of ANNOTATE_ROWS */
-  DM_BINLOG_WRITE_ROWS_V2 = 30,
-  DM_BINLOG_UPDATE_ROWS_V2 = 31,
-  DM_BINLOG_DELETE_ROWS_V2 = 32,
-  DM_BINLOG_MYSQL_GTID = 33,
-  DM_BINLOG_MYSQL_ANONYMOUS_GTID = 34,
-  DM_BINLOG_MYSQL_PREVIOUS_GTIDS = 35,
-  DM_BINLOG_TRANSACTION_CONTEXT = 36,
-  DM_BINLOG_VIEW_CHANGE = 37,
-  DM_BINLOG_XA_PREPARE = 38,
-  DM_BINLOG_PARTIAL_UPDATE_ROWS = 39, /* MySQL 8: update with partial JSON after-images */
-  DM_BINLOG_TRANSACTION_PAYLOAD = 40, /* MySQL 8: a compressed transaction (dm_binlog_payload_*) */
-  DM_BINLOG_HEARTBEAT_V2 = 41,
-  DM_BINLOG_ANNOTATE_ROWS = 160,
-  DM_BINLOG_BINLOG_CHECKPOINT = 161,
-  DM_BINLOG_GTID = 162, /* MariaDB GTID: starts an event group */
-  DM_BINLOG_GTID_LIST = 163,
-  DM_BINLOG_START_ENCRYPTION = 164,
-  DM_BINLOG_QUERY_COMPRESSED = 165,
-  DM_BINLOG_WRITE_ROWS_COMPRESSED_V1 = 166,
-  DM_BINLOG_UPDATE_ROWS_COMPRESSED_V1 = 167,
-  DM_BINLOG_DELETE_ROWS_COMPRESSED_V1 = 168,
-  DM_BINLOG_WRITE_ROWS_COMPRESSED_V2 = 169,
-  DM_BINLOG_UPDATE_ROWS_COMPRESSED_V2 = 170,
-  DM_BINLOG_DELETE_ROWS_COMPRESSED_V2 = 171,
+#define DM_BINLOG_EVENT_TYPE_ENUM(name, code, who, what) DM_BINLOG_##name = code,
+  DM_BINLOG_EVENT_TYPES(DM_BINLOG_EVENT_TYPE_ENUM)
+#undef DM_BINLOG_EVENT_TYPE_ENUM
 } dm_binlog_event_type;
 
-/* Name of an event type ("QUERY", "GTID", ...); "UNKNOWN" for a type this SDK does not know.
- * Static storage. */
+/* Name of an event type ("QUERY", "GTID", ...), from DM_BINLOG_EVENT_TYPES; "UNKNOWN" for a type
+ * this SDK does not know. Static storage. */
 const char *dm_binlog_event_type_name(int type);
 
 #define DM_BINLOG_MAGIC                                                                            \

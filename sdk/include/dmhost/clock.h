@@ -1,0 +1,27 @@
+/*
+ * dmhost SDK: the monotonic clock a unit measures durations and intervals with (batch ages, rates,
+ * elapsed times for logs and status, reconnect back-off). Never the wall clock: a clock step
+ * (NTP, a user) must not make a batch close early or an elapsed time negative.
+ */
+#ifndef DMHOST_CLOCK_H
+#define DMHOST_CLOCK_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* CLOCK_MONOTONIC in nanoseconds (and in milliseconds). */
+int64_t dm_clock_ns(void);
+int64_t dm_clock_ms(void);
+
+/* CLOCK_MONOTONIC_COARSE in seconds: a few ms of resolution for the price of a memory read. For a
+ * clock read once per event (the relay's intervals of 50 ms..1 s: the precise clock took 10 % of
+ * its CPU on an OLTP stream). */
+double dm_clock_coarse_s(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DMHOST_CLOCK_H */
