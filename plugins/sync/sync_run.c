@@ -65,11 +65,6 @@ typedef struct sync_run_state {
   dm_binlog_payload *payload; /* MySQL 8 transaction payloads, read event by event */
   /* XA transactions (sync_xa.c) */
   sync_xa *xa;
-  /* A MariaDB group that is not flagged transactional (it changed a MyISAM or Aria table) may end
-   * in ROLLBACK: its row events are held here (offset, then the event's bytes) until its end, and
-   * go to the batch at its COMMIT, never at its ROLLBACK. */
-  bool hold;
-  sync_buf held;
   /* before u->safe_exit: the batches being built are applied in safe mode */
   bool safe_auto;
 } sync_run_state;
@@ -233,16 +228,13 @@ static int sync_resize(sync_run_state *r, dm_error *err) {
 
 /* ---- events ---- */
 
-/* A transaction ended at ev: committed (XID, COMMIT), or rolled back (ROLLBACK: none of its rows
- * went to the batch, but the position and the GTID set move past it as past any group). */
-static int sync_txn_end(sync_run_state *r, const dm_binlog_event *ev, bool committed,
-                        dm_error *err) {
+/* A transaction ended at ev (XID, COMMIT, ROLLBACK). `applied`: it brought rows to the batch;
+ * else nothing to apply, but the checkpoint moves past it as past any group. */
+static int sync_txn_end(sync_run_state *r, const dm_binlog_event *ev, bool applied, dm_error *err) {
   sync_unit *u = r->u;
   if (sync_gtid_commit(&r->gtid, err) < 0)
     return -1;
   r->pending_gtid = false;
-  r->hold = false;
-  sync_buf_reset(&r->held);
   sync_maps_boundary(r);
   dm_strlcpy(r->cur.name, ev->file, sizeof r->cur.name);
   r->cur.pos = ev->header.next_pos;
@@ -251,10 +243,10 @@ static int sync_txn_end(sync_run_state *r, const dm_binlog_event *ev, bool commi
   sync_batch *b = r->building;
   b->end = r->cur;
   b->end_rows = 0;
-  if (committed)
+  if (applied)
     b->n_txns++;
   else
-    b->moved = true; /* nothing to apply, but the checkpoint moves past it */
+    b->moved = true;
   b->last_ts = ev->header.timestamp;
   if (r->recovering) {
     int c = sync_cp_compare(&r->cur, 0, &r->target, r->target_rows);
@@ -442,35 +434,6 @@ static int sync_on_xa_end(sync_run_state *r, const dm_binlog_event *ev, dm_binlo
   return 0;
 }
 
-/* A row event of a held group (r->hold): kept, with its offset, until the group ends. */
-static int sync_hold(sync_run_state *r, const dm_binlog_event *ev, dm_error *err) {
-  uint64_t off = ev->offset;
-  if (sync_buf_put(&r->held, &off, sizeof off) < 0 ||
-      sync_buf_put(&r->held, ev->raw, ev->raw_len) < 0)
-    return sync_nomem(r->u, err);
-  return 0;
-}
-
-/* The held group committed: its row events go to the batch, in their order. */
-static int sync_release(sync_run_state *r, const dm_binlog_event *end, dm_error *err) {
-  const dm_binlog_format *fmt = sync_source_format(r->src);
-  size_t at = 0;
-  while (at < r->held.len) {
-    uint64_t off;
-    memcpy(&off, r->held.p + at, sizeof off);
-    at += sizeof off;
-    const uint8_t *raw = (const uint8_t *)r->held.p + at;
-    dm_binlog_event_header h;
-    dm_binlog_event ev;
-    if (dm_binlog_parse_header(raw, r->held.len - at, &h, err) < 0 ||
-        dm_binlog_event_from_bytes(raw, h.event_size, fmt, false, end->file, off, &ev, err) < 0 ||
-        sync_rows(r, &ev, err) < 0)
-      return -1;
-    at += h.event_size;
-  }
-  return 0;
-}
-
 static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *err) {
   sync_unit *u = r->u;
   const dm_binlog_format *fmt = sync_source_format(r->src);
@@ -484,9 +447,6 @@ static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *er
     r->pending_gtid = true;
     sync_gtid_pend_mariadb(&r->gtid, g.domain_id, g.server_id, g.seq_no);
     sync_txn_begin(r, ev);
-    r->hold = !(g.flags & (DM_BINLOG_GTID_TRANSACTIONAL | DM_BINLOG_GTID_STANDALONE |
-                           DM_BINLOG_GTID_PREPARED_XA | DM_BINLOG_GTID_COMPLETED_XA));
-    sync_buf_reset(&r->held);
     if (sync_xa_gtid(r->xa, &g, ev, err) < 0)
       return -1;
     return 0;
@@ -498,7 +458,6 @@ static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *er
       return -1;
     dm_binlog_trx_feed(&r->trx, ev, NULL, NULL);
     r->pending_gtid = true;
-    r->hold = false;
     sync_txn_begin(r, ev);
     return 0;
   case DM_BINLOG_TABLE_MAP: {
@@ -527,11 +486,9 @@ static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *er
   case DM_BINLOG_DELETE_ROWS_V2:
   case DM_BINLOG_PARTIAL_UPDATE_ROWS:
     dm_binlog_trx_feed(&r->trx, ev, NULL, NULL);
-    return r->hold ? sync_hold(r, ev, err) : sync_rows(r, ev, err);
+    return sync_rows(r, ev, err);
   case DM_BINLOG_XID:
     dm_binlog_trx_feed(&r->trx, ev, NULL, NULL);
-    if (r->hold && sync_release(r, ev, err) < 0)
-      return -1;
     return sync_txn_end(r, ev, true, err);
   case DM_BINLOG_XA_PREPARE:
     dm_binlog_trx_feed(&r->trx, ev, NULL, NULL);
@@ -549,20 +506,14 @@ static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *er
       sync_txn_begin(r, ev); /* no GTID event before it (MySQL without GTIDs) */
       return 0;
     case DM_BINLOG_TRX_COMMIT:
-      if (r->hold && sync_release(r, ev, err) < 0)
-        return -1;
       return sync_txn_end(r, ev, true, err);
     case DM_BINLOG_TRX_ROLLBACK:
-      /* A transaction that changed a non-transactional table, then rolled back: nothing of it
-       * is applied (its held rows are dropped), the position moves past it. */
-      if (r->hold || r->txn_rows == 0)
-        return sync_txn_end(r, ev, false, err);
-      u->host->error_make(u->ctx, err, DM_ERR_BINLOG_CORRUPT, NULL,
-                          "sync: the transaction rolled back at %s:%" PRIu64
-                          " has row changes the sync took as they came (its GTID event did not "
-                          "say it may roll back: MySQL, or flagged transactional)",
-                          ev->file, ev->offset);
-      return -1;
+      /* MariaDB and MySQL log BEGIN ... ROLLBACK only for a transaction that changed a
+       * non-transactional table (MyISAM, Aria): the transactional part is not in the binlog, and
+       * the row events it holds are changes that stay on the source. They were applied as they
+       * came (a group is never held whole: memory stays bounded) and are kept, so the target
+       * keeps what the source kept; the position and the GTID set move past the group. */
+      return sync_txn_end(r, ev, r->txn_rows > 0, err);
     case DM_BINLOG_TRX_STATEMENT:
       break; /* a statement of its own: DDL, below */
     default:
@@ -801,7 +752,6 @@ out:
   free(r.before);
   free(r.after);
   free(r.plain);
-  sync_buf_free(&r.held);
   dm_binlog_payload_free(r.payload);
   sync_gtid_free(&r.gtid);
   sync_batch_free(&r.batches[0]);
