@@ -15,7 +15,6 @@
 
 #include "dmhost/fs.h"
 #include "dmhost/sdk.h"
-#include "state.h"
 #include "unit_ctx.h"
 
 /* Serializes the read-modify-write of every store in this process; the flock on the store's
@@ -197,7 +196,8 @@ json_object *dmh_binlog_op_to_json(const dmh_binlog_op *op) {
 }
 
 char *dmh_binlog_ops_path(const char *work_root) {
-  return dmh_state_path(work_root, DMH_BINLOG_OPS_FILE);
+  char *path = NULL;
+  return asprintf(&path, "%s/%s", work_root, DMH_BINLOG_OPS_FILE) < 0 ? NULL : path;
 }
 
 /* ---- the file ---- */
@@ -361,8 +361,13 @@ static int binlog_ops_read(const char *path, dmh_binlog_ops *out, dm_error *err)
 
 /* Write the file (or remove it when empty); the locks are held. */
 static int binlog_ops_write(const char *path, const dmh_binlog_ops *ops, dm_error *err) {
-  if (ops->n == 0)
-    return dmh_state_remove_file(path, err);
+  if (ops->n == 0) {
+    if (unlink(path) < 0 && errno != ENOENT) {
+      dm_error_set(err, DM_ERR_STATE, strerror(errno), "state: cannot remove %s", path);
+      return -1;
+    }
+    return 0;
+  }
   json_object *root = json_object_new_object();
   json_object_object_add(root, "version", json_object_new_int(DMH_BINLOG_OPS_VERSION));
   json_object *list = json_object_new_array();
@@ -371,9 +376,15 @@ static int binlog_ops_write(const char *path, const dmh_binlog_ops *ops, dm_erro
   json_object_object_add(root, "operators", list);
   const char *text = json_object_to_json_string_ext(
       root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
-  int rc = text ? dmh_state_write_file(path, text, strlen(text), err) : -1;
+  /* the SDK's atomic write, the one owner of the sequence (dmhost/fs.h) */
+  const char *step = "create";
+  int rc = -1;
   if (!text)
     dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory writing %s", path);
+  else if ((rc = dm_fs_write_atomic(path, text, strlen(text), DM_FS_FILE_MODE, DM_FS_SYNC, &step)) <
+           0)
+    dm_error_set(err, DM_ERR_STATE, strerror(errno), "state: cannot write %s (%s of %s.tmp failed)",
+                 path, step, path);
   json_object_put(root);
   return rc;
 }
