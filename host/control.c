@@ -115,21 +115,6 @@ void dmh_control_file_free(dmh_control_file *f) {
   memset(f, 0, sizeof *f);
 }
 
-/* The first `copy` in buf (of `size`) becomes `path`. */
-static void control_rename_in(char *buf, size_t size, const char *copy, const char *path) {
-  char *at = strstr(buf, copy);
-  if (!at)
-    return;
-  char tail[DM_ERROR_MESSAGE_MAX];
-  snprintf(tail, sizeof tail, "%s", at + strlen(copy));
-  snprintf(at, size - (size_t)(at - buf), "%s%s", path, tail);
-}
-
-void dmh_error_rename_file(dm_error *err, const char *copy, const char *path) {
-  control_rename_in(err->message, sizeof err->message, copy, path);
-  control_rename_in(err->raw_cause, sizeof err->raw_cause, copy, path);
-}
-
 int dmh_control_file_blame(const dmh_control_file *f, const char *path, dm_error *err) {
   if (f->dir[0])
     dmh_error_rename_file(err, f->copy, path);

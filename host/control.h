@@ -87,8 +87,6 @@ int dmh_control_file_get(const dmh_control_cmd *cmd, json_object *args, const ch
 int dmh_control_file_from_text(const char *path, const char *text, bool want_text,
                                dmh_control_file *f, dm_error *err);
 int dmh_control_file_blame(const dmh_control_file *f, const char *path, dm_error *err);
-/* The copy `copy` named in err's message and raw cause becomes `path` (the file the user gave). */
-void dmh_error_rename_file(dm_error *err, const char *copy, const char *path);
 void dmh_control_file_free(dmh_control_file *f);
 /* operate-source's arguments: create with an absolute path, show with an optional source, stop
  * with a source; anything else DM_ERR_CONTROL_REQUEST. */

@@ -1,6 +1,7 @@
 #include "error_json.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "dmhost/sdk.h"
 
@@ -30,4 +31,19 @@ void dmh_error_print(const char *who, const dm_error *err) {
   char buf[2048];
   dmh_error_format(err, buf, sizeof buf);
   fprintf(stderr, "%s: %s\n", who, buf);
+}
+
+/* The first `copy` in buf (of `size`) becomes `path`. */
+static void control_rename_in(char *buf, size_t size, const char *copy, const char *path) {
+  char *at = strstr(buf, copy);
+  if (!at)
+    return;
+  char tail[DM_ERROR_MESSAGE_MAX];
+  snprintf(tail, sizeof tail, "%s", at + strlen(copy));
+  snprintf(at, size - (size_t)(at - buf), "%s%s", path, tail);
+}
+
+void dmh_error_rename_file(dm_error *err, const char *copy, const char *path) {
+  control_rename_in(err->message, sizeof err->message, copy, path);
+  control_rename_in(err->raw_cause, sizeof err->raw_cause, copy, path);
 }

@@ -15,5 +15,8 @@ json_object *dmh_error_to_json(const dm_error *err, const char *context);
 void dmh_error_format(const dm_error *err, char *buf, size_t len);
 /* That line on stderr after "<who>: " ("dmhost serve: [code ...] ..."). */
 void dmh_error_print(const char *who, const dm_error *err);
+/* The copy `copy` named in err's message and raw cause becomes `path` (the file the user gave):
+ * a config read from a temporary copy blames the file the user named. */
+void dmh_error_rename_file(dm_error *err, const char *copy, const char *path);
 
 #endif /* DMH_ERROR_JSON_H */

@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "control.h"
 #include "dmhost/sdk.h"
+#include "error_json.h"
 #include "log.h"
 
 char *reg_printf(const char *fmt, ...) {
@@ -192,7 +192,7 @@ json_object *reg_source_result(dmh_registry *r, const char *source, const dm_err
   json_object_object_add(o, "source", json_object_new_string(source));
   json_object_object_add(o, "worker", json_object_new_string(r->worker_name));
   if (e)
-    json_object_object_add(o, "error", dmh_control_error_json(e));
+    json_object_object_add(o, "error", dmh_error_to_json(e, NULL));
   return o;
 }
 

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "control.h"
 #include "dmhost/sdk.h"
+#include "error_json.h"
 #include "log.h"
 
 /* ---- sources ---- */
@@ -142,7 +142,7 @@ int dmh_registry_source_show(dmh_registry *r, const char *source, json_object *r
   json_object_object_add(o, "relayExpected", json_object_new_string(dmh_expect_stage_name(expect)));
   json_object_object_add(o, "relayStatus", reg_relay_status(relay));
   if (has_err && !relay)
-    json_object_object_add(o, "relayError", dmh_control_error_json(&rerr));
+    json_object_object_add(o, "relayError", dmh_error_to_json(&rerr, NULL));
   json_object_array_add(arr, o);
   reg_source_unref(r, s);
   return 0;

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "config_update.h"
-#include "control.h"
 #include "dmhost/sdk.h"
+#include "error_json.h"
 #include "log.h"
 
 void reg_task_free_retired(reg_task *t) {
