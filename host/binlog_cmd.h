@@ -25,32 +25,10 @@
 #define DMH_BINLOG_USAGE                                                                           \
   "binlog skip|replace|inject|list|revert TASK [-s SOURCE] [-b FILE:POS] [SQL...]"
 
-typedef enum dmh_binlog_verb {
-  DMH_BINLOG_REGISTER = 0, /* skip, replace, inject: `op` says which */
-  DMH_BINLOG_LIST = 1,
-  DMH_BINLOG_REVERT = 2,
-} dmh_binlog_verb;
-
-typedef struct dmh_binlog_req {
-  dmh_binlog_verb verb;
-  const char *op_name; /* "skip", ..., "revert" (borrowed from the args) */
-  const char *name;    /* the task */
-  const char *source;  /* NULL: every source of the task here */
-  bool has_pos;        /* -b given (op.at set); else the failing event's */
-  dmh_binlog_op op;    /* kind, at and the split statements (owned) */
-} dmh_binlog_req;
-
 /* Check the args object (see above) and fill *req, which borrows strings from `args`. Errors are
  * DM_ERR_CONTROL_REQUEST: an unknown op, a bad binlogPos (saying the expected form), replace or
  * inject without SQL, skip, list or revert with SQL, list with binlogPos. Returns 0 or -1. */
 int dmh_binlog_req_parse(json_object *args, dmh_binlog_req *req, dm_error *err);
-void dmh_binlog_req_free(dmh_binlog_req *req);
-
-/* Carry out the request on one subtask's store (its work root). Adds to `result` (one element of
- * DM's "sources" array): "operator" (register; "msg" says when it replaced one), "operators"
- * (list), "removed" (revert). A revert that finds nothing is DM_ERR_NOT_FOUND. Returns 0 or -1. */
-int dmh_binlog_req_apply(const dmh_binlog_req *req, const char *work_root, json_object *result,
-                         dm_error *err);
 
 /* The args object from a command line "OP TASK [-s SOURCE] [-b FILE:POS] [SQL...]" (argv[0] is
  * OP). Returns it, or NULL with DM_ERR_CONTROL_REQUEST saying the usage. */

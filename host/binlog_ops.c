@@ -490,3 +490,57 @@ int dmh_binlog_ops_find(const char *path, const char *file, uint64_t offset, boo
   dmh_binlog_ops_clear(&ops);
   return rc;
 }
+
+/* ---- the `binlog` command's request (binlog_ops.h) ---- */
+
+void dmh_binlog_req_free(dmh_binlog_req *req) {
+  dmh_binlog_op_clear(&req->op);
+}
+
+int dmh_binlog_req_apply(const dmh_binlog_req *req, const char *work_root, json_object *result,
+                         dm_error *err) {
+  char *path = dmh_binlog_ops_path(work_root);
+  if (!path) {
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory in binlog %s", req->op_name);
+    return -1;
+  }
+  int rc = 0;
+  if (req->verb == DMH_BINLOG_REGISTER) {
+    bool replaced = false;
+    rc = dmh_binlog_ops_put(path, &req->op, &replaced, err);
+    if (rc == 0) {
+      json_object_object_add(result, "operator", dmh_binlog_op_to_json(&req->op));
+      if (replaced) {
+        char msg[DMH_BINLOG_AT_MAX + 96];
+        snprintf(msg, sizeof msg, "replaced the operator registered before for %s",
+                 req->has_pos ? req->op.at : "the failing event");
+        json_object_object_add(result, "msg", json_object_new_string(msg));
+      }
+    }
+  } else if (req->verb == DMH_BINLOG_LIST) {
+    dmh_binlog_ops ops;
+    rc = dmh_binlog_ops_load(path, &ops, err);
+    if (rc == 0) {
+      json_object *list = json_object_new_array();
+      for (int i = 0; i < ops.n; i++)
+        json_object_array_add(list, dmh_binlog_op_to_json(&ops.ops[i]));
+      json_object_object_add(result, "operators", list);
+      dmh_binlog_ops_clear(&ops);
+    }
+  } else {
+    int removed = 0;
+    rc = dmh_binlog_ops_remove(path, req->op.at, &removed, err);
+    if (rc == 0 && removed == 0) {
+      dm_error_set(err, DM_ERR_NOT_FOUND, NULL,
+                   "binlog revert %s: no operator registered for %s%s; `binlog list %s` shows "
+                   "them",
+                   req->name, req->has_pos ? "binlog position " : "the failing event",
+                   req->has_pos ? req->op.at : " (registered without -b)", req->name);
+      rc = -1;
+    }
+    if (rc == 0)
+      json_object_object_add(result, "removed", json_object_new_int(removed));
+  }
+  free(path);
+  return rc;
+}

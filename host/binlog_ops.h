@@ -91,4 +91,29 @@ int dmh_binlog_ops_remove(const char *path, const char *at, int *removed, dm_err
 int dmh_binlog_ops_find(const char *path, const char *file, uint64_t offset, bool failing,
                         dmh_binlog_op *out, dm_error *err);
 
+/* ---- the `binlog` command's request (parsed by binlog_cmd.c), carried out on a store ---- */
+
+typedef enum dmh_binlog_verb {
+  DMH_BINLOG_REGISTER = 0, /* skip, replace, inject: `op` says which */
+  DMH_BINLOG_LIST = 1,
+  DMH_BINLOG_REVERT = 2,
+} dmh_binlog_verb;
+
+typedef struct dmh_binlog_req {
+  dmh_binlog_verb verb;
+  const char *op_name; /* "skip", ..., "revert" (borrowed from the args) */
+  const char *name;    /* the task */
+  const char *source;  /* NULL: every source of the task here */
+  bool has_pos;        /* -b given (op.at set); else the failing event's */
+  dmh_binlog_op op;    /* kind, at and the split statements (owned) */
+} dmh_binlog_req;
+
+void dmh_binlog_req_free(dmh_binlog_req *req);
+
+/* Carry out the request on one subtask's store (its work root). Adds to `result` (one element of
+ * DM's "sources" array): "operator" (register; "msg" says when it replaced one), "operators"
+ * (list), "removed" (revert). A revert that finds nothing is DM_ERR_NOT_FOUND. Returns 0 or -1. */
+int dmh_binlog_req_apply(const dmh_binlog_req *req, const char *work_root, json_object *result,
+                         dm_error *err);
+
 #endif /* DMH_BINLOG_OPS_H */

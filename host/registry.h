@@ -150,9 +150,9 @@ int dmh_registry_task_update(dmh_registry *r, const char *path, json_object *res
 int dmh_registry_task_swap(dmh_registry *r, const char *name, const char *unit, const char *path,
                            json_object *resp, dm_error *err);
 
-/* binlog skip|replace|inject|list|revert (binlog_cmd.h) on the task's subtasks here (all, or the
- * one of req->source). An operator registered for a subtask paused by an error resumes it, as DM
- * does. Unknown task or source: DM_ERR_NOT_FOUND. */
+/* binlog skip|replace|inject|list|revert (the request: binlog_ops.h) on the task's subtasks here
+ * (all, or the one of req->source). An operator registered for a subtask paused by an error
+ * resumes it, as DM does. Unknown task or source: DM_ERR_NOT_FOUND. */
 struct dmh_binlog_req;
 int dmh_registry_binlog(dmh_registry *r, const struct dmh_binlog_req *req, json_object *resp,
                         dm_error *err);

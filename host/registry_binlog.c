@@ -1,10 +1,11 @@
-/* `dmctl binlog`: the task's binlog operators on each of its subtasks here (binlog_cmd.h). */
+/* `dmctl binlog`: the task's binlog operators on each of its subtasks here (the request:
+ * binlog_ops.h; its parsing: binlog_cmd.h). */
 #include "registry_internal.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "binlog_cmd.h"
+#include "binlog_ops.h"
 #include "dmhost/sdk.h"
 #include "log.h"
 
