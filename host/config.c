@@ -1,6 +1,6 @@
 /* Source and task files: read with libconfig, validate what the host owns, keep the tree. */
 #include "config.h"
-#include "precheck.h"
+#include "check_items.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -393,7 +393,7 @@ const char *const dmh_task_keys[] = {
     NULL,
 };
 
-/* ignore-checking-items: names of the precheck's items (precheck.h), refused when unknown. */
+/* ignore-checking-items: names of the precheck's items (check_items.h), refused when unknown. */
 static int conf_ignore_checks(dmh_cfg_ctx *c, const config_setting_t *root, dmh_task_config *t) {
   if (dmh_cfg_get_string_list(c, root, "ignore-checking-items", &t->ignore_checks,
                               &t->n_ignore_checks) < 0)

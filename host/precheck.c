@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_items.h"
 #include "dmhost/db.h"
 #include "dmhost/grants.h"
 #include "dmhost/sdk.h"
@@ -24,8 +25,8 @@ enum {
   PC_TARGET = 2,
 };
 
+/* An item; its name (DM's where DM has the item) is dmh_check_item_names[its row]. */
 typedef struct pc_item {
-  const char *name; /* DM's name where DM has the item */
   const char *desc;
   unsigned applies;
   unsigned needs;
@@ -33,80 +34,80 @@ typedef struct pc_item {
   const char *instruction;
 } pc_item;
 
-/* The one list of items (docs/precheck.md describes each). */
-static const pc_item pc_items[] = {
-    {"version", "the source server's version is one dmhost supports", PC_DUMP | PC_SYNC | PC_RELAY,
-     PC_SOURCE, pc_check_version,
-     "Use MariaDB 10.5 or later (tested: 10.11); MySQL is not supported by the sync and relay "
-     "(its GTIDs differ)."},
-    {"server_id", "the source's server_id is set and differs from the target's and the replica's",
-     PC_SYNC | PC_RELAY, PC_SOURCE, pc_check_server_id,
-     "Give the source a non-zero server_id of its own (server_id in its my.cnf, or SET GLOBAL "
-     "server_id), and the task's sync (or the source's relay) a server-id no server uses."},
-    {"binlog_enable", "the source's binary log is on (log_bin)", PC_SYNC | PC_RELAY, PC_SOURCE,
-     pc_check_binlog_enable,
-     "Start the source with log_bin (and a server_id) in its configuration file; log_bin cannot "
-     "be changed without a restart."},
-    {"binlog_format", "the source's binlog_format is ROW", PC_SYNC | PC_RELAY, PC_SOURCE,
-     pc_check_binlog_format,
-     "SET GLOBAL binlog_format = 'ROW' on the source (and binlog_format = ROW in its my.cnf); "
-     "sessions already open keep their format until they reconnect."},
-    {"binlog_row_image", "the source's binlog_row_image is FULL", PC_SYNC | PC_RELAY, PC_SOURCE,
-     pc_check_binlog_row_image,
-     "SET GLOBAL binlog_row_image = 'FULL' on the source (and in its my.cnf)."},
-    {"dump_privilege", "the source account may dump with the task's consistency", PC_DUMP,
-     PC_SOURCE, pc_check_dump_privilege,
-     "GRANT the privileges named ON *.* to the source account, or choose another consistency in "
-     "the task's dump section (docs/dump.md)."},
-    {"replication_privilege", "the source account may read the binlog", PC_SYNC | PC_RELAY,
-     PC_SOURCE, pc_check_replication_privilege,
-     "GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO the source account (REPLICATION CLIENT "
-     "before MariaDB 10.5)."},
-    {"target_privilege", "the target account may write the routed schemas and the meta schema",
-     PC_WRITE, PC_TARGET, pc_check_target_privilege,
-     "GRANT SELECT, CREATE, INSERT, UPDATE, DELETE, ALTER, DROP ON each schema named (or ON *.*) "
-     "TO the target account."},
-    {"target_writable", "the target is writable and the meta schema can hold dmhost's tables",
-     PC_WRITE, PC_TARGET, pc_check_target_writable,
-     "Turn read_only off on the target (SET GLOBAL read_only = OFF) and let the account create "
-     "tables in the meta schema, or set meta-schema to a schema it may use."},
-    {"table_schema", "every replicated table has a primary key or a NOT NULL unique key", PC_SYNC,
-     PC_SOURCE, pc_check_table_schema,
-     "Add a primary key (or a unique key on NOT NULL columns) to the tables named: without one a "
-     "row change is applied by matching every column, slowly, and duplicate rows cannot be told "
-     "apart."},
-    {"target_charset", "the target knows every collation the replicated tables use", PC_COPY,
-     PC_SOURCE | PC_TARGET, pc_check_target_charset,
-     "Upgrade the target to a version with the collations named, or ALTER the source tables to a "
-     "collation both servers have, or leave the tables out with the block-allow-list."},
-    {"conn_number_checking", "the servers accept the connections the task opens",
-     PC_DUMP | PC_SYNC | PC_RELAY | PC_WRITE, PC_SOURCE | PC_TARGET, pc_check_conn_number,
-     "Raise max_connections (SET GLOBAL max_connections = N, and in my.cnf) or the account's "
-     "MAX_USER_CONNECTIONS, or lower the task's dump threads, load pool-size or sync "
-     "worker-count."},
-    {"relay_disk_space", "the relay folder's file system has the relay's purge-remain-space free",
-     PC_RELAY, 0, pc_check_relay_disk,
-     "Free space on the relay folder's file system, move relay-dir, or lower the relay's "
-     "purge-remain-space (GB)."},
+/* The one table of items, a row for each of check_items.h's names (docs/precheck.md describes
+ * each). */
+static const pc_item pc_items[DMH_CHECK_N_ITEMS] = {
+    [DMH_CHECK_VERSION] =
+        {"the source server's version is one dmhost supports", PC_DUMP | PC_SYNC | PC_RELAY,
+         PC_SOURCE, pc_check_version,
+         "Use MariaDB 10.5 or later (tested: 10.11); MySQL is not supported by the sync and relay "
+         "(its GTIDs differ)."},
+    [DMH_CHECK_SERVER_ID] =
+        {"the source's server_id is set and differs from the target's and the replica's",
+         PC_SYNC | PC_RELAY, PC_SOURCE, pc_check_server_id,
+         "Give the source a non-zero server_id of its own (server_id in its my.cnf, or SET GLOBAL "
+         "server_id), and the task's sync (or the source's relay) a server-id no server uses."},
+    [DMH_CHECK_BINLOG_ENABLE] = {"the source's binary log is on (log_bin)", PC_SYNC | PC_RELAY,
+                                 PC_SOURCE, pc_check_binlog_enable,
+                                 "Start the source with log_bin (and a server_id) in its "
+                                 "configuration file; log_bin cannot "
+                                 "be changed without a restart."},
+    [DMH_CHECK_BINLOG_FORMAT] =
+        {"the source's binlog_format is ROW", PC_SYNC | PC_RELAY, PC_SOURCE, pc_check_binlog_format,
+         "SET GLOBAL binlog_format = 'ROW' on the source (and binlog_format = ROW in its my.cnf); "
+         "sessions already open keep their format until they reconnect."},
+    [DMH_CHECK_BINLOG_ROW_IMAGE] =
+        {"the source's binlog_row_image is FULL", PC_SYNC | PC_RELAY, PC_SOURCE,
+         pc_check_binlog_row_image,
+         "SET GLOBAL binlog_row_image = 'FULL' on the source (and in its my.cnf)."},
+    [DMH_CHECK_DUMP_PRIVILEGE] = {"the source account may dump with the task's consistency",
+                                  PC_DUMP, PC_SOURCE, pc_check_dump_privilege,
+                                  "GRANT the privileges named ON *.* to the source account, or "
+                                  "choose another consistency in "
+                                  "the task's dump section (docs/dump.md)."},
+    [DMH_CHECK_REPLICATION_PRIVILEGE] =
+        {"the source account may read the binlog", PC_SYNC | PC_RELAY, PC_SOURCE,
+         pc_check_replication_privilege,
+         "GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO the source account (REPLICATION CLIENT "
+         "before MariaDB 10.5)."},
+    [DMH_CHECK_TARGET_PRIVILEGE] =
+        {"the target account may write the routed schemas and the meta schema", PC_WRITE, PC_TARGET,
+         pc_check_target_privilege,
+         "GRANT SELECT, CREATE, INSERT, UPDATE, DELETE, ALTER, DROP ON each schema named (or ON "
+         "*.*) "
+         "TO the target account."},
+    [DMH_CHECK_TARGET_WRITABLE] =
+        {"the target is writable and the meta schema can hold dmhost's tables", PC_WRITE, PC_TARGET,
+         pc_check_target_writable,
+         "Turn read_only off on the target (SET GLOBAL read_only = OFF) and let the account create "
+         "tables in the meta schema, or set meta-schema to a schema it may use."},
+    [DMH_CHECK_TABLE_SCHEMA] = {"every replicated table has a primary key or a NOT NULL unique key",
+                                PC_SYNC, PC_SOURCE, pc_check_table_schema,
+                                "Add a primary key (or a unique key on NOT NULL columns) to the "
+                                "tables named: without one a "
+                                "row change is applied by matching every column, slowly, and "
+                                "duplicate rows cannot be told "
+                                "apart."},
+    [DMH_CHECK_TARGET_CHARSET] =
+        {"the target knows every collation the replicated tables use", PC_COPY,
+         PC_SOURCE | PC_TARGET, pc_check_target_charset,
+         "Upgrade the target to a version with the collations named, or ALTER the source tables to "
+         "a "
+         "collation both servers have, or leave the tables out with the block-allow-list."},
+    [DMH_CHECK_CONN_NUMBER_CHECKING] =
+        {"the servers accept the connections the task opens",
+         PC_DUMP | PC_SYNC | PC_RELAY | PC_WRITE, PC_SOURCE | PC_TARGET, pc_check_conn_number,
+         "Raise max_connections (SET GLOBAL max_connections = N, and in my.cnf) or the account's "
+         "MAX_USER_CONNECTIONS, or lower the task's dump threads, load pool-size or sync "
+         "worker-count."},
+    [DMH_CHECK_RELAY_DISK_SPACE] =
+        {"the relay folder's file system has the relay's purge-remain-space free", PC_RELAY, 0,
+         pc_check_relay_disk,
+         "Free space on the relay folder's file system, move relay-dir, or lower the relay's "
+         "purge-remain-space (GB)."},
 };
 
 #define PC_N_ITEMS (sizeof pc_items / sizeof pc_items[0])
-
-/* DM's items that dmhost has nothing to check for (sharding, online DDL, binlog-do-db): accepted in
- * ignore-checking-items so that a DM task file loads, with nothing to skip. */
-static const char *const pc_dm_only[] = {"schema_of_shard_tables", "auto_increment_ID",
-                                         "online_ddl", "binlog_db"};
-
-int dmh_precheck_item_names(const char **out, int max) {
-  int n = 0;
-  if (n < max)
-    out[n++] = "all";
-  for (size_t i = 0; i < PC_N_ITEMS && n < max; i++)
-    out[n++] = pc_items[i].name;
-  for (size_t i = 0; i < sizeof pc_dm_only / sizeof pc_dm_only[0] && n < max; i++)
-    out[n++] = pc_dm_only[i];
-  return n;
-}
 
 /* ---- helpers for the items ---- */
 
@@ -222,7 +223,9 @@ static dmh_check_result *pc_new_result(dmh_precheck *pc, const pc_item *it, cons
     pc->cap = cap;
   }
   dmh_check_result *r = &pc->results[pc->n];
-  *r = (dmh_check_result){.name = it->name, .desc = it->desc, .instruction = it->instruction};
+  *r = (dmh_check_result){.name = dmh_check_item_names[it - pc_items],
+                          .desc = it->desc,
+                          .instruction = it->instruction};
   if (!(r->source_id = strdup(source_id)))
     return NULL;
   pc->n++;
@@ -248,7 +251,7 @@ int dmh_precheck_run(dmh_precheck *pc, const dmh_task_config *t, const dmh_sourc
     return -1;
   unsigned needs = 0;
   for (size_t i = 0; i < PC_N_ITEMS; i++)
-    if ((pc_items[i].applies & mode) && !pc_ignored(t, pc_items[i].name))
+    if ((pc_items[i].applies & mode) && !pc_ignored(t, dmh_check_item_names[i]))
       needs |= pc_items[i].needs & avail;
   dm_error src_err = {0}, dst_err = {0};
   if (needs & PC_SOURCE)
@@ -258,7 +261,7 @@ int dmh_precheck_run(dmh_precheck *pc, const dmh_task_config *t, const dmh_sourc
   int rc = 0;
   for (size_t i = 0; i < PC_N_ITEMS && rc == 0; i++) {
     const pc_item *it = &pc_items[i];
-    if (!(it->applies & mode) || pc_ignored(t, it->name))
+    if (!(it->applies & mode) || pc_ignored(t, dmh_check_item_names[i]))
       continue;
     if (!(c.cur = pc_new_result(pc, it, s->source_id))) {
       rc = -1;

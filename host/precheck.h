@@ -79,10 +79,6 @@ int dmh_precheck_answer(const dmh_precheck *pc, const char *what, json_object *r
 int dmh_precheck_gate(const dmh_task_config *t, const dmh_source_config *s, const char *what,
                       dm_error *err);
 
-/* The names ignore-checking-items accepts ("all", every item of the table, then DM's items dmhost
- * has no counterpart for) into out (at most max); returns how many. */
-int dmh_precheck_item_names(const char **out, int max);
-
 /* The version check alone: state of a server's @@version string ("10.11.6-MariaDB-log",
  * "8.0.36"), with the reason in why. */
 dmh_check_state dmh_precheck_version(const char *version, char *why, size_t len);
