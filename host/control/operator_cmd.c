@@ -1,5 +1,5 @@
-/* The `binlog` command's parsing (binlog_cmd.h; the request's work on a store is binlog_ops.c's),
- * and `dmhost binlog` for the foreground run. */
+/* The `binlog` command's parsing (binlog_cmd.h; the request's work on a store is
+ * unit_operators.c's), and `dmhost binlog` for the foreground run. */
 #include "binlog_cmd.h"
 
 #include <dirent.h>

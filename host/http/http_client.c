@@ -1,6 +1,6 @@
 /* The client side of the control plane over HTTP (control_http.h, dmh_control_http_call): what
  * dmctl --master-addr and the cluster's nodes use to reach a daemon's POST /control, on libcurl.
- * The server is control_http.c. */
+ * The server is http_server.c. */
 #include <curl/curl.h>
 #include <pthread.h>
 #include <stdio.h>

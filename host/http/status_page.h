@@ -1,8 +1,8 @@
 /*
- * The status page (docs/status-page.md): the files of host/web/, embedded in the binary at build
- * time (host/web/embed.cmake writes them into a generated C source), served by the HTTP control
- * plane at GET / (index.html) and GET /<file>, after the same admission as /control. The page
- * itself reads POST /control (query-status, pause-task, resume-task) and GET /metrics.
+ * The status page (docs/status-page.md): the files of host/http/web/, embedded in the binary at
+ * build time (host/http/web/embed.cmake writes them into a generated C source), served by the HTTP
+ * control plane at GET / (index.html) and GET /<file>, after the same admission as /control. The
+ * page itself reads POST /control (query-status, pause-task, resume-task) and GET /metrics.
  */
 #ifndef DMH_STATUS_PAGE_H
 #define DMH_STATUS_PAGE_H

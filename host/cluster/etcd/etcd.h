@@ -242,7 +242,8 @@ void dmh_etcd_kv_free(dmh_etcd_kv *kv);
  */
 int dmh_etcd_status(dmh_etcd *c, uint64_t *member_id, uint64_t *leader_id, dm_error *err);
 
-/* ---- Internal to host/etcd*.c (one header, as for every room): not for other callers. ---- */
+/* ---- Internal to host/cluster/etcd/etcd*.c (one header, as for every room): not for other
+ * callers. ---- */
 #ifdef DMH_ETCD_INTERNAL
 #include <json-c/json.h>
 

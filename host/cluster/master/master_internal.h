@@ -1,4 +1,4 @@
-/* Internal to host/master*.c: the master's state and the pieces its files share. */
+/* Internal to host/cluster/master/master*.c: the master's state and the pieces its files share. */
 #ifndef DMH_MASTER_INTERNAL_H
 #define DMH_MASTER_INTERNAL_H
 

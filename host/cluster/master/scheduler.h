@@ -1,6 +1,6 @@
 /*
  * The cluster's scheduler (docs/cluster.md, "Scheduling"): which worker serves which source, by
- * DM's rules made explicit. A pure function over a snapshot, like worker.c: the leader master
+ * DM's rules made explicit. A pure function over a snapshot, like worker_stage.c: the leader master
  * reads workers and sources from etcd, plans, and writes the plan's bindings (each fenced by its
  * leadership's revision); nothing here does I/O, so every rule is a unit test.
  *

@@ -3,7 +3,7 @@
  * `dmhost serve` (registry.h) runs the source, its relay and the subtasks; this room keeps it in
  * line with what the leader wrote in etcd (cluster_keys.h):
  *
- *   cluster_worker.c       the command: options, the lease (reused after a restart within its TTL),
+ *   cmd/cmd_worker.c       the command: options, the lease (reused after a restart within its TTL),
  *                          the registration, the main loop, SIGTERM
  *   cluster_worker_sync.c  the reconcile (binding, source, expected stages), the fence thread
  *                          (pause everything once the lease's last renewal is TTL - margin old),
@@ -32,7 +32,7 @@
 
 int dmh_cluster_worker_main(int argc, char **argv);
 
-/* ---- Internal to host/cluster_worker*.c ---- */
+/* ---- Internal to host/cluster/worker/cluster_worker*.c and host/cmd/cmd_worker.c ---- */
 
 /* Pause the subtasks once the last renewal is this old: TTL minus this margin. */
 #define CW_FENCE_MARGIN_MS 3000

@@ -91,7 +91,7 @@ int dmh_binlog_ops_remove(const char *path, const char *at, int *removed, dm_err
 int dmh_binlog_ops_find(const char *path, const char *file, uint64_t offset, bool failing,
                         dmh_binlog_op *out, dm_error *err);
 
-/* ---- the `binlog` command's request (parsed by binlog_cmd.c), carried out on a store ---- */
+/* ---- the `binlog` command's request (parsed by operator_cmd.c), carried out on a store ---- */
 
 typedef enum dmh_binlog_verb {
   DMH_BINLOG_REGISTER = 0, /* skip, replace, inject: `op` says which */
