@@ -2,7 +2,9 @@
 # The host's layers (docs/architecture.md, "The layers"), checked on the #include lines: every
 # host/**/*.c and *.h may include headers of its own folder, of a folder below it, of sdk/ and of
 # the system, never of a folder above it. Also reports a circle of includes between folders
-# (there must be none). Exit 1 naming the file, the line, the header and both folders.
+# (there must be none). Exit 1 naming the file, the line, the header and both folders. And
+# docs/architecture.md's table of folders must name every folder and every file in its row, and
+# README.md's map of host/ every top folder.
 #
 #   scripts/check-layers.sh [ROOT]     check ROOT/host (default: this repository)
 #   scripts/check-layers.sh --self-test
@@ -26,6 +28,15 @@ self_test() {
   printf '#include "log.h"\n' >"$tmp/host/config/config.h"
   printf '#include "config.h"\n#include "log.h"\n' >"$tmp/host/config/config.c"
   bash "$me" "$tmp" >/dev/null || { echo "self-test: a tree without an upward include failed" >&2; return 1; }
+  # the docs' table of folders naming a file that moved away, and missing one
+  mkdir -p "$tmp/docs"
+  printf '| folder | files |\n|---|---|\n| `base/` | `log` |\n| `config/` | `secret` |\n' \
+    >"$tmp/docs/architecture.md"
+  if out=$(bash "$me" "$tmp" 2>&1) || ! grep -qF 'the row of `config/` does not name config.c' <<<"$out"; then
+    echo "self-test: a file missing from docs/architecture.md's table passed: $out" >&2
+    return 1
+  fi
+  rm -r "$tmp/docs"
   # an upward include: base (the lowest) including config's header, which makes a circle too
   printf '#include "log.h"\n  #  include "config.h" /* up */\n' >"$tmp/host/base/log.c"
   if out=$(bash "$me" "$tmp" 2>&1); then
@@ -126,6 +137,41 @@ for v in sorted(edges):
 for c in comps:
     print('circle of includes between folders: ' + ' -> '.join(c + [c[0]]), file=sys.stderr)
     bad = 1
+# docs/architecture.md: a row "| `folder/` | ... |" for each folder, naming each of its files
+# (`stem` or `name.c`)
+doc = os.path.join(os.path.dirname(host), 'docs', 'architecture.md')
+if os.path.exists(doc):
+    rows = {}
+    for line in open(doc):
+        m = re.match(r'\|\s*`([a-z_/]+)/`\s*\|(.*)\|\s*$', line)
+        if m:
+            rows[m.group(1)] = m.group(2)
+    for f in files:
+        me, name = folder_of(f), os.path.basename(f)
+        if me == 'unit_check' or me not in rank:
+            continue
+        if me not in rows:
+            print(f'docs/architecture.md: no row "| `{me}/` |" in the table of folders', file=sys.stderr)
+            rows[me] = ''
+            bad = 1
+        elif f'`{name}`' not in rows[me] and f'`{name.rsplit(".", 1)[0]}`' not in rows[me]:
+            print(f'docs/architecture.md: the row of `{me}/` does not name {name}', file=sys.stderr)
+            bad = 1
+    for me in rows:
+        if not os.path.isdir(os.path.join(host, me)):
+            print(f'docs/architecture.md: a row names `{me}/`, which host/ does not have', file=sys.stderr)
+            bad = 1
+# README.md's map of host/: one row "| `host/top/` |" per top folder, none of a folder gone
+readme = os.path.join(os.path.dirname(host), 'README.md')
+if os.path.exists(readme):
+    mapped = set(re.findall(r'^\|\s*`host/([a-z_]+)/`\s*\|', open(readme).read(), re.M))
+    tops = {folder_of(f).split('/')[0] for f in files} - {'.'}
+    for t in sorted(tops - mapped):
+        print(f'README.md: the map of host/ has no row "| `host/{t}/` |"', file=sys.stderr)
+        bad = 1
+    for t in sorted(mapped - tops):
+        print(f'README.md: the map of host/ has a row of host/{t}/, which holds no file', file=sys.stderr)
+        bad = 1
 if bad:
     sys.exit(1)
 print(f'check-layers: {len(files)} files in {len({folder_of(f) for f in files})} folders, '
