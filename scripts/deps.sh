@@ -4,12 +4,14 @@
 # of clang, which --no-install-recommends below skips). python3 and jq: test scripts (tests/json-sink
 # checks and applies JSON lines with python3; the cluster and json-sink tests read dmctl's JSON with
 # jq).
+# etcd-client: etcdctl, which sets up the TLS+auth etcd (scripts/etcd.sh, DMH_ETCD_TLS=1) and plays the
+# etcd attacks of tests/cluster/etcd_secure.sh.
 # prometheus: its promtool checks every /metrics exposition in the tests (docs/metrics.md).
 # chromium, chromium-driver, python3-selenium: the status page's browser test (tests/web).
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libconfig-dev libjson-c-dev libcunit1-dev libmariadb-dev
       mariadb-server mariadb-client clang-format clang libclang-rt-dev libssl-dev zlib1g-dev openssl
-      libzstd-dev zstd libcurl4-openssl-dev etcd-server libmicrohttpd-dev libgnutls28-dev
+      libzstd-dev zstd libcurl4-openssl-dev etcd-server etcd-client libmicrohttpd-dev libgnutls28-dev
       python3 jq prometheus chromium chromium-driver python3-selenium)
 missing=()
 for p in "${pkgs[@]}"; do

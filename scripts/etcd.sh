@@ -7,12 +7,28 @@
 #
 # Ports: member i (1..3) serves clients on BASE+100*(i-1) and its peers on that port + 1, BASE being
 # ${DMH_ETCD_PORT_BASE:-22379} (so 22379/22380, 22479/22480, 22579/22580). See docs/cluster.md.
+#
+# DMH_ETCD_TLS=1: another cluster (folder DMH_ETCD_DIR + "-tls", ports BASE + 1000) whose clients
+# must come over TLS with a client certificate of its CA (--client-cert-auth) and authenticate as
+# an etcd user (auth enabled). At its first start it makes, with openssl, under <folder>/pki: a CA,
+# the members' certificate (127.0.0.1, localhost), client certificates `dmhost`, `root` and
+# `other`, a second CA (`wrong-ca.pem`, for tests), and password files (mode 0600) of the users it
+# adds with etcdctl: root, `dmhost` (role `dmhost`: read-write on the prefix /dmhost/ only) and
+# `other` (role `other`: read-write on /other/ only). `env` also prints DMH_ETCD_FLAGS (the flags
+# a master or worker needs: --etcd-cacert, --etcd-cert, --etcd-key, --etcd-user dmhost,
+# --etcd-password-file), DMH_ETCD_PKI and DMH_ETCD_PREFIX (/dmhost). Tokens live 5 s without use
+# (--auth-token-ttl 5), so that clients renew them in every test.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=proc.sh
 . "$(dirname "$0")/proc.sh"
 
-etcd_dir=$(realpath -m "${DMH_ETCD_DIR:-/tmp/dmhost-etcd}")
+tls=${DMH_ETCD_TLS:-}
+[ "$tls" = 0 ] && tls=""
+etcd_dir=$(realpath -m "${DMH_ETCD_DIR:-/tmp/dmhost-etcd}${tls:+-tls}")
 port_base=${DMH_ETCD_PORT_BASE:-22379}
+[[ $port_base =~ ^[0-9]+$ ]] && [ -n "$tls" ] && port_base=$((port_base + 1000))
+pki=$etcd_dir/pki
+scheme=http${tls:+s}
 members=(e1 e2 e3)
 start_timeout=30
 stop_timeout=20
@@ -43,7 +59,7 @@ peer_port() { echo $((port_base + 100 * $(index_of "$1") + 1)); }
 
 endpoints() { # the client URLs, comma-separated
   local m out=""
-  for m in "${members[@]}"; do out+="${out:+,}http://127.0.0.1:$(client_port "$m")"; done
+  for m in "${members[@]}"; do out+="${out:+,}$scheme://127.0.0.1:$(client_port "$m")"; done
   echo "$out"
 }
 
@@ -68,6 +84,12 @@ launched_alive() { # member
 # leader and a read through raft succeeds. Plain bash (/dev/tcp): no curl or etcdctl needed.
 healthy() { # member
   local reply
+  if [ -n "$tls" ]; then
+    reply=$(curl -s -m 3 --cacert "$pki/ca.pem" --cert "$pki/root.pem" --key "$pki/root-key.pem" \
+      "https://127.0.0.1:$(client_port "$1")/health" 2>/dev/null) || return 1
+    [[ $reply == *'"health":"true"'* ]]
+    return
+  fi
   reply=$(
     exec 2>/dev/null
     exec 3<>"/dev/tcp/127.0.0.1/$(client_port "$1")" || exit 1
@@ -92,8 +114,11 @@ launch() { # member
   # Own session, every descriptor redirected and the lock (fd 9) closed, so that neither ctest nor
   # the next etcd.sh waits on the member. The token is per folder: members of two clusters started
   # from two folders never join each other.
-  setsid etcd --name "$m" --data-dir "$dir/data" \
-    --listen-client-urls "http://127.0.0.1:$cp" --advertise-client-urls "http://127.0.0.1:$cp" \
+  local sec=()
+  [ -n "$tls" ] && sec=(--cert-file "$pki/server.pem" --key-file "$pki/server-key.pem"
+    --client-cert-auth --trusted-ca-file "$pki/ca.pem" --auth-token-ttl 5)
+  setsid etcd --name "$m" --data-dir "$dir/data" "${sec[@]}" \
+    --listen-client-urls "$scheme://127.0.0.1:$cp" --advertise-client-urls "$scheme://127.0.0.1:$cp" \
     --listen-peer-urls "http://127.0.0.1:$pp" --initial-advertise-peer-urls "http://127.0.0.1:$pp" \
     --initial-cluster "$(initial_cluster)" --initial-cluster-state "$state" \
     --initial-cluster-token "dmh-$(printf '%s' "$etcd_dir" | cksum | cut -d' ' -f1)" \
@@ -125,6 +150,74 @@ wait_ready() { # members...
     fi
     sleep 0.1
   done
+}
+
+# ---- DMH_ETCD_TLS=1: certificates, users ----
+
+# a key and a certificate signed by CA $2 (folder pki, name $1, subject $3, extensions $4)
+pki_cert() { # name ca subject ext
+  openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$pki/$1-key.pem" \
+    -subj "$3" -out "$pki/$1.csr" 2>/dev/null
+  openssl x509 -req -in "$pki/$1.csr" -CA "$pki/$2.pem" -CAkey "$pki/$2-key.pem" \
+    -CAcreateserial -days 3650 -out "$pki/$1.pem" -extfile <(printf '%s\n' "$4") 2>/dev/null
+  chmod 600 "$pki/$1-key.pem"
+  rm -f "$pki/$1.csr"
+}
+
+pki_ca() { # name cn
+  openssl req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 3650 \
+    -keyout "$pki/$1-key.pem" -subj "/CN=$2" -out "$pki/$1.pem" 2>/dev/null
+  chmod 600 "$pki/$1-key.pem"
+}
+
+# The CA and certificates, once per folder. The client certificates have no CommonName: etcd 3.4's
+# JSON gateway answers 400 to a client certificate with one ("CommonName of client sending a request
+# against gateway will be ignored"); the user is the token's. The members' CN is no etcd user.
+make_pki() {
+  [ -f "$pki/done" ] && return 0
+  command -v openssl >/dev/null || die "openssl not found; run scripts/deps.sh"
+  rm -rf "$pki"
+  mkdir -p "$pki"
+  chmod 700 "$pki"
+  pki_ca ca "dmhost test etcd CA"
+  pki_ca wrong-ca "another CA"
+  pki_cert server ca "/CN=etcd member" "subjectAltName=IP:127.0.0.1,DNS:localhost
+extendedKeyUsage=serverAuth,clientAuth"
+  local u
+  for u in root dmhost other; do
+    pki_cert "$u" ca "/O=dmhost test/OU=$u" "extendedKeyUsage=clientAuth"
+    (umask 077 && openssl rand -hex 16 >"$pki/$u.password")
+  done
+  pki_cert wrong-client wrong-ca "/O=dmhost test/OU=dmhost" "extendedKeyUsage=clientAuth"
+  touch "$pki/done"
+}
+
+ctl_root() { # etcdctl args... as root
+  ETCDCTL_API=3 etcdctl --endpoints "$(endpoints)" --cacert "$pki/ca.pem" --cert "$pki/root.pem" \
+    --key "$pki/root-key.pem" "$@"
+}
+
+# Users and roles, then auth on: once per folder (etcd keeps them in its data).
+setup_auth() {
+  [ -f "$etcd_dir/auth-done" ] && return 0
+  command -v etcdctl >/dev/null || die "etcdctl not found; run scripts/deps.sh (etcd-client)"
+  local u
+  for u in root dmhost other; do
+    ctl_root user get "$u" >/dev/null 2>&1 ||
+      ctl_root user add "$u" --new-user-password "$(cat "$pki/$u.password")" >/dev/null
+  done
+  ctl_root user grant-role root root >/dev/null
+  ctl_root role add dmhost >/dev/null 2>&1 || true
+  ctl_root role grant-permission dmhost --prefix=true readwrite /dmhost/ >/dev/null
+  ctl_root user grant-role dmhost dmhost >/dev/null
+  ctl_root role add other >/dev/null 2>&1 || true
+  ctl_root role grant-permission other --prefix=true readwrite /other/ >/dev/null
+  ctl_root user grant-role other other >/dev/null
+  # (etcdctl logs that it could not authenticate before auth is on: shown only on failure)
+  local out
+  out=$(ctl_root --user "root:$(cat "$pki/root.password")" auth enable 2>&1) ||
+    die "etcdctl auth enable failed: $out"
+  touch "$etcd_dir/auth-done"
 }
 
 start_members() { # members...
@@ -213,9 +306,20 @@ case $cmd in
     exit 0
     ;;
   env)
-    echo "export DMH_ETCD_DIR='$etcd_dir'"
-    echo "export DMH_ETCD_PORT_BASE=$port_base"
+    # the folder and base as given (the -tls folder and +1000 ports are derived again from them)
+    echo "export DMH_ETCD_DIR='$(realpath -m "${DMH_ETCD_DIR:-/tmp/dmhost-etcd}")'"
+    echo "export DMH_ETCD_PORT_BASE=${DMH_ETCD_PORT_BASE:-22379}"
     echo "export DMH_ETCD_ENDPOINTS='$(endpoints)'"
+    if [ -n "$tls" ]; then
+      echo "export DMH_ETCD_TLS=1"
+      echo "export DMH_ETCD_PKI='$pki'"
+      echo "export DMH_ETCD_PREFIX=/dmhost"
+      echo "export DMH_ETCD_FLAGS='--etcd-cacert $pki/ca.pem --etcd-cert $pki/dmhost.pem" \
+        "--etcd-key $pki/dmhost-key.pem --etcd-user dmhost --etcd-password-file $pki/dmhost.password'"
+    else
+      echo "export DMH_ETCD_FLAGS=''"
+      echo "export DMH_ETCD_PREFIX=''"
+    fi
     exit 0
     ;;
 esac
@@ -227,7 +331,11 @@ exec 9>"$etcd_dir/lock"
 flock -w 120 9 || die "another etcd.sh holds $etcd_dir/lock for more than 120s"
 
 case $cmd in
-  start) start_members "${members[@]}" ;;
+  start)
+    [ -z "$tls" ] || make_pki
+    start_members "${members[@]}"
+    [ -z "$tls" ] || setup_auth
+    ;;
   stop)
     # One after the other: a leader told to stop hands its leadership to a live member first,
     # which takes milliseconds when the others run and its full request timeout (~7 s) when they

@@ -358,7 +358,7 @@ int main(int argc, char **argv) {
     snprintf(w->name, sizeof w->name, "w%04d", i);
     if (dmh_etcd_lease_grant(c, TTL_S, 0, &w->lease, NULL, &err) < 0)
       die("lease grant", &err);
-    if (!(w->keeper = dmh_etcd_keeper_start(eps, w->lease, TTL_S, &err)))
+    if (!(w->keeper = dmh_etcd_keeper_start(eps, NULL, w->lease, TTL_S, &err)))
       die("keeper", &err);
     dmh_cluster_worker_info info = {0};
     snprintf(info.name, sizeof info.name, "%s", w->name);

@@ -54,60 +54,45 @@ static const char *run_fmt_eta(double eta, char *buf, size_t len) {
   return buf;
 }
 
-/* One progress line from the subtask's status: unit, percent, rate, ETA. */
+/* One progress line from the subtask's progress: unit, percent, rate, ETA. */
 static void run_progress_line(dmh_subtask *st, char *line, size_t len) {
-  json_object *o = dmh_subtask_status_json(st), *v, *p;
-  const char *unit = json_object_object_get_ex(o, "unit", &v) ? json_object_get_string(v) : "?";
-  const char *stage = json_object_object_get_ex(o, "stage", &v) ? json_object_get_string(v) : "?";
-  if (json_object_object_get_ex(o, "progress", &p) && p) {
-    json_object *pct, *rate, *eta, *what, *done, *total;
-    json_object_object_get_ex(p, "percent", &pct);
-    json_object_object_get_ex(p, "rate", &rate);
-    json_object_object_get_ex(p, "eta", &eta);
-    json_object_object_get_ex(p, "unit", &what);
-    json_object_object_get_ex(p, "done", &done);
-    json_object_object_get_ex(p, "total", &total);
+  dmh_subtask_view v;
+  dmh_subtask_progress(st, &v);
+  const char *stage = dmh_stage_name(v.stage);
+  const dmh_progress *p = &v.progress;
+  if (v.has_progress) {
     char etab[32];
-    if (json_object_get_int64(total) > 0)
-      snprintf(line, len, "[%s %s] %5.1f%%  %lld/%lld %s  %.0f %s/s  ETA %s", unit, stage,
-               json_object_get_double(pct), (long long)json_object_get_int64(done),
-               (long long)json_object_get_int64(total), json_object_get_string(what),
-               json_object_get_double(rate), json_object_get_string(what),
-               run_fmt_eta(json_object_get_double(eta), etab, sizeof etab));
+    if (p->total > 0)
+      snprintf(line, len, "[%s %s] %5.1f%%  %lld/%lld %s  %.0f %s/s  ETA %s", v.unit, stage,
+               p->percent, (long long)p->done, (long long)p->total, p->what, p->rate, p->what,
+               run_fmt_eta(p->eta, etab, sizeof etab));
     else
-      snprintf(line, len, "[%s %s] %lld %s  %.0f %s/s", unit, stage,
-               (long long)json_object_get_int64(done), json_object_get_string(what),
-               json_object_get_double(rate), json_object_get_string(what));
+      snprintf(line, len, "[%s %s] %lld %s  %.0f %s/s", v.unit, stage, (long long)p->done, p->what,
+               p->rate, p->what);
   } else {
-    bool waiting =
-        json_object_object_get_ex(o, "waitingRelayCatchUp", &v) && json_object_get_boolean(v);
-    snprintf(line, len, "[%s %s]%s", unit, stage, waiting ? " waiting for the relay" : "");
+    snprintf(line, len, "[%s %s]%s", v.unit, stage,
+             v.waiting_relay ? " waiting for the relay" : "");
   }
-  json_object_put(o);
 }
 
 /* Print the subtask's result errors, if any. Returns how many. */
 static int run_print_result(dmh_subtask *st) {
-  json_object *o = dmh_subtask_status_json(st), *res, *errs;
-  int n = 0;
-  if (json_object_object_get_ex(o, "result", &res) && res &&
-      json_object_object_get_ex(res, "errors", &errs)) {
-    n = (int)json_object_array_length(errs);
-    for (int i = 0; i < n; i++)
-      fprintf(stderr, "dmhost: error: %s\n",
-              json_object_to_json_string_ext(json_object_array_get_idx(errs, (size_t)i),
-                                             JSON_C_TO_STRING_PRETTY));
+  dmh_subtask_view v;
+  dmh_subtask_summary(st, &v);
+  for (int i = 0; i < v.n_errors; i++) {
+    json_object *e = dmh_error_to_json(&v.errors[i], v.error_ctx[i]);
+    fprintf(stderr, "dmhost: error: %s\n",
+            json_object_to_json_string_ext(e, JSON_C_TO_STRING_PRETTY));
+    json_object_put(e);
   }
-  json_object_put(o);
-  return n;
+  return v.n_errors;
 }
 
 /* Is it paused by an error that auto-resume will retry? Then keep waiting. */
 static bool run_auto_resume_pending(dmh_subtask *st) {
-  json_object *o = dmh_subtask_status_json(st), *v;
-  bool pending = json_object_object_get_ex(o, "autoResumeIn", &v);
-  json_object_put(o);
-  return pending;
+  dmh_subtask_view v;
+  dmh_subtask_summary(st, &v);
+  return v.auto_resume_pending;
 }
 
 int dmh_run_main(int argc, char **argv) {

@@ -41,8 +41,8 @@ static void cw_usage(FILE *out) {
       "                                          [--tls-allowed-cn NAME[,NAME...]]]]\n"
       "                     [--lease-ttl SECONDS] [--plugin-dir DIR] [--unit-dir DIR]...\n"
       "                     [--secrets-dir DIR] [--allow-submitted-unit-paths]\n"
-      "                     [--log-level debug|info|warn|error] [--log-format text|json]\n"
-      "\n"
+      "                     [--log-level debug|info|warn|error] [--log-format "
+      "text|json]\n" DMH_CLUSTER_SECURITY_USAGE "\n"
       "Runs one worker of a cluster: registers NAME in etcd under a lease (TTL 10 s unless\n"
       "told, at least 10), runs the source the leader binds to it and that source's\n"
       "subtasks at the stages the leader sets, and publishes their status. Its source,\n"
@@ -56,7 +56,10 @@ static void cw_usage(FILE *out) {
       "Every source and task file it reads from etcd is a config sent over the network: it may\n"
       "not name secret files outside --secrets-dir, password-env, unit-paths (without\n"
       "--allow-submitted-unit-paths), a wider file-mode or @include "
-      "(docs/security.md).\n" DMH_TRUST_USAGE);
+      "(docs/security.md).\n"
+      "etcd's TLS and user flags are the master's (docs/cluster.md); --cluster-key is the\n"
+      "key the masters encrypt the passwords kept in etcd with: the worker decrypts them with\n"
+      "it, never with a key path written in etcd.\n" DMH_TRUST_USAGE);
 }
 
 static void cw_fail(const dm_error *err) {
@@ -116,7 +119,7 @@ static int cw_lease_take(cw *w, bool after_loss, dm_error *err) {
     if (cw_lease_save(w, err) < 0)
       return -1;
   }
-  dmh_etcd_keeper *k = dmh_etcd_keeper_start(w->endpoints, w->lease, w->ttl_s, err);
+  dmh_etcd_keeper *k = dmh_etcd_keeper_start(w->endpoints, &w->sec.opts, w->lease, w->ttl_s, err);
   if (!k)
     return -1;
   pthread_mutex_lock(&w->keeper_lock);
@@ -149,6 +152,7 @@ static int cw_options(cw *w, int argc, char **argv, const char **state_arg, cons
       DMH_TRUST_LONGOPTS,
       {"tls-allowed-cn", required_argument, NULL, 'N'},
       {"help", no_argument, NULL, 'h'},
+      DMH_CLUSTER_SECURITY_LONGOPTS,
       {NULL, 0, NULL, 0},
   };
   optind = 1;
@@ -231,6 +235,8 @@ static int cw_options(cw *w, int argc, char **argv, const char **state_arg, cons
       cw_usage(stdout);
       return 0;
     default:
+      if (dmh_cluster_security_flag(&w->sec, c, optarg))
+        break;
       cw_usage(stderr);
       return 2;
     }
@@ -351,10 +357,20 @@ int dmh_cluster_worker_main(int argc, char **argv) {
   if (orc >= 0)
     return orc;
   dm_error err;
+  if (dmh_cluster_security_load(&w.sec, w.endpoints, &err) < 0) {
+    cw_fail(&err);
+    dmh_cluster_security_clear(&w.sec);
+    return 1;
+  }
+  /* Every file this process loads is a copy of a text from etcd: passwords in them decrypt with
+   * the cluster key only, never with a key file the text names. */
+  dmh_secret_cluster_key_set(w.sec.has_key ? w.sec.key : NULL);
+  dmh_secret_cluster_texts(1);
   bool tls_given;
   int frc = dmh_control_listen_flags(listen_arg, &tls, &tls_given, &err);
   if (frc != 0) {
     cw_fail(&err);
+    dmh_cluster_security_clear(&w.sec);
     return frc;
   }
   bool advertised = w.addr[0] != '\0';
@@ -369,11 +385,13 @@ int dmh_cluster_worker_main(int argc, char **argv) {
   int sfd;
   if (dmh_daemon_start(state_arg, plugin_arg, &w.state_dir, &w.plugin_dir, &sfd, &err) < 0) {
     cw_fail(&err);
+    dmh_cluster_security_clear(&w.sec);
     return 1;
   }
   int rc = 1, lock_fd = -1;
   if ((lock_fd = dmh_state_lock(w.state_dir, &err)) < 0 ||
-      !(w.etcd = dmh_etcd_open(w.endpoints, NULL, &err)) || cw_lease_take(&w, false, &err) < 0) {
+      !(w.etcd = dmh_etcd_open(w.endpoints, &w.sec.opts, &err)) ||
+      cw_lease_take(&w, false, &err) < 0) {
     cw_fail(&err);
     goto out;
   }
@@ -447,5 +465,7 @@ out:
   dmh_trust_flags_free(&w.trust);
   pthread_mutex_destroy(&w.keeper_lock);
   pthread_mutex_destroy(&w.ops_lock);
+  dmh_secret_cluster_key_set(NULL);
+  dmh_cluster_security_clear(&w.sec);
   return rc;
 }

@@ -1,5 +1,6 @@
 /*
- * `dmhost master --name M --etcd URL[,URL...] [--listen HOST:PORT] [--etcd-prefix P]`: a master
+ * `dmhost master --name M --etcd URL[,URL...] [--listen HOST:PORT] [--etcd-prefix P]` (and the
+ * cluster's security flags, cluster_security.h): a master
  * of the cluster (master.h) serving the control plane over HTTP (control_http.h: POST /control,
  * what dmctl --master-addr sends) until SIGINT/SIGTERM, which resign (the lease revoked: another
  * master leads at once) and exit 0.
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "cluster_keys.h"
+#include "cluster_security.h"
 #include "control.h"
 #include "control_http.h"
 #include "dmhost/sdk.h"
@@ -68,8 +70,8 @@ static void master_usage(FILE *out) {
           "                      [--tls-allowed-cn NAME[,NAME...]]]\n"
           "                     [--etcd-prefix PREFIX] [--log-level debug|info|warn|error]\n"
           "                     [--log-format text|json]\n"
-          "                     [--secrets-dir DIR] [--allow-submitted-unit-paths]\n"
-          "\n"
+          "                     [--secrets-dir DIR] "
+          "[--allow-submitted-unit-paths]\n" DMH_CLUSTER_SECURITY_USAGE "\n"
           "Runs a master of the cluster: registers under a lease of its own, campaigns for the\n"
           "leadership and, while it leads, binds sources to workers by the scheduler's rules.\n"
           "It answers dmctl --master-addr on --listen (default 127.0.0.1:8261; port 0 picks\n"
@@ -81,7 +83,13 @@ static void master_usage(FILE *out) {
           "SIGTERM resign the leadership at once and exit 0.\n"
           "The files dmctl sends are configs sent over the network: they may not name secret\n"
           "files outside --secrets-dir, password-env, unit-paths (without\n"
-          "--allow-submitted-unit-paths), a wider file-mode or @include (docs/security.md).\n");
+          "--allow-submitted-unit-paths), a wider file-mode or @include (docs/security.md).\n"
+          "etcd: https endpoints are verified against --etcd-cacert, --etcd-cert/--etcd-key\n"
+          "are presented, --etcd-user authenticates with the password in --etcd-password-file\n"
+          "(mode 0600); plain http is refused to another host unless --etcd-insecure-transport\n"
+          "(dangerous). --cluster-key FILE (64 hex digits, mode 0600, the same on every master\n"
+          "and worker) encrypts the passwords of the files kept in etcd; without it a file with\n"
+          "a clear password is refused. See docs/cluster.md.\n");
 }
 
 static void master_fail(const dm_error *err) {
@@ -102,9 +110,12 @@ int dmh_master_main(int argc, char **argv) {
       {"log-format", required_argument, NULL, 'j'},
       DMH_TRUST_LONGOPTS,
       {"help", no_argument, NULL, 'h'},
+      DMH_CLUSTER_SECURITY_LONGOPTS,
       {NULL, 0, NULL, 0},
   };
   dmh_master_opts o = {0};
+  static dmh_cluster_security sec; /* outlives the master: its clients point at it */
+  memset(&sec, 0, sizeof sec);
   const char *listen = "127.0.0.1:8261";
   static master_door door; /* outlives every request: the server is closed before return */
   memset(&door, 0, sizeof door);
@@ -154,6 +165,8 @@ int dmh_master_main(int argc, char **argv) {
       master_usage(stdout);
       return 0;
     default:
+      if (dmh_cluster_security_flag(&sec, c, optarg))
+        break;
       master_usage(stderr);
       return 2;
     }
@@ -170,9 +183,17 @@ int dmh_master_main(int argc, char **argv) {
   o.secrets_dir = trust.real_secrets_dir;
   o.allow_submitted_unit_paths = trust.allow_submitted_unit_paths;
   dm_error err;
+  if (dmh_cluster_security_load(&sec, o.endpoints, &err) < 0) {
+    master_fail(&err);
+    dmh_cluster_security_clear(&sec);
+    return 1;
+  }
+  o.etcd = &sec.opts;
+  o.cluster_key = sec.has_key ? sec.key : NULL;
   int frc = dmh_control_listen_flags(listen, &door.tls, &door.tls_on, &err);
   if (frc != 0) {
     master_fail(&err);
+    dmh_cluster_security_clear(&sec);
     return frc;
   }
   /* signals are taken synchronously by sigwait: every thread started from here on blocks them */
@@ -201,6 +222,7 @@ int dmh_master_main(int argc, char **argv) {
   if (dmh_master_start(&o, &m, &err) < 0) {
     master_fail(&err);
     dmh_control_http_close(http);
+    dmh_cluster_security_clear(&sec);
     return 1;
   }
   atomic_store(&door.m, m);
@@ -213,6 +235,7 @@ int dmh_master_main(int argc, char **argv) {
   dmh_master_resign(m);
   dmh_control_http_close(http);
   dmh_master_stop(m, true);
+  dmh_cluster_security_clear(&sec);
   dmh_trust_flags_free(&trust);
   return 0;
 }

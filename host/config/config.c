@@ -169,12 +169,9 @@ static int conf_unit_paths(dmh_cfg_ctx *c, const config_setting_t *root, const c
     return rc;
   if (dmh_cfg_check_unit_paths_origin(c, g) < 0)
     return -1;
-  static const char *const relay_keys[] = {"relay", NULL};
-  static const char *const task_keys[] = {"dump", "load", "sync", NULL};
-  dmh_cfg_hint misplaced[4] = {{NULL, NULL}};
-  for (int i = 0; task_keys[i]; i++)
-    misplaced[i] = (dmh_cfg_hint){task_keys[i], hint};
-  if (dmh_cfg_check_keys(c, g, relay_keys, misplaced) < 0)
+  dmh_cfg_hint misplaced[DMH_SET_COUNT + 1];
+  dmh_cfg_misplaced(DMH_SCOPE_SOURCE_UNIT_PATHS, DMH_SCOPE_TASK_UNIT_PATHS, hint, hint, misplaced);
+  if (dmh_cfg_check_scope(c, g, DMH_SCOPE_SOURCE_UNIT_PATHS, NULL, misplaced) < 0)
     return -1;
   return conf_get_path(c, g, "relay", &out[DMH_KIND_RELAY]);
 }
@@ -253,33 +250,16 @@ static int conf_file_mode(dmh_cfg_ctx *c, const config_setting_t *root, uint32_t
 
 /* ---- the source file ---- */
 
-static const char *const conf_source_keys[] = {
-    "source-id",  "enable-gtid", "enable-relay", "relay-dir",       "server-id", "from",
-    "unit-paths", "relay",       "file-mode",    "secret-key-path", NULL,
-};
-
 static const char conf_hint_task_only[] =
     "this setting belongs in the task file (the source file describes one MySQL source)";
 static const char conf_hint_source_only[] =
     "this setting belongs in the source file (the task file names its sources with "
     "mysql-instances.[n].source-id)";
 
-static const dmh_cfg_hint conf_source_misplaced[] = {
-    {"name", conf_hint_task_only},
-    {"task-mode", conf_hint_task_only},
-    {"meta-schema", conf_hint_task_only},
-    {"case-sensitive", conf_hint_task_only},
-    {"target-database", conf_hint_task_only},
-    {"mysql-instances", conf_hint_task_only},
-    {"block-allow-list", conf_hint_task_only},
-    {"routes", conf_hint_task_only},
-    {"filters", conf_hint_task_only},
-    {"supervisor", conf_hint_task_only},
-    {"dump", "unit sections `dump`, `load` and `sync` belong in the task file"},
-    {"load", "unit sections `dump`, `load` and `sync` belong in the task file"},
-    {"sync", "unit sections `dump`, `load` and `sync` belong in the task file"},
-    {NULL, NULL},
-};
+static const char conf_hint_task_section[] =
+    "unit sections `dump`, `load` and `sync` belong in the task file";
+static const char conf_hint_source_section[] =
+    "the relay unit's section `relay` belongs in the source file (relay runs per source)";
 
 /* Two sources must not pull the binlog with the same server-id, so the default differs per
  * source-id and stays the same across restarts (FNV-1a). */
@@ -294,7 +274,10 @@ uint32_t dmh_source_default_server_id(const char *source_id) {
 
 static int conf_source_parse(dmh_cfg_ctx *c, dmh_source_config *s) {
   const config_setting_t *root = config_root_setting(&s->cfg);
-  if (dmh_cfg_check_keys(c, root, conf_source_keys, conf_source_misplaced) < 0)
+  dmh_cfg_hint misplaced[DMH_SET_COUNT + 1];
+  dmh_cfg_misplaced(DMH_SCOPE_SOURCE, DMH_SCOPE_TASK, conf_hint_task_only, conf_hint_task_section,
+                    misplaced);
+  if (dmh_cfg_check_scope(c, root, DMH_SCOPE_SOURCE, NULL, misplaced) < 0)
     return -1;
   if (conf_get_id(c, root, "source-id", NULL, &s->source_id) < 0 ||
       dmh_cfg_get_bool(c, root, "enable-gtid", &s->enable_gtid) < 0 ||
@@ -303,10 +286,11 @@ static int conf_source_parse(dmh_cfg_ctx *c, dmh_source_config *s) {
   int rc = conf_get_path(c, root, "relay-dir", &s->relay_dir);
   if (rc < 0)
     return -1;
-  if (rc == 0 && !(s->relay_dir = dmh_cfg_abs_path(c->dir, "relay")))
+  if (rc == 0 &&
+      !(s->relay_dir = dmh_cfg_abs_path(c->dir, dmh_cfg_settings[DMH_SET_SRC_RELAY_DIR].dstr)))
     return dmh_cfg_no_memory(c);
   int64_t server_id = 0;
-  rc = dmh_cfg_get_int(c, root, "server-id", 0, 1, UINT32_MAX, NULL, &server_id);
+  rc = dmh_cfg_get_int_setting(c, root, DMH_SET_SRC_SERVER_ID, 0, &server_id);
   if (rc < 0)
     return -1;
   s->server_id = rc ? (uint32_t)server_id : dmh_source_default_server_id(s->source_id);
@@ -370,28 +354,7 @@ config_setting_t *dmh_source_unit_section(const dmh_source_config *s) {
 }
 
 /* ---- the task file ---- */
-
-const char *const dmh_task_keys[] = {
-    "name",
-    "task-mode",
-    "units",
-    "case-sensitive",
-    "meta-schema",
-    "target-database",
-    "mysql-instances",
-    "block-allow-list",
-    "routes",
-    "filters",
-    "unit-paths",
-    "supervisor",
-    "dump",
-    "load",
-    "sync",
-    "file-mode",
-    "secret-key-path",
-    "ignore-checking-items",
-    NULL,
-};
+/* (its settings, as the source file's: the settings table's, config_settings.def) */
 
 /* ignore-checking-items: names of the precheck's items (check_items.h), refused when unknown. */
 static int conf_ignore_checks(dmh_cfg_ctx *c, const config_setting_t *root, dmh_task_config *t) {
@@ -416,27 +379,6 @@ static int conf_ignore_checks(dmh_cfg_ctx *c, const config_setting_t *root, dmh_
   }
   return 0;
 }
-
-static const dmh_cfg_hint conf_task_misplaced[] = {
-    {"source-id", conf_hint_source_only},
-    {"enable-gtid", conf_hint_source_only},
-    {"enable-relay", conf_hint_source_only},
-    {"relay-dir", conf_hint_source_only},
-    {"server-id", conf_hint_source_only},
-    {"from", conf_hint_source_only},
-    {"relay",
-     "the relay unit's section `relay` belongs in the source file (relay runs per source)"},
-    {NULL, NULL},
-};
-
-static const char *const conf_instance_keys[] = {
-    "source-id", "block-allow-list", "route-rules", "filter-rules", "meta", NULL};
-static const char *const conf_meta_keys[] = {"binlog-name", "binlog-pos", "binlog-gtid", NULL};
-static const char *const conf_supervisor_keys[] = {"init-timeout",          "stop-timeout",
-                                                   "relay-catchup-timeout", "relay-catchup-poll",
-                                                   "auto-resume",           NULL};
-static const char *const conf_auto_resume_keys[] = {"enable", "backoff-initial", "backoff-max",
-                                                    NULL};
 
 /* A name in mysql-instances that must be defined in one of the rule sets. */
 static int conf_unresolved(dmh_cfg_ctx *c, const config_setting_t *at, const char *name,
@@ -516,13 +458,10 @@ int dmh_cfg_task_meta(dmh_cfg_ctx *c, const config_setting_t *g, dmh_task_instan
       c, g, "meta", 0, "`meta = { binlog-name = \"mysql-bin.000001\"; binlog-pos = 4; };`", &meta);
   if (rc <= 0)
     return rc;
-  int64_t pos = 4;
-  if (dmh_cfg_check_keys(c, meta, conf_meta_keys, NULL) < 0 ||
+  int64_t pos = DMH_DEFAULT_META_BINLOG_POS;
+  if (dmh_cfg_check_scope(c, meta, DMH_SCOPE_META, NULL, NULL) < 0 ||
       dmh_cfg_get_string(c, meta, "binlog-name", DMH_CFG_NONEMPTY, &in->meta_binlog_name) < 0 ||
-      (rc = dmh_cfg_get_int(c, meta, "binlog-pos", 0, 4, INT64_MAX,
-                            "(a binlog file starts with "
-                            "4 bytes of magic)",
-                            &pos)) < 0 ||
+      (rc = dmh_cfg_get_int_setting(c, meta, DMH_SET_META_BINLOG_POS, 0, &pos)) < 0 ||
       dmh_cfg_get_string(c, meta, "binlog-gtid", DMH_CFG_NONEMPTY, &in->meta_binlog_gtid) < 0)
     return -1;
   char path[CONF_PATH_MAX];
@@ -542,7 +481,7 @@ int dmh_cfg_task_meta(dmh_cfg_ctx *c, const config_setting_t *g, dmh_task_instan
 
 static int conf_instance(dmh_cfg_ctx *c, const config_setting_t *g, dmh_task_config *t,
                          dmh_task_instance *in) {
-  if (dmh_cfg_check_keys(c, g, conf_instance_keys, NULL) < 0 ||
+  if (dmh_cfg_check_scope(c, g, DMH_SCOPE_INSTANCE, NULL, NULL) < 0 ||
       conf_get_id(c, g, "source-id", NULL, &in->source_id) < 0)
     return -1;
   char path[CONF_PATH_MAX];
@@ -626,13 +565,13 @@ static int conf_instances(dmh_cfg_ctx *c, const config_setting_t *root, dmh_task
 }
 
 const dmh_supervisor_config dmh_supervisor_defaults = {
-    .init_timeout_ms = 30000,
-    .stop_timeout_ms = 10000,
-    .relay_catchup_timeout_ms = 30000,
-    .relay_catchup_poll_ms = 200,
-    .auto_resume = true,
-    .auto_resume_initial_ms = 1000,
-    .auto_resume_max_ms = 300000,
+    .init_timeout_ms = DMH_DEFAULT_SUP_INIT_TIMEOUT * 1000,
+    .stop_timeout_ms = DMH_DEFAULT_SUP_STOP_TIMEOUT * 1000,
+    .relay_catchup_timeout_ms = DMH_DEFAULT_SUP_CATCHUP_TIMEOUT * 1000,
+    .relay_catchup_poll_ms = DMH_DEFAULT_SUP_CATCHUP_POLL,
+    .auto_resume = DMH_DEFAULT_AR_ENABLE,
+    .auto_resume_initial_ms = DMH_DEFAULT_AR_BACKOFF_INITIAL * 1000,
+    .auto_resume_max_ms = DMH_DEFAULT_AR_BACKOFF_MAX * 1000,
 };
 
 static int conf_supervisor(dmh_cfg_ctx *c, const config_setting_t *root,
@@ -644,11 +583,11 @@ static int conf_supervisor(dmh_cfg_ctx *c, const config_setting_t *root,
   if (rc <= 0)
     return rc;
   int64_t poll = sup->relay_catchup_poll_ms;
-  if (dmh_cfg_check_keys(c, g, conf_supervisor_keys, NULL) < 0 ||
+  if (dmh_cfg_check_scope(c, g, DMH_SCOPE_SUPERVISOR, NULL, NULL) < 0 ||
       dmh_cfg_get_seconds_ms(c, g, "init-timeout", &sup->init_timeout_ms) < 0 ||
       dmh_cfg_get_seconds_ms(c, g, "stop-timeout", &sup->stop_timeout_ms) < 0 ||
       dmh_cfg_get_seconds_ms(c, g, "relay-catchup-timeout", &sup->relay_catchup_timeout_ms) < 0 ||
-      dmh_cfg_get_int(c, g, "relay-catchup-poll", 0, 1, UINT32_MAX, "milliseconds", &poll) < 0)
+      dmh_cfg_get_int_setting(c, g, DMH_SET_SUP_CATCHUP_POLL, 0, &poll) < 0)
     return -1;
   sup->relay_catchup_poll_ms = (uint32_t)poll;
   rc = dmh_cfg_get_group(c, g, "auto-resume", 0,
@@ -657,7 +596,7 @@ static int conf_supervisor(dmh_cfg_ctx *c, const config_setting_t *root,
                          &ar);
   if (rc <= 0)
     return rc;
-  if (dmh_cfg_check_keys(c, ar, conf_auto_resume_keys, NULL) < 0 ||
+  if (dmh_cfg_check_scope(c, ar, DMH_SCOPE_AUTO_RESUME, NULL, NULL) < 0 ||
       dmh_cfg_get_bool(c, ar, "enable", &sup->auto_resume) < 0 ||
       dmh_cfg_get_seconds_ms(c, ar, "backoff-initial", &sup->auto_resume_initial_ms) < 0 ||
       dmh_cfg_get_seconds_ms(c, ar, "backoff-max", &sup->auto_resume_max_ms) < 0)
@@ -674,20 +613,19 @@ static int conf_supervisor(dmh_cfg_ctx *c, const config_setting_t *root,
 
 static int conf_task_parse(dmh_cfg_ctx *c, dmh_task_config *t) {
   const config_setting_t *root = config_root_setting(&t->cfg);
-  /* the known settings, and a section for each custom kind the chain names */
-  const char *known[sizeof dmh_task_keys / sizeof dmh_task_keys[0] + DMH_CHAIN_MAX];
-  int n_known = 0;
-  for (int i = 0; dmh_task_keys[i]; i++)
-    known[n_known++] = dmh_task_keys[i];
-  n_known += dmh_cfg_task_sections(root, known + n_known, DMH_CHAIN_MAX);
-  known[n_known] = NULL;
-  if (dmh_cfg_check_keys(c, root, known, conf_task_misplaced) < 0 ||
+  /* the settings, and a section for each custom kind the chain names */
+  const char *sections[DMH_CHAIN_MAX + 1];
+  sections[dmh_cfg_task_sections(root, sections, DMH_CHAIN_MAX)] = NULL;
+  dmh_cfg_hint misplaced[DMH_SET_COUNT + 1];
+  dmh_cfg_misplaced(DMH_SCOPE_TASK, DMH_SCOPE_SOURCE, conf_hint_source_only,
+                    conf_hint_source_section, misplaced);
+  if (dmh_cfg_check_scope(c, root, DMH_SCOPE_TASK, sections, misplaced) < 0 ||
       dmh_cfg_task_chain(c, root, t) < 0 || conf_get_id(c, root, "name", ".", &t->name) < 0)
     return -1;
   int rc = dmh_cfg_get_string(c, root, "meta-schema", DMH_CFG_NONEMPTY, &t->meta_schema);
   if (rc < 0)
     return -1;
-  if (rc == 0 && !(t->meta_schema = strdup("dm_meta")))
+  if (rc == 0 && !(t->meta_schema = strdup(dmh_cfg_settings[DMH_SET_TASK_META_SCHEMA].dstr)))
     return dmh_cfg_no_memory(c);
   if (strlen(t->meta_schema) > 64 || strchr(t->meta_schema, '`')) {
     return dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, config_setting_get_member(root, "meta-schema"),

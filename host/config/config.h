@@ -122,15 +122,16 @@ typedef struct dmh_task_instance {
   char *meta_binlog_gtid;
 } dmh_task_instance;
 
-/* Timing of the subtask supervisor (the `supervisor` group of the task file; all optional). */
+/* Timing of the subtask supervisor (the `supervisor` group of the task file; all optional, the
+ * defaults are the settings table's, config_settings.def). */
 typedef struct dmh_supervisor_config {
-  uint32_t init_timeout_ms;          /* init-timeout (s), default 30 */
-  uint32_t stop_timeout_ms;          /* stop-timeout (s): wait for a unit to return, default 10 */
-  uint32_t relay_catchup_timeout_ms; /* relay-catchup-timeout (s), default 30 */
-  uint32_t relay_catchup_poll_ms;    /* relay-catchup-poll (ms), default 200 */
-  bool auto_resume;                  /* auto-resume.enable, default true */
-  uint32_t auto_resume_initial_ms;   /* auto-resume.backoff-initial (s), default 1 */
-  uint32_t auto_resume_max_ms;       /* auto-resume.backoff-max (s), default 300 */
+  uint32_t init_timeout_ms;          /* init-timeout (s) */
+  uint32_t stop_timeout_ms;          /* stop-timeout (s): wait for a unit to return */
+  uint32_t relay_catchup_timeout_ms; /* relay-catchup-timeout (s) */
+  uint32_t relay_catchup_poll_ms;    /* relay-catchup-poll (ms) */
+  bool auto_resume;                  /* auto-resume.enable */
+  uint32_t auto_resume_initial_ms;   /* auto-resume.backoff-initial (s) */
+  uint32_t auto_resume_max_ms;       /* auto-resume.backoff-max (s) */
 } dmh_supervisor_config;
 
 typedef struct dmh_source_config {
@@ -213,6 +214,17 @@ typedef struct dmh_cfg_trust {
  * 0600 (DM_ERR_CONFIG_SUBMITTED_FILE_MODE) and @include (DM_ERR_CONFIG_SUBMITTED_INCLUDE) are
  * refused, each naming file:line. */
 int dmh_source_config_load(const char *path, dmh_source_config **out, dm_error *err);
+
+/* A file's text as a master keeps it in etcd (docs/cluster.md, "The cluster key"), the password
+ * of its database group `group` ("from", "target-database") out of it in clear: a non-empty
+ * `password` or a `password-encrypted` becomes `password-encrypted` with the cluster key `key`
+ * (`plain`: the password as the file's load gave it) and `secret-key-path` is dropped, the text
+ * written again by libconfig; a text with no password, an empty one, `password-file` or
+ * `password-env` (references to a secret on the workers) is kept as it is. Without a key, a clear
+ * password is DM_ERR_CLUSTER_CLEAR_PASSWORD and `password-encrypted` DM_ERR_CLUSTER_KEY. *out
+ * malloc'd. 0, or -1 with err. */
+int dmh_config_seal_password(const char *text, const char *group, const char *plain,
+                             const unsigned char *key, char **out, dm_error *err);
 int dmh_task_config_load(const char *path, dmh_task_config **out, dm_error *err);
 int dmh_source_config_load_as(const char *path, const dmh_cfg_trust *trust, dmh_source_config **out,
                               dm_error *err);

@@ -97,12 +97,11 @@ static int chain_unit(dmh_cfg_ctx *c, const config_setting_t *el, int i, dmh_tas
                         "in `unit-paths`",
                         c->what, name, DMH_KIND_NAME_MAX - 1);
   /* its section is a top-level group of the file: no setting of the file may have its name */
-  for (int k = 0; dmh_task_keys[k]; k++)
-    if (strcmp(dmh_task_keys[k], name) == 0)
-      return dmh_cfg_fail(c, DM_ERR_CONFIG_UNIT_KIND, el,
-                          "`units` in the %s names \"%s\", a setting of the task file: a custom "
-                          "kind's settings are a section named after it, so pick another name",
-                          c->what, name);
+  if (dmh_cfg_setting_in(DMH_SCOPE_TASK, name))
+    return dmh_cfg_fail(c, DM_ERR_CONFIG_UNIT_KIND, el,
+                        "`units` in the %s names \"%s\", a setting of the task file: a custom "
+                        "kind's settings are a section named after it, so pick another name",
+                        c->what, name);
   if (t->n_custom >= DMH_CUSTOM_MAX)
     return dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, el,
                         "`units` in the %s names more than %d custom kinds", c->what,
@@ -168,18 +167,16 @@ int dmh_cfg_task_unit_paths(dmh_cfg_ctx *c, const config_setting_t *root, dmh_ta
   if (rc > 0 && dmh_cfg_check_unit_paths_origin(c, g) < 0)
     return -1;
   if (rc > 0) {
-    const char *known[DMH_UNIT_SLOTS + 1];
-    int n = 0;
-    for (int k = DMH_KIND_DUMP; k <= DMH_KIND_SYNC; k++)
-      known[n++] = dmh_kind_name(dmh_kind_of_index(k));
+    static const char hint[] = "the relay unit is chosen in the source file's unit-paths (relay "
+                               "runs per source, not per task)";
+    const char *custom[DMH_CUSTOM_MAX + 1];
     for (int i = 0; i < t->n_custom; i++)
-      known[n++] = t->custom_names[i];
-    known[n] = NULL;
-    const dmh_cfg_hint misplaced[] = {
-        {"relay", "the relay unit is chosen in the source file's unit-paths (relay runs per "
-                  "source, not per task)"},
-        {NULL, NULL}};
-    if (dmh_cfg_check_keys(c, g, known, misplaced) < 0)
+      custom[i] = t->custom_names[i];
+    custom[t->n_custom] = NULL;
+    dmh_cfg_hint misplaced[DMH_SET_COUNT + 1];
+    dmh_cfg_misplaced(DMH_SCOPE_TASK_UNIT_PATHS, DMH_SCOPE_SOURCE_UNIT_PATHS, hint, hint,
+                      misplaced);
+    if (dmh_cfg_check_scope(c, g, DMH_SCOPE_TASK_UNIT_PATHS, custom, misplaced) < 0)
       return -1;
     for (int slot = 0; slot < DMH_UNIT_SLOTS; slot++) {
       const char *name = dmh_task_slot_name(t, slot);

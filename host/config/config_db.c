@@ -13,15 +13,39 @@
 #include <unistd.h>
 
 #include "config_util.h"
+#include "dmhost/sdk.h"
 #include "secret.h"
 
-static const char *const cfgutil_db_keys[] = {
-    "host",          "port",         "user",   "password", "password-encrypted",
-    "password-file", "password-env", "socket", "security", NULL,
-};
-/* The settings that give a database password: at most one per group. */
-static const char *const cfgutil_password_keys[] = {"password", "password-encrypted",
-                                                    "password-file", "password-env", NULL};
+/* password-encrypted of a text from the cluster's store: the cluster key only (secret.h); key NULL
+ * when the process has none. Consumes enc. */
+static int cfgutil_password_cluster(dmh_cfg_ctx *c, const config_setting_t *root,
+                                    const config_setting_t *m, const char *path, unsigned char *key,
+                                    char *enc, char **out) {
+  const config_setting_t *kp = config_setting_get_member(root, "secret-key-path");
+  int rc = -1;
+  if (kp)
+    dmh_cfg_fail(c, DM_ERR_CLUSTER_KEY, kp,
+                 "`secret-key-path` in a %s read from etcd: a password kept in etcd decrypts "
+                 "only with this process's --cluster-key, never with a key file the text names",
+                 c->what);
+  else if (!key)
+    dmh_cfg_fail(c, DM_ERR_CLUSTER_KEY, m,
+                 "`%s` in the %s read from etcd needs the cluster key: start this process with "
+                 "--cluster-key FILE, the key the masters were given",
+                 path, c->what);
+  else if (dmh_secret_decrypt(key, enc, out) < 0)
+    dmh_cfg_fail(c, DM_ERR_CLUSTER_KEY, m,
+                 "`%s` in the %s read from etcd does not decrypt with --cluster-key: the master "
+                 "that stored it has another key (give every master and worker the same), or the "
+                 "value is damaged",
+                 path, c->what);
+  else
+    rc = 0;
+  if (key)
+    OPENSSL_cleanse(key, DMH_SECRET_KEY_LEN);
+  free(enc);
+  return rc;
+}
 
 /* password-encrypted: decrypted with the key file named by the top-level secret-key-path. */
 static int cfgutil_password_encrypted(dmh_cfg_ctx *c, const config_setting_t *g,
@@ -32,6 +56,10 @@ static int cfgutil_password_encrypted(dmh_cfg_ctx *c, const config_setting_t *g,
   dmh_cfg_path_of(m, path, sizeof path);
   if (dmh_cfg_get_string(c, g, "password-encrypted", DMH_CFG_NONEMPTY, &enc) < 0)
     return -1;
+  unsigned char key[DMH_SECRET_KEY_LEN];
+  int cluster = dmh_secret_cluster_key(key);
+  if (cluster != 0)
+    return cfgutil_password_cluster(c, root, m, path, cluster > 0 ? key : NULL, enc, out);
   int rc = dmh_cfg_get_path(c, root, "secret-key-path", &key_path);
   if (rc <= 0) {
     free(enc);
@@ -49,7 +77,6 @@ static int cfgutil_password_encrypted(dmh_cfg_ctx *c, const config_setting_t *g,
     free(key_path);
     return -1;
   }
-  unsigned char key[DMH_SECRET_KEY_LEN];
   if (dmh_secret_key_load(key_path, key, why, sizeof why) < 0) {
     free(enc);
     free(key_path);
@@ -72,24 +99,6 @@ static int cfgutil_password_encrypted(dmh_cfg_ctx *c, const config_setting_t *g,
   return 0;
 }
 
-/* A password file must be as private as the daemon's own secrets: owned by root or the daemon's
- * user, readable by the owner only. */
-static int cfgutil_secret_owner(const struct stat *st, void *ud, char *why, size_t size) {
-  (void)ud;
-  unsigned mode = (unsigned)(st->st_mode & 07777);
-  if (st->st_uid != 0 && st->st_uid != geteuid())
-    snprintf(why, size, "it is owned by uid %u, not by root or the daemon's uid %u",
-             (unsigned)st->st_uid, (unsigned)geteuid());
-  else if (mode != 0600 && mode != 0400)
-    snprintf(why, size, "its mode is %04o, not 0600 or 0400 (`chmod 600` it)", mode);
-  else if (st->st_nlink != 1)
-    snprintf(why, size, "it has %lu hard links (give a file of its own)",
-             (unsigned long)st->st_nlink);
-  else
-    return 0;
-  return -1;
-}
-
 /* password-file: the first line of the file (its newline dropped). The file is opened without
  * following a link and without blocking, and must be a regular file of at most
  * DMH_CFG_SECRET_MAX bytes owned by root or the daemon, mode 0600 or 0400: a FIFO, a device
@@ -98,15 +107,13 @@ static int cfgutil_password_file(dmh_cfg_ctx *c, const config_setting_t *g,
                                  const config_setting_t *m, char **out) {
   char path[CFGUTIL_PATH_MAX], why[256];
   char *file = NULL, *text = NULL;
-  size_t len = 0;
   if (dmh_cfg_get_path(c, g, "password-file", &file) < 0)
     return -1;
   if (dmh_cfg_check_secret_origin(c, m, file) < 0) {
     free(file);
     return -1;
   }
-  int rc = dmh_cfg_read_bounded(file, DMH_CFG_SECRET_MAX, true, cfgutil_secret_owner, NULL, &text,
-                                &len, why, sizeof why);
+  int rc = dmh_cfg_read_secret(file, &text, why, sizeof why);
   if (rc == -2) {
     free(file);
     return dmh_cfg_no_memory(c);
@@ -122,9 +129,6 @@ static int cfgutil_password_file(dmh_cfg_ctx *c, const config_setting_t *g,
     return -1;
   }
   free(file);
-  size_t first = strcspn(text, "\r\n");
-  OPENSSL_cleanse(text + first, len - first);
-  text[first] = '\0';
   *out = text;
   return 0;
 }
@@ -151,11 +155,15 @@ static int cfgutil_password_env(dmh_cfg_ctx *c, const config_setting_t *g,
   return *out ? 0 : dmh_cfg_no_memory(c);
 }
 
-/* The password of the database group g: "" when none of the settings is there. */
+/* The password of the database group g: "" when none of the settings that give one (the table's
+ * DMH_CFG_F_PW, at most one per group) is there. */
 static int cfgutil_password(dmh_cfg_ctx *c, const config_setting_t *g, char **out) {
   const config_setting_t *given = NULL;
-  for (int i = 0; cfgutil_password_keys[i]; i++) {
-    const config_setting_t *m = config_setting_get_member(g, cfgutil_password_keys[i]);
+  for (int i = 0; i < DMH_SET_COUNT; i++) {
+    const dmh_cfg_setting *s = &dmh_cfg_settings[i];
+    const config_setting_t *m = s->scope == DMH_SCOPE_DB && (s->flags & DMH_CFG_F_PW)
+                                    ? config_setting_get_member(g, s->key)
+                                    : NULL;
     if (!m)
       continue;
     if (given) {
@@ -219,7 +227,6 @@ static int cfgutil_tls_file(dmh_cfg_ctx *c, const config_setting_t *g, const cha
 /* `security = { ssl-ca = "..."; ssl-cert = "..."; ssl-key = "..."; }` of a database group (DM's
  * names): ssl-ca required in the group, ssl-cert and ssl-key both or neither. */
 static int cfgutil_get_security(dmh_cfg_ctx *c, const config_setting_t *db, dm_db_endpoint *ep) {
-  static const char *const keys[] = {"ssl-ca", "ssl-cert", "ssl-key", NULL};
   config_setting_t *g = NULL;
   int rc = dmh_cfg_get_group(c, db, "security", 0,
                              "`security = { ssl-ca = \"ca.pem\"; ssl-cert = \"client-cert.pem\"; "
@@ -227,7 +234,7 @@ static int cfgutil_get_security(dmh_cfg_ctx *c, const config_setting_t *db, dm_d
                              &g);
   if (rc <= 0 || !g)
     return rc < 0 ? -1 : 0;
-  if (dmh_cfg_check_keys(c, g, keys, NULL) < 0)
+  if (dmh_cfg_check_scope(c, g, DMH_SCOPE_SECURITY, NULL, NULL) < 0)
     return -1;
   char *ca = NULL, *cert = NULL, *key = NULL;
   char path[CFGUTIL_PATH_MAX];
@@ -269,12 +276,12 @@ int dmh_cfg_get_db(dmh_cfg_ctx *c, const config_setting_t *parent, const char *n
   int rc = dmh_cfg_get_group(c, parent, name, DMH_CFG_REQUIRED, example, &g);
   if (rc < 0)
     return -1;
-  if (dmh_cfg_check_keys(c, g, cfgutil_db_keys, NULL) < 0)
+  if (dmh_cfg_check_scope(c, g, DMH_SCOPE_DB, NULL, NULL) < 0)
     return -1;
   char *host = NULL, *user = NULL, *password = NULL, *sock = NULL;
-  int64_t port = 3306;
+  int64_t port = DMH_DEFAULT_DB_PORT;
   if (dmh_cfg_get_string(c, g, "host", DMH_CFG_REQUIRED | DMH_CFG_NONEMPTY, &host) < 0 ||
-      dmh_cfg_get_int(c, g, "port", 0, 1, 65535, NULL, &port) < 0 ||
+      dmh_cfg_get_int_setting(c, g, DMH_SET_DB_PORT, 0, &port) < 0 ||
       dmh_cfg_get_string(c, g, "user", DMH_CFG_REQUIRED | DMH_CFG_NONEMPTY, &user) < 0 ||
       cfgutil_password(c, g, &password) < 0 ||
       dmh_cfg_get_string(c, g, "socket", DMH_CFG_NONEMPTY, &sock) < 0)
@@ -306,4 +313,88 @@ void dmh_cfg_db_free(dmh_db_config *db) {
   free((char *)db->ep.ssl_cert);
   free((char *)db->ep.ssl_key);
   memset(db, 0, sizeof *db);
+}
+
+/* ---- a file's password sealed for the cluster's store ---- */
+
+static int cfgutil_seal_write(config_t *cfg, char **out, dm_error *err) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f) {
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory sealing a file's password");
+    return -1;
+  }
+  config_write(cfg, f);
+  if (fclose(f) != 0 || !buf) {
+    free(buf);
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory sealing a file's password");
+    return -1;
+  }
+  *out = buf;
+  return 0;
+}
+
+int dmh_config_seal_password(const char *text, const char *group, const char *plain,
+                             const unsigned char *key, char **out, dm_error *err) {
+  *out = NULL;
+  config_t cfg;
+  config_init(&cfg);
+  int rc = -1;
+  if (config_read_string(&cfg, text) != CONFIG_TRUE) {
+    dm_error_set(err, DM_ERR_CONFIG_INVALID, config_error_text(&cfg),
+                 "the file to keep in etcd does not parse again (line %d: %s)",
+                 config_error_line(&cfg), config_error_text(&cfg));
+    goto out;
+  }
+  config_setting_t *root = config_root_setting(&cfg);
+  config_setting_t *g = config_setting_get_member(root, group);
+  config_setting_t *pw = g ? config_setting_get_member(g, "password") : NULL;
+  config_setting_t *enc = g ? config_setting_get_member(g, "password-encrypted") : NULL;
+  const char *clear = pw ? config_setting_get_string(pw) : NULL;
+  if (!enc && (!clear || !*clear)) { /* nothing secret in it: kept byte for byte */
+    *out = strdup(text);
+    rc = *out ? 0 : (dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory"), -1);
+    goto out;
+  }
+  if (!key) {
+    if (enc)
+      dm_error_set(err, DM_ERR_CLUSTER_KEY, NULL,
+                   "`%s.password-encrypted` would reach the workers with a key path from etcd, "
+                   "which they never use: start the masters and workers with --cluster-key FILE "
+                   "(the master encrypts the password with it), or give the password as a "
+                   "password-file below every worker's --secrets-dir",
+                   group);
+    else
+      dm_error_set(err, DM_ERR_CLUSTER_CLEAR_PASSWORD, NULL,
+                   "`%s.password` is in clear and would be kept so in etcd, where whoever reads "
+                   "etcd reads it: start the masters and workers with --cluster-key FILE (the "
+                   "master then keeps it encrypted), or use a password-file below every "
+                   "worker's --secrets-dir",
+                   group);
+    goto out;
+  }
+  char *sealed = dmh_secret_encrypt(key, plain ? plain : "");
+  if (!sealed) {
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL,
+                 "cannot encrypt `%s`'s password (over 4096 bytes, "
+                 "or out of memory)",
+                 group);
+    goto out;
+  }
+  if (pw)
+    config_setting_remove(g, "password");
+  if (enc)
+    config_setting_remove(g, "password-encrypted");
+  if (config_setting_get_member(root, "secret-key-path"))
+    config_setting_remove(root, "secret-key-path");
+  config_setting_t *n = config_setting_add(g, "password-encrypted", CONFIG_TYPE_STRING);
+  if (!n || config_setting_set_string(n, sealed) != CONFIG_TRUE)
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory sealing a file's password");
+  else
+    rc = cfgutil_seal_write(&cfg, out, err);
+  free(sealed);
+out:
+  config_destroy(&cfg);
+  return rc;
 }

@@ -17,14 +17,6 @@ static const char *const rules_events[] = {
     "alter table",  NULL,
 };
 
-static const char *const rules_bal_keys[] = {"do-dbs", "ignore-dbs", "do-tables", "ignore-tables",
-                                             NULL};
-static const char *const rules_table_keys[] = {"db-name", "tbl-name", NULL};
-static const char *const rules_route_keys[] = {"schema-pattern", "table-pattern", "target-schema",
-                                               "target-table", NULL};
-static const char *const rules_filter_keys[] = {"schema-pattern", "table-pattern", "events",
-                                                "sql-pattern",    "action",        NULL};
-
 /* A regular expression in DM's (RE2) dialect, as match.h compiles it: refused here, with its
  * line, when it has no POSIX translation or does not compile. */
 static int rules_check_regex(dmh_cfg_ctx *c, const config_setting_t *at, const char *re) {
@@ -83,7 +75,7 @@ static int rules_parse_tables(dmh_cfg_ctx *c, const config_setting_t *rule, cons
                           "\"...\"; }, not %s",
                           dmh_cfg_path_of(e, path, sizeof path), c->what,
                           dmh_cfg_type_name(config_setting_type(e)));
-    if (dmh_cfg_check_keys(c, e, rules_table_keys, NULL) < 0 ||
+    if (dmh_cfg_check_scope(c, e, DMH_SCOPE_TABLE, NULL, NULL) < 0 ||
         dmh_cfg_get_string(c, e, "db-name", DMH_CFG_REQUIRED | DMH_CFG_NONEMPTY, &refs[i].db) < 0 ||
         dmh_cfg_get_string(c, e, "tbl-name", DMH_CFG_REQUIRED | DMH_CFG_NONEMPTY, &refs[i].table) <
             0 ||
@@ -95,7 +87,7 @@ static int rules_parse_tables(dmh_cfg_ctx *c, const config_setting_t *rule, cons
 }
 
 static int rules_parse_bal(dmh_cfg_ctx *c, const config_setting_t *g, dmh_bal_rule *r) {
-  if (dmh_cfg_check_keys(c, g, rules_bal_keys, NULL) < 0)
+  if (dmh_cfg_check_scope(c, g, DMH_SCOPE_BAL, NULL, NULL) < 0)
     return -1;
   if (dmh_cfg_get_string_list(c, g, "do-dbs", &r->do_dbs, &r->n_do_dbs) < 0 ||
       rules_check_names(c, g, "do-dbs", r->do_dbs, r->n_do_dbs) < 0 ||
@@ -108,7 +100,7 @@ static int rules_parse_bal(dmh_cfg_ctx *c, const config_setting_t *g, dmh_bal_ru
 }
 
 static int rules_parse_route(dmh_cfg_ctx *c, const config_setting_t *g, dmh_route_rule *r) {
-  if (dmh_cfg_check_keys(c, g, rules_route_keys, NULL) < 0 ||
+  if (dmh_cfg_check_scope(c, g, DMH_SCOPE_ROUTE, NULL, NULL) < 0 ||
       dmh_cfg_get_string(c, g, "schema-pattern", DMH_CFG_REQUIRED | DMH_CFG_NONEMPTY,
                          &r->schema_pattern) < 0 ||
       dmh_cfg_get_string(c, g, "table-pattern", DMH_CFG_NONEMPTY, &r->table_pattern) < 0 ||
@@ -121,7 +113,7 @@ static int rules_parse_route(dmh_cfg_ctx *c, const config_setting_t *g, dmh_rout
 
 static int rules_parse_filter(dmh_cfg_ctx *c, const config_setting_t *g, dmh_filter_rule *r) {
   char path[RULES_PATH_MAX];
-  if (dmh_cfg_check_keys(c, g, rules_filter_keys, NULL) < 0 ||
+  if (dmh_cfg_check_scope(c, g, DMH_SCOPE_FILTER, NULL, NULL) < 0 ||
       dmh_cfg_get_string(c, g, "schema-pattern", DMH_CFG_REQUIRED | DMH_CFG_NONEMPTY,
                          &r->schema_pattern) < 0 ||
       dmh_cfg_get_string(c, g, "table-pattern", DMH_CFG_NONEMPTY, &r->table_pattern) < 0 ||

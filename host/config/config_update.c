@@ -46,21 +46,12 @@ bool dmh_cfg_setting_equal(const config_setting_t *a, const config_setting_t *b)
   }
 }
 
-/* The top-level settings update-task may change (mysql-instances: entry by entry, below). The
- * units' sections are found by kind name. */
-static const char *const upd_free_top[] = {
-    "block-allow-list",      "routes",          "filters", "supervisor",
-    "ignore-checking-items", "mysql-instances", NULL,
-};
-/* ... and in an entry of mysql-instances: which rules it names. */
-static const char *const upd_free_instance[] = {"block-allow-list", "route-rules", "filter-rules",
-                                                NULL};
-
-static bool upd_listed(const char *name, const char *const *list) {
-  for (int i = 0; list[i]; i++)
-    if (strcmp(list[i], name) == 0)
-      return true;
-  return false;
+/* What update-task may do with setting `name` of `scope` (the table's update column). A setting
+ * the table does not know (a custom kind's section: upd_unit_section) must stay. */
+static bool upd_free(dmh_cfg_scope scope, const char *name) {
+  const dmh_cfg_setting *s = dmh_cfg_setting_in(scope, name);
+  /* mysql-instances: entry by entry, below */
+  return s && s->update != DMH_CFG_UPD_FIXED;
 }
 
 /* A unit's section: a built-in kind's, or a custom kind's the running task's `units` names. */
@@ -68,43 +59,30 @@ static bool upd_unit_section(const dmh_task_config *running, const char *name) {
   return dmh_task_slot_of(running, name) >= 0;
 }
 
-static const char *upd_why(const char *name) {
-  static const struct {
-    const char *name, *why;
-  } whys[] = {
-      {"task-mode", "it sets the chain of units the subtasks run"},
-      {"units", "it is the chain of units the subtasks run"},
-      {"meta-schema", "the task's checkpoints live there"},
-      {"target-database", "the task's data and checkpoints live there"},
-      {"mysql-instances", "each source is a subtask with checkpoints of its own"},
-      {"case-sensitive", "names in the checkpoints and in the sync's schema tracker are compared "
-                         "by it"},
-      {"unit-paths", "a unit's build is changed with `dmctl swap-unit`"},
-      {"meta", "it says where the task started; the checkpoints have moved on"},
-      {"file-mode", "the units' files already exist with the old mode"},
-  };
-  for (size_t i = 0; i < sizeof whys / sizeof whys[0]; i++)
-    if (strcmp(whys[i].name, name) == 0)
-      return whys[i].why;
+static const char *upd_why(dmh_cfg_scope scope, const char *name) {
+  const dmh_cfg_setting *s = dmh_cfg_setting_in(scope, name);
+  if (s && s->why)
+    return s->why;
   return "only block-allow-list, routes, filters, the rules an entry of mysql-instances names, "
          "supervisor, ignore-checking-items and the units' sections may change";
 }
 
 /* `path` (shown) differs. `at` is the setting in the new file, or where it would be (its group). */
 static int upd_refuse(const dmh_task_config *next, const config_setting_t *at, const char *path,
-                      const char *name, bool removed, dm_error *err) {
+                      dmh_cfg_scope scope, const char *name, bool removed, dm_error *err) {
   int line = at ? config_setting_source_line(at) : 0;
   dm_error_set(err, DM_ERR_UPDATE_IDENTITY, NULL,
                "%s:%d: update-task: `%s` %s the running task's (%s); keep it as it is, or stop the "
                "task and start it as a new one",
                next->path, line > 0 ? line : 1, path,
-               removed ? "is missing here and would change" : "differs from", upd_why(name));
+               removed ? "is missing here and would change" : "differs from", upd_why(scope, name));
   return -1;
 }
 
-/* Members of groups a (running) and b (next) outside `free` must be equal. `prefix` is b's path. */
+/* Members of groups a (running) and b (next), settings of `scope`, must be equal unless the table
+ * lets update-task change them. */
 static int upd_same_members(const dmh_task_config *next, const config_setting_t *a,
-                            const config_setting_t *b, const char *const *free, bool units_free,
+                            const config_setting_t *b, dmh_cfg_scope scope, bool units_free,
                             bool (*semantic)(const dmh_task_config *, const dmh_task_config *,
                                              const char *, bool *),
                             const dmh_task_config *running, dm_error *err) {
@@ -115,7 +93,7 @@ static int upd_same_members(const dmh_task_config *next, const config_setting_t 
     for (int i = 0; i < n; i++) {
       const config_setting_t *m = config_setting_get_elem(from, (unsigned)i);
       const char *name = config_setting_name(m);
-      if (!name || upd_listed(name, free) || (units_free && upd_unit_section(running, name)))
+      if (!name || upd_free(scope, name) || (units_free && upd_unit_section(running, name)))
         continue;
       const config_setting_t *o = config_setting_get_member(other, name);
       if (pass == 1 && o)
@@ -128,8 +106,9 @@ static int upd_same_members(const dmh_task_config *next, const config_setting_t 
         continue;
       }
       if (pass == 0)
-        return upd_refuse(next, m, dmh_cfg_path_of(m, path, sizeof path), name, false, err);
-      return upd_refuse(next, b, dmh_cfg_member_path(b, name, path, sizeof path), name, true, err);
+        return upd_refuse(next, m, dmh_cfg_path_of(m, path, sizeof path), scope, name, false, err);
+      return upd_refuse(next, b, dmh_cfg_member_path(b, name, path, sizeof path), scope, name, true,
+                        err);
     }
   }
   return 0;
@@ -167,7 +146,7 @@ int dmh_task_config_same_identity(const dmh_task_config *running, const dmh_task
                                   dm_error *err) {
   const config_setting_t *ra = config_root_setting(&running->cfg),
                          *nb = config_root_setting(&next->cfg);
-  if (upd_same_members(next, ra, nb, upd_free_top, true, upd_semantic, running, err) < 0)
+  if (upd_same_members(next, ra, nb, DMH_SCOPE_TASK, true, upd_semantic, running, err) < 0)
     return -1;
   /* mysql-instances: the same sources, each entry the same but for the rules it names */
   const config_setting_t *la = config_setting_get_member(ra, "mysql-instances"),
@@ -176,12 +155,12 @@ int dmh_task_config_same_identity(const dmh_task_config *running, const dmh_task
   for (int i = 0; same_set && i < next->n_instances; i++)
     same_set = dmh_task_instance_for(running, next->instances[i].source_id) != NULL;
   if (!same_set)
-    return upd_refuse(next, lb, "mysql-instances", "mysql-instances", false, err);
+    return upd_refuse(next, lb, "mysql-instances", DMH_SCOPE_TASK, "mysql-instances", false, err);
   for (int i = 0; i < next->n_instances; i++) {
     const char *sid = next->instances[i].source_id;
     const config_setting_t *ga = upd_instance(la, sid), *gb = upd_instance(lb, sid);
     if (ga && gb &&
-        upd_same_members(next, ga, gb, upd_free_instance, false, NULL, running, err) < 0)
+        upd_same_members(next, ga, gb, DMH_SCOPE_INSTANCE, false, NULL, running, err) < 0)
       return -1;
   }
   return 0;

@@ -3,9 +3,9 @@
  * (block-allow-list, routes, filters, and which of them each mysql-instances entry names), the
  * supervisor group, ignore-checking-items and the units' own sections. Everything else names the
  * task or keys its checkpoints (task-mode, meta-schema, target-database, the set of sources, an
- * entry's meta, case-sensitive, unit-paths, ...) and must stay as the running task has it; a
- * setting this file does not know is treated the same way, so a new setting is never changed by
- * accident.
+ * entry's meta, case-sensitive, unit-paths, ...) and must stay as the running task has it. Which
+ * is which, and why, is the update column of the settings table (config_settings.def); a setting
+ * the table does not mark FREE is kept, so a new setting is never changed by accident.
  */
 #ifndef DMH_CONFIG_UPDATE_H
 #define DMH_CONFIG_UPDATE_H

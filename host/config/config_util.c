@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <openssl/crypto.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -758,6 +759,38 @@ int dmh_cfg_read_bounded(const char *path, size_t max, bool nofollow,
   buf[n] = '\0';
   *out = buf;
   *len = n;
+  return 0;
+}
+
+/* A password file must be as private as the daemon's own secrets: owned by root or the daemon's
+ * user, readable by the owner only. */
+static int cfgutil_secret_owner(const struct stat *st, void *ud, char *why, size_t size) {
+  (void)ud;
+  unsigned mode = (unsigned)(st->st_mode & 07777);
+  if (st->st_uid != 0 && st->st_uid != geteuid())
+    snprintf(why, size, "it is owned by uid %u, not by root or the daemon's uid %u",
+             (unsigned)st->st_uid, (unsigned)geteuid());
+  else if (mode != 0600 && mode != 0400)
+    snprintf(why, size, "its mode is %04o, not 0600 or 0400 (`chmod 600` it)", mode);
+  else if (st->st_nlink != 1)
+    snprintf(why, size, "it has %lu hard links (give a file of its own)",
+             (unsigned long)st->st_nlink);
+  else
+    return 0;
+  return -1;
+}
+
+int dmh_cfg_read_secret(const char *path, char **out, char *why, size_t why_size) {
+  char *text = NULL;
+  size_t len = 0;
+  int rc = dmh_cfg_read_bounded(path, DMH_CFG_SECRET_MAX, true, cfgutil_secret_owner, NULL, &text,
+                                &len, why, why_size);
+  if (rc < 0)
+    return rc;
+  size_t first = strcspn(text, "\r\n");
+  OPENSSL_cleanse(text + first, len - first);
+  text[first] = '\0';
+  *out = text;
   return 0;
 }
 

@@ -15,6 +15,86 @@
 #include "config.h"
 #include "dmhost/error.h"
 
+/* ---- the settings table (config_settings.def, config_settings.c) ---- */
+
+/* The groups settings appear in. */
+typedef enum dmh_cfg_scope {
+#define DMH_SCOPE(id, parent, path, heading) DMH_SCOPE_##id,
+#include "config_settings.def"
+  DMH_SCOPE_COUNT,
+  DMH_SCOPE_NONE = -1, /* the parent of a top-level scope */
+} dmh_cfg_scope;
+
+/* One id per setting: DMH_SET_<id>. */
+typedef enum dmh_cfg_setting_id {
+#define DMH_SETTING(id, ...) DMH_SET_##id,
+#include "config_settings.def"
+  DMH_SET_COUNT,
+} dmh_cfg_setting_id;
+
+/* The parser's defaults, as constants (0 where a setting has none): DMH_DEFAULT_<id>. */
+enum {
+#define DMH_SETTING(id, scope, key, type, flags, dnum, ...) DMH_DEFAULT_##id = (dnum),
+#include "config_settings.def"
+};
+
+typedef enum dmh_cfg_type {
+  DMH_CFG_T_STRING,
+  DMH_CFG_T_INT,
+  DMH_CFG_T_BOOL,
+  DMH_CFG_T_PATH,
+  DMH_CFG_T_SECONDS,
+  DMH_CFG_T_ENUM,
+  DMH_CFG_T_GROUP,
+  DMH_CFG_T_SECTION,
+  DMH_CFG_T_LIST,
+  DMH_CFG_T_GROUPS,
+} dmh_cfg_type;
+
+#define DMH_CFG_F_REQ 0x1u /* required where its group is */
+#define DMH_CFG_F_PW 0x2u  /* one of the forms of a database password */
+
+typedef enum dmh_cfg_update {
+  DMH_CFG_UPD_FREE,    /* update-task may change it */
+  DMH_CFG_UPD_FIXED,   /* it must stay as the running task has it */
+  DMH_CFG_UPD_ENTRIES, /* compared entry by entry (mysql-instances) */
+} dmh_cfg_update;
+
+typedef struct dmh_cfg_setting {
+  dmh_cfg_scope scope;
+  const char *key;
+  dmh_cfg_type type;
+  unsigned flags;
+  int64_t dnum;      /* default of an INT, SECONDS (s), BOOL */
+  const char *dstr;  /* default of a STRING or PATH, or NULL */
+  const char *dtext; /* the docs' default where the others do not say it, or NULL */
+  int64_t min, max;  /* an INT's range */
+  const char *unit;  /* named in an INT's messages, or NULL */
+  dmh_cfg_update update;
+  const char *why; /* FIXED, ENTRIES: why update-task may not change it (NULL: general) */
+  const char *doc;
+} dmh_cfg_setting;
+
+typedef struct dmh_cfg_scope_info {
+  const char *id; /* "SOURCE", "INSTANCE", ... */
+  dmh_cfg_scope parent;
+  const char *path;    /* where it sits in its parent */
+  const char *heading; /* docs/config.md: its table's heading, "" in the parent's, NULL none */
+} dmh_cfg_scope_info;
+
+extern const dmh_cfg_setting dmh_cfg_settings[DMH_SET_COUNT];
+extern const dmh_cfg_scope_info dmh_cfg_scopes[DMH_SCOPE_COUNT];
+
+/* The keys of `scope` in the table's order into out[0..max-1], NULL-terminated (max counts the
+ * NULL); returns how many. */
+int dmh_cfg_scope_keys(dmh_cfg_scope scope, const char **out, int max);
+/* The row of `key` in `scope`, or NULL. */
+const dmh_cfg_setting *dmh_cfg_setting_in(dmh_cfg_scope scope, const char *key);
+/* "string", "integer", ...: the docs' type column for a type. */
+const char *dmh_cfg_type_doc(dmh_cfg_type type);
+/* The docs' default column of a setting ("**required**", "`3306`", "" for none). Returns buf. */
+const char *dmh_cfg_default_doc(const dmh_cfg_setting *s, char *buf, size_t size);
+
 /* What is being parsed: every failure message names `path` and `what`. */
 typedef struct dmh_cfg_ctx {
   const char *path; /* the file as given by the caller */
@@ -44,6 +124,12 @@ int dmh_cfg_check_unit_paths_origin(dmh_cfg_ctx *c, const config_setting_t *g);
 int dmh_cfg_read_bounded(const char *path, size_t max, bool nofollow,
                          int (*check)(const struct stat *st, void *ud, char *why, size_t size),
                          void *ud, char **out, size_t *len, char *why, size_t why_size);
+
+/* Read a secret file (password-file, --etcd-password-file): dmh_cfg_read_bounded with
+ * nofollow, at most DMH_CFG_SECRET_MAX bytes, owned by root or this process's user, mode 0600 or
+ * 0400, one hard link. *out is its first line (newline dropped, the rest wiped). Returns as
+ * dmh_cfg_read_bounded: 0, -1 (cannot read), -3 (not acceptable), -2 (out of memory). */
+int dmh_cfg_read_secret(const char *path, char **out, char *why, size_t why_size);
 
 /* A setting that is not accepted in a group but that users are known to put there, with the hint
  * given instead of "did you mean" (e.g. `relay` in the task file's unit-paths). */
@@ -92,6 +178,16 @@ const char *dmh_cfg_closest(const char *s, const char *const *names, int n);
 int dmh_cfg_check_keys(dmh_cfg_ctx *c, const config_setting_t *group, const char *const *known,
                        const dmh_cfg_hint *misplaced);
 
+/* The hints for the settings of scope `other` (the same group of the other file) that `here` does
+ * not have: where they belong. A unit section gets `section_hint`, any other setting `hint`. `out`
+ * has room for DMH_SET_COUNT + 1 (terminated by a NULL name). */
+void dmh_cfg_misplaced(dmh_cfg_scope here, dmh_cfg_scope other, const char *hint,
+                       const char *section_hint, dmh_cfg_hint *out);
+/* dmh_cfg_check_keys with the settings of `scope` (the table), then `extra` (NULL-terminated, may
+ * be NULL: e.g. the custom kinds' sections of a task). */
+int dmh_cfg_check_scope(dmh_cfg_ctx *c, const config_setting_t *group, dmh_cfg_scope scope,
+                        const char *const *extra, const dmh_cfg_hint *misplaced);
+
 /* Typed lookups of member `name` of `group`. Each returns 1 when the setting is present (and
  * *out is set), 0 when absent (*out untouched), -1 with c->err filled. */
 int dmh_cfg_get_string(dmh_cfg_ctx *c, const config_setting_t *group, const char *name,
@@ -100,6 +196,9 @@ int dmh_cfg_get_bool(dmh_cfg_ctx *c, const config_setting_t *group, const char *
 /* An integer in min..max. `unit` (may be NULL) is named in messages, e.g. "milliseconds". */
 int dmh_cfg_get_int(dmh_cfg_ctx *c, const config_setting_t *group, const char *name, unsigned flags,
                     int64_t min, int64_t max, const char *unit, int64_t *out);
+/* dmh_cfg_get_int of an INT setting of the table: its key, range and unit. */
+int dmh_cfg_get_int_setting(dmh_cfg_ctx *c, const config_setting_t *group, dmh_cfg_setting_id id,
+                            unsigned flags, int64_t *out);
 /* A duration in seconds, integer or float, > 0, returned in milliseconds. */
 int dmh_cfg_get_seconds_ms(dmh_cfg_ctx *c, const config_setting_t *group, const char *name,
                            uint32_t *out_ms);
@@ -141,9 +240,6 @@ void dmh_cfg_rules_free(dmh_task_config *t);
  * file's parser and dmhost-unit-check's fake host share it. */
 /* config_chain.c: the task's chain (task-mode or units; before the unknown-settings check, which
  * must know the custom kinds' sections), then its unit-paths and the custom kinds' sections. */
-/* The task file's top-level settings (config.c), NULL-terminated; a custom kind's section joins
- * them. */
-extern const char *const dmh_task_keys[];
 int dmh_cfg_task_chain(dmh_cfg_ctx *c, const config_setting_t *root, dmh_task_config *t);
 /* The names `units` gives that are no built-in kind (unchecked: dmh_cfg_task_chain checks them),
  * pointing into the tree: the sections the unknown-settings check must let through. */

@@ -5,6 +5,8 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,4 +216,41 @@ int dmh_encrypt_main(int argc, char **argv) {
   printf("%s\n", enc);
   free(enc);
   return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* ---- the cluster key ---- */
+
+static pthread_mutex_t secret_cluster_mu = PTHREAD_MUTEX_INITIALIZER;
+static unsigned char secret_cluster[DMH_SECRET_KEY_LEN];
+static int secret_cluster_set;
+static atomic_int secret_cluster_all;
+static _Thread_local int secret_cluster_thread;
+
+void dmh_secret_cluster_key_set(const unsigned char key[DMH_SECRET_KEY_LEN]) {
+  pthread_mutex_lock(&secret_cluster_mu);
+  if (key)
+    memcpy(secret_cluster, key, DMH_SECRET_KEY_LEN);
+  else
+    OPENSSL_cleanse(secret_cluster, sizeof secret_cluster);
+  secret_cluster_set = key != NULL;
+  pthread_mutex_unlock(&secret_cluster_mu);
+}
+
+void dmh_secret_cluster_texts(int process_wide) {
+  atomic_store(&secret_cluster_all, process_wide != 0);
+}
+
+void dmh_secret_cluster_scope(int on) {
+  secret_cluster_thread = on != 0;
+}
+
+int dmh_secret_cluster_key(unsigned char key[DMH_SECRET_KEY_LEN]) {
+  if (!secret_cluster_thread && !atomic_load(&secret_cluster_all))
+    return 0;
+  pthread_mutex_lock(&secret_cluster_mu);
+  int rc = secret_cluster_set ? 1 : -1;
+  if (rc > 0)
+    memcpy(key, secret_cluster, DMH_SECRET_KEY_LEN);
+  pthread_mutex_unlock(&secret_cluster_mu);
+  return rc;
 }

@@ -26,6 +26,20 @@ int dmh_secret_decrypt(const unsigned char key[DMH_SECRET_KEY_LEN], const char *
 /* Overwrite and free a secret string. */
 void dmh_secret_free(char *s);
 
+/* The cluster key (docs/cluster.md, "The cluster key"): the passwords of the files a master keeps
+ * in etcd are `password-encrypted` with the key given to every master and worker out of band
+ * (--cluster-key), never with a `secret-key-path` named in the text, which whoever writes etcd
+ * chooses. set: once at start (NULL: none). While texts are the cluster's (process-wide: a worker,
+ * all of whose files come from etcd; or on the calling thread between scope(1) and scope(0): a
+ * master reading a stored file), `password-encrypted` decrypts with the cluster key only and a
+ * `secret-key-path` in the text is refused (DM_ERR_CLUSTER_KEY). */
+void dmh_secret_cluster_key_set(const unsigned char key[DMH_SECRET_KEY_LEN]);
+void dmh_secret_cluster_texts(int process_wide);
+void dmh_secret_cluster_scope(int on);
+/* 0: texts are not the cluster's now; 1: they are and key holds the cluster key; -1: they are and
+ * the process has no cluster key. */
+int dmh_secret_cluster_key(unsigned char key[DMH_SECRET_KEY_LEN]);
+
 /* `dmhost encrypt --secret-key-path FILE [PLAINTEXT]`: the plain text from stdin (first line)
  * unless given; prints the encrypted form. Exit status. */
 int dmh_encrypt_main(int argc, char **argv);

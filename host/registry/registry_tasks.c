@@ -416,13 +416,18 @@ int dmh_registry_task_swap(dmh_registry *r, const char *name, const char *unit, 
 
 /* ---- query-status ---- */
 
+/* The stage shown for a subtask that does not exist: Stopped when its creation failed. */
+static const char *reg_missing_stage(bool has_err) {
+  return has_err ? "Stopped" : "New";
+}
+
 /* A subtask that does not exist (never created, or its creation failed), in the shape of
  * dmh_subtask_status_json. */
 static json_object *reg_missing_status(const char *task, const char *source, const dm_error *e) {
   json_object *o = json_object_new_object();
   json_object_object_add(o, "name", json_object_new_string(task));
   json_object_object_add(o, "source", json_object_new_string(source));
-  json_object_object_add(o, "stage", json_object_new_string(e ? "Stopped" : "New"));
+  json_object_object_add(o, "stage", json_object_new_string(reg_missing_stage(e != NULL)));
   json_object_object_add(o, "unit", json_object_new_string(""));
   if (e) {
     json_object *res = json_object_new_object();
@@ -447,15 +452,27 @@ static json_object *reg_sub_status(dmh_registry *r, reg_task *t, reg_sub *sub) {
             : reg_missing_status(t->name, sub->source_id, has_err ? &e : NULL);
 }
 
-static bool reg_status_has_errors(json_object *status) {
-  json_object *res = NULL, *errs = NULL;
-  return json_object_object_get_ex(status, "result", &res) && res &&
-         json_object_object_get_ex(res, "errors", &errs) &&
-         json_object_is_type(errs, json_type_array) && json_object_array_length(errs) > 0;
+/* What the list of tasks shows of a subtask: its stage and whether it has errors, read from the
+ * subtask alone (no unit's status is asked). */
+typedef struct reg_sub_glance {
+  const char *stage;
+  bool has_errors;
+} reg_sub_glance;
+
+static reg_sub_glance reg_sub_summary(dmh_registry *r, reg_sub *sub) {
+  pthread_mutex_lock(&r->lock);
+  dmh_subtask *st = sub->st;
+  bool has_err = sub->has_err;
+  pthread_mutex_unlock(&r->lock);
+  if (!st)
+    return (reg_sub_glance){reg_missing_stage(has_err), has_err};
+  dmh_subtask_view v;
+  dmh_subtask_summary(st, &v);
+  return (reg_sub_glance){dmh_stage_name(v.stage), v.n_errors > 0};
 }
 
 /* DM's summary of a task over its subtasks. */
-static const char *reg_task_status(json_object **subs, int n, const char *name, char *buf,
+static const char *reg_task_status(const reg_sub_glance *subs, int n, const char *name, char *buf,
                                    size_t len) {
   if (n == 0) {
     snprintf(buf, len,
@@ -467,16 +484,14 @@ static const char *reg_task_status(json_object **subs, int n, const char *name, 
   const char *stage = NULL;
   bool mixed = false;
   for (int i = 0; i < n; i++) {
-    if (reg_status_has_errors(subs[i])) {
+    if (subs[i].has_errors) {
       snprintf(buf, len,
                "Error - Some error occurred in subtask. Please run `query-status %s` to get more "
                "details.",
                name);
       return buf;
     }
-    json_object *s = NULL;
-    json_object_object_get_ex(subs[i], "stage", &s);
-    const char *st = s ? json_object_get_string(s) : "?";
+    const char *st = subs[i].stage;
     if (stage && strcmp(stage, st) != 0)
       mixed = true;
     if (!stage || strcmp(st, "Paused") == 0 || strcmp(st, "Stopped") == 0)
@@ -498,15 +513,13 @@ static int reg_status_list(dmh_registry *r, json_object *resp, dm_error *err) {
     reg_task *t = all[i];
     json_object *o = json_object_new_object();
     json_object_object_add(o, "taskName", json_object_new_string(t->name));
-    json_object **subs = calloc((size_t)(t->n_subs ? t->n_subs : 1), sizeof *subs);
+    reg_sub_glance *subs = calloc((size_t)(t->n_subs ? t->n_subs : 1), sizeof *subs);
     json_object *srcs = json_object_new_array();
     for (int j = 0; subs && j < t->n_subs; j++) {
-      subs[j] = reg_sub_status(r, t, &t->subs[j]);
+      subs[j] = reg_sub_summary(r, &t->subs[j]);
       json_object *s = json_object_new_object();
-      json_object *stage = NULL;
-      json_object_object_get_ex(subs[j], "stage", &stage);
       json_object_object_add(s, "source", json_object_new_string(t->subs[j].source_id));
-      json_object_object_add(s, "stage", json_object_get(stage));
+      json_object_object_add(s, "stage", json_object_new_string(subs[j].stage));
       json_object_array_add(srcs, s);
     }
     char buf[160];
@@ -519,8 +532,6 @@ static int reg_status_list(dmh_registry *r, json_object *resp, dm_error *err) {
     json_object_object_add(o, "expectedStage",
                            json_object_new_string(dmh_expect_stage_name(expect)));
     json_object_object_add(o, "sources", srcs);
-    for (int j = 0; subs && j < t->n_subs; j++)
-      json_object_put(subs[j]);
     free(subs);
     json_object_array_add(tasks, o);
     reg_task_unref(r, t);

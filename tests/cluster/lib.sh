@@ -2,9 +2,14 @@
 # fixture's etcd, `dmhost master` and `dmhost worker` processes (their pids in pid[NAME], logs in
 # $work/NAME.log), dmctl through a master, list-member and query-status read with jq, waiting, the
 # end. The caller sets $dmhost, $dmctl, $plugins, $work, $tag and $tasks (the task names its
-# failure report shows).
+# failure report shows). With DMH_ETCD_TLS=1 (the etcd_tls fixture) the processes reach etcd over
+# TLS as etcd user `dmhost` ($DMH_ETCD_FLAGS), under the prefix its role allows; every master and
+# worker gets the cluster key $work/cluster.key.
 eval "$(bash scripts/etcd.sh env)"
-prefix=/dmh-$tag-$$-$RANDOM
+prefix=${DMH_ETCD_PREFIX:-}/dmh-$tag-$$-$RANDOM
+(umask 077 && openssl rand -hex 32 >"$work/cluster.key")
+# shellcheck disable=SC2206 # the flags are words without blanks (scripts/etcd.sh env)
+etcd_flags=($DMH_ETCD_FLAGS --cluster-key "$work/cluster.key")
 m_port=(0 $((DMH_ETCD_PORT_BASE + 21)) $((DMH_ETCD_PORT_BASE + 22)))
 declare -A pid=()
 
@@ -42,14 +47,14 @@ source_create() { ctl "$1" operate-source create "$work/$2.cfg" >"$work/ctl.out"
 task_start() { ctl "$1" start-task "$work/$2.cfg" >"$work/ctl.out" ||
   fail "start-task $2 through m$1: $(cat "$work/ctl.out")"; }
 start_master() { # 1|2
-  "$dmhost" master --name "m$1" --etcd "$DMH_ETCD_ENDPOINTS" --etcd-prefix "$prefix" \
+  "$dmhost" master --name "m$1" --etcd "$DMH_ETCD_ENDPOINTS" "${etcd_flags[@]}" --etcd-prefix "$prefix" \
     --listen "127.0.0.1:${m_port[$1]}" >>"$work/m$1.log" 2>&1 &
   pid[m$1]=$!
 }
 # worker_extra: more flags for every worker (a scenario's --unit-dir, --allow-submitted-unit-paths)
 worker_extra=()
 start_worker() { # name
-  "$dmhost" worker --name "$1" --etcd "$DMH_ETCD_ENDPOINTS" --etcd-prefix "$prefix" \
+  "$dmhost" worker --name "$1" --etcd "$DMH_ETCD_ENDPOINTS" "${etcd_flags[@]}" --etcd-prefix "$prefix" \
     --state-dir "$work/$1" --plugin-dir "$plugins" --listen 127.0.0.1:0 "${worker_extra[@]}" \
     >>"$work/$1.log" 2>&1 &
   pid[$1]=$!

@@ -353,7 +353,7 @@ static void test_lease_keeper(void) {
   CU_ASSERT_EQUAL_FATAL(dmh_etcd_lease_grant(c, 10, 0, &id, NULL, &err), 0);
   char eps[256];
   te_endpoints("012", eps, sizeof eps);
-  dmh_etcd_keeper *k = dmh_etcd_keeper_start(eps, id, 10, &err);
+  dmh_etcd_keeper *k = dmh_etcd_keeper_start(eps, NULL, id, 10, &err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(k);
   usleep(4000 * 1000);
   int lost = 1;
@@ -372,6 +372,38 @@ static void test_lease_keeper(void) {
   CU_ASSERT_EQUAL(last.code, DM_ERR_ETCD_LEASE_NOT_FOUND);
   CU_ASSERT(age >= 3000);
   dmh_etcd_keeper_stop(k);
+  dmh_etcd_close(c);
+}
+
+/* A plain http:// endpoint on another host is refused at open (15042: the keys, the token and the
+ * password would cross the network in clear) unless insecure_transport says so; loopback is
+ * plain; with a CA an endpoint without a scheme is https. */
+static void test_insecure_endpoint(void) {
+  dm_error err;
+  static const char *const refused[] = {"http://10.1.2.3:2379", "192.0.2.1:2379",
+                                        "http://127.0.0.1:1,http://127.example.com:2379",
+                                        "http://localhost.example.com:2379", "http://[::2]:2379"};
+  for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+    CU_ASSERT_PTR_NULL(dmh_etcd_open(refused[i], NULL, &err));
+    CU_ASSERT_EQUAL(err.code, DM_ERR_CLUSTER_INSECURE_ETCD);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "--etcd-insecure-transport"));
+  }
+  dmh_etcd_opts o = {.insecure_transport = 1};
+  dmh_etcd *c = dmh_etcd_open("http://10.1.2.3:2379", &o, &err);
+  CU_ASSERT_PTR_NOT_NULL(c);
+  dmh_etcd_close(c);
+  static const char *const loopback[] = {"http://127.0.0.1:2379", "127.1.2.3:2379",
+                                         "http://localhost:2379", "http://[::1]:2379"};
+  for (size_t i = 0; i < sizeof loopback / sizeof loopback[0]; i++) {
+    c = dmh_etcd_open(loopback[i], NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL(c);
+    dmh_etcd_close(c);
+  }
+  dmh_etcd_security sec = {.cacert = "/nonexistent/ca.pem"};
+  o = (dmh_etcd_opts){.sec = &sec};
+  c = dmh_etcd_open("10.1.2.3:2379", &o, &err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  CU_ASSERT_STRING_EQUAL(dmh_etcd_endpoint(c), "https://10.1.2.3:2379");
   dmh_etcd_close(c);
 }
 
@@ -411,6 +443,7 @@ int main(void) {
       {"kv_too_large", test_kv_too_large},
       {"lease_keeper", test_lease_keeper},
       {"errors", test_errors},
+      {"insecure_endpoint", test_insecure_endpoint},
   };
   const dmh_cunit_suite suites[] = {
       {"etcd", NULL, NULL, tests, sizeof tests / sizeof tests[0]},

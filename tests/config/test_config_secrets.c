@@ -313,6 +313,101 @@ static void test_secret_limits(void) {
   sec_cleanup();
 }
 
+/* The cluster's store (docs/cluster.md, "The cluster key"): dmh_config_seal_password replaces a
+ * clear or encrypted password by password-encrypted with the cluster key and drops
+ * secret-key-path; an empty one and references are kept byte for byte; without a key a clear
+ * password is 15043 and password-encrypted 15044. A sealed text loads, as a text from etcd, with
+ * the cluster key only; a secret-key-path in such a text, a missing or another key: 15044. */
+static void test_cluster_seal(void) {
+  sec_setup();
+  char text[2048], *out = NULL;
+  dm_error err;
+  snprintf(text, sizeof text,
+           "# a comment\nsource-id = \"s1\";\nfrom = { host = \"127.0.0.1\"; user = \"u\"; "
+           "password = \"%s\"; };\n",
+           sec_plain);
+  /* no key: refused, the text not given out */
+  CU_ASSERT_EQUAL(dmh_config_seal_password(text, "from", sec_plain, NULL, &out, &err), -1);
+  CU_ASSERT_EQUAL(err.code, DM_ERR_CLUSTER_CLEAR_PASSWORD);
+  CU_ASSERT_PTR_NULL(out);
+  CU_ASSERT_PTR_NULL(strstr(err.message, sec_plain));
+  /* sealed: no clear password, password-encrypted that the cluster key decrypts */
+  CU_ASSERT_EQUAL_FATAL(dmh_config_seal_password(text, "from", sec_plain, sec_key, &out, &err), 0);
+  CU_ASSERT_PTR_NULL(strstr(out, sec_plain));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "password-encrypted"));
+  const char *path = sec_write("source.cfg", out, 0600);
+  free(out);
+  /* not a text of the cluster: password-encrypted without secret-key-path is refused as before */
+  dmh_source_config *s = NULL;
+  CU_ASSERT_EQUAL(dmh_source_config_load(path, &s, &err), -1);
+  CU_ASSERT_EQUAL(err.code, DM_ERR_CONFIG_MISSING);
+  /* a text of the cluster on this thread, the process without a key: 15044 */
+  dmh_secret_cluster_scope(1);
+  CU_ASSERT_EQUAL(dmh_source_config_load(path, &s, &err), -1);
+  CU_ASSERT_EQUAL(err.code, DM_ERR_CLUSTER_KEY);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "--cluster-key"));
+  /* with the key: the password */
+  dmh_secret_cluster_key_set(sec_key);
+  CU_ASSERT_EQUAL_FATAL(dmh_source_config_load(path, &s, &err), 0);
+  CU_ASSERT_STRING_EQUAL(s->from.ep.password, sec_plain);
+  dmh_source_config_free(s);
+  s = NULL;
+  /* another key: 15044 */
+  unsigned char other[DMH_SECRET_KEY_LEN];
+  memcpy(other, sec_key, sizeof other);
+  other[0] ^= 1;
+  dmh_secret_cluster_key_set(other);
+  CU_ASSERT_EQUAL(dmh_source_config_load(path, &s, &err), -1);
+  CU_ASSERT_EQUAL(err.code, DM_ERR_CLUSTER_KEY);
+  dmh_secret_cluster_key_set(sec_key);
+  /* a key path in a text of the cluster is never used, even one that would decrypt */
+  char *enc = dmh_secret_encrypt(sec_key, sec_plain);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(enc);
+  char pw[512];
+  snprintf(pw, sizeof pw, "password-encrypted = \"%s\";", enc);
+  path = sec_source("secret-key-path = \"key\";", pw);
+  CU_ASSERT_EQUAL(dmh_source_config_load(path, &s, &err), -1);
+  CU_ASSERT_EQUAL(err.code, DM_ERR_CLUSTER_KEY);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "secret-key-path"));
+  dmh_secret_cluster_scope(0);
+  dmh_secret_cluster_key_set(NULL);
+  /* an operator's file with its own key: sealed with the cluster key, secret-key-path dropped */
+  FILE *f = fopen(path, "r");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = '\0';
+  CU_ASSERT_EQUAL(dmh_config_seal_password(text, "from", sec_plain, NULL, &out, &err), -1);
+  CU_ASSERT_EQUAL(err.code, DM_ERR_CLUSTER_KEY);
+  CU_ASSERT_EQUAL_FATAL(dmh_config_seal_password(text, "from", sec_plain, other, &out, &err), 0);
+  CU_ASSERT_PTR_NULL(strstr(out, "secret-key-path"));
+  CU_ASSERT_PTR_NULL(strstr(out, enc));
+  free(out);
+  free(enc);
+  /* an empty password, a password-file: kept as they are, with or without a key */
+  static const char *const kept[] = {
+      "source-id = \"s1\";\nfrom = { host = \"h\"; user = \"root\"; password = \"\"; };\n",
+      "source-id = \"s1\";\nfrom = { host = \"h\"; user = \"u\"; password-file = \"/p\"; };\n",
+      "source-id = \"s1\";\nfrom = { host = \"h\"; user = \"u\"; };\n"};
+  for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
+    CU_ASSERT_EQUAL_FATAL(dmh_config_seal_password(kept[i], "from", "", NULL, &out, &err), 0);
+    CU_ASSERT_STRING_EQUAL(out, kept[i]);
+    free(out);
+  }
+  /* a task's target-database */
+  snprintf(text, sizeof text,
+           "name = \"t\";\ntarget-database = { host = \"h\"; user = \"u\"; password = \"%s\"; };\n",
+           sec_plain);
+  CU_ASSERT_EQUAL(dmh_config_seal_password(text, "target-database", sec_plain, NULL, &out, &err),
+                  -1);
+  CU_ASSERT_EQUAL(err.code, DM_ERR_CLUSTER_CLEAR_PASSWORD);
+  CU_ASSERT_EQUAL_FATAL(
+      dmh_config_seal_password(text, "target-database", sec_plain, sec_key, &out, &err), 0);
+  CU_ASSERT_PTR_NULL(strstr(out, sec_plain));
+  free(out);
+  sec_cleanup();
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"secrets: limits and provenance", test_secret_limits},
@@ -320,6 +415,7 @@ int main(void) {
       {"secrets: wrong key, damaged value", test_secret_refused},
       {"secrets: password-file, password-env", test_secret_file_env},
       {"example source-secret.cfg", test_example_source_secret},
+      {"the cluster key: sealed for etcd, decrypted from etcd", test_cluster_seal},
   };
   return dmh_cunit_run("config_secrets", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }

@@ -56,7 +56,8 @@ static void test_identical_with_rotation(void) {
   dm_position rp, mp;
   bool caught = false;
   for (int i = 0; i < 100 && !caught; i++) {
-    dmh_subtask_unit_bool(relay, DM_UNIT_RELAY, DM_STATUS_RELAY_CATCH_UP, &caught);
+    dmh_relay_progress rprog;
+    caught = dmh_subtask_relay_progress(relay, &rprog) && rprog.caught_up;
     if (!caught)
       t_sleep_ms(50);
   }

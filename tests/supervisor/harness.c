@@ -178,9 +178,9 @@ int harness_out_sequence(harness *h, const char *kind, long *n) {
   return rc;
 }
 
-int harness_events(harness *h, const char *kind, const char *what) {
-  char path[512], line[256];
-  snprintf(path, sizeof path, "%s/%s/events.log", h->work, kind);
+/* How often `what` starts a line of the events.log at path. */
+static int harness_events_at(const char *path, const char *what) {
+  char line[256];
   FILE *fp = fopen(path, "r");
   if (!fp)
     return 0;
@@ -191,6 +191,18 @@ int harness_events(harness *h, const char *kind, const char *what) {
       n++;
   fclose(fp);
   return n;
+}
+
+int harness_events(harness *h, const char *kind, const char *what) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s/events.log", h->work, kind);
+  return harness_events_at(path, what);
+}
+
+int harness_relay_events(harness *h, const char *what) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/relay-work/relay/events.log", h->dir);
+  return harness_events_at(path, what);
 }
 
 int harness_first_line(harness *h, const char *kind, const char *what) {

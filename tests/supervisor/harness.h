@@ -41,6 +41,8 @@ dmh_subtask *harness_relay(harness *h, const char *relay_section);
 int harness_out_sequence(harness *h, const char *kind, long *n);
 /* How often `what` appears at the start of a line of the unit's events.log. */
 int harness_events(harness *h, const char *kind, const char *what);
+/* The same for the relay of harness_relay. */
+int harness_relay_events(harness *h, const char *what);
 /* The 0-based line of events.log where `what` first starts a line, -1 if never. */
 int harness_first_line(harness *h, const char *kind, const char *what);
 /* An integer from the current unit's status ("next", "inCall", ...); -1 if absent. */

@@ -11,6 +11,8 @@
 #include "config_update.h"
 #include "cunit_run.h"
 #include "harness.h"
+#include "unit_ctx.h"
+#include "unit_spec.h"
 
 #define SETUP(h, mode, sup, units) CU_ASSERT_FATAL(harness_setup(h, mode, sup, units) == 0)
 
@@ -185,6 +187,89 @@ static void test_update_custom_kind(void) {
   harness_teardown(&h);
 }
 
+/* The context spec says what each unit's context holds, the relay being a one-unit chain, and
+ * one call builds a unit's context from it: what sup_create set by hand, field by field, with a
+ * relay-or-not choice for most of them. */
+static void test_context_spec(void) {
+  harness h;
+  SETUP(&h, "[\"dump\", \"load\", \"fake-sink\"]", NULL, "load = { items = 1; };");
+  dmh_chain_spec cs;
+  dm_error err;
+  CU_ASSERT_EQUAL_FATAL(dmh_chain_spec_task(&cs, h.task, h.source, &err), 0);
+  CU_ASSERT_STRING_EQUAL(cs.name, "t1");
+  CU_ASSERT_STRING_EQUAL(cs.task_name, "t1");
+  CU_ASSERT_STRING_EQUAL(cs.source_id, "src1");
+  CU_ASSERT_STRING_EQUAL(cs.task_mode, "custom");
+  CU_ASSERT_STRING_EQUAL(cs.meta_schema, h.task->meta_schema);
+  CU_ASSERT_PTR_NULL(cs.relay_dir); /* the harness's source has no relay */
+  CU_ASSERT_PTR_EQUAL(cs.source_db, &h.source->from.ep);
+  CU_ASSERT_PTR_EQUAL(cs.target_db, &h.task->target.ep);
+  CU_ASSERT_EQUAL(cs.file_mode, h.task->file_mode);
+  CU_ASSERT_EQUAL(cs.server_id, h.source->server_id);
+  CU_ASSERT_PTR_NOT_NULL(cs.instance);
+  CU_ASSERT_TRUE(cs.binlog_ops);
+  CU_ASSERT_STRING_EQUAL(cs.cfg_file, h.task->path);
+  CU_ASSERT_EQUAL_FATAL(cs.n_units, 3);
+  CU_ASSERT_EQUAL(cs.units[2].kind, DM_UNIT_CUSTOM);
+  CU_ASSERT_STRING_EQUAL(cs.units[2].name, "fake-sink");
+  CU_ASSERT_STRING_EQUAL(cs.units[2].path, FAKE_SINK);
+  CU_ASSERT_PTR_NULL(cs.units[0].section);
+  CU_ASSERT_PTR_EQUAL(cs.units[1].section, dmh_task_section_named(h.task, "load"));
+
+  /* one call: a load followed by a sink that takes a position sees a sync after it */
+  cs.units[2].handover = DM_UNIT_TAKES_POSITION;
+  dmh_stop_token token;
+  CU_ASSERT_EQUAL_FATAL(dmh_stop_token_init(&token), 0);
+  dmh_ctx_run run = {.work_root = h.work, .worker_name = "w1", .fencing_token = 7, .token = &token};
+  dm_ctx *c = dmh_ctx_new_from_spec(&cs, 1, &run, &err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  char wd[600];
+  snprintf(wd, sizeof wd, "%s/load", h.work);
+  CU_ASSERT_STRING_EQUAL(c->work_dir, wd);
+  CU_ASSERT_STRING_EQUAL(c->scope, "task=t1 source=src1 unit=load");
+  CU_ASSERT_EQUAL(c->n_later, 2);
+  CU_ASSERT_EQUAL(c->later[0], DM_UNIT_CUSTOM);
+  CU_ASSERT_EQUAL(c->later[1], DM_UNIT_SYNC);
+  CU_ASSERT_PTR_NOT_NULL(c->binlog_ops_path);
+  CU_ASSERT_EQUAL(c->fencing_token, 7);
+  CU_ASSERT_STRING_EQUAL(c->worker_name, "w1");
+  CU_ASSERT_PTR_EQUAL(c->section, cs.units[1].section);
+  dmh_ctx_free(c);
+
+  /* a source nothing of the task reads */
+  dmh_source_config other = *h.source;
+  other.source_id = "src9";
+  CU_ASSERT_EQUAL(dmh_chain_spec_task(&cs, h.task, &other, &err), -1);
+  CU_ASSERT_EQUAL(err.code, DM_ERR_CONFIG_INVALID);
+
+  /* the relay: one unit, no task side, its relay dir whatever enable-relay says */
+  dmh_subtask *relay = harness_relay(&h, "items = 1;");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(relay);
+  dmh_chain_spec_relay(&cs, h.relay_source);
+  CU_ASSERT_STRING_EQUAL(cs.name, "relay");
+  CU_ASSERT_STRING_EQUAL(cs.task_name, "");
+  CU_ASSERT_STRING_EQUAL(cs.task_mode, "relay");
+  CU_ASSERT_STRING_EQUAL(cs.meta_schema, "");
+  CU_ASSERT_PTR_EQUAL(cs.relay_dir, h.relay_source->relay_dir);
+  CU_ASSERT_PTR_NULL(cs.target_db);
+  CU_ASSERT_PTR_NULL(cs.instance);
+  CU_ASSERT_FALSE(cs.binlog_ops);
+  CU_ASSERT_EQUAL(cs.file_mode, h.relay_source->file_mode);
+  CU_ASSERT_STRING_EQUAL(cs.cfg_file, h.relay_source->path);
+  CU_ASSERT_EQUAL_FATAL(cs.n_units, 1);
+  CU_ASSERT_EQUAL(cs.units[0].kind, DM_UNIT_RELAY);
+  CU_ASSERT_STRING_EQUAL(cs.units[0].name, "relay");
+  CU_ASSERT_STRING_EQUAL(cs.units[0].path, FAKE_RELAY);
+  CU_ASSERT_PTR_NOT_NULL(cs.units[0].section);
+  dmh_source_config norelay = *h.relay_source;
+  norelay.enable_relay = false;
+  dmh_chain_spec_relay(&cs, &norelay);
+  CU_ASSERT_PTR_EQUAL(cs.relay_dir, h.relay_source->relay_dir);
+  dmh_subtask_destroy(relay);
+  dmh_stop_token_destroy(&token);
+  harness_teardown(&h);
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"custom sink after load, relay waited", test_custom_sink_after_load},
@@ -193,6 +278,7 @@ int main(void) {
       {"ABI 1.0 load hands over", test_abi_1_0_load_hands_over},
       {"swap a custom kind", test_swap_custom_kind},
       {"update a custom kind", test_update_custom_kind},
+      {"context spec of a task and of a relay", test_context_spec},
   };
   return dmh_cunit_run("chain", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }

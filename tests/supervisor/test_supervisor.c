@@ -646,6 +646,55 @@ static void test_relay_catchup_timeout(void) {
   harness_teardown(&h);
 }
 
+/* The catch-up wait asks the relay's status slot once a poll: it asked up to three times (the
+ * written position, the caught-up flag, the source's position, each a whole status), and one
+ * typed question is one call. Here the relay has caught up at 1000, short of the dump's 9000, so
+ * every poll needs all three answers until the wait times out. */
+static void test_relay_catchup_one_status_per_poll(void) {
+  harness h;
+  SETUP(&h, "load&sync",
+        "relay-catchup-timeout = 0.45; relay-catchup-poll = 100; "
+        "auto-resume = { enable = false; };",
+        "load = { items = 1; meta-pos = 9000; }; sync = { items = 1; };");
+  dmh_subtask *relay =
+      harness_relay(&h, "items = 0; item-ms = 1; master-pos = 1000; log-status = true;");
+  CU_ASSERT_FATAL(relay != NULL);
+  dm_error err;
+  CU_ASSERT_EQUAL_FATAL(dmh_subtask_start(relay, &err), 0);
+  dmh_relay_progress rp = {0};
+  double end = harness_now() + 5;
+  while (!(dmh_subtask_relay_progress(relay, &rp) && rp.caught_up) && harness_now() < end)
+    harness_sleep_ms(10);
+  CU_ASSERT_TRUE_FATAL(rp.caught_up);
+  /* one question, one call, every answer */
+  int before = harness_relay_events(&h, "status");
+  CU_ASSERT_TRUE(dmh_subtask_relay_progress(relay, &rp));
+  CU_ASSERT_EQUAL(harness_relay_events(&h, "status") - before, 1);
+  CU_ASSERT_TRUE(rp.caught_up);
+  CU_ASSERT_TRUE(rp.has_written && rp.written.pos == 1000);
+  CU_ASSERT_TRUE(rp.has_master && rp.master.pos == 1000);
+  CU_ASSERT_STRING_EQUAL(rp.master.name, "mysql-bin.000001");
+
+  dmh_subtask *st = harness_subtask(&h, relay);
+  CU_ASSERT_FATAL(st != NULL);
+  before = harness_relay_events(&h, "status");
+  double t0 = harness_now();
+  CU_ASSERT_EQUAL_FATAL(dmh_subtask_start(st, &err), 0);
+  CU_ASSERT_EQUAL(dmh_subtask_wait_settled(st, 5000), DMH_STAGE_PAUSED);
+  double took = harness_now() - t0;
+  CU_ASSERT_EQUAL(harness_first_error(st, NULL, 0), DM_ERR_RELAY_CATCHUP_TIMEOUT);
+  /* a poll at the start of the wait and one after each full poll interval within it */
+  int calls = harness_relay_events(&h, "status") - before;
+  int polls_max = (int)(took / 0.1) + 1;
+  CU_ASSERT(calls >= 2);
+  CU_ASSERT(calls <= polls_max);
+  if (calls > polls_max)
+    fprintf(stderr, "%d status calls in %.2f s: at most %d polls\n", calls, took, polls_max);
+  dmh_subtask_destroy(st);
+  dmh_subtask_destroy(relay);
+  harness_teardown(&h);
+}
+
 static void test_relay_catchup_interrupted_by_stop(void) {
   harness h;
   SETUP(&h, "load&sync",
@@ -867,6 +916,7 @@ int main(void) {
       {"regression: the relay file of a task's dump is held", test_relay_hold_during_dump},
       {"relay catch-up at master", test_relay_catchup_at_master},
       {"relay catch-up timeout", test_relay_catchup_timeout},
+      {"relay catch-up: one status call a poll", test_relay_catchup_one_status_per_poll},
       {"relay catch-up interrupted by stop", test_relay_catchup_interrupted_by_stop},
       {"relay catch-up pause/resume", test_relay_catchup_pause_resume},
       {"swap mid-run", test_swap_mid_run},

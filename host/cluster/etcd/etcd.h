@@ -127,14 +127,39 @@ typedef struct dmh_etcd_txn_result {
   size_t n_results;
 } dmh_etcd_txn_result;
 
+/* How a client proves itself to etcd and checks etcd (docs/cluster.md, "etcd with TLS and
+ * users"). The strings are the caller's and outlive every client opened with them.
+ * TLS: an https:// endpoint is verified (peer certificate and host name, never off) against
+ * `cacert` (the system's CAs when NULL); `cert` and `key` (both or neither) are presented as the
+ * client certificate. Users (etcd's RBAC): with `user`, the client authenticates
+ * (/v3/auth/authenticate with `password`), sends the token with every request and watch, and
+ * authenticates again when etcd answers "invalid auth token" (an expired simple token: etcd's
+ * --auth-token-ttl, a restarted member); the token is shared by the process's clients of the
+ * same user and endpoints. Refusals (a handshake failing, a wrong password, "permission
+ * denied") are DM_ERR_ETCD_AUTH. */
+typedef struct dmh_etcd_security {
+  const char *cacert;
+  const char *cert;
+  const char *key;
+  const char *user;
+  const char *password;
+} dmh_etcd_security;
+
 /* Client options; zero fields take the defaults. */
 typedef struct dmh_etcd_opts {
-  long connect_timeout_ms; /* default 1000 (loopback and LAN members) */
-  long request_timeout_ms; /* default 10000: above the ~7 s after which etcd answers 503 */
+  long connect_timeout_ms;      /* default 1000 (loopback and LAN members) */
+  long request_timeout_ms;      /* default 10000: above the ~7 s after which etcd answers 503 */
+  const dmh_etcd_security *sec; /* NULL: no client certificate, CA of the system, no user */
+  /* An http:// endpoint on another host is refused (DM_ERR_CLUSTER_INSECURE_ETCD: the keys,
+   * the token and the password would cross the network in clear) unless this is set
+   * (--etcd-insecure-transport). Loopback (127.0.0.0/8, ::1, localhost) is always allowed. */
+  int insecure_transport;
 } dmh_etcd_opts;
 
-/* A client for the comma-separated endpoint URLs ("http://127.0.0.1:22379,http://..."); opts may
- * be NULL. NULL with err set when the list is empty or memory ran out. Connects at first use. */
+/* A client for the comma-separated endpoint URLs ("http://127.0.0.1:22379,http://..."; an
+ * endpoint without a scheme is https:// when opts->sec names a CA, else http://); opts may be
+ * NULL. NULL with err set when the list is empty, an endpoint is refused (see insecure_transport)
+ * or memory ran out. Connects at first use. */
 dmh_etcd *dmh_etcd_open(const char *endpoints, const dmh_etcd_opts *opts, dm_error *err);
 void dmh_etcd_close(dmh_etcd *c);
 /* The endpoint the next request goes to first (the last one that answered). */
@@ -184,8 +209,8 @@ int dmh_etcd_lease_ttl(dmh_etcd *c, int64_t id, int64_t *ttl_out, int64_t *grant
  * stops renewing. stop joins the thread (at once, or after the renewal in flight) and frees the
  * keeper; it does not revoke the lease. */
 typedef struct dmh_etcd_keeper dmh_etcd_keeper;
-dmh_etcd_keeper *dmh_etcd_keeper_start(const char *endpoints, int64_t lease_id, int64_t ttl_s,
-                                       dm_error *err);
+dmh_etcd_keeper *dmh_etcd_keeper_start(const char *endpoints, const dmh_etcd_opts *opts,
+                                       int64_t lease_id, int64_t ttl_s, dm_error *err);
 /* Milliseconds since the last successful renewal; *lost (may be NULL) as above; *last_err (may be
  * NULL) the last renewal's error (code 0 when it succeeded). Any thread may call it. */
 long dmh_etcd_keeper_age_ms(dmh_etcd_keeper *k, int *lost, dm_error *last_err);
@@ -245,6 +270,7 @@ int dmh_etcd_status(dmh_etcd *c, uint64_t *member_id, uint64_t *leader_id, dm_er
 /* ---- Internal to host/cluster/etcd/etcd*.c (one header, as for every room): not for other
  * callers. ---- */
 #ifdef DMH_ETCD_INTERNAL
+#include <curl/curl.h>
 #include <json-c/json.h>
 
 /* A growing byte buffer with a NUL after its n bytes. */
@@ -274,6 +300,19 @@ const char *etcd_api_at(const dmh_etcd *c, size_t i);
  * /v3 any more. */
 int etcd_api_fallback(dmh_etcd *c, size_t i);
 long etcd_connect_timeout_ms(const dmh_etcd *c);
+/* The client's TLS options (CA, client certificate, verification on) set on handle h. */
+void etcd_tls_setopt(const dmh_etcd *c, CURL *h);
+/* Appends "Authorization: <token>" to *hdr when the client has a user, authenticating at endpoint
+ * i first when it holds no token, or when renew (the token was refused) and the token is still
+ * `stale` (NULL: any). *used (may be NULL) gets a copy of the token sent ("" none), malloc'd. 0, or
+ * -1 with err (DM_ERR_ETCD_AUTH for a refused user). */
+int etcd_auth_header(dmh_etcd *c, size_t i, int renew, const char *stale, struct curl_slist **hdr,
+                     char **used, dm_error *err);
+/* Whether an etcd message says the token is no longer valid: authenticate again and retry. */
+int etcd_token_refused(const char *msg);
+/* Whether a curl error is TLS refusing the connection (a bad CA or certificate, no client
+ * certificate); errbuf is curl's detail. */
+int etcd_tls_failure(int curl_rc, const char *errbuf);
 /* POSTs {field: v} (an int64 as etcd's string) to path: the calls that take one ID or revision.
  * reply may be NULL (the answer is dropped). */
 int etcd_call_int64(dmh_etcd *c, const char *path, const char *field, int64_t v, etcd_retry retry,

@@ -69,14 +69,14 @@ static void *keeper_run(void *arg) {
   return NULL;
 }
 
-dmh_etcd_keeper *dmh_etcd_keeper_start(const char *endpoints, int64_t lease_id, int64_t ttl_s,
-                                       dm_error *err) {
+dmh_etcd_keeper *dmh_etcd_keeper_start(const char *endpoints, const dmh_etcd_opts *opts,
+                                       int64_t lease_id, int64_t ttl_s, dm_error *err) {
   dmh_etcd_keeper *k = calloc(1, sizeof *k);
   if (!k) {
     dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "lease keeper: out of memory");
     return NULL;
   }
-  k->client = dmh_etcd_open(endpoints, NULL, err);
+  k->client = dmh_etcd_open(endpoints, opts, err);
   if (!k->client) {
     free(k);
     return NULL;

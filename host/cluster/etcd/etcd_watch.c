@@ -34,6 +34,10 @@ typedef struct watch_state {
   long status;   /* HTTP status, read at the first byte */
   etcd_buf line; /* the bytes of the current, unfinished line (or a non-200 body) */
   int created;   /* the stream was set up: a member took the watch */
+  int renew;     /* the token was refused: authenticate again before the next stream */
+  int renewed;   /* a stream since the last renewal was refused too: the user is refused */
+  char *token;   /* the token the stream was opened with (NULL: no user) */
+  char errbuf[CURL_ERROR_SIZE];
   watch_end end;
   char cause[DM_ERROR_RAW_MAX]; /* why the stream broke */
 } watch_state;
@@ -132,9 +136,17 @@ static void watch_line(watch_state *st, const char *text) {
       } else if (strstr(reason, "no leader")) {
         snprintf(st->cause, sizeof st->cause, "%s: %s", st->endpoint, reason);
         st->end = WATCH_BROKEN;
+      } else if (st->token && !st->renewed &&
+                 (etcd_token_refused(reason) || strstr(reason, "permission denied"))) {
+        /* etcd checks the token when the watch is created: an expired one reads as "permission
+         * denied"; once with a new token before believing it */
+        snprintf(st->cause, sizeof st->cause, "%s: %s", st->endpoint, reason);
+        st->renew = 1;
+        st->end = WATCH_BROKEN;
       } else {
-        dm_error_set(st->err, DM_ERR_ETCD_REQUEST, reason, "watch at etcd %s was refused: %s",
-                     st->endpoint, reason);
+        dm_error_set(st->err,
+                     strstr(reason, "permission denied") ? DM_ERR_ETCD_AUTH : DM_ERR_ETCD_REQUEST,
+                     reason, "watch at etcd %s was refused: %s", st->endpoint, reason);
         st->end = WATCH_FAILED;
       }
     } else if (json_object_object_get_ex(res, "events", &v) &&
@@ -210,11 +222,32 @@ static void watch_once(dmh_etcd *c, size_t i, dmh_etcd_bytes key, watch_state *s
   }
   char url[1024];
   snprintf(url, sizeof url, "%s%s/watch", etcd_endpoint_at(c, i), etcd_api_at(c, i));
-  struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
+  struct curl_slist *hdr = NULL;
+  char *stale = st->token;
+  dm_error aerr;
+  int arc = etcd_auth_header(c, i, st->renew, stale, &hdr, &st->token, &aerr);
+  free(stale);
+  if (arc < 0) {
+    json_object_put(body);
+    if (aerr.code == DM_ERR_ETCD_UNAVAILABLE) {
+      snprintf(st->cause, sizeof st->cause, "%s", aerr.message);
+      st->end = WATCH_BROKEN;
+    } else {
+      *st->err = aerr;
+      st->end = WATCH_FAILED;
+    }
+    return;
+  }
+  st->renewed = st->renew;
+  st->renew = 0;
+  hdr = curl_slist_append(hdr, "Content-Type: application/json");
   /* Without it a member cut off from the leader keeps the stream open and silent. */
   hdr = curl_slist_append(hdr, "Grpc-Metadata-hasleader: true");
   CURL *h = st->h;
   curl_easy_reset(h);
+  st->errbuf[0] = '\0';
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, st->errbuf);
+  etcd_tls_setopt(c, h);
   curl_easy_setopt(h, CURLOPT_URL, url);
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
   curl_easy_setopt(h, CURLOPT_POSTFIELDS, json);
@@ -236,8 +269,21 @@ static void watch_once(dmh_etcd *c, size_t i, dmh_etcd_bytes key, watch_state *s
   st->created = 0;
   st->end = WATCH_GOING;
   CURLcode rc = curl_easy_perform(h);
+  for (struct curl_slist *l = hdr; l; l = l->next) /* the token */
+    memset(l->data, 0, strlen(l->data));
   curl_slist_free_all(hdr);
   json_object_put(body);
+  if (st->created)
+    st->renewed = 0; /* the token served: a later refusal may be an expiry again */
+  if (rc != CURLE_OK && st->end == WATCH_GOING && etcd_tls_failure(rc, st->errbuf)) {
+    dm_error_set(st->err, DM_ERR_ETCD_AUTH, st->errbuf,
+                 "watch at etcd %s: TLS refused the connection (%s): the members' certificate is "
+                 "not signed by --etcd-cacert or does not name the host, or etcd wants a client "
+                 "certificate it signed",
+                 st->endpoint, st->errbuf[0] ? st->errbuf : curl_easy_strerror(rc));
+    st->end = WATCH_FAILED;
+    return;
+  }
   if (st->end != WATCH_GOING && st->end != WATCH_BROKEN)
     return;
   if (watch_stop_set(st->opts)) {
@@ -248,8 +294,18 @@ static void watch_once(dmh_etcd *c, size_t i, dmh_etcd_bytes key, watch_state *s
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &st->status);
   if (st->end == WATCH_GOING && rc == CURLE_OK && st->status != 200 && st->status != 503) {
     json_object *o = st->line.n ? json_tokener_parse(st->line.p) : NULL;
+    json_object *m = NULL;
+    const char *msg = o && json_object_is_type(o, json_type_object) &&
+                              (json_object_object_get_ex(o, "message", &m) ||
+                               json_object_object_get_ex(o, "error", &m))
+                          ? json_object_get_string(m)
+                          : NULL;
     if (st->status == 404 && etcd_api_fallback(c, i)) {
       snprintf(st->cause, sizeof st->cause, "%s: no /v3/watch, trying /v3beta/", st->endpoint);
+      st->end = WATCH_BROKEN;
+    } else if (st->token && !st->renewed && etcd_token_refused(msg)) {
+      snprintf(st->cause, sizeof st->cause, "%s: %s", st->endpoint, msg);
+      st->renew = 1;
       st->end = WATCH_BROKEN;
     } else {
       etcd_error_from_reply(o && json_object_is_type(o, json_type_object) ? o : NULL, st->status,
@@ -299,12 +355,15 @@ int dmh_etcd_watch(dmh_etcd *c, dmh_etcd_bytes key, dmh_etcd_watch_opts *opts, d
       rc = -1;
       break;
     }
-    /* Broken: the same revision again, at the next member. */
+    /* Broken: the same revision again, at the next member (at the same one, with a new
+     * token, when the token was refused). */
     if (st.created) {
       opts->reconnects++;
       deadline = watch_now_ms() + give_up;
       failed_in_row = 0;
     }
+    if (st.renew)
+      continue;
     i = (i + 1) % n;
     if (watch_now_ms() >= deadline) {
       dm_error_set(err, DM_ERR_ETCD_UNAVAILABLE, st.cause,
@@ -325,5 +384,6 @@ int dmh_etcd_watch(dmh_etcd *c, dmh_etcd_bytes key, dmh_etcd_watch_opts *opts, d
   }
   curl_easy_cleanup(st.h);
   free(st.line.p);
+  free(st.token);
   return rc;
 }

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "dmhost/error.h"
+#include "etcd.h"
 
 typedef struct dmh_master dmh_master;
 
@@ -46,6 +47,13 @@ typedef struct dmh_master_opts {
    * again by the workers. */
   const char *secrets_dir;
   bool allow_submitted_unit_paths;
+  /* How every etcd client of the master is opened (TLS, user; cluster_security.h); NULL: plain.
+   * Outlives the master. */
+  const dmh_etcd_opts *etcd;
+  /* The cluster key (--cluster-key), NULL: none. operate-source create and start-task keep a
+   * file's password in etcd only encrypted with it (dmh_config_seal_password): without it a
+   * clear password is refused. Copied. */
+  const unsigned char *cluster_key;
 } dmh_master_opts;
 
 /* Grant the lease, register (refused with DM_ERR_EXISTS while a live master has the name), start

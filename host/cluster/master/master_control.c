@@ -6,6 +6,7 @@
  */
 #include "master_internal.h"
 
+#include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "control.h"
 #include "dmhost/sdk.h"
 #include "precheck.h"
+#include "secret.h"
 #include "state.h"
 
 typedef master_ctl ctl;
@@ -100,11 +102,18 @@ static int ctl_source_create(ctl *x, const dmh_control_cmd *cmd, json_object *ar
     return -1;
   }
   char key[DMH_CLUSTER_KEY_MAX], what[DMH_CLUSTER_NAME_MAX + 16];
-  char *val = NULL;
+  char *val = NULL, *sealed = NULL;
   int rc = -1;
   if (master_key(key, sizeof key, x->m, DMH_KEY_SOURCE, sc->source_id, NULL, NULL, err) < 0)
     goto out;
-  if (!(val = dmh_cluster_config_json(f.text))) {
+  /* the password never reaches etcd in clear (docs/cluster.md, "The cluster key") */
+  if (dmh_config_seal_password(f.text, "from", sc->from.ep.password,
+                               x->m->has_cluster_key ? x->m->cluster_key : NULL, &sealed,
+                               err) < 0) {
+    dmh_control_file_blame(&f, path, err);
+    goto out;
+  }
+  if (!(val = dmh_cluster_config_json(sealed))) {
     ctl_oom(err);
     goto out;
   }
@@ -116,6 +125,9 @@ static int ctl_source_create(ctl *x, const dmh_control_cmd *cmd, json_object *ar
   json_object_object_add(resp, "sources", list);
   rc = 0;
 out:
+  if (sealed)
+    OPENSSL_cleanse(sealed, strlen(sealed));
+  free(sealed);
   free(val);
   dmh_source_config_free(sc);
   dmh_control_file_free(&f);
@@ -240,9 +252,14 @@ static int ctl_precheck(ctl *x, const dmh_task_config *tc, const char *what, jso
       dmh_source_config *sc = NULL;
       snprintf(name, sizeof name, "%s.cfg", src);
       dmh_cfg_trust trust = ctl_trust(x, DMH_CFG_SUBMITTED); /* the text kept in etcd */
-      if (dmh_control_file_from_text(name, text, false, &f, err) < 0 ||
-          dmh_source_config_load_as(f.path, &trust, &sc, err) < 0 ||
-          dmh_precheck_run(&pc, tc, sc, err) < 0)
+      /* a text from etcd: its password decrypts with the cluster key, never a key path in it */
+      dmh_secret_cluster_scope(1);
+      int lrc = dmh_control_file_from_text(name, text, false, &f, err) < 0 ||
+                        dmh_source_config_load_as(f.path, &trust, &sc, err) < 0
+                    ? -1
+                    : 0;
+      dmh_secret_cluster_scope(0);
+      if (lrc < 0 || dmh_precheck_run(&pc, tc, sc, err) < 0)
         rc = -1;
       dmh_source_config_free(sc);
       dmh_control_file_free(&f);
@@ -297,7 +314,7 @@ static int ctl_start_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
     return -1;
   }
   int rc = -1;
-  char *val = NULL;
+  char *val = NULL, *sealed = NULL;
   size_t n = (size_t)tc->n_instances;
   char(*keys)[DMH_CLUSTER_KEY_MAX] = calloc(2 * n + 1, sizeof *keys);
   dmh_etcd_cmp *cmps = calloc(n + 1, sizeof *cmps);
@@ -340,7 +357,13 @@ static int ctl_start_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
   snprintf(what, sizeof what, "start-task %s", tc->name);
   if (ctl_precheck(x, tc, what, resp, err) < 0)
     goto out;
-  if (!(val = dmh_cluster_config_json(f.text))) {
+  if (dmh_config_seal_password(f.text, "target-database", tc->target.ep.password,
+                               x->m->has_cluster_key ? x->m->cluster_key : NULL, &sealed,
+                               err) < 0) {
+    dmh_control_file_blame(&f, path, err);
+    goto out;
+  }
+  if (!(val = dmh_cluster_config_json(sealed))) {
     ctl_oom(err);
     goto out;
   }
@@ -354,6 +377,9 @@ static int ctl_start_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
   json_object_object_add(resp, "sources", list);
   rc = 0;
 out:
+  if (sealed)
+    OPENSSL_cleanse(sealed, strlen(sealed));
+  free(sealed);
   master_snapshot_free(&s);
   free(keys);
   free(cmps);
@@ -821,7 +847,7 @@ static int ctl_help(void *ud, const dmh_control_cmd *cmd, json_object *args, jso
 
 json_object *dmh_master_handle(dmh_master *m, json_object *request) {
   dm_error err;
-  ctl x = {.m = m, .c = dmh_etcd_open(m->endpoints, NULL, &err)};
+  ctl x = {.m = m, .c = dmh_etcd_open(m->endpoints, &m->etcd_opts, &err)};
   if (!x.c) {
     json_object *resp = dmh_control_response_new();
     dmh_control_set_error(resp, &err);

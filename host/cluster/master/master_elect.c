@@ -5,6 +5,7 @@
  */
 #include "master_internal.h"
 
+#include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 
 #include "dmhost/sdk.h"
 #include "log.h"
+#include "secret.h"
 
 static void elect_sleep_ms(long ms) {
   nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
@@ -66,7 +68,7 @@ static int elect_register(dmh_master *m, dmh_etcd *c, dm_error *err) {
   }
   dmh_etcd_txn_result_free(&tr);
   if (rc == 0)
-    m->keeper = dmh_etcd_keeper_start(m->endpoints, id, m->ttl_s, err);
+    m->keeper = dmh_etcd_keeper_start(m->endpoints, &m->etcd_opts, id, m->ttl_s, err);
   if (rc < 0 || !m->keeper) {
     dmh_etcd_lease_revoke(c, id, &(dm_error){0});
     return -1;
@@ -149,7 +151,7 @@ static int elect_leader_gone(void *arg, const dmh_etcd_event *evs, size_t n) {
 static void *elect_main(void *arg) {
   dmh_master *m = arg;
   dm_error err;
-  dmh_etcd *c = dmh_etcd_open(m->endpoints, NULL, &err);
+  dmh_etcd *c = dmh_etcd_open(m->endpoints, &m->etcd_opts, &err);
   char key[DMH_CLUSTER_KEY_MAX];
   if (!c || master_key(key, sizeof key, m, DMH_KEY_LEADER, NULL, NULL, NULL, &err) < 0) {
     dmh_log(DM_LOG_ERROR, "master", "election cannot run: %s", err.message);
@@ -213,7 +215,7 @@ static void *elect_main(void *arg) {
 static void *guard_main(void *arg) {
   dmh_master *m = arg;
   dm_error err;
-  dmh_etcd *c = dmh_etcd_open(m->endpoints, NULL, &err);
+  dmh_etcd *c = dmh_etcd_open(m->endpoints, &m->etcd_opts, &err);
   char key[DMH_CLUSTER_KEY_MAX];
   master_key(key, sizeof key, m, DMH_KEY_LEADER, NULL, NULL, NULL, &err);
   int tick = 0;
@@ -283,9 +285,17 @@ int dmh_master_start(const dmh_master_opts *o, dmh_master **out, dm_error *err) 
   m->forward_ud = o->forward_ud;
   m->secrets_dir = o->secrets_dir ? strdup(o->secrets_dir) : NULL;
   m->allow_submitted_unit_paths = o->allow_submitted_unit_paths;
+  if (o->etcd)
+    m->etcd_opts = *o->etcd;
+  if (o->cluster_key) {
+    memcpy(m->cluster_key, o->cluster_key, sizeof m->cluster_key);
+    m->has_cluster_key = true;
+    /* the precheck decrypts the stored files' passwords with it (secret.h) */
+    dmh_secret_cluster_key_set(o->cluster_key);
+  }
   pthread_mutex_init(&m->lock, NULL);
   pthread_mutex_init(&m->sched_lock, NULL);
-  dmh_etcd *c = dmh_etcd_open(m->endpoints, NULL, err);
+  dmh_etcd *c = dmh_etcd_open(m->endpoints, &m->etcd_opts, err);
   int rc = c ? elect_register(m, c, err) : -1;
   dmh_etcd_close(c);
   if (rc < 0) {
@@ -321,7 +331,7 @@ void dmh_master_resign(dmh_master *m) {
     dmh_etcd_keeper_stop(m->keeper);
     m->keeper = NULL;
     dm_error err;
-    dmh_etcd *c = m->lease_id ? dmh_etcd_open(m->endpoints, NULL, &err) : NULL;
+    dmh_etcd *c = m->lease_id ? dmh_etcd_open(m->endpoints, &m->etcd_opts, &err) : NULL;
     if (c && dmh_etcd_lease_revoke(c, m->lease_id, &err) < 0 &&
         err.code != DM_ERR_ETCD_LEASE_NOT_FOUND)
       dmh_log(DM_LOG_WARN, "master", "%s could not resign (revoke of lease %lld): %s", m->name,
@@ -351,5 +361,6 @@ void dmh_master_stop(dmh_master *m, bool resign) {
   pthread_mutex_destroy(&m->sched_lock);
   free(m->endpoints);
   free(m->secrets_dir);
+  OPENSSL_cleanse(m->cluster_key, sizeof m->cluster_key);
   free(m);
 }

@@ -20,6 +20,9 @@ struct dmh_master {
   char addr[DMH_CLUSTER_NAME_MAX];
   char prefix[DMH_CLUSTER_KEY_MAX / 2];
   char *endpoints;
+  dmh_etcd_opts etcd_opts; /* every client's: TLS, user */
+  bool has_cluster_key;
+  unsigned char cluster_key[32];
   int64_t ttl_s;
   dmh_master_forward_fn forward;
   void *forward_ud;

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "cluster_keys.h"
+#include "cluster_security.h"
 #include "dmhost/host.h"
 #include "etcd.h"
 #include "registry.h"
@@ -67,7 +68,8 @@ typedef struct cw {
   char prefix[DMH_CLUSTER_KEY_MAX / 2];
   char addr[DMH_CLUSTER_NAME_MAX];
   const char *endpoints;
-  char *state_dir; /* absolute */
+  dmh_cluster_security sec; /* every etcd client's TLS and user (sec.opts); the cluster key */
+  char *state_dir;          /* absolute */
   char *plugin_dir;
   /* --unit-dir, --secrets-dir, --allow-submitted-unit-paths: every config the worker reads from
    * etcd is submitted text (config.h) */

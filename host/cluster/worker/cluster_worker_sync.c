@@ -637,7 +637,7 @@ static void *cw_watch_thread(void *arg) {
   int64_t from = w->watch_from;
   while (!atomic_load(&w->stop)) {
     dm_error err;
-    if (!c && !(c = dmh_etcd_open(w->endpoints, NULL, &err))) {
+    if (!c && !(c = dmh_etcd_open(w->endpoints, &w->sec.opts, &err))) {
       cw_log_error(DM_LOG_ERROR, "watch", &err);
       break;
     }

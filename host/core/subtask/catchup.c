@@ -14,18 +14,14 @@
  * target, counts as well: with no new event upstream its written position may never move past a
  * target that equals the source's current position. */
 static bool catchup_reached(dmh_subtask *relay, const dm_position *target, dm_position *seen) {
-  dm_position rp = {0};
-  bool has = dmh_subtask_unit_position(relay, DM_UNIT_RELAY, DM_STATUS_RELAY_BINLOG, &rp);
-  if (has)
-    *seen = rp;
-  if (has && dm_position_reached(&rp, target))
+  dmh_relay_progress rp; /* one status call per poll */
+  if (!dmh_subtask_relay_progress(relay, &rp))
+    return false;
+  if (rp.has_written)
+    *seen = rp.written;
+  if (rp.has_written && dm_position_reached(&rp.written, target))
     return true;
-  bool caught_up = false;
-  dm_position mp = {0};
-  return dmh_subtask_unit_bool(relay, DM_UNIT_RELAY, DM_STATUS_RELAY_CATCH_UP, &caught_up) &&
-         caught_up &&
-         dmh_subtask_unit_position(relay, DM_UNIT_RELAY, DM_STATUS_MASTER_BINLOG, &mp) &&
-         dm_position_reached(&mp, target);
+  return rp.caught_up && rp.has_master && dm_position_reached(&rp.master, target);
 }
 
 int sup_wait_relay_catchup(dmh_subtask *st, const dm_position *target, dm_error *err) {

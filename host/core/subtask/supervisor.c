@@ -92,7 +92,7 @@ static void sup_free(dmh_subtask *st) {
 /* Every unit that takes a position must follow one that gives one, or start the chain (it then
  * starts at the task's meta or its own checkpoint). Known only once the units are loaded: their
  * descriptors say (ABI 1.1 handover; dmh_unit_handover for 1.0). */
-static int sup_check_handover(dmh_subtask *st, const dmh_task_config *t, dm_error *err) {
+static int sup_check_handover(dmh_subtask *st, const dmh_chain_spec *cs, dm_error *err) {
   for (int i = 1; i < st->n_units; i++) {
     const sup_unit *u = &st->units[i], *prev = &st->units[i - 1];
     if ((u->handover & DM_UNIT_TAKES_POSITION) && !(prev->handover & DM_UNIT_GIVES_POSITION)) {
@@ -100,8 +100,8 @@ static int sup_check_handover(dmh_subtask *st, const dmh_task_config *t, dm_erro
                    "%s:%d: the %s unit (%s) starts where the unit before it ended, but the %s unit "
                    "before it (%s) gives no end position: put a unit that gives one (dump, load) "
                    "before %s, or make %s the first unit (it then starts at the task's meta)",
-                   t->path, t->chain_line, u->section, dmh_unit_lib_path(u->lib), prev->section,
-                   dmh_unit_lib_path(prev->lib), u->section, u->section);
+                   cs->cfg_file, cs->chain_line, u->section, dmh_unit_lib_path(u->lib),
+                   prev->section, dmh_unit_lib_path(prev->lib), u->section, u->section);
       return -1;
     }
   }
@@ -123,6 +123,12 @@ static dmh_subtask *sup_create(const dmh_subtask_opts *o, bool is_relay, dm_erro
                  "subtask options need a source, a task and a work root");
     return NULL;
   }
+  /* what the config files say each unit's context holds (unit_spec.c) */
+  dmh_chain_spec cs;
+  if (is_relay)
+    dmh_chain_spec_relay(&cs, o->source);
+  else if (dmh_chain_spec_task(&cs, o->task, o->source, err) < 0)
+    return NULL;
   dmh_subtask *st = calloc(1, sizeof *st);
   if (!st) {
     dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory creating a subtask");
@@ -134,7 +140,7 @@ static dmh_subtask *sup_create(const dmh_subtask_opts *o, bool is_relay, dm_erro
   st->relay = is_relay ? NULL : o->relay;
   st->sup = o->sup ? *o->sup : (o->task ? o->task->sup : dmh_supervisor_defaults);
   st->backoff_ms = st->sup.auto_resume_initial_ms;
-  dm_strlcpy(st->name, is_relay ? "relay" : o->task->name, sizeof st->name);
+  dm_strlcpy(st->name, cs.name, sizeof st->name);
   dm_strlcpy(st->worker, o->worker_name ? o->worker_name : "", sizeof st->worker);
   st->unit_folders = o->unit_folders;
   pthread_mutex_init(&st->cmd_lock, NULL);
@@ -151,40 +157,27 @@ static dmh_subtask *sup_create(const dmh_subtask_opts *o, bool is_relay, dm_erro
     return NULL;
   }
 
-  const dmh_task_instance *inst =
-      is_relay ? NULL : dmh_task_instance_for(o->task, o->source->source_id);
-  if (!is_relay && !inst) {
-    dm_error_set(err, DM_ERR_CONFIG_INVALID, NULL,
-                 "%s: no entry of mysql-instances reads source `%s`", o->task->path,
-                 o->source->source_id);
+  if (cs.instance && !(st->rules = dmh_rules_new(cs.instance, err))) {
     sup_free(st);
     return NULL;
   }
-  if (!is_relay && !(st->rules = dmh_rules_new(inst, err))) {
-    sup_free(st);
-    return NULL;
-  }
-  static const dmh_chain_unit relay_chain = {DM_UNIT_RELAY, DMH_KIND_RELAY, "relay"};
-  const dmh_chain_unit *chain = is_relay ? &relay_chain : o->task->chain;
-  int n = is_relay ? 1 : o->task->n_chain;
-  for (int i = 0; i < n; i++) {
+  for (int i = 0; i < cs.n_units; i++) {
+    dmh_unit_spec *us = &cs.units[i];
     sup_unit *u = &st->units[i];
     pthread_rwlock_init(&u->life, NULL);
     st->n_units = i + 1;
-    u->kind = chain[i].kind;
-    dm_strlcpy(u->section, chain[i].name, sizeof u->section);
-    const char *path = o->unit_paths[chain[i].slot];
-    if (!path)
-      path = is_relay ? o->source->unit_paths[DMH_KIND_RELAY] : o->task->unit_paths[chain[i].slot];
+    u->kind = us->kind;
+    dm_strlcpy(u->section, us->name, sizeof u->section);
+    const char *path = o->unit_paths[us->slot] ? o->unit_paths[us->slot] : us->path;
     char *def = NULL;
     if (!path) {
       /* config.c insists on a build for every custom kind: only built-in kinds get here */
-      def = dmh_unit_default_path(o->plugin_dir ? o->plugin_dir : dmh_plugin_dir_default(),
-                                  chain[i].kind);
+      def =
+          dmh_unit_default_path(o->plugin_dir ? o->plugin_dir : dmh_plugin_dir_default(), us->kind);
       path = def;
     }
-    dmh_load_opts lo = {.kind = chain[i].kind,
-                        .kind_name = chain[i].kind == DM_UNIT_CUSTOM ? chain[i].name : NULL,
+    dmh_load_opts lo = {.kind = us->kind,
+                        .kind_name = us->kind == DM_UNIT_CUSTOM ? us->name : NULL,
                         .unique_copy = o->trusted_only,
                         .trusted_only = o->trusted_only,
                         .folders = o->unit_folders};
@@ -197,55 +190,24 @@ static dmh_subtask *sup_create(const dmh_subtask_opts *o, bool is_relay, dm_erro
       return NULL;
     }
     u->desc = dmh_unit_lib_descriptor(u->lib);
-    u->handover = dmh_unit_handover(u->desc);
+    us->handover = u->handover = dmh_unit_handover(u->desc);
   }
-  if (!is_relay && sup_check_handover(st, o->task, err) < 0) {
+  if (sup_check_handover(st, &cs, err) < 0) {
     sup_free(st);
     return NULL;
   }
   st->metrics_owner = dmh_metrics_owner_new();
-  for (int i = 0; i < n; i++) {
-    sup_unit *u = &st->units[i];
-    char wd[4096];
-    snprintf(wd, sizeof wd, "%s/%s", o->work_root, u->section);
-    if (!(u->ctx = dmh_ctx_new(wd, is_relay ? o->source->file_mode : o->task->file_mode, err))) {
+  dmh_ctx_run run = {.work_root = o->work_root,
+                     .worker_name = st->worker,
+                     .fencing_token = o->fencing_token,
+                     .token = &st->token,
+                     .metrics_owner = st->metrics_owner,
+                     .rules = st->rules};
+  for (int i = 0; i < cs.n_units; i++) {
+    if (!(st->units[i].ctx = dmh_ctx_new_from_spec(&cs, i, &run, err))) {
       sup_free(st);
       return NULL;
     }
-    dm_ctx *c = u->ctx;
-    c->task_name = is_relay ? "" : o->task->name;
-    c->source_id = o->source->source_id;
-    c->worker_name = st->worker;
-    c->task_mode = is_relay ? "relay" : dmh_task_mode_name(o->task->mode);
-    c->meta_schema = is_relay ? "" : o->task->meta_schema;
-    c->relay_dir = o->source->enable_relay || is_relay ? o->source->relay_dir : NULL;
-    c->source_db = &o->source->from.ep;
-    c->target_db = is_relay ? NULL : &o->task->target.ep;
-    c->gtid_enabled = o->source->enable_gtid;
-    c->fencing_token = o->fencing_token;
-    c->server_id = o->source->server_id;
-    /* The chain is fixed: known before any unit starts. A later unit that takes a position counts
-     * as a sync (unit_follows, host.h): the position a dump records is then used. */
-    for (int j = i + 1; j < n; j++) {
-      c->later[c->n_later++] = (uint32_t)chain[j].kind;
-      if (st->units[j].handover & DM_UNIT_TAKES_POSITION)
-        c->later[c->n_later++] = DM_UNIT_SYNC;
-    }
-    c->token = &st->token;
-    c->metrics_owner = st->metrics_owner;
-    /* Operators live in the subtask's work root, which `dmctl binlog` (daemon) and `dmhost
-     * binlog` (foreground run) find from the task and source names alone. */
-    if (!is_relay && dmh_ctx_set_binlog_ops(c, o->work_root, err) < 0) {
-      sup_free(st);
-      return NULL;
-    }
-    c->rules = st->rules;
-    c->instance = inst;
-    c->section = is_relay ? dmh_source_unit_section(o->source)
-                          : dmh_task_section_named(o->task, chain[i].name);
-    c->cfg_file = is_relay ? o->source->path : o->task->path;
-    snprintf(c->scope, sizeof c->scope, "task=%s source=%s unit=%s", st->name, o->source->source_id,
-             u->section);
   }
   if (!is_relay && dmh_metrics_collector_add(dmh_metrics_process(), st->metrics_owner,
                                              sup_metrics_collect, st) < 0) {
@@ -836,48 +798,103 @@ bool dmh_subtask_unit_position(dmh_subtask *st, dm_unit_kind kind, const char *k
   return ok;
 }
 
-bool dmh_subtask_unit_bool(dmh_subtask *st, dm_unit_kind kind, const char *key, bool *out) {
-  sup_unit *u = sup_find(st, kind);
+bool dmh_subtask_relay_progress(dmh_subtask *relay, dmh_relay_progress *rp) {
+  memset(rp, 0, sizeof *rp);
+  sup_unit *u = sup_find(relay, DM_UNIT_RELAY);
   if (!u)
     return false;
   dmh_status s;
   dmh_status_init(&s);
-  bool ok = sup_unit_status(u, &s) && dmh_status_bool(&s, key, out);
+  bool live = sup_unit_status(u, &s);
+  if (live) {
+    rp->has_written = dmh_status_position(&s, DM_STATUS_RELAY_BINLOG, &rp->written);
+    rp->has_master = dmh_status_position(&s, DM_STATUS_MASTER_BINLOG, &rp->master);
+    if (!dmh_status_bool(&s, DM_STATUS_RELAY_CATCH_UP, &rp->caught_up))
+      rp->caught_up = false;
+  }
   dmh_status_free(&s);
-  return ok;
+  return live;
+}
+
+/* The progress in u's status s, its rate sampled now (the rate is kept per unit, under state). */
+static void sup_progress_of(dmh_subtask *st, sup_unit *u, const dmh_status *s, dmh_progress *p) {
+  pthread_mutex_lock(&st->state_lock);
+  double rate = dmh_rate_sample(&u->rate, s->done);
+  pthread_mutex_unlock(&st->state_lock);
+  dmh_progress_of(s, rate, p);
+}
+
+/* The view of the subtask's own state (state_lock held); the current unit in *cur. */
+static void sup_summary_locked(dmh_subtask *st, dmh_subtask_view *v, sup_unit **cur) {
+  memset(v, 0, sizeof *v);
+  sup_unit *u = &st->units[st->cur];
+  v->stage = st->stage;
+  v->unit = sup_unit_display(u->kind);
+  v->manual_pause = st->manual_pause;
+  v->waiting_relay = st->waiting_relay;
+  v->auto_resume_pending = st->auto_resume_at > 0;
+  if (v->auto_resume_pending)
+    v->auto_resume_in = st->auto_resume_at - dmh_now_seconds();
+  v->canceled = st->canceled;
+  v->n_errors = st->n_errors;
+  for (int i = 0; i < st->n_errors; i++) {
+    v->errors[i] = st->errors[i];
+    memcpy(v->error_ctx[i], st->error_ctx[i], sizeof v->error_ctx[i]);
+  }
+  if (cur)
+    *cur = u;
+}
+
+void dmh_subtask_summary(dmh_subtask *st, dmh_subtask_view *v) {
+  pthread_mutex_lock(&st->state_lock);
+  sup_summary_locked(st, v, NULL);
+  pthread_mutex_unlock(&st->state_lock);
+}
+
+void dmh_subtask_progress(dmh_subtask *st, dmh_subtask_view *v) {
+  sup_unit *u;
+  pthread_mutex_lock(&st->state_lock);
+  sup_summary_locked(st, v, &u);
+  pthread_mutex_unlock(&st->state_lock);
+  dmh_status s;
+  dmh_status_init(&s);
+  if (sup_unit_status(u, &s) && s.has_progress) {
+    v->has_progress = true;
+    sup_progress_of(st, u, &s, &v->progress);
+  }
+  dmh_status_free(&s);
 }
 
 json_object *dmh_subtask_status_json(dmh_subtask *st) {
+  dmh_subtask_view v;
+  sup_unit *u;
   pthread_mutex_lock(&st->state_lock);
-  int cur = st->cur;
-  sup_unit *u = &st->units[cur];
+  sup_summary_locked(st, &v, &u);
   json_object *o = json_object_new_object();
   json_object_object_add(o, "name", json_object_new_string(st->name));
   json_object_object_add(o, "source",
                          json_object_new_string(st->source ? st->source->source_id : ""));
-  json_object_object_add(o, "stage", json_object_new_string(dmh_stage_name(st->stage)));
-  json_object_object_add(o, "unit", json_object_new_string(sup_unit_display(u->kind)));
+  json_object_object_add(o, "stage", json_object_new_string(dmh_stage_name(v.stage)));
+  json_object_object_add(o, "unit", json_object_new_string(v.unit));
   json_object_object_add(o, "unitBuild", json_object_new_string(u->desc ? u->desc->name : ""));
   json_object_object_add(o, "unitVersion", json_object_new_string(u->desc ? u->desc->version : ""));
-  if (st->n_errors > 0 || st->canceled) {
+  pthread_mutex_unlock(&st->state_lock);
+  if (v.n_errors > 0 || v.canceled) {
     json_object *res = json_object_new_object();
-    json_object_object_add(res, "isCanceled", json_object_new_boolean(st->canceled));
+    json_object_object_add(res, "isCanceled", json_object_new_boolean(v.canceled));
     json_object *errs = json_object_new_array();
-    for (int i = 0; i < st->n_errors; i++)
-      json_object_array_add(errs, dmh_error_to_json(&st->errors[i], st->error_ctx[i]));
+    for (int i = 0; i < v.n_errors; i++)
+      json_object_array_add(errs, dmh_error_to_json(&v.errors[i], v.error_ctx[i]));
     json_object_object_add(res, "errors", errs);
     json_object_object_add(o, "result", res);
   } else {
     json_object_object_add(o, "result", NULL);
   }
   json_object_object_add(o, "unresolvedDDLLockID", json_object_new_string(""));
-  json_object_object_add(o, "pausedManually", json_object_new_boolean(st->manual_pause));
-  json_object_object_add(o, "waitingRelayCatchUp", json_object_new_boolean(st->waiting_relay));
-  if (st->auto_resume_at > 0)
-    json_object_object_add(o, "autoResumeIn",
-                           json_object_new_double(st->auto_resume_at - dmh_now_seconds()));
-  pthread_mutex_unlock(&st->state_lock);
-
+  json_object_object_add(o, "pausedManually", json_object_new_boolean(v.manual_pause));
+  json_object_object_add(o, "waitingRelayCatchUp", json_object_new_boolean(v.waiting_relay));
+  if (v.auto_resume_pending)
+    json_object_object_add(o, "autoResumeIn", json_object_new_double(v.auto_resume_in));
   dmh_status s;
   dmh_status_init(&s);
   bool live = sup_unit_status(u, &s);
@@ -885,10 +902,9 @@ json_object *dmh_subtask_status_json(dmh_subtask *st) {
   snprintf(key, sizeof key, "%sStatus", u->section);
   json_object_object_add(o, key, live ? json_object_get(s.obj) : NULL);
   if (live && s.has_progress) {
-    pthread_mutex_lock(&st->state_lock);
-    double rate = dmh_rate_sample(&u->rate, s.done);
-    pthread_mutex_unlock(&st->state_lock);
-    json_object_object_add(o, "progress", dmh_progress_json(&s, rate));
+    dmh_progress p;
+    sup_progress_of(st, u, &s, &p);
+    json_object_object_add(o, "progress", dmh_progress_json(&p));
   }
   dmh_status_free(&s);
   return o;

@@ -32,6 +32,7 @@
 #include "config.h"
 #include "dmhost/error.h"
 #include "dmhost/unit.h"
+#include "status.h"
 
 typedef enum dmh_stage {
   DMH_STAGE_NEW = 0,
@@ -135,8 +136,37 @@ json_object *dmh_subtask_status_json(dmh_subtask *st);
 bool dmh_subtask_unit_position(dmh_subtask *st, dm_unit_kind kind, const char *key,
                                dm_position *out);
 
-/* Same for a boolean status key (e.g. DM_STATUS_RELAY_CATCH_UP). */
-bool dmh_subtask_unit_bool(dmh_subtask *st, dm_unit_kind kind, const char *key, bool *out);
+/* What the relay catch-up wait asks a relay subtask, read from ONE call of its unit's status slot.
+ * Returns false (nothing read) when the relay unit is not live. */
+typedef struct dmh_relay_progress {
+  bool has_written;
+  dm_position written; /* DM_STATUS_RELAY_BINLOG: how far it has written the relay log */
+  bool caught_up;      /* DM_STATUS_RELAY_CATCH_UP: it has caught up with the source */
+  bool has_master;
+  dm_position master; /* DM_STATUS_MASTER_BINLOG: the source's position it last saw */
+} dmh_relay_progress;
+bool dmh_subtask_relay_progress(dmh_subtask *relay, dmh_relay_progress *rp);
+
+/* A subtask at a glance: the values of dmh_subtask_status_json, typed (which renders them).
+ * dmh_subtask_summary reads the subtask alone (no unit call): for `dmhost run`'s exit and
+ * query-status's list of tasks. dmh_subtask_progress adds the current unit's progress from ONE
+ * call of its status slot (which samples its rate, as query-status does): run's progress line. */
+typedef struct dmh_subtask_view {
+  dmh_stage stage;
+  const char *unit;         /* DM's name of the current unit: "Dump", "Load", ... "Custom" */
+  bool manual_pause;        /* pausedManually */
+  bool waiting_relay;       /* waitingRelayCatchUp */
+  bool auto_resume_pending; /* autoResumeIn is there: paused by an error auto-resume will retry */
+  double auto_resume_in;    /* seconds to it */
+  bool canceled;            /* result.isCanceled */
+  int n_errors;             /* result.errors */
+  dm_error errors[DM_RESULT_MAX_ERRORS];
+  char error_ctx[DM_RESULT_MAX_ERRORS][192];
+  bool has_progress; /* dmh_subtask_progress: the current unit is live and reported progress */
+  dmh_progress progress;
+} dmh_subtask_view;
+void dmh_subtask_summary(dmh_subtask *st, dmh_subtask_view *v);
+void dmh_subtask_progress(dmh_subtask *st, dmh_subtask_view *v);
 
 /* Hold off every command until released: a consistent view for tests and the control surface
  * (no command is half-done while held; only the runner itself may still move Running on). */

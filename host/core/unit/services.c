@@ -441,6 +441,49 @@ dm_ctx *dmh_ctx_new(const char *work_dir, uint32_t file_mode, dm_error *err) {
   return c;
 }
 
+dm_ctx *dmh_ctx_new_from_spec(const dmh_chain_spec *cs, int i, const dmh_ctx_run *run,
+                              dm_error *err) {
+  const dmh_unit_spec *u = &cs->units[i];
+  char wd[4096];
+  snprintf(wd, sizeof wd, "%s/%s", run->work_root, u->name);
+  dm_ctx *c = dmh_ctx_new(wd, cs->file_mode, err);
+  if (!c)
+    return NULL;
+  c->task_name = cs->task_name;
+  c->source_id = cs->source_id;
+  c->worker_name = run->worker_name;
+  c->task_mode = cs->task_mode;
+  c->meta_schema = cs->meta_schema;
+  c->relay_dir = cs->relay_dir;
+  c->source_db = cs->source_db;
+  c->target_db = cs->target_db;
+  c->gtid_enabled = cs->gtid_enabled;
+  c->fencing_token = run->fencing_token;
+  c->server_id = cs->server_id;
+  /* The chain is fixed: known before any unit starts. A later unit that takes a position counts
+   * as a sync (unit_follows, host.h): the position a dump records is then used. */
+  for (int j = i + 1; j < cs->n_units; j++) {
+    c->later[c->n_later++] = (uint32_t)cs->units[j].kind;
+    if (cs->units[j].handover & DM_UNIT_TAKES_POSITION)
+      c->later[c->n_later++] = DM_UNIT_SYNC;
+  }
+  c->token = run->token;
+  c->metrics_owner = run->metrics_owner;
+  /* Operators live in the subtask's work root, which `dmctl binlog` (daemon) and `dmhost
+   * binlog` (foreground run) find from the task and source names alone. */
+  if (cs->binlog_ops && dmh_ctx_set_binlog_ops(c, run->work_root, err) < 0) {
+    dmh_ctx_free(c);
+    return NULL;
+  }
+  c->rules = run->rules;
+  c->instance = cs->instance;
+  c->section = u->section;
+  c->cfg_file = cs->cfg_file;
+  snprintf(c->scope, sizeof c->scope, "task=%s source=%s unit=%s", cs->name, cs->source_id,
+           u->name);
+  return c;
+}
+
 void dmh_ctx_reset_seen(dm_ctx *c) {
   pthread_mutex_lock(&c->lock);
   for (int i = 0; i < c->n_seen; i++)

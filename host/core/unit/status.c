@@ -106,15 +106,22 @@ double dmh_rate_sample(dmh_rate *r, uint64_t done) {
   return r->rate;
 }
 
-json_object *dmh_progress_json(const dmh_status *s, double rate) {
+void dmh_progress_of(const dmh_status *s, double rate, dmh_progress *p) {
+  p->done = s->done;
+  p->total = s->total;
+  dm_strlcpy(p->what, s->what, sizeof p->what);
+  p->percent = s->total ? 100.0 * (double)s->done / (double)s->total : 0.0;
+  p->rate = rate;
+  p->eta = (rate > 0 && s->total >= s->done) ? (double)(s->total - s->done) / rate : -1;
+}
+
+json_object *dmh_progress_json(const dmh_progress *p) {
   json_object *o = json_object_new_object();
-  double pct = s->total ? 100.0 * (double)s->done / (double)s->total : 0.0;
-  double eta = (rate > 0 && s->total >= s->done) ? (double)(s->total - s->done) / rate : -1;
-  json_object_object_add(o, "done", json_object_new_int64((int64_t)s->done));
-  json_object_object_add(o, "total", json_object_new_int64((int64_t)s->total));
-  json_object_object_add(o, "unit", json_object_new_string(s->what));
-  json_object_object_add(o, "percent", json_object_new_double(pct));
-  json_object_object_add(o, "rate", json_object_new_double(rate));
-  json_object_object_add(o, "eta", json_object_new_double(eta));
+  json_object_object_add(o, "done", json_object_new_int64((int64_t)p->done));
+  json_object_object_add(o, "total", json_object_new_int64((int64_t)p->total));
+  json_object_object_add(o, "unit", json_object_new_string(p->what));
+  json_object_object_add(o, "percent", json_object_new_double(p->percent));
+  json_object_object_add(o, "rate", json_object_new_double(p->rate));
+  json_object_object_add(o, "eta", json_object_new_double(p->eta));
   return o;
 }

@@ -41,8 +41,19 @@ typedef struct dmh_rate {
 
 /* Feed a sample; returns the smoothed rate. */
 double dmh_rate_sample(dmh_rate *r, uint64_t done);
-/* {"done","total","unit","percent","rate","eta"} for a status with progress (eta -1: unknown). */
-json_object *dmh_progress_json(const dmh_status *s, double rate);
+/* A unit's progress: what its status reported, with percent, rate and ETA worked out. */
+typedef struct dmh_progress {
+  uint64_t done, total;
+  char what[32];  /* what is counted: "items", "rows", "bytes" */
+  double percent; /* 0 when the total is unknown */
+  double rate;    /* smoothed items per second (dmh_rate_sample) */
+  double eta;     /* seconds left; -1: unknown */
+} dmh_progress;
+
+/* The progress of a status with progress, at a rate sampled by the caller. */
+void dmh_progress_of(const dmh_status *s, double rate, dmh_progress *p);
+/* {"done","total","unit","percent","rate","eta"} of p. */
+json_object *dmh_progress_json(const dmh_progress *p);
 double dmh_now_seconds(void);
 
 #endif /* DMH_STATUS_H */

@@ -17,6 +17,7 @@
 #include "dmhost/unit.h"
 #include "metrics.h"
 #include "stop_token.h"
+#include "unit_spec.h"
 
 struct dm_ctx {
   /* identity: strings borrowed from the configs, which outlive the subtask */
@@ -74,6 +75,22 @@ const dm_host_services *dmh_host_services(void);
 /* work_dir is created (with parents, dm_fs_dir_mode(file_mode)); the unit's file_mode service
  * answers file_mode. Returns NULL on failure with *err. */
 dm_ctx *dmh_ctx_new(const char *work_dir, uint32_t file_mode, dm_error *err);
+/* What a unit's context takes from its subtask rather than from the config files. Borrowed: the
+ * subtask outlives its units' contexts. */
+typedef struct dmh_ctx_run {
+  const char *work_root;         /* the unit's work dir is <work_root>/<its name> */
+  const char *worker_name;       /* DM's `worker` label */
+  uint64_t fencing_token;        /* dmh_subtask_opts.fencing_token */
+  dmh_stop_token *token;         /* the subtask's */
+  uint64_t metrics_owner;        /* the subtask's series */
+  const struct dmh_rules *rules; /* compiled from spec->instance; NULL without one */
+} dmh_ctx_run;
+/* The context of unit i of the chain spec cs (unit_spec.h), in one call: dmh_ctx_new at
+ * <work_root>/<name>, every field from the spec and the run, the units after it (unit_follows),
+ * the log scope, and the binlog operator store when cs->binlog_ops. The handover of the units
+ * after i must be set in cs. Returns NULL with *err. */
+dm_ctx *dmh_ctx_new_from_spec(const dmh_chain_spec *cs, int i, const dmh_ctx_run *run,
+                              dm_error *err);
 void dmh_ctx_free(dm_ctx *ctx);
 /* Forget what was looked up (before a new instance reads the same section). */
 void dmh_ctx_reset_seen(dm_ctx *ctx);

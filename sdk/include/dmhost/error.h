@@ -205,6 +205,10 @@ typedef enum dm_error_level {
   X(DM_ERR_ETCD_REPLY, 15008, DM_CLASS_CLUSTER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 1,               \
     "The endpoint's answer is not etcd v3's JSON gateway: check that the URL names an etcd 3.4+ "  \
     "client port.")                                                                                \
+  X(DM_ERR_ETCD_AUTH, 15009, DM_CLASS_CLUSTER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,                \
+    "etcd refused this client (TLS or its user): give --etcd-cacert of the CA that signed the "    \
+    "members' certificates, --etcd-cert/--etcd-key of a client certificate it accepts, and "       \
+    "--etcd-user/--etcd-password-file of a user whose role grants the cluster's prefix.")          \
   X(DM_ERR_CONTROL_INSECURE_LISTEN, 15010, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,  \
     "The control plane gives full control of the daemon: listen on a loopback address, or give "   \
     "--tls-ca, --tls-cert and --tls-key so that only clients with a certificate of that CA may "   \
@@ -252,6 +256,22 @@ typedef enum dm_error_level {
     "The worker's lease was not renewed in time, so it paused its subtasks before etcd could "     \
     "hand the source to another worker; they resume once a renewal succeeds and the binding is "   \
     "still its own. Check the etcd members' quorum and the network.")                              \
+  X(DM_ERR_CLUSTER_INSECURE_ETCD, 15042, DM_CLASS_CLUSTER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,    \
+    "Whoever reaches etcd reads and writes the cluster: use https:// endpoints with "              \
+    "--etcd-cacert (and a client certificate and user), or a loopback http:// endpoint; "          \
+    "--etcd-insecure-transport allows plain http to another host (dangerous).")                    \
+  X(DM_ERR_CLUSTER_CLEAR_PASSWORD, 15043, DM_CLASS_CLUSTER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,   \
+    "A file stored in etcd may not carry a password in clear: start the masters and workers with " \
+    "--cluster-key FILE (the master stores the password encrypted with it), or give the password " \
+    "as a password-file below every worker's --secrets-dir.")                                      \
+  X(DM_ERR_CLUSTER_KEY, 15044, DM_CLASS_CLUSTER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,              \
+    "A password stored in etcd decrypts only with the cluster key: give every master and worker "  \
+    "the same --cluster-key FILE (64 hex digits, mode 0600); a key path inside a text read from "  \
+    "etcd is never used.")                                                                         \
+  X(DM_ERR_CLUSTER_CREDENTIALS, 15045, DM_CLASS_CLUSTER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,      \
+    "Check the etcd flags: --etcd-cert and --etcd-key go together, --etcd-password-file with "     \
+    "--etcd-user, and a password or key file is a regular file of root or this user, mode 0600 "   \
+    "or 0400, at most 4 KiB.")                                                                     \
   X(DM_ERR_DB_CONNECT, 20001, DM_CLASS_DATABASE, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 1,               \
     "Check host, port, user and password, and that the server runs.")                              \
   X(DM_ERR_DB_QUERY, 20002, DM_CLASS_DATABASE, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 1,                 \
