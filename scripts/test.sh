@@ -8,7 +8,8 @@
 #      other threads) against the real servers, the etcd client's (a watch and a lease keeper
 #      on threads of their own) and the cluster master's (election, guard and scheduling threads,
 #      control requests from the test's thread) against the project's etcd.
-# Also checks formatting against .clang-format, that a Release build (-O2, what bench/ and the
+# Also checks formatting against .clang-format, the host's layers (scripts/check-layers.sh: no
+# folder includes a header of a folder above it), that a Release build (-O2, what bench/ and the
 # README's demo use) compiles: GCC warns about more there (format truncation), and builds the
 # libFuzzer targets with clang (DMHOST_FUZZ: every fuzz target over the library it fuzzes), each
 # run 5 s from its stored corpus. BUILD_ROOT (default ./build) holds the builds.
@@ -21,6 +22,10 @@ jobs=$(nproc)
 echo "== format check"
 files=$(git ls-files '*.c' '*.h' 2>/dev/null || find sdk host plugins tests examples -name '*.[ch]')
 clang-format --dry-run --Werror $files
+
+echo "== layers (docs/architecture.md): no host folder includes a header of a folder above it"
+bash scripts/check-layers.sh --self-test
+bash scripts/check-layers.sh
 
 run_suite() { # name, cmake flags..., -- ctest args...
   local name=$1; shift

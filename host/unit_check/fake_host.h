@@ -1,10 +1,10 @@
 /*
  * The fake host of dmhost-unit-check: services for a unit outside a task (no supervisor, no
  * subtask). A services table of its own whose identity, endpoints, config and rules slots are the
- * host's (host/services.c, over a dm_ctx of the tool's own filled from the --config file), and
- * whose stop-token and config-lookup slots are wrappers the checks steer: the token fires when the
- * checks say (or when the unit first looks at it after a given moment), and the n-th setting looked
- * up can be answered DM_CFG_WRONG_TYPE to make init fail.
+ * host's (host/core/unit/services.c, over a dm_ctx of the tool's own filled from the --config
+ * file), and whose stop-token and config-lookup slots are wrappers the checks steer: the token
+ * fires when the checks say (or when the unit first looks at it after a given moment), and the n-th
+ * setting looked up can be answered DM_CFG_WRONG_TYPE to make init fail.
  *
  * One fake host per process: the wrappers reach it through one pointer, as the tool checks one
  * unit.

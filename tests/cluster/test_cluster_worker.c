@@ -1,7 +1,7 @@
 /*
- * `dmhost worker` (host/cluster_worker*.c) as a real process against the fixture's real 3-member
- * etcd and the real MariaDB pair; the test plays the master by writing the keys itself
- * (cluster_keys.h). In order, one worker throughout:
+ * `dmhost worker` (host/cluster/worker/cluster_worker*.c) as a real process against the fixture's
+ * real 3-member etcd and the real MariaDB pair; the test plays the master by writing the keys
+ * itself (cluster_keys.h). In order, one worker throughout:
  *   register     the registration under a lease, the lease's ID saved in the state dir
  *   bind_run     bound to a source with a mode-all task expected Running: the target equals the
  *                source (rows written before and during the sync), the status is published

@@ -1,7 +1,7 @@
 /*
- * The etcd client (host/etcd*.c) against the fixture's real 3-member etcd (scripts/etcd.sh):
- * keys, prefixes, binary bytes, txn with every compare, the 128-op limit, leases (IDs above 2^53,
- * keepalive, expiry, reuse of an ID). The watch tests are in test_etcd_watch.c.
+ * The etcd client (host/cluster/etcd/etcd*.c) against the fixture's real 3-member etcd
+ * (scripts/etcd.sh): keys, prefixes, binary bytes, txn with every compare, the 128-op limit, leases
+ * (IDs above 2^53, keepalive, expiry, reuse of an ID). The watch tests are in test_etcd_watch.c.
  */
 #include "test_etcd.h"
 

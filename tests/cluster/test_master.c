@@ -1,10 +1,10 @@
 /*
- * `dmhost master` (host/master*.c) against the fixture's real 3-member etcd: the election among
- * master processes (kill -9 of the leader: another leads within TTL + 2 s; SIGTERM: at once), a
- * deposed leader's fenced write refused, a leader whose lease is revoked behind its back stopping
- * at once, and scheduling end to end through the control handler with fake workers (registration
- * keys under leases of the test's own): the rules' order, a worker's lease revoked, transfer-source
- * and its refusals, the task commands and query-status, a follower's answers.
+ * `dmhost master` (host/cluster/master/master*.c) against the fixture's real 3-member etcd: the
+ * election among master processes (kill -9 of the leader: another leads within TTL + 2 s; SIGTERM:
+ * at once), a deposed leader's fenced write refused, a leader whose lease is revoked behind its
+ * back stopping at once, and scheduling end to end through the control handler with fake workers
+ * (registration keys under leases of the test's own): the rules' order, a worker's lease revoked,
+ * transfer-source and its refusals, the task commands and query-status, a follower's answers.
  */
 #include "test_etcd.h"
 

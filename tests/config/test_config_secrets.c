@@ -40,10 +40,11 @@ static const char *sec_write(const char *name, const char *text, mode_t mode) {
 /* A source file whose `from` group carries `pw` (one or more password settings), after `top`. */
 static const char *sec_source(const char *top, const char *pw) {
   char text[1024];
-  snprintf(
+  int len = snprintf(
       text, sizeof text,
       "source-id = \"s1\";\n%s\nfrom = {\n  host = \"127.0.0.1\";\n  user = \"u\";\n  %s\n};\n",
       top, pw);
+  CU_ASSERT_FATAL(len > 0 && (size_t)len < sizeof text); /* whole: a cut file would test another */
   return sec_write("source.cfg", text, 0600);
 }
 

@@ -1,5 +1,5 @@
 /*
- * The settings table (host/config_settings.def) against what it governs.
+ * The settings table (host/config/config_settings.def) against what it governs.
  * - docs/config.md: every setting of a documented scope has a row under its scope's heading with
  *   the table's type and default, and no row names a setting the table does not have. The checker
  *   is also run on copies of the page with a row dropped, one renamed and a default and a type
@@ -185,7 +185,7 @@ static void test_docs_agree(void) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(doc_text);
   int problems = doc_check(doc_text, report, sizeof report);
   if (problems)
-    fprintf(stderr, "\ndocs/config.md disagrees with host/config_settings.def:\n%s", report);
+    fprintf(stderr, "\ndocs/config.md disagrees with host/config/config_settings.def:\n%s", report);
   CU_ASSERT_EQUAL(problems, 0);
 }
 

@@ -1,5 +1,5 @@
-/* The binlog operators' store and the `binlog` command's parsing (host/binlog_ops.c,
- * host/binlog_cmd.c), without a daemon. */
+/* The binlog operators' store and the `binlog` command's parsing (host/core/unit/unit_operators.c,
+ * host/control/operator_cmd.c), without a daemon. */
 #include <CUnit/Basic.h>
 #include <stdio.h>
 #include <stdlib.h>

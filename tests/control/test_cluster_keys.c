@@ -1,6 +1,7 @@
 /*
- * The cluster's key layout and values (host/cluster_keys.c): keys built and parsed back, prefixes
- * for ranges, names that must not reach a key, and the JSON values round-tripped or refused.
+ * The cluster's key layout and values (host/cluster/cluster_keys.c): keys built and parsed back,
+ * prefixes for ranges, names that must not reach a key, and the JSON values round-tripped or
+ * refused.
  */
 #include <CUnit/Basic.h>
 #include <stdlib.h>

@@ -1,9 +1,9 @@
 /*
- * The HTTP API's route table (host/http_api.c) against its OpenAPI document (docs/openapi.json,
- * embedded at build time): the document parses, its paths and methods are exactly the table's
- * routes (a route missing from either side fails, naming it), each operation's x-dmhost-command
- * is the route's command, and every route's command is one of the command tables (control.c's
- * and a master's, through help). No server: the matcher is checked on its own too.
+ * The HTTP API's route table (host/http/http_api.c) against its OpenAPI document
+ * (docs/openapi.json, embedded at build time): the document parses, its paths and methods are
+ * exactly the table's routes (a route missing from either side fails, naming it), each operation's
+ * x-dmhost-command is the route's command, and every route's command is one of the command tables
+ * (control.c's and a master's, through help). No server: the matcher is checked on its own too.
  */
 #include <CUnit/Basic.h>
 #include <ctype.h>

@@ -1,5 +1,5 @@
 /*
- * The metrics registry and its exposition (host/metrics.c, docs/metrics.md), without a daemon:
+ * The metrics registry and its exposition (host/base/metrics.c, docs/metrics.md), without a daemon:
  * every type in Prometheus' text format 0.0.4 (HELP and label escaping, histogram buckets, _sum,
  * _count, +Inf), the refusals (names, labels, buckets, a type clash), updates from many threads
  * that must sum exactly, the series of an owner (a subtask) dropped with it, and the unit-facing

@@ -1,8 +1,8 @@
 /*
- * The cluster's scheduling rules (host/scheduler.c) as a pure function: the choice order, the
- * relay rule, transfer-source, refused snapshots, and the rolling restart of the issue's seed
- * scenario (within the lease: nothing moves; past it: the source moves and the returning worker,
- * which keeps the relay of its old source, is never handed another one).
+ * The cluster's scheduling rules (host/cluster/master/scheduler.c) as a pure function: the choice
+ * order, the relay rule, transfer-source, refused snapshots, and the rolling restart of the issue's
+ * seed scenario (within the lease: nothing moves; past it: the source moves and the returning
+ * worker, which keeps the relay of its old source, is never handed another one).
  */
 #include <CUnit/Basic.h>
 #include <stdio.h>

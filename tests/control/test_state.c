@@ -1,7 +1,7 @@
 /*
- * Persistence in the state dir (host/state.c): save/load round trip, atomic writes (a temp file
- * left by a crash is never read), and every kind of damaged state.json refused with DM_ERR_STATE
- * naming the file.
+ * Persistence in the state dir (host/registry/state.c): save/load round trip, atomic writes (a temp
+ * file left by a crash is never read), and every kind of damaged state.json refused with
+ * DM_ERR_STATE naming the file.
  */
 #include <CUnit/Basic.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 /*
- * The worker's stage machine (host/worker.c), table-driven: every allowed transition and every
- * refusal with its code and message.
+ * The worker's stage machine (host/registry/worker_stage.c), table-driven: every allowed transition
+ * and every refusal with its code and message.
  *
  * Regression (DM): after a rolling restart a DM worker whose relay was bound to source A came back
  * as "free" and the master handed it source B, so two sources fought over one relay. Here the

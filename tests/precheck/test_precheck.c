@@ -1,6 +1,6 @@
 /*
- * The precheck (host/precheck*.c, docs/precheck.md) against the real servers: a passing run, each
- * item failing (or warning) on purpose with its message, the items a mode applies,
+ * The precheck (host/precheck/precheck*.c, docs/precheck.md) against the real servers: a passing
+ * run, each item failing (or warning) on purpose with its message, the items a mode applies,
  * ignore-checking-items, and start-task, check-task and `dmhost run` refused by a failed item.
  * Per-test accounts and task settings only: no global of the shared servers changes here
  * (test_precheck_globals does that, alone).

@@ -1,5 +1,5 @@
-/* Block-allow-list, routes and binlog event filters as DM applies them (host/rules.c,
- * host/filters.c), and DM's name matching they share (host/match.c). */
+/* Block-allow-list, routes and binlog event filters as DM applies them (host/core/rules/rules.c,
+ * host/core/rules/filters.c), and DM's name matching they share (host/base/match.c). */
 #include <CUnit/Basic.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,0 +1,119 @@
+/* Internal to host/cluster/master/master*.c: the master's state and the pieces its files share. */
+#ifndef DMH_MASTER_INTERNAL_H
+#define DMH_MASTER_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "cluster_keys.h"
+#include "control.h"
+#include "etcd.h"
+#include "master.h"
+#include "scheduler.h"
+
+/* A leader stops acting once its last renewal is older than TTL minus this (before etcd can
+ * expire the lease and elect another). */
+#define MASTER_LEASE_MARGIN_MS 2500
+
+struct dmh_master {
+  char name[DMH_CLUSTER_NAME_MAX];
+  char addr[DMH_CLUSTER_NAME_MAX];
+  char prefix[DMH_CLUSTER_KEY_MAX / 2];
+  char *endpoints;
+  dmh_etcd_opts etcd_opts; /* every client's: TLS, user */
+  bool has_cluster_key;
+  unsigned char cluster_key[32];
+  int64_t ttl_s;
+  dmh_master_forward_fn forward;
+  void *forward_ud;
+  char *secrets_dir; /* dmh_master_opts' */
+  bool allow_submitted_unit_paths;
+
+  pthread_mutex_t lock; /* guards lease_id and keeper (replaced when the lease is lost) */
+  int64_t lease_id;
+  dmh_etcd_keeper *keeper;
+  bool resigned; /* the lease was revoked (dmh_master_resign) */
+
+  /* the leader's scheduler writes, serialized: the loop and transfer-source never interleave */
+  pthread_mutex_t sched_lock;
+
+  atomic_llong token;    /* leadership token while leading and allowed to act; 0 otherwise */
+  atomic_int stopping;   /* shutdown began */
+  atomic_int watch_stop; /* ends the watch the election thread runs (follower or scheduler) */
+  pthread_t elect_thread, guard_thread;
+  bool threads_started;
+};
+
+/* A key of the cluster (cluster_keys.h) into buf, or -1 with *err (DM_ERR_CONTROL_REQUEST naming
+ * the name that cannot be used). */
+int master_key(char *buf, size_t size, const dmh_master *m, dmh_cluster_key_kind kind,
+               const char *a, const char *b, const char *c, dm_error *err);
+
+/* Every key of a kind (the prefix range) at revision rev (0: now). */
+int master_range_kind(dmh_etcd *c, const dmh_master *m, dmh_cluster_key_kind kind, int64_t rev,
+                      dmh_etcd_result *out, dm_error *err);
+
+/* What the scheduler sees: the workers (registered, or named by a binding: those offline), sorted
+ * by name, with their registrations (addr; "" when offline), and the sources with their last
+ * worker, all read at one revision. */
+typedef struct master_snapshot {
+  int64_t revision;
+  dmh_sched_worker *workers;
+  dmh_cluster_worker_info *info; /* parallel to workers */
+  size_t n_workers;
+  dmh_sched_source *sources;
+  size_t n_sources;
+  char (*unbound)[DMH_SCHED_NAME_MAX]; /* per worker: the source master_repair took from it */
+} master_snapshot;
+
+int master_snapshot_read(dmh_etcd *c, const dmh_master *m, master_snapshot *s, dm_error *err);
+
+/* The control handlers' user data: the master and the etcd client they use. */
+typedef struct master_ctl {
+  dmh_master *m;
+  dmh_etcd *c;
+} master_ctl;
+/* master_forward.c: purge-relay and binlog, and swap-unit, forwarded to the worker(s) of the
+ * source(s) (dmh_control_fn, ud a master_ctl). */
+int master_ctl_worker_cmd(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                          json_object *resp, dm_error *err);
+int master_ctl_swap_unit(void *ud, const dmh_control_cmd *cmd, json_object *args, json_object *resp,
+                         dm_error *err);
+/* update-task: refused with DM_ERR_UPDATE_CLUSTER (for `dmhost serve` for now, docs/cluster.md). */
+int master_ctl_update_task(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                           json_object *resp, dm_error *err);
+/* query-lag: refused with DM_ERR_LAG_CLUSTER (the lag history is `dmhost serve`'s, docs/api.md). */
+int master_ctl_query_lag(void *ud, const dmh_control_cmd *cmd, json_object *args, json_object *resp,
+                         dm_error *err);
+void master_snapshot_free(master_snapshot *s);
+
+/* UNBIND actions for bindings that break the scheduler's invariants (a source no longer listed,
+ * a worker keeping another source's relay, a source bound twice), applied to s->workers so that
+ * dmh_sched_plan/transfer accept the rest. `actions` needs room for n_workers. */
+size_t master_repair(master_snapshot *s, dmh_sched_action *actions);
+
+/* Writes the actions as txns fenced by token (the leader key's create_revision must equal it),
+ * each under DMH_ETCD_TXN_MAX_OPS operations, an action never split. A BIND also requires the
+ * worker's binding key to be absent. DM_ERR_CLUSTER_FENCED when the token is not the leader's any
+ * more (nothing of that txn written), DM_ERR_EXISTS when a binding changed meanwhile. */
+int master_apply(dmh_etcd *c, const dmh_master *m, int64_t token, const dmh_sched_action *actions,
+                 size_t n, dm_error *err);
+
+/* One round of the leader: snapshot, repair, plan, apply (under sched_lock). *revision: the
+ * snapshot's. */
+int master_schedule_once(dmh_master *m, dmh_etcd *c, int64_t token, int64_t *revision,
+                         dm_error *err);
+
+/* The leader's loop, on the election thread: a round, then a watch of <p>/ until a change of a
+ * worker, source or binding key, again, until the token is no longer this master's. */
+void master_lead(dmh_master *m, dmh_etcd *c, int64_t token);
+
+/* The current leader's name and address (from its master key); 0 and "" when none. */
+int master_leader(dmh_etcd *c, const dmh_master *m, char *name, char *addr, int64_t *token,
+                  dm_error *err);
+
+/* The list-member answer's members (master_members.c). */
+int master_list_member(dmh_master *m, dmh_etcd *c, bool masters, bool workers, json_object *resp,
+                       dm_error *err);
+
+#endif /* DMH_MASTER_INTERNAL_H */

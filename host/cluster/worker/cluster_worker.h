@@ -1,0 +1,149 @@
+/*
+ * `dmhost worker`: one worker of the cluster (docs/cluster.md, "Roles: worker"). The registry of
+ * `dmhost serve` (registry.h) runs the source, its relay and the subtasks; this room keeps it in
+ * line with what the leader wrote in etcd (cluster_keys.h):
+ *
+ *   cmd/cmd_worker.c       the command: options, the lease (reused after a restart within its TTL),
+ *                          the registration, the main loop, SIGTERM
+ *   cluster_worker_sync.c  the reconcile (binding, source, expected stages), the fence thread
+ *                          (pause everything once the lease's last renewal is TTL - margin old),
+ *                          the watch thread and the status publication
+ *
+ * Threads: main (signals, reconcile, status, lease replacement), two watches (mark `dirty` when
+ * the worker's binding or an expected stage changes), fence (polls the keeper's age every 100 ms),
+ * and the keeper's own. `ops_lock` serializes every registry command that changes a task's stage
+ * between the reconcile and the fence thread, so a resume can never slip in after the fence paused:
+ * the reconcile does its etcd reads first, then takes ops_lock, checks `fenced`, and only then
+ * calls the registry.
+ */
+#ifndef DMH_CLUSTER_WORKER_H
+#define DMH_CLUSTER_WORKER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cluster_keys.h"
+#include "cluster_security.h"
+#include "dmhost/host.h"
+#include "etcd.h"
+#include "registry.h"
+#include "trust_flags.h"
+
+int dmh_cluster_worker_main(int argc, char **argv);
+
+/* ---- Internal to host/cluster/worker/cluster_worker*.c and host/cmd/cmd_worker.c ---- */
+
+/* Pause the subtasks once the last renewal is this old: TTL minus this margin. */
+#define CW_FENCE_MARGIN_MS 3000
+#define CW_TTL_DEFAULT 10
+/* Statuses are put when a stage changes, and every CW_STATUS_EVERY_MS when their text changed;
+ * the reconcile runs at each change the watch sees, and every CW_RECONCILE_EVERY_MS anyway (every
+ * second while fenced). At rest a worker asks etcd about 0.5 times a second (docs/cluster.md). */
+#define CW_STATUS_EVERY_MS 5000
+#define CW_RECONCILE_EVERY_MS 30000
+
+/* What the worker published at <p>/status/<name>/<task>/<source>. */
+typedef struct cw_published {
+  char task[DMH_CLUSTER_NAME_MAX];
+  char source[DMH_CLUSTER_NAME_MAX];
+  char stage[32]; /* the stage last put ("" none yet) */
+  char *text;     /* the value last put (NULL: none, or put again at the next turn) */
+} cw_published;
+
+/* One watch thread: a key (or prefix) whose changes make the main thread reconcile. */
+struct cw;
+typedef struct cw_watch {
+  struct cw *w;
+  char key[DMH_CLUSTER_KEY_MAX];
+  int prefix;
+  pthread_t thr;
+  bool started;
+} cw_watch;
+#define CW_N_WATCHES 3 /* <p>/bound/<name>, <p>/stage/, <p>/relay/<name> */
+
+typedef struct cw {
+  char name[DMH_CLUSTER_NAME_MAX];
+  char prefix[DMH_CLUSTER_KEY_MAX / 2];
+  char addr[DMH_CLUSTER_NAME_MAX];
+  const char *endpoints;
+  dmh_cluster_security sec; /* every etcd client's TLS and user (sec.opts); the cluster key */
+  char *state_dir;          /* absolute */
+  char *plugin_dir;
+  /* --unit-dir, --secrets-dir, --allow-submitted-unit-paths: every config the worker reads from
+   * etcd is submitted text (config.h) */
+  dmh_trust_flags trust;
+  int64_t ttl_s;
+
+  dmh_etcd *etcd; /* the main thread's client */
+  int64_t lease;
+  pthread_mutex_t keeper_lock; /* guards keeper: the main thread replaces it when lost */
+  dmh_etcd_keeper *keeper;
+  char registered_relay[DMH_CLUSTER_NAME_MAX + 1]; /* the relay last registered; "\1": none yet */
+
+  dmh_registry *reg;
+  pthread_mutex_t ops_lock; /* see above */
+  bool fenced;              /* under ops_lock */
+  atomic_long fenced_at_ms; /* when the fence last paused (monotonic ms), for the log */
+
+  atomic_int stop;
+  atomic_int dirty; /* something the worker follows changed: reconcile */
+  int64_t watch_from;
+  cw_watch watches[CW_N_WATCHES];
+  pthread_t fence_thr;
+  bool fence_started;
+  bool config_missing; /* the last reconcile lacked a file text: again in a second (main only) */
+
+  cw_published *pub;
+  int n_pub;
+  long last_publish_ms;
+} cw;
+
+long cw_now_ms(void);
+/* A warning or error of the worker in the log: "what: [code N, class] message ...". */
+void cw_log_error(dm_log_level level, const char *what, const dm_error *err);
+/* The keeper's view: ms since the last renewal, and whether etcd said the lease is gone. */
+long cw_lease_age(cw *w, int *lost);
+/* Is the lease fresh enough to run subtasks? */
+bool cw_lease_fresh(cw *w);
+
+/* <p>/bound/<name>: 1 and *b, *create_rev (the fencing token) when this worker is bound, 0 when
+ * not, -1 with err when the read failed. *revision (may be NULL): the store's revision. */
+int cw_read_binding(cw *w, dmh_cluster_binding *b, int64_t *create_rev, int64_t *revision,
+                    dm_error *err);
+/* Reads what etcd says and brings the registry in line. 0, or -1 with err (an etcd read failed:
+ * try again later; nothing changed). *revision (may be NULL): the revision of the first read. */
+int cw_reconcile(cw *w, int64_t *revision, dm_error *err);
+/* Puts <p>/worker/<name> under the lease when the relay it names changed (or force). */
+int cw_register(cw *w, bool force, dm_error *err);
+/* Publishes the status of the subtasks (all: every one whose text changed; else those whose stage
+ * changed), deletes the keys of subtasks gone. */
+void cw_publish(cw *w, bool all);
+/* Forgets what was published (a new lease: every status is put again). */
+void cw_publish_reset(cw *w);
+
+/* What etcd expects of the bound source's subtasks. */
+typedef struct cw_want {
+  char task[DMH_CLUSTER_NAME_MAX];
+  dmh_cluster_stage stage;
+  char *text; /* the task file, when the task must be started here (or the source is new here) */
+} cw_want;
+
+/* Writes a file text under the state dir, next to the registry's copy (so relative paths in it
+ * resolve the same): <state>/<dir>/<name>/cluster.cfg. malloc'd path, or NULL with err. */
+char *cw_write_config(cw *w, const char *dir, const char *name, const char *text, dm_error *err);
+
+/* The text of `source`'s file to create it with when it is bound here anew
+ * (cluster_worker_relay.c): `text` with `relay.binlog-name` set to the earliest binlog file of the
+ * global sync checkpoints of the tasks on the source (the target's
+ * `<meta>`.`<task>_syncer_checkpoint` rows with id = source, is_global = 1), so the relay starts
+ * no later than what the sync still needs. malloc'd; NULL to create it with `text` as it is (no
+ * checkpoint yet, the file sets relay.binlog-name or binlog-gtid itself, or a read failed:
+ * logged). */
+char *cw_relay_start_text(cw *w, const char *source, const char *text, const cw_want *ws, int n_ws);
+
+int cw_threads_start(cw *w, dm_error *err);
+void cw_threads_stop(cw *w);
+
+#endif /* DMH_CLUSTER_WORKER_H */

@@ -1,0 +1,610 @@
+/* The request dispatcher: checks each request's shape, then calls the registry. See control.h. */
+#include "control.h"
+
+#include "error_json.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "binlog_cmd.h"
+#include "config.h"
+#include "dmhost/sdk.h"
+#include "log.h"
+#include "state.h"
+
+/* One error shape everywhere (DM's field names), the same as in query-status's result.errors. */
+json_object *dmh_control_error_json(const dm_error *err) {
+  return dmh_error_to_json(err, NULL);
+}
+
+json_object *dmh_control_response_new(void) {
+  json_object *o = json_object_new_object();
+  json_object_object_add(o, "result", json_object_new_boolean(1));
+  json_object_object_add(o, "msg", json_object_new_string(""));
+  return o;
+}
+
+void dmh_control_set_error(json_object *resp, const dm_error *err) {
+  json_object_object_add(resp, "result", json_object_new_boolean(0));
+  json_object_object_add(resp, "msg", json_object_new_string(err->message));
+  json_object_object_add(resp, "error", dmh_control_error_json(err));
+}
+
+/* ---- arguments ---- */
+
+typedef dmh_control_cmd control_cmd;
+#define CONTROL_MAX_ARGS DMH_CONTROL_MAX_ARGS
+
+int dmh_control_bad(dm_error *err, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  dm_error_vset(err, DM_ERR_CONTROL_REQUEST, NULL, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+static void control_arg_list(const control_cmd *cmd, char *buf, size_t len) {
+  buf[0] = '\0';
+  size_t n = 0;
+  for (int i = 0; i < CONTROL_MAX_ARGS && cmd->args[i] && n < len; i++)
+    n += (size_t)snprintf(buf + n, len - n, "%s\"%s\"", i ? ", " : "", cmd->args[i]);
+  if (!cmd->args[0])
+    snprintf(buf, len, "no arguments");
+}
+
+/* Refuse argument names the command does not take (a misspelt one would be silently ignored). */
+static int control_check_args(const control_cmd *cmd, json_object *args, dm_error *err) {
+  json_object_object_foreach(args, key, val) {
+    (void)val;
+    bool known = false;
+    for (int i = 0; i < CONTROL_MAX_ARGS && cmd->args[i] && !known; i++)
+      known = strcmp(cmd->args[i], key) == 0;
+    if (!known) {
+      char list[128];
+      control_arg_list(cmd, list, sizeof list);
+      return dmh_control_bad(err, "%s: unknown argument \"%s\"; it takes %s (usage: %s)", cmd->name,
+                             key, list, cmd->usage);
+    }
+  }
+  return 0;
+}
+
+/* args[key] as a non-empty string; NULL when absent and optional. */
+int dmh_control_arg_string(const control_cmd *cmd, json_object *args, const char *key,
+                           bool required, const char **out, dm_error *err) {
+  *out = NULL;
+  json_object *v = NULL;
+  if (!json_object_object_get_ex(args, key, &v) || !v) {
+    if (required)
+      return dmh_control_bad(err, "%s: argument \"%s\" is missing (usage: %s)", cmd->name, key,
+                             cmd->usage);
+    return 0;
+  }
+  if (!json_object_is_type(v, json_type_string) || json_object_get_string_len(v) == 0)
+    return dmh_control_bad(err,
+                           "%s: argument \"%s\" must be a non-empty string, got %s (usage: %s)",
+                           cmd->name, key, json_object_to_json_string(v), cmd->usage);
+  *out = json_object_get_string(v);
+  return 0;
+}
+
+int dmh_control_arg_path(const control_cmd *cmd, json_object *args, const char *key,
+                         const char **out, dm_error *err) {
+  if (dmh_control_arg_string(cmd, args, key, true, out, err) < 0)
+    return -1;
+  if ((*out)[0] != '/')
+    return dmh_control_bad(
+        err,
+        "%s: argument \"%s\" is \"%s\"; it must be an absolute path (the daemon's "
+        "working folder is not yours; dmctl makes paths absolute)",
+        cmd->name, key, *out);
+  return 0;
+}
+
+/* ---- the file a command names ---- */
+
+void dmh_control_file_free(dmh_control_file *f) {
+  if (f->dir[0]) {
+    unlink(f->copy);
+    rmdir(f->dir);
+  }
+  free(f->text);
+  memset(f, 0, sizeof *f);
+}
+
+int dmh_control_file_blame(const dmh_control_file *f, const char *path, dm_error *err) {
+  if (f->dir[0])
+    dmh_error_rename_file(err, f->copy, path);
+  return -1;
+}
+
+int dmh_control_file_get(const dmh_control_cmd *cmd, json_object *args, const char *path,
+                         bool want_text, dmh_control_file *f, dm_error *err) {
+  memset(f, 0, sizeof *f);
+  f->path = path;
+  const char *content = NULL;
+  if (dmh_control_arg_string(cmd, args, "content", false, &content, err) < 0)
+    return -1;
+  if (!content) {
+    if (want_text && !(f->text = dmh_state_read_all(path, NULL))) {
+      dm_error_set(err, DM_ERR_CONFIG_IO, strerror(errno), "cannot read %s", path);
+      return -1;
+    }
+    return 0;
+  }
+  return dmh_control_file_from_text(path, content, want_text, f, err);
+}
+
+int dmh_control_file_from_text(const char *path, const char *text, bool want_text,
+                               dmh_control_file *f, dm_error *err) {
+  memset(f, 0, sizeof *f);
+  f->origin = DMH_CFG_SUBMITTED; /* the text came with the request, not from a placed file */
+  snprintf(f->dir, sizeof f->dir, "/tmp/dmh-sent-XXXXXX");
+  if (!mkdtemp(f->dir)) { /* 0700 */
+    dm_error_set(err, DM_ERR_STATE, strerror(errno), "cannot make a temp folder for %s", path);
+    f->dir[0] = '\0';
+    return -1;
+  }
+  /* the copy keeps the file's name: a loader's message that names it reads as the user's file */
+  const char *base = strrchr(path, '/');
+  snprintf(f->copy, sizeof f->copy, "%s/%.60s", f->dir, base ? base + 1 : path);
+  f->path = f->copy;
+  if (want_text && !(f->text = strdup(text))) {
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory reading %s", path);
+    return -1;
+  }
+  return dmh_state_write_file(f->copy, text, strlen(text), err);
+}
+
+/* ---- commands ---- */
+
+int dmh_control_source_args(const dmh_control_cmd *cmd, json_object *args, dmh_source_op *out,
+                            dm_error *err) {
+  const char *op;
+  memset(out, 0, sizeof *out);
+  if (dmh_control_arg_string(cmd, args, "op", true, &op, err) < 0 ||
+      dmh_control_arg_string(cmd, args, "source", false, &out->source, err) < 0)
+    return -1;
+  if (strcmp(op, "create") == 0) {
+    out->op = DMH_SOURCE_CREATE;
+    if (out->source)
+      return dmh_control_bad(err, "operate-source create: the source-id comes from the file; drop "
+                                  "\"source\"");
+    return dmh_control_arg_path(cmd, args, "path", &out->path, err);
+  }
+  if (json_object_object_get_ex(args, "path", NULL))
+    return dmh_control_bad(err, "operate-source %s: takes no \"path\" (usage: %s)", op, cmd->usage);
+  if (strcmp(op, "show") == 0) {
+    out->op = DMH_SOURCE_SHOW;
+    return 0;
+  }
+  if (strcmp(op, "stop") == 0) {
+    out->op = DMH_SOURCE_STOP;
+    if (!out->source)
+      return dmh_control_bad(err, "operate-source stop: argument \"source\" is missing (usage: %s)",
+                             cmd->usage);
+    return 0;
+  }
+  return dmh_control_bad(err,
+                         "operate-source: op \"%s\" is not one of create, show, stop (usage: %s)",
+                         op, cmd->usage);
+}
+
+static int control_operate_source(void *ud, const control_cmd *cmd, json_object *args,
+                                  json_object *resp, dm_error *err) {
+  dmh_registry *r = ud;
+  dmh_source_op so;
+  if (dmh_control_source_args(cmd, args, &so, err) < 0)
+    return -1;
+  if (so.op == DMH_SOURCE_CREATE) {
+    dmh_control_file f;
+    int rc = dmh_control_file_get(cmd, args, so.path, false, &f, err);
+    if (rc == 0 && (rc = dmh_registry_source_create_as(r, f.path, f.origin, resp, err)) < 0)
+      dmh_control_file_blame(&f, so.path, err);
+    dmh_control_file_free(&f);
+    return rc;
+  }
+  if (so.op == DMH_SOURCE_SHOW)
+    return dmh_registry_source_show(r, so.source, resp, err);
+  return dmh_registry_source_stop(r, so.source, resp, err);
+}
+
+/* start-task, check-task and update-task: the file named (or sent) goes to the registry. */
+static int control_task_file(void *ud, const control_cmd *cmd, json_object *args, json_object *resp,
+                             dm_error *err) {
+  dmh_registry *r = ud;
+  const char *path;
+  if (dmh_control_arg_path(cmd, args, "path", &path, err) < 0)
+    return -1;
+  int (*fn)(dmh_registry *, const char *, dmh_cfg_origin, json_object *, dm_error *) =
+      strcmp(cmd->name, "start-task") == 0   ? dmh_registry_task_start_as
+      : strcmp(cmd->name, "check-task") == 0 ? dmh_registry_task_check_as
+                                             : dmh_registry_task_update_as;
+  dmh_control_file f;
+  int rc = dmh_control_file_get(cmd, args, path, false, &f, err);
+  if (rc == 0 && (rc = fn(r, f.path, f.origin, resp, err)) < 0)
+    dmh_control_file_blame(&f, path, err);
+  dmh_control_file_free(&f);
+  return rc;
+}
+
+static int control_task_op(void *ud, const control_cmd *cmd, json_object *args, json_object *resp,
+                           dm_error *err) {
+  dmh_registry *r = ud;
+  const char *name;
+  if (dmh_control_arg_string(cmd, args, "name", true, &name, err) < 0)
+    return -1;
+  if (strcmp(cmd->name, "pause-task") == 0)
+    return dmh_registry_task_pause(r, name, resp, err);
+  if (strcmp(cmd->name, "resume-task") == 0)
+    return dmh_registry_task_resume(r, name, resp, err);
+  return dmh_registry_task_stop(r, name, resp, err);
+}
+
+static int control_query_status(void *ud, const control_cmd *cmd, json_object *args,
+                                json_object *resp, dm_error *err) {
+  dmh_registry *r = ud;
+  const char *name;
+  if (dmh_control_arg_string(cmd, args, "name", false, &name, err) < 0)
+    return -1;
+  return dmh_registry_query_status(r, name, resp, err);
+}
+
+/* query-lag's "since": unix time in ms, a string (the API's query parameter) or a number. */
+static int control_arg_since(const control_cmd *cmd, json_object *args, int64_t *out,
+                             dm_error *err) {
+  *out = 0;
+  json_object *v = NULL;
+  if (!json_object_object_get_ex(args, "since", &v) || !v)
+    return 0;
+  const char *text = json_object_get_string(v);
+  char *end = NULL;
+  errno = 0;
+  long long ms = text ? strtoll(text, &end, 10) : -1;
+  if (!(json_object_is_type(v, json_type_string) || json_object_is_type(v, json_type_int)) ||
+      !text || end == text || *end || errno || ms < 0)
+    return dmh_control_bad(err,
+                           "%s: argument \"since\" must be a unix time in milliseconds (0 or "
+                           "more), got %s (usage: %s)",
+                           cmd->name, json_object_to_json_string(v), cmd->usage);
+  *out = ms;
+  return 0;
+}
+
+static int control_query_lag(void *ud, const control_cmd *cmd, json_object *args, json_object *resp,
+                             dm_error *err) {
+  dmh_registry *r = ud;
+  const char *name;
+  int64_t since;
+  if (dmh_control_arg_string(cmd, args, "name", true, &name, err) < 0 ||
+      control_arg_since(cmd, args, &since, err) < 0)
+    return -1;
+  return dmh_registry_task_lag(r, name, since, resp, err);
+}
+
+static int control_relay(void *ud, const control_cmd *cmd, json_object *args, json_object *resp,
+                         dm_error *err) {
+  dmh_registry *r = ud;
+  const char *source;
+  if (dmh_control_arg_string(cmd, args, "source", true, &source, err) < 0)
+    return -1;
+  if (strcmp(cmd->name, "start-relay") == 0)
+    return dmh_registry_relay_start(r, source, resp, err);
+  return dmh_registry_relay_stop(r, source, resp, err);
+}
+
+static int control_purge_relay(void *ud, const control_cmd *cmd, json_object *args,
+                               json_object *resp, dm_error *err) {
+  dmh_registry *r = ud;
+  const char *source, *file;
+  if (dmh_control_arg_string(cmd, args, "source", true, &source, err) < 0 ||
+      dmh_control_arg_string(cmd, args, "file", true, &file, err) < 0)
+    return -1;
+  return dmh_registry_relay_purge(r, source, file, resp, err);
+}
+
+static int control_swap_unit(void *ud, const control_cmd *cmd, json_object *args, json_object *resp,
+                             dm_error *err) {
+  dmh_registry *r = ud;
+  const char *name, *unit, *path;
+  if (dmh_control_arg_string(cmd, args, "name", true, &name, err) < 0 ||
+      dmh_control_arg_string(cmd, args, "unit", true, &unit, err) < 0 ||
+      dmh_control_arg_path(cmd, args, "path", &path, err) < 0)
+    return -1;
+  if (strcmp(unit, "relay") == 0)
+    return dmh_control_bad(err,
+                           "swap-unit: unit \"relay\" is not one of a task's kinds (dump, load, "
+                           "sync or a custom kind its units name): the relay runs per source "
+                           "(usage: %s)",
+                           cmd->usage);
+  return dmh_registry_task_swap(r, name, unit, path, resp, err);
+}
+
+static int control_binlog(void *ud, const control_cmd *cmd, json_object *args, json_object *resp,
+                          dm_error *err) {
+  dmh_registry *r = ud;
+  (void)cmd;
+  dmh_binlog_req req;
+  if (dmh_binlog_req_parse(args, &req, err) < 0)
+    return -1;
+  int rc = dmh_registry_binlog(r, &req, resp, err);
+  dmh_binlog_req_free(&req);
+  return rc;
+}
+
+static int control_help(void *ud, const control_cmd *cmd, json_object *args, json_object *resp,
+                        dm_error *err);
+
+static const control_cmd control_cmds[] = {
+    {"operate-source",
+     control_operate_source,
+     {"op", "source", "path", "content"},
+     "operate-source create SOURCE.cfg | show [-s SOURCE] | stop -s SOURCE"},
+    {"check-task", control_task_file, {"path", "content", NULL, NULL}, "check-task TASK.cfg"},
+    {"start-task", control_task_file, {"path", "content", NULL, NULL}, "start-task TASK.cfg"},
+    {"update-task", control_task_file, {"path", "content", NULL, NULL}, "update-task TASK.cfg"},
+    {"pause-task", control_task_op, {"name", NULL, NULL, NULL}, "pause-task NAME"},
+    {"resume-task", control_task_op, {"name", NULL, NULL, NULL}, "resume-task NAME"},
+    {"stop-task", control_task_op, {"name", NULL, NULL, NULL}, "stop-task NAME"},
+    {"query-status", control_query_status, {"name", NULL, NULL, NULL}, "query-status [NAME]"},
+    {"query-lag",
+     control_query_lag,
+     {"name", "since", NULL, NULL},
+     "query-lag NAME [since UNIX_MS] (GET /api/v1/tasks/NAME/lag)"},
+    {"start-relay", control_relay, {"source", NULL, NULL, NULL}, "start-relay -s SOURCE"},
+    {"stop-relay", control_relay, {"source", NULL, NULL, NULL}, "stop-relay -s SOURCE"},
+    {"purge-relay",
+     control_purge_relay,
+     {"source", "file", NULL, NULL},
+     "purge-relay -s SOURCE -f FILE"},
+    {"swap-unit",
+     control_swap_unit,
+     {"name", "unit", "path", NULL},
+     "swap-unit NAME --unit KIND --path NEW.so"},
+    {"binlog",
+     control_binlog,
+     {"op", "name", "source", "binlogPos", "sqls", NULL},
+     DMH_BINLOG_USAGE},
+    {"help", control_help, {NULL}, "help"},
+};
+
+#define CONTROL_N_CMDS (sizeof control_cmds / sizeof control_cmds[0])
+
+static int control_help(void *ud, const control_cmd *cmd, json_object *args, json_object *resp,
+                        dm_error *err) {
+  (void)ud, (void)cmd, (void)args, (void)err;
+  dmh_control_help(control_cmds, CONTROL_N_CMDS, resp);
+  return 0;
+}
+
+void dmh_control_help(const dmh_control_cmd *cmds, size_t n_cmds, json_object *resp) {
+  json_object *list = json_object_new_array();
+  for (size_t i = 0; i < n_cmds; i++) {
+    json_object *c = json_object_new_object();
+    json_object_object_add(c, "cmd", json_object_new_string(cmds[i].name));
+    json_object_object_add(c, "usage", json_object_new_string(cmds[i].usage));
+    json_object *a = json_object_new_array();
+    for (int k = 0; k < CONTROL_MAX_ARGS && cmds[i].args[k]; k++)
+      json_object_array_add(a, json_object_new_string(cmds[i].args[k]));
+    json_object_object_add(c, "args", a);
+    json_object_array_add(list, c);
+  }
+  json_object_object_add(resp, "commands", list);
+}
+
+json_object *dmh_control_handle(dmh_registry *r, json_object *request) {
+  return dmh_control_dispatch(control_cmds, CONTROL_N_CMDS, r, request);
+}
+
+json_object *dmh_control_dispatch(const dmh_control_cmd *cmds, size_t n_cmds, void *ud,
+                                  json_object *request) {
+  json_object *resp = dmh_control_response_new();
+  dm_error err;
+  json_object *cmdv = NULL, *args = NULL;
+  if (!json_object_is_type(request, json_type_object)) {
+    dmh_control_bad(&err,
+                    "the request is not a JSON object; send {\"cmd\": \"...\", \"args\": {...}}");
+    goto fail;
+  }
+  json_object_object_foreach(request, key, val) {
+    (void)val;
+    if (strcmp(key, "cmd") != 0 && strcmp(key, "args") != 0) {
+      dmh_control_bad(&err, "the request has a member \"%s\"; it takes \"cmd\" and \"args\"", key);
+      goto fail;
+    }
+  }
+  if (!json_object_object_get_ex(request, "cmd", &cmdv) ||
+      !json_object_is_type(cmdv, json_type_string)) {
+    dmh_control_bad(&err,
+                    "the request has no \"cmd\" string; send {\"cmd\": \"...\", \"args\": {...}}");
+    goto fail;
+  }
+  const char *name = json_object_get_string(cmdv);
+  const control_cmd *cmd = NULL;
+  for (size_t i = 0; i < n_cmds && !cmd; i++)
+    if (strcmp(cmds[i].name, name) == 0)
+      cmd = &cmds[i];
+  if (!cmd) {
+    char list[512];
+    size_t n = 0;
+    for (size_t i = 0; i < n_cmds && n < sizeof list; i++)
+      n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", cmds[i].name);
+    dmh_control_bad(&err, "unknown command \"%s\"; the commands are %s", name, list);
+    goto fail;
+  }
+  bool has_args = json_object_object_get_ex(request, "args", &args) && args;
+  if (has_args && !json_object_is_type(args, json_type_object)) {
+    dmh_control_bad(&err, "%s: \"args\" must be a JSON object, got %s", cmd->name,
+                    json_object_to_json_string(args));
+    goto fail;
+  }
+  json_object *empty = NULL;
+  if (!has_args)
+    args = empty = json_object_new_object();
+  int rc = control_check_args(cmd, args, &err);
+  if (rc == 0)
+    rc = cmd->fn(ud, cmd, args, resp, &err);
+  json_object_put(empty);
+  if (rc < 0)
+    goto fail;
+  return resp;
+fail:
+  dmh_control_set_error(resp, &err);
+  return resp;
+}
+
+/* The compact text of a response, which is released. NULL when out of memory. */
+static char *control_line(json_object *resp) {
+  if (!resp)
+    return NULL;
+  const char *text =
+      json_object_to_json_string_ext(resp, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+  char *out = strdup(text ? text : "");
+  json_object_put(resp);
+  return out;
+}
+
+static json_object *control_handle_registry(void *ud, json_object *request) {
+  return dmh_control_handle(ud, request);
+}
+
+char *dmh_control_handle_line(void *ud, const char *line, size_t len) {
+  return dmh_control_line_with(control_handle_registry, ud, line, len);
+}
+
+/* One string with every occurrence of `dir` made relative; NULL when it holds none. */
+static char *control_relative_string(const char *s, const char *dir, size_t dlen) {
+  const char *at = strstr(s, dir);
+  if (!at)
+    return NULL;
+  size_t len = strlen(s);
+  char *out = malloc(len + 1), *o = out; /* "." for the dir: never longer */
+  if (!out)
+    return NULL;
+  bool changed = false;
+  for (const char *p = s; *p;) {
+    at = strstr(p, dir);
+    if (!at) {
+      o = stpcpy(o, p);
+      break;
+    }
+    memcpy(o, p, (size_t)(at - p));
+    o += at - p;
+    char next = at[dlen];
+    /* the dir itself, not a longer name that starts like it (".../state2") */
+    bool name_goes_on = (next >= 'a' && next <= 'z') || (next >= 'A' && next <= 'Z') ||
+                        (next >= '0' && next <= '9') || strchr("._-", next) != NULL;
+    if (next == '/') {
+      p = at + dlen + 1;
+      changed = true;
+    } else if (next == '\0' || !name_goes_on) {
+      *o++ = '.';
+      p = at + dlen;
+      changed = true;
+    } else {
+      memcpy(o, at, dlen);
+      o += dlen;
+      p = at + dlen;
+    }
+  }
+  *o = '\0';
+  if (!changed) {
+    free(out);
+    return NULL;
+  }
+  return out;
+}
+
+static void control_relative(json_object *o, const char *dir, size_t dlen) {
+  switch (json_object_get_type(o)) {
+  case json_type_string: {
+    char *rel = control_relative_string(json_object_get_string(o), dir, dlen);
+    if (rel)
+      json_object_set_string(o, rel);
+    free(rel);
+    break;
+  }
+  case json_type_array:
+    for (size_t i = 0; i < json_object_array_length(o); i++)
+      control_relative(json_object_array_get_idx(o, i), dir, dlen);
+    break;
+  case json_type_object: {
+    json_object_object_foreach(o, key, val) {
+      (void)key;
+      control_relative(val, dir, dlen);
+    }
+    break;
+  }
+  default:
+    break;
+  }
+}
+
+void dmh_control_relative_paths(json_object *o, const char *dir) {
+  size_t dlen = dir ? strlen(dir) : 0;
+  while (dlen > 1 && dir[dlen - 1] == '/')
+    dlen--;
+  if (dlen <= 1) /* "/" (or nothing): every path would go */
+    return;
+  char d[4096];
+  if (dlen >= sizeof d)
+    return;
+  memcpy(d, dir, dlen);
+  d[dlen] = '\0';
+  control_relative(o, d, dlen);
+}
+
+static json_object *control_handle_registry_tcp(void *ud, json_object *request) {
+  json_object *resp = dmh_control_handle(ud, request);
+  dmh_control_relative_paths(resp, dmh_registry_state_dir(ud));
+  return resp;
+}
+
+char *dmh_control_handle_line_tcp(void *ud, const char *line, size_t len) {
+  return dmh_control_line_with(control_handle_registry_tcp, ud, line, len);
+}
+
+char *dmh_control_line_with(json_object *(*handle)(void *ud, json_object *request), void *ud,
+                            const char *line, size_t len) {
+  json_tokener *tok = json_tokener_new();
+  if (!tok)
+    return NULL; /* out of memory: closing the connection is all that is left */
+  json_object *req = json_tokener_parse_ex(tok, line, (int)len);
+  enum json_tokener_error jerr = json_tokener_get_error(tok);
+  size_t end = json_tokener_get_parse_end(tok);
+  if (req && end < len && line[end + strspn(line + end, " \t")])
+    jerr = json_tokener_error_parse_unexpected; /* something after the object */
+  if (!req && jerr == json_tokener_continue)
+    jerr = json_tokener_error_parse_eof; /* the line ended inside the value */
+  json_object *resp;
+  if (jerr != json_tokener_success) {
+    dm_error err;
+    dmh_control_bad(
+        &err,
+        "the request is not valid JSON (%s at offset %zu); send one JSON object per line: "
+        "{\"cmd\": \"...\", \"args\": {...}}",
+        json_tokener_error_desc(jerr), end);
+    resp = dmh_control_response_new();
+    dmh_control_set_error(resp, &err);
+  } else {
+    const char *cmd = NULL;
+    json_object *c = NULL;
+    if (json_object_is_type(req, json_type_object) && json_object_object_get_ex(req, "cmd", &c))
+      cmd = json_object_get_string(c);
+    dmh_log(DM_LOG_DEBUG, "control", "request %s", cmd ? cmd : "?");
+    resp = handle(ud, req);
+  }
+  json_object_put(req);
+  json_tokener_free(tok);
+  return control_line(resp);
+}
+
+char *dmh_control_error_line(const dm_error *err) {
+  json_object *resp = dmh_control_response_new();
+  if (resp)
+    dmh_control_set_error(resp, err);
+  return control_line(resp);
+}

@@ -1,0 +1,140 @@
+/*
+ * The control protocol: one JSON request in, one JSON response out.
+ *
+ *   request:  {"cmd": "start-task", "args": {"path": "/abs/task.cfg"}}
+ *   response: {"result": true, "msg": "", ...payload}
+ *   error:    {"result": false, "msg": "<message>", "error": {"ErrCode": 12004, "ErrClass":
+ *              "unit-loader", "ErrScope": "internal", "ErrLevel": "high", "Message": "...",
+ *              "RawCause": "...", "Workaround": "...", "Resumable": false}, ...payload}
+ *
+ * Commands and their args (paths absolute; dmctl makes them so):
+ *   operate-source  {"op": "create", "path": P} | {"op": "show"[, "source": S]} |
+ *                   {"op": "stop", "source": S}
+ *   check-task      {"path": P}   the precheck (precheck.h): "checkResult" in DM's shape
+ *   start-task      {"path": P}   refused when the precheck fails (DM_ERR_PRECHECK_FAILED)
+ *   update-task     {"path": P}   a paused task takes the file's settings (registry.h)
+ *   pause-task, resume-task, stop-task   {"name": N}
+ *   query-status    {["name": N]}
+ *   query-lag       {"name": N[, "since": UNIX_MS]}  dmhost's own: the task's replication lag
+ *                   over the last 10 minutes (registry.h dmh_registry_task_lag)
+ *   start-relay, stop-relay              {"source": S}
+ *   swap-unit       {"name": N, "unit": "dump"|"load"|"sync", "path": P}
+ *   binlog          {"op": "skip"|"replace"|"inject"|"list"|"revert", "name": N[, "source": S]
+ *                    [, "binlogPos": "FILE:POS"][, "sqls": [SQL...]]}  (binlog_cmd.h)
+ *   help            {}
+ * An unknown command, a missing or mistyped argument, or an argument the command does not take is
+ * DM_ERR_CONTROL_REQUEST. The payloads follow DM's (see docs/control.md).
+ */
+#ifndef DMH_CONTROL_H
+#define DMH_CONTROL_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "dmhost/error.h"
+#include "registry.h"
+
+/* A command of a dispatch table: its name, the function answering it (`ud` is the table's
+ * context: the registry here, the master in master_control.c), the argument names it takes (any
+ * other is refused), and dmctl's syntax for help. */
+#define DMH_CONTROL_MAX_ARGS 6
+typedef struct dmh_control_cmd dmh_control_cmd;
+typedef int (*dmh_control_fn)(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                              json_object *resp, dm_error *err);
+struct dmh_control_cmd {
+  const char *name;
+  dmh_control_fn fn;
+  const char *args[DMH_CONTROL_MAX_ARGS];
+  const char *usage;
+};
+
+/* Checks the request's shape ({"cmd", "args"}, a known command, only its arguments) and calls
+ * the command's function. Returns a new response object. */
+json_object *dmh_control_dispatch(const dmh_control_cmd *cmds, size_t n_cmds, void *ud,
+                                  json_object *request);
+/* help's payload: "commands": [{"cmd", "usage", "args"}] of the table. */
+void dmh_control_help(const dmh_control_cmd *cmds, size_t n_cmds, json_object *resp);
+
+/* Arguments: args[key] as a non-empty string (*out NULL when absent and not required); an
+ * absolute path; -1 with DM_ERR_CONTROL_REQUEST naming the command, the argument and the usage. */
+int dmh_control_arg_string(const dmh_control_cmd *cmd, json_object *args, const char *key,
+                           bool required, const char **out, dm_error *err);
+int dmh_control_arg_path(const dmh_control_cmd *cmd, json_object *args, const char *key,
+                         const char **out, dm_error *err);
+
+/* The file a command names (operate-source create, start-task, check-task), as a config loader
+ * reads it. dmctl --master-addr sends the file's text as "content" next to its "path" (DM's dmctl
+ * sends the content too), so the daemon needs no access to the user's files: the text goes to a
+ * file of the same name in a private temp folder (0700), and `path` is that copy. Relative paths
+ * inside a sent file mean nothing on the daemon's machine; where the registry keeps a copy it
+ * refuses them (reg_check_paths). Without "content" `path` is the file itself (a client on the
+ * same machine). `text` (want_text) holds the file's text. dmh_control_file_free removes the copy
+ * (also after a failed get); dmh_control_file_blame makes an error naming the copy name `path`
+ * instead and returns -1. */
+typedef struct dmh_control_file {
+  const char *path;
+  char *text;
+  char dir[64], copy[128];
+  /* DMH_CFG_SUBMITTED when the text came in the request ("content", or from etcd): config.h */
+  dmh_cfg_origin origin;
+} dmh_control_file;
+int dmh_control_file_get(const dmh_control_cmd *cmd, json_object *args, const char *path,
+                         bool want_text, dmh_control_file *f, dm_error *err);
+/* The same from a text in hand (the master's copy of a source file kept in etcd): a copy named
+ * like `path`'s last part. */
+int dmh_control_file_from_text(const char *path, const char *text, bool want_text,
+                               dmh_control_file *f, dm_error *err);
+int dmh_control_file_blame(const dmh_control_file *f, const char *path, dm_error *err);
+void dmh_control_file_free(dmh_control_file *f);
+/* operate-source's arguments: create with an absolute path, show with an optional source, stop
+ * with a source; anything else DM_ERR_CONTROL_REQUEST. */
+typedef struct dmh_source_op {
+  enum { DMH_SOURCE_CREATE = 1, DMH_SOURCE_SHOW, DMH_SOURCE_STOP } op;
+  const char *source; /* NULL when not given */
+  const char *path;   /* create */
+} dmh_source_op;
+int dmh_control_source_args(const dmh_control_cmd *cmd, json_object *args, dmh_source_op *out,
+                            dm_error *err);
+
+/* Sets DM_ERR_CONTROL_REQUEST with the message; returns -1. */
+int dmh_control_bad(dm_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Answer one request object. Returns a new response object (never NULL but when out of memory). */
+json_object *dmh_control_handle(dmh_registry *r, json_object *request);
+
+/* A dmh_control_handler (control_socket.h) over dmh_control_handle: `ud` is the dmh_registry.
+ * Text that is not a JSON object gets DM_ERR_CONTROL_REQUEST. Returns the compact response. */
+char *dmh_control_handle_line(void *ud, const char *line, size_t len);
+
+/* dmh_control_handle_line for a client over TCP (the HTTP server's handler, control_http.h): the
+ * same answer, but every path below the state dir relative to it (dmh_control_relative_paths). */
+char *dmh_control_handle_line_tcp(void *ud, const char *line, size_t len);
+
+/* In every string of `o`, at any depth: the absolute state dir `dir` followed by '/' is removed
+ * (the path is then relative to the state dir), and `dir` alone becomes ".". The state dir's
+ * absolute path tells a client of the TCP listener (any certificate of the CA, a page that got a
+ * request through) where the daemon keeps its secrets and sockets: it is given over the Unix
+ * socket only (docs/control.md, operate-source show). */
+void dmh_control_relative_paths(json_object *o, const char *dir);
+
+/* The same over any handler of request objects (the master's: master.h): the text parsed, the
+ * answer made compact. */
+char *dmh_control_line_with(json_object *(*handle)(void *ud, json_object *request), void *ud,
+                            const char *line, size_t len);
+
+/* A dmh_control_refusal (control_socket.h): the answer line {"result": false, "msg", "error"} of a
+ * request refused before it reached dmh_control_handle_line. malloc'd; NULL when out of memory. */
+char *dmh_control_error_line(const dm_error *err);
+
+/* The protocol's error object (the "error" member above). */
+json_object *dmh_control_error_json(const dm_error *err);
+
+/* Mark `resp` failed: result false, msg = the message, error = the error object. */
+void dmh_control_set_error(json_object *resp, const dm_error *err);
+
+/* {"result": true, "msg": ""}: the start of every response. */
+json_object *dmh_control_response_new(void);
+
+#endif /* DMH_CONTROL_H */

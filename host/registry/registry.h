@@ -1,0 +1,171 @@
+/*
+ * The daemon's sources and tasks: the configs (loaded from their copies in the state dir), the
+ * subtasks made of them (one per task and source, plus the source's relay), the worker's stage, and
+ * what is persisted after every change (state.h). The control dispatcher (control.c) calls one
+ * function per command; each fills the response object it is given with DM's payload fields and
+ * returns 0, or -1 with *err (and possibly per-source results already in the response).
+ *
+ * Locking. Supervisor commands block (a pause waits for the unit to reach a safe point, a stop is
+ * bounded only by stop-timeout twice), so no registry lock is ever held across one in a way that
+ * could hold up an unrelated request:
+ *
+ *   source_lock  (one per registry) serializes the commands that change the worker's binding or the
+ *                relay: operate-source create/stop, start-relay, stop-relay. Held across their
+ *                supervisor calls; only those commands wait for it.
+ *   task cmd_lock (one per task) serializes pause/resume/stop/swap of that task, so the expected
+ *                stage persisted is the one of the last command that took effect. Held across the
+ *                supervisor calls on that task's subtasks; only commands on the same task wait.
+ *   lock         (one per registry) guards the lists, the worker value, every entry's bookkeeping
+ *                and the writes of state.json. Held only for short non-blocking work: never across
+ *                dmh_subtask_create/start/pause/resume/stop/swap/destroy or status_json (status can
+ *                wait for a unit's init). Under it only dmh_subtask_stage is called.
+ *
+ *   Order: source_lock -> task cmd_lock -> lock. Never wait for an outer lock holding an inner one.
+ *
+ * An entry found under `lock` is pinned with a reference (refs) before `lock` is released; the
+ * subtasks and config of a task removed by stop-task are destroyed by whoever drops the last
+ * reference, outside `lock`. A task's subtasks borrow their source's config and relay: a source
+ * cannot be removed while any task lists it (operate-source stop refuses, naming the tasks), and a
+ * relay subtask, once created, lives as long as its source (stop-relay only stops it).
+ */
+#ifndef DMH_REGISTRY_H
+#define DMH_REGISTRY_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "dmhost/error.h"
+#include "dmhost/unit.h"
+#include "worker.h"
+
+typedef struct dmh_registry dmh_registry;
+
+typedef struct dmh_registry_opts {
+  const char *state_dir;   /* absolute; created if missing */
+  const char *plugin_dir;  /* default unit builds; NULL: the installed folder */
+  const char *worker_name; /* shown as "worker" in responses; NULL: "dmhost@<hostname>" */
+  /* Restore every task as an expected Paused one (created, left New) whatever its persisted
+   * stage, which stays as it is: `dmhost worker` starts nothing before etcd says the source is
+   * still its own (docs/cluster.md, "Roles: worker"); resume-task starts them. */
+  bool hold_tasks;
+  /* The fencing token of the subtasks created (supervisor.h, dmh_subtask_opts.fencing_token): 0,
+   * the single-machine default, is no fencing; `dmhost worker` gives its binding's token. */
+  uint64_t fencing_token;
+  /* What the daemon trusts (docs/security.md, "Unit builds the daemon loads" and "Configs sent
+   * over the network"). unit_dirs: the --unit-dir folders (absolute) builds may come from besides
+   * the plugin folder. secrets_dir: --secrets-dir, where a submitted config may name secret files
+   * (NULL: nowhere). allow_submitted_unit_paths: --allow-submitted-unit-paths. configs_submitted:
+   * every config and swap-unit path this registry is given came over the network (`dmhost
+   * worker`: from etcd and the masters), whatever the caller says. */
+  const char *const *unit_dirs;
+  int n_unit_dirs;
+  const char *secrets_dir;
+  bool allow_submitted_unit_paths;
+  bool configs_submitted;
+} dmh_registry_opts;
+
+/* The real paths of --unit-dir folders and --secrets-dir, checked at daemon start: each must exist
+ * and be a folder, and a unit folder must not hold, nor lie in, the state dir. *out malloc'd
+ * (free each and the array). 0, or -1 with the message in `why`. Shared by serve and worker. */
+int dmh_registry_real_dirs(const char *const *dirs, int n, const char *state_dir, bool units,
+                           char ***out, char *why, size_t why_size);
+
+/*
+ * Load the persisted state and restore it: the worker straight to its persisted binding (see
+ * worker.h), the source (and its relay if it was expected Running), then the tasks (expected
+ * Running: created and started, the units resuming from their checkpoints; expected Paused:
+ * created and left New). A subtask that cannot be created or started is kept with its error, for
+ * query-status and resume-task. A state that cannot be read is DM_ERR_STATE and nothing runs.
+ */
+int dmh_registry_open(const dmh_registry_opts *opts, dmh_registry **out, dm_error *err);
+
+/* "dmhost@<hostname>" (malloc'd, NULL when out of memory): the name of a worker not given one,
+ * the daemon's and `dmhost run`'s, shown in responses and as DM's `worker` metric label. */
+char *dmh_registry_default_worker_name(void);
+
+/* Daemon exit: pause the running subtasks at a safe point (their checkpoints saved; the expected
+ * stages persisted stay as they are, so a restart brings them back), stop the relay, free all. */
+void dmh_registry_shutdown(dmh_registry *r);
+
+/* The fencing token of the subtasks created from now on (those that exist keep theirs: stop and
+ * start a task to give it the new one), and the current one. */
+void dmh_registry_set_fencing_token(dmh_registry *r, uint64_t token);
+uint64_t dmh_registry_fencing_token(dmh_registry *r);
+
+/* The worker as it is now (a copy). */
+dmh_worker dmh_registry_worker(dmh_registry *r);
+
+/* The state dir (absolute), as opened; the registry's until it is closed. */
+const char *dmh_registry_state_dir(const dmh_registry *r);
+
+/* operate-source create|show|stop. `path` is the source file (absolute); show with source NULL
+ * lists every source. */
+int dmh_registry_source_create(dmh_registry *r, const char *path, json_object *resp, dm_error *err);
+int dmh_registry_source_show(dmh_registry *r, const char *source, json_object *resp, dm_error *err);
+int dmh_registry_source_stop(dmh_registry *r, const char *source, json_object *resp, dm_error *err);
+
+/* start-relay / stop-relay -s SOURCE. */
+int dmh_registry_relay_start(dmh_registry *r, const char *source, json_object *resp, dm_error *err);
+int dmh_registry_relay_stop(dmh_registry *r, const char *source, json_object *resp, dm_error *err);
+/* purge-relay -s SOURCE -f FILE: remove the relay files before FILE ("mysql-bin.000005" or
+ * "<sub-folder>/mysql-bin.000005") that neither the relay nor a registered reader needs (see
+ * relay_purge.h); the relay is paused meanwhile. The response's "removed" counts the files. */
+int dmh_registry_relay_purge(dmh_registry *r, const char *source, const char *file,
+                             json_object *resp, dm_error *err);
+
+/* The same with the provenance of the file's text (config.h, dmh_cfg_origin): a copy of content
+ * sent in a request is DMH_CFG_SUBMITTED; the functions without _as take the operator's file (or
+ * submitted text when the registry has configs_submitted). */
+int dmh_registry_source_create_as(dmh_registry *r, const char *path, dmh_cfg_origin origin,
+                                  json_object *resp, dm_error *err);
+int dmh_registry_task_start_as(dmh_registry *r, const char *path, dmh_cfg_origin origin,
+                               json_object *resp, dm_error *err);
+int dmh_registry_task_check_as(dmh_registry *r, const char *path, dmh_cfg_origin origin,
+                               json_object *resp, dm_error *err);
+int dmh_registry_task_update_as(dmh_registry *r, const char *path, dmh_cfg_origin origin,
+                                json_object *resp, dm_error *err);
+
+/* start-task TASK.cfg (absolute path); pause-task, resume-task, stop-task NAME. */
+int dmh_registry_task_start(dmh_registry *r, const char *path, json_object *resp, dm_error *err);
+int dmh_registry_task_pause(dmh_registry *r, const char *name, json_object *resp, dm_error *err);
+int dmh_registry_task_resume(dmh_registry *r, const char *name, json_object *resp, dm_error *err);
+int dmh_registry_task_stop(dmh_registry *r, const char *name, json_object *resp, dm_error *err);
+
+/* check-task TASK.cfg (absolute path): the precheck (precheck.h) on the task's sources bound here,
+ * DM's result in resp's "checkResult"; -1 with DM_ERR_PRECHECK_FAILED when an item failed. */
+int dmh_registry_task_check(dmh_registry *r, const char *path, json_object *resp, dm_error *err);
+
+/* update-task TASK.cfg (absolute path): the task the file names takes the file's settings
+ * (registry_update.c; what may change: config_update.h). Every subtask must be Paused (or, for a
+ * task restored as paused, not started yet); the file is parsed and prechecked as start-task does;
+ * then each subtask switches to it and its open units re-read their sections (update slot), all or
+ * nothing over the task. The file replaces the task's copy in the state dir, so a restart runs it.
+ * Per-source results in "sources". */
+int dmh_registry_task_update(dmh_registry *r, const char *path, json_object *resp, dm_error *err);
+
+/* swap-unit NAME --unit KIND --path NEW.so (absolute): on each subtask of the task. The new path
+ * is persisted with the task, so a restart keeps the swapped build. */
+int dmh_registry_task_swap(dmh_registry *r, const char *name, const char *unit, const char *path,
+                           json_object *resp, dm_error *err);
+
+/* binlog skip|replace|inject|list|revert (the request: binlog_ops.h) on the task's subtasks here
+ * (all, or the one of req->source). An operator registered for a subtask paused by an error
+ * resumes it, as DM does. Unknown task or source: DM_ERR_NOT_FOUND. */
+struct dmh_binlog_req;
+int dmh_registry_binlog(dmh_registry *r, const struct dmh_binlog_req *req, json_object *resp,
+                        dm_error *err);
+
+/* query-status [NAME]. */
+int dmh_registry_query_status(dmh_registry *r, const char *name, json_object *resp, dm_error *err);
+
+/* query-lag NAME [since]: "task", "periodMs", "nowMs" (the daemon's clock) and "sources"
+ * [{"source", "samples": [[unix_ms, seconds], ...]}], one entry per subtask of the task, its
+ * replication lag as sampled by the process's metrics registry (metrics.h, DMH_METRICS_LAG; samples
+ * after since_ms, oldest first; [] before the sync has published a lag or without a sampler).
+ * Unknown task: DM_ERR_NOT_FOUND. */
+int dmh_registry_task_lag(dmh_registry *r, const char *name, int64_t since_ms, json_object *resp,
+                          dm_error *err);
+
+#endif /* DMH_REGISTRY_H */
