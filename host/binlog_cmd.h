@@ -20,10 +20,8 @@
 #include <stdbool.h>
 
 #include "binlog_ops.h"
+#include "commands.h" /* DMH_BINLOG_USAGE, dmh_binlog_args_from_argv: the command line */
 #include "dmhost/error.h"
-
-#define DMH_BINLOG_USAGE                                                                           \
-  "binlog skip|replace|inject|list|revert TASK [-s SOURCE] [-b FILE:POS] [SQL...]"
 
 typedef enum dmh_binlog_verb {
   DMH_BINLOG_REGISTER = 0, /* skip, replace, inject: `op` says which */
@@ -51,10 +49,6 @@ void dmh_binlog_req_free(dmh_binlog_req *req);
  * (list), "removed" (revert). A revert that finds nothing is DM_ERR_NOT_FOUND. Returns 0 or -1. */
 int dmh_binlog_req_apply(const dmh_binlog_req *req, const char *work_root, json_object *result,
                          dm_error *err);
-
-/* The args object from a command line "OP TASK [-s SOURCE] [-b FILE:POS] [SQL...]" (argv[0] is
- * OP). Returns it, or NULL with DM_ERR_CONTROL_REQUEST saying the usage. */
-json_object *dmh_binlog_args_from_argv(int argc, char **argv, dm_error *err);
 
 /* `dmhost binlog ...`: the same command on the stores of `dmhost run --work-dir DIR`. */
 int dmh_binlog_main(int argc, char **argv);

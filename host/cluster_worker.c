@@ -259,10 +259,9 @@ static int cw_options(cw *w, int argc, char **argv, const char **state_arg, cons
 
 /* ---- the control listener (--listen) ---- */
 
-/* What a master forwards to the worker of a source, and reads: the rest (sources, tasks and their
- * stages) is the cluster's, written by the masters into etcd, never asked of a worker. */
-static const char *const cw_served[] = {"purge-relay", "swap-unit", "binlog", "query-status"};
-
+/* What a master forwards to the worker of a source (DMH_CMD_FORWARD), and reads (DMH_CMD_WORKER:
+ * commands.def): the rest (sources, tasks and their stages) is the cluster's, written by the
+ * masters into etcd, never asked of a worker. */
 static json_object *cw_control_handle(void *ud, json_object *req) {
   cw *w = ud;
   json_object *cmd = NULL;
@@ -270,15 +269,18 @@ static json_object *cw_control_handle(void *ud, json_object *req) {
       json_object_object_get_ex(req, "cmd", &cmd) && json_object_is_type(cmd, json_type_string)
           ? json_object_get_string(cmd)
           : "";
-  for (size_t i = 0; i < sizeof cw_served / sizeof *cw_served; i++)
-    if (strcmp(name, cw_served[i]) == 0)
-      return dmh_control_handle(w->reg, req);
+  const dmh_command *c = dmh_command_find(name);
+  if (c && (c->flags & DMH_CMD_WORKER))
+    return dmh_control_handle(w->reg, req);
+  char forwarded[256], read[256];
+  dmh_command_list(DMH_CMD_WORKER | DMH_CMD_FORWARD, 0, forwarded, sizeof forwarded);
+  dmh_command_list(DMH_CMD_WORKER, DMH_CMD_FORWARD, read, sizeof read);
   dm_error err;
   dmh_control_bad(&err,
                   "\"%s\" is not served by a worker (%s): send it to a master (dmctl "
-                  "--master-addr MASTER); a worker answers purge-relay, swap-unit, binlog and "
-                  "query-status, which the masters forward to it",
-                  name, w->name);
+                  "--master-addr MASTER); a worker answers %s and %s, which the masters forward to "
+                  "it",
+                  name, w->name, forwarded, read);
   json_object *resp = dmh_control_response_new();
   if (resp)
     dmh_control_set_error(resp, &err);

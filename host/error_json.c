@@ -31,3 +31,21 @@ void dmh_error_print(const char *who, const dm_error *err) {
   dmh_error_format(err, buf, sizeof buf);
   fprintf(stderr, "%s: %s\n", who, buf);
 }
+
+/* One error shape everywhere (DM's field names), the same as in query-status's result.errors. */
+json_object *dmh_control_error_json(const dm_error *err) {
+  return dmh_error_to_json(err, NULL);
+}
+
+json_object *dmh_control_response_new(void) {
+  json_object *o = json_object_new_object();
+  json_object_object_add(o, "result", json_object_new_boolean(1));
+  json_object_object_add(o, "msg", json_object_new_string(""));
+  return o;
+}
+
+void dmh_control_set_error(json_object *resp, const dm_error *err) {
+  json_object_object_add(resp, "result", json_object_new_boolean(0));
+  json_object_object_add(resp, "msg", json_object_new_string(err->message));
+  json_object_object_add(resp, "error", dmh_control_error_json(err));
+}

@@ -123,10 +123,11 @@ int dmh_serve_main(int argc, char **argv) {
   const char *state_arg = NULL, *socket_arg = NULL, *plugin_arg = NULL, *listen_arg = NULL;
   dmh_trust_flags trust = {.n_unit_dirs = 0};
   dmh_control_tls tls = {0};
-  /* query-status and query-lag (the status page polls both) read the registry's state and the
-   * lag history under short locks: answered on the HTTP server's event threads
-   * (control_socket.h) */
-  static const char *const fast_cmds[] = {"query-status", "query-lag", NULL};
+  /* DMH_CMD_FAST (commands.def: query-status and query-lag, which the status page polls) read the
+   * registry's state and the lag history under short locks: answered on the HTTP server's event
+   * threads (control_socket.h) */
+  static const char *fast_cmds[DMH_CMD_COUNT + 1];
+  dmh_command_names(DMH_CMD_FAST, fast_cmds);
   dmh_control_opts copts = {.handler = dmh_control_handle_line,
                             .refusal = dmh_control_error_line,
                             .fast_cmds = fast_cmds};
