@@ -7,23 +7,10 @@
  *              "unit-loader", "ErrScope": "internal", "ErrLevel": "high", "Message": "...",
  *              "RawCause": "...", "Workaround": "...", "Resumable": false}, ...payload}
  *
- * Commands and their args (paths absolute; dmctl makes them so):
- *   operate-source  {"op": "create", "path": P} | {"op": "show"[, "source": S]} |
- *                   {"op": "stop", "source": S}
- *   check-task      {"path": P}   the precheck (precheck.h): "checkResult" in DM's shape
- *   start-task      {"path": P}   refused when the precheck fails (DM_ERR_PRECHECK_FAILED)
- *   update-task     {"path": P}   a paused task takes the file's settings (registry.h)
- *   pause-task, resume-task, stop-task   {"name": N}
- *   query-status    {["name": N]}
- *   query-lag       {"name": N[, "since": UNIX_MS]}  dmhost's own: the task's replication lag
- *                   over the last 10 minutes (registry.h dmh_registry_task_lag)
- *   start-relay, stop-relay              {"source": S}
- *   swap-unit       {"name": N, "unit": "dump"|"load"|"sync", "path": P}
- *   binlog          {"op": "skip"|"replace"|"inject"|"list"|"revert", "name": N[, "source": S]
- *                    [, "binlogPos": "FILE:POS"][, "sqls": [SQL...]]}  (binlog_cmd.h)
- *   help            {}
+ * The commands, their arguments (paths absolute; dmctl makes them so) and usage are the rows of
+ * commands.def; their payloads follow DM's (see docs/control.md).
  * An unknown command, a missing or mistyped argument, or an argument the command does not take is
- * DM_ERR_CONTROL_REQUEST. The payloads follow DM's (see docs/control.md).
+ * DM_ERR_CONTROL_REQUEST.
  */
 #ifndef DMH_CONTROL_H
 #define DMH_CONTROL_H
