@@ -24,8 +24,8 @@
 #define DMCTL_DEFAULT_TIMEOUT_S 300
 
 static const char *dmctl_global_usage =
-    "dmctl [--socket PATH | --state-dir DIR | --master-addr HOST:PORT [--tls-ca FILE --tls-cert "
-    "FILE --tls-key FILE]] [--timeout SECONDS] COMMAND [ARGS]";
+    "dmctl [--socket PATH | --state-dir DIR | --master-addr HOST:PORT [" DMH_CLI_TLS_USAGE
+    "]] [--timeout SECONDS] COMMAND [ARGS]";
 
 static int dmctl_print(json_object *resp) {
   json_object *res = NULL;
@@ -74,24 +74,24 @@ static int dmctl_help(void) {
 
 /* Where the request goes: the control socket, or the HTTP control plane of --master-addr. */
 typedef struct dmctl_target {
-  const char *socket_path, *state_dir, *master_addr;
-  dmh_control_tls tls;
+  const char *socket_path, *master_addr;
+  dmh_cli_common flags; /* --state-dir, --tls-ca/--tls-cert/--tls-key */
 } dmctl_target;
 
 /* Send the request by the target's transport; the answer line in *answer. 0, or -1 with *err. */
 static int dmctl_send(const dmctl_target *t, const char *request, int timeout_ms, char **answer,
                       dm_error *err) {
-  int tls = dmh_control_tls_given(&t->tls, err);
+  int tls = dmh_control_tls_given(&t->flags.tls, err);
   if (tls < 0)
     return -1;
   if (t->master_addr) {
-    if (t->socket_path || t->state_dir) {
+    if (t->socket_path || t->flags.state_dir) {
       dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
                    "--master-addr and --socket/--state-dir name two daemons; give one");
       return -1;
     }
-    return dmh_control_http_call(t->master_addr, tls ? &t->tls : NULL, request, timeout_ms, answer,
-                                 err);
+    return dmh_control_http_call(t->master_addr, tls ? &t->flags.tls : NULL, request, timeout_ms,
+                                 answer, err);
   }
   if (tls) {
     dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
@@ -101,9 +101,9 @@ static int dmctl_send(const dmctl_target *t, const char *request, int timeout_ms
   char *sock = NULL;
   if (t->socket_path)
     sock = strdup(t->socket_path);
-  else if (t->state_dir && asprintf(&sock, "%s/dmhost.sock", t->state_dir) < 0)
+  else if (t->flags.state_dir && asprintf(&sock, "%s/dmhost.sock", t->flags.state_dir) < 0)
     sock = NULL;
-  else if (!t->state_dir && getenv("DMHOST_SOCKET"))
+  else if (!t->flags.state_dir && getenv("DMHOST_SOCKET"))
     sock = strdup(getenv("DMHOST_SOCKET"));
   if (!sock) {
     dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
@@ -145,24 +145,17 @@ static int dmctl_attach_content(json_object *req) {
 }
 
 int main(int argc, char **argv) {
-  dmctl_target target = {NULL, NULL, NULL, {NULL, NULL, NULL, NULL}};
+  dmctl_target target = {.flags = {.groups = DMH_CLI_STATE_DIR | DMH_CLI_TLS, .prog = "dmctl"}};
   long timeout_s = DMCTL_DEFAULT_TIMEOUT_S;
   int i = 1;
   for (; i < argc && argv[i][0] == '-'; i++) {
     /* The flags naming where the daemon is; the TLS ones have no short form. */
-    const struct {
-      const char *s, *l;
-      const char **dst;
-    } where[] = {
-        {"-S", "--socket", &target.socket_path},        {"-d", "--state-dir", &target.state_dir},
-        {"-m", "--master-addr", &target.master_addr},   {"--tls-ca", "--tls-ca", &target.tls.ca},
-        {"--tls-cert", "--tls-cert", &target.tls.cert}, {"--tls-key", "--tls-key", &target.tls.key},
-    };
     const char *v = NULL;
-    int f = 0;
-    for (size_t k = 0; k < sizeof where / sizeof where[0] && f == 0; k++)
-      if ((f = dmh_cli_flag(argc, argv, &i, where[k].s, where[k].l, &v)) > 0)
-        *where[k].dst = v;
+    int f = dmh_cli_flag(argc, argv, &i, "-S", "--socket", &target.socket_path);
+    if (f == 0)
+      f = dmh_cli_flag(argc, argv, &i, "-m", "--master-addr", &target.master_addr);
+    if (f == 0)
+      f = dmh_cli_common_arg(&target.flags, argc, argv, &i);
     if (f > 0)
       continue;
     if (f == 0 && (f = dmh_cli_flag(argc, argv, &i, "-t", "--timeout", &v)) > 0) {
