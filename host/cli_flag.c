@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dmhost/sdk.h"
 #include "log.h"
 
 int dmh_cli_flag(int argc, char **argv, int *i, const char *short_name, const char *long_name,
@@ -58,6 +59,17 @@ static const struct cli_common_opt {
     {DMH_CLI_TLS_CN, 'N', NULL, "tls-allowed-cn", offsetof(dmh_cli_common, tls.allowed_cn)},
 };
 #define CLI_N_COMMON (sizeof cli_common_opts / sizeof cli_common_opts[0])
+
+int dmh_cli_tls_given(const dmh_cli_tls *tls, dm_error *err) {
+  int n = (tls->ca != NULL) + (tls->cert != NULL) + (tls->key != NULL);
+  if (n == 0 || n == 3)
+    return n / 3;
+  dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
+               "mutual TLS needs all of --tls-ca, --tls-cert and --tls-key; %s%s%smissing",
+               tls->ca ? "" : "--tls-ca ", tls->cert ? "" : "--tls-cert ",
+               tls->key ? "" : "--tls-key ");
+  return -1;
+}
 
 const struct option *dmh_cli_longopts(const dmh_cli_common *f, const struct option *own,
                                       struct option *out) {

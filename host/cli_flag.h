@@ -21,6 +21,8 @@ int dmh_cli_int(const char *v, long min, long max, long *out);
 #include <getopt.h>
 #include <stdio.h>
 
+#include "dmhost/error.h"
+
 enum {
   DMH_CLI_LOG = 1u << 0,        /* --log-level (-l), --log-format */
   DMH_CLI_STATE_DIR = 1u << 1,  /* --state-dir (-d) */
@@ -37,6 +39,10 @@ typedef struct dmh_cli_tls {
   const char *key;
   const char *allowed_cn;
 } dmh_cli_tls;
+
+/* Which of the three files are given: 0 none, 1 all, -1 some (a usage error, *err set naming the
+ * missing ones). */
+int dmh_cli_tls_given(const dmh_cli_tls *tls, dm_error *err);
 
 /* The values of the groups a program takes (`groups`, set by the program). */
 typedef struct dmh_cli_common {

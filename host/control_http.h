@@ -60,10 +60,6 @@
  * DM_ERR_CONTROL_CLIENT_SUBJECT. The type of the --tls-* flag group (cli_flag.h). */
 typedef dmh_cli_tls dmh_control_tls;
 
-/* Which of the three --tls-* flags are given: 0 none, 1 all, -1 some (a usage error, *err set
- * saying which is missing). */
-int dmh_control_tls_given(const dmh_control_tls *tls, dm_error *err);
-
 typedef struct dmh_control_http dmh_control_http;
 
 /*

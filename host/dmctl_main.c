@@ -81,7 +81,7 @@ typedef struct dmctl_target {
 /* Send the request by the target's transport; the answer line in *answer. 0, or -1 with *err. */
 static int dmctl_send(const dmctl_target *t, const char *request, int timeout_ms, char **answer,
                       dm_error *err) {
-  int tls = dmh_control_tls_given(&t->flags.tls, err);
+  int tls = dmh_cli_tls_given(&t->flags.tls, err);
   if (tls < 0)
     return -1;
   if (t->master_addr) {
