@@ -20,8 +20,7 @@ enum {
   DMH_CMD_MASTER_ONLY = 1u << 3, /* only a master has it: not in `dmhost serve`'s table */
   DMH_CMD_DAEMON_ONLY = 1u << 4, /* only `dmhost serve` answers it: a master refuses it */
   DMH_CMD_SENDS_FILE = 1u << 5, /* its "path" names a file dmctl --master-addr sends as "content" */
-  DMH_CMD_CUSTOM_CLI = 1u << 6, /* dmctl's command line is parsed by the command's own step */
-  DMH_CMD_NO_DMCTL = 1u << 7,   /* no dmctl command: asked over the protocol or HTTP only */
+  DMH_CMD_NO_DMCTL = 1u << 6,   /* no dmctl command: asked over the protocol or HTTP only */
 };
 
 /* An argument's flags: how dmctl's command line gives it (none of POS, REST, OPT, BOOL: not from

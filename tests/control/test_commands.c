@@ -163,6 +163,9 @@ static void test_table(void) {
     CU_ASSERT_PTR_EQUAL(dmh_command_find(c->name), c);
     CU_ASSERT(c->summary && *c->summary);
     CU_ASSERT_EQUAL(strncmp(c->usage, c->name, strlen(c->name)), 0);
+    /* a master refuses a daemon's own command: its usage there says so */
+    if (c->flags & DMH_CMD_DAEMON_ONLY)
+      CU_ASSERT_PTR_NOT_NULL(c->master_usage);
     for (int a = 0; a < DMH_CMD_MAX_ARGS && c->args[a].name; a++) {
       if (!(c->args[a].flags & DMH_ARG_OPT))
         continue;
