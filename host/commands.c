@@ -22,6 +22,8 @@ static const dmh_cmd_option cmd_options[] = {
 #include "commands.def"
 };
 #define CMD_N_OPTIONS (sizeof cmd_options / sizeof cmd_options[0])
+#define CMD_MAX_OPTIONS 8 /* a command line's room for them (cmd_line) */
+_Static_assert(CMD_N_OPTIONS <= CMD_MAX_OPTIONS, "cmd_line holds CMD_MAX_OPTIONS options");
 
 const dmh_cmd_option *dmh_cmd_options(size_t *n) {
   *n = CMD_N_OPTIONS;
@@ -95,9 +97,9 @@ static const dmh_cmd_arg *cmd_arg(const dmh_command *cmd, const char *name) {
 typedef struct cmd_line {
   const char *pos[DMH_CMD_MAX_POS];
   int npos;
-  const char *opt[8]; /* by cmd_options' index */
-  bool taken[8];      /* the command takes the option */
-  bool required[8];   /* ... and needs it */
+  const char *opt[CMD_MAX_OPTIONS]; /* by cmd_options' index */
+  bool taken[CMD_MAX_OPTIONS];      /* the command takes the option */
+  bool required[CMD_MAX_OPTIONS];   /* ... and needs it */
 } cmd_line;
 
 /* operate-source's words depend on its first: create takes the file, show and stop the source
