@@ -7,11 +7,11 @@
 #include "master_internal.h"
 
 #include <openssl/crypto.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "binlog_cmd.h"
 #include "config.h"
 #include "control.h"
 #include "dmhost/sdk.h"
