@@ -47,3 +47,21 @@ void dmh_error_rename_file(dm_error *err, const char *copy, const char *path) {
   control_rename_in(err->message, sizeof err->message, copy, path);
   control_rename_in(err->raw_cause, sizeof err->raw_cause, copy, path);
 }
+
+/* One error shape everywhere (DM's field names), the same as in query-status's result.errors. */
+json_object *dmh_control_error_json(const dm_error *err) {
+  return dmh_error_to_json(err, NULL);
+}
+
+json_object *dmh_control_response_new(void) {
+  json_object *o = json_object_new_object();
+  json_object_object_add(o, "result", json_object_new_boolean(1));
+  json_object_object_add(o, "msg", json_object_new_string(""));
+  return o;
+}
+
+void dmh_control_set_error(json_object *resp, const dm_error *err) {
+  json_object_object_add(resp, "result", json_object_new_boolean(0));
+  json_object_object_add(resp, "msg", json_object_new_string(err->message));
+  json_object_object_add(resp, "error", dmh_control_error_json(err));
+}

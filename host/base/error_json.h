@@ -19,4 +19,11 @@ void dmh_error_print(const char *who, const dm_error *err);
  * a config read from a temporary copy blames the file the user named. */
 void dmh_error_rename_file(dm_error *err, const char *copy, const char *path);
 
+/* The control protocol's answers (control.h): the error object (the "error" member), an answer
+ * marked failed (result false, msg = the message, error = the error object), and {"result": true,
+ * "msg": ""}, the start of every answer. Here, below the protocol, for every client and layer. */
+json_object *dmh_control_error_json(const dm_error *err);
+void dmh_control_set_error(json_object *resp, const dm_error *err);
+json_object *dmh_control_response_new(void);
+
 #endif /* DMH_ERROR_JSON_H */

@@ -23,21 +23,18 @@
 #include "supervisor.h"
 
 static void run_usage(FILE *out) {
-  fprintf(
-      out,
-      "usage: dmhost run --source SOURCE.cfg --task TASK.cfg [options]\n"
-      "  --work-dir DIR     where units keep dump files and checkpoints (default ./dmhost-work)\n"
-      "  --plugin-dir DIR   where the default unit builds are (default: installed folder)\n"
-      "  --log-level L      debug, info, warn or error (default info)\n"
-      "  --log-format F     text (default) or json: one object per line for log shippers\n"
-      "  --quiet            no progress output\n"
-      "  --listen HOST:PORT serve the task's metrics at GET /metrics (Prometheus text format,\n"
-      "                     docs/metrics.md); loopback only, this user's and root's clients\n"
-      "  --fencing-token N  for the cluster worker and tests: the subtask's fencing token (a\n"
-      "                     number that grows each time the subtask moves to another worker;\n"
-      "                     0, the default, is no fencing); see docs/sdk.md \"Fencing\"\n"
-      "Runs until a task that can finish has finished (exit 0). SIGINT/SIGTERM pause the\n"
-      "task at a safe point, keep its checkpoints and exit 0; run again to continue.\n");
+  fprintf(out,
+          "usage: dmhost run --source SOURCE.cfg --task TASK.cfg [options]\n"
+          "  --work-dir DIR     where units keep dump files and checkpoints (default "
+          "./dmhost-work)\n" DMH_CLI_PLUGIN_DIR_HELP DMH_CLI_LOG_HELP
+          "  --quiet            no progress output\n"
+          "  --listen HOST:PORT serve the task's metrics at GET /metrics (Prometheus text format,\n"
+          "                     docs/metrics.md); loopback only, this user's and root's clients\n"
+          "  --fencing-token N  for the cluster worker and tests: the subtask's fencing token (a\n"
+          "                     number that grows each time the subtask moves to another worker;\n"
+          "                     0, the default, is no fencing); see docs/sdk.md \"Fencing\"\n"
+          "Runs until a task that can finish has finished (exit 0). SIGINT/SIGTERM pause the\n"
+          "task at a safe point, keep its checkpoints and exit 0; run again to continue.\n");
 }
 
 static void run_print_error(const dm_error *e) {
@@ -96,26 +93,31 @@ static bool run_auto_resume_pending(dmh_subtask *st) {
 }
 
 int dmh_run_main(int argc, char **argv) {
-  static const struct option longopts[] = {
+  static const struct option own[] = {
       {"source", required_argument, NULL, 's'},
       {"task", required_argument, NULL, 't'},
       {"work-dir", required_argument, NULL, 'w'},
-      {"plugin-dir", required_argument, NULL, 'p'},
-      {"log-level", required_argument, NULL, 'l'},
-      {"log-format", required_argument, NULL, 'j'},
       {"quiet", no_argument, NULL, 'q'},
       {"fencing-token", required_argument, NULL, 'F'},
       {"listen", required_argument, NULL, 'L'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
-  const char *source_path = NULL, *task_path = NULL, *work = "dmhost-work", *plugin_dir = NULL;
+  dmh_cli_common flags = {.groups = DMH_CLI_PLUGIN_DIR | DMH_CLI_LOG, .prog = "run"};
+  struct option longopts[DMH_CLI_MAX_LONGOPTS];
+  dmh_cli_longopts(&flags, own, longopts);
+  const char *source_path = NULL, *task_path = NULL, *work = "dmhost-work";
   bool quiet = false;
   uint64_t fencing_token = 0;
   const char *listen = NULL;
   int c;
   optind = 1;
   while ((c = getopt_long(argc, argv, "s:t:w:p:l:qh", longopts, NULL)) != -1) {
+    int frc = dmh_cli_common_flag(&flags, c, optarg);
+    if (frc < 0)
+      return 2;
+    if (frc > 0)
+      continue;
     switch (c) {
     case 's':
       source_path = optarg;
@@ -125,17 +127,6 @@ int dmh_run_main(int argc, char **argv) {
       break;
     case 'w':
       work = optarg;
-      break;
-    case 'p':
-      plugin_dir = optarg;
-      break;
-    case 'l':
-      if (dmh_log_level_flag("run", optarg) < 0)
-        return 2;
-      break;
-    case 'j':
-      if (dmh_log_format_flag("run", optarg) < 0)
-        return 2;
       break;
     case 'q':
       quiet = true;
@@ -206,7 +197,7 @@ int dmh_run_main(int argc, char **argv) {
   if (source->enable_relay) {
     snprintf(root, sizeof root, "%s/sources/%s/relay-work", work, source->source_id);
     dmh_subtask_opts ro = {
-        .source = source, .work_root = root, .plugin_dir = plugin_dir, .worker_name = worker};
+        .source = source, .work_root = root, .plugin_dir = flags.plugin_dir, .worker_name = worker};
     if (!(relay = dmh_subtask_create_relay(&ro, &err)) || dmh_subtask_start(relay, &err) < 0) {
       run_print_error(&err);
       goto out;
@@ -216,7 +207,7 @@ int dmh_run_main(int argc, char **argv) {
   dmh_subtask_opts o = {.task = task,
                         .source = source,
                         .work_root = root,
-                        .plugin_dir = plugin_dir,
+                        .plugin_dir = flags.plugin_dir,
                         .relay = relay,
                         .fencing_token = fencing_token,
                         .worker_name = worker};

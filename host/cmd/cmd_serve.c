@@ -37,10 +37,10 @@ static void serve_usage(FILE *out) {
       "usage: dmhost serve --state-dir DIR [--socket PATH] [--plugin-dir DIR]\n"
       "                    [--socket-group GROUP] [--idle-timeout SECONDS]\n"
       "                    [--send-timeout SECONDS]\n"
-      "                    [--listen HOST:PORT [--tls-ca FILE --tls-cert FILE --tls-key FILE\n"
-      "                                         [--tls-allowed-cn NAME[,NAME...]]]]\n"
+      "                    [--listen HOST:PORT [" DMH_CLI_TLS_USAGE "\n"
+      "                                         " DMH_CLI_TLS_CN_USAGE "]]\n"
       "                    [--unit-dir DIR]... [--secrets-dir DIR] [--allow-submitted-unit-paths]\n"
-      "                    [--log-level debug|info|warn|error] [--log-format text|json]\n"
+      "                    " DMH_CLI_LOG_USAGE "\n"
       "\n"
       "Runs the daemon that dmctl talks to. Sources, tasks and their expected stages are kept\n"
       "in DIR and restored on the next start. The control socket defaults to DIR/dmhost.sock.\n"
@@ -101,32 +101,29 @@ fail:
 }
 
 int dmh_serve_main(int argc, char **argv) {
-  static const struct option longopts[] = {
-      {"state-dir", required_argument, NULL, 'd'},
+  static const struct option own[] = {
       {"socket", required_argument, NULL, 's'},
-      {"plugin-dir", required_argument, NULL, 'p'},
-      {"log-level", required_argument, NULL, 'l'},
-      {"log-format", required_argument, NULL, 'j'},
       {"socket-group", required_argument, NULL, 'g'},
       {"idle-timeout", required_argument, NULL, 'i'},
       {"send-timeout", required_argument, NULL, 't'},
       {"listen", required_argument, NULL, 'L'},
       {"http", required_argument, NULL, 'L'}, /* DM's name for it */
-      {"tls-ca", required_argument, NULL, 'A'},
-      {"tls-cert", required_argument, NULL, 'C'},
-      {"tls-key", required_argument, NULL, 'K'},
       DMH_TRUST_LONGOPTS,
-      {"tls-allowed-cn", required_argument, NULL, 'N'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
-  const char *state_arg = NULL, *socket_arg = NULL, *plugin_arg = NULL, *listen_arg = NULL;
+  dmh_cli_common flags = {.groups = DMH_CLI_STATE_DIR | DMH_CLI_PLUGIN_DIR | DMH_CLI_LOG |
+                                    DMH_CLI_TLS | DMH_CLI_TLS_CN,
+                          .prog = "serve"};
+  struct option longopts[DMH_CLI_MAX_LONGOPTS];
+  dmh_cli_longopts(&flags, own, longopts);
+  const char *socket_arg = NULL, *listen_arg = NULL;
   dmh_trust_flags trust = {.n_unit_dirs = 0};
-  dmh_control_tls tls = {0};
-  /* query-status and query-lag (the status page polls both) read the registry's state and the
-   * lag history under short locks: answered on the HTTP server's event threads
-   * (control_socket.h) */
-  static const char *const fast_cmds[] = {"query-status", "query-lag", NULL};
+  /* DMH_CMD_FAST (commands.def: query-status and query-lag, which the status page polls) read the
+   * registry's state and the lag history under short locks: answered on the HTTP server's event
+   * threads (control_socket.h) */
+  static const char *fast_cmds[DMH_CMD_COUNT + 1];
+  dmh_command_names(DMH_CMD_FAST, fast_cmds);
   dmh_control_opts copts = {.handler = dmh_control_handle_line,
                             .refusal = dmh_control_error_line,
                             .fast_cmds = fast_cmds};
@@ -134,34 +131,18 @@ int dmh_serve_main(int argc, char **argv) {
   int c;
   while ((c = getopt_long(argc, argv, "d:s:p:l:g:i:t:h", longopts, NULL)) != -1) {
     int trc = dmh_trust_flag(&trust, c, optarg, "dmhost serve");
+    if (trc == 0)
+      trc = dmh_cli_common_flag(&flags, c, optarg);
     if (trc < 0)
       return 2;
     if (trc > 0)
       continue;
     switch (c) {
-    case 'd':
-      state_arg = optarg;
-      break;
     case 's':
       socket_arg = optarg;
       break;
-    case 'p':
-      plugin_arg = optarg;
-      break;
     case 'L':
       listen_arg = optarg;
-      break;
-    case 'A':
-      tls.ca = optarg;
-      break;
-    case 'C':
-      tls.cert = optarg;
-      break;
-    case 'K':
-      tls.key = optarg;
-      break;
-    case 'N':
-      tls.allowed_cn = optarg;
       break;
     case 'g': {
       struct group gr, *found = NULL;
@@ -188,14 +169,6 @@ int dmh_serve_main(int argc, char **argv) {
       *(c == 'i' ? &copts.idle_timeout_ms : &copts.send_timeout_ms) = (int)(secs * 1000);
       break;
     }
-    case 'l':
-      if (dmh_log_level_flag("serve", optarg) < 0)
-        return 2;
-      break;
-    case 'j':
-      if (dmh_log_format_flag("serve", optarg) < 0)
-        return 2;
-      break;
     case 'h':
       serve_usage(stdout);
       return 0;
@@ -209,7 +182,7 @@ int dmh_serve_main(int argc, char **argv) {
     serve_usage(stderr);
     return 2;
   }
-  if (!state_arg) {
+  if (!flags.state_dir) {
     fprintf(stderr, "dmhost serve: --state-dir is required\n");
     serve_usage(stderr);
     return 2;
@@ -217,14 +190,15 @@ int dmh_serve_main(int argc, char **argv) {
 
   dm_error err;
   bool tls_given;
-  int frc = dmh_control_listen_flags(listen_arg, &tls, &tls_given, &err);
+  int frc = dmh_control_listen_flags(listen_arg, &flags.tls, &tls_given, &err);
   if (frc != 0) {
     serve_fail(&err);
     return frc;
   }
   char *state_dir, *plugin_dir;
   int sfd;
-  if (dmh_daemon_start(state_arg, plugin_arg, &state_dir, &plugin_dir, &sfd, &err) < 0) {
+  if (dmh_daemon_start(flags.state_dir, flags.plugin_dir, &state_dir, &plugin_dir, &sfd, &err) <
+      0) {
     serve_fail(&err);
     return 1;
   }
@@ -270,8 +244,8 @@ int dmh_serve_main(int argc, char **argv) {
   /* Over TCP the answers give paths relative to the state dir (control.h) */
   dmh_control_opts http_opts = copts;
   http_opts.handler = dmh_control_handle_line_tcp;
-  if (listen_arg &&
-      dmh_control_http_open(listen_arg, tls_given ? &tls : NULL, &http_opts, &http, &err) < 0) {
+  if (listen_arg && dmh_control_http_open(listen_arg, tls_given ? &flags.tls : NULL, &http_opts,
+                                          &http, &err) < 0) {
     serve_fail(&err);
     goto out;
   }

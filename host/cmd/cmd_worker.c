@@ -37,12 +37,11 @@ static void cw_usage(FILE *out) {
       out,
       "usage: dmhost worker --name NAME --etcd URL[,URL...] --state-dir DIR\n"
       "                     [--etcd-prefix /dmhost] [--advertise-addr ADDR]\n"
-      "                     [--listen HOST:PORT [--tls-ca FILE --tls-cert FILE --tls-key FILE\n"
-      "                                          [--tls-allowed-cn NAME[,NAME...]]]]\n"
+      "                     [--listen HOST:PORT [" DMH_CLI_TLS_USAGE "\n"
+      "                                          " DMH_CLI_TLS_CN_USAGE "]]\n"
       "                     [--lease-ttl SECONDS] [--plugin-dir DIR] [--unit-dir DIR]...\n"
       "                     [--secrets-dir DIR] [--allow-submitted-unit-paths]\n"
-      "                     [--log-level debug|info|warn|error] [--log-format "
-      "text|json]\n" DMH_CLUSTER_SECURITY_USAGE "\n"
+      "                     " DMH_CLI_LOG_USAGE "\n" DMH_CLUSTER_SECURITY_USAGE "\n"
       "Runs one worker of a cluster: registers NAME in etcd under a lease (TTL 10 s unless\n"
       "told, at least 10), runs the source the leader binds to it and that source's\n"
       "subtasks at the stages the leader sets, and publishes their status. Its source,\n"
@@ -133,32 +132,28 @@ static int cw_lease_take(cw *w, bool after_loss, dm_error *err) {
 
 /* ---- options ---- */
 
-static int cw_options(cw *w, int argc, char **argv, const char **state_arg, const char **plugin_arg,
-                      const char **listen_arg, dmh_control_tls *tls) {
-  static const struct option longopts[] = {
+static int cw_options(cw *w, int argc, char **argv, dmh_cli_common *flags,
+                      const char **listen_arg) {
+  static const struct option own[] = {
       {"name", required_argument, NULL, 'n'},
       {"etcd", required_argument, NULL, 'e'},
-      {"state-dir", required_argument, NULL, 'd'},
       {"etcd-prefix", required_argument, NULL, 'P'},
       {"advertise-addr", required_argument, NULL, 'a'},
       {"lease-ttl", required_argument, NULL, 't'},
-      {"plugin-dir", required_argument, NULL, 'p'},
-      {"log-level", required_argument, NULL, 'l'},
-      {"log-format", required_argument, NULL, 'j'},
       {"listen", required_argument, NULL, 'L'},
-      {"tls-ca", required_argument, NULL, 'A'},
-      {"tls-cert", required_argument, NULL, 'C'},
-      {"tls-key", required_argument, NULL, 'K'},
       DMH_TRUST_LONGOPTS,
-      {"tls-allowed-cn", required_argument, NULL, 'N'},
       {"help", no_argument, NULL, 'h'},
       DMH_CLUSTER_SECURITY_LONGOPTS,
       {NULL, 0, NULL, 0},
   };
+  struct option longopts[DMH_CLI_MAX_LONGOPTS];
+  dmh_cli_longopts(flags, own, longopts);
   optind = 1;
   int c;
   while ((c = getopt_long(argc, argv, "n:e:d:P:a:t:p:l:h", longopts, NULL)) != -1) {
     int trc = dmh_trust_flag(&w->trust, c, optarg, "dmhost worker");
+    if (trc == 0)
+      trc = dmh_cli_common_flag(flags, c, optarg);
     if (trc < 0)
       return 2;
     if (trc > 0)
@@ -166,18 +161,6 @@ static int cw_options(cw *w, int argc, char **argv, const char **state_arg, cons
     switch (c) {
     case 'L':
       *listen_arg = optarg;
-      break;
-    case 'A':
-      tls->ca = optarg;
-      break;
-    case 'C':
-      tls->cert = optarg;
-      break;
-    case 'K':
-      tls->key = optarg;
-      break;
-    case 'N':
-      tls->allowed_cn = optarg;
       break;
     case 'n':
       if (!dmh_cluster_name_ok(optarg)) {
@@ -190,9 +173,6 @@ static int cw_options(cw *w, int argc, char **argv, const char **state_arg, cons
       break;
     case 'e':
       w->endpoints = optarg;
-      break;
-    case 'd':
-      *state_arg = optarg;
       break;
     case 'P':
       if (optarg[0] != '/' || strlen(optarg) >= sizeof w->prefix ||
@@ -220,17 +200,6 @@ static int cw_options(cw *w, int argc, char **argv, const char **state_arg, cons
       w->ttl_s = secs;
       break;
     }
-    case 'p':
-      *plugin_arg = optarg;
-      break;
-    case 'l':
-      if (dmh_log_level_flag("worker", optarg) < 0)
-        return 2;
-      break;
-    case 'j':
-      if (dmh_log_format_flag("worker", optarg) < 0)
-        return 2;
-      break;
     case 'h':
       cw_usage(stdout);
       return 0;
@@ -241,11 +210,11 @@ static int cw_options(cw *w, int argc, char **argv, const char **state_arg, cons
       return 2;
     }
   }
-  const char *missing = optind < argc   ? NULL
-                        : !w->name[0]   ? "--name"
-                        : !w->endpoints ? "--etcd"
-                        : !*state_arg   ? "--state-dir"
-                                        : NULL;
+  const char *missing = optind < argc       ? NULL
+                        : !w->name[0]       ? "--name"
+                        : !w->endpoints     ? "--etcd"
+                        : !flags->state_dir ? "--state-dir"
+                                            : NULL;
   if (optind < argc || missing) {
     if (missing)
       fprintf(stderr, "dmhost worker: %s is required\n", missing);
@@ -259,10 +228,9 @@ static int cw_options(cw *w, int argc, char **argv, const char **state_arg, cons
 
 /* ---- the control listener (--listen) ---- */
 
-/* What a master forwards to the worker of a source, and reads: the rest (sources, tasks and their
- * stages) is the cluster's, written by the masters into etcd, never asked of a worker. */
-static const char *const cw_served[] = {"purge-relay", "swap-unit", "binlog", "query-status"};
-
+/* What a master forwards to the worker of a source (DMH_CMD_FORWARD), and reads (DMH_CMD_WORKER:
+ * commands.def): the rest (sources, tasks and their stages) is the cluster's, written by the
+ * masters into etcd, never asked of a worker. */
 static json_object *cw_control_handle(void *ud, json_object *req) {
   cw *w = ud;
   json_object *cmd = NULL;
@@ -270,15 +238,18 @@ static json_object *cw_control_handle(void *ud, json_object *req) {
       json_object_object_get_ex(req, "cmd", &cmd) && json_object_is_type(cmd, json_type_string)
           ? json_object_get_string(cmd)
           : "";
-  for (size_t i = 0; i < sizeof cw_served / sizeof *cw_served; i++)
-    if (strcmp(name, cw_served[i]) == 0)
-      return dmh_control_handle(w->reg, req);
+  const dmh_command *c = dmh_command_find(name);
+  if (c && (c->flags & DMH_CMD_WORKER))
+    return dmh_control_handle(w->reg, req);
+  char forwarded[256], read[256];
+  dmh_command_list(DMH_CMD_WORKER | DMH_CMD_FORWARD, 0, forwarded, sizeof forwarded);
+  dmh_command_list(DMH_CMD_WORKER, DMH_CMD_FORWARD, read, sizeof read);
   dm_error err;
   dmh_control_bad(&err,
                   "\"%s\" is not served by a worker (%s): send it to a master (dmctl "
-                  "--master-addr MASTER); a worker answers purge-relay, swap-unit, binlog and "
-                  "query-status, which the masters forward to it",
-                  name, w->name);
+                  "--master-addr MASTER); a worker answers %s and %s, which the masters forward to "
+                  "it",
+                  name, w->name, forwarded, read);
   json_object *resp = dmh_control_response_new();
   if (resp)
     dmh_control_set_error(resp, &err);
@@ -351,9 +322,11 @@ static void cw_loop(cw *w, int sfd) {
 int dmh_cluster_worker_main(int argc, char **argv) {
   cw w = {.ttl_s = CW_TTL_DEFAULT};
   dm_strlcpy(w.prefix, DMH_CLUSTER_PREFIX_DEFAULT, sizeof w.prefix);
-  const char *state_arg = NULL, *plugin_arg = NULL, *listen_arg = NULL;
-  dmh_control_tls tls = {0};
-  int orc = cw_options(&w, argc, argv, &state_arg, &plugin_arg, &listen_arg, &tls);
+  const char *listen_arg = NULL;
+  dmh_cli_common flags = {.groups = DMH_CLI_STATE_DIR | DMH_CLI_PLUGIN_DIR | DMH_CLI_LOG |
+                                    DMH_CLI_TLS | DMH_CLI_TLS_CN,
+                          .prog = "worker"};
+  int orc = cw_options(&w, argc, argv, &flags, &listen_arg);
   if (orc >= 0)
     return orc;
   dm_error err;
@@ -367,7 +340,7 @@ int dmh_cluster_worker_main(int argc, char **argv) {
   dmh_secret_cluster_key_set(w.sec.has_key ? w.sec.key : NULL);
   dmh_secret_cluster_texts(1);
   bool tls_given;
-  int frc = dmh_control_listen_flags(listen_arg, &tls, &tls_given, &err);
+  int frc = dmh_control_listen_flags(listen_arg, &flags.tls, &tls_given, &err);
   if (frc != 0) {
     cw_fail(&err);
     dmh_cluster_security_clear(&w.sec);
@@ -383,7 +356,8 @@ int dmh_cluster_worker_main(int argc, char **argv) {
 
   dmh_control_http *http = NULL;
   int sfd;
-  if (dmh_daemon_start(state_arg, plugin_arg, &w.state_dir, &w.plugin_dir, &sfd, &err) < 0) {
+  if (dmh_daemon_start(flags.state_dir, flags.plugin_dir, &w.state_dir, &w.plugin_dir, &sfd, &err) <
+      0) {
     cw_fail(&err);
     dmh_cluster_security_clear(&w.sec);
     return 1;
@@ -419,7 +393,7 @@ int dmh_cluster_worker_main(int argc, char **argv) {
   if (listen_arg) {
     dmh_control_opts copts = {
         .handler = cw_control_line, .refusal = dmh_control_error_line, .ud = &w};
-    if (dmh_control_http_open(listen_arg, tls_given ? &tls : NULL, &copts, &http, &err) < 0) {
+    if (dmh_control_http_open(listen_arg, tls_given ? &flags.tls : NULL, &copts, &http, &err) < 0) {
       cw_fail(&err);
       goto out;
     }

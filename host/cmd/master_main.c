@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli_flag.h"
 #include "cluster_keys.h"
 #include "cluster_security.h"
 #include "control.h"
@@ -66,10 +67,10 @@ static json_object *door_forward(void *ud, const char *addr, json_object *req, d
 static void master_usage(FILE *out) {
   fprintf(out,
           "usage: dmhost master --name NAME --etcd URL[,URL...] [--listen HOST:PORT]\n"
-          "                     [--tls-ca FILE --tls-cert FILE --tls-key FILE\n"
-          "                      [--tls-allowed-cn NAME[,NAME...]]]\n"
-          "                     [--etcd-prefix PREFIX] [--log-level debug|info|warn|error]\n"
-          "                     [--log-format text|json]\n"
+          "                     [" DMH_CLI_TLS_USAGE "\n"
+          "                      " DMH_CLI_TLS_CN_USAGE "]\n"
+          "                     [--etcd-prefix PREFIX]\n"
+          "                     " DMH_CLI_LOG_USAGE "\n"
           "                     [--secrets-dir DIR] "
           "[--allow-submitted-unit-paths]\n" DMH_CLUSTER_SECURITY_USAGE "\n"
           "Runs a master of the cluster: registers under a lease of its own, campaigns for the\n"
@@ -97,22 +98,19 @@ static void master_fail(const dm_error *err) {
 }
 
 int dmh_master_main(int argc, char **argv) {
-  static const struct option longopts[] = {
+  static const struct option own[] = {
       {"name", required_argument, NULL, 'n'},
       {"etcd", required_argument, NULL, 'e'},
       {"listen", required_argument, NULL, 'L'},
       {"etcd-prefix", required_argument, NULL, 'p'},
-      {"tls-ca", required_argument, NULL, 'A'},
-      {"tls-cert", required_argument, NULL, 'C'},
-      {"tls-key", required_argument, NULL, 'K'},
-      {"tls-allowed-cn", required_argument, NULL, 'N'},
-      {"log-level", required_argument, NULL, 'l'},
-      {"log-format", required_argument, NULL, 'j'},
       DMH_TRUST_LONGOPTS,
       {"help", no_argument, NULL, 'h'},
       DMH_CLUSTER_SECURITY_LONGOPTS,
       {NULL, 0, NULL, 0},
   };
+  dmh_cli_common flags = {.groups = DMH_CLI_TLS | DMH_CLI_TLS_CN | DMH_CLI_LOG, .prog = "master"};
+  struct option longopts[DMH_CLI_MAX_LONGOPTS];
+  dmh_cli_longopts(&flags, own, longopts);
   dmh_master_opts o = {0};
   static dmh_cluster_security sec; /* outlives the master: its clients point at it */
   memset(&sec, 0, sizeof sec);
@@ -124,6 +122,8 @@ int dmh_master_main(int argc, char **argv) {
   dmh_trust_flags trust = {.n_unit_dirs = 0};
   while ((c = getopt_long(argc, argv, "n:e:L:p:A:C:K:N:l:h", longopts, NULL)) != -1) {
     int trc = dmh_trust_flag(&trust, c, optarg, "dmhost master");
+    if (trc == 0)
+      trc = dmh_cli_common_flag(&flags, c, optarg);
     if (trc < 0)
       return 2;
     if (trc > 0)
@@ -141,26 +141,6 @@ int dmh_master_main(int argc, char **argv) {
     case 'p':
       o.prefix = optarg;
       break;
-    case 'A':
-      door.tls.ca = optarg;
-      break;
-    case 'C':
-      door.tls.cert = optarg;
-      break;
-    case 'K':
-      door.tls.key = optarg;
-      break;
-    case 'N':
-      door.tls.allowed_cn = optarg;
-      break;
-    case 'l':
-      if (dmh_log_level_flag("master", optarg) < 0)
-        return 2;
-      break;
-    case 'j':
-      if (dmh_log_format_flag("master", optarg) < 0)
-        return 2;
-      break;
     case 'h':
       master_usage(stdout);
       return 0;
@@ -171,6 +151,7 @@ int dmh_master_main(int argc, char **argv) {
       return 2;
     }
   }
+  door.tls = flags.tls;
   if (optind < argc || !o.name || !o.endpoints) {
     fprintf(stderr, "dmhost master: %s\n",
             optind < argc ? "unexpected argument" : "--name and --etcd are required");

@@ -20,19 +20,13 @@
 #include <stdbool.h>
 
 #include "binlog_ops.h"
+#include "commands.h" /* DMH_BINLOG_USAGE, dmh_binlog_args_from_argv: the command line */
 #include "dmhost/error.h"
-
-#define DMH_BINLOG_USAGE                                                                           \
-  "binlog skip|replace|inject|list|revert TASK [-s SOURCE] [-b FILE:POS] [SQL...]"
 
 /* Check the args object (see above) and fill *req, which borrows strings from `args`. Errors are
  * DM_ERR_CONTROL_REQUEST: an unknown op, a bad binlogPos (saying the expected form), replace or
  * inject without SQL, skip, list or revert with SQL, list with binlogPos. Returns 0 or -1. */
 int dmh_binlog_req_parse(json_object *args, dmh_binlog_req *req, dm_error *err);
-
-/* The args object from a command line "OP TASK [-s SOURCE] [-b FILE:POS] [SQL...]" (argv[0] is
- * OP). Returns it, or NULL with DM_ERR_CONTROL_REQUEST saying the usage. */
-json_object *dmh_binlog_args_from_argv(int argc, char **argv, dm_error *err);
 
 /* `dmhost binlog ...`: the same command on the stores of `dmhost run --work-dir DIR`. */
 int dmh_binlog_main(int argc, char **argv);

@@ -4,6 +4,7 @@
 #include "error_json.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,24 +15,6 @@
 #include "dmhost/sdk.h"
 #include "log.h"
 #include "state.h"
-
-/* One error shape everywhere (DM's field names), the same as in query-status's result.errors. */
-json_object *dmh_control_error_json(const dm_error *err) {
-  return dmh_error_to_json(err, NULL);
-}
-
-json_object *dmh_control_response_new(void) {
-  json_object *o = json_object_new_object();
-  json_object_object_add(o, "result", json_object_new_boolean(1));
-  json_object_object_add(o, "msg", json_object_new_string(""));
-  return o;
-}
-
-void dmh_control_set_error(json_object *resp, const dm_error *err) {
-  json_object_object_add(resp, "result", json_object_new_boolean(0));
-  json_object_object_add(resp, "msg", json_object_new_string(err->message));
-  json_object_object_add(resp, "error", dmh_control_error_json(err));
-}
 
 /* ---- arguments ---- */
 
@@ -338,45 +321,62 @@ static int control_binlog(void *ud, const control_cmd *cmd, json_object *args, j
 static int control_help(void *ud, const control_cmd *cmd, json_object *args, json_object *resp,
                         dm_error *err);
 
-static const control_cmd control_cmds[] = {
-    {"operate-source",
-     control_operate_source,
-     {"op", "source", "path", "content"},
-     "operate-source create SOURCE.cfg | show [-s SOURCE] | stop -s SOURCE"},
-    {"check-task", control_task_file, {"path", "content", NULL, NULL}, "check-task TASK.cfg"},
-    {"start-task", control_task_file, {"path", "content", NULL, NULL}, "start-task TASK.cfg"},
-    {"update-task", control_task_file, {"path", "content", NULL, NULL}, "update-task TASK.cfg"},
-    {"pause-task", control_task_op, {"name", NULL, NULL, NULL}, "pause-task NAME"},
-    {"resume-task", control_task_op, {"name", NULL, NULL, NULL}, "resume-task NAME"},
-    {"stop-task", control_task_op, {"name", NULL, NULL, NULL}, "stop-task NAME"},
-    {"query-status", control_query_status, {"name", NULL, NULL, NULL}, "query-status [NAME]"},
-    {"query-lag",
-     control_query_lag,
-     {"name", "since", NULL, NULL},
-     "query-lag NAME [since UNIX_MS] (GET /api/v1/tasks/NAME/lag)"},
-    {"start-relay", control_relay, {"source", NULL, NULL, NULL}, "start-relay -s SOURCE"},
-    {"stop-relay", control_relay, {"source", NULL, NULL, NULL}, "stop-relay -s SOURCE"},
-    {"purge-relay",
-     control_purge_relay,
-     {"source", "file", NULL, NULL},
-     "purge-relay -s SOURCE -f FILE"},
-    {"swap-unit",
-     control_swap_unit,
-     {"name", "unit", "path", NULL},
-     "swap-unit NAME --unit KIND --path NEW.so"},
-    {"binlog",
-     control_binlog,
-     {"op", "name", "source", "binlogPos", "sqls", NULL},
-     DMH_BINLOG_USAGE},
-    {"help", control_help, {NULL}, "help"},
+/* The daemon's handler of each row of commands.def it serves (dmh_control_table). */
+static const dmh_control_fn control_fns[DMH_CMD_COUNT] = {
+    [DMH_CMD_OPERATE_SOURCE] = control_operate_source,
+    [DMH_CMD_CHECK_TASK] = control_task_file,
+    [DMH_CMD_START_TASK] = control_task_file,
+    [DMH_CMD_UPDATE_TASK] = control_task_file,
+    [DMH_CMD_PAUSE_TASK] = control_task_op,
+    [DMH_CMD_RESUME_TASK] = control_task_op,
+    [DMH_CMD_STOP_TASK] = control_task_op,
+    [DMH_CMD_QUERY_STATUS] = control_query_status,
+    [DMH_CMD_QUERY_LAG] = control_query_lag,
+    [DMH_CMD_START_RELAY] = control_relay,
+    [DMH_CMD_STOP_RELAY] = control_relay,
+    [DMH_CMD_PURGE_RELAY] = control_purge_relay,
+    [DMH_CMD_SWAP_UNIT] = control_swap_unit,
+    [DMH_CMD_BINLOG] = control_binlog,
+    [DMH_CMD_HELP] = control_help,
 };
 
-#define CONTROL_N_CMDS (sizeof control_cmds / sizeof control_cmds[0])
+static control_cmd control_cmds[DMH_CMD_COUNT];
+static size_t control_n_cmds;
+static pthread_once_t control_once = PTHREAD_ONCE_INIT;
+
+static void control_init(void) {
+  control_n_cmds = dmh_control_table(DMH_ROLE_DAEMON, control_fns, control_cmds);
+}
+
+size_t dmh_control_table(dmh_control_role role, const dmh_control_fn fns[DMH_CMD_COUNT],
+                         dmh_control_cmd *out) {
+  size_t n = 0;
+  for (size_t i = 0; i < DMH_CMD_COUNT; i++) {
+    const dmh_command *c = &dmh_commands[i];
+    if (role == DMH_ROLE_DAEMON && (c->flags & DMH_CMD_MASTER_ONLY))
+      continue;
+    if (!fns[i]) {
+      fprintf(stderr, "dmhost: command %s of commands.def has no handler in the %s's table\n",
+              c->name, role == DMH_ROLE_DAEMON ? "daemon" : "master");
+      abort();
+    }
+    dmh_control_cmd *o = &out[n++];
+    memset(o, 0, sizeof *o);
+    o->name = c->name;
+    o->fn = fns[i];
+    const char *usage = role == DMH_ROLE_DAEMON ? c->daemon_usage : c->master_usage;
+    o->usage = usage ? usage : c->usage;
+    for (int k = 0, a = 0; k < DMH_CMD_MAX_ARGS && c->args[k].name; k++)
+      if (role == DMH_ROLE_MASTER || !(c->args[k].flags & DMH_ARG_MASTER))
+        o->args[a++] = c->args[k].name;
+  }
+  return n;
+}
 
 static int control_help(void *ud, const control_cmd *cmd, json_object *args, json_object *resp,
                         dm_error *err) {
   (void)ud, (void)cmd, (void)args, (void)err;
-  dmh_control_help(control_cmds, CONTROL_N_CMDS, resp);
+  dmh_control_help(control_cmds, control_n_cmds, resp);
   return 0;
 }
 
@@ -396,7 +396,8 @@ void dmh_control_help(const dmh_control_cmd *cmds, size_t n_cmds, json_object *r
 }
 
 json_object *dmh_control_handle(dmh_registry *r, json_object *request) {
-  return dmh_control_dispatch(control_cmds, CONTROL_N_CMDS, r, request);
+  pthread_once(&control_once, control_init);
+  return dmh_control_dispatch(control_cmds, control_n_cmds, r, request);
 }
 
 json_object *dmh_control_dispatch(const dmh_control_cmd *cmds, size_t n_cmds, void *ud,

@@ -7,23 +7,10 @@
  *              "unit-loader", "ErrScope": "internal", "ErrLevel": "high", "Message": "...",
  *              "RawCause": "...", "Workaround": "...", "Resumable": false}, ...payload}
  *
- * Commands and their args (paths absolute; dmctl makes them so):
- *   operate-source  {"op": "create", "path": P} | {"op": "show"[, "source": S]} |
- *                   {"op": "stop", "source": S}
- *   check-task      {"path": P}   the precheck (precheck.h): "checkResult" in DM's shape
- *   start-task      {"path": P}   refused when the precheck fails (DM_ERR_PRECHECK_FAILED)
- *   update-task     {"path": P}   a paused task takes the file's settings (registry.h)
- *   pause-task, resume-task, stop-task   {"name": N}
- *   query-status    {["name": N]}
- *   query-lag       {"name": N[, "since": UNIX_MS]}  dmhost's own: the task's replication lag
- *                   over the last 10 minutes (registry.h dmh_registry_task_lag)
- *   start-relay, stop-relay              {"source": S}
- *   swap-unit       {"name": N, "unit": "dump"|"load"|"sync", "path": P}
- *   binlog          {"op": "skip"|"replace"|"inject"|"list"|"revert", "name": N[, "source": S]
- *                    [, "binlogPos": "FILE:POS"][, "sqls": [SQL...]]}  (binlog_cmd.h)
- *   help            {}
+ * The commands, their arguments (paths absolute; dmctl makes them so) and usage are the rows of
+ * commands.def; their payloads follow DM's (see docs/control.md).
  * An unknown command, a missing or mistyped argument, or an argument the command does not take is
- * DM_ERR_CONTROL_REQUEST. The payloads follow DM's (see docs/control.md).
+ * DM_ERR_CONTROL_REQUEST.
  */
 #ifndef DMH_CONTROL_H
 #define DMH_CONTROL_H
@@ -32,14 +19,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "commands.h"
 #include "config.h"
 #include "dmhost/error.h"
+#include "error_json.h"
 #include "registry.h"
 
 /* A command of a dispatch table: its name, the function answering it (`ud` is the table's
  * context: the registry here, the master in master_control.c), the argument names it takes (any
- * other is refused), and dmctl's syntax for help. */
-#define DMH_CONTROL_MAX_ARGS 6
+ * other is refused), and dmctl's syntax for help. Made from commands.def by dmh_control_table. */
+#define DMH_CONTROL_MAX_ARGS DMH_CMD_MAX_ARGS
 typedef struct dmh_control_cmd dmh_control_cmd;
 typedef int (*dmh_control_fn)(void *ud, const dmh_control_cmd *cmd, json_object *args,
                               json_object *resp, dm_error *err);
@@ -49,6 +38,16 @@ struct dmh_control_cmd {
   const char *args[DMH_CONTROL_MAX_ARGS];
   const char *usage;
 };
+
+/* Who answers the protocol: `dmhost serve` (and a cluster worker), or a master. */
+typedef enum dmh_control_role { DMH_ROLE_DAEMON, DMH_ROLE_MASTER } dmh_control_role;
+
+/* The dispatch table of `role` from commands.def, into out[DMH_CMD_COUNT]: each row the role
+ * serves (a daemon none of DMH_CMD_MASTER_ONLY) in the table's order, bound to fns[its id], with
+ * the arguments the role takes (DMH_ARG_MASTER: a master's only) and the role's usage. A row served
+ * without a handler aborts, naming it: a new row needs its handler. Returns the count. */
+size_t dmh_control_table(dmh_control_role role, const dmh_control_fn fns[DMH_CMD_COUNT],
+                         dmh_control_cmd *out);
 
 /* Checks the request's shape ({"cmd", "args"}, a known command, only its arguments) and calls
  * the command's function. Returns a new response object. */
@@ -127,14 +126,5 @@ char *dmh_control_line_with(json_object *(*handle)(void *ud, json_object *reques
 /* A dmh_control_refusal (control_socket.h): the answer line {"result": false, "msg", "error"} of a
  * request refused before it reached dmh_control_handle_line. malloc'd; NULL when out of memory. */
 char *dmh_control_error_line(const dm_error *err);
-
-/* The protocol's error object (the "error" member above). */
-json_object *dmh_control_error_json(const dm_error *err);
-
-/* Mark `resp` failed: result false, msg = the message, error = the error object. */
-void dmh_control_set_error(json_object *resp, const dm_error *err);
-
-/* {"result": true, "msg": ""}: the start of every response. */
-json_object *dmh_control_response_new(void);
 
 #endif /* DMH_CONTROL_H */

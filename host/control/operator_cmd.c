@@ -101,56 +101,6 @@ int dmh_binlog_req_parse(json_object *args, dmh_binlog_req *req, dm_error *err) 
   return 0;
 }
 
-/* ---- the command line ---- */
-
-json_object *dmh_binlog_args_from_argv(int argc, char **argv, dm_error *err) {
-  if (argc < 1) {
-    binlog_bad(err, "binlog: what to do is missing (usage: %s)", DMH_BINLOG_USAGE);
-    return NULL;
-  }
-  const char *task = NULL, *source = NULL, *pos = NULL;
-  json_object *sqls = json_object_new_array();
-  bool only_sql = false; /* after "--" every argument is SQL, even one starting with '-' */
-  for (int i = 1; i < argc; i++) {
-    int f = 0;
-    if (!only_sql && strcmp(argv[i], "--") == 0) {
-      only_sql = true;
-      continue;
-    }
-    if (!only_sql && (f = dmh_cli_flag(argc, argv, &i, "-s", "--source", &source)) == 0)
-      f = dmh_cli_flag(argc, argv, &i, "-b", "--binlog-pos", &pos);
-    if (f < 0 || (f == 0 && !only_sql && argv[i][0] == '-' && argv[i][1])) {
-      binlog_bad(err, "binlog %s: %s %s (usage: %s; put SQL starting with '-' after --)", argv[0],
-                 argv[i], f < 0 ? "needs a value" : "is not an option", DMH_BINLOG_USAGE);
-      json_object_put(sqls);
-      return NULL;
-    }
-    if (f > 0)
-      continue;
-    if (!task)
-      task = argv[i];
-    else
-      json_object_array_add(sqls, json_object_new_string(argv[i]));
-  }
-  if (!task) {
-    binlog_bad(err, "binlog %s: the task name is missing (usage: %s)", argv[0], DMH_BINLOG_USAGE);
-    json_object_put(sqls);
-    return NULL;
-  }
-  json_object *args = json_object_new_object();
-  json_object_object_add(args, "op", json_object_new_string(argv[0]));
-  json_object_object_add(args, "name", json_object_new_string(task));
-  if (source)
-    json_object_object_add(args, "source", json_object_new_string(source));
-  if (pos)
-    json_object_object_add(args, "binlogPos", json_object_new_string(pos));
-  if (json_object_array_length(sqls) > 0)
-    json_object_object_add(args, "sqls", sqls);
-  else
-    json_object_put(sqls);
-  return args;
-}
-
 /* ---- dmhost binlog ---- */
 
 static int binlog_print(json_object *resp) {

@@ -24,6 +24,7 @@
 
 #include <stdbool.h>
 
+#include "cli_flag.h"
 #include "control_socket.h"
 #include "dmhost/error.h"
 
@@ -53,19 +54,11 @@
 /* Mutual TLS: PEM files. All three or none. The server presents cert/key and admits only clients
  * whose certificate `ca` signed; the client presents cert/key and trusts only a server whose
  * certificate `ca` signed and that names the host it dialled. */
-typedef struct dmh_control_tls {
-  const char *ca;
-  const char *cert;
-  const char *key;
-  /* Server only (--tls-allowed-cn): the client certificates' subjects admitted, "NAME[,NAME...]"
-   * compared with the certificate's CN; NULL: any certificate `ca` signed. A certificate of `ca`
-   * whose CN is not listed is answered 403 DM_ERR_CONTROL_CLIENT_SUBJECT. */
-  const char *allowed_cn;
-} dmh_control_tls;
-
-/* Which of the three --tls-* flags are given: 0 none, 1 all, -1 some (a usage error, *err set
- * saying which is missing). */
-int dmh_control_tls_given(const dmh_control_tls *tls, dm_error *err);
+/* ca, cert, key and, server only (--tls-allowed-cn), allowed_cn: the client certificates'
+ * subjects admitted, "NAME[,NAME...]" compared with the certificate's CN; NULL: any certificate
+ * `ca` signed. A certificate of `ca` whose CN is not listed is answered 403
+ * DM_ERR_CONTROL_CLIENT_SUBJECT. The type of the --tls-* flag group (cli_flag.h). */
+typedef dmh_cli_tls dmh_control_tls;
 
 typedef struct dmh_control_http dmh_control_http;
 

@@ -1,12 +1,13 @@
 /*
  * The HTTP API (docs/api.md): DM's OpenAPI v1 paths (/api/v1/sources, /api/v1/tasks, ...) mapped
- * onto the commands of the control protocol (control.h). One table of routes: its method, its
- * path template, the command it runs and where each of the command's arguments comes from (a path
- * parameter, the query string, a member of the JSON body, or a fixed value). A route's request is
- * built as the control socket's {"cmd", "args"} and answered by the same handler, so the answer is
- * the JSON the socket gives. The same table serves `dmhost serve` and a master: each command name
- * is one of both command tables. docs/openapi.json describes the same routes (test_http_api checks
- * the two are the same set) and is served at GET DMH_API_OPENAPI_PATH.
+ * onto the commands of the control protocol (control.h). One table of routes (the DMH_ROUTE rows
+ * of commands.def): its method, its path template, the command it runs and where each of the
+ * command's arguments comes from (a path parameter, the query string, a member of the JSON body,
+ * or a fixed value). A route's request is built as the control socket's {"cmd", "args"} and
+ * answered by the same handler, so the answer is the JSON the socket gives. The same table serves
+ * `dmhost serve` and a master: each command is a row of commands.def (test_control_commands).
+ * docs/openapi.json describes the same routes (test_http_api checks the two are the same set) and
+ * is served at GET DMH_API_OPENAPI_PATH.
  */
 #ifndef DMH_HTTP_API_H
 #define DMH_HTTP_API_H

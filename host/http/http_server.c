@@ -45,17 +45,6 @@ typedef struct http_req {
 #define HTTP_POOL_MIN 2
 #define HTTP_POOL_MAX 16
 
-int dmh_control_tls_given(const dmh_control_tls *tls, dm_error *err) {
-  int n = (tls->ca != NULL) + (tls->cert != NULL) + (tls->key != NULL);
-  if (n == 0 || n == 3)
-    return n / 3;
-  dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
-               "mutual TLS needs all of --tls-ca, --tls-cert and --tls-key; %s%s%smissing",
-               tls->ca ? "" : "--tls-ca ", tls->cert ? "" : "--tls-cert ",
-               tls->key ? "" : "--tls-key ");
-  return -1;
-}
-
 /* ---- address ---- */
 
 /* "HOST:PORT" or "[V6]:PORT" into host and port. 0, or -1 with *err. */
@@ -765,7 +754,7 @@ int dmh_control_http_port(const dmh_control_http *h) {
 
 int dmh_control_listen_flags(const char *listen, const dmh_control_tls *tls, bool *tls_on,
                              dm_error *err) {
-  int given = dmh_control_tls_given(tls, err);
+  int given = dmh_cli_tls_given(tls, err);
   *tls_on = given > 0;
   if (given < 0)
     return 2;

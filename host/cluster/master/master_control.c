@@ -7,11 +7,11 @@
 #include "master_internal.h"
 
 #include <openssl/crypto.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "binlog_cmd.h"
 #include "config.h"
 #include "control.h"
 #include "dmhost/sdk.h"
@@ -799,53 +799,45 @@ out:
 static int ctl_help(void *ud, const dmh_control_cmd *cmd, json_object *args, json_object *resp,
                     dm_error *err);
 
-static const dmh_control_cmd ctl_cmds[] = {
-    {"operate-source",
-     ctl_operate_source,
-     {"op", "source", "path", "content", NULL},
-     "operate-source create SOURCE.cfg | show [-s SOURCE] | stop -s SOURCE"},
-    {"check-task", ctl_check_task, {"path", "content", NULL}, "check-task TASK.cfg"},
-    {"start-task", ctl_start_task, {"path", "content", NULL}, "start-task TASK.cfg"},
-    {"update-task", master_ctl_update_task, {"path", "content", NULL}, "update-task TASK.cfg"},
-    {"pause-task", ctl_task_op, {"name", NULL}, "pause-task NAME"},
-    {"resume-task", ctl_task_op, {"name", NULL}, "resume-task NAME"},
-    {"stop-task", ctl_task_op, {"name", NULL}, "stop-task NAME"},
-    {"query-status", ctl_query_status, {"name", NULL}, "query-status [NAME]"},
-    {"query-lag",
-     master_ctl_query_lag,
-     {"name", "since", NULL},
-     "query-lag NAME [since UNIX_MS] (refused: `dmhost serve` only)"},
-    {"list-member", ctl_list_member, {"master", "worker", NULL}, "list-member [--master|--worker]"},
-    {"transfer-source",
-     ctl_transfer_source,
-     {"source", "worker", NULL},
-     "transfer-source SOURCE WORKER"},
-    {"start-relay", ctl_relay, {"source", "worker", NULL}, "start-relay -s SOURCE [WORKER...]"},
-    {"stop-relay", ctl_relay, {"source", "worker", NULL}, "stop-relay -s SOURCE [WORKER...]"},
-    {"purge-relay",
-     master_ctl_worker_cmd,
-     {"source", "file", NULL},
-     "purge-relay -s SOURCE -f FILE"},
-    {"swap-unit",
-     master_ctl_swap_unit,
-     {"name", "unit", "path", NULL},
-     "swap-unit NAME --unit KIND --path NEW.so"},
-    {"binlog",
-     master_ctl_worker_cmd,
-     {"op", "name", "source", "binlogPos", "sqls", NULL},
-     DMH_BINLOG_USAGE},
-    {"help", ctl_help, {NULL}, "help"},
+/* The master's handler of each row of commands.def (dmh_control_table): the forwarded ones
+ * (DMH_CMD_FORWARD) and the refused ones (DMH_CMD_DAEMON_ONLY) in master_forward.c. */
+static const dmh_control_fn ctl_fns[DMH_CMD_COUNT] = {
+    [DMH_CMD_OPERATE_SOURCE] = ctl_operate_source,
+    [DMH_CMD_CHECK_TASK] = ctl_check_task,
+    [DMH_CMD_START_TASK] = ctl_start_task,
+    [DMH_CMD_UPDATE_TASK] = master_ctl_update_task,
+    [DMH_CMD_PAUSE_TASK] = ctl_task_op,
+    [DMH_CMD_RESUME_TASK] = ctl_task_op,
+    [DMH_CMD_STOP_TASK] = ctl_task_op,
+    [DMH_CMD_QUERY_STATUS] = ctl_query_status,
+    [DMH_CMD_QUERY_LAG] = master_ctl_query_lag,
+    [DMH_CMD_LIST_MEMBER] = ctl_list_member,
+    [DMH_CMD_TRANSFER_SOURCE] = ctl_transfer_source,
+    [DMH_CMD_START_RELAY] = ctl_relay,
+    [DMH_CMD_STOP_RELAY] = ctl_relay,
+    [DMH_CMD_PURGE_RELAY] = master_ctl_worker_cmd,
+    [DMH_CMD_SWAP_UNIT] = master_ctl_swap_unit,
+    [DMH_CMD_BINLOG] = master_ctl_worker_cmd,
+    [DMH_CMD_HELP] = ctl_help,
 };
-#define CTL_N_CMDS (sizeof ctl_cmds / sizeof ctl_cmds[0])
+
+static dmh_control_cmd ctl_cmds[DMH_CMD_COUNT];
+static size_t ctl_n_cmds;
+static pthread_once_t ctl_once = PTHREAD_ONCE_INIT;
+
+static void ctl_init(void) {
+  ctl_n_cmds = dmh_control_table(DMH_ROLE_MASTER, ctl_fns, ctl_cmds);
+}
 
 static int ctl_help(void *ud, const dmh_control_cmd *cmd, json_object *args, json_object *resp,
                     dm_error *err) {
   (void)ud, (void)cmd, (void)args, (void)err;
-  dmh_control_help(ctl_cmds, CTL_N_CMDS, resp);
+  dmh_control_help(ctl_cmds, ctl_n_cmds, resp);
   return 0;
 }
 
 json_object *dmh_master_handle(dmh_master *m, json_object *request) {
+  pthread_once(&ctl_once, ctl_init);
   dm_error err;
   ctl x = {.m = m, .c = dmh_etcd_open(m->endpoints, &m->etcd_opts, &err)};
   if (!x.c) {
@@ -853,7 +845,7 @@ json_object *dmh_master_handle(dmh_master *m, json_object *request) {
     dmh_control_set_error(resp, &err);
     return resp;
   }
-  json_object *resp = dmh_control_dispatch(ctl_cmds, CTL_N_CMDS, &x, request);
+  json_object *resp = dmh_control_dispatch(ctl_cmds, ctl_n_cmds, &x, request);
   dmh_etcd_close(x.c);
   return resp;
 }
