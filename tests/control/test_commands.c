@@ -1,9 +1,9 @@
 /*
- * The command table (host/control/commands.def) against what is read from it by hand: docs/control.md's
- * usage block (every command's usage, no other), docs/api.md's routes table (every route of the
- * table, no other), README.md's list of dmctl commands (every one); and the table itself (every
- * option argument has its spelling, every route's command is a row taking the route's arguments,
- * the daemon's table builds). A failure names what differs.
+ * The command table (host/control/commands.def) against what is read from it by hand:
+ * docs/control.md's usage block (every command's usage, no other), docs/api.md's routes table
+ * (every route of the table, no other), README.md's list of dmctl commands (every one); and the
+ * table itself (every option argument has its spelling, every route's command is a row taking the
+ * route's arguments, the daemon's table builds). A failure names what differs.
  */
 #include <CUnit/Basic.h>
 #include <json-c/json.h>
@@ -54,7 +54,8 @@ static void free_lines(char **lines) {
 }
 
 /* docs/control.md's usage block: each row's usage once, each line a row's usage. */
-#define USAGE_BLOCK "<!-- the usage of every command: host/control/commands.def (test_control_commands) -->"
+#define USAGE_BLOCK                                                                                \
+  "<!-- the usage of every command: host/control/commands.def (test_control_commands) -->"
 static void test_control_md(void) {
   char *doc = read_doc("docs/control.md");
   char **lines = block_lines(doc, USAGE_BLOCK "\n```");
