@@ -12,8 +12,8 @@
  *   };
  *   DM_UNIT_EXPORT(my_unit)
  *
- * Life of an instance, in the order the host's supervisor (host/supervisor.c, host/swap.c) calls
- * the slots, each call through one door (host/unit_call.c):
+ * Life of an instance, in the order the host's supervisor (host/core/subtask/supervisor.c,
+ * swap.c) calls the slots, each call through one door (host/core/subtask/unit_call.c):
  *
  *   init -> is_fresh_task -> process -> ([pause] -> resume)* -> [kill] -> close
  *
