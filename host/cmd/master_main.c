@@ -1,9 +1,8 @@
 /*
  * `dmhost master --name M --etcd URL[,URL...] [--listen HOST:PORT] [--etcd-prefix P]` (and the
- * cluster's security flags, cluster_security.h): a master
- * of the cluster (master.h) serving the control plane over HTTP (control_http.h: POST /control,
- * what dmctl --master-addr sends) until SIGINT/SIGTERM, which resign (the lease revoked: another
- * master leads at once) and exit 0.
+ * cluster's security flags, cluster_security.h): a master of the cluster (master.h) serving the
+ * control plane over HTTP (control_http.h: POST /control, what dmctl --master-addr sends) until
+ * SIGINT/SIGTERM, which resign (the lease revoked: another master leads at once) and exit 0.
  */
 #include "master.h"
 

@@ -1,16 +1,15 @@
 /*
- * The control plane over TCP: the requests and answers of the control socket (control.h) carried
- * by HTTP/1.1, served with libmicrohttpd and called with libcurl (docs/control.md, "The HTTP
- * transport"). Two endpoints: GET /metrics (metrics.h, docs/metrics.md), and POST /control with
- * the request object as the body; the answer is the body of a 200 (application/json), exactly
- * the line the socket would write. The transport's own
- * refusals carry the same error shape with their HTTP status: 413 (body over
- * DMH_CONTROL_LINE_MAX), 403 (a client certificate of a subject not in --tls-allowed-cn; a Host
- * that does not name the daemon, a request of another web origin; in depth, no valid certificate
- * or a local peer of another user, which are refused before: in the TLS handshake, at accept),
- * 415 (a write that is not application/json), 404 (another path), 405 (another method). The
- * Host, Origin, Sec-Fetch-Site and Content-Type checks come before any route: the operator's
- * browser is admitted as the operator, whichever page made it send the request
+ * The control plane over TCP: the requests and answers of the control socket (control.h) carried by
+ * HTTP/1.1, served with libmicrohttpd and called with libcurl (docs/control.md, "The HTTP
+ * transport"). Two endpoints: GET /metrics (metrics.h, docs/metrics.md), and POST /control with the
+ * request object as the body; the answer is the body of a 200 (application/json), exactly the line
+ * the socket would write. The transport's own refusals carry the same error shape with their HTTP
+ * status: 413 (body over DMH_CONTROL_LINE_MAX), 403 (a client certificate of a subject not in
+ * --tls-allowed-cn; a Host that does not name the daemon, a request of another web origin; in
+ * depth, no valid certificate or a local peer of another user, which are refused before: in the TLS
+ * handshake, at accept), 415 (a write that is not application/json), 404 (another path), 405
+ * (another method). The Host, Origin, Sec-Fetch-Site and Content-Type checks come before any route:
+ * the operator's browser is admitted as the operator, whichever page made it send the request
  * (docs/control.md, "Requests a browser makes").
  *
  * Like the socket server it knows nothing of the protocol: the body goes to opts->handler. A small

@@ -7,12 +7,11 @@
  *   <relay-dir>/<uuid>.NNNNNN/relay.meta   file, position and GTID set written (atomic)
  *   <relay-dir>/readers/<name>             what each reader still needs (see docs/relay.md)
  *
- * The layout (index, sub-folders, relay.meta) is the SDK's (dmhost/relay_folder.h), as is the
- * purge (dmhost/relay_purge.h). Files: relay_file.c (the writer, its fsync
- * policy and crash recovery), relay_event.c (the few event fields the relay needs, GTID sets),
- * relay_stream.c (the binlog stream: sub-folder choice, poll, reconnect), relay_upstream.c (the
- * source on a plain connection: uuid, position, diverged history), relay_unit.c (the ops table,
- * settings, status).
+ * The layout (index, sub-folders, relay.meta) is the SDK's (dmhost/relay_folder.h), as is the purge
+ * (dmhost/relay_purge.h). Files: relay_file.c (the writer, its fsync policy and crash recovery),
+ * relay_event.c (the few event fields the relay needs, GTID sets), relay_stream.c (the binlog
+ * stream: sub-folder choice, poll, reconnect), relay_upstream.c (the source on a plain connection:
+ * uuid, position, diverged history), relay_unit.c (the ops table, settings, status).
  */
 #ifndef DMH_RELAY_INTERNAL_H
 #define DMH_RELAY_INTERNAL_H

@@ -60,12 +60,11 @@ static bool redact_introducer(const sync_parser *p, int k) {
   return c == '_' || (t->len == 1 && strchr("xXnNbB", c));
 }
 
-/* Marks secret[k] for every literal that holds a password: the one after IDENTIFIED BY, after
- * USING or AS once IDENTIFIED was seen (IDENTIFIED VIA plugin USING '...'), after the '=' of SET
- * PASSWORD, after a word ending
- * in PASSWORD (PASSWORD = '...', MASTER_PASSWORD '...', OPTIONS (PASSWORD '...')), every one
- * inside the parentheses of such a word (PASSWORD('...'), PASSWORD(CONCAT('a','b'))), and the
- * one after CONNECTION (a FederatedX URL with its password). */
+/* Marks secret[k] for every literal that holds a password: the one after IDENTIFIED BY, after USING
+ * or AS once IDENTIFIED was seen (IDENTIFIED VIA plugin USING '...'), after the '=' of SET
+ * PASSWORD, after a word ending in PASSWORD (PASSWORD = '...', MASTER_PASSWORD '...', OPTIONS
+ * (PASSWORD '...')), every one inside the parentheses of such a word (PASSWORD('...'),
+ * PASSWORD(CONCAT('a','b'))), and the one after CONNECTION (a FederatedX URL with its password). */
 static void redact_mark(const sync_parser *p, bool *secret) {
   bool identified = false;
   /* SET PASSWORD [FOR user] = '...': every literal after the '=' (a hash, or clear text). */

@@ -580,10 +580,10 @@ static void test_dump_permanent_error(void) {
 }
 
 /* Issue 13, item 1: a query the server refuses for good (here SELECT on a table the dump user may
- * only INSERT into, with SELECT on
- * another schema: error 1142) pauses the dump with a non-resumable error naming the table and
- * the query. Before, the dump mapped every query error to DM_ERR_DB_QUERY, resumable by the code
- * table's default, so auto-resume ran the same refused SELECT again and again forever. */
+ * only INSERT into, with SELECT on another schema: error 1142) pauses the dump with a non-resumable
+ * error naming the table and the query. Before, the dump mapped every query error to
+ * DM_ERR_DB_QUERY, resumable by the code table's default, so auto-resume ran the same refused
+ * SELECT again and again forever. */
 static void test_dump_query_refused(void) {
   const char *db = "dmh_dump_denied";
   CU_ASSERT_FATAL(dt_exec(src, "DROP DATABASE IF EXISTS %s", db) == 0);

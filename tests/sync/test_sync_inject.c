@@ -163,11 +163,11 @@ static void test_gbk(void) {
 }
 
 /* A statement the parser reads as two is refused with a coded, non-resumable error naming its
- * position, nothing of it runs, and `binlog skip` goes past it; one about a schema the task
- * leaves out is skipped. MariaDB writes one statement per
- * event and patches the comments it skipped, so from a real source the one text that reaches the
- * refusal is "--" followed by DEL (0x7f): the server takes it for a comment, the parser, erring on
- * the side of refusing, does not (it stands in for a crafted event of a hostile upstream). */
+ * position, nothing of it runs, and `binlog skip` goes past it; one about a schema the task leaves
+ * out is skipped. MariaDB writes one statement per event and patches the comments it skipped, so
+ * from a real source the one text that reaches the refusal is "--" followed by DEL (0x7f): the
+ * server takes it for a comment, the parser, erring on the side of refusing, does not (it stands in
+ * for a crafted event of a hostile upstream). */
 static void test_second_statement_refused(void) {
   lt_env e;
   CU_ASSERT_FATAL(lt_init(&e) == 0);
