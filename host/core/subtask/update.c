@@ -57,21 +57,15 @@ int dmh_subtask_update_check(dmh_subtask *st, const dmh_task_config *next, bool 
   return 0;
 }
 
-/* Point the host's answers to `task`'s settings and `rules`. No unit runs (commands held). */
-static void upd_switch(dmh_subtask *st, const dmh_task_config *task, dmh_rules *rules) {
-  const dmh_task_instance *inst = dmh_task_instance_for(task, st->source->source_id);
+/* Point the host's answers to the settings of `task` (its chain spec cs, the same chain as the
+ * subtask's: update-task changes no unit) and `rules`. No unit runs (commands held). */
+static void upd_switch(dmh_subtask *st, const dmh_task_config *task, const dmh_chain_spec *cs,
+                       dmh_rules *rules) {
   for (int i = 0; i < st->n_units; i++) {
     sup_unit *u = &st->units[i];
-    dm_ctx *c = u->ctx;
     /* status may read the context beside us: not while it changes */
     pthread_rwlock_wrlock(&u->life);
-    c->task_name = task->name;
-    c->meta_schema = task->meta_schema;
-    c->target_db = &task->target.ep;
-    c->instance = inst;
-    c->rules = rules;
-    c->section = dmh_task_section_named(task, u->section);
-    c->cfg_file = task->path;
+    dmh_ctx_set_task_part(u->ctx, cs, i, rules);
     pthread_rwlock_unlock(&u->life);
   }
   pthread_mutex_lock(&st->state_lock);
@@ -109,15 +103,20 @@ int dmh_subtask_update_apply(dmh_subtask *st, const dmh_task_config *next, dm_er
                  st->source->source_id);
     return -1;
   }
-  dmh_rules *rules = dmh_rules_new(inst, err);
-  if (!rules)
-    return -1;
   pthread_mutex_lock(&st->state_lock);
   const dmh_task_config *old_task = st->task;
   dmh_rules *old_rules = st->rules;
   pthread_mutex_unlock(&st->state_lock);
+  /* both read the source's entry of mysql-instances (checked above; the old one at creation) */
+  dmh_chain_spec next_cs, old_cs;
+  if (dmh_chain_spec_task(&next_cs, next, st->source, err) < 0 ||
+      dmh_chain_spec_task(&old_cs, old_task, st->source, err) < 0)
+    return -1;
+  dmh_rules *rules = dmh_rules_new(inst, err);
+  if (!rules)
+    return -1;
 
-  upd_switch(st, next, rules);
+  upd_switch(st, next, &next_cs, rules);
   bool updated[SUP_MAX_UNITS] = {false};
   int failed = -1;
   dm_error uerr;
@@ -137,7 +136,7 @@ int dmh_subtask_update_apply(dmh_subtask *st, const dmh_task_config *next, dm_er
     return 0;
   }
   /* all or nothing: the old settings again, also for the instances that took the new ones */
-  upd_switch(st, old_task, old_rules);
+  upd_switch(st, old_task, &old_cs, old_rules);
   dmh_rules_free(rules);
   for (int i = 0; i < failed; i++) {
     dm_error again;

@@ -449,14 +449,11 @@ dm_ctx *dmh_ctx_new_from_spec(const dmh_chain_spec *cs, int i, const dmh_ctx_run
   dm_ctx *c = dmh_ctx_new(wd, cs->file_mode, err);
   if (!c)
     return NULL;
-  c->task_name = cs->task_name;
   c->source_id = cs->source_id;
   c->worker_name = run->worker_name;
   c->task_mode = cs->task_mode;
-  c->meta_schema = cs->meta_schema;
   c->relay_dir = cs->relay_dir;
   c->source_db = cs->source_db;
-  c->target_db = cs->target_db;
   c->gtid_enabled = cs->gtid_enabled;
   c->fencing_token = run->fencing_token;
   c->server_id = cs->server_id;
@@ -475,13 +472,21 @@ dm_ctx *dmh_ctx_new_from_spec(const dmh_chain_spec *cs, int i, const dmh_ctx_run
     dmh_ctx_free(c);
     return NULL;
   }
-  c->rules = run->rules;
-  c->instance = cs->instance;
-  c->section = u->section;
-  c->cfg_file = cs->cfg_file;
+  dmh_ctx_set_task_part(c, cs, i, run->rules);
   snprintf(c->scope, sizeof c->scope, "task=%s source=%s unit=%s", cs->name, cs->source_id,
            u->name);
   return c;
+}
+
+void dmh_ctx_set_task_part(dm_ctx *c, const dmh_chain_spec *cs, int i,
+                           const struct dmh_rules *rules) {
+  c->task_name = cs->task_name;
+  c->meta_schema = cs->meta_schema;
+  c->target_db = cs->target_db;
+  c->instance = cs->instance;
+  c->rules = rules;
+  c->section = cs->units[i].section;
+  c->cfg_file = cs->cfg_file;
 }
 
 void dmh_ctx_reset_seen(dm_ctx *c) {

@@ -91,6 +91,11 @@ typedef struct dmh_ctx_run {
  * after i must be set in cs. Returns NULL with *err. */
 dm_ctx *dmh_ctx_new_from_spec(const dmh_chain_spec *cs, int i, const dmh_ctx_run *run,
                               dm_error *err);
+/* The task's part of unit i's context from the spec cs (task name, meta schema, target,
+ * instance, section, config file) and `rules`: what dmh_ctx_new_from_spec sets from the task, and
+ * what update-task points at the new file's settings. */
+void dmh_ctx_set_task_part(dm_ctx *ctx, const dmh_chain_spec *cs, int i,
+                           const struct dmh_rules *rules);
 void dmh_ctx_free(dm_ctx *ctx);
 /* Forget what was looked up (before a new instance reads the same section). */
 void dmh_ctx_reset_seen(dm_ctx *ctx);
