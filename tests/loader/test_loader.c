@@ -348,6 +348,72 @@ static void test_unique_copy_unwritable_dir(void) {
   CU_ASSERT_STRING_EQUAL(err.raw_cause, "No such file or directory");
 }
 
+/* The folder rule (issue 20): a build is loaded only from an allowed folder none of whose
+ * parents another user can write to. A folder that is world-writable without the sticky bit
+ * refuses the build below it; a sticky one (as /tmp, where CI's clone lives) does not: others can
+ * add entries there but not rename or remove ours. */
+static bool folder_copy(const char *from, const char *to) {
+  int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+  char buf[65536];
+  ssize_t n = 0;
+  bool ok = in >= 0 && out >= 0;
+  while (ok && (n = read(in, buf, sizeof buf)) > 0)
+    ok = write(out, buf, (size_t)n) == n;
+  ok = ok && n == 0;
+  if (in >= 0)
+    close(in);
+  if (out >= 0)
+    close(out);
+  return ok;
+}
+
+static void test_folder_rule_sticky(void) {
+  char outer[] = "/tmp/dmh-loader-folder.XXXXXX";
+  CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(outer));
+  char units[256], lib_path[300], real_units[PATH_MAX];
+  snprintf(units, sizeof units, "%s/units", outer);
+  snprintf(lib_path, sizeof lib_path, "%s/zoo_good.so", units);
+  CU_ASSERT_EQUAL_FATAL(mkdir(units, 0755), 0);
+  CU_ASSERT_FATAL(folder_copy(ZOO_GOOD_PATH, lib_path));
+  CU_ASSERT_EQUAL_FATAL(chmod(lib_path, 0755), 0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(realpath(units, real_units));
+  const char *allowed[] = {real_units};
+  dmh_unit_folders folders = {.allowed = allowed, .n_allowed = 1};
+  dmh_load_opts opts = {.kind = DM_UNIT_DUMP,
+                        .unique_copy = true,
+                        .trusted_only = true,
+                        .copy_dir = units,
+                        .folders = &folders};
+  struct {
+    mode_t mode;
+    bool loads;
+  } cases[] = {{0700, true}, {01777, true}, {0777, false}, {0775, true}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    CU_ASSERT_EQUAL_FATAL(chmod(outer, cases[i].mode), 0);
+    struct stat st;
+    CU_ASSERT_EQUAL_FATAL(stat(outer, &st), 0);
+    CU_ASSERT_EQUAL_FATAL(st.st_mode & 07777, cases[i].mode); /* the precondition */
+    dmh_unit_lib *lib = NULL;
+    dm_error err;
+    int rc = dmh_unit_lib_open(lib_path, &opts, &lib, &err);
+    if (cases[i].loads) {
+      CU_ASSERT_EQUAL(rc, 0);
+      if (rc != 0)
+        fprintf(stderr, "\n  mode %04o: %s\n", (unsigned)cases[i].mode, err.message);
+      else
+        dmh_unit_lib_unref(lib);
+    } else {
+      CU_ASSERT_EQUAL(rc, -1);
+      CU_ASSERT_EQUAL(err.code, DM_ERR_UNIT_FOLDER);
+      CU_ASSERT(test_contains(err.message, outer));
+      CU_ASSERT(test_contains(err.message, "mode 0777"));
+    }
+  }
+  CU_ASSERT_EQUAL(unlink(lib_path), 0);
+  CU_ASSERT_EQUAL(rmdir(units), 0);
+  CU_ASSERT_EQUAL(rmdir(outer), 0);
+}
+
 /* A bare file name is the file in the current folder, as the ELF check saw it, not a search of
  * the library path. */
 static void test_bare_name(void) {
@@ -446,6 +512,7 @@ int main(void) {
       {"same path is one library", test_same_path_is_one_library},
       {"unique copy gives two libraries", test_unique_copy},
       {"unique copy into a missing folder", test_unique_copy_unwritable_dir},
+      {"folder rule: world-writable refuses, sticky does not", test_folder_rule_sticky},
       {"bare file name", test_bare_name},
       {"no path, no options", test_no_path_no_opts},
       {"default unit path", test_default_path},

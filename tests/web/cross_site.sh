@@ -17,12 +17,8 @@ work=$(mktemp -d /tmp/dmh-cross-site-XXXXXX)
 t0=$SECONDS
 . tests/crash/lib.sh
 serve_begin
-for c in chromium chromedriver; do
-  command -v "$c" >/dev/null || fail "$c is not installed (Debian chromium, chromium-driver: scripts/deps.sh)"
-done
-py=/usr/bin/python3
-[ -x "$py" ] || py=python3
-"$py" -c 'import selenium' 2>/dev/null || fail "python3-selenium is not installed (scripts/deps.sh)"
+. tests/web/browser.sh
+web_need_browser
 
 src -e "DROP DATABASE IF EXISTS $db; CREATE DATABASE $db;
   CREATE TABLE $db.t (id INT PRIMARY KEY, v VARCHAR(64)) ENGINE=InnoDB; INSERT INTO $db.t VALUES (1, 'a');"

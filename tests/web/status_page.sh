@@ -17,13 +17,8 @@ work=$(mktemp -d /tmp/dmh-status-page-XXXXXX)
 t0=$SECONDS
 . tests/crash/lib.sh
 serve_begin
-for c in chromium chromedriver; do
-  command -v "$c" >/dev/null || fail "$c is not installed (Debian chromium, chromium-driver: scripts/deps.sh)"
-done
-# Debian's python3-selenium is in the system's python, whatever python3 comes first on PATH.
-py=/usr/bin/python3
-[ -x "$py" ] || py=python3
-"$py" -c 'import selenium' 2>/dev/null || fail "python3-selenium is not installed (scripts/deps.sh)"
+. tests/web/browser.sh
+web_need_browser
 rm -rf "$out" && mkdir -p "$out"
 
 src -e "DROP DATABASE IF EXISTS $db; CREATE DATABASE $db;

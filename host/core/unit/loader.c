@@ -229,7 +229,10 @@ static int loader_check_folder(const char *path, int fd, const dmh_unit_folders 
                          "there, or start the daemon with --unit-dir naming its folder",
                          path, real, list[0] ? list : "none");
   }
-  /* Every folder up to /: one another user could write to could swap the file (or a folder). */
+  /* Every folder up to /: one another user could write to could swap the file (or a folder).
+   * A sticky folder (/tmp: mode 1777, root's) lets others add entries but not rename or remove
+   * one they do not own, and what lies below it on this path is checked to be root's or ours:
+   * it cannot swap anything here. */
   uid_t me = geteuid();
   gid_t my_group = getegid();
   char dir[4096];
@@ -244,12 +247,13 @@ static int loader_check_folder(const char *path, int fd, const dmh_unit_folders 
       return loader_refuse(NULL, err, DM_ERR_UNIT_FOLDER, NULL, "unit %s: folder %s: %s", path, dir,
                            strerror(errno));
     bool group_can = (st.st_mode & S_IWGRP) && st.st_gid != 0 && st.st_gid != my_group;
-    if ((st.st_uid != 0 && st.st_uid != me) || (st.st_mode & S_IWOTH) || group_can)
+    bool sticky = (st.st_mode & S_ISVTX) != 0;
+    if ((st.st_uid != 0 && st.st_uid != me) || (!sticky && ((st.st_mode & S_IWOTH) || group_can)))
       return loader_refuse(NULL, err, DM_ERR_UNIT_FOLDER, NULL,
                            "unit %s: folder %s is owned by uid %u, mode %04o: another user could "
                            "replace what it holds; a unit folder and every folder above it must "
-                           "be owned by root or the daemon's user and writable by no one else "
-                           "(chown root, chmod go-w)",
+                           "be owned by root or the daemon's user and writable by no one else, "
+                           "unless sticky as /tmp is (chown root, chmod go-w)",
                            path, dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
     if (strcmp(dir, "/") == 0)
       break;
