@@ -244,7 +244,6 @@ static void sink_boundary_after(sink *s, const dm_binlog_event *ev) {
 static int sink_txn_end(sink *s, const dm_binlog_event *ev, dm_error *err) {
   sink_boundary_after(s, ev);
   s->in_txn = false;
-  s->standalone = false;
   sink_maps_clear(s);
   if (sink_txn_boundary(s, err) != 0)
     return -1;
@@ -254,12 +253,25 @@ static int sink_txn_end(sink *s, const dm_binlog_event *ev, dm_error *err) {
   return 0;
 }
 
+/* The statement starts with `word` and a space or its end. */
 static bool sink_query_is(const dm_binlog_query *q, const char *word) {
   size_t n = strlen(word);
   return q->query.len >= n && strncasecmp(q->query.ptr, word, n) == 0 &&
          (q->query.len == n || q->query.ptr[n] == ' ' || q->query.ptr[n] == '\t');
 }
 
+/* Statements inside a transaction that change no table: the column names cached stay. */
+static bool sink_query_keeps_columns(const dm_binlog_query *q) {
+  return sink_query_is(q, "BEGIN") || sink_query_is(q, "XA START") ||
+         sink_query_is(q, "XA BEGIN") || sink_query_is(q, "XA END") ||
+         sink_query_is(q, "SAVEPOINT") || sink_query_is(q, "ROLLBACK");
+}
+
+/* One event. Where a group begins and ends is the SDK's tracker (dmhost/binlog_trx.h), the reading
+ * of the relay and the sync: a group's lines are committed at its end, whatever the end is. The
+ * rows of a group ending in ROLLBACK are kept, as the sync keeps them: MariaDB and MySQL log
+ * BEGIN ... ROLLBACK only for a transaction that changed a non-transactional table, and those
+ * changes stay on the source. `ROLLBACK TO sp` is a statement inside its transaction. */
 static int sink_event(sink *s, const dm_binlog_format *fmt, const dm_binlog_event *in,
                       dm_error *err) {
   dm_binlog_event unz;
@@ -270,45 +282,41 @@ static int sink_event(sink *s, const dm_binlog_format *fmt, const dm_binlog_even
     ev = &unz;
   }
   uint8_t type = ev->header.type;
+  dm_binlog_gtid g;
+  dm_binlog_query q;
+  const dm_binlog_gtid *gp = NULL;
+  const dm_binlog_query *qp = NULL;
   if (type == DM_BINLOG_GTID) {
-    dm_binlog_gtid g;
     if (dm_binlog_decode_gtid(fmt, ev, &g, err) != 0)
       return -1;
+    gp = &g;
+  } else if (type == DM_BINLOG_QUERY) {
+    if (dm_binlog_decode_query(fmt, ev, &q, err) != 0)
+      return -1;
+    qp = &q;
+  }
+  dm_binlog_trx_step step = dm_binlog_trx_feed(&s->trx, ev, gp, qp);
+  if (step == DM_BINLOG_TRX_BEGIN || step == DM_BINLOG_TRX_INSIDE)
+    s->in_txn = true;
+  if (gp) {
     snprintf(s->gtid, sizeof s->gtid, "%" PRIu32 "-%" PRIu32 "-%" PRIu64, g.domain_id, g.server_id,
              g.seq_no);
     dm_mariadb_gtid_set_update(&s->gtids, g.domain_id, g.server_id, g.seq_no);
     sink_maps_clear(s);
+  } else if (type == DM_BINLOG_TABLE_MAP) {
+    if (sink_map_add(s, fmt, ev, err) != 0)
+      return -1;
+  } else if (dm_binlog_is_rows_event(type)) {
+    /* rows read outside any group (a stream that began inside one) wait for the next end too */
     s->in_txn = true;
-    s->standalone = (g.flags & DM_BINLOG_GTID_STANDALONE) != 0;
-    return 0;
-  }
-  if (type == DM_BINLOG_TABLE_MAP)
-    return sink_map_add(s, fmt, ev, err);
-  if (dm_binlog_is_rows_event(type)) {
-    s->in_txn = true; /* a binlog without GTID events: rows belong to a transaction */
     if (sink_rows_event(s, fmt, ev, err) != 0)
       return -1;
-    return 0;
+  } else if (qp && (step == DM_BINLOG_TRX_STATEMENT || step == DM_BINLOG_TRX_INSIDE) &&
+             !sink_query_keeps_columns(qp)) {
+    sink_columns_ddl(s, qp->query.ptr, qp->query.len);
   }
-  if (type == DM_BINLOG_XID || type == DM_BINLOG_XA_PREPARE)
+  if (step != DM_BINLOG_TRX_OUTSIDE && dm_binlog_trx_boundary(step))
     return sink_txn_end(s, in, err);
-  if (type == DM_BINLOG_QUERY) {
-    dm_binlog_query q;
-    if (dm_binlog_decode_query(fmt, ev, &q, err) != 0)
-      return -1;
-    if (sink_query_is(&q, "BEGIN") || sink_query_is(&q, "XA START") ||
-        sink_query_is(&q, "XA BEGIN")) {
-      s->in_txn = true;
-      return 0;
-    }
-    if (sink_query_is(&q, "COMMIT") || sink_query_is(&q, "ROLLBACK"))
-      return sink_txn_end(s, in, err);
-    if (!sink_query_is(&q, "XA END") && !sink_query_is(&q, "SAVEPOINT"))
-      sink_columns_ddl(s, q.query.ptr, q.query.len);
-    if (s->standalone || !s->in_txn)
-      return sink_txn_end(s, in, err);
-    return 0;
-  }
   return 0;
 }
 
@@ -317,7 +325,8 @@ static void sink_process(void *self, dm_result *result) {
   dm_error e;
   memset(&e, 0, sizeof e);
   atomic_store(&s->started_ms, sink_now_ms());
-  s->in_txn = s->standalone = false;
+  dm_binlog_trx_reset(&s->trx); /* the checkpoint is a boundary */
+  s->in_txn = false;
   s->gtid[0] = '\0';
   s->pending_txns = 0;
   s->wait_failed = false;

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include <dmhost/binlog_rows.h>
+#include <dmhost/binlog_trx.h>
 #include <dmhost/dmhost.h>
 #include <dmhost/relay_log.h>
 
@@ -88,9 +89,9 @@ typedef struct sink {
   int64_t last_commit_ms;
 
   /* the transaction being read */
-  bool in_txn;
-  bool standalone; /* its GTID said: one statement, no XID/COMMIT */
-  char gtid[64];   /* "D-S-N" of the group, "" before the first GTID */
+  dm_binlog_trx trx; /* where its group begins and ends: the SDK's tracker */
+  bool in_txn; /* a group is open (or rows came outside one): the boundary stays at the last end */
+  char gtid[64]; /* "D-S-N" of the group, "" before the first GTID */
   /* table maps of the statement, by table id */
   dm_binlog_table_map **maps;
   size_t n_maps, cap_maps;

@@ -5,7 +5,9 @@
 # catches up (it has read the table's two column names from information_schema); then
 # ALTER TABLE ADD COLUMN and more rows: the sink must drop its cached names at the ALTER it reads
 # and write the new rows with all three names. (Kept, the old two names would not fit the new
-# table map: its rows would be named col1..col3.)
+# table map: its rows would be named col1..col3.) Then transaction ends as the SDK's tracker reads
+# them: a BEGIN ... ROLLBACK group (a MyISAM change, statement format) and a committed transaction
+# with SAVEPOINT and ROLLBACK TO inside, its rows (MyISAM's too) all written.
 #
 #   ddl.sh <unit_run> <plugin dir> <source dir> <unit>
 set -euo pipefail
@@ -46,6 +48,21 @@ grep -q "names no columns of $db.t .*: 2 names" "$work/sink.log" ||
   fail "the sink did not read t's two names from information_schema (binlog_row_metadata NO_LOG)"
 src "$db" -e "ALTER TABLE t ADD COLUMN w INT DEFAULT 7; INSERT INTO t VALUES (4, 'd', 40), (5, 'e', 50)"
 js_wait_caught_up "$work/root" 60
+# transaction ends as the SDK's tracker reads them: a transaction that changed a MyISAM table and
+# rolled back is logged BEGIN ... ROLLBACK (in statement format: row format logs m's row as a
+# group of its own), a group complete at its ROLLBACK; ROLLBACK TO a savepoint is a statement
+# inside its transaction, whose rows all come (m's stay on the source)
+src "$db" -e "CREATE TABLE m (id INT PRIMARY KEY) ENGINE=MyISAM"
+src "$db" -e "SET SESSION binlog_format = STATEMENT;
+  BEGIN; INSERT INTO t VALUES (6, 'f', 60); INSERT INTO m VALUES (1); ROLLBACK"
+src "$db" -e "BEGIN; INSERT INTO m VALUES (2); SAVEPOINT s; INSERT INTO m VALUES (3);
+  ROLLBACK TO SAVEPOINT s; INSERT INTO t VALUES (7, 'g', 70); COMMIT"
+js_wait_caught_up "$work/root" 60
+# both cases are in the binlog the sink read (else the test shows nothing of them)
+mariadb-binlog --no-defaults -R --protocol=tcp -h"$DMH_SOURCE_HOST" -P"$DMH_SOURCE_PORT" \
+  -u"$DMH_SOURCE_USER" "$meta_name" >"$work/binlog.txt" 2>/dev/null || true
+grep -qi "^ROLLBACK TO" "$work/binlog.txt" && grep -q "^ROLLBACK$" "$work/binlog.txt" ||
+  fail "the source's binlog has no ROLLBACK TO or no ROLLBACK: the cases are not read"
 # a rotation with no transaction after it: the idle sink's checkpoint follows into the new file
 # (it stayed at the old file's last transaction before)
 src -e "FLUSH BINARY LOGS"
@@ -60,12 +77,14 @@ import json, sys
 rows = {}
 for text in open(sys.argv[1], encoding="utf-8"):
     line = json.loads(text)
-    rows[line["after"]["id"]] = line["after"]
-want = {1: {"id": 1, "v": "a"}, 2: {"id": 2, "v": "b"}, 3: {"id": 3, "v": "c"},
-        4: {"id": 4, "v": "d", "w": 40}, 5: {"id": 5, "v": "e", "w": 50}}
+    rows[(line["source"]["table"], line["after"]["id"])] = line["after"]
+want = {("t", 1): {"id": 1, "v": "a"}, ("t", 2): {"id": 2, "v": "b"},
+        ("t", 3): {"id": 3, "v": "c"}, ("t", 4): {"id": 4, "v": "d", "w": 40},
+        ("t", 5): {"id": 5, "v": "e", "w": 50}, ("m", 2): {"id": 2},
+        ("m", 3): {"id": 3}, ("t", 7): {"id": 7, "v": "g", "w": 70}}
 if rows != want:
     print("json_sink_ddl: got %s" % rows, file=sys.stderr)
     sys.exit(1)
 PY
 src -e "DROP DATABASE $db"
-log "ok: names before and after the ALTER"
+log "ok: names before and after the ALTER; a rolled-back MyISAM group kept, ROLLBACK TO inside"

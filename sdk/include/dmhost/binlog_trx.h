@@ -7,24 +7,31 @@
  * Feed every event of a stream, in order, to dm_binlog_trx_feed; it says what the event is to the
  * group it belongs to:
  *
- *   group                                  its events, as the tracker reads them
- *   MariaDB, row changes                   GTID (BEGIN) | BEGIN query, maps, rows (INSIDE) | XID
- *                                          or COMMIT query (COMMIT)
- *   MariaDB, rolled back (a transaction    GTID | BEGIN, rows of the non-transactional table and
- *     that changed a MyISAM/Aria table,      of the others | ROLLBACK query (ROLLBACK): nothing of
- *     then rolled back)                      it applies; the group is complete all the same
- *   MariaDB, a DDL                         GTID flagged STANDALONE (BEGIN) | the statement
- *                                          (STATEMENT; any next event ends such a group)
- *   MariaDB, XA PREPARE                    GTID flagged PREPARED_XA | rows, XA END | XA_PREPARE
- *                                          event (XA_PREPARE: the group is complete, the
- *                                          transaction prepared, not committed)
- *   MariaDB, XA COMMIT / XA ROLLBACK       GTID flagged COMPLETED_XA and STANDALONE | the query
- *                                          XA COMMIT ... (XA_COMMIT) or XA ROLLBACK ...
- * (XA_ROLLBACK) MySQL                                  GTID or ANONYMOUS_GTID (BEGIN) | a BEGIN
- * query makes it a transaction ending at XID/COMMIT/ROLLBACK, else its one statement is the group
- * (STATEMENT); a MySQL 8 TRANSACTION_PAYLOAD is a whole transaction (COMMIT) no GTID event (old
- * MySQL)              a BEGIN query (BEGIN) ... XID or COMMIT; any other statement outside a group
- * is one (STATEMENT)
+ *   group                        its events, as the tracker reads them
+ *   MariaDB, row changes         GTID (BEGIN) | BEGIN query, maps, rows (INSIDE) | XID or COMMIT
+ *                                query (COMMIT)
+ *   MariaDB, rolled back         GTID (BEGIN) | BEGIN query, maps, rows of the non-transactional
+ *                                tables (INSIDE) | ROLLBACK query (ROLLBACK; see below)
+ *   MariaDB, a DDL               GTID flagged STANDALONE (BEGIN) | the statement (STATEMENT; any
+ *                                next event ends such a group)
+ *   MariaDB, XA PREPARE          GTID flagged PREPARED_XA (BEGIN) | rows, XA END (INSIDE) |
+ *                                XA_PREPARE event (XA_PREPARE: the group is complete, the
+ *                                transaction prepared, not committed)
+ *   MariaDB, XA COMMIT /         GTID flagged COMPLETED_XA and STANDALONE (BEGIN) | the query
+ *     XA ROLLBACK                XA COMMIT ... (XA_COMMIT) or XA ROLLBACK ... (XA_ROLLBACK)
+ *   MySQL                        GTID or ANONYMOUS_GTID (BEGIN) | a BEGIN query makes it a
+ *                                transaction ending at XID, COMMIT or ROLLBACK, else its one
+ *                                statement is the group (STATEMENT); a MySQL 8
+ *                                TRANSACTION_PAYLOAD is a whole transaction (COMMIT)
+ *   no GTID event (old MySQL)    a BEGIN query (BEGIN) ... XID, COMMIT or ROLLBACK; any other
+ *                                statement outside a group is one (STATEMENT)
+ *
+ * A rolled-back group: MariaDB and MySQL log BEGIN ... ROLLBACK only for a transaction that
+ * changed a non-transactional table (MyISAM, Aria), then rolled back. Its transactional part is
+ * not in the binlog; the row events it carries are changes that stay on the source, so a user
+ * that applies rows keeps them (the sync applies them as they come and keeps them). The tracker
+ * reports ROLLBACK so the group is known to be complete: the position after it is a boundary, and
+ * its GTID is executed like any other group's.
  *
  * Events outside any group (format descriptions, rotations, GTID lists, checkpoints) are OUTSIDE:
  * the position after one is a boundary too. BEGIN, COMMIT and ROLLBACK are matched as the whole
@@ -53,7 +60,7 @@ typedef enum dm_binlog_trx_step {
   DM_BINLOG_TRX_BEGIN,       /* begins a group: a GTID event, or a BEGIN no GTID event opened */
   DM_BINLOG_TRX_INSIDE,      /* inside the open group: its BEGIN, maps, rows, SAVEPOINT, ... */
   DM_BINLOG_TRX_COMMIT,      /* ends the group, committed: XID, COMMIT, a MySQL 8 payload */
-  DM_BINLOG_TRX_ROLLBACK,    /* ends the group, rolled back (ROLLBACK): nothing of it applies */
+  DM_BINLOG_TRX_ROLLBACK,    /* ends the group (ROLLBACK): complete, its rows stay (see above) */
   DM_BINLOG_TRX_STATEMENT,   /* ends the group that is this one statement (a DDL), committed */
   DM_BINLOG_TRX_XA_PREPARE,  /* ends an XA PREPARE group: prepared, committed or not later */
   DM_BINLOG_TRX_XA_COMMIT,   /* ends the group of XA COMMIT: the prepared transaction commits */
@@ -87,7 +94,8 @@ dm_binlog_trx_step dm_binlog_trx_feed(dm_binlog_trx *t, const dm_binlog_event *e
  * counts: nothing is open there either. */
 bool dm_binlog_trx_boundary(dm_binlog_trx_step step);
 
-/* Did the group the step ends commit (COMMIT, STATEMENT, XA_COMMIT)? XA_PREPARE did not yet. */
+/* Did the group the step ends commit (COMMIT, STATEMENT, XA_COMMIT)? XA_PREPARE did not yet.
+ * ROLLBACK did not either, but the rows of such a group stay on the source (see above). */
 bool dm_binlog_trx_committed(dm_binlog_trx_step step);
 
 /* "COMMIT", "ROLLBACK", ... for logs. */
