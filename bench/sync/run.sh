@@ -422,12 +422,12 @@ ours_run() { # workers -> RUN_S, RUN_KB
   wait_ours "$d" "$p1_file" "$p1_pos" "$sync_timeout"
   t1=$EPOCHREALTIME
   stop_ours "$d"
+  # the HTTP server's CPU as a share of the process's, computed once and printed from there
+  RUN_HTTP=$(awk -v h="${http_cpu:-0}" -v c="$dm_cpu" 'BEGIN {printf "%.3f", (c > 0 ? 100 * h / c : 0)}')
   [ -z "$scrape" ] || echo "   $(wc -l <"$d/scrapes" 2>/dev/null || echo 0) scrapes of GET /metrics;" \
-    "the HTTP server's threads used ${http_cpu:-?} s of CPU:" \
-    "$(awk -v h="${http_cpu:-0}" -v c="$dm_cpu" 'BEGIN {printf "%.3f", (c > 0 ? 100 * h / c : 0)}')% of dmhost's $dm_cpu s" >&2
+    "the HTTP server's threads used ${http_cpu:-?} s of CPU: $RUN_HTTP% of dmhost's $dm_cpu s" >&2
   check_target "our sync, worker-count=$1"
   RUN_S=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}') RUN_KB=$dm_hwm RUN_CPU=$dm_cpu
-  RUN_HTTP=$(awk -v h="${http_cpu:-0}" -v c="$dm_cpu" 'BEGIN {printf "%.3f", (c > 0 ? 100 * h / c : 0)}')
 }
 
 # ---- timed runs --------------------------------------------------------------------------------
