@@ -85,6 +85,23 @@ static dmh_cfg_trust ctl_trust(const ctl *x, dmh_cfg_origin origin) {
   return t;
 }
 
+/* The value a file `f` (sent as `path`) is stored under in etcd: its text with the password of
+ * `group` sealed with the cluster key, so it never reaches etcd in clear (docs/cluster.md, "The
+ * cluster key"). *sealed is the sealed text (the caller frees it). NULL with *err. */
+static char *ctl_sealed_value(ctl *x, const dmh_control_file *f, const char *path,
+                              const char *group, const char *password, char **sealed,
+                              dm_error *err) {
+  if (dmh_config_seal_password(f->text, group, password,
+                               x->m->has_cluster_key ? x->m->cluster_key : NULL, sealed, err) < 0) {
+    dmh_control_file_blame(f, path, err);
+    return NULL;
+  }
+  char *val = dmh_cluster_config_json(*sealed);
+  if (!val)
+    ctl_oom(err);
+  return val;
+}
+
 /* ---- operate-source ---- */
 
 static int ctl_source_create(ctl *x, const dmh_control_cmd *cmd, json_object *args,
@@ -106,17 +123,8 @@ static int ctl_source_create(ctl *x, const dmh_control_cmd *cmd, json_object *ar
   int rc = -1;
   if (master_key(key, sizeof key, x->m, DMH_KEY_SOURCE, sc->source_id, NULL, NULL, err) < 0)
     goto out;
-  /* the password never reaches etcd in clear (docs/cluster.md, "The cluster key") */
-  if (dmh_config_seal_password(f.text, "from", sc->from.ep.password,
-                               x->m->has_cluster_key ? x->m->cluster_key : NULL, &sealed,
-                               err) < 0) {
-    dmh_control_file_blame(&f, path, err);
+  if (!(val = ctl_sealed_value(x, &f, path, "from", sc->from.ep.password, &sealed, err)))
     goto out;
-  }
-  if (!(val = dmh_cluster_config_json(sealed))) {
-    ctl_oom(err);
-    goto out;
-  }
   snprintf(what, sizeof what, "source %s", sc->source_id);
   if (ctl_create(x, key, val, NULL, 0, NULL, 0, what, err) < 0)
     goto out;
@@ -357,16 +365,9 @@ static int ctl_start_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
   snprintf(what, sizeof what, "start-task %s", tc->name);
   if (ctl_precheck(x, tc, what, resp, err) < 0)
     goto out;
-  if (dmh_config_seal_password(f.text, "target-database", tc->target.ep.password,
-                               x->m->has_cluster_key ? x->m->cluster_key : NULL, &sealed,
-                               err) < 0) {
-    dmh_control_file_blame(&f, path, err);
+  if (!(val =
+            ctl_sealed_value(x, &f, path, "target-database", tc->target.ep.password, &sealed, err)))
     goto out;
-  }
-  if (!(val = dmh_cluster_config_json(sealed))) {
-    ctl_oom(err);
-    goto out;
-  }
   snprintf(what, sizeof what, "task %s", tc->name);
   if (ctl_create(x, key, val, cmps, n, ops, n, what, err) < 0)
     goto out;
