@@ -158,7 +158,10 @@ if [ -n "$(etcdctl_root get --prefix --keys-only "$prefix/task/evil")" ] ||
   [ -n "$(etcdctl_root get --prefix --keys-only "$prefix/stage/evil")" ]; then
   fail "other's task or stage key is in etcd"
 fi
-etcdctl_root get "$prefix/source/srcA" | grep -q srcA || fail "srcA was deleted by other"
+# read whole before grep: under pipefail, `etcdctl | grep -q` fails when grep has its match and
+# exits before etcdctl's last write (SIGPIPE), as it did once in a fresh-clone run
+out=$(etcdctl_root get "$prefix/source/srcA")
+grep -q srcA <<<"$out" || fail "srcA was deleted by other: $out"
 members_are 1 "w1 bound srcA" || fail "w1 lost its binding to other's requests: $(members 1)"
 log "user other: read, put (task and stage keys), delete, watch and lease revoke under $prefix refused"
 

@@ -204,7 +204,7 @@ for w in w1 w2 w3; do
   ts=$SECONDS
   start_worker "$w"
   wait_log_after "$work/$w.log" "$n" "worker $w running" 20 || fail "$w did not start again"
-  tail -n +$((n + 1)) "$work/$w.log" | grep -q "still alive (TTL 10 s): kept" ||
+  grep -q "still alive (TTL 10 s): kept" <<<"$(tail -n +$((n + 1)) "$work/$w.log")" ||
     fail "$w did not keep its lease across the restart"
   if [ "$w" != w1 ]; then
     wait_log_after "$work/$w.log" "$n" "sync: reading" 30 || fail "$w's subtask did not sync again"
@@ -248,11 +248,11 @@ for _ in $(seq 1 250); do
   monitor_ok
   sleep 0.1
 done
-members 1 | grep -qx "w1 relay source1" || fail "source1 did not move to w1: $(members 1 | tr '\n' ';')"
+grep -qx "w1 relay source1" <<<"$(members 1)" || fail "source1 did not move to w1: $(members 1 | tr '\n' ';')"
 moved=$((SECONDS - ts))
 [ "$moved" -ge 7 ] || fail "source1 moved ${moved} s after the kill, before w2's lease could expire"
-members 1 | grep -q "^w2 " && fail "w2 is still listed after its lease: $(members 1 | tr '\n' ';')"
-members 1 | grep -qx "w3 relay source2" || fail "source2 left w3: $(members 1 | tr '\n' ';')"
+grep -q "^w2 " <<<"$(members 1)" && fail "w2 is still listed after its lease: $(members 1 | tr '\n' ';')"
+grep -qx "w3 relay source2" <<<"$(members 1)" || fail "source2 left w3: $(members 1 | tr '\n' ';')"
 wait_for 60 "task1 does not run on w1" ctl_jq 2 '[.sources[].subTaskStatus[]
   | select(.worker == "w1" and .stage == "Running")] | length == 1' query-status task1
 grep -q "unit=sync\] sync: reading" "$work/w1.log" || fail "w1 did not sync task1"

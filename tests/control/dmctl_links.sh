@@ -9,9 +9,11 @@ rooms='dmh_(registry|subtask|unit_lib|task_config|source_config|precheck|etcd|ma
 defined() { nm --defined-only "$1" | awk '$2 ~ /^[TtDdBbRr]$/ { print $3 }'; }
 n=$(defined "$dmhost" | grep -cE "^$rooms" || true)
 [ "$n" -gt 50 ] || { echo "dmctl_links: dmhost defines only $n daemon symbols: nm is not reading it" >&2; exit 1; }
-defined "$dmctl" | grep -q '^dmh_command' ||
+# each list read whole before grep: under pipefail, `nm | grep -q` fails when grep exits first
+mine=$(defined "$dmctl")
+grep -q '^dmh_command' <<<"$mine" ||
   { echo "dmctl_links: dmctl defines no dmh_command* symbol: nm is not reading it" >&2; exit 1; }
-if bad=$(defined "$dmctl" | grep -E "^$rooms"); then
+if bad=$(grep -E "^$rooms" <<<"$mine"); then
   echo "dmctl_links: dmctl links daemon code (it should link base, the command table and the clients):" >&2
   echo "$bad" | head -20 >&2
   exit 1
