@@ -19,6 +19,7 @@
 #include "log.h"
 #include "precheck.h"
 #include "registry.h"
+#include "signals.h"
 #include "status.h"
 #include "supervisor.h"
 
@@ -187,10 +188,7 @@ int dmh_run_main(int argc, char **argv) {
 
   /* Signals are taken by this thread only, with sigtimedwait, so no unit thread is interrupted. */
   sigset_t sigs;
-  sigemptyset(&sigs);
-  sigaddset(&sigs, SIGINT);
-  sigaddset(&sigs, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+  dmh_signals_block(&sigs, false);
 
   char root[4096];
   worker = dmh_registry_default_worker_name();

@@ -28,6 +28,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "registry.h"
+#include "signals.h"
 #include "state.h"
 #include "trust_flags.h"
 
@@ -83,11 +84,7 @@ int dmh_daemon_start(const char *state_arg, const char *plugin_arg, char **state
    * started from here on inherits the blocked mask, so no unit or connection thread is interrupted
    * by them. SIGPIPE is ignored: a client that hangs up must not kill the daemon. */
   sigset_t mask;
-  sigemptyset(&mask);
-  sigaddset(&mask, SIGINT);
-  sigaddset(&mask, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &mask, NULL);
-  signal(SIGPIPE, SIG_IGN);
+  dmh_signals_block(&mask, true);
   if ((*sfd = signalfd(-1, &mask, SFD_CLOEXEC)) < 0) {
     dm_error_set(err, DM_ERR_INTERNAL, strerror(errno), "cannot create the signalfd");
     goto fail;

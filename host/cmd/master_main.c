@@ -22,6 +22,7 @@
 #include "dmhost/sdk.h"
 #include "error_json.h"
 #include "log.h"
+#include "signals.h"
 #include "trust_flags.h"
 
 /* The HTTP server's handler: the master once it runs (the server opens first, so that a port 0
@@ -178,11 +179,7 @@ int dmh_master_main(int argc, char **argv) {
   }
   /* signals are taken synchronously by sigwait: every thread started from here on blocks them */
   sigset_t mask;
-  sigemptyset(&mask);
-  sigaddset(&mask, SIGINT);
-  sigaddset(&mask, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &mask, NULL);
-  signal(SIGPIPE, SIG_IGN);
+  dmh_signals_block(&mask, true);
 
   dmh_control_opts copts = {.handler = door_line, .refusal = dmh_control_error_line, .ud = &door};
   dmh_control_http *http = NULL;
