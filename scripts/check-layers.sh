@@ -11,11 +11,11 @@
 #
 # The order below is the one host/CMakeLists.txt links the libraries in (lowest first); the
 # compiler holds the folders of different libraries apart already, this check also holds the
-# rooms of one library (core/rules < core/unit < core/subtask, the cluster's) and tells which
+# rooms of one library (core/rules < core/shard < core/unit < core/subtask, the cluster's) and tells which
 # include is wrong. A new folder must be added here: a file in a folder not listed fails.
 set -euo pipefail
 
-LAYERS="base config core/rules core/unit core/subtask precheck registry control http cluster/etcd
+LAYERS="base config core/rules core/shard core/unit core/subtask precheck registry control http cluster/etcd
 cluster cluster/master cluster/worker cmd unit_check"
 
 self_test() {

@@ -25,6 +25,7 @@
 #include "result.h"
 #include "sdk.h"
 #include "settings.h"
+#include "shard.h"
 #include "unit.h"
 
 #endif /* DMHOST_DMHOST_H */

@@ -21,12 +21,13 @@
 
 #include "error.h"
 #include "position.h"
+#include "shard.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define DM_HOST_SERVICES_VERSION 9
+#define DM_HOST_SERVICES_VERSION 10
 
 /* Opaque: one per unit instance, owned by the host. */
 typedef struct dm_ctx dm_ctx;
@@ -289,6 +290,33 @@ typedef struct dm_host_services {
   void (*metric_observe)(dm_ctx *ctx, dm_metric *m, const char *const *label_values, double value);
 
   /* fields above: services version 9 */
+
+  /* Merged tables and online schema changes (shard.h, docs/shard.md). A host without them (or
+   * that leaves one NULL) does no coordination: use the dm_host_shard_* / dm_host_route_extract /
+   * dm_host_online_table_kind helpers below, which answer "none" then. */
+  dm_shard_mode (*shard_mode)(dm_ctx *ctx); /* the task's shard-mode */
+  /* The source's tables routed to the target table (every allowed source table of the group, at
+   * start and again after a CREATE/DROP changes it). Returns 0 or -1 with *err. */
+  int (*shard_report_tables)(dm_ctx *ctx, const char *target_schema, const char *target_table,
+                             const dm_shard_table *tables, uint32_t n_tables, dm_error *err);
+  /* The source arrived at a lock (shard.h dm_shard_info). Idempotent: putting the same info
+   * again after a restart is how a source re-joins a half-arrived lock. Returns 0 or -1. */
+  int (*shard_put)(dm_ctx *ctx, const dm_shard_info *info, dm_error *err);
+  /* Blocks until the coordinator sends this source its operation for the target table's lock.
+   * Returns 1 with *op, 0 when the subtask's stop was requested, -1 with *err. */
+  int (*shard_wait)(dm_ctx *ctx, const char *target_schema, const char *target_table,
+                    dm_shard_op *op, dm_error *err);
+  /* The operation is applied and its checkpoint committed. Returns 0 or -1 with *err
+   * (DM_ERR_FENCED in a cluster when this worker no longer holds the source). */
+  int (*shard_done)(dm_ctx *ctx, const dm_shard_op *op, dm_error *err);
+  /* The extract columns of the route that sends schema.table somewhere (none: out->n = 0). */
+  void (*route_extract)(dm_ctx *ctx, const char *schema, const char *table, dm_route_extract *out);
+  /* The table's kind by the task's online-DDL rules; for a ghost, the real table's name in
+   * real[len] (docs/shard.md "Online DDL"). DM_ONLINE_REAL when online-ddl is off. */
+  dm_online_kind (*online_table_kind)(dm_ctx *ctx, const char *schema, const char *table,
+                                      char *real, size_t len);
+
+  /* fields above: services version 10 */
 } dm_host_services;
 
 /* Is `field` present in the host's services struct (for services added after version 1)? */
@@ -311,6 +339,29 @@ static inline uint32_t dm_host_db_endpoint_size(const dm_host_services *host, dm
 /* The source file's server-id (source_server_id above), or 0 from a host without it. */
 static inline uint32_t dm_host_source_server_id(const dm_host_services *host, dm_ctx *ctx) {
   return DM_HOST_HAS(host, source_server_id) ? host->source_server_id(ctx) : 0;
+}
+
+/* The task's shard-mode (shard_mode above), or NONE from a host without it. */
+static inline dm_shard_mode dm_host_shard_mode(const dm_host_services *host, dm_ctx *ctx) {
+  return DM_HOST_HAS(host, shard_mode) ? host->shard_mode(ctx) : DM_SHARD_MODE_NONE;
+}
+
+/* route_extract above, or no columns from a host without it. */
+static inline void dm_host_route_extract(const dm_host_services *host, dm_ctx *ctx,
+                                         const char *schema, const char *table,
+                                         dm_route_extract *out) {
+  out->n = 0;
+  if (DM_HOST_HAS(host, route_extract))
+    host->route_extract(ctx, schema, table, out);
+}
+
+/* online_table_kind above, or DM_ONLINE_REAL from a host without it. */
+static inline dm_online_kind dm_host_online_table_kind(const dm_host_services *host, dm_ctx *ctx,
+                                                       const char *schema, const char *table,
+                                                       char *real, size_t len) {
+  return DM_HOST_HAS(host, online_table_kind)
+             ? host->online_table_kind(ctx, schema, table, real, len)
+             : DM_ONLINE_REAL;
 }
 
 /* The subtask's fencing token (fencing_token above), or 0 (no fencing) from a host without it. */
