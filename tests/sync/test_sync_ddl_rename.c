@@ -56,9 +56,9 @@ static void test_rename_plan(void) {
     char msg[256];
     CU_ASSERT_EQUAL_FATAL(
         sync_ddl_parse(cases[k].sql, strlen(cases[k].sql), "shop", &d, msg, sizeof msg), 0);
-    sync_rename_part parts[4];
+    sync_rename_part parts[4] = {0};
     CU_ASSERT_FATAL(d.n <= 4);
-    int into = sync_rename_plan(&d, rename_allowed, (void *)cases[k].allowed, parts);
+    int into = sync_rename_plan(&d, rename_allowed, (void *)cases[k].allowed, true, parts);
     if (into != cases[k].into)
       fprintf(stderr, "%s: into %d, expected %d\n", cases[k].sql, into, cases[k].into);
     CU_ASSERT_EQUAL(into, cases[k].into);
