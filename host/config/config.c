@@ -521,10 +521,10 @@ static int conf_online_ddl(dmh_cfg_ctx *c, const config_setting_t *root, dmh_tas
       return -1;
     const config_setting_t *list = config_setting_get_member(root, keys[k]);
     for (int i = 0; i < *counts[k]; i++) {
-      regex_t rx;
+      dmh_regex rx = {0};
       char why[400];
-      if (dmh_regex_compile(&rx, (*lists[k])[i], false, why, sizeof why) == 0) {
-        regfree(&rx);
+      if (dmh_regex_compile_groups(&rx, (*lists[k])[i], false, why, sizeof why) == 0) {
+        dmh_regex_free(&rx);
         continue;
       }
       return dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, config_setting_get_elem(list, (unsigned)i),
