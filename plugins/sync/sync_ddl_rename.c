@@ -25,7 +25,14 @@
  *                              skipped and the target keeps `t`, to which the rows of the new
  *                              `t` are then applied.
  *
- * Pure: the block-allow list comes as a callback; the caller (sync_ddl_apply.c) logs and errors.
+ * That guess by the names is what happens with online-ddl off. With it on (the task's default), DM's
+ * online-DDL rules judge first every part whose either name is a ghost or trash table of the
+ * task's rules (sync_rename_online: the cut-over runs the ghost's recorded DDL, renames to ghosts
+ * and cut-overs only one rule list matches are refused), those parts stay out of the chains, and
+ * the guess is off: the rules say which tables are a tool's.
+ *
+ * Pure: the block-allow list and the kinds come as callbacks; the caller (sync_ddl_apply.c) logs
+ * and errors.
  */
 #include <stdio.h>
 #include <string.h>

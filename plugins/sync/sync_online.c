@@ -321,7 +321,7 @@ int sync_online_cutover(sync_online *o, const sync_ddl_name *ghost, const sync_d
                         "sync: the RENAME at %s swaps ghost table `%s`.`%s` in for `%s`.`%s` (an "
                         "online schema change's cut-over), but no DDL of the ghost is recorded in "
                         "%s for source `%s` (DM: online ddl metadata for ghost temporary table not "
-                        "found)",
+                        "found); nothing of the statement ran",
                         at, ghost->schema, ghost->table, real->schema, real->table, o->table,
                         u->source_id);
     return -1;
