@@ -9,8 +9,10 @@
 #   - no _t_new / _t_old and no trigger on the target, no record left,
 #   - the ALTER was recorded once and run once (the sync's log lines over both runs).
 # Without online DDL the cut-over is skipped and the rows after it no longer fit the target.
+# With META=NO_LOG the source writes no column names (binlog_row_metadata, restored at the end):
+# the rows after the cut-over decode only if the schema tracker followed the ghost's ALTER.
 #
-#   online_ptosc.sh <dmhost> <plugin dir> <source dir>         ROWS=N (default 500000)
+#   online_ptosc.sh <dmhost> <plugin dir> <source dir>    ROWS=N (default 500000), META=NO_LOG
 set -euo pipefail
 dmhost=$1 plugins=$2 src_dir=$3
 rows=${ROWS:-500000}
@@ -26,6 +28,7 @@ cleanup() {
   [ -n "$wl_pid" ] && wait "$wl_pid" 2>/dev/null
   [ -n "$osc_pid" ] && kill "$osc_pid" 2>/dev/null && wait "$osc_pid" 2>/dev/null
   [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  [ -n "${META:-}" ] && { src -e "SET GLOBAL binlog_row_metadata = FULL" || true; }
   if [ "${KEEP:-}" ]; then echo "work folder kept: $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -56,6 +59,7 @@ has_records() { [ "$(records)" = "$1" ]; }
 at_checkpoint() { [ "$(checkpoint)" = "$1" ]; }
 
 # ---- the source: t with $rows rows, a procedure the writers call ----
+[ -n "${META:-}" ] && src -e "SET GLOBAL binlog_row_metadata = $META"
 src -e "DROP DATABASE IF EXISTS \`$db\`; CREATE DATABASE \`$db\`"
 tgt -e "DROP DATABASE IF EXISTS \`$db\`; DROP DATABASE IF EXISTS \`$meta\`"
 src "$db" -e "
@@ -171,4 +175,6 @@ recorded=$(cat "$work"/run-*.log | grep -cE "ALTER TABLE of ghost table \`$db\`.
 cutover=$(cat "$work"/run-*.log | grep -cE "cut-over of ghost table \`$db\`.\`_t_new\` to \`$db\`.\`t\`: its 1 recorded" || true)
 [ "$recorded" = 1 ] && [ "$cutover" = 1 ] ||
   fail "the ALTER was recorded $recorded and applied $cutover time(s), not once"
-log "PASS ($rows rows)"
+[ -z "${META:-}" ] || [ "$(src -N -B -e "SELECT @@global.binlog_row_metadata")" = "$META" ] ||
+  fail "binlog_row_metadata changed under the test"
+log "PASS ($rows rows${META:+, binlog_row_metadata $META})"
