@@ -4,10 +4,12 @@
 # `pt-online-schema-change --alter "ADD COLUMN ..." --execute` against the source. A --plugin hook
 # holds the tool right before its cut-over (RENAME TABLE t TO _t_old, _t_new TO t): there, once
 # the target holds the ghost's record in `<meta>`.`<task>_onlineddl`, `dmhost run` is killed with
-# -9, the record must still be there, and a new run goes on. Then the tool swaps; at the end:
+# -9, the record must still be there, and a new run goes on. Then the tool swaps, and that run is
+# killed with -9 inside the cut-over (the ALTER on the target, the checkpoint not yet past it); a
+# third run replays it. At the end:
 #   - the target's t has the new column and every row (scripts/checksum.sh against the source),
 #   - no _t_new / _t_old and no trigger on the target, no record left,
-#   - the ALTER was recorded once and run once (the sync's log lines over both runs).
+#   - the ALTER was recorded once, and run once: the replay's attempt is answered "already done".
 # Without online DDL the cut-over is skipped and the rows after it no longer fit the target.
 # With META=NO_LOG the source writes no column names (binlog_row_metadata, restored at the end):
 # the rows after the cut-over decode only if the schema tracker followed the ghost's ALTER.
@@ -22,11 +24,12 @@ cp_table="\`$meta\`.\`${name}_syncer_checkpoint\`"
 work=$(mktemp -d /tmp/dmh-ptosc-XXXXXX)
 t0=$SECONDS tag="online pt-osc"
 . tests/crash/lib.sh
-pid="" wl_pid="" osc_pid="" cur_log=""
+pid="" wl_pid="" osc_pid="" lock_pid="" cur_log=""
 cleanup() {
   touch "$work/stop" "$work/go"
   [ -n "$wl_pid" ] && wait "$wl_pid" 2>/dev/null
   [ -n "$osc_pid" ] && kill "$osc_pid" 2>/dev/null && wait "$osc_pid" 2>/dev/null
+  [ -n "$lock_pid" ] && kill "$lock_pid" 2>/dev/null && wait "$lock_pid" 2>/dev/null
   [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
   [ -n "${META:-}" ] && { src -e "SET GLOBAL binlog_row_metadata = FULL" || true; }
   if [ "${KEEP:-}" ]; then echo "work folder kept: $work"; else rm -rf "$work"; fi
@@ -140,7 +143,36 @@ check_log "$cur_log"
 log "killed run 1; the record is on the target"
 sleep 0.5
 start_run
+
+# ---- kill -9 inside the cut-over: after the ALTER ran on the target, before the checkpoint
+# transaction that deletes the record commits. A target session holds the record's row lock, so
+# that transaction waits on its DELETE; once the ALTER is on the target, the run is killed and its
+# waiting server thread too (the server would finish a dead client's statements), then the lock
+# goes. The checkpoint still marks the RENAME as being applied and the record is there: the next
+# run replays the cut-over, the target answers "duplicate column", counted as done. ----
+tgt -e "START TRANSACTION; SELECT COUNT(*) FROM \`$meta\`.\`${name}_onlineddl\` FOR UPDATE; SELECT SLEEP(300)" \
+  >/dev/null 2>&1 &
+lock_pid=$!
+thread() { tgt_q "SELECT ID FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() AND INFO LIKE '$1' LIMIT 1"; }
+lock_held() { [ -n "$(thread 'SELECT SLEEP(300)')" ]; }
+wait_for 30 lock_held || fail "the lock on the record did not take"
 touch "$work/go"
+has_note() { [ "$(tgt_q "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = '$db' AND TABLE_NAME = 't' AND COLUMN_NAME = 'note'")" = 1 ]; }
+waiting() { [ -n "$(thread '%DELETE FROM%onlineddl%')" ]; }
+wait_for 300 has_note || fail "the cut-over's ALTER did not reach the target"
+wait_for 30 waiting || fail "the cut-over's checkpoint transaction is not waiting on the record"
+kill -9 "$pid" || fail "run 2 was not running when killed"
+wait "$pid" 2>/dev/null || true
+pid=""
+check_log "$cur_log"
+tgt -e "KILL $(thread '%DELETE FROM%onlineddl%')" || fail "cannot end the dead run's transaction"
+tgt -e "KILL $(thread 'SELECT SLEEP(300)')" || true
+wait "$lock_pid" 2>/dev/null || true
+[ "$(records)" = 1 ] || fail "the record of _t_new is gone though its cut-over did not commit"
+mark=$(tgt_q "SELECT JSON_VALUE(table_info, '\$.ddl') FROM $cp_table WHERE is_global = 1")
+[ -n "$mark" ] && [ "$mark" != null ] || fail "the checkpoint does not mark the cut-over as being applied"
+log "killed run 2 inside the cut-over at $mark (ALTER on the target, record kept)"
+start_run
 rc=0
 wait "$osc_pid" || rc=$?
 osc_pid=""
@@ -173,8 +205,11 @@ bash scripts/checksum.sh "$db" || fail "target differs from source"
 [ "$(records)" = 0 ] || fail "the record of _t_new is left after the cut-over"
 recorded=$(cat "$work"/run-*.log | grep -cE "ALTER TABLE of ghost table \`$db\`.\`_t_new\` recorded" || true)
 cutover=$(cat "$work"/run-*.log | grep -cE "cut-over of ghost table \`$db\`.\`_t_new\` to \`$db\`.\`t\`: its 1 recorded" || true)
-[ "$recorded" = 1 ] && [ "$cutover" = 1 ] ||
-  fail "the ALTER was recorded $recorded and applied $cutover time(s), not once"
+# run 2's cut-over, and run 3's replay of it, which the target answered "already done"
+[ "$recorded" = 1 ] && [ "$cutover" = 2 ] ||
+  fail "the ALTER was recorded $recorded time(s) and its cut-over met $cutover time(s), not 1 and 2"
+grep -qE "the DDL at $mark ran before the restart .*Duplicate column name 'note'.*counted as done" "$work/run-3.log" ||
+  fail "run 3 did not count the replayed ALTER as done"
 [ -z "${META:-}" ] || [ "$(src -N -B -e "SELECT @@global.binlog_row_metadata")" = "$META" ] ||
   fail "binlog_row_metadata changed under the test"
 log "PASS ($rows rows${META:+, binlog_row_metadata $META})"
