@@ -8,11 +8,12 @@
 # etcd attacks of tests/cluster/etcd_secure.sh.
 # prometheus: its promtool checks every /metrics exposition in the tests (docs/metrics.md).
 # chromium, chromium-driver, python3-selenium: the status page's browser test (tests/web).
+# percona-toolkit: pt-online-schema-change, run against the source by tests/shard/online_ptosc.sh.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libconfig-dev libjson-c-dev libcunit1-dev libmariadb-dev
       mariadb-server mariadb-client clang-format clang libclang-rt-dev libssl-dev zlib1g-dev openssl
       libzstd-dev zstd libcurl4-openssl-dev etcd-server etcd-client libmicrohttpd-dev libgnutls28-dev
-      python3 jq prometheus chromium chromium-driver python3-selenium)
+      python3 jq prometheus chromium chromium-driver python3-selenium percona-toolkit)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -177,6 +177,9 @@ typedef struct rx_ctx {
   char *out;         /* the POSIX expression being written */
   size_t len, cap;
   bool icase, dotall, nomem;
+  bool groups;     /* sub-matches kept: non-greedy quantifiers are refused */
+  bool *capturing; /* per POSIX group written so far: capturing in the RE2 source */
+  size_t n_posix, cap_posix;
   char *why;
   size_t why_len;
 } rx_ctx;
@@ -215,6 +218,25 @@ static void rx_put(rx_ctx *x, const char *s, size_t n) {
 
 static void rx_putc(rx_ctx *x, char c) {
   rx_put(x, &c, 1);
+}
+
+/* A POSIX group opens: every '(' written is one, counted in order; capturing says whether RE2
+ * counts it too ('(' and named groups do, "(?:" does not). */
+static void rx_open_group(rx_ctx *x, bool capturing) {
+  rx_putc(x, '(');
+  if (x->nomem)
+    return;
+  if (x->n_posix == x->cap_posix) {
+    size_t cap = x->cap_posix ? x->cap_posix * 2 : 8;
+    bool *c = realloc(x->capturing, cap * sizeof *c);
+    if (!c) {
+      x->nomem = true;
+      return;
+    }
+    x->capturing = c;
+    x->cap_posix = cap;
+  }
+  x->capturing[x->n_posix++] = capturing;
 }
 
 /* A literal byte outside brackets. */
@@ -431,7 +453,7 @@ static const char *rx_leading_flags(rx_ctx *x, const char *p) {
 static const char *rx_group(rx_ctx *x, const char *p) {
   const char *q = p + 2;
   if (*q == ':') {
-    rx_putc(x, '(');
+    rx_open_group(x, false);
     return q + 1;
   }
   if (*q == '=' || *q == '!' || (*q == '<' && (q[1] == '=' || q[1] == '!')))
@@ -440,7 +462,7 @@ static const char *rx_group(rx_ctx *x, const char *p) {
     const char *close = strchr(q, '>');
     if (!close)
       return rx_fail(x, p, "a group name without its '>'"), NULL;
-    rx_putc(x, '(');
+    rx_open_group(x, true);
     return close + 1;
   }
   return rx_fail(x, p,
@@ -461,6 +483,12 @@ static size_t rx_repeat_len(const char *p) {
   }
   return p[n] == '}' ? n + 1 : 0;
 }
+
+/* Where sub-matches are kept, a non-greedy quantifier would change what a group holds, and POSIX
+ * has none: refused rather than giving other values than DM. */
+static const char rx_nongreedy[] =
+    "non-greedy quantifiers (*? +? ?? {n,m}?) are not supported in an expression whose groups are "
+    "used; write the group so that the longest match is the one meant (e.g. ([^_]*) for (.*?)_)";
 
 static int rx_translate(rx_ctx *x) {
   const char *p = rx_leading_flags(x, x->start);
@@ -502,10 +530,17 @@ static int rx_translate(rx_ctx *x) {
     } else if (c == '(' && p[1] == '?') {
       if (!(p = rx_group(x, p)))
         return -1;
+    } else if (c == '(') {
+      rx_open_group(x, true);
+      p++;
     } else if (c == '*' || c == '+' || c == '?') {
+      if (p[1] == '?' && x->groups)
+        return rx_fail(x, p, "%s", rx_nongreedy);
       rx_putc(x, (char)c);
       p += p[1] == '?' ? 2 : 1; /* non-greedy: the same yes/no answer */
     } else if (c == '{' && (rep = rx_repeat_len(p)) > 0) {
+      if (p[rep] == '?' && x->groups)
+        return rx_fail(x, p, "%s", rx_nongreedy);
       rx_put(x, p, rep);
       p += rep;
       p += *p == '?';
@@ -521,25 +556,141 @@ static int rx_translate(rx_ctx *x) {
   return 0;
 }
 
-int dmh_regex_compile(regex_t *re, const char *expr, bool icase, char *why, size_t why_len) {
-  rx_ctx x = {.start = expr, .icase = icase, .why = why, .why_len = why_len};
-  if (why_len)
-    why[0] = '\0';
-  rx_put(&x, "", 0);
-  int rc = rx_translate(&x);
-  if (rc == 0 && x.nomem)
-    rc = (snprintf(why, why_len, "out of memory"), -1);
+/* Translates expr and compiles it with cflags (REG_ICASE added as the expression says). On
+ * success x->capturing holds one flag per POSIX group; the caller frees it. */
+static int rx_compile(rx_ctx *x, regex_t *re, int cflags) {
+  if (x->why_len)
+    x->why[0] = '\0';
+  rx_put(x, "", 0);
+  int rc = rx_translate(x);
+  if (rc == 0 && x->nomem)
+    rc = (snprintf(x->why, x->why_len, "out of memory"), -1);
   if (rc == 0) {
-    int e = regcomp(re, x.out, REG_EXTENDED | REG_NOSUB | (x.icase ? REG_ICASE : 0));
+    int e = regcomp(re, x->out, cflags | (x->icase ? REG_ICASE : 0));
     if (e != 0) {
       char msg[128];
       regerror(e, re, msg, sizeof msg);
-      snprintf(why, why_len, "invalid (%s)", msg);
+      snprintf(x->why, x->why_len, "invalid (%s)", msg);
       rc = -1;
     }
   }
-  free(x.out);
+  free(x->out);
+  x->out = NULL;
   return rc;
+}
+
+int dmh_regex_compile(regex_t *re, const char *expr, bool icase, char *why, size_t why_len) {
+  rx_ctx x = {.start = expr, .icase = icase, .why = why, .why_len = why_len};
+  int rc = rx_compile(&x, re, REG_EXTENDED | REG_NOSUB);
+  free(x.capturing);
+  return rc;
+}
+
+int dmh_regex_compile_groups(dmh_regex *rx, const char *expr, bool icase, char *why,
+                             size_t why_len) {
+  memset(rx, 0, sizeof *rx);
+  rx_ctx x = {.start = expr, .icase = icase, .groups = true, .why = why, .why_len = why_len};
+  if (rx_compile(&x, &rx->re, REG_EXTENDED) < 0) {
+    free(x.capturing);
+    return -1;
+  }
+  if (x.n_posix != rx->re.re_nsub) { /* every '(' written opens a group: a translator bug */
+    snprintf(why, why_len, "internal error: %zu groups written, %zu compiled", x.n_posix,
+             (size_t)rx->re.re_nsub);
+    regfree(&rx->re);
+    free(x.capturing);
+    return -1;
+  }
+  size_t n = 0;
+  for (size_t i = 0; i < x.n_posix; i++)
+    n += x.capturing[i];
+  rx->capture = n ? malloc(n * sizeof *rx->capture) : NULL;
+  if (n && !rx->capture) {
+    snprintf(why, why_len, "out of memory");
+    regfree(&rx->re);
+    free(x.capturing);
+    return -1;
+  }
+  for (size_t i = 0; i < x.n_posix; i++)
+    if (x.capturing[i])
+      rx->capture[rx->n_capture++] = i + 1;
+  free(x.capturing);
+  rx->compiled = true;
+  return 0;
+}
+
+/* The first match of rx in s with every POSIX group: m holds re_nsub + 1 slots (on the stack when
+ * few, else allocated: *heap is set and the caller frees it). Returns false when nothing matched
+ * (or out of memory). */
+static bool rx_exec(const dmh_regex *rx, const char *s, regmatch_t *stack, size_t n_stack,
+                    regmatch_t **m) {
+  size_t n = rx->re.re_nsub + 1;
+  *m = n <= n_stack ? stack : malloc(n * sizeof **m);
+  if (!*m)
+    return false;
+  if (regexec(&rx->re, s, n, *m, 0) == 0)
+    return true;
+  if (*m != stack)
+    free(*m);
+  *m = NULL;
+  return false;
+}
+
+/* Copies the bytes [so, eo) of s at out + at, as far as out_len allows (keeping a NUL). */
+static void rx_append(char *out, size_t out_len, size_t at, const char *s, regoff_t so,
+                      regoff_t eo) {
+  if (so < 0 || eo <= so || at + 1 >= out_len)
+    return;
+  size_t n = (size_t)(eo - so);
+  if (n > out_len - 1 - at)
+    n = out_len - 1 - at;
+  memcpy(out + at, s + so, n);
+  out[at + n] = '\0';
+}
+
+size_t dmh_regex_extract(const dmh_regex *rx, const char *s, char *out, size_t out_len) {
+  if (out_len)
+    out[0] = '\0';
+  regmatch_t stack[16], *m;
+  if (!rx->compiled || !rx_exec(rx, s, stack, sizeof stack / sizeof *stack, &m))
+    return 0;
+  size_t len = 0;
+  for (size_t k = 0; k < rx->n_capture; k++) {
+    regmatch_t g = m[rx->capture[k]];
+    rx_append(out, out_len, len, s, g.rm_so, g.rm_eo);
+    if (g.rm_so >= 0 && g.rm_eo > g.rm_so)
+      len += (size_t)(g.rm_eo - g.rm_so);
+  }
+  if (m != stack)
+    free(m);
+  return len;
+}
+
+long dmh_regex_group(const dmh_regex *rx, const char *s, size_t k, char *out, size_t out_len) {
+  if (out_len)
+    out[0] = '\0';
+  regmatch_t stack[16], *m;
+  if (!rx->compiled || k == 0 || k > rx->n_capture ||
+      !rx_exec(rx, s, stack, sizeof stack / sizeof *stack, &m))
+    return -1;
+  regmatch_t g = m[rx->capture[k - 1]];
+  rx_append(out, out_len, 0, s, g.rm_so, g.rm_eo);
+  long len = g.rm_so >= 0 && g.rm_eo > g.rm_so ? (long)(g.rm_eo - g.rm_so) : 0;
+  if (m != stack)
+    free(m);
+  return len;
+}
+
+bool dmh_regex_matches(const dmh_regex *rx, const char *s) {
+  return rx->compiled && regexec(&rx->re, s, 0, NULL, 0) == 0;
+}
+
+void dmh_regex_free(dmh_regex *rx) {
+  if (!rx || !rx->compiled)
+    return;
+  regfree(&rx->re);
+  free(rx->capture);
+  memset(rx, 0, sizeof *rx);
 }
 
 /* ---- name patterns ---- */

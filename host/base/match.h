@@ -16,7 +16,8 @@
  *  - Case: unless the task says `case-sensitive = true`, names and patterns are compared without
  *    regard to ASCII case (MySQL's identifiers; bytes >= 0x80 are compared as they are).
  *
- * Matching is read-only and allocation-free, safe from any number of threads.
+ * Matching is read-only, safe from any number of threads, and allocation-free (but for a
+ * dmh_regex of more than 15 groups, whose sub-match slots are allocated per call).
  */
 #ifndef DMH_MATCH_H
 #define DMH_MATCH_H
@@ -47,5 +48,46 @@ bool dmh_wildcard_match(const char *pattern, const char *s, bool case_sensitive)
  * when icase or the expression starts with (?i)). Returns 0, or -1 with why filled; nothing is
  * left to free then. */
 int dmh_regex_compile(regex_t *re, const char *expr, bool icase, char *why, size_t why_len);
+
+/*
+ * An expression in DM's dialect whose groups are used (the routes' extract regexps, the online
+ * DDL's shadow-table-rules). The translation writes every group as a POSIX '(', "(?:re)" too, so
+ * the POSIX group numbers are not RE2's: capture[k - 1] is the POSIX number of RE2's capturing
+ * group k ('(' and named groups, in the order they open; "(?:" is not counted).
+ *
+ * What a group holds follows POSIX's leftmost-longest rule where RE2 takes the leftmost-first
+ * alternative: the same for the usual shapes ("orders_(.*)", "^_(.+)_(?:new|gho)$"), not for an
+ * alternative that is a prefix of a later one ("(a|ab)" on "ab": "ab" here, "a" in DM). Non-greedy
+ * quantifiers are refused here (they would change what a group holds).
+ */
+typedef struct dmh_regex {
+  regex_t re;
+  bool compiled;
+  size_t n_capture; /* RE2's capturing groups */
+  size_t *capture;  /* n_capture POSIX group numbers */
+} dmh_regex;
+
+/* Compiles expr keeping sub-matches (REG_EXTENDED, REG_ICASE when icase or a leading (?i)).
+ * Returns 0, or -1 with why filled; nothing is left to free then. */
+int dmh_regex_compile_groups(dmh_regex *rx, const char *expr, bool icase, char *why,
+                             size_t why_len);
+
+/* DM's extractVal (tidb's table-router): the concatenation of all capturing groups of the first
+ * match of rx in s, "" when it does not match or has no capturing group (a group that took no part
+ * adds nothing). Written into out as far as out_len allows (always NUL-terminated when out_len >
+ * 0); returns the full length, so a result >= out_len was cut. */
+size_t dmh_regex_extract(const dmh_regex *rx, const char *s, char *out, size_t out_len);
+
+/* Capturing group k (1-based, RE2's numbering) of the first match of rx in s, as Go's
+ * FindStringSubmatch(s)[k]: written into out as dmh_regex_extract does; returns its full length
+ * ("" and 0 when the group took no part), or -1 when rx does not match s or has fewer than k
+ * capturing groups. */
+long dmh_regex_group(const dmh_regex *rx, const char *s, size_t k, char *out, size_t out_len);
+
+/* Whether rx matches anywhere in s. */
+bool dmh_regex_matches(const dmh_regex *rx, const char *s);
+
+/* Frees what dmh_regex_compile_groups made (safe on a zeroed or freed one). */
+void dmh_regex_free(dmh_regex *rx);
 
 #endif /* DMH_MATCH_H */

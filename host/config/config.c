@@ -12,6 +12,8 @@
 #include "config_util.h"
 #include "dmhost/fs.h"
 #include "dmhost/sdk.h"
+#include "log.h"
+#include "match.h"
 
 #define CONF_PATH_MAX 256
 
@@ -479,6 +481,61 @@ int dmh_cfg_task_meta(dmh_cfg_ctx *c, const config_setting_t *g, dmh_task_instan
   return 0;
 }
 
+/* online-ddl, DM's deprecated online-ddl-scheme (either tool's name turns it on, with a warning, as
+ * DM's task.go does) and the rules, each a regular expression in DM's dialect checked here (DM's
+ * ErrConfigOnlineDDLInvalidRegex): the rules are compiled for every subtask (rules.c), and a task
+ * must not start to fail at its first table. */
+static int conf_online_ddl(dmh_cfg_ctx *c, const config_setting_t *root, dmh_task_config *t) {
+  t->online_ddl = DMH_DEFAULT_TASK_ONLINE_DDL;
+  char *scheme = NULL;
+  int rc = dmh_cfg_get_bool(c, root, "online-ddl", &t->online_ddl);
+  if (rc >= 0)
+    rc = dmh_cfg_get_string(c, root, "online-ddl-scheme", 0, &scheme);
+  if (rc < 0)
+    return -1;
+  if (rc == 1) {
+    const config_setting_t *at = config_setting_get_member(root, "online-ddl-scheme");
+    bool known = strcmp(scheme, "gh-ost") == 0 || strcmp(scheme, "pt") == 0;
+    if (!known) {
+      rc = dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, at,
+                        "`online-ddl-scheme` in the %s: \"%s\" is no online schema change tool DM "
+                        "knows (\"gh-ost\" or \"pt\"); the setting is deprecated: write "
+                        "`online-ddl = true;` instead",
+                        c->what, scheme);
+    } else {
+      dmh_log(DM_LOG_WARN, "config",
+              "%s:%d: `online-ddl-scheme` is deprecated (DM's); \"%s\" sets `online-ddl = true` "
+              "(both tools are followed)",
+              c->path, config_setting_source_line(at), scheme);
+      t->online_ddl = true;
+    }
+    free(scheme);
+    if (rc < 0)
+      return -1;
+  }
+  static const char *const keys[2] = {"shadow-table-rules", "trash-table-rules"};
+  char ***lists[2] = {&t->shadow_rules, &t->trash_rules};
+  int *counts[2] = {&t->n_shadow_rules, &t->n_trash_rules};
+  for (int k = 0; k < 2; k++) {
+    if (dmh_cfg_get_string_list(c, root, keys[k], lists[k], counts[k]) < 0)
+      return -1;
+    const config_setting_t *list = config_setting_get_member(root, keys[k]);
+    for (int i = 0; i < *counts[k]; i++) {
+      dmh_regex rx = {0};
+      char why[400];
+      if (dmh_regex_compile_groups(&rx, (*lists[k])[i], false, why, sizeof why) == 0) {
+        dmh_regex_free(&rx);
+        continue;
+      }
+      return dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, config_setting_get_elem(list, (unsigned)i),
+                          "`%s.[%d]` in the %s: regular expression \"%s\": %s (see "
+                          "docs/config.md, \"Matching names\")",
+                          keys[k], i, c->what, (*lists[k])[i], why);
+    }
+  }
+  return 0;
+}
+
 static int conf_instance(dmh_cfg_ctx *c, const config_setting_t *g, dmh_task_config *t,
                          dmh_task_instance *in) {
   if (dmh_cfg_check_scope(c, g, DMH_SCOPE_INSTANCE, NULL, NULL) < 0 ||
@@ -495,6 +552,11 @@ static int conf_instance(dmh_cfg_ctx *c, const config_setting_t *g, dmh_task_con
           dmh_cfg_path_of(sid, path, sizeof path), c->what, in->source_id,
           (int)(prev - t->instances));
   in->case_sensitive = t->case_sensitive;
+  in->online_ddl = t->online_ddl;
+  in->shadow_rules = t->shadow_rules;
+  in->n_shadow_rules = t->n_shadow_rules;
+  in->trash_rules = t->trash_rules;
+  in->n_trash_rules = t->n_trash_rules;
   char *bal = NULL;
   int rc = dmh_cfg_get_string(c, g, "block-allow-list", DMH_CFG_NONEMPTY, &bal);
   if (rc < 0)
@@ -635,7 +697,8 @@ static int conf_task_parse(dmh_cfg_ctx *c, dmh_task_config *t) {
   }
   if (dmh_cfg_get_bool(c, root, "case-sensitive", &t->case_sensitive) < 0 ||
       dmh_cfg_get_db(c, root, "target-database", &t->target) < 0 ||
-      dmh_cfg_parse_rules(c, root, t) < 0 || conf_instances(c, root, t) < 0)
+      dmh_cfg_parse_rules(c, root, t) < 0 || conf_online_ddl(c, root, t) < 0 ||
+      conf_instances(c, root, t) < 0)
     return -1;
   if (dmh_cfg_task_unit_paths(c, root, t) < 0)
     return -1;
@@ -704,6 +767,8 @@ void dmh_task_config_free(dmh_task_config *t) {
   free(t->name);
   free(t->meta_schema);
   dmh_cfg_strv_free(t->ignore_checks, t->n_ignore_checks);
+  dmh_cfg_strv_free(t->shadow_rules, t->n_shadow_rules);
+  dmh_cfg_strv_free(t->trash_rules, t->n_trash_rules);
   dmh_cfg_db_free(&t->target);
   for (int i = 0; t->instances && i < t->n_instances; i++) {
     dmh_task_instance *in = &t->instances[i];

@@ -116,6 +116,12 @@ typedef struct dmh_task_instance {
   const dmh_filter_rule **filters; /* resolved from filter-rules names */
   int n_filters;
   bool case_sensitive; /* the task's case-sensitive: names and patterns compared as they are */
+  /* the task's online-ddl and its rules (borrowed from the task config; NULL: DM's defaults) */
+  bool online_ddl;
+  char *const *shadow_rules;
+  int n_shadow_rules;
+  char *const *trash_rules;
+  int n_trash_rules;
   /* meta: where mode incremental starts (binlog-name/binlog-pos or binlog-gtid) */
   char *meta_binlog_name;
   uint64_t meta_binlog_pos;
@@ -174,6 +180,13 @@ typedef struct dmh_task_config {
   uint32_t file_mode;   /* file-mode: of the files the task's units create, default 0600 */
   char **ignore_checks; /* ignore-checking-items: precheck items skipped (precheck.h), or "all" */
   int n_ignore_checks;
+  /* online-ddl (online-ddl-scheme sets it too) and its rules, checked as regular expressions when
+   * read; none given: DM's defaults (dmh_rules_new) */
+  bool online_ddl;
+  char **shadow_rules;
+  int n_shadow_rules;
+  char **trash_rules;
+  int n_trash_rules;
   config_t cfg; /* the parsed tree, for the unit sections */
 } dmh_task_config;
 

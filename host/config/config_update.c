@@ -114,6 +114,15 @@ static int upd_same_members(const dmh_task_config *next, const config_setting_t 
   return 0;
 }
 
+static bool upd_same_list(char *const *a, int na, char *const *b, int nb) {
+  if (na != nb)
+    return false;
+  for (int i = 0; i < na; i++)
+    if (strcmp(a[i], b[i]) != 0)
+      return false;
+  return true;
+}
+
 /* Settings with a default are compared by their value, so that writing the default out (or
  * leaving it out) is no change. true when `name` is one of them, with *same. */
 static bool upd_semantic(const dmh_task_config *a, const dmh_task_config *b, const char *name,
@@ -126,6 +135,12 @@ static bool upd_semantic(const dmh_task_config *a, const dmh_task_config *b, con
     *same = a->file_mode == b->file_mode;
   else if (strcmp(name, "task-mode") == 0)
     *same = a->mode == b->mode;
+  else if (strcmp(name, "online-ddl") == 0 || strcmp(name, "online-ddl-scheme") == 0)
+    *same = a->online_ddl == b->online_ddl;
+  else if (strcmp(name, "shadow-table-rules") == 0)
+    *same = upd_same_list(a->shadow_rules, a->n_shadow_rules, b->shadow_rules, b->n_shadow_rules);
+  else if (strcmp(name, "trash-table-rules") == 0)
+    *same = upd_same_list(a->trash_rules, a->n_trash_rules, b->trash_rules, b->n_trash_rules);
   else
     return false;
   return true;

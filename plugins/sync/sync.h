@@ -14,6 +14,7 @@
  *   sync_ddl_apply.c   DDL: filters, routes, operators, replay after a crash
  *   sync_db.c          connections, session, errors, the source precheck
  *   sync_tracker*.c    the schema tracker: shadow tables on the target (sync_tracker.h)
+ *   sync_online.c      online schema changes (gh-ost, pt-osc): ghost tables' DDL records
  *   sync_gtid.c        the GTID set (MariaDB's or MySQL's) moved on by GTID events
  *   sync_keymap.c      the open-addressing hash map the batch uses
  */
@@ -31,6 +32,7 @@
 #include <dmhost/dmhost.h>
 
 #include "sync_buf.h"
+#include "sync_ddl.h"
 #include "sync_sql.h"
 
 #define SYNC_NAME_MAX 256
@@ -256,6 +258,10 @@ int sync_cp_load(sync_unit *u, MYSQL *c, sync_cp_state *st, bool own, dm_error *
  * exit_safe_binlog_*). */
 int sync_cp_reset(sync_unit *u, MYSQL *c, const dm_position *pos, uint64_t rows, int n,
                   dm_error *err);
+/* The same, with `also` (statements, each ending in ';'; may be NULL) run in the transaction
+ * after the rows moved: the online DDL records of the event (sync_online_sql). */
+int sync_cp_reset_with(sync_unit *u, MYSQL *c, const dm_position *pos, uint64_t rows, int n,
+                       const sync_buf *also, dm_error *err);
 /* The same statements without transaction control, appended to q (-1: no memory): for a target
  * transaction that moves every row together with changes of its own (XA, sync_xa.c). */
 int sync_cp_reset_sql(sync_unit *u, MYSQL *c, const dm_position *pos, uint64_t rows, int n,
@@ -309,6 +315,42 @@ int sync_ddl_apply(sync_unit *u, MYSQL *conn, const dm_binlog_format *fmt,
  * replayed DDL may answer after a stop between running it and moving the checkpoint past it. */
 bool sync_ddl_already_done(unsigned code);
 
+/* ---- sync_online.c: online schema changes (gh-ost, pt-online-schema-change) ----
+ * docs/shard.md, "Online DDL". One per run, made at its start. */
+typedef struct sync_online sync_online;
+/* online-ddl on (the host's online_table_kind answers so for no table): DM's table
+ * `<meta>`.`<task>_onlineddl` made if missing and this source's records read. 0, or -1 with err. */
+int sync_online_start(sync_unit *u, MYSQL *c, sync_online **out, dm_error *err);
+void sync_online_free(sync_online *o);
+bool sync_online_on(const sync_online *o);
+/* The kind of db.table (REAL when o is NULL or online-ddl is off); a ghost's real table name in
+ * real[len] (group 1 of its rule; with c, a name the schema tracker does not know but knows
+ * without its leading '_'s is taken without them: pt-osc's `__t_new`). */
+dm_online_kind sync_online_kind(sync_online *o, MYSQL *c, const char *db, const char *table,
+                                char *real, size_t len);
+/* Are the row events of db.table replicated: the block-allow list lets it in, and it is no ghost
+ * or trash table (u->online's rules). */
+bool sync_online_rows_replicated(sync_unit *u, const char *db, const char *table);
+/* A ghost's own DDL (not a RENAME), already judged by its real table's name: CREATE or DROP TABLE
+ * deletes its record, TRUNCATE is nothing, any other is appended to the record. 0, or -1 (no
+ * memory). `at` names the event for the log. */
+int sync_online_ghost_ddl(sync_online *o, const sync_ddl_stmt *s, const char *real_schema,
+                          const char *real_table, const char *at, dm_error *err);
+/* The ghost's record is deleted (renamed to a trash table, or after its cut-over). */
+void sync_online_forget(sync_online *o, const char *schema, const char *ghost);
+/* The cut-over: `RENAME ghost TO real`. Appends the ghost's recorded statements, read under
+ * `flags`, with the ghost's name replaced by `real` and every name routed, to out (each
+ * NUL-terminated; *n_out of them), and deletes the record. The caller runs them (or hands them to
+ * a shard lock). -1 with DM_ERR_SYNC_GHOST_NO_RECORD when nothing is recorded. */
+int sync_online_cutover(sync_online *o, const sync_ddl_name *ghost, const sync_ddl_name *real,
+                        unsigned flags, const char *at, sync_buf *out, uint32_t *n_out,
+                        dm_error *err);
+/* The statements (REPLACE, DELETE) that write the records changed since the last commit,
+ * appended to q for the checkpoint transaction; sync_online_committed after it commits. -1: no
+ * memory. */
+int sync_online_sql(sync_online *o, MYSQL *c, sync_buf *q);
+void sync_online_committed(sync_online *o);
+
 /* ---- sync_xa.c: XA transactions, stored on the target at the prepare, applied at the commit ----
  */
 typedef struct sync_xa sync_xa;
@@ -349,6 +391,7 @@ struct sync_unit {
   sync_charsets *charsets; /* of the target, loaded once */
   sync_schema *schema;
   struct sync_tracker *tracker; /* table structures as of the binlog position (sync_tracker.h) */
+  struct sync_online *online;   /* online DDL records (sync_online.c); one per run */
   bool source_full_metadata;    /* binlog_row_metadata = FULL on the source at the start */
   struct sync_source *src;      /* while process reads (under lock): kill interrupts it */
   /* a DDL that the checkpoint says was being applied when the unit stopped ("file:pos") */

@@ -260,10 +260,18 @@ int sync_cp_reset_sql(sync_unit *u, MYSQL *c, const dm_position *pos, uint64_t r
 
 int sync_cp_reset(sync_unit *u, MYSQL *c, const dm_position *pos, uint64_t rows, int n,
                   dm_error *err) {
+  return sync_cp_reset_with(u, c, pos, rows, n, NULL, err);
+}
+
+int sync_cp_reset_with(sync_unit *u, MYSQL *c, const dm_position *pos, uint64_t rows, int n,
+                       const sync_buf *also, dm_error *err) {
   sync_buf q = {0};
   int rc = -1;
+  /* `also` after the rows: a fenced statement refuses before any of it runs */
   if (sync_buf_puts(&q, "START TRANSACTION;") < 0 ||
-      sync_cp_reset_sql(u, c, pos, rows, n, &q) < 0 || sync_buf_puts(&q, "COMMIT") < 0) {
+      sync_cp_reset_sql(u, c, pos, rows, n, &q) < 0 ||
+      (also && also->len && sync_buf_put(&q, also->p, also->len) < 0) ||
+      sync_buf_puts(&q, "COMMIT") < 0) {
     sync_buf_free(&q);
     return sync_nomem(u, err);
   }

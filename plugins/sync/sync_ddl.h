@@ -158,6 +158,10 @@ typedef enum sync_rename_verdict {
   SYNC_RENAME_GHOST,    /* an online schema change's cut-over (gh-ost `_t_gho`, pt-osc `_t_new`
                            in for `t`, which leaves): skip both, the target keeps `t` */
   SYNC_RENAME_INTO,     /* a left-out table enters the set: refuse the whole statement */
+  /* online-ddl on (sync_rename_online): parts that move a ghost or trash table, out of chains */
+  SYNC_RENAME_CUTOVER, /* ghost TO real: the ghost's recorded DDL runs on the real table */
+  SYNC_RENAME_TOOL,    /* real TO trash, trash TO real or trash: nothing on the target */
+  SYNC_RENAME_TRASHED, /* ghost TO trash: nothing on the target; the ghost's record goes */
 } sync_rename_verdict;
 
 typedef struct sync_rename_part {
@@ -172,10 +176,27 @@ typedef bool (*sync_rename_allowed_fn)(void *arg, const char *schema, const char
 
 /* Does s move a table (RENAME TABLE, ALTER TABLE ... RENAME TO)? */
 bool sync_rename_part_of(const sync_ddl_stmt *s);
-/* Fills parts[0..d->n) (SYNC_RENAME_NONE for statements that move no table). Returns the index of
- * the first part of a SYNC_RENAME_INTO chain (the statement must not run at all), or -1. */
+/* Fills parts[0..d->n) (SYNC_RENAME_NONE for statements that move no table). Parts that already
+ * hold a verdict of sync_rename_online (CUTOVER, TOOL, TRASHED) keep it and stay out of every
+ * chain; every other entry is overwritten. guess_cutover: a table coming in that is named like
+ * gh-ost's or pt-online-schema-change's copy of one leaving gets SYNC_RENAME_GHOST (online-ddl
+ * off: the cut-over is skipped with a warning). Returns the index of the first part of a
+ * SYNC_RENAME_INTO chain (the statement must not run at all), or -1. */
 int sync_rename_plan(const sync_ddl *d, sync_rename_allowed_fn allowed, void *arg,
-                     sync_rename_part *parts);
+                     bool guess_cutover, sync_rename_part *parts);
+
+/* A table's kind by the task's online-DDL rules (a dm_online_kind of dmhost/shard.h). */
+typedef int (*sync_online_kind_fn)(void *arg, const char *schema, const char *table);
+/* online-ddl on: DM's rules for the parts of d that move tables (docs/shard.md, "Online DDL";
+ * DM's online_ddl.go Apply and CheckRegex). parts[0..d->n) are zeroed, then a part whose either
+ * name is a ghost or trash table gets CUTOVER, TOOL or TRASHED; the others stay NONE for
+ * sync_rename_plan. Returns 0; or, refusing the whole statement, DM_ERR_SYNC_GHOST_RENAME (a
+ * table renamed to a ghost, or a ghost to a ghost) or DM_ERR_CONFIG_ONLINE_DDL_RULES (a RENAME
+ * of two pairs whose first is `real TO trash` or whose second is `ghost TO real`, not both: one
+ * rule list misses a name), with *bad the part to name (for 11012: the one the rules miss, and
+ * *rules "shadow-table-rules" or "trash-table-rules"). */
+int sync_rename_online(const sync_ddl *d, sync_online_kind_fn kind, void *arg,
+                       sync_rename_part *parts, int *bad, const char **rules);
 
 /* ---- text for messages and logs (sync_ddl_redact.c) ----------------------------------------
  * A statement's text goes into an error message or a DEBUG line only through sync_ddl_redact;

@@ -69,6 +69,7 @@ static void sync_ddl_route(void *arg, const char *schema, const char *table, cha
 
 typedef struct sync_ddl_run {
   sync_unit *u;
+  MYSQL *tc;   /* the unit's target connection (the checkpoint's) */
   MYSQL *conn; /* the DDL connection, opened at the first statement to run */
   const dm_binlog_query *q;
   const char *at;
@@ -280,6 +281,44 @@ static bool sync_ddl_allowed(void *arg, const char *schema, const char *table) {
   return u->host->table_allowed(u->ctx, schema, table);
 }
 
+static int sync_ddl_online_kind(void *arg, const char *schema, const char *table) {
+  sync_ddl_run *run = arg;
+  return (int)sync_online_kind(run->u->online, NULL, schema, table, NULL, 0);
+}
+
+/* online-ddl on: the parts that move ghost or trash tables get their verdicts (DM's rules,
+ * sync_rename_online); a statement DM refuses is refused whole, before any of it runs. */
+static int sync_ddl_rename_online(sync_ddl_run *run, const sync_ddl *d, sync_rename_part *parts) {
+  sync_unit *u = run->u;
+  int bad = -1;
+  const char *rules = "";
+  int code = sync_rename_online(d, sync_ddl_online_kind, run, parts, &bad, &rules);
+  if (code == 0)
+    return 0;
+  const sync_ddl_stmt *s = &d->stmts[bad];
+  sync_buf text = {0};
+  sync_ddl_redact(run->q->query.ptr, run->q->query.len, run->flags, 300, &text);
+  if (code == DM_ERR_CONFIG_ONLINE_DDL_RULES) {
+    bool trash_missed = strcmp(rules, "trash-table-rules") == 0;
+    u->host->error_make(
+        u->ctx, run->err, code, NULL,
+        "sync: the RENAME at %s looks like an online schema change's cut-over on "
+        "one side only: `%s`.`%s` matches no rule of %s (DM: ErrConfigOnlineDDL"
+        "MistakeRegex); nothing of the statement ran: %s",
+        run->at, s->other.schema[0] && trash_missed ? s->other.schema : s->subject.schema,
+        trash_missed ? s->other.table : s->subject.table, rules, text.p ? text.p : "");
+  } else {
+    u->host->error_make(u->ctx, run->err, code, NULL,
+                        "sync: the RENAME at %s moves `%s`.`%s` to `%s`.`%s`, a ghost table of "
+                        "the task's shadow-table-rules (no online schema change tool does); "
+                        "nothing of the statement ran",
+                        run->at, s->subject.schema, s->subject.table, s->other.schema,
+                        s->other.table);
+  }
+  sync_buf_free(&text);
+  return -1;
+}
+
 /* The parts of d that move tables, judged on both sides (sync_ddl_rename.c): *out gets one entry
  * per statement of d (NULL when none moves a table). A table brought into the replicated set
  * from outside refuses the whole event before any of it runs: -1 with DM_ERR_SYNC_RENAME_INTO. A
@@ -296,7 +335,12 @@ static int sync_ddl_rename_judge(sync_ddl_run *run, const sync_ddl *d, sync_rena
   sync_rename_part *parts = calloc((size_t)d->n, sizeof *parts);
   if (!parts)
     return sync_nomem(u, run->err);
-  int into = sync_rename_plan(d, sync_ddl_allowed, u, parts);
+  bool online = sync_online_on(u->online);
+  if (online && sync_ddl_rename_online(run, d, parts) < 0) {
+    free(parts);
+    return -1;
+  }
+  int into = sync_rename_plan(d, sync_ddl_allowed, u, !online, parts);
   if (into >= 0) {
     const sync_ddl_name *o = parts[into].origin, *f = parts[into].final;
     u->host->error_make(u->ctx, run->err, DM_ERR_SYNC_RENAME_INTO, NULL,
@@ -359,6 +403,90 @@ static int sync_ddl_rename_judge(sync_ddl_run *run, const sync_ddl *d, sync_rena
   return 0;
 }
 
+/* One more statement starts at byte `off` of the output. -1: no memory. */
+static int sync_ddl_push(uint32_t **offs, uint32_t *n, uint32_t *cap, size_t off) {
+  if (*n == *cap) {
+    uint32_t c = 2 * *cap;
+    uint32_t *p = realloc(*offs, c * sizeof *p);
+    if (!p)
+      return -1;
+    *offs = p;
+    *cap = c;
+  }
+  (*offs)[(*n)++] = (uint32_t)off;
+  return 0;
+}
+
+/* online-ddl (sync_online.c, docs/shard.md "Online DDL"): statement s of the event when it is
+ * about a ghost or trash table. Returns 1 when it is (handled: the cut-over's recorded statements
+ * appended to out, a ghost's DDL recorded, anything else skipped), 0 when s is for the usual
+ * path, -1 with run->err. */
+static int sync_ddl_online_part(sync_ddl_run *run, const sync_ddl_stmt *s, sync_rename_verdict rv,
+                                sync_buf *out, uint32_t **offs, uint32_t *n, uint32_t *cap) {
+  sync_unit *u = run->u;
+  sync_online *o = u->online;
+  if (!sync_online_on(o) || !s->subject.table[0])
+    return 0;
+  if (rv == SYNC_RENAME_TOOL || rv == SYNC_RENAME_TRASHED) {
+    if (rv == SYNC_RENAME_TRASHED)
+      sync_online_forget(o, s->subject.schema, s->subject.table);
+    u->host->logf(u->ctx, DM_LOG_INFO,
+                  "sync: online DDL at %s: RENAME of `%s`.`%s` to `%s`.`%s` (a tool's table): "
+                  "nothing to run on the target",
+                  run->at, s->subject.schema, s->subject.table, s->other.schema, s->other.table);
+    sync_schema_invalidate(u->schema, s->subject.schema, s->subject.table);
+    return 1;
+  }
+  if (rv == SYNC_RENAME_CUTOVER) {
+    /* judged by the real table's name, which the ALTER was recorded under; not by the filters'
+     * "rename table" (what runs on the target is the recorded statements) */
+    if (!u->host->table_allowed(u->ctx, s->other.schema, s->other.table)) {
+      sync_online_forget(o, s->subject.schema, s->subject.table);
+      u->host->logf(u->ctx, DM_LOG_DEBUG,
+                    "sync: online DDL at %s: cut-over to `%s`.`%s`, which the block-allow list "
+                    "leaves out: skipped",
+                    run->at, s->other.schema, s->other.table);
+      return 1;
+    }
+    size_t start = out->len;
+    uint32_t k = 0;
+    if (sync_online_cutover(o, &s->subject, &s->other, run->flags, run->at, out, &k, run->err) < 0)
+      return -1;
+    for (uint32_t j = 0; j < k; j++) {
+      if (sync_ddl_push(offs, n, cap, start) < 0)
+        return sync_nomem(u, run->err);
+      start += strlen(out->p + start) + 1;
+    }
+    sync_schema_invalidate(u->schema, s->subject.schema, s->subject.table);
+    sync_schema_invalidate(u->schema, s->other.schema, s->other.table);
+    return 1;
+  }
+  if (rv != SYNC_RENAME_NONE)
+    return 0;
+  char real[SYNC_NAME_MAX];
+  dm_online_kind k =
+      sync_online_kind(o, run->tc, s->subject.schema, s->subject.table, real, sizeof real);
+  if (k == DM_ONLINE_REAL)
+    return 0;
+  if (k == DM_ONLINE_TRASH) {
+    u->host->logf(u->ctx, DM_LOG_DEBUG, "sync: online DDL at %s on trash table `%s`.`%s`: skipped",
+                  run->at, s->subject.schema, s->subject.table);
+    return 1;
+  }
+  /* a ghost: the block-allow list and the filters judge it by its real table (DM's filter.go) */
+  const char *ev = sync_ddl_event_name(s->kind);
+  if (!u->host->table_allowed(u->ctx, s->subject.schema, real) ||
+      (DM_HOST_HAS(u->host, event_ignored) &&
+       u->host->event_ignored(u->ctx, s->subject.schema, real, ev, s->sql))) {
+    u->host->logf(u->ctx, DM_LOG_DEBUG,
+                  "sync: online DDL at %s on ghost table `%s`.`%s`: its real table `%s` is left "
+                  "out by the block-allow list or the filters: skipped",
+                  run->at, s->subject.schema, s->subject.table, real);
+    return 1;
+  }
+  return sync_online_ghost_ddl(o, s, s->subject.schema, real, run->at, run->err) < 0 ? -1 : 1;
+}
+
 /* The statements of the event after parsing, filtering and routing, one per array slot. */
 static int sync_ddl_prepare(sync_ddl_run *run, sync_buf *out, uint32_t **offs, uint32_t *n) {
   sync_unit *u = run->u;
@@ -386,7 +514,8 @@ static int sync_ddl_prepare(sync_ddl_run *run, sync_buf *out, uint32_t **offs, u
     sync_ddl_free(&d);
     return -1;
   }
-  *offs = calloc((size_t)d.n + 1, sizeof **offs);
+  uint32_t cap = (uint32_t)d.n + 1;
+  *offs = calloc(cap, sizeof **offs);
   if (!*offs) {
     free(renames);
     sync_ddl_free(&d);
@@ -416,6 +545,14 @@ static int sync_ddl_prepare(sync_ddl_run *run, sync_buf *out, uint32_t **offs, u
       continue;
     }
     sync_rename_verdict rv = renames ? renames[i].verdict : SYNC_RENAME_NONE;
+    int on = sync_ddl_online_part(run, s, rv, out, offs, n, &cap);
+    if (on < 0) {
+      free(renames);
+      sync_ddl_free(&d);
+      return -1;
+    }
+    if (on > 0)
+      continue; /* an online schema change's: done above */
     if (rv != SYNC_RENAME_NONE && rv != SYNC_RENAME_APPLY) {
       /* judged (and logged) above; the source's tables under both names changed */
       sync_schema_invalidate(u->schema, s->subject.schema, s->subject.table);
@@ -439,8 +576,8 @@ static int sync_ddl_prepare(sync_ddl_run *run, sync_buf *out, uint32_t **offs, u
                     table ? table : "", table ? "`" : "");
       continue;
     }
-    (*offs)[(*n)++] = (uint32_t)out->len;
-    if (sync_ddl_rewrite(s, sync_ddl_route, u, true, out) < 0 || sync_buf_putc(out, '\0') < 0) {
+    if (sync_ddl_push(offs, n, &cap, out->len) < 0 ||
+        sync_ddl_rewrite(s, sync_ddl_route, u, true, out) < 0 || sync_buf_putc(out, '\0') < 0) {
       free(renames);
       sync_ddl_free(&d);
       u->host->error_make(u->ctx, err, DM_ERR_SYNC_DDL, NULL,
@@ -481,8 +618,12 @@ int sync_ddl_apply(sync_unit *u, MYSQL *conn, const dm_binlog_format *fmt,
                    int n_workers, dm_error *err) {
   char at[DM_POSITION_NAME_MAX + 24];
   snprintf(at, sizeof at, "%s:%" PRIu64, ev->file, ev->offset);
-  sync_ddl_run run = {
-      .u = u, .q = q, .at = at, .replay = strcmp(u->replay_ddl_at, at) == 0, .err = err};
+  sync_ddl_run run = {.u = u,
+                      .tc = conn,
+                      .q = q,
+                      .at = at,
+                      .replay = strcmp(u->replay_ddl_at, at) == 0,
+                      .err = err};
   bool has_ops =
       DM_HOST_HAS(u->host, binlog_operator) && DM_HOST_HAS(u->host, binlog_operator_done);
   dm_binlog_operator op = {0};
@@ -549,8 +690,18 @@ int sync_ddl_apply(sync_unit *u, MYSQL *conn, const dm_binlog_format *fmt,
       goto failed;
     sync_tracker_ddl_after(u->tracker, run.conn, &tracked, at, run.replay);
   }
-  if (sync_cp_reset(u, conn, after, 0, n_workers, err) < 0)
+  /* the online DDL records the event changed commit with the position past it */
+  sync_buf records = {0};
+  if (sync_online_sql(u->online, conn, &records) < 0) {
+    sync_buf_free(&records);
+    sync_nomem(u, err);
     goto out;
+  }
+  int cp = sync_cp_reset_with(u, conn, after, 0, n_workers, &records, err);
+  sync_buf_free(&records);
+  if (cp < 0)
+    goto out;
+  sync_online_committed(u->online);
   if (have_op)
     u->host->binlog_operator_done(u->ctx, &op);
   u->replay_ddl_at[0] = '\0';

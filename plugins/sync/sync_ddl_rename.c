@@ -25,10 +25,20 @@
  *                              skipped and the target keeps `t`, to which the rows of the new
  *                              `t` are then applied.
  *
- * Pure: the block-allow list comes as a callback; the caller (sync_ddl_apply.c) logs and errors.
+ * That guess by the names is what happens with online-ddl off. With it on (the task's default), DM's
+ * online-DDL rules judge first every part whose either name is a ghost or trash table of the
+ * task's rules (sync_rename_online: the cut-over runs the ghost's recorded DDL, renames to ghosts
+ * and cut-overs only one rule list matches are refused), those parts stay out of the chains, and
+ * the guess is off: the rules say which tables are a tool's.
+ *
+ * Pure: the block-allow list and the kinds come as callbacks; the caller (sync_ddl_apply.c) logs
+ * and errors.
  */
 #include <stdio.h>
 #include <string.h>
+
+#include <dmhost/error.h>
+#include <dmhost/shard.h>
 
 #include "sync_ddl.h"
 
@@ -56,12 +66,69 @@ static bool sync_rename_is_ghost(const sync_ddl_name *in, const sync_ddl_name *o
   return false;
 }
 
+static bool sync_rename_online_verdict(sync_rename_verdict v) {
+  return v == SYNC_RENAME_CUTOVER || v == SYNC_RENAME_TOOL || v == SYNC_RENAME_TRASHED;
+}
+
+int sync_rename_online(const sync_ddl *d, sync_online_kind_fn kind, void *arg,
+                       sync_rename_part *parts, int *bad, const char **rules) {
+  int pairs = 0, first = -1, second = -1;
+  for (int i = 0; i < d->n; i++) {
+    memset(&parts[i], 0, sizeof parts[i]);
+    parts[i].chain = -1;
+    parts[i].swapped = -1;
+    if (!sync_rename_part_of(&d->stmts[i]))
+      continue;
+    if (pairs == 0)
+      first = i;
+    else if (pairs == 1)
+      second = i;
+    pairs++;
+  }
+  /* DM's CheckRegex: `RENAME TABLE t TO _t_old, _t_new TO t` with one rule list missing a name */
+  if (pairs == 2 && d->stmts[first].kind == SYNC_DDL_RENAME_TABLE) {
+    const sync_ddl_stmt *a = &d->stmts[first], *b = &d->stmts[second];
+    bool trash = kind(arg, a->subject.schema, a->subject.table) == DM_ONLINE_REAL &&
+                 kind(arg, a->other.schema, a->other.table) == DM_ONLINE_TRASH;
+    bool shadow = kind(arg, b->subject.schema, b->subject.table) == DM_ONLINE_GHOST &&
+                  kind(arg, b->other.schema, b->other.table) == DM_ONLINE_REAL;
+    if (trash != shadow) {
+      *bad = trash ? second : first;
+      *rules = trash ? "shadow-table-rules" : "trash-table-rules";
+      return DM_ERR_CONFIG_ONLINE_DDL_RULES;
+    }
+  }
+  for (int i = 0; i < d->n; i++) {
+    const sync_ddl_stmt *s = &d->stmts[i];
+    if (!sync_rename_part_of(s))
+      continue;
+    int from = kind(arg, s->subject.schema, s->subject.table);
+    int to = kind(arg, s->other.schema, s->other.table);
+    if (from == DM_ONLINE_REAL && to == DM_ONLINE_REAL)
+      continue;                  /* sync_rename_plan's */
+    if (to == DM_ONLINE_GHOST) { /* DM's 36044 (to a ghost) and 36045 (a ghost to another) */
+      *bad = i;
+      return DM_ERR_SYNC_GHOST_RENAME;
+    }
+    parts[i].verdict = from == DM_ONLINE_GHOST && to == DM_ONLINE_REAL    ? SYNC_RENAME_CUTOVER
+                       : from == DM_ONLINE_GHOST && to == DM_ONLINE_TRASH ? SYNC_RENAME_TRASHED
+                                                                          : SYNC_RENAME_TOOL;
+    parts[i].origin = &s->subject;
+    parts[i].final = &s->other;
+  }
+  return 0;
+}
+
 int sync_rename_plan(const sync_ddl *d, sync_rename_allowed_fn allowed, void *arg,
-                     sync_rename_part *parts) {
+                     bool guess_cutover, sync_rename_part *parts) {
   /* chains: parts[i].chain is the index of the chain's first part, whose origin/final hold the
    * chain's ends */
   for (int i = 0; i < d->n; i++) {
     const sync_ddl_stmt *s = &d->stmts[i];
+    if (sync_rename_online_verdict(parts[i].verdict)) {
+      parts[i].chain = -1;
+      continue;
+    }
     memset(&parts[i], 0, sizeof parts[i]);
     parts[i].chain = -1;
     parts[i].swapped = -1;
@@ -91,7 +158,7 @@ int sync_rename_plan(const sync_ddl *d, sync_rename_allowed_fn allowed, void *ar
                                     : SYNC_RENAME_INTO;
   }
   /* a table coming in that is the tool's copy of one leaving under the same name: a cut-over */
-  for (int i = 0; i < d->n; i++) {
+  for (int i = 0; i < d->n && guess_cutover; i++) {
     if (parts[i].chain != i || parts[i].verdict != SYNC_RENAME_INTO)
       continue;
     for (int j = 0; j < d->n; j++) {

@@ -673,7 +673,8 @@ void sync_run(sync_unit *u, dm_result *result) {
     goto out;
   }
   if (sync_cp_prepare(u, r.tc, &e) < 0 || sync_xa_table(r.xa, r.tc, &e) < 0 ||
-      sync_cp_load(u, r.tc, &st, true, &e) < 0 || sync_start_position(&r, &st, &e) < 0)
+      sync_online_start(u, r.tc, &u->online, &e) < 0 || sync_cp_load(u, r.tc, &st, true, &e) < 0 ||
+      sync_start_position(&r, &st, &e) < 0)
     goto out;
   sync_set_synced(u, &r.cur);
   if (sync_source_open(u, &r.cur, &r.src, &e) < 0 ||
@@ -748,6 +749,8 @@ out:
   sync_maps_free(&r.maps);
   sync_tracker_free(u->tracker);
   u->tracker = NULL;
+  sync_online_free(u->online);
+  u->online = NULL;
   sync_xa_free(r.xa);
   free(r.before);
   free(r.after);

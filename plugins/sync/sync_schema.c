@@ -307,7 +307,8 @@ sync_table *sync_schema_table(sync_schema *s, MYSQL *conn, const dm_binlog_table
     s->tables[s->n++] = t;
     dm_strlcpy(t->db, tm->db.ptr, sizeof t->db);
     dm_strlcpy(t->name, tm->table.ptr, sizeof t->name);
-    t->allowed = u->host->table_allowed(u->ctx, t->db, t->name);
+    /* rows of an online schema change's ghost and trash tables never (sync_online.c) */
+    t->allowed = sync_online_rows_replicated(u, t->db, t->name);
     memset(t->ignored, -1, sizeof t->ignored);
     sync_route(u, t->db, t->name, t->tdb, t->tname);
     /* tables a route merges into one target table share its id, so their rows share keys */

@@ -320,7 +320,7 @@ int sync_tracker_table_map(sync_tracker *tr, MYSQL *c, dm_binlog_table_map *tm, 
   if (!t)
     return sync_nomem(u, err);
   if (t->allowed < 0)
-    t->allowed = u->host->table_allowed(u->ctx, tm->db.ptr, tm->table.ptr) ? 1 : 0;
+    t->allowed = sync_online_rows_replicated(u, tm->db.ptr, tm->table.ptr) ? 1 : 0;
   if (!t->allowed)
     return 0;
   bool named = tm->has_column_names;

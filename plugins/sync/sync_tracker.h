@@ -51,4 +51,8 @@ int sync_tracker_ddl_before(sync_tracker *tr, MYSQL *c, const sync_ddl *d, dm_er
 void sync_tracker_ddl_after(sync_tracker *tr, MYSQL *conn, const sync_ddl *d, const char *at,
                             bool replay);
 
+/* Does the tracker hold a structure of db.table (its shadow exists)? Online DDL asks it which name
+ * is a table of the source (sync_online.c). */
+bool sync_tracker_knows(sync_tracker *tr, MYSQL *c, const char *db, const char *table);
+
 #endif /* DMHOST_SYNC_TRACKER_H */

@@ -325,6 +325,10 @@ static bool trk_tracked(sync_tracker *tr, MYSQL *c, const char *db, const char *
   return t && t->state == TRK_OK;
 }
 
+bool sync_tracker_knows(sync_tracker *tr, MYSQL *c, const char *db, const char *table) {
+  return !trk_skip_schema(tr, db) && trk_tracked(tr, c, db, table);
+}
+
 /* A table the tracker can no longer follow: its shadow goes, so that it is seeded again. */
 static void trk_untrack(sync_tracker *tr, MYSQL *c, const sync_ddl_name *n) {
   if (!n->table[0] || trk_skip_schema(tr, n->schema))

@@ -337,6 +337,104 @@ static void test_regex_dialect(void) {
   }
 }
 
+/* The extract values (DM's extractVal) and the shadow rules' group 1: "(?:" is written as a POSIX
+ * group, so counting POSIX groups would take "new" for group 2 of the default shadow rule and cut
+ * "eu" + "new" for an extract. */
+static void test_regex_groups(void) {
+  static const struct {
+    const char *re, *subject, *extract; /* extract NULL: does not match ("") */
+    size_t k;
+    const char *group; /* group k; NULL: -1 */
+  } cases[] = {
+      {"orders_(.*)", "orders_01", "01", 1, "01"},
+      {"orders_(.*)", "customers", NULL, 1, NULL},
+      {"(.*)", "eu", "eu", 1, "eu"},
+      {"shop_(?:x|y)_(.*)", "shop_x_01", "01", 1, "01"},
+      {"^_(.+)_(?:new|gho)$", "_orders_gho", "orders", 1, "orders"},
+      {"^_(.+)_(?:new|gho)$", "_orders_new", "orders", 2, NULL},
+      {"^_(.+)_(?:ghc|del|old)$", "_t_20240101_del", "t_20240101", 1, "t_20240101"},
+      {"^(?P<s>[a-z]+)_(?:[0-9]+)_(?<n>[0-9]+)$", "eu_7_12", "eu12", 2, "12"},
+      {"^(a)|(b)$", "b", "b", 1, ""},     /* group 1 took no part */
+      {"^t_[0-9]+$", "t_1", "", 1, NULL}, /* no group: "", as DM */
+      {"(?i)^SHOP_(\\d+)$", "shop_12", "12", 1, "12"},
+      {"^((x)(?:y)(z))$", "xyz", "xyzxz", 3, "z"}, /* nested: every group, in opening order */
+      {"\\(([a-z])\\)", "f(q)", "q", 1, "q"},      /* escaped parentheses are no groups */
+      {"[(]([a-z])[)]", "f(q)", "q", 1, "q"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    dmh_regex rx;
+    char why[400] = "", out[64];
+    if (dmh_regex_compile_groups(&rx, cases[i].re, false, why, sizeof why) != 0) {
+      fprintf(stderr, "\n  regex %s refused: %s\n", cases[i].re, why);
+      CU_FAIL("a supported expression was refused");
+      continue;
+    }
+    const char *want = cases[i].extract ? cases[i].extract : "";
+    size_t n = dmh_regex_extract(&rx, cases[i].subject, out, sizeof out);
+    if (strcmp(out, want) != 0 || n != strlen(want))
+      fprintf(stderr, "\n  extract %s on \"%s\": \"%s\" (%zu), expected \"%s\"\n", cases[i].re,
+              cases[i].subject, out, n, want);
+    CU_ASSERT_STRING_EQUAL(out, want);
+    CU_ASSERT_EQUAL(n, strlen(want));
+    long g = dmh_regex_group(&rx, cases[i].subject, cases[i].k, out, sizeof out);
+    if (cases[i].group) {
+      CU_ASSERT_EQUAL(g, (long)strlen(cases[i].group));
+      CU_ASSERT_STRING_EQUAL(out, cases[i].group);
+    } else {
+      CU_ASSERT_EQUAL(g, -1);
+    }
+    CU_ASSERT_EQUAL(dmh_regex_matches(&rx, cases[i].subject), cases[i].extract != NULL);
+    dmh_regex_free(&rx);
+    dmh_regex_free(&rx); /* twice is safe */
+  }
+
+  /* A short buffer: cut and terminated, the full length returned. */
+  dmh_regex rx;
+  char why[400], out[4];
+  CU_ASSERT_EQUAL(dmh_regex_compile_groups(&rx, "^(.*)_(.*)$", false, why, sizeof why), 0);
+  CU_ASSERT_EQUAL(dmh_regex_extract(&rx, "abcd_efgh", out, sizeof out), 8);
+  CU_ASSERT_STRING_EQUAL(out, "abc");
+  CU_ASSERT_EQUAL(dmh_regex_group(&rx, "abcd_efgh", 2, out, sizeof out), 4);
+  CU_ASSERT_STRING_EQUAL(out, "efg");
+  dmh_regex_free(&rx);
+
+  /* Many groups: the match slots leave the stack. */
+  char many[200] = "^";
+  for (int i = 0; i < 20; i++)
+    strcat(many, "(?:(x))");
+  CU_ASSERT_EQUAL(dmh_regex_compile_groups(&rx, many, false, why, sizeof why), 0);
+  CU_ASSERT_EQUAL(rx.n_capture, 20);
+  char big[64];
+  CU_ASSERT_EQUAL(dmh_regex_extract(&rx, "xxxxxxxxxxxxxxxxxxxxy", big, sizeof big), 20);
+  CU_ASSERT_EQUAL(dmh_regex_group(&rx, "xxxxxxxxxxxxxxxxxxxx", 20, big, sizeof big), 1);
+  dmh_regex_free(&rx);
+
+  /* Case: as asked, or by a leading (?i). */
+  CU_ASSERT_EQUAL(dmh_regex_compile_groups(&rx, "^shop_(.*)$", true, why, sizeof why), 0);
+  CU_ASSERT_EQUAL(dmh_regex_extract(&rx, "SHOP_EU", big, sizeof big), 2);
+  dmh_regex_free(&rx);
+
+  /* Non-greedy quantifiers would change a group's value (POSIX has none): refused here only. */
+  static const char *const nongreedy[] = {"^(.*?)_", "a+?(b)",
+                                          "(a?"
+                                          "?)",
+                                          "x{1,3}?(y)"};
+  for (size_t i = 0; i < sizeof nongreedy / sizeof *nongreedy; i++) {
+    why[0] = '\0';
+    CU_ASSERT_EQUAL(dmh_regex_compile_groups(&rx, nongreedy[i], false, why, sizeof why), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "non-greedy"));
+    CU_ASSERT_FALSE(rx.compiled);
+    regex_t re;
+    CU_ASSERT_EQUAL(dmh_regex_compile(&re, nongreedy[i], false, why, sizeof why), 0);
+    regfree(&re);
+  }
+  /* What the plain compile refuses is refused the same way. */
+  CU_ASSERT_EQUAL(dmh_regex_compile_groups(&rx, "(?=x)(a)", false, why, sizeof why), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(why, "lookaround"));
+  CU_ASSERT_EQUAL(dmh_regex_compile_groups(&rx, "(unclosed", false, why, sizeof why), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(why, "invalid"));
+}
+
 static void test_bad_regex(void) {
   char *do_dbs[] = {"~([a-"};
   dmh_bal_rule bal = {.do_dbs = do_dbs, .n_do_dbs = 1};
@@ -576,6 +674,7 @@ int main(void) {
       {"case-sensitive", test_case_sensitive},
       {"routes: wildcards and case", test_routes_case},
       {"regex dialect", test_regex_dialect},
+      {"regex groups (extract, shadow rules)", test_regex_groups},
       {"bad regex", test_bad_regex},
       {"wildcards", test_wildcards},
       {"routes", test_routes},

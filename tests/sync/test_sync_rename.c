@@ -3,8 +3,8 @@
  * task in mode incremental, each part of a RENAME judged by where the table it moves comes from
  * and where it ends (docs/sync.md, "RENAME TABLE").
  *
- * - gh-ost's cut-over, `RENAME TABLE t TO _t_del, _t_gho TO t`, under a block-allow list narrowed
- *   to `t` (so _t_gho and _t_del are left out): the target keeps `t` and its rows, and the rows
+ * - gh-ost's cut-over, `RENAME TABLE t TO _t_del, _t_gho TO t`, with online-ddl off, under a
+ *   block-allow list narrowed to `t` (so _t_gho and _t_del are left out): the target keeps `t` and its rows, and the rows
  *   written to the new `t` after the cut-over reach it. Regression: each part was judged by its
  *   old name alone, so `t TO _t_del` ran on the target (t gone there) and `_t_gho TO t` was
  *   skipped; the rows after the cut-over then found no table.
@@ -15,6 +15,9 @@
  *   naming both tables, and nothing of the statement ran on the target.
  * - a table moved out of the set (`RENAME t TO gone`, gone left out): skipped, the target keeps
  *   `t`; a rename of two tables both left out: skipped.
+ * - online-ddl on (issue 22): gh-ost's cut-over with no ALTER recorded for its ghost pauses with
+ *   DM_ERR_SYNC_GHOST_NO_RECORD, and one whose trash side matches no rule with
+ *   DM_ERR_CONFIG_ONLINE_DDL_RULES; nothing of either ran.
  */
 #include <CUnit/Basic.h>
 #include <stdio.h>
@@ -92,14 +95,14 @@ static void tsn_apply(void *arg) {
 }
 
 /* Task ts_ren in mode incremental, the block-allow list narrowed to the tables of DB whose names
- * match `tables` (a DM pattern), started. */
-static dmh_subtask *tsn_start(lt_env *e, const char *tables) {
+ * match `tables` (a DM pattern), with `extra` settings (may be NULL), started. */
+static dmh_subtask *tsn_start(lt_env *e, const char *tables, const char *extra) {
   char bal[256];
   snprintf(bal, sizeof bal,
            "do-dbs = [\"" DB "\"]; do-tables = ( { db-name = \"" DB "\"; tbl-name = \"%s\"; } );",
            tables);
   CU_ASSERT_FATAL(lt_init(e) == 0);
-  CU_ASSERT_FATAL(ts_config_bal(e, "ts_ren", bal, NULL, NULL, NULL) == 0);
+  CU_ASSERT_FATAL(ts_config_bal(e, "ts_ren", bal, extra, NULL, NULL) == 0);
   dmh_subtask *st = ts_start(e);
   CU_ASSERT_FATAL(st != NULL && dmh_subtask_stage(st) == DMH_STAGE_RUNNING);
   return st;
@@ -107,7 +110,9 @@ static dmh_subtask *tsn_start(lt_env *e, const char *tables) {
 
 static void test_ghost_cut_over(void) {
   lt_env e;
-  dmh_subtask *st = tsn_start(&e, "t");
+  /* online-ddl off: the rules of docs/sync.md (with it on, the default, a cut-over without a
+   * recorded ALTER is DM_ERR_SYNC_GHOST_NO_RECORD: tests/shard/online_*.sh) */
+  dmh_subtask *st = tsn_start(&e, "t", "online-ddl = false;\n");
   /* the rows before: t through the binlog */
   static const char *const before[] = {
       "CREATE DATABASE " DB,
@@ -182,7 +187,7 @@ static void test_into_out_neither(void) {
   lt_exec(src, "DROP DATABASE IF EXISTS " DB);
   lt_exec(dst, "DROP DATABASE IF EXISTS " DB);
   lt_env e;
-  dmh_subtask *st = tsn_start(&e, "~^(t|u|u2)$");
+  dmh_subtask *st = tsn_start(&e, "~^(t|u|u2)$", NULL);
   static const char *const sql[] = {
       "CREATE DATABASE " DB,
       "CREATE TABLE " DB ".t (id INT PRIMARY KEY)",
@@ -227,11 +232,62 @@ static void test_into_out_neither(void) {
   lt_teardown(&e);
 }
 
+/* online-ddl on (the default; issue 22): a cut-over-shaped RENAME the task must refuse, before any
+ * of it runs. `rename` runs after t (20 rows) and a ghost _t_gho made LIKE t. */
+static void tsn_online_refused(const char *rename, int code, const char *want) {
+  lt_exec(src, "DROP DATABASE IF EXISTS " DB);
+  lt_exec(dst, "DROP DATABASE IF EXISTS " DB);
+  lt_env e;
+  dmh_subtask *st = tsn_start(&e, "~^(t|_t_bak)$", NULL);
+  static const char *const sql[] = {
+      "CREATE DATABASE " DB,
+      "CREATE TABLE " DB ".t (id INT PRIMARY KEY)",
+      "INSERT INTO " DB ".t SELECT seq FROM seq_1_to_20",
+      "CREATE TABLE " DB "._t_gho LIKE " DB ".t",
+      "INSERT INTO " DB "._t_gho SELECT * FROM " DB ".t",
+  };
+  tsn_run(sql, sizeof sql / sizeof *sql);
+  CU_ASSERT_FATAL(ts_catch_up("ts_ren", 30000));
+  CU_ASSERT_EQUAL(tsn_tables(dst, DB, "_t_gho"), 0); /* a ghost: neither created nor filled */
+  CU_ASSERT(lt_exec(src, "%s", rename) == 0);
+  double end = lt_now() + 30;
+  while (dmh_subtask_stage(st) == DMH_STAGE_RUNNING && lt_now() < end)
+    lt_sleep_ms(50);
+  CU_ASSERT_EQUAL(dmh_subtask_stage(st), DMH_STAGE_PAUSED);
+  char msg[1200] = "", raw[512] = "";
+  bool resumable = true;
+  CU_ASSERT_EQUAL(lt_first_error(st, msg, sizeof msg, raw, sizeof raw, &resumable), code);
+  CU_ASSERT_FALSE(resumable);
+  fprintf(stderr, "refused: %s\n", msg);
+  CU_ASSERT(lt_has(msg, want));
+  /* nothing of it ran: t is still t on the target, with its rows */
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM " DB ".t"), 20);
+  CU_ASSERT_EQUAL(tsn_tables(dst, DB, "_t_bak"), 0);
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
+/* gh-ost's cut-over with no ALTER recorded for the ghost (DM's 36046) */
+static void test_online_no_record(void) {
+  tsn_online_refused("RENAME TABLE " DB ".t TO " DB "._t_del, " DB "._t_gho TO " DB ".t",
+                     DM_ERR_SYNC_GHOST_NO_RECORD,
+                     "swaps ghost table `" DB "`.`_t_gho` in for `" DB "`.`t`");
+}
+
+/* a cut-over whose trash side matches no rule (DM's ErrConfigOnlineDDLMistakeRegex) */
+static void test_online_rules_miss(void) {
+  tsn_online_refused("RENAME TABLE " DB ".t TO " DB "._t_bak, " DB "._t_gho TO " DB ".t",
+                     DM_ERR_CONFIG_ONLINE_DDL_RULES,
+                     "`" DB "`.`_t_bak` matches no rule of trash-table-rules");
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"gh-ost cut-over under a narrowed block-allow list keeps t", test_ghost_cut_over},
       {"swap of two replicated tables through a third, routed", test_swap_routed},
       {"out of the set, neither side, into the set (paused, nothing ran)", test_into_out_neither},
+      {"online-ddl: a cut-over without a record (paused, nothing ran)", test_online_no_record},
+      {"online-ddl: a cut-over the trash rules miss (paused, nothing ran)", test_online_rules_miss},
   };
   return dmh_cunit_run("sync_rename", suite_init, suite_clean, tests,
                        sizeof tests / sizeof tests[0]);

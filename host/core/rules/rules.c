@@ -36,7 +36,38 @@ struct dmh_rules {
   int n_routes;
   bool case_sensitive;
   dmh_filters *filters; /* NULL: no filter rules */
+  /* online-ddl: the shadow and trash rules compiled with their groups (match.h) */
+  bool online;
+  dmh_regex *shadow, *trash;
+  int n_shadow, n_trash;
 };
+
+/* One online-DDL rule list (the task's, or DM's default when it gives none) into *out. */
+static int rules_online_compile(const char *key, char *const *list, int n, const char *dflt,
+                                dmh_regex **out, int *done, dm_error *err) {
+  const char *one[1] = {dflt};
+  const char *const *exprs = n > 0 ? (const char *const *)list : one;
+  int count = n > 0 ? n : 1;
+  if (!(*out = calloc((size_t)count, sizeof **out))) {
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory compiling the task's rules");
+    return -1;
+  }
+  for (int i = 0; i < count; i++, (*done)++) {
+    char why[400];
+    if (dmh_regex_compile_groups(&(*out)[i], exprs[i], false, why, sizeof why) < 0) {
+      dm_error_set(err, DM_ERR_CONFIG_INVALID, why, "%s: bad regular expression %s: %s", key,
+                   exprs[i], why);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static void rules_online_free(dmh_regex *rx, int n) {
+  for (int i = 0; i < n; i++)
+    dmh_regex_free(&rx[i]);
+  free(rx);
+}
 
 static int rules_compile(dmh_match *m, const char *s, bool case_sensitive, dm_error *err) {
   char why[400];
@@ -93,6 +124,15 @@ dmh_rules *dmh_rules_new(const dmh_task_instance *inst, dm_error *err) {
     return r;
   bool cs = inst->case_sensitive;
   r->case_sensitive = cs;
+  r->online = inst->online_ddl;
+  if (r->online &&
+      (rules_online_compile("shadow-table-rules", inst->shadow_rules, inst->n_shadow_rules,
+                            DMH_RULES_SHADOW_DEFAULT, &r->shadow, &r->n_shadow, err) < 0 ||
+       rules_online_compile("trash-table-rules", inst->trash_rules, inst->n_trash_rules,
+                            DMH_RULES_TRASH_DEFAULT, &r->trash, &r->n_trash, err) < 0)) {
+    dmh_rules_free(r);
+    return NULL;
+  }
   r->routes = inst->routes;
   r->n_routes = inst->n_routes;
   if (inst->n_filters > 0 &&
@@ -139,6 +179,8 @@ void dmh_rules_free(dmh_rules *r) {
   rules_tables_free(r->do_tables, r->n_do_tables);
   rules_tables_free(r->ignore_tables, r->n_ignore_tables);
   dmh_filters_free(r->filters);
+  rules_online_free(r->shadow, r->n_shadow);
+  rules_online_free(r->trash, r->n_trash);
   free(r);
 }
 
@@ -211,4 +253,32 @@ void dmh_rules_route(const dmh_rules *r, const char *schema, const char *table, 
   }
   if (schema_rule)
     dm_strlcpy(out_schema, schema_rule->target_schema, schema_len);
+}
+
+bool dmh_rules_online(const dmh_rules *r) {
+  return r && r->online;
+}
+
+dm_online_kind dmh_rules_online_kind(const dmh_rules *r, const char *table, char *real,
+                                     size_t len) {
+  if (len)
+    real[0] = '\0';
+  if (!r || !r->online || !table)
+    return DM_ONLINE_REAL;
+  bool ghost = false;
+  for (int i = 0; i < r->n_shadow && !ghost; i++)
+    ghost = dmh_regex_matches(&r->shadow[i], table);
+  if (ghost) {
+    /* DM's RealName: group 1 of the first shadow rule with a match and a group */
+    for (int i = 0; i < r->n_shadow; i++)
+      if (dmh_regex_group(&r->shadow[i], table, 1, real, len) >= 0)
+        return DM_ONLINE_GHOST;
+    if (len)
+      dm_strlcpy(real, table, len);
+    return DM_ONLINE_GHOST;
+  }
+  for (int i = 0; i < r->n_trash; i++)
+    if (dmh_regex_matches(&r->trash[i], table))
+      return DM_ONLINE_TRASH;
+  return DM_ONLINE_REAL;
 }

@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "dmhost/error.h"
+#include "dmhost/shard.h"
 
 typedef struct dmh_rules dmh_rules;
 
@@ -31,5 +32,17 @@ void dmh_rules_route(const dmh_rules *r, const char *schema, const char *table, 
 bool dmh_rules_event_ignored(const dmh_rules *r, const char *schema, const char *table,
                              const char *event, const char *sql);
 bool dmh_rules_is_system_schema(const char *schema);
+
+/* DM's defaults of shadow-table-rules and trash-table-rules (dm/config/subtask.go). */
+#define DMH_RULES_SHADOW_DEFAULT "^_(.+)_(?:new|gho)$"
+#define DMH_RULES_TRASH_DEFAULT "^_(.+)_(?:ghc|del|old)$"
+/* What the task's online-DDL rules make of a table name (DM's RealOnlinePlugin TableType and
+ * RealName): GHOST when a shadow rule matches (shadow rules first), TRASH when a trash rule does,
+ * else REAL (always REAL when online-ddl is off or r is NULL). For a ghost, real[len] gets the
+ * first capturing group of the first matching shadow rule that has one (the name itself when none
+ * has); "" otherwise. Names are matched as they are (DM's regexps know no case folding). */
+dm_online_kind dmh_rules_online_kind(const dmh_rules *r, const char *table, char *real, size_t len);
+/* Is online-ddl on? */
+bool dmh_rules_online(const dmh_rules *r);
 
 #endif /* DMH_RULES_H */

@@ -234,6 +234,17 @@ static void svc_route_table(dm_ctx *c, const char *schema, const char *table, ch
   dmh_rules_route(c->rules, schema, table, out_schema, schema_len, out_table, table_len);
 }
 
+/* online_table_kind (host.h); the rules are compiled once per subtask (rules.c). */
+static dm_online_kind svc_online_table_kind(dm_ctx *c, const char *schema, const char *table,
+                                            char *real, size_t len) {
+  (void)schema; /* DM's rules name tables only */
+  if (len)
+    real[0] = '\0';
+  if (!table)
+    return dmh_rules_online(c->rules) ? DM_ONLINE_GHOST : DM_ONLINE_REAL;
+  return dmh_rules_online_kind(c->rules, table, real, len);
+}
+
 static bool svc_meta_position(dm_ctx *c, dm_position *out) {
   const dmh_task_instance *i = c->instance;
   if (!i || (!i->meta_binlog_name && !i->meta_binlog_gtid))
@@ -418,6 +429,7 @@ static const dm_host_services services = {
     .metric_add = svc_metric_add,
     .metric_set = svc_metric_set,
     .metric_observe = svc_metric_observe,
+    .online_table_kind = svc_online_table_kind,
 };
 
 const dm_host_services *dmh_host_services(void) {

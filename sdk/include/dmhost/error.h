@@ -103,6 +103,10 @@ typedef enum dm_error_level {
   X(DM_ERR_CONFIG_UNSAFE_FILE, 11011, DM_CLASS_CONFIG, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,        \
     "A secret file must be a regular file (no link, FIFO or device) of at most 4 KiB, owned by "   \
     "root or the daemon's user, mode 0600 or 0400: fix the file (chown, chmod 600).")              \
+  X(DM_ERR_CONFIG_ONLINE_DDL_RULES, 11012, DM_CLASS_CONFIG, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,   \
+    "A RENAME looked like an online schema change's cut-over on one side only: fix the rule list " \
+    "the message names (shadow-table-rules or trash-table-rules) so both tables match, update "    \
+    "the task, and resume; or `dmctl binlog skip TASK -b FILE:POS` if it was no cut-over.")        \
   X(DM_ERR_UNIT_OPEN, 12001, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,                 \
     "Check the path in unit-paths (or --plugin-dir) names a shared object built for this host.")   \
   X(DM_ERR_UNIT_NO_ENTRY, 12002, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,             \
@@ -414,6 +418,14 @@ typedef enum dm_error_level {
     "Another worker now owns this subtask (it raised the checkpoint's fencing token); this one "   \
     "stopped and committed nothing more. If no other worker should run it, check the cluster's "   \
     "bindings, then start it with a token at least as high.")                                      \
+  X(DM_ERR_SYNC_GHOST_NO_RECORD, 36020, DM_CLASS_SYNC_UNIT, DM_SCOPE_DOWNSTREAM, DM_LEVEL_HIGH, 0, \
+    "An online schema change's cut-over found no recorded DDL for its ghost table (in "            \
+    "`<meta>`.`<task>_onlineddl`): the task started after the tool's ALTER. Run the ALTER on the " \
+    "target table by hand, then `dmctl binlog skip TASK -b FILE:POS` and resume the task.")        \
+  X(DM_ERR_SYNC_GHOST_RENAME, 36021, DM_CLASS_SYNC_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,      \
+    "A RENAME moved a table to or between online schema change ghost tables, which no tool does: " \
+    "check shadow-table-rules, or make the change on the target by hand, then `dmctl binlog skip " \
+    "TASK -b FILE:POS` and resume the task.")                                                      \
   X(DM_ERR_UNIT_CUSTOM_BASE, 90000, DM_CLASS_UNIT, DM_SCOPE_NOT_SET, DM_LEVEL_MEDIUM, 1, "")
 
 typedef enum dm_error_code {

@@ -312,7 +312,8 @@ typedef struct dm_host_services {
   /* The extract columns of the route that sends schema.table somewhere (none: out->n = 0). */
   void (*route_extract)(dm_ctx *ctx, const char *schema, const char *table, dm_route_extract *out);
   /* The table's kind by the task's online-DDL rules; for a ghost, the real table's name in
-   * real[len] (docs/shard.md "Online DDL"). DM_ONLINE_REAL when online-ddl is off. */
+   * real[len] (docs/shard.md "Online DDL"). DM_ONLINE_REAL when online-ddl is off. table NULL
+   * asks whether online-ddl is on: DM_ONLINE_GHOST when it is, DM_ONLINE_REAL when not. */
   dm_online_kind (*online_table_kind)(dm_ctx *ctx, const char *schema, const char *table,
                                       char *real, size_t len);
 
