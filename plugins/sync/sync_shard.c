@@ -582,7 +582,7 @@ int sync_shard_ready(sync_shard *s, dm_error *err) {
         first = m;
       } else if (!shard_same_ddls(first, m)) {
         s->u->host->error_make(
-            s->u->ctx, err, DM_ERR_SYNC_DDL, NULL,
+            s->u->ctx, err, DM_ERR_SHARD_DDL_DIFF, NULL,
             "sync: shard lock %s: `%s`.`%s` (DDL at %s) and `%s`.`%s` (DDL at %s) of this "
             "source hold different statements; every shard of a group must run the same DDL",
             s->g[g].lock, first->db, first->name, first->ddl_at, m->db, m->name, m->ddl_at);
@@ -607,6 +607,7 @@ static int shard_exec(sync_shard *s, MYSQL *tc, const dm_shard_op *op, bool repl
   if (!c)
     return -1;
   int rc = 0;
+  uint32_t already = 0;
   for (uint32_t i = 0; i < op->n_ddls && rc == 0; i++) {
     const char *sql = op->ddls[i];
     if (mysql_real_query(c, sql, (unsigned long)strlen(sql)) == 0) {
@@ -615,12 +616,17 @@ static int shard_exec(sync_shard *s, MYSQL *tc, const dm_shard_op *op, bool repl
         mysql_free_result(res);
       continue;
     }
+    /* "already there" answers count as done: after a restart between the DDL and the rows'
+     * transaction, and as DM's ignoreDDLError does for a lock that opened again after a forced
+     * unlock (its DDL ran for the sources that had arrived) */
     unsigned code = mysql_errno(c);
-    if (replay && sync_ddl_already_done(code)) {
+    if (sync_ddl_already_done(code)) {
       u->host->logf(u->ctx, DM_LOG_WARN,
-                    "sync: shard lock %s: its DDL ran before the restart (the target says: %s): "
-                    "counted as done",
-                    op->lock_id, mysql_error(c));
+                    "sync: shard lock %s: the target has its DDL already (%s; %s): counted as "
+                    "done",
+                    op->lock_id, mysql_error(c),
+                    replay ? "it ran before the restart" : "an earlier lock ran it");
+      already++;
       continue;
     }
     sync_buf what = {0};
@@ -634,10 +640,11 @@ static int shard_exec(sync_shard *s, MYSQL *tc, const dm_shard_op *op, bool repl
     rc = -1;
   }
   sync_db_close(u, c);
-  if (rc == 0)
-    u->host->logf(u->ctx, DM_LOG_INFO, "sync: shard lock %s: executed %" PRIu32
-                  " DDL(s) on `%s`.`%s` (the owner's exec)",
-                  op->lock_id, op->n_ddls, g->tdb, g->tname);
+  if (rc == 0 && already < op->n_ddls)
+    u->host->logf(u->ctx, DM_LOG_INFO,
+                  "sync: shard lock %s: executed %" PRIu32 " DDL(s) on `%s`.`%s` (the owner's "
+                  "exec)",
+                  op->lock_id, op->n_ddls - already, g->tdb, g->tname);
   return rc;
 }
 
