@@ -14,6 +14,7 @@
 
 #include "dmhost/error.h"
 #include "dmhost/host.h"
+#include "dmhost/shard.h"
 #include "dmhost/unit.h"
 
 /* Indexes into per-kind tables (unit-paths). */
@@ -180,6 +181,8 @@ typedef struct dmh_task_config {
   uint32_t file_mode;   /* file-mode: of the files the task's units create, default 0600 */
   char **ignore_checks; /* ignore-checking-items: precheck items skipped (precheck.h), or "all" */
   int n_ignore_checks;
+  dm_shard_mode shard_mode; /* shard-mode (is-sharding = true: pessimistic), default NONE */
+  bool strict_optimistic;   /* strict-optimistic-shard-mode */
   /* online-ddl (online-ddl-scheme sets it too) and its rules, checked as regular expressions when
    * read; none given: DM's defaults (dmh_rules_new) */
   bool online_ddl;

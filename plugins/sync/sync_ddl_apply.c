@@ -36,6 +36,7 @@
 
 #include "sync.h"
 #include "sync_ddl.h"
+#include "sync_shard.h"
 #include "sync_tracker.h"
 
 bool sync_ddl_already_done(unsigned code) {
@@ -403,16 +404,26 @@ static int sync_ddl_rename_judge(sync_ddl_run *run, const sync_ddl *d, sync_rena
   return 0;
 }
 
-/* One more statement starts at byte `off` of the output. -1: no memory. */
-static int sync_ddl_push(uint32_t **offs, uint32_t *n, uint32_t *cap, size_t off) {
+/* One more statement starts at byte `off` of the output; with `kept` (shard mode), what it is
+ * about. -1: no memory. */
+static int sync_ddl_push(uint32_t **offs, sync_ddl_kept **kept, uint32_t *n, uint32_t *cap,
+                         size_t off, sync_ddl_kept what) {
   if (*n == *cap) {
     uint32_t c = 2 * *cap;
     uint32_t *p = realloc(*offs, c * sizeof *p);
     if (!p)
       return -1;
     *offs = p;
+    if (kept) {
+      sync_ddl_kept *k = realloc(*kept, c * sizeof *k);
+      if (!k)
+        return -1;
+      *kept = k;
+    }
     *cap = c;
   }
+  if (kept)
+    (*kept)[*n] = what;
   (*offs)[(*n)++] = (uint32_t)off;
   return 0;
 }
@@ -422,7 +433,8 @@ static int sync_ddl_push(uint32_t **offs, uint32_t *n, uint32_t *cap, size_t off
  * appended to out, a ghost's DDL recorded, anything else skipped), 0 when s is for the usual
  * path, -1 with run->err. */
 static int sync_ddl_online_part(sync_ddl_run *run, const sync_ddl_stmt *s, sync_rename_verdict rv,
-                                sync_buf *out, uint32_t **offs, uint32_t *n, uint32_t *cap) {
+                                sync_buf *out, uint32_t **offs, sync_ddl_kept **kept, uint32_t *n,
+                                uint32_t *cap) {
   sync_unit *u = run->u;
   sync_online *o = u->online;
   if (!sync_online_on(o) || !s->subject.table[0])
@@ -452,8 +464,11 @@ static int sync_ddl_online_part(sync_ddl_run *run, const sync_ddl_stmt *s, sync_
     uint32_t k = 0;
     if (sync_online_cutover(o, &s->subject, &s->other, run->flags, run->at, out, &k, run->err) < 0)
       return -1;
+    /* in a shard group the recorded statements are the real table's DDL (docs/shard.md "Inside
+     * a shard group"): the group's lock holds it as for any ALTER of a member */
+    sync_ddl_kept what = {.kind = SYNC_DDL_ALTER_TABLE, .subject = s->other};
     for (uint32_t j = 0; j < k; j++) {
-      if (sync_ddl_push(offs, n, cap, start) < 0)
+      if (sync_ddl_push(offs, kept, n, cap, start, what) < 0)
         return sync_nomem(u, run->err);
       start += strlen(out->p + start) + 1;
     }
@@ -487,8 +502,10 @@ static int sync_ddl_online_part(sync_ddl_run *run, const sync_ddl_stmt *s, sync_
   return sync_online_ghost_ddl(o, s, s->subject.schema, real, run->at, run->err) < 0 ? -1 : 1;
 }
 
-/* The statements of the event after parsing, filtering and routing, one per array slot. */
-static int sync_ddl_prepare(sync_ddl_run *run, sync_buf *out, uint32_t **offs, uint32_t *n) {
+/* The statements of the event after parsing, filtering and routing, one per array slot; with
+ * `kept`, what each is about (for the shard groups). */
+static int sync_ddl_prepare(sync_ddl_run *run, sync_buf *out, uint32_t **offs, uint32_t *n,
+                            sync_ddl_kept **kept) {
   sync_unit *u = run->u;
   const dm_binlog_query *q = run->q;
   const char *at = run->at;
@@ -516,7 +533,9 @@ static int sync_ddl_prepare(sync_ddl_run *run, sync_buf *out, uint32_t **offs, u
   }
   uint32_t cap = (uint32_t)d.n + 1;
   *offs = calloc(cap, sizeof **offs);
-  if (!*offs) {
+  if (kept)
+    *kept = calloc(cap, sizeof **kept);
+  if (!*offs || (kept && !*kept)) {
     free(renames);
     sync_ddl_free(&d);
     sync_nomem(u, err);
@@ -545,7 +564,7 @@ static int sync_ddl_prepare(sync_ddl_run *run, sync_buf *out, uint32_t **offs, u
       continue;
     }
     sync_rename_verdict rv = renames ? renames[i].verdict : SYNC_RENAME_NONE;
-    int on = sync_ddl_online_part(run, s, rv, out, offs, n, &cap);
+    int on = sync_ddl_online_part(run, s, rv, out, offs, kept, n, &cap);
     if (on < 0) {
       free(renames);
       sync_ddl_free(&d);
@@ -576,7 +595,8 @@ static int sync_ddl_prepare(sync_ddl_run *run, sync_buf *out, uint32_t **offs, u
                     table ? table : "", table ? "`" : "");
       continue;
     }
-    if (sync_ddl_push(offs, n, &cap, out->len) < 0 ||
+    sync_ddl_kept what = {.kind = s->kind, .moves = sync_rename_part_of(s), .subject = s->subject};
+    if (sync_ddl_push(offs, kept, n, &cap, out->len, what) < 0 ||
         sync_ddl_rewrite(s, sync_ddl_route, u, true, out) < 0 || sync_buf_putc(out, '\0') < 0) {
       free(renames);
       sync_ddl_free(&d);
@@ -633,9 +653,24 @@ int sync_ddl_apply(sync_unit *u, MYSQL *conn, const dm_binlog_format *fmt,
   uint32_t *offs = NULL, n = 0;
   int rc = -1;
   sync_ddl tracked = {0};
+  /* shard mode: which statements hold a table, leave or join a group (a binlog operator for the
+   * event stands for the whole event, as without shard mode) */
+  sync_ddl_kept *kept = NULL;
+  sync_shard_plan_t *plan = NULL;
+  bool shard = u->shard && !have_op;
   if ((!have_op || op.kind == DM_BINLOG_OP_INJECT) &&
-      (sync_ddl_session_prepare(&run, fmt) < 0 || sync_ddl_prepare(&run, &text, &offs, &n) < 0))
+      (sync_ddl_session_prepare(&run, fmt) < 0 ||
+       sync_ddl_prepare(&run, &text, &offs, &n, shard ? &kept : NULL) < 0))
     goto failed;
+  if (shard) {
+    if (!(plan = calloc(1, sizeof *plan))) {
+      sync_nomem(u, err);
+      goto out;
+    }
+    if (sync_shard_plan(u->shard, at, kept, offs, &n, plan, err) < 0)
+      goto failed;
+  }
+  bool hold = plan && plan->hold >= 0;
   bool readable = true;
   if (have_op && op.kind != DM_BINLOG_OP_INJECT) { /* how the text reads, for the tracker */
     dm_error ignored;
@@ -661,7 +696,7 @@ int sync_ddl_apply(sync_unit *u, MYSQL *conn, const dm_binlog_format *fmt,
         sync_ddl_exec_list(&run, (const char *const *)op.sqls, op.n_sqls) < 0)
       goto failed;
   }
-  if (!have_op || op.kind == DM_BINLOG_OP_INJECT) {
+  if (!hold && (!have_op || op.kind == DM_BINLOG_OP_INJECT)) {
     for (uint32_t i = 0; i < n; i++) {
       const char *sql = text.p + offs[i];
       if (sync_ddl_exec(&run, sql, strlen(sql), true) == 0)
@@ -690,18 +725,23 @@ int sync_ddl_apply(sync_unit *u, MYSQL *conn, const dm_binlog_format *fmt,
       goto failed;
     sync_tracker_ddl_after(u->tracker, run.conn, &tracked, at, run.replay);
   }
-  /* the online DDL records the event changed commit with the position past it */
-  sync_buf records = {0};
-  if (sync_online_sql(u->online, conn, &records) < 0) {
-    sync_buf_free(&records);
+  /* the online DDL records the event changed and, in shard mode, the held table's row and the
+   * rows of tables that left commit with the position past the event: the hold, the records and
+   * the position agree after any stop */
+  sync_buf also = {0};
+  if (sync_online_sql(u->online, conn, &also) < 0 ||
+      (plan && sync_shard_plan_sql(u->shard, conn, plan, at, text.p, offs, n, after, &also) < 0)) {
+    sync_buf_free(&also);
     sync_nomem(u, err);
     goto out;
   }
-  int cp = sync_cp_reset_with(u, conn, after, 0, n_workers, &records, err);
-  sync_buf_free(&records);
+  int cp = sync_cp_reset_with(u, conn, after, 0, n_workers, &also, err);
+  sync_buf_free(&also);
   if (cp < 0)
     goto out;
   sync_online_committed(u->online);
+  if (plan && sync_shard_plan_done(u->shard, plan, at, text.p, offs, n, after, err) < 0)
+    goto out;
   if (have_op)
     u->host->binlog_operator_done(u->ctx, &op);
   u->replay_ddl_at[0] = '\0';
@@ -724,6 +764,8 @@ failed:
     dm_strlcpy(err->workaround, w, sizeof err->workaround);
   }
 out:
+  free(kept);
+  free(plan);
   sync_ddl_free(&tracked);
   sync_db_close(u, run.conn);
   free(offs);

@@ -24,6 +24,7 @@
 
 #include "sync.h"
 #include "sync_maps.h"
+#include "sync_shard.h"
 #include "sync_tracker.h"
 
 typedef struct sync_run_state {
@@ -67,6 +68,8 @@ typedef struct sync_run_state {
   sync_xa *xa;
   /* before u->safe_exit: the batches being built are applied in safe mode */
   bool safe_auto;
+  /* shard mode: a DDL (or the start) may have made a group ready or left rows to re-sync */
+  bool shard_check;
 } sync_run_state;
 
 /* Inside a transaction's BEGIN ... end (not between groups, nor in a one-statement group). */
@@ -138,6 +141,15 @@ static void sync_poll_master(sync_run_state *r) {
   sync_metrics_position(u, "master", &m);
 }
 
+/* The checkpoint moved to p: the relay may purge before it, or before the lowest position a held
+ * shard table still needs read again. */
+static void sync_keep_from(sync_run_state *r, const dm_position *p) {
+  dm_position low;
+  if (sync_shard_lowest(r->u->shard, &low) && dm_position_compare_file(&low, p) < 0)
+    p = &low;
+  sync_source_checkpoint(r->src, p);
+}
+
 static void sync_set_synced(sync_unit *u, const dm_position *p) {
   pthread_mutex_lock(&u->lock);
   u->synced = *p;
@@ -160,7 +172,7 @@ static int sync_finish_inflight(sync_run_state *r, dm_error *err) {
   if (sync_cp_global(u, r->tc, &b->end, err) < 0)
     return -1;
   sync_set_synced(u, &b->end);
-  sync_source_checkpoint(r->src, &b->end);
+  sync_keep_from(r, &b->end);
   r->done = b->end;
   r->done_rows = b->end_rows;
   atomic_fetch_add(&u->total_rows, b->n_rows);
@@ -295,6 +307,8 @@ static int sync_rows(sync_run_state *r, const dm_binlog_event *ev, dm_error *err
     return -1;
   }
   const dm_binlog_table_map *tm = slot->tm;
+  if (sync_shard_skips(u->shard, tm->db.ptr, tm->table.ptr))
+    return 0; /* held at a shard DDL: the re-sync applies these rows */
   sync_table *t = sync_schema_table(u->schema, r->tc, tm, slot->sig, err);
   if (!t)
     return -1;
@@ -378,7 +392,7 @@ static void sync_group_applied(sync_run_state *r, const dm_binlog_event *ev,
   r->done = *after;
   r->done_rows = 0;
   sync_set_synced(u, after);
-  sync_source_checkpoint(r->src, after);
+  sync_keep_from(r, after);
   atomic_store(&u->last_event_ts, ev->header.timestamp);
   sync_metrics_applied(u, 0, 0, ev->header.timestamp);
 }
@@ -468,7 +482,10 @@ static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *er
     /* names (and what else the map lacks) from the schema tracker, or checked against it */
     char at[DM_POSITION_NAME_MAX + 24];
     snprintf(at, sizeof at, "%s:%" PRIu64, ev->file, ev->offset);
-    if (sync_tracker_table_map(u->tracker, r->tc, tm, at, err) < 0) {
+    /* a held table's rows are dropped here and decoded by the re-sync, after the tracker
+     * followed its later DDLs: no check against the tracker now */
+    if (!sync_shard_skips(u->shard, tm->db.ptr, tm->table.ptr) &&
+        sync_tracker_table_map(u->tracker, r->tc, tm, at, err) < 0) {
       dm_binlog_table_map_free(tm);
       return -1;
     }
@@ -537,6 +554,7 @@ static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *er
     if (sync_ddl_apply(u, r->tc, fmt, ev, &q, &after, r->n_workers, err) < 0)
       return -1;
     sync_group_applied(r, ev, &after);
+    r->shard_check = u->shard != NULL;
     return 0;
   }
   case DM_BINLOG_MYSQL_PREVIOUS_GTIDS:
@@ -576,6 +594,45 @@ static int sync_payload(sync_run_state *r, const dm_binlog_event *ev, dm_error *
     if (sync_event(r, &in, err) < 0)
       return -1;
   return rc;
+}
+
+/* ---- shard groups ---- */
+
+/* At a quiet point (everything read is applied, r->cur the global row): the re-sync an operation
+ * left, then each group whose tables all arrived is resolved (the source blocks in there) and
+ * re-synced. 1 go on, 0 stopped, -1 with *err. */
+static int sync_shard_settle(sync_run_state *r, dm_error *err) {
+  sync_unit *u = r->u;
+  r->shard_check = false;
+  for (;;) {
+    dm_position from;
+    if (sync_shard_resync_from(u->shard, &from)) {
+      /* the re-sync reads on its own stream; the main one opens again at the block point */
+      pthread_mutex_lock(&u->lock);
+      u->src = NULL;
+      pthread_mutex_unlock(&u->lock);
+      sync_source_close(r->src);
+      r->src = NULL;
+      int rc = sync_resync(u, r->tc, &r->cur, err);
+      if (rc <= 0)
+        return rc;
+      if (sync_source_open(u, &r->cur, &r->src, err) < 0)
+        return -1;
+      dm_binlog_trx_reset(&r->trx);
+      pthread_mutex_lock(&u->lock);
+      u->src = r->src;
+      pthread_mutex_unlock(&u->lock);
+    }
+    int g = sync_shard_ready(u->shard, err);
+    if (g == -2)
+      return -1;
+    if (g < 0)
+      return 1;
+    int rc = sync_shard_resolve(u->shard, r->tc, g, &r->cur, u->replay_ddl_at, err);
+    u->replay_ddl_at[0] = '\0';
+    if (rc <= 0)
+      return rc;
+  }
 }
 
 /* ---- the start ---- */
@@ -662,6 +719,7 @@ void sync_run(sync_unit *u, dm_result *result) {
   r.building = &r.batches[0];
   r.inflight = &r.batches[1];
   bool ok = false;
+  bool first = false;
 
   if (!(r.tc = sync_db_connect_target(u, &e)) || !(r.sc = sync_db_connect_source(u, &e)) ||
       sync_db_precheck(u, r.sc, &e) < 0)
@@ -673,9 +731,16 @@ void sync_run(sync_unit *u, dm_result *result) {
     goto out;
   }
   if (sync_cp_prepare(u, r.tc, &e) < 0 || sync_xa_table(r.xa, r.tc, &e) < 0 ||
-      sync_online_start(u, r.tc, &u->online, &e) < 0 || sync_cp_load(u, r.tc, &st, true, &e) < 0 ||
-      sync_start_position(&r, &st, &e) < 0)
+      sync_online_start(u, r.tc, &u->online, &e) < 0 || sync_cp_load(u, r.tc, &st, true, &e) < 0)
     goto out;
+  first = !st.exists;
+  if (sync_start_position(&r, &st, &e) < 0)
+    goto out;
+  if (sync_shard_new(u, &u->shard, &e) < 0 ||
+      sync_shard_start(u->shard, r.sc, r.tc, first, &e) < 0 ||
+      (u->shard && sync_shard_redone(u->shard, &e) < 0))
+    goto out;
+  r.shard_check = u->shard != NULL;
   sync_set_synced(u, &r.cur);
   if (sync_source_open(u, &r.cur, &r.src, &e) < 0 ||
       sync_workers_start(u, r.n_workers, &r.ws, &e) < 0)
@@ -699,6 +764,13 @@ void sync_run(sync_unit *u, dm_result *result) {
   for (;;) {
     if (u->host->stop_requested(u->ctx) || atomic_load(&u->killed))
       break;
+    if (r.shard_check && !r.recovering) {
+      int src = sync_shard_settle(&r, &e);
+      if (src < 0)
+        goto out;
+      if (src == 0)
+        break;
+    }
     dm_binlog_event ev;
     int rc = sync_source_next(r.src, &ev, &e);
     if (rc < 0)
@@ -751,6 +823,8 @@ out:
   u->tracker = NULL;
   sync_online_free(u->online);
   u->online = NULL;
+  sync_shard_free(u->shard);
+  u->shard = NULL;
   sync_xa_free(r.xa);
   free(r.before);
   free(r.after);

@@ -33,7 +33,7 @@ static const bad_case bad_cases[] = {
      "routes, "
      "filters, unit-paths, supervisor, dump, load, sync, file-mode, secret-key-path, "
      "ignore-checking-items, online-ddl, online-ddl-scheme, shadow-table-rules, "
-     "trash-table-rules"},
+     "trash-table-rules, shard-mode, is-sharding, strict-optimistic-shard-mode"},
     {"task-bad-ignore.cfg", false, DM_ERR_CONFIG_INVALID,
      "6: `ignore-checking-items` in the task file names \"binlog_fromat\", which is no precheck "
      "item; did you mean \"binlog_format\"? (docs/precheck.md lists them)"},
