@@ -48,8 +48,8 @@ hold_start() { # name sql
 }
 hold_release() { # name
   local id
-  id=$(head -1 "$work/holder-$1.out")
-  tgt -e "KILL $id" 2>/dev/null || true
+  id=$(head -1 "$work/holder-$1.out" 2>/dev/null || true)
+  [ -n "$id" ] && { tgt -e "KILL $id" 2>/dev/null || true; }
   wait "${holders[$1]}" 2>/dev/null || true
   unset "holders[$1]"
 }
