@@ -183,6 +183,23 @@ typedef enum dm_error_level {
   X(DM_ERR_LAG_CLUSTER, 14020, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,               \
     "A master keeps no lag history: read each task's lag from `dmhost serve`, or the workers' "    \
     "dm_syncer_replication_lag_gauge in Prometheus (their GET /metrics).")                         \
+  X(DM_ERR_SHARD_LOCK_NOT_FOUND, 14030, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,      \
+    "No shard DDL lock has that ID (it may be resolved already): list them with `dmctl "           \
+    "shard-ddl-lock [TASK]` and copy the ID as shown.")                                            \
+  X(DM_ERR_SHARD_LOCK_RESOLVING, 14031, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,      \
+    "Every source of the lock arrived and its operations are out: wait for the owner to run the "  \
+    "DDL (query-status shows why it does not), then list the locks again.")                        \
+  X(DM_ERR_SHARD_NOT_WAITING, 14032, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,         \
+    "The owner named has not arrived at the lock: pick a source listed as synced with `-o "        \
+    "SOURCE`, or wait until the owner arrives.")                                                   \
+  X(DM_ERR_SHARD_OWNER_EXEC, 14033, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,       \
+    "The owner did not run the DDL in time (query-status of its subtask says why): fix that and "  \
+    "unlock again, or add --force-remove to drop the lock anyway (then run the DDL on the target " \
+    "yourself).")                                                                                  \
+  X(DM_ERR_SHARD_DDL_DIFF, 36022, DM_CLASS_SYNC_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,          \
+    "The shards of one target table must run the same DDLs: run on this source the statements "    \
+    "the lock shows (`dmctl shard-ddl-lock TASK`), or skip this one with `dmctl binlog skip`, "    \
+    "then resume the task.")                                                                       \
   X(DM_ERR_ETCD_UNAVAILABLE, 15001, DM_CLASS_CLUSTER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 1,         \
     "Check that the etcd members named run and have quorum (scripts/etcd.sh status, etcdctl "      \
     "endpoint health); the request is retried at the next member.")                                \
