@@ -11,14 +11,22 @@ static const struct {
   const char *dir; /* the key's folder under the prefix */
   int n_names;     /* names after it */
 } key_shapes[] = {
-    [DMH_KEY_LEADER] = {"leader", 0}, [DMH_KEY_MASTER] = {"master", 1},
-    [DMH_KEY_WORKER] = {"worker", 1}, [DMH_KEY_SOURCE] = {"source", 1},
-    [DMH_KEY_BOUND] = {"bound", 1},   [DMH_KEY_LAST] = {"last", 1},
-    [DMH_KEY_TASK] = {"task", 1},     [DMH_KEY_STAGE] = {"stage", 2},
-    [DMH_KEY_STATUS] = {"status", 3}, [DMH_KEY_RELAY] = {"relay", 1},
-    [DMH_KEY_SHARD_TABLES] = {"shard/tables", 2}, [DMH_KEY_SHARD_INFO] = {"shard/info", 2},
-    [DMH_KEY_SHARD_OP] = {"shard/op", 2},         [DMH_KEY_SHARD_OINFO] = {"shard/oinfo", 2},
-    [DMH_KEY_SHARD_OOP] = {"shard/oop", 2},       [DMH_KEY_SHARD_JOINED] = {"shard/joined", 1},
+    [DMH_KEY_LEADER] = {"leader", 0},
+    [DMH_KEY_MASTER] = {"master", 1},
+    [DMH_KEY_WORKER] = {"worker", 1},
+    [DMH_KEY_SOURCE] = {"source", 1},
+    [DMH_KEY_BOUND] = {"bound", 1},
+    [DMH_KEY_LAST] = {"last", 1},
+    [DMH_KEY_TASK] = {"task", 1},
+    [DMH_KEY_STAGE] = {"stage", 2},
+    [DMH_KEY_STATUS] = {"status", 3},
+    [DMH_KEY_RELAY] = {"relay", 1},
+    [DMH_KEY_SHARD_TABLES] = {"shard/tables", 2},
+    [DMH_KEY_SHARD_INFO] = {"shard/info", 2},
+    [DMH_KEY_SHARD_OP] = {"shard/op", 2},
+    [DMH_KEY_SHARD_OINFO] = {"shard/oinfo", 2},
+    [DMH_KEY_SHARD_OOP] = {"shard/oop", 2},
+    [DMH_KEY_SHARD_JOINED] = {"shard/joined", 1},
 };
 
 bool dmh_cluster_name_ok(const char *name) {

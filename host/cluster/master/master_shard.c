@@ -200,9 +200,8 @@ static int shard_apply(dmh_etcd *c, const dmh_master *m, int64_t token, const sh
     const dmh_etcd_kv *kv = &s->r.kvs[i];
     bool info =
         dmh_cluster_key_parse(kv->key, kv->key_len, m->prefix, DMH_KEY_SHARD_INFO, a, b, NULL) == 0;
-    bool op =
-        !info &&
-        dmh_cluster_key_parse(kv->key, kv->key_len, m->prefix, DMH_KEY_SHARD_OP, a, b, NULL) == 0;
+    bool op = !info && dmh_cluster_key_parse(kv->key, kv->key_len, m->prefix, DMH_KEY_SHARD_OP, a,
+                                             b, NULL) == 0;
     if (!info && !op)
       continue;
     json_object *w = want_rec(want, info ? "infos" : "ops", a, b);
@@ -251,9 +250,8 @@ static int shard_apply(dmh_etcd *c, const dmh_master *m, int64_t token, const sh
     }
     if (tr.succeeded) {
       dmh_log(DM_LOG_INFO, "master", "shard: %s %s to %s (operation %lld, token %lld)",
-              rec_str(w, "lockID"), json_object_get_boolean(json_object_object_get(w, "exec"))
-                                        ? "exec"
-                                        : "skip",
+              rec_str(w, "lockID"),
+              json_object_get_boolean(json_object_object_get(w, "exec")) ? "exec" : "skip",
               rec_str(w, "source"), (long long)rec_id(w), (long long)token);
     } else if (tr.n_results != 1 || tr.results[0].n_kvs != 1 ||
                tr.results[0].kvs[0].create_revision != token) {
@@ -310,8 +308,8 @@ static void *shard_thread(void *arg) {
   }
   char pfx[DMH_CLUSTER_KEY_MAX];
   dmh_cluster_shard_prefix(pfx, sizeof pfx, m->prefix);
-  dmh_log(DM_LOG_INFO, "master", "shard: %s coordinates the shard DDL locks (token %lld)",
-          m->name, (long long)run->token);
+  dmh_log(DM_LOG_INFO, "master", "shard: %s coordinates the shard DDL locks (token %lld)", m->name,
+          (long long)run->token);
   while (!atomic_load(&run->stop) && atomic_load(&m->token) == run->token) {
     int64_t rev = 0;
     pthread_mutex_lock(&m->shard_lock);

@@ -155,8 +155,8 @@ static int cs_fenced(dm_error *err, const char *worker, const char *source, cons
 
 /* Reads the worker's binding: the source must be bound here under `token`. Fills the compares
  * every write carries. 0, or -1 with err (DM_ERR_CLUSTER_SHARD_FENCED: nothing to send). */
-static int cs_fence_read(cw_shard *s, dmh_etcd *c, const char *source, uint64_t token,
-                         cs_fence *f, dm_error *err) {
+static int cs_fence_read(cw_shard *s, dmh_etcd *c, const char *source, uint64_t token, cs_fence *f,
+                         dm_error *err) {
   memset(f, 0, sizeof *f);
   if (dmh_cluster_key(f->key, sizeof f->key, s->prefix, DMH_KEY_BOUND, s->worker, NULL, NULL) < 0)
     return cs_fenced(err, s->worker, source, "the binding's key does not fit");
@@ -206,11 +206,10 @@ static int cs_fenced_txn(cw_shard *s, dmh_etcd *c, const char *source, cs_fence 
   int rc = 1;
   if (!tr.succeeded) {
     rc = 0;
-    const dmh_etcd_kv *now = tr.n_results == 1 && tr.results[0].n_kvs == 1 ? &tr.results[0].kvs[0]
-                                                                           : NULL;
+    const dmh_etcd_kv *now =
+        tr.n_results == 1 && tr.results[0].n_kvs == 1 ? &tr.results[0].kvs[0] : NULL;
     if (!now || now->create_revision != f->kv.create_revision ||
-        now->value_len != f->kv.value_len ||
-        memcmp(now->value, f->kv.value, f->kv.value_len) != 0)
+        now->value_len != f->kv.value_len || memcmp(now->value, f->kv.value, f->kv.value_len) != 0)
       rc = cs_fenced(err, s->worker, source, "the binding changed before the write");
   }
   dmh_etcd_txn_result_free(&tr);
@@ -321,8 +320,8 @@ static int cs_report_tables(void *self, const char *task, const char *source, co
     json_object *old = have > 0 ? cs_parse(kv.value, kv.value_len) : NULL;
     json_object *arr = json_object_new_array();
     /* the other targets' records stay; this target's is replaced (or dropped: no table left) */
-    for (size_t i = 0; old && json_object_is_type(old, json_type_array) &&
-                       i < json_object_array_length(old);
+    for (size_t i = 0;
+         old && json_object_is_type(old, json_type_array) && i < json_object_array_length(old);
          i++) {
       json_object *e = json_object_array_get_idx(old, i);
       if (!cs_same_target(e, tschema, ttable))
@@ -331,11 +330,10 @@ static int cs_report_tables(void *self, const char *task, const char *source, co
     if (rec)
       json_object_array_add(arr, json_object_get(rec));
     const char *text = json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PLAIN);
-    dmh_etcd_op op = json_object_array_length(arr) > 0
-                         ? (dmh_etcd_op){.kind = DMH_ETCD_PUT,
-                                         .key = DMH_ETCD_S(key),
-                                         .value = DMH_ETCD_S(text)}
-                         : (dmh_etcd_op){.kind = DMH_ETCD_DELETE, .key = DMH_ETCD_S(key)};
+    dmh_etcd_op op =
+        json_object_array_length(arr) > 0
+            ? (dmh_etcd_op){.kind = DMH_ETCD_PUT, .key = DMH_ETCD_S(key), .value = DMH_ETCD_S(text)}
+            : (dmh_etcd_op){.kind = DMH_ETCD_DELETE, .key = DMH_ETCD_S(key)};
     dmh_etcd_cmp same = {.key = DMH_ETCD_S(key),
                          .target = DMH_ETCD_CMP_MOD,
                          .result = DMH_ETCD_EQUAL,
@@ -363,27 +361,33 @@ static int cs_report_tables(void *self, const char *task, const char *source, co
 /* Other sources' infos for the same target must hold the same DDLs (DM's CompareShardingDDLs),
  * checked here so the later source pauses with the difference. 0, or -1 with err. */
 static int cs_check_ddls(cw_shard *s, dmh_etcd *c, const char *task, const char *source,
-                         json_object *rec, dm_error *err) {
+                         const char *text, dm_error *err) {
   char pfx[DMH_CLUSTER_KEY_MAX];
   dmh_etcd_result r;
-  if (dmh_cluster_key(pfx, sizeof pfx, s->prefix, DMH_KEY_SHARD_INFO, task, NULL, NULL) < 0 ||
-      dmh_etcd_range(c, DMH_ETCD_S(pfx), 1, 0, 0, &r, err) < 0)
+  json_object *rec = cs_parse(text, strlen(text));
+  if (!rec) {
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory checking a shard info");
     return -1;
+  }
+  if (dmh_cluster_key(pfx, sizeof pfx, s->prefix, DMH_KEY_SHARD_INFO, task, NULL, NULL) < 0 ||
+      dmh_etcd_range(c, DMH_ETCD_S(pfx), 1, 0, 0, &r, err) < 0) {
+    json_object_put(rec);
+    return -1;
+  }
   const char *ts = cs_str(rec, "targetSchema"), *tt = cs_str(rec, "targetTable");
   uint32_t n_mine = 0;
   const char **mine = cs_ddls(rec, &n_mine);
   int rc = 0;
   for (size_t i = 0; i < r.n_kvs && rc == 0; i++) {
     char t[DMH_CLUSTER_NAME_MAX], src[DMH_CLUSTER_NAME_MAX];
-    if (dmh_cluster_key_parse(r.kvs[i].key, r.kvs[i].key_len, s->prefix, DMH_KEY_SHARD_INFO, t,
-                              src, NULL) < 0 ||
+    if (dmh_cluster_key_parse(r.kvs[i].key, r.kvs[i].key_len, s->prefix, DMH_KEY_SHARD_INFO, t, src,
+                              NULL) < 0 ||
         strcmp(src, source) == 0)
       continue;
     json_object *other = cs_parse(r.kvs[i].value, r.kvs[i].value_len);
     uint32_t n_other = 0;
-    const char **theirs = other && ts && tt && cs_same_target(other, ts, tt)
-                              ? cs_ddls(other, &n_other)
-                              : NULL;
+    const char **theirs =
+        other && ts && tt && cs_same_target(other, ts, tt) ? cs_ddls(other, &n_other) : NULL;
     if (theirs && !dmh_shard_ddls_equal(mine, n_mine, theirs, n_other)) {
       char lock[DM_SHARD_LOCK_ID_MAX];
       dmh_shard_lock_id(lock, sizeof lock, task, ts, tt);
@@ -398,6 +402,7 @@ static int cs_check_ddls(cw_shard *s, dmh_etcd *c, const char *task, const char 
     json_object_put(other);
   }
   free(mine);
+  json_object_put(rec);
   dmh_etcd_result_free(&r);
   return rc;
 }
@@ -422,10 +427,13 @@ static int cs_put_info(cw_shard *s, dmh_etcd *c, const char *task, const char *s
     dmh_etcd_kv_free(&op);
     if (done)
       return 0;
+    if (attempt == 0 && cs_check_ddls(s, c, task, source, text, err) < 0)
+      return -1;
     int ihave = cs_get(c, ikey, &info, NULL, err);
     if (ihave < 0)
       return -1;
-    bool same = ihave && info.value_len == strlen(text) && memcmp(info.value, text, info.value_len) == 0;
+    bool same =
+        ihave && info.value_len == strlen(text) && memcmp(info.value, text, info.value_len) == 0;
     dmh_etcd_kv_free(&info);
     if (same)
       return 1; /* idempotent: a restarted sync puts the same arrival again */
@@ -459,7 +467,7 @@ static int cs_put(void *self, const char *task, const char *source, const dm_sha
   int rc = -1;
   if (!text)
     dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory putting a shard info");
-  else if (c && cs_check_ddls(s, c, task, source, rec, err) == 0)
+  else if (c)
     rc = cs_put_info(s, c, task, source, text, err);
   if (rc >= 0) {
     pthread_mutex_lock(&s->lock);
@@ -587,8 +595,8 @@ static int cs_wait(void *self, const char *task, const char *source, const char 
     if (pending && !have) { /* the previous lock's operation is gone: the info goes in now */
       int p = cs_put_info(s, c, task, source, pending, err);
       free(pending);
-      if (p < 0 && err->code == DM_ERR_CLUSTER_SHARD_FENCED)
-        break;
+      if (p < 0 && (err->code == DM_ERR_CLUSTER_SHARD_FENCED || err->code == DM_ERR_SHARD_DDL_DIFF))
+        break; /* not for a retry: the unit pauses with it */
       if (p == 1) {
         pthread_mutex_lock(&s->lock);
         free(sl->pending);
@@ -635,7 +643,7 @@ static int cs_wait(void *self, const char *task, const char *source, const char 
   }
   dmh_etcd_close(c);
   if (!stopped(stop_arg))
-    return -1; /* fenced (err set) */
+    return -1; /* fenced or refused (err set) */
   return 0;
 }
 
