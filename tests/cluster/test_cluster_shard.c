@@ -303,6 +303,20 @@ static const char *ts_text(json_object *r) {
   return json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 }
 
+/* shard-ddl-lock on a thread of its own. */
+typedef struct unlocker {
+  dmh_master *m;
+  const char *args;
+  json_object *resp;
+  pthread_t thr;
+} unlocker;
+
+static void *u_main(void *arg) {
+  unlocker *u = arg;
+  u->resp = ts_cmd(u->m, u->args);
+  return NULL;
+}
+
 /* ---- tests ---- */
 
 static void test_lock_end_to_end(void) {
@@ -513,13 +527,19 @@ static void test_next_ddl_waits(void) {
   json_object *r = ts_cmd(x.m[0], "{}");
   CU_ASSERT(strstr(ts_text(r), "\"synced\":[\"s1\"]") && strstr(ts_text(r), "`more`"));
   json_object_put(r);
-  /* unlock by hand: s2 never comes; s1 executes */
-  r = ts_cmd(x.m[0], "{\"op\": \"unlock\", \"name\": \"shop-`shop`.`orders`\"}");
-  CU_ASSERT(strstr(ts_text(r), "\"result\":true") != NULL);
-  json_object_put(r);
+  /* unlock by hand (on a thread: it waits for the owner's done): s2 never comes; s1 executes */
+  unlocker u = {.m = x.m[0], .args = "{\"op\": \"unlock\", \"name\": \"shop-`shop`.`orders`\"}"};
+  CU_ASSERT_EQUAL_FATAL(pthread_create(&u.thr, NULL, u_main, &u), 0);
   CU_ASSERT_FATAL(w_join(&a, 5000));
   CU_ASSERT(a.rc == 1 && a.op.action == DM_SHARD_EXEC);
   CU_ASSERT_STRING_EQUAL(a.ddl0, ddl_next[0]);
+  CU_ASSERT_EQUAL(ts_done(x.w[0], task, "s1", (uint64_t)x.tok[0], &a.op, &err), 0);
+  pthread_join(u.thr, NULL);
+  CU_ASSERT(u.resp && strstr(ts_text(u.resp), "\"result\":true") &&
+            strstr(ts_text(u.resp), "\"state\":\"resolved\""));
+  json_object_put(u.resp);
+  CU_ASSERT(ts_wait_count(x.c, x.prefix, DMH_KEY_SHARD_INFO, task, 0, 5000));
+  CU_ASSERT(ts_wait_count(x.c, x.prefix, DMH_KEY_SHARD_OP, task, 0, 5000));
   waiter c;
   w_start(&c, x.w[1], task, "s2");
   CU_ASSERT(!w_join(&c, 300)); /* s2 had not arrived: it gets nothing */

@@ -125,7 +125,9 @@ typedef struct master_shard_run {
 } master_shard_run;
 int master_shard_start(dmh_master *m, int64_t token, master_shard_run *run);
 void master_shard_stop(master_shard_run *run);
-/* shard-ddl-lock: show (any master, from etcd) and unlock (the leader; forwarded by a follower). */
+/* shard-ddl-lock: show (any master, from etcd) and unlock (the leader; forwarded by a follower),
+ * waiting up to MASTER_SHARD_UNLOCK_WAIT_MS for each side as the daemon does (DM's 10 s). */
+#define MASTER_SHARD_UNLOCK_WAIT_MS 10000
 int master_ctl_shard_ddl_lock(void *ud, const dmh_control_cmd *cmd, json_object *args,
                               json_object *resp, dm_error *err);
 /* On a follower: the request forwarded to the leader and its answer copied into resp (1), or

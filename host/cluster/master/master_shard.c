@@ -357,18 +357,133 @@ void master_shard_stop(master_shard_run *run) {
 
 /* ---- shard-ddl-lock ---- */
 
+/* One step of the leader on the keeper loaded from etcd, written back: under shard_lock, as a
+ * round. step may be NULL (a round). *state: the lock's state after it (-1: no such lock). */
+typedef int (*shard_step_fn)(dmh_shard_keeper *k, const char *lock_id, const char *owner,
+                             dm_error *err);
+
+static int shard_step(master_ctl *x, int64_t token, const char *lock_id, const char *owner,
+                      shard_step_fn step, int *state, dm_error *err) {
+  dmh_master *m = x->m;
+  pthread_mutex_lock(&m->shard_lock);
+  shard_snap s;
+  int rc = snap_read(x->c, m, 0, &s, err);
+  if (rc == 0) {
+    dmh_shard_keeper *k = snap_keeper(&s, err);
+    json_object *want = NULL;
+    rc = !k || (step && step(k, lock_id, owner, err) < 0) ? -1 : 0;
+    if (rc == 0 && step && !(want = dmh_shard_to_json(k, NULL))) {
+      dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory unlocking");
+      rc = -1;
+    }
+    if (rc == 0 && want)
+      rc = shard_apply(x->c, m, token, &s, want, err);
+    if (rc == 0)
+      *state = dmh_shard_lock_state(k, lock_id, NULL, 0);
+    json_object_put(want);
+    dmh_shard_keeper_free(k);
+    snap_free(&s);
+  }
+  pthread_mutex_unlock(&m->shard_lock);
+  return rc;
+}
+
+static int step_unlock(dmh_shard_keeper *k, const char *id, const char *owner, dm_error *err) {
+  return dmh_shard_unlock(k, id, owner, err);
+}
+static int step_revert(dmh_shard_keeper *k, const char *id, const char *owner, dm_error *err) {
+  (void)owner, (void)err;
+  dmh_shard_unlock_revert(k, id);
+  return 0;
+}
+static int step_skip_rest(dmh_shard_keeper *k, const char *id, const char *owner, dm_error *err) {
+  (void)owner, (void)err;
+  dmh_shard_unlock_skip_rest(k, id);
+  return 0;
+}
+static int step_remove(dmh_shard_keeper *k, const char *id, const char *owner, dm_error *err) {
+  (void)owner, (void)err;
+  dmh_shard_remove_lock(k, id);
+  return 0;
+}
+
+/* Until the lock leaves state `from` (read from etcd every 100 ms) or wait_ms pass: its state
+ * then (-1: resolved), or -2 with err when etcd cannot be read. */
+static int shard_wait_state(master_ctl *x, const char *lock_id, int from, uint32_t wait_ms,
+                            dm_error *err) {
+  long t0 = 0;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  t0 = (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+  for (;;) {
+    int st = -1;
+    if (shard_step(x, 0, lock_id, NULL, NULL, &st, err) < 0)
+      return -2;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    if (st != from || (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 - t0 >= (long)wait_ms)
+      return st;
+    nanosleep(&(struct timespec){0, 100000000}, NULL);
+  }
+}
+
+/* DM's UnlockLock as the daemon's (registry_shard.c dmh_shard_local_unlock): forced synced with
+ * the arrived sources, exec to the owner; its done awaited up to wait_ms (none: the exec is
+ * withdrawn and DM_ERR_SHARD_OWNER_EXEC, unless force_remove sends the skips anyway); then the
+ * others' up to wait_ms; force_remove deletes the lock at the end whatever is left. */
+static int shard_unlock(master_ctl *x, const char *lock_id, const char *owner, bool force_remove,
+                        uint32_t wait_ms, json_object *resp, dm_error *err) {
+  int64_t token = dmh_master_token(x->m);
+  int st = -1;
+  if (shard_step(x, token, lock_id, owner, step_unlock, &st, err) < 0)
+    return -1;
+  dmh_log(DM_LOG_INFO, "master", "shard: lock %s: unlock by hand, waiting for the owner", lock_id);
+  st = shard_wait_state(x, lock_id, DMH_SHARD_SYNCED, wait_ms, err);
+  if (st == -2)
+    return -1;
+  if (st == DMH_SHARD_SYNCED && !force_remove) {
+    if (shard_step(x, token, lock_id, NULL, step_revert, &st, err) < 0)
+      return -1;
+    dm_error_set(err, DM_ERR_SHARD_OWNER_EXEC, NULL,
+                 "the owner of lock %s did not run its DDL within %u ms; the lock waits for its "
+                 "sources again",
+                 lock_id, wait_ms);
+    return -1;
+  }
+  if (st == DMH_SHARD_SYNCED) {
+    dmh_log(DM_LOG_WARN, "master", "shard: lock %s: the owner did not run its DDL; --force-remove",
+            lock_id);
+    if (shard_step(x, token, lock_id, NULL, step_skip_rest, &st, err) < 0)
+      return -1;
+  }
+  if (st >= 0 && (st = shard_wait_state(x, lock_id, st, wait_ms, err)) == -2)
+    return -1;
+  if (st >= 0 && force_remove) {
+    if (shard_step(x, token, lock_id, NULL, step_remove, &st, err) < 0)
+      return -1;
+    st = -1;
+  }
+  json_object_object_add(resp, "lock", json_object_new_string(lock_id));
+  json_object_object_add(
+      resp, "state",
+      json_object_new_string(st < 0 ? "resolved" : dmh_shard_state_name((dmh_shard_state)st)));
+  return 0;
+}
+
 /* shard-ddl-lock [TASK]: the locks from etcd (any master); shard-ddl-lock unlock LOCK_ID
- * [-o SOURCE]: the leader forces the lock synced (the keeper's unlock rules) and writes the exec
- * operation; its coordinator then goes on as for any lock (a follower forwards it). */
+ * [-o SOURCE] [--force-remove]: the leader's (a follower forwards it). */
 int master_ctl_shard_ddl_lock(void *ud, const dmh_control_cmd *cmd, json_object *args,
                               json_object *resp, dm_error *err) {
   master_ctl *x = ud;
   dmh_master *m = x->m;
   const char *op = NULL, *name = NULL, *owner = NULL;
+  bool force_remove = false;
+  json_object *fr = NULL;
   if (dmh_control_arg_string(cmd, args, "op", false, &op, err) < 0 ||
       dmh_control_arg_string(cmd, args, "name", false, &name, err) < 0 ||
       dmh_control_arg_string(cmd, args, "owner", false, &owner, err) < 0)
     return -1;
+  if (json_object_object_get_ex(args, "force-remove", &fr))
+    force_remove = json_object_get_boolean(fr);
   bool unlock = op && strcmp(op, "unlock") == 0;
   if (op && !unlock && name) {
     dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
@@ -378,7 +493,7 @@ int master_ctl_shard_ddl_lock(void *ud, const dmh_control_cmd *cmd, json_object 
     return -1;
   }
   if (!unlock) { /* show: `op` is the task when given alone */
-    const char *task = op ? op : name;
+    const char *task = op && strcmp(op, "show") != 0 ? op : name;
     shard_snap s;
     if (snap_read(x->c, m, 0, &s, err) < 0)
       return -1;
@@ -401,27 +516,6 @@ int master_ctl_shard_ddl_lock(void *ud, const dmh_control_cmd *cmd, json_object 
   int fwd = master_ctl_to_leader(x, cmd, args, resp, err);
   if (fwd != 0)
     return fwd < 0 ? -1 : 0;
-  int64_t token = dmh_master_token(m);
-  pthread_mutex_lock(&m->shard_lock);
-  shard_snap s;
-  int rc = snap_read(x->c, m, 0, &s, err);
-  if (rc == 0) {
-    dmh_shard_keeper *k = snap_keeper(&s, err);
-    json_object *want = NULL;
-    rc = !k || dmh_shard_unlock(k, name, owner && owner[0] ? owner : NULL, err) < 0 ? -1 : 0;
-    if (rc == 0 && !(want = dmh_shard_to_json(k, NULL))) {
-      dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory unlocking");
-      rc = -1;
-    }
-    if (rc == 0)
-      rc = shard_apply(x->c, m, token, &s, want, err);
-    json_object_put(want);
-    dmh_shard_keeper_free(k);
-    snap_free(&s);
-  }
-  pthread_mutex_unlock(&m->shard_lock);
-  if (rc == 0)
-    dmh_log(DM_LOG_INFO, "master", "shard: %s unlocked by hand%s%s", name,
-            owner && owner[0] ? ", owner " : "", owner && owner[0] ? owner : "");
-  return rc;
+  return shard_unlock(x, name, owner && owner[0] ? owner : NULL, force_remove,
+                      MASTER_SHARD_UNLOCK_WAIT_MS, resp, err);
 }
