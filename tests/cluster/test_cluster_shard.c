@@ -28,7 +28,6 @@
 
 #include "cluster_keys.h"
 #include "cluster_worker.h"
-#include "error_json.h"
 #include "master.h"
 #include "master_internal.h"
 
@@ -283,19 +282,14 @@ static void ts_down(ts_cluster *x) {
   dmh_etcd_close(x->c);
 }
 
-/* shard-ddl-lock through the master's handler (called directly until commands.def has the row):
- * the answer (caller frees). */
-static json_object *ts_cmd(dmh_master *m, const char *args_text) {
-  static const dmh_control_cmd cmd = {.name = "shard-ddl-lock",
-                                      .args = {"op", "name", "owner", "force-remove"}};
-  dm_error err;
-  master_ctl x = {.m = m, .c = te_client()};
-  json_object *args = json_tokener_parse(args_text), *resp = dmh_control_response_new();
+/* shard-ddl-lock through the master's control handler: the answer (caller frees). */
+static json_object *ts_cmd(dmh_master *m, const char *args) {
+  json_object *req = json_object_new_object();
+  json_object_object_add(req, "cmd", json_object_new_string("shard-ddl-lock"));
+  json_object_object_add(req, "args", json_tokener_parse(args));
+  json_object *resp = dmh_master_handle(m, req);
+  json_object_put(req);
   CU_ASSERT_PTR_NOT_NULL_FATAL(resp);
-  if (master_ctl_shard_ddl_lock(&x, &cmd, args, resp, &err) < 0)
-    dmh_control_set_error(resp, &err);
-  json_object_put(args);
-  dmh_etcd_close(x.c);
   return resp;
 }
 
@@ -324,13 +318,21 @@ static void test_lock_end_to_end(void) {
   ts_up(&x, "lock", 1);
   dm_error err;
   const char *task = "shop";
+  json_object *r = ts_cmd(x.m[0], "{\"op\": \"shop\"}"); /* no such task yet */
+  CU_ASSERT(strstr(ts_text(r), "\"result\":false") && strstr(ts_text(r), "no task shop"));
+  json_object_put(r);
+  char key[DMH_CLUSTER_KEY_MAX];
+  dmh_cluster_key(key, sizeof key, x.prefix, DMH_KEY_TASK, task, NULL, NULL);
+  char *val = dmh_cluster_config_json("name = \"shop\";");
+  CU_ASSERT_EQUAL(dmh_etcd_put(x.c, DMH_ETCD_S(key), DMH_ETCD_S(val), 0, 0, NULL, &err), 0);
+  free(val);
   CU_ASSERT_EQUAL(ts_report(x.w[0], task, "s1", 2, &err), 0);
   CU_ASSERT_EQUAL(ts_report(x.w[1], task, "s2", 1, &err), 0);
   /* s1 arrives first: the owner; it waits, no operation yet */
   CU_ASSERT_EQUAL(ts_put(x.w[0], task, "s1", ddl_add, 100, &err), 0);
   waiter a, b;
   w_start(&a, x.w[0], task, "s1");
-  json_object *r = ts_cmd(x.m[0], "{\"op\": \"shop\"}");
+  r = ts_cmd(x.m[0], "{\"op\": \"shop\"}");
   const char *t = ts_text(r);
   CU_ASSERT(strstr(t, "\"state\":\"waiting\"") && strstr(t, "\"synced\":[\"s1\"]") &&
             strstr(t, "\"unsynced\":[\"s2\"]") && strstr(t, "\"owner\":\"s1\""));
@@ -369,11 +371,6 @@ static void test_lock_end_to_end(void) {
   CU_ASSERT(strstr(ts_text(r), "\"locks\":[]") != NULL);
   json_object_put(r);
   /* stop-task: the task's shard keys go with it */
-  char key[DMH_CLUSTER_KEY_MAX];
-  dmh_cluster_key(key, sizeof key, x.prefix, DMH_KEY_TASK, task, NULL, NULL);
-  char *val = dmh_cluster_config_json("name = \"shop\";");
-  CU_ASSERT_EQUAL(dmh_etcd_put(x.c, DMH_ETCD_S(key), DMH_ETCD_S(val), 0, 0, NULL, &err), 0);
-  free(val);
   json_object *req = json_object_new_object();
   json_object_object_add(req, "cmd", json_object_new_string("stop-task"));
   json_object_object_add(req, "args", json_tokener_parse("{\"name\": \"shop\"}"));

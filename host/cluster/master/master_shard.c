@@ -470,35 +470,35 @@ static int shard_unlock(master_ctl *x, const char *lock_id, const char *owner, b
 }
 
 /* shard-ddl-lock [TASK]: the locks from etcd (any master); shard-ddl-lock unlock LOCK_ID
- * [-o SOURCE] [--force-remove]: the leader's (a follower forwards it). */
+ * [-o SOURCE] [--force-remove]: the leader's (a follower forwards it). The request is checked as
+ * the daemon's (dmh_shard_cmd_parse). */
 int master_ctl_shard_ddl_lock(void *ud, const dmh_control_cmd *cmd, json_object *args,
                               json_object *resp, dm_error *err) {
   master_ctl *x = ud;
   dmh_master *m = x->m;
-  const char *op = NULL, *name = NULL, *owner = NULL;
-  bool force_remove = false;
-  json_object *fr = NULL;
-  if (dmh_control_arg_string(cmd, args, "op", false, &op, err) < 0 ||
-      dmh_control_arg_string(cmd, args, "name", false, &name, err) < 0 ||
-      dmh_control_arg_string(cmd, args, "owner", false, &owner, err) < 0)
+  dmh_shard_cmd req;
+  if (dmh_shard_cmd_parse(cmd, args, &req, err) < 0)
     return -1;
-  if (json_object_object_get_ex(args, "force-remove", &fr))
-    force_remove = json_object_get_boolean(fr);
-  bool unlock = op && strcmp(op, "unlock") == 0;
-  if (op && !unlock && name) {
-    dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
-                 "shard-ddl-lock: \"%s\" is no operation: shard-ddl-lock [TASK] or shard-ddl-lock "
-                 "unlock LOCK_ID",
-                 op);
-    return -1;
-  }
-  if (!unlock) { /* show: `op` is the task when given alone */
-    const char *task = op && strcmp(op, "show") != 0 ? op : name;
+  if (!req.unlock) {
+    if (req.name) { /* the daemon's answer to an unknown task */
+      char tkey[DMH_CLUSTER_KEY_MAX];
+      dmh_etcd_result r;
+      if (master_key(tkey, sizeof tkey, m, DMH_KEY_TASK, req.name, NULL, NULL, err) < 0 ||
+          dmh_etcd_range(x->c, DMH_ETCD_S(tkey), 0, 0, 0, &r, err) < 0)
+        return -1;
+      size_t n = r.n_kvs;
+      dmh_etcd_result_free(&r);
+      if (n == 0) {
+        dm_error_set(err, DM_ERR_NOT_FOUND, NULL, "shard-ddl-lock: no task %s in the cluster",
+                     req.name);
+        return -1;
+      }
+    }
     shard_snap s;
     if (snap_read(x->c, m, 0, &s, err) < 0)
       return -1;
     dmh_shard_keeper *k = snap_keeper(&s, err);
-    json_object *locks = k ? dmh_shard_locks_json(k, task) : NULL;
+    json_object *locks = k ? dmh_shard_locks_json(k, req.name) : NULL;
     dmh_shard_keeper_free(k);
     snap_free(&s);
     if (!locks) {
@@ -509,13 +509,14 @@ int master_ctl_shard_ddl_lock(void *ud, const dmh_control_cmd *cmd, json_object 
     json_object_object_add(resp, "locks", locks);
     return 0;
   }
-  if (!name) {
-    dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL, "shard-ddl-lock unlock needs the LOCK_ID");
-    return -1;
-  }
+  if (req.action)
+    return dmh_control_bad(err,
+                           "shard-ddl-lock unlock: -a/-s/-d/-t release one table of an optimistic "
+                           "lock; %s is served as a pessimistic lock here (usage: %s)",
+                           req.name, cmd->usage);
   int fwd = master_ctl_to_leader(x, cmd, args, resp, err);
   if (fwd != 0)
     return fwd < 0 ? -1 : 0;
-  return shard_unlock(x, name, owner && owner[0] ? owner : NULL, force_remove,
+  return shard_unlock(x, req.name, req.owner && req.owner[0] ? req.owner : NULL, req.force_remove,
                       MASTER_SHARD_UNLOCK_WAIT_MS, resp, err);
 }
