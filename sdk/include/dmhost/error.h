@@ -435,6 +435,14 @@ typedef enum dm_error_level {
     "Another worker now owns this subtask (it raised the checkpoint's fencing token); this one "   \
     "stopped and committed nothing more. If no other worker should run it, check the cluster's "   \
     "bindings, then start it with a token at least as high.")                                      \
+  X(DM_ERR_SYNC_SHARD_MULTI, 36017, DM_CLASS_SYNC_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,       \
+    "A DDL names two tables of a shard group (a merged target table): a coordinated DDL must be "  \
+    "about one shard. Run it as one statement per table on the source, or `dmctl binlog skip "     \
+    "TASK -b FILE:POS` and apply it by hand, then resume the task.")                              \
+  X(DM_ERR_SYNC_UNSUPPORTED_STMT, 36018, DM_CLASS_SYNC_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,  \
+    "The statement is not supported in a shard group (RENAME of a merged table): rename the "      \
+    "table out of the task's routes first, or `dmctl binlog skip TASK -b FILE:POS`, then resume "  \
+    "the task.")                                                                                   \
   X(DM_ERR_UNIT_CUSTOM_BASE, 90000, DM_CLASS_UNIT, DM_SCOPE_NOT_SET, DM_LEVEL_MEDIUM, 1, "")
 
 typedef enum dm_error_code {
