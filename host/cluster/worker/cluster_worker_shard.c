@@ -338,7 +338,10 @@ static int cs_report_tables(void *self, const char *task, const char *source, co
                          .target = DMH_ETCD_CMP_MOD,
                          .result = DMH_ETCD_EQUAL,
                          .number = have > 0 ? kv.mod_revision : 0};
-    int w = have < 0 ? -1 : cs_fenced_txn(s, c, source, &f, &same, &op, err);
+    /* the same record again (a restarted sync): nothing to write */
+    bool same_text =
+        have > 0 && kv.value_len == strlen(text) && memcmp(kv.value, text, kv.value_len) == 0;
+    int w = have < 0 ? -1 : same_text ? 1 : cs_fenced_txn(s, c, source, &f, &same, &op, err);
     json_object_put(arr);
     json_object_put(old);
     dmh_etcd_kv_free(&kv);
