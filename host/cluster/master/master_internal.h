@@ -130,8 +130,8 @@ void master_shard_stop(master_shard_run *run);
 #define MASTER_SHARD_UNLOCK_WAIT_MS 10000
 int master_ctl_shard_ddl_lock(void *ud, const dmh_control_cmd *cmd, json_object *args,
                               json_object *resp, dm_error *err);
-/* On a follower: the request forwarded to the leader and its answer copied into resp (1), or
- * DM_ERR_CLUSTER_NOT_LEADER naming the leader (-1). On the leader: 0, nothing done. */
+/* master_forward.c. On a follower: the request forwarded to the leader and its answer copied into
+ * resp (1), or DM_ERR_CLUSTER_NOT_LEADER naming the leader (-1). On the leader: 0, nothing done. */
 int master_ctl_to_leader(master_ctl *x, const dmh_control_cmd *cmd, json_object *args,
                          json_object *resp, dm_error *err);
 
