@@ -9,7 +9,8 @@
 #     subtask runs there from the checkpoint (held tables still held), the lock is unchanged;
 #  3. two more of s2's; kill -9 of the leader master while the lock is still half arrived; the
 #     last two of s2's: the next leader resumes the lock from etcd, exec goes to the owner, the
-#     target gets the column; the lock is resolved;
+#     target gets the column; the lock is resolved; an unlock through the follower is forwarded to
+#     the leader (its "no such lock" comes back);
 #  4. after the writers stop: the target is the union of the 16 shards, the ALTER ran once (the
 #     workers' "executed" log lines), both subtasks Running.
 #
@@ -124,6 +125,15 @@ wait_for 40 "no other master leads after $leader's kill -9" new_leader
 wait_for 60 "the target did not get the column after the last shard arrived" target_has note
 wait_for 30 "the lock was not resolved" lock_gone
 log "the next leader resumed the lock: the column is on the target, the lock resolved"
+# unlock is the leader's: the live follower forwards it and the leader's refusal comes back
+leader2=$(mctl list-member --master | jq -r '.members[] | select(.leader) | .leader.name')
+fm=""
+for m in 1 2 3; do [ "m$m" != "$leader" ] && [ "m$m" != "$leader2" ] && fm=$m; done
+[ -n "$fm" ] || fail "no live follower (killed $leader, leader $leader2)"
+out=$(ctl "$fm" shard-ddl-lock unlock "$task-\`nope\`.\`nope\`" || true)
+jq -e '.result == false and .error.ErrCode == 14030' <<<"$out" >/dev/null ||
+  fail "unlock of an unknown lock through the follower m$fm: not the leader's 14030: $out"
+log "unlock through the follower m$fm: forwarded, the leader's 14030 (no such lock) came back"
 
 # ---- 4. the union, one ALTER ----
 sleep 2
