@@ -179,6 +179,12 @@ int dmh_registry_task_start_as(dmh_registry *r, const char *path, dmh_cfg_origin
   pthread_mutex_unlock(&r->lock);
   dmh_log(DM_LOG_INFO, "registry", "task %s started from %s on %d source(s), %d failed", t->name,
           path, t->n_subs, failed);
+  if (t->cfg && t->cfg->shard_mode != DM_SHARD_MODE_NONE && t->cfg->n_instances > t->n_subs)
+    dmh_log(DM_LOG_WARN, "registry",
+            "task %s has shard-mode and %d sources, %d of them here: this daemon coordinates the "
+            "shard DDL locks of its own sources alone, the others' shards are not waited for; run "
+            "the task in a cluster for that (docs/shard.md)",
+            t->name, t->cfg->n_instances, t->n_subs);
   pthread_mutex_unlock(&t->cmd_lock);
   reg_task_unref(r, t);
   if (failed) {

@@ -445,8 +445,8 @@ static int sync_ddl_prepare(sync_ddl_run *run, sync_buf *out, uint32_t **offs, u
       continue;
     }
     if (kept)
-      (*kept)[*n] = (sync_ddl_kept){.kind = s->kind, .moves = sync_rename_part_of(s),
-                                    .subject = s->subject};
+      (*kept)[*n] =
+          (sync_ddl_kept){.kind = s->kind, .moves = sync_rename_part_of(s), .subject = s->subject};
     (*offs)[(*n)++] = (uint32_t)out->len;
     if (sync_ddl_rewrite(s, sync_ddl_route, u, true, out) < 0 || sync_buf_putc(out, '\0') < 0) {
       free(renames);

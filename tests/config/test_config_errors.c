@@ -32,7 +32,8 @@ static const bad_case bad_cases[] = {
      "block-allow-list, "
      "routes, "
      "filters, unit-paths, supervisor, dump, load, sync, file-mode, secret-key-path, "
-     "ignore-checking-items"},
+     "ignore-checking-items, "
+     "shard-mode, is-sharding, strict-optimistic-shard-mode"},
     {"task-bad-ignore.cfg", false, DM_ERR_CONFIG_INVALID,
      "6: `ignore-checking-items` in the task file names \"binlog_fromat\", which is no precheck "
      "item; did you mean \"binlog_format\"? (docs/precheck.md lists them)"},

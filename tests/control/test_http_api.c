@@ -164,12 +164,36 @@ static void test_request(void) {
   }
 }
 
+/* shard-ddl-lock unlock over HTTP: the lock ID in the body (it holds backticks and dots), the
+ * task from the path, force_remove a JSON boolean (a DMH_ARG_BOOL argument), a string refused */
+static void test_request_bool_member(void) {
+  const dmh_api_route *route = NULL;
+  char allow[64];
+  dm_error err;
+  const char *url = "/api/v1/tasks/t1/shard-ddl-locks/unlock";
+  CU_ASSERT_EQUAL_FATAL(dmh_api_match("POST", url, &route, allow, sizeof allow, &err), 0);
+  const char *body = "{\"lock_id\": \"t1-`s`.`t`\", \"owner\": \"eu\", \"force_remove\": true}";
+  char *line = dmh_api_request(route, url, NULL, NULL, body, strlen(body), &err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+  CU_ASSERT_STRING_EQUAL(line, "{\"cmd\":\"shard-ddl-lock\",\"args\":{\"op\":\"unlock\","
+                               "\"task\":\"t1\",\"name\":\"t1-`s`.`t`\",\"owner\":\"eu\","
+                               "\"force-remove\":true}}");
+  free(line);
+  body = "{\"lock_id\": \"t1-`s`.`t`\", \"force_remove\": \"yes\"}";
+  line = dmh_api_request(route, url, NULL, NULL, body, strlen(body), &err);
+  CU_ASSERT_PTR_NULL(line);
+  CU_ASSERT_EQUAL(err.code, DM_ERR_CONTROL_REQUEST);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "true or false"));
+  free(line);
+}
+
 int main(void) {
   const dmh_cunit_test tests[] = {
       {"routes and docs/openapi.json are the same set", test_same_set},
       {"every route's command exists", test_commands_exist},
       {"matching: 404, 405 with Allow, 400 on an empty parameter", test_match},
       {"a route's request: args from path, body; bad bodies refused", test_request},
+      {"a boolean body member for a DMH_ARG_BOOL argument", test_request_bool_member},
   };
   return dmh_cunit_run("http_api", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }
