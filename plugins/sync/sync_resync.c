@@ -35,6 +35,7 @@ typedef struct sync_resync_state {
   size_t plain_cap;
   uint64_t rows;
   dm_error *err; /* where sync_resync_send reports */
+  const dm_position *block;
 } sync_resync_state;
 
 /* A chunk of the batch's transaction to the target (sync_batch_sql's emit). */
@@ -50,7 +51,9 @@ static int sync_resync_send(void *arg, sync_buf *chunk) {
 static int sync_resync_flush(sync_resync_state *rs, const dm_position *to, dm_error *err) {
   sync_unit *u = rs->u;
   sync_buf q = {0};
+  /* worker 0's row stands at the block point: setting it again fences the transaction */
   if (sync_buf_puts(&q, "START TRANSACTION;") < 0 ||
+      sync_cp_worker_sql(u, rs->tc, 0, rs->block, 0, &q) < 0 ||
       sync_shard_resync_move_sql(u->shard, rs->tc, to, &q) < 0)
     goto nomem;
   if (rs->b.n_recs) {
@@ -208,7 +211,7 @@ int sync_resync(sync_unit *u, MYSQL *tc, const dm_position *block, dm_error *err
   dm_position from;
   if (!sync_shard_resync_from(u->shard, &from))
     return 1;
-  sync_resync_state rs = {.u = u, .tc = tc, .err = err};
+  sync_resync_state rs = {.u = u, .tc = tc, .err = err, .block = block};
   sync_batch_init(&rs.b);
   int rc = -1;
   char b1[DM_POSITION_NAME_MAX + 32], b2[DM_POSITION_NAME_MAX + 32];

@@ -105,10 +105,12 @@ static int shard_exec(sync_shard *s, MYSQL *tc, const dm_shard_op *op, bool repl
 }
 
 /* One transaction: the group's held rows to `resync` (with the operation's id), the mark off. */
-static int shard_to_resync(sync_shard *s, MYSQL *tc, int g, const dm_shard_op *op, dm_error *err) {
+static int shard_to_resync(sync_shard *s, MYSQL *tc, int g, const dm_shard_op *op,
+                           const dm_position *block, dm_error *err) {
   sync_unit *u = s->u;
   sync_buf q = {0};
-  if (sync_buf_puts(&q, "START TRANSACTION;") < 0)
+  /* worker 0's row is at the block point already: setting it again fences the transaction */
+  if (sync_buf_puts(&q, "START TRANSACTION;") < 0 || sync_cp_worker_sql(u, tc, 0, block, 0, &q) < 0)
     goto nomem;
   for (int i = 0; i < s->n; i++) {
     const shard_member *m = &s->m[i];
@@ -207,7 +209,7 @@ int sync_shard_resolve(sync_shard *s, MYSQL *tc, int g, const dm_position *block
                   "it)",
                   op.lock_id);
   }
-  if (shard_to_resync(s, tc, g, &op, err) < 0)
+  if (shard_to_resync(s, tc, g, &op, block, err) < 0)
     return -1;
   if (u->host->shard_done(u->ctx, &op, err) < 0)
     return -1;

@@ -10,7 +10,8 @@
 #   (c) after the owner's DDL ran on the target, before its `resync` transaction (a row lock on
 #       one of the held tables' checkpoint rows);
 #   (d) during the re-sync: its batch waits on a row lock of a row it must insert (a row of shard
-#       0 written after its DDL), taken once the DDL ran, while (c)'s lock still holds;
+#       0 inserted after its DDL, outside the writer's ids), taken once the DDL ran, while (c)'s
+#       lock still holds;
 # each precondition asserted before the kill; then restart, the lock resolves. At the end the
 # target is the union of the shards, and each round's ALTER ran once (the sync's log line: a
 # replay finds the column and logs no second "executed").
@@ -26,7 +27,7 @@ pid=""
 . tests/shard/lib.sh
 cleanup() {
   local rc=$? h
-  for h in "${holders[@]}"; do kill "$h" 2>/dev/null || true; done
+  for h in "${!holders[@]}"; do hold_release "$h"; done
   (exit $rc)
   shard_cleanup
 }
@@ -136,8 +137,10 @@ log "(c) resolved after the restart"
 
 # (d) during the re-sync: a row written to shard 0 after its DDL is locked on the target
 add 0 cd
-sleep 1
-x=$(src -N -B -e "SELECT MAX(id) FROM \`$d0\`.$t0name")
+# a row of its own, after the DDL, outside the writer's ids (which it may delete again: a re-sync
+# batch compacts an insert and its delete away)
+x=$((10000000 + 9000000))
+src -e "INSERT INTO \`$d0\`.$t0name (id, v, s) VALUES ($x, 1, 'after the DDL')"
 for k in $(printf '%s\n' 1 2 3 4 5 6 | shuf); do add "$k" cd; done
 wait_for 60 "(d) 7 tables are not held" rows_are held 7
 hold_start r "SELECT * FROM $cp_table WHERE $row0 FOR UPDATE"
