@@ -11,11 +11,22 @@ static const struct {
   const char *dir; /* the key's folder under the prefix */
   int n_names;     /* names after it */
 } key_shapes[] = {
-    [DMH_KEY_LEADER] = {"leader", 0}, [DMH_KEY_MASTER] = {"master", 1},
-    [DMH_KEY_WORKER] = {"worker", 1}, [DMH_KEY_SOURCE] = {"source", 1},
-    [DMH_KEY_BOUND] = {"bound", 1},   [DMH_KEY_LAST] = {"last", 1},
-    [DMH_KEY_TASK] = {"task", 1},     [DMH_KEY_STAGE] = {"stage", 2},
-    [DMH_KEY_STATUS] = {"status", 3}, [DMH_KEY_RELAY] = {"relay", 1},
+    [DMH_KEY_LEADER] = {"leader", 0},
+    [DMH_KEY_MASTER] = {"master", 1},
+    [DMH_KEY_WORKER] = {"worker", 1},
+    [DMH_KEY_SOURCE] = {"source", 1},
+    [DMH_KEY_BOUND] = {"bound", 1},
+    [DMH_KEY_LAST] = {"last", 1},
+    [DMH_KEY_TASK] = {"task", 1},
+    [DMH_KEY_STAGE] = {"stage", 2},
+    [DMH_KEY_STATUS] = {"status", 3},
+    [DMH_KEY_RELAY] = {"relay", 1},
+    [DMH_KEY_SHARD_TABLES] = {"shard/tables", 2},
+    [DMH_KEY_SHARD_INFO] = {"shard/info", 2},
+    [DMH_KEY_SHARD_OP] = {"shard/op", 2},
+    [DMH_KEY_SHARD_OINFO] = {"shard/oinfo", 2},
+    [DMH_KEY_SHARD_OOP] = {"shard/oop", 2},
+    [DMH_KEY_SHARD_JOINED] = {"shard/joined", 1},
 };
 
 bool dmh_cluster_name_ok(const char *name) {
@@ -24,7 +35,25 @@ bool dmh_cluster_name_ok(const char *name) {
 }
 
 static bool key_kind_ok(dmh_cluster_key_kind kind) {
-  return kind >= DMH_KEY_LEADER && kind <= DMH_KEY_RELAY;
+  return kind >= DMH_KEY_LEADER && kind <= DMH_KEY_SHARD_JOINED;
+}
+
+int dmh_cluster_shard_prefix(char *out, size_t len, const char *prefix) {
+  int n = snprintf(out, len, "%s/shard/", prefix);
+  return n < 0 || (size_t)n >= len ? -1 : n;
+}
+
+int dmh_cluster_hex_name(char *out, size_t len, const char *name) {
+  static const char digits[] = "0123456789abcdef";
+  size_t n = strlen(name);
+  if (n == 0 || 2 * n + 1 > len)
+    return -1;
+  for (size_t i = 0; i < n; i++) {
+    out[2 * i] = digits[(unsigned char)name[i] >> 4];
+    out[2 * i + 1] = digits[(unsigned char)name[i] & 15];
+  }
+  out[2 * n] = '\0';
+  return (int)(2 * n);
 }
 
 int dmh_cluster_key(char *out, size_t len, const char *prefix, dmh_cluster_key_kind kind,

@@ -21,6 +21,16 @@
  *                                     (start-relay: "Running", stop-relay: "Stopped"); written
  *                                     by any master, followed by the worker (no key: the source
  *                                     file's enable-relay decides at bind)
+ *   <p>/shard/tables/<task>/<source>  the source's tables per target of the task's merged tables:
+ *                                     a JSON array of shard.h's "sources" records
+ *   <p>/shard/info/<task>/<source>    the source's arrival at a pessimistic lock (shard.h's
+ *                                     "infos" record); written by the worker, fenced
+ *   <p>/shard/op/<task>/<source>      the leader's operation for the source (shard.h's "ops"
+ *                                     record); created by the leader (create-only, fenced by its
+ *                                     token), marked done by the worker (fenced by its binding)
+ *   <p>/shard/oinfo|oop/<task>/<source>/<hex schema>/<hex table>, <p>/shard/joined/<task>/<hex
+ *                                     target>: optimistic mode's (declared, not built yet)
+ *   None of the shard keys has a lease: they outlive the processes (docs/shard.md "The lock").
  *
  * <p> is the cluster's prefix (`--etcd-prefix`, default "/dmhost"); names are the ones the config
  * files allow (letters, digits, '_', '-', '.'), so '/' never occurs inside a name.
@@ -51,7 +61,22 @@ typedef enum dmh_cluster_key_kind {
   DMH_KEY_STAGE,
   DMH_KEY_STATUS,
   DMH_KEY_RELAY,
+  DMH_KEY_SHARD_TABLES,
+  DMH_KEY_SHARD_INFO,
+  DMH_KEY_SHARD_OP,
+  /* optimistic mode (a later piece): dmh_cluster_key gives the <task>/<source> (<task> for
+   * JOINED) part; the hex names (dmh_cluster_hex_name) are appended by their writer */
+  DMH_KEY_SHARD_OINFO,
+  DMH_KEY_SHARD_OOP,
+  DMH_KEY_SHARD_JOINED,
 } dmh_cluster_key_kind;
+
+/* "<p>/shard/": every shard key of the cluster (the leader's range and watch). Length, or -1. */
+int dmh_cluster_shard_prefix(char *out, size_t len, const char *prefix);
+
+/* A schema or table name as a key segment: lowercase hex of its bytes (DM's keyHexEncoderDecoder:
+ * any name fits the key's [A-Za-z0-9_.-] rule). Length, or -1 when it does not fit in len. */
+int dmh_cluster_hex_name(char *out, size_t len, const char *name);
 
 /* Is `name` usable in a key (1..127 bytes of [A-Za-z0-9_.-], not "." or "..")? */
 bool dmh_cluster_name_ok(const char *name);

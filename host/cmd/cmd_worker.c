@@ -375,11 +375,20 @@ int dmh_cluster_worker_main(int argc, char **argv) {
   dmh_cluster_binding b;
   int64_t token = 0;
   int brc = cw_read_binding(&w, &b, &token, NULL, &err);
+  /* the subtasks' shard DDL coordinator: its writes are fenced by the binding (cw_reconcile keeps
+   * its token in step with the registry's) */
+  if (!(w.shard = cw_shard_new(w.endpoints, &w.sec.opts, w.prefix, w.name))) {
+    dm_error_set(&err, DM_ERR_NO_MEMORY, NULL, "out of memory starting the worker");
+    cw_fail(&err);
+    goto out;
+  }
+  cw_shard_set_token(w.shard, brc == 1 ? (uint64_t)token : 0);
   dmh_registry_opts ro = {.state_dir = w.state_dir,
                           .plugin_dir = w.plugin_dir,
                           .worker_name = w.name,
                           .hold_tasks = true,
                           .fencing_token = brc == 1 ? (uint64_t)token : 0,
+                          .shard = cw_shard_coord(w.shard),
                           .configs_submitted = true};
   if (dmh_trust_flags_resolve(&w.trust, w.state_dir, "dmhost worker") < 0) {
     rc = 2;
@@ -423,6 +432,7 @@ out:
   cw_threads_stop(&w);
   /* Pauses the subtasks at a safe point, stops the relay; the lease is left to its TTL. */
   dmh_registry_shutdown(w.reg);
+  cw_shard_free(w.shard); /* after the subtasks that call it */
   if (w.keeper)
     dmh_etcd_keeper_stop(w.keeper);
   dmh_etcd_close(w.etcd);

@@ -232,7 +232,7 @@ int reg_sub_create(dmh_registry *r, reg_task *t, reg_sub *sub, dm_error *err) {
       .unit_folders = &r->folders,
       .fencing_token = r->fencing_token,
       .worker_name = r->worker_name,
-      .shard = dmh_shard_local_coord(r->shard),
+      .shard = r->shard_coord ? r->shard_coord : dmh_shard_local_coord(r->shard),
   };
   for (int k = 0; k < t->unit_paths.n; k++) {
     int slot = dmh_task_slot_of(t->cfg, t->unit_paths.unit[k]);
@@ -615,6 +615,7 @@ int dmh_registry_open(const dmh_registry_opts *opts, dmh_registry **out, dm_erro
     return reg_oom(err, "opening the registry");
   }
   r->fencing_token = opts->fencing_token;
+  r->shard_coord = opts->shard;
   if (!(r->shard = dmh_shard_local_new(r->state_dir, err))) {
     dmh_state_clear(&st);
     dmh_registry_shutdown(r);
@@ -698,7 +699,7 @@ void dmh_registry_shutdown(dmh_registry *r) {
   for (int i = 0; i < n; i++)
     reg_task_unref(r, all[i]); /* the tasks' subtasks go before the relay they borrow */
   free(all);
-  reg_source_unref(r, src); /* destroys the relay */
+  reg_source_unref(r, src);       /* destroys the relay */
   dmh_shard_local_free(r->shard); /* after every subtask using it */
   pthread_mutex_destroy(&r->lock);
   pthread_mutex_destroy(&r->source_lock);

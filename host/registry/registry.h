@@ -53,6 +53,9 @@ typedef struct dmh_registry_opts {
   /* The fencing token of the subtasks created (supervisor.h, dmh_subtask_opts.fencing_token): 0,
    * the single-machine default, is no fencing; `dmhost worker` gives its binding's token. */
   uint64_t fencing_token;
+  /* The subtasks' shard DDL coordinator (shard_coord.h; borrowed, outlives the registry): `dmhost
+   * worker` gives its etcd one (cluster_worker_shard.c). NULL: the registry's own, in process. */
+  const struct dmh_shard_coord *shard;
   /* What the daemon trusts (docs/security.md, "Unit builds the daemon loads" and "Configs sent
    * over the network"). unit_dirs: the --unit-dir folders (absolute) builds may come from besides
    * the plugin folder. secrets_dir: --secrets-dir, where a submitted config may name secret files

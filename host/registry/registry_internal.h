@@ -15,8 +15,8 @@
 #include "config.h"
 #include "dmhost/error.h"
 #include "loader.h"
-#include "registry_shard.h"
 #include "registry.h"
+#include "registry_shard.h"
 #include "state.h"
 #include "supervisor.h"
 #include "worker.h"
@@ -81,6 +81,9 @@ struct dmh_registry {
   bool allow_submitted_unit_paths;
   bool configs_submitted;
   dmh_shard_local *shard; /* the shard DDL locks of the tasks (its own lock) */
+  /* dmh_registry_opts.shard: the coordinator the subtasks get instead (`dmhost worker`'s, over
+   * etcd); NULL: shard's */
+  const dmh_shard_coord *shard_coord;
 };
 
 /* registry.c: the trust a load of `origin` gets (config.h): the registry's floor applied. */

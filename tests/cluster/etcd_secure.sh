@@ -15,7 +15,11 @@
 #  5. a source text written into etcd naming a `secret-key-path` is refused by the worker it is
 #     bound to (15044): a worker decrypts with its own --cluster-key only;
 #  6. every token made invalid (auth disable/enable as root): the master answers and writes, and
-#     the worker's lease is renewed, with new tokens.
+#     the worker's lease is renewed, with new tokens;
+#  7. the worker runs as an etcd user of its own whose role reads the cluster's prefix and writes
+#     only where a worker writes (<p>/worker/, <p>/status/, <p>/shard/: docs/cluster.md "etcd with
+#     TLS and users"): it registers, is bound and runs the task; a put of a task, stage, binding,
+#     source or leader key with its credentials is refused.
 #
 #   etcd_secure.sh <dmhost> <dmctl> <plugin dir> <source dir>
 #
@@ -31,7 +35,10 @@ cp_table="\`$meta\`.\`sectask_syncer_checkpoint\`"
 . tests/cluster/lib.sh
 [ "${DMH_ETCD_TLS:-}" = 1 ] || fail "run with DMH_ETCD_TLS=1 (the etcd_tls fixture)"
 pw="S3cret-etcd-$RANDOM$RANDOM"
+wuser=dmhw$$
 cleanup() {
+  etcdctl_root user delete "$wuser" >/dev/null 2>&1 || true
+  etcdctl_root role delete "$wuser" >/dev/null 2>&1 || true
   src -e "DROP USER IF EXISTS 'dmh_sec'@'127.0.0.1'; DROP DATABASE IF EXISTS \`$db\`" 2>/dev/null || true
   tgt -e "DROP DATABASE IF EXISTS \`$db\`; DROP DATABASE IF EXISTS \`$meta\`" 2>/dev/null || true
   cluster_cleanup
@@ -122,8 +129,23 @@ grep -q 15043 <<<"$out" ||
 [ -z "$(etcdctl_root get "$prefix/source/srcB")" ] || fail "a refused srcB is in etcd"
 log "a master without --cluster-key refuses a clear password (15043), writes nothing"
 
+# ---- 7. the worker's own user: it reads the prefix, writes only a worker's keys ----
+(umask 077 && openssl rand -hex 16 >"$work/worker.password")
+etcdctl_root user add "$wuser" --new-user-password "$(cat "$work/worker.password")" >/dev/null
+etcdctl_root role add "$wuser" >/dev/null
+etcdctl_root role grant-permission "$wuser" --prefix=true read "$prefix/" >/dev/null
+for d in worker status shard; do
+  etcdctl_root role grant-permission "$wuser" --prefix=true readwrite "$prefix/$d/" >/dev/null
+done
+etcdctl_root user grant-role "$wuser" "$wuser" >/dev/null
+master_flags=("${etcd_flags[@]}")
+read -ra etcd_flags <<<"$(sed -E "s#--etcd-user [^ ]+ --etcd-password-file [^ ]+#--etcd-user $wuser --etcd-password-file $work/worker.password#" <<<"$DMH_ETCD_FLAGS")"
+grep -q -- "--etcd-user $wuser" <<<"${etcd_flags[*]}" || fail "precondition: the worker's flags: ${etcd_flags[*]}"
+etcd_flags+=(--cluster-key "$work/cluster.key")
+
 # the worker decrypts with its own --cluster-key: the task runs and copies the rows
 start_worker w1
+etcd_flags=("${master_flags[@]}")
 wait_for 20 "srcA was not bound to w1" members_are 1 "w1 bound srcA"
 task_start 1 sectask
 wait_for 60 "sectask does not run on w1" task_running sectask srcA 1
@@ -164,6 +186,26 @@ out=$(etcdctl_root get "$prefix/source/srcA")
 grep -q srcA <<<"$out" || fail "srcA was deleted by other: $out"
 members_are 1 "w1 bound srcA" || fail "w1 lost its binding to other's requests: $(members 1)"
 log "user other: read, put (task and stage keys), delete, watch and lease revoke under $prefix refused"
+
+# ---- 7. the worker's credentials write no task, stage, binding, source or leader key ----
+wtok=$(curl -sS --cacert "$pki/ca.pem" --cert "$pki/dmhost.pem" --key "$pki/dmhost-key.pem" -X POST \
+  "$ep/v3/auth/authenticate" -d "{\"name\":\"$wuser\",\"password\":\"$(cat "$work/worker.password")\"}" |
+  jq -r .token)
+as_worker() { # path json, with the worker's user
+  curl -sS -m 5 --cacert "$pki/ca.pem" --cert "$pki/dmhost.pem" --key "$pki/dmhost-key.pem" \
+    -H "Authorization: $wtok" -X POST "$ep/v3/$1" -d "$2"
+}
+out=$(as_worker kv/range "$(range_json "$prefix/bound/")")
+jq -e '.kvs | length == 1' <<<"$out" >/dev/null || fail "precondition: the worker's user does not read its binding: $out"
+for k in "$prefix/task/evil" "$prefix/stage/evil/srcA" "$prefix/bound/w9" "$prefix/source/srcE" "$prefix/leader"; do
+  out=$(as_worker kv/put "{\"key\":\"$(b64 "$k")\",\"value\":\"$evil\"}")
+  grep -q "permission denied" <<<"$out" || fail "the worker's user wrote $k: $out"
+done
+out=$(as_worker kv/txn "{\"success\":[{\"request_delete_range\":$(range_json "$prefix/bound/")}]}")
+grep -q "permission denied" <<<"$out" || fail "the worker's user deleted the bindings: $out"
+[ -z "$(etcdctl_root get --prefix --keys-only "$prefix/task/evil")" ] || fail "the worker's task key is in etcd"
+members_are 1 "w1 bound srcA" || fail "w1 lost its binding: $(members 1)"
+log "the worker's own user (read $prefix/, write worker/ status/ shard/): ran the task; task, stage, binding, source and leader writes refused"
 
 # ---- 1. no client certificate, another CA's certificate ----
 out=$(curl -sS -m 5 --cacert "$pki/ca.pem" -X POST "$ep/v3/kv/range" -d "$(range_json "$prefix/")" 2>&1) &&

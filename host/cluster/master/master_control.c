@@ -407,14 +407,21 @@ static int ctl_task_op(void *ud, const dmh_control_cmd *cmd, json_object *args, 
                                                 : stage[0] == 'P' ? "Pause"
                                                                   : "Resume"));
   char tkey[DMH_CLUSTER_KEY_MAX], skey[DMH_CLUSTER_KEY_MAX];
+  /* stop-task also deletes the task's shard DDL records (DM's RemoveMetaData) */
+  static const dmh_cluster_key_kind shard_kinds[] = {DMH_KEY_SHARD_TABLES, DMH_KEY_SHARD_INFO,
+                                                     DMH_KEY_SHARD_OP};
+  char shkeys[3][DMH_CLUSTER_KEY_MAX];
   if (master_key(tkey, sizeof tkey, x->m, DMH_KEY_TASK, name, NULL, NULL, err) < 0 ||
       master_key(skey, sizeof skey, x->m, DMH_KEY_STAGE, name, NULL, NULL, err) < 0)
     return -1;
+  for (int i = 0; i < 3; i++)
+    if (master_key(shkeys[i], sizeof shkeys[i], x->m, shard_kinds[i], name, NULL, NULL, err) < 0)
+      return -1;
   dmh_etcd_result r = {0};
   if (dmh_etcd_range(x->c, DMH_ETCD_S(skey), 1, 0, 0, &r, err) < 0)
     return -1;
   master_snapshot s = {0};
-  dmh_etcd_op *ops = calloc(r.n_kvs + 2, sizeof *ops);
+  dmh_etcd_op *ops = calloc(r.n_kvs + 5, sizeof *ops);
   int rc = -1;
   if (!ops) {
     ctl_oom(err);
@@ -426,6 +433,8 @@ static int ctl_task_op(void *ud, const dmh_control_cmd *cmd, json_object *args, 
   if (stop) {
     ops[n++] = (dmh_etcd_op){.kind = DMH_ETCD_DELETE, .key = DMH_ETCD_S(tkey)};
     ops[n++] = (dmh_etcd_op){.kind = DMH_ETCD_DELETE, .key = DMH_ETCD_S(skey), .prefix = 1};
+    for (int i = 0; i < 3; i++)
+      ops[n++] = (dmh_etcd_op){.kind = DMH_ETCD_DELETE, .key = DMH_ETCD_S(shkeys[i]), .prefix = 1};
   } else {
     for (size_t i = 0; i < r.n_kvs && i < DMH_ETCD_TXN_MAX_OPS; i++)
       ops[n++] = (dmh_etcd_op){.kind = DMH_ETCD_PUT,
@@ -654,33 +663,10 @@ static int ctl_transfer_source(void *ud, const dmh_control_cmd *cmd, json_object
   if (dmh_control_arg_string(cmd, args, "source", true, &source, err) < 0 ||
       dmh_control_arg_string(cmd, args, "worker", true, &worker, err) < 0)
     return -1;
+  int fwd = master_ctl_to_leader(x, cmd, args, resp, err);
+  if (fwd != 0)
+    return fwd < 0 ? -1 : 0;
   int64_t token = dmh_master_token(m);
-  if (token == 0) { /* a follower: the leader decides */
-    char leader[DMH_CLUSTER_NAME_MAX], addr[DMH_CLUSTER_NAME_MAX];
-    int64_t t;
-    if (master_leader(x->c, m, leader, addr, &t, err) < 0)
-      return -1;
-    /* not to itself: a leader just deposed may still be named by the key */
-    if (leader[0] && addr[0] && m->forward && strcmp(leader, m->name) != 0) {
-      json_object *req = json_object_new_object();
-      json_object_object_add(req, "cmd", json_object_new_string(cmd->name));
-      json_object_object_add(req, "args", json_object_get(args));
-      json_object *answer = m->forward(m->forward_ud, addr, req, err);
-      json_object_put(req);
-      if (!answer)
-        return -1;
-      json_object_object_foreach(answer, k, v) json_object_object_add(resp, k, json_object_get(v));
-      json_object_put(answer);
-      return 0;
-    }
-    dm_error_set(err, DM_ERR_CLUSTER_NOT_LEADER, NULL,
-                 leader[0] ? "transfer-source: master %s is not the leader; the leader is %s at "
-                             "%s: send the command there"
-                           : "transfer-source: master %s is not the leader and no leader is "
-                             "elected now%s%s: retry in a few seconds",
-                 m->name, leader, addr);
-    return -1;
-  }
   pthread_mutex_lock(&m->sched_lock);
   master_snapshot s;
   int rc = master_snapshot_read(x->c, m, &s, err);
@@ -789,21 +775,6 @@ out:
   return rc;
 }
 
-/* shard-ddl-lock on a master: the request is checked as the daemon's (dmh_shard_cmd_parse); the
- * leader's lock table (shard.h dmh_shard_locks_json, dmh_shard_unlock) answers it once the
- * cluster's coordinator (master_shard.c, docs/shard.md) is built. */
-static int ctl_shard_ddl_lock(void *ud, const dmh_control_cmd *cmd, json_object *args,
-                              json_object *resp, dm_error *err) {
-  (void)ud, (void)resp;
-  dmh_shard_cmd req;
-  if (dmh_shard_cmd_parse(cmd, args, &req, err) < 0)
-    return -1;
-  return dmh_control_bad(err,
-                         "%s: a master does not coordinate shard DDL locks in this build "
-                         "(docs/shard.md)",
-                         cmd->name);
-}
-
 static int ctl_help(void *ud, const dmh_control_cmd *cmd, json_object *args, json_object *resp,
                     dm_error *err);
 
@@ -826,7 +797,7 @@ static const dmh_control_fn ctl_fns[DMH_CMD_COUNT] = {
     [DMH_CMD_PURGE_RELAY] = master_ctl_worker_cmd,
     [DMH_CMD_SWAP_UNIT] = master_ctl_swap_unit,
     [DMH_CMD_BINLOG] = master_ctl_worker_cmd,
-    [DMH_CMD_SHARD_DDL_LOCK] = ctl_shard_ddl_lock,
+    [DMH_CMD_SHARD_DDL_LOCK] = master_ctl_shard_ddl_lock,
     [DMH_CMD_HELP] = ctl_help,
 };
 

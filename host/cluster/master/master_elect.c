@@ -192,7 +192,10 @@ static void *elect_main(void *arg) {
     }
     if (won) {
       atomic_store(&m->token, token);
+      master_shard_run shard;
+      master_shard_start(m, token, &shard); /* the shard DDL locks, beside the scheduling */
       master_lead(m, c, token);
+      master_shard_stop(&shard);
       dmh_log(DM_LOG_INFO, "master", "%s stopped leading (token %lld)", m->name, (long long)token);
       atomic_compare_exchange_strong(&m->token, &token, 0);
       continue;
@@ -295,6 +298,7 @@ int dmh_master_start(const dmh_master_opts *o, dmh_master **out, dm_error *err) 
   }
   pthread_mutex_init(&m->lock, NULL);
   pthread_mutex_init(&m->sched_lock, NULL);
+  pthread_mutex_init(&m->shard_lock, NULL);
   dmh_etcd *c = dmh_etcd_open(m->endpoints, &m->etcd_opts, err);
   int rc = c ? elect_register(m, c, err) : -1;
   dmh_etcd_close(c);
@@ -359,6 +363,7 @@ void dmh_master_stop(dmh_master *m, bool resign) {
   dmh_etcd_keeper_stop(m->keeper);
   pthread_mutex_destroy(&m->lock);
   pthread_mutex_destroy(&m->sched_lock);
+  pthread_mutex_destroy(&m->shard_lock);
   free(m->endpoints);
   free(m->secrets_dir);
   OPENSSL_cleanse(m->cluster_key, sizeof m->cluster_key);

@@ -3,7 +3,8 @@
  * update-task refused for now), as DM's master forwards them to its workers: each goes to the
  * worker of the source, at the address it registered (its --listen), through the master's forwarder
  * (master_main.c's door_forward, with the master's TLS files when it has them). The command table
- * is master_control.c's.
+ * is master_control.c's. And what only the leader does (transfer-source, shard-ddl-lock unlock),
+ * forwarded by a follower to the leader's address as dmctl sent it.
  */
 #include "master_internal.h"
 
@@ -200,5 +201,39 @@ int master_ctl_query_lag(void *ud, const dmh_control_cmd *cmd, json_object *args
                "workers do not keep it; read dm_syncer_replication_lag_gauge from the workers' "
                "GET /metrics (Prometheus) instead",
                cmd->name);
+  return -1;
+}
+
+/* ---- to the leader ---- */
+
+int master_ctl_to_leader(master_ctl *x, const dmh_control_cmd *cmd, json_object *args,
+                         json_object *resp, dm_error *err) {
+  dmh_master *m = x->m;
+  if (dmh_master_token(m) != 0)
+    return 0;
+  /* a follower: the leader decides */
+  char leader[DMH_CLUSTER_NAME_MAX], addr[DMH_CLUSTER_NAME_MAX];
+  int64_t t;
+  if (master_leader(x->c, m, leader, addr, &t, err) < 0)
+    return -1;
+  /* not to itself: a leader just deposed may still be named by the key */
+  if (leader[0] && addr[0] && m->forward && strcmp(leader, m->name) != 0) {
+    json_object *req = json_object_new_object();
+    json_object_object_add(req, "cmd", json_object_new_string(cmd->name));
+    json_object_object_add(req, "args", json_object_get(args));
+    json_object *answer = m->forward(m->forward_ud, addr, req, err);
+    json_object_put(req);
+    if (!answer)
+      return -1;
+    json_object_object_foreach(answer, k, v) json_object_object_add(resp, k, json_object_get(v));
+    json_object_put(answer);
+    return 1;
+  }
+  dm_error_set(err, DM_ERR_CLUSTER_NOT_LEADER, NULL,
+               leader[0] ? "%s: master %s is not the leader; the leader is %s at %s: send the "
+                           "command there"
+                         : "%s: master %s is not the leader and no leader is elected now%s%s: "
+                           "retry in a few seconds",
+               cmd->name, m->name, leader, addr);
   return -1;
 }

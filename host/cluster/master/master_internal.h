@@ -36,6 +36,8 @@ struct dmh_master {
 
   /* the leader's scheduler writes, serialized: the loop and transfer-source never interleave */
   pthread_mutex_t sched_lock;
+  /* the leader's shard DDL rounds and shard-ddl-lock unlock, serialized (master_shard.c) */
+  pthread_mutex_t shard_lock;
 
   atomic_llong token;    /* leadership token while leading and allowed to act; 0 otherwise */
   atomic_int stopping;   /* shutdown began */
@@ -111,6 +113,27 @@ void master_lead(dmh_master *m, dmh_etcd *c, int64_t token);
 /* The current leader's name and address (from its master key); 0 and "" when none. */
 int master_leader(dmh_etcd *c, const dmh_master *m, char *name, char *addr, int64_t *token,
                   dm_error *err);
+
+/* The leader's shard DDL coordinator (master_shard.c): a thread of its own while the master leads
+ * under `token`; stop ends it (within about a second) and joins it. */
+typedef struct master_shard_run {
+  dmh_master *m;
+  int64_t token;
+  atomic_int stop;
+  pthread_t thr;
+  bool started;
+} master_shard_run;
+int master_shard_start(dmh_master *m, int64_t token, master_shard_run *run);
+void master_shard_stop(master_shard_run *run);
+/* shard-ddl-lock: show (any master, from etcd) and unlock (the leader; forwarded by a follower),
+ * waiting up to MASTER_SHARD_UNLOCK_WAIT_MS for each side as the daemon does (DM's 10 s). */
+#define MASTER_SHARD_UNLOCK_WAIT_MS 10000
+int master_ctl_shard_ddl_lock(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                              json_object *resp, dm_error *err);
+/* master_forward.c. On a follower: the request forwarded to the leader and its answer copied into
+ * resp (1), or DM_ERR_CLUSTER_NOT_LEADER naming the leader (-1). On the leader: 0, nothing done. */
+int master_ctl_to_leader(master_ctl *x, const dmh_control_cmd *cmd, json_object *args,
+                         json_object *resp, dm_error *err);
 
 /* The list-member answer's members (master_members.c). */
 int master_list_member(dmh_master *m, dmh_etcd *c, bool masters, bool workers, json_object *resp,

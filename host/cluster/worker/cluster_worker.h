@@ -29,6 +29,7 @@
 #include "dmhost/host.h"
 #include "etcd.h"
 #include "registry.h"
+#include "shard_coord.h"
 #include "trust_flags.h"
 
 int dmh_cluster_worker_main(int argc, char **argv);
@@ -83,6 +84,7 @@ typedef struct cw {
   char registered_relay[DMH_CLUSTER_NAME_MAX + 1]; /* the relay last registered; "\1": none yet */
 
   dmh_registry *reg;
+  struct cw_shard *shard;   /* the subtasks' shard DDL coordinator (cluster_worker_shard.c) */
   pthread_mutex_t ops_lock; /* see above */
   bool fenced;              /* under ops_lock */
   atomic_long fenced_at_ms; /* when the fence last paused (monotonic ms), for the log */
@@ -142,6 +144,19 @@ char *cw_write_config(cw *w, const char *dir, const char *name, const char *text
  * checkpoint yet, the file sets relay.binlog-name or binlog-gtid itself, or a read failed:
  * logged). */
 char *cw_relay_start_text(cw *w, const char *source, const char *text, const cw_want *ws, int n_ws);
+
+/* The subtasks' shard DDL coordinator over etcd (cluster_worker_shard.c, shard_coord.h): infos
+ * and tables put, operations watched and marked done, every write fenced by the worker's binding
+ * (<p>/bound/<name>: its create_revision is the token, its value names the source). opts outlives
+ * it. NULL without memory. */
+typedef struct cw_shard cw_shard;
+cw_shard *cw_shard_new(const char *endpoints, const dmh_etcd_opts *opts, const char *prefix,
+                       const char *worker);
+/* The token of the current binding (the registry's fencing token): put and report_tables are
+ * fenced with it, done with the subtask's own. */
+void cw_shard_set_token(cw_shard *s, uint64_t token);
+const dmh_shard_coord *cw_shard_coord(cw_shard *s);
+void cw_shard_free(cw_shard *s);
 
 int cw_threads_start(cw *w, dm_error *err);
 void cw_threads_stop(cw *w);

@@ -485,6 +485,7 @@ int cw_reconcile(cw *w, int64_t *revision, dm_error *err) {
     if (had != token) {
       cw_stop_tasks(w, "stop (new binding)");
       dmh_registry_set_fencing_token(w->reg, token);
+      cw_shard_set_token(w->shard, token);
       dmh_log(DM_LOG_INFO, "worker", "source %s: fencing token %llu (was %llu)", b.source,
               (unsigned long long)token, (unsigned long long)had);
     }

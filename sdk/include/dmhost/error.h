@@ -293,6 +293,10 @@ typedef enum dm_error_level {
     "Check the etcd flags: --etcd-cert and --etcd-key go together, --etcd-password-file with "     \
     "--etcd-user, and a password or key file is a regular file of root or this user, mode 0600 "   \
     "or 0400, at most 4 KiB.")                                                                     \
+  X(DM_ERR_CLUSTER_SHARD_FENCED, 15046, DM_CLASS_CLUSTER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,     \
+    "A worker's shard DDL write (tables, info, done) was refused: the source is not bound to it "  \
+    "under the writer's fencing token (it moved, or the subtask is an older binding's); nothing "  \
+    "was written. The source's subtask runs on from its checkpoint where it is bound now.")        \
   X(DM_ERR_DB_CONNECT, 20001, DM_CLASS_DATABASE, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 1,               \
     "Check host, port, user and password, and that the server runs.")                              \
   X(DM_ERR_DB_QUERY, 20002, DM_CLASS_DATABASE, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 1,                 \
