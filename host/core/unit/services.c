@@ -234,6 +234,11 @@ static void svc_route_table(dm_ctx *c, const char *schema, const char *table, ch
   dmh_rules_route(c->rules, schema, table, out_schema, schema_len, out_table, table_len);
 }
 
+static void svc_route_extract(dm_ctx *c, const char *schema, const char *table,
+                              dm_route_extract *out) {
+  dmh_rules_extract(c->rules, schema, table, out);
+}
+
 static bool svc_meta_position(dm_ctx *c, dm_position *out) {
   const dmh_task_instance *i = c->instance;
   if (!i || (!i->meta_binlog_name && !i->meta_binlog_gtid))
@@ -418,6 +423,7 @@ static const dm_host_services services = {
     .metric_add = svc_metric_add,
     .metric_set = svc_metric_set,
     .metric_observe = svc_metric_observe,
+    .route_extract = svc_route_extract,
 };
 
 const dm_host_services *dmh_host_services(void) {
