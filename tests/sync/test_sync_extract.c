@@ -277,11 +277,64 @@ static void test_sync_merged_in_order(void) {
   tx_run_incremental("tx_sync_order", TS_SYNC " compact = false;");
 }
 
+/* Mode all: the shards' rows go through the dump and the load (each row given its extract values),
+ * then the changes through the sync. */
+static void test_all_merged(void) {
+  tx_setup();
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  CU_ASSERT_FATAL(tx_config(&e, "tx_all", "all", TS_SYNC) == 0);
+  dmh_subtask *st = ts_start(&e);
+  CU_ASSERT_FATAL(st != NULL && dmh_subtask_stage(st) == DMH_STAGE_RUNNING);
+  CU_ASSERT(ts_catch_up("tx_all", 120000)); /* the dump's rows are loaded, the sync runs */
+  CU_ASSERT(ts_clean_run(st));
+  /* the precondition: the load wrote every shard's rows, told apart by their extract values */
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM tx_merged.orders"), 20);
+  CU_ASSERT(tx_compare("lsrc"));
+  tx_write();
+  CU_ASSERT(ts_catch_up("tx_all", 60000));
+  CU_ASSERT(ts_clean_run(st));
+  CU_ASSERT(tx_compare("lsrc"));
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
+/* The load refuses to make a merged table itself (the dump's CREATE TABLE has no extract columns)
+ * and one that lacks an extract column, naming it. */
+static void test_all_target_lacks_columns(void) {
+  tx_setup();
+  lt_exec(dst, "DROP TABLE tx_merged.items");
+  lt_exec(dst, "ALTER TABLE tx_merged.orders DROP PRIMARY KEY, DROP COLUMN c_source");
+  CU_ASSERT_EQUAL_FATAL(lt_count(dst, "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE "
+                                      "TABLE_SCHEMA = 'tx_merged' AND TABLE_NAME = 'orders' AND "
+                                      "COLUMN_NAME = 'c_source'"),
+                        0);
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  CU_ASSERT_FATAL(tx_config(&e, "tx_all_bad", "all", TS_SYNC) == 0);
+  dmh_subtask *st = ts_start(&e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+  char msg[2048] = "", raw[512];
+  bool resumable;
+  double end = lt_now() + 60;
+  int code = 0;
+  while ((code = lt_first_error(st, msg, sizeof msg, raw, sizeof raw, &resumable)) == 0 &&
+         lt_now() < end)
+    lt_sleep_ms(50);
+  CU_ASSERT_EQUAL(code, DM_ERR_LOAD_TABLE_MISMATCH);
+  CU_ASSERT(lt_has(msg, "extract columns"));
+  CU_ASSERT(lt_has(msg, "c_source") || lt_has(msg, "`tx_merged`.`items`"));
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"merged tables keyed by extract columns", test_sync_merged},
       {"the same in safe mode", test_sync_merged_safe_mode},
       {"the same without compaction", test_sync_merged_in_order},
+      {"mode all: the load gives dumped rows their extract values", test_all_merged},
+      {"mode all: a target table without the extract columns", test_all_target_lacks_columns},
   };
   return dmh_cunit_run("sync_extract", suite_init, suite_clean, tests,
                        sizeof tests / sizeof tests[0]);
