@@ -124,27 +124,6 @@ int trk_seed_from_target(sync_tracker *tr, MYSQL *c, const char *db, const char 
   if (e)
     return trk_failed(
         tr, c, "sync: the schema tracker cannot copy a table's structure on the target", err);
-  /* The route's extract columns are the target's, not the source's: the shadow is the source's
-   * structure, so they go (from its keys too), and the column checks never see them. */
-  dm_route_extract ext;
-  dm_host_route_extract(u->host, u->ctx, db, table, &ext);
-  if (ext.n > 0) {
-    sync_buf d = {0};
-    int rc = sync_buf_puts(&d, "ALTER TABLE ") < 0 || sync_sql_qualified(&d, shadow, table) < 0;
-    for (uint32_t k = 0; k < ext.n && !rc; k++)
-      rc = sync_buf_puts(&d, k ? ", DROP COLUMN IF EXISTS " : " DROP COLUMN IF EXISTS ") < 0 ||
-           sync_sql_ident(&d, ext.cols[k].column, strlen(ext.cols[k].column)) < 0;
-    if (rc) {
-      sync_buf_free(&d);
-      return sync_nomem(u, err);
-    }
-    e = trk_run(c, d.p, d.len);
-    sync_buf_free(&d);
-    if (e)
-      return trk_failed(
-          tr, c, "sync: the schema tracker cannot drop the extract columns from a shadow table",
-          err);
-  }
   u->host->logf(u->ctx, DM_LOG_INFO,
                 "sync: schema tracker: `%s`.`%s` seeded from the target's `%s`.`%s`", db, table,
                 tdb, tt);
