@@ -9,8 +9,7 @@ const char *const dmh_check_item_names[DMH_CHECK_N_ITEMS] = {DMH_CHECK_ITEMS(DMH
 
 /* DM's items that dmhost has nothing to check for (sharding, online DDL, binlog-do-db): accepted in
  * ignore-checking-items so that a DM task file loads, with nothing to skip. */
-static const char *const pc_dm_only[] = {"schema_of_shard_tables", "auto_increment_ID",
-                                         "online_ddl", "binlog_db"};
+static const char *const pc_dm_only[] = {"schema_of_shard_tables", "online_ddl", "binlog_db"};
 
 int dmh_precheck_item_names(const char **out, int max) {
   int n = 0;

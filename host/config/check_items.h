@@ -21,6 +21,7 @@
   X(TARGET_WRITABLE, "target_writable")                                                            \
   X(TABLE_SCHEMA, "table_schema")                                                                  \
   X(TARGET_CHARSET, "target_charset")                                                              \
+  X(AUTO_INCREMENT_ID, "auto_increment_ID")                                                        \
   X(CONN_NUMBER_CHECKING, "conn_number_checking")                                                  \
   X(RELAY_DISK_SPACE, "relay_disk_space")
 

@@ -89,12 +89,25 @@ typedef struct dmh_bal_rule {
   int n_ignore_tables;
 } dmh_bal_rule;
 
+/* A route's extract groups (DM's extract-table, extract-schema, extract-source), in DM's order:
+ * the order their columns are appended to a row. */
+typedef enum dmh_extract_kind {
+  DMH_EXTRACT_TABLE = 0,
+  DMH_EXTRACT_SCHEMA = 1,
+  DMH_EXTRACT_SOURCE = 2,
+  DMH_EXTRACT_KINDS = 3,
+} dmh_extract_kind;
+
 typedef struct dmh_route_rule {
   char *name;
   char *schema_pattern; /* required */
   char *table_pattern;  /* NULL: the rule applies to the schema */
   char *target_schema;  /* required */
   char *target_table;   /* NULL: table name kept */
+  /* by dmh_extract_kind: the regexp (RE2, checked when read) and the target column it fills;
+   * both NULL when the route has no such group */
+  char *extract_regexp[DMH_EXTRACT_KINDS];
+  char *extract_column[DMH_EXTRACT_KINDS];
 } dmh_route_rule;
 
 typedef struct dmh_filter_rule {

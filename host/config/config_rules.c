@@ -99,6 +99,55 @@ static int rules_parse_bal(dmh_cfg_ctx *c, const config_setting_t *g, dmh_bal_ru
   return 0;
 }
 
+/* A route's extract groups (extract-table, -schema, -source), by dmh_extract_kind: the group, its
+ * scope and its regexp's key. */
+static const struct {
+  const char *group, *regexp;
+  dmh_cfg_scope scope;
+} rules_extracts[DMH_EXTRACT_KINDS] = {
+    [DMH_EXTRACT_TABLE] = {"extract-table", "table-regexp", DMH_SCOPE_EXTRACT_TABLE},
+    [DMH_EXTRACT_SCHEMA] = {"extract-schema", "schema-regexp", DMH_SCOPE_EXTRACT_SCHEMA},
+    [DMH_EXTRACT_SOURCE] = {"extract-source", "source-regexp", DMH_SCOPE_EXTRACT_SOURCE},
+};
+
+/* One extract group of a route: both keys required, the regexp compiled as the extraction will
+ * (its groups kept), two groups may not fill one column. */
+static int rules_parse_extract(dmh_cfg_ctx *c, const config_setting_t *g, dmh_route_rule *r,
+                               int k) {
+  config_setting_t *e = NULL;
+  char ex[160], path[RULES_PATH_MAX];
+  snprintf(ex, sizeof ex, "`%s = { %s = \"t_(.*)\"; target-column = \"c_%s\"; };`",
+           rules_extracts[k].group, rules_extracts[k].regexp, rules_extracts[k].group + 8);
+  int rc = dmh_cfg_get_group(c, g, rules_extracts[k].group, 0, ex, &e);
+  if (rc <= 0)
+    return rc;
+  if (dmh_cfg_check_scope(c, e, rules_extracts[k].scope, NULL, NULL) < 0 ||
+      dmh_cfg_get_string(c, e, rules_extracts[k].regexp, DMH_CFG_REQUIRED | DMH_CFG_NONEMPTY,
+                         &r->extract_regexp[k]) < 0 ||
+      dmh_cfg_get_string(c, e, "target-column", DMH_CFG_REQUIRED | DMH_CFG_NONEMPTY,
+                         &r->extract_column[k]) < 0)
+    return -1;
+  const config_setting_t *at = config_setting_get_member(e, rules_extracts[k].regexp);
+  dmh_regex rx;
+  char why[400];
+  if (dmh_regex_compile_groups(&rx, r->extract_regexp[k], false, why, sizeof why) < 0)
+    return dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, at,
+                        "`%s` in the %s: regular expression \"%s\": %s (see docs/config.md, "
+                        "\"Matching names\")",
+                        dmh_cfg_path_of(at, path, sizeof path), c->what, r->extract_regexp[k], why);
+  dmh_regex_free(&rx);
+  for (int j = 0; j < k; j++)
+    if (r->extract_column[j] && strcasecmp(r->extract_column[j], r->extract_column[k]) == 0) {
+      at = config_setting_get_member(e, "target-column");
+      return dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, at,
+                          "`%s` in the %s: column `%s` is already filled by `%s`; each extract "
+                          "group needs its own column",
+                          dmh_cfg_path_of(at, path, sizeof path), c->what, r->extract_column[k],
+                          rules_extracts[j].group);
+    }
+  return 0;
+}
+
 static int rules_parse_route(dmh_cfg_ctx *c, const config_setting_t *g, dmh_route_rule *r) {
   if (dmh_cfg_check_scope(c, g, DMH_SCOPE_ROUTE, NULL, NULL) < 0 ||
       dmh_cfg_get_string(c, g, "schema-pattern", DMH_CFG_REQUIRED | DMH_CFG_NONEMPTY,
@@ -108,6 +157,9 @@ static int rules_parse_route(dmh_cfg_ctx *c, const config_setting_t *g, dmh_rout
                          &r->target_schema) < 0 ||
       dmh_cfg_get_string(c, g, "target-table", DMH_CFG_NONEMPTY, &r->target_table) < 0)
     return -1;
+  for (int k = 0; k < DMH_EXTRACT_KINDS; k++)
+    if (rules_parse_extract(c, g, r, k) < 0)
+      return -1;
   return 0;
 }
 
@@ -263,6 +315,10 @@ void dmh_cfg_rules_free(dmh_task_config *t) {
     free(r->table_pattern);
     free(r->target_schema);
     free(r->target_table);
+    for (int k = 0; k < DMH_EXTRACT_KINDS; k++) {
+      free(r->extract_regexp[k]);
+      free(r->extract_column[k]);
+    }
   }
   free(t->routes);
   for (int i = 0; t->filters && i < t->n_filters; i++) {

@@ -94,6 +94,13 @@ static const pc_item pc_items[DMH_CHECK_N_ITEMS] = {
          "Upgrade the target to a version with the collations named, or ALTER the source tables to "
          "a "
          "collation both servers have, or leave the tables out with the block-allow-list."},
+    [DMH_CHECK_AUTO_INCREMENT_ID] =
+        {"merged tables with an AUTO_INCREMENT key keep their rows apart on the target", PC_COPY,
+         PC_SOURCE | PC_TARGET, pc_check_auto_increment,
+         "Add an extract column (the route's extract-table, extract-schema or extract-source) to "
+         "the target table's key named, so that equal values of different shards are different "
+         "rows; or ignore the item (ignore-checking-items = [\"auto_increment_ID\"]) when the "
+         "shards' values never collide."},
     [DMH_CHECK_CONN_NUMBER_CHECKING] =
         {"the servers accept the connections the task opens",
          PC_DUMP | PC_SYNC | PC_RELAY | PC_WRITE, PC_SOURCE | PC_TARGET, pc_check_conn_number,

@@ -2,7 +2,8 @@
  * Inside the precheck (precheck.h): the run's context handed to each item, and the items, one file
  * per kind of check: precheck_source.c (version, server_id, binlog settings, source privileges),
  * precheck_target.c (target privileges, writable target and meta schema), precheck_tables.c (keys
- * and collations of the replicated tables), precheck_limits.c (connection limits, relay disk).
+ * and collations of the replicated tables, merged tables' AUTO_INCREMENT keys), precheck_limits.c
+ * (connection limits, relay disk).
  */
 #ifndef DMH_PRECHECK_INTERNAL_H
 #define DMH_PRECHECK_INTERNAL_H
@@ -15,7 +16,7 @@
 
 /* A replicated table of the source and the schema it is routed to on the target. */
 typedef struct pc_table {
-  char schema[256], table[256], to_schema[256];
+  char schema[256], table[256], to_schema[256], to_table[256];
 } pc_table;
 
 typedef struct pc_ctx {
@@ -66,6 +67,7 @@ void pc_check_target_privilege(pc_ctx *c);
 void pc_check_target_writable(pc_ctx *c);
 void pc_check_table_schema(pc_ctx *c);
 void pc_check_target_charset(pc_ctx *c);
+void pc_check_auto_increment(pc_ctx *c);
 void pc_check_conn_number(pc_ctx *c);
 void pc_check_relay_disk(pc_ctx *c);
 

@@ -40,6 +40,11 @@ typedef struct load_table {
    * by load_schema_apply: every INSERT names them, so a target table with more columns, or in
    * another order, takes the rows by name. */
   char *cols;
+  /* The route's extract columns (docs/shard.md, "Merged keys"): ",`c_table`,..." added to every
+   * INSERT's column list, and ",_utf8mb4'v',..." to each of its rows; NULL when none. */
+  char *ext_cols;
+  char *ext_vals;
+  int ext_n; /* how many */
   /* On a group's first table: the secondary keys still to add once the group's data is loaded,
    * one `KEY ...` definition a line (load_keys.c); NULL when none are pending. */
   char *keys;
@@ -160,6 +165,11 @@ int load_db_check_privileges(load_unit *u, MYSQL *c, const char *const *schemas,
  * it stops fitting and *why = what was expected there (a constant, never the line's text). */
 int load_check_insert(const char *s, size_t len, const char *table, size_t *head, size_t *at,
                       const char **why);
+/* The rows of a line load_check_insert accepted, s[values..len) being its " VALUES (..),(..);",
+ * with `tail` (n bytes) added before each row's closing ')': written to out (NULL: only counted);
+ * returns the bytes it takes. */
+size_t load_check_extend(const char *s, size_t len, size_t values, const char *tail, size_t n,
+                         char *out);
 /* Is sql (NUL-terminated, trailing `;` trimmed) one statement `<kw>`<name>`...` (kw "CREATE TABLE "
  * or "CREATE DATABASE IF NOT EXISTS "), with no second statement and no SELECT? The text after
  * the name, with the name unquoted into name; NULL with *at / *why as load_check_insert. */

@@ -178,6 +178,41 @@ bad:
   return -1;
 }
 
+size_t load_check_extend(const char *s, size_t len, size_t values, const char *tail, size_t n,
+                         char *out) {
+  const char *p = s + values, *end = s + len, *from = p;
+  size_t w = 0;
+  /* the line was checked: each row is "(" values ")" and nothing else holds a ')' outside a
+   * literal, so walking the values finds each row's end */
+  while (p < end) {
+    if (*p != '(') {
+      p++;
+      continue;
+    }
+    p++;
+    bool empty = load_check_lit(&p, end, ")");
+    if (!empty) {
+      do
+        load_check_value(&p, end);
+      while (load_check_lit(&p, end, ","));
+      p++; /* the row's ')' */
+    }
+    size_t k = (size_t)(p - 1 - from);            /* up to the ')' */
+    const char *t = empty && n ? tail + 1 : tail; /* "()": no ',' before the first */
+    size_t tn = empty && n ? n - 1 : n;
+    if (out) {
+      memcpy(out + w, from, k);
+      memcpy(out + w + k, t, tn);
+      out[w + k + tn] = ')';
+    }
+    w += k + tn + 1;
+    from = p;
+  }
+  if (out)
+    memcpy(out + w, from, (size_t)(end - from));
+  return w + (size_t)(end - from);
+}
+
 /* Is the word at p (len n) `w`, case-insensitively? */
 static bool load_check_word(const char *p, size_t n, const char *w) {
   return strlen(w) == n && strncasecmp(p, w, n) == 0;

@@ -418,6 +418,8 @@ void load_dir_free(load_dump *d) {
     free(d->tables[i].schema_file);
     free(d->tables[i].keys);
     free(d->tables[i].cols);
+    free(d->tables[i].ext_cols);
+    free(d->tables[i].ext_vals);
   }
   for (int i = 0; i < d->n_files; i++)
     free(d->files[i].name);

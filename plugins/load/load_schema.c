@@ -155,8 +155,19 @@ static void load_schema_describe(const load_col *c, char *out, size_t len) {
 /* The first difference between the dump's columns and the target's, or false if none. The
  * target may have more columns than the dump (DM's rule: rows are written by column name, so an
  * extra column takes its default) when an INSERT that leaves them out fills them. */
-static bool load_schema_diff(const load_cols *dump, const load_cols *target, char *out,
-                             size_t len) {
+/* Is `name` one of the route's extract columns of t (",`a`,`b`" in t->ext_cols)? */
+static bool load_schema_is_extract(const load_table *t, const char *name) {
+  char q[2 * LOAD_NAME_MAX + 4] = ",";
+  dm_db_quoted(name, q + 1, sizeof q - 1);
+  size_t n = strlen(q);
+  for (const char *p = t->ext_cols; p && (p = strstr(p, q)) != NULL; p++)
+    if (p[n] == ',' || p[n] == '\0')
+      return true;
+  return false;
+}
+
+static bool load_schema_diff(const load_table *tb, const load_cols *dump, const load_cols *target,
+                             char *out, size_t len) {
   char a[256], b[256];
   for (int i = 0; i < dump->n; i++) {
     const load_col *d = &dump->v[i], *t = NULL;
@@ -174,10 +185,15 @@ static bool load_schema_diff(const load_cols *dump, const load_cols *target, cha
       return true;
     }
   }
+  int n_ext = 0;
   for (int k = 0; k < target->n; k++) {
     bool found = false;
     for (int i = 0; i < dump->n && !found; i++)
       found = strcasecmp(target->v[k].name, dump->v[i].name) == 0;
+    if (!found && load_schema_is_extract(tb, target->v[k].name)) {
+      n_ext++; /* filled by the route */
+      continue;
+    }
     if (!found && !target->v[k].fillable) {
       load_schema_describe(&target->v[k], b, sizeof b);
       snprintf(out, len,
@@ -186,6 +202,11 @@ static bool load_schema_diff(const load_cols *dump, const load_cols *target, cha
                target->v[k].name, b);
       return true;
     }
+  }
+  if (n_ext < tb->ext_n) {
+    snprintf(out, len, "the route's extract columns (%s) are not all on the target",
+             tb->ext_cols + 1);
+    return true;
   }
   return false;
 }
@@ -278,7 +299,7 @@ static int load_schema_compare(load_unit *u, MYSQL *c, load_table *t, const char
     rc = load_schema_columns(u, c, t->tdb, t->ttable, &target, err);
     if (rc == 0) {
       char diff[1200];
-      if (load_schema_diff(&dump, &target, diff, sizeof diff)) {
+      if (load_schema_diff(t, &dump, &target, diff, sizeof diff)) {
         const dm_db_endpoint *ep = u->host->target_db(u->ctx);
         u->host->error_make(u->ctx, err, DM_ERR_LOAD_TABLE_MISMATCH, NULL,
                             "load: table `%s`.`%s` exists on the target %s:%d with another "
@@ -314,6 +335,15 @@ static int load_schema_table(load_unit *u, MYSQL *c, load_dump *d, load_table *t
     rc = load_schema_exists(u, c, t->tdb, t->ttable, &exists, err);
   if (rc == 0 && exists) {
     rc = load_schema_compare(u, c, t, rest, err);
+  } else if (rc == 0 && t->ext_cols) {
+    /* the dump's CREATE TABLE has no extract columns: the merged table is the user's to make */
+    const dm_db_endpoint *ep = u->host->target_db(u->ctx);
+    u->host->error_make(u->ctx, err, DM_ERR_LOAD_TABLE_MISMATCH, NULL,
+                        "load: table `%s`.`%s` (for `%s`.`%s` of the dump) is not on the target "
+                        "%s:%d, and its route fills extract columns (%s) the dump's table lacks: "
+                        "create it on the target with those columns before the task starts",
+                        t->tdb, t->ttable, t->db, t->table, ep->host, ep->port, t->ext_cols + 1);
+    rc = -1;
   } else if (rc == 0) {
     char head[5 * LOAD_NAME_MAX], qd[2 * LOAD_NAME_MAX + 3], qt[2 * LOAD_NAME_MAX + 3];
     char what[3 * LOAD_NAME_MAX + 64];

@@ -194,6 +194,42 @@ static int load_is_fresh_task(void *self, bool *fresh, dm_error *err) {
 
 /* ---- process ---- */
 
+/* The route's extract columns of t as the statements name them (load.h); 0, or -1: no memory. */
+static int load_route_extract(load_unit *u, load_table *t) {
+  dm_route_extract ext;
+  dm_host_route_extract(u->host, u->ctx, t->db, t->table, &ext);
+  free(t->ext_cols);
+  free(t->ext_vals);
+  t->ext_cols = t->ext_vals = NULL;
+  t->ext_n = (int)ext.n;
+  if (ext.n == 0)
+    return 0;
+  size_t nc = 1, nv = 1;
+  for (uint32_t e = 0; e < ext.n; e++) {
+    nc += 2 * strlen(ext.cols[e].column) + 4;
+    nv += 2 * strlen(ext.cols[e].value) + 12;
+  }
+  t->ext_cols = malloc(nc);
+  t->ext_vals = malloc(nv);
+  if (!t->ext_cols || !t->ext_vals)
+    return -1;
+  size_t c = 0, v = 0;
+  for (uint32_t e = 0; e < ext.n; e++) {
+    char q[2 * sizeof ext.cols[e].column + 3];
+    c += (size_t)snprintf(t->ext_cols + c, nc - c, ",%s",
+                          dm_db_quoted(ext.cols[e].column, q, sizeof q));
+    v += (size_t)snprintf(t->ext_vals + v, nv - v, ",_utf8mb4'");
+    for (const char *p = ext.cols[e].value; *p; p++) {
+      if (*p == '\\' || *p == '\'')
+        t->ext_vals[v++] = '\\';
+      t->ext_vals[v++] = *p;
+    }
+    t->ext_vals[v++] = '\'';
+  }
+  t->ext_vals[v] = '\0';
+  return 0;
+}
+
 /* Routes and the block-allow-list for every table; the schemas the load writes to. */
 static int load_route(load_unit *u, load_dump *d, const char ***schemas, int *n) {
   *schemas = malloc(sizeof **schemas * ((size_t)d->n_tables + 2));
@@ -209,6 +245,8 @@ static int load_route(load_unit *u, load_dump *d, const char ***schemas, int *n)
       continue;
     u->host->route_table(u->ctx, t->db, t->table, t->tdb, sizeof t->tdb, t->ttable,
                          sizeof t->ttable);
+    if (load_route_extract(u, t) < 0)
+      return -1;
     t->group = i; /* source tables merged into one target table share its deferred keys */
     for (int k = 0; k < i && t->group == i; k++)
       if (d->tables[k].allowed && strcmp(d->tables[k].tdb, t->tdb) == 0 &&

@@ -50,6 +50,8 @@ typedef struct load_worker {
   uint64_t max_stmt; /* the longest statement the target takes: its max_allowed_packet - 1 */
   char *verb_table;  /* "REPLACE INTO `t` (`a`,...)" for the current file (room bytes) */
   size_t verb_table_len;
+  char *ext_buf; /* a statement with the route's extract values added to its rows */
+  size_t ext_cap;
   pthread_t thread;
   bool started;
 } load_worker;
@@ -222,6 +224,29 @@ static int load_worker_line(load_worker *w, int fd, const char *path, const load
   /* `INSERT INTO `t` [(...)]` becomes the verb, the routed table and the dump's columns, written
    * over the old head (and the room before it: the lines before were run already, or it is the
    * buffer's head room, at least verb_table_len bytes). */
+  if (t->ext_vals) { /* each row gains the extract values: written anew, not in place */
+    size_t tl = strlen(t->ext_vals);
+    size_t n = w->verb_table_len + load_check_extend(line, len, head, t->ext_vals, tl, NULL);
+    if (n > w->max_stmt) {
+      load_worker_too_big(w, fd, path, t, off, n, err);
+      return -1;
+    }
+    if (n + 1 > w->ext_cap) {
+      char *nb = realloc(w->ext_buf, n + 1);
+      if (!nb) {
+        u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL,
+                            "load: no memory for a statement of %zu bytes of %s", n, path);
+        return -1;
+      }
+      w->ext_buf = nb;
+      w->ext_cap = n + 1;
+    }
+    memcpy(w->ext_buf, w->verb_table, w->verb_table_len);
+    load_check_extend(line, len, head, t->ext_vals, tl, w->ext_buf + w->verb_table_len);
+    *sql = w->ext_buf;
+    *sql_len = n;
+    return 0;
+  }
   *sql = line + head - w->verb_table_len;
   memcpy(*sql, w->verb_table, w->verb_table_len);
   *sql_len = len - head + w->verb_table_len;
@@ -243,7 +268,13 @@ static int load_worker_file(load_worker *w, load_file *f, dm_error *err) {
   snprintf(path, sizeof path, "%s/%s", run->d->dir, f->name);
   static const char *verbs[] = {"REPLACE INTO ", "INSERT IGNORE INTO ", "INSERT INTO "};
   dm_db_quoted(t->ttable, qt, sizeof qt);
-  size_t need = strlen(verbs[u->cfg.on_dup]) + strlen(qt) + 2 + (t->cols ? strlen(t->cols) : 0);
+  if (t->ext_cols && !t->cols) {
+    u->host->error_make(u->ctx, err, DM_ERR_INTERNAL, NULL,
+                        "load: `%s`.`%s` has extract columns but no column list", t->db, t->table);
+    return -1;
+  }
+  size_t need = strlen(verbs[u->cfg.on_dup]) + strlen(qt) + 2 + (t->cols ? strlen(t->cols) : 0) +
+                (t->ext_cols ? strlen(t->ext_cols) : 0);
   if (need > w->room) { /* no data is kept between files: the buffer can move */
     char *nb = realloc(w->buf, w->cap - w->room + need), *nv = realloc(w->verb_table, need);
     if (nb) {
@@ -259,8 +290,11 @@ static int load_worker_file(load_worker *w, load_file *f, dm_error *err) {
     }
     w->room = need;
   }
-  w->verb_table_len = (size_t)snprintf(w->verb_table, w->room, "%s%s%s%s", verbs[u->cfg.on_dup], qt,
-                                       t->cols ? " " : "", t->cols ? t->cols : "");
+  /* the dump's columns, then the extract columns inside the same parentheses */
+  int cl = t->cols ? (int)strlen(t->cols) - (t->ext_cols ? 1 : 0) : 0;
+  w->verb_table_len = (size_t)snprintf(
+      w->verb_table, w->room, "%s%s%s%.*s%s%s", verbs[u->cfg.on_dup], qt, t->cols ? " " : "", cl,
+      t->cols ? t->cols : "", t->ext_cols ? t->ext_cols : "", t->ext_cols ? ")" : "");
 
   char use[2 * LOAD_NAME_MAX + 16];
   int n = snprintf(use, sizeof use, "USE %s", dm_db_quoted(t->tdb, qd, sizeof qd));
@@ -388,6 +422,11 @@ static int load_worker_file(load_worker *w, load_file *f, dm_error *err) {
   }
   close(fd);
   /* A long line grew the buffer: give the memory back rather than hold it for the next files. */
+  if (w->ext_cap > LOAD_READ_BUF) {
+    free(w->ext_buf);
+    w->ext_buf = NULL;
+    w->ext_cap = 0;
+  }
   if (w->cap > w->room + LOAD_READ_BUF) {
     char *nb = realloc(w->buf, w->room + LOAD_READ_BUF);
     if (nb) {
@@ -532,6 +571,7 @@ dm_outcome load_workers_run(load_unit *u, load_dump *d, dm_result *result) {
       pthread_join(ws[i].thread, NULL);
     free(ws[i].buf);
     free(ws[i].verb_table);
+    free(ws[i].ext_buf);
   }
   free(ws);
   free(run.jobs);

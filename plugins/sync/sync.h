@@ -116,7 +116,7 @@ typedef enum sync_key_kind {
 
 typedef struct sync_ukey {
   int n;
-  int cols[SYNC_KEY_COLS_MAX]; /* column indexes (table map order) */
+  int cols[SYNC_KEY_COLS_MAX]; /* column indexes (table map order; n_cols + e: extract column e) */
   /* Is the column's text its identity under the key's comparison? Not for text under a
    * collation ('n44' = 'N44' under a _ci collation, 'a' = 'a ' with PAD SPACE, 'e' = 'é' under
    * accent-insensitive ones) nor for floating point (-0 = 0): such parts do not go into the
@@ -134,14 +134,20 @@ typedef struct sync_table {
   char db[SYNC_NAME_MAX], name[SYNC_NAME_MAX];   /* the source's names */
   char tdb[SYNC_NAME_MAX], tname[SYNC_NAME_MAX]; /* routed */
   bool allowed;                                  /* block-allow list */
-  bool resolved;    /* columns and keys read from the target for the current table map */
-  uint32_t n_cols;  /* of the table map the keys were resolved for */
+  bool resolved;   /* columns and keys read from the target for the current table map */
+  uint32_t n_cols; /* of the table map the keys were resolved for */
+  /* The route's extract columns (docs/shard.md, "Merged keys"): not in the source's rows, they
+   * come after its n_cols columns (index n_cols + e in col_names, generated and the keys), every
+   * row of the table carrying the same values, ext_lit[e] as literals. */
+  dm_route_extract ext;
+  sync_buf ext_lit[DM_ROUTE_EXTRACT_MAX];
+  uint32_t n_all;   /* n_cols + ext.n */
   uint64_t map_sig; /* hash of that table map's column names and types */
   sync_buf qname;   /* `tdb`.`tname` */
   sync_buf cols;    /* (`a`,`b`,...) */
   sync_buf odku;    /* ON DUPLICATE KEY UPDATE `a`=VALUES(`a`),... */
-  char **col_names; /* n_cols names, quoted `a` */
-  bool *generated;  /* n_cols: computed by the target (left out of INSERT and SET) */
+  char **col_names; /* n_all names, quoted `a` */
+  bool *generated;  /* n_all: computed by the target (left out of INSERT and SET) */
   sync_key_kind key_kind;
   sync_ukey key; /* the key rows are matched by (PK or UK) */
   int n_uks;     /* every unique key incl. the primary (causality) */

@@ -66,6 +66,12 @@ static int sync_lits(sync_unit *u, sync_buf *a, const sync_table *t, const dm_bi
     if (j && sync_buf_putc(a, ',') < 0)
       goto nomem;
     int i = cols[j];
+    if (i >= (int)t->n_cols) { /* an extract column: the route's value */
+      const sync_buf *lit = &t->ext_lit[i - (int)t->n_cols];
+      if (sync_buf_put(a, lit->p, lit->len) < 0)
+        goto nomem;
+      continue;
+    }
     if (vals[i].kind == DM_VAL_ABSENT) {
       u->host->error_make(u->ctx, err, DM_ERR_SYNC_PRECHECK, NULL,
                           "sync: a row of `%s`.`%s` lacks column %s (the source must write "
@@ -122,7 +128,7 @@ static int sync_row_text(sync_unit *u, sync_buf *a, const sync_table *t,
   if (sync_buf_putc(a, '(') < 0)
     goto nomem;
   bool first = true;
-  for (uint32_t i = 0; i < t->n_cols; i++) {
+  for (uint32_t i = 0; i < t->n_all; i++) {
     if (t->generated[i])
       continue;
     if (!first && sync_buf_putc(a, ',') < 0)
@@ -144,7 +150,7 @@ static int sync_set_text(sync_unit *u, sync_buf *a, const sync_table *t,
                          const dm_binlog_table_map *tm, const dm_binlog_value *vals,
                          dm_error *err) {
   bool first = true;
-  for (uint32_t i = 0; i < t->n_cols; i++) {
+  for (uint32_t i = 0; i < t->n_all; i++) {
     if (t->generated[i])
       continue;
     if ((!first && sync_buf_putc(a, ',') < 0) || sync_buf_puts(a, t->col_names[i]) < 0 ||
@@ -166,7 +172,7 @@ static int sync_where_text(sync_unit *u, sync_buf *a, const sync_table *t,
                            const dm_binlog_table_map *tm, const dm_binlog_value *vals,
                            dm_error *err) {
   bool whole = t->key_kind == SYNC_KEY_NONE;
-  int n = whole ? (int)t->n_cols : t->key.n;
+  int n = whole ? (int)t->n_all : t->key.n;
   bool first = true;
   for (int j = 0; j < n; j++) {
     int i = whole ? j : t->key.cols[j];
@@ -175,7 +181,7 @@ static int sync_where_text(sync_unit *u, sync_buf *a, const sync_table *t,
     /* Whole-row matching compares text byte for byte: under a case- or accent-insensitive
      * collation 'abc' and 'ABC' are equal, and LIMIT 1 could change the wrong one of two rows
      * that differ only so. (A key is unique under its collation: `=` finds the one row.) */
-    bool bin = whole && vals[i].kind == DM_VAL_STRING;
+    bool bin = whole && i < (int)t->n_cols && vals[i].kind == DM_VAL_STRING;
     if ((!first && sync_buf_puts(a, " AND ") < 0) || (bin && sync_buf_puts(a, "BINARY ") < 0) ||
         sync_buf_puts(a, t->col_names[i]) < 0 || sync_buf_puts(a, whole ? "<=>" : "=") < 0)
       goto nomem;
@@ -402,6 +408,8 @@ static int sync_pk_key(sync_unit *u, sync_batch *b, const sync_table *t,
 
 static bool sync_same_key(const sync_table *t, const dm_binlog_value *a, const dm_binlog_value *b) {
   for (int j = 0; j < t->key.n; j++) {
+    if (t->key.cols[j] >= (int)t->n_cols)
+      continue; /* an extract column: the same in every image */
     const dm_binlog_value *x = &a[t->key.cols[j]], *y = &b[t->key.cols[j]];
     if (x->kind != y->kind)
       return false;

@@ -31,7 +31,7 @@ int sync_schema_new(sync_unit *u, sync_schema **out) {
 }
 
 static void sync_table_clear(sync_table *t) {
-  for (uint32_t i = 0; t->col_names && i < t->n_cols; i++)
+  for (uint32_t i = 0; t->col_names && i < t->n_all; i++)
     free(t->col_names[i]);
   free(t->col_names);
   free(t->generated);
@@ -48,6 +48,8 @@ void sync_schema_free(sync_schema *s) {
   for (int i = 0; i < s->n; i++) {
     sync_table_clear(s->tables[i]);
     sync_buf_free(&s->tables[i]->qname);
+    for (int e = 0; e < DM_ROUTE_EXTRACT_MAX; e++)
+      sync_buf_free(&s->tables[i]->ext_lit[e]);
     free(s->tables[i]);
   }
   free(s->tables);
@@ -78,6 +80,18 @@ static int sync_col_index(const dm_binlog_table_map *tm, const char *name) {
   for (uint32_t i = 0; i < tm->column_count; i++)
     if (tm->columns[i].name.len == len && strncasecmp(tm->columns[i].name.ptr, name, len) == 0)
       return (int)i;
+  return -1;
+}
+
+/* A column of the routed table by name: the table map's index, n_cols + e for the route's extract
+ * column e, or -1. */
+static int sync_col_any(const sync_table *t, const dm_binlog_table_map *tm, const char *name) {
+  int i = sync_col_index(tm, name);
+  if (i >= 0)
+    return i;
+  for (uint32_t e = 0; e < t->ext.n; e++)
+    if (strcasecmp(t->ext.cols[e].column, name) == 0)
+      return (int)(t->n_cols + e);
   return -1;
 }
 
@@ -120,17 +134,29 @@ static int sync_table_resolve(sync_unit *u, sync_table *t, MYSQL *c, const dm_bi
     return -1;
   }
   t->n_cols = tm->column_count;
+  t->n_all = t->n_cols + t->ext.n;
   t->map_sig = sig;
-  t->col_names = calloc(t->n_cols, sizeof *t->col_names);
-  t->generated = calloc(t->n_cols, sizeof *t->generated);
+  t->col_names = calloc(t->n_all, sizeof *t->col_names);
+  t->generated = calloc(t->n_all, sizeof *t->generated);
   if (!t->col_names || !t->generated)
     goto nomem;
-  for (uint32_t i = 0; i < t->n_cols; i++) {
+  for (uint32_t i = 0; i < t->n_all; i++) {
     sync_buf b = {0};
-    if (sync_sql_ident(&b, tm->columns[i].name.ptr, tm->columns[i].name.len) < 0)
+    const char *name = i < t->n_cols ? tm->columns[i].name.ptr : t->ext.cols[i - t->n_cols].column;
+    size_t len = i < t->n_cols ? tm->columns[i].name.len : strlen(name);
+    if (sync_sql_ident(&b, name, len) < 0)
       goto nomem;
     t->col_names[i] = b.p;
   }
+  /* an extract column is filled by the route, never by the source's rows */
+  for (uint32_t e = 0; e < t->ext.n; e++)
+    if (sync_col_index(tm, t->ext.cols[e].column) >= 0) {
+      u->host->error_make(u->ctx, err, DM_ERR_SYNC_COLUMNS, NULL,
+                          "sync: `%s`.`%s` of the source has column `%s`, which the route's "
+                          "extract group fills on the target `%s`.`%s`: name another column",
+                          t->db, t->name, t->ext.cols[e].column, t->tdb, t->tname);
+      return -1;
+    }
 
   char lit_db[2 * SYNC_NAME_MAX + 3], lit_t[2 * SYNC_NAME_MAX + 3];
   lit_db[0] = lit_t[0] = '\'';
@@ -147,7 +173,7 @@ static int sync_table_resolve(sync_unit *u, sync_table *t, MYSQL *c, const dm_bi
   /* The target's columns must be a superset of the source's (DM's rule): every statement names
    * its columns, so an extra column keeps its default; one nothing fills is refused like a
    * missing one, rather than getting the server's implicit 0 or '' under the permissive mode. */
-  bool *found = calloc(t->n_cols + 1, sizeof *found);
+  bool *found = calloc(t->n_all + 1, sizeof *found);
   char unfilled[SYNC_NAME_MAX] = "";
   if (!found)
     goto nomem;
@@ -162,7 +188,7 @@ static int sync_table_resolve(sync_unit *u, sync_table *t, MYSQL *c, const dm_bi
   }
   while ((row = mysql_fetch_row(r))) {
     n_target_cols++;
-    int i = sync_col_index(tm, row[0]);
+    int i = sync_col_any(t, tm, row[0]);
     if (i < 0) { /* a column only the target has: it keeps its default */
       if (!unfilled[0] && !(row[3] && row[3][0] == '1'))
         dm_strlcpy(unfilled, row[0], sizeof unfilled);
@@ -175,10 +201,17 @@ static int sync_table_resolve(sync_unit *u, sync_table *t, MYSQL *c, const dm_bi
   }
   mysql_free_result(r);
   int missing = -1;
-  for (uint32_t i = 0; i < t->n_cols && missing < 0; i++)
+  for (uint32_t i = 0; i < t->n_all && missing < 0; i++)
     if (!found[i])
       missing = (int)i;
   free(found);
+  if (n_target_cols > 0 && missing >= (int)t->n_cols) {
+    u->host->error_make(u->ctx, err, DM_ERR_SYNC_COLUMNS, NULL,
+                        "sync: table `%s`.`%s` on the target (for `%s`.`%s` of the source) has no "
+                        "column `%s`, which the route's extract group fills: add it to the table",
+                        t->tdb, t->tname, t->db, t->name, t->ext.cols[missing - t->n_cols].column);
+    return -1;
+  }
   if (n_target_cols == 0) {
     u->host->error_make(u->ctx, err, DM_ERR_SYNC_TABLE, NULL,
                         "sync: table `%s`.`%s` (for `%s`.`%s` of the source) is not on the target",
@@ -222,7 +255,7 @@ static int sync_table_resolve(sync_unit *u, sync_table *t, MYSQL *c, const dm_bi
     }
     if (t->n_uks >= SYNC_UKS_MAX)
       continue;
-    int i = sync_col_index(tm, row[1]);
+    int i = sync_col_any(t, tm, row[1]);
     sync_ukey *k = &t->uks[t->n_uks];
     if (i < 0 || k->n == SYNC_KEY_COLS_MAX)
       cur_ok = false; /* a key on a column the source does not send: useless for matching */
@@ -236,7 +269,8 @@ static int sync_table_resolve(sync_unit *u, sync_table *t, MYSQL *c, const dm_bi
     sync_ukey *uk = &t->uks[k];
     uk->exact = true;
     for (int j = 0; j < uk->n; j++) {
-      uk->col_exact[j] = sync_col_exact(&tm->columns[uk->cols[j]]);
+      /* an extract value is one text per source table: tables are told apart by it */
+      uk->col_exact[j] = uk->cols[j] >= (int)t->n_cols || sync_col_exact(&tm->columns[uk->cols[j]]);
       uk->exact = uk->exact && uk->col_exact[j];
     }
   }
@@ -263,7 +297,7 @@ static int sync_table_resolve(sync_unit *u, sync_table *t, MYSQL *c, const dm_bi
   bool first = true;
   if (sync_buf_putc(&t->cols, '(') < 0 || sync_buf_puts(&t->odku, " ON DUPLICATE KEY UPDATE ") < 0)
     goto nomem;
-  for (uint32_t i = 0; i < t->n_cols; i++) {
+  for (uint32_t i = 0; i < t->n_all; i++) {
     if (t->generated[i])
       continue;
     if ((!first && (sync_buf_putc(&t->cols, ',') < 0 || sync_buf_putc(&t->odku, ',') < 0)) ||
@@ -311,6 +345,10 @@ sync_table *sync_schema_table(sync_schema *s, MYSQL *conn, const dm_binlog_table
     t->allowed = sync_online_rows_replicated(u, t->db, t->name);
     memset(t->ignored, -1, sizeof t->ignored);
     sync_route(u, t->db, t->name, t->tdb, t->tname);
+    dm_host_route_extract(u->host, u->ctx, t->db, t->name, &t->ext);
+    for (uint32_t e = 0; e < t->ext.n; e++)
+      if (sync_sql_utf8(&t->ext_lit[e], t->ext.cols[e].value, strlen(t->ext.cols[e].value)) < 0)
+        goto nomem;
     /* tables a route merges into one target table share its id, so their rows share keys */
     t->target_id = s->n_targets;
     for (int i = 0; i < s->n - 1; i++)

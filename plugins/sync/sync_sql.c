@@ -511,6 +511,10 @@ int sync_sql_lit(MYSQL *c, sync_buf *b, const void *p, size_t n) {
   return 0;
 }
 
+int sync_sql_utf8(sync_buf *b, const char *s, size_t n) {
+  return sql_put_quoted(b, "_utf8mb4", (const uint8_t *)s, n, 0, false);
+}
+
 int sync_sql_ident(sync_buf *b, const char *name, size_t len) {
   size_t need = dm_db_quote_ident(NULL, 0, name, len);
   if (sync_buf_reserve(b, need + 1) < 0)

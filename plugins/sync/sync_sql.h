@@ -69,6 +69,9 @@ int sync_sql_ident(sync_buf *b, const char *name, size_t len);
 /* 'text' (n bytes) as a string literal escaped for connection c (the sessions are SET NAMES
  * binary, so bytes stay bytes). 0, or -1: no memory. */
 int sync_sql_lit(MYSQL *c, sync_buf *b, const void *p, size_t n);
+/* _utf8mb4'text' (n bytes of UTF-8, such as a name), escaped as a value's literal. 0, or -1: no
+ * memory. */
+int sync_sql_utf8(sync_buf *b, const char *s, size_t n);
 /* `db`.`table` (NUL-terminated names). 0, or -1: no memory. */
 int sync_sql_qualified(sync_buf *b, const char *db, const char *table);
 

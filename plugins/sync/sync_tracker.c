@@ -135,6 +135,19 @@ static int trk_literal(MYSQL *c, sync_buf *b, const char *s) {
   return 0;
 }
 
+/* A shadow seeded from the target (CREATE TABLE .. LIKE) has the route's extract columns, which
+ * are the target's, not the source's: the structure read leaves them out (they stay in the
+ * shadow, where MariaDB would refuse to drop one that is part of a key). */
+static int trk_skip_extract(sync_tracker *tr, MYSQL *c, const trk_table *t, sync_buf *q) {
+  dm_route_extract ext;
+  dm_host_route_extract(tr->u->host, tr->u->ctx, tr->keys.p + t->db, trk_name(tr, t), &ext);
+  for (uint32_t e = 0; e < ext.n; e++)
+    if (sync_buf_puts(q, e ? ", " : " AND c.COLUMN_NAME NOT IN (") < 0 ||
+        trk_literal(c, q, ext.cols[e].column) < 0)
+      return -1;
+  return ext.n ? sync_buf_putc(q, ')') : 0;
+}
+
 int trk_load(sync_tracker *tr, MYSQL *c, trk_table *t, dm_error *err) {
   sync_unit *u = tr->u;
   char shadow[SYNC_NAME_MAX];
@@ -148,7 +161,7 @@ int trk_load(sync_tracker *tr, MYSQL *c, trk_table *t, dm_error *err) {
                         "information_schema.COLLATIONS co ON co.COLLATION_NAME = c.COLLATION_NAME "
                         "WHERE c.TABLE_SCHEMA = ") < 0 ||
       trk_literal(c, &q, shadow) < 0 || sync_buf_puts(&q, " AND c.TABLE_NAME = ") < 0 ||
-      trk_literal(c, &q, trk_name(tr, t)) < 0 ||
+      trk_literal(c, &q, trk_name(tr, t)) < 0 || trk_skip_extract(tr, c, t, &q) < 0 ||
       sync_buf_puts(&q, " ORDER BY c.ORDINAL_POSITION") < 0) {
     sync_nomem(u, err);
     goto out;

@@ -88,6 +88,20 @@ static const bad_case bad_cases[] = {
      "\"\\blog_\\d+$\": \\b (a word boundary) has no POSIX equivalent and is not supported; use "
      "(^|[^[:alnum:]_]) or ([^[:alnum:]_]|$) instead (at character 1 of \"\\blog_\\d+$\") (see "
      "docs/config.md, \"Matching names\")"},
+    /* extract regexps are compiled as the extraction uses them: groups kept, non-greedy refused */
+    {"task-bad-extract-regex.cfg", false, DM_ERR_CONFIG_INVALID,
+     "8: `routes.r1.extract-table.table-regexp` in the task file: regular expression "
+     "\"^(.*?)_x\": non-greedy quantifiers (*? +? ?"
+     "? {n,m}?) are not supported in an "
+     "expression whose groups are used; write the group so that the longest match is the one "
+     "meant (e.g. ([^_]*) for (.*?)_) (at character 4 of \"^(.*?)_x\") (see docs/config.md, "
+     "\"Matching names\")"},
+    {"task-extract-no-column.cfg", false, DM_ERR_CONFIG_MISSING,
+     "8: missing required setting `routes.r1.extract-schema.target-column` in the task file (in "
+     "the group starting here)"},
+    {"task-extract-same-column.cfg", false, DM_ERR_CONFIG_INVALID,
+     "9: `routes.r1.extract-source.target-column` in the task file: column `C` is already filled "
+     "by `extract-table`; each extract group needs its own column"},
     {"task-bad-event.cfg", false, DM_ERR_CONFIG_INVALID,
      "6: `filters.f1.events.[1]` in the task file: unknown event \"drop tables\"; did you mean "
      "\"drop table\"?"},

@@ -303,6 +303,21 @@ static const scope_frame frames[DMH_SCOPE_COUNT] = {
                          TASK_BASE "routes = { r = {\n",
                          "}; };\n",
                          {{"schema-pattern", "\"s\""}, {"target-schema", "\"t\""}}},
+    [DMH_SCOPE_EXTRACT_TABLE] = {false,
+                                 TASK_BASE "routes = { r = { schema-pattern = \"s\"; "
+                                           "target-schema = \"t\"; extract-table = {\n",
+                                 "}; }; };\n",
+                                 {{"table-regexp", "\"t_(.*)\""}, {"target-column", "\"c\""}}},
+    [DMH_SCOPE_EXTRACT_SCHEMA] = {false,
+                                  TASK_BASE "routes = { r = { schema-pattern = \"s\"; "
+                                            "target-schema = \"t\"; extract-schema = {\n",
+                                  "}; }; };\n",
+                                  {{"schema-regexp", "\"s_(.*)\""}, {"target-column", "\"c\""}}},
+    [DMH_SCOPE_EXTRACT_SOURCE] = {false,
+                                  TASK_BASE "routes = { r = { schema-pattern = \"s\"; "
+                                            "target-schema = \"t\"; extract-source = {\n",
+                                  "}; }; };\n",
+                                  {{"source-regexp", "\"(.*)\""}, {"target-column", "\"c\""}}},
     [DMH_SCOPE_FILTER] = {false,
                           TASK_BASE "filters = { f = {\n",
                           "}; };\n",

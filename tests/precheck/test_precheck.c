@@ -75,10 +75,19 @@ static void test_pass(void) {
   CU_ASSERT_FATAL(pt_config(&e, "pc_pass", "all", NULL, NULL) == 0);
   dmh_precheck pc;
   CU_ASSERT_FATAL(pt_run(&e, &pc) == 0);
-  static const char *const items[] = {
-      "version",          "server_id",      "binlog_enable",         "binlog_format",
-      "binlog_row_image", "dump_privilege", "replication_privilege", "target_privilege",
-      "target_writable",  "table_schema",   "target_charset",        "conn_number_checking"};
+  static const char *const items[] = {"version",
+                                      "server_id",
+                                      "binlog_enable",
+                                      "binlog_format",
+                                      "binlog_row_image",
+                                      "dump_privilege",
+                                      "replication_privilege",
+                                      "target_privilege",
+                                      "target_writable",
+                                      "table_schema",
+                                      "target_charset",
+                                      "auto_increment_ID",
+                                      "conn_number_checking"};
   for (size_t i = 0; i < sizeof items / sizeof items[0]; i++)
     CU_ASSERT(pt_is(&pc, items[i], DMH_CHECK_PASS, NULL));
   CU_ASSERT_PTR_NULL(pt_item(&pc, "relay_disk_space")); /* the relay is off */
@@ -192,7 +201,7 @@ static void test_replication_privilege(void) {
   CU_ASSERT_EQUAL(err.code, DM_ERR_PRECHECK_FAILED);
   CU_ASSERT(lt_has(err.message, "start-task pc_replpriv: the precheck failed: "
                                 "replication_privilege (lsrc): the source account `pc_noslave`"));
-  CU_ASSERT(lt_has(err.raw_cause, "1 of 12 item(s) failed"));
+  CU_ASSERT(lt_has(err.raw_cause, "1 of 13 item(s) failed"));
   CU_ASSERT_FALSE(err.resumable);
   dmh_precheck_free(&pc);
   lt_teardown(&e);
@@ -275,6 +284,88 @@ static void test_table_keys(void) {
   CU_ASSERT_EQUAL(dmh_precheck_refusal(&pc, "x", &err), 0);
   dmh_precheck_free(&pc);
   lt_teardown(&e);
+}
+
+/* auto_increment_ID (docs/shard.md, "Merged keys and the precheck"): two tables of pc_ai with an
+ * AUTO_INCREMENT primary key routed into one target table. Fails while no extract column keeps
+ * their ids apart (no extract group and no target table; a target key without the extract
+ * column), warns as DM does once the target's key has it; a table routed alone passes. */
+static void pc_ai_run(const char *name, const char *extract, dmh_precheck *pc) {
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  char extra[1024];
+  snprintf(extra, sizeof extra,
+           "block-allow-list = { bal = { do-dbs = [\"pc_ai\"]; }; };\n"
+           "routes = { m = { schema-pattern = \"pc_ai\"; table-pattern = \"t?\"; target-schema "
+           "= \"pc_ai_m\"; target-table = \"t\"; %s }; };\n",
+           extract);
+  lt_task t = {
+      .name = name, .mode = "all", .instance = PT_INST " route-rules = [\"m\"];", .extra = extra};
+  CU_ASSERT_FATAL(lt_config(&e, &t) == 0);
+  CU_ASSERT_FATAL(pt_run(&e, pc) == 0);
+  lt_teardown(&e);
+}
+
+static void test_auto_increment(void) {
+  CU_ASSERT_FATAL(lt_exec(src, "DROP DATABASE IF EXISTS pc_ai") == 0);
+  CU_ASSERT_FATAL(lt_exec(src, "CREATE DATABASE pc_ai") == 0);
+  CU_ASSERT(lt_exec(src, "CREATE TABLE pc_ai.t1 (id INT AUTO_INCREMENT PRIMARY KEY, v INT)") == 0);
+  CU_ASSERT(lt_exec(src, "CREATE TABLE pc_ai.t2 (id INT AUTO_INCREMENT PRIMARY KEY, v INT)") == 0);
+  CU_ASSERT(lt_exec(src, "CREATE TABLE pc_ai.solo (id INT AUTO_INCREMENT PRIMARY KEY)") == 0);
+  lt_exec(dst, "DROP DATABASE IF EXISTS pc_ai_m");
+  static const char ext[] =
+      "extract-table = { table-regexp = \"t(.*)\"; target-column = \"c_table\"; };";
+  dmh_precheck pc;
+  char buf[2048];
+
+  /* no extract column, no target table */
+  pc_ai_run("pc_ai1", "", &pc);
+  CU_ASSERT(pt_is(&pc, "auto_increment_ID", DMH_CHECK_FAIL,
+                  "`pc_ai`.`t1` merges 2 table(s) of this source into `pc_ai_m`.`t`; its key "
+                  "`PRIMARY` (id) holds AUTO_INCREMENT column `id`, and its route fills no "
+                  "extract column"));
+  CU_ASSERT(lt_lacks(pt_msgs(pt_item(&pc, "auto_increment_ID"), buf, sizeof buf), "solo"));
+  dm_error err;
+  CU_ASSERT_EQUAL(dmh_precheck_refusal(&pc, "x", &err), -1); /* a failed item refuses the run */
+  dmh_precheck_free(&pc);
+
+  /* an extract column, and a target table whose key lacks it */
+  CU_ASSERT_FATAL(lt_exec(dst, "CREATE DATABASE pc_ai_m") == 0);
+  CU_ASSERT(lt_exec(dst, "CREATE TABLE pc_ai_m.t (id INT PRIMARY KEY, v INT, c_table "
+                         "VARCHAR(64) NOT NULL DEFAULT '')") == 0);
+  pc_ai_run("pc_ai2", ext, &pc);
+  CU_ASSERT(pt_is(&pc, "auto_increment_ID", DMH_CHECK_FAIL,
+                  "and the target's key `PRIMARY` (id) has no extract column: rows of different "
+                  "shards with the same `id` would overwrite each other"));
+  dmh_precheck_free(&pc);
+
+  /* the target's key has the extract column: DM's warning, nothing refused */
+  CU_ASSERT(lt_exec(dst, "ALTER TABLE pc_ai_m.t DROP PRIMARY KEY, ADD PRIMARY KEY (id, c_table)") ==
+            0);
+  pc_ai_run("pc_ai3", ext, &pc);
+  CU_ASSERT(pt_is(&pc, "auto_increment_ID", DMH_CHECK_WARN,
+                  "sourceID lsrc table `pc_ai`.`t1` of sharding `pc_ai_m`.`t` have auto-increment "
+                  "key, please make sure them don't conflict in target table!"));
+  CU_ASSERT_EQUAL(dmh_precheck_refusal(&pc, "x", &err), 0);
+  dmh_precheck_free(&pc);
+
+  /* the item is ignored when asked */
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  lt_task t = {.name = "pc_ai4",
+               .mode = "all",
+               .instance = PT_INST " route-rules = [\"m\"];",
+               .extra = "block-allow-list = { bal = { do-dbs = [\"pc_ai\"]; }; };\n"
+                        "routes = { m = { schema-pattern = \"pc_ai\"; table-pattern = \"t?\"; "
+                        "target-schema = \"pc_ai_x\"; target-table = \"t\"; }; };\n"
+                        "ignore-checking-items = [\"auto_increment_ID\"];\n"};
+  CU_ASSERT_FATAL(lt_config(&e, &t) == 0);
+  CU_ASSERT_FATAL(pt_run(&e, &pc) == 0);
+  CU_ASSERT_PTR_NULL(pt_item(&pc, "auto_increment_ID"));
+  dmh_precheck_free(&pc);
+  lt_teardown(&e);
+  lt_exec(src, "DROP DATABASE IF EXISTS pc_ai");
+  lt_exec(dst, "DROP DATABASE IF EXISTS pc_ai_m");
 }
 
 /* A target account that may only read; then one with the two schemas granted (by LIKE patterns,
@@ -454,14 +545,15 @@ static void test_ignore(void) {
   CU_ASSERT_PTR_NULL(pt_item(&pc, "replication_privilege"));
   CU_ASSERT(pt_is(&pc, "binlog_format", DMH_CHECK_PASS, NULL));
   CU_ASSERT_EQUAL(pc.n_fail, 0);
-  CU_ASSERT_EQUAL(pc.n, 11);
+  CU_ASSERT_EQUAL(pc.n, 12);
   dmh_precheck_free(&pc);
   /* DM's names without a dmhost item load and skip nothing */
-  CU_ASSERT_FATAL(pt_config(&e, "pc_ign", "all",
-                            "ignore-checking-items = [\"online_ddl\", \"auto_increment_ID\"];\n",
-                            NULL) == 0);
+  CU_ASSERT_FATAL(
+      pt_config(&e, "pc_ign", "all",
+                "ignore-checking-items = [\"online_ddl\", \"schema_of_shard_tables\"];\n",
+                NULL) == 0);
   CU_ASSERT_FATAL(pt_run(&e, &pc) == 0);
-  CU_ASSERT_EQUAL(pc.n, 12);
+  CU_ASSERT_EQUAL(pc.n, 13);
   dmh_precheck_free(&pc);
   CU_ASSERT_FATAL(pt_config(&e, "pc_ign", "all", "ignore-checking-items = [\"all\"];\n", &acc) ==
                   0);
@@ -655,6 +747,7 @@ int main(void) {
       {"conn_number_checking", test_conn_limit},
       {"relay_disk_space warns", test_relay_disk},
       {"target_charset: a collation the target lacks", test_target_charset},
+      {"auto_increment_ID: merged AUTO_INCREMENT keys", test_auto_increment},
       {"items by mode", test_modes},
       {"ignore-checking-items", test_ignore},
       {"dmhost run refused", test_run_refused},

@@ -479,6 +479,81 @@ static void test_routes(void) {
   dmh_rules_free(r);
 }
 
+/* The extract columns (DM's FetchExtendColumn): the route routing picks, its groups in DM's order
+ * table, schema, source, each value the capture groups of its regexp ("" without a match). */
+static void test_route_extract(void) {
+  dmh_route_rule schema_rule = {.name = "s",
+                                .schema_pattern = "shop_*",
+                                .target_schema = "shop",
+                                .extract_regexp = {[DMH_EXTRACT_SCHEMA] = "shop_(.*)"},
+                                .extract_column = {[DMH_EXTRACT_SCHEMA] = "c_db"}};
+  dmh_route_rule table_rule = {
+      .name = "t",
+      .schema_pattern = "shop_*",
+      .table_pattern = "orders_*",
+      .target_schema = "shop",
+      .target_table = "orders",
+      /* given in another order than DM's: the columns still come table, schema, source */
+      .extract_regexp = {[DMH_EXTRACT_SOURCE] = "^(?:src-)?(.*)$",
+                         [DMH_EXTRACT_SCHEMA] = "shop_(?P<region>[a-z]+)_(\\d+)",
+                         [DMH_EXTRACT_TABLE] = "orders_(.*)"},
+      .extract_column = {[DMH_EXTRACT_SOURCE] = "c_source",
+                         [DMH_EXTRACT_SCHEMA] = "c_schema",
+                         [DMH_EXTRACT_TABLE] = "c_table"}};
+  dmh_route_rule plain = {.name = "p", .schema_pattern = "blog", .target_schema = "b"};
+  const dmh_route_rule *routes[] = {&schema_rule, &table_rule, &plain};
+  static dmh_task_instance inst;
+  memset(&inst, 0, sizeof inst);
+  inst.source_id = "src-eu";
+  inst.routes = routes;
+  inst.n_routes = 3;
+  dm_error err;
+  dmh_rules *r = dmh_rules_new(&inst, &err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+  dm_route_extract ex;
+  dmh_rules_extract(r, "shop_eu_7", "orders_01", &ex);
+  CU_ASSERT_EQUAL_FATAL(ex.n, 3);
+  CU_ASSERT_STRING_EQUAL(ex.cols[0].column, "c_table");
+  CU_ASSERT_STRING_EQUAL(ex.cols[0].value, "01");
+  CU_ASSERT_STRING_EQUAL(ex.cols[1].column, "c_schema");
+  CU_ASSERT_STRING_EQUAL(ex.cols[1].value, "eu7"); /* both groups, concatenated */
+  CU_ASSERT_STRING_EQUAL(ex.cols[2].column, "c_source");
+  CU_ASSERT_STRING_EQUAL(ex.cols[2].value, "eu"); /* (?:src-) is not a group */
+  /* a schema that the table regexp's group does not match: "" as DM */
+  dmh_rules_extract(r, "shop_x", "orders_02", &ex);
+  CU_ASSERT_EQUAL_FATAL(ex.n, 3);
+  CU_ASSERT_STRING_EQUAL(ex.cols[1].value, "");
+  CU_ASSERT_STRING_EQUAL(ex.cols[0].value, "02");
+  /* routed by the schema rule: its one group */
+  dmh_rules_extract(r, "shop_us", "users", &ex);
+  CU_ASSERT_EQUAL_FATAL(ex.n, 1);
+  CU_ASSERT_STRING_EQUAL(ex.cols[0].column, "c_db");
+  CU_ASSERT_STRING_EQUAL(ex.cols[0].value, "us");
+  /* a route without extract groups, no route, no table: nothing */
+  dmh_rules_extract(r, "blog", "posts", &ex);
+  CU_ASSERT_EQUAL(ex.n, 0);
+  dmh_rules_extract(r, "other", "t", &ex);
+  CU_ASSERT_EQUAL(ex.n, 0);
+  dmh_rules_extract(r, "shop_eu", NULL, &ex);
+  CU_ASSERT_EQUAL(ex.n, 0);
+  dmh_rules_extract(NULL, "shop_eu", "orders_1", &ex);
+  CU_ASSERT_EQUAL(ex.n, 0);
+  dmh_rules_free(r);
+
+  /* a regexp the task file's check would refuse: refused here too, naming the route */
+  dmh_route_rule bad = {.name = "bad",
+                        .schema_pattern = "s",
+                        .target_schema = "t",
+                        .extract_regexp = {[DMH_EXTRACT_TABLE] = "(unclosed"},
+                        .extract_column = {[DMH_EXTRACT_TABLE] = "c"}};
+  const dmh_route_rule *bads[] = {&bad};
+  inst.routes = bads;
+  inst.n_routes = 1;
+  CU_ASSERT_PTR_NULL(dmh_rules_new(&inst, &err));
+  CU_ASSERT_EQUAL(err.code, DM_ERR_CONFIG_INVALID);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "routes.bad"));
+}
+
 static void test_wildcard_ranges_and_case(void) {
   CU_ASSERT_TRUE(dmh_wildcard_match("t_[0-9]", "t_7", true));
   CU_ASSERT_FALSE(dmh_wildcard_match("t_[0-9]", "t_x", true));
@@ -679,6 +754,7 @@ int main(void) {
       {"wildcards", test_wildcards},
       {"routes", test_routes},
       {"wildcard ranges and case", test_wildcard_ranges_and_case},
+      {"route extract columns", test_route_extract},
       {"filters: a table of cases", test_filters_table},
       {"filters: Do with sql-pattern, event classes", test_filters_do_sql_and_classes},
       {"filters: bad sql-pattern", test_filters_bad_sql_pattern},

@@ -33,7 +33,9 @@ struct dmh_rules {
   rules_table *do_tables, *ignore_tables;
   int n_do_tables, n_ignore_tables;
   const dmh_route_rule **routes;
+  dmh_regex (*extract)[DMH_EXTRACT_KINDS]; /* by route: its compiled extract regexps */
   int n_routes;
+  const char *source_id; /* the subtask's, what extract-source reads */
   bool case_sensitive;
   dmh_filters *filters; /* NULL: no filter rules */
   /* online-ddl: the shadow and trash rules compiled with their groups (match.h) */
@@ -106,6 +108,29 @@ static int rules_compile_tables(rules_table *t, int *done, const dmh_table_ref *
   return 0;
 }
 
+/* The routes' extract regexps, compiled once (the task file's check refused bad ones first). */
+static int rules_compile_extracts(dmh_rules *r, dm_error *err) {
+  if (r->n_routes == 0)
+    return 0;
+  r->extract = calloc((size_t)r->n_routes, sizeof *r->extract);
+  if (!r->extract) {
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory compiling the task's rules");
+    return -1;
+  }
+  for (int i = 0; i < r->n_routes; i++)
+    for (int k = 0; k < DMH_EXTRACT_KINDS; k++) {
+      const char *re = r->routes[i]->extract_regexp[k];
+      char why[400];
+      if (re && dmh_regex_compile_groups(&r->extract[i][k], re, false, why, sizeof why) < 0) {
+        dm_error_set(err, DM_ERR_CONFIG_INVALID, why,
+                     "routes.%s: bad extract regular expression %s: %s", r->routes[i]->name, re,
+                     why);
+        return -1;
+      }
+    }
+  return 0;
+}
+
 bool dmh_rules_is_system_schema(const char *schema) {
   static const char *const sys[] = {"mysql", "information_schema", "performance_schema", "sys"};
   for (size_t i = 0; i < sizeof sys / sizeof sys[0]; i++)
@@ -135,6 +160,11 @@ dmh_rules *dmh_rules_new(const dmh_task_instance *inst, dm_error *err) {
   }
   r->routes = inst->routes;
   r->n_routes = inst->n_routes;
+  r->source_id = inst->source_id ? inst->source_id : "";
+  if (rules_compile_extracts(r, err) < 0) {
+    dmh_rules_free(r);
+    return NULL;
+  }
   if (inst->n_filters > 0 &&
       !(r->filters = dmh_filters_new(inst->filters, inst->n_filters, cs, err))) {
     dmh_rules_free(r);
@@ -179,6 +209,10 @@ void dmh_rules_free(dmh_rules *r) {
   rules_tables_free(r->do_tables, r->n_do_tables);
   rules_tables_free(r->ignore_tables, r->n_ignore_tables);
   dmh_filters_free(r->filters);
+  for (int i = 0; r->extract && i < r->n_routes; i++)
+    for (int k = 0; k < DMH_EXTRACT_KINDS; k++)
+      dmh_regex_free(&r->extract[i][k]);
+  free(r->extract);
   rules_online_free(r->shadow, r->n_shadow);
   rules_online_free(r->trash, r->n_trash);
   free(r);
@@ -228,31 +262,57 @@ bool dmh_rules_table_allowed(const dmh_rules *r, const char *schema, const char 
   return r->n_do_tables == 0;
 }
 
+/* The route that sends schema.table (NULL: none): a table rule that matches beats any schema rule;
+ * among rules of one kind the first. table NULL or "": only schema rules. */
+static int rules_route_of(const dmh_rules *r, const char *schema, const char *table) {
+  int schema_rule = -1;
+  for (int i = 0; r && i < r->n_routes; i++) {
+    const dmh_route_rule *rr = r->routes[i];
+    if (!dmh_wildcard_match(rr->schema_pattern, schema, r->case_sensitive))
+      continue;
+    if (rr->table_pattern && rr->table_pattern[0]) {
+      if (table && table[0] && dmh_wildcard_match(rr->table_pattern, table, r->case_sensitive))
+        return i;
+    } else if (schema_rule < 0) {
+      schema_rule = i;
+    }
+  }
+  return schema_rule;
+}
+
 void dmh_rules_route(const dmh_rules *r, const char *schema, const char *table, char *out_schema,
                      size_t schema_len, char *out_table, size_t table_len) {
   dm_strlcpy(out_schema, schema, schema_len);
   if (out_table)
     dm_strlcpy(out_table, table ? table : "", table_len);
-  if (!r)
+  int i = rules_route_of(r, schema, table);
+  if (i < 0)
     return;
-  const dmh_route_rule *schema_rule = NULL;
-  for (int i = 0; i < r->n_routes; i++) {
-    const dmh_route_rule *rr = r->routes[i];
-    if (!dmh_wildcard_match(rr->schema_pattern, schema, r->case_sensitive))
+  const dmh_route_rule *rr = r->routes[i];
+  dm_strlcpy(out_schema, rr->target_schema, schema_len);
+  if (out_table && rr->table_pattern && rr->table_pattern[0] && rr->target_table &&
+      rr->target_table[0])
+    dm_strlcpy(out_table, rr->target_table, table_len);
+}
+
+void dmh_rules_extract(const dmh_rules *r, const char *schema, const char *table,
+                       dm_route_extract *out) {
+  out->n = 0;
+  int i = table && table[0] ? rules_route_of(r, schema, table) : -1;
+  if (i < 0)
+    return;
+  const char *subject[DMH_EXTRACT_KINDS] = {[DMH_EXTRACT_TABLE] = table,
+                                            [DMH_EXTRACT_SCHEMA] = schema,
+                                            [DMH_EXTRACT_SOURCE] = r->source_id};
+  for (int k = 0; k < DMH_EXTRACT_KINDS && out->n < DM_ROUTE_EXTRACT_MAX; k++) {
+    const char *col = r->routes[i]->extract_column[k];
+    if (!col || !r->extract[i][k].compiled)
       continue;
-    if (rr->table_pattern && rr->table_pattern[0]) {
-      if (table && table[0] && dmh_wildcard_match(rr->table_pattern, table, r->case_sensitive)) {
-        dm_strlcpy(out_schema, rr->target_schema, schema_len);
-        if (out_table && rr->target_table && rr->target_table[0])
-          dm_strlcpy(out_table, rr->target_table, table_len);
-        return; /* a table rule wins over any schema rule */
-      }
-    } else if (!schema_rule) {
-      schema_rule = rr;
-    }
+    dm_strlcpy(out->cols[out->n].column, col, sizeof out->cols[out->n].column);
+    dmh_regex_extract(&r->extract[i][k], subject[k], out->cols[out->n].value,
+                      sizeof out->cols[out->n].value);
+    out->n++;
   }
-  if (schema_rule)
-    dm_strlcpy(out_schema, schema_rule->target_schema, schema_len);
 }
 
 bool dmh_rules_online(const dmh_rules *r) {

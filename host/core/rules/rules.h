@@ -28,6 +28,13 @@ void dmh_rules_free(dmh_rules *r);
 bool dmh_rules_table_allowed(const dmh_rules *r, const char *schema, const char *table);
 void dmh_rules_route(const dmh_rules *r, const char *schema, const char *table, char *out_schema,
                      size_t schema_len, char *out_table, size_t table_len);
+/* The extract columns of the route that sends schema.table (DM's table-router FetchExtendColumn:
+ * the route routing decides on, a table rule before a schema rule): its extract-table,
+ * extract-schema and extract-source groups in that order, each value DM's extractVal of the table
+ * name, the schema name and the subtask's source-id (dmh_regex_extract: its capture groups, ""
+ * when the regexp does not match). out->n = 0 when the route has none (or no route matches). */
+void dmh_rules_extract(const dmh_rules *r, const char *schema, const char *table,
+                       dm_route_extract *out);
 /* The task's binlog event filters (see filters.h): must this event be skipped? */
 bool dmh_rules_event_ignored(const dmh_rules *r, const char *schema, const char *table,
                              const char *event, const char *sql);

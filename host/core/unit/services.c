@@ -245,6 +245,11 @@ static dm_online_kind svc_online_table_kind(dm_ctx *c, const char *schema, const
   return dmh_rules_online_kind(c->rules, table, real, len);
 }
 
+static void svc_route_extract(dm_ctx *c, const char *schema, const char *table,
+                              dm_route_extract *out) {
+  dmh_rules_extract(c->rules, schema, table, out);
+}
+
 static bool svc_meta_position(dm_ctx *c, dm_position *out) {
   const dmh_task_instance *i = c->instance;
   if (!i || (!i->meta_binlog_name && !i->meta_binlog_gtid))
@@ -476,6 +481,7 @@ static const dm_host_services services = {
     .shard_put = svc_shard_put,
     .shard_wait = svc_shard_wait,
     .shard_done = svc_shard_done,
+    .route_extract = svc_route_extract,
 };
 
 const dm_host_services *dmh_host_services(void) {
