@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sync.h"
+#include "sync_structure.h"
 #include "sync_tracker_internal.h"
 
 int sync_tracker_new(sync_unit *u, sync_tracker **out) {
@@ -97,33 +98,6 @@ void trk_forget_all(sync_tracker *tr) {
     trk_table_clear(&tr->t[i]);
 }
 
-/* ENUM/SET values out of information_schema's COLUMN_TYPE: enum('a','it''s','c\\d'). Appends
- * each value NUL-terminated to text (at *at) and counts them. */
-static uint32_t trk_enum_values(const char *ctype, char *text, size_t *at) {
-  const char *p = strchr(ctype, '(');
-  uint32_t n = 0;
-  while (p && *p && *p != ')') {
-    p++;
-    if (*p != '\'')
-      break;
-    p++;
-    for (; *p; p++) {
-      if (*p == '\'' && p[1] == '\'')
-        p++;
-      else if (*p == '\\' && p[1])
-        p++;
-      else if (*p == '\'')
-        break;
-      text[(*at)++] = *p;
-    }
-    text[(*at)++] = '\0';
-    n++;
-    if (*p == '\'')
-      p++;
-  }
-  return n;
-}
-
 static int trk_literal(MYSQL *c, sync_buf *b, const char *s) {
   size_t l = strlen(s);
   if (sync_buf_reserve(b, 2 * l + 3) < 0)
@@ -199,7 +173,7 @@ int trk_load(sync_tracker *tr, MYSQL *c, trk_table *t, dm_error *err) {
     d->in_primary_key = row[4] && strcmp(row[4], "PRI") == 0;
     if (strcmp(dtype, "enum") == 0 || strcmp(dtype, "set") == 0) {
       size_t start = at;
-      d->n_values = trk_enum_values(ctype, t->text, &at);
+      d->n_values = sync_enum_members(ctype, t->text, &at);
       d->values = &t->values[vi];
       for (uint32_t k = 0, o = (uint32_t)start; k < d->n_values; k++) {
         t->values[vi++] = t->text + o;
@@ -363,5 +337,18 @@ int sync_tracker_table_map(sync_tracker *tr, MYSQL *c, dm_binlog_table_map *tm, 
              bad + 1, (int)tm->columns[bad].name.len, tm->columns[bad].name.ptr, t->defs[bad].name);
     return trk_mismatch(tr, tm, t, at, what, err);
   }
+  return rc;
+}
+
+int sync_tracker_structure(sync_tracker *tr, MYSQL *c, const char *db, const char *table,
+                           sync_buf *out, dm_error *err) {
+  char shadow[SYNC_NAME_MAX], msg[512];
+  trk_shadow_schema(tr, db, shadow, sizeof shadow);
+  int rc = sync_structure_json(c, shadow, table, out, msg, sizeof msg);
+  if (rc < 0)
+    tr->u->host->error_make(tr->u->ctx, err, DM_ERR_SYNC_SCHEMA, NULL,
+                            "sync: the schema tracker cannot read the structure of `%s`.`%s` "
+                            "(shadow `%s`.`%s` on the target): %s",
+                            db, table, shadow, table, msg);
   return rc;
 }

@@ -19,6 +19,7 @@
 #include <dmhost/fs.h>
 
 #include "sync.h"
+#include "sync_structure.h"
 #include "sync_tracker_internal.h"
 
 #define TRK_SCHEMA_FILE_MAX (16u << 20) /* a schema file bigger than this is not read */
@@ -393,4 +394,43 @@ void sync_tracker_ddl_after(sync_tracker *tr, MYSQL *conn, const sync_ddl *d, co
     if (s->has_other)
       trk_untrack(tr, conn, &s->other);
   }
+}
+
+/* ---- optimistic shard DDL: the scratch check ---- */
+
+/* The copy's name in db's shadow schema: shadows keep their source tables' names, and the
+ * tracker never shadows a schema or table starting with _dmt_. */
+#define TRK_SCRATCH "_dmt_scratch"
+
+int sync_tracker_scratch(sync_tracker *tr, MYSQL *c, const sync_ddl *d, const char *db,
+                         const char *table, sync_buf *after, dm_error *err) {
+  sync_unit *u = tr->u;
+  char tdb[SYNC_NAME_MAX], tt[SYNC_NAME_MAX], shadow[SYNC_NAME_MAX], msg[512];
+  sync_route(u, db, table, tdb, tt);
+  trk_shadow_schema(tr, db, shadow, sizeof shadow);
+  if (trk_ensure_schema(tr, c, db, err) < 0)
+    return -1;
+  if (!after->len || after->p[after->len - 1] != '}')
+    return sync_nomem(u, err); /* not an object: a caller's bug, never a user's */
+  size_t close = after->len - 1;
+  after->len = close;
+  after->p[close] = '\0';
+  size_t mark = after->len;
+  if (sync_buf_putc(after, ',') < 0)
+    return sync_nomem(u, err);
+  size_t body = after->len;
+  if (sync_structure_scratch(c, shadow, TRK_SCRATCH, tdb, tt, d, db, table, after, msg,
+                             sizeof msg) < 0) {
+    after->len = close;
+    sync_buf_putc(after, '}');
+    u->host->error_make(u->ctx, err, DM_ERR_SYNC_SCHEMA, NULL,
+                        "sync: the scratch check of a DDL of `%s`.`%s` on a copy of `%s`.`%s` "
+                        "in `%s`: %s",
+                        db, table, tdb, tt, shadow, msg);
+    return -1;
+  }
+  if (after->len == body) /* the target has no such table: nothing added */
+    after->len = mark;
+  after->p[after->len] = '\0';
+  return sync_buf_putc(after, '}') < 0 ? sync_nomem(u, err) : 0;
 }
