@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# A local pair of MariaDB servers for tests and demos: a source (binlog on, ROW, GTID) and a
-# target, each in a folder of its own under ${DMH_DB_DIR:-/tmp/dmhost-db}, no systemd needed.
+# Local MariaDB servers for tests and demos: a source (binlog on, ROW, GTID), a second source
+# `source2` (the same settings, its own server_id and GTID domain: shard merges) and a target, each
+# in a folder of its own under ${DMH_DB_DIR:-/tmp/dmhost-db}, no systemd needed.
 #
-#   scripts/mariadb.sh start|stop|status|restart-source|restart-target|kill-target|env
+#   scripts/mariadb.sh start|stop|status|restart-source|restart-source2|restart-target|kill-target|env
 #
-# Ports: ${DMH_SOURCE_PORT:-13306} and ${DMH_TARGET_PORT:-13307} on 127.0.0.1; root has an empty
-# password; the source's server_id is ${DMH_SOURCE_SERVER_ID:-1} (read at each start). See
-# docs/servers.md.
+# Ports: ${DMH_SOURCE_PORT:-13306}, ${DMH_TARGET_PORT:-13307} and ${DMH_SOURCE2_PORT:-source port + 2} on
+# 127.0.0.1; root has an empty password; the source's server_id is ${DMH_SOURCE_SERVER_ID:-1} (read
+# at each start), source2's 3. See docs/servers.md.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=proc.sh
 . "$(dirname "$0")/proc.sh"
@@ -14,6 +15,9 @@ set -euo pipefail
 db_dir=$(realpath -m "${DMH_DB_DIR:-/tmp/dmhost-db}")
 source_port=${DMH_SOURCE_PORT:-13306}
 target_port=${DMH_TARGET_PORT:-13307}
+# source2 follows the source's port unless told, so a private pair (benchmarks, helpers) never
+# collides with the default one's source2.
+source2_port=${DMH_SOURCE2_PORT:-$((source_port + 2))}
 start_timeout=30
 stop_timeout=20
 
@@ -23,12 +27,16 @@ die() {
 }
 
 usage() {
-  echo "usage: $0 start|stop|status|restart-source|restart-target|kill-target|env" >&2
+  echo "usage: $0 start|stop|status|restart-source|restart-source2|restart-target|kill-target|env" >&2
   exit 2
 }
 
 port_of() { # instance
-  if [ "$1" = source ]; then echo "$source_port"; else echo "$target_port"; fi
+  case $1 in
+    source) echo "$source_port" ;;
+    source2) echo "$source2_port" ;;
+    *) echo "$target_port" ;;
+  esac
 }
 
 # The client tools read /etc/mysql and ~/.my.cnf unless told not to; those may point at another
@@ -45,7 +53,11 @@ write_cnf() { # instance
   port=$(port_of "$inst")
   # DMH_SOURCE_SERVER_ID: a restart-source with another id makes the source "another server" for
   # a replica (the relay's upstream-switch test); only ever for a private pair.
-  if [ "$inst" = source ]; then server_id=${DMH_SOURCE_SERVER_ID:-1}; else server_id=2; fi
+  case $inst in
+    source) server_id=${DMH_SOURCE_SERVER_ID:-1} ;;
+    source2) server_id=3 ;;
+    *) server_id=2 ;;
+  esac
   [[ $server_id =~ ^[0-9]+$ ]] || die "DMH_SOURCE_SERVER_ID must be a number, not '$server_id'"
   mkdir -p "$dir/data" "$dir/tmp"
   {
@@ -73,7 +85,7 @@ write_cnf() { # instance
     echo "ssl_ca = $db_dir/tls/ca.pem"
     echo "ssl_cert = $db_dir/tls/server-cert.pem"
     echo "ssl_key = $db_dir/tls/server-key.pem"
-    if [ "$inst" = source ]; then
+    if [ "$inst" != target ]; then
       echo "log_bin = $dir/data/mysql-bin"
       echo "binlog_format = ROW"
       echo "binlog_row_image = FULL"
@@ -81,7 +93,8 @@ write_cnf() { # instance
       echo "binlog_row_metadata = FULL"
       echo "binlog_checksum = CRC32"
       echo "gtid_strict_mode = ON"
-      echo "gtid_domain_id = 0"
+      # Each source its own domain, as the shards of a real estate would have.
+      if [ "$inst" = source2 ]; then echo "gtid_domain_id = 1"; else echo "gtid_domain_id = 0"; fi
       # Small, so tests see rotations.
       echo "max_binlog_size = 16M"
     else
@@ -164,7 +177,7 @@ launch() { # instance
 # tests, and dmh_tls (password 'tls', all privileges) that the servers accept only over TLS. Not binlogged, so a fresh source has an empty GTID position.
 setup_accounts() { # instance
   local inst=$1 grant
-  if [ "$inst" = source ]; then
+  if [ "$inst" != target ]; then
     grant="GRANT SELECT ON *.* TO 'dmh_limited'@'127.0.0.1';"
   else
     grant=""
@@ -208,7 +221,7 @@ start_instances() { # instances...
     [ -n "$(live_pid "$inst")" ] && continue
     if port_taken "$(port_of "$inst")"; then
       echo "mariadb.sh: port $(port_of "$inst") (the $inst) is taken by another process, perhaps" \
-        "servers of another DMH_DB_DIR; stop them or set DMH_SOURCE_PORT/DMH_TARGET_PORT" >&2
+        "servers of another DMH_DB_DIR; stop them or set DMH_SOURCE_PORT/DMH_TARGET_PORT/DMH_SOURCE2_PORT" >&2
       return 1
     fi
     launched+=("$inst")
@@ -298,6 +311,8 @@ export DMH_TARGET_HOST=127.0.0.1
 export DMH_TARGET_PORT=$target_port
 export DMH_TARGET_USER=root
 export DMH_TARGET_PASSWORD=''
+export DMH_SOURCE2_HOST=127.0.0.1
+export DMH_SOURCE2_PORT=$source2_port
 EOF
 }
 
@@ -308,13 +323,14 @@ if [ "$cmd" = env ]; then
   exit 0
 fi
 case $cmd in
-  start | stop | status | restart-source | restart-target | kill-target) ;;
+  start | stop | status | restart-source | restart-source2 | restart-target | kill-target) ;;
   *) usage ;;
 esac
 command -v mariadbd >/dev/null ||
   die "mariadbd not found; run scripts/deps.sh (installs mariadb-server)"
-[ "$source_port" != "$target_port" ] ||
-  die "DMH_SOURCE_PORT and DMH_TARGET_PORT are both $source_port"
+[ "$source_port" != "$target_port" ] && [ "$source2_port" != "$source_port" ] &&
+  [ "$source2_port" != "$target_port" ] ||
+  die "DMH_SOURCE_PORT, DMH_TARGET_PORT and DMH_SOURCE2_PORT must differ ($source_port, $target_port, $source2_port)"
 
 mkdir -p "$db_dir"
 # One mariadb.sh at a time per folder (parallel ctest fixtures, a user in another shell).
@@ -322,20 +338,25 @@ exec 9>"$db_dir/lock"
 flock -w 120 9 || die "another mariadb.sh holds $db_dir/lock for more than 120s"
 
 case $cmd in
-  start) start_instances source target ;;
+  start) start_instances source target source2 ;;
   stop)
     stop_instance source &
     p=$!
+    stop_instance source2 &
+    p2=$!
     stop_instance target
     wait "$p"
+    wait "$p2"
     ;;
   status)
     rc=0
     status_instance source || rc=3
     status_instance target || rc=3
+    status_instance source2 || rc=3
     exit "$rc"
     ;;
   restart-source) stop_instance source && start_instances source ;;
+  restart-source2) stop_instance source2 && start_instances source2 ;;
   restart-target) stop_instance target && start_instances target ;;
   kill-target) kill_instance target ;;
 esac

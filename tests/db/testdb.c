@@ -122,7 +122,7 @@ int testdb_buf_ok(testdb_buf *b) {
 /* ---- connections ---- */
 
 const char *testdb_side_name(testdb_side side) {
-  return side == TESTDB_SOURCE ? "source" : "target";
+  return side == TESTDB_SOURCE ? "source" : side == TESTDB_SOURCE2 ? "source2" : "target";
 }
 
 static const char *testdb_env(const char *prefix, const char *name, const char *dflt) {
@@ -133,6 +133,25 @@ static const char *testdb_env(const char *prefix, const char *name, const char *
 }
 
 int testdb_params_get(testdb_side side, testdb_params *out) {
+  if (side == TESTDB_SOURCE2) {
+    /* source2's default port follows the source's, as scripts/mariadb.sh picks it */
+    testdb_params src;
+    if (testdb_params_get(TESTDB_SOURCE, &src) != 0)
+      return -1;
+    *out = src;
+    out->port = src.port + 2;
+    const char *port = testdb_env("DMH_SOURCE2_", "PORT", NULL);
+    char *end = NULL;
+    unsigned long p = port ? strtoul(port, &end, 10) : 0;
+    if (port && (end == port || *end || p == 0 || p > 65535)) {
+      testdb_fail(DM_ERR_CONFIG_INVALID, port,
+                  "DMH_SOURCE2_PORT='%s' is not a port number (1-65535)", port);
+      return -1;
+    }
+    if (port)
+      out->port = (unsigned)p;
+    return 0;
+  }
   const char *prefix = side == TESTDB_SOURCE ? "DMH_SOURCE_" : "DMH_TARGET_";
   dm_strlcpy(out->host, testdb_env(prefix, "HOST", "127.0.0.1"), sizeof out->host);
   dm_strlcpy(out->user, testdb_env(prefix, "USER", "root"), sizeof out->user);

@@ -22,6 +22,8 @@
 typedef enum testdb_side {
   TESTDB_SOURCE = 0,
   TESTDB_TARGET = 1,
+  TESTDB_SOURCE2 =
+      2, /* the second source (shard merges): DMH_SOURCE2_*, port DMH_SOURCE_PORT + 2 */
 } testdb_side;
 
 /* Where a side's server is: DMH_SOURCE_HOST/PORT/USER/PASSWORD (DMH_TARGET_... for the target),
