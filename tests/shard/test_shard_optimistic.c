@@ -296,7 +296,8 @@ static void test_detected(void) {
   dmh_opt_lock_free(l);
 }
 
-/* ADD COLUMN NOT NULL without a default: the other shard's rows could not be written. */
+/* ADD COLUMN NOT NULL without a default: the other shard's rows could not be written; held until
+ * the other adds it too. */
 static void test_add_not_null(void) {
   dmh_opt_lock *l = lock_of(2);
   dmh_opt_result r;
@@ -304,7 +305,14 @@ static void test_add_not_null(void) {
                             st("id int!, c int!"), &r),
                         0);
   CU_ASSERT_EQUAL(r.verdict, DMH_OPT_CONFLICT);
+  CU_ASSERT_EQUAL(r.stage, DMH_OPT_STAGE_SKIP_WAIT); /* the other may add it alike */
   CU_ASSERT_PTR_NOT_NULL(strstr(r.message, "column `c`"));
+  dmh_opt_result_free(&r);
+  CU_ASSERT_EQUAL_FATAL(put(l, "s2", "t2", "ALTER TABLE t ADD c INT NOT NULL", st("id int!"),
+                            st("id int!, c int!"), &r),
+                        0);
+  CU_ASSERT_EQUAL(r.verdict, DMH_OPT_EXEC);
+  CU_ASSERT_EQUAL(r.n_released, 1);
   dmh_opt_result_free(&r);
   dmh_opt_lock_free(l);
 }
