@@ -262,63 +262,76 @@ static void st_drop(MYSQL *c, const char *schema, const char *table) {
   sync_buf_free(&q);
 }
 
-int sync_structure_scratch(MYSQL *c, const char *scratch_schema, const char *scratch_table,
-                           const char *tdb, const char *tt, const sync_ddl *d,
-                           const char *subject_schema, const char *subject_table, sync_buf *out,
-                           char *msg, size_t msg_len) {
+int sync_structure_try(MYSQL *c, const char *scratch_schema, const char *scratch_table,
+                       const char *from_db, const char *from_table, const sync_ddl *d,
+                       const char *subject_schema, const char *subject_table, sync_buf *out,
+                       char *refused, size_t refused_len, char *msg, size_t msg_len) {
   sync_buf q = {0};
   int rc = -1;
+  refused[0] = '\0';
   /* a copy left by a crash between CREATE and DROP goes first */
   st_drop(c, scratch_schema, scratch_table);
   if (sync_buf_puts(&q, "CREATE TABLE ") < 0 ||
       sync_sql_qualified(&q, scratch_schema, scratch_table) < 0 ||
-      sync_buf_puts(&q, " LIKE ") < 0 || sync_sql_qualified(&q, tdb, tt) < 0) {
-    snprintf(msg, msg_len, "out of memory writing the scratch check");
+      sync_buf_puts(&q, " LIKE ") < 0 || sync_sql_qualified(&q, from_db, from_table) < 0) {
+    snprintf(msg, msg_len, "out of memory writing a scratch copy");
     goto out;
   }
   unsigned e = st_run(c, q.p, q.len);
   if (e == 1146 /* ER_NO_SUCH_TABLE */) {
-    rc = 0; /* the target has no table yet: nothing to check against */
+    rc = 2;
     goto out;
   }
   if (e) {
-    st_error(c, "copying the target table for the scratch check", msg, msg_len);
+    st_error(c, "copying a table for a scratch copy", msg, msg_len);
     goto out;
   }
   st_scratch_route route = {subject_schema, subject_table, scratch_schema, scratch_table};
-  char refused[512] = "";
   for (int i = 0; i < d->n && !refused[0]; i++) {
     const sync_ddl_stmt *s = &d->stmts[i];
     if (strcmp(s->subject.schema, subject_schema) != 0 ||
         strcmp(s->subject.table, subject_table) != 0)
       continue;
     sync_buf_reset(&q);
-    if (sync_ddl_rewrite(s, st_route, &route, false, &q) < 0) {
-      snprintf(refused, sizeof refused, "the statement cannot be written for the target");
-      break;
-    }
-    if (st_run(c, q.p, q.len) != 0)
-      snprintf(refused, sizeof refused, "%s", mysql_error(c));
+    if (sync_ddl_rewrite(s, st_route, &route, false, &q) < 0)
+      snprintf(refused, refused_len, "the statement cannot be written for the copy");
+    else if (st_run(c, q.p, q.len) != 0)
+      snprintf(refused, refused_len, "%s", mysql_error(c));
   }
-  if (refused[0]) {
-    rc = sync_buf_puts(out, "\"target_error\":") < 0 || sync_json_string(out, refused) < 0 ? -1 : 0;
-    if (rc < 0)
-      snprintf(msg, msg_len, "out of memory writing the scratch check");
-  } else {
-    size_t at = out->len;
-    if (sync_buf_puts(out, "\"target\":") < 0) {
-      snprintf(msg, msg_len, "out of memory writing the scratch check");
-      goto out;
-    }
-    rc = sync_structure_json(c, scratch_schema, scratch_table, out, msg, msg_len);
-    if (rc == 1) { /* the statements dropped or renamed it away: no structure to judge */
-      out->len = at;
-      out->p[at] = '\0';
-      rc = sync_buf_puts(out, "\"target_error\":\"the statements leave no target table\"");
-    }
+  if (refused[0])
+    rc = 1;
+  else if ((rc = sync_structure_json(c, scratch_schema, scratch_table, out, msg, msg_len)) == 1) {
+    snprintf(refused, refused_len, "the statements leave no table");
+    rc = 1;
   }
 out:
   st_drop(c, scratch_schema, scratch_table);
   sync_buf_free(&q);
   return rc;
+}
+
+int sync_structure_scratch(MYSQL *c, const char *scratch_schema, const char *scratch_table,
+                           const char *tdb, const char *tt, const sync_ddl *d,
+                           const char *subject_schema, const char *subject_table, sync_buf *out,
+                           char *msg, size_t msg_len) {
+  size_t at = out->len;
+  char refused[512];
+  if (sync_buf_puts(out, "\"target\":") < 0) {
+    snprintf(msg, msg_len, "out of memory writing the scratch check");
+    return -1;
+  }
+  int rc = sync_structure_try(c, scratch_schema, scratch_table, tdb, tt, d, subject_schema,
+                              subject_table, out, refused, sizeof refused, msg, msg_len);
+  if (rc != 0) { /* nothing of the copy's structure was appended */
+    out->len = at;
+    out->p[at] = '\0';
+  }
+  if (rc == 2) /* the target has no table yet: nothing to check against */
+    return 0;
+  if (rc == 1 &&
+      (sync_buf_puts(out, "\"target_error\":") < 0 || sync_json_string(out, refused) < 0)) {
+    snprintf(msg, msg_len, "out of memory writing the scratch check");
+    return -1;
+  }
+  return rc < 0 ? -1 : 0;
 }

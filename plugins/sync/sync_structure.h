@@ -21,6 +21,16 @@
 int sync_structure_json(MYSQL *c, const char *schema, const char *table, sync_buf *out, char *msg,
                         size_t msg_len);
 
+/* The structure from_db.from_table would have after the statements of d that name the table
+ * `subject_schema`.`subject_table`: a copy is made as scratch_schema.scratch_table (CREATE TABLE
+ * ... LIKE), the statements run on it in the subject's place, its structure is appended to out,
+ * and the copy is dropped. 0; 1 when the server refused a statement (its message in refused,
+ * nothing appended); 2 when from_db.from_table does not exist; -1 with msg. */
+int sync_structure_try(MYSQL *c, const char *scratch_schema, const char *scratch_table,
+                       const char *from_db, const char *from_table, const sync_ddl *d,
+                       const char *subject_schema, const char *subject_table, sync_buf *out,
+                       char *refused, size_t refused_len, char *msg, size_t msg_len);
+
 /* The scratch check's part of an `after`: a copy of the target table tdb.tt is made as
  * scratch_schema.scratch_table (CREATE TABLE ... LIKE, on c, which must reach the target
  * server), the statements of d that name the table `subject_schema`.`subject_table` run on it in

@@ -339,16 +339,3 @@ int sync_tracker_table_map(sync_tracker *tr, MYSQL *c, dm_binlog_table_map *tm, 
   }
   return rc;
 }
-
-int sync_tracker_structure(sync_tracker *tr, MYSQL *c, const char *db, const char *table,
-                           sync_buf *out, dm_error *err) {
-  char shadow[SYNC_NAME_MAX], msg[512];
-  trk_shadow_schema(tr, db, shadow, sizeof shadow);
-  int rc = sync_structure_json(c, shadow, table, out, msg, sizeof msg);
-  if (rc < 0)
-    tr->u->host->error_make(tr->u->ctx, err, DM_ERR_SYNC_SCHEMA, NULL,
-                            "sync: the schema tracker cannot read the structure of `%s`.`%s` "
-                            "(shadow `%s`.`%s` on the target): %s",
-                            db, table, shadow, table, msg);
-  return rc;
-}

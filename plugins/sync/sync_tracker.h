@@ -51,18 +51,17 @@ int sync_tracker_ddl_before(sync_tracker *tr, MYSQL *c, const sync_ddl *d, dm_er
 void sync_tracker_ddl_after(sync_tracker *tr, MYSQL *conn, const sync_ddl *d, const char *at,
                             bool replay);
 
-/* Optimistic shard DDL (docs/shard.md "Optimistic mode"): the structure of db.table as the
- * tracker has it (its shadow table), as the JSON of sync_structure.h, appended to out. Read
- * before a member's DDL runs on the shadow (sync_tracker_ddl_after) it is the info's `before`,
- * after it the `after`. 0; 1 when the tracker has no shadow of it; -1 with *err. */
-int sync_tracker_structure(sync_tracker *tr, MYSQL *c, const char *db, const char *table,
-                           sync_buf *out, dm_error *err);
-/* The scratch check of an optimistic info: the statements of d on db.table run on a copy of its
- * routed target table made in db's shadow schema, and the result goes into `after` (a JSON
- * object, from sync_tracker_structure) as its "target" or "target_error" member
- * (sync_structure_scratch). `after` is unchanged when the target has no such table. 0, or -1 with
- * *err (the copy could not be made or read). */
-int sync_tracker_scratch(sync_tracker *tr, MYSQL *c, const sync_ddl *d, const char *db,
-                         const char *table, sync_buf *after, dm_error *err);
+/* Optimistic shard DDL (docs/shard.md "Optimistic mode"): a member's info for the statements of
+ * d on db.table, read before the tracker applies them (sync_tracker_ddl_before done, not yet
+ * sync_tracker_ddl_after): `before` is the structure of its shadow table, `after` the structure a
+ * copy of the shadow has once the statements ran on it (the shadow itself changes only in
+ * sync_tracker_ddl_after, after the target, so a replayed DDL reads the same before), both as the
+ * JSON of sync_structure.h, appended. `after` also carries the scratch check: the statements on a
+ * copy of the routed target table, as its "target" or "target_error" member (nothing when the
+ * target has no such table). The copies live in db's shadow schema and are dropped. 0; 1 when the
+ * tracker has no shadow of the table (nothing appended); -1 with *err (DM_ERR_SYNC_SCHEMA: the
+ * shadow refuses a statement, or a copy could not be made or read). */
+int sync_tracker_before_after(sync_tracker *tr, MYSQL *c, const sync_ddl *d, const char *db,
+                              const char *table, sync_buf *before, sync_buf *after, dm_error *err);
 
 #endif /* DMHOST_SYNC_TRACKER_H */

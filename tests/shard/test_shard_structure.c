@@ -244,12 +244,54 @@ static void test_lock_with_scratch(void) {
   sync_buf_free(&after);
 }
 
+/* The tracker's after: the statements on a copy of the shadow, the shadow unchanged. */
+static void test_try_on_copy(void) {
+  CU_ASSERT_EQUAL_FATAL(testdb_exec(dst, "DROP TABLE IF EXISTS " DB ".shadow_t; CREATE TABLE " DB
+                                         ".shadow_t (id INT NOT NULL PRIMARY KEY)"),
+                        0);
+  const char *sql = "ALTER TABLE shadow_t ADD COLUMN c INT, ADD INDEX kc (c)";
+  sync_ddl d;
+  char msg[512], refused[512];
+  CU_ASSERT_EQUAL_FATAL(sync_ddl_parse(sql, strlen(sql), "src", &d, msg, sizeof msg), 0);
+  sync_buf b = {0};
+  CU_ASSERT_EQUAL_FATAL(sync_structure_try(dst, SHADOW, "_dmt_after_copy", DB, "shadow_t", &d,
+                                           "src", "shadow_t", &b, refused, sizeof refused, msg,
+                                           sizeof msg),
+                        0);
+  dmh_sj_table after;
+  char why[DMH_SJ_WHY_MAX];
+  CU_ASSERT_EQUAL_FATAL(dmh_sj_table_from_json(b.p, &after, why, sizeof why), 0);
+  CU_ASSERT_PTR_NOT_NULL(dmh_sj_column_find(&after, "c"));
+  CU_ASSERT_EQUAL(after.n_idx, 2);
+  dmh_sj_table_free(&after);
+  dmh_sj_table shadow;
+  read_table("shadow_t", &shadow);
+  CU_ASSERT_PTR_NULL(dmh_sj_column_find(&shadow, "c")); /* the original is untouched */
+  dmh_sj_table_free(&shadow);
+  sync_ddl_free(&d);
+  /* a statement the copy refuses; a table that is not there */
+  sql = "ALTER TABLE shadow_t DROP COLUMN nope";
+  CU_ASSERT_EQUAL_FATAL(sync_ddl_parse(sql, strlen(sql), "src", &d, msg, sizeof msg), 0);
+  sync_buf_reset(&b);
+  CU_ASSERT_EQUAL(sync_structure_try(dst, SHADOW, "_dmt_after_copy", DB, "shadow_t", &d, "src",
+                                     "shadow_t", &b, refused, sizeof refused, msg, sizeof msg),
+                  1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(refused, "nope"));
+  CU_ASSERT_EQUAL(b.len, 0);
+  CU_ASSERT_EQUAL(sync_structure_try(dst, SHADOW, "_dmt_after_copy", DB, "no_such", &d, "src",
+                                     "shadow_t", &b, refused, sizeof refused, msg, sizeof msg),
+                  2);
+  sync_ddl_free(&d);
+  sync_buf_free(&b);
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"read", test_read},
       {"alters_compare", test_alters_compare},
       {"scratch", test_scratch},
       {"lock_with_scratch", test_lock_with_scratch},
+      {"try_on_copy", test_try_on_copy},
   };
   return dmh_cunit_run("shard_structure", suite_init, suite_clean, tests,
                        sizeof tests / sizeof tests[0]);
