@@ -11,6 +11,7 @@
  *   sync_worker.c      worker connections applying their part of a batch with their checkpoint
  *   sync_checkpoint.c  DM's `<task>_syncer_checkpoint` table
  *   sync_xa.c          XA transactions: stored at the prepare, applied at the commit
+ *   sync_shard.c       pessimistic shard DDL: held tables, the lock's operation (sync_shard.h)
  *   sync_ddl_apply.c   DDL: filters, routes, operators, replay after a crash
  *   sync_db.c          connections, session, errors, the source precheck
  *   sync_tracker*.c    the schema tracker: shadow tables on the target (sync_tracker.h)
@@ -349,6 +350,7 @@ struct sync_unit {
   sync_charsets *charsets; /* of the target, loaded once */
   sync_schema *schema;
   struct sync_tracker *tracker; /* table structures as of the binlog position (sync_tracker.h) */
+  struct sync_shard *shard;     /* shard groups (sync_shard.h); NULL: shard-mode none */
   bool source_full_metadata;    /* binlog_row_metadata = FULL on the source at the start */
   struct sync_source *src;      /* while process reads (under lock): kill interrupts it */
   /* a DDL that the checkpoint says was being applied when the unit stopped ("file:pos") */

@@ -36,6 +36,7 @@
 
 #include "sync.h"
 #include "sync_ddl.h"
+#include "sync_shard.h"
 #include "sync_tracker.h"
 
 bool sync_ddl_already_done(unsigned code) {
@@ -359,8 +360,10 @@ static int sync_ddl_rename_judge(sync_ddl_run *run, const sync_ddl *d, sync_rena
   return 0;
 }
 
-/* The statements of the event after parsing, filtering and routing, one per array slot. */
-static int sync_ddl_prepare(sync_ddl_run *run, sync_buf *out, uint32_t **offs, uint32_t *n) {
+/* The statements of the event after parsing, filtering and routing, one per array slot; with
+ * `kept`, what each is about (for the shard groups). */
+static int sync_ddl_prepare(sync_ddl_run *run, sync_buf *out, uint32_t **offs, uint32_t *n,
+                            sync_ddl_kept **kept) {
   sync_unit *u = run->u;
   const dm_binlog_query *q = run->q;
   const char *at = run->at;
@@ -387,7 +390,9 @@ static int sync_ddl_prepare(sync_ddl_run *run, sync_buf *out, uint32_t **offs, u
     return -1;
   }
   *offs = calloc((size_t)d.n + 1, sizeof **offs);
-  if (!*offs) {
+  if (kept)
+    *kept = calloc((size_t)d.n + 1, sizeof **kept);
+  if (!*offs || (kept && !*kept)) {
     free(renames);
     sync_ddl_free(&d);
     sync_nomem(u, err);
@@ -439,6 +444,9 @@ static int sync_ddl_prepare(sync_ddl_run *run, sync_buf *out, uint32_t **offs, u
                     table ? table : "", table ? "`" : "");
       continue;
     }
+    if (kept)
+      (*kept)[*n] = (sync_ddl_kept){.kind = s->kind, .moves = sync_rename_part_of(s),
+                                    .subject = s->subject};
     (*offs)[(*n)++] = (uint32_t)out->len;
     if (sync_ddl_rewrite(s, sync_ddl_route, u, true, out) < 0 || sync_buf_putc(out, '\0') < 0) {
       free(renames);
@@ -492,9 +500,24 @@ int sync_ddl_apply(sync_unit *u, MYSQL *conn, const dm_binlog_format *fmt,
   uint32_t *offs = NULL, n = 0;
   int rc = -1;
   sync_ddl tracked = {0};
+  /* shard mode: which statements hold a table, leave or join a group (a binlog operator for the
+   * event stands for the whole event, as without shard mode) */
+  sync_ddl_kept *kept = NULL;
+  sync_shard_plan_t *plan = NULL;
+  bool shard = u->shard && !have_op;
   if ((!have_op || op.kind == DM_BINLOG_OP_INJECT) &&
-      (sync_ddl_session_prepare(&run, fmt) < 0 || sync_ddl_prepare(&run, &text, &offs, &n) < 0))
+      (sync_ddl_session_prepare(&run, fmt) < 0 ||
+       sync_ddl_prepare(&run, &text, &offs, &n, shard ? &kept : NULL) < 0))
     goto failed;
+  if (shard) {
+    if (!(plan = calloc(1, sizeof *plan))) {
+      sync_nomem(u, err);
+      goto out;
+    }
+    if (sync_shard_plan(u->shard, at, kept, offs, &n, plan, err) < 0)
+      goto failed;
+  }
+  bool hold = plan && plan->hold >= 0;
   bool readable = true;
   if (have_op && op.kind != DM_BINLOG_OP_INJECT) { /* how the text reads, for the tracker */
     dm_error ignored;
@@ -520,7 +543,7 @@ int sync_ddl_apply(sync_unit *u, MYSQL *conn, const dm_binlog_format *fmt,
         sync_ddl_exec_list(&run, (const char *const *)op.sqls, op.n_sqls) < 0)
       goto failed;
   }
-  if (!have_op || op.kind == DM_BINLOG_OP_INJECT) {
+  if (!hold && (!have_op || op.kind == DM_BINLOG_OP_INJECT)) {
     for (uint32_t i = 0; i < n; i++) {
       const char *sql = text.p + offs[i];
       if (sync_ddl_exec(&run, sql, strlen(sql), true) == 0)
@@ -549,7 +572,29 @@ int sync_ddl_apply(sync_unit *u, MYSQL *conn, const dm_binlog_format *fmt,
       goto failed;
     sync_tracker_ddl_after(u->tracker, run.conn, &tracked, at, run.replay);
   }
-  if (sync_cp_reset(u, conn, after, 0, n_workers, err) < 0)
+  if (plan) {
+    /* every row past the event, the held table's row and the rows of tables that left in one
+     * transaction: the hold and the position agree after any stop */
+    sync_buf q = {0};
+    if (sync_buf_puts(&q, "START TRANSACTION;") < 0 ||
+        sync_cp_reset_sql(u, conn, after, 0, n_workers, &q) < 0 ||
+        sync_shard_plan_sql(u->shard, conn, plan, at, text.p, offs, n, after, &q) < 0 ||
+        sync_buf_puts(&q, "COMMIT") < 0) {
+      sync_buf_free(&q);
+      sync_nomem(u, err);
+      goto out;
+    }
+    int crc = sync_db_exec(u, conn, q.p, q.len, "sync: cannot write the checkpoint", err);
+    sync_buf_free(&q);
+    if (crc < 0) {
+      mysql_query(conn, "ROLLBACK");
+      if (err->code != DM_ERR_DB_CONNECT)
+        err->code = DM_ERR_CHECKPOINT;
+      goto out;
+    }
+    if (sync_shard_plan_done(u->shard, plan, at, text.p, offs, n, after, err) < 0)
+      goto out;
+  } else if (sync_cp_reset(u, conn, after, 0, n_workers, err) < 0)
     goto out;
   if (have_op)
     u->host->binlog_operator_done(u->ctx, &op);
@@ -573,6 +618,8 @@ failed:
     dm_strlcpy(err->workaround, w, sizeof err->workaround);
   }
 out:
+  free(kept);
+  free(plan);
   sync_ddl_free(&tracked);
   sync_db_close(u, run.conn);
   free(offs);

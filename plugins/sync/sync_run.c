@@ -24,6 +24,7 @@
 
 #include "sync.h"
 #include "sync_maps.h"
+#include "sync_shard.h"
 #include "sync_tracker.h"
 
 typedef struct sync_run_state {
@@ -67,6 +68,8 @@ typedef struct sync_run_state {
   sync_xa *xa;
   /* before u->safe_exit: the batches being built are applied in safe mode */
   bool safe_auto;
+  /* shard mode: a DDL (or the start) may have made a group ready or left rows to re-sync */
+  bool shard_check;
 } sync_run_state;
 
 /* Inside a transaction's BEGIN ... end (not between groups, nor in a one-statement group). */
@@ -295,6 +298,8 @@ static int sync_rows(sync_run_state *r, const dm_binlog_event *ev, dm_error *err
     return -1;
   }
   const dm_binlog_table_map *tm = slot->tm;
+  if (sync_shard_skips(u->shard, tm->db.ptr, tm->table.ptr))
+    return 0; /* held at a shard DDL: the re-sync applies these rows */
   sync_table *t = sync_schema_table(u->schema, r->tc, tm, slot->sig, err);
   if (!t)
     return -1;
@@ -468,7 +473,10 @@ static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *er
     /* names (and what else the map lacks) from the schema tracker, or checked against it */
     char at[DM_POSITION_NAME_MAX + 24];
     snprintf(at, sizeof at, "%s:%" PRIu64, ev->file, ev->offset);
-    if (sync_tracker_table_map(u->tracker, r->tc, tm, at, err) < 0) {
+    /* a held table's rows are dropped here and decoded by the re-sync, after the tracker
+     * followed its later DDLs: no check against the tracker now */
+    if (!sync_shard_skips(u->shard, tm->db.ptr, tm->table.ptr) &&
+        sync_tracker_table_map(u->tracker, r->tc, tm, at, err) < 0) {
       dm_binlog_table_map_free(tm);
       return -1;
     }
@@ -537,6 +545,7 @@ static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *er
     if (sync_ddl_apply(u, r->tc, fmt, ev, &q, &after, r->n_workers, err) < 0)
       return -1;
     sync_group_applied(r, ev, &after);
+    r->shard_check = u->shard != NULL;
     return 0;
   }
   case DM_BINLOG_MYSQL_PREVIOUS_GTIDS:
@@ -576,6 +585,45 @@ static int sync_payload(sync_run_state *r, const dm_binlog_event *ev, dm_error *
     if (sync_event(r, &in, err) < 0)
       return -1;
   return rc;
+}
+
+/* ---- shard groups ---- */
+
+/* At a quiet point (everything read is applied, r->cur the global row): the re-sync an operation
+ * left, then each group whose tables all arrived is resolved (the source blocks in there) and
+ * re-synced. 1 go on, 0 stopped, -1 with *err. */
+static int sync_shard_settle(sync_run_state *r, dm_error *err) {
+  sync_unit *u = r->u;
+  r->shard_check = false;
+  for (;;) {
+    dm_position from;
+    if (sync_shard_resync_from(u->shard, &from)) {
+      /* the re-sync reads on its own stream; the main one opens again at the block point */
+      pthread_mutex_lock(&u->lock);
+      u->src = NULL;
+      pthread_mutex_unlock(&u->lock);
+      sync_source_close(r->src);
+      r->src = NULL;
+      int rc = sync_resync(u, r->tc, &r->cur, err);
+      if (rc <= 0)
+        return rc;
+      if (sync_source_open(u, &r->cur, &r->src, err) < 0)
+        return -1;
+      dm_binlog_trx_reset(&r->trx);
+      pthread_mutex_lock(&u->lock);
+      u->src = r->src;
+      pthread_mutex_unlock(&u->lock);
+    }
+    int g = sync_shard_ready(u->shard, err);
+    if (g == -2)
+      return -1;
+    if (g < 0)
+      return 1;
+    int rc = sync_shard_resolve(u->shard, r->tc, g, &r->cur, u->replay_ddl_at, err);
+    u->replay_ddl_at[0] = '\0';
+    if (rc <= 0)
+      return rc;
+  }
 }
 
 /* ---- the start ---- */
@@ -675,6 +723,10 @@ void sync_run(sync_unit *u, dm_result *result) {
   if (sync_cp_prepare(u, r.tc, &e) < 0 || sync_xa_table(r.xa, r.tc, &e) < 0 ||
       sync_cp_load(u, r.tc, &st, true, &e) < 0 || sync_start_position(&r, &st, &e) < 0)
     goto out;
+  if (sync_shard_new(u, &u->shard, &e) < 0 || sync_shard_start(u->shard, r.sc, r.tc, &e) < 0 ||
+      (u->shard && sync_shard_redone(u->shard, &e) < 0))
+    goto out;
+  r.shard_check = u->shard != NULL;
   sync_set_synced(u, &r.cur);
   if (sync_source_open(u, &r.cur, &r.src, &e) < 0 ||
       sync_workers_start(u, r.n_workers, &r.ws, &e) < 0)
@@ -698,6 +750,13 @@ void sync_run(sync_unit *u, dm_result *result) {
   for (;;) {
     if (u->host->stop_requested(u->ctx) || atomic_load(&u->killed))
       break;
+    if (r.shard_check && !r.recovering) {
+      int src = sync_shard_settle(&r, &e);
+      if (src < 0)
+        goto out;
+      if (src == 0)
+        break;
+    }
     dm_binlog_event ev;
     int rc = sync_source_next(r.src, &ev, &e);
     if (rc < 0)
@@ -748,6 +807,8 @@ out:
   sync_maps_free(&r.maps);
   sync_tracker_free(u->tracker);
   u->tracker = NULL;
+  sync_shard_free(u->shard);
+  u->shard = NULL;
   sync_xa_free(r.xa);
   free(r.before);
   free(r.after);

@@ -183,6 +183,23 @@ typedef enum dm_error_level {
   X(DM_ERR_LAG_CLUSTER, 14020, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,               \
     "A master keeps no lag history: read each task's lag from `dmhost serve`, or the workers' "    \
     "dm_syncer_replication_lag_gauge in Prometheus (their GET /metrics).")                         \
+  X(DM_ERR_SHARD_LOCK_NOT_FOUND, 14030, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,      \
+    "No shard DDL lock has that ID (it may be resolved already): list them with `dmctl "           \
+    "shard-ddl-lock [TASK]` and copy the ID as shown.")                                            \
+  X(DM_ERR_SHARD_LOCK_RESOLVING, 14031, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,      \
+    "Every source of the lock arrived and its operations are out: wait for the owner to run the "  \
+    "DDL (query-status shows why it does not), then list the locks again.")                        \
+  X(DM_ERR_SHARD_NOT_WAITING, 14032, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,         \
+    "The owner named has not arrived at the lock: pick a source listed as synced with `-o "        \
+    "SOURCE`, or wait until the owner arrives.")                                                   \
+  X(DM_ERR_SHARD_OWNER_EXEC, 14033, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,       \
+    "The owner did not run the DDL in time (query-status of its subtask says why): fix that and "  \
+    "unlock again, or add --force-remove to drop the lock anyway (then run the DDL on the target " \
+    "yourself).")                                                                                  \
+  X(DM_ERR_SHARD_DDL_DIFF, 36022, DM_CLASS_SYNC_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,          \
+    "The shards of one target table must run the same DDLs: run on this source the statements "    \
+    "the lock shows (`dmctl shard-ddl-lock TASK`), or skip this one with `dmctl binlog skip`, "    \
+    "then resume the task.")                                                                       \
   X(DM_ERR_ETCD_UNAVAILABLE, 15001, DM_CLASS_CLUSTER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 1,         \
     "Check that the etcd members named run and have quorum (scripts/etcd.sh status, etcdctl "      \
     "endpoint health); the request is retried at the next member.")                                \
@@ -414,6 +431,14 @@ typedef enum dm_error_level {
     "Another worker now owns this subtask (it raised the checkpoint's fencing token); this one "   \
     "stopped and committed nothing more. If no other worker should run it, check the cluster's "   \
     "bindings, then start it with a token at least as high.")                                      \
+  X(DM_ERR_SYNC_SHARD_MULTI, 36017, DM_CLASS_SYNC_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,       \
+    "A DDL names two tables of a shard group (a merged target table): a coordinated DDL must be "  \
+    "about one shard. Run it as one statement per table on the source, or `dmctl binlog skip "     \
+    "TASK -b FILE:POS` and apply it by hand, then resume the task.")                              \
+  X(DM_ERR_SYNC_UNSUPPORTED_STMT, 36018, DM_CLASS_SYNC_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,  \
+    "The statement is not supported in a shard group (RENAME of a merged table): rename the "      \
+    "table out of the task's routes first, or `dmctl binlog skip TASK -b FILE:POS`, then resume "  \
+    "the task.")                                                                                   \
   X(DM_ERR_UNIT_CUSTOM_BASE, 90000, DM_CLASS_UNIT, DM_SCOPE_NOT_SET, DM_LEVEL_MEDIUM, 1, "")
 
 typedef enum dm_error_code {

@@ -1,0 +1,136 @@
+# What the shard-merge tests share (sourced after `cd` to the source folder, with $tag, $work and
+# $t0 set): two sources (source and source2 of scripts/mariadb.sh), each with 2 schemas x 4 tables
+# routed into one target table, writers on all 16 tables, `dmhost serve` driven by dmctl, and the
+# union check. docs/shard.md "Tests".
+. tests/crash/lib.sh
+src2() { mariadb --no-defaults --protocol=tcp -h"$DMH_SOURCE2_HOST" -P"$DMH_SOURCE2_PORT" -u"${DMH_SOURCE2_USER:-root}" "$@"; }
+# The 16 shards "client schema table", client src (source s1) or src2 (source s2); shard k (0-based,
+# in this order) writes ids in [(k+1)*10^7, (k+2)*10^7): keys stay unique in the merged table.
+SHARDS=()
+for c in src src2; do
+  if [ $c = src ]; then p=a; else p=b; fi
+  for s in 1 2; do for t in 1 2 3 4; do SHARDS+=("$c ${db_prefix}_$p$s t_$t"); done; done
+done
+wl_pids=()
+ctl() { "$dmctl" --state-dir "$work/state" --timeout 60 "$@"; }
+# jq -e FILTER on the answer of dmctl ARGS... (the answer kept in $work/last.json)
+ctl_jq() { # filter args...
+  local f=$1
+  shift
+  ctl "$@" >"$work/last.json" 2>&1 || true
+  jq -e "$f" "$work/last.json" >/dev/null 2>&1
+}
+wait_for() { # seconds message cmd...
+  local s=$1 m=$2
+  shift 2
+  for _ in $(seq 1 $((s * 10))); do "$@" && return 0; sleep 0.1; done
+  fail "$m"
+}
+serve() {
+  "$dmhost" serve --state-dir "$work/state" --plugin-dir "$plugins" --log-level info \
+    >>"$work/serve.log" 2>&1 &
+  pid=$!
+  wait_for 30 "dmhost serve did not answer" ctl query-status >/dev/null
+}
+shard_fail() {
+  echo "$tag: FAILED: $*" >&2
+  [ -f "$work/serve.log" ] && { echo "--- end of serve.log:" >&2; tail -n 40 "$work/serve.log" >&2; }
+  [ -f "$work/last.json" ] && { echo "--- last dmctl answer:" >&2; head -c 3000 "$work/last.json" >&2; echo >&2; }
+  exit 1
+}
+shard_cleanup() {
+  local rc=$?
+  touch "$work/stop"
+  for p in "${wl_pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  [ -n "${pid:-}" ] && kill -9 "$pid" 2>/dev/null
+  wait 2>/dev/null || true
+  if [ "${KEEP:-}" ]; then echo "$tag: work folder kept: $work"; else rm -rf "$work"; fi
+  exit "$rc"
+}
+# The sources' schemas and tables, the target table, the source files and the task file (mode
+# incremental from each source's current position, shard-mode pessimistic).
+shard_setup() { # task meta
+  local task=$1 meta=$2 c d
+  for c in src src2; do
+    if [ $c = src ]; then p=a; else p=b; fi
+    for s in 1 2; do
+      d=${db_prefix}_$p$s
+      $c -e "DROP DATABASE IF EXISTS \`$d\`; CREATE DATABASE \`$d\`"
+      for t in 1 2 3 4; do $c "$d" -e "CREATE TABLE t_$t (id BIGINT PRIMARY KEY, v INT NOT NULL, s VARCHAR(32))"; done
+    done
+  done
+  tgt -e "DROP DATABASE IF EXISTS \`${db_prefix}\`; DROP DATABASE IF EXISTS \`$meta\`;
+          CREATE DATABASE \`${db_prefix}\`;
+          CREATE TABLE \`${db_prefix}\`.orders (id BIGINT PRIMARY KEY, v INT NOT NULL, s VARCHAR(32))"
+  read -r f1 p1 < <(src -N -B -e "SHOW MASTER STATUS" | awk '{ print $1, $2 }')
+  read -r f2 p2 < <(src2 -N -B -e "SHOW MASTER STATUS" | awk '{ print $1, $2 }')
+  cat >"$work/s1.cfg" <<CFG
+source-id = "s1";
+from = { host = "$DMH_SOURCE_HOST"; port = $DMH_SOURCE_PORT; user = "$DMH_SOURCE_USER"; password = ""; };
+CFG
+  cat >"$work/s2.cfg" <<CFG
+source-id = "s2";
+from = { host = "$DMH_SOURCE2_HOST"; port = $DMH_SOURCE2_PORT; user = "${DMH_SOURCE2_USER:-root}"; password = ""; };
+CFG
+  cat >"$work/task.cfg" <<CFG
+name = "$task";
+task-mode = "incremental";
+shard-mode = "pessimistic";
+meta-schema = "$meta";
+target-database = { host = "$DMH_TARGET_HOST"; port = $DMH_TARGET_PORT; user = "$DMH_TARGET_USER"; password = ""; };
+mysql-instances = (
+  { source-id = "s1"; block-allow-list = "b"; route-rules = ["r"]; meta = { binlog-name = "$f1"; binlog-pos = $p1; }; },
+  { source-id = "s2"; block-allow-list = "b"; route-rules = ["r"]; meta = { binlog-name = "$f2"; binlog-pos = $p2; }; }
+);
+block-allow-list = { b = { do-dbs = ["${db_prefix}_a1", "${db_prefix}_a2", "${db_prefix}_b1", "${db_prefix}_b2"]; }; };
+routes = { r = { schema-pattern = "${db_prefix}_*"; table-pattern = "t_*"; target-schema = "${db_prefix}"; target-table = "orders"; }; };
+supervisor = { auto-resume = { enable = false; }; };
+sync = { worker-count = 2; batch = 200; batch-ms = 50; status-interval = 200; };
+CFG
+}
+# A writer on the 8 shards of one client, in the background: each round inserts a row into every
+# shard, updates one and deletes one, until $work/stop exists. Columns are named, so the rows fit
+# the tables before and after an ADD COLUMN with a default.
+writer() { # client first-shard-index
+  local c=$1 k0=$2
+  (
+    n=0
+    while [ ! -e "$work/stop" ]; do
+      n=$((n + 1))
+      q=""
+      for i in 0 1 2 3 4 5 6 7; do
+        read -r _ d t <<<"${SHARDS[$((k0 + i))]}"
+        base=$(((k0 + i + 1) * 10000000))
+        q+="INSERT INTO \`$d\`.$t (id, v, s) VALUES ($((base + n)), $n, 'w$n');"
+        [ $((n % 3)) = 0 ] && q+="UPDATE \`$d\`.$t SET v = v + 1000 WHERE id = $((base + n - 2));"
+        [ $((n % 5)) = 0 ] && q+="DELETE FROM \`$d\`.$t WHERE id = $((base + n - 4));"
+      done
+      $c -e "$q" 2>>"$work/writer-$c.err" || true
+      sleep 0.05
+    done
+  ) &
+  wl_pids+=($!)
+}
+stop_writers() {
+  touch "$work/stop"
+  for p in "${wl_pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  wl_pids=()
+}
+# The union of the 16 shards and the target table, same columns, sorted: equal?
+union_equal() { # columns
+  local cols=$1 e
+  : >"$work/union.txt"
+  for e in "${SHARDS[@]}"; do
+    read -r c d t <<<"$e"
+    $c -N -B -e "SELECT $cols FROM \`$d\`.$t" >>"$work/union.txt"
+  done
+  sort -o "$work/union.txt" "$work/union.txt"
+  tgt -N -B -e "SELECT $cols FROM \`${db_prefix}\`.orders" | sort >"$work/target.txt"
+  cmp -s "$work/union.txt" "$work/target.txt"
+}
+# Does the target table have column $1?
+target_has() {
+  [ "$(tgt -N -B -e "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = '${db_prefix}' AND TABLE_NAME = 'orders' AND COLUMN_NAME = '$1'")" = 1 ]
+}
+# How many times a sync ran a shard lock's DDL on the target (its log line)
+exec_count() { grep -c "shard lock .* executed" "$work/serve.log" || true; }
