@@ -19,6 +19,7 @@
 #include "log.h"
 #include "precheck.h"
 #include "registry.h"
+#include "registry_shard.h"
 #include "status.h"
 #include "supervisor.h"
 
@@ -168,6 +169,7 @@ int dmh_run_main(int argc, char **argv) {
   }
   int rc = 1;
   dmh_subtask *relay = NULL, *st = NULL;
+  dmh_shard_local *shard = NULL;
   char *worker = NULL; /* DM's `worker` label: dmhost@<hostname>, as the daemon's default */
   dmh_control_http *http = NULL;
   /* no control plane: GET /metrics alone */
@@ -203,6 +205,19 @@ int dmh_run_main(int argc, char **argv) {
       goto out;
     }
   }
+  /* The shard DDL locks of this process, in <work>/tasks/<task>/shard.json: a kill -9 resumes
+   * them. It sees only this source: another source's shards are not waited for. */
+  if (!(shard = dmh_shard_local_new(work, &err)) ||
+      dmh_shard_local_load(shard, task->name, &err) < 0) {
+    run_print_error(&err);
+    goto out;
+  }
+  if (task->shard_mode != DM_SHARD_MODE_NONE && task->n_instances > 1)
+    dmh_log(DM_LOG_WARN, "run",
+            "task %s has shard-mode and %d sources: `dmhost run` coordinates the shard DDL locks "
+            "of source %s alone, so the other sources' shards are not waited for; run the task "
+            "in a cluster for that (docs/shard.md)",
+            task->name, task->n_instances, source->source_id);
   snprintf(root, sizeof root, "%s/tasks/%s/%s", work, task->name, source->source_id);
   dmh_subtask_opts o = {.task = task,
                         .source = source,
@@ -210,7 +225,8 @@ int dmh_run_main(int argc, char **argv) {
                         .plugin_dir = flags.plugin_dir,
                         .relay = relay,
                         .fencing_token = fencing_token,
-                        .worker_name = worker};
+                        .worker_name = worker,
+                        .shard = dmh_shard_local_coord(shard)};
   if (!(st = dmh_subtask_create(&o, &err)) || dmh_subtask_start(st, &err) < 0) {
     run_print_error(&err);
     goto out;
@@ -266,6 +282,7 @@ out:
   dmh_control_http_close(http);
   dmh_subtask_destroy(st);
   dmh_subtask_destroy(relay);
+  dmh_shard_local_free(shard); /* after the subtask using it */
   dmh_task_config_free(task);
   dmh_source_config_free(source);
   free(worker);

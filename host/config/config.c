@@ -611,6 +611,33 @@ static int conf_supervisor(dmh_cfg_ctx *c, const config_setting_t *root,
   return 0;
 }
 
+/* shard-mode, DM's is-sharding and strict-optimistic-shard-mode (DM's task.go: an empty
+ * shard-mode with is-sharding = true is "pessimistic") */
+static int conf_shard_mode(dmh_cfg_ctx *c, const config_setting_t *root, dmh_task_config *t) {
+  char *mode = NULL;
+  bool is_sharding = false;
+  if (dmh_cfg_get_string(c, root, "shard-mode", 0, &mode) < 0 ||
+      dmh_cfg_get_bool(c, root, "is-sharding", &is_sharding) < 0 ||
+      dmh_cfg_get_bool(c, root, "strict-optimistic-shard-mode", &t->strict_optimistic) < 0) {
+    free(mode);
+    return -1;
+  }
+  int rc = 0;
+  if (!mode || !*mode)
+    t->shard_mode = is_sharding ? DM_SHARD_MODE_PESSIMISTIC : DM_SHARD_MODE_NONE;
+  else if (strcmp(mode, "pessimistic") == 0)
+    t->shard_mode = DM_SHARD_MODE_PESSIMISTIC;
+  else if (strcmp(mode, "optimistic") == 0)
+    t->shard_mode = DM_SHARD_MODE_OPTIMISTIC;
+  else
+    rc = dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, config_setting_get_member(root, "shard-mode"),
+                      "`shard-mode` in the %s must be \"pessimistic\" or \"optimistic\", not "
+                      "\"%s\"",
+                      c->what, mode);
+  free(mode);
+  return rc;
+}
+
 static int conf_task_parse(dmh_cfg_ctx *c, dmh_task_config *t) {
   const config_setting_t *root = config_root_setting(&t->cfg);
   /* the settings, and a section for each custom kind the chain names */
@@ -640,7 +667,7 @@ static int conf_task_parse(dmh_cfg_ctx *c, dmh_task_config *t) {
   if (dmh_cfg_task_unit_paths(c, root, t) < 0)
     return -1;
   if (conf_supervisor(c, root, &t->sup) < 0 || conf_file_mode(c, root, &t->file_mode) < 0 ||
-      conf_ignore_checks(c, root, t) < 0)
+      conf_ignore_checks(c, root, t) < 0 || conf_shard_mode(c, root, t) < 0)
     return -1;
   for (int i = DMH_KIND_DUMP; i <= DMH_KIND_SYNC; i++)
     if (conf_unit_section(c, root, conf_kind_names[i]) < 0)

@@ -14,6 +14,7 @@
 
 #include "dmhost/error.h"
 #include "dmhost/host.h"
+#include "dmhost/shard.h"
 #include "dmhost/unit.h"
 
 /* Indexes into per-kind tables (unit-paths). */
@@ -174,7 +175,9 @@ typedef struct dmh_task_config {
   uint32_t file_mode;   /* file-mode: of the files the task's units create, default 0600 */
   char **ignore_checks; /* ignore-checking-items: precheck items skipped (precheck.h), or "all" */
   int n_ignore_checks;
-  config_t cfg; /* the parsed tree, for the unit sections */
+  dm_shard_mode shard_mode; /* shard-mode (is-sharding = true: pessimistic), default NONE */
+  bool strict_optimistic;   /* strict-optimistic-shard-mode */
+  config_t cfg;             /* the parsed tree, for the unit sections */
 } dmh_task_config;
 
 /* The supervisor timing a task gets when its file says nothing (also a relay's). */

@@ -44,8 +44,9 @@ typedef struct dmh_chain_spec {
   uint32_t file_mode; /* of the files the units create: the task's, or the source's for the relay */
   uint32_t server_id; /* the source's server-id */
   const dmh_task_instance *instance; /* the task's entry for the source; NULL for the relay */
-  bool binlog_ops;      /* the subtask keeps binlog operators (binlog_ops.h): not the relay */
-  const char *cfg_file; /* the file the units' sections are in */
+  bool binlog_ops;          /* the subtask keeps binlog operators (binlog_ops.h): not the relay */
+  dm_shard_mode shard_mode; /* the task's shard-mode; NONE for the relay */
+  const char *cfg_file;     /* the file the units' sections are in */
   int chain_line; /* line of the chain in cfg_file (`units` or `task-mode`); 0 for the relay */
   int n_units;
   dmh_unit_spec units[DMH_CHAIN_MAX];

@@ -35,7 +35,7 @@ enum {
   DMH_ARG_MASTER = 1u << 6, /* only a master takes it: not in the daemon's table */
 };
 
-#define DMH_CMD_MAX_ARGS 6 /* with the NULL after the last */
+#define DMH_CMD_MAX_ARGS 10 /* with the NULL after the last */
 #define DMH_CMD_MAX_POS 3  /* positional words a command line may hold */
 
 typedef struct dmh_cmd_arg {

@@ -74,6 +74,19 @@ int dmh_control_arg_string(const control_cmd *cmd, json_object *args, const char
   return 0;
 }
 
+int dmh_control_arg_bool(const control_cmd *cmd, json_object *args, const char *key, bool *out,
+                         dm_error *err) {
+  json_object *v = NULL;
+  *out = false;
+  if (!json_object_object_get_ex(args, key, &v))
+    return 0;
+  if (!json_object_is_type(v, json_type_boolean))
+    return dmh_control_bad(err, "%s: argument \"%s\" must be true or false (usage: %s)", cmd->name,
+                           key, cmd->usage);
+  *out = json_object_get_boolean(v);
+  return 0;
+}
+
 int dmh_control_arg_path(const control_cmd *cmd, json_object *args, const char *key,
                          const char **out, dm_error *err) {
   if (dmh_control_arg_string(cmd, args, key, true, out, err) < 0)
@@ -318,6 +331,23 @@ static int control_binlog(void *ud, const control_cmd *cmd, json_object *args, j
   return rc;
 }
 
+/* shard-ddl-lock [TASK] | unlock LOCK_ID ...: dmh_shard_cmd_parse says which */
+static int control_shard_ddl_lock(void *ud, const control_cmd *cmd, json_object *args,
+                                  json_object *resp, dm_error *err) {
+  dmh_registry *r = ud;
+  dmh_shard_cmd req;
+  if (dmh_shard_cmd_parse(cmd, args, &req, err) < 0)
+    return -1;
+  if (!req.unlock)
+    return dmh_registry_shard_locks(r, req.name, resp, err);
+  if (req.action)
+    return dmh_control_bad(err,
+                           "shard-ddl-lock unlock: -a/-s/-d/-t release one table of an optimistic "
+                           "lock; %s is served as a pessimistic lock here (usage: %s)",
+                           req.name, cmd->usage);
+  return dmh_registry_shard_unlock(r, req.name, req.owner, req.force_remove, resp, err);
+}
+
 static int control_help(void *ud, const control_cmd *cmd, json_object *args, json_object *resp,
                         dm_error *err);
 
@@ -337,6 +367,7 @@ static const dmh_control_fn control_fns[DMH_CMD_COUNT] = {
     [DMH_CMD_PURGE_RELAY] = control_purge_relay,
     [DMH_CMD_SWAP_UNIT] = control_swap_unit,
     [DMH_CMD_BINLOG] = control_binlog,
+    [DMH_CMD_SHARD_DDL_LOCK] = control_shard_ddl_lock,
     [DMH_CMD_HELP] = control_help,
 };
 

@@ -63,6 +63,24 @@ int dmh_control_arg_string(const dmh_control_cmd *cmd, json_object *args, const 
 int dmh_control_arg_path(const dmh_control_cmd *cmd, json_object *args, const char *key,
                          const char **out, dm_error *err);
 
+/* args[key] as true or false (absent: false); -1 with DM_ERR_CONTROL_REQUEST otherwise. */
+int dmh_control_arg_bool(const dmh_control_cmd *cmd, json_object *args, const char *key, bool *out,
+                         dm_error *err);
+
+/* shard-ddl-lock's request, for the daemon's handler and the master's (docs/shard.md):
+ *   {}, {"op": "show"[, "name": TASK]}, or dmctl's {"op": TASK}: the locks (of TASK)
+ *   {"op": "unlock", "name": LOCK_ID, "owner"?, "force-remove"?, "action"?: "skip"|"exec",
+ *    "source"?, "database"?, "table"?, "task"?}: with "task" (the HTTP route's path), LOCK_ID
+ *   must be one of that task's. -a needs -s, -d and -t. Strings borrowed from args. */
+typedef struct dmh_shard_cmd {
+  bool unlock;
+  const char *name; /* show: the task or NULL; unlock: the lock ID */
+  const char *owner, *action, *source, *database, *table;
+  bool force_remove;
+} dmh_shard_cmd;
+int dmh_shard_cmd_parse(const dmh_control_cmd *cmd, json_object *args, dmh_shard_cmd *out,
+                        dm_error *err);
+
 /* The file a command names (operate-source create, start-task, check-task), as a config loader
  * reads it. dmctl --master-addr sends the file's text as "content" next to its "path" (DM's dmctl
  * sends the content too), so the daemon needs no access to the user's files: the text goes to a

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "commands.h"
 #include "dmhost/sdk.h"
 
 /* The routes are commands.def's DMH_ROUTE rows, after the document's own. */
@@ -122,8 +123,19 @@ int dmh_api_match(const char *method, const char *url, const dmh_api_route **rou
   return 0;
 }
 
-/* args[a->arg] from the body's member: a string (or for "sqls" an array of strings). */
-static int api_body_arg(const dmh_api_arg *a, json_object *body, json_object *args, dm_error *err) {
+/* Is argument `arg` of command `cmd` a DMH_ARG_BOOL (a true/false body member)? */
+static bool api_arg_is_bool(const char *cmd, const char *arg) {
+  const dmh_command *c = cmd ? dmh_command_find(cmd) : NULL;
+  for (int k = 0; c && k < DMH_CMD_MAX_ARGS && c->args[k].name; k++)
+    if (strcmp(c->args[k].name, arg) == 0)
+      return (c->args[k].flags & DMH_ARG_BOOL) != 0;
+  return false;
+}
+
+/* args[a->arg] from the body's member: a string (or for "sqls" an array of strings, for a
+ * DMH_ARG_BOOL argument true or false). */
+static int api_body_arg(const char *cmd, const dmh_api_arg *a, json_object *body, json_object *args,
+                        dm_error *err) {
   json_object *v = NULL;
   if (!body || !json_object_object_get_ex(body, a->name, &v) || !v) {
     if (!a->required)
@@ -132,12 +144,15 @@ static int api_body_arg(const dmh_api_arg *a, json_object *body, json_object *ar
                  "the body has no \"%s\"; this route needs it (docs/api.md)", a->name);
     return -1;
   }
-  bool ok = json_object_is_type(v, json_type_string);
+  bool is_bool = api_arg_is_bool(cmd, a->arg);
+  bool ok = json_object_is_type(v, is_bool ? json_type_boolean : json_type_string);
   if (strcmp(a->arg, "sqls") == 0)
     ok = json_object_is_type(v, json_type_array);
   if (!ok) {
     dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL, "the body's \"%s\" must be %s", a->name,
-                 strcmp(a->arg, "sqls") == 0 ? "an array of SQL strings" : "a string");
+                 strcmp(a->arg, "sqls") == 0 ? "an array of SQL strings"
+                 : is_bool                   ? "true or false"
+                                             : "a string");
     return -1;
   }
   json_object_object_add(args, a->arg, json_object_get(v));
@@ -214,7 +229,7 @@ char *dmh_api_request(const dmh_api_route *route, const char *url,
       val = v;
     } else if (a->from == DMH_API_QUERY)
       val = query ? query(query_ud, a->name) : NULL;
-    else if (api_body_arg(a, jb, args, err) < 0)
+    else if (api_body_arg(route->cmd, a, jb, args, err) < 0)
       goto out;
     if (val && *val)
       json_object_object_add(args, a->arg, json_object_new_string(val));

@@ -232,6 +232,7 @@ int reg_sub_create(dmh_registry *r, reg_task *t, reg_sub *sub, dm_error *err) {
       .unit_folders = &r->folders,
       .fencing_token = r->fencing_token,
       .worker_name = r->worker_name,
+      .shard = dmh_shard_local_coord(r->shard),
   };
   for (int k = 0; k < t->unit_paths.n; k++) {
     int slot = dmh_task_slot_of(t->cfg, t->unit_paths.unit[k]);
@@ -416,6 +417,9 @@ static void reg_restore_task(dmh_registry *r, const dmh_state_task *ts, bool hol
     return;
   }
   free(path);
+  /* the locks are back before any unit or command asks (DM's recoverLocks) */
+  if (dmh_shard_local_load(r->shard, t->name, &err) < 0)
+    dmh_log(DM_LOG_ERROR, "registry", "task %s: %s", t->name, err.message);
   int n = reg_make_subs_locked(r, t, t->cfg, false);
   if (n == 0) {
     /* None of its sources is bound (a state edited by hand): keep them all, each with its
@@ -611,6 +615,11 @@ int dmh_registry_open(const dmh_registry_opts *opts, dmh_registry **out, dm_erro
     return reg_oom(err, "opening the registry");
   }
   r->fencing_token = opts->fencing_token;
+  if (!(r->shard = dmh_shard_local_new(r->state_dir, err))) {
+    dmh_state_clear(&st);
+    dmh_registry_shutdown(r);
+    return -1;
+  }
 
   dmh_worker_event ev = {DMH_WORKER_EV_RESTORE, st.worker.source,
                          st.worker.stage == DMH_WORKER_RELAY};
@@ -690,6 +699,7 @@ void dmh_registry_shutdown(dmh_registry *r) {
     reg_task_unref(r, all[i]); /* the tasks' subtasks go before the relay they borrow */
   free(all);
   reg_source_unref(r, src); /* destroys the relay */
+  dmh_shard_local_free(r->shard); /* after every subtask using it */
   pthread_mutex_destroy(&r->lock);
   pthread_mutex_destroy(&r->source_lock);
   free(r->state_dir);

@@ -168,4 +168,13 @@ int dmh_registry_query_status(dmh_registry *r, const char *name, json_object *re
 int dmh_registry_task_lag(dmh_registry *r, const char *name, int64_t since_ms, json_object *resp,
                           dm_error *err);
 
+/* shard-ddl-lock (docs/shard.md): the locks of task `name` (NULL: every task) in resp["locks"]
+ * (DM's ShowDDLLocks shape); an unknown task is DM_ERR_NOT_FOUND. */
+int dmh_registry_shard_locks(dmh_registry *r, const char *name, json_object *resp, dm_error *err);
+/* shard-ddl-lock unlock LOCK_ID [-o owner] [--force-remove] (registry_shard.h
+ * dmh_shard_local_unlock, waiting up to DMH_SHARD_UNLOCK_WAIT_MS for each side, DM's 10 s). */
+#define DMH_SHARD_UNLOCK_WAIT_MS 10000
+int dmh_registry_shard_unlock(dmh_registry *r, const char *lock_id, const char *owner,
+                              bool force_remove, json_object *resp, dm_error *err);
+
 #endif /* DMH_REGISTRY_H */

@@ -15,6 +15,7 @@
 #include "config.h"
 #include "dmhost/error.h"
 #include "loader.h"
+#include "registry_shard.h"
 #include "registry.h"
 #include "state.h"
 #include "supervisor.h"
@@ -79,6 +80,7 @@ struct dmh_registry {
   char *secrets_dir;
   bool allow_submitted_unit_paths;
   bool configs_submitted;
+  dmh_shard_local *shard; /* the shard DDL locks of the tasks (its own lock) */
 };
 
 /* registry.c: the trust a load of `origin` gets (config.h): the registry's floor applied. */

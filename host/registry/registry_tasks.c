@@ -295,6 +295,9 @@ static int reg_task_op(dmh_registry *r, const char *name, reg_op op, json_object
     if (abs)
       dmh_state_remove_file(abs, &ignored);
     free(abs);
+    /* Its shard DDL locks go with it (DM's RemoveMetaData); its subtasks are stopped. */
+    if (r->shard && dmh_shard_local_forget(r->shard, name, &ignored) < 0)
+      dmh_log(DM_LOG_WARN, "registry", "stop-task %s: %s", name, ignored.message);
     /* Binlog operators belong to the task's run (as in DM, where the syncer holds them): a task
      * started again under this name must not inherit a skip meant for its predecessor. */
     for (int i = 0; i < t->n_subs; i++) {

@@ -163,6 +163,10 @@ char *dmh_state_task_work_root(const char *dir, const char *task, const char *so
   return state_printf("%s/tasks/%s/%s", dir, task, source_id);
 }
 
+char *dmh_state_task_shard_file(const char *dir, const char *task) {
+  return state_printf("%s/tasks/%s/shard.json", dir, task);
+}
+
 int dmh_state_check_name(const char *what, const char *name, dm_error *err) {
   size_t n = name ? strlen(name) : 0;
   if (n <= DMH_STATE_NAME_MAX && dm_fs_name_ok(name, n))

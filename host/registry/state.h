@@ -3,10 +3,13 @@
  *
  *   <state-dir>/state.json                    worker binding, sources, tasks and expected stages
  *   <state-dir>/sources/<source>/source.cfg   copy of the source file given to operate-source
- * create <state-dir>/sources/<source>/relay-work/  the relay subtask's work_root
+ *                                             create
+ *   <state-dir>/sources/<source>/relay-work/  the relay subtask's work_root
  *   <state-dir>/tasks/<task>/task.cfg         copy of the task file given to start-task
  *   <state-dir>/tasks/<task>/<source>/        the subtask's work_root (units' work dirs,
- * checkpoints) <state-dir>/dmhost.lock                   flock'ed by the running daemon
+ *                                             checkpoints)
+ *   <state-dir>/tasks/<task>/shard.json       the task's shard DDL locks (registry_shard.h)
+ *   <state-dir>/dmhost.lock                   flock'ed by the running daemon
  *   <state-dir>/dmhost.sock                   the control socket (default)
  *
  * state.json (version 1):
@@ -125,6 +128,7 @@ char *dmh_state_source_file_rel(const char *source_id);
 char *dmh_state_task_file_rel(const char *task);
 char *dmh_state_relay_work_root(const char *dir, const char *source_id);
 char *dmh_state_task_work_root(const char *dir, const char *task, const char *source_id);
+char *dmh_state_task_shard_file(const char *dir, const char *task);
 
 /*
  * Take the state dir for this process: flock(LOCK_EX|LOCK_NB) on <dir>/dmhost.lock, so that two

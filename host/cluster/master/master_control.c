@@ -631,15 +631,7 @@ out:
 
 static int ctl_flag(const dmh_control_cmd *cmd, json_object *args, const char *key, bool *out,
                     dm_error *err) {
-  json_object *v = NULL;
-  *out = false;
-  if (!json_object_object_get_ex(args, key, &v))
-    return 0;
-  if (!json_object_is_type(v, json_type_boolean))
-    return dmh_control_bad(err, "%s: argument \"%s\" must be true or false (usage: %s)", cmd->name,
-                           key, cmd->usage);
-  *out = json_object_get_boolean(v);
-  return 0;
+  return dmh_control_arg_bool(cmd, args, key, out, err);
 }
 
 static int ctl_list_member(void *ud, const dmh_control_cmd *cmd, json_object *args,
@@ -797,6 +789,21 @@ out:
   return rc;
 }
 
+/* shard-ddl-lock on a master: the request is checked as the daemon's (dmh_shard_cmd_parse); the
+ * leader's lock table (shard.h dmh_shard_locks_json, dmh_shard_unlock) answers it once the
+ * cluster's coordinator (master_shard.c, docs/shard.md) is built. */
+static int ctl_shard_ddl_lock(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                              json_object *resp, dm_error *err) {
+  (void)ud, (void)resp;
+  dmh_shard_cmd req;
+  if (dmh_shard_cmd_parse(cmd, args, &req, err) < 0)
+    return -1;
+  return dmh_control_bad(err,
+                         "%s: a master does not coordinate shard DDL locks in this build "
+                         "(docs/shard.md)",
+                         cmd->name);
+}
+
 static int ctl_help(void *ud, const dmh_control_cmd *cmd, json_object *args, json_object *resp,
                     dm_error *err);
 
@@ -819,6 +826,7 @@ static const dmh_control_fn ctl_fns[DMH_CMD_COUNT] = {
     [DMH_CMD_PURGE_RELAY] = master_ctl_worker_cmd,
     [DMH_CMD_SWAP_UNIT] = master_ctl_swap_unit,
     [DMH_CMD_BINLOG] = master_ctl_worker_cmd,
+    [DMH_CMD_SHARD_DDL_LOCK] = ctl_shard_ddl_lock,
     [DMH_CMD_HELP] = ctl_help,
 };
 

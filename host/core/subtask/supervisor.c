@@ -202,7 +202,8 @@ static dmh_subtask *sup_create(const dmh_subtask_opts *o, bool is_relay, dm_erro
                      .fencing_token = o->fencing_token,
                      .token = &st->token,
                      .metrics_owner = st->metrics_owner,
-                     .rules = st->rules};
+                     .rules = st->rules,
+                     .shard = o->shard};
   for (int i = 0; i < cs.n_units; i++) {
     if (!(st->units[i].ctx = dmh_ctx_new_from_spec(&cs, i, &run, err))) {
       sup_free(st);

@@ -32,6 +32,7 @@
 #include "config.h"
 #include "dmhost/error.h"
 #include "dmhost/unit.h"
+#include "shard_coord.h"
 #include "status.h"
 
 typedef enum dmh_stage {
@@ -75,6 +76,9 @@ typedef struct dmh_subtask_opts {
   /* The worker running the subtask, DM's `worker` label on its metrics (copied; NULL: ""): the
    * daemon's name (serve: "dmhost@<hostname>"; a cluster worker: its --name). */
   const char *worker_name;
+  /* The process's coordinator of shard DDL locks (shard_coord.h), handed to every unit's context;
+   * borrowed, must outlive the subtask. NULL: none (the shard services answer errors). */
+  const dmh_shard_coord *shard;
 } dmh_subtask_opts;
 
 /* Load the units' libraries (checked; nothing of them runs yet). Returns NULL with *err filled. */

@@ -378,6 +378,47 @@ static void svc_metric_observe(dm_ctx *c, dm_metric *m, const char *const *value
   dmh_metric_observe(m->family, c->metrics_owner, all, v);
 }
 
+/* ---- shard DDL locks: the unit's own task and source, never one it names ---- */
+
+static dm_shard_mode svc_shard_mode(dm_ctx *c) {
+  return c->shard ? c->shard_mode : DM_SHARD_MODE_NONE;
+}
+static int shard_none(dm_ctx *c, dm_error *err) {
+  dm_error_set(err, DM_ERR_INTERNAL, NULL,
+               "task %s source %s: shard-mode is %s but this process has no shard DDL "
+               "coordinator for the subtask",
+               c->task_name, c->source_id,
+               c->shard_mode == DM_SHARD_MODE_OPTIMISTIC ? "optimistic" : "pessimistic or none");
+  return -1;
+}
+static int svc_shard_report_tables(dm_ctx *c, const char *tschema, const char *ttable,
+                                   const dm_shard_table *tables, uint32_t n, dm_error *err) {
+  if (!c->shard)
+    return shard_none(c, err);
+  return c->shard->ops->report_tables(c->shard->self, c->task_name, c->source_id, tschema, ttable,
+                                      tables, n, err);
+}
+static int svc_shard_put(dm_ctx *c, const dm_shard_info *info, dm_error *err) {
+  if (!c->shard)
+    return shard_none(c, err);
+  return c->shard->ops->put(c->shard->self, c->task_name, c->source_id, info, err);
+}
+static bool shard_stopped(void *arg) {
+  return arg && dmh_stop_token_fired(arg);
+}
+static int svc_shard_wait(dm_ctx *c, const char *tschema, const char *ttable, dm_shard_op *op,
+                          dm_error *err) {
+  if (!c->shard)
+    return shard_none(c, err);
+  return c->shard->ops->wait(c->shard->self, c->task_name, c->source_id, tschema, ttable,
+                             shard_stopped, c->token, op, err);
+}
+static int svc_shard_done(dm_ctx *c, const dm_shard_op *op, dm_error *err) {
+  if (!c->shard)
+    return shard_none(c, err);
+  return c->shard->ops->done(c->shard->self, c->task_name, c->source_id, c->fencing_token, op, err);
+}
+
 static const dm_host_services services = {
     .version = DM_HOST_SERVICES_VERSION,
     .size = sizeof(dm_host_services),
@@ -418,6 +459,11 @@ static const dm_host_services services = {
     .metric_add = svc_metric_add,
     .metric_set = svc_metric_set,
     .metric_observe = svc_metric_observe,
+    .shard_mode = svc_shard_mode,
+    .shard_report_tables = svc_shard_report_tables,
+    .shard_put = svc_shard_put,
+    .shard_wait = svc_shard_wait,
+    .shard_done = svc_shard_done,
 };
 
 const dm_host_services *dmh_host_services(void) {
@@ -456,6 +502,7 @@ dm_ctx *dmh_ctx_new_from_spec(const dmh_chain_spec *cs, int i, const dmh_ctx_run
   c->source_db = cs->source_db;
   c->gtid_enabled = cs->gtid_enabled;
   c->fencing_token = run->fencing_token;
+  c->shard = run->shard;
   c->server_id = cs->server_id;
   /* The chain is fixed: known before any unit starts. A later unit that takes a position counts
    * as a sync (unit_follows, host.h): the position a dump records is then used. */
@@ -487,6 +534,7 @@ void dmh_ctx_set_task_part(dm_ctx *c, const dmh_chain_spec *cs, int i,
   c->rules = rules;
   c->section = cs->units[i].section;
   c->cfg_file = cs->cfg_file;
+  c->shard_mode = cs->shard_mode;
 }
 
 void dmh_ctx_reset_seen(dm_ctx *c) {

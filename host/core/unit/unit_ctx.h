@@ -16,6 +16,7 @@
 #include "dmhost/host.h"
 #include "dmhost/unit.h"
 #include "metrics.h"
+#include "shard_coord.h"
 #include "stop_token.h"
 #include "unit_spec.h"
 
@@ -35,10 +36,12 @@ struct dm_ctx {
   uint32_t later[2 * DMH_CHAIN_MAX];
   int n_later;
   uint32_t file_mode; /* of the files the unit creates (file-mode); its work dir has the dir mode */
-  uint64_t fencing_token; /* the subtask's (dmh_subtask_opts.fencing_token); 0: no fencing */
-  uint32_t server_id;     /* the source file's server-id (source_server_id) */
-  char *work_dir;         /* owned; created by dmh_ctx_new */
-  char scope[320];        /* log scope: "task=.. source=.. unit=.." */
+  uint64_t fencing_token;       /* the subtask's (dmh_subtask_opts.fencing_token); 0: no fencing */
+  uint32_t server_id;           /* the source file's server-id (source_server_id) */
+  char *work_dir;               /* owned; created by dmh_ctx_new */
+  dm_shard_mode shard_mode;     /* the task's shard-mode (shard_mode service) */
+  const dmh_shard_coord *shard; /* the process's coordinator (dmh_ctx_run.shard); NULL: none */
+  char scope[320];              /* log scope: "task=.. source=.. unit=.." */
 
   dmh_stop_token *token;             /* the subtask's */
   const struct dmh_rules *rules;     /* the subtask's; NULL for a relay */
@@ -84,6 +87,7 @@ typedef struct dmh_ctx_run {
   dmh_stop_token *token;         /* the subtask's */
   uint64_t metrics_owner;        /* the subtask's series */
   const struct dmh_rules *rules; /* compiled from spec->instance; NULL without one */
+  const dmh_shard_coord *shard;  /* dmh_subtask_opts.shard: shard DDL locks; NULL: none */
 } dmh_ctx_run;
 /* The context of unit i of the chain spec cs (unit_spec.h), in one call: dmh_ctx_new at
  * <work_root>/<name>, every field from the spec and the run, the units after it (unit_follows),
