@@ -445,8 +445,8 @@ static int sync_ddl_prepare(sync_ddl_run *run, sync_buf *out, uint32_t **offs, u
       continue;
     }
     if (kept)
-      (*kept)[*n] = (sync_ddl_kept){.kind = s->kind, .moves = sync_rename_part_of(s),
-                                    .subject = s->subject};
+      (*kept)[*n] =
+          (sync_ddl_kept){.kind = s->kind, .moves = sync_rename_part_of(s), .subject = s->subject};
     (*offs)[(*n)++] = (uint32_t)out->len;
     if (sync_ddl_rewrite(s, sync_ddl_route, u, true, out) < 0 || sync_buf_putc(out, '\0') < 0) {
       free(renames);
@@ -531,6 +531,16 @@ int sync_ddl_apply(sync_unit *u, MYSQL *conn, const dm_binlog_format *fmt,
    * before the DDL runs there */
   if (sync_tracker_ddl_before(u->tracker, conn, &tracked, err) < 0)
     goto out;
+  /* optimistic: the member's DDL asks its lock (exec, skip or held) before anything runs */
+  dm_shard_op sop;
+  bool opt_op = false;
+  if (hold && sync_shard_optimistic(u->shard)) {
+    if (sync_shard_opt_ddl(u->shard, conn, conn, &tracked, plan, text.p, offs, &n, after, &sop,
+                           err) < 0)
+      goto failed;
+    opt_op = true;
+    hold = plan->hold >= 0;
+  }
   if (sync_cp_mark_ddl(u, conn, at, err) < 0)
     goto out;
   if (have_op) {
@@ -595,6 +605,8 @@ int sync_ddl_apply(sync_unit *u, MYSQL *conn, const dm_binlog_format *fmt,
     if (sync_shard_plan_done(u->shard, plan, at, text.p, offs, n, after, err) < 0)
       goto out;
   } else if (sync_cp_reset(u, conn, after, 0, n_workers, err) < 0)
+    goto out;
+  if (opt_op && u->host->shard_done(u->ctx, &sop, err) < 0)
     goto out;
   if (have_op)
     u->host->binlog_operator_done(u->ctx, &op);

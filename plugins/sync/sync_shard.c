@@ -33,36 +33,9 @@
 #include "sync.h"
 #include "sync_ddl.h"
 #include "sync_shard.h"
+#include "sync_shard_internal.h"
 
-enum { SHARD_RUN = 0, SHARD_HELD = 1, SHARD_RESYNC = 2 };
-
-typedef struct shard_member {
-  char db[SYNC_NAME_MAX], name[SYNC_NAME_MAX];
-  int group; /* index in groups */
-  int state;
-  dm_position pos;                    /* held/resync: the row's position */
-  char ddl_at[DM_POSITION_NAME_MAX + 24]; /* held: "FILE:POS" of its DDL */
-  sync_buf ddls;                      /* held: routed statements, each NUL-terminated */
-  uint32_t n_ddls;
-  uint64_t op_id; /* resync: the operation applied (reported done again after a restart) */
-  bool gone;      /* left the group (dropped): kept for its slot only */
-} shard_member;
-
-typedef struct shard_group {
-  char tdb[SYNC_NAME_MAX], tname[SYNC_NAME_MAX];
-  char lock[DM_SHARD_LOCK_ID_MAX];
-} shard_group;
-
-struct sync_shard {
-  sync_unit *u;
-  shard_member *m;
-  int n, cap;
-  shard_group *g;
-  int ng, gcap;
-  int n_held; /* members held or at resync: the main stream's quick test */
-};
-
-static int shard_nomem(sync_shard *s, dm_error *err) {
+int shard_nomem(sync_shard *s, dm_error *err) {
   return sync_nomem(s->u, err);
 }
 
@@ -71,13 +44,9 @@ int sync_shard_new(sync_unit *u, sync_shard **out, dm_error *err) {
   dm_shard_mode mode = dm_host_shard_mode(u->host, u->ctx);
   if (mode == DM_SHARD_MODE_NONE)
     return 0;
-  if (mode != DM_SHARD_MODE_PESSIMISTIC) {
-    u->host->error_make(u->ctx, err, DM_ERR_SYNC_UNSUPPORTED_STMT, NULL,
-                        "sync: shard-mode optimistic is not built in this sync unit");
-    return -1;
-  }
   if (!DM_HOST_HAS(u->host, shard_report_tables) || !DM_HOST_HAS(u->host, shard_put) ||
-      !DM_HOST_HAS(u->host, shard_wait) || !DM_HOST_HAS(u->host, shard_done)) {
+      !DM_HOST_HAS(u->host, shard_wait) || !DM_HOST_HAS(u->host, shard_done) ||
+      (mode == DM_SHARD_MODE_OPTIMISTIC && !DM_HOST_HAS(u->host, shard_poll))) {
     u->host->error_make(u->ctx, err, DM_ERR_SYNC_UNSUPPORTED_STMT, NULL,
                         "sync: shard-mode pessimistic, but the host has no shard coordinator "
                         "(services shard_put/shard_wait/shard_done)");
@@ -87,6 +56,7 @@ int sync_shard_new(sync_unit *u, sync_shard **out, dm_error *err) {
   if (!s)
     return sync_nomem(u, err);
   s->u = u;
+  s->optimistic = mode == DM_SHARD_MODE_OPTIMISTIC;
   *out = s;
   return 0;
 }
@@ -133,7 +103,7 @@ static int shard_group_of(sync_shard *s, const char *db, const char *table) {
   return s->ng++;
 }
 
-static shard_member *shard_find(sync_shard *s, const char *db, const char *table) {
+shard_member *shard_find(sync_shard *s, const char *db, const char *table) {
   for (int i = 0; i < s->n; i++)
     if (!s->m[i].gone && strcmp(s->m[i].name, table) == 0 && strcmp(s->m[i].db, db) == 0)
       return &s->m[i];
@@ -188,12 +158,12 @@ static int shard_report(sync_shard *s, int g, dm_error *err) {
 
 /* ---- the checkpoint rows of held tables ---- */
 
-static int shard_lit(MYSQL *c, sync_buf *q, const char *v) {
+int shard_lit(MYSQL *c, sync_buf *q, const char *v) {
   return sync_sql_lit(c, q, v, strlen(v));
 }
 
 /* "WHERE `id` = <source> AND `cp_schema` = <db> AND `cp_table` = <table>" */
-static int shard_where(sync_shard *s, MYSQL *c, sync_buf *q, const shard_member *m) {
+int shard_where(sync_shard *s, MYSQL *c, sync_buf *q, const shard_member *m) {
   return sync_buf_puts(q, " WHERE `id` = ") < 0 || shard_lit(c, q, s->u->source_id) < 0 ||
                  sync_buf_puts(q, " AND `cp_schema` = ") < 0 || shard_lit(c, q, m->db) < 0 ||
                  sync_buf_puts(q, " AND `cp_table` = ") < 0 || shard_lit(c, q, m->name) < 0
@@ -354,8 +324,7 @@ bool sync_shard_skips(const sync_shard *s, const char *db, const char *table) {
     return false;
   for (int i = 0; i < s->n; i++) {
     const shard_member *m = &s->m[i];
-    if (m->state != SHARD_RUN && !m->gone && strcmp(m->name, table) == 0 &&
-        strcmp(m->db, db) == 0)
+    if (m->state != SHARD_RUN && !m->gone && strcmp(m->name, table) == 0 && strcmp(m->db, db) == 0)
       return true;
   }
   return false;
@@ -563,7 +532,7 @@ static bool shard_same_ddls(const shard_member *a, const shard_member *b) {
 }
 
 int sync_shard_ready(sync_shard *s, dm_error *err) {
-  if (!s || s->n_held == 0)
+  if (!s || s->n_held == 0 || s->optimistic) /* optimistic: no barrier (sync_shard_opt.c) */
     return -1;
   for (int g = 0; g < s->ng; g++) {
     const shard_member *first = NULL;
@@ -596,8 +565,8 @@ int sync_shard_ready(sync_shard *s, dm_error *err) {
 }
 
 /* Runs the operation's statements on the target, under the DDL mark. */
-static int shard_exec(sync_shard *s, MYSQL *tc, const dm_shard_op *op, bool replay,
-                      const shard_group *g, dm_error *err) {
+int shard_exec(sync_shard *s, MYSQL *tc, const dm_shard_op *op, bool replay, const shard_group *g,
+               dm_error *err) {
   sync_unit *u = s->u;
   char mark[DM_POSITION_NAME_MAX + 24];
   snprintf(mark, sizeof mark, "shard:%" PRIu64, op->op_id);
@@ -649,8 +618,7 @@ static int shard_exec(sync_shard *s, MYSQL *tc, const dm_shard_op *op, bool repl
 }
 
 /* One transaction: the group's held rows to `resync` (with the operation's id), the mark off. */
-static int shard_to_resync(sync_shard *s, MYSQL *tc, int g, const dm_shard_op *op,
-                           dm_error *err) {
+static int shard_to_resync(sync_shard *s, MYSQL *tc, int g, const dm_shard_op *op, dm_error *err) {
   sync_unit *u = s->u;
   sync_buf q = {0};
   if (sync_buf_puts(&q, "START TRANSACTION;") < 0)

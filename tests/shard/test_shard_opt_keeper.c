@@ -83,6 +83,11 @@ static void test_add_column_ops(void) {
   CU_ASSERT_EQUAL(pending(k, "s1")->id, id);
   dmh_opt_keeper_done(k, "task", "s1", id);
   CU_ASSERT_PTR_NULL(pending(k, "s1"));
+  /* put again after done (a crash before the checkpoint moved past the DDL): handed out again */
+  put(k, "s1", "t1", "ALTER TABLE t ADD c INT", WITHOUT, WITH);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(pending(k, "s1"));
+  CU_ASSERT_EQUAL(pending(k, "s1")->id, id);
+  dmh_opt_keeper_done(k, "task", "s1", id);
   CU_ASSERT_EQUAL(n_locks(k), 1);
   put(k, "s2", "t2", "ALTER TABLE t ADD c INT", WITHOUT, WITH);
   o = pending(k, "s2");

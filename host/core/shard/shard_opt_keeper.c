@@ -309,8 +309,18 @@ int dmh_opt_keeper_put(dmh_opt_keeper *k, const char *lock_id, const char *task,
                        const dm_shard_info *info, char *msg, size_t msg_len) {
   const char *schema = info->schema ? info->schema : "", *table = info->table ? info->table : "";
   ok_info *f = ok_find_info(k, task, source, schema, table);
-  if (f && !k->replay && ok_same_info(f, info))
-    return 0; /* the same info again: its operation stands */
+  if (f && !k->replay && ok_same_info(f, info)) {
+    /* the same info again: its operation stands, and is handed out again if it was done (the
+     * unit reports done before its checkpoint can say so after a crash; the checkpoint decides,
+     * and a DDL read again means the operation is to be applied again) */
+    for (size_t i = 0; i < k->n_ops; i++) {
+      dmh_opt_oprec *o = &k->ops[i];
+      if (strcmp(o->task, task) == 0 && strcmp(o->source, source) == 0 &&
+          strcmp(o->schema, schema) == 0 && strcmp(o->table, table) == 0)
+        o->done = false;
+    }
+    return 0;
+  }
   ok_lock *l = ok_lock_get(k, lock_id, task, info->target_schema, info->target_table);
   if (!l) {
     ok_msg(msg, msg_len, "out of memory keeping a lock");

@@ -54,8 +54,9 @@ int dmh_opt_keeper_report_tables(dmh_opt_keeper *k, const char *lock_id, const c
                                  size_t msg_len);
 
 /* A member table's info (info->schema/table, ddls, before, after). The same info again (after a
- * restart) changes nothing: its operation stays as it is (DM's PutInfoIfOpNotDone). 0 or -1 with
- * msg (a structure that does not parse, memory). */
+ * restart) keeps its operation (DM's PutInfoIfOpNotDone), handed out again if it was done: the
+ * unit read the DDL again, so its checkpoint is before it. 0 or -1 with msg (a structure that
+ * does not parse, memory). */
 int dmh_opt_keeper_put(dmh_opt_keeper *k, const char *lock_id, const char *task, const char *source,
                        const dm_shard_info *info, char *msg, size_t msg_len);
 
