@@ -417,6 +417,15 @@ int sync_tracker_before_after(sync_tracker *tr, MYSQL *c, const sync_ddl *d, con
   char tdb[SYNC_NAME_MAX], tt[SYNC_NAME_MAX], shadow[SYNC_NAME_MAX], msg[512], refused[512];
   if (trk_ensure(tr, c, db, table, err) < 0)
     return -1;
+  /* with FULL metadata the tracker learns tables from the binlog's names and keeps no shadow of
+   * a table it only saw rows of: a member's structure is needed now, so it is seeded from the
+   * routed table on the target as in NO_LOG mode (the merged table the shards share) */
+  trk_table *t = trk_get(tr, db, table);
+  if (!t)
+    return sync_nomem(u, err);
+  if (t->state == TRK_NONE && (trk_seed_from_target(tr, c, db, table, err) < 0 ||
+                               !(t = trk_get(tr, db, table)) || trk_load(tr, c, t, err) < 0))
+    return -1;
   trk_shadow_schema(tr, db, shadow, sizeof shadow);
   size_t b0 = before->len, a0 = after->len;
   int rc = sync_structure_json(c, shadow, table, before, msg, sizeof msg);
