@@ -142,6 +142,15 @@ static void sync_poll_master(sync_run_state *r) {
   sync_metrics_position(u, "master", &m);
 }
 
+/* The checkpoint moved to p: the relay may purge before it, or before the lowest position a held
+ * shard table still needs read again. */
+static void sync_keep_from(sync_run_state *r, const dm_position *p) {
+  dm_position low;
+  if (sync_shard_lowest(r->u->shard, &low) && dm_position_compare_file(&low, p) < 0)
+    p = &low;
+  sync_source_checkpoint(r->src, p);
+}
+
 static void sync_set_synced(sync_unit *u, const dm_position *p) {
   pthread_mutex_lock(&u->lock);
   u->synced = *p;
@@ -164,7 +173,7 @@ static int sync_finish_inflight(sync_run_state *r, dm_error *err) {
   if (sync_cp_global(u, r->tc, &b->end, err) < 0)
     return -1;
   sync_set_synced(u, &b->end);
-  sync_source_checkpoint(r->src, &b->end);
+  sync_keep_from(r, &b->end);
   r->done = b->end;
   r->done_rows = b->end_rows;
   atomic_fetch_add(&u->total_rows, b->n_rows);
@@ -384,7 +393,7 @@ static void sync_group_applied(sync_run_state *r, const dm_binlog_event *ev,
   r->done = *after;
   r->done_rows = 0;
   sync_set_synced(u, after);
-  sync_source_checkpoint(r->src, after);
+  sync_keep_from(r, after);
   atomic_store(&u->last_event_ts, ev->header.timestamp);
   sync_metrics_applied(u, 0, 0, ev->header.timestamp);
 }
@@ -714,6 +723,7 @@ void sync_run(sync_unit *u, dm_result *result) {
   r.building = &r.batches[0];
   r.inflight = &r.batches[1];
   bool ok = false;
+  bool first = false;
 
   if (!(r.tc = sync_db_connect_target(u, &e)) || !(r.sc = sync_db_connect_source(u, &e)) ||
       sync_db_precheck(u, r.sc, &e) < 0)
@@ -725,9 +735,13 @@ void sync_run(sync_unit *u, dm_result *result) {
     goto out;
   }
   if (sync_cp_prepare(u, r.tc, &e) < 0 || sync_xa_table(r.xa, r.tc, &e) < 0 ||
-      sync_cp_load(u, r.tc, &st, true, &e) < 0 || sync_start_position(&r, &st, &e) < 0)
+      sync_cp_load(u, r.tc, &st, true, &e) < 0)
     goto out;
-  if (sync_shard_new(u, &u->shard, &e) < 0 || sync_shard_start(u->shard, r.sc, r.tc, &e) < 0 ||
+  first = !st.exists;
+  if (sync_start_position(&r, &st, &e) < 0)
+    goto out;
+  if (sync_shard_new(u, &u->shard, &e) < 0 ||
+      sync_shard_start(u->shard, r.sc, r.tc, first, &e) < 0 ||
       (u->shard && sync_shard_redone(u->shard, &e) < 0))
     goto out;
   r.shard_check = u->shard != NULL;

@@ -18,9 +18,13 @@ typedef struct sync_shard sync_shard;
  * host without the coordinator's services. */
 int sync_shard_new(sync_unit *u, sync_shard **out, dm_error *err);
 void sync_shard_free(sync_shard *s);
-/* At the start: the held tables from their checkpoint rows (over tc), the members from the
- * source's tables (over sc), each group reported to the host. */
-int sync_shard_start(sync_shard *s, MYSQL *sc, MYSQL *tc, dm_error *err);
+/* At the start: the held tables from their checkpoint rows (over tc; `first`: the sync's first
+ * start, such rows of an earlier run are deleted), the members from the source's tables (over
+ * sc), each group reported to the host. */
+int sync_shard_start(sync_shard *s, MYSQL *sc, MYSQL *tc, bool first, dm_error *err);
+/* The lowest position a held table still needs read again (held or resync rows); false: none.
+ * The relay must keep its files from there. */
+bool sync_shard_lowest(const sync_shard *s, dm_position *low);
 /* Is db.table a member of a shard group (an allowed table)? */
 bool sync_shard_member(sync_shard *s, const char *db, const char *table);
 /* Does the main stream drop db.table's row events (held at a DDL, or waiting for its re-sync)? */

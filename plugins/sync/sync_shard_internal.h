@@ -1,5 +1,7 @@
-/* The parts of sync_shard.c that sync_shard_opt.c (optimistic mode) shares. One thread: the sync's
- * coordinator owns all of it. */
+/*
+ * What sync_shard.c (groups, holds, the checkpoint rows) and sync_shard_op.c (a ready group's
+ * operation, the re-sync's rows) share. One thread: the sync's coordinator owns all of it.
+ */
 #ifndef DMHOST_SYNC_SHARD_INTERNAL_H
 #define DMHOST_SYNC_SHARD_INTERNAL_H
 
@@ -34,13 +36,16 @@ struct sync_shard {
   int n_held; /* members held or at resync: the main stream's quick test */
 };
 
-int shard_nomem(sync_shard *s, dm_error *err);
-int shard_lit(MYSQL *c, sync_buf *q, const char *v);
-/* "WHERE `id` = <source> AND `cp_schema` = <db> AND `cp_table` = <table>" */
-int shard_where(sync_shard *s, MYSQL *c, sync_buf *q, const shard_member *m);
-/* Runs the operation's statements on the target, under the DDL mark. */
-int shard_exec(sync_shard *s, MYSQL *tc, const dm_shard_op *op, bool replay, const shard_group *g,
-               dm_error *err);
-shard_member *shard_find(sync_shard *s, const char *db, const char *table);
+int sync_shard_nomem(sync_shard *s, dm_error *err);
+/* A string literal of v for connection c appended to q. -1: no memory. */
+int sync_shard_lit(MYSQL *c, sync_buf *q, const char *v);
+/* " WHERE" + the member's checkpoint row appended to q. -1: no memory. */
+int sync_shard_where(sync_shard *s, MYSQL *c, sync_buf *q, const shard_member *m);
+
+/* The member db.table (not gone), or NULL. */
+shard_member *sync_shard_find(sync_shard *s, const char *db, const char *table);
+/* Runs the operation's statements on the target, under the DDL mark (sync_shard_op.c). */
+int sync_shard_exec(sync_shard *s, MYSQL *tc, const dm_shard_op *op, bool replay,
+                    const shard_group *g, dm_error *err);
 
 #endif /* DMHOST_SYNC_SHARD_INTERNAL_H */

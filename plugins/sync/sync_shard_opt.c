@@ -45,9 +45,9 @@ static int opt_to_resync(sync_shard *s, MYSQL *tc, shard_member *m, const dm_sha
                       "UPDATE %s SET `table_info` = JSON_SET(`table_info`, '$.shard.state', "
                       "'resync', '$.shard.op', %llu)",
                       u->cp_table, (unsigned long long)op->op_id) < 0 ||
-      shard_where(s, tc, &q, m) < 0) {
+      sync_shard_where(s, tc, &q, m) < 0) {
     sync_buf_free(&q);
-    return shard_nomem(s, err);
+    return sync_shard_nomem(s, err);
   }
   int rc = sync_db_exec(u, tc, q.p, q.len, "sync: cannot write the checkpoint", err);
   sync_buf_free(&q);
@@ -66,9 +66,9 @@ static int opt_to_resync(sync_shard *s, MYSQL *tc, shard_member *m, const dm_sha
  * exec); any other is one the checkpoint already covers. Reported done either way. */
 static int opt_other(sync_shard *s, MYSQL *tc, const dm_shard_op *op, dm_error *err) {
   sync_unit *u = s->u;
-  shard_member *m = op->schema && op->table ? shard_find(s, op->schema, op->table) : NULL;
+  shard_member *m = op->schema && op->table ? sync_shard_find(s, op->schema, op->table) : NULL;
   if (m && m->state == SHARD_HELD && !op->conflict) {
-    if (op->action == DM_SHARD_EXEC && shard_exec(s, tc, op, false, &s->g[m->group], err) < 0)
+    if (op->action == DM_SHARD_EXEC && sync_shard_exec(s, tc, op, false, &s->g[m->group], err) < 0)
       return -1;
     if (opt_to_resync(s, tc, m, op, err) < 0)
       return -1;
@@ -91,7 +91,7 @@ int sync_shard_opt_ddl(sync_shard *s, MYSQL *conn, MYSQL *tc, const sync_ddl *d,
   const char **ddls = calloc(*n + 1, sizeof *ddls);
   int rc = -1;
   if (!ddls) {
-    shard_nomem(s, err);
+    sync_shard_nomem(s, err);
     goto out;
   }
   for (uint32_t i = 0; i < *n; i++)

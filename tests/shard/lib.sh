@@ -4,10 +4,14 @@
 # union check. docs/shard.md "Tests".
 . tests/crash/lib.sh
 src2() { mariadb --no-defaults --protocol=tcp -h"$DMH_SOURCE2_HOST" -P"$DMH_SOURCE2_PORT" -u"${DMH_SOURCE2_USER:-root}" "$@"; }
-# The 16 shards "client schema table", client src (source s1) or src2 (source s2); shard k (0-based,
-# in this order) writes ids in [(k+1)*10^7, (k+2)*10^7): keys stay unique in the merged table.
+# The shards "client schema table", client src (source s1) or src2 (source s2; only with
+# n_src=2); shard k (0-based, in this order) writes ids in [(k+1)*10^7, (k+2)*10^7): keys stay
+# unique in the merged table.
+n_src=${n_src:-2}
+CLIENTS=(src)
+[ "$n_src" = 2 ] && CLIENTS+=(src2)
 SHARDS=()
-for c in src src2; do
+for c in "${CLIENTS[@]}"; do
   if [ $c = src ]; then p=a; else p=b; fi
   for s in 1 2; do for t in 1 2 3 4; do SHARDS+=("$c ${db_prefix}_$p$s t_$t"); done; done
 done
@@ -51,7 +55,7 @@ shard_cleanup() {
 # incremental from each source's current position, shard-mode pessimistic).
 shard_setup() { # task meta
   local task=$1 meta=$2 c d
-  for c in src src2; do
+  for c in "${CLIENTS[@]}"; do
     if [ $c = src ]; then p=a; else p=b; fi
     for s in 1 2; do
       d=${db_prefix}_$p$s
@@ -63,7 +67,13 @@ shard_setup() { # task meta
           CREATE DATABASE \`${db_prefix}\`;
           CREATE TABLE \`${db_prefix}\`.orders (id BIGINT PRIMARY KEY, v INT NOT NULL, s VARCHAR(32))"
   read -r f1 p1 < <(src -N -B -e "SHOW MASTER STATUS" | awk '{ print $1, $2 }')
-  read -r f2 p2 < <(src2 -N -B -e "SHOW MASTER STATUS" | awk '{ print $1, $2 }')
+  local f2="" p2=0 inst2="" dbs="\"${db_prefix}_a1\", \"${db_prefix}_a2\""
+  if [ "$n_src" = 2 ]; then
+    read -r f2 p2 < <(src2 -N -B -e "SHOW MASTER STATUS" | awk '{ print $1, $2 }')
+    inst2=",
+  { source-id = \"s2\"; block-allow-list = \"b\"; route-rules = [\"r\"]; meta = { binlog-name = \"$f2\"; binlog-pos = $p2; }; }"
+    dbs+=", \"${db_prefix}_b1\", \"${db_prefix}_b2\""
+  fi
   cat >"$work/s1.cfg" <<CFG
 source-id = "s1";
 from = { host = "$DMH_SOURCE_HOST"; port = $DMH_SOURCE_PORT; user = "$DMH_SOURCE_USER"; password = ""; };
@@ -79,10 +89,9 @@ shard-mode = "pessimistic";
 meta-schema = "$meta";
 target-database = { host = "$DMH_TARGET_HOST"; port = $DMH_TARGET_PORT; user = "$DMH_TARGET_USER"; password = ""; };
 mysql-instances = (
-  { source-id = "s1"; block-allow-list = "b"; route-rules = ["r"]; meta = { binlog-name = "$f1"; binlog-pos = $p1; }; },
-  { source-id = "s2"; block-allow-list = "b"; route-rules = ["r"]; meta = { binlog-name = "$f2"; binlog-pos = $p2; }; }
+  { source-id = "s1"; block-allow-list = "b"; route-rules = ["r"]; meta = { binlog-name = "$f1"; binlog-pos = $p1; }; }$inst2
 );
-block-allow-list = { b = { do-dbs = ["${db_prefix}_a1", "${db_prefix}_a2", "${db_prefix}_b1", "${db_prefix}_b2"]; }; };
+block-allow-list = { b = { do-dbs = [$dbs]; }; };
 routes = { r = { schema-pattern = "${db_prefix}_*"; table-pattern = "t_*"; target-schema = "${db_prefix}"; target-table = "orders"; }; };
 supervisor = { auto-resume = { enable = false; }; };
 sync = { worker-count = 2; batch = 200; batch-ms = 50; status-interval = 200; };
@@ -90,15 +99,18 @@ CFG
 }
 # A writer on the 8 shards of one client, in the background: each round inserts a row into every
 # shard, updates one and deletes one, until $work/stop exists. Columns are named, so the rows fit
-# the tables before and after an ADD COLUMN with a default.
-writer() { # client first-shard-index
-  local c=$1 k0=$2
+# the tables before and after an ADD COLUMN with a default. Each writer started numbers its rows
+# from its own million (writer_runs) so a later one never repeats an earlier one's ids.
+writer_runs=0
+writer() { # client first-shard-index [shards: 8]
+  local c=$1 k0=$2 ns=${3:-8}
+  writer_runs=$((writer_runs + 1))
   (
-    n=0
+    n=$((writer_runs * 1000000))
     while [ ! -e "$work/stop" ]; do
       n=$((n + 1))
       q=""
-      for i in 0 1 2 3 4 5 6 7; do
+      for i in $(seq 0 $((ns - 1))); do
         read -r _ d t <<<"${SHARDS[$((k0 + i))]}"
         base=$(((k0 + i + 1) * 10000000))
         q+="INSERT INTO \`$d\`.$t (id, v, s) VALUES ($((base + n)), $n, 'w$n');"
@@ -116,12 +128,15 @@ stop_writers() {
   for p in "${wl_pids[@]}"; do wait "$p" 2>/dev/null || true; done
   wl_pids=()
 }
-# The union of the 16 shards and the target table, same columns, sorted: equal?
+# The union of the shards (and of $work/extra.txt: rows of shards dropped since) and the target
+# table, same columns, sorted: equal?
 union_equal() { # columns
   local cols=$1 e
   : >"$work/union.txt"
+  [ -f "$work/extra.txt" ] && cat "$work/extra.txt" >>"$work/union.txt"
   for e in "${SHARDS[@]}"; do
     read -r c d t <<<"$e"
+    [ -e "$work/dropped-$d.$t" ] && continue
     $c -N -B -e "SELECT $cols FROM \`$d\`.$t" >>"$work/union.txt"
   done
   sort -o "$work/union.txt" "$work/union.txt"
@@ -134,3 +149,23 @@ target_has() {
 }
 # How many times a sync ran a shard lock's DDL on the target (its log line)
 exec_count() { grep -c "shard lock .* executed" "$work/serve.log" || true; }
+# Checkpoint rows of s1's tables in state $1 (held, resync)
+shard_rows() {
+  tgt -N -B -e "SELECT COUNT(*) FROM \`$meta\`.\`${task}_syncer_checkpoint\` WHERE id = 's1' AND
+                cp_schema <> '' AND JSON_UNQUOTE(JSON_EXTRACT(table_info, '\$.shard.state')) = '$1'" 2>/dev/null || echo 0
+}
+rows_are() { [ "$(shard_rows "$1")" = "$2" ]; }
+alter() { # shard index, column definition
+  read -r c d t <<<"${SHARDS[$1]}"
+  $c -e "ALTER TABLE \`$d\`.$t ADD COLUMN $2"
+}
+no_lock() { ctl_jq ".result and ([.locks[] | select(.ID == \"$lock_id\")] | length == 0)" shard-ddl-lock "$task"; }
+lock_shows() { # jq filter on the lock
+  ctl_jq ".result and ([.locks[] | select(.ID == \"$lock_id\")] | length == 1) and
+          (.locks[] | select(.ID == \"$lock_id\") | $1)" shard-ddl-lock "$task"
+}
+running() {
+  local want='["Running"]'
+  [ "$n_src" = 2 ] && want='["Running", "Running"]'
+  ctl_jq "[.sources[].subTaskStatus[0].stage] == $want" query-status "$task"
+}

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# shard-ddl-lock against `dmhost serve` (issue 22), with the real servers and units: a task with
+# shard-mode = "pessimistic" merging two sources' tables, one source bound here.
+#  1. no lock yet: `shard-ddl-lock` and `shard-ddl-lock lk` list none; an unknown task is 14003;
+#  2. the daemon killed (-9) and a half-arrived lock left in the task's shard.json (source lk-b
+#     arrived, lk-a not): after the restart `shard-ddl-lock lk` lists it rebuilt (waiting, owner
+#     lk-b, synced/unsynced, tables of each side) before any unit asked;
+#  3. unlock errors: an unknown ID (14030), an owner not arrived (14032), an owner that does not run
+#     the DDL in time (14033: lk-b runs nowhere; the lock then waits again), options without unlock;
+#  4. unlock --force-remove: the lock is gone, from the listing and from shard.json;
+#  5. stop-task removes the task's shard.json.
+# The end-to-end run with DDLs is the sync side's test (tests/shard/ of the sync's branch).
+#
+#   lock_daemon.sh <dmhost> <dmctl> <plugin dir> <source dir>
+set -euo pipefail
+dmhost=$1 dmctl=$2 plugins=$3 src_dir=$4
+cd "$src_dir"
+tag=shard_lock_daemon db=shard_lk tdb=shard_lk_t meta=shard_lk_meta
+work=$(mktemp -d /tmp/dmh-shardlk-XXXXXX)
+t0=$SECONDS
+. tests/crash/lib.sh
+pid=""
+cleanup() {
+  local rc=$?
+  [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
+  if [ "${KEEP:-}" ]; then echo "$tag: work folder kept: $work"; else rm -rf "$work"; fi
+  exit "${rc:-1}"
+}
+trap cleanup EXIT
+fail() {
+  echo "$tag: FAILED: $*" >&2
+  [ -f "$work/serve.log" ] && { echo "--- end of serve.log:" >&2; tail -n 30 "$work/serve.log" >&2; }
+  exit 1
+}
+ctl() { "$dmctl" --state-dir "$work/state" --timeout 60 "$@"; }
+ctl_jq() { # filter args...
+  local f=$1
+  shift
+  ctl "$@" >"$work/last.json" || true
+  jq -e "$f" "$work/last.json" >/dev/null || { cat "$work/last.json" >&2; return 1; }
+}
+wait_for() { # seconds message cmd...
+  local s=$1 m=$2
+  shift 2
+  for _ in $(seq 1 $((s * 10))); do "$@" && return 0; sleep 0.1; done
+  fail "$m"
+}
+serve() {
+  "$dmhost" serve --state-dir "$work/state" --plugin-dir "$plugins" --log-level info \
+    >>"$work/serve.log" 2>&1 &
+  pid=$!
+  wait_for 20 "dmhost serve did not answer" ctl query-status >/dev/null
+}
+stage_is() { ctl_jq ".sources[0].subTaskStatus[0].stage == \"$1\"" query-status lk 2>/dev/null; }
+
+src -e "DROP DATABASE IF EXISTS \`$db\`; CREATE DATABASE \`$db\`;
+        CREATE TABLE \`$db\`.orders_1 (id INT PRIMARY KEY, v VARCHAR(40));"
+tgt -e "DROP DATABASE IF EXISTS \`$tdb\`; DROP DATABASE IF EXISTS \`$meta\`; CREATE DATABASE \`$tdb\`;
+        CREATE TABLE \`$tdb\`.orders (id INT PRIMARY KEY, v VARCHAR(40));"
+read -r bfile bpos < <(src -N -B -e "SHOW MASTER STATUS" | awk '{ print $1, $2 }')
+crash_source_cfg lk-a
+cat >"$work/task.cfg" <<CFG
+name = "lk";
+task-mode = "incremental";
+shard-mode = "pessimistic";
+meta-schema = "$meta";
+target-database = { host = "$DMH_TARGET_HOST"; port = $DMH_TARGET_PORT; user = "$DMH_TARGET_USER"; password = ""; };
+mysql-instances = (
+  { source-id = "lk-a"; block-allow-list = "b"; route-rules = ["r"];
+    meta = { binlog-name = "$bfile"; binlog-pos = $bpos; }; },
+  { source-id = "lk-b"; block-allow-list = "b"; route-rules = ["r"];
+    meta = { binlog-name = "$bfile"; binlog-pos = $bpos; }; }
+);
+block-allow-list = { b = { do-dbs = ["$db"]; }; };
+routes = { r = { schema-pattern = "$db"; table-pattern = "orders_*"; target-schema = "$tdb";
+                 target-table = "orders"; }; };
+supervisor = { auto-resume = { enable = false; }; };
+CFG
+
+serve
+ctl operate-source create "$work/source.cfg" >/dev/null || fail "operate-source create"
+ctl_jq '.result' start-task "$work/task.cfg" || fail "start-task"
+wait_for 30 "the task is not Running" stage_is Running
+
+# 1. no lock
+ctl_jq '.result and (.locks == [])' shard-ddl-lock || fail "locks listed before any"
+ctl_jq '.result and (.locks == [])' shard-ddl-lock lk || fail "locks of lk listed before any"
+ctl_jq '.result == false and .error.ErrCode == 14003' shard-ddl-lock nosuch ||
+  fail "an unknown task was not DM_ERR_NOT_FOUND"
+ctl_jq '.result == false and .error.ErrCode == 14002 and (.msg | contains("go with unlock"))' \
+  shard-ddl-lock lk -o lk-a || fail "-o without unlock was not refused"
+log "no lock listed; unknown task refused"
+
+# 2. a half-arrived lock in shard.json, the daemon killed and restarted
+kill -9 "$pid"
+wait "$pid" 2>/dev/null || true
+pid=""
+ddl="ALTER TABLE \`$tdb\`.\`orders\` ADD COLUMN \`note\` INT"
+jq -n --arg db "$db" --arg tdb "$tdb" --arg ddl "$ddl" '{
+  version: 1, nextOpID: 1,
+  sources: [
+    {task: "lk", source: "lk-a", targetSchema: $tdb, targetTable: "orders",
+     tables: [{schema: $db, table: "orders_1"}]},
+    {task: "lk", source: "lk-b", targetSchema: $tdb, targetTable: "orders",
+     tables: [{schema: $db, table: "orders_2"}, {schema: $db, table: "orders_3"}]}],
+  infos: [
+    {task: "lk", source: "lk-b", targetSchema: $tdb, targetTable: "orders", ddls: [$ddl],
+     tables: [{schema: $db, table: "orders_2"}, {schema: $db, table: "orders_3"}],
+     pos: {name: "mysql-bin.000001", pos: 4, gtid: ""}, queued: false}],
+  ops: []}' >"$work/state/tasks/lk/shard.json"
+serve
+id="lk-\`$tdb\`.\`orders\`"
+ctl_jq ".result and (.locks | length) == 1 and .locks[0].ID == \"$id\" and
+        .locks[0].state == \"waiting\" and .locks[0].owner == \"lk-b\" and
+        .locks[0].mode == \"pessimistic\" and .locks[0].synced == [\"lk-b\"] and
+        .locks[0].unsynced == [\"lk-a\"] and
+        .locks[0].tables[\"lk-a\"].unsynced == [\"\`$db\`.\`orders_1\`\"] and
+        (.locks[0].tables[\"lk-b\"].synced | length) == 2" shard-ddl-lock lk ||
+  fail "the lock was not rebuilt from shard.json at start"
+jq -e --arg d "$ddl" '.locks[0].DDLs == [$d]' "$work/last.json" >/dev/null ||
+  fail "the lock's DDLs are not the owner's"
+ctl_jq ".result and (.locks | length) == 1" shard-ddl-lock || fail "the lock is not in the list of all"
+log "lock rebuilt at start: $id waiting, owner lk-b"
+
+# 3. unlock errors
+ctl_jq '.result == false and .error.ErrCode == 14030' shard-ddl-lock unlock "lk-\`x\`.\`y\`" ||
+  fail "an unknown lock ID was not DM_ERR_SHARD_LOCK_NOT_FOUND"
+ctl_jq '.result == false and .error.ErrCode == 14032 and (.msg | contains("lk-b"))' \
+  shard-ddl-lock unlock "$id" -o lk-a || fail "an owner not arrived was not DM_ERR_SHARD_NOT_WAITING"
+ctl_jq '.result == false and .error.ErrCode == 14002' shard-ddl-lock unlock "$id" -a skip ||
+  fail "-a without -s -d -t was not refused"
+ctl_jq '.result == false and .error.ErrCode == 14033' shard-ddl-lock unlock "$id" ||
+  fail "an owner that runs nowhere was not DM_ERR_SHARD_OWNER_EXEC"
+ctl_jq '.result and .locks[0].state == "waiting" and .locks[0].unsynced == ["lk-a"]' \
+  shard-ddl-lock lk || fail "the lock does not wait again after a failed unlock"
+jq -e '.ops == []' "$work/state/tasks/lk/shard.json" >/dev/null ||
+  fail "the withdrawn exec is still in shard.json"
+log "unlock errors: 14030, 14032, 14033 (lock waits again)"
+
+# 4. --force-remove
+ctl_jq '.result and .state == "resolved"' shard-ddl-lock unlock "$id" --force-remove ||
+  fail "unlock --force-remove"
+ctl_jq '.result and .locks == []' shard-ddl-lock lk || fail "the lock is still listed"
+jq -e '.infos == [] and .ops == [] and (.sources | length) == 2' \
+  "$work/state/tasks/lk/shard.json" >/dev/null || fail "shard.json still holds the lock"
+stage_is Running || fail "the task is not Running any more"
+log "unlock --force-remove: lock gone"
+
+# 5. stop-task
+ctl_jq '.result' stop-task lk || fail "stop-task"
+[ ! -e "$work/state/tasks/lk/shard.json" ] || fail "shard.json outlived stop-task"
+log "stop-task removed shard.json"
+tgt -e "DROP DATABASE IF EXISTS \`$tdb\`; DROP DATABASE IF EXISTS \`$meta\`;"
+src -e "DROP DATABASE IF EXISTS \`$db\`;"
+log "ok"
