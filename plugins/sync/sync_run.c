@@ -742,7 +742,8 @@ void sync_run(sync_unit *u, dm_result *result) {
     goto out;
   if (sync_shard_new(u, &u->shard, &e) < 0 ||
       sync_shard_start(u->shard, r.sc, r.tc, first, &e) < 0 ||
-      (u->shard && sync_shard_redone(u->shard, &e) < 0))
+      (u->shard && sync_shard_redone(u->shard, &e) < 0) ||
+      sync_shard_opt_start(u->shard, r.tc, &e) < 0)
     goto out;
   r.shard_check = u->shard != NULL;
   sync_set_synced(u, &r.cur);

@@ -105,6 +105,9 @@ bool sync_shard_opt_waiting(const sync_shard *s);
 int sync_shard_opt_ddl(sync_shard *s, MYSQL *conn, MYSQL *tc, const sync_ddl *d,
                        sync_shard_plan_t *plan, const char *text, const uint32_t *offs, uint32_t *n,
                        const dm_position *after, dm_shard_op *op, dm_error *err);
+/* At the start: every member gets a shadow in the tracker (seeded from the target where it has
+ * none), and operations left from before are settled. 0 or -1. */
+int sync_shard_opt_start(sync_shard *s, MYSQL *tc, dm_error *err);
 /* At a quiet point: every operation waiting for this source (a held table released: its row
  * moves to `resync`; one the checkpoint covers already: reported done). 0 or -1. */
 int sync_shard_opt_settle(sync_shard *s, MYSQL *tc, dm_error *err);

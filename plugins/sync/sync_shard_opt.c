@@ -161,6 +161,15 @@ out:
   return rc;
 }
 
+int sync_shard_opt_start(sync_shard *s, MYSQL *tc, dm_error *err) {
+  if (!s || !s->optimistic)
+    return 0;
+  for (int i = 0; i < s->n; i++)
+    if (!s->m[i].gone && sync_tracker_track(s->u->tracker, tc, s->m[i].db, s->m[i].name, err) < 0)
+      return -1;
+  return sync_shard_opt_settle(s, tc, err);
+}
+
 int sync_shard_opt_settle(sync_shard *s, MYSQL *tc, dm_error *err) {
   if (!s || !s->optimistic)
     return 0;

@@ -51,6 +51,11 @@ int sync_tracker_ddl_before(sync_tracker *tr, MYSQL *c, const sync_ddl *d, dm_er
 void sync_tracker_ddl_after(sync_tracker *tr, MYSQL *conn, const sync_ddl *d, const char *at,
                             bool replay);
 
+/* A shadow of db.table, seeded from its routed table on the target when there is none (whatever
+ * the binlog's metadata): optimistic shard DDL needs every member's structure from the start,
+ * when the target has the shards' shape. 0, or -1 with *err. */
+int sync_tracker_track(sync_tracker *tr, MYSQL *c, const char *db, const char *table,
+                       dm_error *err);
 /* Optimistic shard DDL (docs/shard.md "Optimistic mode"): a member's info for the statements of
  * d on db.table, read before the tracker applies them (sync_tracker_ddl_before done, not yet
  * sync_tracker_ddl_after): `before` is the structure of its shadow table, `after` the structure a

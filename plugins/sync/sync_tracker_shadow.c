@@ -411,20 +411,28 @@ static int trk_opt_failed(sync_tracker *tr, const char *db, const char *table, c
   return -1;
 }
 
+int sync_tracker_track(sync_tracker *tr, MYSQL *c, const char *db, const char *table,
+                       dm_error *err) {
+  if (trk_ensure(tr, c, db, table, err) < 0)
+    return -1;
+  /* with FULL metadata the tracker learns tables from the binlog's names and keeps no shadow of
+   * a table it only saw rows of: seeded from the routed table on the target as in NO_LOG mode */
+  trk_table *t = trk_get(tr, db, table);
+  if (!t)
+    return sync_nomem(tr->u, err);
+  if (t->state != TRK_NONE)
+    return 0;
+  if (trk_seed_from_target(tr, c, db, table, err) < 0)
+    return -1;
+  t = trk_get(tr, db, table);
+  return t ? trk_load(tr, c, t, err) : sync_nomem(tr->u, err);
+}
+
 int sync_tracker_before_after(sync_tracker *tr, MYSQL *c, const sync_ddl *d, const char *db,
                               const char *table, sync_buf *before, sync_buf *after, dm_error *err) {
   sync_unit *u = tr->u;
   char tdb[SYNC_NAME_MAX], tt[SYNC_NAME_MAX], shadow[SYNC_NAME_MAX], msg[512], refused[512];
-  if (trk_ensure(tr, c, db, table, err) < 0)
-    return -1;
-  /* with FULL metadata the tracker learns tables from the binlog's names and keeps no shadow of
-   * a table it only saw rows of: a member's structure is needed now, so it is seeded from the
-   * routed table on the target as in NO_LOG mode (the merged table the shards share) */
-  trk_table *t = trk_get(tr, db, table);
-  if (!t)
-    return sync_nomem(u, err);
-  if (t->state == TRK_NONE && (trk_seed_from_target(tr, c, db, table, err) < 0 ||
-                               !(t = trk_get(tr, db, table)) || trk_load(tr, c, t, err) < 0))
+  if (sync_tracker_track(tr, c, db, table, err) < 0)
     return -1;
   trk_shadow_schema(tr, db, shadow, sizeof shadow);
   size_t b0 = before->len, a0 = after->len;
