@@ -10,6 +10,8 @@
 #    shard-ddl-lock with its stage, the others go on (their rows arrive); unlock of a table that
 #    is not held is refused (14032); `unlock -a exec` runs the held DDL on the target and the held
 #    table's rows are re-synced; union equal.
+# 4. strict-optimistic-shard-mode (a second task from here on): a conflict pauses the subtask with
+#    DM_ERR_SYNC_SHARD_CONFLICT 36019 and nothing runs on the target.
 # 3. DROP COLUMN of a NOT NULL column without a default on one shard: held, its later rows wait;
 #    the others drop it one by one (each skipped or held), and when the last drops it the lock
 #    resolves by itself: the target drops the column once and the held tables' rows are
@@ -121,6 +123,25 @@ wait_for 60 "the held rows were not re-synced after the resolution" beat_and_row
 wait_for 120 "the target is not the union of the shards (3)" union_equal "id, s, c1"
 running || fail "a subtask is not Running after case 3"
 log "3: held until the last DROP, which ran once; re-synced; union equal"
+
+# ---- 4: strict-optimistic-shard-mode: a conflict pauses the subtask with 36019 ----
+ctl_jq '.result' stop-task "$task" || fail "stop-task"
+read -r f1 p1 < <(src -N -B -e "SHOW MASTER STATUS" | awk '{ print $1, $2 }')
+sed -e 's/^name = .*/name = "sho2";/' -e 's/^meta-schema = .*/meta-schema = "sho2_meta";/' \
+  -e 's/^shard-mode = "optimistic";/shard-mode = "optimistic"; strict-optimistic-shard-mode = true;/' \
+  -e "s/binlog-name = \"[^\"]*\"; binlog-pos = [0-9]*;/binlog-name = \"$f1\"; binlog-pos = $p1;/" \
+  "$work/task.cfg" >"$work/task2.cfg"
+grep -q "strict-optimistic-shard-mode = true" "$work/task2.cfg" || fail "the strict task file"
+tgt -e "DROP DATABASE IF EXISTS sho2_meta"
+ctl_jq '.result' start-task "$work/task2.cfg" || fail "start-task (strict)"
+wait_for 30 "the strict task is not Running" ctl_jq '[.sources[].subTaskStatus[0].stage] == ["Running"]' query-status sho2
+alter 0 "CHANGE s s2 VARCHAR(32)"
+wait_for 60 "the strict task did not pause with 36019 at the conflict" \
+  ctl_jq '[.sources[].subTaskStatus[0].stage] == ["Paused"] and ([.. | objects | select(has("ErrCode")) | .ErrCode] | any(. == 36019))' query-status sho2
+target_has s && target_lacks s2 || fail "the strict task ran the conflicting DDL"
+log "4: strict mode paused the subtask with 36019 at a RENAME COLUMN; nothing ran on the target"
+ctl stop-task sho2 >/dev/null || true
+tgt -e "DROP DATABASE IF EXISTS sho2_meta"
 src -e "DROP DATABASE IF EXISTS sho_beat"
 kill "$pid"
 wait "$pid" || fail "dmhost serve did not exit 0 on SIGTERM"
