@@ -46,6 +46,7 @@ typedef struct dmh_chain_spec {
   const dmh_task_instance *instance; /* the task's entry for the source; NULL for the relay */
   bool binlog_ops;          /* the subtask keeps binlog operators (binlog_ops.h): not the relay */
   dm_shard_mode shard_mode; /* the task's shard-mode; NONE for the relay */
+  bool strict_optimistic;   /* strict-optimistic-shard-mode: a conflict pauses (36019) */
   const char *cfg_file;     /* the file the units' sections are in */
   int chain_line; /* line of the chain in cfg_file (`units` or `task-mode`); 0 for the relay */
   int n_units;

@@ -340,11 +340,9 @@ static int control_shard_ddl_lock(void *ud, const control_cmd *cmd, json_object 
     return -1;
   if (!req.unlock)
     return dmh_registry_shard_locks(r, req.name, resp, err);
-  if (req.action)
-    return dmh_control_bad(err,
-                           "shard-ddl-lock unlock: -a/-s/-d/-t release one table of an optimistic "
-                           "lock; %s is served as a pessimistic lock here (usage: %s)",
-                           req.name, cmd->usage);
+  if (req.action) /* -a/-s/-d/-t: one held table of an optimistic lock */
+    return dmh_registry_shard_unlock_table(r, req.name, req.source, req.database, req.table,
+                                           strcmp(req.action, "exec") == 0, resp, err);
   return dmh_registry_shard_unlock(r, req.name, req.owner, req.force_remove, resp, err);
 }
 

@@ -179,5 +179,10 @@ int dmh_registry_shard_locks(dmh_registry *r, const char *name, json_object *res
 #define DMH_SHARD_UNLOCK_WAIT_MS 10000
 int dmh_registry_shard_unlock(dmh_registry *r, const char *lock_id, const char *owner,
                               bool force_remove, json_object *resp, dm_error *err);
+/* shard-ddl-lock unlock LOCK_ID -s SOURCE -d DB -t TABLE -a exec|skip: one held table of an
+ * optimistic lock (registry_shard.h dmh_shard_local_unlock_table). */
+int dmh_registry_shard_unlock_table(dmh_registry *r, const char *lock_id, const char *source,
+                                    const char *schema, const char *table, bool exec,
+                                    json_object *resp, dm_error *err);
 
 #endif /* DMH_REGISTRY_H */

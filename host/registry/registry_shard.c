@@ -12,6 +12,7 @@
 #include "log.h"
 #include "registry_internal.h"
 #include "shard.h"
+#include "shard_opt_keeper.h"
 #include "state.h"
 
 /* The operation last handed to a (task, source): shard_coord.h lends its strings until done or
@@ -20,6 +21,7 @@ typedef struct lent_op {
   char *task, *source;
   char **ddls;
   uint32_t n;
+  char *schema, *table, *message; /* optimistic operations */
 } lent_op;
 
 struct dmh_shard_local {
@@ -27,7 +29,8 @@ struct dmh_shard_local {
   dmh_shard_coord coord;
   pthread_mutex_t mu;
   pthread_cond_t changed; /* broadcast on every change of the keeper */
-  dmh_shard_keeper *k;    /* [mu] */
+  dmh_shard_keeper *k;    /* [mu] pessimistic locks */
+  dmh_opt_keeper *ok;     /* [mu] optimistic locks (docs/shard.md "Optimistic mode") */
   char **loaded;          /* [mu] tasks whose shard.json was read */
   size_t n_loaded;
   lent_op *lent; /* [mu] */
@@ -40,6 +43,10 @@ static void lent_clear(lent_op *l) {
   free(l->ddls);
   l->ddls = NULL;
   l->n = 0;
+  free(l->schema);
+  free(l->table);
+  free(l->message);
+  l->schema = l->table = l->message = NULL;
 }
 
 /* ---- persistence (under mu) ---- */
@@ -51,7 +58,7 @@ static int persist(dmh_shard_local *c, const char *task, dm_error *err) {
     return -1;
   }
   int rc;
-  if (!dmh_shard_has_task(c->k, task)) {
+  if (!dmh_shard_has_task(c->k, task) && !dmh_opt_keeper_has_task(c->ok, task)) {
     rc = dmh_state_remove_file(path, err);
   } else {
     char *folder = strdup(path);
@@ -59,6 +66,14 @@ static int persist(dmh_shard_local *c, const char *task, dm_error *err) {
     if (slash)
       *slash = '\0';
     json_object *j = dmh_shard_to_json(c->k, task);
+    /* the optimistic records are members of the same object ("otables", "oinfos", "oops") */
+    json_object *oj = j ? dmh_opt_keeper_to_json(c->ok, task) : NULL;
+    if (oj) {
+      json_object_object_foreach(oj, key, val) {
+        json_object_object_add(j, key, json_object_get(val));
+      }
+      json_object_put(oj);
+    }
     const char *text = j ? json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY) : NULL;
     if (!folder || !text) {
       dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory writing %s", path);
@@ -113,6 +128,11 @@ static int load_locked(dmh_shard_local *c, const char *task, dm_error *err) {
       snprintf(msg, sizeof msg, "%s", err->message);
       dm_error_set(err, DM_ERR_STATE, NULL, "%s (%s)", msg, path);
       rc = -1;
+    } else if (dmh_opt_keeper_load_json(c->ok, root, err->message, sizeof err->message) < 0) {
+      char msg[DM_ERROR_MESSAGE_MAX];
+      snprintf(msg, sizeof msg, "%s", err->message);
+      dm_error_set(err, DM_ERR_STATE, NULL, "%s (%s)", msg, path);
+      rc = -1;
     } else {
       dmh_log(DM_LOG_INFO, "shard", "task %s: shard DDL locks loaded from %s", task, path);
       /* the rebuild may have finished a step a kill cut short: keep that */
@@ -142,8 +162,55 @@ static int co_report_tables(void *self, const char *task, const char *source, co
   int rc = load_locked(c, task, err);
   if (rc == 0)
     rc = dmh_shard_report_tables(c->k, task, source, tschema, ttable, tables, n, err);
+  /* the optimistic keeper too: the task's mode is the unit's business, and a source's tables
+   * are what both modes start from */
+  char id[DM_SHARD_LOCK_ID_MAX];
+  if (rc == 0 && dmh_shard_lock_id(id, sizeof id, task, tschema, ttable) == 0 &&
+      dmh_opt_keeper_report_tables(c->ok, id, task, source, tschema, ttable, tables, n,
+                                   err->message, sizeof err->message) < 0) {
+    char msg[DM_ERROR_MESSAGE_MAX];
+    snprintf(msg, sizeof msg, "%s", err->message);
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "%s", msg);
+    rc = -1;
+  }
   if (rc == 0)
     rc = persist(c, task, err);
+  pthread_cond_broadcast(&c->changed);
+  pthread_mutex_unlock(&c->mu);
+  return rc;
+}
+
+/* An optimistic info: the lock's answer becomes operations (shard_opt_keeper.h). */
+static int co_put_optimistic(dmh_shard_local *c, const char *task, const char *source,
+                             const dm_shard_info *info, dm_error *err) {
+  char id[DM_SHARD_LOCK_ID_MAX], msg[DM_ERROR_MESSAGE_MAX] = "";
+  if (!info->before || !info->after || !info->schema || !info->table ||
+      dmh_shard_lock_id(id, sizeof id, task, info->target_schema, info->target_table) < 0) {
+    dm_error_set(err, DM_ERR_INTERNAL, NULL,
+                 "task %s source %s: an optimistic shard DDL info without its table, before or "
+                 "after",
+                 task, source);
+    return -1;
+  }
+  pthread_mutex_lock(&c->mu);
+  int rc = load_locked(c, task, err);
+  if (rc == 0 && dmh_opt_keeper_put(c->ok, id, task, source, info, msg, sizeof msg) < 0) {
+    dm_error_set(err, DM_ERR_INTERNAL, NULL, "task %s source %s: %s", task, source, msg);
+    rc = -1;
+  }
+  if (rc == 0)
+    rc = persist(c, task, err);
+  if (rc == 0) {
+    const dmh_opt_oprec *o =
+        dmh_opt_keeper_pending(c->ok, task, source, info->target_schema, info->target_table);
+    dmh_log(DM_LOG_INFO, "shard", "lock %s: `%s`.`%s` of source %s: %s%s%s", id, info->schema,
+            info->table, source,
+            !o                           ? "no operation"
+            : o->conflict                ? "conflict, held: "
+            : o->action == DM_SHARD_EXEC ? "exec"
+                                         : "skip",
+            o && o->conflict ? o->message : "", "");
+  }
   pthread_cond_broadcast(&c->changed);
   pthread_mutex_unlock(&c->mu);
   return rc;
@@ -152,13 +219,8 @@ static int co_report_tables(void *self, const char *task, const char *source, co
 static int co_put(void *self, const char *task, const char *source, const dm_shard_info *info,
                   dm_error *err) {
   dmh_shard_local *c = self;
-  if (info->before || info->after) {
-    dm_error_set(err, DM_ERR_INTERNAL, NULL,
-                 "task %s source %s: an optimistic shard DDL info reached the pessimistic "
-                 "coordinator of this process",
-                 task, source);
-    return -1;
-  }
+  if (info->before || info->after)
+    return co_put_optimistic(c, task, source, info, err);
   pthread_mutex_lock(&c->mu);
   int rc = load_locked(c, task, err);
   if (rc == 0)
@@ -199,32 +261,52 @@ static lent_op *lent_for(dmh_shard_local *c, const char *task, const char *sourc
 }
 
 /* op into *out with its strings lent (under mu) */
-static int lend(dmh_shard_local *c, const char *task, const char *source, const dmh_shard_oprec *op,
-                dm_shard_op *out, dm_error *err) {
+static int lend_parts(dmh_shard_local *c, const char *task, const char *source, const char *lock_id,
+                      uint64_t id, bool exec, char *const *op_ddls, uint32_t n_ddls,
+                      const dmh_opt_oprec *opt, dm_shard_op *out, dm_error *err) {
   lent_op *l = lent_for(c, task, source);
   if (l)
     lent_clear(l);
-  char **ddls = l ? calloc(op->n_ddls ? op->n_ddls : 1, sizeof *ddls) : NULL;
+  char **ddls = l ? calloc(n_ddls ? n_ddls : 1, sizeof *ddls) : NULL;
   bool ok = ddls != NULL;
-  for (uint32_t i = 0; ok && i < op->n_ddls; i++)
-    ok = (ddls[i] = strdup(op->ddls[i])) != NULL;
+  for (uint32_t i = 0; ok && i < n_ddls; i++)
+    ok = (ddls[i] = strdup(op_ddls[i])) != NULL;
+  if (ok && opt) {
+    l->schema = strdup(opt->schema);
+    l->table = strdup(opt->table);
+    l->message = strdup(opt->message);
+    ok = l->schema && l->table && l->message;
+  }
   if (!ok) {
-    for (uint32_t i = 0; ddls && i < op->n_ddls; i++)
+    for (uint32_t i = 0; ddls && i < n_ddls; i++)
       free(ddls[i]);
     free(ddls);
+    if (l)
+      lent_clear(l);
     dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory handing out a shard operation");
     return -1;
   }
   l->ddls = ddls;
-  l->n = op->n_ddls;
+  l->n = n_ddls;
   memset(out, 0, sizeof *out);
-  snprintf(out->lock_id, sizeof out->lock_id, "%s", op->lock_id);
-  out->op_id = op->id;
-  out->action = op->exec ? DM_SHARD_EXEC : DM_SHARD_SKIP;
+  snprintf(out->lock_id, sizeof out->lock_id, "%s", lock_id);
+  out->op_id = id;
+  out->action = exec ? DM_SHARD_EXEC : DM_SHARD_SKIP;
   out->ddls = (const char *const *)l->ddls;
   out->n_ddls = l->n;
-  out->message = "";
+  out->message = l->message ? l->message : "";
+  if (opt) {
+    out->conflict = opt->conflict;
+    out->schema = l->schema;
+    out->table = l->table;
+  }
   return 1;
+}
+
+static int lend(dmh_shard_local *c, const char *task, const char *source, const dmh_shard_oprec *op,
+                dm_shard_op *out, dm_error *err) {
+  return lend_parts(c, task, source, op->lock_id, op->id, op->exec, op->ddls, op->n_ddls, NULL, out,
+                    err);
 }
 
 static void deadline_in(struct timespec *ts, uint32_t ms) {
@@ -249,6 +331,12 @@ static int co_wait(void *self, const char *task, const char *source, const char 
       rc = lend(c, task, source, o, op, err);
       break;
     }
+    const dmh_opt_oprec *oo = dmh_opt_keeper_pending(c->ok, task, source, tschema, ttable);
+    if (oo) {
+      rc = lend_parts(c, task, source, oo->lock_id, oo->id, oo->action == DM_SHARD_EXEC, oo->ddls,
+                      oo->n_ddls, oo, op, err);
+      break;
+    }
     if (stopped && stopped(stop_arg))
       break; /* rc 0: stopped */
     struct timespec ts;
@@ -265,11 +353,18 @@ static int co_done(void *self, const char *task, const char *source, uint64_t fe
   dmh_shard_local *c = self;
   pthread_mutex_lock(&c->mu);
   int rc = load_locked(c, task, err);
-  if (rc == 0)
+  bool optimistic = op->table != NULL; /* dm_shard_op: a member table only in optimistic mode */
+  if (rc == 0 && optimistic)
+    dmh_opt_keeper_done(c->ok, task, source, op->op_id);
+  else if (rc == 0)
     rc = dmh_shard_done(c->k, task, source, op->op_id, err);
   if (rc == 0)
     rc = persist(c, task, err);
-  if (rc == 0) {
+  if (rc == 0 && optimistic)
+    dmh_log(DM_LOG_INFO, "shard", "lock %s: `%s`.`%s` of source %s done with operation %llu",
+            op->lock_id, op->schema ? op->schema : "", op->table, source,
+            (unsigned long long)op->op_id);
+  else if (rc == 0) {
     int st = dmh_shard_lock_state(c->k, op->lock_id, NULL, 0);
     dmh_log(DM_LOG_INFO, "shard", "lock %s: source %s done with operation %llu (%s)", op->lock_id,
             source, (unsigned long long)op->op_id,
@@ -293,9 +388,12 @@ static const dmh_shard_coord_ops local_ops = {
 
 dmh_shard_local *dmh_shard_local_new(const char *dir, dm_error *err) {
   dmh_shard_local *c = calloc(1, sizeof *c);
-  if (!c || !(c->dir = strdup(dir)) || !(c->k = dmh_shard_keeper_new())) {
-    if (c)
+  if (!c || !(c->dir = strdup(dir)) || !(c->k = dmh_shard_keeper_new()) ||
+      !(c->ok = dmh_opt_keeper_new())) {
+    if (c) {
       free(c->dir);
+      dmh_shard_keeper_free(c->k);
+    }
     free(c);
     dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory creating the shard coordinator");
     return NULL;
@@ -324,6 +422,7 @@ void dmh_shard_local_free(dmh_shard_local *c) {
     free(c->loaded[i]);
   free(c->loaded);
   dmh_shard_keeper_free(c->k);
+  dmh_opt_keeper_free(c->ok);
   pthread_cond_destroy(&c->changed);
   pthread_mutex_destroy(&c->mu);
   free(c->dir);
@@ -346,6 +445,14 @@ int dmh_shard_local_show(dmh_shard_local *c, const char *task, json_object *resp
   pthread_mutex_lock(&c->mu);
   int rc = task ? load_locked(c, task, err) : 0;
   json_object *locks = rc == 0 ? dmh_shard_locks_json(c->k, task) : NULL;
+  json_object *olocks = locks ? dmh_opt_keeper_locks_json(c->ok, task) : NULL;
+  for (size_t i = 0; olocks && i < json_object_array_length(olocks); i++)
+    json_object_array_add(locks, json_object_get(json_object_array_get_idx(olocks, i)));
+  if (locks && !olocks) {
+    json_object_put(locks);
+    locks = NULL;
+  }
+  json_object_put(olocks);
   pthread_mutex_unlock(&c->mu);
   if (rc < 0)
     return -1;
@@ -429,9 +536,41 @@ int dmh_shard_local_unlock(dmh_shard_local *c, const char *lock_id, const char *
   return rc;
 }
 
+int dmh_shard_local_unlock_table(dmh_shard_local *c, const char *lock_id, const char *source,
+                                 const char *schema, const char *table, bool exec,
+                                 json_object *resp, dm_error *err) {
+  char *task = task_of_id(lock_id), msg[DM_ERROR_MESSAGE_MAX] = "";
+  pthread_mutex_lock(&c->mu);
+  int rc = task && load_locked(c, task, err) < 0 ? -1 : 0;
+  if (rc == 0) {
+    int u = dmh_opt_keeper_unlock(c->ok, lock_id, source, schema, table,
+                                  exec ? DM_SHARD_EXEC : DM_SHARD_SKIP, msg, sizeof msg);
+    if (u == DMH_OPT_ERR_NOT_FOUND)
+      dm_error_set(err, DM_ERR_SHARD_LOCK_NOT_FOUND, NULL, "%s", msg);
+    else if (u == DMH_OPT_ERR_NOT_HELD)
+      dm_error_set(err, DM_ERR_SHARD_NOT_WAITING, NULL, "%s", msg);
+    else if (u < 0)
+      dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "%s", msg);
+    rc = u < 0 ? -1 : 0;
+  }
+  if (rc == 0)
+    rc = persist(c, task, err);
+  if (rc == 0) {
+    dmh_log(DM_LOG_INFO, "shard", "lock %s: `%s`.`%s` of source %s unlocked by hand (%s)", lock_id,
+            schema, table, source, exec ? "exec" : "skip");
+    json_object_object_add(resp, "lock", json_object_new_string(lock_id));
+    json_object_object_add(resp, "state", json_object_new_string("unlocked"));
+  }
+  pthread_cond_broadcast(&c->changed);
+  pthread_mutex_unlock(&c->mu);
+  free(task);
+  return rc;
+}
+
 int dmh_shard_local_forget(dmh_shard_local *c, const char *task, dm_error *err) {
   pthread_mutex_lock(&c->mu);
   dmh_shard_remove_task(c->k, task);
+  dmh_opt_keeper_remove_task(c->ok, task);
   int rc = persist(c, task, err);
   pthread_cond_broadcast(&c->changed);
   pthread_mutex_unlock(&c->mu);
@@ -448,6 +587,12 @@ int dmh_registry_shard_locks(dmh_registry *r, const char *name, json_object *res
     reg_task_unref(r, t);
   }
   return dmh_shard_local_show(r->shard, name, resp, err);
+}
+
+int dmh_registry_shard_unlock_table(dmh_registry *r, const char *lock_id, const char *source,
+                                    const char *schema, const char *table, bool exec,
+                                    json_object *resp, dm_error *err) {
+  return dmh_shard_local_unlock_table(r->shard, lock_id, source, schema, table, exec, resp, err);
 }
 
 int dmh_registry_shard_unlock(dmh_registry *r, const char *lock_id, const char *owner,

@@ -45,6 +45,14 @@ int dmh_shard_local_show(dmh_shard_local *c, const char *task, json_object *resp
 int dmh_shard_local_unlock(dmh_shard_local *c, const char *lock_id, const char *owner,
                            bool force_remove, uint32_t wait_ms, json_object *resp, dm_error *err);
 
+/* shard-ddl-lock unlock LOCK_ID -s SOURCE -d DB -t TABLE -a exec|skip: one held table of an
+ * optimistic lock is released (shard_opt_keeper.h dmh_opt_keeper_unlock): its operation becomes
+ * exec of its held DDLs, or skip. DM_ERR_SHARD_LOCK_NOT_FOUND (no such lock or table),
+ * DM_ERR_SHARD_NOT_WAITING (the table is not held). resp gets "lock" and "state". */
+int dmh_shard_local_unlock_table(dmh_shard_local *c, const char *lock_id, const char *source,
+                                 const char *schema, const char *table, bool exec,
+                                 json_object *resp, dm_error *err);
+
 /* stop-task: the task's locks and its shard.json go (DM's RemoveMetaData). */
 int dmh_shard_local_forget(dmh_shard_local *c, const char *task, dm_error *err);
 

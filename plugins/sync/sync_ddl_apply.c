@@ -684,6 +684,16 @@ int sync_ddl_apply(sync_unit *u, MYSQL *conn, const dm_binlog_format *fmt,
    * before the DDL runs there */
   if (sync_tracker_ddl_before(u->tracker, conn, &tracked, err) < 0)
     goto out;
+  /* optimistic: the member's DDL asks its lock (exec, skip or held) before anything runs */
+  dm_shard_op sop;
+  bool opt_op = false;
+  if (hold && sync_shard_optimistic(u->shard)) {
+    if (sync_shard_opt_ddl(u->shard, conn, conn, &tracked, plan, text.p, offs, &n, after, &sop,
+                           err) < 0)
+      goto failed;
+    opt_op = true;
+    hold = plan->hold >= 0;
+  }
   if (sync_cp_mark_ddl(u, conn, at, err) < 0)
     goto out;
   if (have_op) {
@@ -741,6 +751,8 @@ int sync_ddl_apply(sync_unit *u, MYSQL *conn, const dm_binlog_format *fmt,
     goto out;
   sync_online_committed(u->online);
   if (plan && sync_shard_plan_done(u->shard, plan, at, text.p, offs, n, after, err) < 0)
+    goto out;
+  if (opt_op && u->host->shard_done(u->ctx, &sop, err) < 0)
     goto out;
   if (have_op)
     u->host->binlog_operator_done(u->ctx, &op);

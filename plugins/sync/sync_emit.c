@@ -134,7 +134,21 @@ static int sync_emit_one(sync_unit *u, const sync_batch *b, const sync_rec *r, s
   return 0;
 }
 
-/* compactable records of one worker, grouped by table then kind (deletes, inserts, updates) */
+/* Do two tables' rows share one statement's column list? Shards merged into one target table may
+ * have different columns while an optimistic shard DDL is under way (docs/shard.md "Optimistic
+ * mode" step 7): their rows are then written by statements of their own. */
+static bool sync_same_cols(const sync_table *a, const sync_table *b) {
+  return a == b || (a->cols.len == b->cols.len && memcmp(a->cols.p, b->cols.p, a->cols.len) == 0);
+}
+
+static int sync_cmp_cols(const sync_table *a, const sync_table *b) {
+  if (a->cols.len != b->cols.len)
+    return a->cols.len < b->cols.len ? -1 : 1;
+  return memcmp(a->cols.p, b->cols.p, a->cols.len);
+}
+
+/* compactable records of one worker, grouped by table then kind (deletes, inserts, updates), then
+ * by column list */
 static int sync_cmp_compact(const void *pa, const void *pb, void *batch) {
   const sync_batch *sb = batch;
   const sync_rec *a = &sb->recs[*(const uint32_t *)pa];
@@ -147,6 +161,9 @@ static int sync_cmp_compact(const void *pa, const void *pb, void *batch) {
         [SYNC_REC_DELETE] = 0, [SYNC_REC_INSERT] = 1, [SYNC_REC_UPSERT] = 2, [SYNC_REC_UPDATE] = 3};
     return order[a->kind] - order[b->kind];
   }
+  int c = a->t == b->t ? 0 : sync_cmp_cols(a->t, b->t);
+  if (c)
+    return c;
   return *(const uint32_t *)pa < *(const uint32_t *)pb ? -1 : 1;
 }
 
@@ -185,7 +202,7 @@ int sync_batch_sql(sync_unit *u, const sync_batch *b, int w, sync_buf *out, size
       const sync_rec *r = &b->recs[compact[j]];
       uint32_t k = j + 1;
       while (k < n_compact && b->recs[compact[k]].t->target_id == r->t->target_id &&
-             b->recs[compact[k]].kind == r->kind)
+             b->recs[compact[k]].kind == r->kind && sync_same_cols(b->recs[compact[k]].t, r->t))
         k++;
       rc = sync_emit_run(u, b, compact + j, k - j, &e);
       j = k;

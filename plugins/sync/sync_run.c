@@ -70,6 +70,7 @@ typedef struct sync_run_state {
   bool safe_auto;
   /* shard mode: a DDL (or the start) may have made a group ready or left rows to re-sync */
   bool shard_check;
+  uint64_t opt_polled_ns; /* optimistic: when the held tables' release was last asked for */
 } sync_run_state;
 
 /* Inside a transaction's BEGIN ... end (not between groups, nor in a one-statement group). */
@@ -604,6 +605,9 @@ static int sync_payload(sync_run_state *r, const dm_binlog_event *ev, dm_error *
 static int sync_shard_settle(sync_run_state *r, dm_error *err) {
   sync_unit *u = r->u;
   r->shard_check = false;
+  /* optimistic: held tables released meanwhile move to `resync` first */
+  if (sync_shard_opt_settle(u->shard, r->tc, err) < 0)
+    return -1;
   for (;;) {
     dm_position from;
     if (sync_shard_resync_from(u->shard, &from)) {
@@ -738,7 +742,8 @@ void sync_run(sync_unit *u, dm_result *result) {
     goto out;
   if (sync_shard_new(u, &u->shard, &e) < 0 ||
       sync_shard_start(u->shard, r.sc, r.tc, first, &e) < 0 ||
-      (u->shard && sync_shard_redone(u->shard, &e) < 0))
+      (u->shard && sync_shard_redone(u->shard, &e) < 0) ||
+      sync_shard_opt_start(u->shard, r.tc, &e) < 0)
     goto out;
   r.shard_check = u->shard != NULL;
   sync_set_synced(u, &r.cur);
@@ -783,6 +788,12 @@ void sync_run(sync_unit *u, dm_result *result) {
         goto out;
       if (!r.has_inflight && !sync_in_txn(&r))
         sync_metrics_caught_up(u);
+      /* optimistic: a held table may be released at any time; idle is a quiet point to ask */
+      if (!r.has_inflight && !sync_in_txn(&r) && sync_shard_opt_waiting(u->shard) &&
+          dm_clock_ns() - r.opt_polled_ns > 200 * 1000000ull) {
+        r.opt_polled_ns = dm_clock_ns();
+        r.shard_check = true;
+      }
       sync_poll_master(&r);
       continue;
     }

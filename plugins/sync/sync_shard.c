@@ -45,13 +45,9 @@ int sync_shard_new(sync_unit *u, sync_shard **out, dm_error *err) {
   dm_shard_mode mode = dm_host_shard_mode(u->host, u->ctx);
   if (mode == DM_SHARD_MODE_NONE)
     return 0;
-  if (mode != DM_SHARD_MODE_PESSIMISTIC) {
-    u->host->error_make(u->ctx, err, DM_ERR_SYNC_UNSUPPORTED_STMT, NULL,
-                        "sync: shard-mode optimistic is not built in this sync unit");
-    return -1;
-  }
   if (!DM_HOST_HAS(u->host, shard_report_tables) || !DM_HOST_HAS(u->host, shard_put) ||
-      !DM_HOST_HAS(u->host, shard_wait) || !DM_HOST_HAS(u->host, shard_done)) {
+      !DM_HOST_HAS(u->host, shard_wait) || !DM_HOST_HAS(u->host, shard_done) ||
+      (mode == DM_SHARD_MODE_OPTIMISTIC && !DM_HOST_HAS(u->host, shard_poll))) {
     u->host->error_make(u->ctx, err, DM_ERR_SYNC_UNSUPPORTED_STMT, NULL,
                         "sync: shard-mode pessimistic, but the host has no shard coordinator "
                         "(services shard_put/shard_wait/shard_done)");
@@ -61,6 +57,7 @@ int sync_shard_new(sync_unit *u, sync_shard **out, dm_error *err) {
   if (!s)
     return sync_nomem(u, err);
   s->u = u;
+  s->optimistic = mode == DM_SHARD_MODE_OPTIMISTIC;
   *out = s;
   return 0;
 }
@@ -107,7 +104,7 @@ static int shard_group_of(sync_shard *s, const char *db, const char *table) {
   return s->ng++;
 }
 
-static shard_member *shard_find(sync_shard *s, const char *db, const char *table) {
+shard_member *sync_shard_find(sync_shard *s, const char *db, const char *table) {
   for (int i = 0; i < s->n; i++)
     if (!s->m[i].gone && strcmp(s->m[i].name, table) == 0 && strcmp(s->m[i].db, db) == 0)
       return &s->m[i];
@@ -116,7 +113,7 @@ static shard_member *shard_find(sync_shard *s, const char *db, const char *table
 
 /* The member for db.table, added when new (NULL: no memory). */
 static shard_member *shard_add(sync_shard *s, const char *db, const char *table) {
-  shard_member *m = shard_find(s, db, table);
+  shard_member *m = sync_shard_find(s, db, table);
   if (m)
     return m;
   if (s->n == s->cap) {
@@ -465,7 +462,7 @@ int sync_shard_plan_sql(sync_shard *s, MYSQL *c, const sync_shard_plan_t *plan, 
       return -1;
   }
   for (int i = 0; i < plan->n_leave; i++) {
-    shard_member *m = shard_find(s, plan->leave[i].schema, plan->leave[i].table);
+    shard_member *m = sync_shard_find(s, plan->leave[i].schema, plan->leave[i].table);
     if (m && shard_delete_sql(s, c, q, m) < 0)
       return -1;
   }
@@ -509,7 +506,7 @@ int sync_shard_plan_done(sync_shard *s, const sync_shard_plan_t *plan, const cha
                   s->g[m->group].lock, m->db, m->name, at);
   }
   for (int i = 0; i < plan->n_leave; i++) {
-    shard_member *m = shard_find(s, plan->leave[i].schema, plan->leave[i].table);
+    shard_member *m = sync_shard_find(s, plan->leave[i].schema, plan->leave[i].table);
     if (m)
       shard_leave(s, m, changed);
   }
@@ -518,7 +515,7 @@ int sync_shard_plan_done(sync_shard *s, const sync_shard_plan_t *plan, const cha
       shard_leave(s, &s->m[i], changed);
   for (int i = 0; i < plan->n_join; i++) {
     int ng = s->ng;
-    shard_member *m = shard_find(s, plan->join[i].schema, plan->join[i].table);
+    shard_member *m = sync_shard_find(s, plan->join[i].schema, plan->join[i].table);
     if (m)
       continue;
     if (!(m = shard_add(s, plan->join[i].schema, plan->join[i].table)))

@@ -91,4 +91,25 @@ int sync_shard_resync_end(sync_shard *s, MYSQL *c, dm_error *err);
  * closed). 1 done (rows deleted), 0 stopped (the rows say how far), -1 with *err. */
 int sync_resync(sync_unit *u, MYSQL *tc, const dm_position *block, dm_error *err);
 
+/* ---- optimistic mode (sync_shard_opt.c) ---- */
+bool sync_shard_optimistic(const sync_shard *s);
+/* Does a table wait for its release (held in optimistic mode)? The sync then settles at quiet
+ * points to ask for it. */
+bool sync_shard_opt_waiting(const sync_shard *s);
+/* The member DDL of plan->hold (its routed statements text + offs[0..*n)), before the DDL mark:
+ * puts the table's info (before/after from the tracker on conn, with the scratch check) and waits
+ * for its operation. Exec: plan->hold becomes -1 (the statements run as any DDL). Skip: also
+ * *n = 0 (nothing runs). Conflict: the table stays held (plan unchanged). The caller reports *op
+ * done once the checkpoint moved past the event. Operations for other tables met meanwhile are
+ * handled (opt_other). 1, or -1 with *err (stopped: resumable). */
+int sync_shard_opt_ddl(sync_shard *s, MYSQL *conn, MYSQL *tc, const sync_ddl *d,
+                       sync_shard_plan_t *plan, const char *text, const uint32_t *offs, uint32_t *n,
+                       const dm_position *after, dm_shard_op *op, dm_error *err);
+/* At the start: every member gets a shadow in the tracker (seeded from the target where it has
+ * none), and operations left from before are settled. 0 or -1. */
+int sync_shard_opt_start(sync_shard *s, MYSQL *tc, dm_error *err);
+/* At a quiet point: every operation waiting for this source (a held table released: its row
+ * moves to `resync`; one the checkpoint covers already: reported done). 0 or -1. */
+int sync_shard_opt_settle(sync_shard *s, MYSQL *tc, dm_error *err);
+
 #endif /* DMHOST_SYNC_SHARD_H */

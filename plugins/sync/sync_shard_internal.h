@@ -28,6 +28,7 @@ typedef struct shard_group {
 
 struct sync_shard {
   sync_unit *u;
+  bool optimistic; /* shard-mode optimistic (sync_shard_opt.c) */
   shard_member *m;
   int n, cap;
   shard_group *g;
@@ -40,5 +41,11 @@ int sync_shard_nomem(sync_shard *s, dm_error *err);
 int sync_shard_lit(MYSQL *c, sync_buf *q, const char *v);
 /* " WHERE" + the member's checkpoint row appended to q. -1: no memory. */
 int sync_shard_where(sync_shard *s, MYSQL *c, sync_buf *q, const shard_member *m);
+
+/* The member db.table (not gone), or NULL. */
+shard_member *sync_shard_find(sync_shard *s, const char *db, const char *table);
+/* Runs the operation's statements on the target, under the DDL mark (sync_shard_op.c). */
+int sync_shard_exec(sync_shard *s, MYSQL *tc, const dm_shard_op *op, bool replay,
+                    const shard_group *g, dm_error *err);
 
 #endif /* DMHOST_SYNC_SHARD_INTERNAL_H */

@@ -19,7 +19,7 @@ static bool shard_same_ddls(const shard_member *a, const shard_member *b) {
 }
 
 int sync_shard_ready(sync_shard *s, dm_error *err) {
-  if (!s || s->n_held == 0)
+  if (!s || s->n_held == 0 || s->optimistic) /* optimistic: no barrier (sync_shard_opt.c) */
     return -1;
   for (int g = 0; g < s->ng; g++) {
     const shard_member *first = NULL;
@@ -52,8 +52,8 @@ int sync_shard_ready(sync_shard *s, dm_error *err) {
 }
 
 /* Runs the operation's statements on the target, under the DDL mark. */
-static int shard_exec(sync_shard *s, MYSQL *tc, const dm_shard_op *op, bool replay,
-                      const shard_group *g, dm_error *err) {
+int sync_shard_exec(sync_shard *s, MYSQL *tc, const dm_shard_op *op, bool replay,
+                    const shard_group *g, dm_error *err) {
   sync_unit *u = s->u;
   char mark[DM_POSITION_NAME_MAX + 24];
   snprintf(mark, sizeof mark, "shard:%" PRIu64, op->op_id);
@@ -201,7 +201,7 @@ int sync_shard_resolve(sync_shard *s, MYSQL *tc, int g, const dm_position *block
     char mark[DM_POSITION_NAME_MAX + 24];
     snprintf(mark, sizeof mark, "shard:%" PRIu64, op.op_id);
     bool replay = replay_mark && strcmp(replay_mark, mark) == 0;
-    if (shard_exec(s, tc, &op, replay, grp, err) < 0)
+    if (sync_shard_exec(s, tc, &op, replay, grp, err) < 0)
       return -1;
   } else {
     u->host->logf(u->ctx, DM_LOG_INFO,

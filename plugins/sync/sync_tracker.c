@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sync.h"
+#include "sync_structure.h"
 #include "sync_tracker_internal.h"
 
 int sync_tracker_new(sync_unit *u, sync_tracker **out) {
@@ -95,33 +96,6 @@ void trk_forget(sync_tracker *tr, const char *db, const char *table) {
 void trk_forget_all(sync_tracker *tr) {
   for (uint32_t i = 0; i < tr->n; i++)
     trk_table_clear(&tr->t[i]);
-}
-
-/* ENUM/SET values out of information_schema's COLUMN_TYPE: enum('a','it''s','c\\d'). Appends
- * each value NUL-terminated to text (at *at) and counts them. */
-static uint32_t trk_enum_values(const char *ctype, char *text, size_t *at) {
-  const char *p = strchr(ctype, '(');
-  uint32_t n = 0;
-  while (p && *p && *p != ')') {
-    p++;
-    if (*p != '\'')
-      break;
-    p++;
-    for (; *p; p++) {
-      if (*p == '\'' && p[1] == '\'')
-        p++;
-      else if (*p == '\\' && p[1])
-        p++;
-      else if (*p == '\'')
-        break;
-      text[(*at)++] = *p;
-    }
-    text[(*at)++] = '\0';
-    n++;
-    if (*p == '\'')
-      p++;
-  }
-  return n;
 }
 
 static int trk_literal(MYSQL *c, sync_buf *b, const char *s) {
@@ -212,7 +186,7 @@ int trk_load(sync_tracker *tr, MYSQL *c, trk_table *t, dm_error *err) {
     d->in_primary_key = row[4] && strcmp(row[4], "PRI") == 0;
     if (strcmp(dtype, "enum") == 0 || strcmp(dtype, "set") == 0) {
       size_t start = at;
-      d->n_values = trk_enum_values(ctype, t->text, &at);
+      d->n_values = sync_enum_members(ctype, t->text, &at);
       d->values = &t->values[vi];
       for (uint32_t k = 0, o = (uint32_t)start; k < d->n_values; k++) {
         t->values[vi++] = t->text + o;

@@ -54,5 +54,22 @@ void sync_tracker_ddl_after(sync_tracker *tr, MYSQL *conn, const sync_ddl *d, co
 /* Does the tracker hold a structure of db.table (its shadow exists)? Online DDL asks it which name
  * is a table of the source (sync_online.c). */
 bool sync_tracker_knows(sync_tracker *tr, MYSQL *c, const char *db, const char *table);
+/* A shadow of db.table, seeded from its routed table on the target when there is none (whatever
+ * the binlog's metadata): optimistic shard DDL needs every member's structure from the start,
+ * when the target has the shards' shape. 0, or -1 with *err. */
+int sync_tracker_track(sync_tracker *tr, MYSQL *c, const char *db, const char *table,
+                       dm_error *err);
+/* Optimistic shard DDL (docs/shard.md "Optimistic mode"): a member's info for the statements of
+ * d on db.table, read before the tracker applies them (sync_tracker_ddl_before done, not yet
+ * sync_tracker_ddl_after): `before` is the structure of its shadow table, `after` the structure a
+ * copy of the shadow has once the statements ran on it (the shadow itself changes only in
+ * sync_tracker_ddl_after, after the target, so a replayed DDL reads the same before), both as the
+ * JSON of sync_structure.h, appended. `after` also carries the scratch check: the statements on a
+ * copy of the routed target table, as its "target" or "target_error" member (nothing when the
+ * target has no such table). The copies live in db's shadow schema and are dropped. 0; 1 when the
+ * tracker has no shadow of the table (nothing appended); -1 with *err (DM_ERR_SYNC_SCHEMA: the
+ * shadow refuses a statement, or a copy could not be made or read). */
+int sync_tracker_before_after(sync_tracker *tr, MYSQL *c, const sync_ddl *d, const char *db,
+                              const char *table, sync_buf *before, sync_buf *after, dm_error *err);
 
 #endif /* DMHOST_SYNC_TRACKER_H */

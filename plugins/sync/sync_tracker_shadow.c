@@ -19,6 +19,7 @@
 #include <dmhost/fs.h>
 
 #include "sync.h"
+#include "sync_structure.h"
 #include "sync_tracker_internal.h"
 
 #define TRK_SCHEMA_FILE_MAX (16u << 20) /* a schema file bigger than this is not read */
@@ -397,4 +398,81 @@ void sync_tracker_ddl_after(sync_tracker *tr, MYSQL *conn, const sync_ddl *d, co
     if (s->has_other)
       trk_untrack(tr, conn, &s->other);
   }
+}
+
+/* ---- optimistic shard DDL: before, after, the scratch check ---- */
+
+/* The copies' names in db's shadow schema: shadows keep their source tables' names, and the
+ * tracker never shadows a table of a source schema whose name starts with _dmt_ (it skips such
+ * schemas; a source table of that name would share the shadow schema, so the names are long). */
+#define TRK_AFTER "_dmt_after_copy"
+#define TRK_SCRATCH "_dmt_target_copy"
+
+static int trk_opt_failed(sync_tracker *tr, const char *db, const char *table, const char *what,
+                          const char *why, dm_error *err) {
+  tr->u->host->error_make(tr->u->ctx, err, DM_ERR_SYNC_SCHEMA, NULL,
+                          "sync: optimistic shard DDL of `%s`.`%s`: %s: %s", db, table, what, why);
+  return -1;
+}
+
+int sync_tracker_track(sync_tracker *tr, MYSQL *c, const char *db, const char *table,
+                       dm_error *err) {
+  if (trk_ensure(tr, c, db, table, err) < 0)
+    return -1;
+  /* with FULL metadata the tracker learns tables from the binlog's names and keeps no shadow of
+   * a table it only saw rows of: seeded from the routed table on the target as in NO_LOG mode */
+  trk_table *t = trk_get(tr, db, table);
+  if (!t)
+    return sync_nomem(tr->u, err);
+  if (t->state != TRK_NONE)
+    return 0;
+  if (trk_seed_from_target(tr, c, db, table, err) < 0)
+    return -1;
+  t = trk_get(tr, db, table);
+  return t ? trk_load(tr, c, t, err) : sync_nomem(tr->u, err);
+}
+
+int sync_tracker_before_after(sync_tracker *tr, MYSQL *c, const sync_ddl *d, const char *db,
+                              const char *table, sync_buf *before, sync_buf *after, dm_error *err) {
+  sync_unit *u = tr->u;
+  char tdb[SYNC_NAME_MAX], tt[SYNC_NAME_MAX], shadow[SYNC_NAME_MAX], msg[512], refused[512];
+  if (sync_tracker_track(tr, c, db, table, err) < 0)
+    return -1;
+  trk_shadow_schema(tr, db, shadow, sizeof shadow);
+  size_t b0 = before->len, a0 = after->len;
+  int rc = sync_structure_json(c, shadow, table, before, msg, sizeof msg);
+  if (rc != 0)
+    return rc < 0 ? trk_opt_failed(tr, db, table, "reading its shadow", msg, err) : 1;
+  rc = sync_structure_try(c, shadow, TRK_AFTER, shadow, table, d, db, table, after, refused,
+                          sizeof refused, msg, sizeof msg);
+  if (rc != 0) {
+    before->len = b0;
+    before->p[b0] = '\0';
+    if (rc == 2)
+      return 1; /* the shadow went meanwhile */
+    return trk_opt_failed(tr, db, table,
+                          rc == 1 ? "the statements fail on a copy of its shadow"
+                                  : "copying its shadow",
+                          rc == 1 ? refused : msg, err);
+  }
+  /* the scratch check goes inside after's object, before its closing brace */
+  sync_route(u, db, table, tdb, tt);
+  after->len--;
+  size_t mark = after->len;
+  if (sync_buf_putc(after, ',') < 0)
+    return sync_nomem(u, err);
+  size_t body = after->len;
+  if (sync_structure_scratch(c, shadow, TRK_SCRATCH, tdb, tt, d, db, table, after, msg,
+                             sizeof msg) < 0) {
+    before->len = b0;
+    before->p[b0] = '\0';
+    after->len = a0;
+    after->p[a0] = '\0';
+    return trk_opt_failed(tr, db, table, "the scratch check on a copy of the target table", msg,
+                          err);
+  }
+  if (after->len == body) /* the target has no such table: nothing added */
+    after->len = mark;
+  after->p[after->len] = '\0';
+  return sync_buf_putc(after, '}') < 0 ? sync_nomem(u, err) : 0;
 }

@@ -27,7 +27,8 @@ typedef struct dmh_shard_coord_ops {
   int (*put)(void *self, const char *task, const char *source, const dm_shard_info *info,
              dm_error *err);
   /* Blocks until the source's operation for the target's lock is there, or stopped(stop_arg)
-   * turns true (checked at least every 100 ms). Returns 1 with *op (its strings owned by the
+   * turns true (checked at least every 100 ms; a stopped() that is always true makes it a poll:
+   * the pending operation or 0 at once). Returns 1 with *op (its strings owned by the
    * coordinator until done or the next wait of this task and source), 0 stopped, -1 with
    * *err. */
   int (*wait)(void *self, const char *task, const char *source, const char *tschema,

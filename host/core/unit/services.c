@@ -422,12 +422,35 @@ static int svc_shard_put(dm_ctx *c, const dm_shard_info *info, dm_error *err) {
 static bool shard_stopped(void *arg) {
   return arg && dmh_stop_token_fired(arg);
 }
+/* strict-optimistic-shard-mode: a conflict is the subtask's error (DM's ErrSyncerShardDDLConflict)
+ * instead of a held table; the lock keeps the table's info, so a resume meets it again until the
+ * shards agree or a user unlocks the table. */
+static int shard_strict(dm_ctx *c, int rc, const dm_shard_op *op, dm_error *err) {
+  if (rc != 1 || !op->conflict || !c->strict_optimistic)
+    return rc;
+  dm_error_set(err, DM_ERR_SYNC_SHARD_CONFLICT, NULL, "task %s source %s: %s", c->task_name,
+               c->source_id, op->message ? op->message : "");
+  return -1;
+}
 static int svc_shard_wait(dm_ctx *c, const char *tschema, const char *ttable, dm_shard_op *op,
                           dm_error *err) {
   if (!c->shard)
     return shard_none(c, err);
-  return c->shard->ops->wait(c->shard->self, c->task_name, c->source_id, tschema, ttable,
-                             shard_stopped, c->token, op, err);
+  int rc = c->shard->ops->wait(c->shard->self, c->task_name, c->source_id, tschema, ttable,
+                               shard_stopped, c->token, op, err);
+  return shard_strict(c, rc, op, err);
+}
+static bool shard_now(void *arg) {
+  (void)arg;
+  return true; /* poll: the coordinator looks once and does not wait */
+}
+static int svc_shard_poll(dm_ctx *c, const char *tschema, const char *ttable, dm_shard_op *op,
+                          dm_error *err) {
+  if (!c->shard)
+    return shard_none(c, err);
+  int rc = c->shard->ops->wait(c->shard->self, c->task_name, c->source_id, tschema, ttable,
+                               shard_now, NULL, op, err);
+  return shard_strict(c, rc, op, err);
 }
 static int svc_shard_done(dm_ctx *c, const dm_shard_op *op, dm_error *err) {
   if (!c->shard)
@@ -482,6 +505,7 @@ static const dm_host_services services = {
     .shard_wait = svc_shard_wait,
     .shard_done = svc_shard_done,
     .route_extract = svc_route_extract,
+    .shard_poll = svc_shard_poll,
 };
 
 const dm_host_services *dmh_host_services(void) {
@@ -553,6 +577,7 @@ void dmh_ctx_set_task_part(dm_ctx *c, const dmh_chain_spec *cs, int i,
   c->section = cs->units[i].section;
   c->cfg_file = cs->cfg_file;
   c->shard_mode = cs->shard_mode;
+  c->strict_optimistic = cs->strict_optimistic;
 }
 
 void dmh_ctx_reset_seen(dm_ctx *c) {

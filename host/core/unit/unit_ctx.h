@@ -40,6 +40,7 @@ struct dm_ctx {
   uint32_t server_id;           /* the source file's server-id (source_server_id) */
   char *work_dir;               /* owned; created by dmh_ctx_new */
   dm_shard_mode shard_mode;     /* the task's shard-mode (shard_mode service) */
+  bool strict_optimistic;       /* a conflicting optimistic operation is an error (36019) */
   const dmh_shard_coord *shard; /* the process's coordinator (dmh_ctx_run.shard); NULL: none */
   char scope[320];              /* log scope: "task=.. source=.. unit=.." */
 

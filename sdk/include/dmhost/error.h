@@ -455,6 +455,11 @@ typedef enum dm_error_level {
     "A RENAME moved a table to or between online schema change ghost tables, which no tool does: " \
     "check shadow-table-rules, or make the change on the target by hand, then `dmctl binlog skip " \
     "TASK -b FILE:POS` and resume the task.")                                                      \
+  X(DM_ERR_SYNC_SHARD_CONFLICT, 36019, DM_CLASS_SYNC_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,    \
+    "strict-optimistic-shard-mode: a shard's DDL conflicts with the other shards of its merged "   \
+    "table (the message says which column and why). Make the shards agree, or release the table "  \
+    "with `dmctl shard-ddl-lock unlock LOCK_ID -s SOURCE -d DB -t TABLE -a exec|skip`, then "      \
+    "resume the task.")                                                                            \
   X(DM_ERR_UNIT_CUSTOM_BASE, 90000, DM_CLASS_UNIT, DM_SCOPE_NOT_SET, DM_LEVEL_MEDIUM, 1, "")
 
 typedef enum dm_error_code {

@@ -316,6 +316,10 @@ typedef struct dm_host_services {
    * asks whether online-ddl is on: DM_ONLINE_GHOST when it is, DM_ONLINE_REAL when not. */
   dm_online_kind (*online_table_kind)(dm_ctx *ctx, const char *schema, const char *table,
                                       char *real, size_t len);
+  /* As shard_wait, without blocking: 1 with *op when the source has one for the target, 0 when
+   * not. Optimistic mode: the sync asks at quiet points whether a held table was released. */
+  int (*shard_poll)(dm_ctx *ctx, const char *target_schema, const char *target_table,
+                    dm_shard_op *op, dm_error *err);
 
   /* fields above: services version 10 */
 } dm_host_services;

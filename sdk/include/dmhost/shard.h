@@ -78,6 +78,11 @@ typedef struct dm_shard_op {
   uint32_t n_ddls;
   bool conflict;       /* optimistic: the table stays held (see message) */
   const char *message; /* why (conflict), or "" */
+  /* optimistic: the member table the operation is for (an info's own, or a held table that
+   * another member's DDL released: a SKIP without conflict, "redirect", after which the sync
+   * re-syncs it); NULL in pessimistic mode */
+  const char *schema;
+  const char *table;
 } dm_shard_op;
 
 /* Route extraction (DM's extract-table/-schema/-source): the target columns that receive parts of
