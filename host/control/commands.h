@@ -36,7 +36,7 @@ enum {
 };
 
 #define DMH_CMD_MAX_ARGS 10 /* with the NULL after the last */
-#define DMH_CMD_MAX_POS 3  /* positional words a command line may hold */
+#define DMH_CMD_MAX_POS 3   /* positional words a command line may hold */
 
 typedef struct dmh_cmd_arg {
   const char *name;

@@ -200,7 +200,7 @@ typedef enum dm_error_level {
     "The owner did not run the DDL in time (query-status of its subtask says why): fix that and "  \
     "unlock again, or add --force-remove to drop the lock anyway (then run the DDL on the target " \
     "yourself).")                                                                                  \
-  X(DM_ERR_SHARD_DDL_DIFF, 36022, DM_CLASS_SYNC_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,          \
+  X(DM_ERR_SHARD_DDL_DIFF, 36022, DM_CLASS_SYNC_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,         \
     "The shards of one target table must run the same DDLs: run on this source the statements "    \
     "the lock shows (`dmctl shard-ddl-lock TASK`), or skip this one with `dmctl binlog skip`, "    \
     "then resume the task.")                                                                       \
@@ -442,7 +442,7 @@ typedef enum dm_error_level {
   X(DM_ERR_SYNC_SHARD_MULTI, 36017, DM_CLASS_SYNC_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,       \
     "A DDL names two tables of a shard group (a merged target table): a coordinated DDL must be "  \
     "about one shard. Run it as one statement per table on the source, or `dmctl binlog skip "     \
-    "TASK -b FILE:POS` and apply it by hand, then resume the task.")                              \
+    "TASK -b FILE:POS` and apply it by hand, then resume the task.")                               \
   X(DM_ERR_SYNC_UNSUPPORTED_STMT, 36018, DM_CLASS_SYNC_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,  \
     "The statement is not supported in a shard group (RENAME of a merged table): rename the "      \
     "table out of the task's routes first, or `dmctl binlog skip TASK -b FILE:POS`, then resume "  \
