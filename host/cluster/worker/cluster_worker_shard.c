@@ -462,6 +462,15 @@ static int cs_put_info(cw_shard *s, dmh_etcd *c, const char *task, const char *s
 static int cs_put(void *self, const char *task, const char *source, const dm_shard_info *info,
                   dm_error *err) {
   cw_shard *s = self;
+  if (info->before || info->after) {
+    /* optimistic infos carry structures; the leader serves only pessimistic locks so far */
+    dm_error_set(err, DM_ERR_CONFIG_INVALID, NULL,
+                 "task %s: shard-mode \"optimistic\" is coordinated only inside one process "
+                 "(`dmhost serve`/`run`), not by a cluster's master yet; set shard-mode = "
+                 "\"pessimistic\" for a task whose shards a cluster merges (docs/shard.md)",
+                 task);
+    return -1;
+  }
   json_object *rec = cs_info_record(task, source, info, err);
   if (!rec)
     return -1;
