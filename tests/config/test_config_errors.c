@@ -32,8 +32,8 @@ static const bad_case bad_cases[] = {
      "block-allow-list, "
      "routes, "
      "filters, unit-paths, supervisor, dump, load, sync, file-mode, secret-key-path, "
-     "ignore-checking-items, online-ddl, online-ddl-scheme, shadow-table-rules, "
-     "trash-table-rules, shard-mode, is-sharding, strict-optimistic-shard-mode"},
+     "ignore-checking-items, shard-mode, is-sharding, strict-optimistic-shard-mode, "
+     "online-ddl, ... (docs/config.md lists them all)"},
     {"task-bad-ignore.cfg", false, DM_ERR_CONFIG_INVALID,
      "6: `ignore-checking-items` in the task file names \"binlog_fromat\", which is no precheck "
      "item; did you mean \"binlog_format\"? (docs/precheck.md lists them)"},
