@@ -9,6 +9,14 @@ log() { echo "$tag: [$((SECONDS - t0))s] $*"; }
 # the global row's position, or nothing
 checkpoint() { tgt -N -B -e "SELECT CONCAT(binlog_name, ':', binlog_pos) FROM $cp_table WHERE is_global = 1" 2>/dev/null || true; }
 master() { src -N -B -e "SHOW MASTER STATUS" | awk '{ print $1 ":" $2 }'; }
+# Is binlog position A (FILE:POS) at or past B? Other tests write to the same source meanwhile, so
+# a position read from the source is a lower bound, never one a checkpoint must equal.
+pos_at_or_past() { # A B
+  [ -n "$1" ] && [ -n "$2" ] || return 1
+  local a=${1%:*} b=${2%:*}
+  local an=$((10#${a##*.})) bn=$((10#${b##*.}))
+  [ "$an" -gt "$bn" ] || { [ "$an" -eq "$bn" ] && [ "${1##*:}" -ge "${2##*:}" ]; }
+}
 # The workload clients (pids in wl_pids) stop at their next round once $work/stop exists.
 stop_workload() {
   touch "$work/stop"

@@ -57,7 +57,7 @@ check_log() {
 tgt_q() { tgt -N -B -e "$1" 2>/dev/null || true; }
 records() { tgt_q "SELECT COUNT(*) FROM \`$meta\`.\`${name}_onlineddl\` WHERE ghost_table = '_t_gho'"; }
 has_records() { [ "$(records)" = "$1" ]; }
-at_checkpoint() { [ "$(checkpoint)" = "$1" ]; }
+at_checkpoint() { pos_at_or_past "$(checkpoint)" "$1"; }
 T="\`$db\`.\`t\`" G="\`$db\`.\`_t_gho\`" C="\`$db\`.\`_t_ghc\`" D="\`$db\`.\`_t_del\`"
 cols="\`id\`, \`a\`, \`b\`, \`c\`"
 

@@ -59,7 +59,7 @@ check_log() {
 tgt_q() { tgt -N -B -e "$1" 2>/dev/null || true; }
 records() { tgt_q "SELECT COUNT(*) FROM \`$meta\`.\`${name}_onlineddl\` WHERE ghost_table = '_t_new'"; }
 has_records() { [ "$(records)" = "$1" ]; }
-at_checkpoint() { [ "$(checkpoint)" = "$1" ]; }
+at_checkpoint() { pos_at_or_past "$(checkpoint)" "$1"; }
 
 # ---- the source: t with $rows rows, a procedure the writers call ----
 [ -n "${META:-}" ] && src -e "SET GLOBAL binlog_row_metadata = $META"
