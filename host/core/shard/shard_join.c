@@ -655,11 +655,12 @@ int dmh_sj_dropped_add(dmh_sj_dropped *d, const char *column, const char *member
   return 0;
 }
 
-static void sj_dropped_remove_if(dmh_sj_dropped *d, const char *column, const char *member) {
+/* Removes the entries of one column (by_column) or of one member (name compared as each is). */
+static void sj_dropped_remove_if(dmh_sj_dropped *d, bool by_column, const char *name) {
   size_t k = 0;
   for (size_t i = 0; i < d->n; i++) {
     bool drop =
-        column ? strcasecmp(d->e[i].column, column) == 0 : strcmp(d->e[i].member, member) == 0;
+        by_column ? strcasecmp(d->e[i].column, name) == 0 : strcmp(d->e[i].member, name) == 0;
     if (drop)
       free(d->e[i].member);
     else
@@ -669,9 +670,9 @@ static void sj_dropped_remove_if(dmh_sj_dropped *d, const char *column, const ch
 }
 
 void dmh_sj_dropped_clear_column(dmh_sj_dropped *d, const char *column) {
-  sj_dropped_remove_if(d, column, NULL);
+  sj_dropped_remove_if(d, true, column);
 }
 
 void dmh_sj_dropped_clear_member(dmh_sj_dropped *d, const char *member) {
-  sj_dropped_remove_if(d, NULL, member);
+  sj_dropped_remove_if(d, false, member);
 }
