@@ -289,10 +289,33 @@ static int sync_ddl_online_kind(void *arg, const char *schema, const char *table
 
 /* online-ddl on: the parts that move ghost or trash tables get their verdicts (DM's rules,
  * sync_rename_online); a statement DM refuses is refused whole, before any of it runs. */
+/* Does the task replicate this table, a ghost judged by its real table (DM's filter.go)? */
+static bool sync_ddl_online_in_scope(sync_ddl_run *run, const sync_ddl_name *t) {
+  sync_unit *u = run->u;
+  char real[SYNC_NAME_MAX];
+  if (u->host->table_allowed(u->ctx, t->schema, t->table))
+    return true;
+  return sync_online_kind(u->online, NULL, t->schema, t->table, real, sizeof real) ==
+             DM_ONLINE_GHOST &&
+         u->host->table_allowed(u->ctx, t->schema, real);
+}
+
 static int sync_ddl_rename_online(sync_ddl_run *run, const sync_ddl *d, sync_rename_part *parts) {
   sync_unit *u = run->u;
   int bad = -1;
   const char *rules = "";
+  /* A RENAME of nothing the task replicates is another application's business (a shared source
+   * holds their schema changes too): never judged by this task's rules, nor refused. */
+  bool in_scope = false;
+  for (int i = 0; i < d->n && !in_scope; i++)
+    in_scope =
+        sync_rename_part_of(&d->stmts[i]) && (sync_ddl_online_in_scope(run, &d->stmts[i].subject) ||
+                                              sync_ddl_online_in_scope(run, &d->stmts[i].other));
+  if (!in_scope) {
+    for (int i = 0; i < d->n; i++)
+      parts[i] = (sync_rename_part){.chain = -1, .swapped = -1};
+    return 0;
+  }
   int code = sync_rename_online(d, sync_ddl_online_kind, run, parts, &bad, &rules);
   if (code == 0)
     return 0;
