@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Online DDL inside a shard group (issue 22, docs/shard.md "Online DDL" -> "Inside a shard group"):
 # `dmhost serve`, shard-mode pessimistic, source s1 with 2 schemas x 4 tables merged into one
-# target table, a writer on every shard all along. pt-online-schema-change runs the same
-# `--alter "ADD COLUMN ..."` on each shard table, one after the other (so at different moments):
+# target table, a writer on every shard all along. The same ADD COLUMN by an online schema change
+# on each shard table, one after the other (so at different moments), by
+# pt-online-schema-change `--alter "ADD COLUMN ..."` (TOOLS=ptosc, the default) or by gh-ost's
+# statement shapes (TOOLS=ghost; TOOLS=mixed: see tool_of):
 #   - after each of the first 7 cut-overs the table is held at it (its checkpoint row `held`, the
 #     recorded ALTER routed for the target in the row's table_info ddls), the tool's record in
 #     `<meta>`.`<task>_onlineddl` is gone, and the target has no new column;
@@ -47,6 +49,62 @@ osc() { # shard index
   [ "$(src -N -B -e "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = '$d'
                      AND TABLE_NAME LIKE '\\_%'")" = 0 ] || fail "pt-online-schema-change left a table of its own in $d"
 }
+# gh-ost's statement shapes on shard k (as tests/shard/online_ghost.sh replays them, in short): the
+# changelog, the ghost and its ALTER, the sentry; the copy and the atomic cut-over under the lock of
+# t that gh-ost takes (LOCK TABLES, not logged: no write of t between the copy and the swap), the
+# RENAME from a second session waiting on that lock; then the changelog and the old table dropped.
+ghost() { # shard index
+  local c d t T G C D id
+  read -r c d t <<<"${SHARDS[$1]}"
+  T="\`$d\`.\`$t\`" G="\`$d\`.\`_${t}_gho\`" C="\`$d\`.\`_${t}_ghc\`" D="\`$d\`.\`_${t}_del\`"
+  src -e "create /* gh-ost */ table $C (id bigint unsigned auto_increment, last_update timestamp not null
+            default current_timestamp on update current_timestamp, hint varchar(64) charset ascii not null,
+            value varchar(4096) charset ascii not null, primary key(id), unique key hint_uidx(hint)) auto_increment=256;
+          create /* gh-ost */ table $G like $T;
+          alter /* gh-ost */ table $G ADD COLUMN $col;
+          insert /* gh-ost */ into $C (id, hint, value) values (NULLIF(0, 0), 'state', 'GhostTableMigrated')
+            on duplicate key update last_update=NOW(), value=VALUES(value);
+          create /* gh-ost */ table $D (id int auto_increment primary key) engine=InnoDB comment='ghost-cut-over-sentry'"
+  rm -f "$work/ghlock.out"
+  (echo "SELECT CONNECTION_ID(); LOCK TABLES $T WRITE, $G WRITE, $D WRITE;
+         insert ignore /* gh-ost */ into $G (id, v, s) select id, v, s from $T;
+         drop /* gh-ost */ table if exists $D; SELECT 'LOCKED'; SELECT SLEEP(120);" |
+    src -n -N -B >"$work/ghlock.out" 2>&1) &
+  local lk=$!
+  wait_for 60 "gh-ost's lock session did not copy under its lock" grep -q LOCKED "$work/ghlock.out"
+  id=$(head -1 "$work/ghlock.out")
+  src -e "rename /* gh-ost */ table $T to $D, $G to $T" >"$work/ghrename.out" 2>&1 &
+  local rn=$!
+  wait_for 60 "gh-ost's RENAME does not wait on the lock" ghost_rename_waits
+  src -e "KILL QUERY $id"
+  wait "$lk" || true
+  wait "$rn" || fail "gh-ost's RENAME of $d.$t failed: $(cat "$work/ghrename.out")"
+  src -e "drop /* gh-ost */ table if exists $C; drop /* gh-ost */ table if exists $D"
+  [ "$(src -N -B -e "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = '$d'
+                     AND TABLE_NAME = '$t' AND COLUMN_NAME = 'note'")" = 1 ] ||
+    fail "gh-ost's shapes left $d.$t without the column on the source"
+}
+ghost_rename_waits() {
+  [ "$(src -N -B -e "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'rename%table%\\_gho%'
+                     AND STATE LIKE 'Waiting for table metadata lock%'")" = 1 ]
+}
+# the shard's online schema change: TOOLS=ptosc (the default) pt-online-schema-change on every
+# shard, TOOLS=ghost gh-ost's shapes on every shard, TOOLS=mixed every other one each. Known gap:
+# mixed stops with 36022 (the held statements are compared as the source wrote them, and the two
+# tools write the same ALTER differently: `ALTER TABLE` vs `alter /* gh-ost */ table`; DM compares
+# the parser's restored text). TOOLS=ghost reaches the last cut-over and the one ALTER, but its
+# scripted cut-over can lose a writer's row on the source (a write of t may take the lock before
+# the waiting RENAME once the lock session ends), so the union differs: CTest runs ptosc only.
+tool_of() { # position in the order
+  case "${TOOLS:-ptosc}" in
+    ghost) echo gh-ost ;;
+    mixed) if [ $(($1 % 2)) = 0 ]; then echo pt-osc; else echo gh-ost; fi ;;
+    *) echo pt-osc ;;
+  esac
+}
+online() { # position in the order
+  if [ "$(tool_of "$1")" = pt-osc ]; then osc "${order[$1]}"; else ghost "${order[$1]}"; fi
+}
 # held rows whose recorded statements are the tool's ALTER routed for the target table
 held_with_alter() {
   [ "$(tgt -N -B -e "SELECT COUNT(*) FROM $cp_table WHERE id = 's1' AND cp_schema <> '' AND
@@ -62,13 +120,13 @@ target_extra() {
                 UNION ALL SELECT TRIGGER_NAME FROM information_schema.TRIGGERS
                 WHERE TRIGGER_SCHEMA = '$db_prefix' OR TRIGGER_SCHEMA LIKE '${db_prefix}\\_%'"
 }
-step() { # shard index, how many are then held
-  osc "$1"
-  wait_for 120 "shard $1's cut-over did not hold its table ($2 held rows with the ALTER)" held_with_alter "$2"
+step() { # position in the order, how many are then held
+  online "$1"
+  wait_for 120 "shard ${order[$1]}'s cut-over did not hold its table ($2 held rows with the ALTER)" held_with_alter "$2"
   target_has note && fail "the target has the column after $2 of $n cut-overs"
-  [ "$(records)" = 0 ] || fail "the tool's record is still in ${task}_onlineddl after shard $1's cut-over"
+  [ "$(records)" = 0 ] || fail "the tool's record is still in ${task}_onlineddl after shard ${order[$1]}'s cut-over"
   [ "$(exec_count)" = 0 ] || fail "a shard DDL ran with $2 of $n arrived"
-  log "cut-over $2 of $n (shard $1): held, no column on the target"
+  log "cut-over $2 of $n (shard ${order[$1]}, $(tool_of "$1")): held, no column on the target"
 }
 
 shard_setup "$task" "$meta"
@@ -84,7 +142,7 @@ log "running, writers on $n shards"
 
 order=($(printf '%s\n' $(seq 0 $((n - 1))) | shuf))
 for i in 0 1 2 3; do
-  step "${order[$i]}" $((i + 1))
+  step "$i" $((i + 1))
   sleep "0.$((RANDOM % 9))"
 done
 no_lock || fail "a lock is listed before every table of the source arrived"
@@ -100,10 +158,10 @@ wait_for 60 "the 4 tables are not held with the ALTER after the restart" held_wi
 target_has note && fail "the target has the column after the restart with 4 of $n arrived"
 
 for i in 4 5 6; do
-  step "${order[$i]}" $((i + 1))
+  step "$i" $((i + 1))
   sleep "0.$((RANDOM % 9))"
 done
-osc "${order[7]}"
+online 7
 wait_for 120 "the target did not get the column after the last cut-over" target_has note
 wait_for 60 "the lock was not resolved" no_lock
 wait_for 60 "the checkpoint still holds rows of held tables" rows_are held 0
