@@ -353,10 +353,12 @@ int sync_online_cutover(sync_online *o, const sync_ddl_name *ghost, const sync_d
     }
     sync_ddl_free(&d);
   }
-  u->host->logf(u->ctx, DM_LOG_INFO,
-                "sync: online DDL at %s: cut-over of ghost table `%s`.`%s` to `%s`.`%s`: its %u "
-                "recorded statement(s) run on the real table",
-                at, ghost->schema, ghost->table, real->schema, real->table, r->n);
+  u->host->logf(
+      u->ctx, DM_LOG_INFO,
+      "sync: online DDL at %s: cut-over of ghost table `%s`.`%s` to `%s`.`%s`: its %u "
+      "recorded statement(s) are the real table's DDL (run on the target, or held by its shard "
+      "lock)",
+      at, ghost->schema, ghost->table, real->schema, real->table, r->n);
   sync_online_forget(o, ghost->schema, ghost->table);
   return 0;
 }

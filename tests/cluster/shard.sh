@@ -12,7 +12,12 @@
 #     target gets the column; the lock is resolved; an unlock through the follower is forwarded to
 #     the leader (its "no such lock" comes back);
 #  4. after the writers stop: the target is the union of the 16 shards, the ALTER ran once (the
-#     workers' "executed" log lines), both subtasks Running.
+#     workers' "executed" log lines), both subtasks Running;
+#  5. one shard missing (docs/shard.md step 8): ADD COLUMN note2 on 15 of 16 (s2's last missing):
+#     the lock waits with s2 unsynced; unlock with an owner not arrived is 14032; `shard-ddl-lock
+#     unlock ID` runs it once for s1, whose 8 held tables re-sync and go on while s2's 7 stay held;
+#     the missing shard's later ALTER opens the next lock (s2 synced, s1 unsynced, owner s2), whose
+#     unlock finds the column there (no second ALTER); union equal.
 #
 #   shard.sh <dmhost> <dmctl> <plugin dir> <source dir>
 #
@@ -144,5 +149,64 @@ task_running "$task" s1 "$am" || fail "the subtask of s1 is not Running"
 task_running "$task" s2 "$am" || fail "the subtask of s2 is not Running"
 no_dup "$work"/w*.log
 log "union equal ($(wc -l <"$work/union.txt") rows), the ALTER ran once, both subtasks Running"
+
+# ---- 5. one shard missing: unlock, then its late arrival opens the next lock ----
+rm -f "$work/stop"
+writer src 0
+writer src2 8
+for k in $(printf '%s\n' $(seq 0 14) | shuf); do
+  read -r c d t <<<"${SHARDS[$k]}"
+  $c -e "ALTER TABLE \`$d\`.$t ADD COLUMN note2 INT NOT NULL DEFAULT 7"
+  sleep "0.$((RANDOM % 3))"
+done
+wait_for 60 "shard-ddl-lock does not show s2 unsynced with one shard missing" \
+  lock_shows '.synced == ["s1"] and .unsynced == ["s2"] and .state == "waiting"'
+wait_for 60 "s1's 8 tables are not held" rows_are held 8
+target_has note2 && fail "the target has note2 with a shard missing"
+out=$(mctl shard-ddl-lock unlock "$lock_id" -o s2 || true)
+jq -e '.result == false and .error.ErrCode == 14032' <<<"$out" >/dev/null ||
+  fail "unlock with an owner that has not arrived was not refused with 14032: $out"
+out=$(mctl shard-ddl-lock unlock "$lock_id" || true)
+jq -e '.result' <<<"$out" >/dev/null || fail "shard-ddl-lock unlock: $out"
+wait_for 60 "the target did not get note2 after unlock" target_has note2
+[ "$(exec_count)" = 2 ] || fail "unlock ran the ALTER $(($(exec_count) - 1)) times, not once"
+wait_for 60 "s1's held tables were not re-synced after unlock" rows_are held 0
+wait_for 60 "s1's re-sync did not end after unlock" rows_are resync 0
+s2_held=$(tgt -N -B -e "SELECT COUNT(*) FROM \`$meta\`.\`${task}_syncer_checkpoint\` WHERE id = 's2' AND
+  cp_schema <> '' AND JSON_UNQUOTE(JSON_EXTRACT(table_info, '\$.shard.state')) = 'held'")
+[ "$s2_held" = 7 ] || fail "s2 has $s2_held held tables after the unlock, not its 7 arrived"
+# s1's part of the target (ids below shard 8's) is the union of s1's shards, note2 included
+s1_equal() {
+  local k c d t
+  for k in 0 1 2 3 4 5 6 7; do
+    read -r c d t <<<"${SHARDS[$k]}"
+    $c -N -B -e "SELECT id, v, s, note, note2 FROM \`$d\`.$t"
+  done | sort >"$work/union-s1.txt"
+  tgt -N -B -e "SELECT id, v, s, note, note2 FROM \`$db_prefix\`.orders WHERE id < 90000000" |
+    sort >"$work/target-s1.txt"
+  cmp -s "$work/union-s1.txt" "$work/target-s1.txt"
+}
+stop_writers
+wait_for 120 "s1's part of the target is not the union of its shards after unlock" s1_equal
+rm -f "$work/stop"
+writer src 0
+writer src2 8
+log "15 of 16: unlock ran note2 once for s1, its tables re-synced (s1's part equal); s2's 7 still held"
+# docs/shard.md step 8: the missing shard's later arrival opens the next lock, waiting for s1
+read -r c d t <<<"${SHARDS[15]}"
+$c -e "ALTER TABLE \`$d\`.$t ADD COLUMN note2 INT NOT NULL DEFAULT 7"
+wait_for 60 "the missing shard's arrival did not open the next lock for s2" \
+  lock_shows '.synced == ["s2"] and .unsynced == ["s1"] and .state == "waiting" and .owner == "s2"'
+out=$(mctl shard-ddl-lock unlock "$lock_id" || true)
+jq -e '.result' <<<"$out" >/dev/null || fail "shard-ddl-lock unlock of the next lock: $out"
+wait_for 60 "the next lock was not resolved" lock_gone
+sleep 2
+stop_writers
+wait_for 120 "the target is not the union of the shards (round 5)" union_equal "id, v, s, note, note2"
+[ "$(exec_count)" = 2 ] || fail "note2 ran $(($(exec_count) - 1)) times, not once (s2's exec finds it there)"
+task_running "$task" s1 "$am" || fail "the subtask of s1 is not Running after round 5"
+task_running "$task" s2 "$am" || fail "the subtask of s2 is not Running after round 5"
+no_dup "$work"/w*.log
+log "unlock with a shard missing: note2 once, s2's late arrival opened the next lock, unlocked; union equal"
 for n in w1 w3 m1 m2 m3; do [ -n "${pid[$n]:-}" ] && stop_proc "$n"; done
 log "PASSED"
