@@ -225,47 +225,46 @@ static uint64_t cs_token(cw_shard *s) {
 
 /* ---- records: shard.h's format, made by its one owner (a scratch keeper) ---- */
 
-/* The "sources" record of the source's tables for the target, or NULL without memory. */
-static json_object *cs_tables_record(const char *task, const char *source, const char *tschema,
-                                     const char *ttable, const dm_shard_table *tables, uint32_t n,
-                                     dm_error *err) {
-  dmh_shard_keeper *k = dmh_shard_keeper_new();
+/* The one record of array `array` ("sources", "infos") in the scratch keeper k's JSON of `task`,
+ * once the call that filled k returned `rc`; frees k. NULL with err. */
+static json_object *cs_scratch_record(dmh_shard_keeper *k, int rc, const char *task,
+                                      const char *array, const char *what, dm_error *err) {
   json_object *all = NULL, *arr = NULL, *rec = NULL;
-  if (!k) {
-    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory making a shard tables record");
-    return NULL;
-  }
-  if (dmh_shard_report_tables(k, task, source, tschema, ttable, tables, n, err) == 0) {
-    if ((all = dmh_shard_to_json(k, task)) && json_object_object_get_ex(all, "sources", &arr) &&
+  if (rc == 0) {
+    if ((all = dmh_shard_to_json(k, task)) && json_object_object_get_ex(all, array, &arr) &&
         json_object_array_length(arr) == 1)
       rec = json_object_get(json_object_array_get_idx(arr, 0));
     else
-      dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory making a shard tables record");
+      dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory making a shard %s record", what);
   }
   json_object_put(all);
   dmh_shard_keeper_free(k);
   return rec;
 }
 
+/* The "sources" record of the source's tables for the target, or NULL without memory. */
+static json_object *cs_tables_record(const char *task, const char *source, const char *tschema,
+                                     const char *ttable, const dm_shard_table *tables, uint32_t n,
+                                     dm_error *err) {
+  dmh_shard_keeper *k = dmh_shard_keeper_new();
+  if (!k) {
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory making a shard tables record");
+    return NULL;
+  }
+  int rc = dmh_shard_report_tables(k, task, source, tschema, ttable, tables, n, err);
+  return cs_scratch_record(k, rc, task, "sources", "tables", err);
+}
+
 /* The "infos" record of the source's arrival, or NULL with err. */
 static json_object *cs_info_record(const char *task, const char *source, const dm_shard_info *info,
                                    dm_error *err) {
   dmh_shard_keeper *k = dmh_shard_keeper_new();
-  json_object *all = NULL, *arr = NULL, *rec = NULL;
   if (!k) {
     dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory making a shard info record");
     return NULL;
   }
-  if (dmh_shard_put(k, task, source, info, err) == 0) {
-    if ((all = dmh_shard_to_json(k, task)) && json_object_object_get_ex(all, "infos", &arr) &&
-        json_object_array_length(arr) == 1)
-      rec = json_object_get(json_object_array_get_idx(arr, 0));
-    else
-      dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory making a shard info record");
-  }
-  json_object_put(all);
-  dmh_shard_keeper_free(k);
-  return rec;
+  return cs_scratch_record(k, dmh_shard_put(k, task, source, info, err), task, "infos", "info",
+                           err);
 }
 
 /* The record's DDLs as an array of strings (into rec), *n of them; NULL and 0 when none. */
