@@ -211,7 +211,7 @@ for i in $(seq 1 "$kills"); do
     lock_pid=$!
     sleep "$(rnd 1 2)"
     waiting=$(tgt -N -B -e "SELECT COUNT(*) FROM information_schema.INNODB_TRX
-      WHERE trx_state = 'LOCK WAIT'")
+      WHERE trx_state = 'LOCK WAIT' AND trx_query LIKE '%$db%'")
     log "run $i: ids $x..$((x + 1500)) of t_pk locked on the target, $waiting worker(s) waiting"
   else
     start_run "$work/task.cfg" "$work/run-$i.log" --quiet
@@ -243,7 +243,7 @@ for i in $(seq 1 "$kills"); do
     # at the second such kill they are left to commit once the lock goes, while the next run's
     # checkpoint read waits for them
     zombies=$(tgt -N -B -e "SELECT trx_mysql_thread_id FROM information_schema.INNODB_TRX
-      WHERE trx_state = 'LOCK WAIT'")
+      WHERE trx_state = 'LOCK WAIT' AND trx_query LIKE '%$db%'")
     for z in $zombies; do tgt -e "KILL $z" 2>/dev/null || true; done
     log "run $i: killed $(wc -w <<<"$zombies") waiting connection(s) of the killed dmhost"
   fi

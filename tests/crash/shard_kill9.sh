@@ -61,11 +61,14 @@ kill9() {
   log "killed -9 at ($1)"
 }
 # The dead daemon's connections to the target: killed there, so that a statement of it waiting
-# for a lock cannot run (and commit) once the lock goes.
+# for a lock cannot run (and commit) once the lock goes. Only statements on this test's schemas
+# (`shk`, `shk_meta`): other tests share the target and its user (CI: a concurrent load lost its
+# connection to an unfiltered kill).
 kill_orphans() {
   local id
   for id in $(tgt -N -B -e "SELECT ID FROM information_schema.PROCESSLIST WHERE USER = '$DMH_TARGET_USER'
-                            AND ID <> CONNECTION_ID() AND COMMAND = 'Query' AND INFO NOT LIKE '%SLEEP(600)%'"); do
+                            AND ID <> CONNECTION_ID() AND COMMAND = 'Query' AND INFO NOT LIKE '%SLEEP(600)%'
+                            AND INFO LIKE '%$db_prefix%'"); do
     tgt -e "KILL $id" 2>/dev/null || true
   done
 }

@@ -150,23 +150,23 @@ start_run
 # waiting server thread too (the server would finish a dead client's statements), then the lock
 # goes. The checkpoint still marks the RENAME as being applied and the record is there: the next
 # run replays the cut-over, the target answers "duplicate column", counted as done. ----
-tgt -e "START TRANSACTION; SELECT COUNT(*) FROM \`$meta\`.\`${name}_onlineddl\` FOR UPDATE; SELECT SLEEP(300)" \
+tgt -e "START TRANSACTION; SELECT COUNT(*) FROM \`$meta\`.\`${name}_onlineddl\` FOR UPDATE; SELECT '$name-lock', SLEEP(300)" \
   >/dev/null 2>&1 &
 lock_pid=$!
 thread() { tgt_q "SELECT ID FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() AND INFO LIKE '$1' LIMIT 1"; }
-lock_held() { [ -n "$(thread 'SELECT SLEEP(300)')" ]; }
+lock_held() { [ -n "$(thread "SELECT _$name-lock_%")" ]; }
 wait_for 30 lock_held || fail "the lock on the record did not take"
 touch "$work/go"
 has_note() { [ "$(tgt_q "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = '$db' AND TABLE_NAME = 't' AND COLUMN_NAME = 'note'")" = 1 ]; }
-waiting() { [ -n "$(thread '%DELETE FROM%onlineddl%')" ]; }
+waiting() { [ -n "$(thread "%DELETE FROM%$meta%onlineddl%")" ]; }
 wait_for 300 has_note || fail "the cut-over's ALTER did not reach the target"
 wait_for 30 waiting || fail "the cut-over's checkpoint transaction is not waiting on the record"
 kill -9 "$pid" || fail "run 2 was not running when killed"
 wait "$pid" 2>/dev/null || true
 pid=""
 check_log "$cur_log"
-tgt -e "KILL $(thread '%DELETE FROM%onlineddl%')" || fail "cannot end the dead run's transaction"
-tgt -e "KILL $(thread 'SELECT SLEEP(300)')" || true
+tgt -e "KILL $(thread "%DELETE FROM%$meta%onlineddl%")" || fail "cannot end the dead run's transaction"
+tgt -e "KILL $(thread "SELECT _$name-lock_%")" || true
 wait "$lock_pid" 2>/dev/null || true
 [ "$(records)" = 1 ] || fail "the record of _t_new is gone though its cut-over did not commit"
 mark=$(tgt_q "SELECT JSON_VALUE(table_info, '\$.ddl') FROM $cp_table WHERE is_global = 1")
