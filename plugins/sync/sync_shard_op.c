@@ -13,9 +13,16 @@
 
 /* ---- a ready group: put, wait, exec or skip, done ---- */
 
+/* the same statements in the same order, each compared in its canonical text (dm_db_ddl_same:
+ * one DDL whichever tool or person wrote it, as the coordinator compares sources) */
 static bool shard_same_ddls(const shard_member *a, const shard_member *b) {
-  return a->n_ddls == b->n_ddls && a->ddls.len == b->ddls.len &&
-         memcmp(a->ddls.p, b->ddls.p, a->ddls.len) == 0;
+  if (a->n_ddls != b->n_ddls)
+    return false;
+  const char *x = a->ddls.p, *y = b->ddls.p;
+  for (uint32_t i = 0; i < a->n_ddls; i++, x += strlen(x) + 1, y += strlen(y) + 1)
+    if (!dm_db_ddl_same(x, y))
+      return false;
+  return true;
 }
 
 int sync_shard_ready(sync_shard *s, dm_error *err) {

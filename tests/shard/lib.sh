@@ -108,6 +108,12 @@ writer() { # client first-shard-index [shards: 8]
   (
     n=$((writer_runs * 1000000))
     while [ ! -e "$work/stop" ]; do
+      if [ -e "$work/pause" ]; then # writers_pause: say so between rounds, wait
+        touch "$work/paused-$BASHPID"
+        while [ -e "$work/pause" ] && [ ! -e "$work/stop" ]; do sleep 0.05; done
+        rm -f "$work/paused-$BASHPID"
+        continue
+      fi
       n=$((n + 1))
       q=""
       for i in $(seq 0 $((ns - 1))); do
@@ -123,6 +129,14 @@ writer() { # client first-shard-index [shards: 8]
   ) &
   wl_pids+=($!)
 }
+# writers_pause: every writer finishes its round and waits (until writers_go); returns once all
+# do. For a script's own cut-over that a real tool makes safe by means a script lacks.
+writers_pause() {
+  touch "$work/pause"
+  wait_for 60 "the writers did not pause" writers_paused
+}
+writers_paused() { [ "$(find "$work" -maxdepth 1 -name 'paused-*' | wc -l)" = "${#wl_pids[@]}" ]; }
+writers_go() { rm -f "$work/pause"; }
 stop_writers() {
   touch "$work/stop"
   for p in "${wl_pids[@]}"; do wait "$p" 2>/dev/null || true; done

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cunit_run.h"
+#include "dmhost/db.h"
 #include "shard.h"
 
 #define TASK "shop"
@@ -94,6 +95,30 @@ static void test_lock_id_and_compare(void) {
   CU_ASSERT_FALSE(dmh_shard_ddls_equal(a, 2, c, 2));
   CU_ASSERT_FALSE(dmh_shard_ddls_equal(c, 2, a, 2));
   CU_ASSERT_FALSE(dmh_shard_ddls_equal(a, 2, d, 1));
+}
+
+/* gh-ost's and pt-osc's forms of one ALTER are one DDL (as DM compares restored statements);
+ * what changes the statement's meaning is not folded away */
+static void test_compare_canonical(void) {
+  const char *ghost[] = {"alter /* gh-ost */ table `shop`.`orders` add column note varchar(20) "
+                         "default 'A'"},
+             *ptosc[] = {"ALTER TABLE `shop`.`orders`\n  ADD COLUMN `note` VARCHAR (20) "
+                         "DEFAULT 'A';"},
+             *lower[] = {"ALTER TABLE shop.orders ADD COLUMN note VARCHAR(20) DEFAULT 'a'"},
+             *other[] = {"ALTER TABLE shop.orders ADD COLUMN notes VARCHAR(20) DEFAULT 'A'"},
+             *exec[] = {"ALTER TABLE shop.orders /*!50100 ADD COLUMN note VARCHAR(20) */"},
+             *plain[] = {"ALTER TABLE shop.orders"},
+             *odd[] = {"ALTER TABLE `shop`.`or``ders` ADD COLUMN `a b` INT -- why\n"},
+             *odd2[] = {"alter table shop.`or``ders` add column `a b` int"};
+  CU_ASSERT_TRUE(dmh_shard_ddls_equal(ghost, 1, ptosc, 1));
+  CU_ASSERT_FALSE(dmh_shard_ddls_equal(ghost, 1, lower, 1));
+  CU_ASSERT_FALSE(dmh_shard_ddls_equal(ghost, 1, other, 1));
+  CU_ASSERT_FALSE(dmh_shard_ddls_equal(exec, 1, plain, 1));
+  CU_ASSERT_TRUE(dmh_shard_ddls_equal(odd, 1, odd2, 1));
+  char *c = dm_db_ddl_canon("  ALTER  /* x */ TABLE `t` ADD `c` INT ,ADD `d``e` CHAR(1) ;; ");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  CU_ASSERT_STRING_EQUAL(c, "alter table t add c int,add `d``e` char(1)");
+  free(c);
 }
 
 /* DM's TrySync: the first arrival owns the lock; synced when the last member arrives; exec to the
@@ -405,6 +430,7 @@ static void test_load_refuses_bad_file(void) {
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"lock_id_and_compare", test_lock_id_and_compare},
+      {"compare_canonical", test_compare_canonical},
       {"arrivals_owner_states", test_arrivals_owner_states},
       {"ddl_diff", test_ddl_diff},
       {"join_and_leave", test_join_and_leave},

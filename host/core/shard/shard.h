@@ -66,7 +66,8 @@ void dmh_shard_keeper_free(dmh_shard_keeper *k);
 int dmh_shard_lock_id(char *out, size_t len, const char *task, const char *tschema,
                       const char *ttable);
 
-/* DM's CompareShardingDDLs: the same statements as a set (same count, each in the other). */
+/* DM's CompareShardingDDLs: the same statements as a set (same count, each in the other),
+ * compared in their canonical text (dm_db_ddl_canon), as DM compares restored statements. */
 bool dmh_shard_ddls_equal(const char *const *a, uint32_t na, const char *const *b, uint32_t nb);
 
 /* The source's tables routed to the target (n == 0: it has none any more and leaves). A source

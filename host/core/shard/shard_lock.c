@@ -133,17 +133,26 @@ int dmh_shard_lock_id(char *out, size_t len, const char *task, const char *tsche
 bool dmh_shard_ddls_equal(const char *const *a, uint32_t na, const char *const *b, uint32_t nb) {
   if (na != nb)
     return false;
-  for (int pass = 0; pass < 2; pass++) {
-    const char *const *x = pass ? b : a, *const *y = pass ? a : b;
-    for (uint32_t i = 0; i < na; i++) {
+  char **ca = calloc(na + 1, sizeof *ca), **cb = calloc(nb + 1, sizeof *cb);
+  bool equal = ca && cb;
+  for (uint32_t i = 0; equal && i < na; i++)
+    equal = (ca[i] = dm_db_ddl_canon(a[i])) && (cb[i] = dm_db_ddl_canon(b[i]));
+  for (int pass = 0; equal && pass < 2; pass++) {
+    char *const *x = pass ? cb : ca, *const *y = pass ? ca : cb;
+    for (uint32_t i = 0; equal && i < na; i++) {
       bool found = false;
       for (uint32_t j = 0; j < nb && !found; j++)
         found = strcmp(x[i], y[j]) == 0;
-      if (!found)
-        return false;
+      equal = found;
     }
   }
-  return true;
+  for (uint32_t i = 0; i < na; i++) {
+    free(ca ? ca[i] : NULL);
+    free(cb ? cb[i] : NULL);
+  }
+  free(ca);
+  free(cb);
+  return equal;
 }
 
 /* "`s`.`t`, `s`.`u`" of a table list, cut to len */

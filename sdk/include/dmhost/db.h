@@ -103,6 +103,19 @@ const char *dm_db_quoted(const char *name, char *out, size_t size);
 char *dm_db_quote_ident_dup(const char *name);
 
 /*
+ * The canonical text of a DDL statement, under which two statements are "the same DDL" (a shard
+ * group's statements are compared so, as DM compares the statements its parser restored): comments
+ * out (executable ones, which start with `!`, kept: they run), keywords and names folded to lower
+ * case, backticks dropped around plain names, blanks made one, none beside punctuation, no
+ * trailing `;`; string literals kept byte for byte. So gh-ost's form (`alter`, its `gh-ost`
+ * comment, `table t add column c int`) and `ALTER TABLE `t` ADD COLUMN `c` INT` are one.
+ * dm_db_ddl_canon: malloc'd (free it), NULL without memory.
+ * dm_db_ddl_same: the two canonical texts equal (false without memory).
+ */
+char *dm_db_ddl_canon(const char *ddl);
+bool dm_db_ddl_same(const char *a, const char *b);
+
+/*
  * Fencing: checkpoint rows on the target that a stale worker cannot move (host.h fencing_token,
  * docs/sdk.md "Fencing"). With a token T > 0 a unit keeps T in a column `fence` of its
  * checkpoint rows (DM_DB_FENCE_COLUMN_DEF) and:
