@@ -494,6 +494,25 @@ static void test_scheduling(void) {
   r = tm_cmd(f, "start-task", "{\"path\": \"%s\"}", path);
   CU_ASSERT_EQUAL(tm_code(r), DM_ERR_NOT_FOUND);
   json_object_put(r);
+  /* shard-mode optimistic is coordinated in one process only: a cluster refuses it at check-task
+   * and start-task, naming the file, before anything is checked or written */
+  dmh_test_writef(tm_dir, "t3.cfg",
+                  "name = \"t3\";\ntask-mode = \"all\";\nshard-mode = \"optimistic\";\n"
+                  "ignore-checking-items = [\"all\"];\n"
+                  "target-database = { host = \"127.0.0.1\"; port = 2; user = \"root\"; "
+                  "password = \"\"; };\nmysql-instances = ( { source-id = \"src-a\"; } );\n");
+  snprintf(path, sizeof path, "%s/t3.cfg", tm_dir);
+  for (int i = 0; i < 2; i++) {
+    r = tm_cmd(f, i ? "start-task" : "check-task", "{\"path\": \"%s\"}", path);
+    CU_ASSERT_EQUAL(tm_code(r), DM_ERR_CONFIG_INVALID);
+    CU_ASSERT(strstr(tm_text(r), "shard-mode \\\"optimistic\\\"") != NULL);
+    CU_ASSERT(strstr(tm_text(r), "t3.cfg") != NULL);
+    json_object_put(r);
+  }
+  dmh_cluster_key(key, sizeof key, prefix, DMH_KEY_TASK, "t3", NULL, NULL);
+  v = te_get(c, key, NULL);
+  CU_ASSERT_PTR_NULL(v);
+  free(v);
   /* the precheck, as DM's master runs it at check-task and start-task: the sources' files from
    * etcd, the target from the task; none of them answers here, so its items fail, and start-task
    * refuses before it writes anything */

@@ -281,6 +281,20 @@ static int ctl_precheck(ctl *x, const dmh_task_config *tc, const char *what, jso
   return rc;
 }
 
+/* What a task file may ask that the cluster does not do yet, refused before anything is written
+ * or checked: shard-mode optimistic is coordinated inside one process only (a cluster worker
+ * would refuse the first optimistic DDL and pause, with half the shards past it). */
+static int ctl_cluster_supports(const dmh_task_config *tc, const char *file, dm_error *err) {
+  if (tc->shard_mode != DM_SHARD_MODE_OPTIMISTIC)
+    return 0;
+  dm_error_set(err, DM_ERR_CONFIG_INVALID, NULL,
+               "%s: task %s: shard-mode \"optimistic\" is coordinated only inside one process "
+               "(`dmhost serve`/`run`), not by a cluster's master yet; set shard-mode = "
+               "\"pessimistic\" for a task whose shards a cluster merges (docs/shard.md)",
+               file, tc->name);
+  return -1;
+}
+
 static int ctl_check_task(void *ud, const dmh_control_cmd *cmd, json_object *args,
                           json_object *resp, dm_error *err) {
   const char *path;
@@ -292,6 +306,8 @@ static int ctl_check_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
   dmh_cfg_trust trust = ctl_trust(ud, f.origin);
   if (rc == 0 && (rc = dmh_task_config_load_as(f.path, &trust, &tc, err)) < 0)
     dmh_control_file_blame(&f, path, err);
+  if (rc == 0)
+    rc = ctl_cluster_supports(tc, path, err);
   if (rc == 0) {
     char what[DMH_CLUSTER_NAME_MAX + 16];
     snprintf(what, sizeof what, "check-task %s", tc->name);
@@ -316,8 +332,11 @@ static int ctl_start_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
   }
   dmh_task_config *tc = NULL;
   dmh_cfg_trust trust = ctl_trust(x, f.origin);
-  if (dmh_task_config_load_as(f.path, &trust, &tc, err) < 0) {
-    dmh_control_file_blame(&f, path, err);
+  if (dmh_task_config_load_as(f.path, &trust, &tc, err) < 0 ||
+      ctl_cluster_supports(tc, path, err) < 0) {
+    if (!tc)
+      dmh_control_file_blame(&f, path, err);
+    dmh_task_config_free(tc);
     dmh_control_file_free(&f);
     return -1;
   }
