@@ -287,8 +287,6 @@ static int sync_ddl_online_kind(void *arg, const char *schema, const char *table
   return (int)sync_online_kind(run->u->online, NULL, schema, table, NULL, 0);
 }
 
-/* online-ddl on: the parts that move ghost or trash tables get their verdicts (DM's rules,
- * sync_rename_online); a statement DM refuses is refused whole, before any of it runs. */
 /* Does the task replicate this table, a ghost judged by its real table (DM's filter.go)? */
 static bool sync_ddl_online_in_scope(sync_ddl_run *run, const sync_ddl_name *t) {
   sync_unit *u = run->u;
@@ -300,6 +298,8 @@ static bool sync_ddl_online_in_scope(sync_ddl_run *run, const sync_ddl_name *t) 
          u->host->table_allowed(u->ctx, t->schema, real);
 }
 
+/* online-ddl on: the parts that move ghost or trash tables get their verdicts (DM's rules,
+ * sync_rename_online); a statement DM refuses is refused whole, before any of it runs. */
 static int sync_ddl_rename_online(sync_ddl_run *run, const sync_ddl *d, sync_rename_part *parts) {
   sync_unit *u = run->u;
   int bad = -1;
