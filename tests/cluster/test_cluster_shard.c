@@ -429,6 +429,7 @@ static void test_fence(void) {
   now = ts_value(x.c, x.prefix, DMH_KEY_SHARD_OP, task, "s1");
   CU_ASSERT(now && strcmp(now, op_before) == 0);
   free(now);
+  free(op_before);
   /* the raw attack: a txn with w1's old fence compares, as a stale worker would send it */
   char bkey[DMH_CLUSTER_KEY_MAX], okey[DMH_CLUSTER_KEY_MAX];
   dmh_cluster_key(bkey, sizeof bkey, x.prefix, DMH_KEY_BOUND, "w1", NULL, NULL);
