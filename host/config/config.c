@@ -140,8 +140,8 @@ static int conf_read(dmh_cfg_ctx *c, config_t *cfg) {
   /* @include "x.cfg" then means next to the file, as relative paths in it do. */
   config_set_include_dir(cfg, c->dir);
   /* DM's YAML files are read as they are: translated into this text, each setting on its line. */
-  char *text = dmh_cfg_is_yaml(c->path) ? dmh_cfg_yaml_text(c, strcmp(c->what, "task file") == 0)
-                                        : dmh_cfg_read_text(c);
+  char *text = dmh_config_is_yaml(c->path) ? dmh_cfg_yaml_text(c, strcmp(c->what, "task file") == 0)
+                                           : dmh_cfg_read_text(c);
   if (!text)
     return -1;
   errno = 0;

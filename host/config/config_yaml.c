@@ -693,7 +693,7 @@ static const char *yunit_get(const yunit *u, const char *key) {
   return NULL;
 }
 
-/* The literal of a unit value: what YAML says; DM's chunk-filesize is in MB. */
+/* The literal of a unit value: what YAML says; DM's chunk-filesize is in MiB (dumpling's "64M"). */
 static int yunit_lit(ytr *t, const char *to, const yaml_node_t *v, const char *path, char *out,
                      size_t size) {
   if (v->type != YAML_SCALAR_NODE)
@@ -706,7 +706,9 @@ static int yunit_lit(ytr *t, const char *to, const yaml_node_t *v, const char *p
       return dmh_cfg_fail_line(t->c, DM_ERR_CONFIG_INVALID, yline(v),
                                "`%s` in the %s must be a number of MB, as DM's, not \"%s\"", path,
                                t->c->what, s);
-    snprintf(out, size, "\"%sM\"", s);
+    /* in bytes: the dump reads a number first (a size text would be read as a string after) */
+    long long bytes = strtoll(s, NULL, 10) * 1048576LL;
+    snprintf(out, size, "%lld%s", bytes, bytes > INT32_MAX ? "L" : "");
     return 0;
   }
   yout o = {0};
@@ -1039,7 +1041,7 @@ char *dmh_config_convert(const char *path, dm_error *err) {
   return out;
 }
 
-bool dmh_cfg_is_yaml(const char *path) {
+bool dmh_config_is_yaml(const char *path) {
   size_t n = strlen(path);
   return (n > 5 && strcasecmp(path + n - 5, ".yaml") == 0) ||
          (n > 4 && strcasecmp(path + n - 4, ".yml") == 0);

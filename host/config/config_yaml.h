@@ -14,9 +14,6 @@
 
 #include "config_util.h"
 
-/* Is `path` a YAML file (by its extension)? */
-bool dmh_cfg_is_yaml(const char *path);
-
 /* The libconfig text of the YAML file c->path (a task file when `task`, else a source file), read
  * with config loading's limits; NULL with c->err filled: DM_ERR_CONFIG_PARSE for a YAML syntax
  * error (file:line:column and libyaml's problem), DM_ERR_CONFIG_UNKNOWN for a DM key dmhost does

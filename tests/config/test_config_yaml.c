@@ -87,7 +87,7 @@ static void test_dm_tasks(void) {
   CU_ASSERT_EQUAL(unit_int(t, DM_UNIT_SYNC, "batch"), 100);
   CU_ASSERT_EQUAL(unit_int(t, DM_UNIT_LOAD, "pool-size"), 16);
   CU_ASSERT_EQUAL(unit_int(t, DM_UNIT_DUMP, "threads"), 4);
-  CU_ASSERT_STRING_EQUAL(unit_str(t, DM_UNIT_DUMP, "chunk-filesize"), "64M"); /* DM's MB */
+  CU_ASSERT_EQUAL(unit_int(t, DM_UNIT_DUMP, "chunk-filesize"), 64 << 20); /* DM's MiB */
   CU_ASSERT_EQUAL(unit_bool(t, DM_UNIT_LOAD, "cleanup-dump"), 1); /* clean-dump-file: DM's true */
   dmh_task_config_free(t);
 
@@ -118,7 +118,7 @@ static void test_dm_tasks(void) {
   /* chunk-filesize 0 (dumpling: no split) keeps dmhost's files; statement-size is the dump's */
   t = load_task(dm("many_tables-dm-task.yaml"));
   CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-  CU_ASSERT_PTR_NULL(unit_str(t, DM_UNIT_DUMP, "chunk-filesize"));
+  CU_ASSERT_EQUAL(unit_int(t, DM_UNIT_DUMP, "chunk-filesize"), -1);
   CU_ASSERT_EQUAL(unit_int(t, DM_UNIT_DUMP, "statement-size"), 100);
   dmh_task_config_free(t);
 }
