@@ -5,11 +5,13 @@
 # syncer-thread, DM's defaults such as flavor and checker). The dump and load copy the allowed
 # schema into the routed one, the sync then follows rows written after the start; every table of
 # the target equals the source's, the blocked schema is not copied, and SIGTERM stops the run
-# cleanly (exit 0).
+# cleanly (exit 0). Then the same files under the daemon: `dmctl operate-source create
+# source.yaml`, `start-task task.yaml`, the copies kept as YAML in the state dir, and a restarted
+# daemon brings the task back from them.
 #
-#   yaml_run.sh <dmhost> <plugin dir> <source dir>
+#   yaml_run.sh <dmhost> <dmctl> <plugin dir> <source dir>
 set -euo pipefail
-dmhost=$1 plugins=$2 src_dir=$3
+dmhost=$1 dmctl=$2 plugins=$3 src_dir=$4
 cd "$src_dir"
 eval "$(bash scripts/mariadb.sh env)"
 db=yaml_e2e copy=yaml_e2e_copy skip=yaml_e2e_skip
@@ -119,7 +121,7 @@ same() {
 }
 wait_same() { # what
   for _ in $(seq 1 120); do
-    kill -0 "$pid" 2>/dev/null || fail "dmhost run exited while waiting for $1"
+    kill -0 "$pid" 2>/dev/null || fail "dmhost exited while waiting for $1"
     same && return 0
     sleep 1
   done
@@ -141,7 +143,36 @@ rc=0
 wait "$pid" || rc=$?
 pid=
 [ "$rc" -eq 0 ] || fail "dmhost run exited $rc after SIGTERM"
+# ---- the daemon: the same files through dmctl ----
+tgt -e "DROP DATABASE IF EXISTS $copy; DROP DATABASE IF EXISTS yaml_meta"
+ctl() { "$dmctl" --state-dir "$work/state" --timeout 60 "$@"; }
+serve() {
+  "$dmhost" serve --state-dir "$work/state" --plugin-dir "$plugins" >>"$work/run.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 40); do ctl query-status >/dev/null 2>&1 && return 0; sleep 0.5; done
+  fail "dmhost serve did not answer"
+}
+serve
+ctl operate-source create "$work/source.yaml" >"$work/ctl.out" 2>&1 ||
+  { cat "$work/ctl.out"; fail "operate-source create source.yaml"; }
+ctl start-task "$work/task.yaml" >"$work/ctl.out" 2>&1 ||
+  { cat "$work/ctl.out"; fail "start-task task.yaml"; }
+[ -f "$work/state/tasks/yaml_e2e/task.yaml" ] && [ -f "$work/state/sources/yaml-src/source.yaml" ] ||
+  { find "$work/state" -maxdepth 3 >&2; fail "the state dir's copies are not kept as YAML"; }
+wait_same "the daemon's dump and load"
+kill -TERM "$pid"
+wait "$pid" || fail "dmhost serve did not exit 0 on SIGTERM"
+pid=
+# restarted, the daemon reads the YAML copies back and the task follows the source again
+serve
+src -e "INSERT INTO $db.sbtest1 (id, k, c, pad) VALUES (100002, 8, 'after restart', 'y')"
+wait_same "the restarted daemon's sync"
+kill -TERM "$pid"
+wait "$pid" || fail "dmhost serve did not exit 0 on SIGTERM"
+pid=
+
 echo "yaml_run: DM's YAML task and source files ran mode all: $(echo "$tables" | wc -w) tables" \
-  "of $db equal in $copy after the dump, load and sync; sbtest2 and $skip left out"
+  "of $db equal in $copy after the dump, load and sync, under dmhost run and the daemon (restarted);" \
+  "sbtest2 and $skip left out"
 tgt -e "DROP DATABASE IF EXISTS $copy; DROP DATABASE IF EXISTS yaml_meta"
 src -e "DROP DATABASE IF EXISTS $db; DROP DATABASE IF EXISTS $skip"
