@@ -27,11 +27,19 @@ typedef struct yout {
   size_t len, cap;
   int line; /* the line being written, from 1 */
   bool oom;
+  bool big; /* beyond YAML_OUT_MAX: aliases expanded into too much text */
 } yout;
 
+/* More output than this is an alias bomb (a few lines of anchors that expand a billion times). */
+#define YAML_OUT_MAX (4 * DMH_CFG_TEXT_MAX)
+
 static void yo_put(yout *o, const char *s, size_t n) {
-  if (o->oom)
+  if (o->oom || o->big)
     return;
+  if (o->len + n > YAML_OUT_MAX) {
+    o->big = true;
+    return;
+  }
   if (o->len + n + 1 > o->cap) {
     size_t cap = o->cap ? o->cap : 4096;
     while (cap < o->len + n + 1)
@@ -109,9 +117,8 @@ typedef struct ytr {
   int depth;
 } ytr;
 
-/* Deeper than this is an alias loop or not a config; more output than this is an alias bomb. */
+/* Deeper than this is an alias loop or not a config. */
 #define YAML_DEPTH_MAX 32
-#define YAML_OUT_MAX (4 * DMH_CFG_TEXT_MAX)
 
 static int yline(const yaml_node_t *n) {
   return (int)n->start_mark.line + 1;
@@ -247,6 +254,15 @@ static yaml_node_t *ymember(ytr *t, const yaml_node_t *map, const char *key) {
       v = p[i].v;
   free(p);
   return ynull(v) ? NULL : v;
+}
+
+/* A setting's path for messages ("mysql-instances.[0].meta"): `path` then `.key`, or `.[idx]`
+ * when key is NULL. A path longer than the buffer is cut (it is only said, never looked up). */
+static void ysub(char *out, size_t size, const char *path, const char *key, int idx) {
+  int n = key ? snprintf(out, size, "%s%s%s", path, path[0] ? "." : "", key)
+              : snprintf(out, size, "%s.[%d]", path, idx);
+  if (n < 0)
+    out[0] = '\0';
 }
 
 /* ---- DM's keys that dmhost names otherwise, or does not do ---- */
@@ -420,7 +436,7 @@ static int ydm_judge(ytr *t, const char *ctx, const yaml_node_t *k, const yaml_n
     int rc = 1;
     for (int i = 0; i < n && rc == 1; i++) {
       char sub[CFGUTIL_PATH_MAX];
-      snprintf(sub, sizeof sub, "%s.%s", path, ytext(p[i].k));
+      ysub(sub, sizeof sub, path, ytext(p[i].k), 0);
       rc = ydm_judge(t, r->key, p[i].k, p[i].v, sub);
       if (rc == 0)
         rc = ydm_refuse(t, p[i].k, sub, NULL, NULL);
@@ -509,6 +525,17 @@ static dmh_cfg_scope ychild(dmh_cfg_scope scope, const char *key, bool *rules) {
   return DMH_SCOPE_NONE;
 }
 
+/* A libconfig setting name: a letter or `*`, then letters, digits, `-`, `_`, `*`. */
+static bool yname_ok(const char *s) {
+  if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '*'))
+    return false;
+  for (; *s; s++)
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+          *s == '-' || *s == '_' || *s == '*'))
+      return false;
+  return true;
+}
+
 static int yemit_members(ytr *t, dmh_cfg_scope scope, const yaml_node_t *map, const char *path);
 
 static int yemit_value(ytr *t, dmh_cfg_scope scope, const char *key, const yaml_node_t *v,
@@ -517,7 +544,7 @@ static int yemit_value(ytr *t, dmh_cfg_scope scope, const char *key, const yaml_
     return dmh_cfg_fail_line(t->c, DM_ERR_CONFIG_PARSE, yline(v),
                              "`%s` nests deeper than %d (an alias loop?) in the %s", path,
                              YAML_DEPTH_MAX, t->c->what);
-  if (t->o.len > YAML_OUT_MAX)
+  if (t->o.big)
     return dmh_cfg_fail_line(t->c, DM_ERR_CONFIG_INVALID, yline(v),
                              "the %s grows beyond %d bytes with its aliases expanded", t->c->what,
                              YAML_OUT_MAX);
@@ -536,7 +563,14 @@ static int yemit_value(ytr *t, dmh_cfg_scope scope, const char *key, const yaml_
         rc = -1;
       for (int i = 0; i < n && rc == 0; i++) {
         char sub[CFGUTIL_PATH_MAX];
-        snprintf(sub, sizeof sub, "%s.%s", path, ytext(p[i].k));
+        ysub(sub, sizeof sub, path, ytext(p[i].k), 0);
+        if (!yname_ok(ytext(p[i].k))) {
+          rc = dmh_cfg_fail_line(t->c, DM_ERR_CONFIG_INVALID, yline(p[i].k),
+                                 "`%s` in the %s: a rule's name must start with a letter and "
+                                 "hold letters, digits, `-` and `_`",
+                                 sub, t->c->what);
+          break;
+        }
         yo_at(&t->o, yline(p[i].k));
         yo_puts(&t->o, ytext(p[i].k));
         yo_puts(&t->o, " = ");
@@ -575,7 +609,7 @@ static int yemit_value(ytr *t, dmh_cfg_scope scope, const char *key, const yaml_
          i++, idx++) {
       yaml_node_t *it = ynode(t, *i);
       char sub[CFGUTIL_PATH_MAX];
-      snprintf(sub, sizeof sub, "%s.[%d]", path, idx);
+      ysub(sub, sizeof sub, path, NULL, idx);
       if (idx)
         yo_puts(&t->o, ",");
       yo_at(&t->o, yline(it));
@@ -591,17 +625,6 @@ static int yemit_value(ytr *t, dmh_cfg_scope scope, const char *key, const yaml_
   }
   t->depth--;
   return rc;
-}
-
-/* A libconfig setting name: a letter or `*`, then letters, digits, `-`, `_`, `*`. */
-static bool yname_ok(const char *s) {
-  if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '*'))
-    return false;
-  for (; *s; s++)
-    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-          *s == '-' || *s == '_' || *s == '*'))
-      return false;
-  return true;
 }
 
 static int yemit_setting(ytr *t, dmh_cfg_scope scope, const char *name, const yaml_node_t *k,
@@ -631,7 +654,7 @@ static int yemit_setting(ytr *t, dmh_cfg_scope scope, const char *name, const ya
         yemit_scalar(t, it, DMH_CFG_T_LIST);
       else {
         char sub[CFGUTIL_PATH_MAX];
-        snprintf(sub, sizeof sub, "%s.[%d]", path, idx);
+        ysub(sub, sizeof sub, path, NULL, idx);
         return dmh_cfg_fail_line(t->c, DM_ERR_CONFIG_INVALID, yline(it),
                                  "`%s` in the %s must be a string", sub, t->c->what);
       }
@@ -738,7 +761,7 @@ static int yunit_read(ytr *t, const yunit_kind *k, const yaml_node_t *cfg, const
   int rc = 0;
   for (int i = 0; i < n && rc == 0; i++) {
     char sub[CFGUTIL_PATH_MAX];
-    snprintf(sub, sizeof sub, "%s.%s", path, ytext(p[i].k));
+    ysub(sub, sizeof sub, path, ytext(p[i].k), 0);
     const ydm_key *r = ydm_find(k->dm, ytext(p[i].k));
     if (!r) {
       rc = ydm_refuse(t, p[i].k, sub, NULL, NULL);
@@ -780,7 +803,7 @@ static int yunit_of(ytr *t, const yunit_kind *k, const yaml_node_t *inst, int id
           t->c, DM_ERR_CONFIG_INVALID, yline(name),
           "`mysql-instances.[%d].%s` in the %s names `%s`, which `%s` does not define", idx,
           k->name, t->c->what, ytext(name) ? ytext(name) : "", k->map);
-    snprintf(path, sizeof path, "%s.%s", k->map, ytext(name));
+    ysub(path, sizeof path, k->map, ytext(name), 0);
     if (yunit_read(t, k, cfg, path, u) < 0)
       return -1;
   } else if (own) {
@@ -909,7 +932,7 @@ static int ytake(ytr *t, dmh_cfg_scope scope, const yaml_node_t *map, const yaml
       for (int i = 0; i < n && rc == 1; i++) {
         char sub[CFGUTIL_PATH_MAX];
         yunit u = {.n = 0};
-        snprintf(sub, sizeof sub, "%s.%s", key, ytext(p[i].k));
+        ysub(sub, sizeof sub, key, ytext(p[i].k), 0);
         if (!ynull(p[i].v) && yunit_read(t, uk, p[i].v, sub, &u) < 0)
           rc = -1;
       }
@@ -964,7 +987,7 @@ static int yemit_members(ytr *t, dmh_cfg_scope scope, const yaml_node_t *map, co
   int rc = 0;
   for (int i = 0; i < n && rc == 0; i++) {
     char sub[CFGUTIL_PATH_MAX];
-    snprintf(sub, sizeof sub, "%s%s%s", path, path[0] ? "." : "", ytext(p[i].k));
+    ysub(sub, sizeof sub, path, ytext(p[i].k), 0);
     if (ynull(p[i].v))
       continue; /* DM reads a key without a value as absent */
     const char *name = ytext(p[i].k);
@@ -1099,6 +1122,10 @@ char *dmh_cfg_yaml_text(dmh_cfg_ctx *c, bool task) {
   yaml_document_delete(&t.doc);
   if (rc == 0 && t.o.oom)
     rc = dmh_cfg_no_memory(c);
+  if (rc == 0 && t.o.big)
+    rc = dmh_cfg_fail_line(c, DM_ERR_CONFIG_INVALID, 1,
+                           "the %s grows beyond %d bytes with its aliases expanded", c->what,
+                           YAML_OUT_MAX);
   if (rc < 0) {
     free(t.o.buf);
     return NULL;

@@ -217,6 +217,16 @@ static void test_yaml_errors(void) {
   expect_failure(fx("yaml-wrong-type.yaml"), false, DM_ERR_CONFIG_INVALID, want);
 }
 
+/* Aliases that expand into more than 4 MiB of text are refused early, not written out. */
+static void test_alias_bomb(void) {
+  dm_error err = {0};
+  dmh_task_config *t = NULL;
+  CU_ASSERT_EQUAL(dmh_task_config_load(fx("yaml-alias-bomb.yaml"), &t, &err), -1);
+  CU_ASSERT_PTR_NULL(t);
+  CU_ASSERT_EQUAL(err.code, DM_ERR_CONFIG_INVALID);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "grows beyond 4194304 bytes with its aliases"));
+}
+
 /* dmhost convert's form: what libconfig's writer makes of the translation. */
 static void test_convert(void) {
   dm_error err = {0};
@@ -237,6 +247,7 @@ int main(void) {
       {"DM's files with keys dmhost does not do are refused at the key", test_dm_refused},
       {"YAML's features", test_yaml_features},
       {"YAML errors at their line", test_yaml_errors},
+      {"an alias bomb is refused", test_alias_bomb},
       {"dmhost convert", test_convert},
   };
   return dmh_cunit_run("config_yaml", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
