@@ -18,6 +18,13 @@ int dmh_convert_main(int argc, char **argv) {
     fprintf(stderr, "usage: dmhost convert FILE.yaml\n");
     return 2;
   }
+  if (!dmh_config_is_yaml(argv[1])) {
+    fprintf(stderr,
+            "dmhost convert: %s is not named .yaml or .yml; converting a libconfig file into "
+            "YAML is not built yet\n",
+            argv[1]);
+    return 2;
+  }
   dm_error err = {0};
   char *text = dmh_config_convert(argv[1], &err);
   if (!text) {
