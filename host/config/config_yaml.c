@@ -767,6 +767,15 @@ static int yunit_read(ytr *t, const yunit_kind *k, const yaml_node_t *cfg, const
       rc = ydm_refuse(t, p[i].k, sub, NULL, NULL);
       break;
     }
+    if (strcmp(ytext(p[i].k), "dir") == 0 && strcmp(k->dm, "loader") == 0 && !ynull(p[i].v) &&
+        ytext(ymember(t, t->root, "task-mode")) &&
+        strcasecmp(ytext(ymember(t, t->root, "task-mode")), "load") == 0) {
+      /* in mode load the loader's dir is where an earlier dump is: not a place to ignore */
+      rc = ydm_refuse(t, p[i].k, sub, NULL,
+                      "in task-mode load it names an earlier dump (DM appends .<task> to it), "
+                      "which is not mapped yet; give dmhost's load.dir in a libconfig task file");
+      break;
+    }
     if (!r->to) {
       rc = ydm_judge(t, k->dm, p[i].k, p[i].v, sub) < 0 ? -1 : 0;
       continue;

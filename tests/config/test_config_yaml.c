@@ -209,6 +209,14 @@ static void test_yaml_errors(void) {
            fx("yaml-instances-differ.yaml"));
   expect_failure(fx("yaml-instances-differ.yaml"), false, DM_ERR_CONFIG_INVALID, want);
 
+  /* mode load: the loader's dir names an earlier dump, not a folder to ignore */
+  snprintf(want, sizeof want,
+           "%s:12: DM key `loaders.g.dir` is not supported by dmhost yet: in task-mode load it "
+           "names an earlier dump (DM appends .<task> to it), which is not mapped yet; give "
+           "dmhost's load.dir in a libconfig task file; %s",
+           fx("yaml-load-dir.yaml"), dm_doc);
+  expect_failure(fx("yaml-load-dir.yaml"), false, DM_ERR_CONFIG_UNKNOWN, want);
+
   /* a quoted "3307" is a string, as DM's YAML reads it */
   snprintf(want, sizeof want,
            "%s:5: `target-database.port` in the task file must be an integer in 1..65535, not a "
