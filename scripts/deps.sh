@@ -6,11 +6,12 @@
 # jq).
 # etcd-client: etcdctl, which sets up the TLS+auth etcd (scripts/etcd.sh, DMH_ETCD_TLS=1) and plays the
 # etcd attacks of tests/cluster/etcd_secure.sh.
+# libyaml-dev: DM's YAML task and source files are read with libyaml (a maintained parser).
 # prometheus: its promtool checks every /metrics exposition in the tests (docs/metrics.md).
 # chromium, chromium-driver, python3-selenium: the status page's browser test (tests/web).
 # percona-toolkit: pt-online-schema-change, run against the source by tests/shard/online_ptosc.sh.
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config libconfig-dev libjson-c-dev libcunit1-dev libmariadb-dev
+pkgs=(build-essential cmake pkg-config libconfig-dev libyaml-dev libjson-c-dev libcunit1-dev libmariadb-dev
       mariadb-server mariadb-client clang-format clang libclang-rt-dev libssl-dev zlib1g-dev openssl
       libzstd-dev zstd libcurl4-openssl-dev etcd-server etcd-client libmicrohttpd-dev libgnutls28-dev
       python3 jq prometheus chromium chromium-driver python3-selenium percona-toolkit)

@@ -5,6 +5,7 @@
 
 #include "binlog_cmd.h"
 #include "cluster_worker.h"
+#include "convert.h"
 #include "dmhost/sdk.h"
 #include "dmhost/unit.h"
 #include "master.h"
@@ -27,6 +28,9 @@ static void main_usage(FILE *out) {
                "                                    for the daemon)\n"
                "  encrypt --secret-key-path KEY     encrypt a password (read from stdin) for\n"
                "                                    password-encrypted in a source/task file\n"
+               "  convert FILE.yaml                 print the libconfig form of DM's YAML task or\n"
+               "                                    source file (dmhost reads YAML files as they\n"
+               "                                    are)\n"
                "  version                           print versions (host, SDK, unit ABI)\n"
                "`dmhost COMMAND --help` for a command's options.\n");
 }
@@ -51,6 +55,8 @@ int main(int argc, char **argv) {
     return dmh_binlog_main(argc - 1, argv + 1);
   if (strcmp(cmd, "encrypt") == 0)
     return dmh_encrypt_main(argc - 1, argv + 1);
+  if (strcmp(cmd, "convert") == 0)
+    return dmh_convert_main(argc - 1, argv + 1);
   if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
     printf("dmhost %s (SDK %s, unit ABI %d.%d)\n", DMHOST_VERSION, DM_SDK_VERSION, DM_ABI_MAJOR,
            DM_ABI_MINOR);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "config_util.h"
+#include "config_yaml.h"
 #include "dmhost/fs.h"
 #include "dmhost/sdk.h"
 #include "log.h"
@@ -122,7 +123,8 @@ static char *conf_dir_of(const char *path) {
   return real;
 }
 
-static int conf_read(dmh_cfg_ctx *c, config_t *cfg) {
+/* Read c->path into cfg: a task file when `task`, else a source file (which YAML translation). */
+static int conf_read(dmh_cfg_ctx *c, config_t *cfg, bool task) {
   /* libconfig reports only "file I/O error", and reads a folder as an empty file: look first so the
    * message can say why. */
   struct stat st;
@@ -138,7 +140,8 @@ static int conf_read(dmh_cfg_ctx *c, config_t *cfg) {
                              strerror(errno));
   /* @include "x.cfg" then means next to the file, as relative paths in it do. */
   config_set_include_dir(cfg, c->dir);
-  char *text = dmh_cfg_read_text(c);
+  /* DM's YAML files are read as they are: translated into this text, each setting on its line. */
+  char *text = dmh_config_is_yaml(c->path) ? dmh_cfg_yaml_text(c, task) : dmh_cfg_read_text(c);
   if (!text)
     return -1;
   errno = 0;
@@ -325,7 +328,7 @@ int dmh_source_config_load_as(const char *path, const dmh_cfg_trust *trust, dmh_
     dmh_source_config_free(s);
     return dmh_cfg_no_memory(&c);
   }
-  int rc = conf_read(&c, &s->cfg);
+  int rc = conf_read(&c, &s->cfg, false);
   if (rc == 0)
     rc = conf_source_parse(&c, s);
   free(c.dir);
@@ -755,7 +758,7 @@ int dmh_task_config_load_as(const char *path, const dmh_cfg_trust *trust, dmh_ta
     dmh_task_config_free(t);
     return dmh_cfg_no_memory(&c);
   }
-  int rc = conf_read(&c, &t->cfg);
+  int rc = conf_read(&c, &t->cfg, true);
   if (rc == 0)
     rc = conf_task_parse(&c, t);
   free(c.dir);

@@ -285,4 +285,15 @@ config_setting_t *dmh_source_unit_section(const dmh_source_config *s);
 /* The instance of the task reading `source_id`, or NULL. */
 const dmh_task_instance *dmh_task_instance_for(const dmh_task_config *t, const char *source_id);
 
+/* Is `path` one of DM's YAML files, read as they are (docs/config.md, "DM's YAML files")? By its
+ * name: `.yaml` or `.yml`. */
+bool dmh_config_is_yaml(const char *path);
+
+/* `dmhost convert`: the libconfig form of DM's YAML task or source file `path` (which of the two
+ * its keys say: `source-id` with `from` is a source file), laid out by libconfig's writer; the
+ * line-kept form the loader reads is another. Malloc'd; NULL with `err` (what loading the file
+ * would say of its YAML and DM keys). The settings themselves are checked when the file is
+ * loaded (`dmhost check`), not here. */
+char *dmh_config_convert(const char *path, dm_error *err);
+
 #endif /* DMH_CONFIG_H */

@@ -33,7 +33,7 @@ static int reg_source_create_locked_out(dmh_registry *r, const char *path, dmh_c
   pthread_mutex_unlock(&r->lock);
   if (wrc < 0)
     goto out;
-  rel = dmh_state_source_file_rel(id);
+  rel = dmh_state_source_file_rel(id, path);
   abs = rel ? dmh_state_path(r->state_dir, rel) : NULL;
   dir = reg_printf("%s/sources/%s", r->state_dir, id);
   if (!rel || !abs || !dir) {

@@ -65,7 +65,7 @@ int dmh_registry_task_start_as(dmh_registry *r, const char *path, dmh_cfg_origin
     dmh_task_config_free(orig);
     return -1;
   }
-  char *rel = dmh_state_task_file_rel(orig->name);
+  char *rel = dmh_state_task_file_rel(orig->name, path);
   reg_task *t = rel ? reg_task_new(orig->name, rel) : NULL;
   free(rel);
   if (!t) {

@@ -105,6 +105,14 @@ static int upd_task_locked(dmh_registry *r, reg_task *t, const char *path,
 
   /* The copy in the state dir is what runs (as start-task does); the old text comes back if the
    * units refuse the new one. */
+  if (dmh_config_is_yaml(path) != dmh_config_is_yaml(t->file_rel)) {
+    dm_error_set(err, DM_ERR_CONFIG_INVALID, NULL,
+                 "update-task %s: %s is a %s file, the task was started from a %s one; give the "
+                 "update in the same format (the task's copy in the state dir keeps it)",
+                 t->name, path, dmh_config_is_yaml(path) ? "YAML" : "libconfig",
+                 dmh_config_is_yaml(path) ? "libconfig" : "YAML");
+    return -1;
+  }
   char *abs = dmh_state_path(r->state_dir, t->file_rel);
   size_t old_len = 0;
   char *old_text = abs ? dmh_state_read_all(abs, &old_len) : NULL;

@@ -1,5 +1,6 @@
 /* Persistence in the state dir: state.json and atomic file writes, see state.h. */
 #include "state.h"
+#include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -147,12 +148,13 @@ char *dmh_state_path(const char *dir, const char *rel) {
   return state_printf("%s/%s", dir, rel);
 }
 
-char *dmh_state_source_file_rel(const char *source_id) {
-  return state_printf("sources/%s/source.cfg", source_id);
+char *dmh_state_source_file_rel(const char *source_id, const char *given) {
+  return state_printf("sources/%s/source.%s", source_id,
+                      dmh_config_is_yaml(given) ? "yaml" : "cfg");
 }
 
-char *dmh_state_task_file_rel(const char *task) {
-  return state_printf("tasks/%s/task.cfg", task);
+char *dmh_state_task_file_rel(const char *task, const char *given) {
+  return state_printf("tasks/%s/task.%s", task, dmh_config_is_yaml(given) ? "yaml" : "cfg");
 }
 
 char *dmh_state_relay_work_root(const char *dir, const char *source_id) {

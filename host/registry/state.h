@@ -124,8 +124,10 @@ int dmh_state_check_name(const char *what, const char *name, dm_error *err);
 
 /* Paths in the state dir (malloc'd; NULL only when out of memory). *_rel are relative to it. */
 char *dmh_state_path(const char *dir, const char *rel);
-char *dmh_state_source_file_rel(const char *source_id);
-char *dmh_state_task_file_rel(const char *task);
+/* The copies keep the format of the file `given` (`source.yaml` for DM's YAML, else `source.cfg`):
+ * a copy is loaded by its name. */
+char *dmh_state_source_file_rel(const char *source_id, const char *given);
+char *dmh_state_task_file_rel(const char *task, const char *given);
 char *dmh_state_relay_work_root(const char *dir, const char *source_id);
 char *dmh_state_task_work_root(const char *dir, const char *task, const char *source_id);
 char *dmh_state_task_shard_file(const char *dir, const char *task);
