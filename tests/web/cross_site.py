@@ -119,11 +119,11 @@ function form(obj) {
 (async () => {
   const j = o => JSON.stringify(o), T = "/api/v1/tasks/xs_task", S = `/api/v1/sources/${SID}`;
   await nc("POST", "/api/v1/sources", j({content: SRC}));
-  await form({cmd: "operate-source", args: {op: "create", path: "/api/v1/source.yaml", content: SRC + "\\n#="}});
+  await form({cmd: "operate-source", args: {op: "create", path: "/api/v1/source.cfg", content: SRC + "\\n#="}});
   await nc("POST", "/api/v1/tasks/check", j({content: TASK}));
   await nc("POST", "/api/v1/tasks", j({content: TASK}));
-  await form({cmd: "start-task", args: {path: "/api/v1/task.yaml", content: FTASK + "\\n#="}});
-  await nc("POST", "/control", j({cmd: "start-task", args: {path: "/api/v1/task.yaml", content: FTASK}}));
+  await form({cmd: "start-task", args: {path: "/api/v1/task.cfg", content: FTASK + "\\n#="}});
+  await nc("POST", "/control", j({cmd: "start-task", args: {path: "/api/v1/task.cfg", content: FTASK}}));
   for (const r of ["pause", "resume", "stop", "start"]) await nc("POST", `${T}/${r}`);
   await nc("POST", `${S}/relay/enable`);
   await nc("POST", `${S}/relay/disable`);

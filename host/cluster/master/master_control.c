@@ -102,10 +102,25 @@ static char *ctl_sealed_value(ctl *x, const dmh_control_file *f, const char *pat
   return val;
 }
 
+/* A cluster keeps a file's text in etcd and its workers read it back as libconfig: a YAML file
+ * is refused by its name until the cluster carries the format with the text (issue 23). */
+static int ctl_libconfig_only(const char *path, dm_error *err) {
+  if (!dmh_config_is_yaml(path))
+    return 0;
+  dm_error_set(err, DM_ERR_CONFIG_INVALID, NULL,
+               "%s: a cluster takes task and source files in libconfig syntax only, not DM's "
+               "YAML yet; `dmhost convert %s` prints the file in libconfig syntax (docs/config.md, "
+               "\"DM's YAML files\")",
+               path, path);
+  return -1;
+}
+
 /* ---- operate-source ---- */
 
 static int ctl_source_create(ctl *x, const dmh_control_cmd *cmd, json_object *args,
                              const char *path, json_object *resp, dm_error *err) {
+  if (ctl_libconfig_only(path, err) < 0)
+    return -1;
   dmh_control_file f;
   if (dmh_control_file_get(cmd, args, path, true, &f, err) < 0) {
     dmh_control_file_free(&f);
@@ -298,7 +313,7 @@ static int ctl_cluster_supports(const dmh_task_config *tc, const char *file, dm_
 static int ctl_check_task(void *ud, const dmh_control_cmd *cmd, json_object *args,
                           json_object *resp, dm_error *err) {
   const char *path;
-  if (dmh_control_arg_path(cmd, args, "path", &path, err) < 0)
+  if (dmh_control_arg_path(cmd, args, "path", &path, err) < 0 || ctl_libconfig_only(path, err) < 0)
     return -1;
   dmh_control_file f;
   dmh_task_config *tc = NULL;
@@ -323,7 +338,7 @@ static int ctl_start_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
                           json_object *resp, dm_error *err) {
   ctl *x = ud;
   const char *path;
-  if (dmh_control_arg_path(cmd, args, "path", &path, err) < 0)
+  if (dmh_control_arg_path(cmd, args, "path", &path, err) < 0 || ctl_libconfig_only(path, err) < 0)
     return -1;
   dmh_control_file f;
   if (dmh_control_file_get(cmd, args, path, true, &f, err) < 0) {
