@@ -1080,18 +1080,10 @@ bool dmh_config_is_yaml(const char *path) {
 }
 
 char *dmh_cfg_yaml_text(dmh_cfg_ctx *c, bool task) {
-  char *text = NULL, why[256];
   size_t len = 0;
-  int rc = dmh_cfg_read_bounded(c->path, DMH_CFG_TEXT_MAX, false, NULL, NULL, &text, &len, why,
-                                sizeof why);
-  if (rc < 0) {
-    if (rc == -2)
-      dmh_cfg_no_memory(c);
-    else
-      dmh_cfg_fail_line(c, rc == -3 ? DM_ERR_CONFIG_UNSAFE_FILE : DM_ERR_CONFIG_IO, 0,
-                        "cannot read the %s: %s", c->what, why);
+  char *text = dmh_cfg_read_raw(c, &len);
+  if (!text)
     return NULL;
-  }
   ytr t = {.c = c, .task = task, .o = {.line = 1}};
   yaml_parser_t parser;
   if (!yaml_parser_initialize(&parser)) {
@@ -1118,7 +1110,7 @@ char *dmh_cfg_yaml_text(dmh_cfg_ctx *c, bool task) {
   yaml_parser_delete(&parser);
   free(text);
   t.root = yaml_document_get_root_node(&t.doc);
-  rc = 0;
+  int rc = 0;
   if (t.root && t.root->type != YAML_MAPPING_NODE) {
     rc = dmh_cfg_fail_line(c, DM_ERR_CONFIG_PARSE, yline(t.root),
                            "the %s must be a YAML mapping of settings (`name: value`)", c->what);
