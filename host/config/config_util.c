@@ -798,10 +798,10 @@ int dmh_cfg_read_secret(const char *path, char **out, char *why, size_t why_size
   return 0;
 }
 
-char *dmh_cfg_read_text(dmh_cfg_ctx *c) {
+char *dmh_cfg_read_raw(dmh_cfg_ctx *c, size_t *len) {
   char *text = NULL, why[256];
-  size_t len = 0;
-  int rc = dmh_cfg_read_bounded(c->path, DMH_CFG_TEXT_MAX, false, NULL, NULL, &text, &len, why,
+  *len = 0;
+  int rc = dmh_cfg_read_bounded(c->path, DMH_CFG_TEXT_MAX, false, NULL, NULL, &text, len, why,
                                 sizeof why);
   if (rc < 0) {
     if (rc == -2)
@@ -811,6 +811,14 @@ char *dmh_cfg_read_text(dmh_cfg_ctx *c) {
                         "cannot read the %s: %s", c->what, why);
     return NULL;
   }
+  return text;
+}
+
+char *dmh_cfg_read_text(dmh_cfg_ctx *c) {
+  size_t len;
+  char *text = dmh_cfg_read_raw(c, &len);
+  if (!text)
+    return NULL;
   /* At worst every other character gains a suffix. */
   cfgint_scan s = {.c = c, .file = c->path, .text = text, .len = len, .rewrite = true};
   s.out = malloc(len * 2 + 1);
@@ -819,7 +827,7 @@ char *dmh_cfg_read_text(dmh_cfg_ctx *c) {
     dmh_cfg_no_memory(c);
     return NULL;
   }
-  rc = cfgint_scan_text(&s);
+  int rc = cfgint_scan_text(&s);
   free(text);
   if (rc < 0) {
     free(s.out);

@@ -226,6 +226,9 @@ void dmh_cfg_db_free(dmh_db_config *db);
  * Files it @includes are scanned too: such a literal there, or one beyond 64 bits anywhere, is
  * DM_ERR_CONFIG_INVALID naming file, line and range. NULL with c->err filled. */
 char *dmh_cfg_read_text(dmh_cfg_ctx *c);
+/* c->path's bytes as they are (bounded by DMH_CFG_TEXT_MAX, the file's safety checked), *len of
+ * them; NULL with c->err set. The YAML reader's input; dmh_cfg_read_text's before its scan. */
+char *dmh_cfg_read_raw(dmh_cfg_ctx *c, size_t *len);
 
 /* `p` made absolute against `dir` and normalized ("." and ".." removed), malloc'd; NULL on OOM. */
 char *dmh_cfg_abs_path(const char *dir, const char *p);
