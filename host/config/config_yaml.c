@@ -270,8 +270,8 @@ static int ytake(ytr *t, dmh_cfg_scope scope, const yaml_node_t *map, const yaml
       free(p);
       return rc;
     }
-    if (strcmp(key, "clean-dump-file") == 0)
-      return 1;
+    if (strcmp(key, "clean-dump-file") == 0 || strcmp(key, "timezone") == 0)
+      return 1; /* yemit_units: the load's and the sync's */
     if (strcmp(key, "black-white-list") == 0) {
       if (ymember(t, map, "block-allow-list"))
         return dmh_cfg_fail_line(t->c, DM_ERR_CONFIG_INVALID, yline(k),

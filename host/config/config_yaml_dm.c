@@ -18,8 +18,6 @@ static const ydm_key ydm_keys[] = {
     {"task", "enable-heartbeat", NULL, "false", "DM's heartbeat table is deprecated in DM"},
     {"task", "heartbeat-update-interval", NULL, "*", NULL},
     {"task", "heartbeat-report-interval", NULL, "*", NULL},
-    {"task", "timezone", NULL, "",
-     "the sync's sessions and replayed DDL run at the target's time zone"},
     {"task", "collation_compatible", NULL, "loose",
      "DDL is replayed as written (DM's loose); strict is not built"},
     {"task", "remove-meta", NULL, "false", "use `dmctl start-task --remove-meta` (a later slice)"},

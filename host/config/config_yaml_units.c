@@ -150,6 +150,19 @@ static int yunit_of(ytr *t, const yunit_kind *k, const yaml_node_t *inst, int id
       return -1;
     yunit_set(u, k->to, lit, yline(thr));
   }
+  yaml_node_t *tz = ymember(t, t->root, "timezone");
+  if (strcmp(k->section, "sync") == 0 && tz && !ynull(tz) && ytext(tz) && ytext(tz)[0]) {
+    /* DM's task-wide zone is the sync's (sync_tz.c): as a string, whatever YAML made of it */
+    yout o = {0};
+    yo_string(&o, ytext(tz), tz->data.scalar.length);
+    if (o.oom || o.len >= sizeof u->e[0].lit) {
+      free(o.buf);
+      return dmh_cfg_fail_line(t->c, DM_ERR_CONFIG_INVALID, yline(tz),
+                               "`timezone` in the %s is too long", t->c->what);
+    }
+    yunit_set(u, "timezone", o.buf, yline(tz));
+    free(o.buf);
+  }
   if (strcmp(k->section, "load") == 0) {
     /* DM removes the dump files once loaded unless clean-dump-file is false */
     yaml_node_t *clean = ymember(t, t->root, "clean-dump-file");

@@ -44,16 +44,19 @@
 typedef struct sync_unit sync_unit;
 
 /* ---- settings (section `sync` of the task file) ---- */
+#define SYNC_TZ_MAX 64 /* a time zone's name */
+
 typedef struct sync_cfg {
-  int workers;          /* worker-count */
-  uint32_t batch_rows;  /* row changes per batch (all workers) */
-  uint64_t batch_bytes; /* statement text per batch */
-  uint32_t batch_ms;    /* a batch is closed at the next transaction end after this */
-  bool safe_mode;       /* INSERT -> REPLACE, UPDATE -> DELETE + REPLACE */
-  bool compact;         /* merge changes of one row inside a batch */
-  uint32_t server_id;   /* replica server_id when reading the source directly */
-  uint32_t status_ms;   /* how often the source's position is read for status */
-  uint32_t chunk_bytes; /* statement text per round trip */
+  int workers;                    /* worker-count */
+  uint32_t batch_rows;            /* row changes per batch (all workers) */
+  uint64_t batch_bytes;           /* statement text per batch */
+  uint32_t batch_ms;              /* a batch is closed at the next transaction end after this */
+  bool safe_mode;                 /* INSERT -> REPLACE, UPDATE -> DELETE + REPLACE */
+  bool compact;                   /* merge changes of one row inside a batch */
+  uint32_t server_id;             /* replica server_id when reading the source directly */
+  uint32_t status_ms;             /* how often the source's position is read for status */
+  uint32_t chunk_bytes;           /* statement text per round trip */
+  char timezone[SYNC_TZ_MAX + 1]; /* DM's task `timezone` ("": none); sync_tz.c */
 } sync_cfg;
 
 /* ---- sync_gtid.c: the source's GTID set, moved on per GTID event ----
@@ -394,8 +397,9 @@ struct sync_unit {
   char meta[SYNC_NAME_MAX];
   char cp_table[2 * SYNC_NAME_MAX + 32]; /* `meta`.`<task>_syncer_checkpoint` */
   char source_id[64];
-  uint64_t fence;          /* the host's fencing token (dm_host_fencing_token); 0: no fencing */
-  sync_charsets *charsets; /* of the target, loaded once */
+  uint64_t fence;            /* the host's fencing token (dm_host_fencing_token); 0: no fencing */
+  sync_charsets *charsets;   /* of the target, loaded once */
+  char tz_source_system[16]; /* the source's system zone as an offset ("+05:30"), at the start */
   sync_schema *schema;
   struct sync_tracker *tracker; /* table structures as of the binlog position (sync_tracker.h) */
   struct sync_shard *shard;     /* shard groups (sync_shard.h); NULL: shard-mode none */
@@ -448,5 +452,15 @@ void sync_metrics_position(sync_unit *u, const char *node, const dm_position *p)
 void sync_metrics_applied(sync_unit *u, uint64_t txns, uint64_t rows, uint32_t last_ts);
 /* Nothing left to read or apply: the lag is 0. */
 void sync_metrics_caught_up(sync_unit *u);
+
+/* ---- time zones of replayed DDL (sync_tz.c) ---- */
+/* Is `tz` a zone name or offset SET can take as it is (no quoting needed)? */
+bool sync_tz_valid(const char *tz);
+/* At the start of a run: checks the task's `timezone` on the target (tc) and reads the source's
+ * system zone (sc) into u->tz_source_system. 0, or -1 with *err. */
+int sync_tz_start(sync_unit *u, MYSQL *sc, MYSQL *tc, dm_error *err);
+/* The zone the DDL of query event q runs at on the target (in buf, or a string of u), or NULL for
+ * the unit's own '+00:00'. buf: at least SYNC_TZ_MAX + 1 bytes. */
+const char *sync_tz_of_event(const sync_unit *u, const dm_binlog_query *q, char *buf, size_t n);
 
 #endif /* DMHOST_SYNC_H */

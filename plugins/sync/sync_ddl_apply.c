@@ -20,8 +20,9 @@
  *
  * The statement's text is the source user's: it runs on a target connection of its own that
  * refuses a second statement in one query (no CLIENT_MULTI_STATEMENTS), under the event's own
- * sql_mode and client charset (its status variables), so the target reads every quote,
- * backslash and multi-byte character as the source did; the parser reads it under the same
+ * sql_mode, client charset and time zone (its status variables; the zone: sync_tz.c), so the
+ * target reads every quote, backslash, multi-byte character and TIMESTAMP literal as the source
+ * did; the parser reads it under the same
  * rules, and a statement in which it finds a ';' followed by more text is refused
  * (DM_ERR_SYNC_DDL_MULTI) before anything runs. Operator statements run under the unit's own
  * session. No log line above DEBUG carries statement text, and the text in messages has its
@@ -78,7 +79,7 @@ typedef struct sync_ddl_run {
   dm_error *err;
   /* the event's session: SET for its statements ("" when the event names none), and how its
    * text is read (sync_ddl_flags) */
-  char session_sql[256];
+  char session_sql[384];
   unsigned flags;
   bool in_event_session; /* the connection runs under session_sql now */
 } sync_ddl_run;
@@ -132,6 +133,24 @@ static int sync_ddl_session_prepare(sync_ddl_run *run, const dm_binlog_format *f
         o += (size_t)snprintf(run->session_sql + o, sizeof run->session_sql - o,
                               "%s@@session.%s=%u", o ? "," : "SET ", vars[k], (unsigned)ids[k]);
   }
+  char zb[SYNC_TZ_MAX + 1];
+  const char *tz = sync_tz_of_event(u, q, zb, sizeof zb);
+  if (tz && !sync_tz_valid(tz)) {
+    u->host->error_make(u->ctx, run->err, DM_ERR_SYNC_DDL, NULL,
+                        "sync: the DDL at %s ran at a time zone whose name cannot be replayed "
+                        "(%zu bytes, not a zone's name or an offset)",
+                        run->at, strlen(tz));
+    return -1;
+  }
+  if (tz && o < sizeof run->session_sql)
+    o += (size_t)snprintf(run->session_sql + o, sizeof run->session_sql - o,
+                          "%s@@session.time_zone='%s'", o ? "," : "SET ", tz);
+  if (o >= sizeof run->session_sql) {
+    u->host->error_make(u->ctx, run->err, DM_ERR_SYNC_DDL, NULL,
+                        "sync: the session of the DDL at %s does not fit in %zu bytes", run->at,
+                        sizeof run->session_sql);
+    return -1;
+  }
   run->flags = sync_ddl_flags(q->has_sql_mode ? mode : 0, client);
   return 0;
 }
@@ -164,7 +183,8 @@ static MYSQL *sync_ddl_conn(sync_ddl_run *run) {
  * statements, written by whoever runs dmctl). */
 static int sync_ddl_session(sync_ddl_run *run, bool event) {
   static const char unit_session[] =
-      "SET SESSION sql_mode='" SYNC_SQL_MODE "',NAMES binary,@@session.collation_server=DEFAULT";
+      "SET SESSION sql_mode='" SYNC_SQL_MODE "',NAMES binary,@@session.collation_server=DEFAULT,"
+      "time_zone='+00:00'";
   if (event == run->in_event_session || !run->session_sql[0])
     return 0;
   const char *sql = event ? run->session_sql : unit_session;

@@ -728,7 +728,8 @@ void sync_run(sync_unit *u, dm_result *result) {
   if (!(r.tc = sync_db_connect_target(u, &e)) || !(r.sc = sync_db_connect_source(u, &e)) ||
       sync_db_precheck(u, r.sc, &e) < 0)
     goto out;
-  if (!u->charsets && sync_charsets_load(r.tc, &u->charsets, &e) < 0)
+  if ((!u->charsets && sync_charsets_load(r.tc, &u->charsets, &e) < 0) ||
+      sync_tz_start(u, r.sc, r.tc, &e) < 0)
     goto out;
   if (sync_tracker_new(u, &u->tracker) < 0 || sync_xa_new(u, &r.xa) < 0) {
     sync_nomem(u, &e);

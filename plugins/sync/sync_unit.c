@@ -12,6 +12,8 @@
  *   server-id = N;           # replica server_id when reading the source directly (relay off)
  *   status-interval = 2000;  # ms between reads of the source's position (masterBinlog)
  *   chunk-bytes = 1048576;   # statement text per round trip to the target
+ *   timezone = "+08:00";     # DM's task `timezone`: the zone of replayed DDL that names none
+ *                            # (sync_tz.c)
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -73,6 +75,19 @@ static int sync_settings(sync_unit *u, sync_cfg *cfg, dm_error *err) {
   if (dm_setting_size(u->host, u->ctx, "sync", "chunk-bytes", 1 << 20, 1024, 64 << 20, &v, err) < 0)
     return -1;
   cfg->chunk_bytes = (uint32_t)v;
+  const char *tz = NULL;
+  dm_cfg_result r = u->host->cfg_string(u->ctx, "timezone", &tz);
+  if (r == DM_CFG_WRONG_TYPE || (r == DM_CFG_OK && tz[0] && !sync_tz_valid(tz))) {
+    u->host->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL,
+                        "sync: setting `timezone` must be a time zone's name (\"Asia/Shanghai\") "
+                        "or an offset (\"+08:00\"), not %s%s%s",
+                        r == DM_CFG_OK ? "\"" : "", r == DM_CFG_OK ? tz : "a value of another type",
+                        r == DM_CFG_OK ? "\"" : "");
+    return -1;
+  }
+  cfg->timezone[0] = '\0';
+  if (r == DM_CFG_OK)
+    dm_strlcpy(cfg->timezone, tz, sizeof cfg->timezone);
   return 0;
 }
 
