@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -266,6 +267,95 @@ fail:
   return -1;
 }
 
+/* Session variables the units' connections must not take from a file: each would change how the
+ * rows' bytes and instants are read (the units write binary text at +00:00, docs/sync.md), or
+ * would keep changes out of the target's binlog. */
+static const char *const cfgutil_session_refused[][2] = {
+    {"time_zone", "the task's `timezone` names a zone (docs/sync.md, \"Time zones\")"},
+    {"names", "the units read and write every value's bytes as binary"},
+    {"character_set_", "the units read and write every value's bytes as binary"},
+    {"collation_", "the units read and write every value's bytes as binary"},
+    {"sql_log_bin", "the target's binlog must keep what the units write"},
+};
+
+static void cfgutil_session_free(dm_db_endpoint *ep) {
+  dm_db_session_var *v = (dm_db_session_var *)ep->session;
+  for (int i = 0; v && i < ep->n_session; i++) {
+    free((char *)v[i].name);
+    free((char *)v[i].value);
+  }
+  free(v);
+  ep->session = NULL;
+  ep->n_session = 0;
+}
+
+/* `session = { sql_mode = "..."; innodb_lock_wait_timeout = 100; }` of a database group (DM's):
+ * names of letters, digits and `_`; values a string, an integer, a float or a boolean. */
+static int cfgutil_get_session(dmh_cfg_ctx *c, const config_setting_t *db, dm_db_endpoint *ep) {
+  config_setting_t *g = NULL;
+  char path[CFGUTIL_PATH_MAX];
+  int rc = dmh_cfg_get_group(c, db, "session", 0,
+                             "`session = { sql_mode = \"STRICT_TRANS_TABLES\"; "
+                             "innodb_lock_wait_timeout = 100; };`",
+                             &g);
+  if (rc <= 0 || !g)
+    return rc < 0 ? -1 : 0;
+  int n = config_setting_length(g);
+  dm_db_session_var *v = n ? calloc((size_t)n, sizeof *v) : NULL;
+  if (n && !v)
+    return dmh_cfg_fail(c, DM_ERR_NO_MEMORY, g, "no memory for `%s`",
+                        dmh_cfg_path_of(g, path, sizeof path));
+  ep->session = v;
+  ep->n_session = n;
+  for (int i = 0; i < n; i++) {
+    config_setting_t *m = config_setting_get_elem(g, (unsigned)i);
+    const char *name = config_setting_name(m);
+    dmh_cfg_path_of(m, path, sizeof path);
+    if (!name || strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") !=
+                     strlen(name))
+      return dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, m,
+                          "`%s` in the %s: a session variable's name holds letters, digits and "
+                          "`_` only",
+                          path, c->what);
+    for (size_t k = 0; k < sizeof cfgutil_session_refused / sizeof *cfgutil_session_refused; k++) {
+      const char *r = cfgutil_session_refused[k][0];
+      size_t rl = strlen(r);
+      if (r[rl - 1] == '_' ? strncasecmp(name, r, rl) == 0 : strcasecmp(name, r) == 0)
+        return dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, m,
+                            "`%s` in the %s cannot be set: %s; remove it", path, c->what,
+                            cfgutil_session_refused[k][1]);
+    }
+    char num[64];
+    const char *text = NULL;
+    switch (config_setting_type(m)) {
+    case CONFIG_TYPE_STRING:
+      text = config_setting_get_string(m);
+      v[i].is_string = true;
+      break;
+    case CONFIG_TYPE_INT:
+    case CONFIG_TYPE_INT64:
+      snprintf(num, sizeof num, "%lld", (long long)config_setting_get_int64(m));
+      text = num;
+      break;
+    case CONFIG_TYPE_FLOAT:
+      snprintf(num, sizeof num, "%.17g", config_setting_get_float(m));
+      text = num;
+      break;
+    case CONFIG_TYPE_BOOL:
+      text = config_setting_get_bool(m) ? "ON" : "OFF";
+      break;
+    default:
+      return dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, m,
+                          "`%s` in the %s must be a string, a number or true/false", path, c->what);
+    }
+    v[i].name = strdup(name);
+    v[i].value = strdup(text);
+    if (!v[i].name || !v[i].value)
+      return dmh_cfg_fail(c, DM_ERR_NO_MEMORY, m, "no memory for `%s`", path);
+  }
+  return 0;
+}
+
 int dmh_cfg_get_db(dmh_cfg_ctx *c, const config_setting_t *parent, const char *name,
                    dmh_db_config *out) {
   config_setting_t *g = NULL;
@@ -291,7 +381,7 @@ int dmh_cfg_get_db(dmh_cfg_ctx *c, const config_setting_t *parent, const char *n
   out->ep.user = user;
   out->ep.password = password;
   out->ep.socket = sock;
-  if (cfgutil_get_security(c, g, &out->ep) < 0) {
+  if (cfgutil_get_security(c, g, &out->ep) < 0 || cfgutil_get_session(c, g, &out->ep) < 0) {
     dmh_cfg_db_free(out);
     return -1;
   }
@@ -312,6 +402,7 @@ void dmh_cfg_db_free(dmh_db_config *db) {
   free((char *)db->ep.ssl_ca);
   free((char *)db->ep.ssl_cert);
   free((char *)db->ep.ssl_key);
+  cfgutil_session_free(&db->ep);
   memset(db, 0, sizeof *db);
 }
 

@@ -28,7 +28,6 @@ static const ydm_key ydm_keys[] = {
     {"experimental", "async-checkpoint-flush", NULL, "false",
      "the sync commits its checkpoint with every batch"},
     /* target-database (and from) */
-    {"db", "session", NULL, "{}", "session variables on the connections are not built yet"},
     {"db", "max-allowed-packet", NULL, "*", NULL},
     /* an entry of mysql-instances */
     {"instance", "column-mapping-rules", NULL, "{}",

@@ -62,7 +62,8 @@ int dump_conn_open(dump_unit *u, dump_conn *c, dm_error *err) {
   /* kill may have run between connect and the registration above: it could not see this socket. */
   if (atomic_load(&u->killed))
     dm_conn_kill_one(u->conns, c->sock);
-  if (dump_conn_exec(u, c, dump_conn_session, err) != 0) {
+  if (dump_conn_exec(u, c, dump_conn_session, err) != 0 ||
+      dm_db_session_apply(c->m, ep, co.endpoint_size, "dump", DM_DB_SOURCE, err) != 0) {
     dump_conn_close(u, c);
     return -1;
   }

@@ -41,6 +41,10 @@ MYSQL *load_db_connect(load_unit *u, dm_error *err) {
     mysql_close(c);
     return NULL;
   }
+  if (dm_db_session_apply(c, ep, o.endpoint_size, "load", DM_DB_TARGET, err) != 0) {
+    mysql_close(c);
+    return NULL;
+  }
   dm_conn_kill_add(u->conns, (int)mysql_get_socket(c));
   return c;
 }

@@ -49,8 +49,9 @@ static MYSQL *sync_db_connect(sync_unit *u, const dm_db_endpoint *ep, bool targe
    * REPEATABLE READ's gap locks would still make them wait for (and deadlock with) each other. */
   static const char rc_sql[] = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED";
   static const char what[] = "sync: cannot set up the session on the target";
-  if (target && (sync_db_exec_each(u, c, SYNC_SQL_SESSION, what, err) != 0 ||
-                 sync_db_exec(u, c, rc_sql, sizeof rc_sql - 1, what, err) != 0)) {
+  if ((target && (sync_db_exec_each(u, c, SYNC_SQL_SESSION, what, err) != 0 ||
+                  sync_db_exec(u, c, rc_sql, sizeof rc_sql - 1, what, err) != 0)) ||
+      dm_db_session_apply(c, ep, o.endpoint_size, "sync", o.side, err) != 0) {
     mysql_close(c);
     return NULL;
   }

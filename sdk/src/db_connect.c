@@ -6,7 +6,11 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+#include <mysqld_error.h>
 
 #include "dmhost/db.h"
 #include "dmhost/sdk.h"
@@ -104,4 +108,43 @@ struct st_mysql *dm_db_connect(const dm_db_endpoint *ep, const dm_db_connect_opt
     return NULL;
   }
   return c;
+}
+
+int dm_db_session_apply(struct st_mysql *c, const dm_db_endpoint *ep, uint32_t endpoint_size,
+                        const char *who, dm_db_side side, dm_error *err) {
+  if (endpoint_size < offsetof(dm_db_endpoint, n_session) + sizeof ep->n_session || !ep->session)
+    return 0;
+  for (int i = 0; i < ep->n_session; i++) {
+    const dm_db_session_var *v = &ep->session[i];
+    size_t nl = strlen(v->name), vl = strlen(v->value);
+    char *sql = malloc(nl + 2 * vl + 32);
+    if (!sql) {
+      dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "%s: no memory for a session variable", who);
+      return -1;
+    }
+    /* the name was checked by the host (letters, digits, `_`): no quoting can be needed */
+    int n = sprintf(sql, "SET SESSION %s = ", v->name);
+    if (v->is_string) {
+      sql[n++] = '\'';
+      n += (int)mysql_real_escape_string(c, sql + n, v->value, (unsigned long)vl);
+      sql[n++] = '\'';
+      sql[n] = '\0';
+    } else {
+      n += sprintf(sql + n, "%s", v->value);
+    }
+    int rc = mysql_real_query(c, sql, (unsigned long)n);
+    free(sql);
+    if (rc == 0)
+      continue;
+    unsigned no = mysql_errno(c);
+    if (no == ER_UNKNOWN_SYSTEM_VARIABLE && strncasecmp(v->name, "tidb_", 5) == 0)
+      continue;
+    const char *s = side == DM_DB_TARGET ? "target-database" : "from";
+    dm_db_error(c, side, err, dm_db_errno_transient(no) ? DM_ERR_DB_QUERY : DM_ERR_CONFIG_INVALID,
+                "%s: the %s refused `%s.session.%s` (set it to a value the server takes, or "
+                "remove it)",
+                who, side == DM_DB_TARGET ? "target" : "source", s, v->name);
+    return -1;
+  }
+  return 0;
 }

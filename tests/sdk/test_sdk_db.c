@@ -180,6 +180,64 @@ static void test_query_errors(void) {
             !dm_db_errno_transient(1064) && !dm_db_errno_transient(1045));
 }
 
+/* DM's `session` (dm_db_session_apply): each variable in order after the unit's own set-up, a
+ * string sent quoted (a quote in it cannot end the statement), an unknown tidb_ name skipped, any
+ * other refusal a config error naming the variable; nothing from an older host's endpoint. */
+static void test_session_vars(void) {
+  testdb_params p;
+  dm_db_endpoint ep = test_endpoint(&p);
+  const dm_db_session_var vars[] = {
+      {"innodb_lock_wait_timeout", "7", false},
+      {"tidb_retry_limit", "10", true}, /* unknown here: skipped */
+      {"sql_mode", "STRICT_ALL_TABLES,NO_ZERO_DATE", true},
+      {"sql_mode", "STRICT_ALL_TABLES", true}, /* the last one wins, as in the file */
+      {"big_tables", "ON", false},
+  };
+  ep.session = vars;
+  ep.n_session = (int)(sizeof vars / sizeof vars[0]);
+  dm_db_connect_opts o = {.who = "test", .side = DM_DB_TARGET, .connect_timeout_s = 5};
+  dm_error err = {0};
+  MYSQL *c = dm_db_connect(&ep, &o, &err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  /* an endpoint of a host older than SDK 1.4: nothing is set */
+  CU_ASSERT_EQUAL(
+      dm_db_session_apply(c, &ep, offsetof(dm_db_endpoint, session), "test", DM_DB_TARGET, &err),
+      0);
+  long long v = 0;
+  CU_ASSERT(testdb_query_int(c, &v, "SELECT @@session.innodb_lock_wait_timeout") == 0);
+  CU_ASSERT_NOT_EQUAL(v, 7); /* the precondition: not the server's default already */
+  CU_ASSERT_EQUAL(dm_db_session_apply(c, &ep, sizeof ep, "test", DM_DB_TARGET, &err), 0);
+  CU_ASSERT(testdb_query_int(c, &v, "SELECT @@session.innodb_lock_wait_timeout") == 0);
+  CU_ASSERT_EQUAL(v, 7);
+  CU_ASSERT(testdb_query_int(c, &v, "SELECT @@session.sql_mode = 'STRICT_ALL_TABLES'") == 0);
+  CU_ASSERT_EQUAL(v, 1);
+  CU_ASSERT(testdb_query_int(c, &v, "SELECT @@session.big_tables") == 0);
+  CU_ASSERT_EQUAL(v, 1);
+
+  /* a value that tries to end the statement: one quoted string, refused by the server as a
+   * sql_mode, and the table it names is still there */
+  const dm_db_session_var bad[] = {{"sql_mode", "'; DROP TABLE " DB ".t; -- ", true}};
+  ep.session = bad;
+  ep.n_session = 1;
+  CU_ASSERT_EQUAL(dm_db_session_apply(c, &ep, sizeof ep, "test", DM_DB_TARGET, &err), -1);
+  CU_ASSERT_EQUAL(err.code, DM_ERR_CONFIG_INVALID);
+  CU_ASSERT_EQUAL(err.resumable, 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "test: the target refused "
+                                             "`target-database.session.sql_mode`"));
+  CU_ASSERT(testdb_query_int(c, &v,
+                             "SELECT COUNT(*) FROM information_schema.TABLES WHERE "
+                             "TABLE_SCHEMA = '" DB "' AND TABLE_NAME = 't'") == 0);
+  CU_ASSERT_EQUAL(v, 1);
+  /* an unknown variable that is not TiDB's */
+  const dm_db_session_var unknown[] = {{"no_such_variable", "1", false}};
+  ep.session = unknown;
+  CU_ASSERT_EQUAL(dm_db_session_apply(c, &ep, sizeof ep, "test", DM_DB_SOURCE, &err), -1);
+  CU_ASSERT_EQUAL(err.code, DM_ERR_CONFIG_INVALID);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "`from.session.no_such_variable`"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.raw_cause, "1193"));
+  mysql_close(c);
+}
+
 /* The Ssl_cipher of c's session ("" when plain). */
 static void test_cipher(MYSQL *c, char *out, size_t len) {
   out[0] = '\0';
@@ -415,6 +473,7 @@ int main(void) {
       {"fencing: column, raise, a stale transaction refused before COMMIT", test_fence_kit},
       {"fencing: the service, 0 from an older host", test_fence_service},
       {"TLS only when the endpoint size holds its fields", test_tls_by_endpoint_size},
+      {"DM's session variables: in order, quoted, tidb_ skipped, refusals", test_session_vars},
       {"precondition: LOCAL INFILE reaches the server", test_local_infile_reachable},
       {"regression: LOCAL INFILE refused on dm_db_connect", test_local_infile_refused},
       {"connect errors: transient resumable, account not", test_connect_errors},

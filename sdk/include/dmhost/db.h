@@ -59,6 +59,18 @@ struct st_mysql *dm_db_connect(const dm_db_endpoint *ep, const dm_db_connect_opt
                                dm_error *err);
 
 /*
+ * The endpoint's `session` variables (DM's) on connection c, one `SET SESSION` each in the file's
+ * order: call it after the unit's own session set-up, so that the user's value wins where both
+ * set one (as DM's session wins over its defaults). endpoint_size as in dm_db_connect_opts (an
+ * older host's endpoint has none: 0 is returned). A variable named `tidb_...` that the server
+ * does not know (1193) is skipped: DM's files target TiDB, where those mean something. Any other
+ * refusal is DM_ERR_CONFIG_INVALID (not resumable), naming who, the side and the variable; a lost
+ * connection is dm_db_error's. 0, or -1 with *err.
+ */
+int dm_db_session_apply(struct st_mysql *c, const dm_db_endpoint *ep, uint32_t endpoint_size,
+                        const char *who, dm_db_side side, dm_error *err);
+
+/*
  * Authentication plugins dm_db_connect lets a server choose (MARIADB_OPT_RESTRICTED_AUTH). The
  * first list never hands the password to the server: mysql_native_password and ed25519 prove it
  * with a scramble. The second does (mysql_clear_password and dialog send it as is,

@@ -63,7 +63,22 @@ typedef struct dm_db_endpoint {
   const char *ssl_cert;
   const char *ssl_key;
   /* fields above: endpoint of services version 5 */
+  /* DM's `session` of `from` / `target-database`: variables the server's connections take after
+   * the unit's own session set-up, in the file's order (docs/config.md). A host older than SDK
+   * 1.4 hands out an endpoint without them: let dm_db_session_apply (dmhost/db.h) read them,
+   * given dm_host_db_endpoint_size. */
+  const struct dm_db_session_var *session;
+  int n_session;
+  /* fields above: endpoint of SDK 1.4 hosts */
 } dm_db_endpoint;
+
+/* One session variable: `name` (letters, digits, `_`; the host checked it) and its value, sent as
+ * a quoted string when is_string, else as written (an integer, a decimal, ON or OFF). */
+typedef struct dm_db_session_var {
+  const char *name;
+  const char *value;
+  bool is_string;
+} dm_db_session_var;
 
 /* Results of the config lookups. */
 typedef enum dm_cfg_result {
