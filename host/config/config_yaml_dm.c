@@ -41,7 +41,7 @@ static const ydm_key ydm_keys[] = {
     {"mydumper", "statement-size", "statement-size", NULL, NULL},
     {"mydumper", "skip-tz-utc", NULL, "true", "the dump always reads at time zone +00:00"},
     {"mydumper", "extra-args", NULL, "", "dumpling's command-line options have no equivalent"},
-    {"mydumper", "where", NULL, "", "the dump's WHERE filter is not built yet"},
+    {"mydumper", "where", "where", NULL, NULL},
     {"mydumper", "mydumper-path", NULL, "*", NULL},
     /* loaders, an instance's loader */
     {"loader", "pool-size", "pool-size", NULL, NULL},

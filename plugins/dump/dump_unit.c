@@ -10,7 +10,7 @@
  * snapshots would not be one consistent dump.
  *
  * Settings (all optional): threads = 4; chunk-rows = 100000; rows = 1000;
- * statement-size = 1048576; chunk-filesize = 67108864; consistency = "auto".
+ * statement-size = 1048576; chunk-filesize = 67108864; consistency = "auto"; where = "" (DM's).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -100,7 +100,26 @@ static int dump_read_settings(dump_unit *u, dm_error *err) {
                       INT64_MAX / 4, &u->chunk_filesize, err) != 0)
     return -1;
   u->threads_cfg = u->threads = (int)threads;
-  return dump_read_consistency(u, err);
+  if (dump_read_consistency(u, err) != 0)
+    return -1;
+  const char *w = NULL;
+  dm_cfg_result r = u->host->cfg_string(u->ctx, "where", &w);
+  char why[160];
+  if (r == DM_CFG_WRONG_TYPE || (r == DM_CFG_OK && w[0] && dump_where_check(w, why, sizeof why))) {
+    u->host->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL,
+                        "dump: setting `where` must be a condition on each table's rows (\"id > "
+                        "100\"): %s",
+                        r == DM_CFG_WRONG_TYPE ? "it is not a string" : why);
+    return -1;
+  }
+  char *copy = r == DM_CFG_OK && w[0] ? strdup(w) : NULL;
+  if (r == DM_CFG_OK && w[0] && !copy) {
+    u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "dump: no memory");
+    return -1;
+  }
+  free(u->where);
+  u->where = copy;
+  return 0;
 }
 
 /* ---- slots ---- */
@@ -398,6 +417,7 @@ static bool dump_end_position(void *self, dm_position *end, dm_position *safe_ex
 static void dump_close(void *self) {
   dump_unit *u = self;
   dump_run_free(u);
+  free(u->where);
   dm_conn_kill_free(u->conns);
   pthread_mutex_destroy(&u->err_lock);
   pthread_mutex_destroy(&u->pos_lock);

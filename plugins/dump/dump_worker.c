@@ -22,7 +22,13 @@ static int dump_worker_chunk(dump_unit *u, dump_conn *c, dump_writer *w, dump_ch
   dump_table *t = ch->table;
   if (t->n_cols == 0)
     return 0;
-  char *sql = dump_strfmt("SELECT %s FROM %s%s", t->select_list, t->qname, ch->where);
+  /* DM's `where` ANDed with the chunk's range (" WHERE k >= ..."): its text was checked to be a
+   * condition that cannot close the parentheses around it (dump_where.c) */
+  char *sql = !u->where ? dump_strfmt("SELECT %s FROM %s%s", t->select_list, t->qname, ch->where)
+              : ch->where[0]
+                  ? dump_strfmt("SELECT %s FROM %s WHERE (%s) AND%s", t->select_list, t->qname,
+                                u->where, ch->where + strlen(" WHERE"))
+                  : dump_strfmt("SELECT %s FROM %s WHERE (%s)", t->select_list, t->qname, u->where);
   if (!sql) {
     u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "dump: no memory for a query");
     return -1;
