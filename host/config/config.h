@@ -68,6 +68,9 @@ int dmh_kind_parse(const char *s, dm_unit_kind *out);
 /* A database endpoint with owned strings (the public view is the `ep` member). */
 typedef struct dmh_db_config {
   dm_db_endpoint ep; /* host, port, user, password, socket: all strings owned here */
+  /* `password` had DM's encrypted shape (secret.h DMH_DM_FORM_*): a refused account's message
+   * says the key may be another (never the password) */
+  int password_dm_form;
 } dmh_db_config;
 
 /* block-allow-list rule set (DM's names). Tables are "db.table" pairs; a name is a DM wildcard,

@@ -155,9 +155,21 @@ static int cfgutil_password_env(dmh_cfg_ctx *c, const config_setting_t *g,
   return *out ? 0 : dmh_cfg_no_memory(c);
 }
 
+/* password: as written, or, with the process's DM key, DM's encrypted form decrypted (DM's
+ * DecryptOrPlaintext, secret.h). */
+static int cfgutil_password_plain(dmh_cfg_ctx *c, const config_setting_t *g, char **out,
+                                  int *dm_form) {
+  char *v = NULL;
+  if (dmh_cfg_get_string(c, g, "password", 0, &v) < 0)
+    return -1;
+  int rc = dmh_secret_dm_password(v ? v : "", out, dm_form);
+  dmh_secret_free(v);
+  return rc < 0 ? dmh_cfg_no_memory(c) : 0;
+}
+
 /* The password of the database group g: "" when none of the settings that give one (the table's
  * DMH_CFG_F_PW, at most one per group) is there. */
-static int cfgutil_password(dmh_cfg_ctx *c, const config_setting_t *g, char **out) {
+static int cfgutil_password(dmh_cfg_ctx *c, const config_setting_t *g, char **out, int *dm_form) {
   const config_setting_t *given = NULL;
   for (int i = 0; i < DMH_SET_COUNT; i++) {
     const dmh_cfg_setting *s = &dmh_cfg_settings[i];
@@ -180,7 +192,7 @@ static int cfgutil_password(dmh_cfg_ctx *c, const config_setting_t *g, char **ou
   }
   const char *name = config_setting_name(given);
   if (strcmp(name, "password") == 0)
-    return dmh_cfg_get_string(c, g, "password", 0, out) < 0 ? -1 : 0;
+    return cfgutil_password_plain(c, g, out, dm_form);
   if (strcmp(name, "password-encrypted") == 0)
     return cfgutil_password_encrypted(c, g, given, out);
   if (strcmp(name, "password-file") == 0)
@@ -280,10 +292,11 @@ int dmh_cfg_get_db(dmh_cfg_ctx *c, const config_setting_t *parent, const char *n
     return -1;
   char *host = NULL, *user = NULL, *password = NULL, *sock = NULL;
   int64_t port = DMH_DEFAULT_DB_PORT;
+  int dm_form = DMH_DM_FORM_NONE;
   if (dmh_cfg_get_string(c, g, "host", DMH_CFG_REQUIRED | DMH_CFG_NONEMPTY, &host) < 0 ||
       dmh_cfg_get_int_setting(c, g, DMH_SET_DB_PORT, 0, &port) < 0 ||
       dmh_cfg_get_string(c, g, "user", DMH_CFG_REQUIRED | DMH_CFG_NONEMPTY, &user) < 0 ||
-      cfgutil_password(c, g, &password) < 0 ||
+      cfgutil_password(c, g, &password, &dm_form) < 0 ||
       dmh_cfg_get_string(c, g, "socket", DMH_CFG_NONEMPTY, &sock) < 0)
     goto fail;
   out->ep.host = host;
@@ -291,6 +304,7 @@ int dmh_cfg_get_db(dmh_cfg_ctx *c, const config_setting_t *parent, const char *n
   out->ep.user = user;
   out->ep.password = password;
   out->ep.socket = sock;
+  out->password_dm_form = dm_form;
   if (cfgutil_get_security(c, g, &out->ep) < 0) {
     dmh_cfg_db_free(out);
     return -1;
