@@ -159,9 +159,24 @@ static int cfgutil_password_env(dmh_cfg_ctx *c, const config_setting_t *g,
  * DecryptOrPlaintext, secret.h). */
 static int cfgutil_password_plain(dmh_cfg_ctx *c, const config_setting_t *g, char **out,
                                   int *dm_form) {
-  char *v = NULL;
+  char *v = NULL, key_path[4096];
   if (dmh_cfg_get_string(c, g, "password", 0, &v) < 0)
     return -1;
+  /* Sent text may not use the daemon's secrets, this key included, unless the operator placed the
+   * key below --secrets-dir: else a sender holding DM's form of a password would have the daemon
+   * decrypt it and send it to a server the sender names. */
+  if (v && dmh_cfg_submitted(c) && dmh_secret_dm_key_path(key_path, sizeof key_path) &&
+      dmh_secret_dm_shaped(v) && !dmh_cfg_secret_allowed(c, key_path)) {
+    char path[CFGUTIL_PATH_MAX];
+    const config_setting_t *m = config_setting_get_member(g, "password");
+    dmh_secret_free(v);
+    return dmh_cfg_fail(c, DM_ERR_CONFIG_SUBMITTED_SECRET, m,
+                        "`%s` in a %s sent to the daemon (not a file the operator placed) is DM's "
+                        "encrypted form: the daemon decrypts a sent password with its "
+                        "--secret-key-path only when that file is below its --secrets-dir (put "
+                        "the key there), else give the file by path over the control socket",
+                        dmh_cfg_path_of(m, path, sizeof path), c->what);
+  }
   int rc = dmh_secret_dm_password(v ? v : "", out, dm_form);
   dmh_secret_free(v);
   return rc < 0 ? dmh_cfg_no_memory(c) : 0;

@@ -58,6 +58,8 @@ int dmh_secret_dm_decrypt(const unsigned char key[DMH_SECRET_KEY_LEN], const cha
 /* The process's key for DM's form: read from path (dmh_secret_key_load's rules; NULL: none). Once
  * at start. 0, or -1 with why (never key bytes). */
 int dmh_secret_dm_key_load(const char *path, char *why, size_t why_size);
+/* 1 and the path the key was read from in buf, or 0 when the process has no key. */
+int dmh_secret_dm_key_path(char *buf, size_t size);
 /* The same for a program's --secret-key-path (NULL: nothing to do): 0, or -1 with the reason on
  * stderr as "dmhost PROG: ..." (exit 2). */
 int dmh_secret_dm_key_flag(const char *prog, const char *path);

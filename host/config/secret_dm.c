@@ -101,6 +101,7 @@ int dmh_secret_dm_decrypt(const unsigned char key[DMH_SECRET_KEY_LEN], const cha
 static pthread_mutex_t dm_key_mu = PTHREAD_MUTEX_INITIALIZER;
 static unsigned char dm_key[DMH_SECRET_KEY_LEN];
 static int dm_key_set;
+static char dm_key_path[4096];
 
 int dmh_secret_dm_key_load(const char *path, char *why, size_t why_size) {
   unsigned char key[DMH_SECRET_KEY_LEN];
@@ -111,10 +112,19 @@ int dmh_secret_dm_key_load(const char *path, char *why, size_t why_size) {
     memcpy(dm_key, key, sizeof key);
   else
     OPENSSL_cleanse(dm_key, sizeof dm_key);
+  snprintf(dm_key_path, sizeof dm_key_path, "%s", path ? path : "");
   dm_key_set = path != NULL;
   pthread_mutex_unlock(&dm_key_mu);
   OPENSSL_cleanse(key, sizeof key);
   return 0;
+}
+
+int dmh_secret_dm_key_path(char *buf, size_t size) {
+  pthread_mutex_lock(&dm_key_mu);
+  int set = dm_key_set;
+  snprintf(buf, size, "%s", dm_key_path);
+  pthread_mutex_unlock(&dm_key_mu);
+  return set;
 }
 
 int dmh_secret_dm_password(const char *value, char **out, int *dm_form) {

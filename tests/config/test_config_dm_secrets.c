@@ -209,6 +209,25 @@ static void test_process_key(void) {
   CU_ASSERT_STRING_EQUAL(s->from.ep.password, src_enc);
   dmh_source_config_free(s);
 
+  /* sent text (HTTP content): the daemon's key only when it lies below --secrets-dir, which
+   * realpath gives (dir is under /tmp, maybe a link) */
+  dmh_cfg_trust sent = {.origin = DMH_CFG_SUBMITTED};
+  dm_error lerr;
+  s = NULL;
+  CU_ASSERT_EQUAL(dmh_source_config_load_as(src_cfg, &sent, &s, &lerr), -1);
+  CU_ASSERT_EQUAL(lerr.code, DM_ERR_CONFIG_SUBMITTED_SECRET);
+  CU_ASSERT_PTR_NOT_NULL(strstr(lerr.message, ":2: `from.password` in a source file sent to the "
+                                              "daemon (not a file the operator placed) is DM's "
+                                              "encrypted form"));
+  CU_ASSERT_PTR_NULL(strstr(lerr.message, src_enc));
+  char *real_dir = realpath(dir, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(real_dir);
+  sent.secrets_dir = real_dir;
+  CU_ASSERT_EQUAL_FATAL(dmh_source_config_load_as(src_cfg, &sent, &s, &lerr), 0);
+  CU_ASSERT_STRING_EQUAL(s->from.ep.password, "Src-pw-1");
+  dmh_source_config_free(s);
+  free(real_dir);
+
   /* another key: other bytes, or (a NUL in them) the value as written; never the password */
   use_key(other_path);
   s = load_source(src_cfg);
