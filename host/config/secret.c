@@ -127,18 +127,20 @@ int dmh_secret_decrypt(const unsigned char key[DMH_SECRET_KEY_LEN], const char *
   }
   int clen = n - SECRET_NONCE_LEN - SECRET_TAG_LEN;
   char *plain = malloc((size_t)clen + 1);
-  if (!plain ||
-      secret_gcm(0, key, raw, raw + SECRET_NONCE_LEN, clen, (unsigned char *)plain,
-                 raw + SECRET_NONCE_LEN + clen) < 0 ||
-      memchr(plain, '\0', (size_t)clen)) {
+  int ok = plain && secret_gcm(0, key, raw, raw + SECRET_NONCE_LEN, clen, (unsigned char *)plain,
+                               raw + SECRET_NONCE_LEN + clen) == 0;
+  return dmh_secret_text(raw, plain, (size_t)clen, ok, out);
+}
+
+int dmh_secret_text(unsigned char *raw, char *plain, size_t len, int ok, char **out) {
+  free(raw);
+  if (!ok || !plain || memchr(plain, '\0', len)) {
     if (plain)
-      OPENSSL_cleanse(plain, (size_t)clen);
+      OPENSSL_cleanse(plain, len);
     free(plain);
-    free(raw);
     return -1;
   }
-  free(raw);
-  plain[clen] = '\0';
+  plain[len] = '\0';
   *out = plain;
   return 0;
 }

@@ -23,6 +23,11 @@ char *dmh_secret_encrypt(const unsigned char key[DMH_SECRET_KEY_LEN], const char
  * text (wrong key, damaged or not base64) or memory ran out (*out NULL either way). */
 int dmh_secret_decrypt(const unsigned char key[DMH_SECRET_KEY_LEN], const char *enc, char **out);
 
+/* The end of a decryption (secret.c, secret_dm.c): frees raw; when ok and the len bytes of plain
+ * (malloc'd with room for a NUL) hold no NUL, terminates plain into *out and returns 0, else
+ * overwrites and frees it and returns -1. */
+int dmh_secret_text(unsigned char *raw, char *plain, size_t len, int ok, char **out);
+
 /* Overwrite and free a secret string. */
 void dmh_secret_free(char *s);
 

@@ -82,18 +82,9 @@ int dmh_secret_dm_decrypt(const unsigned char key[DMH_SECRET_KEY_LEN], const cha
   size_t clen = n - DM_IV_LEN - 1;
   char *plain = malloc(clen + 1);
   /* A NUL in the result cannot be a C password: taken as "does not decrypt" (used as written). */
-  if (!plain || dm_cfb(0, key, raw, raw + DM_IV_LEN + 1, (int)clen, (unsigned char *)plain) < 0 ||
-      memchr(plain, '\0', clen)) {
-    if (plain)
-      OPENSSL_cleanse(plain, clen);
-    free(plain);
-    free(raw);
-    return -1;
-  }
-  free(raw);
-  plain[clen] = '\0';
-  *out = plain;
-  return 0;
+  int ok =
+      plain && dm_cfb(0, key, raw, raw + DM_IV_LEN + 1, (int)clen, (unsigned char *)plain) == 0;
+  return dmh_secret_text(raw, plain, clen, ok, out);
 }
 
 /* ---- the process's key (DM's master `secret-key-path`) ---- */

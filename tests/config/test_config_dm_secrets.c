@@ -20,17 +20,7 @@ static char dir[64];
 
 /* dir/name with `text` and `mode`; the path in a static buffer of four. */
 static const char *put(const char *name, const char *text, mode_t mode) {
-  static char bufs[4][PATH_MAX];
-  static int next;
-  char *b = bufs[next++ % 4];
-  snprintf(b, PATH_MAX, "%s/%s", dir, name);
-  unlink(b);
-  int fd = open(b, O_WRONLY | O_CREAT | O_TRUNC, mode);
-  CU_ASSERT_FATAL(fd >= 0);
-  CU_ASSERT_FATAL(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
-  CU_ASSERT_FATAL(fchmod(fd, mode) == 0);
-  close(fd);
-  return b;
+  return test_write(dir, name, text, mode);
 }
 
 /* A file of tests/config/dm copied into dir with mode 0600 (git keeps 0644: a key must be 0600). */
