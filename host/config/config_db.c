@@ -333,6 +333,21 @@ fail:
   return -1;
 }
 
+void dmh_db_config_hint(const dmh_db_config *db, const char *group, dm_error *e) {
+  if (!db || db->password_dm_form == DMH_DM_FORM_NONE || e->code != DM_ERR_DB_CONNECT ||
+      !strstr(e->raw_cause, "ERROR 1045 ") || strstr(e->message, "DM's encrypted form"))
+    return;
+  size_t at = strlen(e->message);
+  snprintf(e->message + at, sizeof e->message - at,
+           db->password_dm_form == DMH_DM_FORM_KEYED
+               ? " (`%s.password` is DM's encrypted form and was decrypted with the key of "
+                 "--secret-key-path: it may have been encrypted with another key; encrypt it "
+                 "again with `dmhost encrypt --dm --secret-key-path FILE`)"
+               : " (`%s.password` looks like DM's encrypted form, used as written since this "
+                 "process has no --secret-key-path: give DM's key, dm-master's secret-key-path)",
+           group);
+}
+
 void dmh_cfg_db_free(dmh_db_config *db) {
   free((char *)db->ep.host);
   free((char *)db->ep.user);

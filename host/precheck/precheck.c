@@ -9,7 +9,6 @@
 #include "dmhost/grants.h"
 #include "dmhost/sdk.h"
 #include "log.h"
-#include "secret.h"
 
 /* When an item applies (any of its bits is true of the task). */
 enum {
@@ -211,23 +210,6 @@ static bool pc_ignored(const dmh_task_config *t, const char *name) {
   return false;
 }
 
-/* A refused account whose `password` had DM's encrypted shape: CFB has no tag, so a key other
- * than DM's decrypts into another password and the server's "access denied" is the only sign
- * (secret.h). The message says so, never the password. */
-static void pc_dm_hint(const dmh_db_config *db, const char *group, dm_error *why) {
-  if (db->password_dm_form == DMH_DM_FORM_NONE || !strstr(why->raw_cause, "ERROR 1045 "))
-    return;
-  size_t at = strlen(why->message);
-  snprintf(why->message + at, sizeof why->message - at,
-           db->password_dm_form == DMH_DM_FORM_KEYED
-               ? " (`%s.password` is DM's encrypted form and was decrypted with the key of "
-                 "--secret-key-path: it may have been encrypted with another key; encrypt it "
-                 "again with `dmhost encrypt --dm --secret-key-path FILE`)"
-               : " (`%s.password` looks like DM's encrypted form, used as written since this "
-                 "process has no --secret-key-path: give DM's key, dm-master's secret-key-path)",
-           group);
-}
-
 static MYSQL *pc_connect(const dmh_db_config *db, const char *group, dm_db_side side,
                          dm_error *why) {
   dm_db_connect_opts o = {.who = "precheck",
@@ -238,7 +220,7 @@ static MYSQL *pc_connect(const dmh_db_config *db, const char *group, dm_db_side 
                           .endpoint_size = (uint32_t)sizeof(dm_db_endpoint)};
   MYSQL *m = dm_db_connect(&db->ep, &o, why);
   if (!m)
-    pc_dm_hint(db, group, why);
+    dmh_db_config_hint(db, group, why);
   return m;
 }
 

@@ -113,6 +113,15 @@ out=$(cat "$work/wrong.log")
 case $out in *"Access denied"*) ;; *) echo "$out"; fail "no access denied with another key" ;; esac
 case $out in *"from.password\` is DM's encrypted form and was decrypted with the key of --secret-key-path: it may have been encrypted with another key"*) ;;
   *) echo "$out"; fail "no hint that the key may be another" ;; esac
+# the same without the precheck: the unit's own refused connection carries the hint
+{ cat "$work/task.yaml"; echo 'ignore-checking-items: ["all"]'; } >"$work/task-nocheck.yaml"
+rm -rf "$work/w"
+if "$dmhost" run --secret-key-path "$work/other.txt" --source "$work/source.yaml" \
+  --task "$work/task-nocheck.yaml" --work-dir "$work/w" --plugin-dir "$plugins" \
+  >"$work/wrong-unit.log" 2>&1; then fail "a run with another key and no precheck succeeded"; fi
+out=$(cat "$work/wrong-unit.log")
+case $out in *"Access denied"*"it may have been encrypted with another key"*) ;;
+  *) echo "$out"; fail "the unit's refused connection has no hint" ;; esac
 # no key: used as written, and the hint says so
 if run "" nokey.log; then fail "a run without the key succeeded"; fi
 out=$(cat "$work/nokey.log")
