@@ -92,7 +92,8 @@ static void master_usage(FILE *out) {
           "(dangerous). --cluster-key FILE (64 hex digits, mode 0600, the same on every master\n"
           "and worker) encrypts the passwords of the files kept in etcd; without it a file with\n"
           "a clear password is refused. See docs/cluster.md.\n" DMH_CLI_SECRET_KEY_HELP
-          "                     (decrypted before the file is sealed with --cluster-key)\n");
+          "                     (decrypted before the file is sealed with --cluster-key); dmctl's\n"
+          "                     files are sent content: FILE must lie below --secrets-dir\n");
 }
 
 static void master_fail(const dm_error *err) {
