@@ -57,6 +57,8 @@ static const struct cli_common_opt {
     {DMH_CLI_TLS, 'C', NULL, "tls-cert", offsetof(dmh_cli_common, tls.cert)},
     {DMH_CLI_TLS, 'K', NULL, "tls-key", offsetof(dmh_cli_common, tls.key)},
     {DMH_CLI_TLS_CN, 'N', NULL, "tls-allowed-cn", offsetof(dmh_cli_common, tls.allowed_cn)},
+    {DMH_CLI_SECRET_KEY, DMH_CLI_SECRET_KEY_VAL, NULL, "secret-key-path",
+     offsetof(dmh_cli_common, secret_key_path)},
 };
 #define CLI_N_COMMON (sizeof cli_common_opts / sizeof cli_common_opts[0])
 

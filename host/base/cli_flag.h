@@ -29,7 +29,10 @@ enum {
   DMH_CLI_PLUGIN_DIR = 1u << 2, /* --plugin-dir (-p) */
   DMH_CLI_TLS = 1u << 3,        /* --tls-ca, --tls-cert, --tls-key: the files of mutual TLS */
   DMH_CLI_TLS_CN = 1u << 4,     /* --tls-allowed-cn: a server's admitted client subjects */
+  DMH_CLI_SECRET_KEY = 1u << 5, /* --secret-key-path: DM's master key of encrypted passwords */
 };
+/* getopt's value of --secret-key-path (no short form) */
+#define DMH_CLI_SECRET_KEY_VAL 0x10b
 
 /* TLS's files (dmh_control_tls is this type): the CA, the own certificate and key, and for a
  * server the client certificates' subjects admitted, "NAME[,NAME...]" (NULL: any of the CA's). */
@@ -50,6 +53,7 @@ typedef struct dmh_cli_common {
   const char *prog; /* "serve", ...: log.h's messages say "dmhost PROG: ..." */
   const char *state_dir, *plugin_dir;
   dmh_cli_tls tls;
+  const char *secret_key_path; /* DMH_CLI_SECRET_KEY; the program loads it (secret.h) */
 } dmh_cli_common;
 
 /* The synopsis of each group, for a program's usage. */
@@ -59,6 +63,9 @@ typedef struct dmh_cli_common {
 /* ... and the group's lines in a list of options (dmhost run's) */
 #define DMH_CLI_PLUGIN_DIR_HELP                                                                    \
   "  --plugin-dir DIR   where the default unit builds are (default: installed folder)\n"
+#define DMH_CLI_SECRET_KEY_HELP                                                                    \
+  "  --secret-key-path FILE  the key (64 hex digits, mode 0600) of DM's encrypted passwords\n"     \
+  "                     (`dmctl encrypt`, `dmhost encrypt --dm`) in `password`, as DM's master\n"
 #define DMH_CLI_LOG_HELP                                                                           \
   "  --log-level L      debug, info, warn or error (default info)\n"                               \
   "  --log-format F     text (default) or json: one object per line for log shippers\n"

@@ -2,31 +2,39 @@
 #include <getopt.h>
 #include <stdio.h>
 
+#include "cli_flag.h"
 #include "dmhost/sdk.h"
 #include "error_json.h"
 #include "precheck.h"
+#include "secret.h"
 
 static void check_usage(FILE *out) {
-  fprintf(out, "usage: dmhost check --source SOURCE.cfg --task TASK.cfg [--json]\n"
-               "  --json   print DM's check-task JSON instead of the table\n"
-               "Checks what the task needs of the source and the target (docs/precheck.md).\n"
-               "Exit 0 when no item failed (warnings allowed), 1 when one failed, 2 on a usage\n"
-               "or config error.\n");
+  fprintf(out,
+          "usage: dmhost check --source SOURCE.cfg --task TASK.cfg [--json]\n"
+          "  --json   print DM's check-task JSON instead of the table\n" DMH_CLI_SECRET_KEY_HELP
+          "Checks what the task needs of the source and the target (docs/precheck.md).\n"
+          "Exit 0 when no item failed (warnings allowed), 1 when one failed, 2 on a usage\n"
+          "or config error.\n");
 }
 
 int dmh_check_main(int argc, char **argv) {
-  static const struct option longopts[] = {
+  static const struct option own[] = {
       {"source", required_argument, NULL, 's'},
       {"task", required_argument, NULL, 't'},
       {"json", no_argument, NULL, 'j'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
+  dmh_cli_common flags = {.groups = DMH_CLI_SECRET_KEY, .prog = "check"};
+  struct option longopts[DMH_CLI_MAX_LONGOPTS];
+  dmh_cli_longopts(&flags, own, longopts);
   const char *source_path = NULL, *task_path = NULL;
   bool json = false;
   int c;
   optind = 1;
   while ((c = getopt_long(argc, argv, "s:t:jh", longopts, NULL)) != -1) {
+    if (dmh_cli_common_flag(&flags, c, optarg) > 0)
+      continue;
     switch (c) {
     case 's':
       source_path = optarg;
@@ -51,6 +59,8 @@ int dmh_check_main(int argc, char **argv) {
     check_usage(stderr);
     return 2;
   }
+  if (dmh_secret_dm_key_flag("check", flags.secret_key_path) < 0)
+    return 2;
   dm_error err;
   dmh_source_config *source = NULL;
   dmh_task_config *task = NULL;

@@ -20,6 +20,7 @@
 #include "precheck.h"
 #include "registry.h"
 #include "registry_shard.h"
+#include "secret.h"
 #include "signals.h"
 #include "status.h"
 #include "supervisor.h"
@@ -28,7 +29,7 @@ static void run_usage(FILE *out) {
   fprintf(out,
           "usage: dmhost run --source SOURCE.cfg --task TASK.cfg [options]\n"
           "  --work-dir DIR     where units keep dump files and checkpoints (default "
-          "./dmhost-work)\n" DMH_CLI_PLUGIN_DIR_HELP DMH_CLI_LOG_HELP
+          "./dmhost-work)\n" DMH_CLI_PLUGIN_DIR_HELP DMH_CLI_LOG_HELP DMH_CLI_SECRET_KEY_HELP
           "  --quiet            no progress output\n"
           "  --listen HOST:PORT serve the task's metrics at GET /metrics (Prometheus text format,\n"
           "                     docs/metrics.md); loopback only, this user's and root's clients\n"
@@ -105,7 +106,8 @@ int dmh_run_main(int argc, char **argv) {
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
-  dmh_cli_common flags = {.groups = DMH_CLI_PLUGIN_DIR | DMH_CLI_LOG, .prog = "run"};
+  dmh_cli_common flags = {.groups = DMH_CLI_PLUGIN_DIR | DMH_CLI_LOG | DMH_CLI_SECRET_KEY,
+                          .prog = "run"};
   struct option longopts[DMH_CLI_MAX_LONGOPTS];
   dmh_cli_longopts(&flags, own, longopts);
   const char *source_path = NULL, *task_path = NULL, *work = "dmhost-work";
@@ -161,6 +163,8 @@ int dmh_run_main(int argc, char **argv) {
     return 2;
   }
 
+  if (dmh_secret_dm_key_flag("run", flags.secret_key_path) < 0)
+    return 2;
   dm_error err;
   dmh_source_config *source = NULL;
   dmh_task_config *task = NULL;

@@ -28,6 +28,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "registry.h"
+#include "secret.h"
 #include "signals.h"
 #include "state.h"
 #include "trust_flags.h"
@@ -41,6 +42,7 @@ static void serve_usage(FILE *out) {
       "                    [--listen HOST:PORT [" DMH_CLI_TLS_USAGE "\n"
       "                                         " DMH_CLI_TLS_CN_USAGE "]]\n"
       "                    [--unit-dir DIR]... [--secrets-dir DIR] [--allow-submitted-unit-paths]\n"
+      "                    [--secret-key-path FILE]\n"
       "                    " DMH_CLI_LOG_USAGE "\n"
       "\n"
       "Runs the daemon that dmctl talks to. Sources, tasks and their expected stages are kept\n"
@@ -58,7 +60,7 @@ static void serve_usage(FILE *out) {
       "Unit builds are loaded only from --plugin-dir and the --unit-dir folders; a config sent\n"
       "as content (HTTP, dmctl --master-addr) may not name secret files, unit-paths, a wider\n"
       "file-mode or @include (docs/security.md, \"Configs sent over the "
-      "network\"):\n" DMH_TRUST_USAGE);
+      "network\"):\n" DMH_TRUST_USAGE DMH_CLI_SECRET_KEY_HELP);
 }
 
 static void serve_fail(const dm_error *err) {
@@ -110,7 +112,7 @@ int dmh_serve_main(int argc, char **argv) {
       {NULL, 0, NULL, 0},
   };
   dmh_cli_common flags = {.groups = DMH_CLI_STATE_DIR | DMH_CLI_PLUGIN_DIR | DMH_CLI_LOG |
-                                    DMH_CLI_TLS | DMH_CLI_TLS_CN,
+                                    DMH_CLI_TLS | DMH_CLI_TLS_CN | DMH_CLI_SECRET_KEY,
                           .prog = "serve"};
   struct option longopts[DMH_CLI_MAX_LONGOPTS];
   dmh_cli_longopts(&flags, own, longopts);
@@ -185,6 +187,8 @@ int dmh_serve_main(int argc, char **argv) {
     return 2;
   }
 
+  if (dmh_secret_dm_key_flag("serve", flags.secret_key_path) < 0)
+    return 2;
   dm_error err;
   bool tls_given;
   int frc = dmh_control_listen_flags(listen_arg, &flags.tls, &tls_given, &err);

@@ -28,6 +28,7 @@ static void main_usage(FILE *out) {
                "                                    for the daemon)\n"
                "  encrypt --secret-key-path KEY     encrypt a password (read from stdin) for\n"
                "                                    password-encrypted in a source/task file\n"
+               "                                    (--dm: DM's form, as `dmctl encrypt`)\n"
                "  convert FILE.yaml                 print the libconfig form of DM's YAML task or\n"
                "                                    source file (dmhost reads YAML files as they\n"
                "                                    are)\n"

@@ -22,6 +22,7 @@
 #include "dmhost/sdk.h"
 #include "error_json.h"
 #include "log.h"
+#include "secret.h"
 #include "signals.h"
 #include "trust_flags.h"
 
@@ -90,7 +91,9 @@ static void master_usage(FILE *out) {
           "(mode 0600); plain http is refused to another host unless --etcd-insecure-transport\n"
           "(dangerous). --cluster-key FILE (64 hex digits, mode 0600, the same on every master\n"
           "and worker) encrypts the passwords of the files kept in etcd; without it a file with\n"
-          "a clear password is refused. See docs/cluster.md.\n");
+          "a clear password is refused. See docs/cluster.md.\n" DMH_CLI_SECRET_KEY_HELP
+          "                     (decrypted before the file is sealed with --cluster-key); dmctl's\n"
+          "                     files are sent content: FILE must lie below --secrets-dir\n");
 }
 
 static void master_fail(const dm_error *err) {
@@ -108,7 +111,8 @@ int dmh_master_main(int argc, char **argv) {
       DMH_CLUSTER_SECURITY_LONGOPTS,
       {NULL, 0, NULL, 0},
   };
-  dmh_cli_common flags = {.groups = DMH_CLI_TLS | DMH_CLI_TLS_CN | DMH_CLI_LOG, .prog = "master"};
+  dmh_cli_common flags = {.groups = DMH_CLI_TLS | DMH_CLI_TLS_CN | DMH_CLI_LOG | DMH_CLI_SECRET_KEY,
+                          .prog = "master"};
   struct option longopts[DMH_CLI_MAX_LONGOPTS];
   dmh_cli_longopts(&flags, own, longopts);
   dmh_master_opts o = {0};
@@ -159,7 +163,8 @@ int dmh_master_main(int argc, char **argv) {
     return 2;
   }
   /* --unit-dir means nothing to a master (it loads no unit): only the secrets and the flag */
-  if (dmh_trust_flags_resolve(&trust, NULL, "dmhost master") < 0)
+  if (dmh_trust_flags_resolve(&trust, NULL, "dmhost master") < 0 ||
+      dmh_secret_dm_key_flag("master", flags.secret_key_path) < 0)
     return 2;
   o.secrets_dir = trust.real_secrets_dir;
   o.allow_submitted_unit_paths = trust.allow_submitted_unit_paths;

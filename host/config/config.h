@@ -68,6 +68,9 @@ int dmh_kind_parse(const char *s, dm_unit_kind *out);
 /* A database endpoint with owned strings (the public view is the `ep` member). */
 typedef struct dmh_db_config {
   dm_db_endpoint ep; /* host, port, user, password, socket: all strings owned here */
+  /* `password` had DM's encrypted shape (secret.h DMH_DM_FORM_*): a refused account's message
+   * says the key may be another (never the password) */
+  int password_dm_form;
 } dmh_db_config;
 
 /* block-allow-list rule set (DM's names). Tables are "db.table" pairs; a name is a DM wildcard,
@@ -260,6 +263,12 @@ int dmh_source_config_load_as(const char *path, const dmh_cfg_trust *trust, dmh_
 int dmh_task_config_load_as(const char *path, const dmh_cfg_trust *trust, dmh_task_config **out,
                             dm_error *err);
 void dmh_source_config_free(dmh_source_config *c);
+
+/* A refused account (DM_ERR_DB_CONNECT, server error 1045) of database group `group` ("from",
+ * "target-database") whose `password` had DM's encrypted shape: CFB has no tag, so a key other
+ * than DM's decrypts into another password and "access denied" is the only sign (secret.h). The
+ * message of e then says the key may be another, never the password; else e is left as it is. */
+void dmh_db_config_hint(const dmh_db_config *db, const char *group, dm_error *e);
 void dmh_task_config_free(dmh_task_config *c);
 
 /* The server-id a source's binlog is pulled with when no file sets one (FNV-1a of source-id; the

@@ -156,9 +156,36 @@ static int cfgutil_password_env(dmh_cfg_ctx *c, const config_setting_t *g,
   return *out ? 0 : dmh_cfg_no_memory(c);
 }
 
+/* password: as written, or, with the process's DM key, DM's encrypted form decrypted (DM's
+ * DecryptOrPlaintext, secret.h). */
+static int cfgutil_password_plain(dmh_cfg_ctx *c, const config_setting_t *g, char **out,
+                                  int *dm_form) {
+  char *v = NULL, key_path[4096];
+  if (dmh_cfg_get_string(c, g, "password", 0, &v) < 0)
+    return -1;
+  /* Sent text may not use the daemon's secrets, this key included, unless the operator placed the
+   * key below --secrets-dir: else a sender holding DM's form of a password would have the daemon
+   * decrypt it and send it to a server the sender names. */
+  if (v && dmh_cfg_submitted(c) && dmh_secret_dm_key_path(key_path, sizeof key_path) &&
+      dmh_secret_dm_shaped(v) && !dmh_cfg_secret_allowed(c, key_path)) {
+    char path[CFGUTIL_PATH_MAX];
+    const config_setting_t *m = config_setting_get_member(g, "password");
+    dmh_secret_free(v);
+    return dmh_cfg_fail(c, DM_ERR_CONFIG_SUBMITTED_SECRET, m,
+                        "`%s` in a %s sent to the daemon (not a file the operator placed) is DM's "
+                        "encrypted form: the daemon decrypts a sent password with its "
+                        "--secret-key-path only when that file is below its --secrets-dir (put "
+                        "the key there), else give the file by path over the control socket",
+                        dmh_cfg_path_of(m, path, sizeof path), c->what);
+  }
+  int rc = dmh_secret_dm_password(v ? v : "", out, dm_form);
+  dmh_secret_free(v);
+  return rc < 0 ? dmh_cfg_no_memory(c) : 0;
+}
+
 /* The password of the database group g: "" when none of the settings that give one (the table's
  * DMH_CFG_F_PW, at most one per group) is there. */
-static int cfgutil_password(dmh_cfg_ctx *c, const config_setting_t *g, char **out) {
+static int cfgutil_password(dmh_cfg_ctx *c, const config_setting_t *g, char **out, int *dm_form) {
   const config_setting_t *given = NULL;
   for (int i = 0; i < DMH_SET_COUNT; i++) {
     const dmh_cfg_setting *s = &dmh_cfg_settings[i];
@@ -181,7 +208,7 @@ static int cfgutil_password(dmh_cfg_ctx *c, const config_setting_t *g, char **ou
   }
   const char *name = config_setting_name(given);
   if (strcmp(name, "password") == 0)
-    return dmh_cfg_get_string(c, g, "password", 0, out) < 0 ? -1 : 0;
+    return cfgutil_password_plain(c, g, out, dm_form);
   if (strcmp(name, "password-encrypted") == 0)
     return cfgutil_password_encrypted(c, g, given, out);
   if (strcmp(name, "password-file") == 0)
@@ -370,10 +397,11 @@ int dmh_cfg_get_db(dmh_cfg_ctx *c, const config_setting_t *parent, const char *n
     return -1;
   char *host = NULL, *user = NULL, *password = NULL, *sock = NULL;
   int64_t port = DMH_DEFAULT_DB_PORT;
+  int dm_form = DMH_DM_FORM_NONE;
   if (dmh_cfg_get_string(c, g, "host", DMH_CFG_REQUIRED | DMH_CFG_NONEMPTY, &host) < 0 ||
       dmh_cfg_get_int_setting(c, g, DMH_SET_DB_PORT, 0, &port) < 0 ||
       dmh_cfg_get_string(c, g, "user", DMH_CFG_REQUIRED | DMH_CFG_NONEMPTY, &user) < 0 ||
-      cfgutil_password(c, g, &password) < 0 ||
+      cfgutil_password(c, g, &password, &dm_form) < 0 ||
       dmh_cfg_get_string(c, g, "socket", DMH_CFG_NONEMPTY, &sock) < 0)
     goto fail;
   out->ep.host = host;
@@ -381,6 +409,7 @@ int dmh_cfg_get_db(dmh_cfg_ctx *c, const config_setting_t *parent, const char *n
   out->ep.user = user;
   out->ep.password = password;
   out->ep.socket = sock;
+  out->password_dm_form = dm_form;
   if (cfgutil_get_security(c, g, &out->ep) < 0 || cfgutil_get_session(c, g, &out->ep) < 0) {
     dmh_cfg_db_free(out);
     return -1;
@@ -392,6 +421,21 @@ fail:
   dmh_secret_free(password);
   free(sock);
   return -1;
+}
+
+void dmh_db_config_hint(const dmh_db_config *db, const char *group, dm_error *e) {
+  if (!db || db->password_dm_form == DMH_DM_FORM_NONE || e->code != DM_ERR_DB_CONNECT ||
+      !strstr(e->raw_cause, "ERROR 1045 ") || strstr(e->message, "DM's encrypted form"))
+    return;
+  size_t at = strlen(e->message);
+  snprintf(e->message + at, sizeof e->message - at,
+           db->password_dm_form == DMH_DM_FORM_KEYED
+               ? " (`%s.password` is DM's encrypted form and was decrypted with the key of "
+                 "--secret-key-path: it may have been encrypted with another key; encrypt it "
+                 "again with `dmhost encrypt --dm --secret-key-path FILE`)"
+               : " (`%s.password` looks like DM's encrypted form, used as written since this "
+                 "process has no --secret-key-path: give DM's key, dm-master's secret-key-path)",
+           group);
 }
 
 void dmh_cfg_db_free(dmh_db_config *db) {

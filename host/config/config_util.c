@@ -72,6 +72,16 @@ static bool cfgutil_below(const char *p, const char *dir) {
   return strncmp(p, dir, n) == 0 && (p[n] == '/' || (n == 1 && dir[0] == '/'));
 }
 
+bool dmh_cfg_secret_allowed(const dmh_cfg_ctx *c, const char *file) {
+  if (!dmh_cfg_submitted(c))
+    return true;
+  /* The real path: a link below the folder must not lead out of it. */
+  char *real = c->trust->secrets_dir ? realpath(file, NULL) : NULL;
+  bool ok = real && cfgutil_below(real, c->trust->secrets_dir);
+  free(real);
+  return ok;
+}
+
 int dmh_cfg_check_secret_origin(dmh_cfg_ctx *c, const config_setting_t *at, const char *file) {
   if (!dmh_cfg_submitted(c))
     return 0;
@@ -83,11 +93,7 @@ int dmh_cfg_check_secret_origin(dmh_cfg_ctx *c, const config_setting_t *at, cons
                         "daemon's environment is not for the sender to read; give the password "
                         "encrypted, or a password-file below the daemon's --secrets-dir",
                         path, c->what);
-  /* The real path: a link below the folder must not lead out of it. */
-  char *real = c->trust->secrets_dir ? realpath(file, NULL) : NULL;
-  bool ok = real && cfgutil_below(real, c->trust->secrets_dir);
-  free(real);
-  if (ok)
+  if (dmh_cfg_secret_allowed(c, file))
     return 0;
   if (c->trust->secrets_dir)
     return dmh_cfg_fail(c, DM_ERR_CONFIG_SUBMITTED_SECRET, at,

@@ -109,6 +109,9 @@ typedef struct dmh_cfg_ctx {
  * DM_ERR_CONFIG_SUBMITTED_SECRET naming file:line, the setting and the flag. `file` NULL: a
  * setting that names no file (password-env), refused in any submitted text. */
 int dmh_cfg_check_secret_origin(dmh_cfg_ctx *c, const config_setting_t *at, const char *file);
+/* The test of dmh_cfg_check_secret_origin without its error: true when the text is the operator's
+ * or `file`'s real path is below --secrets-dir. */
+bool dmh_cfg_secret_allowed(const dmh_cfg_ctx *c, const char *file);
 bool dmh_cfg_submitted(const dmh_cfg_ctx *c);
 /* The `unit-paths` group `g` of submitted text without --allow-submitted-unit-paths: -1 with
  * DM_ERR_CONFIG_SUBMITTED_UNIT_PATH naming file:line and the flag; else 0. */

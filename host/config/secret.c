@@ -127,18 +127,20 @@ int dmh_secret_decrypt(const unsigned char key[DMH_SECRET_KEY_LEN], const char *
   }
   int clen = n - SECRET_NONCE_LEN - SECRET_TAG_LEN;
   char *plain = malloc((size_t)clen + 1);
-  if (!plain ||
-      secret_gcm(0, key, raw, raw + SECRET_NONCE_LEN, clen, (unsigned char *)plain,
-                 raw + SECRET_NONCE_LEN + clen) < 0 ||
-      memchr(plain, '\0', (size_t)clen)) {
+  int ok = plain && secret_gcm(0, key, raw, raw + SECRET_NONCE_LEN, clen, (unsigned char *)plain,
+                               raw + SECRET_NONCE_LEN + clen) == 0;
+  return dmh_secret_text(raw, plain, (size_t)clen, ok, out);
+}
+
+int dmh_secret_text(unsigned char *raw, char *plain, size_t len, int ok, char **out) {
+  free(raw);
+  if (!ok || !plain || memchr(plain, '\0', len)) {
     if (plain)
-      OPENSSL_cleanse(plain, (size_t)clen);
+      OPENSSL_cleanse(plain, len);
     free(plain);
-    free(raw);
     return -1;
   }
-  free(raw);
-  plain[clen] = '\0';
+  plain[len] = '\0';
   *out = plain;
   return 0;
 }
@@ -152,15 +154,18 @@ void dmh_secret_free(char *s) {
 
 static void encrypt_usage(FILE *out) {
   fprintf(out,
-          "usage: dmhost encrypt -k|--secret-key-path KEYFILE [PLAINTEXT]\n"
+          "usage: dmhost encrypt -k|--secret-key-path KEYFILE [--dm] [PLAINTEXT]\n"
           "Prints PLAINTEXT encrypted with the key in KEYFILE (64 hex digits, mode 0600; make one\n"
           "with `(umask 077; openssl rand -hex 32 > KEYFILE)`), for `password-encrypted` in the\n"
           "`from` and `target-database` groups. Without PLAINTEXT the first line of stdin is\n"
-          "read: prefer that, since arguments are visible to other users in ps.\n");
+          "read: prefer that, since arguments are visible to other users in ps.\n"
+          "  --dm   DM's form instead (what `dmctl encrypt` prints), for `password` in a file\n"
+          "         read by a process started with --secret-key-path KEYFILE (or by DM).\n");
 }
 
 int dmh_encrypt_main(int argc, char **argv) {
   const char *key_path = NULL, *plain_arg = NULL;
+  int dm = 0;
   for (int i = 1; i < argc; i++) {
     int rc = dmh_cli_flag(argc, argv, &i, "-k", "--secret-key-path", &key_path);
     if (rc < 0) {
@@ -172,6 +177,10 @@ int dmh_encrypt_main(int argc, char **argv) {
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
       encrypt_usage(stdout);
       return 0;
+    }
+    if (strcmp(argv[i], "--dm") == 0) {
+      dm = 1;
+      continue;
     }
     if (argv[i][0] == '-' && argv[i][1] != '\0') {
       fprintf(stderr, "dmhost encrypt: unknown option '%s'\n", argv[i]);
@@ -206,7 +215,7 @@ int dmh_encrypt_main(int argc, char **argv) {
     line[strcspn(line, "\r\n")] = '\0';
     plain = line;
   }
-  char *enc = dmh_secret_encrypt(key, plain);
+  char *enc = dm ? dmh_secret_dm_encrypt(key, plain) : dmh_secret_encrypt(key, plain);
   OPENSSL_cleanse(key, sizeof key);
   OPENSSL_cleanse(line, sizeof line);
   if (!enc) {

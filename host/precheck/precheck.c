@@ -210,14 +210,18 @@ static bool pc_ignored(const dmh_task_config *t, const char *name) {
   return false;
 }
 
-static MYSQL *pc_connect(const dm_db_endpoint *ep, dm_db_side side, dm_error *why) {
+static MYSQL *pc_connect(const dmh_db_config *db, const char *group, dm_db_side side,
+                         dm_error *why) {
   dm_db_connect_opts o = {.who = "precheck",
                           .side = side,
                           .connect_timeout_s = 5,
                           .read_timeout_s = 30,
                           .write_timeout_s = 30,
                           .endpoint_size = (uint32_t)sizeof(dm_db_endpoint)};
-  return dm_db_connect(ep, &o, why);
+  MYSQL *m = dm_db_connect(&db->ep, &o, why);
+  if (!m)
+    dmh_db_config_hint(db, group, why);
+  return m;
 }
 
 static dmh_check_result *pc_new_result(dmh_precheck *pc, const pc_item *it, const char *source_id) {
@@ -262,9 +266,9 @@ int dmh_precheck_run(dmh_precheck *pc, const dmh_task_config *t, const dmh_sourc
       needs |= pc_items[i].needs & avail;
   dm_error src_err = {0}, dst_err = {0};
   if (needs & PC_SOURCE)
-    c.source = pc_connect(&s->from.ep, DM_DB_SOURCE, &src_err);
+    c.source = pc_connect(&s->from, "from", DM_DB_SOURCE, &src_err);
   if (needs & PC_TARGET)
-    c.target = pc_connect(&t->target.ep, DM_DB_TARGET, &dst_err);
+    c.target = pc_connect(&t->target, "target-database", DM_DB_TARGET, &dst_err);
   int rc = 0;
   for (size_t i = 0; i < PC_N_ITEMS && rc == 0; i++) {
     const pc_item *it = &pc_items[i];

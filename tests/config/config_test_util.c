@@ -2,12 +2,27 @@
 #include "config_test_util.h"
 
 #include <CUnit/Basic.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 char test_buf[4][PATH_MAX];
 int test_next;
+
+const char *test_write(const char *dir, const char *name, const char *text, unsigned mode) {
+  char *b = test_buf[test_next++ % 4];
+  snprintf(b, PATH_MAX, "%s/%s", dir, name);
+  unlink(b);
+  int fd = open(b, O_WRONLY | O_CREAT | O_TRUNC, (mode_t)mode);
+  CU_ASSERT_FATAL(fd >= 0);
+  CU_ASSERT_FATAL(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+  CU_ASSERT_FATAL(fchmod(fd, (mode_t)mode) == 0); /* whatever the umask */
+  close(fd);
+  return b;
+}
 
 /* A path under examples/ or tests/config/files/ (a few may be live at once). */
 const char *ex(const char *name) {

@@ -24,6 +24,8 @@
 extern char test_buf[4][PATH_MAX];
 extern int test_next;
 
+/* dir/name written with `text` and `mode` (asserted); the path (one of test_buf). */
+const char *test_write(const char *dir, const char *name, const char *text, unsigned mode);
 /* A path under examples/ or tests/config/files/ (a few may be live at once). */
 const char *ex(const char *name);
 const char *fx(const char *name);

@@ -26,15 +26,7 @@ static const unsigned char sec_key[DMH_SECRET_KEY_LEN] = {
 
 /* sec_dir/name with `text`, mode `mode`; returns the path (one of test_buf). */
 static const char *sec_write(const char *name, const char *text, mode_t mode) {
-  char *b = test_buf[test_next++ % 4];
-  snprintf(b, PATH_MAX, "%s/%s", sec_dir, name);
-  unlink(b);
-  int fd = open(b, O_WRONLY | O_CREAT | O_TRUNC, mode);
-  CU_ASSERT_FATAL(fd >= 0);
-  CU_ASSERT_FATAL(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
-  CU_ASSERT_FATAL(fchmod(fd, mode) == 0);
-  close(fd);
-  return b;
+  return test_write(sec_dir, name, text, mode);
 }
 
 /* A source file whose `from` group carries `pw` (one or more password settings), after `top`. */

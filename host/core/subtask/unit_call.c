@@ -20,6 +20,14 @@ const char *sup_unit_label(sup_unit *u, char *buf, size_t len) {
   return buf;
 }
 
+/* A unit's refused account: the hint of a password of DM's form (config.h), by the error's side. */
+static void sup_db_hint(dmh_subtask *st, dm_error *e) {
+  if (e->scope == DM_SCOPE_UPSTREAM && st->source)
+    dmh_db_config_hint(&st->source->from, "from", e);
+  else if (e->scope == DM_SCOPE_DOWNSTREAM && st->task)
+    dmh_db_config_hint(&st->task->target, "target-database", e);
+}
+
 void sup_error_context(dmh_subtask *st, sup_unit *u, const char *slot, char *buf, size_t len) {
   snprintf(buf, len, "task=%s source=%s unit=%s(%s %s) slot=%s", st->name,
            st->source ? st->source->source_id : "?", u->section, u->desc ? u->desc->name : "?",
@@ -124,6 +132,7 @@ int sup_unit_init(dmh_subtask *st, sup_unit *u, dm_error *err) {
     sup_error_context(st, u, "init", ctxs, sizeof ctxs);
     if (j->err.code == 0)
       dm_error_set(&j->err, DM_ERR_UNIT_INIT, NULL, "init failed without saying why");
+    sup_db_hint(st, &j->err);
     *err = j->err;
     dmh_log(DM_LOG_ERROR, ctxs, "init failed: %s", err->message);
     if (self && u->desc->ops.close)
@@ -180,6 +189,7 @@ int sup_unit_is_fresh(dmh_subtask *st, sup_unit *u, bool *fresh, dm_error *err) 
     sup_error_context(st, u, "is_fresh_task", ctxs, sizeof ctxs);
     if (err->code == 0)
       dm_error_set(err, DM_ERR_UNIT_INIT, NULL, "is_fresh_task failed without saying why");
+    sup_db_hint(st, err);
     dmh_log(DM_LOG_ERROR, ctxs, "%s", err->message);
     return -1;
   }
@@ -233,6 +243,8 @@ void sup_unit_run(dmh_subtask *st, sup_unit *u, dm_result *r) {
     dmh_metrics_unit_exit_error(u->ctx, u->kind, u->section);
     char ctxs[192];
     sup_error_context(st, u, slot, ctxs, sizeof ctxs);
+    for (uint32_t i = 0; i < r->n_errors; i++)
+      sup_db_hint(st, &r->errors[i]);
     for (uint32_t i = 0; i < r->n_errors; i++)
       dmh_log(DM_LOG_WARN, ctxs, "[code %d] %s%s%s", r->errors[i].code, r->errors[i].message,
               r->errors[i].raw_cause[0] ? ": " : "", r->errors[i].raw_cause);
