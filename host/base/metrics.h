@@ -67,6 +67,13 @@ void dmh_metric_add(dmh_metric_family *f, uint64_t owner, const char *const *val
 void dmh_metric_set(dmh_metric_family *f, uint64_t owner, const char *const *values, double v);
 void dmh_metric_observe(dmh_metric_family *f, uint64_t owner, const char *const *values, double v);
 
+/* The gauge's series of `owner` become exactly these n: values holds n rows of the family's label
+ * values, v their values; the owner's other series are removed. One step under the family's lock,
+ * so a scrape sees the old set or the new one, never a gap (a state recomputed from scratch: the
+ * master's view of its workers). */
+void dmh_metric_set_all(dmh_metric_family *f, uint64_t owner, const char *const *values,
+                        const double *v, int n);
+
 /*
  * A collector is called at each render, before the families are written, to set gauges that are
  * read rather than pushed (the stage of a subtask). It runs under the registry's collector lock:

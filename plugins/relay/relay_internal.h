@@ -154,6 +154,7 @@ typedef struct relay_unit {
   bool killed;
   /* metrics (relay_stream.c, docs/metrics.md); NULL from a host without them */
   dm_metric *m_file, *m_pos, *m_write_size, *m_bytes;
+  dm_metric *m_read_err, *m_write_err, *m_corrupt, *m_space;
   uint64_t m_bytes_published; /* st.bytes at the last publish (stream thread) */
 } relay_unit;
 

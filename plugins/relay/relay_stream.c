@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "dmhost/relay_purge.h"
@@ -84,7 +85,51 @@ void relay_metrics_init(relay_unit *u) {
   u->m_bytes =
       dm_host_metric_publish(u->host, u->ctx, "dmhost_relay_written_bytes_total", DM_METRIC_COUNTER,
                              "bytes of binlog events the relay wrote", NULL, 0, NULL, 0);
+  /* DM's error counters its alert rules watch (`changes(...[1m]) > 0`), at 0 from the start so
+   * that the first error is a change */
+  u->m_read_err =
+      dm_host_metric_publish(u->host, u->ctx, "dm_relay_read_error_count", DM_METRIC_COUNTER,
+                             "read binlog from master error count", NULL, 0, NULL, 0);
+  u->m_write_err =
+      dm_host_metric_publish(u->host, u->ctx, "dm_relay_write_error_count", DM_METRIC_COUNTER,
+                             "write relay log error count", NULL, 0, NULL, 0);
+  u->m_corrupt =
+      dm_host_metric_publish(u->host, u->ctx, "dm_relay_data_corruption", DM_METRIC_COUNTER,
+                             "counter of relay log data corruption", NULL, 0, NULL, 0);
+  static const char *const type[] = {"type"};
+  u->m_space = dm_host_metric_publish(u->host, u->ctx, "dm_relay_space", DM_METRIC_GAUGE,
+                                      "the space of storage for relay component", type, 1, NULL, 0);
   dm_host_metric_add(u->host, u->ctx, u->m_bytes, NULL, 0); /* from the start, at 0 */
+  dm_host_metric_add(u->host, u->ctx, u->m_read_err, NULL, 0);
+  dm_host_metric_add(u->host, u->ctx, u->m_write_err, NULL, 0);
+  dm_host_metric_add(u->host, u->ctx, u->m_corrupt, NULL, 0);
+}
+
+/* A read of the binlog stream failed (DM counts where its reader's GetEvent fails): a damaged
+ * event (a checksum or length that does not hold) is dm_relay_data_corruption, anything else (the
+ * connection lost, the source's error) dm_relay_read_error_count. */
+static void run_metrics_read_error(relay_unit *u, const dm_error *err) {
+  dm_host_metric_add(u->host, u->ctx,
+                     err->code == DM_ERR_BINLOG_CORRUPT ? u->m_corrupt : u->m_read_err, NULL, 1);
+}
+
+/* Writing the relay log failed (an append, flush, open or relay.meta write: DM_ERR_IO, the code
+ * relay_file.c and the relay folder give a failed write): dm_relay_write_error_count. Other
+ * failures of the writer's path (what the source sent) are not writes. */
+static void run_metrics_write_error(relay_unit *u, const dm_error *err) {
+  if (err->code == DM_ERR_IO)
+    dm_host_metric_add(u->host, u->ctx, u->m_write_err, NULL, 1);
+}
+
+/* dm_relay_space{type="capacity"|"available"}: the relay folder's file system, bytes (DM's
+ * capacity and available: blocks and blocks free to an unprivileged user). */
+static void run_metrics_space(relay_unit *u) {
+  struct statvfs vfs;
+  if (statvfs(u->relay_dir, &vfs) != 0)
+    return;
+  static const char *const cap[] = {"capacity"}, *const avail[] = {"available"};
+  dm_host_metric_set(u->host, u->ctx, u->m_space, cap, (double)vfs.f_blocks * vfs.f_frsize);
+  dm_host_metric_set(u->host, u->ctx, u->m_space, avail, (double)vfs.f_bavail * vfs.f_frsize);
 }
 
 /* dm_relay_binlog_file / dm_relay_binlog_pos of `node` ("relay": written; "master": the
@@ -424,6 +469,7 @@ static void *run_watcher(void *arg) {
   relay_unit *u = r->u;
   int stop_fd = u->host->stop_fd(u->ctx);
   double next_master = 0, next_purge = dm_clock_coarse_s() + (double)u->set.purge_interval_s;
+  double next_space = 0; /* DM reads the relay folder's space every 10 s */
   MYSQL *c = NULL;
   for (;;) {
     struct pollfd p = {.fd = stop_fd, .events = POLLIN};
@@ -435,8 +481,10 @@ static void *run_watcher(void *arg) {
       /* idle stream: hand the buffered events to readers (a busy stream flushes itself, so the
        * writer's lock is not taken away from it for a write) */
       dm_error err;
-      if (run_flush(r, &err) < 0)
+      if (run_flush(r, &err) < 0) {
+        run_metrics_write_error(u, &err);
         u->host->logf(u->ctx, DM_LOG_ERROR, "%s", err.message);
+      }
     }
     pthread_mutex_unlock(&r->lock);
     if (done)
@@ -446,6 +494,10 @@ static void *run_watcher(void *arg) {
       continue;
     }
     double now = dm_clock_coarse_s();
+    if (now >= next_space) {
+      next_space = now + 10;
+      run_metrics_space(u);
+    }
     if (now >= next_master) {
       next_master = now + u->set.master_status_interval_ms / 1000.0;
       dm_error err;
@@ -546,6 +598,7 @@ static int run_stream_once(relay_run *r, bool *progress, dm_error *err) {
       break;
     }
     if (rc < 0) {
+      run_metrics_read_error(u, err);
       if (err->code == DM_ERR_BINLOG_PURGED || err->code == DM_ERR_BINLOG_UNSUPPORTED)
         out = -1;
       break;
@@ -559,6 +612,7 @@ static int run_stream_once(relay_run *r, bool *progress, dm_error *err) {
       erc = run_flush(r, err);
     pthread_mutex_unlock(&r->lock);
     if (erc < 0) {
+      run_metrics_write_error(u, err);
       out = -1;
       break;
     }
@@ -686,6 +740,7 @@ void relay_stream_run(relay_unit *u, dm_result *result) {
     int wrc = run_rewind(r, &ferr);
     pthread_mutex_unlock(&r->lock);
     if (wrc < 0) {
+      run_metrics_write_error(u, &ferr);
       err = ferr;
       failed = true;
       break;
@@ -723,9 +778,12 @@ void relay_stream_run(relay_unit *u, dm_result *result) {
   pthread_mutex_lock(&r->lock);
   dm_error cerr;
   r->final = true;
-  if (run_flush(r, &cerr) < 0 && !failed) {
-    err = cerr;
-    failed = true;
+  if (run_flush(r, &cerr) < 0) {
+    run_metrics_write_error(u, &cerr);
+    if (!failed) {
+      err = cerr;
+      failed = true;
+    }
   }
   relay_file_close(&r->f, &cerr);
   r->done = true;

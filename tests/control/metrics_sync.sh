@@ -21,7 +21,7 @@ command -v promtool >/dev/null ||
   fail "promtool is not installed (Debian package prometheus: scripts/deps.sh installs it)"
 
 # ---- promtool: clean, or lint findings about DM's own names only ----
-dm_names='^(dm_(mydumper|loader|syncer|relay)_exit_with_error_count|dumpling_dump_finished_(rows|size)|dm_syncer_replication_lag_gauge) '
+dm_names='^(dm_(mydumper|dumpling|loader|syncer|relay)_exit_with_error_count|dumpling_dump_finished_(rows|size)|dm_syncer_replication_lag_gauge|dm_relay_(read|write)_error_count|dm_relay_data_corruption|dm_master_shard_ddl_error) '
 check_promtool() { # file
   local out rc=0
   out=$(promtool check metrics <"$1" 2>&1) || rc=$?
