@@ -9,8 +9,10 @@ adds (instance, job), so the names and labels are dmhost's own, never written by
 groups, 15 s apart samples:
   healthy  BEFORE's values only: none of the ALERTs fires;
   faulted  BEFORE's values, then AFTER's: each ALERT fires at 30 s, for the series SELECTOR names
-           (name{label="value",...}, a subset of its labels), with the labels and annotations the
-           rule gives it (rendered here from the rule file: $labels, $value).
+           (name{label="value",...}, a subset of its labels; it must differ between the scrapes),
+           with the labels and annotations the rule gives it (rendered here from the rule file:
+           $labels, and $value 1: the ALERTs given are DM's `changes(...) > 0` rules, and the
+           series changes once).
 Writes WORK/dm_alerts_test.json (YAML's JSON form) and runs promtool on it; exits with its status.
 """
 import json
@@ -104,7 +106,10 @@ def main():
             sys.exit('%s: %d series of the faulted scrape match %s' % (alert, len(hits), selector))
         labels = dict(hits[0][1])
         labels.update(extra)
-        value = after[hits[0]] - before.get(hits[0], 0)  # changes() over 0 -> n: n, as DM's rules read
+        # the alerts asked for read changes(): the faulted series changes once (BEFORE -> AFTER)
+        if before.get(hits[0]) == after[hits[0]]:
+            sys.exit('%s: %s did not change between the scrapes' % (alert, selector))
+        value = 1
         exp_labels = dict(labels)
         exp_labels.update(rules[alert].get('labels', {}))
         exp_ann = {k: render(v, labels, value) for k, v in rules[alert].get('annotations', {}).items()}

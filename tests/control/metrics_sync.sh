@@ -4,7 +4,8 @@
 # while a writer inserts on the source with binlog timestamps 100 s in the past (SET timestamp),
 # scrapes show the sync's finished rows and transactions growing, its applied position and the
 # relay's moving on, and a replication lag of 100 s or more (the writer outpaces the sync); once
-# the sync has caught up, the lag is 0. Every scrape passes `promtool check metrics` (tests/promtool_check.h's
+# the sync has caught up, the lag is 0, and DM's histograms of the lag and of the transactions'
+# time on the target have counted. Every scrape passes `promtool check metrics` (tests/promtool_check.h's
 # rule: only the lint findings about DM's own counter names are accepted); a missing promtool
 # fails the test. Then stop-task: the task's series are gone.
 #
@@ -133,6 +134,12 @@ done
 [ -n "$caught" ] || fail "the lag did not come back to 0 after the writes: $(grep lag_gauge "$last")"
 final_rows=$(value "$last" "dmhost_sync_finished_rows_total{$task}")
 [ "$final_rows" = 500000 ] || fail "finished rows $final_rows, not the 500000 written"
+# DM's histograms of the sync: each transaction on the target timed, each lag observed
+for h in dm_syncer_txn_duration_time dm_syncer_replication_lag; do
+  c=$(value "$last" "${h}_count{$task}")
+  awk -v c="${c:-0}" 'BEGIN { exit !(c > 0) }' || fail "$h counted nothing: $(grep "^${h}_count" "$last")"
+  [ "$(value "$last" "${h}_bucket{$task,le=\"+Inf\"}")" = "$c" ] || fail "$h: +Inf bucket is not its count"
+done
 
 ctl stop-task "$name" >/dev/null || fail "stop-task"
 scrape
