@@ -82,27 +82,25 @@ void relay_metrics_init(relay_unit *u) {
   u->m_write_size =
       dm_host_metric_publish(u->host, u->ctx, "dm_relay_write_size", DM_METRIC_HISTOGRAM,
                              "write relay log size", NULL, 0, b, 20);
-  u->m_bytes =
-      dm_host_metric_publish(u->host, u->ctx, "dmhost_relay_written_bytes_total", DM_METRIC_COUNTER,
-                             "bytes of binlog events the relay wrote", NULL, 0, NULL, 0);
-  /* DM's error counters its alert rules watch (`changes(...[1m]) > 0`), at 0 from the start so
-   * that the first error is a change */
-  u->m_read_err =
-      dm_host_metric_publish(u->host, u->ctx, "dm_relay_read_error_count", DM_METRIC_COUNTER,
-                             "read binlog from master error count", NULL, 0, NULL, 0);
-  u->m_write_err =
-      dm_host_metric_publish(u->host, u->ctx, "dm_relay_write_error_count", DM_METRIC_COUNTER,
-                             "write relay log error count", NULL, 0, NULL, 0);
-  u->m_corrupt =
-      dm_host_metric_publish(u->host, u->ctx, "dm_relay_data_corruption", DM_METRIC_COUNTER,
-                             "counter of relay log data corruption", NULL, 0, NULL, 0);
   static const char *const type[] = {"type"};
   u->m_space = dm_host_metric_publish(u->host, u->ctx, "dm_relay_space", DM_METRIC_GAUGE,
                                       "the space of storage for relay component", type, 1, NULL, 0);
-  dm_host_metric_add(u->host, u->ctx, u->m_bytes, NULL, 0); /* from the start, at 0 */
-  dm_host_metric_add(u->host, u->ctx, u->m_read_err, NULL, 0);
-  dm_host_metric_add(u->host, u->ctx, u->m_write_err, NULL, 0);
-  dm_host_metric_add(u->host, u->ctx, u->m_corrupt, NULL, 0);
+  /* counters at 0 from the start: DM's error counters are what its alert rules watch
+   * (`changes(...[1m]) > 0`), so the first error must be a change */
+  const struct {
+    dm_metric **m;
+    const char *name, *help;
+  } counters[] = {
+      {&u->m_bytes, "dmhost_relay_written_bytes_total", "bytes of binlog events the relay wrote"},
+      {&u->m_read_err, "dm_relay_read_error_count", "read binlog from master error count"},
+      {&u->m_write_err, "dm_relay_write_error_count", "write relay log error count"},
+      {&u->m_corrupt, "dm_relay_data_corruption", "counter of relay log data corruption"},
+  };
+  for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++) {
+    *counters[i].m = dm_host_metric_publish(u->host, u->ctx, counters[i].name, DM_METRIC_COUNTER,
+                                            counters[i].help, NULL, 0, NULL, 0);
+    dm_host_metric_add(u->host, u->ctx, *counters[i].m, NULL, 0);
+  }
 }
 
 /* A read of the binlog stream failed (DM counts where its reader's GetEvent fails): a damaged

@@ -61,14 +61,7 @@ CFG
 worker="dmhost@$(hostname)"
 serve_listen "$dmhost" "$plugins" || fail "the daemon did not listen"
 ctl() { "$dmctl" --state-dir "$work/state" "$@"; }
-ctl operate-source create "$work/source.cfg" >/dev/null || fail "operate-source create"
-ctl start-task "$work/task.cfg" >"$work/start.json" || fail "start-task: $(cat "$work/start.json")"
-for _ in $(seq 1 600); do
-  ctl query-status "$name" >"$work/status.json" 2>/dev/null || true
-  grep -q '"unit": *"Sync"' "$work/status.json" && grep -q '"stage": *"Running"' "$work/status.json" && break
-  sleep 0.1
-done
-grep -q '"unit": *"Sync"' "$work/status.json" || fail "the sync did not start: $(cat "$work/status.json")"
+serve_start_to_sync "$dmctl" "$name"
 log "task running its sync on $addr"
 
 # ---- Prometheus with DM's rules, scraping the daemon ----

@@ -59,14 +59,7 @@ task="task=\"metrics_sync\",source_id=\"mysql-m1\",worker=\"$worker\""
 # ---- the daemon ----
 serve_listen "$dmhost" "$plugins" || fail "the daemon did not listen"
 ctl() { "$dmctl" --state-dir "$work/state" "$@"; }
-ctl operate-source create "$work/source.cfg" >/dev/null || fail "operate-source create"
-ctl start-task "$work/task.cfg" >"$work/start.json" || fail "start-task: $(cat "$work/start.json")"
-for _ in $(seq 1 300); do
-  ctl query-status "$name" >"$work/status.json" 2>/dev/null || true
-  grep -q '"unit": *"Sync"' "$work/status.json" && grep -q '"stage": *"Running"' "$work/status.json" && break
-  sleep 0.1
-done
-grep -q '"unit": *"Sync"' "$work/status.json" || fail "the sync did not start: $(cat "$work/status.json")"
+serve_start_to_sync "$dmctl" "$name"
 log "task running its sync on $addr"
 
 # ---- dump and load: done, their counters final ----
