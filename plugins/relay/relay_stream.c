@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "dmhost/relay_purge.h"
@@ -69,75 +68,6 @@ static void run_set_stage(relay_unit *u, const char *stage) {
   pthread_mutex_unlock(&u->st.lock);
 }
 
-void relay_metrics_init(relay_unit *u) {
-  static const char *const node[] = {"node"};
-  /* DM's write_size buckets: 16 bytes to 8 MiB, doubling */
-  double b[20];
-  for (int i = 0; i < 20; i++)
-    b[i] = 16.0 * (double)(1u << i);
-  u->m_file = dm_host_metric_publish(u->host, u->ctx, "dm_relay_binlog_file", DM_METRIC_GAUGE,
-                                     "current binlog file index", node, 1, NULL, 0);
-  u->m_pos = dm_host_metric_publish(u->host, u->ctx, "dm_relay_binlog_pos", DM_METRIC_GAUGE,
-                                    "current binlog pos in current binlog file", node, 1, NULL, 0);
-  u->m_write_size =
-      dm_host_metric_publish(u->host, u->ctx, "dm_relay_write_size", DM_METRIC_HISTOGRAM,
-                             "write relay log size", NULL, 0, b, 20);
-  static const char *const type[] = {"type"};
-  u->m_space = dm_host_metric_publish(u->host, u->ctx, "dm_relay_space", DM_METRIC_GAUGE,
-                                      "the space of storage for relay component", type, 1, NULL, 0);
-  /* counters at 0 from the start: DM's error counters are what its alert rules watch
-   * (`changes(...[1m]) > 0`), so the first error must be a change */
-  const struct {
-    dm_metric **m;
-    const char *name, *help;
-  } counters[] = {
-      {&u->m_bytes, "dmhost_relay_written_bytes_total", "bytes of binlog events the relay wrote"},
-      {&u->m_read_err, "dm_relay_read_error_count", "read binlog from master error count"},
-      {&u->m_write_err, "dm_relay_write_error_count", "write relay log error count"},
-      {&u->m_corrupt, "dm_relay_data_corruption", "counter of relay log data corruption"},
-  };
-  for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++) {
-    *counters[i].m = dm_host_metric_publish(u->host, u->ctx, counters[i].name, DM_METRIC_COUNTER,
-                                            counters[i].help, NULL, 0, NULL, 0);
-    dm_host_metric_add(u->host, u->ctx, *counters[i].m, NULL, 0);
-  }
-}
-
-/* A read of the binlog stream failed (DM counts where its reader's GetEvent fails): a damaged
- * event (a checksum or length that does not hold) is dm_relay_data_corruption, anything else (the
- * connection lost, the source's error) dm_relay_read_error_count. */
-static void run_metrics_read_error(relay_unit *u, const dm_error *err) {
-  dm_host_metric_add(u->host, u->ctx,
-                     err->code == DM_ERR_BINLOG_CORRUPT ? u->m_corrupt : u->m_read_err, NULL, 1);
-}
-
-/* Writing the relay log failed (an append, flush, open or relay.meta write: DM_ERR_IO, the code
- * relay_file.c and the relay folder give a failed write): dm_relay_write_error_count. Other
- * failures of the writer's path (what the source sent) are not writes. */
-static void run_metrics_write_error(relay_unit *u, const dm_error *err) {
-  if (err->code == DM_ERR_IO)
-    dm_host_metric_add(u->host, u->ctx, u->m_write_err, NULL, 1);
-}
-
-/* dm_relay_space{type="capacity"|"available"}: the relay folder's file system, bytes (DM's
- * capacity and available: blocks and blocks free to an unprivileged user). */
-static void run_metrics_space(relay_unit *u) {
-  struct statvfs vfs;
-  if (statvfs(u->relay_dir, &vfs) != 0)
-    return;
-  static const char *const cap[] = {"capacity"}, *const avail[] = {"available"};
-  dm_host_metric_set(u->host, u->ctx, u->m_space, cap, (double)vfs.f_blocks * vfs.f_frsize);
-  dm_host_metric_set(u->host, u->ctx, u->m_space, avail, (double)vfs.f_bavail * vfs.f_frsize);
-}
-
-/* dm_relay_binlog_file / dm_relay_binlog_pos of `node` ("relay": written; "master": the
- * source's end). */
-static void run_metrics_position(relay_unit *u, const char *node, const dm_position *p) {
-  const char *v[] = {node};
-  dm_host_metric_set(u->host, u->ctx, u->m_pos, v, (double)p->pos);
-  dm_host_metric_set(u->host, u->ctx, u->m_file, v, (double)dm_binlog_file_index(p->name));
-}
-
 /* Publish the relay's position (lock held). */
 static void run_publish(relay_run *r) {
   relay_status *st = &r->u->st;
@@ -154,7 +84,7 @@ static void run_publish(relay_run *r) {
   pthread_mutex_unlock(&st->lock);
   relay_unit *u = r->u;
   if (has)
-    run_metrics_position(u, "relay", &written);
+    relay_metrics_position(u, "relay", &written);
   uint64_t bytes = __atomic_load_n(&u->st.bytes, __ATOMIC_RELAXED);
   if (bytes > u->m_bytes_published)
     dm_host_metric_add(u->host, u->ctx, u->m_bytes, NULL, (double)(bytes - u->m_bytes_published));
@@ -480,7 +410,7 @@ static void *run_watcher(void *arg) {
        * writer's lock is not taken away from it for a write) */
       dm_error err;
       if (run_flush(r, &err) < 0) {
-        run_metrics_write_error(u, &err);
+        relay_metrics_write_error(u, &err);
         u->host->logf(u->ctx, DM_LOG_ERROR, "%s", err.message);
       }
     }
@@ -494,7 +424,7 @@ static void *run_watcher(void *arg) {
     double now = dm_clock_coarse_s();
     if (now >= next_space) {
       next_space = now + 10;
-      run_metrics_space(u);
+      relay_metrics_space(u);
     }
     if (now >= next_master) {
       next_master = now + u->set.master_status_interval_ms / 1000.0;
@@ -508,7 +438,7 @@ static void *run_watcher(void *arg) {
         u->st.has_master = true;
         u->st.caught_up = u->st.has_relay && dm_position_compare_file(&u->st.relay, &mp) >= 0;
         pthread_mutex_unlock(&u->st.lock);
-        run_metrics_position(u, "master", &mp);
+        relay_metrics_position(u, "master", &mp);
       } else if (c) {
         mysql_close(c);
         c = NULL;
@@ -596,7 +526,7 @@ static int run_stream_once(relay_run *r, bool *progress, dm_error *err) {
       break;
     }
     if (rc < 0) {
-      run_metrics_read_error(u, err);
+      relay_metrics_read_error(u, err);
       if (err->code == DM_ERR_BINLOG_PURGED || err->code == DM_ERR_BINLOG_UNSUPPORTED)
         out = -1;
       break;
@@ -610,7 +540,7 @@ static int run_stream_once(relay_run *r, bool *progress, dm_error *err) {
       erc = run_flush(r, err);
     pthread_mutex_unlock(&r->lock);
     if (erc < 0) {
-      run_metrics_write_error(u, err);
+      relay_metrics_write_error(u, err);
       out = -1;
       break;
     }
@@ -726,6 +656,7 @@ void relay_stream_run(relay_unit *u, dm_result *result) {
         continue;
       }
       prepared = true;
+      relay_metrics_subdir(u, r->subdir);
       u->host->logf(u->ctx, DM_LOG_INFO,
                     "relay: writing into %s from %s:%llu%s%s, as replica server-id %u", r->subdir,
                     r->start_file[0] ? r->start_file : "(GTID)", (unsigned long long)r->start_pos,
@@ -738,7 +669,7 @@ void relay_stream_run(relay_unit *u, dm_result *result) {
     int wrc = run_rewind(r, &ferr);
     pthread_mutex_unlock(&r->lock);
     if (wrc < 0) {
-      run_metrics_write_error(u, &ferr);
+      relay_metrics_write_error(u, &ferr);
       err = ferr;
       failed = true;
       break;
@@ -777,7 +708,7 @@ void relay_stream_run(relay_unit *u, dm_result *result) {
   dm_error cerr;
   r->final = true;
   if (run_flush(r, &cerr) < 0) {
-    run_metrics_write_error(u, &cerr);
+    relay_metrics_write_error(u, &cerr);
     if (!failed) {
       err = cerr;
       failed = true;

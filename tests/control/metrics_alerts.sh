@@ -106,6 +106,13 @@ relay0=$(value "$healthy" "$relay_sel")
 [ -n "$relay0" ] || fail "no $relay_sel: $(grep relay_read "$healthy")"
 [ "$relay0" = 0 ] || log "the relay counted $relay0 read error(s) before the fault: $(grep -c refused "$work/serve.log") refusals in serve.log"
 [ "$(value "$healthy" "$sync_sel")" = 0 ] || fail "no $sync_sel at 0: $(grep exit_with "$healthy")"
+# the relay's other series DM's rules and boards read: its folder's space, its sub-folder
+for t in capacity available; do
+  v=$(value "$healthy" "dm_relay_space{task=\"\",source_id=\"mysql-alerts\",worker=\"$worker\",type=\"$t\"}")
+  awk -v v="${v:-0}" 'BEGIN { exit !(v > 0) }' || fail "dm_relay_space $t is not above 0: $(grep relay_space "$healthy")"
+done
+grep -qE "^dm_relay_sub_dir_index\{task=\"\",source_id=\"mysql-alerts\",worker=\"$worker\",node=\"$DMH_SOURCE_HOST:$DMH_SOURCE_PORT\",uuid=\"[^\"]+\.0*1\"\} 1\$" "$healthy" ||
+  fail "no dm_relay_sub_dir_index of the relay's first sub-folder: $(grep sub_dir "$healthy")"
 for _ in $(seq 1 30); do # Prometheus holds a sample of them at 0
   curl -sf --noproxy '*' "$prom/api/v1/query?query=count_over_time(dm_syncer_exit_with_error_count%5B1m%5D)" >"$work/q.json" || true
   grep -q '"value"' "$work/q.json" && break
