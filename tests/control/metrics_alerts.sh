@@ -106,6 +106,7 @@ relay0=$(value "$healthy" "$relay_sel")
 [ -n "$relay0" ] || fail "no $relay_sel: $(grep relay_read "$healthy")"
 [ "$relay0" = 0 ] || log "the relay counted $relay0 read error(s) before the fault: $(grep -c refused "$work/serve.log") refusals in serve.log"
 [ "$(value "$healthy" "$sync_sel")" = 0 ] || fail "no $sync_sel at 0: $(grep exit_with "$healthy")"
+[ -n "$(value "$healthy" dm_worker_cpu_usage)" ] || fail "no dm_worker_cpu_usage: $(grep cpu_usage "$healthy")"
 # the relay's other series DM's rules and boards read: its folder's space, its sub-folder
 for t in capacity available; do
   v=$(value "$healthy" "dm_relay_space{task=\"\",source_id=\"mysql-alerts\",worker=\"$worker\",type=\"$t\"}")
