@@ -7,14 +7,15 @@
 # etcd-client: etcdctl, which sets up the TLS+auth etcd (scripts/etcd.sh, DMH_ETCD_TLS=1) and plays the
 # etcd attacks of tests/cluster/etcd_secure.sh.
 # libyaml-dev: DM's YAML task and source files are read with libyaml (a maintained parser).
-# prometheus: its promtool checks every /metrics exposition in the tests (docs/metrics.md).
+# prometheus: its promtool checks every /metrics exposition in the tests (docs/metrics.md), and
+# the alert test runs it with DM's rules (python3-yaml reads the rule file there).
 # chromium, chromium-driver, python3-selenium: the status page's browser test (tests/web).
 # percona-toolkit: pt-online-schema-change, run against the source by tests/shard/online_ptosc.sh.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libconfig-dev libyaml-dev libjson-c-dev libcunit1-dev libmariadb-dev
       mariadb-server mariadb-client clang-format clang libclang-rt-dev libssl-dev zlib1g-dev openssl
       libzstd-dev zstd libcurl4-openssl-dev etcd-server etcd-client libmicrohttpd-dev libgnutls28-dev
-      python3 jq prometheus chromium chromium-driver python3-selenium percona-toolkit)
+      python3 python3-yaml jq prometheus chromium chromium-driver python3-selenium percona-toolkit)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

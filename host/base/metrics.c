@@ -502,8 +502,7 @@ int dmh_metrics_collector_add(dmh_metrics *r, uint64_t owner, dmh_metrics_collec
   return 0;
 }
 
-static void family_drop_owner(dmh_metric_family *f, uint64_t owner) {
-  pthread_mutex_lock(&f->lock);
+static void family_drop_owner_locked(dmh_metric_family *f, uint64_t owner) {
   for (int b = 0; b < SERIES_HASH; b++)
     for (series **p = &f->hash[b]; *p;) {
       if ((*p)->owner == owner)
@@ -526,6 +525,29 @@ static void family_drop_owner(dmh_metric_family *f, uint64_t owner) {
       f->last = prev;
     f->n_series--;
     series_free(s);
+  }
+}
+
+static void family_drop_owner(dmh_metric_family *f, uint64_t owner) {
+  pthread_mutex_lock(&f->lock);
+  family_drop_owner_locked(f, owner);
+  pthread_mutex_unlock(&f->lock);
+}
+
+void dmh_metric_set_all(dmh_metric_family *f, uint64_t owner, const char *const *values,
+                        const double *v, int n) {
+  if (!f)
+    return;
+  pthread_mutex_lock(&f->lock);
+  if (f->type != DM_METRIC_GAUGE) {
+    family_misuse(f, "set", n > 0 ? v[0] : 0);
+  } else {
+    family_drop_owner_locked(f, owner);
+    for (int i = 0; i < n; i++) {
+      series *s = series_get(f, owner, values + (size_t)i * (size_t)f->n_labels);
+      if (s)
+        s->value = v[i];
+    }
   }
   pthread_mutex_unlock(&f->lock);
 }

@@ -67,6 +67,13 @@ void dmh_metric_add(dmh_metric_family *f, uint64_t owner, const char *const *val
 void dmh_metric_set(dmh_metric_family *f, uint64_t owner, const char *const *values, double v);
 void dmh_metric_observe(dmh_metric_family *f, uint64_t owner, const char *const *values, double v);
 
+/* The gauge's series of `owner` become exactly these n: values holds n rows of the family's label
+ * values, v their values; the owner's other series are removed. One step under the family's lock,
+ * so a scrape sees the old set or the new one, never a gap (a state recomputed from scratch: the
+ * master's view of its workers). */
+void dmh_metric_set_all(dmh_metric_family *f, uint64_t owner, const char *const *values,
+                        const double *v, int n);
+
 /*
  * A collector is called at each render, before the families are written, to set gauges that are
  * read rather than pushed (the stage of a subtask). It runs under the registry's collector lock:
@@ -74,6 +81,16 @@ void dmh_metric_observe(dmh_metric_family *f, uint64_t owner, const char *const 
  */
 typedef void (*dmh_metrics_collector)(void *ud);
 int dmh_metrics_collector_add(dmh_metrics *r, uint64_t owner, dmh_metrics_collector fn, void *ud);
+
+/*
+ * DM's process CPU gauge `name` (dm_worker_cpu_usage, dm_master_cpu_usage): the process's user +
+ * system CPU time over the wall time since the previous value, in percent (100 = one core busy),
+ * recomputed at a render once `window_ms` has passed (DM's 10 s) and held otherwise. A process
+ * series (owner 0) with its collector; the state it keeps lives as long as the registry's owner 0
+ * series, the process's. 0, or -1 with err (DM_ERR_NO_MEMORY, or the family's refusal).
+ */
+#define DMH_METRICS_CPU_WINDOW_MS 10000
+int dmh_metrics_cpu_usage(dmh_metrics *r, const char *name, int window_ms, dm_error *err);
 
 /* Remove every series and collector of `owner`; returns once no collector of it is running. */
 void dmh_metrics_drop_owner(dmh_metrics *r, uint64_t owner);

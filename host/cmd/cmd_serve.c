@@ -236,6 +236,10 @@ int dmh_serve_main(int argc, char **argv) {
     serve_fail(&err);
     goto out;
   }
+  /* DM's worker gauge: the daemon is the worker of its sources */
+  if (dmh_metrics_cpu_usage(dmh_metrics_process(), "dm_worker_cpu_usage", DMH_METRICS_CPU_WINDOW_MS,
+                            &err) < 0)
+    dmh_log(DM_LOG_WARN, "metrics", "%s", err.message);
   if (dmh_control_server_open(socket_path, &copts, &srv, &err) < 0) {
     serve_fail(&err);
     goto out;

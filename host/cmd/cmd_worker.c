@@ -27,6 +27,7 @@
 #include "dmhost/sdk.h"
 #include "error_json.h"
 #include "log.h"
+#include "metrics.h"
 #include "serve.h"
 #include "state.h"
 
@@ -419,6 +420,9 @@ int dmh_cluster_worker_main(int argc, char **argv) {
     cw_fail(&err);
     goto out;
   }
+  if (dmh_metrics_cpu_usage(dmh_metrics_process(), "dm_worker_cpu_usage", DMH_METRICS_CPU_WINDOW_MS,
+                            &err) < 0)
+    dmh_log(DM_LOG_WARN, "metrics", "%s", err.message);
   dmh_log(DM_LOG_INFO, "worker", "worker %s running (state dir %s, lease %lld, pid %d)", w.name,
           w.state_dir, (long long)w.lease, (int)getpid());
   cw_loop(&w, sfd);

@@ -22,6 +22,7 @@
 #include "dmhost/sdk.h"
 #include "error_json.h"
 #include "log.h"
+#include "metrics.h"
 #include "secret.h"
 #include "signals.h"
 #include "trust_flags.h"
@@ -208,6 +209,9 @@ int dmh_master_main(int argc, char **argv) {
     return 1;
   }
   atomic_store(&door.m, m);
+  if (dmh_metrics_cpu_usage(dmh_metrics_process(), "dm_master_cpu_usage", DMH_METRICS_CPU_WINDOW_MS,
+                            &err) < 0)
+    dmh_log(DM_LOG_WARN, "metrics", "%s", err.message);
   dmh_log(DM_LOG_INFO, "master", "%s runs (pid %d, control address %s)", o.name, (int)getpid(),
           addr);
   int sig = 0;

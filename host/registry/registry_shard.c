@@ -10,8 +10,10 @@
 
 #include "dmhost/sdk.h"
 #include "log.h"
+#include "metrics.h"
 #include "registry_internal.h"
 #include "shard.h"
+#include "shard_metrics.h"
 #include "shard_opt_keeper.h"
 #include "state.h"
 
@@ -35,7 +37,16 @@ struct dmh_shard_local {
   size_t n_loaded;
   lent_op *lent; /* [mu] */
   size_t n_lent;
+  uint64_t metrics_owner; /* dm_master_ddl_state_number's series (shard_metrics.h) */
+  char **metrics_tasks;   /* [mu] the tasks it has shown */
+  size_t n_metrics_tasks;
 };
+
+/* The keeper changed (under mu): wake the waiters, recount DM's pending DDL gauge. */
+static void co_changed_locked(dmh_shard_local *c) {
+  pthread_cond_broadcast(&c->changed);
+  dmh_shard_metrics_pending(c->k, c->metrics_owner, &c->metrics_tasks, &c->n_metrics_tasks);
+}
 
 static void lent_clear(lent_op *l) {
   for (uint32_t i = 0; i < l->n; i++)
@@ -175,7 +186,7 @@ static int co_report_tables(void *self, const char *task, const char *source, co
   }
   if (rc == 0)
     rc = persist(c, task, err);
-  pthread_cond_broadcast(&c->changed);
+  co_changed_locked(c);
   pthread_mutex_unlock(&c->mu);
   return rc;
 }
@@ -211,7 +222,7 @@ static int co_put_optimistic(dmh_shard_local *c, const char *task, const char *s
                                          : "skip",
             o && o->conflict ? o->message : "", "");
   }
-  pthread_cond_broadcast(&c->changed);
+  co_changed_locked(c);
   pthread_mutex_unlock(&c->mu);
   return rc;
 }
@@ -223,8 +234,11 @@ static int co_put(void *self, const char *task, const char *source, const dm_sha
     return co_put_optimistic(c, task, source, info, err);
   pthread_mutex_lock(&c->mu);
   int rc = load_locked(c, task, err);
-  if (rc == 0)
+  if (rc == 0) {
     rc = dmh_shard_put(c->k, task, source, info, err);
+    if (rc < 0 && err->code == DM_ERR_SHARD_DDL_DIFF)
+      dmh_shard_metrics_error(task, DMH_SHARD_ERR_SYNC_LOCK);
+  }
   if (rc == 0)
     rc = persist(c, task, err);
   if (rc == 0) {
@@ -234,7 +248,7 @@ static int co_put(void *self, const char *task, const char *source, const dm_sha
     dmh_log(DM_LOG_INFO, "shard", "lock %s: source %s arrived (%s, owner %s)", id, source,
             st < 0 ? "queued" : dmh_shard_state_name((dmh_shard_state)st), owner);
   }
-  pthread_cond_broadcast(&c->changed);
+  co_changed_locked(c);
   pthread_mutex_unlock(&c->mu);
   return rc;
 }
@@ -374,7 +388,7 @@ static int co_done(void *self, const char *task, const char *source, uint64_t fe
   for (size_t i = 0; i < c->n_lent; i++)
     if (strcmp(c->lent[i].task, task) == 0 && strcmp(c->lent[i].source, source) == 0)
       lent_clear(&c->lent[i]);
-  pthread_cond_broadcast(&c->changed);
+  co_changed_locked(c);
   pthread_mutex_unlock(&c->mu);
   return rc;
 }
@@ -405,6 +419,7 @@ dmh_shard_local *dmh_shard_local_new(const char *dir, dm_error *err) {
   pthread_cond_init(&c->changed, &ca);
   pthread_condattr_destroy(&ca);
   c->coord.ops = &local_ops;
+  c->metrics_owner = dmh_metrics_owner_new();
   c->coord.self = c;
   return c;
 }
@@ -421,6 +436,7 @@ void dmh_shard_local_free(dmh_shard_local *c) {
   for (size_t i = 0; i < c->n_loaded; i++)
     free(c->loaded[i]);
   free(c->loaded);
+  dmh_shard_metrics_forget(c->metrics_owner, &c->metrics_tasks, &c->n_metrics_tasks);
   dmh_shard_keeper_free(c->k);
   dmh_opt_keeper_free(c->ok);
   pthread_cond_destroy(&c->changed);
@@ -436,7 +452,7 @@ const dmh_shard_coord *dmh_shard_local_coord(dmh_shard_local *c) {
 int dmh_shard_local_load(dmh_shard_local *c, const char *task, dm_error *err) {
   pthread_mutex_lock(&c->mu);
   int rc = load_locked(c, task, err);
-  pthread_cond_broadcast(&c->changed);
+  co_changed_locked(c);
   pthread_mutex_unlock(&c->mu);
   return rc;
 }
@@ -495,14 +511,14 @@ int dmh_shard_local_unlock(dmh_shard_local *c, const char *lock_id, const char *
     rc = dmh_shard_unlock(c->k, lock_id, owner, err);
   if (rc == 0)
     rc = persist(c, task, err);
-  pthread_cond_broadcast(&c->changed);
+  co_changed_locked(c);
   if (rc == 0) {
     dmh_log(DM_LOG_INFO, "shard", "lock %s: unlock by hand, waiting for the owner", lock_id);
     int st = wait_state_change(c, lock_id, DMH_SHARD_SYNCED, wait_ms);
     if (st == DMH_SHARD_SYNCED && !force_remove) {
       dmh_shard_unlock_revert(c->k, lock_id);
       persist(c, task, err);
-      pthread_cond_broadcast(&c->changed);
+      co_changed_locked(c);
       dm_error_set(err, DM_ERR_SHARD_OWNER_EXEC, NULL,
                    "the owner of lock %s did not run its DDL within %u ms; the lock waits for "
                    "its sources again",
@@ -514,7 +530,7 @@ int dmh_shard_local_unlock(dmh_shard_local *c, const char *lock_id, const char *
                 lock_id);
         dmh_shard_unlock_skip_rest(c->k, lock_id);
         persist(c, task, err);
-        pthread_cond_broadcast(&c->changed);
+        co_changed_locked(c);
       }
       st = st < 0 ? st
                   : wait_state_change(c, lock_id, dmh_shard_lock_state(c->k, lock_id, NULL, 0),
@@ -522,7 +538,7 @@ int dmh_shard_local_unlock(dmh_shard_local *c, const char *lock_id, const char *
       if (st >= 0 && force_remove) {
         dmh_shard_remove_lock(c->k, lock_id);
         rc = persist(c, task, err);
-        pthread_cond_broadcast(&c->changed);
+        co_changed_locked(c);
         st = -1;
       }
       json_object_object_add(resp, "lock", json_object_new_string(lock_id));
@@ -561,7 +577,7 @@ int dmh_shard_local_unlock_table(dmh_shard_local *c, const char *lock_id, const 
     json_object_object_add(resp, "lock", json_object_new_string(lock_id));
     json_object_object_add(resp, "state", json_object_new_string("unlocked"));
   }
-  pthread_cond_broadcast(&c->changed);
+  co_changed_locked(c);
   pthread_mutex_unlock(&c->mu);
   free(task);
   return rc;
@@ -572,7 +588,7 @@ int dmh_shard_local_forget(dmh_shard_local *c, const char *task, dm_error *err) 
   dmh_shard_remove_task(c->k, task);
   dmh_opt_keeper_remove_task(c->ok, task);
   int rc = persist(c, task, err);
-  pthread_cond_broadcast(&c->changed);
+  co_changed_locked(c);
   pthread_mutex_unlock(&c->mu);
   return rc;
 }

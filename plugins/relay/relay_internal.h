@@ -154,11 +154,24 @@ typedef struct relay_unit {
   bool killed;
   /* metrics (relay_stream.c, docs/metrics.md); NULL from a host without them */
   dm_metric *m_file, *m_pos, *m_write_size, *m_bytes;
+  dm_metric *m_read_err, *m_write_err, *m_corrupt, *m_space, *m_subdir;
   uint64_t m_bytes_published; /* st.bytes at the last publish (stream thread) */
 } relay_unit;
 
+/* ---- metrics (relay_metrics.c) ---- */
 /* Registers the relay's metrics (DM's dm_relay_* names) in init; a refusal is logged only. */
 void relay_metrics_init(relay_unit *u);
+/* dm_relay_binlog_file / dm_relay_binlog_pos of `node` ("relay": written; "master": the
+ * source's end). */
+void relay_metrics_position(relay_unit *u, const char *node, const dm_position *p);
+/* A read of the binlog stream failed: dm_relay_data_corruption or dm_relay_read_error_count. */
+void relay_metrics_read_error(relay_unit *u, const dm_error *err);
+/* The relay's path failed with err: dm_relay_write_error_count when it was a write (DM_ERR_IO). */
+void relay_metrics_write_error(relay_unit *u, const dm_error *err);
+/* dm_relay_sub_dir_index of the sub-folder the relay writes into now. */
+void relay_metrics_subdir(relay_unit *u, const char *subdir);
+/* dm_relay_space of the relay folder's file system (the watcher, every 10 s). */
+void relay_metrics_space(relay_unit *u);
 
 /* The stream loop (relay_stream.c): returns only on stop (DM_OUTCOME_CANCELED) or a
  * non-resumable error. */

@@ -68,33 +68,6 @@ static void run_set_stage(relay_unit *u, const char *stage) {
   pthread_mutex_unlock(&u->st.lock);
 }
 
-void relay_metrics_init(relay_unit *u) {
-  static const char *const node[] = {"node"};
-  /* DM's write_size buckets: 16 bytes to 8 MiB, doubling */
-  double b[20];
-  for (int i = 0; i < 20; i++)
-    b[i] = 16.0 * (double)(1u << i);
-  u->m_file = dm_host_metric_publish(u->host, u->ctx, "dm_relay_binlog_file", DM_METRIC_GAUGE,
-                                     "current binlog file index", node, 1, NULL, 0);
-  u->m_pos = dm_host_metric_publish(u->host, u->ctx, "dm_relay_binlog_pos", DM_METRIC_GAUGE,
-                                    "current binlog pos in current binlog file", node, 1, NULL, 0);
-  u->m_write_size =
-      dm_host_metric_publish(u->host, u->ctx, "dm_relay_write_size", DM_METRIC_HISTOGRAM,
-                             "write relay log size", NULL, 0, b, 20);
-  u->m_bytes =
-      dm_host_metric_publish(u->host, u->ctx, "dmhost_relay_written_bytes_total", DM_METRIC_COUNTER,
-                             "bytes of binlog events the relay wrote", NULL, 0, NULL, 0);
-  dm_host_metric_add(u->host, u->ctx, u->m_bytes, NULL, 0); /* from the start, at 0 */
-}
-
-/* dm_relay_binlog_file / dm_relay_binlog_pos of `node` ("relay": written; "master": the
- * source's end). */
-static void run_metrics_position(relay_unit *u, const char *node, const dm_position *p) {
-  const char *v[] = {node};
-  dm_host_metric_set(u->host, u->ctx, u->m_pos, v, (double)p->pos);
-  dm_host_metric_set(u->host, u->ctx, u->m_file, v, (double)dm_binlog_file_index(p->name));
-}
-
 /* Publish the relay's position (lock held). */
 static void run_publish(relay_run *r) {
   relay_status *st = &r->u->st;
@@ -111,7 +84,7 @@ static void run_publish(relay_run *r) {
   pthread_mutex_unlock(&st->lock);
   relay_unit *u = r->u;
   if (has)
-    run_metrics_position(u, "relay", &written);
+    relay_metrics_position(u, "relay", &written);
   uint64_t bytes = __atomic_load_n(&u->st.bytes, __ATOMIC_RELAXED);
   if (bytes > u->m_bytes_published)
     dm_host_metric_add(u->host, u->ctx, u->m_bytes, NULL, (double)(bytes - u->m_bytes_published));
@@ -424,6 +397,7 @@ static void *run_watcher(void *arg) {
   relay_unit *u = r->u;
   int stop_fd = u->host->stop_fd(u->ctx);
   double next_master = 0, next_purge = dm_clock_coarse_s() + (double)u->set.purge_interval_s;
+  double next_space = 0; /* DM reads the relay folder's space every 10 s */
   MYSQL *c = NULL;
   for (;;) {
     struct pollfd p = {.fd = stop_fd, .events = POLLIN};
@@ -435,8 +409,10 @@ static void *run_watcher(void *arg) {
       /* idle stream: hand the buffered events to readers (a busy stream flushes itself, so the
        * writer's lock is not taken away from it for a write) */
       dm_error err;
-      if (run_flush(r, &err) < 0)
+      if (run_flush(r, &err) < 0) {
+        relay_metrics_write_error(u, &err);
         u->host->logf(u->ctx, DM_LOG_ERROR, "%s", err.message);
+      }
     }
     pthread_mutex_unlock(&r->lock);
     if (done)
@@ -446,6 +422,10 @@ static void *run_watcher(void *arg) {
       continue;
     }
     double now = dm_clock_coarse_s();
+    if (now >= next_space) {
+      next_space = now + 10;
+      relay_metrics_space(u);
+    }
     if (now >= next_master) {
       next_master = now + u->set.master_status_interval_ms / 1000.0;
       dm_error err;
@@ -458,7 +438,7 @@ static void *run_watcher(void *arg) {
         u->st.has_master = true;
         u->st.caught_up = u->st.has_relay && dm_position_compare_file(&u->st.relay, &mp) >= 0;
         pthread_mutex_unlock(&u->st.lock);
-        run_metrics_position(u, "master", &mp);
+        relay_metrics_position(u, "master", &mp);
       } else if (c) {
         mysql_close(c);
         c = NULL;
@@ -546,6 +526,7 @@ static int run_stream_once(relay_run *r, bool *progress, dm_error *err) {
       break;
     }
     if (rc < 0) {
+      relay_metrics_read_error(u, err);
       if (err->code == DM_ERR_BINLOG_PURGED || err->code == DM_ERR_BINLOG_UNSUPPORTED)
         out = -1;
       break;
@@ -559,6 +540,7 @@ static int run_stream_once(relay_run *r, bool *progress, dm_error *err) {
       erc = run_flush(r, err);
     pthread_mutex_unlock(&r->lock);
     if (erc < 0) {
+      relay_metrics_write_error(u, err);
       out = -1;
       break;
     }
@@ -674,6 +656,7 @@ void relay_stream_run(relay_unit *u, dm_result *result) {
         continue;
       }
       prepared = true;
+      relay_metrics_subdir(u, r->subdir);
       u->host->logf(u->ctx, DM_LOG_INFO,
                     "relay: writing into %s from %s:%llu%s%s, as replica server-id %u", r->subdir,
                     r->start_file[0] ? r->start_file : "(GTID)", (unsigned long long)r->start_pos,
@@ -686,6 +669,7 @@ void relay_stream_run(relay_unit *u, dm_result *result) {
     int wrc = run_rewind(r, &ferr);
     pthread_mutex_unlock(&r->lock);
     if (wrc < 0) {
+      relay_metrics_write_error(u, &ferr);
       err = ferr;
       failed = true;
       break;
@@ -723,9 +707,12 @@ void relay_stream_run(relay_unit *u, dm_result *result) {
   pthread_mutex_lock(&r->lock);
   dm_error cerr;
   r->final = true;
-  if (run_flush(r, &cerr) < 0 && !failed) {
-    err = cerr;
-    failed = true;
+  if (run_flush(r, &cerr) < 0) {
+    relay_metrics_write_error(u, &cerr);
+    if (!failed) {
+      err = cerr;
+      failed = true;
+    }
   }
   relay_file_close(&r->f, &cerr);
   r->done = true;

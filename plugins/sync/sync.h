@@ -413,7 +413,7 @@ struct sync_unit {
    * global row; name "" when none. Coordinator thread only. */
   dm_position safe_exit;
   /* Metrics (sync_metrics.c, docs/metrics.md); NULL from a host without them. */
-  dm_metric *m_lag, *m_pos, *m_file, *m_txns, *m_rows;
+  dm_metric *m_lag, *m_pos, *m_file, *m_txns, *m_rows, *m_lag_hist, *m_txn_time;
 
   /* Shared with status and kill: atomics, or `lock` held for a copy. */
   pthread_mutex_t lock;
@@ -452,6 +452,9 @@ void sync_metrics_position(sync_unit *u, const char *node, const dm_position *p)
 void sync_metrics_applied(sync_unit *u, uint64_t txns, uint64_t rows, uint32_t last_ts);
 /* Nothing left to read or apply: the lag is 0. */
 void sync_metrics_caught_up(sync_unit *u);
+/* A worker's transaction on the target (its part of a batch, START TRANSACTION to COMMIT)
+ * succeeded after `seconds`: dm_syncer_txn_duration_time (any worker thread). */
+void sync_metrics_txn(sync_unit *u, double seconds);
 
 /* ---- time zones of replayed DDL (sync_tz.c) ---- */
 /* Is `tz` a zone name or offset SET can take as it is (no quoting needed)? */

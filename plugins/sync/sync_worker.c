@@ -117,8 +117,11 @@ static int sync_worker_apply_retry(sync_worker *w, const sync_batch *b) {
   for (int attempt = 0;; attempt++) {
     memset(&w->err, 0, sizeof w->err);
     w->server_errno = 0;
-    if (sync_worker_apply(w, b) == 0)
+    int64_t t0 = dm_clock_ns();
+    if (sync_worker_apply(w, b) == 0) {
+      sync_metrics_txn(u, (double)(dm_clock_ns() - t0) / 1e9);
       return 0;
+    }
     unsigned code = w->server_errno;
     if (attempt >= 8 || !dm_db_errno_rolled_back(code) || u->host->stop_requested(u->ctx))
       return -1;

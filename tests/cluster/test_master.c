@@ -21,6 +21,7 @@
 #include "control_http.h"
 #include "master.h"
 #include "master_internal.h"
+#include "metrics.h"
 #include "test_file.h"
 #include "test_http_client.h"
 
@@ -373,6 +374,19 @@ static void tm_member(dmh_master *m, const char *w, char *out, size_t size) {
   json_object_put(r);
 }
 
+/* Does the process's /metrics show `sample` (name{labels} value) within ms? */
+static bool tm_wait_metric(const char *sample, int64_t ms) {
+  for (int64_t t0 = te_now_ms(); te_now_ms() - t0 < ms;) {
+    char *text = dmh_metrics_render(dmh_metrics_process(), NULL);
+    bool found = text && strstr(text, sample);
+    free(text);
+    if (found)
+      return true;
+    nanosleep(&(struct timespec){0, 50000000}, NULL);
+  }
+  return false;
+}
+
 static void test_scheduling(void) {
   char prefix[128], path[256], key[DMH_CLUSTER_KEY_MAX], got[256];
   tm_prefix(prefix, sizeof prefix, "sched");
@@ -451,6 +465,11 @@ static void test_scheduling(void) {
          (long long)(te_now_ms() - t0));
   tm_bound(c, prefix, "w1", got, sizeof got);
   CU_ASSERT_STRING_EQUAL(got, "");
+  /* DM's dm_master_worker_state, the leader's: w1 offline (0, kept once it left the snapshot,
+   * for DM_worker_offline), w2 keeping src-b's relay and bound to it (2), w3 bound (2) */
+  CU_ASSERT(tm_wait_metric("dm_master_worker_state{worker=\"w1\"} 0\n", 5000));
+  CU_ASSERT(tm_wait_metric("dm_master_worker_state{worker=\"w2\"} 2\n", 5000));
+  CU_ASSERT(tm_wait_metric("dm_master_worker_state{worker=\"w3\"} 2\n", 5000));
   dmh_cluster_key(key, sizeof key, prefix, DMH_KEY_LAST, "src-a", NULL, NULL);
   v = te_get(c, key, NULL);
   CU_ASSERT(v && strcmp(v, "w3") == 0);

@@ -4,7 +4,8 @@
 # while a writer inserts on the source with binlog timestamps 100 s in the past (SET timestamp),
 # scrapes show the sync's finished rows and transactions growing, its applied position and the
 # relay's moving on, and a replication lag of 100 s or more (the writer outpaces the sync); once
-# the sync has caught up, the lag is 0. Every scrape passes `promtool check metrics` (tests/promtool_check.h's
+# the sync has caught up, the lag is 0, and DM's histograms of the lag and of the transactions'
+# time on the target have counted. Every scrape passes `promtool check metrics` (tests/promtool_check.h's
 # rule: only the lint findings about DM's own counter names are accepted); a missing promtool
 # fails the test. Then stop-task: the task's series are gone.
 #
@@ -21,7 +22,7 @@ command -v promtool >/dev/null ||
   fail "promtool is not installed (Debian package prometheus: scripts/deps.sh installs it)"
 
 # ---- promtool: clean, or lint findings about DM's own names only ----
-dm_names='^(dm_(mydumper|loader|syncer|relay)_exit_with_error_count|dumpling_dump_finished_(rows|size)|dm_syncer_replication_lag_gauge) '
+dm_names='^(dm_(mydumper|dumpling|loader|syncer|relay)_exit_with_error_count|dumpling_dump_finished_(rows|size)|dm_syncer_replication_lag_gauge|dm_relay_(read|write)_error_count|dm_relay_data_corruption|dm_master_shard_ddl_error) '
 check_promtool() { # file
   local out rc=0
   out=$(promtool check metrics <"$1" 2>&1) || rc=$?
@@ -58,14 +59,7 @@ task="task=\"metrics_sync\",source_id=\"mysql-m1\",worker=\"$worker\""
 # ---- the daemon ----
 serve_listen "$dmhost" "$plugins" || fail "the daemon did not listen"
 ctl() { "$dmctl" --state-dir "$work/state" "$@"; }
-ctl operate-source create "$work/source.cfg" >/dev/null || fail "operate-source create"
-ctl start-task "$work/task.cfg" >"$work/start.json" || fail "start-task: $(cat "$work/start.json")"
-for _ in $(seq 1 300); do
-  ctl query-status "$name" >"$work/status.json" 2>/dev/null || true
-  grep -q '"unit": *"Sync"' "$work/status.json" && grep -q '"stage": *"Running"' "$work/status.json" && break
-  sleep 0.1
-done
-grep -q '"unit": *"Sync"' "$work/status.json" || fail "the sync did not start: $(cat "$work/status.json")"
+serve_start_to_sync "$dmctl" "$name"
 log "task running its sync on $addr"
 
 # ---- dump and load: done, their counters final ----
@@ -133,6 +127,12 @@ done
 [ -n "$caught" ] || fail "the lag did not come back to 0 after the writes: $(grep lag_gauge "$last")"
 final_rows=$(value "$last" "dmhost_sync_finished_rows_total{$task}")
 [ "$final_rows" = 500000 ] || fail "finished rows $final_rows, not the 500000 written"
+# DM's histograms of the sync: each transaction on the target timed, each lag observed
+for h in dm_syncer_txn_duration_time dm_syncer_replication_lag; do
+  c=$(value "$last" "${h}_count{$task}")
+  awk -v c="${c:-0}" 'BEGIN { exit !(c > 0) }' || fail "$h counted nothing: $(grep "^${h}_count" "$last")"
+  [ "$(value "$last" "${h}_bucket{$task,le=\"+Inf\"}")" = "$c" ] || fail "$h: +Inf bucket is not its count"
+done
 
 ctl stop-task "$name" >/dev/null || fail "stop-task"
 scrape

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cunit_run.h"
 #include "dmhost/sdk.h"
@@ -269,6 +270,72 @@ static void test_drop_owner(void) {
 
 /* What a unit sees (host.h, services version 9): task, source_id and worker added by the host, its
  * own labels after them, the same handle for the same registration, the host's labels refused. */
+/* dmh_metric_set_all: the owner's series of a gauge become exactly the given ones (one gone, one
+ * new, one changed), another owner's stay; a counter refuses it. */
+static void test_set_all(void) {
+  dmh_metrics *r = dmh_metrics_new();
+  static const char *const lab[] = {"worker"};
+  dmh_metric_family *g = fam(r, "state", DM_METRIC_GAUGE, "state", lab, 1, NULL, 0);
+  dmh_metric_family *c = fam(r, "n_total", DM_METRIC_COUNTER, "n", lab, 1, NULL, 0);
+  uint64_t o1 = dmh_metrics_owner_new(), o2 = dmh_metrics_owner_new();
+  const char *first[] = {"w1", "w2"}, *second[] = {"w2", "w3"}, *other[] = {"x"};
+  const double v1[] = {1, 2}, v2[] = {0, 1.5};
+  dmh_metric_set(g, o2, other, 7);
+  dmh_metric_set_all(g, o1, first, v1, 2);
+  char *text = dmh_metrics_render(r, NULL);
+  CU_ASSERT_PTR_NOT_NULL(strstr(text, "state{worker=\"w1\"} 1\n"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(text, "state{worker=\"w2\"} 2\n"));
+  free(text);
+  dmh_metric_set_all(g, o1, second, v2, 2);
+  dmh_metric_set_all(c, o1, second, v2, 2);
+  text = dmh_metrics_render(r, NULL);
+  CU_ASSERT_PTR_NULL(strstr(text, "w1"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(text, "state{worker=\"w2\"} 0\n"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(text, "state{worker=\"w3\"} 1.5\n"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(text, "state{worker=\"x\"} 7\n"));
+  CU_ASSERT_PTR_NULL(strstr(text, "n_total{"));
+  assert_promtool(text);
+  free(text);
+  dmh_metric_set_all(g, o1, NULL, NULL, 0);
+  text = dmh_metrics_render(r, NULL);
+  CU_ASSERT_PTR_NULL(strstr(text, "w2"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(text, "state{worker=\"x\"} 7\n"));
+  free(text);
+  dmh_metrics_free(r);
+}
+
+static double test_clock_s(clockid_t clk) {
+  struct timespec t;
+  clock_gettime(clk, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* dmh_metrics_cpu_usage: the CPU the process burnt between two readings over the wall time, in
+ * percent (a window of 0 here; the daemons' is DM's 10 s), against the same ratio measured here
+ * (a loaded machine gives the busy loop less than a core). On the process's registry: its state
+ * lives as long as the process's series. */
+static void test_cpu_usage(void) {
+  dm_error err;
+  double wall0 = test_clock_s(CLOCK_MONOTONIC), cpu0 = test_clock_s(CLOCK_PROCESS_CPUTIME_ID);
+  CU_ASSERT_EQUAL_FATAL(
+      dmh_metrics_cpu_usage(dmh_metrics_process(), "test_cpu_usage_percent", 0, &err), 0);
+  volatile double x = 0;
+  while (test_clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0 < 0.2) /* 200 ms of CPU */
+    for (int i = 0; i < 100000; i++)
+      x += i * 0.5;
+  double want = (test_clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0) /
+                (test_clock_s(CLOCK_MONOTONIC) - wall0) * 100.0;
+  char *text = dmh_metrics_render(dmh_metrics_process(), NULL);
+  const char *at = strstr(text, "\ntest_cpu_usage_percent ");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+  double v = strtod(at + strlen("\ntest_cpu_usage_percent "), NULL);
+  CU_ASSERT(v > 0 && fabs(v - want) <= want * 0.25 + 5);
+  if (!(v > 0 && fabs(v - want) <= want * 0.25 + 5))
+    printf("\n  cpu usage %.1f %%, measured here %.1f %%\n", v, want);
+  assert_promtool(text);
+  free(text);
+}
+
 static void test_unit_services(void) {
   const dm_host_services *host = dmh_host_services();
   CU_ASSERT(host->version >= 9);
@@ -344,6 +411,8 @@ int main(void) {
       {"refused names, labels, buckets, clashes", test_refusals},
       {"threads sum exactly", test_threads},
       {"series dropped with their owner", test_drop_owner},
+      {"an owner's gauge series replaced at once", test_set_all},
+      {"the process's CPU usage gauge", test_cpu_usage},
       {"the unit's services", test_unit_services},
   };
   return dmh_cunit_run("metrics", NULL, NULL, tests, sizeof tests / sizeof tests[0]);

@@ -82,6 +82,21 @@ serve_listen() { # dmhost plugin-dir [more flags]
   done
   return 1
 }
+# With the daemon of serve_listen: `operate-source create $work/source.cfg` and
+# `start-task $work/task.cfg` through dmctl, then wait up to 60 s for the task's sync unit to run
+# ($work/status.json: its last query-status); fail() otherwise.
+serve_start_to_sync() { # dmctl task-name
+  local ctl=("$1" --state-dir "$work/state")
+  "${ctl[@]}" operate-source create "$work/source.cfg" >/dev/null || fail "operate-source create"
+  "${ctl[@]}" start-task "$work/task.cfg" >"$work/start.json" ||
+    fail "start-task: $(cat "$work/start.json")"
+  for _ in $(seq 1 600); do
+    "${ctl[@]}" query-status "$2" >"$work/status.json" 2>/dev/null || true
+    grep -q '"unit": *"Sync"' "$work/status.json" && grep -q '"stage": *"Running"' "$work/status.json" && return 0
+    sleep 0.1
+  done
+  fail "the sync did not start: $(cat "$work/status.json")"
+}
 # Stop a test with daemon: the message and the end of its serve.log.
 serve_fail() {
   echo "$tag: FAILED: $*" >&2

@@ -4,11 +4,12 @@
 #  1. no lock yet: `shard-ddl-lock` and `shard-ddl-lock lk` list none; an unknown task is 14003;
 #  2. the daemon killed (-9) and a half-arrived lock left in the task's shard.json (source lk-b
 #     arrived, lk-a not): after the restart `shard-ddl-lock lk` lists it rebuilt (waiting, owner
-#     lk-b, synced/unsynced, tables of each side) before any unit asked;
+#     lk-b, synced/unsynced, tables of each side) before any unit asked, and /metrics shows DM's
+#     dm_master_ddl_state_number{task="lk"}: Un-synced 1, Synced 0;
 #  3. unlock errors: an unknown ID (14030), an owner not arrived (14032), an owner that does not run
 #     the DDL in time (14033: lk-b runs nowhere; the lock then waits again), options without unlock;
-#  4. unlock --force-remove: the lock is gone, from the listing and from shard.json;
-#  5. stop-task removes the task's shard.json.
+#  4. unlock --force-remove: the lock is gone, from the listing and from shard.json (the gauge: 0);
+#  5. stop-task removes the task's shard.json (and the gauge's series).
 # The end-to-end run with DDLs is the sync side's test (tests/shard/ of the sync's branch).
 #
 #   lock_daemon.sh <dmhost> <dmctl> <plugin dir> <source dir>
@@ -47,9 +48,17 @@ wait_for() { # seconds message cmd...
 }
 serve() {
   "$dmhost" serve --state-dir "$work/state" --plugin-dir "$plugins" --log-level info \
-    >>"$work/serve.log" 2>&1 &
+    --listen 127.0.0.1:0 >>"$work/serve.log" 2>&1 &
   pid=$!
   wait_for 20 "dmhost serve did not answer" ctl query-status >/dev/null
+  addr=$(grep -oE 'control plane on http://127\.0\.0\.1:[0-9]+' "$work/serve.log" | tail -1 | sed 's|.*http://||')
+}
+# DM's dm_master_ddl_state_number of task lk in /metrics: "<Un-synced> <Synced>", or "" without it
+ddl_state() {
+  curl -sS --noproxy '*' "http://$addr/metrics" >"$work/metrics.txt" || return 1
+  awk '/^dm_master_ddl_state_number\{task="lk",type="Un-synced"\}/ { u = $NF }
+       /^dm_master_ddl_state_number\{task="lk",type="Synced"\}/ { s = $NF }
+       END { if (u != "" || s != "") print u, s }' "$work/metrics.txt"
 }
 stage_is() { ctl_jq ".sources[0].subTaskStatus[0].stage == \"$1\"" query-status lk 2>/dev/null; }
 
@@ -120,7 +129,8 @@ ctl_jq ".result and (.locks | length) == 1 and .locks[0].ID == \"$id\" and
 jq -e --arg d "$ddl" '.locks[0].DDLs == [$d]' "$work/last.json" >/dev/null ||
   fail "the lock's DDLs are not the owner's"
 ctl_jq ".result and (.locks | length) == 1" shard-ddl-lock || fail "the lock is not in the list of all"
-log "lock rebuilt at start: $id waiting, owner lk-b"
+[ "$(ddl_state)" = "1 0" ] || fail "dm_master_ddl_state_number is not 1 Un-synced, 0 Synced: $(grep ddl_state "$work/metrics.txt")"
+log "lock rebuilt at start: $id waiting, owner lk-b; dm_master_ddl_state_number Un-synced 1"
 
 # 3. unlock errors
 ctl_jq '.result == false and .error.ErrCode == 14030' shard-ddl-lock unlock "lk-\`x\`.\`y\`" ||
@@ -144,12 +154,14 @@ ctl_jq '.result and .locks == []' shard-ddl-lock lk || fail "the lock is still l
 jq -e '.infos == [] and .ops == [] and (.sources | length) == 2' \
   "$work/state/tasks/lk/shard.json" >/dev/null || fail "shard.json still holds the lock"
 stage_is Running || fail "the task is not Running any more"
-log "unlock --force-remove: lock gone"
+[ "$(ddl_state)" = "0 0" ] || fail "dm_master_ddl_state_number is not 0 0 once the lock is gone: $(grep ddl_state "$work/metrics.txt")"
+log "unlock --force-remove: lock gone, dm_master_ddl_state_number 0"
 
 # 5. stop-task
 ctl_jq '.result' stop-task lk || fail "stop-task"
 [ ! -e "$work/state/tasks/lk/shard.json" ] || fail "shard.json outlived stop-task"
-log "stop-task removed shard.json"
+[ -z "$(ddl_state)" ] || fail "dm_master_ddl_state_number of lk outlived stop-task"
+log "stop-task removed shard.json and the task's dm_master_ddl_state_number"
 tgt -e "DROP DATABASE IF EXISTS \`$tdb\`; DROP DATABASE IF EXISTS \`$meta\`;"
 src -e "DROP DATABASE IF EXISTS \`$db\`;"
 log "ok"

@@ -13,6 +13,7 @@
 
 #include "dmhost/sdk.h"
 #include "log.h"
+#include "metrics.h"
 #include "secret.h"
 
 static void elect_sleep_ms(long ms) {
@@ -196,6 +197,7 @@ static void *elect_main(void *arg) {
       master_shard_start(m, token, &shard); /* the shard DDL locks, beside the scheduling */
       master_lead(m, c, token);
       master_shard_stop(&shard);
+      master_metrics_retire(m);
       dmh_log(DM_LOG_INFO, "master", "%s stopped leading (token %lld)", m->name, (long long)token);
       atomic_compare_exchange_strong(&m->token, &token, 0);
       continue;
@@ -284,6 +286,7 @@ int dmh_master_start(const dmh_master_opts *o, dmh_master **out, dm_error *err) 
   dm_strlcpy(m->addr, o->addr ? o->addr : "", sizeof m->addr);
   dm_strlcpy(m->prefix, prefix, sizeof m->prefix);
   m->ttl_s = o->ttl_s ? o->ttl_s : 10;
+  m->metrics_owner = dmh_metrics_owner_new();
   m->forward = o->forward;
   m->forward_ud = o->forward_ud;
   m->secrets_dir = o->secrets_dir ? strdup(o->secrets_dir) : NULL;

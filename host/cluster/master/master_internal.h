@@ -39,6 +39,10 @@ struct dmh_master {
   /* the leader's shard DDL rounds and shard-ddl-lock unlock, serialized (master_shard.c) */
   pthread_mutex_t shard_lock;
 
+  uint64_t metrics_owner; /* dm_master_worker_state's series while it leads (master_sched.c) */
+  char **metrics_workers; /* [sched_lock] the workers it has shown while leading */
+  size_t n_metrics_workers;
+
   atomic_llong token;    /* leadership token while leading and allowed to act; 0 otherwise */
   atomic_int stopping;   /* shutdown began */
   atomic_int watch_stop; /* ends the watch the election thread runs (follower or scheduler) */
@@ -106,6 +110,12 @@ int master_apply(dmh_etcd *c, const dmh_master *m, int64_t token, const dmh_sche
 int master_schedule_once(dmh_master *m, dmh_etcd *c, int64_t token, int64_t *revision,
                          dm_error *err);
 
+/* DM's dm_master_worker_state{worker} (-1 unrecognized, 0 offline, 1 free, 1.5 relay, 2 bound)
+ * of every worker of the snapshot, as a round leaves them; retire: the series go with the
+ * leadership (DM resets them when its leader retires). master_sched.c. */
+void master_metrics_workers(dmh_master *m, const master_snapshot *s);
+void master_metrics_retire(dmh_master *m);
+
 /* The leader's loop, on the election thread: a round, then a watch of <p>/ until a change of a
  * worker, source or binding key, again, until the token is no longer this master's. */
 void master_lead(dmh_master *m, dmh_etcd *c, int64_t token);
@@ -122,6 +132,9 @@ typedef struct master_shard_run {
   atomic_int stop;
   pthread_t thr;
   bool started;
+  uint64_t metrics_owner; /* dm_master_ddl_state_number's series while it leads */
+  char **metrics_tasks;   /* [the thread's] shard_metrics.h's list */
+  size_t n_metrics_tasks;
 } master_shard_run;
 int master_shard_start(dmh_master *m, int64_t token, master_shard_run *run);
 void master_shard_stop(master_shard_run *run);

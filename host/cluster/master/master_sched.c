@@ -12,6 +12,7 @@
 
 #include "dmhost/sdk.h"
 #include "log.h"
+#include "metrics.h"
 
 int master_key(char *buf, size_t size, const dmh_master *m, dmh_cluster_key_kind kind,
                const char *a, const char *b, const char *c, dm_error *err) {
@@ -323,6 +324,81 @@ int master_apply(dmh_etcd *c, const dmh_master *m, int64_t token, const dmh_sche
   return rc;
 }
 
+void master_metrics_workers(dmh_master *m, const master_snapshot *s) {
+  static const char *const labels[] = {"worker"};
+  dmh_metric_family *f;
+  dm_error err;
+  if (dmh_metrics_family(dmh_metrics_process(), "dm_master_worker_state", DM_METRIC_GAUGE,
+                         "state of worker, -1 - unrecognized, 0 - offline, 1 - free, 2 - bound",
+                         labels, 1, NULL, 0, &f, &err) < 0) {
+    dmh_log(DM_LOG_WARN, "metrics", "%s", err.message);
+    return;
+  }
+  /* a worker offline and unbound leaves the snapshot (no lease, no binding): it stays here at 0,
+   * offline, as DM keeps an offline worker's state until it is removed (offline-member), so
+   * DM_worker_offline can fire after its hour */
+  size_t n = s->n_workers;
+  const char **names = calloc(n + m->n_metrics_workers + 1, sizeof *names);
+  double *v = calloc(n + m->n_metrics_workers + 1, sizeof *v);
+  for (size_t i = 0; names && v && i < m->n_metrics_workers; i++) {
+    bool listed = false;
+    for (size_t j = 0; j < s->n_workers && !listed; j++)
+      listed = strcmp(s->workers[j].name, m->metrics_workers[i]) == 0;
+    if (!listed)
+      names[n++] = m->metrics_workers[i]; /* v[] is 0: offline */
+  }
+  for (size_t i = 0; names && v && i < s->n_workers; i++) {
+    bool seen = false;
+    for (size_t j = 0; j < m->n_metrics_workers && !seen; j++)
+      seen = strcmp(s->workers[i].name, m->metrics_workers[j]) == 0;
+    char **grown =
+        seen ? NULL
+             : realloc(m->metrics_workers, (m->n_metrics_workers + 1) * sizeof *m->metrics_workers);
+    if (grown) {
+      m->metrics_workers = grown;
+      if ((grown[m->n_metrics_workers] = strdup(s->workers[i].name)))
+        m->n_metrics_workers++;
+    }
+  }
+  for (size_t i = 0; names && v && i < s->n_workers; i++) {
+    const dmh_sched_worker *w = &s->workers[i];
+    names[i] = w->name;
+    /* DM's numbers (dm/master/scheduler/worker.go): a worker keeping a relay is "relay" (1.5)
+     * until it is bound too */
+    switch (dmh_sched_stage(w)) {
+    case DMH_WORKER_OFFLINE:
+      v[i] = 0;
+      break;
+    case DMH_WORKER_FREE:
+      v[i] = 1;
+      break;
+    case DMH_WORKER_BOUND:
+      v[i] = 2;
+      break;
+    case DMH_WORKER_RELAY:
+      v[i] = w->bound[0] ? 2 : 1.5;
+      break;
+    default:
+      v[i] = -1;
+    }
+  }
+  if (names && v)
+    dmh_metric_set_all(f, m->metrics_owner, names, v, (int)n);
+  free(names);
+  free(v);
+}
+
+void master_metrics_retire(dmh_master *m) {
+  pthread_mutex_lock(&m->sched_lock);
+  dmh_metrics_drop_owner(dmh_metrics_process(), m->metrics_owner);
+  for (size_t i = 0; i < m->n_metrics_workers; i++)
+    free(m->metrics_workers[i]);
+  free(m->metrics_workers);
+  m->metrics_workers = NULL;
+  m->n_metrics_workers = 0;
+  pthread_mutex_unlock(&m->sched_lock);
+}
+
 int master_schedule_once(dmh_master *m, dmh_etcd *c, int64_t token, int64_t *revision,
                          dm_error *err) {
   pthread_mutex_lock(&m->sched_lock);
@@ -345,6 +421,8 @@ int master_schedule_once(dmh_master *m, dmh_etcd *c, int64_t token, int64_t *rev
         rc = -1;
       } else
         rc = master_apply(c, m, token, acts, n + (size_t)k, err);
+      if (rc == 0)
+        master_metrics_workers(m, &s);
       free(acts);
     }
     master_snapshot_free(&s);

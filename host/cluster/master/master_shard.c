@@ -34,7 +34,9 @@
 
 #include "dmhost/sdk.h"
 #include "log.h"
+#include "metrics.h"
 #include "shard.h"
+#include "shard_metrics.h"
 
 /* The snapshot: the records by kind, and the kvs they came from. */
 typedef struct shard_snap {
@@ -267,7 +269,9 @@ static int shard_apply(dmh_etcd *c, const dmh_master *m, int64_t token, const sh
 }
 
 /* One round: read, load, write what is due. Under m->shard_lock. *rev: the snapshot's. */
-static int shard_round(dmh_master *m, dmh_etcd *c, int64_t token, int64_t *rev, dm_error *err) {
+static int shard_round(master_shard_run *run, dmh_etcd *c, int64_t *rev, dm_error *err) {
+  dmh_master *m = run->m;
+  int64_t token = run->token;
   shard_snap s;
   if (snap_read(c, m, 0, &s, err) < 0)
     return -1;
@@ -279,6 +283,8 @@ static int shard_round(dmh_master *m, dmh_etcd *c, int64_t token, int64_t *rev, 
     dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory writing the shard locks");
   else if (want)
     rc = atomic_load(&m->token) == token ? shard_apply(c, m, token, &s, want, err) : 0;
+  if (rc == 0 && k) /* the locks as written: DM's pending DDL gauge, the leader's */
+    dmh_shard_metrics_pending(k, run->metrics_owner, &run->metrics_tasks, &run->n_metrics_tasks);
   json_object_put(want);
   dmh_shard_keeper_free(k);
   snap_free(&s);
@@ -313,7 +319,7 @@ static void *shard_thread(void *arg) {
   while (!atomic_load(&run->stop) && atomic_load(&m->token) == run->token) {
     int64_t rev = 0;
     pthread_mutex_lock(&m->shard_lock);
-    int rc = shard_round(m, c, run->token, &rev, &err);
+    int rc = shard_round(run, c, &rev, &err);
     pthread_mutex_unlock(&m->shard_lock);
     if (rc < 0) {
       if (err.code == DM_ERR_CLUSTER_FENCED) {
@@ -339,6 +345,7 @@ int master_shard_start(dmh_master *m, int64_t token, master_shard_run *run) {
   memset(run, 0, sizeof *run);
   run->m = m;
   run->token = token;
+  run->metrics_owner = dmh_metrics_owner_new();
   atomic_store(&run->stop, 0);
   if (pthread_create(&run->thr, NULL, shard_thread, run) != 0) {
     dmh_log(DM_LOG_ERROR, "master", "shard: cannot start the coordinator's thread");
@@ -353,6 +360,8 @@ void master_shard_stop(master_shard_run *run) {
   if (run->started)
     pthread_join(run->thr, NULL);
   run->started = false;
+  /* a master that no longer leads shows no locks (DM resets them when its leader retires) */
+  dmh_shard_metrics_forget(run->metrics_owner, &run->metrics_tasks, &run->n_metrics_tasks);
 }
 
 /* ---- shard-ddl-lock ---- */

@@ -238,12 +238,10 @@ dmh_subtask *dmh_subtask_create_relay(const dmh_subtask_opts *opts, dm_error *er
 static void sup_record_errors_locked(dmh_subtask *st, sup_unit *u, const char *slot,
                                      const dm_error *errs, int n) {
   st->n_errors = n > SUP_MAX_ERRORS ? SUP_MAX_ERRORS : n;
-  st->errors_resumable = true;
+  st->errors_resumable = sup_errors_resumable(errs, st->n_errors);
   for (int i = 0; i < st->n_errors; i++) {
     st->errors[i] = errs[i];
     sup_error_context(st, u, slot, st->error_ctx[i], sizeof st->error_ctx[i]);
-    if (!errs[i].resumable)
-      st->errors_resumable = false;
   }
 }
 

@@ -111,6 +111,9 @@ void sup_unit_run(dmh_subtask *st, sup_unit *u, dm_result *r);
 bool sup_unit_status(sup_unit *u, dmh_status *s);
 const char *sup_unit_label(sup_unit *u, char *buf, size_t len);
 void sup_error_context(dmh_subtask *st, sup_unit *u, const char *slot, char *buf, size_t len);
+/* Whether retrying can help the n errors a unit returned: all of them resumable (what auto-resume
+ * and DM's resumable_err label go by). */
+bool sup_errors_resumable(const dm_error *errs, int n);
 
 /* catchup.c: between load and sync. 0 caught up; 1 canceled; -1 error in *err. */
 int sup_wait_relay_catchup(dmh_subtask *st, const dm_position *target, dm_error *err);

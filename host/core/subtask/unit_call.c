@@ -28,6 +28,13 @@ static void sup_db_hint(dmh_subtask *st, dm_error *e) {
     dmh_db_config_hint(&st->task->target, "target-database", e);
 }
 
+bool sup_errors_resumable(const dm_error *errs, int n) {
+  for (int i = 0; i < n; i++)
+    if (!errs[i].resumable)
+      return false;
+  return true;
+}
+
 void sup_error_context(dmh_subtask *st, sup_unit *u, const char *slot, char *buf, size_t len) {
   snprintf(buf, len, "task=%s source=%s unit=%s(%s %s) slot=%s", st->name,
            st->source ? st->source->source_id : "?", u->section, u->desc ? u->desc->name : "?",
@@ -206,6 +213,7 @@ void sup_unit_run(dmh_subtask *st, sup_unit *u, dm_result *r) {
   memset(r, 0, sizeof *r);
   const char *slot = "process";
   double t0 = dmh_now_seconds();
+  dmh_metrics_unit_exit_start(u->ctx, u->kind, u->section);
   if (u->started && u->desc->ops.resume) {
     slot = "resume";
     u->desc->ops.resume(u->self, r);
@@ -240,7 +248,8 @@ void sup_unit_run(dmh_subtask *st, sup_unit *u, dm_result *r) {
                  sup_unit_label(u, label, sizeof label), slot, outcome, n);
   }
   if (r->outcome == DM_OUTCOME_ERROR) {
-    dmh_metrics_unit_exit_error(u->ctx, u->kind, u->section);
+    dmh_metrics_unit_exit_error(u->ctx, u->kind, u->section,
+                                sup_errors_resumable(r->errors, (int)r->n_errors));
     char ctxs[192];
     sup_error_context(st, u, slot, ctxs, sizeof ctxs);
     for (uint32_t i = 0; i < r->n_errors; i++)

@@ -38,22 +38,49 @@ void dmh_metrics_task_stage(dm_ctx *c, int dm_stage) {
                  c->metrics_owner, v, dm_stage);
 }
 
-void dmh_metrics_unit_exit_error(dm_ctx *c, dm_unit_kind kind, const char *unit) {
-  static const struct {
-    dm_unit_kind kind;
-    const char *name, *help;
-  } dm[] = {
-      {DM_UNIT_DUMP, "dm_mydumper_exit_with_error_count", "counter for mydumper exits with error"},
-      {DM_UNIT_LOAD, "dm_loader_exit_with_error_count", "counter for loader exits with error"},
-      {DM_UNIT_SYNC, "dm_syncer_exit_with_error_count", "counter for syncer exits with error"},
-      {DM_UNIT_RELAY, "dm_relay_exit_with_error_count", "counter of relay unit exits with error"},
-  };
+/* DM's exit counters of a built-in kind: the dump unit's under both names DM has used
+ * (dm_mydumper_ for its alert rules, dm_dumpling_ since dumpling replaced mydumper). */
+static const struct {
+  dm_unit_kind kind;
+  const char *name, *help;
+} exit_counters[] = {
+    {DM_UNIT_DUMP, "dm_mydumper_exit_with_error_count", "counter for mydumper exits with error"},
+    {DM_UNIT_DUMP, "dm_dumpling_exit_with_error_count", "counter for dumpling exit with error"},
+    {DM_UNIT_LOAD, "dm_loader_exit_with_error_count", "counter for loader exits with error"},
+    {DM_UNIT_SYNC, "dm_syncer_exit_with_error_count", "counter for syncer exits with error"},
+    {DM_UNIT_RELAY, "dm_relay_exit_with_error_count", "counter of relay unit exits with error"},
+};
+
+/* DM's exit counter `i` of the unit's series, resumable_err "true" or "false", by `amount`. */
+static void exit_counter_add(dm_ctx *c, size_t i, const char *unit, bool resumable, double amount) {
+  static const char *const labels[] = {"task", "source_id", "worker", "resumable_err"};
   const char *v[5];
   host_values(c, v, unit, NULL);
-  for (size_t i = 0; i < sizeof dm / sizeof dm[0]; i++)
-    if (dm[i].kind == kind)
-      dmh_metric_add(host_family(c, dm[i].name, DM_METRIC_COUNTER, dm[i].help, 0, NULL, 0),
-                     c->metrics_owner, v, 1);
+  v[3] = resumable ? "true" : "false";
+  dmh_metric_family *f;
+  dm_error err;
+  if (dmh_metrics_family(c->metrics, exit_counters[i].name, DM_METRIC_COUNTER,
+                         exit_counters[i].help, labels, 4, NULL, 0, &f, &err) < 0) {
+    dmh_log(DM_LOG_WARN, "metrics", "%s", err.message);
+    return;
+  }
+  dmh_metric_add(f, c->metrics_owner, v, amount);
+}
+
+void dmh_metrics_unit_exit_start(dm_ctx *c, dm_unit_kind kind, const char *unit) {
+  for (size_t i = 0; i < sizeof exit_counters / sizeof exit_counters[0]; i++)
+    if (exit_counters[i].kind == kind) {
+      exit_counter_add(c, i, unit, true, 0);
+      exit_counter_add(c, i, unit, false, 0);
+    }
+}
+
+void dmh_metrics_unit_exit_error(dm_ctx *c, dm_unit_kind kind, const char *unit, bool resumable) {
+  for (size_t i = 0; i < sizeof exit_counters / sizeof exit_counters[0]; i++)
+    if (exit_counters[i].kind == kind)
+      exit_counter_add(c, i, unit, resumable, 1);
+  const char *v[5];
+  host_values(c, v, unit, NULL);
   dmh_metric_add(host_family(c, "dmhost_unit_exit_with_error_total", DM_METRIC_COUNTER,
                              "process or resume calls of a unit that returned errors", 1, NULL, 0),
                  c->metrics_owner, v, 1);

@@ -13,8 +13,14 @@
 /* dm_worker_task_state{task,source_id}: DM's stage number (New 1 ... Stopping 8). */
 void dmh_metrics_task_stage(dm_ctx *c, int dm_stage);
 /* The unit returned errors from process/resume: DM's dm_<unit>_exit_with_error_count for a
- * built-in kind, and dmhost_unit_exit_with_error_total{unit} for every unit. */
-void dmh_metrics_unit_exit_error(dm_ctx *c, dm_unit_kind kind, const char *unit);
+ * built-in kind, with DM's label resumable_err "true" when every error is resumable (the class
+ * the supervisor's auto-resume goes by) and "false" otherwise, and
+ * dmhost_unit_exit_with_error_total{unit} for every unit. */
+void dmh_metrics_unit_exit_error(dm_ctx *c, dm_unit_kind kind, const char *unit, bool resumable);
+/* A process/resume call begins: DM's exit counters of a built-in kind exist from here at 0 (both
+ * resumable_err values, as DM adds 0 to them when its unit's Process starts), so the first error
+ * is a change that DM's alert rules (`changes(...[1m]) > 0`) see. */
+void dmh_metrics_unit_exit_start(dm_ctx *c, dm_unit_kind kind, const char *unit);
 /* dmhost_auto_resume_total: the supervisor tried an auto-resume. */
 void dmh_metrics_auto_resume(dm_ctx *c);
 /* dmhost_unit_swaps_total{unit,result}: a swap-unit ended, ok or refused. */
