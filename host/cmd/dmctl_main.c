@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "control_http.h"
 #include "control_socket.h"
+#include "dmctl_config.h"
 #include "dmhost/fs.h"
 #include "dmhost/sdk.h"
 #include "error_json.h"
@@ -25,7 +26,9 @@
 
 static const char *dmctl_global_usage =
     "dmctl [--socket PATH | --state-dir DIR | --master-addr HOST:PORT [" DMH_CLI_TLS_USAGE
-    "]] [--timeout SECONDS] COMMAND [ARGS]";
+    "]] [--timeout SECONDS] [--config DMCTL.toml] [COMMAND [ARGS]] (the long flags may follow "
+    "the command; --ssl-ca/--ssl-cert/--ssl-key and --rpc-timeout are DM's names; no command: a "
+    "command per line of stdin)";
 
 static int dmctl_print(json_object *resp) {
   json_object *res = NULL;
@@ -144,51 +147,37 @@ static int dmctl_attach_content(json_object *req) {
   return 0;
 }
 
-int main(int argc, char **argv) {
-  dmctl_target target = {.flags = {.groups = DMH_CLI_STATE_DIR | DMH_CLI_TLS, .prog = "dmctl"}};
-  long timeout_s = DMCTL_DEFAULT_TIMEOUT_S;
-  int i = 1;
-  for (; i < argc && argv[i][0] == '-'; i++) {
-    /* The flags naming where the daemon is; the TLS ones have no short form. */
-    const char *v = NULL;
-    int f = dmh_cli_flag(argc, argv, &i, "-S", "--socket", &target.socket_path);
-    if (f == 0)
-      f = dmh_cli_flag(argc, argv, &i, "-m", "--master-addr", &target.master_addr);
-    if (f == 0)
-      f = dmh_cli_common_arg(&target.flags, argc, argv, &i);
-    if (f > 0)
-      continue;
-    if (f == 0 && (f = dmh_cli_flag(argc, argv, &i, "-t", "--timeout", &v)) > 0) {
-      /* In milliseconds it must fit an int: a larger value would wrap into a short wait. */
-      if (dmh_cli_int(v, 0, INT_MAX / 1000, &timeout_s) < 0)
-        return dmctl_bad("--timeout \"%s\" is not a number of seconds in 0..%d (0: no limit)", v,
-                         INT_MAX / 1000);
-      continue;
-    }
-    if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
-      return dmctl_help();
-    if (f < 0)
-      return dmctl_bad("%s needs a value (usage: %s)", argv[i], dmctl_global_usage);
-    return dmctl_bad("unknown option %s (usage: %s)", argv[i], dmctl_global_usage);
-  }
-  if (i >= argc)
-    return dmctl_bad("no command given (usage: %s); `dmctl help` lists the commands",
-                     dmctl_global_usage);
-  if (strcmp(argv[i], "help") == 0)
+/* One run's settings: where the request goes, how long to wait, DM's --config file. */
+typedef struct dmctl_run {
+  dmctl_target target;
+  const char *timeout_v, *config;
+  dmctl_file_cfg file; /* --config's values, filling what the command line leaves out */
+} dmctl_run;
+
+/* Send one command line (argv[0] the command) and print the answer; the exit status. */
+static int dmctl_command(const dmctl_run *g, int argc, char **argv) {
+  if (strcmp(argv[0], "help") == 0)
     return dmctl_help();
+  long timeout_s = DMCTL_DEFAULT_TIMEOUT_S;
+  /* In milliseconds it must fit an int: a larger value would wrap into a short wait. */
+  if (g->timeout_v &&
+      (dmctl_duration_s(g->timeout_v, &timeout_s) < 0 || timeout_s > INT_MAX / 1000))
+    return dmctl_bad("--timeout \"%s\" is not a number of seconds (or a duration as \"10m\") in "
+                     "0..%d (0: no limit)",
+                     g->timeout_v, INT_MAX / 1000);
 
   int rc = 1;
   dm_error err;
-  json_object *req = dmh_command_request(argc - i, argv + i, &err);
+  json_object *req = dmh_command_request(argc, argv, &err);
   if (!req)
     return dmctl_fail(&err);
-  if (target.master_addr && (rc = dmctl_attach_content(req)) != 0) {
+  if (g->target.master_addr && (rc = dmctl_attach_content(req)) != 0) {
     json_object_put(req);
     return rc;
   }
   char *answer = NULL;
   int crc = dmctl_send(
-      &target,
+      &g->target,
       json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
       (int)(timeout_s * 1000), &answer, &err);
   json_object_put(req);
@@ -203,4 +192,154 @@ int main(int argc, char **argv) {
   }
   free(answer);
   return dmctl_print(resp);
+}
+
+/* A global flag at argv[*i]: 1 taken, 0 not one, -1 its value missing. After the command word only
+ * the long forms are global (DM's cobra takes its persistent flags anywhere), since the commands'
+ * own short options reuse the letters: -d DB, -t TABLE, -m of list-member. DM's --ssl-* name the
+ * same files as dmhost's --tls-*; DM's --rpc-timeout is --timeout. */
+static int dmctl_global_flag(dmctl_run *g, int argc, char **argv, int *i, bool after_cmd) {
+  if (after_cmd && strncmp(argv[*i], "--", 2) != 0)
+    return 0;
+  dmctl_target *t = &g->target;
+  int f = dmh_cli_flag(argc, argv, i, "-S", "--socket", &t->socket_path);
+  if (f == 0)
+    f = dmh_cli_flag(argc, argv, i, "-m", "--master-addr", &t->master_addr);
+  if (f == 0)
+    f = dmh_cli_common_arg(&t->flags, argc, argv, i);
+  if (f == 0)
+    f = dmh_cli_flag(argc, argv, i, "--ssl-ca", "--ssl-ca", &t->flags.tls.ca);
+  if (f == 0)
+    f = dmh_cli_flag(argc, argv, i, "--ssl-cert", "--ssl-cert", &t->flags.tls.cert);
+  if (f == 0)
+    f = dmh_cli_flag(argc, argv, i, "--ssl-key", "--ssl-key", &t->flags.tls.key);
+  if (f == 0)
+    f = dmh_cli_flag(argc, argv, i, "--config", "--config", &g->config);
+  if (f == 0)
+    f = dmh_cli_flag(argc, argv, i, "-t", "--timeout", &g->timeout_v);
+  if (f == 0)
+    f = dmh_cli_flag(argc, argv, i, "--rpc-timeout", "--rpc-timeout", &g->timeout_v);
+  return f;
+}
+
+static int dmctl_interactive(const dmctl_run *base);
+
+/* One command line (argv[0..argc), no program name) with the settings `base`: the global flags
+ * anywhere, the command and its arguments. No command: the interactive mode when `top`. */
+static int dmctl_line(const dmctl_run *base, int argc, char **argv, bool top) {
+  dmctl_run g = *base;
+  g.file = (dmctl_file_cfg){0};
+  /* the command's words, with room for the -s SOURCE given before the command */
+  char **cmdv = calloc((size_t)argc * 2 + 1, sizeof *cmdv);
+  const char **pre_src = calloc((size_t)argc + 1, sizeof *pre_src);
+  int cmdc = 0, npre = 0, rc = 1;
+  bool only_words = false; /* after a bare "--" (binlog's SQL) */
+  if (!cmdv || !pre_src) {
+    rc = dmctl_bad("out of memory");
+    goto out;
+  }
+  for (int i = 0; i < argc; i++) {
+    bool seen = cmdc > 0;
+    if (seen && strcmp(argv[i], "--") == 0)
+      only_words = true;
+    if (!only_words && argv[i][0] == '-' && argv[i][1]) {
+      int f = dmctl_global_flag(&g, argc, argv, &i, seen);
+      const char *v = NULL;
+      if (f == 0 && !seen && (f = dmh_cli_flag(argc, argv, &i, "-s", "--source", &v)) > 0)
+        pre_src[npre++] = v; /* DM's -s is a flag of every command: given before one too */
+      if (f > 0)
+        continue;
+      if (f < 0) {
+        rc = dmctl_bad("%s needs a value (usage: %s)", argv[i], dmctl_global_usage);
+        goto out;
+      }
+      if (!seen && (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)) {
+        rc = dmctl_help();
+        goto out;
+      }
+      if (!seen) {
+        rc = dmctl_bad("unknown option %s (usage: %s)", argv[i], dmctl_global_usage);
+        goto out;
+      }
+    }
+    cmdv[cmdc++] = argv[i];
+    if (cmdc == 1) /* the -s given before the command go right after it */
+      for (int k = 0; k < npre; k++) {
+        cmdv[cmdc++] = "-s";
+        cmdv[cmdc++] = (char *)pre_src[k];
+      }
+  }
+  if (g.config && g.config != base->config) {
+    dm_error err;
+    if (dmctl_config_load(g.config, &g.file, &err) < 0) {
+      rc = dmctl_fail(&err);
+      goto out;
+    }
+    dmh_cli_tls *tls = &g.target.flags.tls;
+    if (!g.target.master_addr && !g.target.socket_path && !g.target.flags.state_dir)
+      g.target.master_addr = g.file.master_addr;
+    if (!g.timeout_v)
+      g.timeout_v = g.file.rpc_timeout;
+    if (!tls->ca && !tls->cert && !tls->key) {
+      tls->ca = g.file.ssl_ca;
+      tls->cert = g.file.ssl_cert;
+      tls->key = g.file.ssl_key;
+    }
+  }
+  /* DM's dmctl reads DM_MASTER_ADDR when nothing names the daemon */
+  if (!g.target.master_addr && !g.target.socket_path && !g.target.flags.state_dir &&
+      !getenv("DMHOST_SOCKET"))
+    g.target.master_addr = getenv("DM_MASTER_ADDR");
+  if (cmdc == 0) {
+    rc = top ? dmctl_interactive(&g) : 0;
+    goto out;
+  }
+  if (npre > 0 && cmdc == 1 + 2 * npre && strcmp(cmdv[0], "help") != 0 &&
+      !dmh_command_find(cmdv[0])) {
+    rc = dmctl_bad("unknown command \"%s\"; `dmctl help` lists the commands", cmdv[0]);
+    goto out;
+  }
+  rc = dmctl_command(&g, cmdc, cmdv);
+out:
+  dmctl_file_cfg_free(&g.file);
+  free(cmdv);
+  free(pre_src);
+  return rc;
+}
+
+/* DM's interactive mode (dmctl without a command): a command line per line of stdin, `exit` or
+ * the end of the input ends it. The prompt only on a terminal, so a script's output is the
+ * answers alone. */
+static int dmctl_interactive(const dmctl_run *base) {
+  bool tty = isatty(STDIN_FILENO);
+  char *line = NULL;
+  size_t cap = 0;
+  for (;;) {
+    if (tty) {
+      fputs("» ", stdout);
+      fflush(stdout);
+    }
+    if (getline(&line, &cap, stdin) < 0)
+      break;
+    char **words = NULL;
+    int n = dmctl_split_line(line, &words);
+    if (n < 0) {
+      dmctl_bad("the line has an unclosed quote: %s", line);
+      continue;
+    }
+    bool stop = n == 1 && strcmp(words[0], "exit") == 0;
+    if (!stop && n > 0)
+      dmctl_line(base, n, words, false);
+    fflush(stdout);
+    dmctl_words_free(words);
+    if (stop)
+      break;
+  }
+  free(line);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  dmctl_run g = {.target = {.flags = {.groups = DMH_CLI_STATE_DIR | DMH_CLI_TLS, .prog = "dmctl"}}};
+  return dmctl_line(&g, argc - 1, argv + 1, true);
 }
