@@ -97,6 +97,39 @@ int dmh_control_arg_list(const control_cmd *cmd, json_object *args, const char *
   return 0;
 }
 
+int dmh_control_relay_each(void *ud, const control_cmd *cmd, dmh_control_fn relay,
+                           json_object *args, json_object *resp, dm_error *err) {
+  const char *only[DMH_CONTROL_MAX_LIST];
+  size_t n;
+  if (dmh_control_arg_list(cmd, args, "source", only, DMH_CONTROL_MAX_LIST, &n, err) < 0)
+    return -1;
+  if (n == 0)
+    return dmh_control_bad(err, "%s: argument \"source\" is missing (usage: %s)", cmd->name,
+                           cmd->usage);
+  control_cmd as = *cmd; /* the relay handler reads its name: which of the two */
+  as.name = strcmp(cmd->name, "pause-relay") == 0 ? "stop-relay" : "start-relay";
+  json_object *list = json_object_new_array();
+  json_object_object_add(resp, "sources", list);
+  int failed = 0;
+  for (size_t i = 0; i < n; i++) {
+    json_object *one = json_object_new_object(), *sub = dmh_control_response_new();
+    json_object_object_add(one, "source", json_object_new_string(only[i]));
+    dm_error e;
+    int rc = relay(ud, &as, one, sub, &e);
+    json_object_put(sub);
+    json_object *entry = dmh_control_response_new();
+    if (rc < 0) {
+      dmh_control_set_error(entry, &e);
+      if (failed++ == 0)
+        *err = e;
+    }
+    json_object_object_add(entry, "source", json_object_new_string(only[i]));
+    json_object_array_add(list, entry);
+    json_object_put(one);
+  }
+  return failed ? -1 : 0;
+}
+
 int dmh_control_no_sources(const control_cmd *cmd, json_object *args, dm_error *err) {
   if (!json_object_object_get_ex(args, "source", NULL))
     return 0;
@@ -326,6 +359,11 @@ static int control_relay(void *ud, const control_cmd *cmd, json_object *args, js
   return dmh_registry_relay_stop(r, source, resp, err);
 }
 
+static int control_relay_each(void *ud, const control_cmd *cmd, json_object *args,
+                              json_object *resp, dm_error *err) {
+  return dmh_control_relay_each(ud, cmd, control_relay, args, resp, err);
+}
+
 static int control_purge_relay(void *ud, const control_cmd *cmd, json_object *args,
                                json_object *resp, dm_error *err) {
   dmh_registry *r = ud;
@@ -396,6 +434,8 @@ static const dmh_control_fn control_fns[DMH_CMD_COUNT] = {
     [DMH_CMD_QUERY_LAG] = control_query_lag,
     [DMH_CMD_START_RELAY] = control_relay,
     [DMH_CMD_STOP_RELAY] = control_relay,
+    [DMH_CMD_PAUSE_RELAY] = control_relay_each,
+    [DMH_CMD_RESUME_RELAY] = control_relay_each,
     [DMH_CMD_PURGE_RELAY] = control_purge_relay,
     [DMH_CMD_SWAP_UNIT] = control_swap_unit,
     [DMH_CMD_BINLOG] = control_binlog,

@@ -69,6 +69,12 @@ int dmh_control_arg_path(const dmh_control_cmd *cmd, json_object *args, const ch
 int dmh_control_arg_list(const dmh_control_cmd *cmd, json_object *args, const char *key,
                          const char **out, size_t max, size_t *n, dm_error *err);
 
+/* DM's pause-relay/resume-relay -s SOURCE ...: `relay` (the role's start-relay/stop-relay
+ * handler) on each source as stop-relay (pause) or start-relay (resume); DM's "sources"
+ * [{"result", "msg", "source"}], the first failure's error. */
+int dmh_control_relay_each(void *ud, const dmh_control_cmd *cmd, dmh_control_fn relay,
+                           json_object *args, json_object *resp, dm_error *err);
+
 /* start-task's -s SOURCE, refused (DM starts the subtasks of those sources only): 0 without it. */
 int dmh_control_no_sources(const dmh_control_cmd *cmd, json_object *args, dm_error *err);
 

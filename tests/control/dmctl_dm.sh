@@ -101,6 +101,20 @@ expect '.result and .sources[0].sourceStatus.source == "s1" and (.sources | leng
   -s s1 query-status "$task"
 log "-s on pause/resume/query-status; refused on start/check-task"
 
+# DM's "query-status test --more", "start-relay -s $SOURCE_ID1", "pause-relay -s ...", "resume-relay"
+expect '.result and (.sources | length == 1)' query-status "$task" --more
+relay_expected() { ctl operate-source show s1 | jq -r '[.. | .relayExpected? // empty][0]'; }
+expect '.result' start-relay -s s1
+[ "$(relay_expected)" = Running ] || fail "start-relay did not set the relay's expected stage"
+expect '.result and ([.sources[] | .source] == ["s1"]) and .sources[0].result' pause-relay -s s1
+[ "$(relay_expected)" = Stopped ] || fail "pause-relay did not stop the relay"
+expect '.result == false and (.sources | length == 2) and .sources[0].result and
+        (.sources[1].result == false) and .sources[1].source == "nope"' resume-relay -s s1,nope
+[ "$(relay_expected)" = Running ] || fail "resume-relay did not start the relay"
+expect '.result == false and (.msg | contains("-s SOURCE is required"))' pause-relay
+expect '.result' stop-relay -s s1
+log "query-status --more, pause-relay/resume-relay"
+
 # global flags after the command; DM's --config; --ssl-*; DM_MASTER_ADDR
 expect_raw '.result and (.sources | length == 1)' query-status "$task" --state-dir "$work/state"
 printf '# dmctl.toml as DM writes it\nmaster-addr = "%s"\nrpc-timeout = "1m"\n' "$addr" >"$work/dmctl.toml"

@@ -864,6 +864,12 @@ out:
 static int ctl_help(void *ud, const dmh_control_cmd *cmd, json_object *args, json_object *resp,
                     dm_error *err);
 
+/* DM's pause-relay/resume-relay: stop-relay/start-relay of each source */
+static int ctl_relay_each(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                          json_object *resp, dm_error *err) {
+  return dmh_control_relay_each(ud, cmd, ctl_relay, args, resp, err);
+}
+
 /* The master's handler of each row of commands.def (dmh_control_table): the forwarded ones
  * (DMH_CMD_FORWARD) and the refused ones (DMH_CMD_DAEMON_ONLY) in master_forward.c. */
 static const dmh_control_fn ctl_fns[DMH_CMD_COUNT] = {
@@ -880,6 +886,8 @@ static const dmh_control_fn ctl_fns[DMH_CMD_COUNT] = {
     [DMH_CMD_TRANSFER_SOURCE] = ctl_transfer_source,
     [DMH_CMD_START_RELAY] = ctl_relay,
     [DMH_CMD_STOP_RELAY] = ctl_relay,
+    [DMH_CMD_PAUSE_RELAY] = ctl_relay_each,
+    [DMH_CMD_RESUME_RELAY] = ctl_relay_each,
     [DMH_CMD_PURGE_RELAY] = master_ctl_worker_cmd,
     [DMH_CMD_SWAP_UNIT] = master_ctl_swap_unit,
     [DMH_CMD_BINLOG] = master_ctl_worker_cmd,
