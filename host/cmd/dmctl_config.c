@@ -199,3 +199,39 @@ void dmctl_words_free(char **words) {
     free(words[i]);
   free(words);
 }
+
+int dmctl_task_name_of(const char *path, char *out, size_t len) {
+  size_t n = 0;
+  char *text = dm_fs_read_all(path, &n);
+  if (!text)
+    return -1;
+  int rc = -1;
+  for (char *l = text; l && rc < 0;) {
+    char *nl = strchr(l, '\n');
+    if (nl)
+      *nl = '\0';
+    /* a top-level key at the line's start: YAML's "name: X", libconfig's name = "X"; */
+    if (strncmp(l, "name", 4) == 0) {
+      char *p = l + 4;
+      while (*p == ' ' || *p == '\t')
+        p++;
+      if (*p == ':' || *p == '=') {
+        p++;
+        while (*p == ' ' || *p == '\t')
+          p++;
+        char q = *p == '"' || *p == '\'' ? *p++ : 0;
+        size_t k = 0;
+        while (p[k] && (q ? p[k] != q : !strchr(" \t;#\r", p[k])))
+          k++;
+        if (k > 0 && k < len && (!q || p[k] == q)) {
+          memcpy(out, p, k);
+          out[k] = '\0';
+          rc = 0;
+        }
+      }
+    }
+    l = nl ? nl + 1 : NULL;
+  }
+  free(text);
+  return rc;
+}

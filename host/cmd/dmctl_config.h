@@ -4,6 +4,8 @@
 #ifndef DMCTL_CONFIG_H
 #define DMCTL_CONFIG_H
 
+#include <stddef.h>
+
 #include "dmhost/error.h"
 
 typedef struct dmctl_file_cfg {
@@ -23,5 +25,9 @@ int dmctl_duration_s(const char *v, long *out);
  * (dmctl_words_free); -1 on an unclosed quote or no memory. */
 int dmctl_split_line(const char *line, char ***out);
 void dmctl_words_free(char **words);
+
+/* The task name a task file gives (its top-level `name: X` or `name = "X";`), for DM's
+ * [task-name | task-file] arguments. 0, or -1 when the file has none or cannot be read. */
+int dmctl_task_name_of(const char *path, char *out, size_t len);
 
 #endif /* DMCTL_CONFIG_H */

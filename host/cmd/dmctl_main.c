@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli_flag.h"
@@ -154,10 +155,66 @@ typedef struct dmctl_run {
   dmctl_file_cfg file; /* --config's values, filling what the command line leaves out */
 } dmctl_run;
 
+/* DM's [task-name | task-file]: pause-task, resume-task, stop-task and query-status take a task
+ * file in place of the name, which is read from it (a file of that name existing here wins, as in
+ * DM). 0, or the exit status. */
+static int dmctl_name_from_file(json_object *req) {
+  static const char *const takes[] = {"pause-task", "resume-task", "stop-task", "query-status"};
+  json_object *cmd = NULL, *args = NULL, *name = NULL;
+  json_object_object_get_ex(req, "cmd", &cmd);
+  json_object_object_get_ex(req, "args", &args);
+  bool takes_file = false;
+  for (size_t i = 0; i < sizeof takes / sizeof takes[0]; i++)
+    takes_file |= strcmp(json_object_get_string(cmd), takes[i]) == 0;
+  struct stat st;
+  if (!takes_file || !json_object_object_get_ex(args, "name", &name) ||
+      stat(json_object_get_string(name), &st) < 0 || !S_ISREG(st.st_mode))
+    return 0;
+  char task[256];
+  if (dmctl_task_name_of(json_object_get_string(name), task, sizeof task) < 0)
+    return dmctl_bad("%s: %s is a file without a top-level task name (name: NAME); give the task's "
+                     "name",
+                     json_object_get_string(cmd), json_object_get_string(name));
+  json_object_object_add(args, "name", json_object_new_string(task));
+  return 0;
+}
+
+/* DM's dmctl commands dmhost does not serve, each refused here (nothing is sent: encrypt's argument
+ * is a password) with what to do instead. */
+static const struct {
+  const char *name, *instead;
+} dmctl_dm_refused[] = {
+    {"encrypt", "dmctl does not encrypt: run `dmhost encrypt` on this machine (the secret is "
+                "never sent to a daemon)"},
+    {"decrypt", "dmctl does not decrypt; `dmhost encrypt` makes the ciphertext"},
+    {"binlog-schema", "the sync's schema tracker keeps each table's structure as an empty shadow "
+                      "table on the target (docs/sync.md, \"The schema tracker\"): read them "
+                      "there; dmctl cannot list, update or delete them"},
+    {"operate-schema", "DM's older name of binlog-schema: the sync's schema tracker keeps each "
+                       "table's structure as a shadow table on the target (docs/sync.md); dmctl "
+                       "cannot change them"},
+    {"handle-error", "DM's older name: use `binlog skip|replace|inject|revert TASK`"},
+    {"show-ddl-locks", "use `shard-ddl-lock [TASK]`"},
+    {"unlock-ddl-lock", "use `shard-ddl-lock unlock LOCK_ID`"},
+    {"offline-member", "not served by dmhost: a worker that stops is offline when its lease "
+                       "expires (docs/cluster.md)"},
+    {"operate-leader", "not served by dmhost: the masters elect their leader through etcd "
+                       "(docs/cluster.md); stop a master to move the leadership"},
+    {"get-config", "not served by dmhost yet: a daemon's configs are in its state dir "
+                   "(tasks/NAME/, the source's file), a cluster's in etcd"},
+    {"config", "not served by dmhost yet: a daemon's configs are in its state dir (tasks/NAME/, "
+               "the source's file), a cluster's in etcd"},
+    {"validation", "not served by dmhost: it has no continuous data validation; compare with "
+                   "scripts/checksum.sh"},
+};
+
 /* Send one command line (argv[0] the command) and print the answer; the exit status. */
 static int dmctl_command(const dmctl_run *g, int argc, char **argv) {
   if (strcmp(argv[0], "help") == 0)
     return dmctl_help();
+  for (size_t i = 0; i < sizeof dmctl_dm_refused / sizeof dmctl_dm_refused[0]; i++)
+    if (strcmp(argv[0], dmctl_dm_refused[i].name) == 0)
+      return dmctl_bad("%s: DM's command, refused: %s", argv[0], dmctl_dm_refused[i].instead);
   long timeout_s = DMCTL_DEFAULT_TIMEOUT_S;
   /* In milliseconds it must fit an int: a larger value would wrap into a short wait. */
   if (g->timeout_v &&
@@ -171,6 +228,10 @@ static int dmctl_command(const dmctl_run *g, int argc, char **argv) {
   json_object *req = dmh_command_request(argc, argv, &err);
   if (!req)
     return dmctl_fail(&err);
+  if ((rc = dmctl_name_from_file(req)) != 0) {
+    json_object_put(req);
+    return rc;
+  }
   if (g->target.master_addr && (rc = dmctl_attach_content(req)) != 0) {
     json_object_put(req);
     return rc;

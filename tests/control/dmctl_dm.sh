@@ -115,6 +115,21 @@ expect '.result == false and (.msg | contains("-s SOURCE is required"))' pause-r
 expect '.result' stop-relay -s s1
 log "query-status --more, pause-relay/resume-relay"
 
+# DM's [task-name | task-file]: "pause-task $cur/conf/dm-task.yaml" (the name read from the file)
+expect '.result and (.sources | length == 1)' pause-task "$work/task.cfg"
+wait_for 30 "pause-task TASK-FILE did not pause the task" stage_is Paused
+printf '# DM task file\n---\nname: %s\ntask-mode: incremental\n' "$task" >"$work/dm-task.yaml"
+expect '.result and (.sources[0].subTaskStatus[0].stage == "Paused")' query-status "$work/dm-task.yaml"
+expect '.result' resume-task "$work/dm-task.yaml"
+wait_for 30 "resume-task TASK-FILE did not resume the task" stage_is Running
+printf 'task-mode: all\n' >"$work/noname.yaml"
+expect '.result == false and (.msg | contains("without a top-level task name"))' stop-task "$work/noname.yaml"
+# DM's commands dmhost does not serve: refused locally, saying what to do instead
+expect '.result == false and (.msg | contains("dmhost encrypt"))' encrypt 123456
+expect '.result == false and (.msg | contains("shadow table"))' binlog-schema list -s s1 "$task" db t
+expect '.result == false and (.msg | contains("shard-ddl-lock"))' show-ddl-locks
+log "task files for names, DM's refused commands"
+
 # global flags after the command; DM's --config; --ssl-*; DM_MASTER_ADDR
 expect_raw '.result and (.sources | length == 1)' query-status "$task" --state-dir "$work/state"
 printf '# dmctl.toml as DM writes it\nmaster-addr = "%s"\nrpc-timeout = "1m"\n' "$addr" >"$work/dmctl.toml"
