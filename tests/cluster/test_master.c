@@ -825,6 +825,17 @@ static void test_dmctl_through_masters(void) {
                    "{\"name\":\"w2\",\"addr\":\"\",\"stage\":\"bound\",\"source\":\"src-d\"}") !=
             NULL);
   json_object_put(r);
+  /* DM's --name (repeatable, a,b) and --leader */
+  CU_ASSERT_EQUAL(tm_dmctl(&r, fport, "list-member --worker -n w9 --name w8,w2"), 0);
+  CU_ASSERT(strstr(tm_text(r), "\"name\":\"w2\"") != NULL);
+  CU_ASSERT(strstr(tm_text(r), "\"name\":\"w1\"") == NULL);
+  CU_ASSERT(strstr(tm_text(r), "\"masters\"") == NULL);
+  json_object_put(r);
+  CU_ASSERT_EQUAL(tm_dmctl(&r, fport, "list-member --leader"), 0);
+  CU_ASSERT(strstr(tm_text(r), "\"leader\":{") != NULL);
+  CU_ASSERT(strstr(tm_text(r), "\"masters\"") == NULL);
+  CU_ASSERT(strstr(tm_text(r), "\"workers\"") == NULL);
+  json_object_put(r);
 
   /* the file's text travels with the request (DM's dmctl sends the content): the master reads
    * no path. A path that exists nowhere, with the content of a source file: created from it. */

@@ -732,13 +732,17 @@ static int ctl_flag(const dmh_control_cmd *cmd, json_object *args, const char *k
 static int ctl_list_member(void *ud, const dmh_control_cmd *cmd, json_object *args,
                            json_object *resp, dm_error *err) {
   ctl *x = ud;
-  bool masters, workers;
+  bool masters, workers, leader;
+  const char *names[DMH_CONTROL_MAX_LIST];
+  size_t n_names;
   if (ctl_flag(cmd, args, "master", &masters, err) < 0 ||
-      ctl_flag(cmd, args, "worker", &workers, err) < 0)
+      ctl_flag(cmd, args, "worker", &workers, err) < 0 ||
+      ctl_flag(cmd, args, "leader", &leader, err) < 0 ||
+      dmh_control_arg_list(cmd, args, "name", names, DMH_CONTROL_MAX_LIST, &n_names, err) < 0)
     return -1;
   if (!masters && !workers)
     masters = workers = true;
-  return master_list_member(x->m, x->c, masters, workers, resp, err);
+  return master_list_member(x->m, x->c, masters, workers, leader, names, n_names, resp, err);
 }
 
 static int ctl_transfer_source(void *ud, const dmh_control_cmd *cmd, json_object *args,
