@@ -123,7 +123,7 @@ static int dmctl_send(const dmctl_target *t, const char *request, int timeout_ms
 /* Through --master-addr the daemon may run elsewhere: the file a command names goes along as
  * "content" (DM's dmctl sends the content too; dmh_control_file_get). 0, or the exit status. */
 #define DMCTL_CONTENT_MAX (512 * 1024) /* twice that, JSON-escaped, still fits a request */
-static int dmctl_attach_content(json_object *req) {
+static int dmctl_attach_content(json_object *req, dm_error *err) {
   json_object *args = NULL, *cmd = NULL, *path = NULL;
   json_object_object_get_ex(req, "cmd", &cmd);
   json_object_object_get_ex(req, "args", &args);
@@ -135,13 +135,17 @@ static int dmctl_attach_content(json_object *req) {
   const char *file = json_object_get_string(path);
   size_t len = 0;
   char *text = dm_fs_read_all(file, &len);
-  if (!text)
-    return dmctl_bad("%s: cannot read %s: %s", name, file, strerror(errno));
+  if (!text) {
+    dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL, "%s: cannot read %s: %s", name, file,
+                 strerror(errno));
+    return -1;
+  }
   if (len > DMCTL_CONTENT_MAX || strlen(text) != len) {
     free(text);
-    return dmctl_bad("%s: %s is %s: a config file sent to the master is text of at most %d KiB",
-                     name, file, len > DMCTL_CONTENT_MAX ? "too big" : "not text",
-                     DMCTL_CONTENT_MAX / 1024);
+    dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
+                 "%s: %s is %s: a config file sent to the master is text of at most %d KiB", name,
+                 file, len > DMCTL_CONTENT_MAX ? "too big" : "not text", DMCTL_CONTENT_MAX / 1024);
+    return -1;
   }
   json_object_object_add(args, "content", json_object_new_string_len(text, (int)len));
   free(text);
@@ -158,7 +162,7 @@ typedef struct dmctl_run {
 /* DM's [task-name | task-file]: pause-task, resume-task, stop-task and query-status take a task
  * file in place of the name, which is read from it (a file of that name existing here wins, as in
  * DM). 0, or the exit status. */
-static int dmctl_name_from_file(json_object *req) {
+static int dmctl_name_from_file(json_object *req, dm_error *err) {
   static const char *const takes[] = {"pause-task", "resume-task", "stop-task", "query-status"};
   json_object *cmd = NULL, *args = NULL, *name = NULL;
   json_object_object_get_ex(req, "cmd", &cmd);
@@ -171,10 +175,13 @@ static int dmctl_name_from_file(json_object *req) {
       stat(json_object_get_string(name), &st) < 0 || !S_ISREG(st.st_mode))
     return 0;
   char task[256];
-  if (dmctl_task_name_of(json_object_get_string(name), task, sizeof task) < 0)
-    return dmctl_bad("%s: %s is a file without a top-level task name (name: NAME); give the task's "
-                     "name",
-                     json_object_get_string(cmd), json_object_get_string(name));
+  if (dmctl_task_name_of(json_object_get_string(name), task, sizeof task) < 0) {
+    dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
+                 "%s: %s is a file without a top-level task name (name: NAME); give the task's "
+                 "name",
+                 json_object_get_string(cmd), json_object_get_string(name));
+    return -1;
+  }
   json_object_object_add(args, "name", json_object_new_string(task));
   return 0;
 }
@@ -208,6 +215,36 @@ static const struct {
                    "scripts/checksum.sh"},
 };
 
+/* The answer to one command line (argv[0] the command): the daemon's, or one in the same shape
+ * saying what went wrong before or on the way. */
+static json_object *dmctl_ask(const dmctl_run *g, long timeout_s, int argc, char **argv) {
+  dm_error err;
+  json_object *req = dmh_command_request(argc, argv, &err);
+  if (!req || dmctl_name_from_file(req, &err) < 0 ||
+      (g->target.master_addr && dmctl_attach_content(req, &err) < 0)) {
+    json_object_put(req);
+    json_object *resp = dmh_control_response_new();
+    dmh_control_set_error(resp, &err);
+    return resp;
+  }
+  char *answer = NULL;
+  int crc = dmctl_send(
+      &g->target,
+      json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+      (int)(timeout_s * 1000), &answer, &err);
+  json_object_put(req);
+  json_object *resp = crc < 0 ? NULL : json_tokener_parse(answer);
+  if (crc == 0 && (!resp || !json_object_is_type(resp, json_type_object)))
+    dm_error_set(&err, DM_ERR_CONTROL, answer, "the daemon's answer is not a JSON object");
+  free(answer);
+  if (!resp || !json_object_is_type(resp, json_type_object)) {
+    json_object_put(resp);
+    resp = dmh_control_response_new();
+    dmh_control_set_error(resp, &err);
+  }
+  return resp;
+}
+
 /* Send one command line (argv[0] the command) and print the answer; the exit status. */
 static int dmctl_command(const dmctl_run *g, int argc, char **argv) {
   if (strcmp(argv[0], "help") == 0)
@@ -223,36 +260,36 @@ static int dmctl_command(const dmctl_run *g, int argc, char **argv) {
                      "0..%d (0: no limit)",
                      g->timeout_v, INT_MAX / 1000);
 
-  int rc = 1;
-  dm_error err;
-  json_object *req = dmh_command_request(argc, argv, &err);
-  if (!req)
-    return dmctl_fail(&err);
-  if ((rc = dmctl_name_from_file(req)) != 0) {
-    json_object_put(req);
-    return rc;
+  /* DM's operate-source create|stop with several files or sources: one request each, their
+   * sources[] in one answer */
+  if (strcmp(argv[0], "operate-source") == 0 && argc > 3 &&
+      (strcmp(argv[1], "create") == 0 || strcmp(argv[1], "stop") == 0)) {
+    json_object *all = dmh_control_response_new(), *list = json_object_new_array();
+    json_object_object_add(all, "sources", list);
+    bool ok = true;
+    for (int i = 2; i < argc; i++) {
+      char *one[] = {argv[0], argv[1], argv[i]};
+      json_object *resp = dmctl_ask(g, timeout_s, 3, one), *v = NULL;
+      json_object_object_get_ex(resp, "result", &v);
+      if (ok && !json_object_get_boolean(v)) {
+        ok = false;
+        json_object_object_get_ex(resp, "msg", &v);
+        json_object_object_add(all, "result", json_object_new_boolean(0));
+        json_object_object_add(all, "msg", json_object_get(v));
+      }
+      json_object *srcs = NULL;
+      if (json_object_object_get_ex(resp, "sources", &srcs) && json_object_array_length(srcs) > 0)
+        for (size_t k = 0; k < json_object_array_length(srcs); k++)
+          json_object_array_add(list, json_object_get(json_object_array_get_idx(srcs, k)));
+      else { /* a refusal before any source: its answer as the entry, naming the word */
+        json_object_object_add(resp, "source", json_object_new_string(argv[i]));
+        json_object_array_add(list, json_object_get(resp));
+      }
+      json_object_put(resp);
+    }
+    return dmctl_print(all);
   }
-  if (g->target.master_addr && (rc = dmctl_attach_content(req)) != 0) {
-    json_object_put(req);
-    return rc;
-  }
-  char *answer = NULL;
-  int crc = dmctl_send(
-      &g->target,
-      json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
-      (int)(timeout_s * 1000), &answer, &err);
-  json_object_put(req);
-  if (crc < 0)
-    return dmctl_fail(&err);
-  json_object *resp = json_tokener_parse(answer);
-  if (!resp || !json_object_is_type(resp, json_type_object)) {
-    dm_error_set(&err, DM_ERR_CONTROL, answer, "the daemon's answer is not a JSON object");
-    free(answer);
-    json_object_put(resp);
-    return dmctl_fail(&err);
-  }
-  free(answer);
-  return dmctl_print(resp);
+  return dmctl_print(dmctl_ask(g, timeout_s, argc, argv));
 }
 
 /* A global flag at argv[*i]: 1 taken, 0 not one, -1 its value missing. After the command word only

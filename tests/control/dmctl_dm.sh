@@ -156,4 +156,9 @@ stage_is Running || fail "the line after exit was run"
 log "interactive mode"
 
 expect '.result' stop-task "$task"
+# DM's "operate-source stop $SOURCE_ID1 $SOURCE_ID2": one answer, an entry per source
+expect '.result == false and (.sources | length == 2) and (.sources[0].result == false) and
+        .sources[1].result and .sources[1].source == "s1"' operate-source stop nope s1
+expect '.result and (.sources | length == 0)' operate-source show
+log "operate-source with several sources"
 log "passed"
