@@ -262,7 +262,10 @@ static int dmctl_command(const dmctl_run *g, int argc, char **argv) {
 
   /* DM's operate-source create|stop with several files or sources: one request each, their
    * sources[] in one answer */
-  if (strcmp(argv[0], "operate-source") == 0 && argc > 3 &&
+  bool words_only = true; /* no option among them: "stop -s ID" is one source */
+  for (int i = 2; i < argc; i++)
+    words_only = words_only && argv[i][0] != '-';
+  if (strcmp(argv[0], "operate-source") == 0 && argc > 3 && words_only &&
       (strcmp(argv[1], "create") == 0 || strcmp(argv[1], "stop") == 0)) {
     json_object *all = dmh_control_response_new(), *list = json_object_new_array();
     json_object_object_add(all, "sources", list);

@@ -16,19 +16,7 @@ tag=dmctl_dm db=dmctl_dm meta=dmctl_dm_meta task=dmctl_dm
 work=$(mktemp -d /tmp/dmh-dmctl-dm-XXXXXX)
 t0=$SECONDS
 . tests/crash/lib.sh
-pid=""
-cleanup() {
-  local rc=$?
-  [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
-  if [ "${KEEP:-}" ]; then echo "$tag: work folder kept: $work"; else rm -rf "$work"; fi
-  exit "${rc:-1}"
-}
-trap cleanup EXIT
-fail() {
-  echo "$tag: FAILED: $*" >&2
-  [ -f "$work/serve.log" ] && { echo "--- end of serve.log:" >&2; tail -n 30 "$work/serve.log" >&2; }
-  exit 1
-}
+serve_begin
 ctl() { "$dmctl" --state-dir "$work/state" --timeout 60 "$@"; }
 # expect FILTER DMCTL-ARGS...: jq -e FILTER holds on dmctl's answer (dmctl's own flags given)
 expect_raw() {
