@@ -186,6 +186,77 @@ static int dmctl_name_from_file(json_object *req, dm_error *err) {
   return 0;
 }
 
+/* DM's check-task -e N / -w N (--error/--warn): the answer's checkResult shows at most N failures
+ * and N warnings and no passed check (DM's filterResults), applied by dmctl to the answer. The
+ * options are taken out of argv (*argc shrinks); cnt[0] errors, [1] warnings, -1 when not given.
+ * 0, or -1 with *err. */
+static int dmctl_check_counts(int *argc, char **argv, long cnt[2], dm_error *err) {
+  cnt[0] = cnt[1] = -1;
+  int out = 1;
+  for (int i = 1; i < *argc; i++) {
+    const char *v = NULL, *flag = argv[i];
+    int k = 0, f = dmh_cli_flag(*argc, argv, &i, "-e", "--error", &v);
+    if (f == 0 && (f = dmh_cli_flag(*argc, argv, &i, "-w", "--warn", &v)) != 0)
+      k = 1;
+    if (f < 0 || (f > 0 && dmh_cli_int(v, 0, 1000000, &cnt[k]) < 0)) {
+      dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
+                   "check-task: %s takes a count of 0 or more (usage: check-task TASK.cfg "
+                   "[-e COUNT] [-w COUNT])",
+                   flag);
+      return -1;
+    }
+    if (f == 0)
+      argv[out++] = argv[i];
+  }
+  *argc = out;
+  return 0;
+}
+
+/* A checkResult's result or error entry kept while its kind's count lasts (k: 0 fail, 1 warn). */
+static bool dmctl_check_keep(long left[2], const char *state) {
+  int k = strcmp(state, "fail") == 0 ? 0 : strcmp(state, "warn") == 0 ? 1 : -1;
+  if (k < 0 || left[k] == 0)
+    return false;
+  left[k]--;
+  return true;
+}
+
+static void dmctl_check_filter(json_object *resp, const long cnt[2]) {
+  json_object *cr = NULL, *results = NULL;
+  if (!json_object_object_get_ex(resp, "checkResult", &cr) ||
+      !json_object_object_get_ex(cr, "results", &results) ||
+      !json_object_is_type(results, json_type_array))
+    return;
+  long left[2] = {cnt[0] < 0 ? LONG_MAX : cnt[0], cnt[1] < 0 ? LONG_MAX : cnt[1]};
+  json_object *kept = json_object_new_array();
+  for (size_t i = 0; i < json_object_array_length(results); i++) {
+    json_object *r = json_object_array_get_idx(results, i), *v = NULL, *errs = NULL;
+    const char *state = json_object_object_get_ex(r, "state", &v) ? json_object_get_string(v) : "";
+    if (!json_object_object_get_ex(r, "errors", &errs) || json_object_array_length(errs) == 0) {
+      if (dmctl_check_keep(left, state))
+        json_object_array_add(kept, json_object_get(r));
+      continue;
+    }
+    json_object *sub = json_object_new_array();
+    for (size_t e = 0; e < json_object_array_length(errs); e++) {
+      json_object *x = json_object_array_get_idx(errs, e), *sv = NULL;
+      if (dmctl_check_keep(left, json_object_object_get_ex(x, "severity", &sv)
+                                     ? json_object_get_string(sv)
+                                     : ""))
+        json_object_array_add(sub, json_object_get(x));
+    }
+    if (json_object_array_length(sub) == 0 || strcmp(state, "pass") == 0) {
+      json_object_put(sub);
+      continue;
+    }
+    json_object *copy = NULL;
+    json_object_deep_copy(r, &copy, NULL);
+    json_object_object_add(copy, "errors", sub);
+    json_object_array_add(kept, copy);
+  }
+  json_object_object_add(cr, "results", kept);
+}
+
 /* DM's dmctl commands dmhost does not serve, each refused here (nothing is sent: encrypt's argument
  * is a password) with what to do instead. */
 static const struct {
@@ -292,7 +363,16 @@ static int dmctl_command(const dmctl_run *g, int argc, char **argv) {
     }
     return dmctl_print(all);
   }
-  return dmctl_print(dmctl_ask(g, timeout_s, argc, argv));
+  long cnt[2] = {-1, -1};
+  if (strcmp(argv[0], "check-task") == 0) {
+    dm_error err;
+    if (dmctl_check_counts(&argc, argv, cnt, &err) < 0)
+      return dmctl_fail(&err);
+  }
+  json_object *resp = dmctl_ask(g, timeout_s, argc, argv);
+  if (cnt[0] >= 0 || cnt[1] >= 0)
+    dmctl_check_filter(resp, cnt);
+  return dmctl_print(resp);
 }
 
 /* A global flag at argv[*i]: 1 taken, 0 not one, -1 its value missing. After the command word only

@@ -61,6 +61,14 @@ CFG
 serve_listen "$dmhost" "$plugins" || fail "dmhost serve did not listen"
 wait_for 20 "dmhost serve did not answer" ctl query-status >/dev/null
 expect '.result' operate-source create "$work/s1.cfg"
+# DM's "check-task $TASK_CONF -e N -w N": at most N failures and N warnings shown, no passed check
+ctl check-task "$work/task.cfg" >"$work/check.json" || true
+jq -e '(.checkResult.results | length) > 0' "$work/check.json" >/dev/null ||
+  fail "precondition: check-task lists no check"
+expect '(.checkResult.results | length) == 0 and .checkResult.summary.total > 0' \
+  check-task "$work/task.cfg" -e 0 -w 0
+expect '[.checkResult.results[] | select(.state == "pass")] == []' check-task "$work/task.cfg" -e 5
+expect '.result == false and (.msg | contains("-w takes a count"))' check-task "$work/task.cfg" -w x
 expect '.result and (.sources | length == 1)' start-task "$work/task.cfg"
 wait_for 30 "the task is not Running" stage_is Running
 log "task running on s1"
