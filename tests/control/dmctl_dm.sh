@@ -124,6 +124,9 @@ expect '.result == false and (.msg | contains("without a top-level task name"))'
 expect '.result == false and (.msg | contains("dmhost encrypt"))' encrypt 123456
 expect '.result == false and (.msg | contains("shadow table"))' binlog-schema list -s s1 "$task" db t
 expect '.result == false and (.msg | contains("shard-ddl-lock"))' show-ddl-locks
+expect '.result == false and (.msg | contains("binlog-name/binlog-pos"))' \
+  start-task "$work/task.cfg" --start-time '2021-10-21 00:01:00'
+expect '.result == false and (.msg | contains("meta-schema tables"))' start-task --remove-meta "$work/task.cfg"
 log "task files for names, DM's refused commands"
 
 # global flags after the command; DM's --config; --ssl-*; DM_MASTER_ADDR
