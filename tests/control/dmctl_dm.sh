@@ -43,10 +43,7 @@ src -e "DROP DATABASE IF EXISTS \`$db\`; CREATE DATABASE \`$db\`; CREATE TABLE \
 tgt -e "DROP DATABASE IF EXISTS \`$db\`; DROP DATABASE IF EXISTS \`$meta\`; CREATE DATABASE \`$db\`;
         CREATE TABLE \`$db\`.t (id INT PRIMARY KEY)"
 read -r f1 p1 < <(src -N -B -e "SHOW MASTER STATUS" | awk '{ print $1, $2 }')
-cat >"$work/s1.cfg" <<CFG
-source-id = "s1";
-from = { host = "$DMH_SOURCE_HOST"; port = $DMH_SOURCE_PORT; user = "$DMH_SOURCE_USER"; password = ""; };
-CFG
+crash_source_cfg s1
 cat >"$work/task.cfg" <<CFG
 name = "$task";
 task-mode = "incremental";
@@ -60,7 +57,7 @@ CFG
 
 serve_listen "$dmhost" "$plugins" || fail "dmhost serve did not listen"
 wait_for 20 "dmhost serve did not answer" ctl query-status >/dev/null
-expect '.result' operate-source create "$work/s1.cfg"
+expect '.result' operate-source create "$work/source.cfg"
 # DM's "check-task $TASK_CONF -e N -w N": at most N failures and N warnings shown, no passed check
 ctl check-task "$work/task.cfg" >"$work/check.json" || true
 jq -e '(.checkResult.results | length) > 0' "$work/check.json" >/dev/null ||
