@@ -22,7 +22,7 @@ static const dmh_cmd_option cmd_options[] = {
 #include "commands.def"
 };
 #define CMD_N_OPTIONS (sizeof cmd_options / sizeof cmd_options[0])
-#define CMD_MAX_OPTIONS 8 /* a command line's room for them (cmd_line) */
+#define CMD_MAX_OPTIONS 12 /* a command line's room for them (cmd_line) */
 _Static_assert(CMD_N_OPTIONS <= CMD_MAX_OPTIONS, "cmd_line holds CMD_MAX_OPTIONS options");
 
 const dmh_cmd_option *dmh_cmd_options(size_t *n) {
@@ -128,6 +128,22 @@ static const char *cmd_operate_source(const dmh_command *cmd, cmd_line *l, dm_er
   return op;
 }
 
+/* A repeatable option's value "a[,b...]" appended to *list (made on the first); -1 on an empty
+ * name. */
+static int cmd_list_add(json_object **list, const char *v) {
+  if (!*list)
+    *list = json_object_new_array();
+  for (const char *p = v;;) {
+    size_t n = strcspn(p, ",");
+    if (n == 0)
+      return -1;
+    json_object_array_add(*list, json_object_new_string_len(p, (int)n));
+    if (!p[n])
+      return 0;
+    p += n + 1;
+  }
+}
+
 json_object *dmh_command_request(int argc, char **argv, dm_error *err) {
   const dmh_command *cmd = dmh_command_find(argv[0]);
   if (cmd && (cmd->flags & DMH_CMD_NO_DMCTL))
@@ -152,6 +168,7 @@ json_object *dmh_command_request(int argc, char **argv, dm_error *err) {
     l.required[o] = l.taken[o] && (a->flags & DMH_ARG_REQ);
   }
   args = json_object_new_object();
+  json_object *lists[CMD_MAX_OPTIONS] = {0}; /* a DMH_ARG_LIST option's values, in order */
   for (int i = 1; i < argc; i++) {
     const dmh_cmd_arg *b =
         argv[i][0] == '-' && argv[i][1] == '-' ? cmd_arg(cmd, argv[i] + 2) : NULL;
@@ -160,11 +177,18 @@ json_object *dmh_command_request(int argc, char **argv, dm_error *err) {
       continue;
     }
     int f = 0;
-    for (size_t o = 0; o < CMD_N_OPTIONS && f == 0; o++)
+    size_t o = 0;
+    for (; o < CMD_N_OPTIONS && f == 0; o++)
       f = dmh_cli_flag(argc, argv, &i, cmd_options[o].short_name, cmd_options[o].long_name,
                        &l.opt[o]);
     if (f < 0) {
       cmd_bad(err, "%s: %s needs a value (usage: %s)", cmd->name, argv[i], cmd->usage);
+      goto fail;
+    }
+    if (f > 0 && l.taken[o - 1] && (cmd_arg(cmd, cmd_options[o - 1].arg)->flags & DMH_ARG_LIST) &&
+        cmd_list_add(&lists[o - 1], l.opt[o - 1]) < 0) {
+      cmd_bad(err, "%s: %s: an empty name in \"%s\" (usage: %s)", cmd->name,
+              cmd_options[o - 1].short_name, l.opt[o - 1], cmd->usage);
       goto fail;
     }
     if (f > 0)
@@ -227,7 +251,10 @@ json_object *dmh_command_request(int argc, char **argv, dm_error *err) {
       cmd_add_string(args, a->name, l.pos[next++], a->flags & DMH_ARG_PATH);
   }
   for (size_t o = 0; o < CMD_N_OPTIONS; o++)
-    if (l.opt[o]) {
+    if (lists[o]) {
+      json_object_object_add(args, cmd_options[o].arg, lists[o]);
+      lists[o] = NULL;
+    } else if (l.opt[o]) {
       const dmh_cmd_arg *a = cmd_arg(cmd, cmd_options[o].arg);
       cmd_add_string(args, a->name, l.opt[o], a->flags & DMH_ARG_PATH);
     }
@@ -237,6 +264,8 @@ done:;
   json_object_object_add(req, "args", args);
   return req;
 fail:
+  for (size_t o = 0; o < CMD_N_OPTIONS && cmd != &dmh_commands[DMH_CMD_BINLOG]; o++)
+    json_object_put(lists[o]);
   json_object_put(args);
   return NULL;
 }

@@ -33,6 +33,7 @@ enum {
   DMH_ARG_BOOL = 1u << 4,   /* a bare --NAME: true */
   DMH_ARG_PATH = 1u << 5,   /* a file path, made absolute by dmctl (the daemon runs elsewhere) */
   DMH_ARG_MASTER = 1u << 6, /* only a master takes it: not in the daemon's table */
+  DMH_ARG_LIST = 1u << 7,   /* with OPT: the option may repeat, "a,b" too (DM's -s): an array */
 };
 
 #define DMH_CMD_MAX_ARGS 10 /* with the NULL after the last */

@@ -74,6 +74,71 @@ int dmh_control_arg_string(const control_cmd *cmd, json_object *args, const char
   return 0;
 }
 
+int dmh_control_arg_list(const control_cmd *cmd, json_object *args, const char *key,
+                         const char **out, size_t max, size_t *n, dm_error *err) {
+  *n = 0;
+  json_object *v = NULL;
+  if (!json_object_object_get_ex(args, key, &v) || !v)
+    return 0;
+  if (json_object_is_type(v, json_type_string))
+    return dmh_control_arg_string(cmd, args, key, true, &out[(*n)++], err);
+  size_t len = json_object_is_type(v, json_type_array) ? json_object_array_length(v) : 0;
+  for (size_t i = 0; i < len && i < max; i++) {
+    json_object *e = json_object_array_get_idx(v, i);
+    if (!json_object_is_type(e, json_type_string) || json_object_get_string_len(e) == 0)
+      break;
+    out[(*n)++] = json_object_get_string(e);
+  }
+  if (len == 0 || *n != len)
+    return dmh_control_bad(err,
+                           "%s: argument \"%s\" must be a non-empty string or a list of at most "
+                           "%zu of them, got %s (usage: %s)",
+                           cmd->name, key, max, json_object_to_json_string(v), cmd->usage);
+  return 0;
+}
+
+int dmh_control_relay_each(void *ud, const control_cmd *cmd, dmh_control_fn relay,
+                           json_object *args, json_object *resp, dm_error *err) {
+  const char *only[DMH_CONTROL_MAX_LIST];
+  size_t n;
+  if (dmh_control_arg_list(cmd, args, "source", only, DMH_CONTROL_MAX_LIST, &n, err) < 0)
+    return -1;
+  if (n == 0)
+    return dmh_control_bad(err, "%s: argument \"source\" is missing (usage: %s)", cmd->name,
+                           cmd->usage);
+  control_cmd as = *cmd; /* the relay handler reads its name: which of the two */
+  as.name = strcmp(cmd->name, "pause-relay") == 0 ? "stop-relay" : "start-relay";
+  json_object *list = json_object_new_array();
+  json_object_object_add(resp, "sources", list);
+  int failed = 0;
+  for (size_t i = 0; i < n; i++) {
+    json_object *one = json_object_new_object(), *sub = dmh_control_response_new();
+    json_object_object_add(one, "source", json_object_new_string(only[i]));
+    dm_error e;
+    int rc = relay(ud, &as, one, sub, &e);
+    json_object_put(sub);
+    json_object *entry = dmh_control_response_new();
+    if (rc < 0) {
+      dmh_control_set_error(entry, &e);
+      if (failed++ == 0)
+        *err = e;
+    }
+    json_object_object_add(entry, "source", json_object_new_string(only[i]));
+    json_object_array_add(list, entry);
+    json_object_put(one);
+  }
+  return failed ? -1 : 0;
+}
+
+int dmh_control_no_sources(const control_cmd *cmd, json_object *args, dm_error *err) {
+  if (!json_object_object_get_ex(args, "source", NULL))
+    return 0;
+  return dmh_control_bad(err,
+                         "%s -s SOURCE: dmhost starts a task on all of its sources (the file's "
+                         "mysql-instances); drop -s, or list only the wanted sources in the file",
+                         cmd->name);
+}
+
 int dmh_control_arg_bool(const control_cmd *cmd, json_object *args, const char *key, bool *out,
                          dm_error *err) {
   json_object *v = NULL;
@@ -213,7 +278,8 @@ static int control_task_file(void *ud, const control_cmd *cmd, json_object *args
                              dm_error *err) {
   dmh_registry *r = ud;
   const char *path;
-  if (dmh_control_arg_path(cmd, args, "path", &path, err) < 0)
+  if (dmh_control_arg_path(cmd, args, "path", &path, err) < 0 ||
+      dmh_control_no_sources(cmd, args, err) < 0)
     return -1;
   int (*fn)(dmh_registry *, const char *, dmh_cfg_origin, json_object *, dm_error *) =
       strcmp(cmd->name, "start-task") == 0   ? dmh_registry_task_start_as
@@ -227,26 +293,27 @@ static int control_task_file(void *ud, const control_cmd *cmd, json_object *args
   return rc;
 }
 
+/* pause-task, resume-task, stop-task NAME [-s SOURCE ...] */
 static int control_task_op(void *ud, const control_cmd *cmd, json_object *args, json_object *resp,
                            dm_error *err) {
   dmh_registry *r = ud;
-  const char *name;
-  if (dmh_control_arg_string(cmd, args, "name", true, &name, err) < 0)
+  const char *name, *only[DMH_CONTROL_MAX_LIST];
+  size_t n_only;
+  if (dmh_control_arg_string(cmd, args, "name", true, &name, err) < 0 ||
+      dmh_control_arg_list(cmd, args, "source", only, DMH_CONTROL_MAX_LIST, &n_only, err) < 0)
     return -1;
-  if (strcmp(cmd->name, "pause-task") == 0)
-    return dmh_registry_task_pause(r, name, resp, err);
-  if (strcmp(cmd->name, "resume-task") == 0)
-    return dmh_registry_task_resume(r, name, resp, err);
-  return dmh_registry_task_stop(r, name, resp, err);
+  return dmh_registry_task_op_on(r, cmd->name, name, only, n_only, resp, err);
 }
 
 static int control_query_status(void *ud, const control_cmd *cmd, json_object *args,
                                 json_object *resp, dm_error *err) {
   dmh_registry *r = ud;
-  const char *name;
-  if (dmh_control_arg_string(cmd, args, "name", false, &name, err) < 0)
+  const char *name, *only[DMH_CONTROL_MAX_LIST];
+  size_t n_only;
+  if (dmh_control_arg_string(cmd, args, "name", false, &name, err) < 0 ||
+      dmh_control_arg_list(cmd, args, "source", only, DMH_CONTROL_MAX_LIST, &n_only, err) < 0)
     return -1;
-  return dmh_registry_query_status(r, name, resp, err);
+  return dmh_registry_query_status_on(r, name, only, n_only, resp, err);
 }
 
 /* query-lag's "since": unix time in ms, a string (the API's query parameter) or a number. */
@@ -290,6 +357,11 @@ static int control_relay(void *ud, const control_cmd *cmd, json_object *args, js
   if (strcmp(cmd->name, "start-relay") == 0)
     return dmh_registry_relay_start(r, source, resp, err);
   return dmh_registry_relay_stop(r, source, resp, err);
+}
+
+static int control_relay_each(void *ud, const control_cmd *cmd, json_object *args,
+                              json_object *resp, dm_error *err) {
+  return dmh_control_relay_each(ud, cmd, control_relay, args, resp, err);
 }
 
 static int control_purge_relay(void *ud, const control_cmd *cmd, json_object *args,
@@ -362,6 +434,8 @@ static const dmh_control_fn control_fns[DMH_CMD_COUNT] = {
     [DMH_CMD_QUERY_LAG] = control_query_lag,
     [DMH_CMD_START_RELAY] = control_relay,
     [DMH_CMD_STOP_RELAY] = control_relay,
+    [DMH_CMD_PAUSE_RELAY] = control_relay_each,
+    [DMH_CMD_RESUME_RELAY] = control_relay_each,
     [DMH_CMD_PURGE_RELAY] = control_purge_relay,
     [DMH_CMD_SWAP_UNIT] = control_swap_unit,
     [DMH_CMD_BINLOG] = control_binlog,

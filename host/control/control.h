@@ -63,6 +63,21 @@ int dmh_control_arg_string(const dmh_control_cmd *cmd, json_object *args, const 
 int dmh_control_arg_path(const dmh_control_cmd *cmd, json_object *args, const char *key,
                          const char **out, dm_error *err);
 
+/* args[key] as a list of non-empty strings (a string: one), e.g. dmctl's repeatable -s SOURCE,
+ * borrowed into out[max]; *n 0 when absent. -1 with DM_ERR_CONTROL_REQUEST. */
+#define DMH_CONTROL_MAX_LIST 64
+int dmh_control_arg_list(const dmh_control_cmd *cmd, json_object *args, const char *key,
+                         const char **out, size_t max, size_t *n, dm_error *err);
+
+/* DM's pause-relay/resume-relay -s SOURCE ...: `relay` (the role's start-relay/stop-relay
+ * handler) on each source as stop-relay (pause) or start-relay (resume); DM's "sources"
+ * [{"result", "msg", "source"}], the first failure's error. */
+int dmh_control_relay_each(void *ud, const dmh_control_cmd *cmd, dmh_control_fn relay,
+                           json_object *args, json_object *resp, dm_error *err);
+
+/* start-task's -s SOURCE, refused (DM starts the subtasks of those sources only): 0 without it. */
+int dmh_control_no_sources(const dmh_control_cmd *cmd, json_object *args, dm_error *err);
+
 /* args[key] as true or false (absent: false); -1 with DM_ERR_CONTROL_REQUEST otherwise. */
 int dmh_control_arg_bool(const dmh_control_cmd *cmd, json_object *args, const char *key, bool *out,
                          dm_error *err);

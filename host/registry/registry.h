@@ -135,6 +135,13 @@ int dmh_registry_task_start(dmh_registry *r, const char *path, json_object *resp
 int dmh_registry_task_pause(dmh_registry *r, const char *name, json_object *resp, dm_error *err);
 int dmh_registry_task_resume(dmh_registry *r, const char *name, json_object *resp, dm_error *err);
 int dmh_registry_task_stop(dmh_registry *r, const char *name, json_object *resp, dm_error *err);
+/* The same by the command's name ("pause-task", "resume-task", "stop-task") on the subtasks of the
+ * sources only[n_only] (dmctl's -s; none: all). A source not the task's: DM_ERR_NOT_FOUND; stop-task
+ * of only some: DM_ERR_CONTROL_REQUEST (a task stops as a whole). The expected stage a restart
+ * restores moves only with an operation on every subtask. */
+int dmh_registry_task_op_on(dmh_registry *r, const char *cmd, const char *name,
+                            const char *const *only, size_t n_only, json_object *resp,
+                            dm_error *err);
 
 /* check-task TASK.cfg (absolute path): the precheck (precheck.h) on the task's sources bound here,
  * DM's result in resp's "checkResult"; -1 with DM_ERR_PRECHECK_FAILED when an item failed. */
@@ -162,6 +169,10 @@ int dmh_registry_binlog(dmh_registry *r, const struct dmh_binlog_req *req, json_
 
 /* query-status [NAME]. */
 int dmh_registry_query_status(dmh_registry *r, const char *name, json_object *resp, dm_error *err);
+/* The same limited to the subtasks of only[n_only] (-s): with NAME a source not the task's is
+ * DM_ERR_NOT_FOUND; without, the tasks having a subtask on one of them. */
+int dmh_registry_query_status_on(dmh_registry *r, const char *name, const char *const *only,
+                                 size_t n_only, json_object *resp, dm_error *err);
 
 /* query-lag NAME [since]: "task", "periodMs", "nowMs" (the daemon's clock) and "sources"
  * [{"source", "samples": [[unix_ms, seconds], ...]}], one entry per subtask of the task, its

@@ -241,8 +241,43 @@ static int reg_sub_op(dmh_registry *r, reg_task *t, reg_sub *sub, reg_op op, dm_
   return 0;
 }
 
-static int reg_task_op(dmh_registry *r, const char *name, reg_op op, json_object *resp,
-                       dm_error *err) {
+/* Whether `source` is one of only[n] (n == 0: every source is). */
+static bool reg_in(const char *const *only, size_t n, const char *source) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(only[i], source) == 0)
+      return true;
+  return n == 0;
+}
+
+/* Every one of only[n] must be a source of the task; -1 with DM_ERR_NOT_FOUND naming the first
+ * that is not, and the task's. *all: they cover every subtask. */
+static int reg_check_only(const reg_task *t, const char *cmd, const char *const *only, size_t n,
+                          bool *all, dm_error *err) {
+  size_t covered = 0;
+  for (int i = 0; i < t->n_subs; i++)
+    covered += reg_in(only, n, t->subs[i].source_id) ? 1 : 0;
+  *all = n == 0 || covered == (size_t)t->n_subs;
+  for (size_t k = 0; k < n; k++) {
+    bool found = false;
+    for (int i = 0; i < t->n_subs && !found; i++)
+      found = strcmp(t->subs[i].source_id, only[k]) == 0;
+    if (found)
+      continue;
+    char list[256] = "";
+    size_t len = 0;
+    for (int i = 0; i < t->n_subs && len < sizeof list; i++)
+      len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "",
+                              t->subs[i].source_id);
+    dm_error_set(err, DM_ERR_NOT_FOUND, NULL,
+                 "%s -s %s: task %s has no subtask on that source here (its sources: %s)", cmd,
+                 only[k], t->name, list);
+    return -1;
+  }
+  return 0;
+}
+
+static int reg_task_op(dmh_registry *r, const char *name, reg_op op, const char *const *only,
+                       size_t n_only, json_object *resp, dm_error *err) {
   json_object *arr = json_object_new_array();
   json_object_object_add(resp, "op",
                          json_object_new_string(op == REG_PAUSE    ? "Pause"
@@ -253,6 +288,19 @@ static int reg_task_op(dmh_registry *r, const char *name, reg_op op, json_object
   reg_task *t = reg_get_task(r, cmd, name, err);
   if (!t)
     return -1;
+  bool all;
+  if (reg_check_only(t, cmd, only, n_only, &all, err) < 0) {
+    reg_task_unref(r, t);
+    return -1;
+  }
+  if (op == REG_STOP && !all) {
+    dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
+                 "stop-task %s -s: dmhost stops a task as a whole, not some of its sources; "
+                 "pause-task -s those sources, or stop the task without -s",
+                 name);
+    reg_task_unref(r, t);
+    return -1;
+  }
   if (op == REG_STOP) {
     /* Gone from the list (and from state.json) at once; the stop itself waits for any command in
      * flight on the task. */
@@ -287,6 +335,8 @@ static int reg_task_op(dmh_registry *r, const char *name, reg_op op, json_object
   dm_error first;
   for (int i = 0; i < t->n_subs; i++) {
     dm_error e;
+    if (!reg_in(only, n_only, t->subs[i].source_id))
+      continue;
     int rc = reg_sub_op(r, t, &t->subs[i], op, &e);
     if (rc < 0 && failed++ == 0)
       first = e;
@@ -321,7 +371,9 @@ static int reg_task_op(dmh_registry *r, const char *name, reg_op op, json_object
           dm_relay_reader_remove(src->cfg->relay_dir, name, &rerr) < 0)
         dmh_log(DM_LOG_WARN, "registry", "stop-task %s: %s", name, rerr.message);
     }
-  } else if (ok > 0) {
+  } else if (ok > 0 && all) {
+    /* The stage a restart restores is the task's: only an operation on all its subtasks moves it
+     * (a restart after pause-task -s SOME runs every subtask). */
     pthread_mutex_lock(&r->lock);
     t->expect = op == REG_PAUSE ? DMH_EXPECT_PAUSED : DMH_EXPECT_RUNNING;
     if (t->linked)
@@ -339,15 +391,24 @@ static int reg_task_op(dmh_registry *r, const char *name, reg_op op, json_object
 }
 
 int dmh_registry_task_pause(dmh_registry *r, const char *name, json_object *resp, dm_error *err) {
-  return reg_task_op(r, name, REG_PAUSE, resp, err);
+  return reg_task_op(r, name, REG_PAUSE, NULL, 0, resp, err);
 }
 
 int dmh_registry_task_resume(dmh_registry *r, const char *name, json_object *resp, dm_error *err) {
-  return reg_task_op(r, name, REG_RESUME, resp, err);
+  return reg_task_op(r, name, REG_RESUME, NULL, 0, resp, err);
 }
 
 int dmh_registry_task_stop(dmh_registry *r, const char *name, json_object *resp, dm_error *err) {
-  return reg_task_op(r, name, REG_STOP, resp, err);
+  return reg_task_op(r, name, REG_STOP, NULL, 0, resp, err);
+}
+
+int dmh_registry_task_op_on(dmh_registry *r, const char *cmd, const char *name,
+                            const char *const *only, size_t n_only, json_object *resp,
+                            dm_error *err) {
+  reg_op op = strcmp(cmd, "pause-task") == 0    ? REG_PAUSE
+              : strcmp(cmd, "resume-task") == 0 ? REG_RESUME
+                                                : REG_STOP;
+  return reg_task_op(r, name, op, only, n_only, resp, err);
 }
 
 int dmh_registry_task_swap(dmh_registry *r, const char *name, const char *unit, const char *path,
@@ -512,7 +573,10 @@ static const char *reg_task_status(const reg_sub_glance *subs, int n, const char
   return buf;
 }
 
-static int reg_status_list(dmh_registry *r, json_object *resp, dm_error *err) {
+/* The list of query-status; with only[n_only] (-s) the tasks having a subtask on one of those
+ * sources, with those subtasks. */
+static int reg_status_list(dmh_registry *r, const char *const *only, size_t n_only,
+                           json_object *resp, dm_error *err) {
   int n;
   reg_task **all = reg_all_tasks(r, &n);
   if (!all)
@@ -520,12 +584,21 @@ static int reg_status_list(dmh_registry *r, json_object *resp, dm_error *err) {
   json_object *tasks = json_object_new_array();
   for (int i = 0; i < n; i++) {
     reg_task *t = all[i];
+    bool any = false;
+    for (int j = 0; j < t->n_subs; j++)
+      any = any || reg_in(only, n_only, t->subs[j].source_id);
+    if (!any && n_only > 0) {
+      reg_task_unref(r, t);
+      continue;
+    }
     json_object *o = json_object_new_object();
     json_object_object_add(o, "taskName", json_object_new_string(t->name));
     reg_sub_glance *subs = calloc((size_t)(t->n_subs ? t->n_subs : 1), sizeof *subs);
     json_object *srcs = json_object_new_array();
     for (int j = 0; subs && j < t->n_subs; j++) {
       subs[j] = reg_sub_summary(r, &t->subs[j]);
+      if (!reg_in(only, n_only, t->subs[j].source_id))
+        continue;
       json_object *s = json_object_new_object();
       json_object_object_add(s, "source", json_object_new_string(t->subs[j].source_id));
       json_object_object_add(s, "stage", json_object_new_string(subs[j].stage));
@@ -551,20 +624,32 @@ static int reg_status_list(dmh_registry *r, json_object *resp, dm_error *err) {
 }
 
 int dmh_registry_query_status(dmh_registry *r, const char *name, json_object *resp, dm_error *err) {
+  return dmh_registry_query_status_on(r, name, NULL, 0, resp, err);
+}
+
+int dmh_registry_query_status_on(dmh_registry *r, const char *name, const char *const *only,
+                                 size_t n_only, json_object *resp, dm_error *err) {
   reg_add_worker(r, resp);
   if (!name)
-    return reg_status_list(r, resp, err);
+    return reg_status_list(r, only, n_only, resp, err);
   json_object *arr = json_object_new_array();
   json_object_object_add(resp, "sources", arr);
   reg_task *t = reg_get_task(r, "query-status", name, err);
   if (!t)
     return -1;
+  bool all;
+  if (reg_check_only(t, "query-status", only, n_only, &all, err) < 0) {
+    reg_task_unref(r, t);
+    return -1;
+  }
   pthread_mutex_lock(&r->lock);
   bool load_failed = !t->cfg && t->has_load_err;
   dm_error lerr = t->load_err;
   pthread_mutex_unlock(&r->lock);
   for (int i = 0; i < t->n_subs; i++) {
     reg_sub *sub = &t->subs[i];
+    if (!reg_in(only, n_only, sub->source_id))
+      continue;
     json_object *st = reg_sub_status(r, t, sub);
     pthread_mutex_lock(&r->lock);
     dmh_subtask *relay = sub->src ? sub->src->relay : NULL;

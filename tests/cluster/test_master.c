@@ -609,6 +609,34 @@ static void test_scheduling(void) {
   v = te_get(c, key, NULL);
   CU_ASSERT(v && strcmp(v, "Running") == 0);
   free(v);
+  /* dmctl's -s (DM's): the subtasks of those sources only; a source not the task's, and a stop of
+   * only some sources, refused */
+  char akey[DMH_CLUSTER_KEY_MAX];
+  dmh_cluster_key(akey, sizeof akey, prefix, DMH_KEY_STAGE, "t1", "src-a", NULL);
+  r = tm_cmd(m, "pause-task", "{\"name\": \"t1\", \"source\": [\"src-a\"]}");
+  CU_ASSERT(tm_ok(r));
+  CU_ASSERT(strstr(tm_text(r), "src-b") == NULL); /* sources[]: src-a's entry only */
+  json_object_put(r);
+  v = te_get(c, akey, NULL);
+  CU_ASSERT(v && strcmp(v, "Paused") == 0);
+  free(v);
+  v = te_get(c, key, NULL);
+  CU_ASSERT(v && strcmp(v, "Running") == 0);
+  free(v);
+  r = tm_cmd(m, "resume-task", "{\"name\": \"t1\", \"source\": [\"src-a\", \"nope\"]}");
+  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_NOT_FOUND);
+  CU_ASSERT(strstr(tm_text(r), "-s nope") != NULL);
+  json_object_put(r);
+  r = tm_cmd(m, "stop-task", "{\"name\": \"t1\", \"source\": \"src-b\"}");
+  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_CONTROL_REQUEST);
+  CU_ASSERT(strstr(tm_text(r), "as a whole") != NULL);
+  json_object_put(r);
+  v = te_get(c, key, NULL);
+  CU_ASSERT(v && strcmp(v, "Running") == 0); /* refused: nothing deleted */
+  free(v);
+  r = tm_cmd(m, "start-task", "{\"path\": \"%s\", \"source\": [\"src-a\"]}", path);
+  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_CONTROL_REQUEST);
+  json_object_put(r);
   r = tm_cmd(m, "pause-task", "{\"name\": \"t1\"}");
   CU_ASSERT(tm_ok(r));
   json_object_put(r);
@@ -631,6 +659,16 @@ static void test_scheduling(void) {
   CU_ASSERT(strstr(text, "\"subTaskStatus\":[{\"name\":\"t1\",\"source\":\"src-a\",\"stage\":"
                          "\"Paused\",\"unit\":\"Dump\",\"worker\":\"w4\"}]") != NULL);
   CU_ASSERT(strstr(text, "\"sourceStatus\":{\"source\":\"src-b\",\"worker\":\"w2\"}") != NULL);
+  json_object_put(r);
+  r = tm_cmd(f, "query-status", "{\"name\": \"t1\", \"source\": [\"src-b\"]}");
+  CU_ASSERT(tm_ok(r));
+  CU_ASSERT(strstr(tm_text(r), "src-a") == NULL);
+  CU_ASSERT(strstr(tm_text(r), "\"source\":\"src-b\"") != NULL);
+  json_object_put(r);
+  r = tm_cmd(m, "query-status", "{\"source\": \"src-a\"}");
+  CU_ASSERT(tm_ok(r));
+  CU_ASSERT(strstr(tm_text(r), "\"taskName\":\"t1\"") != NULL);
+  CU_ASSERT(strstr(tm_text(r), "src-b") == NULL);
   json_object_put(r);
   r = tm_cmd(m, "query-status", "{}");
   CU_ASSERT(tm_ok(r));
@@ -805,6 +843,17 @@ static void test_dmctl_through_masters(void) {
   CU_ASSERT(strstr(tm_text(r),
                    "{\"name\":\"w2\",\"addr\":\"\",\"stage\":\"bound\",\"source\":\"src-d\"}") !=
             NULL);
+  json_object_put(r);
+  /* DM's --name (repeatable, a,b) and --leader */
+  CU_ASSERT_EQUAL(tm_dmctl(&r, fport, "list-member --worker -n w9 --name w8,w2"), 0);
+  CU_ASSERT(strstr(tm_text(r), "\"name\":\"w2\"") != NULL);
+  CU_ASSERT(strstr(tm_text(r), "\"name\":\"w1\"") == NULL);
+  CU_ASSERT(strstr(tm_text(r), "\"masters\"") == NULL);
+  json_object_put(r);
+  CU_ASSERT_EQUAL(tm_dmctl(&r, fport, "list-member --leader"), 0);
+  CU_ASSERT(strstr(tm_text(r), "\"leader\":{") != NULL);
+  CU_ASSERT(strstr(tm_text(r), "\"masters\"") == NULL);
+  CU_ASSERT(strstr(tm_text(r), "\"workers\"") == NULL);
   json_object_put(r);
 
   /* the file's text travels with the request (DM's dmctl sends the content): the master reads

@@ -338,7 +338,8 @@ static int ctl_start_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
                           json_object *resp, dm_error *err) {
   ctl *x = ud;
   const char *path;
-  if (dmh_control_arg_path(cmd, args, "path", &path, err) < 0 || ctl_libconfig_only(path, err) < 0)
+  if (dmh_control_arg_path(cmd, args, "path", &path, err) < 0 ||
+      dmh_control_no_sources(cmd, args, err) < 0 || ctl_libconfig_only(path, err) < 0)
     return -1;
   dmh_control_file f;
   if (dmh_control_file_get(cmd, args, path, true, &f, err) < 0) {
@@ -426,11 +427,57 @@ out:
 }
 
 /* pause-task, resume-task, stop-task: the expected stage of each of the task's sources. */
+/* Whether `source` is one of only[n] (n == 0: every source is). */
+static bool ctl_in(const char *const *only, size_t n, const char *source) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(only[i], source) == 0)
+      return true;
+  return n == 0;
+}
+
+/* The same for a task's stage key (its source part). */
+static bool ctl_kv_in(const ctl *x, const dmh_etcd_kv *kv, const char *const *only, size_t n) {
+  char t[DMH_CLUSTER_NAME_MAX], src[DMH_CLUSTER_NAME_MAX];
+  return dmh_cluster_key_parse(kv->key, kv->key_len, x->m->prefix, DMH_KEY_STAGE, t, src, NULL) ==
+             0 &&
+         ctl_in(only, n, src);
+}
+
+/* dmctl's -s of a task's command: every one a source of the task (its stage keys `stages`); for
+ * stop-task all of them (a task stops as a whole). -1 with *err. */
+static int ctl_check_only(const ctl *x, const dmh_etcd_result *stages, const char *cmd,
+                          const char *task, const char *const *only, size_t n, bool stop,
+                          dm_error *err) {
+  size_t covered = 0;
+  for (size_t i = 0; i < stages->n_kvs; i++)
+    covered += n > 0 && ctl_kv_in(x, &stages->kvs[i], only, n) ? 1 : 0;
+  for (size_t k = 0; k < n; k++) {
+    bool found = false;
+    for (size_t i = 0; i < stages->n_kvs && !found; i++)
+      found = ctl_kv_in(x, &stages->kvs[i], &only[k], 1);
+    if (!found) {
+      dm_error_set(err, DM_ERR_NOT_FOUND, NULL, "%s -s %s: task %s has no subtask on that source",
+                   cmd, only[k], task);
+      return -1;
+    }
+  }
+  if (stop && n > 0 && covered != stages->n_kvs) {
+    dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
+                 "stop-task %s -s: dmhost stops a task as a whole, not some of its sources; "
+                 "pause-task -s those sources, or stop the task without -s",
+                 task);
+    return -1;
+  }
+  return 0;
+}
+
 static int ctl_task_op(void *ud, const dmh_control_cmd *cmd, json_object *args, json_object *resp,
                        dm_error *err) {
   ctl *x = ud;
-  const char *name;
-  if (dmh_control_arg_string(cmd, args, "name", true, &name, err) < 0)
+  const char *name, *only[DMH_CONTROL_MAX_LIST];
+  size_t n_only;
+  if (dmh_control_arg_string(cmd, args, "name", true, &name, err) < 0 ||
+      dmh_control_arg_list(cmd, args, "source", only, DMH_CONTROL_MAX_LIST, &n_only, err) < 0)
     return -1;
   bool stop = strcmp(cmd->name, "stop-task") == 0;
   const char *stage = strcmp(cmd->name, "pause-task") == 0
@@ -461,7 +508,8 @@ static int ctl_task_op(void *ud, const dmh_control_cmd *cmd, json_object *args, 
     ctl_oom(err);
     goto out;
   }
-  if (master_snapshot_read(x->c, x->m, &s, err) < 0)
+  if (master_snapshot_read(x->c, x->m, &s, err) < 0 ||
+      ctl_check_only(x, &r, cmd->name, name, only, n_only, stop, err) < 0)
     goto out;
   size_t n = 0;
   if (stop) {
@@ -471,9 +519,10 @@ static int ctl_task_op(void *ud, const dmh_control_cmd *cmd, json_object *args, 
       ops[n++] = (dmh_etcd_op){.kind = DMH_ETCD_DELETE, .key = DMH_ETCD_S(shkeys[i]), .prefix = 1};
   } else {
     for (size_t i = 0; i < r.n_kvs && i < DMH_ETCD_TXN_MAX_OPS; i++)
-      ops[n++] = (dmh_etcd_op){.kind = DMH_ETCD_PUT,
-                               .key = {r.kvs[i].key, r.kvs[i].key_len},
-                               .value = DMH_ETCD_S(stage)};
+      if (ctl_kv_in(x, &r.kvs[i], only, n_only))
+        ops[n++] = (dmh_etcd_op){.kind = DMH_ETCD_PUT,
+                                 .key = {r.kvs[i].key, r.kvs[i].key_len},
+                                 .value = DMH_ETCD_S(stage)};
   }
   dmh_etcd_cmp exists = {.key = DMH_ETCD_S(tkey),
                          .target = DMH_ETCD_CMP_CREATE,
@@ -492,7 +541,8 @@ static int ctl_task_op(void *ud, const dmh_control_cmd *cmd, json_object *args, 
   for (size_t i = 0; i < r.n_kvs; i++) {
     char t[DMH_CLUSTER_NAME_MAX], src[DMH_CLUSTER_NAME_MAX];
     if (dmh_cluster_key_parse(r.kvs[i].key, r.kvs[i].key_len, x->m->prefix, DMH_KEY_STAGE, t, src,
-                              NULL) == 0)
+                              NULL) == 0 &&
+        ctl_in(only, n_only, src))
       json_object_array_add(list, ctl_source_entry(src, ctl_worker_of(&s, src)));
   }
   json_object_object_add(resp, "sources", list);
@@ -576,8 +626,10 @@ static const char *ctl_task_status(json_object *subs, const char *expected) {
 static int ctl_query_status(void *ud, const dmh_control_cmd *cmd, json_object *args,
                             json_object *resp, dm_error *err) {
   ctl *x = ud;
-  const char *name;
-  if (dmh_control_arg_string(cmd, args, "name", false, &name, err) < 0)
+  const char *name, *only[DMH_CONTROL_MAX_LIST];
+  size_t n_only;
+  if (dmh_control_arg_string(cmd, args, "name", false, &name, err) < 0 ||
+      dmh_control_arg_list(cmd, args, "source", only, DMH_CONTROL_MAX_LIST, &n_only, err) < 0)
     return -1;
   dmh_etcd_result stages = {0}, st = {0};
   master_snapshot s = {0};
@@ -604,7 +656,7 @@ static int ctl_query_status(void *ud, const dmh_control_cmd *cmd, json_object *a
       json_object_put(cur_subs);
       cur = NULL;
     }
-    if (!ok || (name && strcmp(t, name) != 0))
+    if (!ok || (name && strcmp(t, name) != 0) || !ctl_in(only, n_only, src))
       continue;
     const char *expected = stages.kvs[i].value;
     const char *worker = ctl_worker_of(&s, src);
@@ -680,13 +732,17 @@ static int ctl_flag(const dmh_control_cmd *cmd, json_object *args, const char *k
 static int ctl_list_member(void *ud, const dmh_control_cmd *cmd, json_object *args,
                            json_object *resp, dm_error *err) {
   ctl *x = ud;
-  bool masters, workers;
+  bool masters, workers, leader;
+  const char *names[DMH_CONTROL_MAX_LIST];
+  size_t n_names;
   if (ctl_flag(cmd, args, "master", &masters, err) < 0 ||
-      ctl_flag(cmd, args, "worker", &workers, err) < 0)
+      ctl_flag(cmd, args, "worker", &workers, err) < 0 ||
+      ctl_flag(cmd, args, "leader", &leader, err) < 0 ||
+      dmh_control_arg_list(cmd, args, "name", names, DMH_CONTROL_MAX_LIST, &n_names, err) < 0)
     return -1;
   if (!masters && !workers)
     masters = workers = true;
-  return master_list_member(x->m, x->c, masters, workers, resp, err);
+  return master_list_member(x->m, x->c, masters, workers, leader, names, n_names, resp, err);
 }
 
 static int ctl_transfer_source(void *ud, const dmh_control_cmd *cmd, json_object *args,
@@ -812,6 +868,12 @@ out:
 static int ctl_help(void *ud, const dmh_control_cmd *cmd, json_object *args, json_object *resp,
                     dm_error *err);
 
+/* DM's pause-relay/resume-relay: stop-relay/start-relay of each source */
+static int ctl_relay_each(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                          json_object *resp, dm_error *err) {
+  return dmh_control_relay_each(ud, cmd, ctl_relay, args, resp, err);
+}
+
 /* The master's handler of each row of commands.def (dmh_control_table): the forwarded ones
  * (DMH_CMD_FORWARD) and the refused ones (DMH_CMD_DAEMON_ONLY) in master_forward.c. */
 static const dmh_control_fn ctl_fns[DMH_CMD_COUNT] = {
@@ -828,6 +890,8 @@ static const dmh_control_fn ctl_fns[DMH_CMD_COUNT] = {
     [DMH_CMD_TRANSFER_SOURCE] = ctl_transfer_source,
     [DMH_CMD_START_RELAY] = ctl_relay,
     [DMH_CMD_STOP_RELAY] = ctl_relay,
+    [DMH_CMD_PAUSE_RELAY] = ctl_relay_each,
+    [DMH_CMD_RESUME_RELAY] = ctl_relay_each,
     [DMH_CMD_PURGE_RELAY] = master_ctl_worker_cmd,
     [DMH_CMD_SWAP_UNIT] = master_ctl_swap_unit,
     [DMH_CMD_BINLOG] = master_ctl_worker_cmd,

@@ -149,7 +149,7 @@ int master_ctl_to_leader(master_ctl *x, const dmh_control_cmd *cmd, json_object 
                          json_object *resp, dm_error *err);
 
 /* The list-member answer's members (master_members.c). */
-int master_list_member(dmh_master *m, dmh_etcd *c, bool masters, bool workers, json_object *resp,
-                       dm_error *err);
+int master_list_member(dmh_master *m, dmh_etcd *c, bool masters, bool workers, bool leader_only,
+                       const char *const *names, size_t n_names, json_object *resp, dm_error *err);
 
 #endif /* DMH_MASTER_INTERNAL_H */

@@ -6,7 +6,16 @@
 
 #include "control.h"
 
-static json_object *members_masters(dmh_master *m, dmh_etcd *c, const char *leader, dm_error *err) {
+/* Whether `name` is one of names[n] (n == 0: every name is). */
+static bool members_named(const char *const *names, size_t n, const char *name) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(names[i], name) == 0)
+      return true;
+  return n == 0;
+}
+
+static json_object *members_masters(dmh_master *m, dmh_etcd *c, const char *leader,
+                                    const char *const *names, size_t n_names, dm_error *err) {
   dmh_etcd_result r = {0};
   if (master_range_kind(c, m, DMH_KEY_MASTER, 0, &r, err) < 0)
     return NULL;
@@ -16,7 +25,8 @@ static json_object *members_masters(dmh_master *m, dmh_etcd *c, const char *lead
     dm_error perr;
     char name[DMH_CLUSTER_NAME_MAX];
     if (dmh_cluster_key_parse(r.kvs[i].key, r.kvs[i].key_len, m->prefix, DMH_KEY_MASTER, name, NULL,
-                              NULL) < 0)
+                              NULL) < 0 ||
+        !members_named(names, n_names, name))
       continue;
     if (dmh_cluster_master_parse(r.kvs[i].value, r.kvs[i].value_len, &info, &perr) < 0)
       memset(&info, 0, sizeof info);
@@ -31,15 +41,15 @@ static json_object *members_masters(dmh_master *m, dmh_etcd *c, const char *lead
   return list;
 }
 
-int master_list_member(dmh_master *m, dmh_etcd *c, bool masters, bool workers, json_object *resp,
-                       dm_error *err) {
+int master_list_member(dmh_master *m, dmh_etcd *c, bool masters, bool workers, bool leader_only,
+                       const char *const *names, size_t n_names, json_object *resp, dm_error *err) {
   json_object *members = json_object_new_array();
   json_object_object_add(resp, "members", members);
   char leader[DMH_CLUSTER_NAME_MAX], addr[DMH_CLUSTER_NAME_MAX];
   int64_t token;
   if (master_leader(c, m, leader, addr, &token, err) < 0)
     return -1;
-  if (masters) {
+  if (masters || leader_only) {
     json_object *l = json_object_new_object(), *g = json_object_new_object();
     json_object_object_add(l, "msg", json_object_new_string(leader[0] ? "" : "no leader elected"));
     json_object_object_add(l, "name", json_object_new_string(leader));
@@ -47,7 +57,9 @@ int master_list_member(dmh_master *m, dmh_etcd *c, bool masters, bool workers, j
     json_object_object_add(l, "token", json_object_new_int64(token));
     json_object_object_add(g, "leader", l);
     json_object_array_add(members, g);
-    json_object *list = members_masters(m, c, leader, err);
+  }
+  if (masters && !leader_only) {
+    json_object *list = members_masters(m, c, leader, names, n_names, err);
     if (!list)
       return -1;
     json_object *ms = json_object_new_object(), *gm = json_object_new_object();
@@ -56,13 +68,15 @@ int master_list_member(dmh_master *m, dmh_etcd *c, bool masters, bool workers, j
     json_object_object_add(gm, "master", ms);
     json_object_array_add(members, gm);
   }
-  if (workers) {
+  if (workers && !leader_only) {
     master_snapshot s;
     if (master_snapshot_read(c, m, &s, err) < 0)
       return -1;
     json_object *list = json_object_new_array();
     for (size_t i = 0; i < s.n_workers; i++) {
       const dmh_sched_worker *w = &s.workers[i];
+      if (!members_named(names, n_names, w->name))
+        continue;
       json_object *e = json_object_new_object();
       json_object_object_add(e, "name", json_object_new_string(w->name));
       json_object_object_add(e, "addr", json_object_new_string(s.info[i].addr));

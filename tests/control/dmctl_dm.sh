@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# DM's dmctl command lines (issue 23), as DM's own tests dm/tests/dmctl_basic and
+# dm/tests/dmctl_command write them, against a real `dmhost serve` with a source and an
+# incremental task, each answer's shape checked with jq (DM's `result`, `msg`, `sources[]`):
+#  - -s SOURCE on pause-task/resume-task/query-status (repeated, "a,b", before the command) acts on
+#    those sources' subtasks only; a source not the task's is refused, so is start-task -s;
+#  - the global flags after the command, DM's --config file (master-addr over HTTP, rpc-timeout),
+#    --ssl-* as the --tls-* flags, DM_MASTER_ADDR;
+#  - the interactive mode: a command per line of stdin, `exit` ends.
+#
+#   dmctl_dm.sh <dmhost> <dmctl> <plugin dir> <source dir>
+set -euo pipefail
+dmhost=$1 dmctl=$2 plugins=$3 src_dir=$4
+cd "$src_dir"
+tag=dmctl_dm db=dmctl_dm meta=dmctl_dm_meta task=dmctl_dm
+work=$(mktemp -d /tmp/dmh-dmctl-dm-XXXXXX)
+t0=$SECONDS
+. tests/crash/lib.sh
+serve_begin
+ctl() { "$dmctl" --state-dir "$work/state" --timeout 60 "$@"; }
+# expect FILTER DMCTL-ARGS...: jq -e FILTER holds on dmctl's answer (dmctl's own flags given)
+expect_raw() {
+  local f=$1
+  shift
+  "$dmctl" "$@" >"$work/last.json" 2>&1 || true
+  jq -e "$f" "$work/last.json" >/dev/null || { cat "$work/last.json" >&2; fail "dmctl $*: not $f"; }
+}
+expect() { # FILTER COMMAND...: through the socket
+  local f=$1
+  shift
+  expect_raw "$f" --state-dir "$work/state" --timeout 60 "$@"
+}
+wait_for() { # seconds message cmd...
+  local s=$1 m=$2
+  shift 2
+  for _ in $(seq 1 $((s * 10))); do "$@" && return 0; sleep 0.1; done
+  fail "$m"
+}
+stage() { ctl query-status "$task" 2>/dev/null | jq -r '.sources[0].subTaskStatus[0].stage'; }
+stage_is() { [ "$(stage)" = "$1" ]; }
+
+src -e "DROP DATABASE IF EXISTS \`$db\`; CREATE DATABASE \`$db\`; CREATE TABLE \`$db\`.t (id INT PRIMARY KEY)"
+tgt -e "DROP DATABASE IF EXISTS \`$db\`; DROP DATABASE IF EXISTS \`$meta\`; CREATE DATABASE \`$db\`;
+        CREATE TABLE \`$db\`.t (id INT PRIMARY KEY)"
+read -r f1 p1 < <(src -N -B -e "SHOW MASTER STATUS" | awk '{ print $1, $2 }')
+crash_source_cfg s1
+cat >"$work/task.cfg" <<CFG
+name = "$task";
+task-mode = "incremental";
+meta-schema = "$meta";
+target-database = { host = "$DMH_TARGET_HOST"; port = $DMH_TARGET_PORT; user = "$DMH_TARGET_USER"; password = ""; };
+mysql-instances = ( { source-id = "s1"; block-allow-list = "b"; meta = { binlog-name = "$f1"; binlog-pos = $p1; }; } );
+block-allow-list = { b = { do-dbs = ["$db"]; }; };
+supervisor = { auto-resume = { enable = false; }; };
+sync = { batch-ms = 50; };
+CFG
+
+serve_listen "$dmhost" "$plugins" || fail "dmhost serve did not listen"
+wait_for 20 "dmhost serve did not answer" ctl query-status >/dev/null
+expect '.result' operate-source create "$work/source.cfg"
+# DM's "check-task $TASK_CONF -e N -w N": at most N failures and N warnings shown, no passed check
+ctl check-task "$work/task.cfg" >"$work/check.json" || true
+jq -e '(.checkResult.results | length) > 0' "$work/check.json" >/dev/null ||
+  fail "precondition: check-task lists no check"
+expect '(.checkResult.results | length) == 0 and .checkResult.summary.total > 0' \
+  check-task "$work/task.cfg" -e 0 -w 0
+expect '[.checkResult.results[] | select(.state == "pass")] == []' check-task "$work/task.cfg" -e 5
+expect '.result == false and (.msg | contains("-w takes a count"))' check-task "$work/task.cfg" -w x
+expect '.result and (.sources | length == 1)' start-task "$work/task.cfg"
+wait_for 30 "the task is not Running" stage_is Running
+log "task running on s1"
+
+# -s: DM's dmctl_command lines "pause-task -s mysql-replica-01", "query-status -s $SOURCE_ID1,..."
+# (a `dmhost serve` binds one source, as DM's worker: the master's -s over several is test_master's)
+expect '.result and ([.tasks[] | select(.taskName == "'$task'") | .sources[].source] == ["s1"])' \
+  query-status -s s1,s2
+expect '.result and ([.tasks[] | select(.taskName == "'$task'")] == [])' query-status -s s2
+expect '.result and (.sources | length == 1) and .sources[0].sourceStatus.source == "s1"' \
+  query-status -s s1 "$task"
+expect '.result == false and (.msg | contains("no subtask")) and (.msg | contains("s2"))' \
+  query-status -s s2 "$task"
+expect '.result and (.sources | length == 1) and .sources[0].source == "s1"' pause-task -s s1 "$task"
+wait_for 30 "pause-task -s s1 did not pause the task" stage_is Paused
+expect '.result == false and (.msg | contains("no subtask")) and (.msg | contains("xxx"))' \
+  resume-task -s xxx "$task"
+expect '.result == false and (.msg | contains("-s is not an option")) ' check-task -s s1 "$work/task.cfg"
+expect '.result == false and (.msg | contains("starts a task on all of its sources"))' \
+  start-task -s s1 "$work/task.cfg"
+stage_is Paused || fail "a refused command moved the task"
+expect '.result and (.sources | length == 1)' resume-task --source s1 "$task"
+wait_for 30 "resume-task -s s1 did not resume the task" stage_is Running
+# DM's -s before the command (a flag of every command there)
+expect '.result and .sources[0].sourceStatus.source == "s1" and (.sources | length == 1)' \
+  -s s1 query-status "$task"
+log "-s on pause/resume/query-status; refused on start/check-task"
+
+# DM's "query-status test --more", "start-relay -s $SOURCE_ID1", "pause-relay -s ...", "resume-relay"
+expect '.result and (.sources | length == 1)' query-status "$task" --more
+relay_expected() { ctl operate-source show s1 | jq -r '[.. | .relayExpected? // empty][0]'; }
+expect '.result' start-relay -s s1
+[ "$(relay_expected)" = Running ] || fail "start-relay did not set the relay's expected stage"
+expect '.result and ([.sources[] | .source] == ["s1"]) and .sources[0].result' pause-relay -s s1
+[ "$(relay_expected)" = Stopped ] || fail "pause-relay did not stop the relay"
+expect '.result == false and (.sources | length == 2) and .sources[0].result and
+        (.sources[1].result == false) and .sources[1].source == "nope"' resume-relay -s s1,nope
+[ "$(relay_expected)" = Running ] || fail "resume-relay did not start the relay"
+expect '.result == false and (.msg | contains("-s SOURCE is required"))' pause-relay
+expect '.result' stop-relay -s s1
+log "query-status --more, pause-relay/resume-relay"
+
+# DM's [task-name | task-file]: "pause-task $cur/conf/dm-task.yaml" (the name read from the file)
+expect '.result and (.sources | length == 1)' pause-task "$work/task.cfg"
+wait_for 30 "pause-task TASK-FILE did not pause the task" stage_is Paused
+printf '# DM task file\n---\nname: %s\ntask-mode: incremental\n' "$task" >"$work/dm-task.yaml"
+expect '.result and (.sources[0].subTaskStatus[0].stage == "Paused")' query-status "$work/dm-task.yaml"
+expect '.result' resume-task "$work/dm-task.yaml"
+wait_for 30 "resume-task TASK-FILE did not resume the task" stage_is Running
+printf 'task-mode: all\n' >"$work/noname.yaml"
+expect '.result == false and (.msg | contains("without a top-level task name"))' stop-task "$work/noname.yaml"
+# DM's commands dmhost does not serve: refused locally, saying what to do instead
+expect '.result == false and (.msg | contains("dmhost encrypt"))' encrypt 123456
+expect '.result == false and (.msg | contains("shadow table"))' binlog-schema list -s s1 "$task" db t
+expect '.result == false and (.msg | contains("shard-ddl-lock"))' show-ddl-locks
+expect '.result == false and (.msg | contains("binlog-name/binlog-pos"))' \
+  start-task "$work/task.cfg" --start-time '2021-10-21 00:01:00'
+expect '.result == false and (.msg | contains("meta-schema tables"))' start-task --remove-meta "$work/task.cfg"
+log "task files for names, DM's refused commands"
+
+# global flags after the command; DM's --config; --ssl-*; DM_MASTER_ADDR
+expect_raw '.result and (.sources | length == 1)' query-status "$task" --state-dir "$work/state"
+printf '# dmctl.toml as DM writes it\nmaster-addr = "%s"\nrpc-timeout = "1m"\n' "$addr" >"$work/dmctl.toml"
+expect_raw '.result and (.sources | length == 1)' --config "$work/dmctl.toml" query-status "$task"
+expect_raw '.result and (.sources | length == 1)' query-status -s s1 "$task" --config "$work/dmctl.toml"
+printf 'master-addr = "%s"\nmaster-adr = "x"\n' "$addr" >"$work/bad.toml"
+expect_raw '.result == false and (.msg | contains("bad.toml:2:")) and (.msg | contains("master-adr"))' \
+  --config "$work/bad.toml" query-status
+expect_raw '.result == false and (.msg | contains("go with --master-addr"))' \
+  query-status --ssl-ca ca.pem --ssl-cert c.pem --ssl-key k.pem --state-dir "$work/state"
+expect_raw '.result == false and (.msg | contains("--tls-key"))' \
+  --master-addr "$addr" --ssl-ca ca.pem --ssl-cert c.pem query-status
+expect_raw '.result == false and (.msg | contains("not a number of seconds"))' \
+  --state-dir "$work/state" query-status --rpc-timeout 5x
+DM_MASTER_ADDR=$addr expect_raw '.result and (.sources | length == 1)' query-status "$task"
+log "global flags after the command, --config, --ssl-*, DM_MASTER_ADDR"
+
+# the interactive mode: one answer per command line, `exit` ends (the line after it is not run)
+printf 'query-status -s s1 %s\n\n  query-status "%s"  \nexit\npause-task %s\n' "$task" "$task" "$task" |
+  "$dmctl" --state-dir "$work/state" >"$work/interactive.json" || fail "the interactive mode did not exit 0"
+jq -s -e 'length == 2 and (.[0].sources | length == 1) and (.[1].sources | length == 1)' \
+  "$work/interactive.json" >/dev/null || { cat "$work/interactive.json" >&2; fail "interactive answers"; }
+stage_is Running || fail "the line after exit was run"
+log "interactive mode"
+
+expect '.result' stop-task "$task"
+# DM's "operate-source stop $SOURCE_ID1 $SOURCE_ID2": one answer, an entry per source
+expect '.result == false and (.sources | length == 2) and (.sources[0].result == false) and
+        .sources[1].result and .sources[1].source == "s1"' operate-source stop nope s1
+expect '.result and (.sources | length == 0)' operate-source show
+log "operate-source with several sources"
+log "passed"
