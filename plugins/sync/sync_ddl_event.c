@@ -199,6 +199,7 @@ int sync_ddl_alter_events(const sync_ddl_stmt *s, const char **out, int max) {
   int first = sync_lex(&p) < 0 || p.lex_failed ? -1 : ev_first_clause(&p, s);
   if (first >= 0) {
     int depth = 0, a = first;
+    const char *prev = NULL;
     for (int i = first; i <= p.n && n < max; i++) {
       bool end = i == p.n || (p.t[i].type == SYNC_TK_PUNCT && depth == 0 &&
                               (p.sql[p.t[i].off] == ',' || p.sql[p.t[i].off] == ';'));
@@ -208,7 +209,11 @@ int sync_ddl_alter_events(const sync_ddl_stmt *s, const char **out, int max) {
         continue;
       }
       ev_clause c = {&p, a, i};
-      const char *e = ev_clause_event(&c);
+      /* DROP PARTITION p1, p2 (and TRUNCATE, REBUILD, ...): a lone name after a partition
+       * clause is one more partition of it, not a clause */
+      const char *e = i - a == 1 && prev && strstr(prev, "partition") ? NULL : ev_clause_event(&c);
+      if (e)
+        prev = e;
       bool seen = false;
       for (int k = 0; k < n && e && !seen; k++)
         seen = strcmp(out[k], e) == 0;
