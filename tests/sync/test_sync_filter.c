@@ -84,6 +84,47 @@ static dmh_task_config *tsf_next(const lt_env *e, const char *from, const char *
   return next;
 }
 
+/* The subtask paused with DM_ERR_SYNC_FILTER_ERROR, its message naming each of wants. */
+static void tsf_expect_stop(dmh_subtask *st, const char *const *wants, size_t n) {
+  CU_ASSERT_EQUAL_FATAL(dmh_subtask_wait_settled(st, 120000), DMH_STAGE_PAUSED);
+  char msg[1024], raw[1024];
+  CU_ASSERT_EQUAL(lt_first_error(st, msg, sizeof msg, raw, sizeof raw, NULL),
+                  DM_ERR_SYNC_FILTER_ERROR);
+  for (size_t i = 0; i < n; i++)
+    if (!strstr(msg, wants[i])) {
+      fprintf(stderr, "message lacks %s: %s\n", wants[i], msg);
+      CU_FAIL("the error names the rule, event, table and statement");
+    }
+}
+
+/* The task's global checkpoint is at or before file:pos. */
+static bool tsf_checkpoint_before(const char *task, const char *file, unsigned long pos) {
+  char cp_file[256] = "";
+  long long cp_pos = -1;
+  if (testdb_query_value(dst, cp_file, sizeof cp_file,
+                         "SELECT binlog_name FROM dm_meta.%s_syncer_checkpoint WHERE is_global = 1",
+                         task) != 0 ||
+      testdb_query_int(dst, &cp_pos,
+                       "SELECT binlog_pos FROM dm_meta.%s_syncer_checkpoint WHERE is_global = 1",
+                       task) != 0)
+    return false;
+  int c = strcmp(cp_file, file);
+  return c < 0 || (c == 0 && cp_pos <= (long long)pos);
+}
+
+/* update-task with `from` replaced by `to` in the task file, then resume. The new file must
+ * outlive the subtask: returned for the caller to free after ts_stop. */
+static dmh_task_config *tsf_update_resume(const lt_env *e, dmh_subtask *st, const char *from,
+                                          const char *to) {
+  dmh_task_config *next = tsf_next(e, from, to);
+  CU_ASSERT_FATAL(next != NULL);
+  dm_error err;
+  CU_ASSERT_EQUAL_FATAL(dmh_subtask_update_check(st, next, false, &err), 0);
+  CU_ASSERT_EQUAL_FATAL(dmh_subtask_update_apply(st, next, &err), 0);
+  CU_ASSERT_EQUAL_FATAL(dmh_subtask_resume(st, &err), 0);
+  return next;
+}
+
 static void test_sync_filter_error_and_drop_column(void) {
   lt_env e;
   CU_ASSERT_FATAL(lt_init(&e) == 0);
@@ -121,30 +162,12 @@ static void test_sync_filter_error_and_drop_column(void) {
   /* the precondition: the source holds the rows after the truncate only */
   CU_ASSERT_EQUAL_FATAL(lt_count(src, "SELECT COUNT(*) FROM tsf_main.t"), 7);
 
-  dmh_stage stage = dmh_subtask_wait_settled(st, 120000);
-  CU_ASSERT_EQUAL_FATAL(stage, DMH_STAGE_PAUSED);
-  char msg[1024], raw[1024];
-  CU_ASSERT_EQUAL(lt_first_error(st, msg, sizeof msg, raw, sizeof raw, NULL),
-                  DM_ERR_SYNC_FILTER_ERROR);
   static const char *const wants[] = {"\"f2\"", "truncate table", "`tsf_main`.`t`",
                                       "TRUNCATE TABLE tsf_main.t"};
-  for (size_t i = 0; i < sizeof wants / sizeof *wants; i++)
-    if (!strstr(msg, wants[i])) {
-      fprintf(stderr, "message lacks %s: %s\n", wants[i], msg);
-      CU_FAIL("the error names the rule, event, table and statement");
-    }
+  tsf_expect_stop(st, wants, sizeof wants / sizeof *wants);
   /* the rows before the TRUNCATE applied, it and what follows not; the checkpoint is before it */
   CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM tsf_main.t"), 30);
-  char cp_file[256] = "";
-  long long cp_pos = -1;
-  CU_ASSERT(testdb_query_value(dst, cp_file, sizeof cp_file,
-                               "SELECT binlog_name FROM dm_meta.ts_filter_syncer_checkpoint "
-                               "WHERE is_global = 1") == 0);
-  CU_ASSERT(testdb_query_int(dst, &cp_pos,
-                             "SELECT binlog_pos FROM dm_meta.ts_filter_syncer_checkpoint WHERE "
-                             "is_global = 1") == 0);
-  int c = strcmp(cp_file, file);
-  CU_ASSERT(c < 0 || (c == 0 && cp_pos <= (long long)before));
+  CU_ASSERT(tsf_checkpoint_before("ts_filter", file, before));
   /* drop column ignored, add column applied */
   CU_ASSERT_EQUAL(tsf_columns("w"), 4);
   CU_ASSERT_EQUAL(lt_count(dst,
@@ -153,12 +176,8 @@ static void test_sync_filter_error_and_drop_column(void) {
                   2);
 
   /* update-task: the rule no longer names the truncate; resume applies it and the rest once */
-  dmh_task_config *next = tsf_next(&e, "events = [\"truncate table\"]", "events = [\"drop view\"]");
-  CU_ASSERT_FATAL(next != NULL);
-  dm_error err;
-  CU_ASSERT_EQUAL_FATAL(dmh_subtask_update_check(st, next, false, &err), 0);
-  CU_ASSERT_EQUAL_FATAL(dmh_subtask_update_apply(st, next, &err), 0);
-  CU_ASSERT_EQUAL_FATAL(dmh_subtask_resume(st, &err), 0);
+  dmh_task_config *next =
+      tsf_update_resume(&e, st, "events = [\"truncate table\"]", "events = [\"drop view\"]");
   CU_ASSERT(ts_catch_up("ts_filter", 60000));
   CU_ASSERT(ts_clean_run(st));
   CU_ASSERT(ts_equal("tsf_main", "tsf_main"));
@@ -168,10 +187,57 @@ static void test_sync_filter_error_and_drop_column(void) {
   lt_teardown(&e);
 }
 
+/* An Error rule on a row change ("delete"): the sync stops before the transaction that holds it
+ * (its insert is not applied either); update-task with the rule on "none" and resume apply it. */
+static void test_sync_filter_error_row(void) {
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  static const char *const setup = "CREATE TABLE tsf_main.r (id INT PRIMARY KEY, v INT)";
+  lt_exec(src, "CREATE DATABASE IF NOT EXISTS tsf_main");
+  lt_exec(dst, "CREATE DATABASE IF NOT EXISTS tsf_main");
+  lt_exec(src, "DROP TABLE IF EXISTS tsf_main.r");
+  lt_exec(dst, "DROP TABLE IF EXISTS tsf_main.r");
+  CU_ASSERT_FATAL(lt_exec(src, "%s", setup) == 0);
+  CU_ASSERT_FATAL(lt_exec(dst, "%s", setup) == 0);
+  CU_ASSERT_FATAL(
+      ts_config_bal(&e, "ts_filter_row", "do-dbs = [\"tsf_main\"];",
+                    "filters = { f1 = { schema-pattern = \"tsf_main\"; table-pattern = \"r\"; "
+                    "events = [\"delete\"]; action = \"Error\"; };\n"
+                    "f2 = { schema-pattern = \"tsf_other\"; events = [\"all\"]; action = "
+                    "\"Ignore\"; }; };",
+                    NULL, NULL) == 0);
+  dmh_subtask *st = ts_start(&e);
+  CU_ASSERT_FATAL(st != NULL && dmh_subtask_stage(st) == DMH_STAGE_RUNNING);
+  CU_ASSERT(lt_exec(src, "INSERT INTO tsf_main.r SELECT seq, seq FROM seq_1_to_10") == 0);
+  CU_ASSERT(ts_catch_up("ts_filter_row", 60000));
+  char file[256] = "";
+  unsigned long before = 0;
+  ts_master(file, &before, NULL);
+  CU_ASSERT(lt_exec(src, "BEGIN; INSERT INTO tsf_main.r VALUES (11, 11); DELETE FROM tsf_main.r "
+                         "WHERE id = 1; COMMIT") == 0);
+  CU_ASSERT(lt_exec(src, "INSERT INTO tsf_main.r VALUES (12, 12)") == 0);
+  static const char *const wants[] = {"\"f1\"", "delete", "`tsf_main`.`r`"};
+  tsf_expect_stop(st, wants, sizeof wants / sizeof *wants);
+  /* nothing of the transaction applied, the checkpoint before it */
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM tsf_main.r"), 10);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM tsf_main.r WHERE id = 11"), 0);
+  CU_ASSERT(tsf_checkpoint_before("ts_filter_row", file, before));
+  dmh_task_config *next = tsf_update_resume(&e, st, "events = [\"delete\"]", "events = [\"none\"]");
+  CU_ASSERT(ts_catch_up("ts_filter_row", 60000));
+  CU_ASSERT(ts_clean_run(st));
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM tsf_main.r"), 11);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT SUM(v) FROM tsf_main.r"),
+                  lt_count(src, "SELECT SUM(v) FROM tsf_main.r"));
+  ts_stop(st);
+  dmh_task_config_free(next);
+  lt_teardown(&e);
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"Error stops before the event; update-task and resume apply it; drop column Ignore",
        test_sync_filter_error_and_drop_column},
+      {"Error on a row change stops before its transaction", test_sync_filter_error_row},
   };
   return dmh_cunit_run("sync_filter", suite_init, suite_clean, tests,
                        sizeof tests / sizeof tests[0]);
