@@ -233,11 +233,54 @@ static void test_sync_filter_error_row(void) {
   lt_teardown(&e);
 }
 
+/* A multi-clause ALTER whose clauses the rules split (drop column skipped, add column not): DM
+ * would run the ADD alone; dmhost runs an ALTER whole or not at all, so it stops before it, naming
+ * both clauses. With the rule changed (update-task) the ALTER runs whole on resume. */
+static void test_sync_filter_split_alter(void) {
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  static const char *const setup = "CREATE TABLE tsf_cols.m (id INT PRIMARY KEY, a INT)";
+  lt_exec(src, "CREATE DATABASE IF NOT EXISTS tsf_cols");
+  lt_exec(dst, "CREATE DATABASE IF NOT EXISTS tsf_cols");
+  lt_exec(src, "DROP TABLE IF EXISTS tsf_cols.m");
+  lt_exec(dst, "DROP TABLE IF EXISTS tsf_cols.m");
+  CU_ASSERT_FATAL(lt_exec(src, "%s", setup) == 0);
+  CU_ASSERT_FATAL(lt_exec(dst, "%s", setup) == 0);
+  CU_ASSERT_FATAL(
+      ts_config_bal(&e, "ts_filter_split", "do-dbs = [\"tsf_cols\"];",
+                    "filters = { f1 = { schema-pattern = \"tsf_cols\"; table-pattern = \"m\"; "
+                    "events = [\"drop column\"]; action = \"Ignore\"; };\n"
+                    "f2 = { schema-pattern = \"tsf_other\"; events = [\"all\"]; action = "
+                    "\"Ignore\"; }; };",
+                    NULL, NULL) == 0);
+  dmh_subtask *st = ts_start(&e);
+  CU_ASSERT_FATAL(st != NULL && dmh_subtask_stage(st) == DMH_STAGE_RUNNING);
+  CU_ASSERT(lt_exec(src, "ALTER TABLE tsf_cols.m DROP COLUMN a, ADD COLUMN e INT") == 0);
+  static const char *const wants[] = {"\"f1\"", "drop column", "add column", "`tsf_cols`.`m`"};
+  tsf_expect_stop(st, wants, sizeof wants / sizeof *wants);
+  CU_ASSERT_EQUAL(lt_count(dst,
+                           "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = "
+                           "'tsf_cols' AND TABLE_NAME = 'm' AND COLUMN_NAME = 'a'"),
+                  1);
+  dmh_task_config *next =
+      tsf_update_resume(&e, st, "events = [\"drop column\"]", "events = [\"none\"]");
+  CU_ASSERT(ts_catch_up("ts_filter_split", 60000));
+  CU_ASSERT(ts_clean_run(st));
+  CU_ASSERT_EQUAL(lt_count(dst,
+                           "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = "
+                           "'tsf_cols' AND TABLE_NAME = 'm' AND COLUMN_NAME IN ('a', 'e')"),
+                  1);
+  ts_stop(st);
+  dmh_task_config_free(next);
+  lt_teardown(&e);
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"Error stops before the event; update-task and resume apply it; drop column Ignore",
        test_sync_filter_error_and_drop_column},
       {"Error on a row change stops before its transaction", test_sync_filter_error_row},
+      {"a multi-clause ALTER the rules split stops before it", test_sync_filter_split_alter},
   };
   return dmh_cunit_run("sync_filter", suite_init, suite_clean, tests,
                        sizeof tests / sizeof tests[0]);
