@@ -7,6 +7,8 @@
 #ifndef DMH_CHECK_ITEMS_H
 #define DMH_CHECK_ITEMS_H
 
+#include <stdbool.h>
+
 /* X(ID, name) for each item, in the order check-task runs them (docs/precheck.md describes each).
  */
 #define DMH_CHECK_ITEMS(X)                                                                         \
@@ -31,11 +33,20 @@ typedef enum dmh_check_item {
 } dmh_check_item;
 #undef DMH_CHECK_ITEM_ENUM
 
+/* DM's names for dmhost's items where they differ (dm/config/checking_item.go): X(ID, DM's name).
+ * ignore-checking-items takes either. */
+#define DMH_CHECK_DM_NAMES(X) X(CONN_NUMBER_CHECKING, "conn_number")
+
 /* Each item's name ("binlog_format"), by dmh_check_item. */
 extern const char *const dmh_check_item_names[DMH_CHECK_N_ITEMS];
 
-/* The names ignore-checking-items accepts ("all", every item, then DM's items dmhost has no
- * counterpart for) into out (at most max); returns how many. */
+/* The names ignore-checking-items accepts ("all", every item, DM's names of them, then DM's items
+ * dmhost has no counterpart for) into out (at most max, DMH_CHECK_NAMES_MAX is enough); returns
+ * how many. */
+#define DMH_CHECK_NAMES_MAX 64
 int dmh_precheck_item_names(const char **out, int max);
+
+/* Does the list (ignore-checking-items) skip the item: "all", its name, or DM's name of it? */
+bool dmh_check_item_ignored(char *const *names, int n, dmh_check_item item);
 
 #endif /* DMH_CHECK_ITEMS_H */

@@ -366,8 +366,8 @@ static int conf_ignore_checks(dmh_cfg_ctx *c, const config_setting_t *root, dmh_
   if (dmh_cfg_get_string_list(c, root, "ignore-checking-items", &t->ignore_checks,
                               &t->n_ignore_checks) < 0)
     return -1;
-  const char *names[32];
-  int n = dmh_precheck_item_names(names, 32);
+  const char *names[DMH_CHECK_NAMES_MAX];
+  int n = dmh_precheck_item_names(names, DMH_CHECK_NAMES_MAX);
   for (int i = 0; i < t->n_ignore_checks; i++) {
     bool known = false;
     for (int k = 0; k < n && !known; k++)

@@ -113,6 +113,14 @@ typedef struct dmh_route_rule {
   char *extract_column[DMH_EXTRACT_KINDS];
 } dmh_route_rule;
 
+/* A filter rule's action, DM's: Do (apply only what matches), Ignore (skip what matches), Error
+ * (stop the sync at what matches: docs/sync.md "Filters"). */
+typedef enum dmh_filter_action {
+  DMH_FILTER_DO = 0,
+  DMH_FILTER_IGNORE,
+  DMH_FILTER_ERROR,
+} dmh_filter_action;
+
 typedef struct dmh_filter_rule {
   char *name;
   char *schema_pattern; /* required */
@@ -121,7 +129,7 @@ typedef struct dmh_filter_rule {
   int n_events;
   char **sql_patterns; /* regular expressions */
   int n_sql_patterns;
-  bool action_ignore; /* action = "Ignore" (true) or "Do" (false) */
+  dmh_filter_action action;
 } dmh_filter_rule;
 
 /* One entry of mysql-instances: the source it reads and the rules that apply. */

@@ -5,17 +5,10 @@
 #include <strings.h>
 
 #include "config_util.h"
+#include "filter_events.h"
 #include "match.h"
 
 #define RULES_PATH_MAX 256
-
-/* DM's binlog event types a filter may name. */
-static const char *const rules_events[] = {
-    "all",          "all dml",    "all ddl",         "none",          "insert",
-    "update",       "delete",     "create database", "drop database", "create table",
-    "create index", "drop table", "truncate table",  "rename table",  "drop index",
-    "alter table",  NULL,
-};
 
 /* A regular expression in DM's (RE2) dialect, as match.h compiles it: refused here, with its
  * line, when it has no POSIX translation or does not compile. */
@@ -174,25 +167,23 @@ static int rules_parse_filter(dmh_cfg_ctx *c, const config_setting_t *g, dmh_fil
     return -1;
   const config_setting_t *events = config_setting_get_member(g, "events");
   for (int i = 0; i < r->n_events; i++) {
-    int k = 0;
-    while (rules_events[k] && strcasecmp(r->events[i], rules_events[k]) != 0)
-      k++;
+    const dmh_filter_event *ev = dmh_filter_event_find(r->events[i]);
     const config_setting_t *e = config_setting_get_elem(events, (unsigned)i);
-    if (!rules_events[k]) {
-      const char *near = dmh_cfg_closest(r->events[i], rules_events, -1);
-      if (near)
-        return dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, e,
-                            "`%s` in the %s: unknown event \"%s\"; did you mean \"%s\"?",
-                            dmh_cfg_path_of(e, path, sizeof path), c->what, r->events[i], near);
+    if (!ev) {
+      const char *near = dmh_cfg_closest(r->events[i], dmh_filter_event_names, -1);
       return dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, e,
-                          "`%s` in the %s: unknown event \"%s\"; DM's events are: all, all dml, "
-                          "all ddl, none, insert, update, delete, create database, drop database, "
-                          "create table, create index, drop table, truncate table, rename table, "
-                          "drop index, alter table",
-                          dmh_cfg_path_of(e, path, sizeof path), c->what, r->events[i]);
+                          "`%s` in the %s: unknown event \"%s\"%s%s%s (docs/config.md, "
+                          "\"filters\", lists DM's events)",
+                          dmh_cfg_path_of(e, path, sizeof path), c->what, r->events[i],
+                          near ? "; did you mean \"" : "", near ? near : "", near ? "\"?" : "");
     }
-    /* Stored in DM's spelling so the sync unit compares with strcmp. */
-    strcpy(r->events[i], rules_events[k]);
+    /* Stored in DM's spelling (an alias as the name it stands for, as DM's toEventType does) so
+     * the filters compare with strcmp. */
+    char *dm = strdup(ev->name);
+    if (!dm)
+      return dmh_cfg_no_memory(c);
+    free(r->events[i]);
+    r->events[i] = dm;
   }
   const config_setting_t *sql = config_setting_get_member(g, "sql-pattern");
   for (int i = 0; i < r->n_sql_patterns; i++)
@@ -201,16 +192,24 @@ static int rules_parse_filter(dmh_cfg_ctx *c, const config_setting_t *g, dmh_fil
   char *action = NULL;
   if (dmh_cfg_get_string(c, g, "action", DMH_CFG_REQUIRED, &action) < 0)
     return -1;
-  bool ignore = strcasecmp(action, "Ignore") == 0;
-  bool ok = ignore || strcasecmp(action, "Do") == 0;
+  /* DM compares the action as written (Valid: b.Action != Do && ...); dmhost forgives the case */
+  bool ok = true;
+  if (strcasecmp(action, "Ignore") == 0)
+    r->action = DMH_FILTER_IGNORE;
+  else if (strcasecmp(action, "Error") == 0)
+    r->action = DMH_FILTER_ERROR;
+  else if (strcasecmp(action, "Do") == 0)
+    r->action = DMH_FILTER_DO;
+  else
+    ok = false;
   free(action);
   if (!ok) {
     const config_setting_t *a = config_setting_get_member(g, "action");
-    return dmh_cfg_fail(
-        c, DM_ERR_CONFIG_INVALID, a, "`%s` in the %s must be \"Ignore\" or \"Do\", not \"%s\"",
-        dmh_cfg_path_of(a, path, sizeof path), c->what, config_setting_get_string(a));
+    return dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, a,
+                        "`%s` in the %s must be \"Ignore\", \"Do\" or \"Error\", not \"%s\"",
+                        dmh_cfg_path_of(a, path, sizeof path), c->what,
+                        config_setting_get_string(a));
   }
-  r->action_ignore = ignore;
   return 0;
 }
 

@@ -203,11 +203,8 @@ const char *pc_unit_string(pc_ctx *c, dm_unit_kind kind, const char *key) {
 
 /* ---- the run ---- */
 
-static bool pc_ignored(const dmh_task_config *t, const char *name) {
-  for (int i = 0; i < t->n_ignore_checks; i++)
-    if (strcmp(t->ignore_checks[i], "all") == 0 || strcmp(t->ignore_checks[i], name) == 0)
-      return true;
-  return false;
+static bool pc_ignored(const dmh_task_config *t, size_t item) {
+  return dmh_check_item_ignored(t->ignore_checks, t->n_ignore_checks, (dmh_check_item)item);
 }
 
 static MYSQL *pc_connect(const dmh_db_config *db, const char *group, dm_db_side side,
@@ -262,7 +259,7 @@ int dmh_precheck_run(dmh_precheck *pc, const dmh_task_config *t, const dmh_sourc
     return -1;
   unsigned needs = 0;
   for (size_t i = 0; i < PC_N_ITEMS; i++)
-    if ((pc_items[i].applies & mode) && !pc_ignored(t, dmh_check_item_names[i]))
+    if ((pc_items[i].applies & mode) && !pc_ignored(t, i))
       needs |= pc_items[i].needs & avail;
   dm_error src_err = {0}, dst_err = {0};
   if (needs & PC_SOURCE)
@@ -272,7 +269,7 @@ int dmh_precheck_run(dmh_precheck *pc, const dmh_task_config *t, const dmh_sourc
   int rc = 0;
   for (size_t i = 0; i < PC_N_ITEMS && rc == 0; i++) {
     const pc_item *it = &pc_items[i];
-    if (!(it->applies & mode) || pc_ignored(t, dmh_check_item_names[i]))
+    if (!(it->applies & mode) || pc_ignored(t, i))
       continue;
     if (!(c.cur = pc_new_result(pc, it, s->source_id))) {
       rc = -1;

@@ -13,6 +13,7 @@
  *   sync_xa.c          XA transactions: stored at the prepare, applied at the commit
  *   sync_shard.c       pessimistic shard DDL: held tables, the lock's operation (sync_shard.h)
  *   sync_ddl_apply.c   DDL: filters, routes, operators, replay after a crash
+ *   sync_filter.c      the task's binlog event filters: Do, Ignore, Error (DM's three actions)
  *   sync_db.c          connections, session, errors, the source precheck
  *   sync_tracker*.c    the schema tracker: shadow tables on the target (sync_tracker.h)
  *   sync_online.c      online schema changes (gh-ost, pt-osc): ghost tables' DDL records
@@ -156,7 +157,7 @@ typedef struct sync_table {
   int n_uks;     /* every unique key incl. the primary (causality) */
   sync_ukey uks[SYNC_UKS_MAX];
   bool compactable;  /* the primary key is the only unique key: row changes commute */
-  int8_t ignored[3]; /* insert/update/delete dropped by the task's filters; -1: not asked yet */
+  int8_t ignored[3]; /* insert/update/delete: the filters' dm_event_verdict; -1: not asked yet */
 } sync_table;
 
 typedef struct sync_schema sync_schema;
@@ -438,6 +439,18 @@ struct sync_unit {
 
 /* Fills *err with DM_ERR_NO_MEMORY; returns -1. */
 int sync_nomem(sync_unit *u, dm_error *err);
+
+/* ---- the task's binlog event filters (sync_filter.c) ----
+ * A row change of kind k (0 insert, 1 update, 2 delete) on t, in the event ev: 0 apply, 1 skip,
+ * -1 with *err DM_ERR_SYNC_FILTER_ERROR (an Error rule matched: the event must not run and the
+ * checkpoint stays before it). The verdict is kept in t->ignored[k]. */
+int sync_filter_rows(sync_unit *u, sync_table *t, int k, const dm_binlog_event *ev, dm_error *err);
+/* A DDL statement s about schema.table (table NULL for a schema statement) at "FILE:POS" `at`:
+ * 0 apply, 1 skip, -1 stop with *err (DM_ERR_SYNC_FILTER_ERROR: an Error rule matched, or an
+ * ALTER TABLE whose clauses the rules split: some skipped, some not). An ALTER TABLE is judged
+ * by each clause's event (sync_ddl_alter_events), other kinds by sync_ddl_event_name. */
+int sync_filter_ddl(sync_unit *u, const char *at, const sync_ddl_stmt *s, const char *schema,
+                    const char *table, dm_error *err);
 /* The routed table of a source table (NULL table: a schema). */
 void sync_route(sync_unit *u, const char *db, const char *table, char *tdb, char *ttable);
 

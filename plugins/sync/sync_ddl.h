@@ -89,6 +89,12 @@ typedef struct sync_ddl {
   size_t multi_at; /* SYNC_DDL_MULTI: the byte of the ';' that ends the first statement */
 } sync_ddl;
 
+/* DM's binlog-filter events of an ALTER TABLE statement, one per clause kind, each once, in the
+ * order first seen (sync_ddl_event.c says how clauses are named): at most max into out; returns
+ * how many (at least 1: "alter table" for a statement without a clause). 0 for another kind. */
+#define SYNC_DDL_EVENTS_MAX 16
+int sync_ddl_alter_events(const sync_ddl_stmt *s, const char **out, int max);
+
 /* Flags of sync_ddl_parse_mode: how the server that runs the statement reads it, from the QUERY
  * event's sql_mode and client charset (sync_ddl_flags). The parser must read the text exactly as
  * the server does, or a name it routes or a ';' it must see could hide inside what it takes for

@@ -404,9 +404,13 @@ static int sync_ddl_rename_judge(sync_ddl_run *run, const sync_ddl *d, sync_rena
     sync_route(u, s->subject.schema, s->subject.table, os, ot);
     sync_route(u, s->other.schema, s->other.table, fs, ft);
     bool same = strcmp(os, fs) == 0 && strcmp(ot, ft) == 0;
-    if (same || (DM_HOST_HAS(u->host, event_ignored) &&
-                 u->host->event_ignored(u->ctx, s->subject.schema, s->subject.table,
-                                        sync_ddl_event_name(s->kind), s->sql))) {
+    int skip =
+        same ? 1 : sync_filter_ddl(u, run->at, s, s->subject.schema, s->subject.table, run->err);
+    if (skip < 0) {
+      free(parts);
+      return -1;
+    }
+    if (skip) {
       u->host->logf(u->ctx, DM_LOG_INFO,
                     "sync: RENAME at %s of `%s`.`%s` to `%s`.`%s` %s: skipped, with every part "
                     "that moves the same table",
@@ -532,10 +536,12 @@ static int sync_ddl_online_part(sync_ddl_run *run, const sync_ddl_stmt *s, sync_
     return 1;
   }
   /* a ghost: the block-allow list and the filters judge it by its real table (DM's filter.go) */
-  const char *ev = sync_ddl_event_name(s->kind);
-  if (!u->host->table_allowed(u->ctx, s->subject.schema, real) ||
-      (DM_HOST_HAS(u->host, event_ignored) &&
-       u->host->event_ignored(u->ctx, s->subject.schema, real, ev, s->sql))) {
+  int skip = u->host->table_allowed(u->ctx, s->subject.schema, real)
+                 ? sync_filter_ddl(u, run->at, s, s->subject.schema, real, run->err)
+                 : 1;
+  if (skip < 0)
+    return -1;
+  if (skip) {
     u->host->logf(u->ctx, DM_LOG_DEBUG,
                   "sync: online DDL at %s on ghost table `%s`.`%s`: its real table `%s` is left "
                   "out by the block-allow list or the filters: skipped",
@@ -630,8 +636,14 @@ static int sync_ddl_prepare(sync_ddl_run *run, sync_buf *out, uint32_t **offs, u
                     at, s->subject.schema, table ? table : "");
       continue;
     }
-    if (rv == SYNC_RENAME_NONE && DM_HOST_HAS(u->host, event_ignored) &&
-        u->host->event_ignored(u->ctx, s->subject.schema, table, ev, s->sql)) {
+    int skip =
+        rv == SYNC_RENAME_NONE ? sync_filter_ddl(u, at, s, s->subject.schema, table, err) : 0;
+    if (skip < 0) {
+      free(renames);
+      sync_ddl_free(&d);
+      return -1;
+    }
+    if (skip) {
       u->host->logf(u->ctx, DM_LOG_INFO,
                     "sync: DDL at %s (%s on `%s`%s%s%s) ignored by the task's filters", at,
                     ev ? ev : "alter database", s->subject.schema, table ? ".`" : "",

@@ -1,6 +1,6 @@
 /*
  * The DDL parser's tokens and state, shared by the lexer (sync_ddl_lex.c) and the parser and
- * rewriter (sync_ddl.c). Private to those two files.
+ * rewriter (sync_ddl.c), and the clause reader (sync_ddl_event.c). Private to those files.
  */
 #ifndef DMHOST_SYNC_DDL_INTERNAL_H
 #define DMHOST_SYNC_DDL_INTERNAL_H

@@ -137,15 +137,9 @@ static int sync_resync_rows(sync_resync_state *rs, const dm_binlog_event *ev, dm
   if (dm_binlog_rows_begin(fmt, ev, &rows, err) < 0)
     return -1;
   int k = rows.kind == DM_ROWS_WRITE ? 0 : rows.kind == DM_ROWS_UPDATE ? 1 : 2;
-  if (t->ignored[k] < 0) {
-    static const char *const names[] = {"insert", "update", "delete"};
-    t->ignored[k] = DM_HOST_HAS(u->host, event_ignored) &&
-                            u->host->event_ignored(u->ctx, t->db, t->name, names[k], NULL)
-                        ? 1
-                        : 0;
-  }
-  if (t->ignored[k])
-    return 0;
+  int skip = sync_filter_rows(u, t, k, ev, err);
+  if (skip != 0)
+    return skip < 0 ? -1 : 0;
   int rc;
   while ((rc = dm_binlog_rows_next(&rows, tm, rs->before, rs->after, err)) == 1)
     if (sync_batch_add_row(u, &rs->b, t, rows.kind, tm, rs->before, rs->after, err) < 0)

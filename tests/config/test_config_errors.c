@@ -104,9 +104,10 @@ static const bad_case bad_cases[] = {
      "by `extract-table`; each extract group needs its own column"},
     {"task-bad-event.cfg", false, DM_ERR_CONFIG_INVALID,
      "6: `filters.f1.events.[1]` in the task file: unknown event \"drop tables\"; did you mean "
-     "\"drop table\"?"},
+     "\"drop table\"? (docs/config.md, \"filters\", lists DM's events)"},
     {"task-bad-action.cfg", false, DM_ERR_CONFIG_INVALID,
-     "6: `filters.f1.action` in the task file must be \"Ignore\" or \"Do\", not \"Skip\""},
+     "6: `filters.f1.action` in the task file must be \"Ignore\", \"Do\" or \"Error\", "
+     "not \"Skip\""},
     {"task-relay-unit-path.cfg", false, DM_ERR_CONFIG_UNKNOWN,
      "7: unknown setting `unit-paths.relay` in the task file; the relay unit is chosen in the "
      "source file's unit-paths (relay runs per source, not per task)"},

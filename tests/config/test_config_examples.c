@@ -116,7 +116,7 @@ static void test_example_task_all(void) {
   CU_ASSERT_STRING_EQUAL(f->events[1], "drop table");
   CU_ASSERT_EQUAL_FATAL(f->n_sql_patterns, 1);
   CU_ASSERT_STRING_EQUAL(f->sql_patterns[0], "^DROP\\s+PROCEDURE");
-  CU_ASSERT_TRUE(f->action_ignore);
+  CU_ASSERT_EQUAL(f->action, DMH_FILTER_IGNORE);
 
   CU_ASSERT_EQUAL_FATAL(t->n_instances, 1);
   const dmh_task_instance *in = &t->instances[0];

@@ -176,6 +176,14 @@ static void test_yaml_features(void) {
   CU_ASSERT_STRING_EQUAL(t->instances[1].source_id, "0123"); /* quoted */
   CU_ASSERT_STRING_EQUAL(t->bal_rules[0].do_dbs[1], "2024"); /* a name, though plain */
   CU_ASSERT_STRING_EQUAL(t->filters[0].sql_patterns[0], "^DROP\\s+PROCEDURE"); /* >- block */
+  /* DM's Error action and events, stored in DM's spelling (an alias as what it stands for) */
+  CU_ASSERT_EQUAL_FATAL(t->n_filters, 2);
+  CU_ASSERT_EQUAL(t->filters[1].action, DMH_FILTER_ERROR);
+  CU_ASSERT_EQUAL_FATAL(t->filters[1].n_events, 4);
+  CU_ASSERT_STRING_EQUAL(t->filters[1].events[0], "drop column");
+  CU_ASSERT_STRING_EQUAL(t->filters[1].events[1], "rename index");
+  CU_ASSERT_STRING_EQUAL(t->filters[1].events[2], "create database");
+  CU_ASSERT_STRING_EQUAL(t->filters[1].events[3], "incompatible ddl changes");
   /* syncers.common merges syncers.base (<<: *base); the instance's syncer-thread agrees */
   CU_ASSERT_EQUAL(unit_int(t, DM_UNIT_SYNC, "worker-count"), 4);
   CU_ASSERT_EQUAL(unit_int(t, DM_UNIT_SYNC, "batch"), 100);

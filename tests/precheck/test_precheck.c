@@ -554,6 +554,18 @@ static void test_ignore(void) {
                 NULL) == 0);
   CU_ASSERT_FATAL(pt_run(&e, &pc) == 0);
   CU_ASSERT_EQUAL(pc.n, 13);
+  CU_ASSERT_PTR_NOT_NULL(pt_item(&pc, "conn_number_checking"));
+  dmh_precheck_free(&pc);
+  /* DM's name of a dmhost item (conn_number) skips that item; DM's other items without a
+   * counterpart (issue 23: meta_position, primary_key, Lightning's) load and skip nothing */
+  CU_ASSERT_FATAL(pt_config(&e, "pc_ign", "all",
+                            "ignore-checking-items = [\"conn_number\", \"meta_position\", "
+                            "\"primary_key\", \"free_space\", \"downstream_table_empty\"];\n",
+                            NULL) == 0);
+  CU_ASSERT_FATAL(pt_run(&e, &pc) == 0);
+  CU_ASSERT_EQUAL(pc.n, 12);
+  CU_ASSERT_PTR_NULL(pt_item(&pc, "conn_number_checking"));
+  CU_ASSERT_PTR_NOT_NULL(pt_item(&pc, "table_schema"));
   dmh_precheck_free(&pc);
   CU_ASSERT_FATAL(pt_config(&e, "pc_ign", "all", "ignore-checking-items = [\"all\"];\n", &acc) ==
                   0);

@@ -177,7 +177,7 @@ static void test_case_sensitive(void) {
                        .schema_pattern = "Upper_DB*",
                        .events = ev,
                        .n_events = 1,
-                       .action_ignore = true};
+                       .action = DMH_FILTER_IGNORE};
   const dmh_filter_rule *filters[] = {&f};
   dmh_task_instance inst = {.bal = &bal,
                             .routes = routes,
@@ -611,28 +611,28 @@ static void test_filters_table(void) {
                                .table_pattern = "t_*",
                                .events = ev_drop,
                                .n_events = 2,
-                               .action_ignore = true};
+                               .action = DMH_FILTER_IGNORE};
   dmh_filter_rule procs = {.name = "no-procs",
                            .schema_pattern = "*",
                            .sql_patterns = sql_proc,
                            .n_sql_patterns = 2,
-                           .action_ignore = true};
+                           .action = DMH_FILTER_IGNORE};
   dmh_filter_rule log_dml = {.name = "log-dml-only",
                              .schema_pattern = "log_?",
                              .events = ev_dml,
                              .n_events = 1,
-                             .action_ignore = false};
+                             .action = DMH_FILTER_DO};
   dmh_filter_rule tmp_all = {.name = "no-tmp",
                              .schema_pattern = "db_tmp",
                              .events = ev_all,
                              .n_events = 1,
-                             .action_ignore = true};
+                             .action = DMH_FILTER_IGNORE};
   dmh_filter_rule none_first = {.name = "none-stops",
                                 .schema_pattern = "audit",
                                 .table_pattern = "*",
                                 .events = ev_none_first,
                                 .n_events = 2,
-                                .action_ignore = true};
+                                .action = DMH_FILTER_IGNORE};
   const dmh_filter_rule *filters[] = {&drop_shop, &procs, &log_dml, &tmp_all, &none_first};
   dmh_rules *r = rules_with_filters(filters, 5);
   static const filter_case cases[] = {
@@ -688,17 +688,17 @@ static void test_filters_do_sql_and_classes(void) {
                               .table_pattern = "users",
                               .sql_patterns = sql_alter,
                               .n_sql_patterns = 1,
-                              .action_ignore = false};
+                              .action = DMH_FILTER_DO};
   dmh_filter_rule no_ddl = {.name = "no-ddl",
                             .schema_pattern = "ro_*",
                             .events = ev_ddl,
                             .n_events = 1,
-                            .action_ignore = true};
+                            .action = DMH_FILTER_IGNORE};
   dmh_filter_rule dml_pass = {.name = "dml-pass",
                               .schema_pattern = "mixed",
                               .events = ev_none_dml,
                               .n_events = 2,
-                              .action_ignore = true};
+                              .action = DMH_FILTER_IGNORE};
   const dmh_filter_rule *filters[] = {&do_alter, &no_ddl, &dml_pass};
   dmh_rules *r = rules_with_filters(filters, 3);
   static const filter_case cases[] = {

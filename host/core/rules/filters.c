@@ -6,13 +6,8 @@
 #include <strings.h>
 
 #include "dmhost/sdk.h"
+#include "filter_events.h"
 #include "match.h"
-
-typedef enum filters_class {
-  FILTERS_NONE = 0, /* no event name: only sql-pattern can judge it */
-  FILTERS_DML = 1,
-  FILTERS_DDL = 2,
-} filters_class;
 
 typedef struct filters_rule {
   const dmh_filter_rule *rule;
@@ -26,64 +21,29 @@ struct dmh_filters {
   bool case_sensitive;
 };
 
-/* DM's events and their class; an alias names the event DM folds it into. */
-static const struct {
-  const char *name;
-  const char *canonical; /* NULL: the name itself */
-  filters_class cls;
-} filters_events[] = {
-    {"insert", NULL, FILTERS_DML},
-    {"update", NULL, FILTERS_DML},
-    {"delete", NULL, FILTERS_DML},
-    {"create database", NULL, FILTERS_DDL},
-    {"drop database", NULL, FILTERS_DDL},
-    {"create table", NULL, FILTERS_DDL},
-    {"drop table", NULL, FILTERS_DDL},
-    {"truncate table", NULL, FILTERS_DDL},
-    {"rename table", NULL, FILTERS_DDL},
-    {"create index", NULL, FILTERS_DDL},
-    {"drop index", NULL, FILTERS_DDL},
-    {"create view", NULL, FILTERS_DDL},
-    {"drop view", NULL, FILTERS_DDL},
-    {"alter table", NULL, FILTERS_DDL},
-    {"create schema", "create database", FILTERS_DDL},
-    {"drop schema", "drop database", FILTERS_DDL},
-    {"add index", "create index", FILTERS_DDL},
-};
-
-/* The class of the event a unit names, and its canonical name. A name DM does not know is treated
- * like no name (judged by sql-pattern only): DM would fail the task on it, but a unit's event
- * names come from its code, and skipping a statement nobody asked to skip is the worse error. */
-static filters_class filters_classify(const char *event, const char **canonical) {
-  *canonical = NULL;
-  if (!event)
-    return FILTERS_NONE;
-  for (size_t i = 0; i < sizeof filters_events / sizeof filters_events[0]; i++)
-    if (strcasecmp(event, filters_events[i].name) == 0) {
-      *canonical =
-          filters_events[i].canonical ? filters_events[i].canonical : filters_events[i].name;
-      return filters_events[i].cls;
-    }
-  return FILTERS_NONE;
-}
-
-/* DM's matchEvent: the list is read in order, and the first entry that decides, decides. */
-static bool filters_events_match(const dmh_filter_rule *r, filters_class cls, const char *event) {
+/* DM's matchEvent: the list is read in order, and the first entry that decides, decides. `ev` is
+ * the event's entry (NULL: not an event DM knows), judged by the class of the event DM reports. */
+static bool filters_events_match(const dmh_filter_rule *r, const dmh_filter_event *ev) {
+  const dmh_filter_event *as = ev->reported_as ? dmh_filter_event_find(ev->reported_as) : ev;
+  dmh_event_class cls = as ? as->cls : ev->cls;
+  bool ddl = cls == DMH_EVENT_DDL || cls == DMH_EVENT_INCOMPATIBLE_DDL;
   for (int i = 0; i < r->n_events; i++) {
     const char *e = r->events[i];
     if (strcasecmp(e, "all") == 0)
       return true;
     if (strcasecmp(e, "none") == 0)
       return false;
-    if (cls == FILTERS_DDL && strcasecmp(e, "all ddl") == 0)
+    if (ddl && strcasecmp(e, "all ddl") == 0)
       return true;
-    if (cls == FILTERS_DDL && strcasecmp(e, "none ddl") == 0)
+    if (ddl && strcasecmp(e, "none ddl") == 0)
       return false;
-    if (cls == FILTERS_DML && strcasecmp(e, "all dml") == 0)
+    if (cls == DMH_EVENT_DML && strcasecmp(e, "all dml") == 0)
       return true;
-    if (cls == FILTERS_DML && strcasecmp(e, "none dml") == 0)
+    if (cls == DMH_EVENT_DML && strcasecmp(e, "none dml") == 0)
       return false;
-    if (strcasecmp(e, event) == 0)
+    if (cls == DMH_EVENT_INCOMPATIBLE_DDL && strcasecmp(e, "incompatible ddl changes") == 0)
+      return true;
+    if (strcasecmp(e, ev->name) == 0 || (ev->reported_as && strcasecmp(e, ev->reported_as) == 0))
       return true;
   }
   return false;
@@ -105,23 +65,54 @@ static bool filters_rule_applies(const dmh_filters *f, const dmh_filter_rule *r,
   return dmh_wildcard_match(r->table_pattern, table ? table : "", f->case_sensitive);
 }
 
-bool dmh_filters_ignored(const dmh_filters *f, const char *schema, const char *table,
-                         const char *event, const char *sql) {
+/* One rule's verdict on a matched (or unmatched) part: Ignore and Error act on a match, Do on
+ * none. */
+static dmh_filter_verdict filters_verdict(const dmh_filter_rule *r, bool matched) {
+  if (r->action == DMH_FILTER_DO)
+    return matched ? DMH_VERDICT_APPLY : DMH_VERDICT_SKIP;
+  if (!matched)
+    return DMH_VERDICT_APPLY;
+  return r->action == DMH_FILTER_IGNORE ? DMH_VERDICT_SKIP : DMH_VERDICT_ERROR;
+}
+
+dmh_filter_verdict dmh_filters_judge(const dmh_filters *f, const char *schema, const char *table,
+                                     const char *event, const char *sql, const char **rule) {
+  if (rule)
+    *rule = NULL;
   if (!f || !schema)
-    return false;
-  const char *canonical;
-  filters_class cls = filters_classify(event, &canonical);
+    return DMH_VERDICT_APPLY;
+  /* A name DM does not know is treated like no name (judged by sql-pattern only): DM would fail
+   * the task on it, but a unit's event names come from its code, and skipping (or stopping at) a
+   * statement nobody named is the worse error. */
+  const dmh_filter_event *ev = dmh_filter_event_find(event);
+  if (ev && ev->cls == DMH_EVENT_RULE_WORD)
+    ev = NULL;
+  dmh_filter_verdict out = DMH_VERDICT_APPLY;
   for (int i = 0; i < f->n_rules; i++) {
     const filters_rule *fr = &f->rules[i];
     const dmh_filter_rule *r = fr->rule;
     if (!filters_rule_applies(f, r, schema, table))
       continue;
-    if (cls != FILTERS_NONE && filters_events_match(r, cls, canonical) == r->action_ignore)
-      return true; /* Ignore and matched, or Do and not matched */
-    if (sql && sql[0] && fr->n_sql > 0 && filters_sql_match(fr, sql) == r->action_ignore)
-      return true;
+    dmh_filter_verdict v = ev ? filters_verdict(r, filters_events_match(r, ev)) : DMH_VERDICT_APPLY;
+    if (v == DMH_VERDICT_APPLY && sql && sql[0] && fr->n_sql > 0)
+      v = filters_verdict(r, filters_sql_match(fr, sql));
+    if (v == DMH_VERDICT_SKIP) {
+      if (rule)
+        *rule = r->name;
+      return v; /* skip wins: nothing is stopped at that is not applied */
+    }
+    if (v == DMH_VERDICT_ERROR && out == DMH_VERDICT_APPLY) {
+      out = v;
+      if (rule)
+        *rule = r->name;
+    }
   }
-  return false;
+  return out;
+}
+
+bool dmh_filters_ignored(const dmh_filters *f, const char *schema, const char *table,
+                         const char *event, const char *sql) {
+  return dmh_filters_judge(f, schema, table, event, sql, NULL) == DMH_VERDICT_SKIP;
 }
 
 void dmh_filters_free(dmh_filters *f) {

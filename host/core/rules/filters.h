@@ -11,16 +11,21 @@
  *    ('*', '?', '[a-z]', '[!0-9]', match.h), compared without regard to case unless the task says
  *    case-sensitive = true.
  *  - For each applying rule, with an event name (not NULL): "all" matches any event, "all dml" /
- *    "all ddl" any row change / any DDL, "none" nothing, else the event's own name; the list is
- *    read in order and "none" stops it. An Ignore rule whose events match skips the event; a Do
- *    rule whose events do not match skips it too.
+ *    "all ddl" any row change / any DDL, "incompatible ddl changes" any of DM's incompatible DDL
+ *    events, "none" (/"none dml"/"none ddl" for its class) nothing, else the event's own name or,
+ *    for a finer clause event DM reports otherwise ("add column": "alter table"), the name DM
+ *    reports (config/filter_events.h); the list is read in order and the first entry that decides,
+ *    decides. An Ignore rule whose events match skips the event, an Error rule whose events match
+ *    stops the sync at it; a Do rule whose events do not match skips it.
  *  - Then, with a statement (sql not NULL) and a rule that has sql-patterns: an Ignore rule whose
- *    patterns find a match in the statement skips it, a Do rule whose patterns find none skips it.
+ *    patterns find a match in the statement skips it, an Error rule whose patterns match stops at
+ *    it, a Do rule whose patterns find none skips it.
  *    The patterns are DM's (RE2) regular expressions (translated by match.h), searched
  *    case-insensitively (DM adds "(?i)" whatever case-sensitive says), unanchored.
  *  - An event with a NULL name (a statement DM has no event for) is judged by sql-pattern only.
- *  - An event no rule skips is applied. Because every verdict a rule can give is "skip", the order
- *    of the rules does not change the outcome.
+ *  - An event no rule skips or stops at is applied. DM returns the verdict of the first rule that
+ *    gives one, in its rule trie's order; dmhost makes the order not matter: skip wins over stop
+ *    (DM's "ignore has highest priority"), stop over apply.
  *
  * Evaluation is read-only and allocation-free, safe from any number of threads.
  */
@@ -41,7 +46,17 @@ dmh_filters *dmh_filters_new(const dmh_filter_rule *const *rules, int n, bool ca
                              dm_error *err);
 void dmh_filters_free(dmh_filters *f);
 
-/* Must the event be skipped? f NULL: nothing is. See above for the arguments' meaning. */
+/* What the filters make of an event: apply it, skip it, or stop the sync at it (an Error rule;
+ * *rule, when not NULL, gets that rule's name). f NULL: apply. See above for the arguments. */
+typedef enum dmh_filter_verdict {
+  DMH_VERDICT_APPLY = 0,
+  DMH_VERDICT_SKIP = 1,
+  DMH_VERDICT_ERROR = 2,
+} dmh_filter_verdict;
+dmh_filter_verdict dmh_filters_judge(const dmh_filters *f, const char *schema, const char *table,
+                                     const char *event, const char *sql, const char **rule);
+
+/* Must the event be skipped? (dmh_filters_judge gives DMH_VERDICT_SKIP) */
 bool dmh_filters_ignored(const dmh_filters *f, const char *schema, const char *table,
                          const char *event, const char *sql);
 

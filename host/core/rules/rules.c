@@ -223,6 +223,16 @@ bool dmh_rules_event_ignored(const dmh_rules *r, const char *schema, const char 
   return r && dmh_filters_ignored(r->filters, schema, table, event, sql);
 }
 
+dmh_filter_verdict dmh_rules_event_judge(const dmh_rules *r, const char *schema, const char *table,
+                                         const char *event, const char *sql, const char **rule) {
+  if (!r) {
+    if (rule)
+      *rule = NULL;
+    return DMH_VERDICT_APPLY;
+  }
+  return dmh_filters_judge(r->filters, schema, table, event, sql, rule);
+}
+
 static bool rules_any_db(const dmh_match *n, int count, const char *s) {
   for (int i = 0; i < count; i++)
     if (dmh_match_name(&n[i], s))

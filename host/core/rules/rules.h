@@ -14,6 +14,7 @@
 #include "config.h"
 #include "dmhost/error.h"
 #include "dmhost/shard.h"
+#include "filters.h"
 
 typedef struct dmh_rules dmh_rules;
 
@@ -38,6 +39,9 @@ void dmh_rules_extract(const dmh_rules *r, const char *schema, const char *table
 /* The task's binlog event filters (see filters.h): must this event be skipped? */
 bool dmh_rules_event_ignored(const dmh_rules *r, const char *schema, const char *table,
                              const char *event, const char *sql);
+/* The same, with the third verdict (filters.h dmh_filters_judge; *rule the deciding rule). */
+dmh_filter_verdict dmh_rules_event_judge(const dmh_rules *r, const char *schema, const char *table,
+                                         const char *event, const char *sql, const char **rule);
 bool dmh_rules_is_system_schema(const char *schema);
 
 /* DM's defaults of shadow-table-rules and trash-table-rules (dm/config/subtask.go). */

@@ -262,9 +262,31 @@ static bool svc_meta_position(dm_ctx *c, dm_position *out) {
 }
 
 /* ---- binlog event filters ---- */
+/* A unit built before services version 11 asks only "skip?": an Error rule cannot stop it, so the
+ * event is applied and the operator is told (DM would have stopped). */
 static bool svc_event_ignored(dm_ctx *c, const char *schema, const char *table, const char *event,
                               const char *sql) {
-  return dmh_rules_event_ignored(c->rules, schema, table, event, sql);
+  const char *rule;
+  dmh_filter_verdict v = dmh_rules_event_judge(c->rules, schema, table, event, sql, &rule);
+  if (v == DMH_VERDICT_ERROR)
+    svc_logf(c, DM_LOG_WARN,
+             "filter rule \"%s\" (action Error) matches %s on `%s`.`%s`, but the unit asks only "
+             "whether to skip (services version < 11): applied; rebuild the unit against this SDK",
+             rule ? rule : "?", event ? event : "a statement", schema ? schema : "",
+             table ? table : "");
+  return v == DMH_VERDICT_SKIP;
+}
+
+static dm_event_verdict svc_event_verdict(dm_ctx *c, const char *schema, const char *table,
+                                          const char *event, const char *sql, char *rule,
+                                          size_t rule_len) {
+  const char *name;
+  dmh_filter_verdict v = dmh_rules_event_judge(c->rules, schema, table, event, sql, &name);
+  if (rule && rule_len)
+    dm_strlcpy(rule, name ? name : "", rule_len);
+  return v == DMH_VERDICT_ERROR  ? DM_EVENT_ERROR
+         : v == DMH_VERDICT_SKIP ? DM_EVENT_SKIP
+                                 : DM_EVENT_APPLY;
 }
 
 /* ---- binlog operators ---- */
@@ -487,6 +509,7 @@ static const dm_host_services services = {
     .route_table = svc_route_table,
     .meta_position = svc_meta_position,
     .event_ignored = svc_event_ignored,
+    .event_verdict = svc_event_verdict,
     .binlog_operator = svc_binlog_operator,
     .binlog_operator_done = svc_binlog_operator_done,
     .file_mode = svc_file_mode,

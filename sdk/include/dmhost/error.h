@@ -460,6 +460,10 @@ typedef enum dm_error_level {
     "table (the message says which column and why). Make the shards agree, or release the table "  \
     "with `dmctl shard-ddl-lock unlock LOCK_ID -s SOURCE -d DB -t TABLE -a exec|skip`, then "      \
     "resume the task.")                                                                            \
+  X(DM_ERR_SYNC_FILTER_ERROR, 36015, DM_CLASS_SYNC_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,      \
+    "A filter rule with action Error matched the event (the message names rule, table, event "     \
+    "and statement); nothing of it ran. Change the task's `filters` and `dmctl update-task` (the " \
+    "new rules judge it at resume), or `dmctl binlog skip TASK -b FILE:POS`; then resume.")        \
   X(DM_ERR_UNIT_CUSTOM_BASE, 90000, DM_CLASS_UNIT, DM_SCOPE_NOT_SET, DM_LEVEL_MEDIUM, 1, "")
 
 typedef enum dm_error_code {

@@ -27,7 +27,14 @@
 extern "C" {
 #endif
 
-#define DM_HOST_SERVICES_VERSION 10
+#define DM_HOST_SERVICES_VERSION 11
+
+/* What the task's binlog event filters make of an event (event_verdict below). */
+typedef enum dm_event_verdict {
+  DM_EVENT_APPLY = 0,
+  DM_EVENT_SKIP = 1,
+  DM_EVENT_ERROR = 2,
+} dm_event_verdict;
 
 /* Opaque: one per unit instance, owned by the host. */
 typedef struct dm_ctx dm_ctx;
@@ -337,12 +344,43 @@ typedef struct dm_host_services {
                     dm_shard_op *op, dm_error *err);
 
   /* fields above: services version 10 */
+
+  /* --- binlog event filters with DM's three actions ---
+   * What the task's filters make of this binlog event (event_ignored's arguments and semantics):
+   * DM_EVENT_APPLY; DM_EVENT_SKIP (an Ignore rule matched, or a Do rule did not); DM_EVENT_ERROR
+   * (a rule with action Error matched: the unit stops before the event, its checkpoint not past
+   * it, and fails with DM_ERR_SYNC_FILTER_ERROR; the rule's name is copied to rule[rule_len],
+   * which may be NULL). Skip wins over error when rules disagree. event_ignored, which a unit
+   * built against an older SDK calls, answers true only for DM_EVENT_SKIP (the host logs a
+   * warning when it had to answer "apply" to an Error rule). `event` may also be one of DM's
+   * finer names of an ALTER TABLE clause ("drop column", "add column", "rename index", ...: the
+   * list is docs/config.md's, "filters"). Read it with dm_host_event_verdict below. */
+  dm_event_verdict (*event_verdict)(dm_ctx *ctx, const char *schema, const char *table,
+                                    const char *event, const char *sql, char *rule,
+                                    size_t rule_len);
+
+  /* fields above: services version 11 */
 } dm_host_services;
 
 /* Is `field` present in the host's services struct (for services added after version 1)? */
 #define DM_HOST_HAS(host, field)                                                                   \
   ((host)->size >= offsetof(dm_host_services, field) + sizeof((host)->field) &&                    \
    (host)->field != NULL)
+
+/* event_verdict above; from a host older than services version 11, event_ignored's answer (skip
+ * or apply: such a host has no Error action). */
+static inline dm_event_verdict dm_host_event_verdict(const dm_host_services *host, dm_ctx *ctx,
+                                                     const char *schema, const char *table,
+                                                     const char *event, const char *sql, char *rule,
+                                                     size_t rule_len) {
+  if (rule && rule_len)
+    rule[0] = '\0';
+  if (DM_HOST_HAS(host, event_verdict))
+    return host->event_verdict(ctx, schema, table, event, sql, rule, rule_len);
+  if (DM_HOST_HAS(host, event_ignored) && host->event_ignored(ctx, schema, table, event, sql))
+    return DM_EVENT_SKIP;
+  return DM_EVENT_APPLY;
+}
 
 /* The file mode the host asks for (file_mode above), or 0600 from a host without the service. */
 static inline uint32_t dm_host_file_mode(const dm_host_services *host, dm_ctx *ctx) {
