@@ -71,12 +71,12 @@ typedef struct dm_db_endpoint {
   const char *ssl_key;
   /* fields above: endpoint of services version 5 */
   /* DM's `session` of `from` / `target-database`: variables the server's connections take after
-   * the unit's own session set-up, in the file's order (docs/config.md). A host older than SDK
-   * 1.4 hands out an endpoint without them: let dm_db_session_apply (dmhost/db.h) read them,
-   * given dm_host_db_endpoint_size. */
+   * the unit's own session set-up, in the file's order (docs/config.md). A host older than
+   * services version 11 hands out an endpoint without them: let dm_db_session_apply (dmhost/db.h)
+   * read them, given dm_host_db_endpoint_size. */
   const struct dm_db_session_var *session;
   int n_session;
-  /* fields above: endpoint of SDK 1.4 hosts */
+  /* fields above: endpoint of services version 11 */
 } dm_db_endpoint;
 
 /* One session variable: `name` (letters, digits, `_`; the host checked it) and its value, sent as
