@@ -152,7 +152,8 @@ sleep 1
 touch "$work/stop"
 wait "$wl_pid"
 wl_pid=""
-[ -s "$work/writer.err" ] && fail "the writer failed: $(head -3 "$work/writer.err")"
+bad=$(writer_failures "$work/writer.err")
+[ -z "$bad" ] || fail "the writer failed: $(echo "$bad" | head -3)"
 want=$(src -N -B -e "SHOW MASTER STATUS" | awk '{ print $1 ":" $2 }')
 got=""
 for _ in $(seq 1 600); do

@@ -185,7 +185,8 @@ sleep 1
 touch "$work/stop"
 wait "$wl_pid"
 wl_pid=""
-[ -s "$work/writer.err" ] && fail "a writer failed: $(head -3 "$work/writer.err")"
+bad=$(writer_failures "$work/writer.err")
+[ -z "$bad" ] || fail "a writer failed: $(echo "$bad" | head -3)"
 want=$(master)
 wait_for 300 at_checkpoint "$want" || fail "the sync did not catch up: checkpoint $(checkpoint), source $want"
 kill -TERM "$pid"
