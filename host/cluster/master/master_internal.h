@@ -92,6 +92,13 @@ int master_ctl_update_task(void *ud, const dmh_control_cmd *cmd, json_object *ar
 int master_ctl_query_lag(void *ud, const dmh_control_cmd *cmd, json_object *args, json_object *resp,
                          dm_error *err);
 void master_snapshot_free(master_snapshot *s);
+/* The worker bound to `source` in the snapshot, or "" (master_control.c). */
+const char *master_ctl_worker_of(const master_snapshot *s, const char *source);
+/* Whether `source` is one of only[n] (n == 0: every source is): dmctl's -s (master_control.c). */
+bool master_ctl_in(const char *const *only, size_t n, const char *source);
+/* master_status.c: query-status, every task or one task's DM status (dmh_control_fn). */
+int master_ctl_query_status(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                            json_object *resp, dm_error *err);
 
 /* UNBIND actions for bindings that break the scheduler's invariants (a source no longer listed,
  * a worker keeping another source's relay, a source bound twice), applied to s->workers so that
