@@ -74,6 +74,20 @@ static int64_t ts_wait_token(dmh_master *m, long ms) {
   return 0;
 }
 
+/* The token of whichever of the n masters wins the election (any may: m2 can campaign first). */
+static int64_t ts_wait_any_token(dmh_master *const *m, int n, long ms) {
+  int64_t t0 = te_now_ms();
+  while (te_now_ms() - t0 < ms) {
+    for (int i = 0; i < n; i++) {
+      int64_t t = dmh_master_token(m[i]);
+      if (t)
+        return t;
+    }
+    ts_sleep_ms(20);
+  }
+  return 0;
+}
+
 /* A fake worker keeping source's relay (so the leader binds the source to it), and the source. */
 static int64_t ts_worker(dmh_etcd *c, const char *prefix, const char *name, const char *source) {
   dm_error err;
@@ -254,7 +268,7 @@ static void ts_up(ts_cluster *x, const char *test, int n_masters) {
     snprintf(name, sizeof name, "m%d", i + 1);
     x->m[i] = ts_master(name, x->prefix);
   }
-  CU_ASSERT_FATAL(ts_wait_token(x->m[0], 5000) != 0);
+  CU_ASSERT_FATAL(ts_wait_any_token(x->m, n_masters, 5000) != 0);
   for (int i = 0; i < 2; i++) {
     char w[8], s[8];
     snprintf(w, sizeof w, "w%d", i + 1);
