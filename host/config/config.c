@@ -590,6 +590,12 @@ static int conf_instance(dmh_cfg_ctx *c, const config_setting_t *g, dmh_task_con
   in->filters = (const dmh_filter_rule **)filters;
   if (rc < 0)
     return -1;
+  const void **exprs = NULL;
+  rc = conf_resolve_list(c, g, "expression-filters", "expression-filter", t->exprs,
+                         sizeof *t->exprs, t->n_exprs, &exprs, &in->n_exprs);
+  in->exprs = (const dmh_expr_rule **)exprs;
+  if (rc < 0)
+    return -1;
   return dmh_cfg_task_meta(c, g, in);
 }
 
@@ -805,6 +811,7 @@ void dmh_task_config_free(dmh_task_config *t) {
     free(in->source_id);
     free(in->routes);
     free(in->filters);
+    free(in->exprs);
     free(in->meta_binlog_name);
     free(in->meta_binlog_gtid);
   }

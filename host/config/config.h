@@ -132,6 +132,17 @@ typedef struct dmh_filter_rule {
   dmh_filter_action action;
 } dmh_filter_rule;
 
+/* An expression-filter rule, DM's: a SQL expression on the rows of one source table (exact names);
+ * a row for which it is true is not replayed (docs/sync.md, "Expression filters"). One kind per
+ * rule: insert, update (old and/or new row: both must hold) or delete; the others are NULL. */
+typedef struct dmh_expr_rule {
+  char *name;
+  char *schema, *table;
+  char *insert_expr;
+  char *update_old_expr, *update_new_expr;
+  char *delete_expr;
+} dmh_expr_rule;
+
 /* One entry of mysql-instances: the source it reads and the rules that apply. */
 typedef struct dmh_task_instance {
   char *source_id;
@@ -140,6 +151,8 @@ typedef struct dmh_task_instance {
   int n_routes;
   const dmh_filter_rule **filters; /* resolved from filter-rules names */
   int n_filters;
+  const dmh_expr_rule **exprs; /* resolved from expression-filters names */
+  int n_exprs;
   bool case_sensitive; /* the task's case-sensitive: names and patterns compared as they are */
   /* the task's online-ddl and its rules (borrowed from the task config; NULL: DM's defaults) */
   bool online_ddl;
@@ -192,6 +205,8 @@ typedef struct dmh_task_config {
   int n_routes;
   dmh_filter_rule *filters;
   int n_filters;
+  dmh_expr_rule *exprs; /* expression-filter */
+  int n_exprs;
   bool case_sensitive; /* case-sensitive (DM's name), default false: names folded (match.h) */
   /* unit-paths by slot (DMH_UNIT_SLOTS above): dump, load, sync and the custom kinds; relay is
    * refused here. NULL: the default build of a built-in kind (a custom kind must have one). */

@@ -1,10 +1,12 @@
-/* The task file's rule sets, in DM's names: block-allow-list, routes and filters. */
+/* The task file's rule sets, in DM's names: block-allow-list, routes, filters and
+ * expression-filter. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "config_util.h"
+#include "dmhost/db.h"
 #include "filter_events.h"
 #include "match.h"
 
@@ -213,6 +215,44 @@ static int rules_parse_filter(dmh_cfg_ctx *c, const config_setting_t *g, dmh_fil
   return 0;
 }
 
+/* DM's expression-filter rule: exactly one kind of expression (DM's ErrConfigExprFilterManyExpr),
+ * each a condition on a row (dm_db_condition_check: the sync puts it into a SELECT of its own on
+ * the target). */
+static int rules_parse_expr(dmh_cfg_ctx *c, const config_setting_t *g, dmh_expr_rule *r) {
+  char path[RULES_PATH_MAX];
+  static const char *const keys[4] = {"insert-value-expr", "update-old-value-expr",
+                                      "update-new-value-expr", "delete-value-expr"};
+  char **slots[4] = {&r->insert_expr, &r->update_old_expr, &r->update_new_expr, &r->delete_expr};
+  if (dmh_cfg_check_scope(c, g, DMH_SCOPE_EXPR, NULL, NULL) < 0 ||
+      dmh_cfg_get_string(c, g, "schema", DMH_CFG_REQUIRED | DMH_CFG_NONEMPTY, &r->schema) < 0 ||
+      dmh_cfg_get_string(c, g, "table", DMH_CFG_REQUIRED | DMH_CFG_NONEMPTY, &r->table) < 0)
+    return -1;
+  for (int k = 0; k < 4; k++) {
+    if (dmh_cfg_get_string(c, g, keys[k], 0, slots[k]) < 0)
+      return -1;
+    if (*slots[k] && !**slots[k]) { /* DM: "" is no expression */
+      free(*slots[k]);
+      *slots[k] = NULL;
+    }
+    char why[160];
+    if (*slots[k] && dm_db_condition_check(*slots[k], why, sizeof why) < 0) {
+      const config_setting_t *e = config_setting_get_member(g, keys[k]);
+      return dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, e,
+                          "`%s` in the %s is not an expression on the row's columns: %s",
+                          dmh_cfg_path_of(e, path, sizeof path), c->what, why);
+    }
+  }
+  int kinds = (r->insert_expr != NULL) + (r->update_old_expr || r->update_new_expr) +
+              (r->delete_expr != NULL);
+  if (kinds != 1)
+    return dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID, g,
+                        "`%s` in the %s must have one kind of expression: insert-value-expr, "
+                        "update-old-value-expr and/or update-new-value-expr, or delete-value-expr "
+                        "(it has %s; as DM, give each kind its own rule)",
+                        dmh_cfg_path_of(g, path, sizeof path), c->what, kinds ? "several" : "none");
+  return 0;
+}
+
 /* Each rule set is a group of named groups; `rule_size` and `name_of` let one loop fill the three
  * arrays. */
 typedef int (*rules_parse_fn)(dmh_cfg_ctx *c, const config_setting_t *g, void *rule);
@@ -263,8 +303,12 @@ static int rules_parse_filter_any(dmh_cfg_ctx *c, const config_setting_t *g, voi
   return rules_parse_filter(c, g, rule);
 }
 
+static int rules_parse_expr_any(dmh_cfg_ctx *c, const config_setting_t *g, void *rule) {
+  return rules_parse_expr(c, g, rule);
+}
+
 int dmh_cfg_parse_rules(dmh_cfg_ctx *c, const config_setting_t *root, dmh_task_config *t) {
-  void *bal = NULL, *routes = NULL, *filters = NULL;
+  void *bal = NULL, *routes = NULL, *filters = NULL, *exprs = NULL;
   int rc = rules_parse_set(c, root, "block-allow-list",
                            "`block-allow-list = { bal1 = { do-dbs = [\"db1\"]; }; };`",
                            sizeof(dmh_bal_rule), offsetof(dmh_bal_rule, name), rules_parse_bal_any,
@@ -286,6 +330,14 @@ int dmh_cfg_parse_rules(dmh_cfg_ctx *c, const config_setting_t *root, dmh_task_c
                        sizeof(dmh_filter_rule), offsetof(dmh_filter_rule, name),
                        rules_parse_filter_any, &filters, &t->n_filters);
   t->filters = filters;
+  if (rc < 0)
+    return -1;
+  rc = rules_parse_set(c, root, "expression-filter",
+                       "`expression-filter = { e1 = { schema = \"db1\"; table = \"t1\"; "
+                       "insert-value-expr = \"c % 2 = 0\"; }; };`",
+                       sizeof(dmh_expr_rule), offsetof(dmh_expr_rule, name), rules_parse_expr_any,
+                       &exprs, &t->n_exprs);
+  t->exprs = exprs;
   return rc < 0 ? -1 : 0;
 }
 
@@ -329,8 +381,20 @@ void dmh_cfg_rules_free(dmh_task_config *t) {
     dmh_cfg_strv_free(r->sql_patterns, r->n_sql_patterns);
   }
   free(t->filters);
+  for (int i = 0; t->exprs && i < t->n_exprs; i++) {
+    dmh_expr_rule *r = &t->exprs[i];
+    free(r->name);
+    free(r->schema);
+    free(r->table);
+    free(r->insert_expr);
+    free(r->update_old_expr);
+    free(r->update_new_expr);
+    free(r->delete_expr);
+  }
+  free(t->exprs);
   t->bal_rules = NULL;
   t->routes = NULL;
   t->filters = NULL;
-  t->n_bal_rules = t->n_routes = t->n_filters = 0;
+  t->exprs = NULL;
+  t->n_bal_rules = t->n_routes = t->n_filters = t->n_exprs = 0;
 }

@@ -23,7 +23,6 @@ static const ydm_key ydm_keys[] = {
     {"task", "remove-meta", NULL, "false",
      "deprecated in DM; to start over, stop the task and drop its meta-schema tables"},
     {"task", "column-mappings", NULL, "{}", "column mapping is deprecated in DM and not built"},
-    {"task", "expression-filter", NULL, "{}", "expression filters are not built yet"},
     {"task", "validators", NULL, "{}", "the validator is not built yet"},
     {"task", "experimental", NULL, "group", NULL},
     {"experimental", "async-checkpoint-flush", NULL, "false",
@@ -33,7 +32,6 @@ static const ydm_key ydm_keys[] = {
     /* an entry of mysql-instances */
     {"instance", "column-mapping-rules", NULL, "{}",
      "column mapping is deprecated in DM and not built"},
-    {"instance", "expression-filters", NULL, "{}", "expression filters are not built yet"},
     {"instance", "validator-config-name", NULL, "", "the validator is not built yet"},
     /* mydumpers, an instance's mydumper */
     {"mydumper", "threads", "threads", NULL, NULL},

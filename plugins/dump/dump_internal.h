@@ -93,7 +93,7 @@ typedef struct dump_unit {
   /* settings */
   int threads_cfg;              /* `threads` */
   dump_consistency consistency; /* `consistency` */
-  char *where;                  /* DM's `where` (dump_where.c), NULL: none; read by process only */
+  char *where;                  /* DM's `where` (checked: db.h), NULL: none; read by process */
   int threads;                  /* of one process call: 1 when the snapshot is one connection's */
   int64_t chunk_rows;
   int64_t stmt_rows;      /* `rows`: rows per INSERT */
@@ -250,9 +250,5 @@ bool dump_metadata_read(dump_unit *u, dm_position *pos, bool *has_pos, dm_positi
 /* Removes what an earlier, incomplete run left (data, schema, temp files). */
 int dump_dir_clean(dump_unit *u, dm_error *err);
 int dump_dir_sync(dump_unit *u, dm_error *err);
-
-/* DM's `where`: 0 when `w` is a condition on a row the dump may AND with its chunks' ranges, else
- * -1 with the reason in why (dump_where.c). */
-int dump_where_check(const char *w, char *why, size_t n);
 
 #endif /* DMHOST_DUMP_INTERNAL_H */

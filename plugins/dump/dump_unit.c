@@ -105,7 +105,8 @@ static int dump_read_settings(dump_unit *u, dm_error *err) {
   const char *w = NULL;
   dm_cfg_result r = u->host->cfg_string(u->ctx, "where", &w);
   char why[160];
-  if (r == DM_CFG_WRONG_TYPE || (r == DM_CFG_OK && w[0] && dump_where_check(w, why, sizeof why))) {
+  if (r == DM_CFG_WRONG_TYPE ||
+      (r == DM_CFG_OK && w[0] && dm_db_condition_check(w, why, sizeof why))) {
     u->host->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL,
                         "dump: setting `where` must be a condition on each table's rows (\"id > "
                         "100\"): %s",

@@ -23,7 +23,7 @@ static int dump_worker_chunk(dump_unit *u, dump_conn *c, dump_writer *w, dump_ch
   if (t->n_cols == 0)
     return 0;
   /* DM's `where` ANDed with the chunk's range (" WHERE k >= ..."): its text was checked to be a
-   * condition that cannot close the parentheses around it (dump_where.c) */
+   * condition that cannot close the parentheses around it (dm_db_condition_check, db.h) */
   char *sql = !u->where ? dump_strfmt("SELECT %s FROM %s%s", t->select_list, t->qname, ch->where)
               : ch->where[0]
                   ? dump_strfmt("SELECT %s FROM %s WHERE (%s) AND%s", t->select_list, t->qname,

@@ -14,6 +14,7 @@
  *   sync_shard.c       pessimistic shard DDL: held tables, the lock's operation (sync_shard.h)
  *   sync_ddl_apply.c   DDL: filters, routes, operators, replay after a crash
  *   sync_filter.c      the task's binlog event filters: Do, Ignore, Error (DM's three actions)
+ *   sync_expr.c        DM's expression filters: row changes skipped by SQL expressions on values
  *   sync_db.c          connections, session, errors, the source precheck
  *   sync_tracker*.c    the schema tracker: shadow tables on the target (sync_tracker.h)
  *   sync_online.c      online schema changes (gh-ost, pt-osc): ghost tables' DDL records
@@ -43,6 +44,7 @@
 #define SYNC_UKS_MAX 16      /* unique keys tracked per table for causality */
 
 typedef struct sync_unit sync_unit;
+typedef struct sync_expr sync_expr;
 
 /* ---- settings (section `sync` of the task file) ---- */
 #define SYNC_TZ_MAX 64 /* a time zone's name */
@@ -158,6 +160,7 @@ typedef struct sync_table {
   sync_ukey uks[SYNC_UKS_MAX];
   bool compactable;  /* the primary key is the only unique key: row changes commute */
   int8_t ignored[3]; /* insert/update/delete: the filters' dm_event_verdict; -1: not asked yet */
+  sync_expr *expr;   /* the table's expression-filter rules (sync_expr.c); NULL: none */
 } sync_table;
 
 typedef struct sync_schema sync_schema;
@@ -400,6 +403,7 @@ struct sync_unit {
   char source_id[64];
   uint64_t fence;            /* the host's fencing token (dm_host_fencing_token); 0: no fencing */
   sync_charsets *charsets;   /* of the target, loaded once */
+  MYSQL *expr_conn;          /* expression filters' session (sync_expr.c); the coordinator's */
   char tz_source_system[16]; /* the source's system zone as an offset ("+05:30"), at the start */
   sync_schema *schema;
   struct sync_tracker *tracker; /* table structures as of the binlog position (sync_tracker.h) */
@@ -439,6 +443,20 @@ struct sync_unit {
 
 /* Fills *err with DM_ERR_NO_MEMORY; returns -1. */
 int sync_nomem(sync_unit *u, dm_error *err);
+
+/* ---- DM's expression filters (sync_expr.c) ----
+ * sync_expr_table: the table's rules from the host (t->expr, NULL: none), when the table is
+ * created. sync_expr_has: rules of kind k (0 insert, 1 update, 2 delete)? sync_expr_skip: 1 when
+ * the row change (WRITE: after; DELETE: before; UPDATE: both) is not to be replayed, 0 when it
+ * is, -1 with *err. Runs on the coordinator's thread, on u->expr_conn (sync_expr_close closes
+ * it at the end of the run). */
+int sync_expr_table(sync_unit *u, sync_table *t, dm_error *err);
+void sync_expr_free(sync_expr *x);
+bool sync_expr_has(const sync_table *t, int k);
+int sync_expr_skip(sync_unit *u, sync_table *t, int k, const dm_binlog_table_map *tm,
+                   const dm_binlog_value *before, const dm_binlog_value *after, dm_error *err);
+uint64_t sync_expr_filtered(const sync_table *t, int k);
+void sync_expr_close(sync_unit *u);
 
 /* ---- the task's binlog event filters (sync_filter.c) ----
  * A row change of kind k (0 insert, 1 update, 2 delete) on t, in the event ev: 0 apply, 1 skip,

@@ -141,9 +141,13 @@ static int sync_resync_rows(sync_resync_state *rs, const dm_binlog_event *ev, dm
   if (skip != 0)
     return skip < 0 ? -1 : 0;
   int rc;
-  while ((rc = dm_binlog_rows_next(&rows, tm, rs->before, rs->after, err)) == 1)
-    if (sync_batch_add_row(u, &rs->b, t, rows.kind, tm, rs->before, rs->after, err) < 0)
+  while ((rc = dm_binlog_rows_next(&rows, tm, rs->before, rs->after, err)) == 1) {
+    int x = sync_expr_has(t, k) ? sync_expr_skip(u, t, k, tm, rs->before, rs->after, err) : 0;
+    if (x < 0)
       return -1;
+    if (!x && sync_batch_add_row(u, &rs->b, t, rows.kind, tm, rs->before, rs->after, err) < 0)
+      return -1;
+  }
   return rc;
 }
 

@@ -325,7 +325,14 @@ static int sync_rows(sync_run_state *r, const dm_binlog_event *ev, dm_error *err
   int rc;
   while ((rc = dm_binlog_rows_next(&rows, tm, r->before, r->after, err)) == 1) {
     if (++r->txn_rows <= r->skip_rows)
-      continue; /* applied before the restart (a split transaction) */
+      continue;                /* applied before the restart (a split transaction) */
+    if (sync_expr_has(t, k)) { /* counted in txn_rows all the same: positions stay exact */
+      int x = sync_expr_skip(u, t, k, tm, r->before, r->after, err);
+      if (x < 0)
+        return -1;
+      if (x)
+        continue;
+    }
     /* a prepared XA transaction's row: stored on the target until its commit (sync_xa.c) */
     if (sync_xa_open(r->xa)) {
       if (sync_batch_add_row(u, sync_xa_batch(r->xa), t, rows.kind, tm, r->before, r->after, err) <
@@ -822,6 +829,7 @@ out:
   }
   sync_workers_stop(r.ws);
   sync_source_close(r.src);
+  sync_expr_close(u);
   sync_db_close(u, r.tc);
   sync_db_close(u, r.sc);
   sync_maps_free(&r.maps);

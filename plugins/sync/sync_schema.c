@@ -47,6 +47,7 @@ void sync_schema_free(sync_schema *s) {
     return;
   for (int i = 0; i < s->n; i++) {
     sync_table_clear(s->tables[i]);
+    sync_expr_free(s->tables[i]->expr);
     sync_buf_free(&s->tables[i]->qname);
     for (int e = 0; e < DM_ROUTE_EXTRACT_MAX; e++)
       sync_buf_free(&s->tables[i]->ext_lit[e]);
@@ -344,6 +345,8 @@ sync_table *sync_schema_table(sync_schema *s, MYSQL *conn, const dm_binlog_table
     /* rows of an online schema change's ghost and trash tables never (sync_online.c) */
     t->allowed = sync_online_rows_replicated(u, t->db, t->name);
     memset(t->ignored, -1, sizeof t->ignored);
+    if (sync_expr_table(u, t, err) < 0)
+      return NULL;
     sync_route(u, t->db, t->name, t->tdb, t->tname);
     dm_host_route_extract(u->host, u->ctx, t->db, t->name, &t->ext);
     for (uint32_t e = 0; e < t->ext.n; e++)

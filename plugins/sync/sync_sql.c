@@ -67,11 +67,15 @@ struct sync_charsets {
   uint16_t *by_id; /* 0: unknown, else 1 + index into charsets */
   sql_charset *charsets;
   uint32_t n_charsets;
+  char **coll_by_id; /* n_ids collation names (NULL: unknown), for COLLATE (sync_expr.c) */
 };
 
 void sync_charsets_free(sync_charsets *cs) {
   if (!cs)
     return;
+  for (uint32_t i = 0; cs->coll_by_id && i < cs->n_ids; i++)
+    free(cs->coll_by_id[i]);
+  free(cs->coll_by_id);
   free(cs->by_id);
   free(cs->charsets);
   free(cs);
@@ -101,7 +105,8 @@ static uint16_t sql_charset_intern(sync_charsets *cs, const char *name, uint32_t
 }
 
 int sync_charsets_load(MYSQL *conn, sync_charsets **out, dm_error *err) {
-  static const char q[] = "SELECT ID, CHARACTER_SET_NAME FROM information_schema.COLLATIONS";
+  static const char q[] =
+      "SELECT ID, CHARACTER_SET_NAME, COLLATION_NAME FROM information_schema.COLLATIONS";
   *out = NULL;
   if (mysql_real_query(conn, q, sizeof q - 1) != 0) {
     dm_db_error(conn, DM_DB_TARGET, err, DM_ERR_DB_QUERY,
@@ -126,8 +131,9 @@ int sync_charsets_load(MYSQL *conn, sync_charsets **out, dm_error *err) {
   if (cs) {
     cs->n_ids = max_id + 1;
     cs->by_id = calloc(cs->n_ids, sizeof *cs->by_id);
+    cs->coll_by_id = calloc(cs->n_ids, sizeof *cs->coll_by_id);
   }
-  bool ok = cs && cs->by_id;
+  bool ok = cs && cs->by_id && cs->coll_by_id;
   mysql_data_seek(res, 0);
   while (ok && (row = mysql_fetch_row(res)) != NULL) {
     if (!row[0] || !row[1]) /* collations without an id (none in 10.11) cannot be in a binlog */
@@ -139,6 +145,8 @@ int sync_charsets_load(MYSQL *conn, sync_charsets **out, dm_error *err) {
     if (!k)
       ok = false;
     cs->by_id[id] = k;
+    if (row[2] && !(cs->coll_by_id[id] = strdup(row[2])))
+      ok = false;
   }
   mysql_free_result(res);
   if (!ok) {
@@ -154,6 +162,10 @@ static const sql_charset *sql_charset_get(const sync_charsets *cs, uint32_t id) 
   if (!cs || id >= cs->n_ids || cs->by_id[id] == 0)
     return NULL;
   return &cs->charsets[cs->by_id[id] - 1];
+}
+
+const char *sync_charsets_collation(const sync_charsets *cs, uint32_t collation_id) {
+  return cs && collation_id < cs->n_ids ? cs->coll_by_id[collation_id] : NULL;
 }
 
 const char *sync_charsets_name(const sync_charsets *cs, uint32_t collation_id) {

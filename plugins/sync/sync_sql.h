@@ -53,6 +53,8 @@ int sync_charsets_load(MYSQL *conn, sync_charsets **out, dm_error *err);
 void sync_charsets_free(sync_charsets *cs); /* NULL is fine */
 /* "utf8mb4", "latin1", "binary", ...; NULL if the id is unknown (e.g. a MySQL 8 collation). */
 const char *sync_charsets_name(const sync_charsets *cs, uint32_t collation_id);
+/* "utf8mb4_general_ci", ...; NULL if the id is unknown. */
+const char *sync_charsets_collation(const sync_charsets *cs, uint32_t collation_id);
 
 /*
  * Append v (a value of column col, from the same table map) as a SQL literal. cs may be NULL

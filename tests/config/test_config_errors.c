@@ -31,9 +31,9 @@ static const bad_case bad_cases[] = {
      "task-mode, units, case-sensitive, meta-schema, target-database, mysql-instances, "
      "block-allow-list, "
      "routes, "
-     "filters, unit-paths, supervisor, dump, load, sync, file-mode, secret-key-path, "
-     "ignore-checking-items, shard-mode, is-sharding, strict-optimistic-shard-mode, "
-     "online-ddl, ... (docs/config.md lists them all)"},
+     "filters, expression-filter, unit-paths, supervisor, dump, load, sync, file-mode, "
+     "secret-key-path, ignore-checking-items, shard-mode, is-sharding, ... (docs/config.md lists "
+     "them all)"},
     {"task-bad-ignore.cfg", false, DM_ERR_CONFIG_INVALID,
      "6: `ignore-checking-items` in the task file names \"binlog_fromat\", which is no precheck "
      "item; did you mean \"binlog_format\"? (docs/precheck.md lists them)"},
@@ -105,6 +105,17 @@ static const bad_case bad_cases[] = {
     {"task-bad-event.cfg", false, DM_ERR_CONFIG_INVALID,
      "6: `filters.f1.events.[1]` in the task file: unknown event \"drop tables\"; did you mean "
      "\"drop table\"? (docs/config.md, \"filters\", lists DM's events)"},
+    /* DM's expression-filter: one kind per rule; a text that is no expression on the row */
+    {"task-expr-two-kinds.cfg", false, DM_ERR_CONFIG_INVALID,
+     "6: `expression-filter.e1` in the task file must have one kind of expression: "
+     "insert-value-expr, update-old-value-expr and/or update-new-value-expr, or delete-value-expr "
+     "(it has several; as DM, give each kind its own rule)"},
+    {"task-expr-escape.cfg", false, DM_ERR_CONFIG_INVALID,
+     "7: `expression-filter.e1.insert-value-expr` in the task file is not an expression on the "
+     "row's columns: a `)` closes a parenthesis the condition did not open"},
+    {"task-expr-unresolved.cfg", false, DM_ERR_CONFIG_INVALID,
+     "4: `mysql-instances.[0].expression-filters.[0]` in the task file names the rule `e2`, which "
+     "is not defined under `expression-filter`; did you mean `e1`?"},
     {"task-bad-action.cfg", false, DM_ERR_CONFIG_INVALID,
      "6: `filters.f1.action` in the task file must be \"Ignore\", \"Do\" or \"Error\", "
      "not \"Skip\""},

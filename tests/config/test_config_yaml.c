@@ -115,6 +115,25 @@ static void test_dm_tasks(void) {
   CU_ASSERT_STRING_EQUAL(t->instances[1].bal->do_dbs[0], "db_pessimistic");
   dmh_task_config_free(t);
 
+  /* DM's expression_filter test files: every rule read, resolved on the instance, one kind each */
+  t = load_task(dm("expression_filter-dm-task2.yaml"));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  CU_ASSERT_EQUAL(t->n_exprs, 9);
+  CU_ASSERT_EQUAL_FATAL(t->instances[0].n_exprs, 9);
+  const dmh_expr_rule *and = t->instances[0].exprs[6];
+  CU_ASSERT_STRING_EQUAL(and->name, "update_old_and_new");
+  CU_ASSERT_STRING_EQUAL(and->update_old_expr, "c = 1");
+  CU_ASSERT_STRING_EQUAL(and->update_new_expr, "c = 2");
+  CU_ASSERT_PTR_NULL(and->insert_expr);
+  CU_ASSERT_STRING_EQUAL(t->instances[0].exprs[7]->insert_expr, "name != 'Müller…'");
+  dmh_task_config_free(t);
+  t = load_task(dm("expression_filter-dm-task.yaml"));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  CU_ASSERT_EQUAL(t->n_exprs, 30);
+  CU_ASSERT_EQUAL_FATAL(t->instances[0].n_exprs, 30);
+  CU_ASSERT_STRING_EQUAL(t->instances[0].exprs[29]->insert_expr, "c_json->\"$.id\" = 2");
+  dmh_task_config_free(t);
+
   /* chunk-filesize 0 (dumpling: no split) keeps dmhost's files; statement-size is the dump's */
   t = load_task(dm("many_tables-dm-task.yaml"));
   CU_ASSERT_PTR_NOT_NULL_FATAL(t);
@@ -208,8 +227,8 @@ static void test_yaml_errors(void) {
   expect_failure(fx("yaml-unknown.yaml"), false, DM_ERR_CONFIG_UNKNOWN, want);
 
   snprintf(want, sizeof want,
-           "%s:8: DM key `mysql-instances.[0].expression-filters` is not supported by dmhost yet "
-           "(only empty): expression filters are not built yet; %s",
+           "%s:8: DM key `mysql-instances.[0].column-mapping-rules` is not supported by dmhost yet "
+           "(only empty): column mapping is deprecated in DM and not built; %s",
            fx("yaml-dm-unsupported.yaml"), dm_doc);
   expect_failure(fx("yaml-dm-unsupported.yaml"), false, DM_ERR_CONFIG_UNKNOWN, want);
 

@@ -94,15 +94,21 @@ int ts_config_source(lt_env *e, const char *task, const char *db, const char *ex
 
 int ts_config_bal(lt_env *e, const char *task, const char *bal, const char *extra_rules,
                   const char *sync, const char *source_extra) {
-  char file[256] = "", inst[1024], extra[2048];
+  const char *inst = extra_rules && strstr(extra_rules, "route") ? "route-rules = [\"r\"];"
+                     : extra_rules && strstr(extra_rules, "filters")
+                         ? "filter-rules = [\"f1\", \"f2\"];"
+                         : "";
+  return ts_config_inst(e, task, bal, inst, extra_rules, sync, source_extra);
+}
+
+int ts_config_inst(lt_env *e, const char *task, const char *bal, const char *inst_rules,
+                   const char *extra_rules, const char *sync, const char *source_extra) {
+  char file[256] = "", inst[1024], extra[4096];
   unsigned long pos = 0;
   ts_master(file, &pos, NULL);
   snprintf(inst, sizeof inst,
            "block-allow-list = \"b\"; %s meta = { binlog-name = \"%s\"; binlog-pos = %lu; };",
-           extra_rules && strstr(extra_rules, "route")     ? "route-rules = [\"r\"];"
-           : extra_rules && strstr(extra_rules, "filters") ? "filter-rules = [\"f1\", \"f2\"];"
-                                                           : "",
-           file, pos);
+           inst_rules ? inst_rules : "", file, pos);
   snprintf(extra, sizeof extra, "block-allow-list = { b = { %s }; };\n%s", bal,
            extra_rules ? extra_rules : "");
   lt_drop_checkpoint(dst, task);

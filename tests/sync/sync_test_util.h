@@ -37,6 +37,9 @@ int ts_config_source(lt_env *e, const char *task, const char *db, const char *ex
 /* The same with the block-allow list's body given (bal: "do-dbs = [...]; do-tables = (...);"). */
 int ts_config_bal(lt_env *e, const char *task, const char *bal, const char *extra_rules,
                   const char *sync, const char *source_extra);
+/* The same with the instance's rule settings given (inst_rules: "expression-filters = [...];"). */
+int ts_config_inst(lt_env *e, const char *task, const char *bal, const char *inst_rules,
+                   const char *extra_rules, const char *sync, const char *source_extra);
 /* Creates and starts the subtask and waits until it runs. */
 dmh_subtask *ts_start(lt_env *e);
 /* Everything written so far is applied (waits on the checkpoint). */

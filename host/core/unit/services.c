@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "binlog_ops.h"
 #include "dmhost/fs.h"
@@ -289,6 +290,31 @@ static dm_event_verdict svc_event_verdict(dm_ctx *c, const char *schema, const c
                                  : DM_EVENT_APPLY;
 }
 
+/* ---- expression filters ---- */
+static bool svc_name_eq(const char *a, const char *b, bool case_sensitive) {
+  return case_sensitive ? strcmp(a, b) == 0 : strcasecmp(a, b) == 0;
+}
+
+static size_t svc_expr_filters(dm_ctx *c, const char *schema, const char *table,
+                               dm_expr_filter *out, size_t max) {
+  const dmh_task_instance *in = c->instance;
+  size_t n = 0;
+  for (int i = 0; in && schema && table && i < in->n_exprs; i++) {
+    const dmh_expr_rule *r = in->exprs[i];
+    if (!svc_name_eq(r->schema, schema, in->case_sensitive) ||
+        !svc_name_eq(r->table, table, in->case_sensitive))
+      continue;
+    if (out && n < max)
+      out[n] = (dm_expr_filter){.name = r->name,
+                                .insert_expr = r->insert_expr,
+                                .update_old_expr = r->update_old_expr,
+                                .update_new_expr = r->update_new_expr,
+                                .delete_expr = r->delete_expr};
+    n++;
+  }
+  return n;
+}
+
 /* ---- binlog operators ---- */
 
 /* Read from the store on every call: calls are rare (a DDL, or a failing one), and the store is
@@ -510,6 +536,7 @@ static const dm_host_services services = {
     .meta_position = svc_meta_position,
     .event_ignored = svc_event_ignored,
     .event_verdict = svc_event_verdict,
+    .expr_filters = svc_expr_filters,
     .binlog_operator = svc_binlog_operator,
     .binlog_operator_done = svc_binlog_operator_done,
     .file_mode = svc_file_mode,

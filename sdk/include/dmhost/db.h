@@ -109,6 +109,15 @@ void dm_db_error(struct st_mysql *c, dm_db_side side, dm_error *err, int32_t cod
  * dm_db_quoted: the same for a NUL-terminated name, returning out (for a printf argument).
  * dm_db_quote_ident_dup: the quoted name in malloc'd memory (free it), NULL without memory.
  */
+/*
+ * A condition on a row's columns from a task file (mydumper's `where`, an expression-filter's
+ * expression), checked before a unit puts it into SQL of its own: 0 when it holds nothing that
+ * reaches beyond the row (no `;`, comment, unbalanced parenthesis, nor SELECT, UNION, FROM, INTO,
+ * TABLE, VALUES, HANDLER, LOAD_FILE, OUTFILE, DUMPFILE outside quotes), else -1 with the reason in
+ * why[n] (docs/security.md, "Conditions in a task file").
+ */
+int dm_db_condition_check(const char *text, char *why, size_t n);
+
 #define DM_DB_QUOTED_IDENT_MAX (2 * 64 * 4 + 3)
 size_t dm_db_quote_ident(char *out, size_t size, const char *name, size_t len);
 const char *dm_db_quoted(const char *name, char *out, size_t size);

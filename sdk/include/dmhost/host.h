@@ -27,7 +27,21 @@
 extern "C" {
 #endif
 
-#define DM_HOST_SERVICES_VERSION 11
+#define DM_HOST_SERVICES_VERSION 12
+
+/* DM's expression-filter rule for one source table, as expr_filters below hands it: SQL
+ * expressions on the row's columns (by the source's column names), NULL where the rule has none.
+ * insert_expr: an inserted row for which it is true is not replayed; delete_expr likewise; an
+ * update is not replayed when update_old_expr holds for the row before it and update_new_expr for
+ * the row after it (an absent one of the two holds). A rule has one kind: insert, update or
+ * delete. */
+typedef struct dm_expr_filter {
+  const char *name;
+  const char *insert_expr;
+  const char *update_old_expr;
+  const char *update_new_expr;
+  const char *delete_expr;
+} dm_expr_filter;
 
 /* What the task's binlog event filters make of an event (event_verdict below). */
 typedef enum dm_event_verdict {
@@ -360,6 +374,17 @@ typedef struct dm_host_services {
                                     size_t rule_len);
 
   /* fields above: services version 11 */
+
+  /* --- expression filters (DM's expression-filter; docs/sync.md "Expression filters") ---
+   * The rules of the subtask's instance for the source table schema.table (exact names, compared
+   * as the task's case-sensitive says): up to max of them into out[]; returns how many there are
+   * in all. The strings stay valid until the unit's next update or its close: a unit keeps a copy.
+   * Each text was checked when the task file was read (a condition on a row: dm_db_condition_check
+   * in db.h), and the unit evaluates it on rows as the server would (the sync: on the target). */
+  size_t (*expr_filters)(dm_ctx *ctx, const char *schema, const char *table, dm_expr_filter *out,
+                         size_t max);
+
+  /* fields above: services version 12 */
 } dm_host_services;
 
 /* Is `field` present in the host's services struct (for services added after version 1)? */

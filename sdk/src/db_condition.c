@@ -1,27 +1,25 @@
 /*
- * DM's mydumper `where` (dumpling's --where): a condition on each dumped table's rows, ANDed with
- * the chunk's key range (docs/dump.md, "where").
- *
- * The text is SQL the dump runs on the source with its account, and a task file can come from
- * whoever may submit one (docs/security.md). A condition on a row needs none of what would let it
- * read elsewhere or run more: it may not hold `;`, a comment (`--`, `#`, `/ *`), a parenthesis
- * closed that it did not open (which would end the chunk's own condition), or the words that reach
- * other tables, files or statements (SELECT, UNION, FROM, INTO, LOAD_FILE, OUTFILE, DUMPFILE,
- * TABLE, VALUES). Quoted text ('...', "...", `...`) is skipped as the server reads it under the
- * dump's sql_mode (backslash escapes; doubled quotes).
+ * A condition on a row's columns, from a task file, that a unit puts into SQL it runs with its own
+ * account: mydumper's `where` (the dump, on the source) and an `expression-filter` (the sync, on
+ * the target). A task file can come from whoever may submit one (docs/security.md), and a
+ * condition on a row needs none of what would let it read elsewhere or run more: it may not hold
+ * `;`, a comment (`--`, `#`, `/ *`), a parenthesis closed that it did not open (which would end
+ * the statement's own parenthesis around it), or the words that reach other tables, files or
+ * statements (SELECT, UNION, FROM, INTO, LOAD_FILE, OUTFILE, DUMPFILE, TABLE, VALUES, HANDLER).
+ * Quoted text ('...', "...", `...`) is skipped as the server reads it (backslash escapes; doubled
+ * quotes).
  */
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
-#include "dump_internal.h"
+#include "dmhost/db.h"
 
-static const char *const dump_where_words[] = {"select",    "union",   "from",  "into",
-                                               "load_file", "outfile", "table", "dumpfile",
-                                               "values",    "handler"};
+static const char *const cond_words[] = {"select",  "union", "from",     "into",   "load_file",
+                                         "outfile", "table", "dumpfile", "values", "handler"};
 
-int dump_where_check(const char *w, char *why, size_t n) {
+int dm_db_condition_check(const char *w, char *why, size_t n) {
   int depth = 0;
   for (const char *p = w; *p;) {
     char c = *p;
@@ -64,8 +62,8 @@ int dump_where_check(const char *w, char *why, size_t n) {
       while (isalnum((unsigned char)*p) || *p == '_' || *p == '$')
         p++;
       size_t len = (size_t)(p - s);
-      for (size_t i = 0; i < sizeof dump_where_words / sizeof *dump_where_words; i++)
-        if (strlen(dump_where_words[i]) == len && strncasecmp(s, dump_where_words[i], len) == 0) {
+      for (size_t i = 0; i < sizeof cond_words / sizeof *cond_words; i++)
+        if (strlen(cond_words[i]) == len && strncasecmp(s, cond_words[i], len) == 0) {
           snprintf(why, n, "`%.*s` reaches beyond the row: a condition on its columns is expected",
                    (int)len, s);
           return -1;
