@@ -348,12 +348,21 @@ static void test_refusals(void) {
                  "`task.table_migrate_rule[0].source.table` must be a string");
   set(task, "table_migrate_rule[0].source", "table", json_object_new_string("tbl_1"));
 
+  set(task, "table_migrate_rule[1].source", "source_name", json_object_new_string("mysql-9"));
+  expect_refused(task, false, DM_ERR_CONFIG_INVALID,
+                 "`task.table_migrate_rule[1].source.source_name` names source `mysql-9`, which "
+                 "task.source_config.source_conf does not list");
+  set(task, "table_migrate_rule[1].source", "source_name",
+      json_object_new_string("mysql-replica-02"));
+
   json_object_object_del(task, "target_config");
   expect_refused(task, false, DM_ERR_CONFIG_INVALID, "`task.target_config` is required");
   json_object_put(task);
 
-  expect_refused(json_object_new_array(), false, DM_ERR_CONFIG_INVALID,
+  json_object *arr = json_object_new_array();
+  expect_refused(arr, false, DM_ERR_CONFIG_INVALID,
                  "`task` must be an object (DM's Task), not an array");
+  json_object_put(arr);
 }
 
 /* ---- hostile strings ---- */
