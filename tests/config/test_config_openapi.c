@@ -174,6 +174,17 @@ static void test_no_shard(void) {
   t = convert_load(task);
   CU_ASSERT_STRING_EQUAL(unit_str(t, DM_UNIT_DUMP, "consistency"), "flush");
   CU_ASSERT_STRING_EQUAL(unit_str(t, DM_UNIT_LOAD, "on-duplicate"), "ignore");
+  /* and back: DM's converter strips "--consistency " again */
+  dm_error e2 = {0};
+  json_object *back = dmh_openapi_task_from_config(t, &e2);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+  CU_ASSERT_STRING_EQUAL(
+      json_object_get_string(at(back, "source_config.full_migrate_conf.consistency")), "flush");
+  CU_ASSERT_STRING_EQUAL(json_object_get_string(at(back, "on_duplicate")), "ignore");
+  CU_ASSERT_STRING_EQUAL(json_object_get_string(at(back, "timezone")), "Asia/Shanghai");
+  CU_ASSERT_STRING_EQUAL(json_object_get_string(at(back, "table_migrate_rule[0].target.table")),
+                         "*");
+  json_object_put(back);
   dmh_task_config_free(t);
   json_object_put(task);
 }

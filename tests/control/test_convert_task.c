@@ -133,6 +133,31 @@ static void test_refusals(void) {
   args = json_object_new_object();
   json_object_object_add(args, "task", task);
   expect_refused(args, "`task.task_mode` is \"fast\"");
+  json_object *resp;
+  /* sent text: a password-file is refused (the trust of sent text), and a path names no file */
+  static const char lc[] =
+      "name = \"lc\"; task-mode = \"incremental\";\n"
+      "target-database = { host = \"h\"; user = \"u\"; password-file = \"/etc/shadow\"; };\n"
+      "mysql-instances = ( { source-id = \"s1\"; } );\n";
+  args = json_object_new_object();
+  json_object_object_add(args, "content", json_object_new_string(lc));
+  json_object_object_add(args, "path", json_object_new_string("/etc/x.cfg"));
+  resp = convert(args);
+  CU_ASSERT_FALSE(result(resp));
+  json_object *e = json_object_object_get(resp, "error");
+  CU_ASSERT_EQUAL(json_object_get_int(json_object_object_get(e, "ErrCode")),
+                  DM_ERR_CONFIG_SUBMITTED_SECRET);
+  CU_ASSERT_PTR_NOT_NULL(strstr(member(resp, "msg"), "x.cfg:2"));
+  json_object_put(resp);
+  args = json_object_new_object();
+  json_object_object_add(args, "content", json_object_new_string("name: t\n"));
+  json_object_object_add(args, "path", json_object_new_string("/etc/passwd"));
+  resp = convert(args);
+  CU_ASSERT_FALSE(result(resp)); /* the text sent, read as libconfig: not /etc/passwd */
+  CU_ASSERT_PTR_NULL(strstr(member(resp, "msg"), "root:"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(member(resp, "msg"), "passwd:1"));
+  json_object_put(resp);
+
   /* the loader's refusal: a line of the task_config_file answered beside it */
   task = fixture("shardAndFilterTask.json");
   json_object_object_add(json_object_object_get(task, "source_config"), "full_migrate_conf",
@@ -142,7 +167,7 @@ static void test_refusals(void) {
       "import_mode", json_object_new_string("physical"));
   args = json_object_new_object();
   json_object_object_add(args, "task", task);
-  json_object *resp = convert(args);
+  resp = convert(args);
   CU_ASSERT_FALSE(result(resp));
   const char *msg = member(resp, "msg");
   CU_ASSERT_PTR_NOT_NULL_FATAL(msg);
