@@ -257,6 +257,43 @@ static bool oa_is(json_object *v, oa_type t) {
   }
 }
 
+/* Is s (n bytes) UTF-8 as YAML takes it: shortest forms, no surrogates, at most U+10FFFF? */
+static bool oa_utf8(const unsigned char *s, size_t n) {
+  for (size_t i = 0; i < n;) {
+    unsigned c = s[i];
+    size_t w = c < 0x80             ? 1
+               : (c & 0xE0) == 0xC0 ? 2
+               : (c & 0xF0) == 0xE0 ? 3
+               : (c & 0xF8) == 0xF0 ? 4
+                                    : 0;
+    if (!w || i + w > n)
+      return false;
+    unsigned long v = w == 1 ? c : w == 2 ? c & 0x1F : w == 3 ? c & 0x0F : c & 0x07;
+    for (size_t k = 1; k < w; k++) {
+      if ((s[i + k] & 0xC0) != 0x80)
+        return false;
+      v = (v << 6) | (s[i + k] & 0x3F);
+    }
+    static const unsigned long min[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (v < min[w] || (v >= 0xD800 && v <= 0xDFFF) || v > 0x10FFFF)
+      return false;
+    i += w;
+  }
+  return true;
+}
+
+/* A string holding `\u0000` (C strings and every file would cut it there) or bytes that are not
+ * UTF-8 (YAML is UTF-8): refused by its path. */
+static int oa_nul(oa *o, json_object *v, const char *path) {
+  const char *sv = json_object_get_string(v);
+  size_t n = (size_t)json_object_get_string_len(v);
+  if (strlen(sv) != n)
+    return oa_fail(o, DM_ERR_CONFIG_INVALID, "`%s` holds a NUL character (\\u0000)", path);
+  if (!oa_utf8((const unsigned char *)sv, n))
+    return oa_fail(o, DM_ERR_CONFIG_INVALID, "`%s` is not UTF-8 text", path);
+  return 0;
+}
+
 /* `v` (at `path`) against schema `s`: an object, only its members, each of its type and enum,
  * the required ones there. Arrays' items are checked here too (strings, or objects the caller
  * checks with their schema). */
@@ -279,6 +316,8 @@ static int oa_check(oa *o, json_object *v, const char *path, const oa_schema *s)
     if (!oa_is(val, m->type))
       return oa_fail(o, DM_ERR_CONFIG_INVALID, "`%s` must be %s (DM's %s), not %s", sub,
                      oa_type_name(m->type), s->name, json_kind(val));
+    if (m->type == OA_STR && oa_nul(o, val, sub) < 0)
+      return -1;
     if (m->type == OA_ARR_STR || m->type == OA_ARR_OBJ) {
       for (size_t i = 0; i < alen(val); i++) {
         json_object *it = json_object_array_get_idx(val, i);
@@ -288,6 +327,8 @@ static int oa_check(oa *o, json_object *v, const char *path, const oa_schema *s)
         if (!it || !oa_is(it, want))
           return oa_fail(o, DM_ERR_CONFIG_INVALID, "`%s` must be %s, not %s", isub,
                          want == OA_STR ? "a string" : "an object", it ? json_kind(it) : "null");
+        if (want == OA_STR && oa_nul(o, it, isub) < 0)
+          return -1;
       }
     }
     if (m->enumv) {

@@ -366,6 +366,21 @@ static void test_refusals(void) {
   set(task, "table_migrate_rule[1].source", "source_name",
       json_object_new_string("mysql-replica-02"));
 
+  set(task, "target_config", "password", json_object_new_string_len("ab\0cd", 5));
+  expect_refused(task, false, DM_ERR_CONFIG_INVALID,
+                 "`task.target_config.password` holds a NUL character");
+  set(task, "target_config", "password", json_object_new_string("\xff\xfe"));
+  expect_refused(task, false, DM_ERR_CONFIG_INVALID, "`task.target_config.password` is not UTF-8");
+  set(task, "target_config", "password", json_object_new_string("p\xc3\xa4\xf0\x9f\x98\x80"));
+  char *y = task_yaml(task); /* UTF-8 (libyaml escapes what it deems unprintable): back equal */
+  dm_error err = {0};
+  dmh_task_config *t = load_yaml_task(y, &err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  CU_ASSERT_STRING_EQUAL(t->target.ep.password, "p\xc3\xa4\xf0\x9f\x98\x80");
+  dmh_task_config_free(t);
+  free(y);
+  set(task, "target_config", "password", json_object_new_string("123456"));
+
   json_object_object_del(task, "target_config");
   expect_refused(task, false, DM_ERR_CONFIG_INVALID, "`task.target_config` is required");
   json_object_put(task);
