@@ -79,6 +79,9 @@ int dmh_control_convert_task(void *ud, const dmh_control_cmd *cmd, json_object *
       dmh_control_file_blame(&f, name && *name ? name : "task.yaml", err);
     /* DM answers its own YAML of the loaded task: dmhost writes DM's YAML of the Task */
     if (task && dmh_openapi_task_to_yaml(task, &yaml, err) < 0) {
+      /* a chain DM's Task has no mode for (load&sync, custom units) */
+      if (strlen(err->message) + 60 < sizeof err->message)
+        strcat(err->message, " (the task file read as DM's Task, which cannot say it)");
       json_object_put(task);
       task = NULL;
     }

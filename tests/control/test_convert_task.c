@@ -158,6 +158,14 @@ static void test_refusals(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(member(resp, "msg"), "passwd:1"));
   json_object_put(resp);
 
+  /* a mode DM's Task has no name for */
+  args = json_object_new_object();
+  json_object_object_add(
+      args, "content",
+      json_object_new_string("name: ls\ntask-mode: load&sync\ntarget-database: {host: h, user: "
+                             "u}\nmysql-instances: [{source-id: s}]\n"));
+  expect_refused(args, "`task.task_mode` is \"load&sync\"; DM's Task takes");
+
   /* the loader's refusal: a line of the task_config_file answered beside it */
   task = fixture("shardAndFilterTask.json");
   json_object_object_add(json_object_object_get(task, "source_config"), "full_migrate_conf",
