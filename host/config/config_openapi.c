@@ -200,8 +200,9 @@ static void oa_name(char *out, size_t size, const char *prefix, int n) {
 }
 
 /* The unit configs of full_migrate_conf and incr_migrate_conf (one of each: every instance names
- * it, as dmhost runs one dump, load and sync section per task). 1 when `key` got a config. */
-static int oa_units(oa *o, json_object *task, int root, bool has[3]) {
+ * it, as dmhost runs one dump, load and sync section per task); has[k]: mydumpers, loaders,
+ * syncers got one. */
+static void oa_units(oa *o, json_object *task, int root, bool has[3]) {
   json_object *sc = oa_get(task, "source_config");
   json_object *full = oa_get(sc, "full_migrate_conf"), *incr = oa_get(sc, "incr_migrate_conf");
   int dump = y_map(o), load = y_map(o), sync = y_map(o);
@@ -252,7 +253,6 @@ static int oa_units(oa *o, json_object *task, int root, bool has[3]) {
     y_put(o, m, nm, nodes[k]);
     y_put(o, root, maps[k], m);
   }
-  return 0;
 }
 
 int dmh_openapi_task_to_yaml(json_object *task, char **yaml, dm_error *err) {
