@@ -66,11 +66,34 @@ static void filter_name(char *out, size_t size, const char *source, int idx) {
   snprintf(out, size, "%s-filter-rule-%d", source, idx);
 }
 
+/* Does filter `f` name exactly the rule's schema and table ("": none)? */
+static bool filter_fits(const dmh_filter_rule *f, const char *schema, const char *table) {
+  return strcmp(f->schema_pattern, schema) == 0 &&
+         strcmp(f->table_pattern ? f->table_pattern : "", table) == 0;
+}
+
+/* Does filter `f` fit one of the instance's rules (its routes, do-dbs, do-tables)? */
+static bool filter_fits_any(const dmh_task_instance *in, const dmh_filter_rule *f) {
+  for (int r = 0; r < in->n_routes; r++)
+    if (filter_fits(f, in->routes[r]->schema_pattern,
+                    in->routes[r]->table_pattern ? in->routes[r]->table_pattern : ""))
+      return true;
+  for (int d = 0; in->bal && d < in->bal->n_do_dbs; d++)
+    if (filter_fits(f, in->bal->do_dbs[d], ""))
+      return true;
+  for (int d = 0; in->bal && d < in->bal->n_do_tables; d++)
+    if (filter_fits(f, in->bal->do_tables[d].db, in->bal->do_tables[d].table))
+      return true;
+  return false;
+}
+
 /* One table_migrate_rule, unless one of the same source, schema and table is there (DM's ruleKey).
- */
+ * Its binlog_filter_rule: the source's Ignore filters written for exactly this schema and table
+ * (what the way in writes), and those that fit no rule of the source. DM names every filter of the
+ * source on every rule, which the way in then applies to every rule's tables: a task converted
+ * twice would gain filters. */
 static void add_rule(json_object *list, const dmh_task_instance *in, const char *schema,
-                     const char *table, const char *target_schema, const char *target_table,
-                     int n_filters) {
+                     const char *table, const char *target_schema, const char *target_table) {
   for (size_t i = 0; i < json_object_array_length(list); i++) {
     json_object *s = NULL, *r = json_object_array_get_idx(list, i);
     json_object_object_get_ex(r, "source", &s);
@@ -92,15 +115,22 @@ static void add_rule(json_object *list, const dmh_task_instance *in, const char 
       json_object_object_add(t, "table", jstr(target_table));
     json_object_object_add(r, "target", t);
   }
-  if (n_filters) {
-    json_object *names = json_object_new_array();
-    for (int i = 0; i < n_filters; i++) {
+  json_object *names = json_object_new_array();
+  for (int f = 0, idx = 0; f < in->n_filters; f++) {
+    const dmh_filter_rule *fr = in->filters[f];
+    if (fr->action != DMH_FILTER_IGNORE)
+      continue;
+    if (filter_fits(fr, schema, table) || !filter_fits_any(in, fr)) {
       char nm[320];
-      filter_name(nm, sizeof nm, in->source_id, i);
+      filter_name(nm, sizeof nm, in->source_id, idx);
       json_object_array_add(names, jstr(nm));
     }
-    json_object_object_add(r, "binlog_filter_rule", names);
+    idx++;
   }
+  if (json_object_array_length(names))
+    json_object_object_add(r, "binlog_filter_rule", names);
+  else
+    json_object_put(names);
   json_object_array_add(list, r);
 }
 
@@ -180,12 +210,12 @@ json_object *dmh_openapi_task_from_config(const dmh_task_config *t, dm_error *er
     for (int r = 0; r < in->n_routes; r++) {
       const dmh_route_rule *rt = in->routes[r];
       add_rule(rules, in, rt->schema_pattern, rt->table_pattern ? rt->table_pattern : "",
-               rt->target_schema, rt->target_table, nf);
+               rt->target_schema, rt->target_table);
     }
     for (int d = 0; in->bal && d < in->bal->n_do_dbs; d++)
-      add_rule(rules, in, in->bal->do_dbs[d], "", NULL, NULL, nf);
+      add_rule(rules, in, in->bal->do_dbs[d], "", NULL, NULL);
     for (int d = 0; in->bal && d < in->bal->n_do_tables; d++)
-      add_rule(rules, in, in->bal->do_tables[d].db, in->bal->do_tables[d].table, NULL, NULL, nf);
+      add_rule(rules, in, in->bal->do_tables[d].db, in->bal->do_tables[d].table, NULL, NULL);
   }
   if (n_bf)
     json_object_object_add(task, "binlog_filter_rule", bf);
