@@ -171,7 +171,13 @@ static void test_no_shard(void) {
   /* on_duplicate_logical wins over on_duplicate (DM reads only the former) */
   set(task, "source_config.full_migrate_conf", "on_duplicate_logical",
       json_object_new_string("ignore"));
+  json_object *session = json_object_new_object();
+  json_object_object_add(session, "foreign_key_checks", json_object_new_string("1"));
+  set(task, "target_config", "session", session);
   t = convert_load(task);
+  CU_ASSERT_EQUAL_FATAL(t->target.ep.n_session, 1);
+  CU_ASSERT_STRING_EQUAL(t->target.ep.session[0].name, "foreign_key_checks");
+  CU_ASSERT_STRING_EQUAL(t->target.ep.session[0].value, "1");
   CU_ASSERT_STRING_EQUAL(unit_str(t, DM_UNIT_DUMP, "consistency"), "flush");
   CU_ASSERT_STRING_EQUAL(unit_str(t, DM_UNIT_LOAD, "on-duplicate"), "ignore");
   /* and back: DM's converter strips "--consistency " again */
@@ -182,6 +188,8 @@ static void test_no_shard(void) {
       json_object_get_string(at(back, "source_config.full_migrate_conf.consistency")), "flush");
   CU_ASSERT_STRING_EQUAL(json_object_get_string(at(back, "on_duplicate")), "ignore");
   CU_ASSERT_STRING_EQUAL(json_object_get_string(at(back, "timezone")), "Asia/Shanghai");
+  CU_ASSERT_STRING_EQUAL(
+      json_object_get_string(at(back, "target_config.session.foreign_key_checks")), "1");
   CU_ASSERT_STRING_EQUAL(json_object_get_string(at(back, "table_migrate_rule[0].target.table")),
                          "*");
   json_object_put(back);
