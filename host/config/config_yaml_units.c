@@ -71,6 +71,23 @@ static int yunit_lit(ytr *t, const char *to, const yaml_node_t *v, const char *p
   return 0;
 }
 
+/* A mydumper's `extra-args: "--consistency X"`, exactly that (one word X): X, else NULL (any other
+ * extra-args is judged by its row: only "" is taken). The value X is the dump unit's to judge. */
+static const char *yextra_consistency(const yunit_kind *k, const yaml_node_t *key,
+                                      const yaml_node_t *v) {
+  static const char opt[] = "--consistency ";
+  if (strcmp(k->dm, "mydumper") != 0 || strcmp(ytext(key), "extra-args") != 0 || !ytext(v) ||
+      strncmp(ytext(v), opt, sizeof opt - 1) != 0)
+    return NULL;
+  const char *x = ytext(v) + sizeof opt - 1;
+  if (!*x)
+    return NULL;
+  for (const char *c = x; *c; c++)
+    if (*c == ' ' || *c == '\t' || *c == '\n' || *c == '\r' || *c == '=')
+      return NULL;
+  return x;
+}
+
 /* A DM unit config (a mydumpers entry, an instance's mydumper) into `u`. */
 int yunit_read(ytr *t, const yunit_kind *k, const yaml_node_t *cfg, const char *path, yunit *u) {
   if (cfg->type != YAML_MAPPING_NODE)
@@ -97,6 +114,16 @@ int yunit_read(ytr *t, const yunit_kind *k, const yaml_node_t *cfg, const char *
                       "in task-mode load it names an earlier dump (DM appends .<task> to it), "
                       "which is not mapped yet; give dmhost's load.dir in a libconfig task file");
       break;
+    }
+    const char *cons = yextra_consistency(k, p[i].k, p[i].v);
+    if (cons) {
+      /* DM's OpenAPI converter writes full_migrate_conf.consistency as exactly this form */
+      yout o = {0};
+      yo_string(&o, cons, strlen(cons));
+      if (!o.oom && o.len < sizeof u->e[0].lit)
+        yunit_set(u, "consistency", o.buf, yline(p[i].k));
+      free(o.buf);
+      continue;
     }
     if (!r->to) {
       rc = ydm_judge(t, k->dm, p[i].k, p[i].v, sub) < 0 ? -1 : 0;

@@ -440,6 +440,7 @@ static const dmh_control_fn control_fns[DMH_CMD_COUNT] = {
     [DMH_CMD_SWAP_UNIT] = control_swap_unit,
     [DMH_CMD_BINLOG] = control_binlog,
     [DMH_CMD_SHARD_DDL_LOCK] = control_shard_ddl_lock,
+    [DMH_CMD_CONVERT_TASK] = dmh_control_convert_task,
     [DMH_CMD_HELP] = control_help,
 };
 

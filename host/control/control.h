@@ -130,6 +130,12 @@ typedef struct dmh_source_op {
 int dmh_control_source_args(const dmh_control_cmd *cmd, json_object *args, dmh_source_op *out,
                             dm_error *err);
 
+/* convert-task (convert_cmd.c), the same handler on a daemon and a master (`ud` unused): a Task
+ * ("task": an object or its JSON text) or a task file's text ("content", "path" naming its format)
+ * into resp's "task" (DM's Task) and "task_config_file" (DM's YAML text). */
+int dmh_control_convert_task(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                             json_object *resp, dm_error *err);
+
 /* Sets DM_ERR_CONTROL_REQUEST with the message; returns -1. */
 int dmh_control_bad(dm_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

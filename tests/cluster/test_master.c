@@ -456,6 +456,14 @@ static void test_scheduling(void) {
   ans = dmh_master_handle_line(f, "{\"cmd\": ", 9);
   CU_ASSERT(ans && strstr(ans, "\"result\":false") && strstr(ans, "not valid JSON"));
   free(ans);
+  /* convert-task: the daemon's handler, bound on a master too (no state read) */
+  r = tm_cmd(f, "convert-task",
+             "{\"content\": \"name: conv\\ntask-mode: incremental\\ntarget-database: {host: h, "
+             "user: u}\\nmysql-instances: [{source-id: s}]\\n\"}");
+  CU_ASSERT(tm_ok(r));
+  CU_ASSERT(strstr(tm_text(r), "\"task\":{\"name\":\"conv\",\"task_mode\":\"incremental\"") !=
+            NULL);
+  json_object_put(r);
 
   /* w1's lease revoked (as if it expired): src-a moves to the free w3 */
   int64_t t0 = te_now_ms();
