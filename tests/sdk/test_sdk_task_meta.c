@@ -2,8 +2,8 @@
  * The names of a task's meta on the target (dmhost/task_meta.h): the units create the tables and
  * tracker schemas by them, the host drops exactly those on remove-meta. The tracker's prefix is
  * pinned to the values the sync unit gave before the SDK owned the name (its hash moved here
- * unchanged; the values checked against main's sync_hash): another value would orphan every shadow schema of a running deployment, and a
- * remove-meta would then miss them.
+ * unchanged; the values checked against main's sync_hash): another value would orphan every shadow
+ * schema of a running deployment, and a remove-meta would then miss them.
  */
 #include <CUnit/Basic.h>
 #include <string.h>
