@@ -4,7 +4,8 @@
 # requests on the socket (the arguments dmctl has no flag for, as the HTTP API sends them). A
 # mode-all task `tl` copies database tl_e2e (table t1, 200 rows).
 #  1. start-task stage "Stopped": prechecked and kept, query-status says New, nothing reaches the
-#     target (no database, no checkpoint table), and so after a restart of the daemon (persisted expected Paused);
+#     target (no database, no checkpoint table), and so after a restart of the daemon (persisted
+#     expected Paused);
 #  2. resume-task starts it: the target equals the source (checksum); resume-task remove-meta of a
 #     task that ran is refused;
 #  3. stop-task force=false of the Running task: refused with DM's message, it still runs; force=true

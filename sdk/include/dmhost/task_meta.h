@@ -4,9 +4,9 @@
  * (stop-task remove-meta, start-task remove-meta: DM's removeMetaData). One owner of the names, so
  * that the host drops exactly the task's own, never another task's.
  *
- *   <meta-schema>.<task>_loader_checkpoint   the load's checkpoint (DM's), a row per source and file
+ *   <meta-schema>.<task>_loader_checkpoint   the load's checkpoint (DM's): per source and file
  *   <meta-schema>.<task>_loader_keys         the load's deferred secondary keys
- *   <meta-schema>.<task>_syncer_checkpoint   the sync's checkpoint (DM's), a row per source and table
+ *   <meta-schema>.<task>_syncer_checkpoint   the sync's checkpoint (DM's): per source and table
  *   <meta-schema>.<task>_onlineddl           the sync's online-DDL records (DM's)
  *   <meta-schema>.<task>_syncer_xa           the sync's prepared XA transactions
  *   _dmt_<hash(task, source)>_<hash(db)>      the sync's schema tracker: one shadow schema per
