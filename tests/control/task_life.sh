@@ -8,8 +8,8 @@
 #     expected Paused);
 #  2. resume-task starts it: the target equals the source (checksum); resume-task remove-meta of a
 #     task that ran is refused;
-#  3. stop-task force=false of the Running task: refused with DM's message, it still runs; force=true
-#     stops and removes it;
+#  3. stop-task force=false of the Running task: refused with DM's message, it still runs;
+#     force=true stops and removes it;
 #  4. start-task again (keep the meta): it resumes from its checkpoints: a row changed on the target
 #     only keeps its value (no re-copy), rows written meanwhile arrive, the rest equals the source;
 #  5. stop-task remove-meta: its meta-schema tables and tracker schemas are gone, another task's
