@@ -145,6 +145,12 @@ int dmh_control_arg_bool(const control_cmd *cmd, json_object *args, const char *
   *out = false;
   if (!json_object_object_get_ex(args, key, &v))
     return 0;
+  /* the strings too: an HTTP route's query parameter (DM's `?force=true`) arrives as one */
+  const char *t = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+  if (t && (strcmp(t, "true") == 0 || strcmp(t, "false") == 0)) {
+    *out = t[0] == 't';
+    return 0;
+  }
   if (!json_object_is_type(v, json_type_boolean))
     return dmh_control_bad(err, "%s: argument \"%s\" must be true or false (usage: %s)", cmd->name,
                            key, cmd->usage);
