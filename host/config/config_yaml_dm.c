@@ -21,7 +21,7 @@ static const ydm_key ydm_keys[] = {
     {"task", "collation_compatible", NULL, "loose",
      "DDL is replayed as written (DM's loose); strict is not built"},
     {"task", "remove-meta", NULL, "false",
-     "deprecated in DM; to start over, stop the task and drop its meta-schema tables"},
+     "deprecated in DM; start the task with `dmctl start-task --remove-meta` instead"},
     {"task", "column-mappings", NULL, "{}", "column mapping is deprecated in DM and not built"},
     {"task", "validators", NULL, "{}", "the validator is not built yet"},
     {"task", "experimental", NULL, "group", NULL},

@@ -145,6 +145,12 @@ int dmh_control_arg_bool(const control_cmd *cmd, json_object *args, const char *
   *out = false;
   if (!json_object_object_get_ex(args, key, &v))
     return 0;
+  /* the strings too: an HTTP route's query parameter (DM's `?force=true`) arrives as one */
+  const char *t = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+  if (t && (strcmp(t, "true") == 0 || strcmp(t, "false") == 0)) {
+    *out = t[0] == 't';
+    return 0;
+  }
   if (!json_object_is_type(v, json_type_boolean))
     return dmh_control_bad(err, "%s: argument \"%s\" must be true or false (usage: %s)", cmd->name,
                            key, cmd->usage);
@@ -273,6 +279,29 @@ static int control_operate_source(void *ud, const control_cmd *cmd, json_object 
   return dmh_registry_source_stop(r, so.source, resp, err);
 }
 
+/* start-task's and the task commands' DM options (registry.h, dmh_task_opts): "stage" ("Stopped":
+ * created, not started; "Running": the default), "remove-meta", and "force", whose presence
+ * alone asks for DM's DELETE rule (dmctl never sends it: its stop-task stops a running task). */
+static int control_task_opts(const control_cmd *cmd, json_object *args, dmh_task_opts *o,
+                             dm_error *err) {
+  memset(o, 0, sizeof *o);
+  const char *stage = NULL;
+  if (strcmp(cmd->name, "start-task") == 0 &&
+      dmh_control_arg_string(cmd, args, "stage", false, &stage, err) < 0)
+    return -1;
+  if (stage && strcmp(stage, "Stopped") != 0 && strcmp(stage, "Running") != 0)
+    return dmh_control_bad(err,
+                           "start-task: argument \"stage\" is \"%s\"; it is \"Stopped\" (create "
+                           "the task without starting it) or \"Running\" (the default)",
+                           stage);
+  o->stopped = stage && strcmp(stage, "Stopped") == 0;
+  o->check_force = json_object_object_get_ex(args, "force", NULL);
+  if (dmh_control_arg_bool(cmd, args, "remove-meta", &o->remove_meta, err) < 0 ||
+      dmh_control_arg_bool(cmd, args, "force", &o->force, err) < 0)
+    return -1;
+  return 0;
+}
+
 /* start-task, check-task and update-task: the file named (or sent) goes to the registry. */
 static int control_task_file(void *ud, const control_cmd *cmd, json_object *args, json_object *resp,
                              dm_error *err) {
@@ -285,9 +314,14 @@ static int control_task_file(void *ud, const control_cmd *cmd, json_object *args
       strcmp(cmd->name, "start-task") == 0   ? dmh_registry_task_start_as
       : strcmp(cmd->name, "check-task") == 0 ? dmh_registry_task_check_as
                                              : dmh_registry_task_update_as;
+  dmh_task_opts o;
+  if (control_task_opts(cmd, args, &o, err) < 0)
+    return -1;
   dmh_control_file f;
   int rc = dmh_control_file_get(cmd, args, path, false, &f, err);
-  if (rc == 0 && (rc = fn(r, f.path, f.origin, resp, err)) < 0)
+  if (rc == 0 && (rc = fn == dmh_registry_task_start_as
+                           ? dmh_registry_task_start_opts(r, f.path, f.origin, &o, resp, err)
+                           : fn(r, f.path, f.origin, resp, err)) < 0)
     dmh_control_file_blame(&f, path, err);
   dmh_control_file_free(&f);
   return rc;
@@ -302,7 +336,10 @@ static int control_task_op(void *ud, const control_cmd *cmd, json_object *args, 
   if (dmh_control_arg_string(cmd, args, "name", true, &name, err) < 0 ||
       dmh_control_arg_list(cmd, args, "source", only, DMH_CONTROL_MAX_LIST, &n_only, err) < 0)
     return -1;
-  return dmh_registry_task_op_on(r, cmd->name, name, only, n_only, resp, err);
+  dmh_task_opts o;
+  if (control_task_opts(cmd, args, &o, err) < 0)
+    return -1;
+  return dmh_registry_task_op_opts(r, cmd->name, name, only, n_only, &o, resp, err);
 }
 
 static int control_query_status(void *ud, const control_cmd *cmd, json_object *args,

@@ -130,6 +130,31 @@ int dmh_registry_task_check_as(dmh_registry *r, const char *path, dmh_cfg_origin
 int dmh_registry_task_update_as(dmh_registry *r, const char *path, dmh_cfg_origin origin,
                                 json_object *resp, dm_error *err);
 
+/* DM's options of start-task, resume-task and stop-task (docs/control.md; DM's OpenAPI create,
+ * start and delete of a task).
+ *   stopped      start-task stage "Stopped" (DM v6's create): prechecked, copied and kept with
+ *                expected stage Paused, its subtasks created and left New (as a restore of a paused
+ *                task); resume-task starts them. query-status shows them New.
+ *   check_force  stop-task: apply DM's DELETE rule, refusing a task whose expected stage is
+ *                Running unless `force` (DM_ERR_STAGE, DM's message); without check_force the stop
+ *                is today's (dmctl's stop-task stops a running task, as DM's dmctl does)
+ *   remove_meta  DM's keep_meta=false / --remove-meta (registry_meta.c): start-task drops the
+ *                task's meta first, so it starts from scratch; stop-task drops it after the stop;
+ *                resume-task only on a task created stopped that never ran since (else refused:
+ *                its checkpoints are what it resumes from). */
+typedef struct dmh_task_opts {
+  bool stopped;
+  bool check_force;
+  bool force;
+  bool remove_meta;
+} dmh_task_opts;
+int dmh_registry_task_start_opts(dmh_registry *r, const char *path, dmh_cfg_origin origin,
+                                 const dmh_task_opts *o, json_object *resp, dm_error *err);
+/* dmh_registry_task_op_on with the options (o NULL: none). */
+int dmh_registry_task_op_opts(dmh_registry *r, const char *cmd, const char *name,
+                              const char *const *only, size_t n_only, const dmh_task_opts *o,
+                              json_object *resp, dm_error *err);
+
 /* start-task TASK.cfg (absolute path); pause-task, resume-task, stop-task NAME. */
 int dmh_registry_task_start(dmh_registry *r, const char *path, json_object *resp, dm_error *err);
 int dmh_registry_task_pause(dmh_registry *r, const char *name, json_object *resp, dm_error *err);

@@ -61,6 +61,9 @@ typedef struct reg_task {
   pthread_mutex_t cmd_lock;
   int refs;    /* [lock] */
   bool linked; /* [lock] */
+  /* [cmd_lock] created stopped (start-task stage Stopped) and not started since in this
+   * process: resume-task remove-meta drops nothing a run wrote */
+  bool never_run;
 } reg_task;
 
 struct dmh_registry {
@@ -123,6 +126,11 @@ int reg_sub_create(dmh_registry *r, reg_task *t, reg_sub *sub, dm_error *err);
 void reg_sub_set_error(dmh_registry *r, reg_sub *sub, const dm_error *e);
 int reg_check_paths(const char *orig_path, char *const *a, char *const *b, int n,
                     const dmh_task_config *t, dm_error *err);
+
+/* registry_meta.c: drop the task's meta (registry.h, dmh_task_opts.remove_meta): its tables in
+ * the target's meta-schema, its tracker schemas, its work folders; what went in resp's
+ * "removedMeta". No lock needed but the task's (nothing of it runs). 0, or -1 with *err. */
+int reg_remove_meta(dmh_registry *r, const dmh_task_config *cfg, json_object *resp, dm_error *err);
 
 /* registry_update.c: forget the configs update-task replaced (after the subtasks are gone). */
 void reg_task_free_retired(reg_task *t);

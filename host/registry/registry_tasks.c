@@ -55,6 +55,13 @@ int dmh_registry_task_start(dmh_registry *r, const char *path, json_object *resp
 
 int dmh_registry_task_start_as(dmh_registry *r, const char *path, dmh_cfg_origin origin,
                                json_object *resp, dm_error *err) {
+  return dmh_registry_task_start_opts(r, path, origin, NULL, resp, err);
+}
+
+int dmh_registry_task_start_opts(dmh_registry *r, const char *path, dmh_cfg_origin origin,
+                                 const dmh_task_opts *o, json_object *resp, dm_error *err) {
+  static const dmh_task_opts none = {0};
+  o = o ? o : &none;
   json_object *arr = json_object_new_array();
   json_object_object_add(resp, "sources", arr);
   dmh_task_config *orig = NULL;
@@ -72,7 +79,9 @@ int dmh_registry_task_start_as(dmh_registry *r, const char *path, dmh_cfg_origin
     dmh_task_config_free(orig);
     return reg_oom(err, "starting the task");
   }
-  t->expect = DMH_EXPECT_RUNNING;
+  /* created stopped: what a restore of a paused task makes (registry.c) */
+  t->expect = o->stopped ? DMH_EXPECT_PAUSED : DMH_EXPECT_RUNNING;
+  t->never_run = o->stopped;
   t->refs = 1;
   pthread_mutex_lock(&t->cmd_lock); /* not visible to anyone yet: cannot wait */
 
@@ -131,6 +140,14 @@ int dmh_registry_task_start_as(dmh_registry *r, const char *path, dmh_cfg_origin
     return -1;
   }
 
+  /* --remove-meta: the name is ours (linked) and nothing of it runs, so what a task of this name
+   * left behind goes before anything is written (DM: before its subtasks are added) */
+  if (o->remove_meta && reg_remove_meta(r, orig, resp, err) < 0) {
+    dmh_task_config_free(orig);
+    reg_task_abandon(r, t, NULL);
+    return -1;
+  }
+
   /* Copy the file into the state dir and run what the copy says. */
   char *abs = dmh_state_path(r->state_dir, t->file_rel);
   char *dir = reg_printf("%s/tasks/%s", r->state_dir, t->name);
@@ -169,7 +186,7 @@ int dmh_registry_task_start_as(dmh_registry *r, const char *path, dmh_cfg_origin
   dm_error first;
   for (int i = 0; i < t->n_subs; i++) {
     dm_error e;
-    int src = dmh_subtask_start(t->subs[i].st, &e);
+    int src = o->stopped ? 0 : dmh_subtask_start(t->subs[i].st, &e);
     if (src < 0 && failed++ == 0)
       first = e;
     json_object_array_add(arr, reg_source_result(r, t->subs[i].source_id, src < 0 ? &e : NULL));
@@ -177,8 +194,8 @@ int dmh_registry_task_start_as(dmh_registry *r, const char *path, dmh_cfg_origin
   pthread_mutex_lock(&r->lock);
   int prc = reg_persist_locked(r, err);
   pthread_mutex_unlock(&r->lock);
-  dmh_log(DM_LOG_INFO, "registry", "task %s started from %s on %d source(s), %d failed", t->name,
-          path, t->n_subs, failed);
+  dmh_log(DM_LOG_INFO, "registry", "task %s %s from %s on %d source(s), %d failed", t->name,
+          o->stopped ? "created (stopped)" : "started", path, t->n_subs, failed);
   if (t->cfg && t->cfg->shard_mode != DM_SHARD_MODE_NONE && t->cfg->n_instances > t->n_subs)
     dmh_log(DM_LOG_WARN, "registry",
             "task %s has shard-mode and %d sources, %d of them here: this daemon coordinates the "
@@ -276,8 +293,22 @@ static int reg_check_only(const reg_task *t, const char *cmd, const char *const 
   return 0;
 }
 
+/* resume-task remove-meta: only a task that never ran since it was created stopped (its meta is
+ * a predecessor's); -1 with DM_ERR_STAGE otherwise. cmd_lock held. */
+static int reg_resume_remove_meta(dmh_registry *r, reg_task *t, json_object *resp, dm_error *err) {
+  if (!t->never_run) {
+    dm_error_set(err, DM_ERR_STAGE, NULL,
+                 "resume-task %s remove-meta: the task has run (or was started before this "
+                 "daemon's restart): its checkpoints are what it resumes from; stop-task it with "
+                 "remove-meta and start it again to start from scratch",
+                 t->name);
+    return -1;
+  }
+  return reg_remove_meta(r, t->cfg, resp, err);
+}
+
 static int reg_task_op(dmh_registry *r, const char *name, reg_op op, const char *const *only,
-                       size_t n_only, json_object *resp, dm_error *err) {
+                       size_t n_only, const dmh_task_opts *o, json_object *resp, dm_error *err) {
   json_object *arr = json_object_new_array();
   json_object_object_add(resp, "op",
                          json_object_new_string(op == REG_PAUSE    ? "Pause"
@@ -305,6 +336,15 @@ static int reg_task_op(dmh_registry *r, const char *name, reg_op op, const char 
     /* Gone from the list (and from state.json) at once; the stop itself waits for any command in
      * flight on the task. */
     pthread_mutex_lock(&r->lock);
+    if (o->check_force && !o->force && t->linked && t->expect == DMH_EXPECT_RUNNING) {
+      pthread_mutex_unlock(&r->lock);
+      /* DM's DELETE rule (openapi_controller.go deleteTask): an expected stage Running */
+      dm_error_set(err, DM_ERR_STAGE, NULL,
+                   "task %s have running subtasks, please stop them or delete task with force.",
+                   name);
+      reg_task_unref(r, t);
+      return -1;
+    }
     bool was_linked = t->linked;
     if (was_linked)
       reg_unlink_task_locked(r, t);
@@ -333,6 +373,13 @@ static int reg_task_op(dmh_registry *r, const char *name, reg_op op, const char 
   }
   int ok = 0, failed = 0;
   dm_error first;
+  if (op == REG_RESUME && o->remove_meta && reg_resume_remove_meta(r, t, resp, err) < 0) {
+    pthread_mutex_unlock(&t->cmd_lock);
+    reg_task_unref(r, t);
+    return -1;
+  }
+  if (op == REG_RESUME)
+    t->never_run = false;
   for (int i = 0; i < t->n_subs; i++) {
     dm_error e;
     if (!reg_in(only, n_only, t->subs[i].source_id))
@@ -371,6 +418,20 @@ static int reg_task_op(dmh_registry *r, const char *name, reg_op op, const char 
           dm_relay_reader_remove(src->cfg->relay_dir, name, &rerr) < 0)
         dmh_log(DM_LOG_WARN, "registry", "stop-task %s: %s", name, rerr.message);
     }
+    /* DM's keep_meta=false: after the stop, so no unit writes a checkpoint back */
+    dm_error merr;
+    if (o->remove_meta && !failed) {
+      if (!t->cfg)
+        dm_error_set(&merr, DM_ERR_STATE, NULL,
+                     "stop-task %s remove-meta: the task is stopped and removed, but its config "
+                     "could not be loaded, so its target is unknown: drop its meta-schema tables "
+                     "(<task>_loader_checkpoint, <task>_syncer_checkpoint, ...) by hand",
+                     name);
+      if (!t->cfg || reg_remove_meta(r, t->cfg, resp, &merr) < 0) {
+        failed++;
+        first = merr;
+      }
+    }
   } else if (ok > 0 && all) {
     /* The stage a restart restores is the task's: only an operation on all its subtasks moves it
      * (a restart after pause-task -s SOME runs every subtask). */
@@ -391,24 +452,31 @@ static int reg_task_op(dmh_registry *r, const char *name, reg_op op, const char 
 }
 
 int dmh_registry_task_pause(dmh_registry *r, const char *name, json_object *resp, dm_error *err) {
-  return reg_task_op(r, name, REG_PAUSE, NULL, 0, resp, err);
+  return dmh_registry_task_op_opts(r, "pause-task", name, NULL, 0, NULL, resp, err);
 }
 
 int dmh_registry_task_resume(dmh_registry *r, const char *name, json_object *resp, dm_error *err) {
-  return reg_task_op(r, name, REG_RESUME, NULL, 0, resp, err);
+  return dmh_registry_task_op_opts(r, "resume-task", name, NULL, 0, NULL, resp, err);
 }
 
 int dmh_registry_task_stop(dmh_registry *r, const char *name, json_object *resp, dm_error *err) {
-  return reg_task_op(r, name, REG_STOP, NULL, 0, resp, err);
+  return dmh_registry_task_op_opts(r, "stop-task", name, NULL, 0, NULL, resp, err);
 }
 
 int dmh_registry_task_op_on(dmh_registry *r, const char *cmd, const char *name,
                             const char *const *only, size_t n_only, json_object *resp,
                             dm_error *err) {
+  return dmh_registry_task_op_opts(r, cmd, name, only, n_only, NULL, resp, err);
+}
+
+int dmh_registry_task_op_opts(dmh_registry *r, const char *cmd, const char *name,
+                              const char *const *only, size_t n_only, const dmh_task_opts *o,
+                              json_object *resp, dm_error *err) {
+  static const dmh_task_opts none = {0};
   reg_op op = strcmp(cmd, "pause-task") == 0    ? REG_PAUSE
               : strcmp(cmd, "resume-task") == 0 ? REG_RESUME
                                                 : REG_STOP;
-  return reg_task_op(r, name, op, only, n_only, resp, err);
+  return reg_task_op(r, name, op, only, n_only, o ? o : &none, resp, err);
 }
 
 int dmh_registry_task_swap(dmh_registry *r, const char *name, const char *unit, const char *path,

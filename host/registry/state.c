@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,6 +233,20 @@ int dmh_state_copy_file(const char *src, const char *dst, dm_error *err) {
 int dmh_state_remove_file(const char *path, dm_error *err) {
   if (unlink(path) < 0 && errno != ENOENT) {
     dm_error_set(err, DM_ERR_STATE, strerror(errno), "state: cannot remove %s", path);
+    return -1;
+  }
+  return 0;
+}
+
+static int state_rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+  (void)sb, (void)ftw;
+  return (flag == FTW_DP ? rmdir(path) : unlink(path)) < 0 && errno != ENOENT ? -1 : 0;
+}
+
+int dmh_state_remove_tree(const char *path, dm_error *err) {
+  /* FTW_PHYS: a symlink inside is removed, never followed out of the folder */
+  if (nftw(path, state_rm_one, 16, FTW_DEPTH | FTW_PHYS) < 0 && errno != ENOENT) {
+    dm_error_set(err, DM_ERR_STATE, strerror(errno), "state: cannot remove the folder %s", path);
     return -1;
   }
   return 0;

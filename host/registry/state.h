@@ -114,6 +114,9 @@ int dmh_state_copy_file(const char *src, const char *dst, dm_error *err);
 int dmh_state_mkdirs(const char *path, dm_error *err);
 /* Remove a file; a missing one is fine. Returns 0 or -1 with DM_ERR_STATE. */
 int dmh_state_remove_file(const char *path, dm_error *err);
+/* Remove a folder and everything in it (symlinks removed, not followed); a missing one is fine.
+ * Returns 0 or -1 with DM_ERR_STATE. */
+int dmh_state_remove_tree(const char *path, dm_error *err);
 
 /*
  * Can `name` (a task name or source-id) be used as a folder name in the state dir: 1 to

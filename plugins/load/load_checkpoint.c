@@ -52,7 +52,8 @@ int load_cp_prepare(load_unit *u, MYSQL *c, dm_error *err) {
    * "the dump of this folder" */
   char table[LOAD_NAME_MAX + 32], lit_meta[2 * LOAD_NAME_MAX + 3],
       lit_table[2 * LOAD_NAME_MAX + 40];
-  snprintf(table, sizeof table, "%s_loader_checkpoint", u->host->task_name(u->ctx));
+  dm_task_meta_table_name(u->host->task_name(u->ctx), DM_META_LOADER_CHECKPOINT, table,
+                          sizeof table);
   if (load_db_literal(c, u->meta, lit_meta, sizeof lit_meta) != 0 ||
       load_db_literal(c, table, lit_table, sizeof lit_table) != 0) {
     u->host->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL,

@@ -127,10 +127,10 @@ static int load_init(const dm_host_services *host, dm_ctx *ctx, void **self, dm_
   }
   dm_strlcpy(u->meta, meta, sizeof u->meta);
   u->fence = dm_host_fencing_token(host, ctx);
-  snprintf(cp, sizeof cp, "%s_loader_checkpoint", task);
+  dm_task_meta_table_name(task, DM_META_LOADER_CHECKPOINT, cp, sizeof cp); /* length checked */
   snprintf(u->cp_table, sizeof u->cp_table, "%s.%s", dm_db_quoted(meta, qm, sizeof qm),
            dm_db_quoted(cp, qc, sizeof qc));
-  snprintf(cp, sizeof cp, "%s_loader_keys", task);
+  dm_task_meta_table_name(task, DM_META_LOADER_KEYS, cp, sizeof cp);
   snprintf(u->keys_table, sizeof u->keys_table, "%s.%s", qm, dm_db_quoted(cp, qc, sizeof qc));
   snprintf(u->scratch, sizeof u->scratch, "%s_scratch", meta);
   snprintf(u->scratch_prefix, sizeof u->scratch_prefix, "ld_%016" PRIx64, load_hash(task, src));

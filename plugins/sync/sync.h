@@ -103,7 +103,8 @@ typedef struct sync_keymap {
   } * entries;
   uint32_t n, entries_cap;
 } sync_keymap;
-uint64_t sync_hash(const void *p, size_t len);
+/* the SDK's dm_hash64 (task_meta.h): FNV-1a over 8-byte words, fast on short keys */
+#define sync_hash dm_hash64
 /* Finds key (bytes at arena+off, len); returns its entry or NULL. */
 struct sync_keymap_entry *sync_keymap_find(const sync_keymap *m, const char *arena, uint32_t off,
                                            uint32_t len, uint64_t hash);

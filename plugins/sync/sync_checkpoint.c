@@ -71,7 +71,8 @@ int sync_cp_prepare(sync_unit *u, MYSQL *c, dm_error *err) {
     err->code = err->code == DM_ERR_DB_CONNECT ? DM_ERR_DB_CONNECT : DM_ERR_CHECKPOINT;
   else if (u->fence) { /* a table of an older version has no `fence` column yet */
     char table[SYNC_NAME_MAX];
-    snprintf(table, sizeof table, "%s_syncer_checkpoint", u->host->task_name(u->ctx));
+    dm_task_meta_table_name(u->host->task_name(u->ctx), DM_META_SYNCER_CHECKPOINT, table,
+                            sizeof table);
     rc = dm_db_fence_column(c, u->meta, table, u->cp_table, "sync", err);
   }
 out:

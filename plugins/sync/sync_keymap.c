@@ -9,26 +9,6 @@
 
 #include "sync.h"
 
-/* FNV-1a over 8-byte words, then a final mix: fast on the short keys this map sees. */
-uint64_t sync_hash(const void *p, size_t len) {
-  const unsigned char *s = p;
-  uint64_t h = 0xcbf29ce484222325ull;
-  while (len >= 8) {
-    uint64_t w;
-    memcpy(&w, s, 8);
-    h = (h ^ w) * 0x100000001b3ull;
-    h ^= h >> 29;
-    s += 8;
-    len -= 8;
-  }
-  while (len--)
-    h = (h ^ *s++) * 0x100000001b3ull;
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  return h;
-}
-
 struct sync_keymap_entry *sync_keymap_find(const sync_keymap *m, const char *arena, uint32_t off,
                                            uint32_t len, uint64_t hash) {
   if (!m->cap)

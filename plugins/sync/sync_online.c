@@ -150,7 +150,7 @@ int sync_online_start(sync_unit *u, MYSQL *c, sync_online **out, dm_error *err) 
   o->u = u;
   o->on = online_host_on(u);
   char name[SYNC_NAME_MAX];
-  snprintf(name, sizeof name, "%s_onlineddl", u->host->task_name(u->ctx));
+  dm_task_meta_table_name(u->host->task_name(u->ctx), DM_META_ONLINEDDL, name, sizeof name);
   sync_buf q = {0};
   if (sync_sql_qualified(&q, u->meta, name) < 0 || q.len >= sizeof o->table) {
     sync_buf_free(&q);

@@ -17,10 +17,12 @@ int sync_tracker_new(sync_unit *u, sync_tracker **out) {
   if (!tr)
     return -1;
   tr->u = u;
-  char key[2 * SYNC_NAME_MAX + 2];
-  int n = snprintf(key, sizeof key, "%s%c%s", u->host->task_name(u->ctx), '\0', u->source_id);
-  snprintf(tr->prefix, sizeof tr->prefix, "_dmt_%012" PRIx64 "_",
-           sync_hash(key, (size_t)n) & (uint64_t)0xffffffffffff);
+  /* the host drops these schemas with the task's meta (task_meta.h): the SDK names them */
+  if (dm_tracker_schema_prefix(u->host->task_name(u->ctx), u->source_id, tr->prefix,
+                               sizeof tr->prefix) < 0) {
+    free(tr);
+    return -1;
+  }
   *out = tr;
   return 0;
 }

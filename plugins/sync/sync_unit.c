@@ -124,7 +124,8 @@ static int sync_init(const dm_host_services *host, dm_ctx *ctx, void **self, dm_
     goto fail;
   sync_metrics_init(u);
   char cp[SYNC_NAME_MAX];
-  snprintf(cp, sizeof cp, "%s_syncer_checkpoint", task);
+  dm_task_meta_table_name(task, DM_META_SYNCER_CHECKPOINT, cp,
+                          sizeof cp); /* length checked above */
   sync_buf q = {0};
   if (sync_sql_qualified(&q, meta, cp) < 0 || q.len >= sizeof u->cp_table) {
     sync_buf_free(&q);

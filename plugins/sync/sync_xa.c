@@ -55,7 +55,7 @@ int sync_xa_new(sync_unit *u, sync_xa **out) {
   x->u = u;
   sync_batch_init(&x->batch);
   char name[SYNC_NAME_MAX];
-  snprintf(name, sizeof name, "%s_syncer_xa", u->host->task_name(u->ctx));
+  dm_task_meta_table_name(u->host->task_name(u->ctx), DM_META_SYNCER_XA, name, sizeof name);
   sync_buf q = {0};
   if (sync_sql_qualified(&q, u->meta, name) < 0 || q.len >= sizeof x->table) {
     sync_buf_free(&q);

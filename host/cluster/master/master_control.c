@@ -332,13 +332,43 @@ static int ctl_check_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
   return rc;
 }
 
+/* remove-meta on a master: the workers' work folders are theirs, not reachable from here, and a
+ * half-removed meta would resume from a dump's files: refused, naming what does it. */
+static int ctl_no_remove_meta(const dmh_control_cmd *cmd, json_object *args, dm_error *err) {
+  bool rm;
+  if (dmh_control_arg_bool(cmd, args, "remove-meta", &rm, err) < 0)
+    return -1;
+  if (!rm)
+    return 0;
+  dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
+               "%s remove-meta: not served by a cluster's master yet (the workers' work folders "
+               "hold the dump's files); `dmhost serve` does it. In a cluster: stop-task, drop the "
+               "task's <meta-schema>.<task>_* tables and `_dmt_` schemas on the target and the "
+               "task's folder in each worker's state dir, then start-task",
+               cmd->name);
+  return -1;
+}
+
 static int ctl_start_task(void *ud, const dmh_control_cmd *cmd, json_object *args,
                           json_object *resp, dm_error *err) {
   ctl *x = ud;
-  const char *path;
+  const char *path, *stage = NULL;
   if (dmh_control_arg_path(cmd, args, "path", &path, err) < 0 ||
-      dmh_control_no_sources(cmd, args, err) < 0 || ctl_libconfig_only(path, err) < 0)
+      dmh_control_no_sources(cmd, args, err) < 0 || ctl_libconfig_only(path, err) < 0 ||
+      dmh_control_arg_string(cmd, args, "stage", false, &stage, err) < 0 ||
+      ctl_no_remove_meta(cmd, args, err) < 0)
     return -1;
+  if (stage && strcmp(stage, "Stopped") != 0 && strcmp(stage, "Running") != 0) {
+    dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
+                 "start-task: argument \"stage\" is \"%s\"; it is \"Stopped\" (create the task "
+                 "without starting it) or \"Running\" (the default)",
+                 stage);
+    return -1;
+  }
+  /* created stopped: stored expected Paused, so the workers create its subtasks New (DM's
+   * AddSubTasks with pb.Stage_Stopped keeps them from running too) */
+  dmh_cluster_stage want =
+      stage && strcmp(stage, "Stopped") == 0 ? DMH_CLUSTER_PAUSED : DMH_CLUSTER_RUNNING;
   dmh_control_file f;
   if (dmh_control_file_get(cmd, args, path, true, &f, err) < 0) {
     dmh_control_file_free(&f);
@@ -388,7 +418,7 @@ static int ctl_start_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
       goto out;
     ops[i] = (dmh_etcd_op){.kind = DMH_ETCD_PUT,
                            .key = DMH_ETCD_S(keys[2 * i]),
-                           .value = DMH_ETCD_S(dmh_cluster_stage_name(DMH_CLUSTER_RUNNING))};
+                           .value = DMH_ETCD_S(dmh_cluster_stage_name(want))};
     cmps[i] = (dmh_etcd_cmp){.key = DMH_ETCD_S(keys[2 * i + 1]),
                              .target = DMH_ETCD_CMP_CREATE,
                              .result = DMH_ETCD_GREATER,
@@ -476,7 +506,12 @@ static int ctl_task_op(void *ud, const dmh_control_cmd *cmd, json_object *args, 
   if (dmh_control_arg_string(cmd, args, "name", true, &name, err) < 0 ||
       dmh_control_arg_list(cmd, args, "source", only, DMH_CONTROL_MAX_LIST, &n_only, err) < 0)
     return -1;
-  bool stop = strcmp(cmd->name, "stop-task") == 0;
+  bool stop = strcmp(cmd->name, "stop-task") == 0, force = false;
+  /* force given: DM's DELETE rule (below); remove-meta: not on a master (ctl_no_remove_meta) */
+  bool check_force = stop && json_object_object_get_ex(args, "force", NULL);
+  if ((stop && dmh_control_arg_bool(cmd, args, "force", &force, err) < 0) ||
+      ctl_no_remove_meta(cmd, args, err) < 0)
+    return -1;
   const char *stage = strcmp(cmd->name, "pause-task") == 0
                           ? dmh_cluster_stage_name(DMH_CLUSTER_PAUSED)
                           : dmh_cluster_stage_name(DMH_CLUSTER_RUNNING);
@@ -509,6 +544,17 @@ static int ctl_task_op(void *ud, const dmh_control_cmd *cmd, json_object *args, 
       ctl_check_only(x, &r, cmd->name, name, only, n_only, stop, err) < 0)
     goto out;
   size_t n = 0;
+  /* DM's DELETE rule (openapi_controller.go deleteTask): a subtask expected Running refuses */
+  for (size_t i = 0; check_force && !force && i < r.n_kvs; i++) {
+    dmh_cluster_stage st;
+    if (dmh_cluster_stage_parse(r.kvs[i].value, r.kvs[i].value_len, &st) == 0 &&
+        st == DMH_CLUSTER_RUNNING) {
+      dm_error_set(err, DM_ERR_STAGE, NULL,
+                   "task %s have running subtasks, please stop them or delete task with force.",
+                   name);
+      goto out;
+    }
+  }
   if (stop) {
     ops[n++] = (dmh_etcd_op){.kind = DMH_ETCD_DELETE, .key = DMH_ETCD_S(tkey)};
     ops[n++] = (dmh_etcd_op){.kind = DMH_ETCD_DELETE, .key = DMH_ETCD_S(skey), .prefix = 1};

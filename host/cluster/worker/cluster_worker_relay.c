@@ -13,6 +13,7 @@
 #include "dmhost/db.h"
 #include "dmhost/position.h"
 #include "dmhost/sdk.h"
+#include "dmhost/task_meta.h"
 #include "log.h"
 
 /* The file of task `task`'s global sync checkpoint on `source` (its target's checkpoint table)
@@ -40,12 +41,17 @@ static int cw_checkpoint_file(cw *w, const char *task, const char *text, const c
   int rc = -1;
   if (!c)
     goto out;
-  /* meta-schema has no '`' (config.c), task and source are cluster names ([A-Za-z0-9_.-]) */
-  char q[512];
+  /* meta-schema has no '`' (config.c), task and source are cluster names ([A-Za-z0-9_.-]); the
+   * table's name is the sync's (task_meta.h) */
+  char q[512], cp[DM_META_NAME_MAX + 1];
+  if (dm_task_meta_table_name(task, DM_META_SYNCER_CHECKPOINT, cp, sizeof cp) < 0) {
+    rc = 0; /* a name too long for a table: the sync never made one */
+    goto out;
+  }
   snprintf(q, sizeof q,
-           "SELECT binlog_name FROM `%s`.`%s_syncer_checkpoint` WHERE id = '%s' AND is_global = 1 "
+           "SELECT binlog_name FROM `%s`.`%s` WHERE id = '%s' AND is_global = 1 "
            "AND binlog_name <> ''",
-           tc->meta_schema, task, source);
+           tc->meta_schema, cp, source);
   if (mysql_query(c, q) != 0) {
     if (mysql_errno(c) == 1146 || mysql_errno(c) == 1049) /* no table or schema: not synced yet */
       rc = 0;

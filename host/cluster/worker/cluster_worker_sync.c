@@ -281,6 +281,14 @@ static void cw_release(cw *w, const dmh_worker *wk, const char *why) {
   }
 }
 
+/* A task the master stored expected Paused (start-task stage Stopped, DM's create; or paused
+ * before this worker had it): created stopped, its subtasks New until a resume. */
+static int cw_task_create_paused(dmh_registry *r, const char *path, json_object *resp,
+                                 dm_error *err) {
+  const dmh_task_opts o = {.stopped = true};
+  return dmh_registry_task_start_opts(r, path, DMH_CFG_OPERATOR, &o, resp, err);
+}
+
 /* Brings the bound source's tasks to the wanted stages. ops_lock held. */
 static void cw_apply_tasks(cw *w, const cw_want *ws, int n_ws) {
   int n;
@@ -298,18 +306,22 @@ static void cw_apply_tasks(cw *w, const cw_want *ws, int n_ws) {
     if (ws[j].stage == DMH_CLUSTER_PAUSED && t &&
         (strcmp(t->stage, "Running") == 0 || strcmp(t->stage, "Resuming") == 0))
       cw_task_do(w, dmh_registry_task_pause, "pause", t->name);
-    if (ws[j].stage != DMH_CLUSTER_RUNNING || w->fenced)
+    if (ws[j].stage == DMH_CLUSTER_STOPPED || w->fenced)
       continue;
+    bool run = ws[j].stage == DMH_CLUSTER_RUNNING;
     if (!t && ws[j].text) {
       dm_error err;
       char *path = cw_write_config(w, "tasks", ws[j].task, ws[j].text, &err);
       if (!path)
         cw_log_error(DM_LOG_WARN, "writing the task file", &err);
-      else
+      else if (run)
         cw_task_do(w, dmh_registry_task_start, "start", path);
+      else
+        cw_task_do(w, cw_task_create_paused, "create (stopped)", path);
       free(path);
-    } else if (t && (strcmp(t->stage, "New") == 0 ||
-                     (strcmp(t->stage, "Paused") == 0 && strcmp(t->expect, "Paused") == 0))) {
+    } else if (run && t &&
+               (strcmp(t->stage, "New") == 0 ||
+                (strcmp(t->stage, "Paused") == 0 && strcmp(t->expect, "Paused") == 0))) {
       /* New: held at restore; Paused by a pause (ours or the fence's), not by an error: an error
        * is the supervisor's to retry (auto-resume) or the user's. */
       cw_task_do(w, dmh_registry_task_resume, "resume", t->name);
@@ -417,7 +429,7 @@ int cw_reconcile(cw *w, int64_t *revision, dm_error *err) {
   cw_task *ts = cw_tasks(w, &n_ts);
   for (int j = 0; rc == 0 && j < n_ws; j++)
     if (fresh ||
-        (ws[j].stage == DMH_CLUSTER_RUNNING && !(ts && cw_find_task(ts, n_ts, ws[j].task))))
+        (ws[j].stage != DMH_CLUSTER_STOPPED && !(ts && cw_find_task(ts, n_ts, ws[j].task))))
       rc = cw_get_config(w, DMH_KEY_TASK, ws[j].task, &ws[j].text, err);
   free(ts);
   if (rc < 0) {

@@ -26,6 +26,7 @@
 #include "sdk.h"
 #include "settings.h"
 #include "shard.h"
+#include "task_meta.h"
 #include "unit.h"
 
 #endif /* DMHOST_DMHOST_H */
