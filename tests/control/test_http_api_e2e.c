@@ -127,7 +127,7 @@ static void test_api_routes(void) {
   CU_ASSERT_EQUAL(status, 200);
   CU_ASSERT_STRING_EQUAL(ctype, "text/html; charset=utf-8");
   CU_ASSERT(doc && e2e_contains(doc, "<code>/api/v1/dmhost/tasks/{task-name}/status</code>"));
-  CU_ASSERT(doc && e2e_contains(doc, "GetDocJSON"));
+  CU_ASSERT(doc && e2e_contains(doc, "GetDocJSON") && e2e_contains(doc, "DMAPIStopTask"));
   CU_ASSERT(doc && !e2e_contains(doc, "<script") && !e2e_contains(doc, "src="));
   free(doc);
   CURLcode crc;
