@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "dmhost/sdk.h"
+#include "http_dm.h"
 
 /* The routes are commands.def's DMH_ROUTE rows, after the document's own. */
 #define DMH_P(arg, name)                                                                           \
@@ -28,6 +29,8 @@
   { "", DMH_API_REFUSED, name, false, why }
 #define DMH_I(name, why)                                                                           \
   { "", DMH_API_IGNORED, name, false, why }
+#define DMH_T(arg, member, kind)                                                                   \
+  { arg, DMH_API_TRANSLATED, member, true, #kind }
 #define DMH_F(arg, value)                                                                          \
   { arg, DMH_API_FIXED, value, true, NULL }
 #define DMH_OWN DMH_API_OWN, 200, false
@@ -152,7 +155,7 @@ static bool api_arg_is_bool(const char *cmd, const char *arg) {
 /* The body's member `name`, or NULL when absent or null. */
 static json_object *api_member(json_object *body, const char *name) {
   json_object *v = NULL;
-  return body && json_object_object_get_ex(body, name, &v) ? v : NULL;
+  return body && name && json_object_object_get_ex(body, name, &v) ? v : NULL;
 }
 
 /* A member that says nothing: null (absent), "", false, 0 or []. */
@@ -170,6 +173,23 @@ static bool api_says_nothing(json_object *v) {
   default:
     return false;
   }
+}
+
+/* args[a->arg]: the text kind a->why's translator makes of the object `v` (DMH_T). */
+static int api_translated(const dmh_api_route *route, const dmh_api_arg *a, json_object *v,
+                          json_object *args, dm_error *err) {
+  if (!v || !json_object_is_type(v, json_type_object)) {
+    dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL, "%s %s: %s%s%s must be a JSON object",
+                 route->method, route->path, a->name ? "the body's \"" : "the body",
+                 a->name ? a->name : "", a->name ? "\"" : "");
+    return -1;
+  }
+  char *text = NULL;
+  if (dmh_dm_translate(a->why, v, &text, err) < 0)
+    return -1;
+  json_object_object_add(args, a->arg, json_object_new_string(text));
+  free(text);
+  return 0;
 }
 
 /* A list argument from the body's array of strings `v` (DMH_BL). */
@@ -199,6 +219,8 @@ static int api_body_arg(const dmh_api_route *route, const dmh_api_arg *a, json_o
   }
   if (a->from == DMH_API_REFUSED || a->from == DMH_API_IGNORED)
     return 0;
+  if (a->from == DMH_API_TRANSLATED)
+    return api_translated(route, a, a->name ? v : body, args, err);
   if (!v) {
     if (!a->required)
       return 0;
@@ -277,6 +299,8 @@ static int api_body_known(const dmh_api_route *route, json_object *body, dm_erro
     bool known = false;
     for (size_t i = 0; i < DMH_API_MAX_ARGS && route->args[i].arg && !known; i++) {
       dmh_api_from f = route->args[i].from;
+      if (f == DMH_API_TRANSLATED && !route->args[i].name)
+        return 0; /* the whole body is the object: its translator judges every member */
       known = f != DMH_API_PATH && f != DMH_API_FIXED && f != DMH_API_QUERY &&
               f != DMH_API_QUERY_BOOL && f != DMH_API_QUERY_LIST &&
               strcmp(route->args[i].name, key) == 0;

@@ -28,6 +28,14 @@ char *dmh_dm_answer(const dmh_api_route *route, char *answer, unsigned *status, 
 /* DM's ErrorWithMessage of the socket's refusal `refusal` (JSON text with "error", freed). */
 char *dmh_dm_refusal(char *refusal);
 
+/* A translator: the text (malloc'd) of the JSON object `obj` a DMH_T route member carries, or -1
+ * with *err naming what is wrong (by JSON path). */
+typedef int (*dmh_dm_translator)(json_object *obj, char **text, dm_error *err);
+
+/* The text the translator of `kind` (commands.def's DMH_T: TASK, SOURCE, JSON) makes of `obj`:
+ * 0, or -1 with *err (DM_ERR_CONTROL_REQUEST: no such kind, or its translator is not built). */
+int dmh_dm_translate(const char *kind, json_object *obj, char **text, dm_error *err);
+
 /* terror's text of the socket's error object `error` ({ErrCode, ErrClass, ...}) into buf:
  * "[code=%d:class=%s:scope=%s:level=%s], Message: %s[, RawCause: %s][, Workaround: %s]". */
 void dmh_dm_error_text(json_object *error, char *buf, size_t size);

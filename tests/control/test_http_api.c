@@ -468,6 +468,51 @@ static void test_dm_request(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "must be true or false"));
 }
 
+/* DMH_T: a DM object of the body through its kind's translator (JSON: its own text; the whole
+ * body with a NULL member, every member then the translator's), a kind whose translator is not
+ * built refused naming it, a member that is not an object refused. */
+static void test_dm_translated(void) {
+  dm_error err;
+  const dmh_api_route whole = {"PUT",
+                               "/x",
+                               "check-task",
+                               DMH_API_EMPTY,
+                               200,
+                               false,
+                               {{"content", DMH_API_TRANSLATED, NULL, true, "JSON"}}};
+  const char *body = "{\"cluster_id\": 7, \"topology\": {\"a\": [1, \"/x\"]}}";
+  char *line = dmh_api_request(&whole, "/x", NULL, NULL, body, strlen(body), &err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+  json_object *req = json_tokener_parse(line), *args = get(req, "args");
+  json_object *sent = json_tokener_parse(get_str(args, "content")),
+              *want = json_tokener_parse(body);
+  CU_ASSERT(sent && json_object_equal(sent, want));
+  json_object_put(sent);
+  json_object_put(want);
+  json_object_put(req);
+  free(line);
+  const dmh_api_route task = {"POST",
+                              "/y",
+                              "start-task",
+                              DMH_API_EMPTY,
+                              201,
+                              false,
+                              {{"content", DMH_API_TRANSLATED, "task", true, "TASK"}}};
+  body = "{\"task\": {\"name\": \"t1\"}}";
+  line = dmh_api_request(&task, "/y", NULL, NULL, body, strlen(body), &err);
+  CU_ASSERT_PTR_NULL(line);
+  CU_ASSERT_EQUAL(err.code, DM_ERR_CONTROL_REQUEST);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "no TASK translator"));
+  body = "{\"task\": \"t1\"}";
+  line = dmh_api_request(&task, "/y", NULL, NULL, body, strlen(body), &err);
+  CU_ASSERT_PTR_NULL(line);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "the body's \"task\" must be a JSON object"));
+  body = "{\"task\": {}, \"other\": 1}";
+  line = dmh_api_request(&task, "/y", NULL, NULL, body, strlen(body), &err);
+  CU_ASSERT_PTR_NULL(line);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "\"other\" this route does not take"));
+}
+
 /* The two sets of paths: DM's under /api/v1 but dmhost's own. */
 static void test_dm_path(void) {
   CU_ASSERT(dmh_dm_path("/api/v1/tasks/t1/status"));
@@ -490,6 +535,7 @@ int main(void) {
       {"DM's SourceStatus, ClusterMaster and ClusterWorker lists", test_dm_source_and_members},
       {"DM's bodies and queries: lists, folder, refused and ignored members", test_dm_request},
       {"DM's paths and dmhost's own", test_dm_path},
+      {"DMH_T: a body's object through its translator", test_dm_translated},
   };
   return dmh_cunit_run("http_api", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }
