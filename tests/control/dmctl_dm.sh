@@ -137,6 +137,23 @@ printf 'CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(7))\n' >"$work/t.sql"
 expect '.result' binlog-schema update -s s1 "$task" "$db" t "$work/t.sql" --flush --sync
 expect '.result and (.sources[0].msg | contains("`v` varchar(7)"))' \
   binlog-schema list -s s1 "$task" "$db" t
+# the attack: a client on the socket names a file of the daemon's and no content; the daemon must
+# not read it (its text would come back in the target's syntax error)
+printf 'secret-of-the-daemon\n' >"$work/daemon-only.txt"
+python3 - "$work/state/dmhost.sock" "$task" "$db" "$work/daemon-only.txt" >"$work/raw.json" <<'PY'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+req = {"cmd": "binlog-schema", "args": {"op": "update", "name": sys.argv[2], "source": "s1",
+       "database": sys.argv[3], "table": "t", "path": sys.argv[4]}}
+s.sendall(json.dumps(req).encode() + b"\n")
+print(s.makefile().readline())
+PY
+jq -e '.result == false and (.msg | contains("must come in the request")) and
+       ((tostring | contains("secret-of-the-daemon")) | not)' "$work/raw.json" >/dev/null ||
+  fail "binlog-schema read a file the client named: $(cat "$work/raw.json")"
+expect '.result and (.sources[0].msg | contains("`v` varchar(7)"))' \
+  binlog-schema list -s s1 "$task" "$db" t
 expect '.result' binlog-schema delete -s s1 "$task" "$db" t
 expect '.result == false and (.sources[0].msg | contains("holds no structure"))' \
   binlog-schema list -s s1 "$task" "$db" t
