@@ -47,6 +47,18 @@ static int top_db_failed(top_call *k, MYSQL *c, const char *what) {
   return -1;
 }
 
+/* DROP TABLE IF EXISTS `shadow`.`table` on the target: 0, or -1 with *err saying `what`. */
+static int top_drop(top_call *k, const char *shadow, const char *table, const char *what) {
+  sync_buf q = {0};
+  if (sync_buf_puts(&q, "DROP TABLE IF EXISTS ") < 0 || sync_sql_qualified(&q, shadow, table) < 0) {
+    sync_buf_free(&q);
+    return sync_nomem(k->u, k->err);
+  }
+  unsigned e = trk_run(k->c, q.p, q.len);
+  sync_buf_free(&q);
+  return e ? top_db_failed(k, k->c, what) : 0;
+}
+
 /* The result of q on c, or NULL (mysql_errno(c) says why). */
 static MYSQL_RES *top_query(MYSQL *c, const sync_buf *q) {
   if (mysql_real_query(c, q->p, (unsigned long)q->len) != 0)
@@ -289,16 +301,8 @@ static int top_make_copy(top_call *k, const char *shadow, const char *sql) {
                       .db = d.stmts[0].subject.schema,
                       .table = d.stmts[0].subject.table,
                       .into = req->db};
-  if (sync_buf_puts(&q, "DROP TABLE IF EXISTS ") < 0 ||
-      sync_sql_qualified(&q, shadow, TOP_COPY) < 0) {
-    sync_nomem(k->u, k->err);
+  if (top_drop(k, shadow, TOP_COPY, "binlog-schema update: cannot drop an old copy") < 0)
     goto out;
-  }
-  if (trk_run(k->c, q.p, q.len) != 0) {
-    top_db_failed(k, k->c, "binlog-schema update: cannot drop an old copy on the target");
-    goto out;
-  }
-  sync_buf_reset(&q);
   if (sync_ddl_rewrite(&d.stmts[0], top_route, &ra, false, &q) < 0) {
     top_fail(k, DM_ERR_SYNC_SCHEMA,
              "binlog-schema update `%s`.`%s`: the statement's names cannot be rewritten to the "
@@ -341,14 +345,8 @@ static int top_set(top_call *k) {
     return -1;
   if (req->from == DM_SCHEMA_FROM_DOWNSTREAM) {
     /* as the tracker learns a table from the target: a copy of the routed table's structure */
-    if (sync_buf_puts(&q, "DROP TABLE IF EXISTS ") < 0 ||
-        sync_sql_qualified(&q, shadow, TOP_COPY) < 0)
-      goto nomem;
-    if (trk_run(k->c, q.p, q.len) != 0) {
-      top_db_failed(k, k->c, "binlog-schema update: cannot drop an old copy on the target");
+    if (top_drop(k, shadow, TOP_COPY, "binlog-schema update: cannot drop an old copy") < 0)
       goto out;
-    }
-    sync_buf_reset(&q);
     if (sync_buf_puts(&q, "CREATE TABLE ") < 0 || sync_sql_qualified(&q, shadow, TOP_COPY) < 0 ||
         sync_buf_puts(&q, " LIKE ") < 0 || sync_sql_qualified(&q, tdb, tt) < 0)
       goto nomem;
@@ -393,13 +391,8 @@ static int top_set(top_call *k) {
       goto out;
   }
   /* the copy replaces the shadow (nothing of the instance runs meanwhile: commands held) */
-  sync_buf_reset(&q);
-  if (sync_buf_puts(&q, "DROP TABLE IF EXISTS ") < 0 || sync_sql_qualified(&q, shadow, table) < 0)
-    goto nomem;
-  if (trk_run(k->c, q.p, q.len) != 0) {
-    top_db_failed(k, k->c, "binlog-schema update: cannot drop the old shadow table");
+  if (top_drop(k, shadow, table, "binlog-schema update: cannot drop the old shadow table") < 0)
     goto out;
-  }
   sync_buf_reset(&q);
   if (sync_buf_puts(&q, "RENAME TABLE ") < 0 || sync_sql_qualified(&q, shadow, TOP_COPY) < 0 ||
       sync_buf_puts(&q, " TO ") < 0 || sync_sql_qualified(&q, shadow, table) < 0)
@@ -430,13 +423,8 @@ static int top_remove(top_call *k) {
     return 0;
   char shadow[SYNC_NAME_MAX];
   trk_shadow_schema(k->tr, db, shadow, sizeof shadow);
-  sync_buf q = {0};
-  if (sync_buf_puts(&q, "DROP TABLE IF EXISTS ") < 0 || sync_sql_qualified(&q, shadow, table) < 0)
-    return sync_nomem(k->u, k->err);
-  unsigned e = trk_run(k->c, q.p, q.len);
-  sync_buf_free(&q);
-  if (e)
-    return top_db_failed(k, k->c, "binlog-schema delete: cannot drop the shadow table");
+  if (top_drop(k, shadow, table, "binlog-schema delete: cannot drop the shadow table") < 0)
+    return -1;
   k->u->host->logf(k->u->ctx, DM_LOG_INFO,
                    "sync: binlog-schema delete: `%s`.`%s` forgotten; learnt again when next "
                    "needed",

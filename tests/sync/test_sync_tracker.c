@@ -54,6 +54,17 @@ static int wait_error(dmh_subtask *st, char *msg, size_t len, int timeout_ms) {
   return lt_first_error(st, msg, len, NULL, 0, NULL);
 }
 
+/* Everything written is applied within timeout_ms, without an error. */
+static void caught_up_clean(dmh_subtask *st, int timeout_ms) {
+  bool caught = ts_catch_up("ts_trk", timeout_ms);
+  char msg[1024] = "";
+  int code = lt_first_error(st, msg, sizeof msg, NULL, 0, NULL);
+  if (code)
+    fprintf(stderr, "error %d: %s\n", code, msg);
+  CU_ASSERT_EQUAL(code, 0);
+  CU_ASSERT(caught);
+}
+
 static void fresh(void) {
   lt_exec(src, "DROP DATABASE IF EXISTS ts_trk");
   lt_exec(dst, "DROP DATABASE IF EXISTS ts_trk");
@@ -97,13 +108,7 @@ static void test_incremental_no_log(void) {
   CU_ASSERT(lt_exec(src, "INSERT INTO ts_trk.t (id, u, big, e, m) VALUES (7, 65000, 1, 'it''s', "
                          "'✓')") == 0);
   CU_ASSERT(lt_exec(src, "DELETE FROM ts_trk.t WHERE id = 1") == 0);
-  bool caught = ts_catch_up("ts_trk", 30000);
-  char msg[1024] = "";
-  int code = lt_first_error(st, msg, sizeof msg, NULL, 0, NULL);
-  if (code)
-    fprintf(stderr, "error %d: %s\n", code, msg);
-  CU_ASSERT_EQUAL(code, 0);
-  CU_ASSERT(caught);
+  caught_up_clean(st, 30000);
   /* the tracker learnt the table from the target: its shadow is there, with the ALTER done */
   CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM information_schema.COLUMNS c JOIN "
                                 "information_schema.COLUMNS d USING (TABLE_SCHEMA, TABLE_NAME) "
@@ -195,13 +200,7 @@ static void test_no_log_extract(void) {
     CU_ASSERT(lt_exec(src, "UPDATE ts_trk.o_%d SET v = v + 100 WHERE id = 1", t) == 0);
     CU_ASSERT(lt_exec(src, "DELETE FROM ts_trk.o_%d WHERE id = 2", t) == 0);
   }
-  bool caught = ts_catch_up("ts_trk", 30000);
-  char msg[1024] = "";
-  int code = lt_first_error(st, msg, sizeof msg, NULL, 0, NULL);
-  if (code)
-    fprintf(stderr, "error %d: %s\n", code, msg);
-  CU_ASSERT_EQUAL(code, 0);
-  CU_ASSERT(caught);
+  caught_up_clean(st, 30000);
   /* the precondition: learnt from the target (the shadow has the extract column) */
   CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE "
                                 "TABLE_SCHEMA LIKE '\\_dmt\\_%%' AND TABLE_NAME = 'o_1' AND "
@@ -248,13 +247,7 @@ static void hidden_column(dmh_subtask *st, const char *col, int id) {
 static void resume_and_check(dmh_subtask *st) {
   dm_error err;
   CU_ASSERT_FATAL(dmh_subtask_resume(st, &err) == 0);
-  bool caught = ts_catch_up("ts_trk", 60000);
-  char msg[1024] = "";
-  int code = lt_first_error(st, msg, sizeof msg, NULL, 0, NULL);
-  if (code)
-    fprintf(stderr, "error %d: %s\n", code, msg);
-  CU_ASSERT_EQUAL(code, 0);
-  CU_ASSERT(caught);
+  caught_up_clean(st, 60000);
   CU_ASSERT(ts_equal("ts_trk", "ts_trk"));
 }
 
