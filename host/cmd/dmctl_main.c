@@ -121,7 +121,8 @@ static int dmctl_send(const dmctl_target *t, const char *request, int timeout_ms
 }
 
 /* Through --master-addr the daemon may run elsewhere: the file a command names goes along as
- * "content" (DM's dmctl sends the content too; dmh_control_file_get). 0, or the exit status. */
+ * "content" (DM's dmctl sends the content too; dmh_control_file_get). binlog-schema's SQL file
+ * always does: a daemon never reads it (schema_cmd.c). 0, or the exit status. */
 #define DMCTL_CONTENT_MAX (512 * 1024) /* twice that, JSON-escaped, still fits a request */
 static int dmctl_attach_content(json_object *req, dm_error *err) {
   json_object *args = NULL, *cmd = NULL, *path = NULL;
@@ -265,12 +266,8 @@ static const struct {
     {"encrypt", "dmctl does not encrypt: run `dmhost encrypt` on this machine (the secret is "
                 "never sent to a daemon)"},
     {"decrypt", "dmctl does not decrypt; `dmhost encrypt` makes the ciphertext"},
-    {"binlog-schema", "the sync's schema tracker keeps each table's structure as an empty shadow "
-                      "table on the target (docs/sync.md, \"The schema tracker\"): read them "
-                      "there; dmctl cannot list, update or delete them"},
-    {"operate-schema", "DM's older name of binlog-schema: the sync's schema tracker keeps each "
-                       "table's structure as a shadow table on the target (docs/sync.md); dmctl "
-                       "cannot change them"},
+    {"operate-schema", "DM's older name: use `binlog-schema list|update|delete -s SOURCE TASK DB "
+                       "TABLE`"},
     {"handle-error", "DM's older name: use `binlog skip|replace|inject|revert TASK`"},
     {"show-ddl-locks", "use `shard-ddl-lock [TASK]`"},
     {"unlock-ddl-lock", "use `shard-ddl-lock unlock LOCK_ID`"},
@@ -292,7 +289,8 @@ static json_object *dmctl_ask(const dmctl_run *g, long timeout_s, int argc, char
   dm_error err;
   json_object *req = dmh_command_request(argc, argv, &err);
   if (!req || dmctl_name_from_file(req, &err) < 0 ||
-      (g->target.master_addr && dmctl_attach_content(req, &err) < 0)) {
+      ((g->target.master_addr || strcmp(argv[0], "binlog-schema") == 0) &&
+       dmctl_attach_content(req, &err) < 0)) {
     json_object_put(req);
     json_object *resp = dmh_control_response_new();
     dmh_control_set_error(resp, &err);

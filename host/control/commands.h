@@ -36,8 +36,8 @@ enum {
   DMH_ARG_LIST = 1u << 7,   /* with OPT: the option may repeat, "a,b" too (DM's -s): an array */
 };
 
-#define DMH_CMD_MAX_ARGS 10 /* with the NULL after the last */
-#define DMH_CMD_MAX_POS 3   /* positional words a command line may hold */
+#define DMH_CMD_MAX_ARGS 12 /* with the NULL after the last */
+#define DMH_CMD_MAX_POS 5   /* positional words a command line may hold */
 
 typedef struct dmh_cmd_arg {
   const char *name;

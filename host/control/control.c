@@ -440,6 +440,20 @@ static int control_binlog(void *ud, const control_cmd *cmd, json_object *args, j
   return rc;
 }
 
+/* binlog-schema list|update|delete -s SOURCE TASK ...: dmh_schema_cmd_parse */
+static int control_binlog_schema(void *ud, const control_cmd *cmd, json_object *args,
+                                 json_object *resp, dm_error *err) {
+  dmh_registry *r = ud;
+  dmh_schema_cmd c;
+  if (dmh_schema_cmd_parse(cmd, args, &c, err) < 0) {
+    dmh_schema_cmd_free(&c);
+    return -1;
+  }
+  int rc = dmh_registry_binlog_schema(r, c.name, c.source, &c.req, resp, err);
+  dmh_schema_cmd_free(&c);
+  return rc;
+}
+
 /* shard-ddl-lock [TASK] | unlock LOCK_ID ...: dmh_shard_cmd_parse says which */
 static int control_shard_ddl_lock(void *ud, const control_cmd *cmd, json_object *args,
                                   json_object *resp, dm_error *err) {
@@ -476,6 +490,7 @@ static const dmh_control_fn control_fns[DMH_CMD_COUNT] = {
     [DMH_CMD_PURGE_RELAY] = control_purge_relay,
     [DMH_CMD_SWAP_UNIT] = control_swap_unit,
     [DMH_CMD_BINLOG] = control_binlog,
+    [DMH_CMD_BINLOG_SCHEMA] = control_binlog_schema,
     [DMH_CMD_SHARD_DDL_LOCK] = control_shard_ddl_lock,
     [DMH_CMD_CONVERT_TASK] = dmh_control_convert_task,
     [DMH_CMD_HELP] = control_help,

@@ -22,6 +22,7 @@
 #include "commands.h"
 #include "config.h"
 #include "dmhost/error.h"
+#include "dmhost/unit.h"
 #include "error_json.h"
 #include "registry.h"
 
@@ -121,6 +122,24 @@ int dmh_control_file_from_text(const char *path, const char *text, bool want_tex
                                dmh_control_file *f, dm_error *err);
 int dmh_control_file_blame(const dmh_control_file *f, const char *path, dm_error *err);
 void dmh_control_file_free(dmh_control_file *f);
+
+/* binlog-schema's request (schema_cmd.c), DM's rules, for the daemon's handler:
+ *   {"op": "list", "name", "source", "database"?, "table"?}: no database: the tracker's schemas;
+ *   a database: its tables; both: the table's CREATE TABLE (DM's list)
+ *   {"op": "update", ..., "database", "table", one of "path" (+ "content": the file's text, as
+ *   dmctl --master-addr sends it), "from-source", "from-target"; "flush"?, "sync"?}
+ *   {"op": "delete", ..., "database", "table"}
+ * The request into out->req (strings borrowed from args, the SQL from out->file); -1 with
+ * DM_ERR_CONTROL_REQUEST quoting the usage. dmh_schema_cmd_free releases the file. */
+typedef struct dmh_schema_cmd {
+  const char *name, *source;
+  dm_schema_req req;
+  bool has_file;
+  dmh_control_file file;
+} dmh_schema_cmd;
+int dmh_schema_cmd_parse(const dmh_control_cmd *cmd, json_object *args, dmh_schema_cmd *out,
+                         dm_error *err);
+void dmh_schema_cmd_free(dmh_schema_cmd *c);
 /* operate-source's arguments: create with an absolute path, show with an optional source, stop
  * with a source; anything else DM_ERR_CONTROL_REQUEST. */
 typedef struct dmh_source_op {

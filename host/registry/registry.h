@@ -192,6 +192,14 @@ struct dmh_binlog_req;
 int dmh_registry_binlog(dmh_registry *r, const struct dmh_binlog_req *req, json_object *resp,
                         dm_error *err);
 
+/* binlog-schema (DM's): the schema_op of the sync unit of the task's subtask on `source` (the
+ * request: dm_schema_req, unit.h), refused unless it is Paused in its sync unit (supervisor.h,
+ * dmh_subtask_schema_op). The answer, DM's: "sources": [{result, msg, source, worker}] with msg
+ * the list as JSON text (["db1"]) or the CREATE TABLE, and dmhost's "items" (the list as an
+ * array). Unknown task or source: DM_ERR_NOT_FOUND. */
+int dmh_registry_binlog_schema(dmh_registry *r, const char *name, const char *source,
+                               const dm_schema_req *req, json_object *resp, dm_error *err);
+
 /* query-status [NAME]. */
 int dmh_registry_query_status(dmh_registry *r, const char *name, json_object *resp, dm_error *err);
 /* The same limited to the subtasks of only[n_only] (-s): with NAME a source not the task's is

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 
 #include <dmhost/binlog_rows.h>
+#include <dmhost/unit.h>
 
 #include "sync_ddl.h"
 
@@ -71,5 +72,9 @@ int sync_tracker_track(sync_tracker *tr, MYSQL *c, const char *db, const char *t
  * shadow refuses a statement, or a copy could not be made or read). */
 int sync_tracker_before_after(sync_tracker *tr, MYSQL *c, const sync_ddl *d, const char *db,
                               const char *table, sync_buf *before, sync_buf *after, dm_error *err);
+
+/* The unit's schema_op slot (unit.h, ABI 1.2; sync_tracker_op.c): dmctl binlog-schema on the
+ * shadows of a paused instance, by the source's names. */
+int sync_schema_op(void *self, const dm_schema_req *req, dm_schema_answer *answer, dm_error *err);
 
 #endif /* DMHOST_SYNC_TRACKER_H */

@@ -44,6 +44,16 @@ void trk_forget_all(sync_tracker *tr);
 
 /* sync_tracker_shadow.c */
 void trk_shadow_schema(const sync_tracker *tr, const char *db, char *out, size_t len);
+/* Schemas the tracker never shadows: the server's own, the task's meta schema, shadows. */
+bool trk_skip_schema(const sync_tracker *tr, const char *db);
+/* Runs one statement on c, draining results; the server's error number, or 0. */
+unsigned trk_run(MYSQL *c, const char *sql, size_t len);
+/* The shadow schema of db, made if missing with the character set of the routed schema on the
+ * target (what a CREATE TABLE without one inherits), and stamped. */
+int trk_ensure_schema(sync_tracker *tr, MYSQL *c, const char *db, dm_error *err);
+/* Its comment becomes db, the source's name the shadow's hashed name cannot give back (what
+ * binlog-schema list answers). Best effort: a MySQL target has no schema comments. */
+void trk_stamp_schema(sync_tracker *tr, MYSQL *c, const char *db);
 /* Makes the shadow of db.table from the routed table on the target (CREATE TABLE ... LIKE), when
  * the task replicates it and the target has it; nothing otherwise. */
 int trk_seed_from_target(sync_tracker *tr, MYSQL *c, const char *db, const char *table,

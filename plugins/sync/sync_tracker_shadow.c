@@ -38,15 +38,13 @@ static void trk_route(void *arg, const char *schema, const char *table, char *ou
   trk_shadow_schema(arg, schema, out_schema, schema_len);
 }
 
-/* Schemas the tracker never shadows: the server's own, the task's meta schema, shadows. */
-static bool trk_skip_schema(const sync_tracker *tr, const char *db) {
+bool trk_skip_schema(const sync_tracker *tr, const char *db) {
   return !db[0] || strcmp(db, "mysql") == 0 || strcmp(db, "information_schema") == 0 ||
          strcmp(db, "performance_schema") == 0 || strcmp(db, "sys") == 0 ||
          strcmp(db, tr->u->meta) == 0 || strncmp(db, "_dmt_", 5) == 0;
 }
 
-/* Runs one statement on c, draining results; the server's error number, or 0. */
-static unsigned trk_run(MYSQL *c, const char *sql, size_t len) {
+unsigned trk_run(MYSQL *c, const char *sql, size_t len) {
   if (mysql_real_query(c, sql, (unsigned long)len) != 0)
     return mysql_errno(c) ? mysql_errno(c) : 1;
   MYSQL_RES *r = mysql_store_result(c);
@@ -60,9 +58,7 @@ static int trk_failed(sync_tracker *tr, MYSQL *c, const char *what, dm_error *er
   return -1;
 }
 
-/* The shadow schema of db, made if missing with the character set of the routed schema on the
- * target (what a CREATE TABLE without one inherits). */
-static int trk_ensure_schema(sync_tracker *tr, MYSQL *c, const char *db, dm_error *err) {
+int trk_ensure_schema(sync_tracker *tr, MYSQL *c, const char *db, dm_error *err) {
   sync_unit *u = tr->u;
   char shadow[SYNC_NAME_MAX], tdb[SYNC_NAME_MAX], tt[SYNC_NAME_MAX];
   trk_shadow_schema(tr, db, shadow, sizeof shadow);
@@ -98,7 +94,21 @@ static int trk_ensure_schema(sync_tracker *tr, MYSQL *c, const char *db, dm_erro
   if (e)
     return trk_failed(tr, c, "sync: the schema tracker cannot create a shadow schema on the target",
                       err);
+  trk_stamp_schema(tr, c, db);
   return 0;
+}
+
+void trk_stamp_schema(sync_tracker *tr, MYSQL *c, const char *db) {
+  char shadow[SYNC_NAME_MAX], lit[2 * SYNC_NAME_MAX + 1];
+  trk_shadow_schema(tr, db, shadow, sizeof shadow);
+  mysql_real_escape_string(c, lit, db, (unsigned long)strlen(db));
+  sync_buf q = {0};
+  if (sync_buf_puts(&q, "ALTER DATABASE ") == 0 &&
+      sync_sql_ident(&q, shadow, strlen(shadow)) == 0 &&
+      sync_buf_printf(&q, " COMMENT = '%s'", lit) == 0)
+    trk_run(c, q.p, q.len); /* MySQL has no schema comments: binlog-schema list then asks the
+                               source (sync_tracker_op.c) */
+  sync_buf_free(&q);
 }
 
 int trk_seed_from_target(sync_tracker *tr, MYSQL *c, const char *db, const char *table,
@@ -214,6 +224,8 @@ static int trk_seed_dump(sync_tracker *tr, MYSQL *c, const char *dir, dm_error *
           text && trk_seed_statement(tr, c, db, text, len,
                                      pass == 0 ? SYNC_DDL_CREATE_DATABASE : SYNC_DDL_CREATE_TABLE);
       free(text);
+      if (ok && pass == 0)
+        trk_stamp_schema(tr, c, db);
       if (pass == 1) {
         tables += ok;
         failed += !ok;
@@ -381,6 +393,8 @@ void sync_tracker_ddl_after(sync_tracker *tr, MYSQL *conn, const sync_ddl *d, co
     sync_buf_free(&q);
     if (code == 0 || (replay && sync_ddl_already_done(code)) ||
         (s->kind == SYNC_DDL_ALTER_DATABASE && code == ER_BAD_DB_ERROR)) {
+      if (s->kind == SYNC_DDL_CREATE_DATABASE || s->kind == SYNC_DDL_ALTER_DATABASE)
+        trk_stamp_schema(tr, conn, s->subject.schema); /* an ALTER may have set a comment */
       if (db_stmt)
         trk_forget(tr, s->subject.schema, NULL);
       else

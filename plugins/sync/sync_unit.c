@@ -24,6 +24,7 @@
 #include <dmhost/settings.h>
 
 #include "sync.h"
+#include "sync_tracker.h"
 
 #define SYNC_SOURCE_ID_MAX 32 /* the checkpoint's `id` column */
 
@@ -314,6 +315,7 @@ static const dm_unit_descriptor sync_unit_desc = {
             .close = sync_close,
         },
     .handover = DM_UNIT_TAKES_POSITION | DM_UNIT_READS_RELAY,
+    .schema_op = sync_schema_op,
 };
 
 DM_UNIT_EXPORT(sync_unit_desc)

@@ -6,7 +6,8 @@
 #    those sources' subtasks only; a source not the task's is refused, so is start-task -s;
 #  - the global flags after the command, DM's --config file (master-addr over HTTP, rpc-timeout),
 #    --ssl-* as the --tls-* flags, DM_MASTER_ADDR;
-#  - the interactive mode: a command per line of stdin, `exit` ends.
+#  - the interactive mode: a command per line of stdin, `exit` ends;
+#  - binlog-schema list/update/delete on the paused task (its refusals while Running).
 #
 #   dmctl_dm.sh <dmhost> <dmctl> <plugin dir> <source dir>
 set -euo pipefail
@@ -117,9 +118,52 @@ expect '.result' resume-task "$work/dm-task.yaml"
 wait_for 30 "resume-task TASK-FILE did not resume the task" stage_is Running
 printf 'task-mode: all\n' >"$work/noname.yaml"
 expect '.result == false and (.msg | contains("without a top-level task name"))' stop-task "$work/noname.yaml"
+# DM's binlog-schema (dm/tests/dmctl_basic's "binlog-schema list|update|delete -s SOURCE TASK DB
+# TABLE"): the sync's schema tracker, refused while Running (DM's words), then on the paused task
+expect '.result == false and (.msg | contains("current stage is Running but not paused"))' \
+  binlog-schema list -s s1 "$task"
+expect '.result == false and (.msg | contains("-s SOURCE is required"))' binlog-schema list "$task"
+expect '.result and (.sources | length == 1)' pause-task "$task"
+wait_for 30 "pause-task did not pause the task" stage_is Paused
+expect '.result == false and (.msg | contains("from-source and from-target can not be used together"))' \
+  binlog-schema update -s s1 "$task" "$db" t --from-source --from-target
+expect '.result and .sources[0].result' binlog-schema update -s s1 "$task" "$db" t --from-target
+expect '.result and (.sources[0].items | index("'$db'") != null) and (.sources[0].msg | contains("\"'$db'\""))' \
+  binlog-schema list -s s1 "$task"
+expect '.result and .sources[0].items == ["t"]' binlog-schema list -s s1 "$task" "$db"
+expect '.result and (.sources[0].msg | startswith("CREATE TABLE `t`"))' \
+  binlog-schema list -s s1 "$task" "$db" t
+printf 'CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(7))\n' >"$work/t.sql"
+expect '.result' binlog-schema update -s s1 "$task" "$db" t "$work/t.sql" --flush --sync
+expect '.result and (.sources[0].msg | contains("`v` varchar(7)"))' \
+  binlog-schema list -s s1 "$task" "$db" t
+# the attack: a client on the socket names a file of the daemon's and no content; the daemon must
+# not read it (its text would come back in the target's syntax error)
+printf 'secret-of-the-daemon\n' >"$work/daemon-only.txt"
+python3 - "$work/state/dmhost.sock" "$task" "$db" "$work/daemon-only.txt" >"$work/raw.json" <<'PY'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+req = {"cmd": "binlog-schema", "args": {"op": "update", "name": sys.argv[2], "source": "s1",
+       "database": sys.argv[3], "table": "t", "path": sys.argv[4]}}
+s.sendall(json.dumps(req).encode() + b"\n")
+print(s.makefile().readline())
+PY
+jq -e '.result == false and (.msg | contains("must come in the request")) and
+       ((tostring | contains("secret-of-the-daemon")) | not)' "$work/raw.json" >/dev/null ||
+  fail "binlog-schema read a file the client named: $(cat "$work/raw.json")"
+expect '.result and (.sources[0].msg | contains("`v` varchar(7)"))' \
+  binlog-schema list -s s1 "$task" "$db" t
+expect '.result' binlog-schema delete -s s1 "$task" "$db" t
+expect '.result == false and (.sources[0].msg | contains("holds no structure"))' \
+  binlog-schema list -s s1 "$task" "$db" t
+expect '.result' resume-task "$task"
+wait_for 30 "resume-task did not resume the task" stage_is Running
+log "binlog-schema list/update/delete"
+
 # DM's commands dmhost does not serve: refused locally, saying what to do instead
 expect '.result == false and (.msg | contains("dmhost encrypt"))' encrypt 123456
-expect '.result == false and (.msg | contains("shadow table"))' binlog-schema list -s s1 "$task" db t
+expect '.result == false and (.msg | contains("binlog-schema"))' operate-schema get -s s1 "$task" -d db -t t
 expect '.result == false and (.msg | contains("shard-ddl-lock"))' show-ddl-locks
 expect '.result == false and (.msg | contains("binlog-name/binlog-pos"))' \
   start-task "$work/task.cfg" --start-time '2021-10-21 00:01:00'

@@ -52,6 +52,10 @@ ZOO_SLOT void zoo_close(void *self) {
 #endif
 #if defined(ZOO_ABI_MINOR_PLUS)
 #define ZOO_ABI_MINOR (DM_ABI_MINOR + 1)
+#elif defined(ZOO_SHORT_1_1)
+#define ZOO_ABI_MINOR 1
+#elif defined(ZOO_SHORT_1_2)
+#define ZOO_ABI_MINOR 2
 #else
 #define ZOO_ABI_MINOR DM_ABI_MINOR
 #endif
@@ -62,6 +66,9 @@ ZOO_SLOT void zoo_close(void *self) {
 /* Claims ABI 1.1 with the descriptor of 1.0: its handover and end_position would be read past its
  * end. */
 #define ZOO_STRUCT_SIZE DM_UNIT_DESCRIPTOR_SIZE_1_0
+#elif defined(ZOO_SHORT_1_2)
+/* Claims ABI 1.2 with the descriptor of 1.1: its schema_op would be read past its end. */
+#define ZOO_STRUCT_SIZE DM_UNIT_DESCRIPTOR_SIZE_1_1
 #else
 #define ZOO_STRUCT_SIZE sizeof(dm_unit_descriptor)
 #endif

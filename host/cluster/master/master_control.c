@@ -770,6 +770,7 @@ static const dmh_control_fn ctl_fns[DMH_CMD_COUNT] = {
     [DMH_CMD_PURGE_RELAY] = master_ctl_worker_cmd,
     [DMH_CMD_SWAP_UNIT] = master_ctl_swap_unit,
     [DMH_CMD_BINLOG] = master_ctl_worker_cmd,
+    [DMH_CMD_BINLOG_SCHEMA] = master_ctl_worker_cmd,
     [DMH_CMD_SHARD_DDL_LOCK] = master_ctl_shard_ddl_lock,
     [DMH_CMD_CONVERT_TASK] = dmh_control_convert_task,
     [DMH_CMD_HELP] = ctl_help,

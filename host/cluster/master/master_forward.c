@@ -78,8 +78,8 @@ static json_object *ctl_forward_worker(master_ctl *x, const master_snapshot *s, 
 }
 
 /* purge-relay -s SOURCE -f FILE: at the worker keeping the source's relay files; binlog TASK
- * [-s SOURCE] ...: at the worker bound to the source (the task's only one when not named). The
- * worker's answer is the answer. */
+ * [-s SOURCE] ... and binlog-schema ... -s SOURCE TASK ...: at the worker bound to the source (the
+ * task's only one when not named). The worker's answer is the answer. */
 int master_ctl_worker_cmd(void *ud, const dmh_control_cmd *cmd, json_object *args,
                           json_object *resp, dm_error *err) {
   master_ctl *x = ud;

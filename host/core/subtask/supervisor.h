@@ -122,6 +122,13 @@ int dmh_subtask_update_check(dmh_subtask *st, const dmh_task_config *next, bool 
                              dm_error *err);
 int dmh_subtask_update_apply(dmh_subtask *st, const dmh_task_config *next, dm_error *err);
 
+/* binlog-schema (schema_op.c): the schema_op slot (unit.h, ABI 1.2) of the subtask's sync unit,
+ * with its commands held. DM's rules: the subtask must be Paused (DM_ERR_SCHEMA_STAGE) and its
+ * current unit the sync (DM_ERR_SCHEMA_UNIT); a build without the slot: DM_ERR_SCHEMA_UNSUPPORTED.
+ * 0 with the answer's items in *items (a JSON array of strings, the caller's), or -1 with *err. */
+int dmh_subtask_schema_op(dmh_subtask *st, const dm_schema_req *req, json_object **items,
+                          dm_error *err);
+
 dmh_stage dmh_subtask_stage(dmh_subtask *st);
 /* Wait until the stage is one of Paused/Stopped/Finished (or `timeout_ms` passes; <0: forever).
  * Returns the stage seen. */

@@ -107,6 +107,10 @@ bool sup_unit_end_position(dmh_subtask *st, sup_unit *u, dm_position *end, dm_po
 void sup_unit_pause(dmh_subtask *st, sup_unit *u);
 /* process or resume (by u->started), result validated. */
 void sup_unit_run(dmh_subtask *st, sup_unit *u, dm_result *r);
+/* schema_op (ABI 1.2) on a live instance that has the slot: its items as a JSON array in *items,
+ * or -1 with *err stamped and logged. */
+int sup_unit_schema_op(dmh_subtask *st, sup_unit *u, const dm_schema_req *req, json_object **items,
+                       dm_error *err);
 /* Status into s (initialised by the caller); false if the instance is not live. */
 bool sup_unit_status(sup_unit *u, dmh_status *s);
 const char *sup_unit_label(sup_unit *u, char *buf, size_t len);

@@ -292,3 +292,33 @@ bool sup_unit_end_position(dmh_subtask *st, sup_unit *u, dm_position *end, dm_po
   dmh_status_free(&s);
   return has;
 }
+
+/* The answer's items into a JSON array (the host copies each one, as the contract says). */
+static void sup_schema_put(dm_schema_answer *a, const char *item) {
+  json_object_array_add(a->host_data, json_object_new_string(item ? item : ""));
+}
+
+int sup_unit_schema_op(dmh_subtask *st, sup_unit *u, const dm_schema_req *req, json_object **items,
+                       dm_error *err) {
+  dm_unit_schema_op_fn fn = dmh_unit_schema_op(u->desc);
+  *items = NULL;
+  memset(err, 0, sizeof *err);
+  if (!fn || !u->self) { /* the caller checked both: a slip is not a crash */
+    dm_error_set(err, DM_ERR_INTERNAL, NULL, "schema_op called on a unit without it");
+    return -1;
+  }
+  json_object *arr = json_object_new_array();
+  dm_schema_answer ans = {.put = sup_schema_put, .host_data = arr};
+  if (fn(u->self, req, &ans, err) != 0) {
+    char ctxs[192];
+    sup_error_context(st, u, "schema_op", ctxs, sizeof ctxs);
+    if (err->code == 0)
+      dm_error_set(err, DM_ERR_INTERNAL, NULL, "schema_op failed without saying why");
+    sup_db_hint(st, err);
+    dmh_log(DM_LOG_WARN, ctxs, "[code %d] %s", err->code, err->message);
+    json_object_put(arr);
+    return -1;
+  }
+  *items = arr;
+  return 0;
+}

@@ -159,6 +159,18 @@ typedef enum dm_error_level {
   X(DM_ERR_UPDATE_FAILED, 13012, DM_CLASS_SUPERVISOR, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,       \
     "The old settings stay in force for the whole task; fix the file as the unit's error says "    \
     "and run update-task again.")                                                                  \
+  X(DM_ERR_SCHEMA_STAGE, 13020, DM_CLASS_SUPERVISOR, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,          \
+    "binlog-schema works on a paused subtask (DM's rule): `dmctl pause-task -s SOURCE TASK`, "     \
+    "wait "                                                                                        \
+    "for stage Paused in query-status, run binlog-schema, then resume-task.")                      \
+  X(DM_ERR_SCHEMA_UNIT, 13021, DM_CLASS_SUPERVISOR, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,           \
+    "binlog-schema works on the sync unit's schema tracker: wait until the subtask's unit is "     \
+    "Sync "                                                                                        \
+    "(query-status), pause it, then run the command again.")                                       \
+  X(DM_ERR_SCHEMA_UNSUPPORTED, 13022, DM_CLASS_SUPERVISOR, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,     \
+    "The subtask's unit build keeps no table structures it can show or change (no schema_op "      \
+    "slot, "                                                                                       \
+    "ABI 1.2): use a sync unit that has one, or fix the target's tables by hand.")                 \
   X(DM_ERR_CONTROL, 14001, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,                \
     "Check that `dmhost serve` runs and that --socket names its socket.")                          \
   X(DM_ERR_CONTROL_REQUEST, 14002, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,           \

@@ -53,6 +53,8 @@
  *   commands held: no process/resume/pause/kill/close of the instance runs meanwhile, and none
  *   starts before it returns; status may run beside it. The next call is resume (or close).
  * - end_position (ABI 1.1): on the runner thread right after process/resume finished.
+ * - schema_op (ABI 1.2): as update (a paused instance, the command's thread, the subtask's
+ *   commands held, status may run beside it), on the thread of a binlog-schema command.
  * So a unit needs no guard against running twice: pause comes only after process/resume
  * returned, resume only on an instance that is not running.
  *
@@ -65,7 +67,8 @@
  *   are frozen constants, DM_UNIT_DESCRIPTOR_SIZE_1_0 ...) and reads a field appended in minor M
  *   only from a unit whose abi_minor is M or later: an older, shorter descriptor is never read past
  *   its end. ABI 1.1 appended handover and end_position (custom kinds in a chain); a 1.0 unit
- *   still loads and runs (tests/abi/ keeps the 1.0 headers and CI builds a unit from them).
+ *   still loads and runs (tests/abi/ keeps the 1.0 headers and CI builds a unit from them). ABI
+ *   1.2 appended schema_op (dmctl binlog-schema: the sync unit's schema tracker).
  * - Frozen for the whole major: dm_unit_ops (embedded in the descriptor: growing it would move
  *   what follows), dm_result, dm_status_sink, and dm_error and dm_position (error.h, position.h).
  *   They carry no size, so neither side could tell a shorter one: a later need becomes a
@@ -89,7 +92,7 @@ extern "C" {
 #endif
 
 #define DM_ABI_MAJOR 1
-#define DM_ABI_MINOR 1
+#define DM_ABI_MINOR 2
 #define DM_UNIT_MAGIC 0x444d5554u /* "DMUT" */
 
 /* The symbol the host looks up. A function, because dlsym is only guaranteed for functions. */
@@ -269,6 +272,62 @@ typedef void (*dm_unit_kill_fn)(void *self);
  */
 typedef bool (*dm_unit_end_position_fn)(void *self, dm_position *end, dm_position *safe_mode_exit);
 
+/*
+ * schema_op (ABI 1.2; optional): DM's `binlog-schema` (OperateSchema) on the table structures a
+ * unit keeps of the source's tables (the sync unit's schema tracker, docs/sync.md). The host calls
+ * it only on a paused instance whose subtask's current unit it is (DM's rule: Paused, in the sync
+ * unit), on the thread of the command, with the subtask's commands held: nothing but status runs
+ * beside it, and the next call is resume (or close). Names in the request and the answer are the
+ * SOURCE's (schema `db`, table `t`), whatever the unit stores them as.
+ *   DM_SCHEMA_LIST_SCHEMAS  every schema holding a table structure: one answer item per schema
+ *   DM_SCHEMA_LIST_TABLES   the tables of schema db: one item per table (none: an empty answer)
+ *   DM_SCHEMA_GET           db.table's structure as one CREATE TABLE statement naming `table`:
+ *                           one item; DM_ERR_NOT_FOUND when the unit has none
+ *   DM_SCHEMA_SET           db.table's structure becomes `from`'s: DM_SCHEMA_FROM_SQL the CREATE
+ *                           TABLE in sql (its names are replaced by db and table), _UPSTREAM the
+ *                           source's table, _DOWNSTREAM the routed table on the target; the next
+ *                           resume decodes the table's rows with it
+ *   DM_SCHEMA_REMOVE        forget db.table's structure (learnt again when next needed)
+ * flush and sync are DM's flags, passed as given (DM: --flush is always in effect; --sync only
+ * means something in optimistic shard mode). Items are copied by put before it returns. Return
+ * 0, or fill *err and return -1 (what was put is dropped). Keep it short: the command waits.
+ */
+typedef enum dm_schema_op_kind {
+  DM_SCHEMA_LIST_SCHEMAS = 1,
+  DM_SCHEMA_LIST_TABLES = 2,
+  DM_SCHEMA_GET = 3,
+  DM_SCHEMA_SET = 4,
+  DM_SCHEMA_REMOVE = 5,
+} dm_schema_op_kind;
+
+typedef enum dm_schema_from {
+  DM_SCHEMA_FROM_SQL = 1,
+  DM_SCHEMA_FROM_UPSTREAM = 2,
+  DM_SCHEMA_FROM_DOWNSTREAM = 3,
+} dm_schema_from;
+
+/* What binlog-schema asks. The host's; valid during the call. Grows only at its end (a unit reads
+ * the fields of its own ABI minor, never more: the host's struct is never shorter). */
+typedef struct dm_schema_req {
+  uint32_t op;       /* dm_schema_op_kind */
+  uint32_t from;     /* dm_schema_from, for DM_SCHEMA_SET; else 0 */
+  const char *db;    /* the source's schema ("" for DM_SCHEMA_LIST_SCHEMAS) */
+  const char *table; /* the source's table ("" for the list ops) */
+  const char *sql;   /* DM_SCHEMA_FROM_SQL: the statement; else NULL */
+  bool flush, sync;  /* DM's --flush and --sync */
+  /* fields above: ABI 1.2 */
+} dm_schema_req;
+
+/* Where schema_op writes its answer, item by item (copied before put returns). */
+typedef struct dm_schema_answer dm_schema_answer;
+struct dm_schema_answer {
+  void (*put)(dm_schema_answer *a, const char *item);
+  void *host_data; /* the host's; do not touch */
+};
+
+typedef int (*dm_unit_schema_op_fn)(void *self, const dm_schema_req *req, dm_schema_answer *answer,
+                                    dm_error *err);
+
 typedef struct dm_unit_ops {
   dm_unit_init_fn init;
   dm_unit_process_fn process;
@@ -298,20 +357,26 @@ typedef struct dm_unit_descriptor {
   uint32_t handover; /* DM_UNIT_TAKES_POSITION | DM_UNIT_GIVES_POSITION | DM_UNIT_READS_RELAY */
   dm_unit_end_position_fn end_position;
   /* fields above: ABI 1.1 */
+  dm_unit_schema_op_fn schema_op;
+  /* fields above: ABI 1.2 */
 } dm_unit_descriptor;
 
-/* The sizes descriptors of ABI 1.0 and 1.1 have; the host refuses shorter ones. Frozen: they must
+/* The sizes descriptors of ABI 1.0, 1.1 and 1.2 have; the host refuses shorter ones. Frozen: they must
  * not follow sizeof(dm_unit_descriptor) once later minors append fields. A unit of ABI 1.0 has no
  * handover field: the host gives the built-in kinds theirs (dump and load give a position, read
  * back from the status keys above; sync takes one and reads the relay) and a custom kind none. */
 #define DM_UNIT_DESCRIPTOR_SIZE_1_0 (offsetof(dm_unit_descriptor, ops) + sizeof(dm_unit_ops))
 #define DM_UNIT_DESCRIPTOR_SIZE_1_1                                                                \
   (offsetof(dm_unit_descriptor, end_position) + sizeof(dm_unit_end_position_fn))
+#define DM_UNIT_DESCRIPTOR_SIZE_1_2                                                                \
+  (offsetof(dm_unit_descriptor, schema_op) + sizeof(dm_unit_schema_op_fn))
 #ifndef __cplusplus
 _Static_assert(sizeof(void *) != 8 || DM_UNIT_DESCRIPTOR_SIZE_1_0 == 112,
                "the ABI 1.0 descriptor layout changed");
 _Static_assert(sizeof(void *) != 8 || DM_UNIT_DESCRIPTOR_SIZE_1_1 == 128,
                "the ABI 1.1 descriptor layout changed");
+_Static_assert(sizeof(void *) != 8 || DM_UNIT_DESCRIPTOR_SIZE_1_2 == 136,
+               "the ABI 1.2 descriptor layout changed");
 #endif
 
 /* Writes the header fields of a descriptor. */
