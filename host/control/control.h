@@ -120,12 +120,20 @@ int dmh_control_file_from_text(const char *path, const char *text, bool want_tex
                                dmh_control_file *f, dm_error *err);
 int dmh_control_file_blame(const dmh_control_file *f, const char *path, dm_error *err);
 void dmh_control_file_free(dmh_control_file *f);
-/* operate-source's arguments: create with an absolute path, show with an optional source, stop
- * with a source; anything else DM_ERR_CONTROL_REQUEST. */
+/* operate-source's arguments: create and update with an absolute path, show with an optional
+ * source, stop, enable and disable with a source; anything else DM_ERR_CONTROL_REQUEST. */
 typedef struct dmh_source_op {
-  enum { DMH_SOURCE_CREATE = 1, DMH_SOURCE_SHOW, DMH_SOURCE_STOP } op;
+  enum {
+    DMH_SOURCE_CREATE = 1,
+    DMH_SOURCE_SHOW,
+    DMH_SOURCE_STOP,
+    DMH_SOURCE_UPDATE,
+    DMH_SOURCE_ENABLE,
+    DMH_SOURCE_DISABLE
+  } op;
   const char *source; /* NULL when not given */
-  const char *path;   /* create */
+  const char *path;   /* create, update */
+  bool keep_password; /* update: the stored file's `from` password settings carry over */
 } dmh_source_op;
 int dmh_control_source_args(const dmh_control_cmd *cmd, json_object *args, dmh_source_op *out,
                             dm_error *err);

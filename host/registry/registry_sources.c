@@ -133,7 +133,14 @@ int dmh_registry_source_show(dmh_registry *r, const char *source, json_object *r
   free(file);
   json_object_object_add(o, "enableRelay", json_object_new_boolean(s->cfg->enable_relay));
   json_object_object_add(o, "enableGTID", json_object_new_boolean(s->cfg->enable_gtid));
+  /* what DM's Source shows of the file (its password never) */
+  const dm_db_endpoint *ep = &s->cfg->from.ep;
+  json_object_object_add(o, "host", json_object_new_string(ep->host ? ep->host : "127.0.0.1"));
+  json_object_object_add(o, "port", json_object_new_int(ep->port));
+  json_object_object_add(o, "user", json_object_new_string(ep->user ? ep->user : ""));
+  json_object_object_add(o, "serverID", json_object_new_int64(s->cfg->server_id));
   pthread_mutex_lock(&r->lock);
+  json_object_object_add(o, "enable", json_object_new_boolean(!s->disabled));
   dmh_subtask *relay = s->relay;
   dmh_expect_stage expect = s->relay_expect;
   bool has_err = s->has_relay_err;
