@@ -170,6 +170,7 @@ typedef struct dmh_source_config {
   char *source_id; /* source-id (required) */
   bool enable_gtid;
   bool enable_relay;
+  bool enable;        /* enable (DM's): read by operate-source create and update only */
   char *relay_dir;    /* relay-dir; default "relay" beside the source file, absolute */
   uint32_t server_id; /* server-id used when pulling the binlog; default derived from source-id */
   dmh_db_config from; /* from (required) */

@@ -114,7 +114,8 @@ int dmh_registry_source_stop(dmh_registry *r, const char *source, json_object *r
  * its relay runs (DM's rule); the copy in the state dir is replaced and the tasks' subtasks are
  * made again from it (left New, as a restart leaves a paused task: resume-task starts them with
  * the new file). keep_password: the stored file's `from` password settings replace the new
- * file's (DM's update with a null password). */
+ * file's (DM's update with a null password). A file that says `enable` disables or enables the
+ * source after (dmh_registry_source_enable; its "tasks" in resp). */
 int dmh_registry_source_update_as(dmh_registry *r, const char *path, dmh_cfg_origin origin,
                                   bool keep_password, json_object *resp, dm_error *err);
 /* operate-source enable|disable -s SOURCE (DM's source `enable`): disable pauses every task on the

@@ -121,8 +121,10 @@ static void reg_move_subs(dmh_registry *r, reg_task **tasks, int n, reg_source *
   }
 }
 
+/* *enable_given: the new file says `enable` (*enable its value), for the caller to apply. */
 static int reg_source_update_locked(dmh_registry *r, const char *path, dmh_cfg_origin origin,
-                                    bool keep, char *id_out, size_t id_len, dm_error *err) {
+                                    bool keep, char *id_out, size_t id_len, bool *enable_given,
+                                    bool *enable, dm_error *err) {
   dmh_cfg_trust trust = reg_trust(r, origin);
   dmh_source_config *orig = NULL, *copy = NULL;
   if (dmh_source_config_load_as(path, &trust, &orig, err) < 0)
@@ -177,6 +179,8 @@ static int reg_source_update_locked(dmh_registry *r, const char *path, dmh_cfg_o
   }
   if (dmh_source_config_load_as(abs, &trust, &copy, err) < 0)
     goto out_unlock;
+  *enable_given = config_lookup(&copy->cfg, "enable") != NULL;
+  *enable = copy->enable;
   reg_source *s2 = calloc(1, sizeof *s2);
   if (!s2 || !(s2->id = strdup(s->id))) {
     free(s2);
@@ -230,9 +234,18 @@ out:
 int dmh_registry_source_update_as(dmh_registry *r, const char *path, dmh_cfg_origin origin,
                                   bool keep_password, json_object *resp, dm_error *err) {
   char id[DMH_WORKER_SOURCE_MAX] = "";
+  bool given = false, enable = true;
   pthread_mutex_lock(&r->source_lock);
-  int rc = reg_source_update_locked(r, path, origin, keep_password, id, sizeof id, err);
+  int rc =
+      reg_source_update_locked(r, path, origin, keep_password, id, sizeof id, &given, &enable, err);
   pthread_mutex_unlock(&r->source_lock);
+  if (rc == 0 && given) { /* DM's update with `enable` changed: the tasks paused or resumed */
+    json_object *sub = json_object_new_object(), *tasks = NULL;
+    rc = dmh_registry_source_enable(r, id, enable, sub, err);
+    if (json_object_object_get_ex(sub, "tasks", &tasks))
+      json_object_object_add(resp, "tasks", json_object_get(tasks));
+    json_object_put(sub);
+  }
   return reg_reply_source(r, id, rc, err, resp);
 }
 

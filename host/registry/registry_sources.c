@@ -63,6 +63,7 @@ static int reg_source_create_locked_out(dmh_registry *r, const char *path, dmh_c
   s->cfg = copy;
   copy = NULL;
   s->relay_expect = DMH_EXPECT_STOPPED;
+  s->disabled = !s->cfg->enable; /* DM's `enable: false`: created disabled */
   s->linked = true;
   pthread_mutex_lock(&r->lock);
   r->src = s;

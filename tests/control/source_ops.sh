@@ -97,6 +97,8 @@ CFG
 source_cfg 424201 "" >"$work/source.cfg"
 source_cfg 424202 "" >"$work/source-new.cfg"
 source_cfg 424203 "not-the-password" >"$work/source-keep.cfg"
+{ source_cfg 424203 ""; echo "enable = false;"; } >"$work/source-off.cfg"
+{ source_cfg 424203 ""; echo "enable = true;"; } >"$work/source-on.cfg"
 cat >"$work/task.cfg" <<CFG
 name = "so";
 task-mode = "incremental";
@@ -185,7 +187,17 @@ ctl_jq '.result' resume-task so || fail "resume-task after update --keep-passwor
 src -e "INSERT INTO \`$db\`.t1 VALUES (3, 'c');"
 wait_for 30 "t1 did not reach the target after update --keep-password" same_count t1 t1
 stage_is Running || fail "the task is not Running with the kept password"
-log "update: refused while Running, taken when paused, --keep-password keeps the stored password"
+# DM's `enable` in the file: an update saying false disables the source, true enables it again
+ctl_jq '.result' pause-task so || fail "pause-task"
+ctl_jq '.result' operate-source update "$work/source-off.cfg" || fail "update with enable = false"
+ctl_jq '.sources[0].enable == false' operate-source show -s so-src || fail "enable = false did not disable"
+ctl_jq '.result == false and .error.ErrCode == 14013' resume-task so ||
+  fail "resume-task after an update with enable = false was not refused"
+ctl_jq '.result' operate-source update "$work/source-on.cfg" || fail "update with enable = true"
+ctl_jq '.sources[0].enable' operate-source show -s so-src || fail "enable = true did not enable"
+ctl_jq '.result' resume-task so || fail "resume-task after an update with enable = true"
+wait_for 30 "the task is not Running after the enabling update" stage_is Running
+log "update: refused while Running, taken when paused, --keep-password keeps the stored password, enable in the file"
 
 # 4. disable / enable
 ctl_jq '.result and (.tasks | length == 1) and .tasks[0].task == "so" and .tasks[0].result' \
