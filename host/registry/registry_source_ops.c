@@ -78,6 +78,17 @@ static int reg_stage_file(const char *path, const reg_source *s, bool keep, cons
   int rc = dmh_source_config_load_as(staged, trust, &copy, err);
   if (rc == 0)
     rc = reg_check_paths(path, orig->unit_paths, copy->unit_paths, DMH_KIND_COUNT, NULL, err);
+  /* The kept password goes to the server it was given for only: an update that points the source
+   * elsewhere would hand the stored password's proof to a server of the sender's choice. */
+  const dm_db_endpoint *a = &s->cfg->from.ep, *b = copy ? &copy->from.ep : NULL;
+  if (rc == 0 && keep &&
+      (strcmp(a->host ? a->host : "", b->host ? b->host : "") != 0 || a->port != b->port)) {
+    dm_error_set(err, DM_ERR_CONFIG_INVALID, NULL,
+                 "%s: --keep-password keeps the password for the server it was given for (%s:%d), "
+                 "not %s:%d: give the new server's password in the file",
+                 path, a->host ? a->host : "", a->port, b->host ? b->host : "", b->port);
+    rc = -1;
+  }
   if (rc == 0 && config_lookup(&orig->cfg, "relay-dir") &&
       strcmp(orig->relay_dir, copy->relay_dir) != 0) {
     dm_error_set(err, DM_ERR_CONFIG_INVALID, NULL,

@@ -98,6 +98,7 @@ source_cfg 424201 "" >"$work/source.cfg"
 source_cfg 424202 "" >"$work/source-new.cfg"
 source_cfg 424203 "not-the-password" >"$work/source-keep.cfg"
 { source_cfg 424203 ""; echo "enable = false;"; } >"$work/source-off.cfg"
+sed "s/port = $DMH_SOURCE_PORT;/port = 1;/" "$work/source-keep.cfg" >"$work/source-elsewhere.cfg"
 { source_cfg 424203 ""; echo "enable = true;"; } >"$work/source-on.cfg"
 cat >"$work/task.cfg" <<CFG
 name = "so";
@@ -178,6 +179,11 @@ wait_for 30 "t1 did not reach the target after the update" same_count t1 t1
 wait_for 30 "t2 did not reach t2r after the update" same_count t2 t2r
 # --keep-password: the new file's password is not taken, the stored (empty) one is
 ctl_jq '.result' pause-task so || fail "pause-task"
+grep -q 'port = 1;' "$work/source-elsewhere.cfg" || fail "precondition: the other server's file"
+ctl_jq '.result == false and .error.ErrCode == 11004 and (.msg | contains("keeps the password for the server"))' \
+  operate-source update "$work/source-elsewhere.cfg" --keep-password ||
+  fail "--keep-password with another server was not refused"
+ctl_jq '.sources[0].serverID == 424202' operate-source show -s so-src || fail "a refused update changed the source"
 ctl_jq '.result' operate-source update "$work/source-keep.cfg" --keep-password ||
   fail "update --keep-password"
 grep -q 'not-the-password' "$copy" && fail "--keep-password stored the new file's password"
