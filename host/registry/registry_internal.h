@@ -140,6 +140,11 @@ int reg_no_source_error(dmh_registry *r, const dmh_task_config *cfg, const char 
 int reg_precheck(dmh_registry *r, const dmh_task_config *cfg, const char *what, json_object *resp,
                  dm_error *err);
 
+/* registry_sources.c: the bound source `id` pinned, or NULL with DM_ERR_NOT_FOUND "`cmd`: source
+ * "id" is not bound to this worker (worker STAGE to X)" and `hint` after it (may be ""). */
+reg_source *reg_bound_source(dmh_registry *r, const char *cmd, const char *id, const char *hint,
+                             dm_error *err);
+
 /* registry_source_ops.c: DM_ERR_SOURCE_DISABLED for `cmd` of task `task` when its source s is
  * disabled (DM's message), else 0. Takes `lock`. */
 int reg_source_enabled(dmh_registry *r, const reg_source *s, const char *cmd, const char *task,

@@ -14,18 +14,6 @@
 #include "match.h"
 #include "rules.h"
 
-/* The bound source `id` pinned, or NULL with DM_ERR_NOT_FOUND opened by `cmd`. */
-static reg_source *reg_bound(dmh_registry *r, const char *cmd, const char *id, dm_error *err) {
-  reg_source *s = reg_get_source(r, id);
-  if (!s) {
-    dmh_worker w = dmh_registry_worker(r);
-    dm_error_set(err, DM_ERR_NOT_FOUND, NULL,
-                 "%s: source \"%s\" is not bound to this worker (worker %s%s%s)", cmd, id,
-                 dmh_worker_stage_name(w.stage), w.source[0] ? " to " : "", w.source);
-  }
-  return s;
-}
-
 static MYSQL *reg_source_connect(const reg_source *s, const char *cmd, dm_error *err) {
   dm_db_connect_opts o = {.who = cmd,
                           .side = DM_DB_SOURCE,
@@ -97,7 +85,7 @@ static json_object *reg_tables(MYSQL *m, const char *db, const char *cmd, dm_err
 
 int dmh_registry_source_schemas(dmh_registry *r, const char *source, const char *db,
                                 json_object *resp, dm_error *err) {
-  reg_source *s = reg_bound(r, "source-schemas", source, err);
+  reg_source *s = reg_bound_source(r, "source-schemas", source, "", err);
   if (!s)
     return -1;
   MYSQL *m = reg_source_connect(s, "source-schemas", err);
@@ -185,7 +173,7 @@ int dmh_registry_task_tables(dmh_registry *r, const char *name, const char *sour
       goto out;
     has_tre = true;
   }
-  if (!(s = reg_bound(r, "task-tables", source, err)) ||
+  if (!(s = reg_bound_source(r, "task-tables", source, "", err)) ||
       !(m = reg_source_connect(s, "task-tables", err)) ||
       !(schemas = reg_schemas(m, "task-tables", err)))
     goto out;

@@ -141,19 +141,14 @@ static int reg_source_update_locked(dmh_registry *r, const char *path, dmh_cfg_o
   if (dmh_source_config_load_as(path, &trust, &orig, err) < 0)
     return -1;
   dm_strlcpy(id_out, orig->source_id, id_len);
-  reg_source *s = reg_get_source(r, orig->source_id);
+  reg_source *s =
+      reg_bound_source(r, "operate-source update", orig->source_id,
+                       "; create it with `dmctl operate-source create SOURCE.cfg`", err);
   reg_task **all = NULL, **mine = NULL;
   int n_all = 0, n_mine = 0, rc = -1;
   char *rel = NULL, *abs = NULL, *staged = NULL, *old_abs = NULL;
-  if (!s) {
-    dmh_worker w = dmh_registry_worker(r);
-    dm_error_set(
-        err, DM_ERR_NOT_FOUND, NULL,
-        "operate-source update: source \"%s\" is not bound to this worker (worker %s%s%s); "
-        "create it with `dmctl operate-source create SOURCE.cfg`",
-        orig->source_id, dmh_worker_stage_name(w.stage), w.source[0] ? " to " : "", w.source);
+  if (!s)
     goto out;
-  }
   rel = dmh_state_source_file_rel(s->id, keep ? "source.cfg" : path);
   abs = rel ? dmh_state_path(r->state_dir, rel) : NULL;
   staged = abs ? reg_printf("%s/sources/%s/update-%s", r->state_dir, s->id, strrchr(abs, '/') + 1)
@@ -301,15 +296,10 @@ int dmh_registry_source_enable(dmh_registry *r, const char *source, bool enable,
                                dm_error *err) {
   const char *cmd = enable ? "operate-source enable" : "operate-source disable";
   pthread_mutex_lock(&r->source_lock);
-  reg_source *s = reg_get_source(r, source);
+  reg_source *s = reg_bound_source(r, cmd, source, "", err);
   int rc = -1;
-  if (!s) {
-    dmh_worker w = dmh_registry_worker(r);
-    dm_error_set(err, DM_ERR_NOT_FOUND, NULL,
-                 "%s: source \"%s\" is not bound to this worker (worker %s%s%s)", cmd, source,
-                 dmh_worker_stage_name(w.stage), w.source[0] ? " to " : "", w.source);
+  if (!s)
     goto out;
-  }
   pthread_mutex_lock(&r->lock);
   bool same = s->disabled == !enable;
   /* disable: the flag first, so that no resume slips in while the tasks pause */

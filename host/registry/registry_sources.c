@@ -113,21 +113,27 @@ int dmh_registry_source_create_as(dmh_registry *r, const char *path, dmh_cfg_ori
   return reg_reply_source(r, id, rc, err, resp);
 }
 
+reg_source *reg_bound_source(dmh_registry *r, const char *cmd, const char *id, const char *hint,
+                             dm_error *err) {
+  reg_source *s = reg_get_source(r, id);
+  if (!s) {
+    dmh_worker w = dmh_registry_worker(r);
+    dm_error_set(err, DM_ERR_NOT_FOUND, NULL,
+                 "%s: source \"%s\" is not bound to this worker (worker %s%s%s)%s", cmd, id,
+                 dmh_worker_stage_name(w.stage), w.source[0] ? " to " : "", w.source, hint);
+  }
+  return s;
+}
+
 int dmh_registry_source_show(dmh_registry *r, const char *source, json_object *resp,
                              dm_error *err) {
-  reg_source *s = reg_get_source(r, source);
   json_object *arr = json_object_new_array();
   json_object_object_add(resp, "sources", arr);
   reg_add_worker(r, resp);
-  if (!s) {
-    if (!source)
-      return 0;
-    dmh_worker w = dmh_registry_worker(r);
-    dm_error_set(err, DM_ERR_NOT_FOUND, NULL,
-                 "operate-source show: source \"%s\" is not bound to this worker (worker %s%s%s)",
-                 source, dmh_worker_stage_name(w.stage), w.source[0] ? " to " : "", w.source);
-    return -1;
-  }
+  reg_source *s = source ? reg_bound_source(r, "operate-source show", source, "", err)
+                         : reg_get_source(r, NULL);
+  if (!s)
+    return source ? -1 : 0;
   json_object *o = reg_source_result(r, s->id, NULL);
   char *file = dmh_state_path(r->state_dir, s->file_rel);
   json_object_object_add(o, "file", json_object_new_string(file ? file : ""));
