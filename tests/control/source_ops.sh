@@ -99,6 +99,16 @@ source_cfg 424202 "" >"$work/source-new.cfg"
 source_cfg 424203 "not-the-password" >"$work/source-keep.cfg"
 { source_cfg 424203 ""; echo "enable = false;"; } >"$work/source-off.cfg"
 sed "s/port = $DMH_SOURCE_PORT;/port = 1;/" "$work/source-keep.cfg" >"$work/source-elsewhere.cfg"
+# DM's YAML (what the API's translator sends) with a wrong password, kept out by --keep-password
+cat >"$work/source-keep.yaml" <<YAML
+source-id: "so-src"
+server-id: 424204
+from:
+  host: "$DMH_SOURCE_HOST"
+  port: $DMH_SOURCE_PORT
+  user: "$DMH_SOURCE_USER"
+  password: "yaml-not-the-password"
+YAML
 { source_cfg 424203 ""; echo "enable = true;"; } >"$work/source-on.cfg"
 cat >"$work/task.cfg" <<CFG
 name = "so";
@@ -189,6 +199,11 @@ ctl_jq '.result' operate-source update "$work/source-keep.cfg" --keep-password |
 grep -q 'not-the-password' "$copy" && fail "--keep-password stored the new file's password"
 ctl_jq '.sources[0].serverID == 424203' operate-source show -s so-src ||
   fail "operate-source show does not give the kept-password file's server-id"
+ctl_jq '.result' operate-source update "$work/source-keep.yaml" --keep-password ||
+  fail "update --keep-password of a YAML file"
+grep -q 'not-the-password' "$copy" && fail "--keep-password stored the YAML file's password"
+ctl_jq '.sources[0].serverID == 424204' operate-source show -s so-src ||
+  fail "operate-source show does not give the YAML file's server-id"
 ctl_jq '.result' resume-task so || fail "resume-task after update --keep-password"
 src -e "INSERT INTO \`$db\`.t1 VALUES (3, 'c');"
 wait_for 30 "t1 did not reach the target after update --keep-password" same_count t1 t1
