@@ -59,10 +59,10 @@ static int reg_update_busy_locked(dmh_registry *r, const reg_source *s, dm_error
 }
 
 /* The new file written at `staged` (the user's, or with keep the stored password settings carried
- * over) and checked there as create checks a copy. */
+ * over), loaded from there into *out and checked as create checks a copy. */
 static int reg_stage_file(const char *path, const reg_source *s, bool keep, const char *staged,
                           const dmh_cfg_trust *trust, const dmh_source_config *orig,
-                          dm_error *err) {
+                          dmh_source_config **out, dm_error *err) {
   char *text = NULL;
   if (keep) {
     if (dmh_config_carry_password(path, s->cfg, &text, err) < 0)
@@ -97,7 +97,10 @@ static int reg_stage_file(const char *path, const reg_source *s, bool keep, cons
                  path, orig->relay_dir, copy->relay_dir);
     rc = -1;
   }
-  dmh_source_config_free(copy);
+  if (rc == 0)
+    *out = copy;
+  else
+    dmh_source_config_free(copy);
   return rc;
 }
 
@@ -163,10 +166,13 @@ static int reg_source_update_locked(dmh_registry *r, const char *path, dmh_cfg_o
   pthread_mutex_lock(&r->lock);
   int busy = reg_update_busy_locked(r, s, err);
   pthread_mutex_unlock(&r->lock);
-  if (busy < 0 || reg_stage_file(path, s, keep, staged, &trust, orig, err) < 0)
+  if (busy < 0 || reg_stage_file(path, s, keep, staged, &trust, orig, &copy, err) < 0)
     goto out_rm;
+  *enable_given = config_lookup(&copy->cfg, "enable") != NULL;
+  *enable = copy->enable;
   /* The tasks on it stay still while their subtasks move: each one's command lock, then the rule
-   * again (a resume may have come in between). Nothing else holds two command locks. */
+   * again with the swap under one hold of `lock` (a resume or a start-task may have come in
+   * between). Nothing else holds two command locks. */
   for (int k = 0; k < n_all; k++) {
     if (!reg_task_reads(all[k], s))
       continue;
@@ -174,35 +180,45 @@ static int reg_source_update_locked(dmh_registry *r, const char *path, dmh_cfg_o
     if (reg_lock_task(r, all[k], "operate-source update", &ignored))
       mine[n_mine++] = all[k];
   }
-  pthread_mutex_lock(&r->lock);
-  busy = reg_update_busy_locked(r, s, err);
-  pthread_mutex_unlock(&r->lock);
-  if (busy < 0)
-    goto out_unlock;
-  if (rename(staged, abs) < 0) {
-    dm_error_set(err, DM_ERR_STATE, strerror(errno), "state: cannot move %s to %s", staged, abs);
-    goto out_unlock;
-  }
-  if (dmh_source_config_load_as(abs, &trust, &copy, err) < 0)
-    goto out_unlock;
-  *enable_given = config_lookup(&copy->cfg, "enable") != NULL;
-  *enable = copy->enable;
   reg_source *s2 = calloc(1, sizeof *s2);
-  if (!s2 || !(s2->id = strdup(s->id))) {
+  char *final_path = strdup(abs);
+  if (!s2 || !final_path || !(s2->id = strdup(s->id))) {
     free(s2);
+    free(final_path);
     reg_oom(err, "updating the source");
     goto out_unlock;
   }
+  free(copy->path); /* it is read from there once the staged file is moved */
+  copy->path = final_path;
   s2->file_rel = rel;
   rel = NULL;
   s2->cfg = copy;
   copy = NULL;
   s2->linked = true;
   pthread_mutex_lock(&r->lock);
-  s2->relay_expect = s->relay_expect;
-  s2->disabled = s->disabled;
-  r->src = s2;
-  s->linked = false;
+  busy = reg_update_busy_locked(r, s, err);
+  if (busy == 0) {
+    s2->relay_expect = s->relay_expect;
+    s2->disabled = s->disabled;
+    r->src = s2;
+    s->linked = false;
+  }
+  pthread_mutex_unlock(&r->lock);
+  if (busy == 0 && rename(staged, abs) < 0) {
+    dm_error_set(err, DM_ERR_STATE, strerror(errno), "state: cannot move %s to %s", staged, abs);
+    pthread_mutex_lock(&r->lock); /* nothing borrowed s2 yet: the old entry comes back */
+    r->src = s;
+    s->linked = true;
+    pthread_mutex_unlock(&r->lock);
+    busy = -1;
+  }
+  if (busy < 0) {
+    s2->linked = false;
+    s2->refs = 1;
+    reg_source_unref(r, s2);
+    goto out_unlock;
+  }
+  pthread_mutex_lock(&r->lock);
   rc = reg_persist_locked(r, err);
   pthread_mutex_unlock(&r->lock);
   if (strcmp(old_abs, abs) != 0) { /* the format changed: the old copy goes */
