@@ -288,6 +288,9 @@ static int conf_source_parse(dmh_cfg_ctx *c, dmh_source_config *s) {
       dmh_cfg_get_bool(c, root, "enable-gtid", &s->enable_gtid) < 0 ||
       dmh_cfg_get_bool(c, root, "enable-relay", &s->enable_relay) < 0)
     return -1;
+  s->enable = DMH_DEFAULT_SRC_ENABLE;
+  if (dmh_cfg_get_bool(c, root, "enable", &s->enable) < 0)
+    return -1;
   int rc = conf_get_path(c, root, "relay-dir", &s->relay_dir);
   if (rc < 0)
     return -1;

@@ -183,6 +183,7 @@ typedef struct dmh_source_config {
   char *source_id; /* source-id (required) */
   bool enable_gtid;
   bool enable_relay;
+  bool enable;        /* enable (DM's): read by operate-source create and update only */
   char *relay_dir;    /* relay-dir; default "relay" beside the source file, absolute */
   uint32_t server_id; /* server-id used when pulling the binlog; default derived from source-id */
   dmh_db_config from; /* from (required) */
@@ -280,6 +281,12 @@ int dmh_source_config_load(const char *path, dmh_source_config **out, dm_error *
  * malloc'd. 0, or -1 with err. */
 int dmh_config_seal_password(const char *text, const char *group, const char *plain,
                              const unsigned char *key, char **out, dm_error *err);
+/* operate-source update --keep-password (DM's update with a null password): the libconfig text of
+ * the source file `path` (DM's YAML converted) with its `from` group's password settings
+ * (password, password-encrypted, password-file, password-env) replaced by those of `old`, the
+ * stored copy's, and old's secret-key-path kept. *out malloc'd. 0, or -1 with err. */
+int dmh_config_carry_password(const char *path, const dmh_source_config *old, char **out,
+                              dm_error *err);
 int dmh_task_config_load(const char *path, dmh_task_config **out, dm_error *err);
 int dmh_source_config_load_as(const char *path, const dmh_cfg_trust *trust, dmh_source_config **out,
                               dm_error *err);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "config_util.h"
+#include "dmhost/fs.h"
 #include "dmhost/sdk.h"
 #include "secret.h"
 
@@ -531,5 +532,73 @@ int dmh_config_seal_password(const char *text, const char *group, const char *pl
   free(sealed);
 out:
   config_destroy(&cfg);
+  return rc;
+}
+
+/* Copy `name` of group `from` into group `to` (a scalar: string, integer or boolean). */
+static int cfgutil_copy_member(config_setting_t *to, const config_setting_t *from,
+                               const char *name) {
+  const config_setting_t *m = from ? config_setting_get_member(from, name) : NULL;
+  if (!m)
+    return 0;
+  int type = config_setting_type(m);
+  config_setting_t *n = config_setting_add(to, name, type);
+  if (!n)
+    return -1;
+  if (type == CONFIG_TYPE_STRING)
+    return config_setting_set_string(n, config_setting_get_string(m)) == CONFIG_TRUE ? 0 : -1;
+  if (type == CONFIG_TYPE_INT || type == CONFIG_TYPE_INT64)
+    return config_setting_set_int64(n, config_setting_get_int64(m)) == CONFIG_TRUE ? 0 : -1;
+  if (type == CONFIG_TYPE_BOOL)
+    return config_setting_set_bool(n, config_setting_get_bool(m)) == CONFIG_TRUE ? 0 : -1;
+  return -1;
+}
+
+int dmh_config_carry_password(const char *path, const dmh_source_config *old, char **out,
+                              dm_error *err) {
+  static const char *const keys[] = {"password", "password-encrypted", "password-file",
+                                     "password-env"};
+  *out = NULL;
+  char *text =
+      dmh_config_is_yaml(path) ? dmh_config_convert(path, err) : dm_fs_read_all(path, NULL);
+  if (!text) {
+    if (!dmh_config_is_yaml(path))
+      dm_error_set(err, DM_ERR_CONFIG_IO, strerror(errno), "cannot read %s", path);
+    return -1;
+  }
+  config_t cfg;
+  config_init(&cfg);
+  int rc = -1;
+  if (config_read_string(&cfg, text) != CONFIG_TRUE) {
+    dm_error_set(err, DM_ERR_CONFIG_PARSE, config_error_text(&cfg), "%s:%d: %s", path,
+                 config_error_line(&cfg), config_error_text(&cfg));
+    goto out;
+  }
+  config_setting_t *root = config_root_setting(&cfg);
+  config_setting_t *g = config_setting_get_member(root, "from");
+  if (!g || !config_setting_is_group(g)) {
+    dm_error_set(err, DM_ERR_CONFIG_MISSING, NULL, "%s: `from` (the source's server) is missing",
+                 path);
+    goto out;
+  }
+  const config_setting_t *oroot = config_root_setting(&old->cfg);
+  const config_setting_t *og = config_setting_get_member(oroot, "from");
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+    if (config_setting_get_member(g, keys[i]))
+      config_setting_remove(g, keys[i]);
+    if (cfgutil_copy_member(g, og, keys[i]) < 0)
+      goto oom;
+  }
+  if (config_setting_get_member(root, "secret-key-path"))
+    config_setting_remove(root, "secret-key-path");
+  if (cfgutil_copy_member(root, oroot, "secret-key-path") < 0)
+    goto oom;
+  rc = cfgutil_seal_write(&cfg, out, err);
+  goto out;
+oom:
+  dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory carrying %s's password over", path);
+out:
+  config_destroy(&cfg);
+  free(text);
   return rc;
 }

@@ -102,14 +102,19 @@ typedef struct cmd_line {
   bool required[CMD_MAX_OPTIONS];   /* ... and needs it */
 } cmd_line;
 
-/* operate-source's words depend on its first: create takes the file, show and stop the source
- * (DM also takes the source-id positionally); stop needs it. Returns the op, or NULL with *err. */
+/* operate-source's words depend on its first: create and update take the file, show, stop,
+ * enable and disable the source (DM also takes the source-id positionally); all but show need it.
+ * Returns the op, or NULL with *err. */
 static const char *cmd_operate_source(const dmh_command *cmd, cmd_line *l, dm_error *err) {
   const char *op = l->npos > 0 ? l->pos[0] : "";
-  bool create = strcmp(op, "create") == 0, show = strcmp(op, "show") == 0,
-       stop = strcmp(op, "stop") == 0;
+  bool create = strcmp(op, "create") == 0 || strcmp(op, "update") == 0,
+       show = strcmp(op, "show") == 0,
+       stop = strcmp(op, "stop") == 0 || strcmp(op, "enable") == 0 || strcmp(op, "disable") == 0;
   if (!create && !show && !stop) {
-    cmd_bad(err, "operate-source: \"%s\" is not create, show or stop (usage: %s)", op, cmd->usage);
+    cmd_bad(err,
+            "operate-source: \"%s\" is not create, update, show, stop, enable or disable (usage: "
+            "%s)",
+            op, cmd->usage);
     return NULL;
   }
   for (int k = 1; k < l->npos; k++) /* the op is not one of the positionals */
@@ -215,8 +220,10 @@ json_object *dmh_command_request(int argc, char **argv, dm_error *err) {
     unsigned fl = cmd->args[i].flags;
     if (op && strcmp(cmd->args[i].name, "op") == 0)
       continue;
-    if (op) /* the file: create's one word */
-      fl = strcmp(op, "create") == 0 && (fl & DMH_ARG_POS) ? fl | DMH_ARG_REQ : 0;
+    if (op) /* the file: create's (and update's) one word */
+      fl = (strcmp(op, "create") == 0 || strcmp(op, "update") == 0) && (fl & DMH_ARG_POS)
+               ? fl | DMH_ARG_REQ
+               : 0;
     if (fl & DMH_ARG_REST)
       max_pos = DMH_CMD_MAX_POS;
     else if (fl & DMH_ARG_POS) {

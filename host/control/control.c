@@ -235,11 +235,19 @@ int dmh_control_source_args(const dmh_control_cmd *cmd, json_object *args, dmh_s
   if (dmh_control_arg_string(cmd, args, "op", true, &op, err) < 0 ||
       dmh_control_arg_string(cmd, args, "source", false, &out->source, err) < 0)
     return -1;
-  if (strcmp(op, "create") == 0) {
-    out->op = DMH_SOURCE_CREATE;
+  bool update = strcmp(op, "update") == 0;
+  if (dmh_control_arg_bool(cmd, args, "keep-password", &out->keep_password, err) < 0)
+    return -1;
+  if (out->keep_password && !update)
+    return dmh_control_bad(err, "operate-source %s: takes no \"keep-password\" (usage: %s)", op,
+                           cmd->usage);
+  if (strcmp(op, "create") == 0 || update) {
+    out->op = update ? DMH_SOURCE_UPDATE : DMH_SOURCE_CREATE;
     if (out->source)
-      return dmh_control_bad(err, "operate-source create: the source-id comes from the file; drop "
-                                  "\"source\"");
+      return dmh_control_bad(err,
+                             "operate-source %s: the source-id comes from the file; drop "
+                             "\"source\"",
+                             op);
     return dmh_control_arg_path(cmd, args, "path", &out->path, err);
   }
   if (json_object_object_get_ex(args, "path", NULL))
@@ -248,15 +256,23 @@ int dmh_control_source_args(const dmh_control_cmd *cmd, json_object *args, dmh_s
     out->op = DMH_SOURCE_SHOW;
     return 0;
   }
-  if (strcmp(op, "stop") == 0) {
-    out->op = DMH_SOURCE_STOP;
+  static const struct {
+    const char *name;
+    int op;
+  } by_source[] = {
+      {"stop", DMH_SOURCE_STOP}, {"enable", DMH_SOURCE_ENABLE}, {"disable", DMH_SOURCE_DISABLE}};
+  for (size_t i = 0; i < sizeof by_source / sizeof by_source[0]; i++) {
+    if (strcmp(op, by_source[i].name) != 0)
+      continue;
+    out->op = by_source[i].op;
     if (!out->source)
-      return dmh_control_bad(err, "operate-source stop: argument \"source\" is missing (usage: %s)",
-                             cmd->usage);
+      return dmh_control_bad(err, "operate-source %s: argument \"source\" is missing (usage: %s)",
+                             op, cmd->usage);
     return 0;
   }
   return dmh_control_bad(err,
-                         "operate-source: op \"%s\" is not one of create, show, stop (usage: %s)",
+                         "operate-source: op \"%s\" is not one of create, update, show, stop, "
+                         "enable, disable (usage: %s)",
                          op, cmd->usage);
 }
 
@@ -266,16 +282,22 @@ static int control_operate_source(void *ud, const control_cmd *cmd, json_object 
   dmh_source_op so;
   if (dmh_control_source_args(cmd, args, &so, err) < 0)
     return -1;
-  if (so.op == DMH_SOURCE_CREATE) {
+  if (so.op == DMH_SOURCE_CREATE || so.op == DMH_SOURCE_UPDATE) {
     dmh_control_file f;
     int rc = dmh_control_file_get(cmd, args, so.path, false, &f, err);
-    if (rc == 0 && (rc = dmh_registry_source_create_as(r, f.path, f.origin, resp, err)) < 0)
+    if (rc == 0)
+      rc = so.op == DMH_SOURCE_CREATE
+               ? dmh_registry_source_create_as(r, f.path, f.origin, resp, err)
+               : dmh_registry_source_update_as(r, f.path, f.origin, so.keep_password, resp, err);
+    if (rc < 0)
       dmh_control_file_blame(&f, so.path, err);
     dmh_control_file_free(&f);
     return rc;
   }
   if (so.op == DMH_SOURCE_SHOW)
     return dmh_registry_source_show(r, so.source, resp, err);
+  if (so.op == DMH_SOURCE_ENABLE || so.op == DMH_SOURCE_DISABLE)
+    return dmh_registry_source_enable(r, so.source, so.op == DMH_SOURCE_ENABLE, resp, err);
   return dmh_registry_source_stop(r, so.source, resp, err);
 }
 
@@ -300,6 +322,28 @@ static int control_task_opts(const control_cmd *cmd, json_object *args, dmh_task
       dmh_control_arg_bool(cmd, args, "force", &o->force, err) < 0)
     return -1;
   return 0;
+}
+
+/* source-schemas -s SOURCE [DB] */
+static int control_source_schemas(void *ud, const control_cmd *cmd, json_object *args,
+                                  json_object *resp, dm_error *err) {
+  const char *source, *db;
+  if (dmh_control_arg_string(cmd, args, "source", true, &source, err) < 0 ||
+      dmh_control_arg_string(cmd, args, "database", false, &db, err) < 0)
+    return -1;
+  return dmh_registry_source_schemas(ud, source, db, resp, err);
+}
+
+/* task-tables NAME -s SOURCE [SCHEMA_PATTERN [TABLE_PATTERN]] */
+static int control_task_tables(void *ud, const control_cmd *cmd, json_object *args,
+                               json_object *resp, dm_error *err) {
+  const char *name, *source, *schema, *table;
+  if (dmh_control_arg_string(cmd, args, "name", true, &name, err) < 0 ||
+      dmh_control_arg_string(cmd, args, "source", true, &source, err) < 0 ||
+      dmh_control_arg_string(cmd, args, "schema", false, &schema, err) < 0 ||
+      dmh_control_arg_string(cmd, args, "table", false, &table, err) < 0)
+    return -1;
+  return dmh_registry_task_tables(ud, name, source, schema, table, resp, err);
 }
 
 /* start-task, check-task and update-task: the file named (or sent) goes to the registry. */
@@ -493,6 +537,8 @@ static const dmh_control_fn control_fns[DMH_CMD_COUNT] = {
     [DMH_CMD_BINLOG_SCHEMA] = control_binlog_schema,
     [DMH_CMD_SHARD_DDL_LOCK] = control_shard_ddl_lock,
     [DMH_CMD_CONVERT_TASK] = dmh_control_convert_task,
+    [DMH_CMD_SOURCE_SCHEMAS] = control_source_schemas,
+    [DMH_CMD_TASK_TABLES] = control_task_tables,
     [DMH_CMD_HELP] = control_help,
 };
 

@@ -140,12 +140,20 @@ typedef struct dmh_schema_cmd {
 int dmh_schema_cmd_parse(const dmh_control_cmd *cmd, json_object *args, dmh_schema_cmd *out,
                          dm_error *err);
 void dmh_schema_cmd_free(dmh_schema_cmd *c);
-/* operate-source's arguments: create with an absolute path, show with an optional source, stop
- * with a source; anything else DM_ERR_CONTROL_REQUEST. */
+/* operate-source's arguments: create and update with an absolute path, show with an optional
+ * source, stop, enable and disable with a source; anything else DM_ERR_CONTROL_REQUEST. */
 typedef struct dmh_source_op {
-  enum { DMH_SOURCE_CREATE = 1, DMH_SOURCE_SHOW, DMH_SOURCE_STOP } op;
+  enum {
+    DMH_SOURCE_CREATE = 1,
+    DMH_SOURCE_SHOW,
+    DMH_SOURCE_STOP,
+    DMH_SOURCE_UPDATE,
+    DMH_SOURCE_ENABLE,
+    DMH_SOURCE_DISABLE
+  } op;
   const char *source; /* NULL when not given */
-  const char *path;   /* create */
+  const char *path;   /* create, update */
+  bool keep_password; /* update: the stored file's `from` password settings carry over */
 } dmh_source_op;
 int dmh_control_source_args(const dmh_control_cmd *cmd, json_object *args, dmh_source_op *out,
                             dm_error *err);

@@ -37,10 +37,14 @@ int reg_persist_locked(dmh_registry *r, dm_error *err) {
   dmh_state_init(&st);
   st.worker = r->worker;
   int rc = 0;
-  if (r->src && r->src->linked)
-    rc = dmh_state_add_source(&st, r->src->id, r->src->file_rel, r->src->relay_expect, err);
+  if (r->src && r->src->linked &&
+      (rc = dmh_state_add_source(&st, r->src->id, r->src->file_rel, r->src->relay_expect, err)) ==
+          0)
+    st.sources[0].disabled = r->src->disabled;
   for (reg_task *t = r->tasks; t && rc == 0; t = t->next) {
     rc = dmh_state_add_task(&st, t->name, t->file_rel, t->expect, err);
+    if (rc == 0)
+      st.tasks[st.n_tasks - 1].source_paused = t->source_paused;
     for (int k = 0; k < t->unit_paths.n && rc == 0; k++)
       rc = dmh_unit_paths_set(&st.tasks[st.n_tasks - 1].unit_paths, t->unit_paths.unit[k],
                               t->unit_paths.path[k], err);
@@ -379,6 +383,7 @@ static int reg_restore_source(dmh_registry *r, const dmh_state_source *ss, dm_er
   }
   s->cfg = cfg;
   s->relay_expect = ss->relay;
+  s->disabled = ss->disabled;
   s->linked = true;
   r->src = s;
   if (ss->relay == DMH_EXPECT_RUNNING)
@@ -393,6 +398,7 @@ static void reg_restore_task(dmh_registry *r, const dmh_state_task *ts, bool hol
     return;
   }
   t->expect = ts->stage;
+  t->source_paused = ts->source_paused;
   for (int k = 0; k < ts->unit_paths.n; k++) {
     dm_error e;
     if (dmh_unit_paths_set(&t->unit_paths, ts->unit_paths.unit[k], ts->unit_paths.path[k], &e) < 0)

@@ -109,6 +109,32 @@ int dmh_registry_source_create(dmh_registry *r, const char *path, json_object *r
 int dmh_registry_source_show(dmh_registry *r, const char *source, json_object *resp, dm_error *err);
 int dmh_registry_source_stop(dmh_registry *r, const char *source, json_object *resp, dm_error *err);
 
+/* operate-source update SOURCE.cfg (registry_source_ops.c): the bound source takes the file (same
+ * source-id), refused with DM_ERR_SOURCE_UPDATE_BUSY while a task on it is expected Running or
+ * its relay runs (DM's rule); the copy in the state dir is replaced and the tasks' subtasks are
+ * made again from it (left New, as a restart leaves a paused task: resume-task starts them with
+ * the new file). keep_password: the stored file's `from` password settings replace the new
+ * file's (DM's update with a null password). A file that says `enable` disables or enables the
+ * source after (dmh_registry_source_enable; its "tasks" in resp). */
+int dmh_registry_source_update_as(dmh_registry *r, const char *path, dmh_cfg_origin origin,
+                                  bool keep_password, json_object *resp, dm_error *err);
+/* operate-source enable|disable -s SOURCE (DM's source `enable`): disable pauses every task on the
+ * source and refuses resume-task and start-task there (DM_ERR_SOURCE_DISABLED) until enable,
+ * which resumes the tasks the disable paused. The flag and the tasks it paused are persisted. */
+int dmh_registry_source_enable(dmh_registry *r, const char *source, bool enable, json_object *resp,
+                               dm_error *err);
+/* source-schemas -s SOURCE [DB] (registry_source_db.c): the bound source's schemas but the system
+ * ones in resp["schemas"], or with db its tables that are not views in resp["tables"], sorted. */
+int dmh_registry_source_schemas(dmh_registry *r, const char *source, const char *db,
+                                json_object *resp, dm_error *err);
+/* task-tables NAME -s SOURCE [schema_re [table_re]]: the source's tables (not views) the task's
+ * block-allow-list for that source keeps, each routed (DM's TaskMigrateTarget: source_schema,
+ * source_table, target_schema, target_table) in resp["targets"]; the optional patterns are DM's
+ * regular expressions searched in the names. */
+int dmh_registry_task_tables(dmh_registry *r, const char *name, const char *source,
+                             const char *schema_re, const char *table_re, json_object *resp,
+                             dm_error *err);
+
 /* start-relay / stop-relay -s SOURCE. */
 int dmh_registry_relay_start(dmh_registry *r, const char *source, json_object *resp, dm_error *err);
 int dmh_registry_relay_stop(dmh_registry *r, const char *source, json_object *resp, dm_error *err);

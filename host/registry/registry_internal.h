@@ -30,8 +30,9 @@ typedef struct reg_source {
   dmh_expect_stage relay_expect; /* [lock] */
   bool has_relay_err;            /* [lock] the relay could not be created: relay_err says why */
   dm_error relay_err;
-  int refs;    /* [lock] */
-  bool linked; /* [lock] */
+  bool disabled; /* [lock] operate-source disable (persisted) */
+  int refs;      /* [lock] */
+  bool linked;   /* [lock] */
 } reg_source;
 
 typedef struct reg_sub {
@@ -56,6 +57,7 @@ typedef struct reg_task {
   dm_error load_err;         /* [lock] */
   dmh_expect_stage expect;   /* [lock] */
   dmh_unit_paths unit_paths; /* [lock] swapped builds */
+  bool source_paused;        /* [lock] paused by operate-source disable (persisted) */
   reg_sub *subs;
   int n_subs;
   pthread_mutex_t cmd_lock;
@@ -145,6 +147,16 @@ int reg_no_source_error(dmh_registry *r, const dmh_task_config *cfg, const char 
  * held on entry. */
 int reg_precheck(dmh_registry *r, const dmh_task_config *cfg, const char *what, json_object *resp,
                  dm_error *err);
+
+/* registry_sources.c: the bound source `id` pinned, or NULL with DM_ERR_NOT_FOUND "`cmd`: source
+ * "id" is not bound to this worker (worker STAGE to X)" and `hint` after it (may be ""). */
+reg_source *reg_bound_source(dmh_registry *r, const char *cmd, const char *id, const char *hint,
+                             dm_error *err);
+
+/* registry_source_ops.c: DM_ERR_SOURCE_DISABLED for `cmd` of task `task` when its source s is
+ * disabled (DM's message), else 0. Takes `lock`. */
+int reg_source_enabled(dmh_registry *r, const reg_source *s, const char *cmd, const char *task,
+                       dm_error *err);
 
 /* registry_relay.c: run and halt with source_lock held; the status for query-status and
  * operate-source show. */

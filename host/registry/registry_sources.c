@@ -63,6 +63,7 @@ static int reg_source_create_locked_out(dmh_registry *r, const char *path, dmh_c
   s->cfg = copy;
   copy = NULL;
   s->relay_expect = DMH_EXPECT_STOPPED;
+  s->disabled = !s->cfg->enable; /* DM's `enable: false`: created disabled */
   s->linked = true;
   pthread_mutex_lock(&r->lock);
   r->src = s;
@@ -112,28 +113,41 @@ int dmh_registry_source_create_as(dmh_registry *r, const char *path, dmh_cfg_ori
   return reg_reply_source(r, id, rc, err, resp);
 }
 
+reg_source *reg_bound_source(dmh_registry *r, const char *cmd, const char *id, const char *hint,
+                             dm_error *err) {
+  reg_source *s = reg_get_source(r, id);
+  if (!s) {
+    dmh_worker w = dmh_registry_worker(r);
+    dm_error_set(err, DM_ERR_NOT_FOUND, NULL,
+                 "%s: source \"%s\" is not bound to this worker (worker %s%s%s)%s", cmd, id,
+                 dmh_worker_stage_name(w.stage), w.source[0] ? " to " : "", w.source, hint);
+  }
+  return s;
+}
+
 int dmh_registry_source_show(dmh_registry *r, const char *source, json_object *resp,
                              dm_error *err) {
-  reg_source *s = reg_get_source(r, source);
   json_object *arr = json_object_new_array();
   json_object_object_add(resp, "sources", arr);
   reg_add_worker(r, resp);
-  if (!s) {
-    if (!source)
-      return 0;
-    dmh_worker w = dmh_registry_worker(r);
-    dm_error_set(err, DM_ERR_NOT_FOUND, NULL,
-                 "operate-source show: source \"%s\" is not bound to this worker (worker %s%s%s)",
-                 source, dmh_worker_stage_name(w.stage), w.source[0] ? " to " : "", w.source);
-    return -1;
-  }
+  reg_source *s = source ? reg_bound_source(r, "operate-source show", source, "", err)
+                         : reg_get_source(r, NULL);
+  if (!s)
+    return source ? -1 : 0;
   json_object *o = reg_source_result(r, s->id, NULL);
   char *file = dmh_state_path(r->state_dir, s->file_rel);
   json_object_object_add(o, "file", json_object_new_string(file ? file : ""));
   free(file);
   json_object_object_add(o, "enableRelay", json_object_new_boolean(s->cfg->enable_relay));
   json_object_object_add(o, "enableGTID", json_object_new_boolean(s->cfg->enable_gtid));
+  /* what DM's Source shows of the file (its password never) */
+  const dm_db_endpoint *ep = &s->cfg->from.ep;
+  json_object_object_add(o, "host", json_object_new_string(ep->host ? ep->host : "127.0.0.1"));
+  json_object_object_add(o, "port", json_object_new_int(ep->port));
+  json_object_object_add(o, "user", json_object_new_string(ep->user ? ep->user : ""));
+  json_object_object_add(o, "serverID", json_object_new_int64(s->cfg->server_id));
   pthread_mutex_lock(&r->lock);
+  json_object_object_add(o, "enable", json_object_new_boolean(!s->disabled));
   dmh_subtask *relay = s->relay;
   dmh_expect_stage expect = s->relay_expect;
   bool has_err = s->has_relay_err;

@@ -131,6 +131,15 @@ int dmh_registry_task_start_opts(dmh_registry *r, const char *path, dmh_cfg_orig
     return -1;
   }
 
+  /* A disabled source runs no task (DM's start refusal): before the precheck connects. */
+  for (int i = 0; i < t->n_subs; i++) {
+    if (reg_source_enabled(r, t->subs[i].src, "start-task", orig->name, err) < 0) {
+      dmh_task_config_free(orig);
+      reg_task_abandon(r, t, NULL);
+      return -1;
+    }
+  }
+
   /* The precheck (docs/precheck.md): a failed item refuses the task before anything is kept. */
   char what[512];
   snprintf(what, sizeof what, "start-task %s", orig->name);
@@ -225,6 +234,8 @@ static int reg_sub_op(dmh_registry *r, reg_task *t, reg_sub *sub, reg_op op, dm_
   bool has_err = sub->has_err;
   dm_error serr = sub->err;
   pthread_mutex_unlock(&r->lock);
+  if (op == REG_RESUME && reg_source_enabled(r, sub->src, "resume-task", t->name, err) < 0)
+    return -1;
   if (!st) {
     if (op == REG_STOP)
       return 0; /* nothing runs */

@@ -297,6 +297,8 @@ static json_object *state_to_json(const dmh_state *st) {
     json_object_object_add(s, "file", json_object_new_string(st->sources[i].file));
     json_object_object_add(s, "relay",
                            json_object_new_string(dmh_expect_stage_name(st->sources[i].relay)));
+    if (st->sources[i].disabled)
+      json_object_object_add(s, "enable", json_object_new_boolean(0));
     json_object_array_add(srcs, s);
   }
   json_object_object_add(root, "sources", srcs);
@@ -316,6 +318,8 @@ static json_object *state_to_json(const dmh_state *st) {
     }
     if (up)
       json_object_object_add(t, "unitPaths", up);
+    if (st->tasks[i].source_paused)
+      json_object_object_add(t, "pausedBySource", json_object_new_boolean(1));
     json_object_array_add(tasks, t);
   }
   json_object_object_add(root, "tasks", tasks);
@@ -346,6 +350,25 @@ int dmh_state_save(const char *dir, const dmh_state *st, dm_error *err) {
   json_object_put(root);
   free(path);
   return rc;
+}
+
+/* An optional boolean member of `obj` into *out (absent: dflt); -1 with *err naming
+ * `where`.`key` when it is not a boolean. */
+static int state_get_bool(json_object *obj, const char *where, const char *key, bool dflt,
+                          bool *out, const char *path, dm_error *err) {
+  json_object *v = NULL;
+  *out = dflt;
+  if (!json_object_object_get_ex(obj, key, &v))
+    return 0;
+  if (!json_object_is_type(v, json_type_boolean)) {
+    dm_error_set(err, DM_ERR_STATE, NULL,
+                 "state: %s: %s.%s is not true or false; restore the file from a backup or fix it "
+                 "by hand",
+                 path, where, key);
+    return -1;
+  }
+  *out = json_object_get_boolean(v);
+  return 0;
 }
 
 /* A string member of `obj`, or NULL with *err naming `where`.`key`. */
@@ -417,8 +440,11 @@ static int state_parse_sources(json_object *arr, dmh_state *st, const char *path
         return -1;
       }
     }
-    if (dmh_state_add_source(st, id, file, rs, err) < 0)
+    bool enable;
+    if (state_get_bool(o, where, "enable", true, &enable, path, err) < 0 ||
+        dmh_state_add_source(st, id, file, rs, err) < 0)
       return -1;
+    st->sources[st->n_sources - 1].disabled = !enable;
   }
   return 0;
 }
@@ -480,7 +506,9 @@ static int state_parse_tasks(json_object *arr, dmh_state *st, const char *path, 
     }
     if (dmh_state_add_task(st, name, file, ts, err) < 0)
       return -1;
-    if (state_parse_unit_paths(o, &st->tasks[st->n_tasks - 1], where, path, err) < 0)
+    if (state_parse_unit_paths(o, &st->tasks[st->n_tasks - 1], where, path, err) < 0 ||
+        state_get_bool(o, where, "pausedBySource", false, &st->tasks[st->n_tasks - 1].source_paused,
+                       path, err) < 0)
       return -1;
   }
   return 0;

@@ -17,7 +17,9 @@
  *    "worker": {"stage": "relay", "source": "mysql-01"},
  *    "sources": [{"source": "mysql-01", "file": "sources/mysql-01/source.cfg", "relay":
  * "Running"}], "tasks": [{"name": "t1", "file": "tasks/t1/task.cfg", "stage": "Paused"}]} Files are
- * relative to the state dir so the folder can be moved. The worker stage persisted is free, bound
+ * relative to the state dir so the folder can be moved. A source disabled by operate-source disable
+ * has "enable": false, and each task that disable paused "pausedBySource": true (both left out
+ * otherwise, as in the files of a dmhost before them). The worker stage persisted is free, bound
  * or relay (never offline); see worker.h for how it is restored.
  *
  * Every file here is written atomically: a temp file next to it (name + ".tmp"), fsync, rename,
@@ -52,6 +54,7 @@ typedef struct dmh_state_source {
   char *source_id;
   char *file;             /* relative to the state dir */
   dmh_expect_stage relay; /* Running or Stopped */
+  bool disabled;          /* operate-source disable: "enable": false */
 } dmh_state_source;
 
 /* Builds swapped in with swap-unit, by the unit's kind name ("sync", a custom kind). */
@@ -72,6 +75,7 @@ typedef struct dmh_state_task {
   char *file;                /* relative to the state dir */
   dmh_expect_stage stage;    /* Running or Paused */
   dmh_unit_paths unit_paths; /* swapped builds; a unit not named: as the task file says */
+  bool source_paused;        /* paused by operate-source disable: enable resumes it */
 } dmh_state_task;
 
 typedef struct dmh_state {

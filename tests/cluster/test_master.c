@@ -613,6 +613,27 @@ static void test_scheduling(void) {
   CU_ASSERT_EQUAL(tm_code(r), DM_ERR_UPDATE_CLUSTER);
   CU_ASSERT(strstr(tm_text(r), "stop-task and start-task with the new file") != NULL);
   json_object_put(r);
+  /* issue 23: source-schemas and task-tables go to the source's worker (w4 has no address) */
+  r = tm_cmd(f, "source-schemas", "{\"source\": \"src-a\"}");
+  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_NOT_FOUND);
+  CU_ASSERT(strstr(tm_text(r), "worker w4 registered no control address") != NULL);
+  json_object_put(r);
+  r = tm_cmd(f, "task-tables", "{\"name\": \"t1\", \"source\": \"src-a\"}");
+  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_NOT_FOUND);
+  CU_ASSERT(strstr(tm_text(r), "worker w4 registered no control address") != NULL);
+  json_object_put(r);
+  r = tm_cmd(f, "source-schemas", "{\"database\": \"db\"}");
+  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_CONTROL_REQUEST);
+  json_object_put(r);
+  /* operate-source update|enable|disable are `dmhost serve`'s for now */
+  r = tm_cmd(f, "operate-source", "{\"op\": \"disable\", \"source\": \"src-a\"}");
+  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_SOURCE_OP_CLUSTER);
+  json_object_put(r);
+  r = tm_cmd(
+      f, "operate-source",
+      "{\"op\": \"update\", \"path\": \"/x/s.cfg\", \"content\": \"source-id = \\\"src-a\\\";\"}");
+  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_SOURCE_OP_CLUSTER);
+  json_object_put(r);
   dmh_cluster_key(key, sizeof key, prefix, DMH_KEY_STAGE, "t1", "src-b", NULL);
   v = te_get(c, key, NULL);
   CU_ASSERT(v && strcmp(v, "Running") == 0);

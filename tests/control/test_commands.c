@@ -243,6 +243,16 @@ static void test_parser(void) {
       {"check-task -s s t.cfg", NULL, "check-task: -s is not an option of this command"},
       {"swap-unit t --unit sync", NULL, "--unit KIND and --path NEW.so are required"},
       {"operate-source create -s s a.cfg", NULL, "-s is not an option of this command"},
+      /* issue 23: update takes the file (and --keep-password), enable/disable the source */
+      {"operate-source update /a.cfg --keep-password",
+       "{\"cmd\":\"operate-source\",\"args\":{\"keep-password\":true,\"op\":\"update\","
+       "\"path\":\"\\/a.cfg\"}}",
+       NULL},
+      {"operate-source disable s",
+       "{\"cmd\":\"operate-source\",\"args\":{\"op\":\"disable\",\"source\":\"s\"}}", NULL},
+      {"operate-source enable", NULL, "operate-source: -s SOURCE is required"},
+      {"operate-source update", NULL, "operate-source: missing argument"},
+      {"source-schemas -s s", NULL, "unknown command \"source-schemas\""},
       {"list-member --nope", NULL, "list-member: unknown option --nope"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

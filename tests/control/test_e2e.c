@@ -630,7 +630,7 @@ static void test_bad_requests(void) {
   CU_ASSERT_EQUAL(e2e_dmctl(&o, "start-relay", NULL), 1);
   e2e_expect_request_error(o, "-s SOURCE is required");
   CU_ASSERT_EQUAL(e2e_dmctl(&o, "operate-source", "destroy", NULL), 1);
-  e2e_expect_request_error(o, "\"destroy\" is not create, show or stop");
+  e2e_expect_request_error(o, "\"destroy\" is not create, update, show, stop, enable or disable");
   CU_ASSERT_EQUAL(e2e_dmctl(&o, "swap-unit", "t", "--unit", "sync", NULL), 1);
   e2e_expect_request_error(o, "--path NEW.so are required");
 

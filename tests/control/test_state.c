@@ -122,6 +122,39 @@ static void test_round_trip(void) {
   dmh_state_clear(&back);
 }
 
+/* operate-source disable (issue 23): the source's flag and the tasks it paused survive a restart;
+ * an enabled source and a task paused by hand write neither key (the files of an older dmhost
+ * read the same). */
+static void test_source_disabled(void) {
+  test_reset();
+  dmh_state st;
+  dm_error err;
+  dmh_state_init(&st);
+  st.worker.stage = DMH_WORKER_BOUND;
+  dm_strlcpy(st.worker.source, "mysql-01", sizeof st.worker.source);
+  CU_ASSERT_EQUAL(dmh_state_add_source(&st, "mysql-01", "sources/mysql-01/source.cfg",
+                                       DMH_EXPECT_STOPPED, &err),
+                  0);
+  CU_ASSERT_EQUAL(dmh_state_add_task(&st, "t1", "tasks/t1/task.cfg", DMH_EXPECT_PAUSED, &err), 0);
+  CU_ASSERT_EQUAL(dmh_state_add_task(&st, "t2", "tasks/t2/task.cfg", DMH_EXPECT_PAUSED, &err), 0);
+  CU_ASSERT_EQUAL_FATAL(dmh_state_save(test_dir, &st, &err), 0);
+  CU_ASSERT(!test_contains(test_read("state.json"), "\"enable\""));
+  CU_ASSERT(!test_contains(test_read("state.json"), "pausedBySource"));
+  st.sources[0].disabled = true;
+  st.tasks[0].source_paused = true;
+  CU_ASSERT_EQUAL_FATAL(dmh_state_save(test_dir, &st, &err), 0);
+  dmh_state_clear(&st);
+  CU_ASSERT(test_contains(test_read("state.json"), "\"enable\": false"));
+  dmh_state back;
+  CU_ASSERT_EQUAL_FATAL(dmh_state_load(test_dir, &back, &err), 0);
+  CU_ASSERT_EQUAL_FATAL(back.n_sources, 1);
+  CU_ASSERT_TRUE(back.sources[0].disabled);
+  CU_ASSERT_EQUAL_FATAL(back.n_tasks, 2);
+  CU_ASSERT_TRUE(back.tasks[0].source_paused);
+  CU_ASSERT_FALSE(back.tasks[1].source_paused);
+  dmh_state_clear(&back);
+}
+
 /* A crash between writing the temp file and the rename leaves state.json.tmp behind: the load reads
  * the last complete state.json only, and the next save overwrites the temp file. */
 static void test_leftover_temp_ignored(void) {
@@ -199,6 +232,14 @@ static const test_bad_row test_bad_rows[] = {
      "{\"version\":1,\"tasks\":[{\"name\":\"t\",\"file\":\"f\",\"stage\":\"Running\"},{\"name\":"
      "\"t\",\"file\":\"g\",\"stage\":\"Paused\"}]}",
      {"task \"t\" is listed twice (tasks[1])", NULL}},
+    {"enable not a boolean",
+     "{\"version\":1,\"worker\":{\"stage\":\"bound\",\"source\":\"a\"},\"sources\":[{"
+     "\"source\":\"a\",\"file\":\"f\",\"relay\":\"Stopped\",\"enable\":\"no\"}]}",
+     {"sources[0].enable is not true or false", NULL}},
+    {"pausedBySource not a boolean",
+     "{\"version\":1,\"tasks\":[{\"name\":\"t\",\"file\":\"f\",\"stage\":\"Paused\","
+     "\"pausedBySource\":1}]}",
+     {"tasks[0].pausedBySource is not true or false", NULL}},
 };
 
 static void test_corrupt_refused(void) {
@@ -351,6 +392,7 @@ int main(void) {
   static const dmh_cunit_test tests[] = {
       {"missing state.json is an empty state", test_missing_is_empty},
       {"save/load round trip", test_round_trip},
+      {"a disabled source and the tasks it paused", test_source_disabled},
       {"leftover temp file ignored", test_leftover_temp_ignored},
       {"corrupt state.json refused", test_corrupt_refused},
       {"unreadable state.json", test_unreadable_state},

@@ -240,7 +240,14 @@ static int ctl_operate_source(void *ud, const dmh_control_cmd *cmd, json_object 
     return ctl_source_create(ud, cmd, args, so.path, resp, err);
   if (so.op == DMH_SOURCE_SHOW)
     return ctl_source_show(ud, so.source, resp, err);
-  return ctl_source_stop(ud, so.source, resp, err);
+  if (so.op == DMH_SOURCE_STOP)
+    return ctl_source_stop(ud, so.source, resp, err);
+  /* update, enable, disable: the workers would have to take a changed source file or flag from
+   * etcd (their reconcile reads a source's text once, at the binding); not built yet */
+  dm_error_set(err, DM_ERR_SOURCE_OP_CLUSTER, NULL,
+               "operate-source update|enable|disable: not served by `dmhost master` yet (only "
+               "`dmhost serve` replaces a source's file or disables it)");
+  return -1;
 }
 
 /* ---- tasks ---- */
@@ -773,6 +780,8 @@ static const dmh_control_fn ctl_fns[DMH_CMD_COUNT] = {
     [DMH_CMD_BINLOG_SCHEMA] = master_ctl_worker_cmd,
     [DMH_CMD_SHARD_DDL_LOCK] = master_ctl_shard_ddl_lock,
     [DMH_CMD_CONVERT_TASK] = dmh_control_convert_task,
+    [DMH_CMD_SOURCE_SCHEMAS] = master_ctl_worker_cmd,
+    [DMH_CMD_TASK_TABLES] = master_ctl_worker_cmd,
     [DMH_CMD_HELP] = ctl_help,
 };
 

@@ -78,17 +78,20 @@ static json_object *ctl_forward_worker(master_ctl *x, const master_snapshot *s, 
 }
 
 /* purge-relay -s SOURCE -f FILE: at the worker keeping the source's relay files; binlog TASK
- * [-s SOURCE] ... and binlog-schema ... -s SOURCE TASK ...: at the worker bound to the source (the
- * task's only one when not named). The worker's answer is the answer. */
+ * [-s SOURCE] ..., binlog-schema ... -s SOURCE TASK ... and task-tables TASK -s SOURCE: at the
+ * worker bound to the source (the task's only one when not named); source-schemas -s SOURCE: at
+ * the source's worker. The worker's answer is the answer. */
 int master_ctl_worker_cmd(void *ud, const dmh_control_cmd *cmd, json_object *args,
                           json_object *resp, dm_error *err) {
   master_ctl *x = ud;
   bool purge = strcmp(cmd->name, "purge-relay") == 0;
+  /* source-schemas -s SOURCE: the source's worker; task-tables TASK -s SOURCE as binlog */
+  bool by_source = purge || strcmp(cmd->name, "source-schemas") == 0;
   const char *source = NULL, *task = NULL;
   char sources[2][DMH_CLUSTER_NAME_MAX];
-  if (dmh_control_arg_string(cmd, args, "source", purge, &source, err) < 0)
+  if (dmh_control_arg_string(cmd, args, "source", by_source, &source, err) < 0)
     return -1;
-  if (!purge) {
+  if (!by_source) {
     if (dmh_control_arg_string(cmd, args, "name", true, &task, err) < 0)
       return -1;
     int n = ctl_sources_of(x, task, sources, 2, err);

@@ -196,6 +196,15 @@ typedef enum dm_error_level {
   X(DM_ERR_UPDATE_CLUSTER, 14011, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,            \
     "update-task is served by `dmhost serve` for now: in a cluster, stop-task and start-task "     \
     "with the new file.")                                                                          \
+  X(DM_ERR_SOURCE_UPDATE_BUSY, 14012, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,        \
+    "Pause the tasks on the source (pause-task) and stop its relay (stop-relay), then update it "  \
+    "again; resume them after.")                                                                   \
+  X(DM_ERR_SOURCE_DISABLED, 14013, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,           \
+    "Enable the source first: `dmctl operate-source enable -s SOURCE` (DM's POST "                 \
+    "/api/v1/sources/{name}/enable), which resumes the tasks its disable paused.")                 \
+  X(DM_ERR_SOURCE_OP_CLUSTER, 14014, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,         \
+    "operate-source update, enable and disable are served by `dmhost serve` for now: in a "        \
+    "cluster, stop the source's tasks, stop and create the source with the new file.")             \
   X(DM_ERR_LAG_CLUSTER, 14020, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,               \
     "A master keeps no lag history: read each task's lag from `dmhost serve`, or the workers' "    \
     "dm_syncer_replication_lag_gauge in Prometheus (their GET /metrics).")                         \
