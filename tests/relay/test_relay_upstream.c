@@ -42,7 +42,7 @@ static int up_mariadb(const char *env, const char *cmd) {
   return rc;
 }
 
-/* A private pair on free ports (mariadb.sh refuses taken ones: try a few). */
+/* A private set of servers on free ports (mariadb.sh refuses taken ones: try a few). */
 static int up_suite_init(void) {
   snprintf(up_db_dir, sizeof up_db_dir, "/tmp/dmh-relay-up-XXXXXX");
   if (!mkdtemp(up_db_dir))
@@ -53,12 +53,16 @@ static int up_suite_init(void) {
     if (attempt > 0)
       up_mariadb(NULL, "stop"); /* the half of the pair that did start holds the data dir */
     /* below the kernel's ephemeral range (32768-60999), where outgoing connections take ports */
-    int port = 20000 + 2 * (rand() % 4000);
+    int port = 20000 + 3 * (rand() % 4000);
     char p[16];
     snprintf(p, sizeof p, "%d", port);
     setenv("DMH_SOURCE_PORT", p, 1);
     snprintf(p, sizeof p, "%d", port + 1);
     setenv("DMH_TARGET_PORT", p, 1);
+    /* mariadb.sh starts the second source too: on a port of the pair's own, never the shared
+     * fixture's (which another test may have started: then every attempt failed) */
+    snprintf(p, sizeof p, "%d", port + 2);
+    setenv("DMH_SOURCE2_PORT", p, 1);
     up_started = up_mariadb(NULL, "start") == 0;
   }
   return up_started ? 0 : -1;

@@ -245,6 +245,5 @@ int main(void) {
       {"a delete rule; a rule the target refuses stops the sync, update-task fixes it",
        test_sync_expr_delete_and_bad_rule},
   };
-  return dmh_cunit_run("sync_expr", suite_init, suite_clean, tests,
-                       sizeof tests / sizeof tests[0]);
+  return dmh_cunit_run("sync_expr", suite_init, suite_clean, tests, sizeof tests / sizeof tests[0]);
 }
