@@ -13,7 +13,9 @@ For each exchange:
   - the status is one the spec declares for that operation;
   - a declared JSON content: the body parses and validates against its schema, every error listed
     with its JSON path ($.data[0].stage); no content declared: the body is empty (DM's 204s and
-    its empty 200s: c.Status(200)).
+    its empty 200s: c.Status(200));
+  - an error body's error_msg is in DM's terror form, "[code=N:class=C:scope=S:level=L], ...",
+    with N its error_code (scripts match on "code=").
 The schemas are turned into JSON Schema draft 7 by hand (no OpenAPI library: Debian has none):
 $ref inlined (DM's schemas do not recurse), `nullable: true` adds null to the type, `format`
 int64/uint64 become bounds, `properties` without a type are an object's (oapi-codegen makes them
@@ -30,6 +32,7 @@ Exit status: 0 all good, 1 a failure (each printed), 2 a usage or input error.
 """
 import copy
 import json
+import re
 import sys
 import urllib.parse
 
@@ -314,6 +317,25 @@ def check_doc_json(doc, ops, not_seen=None):
     return problems
 
 
+# DM's terror.Error(): "[code=%d:class=%s:scope=%s:level=%s]" then ", Message: ...", ", RawCause:
+# ...", ", Workaround: ..." (dm/pkg/terror/terror.go); DM's error handler puts it in error_msg and
+# the code in error_code (0 only for an error that is no terror). Scripts match on "code=".
+_TERROR = re.compile(r"\[code=(\d+):class=[^:\]]+:scope=[^:\]]+:level=[^:\]]+\](, |$)")
+
+
+def check_error_msg(value):
+    code, msg = value.get("error_code"), value.get("error_msg")
+    if not isinstance(code, int) or not isinstance(msg, str) or code == 0:
+        return []
+    m = _TERROR.match(msg)
+    if not m:
+        return [f"$.error_msg: not in DM's form [code=N:class=C:scope=S:level=L], ...: "
+                f"{msg[:120]!r}"]
+    if int(m.group(1)) != code:
+        return [f"$.error_msg: names code {m.group(1)}, error_code is {code}"]
+    return []
+
+
 def check_exchange(ops, ex):
     """(operation or None, [problems]) of one logged exchange."""
     for k, t in (("method", str), ("path", str), ("status", int), ("body", str)):
@@ -350,6 +372,8 @@ def check_exchange(ops, ex):
                 problems.append(f"{_json_path(err.absolute_path)}: {err.message}")
         if op.op_id == "GetDocJSON":
             problems += check_doc_json(value, ops)
+        if ex["status"] >= 400 and isinstance(value, dict):
+            problems += check_error_msg(value)
     elif "text/html" in media:
         if ctype is not None and not ctype.lower().startswith("text/html"):
             problems.append(f"Content-Type {ctype!r}, not text/html")
