@@ -106,7 +106,7 @@ char *dmh_metrics_render(dmh_metrics *r, size_t *len);
  * (a subtask destroyed takes its history with it; a new subtask of the same names starts empty).
  * A ring costs 8 bytes a sample (a float and a 32-bit offset in ms from the ring's base time),
  * allocated at the series' first sample. The daemon keeps dm_syncer_replication_lag_gauge
- * (DMH_METRICS_LAG) this way for GET /api/v1/tasks/{task-name}/lag (docs/api.md): the value
+ * (DMH_METRICS_LAG) this way for GET /api/v1/dmhost/tasks/{task-name}/lag (docs/api.md): the value
  * sampled is the gauge the sync publishes, the one /metrics shows, not a second computation.
  */
 #define DMH_METRICS_LAG "dm_syncer_replication_lag_gauge"

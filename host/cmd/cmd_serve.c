@@ -52,7 +52,7 @@ static void serve_usage(FILE *out) {
       "client leaves an answer unread for --send-timeout seconds (default 10), is closed.\n"
       "--listen (or --http, DM's name) also serves the same commands over HTTP (POST /control;\n"
       "dmctl --master-addr), DM's OpenAPI paths under /api/v1 (docs/api.md; the document at\n"
-      "GET /api/v1/openapi.json) and the metrics (GET /metrics, Prometheus text format).\n"
+      "GET /api/v1/dmhost/openapi.json) and the metrics (GET /metrics, Prometheus text format).\n"
       "Without --tls-* it must be a loopback address and admits the same users as the socket;\n"
       "with them it requires mutual TLS: a client certificate signed by --tls-ca, whose\n"
       "subject (CN) is one of --tls-allowed-cn when given (dmctl's certificates).\n"
@@ -230,7 +230,7 @@ int dmh_serve_main(int argc, char **argv) {
     goto out;
   }
   copts.ud = reg;
-  /* Before any request can read it: the lag history of GET /api/v1/tasks/{name}/lag. */
+  /* Before any request can read it: the lag history of GET /api/v1/dmhost/tasks/{name}/lag. */
   if (dmh_metrics_history_start(dmh_metrics_process(), DMH_METRICS_LAG, DMH_METRICS_LAG_PERIOD_MS,
                                 DMH_METRICS_LAG_SAMPLES, &err) < 0) {
     serve_fail(&err);

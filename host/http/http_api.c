@@ -20,6 +20,8 @@
   { arg, DMH_API_FIXED, value, true }
 
 static const dmh_api_route api_routes[] = {
+    {"GET", DMH_API_DM_JSON_PATH, NULL, {{0}}},
+    {"GET", DMH_API_DOCS_PATH, NULL, {{0}}},
     {"GET", DMH_API_OPENAPI_PATH, NULL, {{0}}},
 #define DMH_ROUTE(cmd, method, path, ...) {method, path, cmd, {__VA_ARGS__}},
 #include "commands.def"

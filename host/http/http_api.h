@@ -1,13 +1,15 @@
 /*
- * The HTTP API (docs/api.md): DM's OpenAPI v1 paths (/api/v1/sources, /api/v1/tasks, ...) mapped
+ * The HTTP API (docs/api.md): DM's OpenAPI v1 operations (/api/v1/sources, /api/v1/tasks, ... in
+ * DM's shapes) and dmhost's own routes under /api/v1/dmhost/ (the control socket's JSON), mapped
  * onto the commands of the control protocol (control.h). One table of routes (the DMH_ROUTE rows
  * of commands.def): its method, its path template, the command it runs and where each of the
  * command's arguments comes from (a path parameter, the query string, a member of the JSON body,
  * or a fixed value). A route's request is built as the control socket's {"cmd", "args"} and
- * answered by the same handler, so the answer is the JSON the socket gives. The same table serves
- * `dmhost serve` and a master: each command is a row of commands.def (test_control_commands).
- * docs/openapi.json describes the same routes (test_http_api checks the two are the same set) and
- * is served at GET DMH_API_OPENAPI_PATH.
+ * answered by the same handler. The same table serves `dmhost serve` and a master: each command is
+ * a row of commands.def (test_control_commands). docs/openapi.json describes the same routes
+ * (test_control_http_api checks the two are the same set) and is served at GET
+ * DMH_API_OPENAPI_PATH and DM's GET DMH_API_DM_JSON_PATH; GET DMH_API_DOCS_PATH is a page listing
+ * its operations (http_docs.c).
  */
 #ifndef DMH_HTTP_API_H
 #define DMH_HTTP_API_H
@@ -18,7 +20,11 @@
 #include "dmhost/error.h"
 
 #define DMH_API_PREFIX "/api/"
-#define DMH_API_OPENAPI_PATH "/api/v1/openapi.json"
+#define DMH_API_OPENAPI_PATH "/api/v1/dmhost/openapi.json"
+#define DMH_API_DM_JSON_PATH "/api/v1/dm.json" /* DM's name for the same document */
+#define DMH_API_DOCS_PATH "/api/v1/docs"       /* the page listing its operations */
+/* dmhost's own routes: under it the socket's answers and refusals; elsewhere DM's (http_dm.h) */
+#define DMH_API_OWN_PREFIX "/api/v1/dmhost/"
 
 /* Where a command argument comes from. */
 typedef enum dmh_api_from {
@@ -39,7 +45,7 @@ typedef struct dmh_api_arg {
 #define DMH_API_MAX_ARGS 5
 typedef struct dmh_api_route {
   const char *method;
-  const char *path; /* "/api/v1/tasks/{task-name}/status", as docs/openapi.json spells it */
+  const char *path; /* "/api/v1/dmhost/tasks/{task-name}/status", as docs/openapi.json spells it */
   const char *cmd;  /* NULL: the OpenAPI document itself */
   dmh_api_arg args[DMH_API_MAX_ARGS];
 } dmh_api_route;
@@ -49,6 +55,10 @@ const dmh_api_route *dmh_api_routes(size_t *n);
 
 /* The OpenAPI document embedded at build time (docs/openapi.json), and its length. */
 const char *dmh_api_openapi(size_t *len);
+
+/* The page of GET DMH_API_DOCS_PATH (http_docs.c): the document's operations as one HTML table,
+ * built once; NULL when out of memory. */
+const char *dmh_api_docs_html(size_t *len);
 
 /* The route of `method` on `url` (no query string): 0 with *route; or the HTTP status to answer
  * with *err: 404 (no route has the path), 405 (the path is served by other methods: they

@@ -147,15 +147,20 @@ static int http_api_route(dmh_control_http *h, struct MHD_Connection *conn, cons
   }
   if ((*route)->cmd)
     return 0;
+  bool page = strcmp((*route)->path, DMH_API_DOCS_PATH) == 0;
   size_t len;
-  const char *doc = dmh_api_openapi(&len);
+  const char *doc = page ? dmh_api_docs_html(&len) : dmh_api_openapi(&len);
   struct MHD_Response *resp =
-      MHD_create_response_from_buffer(len, (void *)doc, MHD_RESPMEM_PERSISTENT);
+      doc ? MHD_create_response_from_buffer(len, (void *)doc, MHD_RESPMEM_PERSISTENT) : NULL;
   if (!resp) {
     *rc = MHD_NO;
     return -1;
   }
-  MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+  MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+                          page ? "text/html; charset=utf-8" : "application/json");
+  if (page) /* the page loads nothing and runs nothing (http_docs.c) */
+    MHD_add_response_header(resp, "Content-Security-Policy",
+                            "default-src 'none'; frame-ancestors 'none'");
   *rc = MHD_queue_response(conn, MHD_HTTP_OK, resp);
   MHD_destroy_response(resp);
   return -1;

@@ -888,7 +888,7 @@ static void test_dmctl_through_masters(void) {
   /* the HTTP API at the follower: a source created from the body's content (forwarded to the
    * leader as dmctl's request is), shown; the document served; a wrong method refused */
   long status = 0;
-  r = tm_api(fport, "POST", "/api/v1/sources",
+  r = tm_api(fport, "POST", "/api/v1/dmhost/sources",
              "{\"content\": \"source-id = \\\"src-f\\\";\\nenable-relay = false;\\nfrom = "
              "{ host = \\\"127.0.0.1\\\"; port = 1; user = \\\"root\\\"; password = "
              "\\\"\\\"; };\\n\"}",
@@ -900,21 +900,21 @@ static void test_dmctl_through_masters(void) {
   v = te_get(c, key, NULL);
   CU_ASSERT(v && strstr(v, "src-f"));
   free(v);
-  r = tm_api(fport, "GET", "/api/v1/sources", NULL, &status);
+  r = tm_api(fport, "GET", "/api/v1/dmhost/sources", NULL, &status);
   CU_ASSERT_EQUAL(status, 200);
   CU_ASSERT(tm_ok(r) && strstr(tm_text(r), "src-f"));
   json_object_put(r);
-  r = tm_api(fport, "GET", "/api/v1/openapi.json", NULL, &status);
+  r = tm_api(fport, "GET", "/api/v1/dmhost/openapi.json", NULL, &status);
   CU_ASSERT_EQUAL(status, 200);
-  CU_ASSERT(r && strstr(tm_text(r), "\"/api/v1/tasks/{task-name}/status\""));
+  CU_ASSERT(r && strstr(tm_text(r), "\"/api/v1/dmhost/tasks/{task-name}/status\""));
   json_object_put(r);
-  r = tm_api(fport, "DELETE", "/api/v1/tasks", NULL, &status);
+  r = tm_api(fport, "DELETE", "/api/v1/dmhost/tasks", NULL, &status);
   CU_ASSERT_EQUAL(status, 405);
   CU_ASSERT_EQUAL(tm_code(r), DM_ERR_CONTROL_REQUEST);
   json_object_put(r);
   /* the lag history is `dmhost serve`'s (its metrics registry): a master refuses the route with
    * its own code and says where the lag is, rather than answer an empty history */
-  r = tm_api(fport, "GET", "/api/v1/tasks/t1/lag", NULL, &status);
+  r = tm_api(fport, "GET", "/api/v1/dmhost/tasks/t1/lag", NULL, &status);
   CU_ASSERT_EQUAL(tm_code(r), DM_ERR_LAG_CLUSTER);
   CU_ASSERT(r && strstr(tm_text(r), "not served by `dmhost master`") &&
             strstr(tm_text(r), "dm_syncer_replication_lag_gauge"));

@@ -1,7 +1,7 @@
 /*
  * The HTTP API under load: `dmhost serve --listen` with a running task (the fake sync of
  * tests/fixtures, moving), DMH_API_LOAD_CLIENTS clients (200), each with its own keep-alive
- * connection asking GET /api/v1/tasks/{task}/status, for DMH_API_LOAD_SECONDS (30) in each of two
+ * connection asking GET /api/v1/dmhost/tasks/{task}/status, for DMH_API_LOAD_SECONDS (30) in each of two
  * phases: paced (each client every 50 ms: 4000 requests a second in all, a dashboard's polling
  * many times over), then a closed loop (each client sends its next request as soon as its answer
  * comes: the daemon's own throughput). DMH_API_LOAD_INTERVAL_MS runs one phase only (0: the
@@ -71,7 +71,7 @@ static size_t load_request_len;
 static void load_request_make(void) {
   load_request_len =
       (size_t)snprintf(load_request, sizeof load_request,
-                       "GET /api/v1/tasks/inc/status HTTP/1.1\r\nHost: %s\r\n\r\n", addr);
+                       "GET /api/v1/dmhost/tasks/inc/status HTTP/1.1\r\nHost: %s\r\n\r\n", addr);
 }
 
 static size_t collect(char *ptr, size_t size, size_t n, void *ud) {
@@ -317,7 +317,7 @@ static void run_phase(int clients, double secs, double interval, double p99_max,
   else
     fprintf(stderr, "\n  %d clients in a closed loop,", clients);
   fprintf(stderr,
-          " for %.0f s: %zu GET /api/v1/tasks/inc/status (%.0f/s), %ld errors; p50 %.2f ms, "
+          " for %.0f s: %zu GET /api/v1/dmhost/tasks/inc/status (%.0f/s), %ld errors; p50 %.2f ms, "
           "p99 %.2f ms, worst %.2f ms (limits %.0f and %.0f ms); CPU a request: the daemon's HTTP "
           "server %.0f us (%.0f requests), this client %.0f us",
           secs, total, total / took, l.errors, p50, p99, worst, p99_max, worst_max,
@@ -406,14 +406,14 @@ static void test_slow_commands(void) {
     json_object_put(o);
     CU_ASSERT_FATAL(e2e_wait_stage(names[i], "Running", 10));
   }
-  slow_call calls[3] = {{.path = "/api/v1/tasks/slow1/pause"},
-                        {.path = "/api/v1/tasks/slow2/pause"},
-                        {.path = "/api/v1/tasks/slow3/pause"}};
+  slow_call calls[3] = {{.path = "/api/v1/dmhost/tasks/slow1/pause"},
+                        {.path = "/api/v1/dmhost/tasks/slow2/pause"},
+                        {.path = "/api/v1/dmhost/tasks/slow3/pause"}};
   double start = e2e_now();
   for (int i = 0; i < 3; i++)
     CU_ASSERT_FATAL(pthread_create(&calls[i].thread, NULL, run_slow, &calls[i]) == 0);
   client c = {0};
-  CURL *h = new_handle("/api/v1/tasks/quick/status", &c);
+  CURL *h = new_handle("/api/v1/dmhost/tasks/quick/status", &c);
   double worst = 0;
   int answered = 0;
   e2e_sleep_ms(200); /* the pauses are in */
@@ -500,7 +500,7 @@ static void test_admission_cost(void) {
   double ms[TRIES];
   for (int i = 0; i < TRIES; i++) {
     client c = {0};
-    CURL *h = new_handle("/api/v1/tasks", &c);
+    CURL *h = new_handle("/api/v1/dmhost/tasks", &c);
     double t0 = e2e_now();
     long status = 0;
     if (curl_easy_perform(h) == CURLE_OK)
@@ -538,7 +538,8 @@ static int raw_request(char *buf, size_t size, ssize_t *got) {
     return -1;
   }
   char req[160];
-  int req_len = snprintf(req, sizeof req, "GET /api/v1/tasks HTTP/1.1\r\nHost: %s\r\n\r\n", addr);
+  int req_len =
+      snprintf(req, sizeof req, "GET /api/v1/dmhost/tasks HTTP/1.1\r\nHost: %s\r\n\r\n", addr);
   if (send(fd, req, (size_t)req_len, MSG_NOSIGNAL) < 0) {
     *got = 0; /* closed already */
     return fd;

@@ -72,14 +72,14 @@ static void test_mutual_tls(void) {
   CU_ASSERT_PTR_NULL(o);
   json_object_put(o);
   /* /metrics, the status page and the API are behind the same handshake: no certificate, nothing */
-  const char *admitted[] = {DMH_METRICS_HTTP_PATH, "/", "/app.js", "/api/v1/tasks"};
+  const char *admitted[] = {DMH_METRICS_HTTP_PATH, "/", "/app.js", "/api/v1/dmhost/tasks"};
   for (size_t i = 0; i < sizeof admitted / sizeof *admitted; i++) {
     o = raw_http("GET", admitted[i], NULL, 0, tls_ca, NULL, NULL, &status, &rc);
     CU_ASSERT_NOT_EQUAL(rc, CURLE_OK);
     CU_ASSERT_EQUAL(status, 0);
     json_object_put(o);
   }
-  o = raw_http("GET", "/api/v1/tasks", NULL, 0, tls_ca, ccert, ckey, &status, &rc);
+  o = raw_http("GET", "/api/v1/dmhost/tasks", NULL, 0, tls_ca, ccert, ckey, &status, &rc);
   CU_ASSERT_EQUAL(status, 200);
   CU_ASSERT(e2e_bool(o, "result"));
   json_object_put(o);
@@ -173,12 +173,13 @@ static void test_allowed_subjects(void) {
   over_http(0, "operate-source", "create", "source.cfg", NULL); /* CN client: served */
   long status = 0;
   CURLcode rc;
-  json_object *o = raw_http("GET", "/api/v1/tasks", NULL, 0, tls_ca, ccert, ckey, &status, &rc);
+  json_object *o =
+      raw_http("GET", "/api/v1/dmhost/tasks", NULL, 0, tls_ca, ccert, ckey, &status, &rc);
   CU_ASSERT_EQUAL(status, 200);
   json_object_put(o);
 
   /* CN intruder, signed by the same CA: the precondition is that only its subject differs */
-  o = raw_http("GET", "/api/v1/tasks", NULL, 0, tls_ca, icert, ikey, &status, &rc);
+  o = raw_http("GET", "/api/v1/dmhost/tasks", NULL, 0, tls_ca, icert, ikey, &status, &rc);
   CU_ASSERT_EQUAL(rc, CURLE_OK); /* its handshake passed: the CA signed it */
   CU_ASSERT_EQUAL(status, 403);
   CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_CLIENT_SUBJECT);
@@ -248,7 +249,8 @@ static void test_insecure_listen_refused(void) {
     long status = 0;
     CURLcode rc;
     raw_headers[0] = names[i];
-    json_object *o = raw_http("GET", "/api/v1/tasks", NULL, 0, tls_ca, ccert, ckey, &status, &rc);
+    json_object *o =
+        raw_http("GET", "/api/v1/dmhost/tasks", NULL, 0, tls_ca, ccert, ckey, &status, &rc);
     CU_ASSERT_EQUAL(status, i < 2 ? 200 : 403);
     if (i == 2)
       CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_HOST);
@@ -277,7 +279,8 @@ static json_object *http_as_nobody(long *status, long *api_status, int local_por
     long api_st = 0; /* the API is admitted as /control is */
     CURLcode crc;
     if (!local_port)
-      json_object_put(raw_http("GET", "/api/v1/tasks", NULL, 0, NULL, NULL, NULL, &api_st, &crc));
+      json_object_put(
+          raw_http("GET", "/api/v1/dmhost/tasks", NULL, 0, NULL, NULL, NULL, &api_st, &crc));
     char line[8192];
     int len = snprintf(line, sizeof line, "%ld %ld %s", st, api_st, json_object_to_json_string(o));
     if (write(pfd[1], line, (size_t)len) < 0)
@@ -444,7 +447,7 @@ static void test_cross_site_headers(void) {
   /* The daemon's own names are served. */
   for (int i = 0; i < 4; i++) {
     raw_headers[0] = own[i];
-    o = raw_http("GET", "/api/v1/tasks", NULL, 0, NULL, NULL, NULL, &status, &rc);
+    o = raw_http("GET", "/api/v1/dmhost/tasks", NULL, 0, NULL, NULL, NULL, &status, &rc);
     CU_ASSERT_EQUAL(status, 200);
     CU_ASSERT(e2e_bool(o, "result"));
     json_object_put(o);
@@ -454,9 +457,10 @@ static void test_cross_site_headers(void) {
   snprintf(host, sizeof host, "Host: 127.0.0.1:%d", atoi(port) == 1 ? 2 : atoi(port) - 1);
   const char *foreign[] = {"Host: rebind.test:%s", "Host: 127.0.0.2:%s", "Host: localhost",
                            "Host:", host};
-  const char *paths[][2] = {{"GET", "/api/v1/sources"},      {"GET", "/"},
-                            {"GET", DMH_METRICS_HTTP_PATH},  {"GET", "/api/v1/openapi.json"},
-                            {"POST", DMH_CONTROL_HTTP_PATH}, {"GET", "/nowhere"}};
+  const char *paths[][2] = {
+      {"GET", "/api/v1/dmhost/sources"}, {"GET", "/"},
+      {"GET", DMH_METRICS_HTTP_PATH},    {"GET", "/api/v1/dmhost/openapi.json"},
+      {"POST", DMH_CONTROL_HTTP_PATH},   {"GET", "/nowhere"}};
   for (size_t f = 0; f < sizeof foreign / sizeof *foreign; f++) {
     char line[96];
     snprintf(line, sizeof line, foreign[f], port);
@@ -502,7 +506,7 @@ static void test_cross_site_headers(void) {
   for (size_t i = 0; i < sizeof sites / sizeof *sites; i++) {
     raw_headers[0] = sites[i][0];
     raw_headers[1] = sites[i][1];
-    o = raw_http("GET", "/api/v1/tasks", NULL, 0, NULL, NULL, NULL, &status, &rc);
+    o = raw_http("GET", "/api/v1/dmhost/tasks", NULL, 0, NULL, NULL, NULL, &status, &rc);
     CU_ASSERT_EQUAL(status, 403);
     CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_CROSS_SITE);
     json_object_put(o);
@@ -513,7 +517,7 @@ static void test_cross_site_headers(void) {
   for (size_t i = 0; i < sizeof served / sizeof *served; i++) {
     raw_headers[0] = served[i][0];
     raw_headers[1] = served[i][1];
-    o = raw_http("GET", "/api/v1/tasks", NULL, 0, NULL, NULL, NULL, &status, &rc);
+    o = raw_http("GET", "/api/v1/dmhost/tasks", NULL, 0, NULL, NULL, NULL, &status, &rc);
     CU_ASSERT_EQUAL(status, 200);
     json_object_put(o);
   }
@@ -535,12 +539,14 @@ static void test_cross_site_headers(void) {
                          NULL};
   for (size_t i = 0; i < sizeof types / sizeof *types; i++) {
     raw_content_type = types[i];
-    o = raw_http("POST", "/api/v1/sources", body, strlen(body), NULL, NULL, NULL, &status, &rc);
+    o = raw_http("POST", "/api/v1/dmhost/sources", body, strlen(body), NULL, NULL, NULL, &status,
+                 &rc);
     CU_ASSERT_EQUAL(status, 415);
     CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_CONTENT_TYPE);
     json_object_put(o);
   }
-  o = raw_http("DELETE", "/api/v1/sources/mysql-01", NULL, 0, NULL, NULL, NULL, &status, &rc);
+  o = raw_http("DELETE", "/api/v1/dmhost/sources/mysql-01", NULL, 0, NULL, NULL, NULL, &status,
+               &rc);
   CU_ASSERT_EQUAL(status, 415);
   json_object_put(o);
   http_use_socket();
@@ -549,7 +555,8 @@ static void test_cross_site_headers(void) {
   json_object_put(o);
   /* The same body as JSON (parameters allowed) is served: the refusal was the type's. */
   raw_content_type = "Application/JSON; charset=utf-8";
-  o = raw_http("POST", "/api/v1/sources", body, strlen(body), NULL, NULL, NULL, &status, &rc);
+  o = raw_http("POST", "/api/v1/dmhost/sources", body, strlen(body), NULL, NULL, NULL, &status,
+               &rc);
   CU_ASSERT_EQUAL(status, 200);
   CU_ASSERT(e2e_bool(o, "result"));
   json_object_put(o);
@@ -561,7 +568,7 @@ static void test_cross_site_headers(void) {
   raw_headers[0] = "Origin: http://evil.test";
   raw_headers[1] = "Access-Control-Request-Method: POST";
   raw_headers[2] = "Access-Control-Request-Headers: content-type";
-  const char *pre[] = {"/api/v1/tasks", DMH_CONTROL_HTTP_PATH, "/", DMH_METRICS_HTTP_PATH};
+  const char *pre[] = {"/api/v1/dmhost/tasks", DMH_CONTROL_HTTP_PATH, "/", DMH_METRICS_HTTP_PATH};
   for (int own_origin = 0; own_origin < 2; own_origin++) {
     if (own_origin)
       raw_headers[0] = origin;
@@ -615,12 +622,12 @@ static void test_state_dir_over_socket_only(void) {
   const char *purge = "{\"relay_binlog_name\": \"mysql-bin.999999\"}";
   struct {
     const char *method, *path, *body;
-  } reqs[] = {{"GET", "/api/v1/sources", NULL},
-              {"GET", "/api/v1/sources/mysql-01", NULL},
-              {"GET", "/api/v1/sources/mysql-01/status", NULL},
+  } reqs[] = {{"GET", "/api/v1/dmhost/sources", NULL},
+              {"GET", "/api/v1/dmhost/sources/mysql-01", NULL},
+              {"GET", "/api/v1/dmhost/sources/mysql-01/status", NULL},
               {"POST", DMH_CONTROL_HTTP_PATH, show},
-              {"POST", "/api/v1/sources/mysql-01/relay/purge", purge},
-              {"GET", "/api/v1/tasks", NULL}};
+              {"POST", "/api/v1/dmhost/sources/mysql-01/relay/purge", purge},
+              {"GET", "/api/v1/dmhost/tasks", NULL}};
   for (size_t i = 0; i < sizeof reqs / sizeof *reqs; i++) {
     o = raw_http(reqs[i].method, reqs[i].path, reqs[i].body,
                  reqs[i].body ? strlen(reqs[i].body) : 0, NULL, NULL, NULL, &status, &rc);

@@ -124,31 +124,34 @@ static void test_match(void) {
   char allow[64];
   dm_error err;
   CU_ASSERT_EQUAL(
-      dmh_api_match("GET", "/api/v1/tasks/t1/status", &route, allow, sizeof allow, &err), 0);
+      dmh_api_match("GET", "/api/v1/dmhost/tasks/t1/status", &route, allow, sizeof allow, &err), 0);
   CU_ASSERT_STRING_EQUAL(route->cmd, "query-status");
-  CU_ASSERT_EQUAL(dmh_api_match("POST", "/api/v1/tasks/check", &route, allow, sizeof allow, &err),
-                  0);
+  CU_ASSERT_EQUAL(
+      dmh_api_match("POST", "/api/v1/dmhost/tasks/check", &route, allow, sizeof allow, &err), 0);
   CU_ASSERT_STRING_EQUAL(route->cmd, "check-task");
-  CU_ASSERT_EQUAL(dmh_api_match("GET", "/api/v1/nope", &route, allow, sizeof allow, &err), 404);
+  CU_ASSERT_EQUAL(dmh_api_match("GET", "/api/v1/dmhost/nope", &route, allow, sizeof allow, &err),
+                  404);
   CU_ASSERT_EQUAL(err.code, DM_ERR_CONTROL_REQUEST);
-  CU_ASSERT_EQUAL(dmh_api_match("PATCH", "/api/v1/tasks", &route, allow, sizeof allow, &err), 405);
+  CU_ASSERT_EQUAL(dmh_api_match("PATCH", "/api/v1/dmhost/tasks", &route, allow, sizeof allow, &err),
+                  405);
   CU_ASSERT_STRING_EQUAL(allow, "GET, POST, PUT");
-  CU_ASSERT_EQUAL(dmh_api_match("POST", "/api/v1/tasks//pause", &route, allow, sizeof allow, &err),
-                  400);
+  CU_ASSERT_EQUAL(
+      dmh_api_match("POST", "/api/v1/dmhost/tasks//pause", &route, allow, sizeof allow, &err), 400);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "{task-name} is empty"));
   CU_ASSERT_EQUAL(
-      dmh_api_match("POST", "/api/v1/tasks/t1/pause/x", &route, allow, sizeof allow, &err), 404);
+      dmh_api_match("POST", "/api/v1/dmhost/tasks/t1/pause/x", &route, allow, sizeof allow, &err),
+      404);
 }
 
 static void test_request(void) {
   const dmh_api_route *route = NULL;
   char allow[64];
   dm_error err;
-  CU_ASSERT_EQUAL_FATAL(
-      dmh_api_match("POST", "/api/v1/tasks/t1/binlog/replace", &route, allow, sizeof allow, &err),
-      0);
+  CU_ASSERT_EQUAL_FATAL(dmh_api_match("POST", "/api/v1/dmhost/tasks/t1/binlog/replace", &route,
+                                      allow, sizeof allow, &err),
+                        0);
   const char *body = "{\"binlog_pos\": \"mysql-bin.000001:4\", \"sqls\": [\"SELECT 1\"]}";
-  char *line = dmh_api_request(route, "/api/v1/tasks/t1/binlog/replace", NULL, NULL, body,
+  char *line = dmh_api_request(route, "/api/v1/dmhost/tasks/t1/binlog/replace", NULL, NULL, body,
                                strlen(body), &err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(line);
   CU_ASSERT_STRING_EQUAL(line, "{\"cmd\":\"binlog\",\"args\":{\"op\":\"replace\",\"name\":\"t1\","
@@ -156,7 +159,7 @@ static void test_request(void) {
   free(line);
   const char *bad[] = {"{", "[1]", "{\"sqls\": \"SELECT 1\"}", "{\"sqls\": [], \"x\": 1}", "{}"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    line = dmh_api_request(route, "/api/v1/tasks/t1/binlog/replace", NULL, NULL, bad[i],
+    line = dmh_api_request(route, "/api/v1/dmhost/tasks/t1/binlog/replace", NULL, NULL, bad[i],
                            strlen(bad[i]), &err);
     CU_ASSERT_PTR_NULL(line);
     CU_ASSERT_EQUAL(err.code, DM_ERR_CONTROL_REQUEST);
@@ -170,7 +173,7 @@ static void test_request_bool_member(void) {
   const dmh_api_route *route = NULL;
   char allow[64];
   dm_error err;
-  const char *url = "/api/v1/tasks/t1/shard-ddl-locks/unlock";
+  const char *url = "/api/v1/dmhost/tasks/t1/shard-ddl-locks/unlock";
   CU_ASSERT_EQUAL_FATAL(dmh_api_match("POST", url, &route, allow, sizeof allow, &err), 0);
   const char *body = "{\"lock_id\": \"t1-`s`.`t`\", \"owner\": \"eu\", \"force_remove\": true}";
   char *line = dmh_api_request(route, url, NULL, NULL, body, strlen(body), &err);

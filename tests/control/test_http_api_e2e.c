@@ -109,34 +109,52 @@ static void test_api_routes(void) {
   long status = 0;
 
   char ctype[128];
-  char *doc = raw_get_text("/api/v1/openapi.json", &status, ctype, sizeof ctype);
+  char *doc = raw_get_text("/api/v1/dmhost/openapi.json", &status, ctype, sizeof ctype);
   size_t doc_len;
   const char *embedded = dmh_api_openapi(&doc_len);
   CU_ASSERT_EQUAL(status, 200);
   CU_ASSERT_STRING_EQUAL(ctype, "application/json");
   CU_ASSERT(doc && strlen(doc) == doc_len && memcmp(doc, embedded, doc_len) == 0);
   free(doc);
+  /* DM's name for the document: the same bytes */
+  doc = raw_get_text("/api/v1/dm.json", &status, ctype, sizeof ctype);
+  CU_ASSERT_EQUAL(status, 200);
+  CU_ASSERT_STRING_EQUAL(ctype, "application/json");
+  CU_ASSERT(doc && strlen(doc) == doc_len && memcmp(doc, embedded, doc_len) == 0);
+  free(doc);
+  /* DM's page of it: HTML listing the operations, loading nothing from anywhere */
+  doc = raw_get_text("/api/v1/docs", &status, ctype, sizeof ctype);
+  CU_ASSERT_EQUAL(status, 200);
+  CU_ASSERT_STRING_EQUAL(ctype, "text/html; charset=utf-8");
+  CU_ASSERT(doc && e2e_contains(doc, "<code>/api/v1/dmhost/tasks/{task-name}/status</code>"));
+  CU_ASSERT(doc && e2e_contains(doc, "GetDocJSON"));
+  CU_ASSERT(doc && !e2e_contains(doc, "<script") && !e2e_contains(doc, "src="));
+  free(doc);
+  CURLcode crc;
+  json_object_put(raw_http("GET", "/api/v1/docs", NULL, 0, NULL, NULL, NULL, &status, &crc));
+  CU_ASSERT(e2e_contains(raw_answer_headers, "Content-Security-Policy: default-src 'none'"));
 
-  json_object *o = api_ok(true, "GET", "/api/v1/sources", NULL);
+  json_object *o = api_ok(true, "GET", "/api/v1/dmhost/sources", NULL);
   CU_ASSERT_EQUAL(json_object_array_length(e2e_get(o, "sources")), 0);
   json_object_put(o);
   char *src = api_content("source.cfg");
-  json_object_put(api_ok(true, "POST", "/api/v1/sources", src));
-  json_object_put(api_ok(false, "POST", "/api/v1/sources", src)); /* already bound */
+  json_object_put(api_ok(true, "POST", "/api/v1/dmhost/sources", src));
+  json_object_put(api_ok(false, "POST", "/api/v1/dmhost/sources", src)); /* already bound */
   free(src);
-  api_same("/api/v1/sources", "{\"cmd\": \"operate-source\", \"args\": {\"op\": \"show\"}}");
-  api_same("/api/v1/sources/mysql-01/status", "{\"cmd\": \"operate-source\", \"args\": "
+  api_same("/api/v1/dmhost/sources", "{\"cmd\": \"operate-source\", \"args\": {\"op\": \"show\"}}");
+  api_same("/api/v1/dmhost/sources/mysql-01/status",
+           "{\"cmd\": \"operate-source\", \"args\": "
+           "{\"op\": \"show\", \"source\": \"mysql-01\"}}");
+  api_same("/api/v1/dmhost/sources/mysql-01", "{\"cmd\": \"operate-source\", \"args\": "
                                               "{\"op\": \"show\", \"source\": \"mysql-01\"}}");
-  api_same("/api/v1/sources/mysql-01", "{\"cmd\": \"operate-source\", \"args\": "
-                                       "{\"op\": \"show\", \"source\": \"mysql-01\"}}");
-  o = api_ok(false, "GET", "/api/v1/sources/mysql-02/status", NULL);
+  o = api_ok(false, "GET", "/api/v1/dmhost/sources/mysql-02/status", NULL);
   CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "mysql-02"));
   json_object_put(o);
 
-  json_object_put(api_ok(true, "POST", "/api/v1/sources/mysql-01/relay/enable", NULL));
-  json_object_put(api_ok(false, "POST", "/api/v1/sources/mysql-01/relay/enable", NULL));
+  json_object_put(api_ok(true, "POST", "/api/v1/dmhost/sources/mysql-01/relay/enable", NULL));
+  json_object_put(api_ok(false, "POST", "/api/v1/dmhost/sources/mysql-01/relay/enable", NULL));
   /* purge-relay: the answer is the socket's for the same request */
-  o = api("POST", "/api/v1/sources/mysql-01/relay/purge",
+  o = api("POST", "/api/v1/dmhost/sources/mysql-01/relay/purge",
           "{\"relay_binlog_name\": \"mysql-bin.000001\"}", &status);
   json_object *s = e2e_raw("{\"cmd\": \"purge-relay\", \"args\": {\"source\": \"mysql-01\", "
                            "\"file\": \"mysql-bin.000001\"}}");
@@ -145,37 +163,37 @@ static void test_api_routes(void) {
   CU_ASSERT(o && s && json_object_equal(o, s));
   json_object_put(o);
   json_object_put(s);
-  json_object_put(api_ok(true, "POST", "/api/v1/sources/mysql-01/relay/disable", NULL));
-  json_object_put(api_ok(false, "POST", "/api/v1/sources/mysql-01/relay/disable", NULL));
+  json_object_put(api_ok(true, "POST", "/api/v1/dmhost/sources/mysql-01/relay/disable", NULL));
+  json_object_put(api_ok(false, "POST", "/api/v1/dmhost/sources/mysql-01/relay/disable", NULL));
 
   e2e_task("inc.cfg", "inc", "incremental", "mysql-01", "sync = { items = 0; item-ms = 50; };");
   e2e_task("bad.cfg", "inc", "incremental", "mysql-01", "sync = { items = 0; item-ms = 10; };");
   e2e_task("same.cfg", "inc", "incremental", "mysql-01",
            "# the same settings\nsync = { item-ms = 50; items = 0; };");
   char *task = api_content("inc.cfg");
-  o = api_ok(true, "POST", "/api/v1/tasks/check", task);
+  o = api_ok(true, "POST", "/api/v1/dmhost/tasks/check", task);
   CU_ASSERT_PTR_NOT_NULL(e2e_get(o, "checkResult"));
   json_object_put(o);
-  json_object_put(api_ok(true, "POST", "/api/v1/tasks", task));
-  json_object_put(api_ok(false, "POST", "/api/v1/tasks", task)); /* exists */
+  json_object_put(api_ok(true, "POST", "/api/v1/dmhost/tasks", task));
+  json_object_put(api_ok(false, "POST", "/api/v1/dmhost/tasks", task)); /* exists */
   CU_ASSERT(e2e_wait_stage("inc", "Running", 10));
-  o = api_ok(true, "GET", "/api/v1/tasks/inc/status", NULL);
+  o = api_ok(true, "GET", "/api/v1/dmhost/tasks/inc/status", NULL);
   CU_ASSERT(e2e_str_is(o, "sources.0.subTaskStatus.0.stage", "Running"));
   json_object_put(o);
-  json_object_put(api_ok(false, "GET", "/api/v1/tasks/nope/status", NULL));
+  json_object_put(api_ok(false, "GET", "/api/v1/dmhost/tasks/nope/status", NULL));
 
-  json_object_put(api_ok(true, "POST", "/api/v1/tasks/inc/pause", NULL));
+  json_object_put(api_ok(true, "POST", "/api/v1/dmhost/tasks/inc/pause", NULL));
   CU_ASSERT(e2e_wait_stage("inc", "Paused", 10));
-  json_object_put(api_ok(false, "POST", "/api/v1/tasks/inc/pause", NULL)); /* already */
+  json_object_put(api_ok(false, "POST", "/api/v1/dmhost/tasks/inc/pause", NULL)); /* already */
   /* paused, the task's counts hold still: the socket's answer, member for member */
-  api_same("/api/v1/tasks/inc/status",
+  api_same("/api/v1/dmhost/tasks/inc/status",
            "{\"cmd\": \"query-status\", \"args\": {\"name\": \"inc\"}}");
-  api_same("/api/v1/tasks", "{\"cmd\": \"query-status\"}");
+  api_same("/api/v1/dmhost/tasks", "{\"cmd\": \"query-status\"}");
   char *bad = api_content("bad.cfg"), *same = api_content("same.cfg");
-  o = api_ok(false, "PUT", "/api/v1/tasks", bad); /* the fake sync has no update slot */
+  o = api_ok(false, "PUT", "/api/v1/dmhost/tasks", bad); /* the fake sync has no update slot */
   CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_UPDATE_UNSUPPORTED);
   json_object_put(o);
-  json_object_put(api_ok(true, "PUT", "/api/v1/tasks", same));
+  json_object_put(api_ok(true, "PUT", "/api/v1/dmhost/tasks", same));
   char copy[400];
   snprintf(copy, sizeof copy, "%s/tasks/inc/task.cfg", e2e_state);
   char *kept = e2e_read_file(copy);
@@ -184,37 +202,30 @@ static void test_api_routes(void) {
   free(bad);
   free(same);
 
-  o = api_ok(true, "GET", "/api/v1/tasks/inc/binlog", NULL);
+  o = api_ok(true, "GET", "/api/v1/dmhost/tasks/inc/binlog", NULL);
   json_object_put(o);
-  api_same("/api/v1/tasks/inc/binlog?source_name=mysql-01",
+  api_same("/api/v1/dmhost/tasks/inc/binlog?source_name=mysql-01",
            "{\"cmd\": \"binlog\", \"args\": {\"op\": \"list\", \"name\": \"inc\", "
            "\"source\": \"mysql-01\"}}");
-  json_object_put(api_ok(true, "POST", "/api/v1/tasks/inc/binlog/inject",
+  json_object_put(api_ok(true, "POST", "/api/v1/dmhost/tasks/inc/binlog/inject",
                          "{\"binlog_pos\": \"mysql-bin.000009:4\", \"sqls\": [\"SELECT 1\"]}"));
-  o = api_ok(true, "GET", "/api/v1/tasks/inc/binlog", NULL);
+  o = api_ok(true, "GET", "/api/v1/dmhost/tasks/inc/binlog", NULL);
   CU_ASSERT(e2e_contains(json_object_to_json_string(o), "mysql-bin.000009:4"));
   json_object_put(o);
-  json_object_put(api_ok(true, "POST", "/api/v1/tasks/inc/binlog/revert",
+  json_object_put(api_ok(true, "POST", "/api/v1/dmhost/tasks/inc/binlog/revert",
                          "{\"binlog_pos\": \"mysql-bin.000009:4\"}"));
 
-  json_object_put(api_ok(true, "POST", "/api/v1/tasks/inc/resume", NULL));
+  json_object_put(api_ok(true, "POST", "/api/v1/dmhost/tasks/inc/resume", NULL));
   CU_ASSERT(e2e_wait_stage("inc", "Running", 10));
-  json_object_put(api_ok(true, "POST", "/api/v1/tasks/inc/units/sync/swap",
+  json_object_put(api_ok(true, "POST", "/api/v1/dmhost/tasks/inc/units/sync/swap",
                          "{\"path\": \"" FAKE_SYNC_V2 "\"}"));
   o = e2e_raw("{\"cmd\": \"query-status\", \"args\": {\"name\": \"inc\"}}");
   CU_ASSERT(e2e_str_is(o, "sources.0.subTaskStatus.0.unitVersion", "2")); /* swapped */
   json_object_put(o);
-  /* DM v6's stop and start: the task stays (Paused, its checkpoint kept) and goes on */
-  json_object_put(api_ok(false, "POST", "/api/v1/tasks/inc/start", NULL)); /* it runs */
-  json_object_put(api_ok(true, "POST", "/api/v1/tasks/inc/stop", NULL));
-  CU_ASSERT(e2e_wait_stage("inc", "Paused", 10));
-  json_object_put(api_ok(false, "POST", "/api/v1/tasks/inc/stop", NULL)); /* already */
-  json_object_put(api_ok(true, "POST", "/api/v1/tasks/inc/start", NULL));
-  CU_ASSERT(e2e_wait_stage("inc", "Running", 10));
-  json_object_put(api_ok(true, "DELETE", "/api/v1/tasks/inc", NULL));
-  json_object_put(api_ok(false, "DELETE", "/api/v1/tasks/inc", NULL));
-  json_object_put(api_ok(true, "DELETE", "/api/v1/sources/mysql-01", NULL));
-  o = api_ok(true, "GET", "/api/v1/sources", NULL);
+  json_object_put(api_ok(true, "DELETE", "/api/v1/dmhost/tasks/inc", NULL));
+  json_object_put(api_ok(false, "DELETE", "/api/v1/dmhost/tasks/inc", NULL));
+  json_object_put(api_ok(true, "DELETE", "/api/v1/dmhost/sources/mysql-01", NULL));
+  o = api_ok(true, "GET", "/api/v1/dmhost/sources", NULL);
   CU_ASSERT_EQUAL(json_object_array_length(e2e_get(o, "sources")), 0);
   json_object_put(o);
   free(task);
@@ -246,21 +257,21 @@ static void api_refused(const char *method, const char *path, const char *body, 
 static void test_api_errors(void) {
   CU_ASSERT_FATAL(e2e_setup() == 0);
   http_start("127.0.0.1:0", false);
-  api_refused("POST", "/api/v1/tasks", "{\"content\": ", 400, "not a JSON object");
-  api_refused("POST", "/api/v1/tasks", "[\"task\"]", 400, "not a JSON object");
-  api_refused("POST", "/api/v1/tasks", "{\"path\": \"/etc/passwd\"}", 400,
+  api_refused("POST", "/api/v1/dmhost/tasks", "{\"content\": ", 400, "not a JSON object");
+  api_refused("POST", "/api/v1/dmhost/tasks", "[\"task\"]", 400, "not a JSON object");
+  api_refused("POST", "/api/v1/dmhost/tasks", "{\"path\": \"/etc/passwd\"}", 400,
               "member \"path\" this route does not take");
-  api_refused("POST", "/api/v1/tasks", "{}", 400, "the body has no \"content\"");
-  api_refused("POST", "/api/v1/tasks/inc/binlog/inject", "{\"sqls\": \"SELECT 1\"}", 400,
+  api_refused("POST", "/api/v1/dmhost/tasks", "{}", 400, "the body has no \"content\"");
+  api_refused("POST", "/api/v1/dmhost/tasks/inc/binlog/inject", "{\"sqls\": \"SELECT 1\"}", 400,
               "an array of SQL strings");
-  api_refused("GET", "/api/v1/nope", NULL, 404, "no such path /api/v1/nope");
+  api_refused("GET", "/api/v1/dmhost/nope", NULL, 404, "no such path /api/v1/dmhost/nope");
   api_refused("GET", "/api/v2/tasks", NULL, 404, "no such path");
-  api_refused("PATCH", "/api/v1/tasks", NULL, 405, "this path takes GET, POST, PUT");
+  api_refused("PATCH", "/api/v1/dmhost/tasks", NULL, 405, "this path takes GET, POST, PUT");
   CU_ASSERT_STRING_EQUAL(raw_allow, "GET, POST, PUT");
-  api_refused("GET", "/api/v1/tasks/inc/pause", NULL, 405, "takes POST");
+  api_refused("GET", "/api/v1/dmhost/tasks/inc/pause", NULL, 405, "takes POST");
   CU_ASSERT_STRING_EQUAL(raw_allow, "POST");
-  api_refused("POST", "/api/v1/tasks//pause", NULL, 400, "{task-name} is empty");
-  api_refused("GET", "/api/v1/sources//status", NULL, 400, "{source-name} is empty");
+  api_refused("POST", "/api/v1/dmhost/tasks//pause", NULL, 400, "{task-name} is empty");
+  api_refused("GET", "/api/v1/dmhost/sources//status", NULL, 400, "{source-name} is empty");
   size_t big = DMH_CONTROL_LINE_MAX + 1;
   char *body = malloc(big + 1);
   CU_ASSERT_FATAL(body != NULL);
@@ -270,13 +281,14 @@ static void test_api_errors(void) {
   body[big - 1] = '}';
   long status = 0;
   CURLcode rc;
-  json_object *o = raw_http("POST", "/api/v1/tasks", body, big, NULL, NULL, NULL, &status, &rc);
+  json_object *o =
+      raw_http("POST", "/api/v1/dmhost/tasks", body, big, NULL, NULL, NULL, &status, &rc);
   CU_ASSERT_EQUAL(status, 413);
   CU_ASSERT_EQUAL(e2e_int(o, "error.ErrCode"), DM_ERR_CONTROL_REQUEST);
   json_object_put(o);
   free(body);
   /* unharmed */
-  json_object_put(api_ok(true, "GET", "/api/v1/tasks", NULL));
+  json_object_put(api_ok(true, "GET", "/api/v1/dmhost/tasks", NULL));
   over_http(0, "query-status", NULL, NULL, NULL);
   http_use_socket();
   CU_ASSERT_EQUAL(e2e_stop(), 0);

@@ -1,5 +1,5 @@
 /*
- * The replication lag kept by the daemon (issue 14): GET /api/v1/tasks/{task-name}/lag answers
+ * The replication lag kept by the daemon (issue 14): GET /api/v1/dmhost/tasks/{task-name}/lag answers
  * the lag history that `dmhost serve` samples from the sync's dm_syncer_replication_lag_gauge
  * (metrics.h, dmh_metrics_history_*), so a page opened late still draws the minutes before it.
  *
@@ -71,7 +71,7 @@ static void test_lag_route(void) {
   e2e_sleep_ms(6000);
   int64_t t_look = now_ms();
   long status = 0;
-  json_object *a = get("/api/v1/tasks/lagging/lag", &status);
+  json_object *a = get("/api/v1/dmhost/tasks/lagging/lag", &status);
   CU_ASSERT_EQUAL_FATAL(status, 200);
   if (!e2e_bool(a, "result"))
     fprintf(stderr, "\n  lag: %s\n", json_object_to_json_string(a));
@@ -129,7 +129,7 @@ static void test_lag_route(void) {
 
   /* ?since=: only what came after (what the page appends at each poll) */
   char path[128];
-  snprintf(path, sizeof path, "/api/v1/tasks/lagging/lag?since=%lld", (long long)last);
+  snprintf(path, sizeof path, "/api/v1/dmhost/tasks/lagging/lag?since=%lld", (long long)last);
   e2e_sleep_ms(2500);
   a = get(path, &status);
   CU_ASSERT(e2e_bool(a, "result"));
@@ -140,14 +140,14 @@ static void test_lag_route(void) {
     CU_ASSERT(json_object_get_int64(
                   json_object_array_get_idx(json_object_array_get_idx(samples, i), 0)) > last);
   json_object_put(a);
-  a = get("/api/v1/tasks/lagging/lag?since=soon", &status);
+  a = get("/api/v1/dmhost/tasks/lagging/lag?since=soon", &status);
   CU_ASSERT_EQUAL(e2e_int(a, "error.ErrCode"), DM_ERR_CONTROL_REQUEST);
   json_object_put(a);
 
   /* stop-task: the task and its history are gone, the route says so with a code */
   CU_ASSERT_EQUAL(e2e_dmctl(&q, "stop-task", "lagging", NULL), 0);
   json_object_put(q);
-  a = get("/api/v1/tasks/lagging/lag", &status);
+  a = get("/api/v1/dmhost/tasks/lagging/lag", &status);
   CU_ASSERT(!e2e_bool(a, "result"));
   CU_ASSERT_EQUAL(e2e_int(a, "error.ErrCode"), DM_ERR_NOT_FOUND);
   CU_ASSERT(a && strstr(json_object_to_json_string(a), "does not exist on this worker"));
@@ -155,7 +155,7 @@ static void test_lag_route(void) {
   /* started again under the same name: a new history, nothing of the old task's */
   int64_t t_again = now_ms();
   start_lagging("lag.cfg");
-  a = get("/api/v1/tasks/lagging/lag", &status);
+  a = get("/api/v1/dmhost/tasks/lagging/lag", &status);
   CU_ASSERT(e2e_bool(a, "result"));
   samples = e2e_get(a, "sources.0.samples");
   CU_ASSERT_PTR_NOT_NULL(samples);
@@ -237,7 +237,7 @@ int main(void) {
   curl_global_init(CURL_GLOBAL_DEFAULT);
   static const dmh_cunit_test tests[] = {
       {"the lag history's ring", test_ring},
-      {"GET /api/v1/tasks/{task-name}/lag", test_lag_route},
+      {"GET /api/v1/dmhost/tasks/{task-name}/lag", test_lag_route},
   };
   int rc = dmh_cunit_run("control http lag", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
   curl_global_cleanup();

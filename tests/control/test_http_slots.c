@@ -38,7 +38,7 @@
 #define FLOOD_MAX_MS 30000 /* a flood gives up after this (the old server never closed them) */
 
 /* Headers that never end: one byte a second keeps --idle-timeout from ever expiring. */
-static const char http_head[] = "GET /api/v1/tasks HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ";
+static const char http_head[] = "GET /api/v1/dmhost/tasks HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ";
 /* A TLS record (handshake, 16 KiB announced) that never completes: a handshake never finished. */
 static const char tls_head[] = "\x16\x03\x01\x40\x00";
 
@@ -257,8 +257,8 @@ static bool closed_within(int fd, int ms) {
 static bool keepalive_request(int fd) {
   /* the daemon answers only a Host that names it, port included (docs/control.md) */
   char req[128];
-  int n = snprintf(req, sizeof req, "GET /api/v1/tasks HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n",
-                   http_port());
+  int n = snprintf(req, sizeof req,
+                   "GET /api/v1/dmhost/tasks HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n", http_port());
   if (send(fd, req, (size_t)n, MSG_NOSIGNAL) != (ssize_t)n)
     return false;
   char buf[8192];

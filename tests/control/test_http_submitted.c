@@ -1,7 +1,7 @@
 /*
  * Configs sent over the network (issue 20, items 4, 7 and 8; docs/security.md, "Configs sent over
  * the network"): a task file whose text arrives in a request (dmctl --master-addr, the HTTP API's
- * POST /api/v1/tasks) is submitted content. With a TCP listener standing in for the target that
+ * POST /api/v1/dmhost/tasks) is submitted content. With a TCP listener standing in for the target that
  * counts every connection, each attack must be a coded error and reach nothing:
  * - password-file naming a root-only file of the daemon's machine (0640, like /etc/shadow);
  * - password-encrypted with secret-key-path pointing at the daemon's real key;
@@ -159,7 +159,8 @@ static void test_submitted_secrets(void) {
   const char *b = json_object_to_json_string(body);
   long status = 0;
   CURLcode rc;
-  json_object *o = raw_http("POST", "/api/v1/tasks", b, strlen(b), NULL, NULL, NULL, &status, &rc);
+  json_object *o =
+      raw_http("POST", "/api/v1/dmhost/tasks", b, strlen(b), NULL, NULL, NULL, &status, &rc);
   json_object_put(body);
   CU_ASSERT_PTR_NOT_NULL(o);
   CU_ASSERT(e2e_contains(json_object_to_json_string(o), "11007"));

@@ -117,11 +117,11 @@ function form(obj) {
   }).then(() => out.push(`form POST /control ${obj.cmd}: submitted`));
 }
 (async () => {
-  const j = o => JSON.stringify(o), T = "/api/v1/tasks/xs_task", S = `/api/v1/sources/${SID}`;
-  await nc("POST", "/api/v1/sources", j({content: SRC}));
+  const j = o => JSON.stringify(o), T = "/api/v1/dmhost/tasks/xs_task", S = `/api/v1/dmhost/sources/${SID}`;
+  await nc("POST", "/api/v1/dmhost/sources", j({content: SRC}));
   await form({cmd: "operate-source", args: {op: "create", path: "/api/v1/source.cfg", content: SRC + "\\n#="}});
-  await nc("POST", "/api/v1/tasks/check", j({content: TASK}));
-  await nc("POST", "/api/v1/tasks", j({content: TASK}));
+  await nc("POST", "/api/v1/dmhost/tasks/check", j({content: TASK}));
+  await nc("POST", "/api/v1/dmhost/tasks", j({content: TASK}));
   await form({cmd: "start-task", args: {path: "/api/v1/task.cfg", content: FTASK + "\\n#="}});
   await nc("POST", "/control", j({cmd: "start-task", args: {path: "/api/v1/task.cfg", content: FTASK}}));
   for (const r of ["pause", "resume", "stop", "start"]) await nc("POST", `${T}/${r}`);
@@ -133,8 +133,8 @@ function form(obj) {
   await nc("POST", `${T}/units/sync/swap`, j({path: "/tmp/x.so"}));
   await nc("POST", "/control", j({cmd: "stop-task", args: {name: "xs_task"}}));
   await form({cmd: "pause-task", args: {name: "xs_task", x: "="}});
-  await cors("POST", "/api/v1/tasks", j({content: TASK}));
-  await cors("PUT", "/api/v1/tasks", j({content: TASK}));
+  await cors("POST", "/api/v1/dmhost/tasks", j({content: TASK}));
+  await cors("PUT", "/api/v1/dmhost/tasks", j({content: TASK}));
   await cors("POST", `${T}/pause`);
   await cors("DELETE", T);
   await cors("DELETE", S);
@@ -212,9 +212,9 @@ try:
     print("round 2: xs_task still Running, the only task; source still bound, relay unchanged")
 
     # 3. DNS rebinding: the daemon's origin for the browser, a foreign Host for the daemon.
-    gets = ["/", "/api/v1/tasks", "/api/v1/sources", f"/api/v1/sources/{srcid}",
-            f"/api/v1/sources/{srcid}/status", "/api/v1/tasks/xs_task/status",
-            "/api/v1/tasks/xs_task/lag", "/api/v1/tasks/xs_task/binlog", "/api/v1/openapi.json",
+    gets = ["/", "/api/v1/dmhost/tasks", "/api/v1/dmhost/sources", f"/api/v1/dmhost/sources/{srcid}",
+            f"/api/v1/dmhost/sources/{srcid}/status", "/api/v1/dmhost/tasks/xs_task/status",
+            "/api/v1/dmhost/tasks/xs_task/lag", "/api/v1/dmhost/tasks/xs_task/binlog", "/api/v1/dmhost/openapi.json",
             "/metrics"]
     # Precondition: with the daemon's own Host these answer (so a refusal below is the Host's).
     for path in gets[1:3]:
@@ -231,7 +231,7 @@ try:
             catch (e) { out.push([p, 0, String(e)]); }
           }
           for (const [p, b] of [["/control", {cmd: "pause-task", args: {name: "xs_task"}}],
-                                ["/api/v1/tasks/xs_task/pause", null]]) {
+                                ["/api/v1/dmhost/tasks/xs_task/pause", null]]) {
             try {
               const r = await fetch(p, {method: "POST", headers: {"Content-Type": "application/json"},
                                         body: b ? JSON.stringify(b) : undefined});

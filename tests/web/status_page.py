@@ -7,7 +7,7 @@ mysql-p1 (enable-relay), and has sampled page_sync's lag for some seconds before
 
 Checks: the page loads from the daemon alone; page_fake's progress bar moves; the lag chart has
 data points for page_sync with a lag above 0 and its line's pixels on the canvas, the first of
-them older than the page (the daemon's history, GET /api/v1/tasks/NAME/lag); Pause shows Paused
+them older than the page (the daemon's history, GET /api/v1/dmhost/tasks/NAME/lag); Pause shows Paused
 (query-status agrees), Resume shows Running (query-status agrees); Stop relay shows the relay
 Stopped, Start relay Running (operate-source show agrees each time), a second start's refusal in
 the fault line. Screenshots in out dir.

@@ -69,7 +69,7 @@ wpid=$!
 # chart must show that time, from before the page existed.
 lag_seen=""
 for _ in $(seq 1 200); do
-  curl -sS --noproxy '*' "http://$addr/api/v1/tasks/page_sync/lag" >"$work/lag.json" 2>/dev/null || true
+  curl -sS --noproxy '*' "http://$addr/api/v1/dmhost/tasks/page_sync/lag" >"$work/lag.json" 2>/dev/null || true
   if "$py" -c 'import json, sys
 s = json.load(open(sys.argv[1]))["sources"][0]["samples"]
 sys.exit(0 if len(s) >= 3 and max(v for _, v in s) > 0 else 1)' "$work/lag.json" 2>/dev/null; then

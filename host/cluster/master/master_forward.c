@@ -196,10 +196,10 @@ int master_ctl_query_lag(void *ud, const dmh_control_cmd *cmd, json_object *args
                          dm_error *err) {
   (void)ud, (void)args, (void)resp;
   dm_error_set(err, DM_ERR_LAG_CLUSTER, NULL,
-               "%s (GET /api/v1/tasks/{task-name}/lag): not served by `dmhost master`: the lag "
-               "history lives in the process running the sync (`dmhost serve`), and a cluster's "
-               "workers do not keep it; read dm_syncer_replication_lag_gauge from the workers' "
-               "GET /metrics (Prometheus) instead",
+               "%s (GET /api/v1/dmhost/tasks/{task-name}/lag): not served by `dmhost master`: "
+               "the lag history lives in the process running the sync (`dmhost serve`), and a "
+               "cluster's workers do not keep it; read dm_syncer_replication_lag_gauge from the "
+               "workers' GET /metrics (Prometheus) instead",
                cmd->name);
   return -1;
 }

@@ -1,5 +1,5 @@
 // dmhost's status page (docs/status-page.md): polls POST /control (query-status, operate-source
-// show) every 1.5 s, and each task's lag history kept by the daemon (GET /api/v1/tasks/NAME/lag:
+// show) every 1.5 s, and each task's lag history kept by the daemon (GET /api/v1/dmhost/tasks/NAME/lag:
 // all of it at first, then what came since); pause/resume and start/stop relay buttons.
 "use strict";
 const POLL_MS = 1500;
@@ -125,7 +125,7 @@ function renderErrors(errors) {
   if (!errors.length) box.append(el("p", {class: "muted"}, "none"));
 }
 
-// The daemon's lag samples of each task (GET /api/v1/tasks/NAME/lag): the whole history the
+// The daemon's lag samples of each task (GET /api/v1/dmhost/tasks/NAME/lag): the whole history the
 // first time a task is seen, then those after the newest read; a task gone takes its lines.
 async function fetchLag(tasks) {
   const names = new Set(tasks.map(t => t.taskName));
@@ -133,7 +133,7 @@ async function fetchLag(tasks) {
   for (const k of [...lagHistory.keys()]) if (!names.has(k.slice(0, k.lastIndexOf("/")))) lagHistory.delete(k);
   await Promise.all([...names].map(async name => {
     const since = lagSince.get(name);
-    const r = await fetch(`/api/v1/tasks/${encodeURIComponent(name)}/lag${since ? `?since=${since}` : ""}`);
+    const r = await fetch(`/api/v1/dmhost/tasks/${encodeURIComponent(name)}/lag${since ? `?since=${since}` : ""}`);
     const a = await r.json();
     if (!a.result) return; // stopped meanwhile: gone at the next poll
     if (a.nowMs) clockSkew = a.nowMs - Date.now();
