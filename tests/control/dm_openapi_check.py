@@ -55,7 +55,17 @@ _TRACKER = "needs the sync unit's schema_op slot and binlog-schema (plan row 16)
 _TEMPLATES = "needs the task-template command (plan row 14)"
 _CLUSTER = "needs the cluster-info command and a daemon's list-member (plan row 12)"
 _MASTER = "a master's operation: the cluster half of the driver runs a dmhost master (plan row 13)"
+_ROUTES = "needs DM's shapes on the existing commands (plan row 3: dm-routes' third step)"
 NOT_SEEN = {
+    "DMAPIGetSourceStatus": _ROUTES,
+    "DMAPIDeleteSource": _ROUTES,
+    "DMAPIEnableRelay": _ROUTES,
+    "DMAPIDisableRelay": _ROUTES,
+    "DMAPIPurgeRelay": _ROUTES,
+    "DMAPIDeleteTask": _ROUTES,
+    "DMAPIGetTaskStatus": _ROUTES,
+    "DMAPIStartTask": _ROUTES,
+    "DMAPIStopTask": _ROUTES,
     "DMAPICreateSource": _SOURCE_JSON,
     "DMAPIGetSourceList": _SOURCE_JSON + ", and `config source` (Source objects)",
     "DMAPIGetSource": _SOURCE_JSON + ", and `config source` (a Source object)",

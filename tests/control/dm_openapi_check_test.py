@@ -289,7 +289,7 @@ MUTATIONS = [
      "$.data[0].load_status.progress: 25 is not of type 'string'"),
     ("a dm.json without DM's operations", at("GET", "/api/v1/dm.json", 200),
      ("body", {"openapi": "3.0.0", "info": {}, "paths": {}}),
-     "the document does not declare GET /api/v1/tasks/{task-name}/status"),
+     "the document does not declare GET /api/v1/docs"),
     ("a dm.json with a path neither DM's nor dmhost's", at("GET", "/api/v1/dm.json", 200),
      ("body", {"openapi": "3.0.0", "info": {}, "paths": {"/api/v1/tasks/{task-name}/lag": {}}}),
      "the document declares /api/v1/tasks/{task-name}/lag: neither DM's path nor under"),
