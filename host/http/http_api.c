@@ -8,22 +8,40 @@
 
 #include "commands.h"
 #include "dmhost/sdk.h"
+#include "http_dm.h"
 
 /* The routes are commands.def's DMH_ROUTE rows, after the document's own. */
 #define DMH_P(arg, name)                                                                           \
-  { arg, DMH_API_PATH, name, true }
+  { arg, DMH_API_PATH, name, true, NULL }
 #define DMH_Q(arg, name)                                                                           \
-  { arg, DMH_API_QUERY, name, false }
+  { arg, DMH_API_QUERY, name, false, NULL }
+#define DMH_QB(arg, name)                                                                          \
+  { arg, DMH_API_QUERY_BOOL, name, false, NULL }
+#define DMH_QL(arg, name)                                                                          \
+  { arg, DMH_API_QUERY_LIST, name, false, NULL }
 #define DMH_B(arg, name, req)                                                                      \
-  { arg, DMH_API_BODY, name, req }
+  { arg, DMH_API_BODY, name, req, NULL }
+#define DMH_BL(arg, name)                                                                          \
+  { arg, DMH_API_BODY_LIST, name, false, NULL }
+#define DMH_BD(arg, name)                                                                          \
+  { arg, DMH_API_BODY_DIR, name, false, NULL }
+#define DMH_X(name, why)                                                                           \
+  { "", DMH_API_REFUSED, name, false, why }
+#define DMH_I(name, why)                                                                           \
+  { "", DMH_API_IGNORED, name, false, why }
+#define DMH_T(arg, member, kind)                                                                   \
+  { arg, DMH_API_TRANSLATED, member, true, #kind }
 #define DMH_F(arg, value)                                                                          \
-  { arg, DMH_API_FIXED, value, true }
+  { arg, DMH_API_FIXED, value, true, NULL }
+#define DMH_OWN DMH_API_OWN, 200, false
+#define DMH_DM(shape, status) DMH_API_##shape, status, false
+#define DMH_DM_ONE(shape, status) DMH_API_##shape, status, true
 
 static const dmh_api_route api_routes[] = {
-    {"GET", DMH_API_DM_JSON_PATH, NULL, {{0}}},
-    {"GET", DMH_API_DOCS_PATH, NULL, {{0}}},
-    {"GET", DMH_API_OPENAPI_PATH, NULL, {{0}}},
-#define DMH_ROUTE(cmd, method, path, ...) {method, path, cmd, {__VA_ARGS__}},
+    {"GET", DMH_API_DM_JSON_PATH, NULL, DMH_OWN, {{0}}},
+    {"GET", DMH_API_DOCS_PATH, NULL, DMH_OWN, {{0}}},
+    {"GET", DMH_API_OPENAPI_PATH, NULL, DMH_OWN, {{0}}},
+#define DMH_ROUTE(cmd, method, path, answer, ...) {method, path, cmd, answer, {__VA_ARGS__}},
 #include "commands.def"
 };
 
@@ -134,19 +152,85 @@ static bool api_arg_is_bool(const char *cmd, const char *arg) {
   return false;
 }
 
-/* args[a->arg] from the body's member: a string (or for "sqls" an array of strings, for a
- * DMH_ARG_BOOL argument true or false). */
-static int api_body_arg(const char *cmd, const dmh_api_arg *a, json_object *body, json_object *args,
-                        dm_error *err) {
+/* The body's member `name`, or NULL when absent or null. */
+static json_object *api_member(json_object *body, const char *name) {
   json_object *v = NULL;
-  if (!body || !json_object_object_get_ex(body, a->name, &v) || !v) {
+  return body && name && json_object_object_get_ex(body, name, &v) ? v : NULL;
+}
+
+/* A member that says nothing: null (absent), "", false, 0 or []. */
+static bool api_says_nothing(json_object *v) {
+  switch (v ? json_object_get_type(v) : json_type_null) {
+  case json_type_null:
+    return true;
+  case json_type_string:
+    return json_object_get_string_len(v) == 0;
+  case json_type_boolean:
+  case json_type_int:
+    return json_object_get_int64(v) == 0;
+  case json_type_array:
+    return json_object_array_length(v) == 0;
+  default:
+    return false;
+  }
+}
+
+/* args[a->arg]: the text kind a->why's translator makes of the object `v` (DMH_T). */
+static int api_translated(const dmh_api_route *route, const dmh_api_arg *a, json_object *v,
+                          json_object *args, dm_error *err) {
+  if (!v || !json_object_is_type(v, json_type_object)) {
+    dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL, "%s %s: %s%s%s must be a JSON object",
+                 route->method, route->path, a->name ? "the body's \"" : "the body",
+                 a->name ? a->name : "", a->name ? "\"" : "");
+    return -1;
+  }
+  char *text = NULL;
+  if (dmh_dm_translate(a->why, v, &text, err) < 0)
+    return -1;
+  json_object_object_add(args, a->arg, json_object_new_string(text));
+  free(text);
+  return 0;
+}
+
+/* A list argument from the body's array of strings `v` (DMH_BL). */
+static int api_body_list(const dmh_api_arg *a, json_object *v, json_object *args, dm_error *err) {
+  bool ok = json_object_is_type(v, json_type_array);
+  for (size_t k = 0; ok && k < json_object_array_length(v); k++)
+    ok = json_object_is_type(json_object_array_get_idx(v, k), json_type_string);
+  if (!ok) {
+    dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL, "the body's \"%s\" must be an array of strings",
+                 a->name);
+    return -1;
+  }
+  if (json_object_array_length(v) > 0)
+    json_object_object_add(args, a->arg, json_object_get(v));
+  return 0;
+}
+
+/* args[a->arg] from the body's member: a string (or for "sqls" an array of strings, for a
+ * DMH_ARG_BOOL argument true or false); the other body kinds as http_api.h says. */
+static int api_body_arg(const dmh_api_route *route, const dmh_api_arg *a, json_object *body,
+                        json_object *args, dm_error *err) {
+  json_object *v = api_member(body, a->name);
+  if (a->from == DMH_API_REFUSED && !api_says_nothing(v)) {
+    dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL, "%s %s: the body's \"%s\" is not done: %s",
+                 route->method, route->path, a->name, a->why);
+    return -1;
+  }
+  if (a->from == DMH_API_REFUSED || a->from == DMH_API_IGNORED)
+    return 0;
+  if (a->from == DMH_API_TRANSLATED)
+    return api_translated(route, a, a->name ? v : body, args, err);
+  if (!v) {
     if (!a->required)
       return 0;
     dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
                  "the body has no \"%s\"; this route needs it (docs/api.md)", a->name);
     return -1;
   }
-  bool is_bool = api_arg_is_bool(cmd, a->arg);
+  if (a->from == DMH_API_BODY_LIST)
+    return api_body_list(a, v, args, err);
+  bool is_bool = a->from == DMH_API_BODY && api_arg_is_bool(route->cmd, a->arg);
   bool ok = json_object_is_type(v, is_bool ? json_type_boolean : json_type_string);
   if (strcmp(a->arg, "sqls") == 0)
     ok = json_object_is_type(v, json_type_array);
@@ -157,7 +241,54 @@ static int api_body_arg(const char *cmd, const dmh_api_arg *a, json_object *body
                                              : "a string");
     return -1;
   }
+  if (a->from == DMH_API_BODY_DIR) { /* DIR/value, when both are given */
+    json_object *cur = NULL;
+    if (json_object_get_string_len(v) == 0 || !json_object_object_get_ex(args, a->arg, &cur))
+      return 0;
+    const char *dir = json_object_get_string(v);
+    size_t dl = strlen(dir);
+    while (dl > 1 && dir[dl - 1] == '/')
+      dl--;
+    char joined[1024];
+    snprintf(joined, sizeof joined, "%.*s/%s", (int)dl, dir, json_object_get_string(cur));
+    json_object_object_add(args, a->arg, json_object_new_string(joined));
+    return 0;
+  }
   json_object_object_add(args, a->arg, json_object_get(v));
+  return 0;
+}
+
+/* args[a->arg] from the query: the first value (DMH_Q), true or false (DMH_QB), every value
+ * (DMH_QL). */
+static int api_query_arg(const dmh_api_route *route, const dmh_api_arg *a, dmh_api_query_fn query,
+                         void *ud, json_object *args, dm_error *err) {
+  const char *vals[64];
+  size_t n = query ? query(ud, a->name, vals, a->from == DMH_API_QUERY_LIST ? 64 : 1) : 0;
+  if (n == 0)
+    return 0;
+  if (a->from == DMH_API_QUERY_LIST) {
+    json_object *l = json_object_new_array();
+    for (size_t k = 0; k < n; k++)
+      if (*vals[k])
+        json_object_array_add(l, json_object_new_string(vals[k]));
+    if (json_object_array_length(l) > 0)
+      json_object_object_add(args, a->arg, l);
+    else
+      json_object_put(l);
+    return 0;
+  }
+  if (a->from == DMH_API_QUERY_BOOL) {
+    if (strcmp(vals[0], "true") != 0 && strcmp(vals[0], "false") != 0) {
+      dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
+                   "%s %s: the query parameter %s must be true or false, not \"%.64s\"",
+                   route->method, route->path, a->name, vals[0]);
+      return -1;
+    }
+    json_object_object_add(args, a->arg, json_object_new_boolean(strcmp(vals[0], "true") == 0));
+    return 0;
+  }
+  if (*vals[0])
+    json_object_object_add(args, a->arg, json_object_new_string(vals[0]));
   return 0;
 }
 
@@ -166,8 +297,14 @@ static int api_body_known(const dmh_api_route *route, json_object *body, dm_erro
   json_object_object_foreach(body, key, val) {
     (void)val;
     bool known = false;
-    for (size_t i = 0; i < DMH_API_MAX_ARGS && route->args[i].arg && !known; i++)
-      known = route->args[i].from == DMH_API_BODY && strcmp(route->args[i].name, key) == 0;
+    for (size_t i = 0; i < DMH_API_MAX_ARGS && route->args[i].arg && !known; i++) {
+      dmh_api_from f = route->args[i].from;
+      if (f == DMH_API_TRANSLATED && !route->args[i].name)
+        return 0; /* the whole body is the object: its translator judges every member */
+      known = f != DMH_API_PATH && f != DMH_API_FIXED && f != DMH_API_QUERY &&
+              f != DMH_API_QUERY_BOOL && f != DMH_API_QUERY_LIST &&
+              strcmp(route->args[i].name, key) == 0;
+    }
     if (!known) {
       dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
                    "%s %s: the body has a member \"%s\" this route does not take (docs/api.md)",
@@ -204,9 +341,8 @@ static json_object *api_parse_body(const char *body, size_t len, dm_error *err) 
   return o;
 }
 
-char *dmh_api_request(const dmh_api_route *route, const char *url,
-                      const char *(*query)(void *ud, const char *name), void *query_ud,
-                      const char *body, size_t len, dm_error *err) {
+char *dmh_api_request(const dmh_api_route *route, const char *url, dmh_api_query_fn query,
+                      void *query_ud, const char *body, size_t len, dm_error *err) {
   json_object *jb = NULL;
   if (len > 0 && !(jb = api_parse_body(body, len, err)))
     return NULL;
@@ -219,22 +355,26 @@ char *dmh_api_request(const dmh_api_route *route, const char *url,
   for (size_t i = 0; i < DMH_API_MAX_ARGS && route->args[i].arg; i++) {
     const dmh_api_arg *a = &route->args[i];
     char v[512];
-    const char *val = NULL;
-    if (a->from == DMH_API_FIXED)
-      val = a->name;
-    else if (a->from == DMH_API_PATH) {
+    if (a->from == DMH_API_FIXED) { /* "true" for a DMH_ARG_BOOL argument: the boolean */
+      json_object_object_add(args, a->arg,
+                             api_arg_is_bool(route->cmd, a->arg)
+                                 ? json_object_new_boolean(strcmp(a->name, "true") == 0)
+                                 : json_object_new_string(a->name));
+    } else if (a->from == DMH_API_PATH) {
       if (api_param(route->path, url, a->name, v, sizeof v) < 0) {
         dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL, "the path parameter {%s} is too long",
                      a->name);
         goto out;
       }
-      val = v;
-    } else if (a->from == DMH_API_QUERY)
-      val = query ? query(query_ud, a->name) : NULL;
-    else if (api_body_arg(route->cmd, a, jb, args, err) < 0)
+      if (*v)
+        json_object_object_add(args, a->arg, json_object_new_string(v));
+    } else if (a->from == DMH_API_QUERY || a->from == DMH_API_QUERY_BOOL ||
+               a->from == DMH_API_QUERY_LIST) {
+      if (api_query_arg(route, a, query, query_ud, args, err) < 0)
+        goto out;
+    } else if (api_body_arg(route, a, jb, args, err) < 0) {
       goto out;
-    if (val && *val)
-      json_object_object_add(args, a->arg, json_object_new_string(val));
+    }
   }
   line = strdup(json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN));
   if (!line)

@@ -26,29 +26,55 @@
 /* dmhost's own routes: under it the socket's answers and refusals; elsewhere DM's (http_dm.h) */
 #define DMH_API_OWN_PREFIX "/api/v1/dmhost/"
 
-/* Where a command argument comes from. */
+/* Where a command argument comes from (commands.def's DMH_P, DMH_Q, ... in its header). */
 typedef enum dmh_api_from {
   DMH_API_NONE = 0,
-  DMH_API_PATH,  /* the path parameter `name` ({name} in the template) */
-  DMH_API_QUERY, /* the query parameter `name` (optional) */
-  DMH_API_BODY,  /* the body's member `name` (a string, or an array for "sqls") */
-  DMH_API_FIXED, /* the value `name` itself */
+  DMH_API_PATH,       /* the path parameter `name` ({name} in the template) */
+  DMH_API_QUERY,      /* the query parameter `name` (optional) */
+  DMH_API_QUERY_BOOL, /* the query parameter `name`: true or false, a DMH_ARG_BOOL argument */
+  DMH_API_QUERY_LIST, /* every query parameter `name` (a=x&a=y, OpenAPI's form explode): a list */
+  DMH_API_BODY,       /* the body's member `name` (a string, or an array for "sqls") */
+  DMH_API_BODY_LIST,  /* the body's member `name`, an array of strings: a list argument */
+  DMH_API_BODY_DIR,   /* the body's member `name`, a folder put before the argument's value */
+  DMH_API_REFUSED,    /* the body's member `name` refused when it says anything (`why`) */
+  DMH_API_IGNORED,    /* the body's member `name` taken with no effect (`why`, documented) */
+  DMH_API_TRANSLATED, /* the body's member `name` (NULL: the whole body), an object, as the text
+                         the translator of kind `why` makes of it (http_dm.h) */
+  DMH_API_FIXED,      /* the value `name` itself */
 } dmh_api_from;
 
 typedef struct dmh_api_arg {
-  const char *arg; /* the command's argument */
+  const char *arg; /* the command's argument ("" for REFUSED and IGNORED: none) */
   dmh_api_from from;
   const char *name;
-  bool required; /* DMH_API_BODY: the member must be there */
+  bool required;   /* DMH_API_BODY: the member must be there */
+  const char *why; /* REFUSED, IGNORED: said in the refusal, or the reason it is taken */
 } dmh_api_arg;
 
-#define DMH_API_MAX_ARGS 5
+/* How a route answers (commands.def's answer column: DMH_OWN, DMH_DM(SHAPE, status)). */
+typedef enum dmh_api_shape {
+  DMH_API_OWN = 0,       /* dmhost's own: the socket's JSON, 200 */
+  DMH_API_EMPTY,         /* DM's c.Status(status): no body */
+  DMH_API_TASK_STATUS,   /* GetTaskStatusResponse {total, data: [SubTaskStatus]} (query-status) */
+  DMH_API_SOURCE_STATUS, /* GetSourceStatusResponse {total, data: [SourceStatus]} (operate-source) */
+  DMH_API_MASTERS,       /* GetClusterMasterListResponse (list-member --master) */
+  DMH_API_WORKERS,       /* GetClusterWorkerListResponse (list-member --worker) */
+  DMH_API_SHAPES
+} dmh_api_shape;
+
+#define DMH_API_MAX_ARGS 8
 typedef struct dmh_api_route {
   const char *method;
-  const char *path; /* "/api/v1/dmhost/tasks/{task-name}/status", as docs/openapi.json spells it */
-  const char *cmd;  /* NULL: the OpenAPI document itself */
+  const char *path; /* "/api/v1/tasks/{task-name}/status", as docs/openapi.json spells it */
+  const char *cmd;  /* NULL: the OpenAPI document itself (or its page) */
+  dmh_api_shape shape;
+  unsigned status;    /* DM's status on success (DMH_OWN: 200) */
+  bool not_found_404; /* DM's GET of one item: DM_ERR_NOT_FOUND answers 404, not 400 */
   dmh_api_arg args[DMH_API_MAX_ARGS];
 } dmh_api_route;
+
+/* The query parameters of a request: up to `max` values of `name` into values[], their count. */
+typedef size_t (*dmh_api_query_fn)(void *ud, const char *name, const char **values, size_t max);
 
 /* The table, and its length. */
 const dmh_api_route *dmh_api_routes(size_t *n);
@@ -66,12 +92,12 @@ const char *dmh_api_docs_html(size_t *len);
 int dmh_api_match(const char *method, const char *url, const dmh_api_route **route, char *allow,
                   size_t allow_size, dm_error *err);
 
-/* The control request of `route` for `url`, its query parameters (`query(ud, name)`: the value
- * or NULL) and the body (`body` of `len`, JSON object or empty): a malloc'd {"cmd", "args"} line,
- * or NULL with *err (DM_ERR_CONTROL_REQUEST: the body is not a JSON object, a member the route
- * does not take, a required member missing or not a string). */
-char *dmh_api_request(const dmh_api_route *route, const char *url,
-                      const char *(*query)(void *ud, const char *name), void *query_ud,
-                      const char *body, size_t len, dm_error *err);
+/* The control request of `route` for `url`, its query parameters (`query`, NULL: none) and the
+ * body (`body` of `len`, JSON object or empty): a malloc'd {"cmd", "args"} line, or NULL with
+ * *err (DM_ERR_CONTROL_REQUEST: the body is not a JSON object, a member the route does not take
+ * or refuses, a required member missing or of the wrong type, a query boolean that is not
+ * true or false). */
+char *dmh_api_request(const dmh_api_route *route, const char *url, dmh_api_query_fn query,
+                      void *query_ud, const char *body, size_t len, dm_error *err);
 
 #endif /* DMH_HTTP_API_H */

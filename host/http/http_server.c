@@ -93,81 +93,26 @@ static bool http_is_loopback(const struct sockaddr *sa) {
 
 /* ---- server ---- */
 
-/* Queue `body` (freed) as the JSON answer; a refusal (status other than 200) also closes the
- * connection, so a refused client keeps no slot. */
-static enum MHD_Result http_send(struct MHD_Connection *conn, unsigned status, char *body,
-                                 const char *allow) {
-  if (!body)
-    return MHD_NO;
-  size_t len = strlen(body);
-  char *line = realloc(body, len + 2); /* the socket's line, newline included */
-  if (!line) {
-    free(body);
-    return MHD_NO;
-  }
-  line[len] = '\n';
-  line[len + 1] = '\0';
-  struct MHD_Response *resp = MHD_create_response_from_buffer(len + 1, line, MHD_RESPMEM_MUST_FREE);
-  if (!resp) {
-    free(line);
-    return MHD_NO;
-  }
-  MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-  if (status != MHD_HTTP_OK)
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
-  if (allow)
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
-  enum MHD_Result rc = MHD_queue_response(conn, status, resp);
-  MHD_destroy_response(resp);
-  return rc;
+/* The query's values of one name (MHD_lookup_connection_value gives only the first). */
+typedef struct http_query_walk {
+  const char *name;
+  const char **values;
+  size_t n, max;
+} http_query_walk;
+
+static enum MHD_Result http_query_one(void *ud, enum MHD_ValueKind kind, const char *key,
+                                      const char *value) {
+  (void)kind;
+  http_query_walk *w = ud;
+  if (strcmp(key, w->name) == 0 && w->n < w->max)
+    w->values[w->n++] = value ? value : "";
+  return w->n < w->max ? MHD_YES : MHD_NO;
 }
 
-static enum MHD_Result http_refuse_allow(dmh_control_http *h, struct MHD_Connection *conn,
-                                         unsigned status, const dm_error *err, const char *allow) {
-  if (status == MHD_HTTP_FORBIDDEN)
-    dmh_log(DM_LOG_WARN, "control", "%s", err->message);
-  return http_send(conn, status, h->opts.refusal ? h->opts.refusal(err) : NULL, allow);
-}
-
-static enum MHD_Result http_refuse(dmh_control_http *h, struct MHD_Connection *conn,
-                                   unsigned status, const dm_error *err) {
-  return http_refuse_allow(h, conn, status, err, NULL);
-}
-
-/* A path under /api/: its route in *route (0), or -1 with the refusal (404, 405 with Allow, 400)
- * or the OpenAPI document queued in *rc. */
-static int http_api_route(dmh_control_http *h, struct MHD_Connection *conn, const char *url,
-                          const char *method, const dmh_api_route **route, enum MHD_Result *rc) {
-  dm_error err;
-  char allow[64];
-  int status = dmh_api_match(method, url, route, allow, sizeof allow, &err);
-  if (status != 0) {
-    *rc = http_refuse_allow(h, conn, (unsigned)status, &err, status == 405 ? allow : NULL);
-    return -1;
-  }
-  if ((*route)->cmd)
-    return 0;
-  bool page = strcmp((*route)->path, DMH_API_DOCS_PATH) == 0;
-  size_t len;
-  const char *doc = page ? dmh_api_docs_html(&len) : dmh_api_openapi(&len);
-  struct MHD_Response *resp =
-      doc ? MHD_create_response_from_buffer(len, (void *)doc, MHD_RESPMEM_PERSISTENT) : NULL;
-  if (!resp) {
-    *rc = MHD_NO;
-    return -1;
-  }
-  MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-                          page ? "text/html; charset=utf-8" : "application/json");
-  if (page) /* the page loads nothing and runs nothing (http_docs.c) */
-    MHD_add_response_header(resp, "Content-Security-Policy",
-                            "default-src 'none'; frame-ancestors 'none'");
-  *rc = MHD_queue_response(conn, MHD_HTTP_OK, resp);
-  MHD_destroy_response(resp);
-  return -1;
-}
-
-static const char *http_query(void *ud, const char *name) {
-  return MHD_lookup_connection_value(ud, MHD_GET_ARGUMENT_KIND, name);
+static size_t http_query(void *ud, const char *name, const char **values, size_t max) {
+  http_query_walk w = {name, values, 0, max};
+  MHD_get_connection_values(ud, MHD_GET_ARGUMENT_KIND, http_query_one, &w);
+  return w.n;
 }
 
 /* GET /metrics: the process's registry in Prometheus' text format (metrics.h), after the same
@@ -178,7 +123,7 @@ static enum MHD_Result http_metrics(dmh_control_http *h, struct MHD_Connection *
   if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
     dm_error_set(&err, DM_ERR_CONTROL_REQUEST, NULL, "%s " DMH_METRICS_HTTP_PATH ": only GET",
                  method);
-    return http_refuse(h, conn, MHD_HTTP_METHOD_NOT_ALLOWED, &err);
+    return http_refuse(h, conn, NULL, MHD_HTTP_METHOD_NOT_ALLOWED, &err);
   }
   size_t len = 0;
   char *text = dmh_metrics_render(dmh_metrics_process(), &len);
@@ -252,7 +197,7 @@ static int http_check_headers(dmh_control_http *h, struct MHD_Connection *conn, 
   }
   if (!hc->admitted &&
       (h->tls ? http_admit_cert(h, conn, &err) < 0 : http_admit_local(h, conn, &err) < 0)) {
-    *rc = http_refuse(h, conn, MHD_HTTP_FORBIDDEN, &err);
+    *rc = http_refuse(h, conn, url, MHD_HTTP_FORBIDDEN, &err);
     return -1;
   }
   if (!hc->admitted)
@@ -265,7 +210,7 @@ static int http_check_headers(dmh_control_http *h, struct MHD_Connection *conn, 
                        : err.code == DM_ERR_CONTROL_CROSS_SITE ? &h->log_cross
                                                                : &h->log_type;
     http_log_limited(h, rl, DM_LOG_WARN, "refused (%d): %s", (int)err.code, err.message);
-    *rc = http_send(conn, status, h->opts.refusal ? h->opts.refusal(&err) : NULL, NULL);
+    *rc = http_send(conn, status, http_refusal_body(h, url, &err), NULL);
     return -1;
   }
   if (strcmp(url, DMH_METRICS_HTTP_PATH) == 0) {
@@ -278,7 +223,7 @@ static int http_check_headers(dmh_control_http *h, struct MHD_Connection *conn, 
                  " only (no status page, API or commands: run the task under dmhost serve "
                  "--listen for those, docs/status-page.md); stop it with SIGINT or SIGTERM",
                  url);
-    *rc = http_refuse(h, conn, MHD_HTTP_NOT_FOUND, &err);
+    *rc = http_refuse(h, conn, url, MHD_HTTP_NOT_FOUND, &err);
     return -1;
   }
   if (dmh_status_page_find(url)) { /* the status page's files (status_page.h) */
@@ -295,20 +240,20 @@ static int http_check_headers(dmh_control_http *h, struct MHD_Connection *conn, 
                  " (or GET " DMH_METRICS_HTTP_PATH
                  ", GET / for the status page, or the API: GET " DMH_API_OPENAPI_PATH ")",
                  url);
-    *rc = http_refuse(h, conn, MHD_HTTP_NOT_FOUND, &err);
+    *rc = http_refuse(h, conn, url, MHD_HTTP_NOT_FOUND, &err);
     return -1;
   } else if (strcmp(method, MHD_HTTP_METHOD_POST) != 0) {
     dm_error_set(&err, DM_ERR_CONTROL_REQUEST, NULL,
                  "%s " DMH_CONTROL_HTTP_PATH ": only POST, with the request object as the body",
                  method);
-    *rc = http_refuse_allow(h, conn, MHD_HTTP_METHOD_NOT_ALLOWED, &err, MHD_HTTP_METHOD_POST);
+    *rc = http_refuse_allow(h, conn, url, MHD_HTTP_METHOD_NOT_ALLOWED, &err, MHD_HTTP_METHOD_POST);
     return -1;
   }
   const char *clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
   if (clen && strtoull(clen, NULL, 10) > DMH_CONTROL_LINE_MAX) {
     dm_error_set(&err, DM_ERR_CONTROL_REQUEST, NULL,
                  "request body of %s bytes is longer than %d bytes", clen, DMH_CONTROL_LINE_MAX);
-    *rc = http_refuse(h, conn, MHD_HTTP_CONTENT_TOO_LARGE, &err);
+    *rc = http_refuse(h, conn, url, MHD_HTTP_CONTENT_TOO_LARGE, &err);
     return -1;
   }
   return 0;
@@ -452,7 +397,7 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *conn, const
     return MHD_YES;
   }
   if (req->suspended) /* resumed: its command has answered (http_job) */
-    return http_send(conn, MHD_HTTP_OK, http_take_answer(req), NULL);
+    return http_reply(conn, req->route, http_take_answer(req));
   /* The whole body is in. Whitespace after the object is framing (a file posted with its last
    * newline), as the socket's newline is. */
   size_t len = req->len;
@@ -465,7 +410,7 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *conn, const
   if (req->route) {
     dm_error err;
     if (!(api_line = dmh_api_request(req->route, req->url, http_query, conn, line, len, &err)))
-      return http_refuse(h, conn, MHD_HTTP_BAD_REQUEST, &err);
+      return http_refuse(h, conn, req->url, MHD_HTTP_BAD_REQUEST, &err);
     line = api_line;
     len = strlen(api_line);
   }
@@ -475,7 +420,7 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *conn, const
   }
   char *answer = h->opts.handler(h->opts.ud, line, len);
   free(api_line);
-  return http_send(conn, MHD_HTTP_OK, answer, NULL);
+  return http_reply(conn, req->route, answer);
 }
 
 /* A request is done (answered, or dropped). Runs on its connection's pool thread: the thread's

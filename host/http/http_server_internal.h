@@ -1,8 +1,8 @@
-/* The HTTP server's own header, shared by its three files: http_server.c (the daemon: start and
- * stop, routing, requests, answers), http_admission.c (who may connect: the peer's uid, the client
- * certificate, the connections waiting for their headers and the reaper, the rate-limited log)
- * and http_site.c (the browser's headers: Host, Origin, Sec-Fetch-Site, Content-Type). The public
- * API is control_http.h. */
+/* The HTTP server's own header, shared by its files: http_server.c (the daemon: start and stop,
+ * routing, requests), http_answer.c (answers and refusals), http_admission.c (who may connect:
+ * the peer's uid, the client certificate, the connections waiting for their headers and the
+ * reaper, the rate-limited log) and http_site.c (the browser's headers: Host, Origin,
+ * Sec-Fetch-Site, Content-Type). The public API is control_http.h. */
 #ifndef DMHOST_HTTP_SERVER_INTERNAL_H
 #define DMHOST_HTTP_SERVER_INTERNAL_H
 
@@ -106,6 +106,26 @@ void http_admitted(dmh_control_http *h, http_conn *c);
 void http_started(dmh_control_http *h, struct MHD_Connection *conn, void **socket_context);
 int http_allowed_split(dmh_control_http *h, const char *text, dm_error *err);
 void http_stop_reaper(dmh_control_http *h);
+
+/* ---- http_answer.c ---- */
+
+struct dmh_api_route;
+enum MHD_Result http_send(struct MHD_Connection *conn, unsigned status, char *body,
+                          const char *allow);
+/* The answer of a route's command (the socket's JSON, freed): as it is (no route, DMH_OWN), or
+ * DM's (http_dm.h). */
+enum MHD_Result http_reply(struct MHD_Connection *conn, const struct dmh_api_route *route,
+                           char *answer);
+/* The refusal's body for `url`: the socket's error shape, on DM's paths DM's ErrorWithMessage. */
+char *http_refusal_body(dmh_control_http *h, const char *url, const dm_error *err);
+enum MHD_Result http_refuse_allow(dmh_control_http *h, struct MHD_Connection *conn, const char *url,
+                                  unsigned status, const dm_error *err, const char *allow);
+enum MHD_Result http_refuse(dmh_control_http *h, struct MHD_Connection *conn, const char *url,
+                            unsigned status, const dm_error *err);
+/* A path under /api/: its route in *route (0), or -1 with the refusal (404, 405 with Allow, 400)
+ * or the OpenAPI document (or its page) queued in *rc. */
+int http_api_route(dmh_control_http *h, struct MHD_Connection *conn, const char *url,
+                   const char *method, const struct dmh_api_route **route, enum MHD_Result *rc);
 
 /* ---- http_site.c ---- */
 

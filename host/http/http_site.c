@@ -111,7 +111,8 @@ static const char *http_shown(const char *v, char *buf, size_t size) {
  * 403 DM_ERR_CONTROL_CROSS_SITE (an Origin that is not the daemon's, Sec-Fetch-Site cross-site, or
  * same-site without the daemon's Origin), 415 DM_ERR_CONTROL_CONTENT_TYPE (a write that is not
  * application/json: the only types a page of another origin may send without a CORS preflight are
- * text/plain, forms and multipart, and the daemon never answers a preflight). */
+ * text/plain, forms and multipart, and the daemon never answers a preflight; a write with no
+ * body, no Content-Type and no Origin is admitted: a script's, never a page's). */
 unsigned http_check_site(const dmh_control_http *h, struct MHD_Connection *conn, const char *url,
                          const char *method, dm_error *err) {
   char shown[96], path[96];
@@ -151,6 +152,13 @@ unsigned http_check_site(const dmh_control_http *h, struct MHD_Connection *conn,
     return 0;
   const char *type =
       MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+  /* A write with no body, no type and no Origin is a script's (DM's own do `curl -X POST
+   * .../tasks/t/stop`): a browser sends Origin with every POST, PUT and DELETE, so a page's write
+   * never passes here, and with no body it carries nothing a type would describe. */
+  const char *clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+  const char *te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Transfer-Encoding");
+  if (!type && !origin && !te && (!clen || strcmp(clen, "0") == 0))
+    return 0;
   static const char json[] = "application/json";
   size_t tl = strlen(json);
   if (type) {

@@ -908,6 +908,30 @@ static void test_dmctl_through_masters(void) {
   CU_ASSERT_EQUAL(status, 200);
   CU_ASSERT(r && strstr(tm_text(r), "\"/api/v1/dmhost/tasks/{task-name}/status\""));
   json_object_put(r);
+  /* DM's cluster lists from list-member, in DM's shapes: every master once, one leader */
+  r = tm_api(fport, "GET", "/api/v1/cluster/masters", NULL, &status);
+  CU_ASSERT_EQUAL(status, 200);
+  json_object *data = NULL, *total = NULL;
+  CU_ASSERT_FATAL(r && json_object_object_get_ex(r, "data", &data) &&
+                  json_object_object_get_ex(r, "total", &total));
+  CU_ASSERT(json_object_array_length(data) >= 2 &&
+            json_object_get_int64(total) == (int64_t)json_object_array_length(data));
+  int leaders = 0;
+  for (size_t i = 0; i < json_object_array_length(data); i++) {
+    json_object *m = json_object_array_get_idx(data, i), *f = NULL;
+    CU_ASSERT(json_object_object_get_ex(m, "addr", &f) && json_object_get_string_len(f) > 0);
+    CU_ASSERT(json_object_object_get_ex(m, "alive", &f) && json_object_get_boolean(f));
+    leaders += json_object_object_get_ex(m, "leader", &f) && json_object_get_boolean(f);
+    CU_ASSERT_EQUAL(json_object_object_length(m), 4); /* name, alive, leader, addr */
+  }
+  CU_ASSERT_EQUAL(leaders, 1);
+  json_object_put(r);
+  r = tm_api(fport, "GET", "/api/v1/cluster/workers", NULL, &status);
+  CU_ASSERT_EQUAL(status, 200);
+  CU_ASSERT(r && json_object_object_get_ex(r, "data", &data) &&
+            json_object_is_type(data, json_type_array) &&
+            !json_object_object_get_ex(r, "result", NULL));
+  json_object_put(r);
   r = tm_api(fport, "DELETE", "/api/v1/dmhost/tasks", NULL, &status);
   CU_ASSERT_EQUAL(status, 405);
   CU_ASSERT_EQUAL(tm_code(r), DM_ERR_CONTROL_REQUEST);

@@ -189,6 +189,8 @@ static void test_table(void) {
       fprintf(stderr, "\n  %s %s: no command %s", r[i].method, r[i].path, r[i].cmd);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     for (size_t a = 0; a < DMH_API_MAX_ARGS && r[i].args[a].arg; a++) {
+      if (r[i].args[a].from == DMH_API_REFUSED || r[i].args[a].from == DMH_API_IGNORED)
+        continue; /* no argument: a member of DM's request refused or taken as nothing */
       bool takes = false;
       for (int k = 0; k < DMH_CMD_MAX_ARGS && c->args[k].name && !takes; k++)
         takes = strcmp(c->args[k].name, r[i].args[a].arg) == 0;

@@ -11,10 +11,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "commands.h"
 #include "control.h"
 #include "cunit_run.h"
 #include "dmhost/sdk.h"
 #include "http_api.h"
+#include "http_dm.h"
 
 static json_object *load_doc(void) {
   size_t len;
@@ -99,13 +101,21 @@ static void test_commands_exist(void) {
       if (strcmp(json_object_get_string(name), r[i].cmd) == 0)
         json_object_object_get_ex(c, "args", &found);
     }
+    const dmh_command *def = dmh_command_find(r[i].cmd);
+    if (!found && def && (def->flags & DMH_CMD_MASTER_ONLY))
+      continue; /* a master's (list-member, transfer-source): test_control_commands checks it */
     if (!found) {
       fprintf(stderr, "\n  %s %s: no command %s", r[i].method, r[i].path, r[i].cmd);
       CU_FAIL("a route's command is not in the table");
       continue;
     }
     for (size_t a = 0; a < DMH_API_MAX_ARGS && r[i].args[a].arg; a++) {
+      if (r[i].args[a].from == DMH_API_REFUSED || r[i].args[a].from == DMH_API_IGNORED)
+        continue; /* no argument: a member of DM's request refused or taken as nothing */
       bool takes = false;
+      for (int k = 0; def && k < DMH_CMD_MAX_ARGS && def->args[k].name; k++)
+        takes |= strcmp(def->args[k].name, r[i].args[a].arg) == 0 &&
+                 (def->args[k].flags & DMH_ARG_MASTER); /* a master's argument (worker) */
       for (size_t k = 0; k < json_object_array_length(found); k++)
         takes |= strcmp(json_object_get_string(json_object_array_get_idx(found, k)),
                         r[i].args[a].arg) == 0;
@@ -190,6 +200,328 @@ static void test_request_bool_member(void) {
   free(line);
 }
 
+/* ---- DM's answers (http_dm.h) from canned socket answers ---- */
+
+static const dmh_api_route *route_of(const char *method, const char *url) {
+  const dmh_api_route *route = NULL;
+  char allow[64];
+  dm_error err;
+  CU_ASSERT_EQUAL_FATAL(dmh_api_match(method, url, &route, allow, sizeof allow, &err), 0);
+  return route;
+}
+
+/* dmh_dm_answer of `answer` on `route`: the parsed body (NULL when empty), *status. */
+static json_object *dm_answer(const dmh_api_route *route, const char *answer, unsigned *status,
+                              bool *empty) {
+  char *body = dmh_dm_answer(route, strdup(answer), status, empty);
+  json_object *o = body ? json_tokener_parse(body) : NULL;
+  CU_ASSERT(*empty || o);
+  free(body);
+  return o;
+}
+
+static const char *get_str(json_object *o, const char *key) {
+  json_object *v = NULL;
+  return json_object_object_get_ex(o, key, &v) ? json_object_get_string(v) : NULL;
+}
+
+static int64_t get_int(json_object *o, const char *key) {
+  json_object *v = NULL;
+  return json_object_object_get_ex(o, key, &v) ? json_object_get_int64(v) : -1;
+}
+
+static json_object *get(json_object *o, const char *key) {
+  json_object *v = NULL;
+  return json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+#define NOT_FOUND_ANSWER                                                                           \
+  "{\"result\": false, \"msg\": \"query-status: task \\\"t9\\\" not found\", \"error\": "          \
+  "{\"ErrCode\": 14003, \"ErrClass\": \"control\", \"ErrScope\": \"internal\", \"ErrLevel\": "     \
+  "\"low\", \"Message\": \"task \\\"t9\\\" not found\", \"RawCause\": \"\", \"Workaround\": "      \
+  "\"Use query-status to list the tasks.\", \"Resumable\": false}}"
+
+/* A failure: 400 with DM's ErrorWithMessage in terror's format (RawCause left out when empty, as
+ * terror does); DMH_DM_ONE's routes answer DM_ERR_NOT_FOUND with 404; others stay 400. */
+static void test_dm_error(void) {
+  unsigned status = 0;
+  bool empty = true;
+  json_object *o =
+      dm_answer(route_of("DELETE", "/api/v1/tasks/t9"), NOT_FOUND_ANSWER, &status, &empty);
+  CU_ASSERT_EQUAL(status, 400);
+  CU_ASSERT_FALSE(empty);
+  CU_ASSERT_EQUAL(get_int(o, "error_code"), 14003);
+  CU_ASSERT_STRING_EQUAL(get_str(o, "error_msg"),
+                         "[code=14003:class=control:scope=internal:level=low], Message: task "
+                         "\"t9\" not found, Workaround: Use query-status to list the tasks.");
+  CU_ASSERT_EQUAL(json_object_object_length(o), 2);
+  json_object_put(o);
+  dmh_api_route one = *route_of("DELETE", "/api/v1/tasks/t9");
+  one.not_found_404 = true;
+  o = dm_answer(&one, NOT_FOUND_ANSWER, &status, &empty);
+  CU_ASSERT_EQUAL(status, 404);
+  json_object_put(o);
+  /* a RawCause is said */
+  char *body = dmh_dm_refusal(strdup(
+      "{\"result\": false, \"msg\": \"m\", \"error\": {\"ErrCode\": 14002, \"ErrClass\": "
+      "\"control\", \"ErrScope\": \"internal\", \"ErrLevel\": \"medium\", \"Message\": \"m\", "
+      "\"RawCause\": \"why\", \"Workaround\": \"\"}}"));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(body);
+  o = json_tokener_parse(body);
+  CU_ASSERT_STRING_EQUAL(get_str(o, "error_msg"),
+                         "[code=14002:class=control:scope=internal:level=medium], Message: m, "
+                         "RawCause: why");
+  CU_ASSERT_EQUAL(get_int(o, "error_code"), 14002);
+  json_object_put(o);
+  free(body);
+}
+
+/* EMPTY: DM's status and no body, 204 for the deletes, 200 for the relay and task operations. */
+static void test_dm_empty(void) {
+  unsigned status = 0;
+  bool empty = false;
+  const char *ok = "{\"result\": true, \"msg\": \"\", \"sources\": []}";
+  CU_ASSERT_PTR_NULL(dm_answer(route_of("DELETE", "/api/v1/tasks/t1"), ok, &status, &empty));
+  CU_ASSERT(empty);
+  CU_ASSERT_EQUAL(status, 204);
+  CU_ASSERT_PTR_NULL(dm_answer(route_of("DELETE", "/api/v1/sources/s1"), ok, &status, &empty));
+  CU_ASSERT_EQUAL(status, 204);
+  const char *twohundred[][2] = {
+      {"POST", "/api/v1/sources/s1/relay/enable"}, {"POST", "/api/v1/sources/s1/relay/disable"},
+      {"POST", "/api/v1/sources/s1/relay/purge"},  {"POST", "/api/v1/sources/s1/transfer"},
+      {"POST", "/api/v1/tasks/t1/start"},          {"POST", "/api/v1/tasks/t1/stop"}};
+  for (size_t i = 0; i < sizeof twohundred / sizeof twohundred[0]; i++) {
+    empty = false;
+    CU_ASSERT_PTR_NULL(
+        dm_answer(route_of(twohundred[i][0], twohundred[i][1]), ok, &status, &empty));
+    CU_ASSERT(empty);
+    CU_ASSERT_EQUAL(status, 200);
+  }
+}
+
+/* GetTaskStatusResponse from query-status NAME: DM's names, the stage map (New, Pausing,
+ * Resuming, Stopping into DM's enum), each unit's status, the errors as terror lines. */
+static void test_dm_task_status(void) {
+  const char *answer =
+      "{\"result\": true, \"msg\": \"\", \"sources\": ["
+      "{\"result\": true, \"sourceStatus\": {\"source\": \"s1\", \"worker\": \"w1\", "
+      "\"relayStatus\": null}, \"subTaskStatus\": [{\"name\": \"t1\", \"source\": \"s1\", "
+      "\"stage\": \"New\", \"unit\": \"Dump\", \"result\": null, \"unresolvedDDLLockID\": \"\", "
+      "\"dumpStatus\": {\"totalTables\": 4, \"completedTables\": 1, \"finishedBytes\": 100, "
+      "\"finishedRows\": 25, \"totalRows\": 100, \"bps\": 7}}]},"
+      "{\"result\": true, \"sourceStatus\": {\"source\": \"s2\", \"worker\": \"w1\", "
+      "\"relayStatus\": {\"stage\": \"Running\"}}, \"subTaskStatus\": [{\"name\": \"t1\", "
+      "\"source\": \"s2\", \"stage\": \"Pausing\", \"unit\": \"Sync\", \"result\": "
+      "{\"isCanceled\": "
+      "false, \"errors\": [{\"ErrCode\": 36001, \"ErrClass\": \"sync-unit\", \"ErrScope\": "
+      "\"downstream\", \"ErrLevel\": \"high\", \"Message\": \"boom\", \"RawCause\": \"\", "
+      "\"Workaround\": \"\"}]}, \"syncStatus\": {\"totalRows\": 9, \"totalRps\": 3, \"recentRps\": "
+      "2, \"masterBinlog\": \"(mysql-bin.000002, 400)\", \"masterBinlogGtid\": \"0-1-9\", "
+      "\"syncerBinlog\": \"(mysql-bin.000002, 300)\", \"syncerBinlogGtid\": \"0-1-8\", "
+      "\"synced\": false, \"secondsBehindMaster\": 5}}]}]}";
+  unsigned status = 0;
+  bool empty = true;
+  json_object *o = dm_answer(route_of("GET", "/api/v1/tasks/t1/status"), answer, &status, &empty);
+  CU_ASSERT_EQUAL(status, 200);
+  CU_ASSERT_EQUAL(get_int(o, "total"), 2);
+  json_object *data = get(o, "data");
+  CU_ASSERT_FATAL(data && json_object_array_length(data) == 2);
+  json_object *a = json_object_array_get_idx(data, 0), *b = json_object_array_get_idx(data, 1);
+  CU_ASSERT_STRING_EQUAL(get_str(a, "name"), "t1");
+  CU_ASSERT_STRING_EQUAL(get_str(a, "source_name"), "s1");
+  CU_ASSERT_STRING_EQUAL(get_str(a, "worker_name"), "w1");
+  CU_ASSERT_STRING_EQUAL(get_str(a, "stage"), "Stopped"); /* New */
+  CU_ASSERT_STRING_EQUAL(get_str(a, "unit"), "Dump");
+  json_object *d = get(a, "dump_status");
+  CU_ASSERT_EQUAL(get_int(d, "total_tables"), 4);
+  CU_ASSERT_EQUAL(get_int(d, "estimate_total_rows"), 100);
+  CU_ASSERT_STRING_EQUAL(get_str(d, "progress"), "25.00 %");
+  CU_ASSERT_PTR_NULL(get(a, "error_msg"));
+  CU_ASSERT_STRING_EQUAL(get_str(b, "stage"), "Paused"); /* Pausing */
+  json_object *s = get(b, "sync_status");
+  CU_ASSERT_EQUAL(get_int(s, "total_events"), 9);
+  CU_ASSERT_STRING_EQUAL(get_str(s, "syncer_binlog"), "(mysql-bin.000002, 300)");
+  CU_ASSERT_STRING_EQUAL(get_str(s, "master_binlog_gtid"), "0-1-9");
+  CU_ASSERT_STRING_EQUAL(get_str(s, "binlog_type"), "local"); /* its source's relay runs */
+  CU_ASSERT_EQUAL(json_object_array_length(get(s, "blocking_ddls")), 0);
+  CU_ASSERT_EQUAL(get_int(s, "seconds_behind_master"), 5);
+  CU_ASSERT_STRING_EQUAL(get_str(b, "error_msg"),
+                         "[code=36001:class=sync-unit:scope=downstream:level=high], Message: "
+                         "boom\n");
+  json_object_put(o);
+}
+
+/* GetSourceStatusResponse from operate-source show -s, and the cluster's lists from list-member. */
+static void test_dm_source_and_members(void) {
+  const char *answer =
+      "{\"result\": true, \"msg\": \"\", \"sources\": [{\"result\": true, \"source\": \"s1\", "
+      "\"worker\": \"w1\", \"relayStatus\": {\"masterBinlog\": \"(mysql-bin.000001, 4)\", "
+      "\"masterBinlogGtid\": \"\", \"relayBinlogGtid\": \"0-1-2\", \"relaySubDir\": "
+      "\"mysql-bin.000001\", \"relayCatchUpMaster\": true, \"stage\": \"Running\"}}]}";
+  unsigned status = 0;
+  bool empty = true;
+  json_object *o = dm_answer(route_of("GET", "/api/v1/sources/s1/status"), answer, &status, &empty);
+  CU_ASSERT_EQUAL(status, 200);
+  CU_ASSERT_EQUAL(get_int(o, "total"), 1);
+  json_object *s = json_object_array_get_idx(get(o, "data"), 0), *r = get(s, "relay_status");
+  CU_ASSERT_STRING_EQUAL(get_str(s, "source_name"), "s1");
+  CU_ASSERT_STRING_EQUAL(get_str(s, "worker_name"), "w1");
+  CU_ASSERT_STRING_EQUAL(get_str(r, "relay_binlog_gtid"), "0-1-2");
+  CU_ASSERT_STRING_EQUAL(get_str(r, "relay_dir"), "mysql-bin.000001");
+  CU_ASSERT(json_object_get_boolean(get(r, "relay_catch_up_master")));
+  json_object_put(o);
+  const char *members =
+      "{\"result\": true, \"msg\": \"\", \"members\": [{\"leader\": {\"name\": \"m1\"}}, "
+      "{\"master\": {\"msg\": \"\", \"masters\": [{\"name\": \"m1\", \"addr\": \"a:1\", "
+      "\"alive\": true, \"leader\": true}]}}, {\"worker\": {\"msg\": \"\", \"workers\": "
+      "[{\"name\": \"w1\", \"addr\": \"b:2\", \"stage\": \"bound\", \"source\": \"s1\"}]}}]}";
+  o = dm_answer(route_of("GET", "/api/v1/cluster/masters"), members, &status, &empty);
+  CU_ASSERT_EQUAL(get_int(o, "total"), 1);
+  json_object *m = json_object_array_get_idx(get(o, "data"), 0);
+  CU_ASSERT_STRING_EQUAL(get_str(m, "addr"), "a:1");
+  CU_ASSERT(json_object_get_boolean(get(m, "leader")) && json_object_get_boolean(get(m, "alive")));
+  json_object_put(o);
+  o = dm_answer(route_of("GET", "/api/v1/cluster/workers"), members, &status, &empty);
+  json_object *w = json_object_array_get_idx(get(o, "data"), 0);
+  CU_ASSERT_STRING_EQUAL(get_str(w, "bound_stage"), "bound");
+  CU_ASSERT_STRING_EQUAL(get_str(w, "bound_source_name"), "s1");
+  json_object_put(o);
+}
+
+/* The canned query of dm_request: "source_name_list" twice, "more" once. */
+static size_t fake_query(void *ud, const char *name, const char **values, size_t max) {
+  const char *more = ud;
+  size_t n = 0;
+  if (strcmp(name, "source_name_list") == 0) {
+    const char *v[] = {"s1", "s2"};
+    for (; n < 2 && n < max; n++)
+      values[n] = v[n];
+  } else if (strcmp(name, "more") == 0 && max > 0) {
+    values[n++] = more;
+  }
+  return n;
+}
+
+static char *dm_request(const char *method, const char *url, const char *body, void *ud,
+                        dm_error *err) {
+  const dmh_api_route *route = route_of(method, url);
+  return dmh_api_request(route, url, fake_query, ud, body, body ? strlen(body) : 0, err);
+}
+
+/* DM's request bodies and queries: a body array (DMH_BL) and a repeated query (DMH_QL) into a
+ * list argument, a folder joined (DMH_BD), members refused by name (DMH_X) unless they say
+ * nothing, one taken with no effect (DMH_I), a query boolean (DMH_QB). */
+static void test_dm_request(void) {
+  dm_error err;
+  char *line = dm_request("POST", "/api/v1/tasks/t1/start",
+                          "{\"source_name_list\": [\"s1\"], \"remove_meta\": false, "
+                          "\"start_time\": \"\"}",
+                          NULL, &err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+  CU_ASSERT_STRING_EQUAL(line, "{\"cmd\":\"resume-task\",\"args\":{\"name\":\"t1\",\"source\":"
+                               "[\"s1\"]}}");
+  free(line);
+  line = dm_request("POST", "/api/v1/tasks/t1/start", "{\"start_time\": \"2024-01-01T00:00:00Z\"}",
+                    NULL, &err);
+  CU_ASSERT_PTR_NULL(line);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "\"start_time\" is not done"));
+  line = dm_request("POST", "/api/v1/tasks/t1/start", "{\"source_name_list\": \"s1\"}", NULL, &err);
+  CU_ASSERT_PTR_NULL(line);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "an array of strings"));
+  line = dm_request("POST", "/api/v1/tasks/t1/stop", "{\"timeout_duration\": \"15s\"}", NULL, &err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+  CU_ASSERT_STRING_EQUAL(line, "{\"cmd\":\"pause-task\",\"args\":{\"name\":\"t1\"}}");
+  free(line);
+  line = dm_request("GET", "/api/v1/tasks/t1/status", NULL, NULL, &err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+  CU_ASSERT_STRING_EQUAL(line, "{\"cmd\":\"query-status\",\"args\":{\"name\":\"t1\",\"source\":"
+                               "[\"s1\",\"s2\"]}}");
+  free(line);
+  line = dm_request("POST", "/api/v1/sources/s1/relay/purge",
+                    "{\"relay_binlog_name\": \"mysql-bin.000003\", \"relay_dir\": \"sub.000001/\"}",
+                    NULL, &err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+  CU_ASSERT_STRING_EQUAL(line, "{\"cmd\":\"purge-relay\",\"args\":{\"source\":\"s1\",\"file\":"
+                               "\"sub.000001\\/mysql-bin.000003\"}}"); /* json-c escapes '/' */
+  free(line);
+  line = dm_request("POST", "/api/v1/sources/s1/relay/enable",
+                    "{\"relay_binlog_name\": null, \"relay_dir\": \"./relay_log\"}", NULL, &err);
+  CU_ASSERT_PTR_NULL(line);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "\"relay_dir\" is not done"));
+  line = dm_request("GET", "/api/v1/cluster/masters", NULL, NULL, &err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+  CU_ASSERT_STRING_EQUAL(line, "{\"cmd\":\"list-member\",\"args\":{\"master\":true}}");
+  free(line);
+  /* DMH_QB on a hand-made route: query-status's "more" (a DMH_ARG_BOOL) */
+  const dmh_api_route qb = {"GET",
+                            "/x",
+                            "query-status",
+                            DMH_API_OWN,
+                            200,
+                            false,
+                            {{"more", DMH_API_QUERY_BOOL, "more", false, NULL}}};
+  line = dmh_api_request(&qb, "/x", fake_query, "true", NULL, 0, &err);
+  CU_ASSERT_STRING_EQUAL(line, "{\"cmd\":\"query-status\",\"args\":{\"more\":true}}");
+  free(line);
+  line = dmh_api_request(&qb, "/x", fake_query, "yes", NULL, 0, &err);
+  CU_ASSERT_PTR_NULL(line);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "must be true or false"));
+}
+
+/* DMH_T: a DM object of the body through its kind's translator (JSON: its own text; the whole
+ * body with a NULL member, every member then the translator's), a kind whose translator is not
+ * built refused naming it, a member that is not an object refused. */
+static void test_dm_translated(void) {
+  dm_error err;
+  const dmh_api_route whole = {"PUT",
+                               "/x",
+                               "check-task",
+                               DMH_API_EMPTY,
+                               200,
+                               false,
+                               {{"content", DMH_API_TRANSLATED, NULL, true, "JSON"}}};
+  const char *body = "{\"cluster_id\": 7, \"topology\": {\"a\": [1, \"/x\"]}}";
+  char *line = dmh_api_request(&whole, "/x", NULL, NULL, body, strlen(body), &err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+  json_object *req = json_tokener_parse(line), *args = get(req, "args");
+  json_object *sent = json_tokener_parse(get_str(args, "content")),
+              *want = json_tokener_parse(body);
+  CU_ASSERT(sent && json_object_equal(sent, want));
+  json_object_put(sent);
+  json_object_put(want);
+  json_object_put(req);
+  free(line);
+  const dmh_api_route task = {"POST",
+                              "/y",
+                              "start-task",
+                              DMH_API_EMPTY,
+                              201,
+                              false,
+                              {{"content", DMH_API_TRANSLATED, "task", true, "TASK"}}};
+  body = "{\"task\": {\"name\": \"t1\"}}";
+  line = dmh_api_request(&task, "/y", NULL, NULL, body, strlen(body), &err);
+  CU_ASSERT_PTR_NULL(line);
+  CU_ASSERT_EQUAL(err.code, DM_ERR_CONTROL_REQUEST);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "no TASK translator"));
+  body = "{\"task\": \"t1\"}";
+  line = dmh_api_request(&task, "/y", NULL, NULL, body, strlen(body), &err);
+  CU_ASSERT_PTR_NULL(line);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "the body's \"task\" must be a JSON object"));
+  body = "{\"task\": {}, \"other\": 1}";
+  line = dmh_api_request(&task, "/y", NULL, NULL, body, strlen(body), &err);
+  CU_ASSERT_PTR_NULL(line);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "\"other\" this route does not take"));
+}
+
+/* The two sets of paths: DM's under /api/v1 but dmhost's own. */
+static void test_dm_path(void) {
+  CU_ASSERT(dmh_dm_path("/api/v1/tasks/t1/status"));
+  CU_ASSERT(dmh_dm_path("/api/v1/nope"));
+  CU_ASSERT_FALSE(dmh_dm_path("/api/v1/dmhost/tasks"));
+  CU_ASSERT_FALSE(dmh_dm_path("/api/v1/dmhost"));
+  CU_ASSERT_FALSE(dmh_dm_path("/control"));
+}
+
 int main(void) {
   const dmh_cunit_test tests[] = {
       {"routes and docs/openapi.json are the same set", test_same_set},
@@ -197,6 +529,13 @@ int main(void) {
       {"matching: 404, 405 with Allow, 400 on an empty parameter", test_match},
       {"a route's request: args from path, body; bad bodies refused", test_request},
       {"a boolean body member for a DMH_ARG_BOOL argument", test_request_bool_member},
+      {"DM's ErrorWithMessage, 400 or 404", test_dm_error},
+      {"DM's answers without a body", test_dm_empty},
+      {"DM's GetTaskStatusResponse: names, stage map, units, errors", test_dm_task_status},
+      {"DM's SourceStatus, ClusterMaster and ClusterWorker lists", test_dm_source_and_members},
+      {"DM's bodies and queries: lists, folder, refused and ignored members", test_dm_request},
+      {"DM's paths and dmhost's own", test_dm_path},
+      {"DMH_T: a body's object through its translator", test_dm_translated},
   };
   return dmh_cunit_run("http_api", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }

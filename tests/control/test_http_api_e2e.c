@@ -127,7 +127,7 @@ static void test_api_routes(void) {
   CU_ASSERT_EQUAL(status, 200);
   CU_ASSERT_STRING_EQUAL(ctype, "text/html; charset=utf-8");
   CU_ASSERT(doc && e2e_contains(doc, "<code>/api/v1/dmhost/tasks/{task-name}/status</code>"));
-  CU_ASSERT(doc && e2e_contains(doc, "GetDocJSON"));
+  CU_ASSERT(doc && e2e_contains(doc, "GetDocJSON") && e2e_contains(doc, "DMAPIStopTask"));
   CU_ASSERT(doc && !e2e_contains(doc, "<script") && !e2e_contains(doc, "src="));
   free(doc);
   CURLcode crc;
@@ -295,10 +295,146 @@ static void test_api_errors(void) {
   e2e_teardown();
 }
 
+/* ---- DM's operations (http_dm.h) ---- */
+
+/* `method` on DM's `path` with `body`: the status is `want`, and the answer either has no body
+ * and no Content-Type (want_empty) or is DM's ErrorWithMessage with `code` (returned), or, for a
+ * success with a body, the body (returned). */
+static json_object *dm_call(const char *method, const char *path, const char *body, long want,
+                            bool want_empty) {
+  long status = 0;
+  CURLcode rc;
+  json_object *o =
+      raw_http(method, path, body, body ? strlen(body) : 0, NULL, NULL, NULL, &status, &rc);
+  CU_ASSERT_EQUAL(rc, CURLE_OK);
+  if (status != want)
+    fprintf(stderr, "\n  %s %s: %ld, want %ld: %s\n", method, path, status, want,
+            o ? json_object_to_json_string(o) : "(no JSON)");
+  CU_ASSERT_EQUAL(status, want);
+  bool typed = e2e_contains(raw_answer_headers, "Content-Type");
+  if (want_empty) {
+    CU_ASSERT_PTR_NULL(o);
+    CU_ASSERT_FALSE(typed);
+  } else {
+    CU_ASSERT_PTR_NOT_NULL(o);
+    CU_ASSERT(typed);
+  }
+  return o;
+}
+
+/* DM's ErrorWithMessage of `code`: exactly its two members, error_msg in terror's format. */
+static void dm_refused(const char *method, const char *path, const char *body, long want, int code,
+                       const char *says) {
+  json_object *o = dm_call(method, path, body, want, false);
+  char head[64];
+  snprintf(head, sizeof head, "[code=%d:class=", code);
+  const char *msg = e2e_str(o, "error_msg");
+  if (!msg || strncmp(msg, head, strlen(head)) != 0 || !e2e_contains(msg, says))
+    fprintf(stderr, "\n  %s %s: %s\n", method, path, o ? json_object_to_json_string(o) : "-");
+  CU_ASSERT(msg && strncmp(msg, head, strlen(head)) == 0 && e2e_contains(msg, says));
+  CU_ASSERT(msg && e2e_contains(msg, ", Message: "));
+  CU_ASSERT_EQUAL(e2e_int(o, "error_code"), code);
+  CU_ASSERT_EQUAL(o ? json_object_object_length(o) : 0, 2);
+  json_object_put(o);
+}
+
+/* DM's routes through `dmhost serve`, in DM's shapes: a relay enabled, purged and disabled with
+ * no body (200), again refused (400 ErrorWithMessage); a task's status as GetTaskStatusResponse
+ * (its stage Running, then Paused after DM's stop), started again by DM's start; deleted (204),
+ * then unknown (400); a source deleted (204); the transport's refusals on DM's paths in DM's
+ * body; a write with no body, no Content-Type and no Origin admitted (DM's scripts), one with a
+ * body but no type refused (415). */
+static void test_dm_routes(void) {
+  CU_ASSERT_FATAL(e2e_setup() == 0);
+  e2e_source("source.cfg", "mysql-01", false);
+  const char *extra[] = {"--listen", "127.0.0.1:0", "--allow-submitted-unit-paths", NULL};
+  CU_ASSERT_FATAL(e2e_start_with(extra, false));
+  CU_ASSERT_FATAL(http_find_port());
+  char *src = api_content("source.cfg");
+  json_object_put(api_ok(true, "POST", "/api/v1/dmhost/sources", src));
+  free(src);
+
+  /* DM's scripts: curl -X POST with no body and no Content-Type */
+  raw_content_type = NULL;
+  json_object_put(dm_call("POST", "/api/v1/sources/mysql-01/relay/enable", NULL, 200, true));
+  raw_content_type = "application/json";
+  dm_refused("POST", "/api/v1/sources/mysql-01/relay/enable", "{}", 400, DM_ERR_EXISTS,
+             "already runs");
+  dm_refused("POST", "/api/v1/sources/mysql-01/relay/enable", "{\"relay_dir\": \"/x\"}", 400,
+             DM_ERR_CONTROL_REQUEST, "\"relay_dir\" is not done");
+  /* the fake relay holds no file: the command's refusal in DM's body (success: test_http_api) */
+  dm_refused("POST", "/api/v1/sources/mysql-01/relay/purge",
+             "{\"relay_binlog_name\": \"mysql-bin.000001\"}", 400, DM_ERR_NOT_FOUND,
+             "no relay file mysql-bin.000001");
+  json_object *o = dm_call("GET", "/api/v1/sources/mysql-01/status", NULL, 200, false);
+  CU_ASSERT_EQUAL(e2e_int(o, "total"), 1);
+  CU_ASSERT(e2e_str_is(o, "data.0.source_name", "mysql-01"));
+  CU_ASSERT(e2e_str(o, "data.0.worker_name") && *e2e_str(o, "data.0.worker_name"));
+  CU_ASSERT(e2e_str_is(o, "data.0.relay_status.stage", "Running"));
+  json_object_put(o);
+  json_object_put(dm_call("POST", "/api/v1/sources/mysql-01/relay/disable", "{}", 200, true));
+  dm_refused("GET", "/api/v1/sources/mysql-02/status", NULL, 400, DM_ERR_NOT_FOUND, "mysql-02");
+
+  e2e_task("inc.cfg", "inc", "incremental", "mysql-01", "sync = { items = 0; item-ms = 50; };");
+  char *task = api_content("inc.cfg");
+  json_object_put(api_ok(true, "POST", "/api/v1/dmhost/tasks", task));
+  free(task);
+  CU_ASSERT(e2e_wait_stage("inc", "Running", 60));
+  o = dm_call("GET", "/api/v1/tasks/inc/status", NULL, 200, false);
+  CU_ASSERT_EQUAL(e2e_int(o, "total"), 1);
+  CU_ASSERT(e2e_str_is(o, "data.0.name", "inc"));
+  CU_ASSERT(e2e_str_is(o, "data.0.source_name", "mysql-01"));
+  CU_ASSERT(e2e_str_is(o, "data.0.stage", "Running"));
+  CU_ASSERT(e2e_str_is(o, "data.0.unit", "Sync"));
+  CU_ASSERT(e2e_str_is(o, "data.0.sync_status.binlog_type", "remote"));
+  CU_ASSERT_PTR_NULL(e2e_get(o, "sources")); /* not the socket's answer */
+  json_object_put(o);
+  o = dm_call("GET", "/api/v1/tasks/inc/status?source_name_list=mysql-01", NULL, 200, false);
+  CU_ASSERT_EQUAL(e2e_int(o, "total"), 1);
+  json_object_put(o);
+  dm_refused("GET", "/api/v1/tasks/inc/status?source_name_list=nope", NULL, 400, DM_ERR_NOT_FOUND,
+             "-s nope");
+  /* DM's stop: dmhost's pause, the task kept */
+  json_object_put(
+      dm_call("POST", "/api/v1/tasks/inc/stop", "{\"timeout_duration\": \"15s\"}", 200, true));
+  CU_ASSERT(e2e_wait_stage("inc", "Paused", 60));
+  o = dm_call("GET", "/api/v1/tasks/inc/status", NULL, 200, false);
+  CU_ASSERT(e2e_str_is(o, "data.0.stage", "Paused"));
+  json_object_put(o);
+  dm_refused("POST", "/api/v1/tasks/inc/start", "{\"start_time\": \"2024-01-01 00:00:00\"}", 400,
+             DM_ERR_CONTROL_REQUEST, "\"start_time\" is not done");
+  raw_content_type = NULL;
+  json_object_put(dm_call("POST", "/api/v1/tasks/inc/start", NULL, 200, true));
+  CU_ASSERT(e2e_wait_stage("inc", "Running", 60));
+  /* a body without its type is still refused: 415 in DM's body */
+  dm_refused("POST", "/api/v1/tasks/inc/stop", "{}", 415, DM_ERR_CONTROL_CONTENT_TYPE,
+             "Content-Type");
+  json_object_put(dm_call("DELETE", "/api/v1/tasks/inc", NULL, 204, true));
+  raw_content_type = "application/json";
+  dm_refused("DELETE", "/api/v1/tasks/inc", NULL, 400, DM_ERR_NOT_FOUND, "inc");
+  dm_refused("GET", "/api/v1/tasks/inc/status", NULL, 400, DM_ERR_NOT_FOUND, "inc");
+  json_object_put(dm_call("DELETE", "/api/v1/sources/mysql-01", NULL, 204, true));
+
+  /* a master's operations on a daemon; the transport's refusals on DM's paths */
+  dm_refused("GET", "/api/v1/cluster/masters", NULL, 400, DM_ERR_CONTROL_REQUEST, "list-member");
+  dm_refused("POST", "/api/v1/sources/mysql-01/transfer", "{\"worker_name\": \"w\"}", 400,
+             DM_ERR_CONTROL_REQUEST, "transfer-source");
+  dm_refused("GET", "/api/v1/nope", NULL, 404, DM_ERR_CONTROL_REQUEST, "no such path");
+  dm_refused("PATCH", "/api/v1/tasks/inc/stop", NULL, 405, DM_ERR_CONTROL_REQUEST, "takes POST");
+  CU_ASSERT_STRING_EQUAL(raw_allow, "POST");
+  dm_refused("POST", "/api/v1/tasks/inc/stop", "{\"nope\": 1}", 400, DM_ERR_CONTROL_REQUEST,
+             "\"nope\"");
+  dm_refused("POST", "/api/v1/tasks/inc/stop", "[", 400, DM_ERR_CONTROL_REQUEST,
+             "not a JSON object");
+  CU_ASSERT_EQUAL(e2e_stop(), 0);
+  e2e_teardown();
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"the HTTP API: every route", test_api_routes},
       {"the HTTP API: refusals", test_api_errors},
+      {"the HTTP API: DM's operations in DM's shapes", test_dm_routes},
   };
   return http_run_tests("control http api", tests, sizeof tests / sizeof tests[0]);
 }

@@ -125,6 +125,11 @@ function form(obj) {
   await form({cmd: "start-task", args: {path: "/api/v1/task.cfg", content: FTASK + "\\n#="}});
   await nc("POST", "/control", j({cmd: "start-task", args: {path: "/api/v1/task.cfg", content: FTASK}}));
   for (const r of ["pause", "resume", "stop", "start"]) await nc("POST", `${T}/${r}`);
+  // DM's routes: empty writes with no Content-Type (admitted from a script with no Origin only)
+  for (const r of ["stop", "start"]) await nc("POST", `/api/v1/tasks/xs_task/${r}`);
+  await nc("POST", `/api/v1/sources/${SID}/relay/enable`);
+  await cors("DELETE", "/api/v1/tasks/xs_task");
+  await cors("DELETE", `/api/v1/sources/${SID}`);
   await nc("POST", `${S}/relay/enable`);
   await nc("POST", `${S}/relay/disable`);
   await nc("POST", `${S}/relay/purge`, j({relay_binlog_name: "mysql-bin.999999"}));
@@ -215,7 +220,8 @@ try:
     gets = ["/", "/api/v1/dmhost/tasks", "/api/v1/dmhost/sources", f"/api/v1/dmhost/sources/{srcid}",
             f"/api/v1/dmhost/sources/{srcid}/status", "/api/v1/dmhost/tasks/xs_task/status",
             "/api/v1/dmhost/tasks/xs_task/lag", "/api/v1/dmhost/tasks/xs_task/binlog", "/api/v1/dmhost/openapi.json",
-            "/metrics"]
+            "/api/v1/tasks/xs_task/status", f"/api/v1/sources/{srcid}/status", "/api/v1/dm.json",
+            "/api/v1/docs", "/metrics"]
     # Precondition: with the daemon's own Host these answer (so a refusal below is the Host's).
     for path in gets[1:3]:
         with urllib.request.urlopen(urllib.request.Request(daemon + path), timeout=20) as r:
