@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
-# DM's HTTP API as DM's WebUI and scripts call it, against a real `dmhost serve`, every answer
-# judged by DM's own OpenAPI spec (issue 23):
+# DM's HTTP API as DM's WebUI and scripts call it, against a real `dmhost serve` and the project's
+# MariaDB servers, every answer judged by DM's own OpenAPI spec (issue 23):
 #   - each exchange with curl is appended to a log (method, path as requested, status, body,
 #     Content-Type), and tests/control/dm_openapi_check.py checks the log against the vendored
 #     tests/control/dm-openapi/dm.yaml: the operation exists, its status is declared, the body
-#     validates (or is empty where DM's spec declares none);
-#   - the flow so far: the documents (dm.json, which must declare the DM operations dmhost serves,
-#     and the docs page); the operations of DM's shapes join it as their routes land;
+#     validates (or is empty where DM's spec declares none), an error is DM's terror form;
+#   - the flow: the documents (dm.json, which must declare the DM operations dmhost serves, and
+#     the docs page), a source and its status, a task created by dmctl then stopped and started
+#     over DM's paths (stages in DM's enum), the relay enabled, purged and disabled, the task and
+#     the source deleted; DM's refusals (unknown task or source, a relay request with DM's fields
+#     dmhost does not build, a source deleted under its task, a second delete) and a cluster's
+#     operations a daemon refuses (transfer, masters, workers), each in DM's error body;
 #   - the checker's --coverage: the operations of DM's 43 never answered here are exactly the
-#     checker's NOT_SEEN list (each with why), so the list only shrinks as operations land.
+#     checker's NOT_SEEN list, those only refused exactly ONLY_FAILURE (each with why), so the
+#     lists only shrink as operations land.
 # Writes with an empty body carry no Content-Type, as DM's scripts send them (curl -X POST).
 #
 #   dm_openapi.sh <dmhost> <dmctl> <plugin dir> <source dir> <python3 with jsonschema>
 set -euo pipefail
 dmhost=$1 dmctl=$2 plugins=$3 src_dir=$4 py=$5
 cd "$src_dir"
-tag=dm_openapi
+tag=dm_openapi db=dm_openapi meta=dm_openapi_meta task=dm_openapi source=dm-openapi-s1
 work=$(mktemp -d /tmp/dmh-dm-openapi-XXXXXX)
 t0=$SECONDS
 . tests/crash/lib.sh
@@ -28,6 +33,7 @@ for tool in curl jq; do
 done
 "$py" -c 'import jsonschema, yaml' 2>/dev/null ||
   fail "$py lacks python3-jsonschema or python3-yaml (scripts/deps.sh installs them)"
+ctl() { "$dmctl" --state-dir "$work/state" --timeout 60 "$@"; }
 
 # exchange METHOD PATH [JSON]: one exchange with DM's API, appended to the log; its status in
 # $status, its body in $work/body. A JSON body goes with its Content-Type; none, with none.
@@ -54,14 +60,120 @@ dm() {
 body() {
   jq -e "$1" "$work/body" >/dev/null || fail "the answer is not $1: $(head -c 600 "$work/body")"
 }
+# error_of WORD: the last answer is DM's error body and its message says WORD
+error_of() {
+  body '(.error_msg | type == "string") and (.error_code | type == "number")'
+  grep -qi -- "$1" "$work/body" || fail "the error does not say $1: $(cat "$work/body")"
+}
+# stage_is STAGE: the task's one subtask is in DM's STAGE (GET .../status, logged)
+stage_is() {
+  dm GET "/api/v1/tasks/$task/status" 200
+  [ "$(jq -r '.data[0].stage' "$work/body")" = "$1" ]
+}
+wait_for() { # seconds message cmd...: fails with the message and the last answer's body
+  local s=$1 m=$2
+  shift 2
+  for _ in $(seq 1 $((s * 5))); do "$@" && return 0; sleep 0.2; done
+  fail "$m: $(head -c 600 "$work/body")"
+}
+
+src -e "DROP DATABASE IF EXISTS \`$db\`; CREATE DATABASE \`$db\`;
+        CREATE TABLE \`$db\`.t (id INT PRIMARY KEY)"
+tgt -e "DROP DATABASE IF EXISTS \`$db\`; DROP DATABASE IF EXISTS \`$meta\`; CREATE DATABASE \`$db\`;
+        CREATE TABLE \`$db\`.t (id INT PRIMARY KEY)"
+read -r f1 p1 < <(src -N -B -e "SHOW MASTER STATUS" | awk '{ print $1, $2 }')
+crash_source_cfg "$source"
+# a server-id of this run's own (the relay's Binlog Dump of an earlier run may linger on the source)
+printf 'relay-dir = "%s";\nserver-id = %d;\n' "$work/relay" $((1000000 + RANDOM * 32768 + RANDOM)) \
+  >>"$work/source.cfg"
+cat >"$work/task.cfg" <<CFG
+name = "$task";
+task-mode = "incremental";
+meta-schema = "$meta";
+target-database = { host = "$DMH_TARGET_HOST"; port = $DMH_TARGET_PORT;
+                    user = "$DMH_TARGET_USER"; password = ""; };
+mysql-instances = ( { source-id = "$source"; block-allow-list = "b";
+                      meta = { binlog-name = "$f1"; binlog-pos = $p1; }; } );
+block-allow-list = { b = { do-dbs = ["$db"]; }; };
+supervisor = { auto-resume = { enable = false; }; };
+CFG
 
 serve_listen "$dmhost" "$plugins" || fail "dmhost serve did not listen"
 log "dmhost serve on $addr"
 
 # ---- the documents ----
 dm GET /api/v1/dm.json 200
-body '.paths["/api/v1/dm.json"].get.operationId == "GetDocJSON"'
+body '.paths["/api/v1/tasks/{task-name}/status"].get.operationId == "DMAPIGetTaskStatus"'
 dm GET /api/v1/docs 200
+
+# ---- a source, its status ----
+ctl operate-source create "$work/source.cfg" >"$work/ctl.json" ||
+  fail "operate-source create: $(cat "$work/ctl.json")"
+dm GET "/api/v1/sources/$source/status" 200
+body ".total == 1 and .data[0].source_name == \"$source\" and (.data[0].worker_name | length > 0)"
+dm GET /api/v1/sources/dm-openapi-nosuch/status 400
+error_of dm-openapi-nosuch
+
+# ---- a task: stopped and started over DM's paths ----
+ctl start-task "$work/task.cfg" >"$work/ctl.json" || fail "start-task: $(cat "$work/ctl.json")"
+wait_for 60 "the task did not reach Running" stage_is Running
+body ".total == 1 and .data[0].name == \"$task\" and .data[0].source_name == \"$source\" and
+  .data[0].unit == \"Sync\""
+dm GET "/api/v1/tasks/$task/status?source_name_list=$source" 200
+body ".total == 1 and .data[0].sync_status.synced != null"
+dm GET /api/v1/tasks/dm-openapi-nosuch/status 400
+error_of dm-openapi-nosuch
+log "task $task Running, its status in DM's SubTaskStatus"
+dm POST "/api/v1/tasks/$task/stop" 200 # no body, no Content-Type: DM's scripts
+wait_for 60 "the task did not reach Paused after /stop" stage_is Paused
+dm POST /api/v1/tasks/dm-openapi-nosuch/stop 400
+error_of dm-openapi-nosuch
+dm POST "/api/v1/tasks/$task/start" 200 "{\"source_name_list\": [\"$source\"]}"
+wait_for 60 "the task did not reach Running after /start" stage_is Running
+dm POST /api/v1/tasks/dm-openapi-nosuch/start 400
+error_of dm-openapi-nosuch
+log "stopped (Paused) and started (Running) over DM's paths"
+
+# ---- the relay ----
+dm POST "/api/v1/sources/$source/relay/enable" 400 '{"relay_binlog_name": "mysql-bin.000001"}'
+error_of relay_binlog_name
+dm POST "/api/v1/sources/$source/relay/enable" 200
+relay_on() {
+  dm GET "/api/v1/sources/$source/status" 200
+  jq -e '.data[0].relay_status.stage == "Running"' "$work/body" >/dev/null
+}
+wait_for 60 "the relay did not run after relay/enable" relay_on
+dm POST "/api/v1/sources/$source/relay/purge" 200 "{\"relay_binlog_name\": \"$f1\"}"
+dm POST "/api/v1/sources/$source/relay/purge" 400 '{}'
+error_of relay_binlog_name
+dm POST "/api/v1/sources/$source/relay/disable" 200 '{}'
+dm POST /api/v1/sources/dm-openapi-nosuch/relay/disable 400
+error_of dm-openapi-nosuch
+log "relay enabled, purged, disabled"
+
+# ---- deletes ----
+dm DELETE "/api/v1/sources/$source" 400 # its task still runs on it
+error_of "$task"
+dm DELETE "/api/v1/tasks/$task" 204
+dm DELETE "/api/v1/tasks/$task" 400
+error_of "$task"
+# the task's subtask ends after the answer: the source is free once it has
+source_deleted() {
+  exchange DELETE "/api/v1/sources/$source"
+  [ "$status" = 204 ]
+}
+wait_for 60 "DELETE of the source was still refused 60 s after its task's" source_deleted
+dm DELETE "/api/v1/sources/$source" 400
+error_of "$source"
+log "task and source deleted"
+
+# ---- a cluster's operations: a dmhost serve is one worker, no cluster ----
+dm POST "/api/v1/sources/$source/transfer" 400 '{"worker_name": "dm-openapi-w2"}'
+error_of code=
+dm GET /api/v1/cluster/masters 400
+error_of code=
+dm GET /api/v1/cluster/workers 400
+error_of code=
 
 # ---- every answer against DM's spec ----
 "$py" tests/control/dm_openapi_check.py "$spec" "$exchanges" --coverage >"$work/check.out" 2>&1 ||
