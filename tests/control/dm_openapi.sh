@@ -180,6 +180,31 @@ error_of code=
   fail "answers off DM's spec ($(wc -l <"$exchanges") exchanges):
 $(cat "$work/check.out")"
 tail -n 1 "$work/check.out"
+# the checker bites on this run's own answers: a copy of the log with a task status answer broken
+# (stage New, worker_name dropped) is refused, naming both
+"$py" - "$exchanges" "$work/broken.jsonl" <<'PY' || fail "no task status answer to break in the log"
+import json, sys
+lines = [json.loads(ln) for ln in open(sys.argv[1], encoding="utf-8")]
+for ex in lines:
+    if "/api/v1/tasks/" in ex["path"] and "/status" in ex["path"] and ex["status"] == 200:
+        body = json.loads(ex["body"])
+        body["data"][0]["stage"] = "New"
+        del body["data"][0]["worker_name"]
+        ex["body"] = json.dumps(body)
+        break
+else:
+    sys.exit(1)
+with open(sys.argv[2], "w", encoding="utf-8") as f:
+    f.writelines(json.dumps(ex) + "\n" for ex in lines)
+PY
+if "$py" tests/control/dm_openapi_check.py "$spec" "$work/broken.jsonl" >"$work/broken.out" 2>&1
+then
+  fail "the checker passed a log with a broken answer: $(cat "$work/broken.out")"
+fi
+for want in "\$.data[0].stage: 'New' is not one of" "\$.data[0]: 'worker_name' is a required"; do
+  grep -qF -- "$want" "$work/broken.out" ||
+    fail "the checker did not say $want: $(cat "$work/broken.out")"
+done
 kill -TERM "$pid"
 wait "$pid" || fail "the daemon exited $? on SIGTERM"
 pid=""

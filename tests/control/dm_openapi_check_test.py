@@ -252,6 +252,8 @@ MUTATIONS = [
     ("a wrong type", SRC, ("body", setting(SOURCE, "3306", "port")), "$.port: '3306' is not of"),
     ("a body on a 204", DEL_TASK, ("body", ERR), "declares no body for 204"),
     ("a body on DM's empty 200", STOP, ("body", {}), "declares no body for 200"),
+    ("a Content-Type on an answer without a body", STOP, ("content_type", "application/json"),
+     "an answer without a body has a Content-Type ('application/json')"),
     ("an undeclared status", DEL_TASK, ("status", 200), "status 200 is not one DM's spec declares"),
     ("a null where the spec has no nullable", SRC, ("body", setting(SOURCE, None, "host")),
      "$.host: None is not of type 'string'"),
