@@ -7,10 +7,11 @@
 #     validates (or is empty where DM's spec declares none), an error is DM's terror form;
 #   - the flow: the documents (dm.json, which must declare the DM operations dmhost serves, and
 #     the docs page), a source and its status, a task created by dmctl then stopped and started
-#     over DM's paths (stages in DM's enum), the relay enabled, purged and disabled, the task and
-#     the source deleted; DM's refusals (unknown task or source, a relay request with DM's fields
-#     dmhost does not build, a source deleted under its task, a second delete) and a cluster's
-#     operations a daemon refuses (transfer, masters, workers), each in DM's error body;
+#     over DM's paths (stages in DM's enum), a full task to Finished (DM's load_status), the relay
+#     enabled, purged and disabled, the tasks and the source deleted; DM's refusals (unknown task
+#     or source, a relay request with DM's fields dmhost does not build, a source deleted under
+#     its task, a second delete) and a cluster's operations a daemon refuses (transfer, masters,
+#     workers), each in DM's error body;
 #   - the checker's --coverage: the operations of DM's 43 never answered here are exactly the
 #     checker's NOT_SEEN list, those only refused exactly ONLY_FAILURE (each with why), so the
 #     lists only shrink as operations land.
@@ -65,9 +66,9 @@ error_of() {
   body '(.error_msg | type == "string") and (.error_code | type == "number")'
   grep -qi -- "$1" "$work/body" || fail "the error does not say $1: $(cat "$work/body")"
 }
-# stage_is STAGE: the task's one subtask is in DM's STAGE (GET .../status, logged)
+# stage_is STAGE [TASK]: the task's one subtask is in DM's STAGE (GET .../status, logged)
 stage_is() {
-  dm GET "/api/v1/tasks/$task/status" 200
+  dm GET "/api/v1/tasks/${2:-$task}/status" 200
   [ "$(jq -r '.data[0].stage' "$work/body")" = "$1" ]
 }
 wait_for() { # seconds message cmd...: fails with the message and the last answer's body
@@ -81,6 +82,11 @@ src -e "DROP DATABASE IF EXISTS \`$db\`; CREATE DATABASE \`$db\`;
         CREATE TABLE \`$db\`.t (id INT PRIMARY KEY)"
 tgt -e "DROP DATABASE IF EXISTS \`$db\`; DROP DATABASE IF EXISTS \`$meta\`; CREATE DATABASE \`$db\`;
         CREATE TABLE \`$db\`.t (id INT PRIMARY KEY)"
+# the full task's own database: dumped and loaded whole
+src -e "DROP DATABASE IF EXISTS \`${db}_full\`; CREATE DATABASE \`${db}_full\`;
+        CREATE TABLE \`${db}_full\`.t (id INT PRIMARY KEY, v VARCHAR(16));
+        INSERT INTO \`${db}_full\`.t VALUES (1, 'a'), (2, 'b'), (3, 'c')"
+tgt -e "DROP DATABASE IF EXISTS \`${db}_full\`; DROP DATABASE IF EXISTS \`${meta}_full\`"
 read -r f1 p1 < <(src -N -B -e "SHOW MASTER STATUS" | awk '{ print $1, $2 }')
 crash_source_cfg "$source"
 # a server-id of this run's own (the relay's Binlog Dump of an earlier run may linger on the source)
@@ -95,6 +101,16 @@ target-database = { host = "$DMH_TARGET_HOST"; port = $DMH_TARGET_PORT;
 mysql-instances = ( { source-id = "$source"; block-allow-list = "b";
                       meta = { binlog-name = "$f1"; binlog-pos = $p1; }; } );
 block-allow-list = { b = { do-dbs = ["$db"]; }; };
+supervisor = { auto-resume = { enable = false; }; };
+CFG
+cat >"$work/full.cfg" <<CFG
+name = "${task}_full";
+task-mode = "full";
+meta-schema = "${meta}_full";
+target-database = { host = "$DMH_TARGET_HOST"; port = $DMH_TARGET_PORT;
+                    user = "$DMH_TARGET_USER"; password = ""; };
+mysql-instances = ( { source-id = "$source"; block-allow-list = "b"; } );
+block-allow-list = { b = { do-dbs = ["${db}_full"]; }; };
 supervisor = { auto-resume = { enable = false; }; };
 CFG
 
@@ -133,6 +149,15 @@ wait_for 60 "the task did not reach Running after /start" stage_is Running
 dm POST /api/v1/tasks/dm-openapi-nosuch/start 400
 error_of dm-openapi-nosuch
 log "stopped (Paused) and started (Running) over DM's paths"
+
+# ---- a full task: its dump and load to Finished, DM's load_status ----
+ctl start-task "$work/full.cfg" >"$work/ctl.json" || fail "start-task full: $(cat "$work/ctl.json")"
+wait_for 60 "the full task did not finish" stage_is Finished "${task}_full"
+body '.data[0].unit == "Load" and .data[0].load_status.progress != null'
+[ "$(tgt -N -B -e "SELECT COUNT(*) FROM \`${db}_full\`.t")" = 3 ] ||
+  fail "the full task did not load its 3 rows"
+dm DELETE "/api/v1/tasks/${task}_full" 204
+log "a full task Finished, its load status in DM's shape"
 
 # ---- the relay ----
 dm POST "/api/v1/sources/$source/relay/enable" 400 '{"relay_binlog_name": "mysql-bin.000001"}'
