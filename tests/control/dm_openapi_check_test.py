@@ -6,8 +6,8 @@ count every operation seen. Then copies with one answer broken each (a required 
 stage "New", a wrong type, a body on a 204 or on an empty 200, an undeclared status, a null where
 the spec forbids it, a member DM does not have, ...) must each be refused, naming the JSON path
 or the rule, and only on that line. Last, the coverage rule: an operation missing from the log
-and not in NOT_SEEN, or in NOT_SEEN and seen, fails; so do the checker's own lists if they name
-an operation DM's spec lacks.
+and not in NOT_SEEN, or in NOT_SEEN and seen or served (the dm.json answer declares it),
+fails; so do the checker's own lists if they name an operation DM's spec lacks.
 
   dm_openapi_check_test.py <dm.yaml>
 """
@@ -400,6 +400,16 @@ def main(argv):
                                only_failure={})
     if problems:
         failed.append(f"coverage with the exact NOT_SEEN list: {problems}")
+    # an operation the served dm.json declares cannot stay in NOT_SEEN (the hand-made log's dm.json
+    # is DM's spec: it declares all 43)
+    served = chk.served_operations(ops, [(i + 1, ex) for i, ex in enumerate(base)])
+    if len(served) != chk.OPERATION_COUNT:
+        failed.append(f"served_operations found {len(served)} of DM's spec's operations in it")
+    _, problems = chk.coverage(ops, seen, not_seen={"DMAPIOfflineMasterNode": "x"},
+                               only_failure={}, served=served)
+    if not any("DMAPIOfflineMasterNode) is served (dm.json declares it) but in NOT_SEEN" in p
+               for p in problems):
+        failed.append(f"coverage: a served operation stayed in NOT_SEEN: {problems}")
     failures_only = [(1, {"method": "DELETE", "path": "/api/v1/cluster/workers/w2", "status": 400,
                           "body": json.dumps(ERR)})]
     _, seen = chk.check_log(ops, failures_only)
