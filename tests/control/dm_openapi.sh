@@ -92,27 +92,20 @@ crash_source_cfg "$source"
 # a server-id of this run's own (the relay's Binlog Dump of an earlier run may linger on the source)
 printf 'relay-dir = "%s";\nserver-id = %d;\n' "$work/relay" $((1000000 + RANDOM * 32768 + RANDOM)) \
   >>"$work/source.cfg"
-cat >"$work/task.cfg" <<CFG
-name = "$task";
-task-mode = "incremental";
-meta-schema = "$meta";
+task_cfg() { # mode suffix meta-line: task $task$suffix of database $db$suffix on the source
+  cat <<CFG
+name = "$task$2";
+task-mode = "$1";
+meta-schema = "$meta$2";
 target-database = { host = "$DMH_TARGET_HOST"; port = $DMH_TARGET_PORT;
                     user = "$DMH_TARGET_USER"; password = ""; };
-mysql-instances = ( { source-id = "$source"; block-allow-list = "b";
-                      meta = { binlog-name = "$f1"; binlog-pos = $p1; }; } );
-block-allow-list = { b = { do-dbs = ["$db"]; }; };
+mysql-instances = ( { source-id = "$source"; block-allow-list = "b"; $3 } );
+block-allow-list = { b = { do-dbs = ["$db$2"]; }; };
 supervisor = { auto-resume = { enable = false; }; };
 CFG
-cat >"$work/full.cfg" <<CFG
-name = "${task}_full";
-task-mode = "full";
-meta-schema = "${meta}_full";
-target-database = { host = "$DMH_TARGET_HOST"; port = $DMH_TARGET_PORT;
-                    user = "$DMH_TARGET_USER"; password = ""; };
-mysql-instances = ( { source-id = "$source"; block-allow-list = "b"; } );
-block-allow-list = { b = { do-dbs = ["${db}_full"]; }; };
-supervisor = { auto-resume = { enable = false; }; };
-CFG
+}
+task_cfg incremental "" "meta = { binlog-name = \"$f1\"; binlog-pos = $p1; };" >"$work/task.cfg"
+task_cfg full _full "" >"$work/full.cfg"
 
 serve_listen "$dmhost" "$plugins" || fail "dmhost serve did not listen"
 log "dmhost serve on $addr"
