@@ -11,11 +11,14 @@
 # the alert test runs it with DM's rules (python3-yaml reads the rule file there).
 # chromium, chromium-driver, python3-selenium: the status page's browser test (tests/web).
 # percona-toolkit: pt-online-schema-change, run against the source by tests/shard/online_ptosc.sh.
+# python3-jsonschema: tests/control/dm_openapi_check.py validates the HTTP answers against DM's
+# OpenAPI schemas (run with /usr/bin/python3, whose packages these are).
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libconfig-dev libyaml-dev libjson-c-dev libcunit1-dev libmariadb-dev
       mariadb-server mariadb-client clang-format clang libclang-rt-dev libssl-dev zlib1g-dev openssl
       libzstd-dev zstd libcurl4-openssl-dev etcd-server etcd-client libmicrohttpd-dev libgnutls28-dev
-      python3 python3-yaml jq prometheus chromium chromium-driver python3-selenium percona-toolkit)
+      python3 python3-yaml python3-jsonschema jq prometheus chromium chromium-driver python3-selenium
+      percona-toolkit)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
