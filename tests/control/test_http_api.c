@@ -550,6 +550,22 @@ static void test_dm_wired_requests(void) {
   CU_ASSERT_PTR_NOT_NULL(strstr(yaml, "task-mode: all"));
   CU_ASSERT_PTR_NOT_NULL(strstr(yaml, "mysql-instances"));
   json_object_put(args);
+  /* a string of the Task cannot add a key to the YAML text: the emitter quotes it (the attack of
+   * a name carrying "\nunit-paths: ...", which the submitted trust refuses when it is a key) */
+  args =
+      line_args(dm_request("POST", "/api/v1/tasks",
+                           "{\"task\": {\"name\": \"x\\nunit-paths:\\n  dump: /tmp/evil.so\", "
+                           "\"task_mode\": \"all\", \"enhance_online_schema_change\": true, "
+                           "\"on_duplicate\": \"replace\", \"target_config\": {\"host\": \"h\", "
+                           "\"port\": 1, \"user\": \"u\", \"password\": \"\"}, \"source_config\": "
+                           "{\"source_conf\": [{\"source_name\": \"s1\"}]}, "
+                           "\"table_migrate_rule\": []}}",
+                           NULL, &err));
+  yaml = get_str(args, "content");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(yaml);
+  CU_ASSERT_PTR_NULL(strstr(yaml, "\nunit-paths:"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(yaml, "name: "));
+  json_object_put(args);
   /* the Task's own refusal, by JSON path */
   char *line = dm_request("POST", "/api/v1/tasks", "{\"task\": {\"name\": 7}}", NULL, &err);
   CU_ASSERT_PTR_NULL(line);
