@@ -297,13 +297,25 @@ static json_object *dm_request_object(json_object *req, const char *name) {
 }
 
 /* OperateTaskResponse of start-task / update-task: the request's Task, as DM answers it
- * (openapi_controller.go answers the task it was given), and DM's CheckSyncConfig text of a
- * check that passed (a failed one is the command's failure: 400). */
+ * (openapi_controller.go answers the task it was given), and DM's CheckSyncConfig text
+ * (dm/checker/cmd.go): passed, or passed with warnings, the checker's JSON (the answer's
+ * checkResult) after it. A failed check is the command's failure: 400. */
 static json_object *dm_shape_operate_task(json_object *a, json_object *req) {
-  (void)a;
-  json_object *o = json_object_new_object();
+  json_object *o = json_object_new_object(), *check = dm_get(a, "checkResult");
   json_object_object_add(o, "task", dm_request_object(req, "task"));
-  dm_put_str(o, "check_result", "pre-check is passed. ");
+  if (!check) {
+    dm_put_str(o, "check_result", "pre-check is passed. ");
+    return o;
+  }
+  const char *detail = json_object_to_json_string_ext(check, JSON_C_TO_STRING_PLAIN);
+  char *text = NULL;
+  if (asprintf(&text,
+               "fail to check synchronization configuration with type: no errors but some "
+               "warnings\n detail: %s",
+               detail) < 0)
+    text = NULL;
+  dm_put_str(o, "check_result", text ? text : "");
+  free(text);
   return o;
 }
 

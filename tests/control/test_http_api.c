@@ -642,6 +642,14 @@ static void test_dm_wired_answers(void) {
   json_object *want = json_tokener_parse(WIRE_TASK);
   CU_ASSERT(json_object_equal(get(o, "task"), want));
   json_object_put(o);
+  /* the precheck's warnings: DM's other text, the checker's JSON after it */
+  o = dm_answer_to(route_of("POST", "/api/v1/tasks"),
+                   "{\"result\": true, \"msg\": \"\", \"checkResult\": {\"passed\": true}}", req,
+                   &status, &empty);
+  CU_ASSERT_STRING_EQUAL(get_str(o, "check_result"),
+                         "fail to check synchronization configuration with type: no errors but "
+                         "some warnings\n detail: {\"passed\":true}");
+  json_object_put(o);
   o = dm_answer_to(route_of("PUT", "/api/v1/tasks/wire_t"), ok, req, &status, &empty);
   CU_ASSERT_EQUAL(status, 200);
   CU_ASSERT(json_object_equal(get(o, "task"), want));
