@@ -346,6 +346,22 @@ static int control_task_tables(void *ud, const control_cmd *cmd, json_object *ar
   return dmh_registry_task_tables(ud, name, source, schema, table, resp, err);
 }
 
+/* update-task's "name" (DM's PUT /api/v1/tasks/{task-name}): the file `f` names that task. */
+static int control_task_named(const dmh_control_file *f, const char *want, dm_error *err) {
+  const dmh_cfg_trust trust = {.origin = f->origin};
+  dmh_task_config *t = NULL;
+  if (dmh_task_config_load_as(f->path, &trust, &t, err) < 0)
+    return -1;
+  int rc = 0;
+  if (strcmp(t->name, want) != 0)
+    rc = dmh_control_bad(err,
+                         "update-task: the path names task \"%s\" but the task's name is \"%s\"; "
+                         "send the task to PUT /api/v1/tasks/%s (a task's name cannot change)",
+                         want, t->name, t->name);
+  dmh_task_config_free(t);
+  return rc;
+}
+
 /* start-task, check-task and update-task: the file named (or sent) goes to the registry. */
 static int control_task_file(void *ud, const control_cmd *cmd, json_object *args, json_object *resp,
                              dm_error *err) {
@@ -361,11 +377,17 @@ static int control_task_file(void *ud, const control_cmd *cmd, json_object *args
   dmh_task_opts o;
   if (control_task_opts(cmd, args, &o, err) < 0)
     return -1;
+  const char *want = NULL;
+  if (fn == dmh_registry_task_update_as &&
+      dmh_control_arg_string(cmd, args, "name", false, &want, err) < 0)
+    return -1;
   dmh_control_file f;
   int rc = dmh_control_file_get(cmd, args, path, false, &f, err);
-  if (rc == 0 && (rc = fn == dmh_registry_task_start_as
-                           ? dmh_registry_task_start_opts(r, f.path, f.origin, &o, resp, err)
-                           : fn(r, f.path, f.origin, resp, err)) < 0)
+  if (rc == 0 && want && (rc = control_task_named(&f, want, err)) < 0)
+    dmh_control_file_blame(&f, path, err);
+  else if (rc == 0 && (rc = fn == dmh_registry_task_start_as
+                                ? dmh_registry_task_start_opts(r, f.path, f.origin, &o, resp, err)
+                                : fn(r, f.path, f.origin, resp, err)) < 0)
     dmh_control_file_blame(&f, path, err);
   dmh_control_file_free(&f);
   return rc;

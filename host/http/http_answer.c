@@ -49,12 +49,13 @@ static enum MHD_Result http_send_empty(struct MHD_Connection *conn, unsigned sta
   return rc;
 }
 
-enum MHD_Result http_reply(struct MHD_Connection *conn, const dmh_api_route *route, char *answer) {
+enum MHD_Result http_reply(struct MHD_Connection *conn, const dmh_api_route *route, char *answer,
+                           const char *request) {
   if (!route || route->shape == DMH_API_OWN)
     return http_send(conn, MHD_HTTP_OK, answer, NULL);
   unsigned status = MHD_HTTP_OK;
   bool empty = false;
-  char *body = dmh_dm_answer(route, answer, &status, &empty);
+  char *body = dmh_dm_answer(route, answer, request, &status, &empty);
   return empty ? http_send_empty(conn, status) : http_send(conn, status, body, NULL);
 }
 

@@ -17,6 +17,8 @@
   { arg, DMH_API_QUERY, name, false, NULL }
 #define DMH_QB(arg, name)                                                                          \
   { arg, DMH_API_QUERY_BOOL, name, false, NULL }
+#define DMH_QN(arg, name)                                                                          \
+  { arg, DMH_API_QUERY_NOT, name, false, NULL }
 #define DMH_QL(arg, name)                                                                          \
   { arg, DMH_API_QUERY_LIST, name, false, NULL }
 #define DMH_B(arg, name, req)                                                                      \
@@ -31,6 +33,8 @@
   { "", DMH_API_IGNORED, name, false, why }
 #define DMH_T(arg, member, kind)                                                                   \
   { arg, DMH_API_TRANSLATED, member, true, #kind }
+#define DMH_TO(arg, member, kind)                                                                  \
+  { arg, DMH_API_TRANSLATED, member, false, #kind }
 #define DMH_F(arg, value)                                                                          \
   { arg, DMH_API_FIXED, value, true, NULL }
 #define DMH_OWN DMH_API_OWN, 200, false
@@ -219,6 +223,8 @@ static int api_body_arg(const dmh_api_route *route, const dmh_api_arg *a, json_o
   }
   if (a->from == DMH_API_REFUSED || a->from == DMH_API_IGNORED)
     return 0;
+  if (a->from == DMH_API_TRANSLATED && a->name && !v && !a->required)
+    return 0; /* DMH_TO: an optional object left out */
   if (a->from == DMH_API_TRANSLATED)
     return api_translated(route, a, a->name ? v : body, args, err);
   if (!v) {
@@ -258,8 +264,8 @@ static int api_body_arg(const dmh_api_route *route, const dmh_api_arg *a, json_o
   return 0;
 }
 
-/* args[a->arg] from the query: the first value (DMH_Q), true or false (DMH_QB), every value
- * (DMH_QL). */
+/* args[a->arg] from the query: the first value (DMH_Q), true or false (DMH_QB; DMH_QN its
+ * negation), every value (DMH_QL). */
 static int api_query_arg(const dmh_api_route *route, const dmh_api_arg *a, dmh_api_query_fn query,
                          void *ud, json_object *args, dm_error *err) {
   const char *vals[64];
@@ -277,14 +283,16 @@ static int api_query_arg(const dmh_api_route *route, const dmh_api_arg *a, dmh_a
       json_object_put(l);
     return 0;
   }
-  if (a->from == DMH_API_QUERY_BOOL) {
+  if (a->from == DMH_API_QUERY_BOOL || a->from == DMH_API_QUERY_NOT) {
     if (strcmp(vals[0], "true") != 0 && strcmp(vals[0], "false") != 0) {
       dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
                    "%s %s: the query parameter %s must be true or false, not \"%.64s\"",
                    route->method, route->path, a->name, vals[0]);
       return -1;
     }
-    json_object_object_add(args, a->arg, json_object_new_boolean(strcmp(vals[0], "true") == 0));
+    bool t = strcmp(vals[0], "true") == 0;
+    json_object_object_add(args, a->arg,
+                           json_object_new_boolean(a->from == DMH_API_QUERY_NOT ? !t : t));
     return 0;
   }
   if (*vals[0])
@@ -302,7 +310,7 @@ static int api_body_known(const dmh_api_route *route, json_object *body, dm_erro
       if (f == DMH_API_TRANSLATED && !route->args[i].name)
         return 0; /* the whole body is the object: its translator judges every member */
       known = f != DMH_API_PATH && f != DMH_API_FIXED && f != DMH_API_QUERY &&
-              f != DMH_API_QUERY_BOOL && f != DMH_API_QUERY_LIST &&
+              f != DMH_API_QUERY_BOOL && f != DMH_API_QUERY_LIST && f != DMH_API_QUERY_NOT &&
               strcmp(route->args[i].name, key) == 0;
     }
     if (!known) {
@@ -369,7 +377,7 @@ char *dmh_api_request(const dmh_api_route *route, const char *url, dmh_api_query
       if (*v)
         json_object_object_add(args, a->arg, json_object_new_string(v));
     } else if (a->from == DMH_API_QUERY || a->from == DMH_API_QUERY_BOOL ||
-               a->from == DMH_API_QUERY_LIST) {
+               a->from == DMH_API_QUERY_NOT || a->from == DMH_API_QUERY_LIST) {
       if (api_query_arg(route, a, query, query_ud, args, err) < 0)
         goto out;
     } else if (api_body_arg(route, a, jb, args, err) < 0) {

@@ -33,6 +33,7 @@ typedef enum dmh_api_from {
   DMH_API_QUERY,      /* the query parameter `name` (optional) */
   DMH_API_QUERY_BOOL, /* the query parameter `name`: true or false, a DMH_ARG_BOOL argument */
   DMH_API_QUERY_LIST, /* every query parameter `name` (a=x&a=y, OpenAPI's form explode): a list */
+  DMH_API_QUERY_NOT,  /* the query parameter `name`, true or false: the argument its negation */
   DMH_API_BODY,       /* the body's member `name` (a string, or an array for "sqls") */
   DMH_API_BODY_LIST,  /* the body's member `name`, an array of strings: a list argument */
   DMH_API_BODY_DIR,   /* the body's member `name`, a folder put before the argument's value */
@@ -59,6 +60,9 @@ typedef enum dmh_api_shape {
   DMH_API_SOURCE_STATUS, /* GetSourceStatusResponse {total, data: [SourceStatus]} (operate-source) */
   DMH_API_MASTERS,       /* GetClusterMasterListResponse (list-member --master) */
   DMH_API_WORKERS,       /* GetClusterWorkerListResponse (list-member --worker) */
+  DMH_API_OPERATE_TASK,  /* OperateTaskResponse {task: the request's, check_result} (start-task) */
+  DMH_API_CONVERTER,     /* ConverterTaskResponse {task, task_config_file} (convert-task) */
+  DMH_API_SOURCE,        /* Source: the request's, password hidden (operate-source create) */
   DMH_API_SHAPES
 } dmh_api_shape;
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_openapi.h"
 #include "dmhost/sdk.h"
 
 bool dmh_dm_path(const char *url) {
@@ -200,7 +201,8 @@ static json_object *dm_list(json_object *data) {
 }
 
 /* GetTaskStatusResponse from query-status NAME: sources[] {sourceStatus, subTaskStatus[]}. */
-static json_object *dm_shape_task_status(json_object *a) {
+static json_object *dm_shape_task_status(json_object *a, json_object *req) {
+  (void)req;
   json_object *data = json_object_new_array(), *srcs = dm_get(a, "sources");
   for (size_t i = 0; srcs && i < json_object_array_length(srcs); i++) {
     json_object *s = json_object_array_get_idx(srcs, i), *ss = dm_get(s, "sourceStatus");
@@ -216,7 +218,8 @@ static json_object *dm_shape_task_status(json_object *a) {
 
 /* GetSourceStatusResponse from operate-source show -s: sources[] {source, worker, relayStatus,
  * relayError}. */
-static json_object *dm_shape_source_status(json_object *a) {
+static json_object *dm_shape_source_status(json_object *a, json_object *req) {
+  (void)req;
   json_object *data = json_object_new_array(), *srcs = dm_get(a, "sources");
   for (size_t i = 0; srcs && i < json_object_array_length(srcs); i++) {
     json_object *s = json_object_array_get_idx(srcs, i), *o = json_object_new_object();
@@ -257,7 +260,8 @@ static json_object *dm_members(json_object *a, const char *group, const char *li
 }
 
 /* GetClusterMasterListResponse from list-member --master. */
-static json_object *dm_shape_masters(json_object *a) {
+static json_object *dm_shape_masters(json_object *a, json_object *req) {
+  (void)req;
   json_object *data = json_object_new_array(), *l = dm_members(a, "master", "masters");
   for (size_t i = 0; l && i < json_object_array_length(l); i++) {
     json_object *e = json_object_array_get_idx(l, i), *o = json_object_new_object();
@@ -271,7 +275,8 @@ static json_object *dm_shape_masters(json_object *a) {
 }
 
 /* GetClusterWorkerListResponse from list-member --worker. */
-static json_object *dm_shape_workers(json_object *a) {
+static json_object *dm_shape_workers(json_object *a, json_object *req) {
+  (void)req;
   json_object *data = json_object_new_array(), *l = dm_members(a, "worker", "workers");
   for (size_t i = 0; l && i < json_object_array_length(l); i++) {
     json_object *e = json_object_array_get_idx(l, i), *o = json_object_new_object();
@@ -284,12 +289,67 @@ static json_object *dm_shape_workers(json_object *a) {
   return dm_list(data);
 }
 
-/* The shapers, by shape: NULL for a shape without a body (EMPTY). */
-static json_object *(*const dm_shapers[DMH_API_SHAPES])(json_object *) = {
+/* The request's member `name` (an object), a new reference, or an empty object. */
+static json_object *dm_request_object(json_object *req, const char *name) {
+  json_object *v = dm_get(req, name);
+  return v && json_object_is_type(v, json_type_object) ? json_object_get(v)
+                                                       : json_object_new_object();
+}
+
+/* OperateTaskResponse of start-task / update-task: the request's Task, as DM answers it
+ * (openapi_controller.go answers the task it was given), and DM's CheckSyncConfig text
+ * (dm/checker/cmd.go): passed, or passed with warnings, the checker's JSON (the answer's
+ * checkResult) after it. A failed check is the command's failure: 400. */
+static json_object *dm_shape_operate_task(json_object *a, json_object *req) {
+  json_object *o = json_object_new_object(), *check = dm_get(a, "checkResult");
+  json_object_object_add(o, "task", dm_request_object(req, "task"));
+  if (!check) {
+    dm_put_str(o, "check_result", "pre-check is passed. ");
+    return o;
+  }
+  const char *detail = json_object_to_json_string_ext(check, JSON_C_TO_STRING_PLAIN);
+  char *text = NULL;
+  if (asprintf(&text,
+               "fail to check synchronization configuration with type: no errors but some "
+               "warnings\n detail: %s",
+               detail) < 0)
+    text = NULL;
+  dm_put_str(o, "check_result", text ? text : "");
+  free(text);
+  return o;
+}
+
+/* ConverterTaskResponse of convert-task: its "task" and "task_config_file". */
+static json_object *dm_shape_converter(json_object *a, json_object *req) {
+  (void)req;
+  json_object *o = json_object_new_object(), *t = dm_get(a, "task");
+  json_object_object_add(o, "task", t ? json_object_get(t) : json_object_new_object());
+  dm_put_str(o, "task_config_file", dm_str(a, "task_config_file"));
+  return o;
+}
+
+/* Source of operate-source create: the request's Source with DM's hidden password
+ * (ObfuscatedPasswordForFeedback) and DM's `enable` default (a source created is enabled). */
+static json_object *dm_shape_source(json_object *a, json_object *req) {
+  (void)a;
+  json_object *o = dm_request_object(req, "source");
+  dm_put_str(o, "password", "******");
+  if (!dm_get(o, "enable"))
+    json_object_object_add(o, "enable", json_object_new_boolean(true));
+  return o;
+}
+
+/* The shapers, by shape: NULL for a shape without a body (EMPTY). Each reads the command's answer
+ * `a` and, for the shapes DM answers with what it was sent, the request's body `req` (may be
+ * NULL). */
+static json_object *(*const dm_shapers[DMH_API_SHAPES])(json_object *, json_object *) = {
     [DMH_API_TASK_STATUS] = dm_shape_task_status,
     [DMH_API_SOURCE_STATUS] = dm_shape_source_status,
     [DMH_API_MASTERS] = dm_shape_masters,
     [DMH_API_WORKERS] = dm_shape_workers,
+    [DMH_API_OPERATE_TASK] = dm_shape_operate_task,
+    [DMH_API_CONVERTER] = dm_shape_converter,
+    [DMH_API_SOURCE] = dm_shape_source,
 };
 
 static char *dm_text(json_object *o) {
@@ -300,7 +360,8 @@ static char *dm_text(json_object *o) {
   return t;
 }
 
-char *dmh_dm_answer(const dmh_api_route *route, char *answer, unsigned *status, bool *empty) {
+char *dmh_dm_answer(const dmh_api_route *route, char *answer, const char *request, unsigned *status,
+                    bool *empty) {
   json_object *a = answer ? json_tokener_parse(answer) : NULL, *r = dm_get(a, "result");
   free(answer);
   *empty = false;
@@ -315,9 +376,11 @@ char *dmh_dm_answer(const dmh_api_route *route, char *answer, unsigned *status, 
     body = dm_error_body(a);
   } else {
     *status = route->status;
-    if (dm_shapers[route->shape])
-      body = dm_shapers[route->shape](a);
-    else
+    if (dm_shapers[route->shape]) {
+      json_object *req = request && *request ? json_tokener_parse(request) : NULL;
+      body = dm_shapers[route->shape](a, req);
+      json_object_put(req);
+    } else
       *empty = true;
   }
   json_object_put(a);
@@ -348,14 +411,14 @@ static int dm_as_json(json_object *obj, char **text, dm_error *err) {
 }
 
 /* The translators by kind. TASK and SOURCE are DM's Task and Source objects into DM's YAML task and
- * source files (config_openapi.h: dmh_openapi_task_to_yaml, dmh_openapi_source_to_yaml), NULL
- * until that translator is built: a DMH_T route of theirs is then refused, naming it. */
+ * source files (config_openapi.h), which the daemon's YAML reader then judges key by key. A kind
+ * with a NULL translator is refused, naming it. */
 static const struct {
   const char *kind;
   dmh_dm_translator fn;
 } dm_translators[] = {
-    {"TASK", NULL},
-    {"SOURCE", NULL},
+    {"TASK", dmh_openapi_task_to_yaml},
+    {"SOURCE", dmh_openapi_source_to_yaml},
     {"JSON", dm_as_json},
 };
 

@@ -21,9 +21,11 @@
 bool dmh_dm_path(const char *url);
 
 /* DM's answer of `route` (a DMH_DM route) from its command's answer `answer` (the socket's JSON
- * text, freed): the body (malloc'd; NULL with *empty when the answer has none, NULL without it
- * when out of memory) and *status. */
-char *dmh_dm_answer(const dmh_api_route *route, char *answer, unsigned *status, bool *empty);
+ * text, freed) and the request's body `request` (its JSON text or NULL: the shapes DM answers
+ * with what it was sent, a Task or a Source): the body (malloc'd; NULL with *empty when the answer
+ * has none, NULL without it when out of memory) and *status. */
+char *dmh_dm_answer(const dmh_api_route *route, char *answer, const char *request, unsigned *status,
+                    bool *empty);
 
 /* DM's ErrorWithMessage of the socket's refusal `refusal` (JSON text with "error", freed). */
 char *dmh_dm_refusal(char *refusal);

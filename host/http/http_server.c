@@ -397,7 +397,7 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *conn, const
     return MHD_YES;
   }
   if (req->suspended) /* resumed: its command has answered (http_job) */
-    return http_reply(conn, req->route, http_take_answer(req));
+    return http_reply(conn, req->route, http_take_answer(req), req->body);
   /* The whole body is in. Whitespace after the object is framing (a file posted with its last
    * newline), as the socket's newline is. */
   size_t len = req->len;
@@ -420,7 +420,7 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *conn, const
   }
   char *answer = h->opts.handler(h->opts.ud, line, len);
   free(api_line);
-  return http_reply(conn, req->route, answer);
+  return http_reply(conn, req->route, answer, req->body);
 }
 
 /* A request is done (answered, or dropped). Runs on its connection's pool thread: the thread's

@@ -113,9 +113,9 @@ struct dmh_api_route;
 enum MHD_Result http_send(struct MHD_Connection *conn, unsigned status, char *body,
                           const char *allow);
 /* The answer of a route's command (the socket's JSON, freed): as it is (no route, DMH_OWN), or
- * DM's (http_dm.h). */
+ * DM's (http_dm.h), which may echo the request's body `request` (NUL-ended, or NULL). */
 enum MHD_Result http_reply(struct MHD_Connection *conn, const struct dmh_api_route *route,
-                           char *answer);
+                           char *answer, const char *request);
 /* The refusal's body for `url`: the socket's error shape, on DM's paths DM's ErrorWithMessage. */
 char *http_refusal_body(dmh_control_http *h, const char *url, const dm_error *err);
 enum MHD_Result http_refuse_allow(dmh_control_http *h, struct MHD_Connection *conn, const char *url,

@@ -211,13 +211,18 @@ static const dmh_api_route *route_of(const char *method, const char *url) {
 }
 
 /* dmh_dm_answer of `answer` on `route`: the parsed body (NULL when empty), *status. */
-static json_object *dm_answer(const dmh_api_route *route, const char *answer, unsigned *status,
-                              bool *empty) {
-  char *body = dmh_dm_answer(route, strdup(answer), status, empty);
+static json_object *dm_answer_to(const dmh_api_route *route, const char *answer,
+                                 const char *request, unsigned *status, bool *empty) {
+  char *body = dmh_dm_answer(route, strdup(answer), request, status, empty);
   json_object *o = body ? json_tokener_parse(body) : NULL;
   CU_ASSERT(*empty || o);
   free(body);
   return o;
+}
+
+static json_object *dm_answer(const dmh_api_route *route, const char *answer, unsigned *status,
+                              bool *empty) {
+  return dm_answer_to(route, answer, NULL, status, empty);
 }
 
 static const char *get_str(json_object *o, const char *key) {
@@ -497,12 +502,12 @@ static void test_dm_translated(void) {
                               DMH_API_EMPTY,
                               201,
                               false,
-                              {{"content", DMH_API_TRANSLATED, "task", true, "TASK"}}};
+                              {{"content", DMH_API_TRANSLATED, "task", true, "NOPE"}}};
   body = "{\"task\": {\"name\": \"t1\"}}";
   line = dmh_api_request(&task, "/y", NULL, NULL, body, strlen(body), &err);
   CU_ASSERT_PTR_NULL(line);
   CU_ASSERT_EQUAL(err.code, DM_ERR_CONTROL_REQUEST);
-  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "no TASK translator"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "no NOPE translator"));
   body = "{\"task\": \"t1\"}";
   line = dmh_api_request(&task, "/y", NULL, NULL, body, strlen(body), &err);
   CU_ASSERT_PTR_NULL(line);
@@ -511,6 +516,166 @@ static void test_dm_translated(void) {
   line = dmh_api_request(&task, "/y", NULL, NULL, body, strlen(body), &err);
   CU_ASSERT_PTR_NULL(line);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "\"other\" this route does not take"));
+}
+
+/* A small DM Task (DM's fixture's shape, one source, no TLS) */
+#define WIRE_TASK                                                                                  \
+  "{\"name\": \"wire_t\", \"task_mode\": \"all\", \"enhance_online_schema_change\": true, "        \
+  "\"on_duplicate\": \"replace\", \"target_config\": {\"host\": \"127.0.0.1\", \"port\": 3307, "   \
+  "\"user\": \"root\", \"password\": \"pw\"}, \"source_config\": {\"source_conf\": "               \
+  "[{\"source_name\": \"s1\"}]}, \"table_migrate_rule\": [{\"source\": {\"source_name\": \"s1\", " \
+  "\"schema\": \"wire_db\", \"table\": \"\"}}]}"
+
+/* args of the request line `line` (freed). */
+static json_object *line_args(char *line) {
+  CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+  json_object *req = json_tokener_parse(line), *args = json_object_get(get(req, "args"));
+  json_object_put(req);
+  free(line);
+  return args;
+}
+
+/* The routes taking DM's Task or Source: the object through its translator into DM's YAML text
+ * (a route without the wiring refuses, naming the missing translator), the fixed arguments
+ * (start-task created Stopped, the YAML copy's name), DELETE's force and keep_meta defaults. */
+static void test_dm_wired_requests(void) {
+  dm_error err;
+  json_object *args =
+      line_args(dm_request("POST", "/api/v1/tasks", "{\"task\": " WIRE_TASK "}", NULL, &err));
+  CU_ASSERT_STRING_EQUAL(get_str(args, "stage"), "Stopped");
+  CU_ASSERT_STRING_EQUAL(get_str(args, "path"), "/api/v1/task.yaml");
+  const char *yaml = get_str(args, "content");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(yaml);
+  CU_ASSERT_PTR_NOT_NULL(strstr(yaml, "name: wire_t"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(yaml, "task-mode: all"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(yaml, "mysql-instances"));
+  json_object_put(args);
+  /* a string of the Task cannot add a key to the YAML text: the emitter quotes it (the attack of
+   * a name carrying "\nunit-paths: ...", which the submitted trust refuses when it is a key) */
+  args =
+      line_args(dm_request("POST", "/api/v1/tasks",
+                           "{\"task\": {\"name\": \"x\\nunit-paths:\\n  dump: /tmp/evil.so\", "
+                           "\"task_mode\": \"all\", \"enhance_online_schema_change\": true, "
+                           "\"on_duplicate\": \"replace\", \"target_config\": {\"host\": \"h\", "
+                           "\"port\": 1, \"user\": \"u\", \"password\": \"\"}, \"source_config\": "
+                           "{\"source_conf\": [{\"source_name\": \"s1\"}]}, "
+                           "\"table_migrate_rule\": []}}",
+                           NULL, &err));
+  yaml = get_str(args, "content");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(yaml);
+  CU_ASSERT_PTR_NULL(strstr(yaml, "\nunit-paths:"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(yaml, "name: "));
+  json_object_put(args);
+  /* the Task's own refusal, by JSON path */
+  char *line = dm_request("POST", "/api/v1/tasks", "{\"task\": {\"name\": 7}}", NULL, &err);
+  CU_ASSERT_PTR_NULL(line);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "name"));
+  args =
+      line_args(dm_request("PUT", "/api/v1/tasks/wire_t", "{\"task\": " WIRE_TASK "}", NULL, &err));
+  CU_ASSERT_STRING_EQUAL(get_str(args, "name"), "wire_t");
+  CU_ASSERT_PTR_NOT_NULL(strstr(get_str(args, "content"), "name: wire_t"));
+  json_object_put(args);
+  /* converters: a Task as its JSON text (convert-task parses it), or a file's text */
+  args = line_args(
+      dm_request("POST", "/api/v1/tasks/converters", "{\"task\": " WIRE_TASK "}", NULL, &err));
+  json_object *sent = json_tokener_parse(get_str(args, "task")),
+              *want = json_tokener_parse(WIRE_TASK);
+  CU_ASSERT(sent && json_object_equal(sent, want));
+  CU_ASSERT_PTR_NULL(get(args, "content"));
+  json_object_put(sent);
+  json_object_put(want);
+  json_object_put(args);
+  args = line_args(dm_request("POST", "/api/v1/tasks/converters",
+                              "{\"task_config_file\": \"name: t\\n\"}", NULL, &err));
+  CU_ASSERT_STRING_EQUAL(get_str(args, "content"), "name: t\n");
+  CU_ASSERT_PTR_NULL(get(args, "task"));
+  json_object_put(args);
+  /* a Source */
+  const char *src = "{\"source\": {\"source_name\": \"s1\", \"host\": \"127.0.0.1\", \"port\": "
+                    "3306, \"user\": \"root\", \"password\": \"pw\", \"enable_gtid\": false, "
+                    "\"enable\": true}, \"worker_name\": \"\"}";
+  args = line_args(dm_request("POST", "/api/v1/sources", src, NULL, &err));
+  CU_ASSERT_STRING_EQUAL(get_str(args, "op"), "create");
+  CU_ASSERT_STRING_EQUAL(get_str(args, "path"), "/api/v1/source.yaml");
+  CU_ASSERT_PTR_NOT_NULL(strstr(get_str(args, "content"), "source-id: s1"));
+  json_object_put(args);
+  line = dm_request("POST", "/api/v1/sources",
+                    "{\"source\": {\"source_name\": \"s1\"}, \"worker_name\": \"w9\"}", NULL, &err);
+  CU_ASSERT_PTR_NULL(line);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "\"worker_name\" is not done"));
+  /* DELETE: DM's defaults (force false, keep_meta false: remove-meta true), then the query's */
+  args = line_args(dm_request("DELETE", "/api/v1/tasks/wire_t", NULL, NULL, &err));
+  CU_ASSERT_STRING_EQUAL(json_object_to_json_string_ext(args, JSON_C_TO_STRING_PLAIN),
+                         "{\"name\":\"wire_t\",\"force\":\"false\",\"remove-meta\":\"true\"}");
+  json_object_put(args);
+}
+
+/* The query of test_dm_delete_query: force=true, keep_meta=true. */
+static size_t keep_query(void *ud, const char *name, const char **values, size_t max) {
+  (void)ud;
+  if (max == 0 || (strcmp(name, "force") != 0 && strcmp(name, "keep_meta") != 0))
+    return 0;
+  values[0] = "true";
+  return 1;
+}
+
+static void test_dm_delete_query(void) {
+  dm_error err;
+  const char *url = "/api/v1/tasks/wire_t";
+  json_object *args =
+      line_args(dmh_api_request(route_of("DELETE", url), url, keep_query, NULL, NULL, 0, &err));
+  CU_ASSERT(json_object_get_boolean(get(args, "force")));
+  CU_ASSERT(json_object_is_type(get(args, "remove-meta"), json_type_boolean));
+  CU_ASSERT_FALSE(json_object_get_boolean(get(args, "remove-meta")));
+  json_object_put(args);
+}
+
+/* The answers echoing the request (OperateTaskResponse, Source) and convert-task's. */
+static void test_dm_wired_answers(void) {
+  unsigned status = 0;
+  bool empty = true;
+  const char *ok = "{\"result\": true, \"msg\": \"\"}";
+  const char *req = "{\"task\": " WIRE_TASK "}";
+  json_object *o = dm_answer_to(route_of("POST", "/api/v1/tasks"), ok, req, &status, &empty);
+  CU_ASSERT_EQUAL(status, 201);
+  CU_ASSERT_STRING_EQUAL(get_str(o, "check_result"), "pre-check is passed. ");
+  json_object *want = json_tokener_parse(WIRE_TASK);
+  CU_ASSERT(json_object_equal(get(o, "task"), want));
+  json_object_put(o);
+  /* the precheck's warnings: DM's other text, the checker's JSON after it */
+  o = dm_answer_to(route_of("POST", "/api/v1/tasks"),
+                   "{\"result\": true, \"msg\": \"\", \"checkResult\": {\"passed\": true}}", req,
+                   &status, &empty);
+  CU_ASSERT_STRING_EQUAL(get_str(o, "check_result"),
+                         "fail to check synchronization configuration with type: no errors but "
+                         "some warnings\n detail: {\"passed\":true}");
+  json_object_put(o);
+  o = dm_answer_to(route_of("PUT", "/api/v1/tasks/wire_t"), ok, req, &status, &empty);
+  CU_ASSERT_EQUAL(status, 200);
+  CU_ASSERT(json_object_equal(get(o, "task"), want));
+  json_object_put(o);
+  json_object_put(want);
+  o = dm_answer_to(route_of("POST", "/api/v1/tasks"), NOT_FOUND_ANSWER, req, &status, &empty);
+  CU_ASSERT_EQUAL(status, 400);
+  CU_ASSERT_EQUAL(get_int(o, "error_code"), 14003);
+  json_object_put(o);
+  o = dm_answer_to(route_of("POST", "/api/v1/sources"), ok,
+                   "{\"source\": {\"source_name\": \"s1\", \"password\": \"pw\"}}", &status,
+                   &empty);
+  CU_ASSERT_EQUAL(status, 201);
+  CU_ASSERT_STRING_EQUAL(get_str(o, "source_name"), "s1");
+  CU_ASSERT_STRING_EQUAL(get_str(o, "password"), "******");
+  CU_ASSERT(json_object_get_boolean(get(o, "enable")));
+  json_object_put(o);
+  o = dm_answer_to(route_of("POST", "/api/v1/tasks/converters"),
+                   "{\"result\": true, \"msg\": \"\", \"task\": {\"name\": \"t\"}, "
+                   "\"task_config_file\": \"name: t\\n\"}",
+                   NULL, &status, &empty);
+  CU_ASSERT_EQUAL(status, 201);
+  CU_ASSERT_STRING_EQUAL(get_str(get(o, "task"), "name"), "t");
+  CU_ASSERT_STRING_EQUAL(get_str(o, "task_config_file"), "name: t\n");
+  CU_ASSERT_EQUAL(json_object_object_length(o), 2);
+  json_object_put(o);
 }
 
 /* The two sets of paths: DM's under /api/v1 but dmhost's own. */
@@ -536,6 +701,9 @@ int main(void) {
       {"DM's bodies and queries: lists, folder, refused and ignored members", test_dm_request},
       {"DM's paths and dmhost's own", test_dm_path},
       {"DMH_T: a body's object through its translator", test_dm_translated},
+      {"DM's Task and Source routes: translated, fixed args", test_dm_wired_requests},
+      {"DM's DELETE task: force and keep_meta from the query", test_dm_delete_query},
+      {"DM's OperateTaskResponse, Source and ConverterTaskResponse", test_dm_wired_answers},
   };
   return dmh_cunit_run("http_api", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }

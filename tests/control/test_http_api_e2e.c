@@ -340,8 +340,9 @@ static void dm_refused(const char *method, const char *path, const char *body, l
 
 /* DM's routes through `dmhost serve`, in DM's shapes: a relay enabled, purged and disabled with
  * no body (200), again refused (400 ErrorWithMessage); a task's status as GetTaskStatusResponse
- * (its stage Running, then Paused after DM's stop), started again by DM's start; deleted (204),
- * then unknown (400); a source deleted (204); the transport's refusals on DM's paths in DM's
+ * (its stage Running, then Paused after DM's stop), started again by DM's start; its DELETE
+ * refused while Running (force defaults to false), then deleted with force=true (204), then
+ * unknown (400); a source deleted (204); the transport's refusals on DM's paths in DM's
  * body; a write with no body, no Content-Type and no Origin admitted (DM's scripts), one with a
  * body but no type refused (415). */
 static void test_dm_routes(void) {
@@ -409,7 +410,10 @@ static void test_dm_routes(void) {
   /* a body without its type is still refused: 415 in DM's body */
   dm_refused("POST", "/api/v1/tasks/inc/stop", "{}", 415, DM_ERR_CONTROL_CONTENT_TYPE,
              "Content-Type");
-  json_object_put(dm_call("DELETE", "/api/v1/tasks/inc", NULL, 204, true));
+  /* DM's DELETE: force defaults to false, and a Running task is refused without it */
+  dm_refused("DELETE", "/api/v1/tasks/inc", NULL, 400, DM_ERR_STAGE, "delete task with force");
+  json_object_put(
+      dm_call("DELETE", "/api/v1/tasks/inc?force=true&keep_meta=true", NULL, 204, true));
   raw_content_type = "application/json";
   dm_refused("DELETE", "/api/v1/tasks/inc", NULL, 400, DM_ERR_NOT_FOUND, "inc");
   dm_refused("GET", "/api/v1/tasks/inc/status", NULL, 400, DM_ERR_NOT_FOUND, "inc");

@@ -79,10 +79,21 @@ src_text = open(source_cfg).read()
 task_text = open(task_cfg).read()
 form_task_text = task_text.replace('name = "xs_task";', 'name = "xs_form";')
 srcid = "mysql-xs"
+# DM's Source and Task objects (POST /api/v1/sources, POST /api/v1/tasks, PUT /api/v1/tasks/NAME):
+# whole and valid, so that only the browser rules stand between them and the daemon
+dm_source = {"source_name": srcid, "host": "127.0.0.1", "port": int(os.environ.get("DMH_SOURCE_PORT", "13306")),
+             "user": "root", "password": "", "enable_gtid": False, "enable": True}
+dm_task = {"name": "xs_task", "task_mode": "incremental", "enhance_online_schema_change": True,
+           "on_duplicate": "replace",
+           "target_config": {"host": "127.0.0.1", "port": int(os.environ.get("DMH_TARGET_PORT", "13307")),
+                             "user": "root", "password": ""},
+           "source_config": {"source_conf": [{"source_name": srcid}]},
+           "table_migrate_rule": [{"source": {"source_name": srcid, "schema": "xs_db", "table": ""}}]}
 
 # The attacker's page: every write route, the answers' fate recorded in document.body.dataset.
 attack_js = """
 const D = %(daemon)s, SRC = %(src)s, TASK = %(task)s, FTASK = %(ftask)s, SID = %(sid)s;
+const DMSRC = %(dmsrc)s, DMTASK = %(dmtask)s;
 const out = [];
 // A "simple" request: no preflight; the browser sends it and hides the answer (opaque).
 async function nc(method, path, body) {
@@ -130,6 +141,12 @@ function form(obj) {
   await nc("POST", `/api/v1/sources/${SID}/relay/enable`);
   await cors("DELETE", "/api/v1/tasks/xs_task");
   await cors("DELETE", `/api/v1/sources/${SID}`);
+  // DM's Source and Task objects (translated into DM's YAML by the daemon)
+  await nc("POST", "/api/v1/sources", j({source: DMSRC}));
+  await cors("POST", "/api/v1/sources", j({source: DMSRC}));
+  await nc("POST", "/api/v1/tasks", j({task: DMTASK}));
+  await cors("POST", "/api/v1/tasks", j({task: DMTASK}));
+  await cors("PUT", "/api/v1/tasks/xs_task", j({task: DMTASK}));
   await nc("POST", `${S}/relay/enable`);
   await nc("POST", `${S}/relay/disable`);
   await nc("POST", `${S}/relay/purge`, j({relay_binlog_name: "mysql-bin.999999"}));
@@ -146,7 +163,8 @@ function form(obj) {
   document.body.dataset.done = JSON.stringify(out);
 })();
 """ % {"daemon": json.dumps(daemon), "src": json.dumps(src_text), "task": json.dumps(task_text),
-       "ftask": json.dumps(form_task_text), "sid": json.dumps(srcid)}
+       "ftask": json.dumps(form_task_text), "sid": json.dumps(srcid),
+       "dmsrc": json.dumps(dm_source), "dmtask": json.dumps(dm_task)}
 
 site = os.path.join(os.path.dirname(os.path.abspath(serve_log)), "attacker")
 os.makedirs(site, exist_ok=True)
