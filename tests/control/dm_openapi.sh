@@ -172,8 +172,10 @@ log "relay enabled, purged, disabled"
 # ---- deletes ----
 dm DELETE "/api/v1/sources/$source" 400 # its task still runs on it
 error_of "$task"
-dm DELETE "/api/v1/tasks/$task" 204
-dm DELETE "/api/v1/tasks/$task" 400
+dm DELETE "/api/v1/tasks/$task" 400 # DM's rule: a Running task needs force
+error_of force
+dm DELETE "/api/v1/tasks/$task?force=true" 204
+dm DELETE "/api/v1/tasks/$task?force=true" 400
 error_of "$task"
 # the task's subtask ends after the answer: the source is free once it has
 source_deleted() {

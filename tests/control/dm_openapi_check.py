@@ -57,7 +57,6 @@ _TEMPLATES = "needs the task-template command (plan row 14)"
 _CLUSTER = "needs the cluster-info command and a daemon's list-member (plan row 12)"
 _MASTER = "a master's operation: the cluster half of the driver runs a dmhost master (plan row 13)"
 NOT_SEEN = {
-    "DMAPICreateSource": _SOURCE_JSON,
     "DMAPIGetSourceList": _SOURCE_JSON + ", and `config source` (Source objects)",
     "DMAPIGetSource": _SOURCE_JSON + ", and `config source` (a Source object)",
     "DMAPIUpdateSource": _SRCOPS + " and " + _SOURCE_JSON,
@@ -65,17 +64,14 @@ NOT_SEEN = {
     "DMAPIDisableSource": _SRCOPS,
     "DMAPIGetSourceSchemaList": _SCHEMAS,
     "DMAPIGetSourceTableList": _SCHEMAS,
-    "DMAPICreateTask": _TASK_JSON + ", and start-task stage=Stopped (plan row 7)",
     "DMAPIGetTaskList": _TASK_JSON + ", and `config task` (Task objects)",
     "DMAPIGetTask": _TASK_JSON + ", and `config task` (a Task object)",
-    "DMAPIUpdateTask": _TASK_JSON + ", and update-task from JSON (plan row 9)",
     "DMAPIGetTaskMigrateTargets": _SCHEMAS,
     "DMAPIGetSchemaListByTaskAndSource": _TRACKER,
     "DMAPIGetTableListByTaskAndSource": _TRACKER,
     "DMAPIGetTableStructure": _TRACKER,
     "DMAPIOperateTableStructure": _TRACKER,
     "DMAPIDeleteTableStructure": _TRACKER,
-    "DMAPIConvertTask": _TASK_JSON + ", and convert-task",
     "DMAPICreateTaskTemplate": _TEMPLATES,
     "DMAPIGetTaskTemplateList": _TEMPLATES,
     "DMAPIImportTaskTemplate": _TEMPLATES,
@@ -86,6 +82,17 @@ NOT_SEEN = {
     "DMAPIUpdateClusterInfo": _CLUSTER,
     "DMAPIOfflineMasterNode": _MASTER + " (offline-member); on a daemon it only refuses",
     "DMAPIOfflineWorkerNode": _MASTER + " (offline-member); on a daemon it only refuses",
+}
+
+# DM's operations another test drives (its own log, judged by this checker without --coverage):
+# here they count as not seen, and their being served is no complaint.
+_WIRE = ("control_dm_wire (tests/control/dm_wire.sh) drives it with DM's fixture Task and a "
+         "Source through a real dmhost serve; its answers are checked by this checker")
+SEEN_ELSEWHERE = {
+    "DMAPICreateSource": _WIRE,
+    "DMAPICreateTask": _WIRE,
+    "DMAPIUpdateTask": _WIRE,
+    "DMAPIConvertTask": _WIRE,
 }
 
 # DM's operations seen only failing, each with why (a `dmhost serve` is no cluster).
@@ -444,7 +451,7 @@ def coverage(ops, seen, not_seen=None, only_failure=None, served=()):
     """([report lines], [problems]): the operations never seen must be exactly NOT_SEEN, those seen
     only failing exactly ONLY_FAILURE; an operation dmhost serves (`served`: its dm.json declares
     it) cannot stay in NOT_SEEN, so the list shrinks as operations land."""
-    not_seen = NOT_SEEN if not_seen is None else not_seen
+    not_seen = dict(NOT_SEEN, **SEEN_ELSEWHERE) if not_seen is None else not_seen
     only_failure = ONLY_FAILURE if only_failure is None else only_failure
     report, problems = [], []
     ids = {o.op_id for o in ops}
@@ -462,7 +469,7 @@ def coverage(ops, seen, not_seen=None, only_failure=None, served=()):
                             f"with why")
         if (ok or bad) and o.op_id in not_seen:
             problems.append(f"{o.name()} was answered: remove it from NOT_SEEN")
-        elif o.op_id in not_seen and o.op_id in served:
+        elif o.op_id in not_seen and o.op_id in served and o.op_id not in SEEN_ELSEWHERE:
             problems.append(f"{o.name()} is served (dm.json declares it) but in NOT_SEEN: add it "
                             f"to tests/control/dm_openapi.sh and remove it from NOT_SEEN")
         if ok == 0 and bad and o.op_id not in only_failure:

@@ -74,11 +74,17 @@ done
 [ -n "$port" ] || fail "dmhost serve did not say its HTTP port"
 base="http://127.0.0.1:$port/api/v1"
 
-# call METHOD PATH [BODY FILE]: the status in $status, the body in $work/out
+# call METHOD PATH [BODY FILE]: the status in $status, the body in $work/out; each exchange is
+# logged for DM's spec (tests/control/dm_openapi_check.py, at the end)
 call() {
-  local args=(-s -o "$work/out" -w '%{http_code}' -X "$1" "$base$2")
+  local args=(-s -o "$work/out" -w '%{http_code} %{content_type}' -X "$1" "$base$2") out
   [ $# -ge 3 ] && args+=(-H 'Content-Type: application/json' --data-binary "@$3")
-  status=$(curl "${args[@]}") || fail "curl $1 $2"
+  out=$(curl "${args[@]}") || fail "curl $1 $2"
+  status=${out%% *}
+  local ctype=${out#* }
+  jq -cn --arg m "$1" --arg p "/api/v1$2" --argjson s "$status" --rawfile b "$work/out" \
+    --arg ct "$ctype" '{method: $m, path: $p, status: $s, body: $b} +
+      (if $ct == "" then {} else {content_type: $ct} end)' >>"$work/exchanges.jsonl"
 }
 expect() { # status what
   [ "$status" = "$1" ] || { cat "$work/out" >&2; fail "$2: HTTP $status, want $1"; }
@@ -144,6 +150,9 @@ expect 204 "DELETE force=true"
 ctl query-status dm_wire >"$work/qs.out" 2>&1 && fail "the deleted task is still there"
 call DELETE /sources/wire-src
 expect 204 "DELETE source"
+# every answer above against DM's own spec (the coverage is control_dm_openapi's)
+"$py" tests/control/dm_openapi_check.py tests/control/dm-openapi/dm.yaml "$work/exchanges.jsonl" \
+  >"$work/check.out" 2>&1 || fail "answers off DM's spec: $(cat "$work/check.out")"
 kill -TERM "$pid"
 wait "$pid" || fail "dmhost serve did not exit 0 on SIGTERM"
 pid=
