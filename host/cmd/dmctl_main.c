@@ -278,10 +278,6 @@ static const struct {
                        "expires (docs/cluster.md)"},
     {"operate-leader", "not served by dmhost: the masters elect their leader through etcd "
                        "(docs/cluster.md); stop a master to move the leadership"},
-    {"get-config", "not served by dmhost yet: a daemon's configs are in its state dir "
-                   "(tasks/NAME/, the source's file), a cluster's in etcd"},
-    {"config", "not served by dmhost yet: a daemon's configs are in its state dir (tasks/NAME/, "
-               "the source's file), a cluster's in etcd"},
     {"validation", "not served by dmhost: it has no continuous data validation; compare with "
                    "scripts/checksum.sh"},
 };

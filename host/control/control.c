@@ -418,6 +418,25 @@ static int control_shard_ddl_lock(void *ud, const control_cmd *cmd, json_object 
   return dmh_registry_shard_unlock(r, req.name, req.owner, req.force_remove, resp, err);
 }
 
+/* config|get-config task|source NAME: DM's master and worker configs are no files here. */
+static int control_get_config(void *ud, const control_cmd *cmd, json_object *args,
+                              json_object *resp, dm_error *err) {
+  const char *what, *name;
+  if (dmh_control_arg_string(cmd, args, "op", true, &what, err) < 0 ||
+      dmh_control_arg_string(cmd, args, "name", true, &name, err) < 0)
+    return -1;
+  if (strcmp(what, "master") == 0 || strcmp(what, "worker") == 0)
+    return dmh_control_bad(err,
+                           "%s %s: `dmhost serve` keeps no %s configuration file (its settings "
+                           "are its command line: `dmhost serve --help`); config task|source NAME "
+                           "shows the stored files",
+                           cmd->name, what, what);
+  if (strcmp(what, "task") != 0 && strcmp(what, "source") != 0)
+    return dmh_control_bad(err, "%s: \"%s\" is not one of task, source (usage: %s)", cmd->name,
+                           what, cmd->usage);
+  return dmh_registry_get_config(ud, what, name, resp, err);
+}
+
 static int control_help(void *ud, const control_cmd *cmd, json_object *args, json_object *resp,
                         dm_error *err);
 
@@ -440,6 +459,8 @@ static const dmh_control_fn control_fns[DMH_CMD_COUNT] = {
     [DMH_CMD_SWAP_UNIT] = control_swap_unit,
     [DMH_CMD_BINLOG] = control_binlog,
     [DMH_CMD_SHARD_DDL_LOCK] = control_shard_ddl_lock,
+    [DMH_CMD_CONFIG] = control_get_config,
+    [DMH_CMD_GET_CONFIG] = control_get_config,
     [DMH_CMD_HELP] = control_help,
 };
 
