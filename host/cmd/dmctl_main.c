@@ -19,6 +19,7 @@
 #include "control_http.h"
 #include "control_socket.h"
 #include "dmctl_config.h"
+#include "dmctl_sample.h"
 #include "dmhost/fs.h"
 #include "dmhost/sdk.h"
 #include "error_json.h"
@@ -316,6 +317,8 @@ static json_object *dmctl_ask(const dmctl_run *g, long timeout_s, int argc, char
 static int dmctl_command(const dmctl_run *g, int argc, char **argv) {
   if (strcmp(argv[0], "help") == 0)
     return dmctl_help();
+  if (dmctl_sample_wanted(argc, argv))
+    return dmctl_sample_print();
   for (size_t i = 0; i < sizeof dmctl_dm_refused / sizeof dmctl_dm_refused[0]; i++)
     if (strcmp(argv[0], dmctl_dm_refused[i].name) == 0)
       return dmctl_bad("%s: DM's command, refused: %s", argv[0], dmctl_dm_refused[i].instead);

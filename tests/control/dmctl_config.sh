@@ -5,6 +5,7 @@
 # and a newline (real accounts on the source and target, so the daemon takes the files); the
 # stored copies hold the passwords (precondition), the answers, over the socket and over HTTP,
 # hold no piece of them and "******" instead; an unknown name is 14003; master/worker refused.
+# operate-source --print-sample-config: DM's sample, printed without a daemon, which dmhost binds.
 #
 #   dmctl_config.sh <dmhost> <dmctl> <plugin dir> <source dir>
 set -euo pipefail
@@ -103,4 +104,21 @@ log "refusals"
 
 expect '.result' stop-task "$task"
 expect '.result' operate-source stop -s "$tag"
+
+# DM's operate-source --print-sample-config (-p): printed by dmctl, nothing contacted (no daemon at
+# that state dir); dmhost reads it: bound with this test's server and account put in
+"$dmctl" --state-dir "$work/none" operate-source --print-sample-config >"$work/sample.yaml" ||
+  fail "operate-source --print-sample-config did not exit 0"
+"$dmctl" --state-dir "$work/none" operate-source -p >"$work/sample-p.yaml" || fail "operate-source -p"
+cmp -s "$work/sample.yaml" "$work/sample-p.yaml" || fail "-p and --print-sample-config differ"
+sample=$(cat "$work/sample.yaml")
+[[ $sample == *"source-id: mysql-replica-01"* && $sample == *"password: '123456'"* ]] ||
+  fail "the sample is not DM's: $sample"
+sed -e "s/mysql-replica-01/${tag}_sample/" -e "s/host: 127.0.0.1/host: $DMH_SOURCE_HOST/" \
+  -e "s/port: 3306/port: $DMH_SOURCE_PORT/" -e "s/user: root/user: $DMH_SOURCE_USER/" \
+  -e "s/password: '123456'/password: ''/" "$work/sample.yaml" >"$work/mine.yaml"
+expect '.result' operate-source create "$work/mine.yaml"
+expect '.result and (.cfg | contains("server-id: 101"))' config source "${tag}_sample"
+expect '.result' operate-source stop -s "${tag}_sample"
+log "operate-source --print-sample-config"
 log "passed"
