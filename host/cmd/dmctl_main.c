@@ -18,6 +18,7 @@
 #include "commands.h"
 #include "control_http.h"
 #include "control_socket.h"
+#include "dmctl_cfg_file.h"
 #include "dmctl_config.h"
 #include "dmctl_sample.h"
 #include "dmhost/fs.h"
@@ -383,9 +384,15 @@ static int dmctl_command(const dmctl_run *g, int argc, char **argv) {
     if (dmctl_check_counts(&argc, argv, cnt, &err) < 0)
       return dmctl_fail(&err);
   }
+  const char *cfg_out = NULL; /* config|get-config -p FILE: written here, never sent */
+  dm_error ferr;
+  if (dmctl_cfg_file_take(&argc, argv, &cfg_out, &ferr) < 0)
+    return dmctl_fail(&ferr);
   json_object *resp = dmctl_ask(g, timeout_s, argc, argv);
   if (cnt[0] >= 0 || cnt[1] >= 0)
     dmctl_check_filter(resp, cnt);
+  if (cfg_out)
+    dmctl_cfg_file_write(resp, cfg_out);
   return dmctl_print(resp);
 }
 

@@ -95,6 +95,23 @@ jq -e '.result and (.cfg | contains("******"))' "$work/http.json" >/dev/null ||
 clean "$work/http.json" "config task over HTTP"
 log "over HTTP"
 
+# -p FILE (DM's config --path; get-config's -f): written on dmctl's side, 0600, the masked text;
+# never over an existing file or through a link planted at the name
+expect '.result and .msg == "write config to file '"$work"'/out.cfg succeed" and .cfg == ""' \
+  config task "$task" -p "$work/out.cfg"
+[ "$(stat -c %a "$work/out.cfg")" = 600 ] || fail "the -p file is not 0600"
+grep -q 'password = "\*\*\*\*\*\*"; };' "$work/out.cfg" || fail "the -p file: $(cat "$work/out.cfg")"
+clean "$work/out.cfg" "config task -p"
+expect '.result and (.msg | contains("out.yaml succeed"))' get-config source "$tag" -f "$work/out.yaml"
+cmp -s "$work/out.yaml" <(jq -r -j .cfg <(ctl config source "$tag")) || fail "-f differs from cfg"
+echo keep >"$work/kept"
+ln -s "$work/kept" "$work/link"
+expect '.result == false and (.msg | contains("never overwritten"))' config task "$task" -p "$work/kept"
+expect '.result == false and (.msg | contains("cannot write"))' config task "$task" --path "$work/link"
+[ "$(cat "$work/kept")" = keep ] || fail "an existing file was written"
+expect '.result == false and (.msg | contains("needs a file name"))' config task "$task" -p
+log "-p FILE / -f FILE"
+
 expect '.result == false and .error.ErrCode == 14003 and (.msg | contains("nope"))' config task nope
 expect '.result == false and .error.ErrCode == 14003' config source nope
 expect '.result == false and (.msg | contains("keeps no master configuration file"))' \
