@@ -725,6 +725,8 @@ static const dmh_control_fn ctl_fns[DMH_CMD_COUNT] = {
     [DMH_CMD_SWAP_UNIT] = master_ctl_swap_unit,
     [DMH_CMD_BINLOG] = master_ctl_worker_cmd,
     [DMH_CMD_SHARD_DDL_LOCK] = master_ctl_shard_ddl_lock,
+    [DMH_CMD_CONFIG] = master_ctl_get_config,
+    [DMH_CMD_GET_CONFIG] = master_ctl_get_config,
     [DMH_CMD_HELP] = ctl_help,
 };
 
