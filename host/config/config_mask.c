@@ -57,14 +57,27 @@ static const char *mask_yaml_lines(const char *p, size_t col) {
   return end;
 }
 
+/* libconfig: past the blanks and comments (#, //, slash-star) at p. */
+static const char *mask_libconfig_gap(const char *p) {
+  for (;;) {
+    while (*p && isspace((unsigned char)*p))
+      p++;
+    if (*p == '#' || (p[0] == '/' && p[1] == '/'))
+      p += strcspn(p, "\n");
+    else if (p[0] == '/' && p[1] == '*') {
+      const char *end = strstr(p + 2, "*/");
+      p = end ? end + 2 : p + strlen(p);
+    } else
+      return p;
+  }
+}
+
 /* The end of the value starting at v (after `password`, its separator and blanks). */
 static const char *mask_value_end(const char *v, bool yaml, size_t col) {
   if (*v == '"' || *v == '\'') {
     const char *e = mask_quoted(v, yaml);
-    while (!yaml) { /* libconfig: "a" "b" is one string */
-      const char *s = e;
-      while (*s && isspace((unsigned char)*s))
-        s++;
+    while (!yaml) { /* libconfig: "a" "b" is one string, blanks and comments between */
+      const char *s = mask_libconfig_gap(e);
       if (*s != '"')
         break;
       e = mask_quoted(s, yaml);
@@ -88,8 +101,11 @@ static bool mask_key_at(const char *text, const char *p, bool yaml, const char *
   if (yaml ? *s != ':' || (s[1] && !isspace((unsigned char)s[1])) : *s != '=' && *s != ':')
     return false;
   s++;
-  while (*s == ' ' || *s == '\t')
-    s++;
+  if (yaml) /* YAML: a value on the next lines is the plain rule's (mask_yaml_lines) */
+    while (*s == ' ' || *s == '\t')
+      s++;
+  else /* libconfig: the value may follow on another line, after comments */
+    s = mask_libconfig_gap(s);
   *value = s;
   return true;
 }

@@ -68,6 +68,13 @@ static void test_libconfig(void) {
              "source-id = \"s1\";\nfrom = {\n  host = \"127.0.0.1\";\n  password\n    = "
              "\"first-half\"\n    \"second-half\";\n  user = \"u\";\n  port = 3306;\n};\n",
              "first-halfsecond-half", NULL);
+  /* the value on the next line, and comments between the halves */
+  mask_check("gaps.cfg",
+             "source-id = \"s1\";\nfrom = {\n  host = \"127.0.0.1\";\n  password = # why\n"
+             "    \"gap-one\" /* c */ \"gap-two\" // c\n    \"gap-three\";\n  user = \"u\";\n"
+             "  port = 3306;\n};\n",
+             "gap-onegap-twogap-three", NULL);
+  mask_lacks("password =\n  \"gap-one\" /* c */ \"gap-two\" # c\n \"gap-three\";\n", false, "gap-");
   /* the halves themselves: */
   mask_lacks("password = \"first-half\"\n  \"second-half\";\n", false, "half");
   /* the other forms name no clear text: kept */
