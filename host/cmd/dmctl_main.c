@@ -320,6 +320,13 @@ static int dmctl_command(const dmctl_run *g, int argc, char **argv) {
     return dmctl_help();
   if (dmctl_sample_wanted(argc, argv))
     return dmctl_sample_print();
+  if (strcmp(argv[0], "config") == 0 && argc > 1 &&
+      (strcmp(argv[1], "export") == 0 || strcmp(argv[1], "import") == 0))
+    return dmctl_bad("config %s: not served by dmhost yet: save each file with `config task|source "
+                     "NAME -p FILE` (operate-source show and query-status list them; the "
+                     "passwords come masked: put them back before operate-source create and "
+                     "start-task)",
+                     argv[1]);
   for (size_t i = 0; i < sizeof dmctl_dm_refused / sizeof dmctl_dm_refused[0]; i++)
     if (strcmp(argv[0], dmctl_dm_refused[i].name) == 0)
       return dmctl_bad("%s: DM's command, refused: %s", argv[0], dmctl_dm_refused[i].instead);

@@ -117,6 +117,8 @@ expect '.result == false and .error.ErrCode == 14003' config source nope
 expect '.result == false and (.msg | contains("keeps no master configuration file"))' \
   config master m1
 expect '.result == false and (.msg | contains("not one of task, source"))' config tasks "$task"
+expect '.result == false and (.msg | contains("config export: not served by dmhost yet"))' \
+  config export -d "$work/exp"
 log "refusals"
 
 expect '.result' stop-task "$task"
