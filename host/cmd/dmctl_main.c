@@ -18,7 +18,9 @@
 #include "commands.h"
 #include "control_http.h"
 #include "control_socket.h"
+#include "dmctl_cfg_file.h"
 #include "dmctl_config.h"
+#include "dmctl_sample.h"
 #include "dmhost/fs.h"
 #include "dmhost/sdk.h"
 #include "error_json.h"
@@ -275,10 +277,6 @@ static const struct {
                        "expires (docs/cluster.md)"},
     {"operate-leader", "not served by dmhost: the masters elect their leader through etcd "
                        "(docs/cluster.md); stop a master to move the leadership"},
-    {"get-config", "not served by dmhost yet: a daemon's configs are in its state dir "
-                   "(tasks/NAME/, the source's file), a cluster's in etcd"},
-    {"config", "not served by dmhost yet: a daemon's configs are in its state dir (tasks/NAME/, "
-               "the source's file), a cluster's in etcd"},
     {"validation", "not served by dmhost: it has no continuous data validation; compare with "
                    "scripts/checksum.sh"},
 };
@@ -318,6 +316,15 @@ static json_object *dmctl_ask(const dmctl_run *g, long timeout_s, int argc, char
 static int dmctl_command(const dmctl_run *g, int argc, char **argv) {
   if (strcmp(argv[0], "help") == 0)
     return dmctl_help();
+  if (dmctl_sample_wanted(argc, argv))
+    return dmctl_sample_print();
+  if (strcmp(argv[0], "config") == 0 && argc > 1 &&
+      (strcmp(argv[1], "export") == 0 || strcmp(argv[1], "import") == 0))
+    return dmctl_bad("config %s: not served by dmhost yet: save each file with `config task|source "
+                     "NAME -p FILE` (operate-source show and query-status list them; the "
+                     "passwords come masked: put them back before operate-source create and "
+                     "start-task)",
+                     argv[1]);
   for (size_t i = 0; i < sizeof dmctl_dm_refused / sizeof dmctl_dm_refused[0]; i++)
     if (strcmp(argv[0], dmctl_dm_refused[i].name) == 0)
       return dmctl_bad("%s: DM's command, refused: %s", argv[0], dmctl_dm_refused[i].instead);
@@ -380,9 +387,15 @@ static int dmctl_command(const dmctl_run *g, int argc, char **argv) {
     if (dmctl_check_counts(&argc, argv, cnt, &err) < 0)
       return dmctl_fail(&err);
   }
+  const char *cfg_out = NULL; /* config|get-config -p FILE: written here, never sent */
+  dm_error ferr;
+  if (dmctl_cfg_file_take(&argc, argv, &cfg_out, &ferr) < 0)
+    return dmctl_fail(&ferr);
   json_object *resp = dmctl_ask(g, timeout_s, argc, argv);
   if (cnt[0] >= 0 || cnt[1] >= 0)
     dmctl_check_filter(resp, cnt);
+  if (cfg_out)
+    dmctl_cfg_file_write(resp, cfg_out);
   return dmctl_print(resp);
 }
 

@@ -535,6 +535,32 @@ static int control_shard_ddl_lock(void *ud, const control_cmd *cmd, json_object 
   return dmh_registry_shard_unlock(r, req.name, req.owner, req.force_remove, resp, err);
 }
 
+int dmh_control_config_args(const dmh_control_cmd *cmd, json_object *args, const char *role,
+                            const char **what, const char **name, dm_error *err) {
+  if (dmh_control_arg_string(cmd, args, "op", true, what, err) < 0 ||
+      dmh_control_arg_string(cmd, args, "name", true, name, err) < 0)
+    return -1;
+  if (strcmp(*what, "master") == 0 || strcmp(*what, "worker") == 0)
+    return dmh_control_bad(err,
+                           "%s %s: %s keeps no %s configuration file (its settings are its "
+                           "command line: `dmhost serve|master|worker --help`); config "
+                           "task|source NAME shows the stored files",
+                           cmd->name, *what, role, *what);
+  if (strcmp(*what, "task") != 0 && strcmp(*what, "source") != 0)
+    return dmh_control_bad(err, "%s: \"%s\" is not one of task, source (usage: %s)", cmd->name,
+                           *what, cmd->usage);
+  return 0;
+}
+
+/* config|get-config task|source NAME: the state dir's copy (registry_config.c). */
+static int control_get_config(void *ud, const control_cmd *cmd, json_object *args,
+                              json_object *resp, dm_error *err) {
+  const char *what, *name;
+  if (dmh_control_config_args(cmd, args, "`dmhost serve`", &what, &name, err) < 0)
+    return -1;
+  return dmh_registry_get_config(ud, what, name, resp, err);
+}
+
 static int control_help(void *ud, const control_cmd *cmd, json_object *args, json_object *resp,
                         dm_error *err);
 
@@ -561,6 +587,8 @@ static const dmh_control_fn control_fns[DMH_CMD_COUNT] = {
     [DMH_CMD_CONVERT_TASK] = dmh_control_convert_task,
     [DMH_CMD_SOURCE_SCHEMAS] = control_source_schemas,
     [DMH_CMD_TASK_TABLES] = control_task_tables,
+    [DMH_CMD_CONFIG] = control_get_config,
+    [DMH_CMD_GET_CONFIG] = control_get_config,
     [DMH_CMD_HELP] = control_help,
 };
 

@@ -79,6 +79,11 @@ int dmh_control_relay_each(void *ud, const dmh_control_cmd *cmd, dmh_control_fn 
 /* start-task's -s SOURCE, refused (DM starts the subtasks of those sources only): 0 without it. */
 int dmh_control_no_sources(const dmh_control_cmd *cmd, json_object *args, dm_error *err);
 
+/* config|get-config's {"op": "task"|"source", "name"}, borrowed; DM's master and worker refused
+ * naming `role` (who answers) and why: -1 with DM_ERR_CONTROL_REQUEST. */
+int dmh_control_config_args(const dmh_control_cmd *cmd, json_object *args, const char *role,
+                            const char **what, const char **name, dm_error *err);
+
 /* args[key] as true or false, or the strings "true"/"false" (a query parameter; absent: false);
  * -1 with DM_ERR_CONTROL_REQUEST otherwise. */
 int dmh_control_arg_bool(const dmh_control_cmd *cmd, json_object *args, const char *key, bool *out,

@@ -241,6 +241,12 @@ int dmh_registry_query_status_on(dmh_registry *r, const char *name, const char *
 int dmh_registry_task_lag(dmh_registry *r, const char *name, int64_t since_ms, json_object *resp,
                           dm_error *err);
 
+/* get-config task|source NAME (dmctl config): "cfg", the text of the task's or the bound source's
+ * copy in the state dir as stored (YAML or libconfig), every password value "******"
+ * (config_mask.h). Unknown task or source: DM_ERR_NOT_FOUND. */
+int dmh_registry_get_config(dmh_registry *r, const char *what, const char *name, json_object *resp,
+                            dm_error *err);
+
 /* shard-ddl-lock (docs/shard.md): the locks of task `name` (NULL: every task) in resp["locks"]
  * (DM's ShowDDLLocks shape); an unknown task is DM_ERR_NOT_FOUND. */
 int dmh_registry_shard_locks(dmh_registry *r, const char *name, json_object *resp, dm_error *err);

@@ -419,6 +419,24 @@ static void test_scheduling(void) {
   char *v = te_get(c, key, NULL);
   CU_ASSERT(v && strstr(v, "source-id"));
   free(v);
+  /* DM's config|get-config source NAME: etcd's text, every password masked; a name not in the
+   * cluster 14003; DM's worker config refused naming why */
+  static const char *const cfg_cmds[] = {"config", "get-config"};
+  for (int i = 0; i < 2; i++) {
+    r = tm_cmd(f, cfg_cmds[i], "{\"op\": \"source\", \"name\": \"src-a\"}");
+    json_object *cfg = NULL;
+    CU_ASSERT(tm_ok(r) && json_object_object_get_ex(r, "cfg", &cfg));
+    CU_ASSERT(strstr(json_object_get_string(cfg), "source-id = \"src-a\"") != NULL);
+    CU_ASSERT(strstr(json_object_get_string(cfg), "password = \"******\"") != NULL);
+    json_object_put(r);
+  }
+  r = tm_cmd(m, "config", "{\"op\": \"task\", \"name\": \"nope\"}");
+  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_NOT_FOUND);
+  json_object_put(r);
+  r = tm_cmd(m, "config", "{\"op\": \"worker\", \"name\": \"w1\"}");
+  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_CONTROL_REQUEST);
+  CU_ASSERT(strstr(tm_text(r), "keeps no worker configuration file") != NULL);
+  json_object_put(r);
 
   /* the relay keeper gets its source; the other goes to the first free worker by name */
   CU_ASSERT(tm_wait_bound(c, prefix, "w2", "src-b", 5000));

@@ -782,6 +782,8 @@ static const dmh_control_fn ctl_fns[DMH_CMD_COUNT] = {
     [DMH_CMD_CONVERT_TASK] = dmh_control_convert_task,
     [DMH_CMD_SOURCE_SCHEMAS] = master_ctl_worker_cmd,
     [DMH_CMD_TASK_TABLES] = master_ctl_worker_cmd,
+    [DMH_CMD_CONFIG] = master_ctl_get_config,
+    [DMH_CMD_GET_CONFIG] = master_ctl_get_config,
     [DMH_CMD_HELP] = ctl_help,
 };
 

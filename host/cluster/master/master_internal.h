@@ -88,6 +88,9 @@ int master_ctl_swap_unit(void *ud, const dmh_control_cmd *cmd, json_object *args
 /* update-task: refused with DM_ERR_UPDATE_CLUSTER (for `dmhost serve` for now, docs/cluster.md). */
 int master_ctl_update_task(void *ud, const dmh_control_cmd *cmd, json_object *args,
                            json_object *resp, dm_error *err);
+/* master_config.c: config|get-config task|source NAME from etcd, passwords masked. */
+int master_ctl_get_config(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                          json_object *resp, dm_error *err);
 /* query-lag: refused with DM_ERR_LAG_CLUSTER (the lag history is `dmhost serve`'s, docs/api.md). */
 int master_ctl_query_lag(void *ud, const dmh_control_cmd *cmd, json_object *args, json_object *resp,
                          dm_error *err);
