@@ -56,6 +56,7 @@ int dmh_state_add_source(dmh_state *st, const char *source_id, const char *file,
     goto oom;
   st->sources = n;
   dmh_state_source *s = &n[st->n_sources];
+  memset(s, 0, sizeof *s); /* a new source is enabled: no field may be left to chance */
   s->source_id = strdup(source_id);
   s->file = strdup(file);
   s->relay = relay;

@@ -98,6 +98,7 @@ static void test_round_trip(void) {
   /* The temp file is gone after the rename. */
   CU_ASSERT_PTR_NULL(test_read("state.json.tmp"));
   CU_ASSERT(test_contains(test_read("state.json"), "\"stage\": \"relay\""));
+  CU_ASSERT(!test_contains(test_read("state.json"), "\"enable\""));
 
   dmh_state back;
   CU_ASSERT_EQUAL_FATAL(dmh_state_load(test_dir, &back, &err), 0);
@@ -107,6 +108,8 @@ static void test_round_trip(void) {
   CU_ASSERT_STRING_EQUAL(back.sources[0].source_id, "mysql-01");
   CU_ASSERT_STRING_EQUAL(back.sources[0].file, "sources/mysql-01/source.cfg");
   CU_ASSERT_EQUAL(back.sources[0].relay, DMH_EXPECT_RUNNING);
+  /* a source added without a word on it is enabled (add_source once left the flag unset) */
+  CU_ASSERT_FALSE(back.sources[0].disabled);
   CU_ASSERT_EQUAL_FATAL(back.n_tasks, 2);
   CU_ASSERT_STRING_EQUAL(back.tasks[0].name, "t1");
   CU_ASSERT_STRING_EQUAL(back.tasks[0].file, "tasks/t1/task.cfg");
