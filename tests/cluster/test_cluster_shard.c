@@ -63,17 +63,6 @@ static dmh_master *ts_master(const char *name, const char *prefix) {
   return m;
 }
 
-static int64_t ts_wait_token(dmh_master *m, long ms) {
-  int64_t t0 = te_now_ms();
-  while (te_now_ms() - t0 < ms) {
-    int64_t t = dmh_master_token(m);
-    if (t)
-      return t;
-    ts_sleep_ms(20);
-  }
-  return 0;
-}
-
 /* The token of whichever of the n masters wins the election (any may: m2 can campaign first). */
 static int64_t ts_wait_any_token(dmh_master *const *m, int n, long ms) {
   int64_t t0 = te_now_ms();
@@ -86,6 +75,10 @@ static int64_t ts_wait_any_token(dmh_master *const *m, int n, long ms) {
     ts_sleep_ms(20);
   }
   return 0;
+}
+
+static int64_t ts_wait_token(dmh_master *m, long ms) {
+  return ts_wait_any_token(&m, 1, ms);
 }
 
 /* A fake worker keeping source's relay (so the leader binds the source to it), and the source. */
