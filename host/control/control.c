@@ -243,7 +243,9 @@ int dmh_control_source_args(const dmh_control_cmd *cmd, json_object *args, dmh_s
                            cmd->usage);
   if (strcmp(op, "create") == 0 || update) {
     out->op = update ? DMH_SOURCE_UPDATE : DMH_SOURCE_CREATE;
-    if (out->source)
+    /* update may name the source it updates (DM's PUT /api/v1/sources/{source-name}): the file's
+     * source-id must be that one */
+    if (out->source && !update)
       return dmh_control_bad(err,
                              "operate-source %s: the source-id comes from the file; drop "
                              "\"source\"",
@@ -288,7 +290,8 @@ static int control_operate_source(void *ud, const control_cmd *cmd, json_object 
     if (rc == 0)
       rc = so.op == DMH_SOURCE_CREATE
                ? dmh_registry_source_create_as(r, f.path, f.origin, resp, err)
-               : dmh_registry_source_update_as(r, f.path, f.origin, so.keep_password, resp, err);
+               : dmh_registry_source_update_as(r, f.path, f.origin, so.source, so.keep_password,
+                                               resp, err);
     if (rc < 0)
       dmh_control_file_blame(&f, so.path, err);
     dmh_control_file_free(&f);

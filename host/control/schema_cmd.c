@@ -17,7 +17,7 @@ void dmh_schema_cmd_free(dmh_schema_cmd *c) {
 int dmh_schema_cmd_parse(const dmh_control_cmd *cmd, json_object *args, dmh_schema_cmd *out,
                          dm_error *err) {
   memset(out, 0, sizeof *out);
-  const char *op, *db = NULL, *table = NULL, *path = NULL;
+  const char *op, *db = NULL, *table = NULL, *path = NULL, *schema_source = NULL;
   bool from_source, from_target;
   dm_schema_req *q = &out->req;
   if (dmh_control_arg_string(cmd, args, "op", true, &op, err) < 0 ||
@@ -29,8 +29,40 @@ int dmh_schema_cmd_parse(const dmh_control_cmd *cmd, json_object *args, dmh_sche
       dmh_control_arg_bool(cmd, args, "from-source", &from_source, err) < 0 ||
       dmh_control_arg_bool(cmd, args, "from-target", &from_target, err) < 0 ||
       dmh_control_arg_bool(cmd, args, "flush", &q->flush, err) < 0 ||
-      dmh_control_arg_bool(cmd, args, "sync", &q->sync, err) < 0)
+      dmh_control_arg_bool(cmd, args, "sync", &q->sync, err) < 0 ||
+      dmh_control_arg_string(cmd, args, "schema-source", false, &schema_source, err) < 0)
     return -1;
+  /* DM's API's schema_source (PUT .../schemas/{db}/{table}): sql (its default) takes the text in
+   * "content", upstream and downstream are --from-source and --from-target, with DM's words */
+  json_object *cv = NULL;
+  bool has_content = json_object_object_get_ex(args, "content", &cv);
+  /* DM's "provided and non-empty": blank text is none */
+  bool blank = !json_object_is_type(cv, json_type_string) ||
+               !json_object_get_string(cv)[strspn(json_object_get_string(cv), " \t\r\n")];
+  if (schema_source) {
+    if (strcmp(op, "update") != 0 || path || from_source || from_target)
+      return dmh_control_bad(err,
+                             "binlog-schema %s: \"schema-source\" is DM's API's, for update "
+                             "alone and instead of a file, --from-source or --from-target",
+                             op);
+    bool sql = strcmp(schema_source, "sql") == 0;
+    from_source = strcmp(schema_source, "upstream") == 0;
+    from_target = strcmp(schema_source, "downstream") == 0;
+    if (!sql && !from_source && !from_target)
+      return dmh_control_bad(err,
+                             "binlog-schema update: schema_source \"%s\" is not sql, upstream or "
+                             "downstream",
+                             schema_source);
+    if (sql && (!has_content || blank))
+      return dmh_control_bad(err, "`sql_content` must be provided and non-empty when "
+                                  "`schema_source` is `sql`");
+    if (!sql && has_content)
+      return dmh_control_bad(err, "`sql_content` must be omitted when `schema_source` is `%s`",
+                             schema_source);
+  }
+  /* the API's text comes without a file name: the private copy's is this one */
+  if (!path && has_content && strcmp(op, "update") == 0 && !from_source && !from_target)
+    path = "schema.sql";
   bool list = strcmp(op, "list") == 0, update = strcmp(op, "update") == 0,
        del = strcmp(op, "delete") == 0;
   if (!list && !update && !del)

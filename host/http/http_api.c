@@ -37,6 +37,8 @@
   { arg, DMH_API_TRANSLATED, member, false, #kind }
 #define DMH_F(arg, value)                                                                          \
   { arg, DMH_API_FIXED, value, true, NULL }
+#define DMH_BN(arg, member)                                                                        \
+  { arg, DMH_API_ABSENT, member, false, NULL }
 #define DMH_OWN DMH_API_OWN, 200, false
 #define DMH_DM(shape, status) DMH_API_##shape, status, false
 #define DMH_DM_ONE(shape, status) DMH_API_##shape, status, true
@@ -162,6 +164,24 @@ static json_object *api_member(json_object *body, const char *name) {
   return body && name && json_object_object_get_ex(body, name, &v) ? v : NULL;
 }
 
+/* The member at the dotted path `name` ("source.password": the member password of the object
+ * member source), or NULL. */
+static json_object *api_dotted(json_object *body, const char *name) {
+  char part[64];
+  while (body && json_object_is_type(body, json_type_object)) {
+    size_t n = strcspn(name, ".");
+    if (n >= sizeof part)
+      return NULL;
+    memcpy(part, name, n);
+    part[n] = '\0';
+    body = api_member(body, part);
+    if (!name[n])
+      return body;
+    name += n + 1;
+  }
+  return NULL;
+}
+
 /* A member that says nothing: null (absent), "", false, 0 or []. */
 static bool api_says_nothing(json_object *v) {
   switch (v ? json_object_get_type(v) : json_type_null) {
@@ -215,6 +235,12 @@ static int api_body_list(const dmh_api_arg *a, json_object *v, json_object *args
  * DMH_ARG_BOOL argument true or false); the other body kinds as http_api.h says. */
 static int api_body_arg(const dmh_api_route *route, const dmh_api_arg *a, json_object *body,
                         json_object *args, dm_error *err) {
+  if (a->from == DMH_API_ABSENT) {
+    json_object *v = api_dotted(body, a->name);
+    json_object_object_add(args, a->arg,
+                           json_object_new_boolean(!v || json_object_is_type(v, json_type_null)));
+    return 0;
+  }
   json_object *v = api_member(body, a->name);
   if (a->from == DMH_API_REFUSED && !api_says_nothing(v)) {
     dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL, "%s %s: the body's \"%s\" is not done: %s",
@@ -310,8 +336,8 @@ static int api_body_known(const dmh_api_route *route, json_object *body, dm_erro
       if (f == DMH_API_TRANSLATED && !route->args[i].name)
         return 0; /* the whole body is the object: its translator judges every member */
       known = f != DMH_API_PATH && f != DMH_API_FIXED && f != DMH_API_QUERY &&
-              f != DMH_API_QUERY_BOOL && f != DMH_API_QUERY_LIST && f != DMH_API_QUERY_NOT &&
-              strcmp(route->args[i].name, key) == 0;
+              f != DMH_API_ABSENT && f != DMH_API_QUERY_BOOL && f != DMH_API_QUERY_LIST &&
+              f != DMH_API_QUERY_NOT && strcmp(route->args[i].name, key) == 0;
     }
     if (!known) {
       dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,

@@ -42,6 +42,8 @@ typedef enum dmh_api_from {
   DMH_API_TRANSLATED, /* the body's member `name` (NULL: the whole body), an object, as the text
                          the translator of kind `why` makes of it (http_dm.h) */
   DMH_API_FIXED,      /* the value `name` itself */
+  DMH_API_ABSENT,     /* true when the body's member `name` (a dotted path: "source.password")
+                         is absent or null, else false: a DMH_ARG_BOOL argument */
 } dmh_api_from;
 
 typedef struct dmh_api_arg {
@@ -63,10 +65,14 @@ typedef enum dmh_api_shape {
   DMH_API_OPERATE_TASK,  /* OperateTaskResponse {task: the request's, check_result} (start-task) */
   DMH_API_CONVERTER,     /* ConverterTaskResponse {task, task_config_file} (convert-task) */
   DMH_API_SOURCE,        /* Source: the request's, password hidden (operate-source create) */
+  DMH_API_NAMES,         /* SchemaNameList / TableNameList: a bare array of names (source-schemas'
+                            "schemas" or "tables", binlog-schema list's items) */
+  DMH_API_TABLE_STRUCTURE, /* GetTaskTableStructureResponse (binlog-schema list DB TABLE) */
+  DMH_API_MIGRATE_TARGETS, /* GetTaskMigrateTargetsResponse {total, data} (task-tables) */
   DMH_API_SHAPES
 } dmh_api_shape;
 
-#define DMH_API_MAX_ARGS 8
+#define DMH_API_MAX_ARGS 12
 typedef struct dmh_api_route {
   const char *method;
   const char *path; /* "/api/v1/tasks/{task-name}/status", as docs/openapi.json spells it */

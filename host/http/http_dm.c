@@ -339,6 +339,66 @@ static json_object *dm_shape_source(json_object *a, json_object *req) {
   return o;
 }
 
+/* The items of the answer's one source (binlog-schema's sources[0].items), or NULL. */
+static json_object *dm_source_items(json_object *a) {
+  json_object *srcs = dm_get(a, "sources");
+  if (!srcs || !json_object_is_type(srcs, json_type_array) || json_object_array_length(srcs) == 0)
+    return NULL;
+  json_object *items = dm_get(json_object_array_get_idx(srcs, 0), "items");
+  return items && json_object_is_type(items, json_type_array) ? items : NULL;
+}
+
+/* SchemaNameList / TableNameList: source-schemas' "schemas" or "tables", or binlog-schema list's
+ * items, as the bare array DM answers. */
+static json_object *dm_shape_names(json_object *a, json_object *req) {
+  (void)req;
+  json_object *l = dm_get(a, "schemas");
+  if (!l)
+    l = dm_get(a, "tables");
+  if (!l)
+    l = dm_source_items(a);
+  json_object *o = json_object_new_array();
+  for (size_t i = 0;
+       l && json_object_is_type(l, json_type_array) && i < json_object_array_length(l); i++) {
+    json_object *v = json_object_array_get_idx(l, i);
+    if (json_object_is_type(v, json_type_string))
+      json_object_array_add(o, json_object_get(v));
+  }
+  return o;
+}
+
+/* GetTaskTableStructureResponse of binlog-schema list DB TABLE: the names asked for and the
+ * tracker's CREATE TABLE (DM's answer; its spec's `required` names a member it never sends). */
+static json_object *dm_shape_table_structure(json_object *a, json_object *req) {
+  (void)req;
+  json_object *o = json_object_new_object(), *items = dm_source_items(a);
+  dm_put_str(o, "schema_name", dm_str(a, "database"));
+  dm_put_str(o, "table_name", dm_str(a, "table"));
+  json_object *sql =
+      items && json_object_array_length(items) > 0 ? json_object_array_get_idx(items, 0) : NULL;
+  dm_put_str(o, "schema_create_sql",
+             json_object_is_type(sql, json_type_string) ? json_object_get_string(sql) : "");
+  return o;
+}
+
+/* GetTaskMigrateTargetsResponse of task-tables: its "targets" (already in DM's member names),
+ * each of them only. */
+static json_object *dm_shape_migrate_targets(json_object *a, json_object *req) {
+  (void)req;
+  static const dm_rename map[] = {{"source_schema", "source_schema", true},
+                                  {"source_table", "source_table", true},
+                                  {"target_schema", "target_schema", true},
+                                  {"target_table", "target_table", true}};
+  json_object *data = json_object_new_array(), *l = dm_get(a, "targets");
+  for (size_t i = 0;
+       l && json_object_is_type(l, json_type_array) && i < json_object_array_length(l); i++) {
+    json_object *o = json_object_new_object();
+    dm_renamed(o, json_object_array_get_idx(l, i), map, DM_N(map));
+    json_object_array_add(data, o);
+  }
+  return dm_list(data);
+}
+
 /* The shapers, by shape: NULL for a shape without a body (EMPTY). Each reads the command's answer
  * `a` and, for the shapes DM answers with what it was sent, the request's body `req` (may be
  * NULL). */
@@ -350,6 +410,9 @@ static json_object *(*const dm_shapers[DMH_API_SHAPES])(json_object *, json_obje
     [DMH_API_OPERATE_TASK] = dm_shape_operate_task,
     [DMH_API_CONVERTER] = dm_shape_converter,
     [DMH_API_SOURCE] = dm_shape_source,
+    [DMH_API_NAMES] = dm_shape_names,
+    [DMH_API_TABLE_STRUCTURE] = dm_shape_table_structure,
+    [DMH_API_MIGRATE_TARGETS] = dm_shape_migrate_targets,
 };
 
 static char *dm_text(json_object *o) {

@@ -115,9 +115,11 @@ int dmh_registry_source_stop(dmh_registry *r, const char *source, json_object *r
  * made again from it (left New, as a restart leaves a paused task: resume-task starts them with
  * the new file). keep_password: the stored file's `from` password settings replace the new
  * file's (DM's update with a null password). A file that says `enable` disables or enables the
- * source after (dmh_registry_source_enable; its "tasks" in resp). */
+ * source after (dmh_registry_source_enable; its "tasks" in resp). `expect` (may be NULL): the
+ * source the caller means (DM's PUT path), which the file's source-id must be. */
 int dmh_registry_source_update_as(dmh_registry *r, const char *path, dmh_cfg_origin origin,
-                                  bool keep_password, json_object *resp, dm_error *err);
+                                  const char *expect, bool keep_password, json_object *resp,
+                                  dm_error *err);
 /* operate-source enable|disable -s SOURCE (DM's source `enable`): disable pauses every task on the
  * source and refuses resume-task and start-task there (DM_ERR_SOURCE_DISABLED) until enable,
  * which resumes the tasks the disable paused. The flag and the tasks it paused are persisted. */

@@ -22,6 +22,11 @@ int dmh_registry_binlog_schema(dmh_registry *r, const char *name, const char *so
   json_object *arr = json_object_new_array();
   json_object_object_add(resp, "task", json_object_new_string(name));
   json_object_object_add(resp, "sources", arr);
+  /* the names asked for, as given (DM's table structure answer carries them) */
+  if (req->db && *req->db)
+    json_object_object_add(resp, "database", json_object_new_string(req->db));
+  if (req->table && *req->table)
+    json_object_object_add(resp, "table", json_object_new_string(req->table));
   reg_add_worker(r, resp);
   reg_task *t = reg_get_task(r, cmd, name, err);
   if (!t)

@@ -137,16 +137,23 @@ static void reg_move_subs(dmh_registry *r, reg_task **tasks, int n, reg_source *
 
 /* *enable_given: the new file says `enable` (*enable its value), for the caller to apply. */
 static int reg_source_update_locked(dmh_registry *r, const char *path, dmh_cfg_origin origin,
-                                    bool keep, char *id_out, size_t id_len, bool *enable_given,
-                                    bool *enable, dm_error *err) {
+                                    const char *expect, bool keep, char *id_out, size_t id_len,
+                                    bool *enable_given, bool *enable, dm_error *err) {
   dmh_cfg_trust trust = reg_trust(r, origin);
   dmh_source_config *orig = NULL, *copy = NULL;
   if (dmh_source_config_load_as(path, &trust, &orig, err) < 0)
     return -1;
   dm_strlcpy(id_out, orig->source_id, id_len);
-  reg_source *s =
-      reg_bound_source(r, "operate-source update", orig->source_id,
-                       "; create it with `dmctl operate-source create SOURCE.cfg`", err);
+  /* DM's PUT of source A with a body naming B would update B: refused, naming both */
+  reg_source *s = NULL;
+  if (expect && strcmp(expect, orig->source_id) != 0)
+    dm_error_set(err, DM_ERR_CONFIG_INVALID, NULL,
+                 "operate-source update: the request is for source %s, the file's source-id "
+                 "(source_name) is %s: send the source's own name",
+                 expect, orig->source_id);
+  else
+    s = reg_bound_source(r, "operate-source update", orig->source_id,
+                         "; create it with `dmctl operate-source create SOURCE.cfg`", err);
   reg_task **all = NULL, **mine = NULL;
   int n_all = 0, n_mine = 0, rc = -1;
   char *rel = NULL, *abs = NULL, *staged = NULL, *old_abs = NULL;
@@ -254,12 +261,13 @@ out:
 }
 
 int dmh_registry_source_update_as(dmh_registry *r, const char *path, dmh_cfg_origin origin,
-                                  bool keep_password, json_object *resp, dm_error *err) {
+                                  const char *expect, bool keep_password, json_object *resp,
+                                  dm_error *err) {
   char id[DMH_WORKER_SOURCE_MAX] = "";
   bool given = false, enable = true;
   pthread_mutex_lock(&r->source_lock);
-  int rc =
-      reg_source_update_locked(r, path, origin, keep_password, id, sizeof id, &given, &enable, err);
+  int rc = reg_source_update_locked(r, path, origin, expect, keep_password, id, sizeof id, &given,
+                                    &enable, err);
   pthread_mutex_unlock(&r->source_lock);
   if (rc == 0 && given) { /* DM's update with `enable` changed: the tasks paused or resumed */
     json_object *sub = json_object_new_object(), *tasks = NULL;

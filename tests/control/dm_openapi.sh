@@ -7,8 +7,10 @@
 #     validates (or is empty where DM's spec declares none), an error is DM's terror form;
 #   - the flow: the documents (dm.json, which must declare the DM operations dmhost serves, and
 #     the docs page), a source and its status, a task created by dmctl then stopped and started
-#     over DM's paths (stages in DM's enum), a full task to Finished (DM's load_status), the relay
-#     enabled, purged and disabled, the tasks and the source deleted; DM's refusals (unknown task
+#     over DM's paths (stages in DM's enum), the source's schemas and the task's migrate targets,
+#     the paused subtask's schema tracker (list, show, replace, delete; rows checked after), the
+#     source disabled and enabled, a full task to Finished (DM's load_status), the relay enabled,
+#     purged and disabled, the source updated by PUT, the tasks and the source deleted; DM's refusals (unknown task
 #     or source, a relay request with DM's fields dmhost does not build, a source deleted under
 #     its task, a second delete) and a cluster's operations a daemon refuses (transfer, masters,
 #     workers), each in DM's error body;
@@ -143,6 +145,68 @@ dm POST /api/v1/tasks/dm-openapi-nosuch/start 400
 error_of dm-openapi-nosuch
 log "stopped (Paused) and started (Running) over DM's paths"
 
+# ---- the source's databases, the task's targets ----
+dm GET "/api/v1/sources/$source/schemas" 200
+body "index(\"$db\") != null and index(\"mysql\") == null and index(\"information_schema\") == null"
+dm GET "/api/v1/sources/$source/schemas/$db" 200
+body '. == ["t"]'
+dm GET "/api/v1/sources/dm-openapi-nosuch/schemas" 400
+error_of dm-openapi-nosuch
+dm GET "/api/v1/tasks/$task/sources/$source/migrate_targets" 200
+body ".total == 1 and .data[0] == {source_schema: \"$db\", source_table: \"t\",
+  target_schema: \"$db\", target_table: \"t\"}"
+dm GET "/api/v1/tasks/$task/sources/$source/migrate_targets?schema_pattern=no_such_db" 200
+body '.total == 0'
+log "the source's schemas and the task's migrate targets"
+
+# ---- the schema tracker of the paused subtask (DM: only while Paused) ----
+tr="/api/v1/tasks/$task/sources/$source/schemas"
+rows_are() { [ "$(tgt -N -B -e "SELECT COUNT(*) FROM \`$db\`.t")" = "$1" ]; }
+src -e "INSERT INTO \`$db\`.t VALUES (1)"
+wait_for 60 "row 1 did not reach the target" rows_are 1
+dm GET "$tr" 400 # Running
+error_of "not paused"
+dm POST "/api/v1/tasks/$task/stop" 200
+wait_for 60 "the task did not reach Paused after /stop" stage_is Paused
+dm GET "$tr" 200
+body 'type == "array"'
+dm PUT "$tr/$db/t" 200 '{"schema_source": "downstream"}' # the target's t, as the tracker learns it
+dm GET "$tr" 200
+body "index(\"$db\") != null"
+dm GET "$tr/$db" 200
+body '. == ["t"]'
+dm GET "$tr/$db/t" 200
+body ".schema_name == \"$db\" and .table_name == \"t\" and
+  (.schema_create_sql | test(\"CREATE TABLE\")) and (.schema_create_sql | test(\"extra\") | not)"
+dm PUT "$tr/$db/t" 400 '{"sql_content": "  "}'
+error_of sql_content
+dm PUT "$tr/$db/t" 400 '{"schema_source": "upstream", "sql_content": "CREATE TABLE t (a INT)"}'
+error_of omitted
+dm PUT "$tr/$db/t" 200 \
+  '{"sql_content": "CREATE TABLE t (id INT PRIMARY KEY, extra INT)", "flush": true, "sync": true}'
+dm GET "$tr/$db/t" 200
+body '.schema_create_sql | test("extra")'
+dm PUT "$tr/$db/t" 200 '{"schema_source": "upstream"}'
+dm GET "$tr/$db/t" 200
+body '.schema_create_sql | test("extra") | not'
+dm DELETE "$tr/$db/t" 204
+dm GET "$tr/$db/t" 400 # forgotten: learnt again when next needed
+error_of code=
+log "the tracker's table listed, shown, replaced from SQL and from the source, deleted"
+
+# ---- the source disabled and enabled ----
+dm POST "/api/v1/sources/$source/disable" 200
+dm POST "/api/v1/tasks/$task/start" 400 # DM: a task on a disabled source does not start
+error_of enable
+dm POST "/api/v1/sources/$source/enable" 200
+dm POST /api/v1/sources/dm-openapi-nosuch/enable 400
+error_of dm-openapi-nosuch
+dm POST "/api/v1/tasks/$task/start" 200
+wait_for 60 "the task did not reach Running after the source's enable" stage_is Running
+src -e "INSERT INTO \`$db\`.t VALUES (2)"
+wait_for 60 "row 2 did not reach the target after the tracker's delete" rows_are 2
+log "the source disabled (its task refused to start) and enabled; the tracker learnt t again"
+
 # ---- a full task: its dump and load to Finished, DM's load_status ----
 ctl start-task "$work/full.cfg" >"$work/ctl.json" || fail "start-task full: $(cat "$work/ctl.json")"
 wait_for 60 "the full task did not finish" stage_is Finished "${task}_full"
@@ -170,6 +234,27 @@ dm POST "/api/v1/sources/$source/relay/disable" 200 '{}'
 dm POST /api/v1/sources/dm-openapi-nosuch/relay/disable 400
 error_of dm-openapi-nosuch
 log "relay enabled, purged, disabled"
+
+# ---- the source updated (DM's rule: not while its task runs), its password kept ----
+src_obj() { # source_name password-json
+  printf '{"source": {"source_name": "%s", "host": "%s", "port": %d, "user": "%s",
+    "password": %s, "enable_gtid": false, "enable": true,
+    "relay_config": {"enable_relay": false, "relay_dir": "%s"}}}' \
+    "$1" "$DMH_SOURCE_HOST" "$DMH_SOURCE_PORT" "$DMH_SOURCE_USER" "$2" "$work/relay"
+}
+dm PUT "/api/v1/sources/$source" 400 "$(src_obj "$source" null)"
+error_of "$task"
+dm POST "/api/v1/tasks/$task/stop" 200
+wait_for 60 "the task did not reach Paused before the source's update" stage_is Paused
+dm PUT "/api/v1/sources/$source" 400 "$(src_obj dm-openapi-other null)"
+error_of dm-openapi-other
+dm PUT "/api/v1/sources/$source" 200 "$(src_obj "$source" null)"
+body ".source_name == \"$source\" and .password == \"******\""
+dm POST "/api/v1/tasks/$task/start" 200
+wait_for 60 "the task did not reach Running after the source's update" stage_is Running
+src -e "INSERT INTO \`$db\`.t VALUES (3)"
+wait_for 60 "row 3 did not reach the target after the source's update" rows_are 3
+log "the source updated over DM's PUT (refused while its task ran), its task goes on"
 
 # ---- deletes ----
 dm DELETE "/api/v1/sources/$source" 400 # its task still runs on it

@@ -50,28 +50,14 @@ OPERATION_COUNT = 43  # DM's spec at c7b2588ef6c7; a new spec means reviewing th
 # /work/wt/notes/openapi-plan.md, section 4: the row that brings each).
 _SOURCE_JSON = "needs the Source JSON <-> DM source YAML translator (config_openapi.c, plan row 4)"
 _TASK_JSON = "needs the Task JSON <-> DM task YAML translator (config_openapi.c, plan rows 5-6)"
-_SRCOPS = "needs operate-source update|enable|disable (plan row 10)"
-_SCHEMAS = "needs the source-schemas / task-tables commands (plan row 11)"
-_TRACKER = "needs the sync unit's schema_op slot and binlog-schema (plan row 16)"
 _TEMPLATES = "needs the task-template command (plan row 14)"
 _CLUSTER = "needs the cluster-info command and a daemon's list-member (plan row 12)"
 _MASTER = "a master's operation: the cluster half of the driver runs a dmhost master (plan row 13)"
 NOT_SEEN = {
     "DMAPIGetSourceList": _SOURCE_JSON + ", and `config source` (Source objects)",
     "DMAPIGetSource": _SOURCE_JSON + ", and `config source` (a Source object)",
-    "DMAPIUpdateSource": _SRCOPS + " and " + _SOURCE_JSON,
-    "DMAPIEnableSource": _SRCOPS,
-    "DMAPIDisableSource": _SRCOPS,
-    "DMAPIGetSourceSchemaList": _SCHEMAS,
-    "DMAPIGetSourceTableList": _SCHEMAS,
     "DMAPIGetTaskList": _TASK_JSON + ", and `config task` (Task objects)",
     "DMAPIGetTask": _TASK_JSON + ", and `config task` (a Task object)",
-    "DMAPIGetTaskMigrateTargets": _SCHEMAS,
-    "DMAPIGetSchemaListByTaskAndSource": _TRACKER,
-    "DMAPIGetTableListByTaskAndSource": _TRACKER,
-    "DMAPIGetTableStructure": _TRACKER,
-    "DMAPIOperateTableStructure": _TRACKER,
-    "DMAPIDeleteTableStructure": _TRACKER,
     "DMAPICreateTaskTemplate": _TEMPLATES,
     "DMAPIGetTaskTemplateList": _TEMPLATES,
     "DMAPIImportTaskTemplate": _TEMPLATES,

@@ -678,6 +678,120 @@ static void test_dm_wired_answers(void) {
   json_object_put(o);
 }
 
+/* PUT of a source: operate-source update naming the path's source; a null or absent password is
+ * DMH_BN's keep-password true, a given one false. */
+static void test_dm_source_update(void) {
+  dm_error err;
+  const char *url = "/api/v1/sources/s1";
+  const char *with_pw = "{\"source\": {\"source_name\": \"s1\", \"host\": \"h\", \"port\": 3306, "
+                        "\"user\": \"u\", \"password\": \"pw\", \"enable_gtid\": false, "
+                        "\"enable\": true}}";
+  json_object *args = line_args(dm_request("PUT", url, with_pw, NULL, &err));
+  CU_ASSERT_STRING_EQUAL(get_str(args, "op"), "update");
+  CU_ASSERT_STRING_EQUAL(get_str(args, "source"), "s1");
+  CU_ASSERT(json_object_is_type(get(args, "keep-password"), json_type_boolean));
+  CU_ASSERT_FALSE(json_object_get_boolean(get(args, "keep-password")));
+  CU_ASSERT_PTR_NOT_NULL(strstr(get_str(args, "content"), "source-id: s1"));
+  json_object_put(args);
+  const char *bodies[] = {
+      "{\"source\": {\"source_name\": \"s1\", \"host\": \"h\", \"port\": 3306, \"user\": \"u\", "
+      "\"password\": null, \"enable_gtid\": false, \"enable\": true}}",
+      "{\"source\": {\"source_name\": \"s1\", \"host\": \"h\", \"port\": 3306, \"user\": \"u\", "
+      "\"enable_gtid\": false, \"enable\": true}}"};
+  for (size_t i = 0; i < 2; i++) {
+    args = line_args(dm_request("PUT", url, bodies[i], NULL, &err));
+    CU_ASSERT(json_object_get_boolean(get(args, "keep-password")));
+    CU_ASSERT_PTR_NULL(strstr(get_str(args, "content"), "password"));
+    json_object_put(args);
+  }
+  /* enable and disable: the path's source, no body */
+  args = line_args(dm_request("POST", "/api/v1/sources/s1/disable", NULL, NULL, &err));
+  CU_ASSERT_STRING_EQUAL(json_object_to_json_string_ext(args, JSON_C_TO_STRING_PLAIN),
+                         "{\"op\":\"disable\",\"source\":\"s1\"}");
+  json_object_put(args);
+}
+
+/* The tracker's routes: binlog-schema's ops from the paths; PUT's schema_source (sql by default)
+ * and sql_content into schema-source and content; flush and sync taken. */
+static void test_dm_table_structure_requests(void) {
+  dm_error err;
+  const char *url = "/api/v1/tasks/t1/sources/s1/schemas/db1/tb1";
+  json_object *args =
+      line_args(dm_request("GET", "/api/v1/tasks/t1/sources/s1/schemas/db1", NULL, NULL, &err));
+  CU_ASSERT_STRING_EQUAL(
+      json_object_to_json_string_ext(args, JSON_C_TO_STRING_PLAIN),
+      "{\"op\":\"list\",\"name\":\"t1\",\"source\":\"s1\",\"database\":\"db1\"}");
+  json_object_put(args);
+  args = line_args(dm_request("PUT", url,
+                              "{\"sql_content\": \"CREATE TABLE tb1 (a INT)\", \"flush\": true, "
+                              "\"sync\": true}",
+                              NULL, &err));
+  CU_ASSERT_STRING_EQUAL(get_str(args, "op"), "update");
+  CU_ASSERT_STRING_EQUAL(get_str(args, "schema-source"), "sql");
+  CU_ASSERT_STRING_EQUAL(get_str(args, "content"), "CREATE TABLE tb1 (a INT)");
+  CU_ASSERT_STRING_EQUAL(get_str(args, "table"), "tb1");
+  CU_ASSERT_PTR_NULL(get(args, "flush"));
+  json_object_put(args);
+  args = line_args(dm_request("PUT", url, "{\"schema_source\": \"upstream\"}", NULL, &err));
+  CU_ASSERT_STRING_EQUAL(get_str(args, "schema-source"), "upstream");
+  json_object_put(args);
+  args = line_args(dm_request("DELETE", url, NULL, NULL, &err));
+  CU_ASSERT_STRING_EQUAL(get_str(args, "op"), "delete");
+  json_object_put(args);
+  /* a member DM's request does not have */
+  CU_ASSERT_PTR_NULL(dm_request("PUT", url, "{\"schema\": \"x\"}", NULL, &err));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "\"schema\""));
+}
+
+/* The name lists (bare arrays), a table's structure and the migrate targets, from the answers of
+ * source-schemas, binlog-schema and task-tables. */
+static void test_dm_names_answers(void) {
+  unsigned status = 0;
+  bool empty = true;
+  json_object *o = dm_answer(route_of("GET", "/api/v1/sources/s1/schemas"),
+                             "{\"result\": true, \"msg\": \"\", \"schemas\": [\"db1\", \"db2\"]}",
+                             &status, &empty);
+  CU_ASSERT_EQUAL(status, 200);
+  CU_ASSERT_STRING_EQUAL(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+                         "[\"db1\",\"db2\"]");
+  json_object_put(o);
+  o = dm_answer(route_of("GET", "/api/v1/sources/s1/schemas/db1"),
+                "{\"result\": true, \"msg\": \"\", \"tables\": [\"t1\"]}", &status, &empty);
+  CU_ASSERT_STRING_EQUAL(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), "[\"t1\"]");
+  json_object_put(o);
+  const char *tracker = "{\"result\": true, \"msg\": \"\", \"task\": \"t1\", \"database\": "
+                        "\"db1\", \"sources\": [{\"result\": true, \"source\": \"s1\", \"msg\": "
+                        "\"[\\\"tb1\\\"]\", \"items\": [\"tb1\", \"tb2\"]}]}";
+  o = dm_answer(route_of("GET", "/api/v1/tasks/t1/sources/s1/schemas/db1"), tracker, &status,
+                &empty);
+  CU_ASSERT_STRING_EQUAL(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+                         "[\"tb1\",\"tb2\"]");
+  json_object_put(o);
+  o = dm_answer(route_of("GET", "/api/v1/tasks/t1/sources/s1/schemas/db1/tb1"),
+                "{\"result\": true, \"msg\": \"\", \"task\": \"t1\", \"database\": \"db1\", "
+                "\"table\": \"tb1\", \"sources\": [{\"result\": true, \"source\": \"s1\", "
+                "\"items\": [\"CREATE TABLE `tb1` (`a` int)\"]}]}",
+                &status, &empty);
+  CU_ASSERT_STRING_EQUAL(get_str(o, "schema_name"), "db1");
+  CU_ASSERT_STRING_EQUAL(get_str(o, "table_name"), "tb1");
+  CU_ASSERT_STRING_EQUAL(get_str(o, "schema_create_sql"), "CREATE TABLE `tb1` (`a` int)");
+  json_object_put(o);
+  o = dm_answer(route_of("GET", "/api/v1/tasks/t1/sources/s1/migrate_targets"),
+                "{\"result\": true, \"msg\": \"\", \"targets\": [{\"source_schema\": \"db1\", "
+                "\"source_table\": \"t1\", \"target_schema\": \"db9\", \"target_table\": "
+                "\"t9\"}]}",
+                &status, &empty);
+  CU_ASSERT_EQUAL(get_int(o, "total"), 1);
+  json_object *t = json_object_array_get_idx(get(o, "data"), 0);
+  CU_ASSERT_STRING_EQUAL(get_str(t, "source_table"), "t1");
+  CU_ASSERT_STRING_EQUAL(get_str(t, "target_schema"), "db9");
+  json_object_put(o);
+  o = dm_answer(route_of("DELETE", "/api/v1/tasks/t1/sources/s1/schemas/db1/tb1"),
+                "{\"result\": true, \"msg\": \"\"}", &status, &empty);
+  CU_ASSERT_EQUAL(status, 204);
+  CU_ASSERT(empty);
+}
+
 /* The two sets of paths: DM's under /api/v1 but dmhost's own. */
 static void test_dm_path(void) {
   CU_ASSERT(dmh_dm_path("/api/v1/tasks/t1/status"));
@@ -690,6 +804,9 @@ static void test_dm_path(void) {
 int main(void) {
   const dmh_cunit_test tests[] = {
       {"routes and docs/openapi.json are the same set", test_same_set},
+      {"DM's PUT of a source: keep-password from a null password", test_dm_source_update},
+      {"DM's table structure routes into binlog-schema", test_dm_table_structure_requests},
+      {"DM's name lists, table structure and migrate targets", test_dm_names_answers},
       {"every route's command exists", test_commands_exist},
       {"matching: 404, 405 with Allow, 400 on an empty parameter", test_match},
       {"a route's request: args from path, body; bad bodies refused", test_request},
