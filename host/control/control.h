@@ -168,6 +168,11 @@ int dmh_control_source_args(const dmh_control_cmd *cmd, json_object *args, dmh_s
  * into resp's "task" (DM's Task) and "task_config_file" (DM's YAML text). */
 int dmh_control_convert_task(void *ud, const dmh_control_cmd *cmd, json_object *args,
                              json_object *resp, dm_error *err);
+/* api-objects task|source [NAME] (objects_cmd.c): the stored tasks or sources as DM's Task or
+ * Source objects, with DM's list filters (registry.h, dmh_registry_api_objects). `ud` is the
+ * daemon's registry. */
+int dmh_control_api_objects(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                            json_object *resp, dm_error *err);
 
 /* Sets DM_ERR_CONTROL_REQUEST with the message; returns -1. */
 int dmh_control_bad(dm_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -69,6 +69,10 @@ typedef enum dmh_api_shape {
                             "schemas" or "tables", binlog-schema list's items) */
   DMH_API_TABLE_STRUCTURE, /* GetTaskTableStructureResponse (binlog-schema list DB TABLE) */
   DMH_API_MIGRATE_TARGETS, /* GetTaskMigrateTargetsResponse {total, data} (task-tables) */
+  DMH_API_SOURCE_LIST,     /* GetSourceListResponse {total, data: [Source]} (api-objects) */
+  DMH_API_SOURCE_ONE,      /* Source (api-objects source NAME) */
+  DMH_API_TASK_LIST,       /* GetTaskListResponse {total, data: [Task]} (api-objects) */
+  DMH_API_TASK_ONE,        /* Task (api-objects task NAME) */
   DMH_API_SHAPES
 } dmh_api_shape;
 

@@ -11,6 +11,7 @@
 
 #include "config_openapi.h"
 #include "dmhost/sdk.h"
+#include "supervisor.h"
 
 bool dmh_dm_path(const char *url) {
   static const char v1[] = "/api/v1/";
@@ -84,17 +85,10 @@ static void dm_errors_text(json_object *errors, char *buf, size_t size) {
 
 /* ---- the shapes ---- */
 
-/* DM's TaskStage enum (Stopped, Running, Finished, Paused) of a dmhost stage: a created task
- * not yet started is Stopped, the moves between stages show where they go. */
+/* DM's TaskStage of the socket's stage name (supervisor.h's one mapping). */
 static const char *dm_stage(const char *stage) {
-  static const char *const map[][2] = {{"New", "Stopped"},       {"Pausing", "Paused"},
-                                       {"Resuming", "Running"},  {"Stopping", "Stopped"},
-                                       {"Running", "Running"},   {"Paused", "Paused"},
-                                       {"Finished", "Finished"}, {"Stopped", "Stopped"}};
-  for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-    if (strcmp(stage, map[i][0]) == 0)
-      return map[i][1];
-  return "Stopped"; /* a stage DM has no name for: not running */
+  int s = dmh_stage_parse(stage);
+  return dmh_stage_dm_task_stage(s < 0 ? DMH_STAGE_STOPPED : (dmh_stage)s);
 }
 
 /* "12.34 %" of done/total, as DM prints a unit's progress. */
@@ -200,9 +194,8 @@ static json_object *dm_list(json_object *data) {
   return o;
 }
 
-/* GetTaskStatusResponse from query-status NAME: sources[] {sourceStatus, subTaskStatus[]}. */
-static json_object *dm_shape_task_status(json_object *a, json_object *req) {
-  (void)req;
+/* The SubTaskStatus list of query-status NAME's answer: sources[] {sourceStatus, subTaskStatus[]}. */
+static json_object *dm_subtasks(json_object *a) {
   json_object *data = json_object_new_array(), *srcs = dm_get(a, "sources");
   for (size_t i = 0; srcs && i < json_object_array_length(srcs); i++) {
     json_object *s = json_object_array_get_idx(srcs, i), *ss = dm_get(s, "sourceStatus");
@@ -213,39 +206,99 @@ static json_object *dm_shape_task_status(json_object *a, json_object *req) {
       json_object_array_add(
           data, dm_subtask(json_object_array_get_idx(subs, k), dm_str(ss, "worker"), local));
   }
-  return dm_list(data);
+  return data;
 }
 
-/* GetSourceStatusResponse from operate-source show -s: sources[] {source, worker, relayStatus,
- * relayError}. */
+/* GetTaskStatusResponse from query-status NAME. */
+static json_object *dm_shape_task_status(json_object *a, json_object *req) {
+  (void)req;
+  return dm_list(dm_subtasks(a));
+}
+
+/* One SourceStatus of an operate-source show entry {source, worker, relayStatus, relayError}. */
+static json_object *dm_source_status(json_object *s) {
+  json_object *o = json_object_new_object();
+  dm_put_str(o, "source_name", dm_str(s, "source"));
+  dm_put_str(o, "worker_name", dm_str(s, "worker"));
+  json_object *rs = dm_get(s, "relayStatus"), *re = dm_get(s, "relayError");
+  if (rs && json_object_is_type(rs, json_type_object)) {
+    static const dm_rename map[] = {{"master_binlog", "masterBinlog", true},
+                                    {"master_binlog_gtid", "masterBinlogGtid", true},
+                                    {"relay_dir", "relaySubDir", true},
+                                    {"relay_binlog_gtid", "relayBinlogGtid", true},
+                                    {"stage", "stage", true}};
+    json_object *r = json_object_new_object(), *c = dm_get(rs, "relayCatchUpMaster");
+    dm_renamed(r, rs, map, DM_N(map));
+    json_object_object_add(r, "relay_catch_up_master",
+                           json_object_new_boolean(c && json_object_get_boolean(c)));
+    json_object_object_add(o, "relay_status", r);
+  }
+  if (re && json_object_is_type(re, json_type_object)) {
+    char text[4096];
+    dmh_dm_error_text(re, text, sizeof text);
+    dm_put_str(o, "error_msg", text);
+  }
+  return o;
+}
+
+/* GetSourceStatusResponse from operate-source show -s. */
 static json_object *dm_shape_source_status(json_object *a, json_object *req) {
   (void)req;
   json_object *data = json_object_new_array(), *srcs = dm_get(a, "sources");
-  for (size_t i = 0; srcs && i < json_object_array_length(srcs); i++) {
-    json_object *s = json_object_array_get_idx(srcs, i), *o = json_object_new_object();
-    dm_put_str(o, "source_name", dm_str(s, "source"));
-    dm_put_str(o, "worker_name", dm_str(s, "worker"));
-    json_object *rs = dm_get(s, "relayStatus"), *re = dm_get(s, "relayError");
-    if (rs && json_object_is_type(rs, json_type_object)) {
-      static const dm_rename map[] = {{"master_binlog", "masterBinlog", true},
-                                      {"master_binlog_gtid", "masterBinlogGtid", true},
-                                      {"relay_dir", "relaySubDir", true},
-                                      {"relay_binlog_gtid", "relayBinlogGtid", true},
-                                      {"stage", "stage", true}};
-      json_object *r = json_object_new_object(), *c = dm_get(rs, "relayCatchUpMaster");
-      dm_renamed(r, rs, map, DM_N(map));
-      json_object_object_add(r, "relay_catch_up_master",
-                             json_object_new_boolean(c && json_object_get_boolean(c)));
-      json_object_object_add(o, "relay_status", r);
-    }
-    if (re && json_object_is_type(re, json_type_object)) {
-      char text[4096];
-      dmh_dm_error_text(re, text, sizeof text);
-      dm_put_str(o, "error_msg", text);
-    }
-    json_object_array_add(data, o);
-  }
+  for (size_t i = 0; srcs && i < json_object_array_length(srcs); i++)
+    json_object_array_add(data, dm_source_status(json_object_array_get_idx(srcs, i)));
   return dm_list(data);
+}
+
+/* api-objects' entries (registry_api_objects.c) as DM's objects: a Source with its status_list
+ * and task_name_list when the entry has its status, a Task with its status_list. */
+static json_object *dm_object(json_object *entry, bool task) {
+  json_object *o = dm_get(entry, task ? "task" : "source"), *st = dm_get(entry, "status");
+  o = o ? json_object_get(o) : json_object_new_object();
+  if (task && st) {
+    json_object_object_add(o, "status_list", dm_subtasks(st));
+  } else if (st) {
+    json_object *l = json_object_new_array(), *names = dm_get(entry, "tasks");
+    json_object_array_add(l, dm_source_status(st));
+    json_object_object_add(o, "status_list", l);
+    json_object_object_add(o, "task_name_list",
+                           names ? json_object_get(names) : json_object_new_array());
+  }
+  return o;
+}
+
+static json_object *dm_objects(json_object *a, bool task) {
+  json_object *data = json_object_new_array(), *l = dm_get(a, task ? "tasks" : "sources");
+  for (size_t i = 0; l && i < json_object_array_length(l); i++)
+    json_object_array_add(data, dm_object(json_object_array_get_idx(l, i), task));
+  return data;
+}
+
+/* GetSourceListResponse / GetTaskListResponse, and the one Source or Task of a GET by name. */
+static json_object *dm_shape_source_list(json_object *a, json_object *req) {
+  (void)req;
+  return dm_list(dm_objects(a, false));
+}
+
+static json_object *dm_shape_task_list(json_object *a, json_object *req) {
+  (void)req;
+  return dm_list(dm_objects(a, true));
+}
+
+static json_object *dm_one(json_object *a, bool task) {
+  json_object *l = dm_get(a, task ? "tasks" : "sources");
+  return l && json_object_array_length(l) > 0 ? dm_object(json_object_array_get_idx(l, 0), task)
+                                              : json_object_new_object();
+}
+
+static json_object *dm_shape_source_one(json_object *a, json_object *req) {
+  (void)req;
+  return dm_one(a, false);
+}
+
+static json_object *dm_shape_task_one(json_object *a, json_object *req) {
+  (void)req;
+  return dm_one(a, true);
 }
 
 /* The list of list-member's group `group` ("master" or "worker"): members[] {group: {group+"s"}}. */
@@ -413,6 +466,10 @@ static json_object *(*const dm_shapers[DMH_API_SHAPES])(json_object *, json_obje
     [DMH_API_NAMES] = dm_shape_names,
     [DMH_API_TABLE_STRUCTURE] = dm_shape_table_structure,
     [DMH_API_MIGRATE_TARGETS] = dm_shape_migrate_targets,
+    [DMH_API_SOURCE_LIST] = dm_shape_source_list,
+    [DMH_API_SOURCE_ONE] = dm_shape_source_one,
+    [DMH_API_TASK_LIST] = dm_shape_task_list,
+    [DMH_API_TASK_ONE] = dm_shape_task_one,
 };
 
 static char *dm_text(json_object *o) {

@@ -235,6 +235,24 @@ int dmh_registry_query_status(dmh_registry *r, const char *name, json_object *re
 int dmh_registry_query_status_on(dmh_registry *r, const char *name, const char *const *only,
                                  size_t n_only, json_object *resp, dm_error *err);
 
+/* api-objects task|source [NAME] (registry_api_objects.c; DM's GET /api/v1/tasks[/{name}] and
+ * /api/v1/sources[/{name}]): "tasks" [{"task": DM's Task, "status": query-status NAME's answer}]
+ * or "sources" [{"source": DM's Source, "status": operate-source show's entry, "tasks": [the
+ * tasks reading it]}], the status parts with with_status (a task's also with stage). DM's
+ * filters: stage (DM's TaskStage every subtask must be in), sources (the task reads exactly
+ * those), enable_relay (the source's relay started or not). NAME unknown: DM_ERR_NOT_FOUND. */
+typedef struct dmh_api_objects_req {
+  bool tasks; /* else sources */
+  const char *name;
+  bool with_status;
+  const char *stage;
+  const char *const *sources;
+  size_t n_sources;
+  bool has_enable_relay, enable_relay;
+} dmh_api_objects_req;
+int dmh_registry_api_objects(dmh_registry *r, const dmh_api_objects_req *q, json_object *resp,
+                             dm_error *err);
+
 /* query-lag NAME [since]: "task", "periodMs", "nowMs" (the daemon's clock) and "sources"
  * [{"source", "samples": [[unix_ms, seconds], ...]}], one entry per subtask of the task, its
  * replication lag as sampled by the process's metrics registry (metrics.h, DMH_METRICS_LAG; samples

@@ -7,7 +7,8 @@
 #     validates (or is empty where DM's spec declares none), an error is DM's terror form;
 #   - the flow: the documents (dm.json, which must declare the DM operations dmhost serves, and
 #     the docs page), a source and its status, a task created by dmctl then stopped and started
-#     over DM's paths (stages in DM's enum), the source's schemas and the task's migrate targets,
+#     over DM's paths (stages in DM's enum), the task and the source as DM's objects (GET, the
+#     list filters), the source's schemas and the task's migrate targets,
 #     the paused subtask's schema tracker (list, show, replace, delete; rows checked after), the
 #     source disabled and enabled, a full task to Finished (DM's load_status), the relay enabled,
 #     purged and disabled, the source updated by PUT, the tasks and the source deleted; DM's refusals (unknown task
@@ -135,6 +136,39 @@ body ".total == 1 and .data[0].sync_status.synced != null"
 dm GET /api/v1/tasks/dm-openapi-nosuch/status 400
 error_of dm-openapi-nosuch
 log "task $task Running, its status in DM's SubTaskStatus"
+# ---- the stored task and source as DM's objects ----
+dm GET /api/v1/tasks 200
+body ".total == 1 and .data[0].name == \"$task\" and .data[0].task_mode == \"incremental\" and
+  .data[0].source_config.source_conf[0].source_name == \"$source\" and (.data[0].status_list == null)"
+dm GET "/api/v1/tasks?with_status=true" 200
+body ".data[0].status_list[0].stage == \"Running\" and .data[0].status_list[0].unit == \"Sync\""
+dm GET "/api/v1/tasks?stage=Running&source_name_list=$source" 200
+body ".total == 1 and .data[0].status_list[0].stage == \"Running\""
+dm GET "/api/v1/tasks?stage=Paused" 200 # DM's rule: every subtask in that stage
+body '.total == 0'
+dm GET "/api/v1/tasks?source_name_list=$source&source_name_list=dm-openapi-other" 200
+body '.total == 0' # DM's rule: exactly those sources
+dm GET /api/v1/tasks?stage=Pausing 400
+error_of Pausing
+dm GET "/api/v1/tasks/$task" 200
+body ".name == \"$task\" and .meta_schema == \"$meta\" and .target_config.port == $DMH_TARGET_PORT and
+  .target_config.password == \"******\"" # the stored one is "": masked all the same
+dm GET "/api/v1/tasks/$task?with_status=true" 200
+body ".status_list | length == 1"
+dm GET /api/v1/tasks/dm-openapi-nosuch 404
+error_of dm-openapi-nosuch
+dm GET /api/v1/sources 200
+body ".total == 1 and .data[0].source_name == \"$source\" and .data[0].password == \"******\" and
+  .data[0].enable == true and .data[0].port == $DMH_SOURCE_PORT"
+dm GET "/api/v1/sources?with_status=true" 200
+body ".data[0].task_name_list == [\"$task\"] and .data[0].status_list[0].source_name == \"$source\""
+dm GET "/api/v1/sources?enable_relay=true" 200
+body '.total == 0' # its relay is not started
+dm GET "/api/v1/sources/$source" 200
+body ".source_name == \"$source\" and (.status_list == null)"
+dm GET /api/v1/sources/dm-openapi-nosuch 404
+error_of dm-openapi-nosuch
+log "the task and the source as DM's Task and Source, DM's list filters"
 dm POST "/api/v1/tasks/$task/stop" 200 # no body, no Content-Type: DM's scripts
 wait_for 60 "the task did not reach Paused after /stop" stage_is Paused
 dm POST /api/v1/tasks/dm-openapi-nosuch/stop 400
@@ -196,6 +230,8 @@ log "the tracker's table listed, shown, replaced from SQL and from the source, d
 
 # ---- the source disabled and enabled ----
 dm POST "/api/v1/sources/$source/disable" 200
+dm GET "/api/v1/sources/$source" 200
+body '.enable == false'
 dm POST "/api/v1/tasks/$task/start" 400 # DM: a task on a disabled source does not start
 error_of enable
 dm POST "/api/v1/sources/$source/enable" 200
@@ -213,6 +249,8 @@ wait_for 60 "the full task did not finish" stage_is Finished "${task}_full"
 body '.data[0].unit == "Load" and .data[0].load_status.progress != null'
 [ "$(tgt -N -B -e "SELECT COUNT(*) FROM \`${db}_full\`.t")" = 3 ] ||
   fail "the full task did not load its 3 rows"
+dm GET "/api/v1/tasks?stage=Finished" 200
+body ".total == 1 and .data[0].name == \"${task}_full\" and .data[0].task_mode == \"full\""
 dm DELETE "/api/v1/tasks/${task}_full" 400 # DM refuses it too: its expected stage is not Paused
 error_of force
 dm DELETE "/api/v1/tasks/${task}_full?force=true" 204
@@ -227,6 +265,8 @@ relay_on() {
   jq -e '.data[0].relay_status.stage == "Running"' "$work/body" >/dev/null
 }
 wait_for 60 "the relay did not run after relay/enable" relay_on
+dm GET "/api/v1/sources?enable_relay=true" 200
+body ".total == 1 and .data[0].source_name == \"$source\""
 dm POST "/api/v1/sources/$source/relay/purge" 200 "{\"relay_binlog_name\": \"$f1\"}"
 dm POST "/api/v1/sources/$source/relay/purge" 400 '{}'
 error_of relay_binlog_name

@@ -48,16 +48,10 @@ OPERATION_COUNT = 43  # DM's spec at c7b2588ef6c7; a new spec means reviewing th
 
 # DM's operations the log may lack, each with why. Shrinks as dmhost's routes land (plan
 # /work/wt/notes/openapi-plan.md, section 4: the row that brings each).
-_SOURCE_JSON = "needs the Source JSON <-> DM source YAML translator (config_openapi.c, plan row 4)"
-_TASK_JSON = "needs the Task JSON <-> DM task YAML translator (config_openapi.c, plan rows 5-6)"
 _TEMPLATES = "needs the task-template command (plan row 14)"
 _CLUSTER = "needs the cluster-info command and a daemon's list-member (plan row 12)"
 _MASTER = "a master's operation: the cluster half of the driver runs a dmhost master (plan row 13)"
 NOT_SEEN = {
-    "DMAPIGetSourceList": _SOURCE_JSON + ", and `config source` (Source objects)",
-    "DMAPIGetSource": _SOURCE_JSON + ", and `config source` (a Source object)",
-    "DMAPIGetTaskList": _TASK_JSON + ", and `config task` (Task objects)",
-    "DMAPIGetTask": _TASK_JSON + ", and `config task` (a Task object)",
     "DMAPICreateTaskTemplate": _TEMPLATES,
     "DMAPIGetTaskTemplateList": _TEMPLATES,
     "DMAPIImportTaskTemplate": _TEMPLATES,

@@ -792,6 +792,49 @@ static void test_dm_names_answers(void) {
   CU_ASSERT(empty);
 }
 
+/* api-objects' answers as DM's lists and objects: status_list (and a source's task_name_list)
+ * only when the entry has its status; one object by name; an unknown one 404. The request: the
+ * list filters from the query into the command's arguments. */
+static void test_dm_objects(void) {
+  unsigned status = 0;
+  bool empty = true;
+  const char *sources =
+      "{\"result\": true, \"msg\": \"\", \"sources\": [{\"source\": {\"source_name\": \"s1\", "
+      "\"password\": \"******\"}, \"status\": {\"source\": \"s1\", \"worker\": \"w1\"}, "
+      "\"tasks\": [\"t1\"]}]}";
+  json_object *o = dm_answer(route_of("GET", "/api/v1/sources"), sources, &status, &empty);
+  CU_ASSERT_EQUAL(status, 200);
+  CU_ASSERT_EQUAL(get_int(o, "total"), 1);
+  json_object *src = json_object_array_get_idx(get(o, "data"), 0);
+  CU_ASSERT_STRING_EQUAL(get_str(src, "source_name"), "s1");
+  CU_ASSERT_STRING_EQUAL(
+      get_str(json_object_array_get_idx(get(src, "status_list"), 0), "worker_name"), "w1");
+  CU_ASSERT_STRING_EQUAL(
+      json_object_to_json_string_ext(get(src, "task_name_list"), JSON_C_TO_STRING_PLAIN),
+      "[\"t1\"]");
+  json_object_put(o);
+  o = dm_answer(route_of("GET", "/api/v1/tasks/t1"),
+                "{\"result\": true, \"msg\": \"\", \"tasks\": [{\"task\": {\"name\": \"t1\"}}]}",
+                &status, &empty);
+  CU_ASSERT_STRING_EQUAL(get_str(o, "name"), "t1");
+  CU_ASSERT_PTR_NULL(get(o, "status_list"));
+  json_object_put(o);
+  o = dm_answer(route_of("GET", "/api/v1/tasks"),
+                "{\"result\": true, \"msg\": \"\", \"tasks\": [{\"task\": {\"name\": \"t1\"}, "
+                "\"status\": {\"sources\": [{\"sourceStatus\": {\"worker\": \"w1\"}, "
+                "\"subTaskStatus\": [{\"name\": \"t1\", \"source\": \"s1\", \"stage\": "
+                "\"Pausing\"}]}]}}]}",
+                &status, &empty);
+  json_object *sub = json_object_array_get_idx(
+      get(json_object_array_get_idx(get(o, "data"), 0), "status_list"), 0);
+  CU_ASSERT_STRING_EQUAL(get_str(sub, "stage"), "Paused");
+  CU_ASSERT_STRING_EQUAL(get_str(sub, "worker_name"), "w1");
+  json_object_put(o);
+  o = dm_answer(route_of("GET", "/api/v1/tasks/t9"), NOT_FOUND_ANSWER, &status, &empty);
+  CU_ASSERT_EQUAL(status, 404);
+  json_object_put(o);
+}
+
 /* The two sets of paths: DM's under /api/v1 but dmhost's own. */
 static void test_dm_path(void) {
   CU_ASSERT(dmh_dm_path("/api/v1/tasks/t1/status"));
@@ -807,6 +850,7 @@ int main(void) {
       {"DM's PUT of a source: keep-password from a null password", test_dm_source_update},
       {"DM's table structure routes into binlog-schema", test_dm_table_structure_requests},
       {"DM's name lists, table structure and migrate targets", test_dm_names_answers},
+      {"DM's Source and Task lists and objects", test_dm_objects},
       {"every route's command exists", test_commands_exist},
       {"matching: 404, 405 with Allow, 400 on an empty parameter", test_match},
       {"a route's request: args from path, body; bad bodies refused", test_request},

@@ -27,6 +27,28 @@ const char *dmh_stage_name(dmh_stage stage) {
   return (unsigned)stage < sizeof stage_names / sizeof stage_names[0] ? stage_names[stage] : "?";
 }
 
+int dmh_stage_parse(const char *name) {
+  for (size_t i = 0; name && i < sizeof stage_names / sizeof stage_names[0]; i++)
+    if (stage_names[i] && strcmp(stage_names[i], name) == 0)
+      return (int)i;
+  return -1;
+}
+
+const char *dmh_stage_dm_task_stage(dmh_stage stage) {
+  switch (stage) {
+  case DMH_STAGE_RUNNING:
+  case DMH_STAGE_RESUMING:
+    return "Running";
+  case DMH_STAGE_PAUSED:
+  case DMH_STAGE_PAUSING:
+    return "Paused";
+  case DMH_STAGE_FINISHED:
+    return "Finished";
+  default: /* New, Stopped, Stopping, and any DM has no name for: not running */
+    return "Stopped";
+  }
+}
+
 static void *sup_auto_resume_thread(void *arg);
 static void sup_stop_units_locked(dmh_subtask *st, bool kill, dm_error *err, bool *had_err);
 

@@ -48,6 +48,12 @@ typedef enum dmh_stage {
 
 /* DM's stage names: "New", "Running", "Paused", ... */
 const char *dmh_stage_name(dmh_stage stage);
+/* The stage dmh_stage_name calls `name`, or -1. */
+int dmh_stage_parse(const char *name);
+/* DM's OpenAPI TaskStage (Stopped, Running, Finished, Paused) of a stage: created and not started
+ * is Stopped, a move between stages shows where it goes (Pausing Paused, Resuming Running, Stopping
+ * Stopped). The one mapping: the HTTP API's answers and the task list's stage filter use it. */
+const char *dmh_stage_dm_task_stage(dmh_stage stage);
 
 typedef struct dmh_subtask dmh_subtask;
 
