@@ -73,6 +73,9 @@ typedef enum dmh_api_shape {
   DMH_API_SOURCE_ONE,      /* Source (api-objects source NAME) */
   DMH_API_TASK_LIST,       /* GetTaskListResponse {total, data: [Task]} (api-objects) */
   DMH_API_TASK_ONE,        /* Task (api-objects task NAME) */
+  DMH_API_TEMPLATE,        /* Task (task-template create|update|get) */
+  DMH_API_TEMPLATE_LIST,   /* GetTaskListResponse (task-template list) */
+  DMH_API_TEMPLATE_IMPORT, /* TaskTemplateResponse (task-template import) */
   DMH_API_SHAPES
 } dmh_api_shape;
 

@@ -452,6 +452,36 @@ static json_object *dm_shape_migrate_targets(json_object *a, json_object *req) {
   return dm_list(data);
 }
 
+/* task-template's Task, list and import (TaskTemplateResponse: success_task_list,
+ * failed_task_list [{task_name, error_msg}]). */
+static json_object *dm_shape_template(json_object *a, json_object *req) {
+  (void)req;
+  json_object *t = dm_get(a, "template");
+  return t ? json_object_get(t) : json_object_new_object();
+}
+
+static json_object *dm_shape_template_list(json_object *a, json_object *req) {
+  (void)req;
+  json_object *l = dm_get(a, "templates");
+  return dm_list(l ? json_object_get(l) : json_object_new_array());
+}
+
+static json_object *dm_shape_template_import(json_object *a, json_object *req) {
+  (void)req;
+  json_object *o = json_object_new_object(), *ok = dm_get(a, "success"),
+              *failed = dm_get(a, "failed"), *fl = json_object_new_array();
+  json_object_object_add(o, "success_task_list",
+                         ok ? json_object_get(ok) : json_object_new_array());
+  for (size_t i = 0; failed && i < json_object_array_length(failed); i++) {
+    json_object *f = json_object_array_get_idx(failed, i), *e = json_object_new_object();
+    dm_put_str(e, "task_name", dm_str(f, "task"));
+    dm_put_str(e, "error_msg", dm_str(f, "msg"));
+    json_object_array_add(fl, e);
+  }
+  json_object_object_add(o, "failed_task_list", fl);
+  return o;
+}
+
 /* The shapers, by shape: NULL for a shape without a body (EMPTY). Each reads the command's answer
  * `a` and, for the shapes DM answers with what it was sent, the request's body `req` (may be
  * NULL). */
@@ -470,6 +500,9 @@ static json_object *(*const dm_shapers[DMH_API_SHAPES])(json_object *, json_obje
     [DMH_API_SOURCE_ONE] = dm_shape_source_one,
     [DMH_API_TASK_LIST] = dm_shape_task_list,
     [DMH_API_TASK_ONE] = dm_shape_task_one,
+    [DMH_API_TEMPLATE] = dm_shape_template,
+    [DMH_API_TEMPLATE_LIST] = dm_shape_template_list,
+    [DMH_API_TEMPLATE_IMPORT] = dm_shape_template_import,
 };
 
 static char *dm_text(json_object *o) {

@@ -253,6 +253,19 @@ typedef struct dmh_api_objects_req {
 int dmh_registry_api_objects(dmh_registry *r, const dmh_api_objects_req *q, json_object *resp,
                              dm_error *err);
 
+/* task-template create|update|get|list|delete|import (registry_templates.c; DM's task templates,
+ * /api/v1/tasks/templates): DM's Task objects kept as <state>/templates/<name>.json (0600, written
+ * atomically, the name through dmh_state_check_name), under template_lock. create and update take
+ * `task` (a Task object, its name the file's), checked as the converters check one (written as DM's
+ * YAML and loaded as sent text) and kept as given, meta_schema defaulted to "dm_meta" (DM's
+ * Adjust); create refuses an existing name (DM_ERR_EXISTS), update and get a missing one
+ * (DM_ERR_NOT_FOUND); delete of a missing one is no change (DM's). Answers: "template" (a Task),
+ * "templates" [Task], import's "success" [names] and "failed" [{"task", "msg"}] (every task's
+ * config as a Task; `overwrite` replaces one of its name). A Task answered has its target
+ * password "******". */
+int dmh_registry_task_template(dmh_registry *r, const char *op, const char *name, json_object *task,
+                               bool overwrite, json_object *resp, dm_error *err);
+
 /* query-lag NAME [since]: "task", "periodMs", "nowMs" (the daemon's clock) and "sources"
  * [{"source", "samples": [[unix_ms, seconds], ...]}], one entry per subtask of the task, its
  * replication lag as sampled by the process's metrics registry (metrics.h, DMH_METRICS_LAG; samples

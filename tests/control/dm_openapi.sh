@@ -8,7 +8,8 @@
 #   - the flow: the documents (dm.json, which must declare the DM operations dmhost serves, and
 #     the docs page), a source and its status, a task created by dmctl then stopped and started
 #     over DM's paths (stages in DM's enum), the task and the source as DM's objects (GET, the
-#     list filters), the source's schemas and the task's migrate targets,
+#     list filters), task templates (create, list, get, update, import, delete; a name walking
+#     out of the folder refused), the source's schemas and the task's migrate targets,
 #     the paused subtask's schema tracker (list, show, replace, delete; rows checked after), the
 #     source disabled and enabled, a full task to Finished (DM's load_status), the relay enabled,
 #     purged and disabled, the source updated by PUT, the tasks and the source deleted; DM's refusals (unknown task
@@ -169,6 +170,53 @@ body ".source_name == \"$source\" and (.status_list == null)"
 dm GET /api/v1/sources/dm-openapi-nosuch 404
 error_of dm-openapi-nosuch
 log "the task and the source as DM's Task and Source, DM's list filters"
+# ---- task templates: kept in the state dir, checked as the converters check a Task ----
+tpl_task() { # name on_duplicate
+  printf '{"name": "%s", "task_mode": "all", "enhance_online_schema_change": true,
+    "on_duplicate": "%s", "target_config": {"host": "%s", "port": %d, "user": "%s",
+    "password": "tpl-secret"}, "table_migrate_rule": [{"source": {"source_name": "%s",
+    "schema": "%s", "table": ""}}], "source_config": {"source_conf": [{"source_name": "%s"}]}}' \
+    "$1" "$2" "$DMH_TARGET_HOST" "$DMH_TARGET_PORT" "$DMH_TARGET_USER" "$source" "$db" "$source"
+}
+dm POST /api/v1/tasks/templates 201 "$(tpl_task dm_tpl replace)"
+body '.name == "dm_tpl" and .meta_schema == "dm_meta" and .target_config.password == "******"'
+[ "$(stat -c %a "$work/state/templates/dm_tpl.json")" = 600 ] ||
+  fail "the template's file is not 0600: $(stat -c %a "$work/state/templates/dm_tpl.json")"
+dm POST /api/v1/tasks/templates 400 "$(tpl_task dm_tpl replace)"
+error_of "already exists"
+dm POST /api/v1/tasks/templates 400 "$(tpl_task dm_tpl2 sometimes)" # the Task's own check
+error_of on_duplicate
+# the attack: a name that walks out of the templates folder is refused, nothing written
+dm POST /api/v1/tasks/templates 400 "$(tpl_task ../../dm-tpl-evil replace)"
+error_of "task name"
+[ ! -e "$work/dm-tpl-evil.json" ] && [ ! -e "$work/state/dm-tpl-evil.json" ] ||
+  fail "a template name walked out of the templates folder"
+dm GET /api/v1/tasks/templates 200
+body '.total == 1 and .data[0].name == "dm_tpl"'
+dm GET /api/v1/tasks/templates/dm_tpl 200
+body '.on_duplicate == "replace" and .target_config.password == "******"'
+dm PUT /api/v1/tasks/templates/dm_tpl 200 "$(tpl_task dm_tpl ignore)"
+dm GET /api/v1/tasks/templates/dm_tpl 200
+body '.on_duplicate == "ignore"'
+dm PUT /api/v1/tasks/templates/dm_tpl 400 "$(tpl_task dm_tpl_other ignore)"
+error_of dm_tpl_other
+dm GET /api/v1/tasks/templates/dm-tpl-nosuch 400
+error_of dm-tpl-nosuch
+dm POST /api/v1/tasks/templates/import 202 '{}'
+body ".success_task_list == [\"$task\"] and .failed_task_list == []"
+dm POST /api/v1/tasks/templates/import 202 '{"overwrite": false}'
+body ".success_task_list == [] and .failed_task_list[0].task_name == \"$task\" and
+  (.failed_task_list[0].error_msg | test(\"already exists\"))"
+dm POST /api/v1/tasks/templates/import 202 '{"overwrite": true}'
+body ".success_task_list == [\"$task\"]"
+dm GET /api/v1/tasks/templates 200
+body ".total == 2 and ([.data[].name] == [\"$task\", \"dm_tpl\"] or [.data[].name] == [\"dm_tpl\", \"$task\"])"
+grep -q tpl-secret "$work/state/templates/dm_tpl.json" || fail "the template lost its password"
+dm DELETE /api/v1/tasks/templates/dm_tpl 204
+dm DELETE /api/v1/tasks/templates/dm_tpl 204 # DM's: a missing one is no change
+dm GET /api/v1/tasks/templates 200
+body ".total == 1 and .data[0].name == \"$task\""
+log "task templates created, listed, updated, imported from the tasks, deleted"
 dm POST "/api/v1/tasks/$task/stop" 200 # no body, no Content-Type: DM's scripts
 wait_for 60 "the task did not reach Paused after /stop" stage_is Paused
 dm POST /api/v1/tasks/dm-openapi-nosuch/stop 400

@@ -48,16 +48,9 @@ OPERATION_COUNT = 43  # DM's spec at c7b2588ef6c7; a new spec means reviewing th
 
 # DM's operations the log may lack, each with why. Shrinks as dmhost's routes land (plan
 # /work/wt/notes/openapi-plan.md, section 4: the row that brings each).
-_TEMPLATES = "needs the task-template command (plan row 14)"
 _CLUSTER = "needs the cluster-info command and a daemon's list-member (plan row 12)"
 _MASTER = "a master's operation: the cluster half of the driver runs a dmhost master (plan row 13)"
 NOT_SEEN = {
-    "DMAPICreateTaskTemplate": _TEMPLATES,
-    "DMAPIGetTaskTemplateList": _TEMPLATES,
-    "DMAPIImportTaskTemplate": _TEMPLATES,
-    "DMAPIGetTaskTemplate": _TEMPLATES,
-    "DMAPUpdateTaskTemplate": _TEMPLATES,
-    "DMAPIDeleteTaskTemplate": _TEMPLATES,
     "DMAPIGetClusterInfo": _CLUSTER,
     "DMAPIUpdateClusterInfo": _CLUSTER,
     "DMAPIOfflineMasterNode": _MASTER + " (offline-member); on a daemon it only refuses",

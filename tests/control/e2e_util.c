@@ -106,6 +106,17 @@ char *e2e_serve_log(void) {
   return e2e_read_file(path);
 }
 
+char *e2e_wait_log(const char *needle, double secs) {
+  double until = e2e_now() + secs;
+  char *log = e2e_serve_log();
+  while (!e2e_contains(log, needle) && e2e_now() < until) {
+    free(log);
+    e2e_sleep_ms(50);
+    log = e2e_serve_log();
+  }
+  return log;
+}
+
 bool e2e_http_addr(char *addr, size_t size) {
   char *log = e2e_serve_log();
   const char *p = log ? strstr(log, "control plane on http") : NULL;

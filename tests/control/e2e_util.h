@@ -31,6 +31,10 @@ void e2e_task(const char *file, const char *name, const char *mode, const char *
 int e2e_setup(void);
 /* The daemon's output (serve.log), malloc'd, or NULL. */
 char *e2e_serve_log(void);
+/* The daemon's output once it holds `needle`, or as it is after `secs` (the caller's assert then
+ * fails on it): a line the daemon writes after the socket event a test saw, e.g. a reap logged
+ * after the connections it closed. Malloc'd, or NULL. */
+char *e2e_wait_log(const char *needle, double secs);
 void e2e_show_log(void);
 /* 127.0.0.1:PORT of the daemon's --listen, the port read from its log ("control plane on
  * http[s]://ADDR:PORT/control"); false when not logged. */
