@@ -151,6 +151,11 @@ static int oa_end(oa *o, int rc) {
   return rc;
 }
 
+int dmh_openapi_topology_check(json_object *topology, dm_error *err) {
+  oa o = {.err = err};
+  return oa_topology_check(&o, topology);
+}
+
 /* ---- Source ---- */
 
 int dmh_openapi_source_to_yaml(json_object *src, char **yaml, dm_error *err) {

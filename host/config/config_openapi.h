@@ -30,5 +30,8 @@ int dmh_openapi_task_to_yaml(json_object *task, char **yaml, dm_error *err);
  * converter leaves it. */
 json_object *dmh_openapi_task_from_config(const dmh_task_config *t, dm_error *err);
 json_object *dmh_openapi_source_from_config(const dmh_source_config *s, dm_error *err);
+/* DM's ClusterTopology (PUT /api/v1/cluster/info) against DM's schema: its members and their
+ * hosts' (name, host, port) types; 0, or -1 with *err naming the JSON path. */
+int dmh_openapi_topology_check(json_object *topology, dm_error *err);
 
 #endif /* DMH_CONFIG_OPENAPI_H */

@@ -38,5 +38,7 @@ size_t alen(json_object *a);
  * the refusal naming the JSON path. */
 int oa_source_check(oa *o, json_object *src);
 int oa_task_check(oa *o, json_object *task);
+/* DM's ClusterTopology and its hosts (PUT /api/v1/cluster/info). */
+int oa_topology_check(oa *o, json_object *topo);
 
 #endif /* DMH_CONFIG_OPENAPI_INTERNAL_H */

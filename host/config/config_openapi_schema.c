@@ -164,6 +164,28 @@ static const oa_member m_relay[] = {
     {NULL, 0, false, NULL},
 };
 
+static const oa_member m_topology[] = {
+    {"master_topology_list", OA_ARR_OBJ, false, NULL},
+    {"worker_topology_list", OA_ARR_OBJ, false, NULL},
+    {"grafana_topology", OA_OBJ, false, NULL},
+    {"prometheus_topology", OA_OBJ, false, NULL},
+    {"alert_manager_topology", OA_OBJ, false, NULL},
+    {NULL, 0, false, NULL},
+};
+static const oa_member m_member_host[] = {
+    /* MasterTopology, WorkerTopology */
+    {"name", OA_STR, true, NULL},
+    {"host", OA_STR, true, NULL},
+    {"port", OA_INT, true, NULL},
+    {NULL, 0, false, NULL},
+};
+static const oa_member m_host[] = {
+    /* GrafanaTopology, PrometheusTopology, AlertManagerTopology */
+    {"host", OA_STR, true, NULL},
+    {"port", OA_INT, true, NULL},
+    {NULL, 0, false, NULL},
+};
+
 static const oa_schema s_task = {"Task", m_task}, s_target = {"TaskTargetDataBase", m_target},
                        s_session = {"TaskTargetSession", m_session},
                        s_security = {"Security", m_security},
@@ -175,7 +197,13 @@ static const oa_schema s_task = {"Task", m_task}, s_target = {"TaskTargetDataBas
                        s_source_conf = {"TaskSourceConf", m_source_conf},
                        s_full = {"TaskFullMigrateConf", m_full},
                        s_incr = {"TaskIncrMigrateConf", m_incr}, s_source = {"Source", m_source},
-                       s_purge = {"Purge", m_purge}, s_relay = {"RelayConfig", m_relay};
+                       s_purge = {"Purge", m_purge}, s_relay = {"RelayConfig", m_relay},
+                       s_topology = {"ClusterTopology", m_topology},
+                       s_master_topo = {"MasterTopology", m_member_host},
+                       s_worker_topo = {"WorkerTopology", m_member_host},
+                       s_grafana_topo = {"GrafanaTopology", m_host},
+                       s_prometheus_topo = {"PrometheusTopology", m_host},
+                       s_alert_topo = {"AlertManagerTopology", m_host};
 
 /* ---- the checks ---- */
 
@@ -463,6 +491,34 @@ int oa_task_check(oa *o, json_object *task) {
                        "define it)",
                        n, nsub);
       }
+    }
+  }
+  return 0;
+}
+
+int oa_topology_check(oa *o, json_object *topo) {
+  if (oa_check(o, topo, "topology", &s_topology) < 0)
+    return -1;
+  static const struct {
+    const char *member;
+    const oa_schema *s;
+    bool list;
+  } parts[] = {{"master_topology_list", &s_master_topo, true},
+               {"worker_topology_list", &s_worker_topo, true},
+               {"grafana_topology", &s_grafana_topo, false},
+               {"prometheus_topology", &s_prometheus_topo, false},
+               {"alert_manager_topology", &s_alert_topo, false}};
+  for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) {
+    json_object *v = oa_get(topo, parts[k].member);
+    char p[OA_PATH_MAX];
+    oa_sub(p, "topology", parts[k].member, 0);
+    if (v && !parts[k].list && oa_check(o, v, p, parts[k].s) < 0)
+      return -1;
+    for (size_t i = 0; v && parts[k].list && i < alen(v); i++) {
+      char ip[OA_PATH_MAX];
+      oa_sub(ip, p, NULL, (int)i);
+      if (oa_check(o, json_object_array_get_idx(v, i), ip, parts[k].s) < 0)
+        return -1;
     }
   }
   return 0;

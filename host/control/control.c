@@ -590,6 +590,7 @@ static const dmh_control_fn control_fns[DMH_CMD_COUNT] = {
     [DMH_CMD_CONVERT_TASK] = dmh_control_convert_task,
     [DMH_CMD_API_OBJECTS] = dmh_control_api_objects,
     [DMH_CMD_TASK_TEMPLATE] = dmh_control_task_template,
+    [DMH_CMD_CLUSTER_INFO] = dmh_control_cluster_info,
     [DMH_CMD_SOURCE_SCHEMAS] = control_source_schemas,
     [DMH_CMD_TASK_TABLES] = control_task_tables,
     [DMH_CMD_CONFIG] = control_get_config,

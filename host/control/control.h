@@ -177,6 +177,10 @@ int dmh_control_api_objects(void *ud, const dmh_control_cmd *cmd, json_object *a
  * dmh_registry_task_template); "task" a Task object or its JSON text (the route's). */
 int dmh_control_task_template(void *ud, const dmh_control_cmd *cmd, json_object *args,
                               json_object *resp, dm_error *err);
+/* cluster-info [update topology] (objects_cmd.c): DM's cluster info (registry.h,
+ * dmh_registry_cluster_info); "topology" a ClusterTopology object or its JSON text. */
+int dmh_control_cluster_info(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                             json_object *resp, dm_error *err);
 
 /* Sets DM_ERR_CONTROL_REQUEST with the message; returns -1. */
 int dmh_control_bad(dm_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -5,6 +5,7 @@
  *   api-objects task|source [NAME]  DM's GET /api/v1/tasks[/{task-name}], /api/v1/sources[/...],
  *                                   with DM's list filters (dmh_registry_api_objects)
  *   task-template OP [NAME]         DM's /api/v1/tasks/templates (dmh_registry_task_template)
+ *   cluster-info [update]           DM's /api/v1/cluster/info (dmh_registry_cluster_info)
  */
 #include <string.h>
 
@@ -82,6 +83,28 @@ int dmh_control_task_template(void *ud, const dmh_control_cmd *cmd, json_object 
     return dmh_control_bad(err, "task-template %s: \"task\" is not a Task object", op);
   }
   int rc = dmh_registry_task_template(ud, op, name, has_task ? in : NULL, overwrite, resp, err);
+  json_object_put(parsed);
+  return rc;
+}
+
+int dmh_control_cluster_info(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                             json_object *resp, dm_error *err) {
+  const char *op;
+  if (dmh_control_arg_string(cmd, args, "op", false, &op, err) < 0)
+    return -1;
+  json_object *in = NULL, *parsed = NULL;
+  bool has = json_object_object_get_ex(args, "topology", &in) && in;
+  bool update = op && strcmp(op, "update") == 0;
+  if ((op && !update) || update != has)
+    return dmh_control_bad(err, "cluster-info: wrong arguments (usage: %s)", cmd->usage);
+  if (has && json_object_is_type(in, json_type_string)) { /* the route's JSON text */
+    enum json_tokener_error jerr;
+    if (!(parsed = json_tokener_parse_verbose(json_object_get_string(in), &jerr)))
+      return dmh_control_bad(err, "cluster-info update: \"topology\" is not JSON: %s",
+                             json_tokener_error_desc(jerr));
+    in = parsed;
+  }
+  int rc = dmh_registry_cluster_info(ud, has ? in : NULL, resp, err);
   json_object_put(parsed);
   return rc;
 }

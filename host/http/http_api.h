@@ -76,6 +76,7 @@ typedef enum dmh_api_shape {
   DMH_API_TEMPLATE,        /* Task (task-template create|update|get) */
   DMH_API_TEMPLATE_LIST,   /* GetTaskListResponse (task-template list) */
   DMH_API_TEMPLATE_IMPORT, /* TaskTemplateResponse (task-template import) */
+  DMH_API_CLUSTER_INFO,    /* GetClusterInfoResponse {cluster_id, topology} (cluster-info) */
   DMH_API_SHAPES
 } dmh_api_shape;
 

@@ -482,6 +482,16 @@ static json_object *dm_shape_template_import(json_object *a, json_object *req) {
   return o;
 }
 
+/* GetClusterInfoResponse of cluster-info: its cluster_id and topology. */
+static json_object *dm_shape_cluster_info(json_object *a, json_object *req) {
+  (void)req;
+  json_object *o = json_object_new_object(), *t = dm_get(a, "topology");
+  dm_put_int(o, "cluster_id", dm_int(a, "cluster_id"));
+  if (t)
+    json_object_object_add(o, "topology", json_object_get(t));
+  return o;
+}
+
 /* The shapers, by shape: NULL for a shape without a body (EMPTY). Each reads the command's answer
  * `a` and, for the shapes DM answers with what it was sent, the request's body `req` (may be
  * NULL). */
@@ -503,6 +513,7 @@ static json_object *(*const dm_shapers[DMH_API_SHAPES])(json_object *, json_obje
     [DMH_API_TEMPLATE] = dm_shape_template,
     [DMH_API_TEMPLATE_LIST] = dm_shape_template_list,
     [DMH_API_TEMPLATE_IMPORT] = dm_shape_template_import,
+    [DMH_API_CLUSTER_INFO] = dm_shape_cluster_info,
 };
 
 static char *dm_text(json_object *o) {

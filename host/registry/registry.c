@@ -614,7 +614,7 @@ int dmh_registry_open(const dmh_registry_opts *opts, dmh_registry **out, dm_erro
   }
   pthread_mutex_init(&r->source_lock, NULL);
   pthread_mutex_init(&r->lock, NULL);
-  pthread_mutex_init(&r->template_lock, NULL);
+  pthread_mutex_init(&r->files_lock, NULL);
   dmh_worker_init(&r->worker);
   if (reg_set_folders(r, opts) < 0) {
     dmh_state_clear(&st);
@@ -709,7 +709,7 @@ void dmh_registry_shutdown(dmh_registry *r) {
   reg_source_unref(r, src);       /* destroys the relay */
   dmh_shard_local_free(r->shard); /* after every subtask using it */
   pthread_mutex_destroy(&r->lock);
-  pthread_mutex_destroy(&r->template_lock);
+  pthread_mutex_destroy(&r->files_lock);
   pthread_mutex_destroy(&r->source_lock);
   free(r->state_dir);
   free(r->plugin_dir);

@@ -255,7 +255,7 @@ int dmh_registry_api_objects(dmh_registry *r, const dmh_api_objects_req *q, json
 
 /* task-template create|update|get|list|delete|import (registry_templates.c; DM's task templates,
  * /api/v1/tasks/templates): DM's Task objects kept as <state>/templates/<name>.json (0600, written
- * atomically, the name through dmh_state_check_name), under template_lock. create and update take
+ * atomically, the name through dmh_state_check_name), under files_lock. create and update take
  * `task` (a Task object, its name the file's), checked as the converters check one (written as DM's
  * YAML and loaded as sent text) and kept as given, meta_schema defaulted to "dm_meta" (DM's
  * Adjust); create refuses an existing name (DM_ERR_EXISTS), update and get a missing one
@@ -265,6 +265,13 @@ int dmh_registry_api_objects(dmh_registry *r, const dmh_api_objects_req *q, json
  * password "******". */
 int dmh_registry_task_template(dmh_registry *r, const char *op, const char *name, json_object *task,
                                bool overwrite, json_object *resp, dm_error *err);
+
+/* cluster-info [update] (registry_cluster_info.c; DM's GET and PUT /api/v1/cluster/info):
+ * "cluster_id" (a random 63-bit id made at the first call, kept) and "topology" (DM's
+ * ClusterTopology as the last update gave it, checked against DM's schema), in
+ * <state>/cluster-info.json under files_lock. `topology` NULL: read only. */
+int dmh_registry_cluster_info(dmh_registry *r, json_object *topology, json_object *resp,
+                              dm_error *err);
 
 /* query-lag NAME [since]: "task", "periodMs", "nowMs" (the daemon's clock) and "sources"
  * [{"source", "samples": [[unix_ms, seconds], ...]}], one entry per subtask of the task, its

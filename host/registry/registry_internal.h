@@ -74,11 +74,11 @@ struct dmh_registry {
   char *worker_name;
   pthread_mutex_t source_lock;
   pthread_mutex_t lock;
-  pthread_mutex_t template_lock; /* the task templates' folder (registry_templates.c) */
-  dmh_worker worker;             /* [lock] */
-  reg_source *src;               /* [lock] the bound source, or NULL */
-  reg_task *tasks;               /* [lock] */
-  uint64_t fencing_token;        /* [lock] given to the task subtasks created */
+  pthread_mutex_t files_lock; /* the task templates (registry_templates.c), cluster-info.json */
+  dmh_worker worker;          /* [lock] */
+  reg_source *src;            /* [lock] the bound source, or NULL */
+  reg_task *tasks;            /* [lock] */
+  uint64_t fencing_token;     /* [lock] given to the task subtasks created */
   /* Set at open, read-only after. */
   char **unit_dirs; /* the plugin folder and --unit-dir folders, real paths */
   int n_unit_dirs;

@@ -214,7 +214,7 @@ static void tpl_import(dmh_registry *r, bool overwrite, json_object *ok, json_ob
 int dmh_registry_task_template(dmh_registry *r, const char *op, const char *name, json_object *task,
                                bool overwrite, json_object *resp, dm_error *err) {
   int rc = 0;
-  pthread_mutex_lock(&r->template_lock);
+  pthread_mutex_lock(&r->files_lock);
   if (strcmp(op, "create") == 0 || strcmp(op, "update") == 0) {
     bool create = op[0] == 'c';
     rc = tpl_put(r, create ? NULL : name, task, create, false, err);
@@ -248,6 +248,6 @@ int dmh_registry_task_template(dmh_registry *r, const char *op, const char *name
     json_object_object_add(resp, "failed", failed);
     tpl_import(r, overwrite, ok, failed);
   }
-  pthread_mutex_unlock(&r->template_lock);
+  pthread_mutex_unlock(&r->files_lock);
   return rc;
 }

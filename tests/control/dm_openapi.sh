@@ -9,7 +9,7 @@
 #     the docs page), a source and its status, a task created by dmctl then stopped and started
 #     over DM's paths (stages in DM's enum), the task and the source as DM's objects (GET, the
 #     list filters), task templates (create, list, get, update, import, delete; a name walking
-#     out of the folder refused), the source's schemas and the task's migrate targets,
+#     out of the folder refused), the cluster info (id kept, topology checked), the source's schemas and the task's migrate targets,
 #     the paused subtask's schema tracker (list, show, replace, delete; rows checked after), the
 #     source disabled and enabled, a full task to Finished (DM's load_status), the relay enabled,
 #     purged and disabled, the source updated by PUT, the tasks and the source deleted; DM's refusals (unknown task
@@ -361,6 +361,25 @@ wait_for 60 "DELETE of the source was still refused 60 s after its task's" sourc
 dm DELETE "/api/v1/sources/$source" 400
 error_of "$source"
 log "task and source deleted"
+
+# ---- the cluster info: an id made once and kept, the topology as the last PUT gave it ----
+dm GET /api/v1/cluster/info 200
+body '(.cluster_id | type == "number") and .cluster_id > 0 and (.topology == null)'
+cid=$(jq -r .cluster_id "$work/body")
+topo='{"master_topology_list": [{"name": "m1", "host": "127.0.0.1", "port": 8261}],
+  "worker_topology_list": [{"name": "w1", "host": "127.0.0.1", "port": 8262}],
+  "prometheus_topology": {"host": "127.0.0.1", "port": 9090}}'
+dm PUT /api/v1/cluster/info 200 "$topo"
+body ".cluster_id == $cid and .topology.master_topology_list[0].name == \"m1\""
+dm PUT /api/v1/cluster/info 400 '{"grafana_topology": {"host": "127.0.0.1", "port": "3000"}}'
+error_of "topology.grafana_topology.port"
+dm PUT /api/v1/cluster/info 400 '{"kibana_topology": {}}'
+error_of kibana_topology
+dm GET /api/v1/cluster/info 200
+body ".cluster_id == $cid and .topology.prometheus_topology.port == 9090 and
+  (.topology.grafana_topology == null)"
+[ "$(stat -c %a "$work/state/cluster-info.json")" = 600 ] || fail "cluster-info.json is not 0600"
+log "cluster info: id kept, topology updated, DM's schema enforced"
 
 # ---- a cluster's operations: a dmhost serve is one worker, no cluster ----
 dm POST "/api/v1/sources/$source/transfer" 400 '{"worker_name": "dm-openapi-w2"}'

@@ -188,6 +188,7 @@ VALID = [
     ("DELETE", "/api/v1/tasks/templates/task-2", 400, ERR),
     ("GET", "/api/v1/cluster/info", 200, {"cluster_id": 2 ** 64 - 1, "topology": TOPOLOGY}),
     ("PUT", "/api/v1/cluster/info", 200, {"cluster_id": 7}),
+    ("PUT", "/api/v1/cluster/info", 400, ERR),
     ("GET", "/api/v1/cluster/masters", 200,
      lst({"name": "m1", "alive": True, "leader": True, "addr": "127.0.0.1:8261"})),
     ("GET", "/api/v1/cluster/masters", 400, ERR),
