@@ -28,6 +28,7 @@ static const char *const promtool_dm_names[] = {
     "dm_syncer_replication_lag_gauge",   "dm_dumpling_exit_with_error_count",
     "dm_relay_read_error_count",         "dm_relay_write_error_count",
     "dm_relay_data_corruption",          "dm_master_shard_ddl_error",
+    "dumpling_dump_estimate_total_rows",
 };
 
 static inline bool promtool_line_accepted(const char *line) {

@@ -133,7 +133,7 @@ typedef struct dump_unit {
   atomic_int_least64_t total_rows, finished_rows, finished_bytes;
   atomic_int_least64_t start_ms, end_ms;
   /* metrics (docs/metrics.md); NULL from a host without them */
-  dm_metric *m_rows, *m_bytes, *m_progress;
+  dm_metric *m_rows, *m_bytes, *m_progress, *m_estimate;
 } dump_unit;
 
 /* ---- dump_unit.c ---- */
@@ -141,6 +141,9 @@ typedef struct dump_unit {
 extern const char *const dump_consistency_names[DUMP_CONS_COUNT];
 /* Registers the dump's metrics (dumpling's names) in init; a refusal is logged, never fatal. */
 void dump_metrics_init(dump_unit *u);
+/* The tables' estimated rows (TABLE_ROWS) summed once the schema is read: dumpling's estimate
+ * counter, added to as dumpling adds each table's. */
+void dump_metrics_estimated(dump_unit *u, int64_t rows);
 /* A block of `rows` rows, `bytes` bytes reached its file: the counters and the progress. */
 void dump_metrics_written(dump_unit *u, int64_t rows, size_t bytes);
 /* Records the first error of the run (later ones are logged only) and makes every worker stop. */

@@ -177,6 +177,7 @@ int dump_schema_list(dump_unit *u, dump_conn *c, dm_error *err) {
   mysql_free_result(res);
   atomic_store(&u->total_tables, (int)u->n_tables);
   atomic_store(&u->total_rows, total);
+  dump_metrics_estimated(u, total);
   return rc;
 }
 

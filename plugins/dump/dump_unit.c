@@ -195,10 +195,19 @@ void dump_metrics_init(dump_unit *u) {
   u->m_bytes =
       dm_host_metric_publish(u->host, u->ctx, "dumpling_dump_finished_size", DM_METRIC_COUNTER,
                              "counter for dumpling finished file size", NULL, 0, NULL, 0);
+  /* DM's board divides finished rows by it (dump progress) */
+  u->m_estimate = dm_host_metric_publish(
+      u->host, u->ctx, "dumpling_dump_estimate_total_rows", DM_METRIC_COUNTER,
+      "counter for dumpling estimated total rows", NULL, 0, NULL, 0);
   u->m_progress = dm_host_metric_publish(
       u->host, u->ctx, "dmhost_dump_progress", DM_METRIC_GAUGE,
       "the dump's progress in percent: finished rows of the estimated total", NULL, 0, NULL, 0);
   dump_metrics_written(u, 0, 0); /* the counters from the start, at 0 */
+}
+
+void dump_metrics_estimated(dump_unit *u, int64_t rows) {
+  if (rows > 0)
+    dm_host_metric_add(u->host, u->ctx, u->m_estimate, NULL, (double)rows);
 }
 
 void dump_metrics_written(dump_unit *u, int64_t rows, size_t bytes) {

@@ -22,7 +22,11 @@ command -v promtool >/dev/null ||
   fail "promtool is not installed (Debian package prometheus: scripts/deps.sh installs it)"
 
 # ---- promtool: clean, or lint findings about DM's own names only ----
-dm_names='^(dm_(mydumper|dumpling|loader|syncer|relay)_exit_with_error_count|dumpling_dump_finished_(rows|size)|dm_syncer_replication_lag_gauge|dm_relay_(read|write)_error_count|dm_relay_data_corruption|dm_master_shard_ddl_error) '
+# DM's names the linter finds fault with: the one list, tests/promtool_check.h's
+dm_names="^($(sed -n '/promtool_dm_names\[\] = {/,/^};/p' tests/promtool_check.h |
+  grep -o '"[a-z_]*"' | tr -d '"' | paste -sd '|')) "
+[ "$(grep -o '|' <<<"$dm_names" | wc -l)" -ge 10 ] ||
+  fail "read no list of DM's names from tests/promtool_check.h: $dm_names"
 check_promtool() { # file
   local out rc=0
   out=$(promtool check metrics <"$1" 2>&1) || rc=$?
@@ -45,7 +49,8 @@ scrape() { # -> $work/scrape.N, its name in $last
 # ---- source data and configs ----
 src -e "DROP DATABASE IF EXISTS $db; CREATE DATABASE $db;
   CREATE TABLE $db.t (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(64)) ENGINE=InnoDB;
-  INSERT INTO $db.t (v) SELECT CONCAT('row', seq) FROM $db.seq_1_to_2000;"
+  INSERT INTO $db.t (v) SELECT CONCAT('row', seq) FROM $db.seq_1_to_2000;
+  ANALYZE TABLE $db.t;"
 tgt -e "DROP DATABASE IF EXISTS $db; DROP DATABASE IF EXISTS $meta;"
 crash_source_cfg mysql-m1
 printf 'enable-relay = true;\nrelay-dir = "%s";\n' "$work/relay" >>"$work/source.cfg"
@@ -66,6 +71,10 @@ log "task running its sync on $addr"
 scrape
 [ "$(value "$last" "dumpling_dump_finished_rows{$task}")" = 2000 ] ||
   fail "dumpling_dump_finished_rows is not 2000: $(grep dumpling "$last")"
+# the schema's estimate (analysed: InnoDB's TABLE_ROWS is near 2000, never 0), DM's board's divisor
+est=$(value "$last" "dumpling_dump_estimate_total_rows{$task}")
+awk -v e="${est:-0}" 'BEGIN { exit !(e > 0) }' ||
+  fail "dumpling_dump_estimate_total_rows is not above 0: $(grep dumpling "$last")"
 [ "$(value "$last" "dm_loader_progress{$task}")" = 100 ] ||
   fail "dm_loader_progress is not 100: $(grep loader "$last")"
 [ "$(value "$last" "dmhost_load_finished_rows_total{$task}")" = 2000 ] ||

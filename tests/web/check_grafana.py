@@ -13,7 +13,8 @@ import json
 import re
 import sys
 
-FUNCS = {"rate", "irate", "increase", "sum", "avg", "max", "min", "count", "by", "without",
+FUNCS = {"rate", "irate", "increase", "sum", "avg", "max", "min", "count", "count_values", "by",
+         "without",
          "histogram_quantile", "label_values", "delta", "deriv", "topk", "bottomk", "abs",
          "clamp_min", "clamp_max", "on", "ignoring", "group_left", "group_right", "and", "or",
          "unless", "offset", "bool", "time", "vector", "scalar", "changes", "resets", "le"}
@@ -34,11 +35,12 @@ def metric_names(expr):
     expr = re.sub(r'"(?:[^"\\]|\\.)*"', '""', expr)  # strings
     expr = re.sub(r"\{[^}]*\}", "", expr)  # label matchers
     expr = re.sub(r"\[[^\]]*\]", "", expr)  # ranges
-    expr = re.sub(r"\b(by|without|on|ignoring)\s*\([^)]*\)", "", expr)  # grouping labels
+    # grouping labels (PromQL's keywords in any case: DM's boards write ON)
+    expr = re.sub(r"\b(by|without|on|ignoring)\s*\([^)]*\)", "", expr, flags=re.I)
     # label_values(metric, label): the label is not a metric
     expr = re.sub(r"label_values\(\s*([a-zA-Z_:][\w:]*)\s*,\s*\w+\s*\)", r"\1", expr)
     return {t for t in re.findall(r"[a-zA-Z_:][\w:]*", expr)
-            if t not in FUNCS and not t.startswith("__")}
+            if t.lower() not in FUNCS and not t.startswith("__")}
 
 
 def expressions(dash):
@@ -99,4 +101,5 @@ def main():
           f"({len(known)} names); a misspelt name is refused")
 
 
-main()
+if __name__ == "__main__":
+    main()
