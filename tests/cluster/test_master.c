@@ -131,6 +131,18 @@ static void test_election_processes(void) {
   got[n] = '\0';
   pclose(p);
   CU_ASSERT_STRING_EQUAL(got, "200 text/plain; version=0.0.4; charset=utf-8");
+  /* DM's dm_master_start_leader_counter: 1 on the leader, 0 on a follower (each its process's) */
+  for (int i = 0; i < 3; i++) {
+    char body[1 << 16] = "";
+    snprintf(cmd, sizeof cmd, "curl -s --noproxy '*' http://127.0.0.1:%d/metrics", TM_PORT(i));
+    p = popen(cmd, "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    n = fread(body, 1, sizeof body - 1, p);
+    body[n] = '\0';
+    pclose(p);
+    CU_ASSERT_PTR_NOT_NULL(strstr(body, i == li ? "\ndm_master_start_leader_counter 1\n"
+                                                : "\ndm_master_start_leader_counter 0\n"));
+  }
 
   /* kill -9 of the leader: its lease runs out, then another campaigns */
   CU_ASSERT_EQUAL(kill(pids[li], SIGKILL), 0);
@@ -415,6 +427,15 @@ static void test_scheduling(void) {
   r = tm_cmd(m, "operate-source", "{\"op\": \"create\", \"path\": \"%s\"}", path);
   CU_ASSERT_EQUAL(tm_code(r), DM_ERR_EXISTS);
   json_object_put(r);
+  /* DM's objects, templates and cluster info are a daemon's: refused by name, never half-served */
+  static const char *const daemon_api[][2] = {{"api-objects", "{\"op\": \"task\"}"},
+                                              {"task-template", "{\"op\": \"list\"}"},
+                                              {"cluster-info", "{}"}};
+  for (size_t i = 0; i < 3; i++) {
+    r = tm_cmd(m, daemon_api[i][0], "%s", daemon_api[i][1]);
+    CU_ASSERT_EQUAL(tm_code(r), DM_ERR_API_CLUSTER);
+    json_object_put(r);
+  }
   dmh_cluster_key(key, sizeof key, prefix, DMH_KEY_SOURCE, "src-a", NULL, NULL);
   char *v = te_get(c, key, NULL);
   CU_ASSERT(v && strstr(v, "source-id"));

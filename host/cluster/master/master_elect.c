@@ -160,6 +160,7 @@ static void *elect_main(void *arg) {
     return NULL;
   }
   bool gone = false; /* etcd said the lease is gone before the keeper noticed */
+  master_metrics_leader(false);
   while (!atomic_load(&m->stopping)) {
     atomic_store(&m->watch_stop, 0);
     bool lost = false;
@@ -193,6 +194,7 @@ static void *elect_main(void *arg) {
     }
     if (won) {
       atomic_store(&m->token, token);
+      master_metrics_leader(true);
       master_shard_run shard;
       master_shard_start(m, token, &shard); /* the shard DDL locks, beside the scheduling */
       master_lead(m, c, token);

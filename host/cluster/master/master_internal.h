@@ -94,6 +94,8 @@ int master_ctl_get_config(void *ud, const dmh_control_cmd *cmd, json_object *arg
 /* query-lag: refused with DM_ERR_LAG_CLUSTER (the lag history is `dmhost serve`'s, docs/api.md). */
 int master_ctl_query_lag(void *ud, const dmh_control_cmd *cmd, json_object *args, json_object *resp,
                          dm_error *err);
+int master_ctl_daemon_api(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                          json_object *resp, dm_error *err);
 void master_snapshot_free(master_snapshot *s);
 /* The worker bound to `source` in the snapshot, or "" (master_control.c). */
 const char *master_ctl_worker_of(const master_snapshot *s, const char *source);
@@ -125,6 +127,9 @@ int master_schedule_once(dmh_master *m, dmh_etcd *c, int64_t token, int64_t *rev
  * leadership (DM resets them when its leader retires). master_sched.c. */
 void master_metrics_workers(dmh_master *m, const master_snapshot *s);
 void master_metrics_retire(dmh_master *m);
+/* DM's dm_master_start_leader_counter (no labels, the process's own series): at 0 from the start
+ * (won false), one more each time this master starts leading. */
+void master_metrics_leader(bool won);
 
 /* The leader's loop, on the election thread: a round, then a watch of <p>/ until a change of a
  * worker, source or binding key, again, until the token is no longer this master's. */

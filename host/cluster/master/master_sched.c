@@ -388,6 +388,17 @@ void master_metrics_workers(dmh_master *m, const master_snapshot *s) {
   free(v);
 }
 
+void master_metrics_leader(bool won) {
+  dmh_metric_family *f;
+  dm_error err;
+  if (dmh_metrics_family(dmh_metrics_process(), "dm_master_start_leader_counter", DM_METRIC_COUNTER,
+                         "counter of start leader", NULL, 0, NULL, 0, &f, &err) < 0) {
+    dmh_log(DM_LOG_WARN, "metrics", "%s", err.message);
+    return;
+  }
+  dmh_metric_add(f, 0, NULL, won ? 1 : 0); /* 0: the series shows before the first win */
+}
+
 void master_metrics_retire(dmh_master *m) {
   pthread_mutex_lock(&m->sched_lock);
   dmh_metrics_drop_owner(dmh_metrics_process(), m->metrics_owner);

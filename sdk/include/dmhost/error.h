@@ -208,6 +208,9 @@ typedef enum dm_error_level {
   X(DM_ERR_LAG_CLUSTER, 14020, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,               \
     "A master keeps no lag history: read each task's lag from `dmhost serve`, or the workers' "    \
     "dm_syncer_replication_lag_gauge in Prometheus (their GET /metrics).")                         \
+  X(DM_ERR_API_CLUSTER, 14021, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,               \
+    "DM's Task and Source objects, task templates and cluster info are served by `dmhost serve` "  \
+    "for now: on a master read tasks and sources with dmctl's config and query-status.")           \
   X(DM_ERR_SHARD_LOCK_NOT_FOUND, 14030, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,      \
     "No shard DDL lock has that ID (it may be resolved already): list them with `dmctl "           \
     "shard-ddl-lock [TASK]` and copy the ID as shown.")                                            \
