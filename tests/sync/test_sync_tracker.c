@@ -21,6 +21,7 @@
 
 #include "cunit_run.h"
 #include "dmhost/error.h"
+#include "dmhost/task_meta.h"
 #include "sync_test_util.h"
 #include "testdb.h"
 
@@ -39,11 +40,21 @@ static int suite_clean(void) {
 }
 
 /* The shadow schemas on the target holding `table` (information_schema). */
+/* The prefix of this file's tracker's shadow schemas (every task here is ts_trk on lsrc): the
+ * target is shared with the other tests (ctest -j2), whose trackers may shadow a table of the same
+ * name (a fresh-clone CI altered another test's `w`). */
+static const char *trk_prefix(void) {
+  static char p[DM_TRACKER_PREFIX_LEN + 1];
+  if (!p[0])
+    CU_ASSERT_FATAL(dm_tracker_schema_prefix("ts_trk", "lsrc", p, sizeof p) == 0);
+  return p;
+}
+
 static long long shadows_of(const char *table) {
   return lt_count(dst,
-                  "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA LIKE "
-                  "'\\_dmt\\_%%' AND TABLE_NAME = '%s'",
-                  table);
+                  "SELECT COUNT(*) FROM information_schema.TABLES WHERE LEFT(TABLE_SCHEMA, %d) = "
+                  "'%s' AND TABLE_NAME = '%s'",
+                  DM_TRACKER_PREFIX_LEN, trk_prefix(), table);
 }
 
 /* Waits until the subtask leaves Running (an error) or timeout; its first error's code. */
@@ -110,10 +121,12 @@ static void test_incremental_no_log(void) {
   CU_ASSERT(lt_exec(src, "DELETE FROM ts_trk.t WHERE id = 1") == 0);
   caught_up_clean(st, 30000);
   /* the tracker learnt the table from the target: its shadow is there, with the ALTER done */
-  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM information_schema.COLUMNS c JOIN "
-                                "information_schema.COLUMNS d USING (TABLE_SCHEMA, TABLE_NAME) "
-                                "WHERE c.TABLE_SCHEMA LIKE '\\_dmt\\_%%' AND c.TABLE_NAME = 't' "
-                                "AND c.COLUMN_NAME = 'big' AND d.COLUMN_NAME = 'u'"),
+  CU_ASSERT_EQUAL(lt_count(dst,
+                           "SELECT COUNT(*) FROM information_schema.COLUMNS c JOIN "
+                           "information_schema.COLUMNS d USING (TABLE_SCHEMA, TABLE_NAME) "
+                           "WHERE LEFT(c.TABLE_SCHEMA, %d) = '%s' AND c.TABLE_NAME = 't' "
+                           "AND c.COLUMN_NAME = 'big' AND d.COLUMN_NAME = 'u'",
+                           DM_TRACKER_PREFIX_LEN, trk_prefix()),
                   1);
   CU_ASSERT(ts_equal("ts_trk", "ts_trk"));
   CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM ts_trk.t WHERE id = 4294967295 AND big = "
@@ -162,7 +175,8 @@ static void test_full_mismatch(void) {
   char shadow[128] = "";
   CU_ASSERT_FATAL(testdb_query_value(dst, shadow, sizeof shadow,
                                      "SELECT TABLE_SCHEMA FROM information_schema.TABLES WHERE "
-                                     "TABLE_SCHEMA LIKE '\\_dmt\\_%%' AND TABLE_NAME = 'w'") == 0);
+                                     "LEFT(TABLE_SCHEMA, %d) = '%s' AND TABLE_NAME = 'w'",
+                                     DM_TRACKER_PREFIX_LEN, trk_prefix()) == 0);
   CU_ASSERT_FATAL(lt_exec(dst, "ALTER TABLE `%s`.w CHANGE b c INT", shadow) == 0);
   CU_ASSERT(lt_exec(src, "INSERT INTO ts_trk.w VALUES (1, 2)") == 0);
   char msg[1024] = "";
@@ -202,9 +216,11 @@ static void test_no_log_extract(void) {
   }
   caught_up_clean(st, 30000);
   /* the precondition: learnt from the target (the shadow has the extract column) */
-  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE "
-                                "TABLE_SCHEMA LIKE '\\_dmt\\_%%' AND TABLE_NAME = 'o_1' AND "
-                                "COLUMN_NAME = 'c_table'"),
+  CU_ASSERT_EQUAL(lt_count(dst,
+                           "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE "
+                           "LEFT(TABLE_SCHEMA, %d) = '%s' AND TABLE_NAME = 'o_1' AND "
+                           "COLUMN_NAME = 'c_table'",
+                           DM_TRACKER_PREFIX_LEN, trk_prefix()),
                   1);
   CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM ts_trk.o"), 2);
   CU_ASSERT_EQUAL(lt_count(dst, "SELECT v FROM ts_trk.o WHERE c_table = '1' AND id = 1"), 101);
