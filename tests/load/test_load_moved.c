@@ -94,7 +94,7 @@ static void mv_first_load(lt_env *e, const char *task, const char *db) {
 static void test_load_other_dump(void) {
   lt_env e;
   CU_ASSERT_FATAL(lt_init(&e) == 0);
-  lt_task t = {.name = "lt_mv", .load = "on-duplicate = \"error\";"};
+  lt_task t = {.name = "lt_mv", .load = "on-duplicate = \"error\"; pool-size = 1;"};
   CU_ASSERT_FATAL(lt_config(&e, &t) == 0);
   mv_first_dump(&e, "lt_mv");
   mv_first_load(&e, "lt_mv", "lt_mv");
@@ -131,7 +131,7 @@ static void test_load_other_dump(void) {
 static void test_load_other_dump_merged(void) {
   lt_env e;
   CU_ASSERT_FATAL(lt_init(&e) == 0);
-  lt_task t = {.name = "lt_mvm", .load = "on-duplicate = \"error\";"};
+  lt_task t = {.name = "lt_mvm", .load = "on-duplicate = \"error\"; pool-size = 1;"};
   CU_ASSERT_FATAL(lt_config(&e, &t) == 0);
   mv_first_dump(&e, "lt_mvm");
   mv_first_load(&e, "lt_mvm", "lt_mvm");
