@@ -196,7 +196,9 @@ src -e "drop /* gh-ost */ table if exists $D"
 touch "$work/stop"
 wait "$wl_pid"
 wl_pid=""
-for f in writer applier hb; do
+bad=$(writer_failures "$work/writer.err")
+[ -z "$bad" ] || fail "a writer failed: $(echo "$bad" | head -3)"
+for f in applier hb; do
   [ -s "$work/$f.err" ] && fail "the $f session failed: $(head -3 "$work/$f.err")"
 done
 want=$(master)
