@@ -37,13 +37,26 @@ typedef struct http_req {
   char *answer;               /* that command's answer (the job writes it before resuming) */
 } http_req;
 
-/* The server's event threads: the pool of libmicrohttpd's epoll loops, one a core (2 to 16). Each
+/* The server's event threads: the pool of libmicrohttpd's epoll loops, one a core (3 to 16). Each
  * connection belongs to one; its requests are read, routed and answered (the fast commands run
  * there, http_is_fast) in turn with the thread's other connections, first come first served.
  * Measured with 200 clients in a closed loop on 2 cores (tests/control/test_api_load.c): 24,000
  * requests/s, p99 18 ms, where a thread per connection made 16,000/s, p99 56 ms. */
-#define HTTP_POOL_MIN 2
 #define HTTP_POOL_MAX 16
+/* libmicrohttpd's epoll loop (0.9.75, and its master of 2026 alike) reads its queue in rounds of
+ * MAX_EVENTS (128) and, when a round comes back full, waits again with the whole timeout before it
+ * handles any of them: 128 connections ready at once on one pool thread sat unread until another
+ * event came or the 30 s idle timeout (test_control_api_load's intermittent "128 requests never
+ * read", 200 keep-alive clients). A thread's queue holds its connections, the listen socket and
+ * its wake-up pipe, so at most HTTP_THREAD_CONNECTIONS connections a thread keep every round
+ * short of 128: the pool holds at least enough threads for the admission's limit and a margin
+ * (connections libmicrohttpd still counts while it closes them). poll() has no such round, but
+ * it scans every connection on each wake-up: measured 11,900 requests/s, p99 56 ms in the closed
+ * loop against epoll's 40,000/s, p99 12 ms. */
+#define HTTP_EPOLL_ROUND 128
+#define HTTP_THREAD_CONNECTIONS (HTTP_EPOLL_ROUND - 3)
+#define HTTP_POOL_MIN                                                                              \
+  ((DMH_CONTROL_HTTP_MAX_CONNECTIONS + 64 + HTTP_THREAD_CONNECTIONS - 1) / HTTP_THREAD_CONNECTIONS)
 
 /* ---- address ---- */
 
@@ -627,8 +640,8 @@ int dmh_control_http_open(const char *addr, const dmh_control_tls *tls,
       {MHD_OPTION_END, 0, NULL},
   };
   static struct MHD_OptionItem no_opts[] = {{MHD_OPTION_END, 0, NULL}};
-  /* libmicrohttpd's own limit (divided among the pool's threads) out of reach: http_accept's
-   * holds, over the whole pool */
+  /* libmicrohttpd's own limit, divided among the pool's threads, is HTTP_THREAD_CONNECTIONS a
+   * thread; over the pool it is beyond http_accept's, which is the one a client meets */
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   unsigned pool = cores < HTTP_POOL_MIN   ? HTTP_POOL_MIN
                   : cores > HTTP_POOL_MAX ? HTTP_POOL_MAX
@@ -674,9 +687,9 @@ int dmh_control_http_open(const char *addr, const dmh_control_tls *tls,
   h->mhd = MHD_start_daemon(
       flags, 0, http_accept, h, http_access, h, MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, h,
       MHD_OPTION_LISTEN_SOCKET, lfd, MHD_OPTION_THREAD_POOL_SIZE, pool, MHD_OPTION_CONNECTION_LIMIT,
-      (unsigned)DMH_CONTROL_HTTP_MAX_CONNECTIONS * (pool + 1), MHD_OPTION_CONNECTION_TIMEOUT,
-      idle_s, MHD_OPTION_NOTIFY_COMPLETED, http_completed, h, MHD_OPTION_NOTIFY_CONNECTION,
-      http_notify, h, MHD_OPTION_ARRAY, tls ? tls_opts : no_opts, MHD_OPTION_END);
+      (unsigned)HTTP_THREAD_CONNECTIONS * pool, MHD_OPTION_CONNECTION_TIMEOUT, idle_s,
+      MHD_OPTION_NOTIFY_COMPLETED, http_completed, h, MHD_OPTION_NOTIFY_CONNECTION, http_notify, h,
+      MHD_OPTION_ARRAY, tls ? tls_opts : no_opts, MHD_OPTION_END);
   freeaddrinfo(ai);
   if (!h->mhd) {
     dm_error_set(err, DM_ERR_CONTROL_LISTEN, NULL,
