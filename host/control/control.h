@@ -173,6 +173,12 @@ int dmh_control_convert_task(void *ud, const dmh_control_cmd *cmd, json_object *
  * daemon's registry. */
 int dmh_control_api_objects(void *ud, const dmh_control_cmd *cmd, json_object *args,
                             json_object *resp, dm_error *err);
+/* api-objects' arguments into *q (strings borrowed from args; q->sources points at `only`),
+ * checked as DM's list filters combine: 0, or -1 with DM_ERR_CONTROL_REQUEST quoting the usage.
+ * The daemon's handler and the master's (master_objects.c) both read them here. */
+int dmh_control_api_objects_args(const dmh_control_cmd *cmd, json_object *args,
+                                 dmh_api_objects_req *q, const char *only[DMH_CONTROL_MAX_LIST],
+                                 dm_error *err);
 /* task-template OP [NAME] (objects_cmd.c): DM's task templates (registry.h,
  * dmh_registry_task_template); "task" a Task object or its JSON text (the route's). */
 int dmh_control_task_template(void *ud, const dmh_control_cmd *cmd, json_object *args,

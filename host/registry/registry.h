@@ -252,6 +252,13 @@ typedef struct dmh_api_objects_req {
 } dmh_api_objects_req;
 int dmh_registry_api_objects(dmh_registry *r, const dmh_api_objects_req *q, json_object *resp,
                              dm_error *err);
+/* The pieces a master's api-objects shares (master_objects.c), its tasks read from etcd: a loaded
+ * task as DM's Task, its target password "******" (NULL with *err); and whether DM's filters of q
+ * keep it (sources: it reads exactly those; stage: every subtask of `status`, query-status NAME's
+ * detailed answer, is in it; a stage filter without a status keeps nothing). */
+json_object *dmh_api_objects_task(const dmh_task_config *cfg, dm_error *err);
+bool dmh_api_objects_task_kept(const dmh_task_config *cfg, const dmh_api_objects_req *q,
+                               json_object *status);
 
 /* task-template create|update|get|list|delete|import (registry_templates.c; DM's task templates,
  * /api/v1/tasks/templates): DM's Task objects kept as <state>/templates/<name>.json (0600, written

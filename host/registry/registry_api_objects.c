@@ -47,22 +47,34 @@ static bool objs_sources_are(const dmh_task_config *c, const char *const *only, 
   return true;
 }
 
-/* {"task": Task, "status": query-status NAME's answer} of t, or NULL when a filter leaves it out
- * (or with *err set: rc -1). */
-static json_object *objs_task(dmh_registry *r, reg_task *t, const dmh_api_objects_req *q, int *rc,
-                              dm_error *err) {
-  pthread_mutex_lock(&r->lock);
-  json_object *task = t->cfg ? dmh_openapi_task_from_config(t->cfg, err) : NULL;
-  bool sources_ok =
-      !t->cfg || q->n_sources == 0 || objs_sources_are(t->cfg, q->sources, q->n_sources);
-  bool no_cfg = !t->cfg;
-  pthread_mutex_unlock(&r->lock);
+json_object *dmh_api_objects_task(const dmh_task_config *cfg, dm_error *err) {
+  json_object *task = dmh_openapi_task_from_config(cfg, err);
   /* The target's password never leaves: the loaded one may come from a password-file, an
    * environment variable or a key the client never saw (get-config masks it the same way). DM
    * gives it back; a Task sent back with "******" is refused at the target's login, not used. */
   json_object *tc = NULL;
   if (task && json_object_object_get_ex(task, "target_config", &tc))
     json_object_object_add(tc, "password", json_object_new_string("******"));
+  return task;
+}
+
+bool dmh_api_objects_task_kept(const dmh_task_config *cfg, const dmh_api_objects_req *q,
+                               json_object *status) {
+  if (q->n_sources && !objs_sources_are(cfg, q->sources, q->n_sources))
+    return false;
+  return !q->stage || (status && objs_stage_is(status, q->stage));
+}
+
+/* {"task": Task, "status": query-status NAME's answer} of t, or NULL when a filter leaves it out
+ * (or with *err set: rc -1). */
+static json_object *objs_task(dmh_registry *r, reg_task *t, const dmh_api_objects_req *q, int *rc,
+                              dm_error *err) {
+  pthread_mutex_lock(&r->lock);
+  json_object *task = t->cfg ? dmh_api_objects_task(t->cfg, err) : NULL;
+  bool sources_ok =
+      !t->cfg || q->n_sources == 0 || objs_sources_are(t->cfg, q->sources, q->n_sources);
+  bool no_cfg = !t->cfg;
+  pthread_mutex_unlock(&r->lock);
   if (no_cfg) {
     dm_error_set(err, DM_ERR_STATE, NULL,
                  "task %s: its stored file could not be loaded (query-status %s says why)", t->name,

@@ -7,7 +7,9 @@
 #  2. a master with the key below --secrets-dir decrypts it and seals the plain password with the
 #     cluster key: etcd holds `password-encrypted`, neither DM's form nor the password;
 #  3. a worker (no DM key: only --cluster-key) is bound to the source and runs a task of it: it
-#     connected with the password.
+#     connected with the password;
+#  4. the master's DM API answers the source and the task (api-objects from etcd): the sealed text
+#     loaded with the cluster key, the password masked, the status the master's.
 #
 #   dm_secret.sh <dmhost> <dmctl> <plugin dir> <source dir>
 #
@@ -81,6 +83,22 @@ wait_for 60 "dmsectask does not run on w1" task_running dmsectask srcA 1
 copied() { [ "$(tgt -N -B -e "SELECT COUNT(*) FROM \`$db\`.t" 2>/dev/null)" = 2 ]; }
 wait_for 60 "dmsectask did not copy the rows (the worker did not connect with the password)" copied
 log "w1 (no DM key) connected to the source with the password the master decrypted; rows copied"
+
+# ---- 4. DM's GET /api/v1/sources and /tasks on the master: the sealed text loaded, masked ----
+api() { curl -sS -m 10 --noproxy '*' "http://127.0.0.1:${m_port[1]}$1"; }
+out=$(api "/api/v1/sources?with_status=true")
+grep -q '"total":1' <<<"$out" && grep -q '"source_name":"srcA"' <<<"$out" ||
+  fail "m1's GET /api/v1/sources does not list srcA: $out"
+grep -q '"password":"\*\*\*\*\*\*"' <<<"$out" || fail "srcA's password is not masked: $out"
+grep -q '"worker_name":"w1"' <<<"$out" && grep -q '"task_name_list":\["dmsectask"\]' <<<"$out" ||
+  fail "srcA's status is not w1's with dmsectask: $out"
+grep -qF -- "$pw" <<<"$out" && fail "GET /api/v1/sources holds the password: $out"
+out=$(api "/api/v1/tasks/dmsectask?with_status=true")
+grep -q '"name":"dmsectask"' <<<"$out" && grep -q '"source_name":"srcA"' <<<"$out" ||
+  fail "m1's GET /api/v1/tasks/dmsectask is not the task: $out"
+grep -q '"status_list":\[{' <<<"$out" || fail "dmsectask has no status_list: $out"
+grep -qF -- "$pw" <<<"$out" && fail "GET /api/v1/tasks/dmsectask holds a password: $out"
+log "m1 answers DM's Source and Task from etcd's sealed texts, passwords masked, with status"
 if grep -rlF -- "$pw" "$work"; then fail "the plain password is in the files above"; fi
 
 for p in m1 w1; do stop_proc "$p"; done

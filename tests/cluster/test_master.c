@@ -399,6 +399,66 @@ static bool tm_wait_metric(const char *sample, int64_t ms) {
   return false;
 }
 
+/* DM's GET /api/v1/tasks and /sources on a master (api-objects), asked of both masters: t1 (reading
+ * src-a, paused and reported by w4, and src-b) and the two sources (w2 keeps src-b's relay) as DM's
+ * Task and Source objects with DM's filters. A password sealed with the cluster key, loaded and
+ * masked: cluster_dm_secret. */
+static void tm_api_objects(dmh_master *m, dmh_master *f) {
+  json_object *r = tm_cmd(f, "api-objects", "{\"op\": \"task\"}");
+  CU_ASSERT(tm_ok(r));
+  CU_ASSERT(strstr(tm_text(r), "\"name\":\"t1\"") != NULL);
+  CU_ASSERT(strstr(tm_text(r), "\"password\":\"******\"") != NULL);
+  CU_ASSERT(strstr(tm_text(r), "\"status\"") == NULL);
+  json_object_put(r);
+  r = tm_cmd(m, "api-objects", "{\"op\": \"task\", \"name\": \"t1\", \"with-status\": true}");
+  CU_ASSERT(tm_ok(r));
+  CU_ASSERT(strstr(tm_text(r), "\"subTaskStatus\":[{\"name\":\"t1\",\"source\":\"src-a\","
+                               "\"stage\":\"Paused\"") != NULL);
+  json_object_put(r);
+  /* DM's filters: every subtask in the stage; exactly the sources named */
+  static const struct {
+    const char *args;
+    bool kept;
+  } filters[] = {{"\"stage\": \"Paused\"", true},
+                 {"\"stage\": \"Running\"", false},
+                 {"\"source\": [\"src-a\"]", false},
+                 {"\"source\": [\"src-b\", \"src-a\"]", true}};
+  for (size_t i = 0; i < sizeof filters / sizeof filters[0]; i++) {
+    r = tm_cmd(m, "api-objects", "{\"op\": \"task\", %s}", filters[i].args);
+    CU_ASSERT(tm_ok(r));
+    CU_ASSERT_EQUAL(strstr(tm_text(r), "\"name\":\"t1\"") != NULL, filters[i].kept);
+    json_object_put(r);
+  }
+  r = tm_cmd(m, "api-objects", "{\"op\": \"task\", \"stage\": \"Bogus\"}");
+  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_CONTROL_REQUEST);
+  json_object_put(r);
+  r = tm_cmd(f, "api-objects", "{\"op\": \"task\", \"name\": \"nope\"}");
+  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_NOT_FOUND);
+  json_object_put(r);
+  /* the sources: both, enabled, password masked; with status, its worker and the tasks reading it */
+  r = tm_cmd(f, "api-objects", "{\"op\": \"source\"}");
+  CU_ASSERT(tm_ok(r));
+  CU_ASSERT(strstr(tm_text(r), "\"source_name\":\"src-a\"") != NULL);
+  CU_ASSERT(strstr(tm_text(r), "\"source_name\":\"src-b\"") != NULL);
+  CU_ASSERT(strstr(tm_text(r), "\"enable\":true") != NULL);
+  json_object_put(r);
+  r = tm_cmd(m, "api-objects", "{\"op\": \"source\", \"name\": \"src-a\", \"with-status\": true}");
+  CU_ASSERT(tm_ok(r));
+  CU_ASSERT(strstr(tm_text(r), "\"status\":{\"result\":true,\"msg\":\"\",\"source\":\"src-a\","
+                               "\"worker\":\"w4\"") != NULL);
+  CU_ASSERT(strstr(tm_text(r), "\"tasks\":[\"t1\"]") != NULL);
+  CU_ASSERT(strstr(tm_text(r), "src-b") == NULL);
+  json_object_put(r);
+  r = tm_cmd(m, "api-objects", "{\"op\": \"source\", \"enable-relay\": true}");
+  CU_ASSERT(tm_ok(r));
+  CU_ASSERT(strstr(tm_text(r), "\"source_name\":\"src-b\"") != NULL);
+  CU_ASSERT(strstr(tm_text(r), "\"source_name\":\"src-a\"") == NULL);
+  json_object_put(r);
+  r = tm_cmd(m, "api-objects", "{\"op\": \"source\", \"name\": \"nope\"}");
+  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_NOT_FOUND);
+  json_object_put(r);
+}
+
 static void test_scheduling(void) {
   char prefix[128], path[256], key[DMH_CLUSTER_KEY_MAX], got[256];
   tm_prefix(prefix, sizeof prefix, "sched");
@@ -427,11 +487,10 @@ static void test_scheduling(void) {
   r = tm_cmd(m, "operate-source", "{\"op\": \"create\", \"path\": \"%s\"}", path);
   CU_ASSERT_EQUAL(tm_code(r), DM_ERR_EXISTS);
   json_object_put(r);
-  /* DM's objects, templates and cluster info are a daemon's: refused by name, never half-served */
-  static const char *const daemon_api[][2] = {{"api-objects", "{\"op\": \"task\"}"},
-                                              {"task-template", "{\"op\": \"list\"}"},
+  /* DM's templates and cluster info are a daemon's: refused by name, never half-served */
+  static const char *const daemon_api[][2] = {{"task-template", "{\"op\": \"list\"}"},
                                               {"cluster-info", "{}"}};
-  for (size_t i = 0; i < 3; i++) {
+  for (size_t i = 0; i < 2; i++) {
     r = tm_cmd(m, daemon_api[i][0], "%s", daemon_api[i][1]);
     CU_ASSERT_EQUAL(tm_code(r), DM_ERR_API_CLUSTER);
     json_object_put(r);
@@ -744,6 +803,7 @@ static void test_scheduling(void) {
                    "\"taskName\":\"t1\",\"expectedStage\":\"Paused\",\"taskStatus\":\"Paused\"") !=
             NULL);
   json_object_put(r);
+  tm_api_objects(m, f);
   r = tm_cmd(m, "operate-source", "{\"op\": \"stop\", \"source\": \"src-a\"}");
   CU_ASSERT_EQUAL(tm_code(r), DM_ERR_EXISTS); /* t1 reads it */
   json_object_put(r);

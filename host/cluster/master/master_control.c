@@ -155,7 +155,7 @@ out:
   return rc;
 }
 
-static int ctl_source_show(ctl *x, const char *source, json_object *resp, dm_error *err) {
+int master_ctl_source_show(ctl *x, const char *source, json_object *resp, dm_error *err) {
   master_snapshot s;
   if (master_snapshot_read(x->c, x->m, &s, err) < 0)
     return -1;
@@ -239,7 +239,7 @@ static int ctl_operate_source(void *ud, const dmh_control_cmd *cmd, json_object 
   if (so.op == DMH_SOURCE_CREATE)
     return ctl_source_create(ud, cmd, args, so.path, resp, err);
   if (so.op == DMH_SOURCE_SHOW)
-    return ctl_source_show(ud, so.source, resp, err);
+    return master_ctl_source_show(ud, so.source, resp, err);
   if (so.op == DMH_SOURCE_STOP)
     return ctl_source_stop(ud, so.source, resp, err);
   /* update, enable, disable: the workers would have to take a changed source file or flag from
@@ -782,7 +782,7 @@ static const dmh_control_fn ctl_fns[DMH_CMD_COUNT] = {
     [DMH_CMD_CONVERT_TASK] = dmh_control_convert_task,
     [DMH_CMD_SOURCE_SCHEMAS] = master_ctl_worker_cmd,
     [DMH_CMD_TASK_TABLES] = master_ctl_worker_cmd,
-    [DMH_CMD_API_OBJECTS] = master_ctl_daemon_api,
+    [DMH_CMD_API_OBJECTS] = master_ctl_api_objects,
     [DMH_CMD_TASK_TEMPLATE] = master_ctl_daemon_api,
     [DMH_CMD_CLUSTER_INFO] = master_ctl_daemon_api,
     [DMH_CMD_CONFIG] = master_ctl_get_config,

@@ -207,16 +207,15 @@ int master_ctl_query_lag(void *ud, const dmh_control_cmd *cmd, json_object *args
   return -1;
 }
 
-/* api-objects, task-template, cluster-info (DM's GET /api/v1/tasks and /sources, templates,
- * cluster info): a daemon's, from its state dir; a master's tasks, sources and any templates live
- * in etcd, and reading them as DM's objects is not built: refused, not half-served. */
+/* task-template, cluster-info (DM's templates, cluster info): a daemon's, from its state dir; a
+ * master would keep them in etcd, which is not built: refused, not half-served. */
 int master_ctl_daemon_api(void *ud, const dmh_control_cmd *cmd, json_object *args,
                           json_object *resp, dm_error *err) {
   (void)ud, (void)args, (void)resp;
   dm_error_set(err, DM_ERR_API_CLUSTER, NULL,
-               "%s: not served by `dmhost master` yet (DM's task and source objects, templates and "
-               "cluster info are `dmhost serve`'s): use dmctl's config task|source NAME and "
-               "query-status",
+               "%s: not served by `dmhost master` yet (DM's task templates and cluster info are "
+               "`dmhost serve`'s): keep templates as task files, and read the cluster's members "
+               "with list-member",
                cmd->name);
   return -1;
 }

@@ -1,0 +1,218 @@
+/*
+ * A master's api-objects task|source [NAME] (DM's GET /api/v1/tasks[/{task-name}] and
+ * /api/v1/sources[/{source-name}]): the tasks and sources the cluster keeps in etcd as DM's Task
+ * and Source objects, with DM's list filters. Each stored text is loaded as a worker loads it (its
+ * sealed password opened with the cluster key, a key path in it refused): the same objects a
+ * daemon answers for its own files (registry_api_objects.c), so the HTTP layer shapes both alike
+ * (http_dm.c). with_status adds the master's own query-status NAME and operate-source show
+ * answers. Any master answers, a follower too: it only reads etcd. Both passwords come back as
+ * "******" (a Task's target by dmh_api_objects_task, a Source's as DM obfuscates it).
+ */
+#include "master_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_openapi.h"
+#include "dmhost/sdk.h"
+#include "registry.h"
+#include "secret.h"
+
+/* The text stored at kv (a {"config"} value) loaded as `what` NAME: a task (*task) or a source
+ * (*source). The file is written under a temporary folder (dmh_control_file_from_text) and read
+ * with the trust of submitted text, inside the cluster's scope of secrets. -1 with *err. */
+static int mo_load(master_ctl *x, const dmh_etcd_kv *kv, const char *name, bool is_task,
+                   dmh_task_config **task, dmh_source_config **source, dm_error *err) {
+  char *text = NULL, file[DMH_CLUSTER_NAME_MAX + 8];
+  if (dmh_cluster_config_parse(kv->value, kv->value_len, &text, err) < 0)
+    return -1;
+  snprintf(file, sizeof file, "%s.cfg", name);
+  dmh_cfg_trust trust = {.origin = DMH_CFG_SUBMITTED,
+                         .secrets_dir = x->m->secrets_dir,
+                         .allow_unit_paths = x->m->allow_submitted_unit_paths};
+  dmh_control_file f;
+  dmh_secret_cluster_scope(1);
+  int rc = dmh_control_file_from_text(file, text, false, &f, err);
+  if (rc == 0)
+    rc = is_task ? dmh_task_config_load_as(f.path, &trust, task, err)
+                 : dmh_source_config_load_as(f.path, &trust, source, err);
+  dmh_secret_cluster_scope(0);
+  dmh_control_file_free(&f); /* the copy and its folder: also after a failed write */
+  free(text);
+  return rc < 0 ? -1 : 0;
+}
+
+/* Every stored key of `kind`, or the one of `name` (DM_ERR_NOT_FOUND when absent). */
+static int mo_range(master_ctl *x, dmh_cluster_key_kind kind, const char *name, dmh_etcd_result *r,
+                    dm_error *err) {
+  if (!name)
+    return master_range_kind(x->c, x->m, kind, 0, r, err);
+  char key[DMH_CLUSTER_KEY_MAX];
+  if (master_key(key, sizeof key, x->m, kind, name, NULL, NULL, err) < 0 ||
+      dmh_etcd_range(x->c, DMH_ETCD_S(key), 0, 1, 0, r, err) < 0)
+    return -1;
+  if (r->n_kvs == 0) {
+    dm_error_set(err, DM_ERR_NOT_FOUND, NULL,
+                 "api-objects %s %s: no %s %s in the cluster; list them with `dmctl %s`",
+                 kind == DMH_KEY_TASK ? "task" : "source", name,
+                 kind == DMH_KEY_TASK ? "task" : "source", name,
+                 kind == DMH_KEY_TASK ? "query-status" : "operate-source show");
+    return -1;
+  }
+  return 0;
+}
+
+/* {"task", "status"?} of one stored task, NULL when a filter leaves it out (rc 0) or with *err
+ * (*rc -1). */
+static json_object *mo_task(master_ctl *x, const dmh_control_cmd *cmd, const dmh_etcd_kv *kv,
+                            const dmh_api_objects_req *q, int *rc, dm_error *err) {
+  char name[DMH_CLUSTER_NAME_MAX];
+  if (dmh_cluster_key_parse(kv->key, kv->key_len, x->m->prefix, DMH_KEY_TASK, name, NULL, NULL) < 0)
+    return NULL; /* not a task's key: none of ours */
+  dmh_task_config *cfg = NULL;
+  json_object *task = NULL, *status = NULL, *o = NULL;
+  if (mo_load(x, kv, name, true, &cfg, NULL, err) < 0 || !(task = dmh_api_objects_task(cfg, err))) {
+    *rc = -1;
+    goto out;
+  }
+  if (q->with_status || q->stage) {
+    json_object *args = json_object_new_object();
+    json_object_object_add(args, "name", json_object_new_string(name));
+    status = json_object_new_object();
+    dm_error e;
+    int qrc = master_ctl_query_status(x, cmd, args, status, &e);
+    json_object_put(args);
+    if (qrc < 0) { /* stopped since listed: left out */
+      json_object_put(status);
+      status = NULL;
+      goto out;
+    }
+  }
+  if (!dmh_api_objects_task_kept(cfg, q, status))
+    goto out;
+  o = json_object_new_object();
+  json_object_object_add(o, "task", task);
+  task = NULL;
+  if (status)
+    json_object_object_add(o, "status", status);
+  status = NULL;
+out:
+  json_object_put(task);
+  json_object_put(status);
+  dmh_task_config_free(cfg);
+  return o;
+}
+
+static int mo_tasks(master_ctl *x, const dmh_control_cmd *cmd, const dmh_api_objects_req *q,
+                    json_object *list, dm_error *err) {
+  dmh_etcd_result r = {0};
+  if (mo_range(x, DMH_KEY_TASK, q->name, &r, err) < 0) {
+    dmh_etcd_result_free(&r);
+    return -1;
+  }
+  int rc = 0;
+  for (size_t i = 0; i < r.n_kvs && rc == 0; i++) {
+    json_object *o = mo_task(x, cmd, &r.kvs[i], q, &rc, err);
+    if (o)
+      json_object_array_add(list, o);
+  }
+  dmh_etcd_result_free(&r);
+  return rc;
+}
+
+/* The names of the stored tasks whose text reads `source`. */
+static json_object *mo_tasks_of(master_ctl *x, const char *source, dm_error *err) {
+  dmh_etcd_result r = {0};
+  if (master_range_kind(x->c, x->m, DMH_KEY_TASK, 0, &r, err) < 0) {
+    dmh_etcd_result_free(&r);
+    return NULL;
+  }
+  json_object *names = json_object_new_array();
+  for (size_t i = 0; i < r.n_kvs; i++) {
+    char name[DMH_CLUSTER_NAME_MAX];
+    dmh_task_config *cfg = NULL;
+    dm_error e;
+    if (dmh_cluster_key_parse(r.kvs[i].key, r.kvs[i].key_len, x->m->prefix, DMH_KEY_TASK, name,
+                              NULL, NULL) < 0 ||
+        mo_load(x, &r.kvs[i], name, true, &cfg, NULL, &e) < 0)
+      continue; /* a text that does not load reads nothing here (query-status says why) */
+    if (dmh_task_instance_for(cfg, source))
+      json_object_array_add(names, json_object_new_string(name));
+    dmh_task_config_free(cfg);
+  }
+  dmh_etcd_result_free(&r);
+  return names;
+}
+
+/* {"source", "status"?, "tasks"?} of one stored source, NULL when the enable-relay filter leaves
+ * it out (rc 0) or with *err (*rc -1). A master's sources are never disabled (operate-source
+ * disable is a daemon's): "enable" is true. */
+static json_object *mo_source(master_ctl *x, const master_snapshot *s, const dmh_etcd_kv *kv,
+                              const dmh_api_objects_req *q, int *rc, dm_error *err) {
+  char name[DMH_CLUSTER_NAME_MAX];
+  if (dmh_cluster_key_parse(kv->key, kv->key_len, x->m->prefix, DMH_KEY_SOURCE, name, NULL, NULL) <
+      0)
+    return NULL;
+  /* DM's enable_relay filter: the source has relay workers (a worker keeps its relay log) */
+  bool relay = false;
+  for (size_t i = 0; i < s->n_workers && !relay; i++)
+    relay = s->workers[i].online && strcmp(s->workers[i].relay, name) == 0;
+  if (q->has_enable_relay && q->enable_relay != relay)
+    return NULL;
+  dmh_source_config *cfg = NULL;
+  json_object *src = NULL, *o = NULL;
+  if (mo_load(x, kv, name, false, NULL, &cfg, err) < 0 ||
+      !(src = dmh_openapi_source_from_config(cfg, err))) {
+    *rc = -1;
+    goto out;
+  }
+  json_object_object_add(src, "enable", json_object_new_boolean(true));
+  o = json_object_new_object();
+  json_object_object_add(o, "source", src);
+  if (q->with_status) {
+    json_object *show = json_object_new_object(), *arr = NULL, *names = NULL;
+    if (master_ctl_source_show(x, name, show, err) < 0 || !(names = mo_tasks_of(x, name, err))) {
+      json_object_put(show);
+      json_object_put(o);
+      o = NULL;
+      *rc = -1;
+      goto out;
+    }
+    if (json_object_object_get_ex(show, "sources", &arr) && json_object_array_length(arr) > 0)
+      json_object_object_add(o, "status", json_object_get(json_object_array_get_idx(arr, 0)));
+    json_object_object_add(o, "tasks", names);
+    json_object_put(show);
+  }
+out:
+  dmh_source_config_free(cfg);
+  return o;
+}
+
+static int mo_sources(master_ctl *x, const dmh_api_objects_req *q, json_object *list,
+                      dm_error *err) {
+  dmh_etcd_result r = {0};
+  master_snapshot s = {0};
+  int rc = 0;
+  if (mo_range(x, DMH_KEY_SOURCE, q->name, &r, err) < 0 ||
+      master_snapshot_read(x->c, x->m, &s, err) < 0)
+    rc = -1;
+  for (size_t i = 0; rc == 0 && i < r.n_kvs; i++) {
+    json_object *o = mo_source(x, &s, &r.kvs[i], q, &rc, err);
+    if (o)
+      json_object_array_add(list, o);
+  }
+  master_snapshot_free(&s);
+  dmh_etcd_result_free(&r);
+  return rc;
+}
+
+int master_ctl_api_objects(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                           json_object *resp, dm_error *err) {
+  const char *only[DMH_CONTROL_MAX_LIST];
+  dmh_api_objects_req q;
+  if (dmh_control_api_objects_args(cmd, args, &q, only, err) < 0)
+    return -1;
+  json_object *list = json_object_new_array();
+  json_object_object_add(resp, q.tasks ? "tasks" : "sources", list);
+  return q.tasks ? mo_tasks(ud, cmd, &q, list, err) : mo_sources(ud, &q, list, err);
+}
