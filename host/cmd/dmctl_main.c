@@ -368,18 +368,11 @@ static int dmctl_command(const dmctl_run *g, int argc, char **argv) {
     }
     return dmctl_print(all);
   }
-  /* DM's start-task options dmhost does not have: refused, saying what does the same */
-  for (int i = 1;
-       i < argc && (strcmp(argv[0], "start-task") == 0 || strcmp(argv[0], "check-task") == 0);
-       i++) {
-    if (strcmp(argv[i], "--remove-meta") == 0 && strcmp(argv[0], "check-task") == 0)
+  /* start-task's option given to check-task: refused, saying where it belongs */
+  for (int i = 1; i < argc && strcmp(argv[0], "check-task") == 0; i++) {
+    if (strcmp(argv[i], "--remove-meta") == 0)
       return dmctl_bad("check-task --remove-meta: a check removes nothing; give --remove-meta to "
                        "start-task");
-    if (strncmp(argv[i], "--start-time", 12) == 0 && (argv[i][12] == '\0' || argv[i][12] == '='))
-      return dmctl_bad("%s --start-time: not served by dmhost yet: start an incremental task at "
-                       "a binlog position with the task file's meta (binlog-name/binlog-pos or "
-                       "binlog-gtid)",
-                       argv[0]);
   }
   long cnt[2] = {-1, -1};
   if (strcmp(argv[0], "check-task") == 0) {

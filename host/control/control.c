@@ -322,7 +322,9 @@ static int control_task_opts(const control_cmd *cmd, json_object *args, dmh_task
   o->stopped = stage && strcmp(stage, "Stopped") == 0;
   o->check_force = json_object_object_get_ex(args, "force", NULL);
   if (dmh_control_arg_bool(cmd, args, "remove-meta", &o->remove_meta, err) < 0 ||
-      dmh_control_arg_bool(cmd, args, "force", &o->force, err) < 0)
+      dmh_control_arg_bool(cmd, args, "force", &o->force, err) < 0 ||
+      (strcmp(cmd->name, "start-task") == 0 &&
+       dmh_control_arg_string(cmd, args, "start-time", false, &o->start_time, err) < 0))
     return -1;
   return 0;
 }

@@ -45,6 +45,8 @@ int reg_persist_locked(dmh_registry *r, dm_error *err) {
     rc = dmh_state_add_task(&st, t->name, t->file_rel, t->expect, err);
     if (rc == 0)
       st.tasks[st.n_tasks - 1].source_paused = t->source_paused;
+    if (rc == 0)
+      st.tasks[st.n_tasks - 1].start_pos = t->start_pos;
     for (int k = 0; k < t->unit_paths.n && rc == 0; k++)
       rc = dmh_unit_paths_set(&st.tasks[st.n_tasks - 1].unit_paths, t->unit_paths.unit[k],
                               t->unit_paths.path[k], err);
@@ -399,6 +401,7 @@ static void reg_restore_task(dmh_registry *r, const dmh_state_task *ts, bool hol
   }
   t->expect = ts->stage;
   t->source_paused = ts->source_paused;
+  t->start_pos = ts->start_pos;
   for (int k = 0; k < ts->unit_paths.n; k++) {
     dm_error e;
     if (dmh_unit_paths_set(&t->unit_paths, ts->unit_paths.unit[k], ts->unit_paths.path[k], &e) < 0)
@@ -423,6 +426,9 @@ static void reg_restore_task(dmh_registry *r, const dmh_state_task *ts, bool hol
     return;
   }
   free(path);
+  /* --start-time's position is the meta of a fresh sync, after a restart too */
+  if (r->src && reg_start_time_apply(t->cfg, r->src->id, &t->start_pos, &err) < 0)
+    dmh_log(DM_LOG_ERROR, "registry", "task %s: %s", t->name, err.message);
   /* the locks are back before any unit or command asks (DM's recoverLocks) */
   if (dmh_shard_local_load(r->shard, t->name, &err) < 0)
     dmh_log(DM_LOG_ERROR, "registry", "task %s: %s", t->name, err.message);

@@ -175,6 +175,9 @@ typedef struct dmh_task_opts {
   bool check_force;
   bool force;
   bool remove_meta;
+  /* start-task --start-time (DM's): an incremental task's sync starts at the first transaction
+   * that began at or after it on the source (registry_start_time.c); implies remove_meta */
+  const char *start_time;
 } dmh_task_opts;
 int dmh_registry_task_start_opts(dmh_registry *r, const char *path, dmh_cfg_origin origin,
                                  const dmh_task_opts *o, json_object *resp, dm_error *err);

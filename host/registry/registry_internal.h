@@ -58,6 +58,7 @@ typedef struct reg_task {
   dmh_expect_stage expect;   /* [lock] */
   dmh_unit_paths unit_paths; /* [lock] swapped builds */
   bool source_paused;        /* [lock] paused by operate-source disable (persisted) */
+  dm_position start_pos; /* [lock] start-task --start-time's position (persisted; name "": none) */
   reg_sub *subs;
   int n_subs;
   pthread_mutex_t cmd_lock;
@@ -134,6 +135,14 @@ int reg_check_paths(const char *orig_path, char *const *a, char *const *b, int n
  * the target's meta-schema, its tracker schemas, its work folders; what went in resp's
  * "removedMeta". No lock needed but the task's (nothing of it runs). 0, or -1 with *err. */
 int reg_remove_meta(dmh_registry *r, const dmh_task_config *cfg, json_object *resp, dm_error *err);
+/* start-task --start-time (registry_start_time.c): the position of the time on sub's source
+ * (an incremental task only; a time after the source's last transaction DM_ERR_CONFIG_START_TIME,
+ * one before its oldest binlog the start of that, said in resp's msg); and that position made
+ * the meta of source_id's instance of cfg (NULL source or an unset position: nothing). */
+int reg_start_time_find(dmh_registry *r, const dmh_task_config *cfg, reg_sub *sub,
+                        const char *start_time, dm_position *out, json_object *resp, dm_error *err);
+int reg_start_time_apply(dmh_task_config *cfg, const char *source_id, const dm_position *p,
+                         dm_error *err);
 
 /* registry_update.c: forget the configs update-task replaced (after the subtasks are gone). */
 void reg_task_free_retired(reg_task *t);

@@ -149,9 +149,20 @@ int dmh_registry_task_start_opts(dmh_registry *r, const char *path, dmh_cfg_orig
     return -1;
   }
 
+  /* --start-time: the position on the bound source, before anything is written; the old
+   * checkpoints go with remove-meta, or the sync would go on from them (DM deletes them too) */
+  dm_position start_pos = {0};
+  for (int i = 0; o->start_time && i < t->n_subs; i++) {
+    if (reg_start_time_find(r, orig, &t->subs[i], o->start_time, &start_pos, resp, err) < 0) {
+      dmh_task_config_free(orig);
+      reg_task_abandon(r, t, NULL);
+      return -1;
+    }
+  }
+
   /* --remove-meta: the name is ours (linked) and nothing of it runs, so what a task of this name
    * left behind goes before anything is written (DM: before its subtasks are added) */
-  if (o->remove_meta && reg_remove_meta(r, orig, resp, err) < 0) {
+  if ((o->remove_meta || o->start_time) && reg_remove_meta(r, orig, resp, err) < 0) {
     dmh_task_config_free(orig);
     reg_task_abandon(r, t, NULL);
     return -1;
@@ -177,8 +188,17 @@ int dmh_registry_task_start_opts(dmh_registry *r, const char *path, dmh_cfg_orig
     free(abs);
     return -1;
   }
+  for (int i = 0; o->start_time && i < t->n_subs && rc == 0; i++)
+    rc = reg_start_time_apply(copy, t->subs[i].source_id, &start_pos, err);
+  if (rc < 0) {
+    dmh_task_config_free(copy);
+    reg_task_abandon(r, t, abs);
+    free(abs);
+    return -1;
+  }
   pthread_mutex_lock(&r->lock);
   t->cfg = copy;
+  t->start_pos = start_pos;
   pthread_mutex_unlock(&r->lock);
 
   /* Every subtask is created (its units loaded and checked) before any starts: a unit that

@@ -321,6 +321,14 @@ static json_object *state_to_json(const dmh_state *st) {
       json_object_object_add(t, "unitPaths", up);
     if (st->tasks[i].source_paused)
       json_object_object_add(t, "pausedBySource", json_object_new_boolean(1));
+    const dm_position *sp = &st->tasks[i].start_pos;
+    if (sp->name[0]) {
+      json_object *p = json_object_new_object();
+      json_object_object_add(p, "name", json_object_new_string(sp->name));
+      json_object_object_add(p, "pos", json_object_new_int64((int64_t)sp->pos));
+      json_object_object_add(p, "gtid", json_object_new_string(sp->gtid));
+      json_object_object_add(t, "startPosition", p);
+    }
     json_object_array_add(tasks, t);
   }
   json_object_object_add(root, "tasks", tasks);
@@ -373,6 +381,34 @@ static int state_get_bool(json_object *obj, const char *where, const char *key, 
 }
 
 /* A string member of `obj`, or NULL with *err naming `where`.`key`. */
+static const char *state_get_string(json_object *obj, const char *where, const char *key,
+                                    const char *path, dm_error *err);
+
+/* A task's "startPosition" {"name", "pos", "gtid"} (optional). */
+static int state_parse_start_pos(json_object *o, dmh_state_task *t, const char *where,
+                                 const char *path, dm_error *err) {
+  json_object *p = NULL, *pos = NULL;
+  if (!json_object_object_get_ex(o, "startPosition", &p))
+    return 0;
+  const char *name = json_object_is_type(p, json_type_object)
+                         ? state_get_string(p, where, "name", path, err)
+                         : NULL;
+  const char *gtid = name ? state_get_string(p, where, "gtid", path, err) : NULL;
+  if (!gtid || !json_object_object_get_ex(p, "pos", &pos) ||
+      !json_object_is_type(pos, json_type_int) || json_object_get_int64(pos) < 0 || !name[0] ||
+      strlen(name) >= sizeof t->start_pos.name || strlen(gtid) >= sizeof t->start_pos.gtid) {
+    dm_error_set(err, DM_ERR_STATE, NULL,
+                 "state: %s: %s.startPosition is not {\"name\", \"pos\", \"gtid\"} of a binlog "
+                 "position",
+                 path, where);
+    return -1;
+  }
+  snprintf(t->start_pos.name, sizeof t->start_pos.name, "%s", name);
+  snprintf(t->start_pos.gtid, sizeof t->start_pos.gtid, "%s", gtid);
+  t->start_pos.pos = (uint64_t)json_object_get_int64(pos);
+  return 0;
+}
+
 static const char *state_get_string(json_object *obj, const char *where, const char *key,
                                     const char *path, dm_error *err) {
   json_object *v = NULL;
@@ -509,7 +545,8 @@ static int state_parse_tasks(json_object *arr, dmh_state *st, const char *path, 
       return -1;
     if (state_parse_unit_paths(o, &st->tasks[st->n_tasks - 1], where, path, err) < 0 ||
         state_get_bool(o, where, "pausedBySource", false, &st->tasks[st->n_tasks - 1].source_paused,
-                       path, err) < 0)
+                       path, err) < 0 ||
+        state_parse_start_pos(o, &st->tasks[st->n_tasks - 1], where, path, err) < 0)
       return -1;
   }
   return 0;

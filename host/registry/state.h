@@ -34,6 +34,7 @@
 
 #include "config.h"
 #include "dmhost/error.h"
+#include "dmhost/position.h"
 #include "worker.h"
 
 #define DMH_STATE_FILE "state.json"
@@ -76,6 +77,9 @@ typedef struct dmh_state_task {
   dmh_expect_stage stage;    /* Running or Paused */
   dmh_unit_paths unit_paths; /* swapped builds; a unit not named: as the task file says */
   bool source_paused;        /* paused by operate-source disable: enable resumes it */
+  /* start-task --start-time's position on the bound source (name "": none): the meta a fresh
+   * sync starts from (registry_start_time.c) */
+  dm_position start_pos;
 } dmh_state_task;
 
 typedef struct dmh_state {

@@ -165,8 +165,15 @@ log "binlog-schema list/update/delete"
 expect '.result == false and (.msg | contains("dmhost encrypt"))' encrypt 123456
 expect '.result == false and (.msg | contains("binlog-schema"))' operate-schema get -s s1 "$task" -d db -t t
 expect '.result == false and (.msg | contains("shard-ddl-lock"))' show-ddl-locks
-expect '.result == false and (.msg | contains("binlog-name/binlog-pos"))' \
+# DM's --start-time: check-task takes it and answers as without it; start-task's is
+# control_start_time's (here the task is mode all and exists: refused for that, not the flag)
+ctl check-task "$work/task.cfg" --start-time '2021-10-21 00:01:00' >"$work/check-st.json" || true
+[ "$(jq -c .checkResult.summary "$work/check-st.json")" = "$(jq -c .checkResult.summary "$work/check.json")" ] ||
+  fail "check-task --start-time does not answer as check-task: $(cat "$work/check-st.json")"
+expect '.result == false and (.msg | contains("already exists"))' \
   start-task "$work/task.cfg" --start-time '2021-10-21 00:01:00'
+expect '.result == false and (.msg | contains("an option of start-task and check-task only"))' \
+  query-status --start-time '2021-10-21 00:01:00'
 expect '.result == false and (.msg | contains("a check removes nothing"))' check-task --remove-meta "$work/task.cfg"
 log "task files for names, DM's refused commands"
 

@@ -343,8 +343,20 @@ static int ctl_check_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
  * half-removed meta would resume from a dump's files: refused, naming what does it. */
 static int ctl_no_remove_meta(const dmh_control_cmd *cmd, json_object *args, dm_error *err) {
   bool rm;
-  if (dmh_control_arg_bool(cmd, args, "remove-meta", &rm, err) < 0)
+  const char *start_time = NULL;
+  if (dmh_control_arg_bool(cmd, args, "remove-meta", &rm, err) < 0 ||
+      (strcmp(cmd->name, "start-task") == 0 &&
+       dmh_control_arg_string(cmd, args, "start-time", false, &start_time, err) < 0))
     return -1;
+  if (start_time) {
+    /* the time's position is found on the source and its meta dropped first: the workers' */
+    dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
+                 "%s --start-time: not served by a cluster's master yet (the old checkpoints and "
+                 "work folders are the workers'); `dmhost serve` does it. In a cluster: give the "
+                 "task file's meta the position (`dmhost binlog` or SHOW BINLOG EVENTS finds it)",
+                 cmd->name);
+    return -1;
+  }
   if (!rm)
     return 0;
   dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,

@@ -7,6 +7,7 @@
 #define DMHOST_DMHOST_H
 
 #include "binlog.h"
+#include "binlog_find.h"
 #include "binlog_rows.h"
 #include "binlog_trx.h"
 #include "clock.h"

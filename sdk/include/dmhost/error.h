@@ -107,6 +107,10 @@ typedef enum dm_error_level {
     "A RENAME looked like an online schema change's cut-over on one side only: fix the rule list " \
     "the message names (shadow-table-rules or trash-table-rules) so both tables match, update "    \
     "the task, and resume; or `dmctl binlog skip TASK -b FILE:POS` if it was no cut-over.")        \
+  X(DM_ERR_CONFIG_START_TIME, 11013, DM_CLASS_CONFIG, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,         \
+    "--start-time is later than the source's last binlog event (or not a time DM's formats "       \
+    "take: '2021-10-21 00:01:00', '2021-10-21T00:01:00', '2021-10-21T00:01:00+08:00'): give an "   \
+    "earlier time, or start the task without --start-time.")                                       \
   X(DM_ERR_UNIT_OPEN, 12001, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,                 \
     "Check the path in unit-paths (or --plugin-dir) names a shared object built for this host.")   \
   X(DM_ERR_UNIT_NO_ENTRY, 12002, DM_CLASS_LOADER, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,             \
