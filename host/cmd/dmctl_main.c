@@ -18,6 +18,7 @@
 #include "commands.h"
 #include "control_http.h"
 #include "control_socket.h"
+#include "dmctl_alias.h"
 #include "dmctl_cfg_file.h"
 #include "dmctl_config.h"
 #include "dmctl_sample.h"
@@ -268,11 +269,6 @@ static const struct {
     {"encrypt", "dmctl does not encrypt: run `dmhost encrypt` on this machine (the secret is "
                 "never sent to a daemon)"},
     {"decrypt", "dmctl does not decrypt; `dmhost encrypt` makes the ciphertext"},
-    {"operate-schema", "DM's older name: use `binlog-schema list|update|delete -s SOURCE TASK DB "
-                       "TABLE`"},
-    {"handle-error", "DM's older name: use `binlog skip|replace|inject|revert TASK`"},
-    {"show-ddl-locks", "use `shard-ddl-lock [TASK]`"},
-    {"unlock-ddl-lock", "use `shard-ddl-lock unlock LOCK_ID`"},
     {"offline-member", "not served by dmhost: a worker that stops is offline when its lease "
                        "expires (docs/cluster.md)"},
     {"operate-leader", "not served by dmhost: the masters elect their leader through etcd "
@@ -325,6 +321,16 @@ static int dmctl_command(const dmctl_run *g, int argc, char **argv) {
                      "passwords come masked: put them back before operate-source create and "
                      "start-task)",
                      argv[1]);
+  dmctl_alias_line al;
+  dm_error aerr;
+  int arc = dmctl_alias_translate(argc, argv, &al, &aerr);
+  if (arc < 0)
+    return dmctl_fail(&aerr);
+  if (arc > 0) { /* DM's older name: the new command's line, on the same path */
+    int rc = dmctl_command(g, al.argc, al.argv);
+    dmctl_alias_line_free(&al);
+    return rc;
+  }
   for (size_t i = 0; i < sizeof dmctl_dm_refused / sizeof dmctl_dm_refused[0]; i++)
     if (strcmp(argv[0], dmctl_dm_refused[i].name) == 0)
       return dmctl_bad("%s: DM's command, refused: %s", argv[0], dmctl_dm_refused[i].instead);
@@ -500,7 +506,7 @@ static int dmctl_line(const dmctl_run *base, int argc, char **argv, bool top) {
     goto out;
   }
   if (npre > 0 && cmdc == 1 + 2 * npre && strcmp(cmdv[0], "help") != 0 &&
-      !dmh_command_find(cmdv[0])) {
+      !dmh_command_find(cmdv[0]) && !dmctl_alias_known(cmdv[0])) {
     rc = dmctl_bad("unknown command \"%s\"; `dmctl help` lists the commands", cmdv[0]);
     goto out;
   }
