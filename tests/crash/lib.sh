@@ -131,3 +131,10 @@ serve_begin() {
   trap serve_cleanup EXIT
   fail() { serve_fail "$@"; }
 }
+# Wait up to `seconds` for `cmd...` to succeed (polled every 0.1 s), else fail with `message`.
+wait_for() { # seconds message cmd...
+  local s=$1 m=$2
+  shift 2
+  for _ in $(seq 1 $((s * 10))); do "$@" && return 0; sleep 0.1; done
+  fail "$m"
+}
