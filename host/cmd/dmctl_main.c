@@ -18,8 +18,10 @@
 #include "commands.h"
 #include "control_http.h"
 #include "control_socket.h"
+#include "dmctl_alias.h"
 #include "dmctl_cfg_file.h"
 #include "dmctl_config.h"
+#include "dmctl_export.h"
 #include "dmctl_sample.h"
 #include "dmhost/fs.h"
 #include "dmhost/sdk.h"
@@ -268,11 +270,6 @@ static const struct {
     {"encrypt", "dmctl does not encrypt: run `dmhost encrypt` on this machine (the secret is "
                 "never sent to a daemon)"},
     {"decrypt", "dmctl does not decrypt; `dmhost encrypt` makes the ciphertext"},
-    {"operate-schema", "DM's older name: use `binlog-schema list|update|delete -s SOURCE TASK DB "
-                       "TABLE`"},
-    {"handle-error", "DM's older name: use `binlog skip|replace|inject|revert TASK`"},
-    {"show-ddl-locks", "use `shard-ddl-lock [TASK]`"},
-    {"unlock-ddl-lock", "use `shard-ddl-lock unlock LOCK_ID`"},
     {"offline-member", "not served by dmhost: a worker that stops is offline when its lease "
                        "expires (docs/cluster.md)"},
     {"operate-leader", "not served by dmhost: the masters elect their leader through etcd "
@@ -312,19 +309,33 @@ static json_object *dmctl_ask(const dmctl_run *g, long timeout_s, int argc, char
   return resp;
 }
 
+/* config export|import's way to ask (dmctl_export.h): dmctl_ask with this run's settings. */
+typedef struct dmctl_asking {
+  const dmctl_run *g;
+  long timeout_s;
+} dmctl_asking;
+
+static json_object *dmctl_ask_one(void *ud, int argc, char **argv) {
+  const dmctl_asking *a = ud;
+  return dmctl_ask(a->g, a->timeout_s, argc, argv);
+}
+
 /* Send one command line (argv[0] the command) and print the answer; the exit status. */
 static int dmctl_command(const dmctl_run *g, int argc, char **argv) {
   if (strcmp(argv[0], "help") == 0)
     return dmctl_help();
   if (dmctl_sample_wanted(argc, argv))
     return dmctl_sample_print();
-  if (strcmp(argv[0], "config") == 0 && argc > 1 &&
-      (strcmp(argv[1], "export") == 0 || strcmp(argv[1], "import") == 0))
-    return dmctl_bad("config %s: not served by dmhost yet: save each file with `config task|source "
-                     "NAME -p FILE` (operate-source show and query-status list them; the "
-                     "passwords come masked: put them back before operate-source create and "
-                     "start-task)",
-                     argv[1]);
+  dmctl_alias_line al;
+  dm_error aerr;
+  int arc = dmctl_alias_translate(argc, argv, &al, &aerr);
+  if (arc < 0)
+    return dmctl_fail(&aerr);
+  if (arc > 0) { /* DM's older name: the new command's line, on the same path */
+    int rc = dmctl_command(g, al.argc, al.argv);
+    dmctl_alias_line_free(&al);
+    return rc;
+  }
   for (size_t i = 0; i < sizeof dmctl_dm_refused / sizeof dmctl_dm_refused[0]; i++)
     if (strcmp(argv[0], dmctl_dm_refused[i].name) == 0)
       return dmctl_bad("%s: DM's command, refused: %s", argv[0], dmctl_dm_refused[i].instead);
@@ -335,6 +346,10 @@ static int dmctl_command(const dmctl_run *g, int argc, char **argv) {
     return dmctl_bad("--timeout \"%s\" is not a number of seconds (or a duration as \"10m\") in "
                      "0..%d (0: no limit)",
                      g->timeout_v, INT_MAX / 1000);
+  if (dmctl_export_wanted(argc, argv)) { /* several requests, each with the same settings */
+    dmctl_asking a = {g, timeout_s};
+    return dmctl_print(dmctl_export_run(argc, argv, dmctl_ask_one, &a));
+  }
 
   /* DM's operate-source create|stop with several files or sources: one request each, their
    * sources[] in one answer */
@@ -493,7 +508,7 @@ static int dmctl_line(const dmctl_run *base, int argc, char **argv, bool top) {
     goto out;
   }
   if (npre > 0 && cmdc == 1 + 2 * npre && strcmp(cmdv[0], "help") != 0 &&
-      !dmh_command_find(cmdv[0])) {
+      !dmh_command_find(cmdv[0]) && !dmctl_alias_known(cmdv[0])) {
     rc = dmctl_bad("unknown command \"%s\"; `dmctl help` lists the commands", cmdv[0]);
     goto out;
   }

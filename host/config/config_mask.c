@@ -145,3 +145,21 @@ char *dmh_config_masked(const char *text, bool yaml) {
   out[n] = '\0';
   return out;
 }
+
+bool dmh_config_mask_left(const char *text, bool yaml) {
+  static const char stars[] = "******";
+  const size_t n = sizeof stars - 1;
+  for (const char *p = text; *p; p++) {
+    const char *v;
+    if (!mask_key_at(text, p, yaml, &v))
+      continue;
+    const char *e = mask_value_end(v, yaml, mask_column(text, p));
+    while (e > v && isspace((unsigned char)e[-1])) /* a YAML value's line ends in blanks */
+      e--;
+    size_t len = (size_t)(e - v);
+    if ((len == n && strncmp(v, stars, n) == 0) ||
+        (len == n + 2 && (*v == '"' || *v == '\'') && e[-1] == *v && strncmp(v + 1, stars, n) == 0))
+      return true;
+  }
+  return false;
+}

@@ -16,4 +16,9 @@
  */
 char *dmh_config_masked(const char *text, bool yaml);
 
+/* Does a `password` key of `text` still hold the mask (`******`, quoted or not), as get-config
+ * answered it? A file exported by `dmctl config export` is refused by import until each is put
+ * back: sent as it is, the mask would be taken for the password. */
+bool dmh_config_mask_left(const char *text, bool yaml);
+
 #endif /* DMH_CONFIG_MASK_H */

@@ -26,6 +26,9 @@ static int reg_config_answer(dmh_registry *r, const char *what, const char *name
                    what, name, abs);
   } else {
     json_object_object_add(resp, "cfg", json_object_new_string(masked));
+    /* the text's form, which its file name must say (config export names the file by it) */
+    json_object_object_add(resp, "format",
+                           json_object_new_string(dmh_config_is_yaml(abs) ? "yaml" : "libconfig"));
   }
   if (text) /* the clear text is not left in freed memory */
     memset(text, 0, strlen(text));

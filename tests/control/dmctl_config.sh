@@ -6,6 +6,9 @@
 # stored copies hold the passwords (precondition), the answers, over the socket and over HTTP,
 # hold no piece of them and "******" instead; an unknown name is 14003; master/worker refused.
 # operate-source --print-sample-config: DM's sample, printed without a daemon, which dmhost binds.
+# config export|import (DM's): the files in DM's folders (0700, 0600, passwords masked, no file
+# written over); import refuses a masked password before sending anything, keeps what exists,
+# creates and starts the rest; the restored passwords carry a new row to the target.
 #
 #   dmctl_config.sh <dmhost> <dmctl> <plugin dir> <source dir>
 set -euo pipefail
@@ -117,9 +120,88 @@ expect '.result == false and .error.ErrCode == 14003' config source nope
 expect '.result == false and (.msg | contains("keeps no master configuration file"))' \
   config master m1
 expect '.result == false and (.msg | contains("not one of task, source"))' config tasks "$task"
-expect '.result == false and (.msg | contains("config export: not served by dmhost yet"))' \
-  config export -d "$work/exp"
 log "refusals"
+
+# DM's config export|import: the whole loop against this daemon, DM's layout (sources/, tasks/)
+stage() { ctl query-status "$task" 2>/dev/null | jq -r '.sources[0].subTaskStatus[0].stage'; }
+stage_is() { [ "$(stage)" = "$1" ]; }
+exp=$work/exp srcf=$work/exp/sources/$tag.yaml taskf=$work/exp/tasks/$task.cfg
+expect '.result and .msg == "export configs to directory `'"$exp"'` succeed" and
+        .sources == [{"source": "'$tag'", "file": "'"$srcf"'"}] and
+        .tasks == [{"task": "'$task'", "file": "'"$taskf"'"}]' config export -d "$exp"
+for d in "$exp" "$exp/sources" "$exp/tasks"; do
+  [ "$(stat -c %a "$d")" = 700 ] || fail "config export: folder $d is $(stat -c %a "$d"), not 0700"
+done
+for f in "$srcf" "$taskf"; do
+  [ "$(stat -c %a "$f")" = 600 ] || fail "config export: $f is $(stat -c %a "$f"), not 0600"
+  clean "$f" "config export $f"
+done
+grep -q '^  password: "\*\*\*\*\*\*"$' "$srcf" || fail "config export: the source's password is not masked: $(cat "$srcf")"
+grep -q 'password = "\*\*\*\*\*\*"; };' "$taskf" || fail "config export: the task's password is not masked: $(cat "$taskf")"
+# an existing file is never written over: refused naming it, nothing written
+cp "$taskf" "$work/task-before"
+expect '.result == false and (.msg | contains("'"$srcf"' exists")) and (.msg | contains("nothing was written"))' \
+  config export --dir "$exp"
+cmp -s "$taskf" "$work/task-before" || fail "a refused export wrote a file"
+# DM's default folder: ./configs
+(cd "$work" && ctl config export >/dev/null) || fail "config export into ./configs"
+[ -f "$work/configs/sources/$tag.yaml" ] && [ -f "$work/configs/tasks/$task.cfg" ] ||
+  fail "config export: DM's default folder ./configs was not written"
+# over HTTP (dmctl --master-addr): the same files
+"$dmctl" --master-addr "$addr" --timeout 60 config export -d "$work/exp-http" >"$work/http.json" || true
+jq -e '.result' "$work/http.json" >/dev/null || { cat "$work/http.json" >&2; fail "config export over HTTP"; }
+cmp -s "$srcf" "$work/exp-http/sources/$tag.yaml" && cmp -s "$taskf" "$work/exp-http/tasks/$task.cfg" ||
+  fail "config export over HTTP wrote other files"
+log "config export: 0700 folders, 0600 files, passwords masked, no file written over"
+
+expect '.result == false and .error.ErrCode == 11004 and (.msg | contains("'"$srcf"' still holds a password masked")) and
+        (.msg | contains("nothing was sent"))' config import -d "$exp"
+# the real passwords put back: each exported file is the stored one with its one password value
+# masked (checked: the text around it is the original's), so the original value goes in its place
+put_back() { # ORIGINAL EXPORTED
+  python3 - "$1" "$2" <<'PY' || fail "put_back $2"
+import sys
+o, e = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+p = 0
+while p < min(len(o), len(e)) and o[p] == e[p]:
+    p += 1
+s = 0
+while s < min(len(o), len(e)) - p and o[len(o) - 1 - s] == e[len(e) - 1 - s]:
+    s += 1
+assert e[p:len(e) - s] in ('"******"', '******'), repr(e[p:len(e) - s])
+open(sys.argv[2], "w").write(e[:p] + o[p:len(o) - s] + e[len(e) - s:])
+PY
+}
+put_back "$work/source.yaml" "$srcf"
+# import reads every file first: the task's file still masked refuses the whole import, before
+# the source is sent (stopped first, so a source sent would be seen)
+expect '.result' stop-task "$task"
+expect '.result' operate-source stop -s "$tag"
+expect '.result == false and (.msg | contains("'"$taskf"' still holds a password masked"))' config import -d "$exp"
+expect '.result and (.sources | length == 0)' operate-source show
+put_back "$work/task.cfg" "$taskf"
+[ "$(stat -c %a "$srcf")$(stat -c %a "$taskf")" = 600600 ] || fail "put_back changed the modes"
+# while the source and the task exist: both kept, reported, not an error
+expect '.result' operate-source create "$work/source.yaml"
+expect '.result' start-task "$work/task.cfg"
+wait_for 30 "the task is not Running" stage_is Running
+expect '.result and (.msg | contains("import configs from directory")) and
+        .sources[0].result and (.sources[0].msg | startswith("kept: ")) and
+        .tasks[0].result and (.tasks[0].msg | startswith("kept: "))' config import -d "$exp"
+"$dmctl" --master-addr "$addr" --timeout 60 config import -d "$exp" >"$work/http.json" || true
+jq -e '.result and (.sources[0].msg | startswith("kept: ")) and (.tasks[0].msg | startswith("kept: "))' \
+  "$work/http.json" >/dev/null || { cat "$work/http.json" >&2; fail "config import over HTTP"; }
+# stopped: created and started from the folder alone
+expect '.result' stop-task "$task"
+expect '.result' operate-source stop -s "$tag"
+expect '.result and .sources == [{"file": "'"$srcf"'", "result": true, "msg": "created"}] and
+        .tasks == [{"file": "'"$taskf"'", "result": true, "msg": "started"}]' config import -d "$exp"
+wait_for 30 "the imported task is not Running" stage_is Running
+# the restored passwords work: a row written on the source reaches the target
+src -e "INSERT INTO \`$db\`.t VALUES (4242)"
+row_there() { [ "$(tgt -N -B -e "SELECT COUNT(*) FROM \`$db\`.t WHERE id = 4242")" = 1 ]; }
+wait_for 60 "the row did not reach the target through the imported task: $(ctl query-status "$task")" row_there
+log "config import: masked refused before sending, kept while running, created and started"
 
 expect '.result' stop-task "$task"
 expect '.result' operate-source stop -s "$tag"

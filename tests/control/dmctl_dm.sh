@@ -7,7 +7,9 @@
 #  - the global flags after the command, DM's --config file (master-addr over HTTP, rpc-timeout),
 #    --ssl-* as the --tls-* flags, DM_MASTER_ADDR;
 #  - the interactive mode: a command per line of stdin, `exit` ends;
-#  - binlog-schema list/update/delete on the paused task (its refusals while Running).
+#  - binlog-schema list/update/delete on the paused task (its refusals while Running);
+#  - DM's older names (operate-schema, handle-error, show-ddl-locks, unlock-ddl-lock) answer as the
+#    lines they are translated into; a DM flag meaning nothing here is refused by name.
 #
 #   dmctl_dm.sh <dmhost> <dmctl> <plugin dir> <source dir>
 set -euo pipefail
@@ -157,14 +159,72 @@ expect '.result and (.sources[0].msg | contains("`v` varchar(7)"))' \
 expect '.result' binlog-schema delete -s s1 "$task" "$db" t
 expect '.result == false and (.sources[0].msg | contains("holds no structure"))' \
   binlog-schema list -s s1 "$task" "$db" t
+# DM's older names (DM's hidden operate-schema, handle-error, show-ddl-locks, unlock-ddl-lock):
+# each old line answers exactly as the new line it is translated into (both asked in turn, a
+# line that changes something undone in between)
+same() { # LABEL: the answers of ans old ... and ans new ... are one JSON
+  cmp -s <(jq -S . "$work/old.json") <(jq -S . "$work/new.json") ||
+    { diff <(jq -S . "$work/old.json") <(jq -S . "$work/new.json") >&2; fail "$1: the old line answers otherwise"; }
+  jq -e . "$work/old.json" >/dev/null || fail "$1: no JSON answer"
+}
+ans() { # old|new COMMAND...
+  local f=$1
+  shift
+  ctl "$@" >"$work/$f.json" 2>&1 || true
+}
+ans old operate-schema set -s s1 "$task" -d "$db" -t t "$work/t.sql" --flush --sync
+ans new binlog-schema update -s s1 "$task" "$db" t "$work/t.sql" --flush --sync
+same "operate-schema set"
+jq -e .result "$work/old.json" >/dev/null || fail "precondition: operate-schema set failed: $(cat "$work/old.json")"
+ans old operate-schema get -s s1 "$work/task.cfg" -d "$db" -t t --flush
+ans new binlog-schema list -s s1 "$task" "$db" t
+same "operate-schema get (a task file)"
+jq -e '.sources[0].msg | contains("`v` varchar(7)")' "$work/old.json" >/dev/null ||
+  fail "precondition: operate-schema get shows no structure: $(cat "$work/old.json")"
+ans old operate-schema remove --source s1 "$task" --database "$db" --table t --sync=false
+ctl binlog-schema update -s s1 "$task" "$db" t "$work/t.sql" >/dev/null
+ans new binlog-schema delete -s s1 "$task" "$db" t
+same "operate-schema remove"
+ans old operate-schema get -s s1 "$task" -d "$db" -t t
+ans new binlog-schema list -s s1 "$task" "$db" t
+same "operate-schema get (removed)"
+jq -e '.result == false' "$work/old.json" >/dev/null || fail "operate-schema remove left the structure"
+ans old handle-error "$task" -b "$f1:$p1" replace "ALTER TABLE t ADD c INT" "SELECT 1"
+ctl binlog revert "$task" -b "$f1:$p1" >/dev/null
+ans new binlog replace "$task" -b "$f1:$p1" "ALTER TABLE t ADD c INT" "SELECT 1"
+same "handle-error replace"
+jq -e .result "$work/old.json" >/dev/null || fail "precondition: handle-error replace failed: $(cat "$work/old.json")"
+ans old handle-error "$work/task.cfg" revert -b "$f1:$p1"
+ctl binlog replace "$task" -b "$f1:$p1" "ALTER TABLE t ADD c INT" "SELECT 1" >/dev/null
+ans new binlog revert "$task" -b "$f1:$p1"
+same "handle-error revert (a task file)"
+ans old -s s1 handle-error "$task" skip
+ctl binlog revert "$task" >/dev/null
+ans new binlog skip "$task" -s s1
+same "handle-error skip"
+ctl binlog revert "$task" >/dev/null
+ans old show-ddl-locks
+ans new shard-ddl-lock
+same "show-ddl-locks"
+ans old show-ddl-locks "$work/task.cfg"
+ans new shard-ddl-lock "$task"
+same "show-ddl-locks TASK-FILE"
+ans old unlock-ddl-lock "$task-\`$db\`.\`t\`" -f -o s1
+ans new shard-ddl-lock unlock "$task-\`$db\`.\`t\`" --force-remove --owner s1
+same "unlock-ddl-lock"
+# a flag of DM's that means nothing here is refused by name, nothing sent
+expect '.result == false and (.msg | contains("DM'"'"'s -s is refused"))' show-ddl-locks -s s1 "$task"
+expect '.result == false and (.msg | contains("DM'"'"'s --flush=false is refused"))' \
+  operate-schema set -s s1 "$task" -d "$db" -t t "$work/t.sql" --flush=false
+expect '.result == false and (.msg | contains("invalid operation \"inject\""))' handle-error "$task" inject
+expect '.result == false and (.msg | contains("-d/--database is required"))' operate-schema get -s s1 "$task" -t t
+log "DM's older names: operate-schema, handle-error, show-ddl-locks, unlock-ddl-lock"
 expect '.result' resume-task "$task"
 wait_for 30 "resume-task did not resume the task" stage_is Running
 log "binlog-schema list/update/delete"
 
 # DM's commands dmhost does not serve: refused locally, saying what to do instead
 expect '.result == false and (.msg | contains("dmhost encrypt"))' encrypt 123456
-expect '.result == false and (.msg | contains("binlog-schema"))' operate-schema get -s s1 "$task" -d db -t t
-expect '.result == false and (.msg | contains("shard-ddl-lock"))' show-ddl-locks
 # DM's --start-time: check-task takes it and answers as without it; start-task's is
 # control_start_time's (here the task is mode all and exists: refused for that, not the flag)
 ctl check-task "$work/task.cfg" --start-time '2021-10-21 00:01:00' >"$work/check-st.json" || true

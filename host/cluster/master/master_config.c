@@ -34,6 +34,7 @@ int master_ctl_get_config(void *ud, const dmh_control_cmd *cmd, json_object *arg
       dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "%s %s %s: out of memory", cmd->name, what, name);
     else {
       json_object_object_add(resp, "cfg", json_object_new_string(masked));
+      json_object_object_add(resp, "format", json_object_new_string("libconfig"));
       rc = 0;
     }
   }
