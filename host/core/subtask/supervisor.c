@@ -232,12 +232,22 @@ static dmh_subtask *sup_create(const dmh_subtask_opts *o, bool is_relay, dm_erro
   return st;
 }
 
+void sup_op_failed(dmh_subtask *st, const char *task_op, const char *relay_op) {
+  dmh_metrics_operate_error(st->worker, st->is_relay ? relay_op : task_op);
+}
+
 dmh_subtask *dmh_subtask_create(const dmh_subtask_opts *opts, dm_error *err) {
-  return sup_create(opts, false, err);
+  dmh_subtask *st = sup_create(opts, false, err);
+  if (!st) /* DM's count when a subtask cannot be set up, before any operation */
+    dmh_metrics_operate_error(opts->worker_name, DMH_OP_ERR_BEFORE_ANY);
+  return st;
 }
 
 dmh_subtask *dmh_subtask_create_relay(const dmh_subtask_opts *opts, dm_error *err) {
-  return sup_create(opts, true, err);
+  dmh_subtask *st = sup_create(opts, true, err);
+  if (!st)
+    dmh_metrics_operate_error(opts->worker_name, DMH_OP_ERR_RELAY_SOURCE);
+  return st;
 }
 
 /* ---- the runner ---- */
@@ -508,6 +518,8 @@ int dmh_subtask_start(dmh_subtask *st, dm_error *err) {
     rc = sup_start_units(st, err);
   }
   pthread_mutex_unlock(&st->cmd_lock);
+  if (rc < 0)
+    sup_op_failed(st, DMH_OP_ERR_START, DMH_OP_ERR_RELAY_SOURCE);
   return rc;
 }
 
@@ -559,6 +571,8 @@ int dmh_subtask_pause(dmh_subtask *st, dm_error *err) {
   pthread_mutex_lock(&st->cmd_lock);
   int rc = sup_pause_locked(st, true, err);
   pthread_mutex_unlock(&st->cmd_lock);
+  if (rc < 0)
+    sup_op_failed(st, DMH_OP_ERR_PAUSE, DMH_OP_ERR_PAUSE_RELAY);
   return rc;
 }
 
@@ -615,6 +629,8 @@ int dmh_subtask_resume(dmh_subtask *st, dm_error *err) {
   pthread_mutex_lock(&st->cmd_lock);
   int rc = sup_resume_locked(st, false, err);
   pthread_mutex_unlock(&st->cmd_lock);
+  if (rc < 0)
+    sup_op_failed(st, DMH_OP_ERR_RESUME, DMH_OP_ERR_RESUME_RELAY);
   return rc;
 }
 
@@ -640,8 +656,10 @@ static void *sup_auto_resume_thread(void *arg) {
       pthread_mutex_unlock(&st->cmd_lock);
       if (rc != 1) /* 1: nothing was due after all */
         dmh_metrics_auto_resume(st->units[0].ctx);
-      if (rc < 0)
+      if (rc < 0) {
         dmh_log(DM_LOG_WARN, st->name, "auto-resume failed: %s", err.message);
+        sup_op_failed(st, DMH_OP_ERR_AUTO_RESUME, DMH_OP_ERR_AUTO_RESUME);
+      }
       pthread_mutex_lock(&st->state_lock);
     } else {
       pthread_cond_wait(&st->state_cv, &st->state_lock);
@@ -715,10 +733,16 @@ static int sup_stop(dmh_subtask *st, bool kill, bool any_stage, dm_error *err) {
 }
 
 int dmh_subtask_stop(dmh_subtask *st, dm_error *err) {
-  return sup_stop(st, false, false, err);
+  int rc = sup_stop(st, false, false, err);
+  if (rc < 0)
+    sup_op_failed(st, DMH_OP_ERR_STOP, DMH_OP_ERR_STOP_RELAY);
+  return rc;
 }
 int dmh_subtask_kill(dmh_subtask *st, dm_error *err) {
-  return sup_stop(st, true, false, err);
+  int rc = sup_stop(st, true, false, err);
+  if (rc < 0)
+    sup_op_failed(st, DMH_OP_ERR_STOP, DMH_OP_ERR_STOP_RELAY);
+  return rc;
 }
 
 void dmh_subtask_destroy(dmh_subtask *st) {
