@@ -420,6 +420,10 @@ struct sync_unit {
   dm_position safe_exit;
   /* Metrics (sync_metrics.c, docs/metrics.md); NULL from a host without them. */
   dm_metric *m_lag, *m_pos, *m_file, *m_txns, *m_rows, *m_lag_hist, *m_txn_time;
+  dm_metric *m_cp_interval, *m_unsynced, *m_resolving;
+  /* dm_clock_ns of the global row's last move in this run, 0 before the first (coordinator
+   * thread only: every move of the global row is made there) */
+  int64_t cp_moved_ns;
 
   /* Shared with status and kill: atomics, or `lock` held for a copy. */
   pthread_mutex_t lock;
@@ -487,6 +491,17 @@ void sync_metrics_caught_up(sync_unit *u);
 /* A worker's transaction on the target (its part of a batch, START TRANSACTION to COMMIT)
  * succeeded after `seconds`: dm_syncer_txn_duration_time (any worker thread). */
 void sync_metrics_txn(sync_unit *u, double seconds);
+/* The global checkpoint row moved (its transaction committed; the coordinator thread): the time
+ * since its previous move in this run into dm_syncer_flush_checkpoints_time_interval. One clock
+ * read. sync_metrics_run_start forgets the previous move, so a pause is no interval. */
+void sync_metrics_checkpoint(sync_unit *u);
+void sync_metrics_run_start(sync_unit *u);
+/* Pessimistic shard DDL, where DM sets them: `remain` tables of the source's group of target
+ * `tdb`.`tname` not at the DDL yet, each time a member is held at it
+ * (dm_syncer_unsynced_table_number{table}); waiting for the lock's operation after the source's
+ * info was put, or not any more (dm_syncer_shard_lock_resolving). */
+void sync_metrics_unsynced(sync_unit *u, const char *tdb, const char *tname, int remain);
+void sync_metrics_resolving(sync_unit *u, bool waiting);
 
 /* ---- time zones of replayed DDL (sync_tz.c) ---- */
 /* Is `tz` a zone name or offset SET can take as it is (no quoting needed)? */

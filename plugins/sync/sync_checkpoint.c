@@ -283,6 +283,8 @@ int sync_cp_reset_with(sync_unit *u, MYSQL *c, const dm_position *pos, uint64_t 
     if (err->code != DM_ERR_DB_CONNECT)
       err->code = DM_ERR_CHECKPOINT;
     sync_cp_failed(u, c, code, "a row", err);
+  } else {
+    sync_metrics_checkpoint(u);
   }
   sync_buf_free(&q);
   return rc;
@@ -331,6 +333,8 @@ int sync_cp_global(sync_unit *u, MYSQL *c, const dm_position *pos, dm_error *err
     sync_nomem(u, err);
   else if ((rc = sync_db_exec(u, c, q.p, q.len, "sync: cannot write the checkpoint", err)) < 0)
     sync_cp_failed(u, c, mysql_errno(c), "the global row", err);
+  else
+    sync_metrics_checkpoint(u);
   sync_buf_free(&q);
   return rc;
 }

@@ -1,10 +1,14 @@
 /*
  * The sync unit's metrics (docs/metrics.md), under DM's names: the replication lag (gauge and
  * histogram), the applied and the source's binlog position, finished transactions, the time of
- * each transaction on the target, and dmhost's finished rows. Published
+ * each transaction on the target, the interval between moves of the global checkpoint row, the
+ * pessimistic shard DDL's unsynced tables and lock wait, and dmhost's finished rows. Published
  * through the host's metrics service (host.h), which adds the task and source_id labels.
  */
+#include <stdio.h>
 #include <time.h>
+
+#include <dmhost/clock.h>
 
 #include "sync.h"
 
@@ -36,6 +40,21 @@ void sync_metrics_init(sync_unit *u) {
   u->m_txn_time = dm_host_metric_publish(
       u->host, u->ctx, "dm_syncer_txn_duration_time", DM_METRIC_HISTOGRAM,
       "Bucketed histogram of processing time (s) of a txn.", NULL, 0, txn_b, 25);
+  /* DM's buckets 1 s to 1001 s (linear, 50 s apart: DM flushes every checkpoint-flush-interval,
+   * 30 s by default) and below them 1 ms to 0.5 s: the global row here moves at every batch */
+  double cp_b[30] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5};
+  for (int i = 0; i < 21; i++)
+    cp_b[9 + i] = 1 + 50.0 * i;
+  u->m_cp_interval = dm_host_metric_publish(
+      u->host, u->ctx, "dm_syncer_flush_checkpoints_time_interval", DM_METRIC_HISTOGRAM,
+      "checkpoint flushed time interval in seconds", NULL, 0, cp_b, 30);
+  static const char *const table[] = {"table"};
+  u->m_unsynced = sync_metric(u, "dm_syncer_unsynced_table_number", DM_METRIC_GAUGE,
+                              "number of unsynced tables in the subtask", table, 1);
+  u->m_resolving = sync_metric(u, "dm_syncer_shard_lock_resolving", DM_METRIC_GAUGE,
+                               "waiting shard DDL lock to be resolved", NULL, 0);
+  /* at 0 from the start, as DM's series of every sync unit */
+  sync_metrics_resolving(u, false);
   /* counters are exposed from the start, at 0, not from the first commit on */
   sync_metrics_applied(u, 0, 0, 0);
 }
@@ -65,4 +84,28 @@ void sync_metrics_txn(sync_unit *u, double seconds) {
 
 void sync_metrics_caught_up(sync_unit *u) {
   dm_host_metric_set(u->host, u->ctx, u->m_lag, NULL, 0);
+}
+
+void sync_metrics_run_start(sync_unit *u) {
+  u->cp_moved_ns = 0;
+}
+
+void sync_metrics_checkpoint(sync_unit *u) {
+  int64_t now = dm_clock_ns();
+  if (u->cp_moved_ns)
+    dm_host_metric_observe(u->host, u->ctx, u->m_cp_interval, NULL,
+                           (double)(now - u->cp_moved_ns) / 1e9);
+  u->cp_moved_ns = now;
+}
+
+void sync_metrics_unsynced(sync_unit *u, const char *tdb, const char *tname, int remain) {
+  /* DM's label value: the target table as its filter.Table prints it */
+  char table[2 * SYNC_NAME_MAX + 8];
+  snprintf(table, sizeof table, "`%s`.`%s`", tdb, tname);
+  const char *v[] = {table};
+  dm_host_metric_set(u->host, u->ctx, u->m_unsynced, v, remain);
+}
+
+void sync_metrics_resolving(sync_unit *u, bool waiting) {
+  dm_host_metric_set(u->host, u->ctx, u->m_resolving, NULL, waiting ? 1 : 0);
 }

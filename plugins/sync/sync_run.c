@@ -726,6 +726,7 @@ void sync_run(sync_unit *u, dm_result *result) {
   bool ok = false;
   bool first = false;
 
+  sync_metrics_run_start(u);
   if (!(r.tc = sync_db_connect_target(u, &e)) || !(r.sc = sync_db_connect_source(u, &e)) ||
       sync_db_precheck(u, r.sc, &e) < 0)
     goto out;

@@ -504,6 +504,11 @@ int sync_shard_plan_done(sync_shard *s, const sync_shard_plan_t *plan, const cha
     u->host->logf(u->ctx, DM_LOG_INFO,
                   "sync: shard lock %s: `%s`.`%s` held at its DDL at %s (its rows wait)",
                   s->g[m->group].lock, m->db, m->name, at);
+    /* DM's count at each member's DDL: the group's tables of this source not at it yet */
+    int remain = 0;
+    for (int i = 0; i < s->n; i++)
+      remain += !s->m[i].gone && s->m[i].group == m->group && s->m[i].state != SHARD_HELD;
+    sync_metrics_unsynced(u, s->g[m->group].tdb, s->g[m->group].tname, remain);
   }
   for (int i = 0; i < plan->n_leave; i++) {
     shard_member *m = sync_shard_find(s, plan->leave[i].schema, plan->leave[i].table);

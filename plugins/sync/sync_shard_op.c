@@ -201,7 +201,9 @@ int sync_shard_resolve(sync_shard *s, MYSQL *tc, int g, const dm_position *block
                 grp->lock, n, dm_position_format(block, buf, sizeof buf));
   dm_shard_op op;
   memset(&op, 0, sizeof op);
+  sync_metrics_resolving(u, true); /* as DM: from the info put until the operation (or a stop) */
   rc = u->host->shard_wait(u->ctx, grp->tdb, grp->tname, &op, err);
+  sync_metrics_resolving(u, false);
   if (rc <= 0)
     return rc;
   if (op.action == DM_SHARD_EXEC) {

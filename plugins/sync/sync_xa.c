@@ -289,6 +289,7 @@ int sync_xa_prepare(sync_xa *x, MYSQL *c, const dm_binlog_xa_prepare *xp, const 
     return -1;
   }
   x->open = false;
+  sync_metrics_checkpoint(u); /* its transaction moved the global row */
   u->host->logf(u->ctx, DM_LOG_DEBUG,
                 "sync: XA %s prepared at %s:%" PRIu64 ": %" PRIu64
                 " row change(s) stored in %" PRIu32 " part(s) until its commit",
@@ -401,8 +402,10 @@ int sync_xa_end(sync_xa *x, MYSQL *c, bool commit, const dm_binlog_event *ev,
     goto fail;
   }
   if (sync_db_exec(u, c, q->p, q->len, "sync: cannot delete an XA transaction's statements", err) ==
-      0)
+      0) {
+    sync_metrics_checkpoint(u); /* its transaction moved the global row */
     return 0;
+  }
 fail:
   mysql_query(c, "ROLLBACK");
   return -1;

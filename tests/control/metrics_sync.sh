@@ -5,9 +5,10 @@
 # scrapes show the sync's finished rows and transactions growing, its applied position and the
 # relay's moving on, and a replication lag of 100 s or more (the writer outpaces the sync); once
 # the sync has caught up, the lag is 0, and DM's histograms of the lag and of the transactions'
-# time on the target have counted. Every scrape passes `promtool check metrics` (tests/promtool_check.h's
-# rule: only the lint findings about DM's own counter names are accepted); a missing promtool
-# fails the test. Then stop-task: the task's series are gone.
+# time on the target have counted, and so has the interval between moves of the global checkpoint
+# row (DM's dm_syncer_flush_checkpoints_time_interval). Every scrape passes `promtool check
+# metrics` (tests/promtool_check.h's rule: only the lint findings about DM's own counter names are
+# accepted); a missing promtool fails the test. Then stop-task: the task's series are gone.
 #
 #   metrics_sync.sh <dmhost> <dmctl> <plugin dir> <source dir>
 set -euo pipefail
@@ -142,6 +143,31 @@ for h in dm_syncer_txn_duration_time dm_syncer_replication_lag; do
   awk -v c="${c:-0}" 'BEGIN { exit !(c > 0) }' || fail "$h counted nothing: $(grep "^${h}_count" "$last")"
   [ "$(value "$last" "${h}_bucket{$task,le=\"+Inf\"}")" = "$c" ] || fail "$h: +Inf bucket is not its count"
 done
+
+# DM's dm_syncer_flush_checkpoints_time_interval: one observation per move of the global
+# checkpoint row after the first of the run (each batch's commit moves it here; DM's every 30 s,
+# hence buckets from 1 ms below DM's 1..1001 s). The intervals follow each other, so together
+# they fit in the time this test ran; the writer outpaces the sync, so most are under a second.
+h=dm_syncer_flush_checkpoints_time_interval
+cp_count=$(value "$last" "${h}_count{$task}")
+cp_sum=$(value "$last" "${h}_sum{$task}")
+awk -v c="${cp_count:-0}" 'BEGIN { exit !(c > 0) }' || fail "$h counted no move: $(grep "^$h" "$last")"
+[ "$(value "$last" "${h}_bucket{$task,le=\"+Inf\"}")" = "$cp_count" ] || fail "$h: +Inf bucket is not its count"
+awk -v s="$cp_sum" -v t=$((SECONDS - t0 + 1)) 'BEGIN { exit !(s > 0 && s <= t) }' ||
+  fail "$h: intervals of $cp_sum s in all, not within the test's $((SECONDS - t0)) s"
+# the buckets: cumulative counts by upper bound; the range of the moves is between the first
+# bucket that holds any and the first that holds all
+read -r lo hi below1 < <(grep "^${h}_bucket{$task,le=" "$last" |
+  sed -E 's/.*le="([^"]*)"} (.*)/\1 \2/' | awk -v c="$cp_count" '
+    $2 > 0 && lo == "" { lo = prev == "" ? 0 : prev }
+    $2 == c && hi == "" { hi = $1 }
+    $1 == "1" { b1 = $2 }
+    { prev = $1 }
+    END { print lo, hi, b1 }')
+[ -n "$hi" ] && [ -n "$below1" ] || fail "$h: no buckets read: $(grep "^${h}_bucket" "$last" | head -3)"
+awk -v b="$below1" -v c="$cp_count" 'BEGIN { exit !(b * 2 >= c) }' ||
+  fail "$h: $below1 of $cp_count moves under 1 s: $(grep "^${h}_bucket" "$last" | tr '\n' ' ')"
+log "checkpoint: $cp_count moves of the global row after the first, $(printf %.2f "$cp_sum") s in all, each in (${lo} s, ${hi} s]; $below1 under 1 s"
 
 ctl stop-task "$name" >/dev/null || fail "stop-task"
 scrape

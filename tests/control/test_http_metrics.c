@@ -125,7 +125,23 @@ static void test_metrics(void) {
   CU_ASSERT(e2e_wait_stage("m1", "Running", 10));
   t = scrape();
   double before = metric_value(t, items);
+  /* DM's dm_worker_operate_error: a resume of a Running task is refused by the supervisor and
+   * counted once, type Resume, on the daemon's worker (a process series: no task label) */
+  char host[256], op_resume[400];
+  if (gethostname(host, sizeof host) < 0)
+    strcpy(host, "localhost");
+  host[sizeof host - 1] = '\0';
+  snprintf(op_resume, sizeof op_resume,
+           "dm_worker_operate_error{worker=\"dmhost@%s\",type=\"Resume\"}", host);
+  double refused = metric_value(t, op_resume); /* -1: none yet */
   free(t);
+  json_object *rr = NULL;
+  CU_ASSERT_NOT_EQUAL(e2e_dmctl(&rr, "resume-task", "m1", NULL), 0);
+  json_object_put(rr);
+  t = scrape();
+  CU_ASSERT_EQUAL(metric_value(t, op_resume), (refused < 0 ? 0 : refused) + 1);
+  free(t);
+  CU_ASSERT(e2e_wait_stage("m1", "Running", 10)); /* the refusal changed nothing */
   json_object *sw = NULL;
   CU_ASSERT_EQUAL(e2e_dmctl(&sw, "swap-unit", "m1", "--unit", "sync", "--path", FAKE_SYNC_V2, NULL),
                   0);

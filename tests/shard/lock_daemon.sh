@@ -9,7 +9,11 @@
 #  3. unlock errors: an unknown ID (14030), an owner not arrived (14032), an owner that does not run
 #     the DDL in time (14033: lk-b runs nowhere; the lock then waits again), options without unlock;
 #  4. unlock --force-remove: the lock is gone, from the listing and from shard.json (the gauge: 0);
-#  5. stop-task removes the task's shard.json (and the gauge's series).
+#  5. the sync's side of a lock, DM's gauges of the source (dm_syncer_unsynced_table_number{table}
+#     and dm_syncer_shard_lock_resolving) step by step: before any DDL no unsynced series and
+#     resolving 0; after the DDL of the first of lk-a's two tables 1 unsynced, resolving 0; after
+#     the second's 0 unsynced and resolving 1 (lk-a waits for the lock, which waits for lk-b);
+#  6. stop-task removes the task's shard.json (and the gauges' series, the master's and the sync's).
 # The end-to-end run with DDLs is the sync side's test (tests/shard/ of the sync's branch).
 #
 #   lock_daemon.sh <dmhost> <dmctl> <plugin dir> <source dir>
@@ -60,10 +64,22 @@ ddl_state() {
        /^dm_master_ddl_state_number\{task="lk",type="Synced"\}/ { s = $NF }
        END { if (u != "" || s != "") print u, s }' "$work/metrics.txt"
 }
+# DM's sync gauges of task lk on source lk-a: "<unsynced of orders> <resolving>", "-" for a missing one
+sync_gauges() {
+  curl -sS --noproxy '*' "http://$addr/metrics" >"$work/metrics.txt" || return 1
+  awk '/^dm_syncer_unsynced_table_number\{task="lk",source_id="lk-a",.*table="`shard_lk_t`\.`orders`"\}/ { u = $NF }
+       /^dm_syncer_shard_lock_resolving\{task="lk",source_id="lk-a",/ { r = $NF }
+       END { print (u == "" ? "-" : u), (r == "" ? "-" : r) }' "$work/metrics.txt"
+}
+wait_gauges() { # want when
+  for _ in $(seq 1 300); do [ "$(sync_gauges)" = "$1" ] && return 0; sleep 0.1; done
+  fail "$2: unsynced and resolving are '$(sync_gauges)', not '$1': $(grep -E '^dm_syncer_(unsynced|shard_lock)' "$work/metrics.txt")"
+}
 stage_is() { ctl_jq ".sources[0].subTaskStatus[0].stage == \"$1\"" query-status lk 2>/dev/null; }
 
 src -e "DROP DATABASE IF EXISTS \`$db\`; CREATE DATABASE \`$db\`;
-        CREATE TABLE \`$db\`.orders_1 (id INT PRIMARY KEY, v VARCHAR(40));"
+        CREATE TABLE \`$db\`.orders_1 (id INT PRIMARY KEY, v VARCHAR(40));
+        CREATE TABLE \`$db\`.orders_1b (id INT PRIMARY KEY, v VARCHAR(40));"
 tgt -e "DROP DATABASE IF EXISTS \`$tdb\`; DROP DATABASE IF EXISTS \`$meta\`; CREATE DATABASE \`$tdb\`;
         CREATE TABLE \`$tdb\`.orders (id INT PRIMARY KEY, v VARCHAR(40));"
 read -r bfile bpos < <(src -N -B -e "SHOW MASTER STATUS" | awk '{ print $1, $2 }')
@@ -109,7 +125,7 @@ jq -n --arg db "$db" --arg tdb "$tdb" --arg ddl "$ddl" '{
   version: 1, nextOpID: 1,
   sources: [
     {task: "lk", source: "lk-a", targetSchema: $tdb, targetTable: "orders",
-     tables: [{schema: $db, table: "orders_1"}]},
+     tables: [{schema: $db, table: "orders_1"}, {schema: $db, table: "orders_1b"}]},
     {task: "lk", source: "lk-b", targetSchema: $tdb, targetTable: "orders",
      tables: [{schema: $db, table: "orders_2"}, {schema: $db, table: "orders_3"}]}],
   infos: [
@@ -123,7 +139,7 @@ ctl_jq ".result and (.locks | length) == 1 and .locks[0].ID == \"$id\" and
         .locks[0].state == \"waiting\" and .locks[0].owner == \"lk-b\" and
         .locks[0].mode == \"pessimistic\" and .locks[0].synced == [\"lk-b\"] and
         .locks[0].unsynced == [\"lk-a\"] and
-        .locks[0].tables[\"lk-a\"].unsynced == [\"\`$db\`.\`orders_1\`\"] and
+        .locks[0].tables[\"lk-a\"].unsynced == [\"\`$db\`.\`orders_1\`\", \"\`$db\`.\`orders_1b\`\"] and
         (.locks[0].tables[\"lk-b\"].synced | length) == 2" shard-ddl-lock lk ||
   fail "the lock was not rebuilt from shard.json at start"
 jq -e --arg d "$ddl" '.locks[0].DDLs == [$d]' "$work/last.json" >/dev/null ||
@@ -157,11 +173,26 @@ stage_is Running || fail "the task is not Running any more"
 [ "$(ddl_state)" = "0 0" ] || fail "dm_master_ddl_state_number is not 0 0 once the lock is gone: $(grep ddl_state "$work/metrics.txt")"
 log "unlock --force-remove: lock gone, dm_master_ddl_state_number 0"
 
-# 5. stop-task
+# 5. the sync's gauges, DDL by DDL (lk-b's tables stay members: the lock waits for it)
+tbl="\`$tdb\`.\`orders\`"
+g=$(sync_gauges)
+[ "$g" = "- 0" ] || fail "before any DDL: unsynced and resolving are '$g', not '- 0': $(grep -E '^dm_syncer_(unsynced|shard_lock)' "$work/metrics.txt")"
+src -e "ALTER TABLE \`$db\`.orders_1 ADD COLUMN note2 INT"
+wait_gauges "1 0" "after orders_1's DDL"
+log "after orders_1's DDL: dm_syncer_unsynced_table_number{table=\"$tbl\"} 1, resolving 0"
+src -e "ALTER TABLE \`$db\`.orders_1b ADD COLUMN note2 INT"
+wait_gauges "0 1" "after orders_1b's DDL"
+ctl_jq ".result and .locks[0].state == \"waiting\" and .locks[0].synced == [\"lk-a\"] and
+        .locks[0].unsynced == [\"lk-b\"]" shard-ddl-lock lk ||
+  fail "lk-a arrived, but the lock does not wait for lk-b"
+log "after orders_1b's DDL: unsynced 0, dm_syncer_shard_lock_resolving 1 (the lock waits for lk-b)"
+
+# 6. stop-task
 ctl_jq '.result' stop-task lk || fail "stop-task"
 [ ! -e "$work/state/tasks/lk/shard.json" ] || fail "shard.json outlived stop-task"
 [ -z "$(ddl_state)" ] || fail "dm_master_ddl_state_number of lk outlived stop-task"
-log "stop-task removed shard.json and the task's dm_master_ddl_state_number"
+[ "$(sync_gauges)" = "- -" ] || fail "the sync's shard gauges of lk outlived stop-task: $(sync_gauges)"
+log "stop-task removed shard.json and the task's dm_master_ddl_state_number and sync gauges"
 tgt -e "DROP DATABASE IF EXISTS \`$tdb\`; DROP DATABASE IF EXISTS \`$meta\`;"
 src -e "DROP DATABASE IF EXISTS \`$db\`;"
 log "ok"

@@ -11,8 +11,9 @@ included) and every query variable is parsed, and each metric name it reads must
 
 A name in neither fails; so does a name the "not served" table lists that is served after all
 (the table only shrinks as names land). Then it prints, per board, how many panels read only
-served names (they show data on dmhost), and is run once on a copy with one name misspelt, which
-it must refuse.
+served names (they show data on dmhost), which must be the count docs/metrics.md gives for the
+board ("**N of M** (Standard)", "(Professional)"), and is run once on a copy with one name
+misspelt, which it must refuse.
 
   check_dm_grafana.py <metrics.md> <board.json>...
 """
@@ -96,6 +97,17 @@ def main():
         failed += [f"{os.path.basename(path)}: {p}" for p in problems]
         report.append(f"{os.path.basename(path)}: {shown} of {n_panels} panels read only served "
                       f"metrics")
+        # The count docs/metrics.md states for this board ("DM's Grafana boards") is this one.
+        kind = re.search(r"DM-Monitor-(\w+)\.json$", path)
+        stated = kind and re.search(r"\*\*(\d+) of (\d+)\*\* \(" + kind.group(1) + r"\)",
+                                    open(md, encoding="utf-8").read())
+        if not stated:
+            failed.append(f"{md} states no \"**N of M** ({kind.group(1) if kind else '?'})\" "
+                          f"for {os.path.basename(path)}")
+        elif (int(stated.group(1)), int(stated.group(2))) != (shown, n_panels):
+            failed.append(f"{md} says {stated.group(1)} of {stated.group(2)} panels of "
+                          f"{os.path.basename(path)} read only served metrics; they are {shown} "
+                          f"of {n_panels}: update it (and docs/from-dm.md)")
         # Precondition: a misspelt name is caught on this very board.
         bad = copy.deepcopy(board)
         for p in panels(bad.get("panels", [])):

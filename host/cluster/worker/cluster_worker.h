@@ -96,6 +96,9 @@ typedef struct cw {
   pthread_t fence_thr;
   bool fence_started;
   bool config_missing; /* the last reconcile lacked a file text: again in a second (main only) */
+  /* the binding (its create_revision) this worker could not take up and counted as DM's
+   * dm_worker_operate_error{type="SourceBound"}: once per binding, not per retry (main only) */
+  int64_t bound_err_rev;
 
   cw_published *pub;
   int n_pub;

@@ -11,6 +11,7 @@
 #include "dmhost/sdk.h"
 #include "error_json.h"
 #include "log.h"
+#include "metrics_host.h"
 #include "state.h"
 
 long cw_now_ms(void) {
@@ -396,6 +397,16 @@ static void cw_apply_relay(cw *w, const dmh_cluster_relay *r, bool bound,
   }
 }
 
+/* The binding of create_rev could not be taken up (no source file in etcd yet, the file refused,
+ * a relay kept for another source): DM's dm_worker_operate_error{type="SourceBound"}, once for
+ * the binding however often the reconcile tries again. */
+static void cw_bound_failed(cw *w, int64_t create_rev) {
+  if (w->bound_err_rev == create_rev)
+    return;
+  w->bound_err_rev = create_rev;
+  dmh_metrics_operate_error(w->name, DMH_OP_ERR_SOURCE_BOUND);
+}
+
 int cw_reconcile(cw *w, int64_t *revision, dm_error *err) {
   char *source_text = NULL;
   int64_t create_rev = 0, rev = 0;
@@ -468,6 +479,7 @@ int cw_reconcile(cw *w, int64_t *revision, dm_error *err) {
               "bound to source %s while keeping the relay of %s: refused (a worker with a relay "
               "serves only its source; stop the relay first with stop-relay)",
               b.source, wk.source);
+      cw_bound_failed(w, create_rev);
     } else {
       if (wk.stage == DMH_WORKER_BOUND)
         cw_release(w, &wk, "bound to another source");
@@ -475,12 +487,14 @@ int cw_reconcile(cw *w, int64_t *revision, dm_error *err) {
       json_object *resp = json_object_new_object();
       dm_error e;
       if (!source_text)
-        ; /* logged by cw_get_config */
-      else if (!path)
+        cw_bound_failed(w, create_rev); /* logged by cw_get_config */
+      else if (!path) {
         cw_log_error(DM_LOG_WARN, "writing the source file", err);
-      else if (dmh_registry_source_create(w->reg, path, resp, &e) < 0)
+        cw_bound_failed(w, create_rev);
+      } else if (dmh_registry_source_create(w->reg, path, resp, &e) < 0) {
         cw_log_error(DM_LOG_WARN, "creating the source", &e);
-      else
+        cw_bound_failed(w, create_rev);
+      } else
         dmh_log(DM_LOG_INFO, "worker", "bound to source %s (fencing token %lld)", b.source,
                 (long long)create_rev);
       json_object_put(resp);

@@ -127,6 +127,10 @@ int sup_wait_relay_catchup(dmh_subtask *st, const dm_position *target, dm_error 
 int sup_relay_hold_begin(dmh_subtask *st, dm_error *err);
 int sup_relay_hold_at(dmh_subtask *st, const dm_position *p, dm_error *err);
 
+/* supervisor.c: an operation on the subtask was refused or failed: DM's dm_worker_operate_error
+ * of the subtask's worker, type task_op (a task's subtask) or relay_op (a relay). */
+void sup_op_failed(dmh_subtask *st, const char *task_op, const char *relay_op);
+
 /* supervisor.c, for swap.c: with cmd_lock held. */
 int sup_pause_locked(dmh_subtask *st, bool manual, dm_error *err);
 int sup_resume_locked(dmh_subtask *st, bool only_if_auto, dm_error *err);

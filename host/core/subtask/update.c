@@ -14,6 +14,7 @@
 #include "config_update.h"
 #include "dmhost/sdk.h"
 #include "log.h"
+#include "metrics_host.h"
 #include "supervisor_internal.h"
 
 static bool upd_open(sup_unit *u) {
@@ -23,8 +24,7 @@ static bool upd_open(sup_unit *u) {
   return open;
 }
 
-int dmh_subtask_update_check(dmh_subtask *st, const dmh_task_config *next, bool new_ok,
-                             dm_error *err) {
+static int upd_check(dmh_subtask *st, const dmh_task_config *next, bool new_ok, dm_error *err) {
   pthread_mutex_lock(&st->state_lock);
   dmh_stage stage = st->stage;
   pthread_mutex_unlock(&st->state_lock);
@@ -95,7 +95,7 @@ static int upd_call(dmh_subtask *st, sup_unit *u, dm_error *err) {
   return 0;
 }
 
-int dmh_subtask_update_apply(dmh_subtask *st, const dmh_task_config *next, dm_error *err) {
+static int upd_apply(dmh_subtask *st, const dmh_task_config *next, dm_error *err) {
   const dmh_task_instance *inst = dmh_task_instance_for(next, st->source->source_id);
   if (!inst) {
     dm_error_set(err, DM_ERR_UPDATE_IDENTITY, NULL,
@@ -153,4 +153,20 @@ int dmh_subtask_update_apply(dmh_subtask *st, const dmh_task_config *next, dm_er
                sup_unit_label(&st->units[failed], label, sizeof label), st->name,
                st->source->source_id, uerr.message);
   return -1;
+}
+
+/* A refused or failed update-task counts DM's dm_worker_operate_error{type="Update"}. */
+int dmh_subtask_update_check(dmh_subtask *st, const dmh_task_config *next, bool new_ok,
+                             dm_error *err) {
+  int rc = upd_check(st, next, new_ok, err);
+  if (rc < 0)
+    sup_op_failed(st, DMH_OP_ERR_UPDATE, DMH_OP_ERR_UPDATE);
+  return rc;
+}
+
+int dmh_subtask_update_apply(dmh_subtask *st, const dmh_task_config *next, dm_error *err) {
+  int rc = upd_apply(st, next, err);
+  if (rc < 0)
+    sup_op_failed(st, DMH_OP_ERR_UPDATE, DMH_OP_ERR_UPDATE);
+  return rc;
 }

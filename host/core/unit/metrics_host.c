@@ -118,3 +118,16 @@ void dmh_metrics_unit_duration(dm_ctx *c, const char *unit, bool init, double se
                          1, proc_b, (int)(sizeof proc_b / sizeof proc_b[0]));
   dmh_metric_observe(f, c->metrics_owner, v, seconds);
 }
+
+void dmh_metrics_operate_error(const char *worker, const char *type) {
+  static const char *const labels[] = {"worker", "type"};
+  dmh_metric_family *f;
+  dm_error err;
+  if (dmh_metrics_family(dmh_metrics_process(), "dm_worker_operate_error", DM_METRIC_COUNTER,
+                         "number of different operate error", labels, 2, NULL, 0, &f, &err) < 0) {
+    dmh_log(DM_LOG_WARN, "metrics", "%s", err.message);
+    return;
+  }
+  const char *v[] = {worker ? worker : "", type};
+  dmh_metric_add(f, 0, v, 1);
+}

@@ -28,4 +28,24 @@ void dmh_metrics_unit_swap(dm_ctx *c, const char *unit, bool ok);
 /* dmhost_unit_init_duration_seconds / dmhost_unit_process_duration_seconds{unit}. */
 void dmh_metrics_unit_duration(dm_ctx *c, const char *unit, bool init, double seconds);
 
+/*
+ * DM's dm_worker_operate_error{worker,type}: an operation on a subtask or relay was refused or
+ * failed on the worker `worker` (NULL: ""), `type` one of DM's names below. A process series
+ * (DM keeps it for the worker's life: no task label, it outlives the subtask). Counted by the
+ * supervisor (each command's failure) and the cluster worker (a source it could not take up).
+ */
+#define DMH_OP_ERR_BEFORE_ANY "BeforeAnyOp"   /* the subtask could not be created (its units) */
+#define DMH_OP_ERR_START "Start"              /* a subtask's first start */
+#define DMH_OP_ERR_PAUSE "Pause"              /* pause-task */
+#define DMH_OP_ERR_RESUME "Resume"            /* resume-task */
+#define DMH_OP_ERR_AUTO_RESUME "AutoResume"   /* the supervisor's auto-resume */
+#define DMH_OP_ERR_UPDATE "Update"            /* update-task */
+#define DMH_OP_ERR_STOP "Stop"                /* stop-task */
+#define DMH_OP_ERR_SOURCE_BOUND "SourceBound" /* a cluster worker's new binding */
+#define DMH_OP_ERR_RELAY_SOURCE "RelaySource" /* a relay could not be created or started */
+#define DMH_OP_ERR_PAUSE_RELAY "PauseRelay"   /* pause-relay */
+#define DMH_OP_ERR_RESUME_RELAY "ResumeRelay" /* resume-relay */
+#define DMH_OP_ERR_STOP_RELAY "StopRelay"     /* stop-relay */
+void dmh_metrics_operate_error(const char *worker, const char *type);
+
 #endif /* DMH_METRICS_HOST_H */
