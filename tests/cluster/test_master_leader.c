@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "control.h"
 #include "master_internal.h"
@@ -168,6 +169,51 @@ static void test_evict_leader(void) {
   dmh_etcd_close(c);
 }
 
+/* A campaign that wins after the evict (its txn in flight when the flag was set): it never acts
+ * and its key is given back, fenced by the token it won. Played on a master object without
+ * threads, so that the order is the test's: the flag, then the won key, then the loop's steps. */
+static void test_campaign_won_after_evict(void) {
+  char prefix[128], key[DMH_CLUSTER_KEY_MAX], name[64];
+  tm_prefix(prefix, sizeof prefix, "late-win");
+  dmh_etcd *c = te_client();
+  dmh_master *m = calloc(1, sizeof *m);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+  snprintf(m->name, sizeof m->name, "mlate");
+  snprintf(m->prefix, sizeof m->prefix, "%s", prefix);
+  pthread_mutex_init(&m->evict_lock, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&m->evict_cond, &ca);
+  pthread_condattr_destroy(&ca);
+  bool was_leader = true, was_evicted = true;
+  dm_error err;
+  CU_ASSERT_EQUAL(dmh_master_evict(m, true, &was_leader, &was_evicted, &err), 0);
+  CU_ASSERT_FALSE(was_leader);
+  CU_ASSERT_FALSE(was_evicted);
+  /* the campaign's create-only put lands now: its token is the key's create_revision */
+  dmh_cluster_key(key, sizeof key, prefix, DMH_KEY_LEADER, NULL, NULL, NULL);
+  CU_ASSERT_EQUAL_FATAL(dmh_etcd_put(c, DMH_ETCD_S(key), DMH_ETCD_S("mlate"), 0, 0, NULL, &err), 0);
+  int64_t won = tm_leader(c, prefix, name, sizeof name);
+  CU_ASSERT_FATAL(won > 0);
+  CU_ASSERT_FALSE(master_lead_begin(m, won)); /* evicted: it does not lead */
+  CU_ASSERT_EQUAL(dmh_master_token(m), 0);
+  bool leading;
+  int64_t held;
+  tl_state(m, &leading, &held);
+  CU_ASSERT_FALSE(leading);
+  CU_ASSERT_EQUAL(held, won);
+  /* the loop's next step while evicted gives it back */
+  master_evicted_wait(m, c);
+  tl_state(m, &leading, &held);
+  CU_ASSERT_EQUAL(held, 0);
+  CU_ASSERT_EQUAL(tm_leader(c, prefix, name, sizeof name), 0);
+  pthread_mutex_destroy(&m->evict_lock);
+  pthread_cond_destroy(&m->evict_cond);
+  free(m);
+  dmh_etcd_close(c);
+}
+
 /* dmctl --master-addr at master processes: the leader evicted, the other leads; cancel-evict. */
 static void test_dmctl_operate_leader(void) {
   char prefix[128], leader[64], next[64];
@@ -230,6 +276,8 @@ static void test_daemon_refuses(void) {
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"evict the leader, a follower; stale token; cancel-evict", test_evict_leader},
+      {"a campaign won after the evict never acts, its key given back",
+       test_campaign_won_after_evict},
       {"dmctl operate-leader at master processes", test_dmctl_operate_leader},
       {"dmhost serve refuses operate-leader", test_daemon_refuses},
   };
