@@ -272,8 +272,6 @@ static const struct {
     {"decrypt", "dmctl does not decrypt; `dmhost encrypt` makes the ciphertext"},
     {"offline-member", "not served by dmhost: a worker that stops is offline when its lease "
                        "expires (docs/cluster.md)"},
-    {"operate-leader", "not served by dmhost: the masters elect their leader through etcd "
-                       "(docs/cluster.md); stop a master to move the leadership"},
     {"validation", "not served by dmhost: it has no continuous data validation; compare with "
                    "scripts/checksum.sh"},
 };

@@ -589,6 +589,7 @@ static const dmh_control_fn control_fns[DMH_CMD_COUNT] = {
     [DMH_CMD_BINLOG] = control_binlog,
     [DMH_CMD_BINLOG_SCHEMA] = control_binlog_schema,
     [DMH_CMD_SHARD_DDL_LOCK] = control_shard_ddl_lock,
+    [DMH_CMD_OPERATE_LEADER] = dmh_control_operate_leader,
     [DMH_CMD_CONVERT_TASK] = dmh_control_convert_task,
     [DMH_CMD_API_OBJECTS] = dmh_control_api_objects,
     [DMH_CMD_TASK_TEMPLATE] = dmh_control_task_template,

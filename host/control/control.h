@@ -188,6 +188,15 @@ int dmh_control_task_template(void *ud, const dmh_control_cmd *cmd, json_object 
 int dmh_control_cluster_info(void *ud, const dmh_control_cmd *cmd, json_object *args,
                              json_object *resp, dm_error *err);
 
+/* operate-leader's "op" (leader_cmd.c): *evict true for evict, false for cancel-evict; anything
+ * else refused with DM's words and the usage. */
+int dmh_control_leader_op(const dmh_control_cmd *cmd, json_object *args, bool *evict,
+                          dm_error *err);
+/* operate-leader on `dmhost serve` (leader_cmd.c): refused with DM_ERR_LEADER_ONE_MASTER, the op
+ * checked first. */
+int dmh_control_operate_leader(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                               json_object *resp, dm_error *err);
+
 /* Sets DM_ERR_CONTROL_REQUEST with the message; returns -1. */
 int dmh_control_bad(dm_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -7,7 +7,9 @@
 #     subtask and leaves it New: query-status through the master says New, no row reaches the target;
 #  2. resume-task starts it: the target equals the source;
 #  3. stop-task force=false refused with DM's message (the task runs on), force=true stops it: its
-#     keys leave etcd; remove-meta on a master is refused by name.
+#     keys leave etcd; remove-meta on a master is refused by name;
+#  4. DM's operate-leader with dmctl on the only master: evict answers once its leader key is gone
+#     (nobody leads: no other master), cancel-evict: it leads again.
 #
 #   task_life.sh <dmhost> <dmctl> <plugin dir> <source dir>
 set -euo pipefail
@@ -86,6 +88,20 @@ raw_jq '.result' '{"cmd":"stop-task","args":{"name":"cltl","force":true}}' || fa
 [ -z "$(etcd_get "$prefix/stage/")" ] || fail "the task's stage keys are still in etcd"
 wait_for 60 "the task is still on w1 after stop-task force" gone
 log "stop without force refused; remove-meta refused on a master; with force stopped"
+
+# 4. operate-leader: the key is gone when evict answers; the worker's state is not touched
+leader_is() { [ "$(etcd_get "$prefix/leader" | sed -n 2p)" = "$1" ]; }
+leader_is m1 || fail "precondition: m1 does not lead"
+ctl_jq 1 '.result and (.msg | contains("stopped leading"))' operate-leader evict >/dev/null ||
+  fail "dmctl operate-leader evict of m1"
+leader_is "" || fail "the evicted m1's leader key is still in etcd when evict answered"
+{ ctl 1 operate-leader resign || true; } | jq -e '.result == false and
+  (.msg | contains("invalid operate '"'"'resign'"'"' on leader"))' >/dev/null ||
+  fail "operate-leader resign was not refused with DM's words"
+ctl_jq 1 '.result and (.msg | contains("campaigns again"))' operate-leader cancel-evict >/dev/null ||
+  fail "dmctl operate-leader cancel-evict of m1"
+wait_for 10 "m1 does not lead again after cancel-evict" leader_is m1
+log "operate-leader: evicted (no leader), cancel-evict: m1 leads again"
 
 for p in w1 m1; do stop_proc "$p"; done
 log "PASSED"

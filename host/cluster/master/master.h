@@ -63,6 +63,16 @@ int dmh_master_start(const dmh_master_opts *opts, dmh_master **out, dm_error *er
 /* The leadership token while this master leads and may act, else 0. */
 int64_t dmh_master_token(dmh_master *m);
 
+/* DM's operate-leader. on (evict): this master stops acting as leader before returning (the
+ * scheduling loop and the shard coordinator returned, the token 0), gives its leader key back by a
+ * delete fenced by its token, and campaigns no more until cancel-evict; a follower only stops
+ * campaigning. !on (cancel-evict): it campaigns again. *was_leader: it was leading;
+ * *was_evicted: it was evicted already. -1 with DM_ERR_CLUSTER_EVICT_PENDING when the end of its
+ * leadership was not confirmed within MASTER_EVICT_WAIT_MS (etcd not answering): it stays
+ * evicted and gives the key back when etcd answers. */
+#define MASTER_EVICT_WAIT_MS 15000
+int dmh_master_evict(dmh_master *m, bool on, bool *was_leader, bool *was_evicted, dm_error *err);
+
 /* Resign now (stop acting, revoke the lease) without freeing: requests in progress may still use
  * m and get answers from etcd; dmh_master_stop after them. */
 void dmh_master_resign(dmh_master *m);

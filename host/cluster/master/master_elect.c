@@ -181,6 +181,10 @@ static void *elect_main(void *arg) {
         continue;
       }
     }
+    if (atomic_load(&m->evicted)) {
+      master_evicted_wait(m, c); /* operate-leader evict: no campaign until cancel-evict */
+      continue;
+    }
     int64_t token = 0, next = 0;
     int won = elect_campaign(m, c, key, &token, &next, &err);
     if (won < 0) {
@@ -193,7 +197,8 @@ static void *elect_main(void *arg) {
       continue;
     }
     if (won) {
-      atomic_store(&m->token, token);
+      if (!master_lead_begin(m, token))
+        continue; /* evicted while campaigning: the loop gives the key back */
       master_metrics_leader(true);
       master_shard_run shard;
       master_shard_start(m, token, &shard); /* the shard DDL locks, beside the scheduling */
@@ -201,7 +206,11 @@ static void *elect_main(void *arg) {
       master_shard_stop(&shard);
       master_metrics_retire(m);
       dmh_log(DM_LOG_INFO, "master", "%s stopped leading (token %lld)", m->name, (long long)token);
-      atomic_compare_exchange_strong(&m->token, &token, 0);
+      /* a copy: a failed compare-exchange writes the current value (0 after an evict) into its
+       * `expected`, and `token` is what the give-back is fenced by (master_lead_begin kept it) */
+      int64_t expected = token;
+      atomic_compare_exchange_strong(&m->token, &expected, 0);
+      master_lead_end(m);
       continue;
     }
     if (next == 0)
@@ -304,6 +313,12 @@ int dmh_master_start(const dmh_master_opts *o, dmh_master **out, dm_error *err) 
   pthread_mutex_init(&m->lock, NULL);
   pthread_mutex_init(&m->sched_lock, NULL);
   pthread_mutex_init(&m->shard_lock, NULL);
+  pthread_mutex_init(&m->evict_lock, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* master_evict.c's waits */
+  pthread_cond_init(&m->evict_cond, &ca);
+  pthread_condattr_destroy(&ca);
   dmh_etcd *c = dmh_etcd_open(m->endpoints, &m->etcd_opts, err);
   int rc = c ? elect_register(m, c, err) : -1;
   dmh_etcd_close(c);
@@ -361,6 +376,9 @@ void dmh_master_stop(dmh_master *m, bool resign) {
   atomic_store(&m->watch_stop, 1);
   if (resign)
     dmh_master_resign(m);
+  pthread_mutex_lock(&m->evict_lock); /* an evicted election thread waits on it */
+  pthread_cond_broadcast(&m->evict_cond);
+  pthread_mutex_unlock(&m->evict_lock);
   if (m->threads_started) {
     pthread_join(m->elect_thread, NULL);
     pthread_join(m->guard_thread, NULL);
@@ -369,6 +387,8 @@ void dmh_master_stop(dmh_master *m, bool resign) {
   pthread_mutex_destroy(&m->lock);
   pthread_mutex_destroy(&m->sched_lock);
   pthread_mutex_destroy(&m->shard_lock);
+  pthread_mutex_destroy(&m->evict_lock);
+  pthread_cond_destroy(&m->evict_cond);
   free(m->endpoints);
   free(m->secrets_dir);
   OPENSSL_cleanse(m->cluster_key, sizeof m->cluster_key);

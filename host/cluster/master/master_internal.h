@@ -43,6 +43,16 @@ struct dmh_master {
   char **metrics_workers; /* [sched_lock] the workers it has shown while leading */
   size_t n_metrics_workers;
 
+  /* operate-leader (master_evict.c). evict_cond is on CLOCK_MONOTONIC; signalled when leading
+   * or held change, when evicted is cleared and at shutdown. */
+  pthread_mutex_t evict_lock;
+  pthread_cond_t evict_cond;
+  atomic_int evicted; /* [written under evict_lock; read by the election loop] never campaign */
+  bool leading;       /* [evict_lock] the election thread is in a leadership: from storing token
+                         until master_lead and the shard coordinator returned */
+  int64_t held;       /* [evict_lock] the token of a leader key this master may still hold in
+                         etcd (0: none); given back, fenced by it, while evicted */
+
   atomic_llong token;    /* leadership token while leading and allowed to act; 0 otherwise */
   atomic_int stopping;   /* shutdown began */
   atomic_int watch_stop; /* ends the watch the election thread runs (follower or scheduler) */
@@ -141,6 +151,21 @@ void master_metrics_leader(bool won);
 /* The leader's loop, on the election thread: a round, then a watch of <p>/ until a change of a
  * worker, source or binding key, again, until the token is no longer this master's. */
 void master_lead(dmh_master *m, dmh_etcd *c, int64_t token);
+
+/* master_evict.c. The election thread's side of operate-leader. lead_begin: under evict_lock,
+ * store token and mark the leadership begun, or (evicted meanwhile) keep it only to give it back:
+ * false. lead_end: the leadership is over (master_lead and the shard coordinator returned). */
+bool master_lead_begin(dmh_master *m, int64_t token);
+void master_lead_end(dmh_master *m);
+/* While evicted: give back the leader key this master may hold, then wait (up to a second: the
+ * loop's lease checks go on) for cancel-evict or shutdown. */
+void master_evicted_wait(dmh_master *m, dmh_etcd *c);
+/* Delete <p>/leader if its create_revision is `token` (a stale token deletes no newer leader's
+ * key): 0 (*deleted whether it was), or -1 with *err. */
+int master_give_back(dmh_etcd *c, const dmh_master *m, int64_t token, bool *deleted, dm_error *err);
+/* operate-leader evict|cancel-evict on this master (dmh_control_fn, ud a master_ctl). */
+int master_ctl_operate_leader(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                              json_object *resp, dm_error *err);
 
 /* The current leader's name and address (from its master key); 0 and "" when none. */
 int master_leader(dmh_etcd *c, const dmh_master *m, char *name, char *addr, int64_t *token,

@@ -215,6 +215,10 @@ typedef enum dm_error_level {
   X(DM_ERR_API_CLUSTER, 14021, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,               \
     "DM's Task and Source objects, task templates and cluster info are served by `dmhost serve` "  \
     "for now: on a master read tasks and sources with dmctl's config and query-status.")           \
+  X(DM_ERR_LEADER_ONE_MASTER, 14022, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,         \
+    "`dmhost serve` is a cluster of one: it is its only master and no other can take the "         \
+    "leadership over. operate-leader moves the leadership among `dmhost master` processes: send "  \
+    "it to one of them (docs/cluster.md).")                                                        \
   X(DM_ERR_SHARD_LOCK_NOT_FOUND, 14030, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,      \
     "No shard DDL lock has that ID (it may be resolved already): list them with `dmctl "           \
     "shard-ddl-lock [TASK]` and copy the ID as shown.")                                            \
@@ -298,6 +302,10 @@ typedef enum dm_error_level {
   X(DM_ERR_CLUSTER_FENCED, 15031, DM_CLASS_CLUSTER, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 1,         \
     "This master lost its leadership before the write; nothing was written. Send the command "     \
     "again: the new leader applies it.")                                                           \
+  X(DM_ERR_CLUSTER_EVICT_PENDING, 15032, DM_CLASS_CLUSTER, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 1,  \
+    "The master is evicted (it will not campaign) but etcd did not confirm in time that its "      \
+    "leadership ended and its leader key is gone: check etcd (scripts/etcd.sh status), then "      \
+    "list-member --leader; it gives the key back as soon as etcd answers.")                        \
   X(DM_ERR_CLUSTER_CONFIG_MISSING, 15040, DM_CLASS_CLUSTER, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 1, \
     "The leader bound a source or set a stage whose file is not (yet) in etcd: the worker tries "  \
     "again at the next change; store the file through the master.")                                \
