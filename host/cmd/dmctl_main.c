@@ -273,8 +273,6 @@ static const struct {
     {"handle-error", "DM's older name: use `binlog skip|replace|inject|revert TASK`"},
     {"show-ddl-locks", "use `shard-ddl-lock [TASK]`"},
     {"unlock-ddl-lock", "use `shard-ddl-lock unlock LOCK_ID`"},
-    {"offline-member", "not served by dmhost: a worker that stops is offline when its lease "
-                       "expires (docs/cluster.md)"},
     {"operate-leader", "not served by dmhost: the masters elect their leader through etcd "
                        "(docs/cluster.md); stop a master to move the leadership"},
     {"validation", "not served by dmhost: it has no continuous data validation; compare with "

@@ -15,7 +15,7 @@
 #     purged and disabled, the source updated by PUT, the tasks and the source deleted; DM's refusals (unknown task
 #     or source, a relay request with DM's fields dmhost does not build, a source deleted under
 #     its task, a second delete) and a cluster's operations a daemon refuses (transfer, masters,
-#     workers), each in DM's error body;
+#     workers, offline-member), each in DM's error body;
 #   - the checker's --coverage: the operations of DM's 43 never answered here are exactly the
 #     checker's NOT_SEEN list, those only refused exactly ONLY_FAILURE (each with why), so the
 #     lists only shrink as operations land.
@@ -396,6 +396,10 @@ error_of code=
 dm GET /api/v1/cluster/masters 400
 error_of code=
 dm GET /api/v1/cluster/workers 400
+error_of code=
+dm DELETE /api/v1/cluster/masters/m1 400
+error_of code=
+dm DELETE /api/v1/cluster/workers/dm-openapi-w2 400
 error_of code=
 
 # ---- every answer against DM's spec ----

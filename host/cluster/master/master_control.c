@@ -770,6 +770,7 @@ static const dmh_control_fn ctl_fns[DMH_CMD_COUNT] = {
     [DMH_CMD_QUERY_LAG] = master_ctl_query_lag,
     [DMH_CMD_LIST_MEMBER] = ctl_list_member,
     [DMH_CMD_TRANSFER_SOURCE] = ctl_transfer_source,
+    [DMH_CMD_OFFLINE_MEMBER] = master_ctl_offline_member,
     [DMH_CMD_START_RELAY] = ctl_relay,
     [DMH_CMD_STOP_RELAY] = ctl_relay,
     [DMH_CMD_PAUSE_RELAY] = ctl_relay_each,
