@@ -215,16 +215,11 @@ static int members_offline_master(master_ctl *x, const char *name, dm_error *err
 int master_ctl_offline_member(void *ud, const dmh_control_cmd *cmd, json_object *args,
                               json_object *resp, dm_error *err) {
   master_ctl *x = ud;
-  bool masters, workers;
+  bool masters;
   const char *name;
   char key[DMH_CLUSTER_KEY_MAX];
-  if (dmh_control_arg_bool(cmd, args, "master", &masters, err) < 0 ||
-      dmh_control_arg_bool(cmd, args, "worker", &workers, err) < 0 ||
-      dmh_control_arg_string(cmd, args, "name", true, &name, err) < 0)
+  if (dmh_control_offline_args(cmd, args, &masters, &name, err) < 0)
     return -1;
-  if (masters == workers) /* DM's words */
-    return dmh_control_bad(err, "%s: should specify either --master or --worker (usage: %s)",
-                           cmd->name, cmd->usage);
   if (master_key(key, sizeof key, x->m, DMH_KEY_WORKER, name, NULL, NULL, err) < 0)
     return -1;
   if (masters)
