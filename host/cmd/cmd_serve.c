@@ -254,6 +254,13 @@ int dmh_serve_main(int argc, char **argv) {
     serve_fail(&err);
     goto out;
   }
+  if (http) { /* DM's list-member shows the address as bound: --listen's port 0 is another */
+    char addr[DMH_REGISTRY_ADDR_MAX];
+    const char *colon = strrchr(listen_arg, ':');
+    int host_len = colon ? (int)(colon - listen_arg) : (int)strlen(listen_arg);
+    snprintf(addr, sizeof addr, "%.*s:%d", host_len, listen_arg, dmh_control_http_port(http));
+    dmh_registry_set_addr(reg, addr);
+  }
   dmh_log(DM_LOG_INFO, "serve", "listening on %s (state dir %s, pid %d)", socket_path, state_dir,
           (int)getpid());
   if (dmh_control_server_run(srv, sfd, &err) < 0) {

@@ -270,8 +270,6 @@ static const struct {
     {"encrypt", "dmctl does not encrypt: run `dmhost encrypt` on this machine (the secret is "
                 "never sent to a daemon)"},
     {"decrypt", "dmctl does not decrypt; `dmhost encrypt` makes the ciphertext"},
-    {"offline-member", "not served by dmhost: a worker that stops is offline when its lease "
-                       "expires (docs/cluster.md)"},
     {"validation", "not served by dmhost: it has no continuous data validation; compare with "
                    "scripts/checksum.sh"},
 };

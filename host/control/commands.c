@@ -93,6 +93,15 @@ static const dmh_cmd_arg *cmd_arg(const dmh_command *cmd, const char *name) {
   return NULL;
 }
 
+/* The DMH_ARG_BOOL argument spelled `word` ("-w") by the command's row, or NULL. */
+static const dmh_cmd_arg *cmd_short(const dmh_command *cmd, const char *word) {
+  for (int i = 0; i < DMH_CMD_MAX_ARGS && cmd->args[i].name; i++)
+    if (cmd->args[i].short_name && (cmd->args[i].flags & DMH_ARG_BOOL) &&
+        strcmp(cmd->args[i].short_name, word) == 0)
+      return &cmd->args[i];
+  return NULL;
+}
+
 /* What a command line gave: the positional words and each option's value. */
 typedef struct cmd_line {
   const char *pos[DMH_CMD_MAX_POS];
@@ -175,8 +184,8 @@ json_object *dmh_command_request(int argc, char **argv, dm_error *err) {
   args = json_object_new_object();
   json_object *lists[CMD_MAX_OPTIONS] = {0}; /* a DMH_ARG_LIST option's values, in order */
   for (int i = 1; i < argc; i++) {
-    const dmh_cmd_arg *b =
-        argv[i][0] == '-' && argv[i][1] == '-' ? cmd_arg(cmd, argv[i] + 2) : NULL;
+    const dmh_cmd_arg *b = argv[i][0] == '-' && argv[i][1] == '-' ? cmd_arg(cmd, argv[i] + 2)
+                                                                  : cmd_short(cmd, argv[i]);
     if (b && (b->flags & DMH_ARG_BOOL)) {
       json_object_object_add(args, b->name, json_object_new_boolean(1));
       continue;

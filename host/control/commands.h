@@ -42,6 +42,7 @@ enum {
 typedef struct dmh_cmd_arg {
   const char *name;
   unsigned flags;
+  const char *short_name; /* a DMH_ARG_BOOL's one-letter spelling too ("-w": DM's), or NULL */
 } dmh_cmd_arg;
 
 typedef struct dmh_command {
@@ -54,6 +55,8 @@ typedef struct dmh_command {
 
 #define DMH_ARG(name, flags)                                                                       \
   { name, flags }
+#define DMH_ARG_SHORT(name, flags, short_name)                                                     \
+  { name, flags, short_name }
 #define DMH_ARGS(...)                                                                              \
   { __VA_ARGS__ }
 

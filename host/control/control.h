@@ -196,6 +196,30 @@ int dmh_control_leader_op(const dmh_control_cmd *cmd, json_object *args, bool *e
  * checked first. */
 int dmh_control_operate_leader(void *ud, const dmh_control_cmd *cmd, json_object *args,
                                json_object *resp, dm_error *err);
+/* DM's cluster commands (members_cmd.c). The arguments, by DM's rules, for the daemon's and the
+ * master's handlers: list-member's flags (neither --master nor --worker: both) and -n names (into
+ * `names`, the request's strings); offline-member's --master|--worker (exactly one, else DM's
+ * "should specify either --master or --worker") and -n NAME. */
+typedef struct dmh_member_args {
+  bool masters, workers, leader;
+  const char *names[DMH_CONTROL_MAX_LIST];
+  size_t n_names;
+} dmh_member_args;
+int dmh_control_member_args(const dmh_control_cmd *cmd, json_object *args, dmh_member_args *out,
+                            dm_error *err);
+int dmh_control_offline_args(const dmh_control_cmd *cmd, json_object *args, bool *master,
+                             const char **name, dm_error *err);
+/* The daemon's handlers, `ud` its registry: `dmhost serve` as DM's cluster of one, the leader
+ * master and the only worker (dmh_registry_worker_name, at dmh_registry_addr). list-member lists
+ * it; transfer-source of its bound source to itself succeeds changing nothing (another worker or
+ * source: DM_ERR_NOT_FOUND); offline-member of its own name DM_ERR_CLUSTER_MEMBER_ONLINE, of any
+ * other DM_ERR_NOT_FOUND. */
+int dmh_control_list_member(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                            json_object *resp, dm_error *err);
+int dmh_control_transfer_source(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                                json_object *resp, dm_error *err);
+int dmh_control_offline_member(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                               json_object *resp, dm_error *err);
 
 /* Sets DM_ERR_CONTROL_REQUEST with the message; returns -1. */
 int dmh_control_bad(dm_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

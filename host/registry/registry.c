@@ -731,6 +731,22 @@ const char *dmh_registry_state_dir(const dmh_registry *r) {
   return r->state_dir;
 }
 
+const char *dmh_registry_worker_name(const dmh_registry *r) {
+  return r->worker_name;
+}
+
+void dmh_registry_set_addr(dmh_registry *r, const char *addr) {
+  pthread_mutex_lock(&r->lock);
+  dm_strlcpy(r->addr, addr ? addr : "", sizeof r->addr);
+  pthread_mutex_unlock(&r->lock);
+}
+
+void dmh_registry_addr(dmh_registry *r, char *buf, size_t len) {
+  pthread_mutex_lock(&r->lock);
+  dm_strlcpy(buf, r->addr, len);
+  pthread_mutex_unlock(&r->lock);
+}
+
 dmh_worker dmh_registry_worker(dmh_registry *r) {
   pthread_mutex_lock(&r->lock);
   dmh_worker w = r->worker;

@@ -99,6 +99,15 @@ uint64_t dmh_registry_fencing_token(dmh_registry *r);
 
 /* The worker as it is now (a copy). */
 dmh_worker dmh_registry_worker(dmh_registry *r);
+/* Its name ("worker" in answers); the registry's until it is closed. */
+const char *dmh_registry_worker_name(const dmh_registry *r);
+
+/* The "HOST:PORT" the daemon's control listens on, as bound (--listen's port 0 made the real
+ * one), shown as its address in DM's list-member answers; set by `dmhost serve` once listening.
+ * dmh_registry_addr copies it into buf ("" when none was set). */
+#define DMH_REGISTRY_ADDR_MAX 128
+void dmh_registry_set_addr(dmh_registry *r, const char *addr);
+void dmh_registry_addr(dmh_registry *r, char *buf, size_t len);
 
 /* The state dir (absolute), as opened; the registry's until it is closed. */
 const char *dmh_registry_state_dir(const dmh_registry *r);

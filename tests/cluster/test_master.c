@@ -6,9 +6,11 @@
  * (registration keys under leases of the test's own): the rules' order, a worker's lease revoked,
  * transfer-source and its refusals, the task commands and query-status, a follower's answers.
  */
+#include "master_util.h"
 #include "test_etcd.h"
 
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +25,6 @@
 #include "metrics.h"
 #include "test_file.h"
 #include "test_http_client.h"
-#include "test_master_util.h"
 
 /* ---- election among processes ---- */
 
@@ -177,60 +178,6 @@ static void test_fenced_write_refused(void) {
 
 /* ---- scheduling end to end, through the control handler ---- */
 
-typedef struct fake_worker {
-  const char *name;
-  int64_t lease;
-} fake_worker;
-
-static void tm_worker_up(dmh_etcd *c, const char *prefix, fake_worker *w, const char *relay) {
-  dm_error err;
-  CU_ASSERT_EQUAL_FATAL(dmh_etcd_lease_grant(c, TTL_S, 0, &w->lease, NULL, &err), 0);
-  char key[DMH_CLUSTER_KEY_MAX];
-  dmh_cluster_key(key, sizeof key, prefix, DMH_KEY_WORKER, w->name, NULL, NULL);
-  dmh_cluster_worker_info info = {0};
-  snprintf(info.name, sizeof info.name, "%s", w->name);
-  snprintf(info.relay, sizeof info.relay, "%s", relay);
-  char *val = dmh_cluster_worker_json(&info);
-  CU_ASSERT_EQUAL(dmh_etcd_put(c, DMH_ETCD_S(key), DMH_ETCD_S(val), w->lease, 0, NULL, &err), 0);
-  free(val);
-}
-
-/* The source bound to worker w ("" none). */
-static void tm_bound(dmh_etcd *c, const char *prefix, const char *w, char *src, size_t size) {
-  char key[DMH_CLUSTER_KEY_MAX];
-  dmh_cluster_key(key, sizeof key, prefix, DMH_KEY_BOUND, w, NULL, NULL);
-  char *v = te_get(c, key, NULL);
-  dmh_cluster_binding b = {0};
-  dm_error err;
-  src[0] = '\0';
-  if (v && dmh_cluster_binding_parse(v, strlen(v), &b, &err) == 0)
-    snprintf(src, size, "%s", b.source);
-  free(v);
-}
-
-static bool tm_wait_bound(dmh_etcd *c, const char *prefix, const char *w, const char *want,
-                          long ms) {
-  char src[DMH_CLUSTER_NAME_MAX];
-  int64_t t0 = te_now_ms();
-  do {
-    tm_bound(c, prefix, w, src, sizeof src);
-    if (strcmp(src, want) == 0)
-      return true;
-    tm_sleep_ms(20);
-  } while (te_now_ms() - t0 < ms);
-  printf("\n  worker %s: bound to \"%s\", expected \"%s\"\n", w, src, want);
-  return false;
-}
-
-static void tm_source_file(const char *id) {
-  char name[64];
-  snprintf(name, sizeof name, "%s.cfg", id);
-  dmh_test_writef(tm_dir, name,
-                  "source-id = \"%s\";\nenable-relay = false;\n"
-                  "from = { host = \"127.0.0.1\"; port = 1; user = \"root\"; password = \"\"; };\n",
-                  id);
-}
-
 /* The worker's entry of list-member: "stage source". */
 static void tm_member(dmh_master *m, const char *w, char *out, size_t size) {
   json_object *r = tm_cmd(m, "list-member", "{\"worker\": true}");
@@ -248,19 +195,6 @@ static void tm_member(dmh_master *m, const char *w, char *out, size_t size) {
         snprintf(out, size, "%s %s", json_object_get_string(s), json_object_get_string(src));
     }
   json_object_put(r);
-}
-
-/* Does the process's /metrics show `sample` (name{labels} value) within ms? */
-static bool tm_wait_metric(const char *sample, int64_t ms) {
-  for (int64_t t0 = te_now_ms(); te_now_ms() - t0 < ms;) {
-    char *text = dmh_metrics_render(dmh_metrics_process(), NULL);
-    bool found = text && strstr(text, sample);
-    free(text);
-    if (found)
-      return true;
-    nanosleep(&(struct timespec){0, 50000000}, NULL);
-  }
-  return false;
 }
 
 /* DM's GET /api/v1/tasks and /sources on a master (api-objects), asked of both masters: t1 (reading
@@ -757,18 +691,6 @@ static void test_etcd_member_killed(void) {
 }
 
 /* ---- the control plane of master processes: dmctl --master-addr ---- */
-
-/* `method` on the HTTP API's `path` of the master on `port` (body NULL: none): the parsed answer
- * (NULL when not JSON), *status. */
-static json_object *tm_api(int port, const char *method, const char *path, const char *body,
-                           long *status) {
-  char url[256];
-  snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, path);
-  char *text = dmh_test_http(url, method, body, status, NULL, 0);
-  json_object *o = text ? json_tokener_parse(text) : NULL;
-  free(text);
-  return o;
-}
 
 static void test_dmctl_through_masters(void) {
   char prefix[128], leader[64], path[256], got[DMH_CLUSTER_NAME_MAX];

@@ -14,7 +14,7 @@
  * With the give-back fenced by 0 the first test fails (checked: "another master leads", no new
  * leader within 15 s), and so does the second.
  */
-#include "test_master_util.h"
+#include "master_util.h"
 
 #include <signal.h>
 #include <stdio.h>

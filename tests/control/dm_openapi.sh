@@ -14,8 +14,9 @@
 #     source disabled and enabled, a full task to Finished (DM's load_status), the relay enabled,
 #     purged and disabled, the source updated by PUT, the tasks and the source deleted; DM's refusals (unknown task
 #     or source, a relay request with DM's fields dmhost does not build, a source deleted under
-#     its task, a second delete) and a cluster's operations a daemon refuses (transfer, masters,
-#     workers), each in DM's error body;
+#     its task, a second delete) and DM's cluster of one (the daemon listed as
+#     master and worker, its source transferred to itself, offline-member refused as online),
+#     each refusal in DM's error body;
 #   - the checker's --coverage: the operations of DM's 43 never answered here are exactly the
 #     checker's NOT_SEEN list, those only refused exactly ONLY_FAILURE (each with why), so the
 #     lists only shrink as operations land.
@@ -353,6 +354,26 @@ src -e "INSERT INTO \`$db\`.t VALUES (3)"
 wait_for 60 "row 3 did not reach the target after the source's update" rows_are 3
 log "the source updated over DM's PUT (refused while its task ran), its task goes on"
 
+# ---- DM's cluster of one: the daemon is the leader master and the only worker ----
+dm GET /api/v1/cluster/masters 200
+body '.total == 1 and .data[0].leader == true and .data[0].alive == true and
+  (.data[0].addr | test(":[1-9][0-9]*$"))'
+self=$(jq -r '.data[0].name' "$work/body")
+dm GET /api/v1/cluster/workers 200
+body ".total == 1 and .data[0].name == \"$self\" and .data[0].bound_source_name == \"$source\""
+dm POST "/api/v1/sources/$source/transfer" 200 "{\"worker_name\": \"$self\"}"
+dm POST "/api/v1/sources/$source/transfer" 400 '{"worker_name": "dm-openapi-w2"}'
+error_of "dm-openapi-w2 not exists"
+dm DELETE "/api/v1/cluster/workers/$self" 400
+error_of "code=15047"
+dm DELETE "/api/v1/cluster/masters/$self" 400
+error_of "code=15047"
+dm DELETE /api/v1/cluster/masters/m1 400
+error_of "not exists"
+dm DELETE /api/v1/cluster/workers/dm-openapi-w2 400
+error_of "not exists"
+log "the cluster of one: itself listed, its source transferred to itself, offline refused"
+
 # ---- deletes ----
 dm DELETE "/api/v1/sources/$source" 400 # its task still runs on it
 error_of "$task"
@@ -389,14 +410,6 @@ body ".cluster_id == $cid and .topology.prometheus_topology.port == 9090 and
   (.topology.grafana_topology == null)"
 [ "$(stat -c %a "$work/state/cluster-info.json")" = 600 ] || fail "cluster-info.json is not 0600"
 log "cluster info: id kept, topology updated, DM's schema enforced"
-
-# ---- a cluster's operations: a dmhost serve is one worker, no cluster ----
-dm POST "/api/v1/sources/$source/transfer" 400 '{"worker_name": "dm-openapi-w2"}'
-error_of code=
-dm GET /api/v1/cluster/masters 400
-error_of code=
-dm GET /api/v1/cluster/workers 400
-error_of code=
 
 # ---- every answer against DM's spec ----
 "$py" tests/control/dm_openapi_check.py "$spec" "$exchanges" --coverage >"$work/check.out" 2>&1 ||

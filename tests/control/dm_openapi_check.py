@@ -48,11 +48,7 @@ OPERATION_COUNT = 43  # DM's spec at c7b2588ef6c7; a new spec means reviewing th
 
 # DM's operations the log may lack, each with why. Shrinks as dmhost's routes land (plan
 # /work/wt/notes/openapi-plan.md, section 4: the row that brings each).
-_MASTER = "a master's operation: the cluster half of the driver runs a dmhost master (plan row 13)"
-NOT_SEEN = {
-    "DMAPIOfflineMasterNode": _MASTER + " (offline-member); on a daemon it only refuses",
-    "DMAPIOfflineWorkerNode": _MASTER + " (offline-member); on a daemon it only refuses",
-}
+NOT_SEEN = {}
 
 # DM's operations another test drives (its own log, judged by this checker without --coverage):
 # here they count as not seen, and their being served is no complaint.
@@ -65,15 +61,13 @@ SEEN_ELSEWHERE = {
     "DMAPIConvertTask": _WIRE,
 }
 
-# DM's operations seen only failing, each with why (a `dmhost serve` is no cluster).
-_ONE_WORKER = "a dmhost serve is one worker, not a cluster: it answers 400"
+# DM's operations seen only failing, each with why.
+_SELF = ("a dmhost serve is its cluster's only master and worker, always online: offline-member "
+         "answers 400 (15047 for itself, not exists for another name); its success is a master's "
+         "(test_master_members)")
 ONLY_FAILURE = {
-    "DMAPITransferSource": _ONE_WORKER + " (the master's transfer is the cluster driver's, plan "
-                           "row 13)",
-    "DMAPIGetClusterMasterList": _ONE_WORKER + " until a daemon's list-member answers itself (plan "
-                                 "row 12)",
-    "DMAPIGetClusterWorkerList": _ONE_WORKER + " until a daemon's list-member answers itself (plan "
-                                 "row 12)",
+    "DMAPIOfflineMasterNode": _SELF,
+    "DMAPIOfflineWorkerNode": _SELF,
 }
 
 

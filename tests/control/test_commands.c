@@ -222,6 +222,15 @@ static void test_parser(void) {
       {"start-relay -s s w1 w2",
        "{\"cmd\":\"start-relay\",\"args\":{\"worker\":[\"w1\",\"w2\"],\"source\":\"s\"}}", NULL},
       {"list-member --worker", "{\"cmd\":\"list-member\",\"args\":{\"worker\":true}}", NULL},
+      /* DM's one-letter flags (DMH_ARG_SHORT) */
+      {"list-member -l -m", "{\"cmd\":\"list-member\",\"args\":{\"leader\":true,\"master\":true}}",
+       NULL},
+      {"offline-member -w -n w1",
+       "{\"cmd\":\"offline-member\",\"args\":{\"worker\":true,\"name\":\"w1\"}}", NULL},
+      {"offline-member --master --name m1",
+       "{\"cmd\":\"offline-member\",\"args\":{\"master\":true,\"name\":\"m1\"}}", NULL},
+      {"offline-member -w", NULL, "offline-member: -n NAME is required"},
+      {"pause-task -w t", NULL, "pause-task: unknown option -w"},
       {"transfer-source s w",
        "{\"cmd\":\"transfer-source\",\"args\":{\"source\":\"s\",\"worker\":"
        "\"w\"}}",

@@ -342,7 +342,9 @@ static void dm_refused(const char *method, const char *path, const char *body, l
  * no body (200), again refused (400 ErrorWithMessage); a task's status as GetTaskStatusResponse
  * (its stage Running, then Paused after DM's stop), started again by DM's start; its DELETE
  * refused while Running (force defaults to false), then deleted with force=true (204), then
- * unknown (400); a source deleted (204); the transport's refusals on DM's paths in DM's
+ * unknown (400); DM's cluster of one (the daemon listed as the leader master at its bound address
+ * and as the worker, its source transferred to itself, offline of itself 15047, other names not
+ * exists); a source deleted (204); the transport's refusals on DM's paths in DM's
  * body; a write with no body, no Content-Type and no Origin admitted (DM's scripts), one with a
  * body but no type refused (415). */
 static void test_dm_routes(void) {
@@ -417,12 +419,57 @@ static void test_dm_routes(void) {
   raw_content_type = "application/json";
   dm_refused("DELETE", "/api/v1/tasks/inc", NULL, 400, DM_ERR_NOT_FOUND, "inc");
   dm_refused("GET", "/api/v1/tasks/inc/status", NULL, 400, DM_ERR_NOT_FOUND, "inc");
-  json_object_put(dm_call("DELETE", "/api/v1/sources/mysql-01", NULL, 204, true));
 
-  /* a master's operations on a daemon; the transport's refusals on DM's paths */
-  dm_refused("GET", "/api/v1/cluster/masters", NULL, 400, DM_ERR_CONTROL_REQUEST, "list-member");
+  /* DM's cluster of one: the daemon is the leader master, at the address it bound (--listen's
+   * port 0 made real), and the only worker, with its stage and source */
+  char host[200], self[256], path[400];
+  CU_ASSERT_FATAL(gethostname(host, sizeof host) == 0);
+  host[sizeof host - 1] = '\0';
+  snprintf(self, sizeof self, "dmhost@%s", host);
+  o = dm_call("GET", "/api/v1/cluster/masters", NULL, 200, false);
+  CU_ASSERT_EQUAL(e2e_int(o, "total"), 1);
+  CU_ASSERT(e2e_str_is(o, "data.0.name", self) && e2e_str_is(o, "data.0.addr", http_addr));
+  CU_ASSERT(e2e_bool(o, "data.0.alive") && e2e_bool(o, "data.0.leader"));
+  json_object_put(o);
+  o = dm_call("GET", "/api/v1/cluster/workers", NULL, 200, false);
+  CU_ASSERT_EQUAL(e2e_int(o, "total"), 1);
+  CU_ASSERT(e2e_str_is(o, "data.0.name", self) && e2e_str_is(o, "data.0.addr", http_addr));
+  CU_ASSERT(e2e_str_is(o, "data.0.bound_stage", "bound") &&
+            e2e_str_is(o, "data.0.bound_source_name", "mysql-01"));
+  json_object_put(o);
+  /* its own source to itself: a transfer that changes nothing; another worker: not exists */
+  char body[400];
+  snprintf(body, sizeof body, "{\"worker_name\": \"%s\"}", self);
+  json_object_put(dm_call("POST", "/api/v1/sources/mysql-01/transfer", body, 200, true));
   dm_refused("POST", "/api/v1/sources/mysql-01/transfer", "{\"worker_name\": \"w\"}", 400,
-             DM_ERR_CONTROL_REQUEST, "transfer-source");
+             DM_ERR_NOT_FOUND, "dm-worker with name w not exists");
+  dm_refused("POST", "/api/v1/sources/mysql-02/transfer", body, 400, DM_ERR_NOT_FOUND, "mysql-02");
+  o = dm_call("GET", "/api/v1/cluster/workers", NULL, 200, false);
+  CU_ASSERT(e2e_str_is(o, "data.0.bound_stage", "bound"));
+  json_object_put(o);
+  /* offline: itself is online, any other name not exists */
+  snprintf(path, sizeof path, "/api/v1/cluster/workers/%s", self);
+  dm_refused("DELETE", path, NULL, 400, DM_ERR_CLUSTER_MEMBER_ONLINE, "is still online");
+  snprintf(path, sizeof path, "/api/v1/cluster/masters/%s", self);
+  dm_refused("DELETE", path, NULL, 400, DM_ERR_CLUSTER_MEMBER_ONLINE, "is still online");
+  dm_refused("DELETE", "/api/v1/cluster/workers/w2", NULL, 400, DM_ERR_NOT_FOUND,
+             "dm-worker with name w2 not exists");
+  dm_refused("DELETE", "/api/v1/cluster/masters/m2", NULL, 400, DM_ERR_NOT_FOUND,
+             "dm-master with name m2 not exists");
+  json_object_put(dm_call("DELETE", "/api/v1/sources/mysql-01", NULL, 204, true));
+  o = dm_call("GET", "/api/v1/cluster/workers", NULL, 200, false);
+  CU_ASSERT(e2e_str_is(o, "data.0.bound_stage", "free") &&
+            e2e_str_is(o, "data.0.bound_source_name", ""));
+  json_object_put(o);
+  json_object *r = NULL;
+  CU_ASSERT_NOT_EQUAL(e2e_dmctl(&r, "offline-member", "-w", "-n", self, NULL), 0);
+  CU_ASSERT_EQUAL(e2e_int(r, "error.ErrCode"), DM_ERR_CLUSTER_MEMBER_ONLINE);
+  json_object_put(r);
+  CU_ASSERT_EQUAL(e2e_dmctl(&r, "list-member", "--leader", NULL), 0);
+  CU_ASSERT(e2e_str_is(r, "members.0.leader.name", self));
+  json_object_put(r);
+
+  /* the transport's refusals on DM's paths */
   dm_refused("GET", "/api/v1/nope", NULL, 404, DM_ERR_CONTROL_REQUEST, "no such path");
   dm_refused("PATCH", "/api/v1/tasks/inc/stop", NULL, 405, DM_ERR_CONTROL_REQUEST, "takes POST");
   CU_ASSERT_STRING_EQUAL(raw_allow, "POST");

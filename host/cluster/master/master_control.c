@@ -618,25 +618,14 @@ out:
 
 /* ---- list-member, transfer-source ---- */
 
-static int ctl_flag(const dmh_control_cmd *cmd, json_object *args, const char *key, bool *out,
-                    dm_error *err) {
-  return dmh_control_arg_bool(cmd, args, key, out, err);
-}
-
 static int ctl_list_member(void *ud, const dmh_control_cmd *cmd, json_object *args,
                            json_object *resp, dm_error *err) {
   ctl *x = ud;
-  bool masters, workers, leader;
-  const char *names[DMH_CONTROL_MAX_LIST];
-  size_t n_names;
-  if (ctl_flag(cmd, args, "master", &masters, err) < 0 ||
-      ctl_flag(cmd, args, "worker", &workers, err) < 0 ||
-      ctl_flag(cmd, args, "leader", &leader, err) < 0 ||
-      dmh_control_arg_list(cmd, args, "name", names, DMH_CONTROL_MAX_LIST, &n_names, err) < 0)
+  dmh_member_args a;
+  if (dmh_control_member_args(cmd, args, &a, err) < 0)
     return -1;
-  if (!masters && !workers)
-    masters = workers = true;
-  return master_list_member(x->m, x->c, masters, workers, leader, names, n_names, resp, err);
+  return master_list_member(x->m, x->c, a.masters, a.workers, a.leader, a.names, a.n_names, resp,
+                            err);
 }
 
 static int ctl_transfer_source(void *ud, const dmh_control_cmd *cmd, json_object *args,
@@ -782,6 +771,7 @@ static const dmh_control_fn ctl_fns[DMH_CMD_COUNT] = {
     [DMH_CMD_QUERY_LAG] = master_ctl_query_lag,
     [DMH_CMD_LIST_MEMBER] = ctl_list_member,
     [DMH_CMD_TRANSFER_SOURCE] = ctl_transfer_source,
+    [DMH_CMD_OFFLINE_MEMBER] = master_ctl_offline_member,
     [DMH_CMD_START_RELAY] = ctl_relay,
     [DMH_CMD_STOP_RELAY] = ctl_relay,
     [DMH_CMD_PAUSE_RELAY] = ctl_relay_each,

@@ -199,4 +199,16 @@ int master_ctl_to_leader(master_ctl *x, const dmh_control_cmd *cmd, json_object 
 int master_list_member(dmh_master *m, dmh_etcd *c, bool masters, bool workers, bool leader_only,
                        const char *const *names, size_t n_names, json_object *resp, dm_error *err);
 
+/* offline-member --master|--worker -n NAME (master_members.c; dmh_control_fn, ud a master_ctl): a
+ * follower forwards --worker to the leader. */
+int master_ctl_offline_member(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                              json_object *resp, dm_error *err);
+/* The leader's removal of worker `name` under `token`: in one txn compared on the leader key's
+ * create_revision (== token) and the worker's registration (absent), its binding and relay
+ * request deleted; then its dm_master_worker_state series dropped. DM_ERR_CLUSTER_MEMBER_ONLINE
+ * (registered, also when it registered after any read), DM_ERR_CLUSTER_FENCED (not the leader's
+ * token: nothing written), DM_ERR_NOT_FOUND (nothing of it known). */
+int master_offline_worker(dmh_master *m, dmh_etcd *c, int64_t token, const char *name,
+                          dm_error *err);
+
 #endif /* DMH_MASTER_INTERNAL_H */

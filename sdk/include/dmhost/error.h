@@ -333,6 +333,11 @@ typedef enum dm_error_level {
     "A worker's shard DDL write (tables, info, done) was refused: the source is not bound to it "  \
     "under the writer's fencing token (it moved, or the subtask is an older binding's); nothing "  \
     "was written. The source's subtask runs on from its checkpoint where it is bound now.")        \
+  X(DM_ERR_CLUSTER_MEMBER_ONLINE, 15047, DM_CLASS_CLUSTER, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,  \
+    "offline-member removes only a member that is gone: stop the worker, wait until its lease "    \
+    "expires (list-member shows it offline), then offline-member it again. A master leaves the "   \
+    "cluster by stopping (its key goes with its lease); a `dmhost serve` is its own cluster's "    \
+    "only member and always online.")                                                              \
   X(DM_ERR_DB_CONNECT, 20001, DM_CLASS_DATABASE, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 1,               \
     "Check host, port, user and password, and that the server runs.")                              \
   X(DM_ERR_DB_QUERY, 20002, DM_CLASS_DATABASE, DM_SCOPE_NOT_SET, DM_LEVEL_HIGH, 1,                 \

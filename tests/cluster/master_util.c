@@ -1,6 +1,5 @@
-/* The helpers of the master suites (test_master_util.h): in-process and process masters, their
- * answers, dmctl --master-addr. */
-#include "test_master_util.h"
+/* Helpers of the master's tests: master_util.h. */
+#include "master_util.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,6 +10,9 @@
 #include <unistd.h>
 
 #include "cluster_keys.h"
+#include "metrics.h"
+#include "test_file.h"
+#include "test_http_client.h"
 
 char tm_dir[128];
 char tm_eps[256];
@@ -107,6 +109,46 @@ int64_t tm_wait_token(dmh_master *m, long ms) {
   }
   return 0;
 }
+
+void tm_worker_up(dmh_etcd *c, const char *prefix, fake_worker *w, const char *relay) {
+  dm_error err;
+  CU_ASSERT_EQUAL_FATAL(dmh_etcd_lease_grant(c, TTL_S, 0, &w->lease, NULL, &err), 0);
+  char key[DMH_CLUSTER_KEY_MAX];
+  dmh_cluster_key(key, sizeof key, prefix, DMH_KEY_WORKER, w->name, NULL, NULL);
+  dmh_cluster_worker_info info = {0};
+  snprintf(info.name, sizeof info.name, "%s", w->name);
+  snprintf(info.relay, sizeof info.relay, "%s", relay);
+  char *val = dmh_cluster_worker_json(&info);
+  CU_ASSERT_EQUAL(dmh_etcd_put(c, DMH_ETCD_S(key), DMH_ETCD_S(val), w->lease, 0, NULL, &err), 0);
+  free(val);
+}
+
+/* The source bound to worker w ("" none). */
+void tm_bound(dmh_etcd *c, const char *prefix, const char *w, char *src, size_t size) {
+  char key[DMH_CLUSTER_KEY_MAX];
+  dmh_cluster_key(key, sizeof key, prefix, DMH_KEY_BOUND, w, NULL, NULL);
+  char *v = te_get(c, key, NULL);
+  dmh_cluster_binding b = {0};
+  dm_error err;
+  src[0] = '\0';
+  if (v && dmh_cluster_binding_parse(v, strlen(v), &b, &err) == 0)
+    snprintf(src, size, "%s", b.source);
+  free(v);
+}
+
+bool tm_wait_bound(dmh_etcd *c, const char *prefix, const char *w, const char *want, long ms) {
+  char src[DMH_CLUSTER_NAME_MAX];
+  int64_t t0 = te_now_ms();
+  do {
+    tm_bound(c, prefix, w, src, sizeof src);
+    if (strcmp(src, want) == 0)
+      return true;
+    tm_sleep_ms(20);
+  } while (te_now_ms() - t0 < ms);
+  printf("\n  worker %s: bound to \"%s\", expected \"%s\"\n", w, src, want);
+  return false;
+}
+
 /* dmh_master_handle of {"cmd", "args": <args JSON>}; the answer (caller frees). */
 json_object *tm_cmd(dmh_master *m, const char *cmd, const char *args_fmt, ...) {
   char args[1024];
@@ -141,6 +183,29 @@ int64_t tm_code(json_object *r) {
     return json_object_get_int64(c);
   return 0;
 }
+
+void tm_source_file(const char *id) {
+  char name[64];
+  snprintf(name, sizeof name, "%s.cfg", id);
+  dmh_test_writef(tm_dir, name,
+                  "source-id = \"%s\";\nenable-relay = false;\n"
+                  "from = { host = \"127.0.0.1\"; port = 1; user = \"root\"; password = \"\"; };\n",
+                  id);
+}
+
+/* Does the process's /metrics show `sample` (name{labels} value) within ms? */
+bool tm_wait_metric(const char *sample, int64_t ms) {
+  for (int64_t t0 = te_now_ms(); te_now_ms() - t0 < ms;) {
+    char *text = dmh_metrics_render(dmh_metrics_process(), NULL);
+    bool found = text && strstr(text, sample);
+    free(text);
+    if (found)
+      return true;
+    nanosleep(&(struct timespec){0, 50000000}, NULL);
+  }
+  return false;
+}
+
 /* dmctl --master-addr 127.0.0.1:PORT ARGS; its parsed answer in *out (caller frees). Its exit
  * status. */
 int tm_dmctl(json_object **out, int port, const char *args) {
@@ -157,4 +222,16 @@ int tm_dmctl(json_object **out, int port, const char *args) {
     printf("\n  dmctl printed: %s\n", buf);
   CU_ASSERT_PTR_NOT_NULL_FATAL(*out);
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* `method` on the HTTP API's `path` of the master on `port` (body NULL: none): the parsed answer
+ * (NULL when not JSON), *status. */
+json_object *tm_api(int port, const char *method, const char *path, const char *body,
+                    long *status) {
+  char url[256];
+  snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, path);
+  char *text = dmh_test_http(url, method, body, status, NULL, 0);
+  json_object *o = text ? json_tokener_parse(text) : NULL;
+  free(text);
+  return o;
 }
