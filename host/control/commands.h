@@ -17,7 +17,6 @@ enum {
   DMH_CMD_FAST = 1u << 0,        /* answered at once: on the HTTP server's event threads */
   DMH_CMD_WORKER = 1u << 1,      /* a cluster worker's listener answers it (to its masters) */
   DMH_CMD_FORWARD = 1u << 2,     /* a master forwards it to the worker(s) concerned */
-  DMH_CMD_MASTER_ONLY = 1u << 3, /* only a master has it: not in `dmhost serve`'s table */
   DMH_CMD_DAEMON_ONLY = 1u << 4, /* only `dmhost serve` answers it: a master refuses it */
   DMH_CMD_SENDS_FILE = 1u << 5, /* its "path" names a file dmctl --master-addr sends as "content" */
   DMH_CMD_NO_DMCTL = 1u << 6,   /* no dmctl command: asked over the protocol or HTTP only */

@@ -617,8 +617,6 @@ size_t dmh_control_table(dmh_control_role role, const dmh_control_fn fns[DMH_CMD
   size_t n = 0;
   for (size_t i = 0; i < DMH_CMD_COUNT; i++) {
     const dmh_command *c = &dmh_commands[i];
-    if (role == DMH_ROLE_DAEMON && (c->flags & DMH_CMD_MASTER_ONLY))
-      continue;
     if (!fns[i]) {
       fprintf(stderr, "dmhost: command %s of commands.def has no handler in the %s's table\n",
               c->name, role == DMH_ROLE_DAEMON ? "daemon" : "master");

@@ -43,9 +43,9 @@ struct dmh_control_cmd {
 /* Who answers the protocol: `dmhost serve` (and a cluster worker), or a master. */
 typedef enum dmh_control_role { DMH_ROLE_DAEMON, DMH_ROLE_MASTER } dmh_control_role;
 
-/* The dispatch table of `role` from commands.def, into out[DMH_CMD_COUNT]: each row the role
- * serves (a daemon none of DMH_CMD_MASTER_ONLY) in the table's order, bound to fns[its id], with
- * the arguments the role takes (DMH_ARG_MASTER: a master's only) and the role's usage. A row served
+/* The dispatch table of `role` from commands.def, into out[DMH_CMD_COUNT]: every row (both roles
+ * serve each one; a role's refusal is a handler too) in the table's order, bound to fns[its id],
+ * with the arguments the role takes (DMH_ARG_MASTER: a master's only) and the role's usage. A row
  * without a handler aborts, naming it: a new row needs its handler. Returns the count. */
 size_t dmh_control_table(dmh_control_role role, const dmh_control_fn fns[DMH_CMD_COUNT],
                          dmh_control_cmd *out);
