@@ -8,6 +8,9 @@
 #  2. resume-task starts it: the target equals the source;
 #  3. stop-task force=false refused with DM's message (the task runs on), force=true stops it: its
 #     keys leave etcd; remove-meta on a master is refused by name;
+#  2b/3b. dmctl config export and import through the master: the files are etcd's texts, masked;
+#     an import of masked files is refused; with the passwords back the source is kept and the
+#     task started again;
 #  4. DM's operate-leader with dmctl on the only master: evict answers once its leader key is gone
 #     (nobody leads: no other master), cancel-evict: it leads again.
 #
@@ -73,6 +76,17 @@ wait_for 60 "the target does not equal the source" same
 [ "$(tgt -N -B -e "SELECT COUNT(*) FROM \`$db\`.t1")" = 100 ] || fail "the target has not 100 rows"
 log "resumed: target = source"
 
+# 2b. dmctl config export through the master: etcd's texts, DM's folders, passwords masked
+ctl 1 config export -d "$work/export" >"$work/ctl.out" || fail "config export through m1: $(cat "$work/ctl.out")"
+for f in sources/cltlsrc.cfg tasks/cltl.cfg; do
+  [ "$(stat -c %a "$work/export/$f")" = 600 ] || fail "exported $f is not 0600"
+  grep -q 'password = "\*\*\*\*\*\*"' "$work/export/$f" || fail "exported $f holds no masked password"
+done
+grep -q 'name = "cltl"' "$work/export/tasks/cltl.cfg" || fail "the exported task is not cltl's text"
+out=$(ctl 1 config import -d "$work/export" 2>&1) && fail "an import of masked files was taken: $out"
+grep -q '\*\*\*\*\*\*' <<<"$out" || fail "the masked import was refused without saying why: $out"
+log "config export through m1: sources/ and tasks/ with etcd's texts, 0600, masked; import of them refused"
+
 # 3. stop without force refused, with force done; remove-meta refused on a master
 raw_jq '.result == false and .error.ErrCode == 13001 and
   (.msg | contains("task cltl have running subtasks, please stop them or delete task with force."))' \
@@ -88,6 +102,17 @@ raw_jq '.result' '{"cmd":"stop-task","args":{"name":"cltl","force":true}}' || fa
 [ -z "$(etcd_get "$prefix/stage/")" ] || fail "the task's stage keys are still in etcd"
 wait_for 60 "the task is still on w1 after stop-task force" gone
 log "stop without force refused; remove-meta refused on a master; with force stopped"
+
+# 3b. config import through the master, the passwords put back: the source kept, the task started
+sed -i 's/password = "\*\*\*\*\*\*"/password = ""/' "$work/export/sources/cltlsrc.cfg" \
+  "$work/export/tasks/cltl.cfg"
+ctl 1 config import -d "$work/export" >"$work/ctl.out" || fail "config import through m1: $(cat "$work/ctl.out")"
+jq -e '(.sources[0].msg | startswith("kept: source cltlsrc")) and .tasks[0].msg == "started"' \
+  "$work/ctl.out" >/dev/null || fail "the import did not keep cltlsrc and start cltl: $(cat "$work/ctl.out")"
+wait_for 60 "the imported cltl does not run on w1" task_running cltl cltlsrc 1
+raw_jq '.result' '{"cmd":"stop-task","args":{"name":"cltl","force":true}}' || fail "stop-task of the imported task"
+wait_for 60 "the imported task is still on w1 after stop-task" gone
+log "config import through m1: cltlsrc kept, cltl started again on w1, stopped"
 
 # 4. operate-leader: the key is gone when evict answers; the worker's state is not touched
 leader_is() { [ "$(etcd_get "$prefix/leader" | sed -n 2p)" = "$1" ]; }
