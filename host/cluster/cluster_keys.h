@@ -31,6 +31,9 @@
  *   <p>/shard/oinfo|oop/<task>/<source>/<hex schema>/<hex table>, <p>/shard/joined/<task>/<hex
  *                                     target>: optimistic mode's (declared, not built yet)
  *   None of the shard keys has a lease: they outlive the processes (docs/shard.md "The lock").
+ *   <p>/cluster-info                  DM's cluster info {"cluster_id", "topology"}: created once
+ *                                     by the first master asked (create-only), its topology
+ *                                     replaced by cluster-info update (master_objects.c)
  *
  * <p> is the cluster's prefix (`--etcd-prefix`, default "/dmhost"); names are the ones the config
  * files allow (letters, digits, '_', '-', '.'), so '/' never occurs inside a name.
@@ -69,6 +72,7 @@ typedef enum dmh_cluster_key_kind {
   DMH_KEY_SHARD_OINFO,
   DMH_KEY_SHARD_OOP,
   DMH_KEY_SHARD_JOINED,
+  DMH_KEY_CLUSTER_INFO, /* DM's cluster info: {"cluster_id", "topology"}, written by masters */
 } dmh_cluster_key_kind;
 
 /* "<p>/shard/": every shard key of the cluster (the leader's range and watch). Length, or -1. */

@@ -184,7 +184,12 @@ int dmh_control_api_objects_args(const dmh_control_cmd *cmd, json_object *args,
 int dmh_control_task_template(void *ud, const dmh_control_cmd *cmd, json_object *args,
                               json_object *resp, dm_error *err);
 /* cluster-info [update topology] (objects_cmd.c): DM's cluster info (registry.h,
- * dmh_registry_cluster_info); "topology" a ClusterTopology object or its JSON text. */
+ * dmh_registry_cluster_info); "topology" a ClusterTopology object or its JSON text. Its arguments,
+ * the daemon's and the master's (master_objects.c): *topology the update's, checked against DM's
+ * schema (a new reference: put it), NULL to read; -1 with DM_ERR_CONTROL_REQUEST or the check's
+ * error. */
+int dmh_control_cluster_info_args(const dmh_control_cmd *cmd, json_object *args,
+                                  json_object **topology, dm_error *err);
 int dmh_control_cluster_info(void *ud, const dmh_control_cmd *cmd, json_object *args,
                              json_object *resp, dm_error *err);
 

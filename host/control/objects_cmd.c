@@ -9,6 +9,7 @@
  */
 #include <string.h>
 
+#include "config_openapi.h"
 #include "control.h"
 #include "registry.h"
 
@@ -97,24 +98,39 @@ int dmh_control_task_template(void *ud, const dmh_control_cmd *cmd, json_object 
   return rc;
 }
 
-int dmh_control_cluster_info(void *ud, const dmh_control_cmd *cmd, json_object *args,
-                             json_object *resp, dm_error *err) {
+int dmh_control_cluster_info_args(const dmh_control_cmd *cmd, json_object *args,
+                                  json_object **topology, dm_error *err) {
   const char *op;
+  *topology = NULL;
   if (dmh_control_arg_string(cmd, args, "op", false, &op, err) < 0)
     return -1;
-  json_object *in = NULL, *parsed = NULL;
+  json_object *in = NULL;
   bool has = json_object_object_get_ex(args, "topology", &in) && in;
   bool update = op && strcmp(op, "update") == 0;
   if ((op && !update) || update != has)
     return dmh_control_bad(err, "cluster-info: wrong arguments (usage: %s)", cmd->usage);
   if (has && json_object_is_type(in, json_type_string)) { /* the route's JSON text */
     enum json_tokener_error jerr;
-    if (!(parsed = json_tokener_parse_verbose(json_object_get_string(in), &jerr)))
+    if (!(*topology = json_tokener_parse_verbose(json_object_get_string(in), &jerr)))
       return dmh_control_bad(err, "cluster-info update: \"topology\" is not JSON: %s",
                              json_tokener_error_desc(jerr));
-    in = parsed;
+  } else if (has) {
+    *topology = json_object_get(in);
   }
-  int rc = dmh_registry_cluster_info(ud, has ? in : NULL, resp, err);
-  json_object_put(parsed);
+  if (*topology && dmh_openapi_topology_check(*topology, err) < 0) {
+    json_object_put(*topology);
+    *topology = NULL;
+    return -1;
+  }
+  return 0;
+}
+
+int dmh_control_cluster_info(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                             json_object *resp, dm_error *err) {
+  json_object *topology;
+  if (dmh_control_cluster_info_args(cmd, args, &topology, err) < 0)
+    return -1;
+  int rc = dmh_registry_cluster_info(ud, topology, resp, err);
+  json_object_put(topology);
   return rc;
 }

@@ -287,8 +287,12 @@ int dmh_registry_task_template(dmh_registry *r, const char *op, const char *name
 
 /* cluster-info [update] (registry_cluster_info.c; DM's GET and PUT /api/v1/cluster/info):
  * "cluster_id" (a random 63-bit id made at the first call, kept) and "topology" (DM's
- * ClusterTopology as the last update gave it, checked against DM's schema), in
- * <state>/cluster-info.json under files_lock. `topology` NULL: read only. */
+ * ClusterTopology as the last update gave it, checked against DM's schema by the caller:
+ * dmh_control_cluster_info_args), in <state>/cluster-info.json under files_lock. `topology` NULL:
+ * read only. */
+/* A new cluster info {"cluster_id"}: a random 63-bit id, never 0 (a daemon's and a master's, the
+ * one maker). NULL with *err. */
+json_object *dmh_cluster_info_new(dm_error *err);
 int dmh_registry_cluster_info(dmh_registry *r, json_object *topology, json_object *resp,
                               dm_error *err);
 

@@ -14,23 +14,26 @@
 
 #define CI_FILE "cluster-info.json"
 
+json_object *dmh_cluster_info_new(dm_error *err) {
+  uint64_t id = 0;
+  /* DM's id is etcd's cluster id, a uint64; json-c's integers are signed: 63 bits, never 0 */
+  if (getrandom(&id, sizeof id, 0) != (ssize_t)sizeof id) {
+    dm_error_set(err, DM_ERR_STATE, strerror(errno), "cluster info: no random bytes for its id");
+    return NULL;
+  }
+  id = (id >> 1) | 1;
+  json_object *o = json_object_new_object();
+  json_object_object_add(o, "cluster_id", json_object_new_int64((int64_t)id));
+  return o;
+}
+
 /* The kept info, or a new one with a random id (not yet written): NULL with *err. */
 static json_object *ci_read(const char *path, bool *fresh, dm_error *err) {
   char *text = dmh_state_read_all(path, NULL);
   int e = errno;
   *fresh = !text && e == ENOENT;
-  if (*fresh) {
-    uint64_t id = 0;
-    /* DM's id is etcd's cluster id, a uint64; json-c's integers are signed: 63 bits, never 0 */
-    if (getrandom(&id, sizeof id, 0) != (ssize_t)sizeof id) {
-      dm_error_set(err, DM_ERR_STATE, strerror(errno), "cluster info: no random bytes for its id");
-      return NULL;
-    }
-    id = (id >> 1) | 1;
-    json_object *o = json_object_new_object();
-    json_object_object_add(o, "cluster_id", json_object_new_int64((int64_t)id));
-    return o;
-  }
+  if (*fresh)
+    return dmh_cluster_info_new(err);
   json_object *o = text ? json_tokener_parse(text) : NULL, *id = NULL;
   bool read = text != NULL;
   free(text);
@@ -47,8 +50,6 @@ static json_object *ci_read(const char *path, bool *fresh, dm_error *err) {
 
 int dmh_registry_cluster_info(dmh_registry *r, json_object *topology, json_object *resp,
                               dm_error *err) {
-  if (topology && dmh_openapi_topology_check(topology, err) < 0)
-    return -1;
   char *path = reg_printf("%s/" CI_FILE, r->state_dir);
   if (!path)
     return reg_oom(err, "reading the cluster info");

@@ -7,6 +7,9 @@
  * (http_dm.c). with_status adds the master's own query-status NAME and operate-source show
  * answers. Any master answers, a follower too: it only reads etcd. Both passwords come back as
  * "******" (a Task's target by dmh_api_objects_task, a Source's as DM obfuscates it).
+ * cluster-info [update]: DM's cluster info kept at <p>/cluster-info (cluster_keys.h), as DM keeps
+ * it in etcd; any master answers and writes it (no leadership needed: each write is a txn on what
+ * it read).
  */
 #include "master_internal.h"
 
@@ -215,4 +218,94 @@ int master_ctl_api_objects(void *ud, const dmh_control_cmd *cmd, json_object *ar
   json_object *list = json_object_new_array();
   json_object_object_add(resp, q.tasks ? "tasks" : "sources", list);
   return q.tasks ? mo_tasks(ud, cmd, &q, list, err) : mo_sources(ud, &q, list, err);
+}
+
+/* ---- cluster-info ---- */
+
+/* <p>/cluster-info's info, made and created once when there is none (a txn on its absence: two
+ * masters asked at once keep one id). *mod its revision. NULL with *err. */
+static json_object *mo_info_read(master_ctl *x, const char *key, int64_t *mod, dm_error *err) {
+  for (int attempt = 0; attempt < 5; attempt++) {
+    dmh_etcd_result r = {0};
+    if (dmh_etcd_range(x->c, DMH_ETCD_S(key), 0, 1, 0, &r, err) < 0)
+      return NULL;
+    if (r.n_kvs) {
+      json_object *o = json_tokener_parse(r.kvs[0].value), *id = NULL;
+      *mod = r.kvs[0].mod_revision;
+      dmh_etcd_result_free(&r);
+      if (!o || !json_object_object_get_ex(o, "cluster_id", &id) ||
+          !json_object_is_type(id, json_type_int)) {
+        json_object_put(o);
+        dm_error_set(err, DM_ERR_STATE, NULL,
+                     "cluster info: %s is not the JSON a master wrote: delete the key (a new id "
+                     "is made)",
+                     key);
+        return NULL;
+      }
+      return o;
+    }
+    dmh_etcd_result_free(&r);
+    json_object *o = dmh_cluster_info_new(err);
+    if (!o)
+      return NULL;
+    const char *v = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+    dmh_etcd_cmp absent = {.key = DMH_ETCD_S(key),
+                           .target = DMH_ETCD_CMP_CREATE,
+                           .result = DMH_ETCD_EQUAL,
+                           .number = 0};
+    dmh_etcd_op put = {.kind = DMH_ETCD_PUT, .key = DMH_ETCD_S(key), .value = DMH_ETCD_S(v)};
+    dmh_etcd_txn_result tr = {0};
+    int rc = dmh_etcd_txn(x->c, &absent, 1, &put, 1, NULL, 0, &tr, err);
+    dmh_etcd_txn_result_free(&tr);
+    json_object_put(o);
+    if (rc < 0)
+      return NULL; /* made here or by another master: the next round reads the one kept */
+  }
+  dm_error_set(err, DM_ERR_STATE, NULL, "cluster info: %s changed under every read: retry", key);
+  return NULL;
+}
+
+int master_ctl_cluster_info(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                            json_object *resp, dm_error *err) {
+  master_ctl *x = ud;
+  json_object *topology, *info = NULL;
+  char key[DMH_CLUSTER_KEY_MAX];
+  if (dmh_control_cluster_info_args(cmd, args, &topology, err) < 0)
+    return -1;
+  int rc = -1;
+  if (master_key(key, sizeof key, x->m, DMH_KEY_CLUSTER_INFO, NULL, NULL, NULL, err) < 0)
+    goto out;
+  /* an update replaces the topology of the info it read, if nobody wrote it since (else again) */
+  for (int attempt = 0; attempt < 5 && rc < 0; attempt++) {
+    int64_t mod = 0;
+    json_object_put(info);
+    if (!(info = mo_info_read(x, key, &mod, err)))
+      goto out;
+    if (!topology) {
+      rc = 0;
+      break;
+    }
+    json_object_object_add(info, "topology", json_object_get(topology));
+    const char *v = json_object_to_json_string_ext(info, JSON_C_TO_STRING_PLAIN);
+    dmh_etcd_cmp same = {.key = DMH_ETCD_S(key),
+                         .target = DMH_ETCD_CMP_MOD,
+                         .result = DMH_ETCD_EQUAL,
+                         .number = mod};
+    dmh_etcd_op put = {.kind = DMH_ETCD_PUT, .key = DMH_ETCD_S(key), .value = DMH_ETCD_S(v)};
+    dmh_etcd_txn_result tr = {0};
+    if (dmh_etcd_txn(x->c, &same, 1, &put, 1, NULL, 0, &tr, err) < 0)
+      goto out;
+    rc = tr.succeeded ? 0 : -1;
+    dmh_etcd_txn_result_free(&tr);
+  }
+  if (rc < 0) {
+    dm_error_set(err, DM_ERR_STATE, NULL, "cluster info: %s changed under every update: retry",
+                 key);
+    goto out;
+  }
+  json_object_object_foreach(info, k, val) json_object_object_add(resp, k, json_object_get(val));
+out:
+  json_object_put(info);
+  json_object_put(topology);
+  return rc;
 }
