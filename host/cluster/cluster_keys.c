@@ -28,6 +28,7 @@ static const struct {
     [DMH_KEY_SHARD_OOP] = {"shard/oop", 2},
     [DMH_KEY_SHARD_JOINED] = {"shard/joined", 1},
     [DMH_KEY_CLUSTER_INFO] = {"cluster-info", 0},
+    [DMH_KEY_TEMPLATE] = {"template", 1},
 };
 
 bool dmh_cluster_name_ok(const char *name) {
@@ -36,7 +37,7 @@ bool dmh_cluster_name_ok(const char *name) {
 }
 
 static bool key_kind_ok(dmh_cluster_key_kind kind) {
-  return kind >= DMH_KEY_LEADER && kind <= DMH_KEY_CLUSTER_INFO;
+  return kind >= DMH_KEY_LEADER && kind <= DMH_KEY_TEMPLATE;
 }
 
 int dmh_cluster_shard_prefix(char *out, size_t len, const char *prefix) {

@@ -34,6 +34,8 @@
  *   <p>/cluster-info                  DM's cluster info {"cluster_id", "topology"}: created once
  *                                     by the first master asked (create-only), its topology
  *                                     replaced by cluster-info update (master_objects.c)
+ *   <p>/template/<name>               DM's task template: a Task (JSON), its target password
+ *                                     "******" (no secret in etcd), written by masters
  *
  * <p> is the cluster's prefix (`--etcd-prefix`, default "/dmhost"); names are the ones the config
  * files allow (letters, digits, '_', '-', '.'), so '/' never occurs inside a name.
@@ -73,6 +75,7 @@ typedef enum dmh_cluster_key_kind {
   DMH_KEY_SHARD_OOP,
   DMH_KEY_SHARD_JOINED,
   DMH_KEY_CLUSTER_INFO, /* DM's cluster info: {"cluster_id", "topology"}, written by masters */
+  DMH_KEY_TEMPLATE,     /* DM's task template <name>: a Task, its password masked; by masters */
 } dmh_cluster_key_kind;
 
 /* "<p>/shard/": every shard key of the cluster (the leader's range and watch). Length, or -1. */

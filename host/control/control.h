@@ -188,6 +188,16 @@ int dmh_control_task_template(void *ud, const dmh_control_cmd *cmd, json_object 
  * the daemon's and the master's (master_objects.c): *topology the update's, checked against DM's
  * schema (a new reference: put it), NULL to read; -1 with DM_ERR_CONTROL_REQUEST or the check's
  * error. */
+/* A Task (DM's OpenAPI JSON) written as DM's YAML task file into a private copy and loaded with
+ * `trust` (convert_cmd.c): 0, or -1 with the loader's refusal naming the YAML's line. A master's
+ * template check (master_objects.c); the converter does the same. */
+int dmh_control_task_json_check(json_object *task, const dmh_cfg_trust *trust, dm_error *err);
+/* task-template's arguments (objects_cmd.c), the daemon's and the master's: *op one of create,
+ * update, get, list, delete, import (checked); *name, *overwrite; *task the Task (a new reference:
+ * put it) for create and update, else NULL. -1 with DM_ERR_CONTROL_REQUEST quoting the usage. */
+int dmh_control_template_args(const dmh_control_cmd *cmd, json_object *args, const char **op,
+                              const char **name, json_object **task, bool *overwrite,
+                              dm_error *err);
 int dmh_control_cluster_info_args(const dmh_control_cmd *cmd, json_object *args,
                                   json_object **topology, dm_error *err);
 int dmh_control_cluster_info(void *ud, const dmh_control_cmd *cmd, json_object *args,

@@ -33,6 +33,24 @@ static json_object *convert_load(const char *path, dm_error *err) {
   return task;
 }
 
+int dmh_control_task_json_check(json_object *task, const dmh_cfg_trust *trust, dm_error *err) {
+  char *yaml = NULL;
+  dmh_control_file f;
+  memset(&f, 0, sizeof f);
+  int rc = -1;
+  if (dmh_openapi_task_to_yaml(task, &yaml, err) == 0 &&
+      dmh_control_file_from_text("task.yaml", yaml, false, &f, err) == 0) {
+    dmh_task_config *t = NULL;
+    rc = dmh_task_config_load_as(f.path, trust, &t, err) == 0 ? 0 : -1;
+    if (rc < 0)
+      dmh_control_file_blame(&f, "task.yaml", err);
+    dmh_task_config_free(t);
+  }
+  dmh_control_file_free(&f);
+  free(yaml);
+  return rc;
+}
+
 int dmh_control_convert_task(void *ud, const dmh_control_cmd *cmd, json_object *args,
                              json_object *resp, dm_error *err) {
   (void)ud;

@@ -59,42 +59,54 @@ int dmh_control_api_objects(void *ud, const dmh_control_cmd *cmd, json_object *a
   return dmh_registry_api_objects(ud, &q, resp, err);
 }
 
-int dmh_control_task_template(void *ud, const dmh_control_cmd *cmd, json_object *args,
-                              json_object *resp, dm_error *err) {
-  const char *op, *name;
-  bool overwrite;
-  if (dmh_control_arg_string(cmd, args, "op", true, &op, err) < 0 ||
-      dmh_control_arg_string(cmd, args, "name", false, &name, err) < 0 ||
-      dmh_control_arg_bool(cmd, args, "overwrite", &overwrite, err) < 0)
+int dmh_control_template_args(const dmh_control_cmd *cmd, json_object *args, const char **op,
+                              const char **name, json_object **task, bool *overwrite,
+                              dm_error *err) {
+  *task = NULL;
+  if (dmh_control_arg_string(cmd, args, "op", true, op, err) < 0 ||
+      dmh_control_arg_string(cmd, args, "name", false, name, err) < 0 ||
+      dmh_control_arg_bool(cmd, args, "overwrite", overwrite, err) < 0)
     return -1;
   static const char *const ops[] = {"create", "update", "get", "list", "delete", "import"};
   size_t i = 0;
-  while (i < sizeof ops / sizeof ops[0] && strcmp(op, ops[i]) != 0)
+  while (i < sizeof ops / sizeof ops[0] && strcmp(*op, ops[i]) != 0)
     i++;
   if (i == sizeof ops / sizeof ops[0])
     return dmh_control_bad(err,
                            "task-template: \"%s\" is not one of create, update, get, list, "
                            "delete, import (usage: %s)",
-                           op, cmd->usage);
+                           *op, cmd->usage);
   bool takes_task = i <= 1, takes_name = i >= 1 && i <= 4 && i != 3;
-  json_object *in = NULL, *parsed = NULL;
+  json_object *in = NULL;
   bool has_task = json_object_object_get_ex(args, "task", &in) && in;
-  if (takes_task != has_task || (takes_name && !name) || (!takes_name && name) ||
-      (overwrite && i != 5))
-    return dmh_control_bad(err, "task-template %s: wrong arguments (usage: %s)", op, cmd->usage);
+  if (takes_task != has_task || (takes_name && !*name) || (!takes_name && *name) ||
+      (*overwrite && i != 5))
+    return dmh_control_bad(err, "task-template %s: wrong arguments (usage: %s)", *op, cmd->usage);
   if (has_task && json_object_is_type(in, json_type_string)) { /* the route's JSON text */
     enum json_tokener_error jerr;
-    if (!(parsed = json_tokener_parse_verbose(json_object_get_string(in), &jerr)))
-      return dmh_control_bad(err, "task-template %s: \"task\" is not JSON: %s", op,
+    if (!(*task = json_tokener_parse_verbose(json_object_get_string(in), &jerr)))
+      return dmh_control_bad(err, "task-template %s: \"task\" is not JSON: %s", *op,
                              json_tokener_error_desc(jerr));
-    in = parsed;
+  } else if (has_task) {
+    *task = json_object_get(in);
   }
-  if (has_task && !json_object_is_type(in, json_type_object)) {
-    json_object_put(parsed);
-    return dmh_control_bad(err, "task-template %s: \"task\" is not a Task object", op);
+  if (*task && !json_object_is_type(*task, json_type_object)) {
+    json_object_put(*task);
+    *task = NULL;
+    return dmh_control_bad(err, "task-template %s: \"task\" is not a Task object", *op);
   }
-  int rc = dmh_registry_task_template(ud, op, name, has_task ? in : NULL, overwrite, resp, err);
-  json_object_put(parsed);
+  return 0;
+}
+
+int dmh_control_task_template(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                              json_object *resp, dm_error *err) {
+  const char *op, *name;
+  bool overwrite;
+  json_object *task;
+  if (dmh_control_template_args(cmd, args, &op, &name, &task, &overwrite, err) < 0)
+    return -1;
+  int rc = dmh_registry_task_template(ud, op, name, task, overwrite, resp, err);
+  json_object_put(task);
   return rc;
 }
 

@@ -282,6 +282,9 @@ bool dmh_api_objects_task_kept(const dmh_task_config *cfg, const dmh_api_objects
  * "templates" [Task], import's "success" [names] and "failed" [{"task", "msg"}] (every task's
  * config as a Task; `overwrite` replaces one of its name). A Task answered has its target
  * password "******". */
+/* A copy of the Task as a template answer gives it (and a master keeps it): the target's password
+ * "******" (registry_api_objects.c's rule). */
+json_object *dmh_task_template_masked(json_object *task);
 int dmh_registry_task_template(dmh_registry *r, const char *op, const char *name, json_object *task,
                                bool overwrite, json_object *resp, dm_error *err);
 

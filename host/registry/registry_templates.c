@@ -50,8 +50,7 @@ out:
   return rc;
 }
 
-/* The Task as an answer gives it: the target's password hidden (registry_api_objects.c's rule). */
-static json_object *tpl_answer(json_object *task) {
+json_object *dmh_task_template_masked(json_object *task) {
   json_object *o = NULL, *tc = NULL;
   if (json_object_deep_copy(task, &o, NULL) != 0)
     return json_object_new_object();
@@ -174,7 +173,7 @@ static int tpl_list(dmh_registry *r, json_object *list, dm_error *err) {
     bool missing = false;
     json_object *t = rc == 0 ? tpl_read(r, names[i], &missing, err) : NULL;
     if (t)
-      json_object_array_add(list, tpl_answer(t));
+      json_object_array_add(list, dmh_task_template_masked(t));
     else if (rc == 0 && !missing)
       rc = -1;
     json_object_put(t);
@@ -219,7 +218,7 @@ int dmh_registry_task_template(dmh_registry *r, const char *op, const char *name
     bool create = op[0] == 'c';
     rc = tpl_put(r, create ? NULL : name, task, create, false, err);
     if (rc == 0)
-      json_object_object_add(resp, "template", tpl_answer(task));
+      json_object_object_add(resp, "template", dmh_task_template_masked(task));
   } else if (strcmp(op, "get") == 0) {
     bool missing = false;
     json_object *t =
@@ -231,7 +230,7 @@ int dmh_registry_task_template(dmh_registry *r, const char *op, const char *name
                    name);
     rc = t ? 0 : -1;
     if (t)
-      json_object_object_add(resp, "template", tpl_answer(t));
+      json_object_object_add(resp, "template", dmh_task_template_masked(t));
     json_object_put(t);
   } else if (strcmp(op, "delete") == 0) { /* DM's: deleting a missing one is no change */
     char *path =

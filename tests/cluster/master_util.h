@@ -63,4 +63,10 @@ int tm_dmctl(json_object **out, int port, const char *args);
  * (NULL when not JSON), *status. */
 json_object *tm_api(int port, const char *method, const char *path, const char *body, long *status);
 
+/* master_dm_api.c: DM's objects on the masters m (leader) and f (follower), in test_scheduling's
+ * state: api-objects, cluster-info, task-template. */
+void tm_api_objects(dmh_master *m, dmh_master *f);
+void tm_cluster_info(dmh_etcd *c, const char *prefix, dmh_master *m, dmh_master *f);
+void tm_templates(dmh_etcd *c, const char *prefix, dmh_master *m, dmh_master *f);
+
 #endif

@@ -207,18 +207,6 @@ int master_ctl_query_lag(void *ud, const dmh_control_cmd *cmd, json_object *args
   return -1;
 }
 
-/* task-template (DM's templates): a daemon's, from its state dir; a master would keep them in
- * etcd, which is not built: refused, not half-served. */
-int master_ctl_daemon_api(void *ud, const dmh_control_cmd *cmd, json_object *args,
-                          json_object *resp, dm_error *err) {
-  (void)ud, (void)args, (void)resp;
-  dm_error_set(err, DM_ERR_API_CLUSTER, NULL,
-               "%s: not served by `dmhost master` yet (DM's task templates are `dmhost serve`'s): "
-               "keep templates as task files",
-               cmd->name);
-  return -1;
-}
-
 /* ---- to the leader ---- */
 
 int master_ctl_to_leader(master_ctl *x, const dmh_control_cmd *cmd, json_object *args,

@@ -104,13 +104,13 @@ int master_ctl_get_config(void *ud, const dmh_control_cmd *cmd, json_object *arg
 /* query-lag: refused with DM_ERR_LAG_CLUSTER (the lag history is `dmhost serve`'s, docs/api.md). */
 int master_ctl_query_lag(void *ud, const dmh_control_cmd *cmd, json_object *args, json_object *resp,
                          dm_error *err);
-/* task-template: refused with DM_ERR_API_CLUSTER (a daemon's, its state dir). */
-int master_ctl_daemon_api(void *ud, const dmh_control_cmd *cmd, json_object *args,
-                          json_object *resp, dm_error *err);
 /* master_objects.c: api-objects task|source [NAME], DM's Task and Source objects of the texts in
  * etcd with DM's filters (the daemon's answer's shape, control.h dmh_control_api_objects). */
 int master_ctl_api_objects(void *ud, const dmh_control_cmd *cmd, json_object *args,
                            json_object *resp, dm_error *err);
+/* master_objects.c: task-template OP [NAME], DM's task templates at <p>/template/<name>. */
+int master_ctl_task_template(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                             json_object *resp, dm_error *err);
 /* master_objects.c: cluster-info [update], DM's cluster info at <p>/cluster-info. */
 int master_ctl_cluster_info(void *ud, const dmh_control_cmd *cmd, json_object *args,
                             json_object *resp, dm_error *err);

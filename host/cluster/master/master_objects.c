@@ -7,6 +7,9 @@
  * (http_dm.c). with_status adds the master's own query-status NAME and operate-source show
  * answers. Any master answers, a follower too: it only reads etcd. Both passwords come back as
  * "******" (a Task's target by dmh_api_objects_task, a Source's as DM obfuscates it).
+ * task-template OP [NAME]: DM's task templates at <p>/template/<name>, the Task kept with its
+ * target password "******" (as every answer gives it: no secret reaches etcd), checked as sent text
+ * first (dmh_control_task_json_check); import keeps every stored task's text as a Task.
  * cluster-info [update]: DM's cluster info kept at <p>/cluster-info (cluster_keys.h), as DM keeps
  * it in etcd; any master answers and writes it (no leadership needed: each write is a txn on what
  * it read).
@@ -307,5 +310,169 @@ int master_ctl_cluster_info(void *ud, const dmh_control_cmd *cmd, json_object *a
 out:
   json_object_put(info);
   json_object_put(topology);
+  return rc;
+}
+
+/* ---- task-template ---- */
+
+/* The kept template `name` (NULL: none, *err unset; or with *err, rc -1). */
+static json_object *mo_tpl_read(master_ctl *x, const char *name, int *rc, dm_error *err) {
+  char key[DMH_CLUSTER_KEY_MAX];
+  dmh_etcd_result r = {0};
+  *rc = -1;
+  if (master_key(key, sizeof key, x->m, DMH_KEY_TEMPLATE, name, NULL, NULL, err) < 0 ||
+      dmh_etcd_range(x->c, DMH_ETCD_S(key), 0, 1, 0, &r, err) < 0)
+    return NULL;
+  json_object *o = r.n_kvs ? json_tokener_parse(r.kvs[0].value) : NULL;
+  *rc = r.n_kvs && !o ? -1 : 0;
+  if (*rc < 0)
+    dm_error_set(err, DM_ERR_STATE, NULL,
+                 "task template %s: %s is not JSON: delete it (DELETE /api/v1/tasks/templates/%s) "
+                 "and create it again",
+                 name, key, name);
+  dmh_etcd_result_free(&r);
+  return o;
+}
+
+/* create (overwrite: import's) or update: the Task checked as sent text and kept, masked, by a
+ * txn on the key's absence (create) or presence (update). DM's Adjust defaults meta_schema. */
+static int mo_tpl_put(master_ctl *x, const char *name, json_object *task, bool create,
+                      bool overwrite, dm_error *err) {
+  json_object *n = NULL;
+  const char *tname =
+      json_object_object_get_ex(task, "name", &n) && json_object_is_type(n, json_type_string)
+          ? json_object_get_string(n)
+          : NULL;
+  if (!tname) {
+    dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL, "task template: the Task has no name");
+    return -1;
+  }
+  if (name && strcmp(name, tname) != 0) {
+    dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
+                 "task template %s: the Task's name is %s: a template is updated under its own "
+                 "name",
+                 name, tname);
+    return -1;
+  }
+  char key[DMH_CLUSTER_KEY_MAX];
+  if (master_key(key, sizeof key, x->m, DMH_KEY_TEMPLATE, tname, NULL, NULL, err) < 0)
+    return -1;
+  if (!json_object_object_get_ex(task, "meta_schema", NULL))
+    json_object_object_add(task, "meta_schema", json_object_new_string("dm_meta"));
+  dmh_cfg_trust trust = {.origin = DMH_CFG_SUBMITTED,
+                         .secrets_dir = x->m->secrets_dir,
+                         .allow_unit_paths = x->m->allow_submitted_unit_paths};
+  if (dmh_control_task_json_check(task, &trust, err) < 0)
+    return -1;
+  json_object *kept = dmh_task_template_masked(task);
+  const char *v = json_object_to_json_string_ext(kept, JSON_C_TO_STRING_PLAIN);
+  dmh_etcd_cmp cmp = {.key = DMH_ETCD_S(key),
+                      .target = DMH_ETCD_CMP_CREATE,
+                      .result = create ? DMH_ETCD_EQUAL : DMH_ETCD_GREATER,
+                      .number = 0};
+  dmh_etcd_op put = {.kind = DMH_ETCD_PUT, .key = DMH_ETCD_S(key), .value = DMH_ETCD_S(v)};
+  dmh_etcd_txn_result tr = {0};
+  int rc =
+      dmh_etcd_txn(x->c, overwrite ? NULL : &cmp, overwrite ? 0 : 1, &put, 1, NULL, 0, &tr, err);
+  if (rc == 0 && !tr.succeeded) {
+    rc = -1;
+    if (create) /* DM's ErrOpenAPITaskConfigExist */
+      dm_error_set(err, DM_ERR_EXISTS, NULL,
+                   "task config template with name %s already exists (delete it first, or "
+                   "import with overwrite)",
+                   tname);
+    else /* DM's ErrOpenAPITaskConfigNotExist */
+      dm_error_set(err, DM_ERR_NOT_FOUND, NULL,
+                   "task config template with name %s not exists (create it first)", tname);
+  }
+  dmh_etcd_txn_result_free(&tr);
+  json_object_put(kept);
+  return rc;
+}
+
+/* import: every stored task's text as a Task, kept (replacing one of its name with overwrite). */
+static int mo_tpl_import(master_ctl *x, bool overwrite, json_object *ok, json_object *failed,
+                         dm_error *err) {
+  dmh_etcd_result r = {0};
+  if (master_range_kind(x->c, x->m, DMH_KEY_TASK, 0, &r, err) < 0) {
+    dmh_etcd_result_free(&r);
+    return -1;
+  }
+  for (size_t i = 0; i < r.n_kvs; i++) {
+    char name[DMH_CLUSTER_NAME_MAX];
+    if (dmh_cluster_key_parse(r.kvs[i].key, r.kvs[i].key_len, x->m->prefix, DMH_KEY_TASK, name,
+                              NULL, NULL) < 0)
+      continue;
+    dm_error e = {0};
+    dmh_task_config *cfg = NULL;
+    json_object *task = mo_load(x, &r.kvs[i], name, true, &cfg, NULL, &e) == 0
+                            ? dmh_openapi_task_from_config(cfg, &e)
+                            : NULL;
+    if (task && mo_tpl_put(x, NULL, task, true, overwrite, &e) == 0) {
+      json_object_array_add(ok, json_object_new_string(name));
+    } else {
+      json_object *f = json_object_new_object();
+      json_object_object_add(f, "task", json_object_new_string(name));
+      json_object_object_add(f, "msg", json_object_new_string(e.message));
+      json_object_array_add(failed, f);
+    }
+    json_object_put(task);
+    dmh_task_config_free(cfg);
+  }
+  dmh_etcd_result_free(&r);
+  return 0;
+}
+
+int master_ctl_task_template(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                             json_object *resp, dm_error *err) {
+  master_ctl *x = ud;
+  const char *op, *name;
+  bool overwrite;
+  json_object *task;
+  if (dmh_control_template_args(cmd, args, &op, &name, &task, &overwrite, err) < 0)
+    return -1;
+  int rc = 0;
+  if (strcmp(op, "create") == 0 || strcmp(op, "update") == 0) {
+    bool create = op[0] == 'c';
+    rc = mo_tpl_put(x, create ? NULL : name, task, create, false, err);
+    if (rc == 0)
+      json_object_object_add(resp, "template", dmh_task_template_masked(task));
+  } else if (strcmp(op, "get") == 0) {
+    json_object *t = mo_tpl_read(x, name, &rc, err);
+    if (rc == 0 && !t) {
+      dm_error_set(err, DM_ERR_NOT_FOUND, NULL,
+                   "task config template with name %s not exists (GET /api/v1/tasks/templates "
+                   "lists them)",
+                   name);
+      rc = -1;
+    }
+    if (t)
+      json_object_object_add(resp, "template", t);
+  } else if (strcmp(op, "delete") == 0) { /* DM's: deleting a missing one is no change */
+    char key[DMH_CLUSTER_KEY_MAX];
+    dmh_etcd_result r = {0};
+    rc = master_key(key, sizeof key, x->m, DMH_KEY_TEMPLATE, name, NULL, NULL, err) < 0 ||
+                 dmh_etcd_delete(x->c, DMH_ETCD_S(key), 0, &r, err) < 0
+             ? -1
+             : 0;
+    dmh_etcd_result_free(&r);
+  } else if (strcmp(op, "list") == 0) { /* etcd's range comes sorted by key: by name */
+    json_object *list = json_object_new_array();
+    json_object_object_add(resp, "templates", list);
+    dmh_etcd_result r = {0};
+    rc = master_range_kind(x->c, x->m, DMH_KEY_TEMPLATE, 0, &r, err);
+    for (size_t i = 0; rc == 0 && i < r.n_kvs; i++) {
+      json_object *t = json_tokener_parse(r.kvs[i].value);
+      if (t)
+        json_object_array_add(list, t);
+    }
+    dmh_etcd_result_free(&r);
+  } else {
+    json_object *ok = json_object_new_array(), *failed = json_object_new_array();
+    json_object_object_add(resp, "success", ok);
+    json_object_object_add(resp, "failed", failed);
+    rc = mo_tpl_import(x, overwrite, ok, failed, err);
+  }
+  json_object_put(task);
   return rc;
 }

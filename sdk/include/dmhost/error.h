@@ -212,9 +212,7 @@ typedef enum dm_error_level {
   X(DM_ERR_LAG_CLUSTER, 14020, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,               \
     "A master keeps no lag history: read each task's lag from `dmhost serve`, or the workers' "    \
     "dm_syncer_replication_lag_gauge in Prometheus (their GET /metrics).")                         \
-  X(DM_ERR_API_CLUSTER, 14021, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,               \
-    "DM's Task and Source objects, task templates and cluster info are served by `dmhost serve` "  \
-    "for now: on a master read tasks and sources with dmctl's config and query-status.")           \
+  /* 14021 was DM_ERR_API_CLUSTER (a master refused DM's objects): retired, never reused */        \
   X(DM_ERR_LEADER_ONE_MASTER, 14022, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,         \
     "`dmhost serve` is a cluster of one: it is its only master and no other can take the "         \
     "leadership over. operate-leader moves the leadership among `dmhost master` processes: send "  \
