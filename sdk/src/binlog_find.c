@@ -122,11 +122,13 @@ static int bf_list(MYSQL *conn, bf_files *f, dm_error *err) {
   return 0;
 }
 
-/* Read file `name` from offset 4 (the stream follows on into the next files, so the reading
- * stops at this file's end): with `first`, the time the file began (its format description's);
- * otherwise the offset of its first GTID event at or after unix_s (-1 in *at: none). */
+/* With `first`: the time file `name` began (its format description's), read from offset 4 and no
+ * further. Otherwise: the first GTID event at or after unix_s from the start of `name` on, the
+ * stream following into the next files (a transaction of that second may sit in a file that began
+ * in the same second or in the one before): its file into at_file and offset into *at; -1 in *at
+ * when the source's binlog ends first. at_file holds DM_POSITION_NAME_MAX bytes. */
 static int bf_scan(const dm_binlog_stream_options *base, const char *name, bool first,
-                   int64_t unix_s, int64_t *at, dm_error *err) {
+                   int64_t unix_s, int64_t *at, char *at_file, dm_error *err) {
   dm_binlog_stream_options o = *base;
   o.file = name;
   o.pos = 4;
@@ -141,18 +143,20 @@ static int bf_scan(const dm_binlog_stream_options *base, const char *name, bool 
   while ((rc = dm_binlog_reader_next(r, &ev, err)) == 1) {
     if (ev.artificial)
       continue;
-    if (strcmp(ev.file, name) != 0)
-      break; /* into the next file */
-    if (first && ev.header.type == DM_BINLOG_FORMAT_DESCRIPTION) {
-      *at = ev.header.timestamp;
-      break;
+    if (first) {
+      if (strcmp(ev.file, name) != 0)
+        break;
+      if (ev.header.type == DM_BINLOG_FORMAT_DESCRIPTION) {
+        *at = ev.header.timestamp;
+        break;
+      }
+      continue;
     }
-    if (!first && ev.header.type == DM_BINLOG_GTID && (int64_t)ev.header.timestamp >= unix_s) {
+    if (ev.header.type == DM_BINLOG_GTID && (int64_t)ev.header.timestamp >= unix_s) {
       *at = (int64_t)ev.offset;
+      snprintf(at_file, DM_POSITION_NAME_MAX, "%s", ev.file);
       break;
     }
-    if (ev.header.type == DM_BINLOG_ROTATE || ev.header.type == DM_BINLOG_STOP)
-      break; /* the file's last event */
   }
   dm_binlog_reader_close(r);
   return rc < 0 ? -1 : 0;
@@ -182,10 +186,11 @@ int dm_binlog_find_by_time(struct st_mysql *conn, const dm_binlog_stream_options
   memset(out, 0, sizeof *out);
   if (bf_list(conn, &f, err) < 0)
     goto out;
-  /* the last file that began at or before the time: a binary search on the files' start times
-   * (they only grow), each one read to its format description */
+  /* the last file that began before the time: a binary search on the files' start times (they
+   * only grow), each one read to its format description. Strictly before: a file that began in
+   * the time's own second may follow one that holds transactions of that second. */
   int64_t began;
-  if (bf_scan(stream, f.name[0], true, unix_s, &began, err) < 0)
+  if (bf_scan(stream, f.name[0], true, unix_s, &began, NULL, err) < 0)
     goto out;
   if (unix_s < began) {
     snprintf(out->name, sizeof out->name, "%s", f.name[0]);
@@ -194,34 +199,30 @@ int dm_binlog_find_by_time(struct st_mysql *conn, const dm_binlog_stream_options
     rc = bf_gtid(conn, out, err);
     goto out;
   }
-  size_t lo = 0, hi = f.n - 1; /* f.name[lo] began at or before the time */
+  size_t lo = 0, hi = f.n - 1; /* f.name[lo] began before the time, or is the first file */
   while (lo < hi) {
     size_t mid = lo + (hi - lo + 1) / 2;
-    if (bf_scan(stream, f.name[mid], true, unix_s, &began, err) < 0)
+    if (bf_scan(stream, f.name[mid], true, unix_s, &began, NULL, err) < 0)
       goto out;
-    if (began <= unix_s)
+    if (began < unix_s)
       lo = mid;
     else
       hi = mid - 1;
   }
   int64_t at;
-  if (bf_scan(stream, f.name[lo], false, unix_s, &at, err) < 0)
+  char at_file[DM_POSITION_NAME_MAX] = "";
+  if (bf_scan(stream, f.name[lo], false, unix_s, &at, at_file, err) < 0)
     goto out;
-  if (at >= 0) {
-    snprintf(out->name, sizeof out->name, "%s", f.name[lo]);
-    out->pos = (uint64_t)at;
-    *where = DM_BINLOG_TIME_IN_RANGE;
-  } else if (lo + 1 < f.n) { /* every transaction after the time is in the next file */
-    snprintf(out->name, sizeof out->name, "%s", f.name[lo + 1]);
-    out->pos = 4;
-    *where = DM_BINLOG_TIME_IN_RANGE;
-  } else {
-    snprintf(out->name, sizeof out->name, "%s", f.name[lo]);
-    out->pos = f.size[lo];
+  if (at < 0) { /* after the last transaction: the end of the last file, as SHOW BINARY LOGS said */
+    snprintf(out->name, sizeof out->name, "%s", f.name[f.n - 1]);
+    out->pos = f.size[f.n - 1];
     *where = DM_BINLOG_TIME_AFTER;
     rc = 0;
     goto out;
   }
+  snprintf(out->name, sizeof out->name, "%s", at_file);
+  out->pos = (uint64_t)at;
+  *where = DM_BINLOG_TIME_IN_RANGE;
   rc = bf_gtid(conn, out, err);
 out:
   free(f.name);

@@ -3,8 +3,10 @@
  * remote BinlogPosFinder). libdmhost-sdk.a; needs libmariadb, as the stream reader does.
  *
  * The source's binlog files are searched by the time each began (its format description's
- * timestamp), then the one file that can hold the time is read with a non-blocking binlog dump
- * up to the first transaction (a GTID event) that began at or after it. Memory stays one event:
+ * timestamp), then read with a non-blocking binlog dump from the last one that began before the
+ * time (strictly: a file begun in the time's own second may follow one holding transactions of
+ * that second), on into the next files, up to the first transaction (a GTID event) that began at
+ * or after it. Memory stays one event:
  * the files are streamed, never kept. The position found is a transaction's start, with the GTID
  * state there (MariaDB's BINLOG_GTID_POS), so a sync started from it neither misses nor splits a
  * transaction.
