@@ -46,8 +46,8 @@ except ImportError as e:  # the pyenv python3 first on PATH lacks them, or deps.
 
 OPERATION_COUNT = 43  # DM's spec at c7b2588ef6c7; a new spec means reviewing the tables below
 
-# DM's operations the log may lack, each with why. Shrinks as dmhost's routes land (plan
-# /work/wt/notes/openapi-plan.md, section 4: the row that brings each).
+# DM's operations the log may lack, each with why. Empty since all 43 are served; an operation a
+# new spec adds goes here, with why, until its route lands.
 NOT_SEEN = {}
 
 # DM's operations another test drives (its own log, judged by this checker without --coverage):
