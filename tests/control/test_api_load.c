@@ -7,9 +7,17 @@
  * comes: the daemon's own throughput). DMH_API_LOAD_INTERVAL_MS runs one phase only (0: the
  * closed loop). Every answer must be a 200 with result true (no refused or dropped connection),
  * the task still Running at the end, and the p99 latency of the answers under DMH_API_LOAD_P99_MS
- * (50) in each phase, the slowest under DMH_API_LOAD_WORST_MS (300; a thread per connection left
- * one waiting 343 ms in a closed loop, 555-669 ms when it also read /proc/net/tcp to admit). Prints
- * the request count, the rate, p50, p99, the worst, and the CPU per request of the daemon's HTTP
+ * (50), the slowest under DMH_API_LOAD_WORST_MS (300; a thread per connection left one waiting
+ * 343 ms in a closed loop, 555-669 ms when it also read /proc/net/tcp to admit). Paced, those are
+ * the bounds. In the closed loop the mean latency is the clients over the rate (Little's law): it
+ * measures how fast the machine is, not how the daemon treats a client, and this 2-core VM's speed
+ * varies twofold from hour to hour (the same client binary took 18 us a request one day, 36-41 us
+ * the next; the hypervisor took 17-23% of the cores during a run). There the p99 must be under
+ * 50 ms or under DMH_API_LOAD_P99_MEANS (6) times the loop's own mean, whichever is larger, and the
+ * slowest under 300 ms or DMH_API_LOAD_WORST_MEANS (20) means: a fast machine keeps the absolute
+ * promise, a slow one the fairness (no connection served far behind the others; a thread per
+ * connection's worst was 51 means). The rate itself is measured in bench/api. Prints the request
+ * count, the rate, the mean, p50, p99, the worst, and the CPU per request of the daemon's HTTP
  * server (its dmhost_http_cpu_seconds_total) and of this client.
  *
  * The clients are one thread driving every connection from one epoll loop, so that 200 clients
@@ -41,6 +49,10 @@
 #include "e2e_util.h"
 
 static char addr[64];
+/* bench/api: DMH_API_LOAD_ADDR names another server already serving the status path (nginx with
+ * a copy of the daemon's answer: the ceiling of this client and machine); no daemon is started
+ * and its metrics are not read. */
+static const char *external;
 
 /* One client: its connection, its answer as it arrives, when its request left, when the next one
  * is due (paced). */
@@ -247,8 +259,15 @@ static double client_cpu(void) {
          ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6;
 }
 
+/* The bounds of a phase: absolute (ms), and in a closed loop also relative to the loop's mean
+ * latency (the larger one holds: the file's comment says why). */
+typedef struct bounds {
+  double p99_ms, worst_ms, p99_means, worst_means;
+  double cpu_ratio; /* the daemon's CPU a request over the client's, at most */
+} bounds;
+
 /* One phase: `clients` clients for `secs`, each every `interval` s (0: a closed loop). */
-static void run_phase(int clients, double secs, double interval, double p99_max, double worst_max) {
+static void run_phase(int clients, double secs, double interval, bounds b) {
   load l = {.ep = epoll_create1(EPOLL_CLOEXEC)};
   CU_ASSERT_FATAL(l.ep >= 0);
   l.to = (struct sockaddr_in){.sin_family = AF_INET,
@@ -256,8 +275,8 @@ static void run_phase(int clients, double secs, double interval, double p99_max,
                               .sin_port = htons((uint16_t)atoi(strchr(addr, ':') + 1))};
   client *cs = calloc((size_t)clients, sizeof *cs);
   CU_ASSERT_FATAL(cs != NULL);
-  double cpu0 = daemon_metric("dmhost_http_cpu_seconds_total");
-  double req0 = daemon_metric("dmhost_http_requests_total");
+  double cpu0 = external ? 0 : daemon_metric("dmhost_http_cpu_seconds_total");
+  double req0 = external ? 0 : daemon_metric("dmhost_http_requests_total");
   double mine0 = client_cpu();
   double start = e2e_now(), deadline = start + secs;
   for (int i = 0; i < clients; i++) {
@@ -300,8 +319,11 @@ static void run_phase(int clients, double secs, double interval, double p99_max,
   }
   double took = e2e_now() - start;
   double mine = client_cpu() - mine0;
-  double cpu = daemon_metric("dmhost_http_cpu_seconds_total") - cpu0;
-  double reqs = daemon_metric("dmhost_http_requests_total") - req0 - 1; /* less the first scrape */
+  double cpu = external ? -1 : daemon_metric("dmhost_http_cpu_seconds_total") - cpu0;
+  double reqs =
+      external ? -1
+               : daemon_metric("dmhost_http_requests_total") - req0 - 1; /* less the first scrape */
+  double server_us = reqs > 0 ? cpu / reqs * 1e6 : -1;
   for (int i = 0; i < clients; i++) {
     load_close(&l, &cs[i]);
     free(cs[i].body);
@@ -309,35 +331,71 @@ static void run_phase(int clients, double secs, double interval, double p99_max,
   free(cs);
   close(l.ep);
   size_t total = l.n;
+  double client_us = total ? mine / (double)total * 1e6 : -1;
   qsort(l.lat, total, sizeof *l.lat, cmp_double);
   double p50 = total ? l.lat[total / 2] : -1, p99 = total ? l.lat[(size_t)(total * 0.99)] : -1;
-  double worst = total ? l.lat[total - 1] : -1;
+  double worst = total ? l.lat[total - 1] : -1, mean = 0;
+  for (size_t i = 0; i < total; i++)
+    mean += l.lat[i] / (double)total;
+  double p99_max = b.p99_ms, worst_max = b.worst_ms;
+  if (interval <= 0) { /* a closed loop: a slow machine's bound is its own mean's multiple */
+    p99_max = mean * b.p99_means > p99_max ? mean * b.p99_means : p99_max;
+    worst_max = mean * b.worst_means > worst_max ? mean * b.worst_means : worst_max;
+  }
   if (interval > 0)
     fprintf(stderr, "\n  %d clients, each a request every %.0f ms,", clients, interval * 1000);
   else
     fprintf(stderr, "\n  %d clients in a closed loop,", clients);
-  fprintf(stderr,
-          " for %.0f s: %zu GET /api/v1/dmhost/tasks/inc/status (%.0f/s), %ld errors; p50 %.2f ms, "
-          "p99 %.2f ms, worst %.2f ms (limits %.0f and %.0f ms); CPU a request: the daemon's HTTP "
-          "server %.0f us (%.0f requests), this client %.0f us",
-          secs, total, total / took, l.errors, p50, p99, worst, p99_max, worst_max,
-          reqs > 0 ? cpu / reqs * 1e6 : -1, reqs, total ? mine / (double)total * 1e6 : -1);
+  fprintf(
+      stderr,
+      " for %.0f s: %zu GET /api/v1/dmhost/tasks/inc/status (%.0f/s), %ld errors; mean %.2f ms, "
+      "p50 %.2f ms, p99 %.2f ms, worst %.2f ms (limits %.1f and %.1f ms); CPU a request: the "
+      "daemon's HTTP server %.0f us (%.0f requests), this client %.0f us",
+      secs, total, total / took, l.errors, mean, p50, p99, worst, p99_max, worst_max, server_us,
+      reqs, client_us);
   if (l.errors)
     fprintf(stderr, "\n  the first error: %s", l.first_error);
   fprintf(stderr, "\n");
   free(l.lat);
   CU_ASSERT(total > (size_t)clients); /* every client was answered more than once */
-  CU_ASSERT(reqs >= (double)total);   /* the daemon counted them: the CPU is theirs */
   CU_ASSERT_EQUAL(l.errors, 0);
   CU_ASSERT(p99 >= 0 && p99 < p99_max);
   CU_ASSERT(worst < worst_max); /* no client left waiting behind the others */
+  if (external)
+    return;                         /* another server (bench/api): its CPU is not known here */
+  CU_ASSERT(reqs >= (double)total); /* the daemon counted them: the CPU is theirs */
+  /* The daemon's cost a request, in units of this client's (the same code every run: a measure of
+   * the machine's speed that moves with it): 1.8-2.2 measured, 1.4 on a faster day. */
+  CU_ASSERT(server_us > 0 && client_us > 0 && server_us < b.cpu_ratio * client_us);
+}
+
+/* bench/api: the daemon's answer to the status path, saved into DMH_API_LOAD_SAVE. */
+static void save_answer(const char *file) {
+  client c = {0};
+  CURL *h = new_handle("/api/v1/dmhost/tasks/inc/status", &c);
+  FILE *f = curl_easy_perform(h) == CURLE_OK && c.body ? fopen(file, "w") : NULL;
+  CU_ASSERT_FATAL(f != NULL);
+  CU_ASSERT(fwrite(c.body, 1, c.len, f) == c.len);
+  fclose(f);
+  curl_easy_cleanup(h);
+  free(c.body);
 }
 
 static void test_load(void) {
   int clients = (int)env_num("DMH_API_LOAD_CLIENTS", 200);
-  double secs = env_num("DMH_API_LOAD_SECONDS", 30), p99_max = env_num("DMH_API_LOAD_P99_MS", 50);
-  double worst_max = env_num("DMH_API_LOAD_WORST_MS", 300);
+  double secs = env_num("DMH_API_LOAD_SECONDS", 30);
+  bounds b = {.p99_ms = env_num("DMH_API_LOAD_P99_MS", 50),
+              .worst_ms = env_num("DMH_API_LOAD_WORST_MS", 300),
+              .p99_means = env_num("DMH_API_LOAD_P99_MEANS", 6),
+              .worst_means = env_num("DMH_API_LOAD_WORST_MEANS", 20),
+              .cpu_ratio = env_num("DMH_API_LOAD_CPU_RATIO", 4)};
   const char *one = getenv("DMH_API_LOAD_INTERVAL_MS");
+  if ((external = getenv("DMH_API_LOAD_ADDR")) && *external) {
+    snprintf(addr, sizeof addr, "%s", external);
+    load_request_make();
+    run_phase(clients, secs, one && *one ? atof(one) / 1000 : 0, b);
+    return;
+  }
   serve_http("source.cfg");
   e2e_task("inc.cfg", "inc", "incremental", "mysql-01", "sync = { items = 0; item-ms = 10; };");
   json_object *o = NULL;
@@ -348,12 +406,15 @@ static void test_load(void) {
   int before = e2e_items("inc", "sync", &in_order);
 
   if (one && *one) {
-    run_phase(clients, secs, atof(one) / 1000, p99_max, worst_max);
+    run_phase(clients, secs, atof(one) / 1000, b);
   } else {
-    run_phase(clients, secs, 0.050, p99_max, worst_max); /* paced */
-    run_phase(clients, secs, 0, p99_max, worst_max);     /* closed loop */
+    run_phase(clients, secs, 0.050, b); /* paced */
+    run_phase(clients, secs, 0, b);     /* closed loop */
   }
 
+  const char *save = getenv("DMH_API_LOAD_SAVE");
+  if (save && *save)
+    save_answer(save);
   /* the task went on under the load, and the daemon answers */
   CU_ASSERT(e2e_wait_stage("inc", "Running", 5));
   CU_ASSERT(e2e_items("inc", "sync", &in_order) > before);
@@ -597,13 +658,15 @@ int main(void) {
   curl_global_init(CURL_GLOBAL_DEFAULT);
   const dmh_cunit_test tests[] = {
       {"200 clients on GET status, paced then in a closed loop, 30 s each: no error, p99 under "
-       "50 ms",
+       "50 ms (closed loop: or 6 means)",
        test_load},
       {"commands that wait hold up no other client", test_slow_commands},
       {"a new connection is admitted in one lookup, whatever the sockets", test_admission_cost},
       {"256 connections at once, the next closed on accept", test_connection_limit},
   };
-  int rc = dmh_cunit_run("api load", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
+  /* DMH_API_LOAD_TEST_ONLY: the tests whose name holds it (bench/api: "200 clients") */
+  const dmh_cunit_suite suite = {"api load", NULL, NULL, tests, sizeof tests / sizeof tests[0]};
+  int rc = dmh_cunit_run_suites(&suite, 1, "DMH_API_LOAD_TEST_ONLY");
   curl_global_cleanup();
   return rc;
 }
