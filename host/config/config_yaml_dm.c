@@ -39,7 +39,8 @@ static const ydm_key ydm_keys[] = {
     {"mydumper", "rows", "chunk-rows", NULL, NULL},
     {"mydumper", "statement-size", "statement-size", NULL, NULL},
     {"mydumper", "skip-tz-utc", NULL, "true", "the dump always reads at time zone +00:00"},
-    {"mydumper", "extra-args", NULL, "", "dumpling's command-line options have no equivalent"},
+    /* read by yunit_read (config_yaml_extra.c): dumpling's options into the dump's settings */
+    {"mydumper", "extra-args", NULL, "*", NULL},
     {"mydumper", "where", "where", NULL, NULL},
     {"mydumper", "mydumper-path", NULL, "*", NULL},
     /* loaders, an instance's loader */

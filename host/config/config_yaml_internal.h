@@ -63,6 +63,7 @@ typedef struct yunit {
     const char *key;
     char lit[96];
     int line;
+    bool extra; /* from extra-args: the mydumper's own keys do not override it */
   } e[YUNIT_MAX];
   int n;
 } yunit;
@@ -135,5 +136,10 @@ int yemit_units(ytr *t);
 
 /* A DM unit config (a mydumpers entry, an instance's mydumper) into `u`. */
 int yunit_read(ytr *t, const yunit_kind *k, const yaml_node_t *cfg, const char *path, yunit *u);
+/* Settings from a mydumper's extra-args (over the mydumper's own keys), and one's literal. */
+void yunit_set_extra(yunit *u, const char *key, const char *lit, int line);
+const char *yunit_extra(const yunit *u, const char *key);
+/* A mydumper's `extra-args` (dumpling's options) into `u` (config_yaml_extra.c); -1 refused. */
+int yextra_args(ytr *t, const yaml_node_t *k, const yaml_node_t *v, const char *path, yunit *u);
 
 #endif

@@ -19,17 +19,33 @@ const yunit_kind ykinds[3] = {
     {"syncer", "syncers", "syncer-config-name", "syncer-thread", "worker-count", "sync"},
 };
 
-static void yunit_set(yunit *u, const char *key, const char *lit, int line) {
+static void yunit_put(yunit *u, const char *key, const char *lit, int line, bool extra) {
   int i = 0;
   while (i < u->n && strcmp(u->e[i].key, key) != 0)
     i++;
-  if (i == YUNIT_MAX)
-    return;
+  if (i == YUNIT_MAX || (i < u->n && u->e[i].extra && !extra))
+    return; /* DM applies extra-args last: its values win */
   if (i == u->n)
     u->n++;
   u->e[i].key = key;
   snprintf(u->e[i].lit, sizeof u->e[i].lit, "%s", lit);
   u->e[i].line = line;
+  u->e[i].extra = extra;
+}
+
+static void yunit_set(yunit *u, const char *key, const char *lit, int line) {
+  yunit_put(u, key, lit, line, false);
+}
+
+void yunit_set_extra(yunit *u, const char *key, const char *lit, int line) {
+  yunit_put(u, key, lit, line, true);
+}
+
+const char *yunit_extra(const yunit *u, const char *key) {
+  for (int i = 0; i < u->n; i++)
+    if (u->e[i].extra && strcmp(u->e[i].key, key) == 0)
+      return u->e[i].lit;
+  return NULL;
 }
 
 static const char *yunit_get(const yunit *u, const char *key) {
@@ -71,23 +87,6 @@ static int yunit_lit(ytr *t, const char *to, const yaml_node_t *v, const char *p
   return 0;
 }
 
-/* A mydumper's `extra-args: "--consistency X"`, exactly that (one word X): X, else NULL (any other
- * extra-args is judged by its row: only "" is taken). The value X is the dump unit's to judge. */
-static const char *yextra_consistency(const yunit_kind *k, const yaml_node_t *key,
-                                      const yaml_node_t *v) {
-  static const char opt[] = "--consistency ";
-  if (strcmp(k->dm, "mydumper") != 0 || strcmp(ytext(key), "extra-args") != 0 || !ytext(v) ||
-      strncmp(ytext(v), opt, sizeof opt - 1) != 0)
-    return NULL;
-  const char *x = ytext(v) + sizeof opt - 1;
-  if (!*x)
-    return NULL;
-  for (const char *c = x; *c; c++)
-    if (*c == ' ' || *c == '\t' || *c == '\n' || *c == '\r' || *c == '=')
-      return NULL;
-  return x;
-}
-
 /* A DM unit config (a mydumpers entry, an instance's mydumper) into `u`. */
 int yunit_read(ytr *t, const yunit_kind *k, const yaml_node_t *cfg, const char *path, yunit *u) {
   if (cfg->type != YAML_MAPPING_NODE)
@@ -115,14 +114,11 @@ int yunit_read(ytr *t, const yunit_kind *k, const yaml_node_t *cfg, const char *
                       "which is not mapped yet; give dmhost's load.dir in a libconfig task file");
       break;
     }
-    const char *cons = yextra_consistency(k, p[i].k, p[i].v);
-    if (cons) {
-      /* DM's OpenAPI converter writes full_migrate_conf.consistency as exactly this form */
-      yout o = {0};
-      yo_string(&o, cons, strlen(cons));
-      if (!o.oom && o.len < sizeof u->e[0].lit)
-        yunit_set(u, "consistency", o.buf, yline(p[i].k));
-      free(o.buf);
+    if (strcmp(k->dm, "mydumper") == 0 && strcmp(ytext(p[i].k), "extra-args") == 0) {
+      /* dumpling's options (DM's OpenAPI converter writes full_migrate_conf.consistency as
+       * "--consistency X") */
+      if (!ynull(p[i].v) && (rc = yextra_args(t, p[i].k, p[i].v, sub, u)) < 0)
+        break;
       continue;
     }
     if (!r->to) {

@@ -4,7 +4,8 @@
  * give; the way back gives the Task DM's converter gives (an expectation written by hand); members
  * DM's schema does not have, wrong types and enums, an undefined filter rule name and TLS contents
  * are refused naming their JSON path; hostile strings stay one YAML scalar and load back equal;
- * DM's `extra-args: "--consistency X"` is the dump's consistency, any other extra-args refused.
+ * a mydumper's `extra-args` (DM's converter writes "--consistency X") is read as dumpling's options
+ * (config_yaml_extra.c): those of the dump into its settings, the others refused by name.
  * Before config_openapi.c there was no way from DM's JSON into a config. */
 #include <CUnit/Basic.h>
 #include <json-c/json.h>
@@ -488,21 +489,73 @@ static void test_hostile_strings(void) {
 static void test_extra_args(void) {
   static const char head[] = "name: t\ntask-mode: full\ntarget-database: {host: h, user: u}\n"
                              "mysql-instances:\n  - source-id: s\n    mydumper-config-name: d\n"
-                             "mydumpers:\n  d:\n    extra-args: ";
+                             "    mydumper-thread: 3\n"
+                             "mydumpers:\n  d:\n    threads: 5\n    extra-args: ";
   char text[512];
   snprintf(text, sizeof text, "%s\"--consistency snapshot\"\n", head);
   dm_error err = {0};
   dmh_task_config *t = load_yaml_task(text, &err);
   CU_ASSERT_PTR_NOT_NULL_FATAL(t);
   CU_ASSERT_STRING_EQUAL(unit_str(t, DM_UNIT_DUMP, "consistency"), "snapshot");
+  CU_ASSERT_EQUAL(unit_int(t, DM_UNIT_DUMP, "threads"), 3); /* mydumper-thread over threads */
   dmh_task_config_free(t);
-  static const char *const refused[] = {"\"--consistency snapshot --threads 2\"", "\"--threads 2\"",
-                                        "\"--consistency \"", "\"--consistency=flush\""};
+
+  /* dumpling's options as DM parses them (pflag's forms, one pair of quotes off a word); they
+   * override the mydumper's keys and mydumper-thread, the later one wins */
+  snprintf(text, sizeof text,
+           "%s'--threads 2 -r=1000 -s4000 -F 64MiB --where \"id>10\" --consistency=flush "
+           "--filetype sql --transactional-consistency -t 7'\n",
+           head);
+  t = load_yaml_task(text, &err);
+  if (!t)
+    fprintf(stderr, "\n  %s\n", err.message);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  CU_ASSERT_EQUAL(unit_int(t, DM_UNIT_DUMP, "threads"), 7);
+  CU_ASSERT_EQUAL(unit_int(t, DM_UNIT_DUMP, "chunk-rows"), 1000);
+  CU_ASSERT_EQUAL(unit_int(t, DM_UNIT_DUMP, "statement-size"), 4000);
+  CU_ASSERT_EQUAL(unit_int(t, DM_UNIT_DUMP, "chunk-filesize"), 64LL << 20);
+  CU_ASSERT_STRING_EQUAL(unit_str(t, DM_UNIT_DUMP, "where"), "id>10");
+  CU_ASSERT_STRING_EQUAL(unit_str(t, DM_UNIT_DUMP, "consistency"), "flush");
+  dmh_task_config_free(t);
+  /* DM's old --no-locks is --consistency none */
+  snprintf(text, sizeof text, "%s\"--no-locks\"\n", head);
+  t = load_yaml_task(text, &err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  CU_ASSERT_STRING_EQUAL(unit_str(t, DM_UNIT_DUMP, "consistency"), "none");
+  dmh_task_config_free(t);
+
+  static const struct {
+    const char *args, *want;
+    int code;
+  } refused[] = {
+      {"\"-B test -T t1,t2\"",
+       "dumpling's option -B is not supported by dmhost: it replaces the task's block-allow-list",
+       DM_ERR_CONFIG_UNKNOWN},
+      {"\"--tables-list=a.b\"", "dumpling's option --tables-list is not supported",
+       DM_ERR_CONFIG_UNKNOWN},
+      {"\"--snapshot 123\"", "dumpling's option --snapshot is not supported",
+       DM_ERR_CONFIG_UNKNOWN},
+      {"\"--filetype csv\"", "dumpling's --filetype csv is not supported: the dump writes SQL",
+       DM_ERR_CONFIG_UNKNOWN},
+      {"\"--bogus 1\"", "unknown dumpling option --bogus (dmhost takes --threads",
+       DM_ERR_CONFIG_UNKNOWN},
+      {"\"--consistency \"", "dumpling's --consistency needs a value", DM_ERR_CONFIG_INVALID},
+      {"\"--threads two\"", "dumpling's --threads takes a whole number, not \"two\"",
+       DM_ERR_CONFIG_INVALID},
+      {"\"-F 64XB\"", "dumpling's -F takes a size (\"64MiB\", \"1048576\"), not \"64XB\"",
+       DM_ERR_CONFIG_INVALID},
+      {"\"--no-locks --consistency flush\"", "gives both --no-locks and --consistency \"flush\"",
+       DM_ERR_CONFIG_INVALID},
+      {"\"threads 2\"", "\"threads\" is not one of dumpling's options", DM_ERR_CONFIG_INVALID},
+  };
   for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
-    snprintf(text, sizeof text, "%s%s\n", head, refused[i]);
+    snprintf(text, sizeof text, "%s%s\n", head, refused[i].args);
     CU_ASSERT_PTR_NULL(load_yaml_task(text, &err));
-    CU_ASSERT_EQUAL(err.code, DM_ERR_CONFIG_UNKNOWN);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "DM key `mydumpers.d.extra-args`"));
+    CU_ASSERT_EQUAL(err.code, refused[i].code);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "`mydumpers.d.extra-args` in the task file"));
+    if (!strstr(err.message, refused[i].want))
+      fprintf(stderr, "\n  %s: %s\n", refused[i].args, err.message);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.message, refused[i].want));
   }
 }
 
@@ -524,7 +577,7 @@ int main(void) {
       {"DM's task files as a Task and back", test_dm_files_round_trip},
       {"refusals name the JSON path", test_refusals},
       {"hostile strings stay one YAML scalar", test_hostile_strings},
-      {"extra-args --consistency X", test_extra_args},
+      {"extra-args: dumpling's options", test_extra_args},
   };
   return dmh_cunit_run("config_openapi", suite_init, suite_clean, tests,
                        sizeof tests / sizeof tests[0]);

@@ -86,7 +86,8 @@ mydumpers:
     threads: 2
     chunk-filesize: 64
     skip-tz-utc: true
-    extra-args: ""
+    # dumpling's options, as DM reads them: over threads above; the dump runs with them
+    extra-args: "--threads 3 -r 500 --statement-size=2048 --consistency flush"
 loaders:
   global:
     pool-size: 2
@@ -98,6 +99,9 @@ syncers:
 YAML
 "$dmhost" convert "$work/task.yaml" >"$work/task.cfg" || fail "dmhost convert refused the task"
 grep -q 'worker-count = 2;' "$work/task.cfg" || { cat "$work/task.cfg"; fail "syncer-thread not applied"; }
+for want in 'threads = 3;' 'chunk-rows = 500;' 'statement-size = 2048;' 'consistency = "flush";'; do
+  grep -qF "$want" "$work/task.cfg" || { cat "$work/task.cfg"; fail "extra-args: no $want"; }
+done
 
 "$dmhost" run --source "$work/source.yaml" --task "$work/task.yaml" --work-dir "$work/w" \
   --plugin-dir "$plugins" >"$work/run.log" 2>&1 &
