@@ -285,6 +285,13 @@ bool dmh_api_objects_task_kept(const dmh_task_config *cfg, const dmh_api_objects
 /* A copy of the Task as a template answer gives it (and a master keeps it): the target's password
  * "******" (registry_api_objects.c's rule). */
 json_object *dmh_task_template_masked(json_object *task);
+/* The checks of a Task sent to be kept as a template that do not depend on where it is kept, the
+ * daemon's (registry_templates.c) and a master's (master_objects.c): its "name" a string, equal to
+ * `name` when one is given (update: a template is updated under its own name); a Task without
+ * meta_schema gets DM's Adjust's default "dm_meta". The Task's name (owned by task), or NULL with
+ * DM_ERR_CONTROL_REQUEST. The keeper then checks the name as it names a file or a key, and the
+ * Task itself. */
+const char *dmh_task_template_name(const char *name, json_object *task, dm_error *err);
 int dmh_registry_task_template(dmh_registry *r, const char *op, const char *name, json_object *task,
                                bool overwrite, json_object *resp, dm_error *err);
 

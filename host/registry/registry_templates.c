@@ -89,9 +89,7 @@ static int tpl_write(dmh_registry *r, const char *name, json_object *task, dm_er
   return rc;
 }
 
-/* create/update: the Task checked and kept. DM's Adjust gives meta_schema its default. */
-static int tpl_put(dmh_registry *r, const char *name, json_object *task, bool create,
-                   bool overwrite, dm_error *err) {
+const char *dmh_task_template_name(const char *name, json_object *task, dm_error *err) {
   json_object *n = NULL;
   const char *tname =
       json_object_object_get_ex(task, "name", &n) && json_object_is_type(n, json_type_string)
@@ -99,19 +97,27 @@ static int tpl_put(dmh_registry *r, const char *name, json_object *task, bool cr
           : NULL;
   if (!tname) {
     dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL, "task template: the Task has no name");
-    return -1;
+    return NULL;
   }
   if (name && strcmp(name, tname) != 0) {
     dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
                  "task template %s: the Task's name is %s: a template is updated under its own "
                  "name",
                  name, tname);
-    return -1;
+    return NULL;
   }
-  if (dmh_state_check_name("task name", tname, err) < 0)
-    return -1;
   if (!json_object_object_get_ex(task, "meta_schema", NULL))
     json_object_object_add(task, "meta_schema", json_object_new_string("dm_meta"));
+  return tname;
+}
+
+/* create/update: the Task checked (dmh_task_template_name, its name as a file's, the Task as a
+ * task file) and kept. */
+static int tpl_put(dmh_registry *r, const char *name, json_object *task, bool create,
+                   bool overwrite, dm_error *err) {
+  const char *tname = dmh_task_template_name(name, task, err);
+  if (!tname || dmh_state_check_name("task name", tname, err) < 0)
+    return -1;
   bool missing = false;
   json_object *old = tpl_read(r, tname, &missing, err);
   json_object_put(old);

@@ -334,31 +334,15 @@ static json_object *mo_tpl_read(master_ctl *x, const char *name, int *rc, dm_err
   return o;
 }
 
-/* create (overwrite: import's) or update: the Task checked as sent text and kept, masked, by a
- * txn on the key's absence (create) or presence (update). DM's Adjust defaults meta_schema. */
+/* create (overwrite: import's) or update: the Task checked (dmh_task_template_name, its name as
+ * a key's, the Task as sent text) and kept, masked, by a txn on the key's absence (create) or
+ * presence (update). */
 static int mo_tpl_put(master_ctl *x, const char *name, json_object *task, bool create,
                       bool overwrite, dm_error *err) {
-  json_object *n = NULL;
-  const char *tname =
-      json_object_object_get_ex(task, "name", &n) && json_object_is_type(n, json_type_string)
-          ? json_object_get_string(n)
-          : NULL;
-  if (!tname) {
-    dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL, "task template: the Task has no name");
-    return -1;
-  }
-  if (name && strcmp(name, tname) != 0) {
-    dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
-                 "task template %s: the Task's name is %s: a template is updated under its own "
-                 "name",
-                 name, tname);
-    return -1;
-  }
+  const char *tname = dmh_task_template_name(name, task, err);
   char key[DMH_CLUSTER_KEY_MAX];
-  if (master_key(key, sizeof key, x->m, DMH_KEY_TEMPLATE, tname, NULL, NULL, err) < 0)
+  if (!tname || master_key(key, sizeof key, x->m, DMH_KEY_TEMPLATE, tname, NULL, NULL, err) < 0)
     return -1;
-  if (!json_object_object_get_ex(task, "meta_schema", NULL))
-    json_object_object_add(task, "meta_schema", json_object_new_string("dm_meta"));
   dmh_cfg_trust trust = {.origin = DMH_CFG_SUBMITTED,
                          .secrets_dir = x->m->secrets_dir,
                          .allow_unit_paths = x->m->allow_submitted_unit_paths};
