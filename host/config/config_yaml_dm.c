@@ -73,7 +73,9 @@ static const ydm_key ydm_keys[] = {
     {"syncer", "safe-mode-duration", NULL, "", "a timed safe mode is not built yet"},
     /* the source file */
     {"source", "flavor", NULL, "|mysql|mariadb", "the flavor is read from the server"},
-    {"source", "charset", NULL, "", "another connection charset is not built yet"},
+    /* deprecated in DM: it set the relay connection's character set, and a binlog is read as
+     * bytes whatever that is */
+    {"source", "charset", NULL, "*", NULL},
     {"source", "relay-binlog-name", NULL, "", "the relay starts where the tasks need it"},
     {"source", "relay-binlog-gtid", NULL, "", "the relay starts where the tasks need it"},
     {"source", "meta-dir", NULL, "*", NULL},

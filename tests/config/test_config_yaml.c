@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "config_test_util.h"
@@ -66,6 +67,19 @@ static void test_dm_sources(void) {
   CU_ASSERT_TRUE(s->enable_relay);
   CU_ASSERT_STRING_EQUAL(s->from.ep.password, "123456");
   dmh_source_config_free(s);
+
+  /* charset (deprecated in DM: the relay connection's SET NAMES) is accepted whatever it is */
+  char dir[] = "/tmp/dmh-yaml-XXXXXX";
+  CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+  const char *p = test_write(dir, "source.yaml",
+                             "source-id: s\ncharset: gbk\nfrom:\n  host: 127.0.0.1\n  port: 3306\n"
+                             "  user: root\n",
+                             0600);
+  s = load_source(p);
+  CU_ASSERT_PTR_NOT_NULL(s);
+  dmh_source_config_free(s);
+  unlink(p);
+  rmdir(dir);
 }
 
 static void test_dm_tasks(void) {
