@@ -50,16 +50,17 @@ typedef struct sync_expr sync_expr;
 #define SYNC_TZ_MAX 64 /* a time zone's name */
 
 typedef struct sync_cfg {
-  int workers;                    /* worker-count */
-  uint32_t batch_rows;            /* row changes per batch (all workers) */
-  uint64_t batch_bytes;           /* statement text per batch */
-  uint32_t batch_ms;              /* a batch is closed at the next transaction end after this */
-  bool safe_mode;                 /* INSERT -> REPLACE, UPDATE -> DELETE + REPLACE */
-  int64_t safe_mode_duration_ms;  /* automatic safe mode after a start without a clean stop */
-  bool compact;                   /* merge changes of one row inside a batch */
-  uint32_t server_id;             /* replica server_id when reading the source directly */
-  uint32_t status_ms;             /* how often the source's position is read for status */
-  uint32_t chunk_bytes;           /* statement text per round trip */
+  int workers;          /* worker-count */
+  uint32_t batch_rows;  /* row changes per batch (all workers) */
+  uint64_t batch_bytes; /* statement text per batch */
+  uint32_t batch_ms;    /* a batch is closed at the next transaction end after this */
+  bool safe_mode;       /* INSERT -> REPLACE, UPDATE -> DELETE + REPLACE */
+  int64_t
+      safe_mode_duration_ms; /* automatic safe mode after a start without a clean stop; -1 unset */
+  bool compact;              /* merge changes of one row inside a batch */
+  uint32_t server_id;        /* replica server_id when reading the source directly */
+  uint32_t status_ms;        /* how often the source's position is read for status */
+  uint32_t chunk_bytes;      /* statement text per round trip */
   char timezone[SYNC_TZ_MAX + 1]; /* DM's task `timezone` ("": none); sync_tz.c */
 } sync_cfg;
 

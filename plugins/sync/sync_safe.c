@@ -10,8 +10,10 @@
  *     automatic safe mode; the point is cleared;
  *   - none (a first start, or a start after a crash, an error or a kill -9; an exit point behind
  *     the start is one already passed, DM clears those): safe mode for `safe-mode-duration`
- *     (default 60s, DM's 2 x checkpoint-flush-interval) of wall time from the start; a batch
- *     whose first change arrived in that window is applied in safe mode.
+ *     of wall time from the start, when it is set (DM's default is 60s, 2 x its
+ *     checkpoint-flush-interval, because its checkpoint lags the target; dmhost's is committed
+ *     with every batch, so unset means none); a batch whose first change arrived in that window
+ *     is applied in safe mode.
  *
  * Status shows which one holds (sync_unit.c: safeMode, safeModeReason, safeModeUntil).
  */
@@ -82,9 +84,9 @@ int sync_safe_start(sync_unit *u, MYSQL *tc, const dm_position *start, bool reco
   int64_t d = u->cfg.safe_mode_duration_ms;
   if (d <= 0) {
     u->host->logf(u->ctx, DM_LOG_INFO,
-                  "sync: no clean stop recorded at %s, safe-mode-duration \"0s\": no automatic "
-                  "safe mode",
-                  dm_position_format(start, buf2, sizeof buf2));
+                  "sync: no clean stop recorded at %s, safe-mode-duration %s: no automatic safe "
+                  "mode (the checkpoint is committed with every batch)",
+                  dm_position_format(start, buf2, sizeof buf2), d == 0 ? "\"0s\"" : "unset");
     sync_safe_publish(u, SYNC_SAFE_NONE, 0);
     return 0;
   }

@@ -7,8 +7,9 @@
  *   batch-bytes = 33554432;  # statement text per batch
  *   batch-ms = 500;          # a batch is closed at the first transaction end after this
  *   safe-mode = false;       # INSERT -> REPLACE, UPDATE -> DELETE + REPLACE (DM's safe mode)
- *   safe-mode-duration = "60s"; # the automatic safe mode after a start that follows no clean
- *                            # stop (a first start, a crash, an error); "0s": none (sync_safe.c)
+ *   safe-mode-duration = "60s"; # safe mode after a start that follows no clean stop (a first
+ *                            # start, a crash, an error); unset: none; "0s": none, and a start
+ *                            # that needs safe mode fails (sync_safe.c)
  *   compact = true;          # merge changes of one row inside a batch (tables whose only unique
  *                            # key is the primary key)
  *   server-id = N;           # replica server_id when reading the source directly (relay off)
@@ -68,8 +69,11 @@ static int sync_settings(sync_unit *u, sync_cfg *cfg, dm_error *err) {
   if (dm_setting_bool(u->host, u->ctx, "sync", "safe-mode", false, &cfg->safe_mode, err) < 0 ||
       dm_setting_bool(u->host, u->ctx, "sync", "compact", true, &cfg->compact, err) < 0)
     return -1;
-  /* DM's default: 2 x checkpoint-flush-interval (30 s); its ParseDuration's text */
-  if (dm_setting_duration(u->host, u->ctx, "sync", "safe-mode-duration", 60000,
+  /* Go's ParseDuration text. Unset (-1): no timed window. DM's default is 60 s (2 x its 30 s
+   * checkpoint-flush-interval) because its checkpoint lags the target by up to that much, so a
+   * restart replays changes already applied; dmhost commits the checkpoint with every batch, in
+   * the batch's transaction, so a restart replays none. A DM file that gives it gets it. */
+  if (dm_setting_duration(u->host, u->ctx, "sync", "safe-mode-duration", -1,
                           (int64_t)366 * 86400 * 1000, &cfg->safe_mode_duration_ms, err) < 0)
     return -1;
   if (cfg->safe_mode && cfg->safe_mode_duration_ms == 0) {
