@@ -2,6 +2,7 @@
 #include "cluster_keys.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dmhost/fs.h"
@@ -29,6 +30,7 @@ static const struct {
     [DMH_KEY_SHARD_JOINED] = {"shard/joined", 1},
     [DMH_KEY_CLUSTER_INFO] = {"cluster-info", 0},
     [DMH_KEY_TEMPLATE] = {"template", 1},
+    [DMH_KEY_DISABLED] = {"disabled", 1},
 };
 
 bool dmh_cluster_name_ok(const char *name) {
@@ -37,7 +39,7 @@ bool dmh_cluster_name_ok(const char *name) {
 }
 
 static bool key_kind_ok(dmh_cluster_key_kind kind) {
-  return kind >= DMH_KEY_LEADER && kind <= DMH_KEY_TEMPLATE;
+  return kind >= DMH_KEY_LEADER && kind <= DMH_KEY_DISABLED;
 }
 
 int dmh_cluster_shard_prefix(char *out, size_t len, const char *prefix) {
@@ -306,6 +308,55 @@ int dmh_cluster_relay_parse(const char *text, size_t len, dmh_cluster_relay *r, 
                    "etcd holds a relay request whose `stage` is not Running or Stopped");
       rc = -1;
     }
+  }
+  json_object_put(o);
+  return rc;
+}
+
+char *dmh_cluster_disabled_json(const char (*tasks)[DMH_CLUSTER_NAME_MAX], size_t n) {
+  json_object *o = json_object_new_object(), *a = json_object_new_array();
+  for (size_t i = 0; a && i < n; i++)
+    json_object_array_add(a, json_object_new_string(tasks[i]));
+  if (o && a)
+    json_object_object_add(o, "paused", a);
+  else
+    json_object_put(a);
+  return value_text(o);
+}
+
+int dmh_cluster_disabled_parse(const char *text, size_t len, char (**tasks)[DMH_CLUSTER_NAME_MAX],
+                               size_t *n, dm_error *err) {
+  *tasks = NULL;
+  *n = 0;
+  json_object *o = value_parse(text, len, "source's disabled flag", err), *a = NULL;
+  if (!o)
+    return -1;
+  int rc = 0;
+  if (!json_object_object_get_ex(o, "paused", &a) || !json_object_is_type(a, json_type_array)) {
+    dm_error_set(err, DM_ERR_STATE, NULL,
+                 "etcd holds a source's disabled flag without a `paused` array");
+    rc = -1;
+  }
+  size_t k = rc == 0 ? json_object_array_length(a) : 0;
+  if (rc == 0 && !(*tasks = calloc(k ? k : 1, sizeof **tasks))) {
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory reading a disabled flag");
+    rc = -1;
+  }
+  for (size_t i = 0; rc == 0 && i < k; i++) {
+    json_object *e = json_object_array_get_idx(a, i);
+    const char *t = json_object_is_type(e, json_type_string) ? json_object_get_string(e) : "";
+    if (!dmh_cluster_name_ok(t)) {
+      dm_error_set(err, DM_ERR_STATE, NULL,
+                   "etcd holds a source's disabled flag naming an unusable task name");
+      rc = -1;
+    } else {
+      dm_strlcpy((*tasks)[(*n)++], t, DMH_CLUSTER_NAME_MAX);
+    }
+  }
+  if (rc < 0) {
+    free(*tasks);
+    *tasks = NULL;
+    *n = 0;
   }
   json_object_put(o);
   return rc;

@@ -36,6 +36,10 @@
  *                                     replaced by cluster-info update (master_objects.c)
  *   <p>/template/<name>               DM's task template: a Task (JSON), its target password
  *                                     "******" (no secret in etcd), written by masters
+ *   <p>/disabled/<source>             operate-source disable's flag {"paused": [task, ...]}: the
+ *                                     tasks whose expected stage on the source the disable set
+ *                                     Paused (enable resumes those); written by masters only,
+ *                                     never read by workers (they follow the stage keys)
  *
  * <p> is the cluster's prefix (`--etcd-prefix`, default "/dmhost"); names are the ones the config
  * files allow (letters, digits, '_', '-', '.'), so '/' never occurs inside a name.
@@ -76,6 +80,7 @@ typedef enum dmh_cluster_key_kind {
   DMH_KEY_SHARD_JOINED,
   DMH_KEY_CLUSTER_INFO, /* DM's cluster info: {"cluster_id", "topology"}, written by masters */
   DMH_KEY_TEMPLATE,     /* DM's task template <name>: a Task, its password masked; by masters */
+  DMH_KEY_DISABLED,     /* operate-source disable's flag of <source>; by masters */
 } dmh_cluster_key_kind;
 
 /* "<p>/shard/": every shard key of the cluster (the leader's range and watch). Length, or -1. */
@@ -153,5 +158,11 @@ char *dmh_cluster_relay_json(const dmh_cluster_relay *r);
 /* 0, or -1 with *err (DM_ERR_STATE) for a value without a source name or with a stage other than
  * Running or Stopped. */
 int dmh_cluster_relay_parse(const char *text, size_t len, dmh_cluster_relay *r, dm_error *err);
+
+/* A source's disabled flag: the tasks the disable paused (malloc'd *tasks, *n of them), and back.
+ * 0, or -1 with *err (DM_ERR_STATE) for a value without a `paused` array of usable names. */
+char *dmh_cluster_disabled_json(const char (*tasks)[DMH_CLUSTER_NAME_MAX], size_t n);
+int dmh_cluster_disabled_parse(const char *text, size_t len, char (**tasks)[DMH_CLUSTER_NAME_MAX],
+                               size_t *n, dm_error *err);
 
 #endif /* DMH_CLUSTER_KEYS_H */

@@ -67,6 +67,9 @@ json_object *tm_api(int port, const char *method, const char *path, const char *
  * state: api-objects, cluster-info, task-template. */
 void tm_api_objects(dmh_master *m, dmh_master *f);
 void tm_cluster_info(dmh_etcd *c, const char *prefix, dmh_master *m, dmh_master *f);
+/* master_source_ops.c: operate-source update|disable|enable on m (leader) and f (follower), in
+ * test_scheduling's state (t1 Running on src-a and src-b); leaves it as it found it. */
+void tm_source_ops(dmh_etcd *c, const char *prefix, dmh_master *m, dmh_master *f);
 void tm_templates(dmh_etcd *c, const char *prefix, dmh_master *m, dmh_master *f);
 
 #endif

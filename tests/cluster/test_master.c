@@ -465,15 +465,7 @@ static void test_scheduling(void) {
   r = tm_cmd(f, "source-schemas", "{\"database\": \"db\"}");
   CU_ASSERT_EQUAL(tm_code(r), DM_ERR_CONTROL_REQUEST);
   json_object_put(r);
-  /* operate-source update|enable|disable are `dmhost serve`'s for now */
-  r = tm_cmd(f, "operate-source", "{\"op\": \"disable\", \"source\": \"src-a\"}");
-  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_SOURCE_OP_CLUSTER);
-  json_object_put(r);
-  r = tm_cmd(
-      f, "operate-source",
-      "{\"op\": \"update\", \"path\": \"/x/s.cfg\", \"content\": \"source-id = \\\"src-a\\\";\"}");
-  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_SOURCE_OP_CLUSTER);
-  json_object_put(r);
+  tm_source_ops(c, prefix, m, f);
   dmh_cluster_key(key, sizeof key, prefix, DMH_KEY_STAGE, "t1", "src-b", NULL);
   v = te_get(c, key, NULL);
   CU_ASSERT(v && strcmp(v, "Running") == 0);

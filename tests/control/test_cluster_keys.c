@@ -143,11 +143,42 @@ static void test_relay_request(void) {
   }
 }
 
+/* operate-source disable's flag (<p>/disabled/<source>): the tasks it paused. */
+static void test_disabled_flag(void) {
+  dm_error err;
+  char k[DMH_CLUSTER_KEY_MAX], a[DMH_CLUSTER_NAME_MAX];
+  CU_ASSERT(dmh_cluster_key(k, sizeof k, "/c", DMH_KEY_DISABLED, "src-a", NULL, NULL) > 0);
+  CU_ASSERT_STRING_EQUAL(k, "/c/disabled/src-a");
+  CU_ASSERT_EQUAL(dmh_cluster_key_parse(k, strlen(k), "/c", DMH_KEY_DISABLED, a, NULL, NULL), 0);
+  CU_ASSERT_STRING_EQUAL(a, "src-a");
+  const char names[2][DMH_CLUSTER_NAME_MAX] = {"t1", "t2"};
+  char *t = dmh_cluster_disabled_json(names, 2);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  CU_ASSERT_STRING_EQUAL(t, "{\"paused\":[\"t1\",\"t2\"]}");
+  char(*got)[DMH_CLUSTER_NAME_MAX] = NULL;
+  size_t n = 0;
+  CU_ASSERT_EQUAL(dmh_cluster_disabled_parse(t, strlen(t), &got, &n, &err), 0);
+  CU_ASSERT(n == 2 && strcmp(got[0], "t1") == 0 && strcmp(got[1], "t2") == 0);
+  free(got);
+  free(t);
+  t = dmh_cluster_disabled_json(names, 0);
+  CU_ASSERT(t && strcmp(t, "{\"paused\":[]}") == 0);
+  CU_ASSERT(dmh_cluster_disabled_parse(t, strlen(t), &got, &n, &err) == 0 && n == 0);
+  free(got);
+  free(t);
+  const char *bad[] = {"{}", "{\"paused\":\"t1\"}", "{\"paused\":[\"a/b\"]}", "{\"paused\":[1]}"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    CU_ASSERT_EQUAL(dmh_cluster_disabled_parse(bad[i], strlen(bad[i]), &got, &n, &err), -1);
+    CU_ASSERT_EQUAL(err.code, DM_ERR_STATE);
+    CU_ASSERT_PTR_NULL(got);
+  }
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"keys built and parsed", test_keys},   {"values round-tripped and refused", test_values},
       {"master values", test_master_values},  {"file texts and stages", test_config_and_stage},
-      {"relay requests", test_relay_request},
+      {"relay requests", test_relay_request}, {"disabled flags", test_disabled_flag},
   };
   return dmh_cunit_run("cluster_keys", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }

@@ -76,7 +76,7 @@ static int ctl_create(ctl *x, const char *key, const char *value, const dmh_etcd
 }
 
 /* The trust a config the master was given gets (config.h): the text dmctl sent is submitted. */
-static dmh_cfg_trust ctl_trust(const ctl *x, dmh_cfg_origin origin) {
+dmh_cfg_trust master_ctl_trust(const ctl *x, dmh_cfg_origin origin) {
   dmh_cfg_trust t = {.origin = origin,
                      .secrets_dir = x->m->secrets_dir,
                      .allow_unit_paths = x->m->allow_submitted_unit_paths};
@@ -86,7 +86,7 @@ static dmh_cfg_trust ctl_trust(const ctl *x, dmh_cfg_origin origin) {
 /* The value a file `f` (sent as `path`) is stored under in etcd: its text with the password of
  * `group` sealed with the cluster key, so it never reaches etcd in clear (docs/cluster.md, "The
  * cluster key"). *sealed is the sealed text (the caller frees it). NULL with *err. */
-static char *ctl_sealed_value(ctl *x, const dmh_control_file *f, const char *path,
+char *master_ctl_sealed_value(ctl *x, const dmh_control_file *f, const char *path,
                               const char *group, const char *password, char **sealed,
                               dm_error *err) {
   if (dmh_config_seal_password(f->text, group, password,
@@ -102,7 +102,7 @@ static char *ctl_sealed_value(ctl *x, const dmh_control_file *f, const char *pat
 
 /* A cluster keeps a file's text in etcd and its workers read it back as libconfig: a YAML file
  * is refused by its name until the cluster carries the format with the text (issue 23). */
-static int ctl_libconfig_only(const char *path, dm_error *err) {
+int master_ctl_libconfig_only(const char *path, dm_error *err) {
   if (!dmh_config_is_yaml(path))
     return 0;
   dm_error_set(err, DM_ERR_CONFIG_INVALID, NULL,
@@ -117,7 +117,7 @@ static int ctl_libconfig_only(const char *path, dm_error *err) {
 
 static int ctl_source_create(ctl *x, const dmh_control_cmd *cmd, json_object *args,
                              const char *path, json_object *resp, dm_error *err) {
-  if (ctl_libconfig_only(path, err) < 0)
+  if (master_ctl_libconfig_only(path, err) < 0)
     return -1;
   dmh_control_file f;
   if (dmh_control_file_get(cmd, args, path, true, &f, err) < 0) {
@@ -125,7 +125,7 @@ static int ctl_source_create(ctl *x, const dmh_control_cmd *cmd, json_object *ar
     return -1;
   }
   dmh_source_config *sc = NULL;
-  dmh_cfg_trust trust = ctl_trust(x, f.origin);
+  dmh_cfg_trust trust = master_ctl_trust(x, f.origin);
   if (dmh_source_config_load_as(f.path, &trust, &sc, err) < 0) {
     dmh_control_file_blame(&f, path, err);
     dmh_control_file_free(&f);
@@ -136,7 +136,7 @@ static int ctl_source_create(ctl *x, const dmh_control_cmd *cmd, json_object *ar
   int rc = -1;
   if (master_key(key, sizeof key, x->m, DMH_KEY_SOURCE, sc->source_id, NULL, NULL, err) < 0)
     goto out;
-  if (!(val = ctl_sealed_value(x, &f, path, "from", sc->from.ep.password, &sealed, err)))
+  if (!(val = master_ctl_sealed_value(x, &f, path, "from", sc->from.ep.password, &sealed, err)))
     goto out;
   snprintf(what, sizeof what, "source %s", sc->source_id);
   if (ctl_create(x, key, val, NULL, 0, NULL, 0, what, err) < 0)
@@ -170,6 +170,10 @@ int master_ctl_source_show(ctl *x, const char *source, json_object *resp, dm_err
         json_object_object_add(
             e, "stage",
             json_object_new_string(dmh_worker_stage_name(dmh_sched_stage(&s.workers[k]))));
+    dm_error de; /* operate-source disable's flag (master_source_ops.c) */
+    int en = master_source_enabled(x, "operate-source show", "", s.sources[i].name, &de);
+    if (en == 0 || de.code == DM_ERR_SOURCE_DISABLED) /* a failed read: left out */
+      json_object_object_add(e, "enable", json_object_new_boolean(en == 0));
     json_object_array_add(list, e);
   }
   master_snapshot_free(&s);
@@ -225,6 +229,10 @@ static int ctl_source_stop(ctl *x, const char *source, json_object *resp, dm_err
     dm_error_set(err, DM_ERR_NOT_FOUND, NULL, "no source %s in the cluster", source);
     return -1;
   }
+  /* its disabled flag goes with it (a source created again under the name starts enabled) */
+  if (master_key(key, sizeof key, x->m, DMH_KEY_DISABLED, source, NULL, NULL, err) < 0 ||
+      dmh_etcd_delete(x->c, DMH_ETCD_S(key), 0, NULL, err) < 0)
+    return -1;
   json_object *list = json_object_new_array();
   json_object_array_add(list, ctl_source_entry(source, ""));
   json_object_object_add(resp, "sources", list);
@@ -242,12 +250,7 @@ static int ctl_operate_source(void *ud, const dmh_control_cmd *cmd, json_object 
     return master_ctl_source_show(ud, so.source, resp, err);
   if (so.op == DMH_SOURCE_STOP)
     return ctl_source_stop(ud, so.source, resp, err);
-  /* update, enable, disable: the workers would have to take a changed source file or flag from
-   * etcd (their reconcile reads a source's text once, at the binding); not built yet */
-  dm_error_set(err, DM_ERR_SOURCE_OP_CLUSTER, NULL,
-               "operate-source update|enable|disable: not served by `dmhost master` yet (only "
-               "`dmhost serve` replaces a source's file or disables it)");
-  return -1;
+  return master_ctl_source_op(ud, cmd, args, &so, resp, err); /* update, enable, disable */
 }
 
 /* ---- tasks ---- */
@@ -279,7 +282,7 @@ static int ctl_precheck(ctl *x, const dmh_task_config *tc, const char *what, jso
       dmh_control_file f;
       dmh_source_config *sc = NULL;
       snprintf(name, sizeof name, "%s.cfg", src);
-      dmh_cfg_trust trust = ctl_trust(x, DMH_CFG_SUBMITTED); /* the text kept in etcd */
+      dmh_cfg_trust trust = master_ctl_trust(x, DMH_CFG_SUBMITTED); /* the text kept in etcd */
       /* a text from etcd: its password decrypts with the cluster key, never a key path in it */
       dmh_secret_cluster_scope(1);
       int lrc = dmh_control_file_from_text(name, text, false, &f, err) < 0 ||
@@ -318,12 +321,13 @@ static int ctl_cluster_supports(const dmh_task_config *tc, const char *file, dm_
 static int ctl_check_task(void *ud, const dmh_control_cmd *cmd, json_object *args,
                           json_object *resp, dm_error *err) {
   const char *path;
-  if (dmh_control_arg_path(cmd, args, "path", &path, err) < 0 || ctl_libconfig_only(path, err) < 0)
+  if (dmh_control_arg_path(cmd, args, "path", &path, err) < 0 ||
+      master_ctl_libconfig_only(path, err) < 0)
     return -1;
   dmh_control_file f;
   dmh_task_config *tc = NULL;
   int rc = dmh_control_file_get(cmd, args, path, false, &f, err);
-  dmh_cfg_trust trust = ctl_trust(ud, f.origin);
+  dmh_cfg_trust trust = master_ctl_trust(ud, f.origin);
   if (rc == 0 && (rc = dmh_task_config_load_as(f.path, &trust, &tc, err)) < 0)
     dmh_control_file_blame(&f, path, err);
   if (rc == 0)
@@ -373,7 +377,7 @@ static int ctl_start_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
   ctl *x = ud;
   const char *path, *stage = NULL;
   if (dmh_control_arg_path(cmd, args, "path", &path, err) < 0 ||
-      dmh_control_no_sources(cmd, args, err) < 0 || ctl_libconfig_only(path, err) < 0 ||
+      dmh_control_no_sources(cmd, args, err) < 0 || master_ctl_libconfig_only(path, err) < 0 ||
       dmh_control_arg_string(cmd, args, "stage", false, &stage, err) < 0 ||
       ctl_no_remove_meta(cmd, args, err) < 0)
     return -1;
@@ -394,7 +398,7 @@ static int ctl_start_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
     return -1;
   }
   dmh_task_config *tc = NULL;
-  dmh_cfg_trust trust = ctl_trust(x, f.origin);
+  dmh_cfg_trust trust = master_ctl_trust(x, f.origin);
   if (dmh_task_config_load_as(f.path, &trust, &tc, err) < 0 ||
       ctl_cluster_supports(tc, path, err) < 0) {
     if (!tc)
@@ -430,6 +434,8 @@ static int ctl_start_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
                    tc->name, src);
       goto out;
     }
+    if (master_source_enabled(x, "start-task", tc->name, src, err) < 0)
+      goto out;
     if (master_key(keys[2 * i], DMH_CLUSTER_KEY_MAX, x->m, DMH_KEY_STAGE, tc->name, src, NULL,
                    err) < 0 ||
         master_key(keys[2 * i + 1], DMH_CLUSTER_KEY_MAX, x->m, DMH_KEY_SOURCE, src, NULL, NULL,
@@ -447,8 +453,8 @@ static int ctl_start_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
   snprintf(what, sizeof what, "start-task %s", tc->name);
   if (ctl_precheck(x, tc, what, resp, err) < 0)
     goto out;
-  if (!(val =
-            ctl_sealed_value(x, &f, path, "target-database", tc->target.ep.password, &sealed, err)))
+  if (!(val = master_ctl_sealed_value(x, &f, path, "target-database", tc->target.ep.password,
+                                      &sealed, err)))
     goto out;
   snprintf(what, sizeof what, "task %s", tc->name);
   if (ctl_create(x, key, val, cmps, n, ops, n, what, err) < 0)
@@ -562,6 +568,14 @@ static int ctl_task_op(void *ud, const dmh_control_cmd *cmd, json_object *args, 
   if (master_snapshot_read(x->c, x->m, &s, err) < 0 ||
       ctl_check_only(x, &r, cmd->name, name, only, n_only, stop, err) < 0)
     goto out;
+  /* resume-task on a disabled source: DM's refusal (operate-source enable first) */
+  for (size_t i = 0; !stop && stage[0] == 'R' && i < r.n_kvs; i++) {
+    char t[DMH_CLUSTER_NAME_MAX], src[DMH_CLUSTER_NAME_MAX];
+    if (dmh_cluster_key_parse(r.kvs[i].key, r.kvs[i].key_len, x->m->prefix, DMH_KEY_STAGE, t, src,
+                              NULL) == 0 &&
+        master_ctl_in(only, n_only, src) && master_source_enabled(x, cmd->name, name, src, err) < 0)
+      goto out;
+  }
   size_t n = 0;
   /* DM's DELETE rule (openapi_controller.go deleteTask): a subtask expected Running refuses */
   for (size_t i = 0; check_force && !force && i < r.n_kvs; i++) {

@@ -98,6 +98,21 @@ int master_ctl_swap_unit(void *ud, const dmh_control_cmd *cmd, json_object *args
 /* update-task: refused with DM_ERR_UPDATE_CLUSTER (for `dmhost serve` for now, docs/cluster.md). */
 int master_ctl_update_task(void *ud, const dmh_control_cmd *cmd, json_object *args,
                            json_object *resp, dm_error *err);
+/* master_control.c: the trust a config the master was given gets (config.h); the value a source
+ * or task file `f` (sent as `path`) is stored under in etcd, the password of `group` sealed with
+ * the cluster key (*sealed: the sealed text, the caller frees it); a YAML file refused by name. */
+dmh_cfg_trust master_ctl_trust(const master_ctl *x, dmh_cfg_origin origin);
+char *master_ctl_sealed_value(master_ctl *x, const dmh_control_file *f, const char *path,
+                              const char *group, const char *password, char **sealed,
+                              dm_error *err);
+int master_ctl_libconfig_only(const char *path, dm_error *err);
+/* master_source_ops.c: operate-source update|enable|disable, decided by the leader (a follower
+ * forwards); master_source_enabled: DM_ERR_SOURCE_DISABLED (-1) for `cmd` of `task` when `source`
+ * is disabled, 0 when not. */
+int master_ctl_source_op(master_ctl *x, const dmh_control_cmd *cmd, json_object *args,
+                         const dmh_source_op *so, json_object *resp, dm_error *err);
+int master_source_enabled(master_ctl *x, const char *cmd, const char *task, const char *source,
+                          dm_error *err);
 /* master_config.c: config|get-config task|source NAME from etcd, passwords masked. */
 int master_ctl_get_config(void *ud, const dmh_control_cmd *cmd, json_object *args,
                           json_object *resp, dm_error *err);

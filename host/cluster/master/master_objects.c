@@ -151,8 +151,8 @@ static json_object *mo_tasks_of(master_ctl *x, const char *source, dm_error *err
 }
 
 /* {"source", "status"?, "tasks"?} of one stored source, NULL when the enable-relay filter leaves
- * it out (rc 0) or with *err (*rc -1). A master's sources are never disabled (operate-source
- * disable is a daemon's): "enable" is true. */
+ * it out (rc 0) or with *err (*rc -1). "enable": false while operate-source disable's flag
+ * (<p>/disabled/<source>) is set. */
 static json_object *mo_source(master_ctl *x, const master_snapshot *s, const dmh_etcd_kv *kv,
                               const dmh_api_objects_req *q, int *rc, dm_error *err) {
   char name[DMH_CLUSTER_NAME_MAX];
@@ -172,7 +172,14 @@ static json_object *mo_source(master_ctl *x, const master_snapshot *s, const dmh
     *rc = -1;
     goto out;
   }
-  json_object_object_add(src, "enable", json_object_new_boolean(true));
+  dm_error de;
+  int enabled = master_source_enabled(x, "api-objects", name, name, &de);
+  if (enabled < 0 && de.code != DM_ERR_SOURCE_DISABLED) {
+    *err = de;
+    *rc = -1;
+    goto out;
+  }
+  json_object_object_add(src, "enable", json_object_new_boolean(enabled == 0));
   o = json_object_new_object();
   json_object_object_add(o, "source", src);
   if (q->with_status) {

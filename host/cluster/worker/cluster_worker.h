@@ -62,7 +62,7 @@ typedef struct cw_watch {
   pthread_t thr;
   bool started;
 } cw_watch;
-#define CW_N_WATCHES 3 /* <p>/bound/<name>, <p>/stage/, <p>/relay/<name> */
+#define CW_N_WATCHES 4 /* <p>/bound/<name>, <p>/stage/, <p>/relay/<name>, <p>/source/ */
 
 typedef struct cw {
   char name[DMH_CLUSTER_NAME_MAX];
@@ -99,6 +99,9 @@ typedef struct cw {
   /* the binding (its create_revision) this worker could not take up and counted as DM's
    * dm_worker_operate_error{type="SourceBound"}: once per binding, not per retry (main only) */
   int64_t bound_err_rev;
+  /* a mod_revision of <p>/source/<bound> whose text the registry refused: not tried again
+   * (cluster_worker_source.c; main only) */
+  int64_t source_rev_refused;
 
   cw_published *pub;
   int n_pub;
@@ -138,6 +141,17 @@ typedef struct cw_want {
 /* Writes a file text under the state dir, next to the registry's copy (so relative paths in it
  * resolve the same): <state>/<dir>/<name>/cluster.cfg. malloc'd path, or NULL with err. */
 char *cw_write_config(cw *w, const char *dir, const char *name, const char *text, dm_error *err);
+
+/* operate-source update through a master (cluster_worker_source.c). changed: whether the text of
+ * `source` at mod_revision `rev` is not the one the registry holds (the revision applied is kept
+ * in <state>/sources/<source>/cluster.rev; a worker without that file takes the text it holds as
+ * `rev`'s) and was not refused before. applied: `rev`'s text is the registry's now. update: the
+ * registry's operate-source update with `text` (ops_lock held, after the stages were applied);
+ * refused because a task on it still runs: tried again at the next reconcile (a second later);
+ * refused otherwise: logged, not tried again for `rev`. */
+bool cw_source_changed(cw *w, const char *source, int64_t rev);
+void cw_source_applied(cw *w, const char *source, int64_t rev);
+void cw_source_update(cw *w, const char *source, const char *text, int64_t rev);
 
 /* The text of `source`'s file to create it with when it is bound here anew
  * (cluster_worker_relay.c): `text` with `relay.binlog-name` set to the earliest binlog file of the

@@ -158,8 +158,8 @@ static void *cw_fence_thread(void *arg) {
 
 /* The value of key (NUL-terminated, malloc'd) or NULL when absent; *create_rev its
  * create_revision, *revision the store's. 0, or -1 with err. */
-static int cw_get(cw *w, const char *key, char **value, int64_t *create_rev, int64_t *revision,
-                  dm_error *err) {
+static int cw_get(cw *w, const char *key, char **value, int64_t *create_rev, int64_t *mod_rev,
+                  int64_t *revision, dm_error *err) {
   dmh_etcd_result res;
   *value = NULL;
   if (dmh_etcd_range(w->etcd, DMH_ETCD_S(key), 0, 0, 0, &res, err) < 0)
@@ -169,6 +169,8 @@ static int cw_get(cw *w, const char *key, char **value, int64_t *create_rev, int
     res.kvs[0].value = NULL;
     if (create_rev)
       *create_rev = res.kvs[0].create_revision;
+    if (mod_rev)
+      *mod_rev = res.kvs[0].mod_revision;
   }
   if (revision)
     *revision = res.revision;
@@ -177,14 +179,15 @@ static int cw_get(cw *w, const char *key, char **value, int64_t *create_rev, int
 }
 
 /* The file text stored at the key of kind (source or task) `name`, or NULL (absent or not a
- * file: logged with DM_ERR_CLUSTER_CONFIG_MISSING). -1 when the read failed. */
+ * file: logged with DM_ERR_CLUSTER_CONFIG_MISSING); *mod_rev (may be NULL) the key's
+ * mod_revision. -1 when the read failed. */
 static int cw_get_config(cw *w, dmh_cluster_key_kind kind, const char *name, char **text,
-                         dm_error *err) {
+                         int64_t *mod_rev, dm_error *err) {
   char key[DMH_CLUSTER_KEY_MAX];
   char *value = NULL;
   *text = NULL;
   if (dmh_cluster_key(key, sizeof key, w->prefix, kind, name, NULL, NULL) < 0 ||
-      cw_get(w, key, &value, NULL, NULL, err) < 0)
+      cw_get(w, key, &value, NULL, mod_rev, NULL, err) < 0)
     return -1;
   dm_error e;
   if (!value)
@@ -196,6 +199,24 @@ static int cw_get_config(cw *w, dmh_cluster_key_kind kind, const char *name, cha
     cw_log_error(DM_LOG_WARN, "worker", &e);
     w->config_missing = true; /* read again soon: texts are not watched */
   }
+  free(value);
+  return 0;
+}
+
+/* The text of `source` (bound here) when its key's mod_revision is not the one the registry
+ * holds (cw_source_changed), else NULL; absent (the source being stopped): NULL, quietly. */
+static int cw_changed_source(cw *w, const char *source, char **text, int64_t *mod_rev,
+                             dm_error *err) {
+  char key[DMH_CLUSTER_KEY_MAX];
+  char *value = NULL;
+  *text = NULL;
+  if (dmh_cluster_key(key, sizeof key, w->prefix, DMH_KEY_SOURCE, source, NULL, NULL) < 0 ||
+      cw_get(w, key, &value, NULL, mod_rev, NULL, err) < 0)
+    return -1;
+  dm_error e;
+  if (value && cw_source_changed(w, source, *mod_rev) &&
+      dmh_cluster_config_parse(value, strlen(value), text, &e) < 0)
+    cw_log_error(DM_LOG_WARN, key, &e);
   free(value);
   return 0;
 }
@@ -338,7 +359,7 @@ int cw_read_binding(cw *w, dmh_cluster_binding *b, int64_t *create_rev, int64_t 
   memset(b, 0, sizeof *b);
   *create_rev = 0;
   if (dmh_cluster_key(key, sizeof key, w->prefix, DMH_KEY_BOUND, w->name, NULL, NULL) < 0 ||
-      cw_get(w, key, &value, create_rev, revision, err) < 0)
+      cw_get(w, key, &value, create_rev, NULL, revision, err) < 0)
     return -1;
   bool bound = false;
   if (value) {
@@ -427,9 +448,15 @@ int cw_reconcile(cw *w, int64_t *revision, dm_error *err) {
   int rc = 0;
   /* Reads first (they may block for etcd's 7 s without quorum), then the registry under
    * ops_lock. */
-  if (bound && !dmh_worker_bound_to(&wk, b.source) &&
-      cw_get_config(w, DMH_KEY_SOURCE, b.source, &source_text, err) < 0)
+  /* the source's text: to create it when bound anew, or (operate-source update through a
+   * master) to take a text changed since the one applied here (its key's mod_revision) */
+  int64_t src_rev = 0;
+  bool here = bound && dmh_worker_bound_to(&wk, b.source), update = false;
+  if (here && cw_changed_source(w, b.source, &source_text, &src_rev, err) < 0)
     return -1;
+  if (bound && !here && cw_get_config(w, DMH_KEY_SOURCE, b.source, &source_text, &src_rev, err) < 0)
+    return -1;
+  update = here && source_text;
   if (bound && cw_read_wants(w, b.source, &ws, &n_ws, err) < 0) {
     free(source_text);
     return -1;
@@ -441,7 +468,7 @@ int cw_reconcile(cw *w, int64_t *revision, dm_error *err) {
   for (int j = 0; rc == 0 && j < n_ws; j++)
     if (fresh ||
         (ws[j].stage != DMH_CLUSTER_STOPPED && !(ts && cw_find_task(ts, n_ts, ws[j].task))))
-      rc = cw_get_config(w, DMH_KEY_TASK, ws[j].task, &ws[j].text, err);
+      rc = cw_get_config(w, DMH_KEY_TASK, ws[j].task, &ws[j].text, NULL, err);
   free(ts);
   if (rc < 0) {
     cw_wants_free(ws, n_ws);
@@ -494,9 +521,11 @@ int cw_reconcile(cw *w, int64_t *revision, dm_error *err) {
       } else if (dmh_registry_source_create(w->reg, path, resp, &e) < 0) {
         cw_log_error(DM_LOG_WARN, "creating the source", &e);
         cw_bound_failed(w, create_rev);
-      } else
+      } else {
+        cw_source_applied(w, b.source, src_rev);
         dmh_log(DM_LOG_INFO, "worker", "bound to source %s (fencing token %lld)", b.source,
                 (long long)create_rev);
+      }
       json_object_put(resp);
       free(path);
       wk = dmh_registry_worker(w->reg);
@@ -516,6 +545,8 @@ int cw_reconcile(cw *w, int64_t *revision, dm_error *err) {
               (unsigned long long)token, (unsigned long long)had);
     }
     cw_apply_tasks(w, ws, n_ws);
+    if (update && source_text) /* after the stages: the tasks on it are paused by now */
+      cw_source_update(w, b.source, source_text, src_rev);
     if (rrc == 1) /* a start-relay of a source bound in this very turn */
       cw_apply_relay(w, &relay, bound, &b);
   }
@@ -690,20 +721,25 @@ int cw_threads_start(cw *w, dm_error *err) {
     return -1;
   }
   w->fence_started = true;
-  /* What this worker follows: its binding, and the expected stages (of every source: a range has
-   * no "of this source" shape). Not the whole prefix: every worker's status puts would reach every
+  /* What this worker follows: its binding, the expected stages (of every source: a range has
+   * no "of this source" shape), its relay request and the source texts (operate-source update;
+   * rare: every source's, as with the stages). Not the whole prefix: every worker's status puts would reach every
    * worker. The file texts are read when needed (a missing one: reconciled again a second later).
    */
-  cw_watch *bound = &w->watches[0], *stages = &w->watches[1], *relay = &w->watches[2];
+  cw_watch *bound = &w->watches[0], *stages = &w->watches[1], *relay = &w->watches[2],
+           *sources = &w->watches[3];
   *bound = (cw_watch){.w = w, .prefix = 0};
   *stages = (cw_watch){.w = w, .prefix = 1};
   *relay = (cw_watch){.w = w, .prefix = 0};
+  *sources = (cw_watch){.w = w, .prefix = 1};
   if (dmh_cluster_key(bound->key, sizeof bound->key, w->prefix, DMH_KEY_BOUND, w->name, NULL,
                       NULL) < 0 ||
       dmh_cluster_key(relay->key, sizeof relay->key, w->prefix, DMH_KEY_RELAY, w->name, NULL,
                       NULL) < 0 ||
       dmh_cluster_key(stages->key, sizeof stages->key, w->prefix, DMH_KEY_STAGE, NULL, NULL, NULL) <
-          0) {
+          0 ||
+      dmh_cluster_key(sources->key, sizeof sources->key, w->prefix, DMH_KEY_SOURCE, NULL, NULL,
+                      NULL) < 0) {
     dm_error_set(err, DM_ERR_INTERNAL, NULL, "the keys to watch do not fit");
     return -1;
   }

@@ -206,9 +206,8 @@ typedef enum dm_error_level {
   X(DM_ERR_SOURCE_DISABLED, 14013, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,           \
     "Enable the source first: `dmctl operate-source enable -s SOURCE` (DM's POST "                 \
     "/api/v1/sources/{name}/enable), which resumes the tasks its disable paused.")                 \
-  X(DM_ERR_SOURCE_OP_CLUSTER, 14014, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,         \
-    "operate-source update, enable and disable are served by `dmhost serve` for now: in a "        \
-    "cluster, stop the source's tasks, stop and create the source with the new file.")             \
+  /* 14014 was DM_ERR_SOURCE_OP_CLUSTER (a master refused operate-source update|enable|disable): \
+     retired, never reused */ \
   X(DM_ERR_LAG_CLUSTER, 14020, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,               \
     "A master keeps no lag history: read each task's lag from `dmhost serve`, or the workers' "    \
     "dm_syncer_replication_lag_gauge in Prometheus (their GET /metrics).")                         \
