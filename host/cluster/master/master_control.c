@@ -76,7 +76,7 @@ static int ctl_create(ctl *x, const char *key, const char *value, const dmh_etcd
 }
 
 /* The trust a config the master was given gets (config.h): the text dmctl sent is submitted. */
-static dmh_cfg_trust ctl_trust(const ctl *x, dmh_cfg_origin origin) {
+dmh_cfg_trust master_ctl_trust(const ctl *x, dmh_cfg_origin origin) {
   dmh_cfg_trust t = {.origin = origin,
                      .secrets_dir = x->m->secrets_dir,
                      .allow_unit_paths = x->m->allow_submitted_unit_paths};
@@ -86,7 +86,7 @@ static dmh_cfg_trust ctl_trust(const ctl *x, dmh_cfg_origin origin) {
 /* The value a file `f` (sent as `path`) is stored under in etcd: its text with the password of
  * `group` sealed with the cluster key, so it never reaches etcd in clear (docs/cluster.md, "The
  * cluster key"). *sealed is the sealed text (the caller frees it). NULL with *err. */
-static char *ctl_sealed_value(ctl *x, const dmh_control_file *f, const char *path,
+char *master_ctl_sealed_value(ctl *x, const dmh_control_file *f, const char *path,
                               const char *group, const char *password, char **sealed,
                               dm_error *err) {
   if (dmh_config_seal_password(f->text, group, password,
@@ -102,7 +102,7 @@ static char *ctl_sealed_value(ctl *x, const dmh_control_file *f, const char *pat
 
 /* A cluster keeps a file's text in etcd and its workers read it back as libconfig: a YAML file
  * is refused by its name until the cluster carries the format with the text (issue 23). */
-static int ctl_libconfig_only(const char *path, dm_error *err) {
+int master_ctl_libconfig_only(const char *path, dm_error *err) {
   if (!dmh_config_is_yaml(path))
     return 0;
   dm_error_set(err, DM_ERR_CONFIG_INVALID, NULL,
@@ -117,7 +117,7 @@ static int ctl_libconfig_only(const char *path, dm_error *err) {
 
 static int ctl_source_create(ctl *x, const dmh_control_cmd *cmd, json_object *args,
                              const char *path, json_object *resp, dm_error *err) {
-  if (ctl_libconfig_only(path, err) < 0)
+  if (master_ctl_libconfig_only(path, err) < 0)
     return -1;
   dmh_control_file f;
   if (dmh_control_file_get(cmd, args, path, true, &f, err) < 0) {
@@ -125,7 +125,7 @@ static int ctl_source_create(ctl *x, const dmh_control_cmd *cmd, json_object *ar
     return -1;
   }
   dmh_source_config *sc = NULL;
-  dmh_cfg_trust trust = ctl_trust(x, f.origin);
+  dmh_cfg_trust trust = master_ctl_trust(x, f.origin);
   if (dmh_source_config_load_as(f.path, &trust, &sc, err) < 0) {
     dmh_control_file_blame(&f, path, err);
     dmh_control_file_free(&f);
@@ -136,7 +136,7 @@ static int ctl_source_create(ctl *x, const dmh_control_cmd *cmd, json_object *ar
   int rc = -1;
   if (master_key(key, sizeof key, x->m, DMH_KEY_SOURCE, sc->source_id, NULL, NULL, err) < 0)
     goto out;
-  if (!(val = ctl_sealed_value(x, &f, path, "from", sc->from.ep.password, &sealed, err)))
+  if (!(val = master_ctl_sealed_value(x, &f, path, "from", sc->from.ep.password, &sealed, err)))
     goto out;
   snprintf(what, sizeof what, "source %s", sc->source_id);
   if (ctl_create(x, key, val, NULL, 0, NULL, 0, what, err) < 0)
@@ -255,7 +255,7 @@ static int ctl_operate_source(void *ud, const dmh_control_cmd *cmd, json_object 
 /* The precheck of task tc on each of its sources, whose files are read from etcd (the texts
  * operate-source stored), as DM's master checks at start-task and check-task: the registry's
  * answer and refusal (dmh_precheck_answer). A source not in the cluster is DM_ERR_NOT_FOUND. */
-static int ctl_precheck(ctl *x, const dmh_task_config *tc, const char *what, json_object *resp,
+int master_ctl_precheck(ctl *x, const dmh_task_config *tc, const char *what, json_object *resp,
                         dm_error *err) {
   dmh_precheck pc = {0};
   int rc = 0;
@@ -279,7 +279,7 @@ static int ctl_precheck(ctl *x, const dmh_task_config *tc, const char *what, jso
       dmh_control_file f;
       dmh_source_config *sc = NULL;
       snprintf(name, sizeof name, "%s.cfg", src);
-      dmh_cfg_trust trust = ctl_trust(x, DMH_CFG_SUBMITTED); /* the text kept in etcd */
+      dmh_cfg_trust trust = master_ctl_trust(x, DMH_CFG_SUBMITTED); /* the text kept in etcd */
       /* a text from etcd: its password decrypts with the cluster key, never a key path in it */
       dmh_secret_cluster_scope(1);
       int lrc = dmh_control_file_from_text(name, text, false, &f, err) < 0 ||
@@ -304,7 +304,7 @@ static int ctl_precheck(ctl *x, const dmh_task_config *tc, const char *what, jso
 /* What a task file may ask that the cluster does not do yet, refused before anything is written
  * or checked: shard-mode optimistic is coordinated inside one process only (a cluster worker
  * would refuse the first optimistic DDL and pause, with half the shards past it). */
-static int ctl_cluster_supports(const dmh_task_config *tc, const char *file, dm_error *err) {
+int master_ctl_cluster_supports(const dmh_task_config *tc, const char *file, dm_error *err) {
   if (tc->shard_mode != DM_SHARD_MODE_OPTIMISTIC)
     return 0;
   dm_error_set(err, DM_ERR_CONFIG_INVALID, NULL,
@@ -318,20 +318,21 @@ static int ctl_cluster_supports(const dmh_task_config *tc, const char *file, dm_
 static int ctl_check_task(void *ud, const dmh_control_cmd *cmd, json_object *args,
                           json_object *resp, dm_error *err) {
   const char *path;
-  if (dmh_control_arg_path(cmd, args, "path", &path, err) < 0 || ctl_libconfig_only(path, err) < 0)
+  if (dmh_control_arg_path(cmd, args, "path", &path, err) < 0 ||
+      master_ctl_libconfig_only(path, err) < 0)
     return -1;
   dmh_control_file f;
   dmh_task_config *tc = NULL;
   int rc = dmh_control_file_get(cmd, args, path, false, &f, err);
-  dmh_cfg_trust trust = ctl_trust(ud, f.origin);
+  dmh_cfg_trust trust = master_ctl_trust(ud, f.origin);
   if (rc == 0 && (rc = dmh_task_config_load_as(f.path, &trust, &tc, err)) < 0)
     dmh_control_file_blame(&f, path, err);
   if (rc == 0)
-    rc = ctl_cluster_supports(tc, path, err);
+    rc = master_ctl_cluster_supports(tc, path, err);
   if (rc == 0) {
     char what[DMH_CLUSTER_NAME_MAX + 16];
     snprintf(what, sizeof what, "check-task %s", tc->name);
-    if ((rc = ctl_precheck(ud, tc, what, resp, err)) == 0)
+    if ((rc = master_ctl_precheck(ud, tc, what, resp, err)) == 0)
       json_object_object_add(resp, "msg", json_object_new_string("pre-check is passed"));
   }
   dmh_task_config_free(tc);
@@ -373,7 +374,7 @@ static int ctl_start_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
   ctl *x = ud;
   const char *path, *stage = NULL;
   if (dmh_control_arg_path(cmd, args, "path", &path, err) < 0 ||
-      dmh_control_no_sources(cmd, args, err) < 0 || ctl_libconfig_only(path, err) < 0 ||
+      dmh_control_no_sources(cmd, args, err) < 0 || master_ctl_libconfig_only(path, err) < 0 ||
       dmh_control_arg_string(cmd, args, "stage", false, &stage, err) < 0 ||
       ctl_no_remove_meta(cmd, args, err) < 0)
     return -1;
@@ -394,9 +395,9 @@ static int ctl_start_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
     return -1;
   }
   dmh_task_config *tc = NULL;
-  dmh_cfg_trust trust = ctl_trust(x, f.origin);
+  dmh_cfg_trust trust = master_ctl_trust(x, f.origin);
   if (dmh_task_config_load_as(f.path, &trust, &tc, err) < 0 ||
-      ctl_cluster_supports(tc, path, err) < 0) {
+      master_ctl_cluster_supports(tc, path, err) < 0) {
     if (!tc)
       dmh_control_file_blame(&f, path, err);
     dmh_task_config_free(tc);
@@ -445,10 +446,10 @@ static int ctl_start_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
   }
   /* the precheck (docs/precheck.md), before anything is written: a failed item refuses */
   snprintf(what, sizeof what, "start-task %s", tc->name);
-  if (ctl_precheck(x, tc, what, resp, err) < 0)
+  if (master_ctl_precheck(x, tc, what, resp, err) < 0)
     goto out;
-  if (!(val =
-            ctl_sealed_value(x, &f, path, "target-database", tc->target.ep.password, &sealed, err)))
+  if (!(val = master_ctl_sealed_value(x, &f, path, "target-database", tc->target.ep.password,
+                                      &sealed, err)))
     goto out;
   snprintf(what, sizeof what, "task %s", tc->name);
   if (ctl_create(x, key, val, cmps, n, ops, n, what, err) < 0)
