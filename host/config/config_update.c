@@ -123,6 +123,41 @@ static bool upd_same_list(char *const *a, int na, char *const *b, int nb) {
   return true;
 }
 
+/* The forms of a password and the key of one: compared by the password they give, not by their
+ * text (a master seals a password with a fresh nonce each time it stores a file). */
+static bool upd_password_form(const char *name) {
+  static const char *const forms[] = {"password", "password-encrypted", "password-file",
+                                      "password-env", "secret-key-path"};
+  for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
+    if (strcmp(name, forms[i]) == 0)
+      return true;
+  return false;
+}
+
+/* target-database: every other member the same, and the same password once loaded. */
+static bool upd_same_target(const dmh_task_config *a, const dmh_task_config *b) {
+  const config_setting_t *ga = config_setting_get_member(config_root_setting(&a->cfg),
+                                                         "target-database"),
+                         *gb = config_setting_get_member(config_root_setting(&b->cfg),
+                                                         "target-database");
+  if (!ga || !gb)
+    return ga == gb;
+  for (int pass = 0; pass < 2; pass++) {
+    const config_setting_t *from = pass == 0 ? ga : gb, *other = pass == 0 ? gb : ga;
+    int n = config_setting_length(from);
+    for (int i = 0; i < n; i++) {
+      const config_setting_t *m = config_setting_get_elem(from, (unsigned)i);
+      const char *name = config_setting_name(m);
+      if (name && !upd_password_form(name) &&
+          !dmh_cfg_setting_equal(m, config_setting_get_member(other, name)))
+        return false;
+    }
+  }
+  const char *pa = a->target.ep.password ? a->target.ep.password : "",
+             *pb = b->target.ep.password ? b->target.ep.password : "";
+  return strcmp(pa, pb) == 0;
+}
+
 /* Settings with a default are compared by their value, so that writing the default out (or
  * leaving it out) is no change. true when `name` is one of them, with *same. */
 static bool upd_semantic(const dmh_task_config *a, const dmh_task_config *b, const char *name,
@@ -139,6 +174,8 @@ static bool upd_semantic(const dmh_task_config *a, const dmh_task_config *b, con
     *same = a->online_ddl == b->online_ddl;
   else if (strcmp(name, "shadow-table-rules") == 0)
     *same = upd_same_list(a->shadow_rules, a->n_shadow_rules, b->shadow_rules, b->n_shadow_rules);
+  else if (strcmp(name, "target-database") == 0)
+    *same = upd_same_target(a, b);
   else if (strcmp(name, "trash-table-rules") == 0)
     *same = upd_same_list(a->trash_rules, a->n_trash_rules, b->trash_rules, b->n_trash_rules);
   else

@@ -383,8 +383,10 @@ static int control_task_file(void *ud, const control_cmd *cmd, json_object *args
   if (control_task_opts(cmd, args, &o, err) < 0)
     return -1;
   const char *want = NULL;
+  bool dry = false;
   if (fn == dmh_registry_task_update_as &&
-      dmh_control_arg_string(cmd, args, "name", false, &want, err) < 0)
+      (dmh_control_arg_string(cmd, args, "name", false, &want, err) < 0 ||
+       dmh_control_arg_bool(cmd, args, "dry-run", &dry, err) < 0))
     return -1;
   dmh_control_file f;
   int rc = dmh_control_file_get(cmd, args, path, false, &f, err);
@@ -392,6 +394,8 @@ static int control_task_file(void *ud, const control_cmd *cmd, json_object *args
     dmh_control_file_blame(&f, path, err);
   else if (rc == 0 && (rc = fn == dmh_registry_task_start_as
                                 ? dmh_registry_task_start_opts(r, f.path, f.origin, &o, resp, err)
+                            : fn == dmh_registry_task_update_as
+                                ? dmh_registry_task_update_opts(r, f.path, f.origin, dry, resp, err)
                                 : fn(r, f.path, f.origin, resp, err)) < 0)
     dmh_control_file_blame(&f, path, err);
   dmh_control_file_free(&f);

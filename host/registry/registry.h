@@ -219,6 +219,11 @@ int dmh_registry_task_check(dmh_registry *r, const char *path, json_object *resp
  * nothing over the task. The file replaces the task's copy in the state dir, so a restart runs it.
  * Per-source results in "sources". */
 int dmh_registry_task_update(dmh_registry *r, const char *path, json_object *resp, dm_error *err);
+/* The same from `origin`; dry_run: every check (identity, each subtask's stage and units, the
+ * precheck, the format) and nothing changed (a cluster's master asks each worker so before it
+ * stores the file: master_update.c). */
+int dmh_registry_task_update_opts(dmh_registry *r, const char *path, dmh_cfg_origin origin,
+                                  bool dry_run, json_object *resp, dm_error *err);
 
 /* swap-unit NAME --unit KIND --path NEW.so (absolute): on each subtask of the task. The new path
  * is persisted with the task, so a restart keeps the swapped build. */

@@ -84,7 +84,7 @@ static int upd_apply_all(dmh_registry *r, reg_task *t, const dmh_task_config *co
 
 /* With the task's cmd_lock. `next` is the file as the user gave it (messages name it). */
 static int upd_task_locked(dmh_registry *r, reg_task *t, const char *path,
-                           const dmh_cfg_trust *trust, const dmh_task_config *next,
+                           const dmh_cfg_trust *trust, const dmh_task_config *next, bool dry_run,
                            json_object *resp, json_object *arr, dm_error *err) {
   pthread_mutex_lock(&r->lock);
   bool loaded = t->cfg != NULL;
@@ -112,6 +112,16 @@ static int upd_task_locked(dmh_registry *r, reg_task *t, const char *path,
                  t->name, path, dmh_config_is_yaml(path) ? "YAML" : "libconfig",
                  dmh_config_is_yaml(path) ? "libconfig" : "YAML");
     return -1;
+  }
+  if (dry_run) {
+    /* what a cluster's master asks each worker before it stores the file (master_update.c):
+     * every check above passed, nothing changed */
+    for (int i = 0; i < t->n_subs; i++)
+      json_object_array_add(arr, reg_source_result(r, t->subs[i].source_id, NULL));
+    json_object_object_add(resp, "msg",
+                           json_object_new_string("update-task dry run: the task's subtasks "
+                                                  "here can take the file; nothing was changed"));
+    return 0;
   }
   char *abs = dmh_state_path(r->state_dir, t->file_rel);
   size_t old_len = 0;
@@ -174,6 +184,11 @@ int dmh_registry_task_update(dmh_registry *r, const char *path, json_object *res
 
 int dmh_registry_task_update_as(dmh_registry *r, const char *path, dmh_cfg_origin origin,
                                 json_object *resp, dm_error *err) {
+  return dmh_registry_task_update_opts(r, path, origin, false, resp, err);
+}
+
+int dmh_registry_task_update_opts(dmh_registry *r, const char *path, dmh_cfg_origin origin,
+                                  bool dry_run, json_object *resp, dm_error *err) {
   json_object *arr = json_object_new_array();
   json_object_object_add(resp, "sources", arr);
   dmh_task_config *next = NULL;
@@ -183,7 +198,7 @@ int dmh_registry_task_update_as(dmh_registry *r, const char *path, dmh_cfg_origi
   reg_task *t = reg_get_task(r, "update-task", next->name, err);
   int rc = -1;
   if (t && reg_lock_task(r, t, "update-task", err)) {
-    rc = upd_task_locked(r, t, path, &trust, next, resp, arr, err);
+    rc = upd_task_locked(r, t, path, &trust, next, dry_run, resp, arr, err);
     pthread_mutex_unlock(&t->cmd_lock);
   }
   if (t)

@@ -205,6 +205,76 @@ static void tm_member(dmh_master *m, const char *w, char *out, size_t size) {
   json_object_put(r);
 }
 
+/* update-task through the master (master_update.c): what it refuses before any worker is asked,
+ * and a worker that cannot be asked; each time the task's text in etcd stays as it was. t1 runs
+ * on src-a and src-b; the fake workers registered no control address. m leads; f follows and,
+ * forwarding nothing (in-process), names the leader. */
+static void test_update_refusals(dmh_master *m, dmh_master *f, dmh_etcd *c, const char *prefix,
+                                 const char *path) {
+  char key[DMH_CLUSTER_KEY_MAX], upd[600];
+  dmh_cluster_key(key, sizeof key, prefix, DMH_KEY_TASK, "t1", NULL, NULL);
+  char *before = te_get(c, key, NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(before);
+  static const char head[] = "name = \"%s\";\ntask-mode = \"%s\";\n"
+                             "ignore-checking-items = [\"all\"];\n";
+  static const char tail[] = "target-database = { host = \"127.0.0.1\"; port = 2; user = "
+                             "\"root\"; password = \"\"; };\nmysql-instances = ( { source-id = "
+                             "\"src-a\"; block-allow-list = \"b\"; }, { source-id = \"src-b\"; "
+                             "} );\nblock-allow-list = { b = { do-dbs = [\"db1\"]; }; };\n";
+  char fmt[sizeof head + sizeof tail];
+  snprintf(fmt, sizeof fmt, "%s%s", head, tail);
+  /* a follower: the leader applies an update (f forwards nothing here: it names the leader) */
+  json_object *r = tm_cmd(f, "update-task", "{\"path\": \"%s\"}", path);
+  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_CLUSTER_NOT_LEADER);
+  CU_ASSERT(strstr(tm_text(r), "the leader is lead") != NULL);
+  json_object_put(r);
+  /* a task not in the cluster */
+  snprintf(upd, sizeof upd, fmt, "nope", "all");
+  dmh_test_writef(tm_dir, "t1.cfg", "%s", upd);
+  r = tm_cmd(m, "update-task", "{\"path\": \"%s\"}", path);
+  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_NOT_FOUND);
+  CU_ASSERT(strstr(tm_text(r), "no task nope in the cluster") != NULL);
+  json_object_put(r);
+  /* task-mode names the task's units: DM_ERR_UPDATE_IDENTITY, naming it */
+  snprintf(upd, sizeof upd, fmt, "t1", "full");
+  dmh_test_writef(tm_dir, "t1.cfg", "%s", upd);
+  r = tm_cmd(m, "update-task", "{\"path\": \"%s\"}", path);
+  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_UPDATE_IDENTITY);
+  CU_ASSERT(strstr(tm_text(r), "`task-mode` differs") != NULL);
+  json_object_put(r);
+  /* a running task (its stage keys Running): DM's rule, refused before any worker is asked */
+  snprintf(upd, sizeof upd, fmt, "t1", "all");
+  dmh_test_writef(tm_dir, "t1.cfg", "%s", upd);
+  r = tm_cmd(m, "update-task", "{\"path\": \"%s\"}", path);
+  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_UPDATE_STAGE);
+  CU_ASSERT(strstr(tm_text(r), "is expected Running") != NULL);
+  CU_ASSERT(strstr(tm_text(r), "nothing was changed") != NULL);
+  json_object_put(r);
+  /* paused: every worker must be asked first (phase 1); w4 cannot be: refused, nothing stored */
+  r = tm_cmd(m, "pause-task", "{\"name\": \"t1\"}");
+  CU_ASSERT(tm_ok(r));
+  json_object_put(r);
+  r = tm_cmd(m, "update-task", "{\"path\": \"%s\"}", path);
+  CU_ASSERT(tm_code(r) == DM_ERR_NOT_FOUND || tm_code(r) == DM_ERR_UPDATE_STAGE);
+  CU_ASSERT(strstr(tm_text(r), "nothing was changed") != NULL);
+  json_object_put(r);
+  r = tm_cmd(m, "update-task", "{\"path\": \"%s\", \"dry-run\": true}", path);
+  CU_ASSERT(!tm_ok(r));
+  json_object_put(r);
+  char *after = te_get(c, key, NULL);
+  CU_ASSERT(after && strcmp(before, after) == 0);
+  free(after);
+  free(before);
+  r = tm_cmd(m, "resume-task", "{\"name\": \"t1\"}");
+  CU_ASSERT(tm_ok(r));
+  json_object_put(r);
+  snprintf(upd, sizeof upd,
+           "name = \"t1\";\ntask-mode = \"all\";\n"
+           "ignore-checking-items = [\"all\"];\n%s",
+           tail);
+  dmh_test_writef(tm_dir, "t1.cfg", "%s", upd); /* as the caller wrote it, but for the rules */
+}
+
 static void test_scheduling(void) {
   char prefix[128], path[256], key[DMH_CLUSTER_KEY_MAX], got[256];
   tm_prefix(prefix, sizeof prefix, "sched");
@@ -448,11 +518,7 @@ static void test_scheduling(void) {
   CU_ASSERT_EQUAL(tm_code(r), DM_ERR_NOT_FOUND);
   CU_ASSERT(strstr(tm_text(r), "registered no control address") != NULL);
   json_object_put(r);
-  /* update-task is for `dmhost serve` for now: refused with its own code, nothing written */
-  r = tm_cmd(f, "update-task", "{\"path\": \"/x/task.cfg\", \"content\": \"name = \\\"t1\\\";\"}");
-  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_UPDATE_CLUSTER);
-  CU_ASSERT(strstr(tm_text(r), "stop-task and start-task with the new file") != NULL);
-  json_object_put(r);
+  test_update_refusals(m, f, c, prefix, path);
   /* issue 23: source-schemas and task-tables go to the source's worker (w4 has no address) */
   r = tm_cmd(f, "source-schemas", "{\"source\": \"src-a\"}");
   CU_ASSERT_EQUAL(tm_code(r), DM_ERR_NOT_FOUND);

@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "config_test_util.h"
+#include "config_update.h"
 #include "cunit_run.h"
 #include "secret.h"
 
@@ -269,12 +270,61 @@ static void test_key_refused(void) {
   cleanup();
 }
 
+/* update-task in a cluster (master_update.c): the master seals the target's password with a fresh
+ * nonce each time it stores a file, so two sealings of one password differ as text; the identity
+ * check compares target-database by the password it gives, not by its form. */
+static void test_sealed_target_identity(void) {
+  setup();
+  static const unsigned char cluster[DMH_SECRET_KEY_LEN] = {0x44, 0x55, 0x66};
+  static const char fmt[] = "name = \"t\";\ntask-mode = \"full\";\ntarget-database = { host = "
+                            "\"127.0.0.1\"; user = \"u\"; password = \"%s\"; };\n"
+                            "mysql-instances = ( { source-id = \"s1\"; } );\n";
+  char text[1024];
+  char *sealed[3] = {NULL, NULL, NULL};
+  dm_error err;
+  const char *pw[3] = {"Tgt-pw-1", "Tgt-pw-1", "Tgt-pw-2"};
+  for (int i = 0; i < 3; i++) {
+    snprintf(text, sizeof text, fmt, pw[i]);
+    CU_ASSERT_EQUAL_FATAL(
+        dmh_config_seal_password(text, "target-database", pw[i], cluster, &sealed[i], &err), 0);
+  }
+  CU_ASSERT_STRING_NOT_EQUAL(sealed[0], sealed[1]); /* fresh nonces */
+  snprintf(text, sizeof text, fmt, "Tgt-pw-1");
+  dmh_task_config *plain = load_task(put("plain.cfg", text, 0600));
+  dmh_secret_cluster_key_set(cluster);
+  dmh_secret_cluster_scope(1);
+  dmh_task_config *t0 = load_task(put("s0.cfg", sealed[0], 0600));
+  dmh_task_config *t1 = load_task(put("s1.cfg", sealed[1], 0600));
+  dmh_task_config *t2 = load_task(put("s2.cfg", sealed[2], 0600));
+  dmh_secret_cluster_scope(0);
+  dmh_secret_cluster_key_set(NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(plain);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t0);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t1);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t2);
+  CU_ASSERT_EQUAL(dmh_task_config_same_identity(t0, t1, &err), 0);    /* the worker's check */
+  CU_ASSERT_EQUAL(dmh_task_config_same_identity(t0, plain, &err), 0); /* the master's */
+  CU_ASSERT_EQUAL(dmh_task_config_same_identity(t0, t2, &err), -1);   /* another password */
+  CU_ASSERT_EQUAL(err.code, DM_ERR_UPDATE_IDENTITY);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "`target-database`"));
+  CU_ASSERT_PTR_NULL(strstr(err.message, "Tgt-pw"));
+  for (int i = 0; i < 3; i++)
+    free(sealed[i]);
+  dmh_task_config_free(plain);
+  dmh_task_config_free(t0);
+  dmh_task_config_free(t1);
+  dmh_task_config_free(t2);
+  cleanup();
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"DM's files decrypt with DM's keys (known answers)", test_known_answers},
       {"DM's form: encrypt, decrypt, what is not DM's", test_dm_form},
       {"the process's key: decrypt-or-plain, cluster texts, the seal", test_process_key},
       {"the key file's refusals", test_key_refused},
+      {"update-task: a sealed target password compares by its password",
+       test_sealed_target_identity},
   };
   return dmh_cunit_run("config_dm_secrets", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }

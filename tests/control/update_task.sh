@@ -146,6 +146,13 @@ wait_for 20 "t1 did not reach the target" same_count t1
 
 # 4. the update is taken
 ctl_jq '.result' pause-task upd || fail "pause-task"
+# --dry-run: every check passes, nothing changes (what a cluster's master asks each worker)
+ctl_jq '.result and (.msg | contains("dry run")) and .sources[0].result' \
+  update-task --dry-run "$work/task-both.cfg" || fail "update-task --dry-run of the paused task"
+cmp -s "$work/state/tasks/upd/task.cfg" "$work/copy-before.cfg" ||
+  fail "update-task --dry-run changed the task's copy"
+ctl_jq '.result' update-task --dry-run "$work/task-meta.cfg" >/dev/null &&
+  fail "update-task --dry-run took a changed meta-schema"
 ctl_jq '.result and (.sources | length == 1) and .sources[0].result' update-task "$work/task-both.cfg" ||
   fail "update-task of the paused task failed"
 cmp -s "$work/state/tasks/upd/task.cfg" "$work/task-both.cfg" || fail "the task's copy is not the new file"

@@ -258,7 +258,7 @@ static int ctl_operate_source(void *ud, const dmh_control_cmd *cmd, json_object 
 /* The precheck of task tc on each of its sources, whose files are read from etcd (the texts
  * operate-source stored), as DM's master checks at start-task and check-task: the registry's
  * answer and refusal (dmh_precheck_answer). A source not in the cluster is DM_ERR_NOT_FOUND. */
-static int ctl_precheck(ctl *x, const dmh_task_config *tc, const char *what, json_object *resp,
+int master_ctl_precheck(ctl *x, const dmh_task_config *tc, const char *what, json_object *resp,
                         dm_error *err) {
   dmh_precheck pc = {0};
   int rc = 0;
@@ -307,7 +307,7 @@ static int ctl_precheck(ctl *x, const dmh_task_config *tc, const char *what, jso
 /* What a task file may ask that the cluster does not do yet, refused before anything is written
  * or checked: shard-mode optimistic is coordinated inside one process only (a cluster worker
  * would refuse the first optimistic DDL and pause, with half the shards past it). */
-static int ctl_cluster_supports(const dmh_task_config *tc, const char *file, dm_error *err) {
+int master_ctl_cluster_supports(const dmh_task_config *tc, const char *file, dm_error *err) {
   if (tc->shard_mode != DM_SHARD_MODE_OPTIMISTIC)
     return 0;
   dm_error_set(err, DM_ERR_CONFIG_INVALID, NULL,
@@ -331,11 +331,11 @@ static int ctl_check_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
   if (rc == 0 && (rc = dmh_task_config_load_as(f.path, &trust, &tc, err)) < 0)
     dmh_control_file_blame(&f, path, err);
   if (rc == 0)
-    rc = ctl_cluster_supports(tc, path, err);
+    rc = master_ctl_cluster_supports(tc, path, err);
   if (rc == 0) {
     char what[DMH_CLUSTER_NAME_MAX + 16];
     snprintf(what, sizeof what, "check-task %s", tc->name);
-    if ((rc = ctl_precheck(ud, tc, what, resp, err)) == 0)
+    if ((rc = master_ctl_precheck(ud, tc, what, resp, err)) == 0)
       json_object_object_add(resp, "msg", json_object_new_string("pre-check is passed"));
   }
   dmh_task_config_free(tc);
@@ -400,7 +400,7 @@ static int ctl_start_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
   dmh_task_config *tc = NULL;
   dmh_cfg_trust trust = master_ctl_trust(x, f.origin);
   if (dmh_task_config_load_as(f.path, &trust, &tc, err) < 0 ||
-      ctl_cluster_supports(tc, path, err) < 0) {
+      master_ctl_cluster_supports(tc, path, err) < 0) {
     if (!tc)
       dmh_control_file_blame(&f, path, err);
     dmh_task_config_free(tc);
@@ -451,7 +451,7 @@ static int ctl_start_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
   }
   /* the precheck (docs/precheck.md), before anything is written: a failed item refuses */
   snprintf(what, sizeof what, "start-task %s", tc->name);
-  if (ctl_precheck(x, tc, what, resp, err) < 0)
+  if (master_ctl_precheck(x, tc, what, resp, err) < 0)
     goto out;
   if (!(val = master_ctl_sealed_value(x, &f, path, "target-database", tc->target.ep.password,
                                       &sealed, err)))

@@ -1,6 +1,6 @@
 /*
  * The master's commands that act on a worker's subtasks (purge-relay, binlog, swap-unit;
- * update-task refused for now), as DM's master forwards them to its workers: each goes to the
+ * update-task's own steps are master_update.c's), as DM's master forwards them to its workers: each goes to the
  * worker of the source, at the address it registered (its --listen), through the master's forwarder
  * (master_main.c's door_forward, with the master's TLS files when it has them). The command table
  * is master_control.c's. And what only the leader does (transfer-source, shard-ddl-lock unlock),
@@ -18,7 +18,7 @@
 /* ---- the commands of a source's worker: forwarded to it ---- */
 
 /* The sources whose expected stage names task `task` (at most `max` into out); their count. */
-static int ctl_sources_of(master_ctl *x, const char *task, char (*out)[DMH_CLUSTER_NAME_MAX],
+int master_ctl_sources_of(master_ctl *x, const char *task, char (*out)[DMH_CLUSTER_NAME_MAX],
                           int max, dm_error *err) {
   dmh_etcd_result r = {0};
   if (master_range_kind(x->c, x->m, DMH_KEY_STAGE, 0, &r, err) < 0)
@@ -37,7 +37,7 @@ static int ctl_sources_of(master_ctl *x, const char *task, char (*out)[DMH_CLUST
 
 /* The online worker serving `source` in the snapshot: bound to it, or, when `relay`, keeping its
  * relay (a relay left behind by a transfer). -1 with DM_ERR_NOT_FOUND when none. */
-static int ctl_worker_index(const master_snapshot *s, const char *source, bool relay,
+int master_ctl_worker_index(const master_snapshot *s, const char *source, bool relay,
                             dm_error *err) {
   for (size_t i = 0; i < s->n_workers; i++)
     if (s->workers[i].online && strcmp(s->workers[i].bound, source) == 0)
@@ -52,7 +52,7 @@ static int ctl_worker_index(const master_snapshot *s, const char *source, bool r
 
 /* The request as it came, sent to worker i's control listener (its --listen): its answer, or NULL
  * with *err. */
-static json_object *ctl_forward_worker(master_ctl *x, const master_snapshot *s, size_t i,
+json_object *master_ctl_forward_worker(master_ctl *x, const master_snapshot *s, size_t i,
                                        const dmh_control_cmd *cmd, json_object *args,
                                        dm_error *err) {
   const char *w = s->workers[i].name, *addr = s->info[i].addr;
@@ -94,7 +94,7 @@ int master_ctl_worker_cmd(void *ud, const dmh_control_cmd *cmd, json_object *arg
   if (!by_source) {
     if (dmh_control_arg_string(cmd, args, "name", true, &task, err) < 0)
       return -1;
-    int n = ctl_sources_of(x, task, sources, 2, err);
+    int n = master_ctl_sources_of(x, task, sources, 2, err);
     if (n < 0)
       return -1;
     if (n == 0) {
@@ -112,8 +112,8 @@ int master_ctl_worker_cmd(void *ud, const dmh_control_cmd *cmd, json_object *arg
   master_snapshot s;
   if (master_snapshot_read(x->c, x->m, &s, err) < 0)
     return -1;
-  int i = ctl_worker_index(&s, source, purge, err);
-  json_object *answer = i < 0 ? NULL : ctl_forward_worker(x, &s, (size_t)i, cmd, args, err);
+  int i = master_ctl_worker_index(&s, source, purge, err);
+  json_object *answer = i < 0 ? NULL : master_ctl_forward_worker(x, &s, (size_t)i, cmd, args, err);
   master_snapshot_free(&s);
   if (!answer)
     return -1;
@@ -132,7 +132,7 @@ int master_ctl_swap_unit(void *ud, const dmh_control_cmd *cmd, json_object *args
   if (dmh_control_arg_string(cmd, args, "name", true, &task, err) < 0)
     return -1;
   char sources[64][DMH_CLUSTER_NAME_MAX];
-  int n = ctl_sources_of(x, task, sources, 64, err);
+  int n = master_ctl_sources_of(x, task, sources, 64, err);
   if (n < 0)
     return -1;
   if (n == 0) {
@@ -146,8 +146,9 @@ int master_ctl_swap_unit(void *ud, const dmh_control_cmd *cmd, json_object *args
   json_object *failed = NULL;
   int rc = 0;
   for (int k = 0; k < n && rc == 0; k++) {
-    int i = ctl_worker_index(&s, sources[k], false, err);
-    json_object *answer = i < 0 ? NULL : ctl_forward_worker(x, &s, (size_t)i, cmd, args, err);
+    int i = master_ctl_worker_index(&s, sources[k], false, err);
+    json_object *answer =
+        i < 0 ? NULL : master_ctl_forward_worker(x, &s, (size_t)i, cmd, args, err);
     if (!answer) {
       rc = -1;
       break;
@@ -176,20 +177,6 @@ int master_ctl_swap_unit(void *ud, const dmh_control_cmd *cmd, json_object *args
       json_object_object_add(resp, "error", json_object_get(v));
   }
   return 0;
-}
-
-/* update-task TASK.cfg: not in a cluster yet. The task's file lives in etcd and each worker runs
- * its subtasks from its own copy; applying a new file all or nothing over several workers needs a
- * protocol of its own (every worker paused, each one's units asked, a refusal undone on the
- * others), so the master refuses it rather than half-apply it. */
-int master_ctl_update_task(void *ud, const dmh_control_cmd *cmd, json_object *args,
-                           json_object *resp, dm_error *err) {
-  (void)ud, (void)args, (void)resp;
-  dm_error_set(err, DM_ERR_UPDATE_CLUSTER, NULL,
-               "%s: not served by `dmhost master` yet (only `dmhost serve` applies a new task file "
-               "to a paused task): in a cluster, stop-task and start-task with the new file",
-               cmd->name);
-  return -1;
 }
 
 /* query-lag NAME: not in a cluster. The history is kept by the metrics registry of the process

@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 
 #include "cluster_keys.h"
+#include "config.h"
 #include "control.h"
 #include "etcd.h"
 #include "master.h"
@@ -95,7 +96,30 @@ int master_ctl_worker_cmd(void *ud, const dmh_control_cmd *cmd, json_object *arg
                           json_object *resp, dm_error *err);
 int master_ctl_swap_unit(void *ud, const dmh_control_cmd *cmd, json_object *args, json_object *resp,
                          dm_error *err);
-/* update-task: refused with DM_ERR_UPDATE_CLUSTER (for `dmhost serve` for now, docs/cluster.md). */
+/* The sources whose expected stage names task `task` (at most `max` into out); their count. */
+int master_ctl_sources_of(master_ctl *x, const char *task, char (*out)[DMH_CLUSTER_NAME_MAX],
+                          int max, dm_error *err);
+/* The online worker serving `source` in the snapshot: bound to it, or, when `relay`, keeping its
+ * relay. -1 with DM_ERR_NOT_FOUND when none. */
+int master_ctl_worker_index(const master_snapshot *s, const char *source, bool relay,
+                            dm_error *err);
+/* Command `cmd` with `args` sent to worker i's control listener: its answer, or NULL with *err. */
+json_object *master_ctl_forward_worker(master_ctl *x, const master_snapshot *s, size_t i,
+                                       const dmh_control_cmd *cmd, json_object *args,
+                                       dm_error *err);
+/* master_control.c's steps of start-task that update-task runs too: the trust of a file given to
+ * the master, libconfig only, what a cluster does not do yet, the precheck on the sources' files
+ * in etcd, the value stored in etcd (the password sealed with the cluster key; *sealed the text). */
+dmh_cfg_trust master_ctl_trust(const master_ctl *x, dmh_cfg_origin origin);
+int master_ctl_libconfig_only(const char *path, dm_error *err);
+int master_ctl_cluster_supports(const dmh_task_config *tc, const char *file, dm_error *err);
+int master_ctl_precheck(master_ctl *x, const dmh_task_config *tc, const char *what,
+                        json_object *resp, dm_error *err);
+char *master_ctl_sealed_value(master_ctl *x, const dmh_control_file *f, const char *path,
+                              const char *group, const char *password, char **sealed,
+                              dm_error *err);
+/* master_update.c: update-task TASK.cfg on every subtask of the task, checked by each worker
+ * first (a dry run), then stored in etcd and applied by each worker (docs/cluster.md). */
 int master_ctl_update_task(void *ud, const dmh_control_cmd *cmd, json_object *args,
                            json_object *resp, dm_error *err);
 /* master_control.c: the trust a config the master was given gets (config.h); the value a source

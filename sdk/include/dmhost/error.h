@@ -197,9 +197,9 @@ typedef enum dm_error_level {
   X(DM_ERR_UPDATE_IDENTITY, 14010, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,           \
     "That setting names the task or keys its checkpoints: keep it as it is in the file, or stop "  \
     "the task and start it as a new one.")                                                         \
-  X(DM_ERR_UPDATE_CLUSTER, 14011, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,            \
-    "update-task is served by `dmhost serve` for now: in a cluster, stop-task and start-task "     \
-    "with the new file.")                                                                          \
+  X(DM_ERR_UPDATE_CLUSTER, 14011, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,         \
+    "The task's file in etcd is the new one but the workers named did not take it: fix what each " \
+    "says (its subtask Paused, the worker online), then update-task again with the same file.")    \
   X(DM_ERR_SOURCE_UPDATE_BUSY, 14012, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,        \
     "Pause the tasks on the source (pause-task) and stop its relay (stop-relay), then update it "  \
     "again; resume them after.")                                                                   \
