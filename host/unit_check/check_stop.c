@@ -212,6 +212,8 @@ void uc_check_sequential(uc_state *s) {
       return;
     }
     uc_usage_now(&after);
+    if (after.threads > before.threads)
+      after.threads = uc_threads_settle(before.threads, 500);
     if (after.threads > before.threads) {
       uc_inst_close(s, &in);
       uc_report(s, name, UC_FAIL,

@@ -10,6 +10,7 @@
 #include <malloc.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <time.h>
 
 #if defined(__SANITIZE_ADDRESS__)
 #define UC_ASAN 1
@@ -48,6 +49,15 @@ void uc_usage_now(uc_usage *u) {
   u->threads = meter_count("/proc/self/task");
 }
 
+int uc_threads_settle(int at_most, int patience_ms) {
+  int n = meter_count("/proc/self/task");
+  for (int waited = 0; n > at_most && waited < patience_ms; waited += 5) {
+    nanosleep(&(struct timespec){0, 5000000}, NULL);
+    n = meter_count("/proc/self/task");
+  }
+  return n;
+}
+
 const char *uc_meter_heap_source(void) {
 #ifdef UC_ASAN
   return "heap from ASan's allocator; LeakSanitizer also reports each leaked block at exit";
@@ -66,6 +76,8 @@ void uc_leak_start(uc_leak *l) {
 void uc_leak_round(uc_leak *l) {
   uc_usage u;
   uc_usage_now(&u);
+  if (u.threads > l->base.threads)
+    u.threads = uc_threads_settle(l->base.threads, 500);
   if (u.heap > l->last.heap)
     l->grew++;
   l->rounds++;

@@ -14,6 +14,10 @@ typedef struct uc_usage {
 } uc_usage;
 
 void uc_usage_now(uc_usage *u);
+/* The thread count, recounted (up to patience_ms) while it is above at_most: a thread that
+ * pthread_join has returned for may still be listed in /proc/self/task for a moment, as the kernel
+ * wakes the joiner before it releases the task. Returns the last count. */
+int uc_threads_settle(int at_most, int patience_ms);
 /* What measures the heap, said in the tool's output. */
 const char *uc_meter_heap_source(void);
 
