@@ -11,6 +11,7 @@
 
 #include "dmhost/fs.h"
 #include "dmhost/sdk.h"
+#include "dmhost/settings.h"
 
 void dmctl_file_cfg_free(dmctl_file_cfg *c) {
   free(c->master_addr);
@@ -115,32 +116,10 @@ int dmctl_duration_s(const char *v, long *out) {
     *out = n;
     return 0;
   }
-  double total = 0;
-  const char *p = v;
-  if (!*p)
+  int64_t ms;
+  if (dm_duration_parse(v, &ms) < 0 || ms > (int64_t)1e12)
     return -1;
-  while (*p) {
-    char *e;
-    double x = strtod(p, &e);
-    if (e == p || x < 0)
-      return -1;
-    p = e;
-    double unit;
-    if (strncmp(p, "ms", 2) == 0)
-      unit = 0.001, p += 2;
-    else if (*p == 'h')
-      unit = 3600, p++;
-    else if (*p == 'm')
-      unit = 60, p++;
-    else if (*p == 's')
-      unit = 1, p++;
-    else
-      return -1;
-    total += x * unit;
-  }
-  if (total > 1e9)
-    return -1;
-  *out = total > 0 && total < 1 ? 1 : (long)total;
+  *out = ms > 0 && ms < 1000 ? 1 : (long)(ms / 1000);
   return 0;
 }
 

@@ -61,6 +61,7 @@ static const ydm_key ydm_keys[] = {
     {"syncer", "worker-count", "worker-count", NULL, NULL},
     {"syncer", "batch", "batch", NULL, NULL},
     {"syncer", "safe-mode", "safe-mode", NULL, NULL},
+    {"syncer", "safe-mode-duration", "safe-mode-duration", NULL, NULL},
     {"syncer", "compact", "compact", NULL, NULL},
     {"syncer", "multiple-rows", NULL, "*", NULL},
     {"syncer", "queue-size", NULL, "*", NULL},
@@ -70,7 +71,6 @@ static const ydm_key ydm_keys[] = {
     {"syncer", "auto-fix-gtid", NULL, "false", "it is deprecated in DM and not built"},
     {"syncer", "enable-gtid", NULL, "false", "give enable-gtid in the source file"},
     {"syncer", "disable-detect", NULL, "false", "the sync always detects conflicts (causality)"},
-    {"syncer", "safe-mode-duration", NULL, "", "a timed safe mode is not built yet"},
     /* the source file */
     {"source", "flavor", NULL, "|mysql|mariadb", "the flavor is read from the server"},
     /* deprecated in DM: it set the relay connection's character set, and a binlog is read as

@@ -10,6 +10,7 @@
 
 #include "config_yaml_internal.h"
 #include "dmhost/sdk.h"
+#include "dmhost/settings.h"
 
 /* ---- the unit sections: mydumpers, loaders, syncers ---- */
 
@@ -72,6 +73,24 @@ static int yunit_lit(ytr *t, const char *to, const yaml_node_t *v, const char *p
     long long bytes = strtoll(s, NULL, 10) * 1048576LL;
     snprintf(out, size, "%lld%s", bytes, bytes > INT32_MAX ? "L" : "");
     return 0;
+  }
+  if (strcmp(to, "safe-mode-duration") == 0) {
+    /* DM reads it as a string (a YAML 0 too): the sync's setting is one */
+    int64_t ms;
+    if (s[0] && dm_duration_parse(s, &ms) < 0)
+      return dmh_cfg_fail_line(t->c, DM_ERR_CONFIG_INVALID, yline(v),
+                               "`%s` in the %s must be a duration as DM's (Go's): \"60s\", "
+                               "\"1m30s\", \"500ms\" or \"0s\", 0 or more, not \"%s\"",
+                               path, t->c->what, s);
+    yout q = {0};
+    yo_string(&q, s, strlen(s));
+    int rc = q.oom || q.len >= size ? -1 : 0;
+    if (rc == 0)
+      snprintf(out, size, "%s", q.buf);
+    free(q.buf);
+    return rc < 0 ? dmh_cfg_fail_line(t->c, DM_ERR_CONFIG_INVALID, yline(v),
+                                      "`%s` in the %s is too long", path, t->c->what)
+                  : 0;
   }
   yout o = {0};
   ytr tmp = *t;

@@ -50,15 +50,17 @@ typedef struct sync_expr sync_expr;
 #define SYNC_TZ_MAX 64 /* a time zone's name */
 
 typedef struct sync_cfg {
-  int workers;                    /* worker-count */
-  uint32_t batch_rows;            /* row changes per batch (all workers) */
-  uint64_t batch_bytes;           /* statement text per batch */
-  uint32_t batch_ms;              /* a batch is closed at the next transaction end after this */
-  bool safe_mode;                 /* INSERT -> REPLACE, UPDATE -> DELETE + REPLACE */
-  bool compact;                   /* merge changes of one row inside a batch */
-  uint32_t server_id;             /* replica server_id when reading the source directly */
-  uint32_t status_ms;             /* how often the source's position is read for status */
-  uint32_t chunk_bytes;           /* statement text per round trip */
+  int workers;          /* worker-count */
+  uint32_t batch_rows;  /* row changes per batch (all workers) */
+  uint64_t batch_bytes; /* statement text per batch */
+  uint32_t batch_ms;    /* a batch is closed at the next transaction end after this */
+  bool safe_mode;       /* INSERT -> REPLACE, UPDATE -> DELETE + REPLACE */
+  int64_t
+      safe_mode_duration_ms; /* automatic safe mode after a start without a clean stop; -1 unset */
+  bool compact;              /* merge changes of one row inside a batch */
+  uint32_t server_id;        /* replica server_id when reading the source directly */
+  uint32_t status_ms;        /* how often the source's position is read for status */
+  uint32_t chunk_bytes;      /* statement text per round trip */
   char timezone[SYNC_TZ_MAX + 1]; /* DM's task `timezone` ("": none); sync_tz.c */
 } sync_cfg;
 
@@ -287,6 +289,8 @@ int sync_cp_worker_sql(sync_unit *u, MYSQL *c, int w, const dm_position *pos, ui
 /* Orders checkpoint positions: file/offset, then the row count inside a transaction. */
 int sync_cp_compare(const dm_position *a, uint64_t a_rows, const dm_position *b, uint64_t b_rows);
 int sync_cp_global(sync_unit *u, MYSQL *c, const dm_position *pos, dm_error *err);
+/* The global row's safe-mode exit point := u->safe_exit (name "": none). */
+int sync_cp_safe_exit(sync_unit *u, MYSQL *c, dm_error *err);
 int sync_cp_mark_ddl(sync_unit *u, MYSQL *c, const char *at, dm_error *err);
 /* A fenced statement moving `what` (a row, "worker 3's row") failed with DM_DB_FENCE_ERRNO and
  * was rolled back: *err becomes DM_ERR_FENCED naming the newer token, or DM_ERR_CHECKPOINT when
@@ -394,6 +398,21 @@ int sync_xa_end(sync_xa *x, MYSQL *c, bool commit, const dm_binlog_event *ev,
 /* ---- sync_run.c ---- */
 void sync_run(sync_unit *u, dm_result *result);
 
+/* ---- sync_safe.c: the automatic safe mode at a start (DM's safe-mode-duration) ---- */
+enum { SYNC_SAFE_NONE, SYNC_SAFE_EXIT, SYNC_SAFE_TIMED };
+/* At a start from `start` (u->safe_exit from the checkpoint): *until_exit, safe mode until
+ * u->safe_exit; else *until_ns (dm_clock_ns, 0: none), safe mode until then. -1 with *err. */
+int sync_safe_start(sync_unit *u, MYSQL *tc, const dm_position *start, bool recovering,
+                    bool *until_exit, int64_t *until_ns, dm_error *err);
+/* Whether a batch whose first change came at first_ns (0: none yet) is in the timed window;
+ * ends the window (*until_ns = 0) once it is over. */
+bool sync_safe_timed(sync_unit *u, int64_t *until_ns, int64_t first_ns);
+/* The reading passed u->safe_exit: cleared, safe mode off. */
+void sync_safe_exit_passed(sync_unit *u);
+/* A clean stop with everything up to `done` applied: the global row records it as the exit point
+ * (kept when one ahead is there), so the next start has no automatic safe mode. */
+void sync_safe_stop(sync_unit *u, MYSQL *tc, const dm_position *done);
+
 /* ---- the instance (sync_unit.c) ---- */
 struct sync_unit {
   const dm_host_services *host;
@@ -430,7 +449,10 @@ struct sync_unit {
   dm_position synced; /* the last committed batch end */
   dm_position master; /* the source's SHOW MASTER STATUS */
   bool has_synced, has_master;
-  dm_conn_kill *conns; /* sockets of open connections, for kill */
+  int safe_auto;              /* the automatic safe mode (sync_safe.c): SYNC_SAFE_* */
+  dm_position safe_auto_exit; /* SYNC_SAFE_EXIT: until there */
+  int64_t safe_auto_until_ms; /* SYNC_SAFE_TIMED: until then (wall clock, ms since the epoch) */
+  dm_conn_kill *conns;        /* sockets of open connections, for kill */
   atomic_uint_least64_t total_rows;
   atomic_uint_least64_t total_txns;
   atomic_int_least64_t run_start_ns;

@@ -339,6 +339,21 @@ int sync_cp_global(sync_unit *u, MYSQL *c, const dm_position *pos, dm_error *err
   return rc;
 }
 
+int sync_cp_safe_exit(sync_unit *u, MYSQL *c, dm_error *err) {
+  sync_buf q = {0};
+  int rc = -1;
+  if (sync_buf_printf(&q, "UPDATE %s SET `exit_safe_binlog_name` = ", u->cp_table) < 0 ||
+      sync_cp_lit(c, &q, u->safe_exit.name) < 0 ||
+      sync_buf_printf(&q, ", `exit_safe_binlog_pos` = %" PRIu64 ", `exit_safe_binlog_gtid` = ",
+                      u->safe_exit.pos) < 0 ||
+      sync_cp_lit(c, &q, u->safe_exit.gtid) < 0 || sync_cp_fence_tail(u, c, &q, "") < 0)
+    sync_nomem(u, err);
+  else if ((rc = sync_db_exec(u, c, q.p, q.len, "sync: cannot write the checkpoint", err)) < 0)
+    sync_cp_failed(u, c, mysql_errno(c), "the global row", err);
+  sync_buf_free(&q);
+  return rc;
+}
+
 int sync_cp_mark_ddl(sync_unit *u, MYSQL *c, const char *at, dm_error *err) {
   sync_buf q = {0};
   int rc = -1;

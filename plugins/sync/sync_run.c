@@ -66,8 +66,9 @@ typedef struct sync_run_state {
   dm_binlog_payload *payload; /* MySQL 8 transaction payloads, read event by event */
   /* XA transactions (sync_xa.c) */
   sync_xa *xa;
-  /* before u->safe_exit: the batches being built are applied in safe mode */
+  /* the automatic safe mode (sync_safe.c): until u->safe_exit, or until safe_until_ns */
   bool safe_auto;
+  int64_t safe_until_ns;
   /* shard mode: a DDL (or the start) may have made a group ready or left rows to re-sync */
   bool shard_check;
   uint64_t opt_polled_ns; /* optimistic: when the held tables' release was last asked for */
@@ -195,15 +196,11 @@ static int sync_close_batch(sync_run_state *r, dm_error *err) {
     sync_nomem(u, err);
     return -1;
   }
-  r->building->safe = r->safe_auto;
+  r->building->safe = sync_safe_timed(u, &r->safe_until_ns, r->building->first_ns) || r->safe_auto;
   sync_workers_dispatch(r->ws, r->building, r->recovering ? r->skip : NULL);
   if (r->safe_auto && dm_position_compare_file(&r->building->end, &u->safe_exit) >= 0) {
     r->safe_auto = false;
-    char buf[DM_POSITION_NAME_MAX + 32];
-    u->host->logf(u->ctx, DM_LOG_INFO,
-                  "sync: past the dump's safe-mode exit point %s: safe mode off%s",
-                  dm_position_format(&u->safe_exit, buf, sizeof buf),
-                  u->cfg.safe_mode ? " (but on by the task's safe-mode)" : "");
+    sync_safe_exit_passed(u);
   }
   r->recovering = false;
   sync_batch *t = r->inflight;
@@ -702,14 +699,8 @@ static int sync_start_position(sync_run_state *r, sync_cp_state *st, dm_error *e
   dm_strlcpy(u->replay_ddl_at, st->ddl_at, sizeof u->replay_ddl_at);
   if (st->exists)
     u->safe_exit = st->safe_exit;
-  r->safe_auto = u->safe_exit.name[0] && dm_position_compare_file(&r->cur, &u->safe_exit) < 0;
-  if (r->safe_auto) {
-    char buf[DM_POSITION_NAME_MAX + 32];
-    u->host->logf(u->ctx, DM_LOG_INFO,
-                  "sync: safe mode until the dump's safe-mode exit point %s (its snapshots were "
-                  "taken between the start and there: consistency none)",
-                  dm_position_format(&u->safe_exit, buf, sizeof buf));
-  }
+  if (sync_safe_start(u, r->tc, &r->cur, r->recovering, &r->safe_auto, &r->safe_until_ns, err) < 0)
+    return -1;
   if (sync_gtid_parse(&r->gtid, st->min.gtid, err) < 0)
     return -1;
   return 0;
@@ -725,6 +716,7 @@ void sync_run(sync_unit *u, dm_result *result) {
   r.inflight = &r.batches[1];
   bool ok = false;
   bool first = false;
+  bool reading = false; /* the start is done: r.done is where everything is applied */
 
   sync_metrics_run_start(u);
   if (!(r.tc = sync_db_connect_target(u, &e)) || !(r.sc = sync_db_connect_source(u, &e)) ||
@@ -769,6 +761,7 @@ void sync_run(sync_unit *u, dm_result *result) {
   pthread_mutex_lock(&u->lock);
   u->src = r.src;
   pthread_mutex_unlock(&u->lock);
+  reading = true;
   for (;;) {
     if (u->host->stop_requested(u->ctx) || atomic_load(&u->killed))
       break;
@@ -791,6 +784,8 @@ void sync_run(sync_unit *u, dm_result *result) {
         goto out;
       if (!r.has_inflight && !sync_in_txn(&r))
         sync_metrics_caught_up(u);
+      if (r.safe_until_ns && !r.building->first_ns)
+        sync_safe_timed(u, &r.safe_until_ns, 0); /* idle: the window may end meanwhile */
       /* optimistic: a held table may be released at any time; idle is a quiet point to ask */
       if (!r.has_inflight && !sync_in_txn(&r) && sync_shard_opt_waiting(u->shard) &&
           dm_clock_ns() - r.opt_polled_ns > 200 * 1000000ull) {
@@ -820,8 +815,14 @@ void sync_run(sync_unit *u, dm_result *result) {
     goto out;
   ok = true;
 out:
+  /* a stop with nothing in flight (the read cut short by the stop counts too): everything up to
+   * r.done is applied, the next start needs no automatic safe mode */
+  if (reading && !r.recovering && !r.has_inflight &&
+      (ok || atomic_load(&u->killed) || (e.resumable && u->host->stop_requested(u->ctx))))
+    sync_safe_stop(u, r.tc, &r.done);
   pthread_mutex_lock(&u->lock);
   u->src = NULL;
+  u->safe_auto = SYNC_SAFE_NONE; /* status: no run, no automatic safe mode */
   pthread_mutex_unlock(&u->lock);
   if (!ok && r.has_inflight) {
     dm_error e2;

@@ -7,6 +7,9 @@
  *   batch-bytes = 33554432;  # statement text per batch
  *   batch-ms = 500;          # a batch is closed at the first transaction end after this
  *   safe-mode = false;       # INSERT -> REPLACE, UPDATE -> DELETE + REPLACE (DM's safe mode)
+ *   safe-mode-duration = "60s"; # safe mode after a start that follows no clean stop (a first
+ *                            # start, a crash, an error); unset: none; "0s": none, and a start
+ *                            # that needs safe mode fails (sync_safe.c)
  *   compact = true;          # merge changes of one row inside a batch (tables whose only unique
  *                            # key is the primary key)
  *   server-id = N;           # replica server_id when reading the source directly (relay off)
@@ -66,6 +69,20 @@ static int sync_settings(sync_unit *u, sync_cfg *cfg, dm_error *err) {
   if (dm_setting_bool(u->host, u->ctx, "sync", "safe-mode", false, &cfg->safe_mode, err) < 0 ||
       dm_setting_bool(u->host, u->ctx, "sync", "compact", true, &cfg->compact, err) < 0)
     return -1;
+  /* Go's ParseDuration text. Unset (-1): no timed window. DM's default is 60 s (2 x its 30 s
+   * checkpoint-flush-interval) because its checkpoint lags the target by up to that much, so a
+   * restart replays changes already applied; dmhost commits the checkpoint with every batch, in
+   * the batch's transaction, so a restart replays none. A DM file that gives it gets it. */
+  if (dm_setting_duration(u->host, u->ctx, "sync", "safe-mode-duration", -1,
+                          (int64_t)366 * 86400 * 1000, &cfg->safe_mode_duration_ms, err) < 0)
+    return -1;
+  if (cfg->safe_mode && cfg->safe_mode_duration_ms == 0) {
+    u->host->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL,
+                        "sync: setting `safe-mode` true conflicts with `safe-mode-duration` "
+                        "\"0s\": set safe-mode to false or safe-mode-duration to a duration "
+                        "other than 0s (as DM's ErrConfigConfictSafeModeDurationAndSafeMode)");
+    return -1;
+  }
   if (dm_setting_int(u->host, u->ctx, "sync", "server-id", sync_default_server_id(u), 1, UINT32_MAX,
                      &v, err) < 0)
     return -1;
@@ -232,6 +249,9 @@ static void sync_status(void *self, dm_status_sink *sink) {
   master = u->master;
   int workers = u->cfg.workers; /* update writes cfg under the lock */
   bool safe_mode = u->cfg.safe_mode;
+  int safe_auto = u->safe_auto;
+  dm_position safe_exit = u->safe_auto_exit;
+  int64_t safe_until = u->safe_auto_until_ms;
   pthread_mutex_unlock(&u->lock);
   char buf[DM_POSITION_NAME_MAX + 48];
   if (has_m) {
@@ -277,7 +297,24 @@ static void sync_status(void *self, dm_status_sink *sink) {
   sink->put_int(sink, "workerCount", workers);
   sink->put_int(sink, "tableMaps", (int64_t)atomic_load(&u->table_maps));
   sink->put_int(sink, "tableMapsPeak", (int64_t)atomic_load(&u->table_maps_peak));
-  sink->put_bool(sink, "safeMode", safe_mode);
+  sink->put_bool(sink, "safeMode", safe_mode || safe_auto != SYNC_SAFE_NONE);
+  /* why: the task's safe-mode wins; else the automatic one (sync_safe.c) until a position or a
+   * time (UTC) */
+  const char *why = safe_mode                      ? "safe-mode"
+                    : safe_auto == SYNC_SAFE_EXIT  ? "exit point"
+                    : safe_auto == SYNC_SAFE_TIMED ? "safe-mode-duration"
+                                                   : "";
+  sink->put_str(sink, "safeModeReason", why);
+  buf[0] = '\0';
+  if (!safe_mode && safe_auto == SYNC_SAFE_EXIT)
+    dm_position_format(&safe_exit, buf, sizeof buf);
+  else if (!safe_mode && safe_auto == SYNC_SAFE_TIMED) {
+    time_t t = (time_t)(safe_until / 1000);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  }
+  sink->put_str(sink, "safeModeUntil", buf);
 }
 
 static void sync_kill(void *self) {

@@ -42,6 +42,50 @@ int dm_size_parse(const char *s, int64_t *out) {
   return 0;
 }
 
+int dm_duration_parse(const char *s, int64_t *ms) {
+  if (!s || !*s)
+    return -1;
+  if (*s == '+')
+    s++;
+  if (strcmp(s, "0") == 0) {
+    *ms = 0;
+    return 0;
+  }
+  static const struct {
+    const char *name;
+    double ms;
+  } units[] = {{"ns", 1e-6}, {"us", 1e-3}, {"\xc2\xb5s", 1e-3}, {"\xce\xbcs", 1e-3},
+               {"ms", 1},    {"s", 1e3},   {"m", 6e4},          {"h", 3.6e6}};
+  double total = 0;
+  while (*s) {
+    /* digits, optionally a dot and digits: at least one digit (Go's leadingInt, leadingFraction) */
+    double x = 0, scale = 1;
+    bool digits = false;
+    for (; *s >= '0' && *s <= '9'; s++, digits = true)
+      x = x * 10 + (*s - '0');
+    if (*s == '.')
+      for (s++; *s >= '0' && *s <= '9'; s++, digits = true)
+        x += (*s - '0') * (scale /= 10);
+    if (!digits)
+      return -1;
+    size_t best = 0, best_len = 0;
+    for (size_t i = 0; i < sizeof units / sizeof *units; i++) {
+      size_t n = strlen(units[i].name);
+      if (n > best_len && strncmp(s, units[i].name, n) == 0)
+        best = i, best_len = n;
+    }
+    if (!best_len)
+      return -1; /* no unit, or one Go does not know */
+    s += best_len;
+    total += x * units[best].ms;
+    if (total > 1e15)
+      return -1;
+  }
+  int64_t v = (int64_t)total;
+  *ms = v == 0 && total > 0 ? 1 : v;
+  return 0;
+}
+
 /* An integer setting; with `size` also a size text (dm_size_parse). */
 static int setting_number(const dm_host_services *h, dm_ctx *ctx, const char *who, const char *name,
                           int64_t def, int64_t min, int64_t max, bool size, int64_t *out,
@@ -86,6 +130,27 @@ int dm_setting_int(const dm_host_services *h, dm_ctx *ctx, const char *who, cons
 int dm_setting_size(const dm_host_services *h, dm_ctx *ctx, const char *who, const char *name,
                     int64_t def, int64_t min, int64_t max, int64_t *out, dm_error *err) {
   return setting_number(h, ctx, who, name, def, min, max, true, out, err);
+}
+
+int dm_setting_duration(const dm_host_services *h, dm_ctx *ctx, const char *who, const char *name,
+                        int64_t def_ms, int64_t max_ms, int64_t *out, dm_error *err) {
+  const char *s = NULL;
+  int64_t v = def_ms;
+  dm_cfg_result r = h->cfg_string(ctx, name, &s);
+  if (r == DM_CFG_MISSING || (r == DM_CFG_OK && !*s))
+    v = def_ms;
+  else if (r != DM_CFG_OK || dm_duration_parse(s, &v) != 0 || v > max_ms) {
+    char shown[80] = " (not a string)";
+    if (r == DM_CFG_OK)
+      snprintf(shown, sizeof shown, ", not \"%.40s\"", s);
+    dm_error_set(err, DM_ERR_CONFIG_INVALID, NULL,
+                 "%s: setting `%s` must be a duration string of 0 to %" PRId64
+                 " s in Go's form (\"60s\", \"1m30s\", \"500ms\", \"0s\")%s",
+                 who, name, max_ms / 1000, shown);
+    return -1;
+  }
+  *out = v;
+  return 0;
 }
 
 int dm_setting_bool(const dm_host_services *h, dm_ctx *ctx, const char *who, const char *name,

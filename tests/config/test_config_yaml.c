@@ -223,6 +223,8 @@ static void test_yaml_features(void) {
   CU_ASSERT_EQUAL(unit_int(t, DM_UNIT_SYNC, "worker-count"), 4);
   CU_ASSERT_EQUAL(unit_int(t, DM_UNIT_SYNC, "batch"), 100);
   CU_ASSERT_EQUAL(unit_bool(t, DM_UNIT_SYNC, "safe-mode"), 1);
+  /* DM's safe-mode-duration, a string as DM's (the sync reads it: plugins/sync/sync_safe.c) */
+  CU_ASSERT_STRING_EQUAL(unit_str(t, DM_UNIT_SYNC, "safe-mode-duration") ?: "", "1m30s");
   /* the task's timezone is the sync's (plugins/sync/sync_tz.c), a string whatever YAML reads */
   CU_ASSERT_STRING_EQUAL(unit_str(t, DM_UNIT_SYNC, "timezone"), "+08:00");
   dmh_task_config_free(t);
@@ -264,6 +266,13 @@ static void test_yaml_errors(void) {
            "dmhost's load.dir in a libconfig task file; %s",
            fx("yaml-load-dir.yaml"), dm_doc);
   expect_failure(fx("yaml-load-dir.yaml"), false, DM_ERR_CONFIG_UNKNOWN, want);
+
+  /* DM's ParseDuration refuses a number without a unit ("60"): so does the reader, at its line */
+  snprintf(want, sizeof want,
+           "%s:12: `syncers.global.safe-mode-duration` in the task file must be a duration as DM's "
+           "(Go's): \"60s\", \"1m30s\", \"500ms\" or \"0s\", 0 or more, not \"60\"",
+           fx("yaml-bad-duration.yaml"));
+  expect_failure(fx("yaml-bad-duration.yaml"), false, DM_ERR_CONFIG_INVALID, want);
 
   /* a quoted "3307" is a string, as DM's YAML reads it */
   snprintf(want, sizeof want,

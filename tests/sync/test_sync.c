@@ -544,6 +544,19 @@ static void test_sync_replace_inject(void) {
   lt_teardown(&e);
 }
 
+/* Waits (60 s at most) until the unit's status `key` is `want` (NULL: present). */
+static void ts_wait_status(dmh_subtask *st, const char *key, const char *want) {
+  char buf[128];
+  double until = lt_now() + 60;
+  while (lt_now() < until) {
+    lt_status_str(st, key, buf, sizeof buf);
+    if (want ? strcmp(buf, want) == 0 : buf[0] != '\0')
+      return;
+    lt_sleep_ms(50);
+  }
+  fprintf(stderr, "status %s: \"%s\", not \"%s\" after 60 s\n", key, buf, want ? want : "*");
+}
+
 /* A target that diverged (a row the source inserts later is there already): without safe mode
  * the insert fails with DM_ERR_SYNC_APPLY; with it, the row is overwritten and the tables agree. */
 static void test_sync_safe_mode(void) {
@@ -558,8 +571,13 @@ static void test_sync_safe_mode(void) {
   CU_ASSERT_FATAL(lt_exec(dst, "%s", ddl) == 0);
   CU_ASSERT_FATAL(lt_exec(dst, "INSERT INTO ts_safe.pk VALUES (5, 'stale'); INSERT INTO "
                                "ts_safe.uk VALUES (5, 50)") == 0);
-  CU_ASSERT_FATAL(ts_config(&e, "ts_safe", "ts_safe", NULL, NULL) == 0);
+  /* safe-mode-duration unset (dmhost's default: the checkpoint is committed with every batch): a
+   * first start (no clean stop recorded) enters no safe mode */
+  CU_ASSERT_FATAL(ts_config(&e, "ts_safe", "ts_safe", NULL, TS_SYNC) == 0);
   dmh_subtask *st = ts_start(&e);
+  char sbuf[128];
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "safeMode", sbuf, sizeof sbuf), "false");
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "safeModeReason", sbuf, sizeof sbuf), "");
   CU_ASSERT(lt_exec(src, "INSERT INTO ts_safe.pk VALUES (5, 'fresh')") == 0);
   CU_ASSERT_EQUAL(dmh_subtask_wait_settled(st, 30000), DMH_STAGE_PAUSED);
   char msg[1024], raw[1024];
@@ -567,17 +585,71 @@ static void test_sync_safe_mode(void) {
   CU_ASSERT(strstr(raw, "Duplicate entry") != NULL);
   ts_stop(st);
 
-  /* the same task again, in safe mode: continues from its checkpoint */
+  /* DM's refusals: a duration without a unit; safe-mode true with "0s" */
+  static const struct {
+    const char *sync, *want;
+  } bad[] = {
+      {"safe-mode-duration = \"60\";",
+       "sync: setting `safe-mode-duration` must be a duration string"},
+      {"safe-mode-duration = 60;", "sync: setting `safe-mode-duration` must be a duration string"},
+      {"safe-mode = true; safe-mode-duration = \"0s\";",
+       "sync: setting `safe-mode` true conflicts with `safe-mode-duration` \"0s\""}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    CU_ASSERT_FATAL(ts_config(&e, "ts_safe_bad", "ts_safe", NULL, bad[i].sync) == 0);
+    dmh_subtask *b = lt_subtask(&e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    dm_error berr = {0};
+    CU_ASSERT_EQUAL(dmh_subtask_start(b, &berr), -1);
+    CU_ASSERT_EQUAL(berr.code, DM_ERR_CONFIG_INVALID);
+    if (!strstr(berr.message, bad[i].want))
+      fprintf(stderr, "got: %s\n", berr.message);
+    CU_ASSERT_PTR_NOT_NULL(strstr(berr.message, bad[i].want));
+    dmh_subtask_destroy(b);
+  }
+
+  /* the restart after that error stop (no clean stop recorded): safe mode for the duration, so
+   * the failed INSERT, replayed, overwrites the stale row, as does a new one over a stale row */
   char inst[256];
   snprintf(inst, sizeof inst, "block-allow-list = \"b\"; meta = { binlog-name = \"x.000001\"; };");
   lt_task t = {.name = "ts_safe",
                .mode = "incremental",
                .instance = inst,
                .extra = "block-allow-list = { b = { do-dbs = [\"ts_safe\"]; }; };",
-               .sync = "safe-mode = true; worker-count = 2; status-interval = 100;"};
+               .sync = TS_SYNC " safe-mode-duration = \"15s\";"};
   CU_ASSERT_FATAL(lt_config(&e, &t) == 0);
   st = ts_start(&e);
-  CU_ASSERT(lt_exec(src, "INSERT INTO ts_safe.uk VALUES (5, 50), (6, 60)") == 0);
+  CU_ASSERT_FATAL(st != NULL);
+  ts_wait_status(st, "safeModeReason", "safe-mode-duration");
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "safeMode", sbuf, sizeof sbuf), "true");
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "safeModeReason", sbuf, sizeof sbuf),
+                         "safe-mode-duration");
+  CU_ASSERT(strlen(lt_status_str(st, "safeModeUntil", sbuf, sizeof sbuf)) == 20); /* ...Z */
+  CU_ASSERT(lt_exec(src, "INSERT INTO ts_safe.uk VALUES (5, 50)") == 0);
+  CU_ASSERT(ts_catch_up("ts_safe", 30000));
+  CU_ASSERT_EQUAL(dmh_subtask_stage(st), DMH_STAGE_RUNNING);
+  CU_ASSERT(ts_equal("ts_safe", "ts_safe"));
+  /* then it leaves safe mode (the window is 15 s) */
+  ts_wait_status(st, "safeMode", "false");
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "safeMode", sbuf, sizeof sbuf), "false");
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "safeModeReason", sbuf, sizeof sbuf), "");
+  /* a clean stop, a restart with the same duration: no automatic safe mode */
+  ts_stop(st);
+  st = ts_start(&e);
+  CU_ASSERT_FATAL(st != NULL);
+  ts_wait_status(st, "syncerBinlog", NULL); /* the start is done */
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "safeMode", sbuf, sizeof sbuf), "false");
+  CU_ASSERT(lt_exec(dst, "INSERT INTO ts_safe.pk VALUES (7, 'stale')") == 0);
+  CU_ASSERT(lt_exec(src, "INSERT INTO ts_safe.pk VALUES (7, 'fresh')") == 0);
+  CU_ASSERT_EQUAL(dmh_subtask_wait_settled(st, 30000), DMH_STAGE_PAUSED);
+  CU_ASSERT_EQUAL(lt_first_error(st, msg, sizeof msg, raw, sizeof raw, NULL), DM_ERR_SYNC_APPLY);
+  CU_ASSERT(strstr(raw, "Duplicate entry") != NULL);
+  ts_stop(st);
+
+  /* the same task again, in safe mode: continues from its checkpoint */
+  t.sync = "safe-mode = true; worker-count = 2; status-interval = 100;";
+  CU_ASSERT_FATAL(lt_config(&e, &t) == 0);
+  st = ts_start(&e);
+  CU_ASSERT(lt_exec(src, "INSERT INTO ts_safe.uk VALUES (6, 60)") == 0);
   CU_ASSERT(lt_exec(src, "UPDATE ts_safe.uk SET u = 61 WHERE id = 6") == 0);
   CU_ASSERT(lt_exec(src, "UPDATE ts_safe.pk SET v = 'fresher' WHERE id = 5") == 0);
   CU_ASSERT(ts_catch_up("ts_safe", 30000));

@@ -34,6 +34,17 @@ int dm_setting_size(const dm_host_services *h, dm_ctx *ctx, const char *who, con
 /* The size text above as bytes: 0, or -1 when it is not one (or does not fit in int64_t). */
 int dm_size_parse(const char *s, int64_t *out);
 
+/* A duration as Go's time.ParseDuration writes it (DM's duration settings: "60s", "1m30s",
+ * "1.5h", "500ms"; units ns, us, µs, ms, s, m, h; a bare "0"), 0 or more, in milliseconds (a
+ * positive duration shorter than 1 ms is 1 ms): 0, or -1 when it is not one (a number without a
+ * unit but "0", a negative one, junk, or more than 10^15 ms). */
+int dm_duration_parse(const char *s, int64_t *ms);
+
+/* A duration setting, a string of dm_duration_parse's text, in milliseconds, at most max_ms;
+ * missing or "": def_ms. Any other value (a number too) is refused naming the setting. */
+int dm_setting_duration(const dm_host_services *h, dm_ctx *ctx, const char *who, const char *name,
+                        int64_t def_ms, int64_t max_ms, int64_t *out, dm_error *err);
+
 /* true or false. */
 int dm_setting_bool(const dm_host_services *h, dm_ctx *ctx, const char *who, const char *name,
                     bool def, bool *out, dm_error *err);
