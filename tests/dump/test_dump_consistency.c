@@ -313,8 +313,8 @@ static void test_none_all(void) {
     CU_ASSERT(lt_has(log, "(consistency none)"));
     window = lt_has(log, "the snapshots reach to (mysql-bin.");
     if (window) {
-      CU_ASSERT(lt_has(log, "sync: safe mode until the dump's safe-mode exit point (mysql-bin."));
-      CU_ASSERT(lt_has(log, "sync: past the dump's safe-mode exit point (mysql-bin."));
+      CU_ASSERT(lt_has(log, "sync: safe mode until the safe-mode exit point (mysql-bin."));
+      CU_ASSERT(lt_has(log, "sync: past the safe-mode exit point (mysql-bin."));
     }
     free(log);
   }
@@ -433,18 +433,19 @@ static void test_none_window_exact(void) {
   dmh_stage stage = lt_run_logged(&e, &st, 3000, &log);
   CU_ASSERT_EQUAL(stage, DMH_STAGE_RUNNING);
   CU_ASSERT_EQUAL(wait_equal(st, "cons_none_ls", NDB), 0);
-  /* the exit point is kept in the checkpoint (a restart stays in safe mode until it) */
-  CU_ASSERT_EQUAL(
-      lt_count(dst,
-               "SELECT exit_safe_binlog_pos FROM dm_meta.cons_none_ls_syncer_checkpoint "
-               "WHERE is_global = 1 AND exit_safe_binlog_name = '%s'",
-               f2),
-      (long long)p2);
+  /* the exit point is kept in the checkpoint (a restart stays in safe mode until it), or, once
+   * passed, cleared: other tests' DDL on the shared source (left out by the block-allow list)
+   * resets the checkpoint, which writes the unit's exit point as it stands */
+  CU_ASSERT_EQUAL(lt_count(dst,
+                           "SELECT COUNT(*) FROM dm_meta.cons_none_ls_syncer_checkpoint "
+                           "WHERE is_global = 1 AND ((exit_safe_binlog_name = '%s' AND "
+                           "exit_safe_binlog_pos = %lu) OR exit_safe_binlog_name = '')",
+                           f2, p2),
+                  1);
   char want[512];
   snprintf(want, sizeof want, "sync: first start, from the dump's end position %s:%lu", f1, p1);
   CU_ASSERT(lt_has(log, want));
-  snprintf(want, sizeof want, "sync: safe mode until the dump's safe-mode exit point (%s, %lu)", f2,
-           p2);
+  snprintf(want, sizeof want, "sync: safe mode until the safe-mode exit point (%s, %lu)", f2, p2);
   CU_ASSERT(lt_has(log, want));
   free(log);
   dmh_subtask_destroy(st);
