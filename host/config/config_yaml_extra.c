@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "config_yaml_internal.h"
+#include "dmhost/settings.h"
 
 /* What an option becomes. */
 typedef enum {
@@ -80,20 +81,23 @@ static const yx_opt *yx_find(const char *name, size_t len, char shorthand) {
 }
 
 /* dumpling's size text in bytes: digits and one of B, K, KB, KiB, M, MB, MiB, G, GB, GiB, T, TB,
- * TiB (any case), each a power of 1024: how files are cut changes nothing loaded. -1: not one. */
+ * TiB (any case), each a power of 1024: how files are cut changes nothing loaded. Its "B", "iB"
+ * off, the rest is the SDK's size text (dm_size_parse). -1: not one. */
 static long long yx_size(const char *s) {
-  size_t d = strspn(s, "0123456789");
-  if (d == 0 || d > 15)
+  char t[32];
+  size_t n = strlen(s);
+  if (n == 0 || n >= sizeof t)
     return -1;
-  long long n = strtoll(s, NULL, 10);
-  const char *u = s + d;
-  static const char *const units[] = {"",    "b", "k",  "kb",  "kib", "m",  "mb",
-                                      "mib", "g", "gb", "gib", "t",   "tb", "tib"};
-  static const int shift[] = {0, 0, 10, 10, 10, 20, 20, 20, 30, 30, 30, 40, 40, 40};
-  for (size_t i = 0; i < sizeof units / sizeof *units; i++)
-    if (strcasecmp(u, units[i]) == 0)
-      return shift[i] && n > (INT64_MAX >> shift[i]) ? -1 : n << shift[i];
-  return -1;
+  memcpy(t, s, n + 1);
+  if (n > 1 && (t[n - 1] == 'b' || t[n - 1] == 'B')) {
+    t[--n] = '\0'; /* "KB", "B" */
+    if (n > 1 && (t[n - 1] == 'i' || t[n - 1] == 'I') && strchr("kKmMgGtT", t[n - 2]))
+      t[--n] = '\0'; /* "KiB" */
+    else if (n > 0 && !strchr("0123456789kKmMgGtT", t[n - 1]))
+      return -1;
+  }
+  int64_t v;
+  return dm_size_parse(t, &v) == 0 ? (long long)v : -1;
 }
 
 /* One option `o` with `val` (NULL for a flag) into `u`; -1 refused (t->c->err). */

@@ -31,6 +31,10 @@ int dm_size_parse(const char *s, int64_t *out) {
   case 'G':
     shift = 30;
     break;
+  case 't':
+  case 'T':
+    shift = 40;
+    break;
   default:
     return -1;
   }

@@ -517,6 +517,20 @@ static void test_extra_args(void) {
   CU_ASSERT_STRING_EQUAL(unit_str(t, DM_UNIT_DUMP, "where"), "id>10");
   CU_ASSERT_STRING_EQUAL(unit_str(t, DM_UNIT_DUMP, "consistency"), "flush");
   dmh_task_config_free(t);
+  /* dumpling's size forms: B, K/KB/KiB ... T/TB/TiB, any case */
+  static const struct {
+    const char *f;
+    long long v;
+  } sizes[] = {{"4096", 4096},    {"4096B", 4096},    {"8k", 8 << 10},
+               {"8KB", 8 << 10},  {"8kib", 8 << 10},  {"3MiB", 3 << 20},
+               {"2G", 2LL << 30}, {"1tb", 1LL << 40}, {"2TiB", 2LL << 40}};
+  for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+    snprintf(text, sizeof text, "%s\"-F %s\"\n", head, sizes[i].f);
+    t = load_yaml_task(text, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(unit_int(t, DM_UNIT_DUMP, "chunk-filesize"), sizes[i].v);
+    dmh_task_config_free(t);
+  }
   /* DM's old --no-locks is --consistency none */
   snprintf(text, sizeof text, "%s\"--no-locks\"\n", head);
   t = load_yaml_task(text, &err);
@@ -543,6 +557,10 @@ static void test_extra_args(void) {
       {"\"--threads two\"", "dumpling's --threads takes a whole number, not \"two\"",
        DM_ERR_CONFIG_INVALID},
       {"\"-F 64XB\"", "dumpling's -F takes a size (\"64MiB\", \"1048576\"), not \"64XB\"",
+       DM_ERR_CONFIG_INVALID},
+      {"\"-F 1iB\"", "dumpling's -F takes a size (\"64MiB\", \"1048576\"), not \"1iB\"",
+       DM_ERR_CONFIG_INVALID},
+      {"\"-F 2PB\"", "dumpling's -F takes a size (\"64MiB\", \"1048576\"), not \"2PB\"",
        DM_ERR_CONFIG_INVALID},
       {"\"--no-locks --consistency flush\"", "gives both --no-locks and --consistency \"flush\"",
        DM_ERR_CONFIG_INVALID},

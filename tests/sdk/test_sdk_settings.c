@@ -21,14 +21,26 @@ static void test_size_parse(void) {
               {"64M", 64LL << 20},
               {"2g", 2LL << 30},
               {"9223372036854775807", INT64_MAX},
-              {"8589934591G", 8589934591LL << 30}};
+              {"8589934591G", 8589934591LL << 30},
+              {"3t", 3LL << 40},
+              {"8388607T", 8388607LL << 40}};
   for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
     int64_t v = -1;
     CU_ASSERT_EQUAL(dm_size_parse(good[i].s, &v), 0);
     CU_ASSERT_EQUAL(v, good[i].v);
   }
-  static const char *const bad[] = {
-      "", "K", "-1", " 1", "1 ", "1KB", "1T", "1.5M", "9223372036854775808", "8589934592G", "0x10"};
+  static const char *const bad[] = {"",
+                                    "K",
+                                    "-1",
+                                    " 1",
+                                    "1 ",
+                                    "1KB",
+                                    "1P",
+                                    "1.5M",
+                                    "9223372036854775808",
+                                    "8589934592G",
+                                    "8388608T",
+                                    "0x10"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     int64_t v = 7;
     CU_ASSERT_EQUAL(dm_size_parse(bad[i], &v), -1);

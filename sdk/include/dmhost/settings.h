@@ -26,8 +26,8 @@ extern "C" {
 int dm_setting_int(const dm_host_services *h, dm_ctx *ctx, const char *who, const char *name,
                    int64_t def, int64_t min, int64_t max, int64_t *out, dm_error *err);
 
-/* A size in bytes in min..max: an integer, or a string of digits with an optional suffix K, M or
- * G (also k, m, g; powers of 1024: "64M" is 67108864), as DM's size settings are written. */
+/* A size in bytes in min..max: an integer, or a string of digits with an optional suffix K, M, G
+ * or T (also k, m, g, t; powers of 1024: "64M" is 67108864), as DM's size settings are written. */
 int dm_setting_size(const dm_host_services *h, dm_ctx *ctx, const char *who, const char *name,
                     int64_t def, int64_t min, int64_t max, int64_t *out, dm_error *err);
 
