@@ -29,11 +29,20 @@ int dm_collations_read(struct st_mysql *m, const char *who, dm_collations **out,
   MYSQL_ROW row;
   const char *what = "information_schema.COLLATIONS";
   bool oom = false;
+  /* MariaDB 10.10+ names every charset's collation there with its id (utf8mb4_uca1400_ai_ci,
+   * which COLLATIONS shows only as uca1400_ai_ci without an id); elsewhere (MySQL, older
+   * MariaDB: no such column, 1054) COLLATIONS has them all, DM's query */
   if (dbc_query(m,
-                "SELECT ID, COLLATION_NAME, CHARACTER_SET_NAME, IS_DEFAULT FROM "
-                "information_schema.COLLATIONS",
-                &r) != 0)
-    goto failed;
+                "SELECT ID, FULL_COLLATION_NAME, CHARACTER_SET_NAME, IS_DEFAULT FROM "
+                "information_schema.COLLATION_CHARACTER_SET_APPLICABILITY",
+                &r) != 0) {
+    if (mysql_errno(m) != ER_BAD_FIELD_ERROR ||
+        dbc_query(m,
+                  "SELECT ID, COLLATION_NAME, CHARACTER_SET_NAME, IS_DEFAULT FROM "
+                  "information_schema.COLLATIONS",
+                  &r) != 0)
+      goto failed;
+  }
   while (!oom && (row = mysql_fetch_row(r)) != NULL) {
     if (!row[1])
       continue;

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "cunit_run.h"
+#include "dmhost/ddl_collation.h"
 #include "sync_test_util.h"
 #include "testdb.h"
 
@@ -140,6 +141,29 @@ static bool tc_eq(const char *got, const char *want, const char *what) {
     return true;
   fprintf(stderr, "\n%s: \"%s\", expected \"%s\"\n", what, got, want);
   return false;
+}
+
+/* The source's set as the units read it (dm_collations_read): ids, defaults, the server's, `utf8`;
+ * MariaDB 10.10+'s uca1400 collations by their full names and ids. */
+static void test_source_set(void) {
+  dm_collations *c = NULL;
+  dm_error err = {0};
+  CU_ASSERT_EQUAL_FATAL(dm_collations_read(src, "test", &c, &err), 0);
+  CU_ASSERT_STRING_EQUAL(dm_collations_name(c, 45), "utf8mb4_general_ci");
+  CU_ASSERT_STRING_EQUAL(dm_collations_name(c, 8), "latin1_swedish_ci");
+  CU_ASSERT_STRING_EQUAL(dm_collations_default(c, "latin1"), "latin1_swedish_ci");
+  CU_ASSERT_STRING_EQUAL(dm_collations_default(c, "utf8mb4"), "utf8mb4_general_ci");
+  CU_ASSERT_STRING_EQUAL(dm_collations_server(c), src_coll);
+  char v[64];
+  tc_value(src, v, sizeof v, "SELECT CHARSET(CONVERT('' USING utf8))");
+  CU_ASSERT_STRING_EQUAL(dm_collations_default(c, "utf8"), dm_collations_default(c, v));
+  tc_value(src, v, sizeof v,
+           "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = "
+           "'information_schema' AND TABLE_NAME = 'COLLATION_CHARACTER_SET_APPLICABILITY' AND "
+           "COLUMN_NAME = 'FULL_COLLATION_NAME'");
+  if (strcmp(v, "1") == 0) /* MariaDB 10.10+ */
+    CU_ASSERT_STRING_EQUAL(dm_collations_name(c, 2048) ?: "", "utf8mb3_uca1400_ai_ci");
+  dm_collations_free(c);
 }
 
 /* The load: a dump of the form MySQL 5.7 writes (a charset without a collation at table and
@@ -285,6 +309,7 @@ static void test_sync_strict(void) {
 
 int main(void) {
   static const dmh_cunit_test tests[] = {
+      {"the source's collations", test_source_set},
       {"load, loose: the target's collations (the precondition)", test_load_loose},
       {"load, strict: the source's collations", test_load_strict},
       {"sync, loose: the DDL as written", test_sync_loose},

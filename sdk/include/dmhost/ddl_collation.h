@@ -77,10 +77,13 @@ const char *dm_collations_name(const dm_collations *c, uint32_t id);
 /* The source's @@global.collation_server, or NULL when not read. */
 const char *dm_collations_server(const dm_collations *c);
 
-/* Reads them from a connection to the source: information_schema.COLLATIONS, the global
- * collation_server, character_set_collations where the server has it (MariaDB 11.2+), and what
- * `utf8` names there; once per run, the caller keeps the set. 0, or -1 with *err (who opens its
- * message; a refused query is dm_db_error's DM_ERR_DB_QUERY, scope upstream). */
+/* Reads them from a connection to the source, once per run (the caller keeps the set): each
+ * collation with its id, charset and whether it is the charset's default (MariaDB 10.10+:
+ * information_schema.COLLATION_CHARACTER_SET_APPLICABILITY, whose FULL_COLLATION_NAME and ID
+ * also cover the uca1400 collations that COLLATIONS lists without an id; elsewhere COLLATIONS,
+ * DM's query), the global collation_server, character_set_collations where the server has it
+ * (MariaDB 11.2+), and what `utf8` names there. 0, or -1 with *err (who opens its message; a
+ * refused query is dm_db_error's DM_ERR_DB_QUERY, scope upstream). */
 int dm_collations_read(struct st_mysql *source, const char *who, dm_collations **out,
                        dm_error *err);
 
