@@ -223,6 +223,8 @@ typedef struct dmh_task_config {
   int n_ignore_checks;
   dm_shard_mode shard_mode; /* shard-mode (is-sharding = true: pessimistic), default NONE */
   bool strict_optimistic;   /* strict-optimistic-shard-mode */
+  /* collation_compatible (DM's spelling): "strict" is true, "loose" (the default) false */
+  bool collation_strict;
   /* online-ddl (online-ddl-scheme sets it too) and its rules, checked as regular expressions when
    * read; none given: DM's defaults (dmh_rules_new) */
   bool online_ddl;
