@@ -46,6 +46,13 @@ static int control_check_args(const control_cmd *cmd, json_object *args, dm_erro
     bool known = false;
     for (int i = 0; i < CONTROL_MAX_ARGS && cmd->args[i] && !known; i++)
       known = strcmp(cmd->args[i], key) == 0;
+    const dmh_command *row = known ? NULL : dmh_command_find(cmd->name);
+    for (int i = 0; row && i < DMH_CMD_MAX_ARGS && row->args[i].name; i++)
+      if (strcmp(row->args[i].name, key) == 0 && (row->args[i].flags & DMH_ARG_DAEMON))
+        return dmh_control_bad(err,
+                               "%s: argument \"%s\" is served by `dmhost serve` only, not by a "
+                               "cluster's master yet (docs/control.md)",
+                               cmd->name, key);
     if (!known) {
       char list[128];
       control_arg_list(cmd, list, sizeof list);
