@@ -34,19 +34,9 @@ ctl() { "$dmctl" --state-dir "$work/state" --timeout 60 "$@"; }
 ids() { tgt -N -B -e "SELECT IFNULL(GROUP_CONCAT(id ORDER BY id), '') FROM \`$db\`.t" 2>/dev/null; }
 ids_are() { [ "$(ids)" = "$1" ]; }
 rows_after() { "$1" -N -B -e "SELECT id, v FROM \`$db\`.t WHERE id > $2 ORDER BY id"; }
-src_now() { src -N -B -e "SELECT UNIX_TIMESTAMP()"; }
 
 # ---- 1. the rows before and after T; the task created stopped ----
-src -e "DROP DATABASE IF EXISTS \`$db\`; CREATE DATABASE \`$db\`;
-        CREATE TABLE \`$db\`.t (id INT PRIMARY KEY, v VARCHAR(20));
-        INSERT INTO \`$db\`.t VALUES (1, 'before'), (2, 'before'), (3, 'before'); FLUSH BINARY LOGS;"
-before=$(src_now)
-next_second() { [ "$(src_now)" -gt "$before" ]; }
-wait_for 10 "the source's clock did not move on" next_second
-T=$(src -N -B -e "SELECT DATE_FORMAT(NOW(), '%Y-%m-%d %H:%i:%s')")
-src "$db" -e "INSERT INTO t VALUES (4, 'after'); INSERT INTO t VALUES (5, 'after'), (6, 'after');"
-tgt -e "DROP DATABASE IF EXISTS \`$db\`; DROP DATABASE IF EXISTS \`$meta\`; CREATE DATABASE \`$db\`;
-        CREATE TABLE \`$db\`.t (id INT PRIMARY KEY, v VARCHAR(20));"
+rows_around_time "$db" "$meta"
 
 "$py" - "$src_dir/tests/config/dm-openapi/noShardTask.json" "$work" <<PY
 import json, sys
@@ -68,33 +58,8 @@ json.dump({"source": s}, open(sys.argv[2] + "/source.json", "w"))
 PY
 body() { echo "$1" >"$work/body.json"; }
 
-"$dmhost" serve --state-dir "$work/state" --plugin-dir "$plugins" --listen 127.0.0.1:0 \
-  --log-level info >>"$work/serve.log" 2>&1 &
-pid=$!
-port=
-for _ in $(seq 1 120); do
-  port=$(sed -n 's|.*control plane on http://127\.0\.0\.1:\([0-9]*\).*|\1|p' "$work/serve.log" | head -1)
-  [ -n "$port" ] && ctl query-status >/dev/null 2>&1 && break
-  sleep 0.5
-done
-[ -n "$port" ] || fail "dmhost serve did not say its HTTP port"
-base="http://127.0.0.1:$port/api/v1"
-
-# call METHOD PATH [BODY FILE]: the status in $status, the body in $work/out; each exchange logged
-# for DM's spec (at the end)
-call() {
-  local args=(-s -o "$work/out" -w '%{http_code} %{content_type}' -X "$1" "$base$2") out
-  [ $# -ge 3 ] && args+=(-H 'Content-Type: application/json' --data-binary "@$3")
-  out=$(curl "${args[@]}") || fail "curl $1 $2"
-  status=${out%% *}
-  local ctype=${out#* }
-  jq -cn --arg m "$1" --arg p "/api/v1$2" --argjson s "$status" --rawfile b "$work/out" \
-    --arg ct "$ctype" '{method: $m, path: $p, status: $s, body: $b} +
-      (if $ct == "" then {} else {content_type: $ct} end)' >>"$work/exchanges.jsonl"
-}
-expect() { # status what
-  [ "$status" = "$1" ] || fail "$2: HTTP $status, want $1: $(cat "$work/out")"
-}
+. tests/control/dm_http.sh
+dm_http_serve "$work/serve.log"
 stage_is() { ctl query-status "$task" 2>/dev/null | grep -q "\"stage\": *\"$1\""; }
 
 call POST /sources "$work/source.json"
@@ -180,11 +145,7 @@ call DELETE "/tasks/$task?force=true"
 expect 204 "DELETE force=true"
 call DELETE /sources/start-src
 expect 204 "DELETE source"
-"$py" tests/control/dm_openapi_check.py tests/control/dm-openapi/dm.yaml "$work/exchanges.jsonl" \
-  >"$work/check.out" 2>&1 || fail "answers off DM's spec: $(cat "$work/check.out")"
-kill -TERM "$pid"
-wait "$pid" || fail "dmhost serve did not exit 0 on SIGTERM"
-pid=
+dm_http_end
 tgt -e "DROP DATABASE IF EXISTS \`$db\`; DROP DATABASE IF EXISTS \`$meta\`"
 src -e "DROP DATABASE IF EXISTS \`$db\`"
 log "PASSED"
