@@ -95,6 +95,11 @@ int reg_start_opts(dmh_registry *r, reg_task *t, const char *const *only, size_t
                  t->name, dmh_task_mode_name(t->cfg->mode));
     return -1;
   }
+  /* a disabled source refuses the start before its meta goes (DM checks it first too) */
+  for (int i = 0; i < t->n_subs; i++)
+    if (reg_source_in(only, n_only, t->subs[i].source_id) &&
+        reg_source_enabled(r, t->subs[i].src, "resume-task", t->name, err) < 0)
+      return -1;
   /* found before anything is dropped: a time refused leaves the task as it was */
   dm_position pos = {0};
   for (int i = 0; o->start_time && i < t->n_subs; i++)
