@@ -78,6 +78,11 @@ static void so_remake(dmh_registry *r, reg_task *t, const char *const *only, siz
     /* a failure stays on the sub: the resume that follows tries again and says it */
     if (reg_sub_create(r, t, sub, &e) < 0)
       reg_sub_set_error(r, sub, &e);
+    else
+      dmh_log(DM_LOG_INFO, "registry",
+              "task %s: its subtask on %s made again for the start's `sync` section (the file "
+              "has none)",
+              t->name, sub->source_id);
   }
 }
 

@@ -16,7 +16,7 @@
 #     written while no task runs, the task created again (its meta the source's end after that
 #     row) and started with remove_meta=true: its old checkpoint gone (the sync starts at the meta,
 #     not where the kept checkpoint would go on: the row of the gap never copied), a row written
-#     later copied;
+#     later copied; its safe_mode_time_duration "2m" taken by a task file without a sync section;
 #  every answer checked against DM's spec (tests/control/dm_openapi_check.py).
 #
 #   dm_start.sh <dmhost> <dmctl> <plugin dir> <source dir>
@@ -122,15 +122,20 @@ gap_end=$(master)
 # an incremental task starts at its meta (DM refuses one with neither meta nor start_time): the
 # source's end after row 8; a task that kept its checkpoint would go on from there, row 8 copied
 jq --arg f "${gap_end%:*}" --argjson p "${gap_end##*:}" \
-  '.task.source_config.source_conf[0] += {binlog_name: $f, binlog_pos: $p}' \
-  "$work/create.json" >"$work/create2.json"
+  '.task.source_config.source_conf[0] += {binlog_name: $f, binlog_pos: $p} |
+   del(.task.source_config.incr_migrate_conf)' "$work/create.json" >"$work/create2.json"
 call POST /tasks "$work/create2.json"
 expect 201 "POST /tasks again"
-body '{"remove_meta": true}'
+body '{"remove_meta": true, "safe_mode_time_duration": "2m"}'
 call POST "/tasks/$task/start" "$work/body.json"
 expect 200 "POST start remove_meta=true"
 grep -q "remove-meta of task $task: DROP TABLE IF EXISTS \`$meta\`.\`${task}_syncer_checkpoint\`" \
   "$work/serve.log" || fail "the start dropped no syncer checkpoint"
+# a task file with no sync section (DM's Task without incr_migrate_conf): the subtask is made
+# again for the section the start sets, whose duration the sync takes
+grep -q "task $task: its subtask on start-src made again" "$work/serve.log" &&
+  grep -q "safe mode for safe-mode-duration 120.000s" "$work/serve.log" ||
+  fail "safe_mode_time_duration 2m on a task file without a sync section: $(grep 'safe mode' "$work/serve.log")"
 src "$db" -e "INSERT INTO t VALUES (9, 'after remove_meta')"
 wait_for 60 "row 9 did not arrive after remove_meta (the target holds $(ids))" ids_are "4,5,6,7,9"
 new=$(checkpoint)
