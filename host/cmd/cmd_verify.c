@@ -13,12 +13,15 @@
 static void verify_usage(FILE *out) {
   fprintf(out,
           "usage: dmhost verify --source SOURCE.cfg --task TASK.cfg [--json] [--fix-sql FILE]\n"
-          "                     [--chunk-rows N] [--threads 1]\n"
+          "                     [--chunk-rows N] [--threads N]\n"
           "  --json          one JSON document for scripts instead of the report\n"
           "  --fix-sql FILE  write the REPLACE/DELETE statements that repair the target into a\n"
           "                  new file FILE (0600; never over an existing file or through a link)\n"
           "  --chunk-rows N  rows of the source per checksummed chunk (default %d)\n"
-          "  --threads N     1 (more: not built yet)\n" DMH_CLI_SECRET_KEY_HELP
+          "  --threads N     tables compared at once (default 1); above 1 the snapshots of a\n"
+          "                  side are opened under FLUSH TABLES WITH READ LOCK (RELOAD)\n"
+          "  --at-checkpoint a running task's target read at its checkpoint: not built "
+          "yet\n" DMH_CLI_SECRET_KEY_HELP
           "Compares every table the task's rules take with its target table (routes merging\n"
           "tables: their union), by chunked checksums on both servers, then row by row where a\n"
           "chunk differs (docs/verify.md). Exit 0 equal, 1 differences found, 2 an error (usage,\n"
@@ -42,6 +45,7 @@ int dmh_verify_main(int argc, char **argv) {
       {"fix-sql", required_argument, NULL, 'f'},
       {"chunk-rows", required_argument, NULL, 'c'},
       {"threads", required_argument, NULL, 'n'},
+      {"at-checkpoint", no_argument, NULL, 'a'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -49,11 +53,10 @@ int dmh_verify_main(int argc, char **argv) {
   struct option longopts[DMH_CLI_MAX_LONGOPTS];
   dmh_cli_longopts(&flags, own, longopts);
   const char *source_path = NULL, *task_path = NULL;
-  dmh_verify_opts o = {.chunk_rows = DMH_VERIFY_CHUNK_ROWS_DEFAULT, .out = stdout};
-  long threads = 1;
+  dmh_verify_opts o = {.chunk_rows = DMH_VERIFY_CHUNK_ROWS_DEFAULT, .threads = 1, .out = stdout};
   int c;
   optind = 1;
-  while ((c = getopt_long(argc, argv, "s:t:jf:c:n:h", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "s:t:jf:c:n:ah", longopts, NULL)) != -1) {
     if (dmh_cli_common_flag(&flags, c, optarg) > 0)
       continue;
     switch (c) {
@@ -76,11 +79,13 @@ int dmh_verify_main(int argc, char **argv) {
       }
       break;
     case 'n':
-      if (dmh_cli_int(optarg, 1, 64, &threads) < 0) {
+      if (dmh_cli_int(optarg, 1, 64, &o.threads) < 0) {
         fprintf(stderr, "dmhost verify: --threads takes 1 to 64, not '%s'\n", optarg);
         return DMH_VERIFY_ERROR;
       }
       break;
+    case 'a':
+      return verify_not_built("--at-checkpoint (a running task's target read at its checkpoint)");
     case 'h':
       verify_usage(stdout);
       return 0;
@@ -95,8 +100,6 @@ int dmh_verify_main(int argc, char **argv) {
     verify_usage(stderr);
     return DMH_VERIFY_ERROR;
   }
-  if (threads > 1)
-    return verify_not_built("--threads above 1 (one snapshot shared by several connections)");
   if (o.fix_path && !o.fix_path[0]) {
     fprintf(stderr, "dmhost verify: --fix-sql needs a file name\n");
     return DMH_VERIFY_ERROR;

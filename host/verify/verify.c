@@ -1,5 +1,6 @@
 /* The run of `dmhost verify` (verify.h): one connection per side, each in one consistent snapshot
  * for the whole run, then every table in turn, chunk by chunk. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,47 +118,118 @@ static int vf_one_table(vf_run *r, vf_table *t) {
   return rc;
 }
 
+/* Each of the n connections of a side in a snapshot of its own; with more than one, all of the
+ * same moment: opened while another connection holds FLUSH TABLES WITH READ LOCK (no write
+ * commits meanwhile), as mydumper does, then the lock released. */
+static int vf_snapshots(MYSQL **c, int n, const dmh_db_config *db, const char *group,
+                        dm_db_side side, dm_error *err) {
+  MYSQL *lock = NULL;
+  const char *where = side == DM_DB_SOURCE ? "source" : "target";
+  if (n > 1) {
+    if (!(lock = vf_connect(db, group, side, err)))
+      return -1;
+    if (mysql_query(lock, "FLUSH TABLES WITH READ LOCK") != 0) {
+      dm_db_error(lock, side, err, DM_ERR_VERIFY_SNAPSHOT,
+                  "verify: --threads %d needs one snapshot on %d connections of the %s: FLUSH "
+                  "TABLES WITH READ LOCK (RELOAD) was refused; use --threads 1",
+                  n, n, where);
+      mysql_close(lock);
+      return -1;
+    }
+  }
+  int rc = 0;
+  for (int i = 0; rc == 0 && i < n; i++)
+    rc = vf_snapshot(c[i], side, err);
+  if (lock) {
+    mysql_query(lock, "UNLOCK TABLES");
+    mysql_close(lock);
+  }
+  return rc;
+}
+
+/* A thread: the next table not taken, until none is left. */
+static void *vf_worker(void *arg) {
+  vf_run *r = arg;
+  for (;;) {
+    int i = __atomic_fetch_add(r->next, 1, __ATOMIC_RELAXED);
+    if (i >= r->n_tables)
+      break;
+    vf_table *t = &r->tables[i];
+    double t0 = vf_now();
+    t->failed = vf_one_table(r, t) < 0;
+    t->seconds = vf_now() - t0;
+    vf_out_table(r, t);
+  }
+  return NULL;
+}
+
 int dmh_verify_run(const dmh_task_config *task, const dmh_source_config *s,
                    const dmh_verify_opts *opts, dm_error *err) {
-  vf_run r = {.opts = opts, .task = task, .src = s};
+  pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  int next = 0, n = opts->threads > 1 ? (int)opts->threads : 1;
+  vf_run r = {.opts = opts, .task = task, .src = s, .lock = &lock, .next = &next};
+  MYSQL **conns = calloc(2 * (size_t)n, sizeof *conns), **src = conns, **dst = conns + n;
+  vf_run *runs = calloc((size_t)n, sizeof *runs);
+  pthread_t *tid = calloc((size_t)n, sizeof *tid);
   memset(err, 0, sizeof *err);
   int rc = DMH_VERIFY_ERROR;
+  if (!conns || !runs || !tid) {
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "verify: out of memory");
+    goto out;
+  }
   if (!(r.rules = dmh_rules_new(dmh_task_instance_for(task, s->source_id), err)))
     goto out;
-  if (!(r.source = vf_connect(&s->from, "from", DM_DB_SOURCE, err)) ||
-      !(r.target = vf_connect(&task->target, "target-database", DM_DB_TARGET, err)))
-    goto out;
+  for (int i = 0; i < n; i++)
+    if (!(src[i] = vf_connect(&s->from, "from", DM_DB_SOURCE, err)) ||
+        !(dst[i] = vf_connect(&task->target, "target-database", DM_DB_TARGET, err)))
+      goto out;
+  r.source = src[0];
+  r.target = dst[0];
   if (opts->fix_path && vf_fix_open(&r, opts->fix_path, err) < 0)
     goto out;
-  /* the two snapshots one after the other: on a quiet pair (a stopped task) they see the same
+  /* the source's snapshot, then the target's: on a quiet pair (a stopped task) they see the same
    * data; on a moving source a difference can be lag (docs/verify.md) */
-  if (vf_snapshot(r.source, DM_DB_SOURCE, err) < 0 || vf_snapshot(r.target, DM_DB_TARGET, err) < 0)
+  if (vf_snapshots(src, n, &s->from, "from", DM_DB_SOURCE, err) < 0 ||
+      vf_snapshots(dst, n, &task->target, "target-database", DM_DB_TARGET, err) < 0)
     goto out;
   vf_snapshot_position(&r);
   if (vf_tables_list(&r, err) < 0)
     goto out;
+  int started = 0;
+  for (int i = 0; i < n; i++) {
+    runs[i] = r;
+    runs[i].source = src[i];
+    runs[i].target = dst[i];
+    if (i > 0 && pthread_create(&tid[i], NULL, vf_worker, &runs[i]) != 0)
+      break;
+    started = i + 1;
+  }
+  vf_worker(&runs[0]);
+  for (int i = 1; i < started; i++)
+    pthread_join(tid[i], NULL);
   rc = DMH_VERIFY_EQUAL;
   for (int i = 0; i < r.n_tables; i++) {
-    vf_table *t = &r.tables[i];
-    double t0 = vf_now();
-    t->failed = vf_one_table(&r, t) < 0;
-    t->seconds = vf_now() - t0;
+    const vf_table *t = &r.tables[i];
     if (t->failed)
       rc = DMH_VERIFY_ERROR;
     else if (rc == DMH_VERIFY_EQUAL && (t->diff_chunks || t->missing[0]))
       rc = DMH_VERIFY_DIFFER;
-    vf_out_table(&r, t);
   }
-out:
-  if (r.fix && vf_fix_close(&r, err->code != 0, err->code ? NULL : err) < 0)
+out:;
+  dm_error fix_err = {0};
+  if (r.fix && vf_fix_close(&r, err->code != 0, &fix_err) < 0 && !err->code) {
+    *err = fix_err; /* the report stands; its fix file could not be written */
     rc = DMH_VERIFY_ERROR;
+  }
   if (rc == DMH_VERIFY_ERROR && err->code == 0 && !r.n_tables)
     dm_error_set(err, DM_ERR_INTERNAL, NULL, "verify: failed");
   vf_out_end(&r, err, rc);
-  if (r.source)
-    mysql_close(r.source);
-  if (r.target)
-    mysql_close(r.target);
+  for (int i = 0; conns && i < 2 * n; i++)
+    if (conns[i])
+      mysql_close(conns[i]);
+  free(conns);
+  free(runs);
+  free(tid);
   vf_tables_free(&r);
   dmh_rules_free(r.rules);
   return rc;

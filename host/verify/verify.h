@@ -35,6 +35,7 @@ enum {
 
 typedef struct dmh_verify_opts {
   long chunk_rows;      /* rows per chunk on the source (>= 1) */
+  long threads;         /* tables compared at once, each thread with a connection per side */
   const char *fix_path; /* --fix-sql: a new file (NULL: none) */
   bool json;            /* one JSON document on out, nothing else */
   bool progress;        /* a progress line on stderr (a terminal) */

@@ -95,8 +95,10 @@ static void vf_fix_end(vf_run *r, vf_buf *b) {
   if (b->oom && !r->fix->err)
     r->fix->err = ENOMEM;
   vf_buf_puts(b, ";\n");
+  pthread_mutex_lock(r->lock); /* one statement whole, whichever thread writes */
   vf_fix_text(r, b->s ? b->s : "", b->len);
   r->fix->statements++;
+  pthread_mutex_unlock(r->lock);
   vf_buf_free(b);
 }
 

@@ -10,6 +10,7 @@
 #define DMH_VERIFY_INTERNAL_H
 
 #include <mysql.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #include "dmhost/db.h"
@@ -53,10 +54,12 @@ typedef struct vf_table {
   dm_error err;
   json_object *listed; /* the rows listed (at most DMH_VERIFY_LIST_MAX) */
   int n_listed;
+  vf_buf text; /* the listed rows as the text report prints them, printed with the table */
 } vf_table;
 
 typedef struct vf_fix vf_fix;
 
+/* The run, and each thread's copy of it (its own pair of connections, the rest shared). */
 typedef struct vf_run {
   const dmh_verify_opts *opts;
   const dmh_task_config *task;
@@ -67,8 +70,10 @@ typedef struct vf_run {
   unsigned long long snap_pos;
   vf_table *tables;
   int n_tables;
-  vf_fix *fix;        /* NULL without --fix-sql */
-  double progress_at; /* the last progress line */
+  vf_fix *fix;           /* NULL without --fix-sql; written under lock */
+  pthread_mutex_t *lock; /* the threads' output and fix file */
+  int *next;             /* the next table a thread takes */
+  double progress_at;    /* the last progress line */
   long long progress_rows;
 } vf_run;
 

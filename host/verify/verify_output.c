@@ -98,41 +98,41 @@ void vf_out_row(vf_run *r, vf_table *t, vf_kind kind, char **src, unsigned long 
   if (r->opts->json)
     return;
   static const char *const what[] = {"missing on target", "extra on target", "changed"};
-  vf_buf b = {0};
-  vf_buf_printf(&b, "  %s: ", what[kind]);
+  vf_buf *b = &t->text;
+  vf_buf_printf(b, "  %s: ", what[kind]);
   if (t->n_key)
-    vf_text_row(r, &b, t, any, any_len, true);
+    vf_text_row(r, b, t, any, any_len, true);
   else
-    vf_buf_puts(&b, "(no key)");
+    vf_buf_puts(b, "(no key)");
   if (src) {
-    vf_buf_puts(&b, "\n    source ");
-    vf_text_row(r, &b, t, src, src_len, false);
+    vf_buf_puts(b, "\n    source ");
+    vf_text_row(r, b, t, src, src_len, false);
   }
   if (dst) {
-    vf_buf_puts(&b, "\n    target ");
-    vf_text_row(r, &b, t, dst, dst_len, false);
+    vf_buf_puts(b, "\n    target ");
+    vf_text_row(r, b, t, dst, dst_len, false);
   }
-  vf_out_progress(r, t, true); /* the progress line gives way */
-  fprintf(r->opts->out, "%s\n", b.s ? b.s : "");
-  vf_buf_free(&b);
+  vf_buf_puts(b, "\n");
 }
 
 void vf_out_progress(vf_run *r, const vf_table *t, bool done) {
   if (!r->opts->progress)
     return;
-  if (done) {
-    if (r->progress_at > 0)
-      fputs("\r\033[K", stderr);
-    r->progress_at = 0;
+  if (done) { /* the caller holds the lock */
+    fputs("\r\033[K", stderr);
     return;
   }
   double now = vf_now();
   if (now - r->progress_at < 0.25)
     return;
   r->progress_at = now;
+  pthread_mutex_lock(r->lock);
   fprintf(stderr, "\r\033[Kverify `%s`.`%s`: %lld chunk(s), %lld row(s)", t->to_schema, t->to_table,
           t->chunks, t->rows);
+  pthread_mutex_unlock(r->lock);
 }
+
+static void vf_out_table_text(vf_run *r, const vf_table *t);
 
 static bool vf_table_differs(const vf_table *t) {
   return t->diff_chunks || t->rows_missing || t->rows_extra || t->rows_changed || t->missing[0];
@@ -143,9 +143,14 @@ static const char *vf_table_state(const vf_table *t) {
 }
 
 void vf_out_table(vf_run *r, const vf_table *t) {
+  pthread_mutex_lock(r->lock); /* a table's lines together, whichever thread ends it */
   vf_out_progress(r, t, true);
-  if (r->opts->json)
-    return;
+  if (!r->opts->json)
+    vf_out_table_text(r, t);
+  pthread_mutex_unlock(r->lock);
+}
+
+static void vf_out_table_text(vf_run *r, const vf_table *t) {
   FILE *out = r->opts->out;
   fprintf(out, "`%s`.`%s`", t->to_schema, t->to_table);
   for (int i = 0; i < t->n_shards; i++)
@@ -160,6 +165,8 @@ void vf_out_table(vf_run *r, const vf_table *t) {
     fprintf(out, "  no key: compared as a whole\n");
   if (t->missing[0])
     fprintf(out, "  columns the target lacks: %s\n", t->missing);
+  if (t->text.s)
+    fputs(t->text.s, out);
   long long listed = t->rows_missing + t->rows_extra + t->rows_changed;
   if (listed > t->n_listed)
     fprintf(out, "  %lld more rows differ, not listed%s\n", listed - t->n_listed,
@@ -196,7 +203,8 @@ static json_object *vf_table_json(const vf_table *t) {
   json_object_object_add(o, "rows_extra", json_object_new_int64(t->rows_extra));
   json_object_object_add(o, "rows_changed", json_object_new_int64(t->rows_changed));
   json_object_object_add(o, "seconds", json_object_new_double(t->seconds));
-  json_object_object_add(o, "differences", json_object_get(t->listed));
+  json_object_object_add(o, "differences",
+                         t->listed ? json_object_get(t->listed) : json_object_new_array());
   if (t->failed)
     json_object_object_add(o, "error", dmh_error_to_json(&t->err, NULL));
   return o;

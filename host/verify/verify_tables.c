@@ -73,6 +73,7 @@ void vf_tables_free(vf_run *r) {
     free(r->tables[i].shards);
     free(r->tables[i].cols);
     json_object_put(r->tables[i].listed);
+    vf_buf_free(&r->tables[i].text);
   }
   free(r->tables);
   r->tables = NULL;

@@ -5,8 +5,8 @@
 # deleted, changed, added, a row of the table without key changed, a merged row deleted) are found,
 # each row named, with the differences' exit code; the fix file, applied with the mariadb client,
 # makes the next verify equal (and CHECKSUM TABLE agree); --fix-sql never writes over a file or
-# through a link; a table missing on the target is an error naming it; --threads 2 is refused by
-# name; 200,000 rows by chunks of 1,000 stay within a memory bound.
+# through a link; a table missing on the target is an error naming it; --threads 3 finds the same;
+# --at-checkpoint is refused by name; 200,000 rows by chunks of 1,000 stay within a memory bound.
 #
 #   test_verify.sh DMHOST        (ports: DMH_SOURCE_PORT, DMH_TARGET_PORT as scripts/mariadb.sh)
 set -euo pipefail
@@ -142,6 +142,20 @@ check "differences: each row named" jq_py "$work/diff.json" "d['result'] == 'dif
   [r['target']['b'] for r in t['dmh_verify_a.t_nokey']['differences'] if r['kind'] == 'extra'] == ['changed'] and \
   [(r['kind'], r['key']) for r in t['dmh_verify_m.merged']['differences']] == [('missing', {'id': '100005'})] and \
   t['dmh_verify_m.merged']['rows_missing'] == 1 and t['dmh_verify_m.merged']['rows_extra'] == 0"
+# the same with 3 threads (snapshots opened under FLUSH TABLES WITH READ LOCK): the same finding
+run "$work/diff3.json" --task "$work/task.cfg" --chunk-rows 500 --json --threads 3
+check "--threads 3: exit 1 (got $rc)" test "$rc" -eq 1
+check "--threads 3: the same tables and rows as one thread" python3 -c "
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+key = lambda d: [(t['target'], t['rows'], t['chunks'], t['differences']) for t in d['tables']]
+sys.exit(0 if key(a) == key(b) else 1)" "$work/diff.json" "$work/diff3.json"
+run "$work/diff3.txt" --task "$work/task.cfg" --chunk-rows 500 --threads 3
+check "--threads 3, text: each table's rows under its own line" python3 -c "
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+at = [i for i, l in enumerate(lines) if l.startswith('\`dmh_verify_a\`.\`t_int\`')][0]
+sys.exit(0 if lines[at + 1].startswith('  missing on target: \`id\`=') else 1)" "$work/diff3.txt"
 check "the fix file: mode 0600" test "$(stat -c %a "$work/fix.sql")" = 600
 check "the fix file: no temp file left" test ! -e "$work/fix.sql.tmp"
 run "$work/diff.txt" --task "$work/task.cfg" --chunk-rows 500
@@ -190,8 +204,8 @@ check "--fix-sql through a dangling link: refused, nothing created" \
   test "$rc" -eq 2 -a ! -e "$work/nowhere"
 
 # ---- what is not built, and a table missing on the target ----
-run "$work/thr.txt" --task "$work/task.cfg" --threads 2
-check "--threads 2: refused by name" grep -q 'code 43104.*--threads above 1 .* is not built yet' "$work/thr.txt.err"
+run "$work/ckpt.txt" --task "$work/task.cfg" --at-checkpoint
+check "--at-checkpoint: refused by name (exit $rc)" grep -q 'code 43104.*--at-checkpoint .* is not built yet' "$work/ckpt.txt.err"
 src -e "CREATE TABLE dmh_verify_a.t_only (id INT PRIMARY KEY)"
 run "$work/miss.json" --task "$work/task.cfg" --json
 check "a table missing on the target: exit 2" test "$rc" -eq 2
