@@ -78,9 +78,15 @@ static int vf_one_chunk(vf_run *r, vf_table *t, const vf_bound *lo, const vf_bou
     return -1;
   }
   vf_sum s, d;
-  int rc = vf_chunk_sum(r, t, false, where.s, &s, err);
+  /* the target computes while the source does */
+  int sent = vf_chunk_sum_send(r, t, where.s, err), rc = sent;
   if (rc == 0)
-    rc = vf_chunk_sum(r, t, true, where.s, &d, err);
+    rc = vf_chunk_sum_source(r, t, where.s, &s, err);
+  if (sent == 0) {
+    dm_error later;
+    int got = vf_chunk_sum_read(r, t, &d, rc == 0 ? err : &later);
+    rc = rc ? rc : got;
+  }
   if (rc == 0) {
     t->chunks++;
     t->rows += (long long)s.count;

@@ -113,10 +113,9 @@ int vf_chunk_next(vf_run *r, vf_table *t, const vf_bound *lo, vf_bound *hi, dm_e
   return row ? 1 : 0;
 }
 
-/* The checksum of `where` on one table of c, added to *out. */
-static int vf_sum_one(MYSQL *c, dm_db_side side, const vf_table *t, const char *schema,
-                      const char *table, bool force, const char *where, vf_sum *out,
-                      dm_error *err) {
+/* The checksum statement of `where` on one table of c, sent without waiting for its answer. */
+static int vf_sum_send(MYSQL *c, dm_db_side side, const vf_table *t, const char *schema,
+                       const char *table, bool force, const char *where, dm_error *err) {
   vf_buf q = {0};
   vf_buf_puts(&q,
               "SELECT COUNT(*), COALESCE(BIT_XOR(crc), 0), COALESCE(SUM(crc), 0) FROM (SELECT ");
@@ -131,17 +130,24 @@ static int vf_sum_one(MYSQL *c, dm_db_side side, const vf_table *t, const char *
     dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "verify: out of memory");
     return -1;
   }
-  char what[600];
-  snprintf(what, sizeof what, "the checksum of `%s`.`%s`", schema, table);
-  int rc = vf_sql_query(c, side, q.s, what, err);
+  int rc = mysql_send_query(c, q.s, (unsigned long)q.len);
   vf_buf_free(&q);
-  MYSQL_RES *res = rc < 0 ? NULL : mysql_store_result(c);
+  if (rc != 0)
+    dm_db_error(c, side, err, DM_ERR_DB_QUERY, "verify: the checksum of `%s`.`%s`", schema, table);
+  return rc ? -1 : 0;
+}
+
+/* Its answer, added to *out (always read once sent: the connection goes on). */
+static int vf_sum_read(MYSQL *c, dm_db_side side, const char *schema, const char *table,
+                       vf_sum *out, dm_error *err) {
+  MYSQL_RES *res = mysql_read_query_result(c) == 0 ? mysql_store_result(c) : NULL;
   MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
-  if (rc == 0 && (!row || !row[0] || !row[1] || !row[2])) {
-    dm_db_error(c, side, err, DM_ERR_DB_QUERY, "verify: %s", what);
+  int rc = 0;
+  if (!row || !row[0] || !row[1] || !row[2]) {
+    dm_db_error(c, side, err, DM_ERR_DB_QUERY, "verify: the checksum of `%s`.`%s` on the %s",
+                schema, table, side == DM_DB_SOURCE ? "source" : "target");
     rc = -1;
-  }
-  if (rc == 0) {
+  } else {
     out->count += strtoull(row[0], NULL, 10);
     out->bxor ^= strtoull(row[1], NULL, 10);
     out->sum += strtoull(row[2], NULL, 10);
@@ -150,16 +156,22 @@ static int vf_sum_one(MYSQL *c, dm_db_side side, const vf_table *t, const char *
   return rc;
 }
 
-int vf_chunk_sum(vf_run *r, vf_table *t, bool target, const char *where, vf_sum *out,
-                 dm_error *err) {
+int vf_chunk_sum_send(vf_run *r, vf_table *t, const char *where, dm_error *err) {
+  return vf_sum_send(r->target, DM_DB_TARGET, t, t->to_schema, t->to_table, false, where, err);
+}
+
+int vf_chunk_sum_read(vf_run *r, vf_table *t, vf_sum *out, dm_error *err) {
   *out = (vf_sum){0};
-  if (target)
-    return vf_sum_one(r->target, DM_DB_TARGET, t, t->to_schema, t->to_table, false, where, out,
-                      err);
+  return vf_sum_read(r->target, DM_DB_TARGET, t->to_schema, t->to_table, out, err);
+}
+
+int vf_chunk_sum_source(vf_run *r, vf_table *t, const char *where, vf_sum *out, dm_error *err) {
+  *out = (vf_sum){0};
   /* a merge: the shards' checksums compose (counts and sums add, BIT_XORs xor) */
   for (int i = 0; i < t->n_shards; i++)
-    if (vf_sum_one(r->source, DM_DB_SOURCE, t, t->shards[i][0], t->shards[i][1],
-                   i == 0 && t->n_key > 0, where, out, err) < 0)
+    if (vf_sum_send(r->source, DM_DB_SOURCE, t, t->shards[i][0], t->shards[i][1],
+                    i == 0 && t->n_key > 0, where, err) < 0 ||
+        vf_sum_read(r->source, DM_DB_SOURCE, t->shards[i][0], t->shards[i][1], out, err) < 0)
       return -1;
   return 0;
 }

@@ -116,9 +116,11 @@ int vf_chunk_next(vf_run *r, vf_table *t, const vf_bound *lo, vf_bound *hi, dm_e
 typedef struct vf_sum {
   unsigned long long count, bxor, sum;
 } vf_sum;
-/* The checksum of `where` on the source (every shard, composed) or on the target. */
-int vf_chunk_sum(vf_run *r, vf_table *t, bool target, const char *where, vf_sum *out,
-                 dm_error *err);
+/* The checksum of `where` on the source (every shard, composed), and on the target in two steps:
+ * sent first, its answer read after the source's, so both servers compute at once. */
+int vf_chunk_sum_source(vf_run *r, vf_table *t, const char *where, vf_sum *out, dm_error *err);
+int vf_chunk_sum_send(vf_run *r, vf_table *t, const char *where, dm_error *err);
+int vf_chunk_sum_read(vf_run *r, vf_table *t, vf_sum *out, dm_error *err);
 
 /* verify_diff.c: the rows of a differing chunk (keyed) or table (no key), each difference counted,
  * listed and given its fix. 0, or -1 with *err. */
