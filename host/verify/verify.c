@@ -201,6 +201,12 @@ int dmh_verify_run(const dmh_task_config *task, const dmh_source_config *s,
   vf_snapshot_position(&r);
   if (vf_tables_list(&r, err) < 0)
     goto out;
+  if (r.n_tables == 0) {
+    dm_error_set(err, DM_ERR_VERIFY_NO_TABLE, NULL,
+                 "verify: the rules of task %s take no table of source %s (%s:%u)", task->name,
+                 s->source_id, s->from.ep.host ? s->from.ep.host : "127.0.0.1", s->from.ep.port);
+    goto out;
+  }
   int started = 0;
   for (int i = 0; i < n; i++) {
     runs[i] = r;

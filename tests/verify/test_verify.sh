@@ -114,6 +114,33 @@ check "equal --json: the document" jq_py "$work/eq.json" "d['result'] == 'equal'
   sorted(t['dmh_verify_m.merged']['sources']) == ['dmh_verify_m.s1', 'dmh_verify_m.s2'] and \
   t['dmh_verify_m.merged']['rows'] == 3000 and d['source_snapshot']['binlog_file'] != ''"
 
+# DM's YAML files, read as dmhost check and run read them: the same verdict
+cat >"$work/source.yaml" <<EOF
+source-id: verify-src
+from: {host: 127.0.0.1, port: $sp, user: root, password: ""}
+EOF
+cat >"$work/task.yaml" <<EOF
+name: verify
+task-mode: full
+target-database: {host: 127.0.0.1, port: $tp, user: root, password: ""}
+mysql-instances:
+  - {source-id: verify-src, block-allow-list: bal, route-rules: [merge]}
+block-allow-list:
+  bal: {do-dbs: [dmh_verify_a, dmh_verify_m]}
+routes:
+  merge: {schema-pattern: dmh_verify_m, table-pattern: "s*", target-schema: dmh_verify_m, target-table: merged}
+EOF
+set +e
+"$dmhost" verify --source "$work/source.yaml" --task "$work/task.yaml" --chunk-rows 500 >"$work/yaml.txt" 2>&1
+rc=$?
+set -e
+check "DM's YAML files: exit 0, the same 6 tables (got $rc)" grep -q 'verify: 6 table(s), .* rows: equal' "$work/yaml.txt"
+# rules that take nothing: nothing proven, an error (not "equal")
+task verify-none '"dmh_verify_no_such_db"' >"$work/task-none.cfg"
+run "$work/none.txt" --task "$work/task-none.cfg"
+check "rules taking no table: exit 2 with 43105 (got $rc)" \
+  grep -q 'code 43105.*take no table of source verify-src' "$work/none.txt.err"
+
 # ---- differences injected on the target ----
 dst -e "USE dmh_verify_a; SET time_zone = '+00:00';
 DELETE FROM t_int WHERE id = 17;

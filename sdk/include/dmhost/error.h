@@ -364,6 +364,9 @@ typedef enum dm_error_level {
     "path that does not exist, in a folder you may write.")                                        \
   X(DM_ERR_VERIFY_NOT_BUILT, 43104, DM_CLASS_VALIDATOR, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,        \
     "Not built yet (docs/verify.md, \"Not built yet\"): run `dmhost verify` without it.")          \
+  X(DM_ERR_VERIFY_NO_TABLE, 43105, DM_CLASS_VALIDATOR, DM_SCOPE_UPSTREAM, DM_LEVEL_MEDIUM, 0,      \
+    "Nothing was compared, so nothing is proven: check the task's block-allow-list (do-dbs, "      \
+    "do-tables) against the source's schemas, and that verify connects to the right source.")      \
   X(DM_ERR_BINLOG_PURGED, 30001, DM_CLASS_BINLOG, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,             \
     "The source no longer has the binlog this task needs; re-run the task in mode all from a new " \
     "dump.")                                                                                       \
