@@ -712,6 +712,23 @@ static int conf_shard_mode(dmh_cfg_ctx *c, const config_setting_t *root, dmh_tas
   return rc;
 }
 
+/* collation_compatible, DM's values (DM's task.go adjust: "" is "loose") */
+static int conf_collation(dmh_cfg_ctx *c, const config_setting_t *root, dmh_task_config *t) {
+  char *v = NULL;
+  if (dmh_cfg_get_string(c, root, "collation_compatible", 0, &v) < 0)
+    return -1;
+  int rc = 0;
+  t->collation_strict = v && strcmp(v, "strict") == 0;
+  if (v && *v && strcmp(v, "loose") != 0 && strcmp(v, "strict") != 0)
+    rc = dmh_cfg_fail(c, DM_ERR_CONFIG_INVALID,
+                      config_setting_get_member(root, "collation_compatible"),
+                      "`collation_compatible` in the %s must be \"loose\" or \"strict\" (DM's "
+                      "values), not \"%s\"",
+                      c->what, v);
+  free(v);
+  return rc;
+}
+
 static int conf_task_parse(dmh_cfg_ctx *c, dmh_task_config *t) {
   const config_setting_t *root = config_root_setting(&t->cfg);
   /* the settings, and a section for each custom kind the chain names */
@@ -742,7 +759,8 @@ static int conf_task_parse(dmh_cfg_ctx *c, dmh_task_config *t) {
   if (dmh_cfg_task_unit_paths(c, root, t) < 0)
     return -1;
   if (conf_supervisor(c, root, &t->sup) < 0 || conf_file_mode(c, root, &t->file_mode) < 0 ||
-      conf_ignore_checks(c, root, t) < 0 || conf_shard_mode(c, root, t) < 0)
+      conf_ignore_checks(c, root, t) < 0 || conf_shard_mode(c, root, t) < 0 ||
+      conf_collation(c, root, t) < 0)
     return -1;
   for (int i = DMH_KIND_DUMP; i <= DMH_KIND_SYNC; i++)
     if (conf_unit_section(c, root, conf_kind_names[i]) < 0)

@@ -223,6 +223,8 @@ typedef struct dmh_task_config {
   int n_ignore_checks;
   dm_shard_mode shard_mode; /* shard-mode (is-sharding = true: pessimistic), default NONE */
   bool strict_optimistic;   /* strict-optimistic-shard-mode */
+  /* collation_compatible (DM's spelling): "strict" is true, "loose" (the default) false */
+  bool collation_strict;
   /* online-ddl (online-ddl-scheme sets it too) and its rules, checked as regular expressions when
    * read; none given: DM's defaults (dmh_rules_new) */
   bool online_ddl;
@@ -314,6 +316,12 @@ int dmh_config_load_pair(const char *source_path, const char *task_path, dmh_sou
 config_setting_t *dmh_task_unit_section(const dmh_task_config *t, dm_unit_kind kind);
 /* The section of the chain's unit named `name` (a built-in or a custom kind), or NULL. */
 config_setting_t *dmh_task_section_named(const dmh_task_config *t, const char *name);
+/* The string setting `key` of the section of the chain's unit `name` set to `value` (the section
+ * made when the file has none: *made true, as a context made before has no pointer to it), over
+ * what the file says: a setting given for one run, as DM's start options (registry_start_opts.c).
+ * -1 when the task has no such unit, its `name` is not a group, or out of memory. */
+int dmh_task_section_set_string(dmh_task_config *t, const char *name, const char *key,
+                                const char *value, bool *made);
 /* The unit-paths slot of a kind of the task by its name ("sync", a custom kind), -1 when the task
  * has no such kind (relay included). */
 int dmh_task_slot_of(const dmh_task_config *t, const char *name);

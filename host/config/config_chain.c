@@ -230,3 +230,24 @@ config_setting_t *dmh_task_section_named(const dmh_task_config *t, const char *n
   config_setting_t *g = config_lookup(&t->cfg, name);
   return g && config_setting_is_group(g) ? g : NULL;
 }
+
+int dmh_task_section_set_string(dmh_task_config *t, const char *name, const char *key,
+                                const char *value, bool *made) {
+  *made = false;
+  if (dmh_task_slot_of(t, name) < 0)
+    return -1;
+  config_setting_t *root = config_root_setting(&t->cfg), *g = config_setting_get_member(root, name);
+  if (g && !config_setting_is_group(g))
+    return -1;
+  if (!g && (*made = true, !(g = config_setting_add(root, name, CONFIG_TYPE_GROUP))))
+    return -1;
+  config_setting_t *s = config_setting_get_member(g, key);
+  if (s && config_setting_type(s) != CONFIG_TYPE_STRING) { /* the file's value of another type */
+    if (config_setting_remove(g, key) != CONFIG_TRUE)
+      return -1;
+    s = NULL;
+  }
+  if (!s)
+    s = config_setting_add(g, key, CONFIG_TYPE_STRING);
+  return s && config_setting_set_string(s, value) == CONFIG_TRUE ? 0 : -1;
+}

@@ -164,6 +164,8 @@ static bool upd_semantic(const dmh_task_config *a, const dmh_task_config *b, con
                          bool *same) {
   if (strcmp(name, "meta-schema") == 0)
     *same = strcmp(a->meta_schema, b->meta_schema) == 0;
+  else if (strcmp(name, "collation_compatible") == 0)
+    *same = a->collation_strict == b->collation_strict;
   else if (strcmp(name, "case-sensitive") == 0)
     *same = a->case_sensitive == b->case_sensitive;
   else if (strcmp(name, "file-mode") == 0)

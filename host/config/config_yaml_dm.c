@@ -18,8 +18,6 @@ static const ydm_key ydm_keys[] = {
     {"task", "enable-heartbeat", NULL, "false", "DM's heartbeat table is deprecated in DM"},
     {"task", "heartbeat-update-interval", NULL, "*", NULL},
     {"task", "heartbeat-report-interval", NULL, "*", NULL},
-    {"task", "collation_compatible", NULL, "loose",
-     "DDL is replayed as written (DM's loose); strict is not built"},
     {"task", "remove-meta", NULL, "false",
      "deprecated in DM; start the task with `dmctl start-task --remove-meta` instead"},
     {"task", "column-mappings", NULL, "{}", "column mapping is deprecated in DM and not built"},

@@ -31,6 +31,7 @@ int dmh_chain_spec_task(dmh_chain_spec *cs, const dmh_task_config *t, const dmh_
   cs->task_mode = dmh_task_mode_name(t->mode);
   cs->shard_mode = t->shard_mode;
   cs->strict_optimistic = t->strict_optimistic;
+  cs->collation_strict = t->collation_strict;
   cs->meta_schema = t->meta_schema;
   cs->target_db = &t->target.ep;
   cs->file_mode = t->file_mode;

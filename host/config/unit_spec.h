@@ -47,6 +47,7 @@ typedef struct dmh_chain_spec {
   bool binlog_ops;          /* the subtask keeps binlog operators (binlog_ops.h): not the relay */
   dm_shard_mode shard_mode; /* the task's shard-mode; NONE for the relay */
   bool strict_optimistic;   /* strict-optimistic-shard-mode: a conflict pauses (36019) */
+  bool collation_strict;    /* collation_compatible: strict (collation_strict service) */
   const char *cfg_file;     /* the file the units' sections are in */
   int chain_line; /* line of the chain in cfg_file (`units` or `task-mode`); 0 for the relay */
   int n_units;

@@ -13,6 +13,7 @@
 #include "binlog_cmd.h"
 #include "config.h"
 #include "dmhost/sdk.h"
+#include "dmhost/settings.h"
 #include "log.h"
 #include "state.h"
 
@@ -45,6 +46,13 @@ static int control_check_args(const control_cmd *cmd, json_object *args, dm_erro
     bool known = false;
     for (int i = 0; i < CONTROL_MAX_ARGS && cmd->args[i] && !known; i++)
       known = strcmp(cmd->args[i], key) == 0;
+    const dmh_command *row = known ? NULL : dmh_command_find(cmd->name);
+    for (int i = 0; row && i < DMH_CMD_MAX_ARGS && row->args[i].name; i++)
+      if (strcmp(row->args[i].name, key) == 0 && (row->args[i].flags & DMH_ARG_DAEMON))
+        return dmh_control_bad(err,
+                               "%s: argument \"%s\" is served by `dmhost serve` only, not by a "
+                               "cluster's master yet (docs/control.md)",
+                               cmd->name, key);
     if (!known) {
       char list[128];
       control_arg_list(cmd, list, sizeof list);
@@ -321,11 +329,21 @@ static int control_task_opts(const control_cmd *cmd, json_object *args, dmh_task
                            stage);
   o->stopped = stage && strcmp(stage, "Stopped") == 0;
   o->check_force = json_object_object_get_ex(args, "force", NULL);
+  bool start = strcmp(cmd->name, "start-task") == 0, resume = strcmp(cmd->name, "resume-task") == 0;
   if (dmh_control_arg_bool(cmd, args, "remove-meta", &o->remove_meta, err) < 0 ||
       dmh_control_arg_bool(cmd, args, "force", &o->force, err) < 0 ||
-      (strcmp(cmd->name, "start-task") == 0 &&
-       dmh_control_arg_string(cmd, args, "start-time", false, &o->start_time, err) < 0))
+      ((start || resume) &&
+       dmh_control_arg_string(cmd, args, "start-time", false, &o->start_time, err) < 0) ||
+      (resume && dmh_control_arg_string(cmd, args, "safe-mode-duration", false,
+                                        &o->safe_mode_duration, err) < 0))
     return -1;
+  int64_t ms;
+  if (o->safe_mode_duration && dm_duration_parse(o->safe_mode_duration, &ms) < 0)
+    return dmh_control_bad(err,
+                           "resume-task: argument \"safe-mode-duration\" (DM's start's "
+                           "safe_mode_time_duration) is \"%.64s\"; it is a duration as DM's "
+                           "(Go's): \"60s\", \"1m30s\", \"500ms\" or \"0s\", 0 or more",
+                           o->safe_mode_duration);
   return 0;
 }
 
@@ -633,7 +651,7 @@ size_t dmh_control_table(dmh_control_role role, const dmh_control_fn fns[DMH_CMD
     const char *usage = role == DMH_ROLE_DAEMON ? c->daemon_usage : c->master_usage;
     o->usage = usage ? usage : c->usage;
     for (int k = 0, a = 0; k < DMH_CMD_MAX_ARGS && c->args[k].name; k++)
-      if (role == DMH_ROLE_MASTER || !(c->args[k].flags & DMH_ARG_MASTER))
+      if (!(c->args[k].flags & (role == DMH_ROLE_MASTER ? DMH_ARG_DAEMON : DMH_ARG_MASTER)))
         o->args[a++] = c->args[k].name;
   }
   return n;

@@ -23,6 +23,8 @@
   { arg, DMH_API_QUERY_LIST, name, false, NULL }
 #define DMH_B(arg, name, req)                                                                      \
   { arg, DMH_API_BODY, name, req, NULL }
+#define DMH_BO(arg, name)                                                                          \
+  { arg, DMH_API_BODY_OPT, name, false, NULL }
 #define DMH_BL(arg, name)                                                                          \
   { arg, DMH_API_BODY_LIST, name, false, NULL }
 #define DMH_BD(arg, name)                                                                          \
@@ -262,6 +264,18 @@ static int api_body_arg(const dmh_api_route *route, const dmh_api_arg *a, json_o
   }
   if (a->from == DMH_API_BODY_LIST)
     return api_body_list(a, v, args, err);
+  if (a->from == DMH_API_BODY_OPT) { /* DM's *string and *bool members: nil, "" and false alike */
+    if (api_says_nothing(v))
+      return 0;
+    if (!json_object_is_type(v, json_type_string) && !json_object_is_type(v, json_type_boolean)) {
+      dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
+                   "%s %s: the body's \"%s\" must be a string or true or false (DM's schema)",
+                   route->method, route->path, a->name);
+      return -1;
+    }
+    json_object_object_add(args, a->arg, json_object_get(v));
+    return 0;
+  }
   bool is_bool = a->from == DMH_API_BODY && api_arg_is_bool(route->cmd, a->arg);
   bool ok = json_object_is_type(v, is_bool ? json_type_boolean : json_type_string);
   if (strcmp(a->arg, "sqls") == 0)

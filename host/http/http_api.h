@@ -36,9 +36,10 @@ typedef enum dmh_api_from {
   DMH_API_QUERY_NOT,  /* the query parameter `name`, true or false: the argument its negation */
   DMH_API_BODY,       /* the body's member `name` (a string, or an array for "sqls") */
   DMH_API_BODY_LIST,  /* the body's member `name`, an array of strings: a list argument */
-  DMH_API_BODY_DIR,   /* the body's member `name`, a folder put before the argument's value */
-  DMH_API_REFUSED,    /* the body's member `name` refused when it says anything (`why`) */
-  DMH_API_IGNORED,    /* the body's member `name` taken with no effect (`why`, documented) */
+  DMH_API_BODY_OPT, /* the body's member `name`, a string or a boolean: none when it says nothing */
+  DMH_API_BODY_DIR, /* the body's member `name`, a folder put before the argument's value */
+  DMH_API_REFUSED,  /* the body's member `name` refused when it says anything (`why`) */
+  DMH_API_IGNORED,  /* the body's member `name` taken with no effect (`why`, documented) */
   DMH_API_TRANSLATED, /* the body's member `name` (NULL: the whole body), an object, as the text
                          the translator of kind `why` makes of it (http_dm.h) */
   DMH_API_FIXED,      /* the value `name` itself */

@@ -178,7 +178,9 @@ int dmh_registry_task_update_as(dmh_registry *r, const char *path, dmh_cfg_origi
  *   remove_meta  DM's keep_meta=false / --remove-meta (registry_meta.c): start-task drops the
  *                task's meta first, so it starts from scratch; stop-task drops it after the stop;
  *                resume-task only on a task created stopped that never ran since (else refused:
- *                its checkpoints are what it resumes from). */
+ *                its checkpoints are what it resumes from).
+ * resume-task takes remove_meta, start_time and safe_mode_duration (DM's OpenAPI start) on the
+ * first start of a task created stopped only (registry_start_opts.c says why). */
 typedef struct dmh_task_opts {
   bool stopped;
   bool check_force;
@@ -187,6 +189,9 @@ typedef struct dmh_task_opts {
   /* start-task --start-time (DM's): an incremental task's sync starts at the first transaction
    * that began at or after it on the source (registry_start_time.c); implies remove_meta */
   const char *start_time;
+  /* resume-task safe-mode-duration (DM's OpenAPI start's safe_mode_time_duration, Go's duration
+   * text, checked by the caller): the sync's setting safe-mode-duration for this start */
+  const char *safe_mode_duration;
 } dmh_task_opts;
 int dmh_registry_task_start_opts(dmh_registry *r, const char *path, dmh_cfg_origin origin,
                                  const dmh_task_opts *o, json_object *resp, dm_error *err);

@@ -136,14 +136,24 @@ int reg_check_paths(const char *orig_path, char *const *a, char *const *b, int n
  * the target's meta-schema, its tracker schemas, its work folders; what went in resp's
  * "removedMeta". No lock needed but the task's (nothing of it runs). 0, or -1 with *err. */
 int reg_remove_meta(dmh_registry *r, const dmh_task_config *cfg, json_object *resp, dm_error *err);
-/* start-task --start-time (registry_start_time.c): the position of the time on sub's source
+/* start-task --start-time (registry_start_time.c; `cmd` the command that asks, which its messages
+ * name: start-task, or resume-task for DM's OpenAPI start): the position of the time on sub's source
  * (an incremental task only; a time after the source's last transaction DM_ERR_CONFIG_START_TIME,
  * one before its oldest binlog the start of that, said in resp's msg); and that position made
  * the meta of source_id's instance of cfg (NULL source or an unset position: nothing). */
-int reg_start_time_find(dmh_registry *r, const dmh_task_config *cfg, reg_sub *sub,
+int reg_start_time_find(dmh_registry *r, const dmh_task_config *cfg, reg_sub *sub, const char *cmd,
                         const char *start_time, dm_position *out, json_object *resp, dm_error *err);
 int reg_start_time_apply(dmh_task_config *cfg, const char *source_id, const dm_position *p,
                          dm_error *err);
+
+/* registry_start_opts.c: resume-task's options (registry.h, dmh_task_opts: remove_meta,
+ * start_time, safe_mode_duration) applied before the start of task t's subtasks on only[n_only]
+ * (n_only 0: all): taken on the first start of a task created stopped, refused by name on one that
+ * has run. Nothing given: nothing done. cmd_lock held, t->cfg loaded. 0, or -1 with *err. */
+int reg_start_opts(dmh_registry *r, reg_task *t, const char *const *only, size_t n_only,
+                   const dmh_task_opts *o, json_object *resp, dm_error *err);
+/* registry_tasks.c: whether `source` is one of only[n] (n == 0: every source is). */
+bool reg_source_in(const char *const *only, size_t n, const char *source);
 
 /* registry_update.c: forget the configs update-task replaced (after the subtasks are gone). */
 void reg_task_free_retired(reg_task *t);

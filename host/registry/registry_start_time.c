@@ -27,20 +27,20 @@ static uint32_t st_server_id(void) {
   return 4000000001u + r % (UINT32_MAX - 4000000001u);
 }
 
-int reg_start_time_find(dmh_registry *r, const dmh_task_config *cfg, reg_sub *sub,
+int reg_start_time_find(dmh_registry *r, const dmh_task_config *cfg, reg_sub *sub, const char *cmd,
                         const char *start_time, dm_position *out, json_object *resp,
                         dm_error *err) {
   (void)r;
   if (cfg->mode != DMH_MODE_INCREMENTAL) {
     dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
-                 "start-task %s --start-time: the task is task-mode %s; --start-time sets where an "
+                 "%s %s --start-time: the task is task-mode %s; --start-time sets where an "
                  "incremental task's sync starts (a sync after a dump starts where the dump "
                  "ended): use task-mode incremental",
-                 cfg->name, dmh_task_mode_name(cfg->mode));
+                 cmd, cfg->name, dmh_task_mode_name(cfg->mode));
     return -1;
   }
   const dm_db_endpoint *ep = &sub->src->cfg->from.ep;
-  dm_db_connect_opts o = {.who = "start-task --start-time",
+  dm_db_connect_opts o = {.who = "--start-time",
                           .side = DM_DB_SOURCE,
                           .connect_timeout_s = 10,
                           .read_timeout_s = 60,
@@ -67,9 +67,9 @@ int reg_start_time_find(dmh_registry *r, const dmh_task_config *cfg, reg_sub *su
   strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
   if (where == DM_BINLOG_TIME_AFTER) {
     dm_error_set(err, DM_ERR_CONFIG_START_TIME, NULL,
-                 "start-task %s --start-time %s (%s): source %s has no transaction that began "
+                 "%s %s --start-time %s (%s): source %s has no transaction that began "
                  "then or later (its binlog ends at %s:%llu)",
-                 cfg->name, start_time, when, sub->source_id, out->name,
+                 cmd, cfg->name, start_time, when, sub->source_id, out->name,
                  (unsigned long long)out->pos);
     goto out;
   }

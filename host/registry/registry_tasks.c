@@ -153,7 +153,8 @@ int dmh_registry_task_start_opts(dmh_registry *r, const char *path, dmh_cfg_orig
    * checkpoints go with remove-meta, or the sync would go on from them (DM deletes them too) */
   dm_position start_pos = {0};
   for (int i = 0; o->start_time && i < t->n_subs; i++) {
-    if (reg_start_time_find(r, orig, &t->subs[i], o->start_time, &start_pos, resp, err) < 0) {
+    if (reg_start_time_find(r, orig, &t->subs[i], "start-task", o->start_time, &start_pos, resp,
+                            err) < 0) {
       dmh_task_config_free(orig);
       reg_task_abandon(r, t, NULL);
       return -1;
@@ -289,8 +290,7 @@ static int reg_sub_op(dmh_registry *r, reg_task *t, reg_sub *sub, reg_op op, dm_
   return 0;
 }
 
-/* Whether `source` is one of only[n] (n == 0: every source is). */
-static bool reg_in(const char *const *only, size_t n, const char *source) {
+bool reg_source_in(const char *const *only, size_t n, const char *source) {
   for (size_t i = 0; i < n; i++)
     if (strcmp(only[i], source) == 0)
       return true;
@@ -303,7 +303,7 @@ static int reg_check_only(const reg_task *t, const char *cmd, const char *const 
                           bool *all, dm_error *err) {
   size_t covered = 0;
   for (int i = 0; i < t->n_subs; i++)
-    covered += reg_in(only, n, t->subs[i].source_id) ? 1 : 0;
+    covered += reg_source_in(only, n, t->subs[i].source_id) ? 1 : 0;
   *all = n == 0 || covered == (size_t)t->n_subs;
   for (size_t k = 0; k < n; k++) {
     bool found = false;
@@ -322,20 +322,6 @@ static int reg_check_only(const reg_task *t, const char *cmd, const char *const 
     return -1;
   }
   return 0;
-}
-
-/* resume-task remove-meta: only a task that never ran since it was created stopped (its meta is
- * a predecessor's); -1 with DM_ERR_STAGE otherwise. cmd_lock held. */
-static int reg_resume_remove_meta(dmh_registry *r, reg_task *t, json_object *resp, dm_error *err) {
-  if (!t->never_run) {
-    dm_error_set(err, DM_ERR_STAGE, NULL,
-                 "resume-task %s remove-meta: the task has run (or was started before this "
-                 "daemon's restart): its checkpoints are what it resumes from; stop-task it with "
-                 "remove-meta and start it again to start from scratch",
-                 t->name);
-    return -1;
-  }
-  return reg_remove_meta(r, t->cfg, resp, err);
 }
 
 static int reg_task_op(dmh_registry *r, const char *name, reg_op op, const char *const *only,
@@ -404,7 +390,7 @@ static int reg_task_op(dmh_registry *r, const char *name, reg_op op, const char 
   }
   int ok = 0, failed = 0;
   dm_error first;
-  if (op == REG_RESUME && o->remove_meta && reg_resume_remove_meta(r, t, resp, err) < 0) {
+  if (op == REG_RESUME && reg_start_opts(r, t, only, n_only, o, resp, err) < 0) {
     pthread_mutex_unlock(&t->cmd_lock);
     reg_task_unref(r, t);
     return -1;
@@ -413,7 +399,7 @@ static int reg_task_op(dmh_registry *r, const char *name, reg_op op, const char 
     t->never_run = false;
   for (int i = 0; i < t->n_subs; i++) {
     dm_error e;
-    if (!reg_in(only, n_only, t->subs[i].source_id))
+    if (!reg_source_in(only, n_only, t->subs[i].source_id))
       continue;
     int rc = reg_sub_op(r, t, &t->subs[i], op, &e);
     if (rc < 0 && failed++ == 0)
@@ -685,7 +671,7 @@ static int reg_status_list(dmh_registry *r, const char *const *only, size_t n_on
     reg_task *t = all[i];
     bool any = false;
     for (int j = 0; j < t->n_subs; j++)
-      any = any || reg_in(only, n_only, t->subs[j].source_id);
+      any = any || reg_source_in(only, n_only, t->subs[j].source_id);
     if (!any && n_only > 0) {
       reg_task_unref(r, t);
       continue;
@@ -696,7 +682,7 @@ static int reg_status_list(dmh_registry *r, const char *const *only, size_t n_on
     json_object *srcs = json_object_new_array();
     for (int j = 0; subs && j < t->n_subs; j++) {
       subs[j] = reg_sub_summary(r, &t->subs[j]);
-      if (!reg_in(only, n_only, t->subs[j].source_id))
+      if (!reg_source_in(only, n_only, t->subs[j].source_id))
         continue;
       json_object *s = json_object_new_object();
       json_object_object_add(s, "source", json_object_new_string(t->subs[j].source_id));
@@ -747,7 +733,7 @@ int dmh_registry_query_status_on(dmh_registry *r, const char *name, const char *
   pthread_mutex_unlock(&r->lock);
   for (int i = 0; i < t->n_subs; i++) {
     reg_sub *sub = &t->subs[i];
-    if (!reg_in(only, n_only, sub->source_id))
+    if (!reg_source_in(only, n_only, sub->source_id))
       continue;
     json_object *st = reg_sub_status(r, t, sub);
     pthread_mutex_lock(&r->lock);

@@ -104,6 +104,9 @@ typedef struct load_unit {
   char scratch_prefix[32];                /* scratch table names of this task and source */
   uint64_t fence; /* the host's fencing token (dm_host_fencing_token); 0: no fencing */
   unsigned scratch_seq;
+  /* The source's collations while load_schema_apply runs under collation_compatible: strict
+   * (read once per run, load_db_source_collations); NULL otherwise. */
+  dm_collations *coll;
 
   /* Shared with status and kill (other threads): atomics, or `lock` held only for a copy. */
   pthread_mutex_t lock;
@@ -144,6 +147,9 @@ int load_dir_open(load_unit *u, const load_dump *d, const char *name, dm_error *
 MYSQL *load_db_connect(load_unit *u, dm_error *err);
 /* Unregisters the socket (kill never shuts down a closed one), then closes. */
 void load_db_close(load_unit *u, MYSQL *c);
+/* collation_compatible: strict: the source's collations, read once on a connection of its own
+ * (dmhost/ddl_collation.h). 0, or -1 with *err. */
+int load_db_source_collations(load_unit *u, dm_collations **out, dm_error *err);
 /* Runs a statement that returns no rows; on failure fills *err (DM_ERR_DB_QUERY, the server's
  * error as raw cause, resumable when the connection was lost) with the message `what`. */
 int load_db_exec(load_unit *u, MYSQL *c, const char *sql, size_t len, const char *what,

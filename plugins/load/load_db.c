@@ -56,6 +56,25 @@ void load_db_close(load_unit *u, MYSQL *c) {
   mysql_close(c);
 }
 
+int load_db_source_collations(load_unit *u, dm_collations **out, dm_error *err) {
+  const dm_db_endpoint *ep = u->host->source_db(u->ctx);
+  dm_db_connect_opts o = {.who = "load",
+                          .side = DM_DB_SOURCE,
+                          .read_timeout_s = 60,
+                          .write_timeout_s = 60,
+                          .endpoint_size = dm_host_db_endpoint_size(u->host, u->ctx)};
+  MYSQL *c = dm_db_connect(ep, &o, err);
+  if (!c)
+    return -1;
+  dm_conn_kill_add(u->conns, (int)mysql_get_socket(c));
+  int rc = dm_db_session_apply(c, ep, o.endpoint_size, "load", DM_DB_SOURCE, err);
+  if (rc == 0)
+    rc = dm_collations_read(c, "load (collation_compatible: strict)", out, err);
+  dm_conn_kill_remove(u->conns, (int)mysql_get_socket(c));
+  mysql_close(c);
+  return rc;
+}
+
 void load_db_error(load_unit *u, MYSQL *c, const char *what, dm_error *err) {
   const dm_db_endpoint *ep = u->host->target_db(u->ctx);
   dm_db_error(c, DM_DB_TARGET, err, DM_ERR_DB_QUERY, "%s (target %s:%d)", what,

@@ -48,6 +48,34 @@ static size_t load_schema_trim(char *s, size_t len) {
   return len;
 }
 
+/* collation_compatible: strict (docs/load.md): the checked statement *sql with the source's
+ * collations written in (dmhost/ddl_collation.h). Every insertion lies after the name, so *rest
+ * keeps its offset. A database naming neither charset nor collation gets the source's server
+ * collation, what the source would have given it. */
+static int load_schema_collate(load_unit *u, const load_dump *d, const char *file, char **sql,
+                               const char **rest, dm_error *err) {
+  dm_ddl_collation_opts o = {.database_collation = dm_collations_server(u->coll)};
+  char *out, note[512];
+  size_t out_len;
+  int rc =
+      dm_ddl_add_collations(*sql, strlen(*sql), u->coll, &o, &out, &out_len, note, sizeof note);
+  if (rc < 0) {
+    free(*sql);
+    *sql = NULL;
+    u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "load: no memory");
+    return -1;
+  }
+  if (note[0])
+    u->host->logf(u->ctx, DM_LOG_INFO, "load: collation_compatible strict: %s/%s: %s%s", d->dir,
+                  file, note, rc == 1 ? "" : " (the statement runs as written)");
+  if (rc == 1) {
+    *rest = out + (*rest - *sql);
+    free(*sql);
+    *sql = out;
+  }
+  return 0;
+}
+
 /* Reads a schema file and checks it is one `<kw>`<want>` ...` statement as the dump writes it
  * (load_check_create). *sql is the file (caller frees), *rest the text after the name. */
 static int load_schema_read(load_unit *u, const load_dump *d, const char *file, const char *kw,
@@ -65,7 +93,7 @@ static int load_schema_read(load_unit *u, const load_dump *d, const char *file, 
     why = "the name is not the one of the file name";
   }
   if (*rest)
-    return 0;
+    return u->coll ? load_schema_collate(u, d, file, sql, rest, err) : 0;
   unsigned line = 1;
   for (size_t i = 0; i < at; i++)
     line += (*sql)[i] == '\n';
@@ -380,7 +408,7 @@ static int load_schema_table(load_unit *u, MYSQL *c, load_dump *d, load_table *t
   return rc;
 }
 
-int load_schema_apply(load_unit *u, MYSQL *c, load_dump *d, dm_error *err) {
+static int load_schema_apply_all(load_unit *u, MYSQL *c, load_dump *d, dm_error *err) {
   for (int i = 0; i < d->n_dbs; i++) {
     const char *db = d->dbs[i];
     if (!u->host->table_allowed(u->ctx, db, NULL))
@@ -404,4 +432,14 @@ int load_schema_apply(load_unit *u, MYSQL *c, load_dump *d, dm_error *err) {
       return -1;
   }
   return 0;
+}
+
+int load_schema_apply(load_unit *u, MYSQL *c, load_dump *d, dm_error *err) {
+  /* asked at each run: update-task may have changed it */
+  if (dm_host_collation_strict(u->host, u->ctx) && load_db_source_collations(u, &u->coll, err) != 0)
+    return -1;
+  int rc = load_schema_apply_all(u, c, d, err);
+  dm_collations_free(u->coll);
+  u->coll = NULL;
+  return rc;
 }

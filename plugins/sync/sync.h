@@ -429,8 +429,11 @@ struct sync_unit {
   struct sync_tracker *tracker; /* table structures as of the binlog position (sync_tracker.h) */
   struct sync_shard *shard;     /* shard groups (sync_shard.h); NULL: shard-mode none */
   struct sync_online *online;   /* online DDL records (sync_online.c); one per run */
-  bool source_full_metadata;    /* binlog_row_metadata = FULL on the source at the start */
-  struct sync_source *src;      /* while process reads (under lock): kill interrupts it */
+  /* collation_compatible: strict: the source's collations, read at the first CREATE of a run
+   * that needs them (sync_ddl_apply.c), freed at its end; coordinator thread only */
+  dm_collations *coll;
+  bool source_full_metadata; /* binlog_row_metadata = FULL on the source at the start */
+  struct sync_source *src;   /* while process reads (under lock): kill interrupts it */
   /* a DDL that the checkpoint says was being applied when the unit stopped ("file:pos") */
   char replay_ddl_at[DM_POSITION_NAME_MAX + 24];
   /* DM's safe-mode exit point (a dump with consistency none): batches that start before it are

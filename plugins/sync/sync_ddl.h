@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dmhost/sql_lex.h"
 #include "sync_buf.h"
 
 /* Longest schema or table name kept, NUL included (MariaDB allows 64 characters, 256 bytes). */
@@ -99,17 +100,14 @@ int sync_ddl_alter_events(const sync_ddl_stmt *s, const char **out, int max);
  * event's sql_mode and client charset (sync_ddl_flags). The parser must read the text exactly as
  * the server does, or a name it routes or a ';' it must see could hide inside what it takes for
  * a string. */
-#define SYNC_DDL_NO_BACKSLASH_ESCAPES 1u /* a backslash in '...' or "..." is a plain byte */
-#define SYNC_DDL_ANSI_QUOTES 2u          /* "..." is a quoted name, like `...` */
-/* The client charset's multi-byte characters whose second byte can be an ASCII byte (a
- * backslash, a backtick): such a character is one character, its second byte never an escape
- * or a quote. Other charsets (utf8, latin1, the EUC ones) are read byte by byte: their
- * multi-byte characters hold no byte below 0x80. */
-#define SYNC_DDL_MB_MASK 0x70u
-#define SYNC_DDL_MB_GBK 0x10u     /* gbk: 0x81-0xFE then 0x40-0x7E|0x80-0xFE */
-#define SYNC_DDL_MB_BIG5 0x20u    /* big5: 0xA1-0xF9 then 0x40-0x7E|0xA1-0xFE */
-#define SYNC_DDL_MB_SJIS 0x30u    /* sjis, cp932: 0x81-0x9F|0xE0-0xFC then 0x40-0x7E|0x80-0xFC */
-#define SYNC_DDL_MB_GB18030 0x40u /* gb18030: gbk's pairs, and 4 bytes 0x81-0xFE 0x30-0x39 x2 */
+/* The SDK lexer's flags (dmhost/sql_lex.h says what each means), under the sync's names. */
+#define SYNC_DDL_NO_BACKSLASH_ESCAPES DM_SQL_NO_BACKSLASH_ESCAPES
+#define SYNC_DDL_ANSI_QUOTES DM_SQL_ANSI_QUOTES
+#define SYNC_DDL_MB_MASK DM_SQL_MB_MASK
+#define SYNC_DDL_MB_GBK DM_SQL_MB_GBK
+#define SYNC_DDL_MB_BIG5 DM_SQL_MB_BIG5
+#define SYNC_DDL_MB_SJIS DM_SQL_MB_SJIS
+#define SYNC_DDL_MB_GB18030 DM_SQL_MB_GB18030
 
 /* sql_mode bits (the same in MySQL and MariaDB) that change how a statement is read. */
 #define SYNC_SQL_MODE_ANSI_QUOTES (1ull << 2)

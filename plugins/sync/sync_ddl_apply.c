@@ -551,6 +551,56 @@ static int sync_ddl_online_part(sync_ddl_run *run, const sync_ddl_stmt *s, sync_
   return sync_online_ghost_ddl(o, s, s->subject.schema, real, run->at, run->err) < 0 ? -1 : 1;
 }
 
+/* collation_compatible: strict (docs/sync.md, "collation_compatible"): the statement just
+ * written to out from `start` on, a CREATE DATABASE or CREATE TABLE, gets the source's collations
+ * written in (dmhost/ddl_collation.h, DM's adjustCollation). A database naming neither charset nor
+ * collation gets the server collation the event carries (what the source gave it); a MySQL 8
+ * event's default_collation_for_utf8mb4 is utf8mb4's default. The source's set is read once per
+ * run. 0, or -1 with *run->err. */
+static int sync_ddl_collate(sync_ddl_run *run, const sync_ddl_stmt *s, sync_buf *out,
+                            size_t start) {
+  sync_unit *u = run->u;
+  if ((s->kind != SYNC_DDL_CREATE_DATABASE && s->kind != SYNC_DDL_CREATE_TABLE) ||
+      !dm_host_collation_strict(u->host, u->ctx))
+    return 0;
+  if (!u->coll) {
+    MYSQL *sc = sync_db_connect_source(u, run->err);
+    int rc =
+        sc ? dm_collations_read(sc, "sync (collation_compatible: strict)", &u->coll, run->err) : -1;
+    sync_db_close(u, sc);
+    if (rc < 0)
+      return -1;
+  }
+  const dm_binlog_query *q = run->q;
+  const char *server = q->has_charset ? dm_collations_name(u->coll, q->collation_server) : NULL;
+  dm_ddl_collation_opts o = {.lex_flags = s->flags,
+                             .database_collation = server ? server : dm_collations_server(u->coll),
+                             .utf8mb4_default =
+                                 q->has_default_collation_utf8
+                                     ? dm_collations_name(u->coll, q->default_collation_utf8)
+                                     : NULL};
+  char *adj, note[512];
+  size_t adj_len;
+  int rc = dm_ddl_add_collations(out->p + start, out->len - start, u->coll, &o, &adj, &adj_len,
+                                 note, sizeof note);
+  if (rc < 0)
+    return sync_nomem(u, run->err);
+  if (note[0])
+    u->host->logf(u->ctx, DM_LOG_INFO,
+                  "sync: collation_compatible strict: DDL at %s (%s `%s`%s%s%s): %s%s", run->at,
+                  sync_ddl_event_name(s->kind), s->subject.schema, s->subject.table[0] ? ".`" : "",
+                  s->subject.table, s->subject.table[0] ? "`" : "", note,
+                  rc == 1 ? "" : " (the statement runs as written)");
+  if (rc == 1) {
+    out->len = start;
+    rc = sync_buf_put(out, adj, adj_len);
+    free(adj);
+    if (rc < 0)
+      return sync_nomem(u, run->err);
+  }
+  return 0;
+}
+
 /* The statements of the event after parsing, filtering and routing, one per array slot; with
  * `kept`, what each is about (for the shard groups). */
 static int sync_ddl_prepare(sync_ddl_run *run, sync_buf *out, uint32_t **offs, uint32_t *n,
@@ -651,8 +701,15 @@ static int sync_ddl_prepare(sync_ddl_run *run, sync_buf *out, uint32_t **offs, u
       continue;
     }
     sync_ddl_kept what = {.kind = s->kind, .moves = sync_rename_part_of(s), .subject = s->subject};
-    if (sync_ddl_push(offs, kept, n, &cap, out->len, what) < 0 ||
-        sync_ddl_rewrite(s, sync_ddl_route, u, true, out) < 0 || sync_buf_putc(out, '\0') < 0) {
+    size_t start = out->len;
+    bool written = sync_ddl_push(offs, kept, n, &cap, out->len, what) == 0 &&
+                   sync_ddl_rewrite(s, sync_ddl_route, u, true, out) == 0;
+    if (written && sync_ddl_collate(run, s, out, start) < 0) {
+      free(renames);
+      sync_ddl_free(&d);
+      return -1;
+    }
+    if (!written || sync_buf_putc(out, '\0') < 0) {
       free(renames);
       sync_ddl_free(&d);
       u->host->error_make(u->ctx, err, DM_ERR_SYNC_DDL, NULL,

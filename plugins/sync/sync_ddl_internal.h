@@ -1,6 +1,7 @@
 /*
- * The DDL parser's tokens and state, shared by the lexer (sync_ddl_lex.c) and the parser and
- * rewriter (sync_ddl.c), and the clause reader (sync_ddl_event.c). Private to those files.
+ * The DDL parser's tokens and state, shared by the parser and rewriter (sync_ddl.c), the clause
+ * reader (sync_ddl_event.c) and the redaction (sync_ddl_redact.c); the lexer is the SDK's
+ * (dmhost/sql_lex.h). Private to those files.
  */
 #ifndef DMHOST_SYNC_DDL_INTERNAL_H
 #define DMHOST_SYNC_DDL_INTERNAL_H
@@ -8,21 +9,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "dmhost/sql_lex.h"
 #include "sync_ddl.h"
 
-typedef enum sync_tok_type {
-  SYNC_TK_WORD,  /* unquoted identifier, keyword or number */
-  SYNC_TK_BQ,    /* `identifier` */
-  SYNC_TK_DQ,    /* "...": a string, or an identifier under ANSI_QUOTES; a name where one is due */
-  SYNC_TK_STR,   /* '...' */
-  SYNC_TK_PUNCT, /* any other single byte */
-} sync_tok_type;
-
-typedef struct sync_tok {
-  sync_tok_type type;
-  bool vc; /* inside a versioned comment: splitting must not cut one open */
-  size_t off, len;
-} sync_tok;
+/* The tokens are the SDK lexer's (dmhost/sql_lex.h), under the parser's names. */
+typedef dm_sql_tok_type sync_tok_type;
+#define SYNC_TK_WORD DM_SQL_TK_WORD
+#define SYNC_TK_BQ DM_SQL_TK_BQ
+#define SYNC_TK_DQ DM_SQL_TK_DQ
+#define SYNC_TK_STR DM_SQL_TK_STR
+#define SYNC_TK_PUNCT DM_SQL_TK_PUNCT
+typedef dm_sql_tok sync_tok;
 
 typedef struct sync_parser {
   const char *sql;
@@ -43,12 +40,24 @@ typedef struct sync_parser {
   size_t msg_len;
 } sync_parser;
 
-/* Can the byte be part of an unquoted identifier? */
-bool sync_word_byte(unsigned char c);
-/* Length of the multi-byte character of the client charset (flags) at s[i], or 0 when the byte
- * there is a character of its own (also: an invalid or cut sequence, as the server reads it). */
-size_t sync_mb_len(unsigned flags, const char *s, size_t i, size_t len);
-/* Splits p->sql into p->t; -1 (no memory, or an unterminated quote/comment: p->lex_failed) */
-int sync_lex(sync_parser *p);
+static inline bool sync_word_byte(unsigned char c) {
+  return dm_sql_word_byte(c);
+}
+static inline size_t sync_mb_len(unsigned flags, const char *s, size_t i, size_t len) {
+  return dm_sql_mb_len(flags, s, i, len);
+}
+/* Splits p->sql into p->t; -1 when memory ran out (an unterminated quote/comment is
+ * p->lex_failed). p->t is freed with free(). */
+static inline int sync_lex(sync_parser *p) {
+  dm_sql_tokens t = {0};
+  int rc = dm_sql_lex(p->sql, p->len, p->flags, &t);
+  p->t = t.t;
+  p->n = t.n;
+  p->cap = t.cap;
+  p->lex_failed = t.failed;
+  p->lex_err_off = t.err_off;
+  p->lex_err = t.err;
+  return rc;
+}
 
 #endif /* DMHOST_SYNC_DDL_INTERNAL_H */

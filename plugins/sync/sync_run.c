@@ -832,6 +832,8 @@ out:
   sync_workers_stop(r.ws);
   sync_source_close(r.src);
   sync_expr_close(u);
+  dm_collations_free(u->coll);
+  u->coll = NULL;
   sync_db_close(u, r.tc);
   sync_db_close(u, r.sc);
   sync_maps_free(&r.maps);

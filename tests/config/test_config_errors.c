@@ -62,6 +62,9 @@ static const bad_case bad_cases[] = {
     {"source-wrong-bool.cfg", true, DM_ERR_CONFIG_INVALID,
      "2: `enable-gtid` in the source file must be a boolean (true or false, without quotes), not "
      "a string"},
+    {"task-collation-bad.cfg", false, DM_ERR_CONFIG_INVALID,
+     "2: `collation_compatible` in the task file must be \"loose\" or \"strict\" (DM's values), "
+     "not \"Strict\""},
     {"task-bad-mode.cfg", false, DM_ERR_CONFIG_INVALID,
      "2: `task-mode` in the task file must be one of \"all\", \"full\", \"incremental\", \"dump\", "
      "\"load\", \"load&sync\" (or name the units with `units = [...]`); not \"increment\"; did "

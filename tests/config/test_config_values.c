@@ -192,6 +192,20 @@ static void test_case_sensitive(void) {
   dmh_task_config_free(t);
 }
 
+/* collation_compatible (DM's task setting and spelling): "strict" reaches the chain spec the units'
+ * collation_strict service answers from; absent or "loose" is DM's loose, and the same for
+ * update-task. */
+static void test_collation_compatible(void) {
+  dmh_task_config *t = load_task(fx("task-collation-strict.cfg"));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  CU_ASSERT_TRUE(t->collation_strict);
+  dmh_task_config *all = load_task(ex("task-all.cfg"));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(all);
+  CU_ASSERT_FALSE(all->collation_strict);
+  dmh_task_config_free(all);
+  dmh_task_config_free(t);
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"relative paths, overrides, unit sections", test_relative_paths_and_overrides},
@@ -200,6 +214,7 @@ int main(void) {
       {"integer literals keep their value", test_int_literals},
       {"modes and kinds", test_modes_and_kinds},
       {"case-sensitive", test_case_sensitive},
+      {"collation_compatible", test_collation_compatible},
   };
   return dmh_cunit_run("config_values", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }

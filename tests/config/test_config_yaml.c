@@ -148,6 +148,16 @@ static void test_dm_tasks(void) {
   CU_ASSERT_STRING_EQUAL(t->instances[0].exprs[29]->insert_expr, "c_json->\"$.id\" = 2");
   dmh_task_config_free(t);
 
+  /* DM's sync_collation test: collation_compatible: "strict" (refused before: not built) */
+  t = load_task(dm("sync_collation-dm-task.yaml"));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  CU_ASSERT_TRUE(t->collation_strict);
+  dmh_task_config_free(t);
+  t = load_task(dm("dmctl_basic-dm-task.yaml"));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  CU_ASSERT_FALSE(t->collation_strict); /* DM's default, loose */
+  dmh_task_config_free(t);
+
   /* chunk-filesize 0 (dumpling: no split) keeps dmhost's files; statement-size is the dump's */
   t = load_task(dm("many_tables-dm-task.yaml"));
   CU_ASSERT_PTR_NOT_NULL_FATAL(t);
@@ -274,6 +284,13 @@ static void test_yaml_errors(void) {
            fx("yaml-bad-duration.yaml"));
   expect_failure(fx("yaml-bad-duration.yaml"), false, DM_ERR_CONFIG_INVALID, want);
 
+  /* DM's two values only, at the key's line */
+  snprintf(want, sizeof want,
+           "%s:6: `collation_compatible` in the task file must be \"loose\" or \"strict\" (DM's "
+           "values), not \"tight\"",
+           fx("yaml-collation-bad.yaml"));
+  expect_failure(fx("yaml-collation-bad.yaml"), false, DM_ERR_CONFIG_INVALID, want);
+
   /* a quoted "3307" is a string, as DM's YAML reads it */
   snprintf(want, sizeof want,
            "%s:5: `target-database.port` in the task file must be an integer in 1..65535, not a "
@@ -299,6 +316,11 @@ static void test_convert(void) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(text);
   CU_ASSERT_PTR_NOT_NULL(strstr(text, "source-id = \"mysql-replica-01\";"));
   CU_ASSERT_PTR_NOT_NULL(strstr(text, "server-id = 101;"));
+  free(text);
+  /* DM's key keeps its name and value in the libconfig form */
+  text = dmh_config_convert(dm("sync_collation-dm-task.yaml"), &err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+  CU_ASSERT_PTR_NOT_NULL(strstr(text, "collation_compatible = \"strict\";"));
   free(text);
   text = dmh_config_convert(fx("yaml-syntax.yaml"), &err);
   CU_ASSERT_PTR_NULL(text);

@@ -62,33 +62,8 @@ json.dump({"source": s}, open(sys.argv[2] + "/source.json", "w"))
 PY
 
 ctl() { "$dmctl" --state-dir "$work/state" --timeout 60 "$@"; }
-"$dmhost" serve --state-dir "$work/state" --plugin-dir "$plugins" --listen 127.0.0.1:0 \
-  >>"$work/run.log" 2>&1 &
-pid=$!
-port=
-for _ in $(seq 1 120); do
-  port=$(sed -n 's|.*control plane on http://127\.0\.0\.1:\([0-9]*\).*|\1|p' "$work/run.log" | head -1)
-  [ -n "$port" ] && ctl query-status >/dev/null 2>&1 && break
-  sleep 0.5
-done
-[ -n "$port" ] || fail "dmhost serve did not say its HTTP port"
-base="http://127.0.0.1:$port/api/v1"
-
-# call METHOD PATH [BODY FILE]: the status in $status, the body in $work/out; each exchange is
-# logged for DM's spec (tests/control/dm_openapi_check.py, at the end)
-call() {
-  local args=(-s -o "$work/out" -w '%{http_code} %{content_type}' -X "$1" "$base$2") out
-  [ $# -ge 3 ] && args+=(-H 'Content-Type: application/json' --data-binary "@$3")
-  out=$(curl "${args[@]}") || fail "curl $1 $2"
-  status=${out%% *}
-  local ctype=${out#* }
-  jq -cn --arg m "$1" --arg p "/api/v1$2" --argjson s "$status" --rawfile b "$work/out" \
-    --arg ct "$ctype" '{method: $m, path: $p, status: $s, body: $b} +
-      (if $ct == "" then {} else {content_type: $ct} end)' >>"$work/exchanges.jsonl"
-}
-expect() { # status what
-  [ "$status" = "$1" ] || { cat "$work/out" >&2; fail "$2: HTTP $status, want $1"; }
-}
+. tests/control/dm_http.sh
+dm_http_serve "$work/run.log"
 jget() { "$py" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$work/out" "$1"; }
 
 call POST /sources "$work/source.json"
@@ -151,11 +126,7 @@ ctl query-status dm_wire >"$work/qs.out" 2>&1 && fail "the deleted task is still
 call DELETE /sources/wire-src
 expect 204 "DELETE source"
 # every answer above against DM's own spec (the coverage is control_dm_openapi's)
-"$py" tests/control/dm_openapi_check.py tests/control/dm-openapi/dm.yaml "$work/exchanges.jsonl" \
-  >"$work/check.out" 2>&1 || fail "answers off DM's spec: $(cat "$work/check.out")"
-kill -TERM "$pid"
-wait "$pid" || fail "dmhost serve did not exit 0 on SIGTERM"
-pid=
+dm_http_end
 echo "dm_wire: Source and Task created by DM's JSON, created task New, started by DM's start ($want" \
   "rows copied), PUT checked and applied, DELETE refused without force and done with it"
 tgt -e "DROP DATABASE IF EXISTS $copy; DROP DATABASE IF EXISTS $db; DROP DATABASE IF EXISTS $meta"

@@ -28,19 +28,9 @@ serve() {
 }
 ids() { tgt -N -B -e "SELECT GROUP_CONCAT(id ORDER BY id) FROM \`$db\`.t" 2>/dev/null; }
 ids_are() { [ "$(ids)" = "$1" ]; }
-src_now() { src -N -B -e "SELECT UNIX_TIMESTAMP()"; }
 
 # ---- 1. the rows before and after T ----
-src -e "DROP DATABASE IF EXISTS \`$db\`; CREATE DATABASE \`$db\`;
-        CREATE TABLE \`$db\`.t (id INT PRIMARY KEY, v VARCHAR(20));
-        INSERT INTO \`$db\`.t VALUES (1, 'before'), (2, 'before'), (3, 'before'); FLUSH BINARY LOGS;"
-before=$(src_now)
-next_second() { [ "$(src_now)" -gt "$before" ]; }
-wait_for 10 "the source's clock did not move on" next_second
-T=$(src -N -B -e "SELECT DATE_FORMAT(NOW(), '%Y-%m-%d %H:%i:%s')")
-src "$db" -e "INSERT INTO t VALUES (4, 'after'); INSERT INTO t VALUES (5, 'after'), (6, 'after');"
-tgt -e "DROP DATABASE IF EXISTS \`$db\`; DROP DATABASE IF EXISTS \`$meta\`; CREATE DATABASE \`$db\`;
-        CREATE TABLE \`$db\`.t (id INT PRIMARY KEY, v VARCHAR(20));"
+rows_around_time "$db" "$meta"
 crash_source_cfg st-src
 crash_task_cfg st "$meta" "$db" st-src >"$work/task-st.cfg" <<'CFG'
 supervisor = { auto-resume = { enable = false; }; };

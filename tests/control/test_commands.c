@@ -209,6 +209,43 @@ static void test_table(void) {
   json_object_put(req);
 }
 
+static int ok_fn(void *ud, const dmh_control_cmd *cmd, json_object *args, json_object *resp,
+                 dm_error *err) {
+  (void)ud, (void)cmd, (void)args, (void)resp, (void)err;
+  return 0;
+}
+
+/* resume-task's start-time and safe-mode-duration (DM's OpenAPI start, issue 23) are the daemon's
+ * (DMH_ARG_DAEMON): its table takes them, a master's refuses them naming the argument. */
+static void test_daemon_args(void) {
+  static dmh_control_fn fns[DMH_CMD_COUNT];
+  static dmh_control_cmd daemon[DMH_CMD_COUNT], master[DMH_CMD_COUNT];
+  for (size_t i = 0; i < DMH_CMD_COUNT; i++)
+    fns[i] = ok_fn;
+  size_t nd = dmh_control_table(DMH_ROLE_DAEMON, fns, daemon);
+  size_t nm = dmh_control_table(DMH_ROLE_MASTER, fns, master);
+  const char *args[] = {"start-time", "safe-mode-duration"};
+  for (size_t k = 0; k < 2; k++) {
+    char line[200];
+    snprintf(line, sizeof line,
+             "{\"cmd\": \"resume-task\", \"args\": {\"name\": \"t\", \"%s\": \"1s\"}}", args[k]);
+    json_object *req = json_tokener_parse(line), *v;
+    json_object *resp = dmh_control_dispatch(daemon, nd, NULL, req);
+    CU_ASSERT(json_object_object_get_ex(resp, "result", &v) && json_object_get_boolean(v));
+    json_object_put(resp);
+    resp = dmh_control_dispatch(master, nm, NULL, req);
+    const char *text = json_object_to_json_string(resp);
+    CU_ASSERT(json_object_object_get_ex(resp, "result", &v) && !json_object_get_boolean(v));
+    char want[120];
+    snprintf(want, sizeof want, "argument \\\"%s\\\" is served by `dmhost serve` only", args[k]);
+    if (!strstr(text, want))
+      fprintf(stderr, "\n  the master's answer: %s", text);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, want));
+    json_object_put(resp);
+    json_object_put(req);
+  }
+}
+
 /* dmctl's parser, read from the rows: a few lines and the request each makes. */
 static void test_parser(void) {
   static const struct {
@@ -293,6 +330,7 @@ int main(void) {
       {"README.md lists every dmctl command", test_readme},
       {"the table holds together; the daemon's table builds", test_table},
       {"dmctl's parser from the rows", test_parser},
+      {"daemon-only arguments: a master refuses them by name", test_daemon_args},
   };
   return dmh_cunit_run("commands", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }

@@ -413,7 +413,8 @@ static char *dm_request(const char *method, const char *url, const char *body, v
 
 /* DM's request bodies and queries: a body array (DMH_BL) and a repeated query (DMH_QL) into a
  * list argument, a folder joined (DMH_BD), members refused by name (DMH_X) unless they say
- * nothing, one taken with no effect (DMH_I), a query boolean (DMH_QB). */
+ * nothing, one taken with no effect (DMH_I), a query boolean (DMH_QB), DM's optional members
+ * (DMH_BO) left out when they say nothing. */
 static void test_dm_request(void) {
   dm_error err;
   char *line = dm_request("POST", "/api/v1/tasks/t1/start",
@@ -424,10 +425,20 @@ static void test_dm_request(void) {
   CU_ASSERT_STRING_EQUAL(line, "{\"cmd\":\"resume-task\",\"args\":{\"name\":\"t1\",\"source\":"
                                "[\"s1\"]}}");
   free(line);
-  line = dm_request("POST", "/api/v1/tasks/t1/start", "{\"start_time\": \"2024-01-01T00:00:00Z\"}",
+  /* DM's start options (issue 23): into resume-task's arguments, as given (the daemon judges) */
+  line = dm_request("POST", "/api/v1/tasks/t1/start",
+                    "{\"start_time\": \"2024-01-01 00:00:00\", \"remove_meta\": true, "
+                    "\"safe_mode_time_duration\": \"90s\"}",
                     NULL, &err);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+  CU_ASSERT_STRING_EQUAL(line, "{\"cmd\":\"resume-task\",\"args\":{\"name\":\"t1\","
+                               "\"remove-meta\":true,\"start-time\":\"2024-01-01 00:00:00\","
+                               "\"safe-mode-duration\":\"90s\"}}");
+  free(line);
+  line =
+      dm_request("POST", "/api/v1/tasks/t1/start", "{\"safe_mode_time_duration\": 60}", NULL, &err);
   CU_ASSERT_PTR_NULL(line);
-  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "\"start_time\" is not done"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "\"safe_mode_time_duration\" must be a string"));
   line = dm_request("POST", "/api/v1/tasks/t1/start", "{\"source_name_list\": \"s1\"}", NULL, &err);
   CU_ASSERT_PTR_NULL(line);
   CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "an array of strings"));

@@ -404,8 +404,11 @@ static void test_dm_routes(void) {
   o = dm_call("GET", "/api/v1/tasks/inc/status", NULL, 200, false);
   CU_ASSERT(e2e_str_is(o, "data.0.stage", "Paused"));
   json_object_put(o);
+  /* DM's start options on a task that has run: refused naming the member (registry_start_opts.c) */
   dm_refused("POST", "/api/v1/tasks/inc/start", "{\"start_time\": \"2024-01-01 00:00:00\"}", 400,
-             DM_ERR_CONTROL_REQUEST, "\"start_time\" is not done");
+             DM_ERR_STAGE, "start's start_time): the task has run");
+  dm_refused("POST", "/api/v1/tasks/inc/start", "{\"safe_mode_time_duration\": \"1m\"}", 400,
+             DM_ERR_STAGE, "safe_mode_time_duration): the task has run");
   raw_content_type = NULL;
   json_object_put(dm_call("POST", "/api/v1/tasks/inc/start", NULL, 200, true));
   CU_ASSERT(e2e_wait_stage("inc", "Running", 60));

@@ -138,3 +138,23 @@ wait_for() { # seconds message cmd...
   for _ in $(seq 1 $((s * 10))); do "$@" && return 0; sleep 0.1; done
   fail "$m"
 }
+# DM's start time between rows (start_time.sh, dm_start.sh): on the source DB.t (id, v) gets rows
+# 1-3, the binlog is rotated, T is set to the source's clock (its time zone, DM's form
+# "YYYY-MM-DD HH:MM:SS") once past their second, rows 4-6 follow; on the target DB.t is empty and
+# META is gone.
+rows_around_time() { # db meta
+  local before
+  src -e "DROP DATABASE IF EXISTS \`$1\`; CREATE DATABASE \`$1\`;
+          CREATE TABLE \`$1\`.t (id INT PRIMARY KEY, v VARCHAR(20));
+          INSERT INTO \`$1\`.t VALUES (1, 'before'), (2, 'before'), (3, 'before'); FLUSH BINARY LOGS;"
+  before=$(src -N -B -e "SELECT UNIX_TIMESTAMP()")
+  for _ in $(seq 1 100); do
+    [ "$(src -N -B -e "SELECT UNIX_TIMESTAMP()")" -gt "$before" ] && break
+    sleep 0.1
+  done
+  T=$(src -N -B -e "SELECT DATE_FORMAT(NOW(), '%Y-%m-%d %H:%i:%s')")
+  [ "$(src -N -B -e "SELECT UNIX_TIMESTAMP('$T')")" -gt "$before" ] || fail "the source's clock did not move on"
+  src "$1" -e "INSERT INTO t VALUES (4, 'after'); INSERT INTO t VALUES (5, 'after'), (6, 'after');"
+  tgt -e "DROP DATABASE IF EXISTS \`$1\`; DROP DATABASE IF EXISTS \`$2\`; CREATE DATABASE \`$1\`;
+          CREATE TABLE \`$1\`.t (id INT PRIMARY KEY, v VARCHAR(20));"
+}

@@ -4,21 +4,83 @@
  * byte picks how the server reads it (bit 0 NO_BACKSLASH_ESCAPES, bit 1 ANSI_QUOTES, bits 2-4 the
  * client charset: none, gbk, big5, sjis, gb18030), the rest is the statement. It is parsed, each
  * part rewritten with routes that put backticks and multi-byte characters into names, and
- * redacted, its verb taken and a message scrubbed. Bad bytes must give errors, never a crash, a
- * hang or a read out of bounds; and what the unit would run never holds a second statement: a
- * rewritten part parses again under the same flags without SYNC_DDL_MULTI, and redacted text
- * holds no control byte (no forged log line).
+ * redacted, its verb taken and a message scrubbed; each rewritten part also gets collation_compatible
+ * strict's collations (dm_ddl_add_collations). Bad bytes must give errors, never a crash, a hang
+ * or a read out of bounds; and what the unit would run never holds a second statement: a
+ * rewritten part, with its collations too, parses again under the same flags without
+ * SYNC_DDL_MULTI, the collations only add " COLLATE <name>" bytes, and redacted text holds no
+ * control byte (no forged log line).
  *
  * With DMHOST_FUZZ (CC=clang) this is a libFuzzer target (ddl_fuzz). Built with the normal
  * compiler (DMHOST_FUZZ_REPLAY), main() replays files or folders given on the command line, so CI
  * runs the seed corpus (tests/sync/corpus-ddl) through the same code (ddl_fuzz_replay).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dmhost/ddl_collation.h"
 #include "fuzz_replay.h"
 #include "sync_ddl.h"
+
+/* A source's few collations, made once. */
+static const dm_collations *fuzz_collations(void) {
+  static dm_collations *c;
+  if (!c && (c = dm_collations_new()) != NULL) {
+    dm_collations_add(c, 45, "utf8mb4_general_ci", "utf8mb4", true);
+    dm_collations_add(c, 8, "latin1_swedish_ci", "latin1", true);
+    dm_collations_add(c, 28, "gbk_chinese_ci", "gbk", true);
+    dm_collations_set_utf8(c, "utf8mb4");
+  }
+  return c;
+}
+
+/* collation_compatible strict on a part the unit would run: still one statement, and only
+ * " COLLATE <name>" added. */
+static void fuzz_collate(const char *sql, size_t len, unsigned flags) {
+  const dm_collations *c = fuzz_collations();
+  if (!c)
+    return;
+  dm_ddl_collation_opts o = {.lex_flags = flags, .database_collation = "utf8mb4_general_ci"};
+  char *out = NULL, note[128];
+  size_t out_len = 0;
+  if (dm_ddl_add_collations(sql, len, c, &o, &out, &out_len, note, sizeof note) != 1)
+    return;
+  if (out_len <= len || strlen(out) != out_len) {
+    fprintf(stderr, "collations made %zu bytes of %zu\n", out_len, len);
+    abort();
+  }
+  size_t i = 0, j = 0; /* the input's bytes, in order, with insertions between them */
+  while (j < out_len) {
+    bool ins = out_len - j > 9 && strncmp(out + j, " COLLATE ", 9) == 0 &&
+               !(len - i >= 9 && strncmp(sql + i, " COLLATE ", 9) == 0);
+    if (!ins && i < len && out[j] == sql[i]) {
+      i++, j++;
+      continue;
+    }
+    if (!ins) {
+      fprintf(stderr, "collations changed byte %zu\n", i);
+      abort();
+    }
+    j += 9;
+    while (j < out_len &&
+           ((out[j] >= 'a' && out[j] <= 'z') || (out[j] >= '0' && out[j] <= '9') || out[j] == '_'))
+      j++;
+  }
+  if (i != len) {
+    fprintf(stderr, "collations lost bytes after %zu\n", i);
+    abort();
+  }
+  sync_ddl again;
+  char msg[256];
+  if (sync_ddl_parse_mode(out, out_len, "", flags, &again, msg, sizeof msg) == SYNC_DDL_MULTI) {
+    fprintf(stderr, "a part with its collations holds a second statement: %s\n", msg);
+    abort();
+  }
+  sync_ddl_free(&again);
+  free(out);
+}
 
 static void fuzz_route(void *arg, const char *schema, const char *table, char *out_schema,
                        size_t schema_len, char *out_table, size_t table_len) {
@@ -57,6 +119,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           abort();
         }
         sync_ddl_free(&again);
+        fuzz_collate(out.p, out.len, flags);
       }
       sync_buf_free(&out);
     }

@@ -506,6 +506,11 @@ static int svc_shard_done(dm_ctx *c, const dm_shard_op *op, dm_error *err) {
   return c->shard->ops->done(c->shard->self, c->task_name, c->source_id, c->fencing_token, op, err);
 }
 
+/* collation_strict (host.h): the task's collation_compatible, as update-task last set it */
+static bool svc_collation_strict(dm_ctx *c) {
+  return c->collation_strict;
+}
+
 static const dm_host_services services = {
     .version = DM_HOST_SERVICES_VERSION,
     .size = sizeof(dm_host_services),
@@ -556,6 +561,7 @@ static const dm_host_services services = {
     .shard_done = svc_shard_done,
     .route_extract = svc_route_extract,
     .shard_poll = svc_shard_poll,
+    .collation_strict = svc_collation_strict,
 };
 
 const dm_host_services *dmh_host_services(void) {
@@ -628,6 +634,7 @@ void dmh_ctx_set_task_part(dm_ctx *c, const dmh_chain_spec *cs, int i,
   c->cfg_file = cs->cfg_file;
   c->shard_mode = cs->shard_mode;
   c->strict_optimistic = cs->strict_optimistic;
+  c->collation_strict = cs->collation_strict;
 }
 
 void dmh_ctx_reset_seen(dm_ctx *c) {

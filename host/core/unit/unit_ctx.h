@@ -41,6 +41,7 @@ struct dm_ctx {
   char *work_dir;               /* owned; created by dmh_ctx_new */
   dm_shard_mode shard_mode;     /* the task's shard-mode (shard_mode service) */
   bool strict_optimistic;       /* a conflicting optimistic operation is an error (36019) */
+  bool collation_strict;        /* the task's collation_compatible is strict */
   const dmh_shard_coord *shard; /* the process's coordinator (dmh_ctx_run.shard); NULL: none */
   char scope[320];              /* log scope: "task=.. source=.. unit=.." */
 

@@ -13,6 +13,7 @@
 #include "clock.h"
 #include "conn_kill.h"
 #include "db.h"
+#include "ddl_collation.h"
 #include "dump_format.h"
 #include "error.h"
 #include "fs.h"
@@ -27,6 +28,7 @@
 #include "sdk.h"
 #include "settings.h"
 #include "shard.h"
+#include "sql_lex.h"
 #include "task_meta.h"
 #include "unit.h"
 

@@ -27,7 +27,7 @@
 extern "C" {
 #endif
 
-#define DM_HOST_SERVICES_VERSION 12
+#define DM_HOST_SERVICES_VERSION 13
 
 /* DM's expression-filter rule for one source table, as expr_filters below hands it: SQL
  * expressions on the row's columns (by the source's column names), NULL where the rule has none.
@@ -385,6 +385,16 @@ typedef struct dm_host_services {
                          size_t max);
 
   /* fields above: services version 12 */
+
+  /* --- DM's collation_compatible (docs/config.md) ---
+   * true when the task's collation_compatible is "strict": a unit that runs the source's CREATE
+   * DATABASE / CREATE TABLE statements on the target writes the source's collation into them
+   * (dmhost/ddl_collation.h) before it does. update-task may change it: ask again at each use.
+   * Read it with dm_host_collation_strict below, which answers false (DM's "loose") from an older
+   * host. */
+  bool (*collation_strict)(dm_ctx *ctx);
+
+  /* fields above: services version 13 */
 } dm_host_services;
 
 /* Is `field` present in the host's services struct (for services added after version 1)? */
@@ -422,6 +432,12 @@ static inline uint32_t dm_host_db_endpoint_size(const dm_host_services *host, dm
 /* The source file's server-id (source_server_id above), or 0 from a host without it. */
 static inline uint32_t dm_host_source_server_id(const dm_host_services *host, dm_ctx *ctx) {
   return DM_HOST_HAS(host, source_server_id) ? host->source_server_id(ctx) : 0;
+}
+
+/* The task's collation_compatible is strict (collation_strict above); false from a host without
+ * it. */
+static inline bool dm_host_collation_strict(const dm_host_services *host, dm_ctx *ctx) {
+  return DM_HOST_HAS(host, collation_strict) && host->collation_strict(ctx);
 }
 
 /* The task's shard-mode (shard_mode above), or NONE from a host without it. */

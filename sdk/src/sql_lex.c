@@ -1,37 +1,36 @@
 /*
- * The DDL lexer: a statement as tokens (words, quoted names, strings, punctuation), comments
- * dropped except versioned ones (slash-star-bang NNNNN, or MariaDB's slash-star-M-bang NNNNNN),
- * whose content counts as statement text, so nothing inside a string or a comment is ever taken
- * for a name.
+ * The SQL lexer (dmhost/sql_lex.h): a statement as tokens (words, quoted names, strings,
+ * punctuation), comments dropped except versioned ones, whose content counts as statement text.
+ * Moved here from the sync unit's DDL parser, so that the load and the sync read statements alike.
  */
+#include "dmhost/sql_lex.h"
+
 #include <stdlib.h>
 #include <string.h>
 
-#include "sync_ddl_internal.h"
-
-bool sync_word_byte(unsigned char c) {
+bool dm_sql_word_byte(unsigned char c) {
   /* MariaDB's unquoted identifiers: ASCII letters, digits, '_', '$' and any non-ASCII byte
    * (U+0080 and above in UTF-8 are all bytes >= 0x80). */
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
          c == '$' || c >= 0x80;
 }
 
-size_t sync_mb_len(unsigned flags, const char *s, size_t i, size_t len) {
-  unsigned mb = flags & SYNC_DDL_MB_MASK;
+size_t dm_sql_mb_len(unsigned flags, const char *s, size_t i, size_t len) {
+  unsigned mb = flags & DM_SQL_MB_MASK;
   if (!mb || i + 1 >= len)
     return 0;
   unsigned char a = (unsigned char)s[i], b = (unsigned char)s[i + 1];
   switch (mb) {
-  case SYNC_DDL_MB_GBK:
+  case DM_SQL_MB_GBK:
     return a >= 0x81 && a <= 0xfe && ((b >= 0x40 && b <= 0x7e) || (b >= 0x80 && b <= 0xfe)) ? 2 : 0;
-  case SYNC_DDL_MB_BIG5:
+  case DM_SQL_MB_BIG5:
     return a >= 0xa1 && a <= 0xf9 && ((b >= 0x40 && b <= 0x7e) || (b >= 0xa1 && b <= 0xfe)) ? 2 : 0;
-  case SYNC_DDL_MB_SJIS:
+  case DM_SQL_MB_SJIS:
     return ((a >= 0x81 && a <= 0x9f) || (a >= 0xe0 && a <= 0xfc)) &&
                    ((b >= 0x40 && b <= 0x7e) || (b >= 0x80 && b <= 0xfc))
                ? 2
                : 0;
-  case SYNC_DDL_MB_GB18030:
+  case DM_SQL_MB_GB18030:
     if (a < 0x81 || a > 0xfe)
       return 0;
     if ((b >= 0x40 && b <= 0x7e) || (b >= 0x80 && b <= 0xfe))
@@ -46,40 +45,40 @@ size_t sync_mb_len(unsigned flags, const char *s, size_t i, size_t len) {
   }
 }
 
-static bool sync_space_byte(unsigned char c) {
+static bool sql_space_byte(unsigned char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
 
-static int sync_push_tok(sync_parser *p, sync_tok_type type, bool vc, size_t off, size_t len) {
+static int sql_push_tok(dm_sql_tokens *p, dm_sql_tok_type type, bool vc, size_t off, size_t len) {
   if (p->n == p->cap) {
     int cap = p->cap ? p->cap * 2 : 64;
-    sync_tok *t = realloc(p->t, (size_t)cap * sizeof *t);
+    dm_sql_tok *t = realloc(p->t, (size_t)cap * sizeof *t);
     if (!t)
       return -1;
     p->t = t;
     p->cap = cap;
   }
-  p->t[p->n++] = (sync_tok){.type = type, .vc = vc, .off = off, .len = len};
+  p->t[p->n++] = (dm_sql_tok){.type = type, .vc = vc, .off = off, .len = len};
   return 0;
 }
 
-static void sync_lex_error(sync_parser *p, size_t off, const char *what) {
-  p->lex_failed = true;
-  p->lex_err_off = off;
-  p->lex_err = what;
+static void sql_lex_error(dm_sql_tokens *p, size_t off, const char *what) {
+  p->failed = true;
+  p->err_off = off;
+  p->err = what;
 }
 
 /* Splits the whole statement into tokens, dropping comments but keeping what versioned comments
  * (/ *!50100 ... * /, MariaDB's / *M!100100 ... * /) hold, since the server executes that. A lexing
  * error (an unterminated quote or comment) stops the tokens there and is remembered: it matters
  * only if the statement turns out to be of a kind we parse. Returns -1 only when memory ran out. */
-int sync_lex(sync_parser *p) {
-  const char *s = p->sql;
-  size_t len = p->len, i = 0, vc_start = 0;
+int dm_sql_lex(const char *sql, size_t len, unsigned flags, dm_sql_tokens *p) {
+  const char *s = sql;
+  size_t i = 0, vc_start = 0;
   bool in_vc = false;
   while (i < len) {
     unsigned char c = (unsigned char)s[i];
-    if (sync_space_byte(c)) {
+    if (sql_space_byte(c)) {
       i++;
       continue;
     }
@@ -102,7 +101,7 @@ int sync_lex(sync_parser *p) {
       while (j + 1 < len && !(s[j] == '*' && s[j + 1] == '/'))
         j++;
       if (j + 1 >= len) {
-        sync_lex_error(p, i, "unterminated comment");
+        sql_lex_error(p, i, "unterminated comment");
         return 0;
       }
       i = j + 2;
@@ -122,22 +121,22 @@ int sync_lex(sync_parser *p) {
       continue;
     }
     size_t j = i + 1;
-    sync_tok_type type;
-    size_t mb = sync_mb_len(p->flags, s, i, len);
-    bool name_quote = c == '`' || (c == '"' && (p->flags & SYNC_DDL_ANSI_QUOTES));
+    dm_sql_tok_type type;
+    size_t mb = dm_sql_mb_len(flags, s, i, len);
+    bool name_quote = c == '`' || (c == '"' && (flags & DM_SQL_ANSI_QUOTES));
     if (name_quote) {
       /* A quoted name: no escapes but a doubled quote; a multi-byte character is skipped whole
        * (gbk's 0x81 0x60 holds a backtick that does not end the name). */
-      type = c == '`' ? SYNC_TK_BQ : SYNC_TK_DQ;
+      type = c == '`' ? DM_SQL_TK_BQ : DM_SQL_TK_DQ;
       for (;;) {
-        size_t m = sync_mb_len(p->flags, s, j, len);
+        size_t m = dm_sql_mb_len(flags, s, j, len);
         if (m) {
           j += m;
           continue;
         }
         if (j >= len) {
-          sync_lex_error(p, i,
-                         c == '`' ? "unterminated `quoted` name" : "unterminated \"quoted\" name");
+          sql_lex_error(p, i,
+                        c == '`' ? "unterminated `quoted` name" : "unterminated \"quoted\" name");
           return 0;
         }
         if (s[j] != (char)c) {
@@ -152,18 +151,18 @@ int sync_lex(sync_parser *p) {
         break;
       }
     } else if (c == '\'' || c == '"') {
-      type = c == '"' ? SYNC_TK_DQ : SYNC_TK_STR;
+      type = c == '"' ? DM_SQL_TK_DQ : DM_SQL_TK_STR;
       for (;;) {
         if (j >= len) {
-          sync_lex_error(p, i, c == '"' ? "unterminated \"quoted\" text" : "unterminated string");
+          sql_lex_error(p, i, c == '"' ? "unterminated \"quoted\" text" : "unterminated string");
           return 0;
         }
-        size_t m = sync_mb_len(p->flags, s, j, len);
+        size_t m = dm_sql_mb_len(flags, s, j, len);
         if (m) {
           j += m; /* gbk's 0xBF 0x5C is one character, not a backslash */
           continue;
         }
-        if (s[j] == '\\' && !(p->flags & SYNC_DDL_NO_BACKSLASH_ESCAPES)) {
+        if (s[j] == '\\' && !(flags & DM_SQL_NO_BACKSLASH_ESCAPES)) {
           j += 2; /* the server skips one byte after a backslash, whatever it starts */
           continue;
         }
@@ -177,26 +176,49 @@ int sync_lex(sync_parser *p) {
         }
         j++;
       }
-    } else if (mb || sync_word_byte(c)) {
-      type = SYNC_TK_WORD;
+    } else if (mb || dm_sql_word_byte(c)) {
+      type = DM_SQL_TK_WORD;
       j = i + (mb ? mb : 1);
       for (;;) {
-        size_t m = sync_mb_len(p->flags, s, j, len);
+        size_t m = dm_sql_mb_len(flags, s, j, len);
         if (m)
           j += m;
-        else if (j < len && sync_word_byte((unsigned char)s[j]))
+        else if (j < len && dm_sql_word_byte((unsigned char)s[j]))
           j++;
         else
           break;
       }
     } else {
-      type = SYNC_TK_PUNCT;
+      type = DM_SQL_TK_PUNCT;
     }
-    if (sync_push_tok(p, type, in_vc, i, j - i) < 0)
+    if (sql_push_tok(p, type, in_vc, i, j - i) < 0)
       return -1;
     i = j;
   }
   if (in_vc)
-    sync_lex_error(p, vc_start, "unterminated versioned comment");
+    sql_lex_error(p, vc_start, "unterminated versioned comment");
   return 0;
+}
+
+void dm_sql_tokens_free(dm_sql_tokens *t) {
+  free(t->t);
+  t->t = NULL;
+  t->n = t->cap = 0;
+}
+
+bool dm_sql_tok_is(const char *sql, const dm_sql_tok *t, const char *kw) {
+  if (t->type != DM_SQL_TK_WORD)
+    return false;
+  size_t n = strlen(kw);
+  if (t->len != n)
+    return false;
+  const char *w = sql + t->off;
+  for (size_t k = 0; k < n; k++) {
+    char c = w[k];
+    if (c >= 'a' && c <= 'z')
+      c = (char)(c - 'a' + 'A');
+    if (c != kw[k])
+      return false;
+  }
+  return true;
 }
