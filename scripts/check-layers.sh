@@ -15,7 +15,7 @@
 # include is wrong. A new folder must be added here: a file in a folder not listed fails.
 set -euo pipefail
 
-LAYERS="base config core/rules core/shard core/unit core/subtask precheck registry control http cluster/etcd
+LAYERS="base config core/rules core/shard core/unit core/subtask precheck verify registry control http cluster/etcd
 cluster cluster/master cluster/worker cmd unit_check"
 
 self_test() {

@@ -13,12 +13,15 @@
 #include "run.h"
 #include "secret.h"
 #include "serve.h"
+#include "verify.h"
 
 static void main_usage(FILE *out) {
   fprintf(out, "usage: dmhost COMMAND [options]\n"
                "  run --source S.cfg --task T.cfg   run one task in the foreground\n"
                "  check --source S.cfg --task T.cfg what the task needs of source and target\n"
                "                                    (the precheck run and start-task do)\n"
+               "  verify --source S.cfg --task T.cfg is the target equal to the source? chunked\n"
+               "                                    checksums, the rows that differ, --fix-sql\n"
                "  serve --state-dir DIR             run the daemon that dmctl talks to\n"
                "  master --name M --etcd URLS       run a master of the cluster (etcd)\n"
                "  worker --name W --etcd URLS --state-dir DIR\n"
@@ -46,6 +49,8 @@ int main(int argc, char **argv) {
     return dmh_run_main(argc - 1, argv + 1);
   if (strcmp(cmd, "check") == 0)
     return dmh_check_main(argc - 1, argv + 1);
+  if (strcmp(cmd, "verify") == 0)
+    return dmh_verify_main(argc - 1, argv + 1);
   if (strcmp(cmd, "serve") == 0)
     return dmh_serve_main(argc - 1, argv + 1);
   if (strcmp(cmd, "master") == 0)

@@ -132,6 +132,7 @@ const char *dm_error_class_name(int cls) {
       [DM_CLASS_LOAD_UNIT] = "load-unit",   [DM_CLASS_SYNC_UNIT] = "sync-unit",
       [DM_CLASS_RELAY_UNIT] = "relay-unit", [DM_CLASS_UNIT] = "unit",
       [DM_CLASS_CLUSTER] = "cluster",       [DM_CLASS_TASK_CHECK] = "task-check",
+      [DM_CLASS_VALIDATOR] = "validator",
   };
   if (cls < 0 || (size_t)cls >= sizeof names / sizeof names[0] || !names[cls])
     return "unknown";

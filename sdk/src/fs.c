@@ -108,8 +108,13 @@ int dm_fs_tmp_commit(int fd, const char *tmp, const char *path, unsigned flags, 
     return fs_fail(step, "fsync", fd, tmp);
   if (close(fd) < 0)
     return fs_fail(step, "write", -1, tmp);
-  if (rename(tmp, path) < 0)
+  if (flags & DM_FS_NO_REPLACE) {
+    if (link(tmp, path) < 0)
+      return fs_fail(step, "create", -1, tmp);
+    unlink(tmp);
+  } else if (rename(tmp, path) < 0) {
     return fs_fail(step, "rename", -1, tmp);
+  }
   if (flags & DM_FS_SYNC_DIR) {
     char dir[PATH_MAX];
     const char *slash = strrchr(path, '/');

@@ -160,8 +160,9 @@ static void test_names(void) {
       {DM_CLASS_UNIT, "unit"},
       {DM_CLASS_CLUSTER, "cluster"},
       {DM_CLASS_TASK_CHECK, "task-check"},
+      {DM_CLASS_VALIDATOR, "validator"},
       {-1, "unknown"},
-      {16, "unknown"},
+      {17, "unknown"},
       {1000, "unknown"},
   };
   for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++)

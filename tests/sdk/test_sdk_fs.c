@@ -161,6 +161,42 @@ static void test_tmp_stream(void) {
   rmdir(fs_path("gone"));
 }
 
+/* DM_FS_NO_REPLACE (`dmhost verify --fix-sql`): a new file only; a file or a link at the name is
+ * kept, the temp file removed. */
+static void test_tmp_no_replace(void) {
+  char p[256], tmp[300];
+  snprintf(p, sizeof p, "%s", fs_path("nr"));
+  int fd = dm_fs_tmp_open(p, 0600, tmp, sizeof tmp);
+  CU_ASSERT_TRUE_FATAL(fd >= 0);
+  CU_ASSERT_EQUAL(write(fd, "new", 3), 3);
+  const char *step = NULL;
+  CU_ASSERT_EQUAL(dm_fs_tmp_commit(fd, tmp, p, DM_FS_SYNC | DM_FS_NO_REPLACE, &step), 0);
+  CU_ASSERT_STRING_EQUAL(fs_read(p), "new");
+  CU_ASSERT_EQUAL(fs_mode(p), 0600);
+  CU_ASSERT_EQUAL(access(tmp, F_OK), -1);
+  /* again at the same name: refused, the file kept */
+  fd = dm_fs_tmp_open(p, 0600, tmp, sizeof tmp);
+  CU_ASSERT_TRUE_FATAL(fd >= 0);
+  CU_ASSERT_EQUAL(write(fd, "other", 5), 5);
+  errno = 0;
+  CU_ASSERT_EQUAL(dm_fs_tmp_commit(fd, tmp, p, DM_FS_NO_REPLACE, &step), -1);
+  CU_ASSERT_EQUAL(errno, EEXIST);
+  CU_ASSERT_STRING_EQUAL(step, "create");
+  CU_ASSERT_STRING_EQUAL(fs_read(p), "new");
+  CU_ASSERT_EQUAL(access(tmp, F_OK), -1);
+  /* a dangling link at the name: not followed, nothing created where it points */
+  char l[256];
+  snprintf(l, sizeof l, "%s", fs_path("nr-link"));
+  CU_ASSERT_EQUAL(symlink(fs_path("nr-nowhere"), l), 0);
+  fd = dm_fs_tmp_open(l, 0600, tmp, sizeof tmp);
+  CU_ASSERT_TRUE_FATAL(fd >= 0);
+  CU_ASSERT_EQUAL(dm_fs_tmp_commit(fd, tmp, l, DM_FS_NO_REPLACE, &step), -1);
+  CU_ASSERT_EQUAL(errno, EEXIST);
+  CU_ASSERT_EQUAL(access(fs_path("nr-nowhere"), F_OK), -1);
+  unlink(l);
+  unlink(p);
+}
+
 static void test_open_beneath(void) {
   CU_ASSERT_EQUAL_FATAL(dm_fs_mkdir_p(fs_path("b/sub"), DM_FS_DIR_MODE), 0);
   int dfd = dm_fs_open_dir(fs_path("b/sub"));
@@ -238,6 +274,7 @@ static const dmh_cunit_test tests[] = {
     {"atomic write: mode, temp file, link at the temp name", test_write_atomic},
     {"open beneath: names and links", test_open_beneath},
     {"streamed replace: temp afresh, commit, failed rename", test_tmp_stream},
+    {"streamed write, never over a file or a link (DM_FS_NO_REPLACE)", test_tmp_no_replace},
 };
 
 static int suite_init(void) {

@@ -36,6 +36,7 @@ typedef enum dm_error_class {
   DM_CLASS_UNIT = 13,       /* a third-party unit's own errors */
   DM_CLASS_CLUSTER = 14,    /* the cluster's store (etcd) and its members */
   DM_CLASS_TASK_CHECK = 15, /* the precheck before a task starts (DM's 26xxx) */
+  DM_CLASS_VALIDATOR = 16,  /* comparing the target with the source (DM's 43xxx) */
 } dm_error_class;
 
 /* Error scope: whose side the fault is on (DM's ErrScope). */
@@ -56,7 +57,8 @@ typedef enum dm_error_level {
 /*
  * The code table. X(name, code, class, scope, level, resumable, workaround)
  * Codes are stable: never renumber, only append. Ranges: 1xxxx host and SDK, 2xxxx database,
- * 26xxx the precheck (DM's task-check), 3xxxx binlog/relay, 4xxxx dump/load, 5xxxx sync, 9xxxx free
+ * 26xxx the precheck (DM's task-check), 3xxxx binlog/relay, 4xxxx dump/load, 431xx verify (DM's
+ * validator range, past DM's own 43001-43008), 5xxxx sync, 9xxxx free
  * for third-party units (use DM_ERR_UNIT_CUSTOM_BASE + n and DM_CLASS_UNIT).
  */
 #define DM_ERROR_MAP(X)                                                                            \
@@ -349,6 +351,22 @@ typedef enum dm_error_level {
     "Fix each failed check as its instruction says (`dmhost check` or `dmctl check-task` prints "  \
     "them all; docs/precheck.md), or skip the item with ignore-checking-items in the task file, "  \
     "then start the task again.")                                                                  \
+  X(DM_ERR_VERIFY_TABLE, 43101, DM_CLASS_VALIDATOR, DM_SCOPE_DOWNSTREAM, DM_LEVEL_HIGH, 0,         \
+    "The target has no such table (or lacks a key column of it): check the task's routes and "     \
+    "that the load ran; create the table on the target (the dump's schema file has it), then "     \
+    "run verify again.")                                                                           \
+  X(DM_ERR_VERIFY_SNAPSHOT, 43102, DM_CLASS_VALIDATOR, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,        \
+    "verify reads each side in one consistent snapshot (START TRANSACTION WITH CONSISTENT "        \
+    "SNAPSHOT): give the account SELECT on the task's tables, and RELOAD for --threads above 1 "   \
+    "(or use --threads 1); see docs/verify.md.")                                                   \
+  X(DM_ERR_VERIFY_FIX_FILE, 43103, DM_CLASS_VALIDATOR, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,      \
+    "--fix-sql writes a new file only (never over an existing file or through a link): name a "    \
+    "path that does not exist, in a folder you may write.")                                        \
+  X(DM_ERR_VERIFY_NOT_BUILT, 43104, DM_CLASS_VALIDATOR, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,        \
+    "Not built yet (docs/verify.md, \"Not built yet\"): run `dmhost verify` without it.")          \
+  X(DM_ERR_VERIFY_NO_TABLE, 43105, DM_CLASS_VALIDATOR, DM_SCOPE_UPSTREAM, DM_LEVEL_MEDIUM, 0,      \
+    "Nothing was compared, so nothing is proven: check the task's block-allow-list (do-dbs, "      \
+    "do-tables) against the source's schemas, and that verify connects to the right source.")      \
   X(DM_ERR_BINLOG_PURGED, 30001, DM_CLASS_BINLOG, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,             \
     "The source no longer has the binlog this task needs; re-run the task in mode all from a new " \
     "dump.")                                                                                       \

@@ -55,6 +55,10 @@ int dm_fs_sync_dir(const char *path);
 #define DM_FS_SYNC_FILE 0x1u /* fsync the temp file before the rename */
 #define DM_FS_SYNC_DIR 0x2u  /* fsync the folder after the rename */
 #define DM_FS_SYNC (DM_FS_SYNC_FILE | DM_FS_SYNC_DIR)
+/* dm_fs_tmp_commit only: never over an existing `path` (a file, a folder or a link at the name):
+ * the temp file is linked to `path` (link(2) fails with EEXIST when anything is there), then
+ * removed; a file the user names (`dmhost verify --fix-sql`) is written so. */
+#define DM_FS_NO_REPLACE 0x4u
 
 /*
  * Replace `path` with `len` bytes of `data` atomically: write "<path>.tmp" (created afresh with

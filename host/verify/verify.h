@@ -1,0 +1,55 @@
+/*
+ * `dmhost verify`: does the task's target hold what its source holds? (docs/verify.md)
+ *
+ * Every source table the task's block-allow list takes is compared with the target table its
+ * routes name (a route merging several tables: their union against the one target table). Each
+ * side is read in one consistent snapshot, by chunks of key ranges walked on the source
+ * (pt-table-checksum's nibbling); per chunk each server computes COUNT(*), BIT_XOR and SUM of a
+ * CRC32 of each row's values, and a chunk that differs is compared row by row, each differing row
+ * printed and, with a fix file, the statement that repairs the target written. A table without a
+ * usable key is one chunk, its rows compared as a multiset of row checksums.
+ *
+ * This slice is the one-shot command line; the continuous validator, `dmctl verify`, the HTTP
+ * route and a running task's alignment with its checkpoint are not built (refused by name).
+ */
+#ifndef DMH_VERIFY_H
+#define DMH_VERIFY_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "dmhost/error.h"
+
+/* Exit codes of `dmhost verify`. */
+enum {
+  DMH_VERIFY_EQUAL = 0,  /* every table equal */
+  DMH_VERIFY_DIFFER = 1, /* a difference found, no error */
+  DMH_VERIFY_ERROR = 2,  /* usage, config, connection or a table that could not be compared */
+};
+
+#define DMH_VERIFY_CHUNK_ROWS_DEFAULT 10000
+#define DMH_VERIFY_LIST_MAX                                                                        \
+  100 /* rows listed per table (all are counted, all are in the fix file) */
+
+typedef struct dmh_verify_opts {
+  long chunk_rows;      /* rows per chunk on the source (>= 1) */
+  long threads;         /* tables compared at once, each thread with a connection per side */
+  const char *fix_path; /* --fix-sql: a new file (NULL: none) */
+  bool json;            /* one JSON document on out, nothing else */
+  bool progress;        /* a progress line on stderr (a terminal) */
+  FILE *out;            /* the report (stdout) */
+} dmh_verify_opts;
+
+/* Compare task t's tables of source s (one of t's mysql-instances) with t's target. Returns an exit
+ * code above; the report (text or JSON) is on opts->out, an error that stops the whole run also
+ * in *err (printed by the caller). */
+int dmh_verify_run(const dmh_task_config *t, const dmh_source_config *s,
+                   const dmh_verify_opts *opts, dm_error *err);
+
+/* `dmhost verify --source S --task T [--json] [--fix-sql FILE] [--chunk-rows N] [--threads 1]`
+ * (host/cmd/cmd_verify.c): the exit code above. */
+int dmh_verify_main(int argc, char **argv);
+
+#endif /* DMH_VERIFY_H */
