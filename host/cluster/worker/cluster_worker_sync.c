@@ -303,16 +303,9 @@ static void cw_release(cw *w, const dmh_worker *wk, const char *why) {
   }
 }
 
-/* A task the master stored expected Paused (start-task stage Stopped, DM's create; or paused
- * before this worker had it): created stopped, its subtasks New until a resume. */
-static int cw_task_create_paused(dmh_registry *r, const char *path, json_object *resp,
-                                 dm_error *err) {
-  const dmh_task_opts o = {.stopped = true};
-  return dmh_registry_task_start_opts(r, path, DMH_CFG_OPERATOR, &o, resp, err);
-}
-
-/* Brings the bound source's tasks to the wanted stages. ops_lock held. */
-static void cw_apply_tasks(cw *w, const cw_want *ws, int n_ws) {
+/* Brings the bound source's tasks to the wanted stages; binding: the binding's create_revision.
+ * ops_lock held. */
+static void cw_apply_tasks(cw *w, const cw_want *ws, int n_ws, int64_t binding) {
   int n;
   cw_task *ts = cw_tasks(w, &n);
   for (int i = 0; ts && i < n; i++) {
@@ -336,10 +329,12 @@ static void cw_apply_tasks(cw *w, const cw_want *ws, int n_ws) {
       char *path = cw_write_config(w, "tasks", ws[j].task, ws[j].text, &err);
       if (!path)
         cw_log_error(DM_LOG_WARN, "writing the task file", &err);
-      else if (run)
-        cw_task_do(w, dmh_registry_task_start, "start", path);
+      else if (cw_start_task(w, &ws[j], path, run, binding, &err) < 0)
+        cw_log_error(DM_LOG_WARN, run ? "start task" : "create (stopped) task", &err);
       else
-        cw_task_do(w, cw_task_create_paused, "create (stopped)", path);
+        dmh_log(DM_LOG_INFO, "worker", "task %s: %s", ws[j].task,
+                run ? "start" : "create (stopped)");
+      atomic_store(&w->dirty, 1); /* publish the new stage soon */
       free(path);
     } else if (run && t &&
                (strcmp(t->stage, "New") == 0 ||
@@ -469,6 +464,9 @@ int cw_reconcile(cw *w, int64_t *revision, dm_error *err) {
     if (fresh ||
         (ws[j].stage != DMH_CLUSTER_STOPPED && !(ts && cw_find_task(ts, n_ts, ws[j].task))))
       rc = cw_get_config(w, DMH_KEY_TASK, ws[j].task, &ws[j].text, NULL, err);
+  for (int j = 0; rc == 0 && j < n_ws; j++)
+    if (ws[j].text && ws[j].stage != DMH_CLUSTER_STOPPED)
+      rc = cw_start_read(w, b.source, &ws[j], err);
   free(ts);
   if (rc < 0) {
     cw_wants_free(ws, n_ws);
@@ -544,7 +542,7 @@ int cw_reconcile(cw *w, int64_t *revision, dm_error *err) {
       dmh_log(DM_LOG_INFO, "worker", "source %s: fencing token %llu (was %llu)", b.source,
               (unsigned long long)token, (unsigned long long)had);
     }
-    cw_apply_tasks(w, ws, n_ws);
+    cw_apply_tasks(w, ws, n_ws, create_rev);
     if (update && source_text) /* after the stages: the tasks on it are paused by now */
       cw_source_update(w, b.source, source_text, src_rev);
     if (rrc == 1) /* a start-relay of a source bound in this very turn */
