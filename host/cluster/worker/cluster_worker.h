@@ -157,6 +157,13 @@ int cw_start_task(cw *w, const cw_want *want, const char *path, bool run, int64_
  * resolve the same): <state>/<dir>/<name>/cluster.cfg. malloc'd path, or NULL with err. */
 char *cw_write_config(cw *w, const char *dir, const char *name, const char *text, dm_error *err);
 
+/* A revision kept in the state dir at <state>/<rel> ("<rev>\n", written atomically): a source's
+ * text applied (sources/<id>/cluster.rev), a task's start options applied
+ * (tasks/<task>/cluster.start). load: the revision, 0 when the file is absent (*present false;
+ * present may be NULL). save: 0, or -1 with err. */
+int64_t cw_rev_load(cw *w, const char *rel, bool *present);
+int cw_rev_save(cw *w, const char *rel, int64_t rev, dm_error *err);
+
 /* operate-source update through a master (cluster_worker_source.c). changed: whether the text of
  * `source` at mod_revision `rev` is not the one the registry holds (the revision applied is kept
  * in <state>/sources/<source>/cluster.rev; a worker without that file takes the text it holds as

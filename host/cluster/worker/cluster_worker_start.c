@@ -27,21 +27,9 @@
 #include "log.h"
 #include "state.h"
 
-/* <state>/tasks/<task>/cluster.start, malloc'd (NULL without memory). */
-static char *cwst_path(cw *w, const char *task) {
-  char rel[DMH_CLUSTER_NAME_MAX + 32];
-  snprintf(rel, sizeof rel, "tasks/%s/cluster.start", task);
-  return dmh_state_path(w->state_dir, rel);
-}
-
-/* The start whose options were applied for `task` here (0: none). */
-static int64_t cwst_applied(cw *w, const char *task) {
-  char *path = cwst_path(w, task);
-  char *text = path ? dmh_state_read_all(path, NULL) : NULL;
-  free(path);
-  int64_t rev = text ? strtoll(text, NULL, 10) : 0;
-  free(text);
-  return rev;
+/* <state>/tasks/<task>/cluster.start's path under the state dir. */
+static void cwst_rel(char *rel, size_t size, const char *task) {
+  snprintf(rel, size, "tasks/%s/cluster.start", task);
 }
 
 typedef struct cwst_mark {
@@ -53,20 +41,15 @@ typedef struct cwst_mark {
 /* The registry's `prepared` call: the meta is dropped, nothing of the task runs yet. */
 static int cwst_record(void *ud, dm_error *err) {
   cwst_mark *m = ud;
-  char *path = cwst_path(m->w, m->task), text[32];
-  int n = snprintf(text, sizeof text, "%" PRId64 "\n", m->rev);
-  if (!path) {
-    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory keeping start-task's options");
+  char rel[DMH_CLUSTER_NAME_MAX + 32];
+  cwst_rel(rel, sizeof rel, m->task);
+  if (cw_rev_save(m->w, rel, m->rev, err) < 0)
     return -1;
-  }
-  int rc = dmh_state_write_file(path, text, (size_t)n, err);
-  free(path);
-  if (rc == 0)
-    dmh_log(DM_LOG_INFO, "worker",
-            "task %s: start-task's options of revision %" PRId64
-            " applied (the meta dropped), kept in cluster.start",
-            m->task, m->rev);
-  return rc;
+  dmh_log(DM_LOG_INFO, "worker",
+          "task %s: start-task's options of revision %" PRId64
+          " applied (the meta dropped), kept in cluster.start",
+          m->task, m->rev);
+  return 0;
 }
 
 int cw_start_read(cw *w, const char *source, cw_want *want, dm_error *err) {
@@ -101,12 +84,14 @@ int cw_start_task(cw *w, const cw_want *want, const char *path, bool run, int64_
   dmh_task_opts o = {.stopped = !run};
   cwst_mark mark = {.w = w, .task = want->task, .rev = want->start_rev};
   const dmh_cluster_start *st = &want->start;
+  char rel[DMH_CLUSTER_NAME_MAX + 32];
   if (want->has_start && st->binding != binding) {
     dmh_log(DM_LOG_WARN, "worker",
             "task %s: start-task's options (revision %" PRId64 ") were for binding %" PRId64
             ", this worker's is %" PRId64 ": not applied, the task goes on from its checkpoints",
             want->task, want->start_rev, st->binding, binding);
-  } else if (want->has_start && cwst_applied(w, want->task) == want->start_rev) {
+  } else if (want->has_start && (cwst_rel(rel, sizeof rel, want->task),
+                                 cw_rev_load(w, rel, NULL) == want->start_rev)) {
     /* applied before (a restart, a start retried): the meta is not dropped again */
     o.start_pos = st->has_start ? &st->start : NULL;
     dmh_log(DM_LOG_INFO, "worker",

@@ -2,6 +2,7 @@
  * cluster_worker.h). */
 #include "cluster_worker.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,6 +235,29 @@ char *cw_write_config(cw *w, const char *dir, const char *name, const char *text
     return NULL;
   }
   return path;
+}
+
+int64_t cw_rev_load(cw *w, const char *rel, bool *present) {
+  char *path = dmh_state_path(w->state_dir, rel);
+  char *text = path ? dmh_state_read_all(path, NULL) : NULL;
+  free(path);
+  if (present)
+    *present = text != NULL;
+  int64_t rev = text ? strtoll(text, NULL, 10) : 0;
+  free(text);
+  return rev;
+}
+
+int cw_rev_save(cw *w, const char *rel, int64_t rev, dm_error *err) {
+  char *path = dmh_state_path(w->state_dir, rel), text[32];
+  int n = snprintf(text, sizeof text, "%" PRId64 "\n", rev);
+  if (!path) {
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory keeping a revision in %s", rel);
+    return -1;
+  }
+  int rc = dmh_state_write_file(path, text, (size_t)n, err);
+  free(path);
+  return rc;
 }
 
 static void cw_wants_free(cw_want *ws, int n) {
