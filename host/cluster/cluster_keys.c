@@ -368,6 +368,8 @@ char *dmh_cluster_start_json(const dmh_cluster_start *s) {
   if (o) {
     json_object_object_add(o, "binding", json_object_new_int64(s->binding));
     json_object_object_add(o, "remove_meta", json_object_new_boolean(s->remove_meta));
+    if (s->at_stop)
+      json_object_object_add(o, "stop", json_object_new_boolean(1));
     if (s->has_start) {
       json_object *p = json_object_new_object();
       json_object_object_add(p, "name", json_object_new_string(s->start.name));
@@ -390,6 +392,8 @@ int dmh_cluster_start_parse(const char *text, size_t len, dmh_cluster_start *s, 
     rc = -1;
   if (json_object_object_get_ex(o, "remove_meta", &f))
     s->remove_meta = json_object_get_boolean(f);
+  if (json_object_object_get_ex(o, "stop", &f))
+    s->at_stop = json_object_get_boolean(f);
   if (rc == 0 && json_object_object_get_ex(o, "start", &p)) {
     json_object *n = NULL, *ps = NULL, *g = NULL;
     const char *name = json_object_object_get_ex(p, "name", &n) ? json_object_get_string(n) : NULL;

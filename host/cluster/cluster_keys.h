@@ -41,7 +41,9 @@
  *                                     Paused (enable resumes those); written by masters only,
  *                                     never read by workers (they follow the stage keys)
  *   <p>/start/<task>/<source>         start-task's one-shot options for the source's worker
- *                                     {"binding", "remove_meta", "start"}: written by the leader
+ *                                     {"binding", "remove_meta", "start"}, or stop-task's
+ *                                     remove-meta ({"binding", "remove_meta", "stop": true}, put
+ *                                     in the stop's txn): written by the leader
  *                                     in the txn that creates <p>/task/<task> (fenced by its token
  *                                     and the binding's create_revision), so the key's
  *                                     mod_revision is the task key's create_revision: the start it
@@ -181,6 +183,9 @@ int dmh_cluster_disabled_parse(const char *text, size_t len, char (**tasks)[DMH_
 typedef struct dmh_cluster_start {
   int64_t binding;
   bool remove_meta;
+  /* stop-task's remove-meta (DM's delete with keep_meta=false), written in the stop's txn: the
+   * worker drops the meta after it stopped the subtask */
+  bool at_stop;
   bool has_start;    /* --start-time given: `start` is where the sync starts */
   dm_position start; /* the file, offset and GTID state of the first transaction at/after it */
 } dmh_cluster_start;

@@ -18,7 +18,10 @@
 #     start in cluster.start, before its registry kept the task): started anew from etcd, the
 #     options are not applied twice, the sync goes on from its checkpoint;
 #  5. start-task --remove-meta of the task while it runs: refused (13001, DM's "subtask exists
-#     while remove-meta is true"), nothing dropped.
+#     while remove-meta is true"), nothing dropped;
+#  6. stop-task with remove-meta (DM's DELETE with keep_meta=false) through the follower: the
+#     worker drops the meta and the work folder after the stop, not again after its restart;
+#     resume-task's remove-meta refused; started again without options: dumped from scratch.
 #
 #   start_opts.sh <dmhost> <dmctl> <plugin dir> <source dir>
 set -euo pipefail
@@ -201,6 +204,35 @@ jq -e '.error.ErrCode == 13001 and (.msg | contains("still has a subtask of task
 [ "$(drops)" = "$n_drops" ] || fail "a refused start-task --remove-meta dropped csa's meta"
 task_running csa cstsrc 1 >/dev/null || fail "a refused start-task --remove-meta stopped csa"
 log "start-task --remove-meta of the running csa refused (13001), nothing dropped"
+
+# ---- 6. stop-task with remove-meta (DM's DELETE, keep_meta=false) through the follower ----
+raw() { # master request: the answer of POST /control
+  curl -sS --max-time 60 -X POST -H 'Content-Type: application/json' --data-binary "$2" \
+    "http://127.0.0.1:${m_port[$1]}/control"
+}
+out=$(raw "$follower" '{"cmd":"resume-task","args":{"name":"csa","remove-meta":true}}')
+jq -e '.result == false and (.msg | contains("remove-meta: not served by a cluster"))' <<<"$out" >/dev/null ||
+  fail "resume-task remove-meta on a master was not refused: $out"
+out=$(raw "$follower" '{"cmd":"stop-task","args":{"name":"csa","force":true,"remove-meta":true}}')
+jq -e '.result' <<<"$out" >/dev/null || fail "stop-task remove-meta through m$follower: $out"
+[ -z "$(etcd_val "$prefix/task/csa")" ] || fail "stop-task remove-meta left csa in etcd"
+jq -e '.stop and .remove_meta' <<<"$(etcd_val "$prefix/start/csa/cstsrc")" >/dev/null ||
+  fail "etcd holds no stop-task remove-meta for cstsrc's worker: $(etcd_val "$prefix/start/csa/cstsrc")"
+dropped_again() { [ "$(drops)" -gt "$n_drops" ]; }
+wait_for 60 "w1 did not drop csa's meta after stop-task remove-meta" dropped_again
+wait_for 30 "csa's subtask was not stopped on w1" no_status csa
+[ "$(meta_tables)" = 0 ] || fail "csa's meta tables are still on the target after stop-task remove-meta"
+[ ! -e "$work/w1/tasks/csa/cstsrc" ] || fail "csa's work folder is still in w1's state dir"
+n_drops=$(drops)
+stop_proc w1
+start_worker w1
+wait_for 30 "w1 does not serve cstsrc after its restart" members_are 1 "w1 bound cstsrc"
+src "$db2" -e "INSERT INTO t1 SELECT seq, CONCAT('r', seq) FROM seq_161_to_170;"
+task_start 1 csa
+wait_for 60 "csa does not run after the stop with remove-meta" task_running csa cstsrc 1
+wait_for 60 "csa started again: the target does not equal the source (dumped again)" same
+[ "$(drops)" = "$n_drops" ] || fail "w1 dropped csa's meta again after its restart or at the plain start"
+log "stop-task remove-meta through m$follower: w1 dropped csa's meta and work folder after the stop, not again after a restart; started again from scratch: target = source"
 
 ctl 1 stop-task csa >"$work/ctl.out" || fail "stop-task csa: $(cat "$work/ctl.out")"
 for p in m1 m2 w1; do stop_proc "$p"; done

@@ -198,7 +198,12 @@ static void test_start_options(void) {
   st.has_start = false;
   t = dmh_cluster_start_json(&st);
   CU_ASSERT(t && dmh_cluster_start_parse(t, strlen(t), &got, &err) == 0 && got.remove_meta &&
-            !got.has_start && got.binding == 42);
+            !got.has_start && !got.at_stop && got.binding == 42);
+  free(t);
+  st.at_stop = true; /* stop-task's remove-meta */
+  t = dmh_cluster_start_json(&st);
+  CU_ASSERT(t && dmh_cluster_start_parse(t, strlen(t), &got, &err) == 0 && got.at_stop &&
+            got.remove_meta && !got.has_start);
   free(t);
   const char *bad[] = {"{}",
                        "{\"binding\":0}",

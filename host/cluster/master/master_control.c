@@ -313,19 +313,18 @@ static int ctl_check_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
   return rc;
 }
 
-/* remove-meta of stop-task (DM's delete with keep_meta=false) and resume-task on a master: the
- * workers drop a task's meta only at its start (master_start.c), where the option is tied to the
- * start; after a stop the task's file is gone from etcd and its workers. Refused, naming what
- * does it. */
-static int ctl_no_remove_meta(const dmh_control_cmd *cmd, json_object *args, dm_error *err) {
-  bool rm;
-  if (dmh_control_arg_bool(cmd, args, "remove-meta", &rm, err) < 0)
+/* remove-meta of resume-task on a master: the workers drop a task's meta at its start
+ * (master_start.c) and after its stop, where the option is tied to the start or the stop; a
+ * resume goes on from the checkpoints. Refused, naming what does it; *rm: stop-task's. */
+static int ctl_remove_meta(const dmh_control_cmd *cmd, json_object *args, bool *rm, dm_error *err) {
+  if (dmh_control_arg_bool(cmd, args, "remove-meta", rm, err) < 0)
     return -1;
-  if (!rm)
+  if (!*rm || strcmp(cmd->name, "stop-task") == 0)
     return 0;
   dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
                "%s remove-meta: not served by a cluster's master (its workers drop a task's meta "
-               "when it starts); stop-task the task, then `start-task --remove-meta` it",
+               "when it starts or after it stops); stop-task the task, then `start-task "
+               "--remove-meta` it",
                cmd->name);
   return -1;
 }
@@ -516,12 +515,25 @@ static int ctl_task_op(void *ud, const dmh_control_cmd *cmd, json_object *args, 
   if (dmh_control_arg_string(cmd, args, "name", true, &name, err) < 0 ||
       dmh_control_arg_list(cmd, args, "source", only, DMH_CONTROL_MAX_LIST, &n_only, err) < 0)
     return -1;
-  bool stop = strcmp(cmd->name, "stop-task") == 0, force = false;
-  /* force given: DM's DELETE rule (below); remove-meta: not on a master (ctl_no_remove_meta) */
+  bool stop = strcmp(cmd->name, "stop-task") == 0, force = false, rm = false;
+  /* force given: DM's DELETE rule (below); remove-meta: stop-task's only (ctl_remove_meta) */
   bool check_force = stop && json_object_object_get_ex(args, "force", NULL);
   if ((stop && dmh_control_arg_bool(cmd, args, "force", &force, err) < 0) ||
-      ctl_no_remove_meta(cmd, args, err) < 0)
+      ctl_remove_meta(cmd, args, &rm, err) < 0)
     return -1;
+  /* stop-task's remove-meta is handed to the workers by the leader (fenced by its token) */
+  int64_t token = 0;
+  if (rm) {
+    token = dmh_master_token(x->m);
+    int fwd = master_ctl_to_leader(x, cmd, args, resp, err);
+    if (fwd != 0)
+      return fwd < 0 ? -1 : 0;
+    if (token == 0) {
+      dm_error_set(err, DM_ERR_CLUSTER_NOT_LEADER, NULL,
+                   "stop-task: master %s stopped leading; retry in a few seconds", x->m->name);
+      return -1;
+    }
+  }
   const char *stage = strcmp(cmd->name, "pause-task") == 0
                           ? dmh_cluster_stage_name(DMH_CLUSTER_PAUSED)
                           : dmh_cluster_stage_name(DMH_CLUSTER_RUNNING);
@@ -545,9 +557,12 @@ static int ctl_task_op(void *ud, const dmh_control_cmd *cmd, json_object *args, 
   if (dmh_etcd_range(x->c, DMH_ETCD_S(skey), 1, 0, 0, &r, err) < 0)
     return -1;
   master_snapshot s = {0};
-  dmh_etcd_op *ops = calloc(r.n_kvs + 6, sizeof *ops);
+  dmh_etcd_op *ops = calloc(r.n_kvs + 6 + MASTER_START_MAX, sizeof *ops);
+  master_start_keys *sk = calloc(1, sizeof *sk);
+  dmh_etcd_cmp cmps[MASTER_START_MAX + 2];
+  size_t nc = 0;
   int rc = -1;
-  if (!ops) {
+  if (!ops || !sk) {
     ctl_oom(err);
     goto out;
   }
@@ -577,8 +592,28 @@ static int ctl_task_op(void *ud, const dmh_control_cmd *cmd, json_object *args, 
   if (stop) {
     ops[n++] = (dmh_etcd_op){.kind = DMH_ETCD_DELETE, .key = DMH_ETCD_S(tkey)};
     ops[n++] = (dmh_etcd_op){.kind = DMH_ETCD_DELETE, .key = DMH_ETCD_S(skey), .prefix = 1};
-    for (int i = 0; i < 4; i++)
+    /* the start options go, unless remove-meta puts each source's (a key is once in a txn) */
+    for (int i = 0; i < (rm ? 3 : 4); i++)
       ops[n++] = (dmh_etcd_op){.kind = DMH_ETCD_DELETE, .key = DMH_ETCD_S(shkeys[i]), .prefix = 1};
+    if (rm) {
+      const char *srcs[MASTER_START_MAX];
+      char names[MASTER_START_MAX][DMH_CLUSTER_NAME_MAX];
+      size_t ns = 0;
+      for (size_t i = 0; i < r.n_kvs && ns < MASTER_START_MAX; i++) {
+        char t[DMH_CLUSTER_NAME_MAX];
+        if (dmh_cluster_key_parse(r.kvs[i].key, r.kvs[i].key_len, x->m->prefix, DMH_KEY_STAGE, t,
+                                  names[ns], NULL) == 0) {
+          srcs[ns] = names[ns];
+          ns++;
+        }
+      }
+      if (master_stop_prepare(x, name, srcs, ns, &s, token, sk, err) < 0)
+        goto out;
+      memcpy(ops + n, sk->ops, sk->n_ops * sizeof *ops);
+      n += sk->n_ops;
+      memcpy(cmps + 1, sk->cmps, sk->n_cmps * sizeof *cmps);
+      nc = sk->n_cmps;
+    }
   } else {
     for (size_t i = 0; i < r.n_kvs && i < DMH_ETCD_TXN_MAX_OPS; i++)
       if (ctl_kv_in(x, &r.kvs[i], only, n_only))
@@ -586,19 +621,28 @@ static int ctl_task_op(void *ud, const dmh_control_cmd *cmd, json_object *args, 
                                  .key = {r.kvs[i].key, r.kvs[i].key_len},
                                  .value = DMH_ETCD_S(stage)};
   }
-  dmh_etcd_cmp exists = {.key = DMH_ETCD_S(tkey),
-                         .target = DMH_ETCD_CMP_CREATE,
-                         .result = DMH_ETCD_GREATER,
-                         .number = 0};
+  cmps[0] = (dmh_etcd_cmp){.key = DMH_ETCD_S(tkey),
+                           .target = DMH_ETCD_CMP_CREATE,
+                           .result = DMH_ETCD_GREATER,
+                           .number = 0};
   dmh_etcd_txn_result tr = {0};
-  if (dmh_etcd_txn(x->c, &exists, 1, ops, n, NULL, 0, &tr, err) < 0)
+  if (dmh_etcd_txn(x->c, cmps, nc + 1, ops, n, NULL, 0, &tr, err) < 0)
     goto out;
   bool ok = tr.succeeded;
   dmh_etcd_txn_result_free(&tr);
   if (!ok) {
-    dm_error_set(err, DM_ERR_NOT_FOUND, NULL, "no task %s in the cluster", name);
+    dm_error_set(err, rm ? DM_ERR_CLUSTER_FENCED : DM_ERR_NOT_FOUND, NULL,
+                 rm ? "stop-task %s remove-meta: the task left the cluster, or the leadership or a "
+                      "source's binding changed meanwhile: nothing written; stop it again"
+                    : "no task %s in the cluster",
+                 name);
     goto out;
   }
+  if (rm)
+    json_object_object_add(resp, "msg",
+                           json_object_new_string("remove-meta: each source's worker drops the "
+                                                  "task's meta after its stop (its log names "
+                                                  "each DROP)"));
   json_object *list = json_object_new_array();
   for (size_t i = 0; i < r.n_kvs; i++) {
     char t[DMH_CLUSTER_NAME_MAX], src[DMH_CLUSTER_NAME_MAX];
@@ -611,6 +655,9 @@ static int ctl_task_op(void *ud, const dmh_control_cmd *cmd, json_object *args, 
   rc = 0;
 out:
   master_snapshot_free(&s);
+  if (sk)
+    master_start_keys_free(sk);
+  free(sk);
   free(ops);
   dmh_etcd_result_free(&r);
   return rc;

@@ -151,6 +151,12 @@ typedef struct master_start_keys {
 int master_start_prepare(master_ctl *x, const dmh_task_config *tc, const master_snapshot *s,
                          const master_start_opts *o, int64_t token, master_start_keys *k,
                          json_object *resp, dm_error *err);
+/* stop-task's remove-meta (DM's delete with keep_meta=false): the options {remove_meta, stop} of
+ * each of `sources` put (k->ops) for its worker, which drops the meta after the stop, under the
+ * same compares (the leader's token, each binding). Each source must be bound to a worker. */
+int master_stop_prepare(master_ctl *x, const char *task, const char *const *sources, size_t n,
+                        const master_snapshot *s, int64_t token, master_start_keys *k,
+                        dm_error *err);
 void master_start_keys_free(master_start_keys *k);
 /* master_update.c: update-task TASK.cfg on every subtask of the task, checked by each worker
  * first (a dry run), then stored in etcd and applied by each worker (docs/cluster.md). */

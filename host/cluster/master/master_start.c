@@ -6,7 +6,9 @@
  * (cluster_keys.h) in the txn that creates the task: the key's mod_revision is the task key's
  * create_revision (the start it belongs to), and it names the binding it is for. The txn is fenced
  * by the leader's token and by each binding's create_revision, so a worker bound anew meanwhile
- * never gets options meant for another (docs/cluster.md, "start-task's options").
+ * never gets options meant for another (docs/cluster.md, "start-task's options"). stop-task's
+ * remove-meta (DM's delete with keep_meta=false) puts {remove_meta, stop} there in the stop's txn:
+ * each worker drops the meta after it stopped the subtask.
  */
 #include "master_internal.h"
 
@@ -103,22 +105,8 @@ static int ms_no_subtask(master_ctl *x, const char *task, dm_error *err) {
   return rc;
 }
 
-int master_start_prepare(master_ctl *x, const dmh_task_config *tc, const master_snapshot *s,
-                         const master_start_opts *o, int64_t token, master_start_keys *k,
-                         json_object *resp, dm_error *err) {
-  memset(k, 0, sizeof *k);
-  size_t n = (size_t)tc->n_instances;
-  if (!o->remove_meta && !o->start_time)
-    return 0;
-  if (ms_no_subtask(x, tc->name, err) < 0)
-    return -1;
-  if (n > MASTER_START_MAX) {
-    dm_error_set(err, DM_ERR_ETCD_LIMIT, NULL,
-                 "start-task %s: --remove-meta and --start-time are handed to at most %d "
-                 "sources' workers in one txn; the task reads %zu",
-                 tc->name, MASTER_START_MAX, n);
-    return -1;
-  }
+/* The leader key's compare (token) as the first of k->cmps. */
+static int ms_fence(master_ctl *x, int64_t token, master_start_keys *k, dm_error *err) {
   if (master_key(k->leader_key, sizeof k->leader_key, x->m, DMH_KEY_LEADER, NULL, NULL, NULL, err) <
       0)
     return -1;
@@ -126,27 +114,65 @@ int master_start_prepare(master_ctl *x, const dmh_task_config *tc, const master_
                                         .target = DMH_ETCD_CMP_CREATE,
                                         .result = DMH_ETCD_EQUAL,
                                         .number = token};
-  for (size_t i = 0; i < n; i++) {
+  return 0;
+}
+
+/* The options `st` (its binding filled here) of `task` for `source`'s worker: a put into k->ops
+ * and a compare of the binding into k->cmps. `what` names the command for the refusals. */
+static int ms_source_opts(master_ctl *x, const char *what, const char *task, const char *src,
+                          const master_snapshot *s, dmh_cluster_start *st, master_start_keys *k,
+                          dm_error *err) {
+  size_t i = k->n_ops;
+  const char *worker = master_ctl_worker_of(s, src);
+  if (i >= MASTER_START_MAX) {
+    dm_error_set(err, DM_ERR_ETCD_LIMIT, NULL,
+                 "%s %s: remove-meta and --start-time are handed to at most %d sources' workers in "
+                 "one txn",
+                 what, task, MASTER_START_MAX);
+    return -1;
+  }
+  if (!worker[0]) {
+    dm_error_set(err, DM_ERR_NOT_FOUND, NULL,
+                 "%s %s: source %s is bound to no worker, and remove-meta or --start-time is "
+                 "handed to the worker of the source; try again when a worker serves it "
+                 "(list-member --worker)",
+                 what, task, src);
+    return -1;
+  }
+  if (ms_binding_rev(x, worker, k->bound_keys[i], &st->binding, err) < 0)
+    return -1;
+  if (st->binding == 0) {
+    dm_error_set(err, DM_ERR_EXISTS, NULL,
+                 "%s %s: the binding of source %s to worker %s changed meanwhile; try again", what,
+                 task, src, worker);
+    return -1;
+  }
+  if (master_key(k->keys[i], DMH_CLUSTER_KEY_MAX, x->m, DMH_KEY_START, task, src, NULL, err) < 0)
+    return -1;
+  if (!(k->values[i] = dmh_cluster_start_json(st))) {
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory writing %s's options", what);
+    return -1;
+  }
+  k->cmps[k->n_cmps++] = (dmh_etcd_cmp){.key = DMH_ETCD_S(k->bound_keys[i]),
+                                        .target = DMH_ETCD_CMP_CREATE,
+                                        .result = DMH_ETCD_EQUAL,
+                                        .number = st->binding};
+  k->ops[k->n_ops++] = (dmh_etcd_op){
+      .kind = DMH_ETCD_PUT, .key = DMH_ETCD_S(k->keys[i]), .value = DMH_ETCD_S(k->values[i])};
+  return 0;
+}
+
+int master_start_prepare(master_ctl *x, const dmh_task_config *tc, const master_snapshot *s,
+                         const master_start_opts *o, int64_t token, master_start_keys *k,
+                         json_object *resp, dm_error *err) {
+  memset(k, 0, sizeof *k);
+  if (!o->remove_meta && !o->start_time)
+    return 0;
+  if (ms_no_subtask(x, tc->name, err) < 0 || ms_fence(x, token, k, err) < 0)
+    return -1;
+  for (int i = 0; i < tc->n_instances; i++) {
     const char *src = tc->instances[i].source_id;
-    const char *worker = master_ctl_worker_of(s, src);
     dmh_cluster_start st = {.remove_meta = true};
-    if (!worker[0]) {
-      dm_error_set(err, DM_ERR_NOT_FOUND, NULL,
-                   "start-task %s: source %s is bound to no worker, and --remove-meta or "
-                   "--start-time is handed to the worker of the source; start the task when a "
-                   "worker serves it (list-member --worker)",
-                   tc->name, src);
-      return -1;
-    }
-    if (ms_binding_rev(x, worker, k->bound_keys[i], &st.binding, err) < 0)
-      return -1;
-    if (st.binding == 0) {
-      dm_error_set(err, DM_ERR_EXISTS, NULL,
-                   "start-task %s: the binding of source %s to worker %s changed meanwhile; "
-                   "start the task again",
-                   tc->name, src, worker);
-      return -1;
-    }
     if (o->start_time) {
       dmh_source_config *sc = NULL;
       int frc = master_ctl_source_load(x, tc->name, src, &sc, err) < 0 ||
@@ -159,19 +185,22 @@ int master_start_prepare(master_ctl *x, const dmh_task_config *tc, const master_
         return -1;
       st.has_start = true;
     }
-    if (master_key(k->keys[i], DMH_CLUSTER_KEY_MAX, x->m, DMH_KEY_START, tc->name, src, NULL, err) <
-        0)
+    if (ms_source_opts(x, "start-task", tc->name, src, s, &st, k, err) < 0)
       return -1;
-    if (!(k->values[i] = dmh_cluster_start_json(&st))) {
-      dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory writing start-task's options");
+  }
+  return 0;
+}
+
+int master_stop_prepare(master_ctl *x, const char *task, const char *const *sources, size_t n,
+                        const master_snapshot *s, int64_t token, master_start_keys *k,
+                        dm_error *err) {
+  memset(k, 0, sizeof *k);
+  if (ms_fence(x, token, k, err) < 0)
+    return -1;
+  for (size_t i = 0; i < n; i++) {
+    dmh_cluster_start st = {.remove_meta = true, .at_stop = true};
+    if (ms_source_opts(x, "stop-task", task, sources[i], s, &st, k, err) < 0)
       return -1;
-    }
-    k->cmps[k->n_cmps++] = (dmh_etcd_cmp){.key = DMH_ETCD_S(k->bound_keys[i]),
-                                          .target = DMH_ETCD_CMP_CREATE,
-                                          .result = DMH_ETCD_EQUAL,
-                                          .number = st.binding};
-    k->ops[k->n_ops++] = (dmh_etcd_op){
-        .kind = DMH_ETCD_PUT, .key = DMH_ETCD_S(k->keys[i]), .value = DMH_ETCD_S(k->values[i])};
   }
   return 0;
 }

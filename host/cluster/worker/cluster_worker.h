@@ -152,6 +152,12 @@ typedef struct cw_want {
 int cw_start_read(cw *w, const char *source, cw_want *want, dm_error *err);
 int cw_start_task(cw *w, const cw_want *want, const char *path, bool run, int64_t binding,
                   dm_error *err);
+/* stop-task's remove-meta (cluster_worker_start.c): read: 1 when <p>/start/<task>/<source> holds
+ * it for `binding` (the subtask goes, its stage key is gone), 0 when not, -1 with err when the
+ * read failed. task: the registry's stop of `task` with remove-meta (the meta dropped after the
+ * stop; the task is gone from the registry then, so never dropped twice by a restart). */
+int cw_stop_read(cw *w, const char *task, const char *source, int64_t binding, dm_error *err);
+int cw_stop_task(cw *w, const char *task, dm_error *err);
 
 /* Writes a file text under the state dir, next to the registry's copy (so relative paths in it
  * resolve the same): <state>/<dir>/<name>/cluster.cfg. malloc'd path, or NULL with err. */

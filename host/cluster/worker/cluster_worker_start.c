@@ -109,3 +109,34 @@ int cw_start_task(cw *w, const cw_want *want, const char *path, bool run, int64_
   json_object_put(resp);
   return rc;
 }
+
+int cw_stop_read(cw *w, const char *task, const char *source, int64_t binding, dm_error *err) {
+  char key[DMH_CLUSTER_KEY_MAX];
+  if (dmh_cluster_key(key, sizeof key, w->prefix, DMH_KEY_START, task, source, NULL) < 0)
+    return 0;
+  dmh_etcd_result r = {0};
+  if (dmh_etcd_range(w->etcd, DMH_ETCD_S(key), 0, 0, 0, &r, err) < 0)
+    return -1;
+  dmh_cluster_start st;
+  dm_error e;
+  int rm = 0;
+  if (r.n_kvs > 0 && dmh_cluster_start_parse(r.kvs[0].value, r.kvs[0].value_len, &st, &e) < 0)
+    cw_log_error(DM_LOG_WARN, key, &e);
+  else if (r.n_kvs > 0 && st.at_stop && st.remove_meta && st.binding != binding)
+    dmh_log(DM_LOG_WARN, "worker",
+            "task %s: stop-task's remove-meta was for binding %" PRId64
+            ", this worker's is %" PRId64 ": the task is stopped, its meta kept",
+            task, st.binding, binding);
+  else if (r.n_kvs > 0 && st.at_stop && st.remove_meta)
+    rm = 1;
+  dmh_etcd_result_free(&r);
+  return rm;
+}
+
+int cw_stop_task(cw *w, const char *task, dm_error *err) {
+  const dmh_task_opts o = {.remove_meta = true};
+  json_object *resp = json_object_new_object();
+  int rc = dmh_registry_task_op_opts(w->reg, "stop-task", task, NULL, 0, &o, resp, err);
+  json_object_put(resp);
+  return rc;
+}

@@ -329,7 +329,8 @@ static void cw_release(cw *w, const dmh_worker *wk, const char *why) {
 
 /* Brings the bound source's tasks to the wanted stages; binding: the binding's create_revision.
  * ops_lock held. */
-static void cw_apply_tasks(cw *w, const cw_want *ws, int n_ws, int64_t binding) {
+static void cw_apply_tasks(cw *w, const cw_want *ws, int n_ws, int64_t binding,
+                           const char (*stop_rm)[DMH_CLUSTER_NAME_MAX], int n_rm) {
   int n;
   cw_task *ts = cw_tasks(w, &n);
   for (int i = 0; ts && i < n; i++) {
@@ -337,8 +338,18 @@ static void cw_apply_tasks(cw *w, const cw_want *ws, int n_ws, int64_t binding) 
     for (int j = 0; j < n_ws && !want; j++)
       if (strcmp(ws[j].task, ts[i].name) == 0)
         want = &ws[j];
-    if (!want || want->stage == DMH_CLUSTER_STOPPED)
+    bool rm = false;
+    for (int k = 0; !want && k < n_rm && !rm; k++)
+      rm = strcmp(stop_rm[k], ts[i].name) == 0;
+    dm_error err;
+    if (rm && cw_stop_task(w, ts[i].name, &err) < 0)
+      cw_log_error(DM_LOG_WARN, "stop (remove-meta) task", &err);
+    else if (rm)
+      dmh_log(DM_LOG_INFO, "worker", "task %s: stop (remove-meta)", ts[i].name);
+    else if (!want || want->stage == DMH_CLUSTER_STOPPED)
       cw_task_do(w, dmh_registry_task_stop, "stop", ts[i].name);
+    if (rm)
+      atomic_store(&w->dirty, 1); /* publish the stop soon */
   }
   for (int j = 0; j < n_ws; j++) {
     const cw_task *t = ts ? cw_find_task(ts, n, ws[j].task) : NULL;
@@ -491,8 +502,22 @@ int cw_reconcile(cw *w, int64_t *revision, dm_error *err) {
   for (int j = 0; rc == 0 && j < n_ws; j++)
     if (ws[j].text && ws[j].stage != DMH_CLUSTER_STOPPED)
       rc = cw_start_read(w, b.source, &ws[j], err);
+  /* the tasks here whose stage key is gone (stop-task): with remove-meta or not */
+  char(*stop_rm)[DMH_CLUSTER_NAME_MAX] = calloc(ts && n_ts ? (size_t)n_ts : 1, sizeof *stop_rm);
+  int n_rm = 0;
+  for (int i = 0; rc == 0 && bound && ts && stop_rm && i < n_ts; i++) {
+    bool wanted = false;
+    for (int j = 0; j < n_ws && !wanted; j++)
+      wanted = strcmp(ws[j].task, ts[i].name) == 0;
+    int k = wanted ? 0 : cw_stop_read(w, ts[i].name, b.source, create_rev, err);
+    if (k < 0)
+      rc = -1;
+    else if (k == 1)
+      dm_strlcpy(stop_rm[n_rm++], ts[i].name, DMH_CLUSTER_NAME_MAX);
+  }
   free(ts);
   if (rc < 0) {
+    free(stop_rm);
     cw_wants_free(ws, n_ws);
     free(source_text);
     return -1;
@@ -566,13 +591,14 @@ int cw_reconcile(cw *w, int64_t *revision, dm_error *err) {
       dmh_log(DM_LOG_INFO, "worker", "source %s: fencing token %llu (was %llu)", b.source,
               (unsigned long long)token, (unsigned long long)had);
     }
-    cw_apply_tasks(w, ws, n_ws, create_rev);
+    cw_apply_tasks(w, ws, n_ws, create_rev, (const char(*)[DMH_CLUSTER_NAME_MAX])stop_rm, n_rm);
     if (update && source_text) /* after the stages: the tasks on it are paused by now */
       cw_source_update(w, b.source, source_text, src_rev);
     if (rrc == 1) /* a start-relay of a source bound in this very turn */
       cw_apply_relay(w, &relay, bound, &b);
   }
   pthread_mutex_unlock(&w->ops_lock);
+  free(stop_rm);
   cw_wants_free(ws, n_ws);
   free(source_text);
   return 0;
