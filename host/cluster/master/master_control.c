@@ -342,15 +342,9 @@ static int ctl_start_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
   /* the options are the leader's to hand out (fenced by its token): a follower forwards */
   int64_t token = 0;
   if (so.remove_meta || so.start_time) {
-    token = dmh_master_token(x->m);
-    int fwd = master_ctl_to_leader(x, cmd, args, resp, err);
+    int fwd = master_ctl_leader_token(x, cmd, args, resp, &token, err);
     if (fwd != 0)
       return fwd < 0 ? -1 : 0;
-    if (token == 0) {
-      dm_error_set(err, DM_ERR_CLUSTER_NOT_LEADER, NULL,
-                   "start-task: master %s stopped leading; retry in a few seconds", x->m->name);
-      return -1;
-    }
   }
   if (stage && strcmp(stage, "Stopped") != 0 && strcmp(stage, "Running") != 0) {
     dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
@@ -524,15 +518,9 @@ static int ctl_task_op(void *ud, const dmh_control_cmd *cmd, json_object *args, 
   /* stop-task's remove-meta is handed to the workers by the leader (fenced by its token) */
   int64_t token = 0;
   if (rm) {
-    token = dmh_master_token(x->m);
-    int fwd = master_ctl_to_leader(x, cmd, args, resp, err);
+    int fwd = master_ctl_leader_token(x, cmd, args, resp, &token, err);
     if (fwd != 0)
       return fwd < 0 ? -1 : 0;
-    if (token == 0) {
-      dm_error_set(err, DM_ERR_CLUSTER_NOT_LEADER, NULL,
-                   "stop-task: master %s stopped leading; retry in a few seconds", x->m->name);
-      return -1;
-    }
   }
   const char *stage = strcmp(cmd->name, "pause-task") == 0
                           ? dmh_cluster_stage_name(DMH_CLUSTER_PAUSED)

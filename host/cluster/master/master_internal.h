@@ -276,6 +276,10 @@ int master_ctl_shard_ddl_lock(void *ud, const dmh_control_cmd *cmd, json_object 
  * resp (1), or DM_ERR_CLUSTER_NOT_LEADER naming the leader (-1). On the leader: 0, nothing done. */
 int master_ctl_to_leader(master_ctl *x, const dmh_control_cmd *cmd, json_object *args,
                          json_object *resp, dm_error *err);
+/* master_ctl_to_leader, and on the leader its token (*token, read before: a write fenced by it
+ * fails once the leadership ends), or DM_ERR_CLUSTER_NOT_LEADER (-1) when it ended already. */
+int master_ctl_leader_token(master_ctl *x, const dmh_control_cmd *cmd, json_object *args,
+                            json_object *resp, int64_t *token, dm_error *err);
 
 /* The list-member answer's members (master_members.c). */
 int master_list_member(dmh_master *m, dmh_etcd *c, bool masters, bool workers, bool leader_only,
