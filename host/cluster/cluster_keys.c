@@ -31,6 +31,7 @@ static const struct {
     [DMH_KEY_CLUSTER_INFO] = {"cluster-info", 0},
     [DMH_KEY_TEMPLATE] = {"template", 1},
     [DMH_KEY_DISABLED] = {"disabled", 1},
+    [DMH_KEY_START] = {"start", 2},
 };
 
 bool dmh_cluster_name_ok(const char *name) {
@@ -39,7 +40,7 @@ bool dmh_cluster_name_ok(const char *name) {
 }
 
 static bool key_kind_ok(dmh_cluster_key_kind kind) {
-  return kind >= DMH_KEY_LEADER && kind <= DMH_KEY_DISABLED;
+  return kind >= DMH_KEY_LEADER && kind <= DMH_KEY_START;
 }
 
 int dmh_cluster_shard_prefix(char *out, size_t len, const char *prefix) {
@@ -358,6 +359,60 @@ int dmh_cluster_disabled_parse(const char *text, size_t len, char (**tasks)[DMH_
     *tasks = NULL;
     *n = 0;
   }
+  json_object_put(o);
+  return rc;
+}
+
+char *dmh_cluster_start_json(const dmh_cluster_start *s) {
+  json_object *o = json_object_new_object();
+  if (o) {
+    json_object_object_add(o, "binding", json_object_new_int64(s->binding));
+    json_object_object_add(o, "remove_meta", json_object_new_boolean(s->remove_meta));
+    if (s->at_stop)
+      json_object_object_add(o, "stop", json_object_new_boolean(1));
+    if (s->has_start) {
+      json_object *p = json_object_new_object();
+      json_object_object_add(p, "name", json_object_new_string(s->start.name));
+      json_object_object_add(p, "pos", json_object_new_int64((int64_t)s->start.pos));
+      json_object_object_add(p, "gtid", json_object_new_string(s->start.gtid));
+      json_object_object_add(o, "start", p);
+    }
+  }
+  return value_text(o);
+}
+
+int dmh_cluster_start_parse(const char *text, size_t len, dmh_cluster_start *s, dm_error *err) {
+  memset(s, 0, sizeof *s);
+  json_object *o = value_parse(text, len, "start-task's options", err), *f = NULL, *p = NULL;
+  if (!o)
+    return -1;
+  int rc = 0;
+  if (!json_object_object_get_ex(o, "binding", &f) || !json_object_is_type(f, json_type_int) ||
+      (s->binding = json_object_get_int64(f)) <= 0)
+    rc = -1;
+  if (json_object_object_get_ex(o, "remove_meta", &f))
+    s->remove_meta = json_object_get_boolean(f);
+  if (json_object_object_get_ex(o, "stop", &f))
+    s->at_stop = json_object_get_boolean(f);
+  if (rc == 0 && json_object_object_get_ex(o, "start", &p)) {
+    json_object *n = NULL, *ps = NULL, *g = NULL;
+    const char *name = json_object_object_get_ex(p, "name", &n) ? json_object_get_string(n) : NULL;
+    const char *gtid = json_object_object_get_ex(p, "gtid", &g) ? json_object_get_string(g) : "";
+    if (!name || !name[0] || strlen(name) >= sizeof s->start.name || !gtid ||
+        strlen(gtid) >= sizeof s->start.gtid || !json_object_object_get_ex(p, "pos", &ps) ||
+        !json_object_is_type(ps, json_type_int) || json_object_get_int64(ps) < 0) {
+      rc = -1;
+    } else {
+      s->has_start = true;
+      dm_strlcpy(s->start.name, name, sizeof s->start.name);
+      dm_strlcpy(s->start.gtid, gtid, sizeof s->start.gtid);
+      s->start.pos = (uint64_t)json_object_get_int64(ps);
+    }
+  }
+  if (rc < 0)
+    dm_error_set(err, DM_ERR_STATE, NULL,
+                 "etcd holds start-task's options without a `binding` or with a malformed `start` "
+                 "position");
   json_object_put(o);
   return rc;
 }

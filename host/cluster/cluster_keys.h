@@ -40,6 +40,15 @@
  *                                     tasks whose expected stage on the source the disable set
  *                                     Paused (enable resumes those); written by masters only,
  *                                     never read by workers (they follow the stage keys)
+ *   <p>/start/<task>/<source>         start-task's one-shot options for the source's worker
+ *                                     {"binding", "remove_meta", "start"}, or stop-task's
+ *                                     remove-meta ({"binding", "remove_meta", "stop": true}, put
+ *                                     in the stop's txn): written by the leader
+ *                                     in the txn that creates <p>/task/<task> (fenced by its token
+ *                                     and the binding's create_revision), so the key's
+ *                                     mod_revision is the task key's create_revision: the start it
+ *                                     belongs to; deleted by stop-task; read by workers only
+ *                                     (cluster_worker_start.c keeps which start it applied)
  *
  * <p> is the cluster's prefix (`--etcd-prefix`, default "/dmhost"); names are the ones the config
  * files allow (letters, digits, '_', '-', '.'), so '/' never occurs inside a name.
@@ -54,6 +63,7 @@
 #include <json-c/json.h>
 
 #include "dmhost/error.h"
+#include "dmhost/position.h"
 
 #define DMH_CLUSTER_PREFIX_DEFAULT "/dmhost"
 #define DMH_CLUSTER_KEY_MAX 512
@@ -81,6 +91,7 @@ typedef enum dmh_cluster_key_kind {
   DMH_KEY_CLUSTER_INFO, /* DM's cluster info: {"cluster_id", "topology"}, written by masters */
   DMH_KEY_TEMPLATE,     /* DM's task template <name>: a Task, its password masked; by masters */
   DMH_KEY_DISABLED,     /* operate-source disable's flag of <source>; by masters */
+  DMH_KEY_START,        /* start-task's one-shot options of <task>/<source>; by the leader */
 } dmh_cluster_key_kind;
 
 /* "<p>/shard/": every shard key of the cluster (the leader's range and watch). Length, or -1. */
@@ -164,5 +175,22 @@ int dmh_cluster_relay_parse(const char *text, size_t len, dmh_cluster_relay *r, 
 char *dmh_cluster_disabled_json(const char (*tasks)[DMH_CLUSTER_NAME_MAX], size_t n);
 int dmh_cluster_disabled_parse(const char *text, size_t len, char (**tasks)[DMH_CLUSTER_NAME_MAX],
                                size_t *n, dm_error *err);
+
+/* start-task's options for one source (<p>/start/<task>/<source>): remove-meta, and the position
+ * --start-time found on the source (remove-meta implied), for the worker of the binding whose
+ * create_revision is `binding` only (a source bound anew takes up the task from its checkpoints:
+ * another worker cannot know whether the first one dropped the meta and ran). */
+typedef struct dmh_cluster_start {
+  int64_t binding;
+  bool remove_meta;
+  /* stop-task's remove-meta (DM's delete with keep_meta=false), written in the stop's txn: the
+   * worker drops the meta after it stopped the subtask */
+  bool at_stop;
+  bool has_start;    /* --start-time given: `start` is where the sync starts */
+  dm_position start; /* the file, offset and GTID state of the first transaction at/after it */
+} dmh_cluster_start;
+char *dmh_cluster_start_json(const dmh_cluster_start *s);
+/* 0, or -1 with *err (DM_ERR_STATE) for a value without a binding or with a malformed position. */
+int dmh_cluster_start_parse(const char *text, size_t len, dmh_cluster_start *s, dm_error *err);
 
 #endif /* DMH_CLUSTER_KEYS_H */

@@ -192,7 +192,24 @@ typedef struct dmh_task_opts {
   /* resume-task safe-mode-duration (DM's OpenAPI start's safe_mode_time_duration, Go's duration
    * text, checked by the caller): the sync's setting safe-mode-duration for this start */
   const char *safe_mode_duration;
+  /* start-task: the sync's start found before (a cluster's master found it with
+   * dmh_registry_start_time_find), given to each subtask as --start-time's position is; not
+   * found again, nothing dropped unless remove_meta */
+  const dm_position *start_pos;
+  /* start-task: called once the meta is dropped (remove_meta, start_time) and before anything of
+   * the task is created or runs; a failure refuses the start (a cluster worker keeps there which
+   * start's options it applied: cluster_worker_start.c) */
+  int (*prepared)(void *ud, dm_error *err);
+  void *prepared_ud;
 } dmh_task_opts;
+/* --start-time's position on source `source_id` (its endpoint `ep`) for task `cfg`, asked by
+ * command `cmd` (start-task, or resume-task for DM's OpenAPI start; its messages name it): the first
+ * transaction that began at or after `start_time` (registry_start_time.c). Refused for a task
+ * other than task-mode incremental and for a time after the last transaction
+ * (DM_ERR_CONFIG_START_TIME); the answer's `msg` names the position. */
+int dmh_registry_start_time_find(const dmh_task_config *cfg, const char *source_id,
+                                 const dm_db_endpoint *ep, const char *cmd, const char *start_time,
+                                 dm_position *out, json_object *resp, dm_error *err);
 int dmh_registry_task_start_opts(dmh_registry *r, const char *path, dmh_cfg_origin origin,
                                  const dmh_task_opts *o, json_object *resp, dm_error *err);
 /* dmh_registry_task_op_on with the options (o NULL: none). */

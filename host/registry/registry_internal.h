@@ -136,13 +136,9 @@ int reg_check_paths(const char *orig_path, char *const *a, char *const *b, int n
  * the target's meta-schema, its tracker schemas, its work folders; what went in resp's
  * "removedMeta". No lock needed but the task's (nothing of it runs). 0, or -1 with *err. */
 int reg_remove_meta(dmh_registry *r, const dmh_task_config *cfg, json_object *resp, dm_error *err);
-/* start-task --start-time (registry_start_time.c; `cmd` the command that asks, which its messages
- * name: start-task, or resume-task for DM's OpenAPI start): the position of the time on sub's source
- * (an incremental task only; a time after the source's last transaction DM_ERR_CONFIG_START_TIME,
- * one before its oldest binlog the start of that, said in resp's msg); and that position made
- * the meta of source_id's instance of cfg (NULL source or an unset position: nothing). */
-int reg_start_time_find(dmh_registry *r, const dmh_task_config *cfg, reg_sub *sub, const char *cmd,
-                        const char *start_time, dm_position *out, json_object *resp, dm_error *err);
+/* start-task --start-time (registry_start_time.c; the position found by
+ * dmh_registry_start_time_find, registry.h): that position made the meta of source_id's instance
+ * of cfg (NULL source or an unset position: nothing). */
 int reg_start_time_apply(dmh_task_config *cfg, const char *source_id, const dm_position *p,
                          dm_error *err);
 

@@ -109,8 +109,8 @@ int reg_start_opts(dmh_registry *r, reg_task *t, const char *const *only, size_t
   dm_position pos = {0};
   for (int i = 0; o->start_time && i < t->n_subs; i++)
     if (reg_source_in(only, n_only, t->subs[i].source_id) &&
-        reg_start_time_find(r, t->cfg, &t->subs[i], "resume-task", o->start_time, &pos, resp, err) <
-            0)
+        dmh_registry_start_time_find(t->cfg, t->subs[i].source_id, &t->subs[i].src->cfg->from.ep,
+                                     "resume-task", o->start_time, &pos, resp, err) < 0)
       return -1;
   /* nothing of the task has run (never_run, cmd_lock held): what its name left behind goes */
   if ((o->remove_meta || o->start_time) && reg_remove_meta(r, t->cfg, resp, err) < 0)

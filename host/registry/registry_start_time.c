@@ -27,10 +27,9 @@ static uint32_t st_server_id(void) {
   return 4000000001u + r % (UINT32_MAX - 4000000001u);
 }
 
-int reg_start_time_find(dmh_registry *r, const dmh_task_config *cfg, reg_sub *sub, const char *cmd,
-                        const char *start_time, dm_position *out, json_object *resp,
-                        dm_error *err) {
-  (void)r;
+int dmh_registry_start_time_find(const dmh_task_config *cfg, const char *source_id,
+                                 const dm_db_endpoint *ep, const char *cmd, const char *start_time,
+                                 dm_position *out, json_object *resp, dm_error *err) {
   if (cfg->mode != DMH_MODE_INCREMENTAL) {
     dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
                  "%s %s --start-time: the task is task-mode %s; --start-time sets where an "
@@ -39,7 +38,6 @@ int reg_start_time_find(dmh_registry *r, const dmh_task_config *cfg, reg_sub *su
                  cmd, cfg->name, dmh_task_mode_name(cfg->mode));
     return -1;
   }
-  const dm_db_endpoint *ep = &sub->src->cfg->from.ep;
   dm_db_connect_opts o = {.who = "--start-time",
                           .side = DM_DB_SOURCE,
                           .connect_timeout_s = 10,
@@ -69,7 +67,7 @@ int reg_start_time_find(dmh_registry *r, const dmh_task_config *cfg, reg_sub *su
     dm_error_set(err, DM_ERR_CONFIG_START_TIME, NULL,
                  "%s %s --start-time %s (%s): source %s has no transaction that began "
                  "then or later (its binlog ends at %s:%llu)",
-                 cmd, cfg->name, start_time, when, sub->source_id, out->name,
+                 cmd, cfg->name, start_time, when, source_id, out->name,
                  (unsigned long long)out->pos);
     goto out;
   }
@@ -79,7 +77,7 @@ int reg_start_time_find(dmh_registry *r, const dmh_task_config *cfg, reg_sub *su
                ? "--start-time %s (%s) is before source %s's oldest binlog: the sync starts at "
                  "its start, %s:%llu (GTID %s)"
                : "--start-time %s (%s): source %s's sync starts at %s:%llu (GTID %s)",
-           start_time, when, sub->source_id, out->name, (unsigned long long)out->pos,
+           start_time, when, source_id, out->name, (unsigned long long)out->pos,
            out->gtid[0] ? out->gtid : "none");
   dmh_log(where == DM_BINLOG_TIME_BEFORE ? DM_LOG_WARN : DM_LOG_INFO, "registry", "task %s: %s",
           cfg->name, msg);

@@ -152,9 +152,11 @@ int dmh_registry_task_start_opts(dmh_registry *r, const char *path, dmh_cfg_orig
   /* --start-time: the position on the bound source, before anything is written; the old
    * checkpoints go with remove-meta, or the sync would go on from them (DM deletes them too) */
   dm_position start_pos = {0};
-  for (int i = 0; o->start_time && i < t->n_subs; i++) {
-    if (reg_start_time_find(r, orig, &t->subs[i], "start-task", o->start_time, &start_pos, resp,
-                            err) < 0) {
+  if (o->start_pos)
+    start_pos = *o->start_pos; /* found before, by a cluster's master */
+  for (int i = 0; o->start_time && !o->start_pos && i < t->n_subs; i++) {
+    if (dmh_registry_start_time_find(orig, t->subs[i].source_id, &t->subs[i].src->cfg->from.ep,
+                                     "start-task", o->start_time, &start_pos, resp, err) < 0) {
       dmh_task_config_free(orig);
       reg_task_abandon(r, t, NULL);
       return -1;
@@ -162,8 +164,10 @@ int dmh_registry_task_start_opts(dmh_registry *r, const char *path, dmh_cfg_orig
   }
 
   /* --remove-meta: the name is ours (linked) and nothing of it runs, so what a task of this name
-   * left behind goes before anything is written (DM: before its subtasks are added) */
-  if ((o->remove_meta || o->start_time) && reg_remove_meta(r, orig, resp, err) < 0) {
+   * left behind goes before anything is written (DM: before its subtasks are added); then the
+   * caller's mark (a cluster worker's record of the start it applied), before anything runs */
+  if (((o->remove_meta || o->start_time) && reg_remove_meta(r, orig, resp, err) < 0) ||
+      (o->prepared && o->prepared(o->prepared_ud, err) < 0)) {
     dmh_task_config_free(orig);
     reg_task_abandon(r, t, NULL);
     return -1;
@@ -189,7 +193,7 @@ int dmh_registry_task_start_opts(dmh_registry *r, const char *path, dmh_cfg_orig
     free(abs);
     return -1;
   }
-  for (int i = 0; o->start_time && i < t->n_subs && rc == 0; i++)
+  for (int i = 0; (o->start_time || o->start_pos) && i < t->n_subs && rc == 0; i++)
     rc = reg_start_time_apply(copy, t->subs[i].source_id, &start_pos, err);
   if (rc < 0) {
     dmh_task_config_free(copy);

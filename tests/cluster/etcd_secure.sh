@@ -199,7 +199,8 @@ as_worker() { # path json, with the worker's user
 out=$(as_worker kv/range "$(range_json "$prefix/bound/")")
 jq -e '.kvs | length == 1' <<<"$out" >/dev/null || fail "precondition: the worker's user does not read its binding: $out"
 for k in "$prefix/task/evil" "$prefix/stage/evil/srcA" "$prefix/bound/w9" "$prefix/source/srcE" "$prefix/leader" \
-  "$prefix/template/evil" "$prefix/cluster-info" "$prefix/relay/w1" "$prefix/disabled/srcA"; do
+  "$prefix/template/evil" "$prefix/cluster-info" "$prefix/relay/w1" "$prefix/disabled/srcA" \
+  "$prefix/start/sectask/srcA"; do
   out=$(as_worker kv/put "{\"key\":\"$(b64 "$k")\",\"value\":\"$evil\"}")
   grep -q "permission denied" <<<"$out" || fail "the worker's user wrote $k: $out"
 done
@@ -207,7 +208,7 @@ out=$(as_worker kv/txn "{\"success\":[{\"request_delete_range\":$(range_json "$p
 grep -q "permission denied" <<<"$out" || fail "the worker's user deleted the bindings: $out"
 [ -z "$(etcdctl_root get --prefix --keys-only "$prefix/task/evil")" ] || fail "the worker's task key is in etcd"
 members_are 1 "w1 bound srcA" || fail "w1 lost its binding: $(members 1)"
-log "the worker's own user (read $prefix/, write worker/ status/ shard/): ran the task; task, stage, binding, source, leader, template, cluster-info, relay and disabled-flag writes refused"
+log "the worker's own user (read $prefix/, write worker/ status/ shard/): ran the task; task, stage, binding, source, leader, template, cluster-info, relay, disabled-flag and start-options writes refused"
 
 # ---- 1. no client certificate, another CA's certificate ----
 out=$(curl -sS -m 5 --cacert "$pki/ca.pem" -X POST "$ep/v3/kv/range" -d "$(range_json "$prefix/")" 2>&1) &&

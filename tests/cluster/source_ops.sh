@@ -118,7 +118,7 @@ etcd_get "$prefix/source/csosrc" | jq -e '.config | contains("server-id = 4242")
   fail "the updated text is not in etcd"
 took() { grep -q "server-id = 4242" "$work/w1/sources/csosrc/source.cfg"; }
 wait_for 60 "w1's source did not take the updated text" took
-grep -q "source csosrc: took the updated text" "$work/w1.log" || fail "w1 did not log the update"
+wait_for 10 "w1 did not log the update" grep -q "source csosrc: took the updated text" "$work/w1.log"
 src "$db" -e "INSERT INTO t1 SELECT seq, CONCAT('u', seq) FROM seq_201_to_300;"
 ctl 1 resume-task cso >"$work/ctl.out" || fail "resume-task after the update: $(cat "$work/ctl.out")"
 wait_for 60 "cso does not run on w1 after the update" task_running cso csosrc 1

@@ -7,7 +7,7 @@
 #     subtask and leaves it New: query-status through the master says New, no row reaches the target;
 #  2. resume-task starts it: the target equals the source;
 #  3. stop-task force=false refused with DM's message (the task runs on), force=true stops it: its
-#     keys leave etcd; remove-meta on a master is refused by name;
+#     keys leave etcd; resume-task remove-meta on a master is refused by name;
 #  2b/3b. dmctl config export and import through the master: the files are etcd's texts, masked;
 #     an import of masked files is refused; with the passwords back the source is kept and the
 #     task started again;
@@ -95,13 +95,13 @@ raw_jq '.result == false and .error.ErrCode == 13001 and
 grep -qx Running <<<"$(etcd_get "$prefix/stage/")" || fail "a refused stop-task changed the stage keys"
 task_running cltl cltlsrc 1 >/dev/null || fail "a refused stop-task moved the task"
 raw_jq '.result == false and (.msg | contains("remove-meta: not served by a cluster"))' \
-  '{"cmd":"stop-task","args":{"name":"cltl","force":true,"remove-meta":true}}' ||
-  fail "stop-task remove-meta on a master was not refused"
+  '{"cmd":"resume-task","args":{"name":"cltl","remove-meta":true}}' ||
+  fail "resume-task remove-meta on a master was not refused"
 gone && fail "precondition: the task is not in w1's state"
 raw_jq '.result' '{"cmd":"stop-task","args":{"name":"cltl","force":true}}' || fail "stop-task force=true"
 [ -z "$(etcd_get "$prefix/stage/")" ] || fail "the task's stage keys are still in etcd"
 wait_for 60 "the task is still on w1 after stop-task force" gone
-log "stop without force refused; remove-meta refused on a master; with force stopped"
+log "stop without force refused; resume-task remove-meta refused on a master; with force stopped"
 
 # 3b. config import through the master, the passwords put back: the source kept, the task started
 sed -i 's/password = "\*\*\*\*\*\*"/password = ""/' "$work/export/sources/cltlsrc.cfg" \

@@ -174,11 +174,59 @@ static void test_disabled_flag(void) {
   }
 }
 
+/* start-task's options (<p>/start/<task>/<source>): the binding, remove-meta, the position. */
+static void test_start_options(void) {
+  dm_error err;
+  char k[DMH_CLUSTER_KEY_MAX], a[DMH_CLUSTER_NAME_MAX], b[DMH_CLUSTER_NAME_MAX];
+  CU_ASSERT(dmh_cluster_key(k, sizeof k, "/c", DMH_KEY_START, "t1", "src-a", NULL) > 0);
+  CU_ASSERT_STRING_EQUAL(k, "/c/start/t1/src-a");
+  CU_ASSERT_EQUAL(dmh_cluster_key_parse(k, strlen(k), "/c", DMH_KEY_START, a, b, NULL), 0);
+  CU_ASSERT(strcmp(a, "t1") == 0 && strcmp(b, "src-a") == 0);
+  CU_ASSERT(dmh_cluster_key(k, sizeof k, "/c", DMH_KEY_START, "t1", NULL, NULL) > 0);
+  CU_ASSERT_STRING_EQUAL(k, "/c/start/t1/"); /* stop-task's prefix: not t1x's keys */
+  dmh_cluster_start st = {.binding = 42, .remove_meta = true, .has_start = true}, got;
+  strcpy(st.start.name, "mysql-bin.000004");
+  st.start.pos = 385;
+  strcpy(st.start.gtid, "0-1-22");
+  char *t = dmh_cluster_start_json(&st);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  CU_ASSERT_EQUAL(dmh_cluster_start_parse(t, strlen(t), &got, &err), 0);
+  CU_ASSERT(got.binding == 42 && got.remove_meta && got.has_start && got.start.pos == 385 &&
+            strcmp(got.start.name, "mysql-bin.000004") == 0 &&
+            strcmp(got.start.gtid, "0-1-22") == 0);
+  free(t);
+  st.has_start = false;
+  t = dmh_cluster_start_json(&st);
+  CU_ASSERT(t && dmh_cluster_start_parse(t, strlen(t), &got, &err) == 0 && got.remove_meta &&
+            !got.has_start && !got.at_stop && got.binding == 42);
+  free(t);
+  st.at_stop = true; /* stop-task's remove-meta */
+  t = dmh_cluster_start_json(&st);
+  CU_ASSERT(t && dmh_cluster_start_parse(t, strlen(t), &got, &err) == 0 && got.at_stop &&
+            got.remove_meta && !got.has_start);
+  free(t);
+  const char *bad[] = {"{}",
+                       "{\"binding\":0}",
+                       "{\"binding\":\"7\"}",
+                       "{\"binding\":7,\"start\":{\"pos\":4}}",
+                       "{\"binding\":7,\"start\":{\"name\":\"\",\"pos\":4}}",
+                       "{\"binding\":7,\"start\":{\"name\":\"b.1\",\"pos\":-1}}",
+                       "["};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    CU_ASSERT_EQUAL(dmh_cluster_start_parse(bad[i], strlen(bad[i]), &got, &err), -1);
+    CU_ASSERT_EQUAL(err.code, DM_ERR_STATE);
+  }
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
-      {"keys built and parsed", test_keys},   {"values round-tripped and refused", test_values},
-      {"master values", test_master_values},  {"file texts and stages", test_config_and_stage},
-      {"relay requests", test_relay_request}, {"disabled flags", test_disabled_flag},
+      {"keys built and parsed", test_keys},
+      {"values round-tripped and refused", test_values},
+      {"master values", test_master_values},
+      {"file texts and stages", test_config_and_stage},
+      {"relay requests", test_relay_request},
+      {"disabled flags", test_disabled_flag},
+      {"start-task's options", test_start_options},
   };
   return dmh_cunit_run("cluster_keys", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }

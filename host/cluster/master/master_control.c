@@ -16,7 +16,6 @@
 #include "control.h"
 #include "dmhost/sdk.h"
 #include "precheck.h"
-#include "secret.h"
 #include "state.h"
 
 typedef master_ctl ctl;
@@ -263,40 +262,11 @@ int master_ctl_precheck(ctl *x, const dmh_task_config *tc, const char *what, jso
   dmh_precheck pc = {0};
   int rc = 0;
   for (int i = 0; i < tc->n_instances && rc == 0; i++) {
-    const char *src = tc->instances[i].source_id;
-    char key[DMH_CLUSTER_KEY_MAX], name[DMH_CLUSTER_NAME_MAX + 8];
-    dmh_etcd_result r = {0};
-    char *text = NULL;
-    if (master_key(key, sizeof key, x->m, DMH_KEY_SOURCE, src, NULL, NULL, err) < 0 ||
-        dmh_etcd_range(x->c, DMH_ETCD_S(key), 0, 1, 0, &r, err) < 0) {
+    dmh_source_config *sc = NULL;
+    if (master_ctl_source_load(x, tc->name, tc->instances[i].source_id, &sc, err) < 0 ||
+        dmh_precheck_run(&pc, tc, sc, err) < 0)
       rc = -1;
-    } else if (r.n_kvs == 0) {
-      dm_error_set(err, DM_ERR_NOT_FOUND, NULL,
-                   "task %s reads source %s, which is not in the cluster: operate-source create "
-                   "it first",
-                   tc->name, src);
-      rc = -1;
-    } else if (dmh_cluster_config_parse(r.kvs[0].value, r.kvs[0].value_len, &text, err) < 0) {
-      rc = -1;
-    } else {
-      dmh_control_file f;
-      dmh_source_config *sc = NULL;
-      snprintf(name, sizeof name, "%s.cfg", src);
-      dmh_cfg_trust trust = master_ctl_trust(x, DMH_CFG_SUBMITTED); /* the text kept in etcd */
-      /* a text from etcd: its password decrypts with the cluster key, never a key path in it */
-      dmh_secret_cluster_scope(1);
-      int lrc = dmh_control_file_from_text(name, text, false, &f, err) < 0 ||
-                        dmh_source_config_load_as(f.path, &trust, &sc, err) < 0
-                    ? -1
-                    : 0;
-      dmh_secret_cluster_scope(0);
-      if (lrc < 0 || dmh_precheck_run(&pc, tc, sc, err) < 0)
-        rc = -1;
-      dmh_source_config_free(sc);
-      dmh_control_file_free(&f);
-    }
-    free(text);
-    dmh_etcd_result_free(&r);
+    dmh_source_config_free(sc);
   }
   if (rc == 0)
     rc = dmh_precheck_answer(&pc, what, resp, err);
@@ -343,31 +313,18 @@ static int ctl_check_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
   return rc;
 }
 
-/* remove-meta on a master: the workers' work folders are theirs, not reachable from here, and a
- * half-removed meta would resume from a dump's files: refused, naming what does it. */
-static int ctl_no_remove_meta(const dmh_control_cmd *cmd, json_object *args, dm_error *err) {
-  bool rm;
-  const char *start_time = NULL;
-  if (dmh_control_arg_bool(cmd, args, "remove-meta", &rm, err) < 0 ||
-      (strcmp(cmd->name, "start-task") == 0 &&
-       dmh_control_arg_string(cmd, args, "start-time", false, &start_time, err) < 0))
+/* remove-meta of resume-task on a master: the workers drop a task's meta at its start
+ * (master_start.c) and after its stop, where the option is tied to the start or the stop; a
+ * resume goes on from the checkpoints. Refused, naming what does it; *rm: stop-task's. */
+static int ctl_remove_meta(const dmh_control_cmd *cmd, json_object *args, bool *rm, dm_error *err) {
+  if (dmh_control_arg_bool(cmd, args, "remove-meta", rm, err) < 0)
     return -1;
-  if (start_time) {
-    /* the time's position is found on the source and its meta dropped first: the workers' */
-    dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
-                 "%s --start-time: not served by a cluster's master yet (the old checkpoints and "
-                 "work folders are the workers'); `dmhost serve` does it. In a cluster: give the "
-                 "task file's meta the position (`dmhost binlog` or SHOW BINLOG EVENTS finds it)",
-                 cmd->name);
-    return -1;
-  }
-  if (!rm)
+  if (!*rm || strcmp(cmd->name, "stop-task") == 0)
     return 0;
   dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
-               "%s remove-meta: not served by a cluster's master yet (the workers' work folders "
-               "hold the dump's files); `dmhost serve` does it. In a cluster: stop-task, drop the "
-               "task's <meta-schema>.<task>_* tables and `_dmt_` schemas on the target and the "
-               "task's folder in each worker's state dir, then start-task",
+               "%s remove-meta: not served by a cluster's master (its workers drop a task's meta "
+               "when it starts or after it stops); stop-task the task, then `start-task "
+               "--remove-meta` it",
                cmd->name);
   return -1;
 }
@@ -376,11 +333,19 @@ static int ctl_start_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
                           json_object *resp, dm_error *err) {
   ctl *x = ud;
   const char *path, *stage = NULL;
+  master_start_opts so;
   if (dmh_control_arg_path(cmd, args, "path", &path, err) < 0 ||
       dmh_control_no_sources(cmd, args, err) < 0 || master_ctl_libconfig_only(path, err) < 0 ||
       dmh_control_arg_string(cmd, args, "stage", false, &stage, err) < 0 ||
-      ctl_no_remove_meta(cmd, args, err) < 0)
+      master_start_opts_parse(cmd, args, &so, err) < 0)
     return -1;
+  /* the options are the leader's to hand out (fenced by its token): a follower forwards */
+  int64_t token = 0;
+  if (so.remove_meta || so.start_time) {
+    int fwd = master_ctl_leader_token(x, cmd, args, resp, &token, err);
+    if (fwd != 0)
+      return fwd < 0 ? -1 : 0;
+  }
   if (stage && strcmp(stage, "Stopped") != 0 && strcmp(stage, "Running") != 0) {
     dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
                  "start-task: argument \"stage\" is \"%s\"; it is \"Stopped\" (create the task "
@@ -411,11 +376,12 @@ static int ctl_start_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
   char *val = NULL, *sealed = NULL;
   size_t n = (size_t)tc->n_instances;
   char(*keys)[DMH_CLUSTER_KEY_MAX] = calloc(2 * n + 1, sizeof *keys);
-  dmh_etcd_cmp *cmps = calloc(n + 1, sizeof *cmps);
-  dmh_etcd_op *ops = calloc(n + 1, sizeof *ops);
+  dmh_etcd_cmp *cmps = calloc(n + MASTER_START_MAX + 2, sizeof *cmps);
+  dmh_etcd_op *ops = calloc(n + MASTER_START_MAX + 1, sizeof *ops);
+  master_start_keys *sk = calloc(1, sizeof *sk);
   char key[DMH_CLUSTER_KEY_MAX], what[DMH_CLUSTER_NAME_MAX + 16];
   master_snapshot s = {0};
-  if (!keys || !cmps || !ops) {
+  if (!keys || !cmps || !ops || !sk) {
     ctl_oom(err);
     goto out;
   }
@@ -451,14 +417,23 @@ static int ctl_start_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
   }
   /* the precheck (docs/precheck.md), before anything is written: a failed item refuses */
   snprintf(what, sizeof what, "start-task %s", tc->name);
-  if (master_ctl_precheck(x, tc, what, resp, err) < 0)
+  if (master_ctl_precheck(x, tc, what, resp, err) < 0 ||
+      master_start_prepare(x, tc, &s, &so, token, sk, resp, err) < 0)
     goto out;
+  memcpy(cmps + n, sk->cmps, sk->n_cmps * sizeof *cmps);
+  memcpy(ops + n, sk->ops, sk->n_ops * sizeof *ops);
   if (!(val = master_ctl_sealed_value(x, &f, path, "target-database", tc->target.ep.password,
                                       &sealed, err)))
     goto out;
   snprintf(what, sizeof what, "task %s", tc->name);
-  if (ctl_create(x, key, val, cmps, n, ops, n, what, err) < 0)
+  if (ctl_create(x, key, val, cmps, n + sk->n_cmps, ops, n + sk->n_ops, what, err) < 0) {
+    if (sk->n_cmps && err->code == DM_ERR_NOT_FOUND) /* a compare of the options failed */
+      dm_error_set(err, DM_ERR_CLUSTER_FENCED, NULL,
+                   "start-task %s: the leadership, a source or its binding changed meanwhile: "
+                   "nothing written; start the task again",
+                   tc->name);
     goto out;
+  }
   json_object *list = json_object_new_array();
   for (size_t i = 0; i < n; i++)
     json_object_array_add(list,
@@ -471,6 +446,9 @@ out:
     OPENSSL_cleanse(sealed, strlen(sealed));
   free(sealed);
   master_snapshot_free(&s);
+  if (sk)
+    master_start_keys_free(sk);
+  free(sk);
   free(keys);
   free(cmps);
   free(ops);
@@ -531,12 +509,19 @@ static int ctl_task_op(void *ud, const dmh_control_cmd *cmd, json_object *args, 
   if (dmh_control_arg_string(cmd, args, "name", true, &name, err) < 0 ||
       dmh_control_arg_list(cmd, args, "source", only, DMH_CONTROL_MAX_LIST, &n_only, err) < 0)
     return -1;
-  bool stop = strcmp(cmd->name, "stop-task") == 0, force = false;
-  /* force given: DM's DELETE rule (below); remove-meta: not on a master (ctl_no_remove_meta) */
+  bool stop = strcmp(cmd->name, "stop-task") == 0, force = false, rm = false;
+  /* force given: DM's DELETE rule (below); remove-meta: stop-task's only (ctl_remove_meta) */
   bool check_force = stop && json_object_object_get_ex(args, "force", NULL);
   if ((stop && dmh_control_arg_bool(cmd, args, "force", &force, err) < 0) ||
-      ctl_no_remove_meta(cmd, args, err) < 0)
+      ctl_remove_meta(cmd, args, &rm, err) < 0)
     return -1;
+  /* stop-task's remove-meta is handed to the workers by the leader (fenced by its token) */
+  int64_t token = 0;
+  if (rm) {
+    int fwd = master_ctl_leader_token(x, cmd, args, resp, &token, err);
+    if (fwd != 0)
+      return fwd < 0 ? -1 : 0;
+  }
   const char *stage = strcmp(cmd->name, "pause-task") == 0
                           ? dmh_cluster_stage_name(DMH_CLUSTER_PAUSED)
                           : dmh_cluster_stage_name(DMH_CLUSTER_RUNNING);
@@ -545,23 +530,27 @@ static int ctl_task_op(void *ud, const dmh_control_cmd *cmd, json_object *args, 
                                                 : stage[0] == 'P' ? "Pause"
                                                                   : "Resume"));
   char tkey[DMH_CLUSTER_KEY_MAX], skey[DMH_CLUSTER_KEY_MAX];
-  /* stop-task also deletes the task's shard DDL records (DM's RemoveMetaData) */
+  /* stop-task also deletes the task's shard DDL records (DM's RemoveMetaData) and start-task's
+   * options (master_start.c) */
   static const dmh_cluster_key_kind shard_kinds[] = {DMH_KEY_SHARD_TABLES, DMH_KEY_SHARD_INFO,
-                                                     DMH_KEY_SHARD_OP};
-  char shkeys[3][DMH_CLUSTER_KEY_MAX];
+                                                     DMH_KEY_SHARD_OP, DMH_KEY_START};
+  char shkeys[4][DMH_CLUSTER_KEY_MAX];
   if (master_key(tkey, sizeof tkey, x->m, DMH_KEY_TASK, name, NULL, NULL, err) < 0 ||
       master_key(skey, sizeof skey, x->m, DMH_KEY_STAGE, name, NULL, NULL, err) < 0)
     return -1;
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < 4; i++)
     if (master_key(shkeys[i], sizeof shkeys[i], x->m, shard_kinds[i], name, NULL, NULL, err) < 0)
       return -1;
   dmh_etcd_result r = {0};
   if (dmh_etcd_range(x->c, DMH_ETCD_S(skey), 1, 0, 0, &r, err) < 0)
     return -1;
   master_snapshot s = {0};
-  dmh_etcd_op *ops = calloc(r.n_kvs + 5, sizeof *ops);
+  dmh_etcd_op *ops = calloc(r.n_kvs + 6 + MASTER_START_MAX, sizeof *ops);
+  master_start_keys *sk = calloc(1, sizeof *sk);
+  dmh_etcd_cmp cmps[MASTER_START_MAX + 2];
+  size_t nc = 0;
   int rc = -1;
-  if (!ops) {
+  if (!ops || !sk) {
     ctl_oom(err);
     goto out;
   }
@@ -591,8 +580,28 @@ static int ctl_task_op(void *ud, const dmh_control_cmd *cmd, json_object *args, 
   if (stop) {
     ops[n++] = (dmh_etcd_op){.kind = DMH_ETCD_DELETE, .key = DMH_ETCD_S(tkey)};
     ops[n++] = (dmh_etcd_op){.kind = DMH_ETCD_DELETE, .key = DMH_ETCD_S(skey), .prefix = 1};
-    for (int i = 0; i < 3; i++)
+    /* the start options go, unless remove-meta puts each source's (a key is once in a txn) */
+    for (int i = 0; i < (rm ? 3 : 4); i++)
       ops[n++] = (dmh_etcd_op){.kind = DMH_ETCD_DELETE, .key = DMH_ETCD_S(shkeys[i]), .prefix = 1};
+    if (rm) {
+      const char *srcs[MASTER_START_MAX];
+      char names[MASTER_START_MAX][DMH_CLUSTER_NAME_MAX];
+      size_t ns = 0;
+      for (size_t i = 0; i < r.n_kvs && ns < MASTER_START_MAX; i++) {
+        char t[DMH_CLUSTER_NAME_MAX];
+        if (dmh_cluster_key_parse(r.kvs[i].key, r.kvs[i].key_len, x->m->prefix, DMH_KEY_STAGE, t,
+                                  names[ns], NULL) == 0) {
+          srcs[ns] = names[ns];
+          ns++;
+        }
+      }
+      if (master_stop_prepare(x, name, srcs, ns, &s, token, sk, err) < 0)
+        goto out;
+      memcpy(ops + n, sk->ops, sk->n_ops * sizeof *ops);
+      n += sk->n_ops;
+      memcpy(cmps + 1, sk->cmps, sk->n_cmps * sizeof *cmps);
+      nc = sk->n_cmps;
+    }
   } else {
     for (size_t i = 0; i < r.n_kvs && i < DMH_ETCD_TXN_MAX_OPS; i++)
       if (ctl_kv_in(x, &r.kvs[i], only, n_only))
@@ -600,19 +609,28 @@ static int ctl_task_op(void *ud, const dmh_control_cmd *cmd, json_object *args, 
                                  .key = {r.kvs[i].key, r.kvs[i].key_len},
                                  .value = DMH_ETCD_S(stage)};
   }
-  dmh_etcd_cmp exists = {.key = DMH_ETCD_S(tkey),
-                         .target = DMH_ETCD_CMP_CREATE,
-                         .result = DMH_ETCD_GREATER,
-                         .number = 0};
+  cmps[0] = (dmh_etcd_cmp){.key = DMH_ETCD_S(tkey),
+                           .target = DMH_ETCD_CMP_CREATE,
+                           .result = DMH_ETCD_GREATER,
+                           .number = 0};
   dmh_etcd_txn_result tr = {0};
-  if (dmh_etcd_txn(x->c, &exists, 1, ops, n, NULL, 0, &tr, err) < 0)
+  if (dmh_etcd_txn(x->c, cmps, nc + 1, ops, n, NULL, 0, &tr, err) < 0)
     goto out;
   bool ok = tr.succeeded;
   dmh_etcd_txn_result_free(&tr);
   if (!ok) {
-    dm_error_set(err, DM_ERR_NOT_FOUND, NULL, "no task %s in the cluster", name);
+    dm_error_set(err, rm ? DM_ERR_CLUSTER_FENCED : DM_ERR_NOT_FOUND, NULL,
+                 rm ? "stop-task %s remove-meta: the task left the cluster, or the leadership or a "
+                      "source's binding changed meanwhile: nothing written; stop it again"
+                    : "no task %s in the cluster",
+                 name);
     goto out;
   }
+  if (rm)
+    json_object_object_add(resp, "msg",
+                           json_object_new_string("remove-meta: each source's worker drops the "
+                                                  "task's meta after its stop (its log names "
+                                                  "each DROP)"));
   json_object *list = json_object_new_array();
   for (size_t i = 0; i < r.n_kvs; i++) {
     char t[DMH_CLUSTER_NAME_MAX], src[DMH_CLUSTER_NAME_MAX];
@@ -625,6 +643,9 @@ static int ctl_task_op(void *ud, const dmh_control_cmd *cmd, json_object *args, 
   rc = 0;
 out:
   master_snapshot_free(&s);
+  if (sk)
+    master_start_keys_free(sk);
+  free(sk);
   free(ops);
   dmh_etcd_result_free(&r);
   return rc;

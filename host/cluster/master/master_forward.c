@@ -227,3 +227,17 @@ int master_ctl_to_leader(master_ctl *x, const dmh_control_cmd *cmd, json_object 
                cmd->name, m->name, leader, addr);
   return -1;
 }
+
+int master_ctl_leader_token(master_ctl *x, const dmh_control_cmd *cmd, json_object *args,
+                            json_object *resp, int64_t *token, dm_error *err) {
+  *token = dmh_master_token(x->m);
+  int fwd = master_ctl_to_leader(x, cmd, args, resp, err);
+  if (fwd != 0)
+    return fwd;
+  if (*token == 0) {
+    dm_error_set(err, DM_ERR_CLUSTER_NOT_LEADER, NULL,
+                 "%s: master %s stopped leading; retry in a few seconds", cmd->name, x->m->name);
+    return -1;
+  }
+  return 0;
+}

@@ -118,6 +118,46 @@ int master_ctl_precheck(master_ctl *x, const dmh_task_config *tc, const char *wh
 char *master_ctl_sealed_value(master_ctl *x, const dmh_control_file *f, const char *path,
                               const char *group, const char *password, char **sealed,
                               dm_error *err);
+/* master_start.c: the file of `source` kept in etcd, loaded as the workers load it (its password
+ * decrypted with the cluster key); DM_ERR_NOT_FOUND naming task `task` when etcd has none. */
+int master_ctl_source_load(master_ctl *x, const char *task, const char *source,
+                           dmh_source_config **sc, dm_error *err);
+/* master_start.c: start-task's one-shot options (--remove-meta, --start-time), handed to each
+ * source's worker at <p>/start/<task>/<source> in the txn that creates the task. */
+typedef struct master_start_opts {
+  bool remove_meta;
+  const char *start_time; /* NULL: none */
+} master_start_opts;
+int master_start_opts_parse(const dmh_control_cmd *cmd, json_object *args, master_start_opts *o,
+                            dm_error *err);
+/* Sources of one start with options: the txn holds a stage and an options key of each, the task
+ * key, compares on each binding, the sources and the leader key. */
+#define MASTER_START_MAX 60
+typedef struct master_start_keys {
+  char leader_key[DMH_CLUSTER_KEY_MAX];
+  char keys[MASTER_START_MAX][DMH_CLUSTER_KEY_MAX];
+  char bound_keys[MASTER_START_MAX][DMH_CLUSTER_KEY_MAX];
+  char *values[MASTER_START_MAX];
+  dmh_etcd_cmp cmps[MASTER_START_MAX + 1];
+  size_t n_cmps;
+  dmh_etcd_op ops[MASTER_START_MAX];
+  size_t n_ops;
+} master_start_keys;
+/* With options o (none: nothing, 0): each source of tc must be bound to a worker (in s); the
+ * position of o->start_time found on each source (refused as `dmhost serve` refuses: task-mode
+ * incremental only, a time after the last transaction; resp's msg names it); the options keys
+ * put (k->ops) under compares (k->cmps) of the leader key's create_revision == token and each
+ * binding's create_revision as read. -1 with *err. */
+int master_start_prepare(master_ctl *x, const dmh_task_config *tc, const master_snapshot *s,
+                         const master_start_opts *o, int64_t token, master_start_keys *k,
+                         json_object *resp, dm_error *err);
+/* stop-task's remove-meta (DM's delete with keep_meta=false): the options {remove_meta, stop} of
+ * each of `sources` put (k->ops) for its worker, which drops the meta after the stop, under the
+ * same compares (the leader's token, each binding). Each source must be bound to a worker. */
+int master_stop_prepare(master_ctl *x, const char *task, const char *const *sources, size_t n,
+                        const master_snapshot *s, int64_t token, master_start_keys *k,
+                        dm_error *err);
+void master_start_keys_free(master_start_keys *k);
 /* master_update.c: update-task TASK.cfg on every subtask of the task, checked by each worker
  * first (a dry run), then stored in etcd and applied by each worker (docs/cluster.md). */
 int master_ctl_update_task(void *ud, const dmh_control_cmd *cmd, json_object *args,
@@ -236,6 +276,10 @@ int master_ctl_shard_ddl_lock(void *ud, const dmh_control_cmd *cmd, json_object 
  * resp (1), or DM_ERR_CLUSTER_NOT_LEADER naming the leader (-1). On the leader: 0, nothing done. */
 int master_ctl_to_leader(master_ctl *x, const dmh_control_cmd *cmd, json_object *args,
                          json_object *resp, dm_error *err);
+/* master_ctl_to_leader, and on the leader its token (*token, read before: a write fenced by it
+ * fails once the leadership ends), or DM_ERR_CLUSTER_NOT_LEADER (-1) when it ended already. */
+int master_ctl_leader_token(master_ctl *x, const dmh_control_cmd *cmd, json_object *args,
+                            json_object *resp, int64_t *token, dm_error *err);
 
 /* The list-member answer's members (master_members.c). */
 int master_list_member(dmh_master *m, dmh_etcd *c, bool masters, bool workers, bool leader_only,

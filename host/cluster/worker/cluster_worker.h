@@ -8,6 +8,7 @@
  *   cluster_worker_sync.c  the reconcile (binding, source, expected stages), the fence thread
  *                          (pause everything once the lease's last renewal is TTL - margin old),
  *                          the watch thread and the status publication
+ *   cluster_worker_start.c start-task's one-shot options (remove-meta, start-time's position)
  *
  * Threads: main (signals, reconcile, status, lease replacement), two watches (mark `dirty` when
  * the worker's binding or an expected stage changes), fence (polls the keeper's age every 100 ms),
@@ -136,11 +137,38 @@ typedef struct cw_want {
   char task[DMH_CLUSTER_NAME_MAX];
   dmh_cluster_stage stage;
   char *text; /* the task file, when the task must be started here (or the source is new here) */
+  /* start-task's options of the task's current start (read with `text`: cw_start_read) */
+  bool has_start;
+  dmh_cluster_start start;
+  int64_t start_rev; /* the start's revision: the task key's create_revision */
 } cw_want;
+
+/* start-task's one-shot options (cluster_worker_start.c). read: those of want's task on `source`
+ * written with its task key (else none), into want; -1 with err when a read failed. task: the
+ * registry's start of want's task from the file at `path` (run: started, else created stopped)
+ * with them, when they are for `binding` (the current binding's create_revision) and were not
+ * applied here before; the start's revision kept in <state>/tasks/<task>/cluster.start once the
+ * meta is dropped, before anything of the task runs. 0, or -1 with err (the registry's). */
+int cw_start_read(cw *w, const char *source, cw_want *want, dm_error *err);
+int cw_start_task(cw *w, const cw_want *want, const char *path, bool run, int64_t binding,
+                  dm_error *err);
+/* stop-task's remove-meta (cluster_worker_start.c): read: 1 when <p>/start/<task>/<source> holds
+ * it for `binding` (the subtask goes, its stage key is gone), 0 when not, -1 with err when the
+ * read failed. task: the registry's stop of `task` with remove-meta (the meta dropped after the
+ * stop; the task is gone from the registry then, so never dropped twice by a restart). */
+int cw_stop_read(cw *w, const char *task, const char *source, int64_t binding, dm_error *err);
+int cw_stop_task(cw *w, const char *task, dm_error *err);
 
 /* Writes a file text under the state dir, next to the registry's copy (so relative paths in it
  * resolve the same): <state>/<dir>/<name>/cluster.cfg. malloc'd path, or NULL with err. */
 char *cw_write_config(cw *w, const char *dir, const char *name, const char *text, dm_error *err);
+
+/* A revision kept in the state dir at <state>/<rel> ("<rev>\n", written atomically): a source's
+ * text applied (sources/<id>/cluster.rev), a task's start options applied
+ * (tasks/<task>/cluster.start). load: the revision, 0 when the file is absent (*present false;
+ * present may be NULL). save: 0, or -1 with err. */
+int64_t cw_rev_load(cw *w, const char *rel, bool *present);
+int cw_rev_save(cw *w, const char *rel, int64_t rev, dm_error *err);
 
 /* operate-source update through a master (cluster_worker_source.c). changed: whether the text of
  * `source` at mod_revision `rev` is not the one the registry holds (the revision applied is kept

@@ -15,35 +15,31 @@
 #include "log.h"
 #include "state.h"
 
-/* <state>/sources/<source>/cluster.rev, malloc'd (NULL without memory). */
-static char *cws_rev_path(cw *w, const char *source) {
-  char rel[DMH_CLUSTER_NAME_MAX + 32];
-  snprintf(rel, sizeof rel, "sources/%s/cluster.rev", source);
-  return dmh_state_path(w->state_dir, rel);
+/* <state>/sources/<source>/cluster.rev's path under the state dir. */
+static void cws_rev_rel(char *rel, size_t size, const char *source) {
+  snprintf(rel, size, "sources/%s/cluster.rev", source);
 }
 
 void cw_source_applied(cw *w, const char *source, int64_t rev) {
-  char *path = cws_rev_path(w, source), text[32];
-  int n = snprintf(text, sizeof text, "%" PRId64 "\n", rev);
+  char rel[DMH_CLUSTER_NAME_MAX + 32];
+  cws_rev_rel(rel, sizeof rel, source);
   dm_error e;
-  if (!path || dmh_state_write_file(path, text, (size_t)n, &e) < 0)
+  if (cw_rev_save(w, rel, rev, &e) < 0)
     dmh_log(DM_LOG_WARN, "worker", "source %s: cannot keep the revision of its text (%s)", source,
-            path ? e.message : "out of memory");
-  free(path);
+            e.message);
 }
 
 bool cw_source_changed(cw *w, const char *source, int64_t rev) {
   if (rev == w->source_rev_refused)
     return false;
-  char *path = cws_rev_path(w, source);
-  char *text = path ? dmh_state_read_all(path, NULL) : NULL;
-  free(path);
-  if (!text) { /* bound before the revision was kept: what it holds is the text now */
+  char rel[DMH_CLUSTER_NAME_MAX + 32];
+  cws_rev_rel(rel, sizeof rel, source);
+  bool present;
+  int64_t had = cw_rev_load(w, rel, &present);
+  if (!present) { /* bound before the revision was kept: what it holds is the text now */
     cw_source_applied(w, source, rev);
     return false;
   }
-  int64_t had = strtoll(text, NULL, 10);
-  free(text);
   return had != rev;
 }
 

@@ -2,6 +2,7 @@
  * cluster_worker.h). */
 #include "cluster_worker.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,6 +237,29 @@ char *cw_write_config(cw *w, const char *dir, const char *name, const char *text
   return path;
 }
 
+int64_t cw_rev_load(cw *w, const char *rel, bool *present) {
+  char *path = dmh_state_path(w->state_dir, rel);
+  char *text = path ? dmh_state_read_all(path, NULL) : NULL;
+  free(path);
+  if (present)
+    *present = text != NULL;
+  int64_t rev = text ? strtoll(text, NULL, 10) : 0;
+  free(text);
+  return rev;
+}
+
+int cw_rev_save(cw *w, const char *rel, int64_t rev, dm_error *err) {
+  char *path = dmh_state_path(w->state_dir, rel), text[32];
+  int n = snprintf(text, sizeof text, "%" PRId64 "\n", rev);
+  if (!path) {
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory keeping a revision in %s", rel);
+    return -1;
+  }
+  int rc = dmh_state_write_file(path, text, (size_t)n, err);
+  free(path);
+  return rc;
+}
+
 static void cw_wants_free(cw_want *ws, int n) {
   for (int i = 0; ws && i < n; i++)
     free(ws[i].text);
@@ -303,16 +327,10 @@ static void cw_release(cw *w, const dmh_worker *wk, const char *why) {
   }
 }
 
-/* A task the master stored expected Paused (start-task stage Stopped, DM's create; or paused
- * before this worker had it): created stopped, its subtasks New until a resume. */
-static int cw_task_create_paused(dmh_registry *r, const char *path, json_object *resp,
-                                 dm_error *err) {
-  const dmh_task_opts o = {.stopped = true};
-  return dmh_registry_task_start_opts(r, path, DMH_CFG_OPERATOR, &o, resp, err);
-}
-
-/* Brings the bound source's tasks to the wanted stages. ops_lock held. */
-static void cw_apply_tasks(cw *w, const cw_want *ws, int n_ws) {
+/* Brings the bound source's tasks to the wanted stages; binding: the binding's create_revision.
+ * ops_lock held. */
+static void cw_apply_tasks(cw *w, const cw_want *ws, int n_ws, int64_t binding,
+                           const char (*stop_rm)[DMH_CLUSTER_NAME_MAX], int n_rm) {
   int n;
   cw_task *ts = cw_tasks(w, &n);
   for (int i = 0; ts && i < n; i++) {
@@ -320,8 +338,18 @@ static void cw_apply_tasks(cw *w, const cw_want *ws, int n_ws) {
     for (int j = 0; j < n_ws && !want; j++)
       if (strcmp(ws[j].task, ts[i].name) == 0)
         want = &ws[j];
-    if (!want || want->stage == DMH_CLUSTER_STOPPED)
+    bool rm = false;
+    for (int k = 0; !want && k < n_rm && !rm; k++)
+      rm = strcmp(stop_rm[k], ts[i].name) == 0;
+    dm_error err;
+    if (rm && cw_stop_task(w, ts[i].name, &err) < 0)
+      cw_log_error(DM_LOG_WARN, "stop (remove-meta) task", &err);
+    else if (rm)
+      dmh_log(DM_LOG_INFO, "worker", "task %s: stop (remove-meta)", ts[i].name);
+    else if (!want || want->stage == DMH_CLUSTER_STOPPED)
       cw_task_do(w, dmh_registry_task_stop, "stop", ts[i].name);
+    if (rm)
+      atomic_store(&w->dirty, 1); /* publish the stop soon */
   }
   for (int j = 0; j < n_ws; j++) {
     const cw_task *t = ts ? cw_find_task(ts, n, ws[j].task) : NULL;
@@ -336,10 +364,12 @@ static void cw_apply_tasks(cw *w, const cw_want *ws, int n_ws) {
       char *path = cw_write_config(w, "tasks", ws[j].task, ws[j].text, &err);
       if (!path)
         cw_log_error(DM_LOG_WARN, "writing the task file", &err);
-      else if (run)
-        cw_task_do(w, dmh_registry_task_start, "start", path);
+      else if (cw_start_task(w, &ws[j], path, run, binding, &err) < 0)
+        cw_log_error(DM_LOG_WARN, run ? "start task" : "create (stopped) task", &err);
       else
-        cw_task_do(w, cw_task_create_paused, "create (stopped)", path);
+        dmh_log(DM_LOG_INFO, "worker", "task %s: %s", ws[j].task,
+                run ? "start" : "create (stopped)");
+      atomic_store(&w->dirty, 1); /* publish the new stage soon */
       free(path);
     } else if (run && t &&
                (strcmp(t->stage, "New") == 0 ||
@@ -469,8 +499,25 @@ int cw_reconcile(cw *w, int64_t *revision, dm_error *err) {
     if (fresh ||
         (ws[j].stage != DMH_CLUSTER_STOPPED && !(ts && cw_find_task(ts, n_ts, ws[j].task))))
       rc = cw_get_config(w, DMH_KEY_TASK, ws[j].task, &ws[j].text, NULL, err);
+  for (int j = 0; rc == 0 && j < n_ws; j++)
+    if (ws[j].text && ws[j].stage != DMH_CLUSTER_STOPPED)
+      rc = cw_start_read(w, b.source, &ws[j], err);
+  /* the tasks here whose stage key is gone (stop-task): with remove-meta or not */
+  char(*stop_rm)[DMH_CLUSTER_NAME_MAX] = calloc(ts && n_ts ? (size_t)n_ts : 1, sizeof *stop_rm);
+  int n_rm = 0;
+  for (int i = 0; rc == 0 && bound && ts && stop_rm && i < n_ts; i++) {
+    bool wanted = false;
+    for (int j = 0; j < n_ws && !wanted; j++)
+      wanted = strcmp(ws[j].task, ts[i].name) == 0;
+    int k = wanted ? 0 : cw_stop_read(w, ts[i].name, b.source, create_rev, err);
+    if (k < 0)
+      rc = -1;
+    else if (k == 1)
+      dm_strlcpy(stop_rm[n_rm++], ts[i].name, DMH_CLUSTER_NAME_MAX);
+  }
   free(ts);
   if (rc < 0) {
+    free(stop_rm);
     cw_wants_free(ws, n_ws);
     free(source_text);
     return -1;
@@ -544,13 +591,14 @@ int cw_reconcile(cw *w, int64_t *revision, dm_error *err) {
       dmh_log(DM_LOG_INFO, "worker", "source %s: fencing token %llu (was %llu)", b.source,
               (unsigned long long)token, (unsigned long long)had);
     }
-    cw_apply_tasks(w, ws, n_ws);
+    cw_apply_tasks(w, ws, n_ws, create_rev, (const char(*)[DMH_CLUSTER_NAME_MAX])stop_rm, n_rm);
     if (update && source_text) /* after the stages: the tasks on it are paused by now */
       cw_source_update(w, b.source, source_text, src_rev);
     if (rrc == 1) /* a start-relay of a source bound in this very turn */
       cw_apply_relay(w, &relay, bound, &b);
   }
   pthread_mutex_unlock(&w->ops_lock);
+  free(stop_rm);
   cw_wants_free(ws, n_ws);
   free(source_text);
   return 0;
