@@ -164,3 +164,33 @@ int dmh_control_offline_member(void *ud, const dmh_control_cmd *cmd, json_object
                  kind, name, dmh_registry_worker_name(r));
   return -1;
 }
+
+/* ---- config master|worker NAME ---- */
+
+int dmh_control_member_unknown(const dmh_control_cmd *cmd, const char *what, const char *name,
+                               dm_error *err) {
+  /* DM's words (dm/master/server.go GetCfg): "master not found", "worker not found" */
+  dm_error_set(err, DM_ERR_NOT_FOUND, NULL,
+               "%s not found: %s %s %s: no %s %s in the cluster; list them with `dmctl "
+               "list-member --%s`",
+               what, cmd->name, what, name, what, name, what);
+  return -1;
+}
+
+int dmh_control_member_settings(const dmh_control_cmd *cmd, const char *what, const char *name,
+                                const char *self, const char *settings, json_object *resp,
+                                dm_error *err) {
+  if (!self || strcmp(name, self) != 0)
+    return dmh_control_member_unknown(cmd, what, name, err);
+  if (!settings) {
+    dm_error_set(err, DM_ERR_NOT_FOUND, NULL,
+                 "%s %s %s: this process keeps no settings to show (it was not started as "
+                 "`dmhost serve|master|worker`)",
+                 cmd->name, what, name);
+    return -1;
+  }
+  json_object_object_add(resp, "cfg", json_object_new_string(settings));
+  /* no settings file: the command line it runs with, one flag a line (docs/control.md) */
+  json_object_object_add(resp, "format", json_object_new_string("flags"));
+  return 0;
+}
