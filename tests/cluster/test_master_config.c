@@ -27,6 +27,32 @@
 #include "promtool_check.h"
 #include "test_file.h"
 
+/* The children still running: killed by the suite's cleanup when a fatal assertion left them. */
+static pid_t mc_pids[8];
+
+static void mc_track(pid_t pid) {
+  for (size_t i = 0; i < sizeof mc_pids / sizeof mc_pids[0]; i++)
+    if (mc_pids[i] <= 0) {
+      mc_pids[i] = pid;
+      return;
+    }
+}
+
+static void mc_untrack(pid_t pid) {
+  for (size_t i = 0; i < sizeof mc_pids / sizeof mc_pids[0]; i++)
+    if (mc_pids[i] == pid)
+      mc_pids[i] = 0;
+}
+
+static int mc_clean(void) {
+  for (size_t i = 0; i < sizeof mc_pids / sizeof mc_pids[0]; i++)
+    if (mc_pids[i] > 0) {
+      kill(mc_pids[i], SIGKILL);
+      waitpid(mc_pids[i], NULL, 0);
+    }
+  return tm_clean();
+}
+
 /* A `dmhost` child with these arguments (NULL-ended), its output in <tm_dir>/<log>. */
 static pid_t mc_spawn(const char *log, const char *const *args) {
   char path[256];
@@ -39,6 +65,7 @@ static pid_t mc_spawn(const char *log, const char *const *args) {
     execv(DMHOST_BIN, (char *const *)args);
     _exit(127);
   }
+  mc_track(pid);
   return pid;
 }
 
@@ -46,6 +73,7 @@ static void mc_stop(pid_t pid) {
   int st = 0;
   if (pid <= 0)
     return;
+  mc_untrack(pid);
   kill(pid, SIGTERM);
   CU_ASSERT_EQUAL(waitpid(pid, &st, 0), pid);
   CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
@@ -263,8 +291,15 @@ static void test_worker_event_watch(void) {
   tm_prefix(prefix, sizeof prefix, "wevent");
   int port = TM_PORT(12);
   pid_t pid = tm_spawn("me", prefix, port);
+  mc_track(pid);
   dmh_etcd *c = te_client();
-  CU_ASSERT_FATAL(tm_wait_leader(c, prefix, NULL, leader, sizeof leader, 10000) > 0);
+  /* generous: the suite before may have left an etcd member rejoining */
+  if (tm_wait_leader(c, prefix, NULL, leader, sizeof leader, 30000) <= 0) {
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "cat '%s/me.log'", tm_dir);
+    CU_ASSERT(system(cmd) >= 0);
+    CU_FAIL_FATAL("master me did not lead");
+  }
   fake_worker w1 = {"w1", 0};
   tm_worker_up(c, prefix, &w1, "");
   static const char watch[] = "dm_master_worker_event_error{type=\"watch\"}";
@@ -323,5 +358,5 @@ int main(void) {
       {"dm_master_worker_event_error: the leader's watch broken by an etcd member killed",
        test_worker_event_watch},
   };
-  return dmh_cunit_run("master_config", tm_init, tm_clean, tests, sizeof tests / sizeof tests[0]);
+  return dmh_cunit_run("master_config", tm_init, mc_clean, tests, sizeof tests / sizeof tests[0]);
 }

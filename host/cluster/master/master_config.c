@@ -13,15 +13,6 @@
 #include "control.h"
 #include "dmhost/sdk.h"
 
-/* The answer of the member asked, copied into resp; -1 with *err when it could not be asked. */
-static int config_answer(json_object *answer, json_object *resp) {
-  if (!answer)
-    return -1;
-  json_object_object_foreach(answer, k, v) json_object_object_add(resp, k, json_object_get(v));
-  json_object_put(answer);
-  return 0;
-}
-
 /* config master NAME: this master's settings, or those of master NAME, which answers itself at
  * the address it registered. */
 static int config_master(master_ctl *x, const dmh_control_cmd *cmd, json_object *args,
@@ -50,12 +41,7 @@ static int config_master(master_ctl *x, const dmh_control_cmd *cmd, json_object 
                  cmd->name, name, name, info.addr);
     return -1;
   }
-  json_object *req = json_object_new_object();
-  json_object_object_add(req, "cmd", json_object_new_string(cmd->name));
-  json_object_object_add(req, "args", json_object_get(args));
-  json_object *answer = m->forward(m->forward_ud, info.addr, req, err);
-  json_object_put(req);
-  return config_answer(answer, resp);
+  return master_forward_answer(master_forward_to(m, info.addr, cmd, args, err), resp);
 }
 
 /* config worker NAME: asked of worker NAME at its --listen (it answers itself). */
@@ -78,7 +64,7 @@ static int config_worker(master_ctl *x, const dmh_control_cmd *cmd, json_object 
                  cmd->name, name);
     rc = -1;
   } else
-    rc = config_answer(master_ctl_forward_worker(x, &s, (size_t)i, cmd, args, err), resp);
+    rc = master_forward_answer(master_ctl_forward_worker(x, &s, (size_t)i, cmd, args, err), resp);
   master_snapshot_free(&s);
   return rc;
 }

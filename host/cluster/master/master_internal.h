@@ -105,6 +105,12 @@ int master_ctl_sources_of(master_ctl *x, const char *task, char (*out)[DMH_CLUST
 int master_ctl_worker_index(const master_snapshot *s, const char *source, bool relay,
                             dm_error *err);
 /* Command `cmd` with `args` sent to worker i's control listener: its answer, or NULL with *err. */
+/* The request {"cmd": cmd->name, "args": args} sent to the master or worker at addr through m's
+ * forwarder (set: the caller checks): its answer, or NULL with *err. master_forward_answer: the
+ * answer's members copied into resp (and the answer freed), -1 for a NULL answer. */
+json_object *master_forward_to(dmh_master *m, const char *addr, const dmh_control_cmd *cmd,
+                               json_object *args, dm_error *err);
+int master_forward_answer(json_object *answer, json_object *resp);
 json_object *master_ctl_forward_worker(master_ctl *x, const master_snapshot *s, size_t i,
                                        const dmh_control_cmd *cmd, json_object *args,
                                        dm_error *err);
