@@ -562,19 +562,6 @@ static int control_shard_ddl_lock(void *ud, const control_cmd *cmd, json_object 
   return dmh_registry_shard_unlock(r, req.name, req.owner, req.force_remove, resp, err);
 }
 
-int dmh_control_config_args(const dmh_control_cmd *cmd, json_object *args, const char **what,
-                            const char **name, dm_error *err) {
-  if (dmh_control_arg_string(cmd, args, "op", true, what, err) < 0 ||
-      dmh_control_arg_string(cmd, args, "name", true, name, err) < 0)
-    return -1;
-  static const char *const ops[] = {"task", "source", "master", "worker"};
-  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-    if (strcmp(*what, ops[i]) == 0)
-      return 0;
-  return dmh_control_bad(err, "%s: \"%s\" is not one of task, source, master, worker (usage: %s)",
-                         cmd->name, *what, cmd->usage);
-}
-
 /* config|get-config task|source NAME: the state dir's copy (registry_config.c); master|worker
  * NAME: the daemon's own settings, itself the cluster's one master and worker (members_cmd.c). */
 static int control_get_config(void *ud, const control_cmd *cmd, json_object *args,

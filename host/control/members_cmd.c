@@ -1,8 +1,8 @@
 /*
  * DM's cluster commands answered by `dmhost serve` as a cluster of one (issue 23): the daemon is
  * the leader master and its only worker, so a DM script's list-member, transfer-source and
- * offline-member get DM's answers about it. The arguments' rules (DM's flags) are shared with the
- * master's handlers (host/cluster/master/).
+ * offline-member get DM's answers about it, and config master|worker NAME its own settings. The
+ * arguments' rules (DM's flags) are shared with the master's handlers (host/cluster/master/).
  */
 #include "control.h"
 
@@ -166,6 +166,21 @@ int dmh_control_offline_member(void *ud, const dmh_control_cmd *cmd, json_object
 }
 
 /* ---- config master|worker NAME ---- */
+
+/* config|get-config's arguments, the daemon's and the master's (config task|source is
+ * registry_config.c's and master_config.c's) */
+int dmh_control_config_args(const dmh_control_cmd *cmd, json_object *args, const char **what,
+                            const char **name, dm_error *err) {
+  if (dmh_control_arg_string(cmd, args, "op", true, what, err) < 0 ||
+      dmh_control_arg_string(cmd, args, "name", true, name, err) < 0)
+    return -1;
+  static const char *const ops[] = {"task", "source", "master", "worker"};
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    if (strcmp(*what, ops[i]) == 0)
+      return 0;
+  return dmh_control_bad(err, "%s: \"%s\" is not one of task, source, master, worker (usage: %s)",
+                         cmd->name, *what, cmd->usage);
+}
 
 int dmh_control_member_unknown(const dmh_control_cmd *cmd, const char *what, const char *name,
                                dm_error *err) {
