@@ -6,9 +6,9 @@
  * linter has findings. The only findings accepted are those about the names DM itself gave against
  * the linter (counters without `_total`: dm_*_exit_with_error_count, dumpling_dump_finished_*,
  * dm_relay_{read,write}_error_count, dm_relay_data_corruption, dm_master_shard_ddl_error,
- * dm_worker_operate_error;
- * the type in a name: dm_syncer_replication_lag_gauge): dmhost keeps DM's names
- * so DM's dashboards and alerts work unchanged (docs/metrics.md). Anything else fails, and so does
+ * dm_worker_operate_error, dm_master_worker_event_error, dm_master_start_leader_counter; the type
+ * in a name: dm_syncer_replication_lag_gauge, dm_master_start_leader_counter): dmhost keeps DM's
+ * names so DM's dashboards and alerts work unchanged (docs/metrics.md). Anything else fails, and so does
  * a missing promtool: the check is never skipped.
  */
 #ifndef DMH_PROMTOOL_CHECK_H
@@ -30,6 +30,7 @@ static const char *const promtool_dm_names[] = {
     "dm_relay_read_error_count",         "dm_relay_write_error_count",
     "dm_relay_data_corruption",          "dm_master_shard_ddl_error",
     "dumpling_dump_estimate_total_rows", "dm_worker_operate_error",
+    "dm_master_worker_event_error",      "dm_master_start_leader_counter",
 };
 
 static inline bool promtool_line_accepted(const char *line) {

@@ -2,6 +2,7 @@
 #include "cli_flag.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,5 +115,89 @@ int dmh_cli_common_arg(dmh_cli_common *f, int argc, char **argv, int *i) {
     if (r != 0)
       return r < 0 ? -1 : cli_common_set(f, o, v);
   }
+  return 0;
+}
+
+/* ---- a daemon's settings ---- */
+
+/* "--name VALUE\n" (or "--name\n" when value is NULL) into f, the value a shell word. */
+static void cli_settings_line(FILE *f, const char *name, const char *value) {
+  fprintf(f, "--%s", name);
+  if (value) {
+    bool plain = *value != '\0';
+    for (const char *p = value; plain && *p; p++)
+      plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              strchr("_./:,=@+-", *p);
+    if (plain)
+      fprintf(f, " %s", value);
+    else {
+      fputs(" '", f);
+      for (const char *p = value; *p; p++)
+        *p == '\'' ? fputs("'\\''", f) : fputc(*p, f);
+      fputc('\'', f);
+    }
+  }
+  fputc('\n', f);
+}
+
+/* The text written into f (open_memstream's buffer *out, set by the close), or NULL when a write
+ * failed. */
+static char *cli_settings_end(FILE *f, char **out) {
+  bool failed = ferror(f) != 0;
+  if (fclose(f) != 0 || failed) {
+    free(*out);
+    return NULL;
+  }
+  return *out;
+}
+
+char *dmh_cli_settings_text(int argc, char **argv, const char *shortopts,
+                            const struct option *longopts) {
+  char *out = NULL;
+  size_t size = 0;
+  FILE *f = open_memstream(&out, &size);
+  if (!f)
+    return NULL;
+  int saved_opterr = opterr, c;
+  opterr = 0; /* parsed once already: nothing to report */
+  optind = 1;
+  while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+    const struct option *o = NULL;
+    for (const struct option *l = longopts; l->name && !o; l++)
+      if (!l->flag && l->val == c)
+        o = l;
+    if (c == '?' || c == ':' || (o && strcmp(o->name, "help") == 0))
+      continue;
+    char short_name[2] = {(char)c, '\0'};
+    cli_settings_line(f, o ? o->name : short_name, optarg);
+  }
+  opterr = saved_opterr;
+  return cli_settings_end(f, &out);
+}
+
+int dmh_cli_settings_put(char **text, const char *name, const char *value) {
+  char *out = NULL;
+  size_t size = 0, n = strlen(name);
+  FILE *f = open_memstream(&out, &size);
+  if (!f)
+    return -1;
+  bool put = false;
+  for (const char *p = *text; p && *p;) {
+    const char *end = strchr(p, '\n');
+    size_t len = end ? (size_t)(end - p) + 1 : strlen(p);
+    if (!put && strncmp(p, "--", 2) == 0 && strncmp(p + 2, name, n) == 0 &&
+        (p[2 + n] == ' ' || p[2 + n] == '\n' || !p[2 + n])) {
+      cli_settings_line(f, name, value);
+      put = true;
+    } else
+      fwrite(p, 1, len, f);
+    p += len;
+  }
+  if (!put)
+    cli_settings_line(f, name, value);
+  if (!cli_settings_end(f, &out))
+    return -1;
+  free(*text);
+  *text = out;
   return 0;
 }

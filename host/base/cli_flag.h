@@ -83,4 +83,21 @@ int dmh_cli_common_flag(dmh_cli_common *f, int c, const char *arg);
  * options (short and long forms, "=VALUE" too): 1 taken, 0 not, -1 its value is missing. */
 int dmh_cli_common_arg(dmh_cli_common *f, int argc, char **argv, int *i);
 
+/* ---- a daemon's settings, as dmctl config master|worker NAME answers them ---- */
+
+/* The daemons take no settings file: their settings are their command line. This is that command
+ * line as the process parsed it, one flag a line ("--name VALUE", "--flag" for one without a
+ * value), each under its long name in the program's own table (longopts, the one list it parsed
+ * argv with, dmh_cli_longopts's; a flag with two names under the first), a value quoted as a
+ * shell word when it is not plain, in argv's order, --help left out. argv as getopt_long left it
+ * after the program's parse (its optstring `shortopts`): parsed again here, so call it on the main
+ * thread before another getopt. No flag of the daemons takes a secret as its value (passwords and
+ * keys are files: cluster_security.h), and no file is read here. malloc'd; NULL when out of
+ * memory. */
+char *dmh_cli_settings_text(int argc, char **argv, const char *shortopts,
+                            const struct option *longopts);
+/* Sets flag --`name`'s line of *text to `value` (the effective one: --listen's port bound), added
+ * at the end when the command line did not give it. 0, or -1 when out of memory (*text kept). */
+int dmh_cli_settings_put(char **text, const char *name, const char *value);
+
 #endif /* DMH_CLI_FLAG_H */

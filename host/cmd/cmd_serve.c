@@ -128,7 +128,8 @@ int dmh_serve_main(int argc, char **argv) {
                             .fast_cmds = fast_cmds};
   optind = 1;
   int c;
-  while ((c = getopt_long(argc, argv, "d:s:p:l:g:i:t:h", longopts, NULL)) != -1) {
+  static const char shortopts[] = "d:s:p:l:g:i:t:h";
+  while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
     int trc = dmh_trust_flag(&trust, c, optarg, "dmhost serve");
     if (trc == 0)
       trc = dmh_cli_common_flag(&flags, c, optarg);
@@ -207,6 +208,7 @@ int dmh_serve_main(int argc, char **argv) {
 
   int rc = 1;
   int lock_fd = -1;
+  char *settings = NULL;
   dmh_registry *reg = NULL;
   dmh_control_server *srv = NULL;
   dmh_control_http *http = NULL;
@@ -261,6 +263,15 @@ int dmh_serve_main(int argc, char **argv) {
     snprintf(addr, sizeof addr, "%.*s:%d", host_len, listen_arg, dmh_control_http_port(http));
     dmh_registry_set_addr(reg, addr);
   }
+  /* config master|worker NAME's answer: the command line, with the state dir as resolved
+   * (absolute; over TCP the answer names it ".", as every path in it) and --listen as bound */
+  char bound[DMH_REGISTRY_ADDR_MAX];
+  dmh_registry_addr(reg, bound, sizeof bound);
+  if (!(settings = dmh_cli_settings_text(argc, argv, shortopts, longopts)) ||
+      dmh_cli_settings_put(&settings, "state-dir", state_dir) < 0 ||
+      (http && dmh_cli_settings_put(&settings, "listen", bound) < 0) ||
+      dmh_registry_set_settings(reg, settings) < 0)
+    dmh_log(DM_LOG_WARN, "serve", "out of memory keeping the settings config master|worker shows");
   dmh_log(DM_LOG_INFO, "serve", "listening on %s (state dir %s, pid %d)", socket_path, state_dir,
           (int)getpid());
   if (dmh_control_server_run(srv, sfd, &err) < 0) {
@@ -285,6 +296,7 @@ out:
   if (rc == 0)
     dmh_log(DM_LOG_INFO, "serve", "stopped");
   free(socket_path);
+  free(settings);
   free(state_dir);
   free(plugin_dir);
   dmh_trust_flags_free(&trust);

@@ -50,7 +50,8 @@ static void cw_usage(FILE *out) {
       "ID: a restart within the TTL keeps the binding. The subtasks are paused when the\n"
       "lease was not renewed for TTL - 3 s. SIGINT or SIGTERM pauses them and exits 0.\n"
       "--listen serves the commands a master forwards to the worker of a source\n"
-      "(purge-relay, swap-unit, binlog; query-status) over HTTP, and is the address it\n"
+      "(purge-relay, swap-unit, binlog; query-status; config worker NAME: this command\n"
+      "line) over HTTP, and is the address it\n"
       "registers unless --advertise-addr says another. --tls-allowed-cn: the client\n"
       "certificates' subjects (CN) admitted there, the masters'; default any of --tls-ca.\n"
       "Every source and task file it reads from etcd is a config sent over the network: it may\n"
@@ -151,7 +152,8 @@ static int cw_options(cw *w, int argc, char **argv, dmh_cli_common *flags,
   dmh_cli_longopts(flags, own, longopts);
   optind = 1;
   int c;
-  while ((c = getopt_long(argc, argv, "n:e:d:P:a:t:p:l:h", longopts, NULL)) != -1) {
+  static const char shortopts[] = "n:e:d:P:a:t:p:l:h";
+  while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
     int trc = dmh_trust_flag(&w->trust, c, optarg, "dmhost worker");
     if (trc == 0)
       trc = dmh_cli_common_flag(flags, c, optarg);
@@ -224,6 +226,8 @@ static int cw_options(cw *w, int argc, char **argv, dmh_cli_common *flags,
     cw_usage(stderr);
     return 2;
   }
+  /* config worker NAME's answer (NULL when out of memory: the worker answers that it keeps none) */
+  w->settings = dmh_cli_settings_text(argc, argv, shortopts, longopts);
   return -1; /* go on */
 }
 
@@ -241,6 +245,14 @@ static json_object *cw_control_handle(void *ud, json_object *req) {
           : "";
   const dmh_command *c = dmh_command_find(name);
   if (c && (c->flags & DMH_CMD_WORKER))
+    return dmh_control_handle(w->reg, req);
+  /* config|get-config worker NAME: the worker's own settings, which a master asks it for (the
+   * stored files are the cluster's, in etcd) */
+  json_object *args = NULL, *op = NULL;
+  if (c && (c == &dmh_commands[DMH_CMD_CONFIG] || c == &dmh_commands[DMH_CMD_GET_CONFIG]) &&
+      json_object_object_get_ex(req, "args", &args) && json_object_object_get_ex(args, "op", &op) &&
+      json_object_is_type(op, json_type_string) &&
+      strcmp(json_object_get_string(op), "worker") == 0)
     return dmh_control_handle(w->reg, req);
   char forwarded[256], read[256];
   dmh_command_list(DMH_CMD_WORKER | DMH_CMD_FORWARD, 0, forwarded, sizeof forwarded);
@@ -269,10 +281,10 @@ static char *cw_control_line(void *ud, const char *line, size_t len) {
 }
 
 /* The address a master reaches the listener at: --listen's host with the port bound. */
-static void cw_listen_addr(cw *w, const char *listen_arg, int port) {
+static void cw_listen_addr(char *out, size_t len, const char *listen_arg, int port) {
   const char *colon = strrchr(listen_arg, ':');
   int host_len = colon ? (int)(colon - listen_arg) : (int)strlen(listen_arg);
-  snprintf(w->addr, sizeof w->addr, "%.*s:%d", host_len, listen_arg, port);
+  snprintf(out, len, "%.*s:%d", host_len, listen_arg, port);
 }
 
 /* ---- the loop ---- */
@@ -334,6 +346,7 @@ int dmh_cluster_worker_main(int argc, char **argv) {
   if (dmh_cluster_security_load(&w.sec, w.endpoints, &err) < 0) {
     cw_fail(&err);
     dmh_cluster_security_clear(&w.sec);
+    free(w.settings);
     return 1;
   }
   /* Every file this process loads is a copy of a text from etcd: passwords in them decrypt with
@@ -345,6 +358,7 @@ int dmh_cluster_worker_main(int argc, char **argv) {
   if (frc != 0) {
     cw_fail(&err);
     dmh_cluster_security_clear(&w.sec);
+    free(w.settings);
     return frc;
   }
   bool advertised = w.addr[0] != '\0';
@@ -361,6 +375,7 @@ int dmh_cluster_worker_main(int argc, char **argv) {
       0) {
     cw_fail(&err);
     dmh_cluster_security_clear(&w.sec);
+    free(w.settings);
     return 1;
   }
   int rc = 1, lock_fd = -1;
@@ -407,9 +422,20 @@ int dmh_cluster_worker_main(int argc, char **argv) {
       cw_fail(&err);
       goto out;
     }
-    if (!advertised)
-      cw_listen_addr(&w, listen_arg, dmh_control_http_port(http));
   }
+  /* the address bound; the one registered unless --advertise-addr says another */
+  char bound[DMH_CLUSTER_NAME_MAX];
+  if (http) {
+    cw_listen_addr(bound, sizeof bound, listen_arg, dmh_control_http_port(http));
+    if (!advertised)
+      dm_strlcpy(w.addr, bound, sizeof w.addr);
+  }
+  /* config worker NAME's answer: the state dir as resolved, --listen as bound; over TCP every
+   * path in an answer is given relative to the state dir (cw_control_handle_tcp) */
+  if (!w.settings || dmh_cli_settings_put(&w.settings, "state-dir", w.state_dir) < 0 ||
+      (http && dmh_cli_settings_put(&w.settings, "listen", bound) < 0) ||
+      dmh_registry_set_settings(w.reg, w.settings) < 0)
+    dmh_log(DM_LOG_WARN, "worker", "out of memory keeping the settings config worker shows");
   if (cw_register(&w, true, &err) < 0 || cw_reconcile(&w, &w.watch_from, &err) < 0) {
     cw_fail(&err);
     goto out;
@@ -448,6 +474,7 @@ out:
     dmh_log(DM_LOG_INFO, "worker", "stopped");
   cw_publish_reset(&w);
   free(w.pub);
+  free(w.settings);
   free(w.state_dir);
   free(w.plugin_dir);
   dmh_trust_flags_free(&w.trust);

@@ -125,7 +125,8 @@ int dmh_master_main(int argc, char **argv) {
   optind = 1;
   int c;
   dmh_trust_flags trust = {.n_unit_dirs = 0};
-  while ((c = getopt_long(argc, argv, "n:e:L:p:A:C:K:N:l:h", longopts, NULL)) != -1) {
+  static const char shortopts[] = "n:e:L:p:A:C:K:N:l:h";
+  while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
     int trc = dmh_trust_flag(&trust, c, optarg, "dmhost master");
     if (trc == 0)
       trc = dmh_cli_common_flag(&flags, c, optarg);
@@ -201,8 +202,18 @@ int dmh_master_main(int argc, char **argv) {
   o.addr = addr;
   o.forward = door_forward;
   o.forward_ud = &door;
+  /* config master NAME's answer: the command line, --listen as bound (NULL when out of memory:
+   * the master answers that it keeps none) */
+  char *settings = dmh_cli_settings_text(argc, argv, shortopts, longopts);
+  if (settings && dmh_cli_settings_put(&settings, "listen", addr) < 0) {
+    free(settings);
+    settings = NULL;
+  }
+  o.settings = settings;
   dmh_master *m = NULL;
-  if (dmh_master_start(&o, &m, &err) < 0) {
+  int src = dmh_master_start(&o, &m, &err);
+  free(settings); /* copied */
+  if (src < 0) {
     master_fail(&err);
     dmh_control_http_close(http);
     dmh_cluster_security_clear(&sec);

@@ -562,30 +562,20 @@ static int control_shard_ddl_lock(void *ud, const control_cmd *cmd, json_object 
   return dmh_registry_shard_unlock(r, req.name, req.owner, req.force_remove, resp, err);
 }
 
-int dmh_control_config_args(const dmh_control_cmd *cmd, json_object *args, const char *role,
-                            const char **what, const char **name, dm_error *err) {
-  if (dmh_control_arg_string(cmd, args, "op", true, what, err) < 0 ||
-      dmh_control_arg_string(cmd, args, "name", true, name, err) < 0)
-    return -1;
-  if (strcmp(*what, "master") == 0 || strcmp(*what, "worker") == 0)
-    return dmh_control_bad(err,
-                           "%s %s: %s keeps no %s configuration file (its settings are its "
-                           "command line: `dmhost serve|master|worker --help`); config "
-                           "task|source NAME shows the stored files",
-                           cmd->name, *what, role, *what);
-  if (strcmp(*what, "task") != 0 && strcmp(*what, "source") != 0)
-    return dmh_control_bad(err, "%s: \"%s\" is not one of task, source (usage: %s)", cmd->name,
-                           *what, cmd->usage);
-  return 0;
-}
-
-/* config|get-config task|source NAME: the state dir's copy (registry_config.c). */
+/* config|get-config task|source NAME: the state dir's copy (registry_config.c); master|worker
+ * NAME: the daemon's own settings, itself the cluster's one master and worker (members_cmd.c). */
 static int control_get_config(void *ud, const control_cmd *cmd, json_object *args,
                               json_object *resp, dm_error *err) {
   const char *what, *name;
-  if (dmh_control_config_args(cmd, args, "`dmhost serve`", &what, &name, err) < 0)
+  if (dmh_control_config_args(cmd, args, &what, &name, err) < 0)
     return -1;
-  return dmh_registry_get_config(ud, what, name, resp, err);
+  if (strcmp(what, "task") == 0 || strcmp(what, "source") == 0)
+    return dmh_registry_get_config(ud, what, name, resp, err);
+  char *settings = dmh_registry_settings(ud);
+  int rc = dmh_control_member_settings(cmd, what, name, dmh_registry_worker_name(ud), settings,
+                                       resp, err);
+  free(settings);
+  return rc;
 }
 
 static int control_help(void *ud, const control_cmd *cmd, json_object *args, json_object *resp,

@@ -79,10 +79,20 @@ int dmh_control_relay_each(void *ud, const dmh_control_cmd *cmd, dmh_control_fn 
 /* start-task's -s SOURCE, refused (DM starts the subtasks of those sources only): 0 without it. */
 int dmh_control_no_sources(const dmh_control_cmd *cmd, json_object *args, dm_error *err);
 
-/* config|get-config's {"op": "task"|"source", "name"}, borrowed; DM's master and worker refused
- * naming `role` (who answers) and why: -1 with DM_ERR_CONTROL_REQUEST. */
-int dmh_control_config_args(const dmh_control_cmd *cmd, json_object *args, const char *role,
-                            const char **what, const char **name, dm_error *err);
+/* config|get-config's {"op": "task"|"source"|"master"|"worker", "name"}, borrowed; another op:
+ * -1 with DM_ERR_CONTROL_REQUEST. */
+int dmh_control_config_args(const dmh_control_cmd *cmd, json_object *args, const char **what,
+                            const char **name, dm_error *err);
+/* config master|worker NAME answered by the member itself (members_cmd.c): when NAME is `self`,
+ * DM's "cfg" (`settings`, its command line one flag a line: cli_flag.h), "format" "flags"; else
+ * dmh_control_member_unknown. */
+int dmh_control_member_settings(const dmh_control_cmd *cmd, const char *what, const char *name,
+                                const char *self, const char *settings, json_object *resp,
+                                dm_error *err);
+/* DM's "master not found" / "worker not found" for config master|worker NAME: -1 with
+ * DM_ERR_NOT_FOUND. */
+int dmh_control_member_unknown(const dmh_control_cmd *cmd, const char *what, const char *name,
+                               dm_error *err);
 
 /* args[key] as true or false, or the strings "true"/"false" (a query parameter; absent: false);
  * -1 with DM_ERR_CONTROL_REQUEST otherwise. */

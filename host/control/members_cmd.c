@@ -1,8 +1,8 @@
 /*
  * DM's cluster commands answered by `dmhost serve` as a cluster of one (issue 23): the daemon is
  * the leader master and its only worker, so a DM script's list-member, transfer-source and
- * offline-member get DM's answers about it. The arguments' rules (DM's flags) are shared with the
- * master's handlers (host/cluster/master/).
+ * offline-member get DM's answers about it, and config master|worker NAME its own settings. The
+ * arguments' rules (DM's flags) are shared with the master's handlers (host/cluster/master/).
  */
 #include "control.h"
 
@@ -163,4 +163,49 @@ int dmh_control_offline_member(void *ud, const dmh_control_cmd *cmd, json_object
                  "%s",
                  kind, name, dmh_registry_worker_name(r));
   return -1;
+}
+
+/* ---- config master|worker NAME ---- */
+
+/* config|get-config's arguments, the daemon's and the master's (config task|source is
+ * registry_config.c's and master_config.c's) */
+int dmh_control_config_args(const dmh_control_cmd *cmd, json_object *args, const char **what,
+                            const char **name, dm_error *err) {
+  if (dmh_control_arg_string(cmd, args, "op", true, what, err) < 0 ||
+      dmh_control_arg_string(cmd, args, "name", true, name, err) < 0)
+    return -1;
+  static const char *const ops[] = {"task", "source", "master", "worker"};
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    if (strcmp(*what, ops[i]) == 0)
+      return 0;
+  return dmh_control_bad(err, "%s: \"%s\" is not one of task, source, master, worker (usage: %s)",
+                         cmd->name, *what, cmd->usage);
+}
+
+int dmh_control_member_unknown(const dmh_control_cmd *cmd, const char *what, const char *name,
+                               dm_error *err) {
+  /* DM's words (dm/master/server.go GetCfg): "master not found", "worker not found" */
+  dm_error_set(err, DM_ERR_NOT_FOUND, NULL,
+               "%s not found: %s %s %s: no %s %s in the cluster; list them with `dmctl "
+               "list-member --%s`",
+               what, cmd->name, what, name, what, name, what);
+  return -1;
+}
+
+int dmh_control_member_settings(const dmh_control_cmd *cmd, const char *what, const char *name,
+                                const char *self, const char *settings, json_object *resp,
+                                dm_error *err) {
+  if (!self || strcmp(name, self) != 0)
+    return dmh_control_member_unknown(cmd, what, name, err);
+  if (!settings) {
+    dm_error_set(err, DM_ERR_NOT_FOUND, NULL,
+                 "%s %s %s: this process keeps no settings to show (it was not started as "
+                 "`dmhost serve|master|worker`)",
+                 cmd->name, what, name);
+    return -1;
+  }
+  json_object_object_add(resp, "cfg", json_object_new_string(settings));
+  /* no settings file: the command line it runs with, one flag a line (docs/control.md) */
+  json_object_object_add(resp, "format", json_object_new_string("flags"));
+  return 0;
 }

@@ -720,6 +720,7 @@ void dmh_registry_shutdown(dmh_registry *r) {
   free(r->state_dir);
   free(r->plugin_dir);
   free(r->worker_name);
+  free(r->settings);
   for (int i = 0; i < r->n_unit_dirs; i++)
     free(r->unit_dirs[i]);
   free(r->unit_dirs);
@@ -745,6 +746,24 @@ void dmh_registry_addr(dmh_registry *r, char *buf, size_t len) {
   pthread_mutex_lock(&r->lock);
   dm_strlcpy(buf, r->addr, len);
   pthread_mutex_unlock(&r->lock);
+}
+
+int dmh_registry_set_settings(dmh_registry *r, const char *text) {
+  char *copy = text ? strdup(text) : NULL;
+  if (text && !copy)
+    return -1;
+  pthread_mutex_lock(&r->lock);
+  free(r->settings);
+  r->settings = copy;
+  pthread_mutex_unlock(&r->lock);
+  return 0;
+}
+
+char *dmh_registry_settings(dmh_registry *r) {
+  pthread_mutex_lock(&r->lock);
+  char *copy = r->settings ? strdup(r->settings) : NULL;
+  pthread_mutex_unlock(&r->lock);
+  return copy;
 }
 
 dmh_worker dmh_registry_worker(dmh_registry *r) {

@@ -108,6 +108,12 @@ const char *dmh_registry_worker_name(const dmh_registry *r);
 #define DMH_REGISTRY_ADDR_MAX 128
 void dmh_registry_set_addr(dmh_registry *r, const char *addr);
 void dmh_registry_addr(dmh_registry *r, char *buf, size_t len);
+/* The daemon's settings as `dmctl config master|worker NAME` answers them (its command line, one
+ * flag a line: cli_flag.h's dmh_cli_settings_text), set by `dmhost serve` and `dmhost worker`
+ * once listening (copied); dmh_registry_settings: a malloc'd copy, NULL when none was set or out of
+ * memory. */
+int dmh_registry_set_settings(dmh_registry *r, const char *text);
+char *dmh_registry_settings(dmh_registry *r);
 
 /* The state dir (absolute), as opened; the registry's until it is closed. */
 const char *dmh_registry_state_dir(const dmh_registry *r);

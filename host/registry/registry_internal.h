@@ -81,6 +81,7 @@ struct dmh_registry {
   reg_task *tasks;            /* [lock] */
   uint64_t fencing_token;     /* [lock] given to the task subtasks created */
   char addr[DMH_REGISTRY_ADDR_MAX]; /* [lock] where its control listens ("" none) */
+  char *settings;                   /* [lock] its command line (dmh_registry_set_settings) */
   /* Set at open, read-only after. */
   char **unit_dirs; /* the plugin folder and --unit-dir folders, real paths */
   int n_unit_dirs;

@@ -22,6 +22,8 @@
 #     source, leader, task template, cluster info, relay request or disabled-flag key with its
 #     credentials is refused (the master-only keys: a stolen worker credential changes none of them).
 #
+# config master|worker NAME of members started with a password and a key file: neither's contents.
+#
 #   etcd_secure.sh <dmhost> <dmctl> <plugin dir> <source dir>
 #
 # KEEP=1 keeps the work folder.
@@ -153,6 +155,21 @@ wait_for 60 "sectask does not run on w1" task_running sectask srcA 1
 copied() { [ "$(tgt -N -B -e "SELECT COUNT(*) FROM \`$db\`.t" 2>/dev/null)" = 2 ]; }
 wait_for 60 "sectask did not copy the rows (the worker did not connect with the password)" copied
 log "w1 (--cluster-key) connected to the source with the decrypted password; rows copied"
+
+# config master|worker NAME (DM's GetCfg): a member's command line names its etcd password file and
+# the cluster key file, never their contents (the answers through m2, forwarded to m1 and to w1)
+for who in "master m1" "worker w1"; do
+  # shellcheck disable=SC2086
+  out=$(ctl 2 config $who) || fail "config $who: $out"
+  jq -e '.result and (.cfg | contains("--etcd-password-file ")) and
+         (.cfg | contains("--cluster-key '"$work"'/cluster.key"))' <<<"$out" >/dev/null ||
+    fail "config $who: $out"
+  for f in "$pki/dmhost.password" "$work/worker.password" "$work/cluster.key"; do
+    [ -s "$f" ] || fail "precondition: $f is empty"
+    grep -qF -- "$(head -n1 "$f")" <<<"$out" && fail "config $who: the contents of $f are in it: $out"
+  done
+done
+log "config master m1 / worker w1: the password and key files by path, no secret of them"
 
 # ---- 2. user other: nothing under /dmhost/ ----
 out=$(as_user other kv/put "{\"key\":\"$(b64 /other/probe)\",\"value\":\"$(b64 x)\"}")

@@ -4,7 +4,8 @@
 # The attack: a source in DM's YAML and a task in libconfig whose accounts' passwords hold quotes
 # and a newline (real accounts on the source and target, so the daemon takes the files); the
 # stored copies hold the passwords (precondition), the answers, over the socket and over HTTP,
-# hold no piece of them and "******" instead; an unknown name is 14003; master/worker refused.
+# hold no piece of them and "******" instead; an unknown name is 14003. config master|worker NAME:
+# the daemon's own command line (started with DM's key file: its path shows, its bytes never).
 # operate-source --print-sample-config: DM's sample, printed without a daemon, which dmhost binds.
 # config export|import (DM's): the files in DM's folders (0700, 0600, passwords masked, no file
 # written over); import refuses a masked password before sending anything, keeps what exists,
@@ -71,7 +72,11 @@ block-allow-list = { b = { do-dbs = ["$db"]; }; };
 supervisor = { auto-resume = { enable = false; }; };
 CFG
 
-serve_listen "$dmhost" "$plugins" || fail "dmhost serve did not listen"
+# DM's key of encrypted passwords (a secret file): config master|worker names it, never its bytes
+openssl rand -hex 32 >"$work/dm.key"
+chmod 600 "$work/dm.key"
+dm_key=$(cat "$work/dm.key")
+serve_listen "$dmhost" "$plugins" --secret-key-path "$work/dm.key" || fail "dmhost serve did not listen"
 for _ in $(seq 1 200); do ctl query-status >/dev/null 2>&1 && break; sleep 0.1; done
 expect '.result' operate-source create "$work/source.yaml"
 expect '.result' start-task "$work/task.cfg"
@@ -117,10 +122,35 @@ log "-p FILE / -f FILE"
 
 expect '.result == false and .error.ErrCode == 14003 and (.msg | contains("nope"))' config task nope
 expect '.result == false and .error.ErrCode == 14003' config source nope
-expect '.result == false and (.msg | contains("keeps no master configuration file"))' \
-  config master m1
-expect '.result == false and (.msg | contains("not one of task, source"))' config tasks "$task"
+expect '.result == false and (.msg | contains("not one of task, source, master, worker"))' \
+  config tasks "$task"
 log "refusals"
+
+# config master|worker NAME (DM's GetCfg): the daemon is the cluster's one master and worker, named
+# as list-member names it; its settings are its command line, the key file by path only
+self=$(ctl list-member --worker | jq -r '.members[0].worker.workers[0].name')
+[ -n "$self" ] && [ "$self" != null ] || fail "list-member named no worker"
+keyfile_line="--secret-key-path $work/dm.key"
+for what in master worker; do
+  expect '.result and .msg == "" and .format == "flags" and
+          (.cfg | split("\n") | index("--state-dir '"$work"'/state") != null) and
+          (.cfg | split("\n") | index("--listen '"$addr"'") != null) and
+          (.cfg | split("\n") | index("'"$keyfile_line"'") != null) and
+          (.cfg | split("\n") | index("--log-level info") != null)' config "$what" "$self"
+  grep -q "$dm_key" "$work/last.json" && fail "config $what: the key file's contents are in the answer"
+  expect '.result and (.cfg | contains("--secret-key-path"))' get-config "$what" "$self"
+  expect '.result == false and .error.ErrCode == 14003 and (.msg | startswith("'"$what"' not found"))' \
+    config "$what" nope
+  # over HTTP: the same, the state dir given relative to itself as every path there
+  "$dmctl" --master-addr "$addr" --timeout 60 config "$what" "$self" >"$work/http.json" || true
+  jq -e '.result and (.cfg | split("\n") | index("--state-dir .") != null) and
+         (.cfg | contains("'"$keyfile_line"'"))' "$work/http.json" >/dev/null ||
+    { cat "$work/http.json" >&2; fail "config $what over HTTP"; }
+  grep -q "$dm_key" "$work/http.json" && fail "config $what over HTTP: the key's contents are in it"
+done
+expect '.result and (.msg | contains("succeed")) and .cfg == ""' config worker "$self" -p "$work/worker.flags"
+grep -qx -- "$keyfile_line" "$work/worker.flags" || fail "-p: $(cat "$work/worker.flags")"
+log "config master|worker: the daemon's command line, no secret in it"
 
 # DM's config export|import: the whole loop against this daemon, DM's layout (sources/, tasks/)
 stage() { ctl query-status "$task" 2>/dev/null | jq -r '.sources[0].subTaskStatus[0].stage'; }

@@ -6,6 +6,7 @@
  */
 #include <CUnit/Basic.h>
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli_flag.h"
@@ -82,10 +83,36 @@ static void test_dmctl_form(void) {
   CU_ASSERT_EQUAL(dmh_cli_tls_given(&all, &err), 1);
 }
 
+/* config master|worker's text: the command line again, under the table's long names */
+static void test_settings_text(void) {
+  static const struct option own[] = {
+      {"name", required_argument, NULL, 'n'}, {"listen", required_argument, NULL, 'L'},
+      {"http", required_argument, NULL, 'L'}, {"flag", no_argument, NULL, 'f'},
+      {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
+  };
+  dmh_cli_common f = {.groups = DMH_CLI_STATE_DIR | DMH_CLI_TLS, .prog = "serve"};
+  struct option longopts[DMH_CLI_MAX_LONGOPTS];
+  dmh_cli_longopts(&f, own, longopts);
+  char *argv[] = {"serve",     "-n",   "m1", "--http=127.0.0.1:0", "-d", "/s d", "--flag",
+                  "--tls-key", "it's", "-h", "--state-dir",        ""};
+  char *text = dmh_cli_settings_text(12, argv, "n:L:fhd:", longopts);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+  /* short forms and the alias under the first long name; quoted where not plain; no --help */
+  CU_ASSERT_STRING_EQUAL(text, "--name m1\n--listen 127.0.0.1:0\n--state-dir '/s d'\n--flag\n"
+                               "--tls-key 'it'\\''s'\n--state-dir ''\n");
+  /* the effective value replaces the first line of the flag; one not given is added */
+  CU_ASSERT_EQUAL(dmh_cli_settings_put(&text, "listen", "127.0.0.1:4000"), 0);
+  CU_ASSERT_EQUAL(dmh_cli_settings_put(&text, "state", "/x"), 0); /* not --state-dir's line */
+  CU_ASSERT_STRING_EQUAL(text, "--name m1\n--listen 127.0.0.1:4000\n--state-dir '/s d'\n"
+                               "--flag\n--tls-key 'it'\\''s'\n--state-dir ''\n--state /x\n");
+  free(text);
+}
+
 int main(void) {
   const dmh_cunit_test tests[] = {
       {"a program's options: its own and its groups', each group's parse", test_longopts},
       {"dmctl's form of the groups; TLS all three or none", test_dmctl_form},
+      {"a daemon's settings: its command line, one flag a line", test_settings_text},
   };
   return dmh_cunit_run("cli_flag", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }

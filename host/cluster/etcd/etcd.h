@@ -248,6 +248,11 @@ typedef struct dmh_etcd_watch_opts {
   int64_t next_revision;
   /* How many times the stream was opened again after it broke (a member killed, a failover). */
   int reconnects;
+  /* Called (when set) on the watch's thread each time a stream a member had taken broke, before
+   * it is opened again; `cause` says what broke it. For a count of the breaks as they happen
+   * (the master's dm_master_worker_event_error{type="watch"}). */
+  void (*broken)(void *arg, const char *cause);
+  void *broken_arg;
 } dmh_etcd_watch_opts;
 
 /* Watches key (or the prefix) from opts->start_revision and calls fn per batch until fn returns

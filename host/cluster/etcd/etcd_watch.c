@@ -359,6 +359,8 @@ int dmh_etcd_watch(dmh_etcd *c, dmh_etcd_bytes key, dmh_etcd_watch_opts *opts, d
      * token, when the token was refused). */
     if (st.created) {
       opts->reconnects++;
+      if (opts->broken)
+        opts->broken(opts->broken_arg, st.cause);
       deadline = watch_now_ms() + give_up;
       failed_in_row = 0;
     }

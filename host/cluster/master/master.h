@@ -54,6 +54,9 @@ typedef struct dmh_master_opts {
    * file's password in etcd only encrypted with it (dmh_config_seal_password): without it a
    * clear password is refused. Copied. */
   const unsigned char *cluster_key;
+  /* Its settings as `dmctl config master NAME` answers them: its command line, one flag a line
+   * (cli_flag.h's dmh_cli_settings_text); NULL: none (in-process use). Copied. */
+  const char *settings;
 } dmh_master_opts;
 
 /* Grant the lease, register (refused with DM_ERR_EXISTS while a live master has the name), start

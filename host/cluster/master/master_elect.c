@@ -301,6 +301,7 @@ int dmh_master_start(const dmh_master_opts *o, dmh_master **out, dm_error *err) 
   m->forward = o->forward;
   m->forward_ud = o->forward_ud;
   m->secrets_dir = o->secrets_dir ? strdup(o->secrets_dir) : NULL;
+  m->settings = o->settings ? strdup(o->settings) : NULL;
   m->allow_submitted_unit_paths = o->allow_submitted_unit_paths;
   if (o->etcd)
     m->etcd_opts = *o->etcd;
@@ -391,6 +392,7 @@ void dmh_master_stop(dmh_master *m, bool resign) {
   pthread_cond_destroy(&m->evict_cond);
   free(m->endpoints);
   free(m->secrets_dir);
+  free(m->settings);
   OPENSSL_cleanse(m->cluster_key, sizeof m->cluster_key);
   free(m);
 }

@@ -50,6 +50,24 @@ int master_ctl_worker_index(const master_snapshot *s, const char *source, bool r
   return -1;
 }
 
+json_object *master_forward_to(dmh_master *m, const char *addr, const dmh_control_cmd *cmd,
+                               json_object *args, dm_error *err) {
+  json_object *req = json_object_new_object();
+  json_object_object_add(req, "cmd", json_object_new_string(cmd->name));
+  json_object_object_add(req, "args", json_object_get(args));
+  json_object *answer = m->forward(m->forward_ud, addr, req, err);
+  json_object_put(req);
+  return answer;
+}
+
+int master_forward_answer(json_object *answer, json_object *resp) {
+  if (!answer)
+    return -1;
+  json_object_object_foreach(answer, k, v) json_object_object_add(resp, k, json_object_get(v));
+  json_object_put(answer);
+  return 0;
+}
+
 /* The request as it came, sent to worker i's control listener (its --listen): its answer, or NULL
  * with *err. */
 json_object *master_ctl_forward_worker(master_ctl *x, const master_snapshot *s, size_t i,
@@ -69,12 +87,7 @@ json_object *master_ctl_forward_worker(master_ctl *x, const master_snapshot *s, 
                  cmd->name, w, addr);
     return NULL;
   }
-  json_object *req = json_object_new_object();
-  json_object_object_add(req, "cmd", json_object_new_string(cmd->name));
-  json_object_object_add(req, "args", json_object_get(args));
-  json_object *answer = x->m->forward(x->m->forward_ud, addr, req, err);
-  json_object_put(req);
-  return answer;
+  return master_forward_to(x->m, addr, cmd, args, err);
 }
 
 /* purge-relay -s SOURCE -f FILE: at the worker keeping the source's relay files; binlog TASK
@@ -115,11 +128,7 @@ int master_ctl_worker_cmd(void *ud, const dmh_control_cmd *cmd, json_object *arg
   int i = master_ctl_worker_index(&s, source, purge, err);
   json_object *answer = i < 0 ? NULL : master_ctl_forward_worker(x, &s, (size_t)i, cmd, args, err);
   master_snapshot_free(&s);
-  if (!answer)
-    return -1;
-  json_object_object_foreach(answer, k, v) json_object_object_add(resp, k, json_object_get(v));
-  json_object_put(answer);
-  return 0;
+  return master_forward_answer(answer, resp);
 }
 
 /* swap-unit TASK --unit KIND --path NEW.so: at every worker running a subtask of the task (the
@@ -207,18 +216,8 @@ int master_ctl_to_leader(master_ctl *x, const dmh_control_cmd *cmd, json_object 
   if (master_leader(x->c, m, leader, addr, &t, err) < 0)
     return -1;
   /* not to itself: a leader just deposed may still be named by the key */
-  if (leader[0] && addr[0] && m->forward && strcmp(leader, m->name) != 0) {
-    json_object *req = json_object_new_object();
-    json_object_object_add(req, "cmd", json_object_new_string(cmd->name));
-    json_object_object_add(req, "args", json_object_get(args));
-    json_object *answer = m->forward(m->forward_ud, addr, req, err);
-    json_object_put(req);
-    if (!answer)
-      return -1;
-    json_object_object_foreach(answer, k, v) json_object_object_add(resp, k, json_object_get(v));
-    json_object_put(answer);
-    return 1;
-  }
+  if (leader[0] && addr[0] && m->forward && strcmp(leader, m->name) != 0)
+    return master_forward_answer(master_forward_to(m, addr, cmd, args, err), resp) < 0 ? -1 : 1;
   dm_error_set(err, DM_ERR_CLUSTER_NOT_LEADER, NULL,
                leader[0] ? "%s: master %s is not the leader; the leader is %s at %s: send the "
                            "command there"

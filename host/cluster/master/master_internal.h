@@ -28,6 +28,7 @@ struct dmh_master {
   dmh_master_forward_fn forward;
   void *forward_ud;
   char *secrets_dir; /* dmh_master_opts' */
+  char *settings;    /* dmh_master_opts' (config master NAME) */
   bool allow_submitted_unit_paths;
 
   pthread_mutex_t lock; /* guards lease_id and keeper (replaced when the lease is lost) */
@@ -104,6 +105,12 @@ int master_ctl_sources_of(master_ctl *x, const char *task, char (*out)[DMH_CLUST
 int master_ctl_worker_index(const master_snapshot *s, const char *source, bool relay,
                             dm_error *err);
 /* Command `cmd` with `args` sent to worker i's control listener: its answer, or NULL with *err. */
+/* The request {"cmd": cmd->name, "args": args} sent to the master or worker at addr through m's
+ * forwarder (set: the caller checks): its answer, or NULL with *err. master_forward_answer: the
+ * answer's members copied into resp (and the answer freed), -1 for a NULL answer. */
+json_object *master_forward_to(dmh_master *m, const char *addr, const dmh_control_cmd *cmd,
+                               json_object *args, dm_error *err);
+int master_forward_answer(json_object *answer, json_object *resp);
 json_object *master_ctl_forward_worker(master_ctl *x, const master_snapshot *s, size_t i,
                                        const dmh_control_cmd *cmd, json_object *args,
                                        dm_error *err);
@@ -229,6 +236,10 @@ void master_metrics_retire(dmh_master *m);
 /* DM's dm_master_start_leader_counter (no labels, the process's own series): at 0 from the start
  * (won false), one more each time this master starts leading. */
 void master_metrics_leader(bool won);
+/* DM's dm_master_worker_event_error{type}: `type` "handle" (a round after a change of a worker's
+ * registration failed) or "watch" (the watch of the cluster's keys broke or gave up), `by` more;
+ * the leader's series (m->metrics_owner), gone with the leadership as DM resets it. */
+void master_metrics_worker_event(dmh_master *m, const char *type, double by);
 
 /* The leader's loop, on the election thread: a round, then a watch of <p>/ until a change of a
  * worker, source or binding key, again, until the token is no longer this master's. */

@@ -442,12 +442,35 @@ int master_schedule_once(dmh_master *m, dmh_etcd *c, int64_t token, int64_t *rev
   return rc;
 }
 
+void master_metrics_worker_event(dmh_master *m, const char *type, double by) {
+  static const char *const labels[] = {"type"};
+  dmh_metric_family *f;
+  dm_error err;
+  if (dmh_metrics_family(dmh_metrics_process(), "dm_master_worker_event_error", DM_METRIC_COUNTER,
+                         "number of error related to worker event, during handling or watching",
+                         labels, 1, NULL, 0, &f, &err) < 0) {
+    dmh_log(DM_LOG_WARN, "metrics", "%s", err.message);
+    return;
+  }
+  const char *v[] = {type};
+  dmh_metric_add(f, m->metrics_owner, v, by);
+}
+
 /* ---- the loop ---- */
 
 typedef struct lead_watch {
   dmh_master *m;
   int64_t token;
+  bool worker_event; /* the watch ended at a change of a worker's registration */
 } lead_watch;
+
+/* The watch's stream broke (a member killed or cut off) and is opened again: DM's "watch" error of
+ * the workers' keep-alive watch, counted at once. */
+static void lead_watch_broken(void *arg, const char *cause) {
+  lead_watch *lw = arg;
+  dmh_log(DM_LOG_WARN, "master", "watch of the cluster's keys broke (%s): opened again", cause);
+  master_metrics_worker_event(lw->m, "watch", 1);
+}
 
 /* Ends the watch at the first change the scheduler cares about; stops the leader at once when
  * the leader key is deleted (its lease expired or was revoked) or is another's. */
@@ -469,8 +492,11 @@ static int lead_event(void *arg, const dmh_etcd_event *evs, size_t n) {
     }
     static const dmh_cluster_key_kind kinds[] = {DMH_KEY_WORKER, DMH_KEY_SOURCE, DMH_KEY_BOUND};
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
-      if (dmh_cluster_key_parse(kv->key, kv->key_len, lw->m->prefix, kinds[k], a, NULL, NULL) == 0)
+      if (dmh_cluster_key_parse(kv->key, kv->key_len, lw->m->prefix, kinds[k], a, NULL, NULL) ==
+          0) {
+        lw->worker_event = kinds[k] == DMH_KEY_WORKER;
         return 1;
+      }
   }
   return 0;
 }
@@ -479,10 +505,16 @@ void master_lead(dmh_master *m, dmh_etcd *c, int64_t token) {
   dmh_log(DM_LOG_INFO, "master", "%s leads (token %lld): scheduling", m->name, (long long)token);
   char root[DMH_CLUSTER_KEY_MAX];
   snprintf(root, sizeof root, "%s/", m->prefix);
+  /* DM's dm_master_worker_event_error: both types at 0 from the leadership on */
+  master_metrics_worker_event(m, "handle", 0);
+  master_metrics_worker_event(m, "watch", 0);
+  bool worker_event = false; /* the round below handles a change of a worker's registration */
   while (atomic_load(&m->token) == token && !atomic_load(&m->stopping)) {
     int64_t rev = 0;
     dm_error err;
     if (master_schedule_once(m, c, token, &rev, &err) < 0) {
+      if (worker_event && err.code != DM_ERR_CLUSTER_FENCED)
+        master_metrics_worker_event(m, "handle", 1); /* DM's: the worker's event not handled */
       if (err.code == DM_ERR_CLUSTER_FENCED) {
         dmh_log(DM_LOG_WARN, "master", "%s", err.message);
         atomic_compare_exchange_strong(&m->token, &token, 0);
@@ -494,9 +526,16 @@ void master_lead(dmh_master *m, dmh_etcd *c, int64_t token) {
       continue;
     }
     lead_watch lw = {.m = m, .token = token};
-    dmh_etcd_watch_opts wo = {.prefix = 1, .start_revision = rev + 1, .stop = &m->watch_stop};
+    dmh_etcd_watch_opts wo = {.prefix = 1,
+                              .start_revision = rev + 1,
+                              .stop = &m->watch_stop,
+                              .broken = lead_watch_broken,
+                              .broken_arg = &lw};
     if (dmh_etcd_watch(c, DMH_ETCD_S(root), &wo, lead_event, &lw, &err) < 0 &&
-        atomic_load(&m->token) == token)
+        atomic_load(&m->token) == token) {
       dmh_log(DM_LOG_WARN, "master", "watch of %s ended: %s", root, err.message);
+      master_metrics_worker_event(m, "watch", 1); /* given up: the next round watches again */
+    }
+    worker_event = lw.worker_event;
   }
 }

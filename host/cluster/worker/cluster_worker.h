@@ -72,6 +72,7 @@ typedef struct cw {
   const char *endpoints;
   dmh_cluster_security sec; /* every etcd client's TLS and user (sec.opts); the cluster key */
   char *state_dir;          /* absolute */
+  char *settings;           /* its command line, config worker NAME's answer (cli_flag.h) */
   char *plugin_dir;
   /* --unit-dir, --secrets-dir, --allow-submitted-unit-paths: every config the worker reads from
    * etcd is submitted text (config.h) */
