@@ -385,6 +385,16 @@ static int dmctl_command(const dmctl_run *g, int argc, char **argv) {
       return dmctl_bad("check-task --remove-meta: a check removes nothing; give --remove-meta to "
                        "start-task");
   }
+  /* DM's update-task -s SOURCE updates those sources' subtasks only: dmhost keeps one task text
+   * for all its sources (a master's in etcd, the daemon's in its state), which a part of them
+   * would no longer match */
+  for (int i = 1; i < argc && strcmp(argv[0], "update-task") == 0; i++) {
+    if (strcmp(argv[i], "-s") == 0 || strcmp(argv[i], "--source") == 0 ||
+        strncmp(argv[i], "--source=", 9) == 0)
+      return dmctl_bad("update-task -s: a task's sources share one task file in dmhost, so an "
+                       "update takes them all (each must be paused); to change one source's "
+                       "part, give it its own mysql-instances entry settings in the file");
+  }
   long cnt[2] = {-1, -1};
   if (strcmp(argv[0], "check-task") == 0) {
     dm_error err;
