@@ -3,6 +3,7 @@
  * server is db_collations.c (it needs libmariadb; this file does not). */
 #include "dmhost/ddl_collation.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -521,6 +522,17 @@ int dm_ddl_add_collations(const char *sql, size_t len, const dm_collations *c,
     }
   }
   dm_sql_tokens_free(&tk);
+  /* a place glued to a following word ("`db`0100", text the server refuses anyway) is left as
+   * written: the collation's name would run into that word and change it */
+  int kept = 0;
+  for (int k = 0; k < j.n_ins; k++) {
+    unsigned char next = j.ins[k].at < len ? (unsigned char)sql[j.ins[k].at] : ' ';
+    if (isalnum(next) || next == '_' || next == '$' || next >= 0x80)
+      coll_note(&j, "no separator after byte %zu, left as written", j.ins[k].at);
+    else
+      j.ins[kept++] = j.ins[k];
+  }
+  j.n_ins = kept;
   if (j.n_ins == 0)
     return 0;
   qsort(j.ins, (size_t)j.n_ins, sizeof j.ins[0], coll_cmp);
