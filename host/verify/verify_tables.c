@@ -63,7 +63,7 @@ int vf_tables_list(vf_run *r, dm_error *err) {
     t->n_shards++;
   }
   mysql_free_result(res);
-  if (rc == 0)
+  if (rc == 0 && r->n_tables > 1) /* none: r->tables is NULL, which qsort may not take */
     qsort(r->tables, (size_t)r->n_tables, sizeof *r->tables, vf_table_cmp);
   return rc;
 }
