@@ -49,21 +49,9 @@ static size_t sync_here(const sync_parser *p) {
   return p->i < p->n ? p->t[p->i].off : p->len;
 }
 
+/* the SDK's keyword test (dmhost/sql_lex.h), the one every reader of statements uses */
 static bool sync_kw_at(const sync_parser *p, int i, const char *kw) {
-  if (i >= p->n || p->t[i].type != SYNC_TK_WORD)
-    return false;
-  size_t n = strlen(kw);
-  if (p->t[i].len != n)
-    return false;
-  const char *w = p->sql + p->t[i].off;
-  for (size_t k = 0; k < n; k++) {
-    char c = w[k];
-    if (c >= 'a' && c <= 'z')
-      c = (char)(c - 'a' + 'A');
-    if (c != kw[k])
-      return false;
-  }
-  return true;
+  return i < p->n && dm_sql_tok_is(p->sql, &p->t[i], kw);
 }
 
 static bool sync_kw(const sync_parser *p, const char *kw) {

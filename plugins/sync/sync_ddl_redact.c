@@ -11,23 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "sync_ddl.h"
 #include "sync_ddl_internal.h"
 
 static bool redact_word_is(const sync_parser *p, int k, const char *kw) {
-  const sync_tok *t = &p->t[k];
-  size_t n = strlen(kw);
-  if (t->type != SYNC_TK_WORD || t->len != n)
-    return false;
-  for (size_t i = 0; i < n; i++) {
-    char c = p->sql[t->off + i];
-    if (c >= 'a' && c <= 'z')
-      c = (char)(c - 'a' + 'A');
-    if (c != kw[i])
-      return false;
-  }
-  return true;
+  return dm_sql_tok_is(p->sql, &p->t[k], kw);
 }
 
 /* PASSWORD, OLD_PASSWORD, MASTER_PASSWORD, ED25519_PASSWORD, ...: a word ending in PASSWORD. */
@@ -37,14 +27,8 @@ static bool redact_password_word(const sync_parser *p, int k) {
   size_t n = sizeof pw - 1;
   if (t->type != SYNC_TK_WORD || t->len < n)
     return false;
-  for (size_t i = 0; i < n; i++) {
-    char c = p->sql[t->off + t->len - n + i];
-    if (c >= 'a' && c <= 'z')
-      c = (char)(c - 'a' + 'A');
-    if (c != pw[i])
-      return false;
-  }
-  return true;
+  /* dmhost never calls setlocale: strncasecmp folds ASCII only */
+  return strncasecmp(p->sql + t->off + t->len - n, pw, n) == 0;
 }
 
 static bool redact_punct(const sync_parser *p, int k, char c) {
