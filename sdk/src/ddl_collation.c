@@ -331,6 +331,20 @@ static size_t coll_end(const coll_job *j, int i) {
   return j->tk->t[i].off + j->tk->t[i].len;
 }
 
+/* The one scan step of a database's, a column's and a table's options: at token *i, a charset
+ * keyword (allow_char: CHAR SET too) with a value? Then charset takes the value, *i moves onto
+ * it, and its token index is returned (the place a COLLATE goes after); else -1, nothing moved. */
+static int coll_charset_at(const coll_job *j, int *i, bool allow_char, char *charset, size_t len) {
+  char v[64];
+  int k = coll_charset_kw(j, *i, allow_char);
+  int vi = k ? coll_charset_value(j, *i + k, v, sizeof v) : -1;
+  if (vi < 0)
+    return -1;
+  snprintf(charset, len, "%s", v);
+  *i = vi;
+  return vi;
+}
+
 /* CREATE DATABASE, from the token after DATABASE|SCHEMA. */
 static void coll_database(coll_job *j, int i) {
   if (coll_kw(j, i, "IF") && coll_kw(j, i + 1, "NOT") && coll_kw(j, i + 2, "EXISTS"))
@@ -338,20 +352,14 @@ static void coll_database(coll_job *j, int i) {
   if (!coll_ident(j, i))
     return;
   int name = i++;
-  char charset[64] = "", v[64];
+  char charset[64] = "";
   int at = -1;
   for (; i < j->tk->n; i++) {
     if (coll_kw(j, i, "COLLATE"))
       return; /* a collation of its own */
-    int k = coll_charset_kw(j, i, true);
-    if (!k)
-      continue;
-    int vi = coll_charset_value(j, i + k, v, sizeof v);
-    if (vi >= 0) {
-      memcpy(charset, v, sizeof charset);
+    int vi = coll_charset_at(j, &i, true, charset, sizeof charset);
+    if (vi >= 0)
       at = vi;
-      i = vi;
-    }
   }
   if (at >= 0) {
     coll_add(j, coll_end(j, at), charset, "database");
@@ -383,7 +391,7 @@ static bool coll_not_column(const coll_job *j, int i) {
 static void coll_column(coll_job *j, int from, int to) {
   if (from >= to || !coll_ident(j, from) || coll_not_column(j, from))
     return;
-  char charset[64] = "", v[64], what[128];
+  char charset[64] = "", what[128];
   int at = -1, depth = 0;
   for (int i = from + 1; i < to; i++) {
     if (coll_punct(j, i, '(')) {
@@ -399,15 +407,9 @@ static void coll_column(coll_job *j, int from, int to) {
     /* COLLATE, or BINARY after the type (CHAR(10) BINARY: the charset's _bin): its own */
     if (coll_kw(j, i, "COLLATE") || (i > from + 1 && coll_kw(j, i, "BINARY")))
       return;
-    int k = coll_charset_kw(j, i, i > from + 1);
-    if (!k)
-      continue;
-    int vi = coll_charset_value(j, i + k, v, sizeof v);
-    if (vi >= 0) {
-      memcpy(charset, v, sizeof charset);
+    int vi = coll_charset_at(j, &i, i > from + 1, charset, sizeof charset);
+    if (vi >= 0)
       at = vi;
-      i = vi;
-    }
   }
   if (at < 0)
     return;
@@ -444,7 +446,7 @@ static void coll_table(coll_job *j, int i) {
     }
   }
   /* the table options, up to what follows them (a SELECT, its IGNORE/REPLACE, the partitions) */
-  char charset[64] = "", v[64];
+  char charset[64] = "";
   int at = -1;
   for (; i < j->tk->n; i++) {
     if (coll_kw(j, i, "SELECT") || coll_kw(j, i, "AS") || coll_kw(j, i, "IGNORE") ||
@@ -467,16 +469,9 @@ static void coll_table(coll_job *j, int i) {
       at = -2; /* a collation of its own */
       continue;
     }
-    int k = coll_charset_kw(j, i, true);
-    if (!k)
-      continue;
-    int vi = coll_charset_value(j, i + k, v, sizeof v);
-    if (vi >= 0) {
-      memcpy(charset, v, sizeof charset);
-      if (at != -2)
-        at = vi;
-      i = vi;
-    }
+    int vi = coll_charset_at(j, &i, true, charset, sizeof charset);
+    if (vi >= 0 && at != -2)
+      at = vi;
   }
   if (at >= 0)
     coll_add(j, coll_end(j, at), charset, "table");
