@@ -1,8 +1,8 @@
 /* Chunks: key ranges walked on the source (pt-table-checksum's nibbling), and a chunk's checksum
  * computed by each server. A range over a composite key is written as (a > ?) OR (a = ? AND
  * b > ?) so that the range optimizer uses the index; the boundary after `lo` is the key of the row
- * chunk-rows further in key order (LIMIT 1 OFFSET N-1), so a chunk holds at most chunk-rows rows
- * of the source. */
+ * chunk-rows further in key order (LIMIT 1 OFFSET N-1; of a merge, the nearest of its shards'), so
+ * a chunk holds at most chunk-rows rows of each source table. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,18 +63,43 @@ static void vf_force(vf_buf *b, const vf_table *t) {
   vf_buf_printf(b, " FORCE INDEX (%s)", dm_db_quoted(t->key_name, q, sizeof q));
 }
 
+/* SELECT of shard i's key chunk-rows further than lo (FORCE INDEX on the first shard only: the
+ * key was read there, another shard may name its index otherwise). */
+static void vf_chunk_next_of(vf_buf *q, vf_run *r, const vf_table *t, int i, const vf_bound *lo) {
+  vf_buf_puts(q, "SELECT ");
+  vf_sql_key_cols(q, t);
+  vf_buf_puts(q, " FROM ");
+  vf_sql_name(q, t->shards[i][0], t->shards[i][1]);
+  if (i == 0)
+    vf_force(q, t);
+  vf_buf_puts(q, " WHERE ");
+  vf_chunk_where(q, r->source, t, lo, NULL);
+  vf_buf_puts(q, " ORDER BY ");
+  vf_sql_key_cols(q, t);
+  vf_buf_printf(q, " LIMIT 1 OFFSET %ld", r->opts->chunk_rows - 1);
+}
+
 int vf_chunk_next(vf_run *r, vf_table *t, const vf_bound *lo, vf_bound *hi, dm_error *err) {
   vf_buf q = {0};
-  vf_buf_puts(&q, "SELECT ");
-  vf_sql_key_cols(&q, t);
-  vf_buf_puts(&q, " FROM ");
-  vf_sql_name(&q, t->shards[0][0], t->shards[0][1]);
-  vf_force(&q, t);
-  vf_buf_puts(&q, " WHERE ");
-  vf_chunk_where(&q, r->source, t, lo, NULL);
-  vf_buf_puts(&q, " ORDER BY ");
-  vf_sql_key_cols(&q, t);
-  vf_buf_printf(&q, " LIMIT 1 OFFSET %ld", r->opts->chunk_rows - 1);
+  if (t->n_shards == 1)
+    vf_chunk_next_of(&q, r, t, 0, lo);
+  else {
+    /* a merge: the smallest of the shards' boundaries, so no shard has more than chunk-rows rows
+     * in the chunk and a differing chunk's rows held for the diff stay within shards x
+     * chunk-rows (walking the first shard alone left the others' ranges unbounded). The server
+     * orders the keys, by their types and collations as the ranges compare them. */
+    vf_buf_puts(&q, "SELECT ");
+    vf_sql_key_cols(&q, t);
+    vf_buf_puts(&q, " FROM (");
+    for (int i = 0; i < t->n_shards; i++) {
+      vf_buf_puts(&q, i ? " UNION ALL (" : "(");
+      vf_chunk_next_of(&q, r, t, i, lo);
+      vf_buf_puts(&q, ")");
+    }
+    vf_buf_puts(&q, ") AS bounds ORDER BY ");
+    vf_sql_key_cols(&q, t);
+    vf_buf_puts(&q, " LIMIT 1");
+  }
   if (q.oom) {
     vf_buf_free(&q);
     dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "verify: out of memory");

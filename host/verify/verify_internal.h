@@ -109,7 +109,7 @@ void vf_bound_free(vf_bound *b, int n);
 /* The WHERE condition of a chunk: "(a > ?) OR (a = ? AND b > ?)" and its upper side; "1" for the
  * whole table. */
 void vf_chunk_where(vf_buf *b, MYSQL *c, const vf_table *t, const vf_bound *lo, const vf_bound *hi);
-/* The next boundary after lo on the first shard: 1 found (*hi set), 0 none (the last chunk), -1
+/* The next boundary after lo (of a merge: the nearest of its shards'): 1 found (*hi set), 0 none (the last chunk), -1
  * with *err. */
 int vf_chunk_next(vf_run *r, vf_table *t, const vf_bound *lo, vf_bound *hi, dm_error *err);
 /* A chunk's checksum: count, BIT_XOR and SUM of the row CRCs. */

@@ -6,7 +6,7 @@
 # each row named, with the differences' exit code; the fix file, applied with the mariadb client,
 # makes the next verify equal (and CHECKSUM TABLE agree); --fix-sql never writes over a file or
 # through a link; a table missing on the target is an error naming it; --threads 3 finds the same;
-# --at-checkpoint is refused by name; 200,000 rows by chunks of 1,000 stay within a memory bound.
+# a merge's chunks bounded on each shard; --at-checkpoint is refused by name; 200,000 rows by chunks of 1,000 stay within a memory bound.
 #
 #   test_verify.sh DMHOST        (ports: DMH_SOURCE_PORT, DMH_TARGET_PORT as scripts/mariadb.sh)
 set -euo pipefail
@@ -113,6 +113,10 @@ check "equal --json: the document" jq_py "$work/eq.json" "d['result'] == 'equal'
   t['dmh_verify_a.t_nokey']['no_key'] and t['dmh_verify_a.t_nokey']['chunks'] == 1 and \
   sorted(t['dmh_verify_m.merged']['sources']) == ['dmh_verify_m.s1', 'dmh_verify_m.s2'] and \
   t['dmh_verify_m.merged']['rows'] == 3000 and d['source_snapshot']['binlog_file'] != ''"
+# a merge's chunks are bounded on every shard: s1 (ids 1-1500) and s2 (100001-101500) by 500 rows
+# give 3 + 3 chunks and the empty last one; walking s1 alone gave 4, the last holding all of s2
+check "merge: every shard's rows bounded per chunk (7 chunks)" jq_py "$work/eq.json" \
+  "t['dmh_verify_m.merged']['chunks'] == 7"
 
 # DM's YAML files, read as dmhost check and run read them: the same verdict
 cat >"$work/source.yaml" <<EOF
