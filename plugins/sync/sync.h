@@ -34,9 +34,9 @@
 #include <dmhost/binlog_rows.h>
 #include <dmhost/dmhost.h>
 
-#include "sync_buf.h"
 #include "sync_ddl.h"
 #include "sync_sql.h"
+#include <dmhost/buf.h>
 
 #define SYNC_NAME_MAX 256
 #define SYNC_MAX_WORKERS 64
@@ -149,12 +149,12 @@ typedef struct sync_table {
    * come after its n_cols columns (index n_cols + e in col_names, generated and the keys), every
    * row of the table carrying the same values, ext_lit[e] as literals. */
   dm_route_extract ext;
-  sync_buf ext_lit[DM_ROUTE_EXTRACT_MAX];
+  dm_buf ext_lit[DM_ROUTE_EXTRACT_MAX];
   uint32_t n_all;   /* n_cols + ext.n */
   uint64_t map_sig; /* hash of that table map's column names and types */
-  sync_buf qname;   /* `tdb`.`tname` */
-  sync_buf cols;    /* (`a`,`b`,...) */
-  sync_buf odku;    /* ON DUPLICATE KEY UPDATE `a`=VALUES(`a`),... */
+  dm_buf qname;     /* `tdb`.`tname` */
+  dm_buf cols;      /* (`a`,`b`,...) */
+  dm_buf odku;      /* ON DUPLICATE KEY UPDATE `a`=VALUES(`a`),... */
   char **col_names; /* n_all names, quoted `a` */
   bool *generated;  /* n_all: computed by the target (left out of INSERT and SET) */
   sync_key_kind key_kind;
@@ -201,7 +201,7 @@ typedef struct sync_rec {
 } sync_rec;
 
 typedef struct sync_batch {
-  sync_buf arena; /* every text of the batch */
+  dm_buf arena; /* every text of the batch */
   sync_rec *recs;
   uint32_t n_recs, cap_recs;
   sync_keymap rows;  /* compaction: (table, key) -> record */
@@ -238,8 +238,8 @@ int sync_batch_add_row(sync_unit *u, sync_batch *b, sync_table *t, uint8_t rows_
 /* Assign causality groups to `workers` workers (deterministic for equal content). */
 int sync_batch_assign(sync_batch *b, int workers);
 /* Statement text of worker w's part into out (without transaction control); sync_emit.c. */
-int sync_batch_sql(sync_unit *u, const sync_batch *b, int w, sync_buf *out, size_t chunk_bytes,
-                   int (*emit)(void *arg, sync_buf *chunk), void *arg);
+int sync_batch_sql(sync_unit *u, const sync_batch *b, int w, dm_buf *out, size_t chunk_bytes,
+                   int (*emit)(void *arg, dm_buf *chunk), void *arg);
 
 /* ---- sync_db.c ---- */
 MYSQL *sync_db_connect_target(sync_unit *u, dm_error *err);
@@ -278,14 +278,14 @@ int sync_cp_reset(sync_unit *u, MYSQL *c, const dm_position *pos, uint64_t rows,
 /* The same, with `also` (statements, each ending in ';'; may be NULL) run in the transaction
  * after the rows moved: the online DDL records of the event (sync_online_sql). */
 int sync_cp_reset_with(sync_unit *u, MYSQL *c, const dm_position *pos, uint64_t rows, int n,
-                       const sync_buf *also, dm_error *err);
+                       const dm_buf *also, dm_error *err);
 /* The same statements without transaction control, appended to q (-1: no memory): for a target
  * transaction that moves every row together with changes of its own (XA, sync_xa.c). */
 int sync_cp_reset_sql(sync_unit *u, MYSQL *c, const dm_position *pos, uint64_t rows, int n,
-                      sync_buf *q);
+                      dm_buf *q);
 /* The statement that moves worker w's row (run first in the worker's transaction). */
 int sync_cp_worker_sql(sync_unit *u, MYSQL *c, int w, const dm_position *pos, uint64_t rows,
-                       sync_buf *out);
+                       dm_buf *out);
 /* Orders checkpoint positions: file/offset, then the row count inside a transaction. */
 int sync_cp_compare(const dm_position *a, uint64_t a_rows, const dm_position *b, uint64_t b_rows);
 int sync_cp_global(sync_unit *u, MYSQL *c, const dm_position *pos, dm_error *err);
@@ -362,12 +362,12 @@ void sync_online_forget(sync_online *o, const char *schema, const char *ghost);
  * NUL-terminated; *n_out of them), and deletes the record. The caller runs them (or hands them to
  * a shard lock). -1 with DM_ERR_SYNC_GHOST_NO_RECORD when nothing is recorded. */
 int sync_online_cutover(sync_online *o, const sync_ddl_name *ghost, const sync_ddl_name *real,
-                        unsigned flags, const char *at, sync_buf *out, uint32_t *n_out,
+                        unsigned flags, const char *at, dm_buf *out, uint32_t *n_out,
                         dm_error *err);
 /* The statements (REPLACE, DELETE) that write the records changed since the last commit,
  * appended to q for the checkpoint transaction; sync_online_committed after it commits. -1: no
  * memory. */
-int sync_online_sql(sync_online *o, MYSQL *c, sync_buf *q);
+int sync_online_sql(sync_online *o, MYSQL *c, dm_buf *q);
 void sync_online_committed(sync_online *o);
 
 /* ---- sync_xa.c: XA transactions, stored on the target at the prepare, applied at the commit ----

@@ -32,7 +32,7 @@ void sync_batch_init(sync_batch *b) {
 }
 
 void sync_batch_free(sync_batch *b) {
-  sync_buf_free(&b->arena);
+  dm_buf_free(&b->arena);
   free(b->recs);
   sync_keymap_free(&b->rows);
   sync_keymap_free(&b->nodes);
@@ -45,7 +45,7 @@ void sync_batch_free(sync_batch *b) {
 }
 
 void sync_batch_reset(sync_batch *b) {
-  sync_buf_reset(&b->arena);
+  dm_buf_reset(&b->arena);
   b->n_recs = 0;
   sync_keymap_clear(&b->rows);
   sync_keymap_clear(&b->nodes);
@@ -60,15 +60,15 @@ void sync_batch_reset(sync_batch *b) {
 /* ---- text of a row ---- */
 
 /* v1,v2,... of the columns `cols` (n of them) */
-static int sync_lits(sync_unit *u, sync_buf *a, const sync_table *t, const dm_binlog_table_map *tm,
+static int sync_lits(sync_unit *u, dm_buf *a, const sync_table *t, const dm_binlog_table_map *tm,
                      const dm_binlog_value *vals, const int *cols, int n, dm_error *err) {
   for (int j = 0; j < n; j++) {
-    if (j && sync_buf_putc(a, ',') < 0)
+    if (j && dm_buf_putc(a, ',') < 0)
       goto nomem;
     int i = cols[j];
     if (i >= (int)t->n_cols) { /* an extract column: the route's value */
-      const sync_buf *lit = &t->ext_lit[i - (int)t->n_cols];
-      if (sync_buf_put(a, lit->p, lit->len) < 0)
+      const dm_buf *lit = &t->ext_lit[i - (int)t->n_cols];
+      if (dm_buf_put(a, lit->p, lit->len) < 0)
         goto nomem;
       continue;
     }
@@ -88,14 +88,14 @@ nomem:
 }
 
 /* The key's literal: "v" for one column, "(v1,v2)" for several. */
-static int sync_key_text(sync_unit *u, sync_buf *a, const sync_table *t, const sync_ukey *k,
+static int sync_key_text(sync_unit *u, dm_buf *a, const sync_table *t, const sync_ukey *k,
                          const dm_binlog_table_map *tm, const dm_binlog_value *vals,
                          dm_error *err) {
-  if (k->n > 1 && sync_buf_putc(a, '(') < 0)
+  if (k->n > 1 && dm_buf_putc(a, '(') < 0)
     goto nomem;
   if (sync_lits(u, a, t, tm, vals, k->cols, k->n, err) < 0)
     return -1;
-  if (k->n > 1 && sync_buf_putc(a, ')') < 0)
+  if (k->n > 1 && dm_buf_putc(a, ')') < 0)
     goto nomem;
   return 0;
 nomem:
@@ -104,16 +104,16 @@ nomem:
 
 /* The key's causality text: its literal, with "?" for each part whose text is not its identity
  * (sync_ukey.col_exact): rows that differ only there share a node. */
-static int sync_node_text(sync_unit *u, sync_buf *a, const sync_table *t, const sync_ukey *k,
+static int sync_node_text(sync_unit *u, dm_buf *a, const sync_table *t, const sync_ukey *k,
                           const dm_binlog_table_map *tm, const dm_binlog_value *vals,
                           dm_error *err) {
   if (k->exact)
     return sync_key_text(u, a, t, k, tm, vals, err);
   for (int j = 0; j < k->n; j++) {
-    if (j && sync_buf_putc(a, ',') < 0)
+    if (j && dm_buf_putc(a, ',') < 0)
       goto nomem;
     int i = k->cols[j];
-    if (k->col_exact[j] ? sync_lits(u, a, t, tm, vals, &i, 1, err) < 0 : sync_buf_putc(a, '?') < 0)
+    if (k->col_exact[j] ? sync_lits(u, a, t, tm, vals, &i, 1, err) < 0 : dm_buf_putc(a, '?') < 0)
       return -1;
   }
   return 0;
@@ -122,23 +122,23 @@ nomem:
 }
 
 /* (v1,...,vn) over the columns the target takes */
-static int sync_row_text(sync_unit *u, sync_buf *a, const sync_table *t,
+static int sync_row_text(sync_unit *u, dm_buf *a, const sync_table *t,
                          const dm_binlog_table_map *tm, const dm_binlog_value *vals,
                          dm_error *err) {
-  if (sync_buf_putc(a, '(') < 0)
+  if (dm_buf_putc(a, '(') < 0)
     goto nomem;
   bool first = true;
   for (uint32_t i = 0; i < t->n_all; i++) {
     if (t->generated[i])
       continue;
-    if (!first && sync_buf_putc(a, ',') < 0)
+    if (!first && dm_buf_putc(a, ',') < 0)
       goto nomem;
     int c = (int)i;
     if (sync_lits(u, a, t, tm, vals, &c, 1, err) < 0)
       return -1;
     first = false;
   }
-  if (sync_buf_putc(a, ')') < 0)
+  if (dm_buf_putc(a, ')') < 0)
     goto nomem;
   return 0;
 nomem:
@@ -146,15 +146,15 @@ nomem:
 }
 
 /* `a`=v1,`b`=v2 (UPDATE's SET) */
-static int sync_set_text(sync_unit *u, sync_buf *a, const sync_table *t,
+static int sync_set_text(sync_unit *u, dm_buf *a, const sync_table *t,
                          const dm_binlog_table_map *tm, const dm_binlog_value *vals,
                          dm_error *err) {
   bool first = true;
   for (uint32_t i = 0; i < t->n_all; i++) {
     if (t->generated[i])
       continue;
-    if ((!first && sync_buf_putc(a, ',') < 0) || sync_buf_puts(a, t->col_names[i]) < 0 ||
-        sync_buf_putc(a, '=') < 0)
+    if ((!first && dm_buf_putc(a, ',') < 0) || dm_buf_puts(a, t->col_names[i]) < 0 ||
+        dm_buf_putc(a, '=') < 0)
       goto nomem;
     int c = (int)i;
     if (sync_lits(u, a, t, tm, vals, &c, 1, err) < 0)
@@ -168,7 +168,7 @@ nomem:
 
 /* WHERE text: `a`=v1 AND `b`=v2 by the key; a table without one matches the whole row with <=>
  * (NULL-safe) on every stored column. */
-static int sync_where_text(sync_unit *u, sync_buf *a, const sync_table *t,
+static int sync_where_text(sync_unit *u, dm_buf *a, const sync_table *t,
                            const dm_binlog_table_map *tm, const dm_binlog_value *vals,
                            dm_error *err) {
   bool whole = t->key_kind == SYNC_KEY_NONE;
@@ -182,8 +182,8 @@ static int sync_where_text(sync_unit *u, sync_buf *a, const sync_table *t,
      * collation 'abc' and 'ABC' are equal, and LIMIT 1 could change the wrong one of two rows
      * that differ only so. (A key is unique under its collation: `=` finds the one row.) */
     bool bin = whole && i < (int)t->n_cols && vals[i].kind == DM_VAL_STRING;
-    if ((!first && sync_buf_puts(a, " AND ") < 0) || (bin && sync_buf_puts(a, "BINARY ") < 0) ||
-        sync_buf_puts(a, t->col_names[i]) < 0 || sync_buf_puts(a, whole ? "<=>" : "=") < 0)
+    if ((!first && dm_buf_puts(a, " AND ") < 0) || (bin && dm_buf_puts(a, "BINARY ") < 0) ||
+        dm_buf_puts(a, t->col_names[i]) < 0 || dm_buf_puts(a, whole ? "<=>" : "=") < 0)
       goto nomem;
     if (sync_lits(u, a, t, tm, vals, &i, 1, err) < 0)
       return -1;
@@ -287,7 +287,7 @@ static int sync_rec_keys(sync_unit *u, sync_batch *b, sync_rec *r, const sync_ta
     unsigned char head[5] = {
         (unsigned char)(t->target_id >> 24), (unsigned char)(t->target_id >> 16),
         (unsigned char)(t->target_id >> 8), (unsigned char)t->target_id, (unsigned char)k};
-    if (sync_buf_put(&b->arena, head, sizeof head) < 0)
+    if (dm_buf_put(&b->arena, head, sizeof head) < 0)
       goto nomem;
     if (t->n_uks && sync_node_text(u, &b->arena, t, &t->uks[k], tm, vals, err) < 0)
       return -1;
@@ -365,7 +365,7 @@ static int sync_compact(sync_unit *u, sync_batch *b, sync_table *t, uint8_t kind
       x = sync_node(b, t, koff, klen, -1, false);
     } else {
       uint32_t off = (uint32_t)b->arena.len;
-      if (sync_buf_put(&b->arena, b->arena.p + koff, 5) < 0)
+      if (dm_buf_put(&b->arena, b->arena.p + koff, 5) < 0)
         goto nomem;
       if (sync_node_text(u, &b->arena, t, &t->key, tm, keyvals, err) < 0)
         return -1;
@@ -396,7 +396,7 @@ static int sync_pk_key(sync_unit *u, sync_batch *b, const sync_table *t,
   *off = (uint32_t)b->arena.len;
   unsigned char head[5] = {(unsigned char)(t->target_id >> 24), (unsigned char)(t->target_id >> 16),
                            (unsigned char)(t->target_id >> 8), (unsigned char)t->target_id, 0};
-  if (sync_buf_put(&b->arena, head, sizeof head) < 0) {
+  if (dm_buf_put(&b->arena, head, sizeof head) < 0) {
     sync_nomem(u, err);
     return -1;
   }

@@ -35,34 +35,34 @@
 
 #include "sync.h"
 
-static int sync_cp_lit(MYSQL *c, sync_buf *b, const char *s) {
+static int sync_cp_lit(MYSQL *c, dm_buf *b, const char *s) {
   return sync_sql_lit(c, b, s, strlen(s));
 }
 
 int sync_cp_prepare(sync_unit *u, MYSQL *c, dm_error *err) {
-  sync_buf q = {0};
+  dm_buf q = {0};
   int rc = -1;
-  if (sync_buf_puts(&q, "CREATE DATABASE IF NOT EXISTS ") < 0 ||
+  if (dm_buf_puts(&q, "CREATE DATABASE IF NOT EXISTS ") < 0 ||
       sync_sql_ident(&q, u->meta, strlen(u->meta)) < 0 ||
-      sync_buf_printf(&q,
-                      ";CREATE TABLE IF NOT EXISTS %s ("
-                      "`id` VARCHAR(32) NOT NULL, "
-                      "`cp_schema` VARCHAR(128) NOT NULL, "
-                      "`cp_table` VARCHAR(128) NOT NULL, "
-                      "`binlog_name` VARCHAR(128), "
-                      "`binlog_pos` INT UNSIGNED, "
-                      "`binlog_gtid` TEXT, "
-                      "`exit_safe_binlog_name` VARCHAR(128) DEFAULT '', "
-                      "`exit_safe_binlog_pos` INT UNSIGNED DEFAULT 0, "
-                      "`exit_safe_binlog_gtid` TEXT, "
-                      "`table_info` JSON NOT NULL, "
-                      "`is_global` BOOLEAN, "
-                      "`create_time` TIMESTAMP DEFAULT CURRENT_TIMESTAMP, "
-                      "`update_time` TIMESTAMP DEFAULT CURRENT_TIMESTAMP ON UPDATE "
-                      "CURRENT_TIMESTAMP, " DM_DB_FENCE_COLUMN_DEF ", "
-                      "UNIQUE KEY `uk_id_schema_table` (`id`, `cp_schema`, `cp_table`)) "
-                      "DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin",
-                      u->cp_table) < 0) {
+      dm_buf_printf(&q,
+                    ";CREATE TABLE IF NOT EXISTS %s ("
+                    "`id` VARCHAR(32) NOT NULL, "
+                    "`cp_schema` VARCHAR(128) NOT NULL, "
+                    "`cp_table` VARCHAR(128) NOT NULL, "
+                    "`binlog_name` VARCHAR(128), "
+                    "`binlog_pos` INT UNSIGNED, "
+                    "`binlog_gtid` TEXT, "
+                    "`exit_safe_binlog_name` VARCHAR(128) DEFAULT '', "
+                    "`exit_safe_binlog_pos` INT UNSIGNED DEFAULT 0, "
+                    "`exit_safe_binlog_gtid` TEXT, "
+                    "`table_info` JSON NOT NULL, "
+                    "`is_global` BOOLEAN, "
+                    "`create_time` TIMESTAMP DEFAULT CURRENT_TIMESTAMP, "
+                    "`update_time` TIMESTAMP DEFAULT CURRENT_TIMESTAMP ON UPDATE "
+                    "CURRENT_TIMESTAMP, " DM_DB_FENCE_COLUMN_DEF ", "
+                    "UNIQUE KEY `uk_id_schema_table` (`id`, `cp_schema`, `cp_table`)) "
+                    "DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin",
+                    u->cp_table) < 0) {
     sync_nomem(u, err);
     goto out;
   }
@@ -76,7 +76,7 @@ int sync_cp_prepare(sync_unit *u, MYSQL *c, dm_error *err) {
     rc = dm_db_fence_column(c, u->meta, table, u->cp_table, "sync", err);
   }
 out:
-  sync_buf_free(&q);
+  dm_buf_free(&q);
   return rc;
 }
 
@@ -118,7 +118,7 @@ static void sync_cp_row_pos(MYSQL_ROW row, dm_position *p) {
 
 int sync_cp_load(sync_unit *u, MYSQL *c, sync_cp_state *st, bool own, dm_error *err) {
   memset(st, 0, sizeof *st);
-  sync_buf q = {0};
+  dm_buf q = {0};
   int rc = -1;
   /* Owning the rows under a token: raised first, in the transaction of the locking read. */
   bool fence = own && u->fence;
@@ -132,15 +132,15 @@ int sync_cp_load(sync_unit *u, MYSQL *c, sync_cp_state *st, bool own, dm_error *
       goto out;
     }
   }
-  if (sync_buf_printf(&q,
-                      "%sSELECT `cp_table`, `binlog_name`, `binlog_pos`, "
-                      "`binlog_gtid`, `is_global`, JSON_VALUE(`table_info`, '$.ddl'), "
-                      "JSON_VALUE(`table_info`, '$.rows'), `exit_safe_binlog_name`, "
-                      "`exit_safe_binlog_pos`, `exit_safe_binlog_gtid` FROM %s "
-                      "WHERE `id` = ",
-                      fence ? "" : "START TRANSACTION;", u->cp_table) < 0 ||
+  if (dm_buf_printf(&q,
+                    "%sSELECT `cp_table`, `binlog_name`, `binlog_pos`, "
+                    "`binlog_gtid`, `is_global`, JSON_VALUE(`table_info`, '$.ddl'), "
+                    "JSON_VALUE(`table_info`, '$.rows'), `exit_safe_binlog_name`, "
+                    "`exit_safe_binlog_pos`, `exit_safe_binlog_gtid` FROM %s "
+                    "WHERE `id` = ",
+                    fence ? "" : "START TRANSACTION;", u->cp_table) < 0 ||
       sync_cp_lit(c, &q, u->source_id) < 0 ||
-      sync_buf_puts(&q, " AND `cp_schema` = '' ORDER BY `cp_table` FOR UPDATE") < 0) {
+      dm_buf_puts(&q, " AND `cp_schema` = '' ORDER BY `cp_table` FOR UPDATE") < 0) {
     sync_nomem(u, err);
     goto out;
   }
@@ -194,7 +194,7 @@ int sync_cp_load(sync_unit *u, MYSQL *c, sync_cp_state *st, bool own, dm_error *
   }
   rc = 0;
 out:
-  sync_buf_free(&q);
+  dm_buf_free(&q);
   return rc;
 }
 
@@ -206,57 +206,56 @@ int sync_cp_compare(const dm_position *a, uint64_t a_rows, const dm_position *b,
 }
 
 /* table_info of a row: the rows done of the transaction at its position, when inside one */
-static int sync_cp_info(sync_buf *q, uint64_t rows) {
-  return rows ? sync_buf_printf(q, "JSON_OBJECT('rows', %" PRIu64 ")", rows)
-              : sync_buf_puts(q, "'{}'");
+static int sync_cp_info(dm_buf *q, uint64_t rows) {
+  return rows ? dm_buf_printf(q, "JSON_OBJECT('rows', %" PRIu64 ")", rows) : dm_buf_puts(q, "'{}'");
 }
 
-static int sync_cp_values(sync_unit *u, MYSQL *c, sync_buf *q, const char *cp_table,
+static int sync_cp_values(sync_unit *u, MYSQL *c, dm_buf *q, const char *cp_table,
                           const dm_position *pos, uint64_t rows, bool global) {
   static const dm_position none; /* zero: no exit point */
   const dm_position *exit = global ? &u->safe_exit : &none;
-  return sync_buf_putc(q, '(') < 0 || sync_cp_lit(c, q, u->source_id) < 0 ||
-                 sync_buf_puts(q, ",'',") < 0 || sync_cp_lit(c, q, cp_table) < 0 ||
-                 sync_buf_putc(q, ',') < 0 || sync_cp_lit(c, q, pos->name) < 0 ||
-                 sync_buf_printf(q, ",%" PRIu64 ",", pos->pos) < 0 ||
-                 sync_cp_lit(c, q, pos->gtid) < 0 || sync_buf_putc(q, ',') < 0 ||
-                 sync_cp_info(q, rows) < 0 || sync_buf_printf(q, ",%d,", global ? 1 : 0) < 0 ||
+  return dm_buf_putc(q, '(') < 0 || sync_cp_lit(c, q, u->source_id) < 0 ||
+                 dm_buf_puts(q, ",'',") < 0 || sync_cp_lit(c, q, cp_table) < 0 ||
+                 dm_buf_putc(q, ',') < 0 || sync_cp_lit(c, q, pos->name) < 0 ||
+                 dm_buf_printf(q, ",%" PRIu64 ",", pos->pos) < 0 ||
+                 sync_cp_lit(c, q, pos->gtid) < 0 || dm_buf_putc(q, ',') < 0 ||
+                 sync_cp_info(q, rows) < 0 || dm_buf_printf(q, ",%d,", global ? 1 : 0) < 0 ||
                  sync_cp_lit(c, q, exit->name) < 0 ||
-                 sync_buf_printf(q, ",%" PRIu64 ",", exit->pos) < 0 ||
+                 dm_buf_printf(q, ",%" PRIu64 ",", exit->pos) < 0 ||
                  sync_cp_lit(c, q, exit->gtid) < 0 ||
-                 (u->fence && sync_buf_printf(q, ",%" PRIu64, u->fence) < 0) ||
-                 sync_buf_putc(q, ')') < 0
+                 (u->fence && dm_buf_printf(q, ",%" PRIu64, u->fence) < 0) ||
+                 dm_buf_putc(q, ')') < 0
              ? -1
              : 0;
 }
 
 int sync_cp_reset_sql(sync_unit *u, MYSQL *c, const dm_position *pos, uint64_t rows, int n,
-                      sync_buf *q) {
+                      dm_buf *q) {
   char where[2 * sizeof u->source_id + 64];
   sync_cp_where(u, c, where, sizeof where);
   /* fenced: every row of the source must be at this token or below (all raised, or none yet) */
-  if (u->fence && sync_buf_printf(q,
-                                  "UPDATE %s SET `fence` = %" PRIu64
-                                  " WHERE %s AND `fence` <= %" PRIu64 ";" DM_DB_FENCE_CHECK_HEAD
-                                  "(SELECT COUNT(*) FROM %s WHERE %s)" DM_DB_FENCE_CHECK_TAIL ";",
-                                  u->cp_table, u->fence, where, u->fence, u->cp_table, where) < 0)
+  if (u->fence && dm_buf_printf(q,
+                                "UPDATE %s SET `fence` = %" PRIu64
+                                " WHERE %s AND `fence` <= %" PRIu64 ";" DM_DB_FENCE_CHECK_HEAD
+                                "(SELECT COUNT(*) FROM %s WHERE %s)" DM_DB_FENCE_CHECK_TAIL ";",
+                                u->cp_table, u->fence, where, u->fence, u->cp_table, where) < 0)
     return -1;
-  if (sync_buf_printf(q, "DELETE FROM %s WHERE %s;", u->cp_table, where) < 0 ||
-      sync_buf_printf(q,
-                      "INSERT INTO %s (`id`, `cp_schema`, `cp_table`, "
-                      "`binlog_name`, `binlog_pos`, `binlog_gtid`, `table_info`, `is_global`, "
-                      "`exit_safe_binlog_name`, `exit_safe_binlog_pos`, `exit_safe_binlog_gtid`%s) "
-                      "VALUES ",
-                      u->cp_table, u->fence ? ", `fence`" : "") < 0 ||
+  if (dm_buf_printf(q, "DELETE FROM %s WHERE %s;", u->cp_table, where) < 0 ||
+      dm_buf_printf(q,
+                    "INSERT INTO %s (`id`, `cp_schema`, `cp_table`, "
+                    "`binlog_name`, `binlog_pos`, `binlog_gtid`, `table_info`, `is_global`, "
+                    "`exit_safe_binlog_name`, `exit_safe_binlog_pos`, `exit_safe_binlog_gtid`%s) "
+                    "VALUES ",
+                    u->cp_table, u->fence ? ", `fence`" : "") < 0 ||
       sync_cp_values(u, c, q, "", pos, rows, true) < 0)
     return -1;
   for (int w = 0; w < n; w++) {
     char name[32];
     snprintf(name, sizeof name, "_worker_%03d", w);
-    if (sync_buf_putc(q, ',') < 0 || sync_cp_values(u, c, q, name, pos, rows, false) < 0)
+    if (dm_buf_putc(q, ',') < 0 || sync_cp_values(u, c, q, name, pos, rows, false) < 0)
       return -1;
   }
-  return sync_buf_putc(q, ';');
+  return dm_buf_putc(q, ';');
 }
 
 int sync_cp_reset(sync_unit *u, MYSQL *c, const dm_position *pos, uint64_t rows, int n,
@@ -265,15 +264,14 @@ int sync_cp_reset(sync_unit *u, MYSQL *c, const dm_position *pos, uint64_t rows,
 }
 
 int sync_cp_reset_with(sync_unit *u, MYSQL *c, const dm_position *pos, uint64_t rows, int n,
-                       const sync_buf *also, dm_error *err) {
-  sync_buf q = {0};
+                       const dm_buf *also, dm_error *err) {
+  dm_buf q = {0};
   int rc = -1;
   /* `also` after the rows: a fenced statement refuses before any of it runs */
-  if (sync_buf_puts(&q, "START TRANSACTION;") < 0 ||
-      sync_cp_reset_sql(u, c, pos, rows, n, &q) < 0 ||
-      (also && also->len && sync_buf_put(&q, also->p, also->len) < 0) ||
-      sync_buf_puts(&q, "COMMIT") < 0) {
-    sync_buf_free(&q);
+  if (dm_buf_puts(&q, "START TRANSACTION;") < 0 || sync_cp_reset_sql(u, c, pos, rows, n, &q) < 0 ||
+      (also && also->len && dm_buf_put(&q, also->p, also->len) < 0) ||
+      dm_buf_puts(&q, "COMMIT") < 0) {
+    dm_buf_free(&q);
     return sync_nomem(u, err);
   }
   rc = sync_db_exec(u, c, q.p, q.len, "sync: cannot write the checkpoint", err);
@@ -286,48 +284,47 @@ int sync_cp_reset_with(sync_unit *u, MYSQL *c, const dm_position *pos, uint64_t 
   } else {
     sync_metrics_checkpoint(u);
   }
-  sync_buf_free(&q);
+  dm_buf_free(&q);
   return rc;
 }
 
 /* The end of a statement that moves one row: "[, `fence` = T] WHERE <the row> [AND `fence` <= T];"
  * and, fenced, the check that it moved exactly that row. */
-static int sync_cp_fence_tail(sync_unit *u, MYSQL *c, sync_buf *q, const char *cp_table) {
-  if (u->fence && sync_buf_printf(q, ", `fence` = %" PRIu64, u->fence) < 0)
+static int sync_cp_fence_tail(sync_unit *u, MYSQL *c, dm_buf *q, const char *cp_table) {
+  if (u->fence && dm_buf_printf(q, ", `fence` = %" PRIu64, u->fence) < 0)
     return -1;
-  if (sync_buf_puts(q, " WHERE `id` = ") < 0 || sync_cp_lit(c, q, u->source_id) < 0 ||
-      sync_buf_puts(q, " AND `cp_schema` = '' AND `cp_table` = ") < 0 ||
+  if (dm_buf_puts(q, " WHERE `id` = ") < 0 || sync_cp_lit(c, q, u->source_id) < 0 ||
+      dm_buf_puts(q, " AND `cp_schema` = '' AND `cp_table` = ") < 0 ||
       sync_cp_lit(c, q, cp_table) < 0)
     return -1;
-  if (u->fence && sync_buf_printf(q,
-                                  " AND `fence` <= %" PRIu64 ";" DM_DB_FENCE_CHECK_HEAD
-                                  "1" DM_DB_FENCE_CHECK_TAIL,
-                                  u->fence) < 0)
+  if (u->fence && dm_buf_printf(q,
+                                " AND `fence` <= %" PRIu64 ";" DM_DB_FENCE_CHECK_HEAD
+                                "1" DM_DB_FENCE_CHECK_TAIL,
+                                u->fence) < 0)
     return -1;
-  return sync_buf_putc(q, ';');
+  return dm_buf_putc(q, ';');
 }
 
-static int sync_cp_set(sync_unit *u, MYSQL *c, sync_buf *q, const dm_position *pos, uint64_t rows,
+static int sync_cp_set(sync_unit *u, MYSQL *c, dm_buf *q, const dm_position *pos, uint64_t rows,
                        const char *cp_table) {
-  return sync_buf_printf(q, "UPDATE %s SET `table_info` = ", u->cp_table) < 0 ||
-                 sync_cp_info(q, rows) < 0 || sync_buf_puts(q, ", `binlog_name` = ") < 0 ||
+  return dm_buf_printf(q, "UPDATE %s SET `table_info` = ", u->cp_table) < 0 ||
+                 sync_cp_info(q, rows) < 0 || dm_buf_puts(q, ", `binlog_name` = ") < 0 ||
                  sync_cp_lit(c, q, pos->name) < 0 ||
-                 sync_buf_printf(q, ", `binlog_pos` = %" PRIu64 ", `binlog_gtid` = ", pos->pos) <
-                     0 ||
+                 dm_buf_printf(q, ", `binlog_pos` = %" PRIu64 ", `binlog_gtid` = ", pos->pos) < 0 ||
                  sync_cp_lit(c, q, pos->gtid) < 0 || sync_cp_fence_tail(u, c, q, cp_table) < 0
              ? -1
              : 0;
 }
 
 int sync_cp_worker_sql(sync_unit *u, MYSQL *c, int w, const dm_position *pos, uint64_t rows,
-                       sync_buf *out) {
+                       dm_buf *out) {
   char name[32];
   snprintf(name, sizeof name, "_worker_%03d", w);
   return sync_cp_set(u, c, out, pos, rows, name);
 }
 
 int sync_cp_global(sync_unit *u, MYSQL *c, const dm_position *pos, dm_error *err) {
-  sync_buf q = {0};
+  dm_buf q = {0};
   int rc = -1;
   if (sync_cp_set(u, c, &q, pos, 0, "") < 0)
     sync_nomem(u, err);
@@ -335,34 +332,34 @@ int sync_cp_global(sync_unit *u, MYSQL *c, const dm_position *pos, dm_error *err
     sync_cp_failed(u, c, mysql_errno(c), "the global row", err);
   else
     sync_metrics_checkpoint(u);
-  sync_buf_free(&q);
+  dm_buf_free(&q);
   return rc;
 }
 
 int sync_cp_safe_exit(sync_unit *u, MYSQL *c, dm_error *err) {
-  sync_buf q = {0};
+  dm_buf q = {0};
   int rc = -1;
-  if (sync_buf_printf(&q, "UPDATE %s SET `exit_safe_binlog_name` = ", u->cp_table) < 0 ||
+  if (dm_buf_printf(&q, "UPDATE %s SET `exit_safe_binlog_name` = ", u->cp_table) < 0 ||
       sync_cp_lit(c, &q, u->safe_exit.name) < 0 ||
-      sync_buf_printf(&q, ", `exit_safe_binlog_pos` = %" PRIu64 ", `exit_safe_binlog_gtid` = ",
-                      u->safe_exit.pos) < 0 ||
+      dm_buf_printf(&q, ", `exit_safe_binlog_pos` = %" PRIu64 ", `exit_safe_binlog_gtid` = ",
+                    u->safe_exit.pos) < 0 ||
       sync_cp_lit(c, &q, u->safe_exit.gtid) < 0 || sync_cp_fence_tail(u, c, &q, "") < 0)
     sync_nomem(u, err);
   else if ((rc = sync_db_exec(u, c, q.p, q.len, "sync: cannot write the checkpoint", err)) < 0)
     sync_cp_failed(u, c, mysql_errno(c), "the global row", err);
-  sync_buf_free(&q);
+  dm_buf_free(&q);
   return rc;
 }
 
 int sync_cp_mark_ddl(sync_unit *u, MYSQL *c, const char *at, dm_error *err) {
-  sync_buf q = {0};
+  dm_buf q = {0};
   int rc = -1;
-  if (sync_buf_printf(&q, "UPDATE %s SET `table_info` = JSON_OBJECT('ddl', ", u->cp_table) < 0 ||
-      sync_cp_lit(c, &q, at) < 0 || sync_buf_putc(&q, ')') < 0 ||
+  if (dm_buf_printf(&q, "UPDATE %s SET `table_info` = JSON_OBJECT('ddl', ", u->cp_table) < 0 ||
+      sync_cp_lit(c, &q, at) < 0 || dm_buf_putc(&q, ')') < 0 ||
       sync_cp_fence_tail(u, c, &q, "") < 0)
     sync_nomem(u, err);
   else if ((rc = sync_db_exec(u, c, q.p, q.len, "sync: cannot write the checkpoint", err)) < 0)
     sync_cp_failed(u, c, mysql_errno(c), "the global row", err);
-  sync_buf_free(&q);
+  dm_buf_free(&q);
   return rc;
 }

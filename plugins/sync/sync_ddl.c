@@ -752,14 +752,14 @@ void sync_ddl_free(sync_ddl *d) {
 /* `name`, read back by the server under flags as exactly name: a backtick doubled unless it is
  * the second byte of a multi-byte character, and -1 for a byte that is no character of its own
  * but would be one with the backtick after it (the closing quote would vanish into it). */
-static int sync_put_quoted(sync_buf *out, const char *name, unsigned flags) {
-  if (sync_buf_putc(out, '`') < 0)
+static int sync_put_quoted(dm_buf *out, const char *name, unsigned flags) {
+  if (dm_buf_putc(out, '`') < 0)
     return -1;
   size_t n = strlen(name);
   for (size_t k = 0; k < n; k++) {
     size_t m = sync_mb_len(flags, name, k, n);
     if (m) {
-      if (sync_buf_put(out, name + k, m) < 0)
+      if (dm_buf_put(out, name + k, m) < 0)
         return -1;
       k += m - 1;
       continue;
@@ -767,32 +767,32 @@ static int sync_put_quoted(sync_buf *out, const char *name, unsigned flags) {
     char probe[2] = {name[k], '`'};
     if (sync_mb_len(flags, probe, 0, 2))
       return -1;
-    if (name[k] == '`' && sync_buf_putc(out, '`') < 0)
+    if (name[k] == '`' && dm_buf_putc(out, '`') < 0)
       return -1;
-    if (sync_buf_putc(out, name[k]) < 0)
+    if (dm_buf_putc(out, name[k]) < 0)
       return -1;
   }
-  return sync_buf_putc(out, '`');
+  return dm_buf_putc(out, '`');
 }
 
 /* Copies s->sql from *pos up to `to`, with the IF [NOT] EXISTS of an idempotent rewrite where it
  * goes (s->if_at lies before the first name, on the boundary of a keyword token). */
 static int sync_put_sql(const sync_ddl_stmt *s, bool idempotent, size_t *pos, size_t to,
-                        sync_buf *out) {
+                        dm_buf *out) {
   if (idempotent && s->if_clause && s->if_at >= *pos && s->if_at <= to) {
-    if (sync_buf_put(out, s->sql + *pos, s->if_at - *pos) < 0 ||
-        sync_buf_put(out, s->if_clause, strlen(s->if_clause)) < 0)
+    if (dm_buf_put(out, s->sql + *pos, s->if_at - *pos) < 0 ||
+        dm_buf_put(out, s->if_clause, strlen(s->if_clause)) < 0)
       return -1;
     *pos = s->if_at;
   }
-  if (sync_buf_put(out, s->sql + *pos, to - *pos) < 0)
+  if (dm_buf_put(out, s->sql + *pos, to - *pos) < 0)
     return -1;
   *pos = to;
   return 0;
 }
 
 int sync_ddl_rewrite(const sync_ddl_stmt *s, sync_ddl_route_fn route, void *arg, bool idempotent,
-                     sync_buf *out) {
+                     dm_buf *out) {
   size_t pos = 0;
   for (int k = 0; k < s->n_refs; k++) {
     const sync_ddl_ref *r = &s->refs[k];
@@ -814,12 +814,11 @@ int sync_ddl_rewrite(const sync_ddl_stmt *s, sync_ddl_route_fn route, void *arg,
     /* An implicit name (ALTER DATABASE without one) is inserted after the keyword before it; a
      * byte >= 0x80 right before the opening backtick could join it into one character. */
     if ((r->len == 0 || (out->len && (unsigned char)out->p[out->len - 1] >= 0x80)) &&
-        sync_buf_putc(out, ' ') < 0)
+        dm_buf_putc(out, ' ') < 0)
       return -1;
     if (sync_put_quoted(out, schema, s->flags) < 0)
       return -1;
-    if (!r->schema_only &&
-        (sync_buf_putc(out, '.') < 0 || sync_put_quoted(out, table, s->flags) < 0))
+    if (!r->schema_only && (dm_buf_putc(out, '.') < 0 || sync_put_quoted(out, table, s->flags) < 0))
       return -1;
     pos = r->off + r->len;
   }

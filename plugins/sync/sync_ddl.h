@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "dmhost/sql_lex.h"
-#include "sync_buf.h"
+#include <dmhost/buf.h>
 
 /* Longest schema or table name kept, NUL included (MariaDB allows 64 characters, 256 bytes). */
 #define SYNC_DDL_NAME_MAX 256
@@ -148,7 +148,7 @@ typedef void (*sync_ddl_route_fn)(void *arg, const char *schema, const char *tab
  * name holds a byte that would join the closing backtick into one character (out may then hold
  * part of it). */
 int sync_ddl_rewrite(const sync_ddl_stmt *s, sync_ddl_route_fn route, void *arg, bool idempotent,
-                     sync_buf *out);
+                     dm_buf *out);
 
 /* ---- RENAME judged on both sides (sync_ddl_rename.c) ----------------------------------------
  * The parts of a split RENAME TABLE (or one ALTER TABLE ... RENAME TO) followed through the
@@ -213,7 +213,7 @@ int sync_rename_online(const sync_ddl *d, sync_online_kind_fn kind, void *arg,
  * (an unterminated quote) is left out; control bytes (newlines) become spaces, so the text stays on
  * one log line. At most max bytes are appended (0: no limit), a cut one ending in "...". 0, or -1:
  * no memory (out may then hold part of it). */
-int sync_ddl_redact(const char *sql, size_t len, unsigned flags, size_t max, sync_buf *out);
+int sync_ddl_redact(const char *sql, size_t len, unsigned flags, size_t max, dm_buf *out);
 /* The statement's leading keywords, upper-cased (at most 3 words: "CREATE USER", "SET
  * PASSWORD FOR", "GRANT SELECT ON"), or "(a statement)". */
 void sync_ddl_verb(const char *sql, size_t len, unsigned flags, char *out, size_t out_len);

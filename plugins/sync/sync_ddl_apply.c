@@ -169,12 +169,12 @@ static MYSQL *sync_ddl_conn(sync_ddl_run *run) {
     memcpy(db, run->q->db.ptr, dl);
     db[dl] = '\0';
     sync_route(u, db, NULL, tdb, tt);
-    sync_buf use = {0};
-    if (sync_buf_puts(&use, "USE ") == 0 && sync_sql_ident(&use, tdb, strlen(tdb)) == 0 &&
+    dm_buf use = {0};
+    if (dm_buf_puts(&use, "USE ") == 0 && sync_sql_ident(&use, tdb, strlen(tdb)) == 0 &&
         mysql_real_query(run->conn, use.p, (unsigned long)use.len) != 0) {
       /* the schema is not on the target (yet): the statements are qualified anyway */
     }
-    sync_buf_free(&use);
+    dm_buf_free(&use);
   }
   return run->conn;
 }
@@ -224,8 +224,8 @@ static int sync_ddl_exec(sync_ddl_run *r, const char *sql, size_t len, bool even
                   r->at, said);
     return 0;
   }
-  sync_buf what = {0};
-  sync_buf_printf(&what, "sync: the DDL at %s failed on the target: ", r->at);
+  dm_buf what = {0};
+  dm_buf_printf(&what, "sync: the DDL at %s failed on the target: ", r->at);
   sync_ddl_redact(sql, len, flags, 300, &what);
   sync_db_error(u, r->conn, what.p ? what.p : "sync: a DDL failed on the target", r->err);
   sync_ddl_scrub(sql, len, flags, r->err->raw_cause, sizeof r->err->raw_cause);
@@ -234,7 +234,7 @@ static int sync_ddl_exec(sync_ddl_run *r, const char *sql, size_t len, bool even
     dm_strlcpy(cause, r->err->raw_cause, sizeof cause);
     u->host->error_make(u->ctx, r->err, DM_ERR_SYNC_DDL, cause, "%s", what.p ? what.p : "");
   }
-  sync_buf_free(&what);
+  dm_buf_free(&what);
   return -1;
 }
 
@@ -250,14 +250,14 @@ static int sync_ddl_exec_list(sync_ddl_run *r, const char *const *sqls, uint32_t
 static void sync_ddl_parse_failed(sync_ddl_run *run, int rc, const char *msg) {
   sync_unit *u = run->u;
   const dm_binlog_query *q = run->q;
-  sync_buf m = {0};
+  dm_buf m = {0};
   if (rc == SYNC_DDL_MULTI)
-    sync_buf_printf(&m,
-                    "sync: the DDL at %s holds more than one statement (%s): refused, nothing "
-                    "of it ran: ",
-                    run->at, msg);
+    dm_buf_printf(&m,
+                  "sync: the DDL at %s holds more than one statement (%s): refused, nothing "
+                  "of it ran: ",
+                  run->at, msg);
   else
-    sync_buf_printf(&m, "sync: cannot parse the DDL at %s (%s): ", run->at, msg);
+    dm_buf_printf(&m, "sync: cannot parse the DDL at %s (%s): ", run->at, msg);
   sync_ddl_redact(q->query.ptr, q->query.len, run->flags, 300, &m);
   char text[DM_ERROR_MESSAGE_MAX];
   dm_strlcpy(text, m.p ? m.p : "sync: cannot parse a DDL", sizeof text);
@@ -265,7 +265,7 @@ static void sync_ddl_parse_failed(sync_ddl_run *run, int rc, const char *msg) {
   u->host->error_make(u->ctx, run->err,
                       rc == SYNC_DDL_MULTI ? DM_ERR_SYNC_DDL_MULTI : DM_ERR_SYNC_DDL, NULL, "%s",
                       text);
-  sync_buf_free(&m);
+  dm_buf_free(&m);
 }
 
 /* A statement with a second one after a ';' is never run. Whether it pauses the task: only when
@@ -340,7 +340,7 @@ static int sync_ddl_rename_online(sync_ddl_run *run, const sync_ddl *d, sync_ren
   if (code == 0)
     return 0;
   const sync_ddl_stmt *s = &d->stmts[bad];
-  sync_buf text = {0};
+  dm_buf text = {0};
   sync_ddl_redact(run->q->query.ptr, run->q->query.len, run->flags, 300, &text);
   if (code == DM_ERR_CONFIG_ONLINE_DDL_RULES) {
     bool trash_missed = strcmp(rules, "trash-table-rules") == 0;
@@ -359,7 +359,7 @@ static int sync_ddl_rename_online(sync_ddl_run *run, const sync_ddl *d, sync_ren
                         run->at, s->subject.schema, s->subject.table, s->other.schema,
                         s->other.table);
   }
-  sync_buf_free(&text);
+  dm_buf_free(&text);
   return -1;
 }
 
@@ -480,7 +480,7 @@ static int sync_ddl_push(uint32_t **offs, sync_ddl_kept **kept, uint32_t *n, uin
  * appended to out, a ghost's DDL recorded, anything else skipped), 0 when s is for the usual
  * path, -1 with run->err. */
 static int sync_ddl_online_part(sync_ddl_run *run, const sync_ddl_stmt *s, sync_rename_verdict rv,
-                                sync_buf *out, uint32_t **offs, sync_ddl_kept **kept, uint32_t *n,
+                                dm_buf *out, uint32_t **offs, sync_ddl_kept **kept, uint32_t *n,
                                 uint32_t *cap) {
   sync_unit *u = run->u;
   sync_online *o = u->online;
@@ -557,8 +557,7 @@ static int sync_ddl_online_part(sync_ddl_run *run, const sync_ddl_stmt *s, sync_
  * collation gets the server collation the event carries (what the source gave it); a MySQL 8
  * event's default_collation_for_utf8mb4 is utf8mb4's default. The source's set is read once per
  * run. 0, or -1 with *run->err. */
-static int sync_ddl_collate(sync_ddl_run *run, const sync_ddl_stmt *s, sync_buf *out,
-                            size_t start) {
+static int sync_ddl_collate(sync_ddl_run *run, const sync_ddl_stmt *s, dm_buf *out, size_t start) {
   sync_unit *u = run->u;
   if ((s->kind != SYNC_DDL_CREATE_DATABASE && s->kind != SYNC_DDL_CREATE_TABLE) ||
       !dm_host_collation_strict(u->host, u->ctx))
@@ -593,7 +592,7 @@ static int sync_ddl_collate(sync_ddl_run *run, const sync_ddl_stmt *s, sync_buf 
                   rc == 1 ? "" : " (the statement runs as written)");
   if (rc == 1) {
     out->len = start;
-    rc = sync_buf_put(out, adj, adj_len);
+    rc = dm_buf_put(out, adj, adj_len);
     free(adj);
     if (rc < 0)
       return sync_nomem(u, run->err);
@@ -603,7 +602,7 @@ static int sync_ddl_collate(sync_ddl_run *run, const sync_ddl_stmt *s, sync_buf 
 
 /* The statements of the event after parsing, filtering and routing, one per array slot; with
  * `kept`, what each is about (for the shard groups). */
-static int sync_ddl_prepare(sync_ddl_run *run, sync_buf *out, uint32_t **offs, uint32_t *n,
+static int sync_ddl_prepare(sync_ddl_run *run, dm_buf *out, uint32_t **offs, uint32_t *n,
                             sync_ddl_kept **kept) {
   sync_unit *u = run->u;
   const dm_binlog_query *q = run->q;
@@ -656,10 +655,10 @@ static int sync_ddl_prepare(sync_ddl_run *run, sync_buf *out, uint32_t **offs, u
       sync_ddl_verb(s->sql, s->sql_len, run->flags, verb, sizeof verb);
       u->host->logf(u->ctx, DM_LOG_INFO,
                     "sync: statement at %s is not a DDL on tables: skipped (%s)", at, verb);
-      sync_buf t = {0};
+      dm_buf t = {0};
       sync_ddl_redact(s->sql, s->sql_len, run->flags, 200, &t);
       u->host->logf(u->ctx, DM_LOG_DEBUG, "sync: statement at %s skipped: %s", at, t.p ? t.p : "");
-      sync_buf_free(&t);
+      dm_buf_free(&t);
       continue;
     }
     sync_rename_verdict rv = renames ? renames[i].verdict : SYNC_RENAME_NONE;
@@ -709,7 +708,7 @@ static int sync_ddl_prepare(sync_ddl_run *run, sync_buf *out, uint32_t **offs, u
       sync_ddl_free(&d);
       return -1;
     }
-    if (!written || sync_buf_putc(out, '\0') < 0) {
+    if (!written || dm_buf_putc(out, '\0') < 0) {
       free(renames);
       sync_ddl_free(&d);
       u->host->error_make(u->ctx, err, DM_ERR_SYNC_DDL, NULL,
@@ -761,7 +760,7 @@ int sync_ddl_apply(sync_unit *u, MYSQL *conn, const dm_binlog_format *fmt,
   dm_binlog_operator op = {0};
   bool have_op = has_ops && u->host->binlog_operator(u->ctx, ev->file, ev->offset, false, &op);
 
-  sync_buf text = {0};
+  dm_buf text = {0};
   uint32_t *offs = NULL, n = 0;
   int rc = -1;
   sync_ddl tracked = {0};
@@ -850,15 +849,15 @@ int sync_ddl_apply(sync_unit *u, MYSQL *conn, const dm_binlog_format *fmt,
   /* the online DDL records the event changed and, in shard mode, the held table's row and the
    * rows of tables that left commit with the position past the event: the hold, the records and
    * the position agree after any stop */
-  sync_buf also = {0};
+  dm_buf also = {0};
   if (sync_online_sql(u->online, conn, &also) < 0 ||
       (plan && sync_shard_plan_sql(u->shard, conn, plan, at, text.p, offs, n, after, &also) < 0)) {
-    sync_buf_free(&also);
+    dm_buf_free(&also);
     sync_nomem(u, err);
     goto out;
   }
   int cp = sync_cp_reset_with(u, conn, after, 0, n_workers, &also, err);
-  sync_buf_free(&also);
+  dm_buf_free(&also);
   if (cp < 0)
     goto out;
   sync_online_committed(u->online);
@@ -893,6 +892,6 @@ out:
   sync_ddl_free(&tracked);
   sync_db_close(u, run.conn);
   free(offs);
-  sync_buf_free(&text);
+  dm_buf_free(&text);
   return rc;
 }

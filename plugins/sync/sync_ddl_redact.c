@@ -113,7 +113,7 @@ static int redact_scan(sync_parser *p, const char *sql, size_t len, unsigned fla
   return 0;
 }
 
-int sync_ddl_redact(const char *sql, size_t len, unsigned flags, size_t max, sync_buf *out) {
+int sync_ddl_redact(const char *sql, size_t len, unsigned flags, size_t max, dm_buf *out) {
   sync_parser p;
   bool *secret;
   int rc = -1;
@@ -125,17 +125,17 @@ int sync_ddl_redact(const char *sql, size_t len, unsigned flags, size_t max, syn
   for (int k = 0; k < p.n && p.t[k].off < end; k++) {
     if (!secret[k])
       continue;
-    if (sync_buf_put(out, sql + pos, p.t[k].off - pos) < 0 || sync_buf_puts(out, "'***'") < 0)
+    if (dm_buf_put(out, sql + pos, p.t[k].off - pos) < 0 || dm_buf_puts(out, "'***'") < 0)
       goto done;
     pos = p.t[k].off + p.t[k].len;
   }
-  if (pos < end && sync_buf_put(out, sql + pos, end - pos) < 0)
+  if (pos < end && dm_buf_put(out, sql + pos, end - pos) < 0)
     goto done;
   /* one line: a newline of the source's text must not forge a log line */
   for (size_t i = start; i < out->len; i++)
     if ((unsigned char)out->p[i] < 0x20 || out->p[i] == 0x7f)
       out->p[i] = ' ';
-  if (end < len && sync_buf_puts(out, " [unreadable rest left out]") < 0)
+  if (end < len && dm_buf_puts(out, " [unreadable rest left out]") < 0)
     goto done;
   if (max >= 3 && out->len - start > max) {
     /* cut at a byte that starts a character of a UTF-8 or single-byte text */
@@ -143,7 +143,7 @@ int sync_ddl_redact(const char *sql, size_t len, unsigned flags, size_t max, syn
     while (cut > start && ((unsigned char)out->p[cut] & 0xc0) == 0x80)
       cut--;
     out->len = cut;
-    if (sync_buf_puts(out, "...") < 0)
+    if (dm_buf_puts(out, "...") < 0)
       goto done;
   }
   rc = 0;
@@ -196,23 +196,23 @@ void sync_ddl_scrub(const char *sql, size_t len, unsigned flags, char *msg, size
     /* the literal's bytes between its quotes, as a server message quotes them back */
     const char *v = sql + p.t[k].off + 1;
     size_t vn = p.t[k].len - 2;
-    sync_buf b = {0};
+    dm_buf b = {0};
     const char *m = msg, *hit;
     bool ok = true;
     while ((hit = memmem(m, strlen(m), v, vn)) != NULL) {
-      ok = ok && sync_buf_put(&b, m, (size_t)(hit - m)) == 0 && sync_buf_puts(&b, "***") == 0;
+      ok = ok && dm_buf_put(&b, m, (size_t)(hit - m)) == 0 && dm_buf_puts(&b, "***") == 0;
       m = hit + vn;
     }
     if (m == msg) {
-      sync_buf_free(&b);
+      dm_buf_free(&b);
       continue;
     }
-    ok = ok && sync_buf_puts(&b, m) == 0;
+    ok = ok && dm_buf_puts(&b, m) == 0;
     if (ok)
       snprintf(msg, msg_cap, "%s", b.p);
     else
       snprintf(msg, msg_cap, "(message left out: it quoted a password)");
-    sync_buf_free(&b);
+    dm_buf_free(&b);
   }
   free(secret);
   free(p.t);

@@ -17,9 +17,9 @@
 #include "sync.h"
 
 typedef struct sync_emit {
-  sync_buf *out;
+  dm_buf *out;
   size_t chunk;
-  int (*emit)(void *arg, sync_buf *chunk);
+  int (*emit)(void *arg, dm_buf *chunk);
   void *arg;
 } sync_emit;
 
@@ -35,13 +35,13 @@ static const char *sync_arena(const sync_batch *b, uint32_t off) {
 }
 
 /* The key columns as an IN operand: `a` or (`a`,`b`). */
-static int sync_key_cols(sync_buf *o, const sync_table *t) {
-  if (t->key.n > 1 && sync_buf_putc(o, '(') < 0)
+static int sync_key_cols(dm_buf *o, const sync_table *t) {
+  if (t->key.n > 1 && dm_buf_putc(o, '(') < 0)
     return -1;
   for (int j = 0; j < t->key.n; j++)
-    if ((j && sync_buf_putc(o, ',') < 0) || sync_buf_puts(o, t->col_names[t->key.cols[j]]) < 0)
+    if ((j && dm_buf_putc(o, ',') < 0) || dm_buf_puts(o, t->col_names[t->key.cols[j]]) < 0)
       return -1;
-  if (t->key.n > 1 && sync_buf_putc(o, ')') < 0)
+  if (t->key.n > 1 && dm_buf_putc(o, ')') < 0)
     return -1;
   return 0;
 }
@@ -50,7 +50,7 @@ static int sync_key_cols(sync_buf *o, const sync_table *t) {
  * part: INSERT/REPLACE .. VALUES r1,r2 [ODKU] or DELETE .. WHERE key IN (k1,k2). */
 static int sync_emit_run(sync_unit *u, const sync_batch *b, const uint32_t *idx, uint32_t n,
                          sync_emit *e) {
-  sync_buf *o = e->out;
+  dm_buf *o = e->out;
   const sync_rec *r0 = &b->recs[idx[0]];
   const sync_table *t = r0->t;
   uint8_t kind = r0->kind;
@@ -59,15 +59,14 @@ static int sync_emit_run(sync_unit *u, const sync_batch *b, const uint32_t *idx,
   while (j < n) {
     int rc;
     if (kind == SYNC_REC_DELETE)
-      rc = sync_buf_puts(o, "DELETE FROM ") < 0 || sync_buf_put(o, t->qname.p, t->qname.len) < 0 ||
-           sync_buf_puts(o, " WHERE ") < 0 || sync_key_cols(o, t) < 0 ||
-           sync_buf_puts(o, " IN (") < 0;
+      rc = dm_buf_puts(o, "DELETE FROM ") < 0 || dm_buf_put(o, t->qname.p, t->qname.len) < 0 ||
+           dm_buf_puts(o, " WHERE ") < 0 || sync_key_cols(o, t) < 0 || dm_buf_puts(o, " IN (") < 0;
     else
-      rc = sync_buf_puts(o, kind == SYNC_REC_INSERT && safe && !t->compactable
-                                ? "REPLACE INTO "
-                                : "INSERT INTO ") < 0 ||
-           sync_buf_put(o, t->qname.p, t->qname.len) < 0 ||
-           sync_buf_put(o, t->cols.p, t->cols.len) < 0 || sync_buf_puts(o, " VALUES ") < 0;
+      rc =
+          dm_buf_puts(o, kind == SYNC_REC_INSERT && safe && !t->compactable ? "REPLACE INTO "
+                                                                            : "INSERT INTO ") < 0 ||
+          dm_buf_put(o, t->qname.p, t->qname.len) < 0 ||
+          dm_buf_put(o, t->cols.p, t->cols.len) < 0 || dm_buf_puts(o, " VALUES ") < 0;
     if (rc)
       return -1;
     size_t start = o->len;
@@ -76,12 +75,12 @@ static int sync_emit_run(sync_unit *u, const sync_batch *b, const uint32_t *idx,
       const sync_rec *r = &b->recs[idx[j]];
       if (!first && o->len - start >= e->chunk)
         break;
-      if (!first && sync_buf_putc(o, ',') < 0)
+      if (!first && dm_buf_putc(o, ',') < 0)
         return -1;
       if (kind == SYNC_REC_DELETE
-              ? sync_buf_put(o, sync_arena(b, r->key_off) + (t->compactable ? 5 : 0),
-                             r->key_len - (t->compactable ? 5u : 0u))
-              : sync_buf_put(o, sync_arena(b, r->row_off), r->row_len))
+              ? dm_buf_put(o, sync_arena(b, r->key_off) + (t->compactable ? 5 : 0),
+                           r->key_len - (t->compactable ? 5u : 0u))
+              : dm_buf_put(o, sync_arena(b, r->row_off), r->row_len))
         return -1;
       first = false;
       count++;
@@ -90,17 +89,17 @@ static int sync_emit_run(sync_unit *u, const sync_batch *b, const uint32_t *idx,
       /* MariaDB 10.11 plans `(a, b) IN ((x, y))` with one tuple as a full scan (two or more use
        * the key): the tuple is given twice, which changes nothing else */
       const sync_rec *r = &b->recs[idx[j - 1]];
-      if (sync_buf_putc(o, ',') < 0 ||
-          sync_buf_put(o, sync_arena(b, r->key_off) + (t->compactable ? 5 : 0),
-                       r->key_len - (t->compactable ? 5u : 0u)) < 0)
+      if (dm_buf_putc(o, ',') < 0 ||
+          dm_buf_put(o, sync_arena(b, r->key_off) + (t->compactable ? 5 : 0),
+                     r->key_len - (t->compactable ? 5u : 0u)) < 0)
         return -1;
     }
     if (kind == SYNC_REC_DELETE)
-      rc = sync_buf_puts(o, ");");
+      rc = dm_buf_puts(o, ");");
     else if (kind == SYNC_REC_UPSERT || (kind == SYNC_REC_INSERT && safe && t->compactable))
-      rc = sync_buf_put(o, t->odku.p, t->odku.len) < 0 || sync_buf_putc(o, ';') < 0;
+      rc = dm_buf_put(o, t->odku.p, t->odku.len) < 0 || dm_buf_putc(o, ';') < 0;
     else
-      rc = sync_buf_putc(o, ';');
+      rc = dm_buf_putc(o, ';');
     if (rc || sync_emit_check(e) < 0)
       return -1;
   }
@@ -109,25 +108,24 @@ static int sync_emit_run(sync_unit *u, const sync_batch *b, const uint32_t *idx,
 
 /* An in-order UPDATE, or a DELETE of a table without a key: one statement each. */
 static int sync_emit_one(sync_unit *u, const sync_batch *b, const sync_rec *r, sync_emit *e) {
-  sync_buf *o = e->out;
+  dm_buf *o = e->out;
   const sync_table *t = r->t;
   const char *where = sync_arena(b, r->where_off);
   const char *limit = t->key_kind == SYNC_KEY_NONE ? " LIMIT 1;" : ";";
   int rc;
   if (r->kind == SYNC_REC_DELETE || u->cfg.safe_mode || b->safe) {
-    rc = sync_buf_puts(o, "DELETE FROM ") < 0 || sync_buf_put(o, t->qname.p, t->qname.len) < 0 ||
-         sync_buf_puts(o, " WHERE ") < 0 || sync_buf_put(o, where, r->where_len) < 0 ||
-         sync_buf_puts(o, limit) < 0;
+    rc = dm_buf_puts(o, "DELETE FROM ") < 0 || dm_buf_put(o, t->qname.p, t->qname.len) < 0 ||
+         dm_buf_puts(o, " WHERE ") < 0 || dm_buf_put(o, where, r->where_len) < 0 ||
+         dm_buf_puts(o, limit) < 0;
     if (!rc && r->kind == SYNC_REC_UPDATE) /* safe mode: DELETE + REPLACE */
-      rc = sync_buf_puts(o, "REPLACE INTO ") < 0 || sync_buf_put(o, t->qname.p, t->qname.len) < 0 ||
-           sync_buf_put(o, t->cols.p, t->cols.len) < 0 || sync_buf_puts(o, " VALUES ") < 0 ||
-           sync_buf_put(o, sync_arena(b, r->row_off), r->row_len) < 0 || sync_buf_putc(o, ';') < 0;
+      rc = dm_buf_puts(o, "REPLACE INTO ") < 0 || dm_buf_put(o, t->qname.p, t->qname.len) < 0 ||
+           dm_buf_put(o, t->cols.p, t->cols.len) < 0 || dm_buf_puts(o, " VALUES ") < 0 ||
+           dm_buf_put(o, sync_arena(b, r->row_off), r->row_len) < 0 || dm_buf_putc(o, ';') < 0;
   } else {
-    rc = sync_buf_puts(o, "UPDATE ") < 0 || sync_buf_put(o, t->qname.p, t->qname.len) < 0 ||
-         sync_buf_puts(o, " SET ") < 0 ||
-         sync_buf_put(o, sync_arena(b, r->set_off), r->set_len) < 0 ||
-         sync_buf_puts(o, " WHERE ") < 0 || sync_buf_put(o, where, r->where_len) < 0 ||
-         sync_buf_puts(o, limit) < 0;
+    rc = dm_buf_puts(o, "UPDATE ") < 0 || dm_buf_put(o, t->qname.p, t->qname.len) < 0 ||
+         dm_buf_puts(o, " SET ") < 0 || dm_buf_put(o, sync_arena(b, r->set_off), r->set_len) < 0 ||
+         dm_buf_puts(o, " WHERE ") < 0 || dm_buf_put(o, where, r->where_len) < 0 ||
+         dm_buf_puts(o, limit) < 0;
   }
   if (rc || sync_emit_check(e) < 0)
     return -1;
@@ -167,8 +165,8 @@ static int sync_cmp_compact(const void *pa, const void *pb, void *batch) {
   return *(const uint32_t *)pa < *(const uint32_t *)pb ? -1 : 1;
 }
 
-int sync_batch_sql(sync_unit *u, const sync_batch *b, int w, sync_buf *out, size_t chunk_bytes,
-                   int (*emit)(void *arg, sync_buf *chunk), void *arg) {
+int sync_batch_sql(sync_unit *u, const sync_batch *b, int w, dm_buf *out, size_t chunk_bytes,
+                   int (*emit)(void *arg, dm_buf *chunk), void *arg) {
   sync_emit e = {out, chunk_bytes, emit, arg};
   const uint32_t *part = b->part[w];
   uint32_t n = b->n_part[w];

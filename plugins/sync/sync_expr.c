@@ -149,13 +149,13 @@ void sync_expr_close(sync_unit *u) {
 }
 
 /* Value v of column col as a typed literal (module comment). */
-static int expr_value(sync_unit *u, sync_buf *b, const dm_binlog_value *v,
+static int expr_value(sync_unit *u, dm_buf *b, const dm_binlog_value *v,
                       const dm_binlog_column *col, dm_error *err) {
   const char *cast = NULL;
   switch (v->kind) {
   case DM_VAL_ABSENT:
   case DM_VAL_NULL:
-    return sync_buf_puts(b, "NULL") < 0 ? sync_nomem(u, err) : 0;
+    return dm_buf_puts(b, "NULL") < 0 ? sync_nomem(u, err) : 0;
   case DM_VAL_DATE:
     cast = "DATE";
     break;
@@ -167,10 +167,9 @@ static int expr_value(sync_unit *u, sync_buf *b, const dm_binlog_value *v,
     break;
   case DM_VAL_TIMESTAMP:
     if (v->v.ts.sec == 0 && v->v.ts.usec == 0)
-      return sync_buf_puts(b, "CAST('0000-00-00 00:00:00' AS DATETIME)") < 0 ? sync_nomem(u, err)
-                                                                             : 0;
-    return sync_buf_printf(b, "FROM_UNIXTIME(%" PRId64 ".%06" PRIu32 ")", v->v.ts.sec,
-                           v->v.ts.usec) < 0
+      return dm_buf_puts(b, "CAST('0000-00-00 00:00:00' AS DATETIME)") < 0 ? sync_nomem(u, err) : 0;
+    return dm_buf_printf(b, "FROM_UNIXTIME(%" PRId64 ".%06" PRIu32 ")", v->v.ts.sec, v->v.ts.usec) <
+                   0
                ? sync_nomem(u, err)
                : 0;
   case DM_VAL_STRING: {
@@ -178,7 +177,7 @@ static int expr_value(sync_unit *u, sync_buf *b, const dm_binlog_value *v,
     const char *coll = sync_charsets_collation(u->charsets, col->collation);
     if (!cs || !coll)
       break; /* as the apply writes it */
-    if (sync_buf_printf(b, "_%s X'", cs) < 0 || sync_buf_reserve(b, 2 * (size_t)v->v.s.len) < 0)
+    if (dm_buf_printf(b, "_%s X'", cs) < 0 || dm_buf_reserve(b, 2 * (size_t)v->v.s.len) < 0)
       return sync_nomem(u, err);
     static const char hex[] = "0123456789ABCDEF";
     for (uint32_t i = 0; i < v->v.s.len; i++) {
@@ -186,66 +185,66 @@ static int expr_value(sync_unit *u, sync_buf *b, const dm_binlog_value *v,
       b->p[b->len++] = hex[v->v.s.ptr[i] & 15];
     }
     b->p[b->len] = '\0';
-    return sync_buf_printf(b, "' COLLATE %s", coll) < 0 ? sync_nomem(u, err) : 0;
+    return dm_buf_printf(b, "' COLLATE %s", coll) < 0 ? sync_nomem(u, err) : 0;
   }
   default:
     break;
   }
-  if (cast && sync_buf_puts(b, "CAST(") < 0)
+  if (cast && dm_buf_puts(b, "CAST(") < 0)
     return sync_nomem(u, err);
   if (sync_sql_value(b, v, col, u->charsets, err) < 0)
     return -1;
   if (cast &&
-      (strcmp(cast, "DATE") == 0 ? sync_buf_printf(b, " AS %s)", cast)
-                                 : sync_buf_printf(b, " AS %s(%u))", cast, (unsigned)col->fsp)) < 0)
+      (strcmp(cast, "DATE") == 0 ? dm_buf_printf(b, " AS %s)", cast)
+                                 : dm_buf_printf(b, " AS %s(%u))", cast, (unsigned)col->fsp)) < 0)
     return sync_nomem(u, err);
   return 0;
 }
 
 /* (SELECT v1 AS `c1`, ...) AS t: the row as a table of one row. */
-static int expr_row(sync_unit *u, sync_buf *b, const dm_binlog_table_map *tm,
+static int expr_row(sync_unit *u, dm_buf *b, const dm_binlog_table_map *tm,
                     const dm_binlog_value *row, dm_error *err) {
-  if (sync_buf_puts(b, "(SELECT ") < 0)
+  if (dm_buf_puts(b, "(SELECT ") < 0)
     return sync_nomem(u, err);
   for (uint32_t i = 0; i < tm->column_count; i++) {
-    if ((i && sync_buf_puts(b, ", ") < 0))
+    if ((i && dm_buf_puts(b, ", ") < 0))
       return sync_nomem(u, err);
     if (expr_value(u, b, &row[i], &tm->columns[i], err) < 0)
       return -1;
-    if (sync_buf_puts(b, " AS ") < 0 ||
+    if (dm_buf_puts(b, " AS ") < 0 ||
         sync_sql_ident(b, tm->columns[i].name.ptr, tm->columns[i].name.len) < 0)
       return sync_nomem(u, err);
   }
-  return sync_buf_puts(b, ") AS t") < 0 ? sync_nomem(u, err) : 0;
+  return dm_buf_puts(b, ") AS t") < 0 ? sync_nomem(u, err) : 0;
 }
 
 /* One side's condition: ((e) <=> 1) on the row, as a scalar subquery; TRUE when e is absent and
  * FALSE when it is dead. */
-static int expr_side(sync_unit *u, sync_buf *b, const char *e, bool dead,
+static int expr_side(sync_unit *u, dm_buf *b, const char *e, bool dead,
                      const dm_binlog_table_map *tm, const dm_binlog_value *row, dm_error *err) {
   if (!e || dead)
-    return sync_buf_puts(b, e ? "FALSE" : "TRUE") < 0 ? sync_nomem(u, err) : 0;
-  if (sync_buf_puts(b, "(SELECT ((") < 0 || sync_buf_puts(b, e) < 0 ||
-      sync_buf_puts(b, ") <=> 1) FROM ") < 0)
+    return dm_buf_puts(b, e ? "FALSE" : "TRUE") < 0 ? sync_nomem(u, err) : 0;
+  if (dm_buf_puts(b, "(SELECT ((") < 0 || dm_buf_puts(b, e) < 0 ||
+      dm_buf_puts(b, ") <=> 1) FROM ") < 0)
     return sync_nomem(u, err);
   if (expr_row(u, b, tm, row, err) < 0)
     return -1;
-  return sync_buf_putc(b, ')') < 0 ? sync_nomem(u, err) : 0;
+  return dm_buf_putc(b, ')') < 0 ? sync_nomem(u, err) : 0;
 }
 
 /* The query for rules of kind k (only rule `only` when >= 0). */
-static int expr_query(sync_unit *u, sync_buf *q, const sync_expr *x, int k, int only,
+static int expr_query(sync_unit *u, dm_buf *q, const sync_expr *x, int k, int only,
                       const dm_binlog_table_map *tm, const dm_binlog_value *before,
                       const dm_binlog_value *after, dm_error *err) {
   q->len = 0;
-  if (sync_buf_puts(q, "SELECT ") < 0)
+  if (dm_buf_puts(q, "SELECT ") < 0)
     return sync_nomem(u, err);
   bool any = false;
   for (int i = 0; i < x->n[k]; i++) {
     if (only >= 0 && i != only)
       continue;
     const sync_expr_rule *r = &x->rules[k][i];
-    if ((any && sync_buf_puts(q, " OR ") < 0) || sync_buf_putc(q, '(') < 0)
+    if ((any && dm_buf_puts(q, " OR ") < 0) || dm_buf_putc(q, '(') < 0)
       return sync_nomem(u, err);
     any = true;
     /* WRITE rows come in `after`, DELETE rows in `before`; an UPDATE has both */
@@ -253,16 +252,16 @@ static int expr_query(sync_unit *u, sync_buf *q, const sync_expr *x, int k, int 
     if (expr_side(u, q, r->e[0], r->dead[0], tm, first, err) < 0)
       return -1;
     if (k == 1 &&
-        (sync_buf_puts(q, " AND ") < 0 || expr_side(u, q, r->e[1], r->dead[1], tm, after, err) < 0))
+        (dm_buf_puts(q, " AND ") < 0 || expr_side(u, q, r->e[1], r->dead[1], tm, after, err) < 0))
       return -1;
-    if (sync_buf_putc(q, ')') < 0)
+    if (dm_buf_putc(q, ')') < 0)
       return sync_nomem(u, err);
   }
   return 0;
 }
 
 /* Runs q: 1 (true), 0 (false or NULL), -1 with the server's errno in *code. */
-static int expr_run(MYSQL *c, const sync_buf *q, unsigned *code) {
+static int expr_run(MYSQL *c, const dm_buf *q, unsigned *code) {
   *code = 0;
   if (mysql_real_query(c, q->p, (unsigned long)q->len) != 0) {
     *code = mysql_errno(c);
@@ -285,7 +284,7 @@ static int expr_find_dead(sync_unit *u, MYSQL *c, sync_table *t, int k,
                           const dm_binlog_table_map *tm, const dm_binlog_value *before,
                           const dm_binlog_value *after, dm_error *err) {
   sync_expr *x = t->expr;
-  sync_buf q = {0};
+  dm_buf q = {0};
   int rc = 0;
   for (int i = 0; rc == 0 && i < x->n[k]; i++) {
     sync_expr_rule *r = &x->rules[k][i];
@@ -313,7 +312,7 @@ static int expr_find_dead(sync_unit *u, MYSQL *c, sync_table *t, int k,
       }
     }
   }
-  sync_buf_free(&q);
+  dm_buf_free(&q);
   x->sig = t->map_sig;
   return rc;
 }
@@ -332,7 +331,7 @@ int sync_expr_skip(sync_unit *u, sync_table *t, int k, const dm_binlog_table_map
   MYSQL *c = expr_conn(u, err);
   if (!c)
     return -1;
-  sync_buf q = {0};
+  dm_buf q = {0};
   int v = -1;
   for (int attempt = 0; attempt < 2; attempt++) {
     unsigned code;
@@ -365,7 +364,7 @@ int sync_expr_skip(sync_unit *u, sync_table *t, int k, const dm_binlog_table_map
     v = -1;
     break;
   }
-  sync_buf_free(&q);
+  dm_buf_free(&q);
   if (v == 1)
     x->filtered[k]++;
   return v;

@@ -151,35 +151,35 @@ int sync_online_start(sync_unit *u, MYSQL *c, sync_online **out, dm_error *err) 
   o->on = online_host_on(u);
   char name[SYNC_NAME_MAX];
   dm_task_meta_table_name(u->host->task_name(u->ctx), DM_META_ONLINEDDL, name, sizeof name);
-  sync_buf q = {0};
+  dm_buf q = {0};
   if (sync_sql_qualified(&q, u->meta, name) < 0 || q.len >= sizeof o->table) {
-    sync_buf_free(&q);
+    dm_buf_free(&q);
     sync_online_free(o);
     return sync_nomem(u, err);
   }
   memcpy(o->table, q.p, q.len + 1);
-  sync_buf_reset(&q);
+  dm_buf_reset(&q);
   *out = o;
   if (!o->on) {
-    sync_buf_free(&q);
+    dm_buf_free(&q);
     return 0;
   }
   /* DM's table (online_ddl.go createTable); the meta schema exists (sync_cp_prepare) */
   int rc = -1;
-  if (sync_buf_printf(&q,
-                      "CREATE TABLE IF NOT EXISTS %s (`id` VARCHAR(32) NOT NULL, `ghost_schema` "
-                      "VARCHAR(128) NOT NULL, `ghost_table` VARCHAR(128) NOT NULL, `ddls` TEXT, "
-                      "`update_time` TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE "
-                      "CURRENT_TIMESTAMP, UNIQUE KEY `uk_id_schema_table` (`id`, `ghost_schema`, "
-                      "`ghost_table`)) DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin",
-                      o->table) < 0) {
+  if (dm_buf_printf(&q,
+                    "CREATE TABLE IF NOT EXISTS %s (`id` VARCHAR(32) NOT NULL, `ghost_schema` "
+                    "VARCHAR(128) NOT NULL, `ghost_table` VARCHAR(128) NOT NULL, `ddls` TEXT, "
+                    "`update_time` TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE "
+                    "CURRENT_TIMESTAMP, UNIQUE KEY `uk_id_schema_table` (`id`, `ghost_schema`, "
+                    "`ghost_table`)) DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin",
+                    o->table) < 0) {
     sync_nomem(u, err);
     goto out;
   }
   if (sync_db_exec(u, c, q.p, q.len, "sync: cannot create the online DDL table", err) < 0)
     goto out;
-  sync_buf_reset(&q);
-  if (sync_buf_printf(
+  dm_buf_reset(&q);
+  if (dm_buf_printf(
           &q, "SELECT `ghost_schema`, `ghost_table`, `ddls` FROM %s WHERE `id` = ", o->table) < 0 ||
       sync_sql_lit(c, &q, u->source_id, strlen(u->source_id)) < 0) {
     sync_nomem(u, err);
@@ -214,7 +214,7 @@ int sync_online_start(sync_unit *u, MYSQL *c, sync_online **out, dm_error *err) 
   }
   mysql_free_result(res);
 out:
-  sync_buf_free(&q);
+  dm_buf_free(&q);
   return rc;
 }
 
@@ -263,14 +263,14 @@ int sync_online_ghost_ddl(sync_online *o, const sync_ddl_stmt *s, const char *re
                   at, schema, ghost);
     return 0;
   }
-  sync_buf text = {0};
+  dm_buf text = {0};
   online_rec *r = online_get(o, schema, ghost);
   if (!r || sync_ddl_rewrite(s, NULL, NULL, false, &text) < 0 ||
       online_push(r, text.p, text.len) < 0) {
-    sync_buf_free(&text);
+    dm_buf_free(&text);
     return sync_nomem(u, err);
   }
-  sync_buf_free(&text);
+  dm_buf_free(&text);
   r->gone = false;
   r->touched = true;
   dm_strlcpy(r->real_schema, real_schema, sizeof r->real_schema);
@@ -311,7 +311,7 @@ static void online_route_fn(void *arg, const char *schema, const char *table, ch
 }
 
 int sync_online_cutover(sync_online *o, const sync_ddl_name *ghost, const sync_ddl_name *real,
-                        unsigned flags, const char *at, sync_buf *out, uint32_t *n_out,
+                        unsigned flags, const char *at, dm_buf *out, uint32_t *n_out,
                         dm_error *err) {
   sync_unit *u = o->u;
   *n_out = 0;
@@ -340,7 +340,7 @@ int sync_online_cutover(sync_online *o, const sync_ddl_name *ghost, const sync_d
     }
     for (int k = 0; k < d.n; k++) {
       if (sync_ddl_rewrite(&d.stmts[k], online_route_fn, &route, true, out) < 0 ||
-          sync_buf_putc(out, '\0') < 0) {
+          dm_buf_putc(out, '\0') < 0) {
         sync_ddl_free(&d);
         u->host->error_make(u->ctx, err, DM_ERR_SYNC_DDL, NULL,
                             "sync: the cut-over at %s: cannot write recorded statement %u of "
@@ -363,7 +363,7 @@ int sync_online_cutover(sync_online *o, const sync_ddl_name *ghost, const sync_d
   return 0;
 }
 
-int sync_online_sql(sync_online *o, MYSQL *c, sync_buf *q) {
+int sync_online_sql(sync_online *o, MYSQL *c, dm_buf *q) {
   if (!o)
     return 0;
   sync_unit *u = o->u;
@@ -372,12 +372,12 @@ int sync_online_sql(sync_online *o, MYSQL *c, sync_buf *q) {
     if (!r->touched)
       continue;
     if (r->gone) {
-      if (sync_buf_printf(q, "DELETE FROM %s WHERE `id` = ", o->table) < 0 ||
+      if (dm_buf_printf(q, "DELETE FROM %s WHERE `id` = ", o->table) < 0 ||
           sync_sql_lit(c, q, u->source_id, strlen(u->source_id)) < 0 ||
-          sync_buf_puts(q, " AND `ghost_schema` = ") < 0 ||
+          dm_buf_puts(q, " AND `ghost_schema` = ") < 0 ||
           sync_sql_lit(c, q, r->schema, strlen(r->schema)) < 0 ||
-          sync_buf_puts(q, " AND `ghost_table` = ") < 0 ||
-          sync_sql_lit(c, q, r->ghost, strlen(r->ghost)) < 0 || sync_buf_putc(q, ';') < 0)
+          dm_buf_puts(q, " AND `ghost_table` = ") < 0 ||
+          sync_sql_lit(c, q, r->ghost, strlen(r->ghost)) < 0 || dm_buf_putc(q, ';') < 0)
         return -1;
       continue;
     }
@@ -396,15 +396,15 @@ int sync_online_sql(sync_online *o, MYSQL *c, sync_buf *q) {
     const char *text = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN);
     int rc =
         !text ||
-                sync_buf_printf(q,
-                                "REPLACE INTO %s (`id`, `ghost_schema`, `ghost_table`, "
-                                "`ddls`) VALUES (",
-                                o->table) < 0 ||
+                dm_buf_printf(q,
+                              "REPLACE INTO %s (`id`, `ghost_schema`, `ghost_table`, "
+                              "`ddls`) VALUES (",
+                              o->table) < 0 ||
                 sync_sql_lit(c, q, u->source_id, strlen(u->source_id)) < 0 ||
-                sync_buf_putc(q, ',') < 0 || sync_sql_lit(c, q, r->schema, strlen(r->schema)) < 0 ||
-                sync_buf_putc(q, ',') < 0 || sync_sql_lit(c, q, r->ghost, strlen(r->ghost)) < 0 ||
-                sync_buf_putc(q, ',') < 0 || sync_sql_lit(c, q, text, strlen(text)) < 0 ||
-                sync_buf_puts(q, ");") < 0
+                dm_buf_putc(q, ',') < 0 || sync_sql_lit(c, q, r->schema, strlen(r->schema)) < 0 ||
+                dm_buf_putc(q, ',') < 0 || sync_sql_lit(c, q, r->ghost, strlen(r->ghost)) < 0 ||
+                dm_buf_putc(q, ',') < 0 || sync_sql_lit(c, q, text, strlen(text)) < 0 ||
+                dm_buf_puts(q, ");") < 0
             ? -1
             : 0;
     json_object_put(j);

@@ -39,20 +39,20 @@ typedef struct sync_resync_state {
 } sync_resync_state;
 
 /* A chunk of the batch's transaction to the target (sync_batch_sql's emit). */
-static int sync_resync_send(void *arg, sync_buf *chunk) {
+static int sync_resync_send(void *arg, dm_buf *chunk) {
   sync_resync_state *rs = arg;
   int rc = sync_db_exec(rs->u, rs->tc, chunk->p, chunk->len,
                         "sync: shard re-sync: applying rows failed", rs->err);
-  sync_buf_reset(chunk);
+  dm_buf_reset(chunk);
   return rc;
 }
 
 /* Applies the batch and moves the `resync` rows to `to`, in one transaction. */
 static int sync_resync_flush(sync_resync_state *rs, const dm_position *to, dm_error *err) {
   sync_unit *u = rs->u;
-  sync_buf q = {0};
+  dm_buf q = {0};
   /* worker 0's row stands at the block point: setting it again fences the transaction */
-  if (sync_buf_puts(&q, "START TRANSACTION;") < 0 ||
+  if (dm_buf_puts(&q, "START TRANSACTION;") < 0 ||
       sync_cp_worker_sql(u, rs->tc, 0, rs->block, 0, &q) < 0 ||
       sync_shard_resync_move_sql(u->shard, rs->tc, to, &q) < 0)
     goto nomem;
@@ -66,11 +66,11 @@ static int sync_resync_flush(sync_resync_state *rs, const dm_position *to, dm_er
       goto failed;
     }
   }
-  if (sync_buf_puts(&q, "COMMIT") < 0)
+  if (dm_buf_puts(&q, "COMMIT") < 0)
     goto nomem;
   if (sync_resync_send(rs, &q) < 0)
     goto failed;
-  sync_buf_free(&q);
+  dm_buf_free(&q);
   sync_shard_resync_moved(u->shard, to);
   atomic_fetch_add(&u->total_rows, rs->b.n_rows);
   atomic_fetch_add(&u->total_txns, rs->b.n_txns);
@@ -81,7 +81,7 @@ nomem:
   sync_nomem(u, err);
 failed:
   mysql_query(rs->tc, "ROLLBACK");
-  sync_buf_free(&q);
+  dm_buf_free(&q);
   if (err->code == DM_ERR_DB_QUERY && !err->resumable)
     err->code = DM_ERR_SYNC_APPLY;
   return -1;

@@ -37,8 +37,8 @@ static void sync_table_clear(sync_table *t) {
   free(t->generated);
   t->col_names = NULL;
   t->generated = NULL;
-  sync_buf_free(&t->cols);
-  sync_buf_free(&t->odku);
+  dm_buf_free(&t->cols);
+  dm_buf_free(&t->odku);
   t->resolved = false;
 }
 
@@ -48,9 +48,9 @@ void sync_schema_free(sync_schema *s) {
   for (int i = 0; i < s->n; i++) {
     sync_table_clear(s->tables[i]);
     sync_expr_free(s->tables[i]->expr);
-    sync_buf_free(&s->tables[i]->qname);
+    dm_buf_free(&s->tables[i]->qname);
     for (int e = 0; e < DM_ROUTE_EXTRACT_MAX; e++)
-      sync_buf_free(&s->tables[i]->ext_lit[e]);
+      dm_buf_free(&s->tables[i]->ext_lit[e]);
     free(s->tables[i]);
   }
   free(s->tables);
@@ -142,7 +142,7 @@ static int sync_table_resolve(sync_unit *u, sync_table *t, MYSQL *c, const dm_bi
   if (!t->col_names || !t->generated)
     goto nomem;
   for (uint32_t i = 0; i < t->n_all; i++) {
-    sync_buf b = {0};
+    dm_buf b = {0};
     const char *name = i < t->n_cols ? tm->columns[i].name.ptr : t->ext.cols[i - t->n_cols].column;
     size_t len = i < t->n_cols ? tm->columns[i].name.len : strlen(name);
     if (sync_sql_ident(&b, name, len) < 0)
@@ -296,18 +296,18 @@ static int sync_table_resolve(sync_unit *u, sync_table *t, MYSQL *c, const dm_bi
 
   /* (`a`,`b`) and ON DUPLICATE KEY UPDATE `a`=VALUES(`a`),... over the columns the target takes */
   bool first = true;
-  if (sync_buf_putc(&t->cols, '(') < 0 || sync_buf_puts(&t->odku, " ON DUPLICATE KEY UPDATE ") < 0)
+  if (dm_buf_putc(&t->cols, '(') < 0 || dm_buf_puts(&t->odku, " ON DUPLICATE KEY UPDATE ") < 0)
     goto nomem;
   for (uint32_t i = 0; i < t->n_all; i++) {
     if (t->generated[i])
       continue;
-    if ((!first && (sync_buf_putc(&t->cols, ',') < 0 || sync_buf_putc(&t->odku, ',') < 0)) ||
-        sync_buf_puts(&t->cols, t->col_names[i]) < 0 ||
-        sync_buf_printf(&t->odku, "%s=VALUES(%s)", t->col_names[i], t->col_names[i]) < 0)
+    if ((!first && (dm_buf_putc(&t->cols, ',') < 0 || dm_buf_putc(&t->odku, ',') < 0)) ||
+        dm_buf_puts(&t->cols, t->col_names[i]) < 0 ||
+        dm_buf_printf(&t->odku, "%s=VALUES(%s)", t->col_names[i], t->col_names[i]) < 0)
       goto nomem;
     first = false;
   }
-  if (sync_buf_putc(&t->cols, ')') < 0)
+  if (dm_buf_putc(&t->cols, ')') < 0)
     goto nomem;
   t->resolved = true;
   return 0;

@@ -66,7 +66,7 @@ void sync_shard_free(sync_shard *s) {
   if (!s)
     return;
   for (int i = 0; i < s->n; i++)
-    sync_buf_free(&s->m[i].ddls);
+    dm_buf_free(&s->m[i].ddls);
   free(s->m);
   free(s->g);
   free(s);
@@ -93,14 +93,14 @@ static int shard_group_of(sync_shard *s, const char *db, const char *table) {
   dm_strlcpy(g->tdb, tdb, sizeof g->tdb);
   dm_strlcpy(g->tname, tt, sizeof g->tname);
   /* DM's lock ID: "<task>-`schema`.`table`" (GenDDLLockID) */
-  sync_buf q = {0};
-  if (sync_buf_printf(&q, "%s-", s->u->host->task_name(s->u->ctx)) < 0 ||
+  dm_buf q = {0};
+  if (dm_buf_printf(&q, "%s-", s->u->host->task_name(s->u->ctx)) < 0 ||
       sync_sql_qualified(&q, tdb, tt) < 0) {
-    sync_buf_free(&q);
+    dm_buf_free(&q);
     return -1;
   }
   dm_strlcpy(g->lock, q.p, sizeof g->lock);
-  sync_buf_free(&q);
+  dm_buf_free(&q);
   return s->ng++;
 }
 
@@ -159,46 +159,45 @@ static int shard_report(sync_shard *s, int g, dm_error *err) {
 
 /* ---- the checkpoint rows of held tables ---- */
 
-int sync_shard_lit(MYSQL *c, sync_buf *q, const char *v) {
+int sync_shard_lit(MYSQL *c, dm_buf *q, const char *v) {
   return sync_sql_lit(c, q, v, strlen(v));
 }
 
 /* "WHERE `id` = <source> AND `cp_schema` = <db> AND `cp_table` = <table>" */
-int sync_shard_where(sync_shard *s, MYSQL *c, sync_buf *q, const shard_member *m) {
-  return sync_buf_puts(q, " WHERE `id` = ") < 0 || sync_shard_lit(c, q, s->u->source_id) < 0 ||
-                 sync_buf_puts(q, " AND `cp_schema` = ") < 0 || sync_shard_lit(c, q, m->db) < 0 ||
-                 sync_buf_puts(q, " AND `cp_table` = ") < 0 || sync_shard_lit(c, q, m->name) < 0
+int sync_shard_where(sync_shard *s, MYSQL *c, dm_buf *q, const shard_member *m) {
+  return dm_buf_puts(q, " WHERE `id` = ") < 0 || sync_shard_lit(c, q, s->u->source_id) < 0 ||
+                 dm_buf_puts(q, " AND `cp_schema` = ") < 0 || sync_shard_lit(c, q, m->db) < 0 ||
+                 dm_buf_puts(q, " AND `cp_table` = ") < 0 || sync_shard_lit(c, q, m->name) < 0
              ? -1
              : 0;
 }
 
 /* REPLACE of a member's row: held at `at` with the statements, position `pos`. */
-static int shard_row_sql(sync_shard *s, MYSQL *c, sync_buf *q, const shard_member *m,
+static int shard_row_sql(sync_shard *s, MYSQL *c, dm_buf *q, const shard_member *m,
                          const char *lock, const char *at, const char *const *ddls, uint32_t n,
                          const dm_position *pos) {
-  if (sync_buf_printf(q,
-                      "REPLACE INTO %s (`id`, `cp_schema`, `cp_table`, `binlog_name`, "
-                      "`binlog_pos`, `binlog_gtid`, `table_info`, `is_global`) VALUES (",
-                      s->u->cp_table) < 0 ||
-      sync_shard_lit(c, q, s->u->source_id) < 0 || sync_buf_putc(q, ',') < 0 ||
-      sync_shard_lit(c, q, m->db) < 0 || sync_buf_putc(q, ',') < 0 ||
-      sync_shard_lit(c, q, m->name) < 0 || sync_buf_putc(q, ',') < 0 ||
-      sync_shard_lit(c, q, pos->name) < 0 || sync_buf_printf(q, ",%" PRIu64 ",", pos->pos) < 0 ||
+  if (dm_buf_printf(q,
+                    "REPLACE INTO %s (`id`, `cp_schema`, `cp_table`, `binlog_name`, "
+                    "`binlog_pos`, `binlog_gtid`, `table_info`, `is_global`) VALUES (",
+                    s->u->cp_table) < 0 ||
+      sync_shard_lit(c, q, s->u->source_id) < 0 || dm_buf_putc(q, ',') < 0 ||
+      sync_shard_lit(c, q, m->db) < 0 || dm_buf_putc(q, ',') < 0 ||
+      sync_shard_lit(c, q, m->name) < 0 || dm_buf_putc(q, ',') < 0 ||
+      sync_shard_lit(c, q, pos->name) < 0 || dm_buf_printf(q, ",%" PRIu64 ",", pos->pos) < 0 ||
       sync_shard_lit(c, q, pos->gtid) < 0 ||
-      sync_buf_puts(q, ",JSON_OBJECT('shard', JSON_OBJECT('lock', ") < 0 ||
-      sync_shard_lit(c, q, lock) < 0 || sync_buf_puts(q, ", 'ddl', ") < 0 ||
-      sync_shard_lit(c, q, at) < 0 ||
-      sync_buf_puts(q, ", 'state', 'held', 'ddls', JSON_ARRAY(") < 0)
+      dm_buf_puts(q, ",JSON_OBJECT('shard', JSON_OBJECT('lock', ") < 0 ||
+      sync_shard_lit(c, q, lock) < 0 || dm_buf_puts(q, ", 'ddl', ") < 0 ||
+      sync_shard_lit(c, q, at) < 0 || dm_buf_puts(q, ", 'state', 'held', 'ddls', JSON_ARRAY(") < 0)
     return -1;
   for (uint32_t i = 0; i < n; i++)
-    if ((i && sync_buf_putc(q, ',') < 0) || sync_shard_lit(c, q, ddls[i]) < 0)
+    if ((i && dm_buf_putc(q, ',') < 0) || sync_shard_lit(c, q, ddls[i]) < 0)
       return -1;
-  return sync_buf_puts(q, "))),0);");
+  return dm_buf_puts(q, "))),0);");
 }
 
-static int shard_delete_sql(sync_shard *s, MYSQL *c, sync_buf *q, const shard_member *m) {
-  return sync_buf_printf(q, "DELETE FROM %s", s->u->cp_table) < 0 ||
-                 sync_shard_where(s, c, q, m) < 0 || sync_buf_putc(q, ';') < 0
+static int shard_delete_sql(sync_shard *s, MYSQL *c, dm_buf *q, const shard_member *m) {
+  return dm_buf_printf(q, "DELETE FROM %s", s->u->cp_table) < 0 ||
+                 sync_shard_where(s, c, q, m) < 0 || dm_buf_putc(q, ';') < 0
              ? -1
              : 0;
 }
@@ -206,17 +205,17 @@ static int shard_delete_sql(sync_shard *s, MYSQL *c, sync_buf *q, const shard_me
 /* Loads the rows of held tables (cp_schema <> ''). */
 static int shard_load_rows(sync_shard *s, MYSQL *c, dm_error *err) {
   sync_unit *u = s->u;
-  sync_buf q = {0};
+  dm_buf q = {0};
   int rc = -1;
   MYSQL_RES *res = NULL;
-  if (sync_buf_printf(&q,
-                      "SELECT `cp_schema`, `cp_table`, `binlog_name`, `binlog_pos`, "
-                      "`binlog_gtid`, JSON_UNQUOTE(JSON_EXTRACT(`table_info`, '$.shard.state')), "
-                      "JSON_UNQUOTE(JSON_EXTRACT(`table_info`, '$.shard.ddl')), "
-                      "JSON_EXTRACT(`table_info`, '$.shard.op'), "
-                      "JSON_LENGTH(`table_info`, '$.shard.ddls') FROM %s WHERE `id` = ",
-                      u->cp_table) < 0 ||
-      sync_shard_lit(c, &q, u->source_id) < 0 || sync_buf_puts(&q, " AND `cp_schema` <> ''") < 0) {
+  if (dm_buf_printf(&q,
+                    "SELECT `cp_schema`, `cp_table`, `binlog_name`, `binlog_pos`, "
+                    "`binlog_gtid`, JSON_UNQUOTE(JSON_EXTRACT(`table_info`, '$.shard.state')), "
+                    "JSON_UNQUOTE(JSON_EXTRACT(`table_info`, '$.shard.ddl')), "
+                    "JSON_EXTRACT(`table_info`, '$.shard.op'), "
+                    "JSON_LENGTH(`table_info`, '$.shard.ddls') FROM %s WHERE `id` = ",
+                    u->cp_table) < 0 ||
+      sync_shard_lit(c, &q, u->source_id) < 0 || dm_buf_puts(&q, " AND `cp_schema` <> ''") < 0) {
     sync_shard_nomem(s, err);
     goto out;
   }
@@ -246,13 +245,13 @@ static int shard_load_rows(sync_shard *s, MYSQL *c, dm_error *err) {
   /* the statements, one index at a time (JSON_TABLE is not on every target) */
   for (int i = 0; i < s->n; i++) {
     shard_member *m = &s->m[i];
-    sync_buf_reset(&m->ddls);
+    dm_buf_reset(&m->ddls);
     for (uint32_t k = 0; k < m->n_ddls; k++) {
-      sync_buf_reset(&q);
-      if (sync_buf_printf(&q,
-                          "SELECT JSON_UNQUOTE(JSON_EXTRACT(`table_info`, '$.shard.ddls[%" PRIu32
-                          "]')) FROM %s",
-                          k, u->cp_table) < 0 ||
+      dm_buf_reset(&q);
+      if (dm_buf_printf(&q,
+                        "SELECT JSON_UNQUOTE(JSON_EXTRACT(`table_info`, '$.shard.ddls[%" PRIu32
+                        "]')) FROM %s",
+                        k, u->cp_table) < 0 ||
           sync_shard_where(s, c, &q, m) < 0) {
         sync_shard_nomem(s, err);
         goto out;
@@ -263,7 +262,7 @@ static int shard_load_rows(sync_shard *s, MYSQL *c, dm_error *err) {
       }
       row = mysql_fetch_row(res);
       const char *d = row && row[0] ? row[0] : "";
-      if (sync_buf_put(&m->ddls, d, strlen(d) + 1) < 0) {
+      if (dm_buf_put(&m->ddls, d, strlen(d) + 1) < 0) {
         sync_shard_nomem(s, err);
         goto out;
       }
@@ -275,7 +274,7 @@ static int shard_load_rows(sync_shard *s, MYSQL *c, dm_error *err) {
 out:
   if (res)
     mysql_free_result(res);
-  sync_buf_free(&q);
+  dm_buf_free(&q);
   return rc;
 }
 
@@ -307,15 +306,15 @@ int sync_shard_start(sync_shard *s, MYSQL *sc, MYSQL *tc, bool first, dm_error *
     return 0;
   if (first) {
     /* a first start: rows of held tables are an earlier run's under the same task name */
-    sync_buf q = {0};
+    dm_buf q = {0};
     int rc = -1;
-    if (sync_buf_printf(&q, "DELETE FROM %s WHERE `id` = ", s->u->cp_table) < 0 ||
+    if (dm_buf_printf(&q, "DELETE FROM %s WHERE `id` = ", s->u->cp_table) < 0 ||
         sync_shard_lit(tc, &q, s->u->source_id) < 0 ||
-        sync_buf_puts(&q, " AND `cp_schema` <> ''") < 0)
+        dm_buf_puts(&q, " AND `cp_schema` <> ''") < 0)
       sync_shard_nomem(s, err);
     else
       rc = sync_db_exec(s->u, tc, q.p, q.len, "sync: cannot write the checkpoint", err);
-    sync_buf_free(&q);
+    dm_buf_free(&q);
     if (rc < 0)
       return -1;
   }
@@ -448,7 +447,7 @@ int sync_shard_plan(sync_shard *s, const char *at, const sync_ddl_kept *kept, ui
 
 int sync_shard_plan_sql(sync_shard *s, MYSQL *c, const sync_shard_plan_t *plan, const char *at,
                         const char *text, const uint32_t *offs, uint32_t n,
-                        const dm_position *after, sync_buf *q) {
+                        const dm_position *after, dm_buf *q) {
   if (plan->hold >= 0) {
     const shard_member *m = &s->m[plan->hold];
     const char **ddls = calloc(n + 1, sizeof *ddls);
@@ -492,9 +491,9 @@ int sync_shard_plan_done(sync_shard *s, const sync_shard_plan_t *plan, const cha
   int rc = -1;
   if (plan->hold >= 0) {
     shard_member *m = &s->m[plan->hold];
-    sync_buf_reset(&m->ddls);
+    dm_buf_reset(&m->ddls);
     for (uint32_t i = 0; i < n; i++)
-      if (sync_buf_put(&m->ddls, text + offs[i], strlen(text + offs[i]) + 1) < 0)
+      if (dm_buf_put(&m->ddls, text + offs[i], strlen(text + offs[i]) + 1) < 0)
         goto nomem;
     m->n_ddls = n;
     m->state = SHARD_HELD;

@@ -58,7 +58,7 @@ int sync_shard_plan(sync_shard *s, const char *at, const sync_ddl_kept *kept, ui
  * rows of tables that left deleted. -1: no memory. */
 int sync_shard_plan_sql(sync_shard *s, MYSQL *c, const sync_shard_plan_t *plan, const char *at,
                         const char *text, const uint32_t *offs, uint32_t n,
-                        const dm_position *after, sync_buf *q);
+                        const dm_position *after, dm_buf *q);
 /* After that transaction committed: the state follows, changed groups are reported. */
 int sync_shard_plan_done(sync_shard *s, const sync_shard_plan_t *plan, const char *at,
                          const char *text, const uint32_t *offs, uint32_t n,
@@ -82,7 +82,7 @@ bool sync_shard_resync_wants(const sync_shard *s, const char *db, const char *ta
                              const char *file, uint64_t offset);
 /* Statements moving the `resync` rows behind `to` there (for the batch's transaction); then
  * sync_shard_resync_moved once it committed. */
-int sync_shard_resync_move_sql(sync_shard *s, MYSQL *c, const dm_position *to, sync_buf *q);
+int sync_shard_resync_move_sql(sync_shard *s, MYSQL *c, const dm_position *to, dm_buf *q);
 void sync_shard_resync_moved(sync_shard *s, const dm_position *to);
 /* The block point is reached: the `resync` rows are deleted. */
 int sync_shard_resync_end(sync_shard *s, MYSQL *c, dm_error *err);

@@ -15,7 +15,7 @@ typedef struct shard_member {
   int state;
   dm_position pos;                        /* held/resync: the row's position */
   char ddl_at[DM_POSITION_NAME_MAX + 24]; /* held: "FILE:POS" of its DDL */
-  sync_buf ddls;                          /* held: routed statements, each NUL-terminated */
+  dm_buf ddls;                            /* held: routed statements, each NUL-terminated */
   uint32_t n_ddls;
   uint64_t op_id; /* resync: the operation applied (reported done again after a restart) */
   bool gone;      /* left the group (dropped): kept for its slot only */
@@ -38,9 +38,9 @@ struct sync_shard {
 
 int sync_shard_nomem(sync_shard *s, dm_error *err);
 /* A string literal of v for connection c appended to q. -1: no memory. */
-int sync_shard_lit(MYSQL *c, sync_buf *q, const char *v);
+int sync_shard_lit(MYSQL *c, dm_buf *q, const char *v);
 /* " WHERE" + the member's checkpoint row appended to q. -1: no memory. */
-int sync_shard_where(sync_shard *s, MYSQL *c, sync_buf *q, const shard_member *m);
+int sync_shard_where(sync_shard *s, MYSQL *c, dm_buf *q, const shard_member *m);
 
 /* The member db.table (not gone), or NULL. */
 shard_member *sync_shard_find(sync_shard *s, const char *db, const char *table);

@@ -92,14 +92,14 @@ int sync_shard_exec(sync_shard *s, MYSQL *tc, const dm_shard_op *op, bool replay
       already++;
       continue;
     }
-    sync_buf what = {0};
-    sync_buf_printf(&what, "sync: shard lock %s: the DDL failed on `%s`.`%s`: ", op->lock_id,
-                    g->tdb, g->tname);
+    dm_buf what = {0};
+    dm_buf_printf(&what, "sync: shard lock %s: the DDL failed on `%s`.`%s`: ", op->lock_id, g->tdb,
+                  g->tname);
     sync_ddl_redact(sql, strlen(sql), 0, 300, &what);
     sync_db_error(u, c, what.p ? what.p : "sync: a shard DDL failed", err);
     if (!err->resumable && err->code == DM_ERR_DB_QUERY)
       err->code = DM_ERR_SYNC_DDL;
-    sync_buf_free(&what);
+    dm_buf_free(&what);
     rc = -1;
   }
   sync_db_close(u, c);
@@ -115,24 +115,24 @@ int sync_shard_exec(sync_shard *s, MYSQL *tc, const dm_shard_op *op, bool replay
 static int shard_to_resync(sync_shard *s, MYSQL *tc, int g, const dm_shard_op *op,
                            const dm_position *block, dm_error *err) {
   sync_unit *u = s->u;
-  sync_buf q = {0};
+  dm_buf q = {0};
   /* worker 0's row is at the block point already: setting it again fences the transaction */
-  if (sync_buf_puts(&q, "START TRANSACTION;") < 0 || sync_cp_worker_sql(u, tc, 0, block, 0, &q) < 0)
+  if (dm_buf_puts(&q, "START TRANSACTION;") < 0 || sync_cp_worker_sql(u, tc, 0, block, 0, &q) < 0)
     goto nomem;
   for (int i = 0; i < s->n; i++) {
     const shard_member *m = &s->m[i];
     if (m->gone || m->group != g || m->state != SHARD_HELD)
       continue;
-    if (sync_buf_printf(&q,
-                        "UPDATE %s SET `table_info` = JSON_SET(`table_info`, '$.shard.state', "
-                        "'resync', '$.shard.op', %" PRIu64 ")",
-                        u->cp_table, op->op_id) < 0 ||
-        sync_shard_where(s, tc, &q, m) < 0 || sync_buf_putc(&q, ';') < 0)
+    if (dm_buf_printf(&q,
+                      "UPDATE %s SET `table_info` = JSON_SET(`table_info`, '$.shard.state', "
+                      "'resync', '$.shard.op', %" PRIu64 ")",
+                      u->cp_table, op->op_id) < 0 ||
+        sync_shard_where(s, tc, &q, m) < 0 || dm_buf_putc(&q, ';') < 0)
       goto nomem;
   }
-  if (sync_buf_printf(&q, "UPDATE %s SET `table_info` = '{}' WHERE `id` = ", u->cp_table) < 0 ||
+  if (dm_buf_printf(&q, "UPDATE %s SET `table_info` = '{}' WHERE `id` = ", u->cp_table) < 0 ||
       sync_shard_lit(tc, &q, u->source_id) < 0 ||
-      sync_buf_puts(&q, " AND `cp_schema` = '' AND `cp_table` = '';COMMIT") < 0)
+      dm_buf_puts(&q, " AND `cp_schema` = '' AND `cp_table` = '';COMMIT") < 0)
     goto nomem;
   int rc = sync_db_exec(u, tc, q.p, q.len, "sync: cannot write the checkpoint", &*err);
   if (rc < 0) {
@@ -140,7 +140,7 @@ static int shard_to_resync(sync_shard *s, MYSQL *tc, int g, const dm_shard_op *o
     if (err->code != DM_ERR_DB_CONNECT)
       err->code = DM_ERR_CHECKPOINT;
   }
-  sync_buf_free(&q);
+  dm_buf_free(&q);
   if (rc < 0)
     return -1;
   for (int i = 0; i < s->n; i++) {
@@ -152,7 +152,7 @@ static int shard_to_resync(sync_shard *s, MYSQL *tc, int g, const dm_shard_op *o
   }
   return 0;
 nomem:
-  sync_buf_free(&q);
+  dm_buf_free(&q);
   return sync_shard_nomem(s, err);
 }
 
@@ -285,16 +285,16 @@ bool sync_shard_resync_wants(const sync_shard *s, const char *db, const char *ta
   return false;
 }
 
-int sync_shard_resync_move_sql(sync_shard *s, MYSQL *c, const dm_position *to, sync_buf *q) {
+int sync_shard_resync_move_sql(sync_shard *s, MYSQL *c, const dm_position *to, dm_buf *q) {
   for (int i = 0; i < s->n; i++) {
     const shard_member *m = &s->m[i];
     if (m->gone || m->state != SHARD_RESYNC || dm_position_compare_file(&m->pos, to) >= 0)
       continue;
-    if (sync_buf_printf(q, "UPDATE %s SET `binlog_name` = ", s->u->cp_table) < 0 ||
+    if (dm_buf_printf(q, "UPDATE %s SET `binlog_name` = ", s->u->cp_table) < 0 ||
         sync_shard_lit(c, q, to->name) < 0 ||
-        sync_buf_printf(q, ", `binlog_pos` = %" PRIu64 ", `binlog_gtid` = ", to->pos) < 0 ||
+        dm_buf_printf(q, ", `binlog_pos` = %" PRIu64 ", `binlog_gtid` = ", to->pos) < 0 ||
         sync_shard_lit(c, q, to->gtid) < 0 || sync_shard_where(s, c, q, m) < 0 ||
-        sync_buf_putc(q, ';') < 0)
+        dm_buf_putc(q, ';') < 0)
       return -1;
   }
   return 0;
@@ -310,17 +310,17 @@ void sync_shard_resync_moved(sync_shard *s, const dm_position *to) {
 
 int sync_shard_resync_end(sync_shard *s, MYSQL *c, dm_error *err) {
   sync_unit *u = s->u;
-  sync_buf q = {0};
+  dm_buf q = {0};
   int rc;
-  if (sync_buf_printf(&q, "DELETE FROM %s WHERE `id` = ", u->cp_table) < 0 ||
+  if (dm_buf_printf(&q, "DELETE FROM %s WHERE `id` = ", u->cp_table) < 0 ||
       sync_shard_lit(c, &q, u->source_id) < 0 ||
-      sync_buf_puts(&q, " AND `cp_schema` <> '' AND JSON_UNQUOTE(JSON_EXTRACT(`table_info`, "
-                        "'$.shard.state')) = 'resync'") < 0) {
-    sync_buf_free(&q);
+      dm_buf_puts(&q, " AND `cp_schema` <> '' AND JSON_UNQUOTE(JSON_EXTRACT(`table_info`, "
+                      "'$.shard.state')) = 'resync'") < 0) {
+    dm_buf_free(&q);
     return sync_shard_nomem(s, err);
   }
   rc = sync_db_exec(u, c, q.p, q.len, "sync: cannot write the checkpoint", err);
-  sync_buf_free(&q);
+  dm_buf_free(&q);
   if (rc < 0)
     return -1;
   for (int i = 0; i < s->n; i++) {
@@ -328,7 +328,7 @@ int sync_shard_resync_end(sync_shard *s, MYSQL *c, dm_error *err) {
     if (m->state == SHARD_RESYNC) {
       m->state = SHARD_RUN;
       s->n_held--;
-      sync_buf_reset(&m->ddls);
+      dm_buf_reset(&m->ddls);
       m->n_ddls = 0;
     }
   }

@@ -40,17 +40,17 @@ bool sync_shard_opt_waiting(const sync_shard *s) {
 static int opt_to_resync(sync_shard *s, MYSQL *tc, shard_member *m, const dm_shard_op *op,
                          dm_error *err) {
   sync_unit *u = s->u;
-  sync_buf q = {0};
-  if (sync_buf_printf(&q,
-                      "UPDATE %s SET `table_info` = JSON_SET(`table_info`, '$.shard.state', "
-                      "'resync', '$.shard.op', %llu)",
-                      u->cp_table, (unsigned long long)op->op_id) < 0 ||
+  dm_buf q = {0};
+  if (dm_buf_printf(&q,
+                    "UPDATE %s SET `table_info` = JSON_SET(`table_info`, '$.shard.state', "
+                    "'resync', '$.shard.op', %llu)",
+                    u->cp_table, (unsigned long long)op->op_id) < 0 ||
       sync_shard_where(s, tc, &q, m) < 0) {
-    sync_buf_free(&q);
+    dm_buf_free(&q);
     return sync_shard_nomem(s, err);
   }
   int rc = sync_db_exec(u, tc, q.p, q.len, "sync: cannot write the checkpoint", err);
-  sync_buf_free(&q);
+  dm_buf_free(&q);
   if (rc < 0) {
     if (err->code != DM_ERR_DB_CONNECT)
       err->code = DM_ERR_CHECKPOINT;
@@ -87,7 +87,7 @@ int sync_shard_opt_ddl(sync_shard *s, MYSQL *conn, MYSQL *tc, const sync_ddl *d,
   sync_unit *u = s->u;
   shard_member *m = &s->m[plan->hold];
   shard_group *g = &s->g[m->group];
-  sync_buf before = {0}, aft = {0};
+  dm_buf before = {0}, aft = {0};
   const char **ddls = calloc(*n + 1, sizeof *ddls);
   int rc = -1;
   if (!ddls) {
@@ -156,8 +156,8 @@ int sync_shard_opt_ddl(sync_shard *s, MYSQL *conn, MYSQL *tc, const sync_ddl *d,
   rc = 1;
 out:
   free(ddls);
-  sync_buf_free(&before);
-  sync_buf_free(&aft);
+  dm_buf_free(&before);
+  dm_buf_free(&aft);
   return rc;
 }
 

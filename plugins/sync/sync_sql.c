@@ -226,16 +226,16 @@ static size_t sql_u64(char *dst, uint64_t u) {
   return n;
 }
 
-static int sql_put_u64(sync_buf *b, uint64_t u) {
-  if (sync_buf_reserve(b, 20) < 0)
+static int sql_put_u64(dm_buf *b, uint64_t u) {
+  if (dm_buf_reserve(b, 20) < 0)
     return -1;
   b->len += sql_u64(b->p + b->len, u);
   b->p[b->len] = '\0';
   return 0;
 }
 
-static int sql_put_i64(sync_buf *b, int64_t i) {
-  if (sync_buf_reserve(b, 21) < 0)
+static int sql_put_i64(dm_buf *b, int64_t i) {
+  if (dm_buf_reserve(b, 21) < 0)
     return -1;
   char *o = b->p + b->len;
   uint64_t u = (uint64_t)i;
@@ -260,10 +260,10 @@ static size_t sql_quoted_max(size_t plen, size_t n, size_t zeros) {
   return plen + 4 + 2 * n + 2 * zeros;
 }
 
-static int sql_put_quoted(sync_buf *b, const char *prefix, const uint8_t *s, size_t n, size_t zeros,
+static int sql_put_quoted(dm_buf *b, const char *prefix, const uint8_t *s, size_t n, size_t zeros,
                           bool hex) {
   size_t plen = strlen(prefix);
-  if (sync_buf_reserve(b, sql_quoted_max(plen, n, zeros)) < 0)
+  if (dm_buf_reserve(b, sql_quoted_max(plen, n, zeros)) < 0)
     return -1;
   char *o = b->p + b->len;
   memcpy(o, prefix, plen);
@@ -319,7 +319,7 @@ static int sql_no_memory(const dm_binlog_column *col, dm_error *err) {
  * equal to it. The exponent makes it a DOUBLE literal: a DECIMAL literal would round through
  * decimal arithmetic first. -0 keeps its sign ("-0e0"), as unary minus on a double does.
  */
-static int sql_put_double(sync_buf *b, double d, const dm_binlog_column *col, dm_error *err) {
+static int sql_put_double(dm_buf *b, double d, const dm_binlog_column *col, dm_error *err) {
   if (!isfinite(d)) {
     dm_error_set(err, DM_ERR_BINLOG_UNSUPPORTED, NULL,
                  "column `%.*s`: the value %s cannot be written as SQL (MariaDB stores no NaN or "
@@ -340,12 +340,12 @@ static int sql_put_double(sync_buf *b, double d, const dm_binlog_column *col, dm
     memcpy(tmp + n, "e0", 3);
     n += 2;
   }
-  return sync_buf_put(b, tmp, (size_t)n) < 0 ? sql_no_memory(col, err) : 0;
+  return dm_buf_put(b, tmp, (size_t)n) < 0 ? sql_no_memory(col, err) : 0;
 }
 
 /* DATE, TIME, DATETIME, TIMESTAMP: the SDK's text with the column's fraction digits, quoted.
  * TIMESTAMP prints in UTC, which SYNC_SQL_SESSION's time_zone reads back. */
-static int sql_put_temporal(sync_buf *b, const dm_binlog_value *v, const dm_binlog_column *col,
+static int sql_put_temporal(dm_buf *b, const dm_binlog_value *v, const dm_binlog_column *col,
                             dm_error *err) {
   char tmp[48];
   long n = dm_binlog_value_format(v, col, tmp, sizeof tmp);
@@ -356,7 +356,7 @@ static int sql_put_temporal(sync_buf *b, const dm_binlog_value *v, const dm_binl
                  v->kind == DM_VAL_TIMESTAMP ? v->v.ts.sec : 0);
     return -1;
   }
-  if (sync_buf_reserve(b, (size_t)n + 2) < 0)
+  if (dm_buf_reserve(b, (size_t)n + 2) < 0)
     return sql_no_memory(col, err);
   char *o = b->p + b->len;
   *o++ = '\'';
@@ -371,7 +371,7 @@ static int sql_put_temporal(sync_buf *b, const dm_binlog_value *v, const dm_binl
 /* ENUM by name (so a target ENUM with values added in other places still gets the right one),
  * in the column's charset; by number without names, or for index 0 (the '' error value, which
  * the non-strict session stores from 0). */
-static int sql_put_enum(sync_buf *b, const dm_binlog_value *v, const dm_binlog_column *col,
+static int sql_put_enum(dm_buf *b, const dm_binlog_value *v, const dm_binlog_column *col,
                         const sync_charsets *cs) {
   if (v->v.u == 0 || v->v.u > col->n_values || !col->values)
     return sql_put_u64(b, v->v.u);
@@ -383,7 +383,7 @@ static int sql_put_enum(sync_buf *b, const dm_binlog_value *v, const dm_binlog_c
 
 /* SET by names joined with ',' (names cannot hold a comma); by bitmask without names or when a
  * bit has no name. */
-static int sql_put_set(sync_buf *b, const dm_binlog_value *v, const dm_binlog_column *col,
+static int sql_put_set(dm_buf *b, const dm_binlog_value *v, const dm_binlog_column *col,
                        const sync_charsets *cs) {
   uint64_t named = col->n_values >= 64 ? UINT64_MAX : ((uint64_t)1 << col->n_values) - 1;
   if (!col->values || (v->v.u & ~named) != 0)
@@ -397,7 +397,7 @@ static int sql_put_set(sync_buf *b, const dm_binlog_value *v, const dm_binlog_co
   /* Join the names in the buffer's spare room past the literal's worst-case end, then quote from
    * there: no temporary allocation, and the one reserve covers both. */
   size_t max = sql_quoted_max(strlen(intro), joined, 0);
-  if (sync_buf_reserve(b, max + joined) < 0)
+  if (dm_buf_reserve(b, max + joined) < 0)
     return -1;
   char *src = b->p + b->len + max, *o = src;
   for (uint32_t i = 0; i < col->n_values && i < 64; i++)
@@ -412,11 +412,11 @@ static int sql_put_set(sync_buf *b, const dm_binlog_value *v, const dm_binlog_co
 
 /* MySQL binary JSON: its text, written into the buffer's spare room and then quoted from there.
  * MySQL logs a JSON column holding SQL NULL as NULL; an empty value is the JSON null literal. */
-static int sql_put_mysql_json(sync_buf *b, const dm_binlog_value *v, const dm_binlog_column *col,
+static int sql_put_mysql_json(dm_buf *b, const dm_binlog_value *v, const dm_binlog_column *col,
                               dm_error *err) {
   static const char prefix[] = "_utf8mb4";
   if (v->v.s.len == 0)
-    return sync_buf_puts(b, "_utf8mb4'null'") < 0 ? sql_no_memory(col, err) : 0;
+    return dm_buf_puts(b, "_utf8mb4'null'") < 0 ? sql_no_memory(col, err) : 0;
   char probe[1];
   dm_error jerr;
   long n = dm_binlog_json_to_text(v->v.s.ptr, v->v.s.len, probe, sizeof probe, &jerr);
@@ -427,7 +427,7 @@ static int sql_put_mysql_json(sync_buf *b, const dm_binlog_value *v, const dm_bi
     return -1;
   }
   size_t text = (size_t)n, max = sql_quoted_max(sizeof prefix - 1, text, 0);
-  if (sync_buf_reserve(b, max + text + 1) < 0)
+  if (dm_buf_reserve(b, max + text + 1) < 0)
     return sql_no_memory(col, err);
   char *src = b->p + b->len + max;
   dm_binlog_json_to_text(v->v.s.ptr, v->v.s.len, src, text + 1, &jerr); /* same bytes again */
@@ -445,13 +445,13 @@ static int sql_unsupported(const dm_binlog_value *v, const dm_binlog_column *col
   return -1;
 }
 
-int sync_sql_value(sync_buf *b, const dm_binlog_value *v, const dm_binlog_column *col,
+int sync_sql_value(dm_buf *b, const dm_binlog_value *v, const dm_binlog_column *col,
                    const sync_charsets *cs, dm_error *err) {
   /* Kinds with a helper taking err return from the switch; the others only fail for memory. */
   int rc;
   switch (v->kind) {
   case DM_VAL_NULL:
-    rc = sync_buf_put(b, "NULL", 4);
+    rc = dm_buf_put(b, "NULL", 4);
     break;
   case DM_VAL_INT:
     rc = sql_put_i64(b, v->v.i);
@@ -465,7 +465,7 @@ int sync_sql_value(sync_buf *b, const dm_binlog_value *v, const dm_binlog_column
   case DM_VAL_DOUBLE:
     return sql_put_double(b, v->v.f, col, err);
   case DM_VAL_DECIMAL: /* at most 65 digits: still a DECIMAL literal, exact */
-    rc = sync_buf_puts(b, v->v.dec);
+    rc = dm_buf_puts(b, v->v.dec);
     break;
   case DM_VAL_DATE:
   case DM_VAL_TIME:
@@ -513,8 +513,8 @@ int sync_sql_value(sync_buf *b, const dm_binlog_value *v, const dm_binlog_column
 
 /* ---- identifiers ---- */
 
-int sync_sql_lit(MYSQL *c, sync_buf *b, const void *p, size_t n) {
-  if (sync_buf_reserve(b, 2 * n + 3) < 0)
+int sync_sql_lit(MYSQL *c, dm_buf *b, const void *p, size_t n) {
+  if (dm_buf_reserve(b, 2 * n + 3) < 0)
     return -1;
   b->p[b->len++] = '\'';
   b->len += mysql_real_escape_string(c, b->p + b->len, p, (unsigned long)n);
@@ -523,20 +523,20 @@ int sync_sql_lit(MYSQL *c, sync_buf *b, const void *p, size_t n) {
   return 0;
 }
 
-int sync_sql_utf8(sync_buf *b, const char *s, size_t n) {
+int sync_sql_utf8(dm_buf *b, const char *s, size_t n) {
   return sql_put_quoted(b, "_utf8mb4", (const uint8_t *)s, n, 0, false);
 }
 
-int sync_sql_ident(sync_buf *b, const char *name, size_t len) {
+int sync_sql_ident(dm_buf *b, const char *name, size_t len) {
   size_t need = dm_db_quote_ident(NULL, 0, name, len);
-  if (sync_buf_reserve(b, need + 1) < 0)
+  if (dm_buf_reserve(b, need + 1) < 0)
     return -1;
   b->len += dm_db_quote_ident(b->p + b->len, need + 1, name, len);
   return 0;
 }
 
-int sync_sql_qualified(sync_buf *b, const char *db, const char *table) {
-  if (sync_sql_ident(b, db, strlen(db)) < 0 || sync_buf_putc(b, '.') < 0 ||
+int sync_sql_qualified(dm_buf *b, const char *db, const char *table) {
+  if (sync_sql_ident(b, db, strlen(db)) < 0 || dm_buf_putc(b, '.') < 0 ||
       sync_sql_ident(b, table, strlen(table)) < 0)
     return -1;
   return 0;

@@ -21,7 +21,7 @@
  * Not writable (DM_ERR_BINLOG_UNSUPPORTED): RAW (compressed columns, pre-5.0 DECIMAL),
  * JSON_DIFF (MySQL partial JSON updates), non-finite floating point.
  *
- * Every function appends to a sync_buf; on error the buffer may hold a partial literal (the
+ * Every function appends to a dm_buf; on error the buffer may hold a partial literal (the
  * caller drops the statement).
  */
 #ifndef DMHOST_SYNC_SQL_H
@@ -33,7 +33,7 @@
 
 #include "dmhost/binlog_rows.h"
 #include "dmhost/error.h"
-#include "sync_buf.h"
+#include <dmhost/buf.h>
 
 /*
  * Session settings every sync connection runs once after connecting (';'-separated statements,
@@ -63,18 +63,18 @@ const char *sync_charsets_collation(const sync_charsets *cs, uint32_t collation_
  * DM_ERR_INTERNAL for DM_VAL_ABSENT (a column outside the row image: the caller must leave it
  * out), DM_ERR_BINLOG_CORRUPT for bad MySQL binary JSON, DM_ERR_NO_MEMORY.
  */
-int sync_sql_value(sync_buf *b, const dm_binlog_value *v, const dm_binlog_column *col,
+int sync_sql_value(dm_buf *b, const dm_binlog_value *v, const dm_binlog_column *col,
                    const sync_charsets *cs, dm_error *err);
 
 /* `name` (len bytes) as a backtick-quoted identifier (backticks doubled). 0, or -1: no memory. */
-int sync_sql_ident(sync_buf *b, const char *name, size_t len);
+int sync_sql_ident(dm_buf *b, const char *name, size_t len);
 /* 'text' (n bytes) as a string literal escaped for connection c (the sessions are SET NAMES
  * binary, so bytes stay bytes). 0, or -1: no memory. */
-int sync_sql_lit(MYSQL *c, sync_buf *b, const void *p, size_t n);
+int sync_sql_lit(MYSQL *c, dm_buf *b, const void *p, size_t n);
 /* _utf8mb4'text' (n bytes of UTF-8, such as a name), escaped as a value's literal. 0, or -1: no
  * memory. */
-int sync_sql_utf8(sync_buf *b, const char *s, size_t n);
+int sync_sql_utf8(dm_buf *b, const char *s, size_t n);
 /* `db`.`table` (NUL-terminated names). 0, or -1: no memory. */
-int sync_sql_qualified(sync_buf *b, const char *db, const char *table);
+int sync_sql_qualified(dm_buf *b, const char *db, const char *table);
 
 #endif /* DMHOST_SYNC_SQL_H */

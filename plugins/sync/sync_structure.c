@@ -11,26 +11,26 @@
 
 #include "sync_sql.h"
 
-int sync_json_string(sync_buf *out, const char *s) {
-  if (sync_buf_putc(out, '"') < 0)
+int sync_json_string(dm_buf *out, const char *s) {
+  if (dm_buf_putc(out, '"') < 0)
     return -1;
   for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
     int rc;
     if (*p == '"' || *p == '\\')
-      rc = sync_buf_printf(out, "\\%c", *p);
+      rc = dm_buf_printf(out, "\\%c", *p);
     else if (*p < 0x20)
-      rc = sync_buf_printf(out, "\\u%04x", *p);
+      rc = dm_buf_printf(out, "\\u%04x", *p);
     else
-      rc = sync_buf_putc(out, (char)*p);
+      rc = dm_buf_putc(out, (char)*p);
     if (rc < 0)
       return -1;
   }
-  return sync_buf_putc(out, '"');
+  return dm_buf_putc(out, '"');
 }
 
-static int st_literal(MYSQL *c, sync_buf *b, const char *s) {
+static int st_literal(MYSQL *c, dm_buf *b, const char *s) {
   size_t l = strlen(s);
-  if (sync_buf_reserve(b, 2 * l + 3) < 0)
+  if (dm_buf_reserve(b, 2 * l + 3) < 0)
     return -1;
   b->p[b->len++] = '\'';
   b->len += mysql_real_escape_string(c, b->p + b->len, s, (unsigned long)l);
@@ -47,16 +47,16 @@ static void st_error(MYSQL *c, const char *what, char *msg, size_t len) {
  * literals). NULL with msg. */
 static MYSQL_RES *st_query(MYSQL *c, const char *fmt, const char *schema, const char *table,
                            char *msg, size_t msg_len) {
-  sync_buf s = {0}, t = {0}, q = {0};
+  dm_buf s = {0}, t = {0}, q = {0};
   MYSQL_RES *res = NULL;
   if (st_literal(c, &s, schema) < 0 || st_literal(c, &t, table) < 0 ||
-      sync_buf_printf(&q, fmt, s.p, t.p) < 0)
+      dm_buf_printf(&q, fmt, s.p, t.p) < 0)
     snprintf(msg, msg_len, "out of memory reading a table's structure");
   else if (mysql_real_query(c, q.p, (unsigned long)q.len) != 0 || !(res = mysql_store_result(c)))
     st_error(c, "reading a table's structure from information_schema", msg, msg_len);
-  sync_buf_free(&s);
-  sync_buf_free(&t);
-  sync_buf_free(&q);
+  dm_buf_free(&s);
+  dm_buf_free(&t);
+  dm_buf_free(&q);
   return res;
 }
 
@@ -86,22 +86,22 @@ uint32_t sync_enum_members(const char *ctype, char *text, size_t *at) {
 }
 
 /* ENUM/SET members of COLUMN_TYPE appended as a JSON array. */
-static int st_members(sync_buf *out, const char *ctype) {
+static int st_members(dm_buf *out, const char *ctype) {
   size_t at = 0;
   char *text = malloc(strlen(ctype) + 1);
   if (!text)
     return -1;
   uint32_t n = sync_enum_members(ctype, text, &at);
-  int rc = sync_buf_putc(out, '[');
+  int rc = dm_buf_putc(out, '[');
   for (uint32_t i = 0, o = 0; rc == 0 && i < n; i++) {
     if (i)
-      rc = sync_buf_putc(out, ',');
+      rc = dm_buf_putc(out, ',');
     if (rc == 0)
       rc = sync_json_string(out, text + o);
     o += (uint32_t)strlen(text + o) + 1;
   }
   free(text);
-  return rc == 0 ? sync_buf_putc(out, ']') : -1;
+  return rc == 0 ? dm_buf_putc(out, ']') : -1;
 }
 
 static bool st_is(const char *t, const char *const *list) {
@@ -112,7 +112,7 @@ static bool st_is(const char *t, const char *const *list) {
 }
 
 /* One row of information_schema.COLUMNS (the query in sync_structure_json) as a JSON object. */
-static int st_column(sync_buf *out, MYSQL_ROW r) {
+static int st_column(dm_buf *out, MYSQL_ROW r) {
   static const char *const strings[] = {
       "char",     "varchar",  "binary", "varbinary",  "tinytext", "text", "mediumtext",
       "longtext", "tinyblob", "blob",   "mediumblob", "longblob", NULL};
@@ -127,30 +127,30 @@ static int st_column(sync_buf *out, MYSQL_ROW r) {
     scale = r[5];
   } else if (st_is(dtype, times))
     scale = r[6];
-  if (sync_buf_puts(out, "{\"name\":") < 0 || sync_json_string(out, name) < 0 ||
-      sync_buf_puts(out, ",\"type\":") < 0 || sync_json_string(out, dtype) < 0)
+  if (dm_buf_puts(out, "{\"name\":") < 0 || sync_json_string(out, name) < 0 ||
+      dm_buf_puts(out, ",\"type\":") < 0 || sync_json_string(out, dtype) < 0)
     return -1;
-  if (length && sync_buf_printf(out, ",\"length\":%lld", strtoll(length, NULL, 10)) < 0)
+  if (length && dm_buf_printf(out, ",\"length\":%lld", strtoll(length, NULL, 10)) < 0)
     return -1;
-  if (scale && sync_buf_printf(out, ",\"scale\":%lld", strtoll(scale, NULL, 10)) < 0)
+  if (scale && dm_buf_printf(out, ",\"scale\":%lld", strtoll(scale, NULL, 10)) < 0)
     return -1;
-  if (sync_buf_printf(out, ",\"unsigned\":%s,\"nullable\":%s",
-                      strstr(ctype, " unsigned") ? "true" : "false",
-                      r[7] && strcmp(r[7], "YES") == 0 ? "true" : "false") < 0)
+  if (dm_buf_printf(out, ",\"unsigned\":%s,\"nullable\":%s",
+                    strstr(ctype, " unsigned") ? "true" : "false",
+                    r[7] && strcmp(r[7], "YES") == 0 ? "true" : "false") < 0)
     return -1;
   /* MariaDB writes COLUMN_DEFAULT as an expression (strings quoted, NULL for DEFAULT NULL),
    * SQL NULL when there is none: taken as it is, so equal defaults compare equal */
-  if (r[8] && (sync_buf_puts(out, ",\"default\":") < 0 || sync_json_string(out, r[8]) < 0))
+  if (r[8] && (dm_buf_puts(out, ",\"default\":") < 0 || sync_json_string(out, r[8]) < 0))
     return -1;
-  if (r[9] && (sync_buf_puts(out, ",\"charset\":") < 0 || sync_json_string(out, r[9]) < 0))
+  if (r[9] && (dm_buf_puts(out, ",\"charset\":") < 0 || sync_json_string(out, r[9]) < 0))
     return -1;
   if ((strcmp(dtype, "enum") == 0 || strcmp(dtype, "set") == 0) &&
-      (sync_buf_puts(out, ",\"members\":") < 0 || st_members(out, ctype) < 0))
+      (dm_buf_puts(out, ",\"members\":") < 0 || st_members(out, ctype) < 0))
     return -1;
-  return sync_buf_putc(out, '}');
+  return dm_buf_putc(out, '}');
 }
 
-int sync_structure_json(MYSQL *c, const char *schema, const char *table, sync_buf *out, char *msg,
+int sync_structure_json(MYSQL *c, const char *schema, const char *table, dm_buf *out, char *msg,
                         size_t msg_len) {
   size_t start = out->len;
   MYSQL_RES *cols = st_query(
@@ -176,28 +176,28 @@ int sync_structure_json(MYSQL *c, const char *schema, const char *table, sync_bu
     mysql_free_result(cols);
     return -1;
   }
-  int rc = sync_buf_puts(out, "{\"columns\":[");
+  int rc = dm_buf_puts(out, "{\"columns\":[");
   MYSQL_ROW r;
   for (bool first = true; rc == 0 && (r = mysql_fetch_row(cols)); first = false)
-    rc = (first ? 0 : sync_buf_putc(out, ',')) < 0 ? -1 : st_column(out, r);
+    rc = (first ? 0 : dm_buf_putc(out, ',')) < 0 ? -1 : st_column(out, r);
   if (rc == 0)
-    rc = sync_buf_puts(out, "],\"indexes\":[");
+    rc = dm_buf_puts(out, "],\"indexes\":[");
   /* one object per index: its rows come together, in the index's column order */
   char last[200] = "";
   bool any = false;
   while (rc == 0 && (r = mysql_fetch_row(idx))) {
     const char *iname = r[0] ? r[0] : "", *col = r[2] ? r[2] : "";
     if (!any || strcmp(last, iname) != 0) {
-      if ((any && sync_buf_puts(out, "]},") < 0) || sync_buf_puts(out, "{\"name\":") < 0 ||
+      if ((any && dm_buf_puts(out, "]},") < 0) || dm_buf_puts(out, "{\"name\":") < 0 ||
           sync_json_string(out, iname) < 0 ||
-          sync_buf_printf(out, ",\"unique\":%s,\"columns\":[",
-                          r[1] && strcmp(r[1], "0") == 0 ? "true" : "false") < 0) {
+          dm_buf_printf(out, ",\"unique\":%s,\"columns\":[",
+                        r[1] && strcmp(r[1], "0") == 0 ? "true" : "false") < 0) {
         rc = -1;
         break;
       }
       snprintf(last, sizeof last, "%s", iname);
       any = true;
-    } else if (sync_buf_putc(out, ',') < 0) {
+    } else if (dm_buf_putc(out, ',') < 0) {
       rc = -1;
       break;
     }
@@ -209,9 +209,9 @@ int sync_structure_json(MYSQL *c, const char *schema, const char *table, sync_bu
     rc = sync_json_string(out, part);
   }
   if (rc == 0 && any)
-    rc = sync_buf_puts(out, "]}");
+    rc = dm_buf_puts(out, "]}");
   if (rc == 0)
-    rc = sync_buf_puts(out, "]}");
+    rc = dm_buf_puts(out, "]}");
   mysql_free_result(cols);
   mysql_free_result(idx);
   if (rc < 0) {
@@ -256,24 +256,24 @@ static unsigned st_run(MYSQL *c, const char *sql, size_t len) {
 }
 
 static void st_drop(MYSQL *c, const char *schema, const char *table) {
-  sync_buf q = {0};
-  if (sync_buf_puts(&q, "DROP TABLE IF EXISTS ") == 0 && sync_sql_qualified(&q, schema, table) == 0)
+  dm_buf q = {0};
+  if (dm_buf_puts(&q, "DROP TABLE IF EXISTS ") == 0 && sync_sql_qualified(&q, schema, table) == 0)
     st_run(c, q.p, q.len);
-  sync_buf_free(&q);
+  dm_buf_free(&q);
 }
 
 int sync_structure_try(MYSQL *c, const char *scratch_schema, const char *scratch_table,
                        const char *from_db, const char *from_table, const sync_ddl *d,
-                       const char *subject_schema, const char *subject_table, sync_buf *out,
+                       const char *subject_schema, const char *subject_table, dm_buf *out,
                        char *refused, size_t refused_len, char *msg, size_t msg_len) {
-  sync_buf q = {0};
+  dm_buf q = {0};
   int rc = -1;
   refused[0] = '\0';
   /* a copy left by a crash between CREATE and DROP goes first */
   st_drop(c, scratch_schema, scratch_table);
-  if (sync_buf_puts(&q, "CREATE TABLE ") < 0 ||
-      sync_sql_qualified(&q, scratch_schema, scratch_table) < 0 ||
-      sync_buf_puts(&q, " LIKE ") < 0 || sync_sql_qualified(&q, from_db, from_table) < 0) {
+  if (dm_buf_puts(&q, "CREATE TABLE ") < 0 ||
+      sync_sql_qualified(&q, scratch_schema, scratch_table) < 0 || dm_buf_puts(&q, " LIKE ") < 0 ||
+      sync_sql_qualified(&q, from_db, from_table) < 0) {
     snprintf(msg, msg_len, "out of memory writing a scratch copy");
     goto out;
   }
@@ -292,7 +292,7 @@ int sync_structure_try(MYSQL *c, const char *scratch_schema, const char *scratch
     if (strcmp(s->subject.schema, subject_schema) != 0 ||
         strcmp(s->subject.table, subject_table) != 0)
       continue;
-    sync_buf_reset(&q);
+    dm_buf_reset(&q);
     if (sync_ddl_rewrite(s, st_route, &route, false, &q) < 0)
       snprintf(refused, refused_len, "the statement cannot be written for the copy");
     else if (st_run(c, q.p, q.len) != 0)
@@ -306,17 +306,17 @@ int sync_structure_try(MYSQL *c, const char *scratch_schema, const char *scratch
   }
 out:
   st_drop(c, scratch_schema, scratch_table);
-  sync_buf_free(&q);
+  dm_buf_free(&q);
   return rc;
 }
 
 int sync_structure_scratch(MYSQL *c, const char *scratch_schema, const char *scratch_table,
                            const char *tdb, const char *tt, const sync_ddl *d,
-                           const char *subject_schema, const char *subject_table, sync_buf *out,
+                           const char *subject_schema, const char *subject_table, dm_buf *out,
                            char *msg, size_t msg_len) {
   size_t at = out->len;
   char refused[512];
-  if (sync_buf_puts(out, "\"target\":") < 0) {
+  if (dm_buf_puts(out, "\"target\":") < 0) {
     snprintf(msg, msg_len, "out of memory writing the scratch check");
     return -1;
   }
@@ -329,7 +329,7 @@ int sync_structure_scratch(MYSQL *c, const char *scratch_schema, const char *scr
   if (rc == 2) /* the target has no table yet: nothing to check against */
     return 0;
   if (rc == 1 &&
-      (sync_buf_puts(out, "\"target_error\":") < 0 || sync_json_string(out, refused) < 0)) {
+      (dm_buf_puts(out, "\"target_error\":") < 0 || sync_json_string(out, refused) < 0)) {
     snprintf(msg, msg_len, "out of memory writing the scratch check");
     return -1;
   }

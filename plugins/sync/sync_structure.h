@@ -13,12 +13,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sync_buf.h"
 #include "sync_ddl.h"
+#include <dmhost/buf.h>
 
 /* Appends the JSON object of schema.table on c. 0; 1 when c has no such table (nothing
  * appended); -1 with msg (the server's error, or out of memory). */
-int sync_structure_json(MYSQL *c, const char *schema, const char *table, sync_buf *out, char *msg,
+int sync_structure_json(MYSQL *c, const char *schema, const char *table, dm_buf *out, char *msg,
                         size_t msg_len);
 
 /* The structure from_db.from_table would have after the statements of d that name the table
@@ -28,7 +28,7 @@ int sync_structure_json(MYSQL *c, const char *schema, const char *table, sync_bu
  * nothing appended); 2 when from_db.from_table does not exist; -1 with msg. */
 int sync_structure_try(MYSQL *c, const char *scratch_schema, const char *scratch_table,
                        const char *from_db, const char *from_table, const sync_ddl *d,
-                       const char *subject_schema, const char *subject_table, sync_buf *out,
+                       const char *subject_schema, const char *subject_table, dm_buf *out,
                        char *refused, size_t refused_len, char *msg, size_t msg_len);
 
 /* The scratch check's part of an `after`: a copy of the target table tdb.tt is made as
@@ -39,7 +39,7 @@ int sync_structure_try(MYSQL *c, const char *scratch_schema, const char *scratch
  * tdb.tt. 0, or -1 with msg (the copy could not be made or read, or out of memory). */
 int sync_structure_scratch(MYSQL *c, const char *scratch_schema, const char *scratch_table,
                            const char *tdb, const char *tt, const sync_ddl *d,
-                           const char *subject_schema, const char *subject_table, sync_buf *out,
+                           const char *subject_schema, const char *subject_table, dm_buf *out,
                            char *msg, size_t msg_len);
 
 /* ENUM/SET values out of information_schema's COLUMN_TYPE, enum('a','it''s','c\\d'): appends each
@@ -48,6 +48,6 @@ int sync_structure_scratch(MYSQL *c, const char *scratch_schema, const char *scr
 uint32_t sync_enum_members(const char *ctype, char *text, size_t *at);
 
 /* Appends s as a JSON string (quotes and escapes). 0 or -1. */
-int sync_json_string(sync_buf *out, const char *s);
+int sync_json_string(dm_buf *out, const char *s);
 
 #endif /* DMHOST_SYNC_STRUCTURE_H */

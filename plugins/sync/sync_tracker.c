@@ -47,14 +47,14 @@ void sync_tracker_free(sync_tracker *tr) {
     trk_table_clear(&tr->t[i]);
   free(tr->t);
   sync_keymap_free(&tr->map);
-  sync_buf_free(&tr->keys);
+  dm_buf_free(&tr->keys);
   free(tr);
 }
 
 trk_table *trk_get(sync_tracker *tr, const char *db, const char *table) {
   size_t off = tr->keys.len, ld = strlen(db), lt = strlen(table);
   /* "db\0table\0": both names stay NUL-terminated when the next key follows */
-  if (sync_buf_put(&tr->keys, db, ld + 1) < 0 || sync_buf_put(&tr->keys, table, lt + 1) < 0) {
+  if (dm_buf_put(&tr->keys, db, ld + 1) < 0 || dm_buf_put(&tr->keys, table, lt + 1) < 0) {
     tr->keys.len = off;
     return NULL;
   }
@@ -100,9 +100,9 @@ void trk_forget_all(sync_tracker *tr) {
     trk_table_clear(&tr->t[i]);
 }
 
-static int trk_literal(MYSQL *c, sync_buf *b, const char *s) {
+static int trk_literal(MYSQL *c, dm_buf *b, const char *s) {
   size_t l = strlen(s);
-  if (sync_buf_reserve(b, 2 * l + 3) < 0)
+  if (dm_buf_reserve(b, 2 * l + 3) < 0)
     return -1;
   b->p[b->len++] = '\'';
   b->len += mysql_real_escape_string(c, b->p + b->len, s, (unsigned long)l);
@@ -114,14 +114,14 @@ static int trk_literal(MYSQL *c, sync_buf *b, const char *s) {
 /* A shadow seeded from the target (CREATE TABLE .. LIKE) has the route's extract columns, which
  * are the target's, not the source's: the structure read leaves them out (they stay in the
  * shadow, where MariaDB would refuse to drop one that is part of a key). */
-static int trk_skip_extract(sync_tracker *tr, MYSQL *c, const trk_table *t, sync_buf *q) {
+static int trk_skip_extract(sync_tracker *tr, MYSQL *c, const trk_table *t, dm_buf *q) {
   dm_route_extract ext;
   dm_host_route_extract(tr->u->host, tr->u->ctx, tr->keys.p + t->db, trk_name(tr, t), &ext);
   for (uint32_t e = 0; e < ext.n; e++)
-    if (sync_buf_puts(q, e ? ", " : " AND c.COLUMN_NAME NOT IN (") < 0 ||
+    if (dm_buf_puts(q, e ? ", " : " AND c.COLUMN_NAME NOT IN (") < 0 ||
         trk_literal(c, q, ext.cols[e].column) < 0)
       return -1;
-  return ext.n ? sync_buf_putc(q, ')') : 0;
+  return ext.n ? dm_buf_putc(q, ')') : 0;
 }
 
 int trk_load(sync_tracker *tr, MYSQL *c, trk_table *t, dm_error *err) {
@@ -129,16 +129,16 @@ int trk_load(sync_tracker *tr, MYSQL *c, trk_table *t, dm_error *err) {
   char shadow[SYNC_NAME_MAX];
   trk_shadow_schema(tr, tr->keys.p + t->db, shadow, sizeof shadow);
   trk_table_clear(t);
-  sync_buf q = {0};
+  dm_buf q = {0};
   int rc = -1;
   MYSQL_RES *res = NULL;
-  if (sync_buf_puts(&q, "SELECT c.COLUMN_NAME, c.DATA_TYPE, c.COLUMN_TYPE, co.ID, c.COLUMN_KEY, "
-                        "c.COLLATION_NAME FROM information_schema.COLUMNS c LEFT JOIN "
-                        "information_schema.COLLATIONS co ON co.COLLATION_NAME = c.COLLATION_NAME "
-                        "WHERE c.TABLE_SCHEMA = ") < 0 ||
-      trk_literal(c, &q, shadow) < 0 || sync_buf_puts(&q, " AND c.TABLE_NAME = ") < 0 ||
+  if (dm_buf_puts(&q, "SELECT c.COLUMN_NAME, c.DATA_TYPE, c.COLUMN_TYPE, co.ID, c.COLUMN_KEY, "
+                      "c.COLLATION_NAME FROM information_schema.COLUMNS c LEFT JOIN "
+                      "information_schema.COLLATIONS co ON co.COLLATION_NAME = c.COLLATION_NAME "
+                      "WHERE c.TABLE_SCHEMA = ") < 0 ||
+      trk_literal(c, &q, shadow) < 0 || dm_buf_puts(&q, " AND c.TABLE_NAME = ") < 0 ||
       trk_literal(c, &q, trk_name(tr, t)) < 0 || trk_skip_extract(tr, c, t, &q) < 0 ||
-      sync_buf_puts(&q, " ORDER BY c.ORDINAL_POSITION") < 0) {
+      dm_buf_puts(&q, " ORDER BY c.ORDINAL_POSITION") < 0) {
     sync_nomem(u, err);
     goto out;
   }
@@ -205,7 +205,7 @@ int trk_load(sync_tracker *tr, MYSQL *c, trk_table *t, dm_error *err) {
 out:
   if (res)
     mysql_free_result(res);
-  sync_buf_free(&q);
+  dm_buf_free(&q);
   return rc;
 }
 

@@ -71,7 +71,7 @@ int sync_tracker_track(sync_tracker *tr, MYSQL *c, const char *db, const char *t
  * tracker has no shadow of the table (nothing appended); -1 with *err (DM_ERR_SYNC_SCHEMA: the
  * shadow refuses a statement, or a copy could not be made or read). */
 int sync_tracker_before_after(sync_tracker *tr, MYSQL *c, const sync_ddl *d, const char *db,
-                              const char *table, sync_buf *before, sync_buf *after, dm_error *err);
+                              const char *table, dm_buf *before, dm_buf *after, dm_error *err);
 
 /* The unit's schema_op slot (unit.h, ABI 1.2; sync_tracker_op.c): dmctl binlog-schema on the
  * shadows of a paused instance, by the source's names. */

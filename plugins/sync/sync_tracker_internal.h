@@ -26,7 +26,7 @@ struct sync_tracker {
   sync_unit *u;
   char prefix[32]; /* "_dmt_<12 hex digits of task and source>_" */
   sync_keymap map; /* "db\0table" -> index in t */
-  sync_buf keys;
+  dm_buf keys;
   trk_table *t;
   uint32_t n, cap;
 };

@@ -49,18 +49,18 @@ static int top_db_failed(top_call *k, MYSQL *c, const char *what) {
 
 /* DROP TABLE IF EXISTS `shadow`.`table` on the target: 0, or -1 with *err saying `what`. */
 static int top_drop(top_call *k, const char *shadow, const char *table, const char *what) {
-  sync_buf q = {0};
-  if (sync_buf_puts(&q, "DROP TABLE IF EXISTS ") < 0 || sync_sql_qualified(&q, shadow, table) < 0) {
-    sync_buf_free(&q);
+  dm_buf q = {0};
+  if (dm_buf_puts(&q, "DROP TABLE IF EXISTS ") < 0 || sync_sql_qualified(&q, shadow, table) < 0) {
+    dm_buf_free(&q);
     return sync_nomem(k->u, k->err);
   }
   unsigned e = trk_run(k->c, q.p, q.len);
-  sync_buf_free(&q);
+  dm_buf_free(&q);
   return e ? top_db_failed(k, k->c, what) : 0;
 }
 
 /* The result of q on c, or NULL (mysql_errno(c) says why). */
-static MYSQL_RES *top_query(MYSQL *c, const sync_buf *q) {
+static MYSQL_RES *top_query(MYSQL *c, const dm_buf *q) {
   if (mysql_real_query(c, q->p, (unsigned long)q->len) != 0)
     return NULL;
   return mysql_store_result(c);
@@ -79,7 +79,7 @@ static bool top_shadow_of(const sync_tracker *tr, const char *name, const char *
 
 static int top_list_schemas(top_call *k) {
   sync_tracker *tr = k->tr;
-  sync_buf q = {0};
+  dm_buf q = {0};
   char lit[64];
   mysql_real_escape_string(k->c, lit, tr->prefix, (unsigned long)strlen(tr->prefix));
   size_t n = strlen(tr->prefix);
@@ -89,19 +89,18 @@ static int top_list_schemas(top_call *k) {
   char **names = NULL, **left = NULL; /* resolved, and shadows still to resolve */
   size_t n_names = 0, n_left = 0;
   bool comments = true;
-  if (sync_buf_printf(&q,
-                      "SELECT SCHEMA_NAME, SCHEMA_COMMENT FROM information_schema.SCHEMATA WHERE "
-                      "LEFT(SCHEMA_NAME, %zu) = '%s' ORDER BY SCHEMA_NAME",
-                      n, lit) < 0)
+  if (dm_buf_printf(&q,
+                    "SELECT SCHEMA_NAME, SCHEMA_COMMENT FROM information_schema.SCHEMATA WHERE "
+                    "LEFT(SCHEMA_NAME, %zu) = '%s' ORDER BY SCHEMA_NAME",
+                    n, lit) < 0)
     goto nomem;
   if (!(r = top_query(k->c, &q)) && mysql_errno(k->c) == ER_BAD_FIELD_ERROR) {
     comments = false; /* MySQL: no schema comments */
-    sync_buf_reset(&q);
-    if (sync_buf_printf(
-            &q,
-            "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE LEFT(SCHEMA_NAME, "
-            "%zu) = '%s' ORDER BY SCHEMA_NAME",
-            n, lit) < 0)
+    dm_buf_reset(&q);
+    if (dm_buf_printf(&q,
+                      "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE LEFT(SCHEMA_NAME, "
+                      "%zu) = '%s' ORDER BY SCHEMA_NAME",
+                      n, lit) < 0)
       goto nomem;
     r = top_query(k->c, &q);
   }
@@ -165,7 +164,7 @@ out:
     free(left[i]);
   free(names);
   free(left);
-  sync_buf_free(&q);
+  dm_buf_free(&q);
   return rc;
 }
 
@@ -173,12 +172,12 @@ out:
 static int top_has_schema(top_call *k, const char *shadow) {
   char lit[2 * SYNC_NAME_MAX + 1];
   mysql_real_escape_string(k->c, lit, shadow, (unsigned long)strlen(shadow));
-  sync_buf q = {0};
-  if (sync_buf_printf(&q, "SELECT 1 FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = '%s'",
-                      lit) < 0)
+  dm_buf q = {0};
+  if (dm_buf_printf(&q, "SELECT 1 FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = '%s'", lit) <
+      0)
     return sync_nomem(k->u, k->err);
   MYSQL_RES *r = top_query(k->c, &q);
-  sync_buf_free(&q);
+  dm_buf_free(&q);
   if (!r)
     return top_db_failed(k, k->c, "binlog-schema: cannot read the tracker's shadow schemas");
   int has = mysql_num_rows(r) > 0;
@@ -199,15 +198,15 @@ static int top_list_tables(top_call *k) {
                     "binlog-schema list` names the ones it holds)",
                     db);
   mysql_real_escape_string(k->c, lit, shadow, (unsigned long)strlen(shadow));
-  sync_buf q = {0};
+  dm_buf q = {0};
   /* the tracker's own scratch copies (names starting _dmt_) are no tables of the source */
-  if (sync_buf_printf(&q,
-                      "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = '%s' "
-                      "AND LEFT(TABLE_NAME, 5) <> '_dmt_' ORDER BY TABLE_NAME",
-                      lit) < 0)
+  if (dm_buf_printf(&q,
+                    "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = '%s' "
+                    "AND LEFT(TABLE_NAME, 5) <> '_dmt_' ORDER BY TABLE_NAME",
+                    lit) < 0)
     return sync_nomem(k->u, k->err);
   MYSQL_RES *r = top_query(k->c, &q);
-  sync_buf_free(&q);
+  dm_buf_free(&q);
   if (!r)
     return top_db_failed(k, k->c, "binlog-schema list: cannot list a shadow schema's tables");
   MYSQL_ROW row;
@@ -220,12 +219,12 @@ static int top_list_tables(top_call *k) {
 /* SHOW CREATE TABLE `db`.`table` on c into *out (malloc'd); 1 when there is no such table. */
 static int top_show_create(top_call *k, MYSQL *c, dm_db_side side, const char *db,
                            const char *table, char **out) {
-  sync_buf q = {0};
+  dm_buf q = {0};
   *out = NULL;
-  if (sync_buf_puts(&q, "SHOW CREATE TABLE ") < 0 || sync_sql_qualified(&q, db, table) < 0)
+  if (dm_buf_puts(&q, "SHOW CREATE TABLE ") < 0 || sync_sql_qualified(&q, db, table) < 0)
     return sync_nomem(k->u, k->err);
   MYSQL_RES *r = top_query(c, &q);
-  sync_buf_free(&q);
+  dm_buf_free(&q);
   if (!r) {
     unsigned e = mysql_errno(c);
     if (e == ER_NO_SUCH_TABLE || e == ER_BAD_DB_ERROR)
@@ -287,7 +286,7 @@ static int top_make_copy(top_call *k, const char *shadow, const char *sql) {
   const dm_schema_req *req = k->req;
   char msg[256] = "";
   sync_ddl d = {0};
-  sync_buf q = {0};
+  dm_buf q = {0};
   int rc = -1;
   if (sync_ddl_parse(sql, strlen(sql), req->db, &d, msg, sizeof msg) < 0 || d.n != 1 ||
       d.stmts[0].kind != SYNC_DDL_CREATE_TABLE || d.stmts[0].as_select || d.stmts[0].temporary) {
@@ -322,7 +321,7 @@ static int top_make_copy(top_call *k, const char *shadow, const char *sql) {
   rc = 0;
 out:
   sync_ddl_free(&d);
-  sync_buf_free(&q);
+  dm_buf_free(&q);
   return rc;
 }
 
@@ -332,7 +331,7 @@ static int top_set(top_call *k) {
   char shadow[SYNC_NAME_MAX], tdb[SYNC_NAME_MAX], tt[SYNC_NAME_MAX];
   char *fetched = NULL;
   MYSQL *sc = NULL;
-  sync_buf q = {0};
+  dm_buf q = {0};
   int rc = -1;
   if (trk_skip_schema(k->tr, db) || strncmp(table, "_dmt_", 5) == 0)
     return top_fail(k, DM_ERR_CONTROL_REQUEST,
@@ -347,8 +346,8 @@ static int top_set(top_call *k) {
     /* as the tracker learns a table from the target: a copy of the routed table's structure */
     if (top_drop(k, shadow, TOP_COPY, "binlog-schema update: cannot drop an old copy") < 0)
       goto out;
-    if (sync_buf_puts(&q, "CREATE TABLE ") < 0 || sync_sql_qualified(&q, shadow, TOP_COPY) < 0 ||
-        sync_buf_puts(&q, " LIKE ") < 0 || sync_sql_qualified(&q, tdb, tt) < 0)
+    if (dm_buf_puts(&q, "CREATE TABLE ") < 0 || sync_sql_qualified(&q, shadow, TOP_COPY) < 0 ||
+        dm_buf_puts(&q, " LIKE ") < 0 || sync_sql_qualified(&q, tdb, tt) < 0)
       goto nomem;
     unsigned e = trk_run(k->c, q.p, q.len);
     if (e == ER_NO_SUCH_TABLE || e == ER_BAD_DB_ERROR) {
@@ -393,9 +392,9 @@ static int top_set(top_call *k) {
   /* the copy replaces the shadow (nothing of the instance runs meanwhile: commands held) */
   if (top_drop(k, shadow, table, "binlog-schema update: cannot drop the old shadow table") < 0)
     goto out;
-  sync_buf_reset(&q);
-  if (sync_buf_puts(&q, "RENAME TABLE ") < 0 || sync_sql_qualified(&q, shadow, TOP_COPY) < 0 ||
-      sync_buf_puts(&q, " TO ") < 0 || sync_sql_qualified(&q, shadow, table) < 0)
+  dm_buf_reset(&q);
+  if (dm_buf_puts(&q, "RENAME TABLE ") < 0 || sync_sql_qualified(&q, shadow, TOP_COPY) < 0 ||
+      dm_buf_puts(&q, " TO ") < 0 || sync_sql_qualified(&q, shadow, table) < 0)
     goto nomem;
   if (trk_run(k->c, q.p, q.len) != 0) {
     top_db_failed(k, k->c, "binlog-schema update: cannot put the new shadow table in place");
@@ -413,7 +412,7 @@ nomem:
 out:
   free(fetched);
   sync_db_close(k->u, sc);
-  sync_buf_free(&q);
+  dm_buf_free(&q);
   return rc;
 }
 

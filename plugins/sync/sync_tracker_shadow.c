@@ -63,17 +63,17 @@ int trk_ensure_schema(sync_tracker *tr, MYSQL *c, const char *db, dm_error *err)
   char shadow[SYNC_NAME_MAX], tdb[SYNC_NAME_MAX], tt[SYNC_NAME_MAX];
   trk_shadow_schema(tr, db, shadow, sizeof shadow);
   sync_route(u, db, NULL, tdb, tt);
-  sync_buf q = {0};
+  dm_buf q = {0};
   char lit[2 * SYNC_NAME_MAX + 1];
   mysql_real_escape_string(c, lit, tdb, (unsigned long)strlen(tdb));
   char coll[128] = "";
-  if (sync_buf_printf(&q,
-                      "SELECT DEFAULT_COLLATION_NAME FROM information_schema.SCHEMATA WHERE "
-                      "SCHEMA_NAME = '%s'",
-                      lit) < 0)
+  if (dm_buf_printf(&q,
+                    "SELECT DEFAULT_COLLATION_NAME FROM information_schema.SCHEMATA WHERE "
+                    "SCHEMA_NAME = '%s'",
+                    lit) < 0)
     return sync_nomem(u, err);
   if (mysql_real_query(c, q.p, (unsigned long)q.len) != 0) {
-    sync_buf_free(&q);
+    dm_buf_free(&q);
     return trk_failed(tr, c, "sync: the schema tracker cannot read the target's schemas", err);
   }
   MYSQL_RES *r = mysql_store_result(c);
@@ -82,15 +82,15 @@ int trk_ensure_schema(sync_tracker *tr, MYSQL *c, const char *db, dm_error *err)
     dm_strlcpy(coll, row[0], sizeof coll);
   if (r)
     mysql_free_result(r);
-  sync_buf_reset(&q);
-  if (sync_buf_puts(&q, "CREATE DATABASE IF NOT EXISTS ") < 0 ||
+  dm_buf_reset(&q);
+  if (dm_buf_puts(&q, "CREATE DATABASE IF NOT EXISTS ") < 0 ||
       sync_sql_ident(&q, shadow, strlen(shadow)) < 0 ||
-      (coll[0] && sync_buf_printf(&q, " COLLATE %s", coll) < 0)) {
-    sync_buf_free(&q);
+      (coll[0] && dm_buf_printf(&q, " COLLATE %s", coll) < 0)) {
+    dm_buf_free(&q);
     return sync_nomem(u, err);
   }
   unsigned e = trk_run(c, q.p, q.len);
-  sync_buf_free(&q);
+  dm_buf_free(&q);
   if (e)
     return trk_failed(tr, c, "sync: the schema tracker cannot create a shadow schema on the target",
                       err);
@@ -102,13 +102,12 @@ void trk_stamp_schema(sync_tracker *tr, MYSQL *c, const char *db) {
   char shadow[SYNC_NAME_MAX], lit[2 * SYNC_NAME_MAX + 1];
   trk_shadow_schema(tr, db, shadow, sizeof shadow);
   mysql_real_escape_string(c, lit, db, (unsigned long)strlen(db));
-  sync_buf q = {0};
-  if (sync_buf_puts(&q, "ALTER DATABASE ") == 0 &&
-      sync_sql_ident(&q, shadow, strlen(shadow)) == 0 &&
-      sync_buf_printf(&q, " COMMENT = '%s'", lit) == 0)
+  dm_buf q = {0};
+  if (dm_buf_puts(&q, "ALTER DATABASE ") == 0 && sync_sql_ident(&q, shadow, strlen(shadow)) == 0 &&
+      dm_buf_printf(&q, " COMMENT = '%s'", lit) == 0)
     trk_run(c, q.p, q.len); /* MySQL has no schema comments: binlog-schema list then asks the
                                source (sync_tracker_op.c) */
-  sync_buf_free(&q);
+  dm_buf_free(&q);
 }
 
 int trk_seed_from_target(sync_tracker *tr, MYSQL *c, const char *db, const char *table,
@@ -121,15 +120,15 @@ int trk_seed_from_target(sync_tracker *tr, MYSQL *c, const char *db, const char 
   trk_shadow_schema(tr, db, shadow, sizeof shadow);
   if (trk_ensure_schema(tr, c, db, err) < 0)
     return -1;
-  sync_buf q = {0};
-  if (sync_buf_puts(&q, "CREATE TABLE IF NOT EXISTS ") < 0 ||
-      sync_sql_qualified(&q, shadow, table) < 0 || sync_buf_puts(&q, " LIKE ") < 0 ||
+  dm_buf q = {0};
+  if (dm_buf_puts(&q, "CREATE TABLE IF NOT EXISTS ") < 0 ||
+      sync_sql_qualified(&q, shadow, table) < 0 || dm_buf_puts(&q, " LIKE ") < 0 ||
       sync_sql_qualified(&q, tdb, tt) < 0) {
-    sync_buf_free(&q);
+    dm_buf_free(&q);
     return sync_nomem(u, err);
   }
   unsigned e = trk_run(c, q.p, q.len);
-  sync_buf_free(&q);
+  dm_buf_free(&q);
   if (e == ER_NO_SUCH_TABLE || e == ER_BAD_DB_ERROR)
     return 0; /* not on the target: nothing to seed from */
   if (e)
@@ -169,13 +168,13 @@ static bool trk_seed_statement(sync_tracker *tr, MYSQL *c, const char *db, const
   sync_ddl d = {0};
   char msg[256];
   bool ok = false;
-  sync_buf out = {0};
+  dm_buf out = {0};
   if (sync_ddl_parse(text, len, db, &d, msg, sizeof msg) == 0 && d.n == 1 &&
       d.stmts[0].kind == want && strcmp(d.stmts[0].subject.schema, db) == 0 &&
       sync_ddl_rewrite(&d.stmts[0], trk_route, tr, true, &out) == 0)
     ok = trk_run(c, out.p, out.len) == 0;
   sync_ddl_free(&d);
-  sync_buf_free(&out);
+  dm_buf_free(&out);
   return ok;
 }
 
@@ -251,24 +250,24 @@ static int trk_seed_dump(sync_tracker *tr, MYSQL *c, const char *dir, dm_error *
 int sync_tracker_first_start(sync_tracker *tr, MYSQL *c, dm_error *err) {
   sync_unit *u = tr->u;
   /* shadows of an earlier run of this task on this source (stopped and started afresh) */
-  sync_buf q = {0};
+  dm_buf q = {0};
   char lit[64];
   mysql_real_escape_string(c, lit, tr->prefix, (unsigned long)strlen(tr->prefix));
-  if (sync_buf_printf(&q,
-                      "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE "
-                      "LEFT(SCHEMA_NAME, %zu) = '%s'",
-                      strlen(tr->prefix), lit) < 0)
+  if (dm_buf_printf(&q,
+                    "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE "
+                    "LEFT(SCHEMA_NAME, %zu) = '%s'",
+                    strlen(tr->prefix), lit) < 0)
     return sync_nomem(u, err);
   if (mysql_real_query(c, q.p, (unsigned long)q.len) != 0) {
-    sync_buf_free(&q);
+    dm_buf_free(&q);
     return trk_failed(tr, c, "sync: the schema tracker cannot list its shadow schemas", err);
   }
   MYSQL_RES *r = mysql_store_result(c);
   MYSQL_ROW row;
   int rc = 0;
   while (r && rc == 0 && (row = mysql_fetch_row(r))) {
-    sync_buf_reset(&q);
-    if (sync_buf_puts(&q, "DROP DATABASE IF EXISTS ") < 0 ||
+    dm_buf_reset(&q);
+    if (dm_buf_puts(&q, "DROP DATABASE IF EXISTS ") < 0 ||
         sync_sql_ident(&q, row[0], strlen(row[0])) < 0)
       rc = sync_nomem(u, err);
     else if (trk_run(c, q.p, q.len) != 0)
@@ -276,7 +275,7 @@ int sync_tracker_first_start(sync_tracker *tr, MYSQL *c, dm_error *err) {
   }
   if (r)
     mysql_free_result(r);
-  sync_buf_free(&q);
+  dm_buf_free(&q);
   trk_forget_all(tr);
   if (rc < 0)
     return -1;
@@ -348,11 +347,11 @@ static void trk_untrack(sync_tracker *tr, MYSQL *c, const sync_ddl_name *n) {
     return;
   char shadow[SYNC_NAME_MAX];
   trk_shadow_schema(tr, n->schema, shadow, sizeof shadow);
-  sync_buf q = {0};
-  if (sync_buf_puts(&q, "DROP TABLE IF EXISTS ") == 0 &&
+  dm_buf q = {0};
+  if (dm_buf_puts(&q, "DROP TABLE IF EXISTS ") == 0 &&
       sync_sql_qualified(&q, shadow, n->table) == 0)
     trk_run(c, q.p, q.len);
-  sync_buf_free(&q);
+  dm_buf_free(&q);
   trk_forget(tr, n->schema, n->table);
 }
 
@@ -382,15 +381,15 @@ void sync_tracker_ddl_after(sync_tracker *tr, MYSQL *conn, const sync_ddl *d, co
     if (s->has_other && !trk_skip_schema(tr, s->other.schema) &&
         trk_ensure_schema(tr, conn, s->other.schema, &e) < 0)
       goto refused;
-    sync_buf q = {0};
+    dm_buf q = {0};
     if (sync_ddl_rewrite(s, trk_route, tr, true, &q) < 0) {
-      sync_buf_free(&q);
+      dm_buf_free(&q);
       goto refused;
     }
     unsigned code = trk_run(conn, q.p, q.len);
     u->host->logf(u->ctx, DM_LOG_DEBUG, "sync: schema tracker: the DDL at %s on `%s`.`%s`: %s", at,
                   s->subject.schema, s->subject.table, code ? mysql_error(conn) : "applied");
-    sync_buf_free(&q);
+    dm_buf_free(&q);
     if (code == 0 || (replay && sync_ddl_already_done(code)) ||
         (s->kind == SYNC_DDL_ALTER_DATABASE && code == ER_BAD_DB_ERROR)) {
       if (s->kind == SYNC_DDL_CREATE_DATABASE || s->kind == SYNC_DDL_ALTER_DATABASE)
@@ -447,7 +446,7 @@ int sync_tracker_track(sync_tracker *tr, MYSQL *c, const char *db, const char *t
 }
 
 int sync_tracker_before_after(sync_tracker *tr, MYSQL *c, const sync_ddl *d, const char *db,
-                              const char *table, sync_buf *before, sync_buf *after, dm_error *err) {
+                              const char *table, dm_buf *before, dm_buf *after, dm_error *err) {
   sync_unit *u = tr->u;
   char tdb[SYNC_NAME_MAX], tt[SYNC_NAME_MAX], shadow[SYNC_NAME_MAX], msg[512], refused[512];
   if (sync_tracker_track(tr, c, db, table, err) < 0)
@@ -473,7 +472,7 @@ int sync_tracker_before_after(sync_tracker *tr, MYSQL *c, const sync_ddl *d, con
   sync_route(u, db, table, tdb, tt);
   after->len--;
   size_t mark = after->len;
-  if (sync_buf_putc(after, ',') < 0)
+  if (dm_buf_putc(after, ',') < 0)
     return sync_nomem(u, err);
   size_t body = after->len;
   if (sync_structure_scratch(c, shadow, TRK_SCRATCH, tdb, tt, d, db, table, after, msg,
@@ -488,5 +487,5 @@ int sync_tracker_before_after(sync_tracker *tr, MYSQL *c, const sync_ddl *d, con
   if (after->len == body) /* the target has no such table: nothing added */
     after->len = mark;
   after->p[after->len] = '\0';
-  return sync_buf_putc(after, '}') < 0 ? sync_nomem(u, err) : 0;
+  return dm_buf_putc(after, '}') < 0 ? sync_nomem(u, err) : 0;
 }

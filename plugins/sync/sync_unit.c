@@ -144,14 +144,14 @@ static int sync_init(const dm_host_services *host, dm_ctx *ctx, void **self, dm_
   char cp[SYNC_NAME_MAX];
   dm_task_meta_table_name(task, DM_META_SYNCER_CHECKPOINT, cp,
                           sizeof cp); /* length checked above */
-  sync_buf q = {0};
+  dm_buf q = {0};
   if (sync_sql_qualified(&q, meta, cp) < 0 || q.len >= sizeof u->cp_table) {
-    sync_buf_free(&q);
+    dm_buf_free(&q);
     host->error_make(ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
     goto fail;
   }
   memcpy(u->cp_table, q.p, q.len + 1);
-  sync_buf_free(&q);
+  dm_buf_free(&q);
   if (sync_schema_new(u, &u->schema) < 0) {
     host->error_make(ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
     goto fail;

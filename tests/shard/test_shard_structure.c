@@ -36,7 +36,7 @@ static int suite_clean(void) {
 
 /* The structure of DB.table read by the sync's side and parsed by the host's. */
 static void read_table(const char *table, dmh_sj_table *t) {
-  sync_buf b = {0};
+  dm_buf b = {0};
   char msg[512] = "", why[DMH_SJ_WHY_MAX] = "";
   int rc = sync_structure_json(dst, DB, table, &b, msg, sizeof msg);
   if (rc != 0)
@@ -46,7 +46,7 @@ static void read_table(const char *table, dmh_sj_table *t) {
   if (rc != 0)
     fprintf(stderr, "%s: %s in %s\n", table, why, b.p);
   CU_ASSERT_EQUAL_FATAL(rc, 0);
-  sync_buf_free(&b);
+  dm_buf_free(&b);
 }
 
 static void test_read(void) {
@@ -96,11 +96,11 @@ static void test_read(void) {
   CU_ASSERT_TRUE(dmh_sj_equal(&t, &same));
   dmh_sj_table_free(&same);
   dmh_sj_table_free(&t);
-  sync_buf b = {0};
+  dm_buf b = {0};
   char msg[256];
   CU_ASSERT_EQUAL(sync_structure_json(dst, DB, "nope", &b, msg, sizeof msg), 1);
   CU_ASSERT_EQUAL(b.len, 0);
-  sync_buf_free(&b);
+  dm_buf_free(&b);
 }
 
 /* Real ALTERs, compared as the lock compares them: ADD COLUMN grows, widen grows, a rename does
@@ -138,7 +138,7 @@ static void test_alters_compare(void) {
 
 /* The scratch check of `sql` (a DDL of the source table src.orders_1, routed to DB.orders):
  * what it appends. */
-static int scratch(const char *sql, sync_buf *out) {
+static int scratch(const char *sql, dm_buf *out) {
   sync_ddl d;
   char msg[512];
   CU_ASSERT_EQUAL_FATAL(sync_ddl_parse(sql, strlen(sql), "src", &d, msg, sizeof msg), 0);
@@ -155,7 +155,7 @@ static void test_scratch(void) {
                                          "c_table VARCHAR(64) NOT NULL, PRIMARY KEY (c_table, "
                                          "id))"),
                         0);
-  sync_buf b = {0};
+  dm_buf b = {0};
   CU_ASSERT_EQUAL_FATAL(scratch("ALTER TABLE orders_1 ADD COLUMN note VARCHAR(20) DEFAULT ''", &b),
                         0);
   CU_ASSERT_PTR_NOT_NULL(strstr(b.p, "\"target\":{\"columns\":["));
@@ -176,17 +176,17 @@ static void test_scratch(void) {
   CU_ASSERT_EQUAL(n, 0);
 
   /* a statement the target refuses: its message */
-  sync_buf_reset(&b);
+  dm_buf_reset(&b);
   CU_ASSERT_EQUAL_FATAL(scratch("ALTER TABLE orders_1 ADD COLUMN e INT AFTER nope", &b), 0);
   CU_ASSERT_PTR_NOT_NULL(strstr(b.p, "\"target_error\":\"Unknown column 'nope'"));
 
   /* no target table: nothing to say */
   CU_ASSERT_EQUAL_FATAL(testdb_exec(dst, "RENAME TABLE " DB ".orders TO " DB ".orders_x"), 0);
-  sync_buf_reset(&b);
+  dm_buf_reset(&b);
   CU_ASSERT_EQUAL_FATAL(scratch("ALTER TABLE orders_1 ADD COLUMN e INT", &b), 0);
   CU_ASSERT_EQUAL(b.len, 0);
   CU_ASSERT_EQUAL_FATAL(testdb_exec(dst, "RENAME TABLE " DB ".orders_x TO " DB ".orders"), 0);
-  sync_buf_free(&b);
+  dm_buf_free(&b);
 }
 
 /* The whole path of one info on real structures: before/after of a source table, the scratch
@@ -196,7 +196,7 @@ static void test_lock_with_scratch(void) {
   CU_ASSERT_EQUAL_FATAL(testdb_exec(dst, "DROP TABLE IF EXISTS " DB ".orders_1; CREATE TABLE " DB
                                          ".orders_1 (id INT NOT NULL PRIMARY KEY)"),
                         0);
-  sync_buf before = {0}, after = {0};
+  dm_buf before = {0}, after = {0};
   char msg[256];
   CU_ASSERT_EQUAL_FATAL(sync_structure_json(dst, DB, "orders_1", &before, msg, sizeof msg), 0);
   CU_ASSERT_EQUAL_FATAL(testdb_exec(dst, "ALTER TABLE " DB ".orders_1 ADD COLUMN c INT"), 0);
@@ -205,9 +205,9 @@ static void test_lock_with_scratch(void) {
                         0);
   /* as sync_tracker_scratch does: the check's member goes inside after's object */
   after.len--;
-  CU_ASSERT_EQUAL_FATAL(sync_buf_putc(&after, ','), 0);
+  CU_ASSERT_EQUAL_FATAL(dm_buf_putc(&after, ','), 0);
   CU_ASSERT_EQUAL_FATAL(scratch("ALTER TABLE orders_1 ADD COLUMN c INT", &after), 0);
-  CU_ASSERT_EQUAL_FATAL(sync_buf_putc(&after, '}'), 0);
+  CU_ASSERT_EQUAL_FATAL(dm_buf_putc(&after, '}'), 0);
 
   dmh_opt_lock *l = dmh_opt_lock_new("task-`" DB "`.`orders`");
   const char *ddls[] = {"ALTER TABLE `" DB "`.`orders` ADD COLUMN `c` INT"};
@@ -229,9 +229,9 @@ static void test_lock_with_scratch(void) {
   after.len = 0;
   CU_ASSERT_EQUAL_FATAL(sync_structure_json(dst, DB, "orders_1", &after, msg, sizeof msg), 0);
   after.len--;
-  CU_ASSERT_EQUAL_FATAL(sync_buf_putc(&after, ','), 0);
+  CU_ASSERT_EQUAL_FATAL(dm_buf_putc(&after, ','), 0);
   CU_ASSERT_EQUAL_FATAL(scratch("ALTER TABLE orders_1 ADD COLUMN c INT", &after), 0);
-  CU_ASSERT_EQUAL_FATAL(sync_buf_putc(&after, '}'), 0);
+  CU_ASSERT_EQUAL_FATAL(dm_buf_putc(&after, '}'), 0);
   info.after = after.p;
   l = dmh_opt_lock_new("task-`" DB "`.`orders`");
   CU_ASSERT_EQUAL_FATAL(dmh_opt_lock_try_sync(l, "s1", &info, &r), 0);
@@ -240,8 +240,8 @@ static void test_lock_with_scratch(void) {
   CU_ASSERT_EQUAL(r.verdict, DMH_OPT_EXEC);
   dmh_opt_result_free(&r);
   dmh_opt_lock_free(l);
-  sync_buf_free(&before);
-  sync_buf_free(&after);
+  dm_buf_free(&before);
+  dm_buf_free(&after);
 }
 
 /* The tracker's after: the statements on a copy of the shadow, the shadow unchanged. */
@@ -253,7 +253,7 @@ static void test_try_on_copy(void) {
   sync_ddl d;
   char msg[512], refused[512];
   CU_ASSERT_EQUAL_FATAL(sync_ddl_parse(sql, strlen(sql), "src", &d, msg, sizeof msg), 0);
-  sync_buf b = {0};
+  dm_buf b = {0};
   CU_ASSERT_EQUAL_FATAL(sync_structure_try(dst, SHADOW, "_dmt_after_copy", DB, "shadow_t", &d,
                                            "src", "shadow_t", &b, refused, sizeof refused, msg,
                                            sizeof msg),
@@ -272,7 +272,7 @@ static void test_try_on_copy(void) {
   /* a statement the copy refuses; a table that is not there */
   sql = "ALTER TABLE shadow_t DROP COLUMN nope";
   CU_ASSERT_EQUAL_FATAL(sync_ddl_parse(sql, strlen(sql), "src", &d, msg, sizeof msg), 0);
-  sync_buf_reset(&b);
+  dm_buf_reset(&b);
   CU_ASSERT_EQUAL(sync_structure_try(dst, SHADOW, "_dmt_after_copy", DB, "shadow_t", &d, "src",
                                      "shadow_t", &b, refused, sizeof refused, msg, sizeof msg),
                   1);
@@ -282,7 +282,7 @@ static void test_try_on_copy(void) {
                                      "shadow_t", &b, refused, sizeof refused, msg, sizeof msg),
                   2);
   sync_ddl_free(&d);
-  sync_buf_free(&b);
+  dm_buf_free(&b);
 }
 
 int main(void) {

@@ -112,7 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int rc = sync_ddl_parse_mode(sql, len, "app", flags, &d, msg, sizeof msg);
   if (rc == 0) {
     for (int i = 0; i < d.n; i++) {
-      sync_buf out = {0};
+      dm_buf out = {0};
       if (sync_ddl_rewrite(&d.stmts[i], fuzz_route, NULL, true, &out) == 0 && out.p) {
         sync_ddl again;
         if (sync_ddl_parse_mode(out.p, out.len, "", flags, &again, msg, sizeof msg) ==
@@ -123,11 +123,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         sync_ddl_free(&again);
         fuzz_collate(out.p, out.len, flags);
       }
-      sync_buf_free(&out);
+      dm_buf_free(&out);
     }
     sync_ddl_free(&d);
   }
-  sync_buf red = {0};
+  dm_buf red = {0};
   if (sync_ddl_redact(sql, len, flags, 300, &red) == 0 && red.p) {
     for (size_t i = 0; i < red.len; i++) {
       if ((unsigned char)red.p[i] < 0x20 || red.p[i] == 0x7f) {
@@ -136,7 +136,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       }
     }
   }
-  sync_buf_free(&red);
+  dm_buf_free(&red);
   char verb[64], said[128];
   sync_ddl_verb(sql, len, flags, verb, sizeof verb);
   snprintf(said, sizeof said, "near '%.*s' at line 1", (int)(len < 60 ? len : 60), sql);

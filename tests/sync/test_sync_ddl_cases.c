@@ -524,7 +524,7 @@ static void check_case(const ddl_case *c) {
     CU_ASSERT_STRING_EQUAL(s->sql, w->sql ? w->sql : c->sql);
     CU_ASSERT_EQUAL(s->sql_len, strlen(s->sql));
 
-    sync_buf out = {0};
+    dm_buf out = {0};
     CU_ASSERT_EQUAL(
         sync_ddl_rewrite(s, c->routes ? test_route : NULL, (void *)c->routes, false, &out), 0);
     if (!out.p || strcmp(out.p, w->rewritten) != 0)
@@ -551,7 +551,7 @@ static void check_case(const ddl_case *c) {
     if (again.n == 1)
       CU_ASSERT_EQUAL(again.stmts[0].kind, c->kind);
     sync_ddl_free(&again);
-    sync_buf_free(&out);
+    dm_buf_free(&out);
   }
   sync_ddl_free(&d);
   CU_ASSERT_PTR_NULL(d.stmts);
@@ -579,10 +579,10 @@ static void test_every_prefix(void) {
       if (rc == 0) {
         CU_ASSERT_TRUE(d.n >= 1);
         for (int j = 0; j < d.n; j++) {
-          sync_buf out = {0};
+          dm_buf out = {0};
           CU_ASSERT_EQUAL(sync_ddl_rewrite(&d.stmts[j], test_route, (void *)&R_BOTH, true, &out),
                           0);
-          sync_buf_free(&out);
+          dm_buf_free(&out);
         }
       } else {
         CU_ASSERT_EQUAL(d.n, 0);

@@ -44,10 +44,10 @@ static void test_other_left_as_is(void) {
     CU_ASSERT_EQUAL(d.stmts[0].n_refs, 0);
     CU_ASSERT_FALSE(d.stmts[0].has_other);
     CU_ASSERT_EQUAL(d.stmts[0].subject.schema[0], '\0');
-    sync_buf out = {0};
+    dm_buf out = {0};
     CU_ASSERT_EQUAL(sync_ddl_rewrite(&d.stmts[0], test_route, (void *)&R_BOTH, false, &out), 0);
     CU_ASSERT_STRING_EQUAL(out.p, other[k]);
-    sync_buf_free(&out);
+    dm_buf_free(&out);
     sync_ddl_free(&d);
   }
 }
@@ -134,11 +134,11 @@ static void test_no_backslash_escapes(void) {
   CU_ASSERT_EQUAL_FATAL(sync_ddl_parse_mode(sql, strlen(sql), "shop", SYNC_DDL_NO_BACKSLASH_ESCAPES,
                                             &d, msg, sizeof msg),
                         0);
-  sync_buf out = {0};
+  dm_buf out = {0};
   CU_ASSERT_EQUAL(sync_ddl_rewrite(&d.stmts[0], test_route, (void *)&R_TABLE, false, &out), 0);
   CU_ASSERT_STRING_EQUAL(out.p, "CREATE TABLE `shop`.`t` (a varchar(3) DEFAULT 'C:\\', b int "
                                 "REFERENCES `shop`.`orders_all`(id))");
-  sync_buf_free(&out);
+  dm_buf_free(&out);
   sync_ddl_free(&d);
   expect_error(sql, "shop", 0,
                "create table: unterminated string at byte 37, near \"'C:\\', b int REFERENCES \"");
@@ -237,7 +237,7 @@ static void test_read_as_the_source(void) {
     CU_ASSERT_EQUAL(d.stmts[0].kind, SYNC_DDL_CREATE_TABLE);
     CU_ASSERT_EQUAL(d.stmts[0].n_refs, 1);
     CU_ASSERT_STRING_EQUAL(d.stmts[0].subject.schema, "app");
-    sync_buf out = {0};
+    dm_buf out = {0};
     CU_ASSERT_EQUAL(sync_ddl_rewrite(&d.stmts[0], NULL, NULL, false, &out), 0);
     /* only the name changed; the rewritten text reads the same way again */
     CU_ASSERT_STRING_EQUAL(out.p + strlen("CREATE TABLE `app`.`t1`"),
@@ -246,7 +246,7 @@ static void test_read_as_the_source(void) {
     CU_ASSERT_EQUAL(sync_ddl_parse_mode(out.p, out.len, "", cases[k].flags, &d2, msg, sizeof msg),
                     0);
     sync_ddl_free(&d2);
-    sync_buf_free(&out);
+    dm_buf_free(&out);
     sync_ddl_free(&d);
   }
 }
@@ -270,10 +270,10 @@ static void test_quotes_and_charsets(void) {
   CU_ASSERT_EQUAL_FATAL(
       sync_ddl_parse_mode(bq, strlen(bq), "shop", SYNC_DDL_MB_GBK, &d, msg, sizeof msg), 0);
   CU_ASSERT_STRING_EQUAL(d.stmts[0].subject.table, "\x81\x60x");
-  sync_buf out = {0};
+  dm_buf out = {0};
   CU_ASSERT_EQUAL(sync_ddl_rewrite(&d.stmts[0], NULL, NULL, false, &out), 0);
   CU_ASSERT_STRING_EQUAL(out.p, "DROP TABLE `shop`.`\x81\x60x`"); /* not doubled: no quote */
-  sync_buf_free(&out);
+  dm_buf_free(&out);
   sync_ddl_free(&d);
   /* byte by byte the same text is a name "\x81" and an open quote */
   CU_ASSERT_EQUAL(sync_ddl_parse_mode(bq, strlen(bq), "shop", 0, &d, msg, sizeof msg), -1);
@@ -300,12 +300,12 @@ static void test_quotes_and_charsets(void) {
   CU_ASSERT_EQUAL_FATAL(
       sync_ddl_parse_mode(dr, strlen(dr), "shop", SYNC_DDL_MB_GBK, &d, msg, sizeof msg), 0);
   CU_ASSERT_EQUAL(sync_ddl_rewrite(&d.stmts[0], test_route, (void *)&R_UTF8, false, &out), -1);
-  sync_buf_free(&out);
+  dm_buf_free(&out);
   sync_ddl_free(&d);
   CU_ASSERT_EQUAL_FATAL(sync_ddl_parse_mode(dr, strlen(dr), "shop", 0, &d, msg, sizeof msg), 0);
   CU_ASSERT_EQUAL(sync_ddl_rewrite(&d.stmts[0], test_route, (void *)&R_UTF8, false, &out), 0);
   CU_ASSERT_STRING_EQUAL(out.p, "DROP TABLE `shop`.`\xe2\x82\xac`");
-  sync_buf_free(&out);
+  dm_buf_free(&out);
   sync_ddl_free(&d);
 
   /* versioned comments: 5 or 6 digits are a version; fewer are statement text */

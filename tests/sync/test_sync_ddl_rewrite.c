@@ -59,20 +59,20 @@ static void test_redact(void) {
        "ALTER TABLE t ADD c VARCHAR(5) DEFAULT 'by'"},
   };
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-    sync_buf out = {0};
+    dm_buf out = {0};
     const char *sql = cases[k].sql;
     CU_ASSERT_EQUAL(sync_ddl_redact(sql, strlen(sql), cases[k].flags, 0, &out), 0);
     if (!out.p || strcmp(out.p, cases[k].want) != 0)
       fprintf(stderr, "\n%s\n  got  %s\n  want %s\n", sql, out.p ? out.p : "(null)", cases[k].want);
     CU_ASSERT_STRING_EQUAL(out.p ? out.p : "", cases[k].want);
-    sync_buf_free(&out);
+    dm_buf_free(&out);
   }
   /* cut to max bytes */
-  sync_buf out = {0};
+  dm_buf out = {0};
   const char *longer = "CREATE USER u IDENTIFIED BY 'secret' PASSWORD EXPIRE NEVER";
   CU_ASSERT_EQUAL(sync_ddl_redact(longer, strlen(longer), 0, 20, &out), 0);
   CU_ASSERT_STRING_EQUAL(out.p, "CREATE USER u IDE...");
-  sync_buf_free(&out);
+  dm_buf_free(&out);
 
   /* the verb only */
   char verb[64];
@@ -124,7 +124,7 @@ static void test_rewrite_details(void) {
   const char *sql = "RENAME TABLE a TO other.b";
   CU_ASSERT_EQUAL_FATAL(sync_ddl_parse(sql, strlen(sql), "shop", &d, msg, sizeof msg), 0);
   seen s = {.n = 0};
-  sync_buf out = {0};
+  dm_buf out = {0};
   CU_ASSERT_EQUAL(sync_ddl_rewrite(&d.stmts[0], recording_route, &s, false, &out), 0);
   CU_ASSERT_EQUAL(s.n, 2);
   CU_ASSERT_STRING_EQUAL(s.calls[0], "shop|a");
@@ -135,14 +135,14 @@ static void test_rewrite_details(void) {
   CU_ASSERT_EQUAL(sync_ddl_rewrite(&d.stmts[0], NULL, NULL, false, &out), 0);
   CU_ASSERT_STRING_EQUAL(out.p, "RENAME TABLE `shop`.`a` TO `other`.`b`RENAME TABLE `shop`.`a` TO "
                                 "`other`.`b`");
-  sync_buf_reset(&out);
+  dm_buf_reset(&out);
   CU_ASSERT_EQUAL(sync_ddl_rewrite(&d.stmts[0], empty_route, NULL, false, &out), -1);
   sync_ddl_free(&d);
 
   sql = "DROP DATABASE shop";
   CU_ASSERT_EQUAL_FATAL(sync_ddl_parse(sql, strlen(sql), "", &d, msg, sizeof msg), 0);
   s.n = 0;
-  sync_buf_reset(&out);
+  dm_buf_reset(&out);
   CU_ASSERT_EQUAL(sync_ddl_rewrite(&d.stmts[0], recording_route, &s, false, &out), 0);
   CU_ASSERT_EQUAL(s.n, 1);
   CU_ASSERT_STRING_EQUAL(s.calls[0], "shop|(null)");
@@ -153,11 +153,11 @@ static void test_rewrite_details(void) {
   const char buf[] = "TRUNCATE orders; garbage";
   CU_ASSERT_EQUAL_FATAL(sync_ddl_parse(buf, 16, "shop", &d, msg, sizeof msg), 0);
   CU_ASSERT_STRING_EQUAL(d.stmts[0].sql, "TRUNCATE orders;");
-  sync_buf_reset(&out);
+  dm_buf_reset(&out);
   CU_ASSERT_EQUAL(sync_ddl_rewrite(&d.stmts[0], test_route, (void *)&R_BOTH, false, &out), 0);
   CU_ASSERT_STRING_EQUAL(out.p, "TRUNCATE `merged`.`orders_all`;");
   sync_ddl_free(&d);
-  sync_buf_free(&out);
+  dm_buf_free(&out);
 }
 
 /* Issue 10 item 2: a CREATE DATABASE / CREATE TABLE / DROP replayed on a target that already has
@@ -209,7 +209,7 @@ static void test_idempotent(void) {
         sync_ddl_parse(cases[k].sql, strlen(cases[k].sql), cases[k].db, &d, msg, sizeof msg), 0);
     CU_ASSERT_TRUE_FATAL(d.n >= 1);
     const sync_ddl_stmt *st = &d.stmts[d.n - 1];
-    sync_buf out = {0};
+    dm_buf out = {0};
     CU_ASSERT_EQUAL(sync_ddl_rewrite(st, test_route, (void *)&R_SCHEMA, true, &out), 0);
     if (!out.p || strcmp(out.p, cases[k].want) != 0)
       fprintf(stderr, "\n%s\n  got  %s\n  want %s\n", cases[k].sql, out.p ? out.p : "(null)",
@@ -225,12 +225,12 @@ static void test_idempotent(void) {
       CU_ASSERT_STRING_EQUAL(again.stmts[0].subject.table, st->subject.table);
     }
     sync_ddl_free(&again);
-    sync_buf_free(&out);
+    dm_buf_free(&out);
     /* not asked for: the text as before */
     CU_ASSERT_EQUAL(sync_ddl_rewrite(st, NULL, NULL, false, &out), 0);
     if (!strstr(cases[k].sql, "IF"))
       CU_ASSERT_PTR_NULL(strstr(out.p, " IF "));
-    sync_buf_free(&out);
+    dm_buf_free(&out);
     sync_ddl_free(&d);
   }
 }

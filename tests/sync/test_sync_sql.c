@@ -86,15 +86,15 @@ static void source_position(char *file, size_t len, uint64_t *pos) {
 }
 
 /* A literal per cell of one image (NULL for SQL NULL). */
-static char **image_literals(const dm_binlog_table_map *tm, const dm_binlog_value *vals,
-                             sync_buf *b, lit_rows *out) {
+static char **image_literals(const dm_binlog_table_map *tm, const dm_binlog_value *vals, dm_buf *b,
+                             lit_rows *out) {
   char **lits = calloc(tm->column_count, sizeof *lits);
   CU_ASSERT_FATAL(lits != NULL);
   for (uint32_t c = 0; c < tm->column_count; c++) {
     if (vals[c].kind == DM_VAL_NULL)
       continue;
     dm_error err;
-    sync_buf_reset(b);
+    dm_buf_reset(b);
     if (sync_sql_value(b, &vals[c], &tm->columns[c], charsets, &err) < 0) {
       out->errors++;
       out->last_error = err;
@@ -125,7 +125,7 @@ static void read_rows(const char *file, uint64_t pos, const char *db, lit_rows *
   CU_ASSERT_FATAL(rc == 0);
   dm_binlog_table_map *tm = NULL;
   dm_binlog_value *vals = NULL, *before = NULL;
-  sync_buf b = {0};
+  dm_buf b = {0};
   dm_binlog_event ev;
   while ((rc = dm_binlog_reader_next(r, &ev, &err)) == 1) {
     const dm_binlog_format *fmt = dm_binlog_reader_format(r);
@@ -167,7 +167,7 @@ static void read_rows(const char *file, uint64_t pos, const char *db, lit_rows *
   if (rc < 0)
     fprintf(stderr, "%s / %s\n", err.message, err.raw_cause);
   CU_ASSERT(rc == 0);
-  sync_buf_free(&b);
+  dm_buf_free(&b);
   free(vals);
   free(before);
   dm_binlog_table_map_free(tm);
@@ -213,11 +213,11 @@ static int unexpected_warnings(void) {
 static void replay(const char *db, const lit_rows *rs) {
   for (size_t i = 0; i < rs->n; i++) {
     const lit_row *lr = &rs->v[i];
-    sync_buf cols = {0}, vals = {0}, q = {0};
+    dm_buf cols = {0}, vals = {0}, q = {0};
     if (lr->kind == DM_ROWS_UPDATE) {
-      sync_buf_puts(&q, "UPDATE ");
+      dm_buf_puts(&q, "UPDATE ");
       sync_sql_qualified(&q, db, lr->table);
-      sync_buf_puts(&q, " SET ");
+      dm_buf_puts(&q, " SET ");
     }
     for (uint32_t c = 0; c < lr->n; c++) {
       if (is_generated(db, lr->table, lr->names[c]))
@@ -225,61 +225,61 @@ static void replay(const char *db, const lit_rows *rs) {
       const char *lit = lr->lits[c] ? lr->lits[c] : "NULL";
       if (lr->kind == DM_ROWS_UPDATE) {
         if (vals.len)
-          sync_buf_putc(&vals, ',');
+          dm_buf_putc(&vals, ',');
         sync_sql_ident(&vals, lr->names[c], strlen(lr->names[c]));
-        sync_buf_printf(&vals, "=%s", lit);
+        dm_buf_printf(&vals, "=%s", lit);
         continue;
       }
       if (cols.len) {
-        sync_buf_putc(&cols, ',');
-        sync_buf_putc(&vals, ',');
+        dm_buf_putc(&cols, ',');
+        dm_buf_putc(&vals, ',');
       }
       sync_sql_ident(&cols, lr->names[c], strlen(lr->names[c]));
-      sync_buf_puts(&vals, lit);
+      dm_buf_puts(&vals, lit);
     }
     if (lr->kind == DM_ROWS_UPDATE) {
-      sync_buf_printf(&q, "%s WHERE ", vals.p);
+      dm_buf_printf(&q, "%s WHERE ", vals.p);
       for (uint32_t c = 0; c < lr->n; c++) {
         if (c)
-          sync_buf_puts(&q, " AND ");
+          dm_buf_puts(&q, " AND ");
         sync_sql_ident(&q, lr->names[c], strlen(lr->names[c]));
-        sync_buf_printf(&q, " <=> %s", lr->before[c] ? lr->before[c] : "NULL");
+        dm_buf_printf(&q, " <=> %s", lr->before[c] ? lr->before[c] : "NULL");
       }
-      sync_buf_puts(&q, " LIMIT 1");
+      dm_buf_puts(&q, " LIMIT 1");
     } else {
-      sync_buf_puts(&q, "INSERT INTO ");
+      dm_buf_puts(&q, "INSERT INTO ");
       sync_sql_qualified(&q, db, lr->table);
-      sync_buf_printf(&q, " (%s) VALUES (%s)", cols.p, vals.p);
+      dm_buf_printf(&q, " (%s) VALUES (%s)", cols.p, vals.p);
     }
     CU_ASSERT(mysql_real_query(dst_raw, q.p, q.len) == 0);
     if (mysql_errno(dst_raw))
       fprintf(stderr, "replay of %s row %zu: %s\n", lr->table, i, mysql_error(dst_raw));
     CU_ASSERT(mysql_affected_rows(dst_raw) == 1);
     CU_ASSERT(unexpected_warnings() == 0);
-    sync_buf_free(&cols);
-    sync_buf_free(&vals);
-    sync_buf_free(&q);
+    dm_buf_free(&cols);
+    dm_buf_free(&vals);
+    dm_buf_free(&q);
   }
 }
 
 /* COUNT(*) of db.table WHERE `col` <=> lit [AND `key` <=> key_lit] on a SYNC_SQL_SESSION. */
 static long long count_matching(MYSQL *conn, const char *db, const lit_row *lr, uint32_t c,
                                 int key) {
-  sync_buf q = {0};
-  sync_buf_puts(&q, "SELECT COUNT(*) FROM ");
+  dm_buf q = {0};
+  dm_buf_puts(&q, "SELECT COUNT(*) FROM ");
   sync_sql_qualified(&q, db, lr->table);
-  sync_buf_puts(&q, " WHERE ");
+  dm_buf_puts(&q, " WHERE ");
   sync_sql_ident(&q, lr->names[c], strlen(lr->names[c]));
-  sync_buf_printf(&q, " <=> %s", lr->lits[c]);
+  dm_buf_printf(&q, " <=> %s", lr->lits[c]);
   if (key >= 0) {
-    sync_buf_puts(&q, " AND ");
+    dm_buf_puts(&q, " AND ");
     sync_sql_ident(&q, lr->names[key], strlen(lr->names[key]));
-    sync_buf_printf(&q, " <=> %s", lr->lits[key]);
+    dm_buf_printf(&q, " <=> %s", lr->lits[key]);
   }
   long long n = -1;
   if (testdb_query_int(conn, &n, "%s", q.p) < 0)
     n = -1;
-  sync_buf_free(&q);
+  dm_buf_free(&q);
   return n;
 }
 
@@ -555,29 +555,29 @@ static const edge_col edge_cols[] = {
 #define N_EDGE_COLS (sizeof edge_cols / sizeof edge_cols[0])
 
 static void create_edge_table(MYSQL *conn) {
-  sync_buf q = {0};
-  sync_buf_puts(&q, "CREATE TABLE " DB_EDGE ".edge (");
+  dm_buf q = {0};
+  dm_buf_puts(&q, "CREATE TABLE " DB_EDGE ".edge (");
   for (size_t c = 0; c < N_EDGE_COLS; c++)
-    sync_buf_printf(&q, "%s %s, ", edge_cols[c].name, edge_cols[c].type);
-  sync_buf_puts(&q, "PRIMARY KEY (k)");
+    dm_buf_printf(&q, "%s %s, ", edge_cols[c].name, edge_cols[c].type);
+  dm_buf_puts(&q, "PRIMARY KEY (k)");
   for (size_t c = 0; c < N_EDGE_COLS; c++)
     if (edge_cols[c].indexed)
-      sync_buf_printf(&q, ", KEY ix_%s (%s%s)", edge_cols[c].name, edge_cols[c].name,
-                      strstr(edge_cols[c].type, "BLOB") ? "(10)" : "");
-  sync_buf_puts(&q, ") DEFAULT CHARSET=utf8mb4");
+      dm_buf_printf(&q, ", KEY ix_%s (%s%s)", edge_cols[c].name, edge_cols[c].name,
+                    strstr(edge_cols[c].type, "BLOB") ? "(10)" : "");
+  dm_buf_puts(&q, ") DEFAULT CHARSET=utf8mb4");
   CU_ASSERT_FATAL(testdb_recreate_db(conn, DB_EDGE) == 0);
   CU_ASSERT_FATAL(testdb_exec(conn, q.p) == 0);
-  sync_buf_free(&q);
+  dm_buf_free(&q);
 }
 
 /* The `key` column of EXPLAIN SELECT ... WHERE `col` = lit [FORCE INDEX]; "" for none. */
 static void explain_key(const char *col, const char *index, const char *lit, char *out,
                         size_t len) {
-  sync_buf q = {0};
-  sync_buf_puts(&q, "EXPLAIN SELECT * FROM " DB_EDGE ".edge");
+  dm_buf q = {0};
+  dm_buf_puts(&q, "EXPLAIN SELECT * FROM " DB_EDGE ".edge");
   if (index)
-    sync_buf_printf(&q, " FORCE INDEX (%s)", index);
-  sync_buf_printf(&q, " WHERE `%s` = %s", col, lit);
+    dm_buf_printf(&q, " FORCE INDEX (%s)", index);
+  dm_buf_printf(&q, " WHERE `%s` = %s", col, lit);
   out[0] = '\0';
   MYSQL_RES *res = NULL;
   if (mysql_real_query(dst_raw, q.p, q.len) == 0 && (res = mysql_store_result(dst_raw))) {
@@ -590,7 +590,7 @@ static void explain_key(const char *col, const char *index, const char *lit, cha
   } else {
     fprintf(stderr, "%s: %s\n", q.p, mysql_error(dst_raw));
   }
-  sync_buf_free(&q);
+  dm_buf_free(&q);
 }
 
 static void test_edge_values(void) {
@@ -606,16 +606,16 @@ static void test_edge_values(void) {
   uint64_t pos;
   source_position(file, sizeof file, &pos);
   for (int r = 0; r < EDGE_ROWS; r++) {
-    sync_buf q = {0};
-    sync_buf_puts(&q, "INSERT INTO " DB_EDGE ".edge (");
+    dm_buf q = {0};
+    dm_buf_puts(&q, "INSERT INTO " DB_EDGE ".edge (");
     for (size_t c = 0; c < N_EDGE_COLS; c++)
-      sync_buf_printf(&q, "%s%s", c ? "," : "", edge_cols[c].name);
-    sync_buf_puts(&q, ") VALUES (");
+      dm_buf_printf(&q, "%s%s", c ? "," : "", edge_cols[c].name);
+    dm_buf_puts(&q, ") VALUES (");
     for (size_t c = 0; c < N_EDGE_COLS; c++)
-      sync_buf_printf(&q, "%s%s", c ? "," : "", edge_cols[c].v[r] ? edge_cols[c].v[r] : "NULL");
-    sync_buf_puts(&q, ")");
+      dm_buf_printf(&q, "%s%s", c ? "," : "", edge_cols[c].v[r] ? edge_cols[c].v[r] : "NULL");
+    dm_buf_puts(&q, ")");
     CU_ASSERT(testdb_exec(src, q.p) == 0);
-    sync_buf_free(&q);
+    dm_buf_free(&q);
   }
   CU_ASSERT(testdb_exec(src, "SET SESSION sql_mode=DEFAULT") == 0);
   lit_rows rs = {0};
@@ -678,19 +678,19 @@ static dm_binlog_column named_column(const char *name, uint8_t type) {
 }
 
 static void test_identifiers(void) {
-  sync_buf b = {0};
+  dm_buf b = {0};
   CU_ASSERT(sync_sql_ident(&b, "a`b``c", 6) == 0);
   CU_ASSERT_STRING_EQUAL(b.p, "`a``b````c`");
-  sync_buf_reset(&b);
+  dm_buf_reset(&b);
   CU_ASSERT(sync_sql_qualified(&b, "d`b", "表 x") == 0);
   CU_ASSERT_STRING_EQUAL(b.p, "`d``b`.`表 x`");
-  sync_buf_reset(&b);
+  dm_buf_reset(&b);
   CU_ASSERT(sync_sql_ident(&b, "", 0) == 0);
   CU_ASSERT_STRING_EQUAL(b.p, "``");
   /* The server takes them back as the same names. */
   char v[64];
   CU_ASSERT(testdb_query_value(dst, v, sizeof v, "SELECT 1 AS `a``b````c`") == 0);
-  sync_buf_free(&b);
+  dm_buf_free(&b);
 }
 
 static void test_charsets(void) {
@@ -707,20 +707,20 @@ static void test_charsets(void) {
   dm_binlog_value v = {.kind = DM_VAL_STRING};
   v.v.s.ptr = (const uint8_t *)"a'\\";
   v.v.s.len = 3;
-  sync_buf b = {0};
+  dm_buf b = {0};
   dm_error err;
   CU_ASSERT(sync_sql_value(&b, &v, &col, NULL, &err) == 0);
   CU_ASSERT_STRING_EQUAL(b.p, "'a\\'\\\\'");
-  sync_buf_reset(&b);
+  dm_buf_reset(&b);
   CU_ASSERT(sync_sql_value(&b, &v, &col, charsets, &err) == 0);
   CU_ASSERT_STRING_EQUAL(b.p, "_utf8mb4'a\\'\\\\'");
-  sync_buf_free(&b);
+  dm_buf_free(&b);
 }
 
 /* What the table cannot exercise on a MariaDB source: MySQL binary JSON, partial JSON updates,
  * values outside the image, non-finite floats. */
 static void test_kinds_without_source(void) {
-  sync_buf b = {0};
+  dm_buf b = {0};
   dm_error err;
   /* MySQL binary JSON: the small object {"k": "it's \"q\" \\xyzw!"}: count, size, key entry
    * (offset, length), value entry (string at offset 12), key, string (length 15, then bytes). */
@@ -764,7 +764,7 @@ static void test_kinds_without_source(void) {
   CU_ASSERT(err.code == DM_ERR_BINLOG_UNSUPPORTED);
   CU_ASSERT(strstr(err.message, "`d`") != NULL);
   /* -0 keeps its sign, and every double has an exponent (a DOUBLE literal). */
-  sync_buf_reset(&b);
+  dm_buf_reset(&b);
   dv.v.f = -0.0;
   CU_ASSERT(sync_sql_value(&b, &dv, &dc, charsets, &err) == 0);
   CU_ASSERT_STRING_EQUAL(b.p, "-0e0");
@@ -772,7 +772,7 @@ static void test_kinds_without_source(void) {
   dm_binlog_column ec = named_column("e", DM_COL_ENUM);
   dm_binlog_value ev = {.kind = DM_VAL_ENUM};
   ev.v.u = 3;
-  sync_buf_reset(&b);
+  dm_buf_reset(&b);
   CU_ASSERT(sync_sql_value(&b, &ev, &ec, charsets, &err) == 0);
   CU_ASSERT_STRING_EQUAL(b.p, "3");
   dm_binlog_column uc = named_column("u", DM_COL_VARCHAR);
@@ -780,10 +780,10 @@ static void test_kinds_without_source(void) {
   dm_binlog_value uv = {.kind = DM_VAL_STRING};
   uv.v.s.ptr = (const uint8_t *)"\0'";
   uv.v.s.len = 2;
-  sync_buf_reset(&b);
+  dm_buf_reset(&b);
   CU_ASSERT(sync_sql_value(&b, &uv, &uc, charsets, &err) == 0);
   CU_ASSERT_STRING_EQUAL(b.p, "_utf16 X'0027'");
-  sync_buf_free(&b);
+  dm_buf_free(&b);
 }
 
 /* ---- suite ---- */

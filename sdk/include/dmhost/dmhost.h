@@ -10,6 +10,7 @@
 #include "binlog_find.h"
 #include "binlog_rows.h"
 #include "binlog_trx.h"
+#include "buf.h"
 #include "clock.h"
 #include "conn_kill.h"
 #include "db.h"
