@@ -243,8 +243,8 @@ static int ms_has_run(const char *task, const char *src, const dmh_etcd_kv *kv,
       o->remove_meta || o->start_time
           ? "its checkpoints are what it resumes from: stop-task it with its meta (DELETE "
             "/api/v1/tasks/NAME?force=true, keep_meta false; `dmctl stop-task NAME` then "
-            "start-task --remove-meta), create it again (POST /api/v1/tasks) and start it with "
-            "the options"
+            "start-task --remove-meta), create it again stopped (start-task with stage Stopped; "
+            "DM's POST /api/v1/tasks) and start it with the options"
           : "a resume goes on from the checkpoint committed with its last batch (docs/sync.md); "
             "to apply changes in safe mode, pause it, set the sync's safe-mode (PUT "
             "/api/v1/tasks/NAME; update-task) and start it";
