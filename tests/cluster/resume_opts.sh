@@ -13,12 +13,13 @@
 #  2. started with start_time T and safe_mode_time_duration "90s": etcd's options key holds the
 #     position and the duration, marked resume, written with the stage key's flip; the target
 #     holds exactly the source's rows after T (row by row), then a row written later; w1's sync
-#     logs its timed safe mode of 90 s, w1 keeps the start in cluster.start;
+#     logs its timed safe mode of 90 s and query-status through the master shows it (reason
+#     safe-mode-duration, its end), w1 keeps the start in cluster.start;
 #  3. the three options on the task that has run (paused, then started again): each refused
 #     (13001) naming it, nothing written; a plain start (no options) still resumes it;
 #  4. remove_meta: a mode-all task ran (target = source), was deleted keeping its meta and created
-#     again stopped; the target's table dropped meanwhile; started with remove_meta: w1 drops the
-#     meta, dumps again, target = source (checksum);
+#     again stopped; the target's table dropped meanwhile; w1 restarted (the task restored, New);
+#     started with remove_meta: w1 drops the meta, dumps again, target = source (checksum);
 #  5. w1 killed (kill -9) and restarted: the meta is not dropped again (cluster.start), the rows
 #     written meanwhile arrive once.
 #
@@ -133,6 +134,10 @@ wait_for 60 "row 7 did not arrive (the target holds $(ids))" ids_are "4,5,6,7"
 [ "$(rows_after tgt 0)" = "$(rows_after src 3)" ] || fail "the target's rows are not the source's after T: $(rows_after tgt 0)"
 window() { grep -q "safe mode for safe-mode-duration 90.000s" "$work/w1.log"; }
 wait_for 60 "w1's sync logs no safe mode of 90 s: $(grep -i 'safe mode' "$work/w1.log" | tail -3)" window
+# the status through the master (w1's published query-status entry) says the timed safe mode
+timed() { ctl 1 query-status rsi | jq -e '[.. | objects | select(.safeModeReason? == "safe-mode-duration"
+  and (.safeModeUntil? // "" | startswith("20")))] | length > 0'; }
+wait_for 60 "query-status through m1 says no timed safe mode: $(ctl 1 query-status rsi | grep -i safemode)" timed
 srev=$(etcd_field "$prefix/stage/rsi/rsosrc" mod_revision)
 [ "$(tr -d '\n' <"$work/w1/tasks/rsi/cluster.start")" = "$srev" ] ||
   fail "w1 keeps no record of the start (cluster.start: $(cat "$work/w1/tasks/rsi/cluster.start" 2>&1), start $srev)"
@@ -184,6 +189,14 @@ tgt -e "DROP DATABASE \`$db2\`"
 src "$db2" -e "INSERT INTO t1 SELECT seq, CONCAT('w', seq) FROM seq_101_to_120;"
 create_stopped rsa "$f"
 wait_for 60 "rsa is not New on w1" stage_is rsa New
+# w1 restarted while rsa waits: its registry restores the task (not `never run` to it any more);
+# the leader's check of the stage key vouches that nothing of it ran (first_start)
+restored() { grep -q "worker w1 restored" <(tail -n +"$((w1_lines + 1))" "$work/w1.log"); }
+w1_lines=$(lines "$work/w1.log")
+stop_proc w1
+start_worker w1
+wait_for 60 "w1 did not restore after its restart" restored
+wait_for 60 "rsa is not New on w1 after its restart" stage_is rsa New
 [ "$(drops)" = 0 ] || fail "precondition: w1 dropped rsa's meta before the start with remove_meta"
 call "$f" POST /tasks/rsa/start '{"remove_meta": true}'
 expect 200 "POST /tasks/rsa/start remove_meta"
@@ -194,7 +207,7 @@ wait_for 60 "w1 did not drop rsa's meta" dropped
 wait_for 60 "rsa does not run after remove_meta" task_running rsa rsosrc 1
 wait_for 60 "rsa after remove_meta: the target does not equal the source (dumped again)" same
 n_drops=$(drops)
-log "rsa ran, deleted keeping its meta, created again stopped, its target dropped; started with remove_meta: w1 dropped the meta ($n_drops DROPs), dumped again: target = source"
+log "rsa ran, deleted keeping its meta, created again stopped, its target dropped, w1 restarted; started with remove_meta: w1 dropped the meta ($n_drops DROPs), dumped again: target = source"
 
 # ---- 5. kill -9 after that start: the meta is not dropped again ----
 kill -9 "${pid[w1]}"
