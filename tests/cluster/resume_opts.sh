@@ -102,7 +102,7 @@ case $leader in m1) f=2 ;; m2) f=1 ;; *) fail "no master leads: \"$leader\"" ;; 
 
 create_stopped rsi "$f"
 wait_for 60 "rsi is not New on w1" stage_is rsi New
-[ "$(etcd_val "$prefix/stage/rsi/rsosrc")" = Paused ] && untouched rsi ||
+{ [ "$(etcd_val "$prefix/stage/rsi/rsosrc")" = Paused ] && untouched rsi; } ||
   fail "precondition: rsi's stage key is not the Paused of its creation: $(etcd_kv "$prefix/stage/rsi/rsosrc")"
 
 call "$f" POST /tasks/rsi/start '{"safe_mode_time_duration": "ten seconds"}'
