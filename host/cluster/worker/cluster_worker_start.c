@@ -52,8 +52,8 @@ static int cwst_record(void *ud, dm_error *err) {
   if (cw_rev_save(m->w, rel, m->rev, err) < 0)
     return -1;
   dmh_log(DM_LOG_INFO, "worker",
-          "task %s: start-task's options of revision %" PRId64
-          " applied (the meta dropped), kept in cluster.start",
+          "task %s: the start's options of revision %" PRId64
+          " applied (the meta dropped if they asked it), kept in cluster.start",
           m->task, m->rev);
   return 0;
 }
