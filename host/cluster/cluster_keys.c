@@ -370,6 +370,11 @@ char *dmh_cluster_start_json(const dmh_cluster_start *s) {
     json_object_object_add(o, "remove_meta", json_object_new_boolean(s->remove_meta));
     if (s->at_stop)
       json_object_object_add(o, "stop", json_object_new_boolean(1));
+    if (s->at_resume)
+      json_object_object_add(o, "resume", json_object_new_boolean(1));
+    if (s->safe_mode_duration[0])
+      json_object_object_add(o, "safe_mode_duration",
+                             json_object_new_string(s->safe_mode_duration));
     if (s->has_start) {
       json_object *p = json_object_new_object();
       json_object_object_add(p, "name", json_object_new_string(s->start.name));
@@ -394,6 +399,15 @@ int dmh_cluster_start_parse(const char *text, size_t len, dmh_cluster_start *s, 
     s->remove_meta = json_object_get_boolean(f);
   if (json_object_object_get_ex(o, "stop", &f))
     s->at_stop = json_object_get_boolean(f);
+  if (json_object_object_get_ex(o, "resume", &f))
+    s->at_resume = json_object_get_boolean(f);
+  if (json_object_object_get_ex(o, "safe_mode_duration", &f)) {
+    if (!json_object_is_type(f, json_type_string) ||
+        json_object_get_string_len(f) >= (int)sizeof s->safe_mode_duration)
+      rc = -1;
+    else
+      dm_strlcpy(s->safe_mode_duration, json_object_get_string(f), sizeof s->safe_mode_duration);
+  }
   if (rc == 0 && json_object_object_get_ex(o, "start", &p)) {
     json_object *n = NULL, *ps = NULL, *g = NULL;
     const char *name = json_object_object_get_ex(p, "name", &n) ? json_object_get_string(n) : NULL;
@@ -411,8 +425,8 @@ int dmh_cluster_start_parse(const char *text, size_t len, dmh_cluster_start *s, 
   }
   if (rc < 0)
     dm_error_set(err, DM_ERR_STATE, NULL,
-                 "etcd holds start-task's options without a `binding` or with a malformed `start` "
-                 "position");
+                 "etcd holds start-task's options without a `binding`, with a malformed `start` "
+                 "position or a `safe_mode_duration` that is no short text");
   json_object_put(o);
   return rc;
 }

@@ -43,7 +43,11 @@
  *   <p>/start/<task>/<source>         start-task's one-shot options for the source's worker
  *                                     {"binding", "remove_meta", "start"}, or stop-task's
  *                                     remove-meta ({"binding", "remove_meta", "stop": true}, put
- *                                     in the stop's txn): written by the leader
+ *                                     in the stop's txn), or resume-task's of a task created
+ *                                     stopped ({"binding", "remove_meta", "start", "resume": true,
+ *                                     "safe_mode_duration"}, put in the txn that flips its stage
+ *                                     key to Running: the key's mod_revision is the stage key's):
+ *                                     written by the leader
  *                                     in the txn that creates <p>/task/<task> (fenced by its token
  *                                     and the binding's create_revision), so the key's
  *                                     mod_revision is the task key's create_revision: the start it
@@ -188,6 +192,11 @@ typedef struct dmh_cluster_start {
   bool at_stop;
   bool has_start;    /* --start-time given: `start` is where the sync starts */
   dm_position start; /* the file, offset and GTID state of the first transaction at/after it */
+  /* fields below: resume-task's (DM's OpenAPI start of a task created stopped), put in the txn
+   * that flips <p>/stage/<task>/<source> from the Paused of its creation to Running, so the key's
+   * mod_revision is that stage key's: the start it belongs to */
+  bool at_resume;
+  char safe_mode_duration[32]; /* the sync's safe-mode-duration for this start ("" none) */
 } dmh_cluster_start;
 char *dmh_cluster_start_json(const dmh_cluster_start *s);
 /* 0, or -1 with *err (DM_ERR_STATE) for a value without a binding or with a malformed position. */

@@ -207,6 +207,11 @@ typedef struct dmh_task_opts {
    * start's options it applied: cluster_worker_start.c) */
   int (*prepared)(void *ud, dm_error *err);
   void *prepared_ud;
+  /* resume-task with options (start_pos, prepared and remove_meta taken as start-task takes
+   * them): the caller vouches that the task has never run anywhere though this daemon restored
+   * it (a cluster's leader saw its stage keys never leave the Paused of its creation), so a
+   * restored task (never_run false after a restart) takes them too */
+  bool first_start;
 } dmh_task_opts;
 /* --start-time's position on source `source_id` (its endpoint `ep`) for task `cfg`, asked by
  * command `cmd` (start-task, or resume-task for DM's OpenAPI start; its messages name it): the first

@@ -14,6 +14,10 @@
  *                       automatic resumes of this daemon's life take it too; a restart of the
  *                       daemon reads the file again (DM keeps it in etcd until its window passes).
  *
+ * A cluster's worker hands the position its master found (start_pos, dropped first with
+ * remove_meta as start-task does) and `prepared`, and vouches with first_start that the task
+ * never ran (its leader checked the stage keys), for a task it restored after a restart.
+ *
  * Only on the first start of a task created stopped (never_run: it has not run in this daemon's
  * life). DM applies them to any start; here a task that has run is refused naming the option and
  * what to do instead: its units hold positions and checkpoints the options would contradict (a
@@ -46,7 +50,7 @@ static int so_refuse_run(const reg_task *t, const dmh_task_opts *o, dm_error *er
                       "(DELETE /api/v1/tasks/NAME?force=true, keep_meta false; `dmctl stop-task "
                       "NAME` then start-task --remove-meta), then create and start it again",
                       err);
-  if (o->start_time)
+  if (o->start_time || o->start_pos)
     return so_has_run(t, "start-time", "start_time",
                       "its sync goes on from its checkpoint: delete it with its meta (DELETE "
                       "/api/v1/tasks/NAME?force=true, keep_meta false), create it again (POST "
@@ -61,9 +65,11 @@ static int so_refuse_run(const reg_task *t, const dmh_task_opts *o, dm_error *er
                     err);
 }
 
-/* The New subtasks of `only` made again on the changed config: a section the file had not is
- * one their contexts were made without. */
-static void so_remake(dmh_registry *r, reg_task *t, const char *const *only, size_t n_only) {
+/* The New subtasks of `only` made again on the changed config (a section the file had not is
+ * one their contexts were made without) or after the drop of the meta (their work folders, made
+ * with them, went with it). `why` says which. */
+static void so_remake(dmh_registry *r, reg_task *t, const char *const *only, size_t n_only,
+                      const char *why) {
   for (int i = 0; i < t->n_subs; i++) {
     reg_sub *sub = &t->subs[i];
     if (!reg_source_in(only, n_only, sub->source_id))
@@ -79,18 +85,16 @@ static void so_remake(dmh_registry *r, reg_task *t, const char *const *only, siz
     if (reg_sub_create(r, t, sub, &e) < 0)
       reg_sub_set_error(r, sub, &e);
     else
-      dmh_log(DM_LOG_INFO, "registry",
-              "task %s: its subtask on %s made again for the start's `sync` section (the file "
-              "has none)",
-              t->name, sub->source_id);
+      dmh_log(DM_LOG_INFO, "registry", "task %s: its subtask on %s made again %s", t->name,
+              sub->source_id, why);
   }
 }
 
 int reg_start_opts(dmh_registry *r, reg_task *t, const char *const *only, size_t n_only,
                    const dmh_task_opts *o, json_object *resp, dm_error *err) {
-  if (!o->remove_meta && !o->start_time && !o->safe_mode_duration)
+  if (!o->remove_meta && !o->start_time && !o->start_pos && !o->safe_mode_duration)
     return 0;
-  if (!t->never_run)
+  if (!t->never_run && !o->first_start)
     return so_refuse_run(t, o, err);
   if (o->safe_mode_duration && dmh_task_slot_of(t->cfg, "sync") < 0) {
     dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
@@ -107,21 +111,26 @@ int reg_start_opts(dmh_registry *r, reg_task *t, const char *const *only, size_t
       return -1;
   /* found before anything is dropped: a time refused leaves the task as it was */
   dm_position pos = {0};
-  for (int i = 0; o->start_time && i < t->n_subs; i++)
+  bool at_pos = o->start_time || o->start_pos;
+  if (o->start_pos)
+    pos = *o->start_pos; /* found before, by a cluster's master */
+  for (int i = 0; o->start_time && !o->start_pos && i < t->n_subs; i++)
     if (reg_source_in(only, n_only, t->subs[i].source_id) &&
         dmh_registry_start_time_find(t->cfg, t->subs[i].source_id, &t->subs[i].src->cfg->from.ep,
                                      "resume-task", o->start_time, &pos, resp, err) < 0)
       return -1;
   /* nothing of the task has run (never_run, cmd_lock held): what its name left behind goes */
-  if ((o->remove_meta || o->start_time) && reg_remove_meta(r, t->cfg, resp, err) < 0)
+  bool dropped = o->remove_meta || o->start_time;
+  if ((dropped && reg_remove_meta(r, t->cfg, resp, err) < 0) ||
+      (o->prepared && o->prepared(o->prepared_ud, err) < 0))
     return -1;
   bool made = false;
   int rc = 0;
   pthread_mutex_lock(&r->lock); /* status and api-objects read the config under it */
-  for (int i = 0; o->start_time && i < t->n_subs && rc == 0; i++)
+  for (int i = 0; at_pos && i < t->n_subs && rc == 0; i++)
     if (reg_source_in(only, n_only, t->subs[i].source_id))
       rc = reg_start_time_apply(t->cfg, t->subs[i].source_id, &pos, err);
-  if (rc == 0 && o->start_time)
+  if (rc == 0 && at_pos)
     t->start_pos = pos; /* a restart before the sync's first checkpoint starts there too */
   if (rc == 0 && o->safe_mode_duration &&
       (rc = dmh_task_section_set_string(t->cfg, "sync", "safe-mode-duration", o->safe_mode_duration,
@@ -130,13 +139,15 @@ int reg_start_opts(dmh_registry *r, reg_task *t, const char *const *only, size_t
                  "resume-task %s safe-mode-duration: the task file's `sync` is not a group (or "
                  "out of memory)",
                  t->name);
-  if (rc == 0 && o->start_time)
+  if (rc == 0 && at_pos)
     rc = reg_persist_locked(r, err);
   pthread_mutex_unlock(&r->lock);
   if (rc < 0)
     return -1;
-  if (made)
-    so_remake(r, t, only, n_only);
+  if (made || dropped)
+    so_remake(r, t, only, n_only,
+              made ? "for the start's `sync` section (the file has none)"
+                   : "after the drop of the meta (its work folder went with it)");
   if (o->safe_mode_duration)
     dmh_log(DM_LOG_INFO, "registry",
             "task %s: the sync's safe-mode-duration is \"%s\" for this start (DM's start's "

@@ -21,7 +21,8 @@
 #     while remove-meta is true"), nothing dropped;
 #  6. stop-task with remove-meta (DM's DELETE with keep_meta=false) through the follower: the
 #     worker drops the meta and the work folder after the stop, not again after its restart;
-#     resume-task's remove-meta refused; started again without options: dumped from scratch.
+#     resume-task's remove-meta of the task that ran refused (13001: a task created stopped only,
+#     resume_opts.sh); started again without options: dumped from scratch.
 #
 #   start_opts.sh <dmhost> <dmctl> <plugin dir> <source dir>
 set -euo pipefail
@@ -211,8 +212,9 @@ raw() { # master request: the answer of POST /control
     "http://127.0.0.1:${m_port[$1]}/control"
 }
 out=$(raw "$follower" '{"cmd":"resume-task","args":{"name":"csa","remove-meta":true}}')
-jq -e '.result == false and (.msg | contains("remove-meta: not served by a cluster"))' <<<"$out" >/dev/null ||
-  fail "resume-task remove-meta on a master was not refused: $out"
+jq -e '.result == false and .error.ErrCode == 13001 and
+  (.msg | contains("first start of a task created stopped only"))' <<<"$out" >/dev/null ||
+  fail "resume-task remove-meta of a task that ran was not refused on a master: $out"
 out=$(raw "$follower" '{"cmd":"stop-task","args":{"name":"csa","force":true,"remove-meta":true}}')
 jq -e '.result' <<<"$out" >/dev/null || fail "stop-task remove-meta through m$follower: $out"
 [ -z "$(etcd_val "$prefix/task/csa")" ] || fail "stop-task remove-meta left csa in etcd"

@@ -7,7 +7,7 @@
 #     subtask and leaves it New: query-status through the master says New, no row reaches the target;
 #  2. resume-task starts it: the target equals the source;
 #  3. stop-task force=false refused with DM's message (the task runs on), force=true stops it: its
-#     keys leave etcd; resume-task remove-meta on a master is refused by name;
+#     keys leave etcd; resume-task remove-meta of the task that ran is refused (13001);
 #  2b/3b. dmctl config export and import through the master: the files are etcd's texts, masked;
 #     an import of masked files is refused; with the passwords back the source is kept and the
 #     task started again;
@@ -94,9 +94,10 @@ raw_jq '.result == false and .error.ErrCode == 13001 and
   fail "stop-task force=false of a Running task was not refused with DM's message"
 grep -qx Running <<<"$(etcd_get "$prefix/stage/")" || fail "a refused stop-task changed the stage keys"
 task_running cltl cltlsrc 1 >/dev/null || fail "a refused stop-task moved the task"
-raw_jq '.result == false and (.msg | contains("remove-meta: not served by a cluster"))' \
+raw_jq '.result == false and .error.ErrCode == 13001 and
+  (.msg | contains("first start of a task created stopped only"))' \
   '{"cmd":"resume-task","args":{"name":"cltl","remove-meta":true}}' ||
-  fail "resume-task remove-meta on a master was not refused"
+  fail "resume-task remove-meta of a task that ran was not refused on a master"
 gone && fail "precondition: the task is not in w1's state"
 raw_jq '.result' '{"cmd":"stop-task","args":{"name":"cltl","force":true}}' || fail "stop-task force=true"
 [ -z "$(etcd_get "$prefix/stage/")" ] || fail "the task's stage keys are still in etcd"

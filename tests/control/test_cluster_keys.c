@@ -203,15 +203,27 @@ static void test_start_options(void) {
   st.at_stop = true; /* stop-task's remove-meta */
   t = dmh_cluster_start_json(&st);
   CU_ASSERT(t && dmh_cluster_start_parse(t, strlen(t), &got, &err) == 0 && got.at_stop &&
-            got.remove_meta && !got.has_start);
+            got.remove_meta && !got.has_start && !got.at_resume);
   free(t);
-  const char *bad[] = {"{}",
-                       "{\"binding\":0}",
-                       "{\"binding\":\"7\"}",
-                       "{\"binding\":7,\"start\":{\"pos\":4}}",
-                       "{\"binding\":7,\"start\":{\"name\":\"\",\"pos\":4}}",
-                       "{\"binding\":7,\"start\":{\"name\":\"b.1\",\"pos\":-1}}",
-                       "["};
+  /* resume-task's (DM's OpenAPI start of a task created stopped): marked, with its duration */
+  dmh_cluster_start rs = {.binding = 9, .at_resume = true, .has_start = true};
+  strcpy(rs.start.name, "mysql-bin.000002");
+  strcpy(rs.safe_mode_duration, "90s");
+  t = dmh_cluster_start_json(&rs);
+  CU_ASSERT(t && dmh_cluster_start_parse(t, strlen(t), &got, &err) == 0 && got.at_resume &&
+            !got.at_stop && !got.remove_meta && got.has_start &&
+            strcmp(got.safe_mode_duration, "90s") == 0);
+  free(t);
+  const char *bad[] = {
+      "{}",
+      "{\"binding\":7,\"safe_mode_duration\":90}",
+      "{\"binding\":7,\"safe_mode_duration\":\"1h1h1h1h1h1h1h1h1h1h1h1h1h1h1h1h1h\"}",
+      "{\"binding\":0}",
+      "{\"binding\":\"7\"}",
+      "{\"binding\":7,\"start\":{\"pos\":4}}",
+      "{\"binding\":7,\"start\":{\"name\":\"\",\"pos\":4}}",
+      "{\"binding\":7,\"start\":{\"name\":\"b.1\",\"pos\":-1}}",
+      "["};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     CU_ASSERT_EQUAL(dmh_cluster_start_parse(bad[i], strlen(bad[i]), &got, &err), -1);
     CU_ASSERT_EQUAL(err.code, DM_ERR_STATE);

@@ -313,9 +313,10 @@ static int ctl_check_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
   return rc;
 }
 
-/* remove-meta of resume-task on a master: the workers drop a task's meta at its start
- * (master_start.c) and after its stop, where the option is tied to the start or the stop; a
- * resume goes on from the checkpoints. Refused, naming what does it; *rm: stop-task's. */
+/* remove-meta of pause-task on a master: the workers drop a task's meta at its start
+ * (master_start.c: start-task's, and resume-task's of a task created stopped) and after its stop,
+ * where the option is tied to the start or the stop. Refused, naming what does it; *rm:
+ * stop-task's. */
 static int ctl_remove_meta(const dmh_control_cmd *cmd, json_object *args, bool *rm, dm_error *err) {
   if (dmh_control_arg_bool(cmd, args, "remove-meta", rm, err) < 0)
     return -1;
@@ -510,14 +511,20 @@ static int ctl_task_op(void *ud, const dmh_control_cmd *cmd, json_object *args, 
       dmh_control_arg_list(cmd, args, "source", only, DMH_CONTROL_MAX_LIST, &n_only, err) < 0)
     return -1;
   bool stop = strcmp(cmd->name, "stop-task") == 0, force = false, rm = false;
-  /* force given: DM's DELETE rule (below); remove-meta: stop-task's only (ctl_remove_meta) */
+  bool resume = strcmp(cmd->name, "resume-task") == 0;
+  master_resume_opts ro = {0};
+  /* force given: DM's DELETE rule (below); remove-meta: stop-task's (ctl_remove_meta) and, with
+   * start-time and safe-mode-duration, resume-task's of a task created stopped (master_start.c) */
   bool check_force = stop && json_object_object_get_ex(args, "force", NULL);
   if ((stop && dmh_control_arg_bool(cmd, args, "force", &force, err) < 0) ||
-      ctl_remove_meta(cmd, args, &rm, err) < 0)
+      (resume ? master_resume_opts_parse(cmd, args, &ro, err)
+              : ctl_remove_meta(cmd, args, &rm, err)) < 0)
     return -1;
-  /* stop-task's remove-meta is handed to the workers by the leader (fenced by its token) */
+  bool ro_any = resume && master_resume_opts_any(&ro);
+  /* stop-task's remove-meta and resume-task's options are handed to the workers by the leader
+   * (fenced by its token) */
   int64_t token = 0;
-  if (rm) {
+  if (rm || ro_any) {
     int fwd = master_ctl_leader_token(x, cmd, args, resp, &token, err);
     if (fwd != 0)
       return fwd < 0 ? -1 : 0;
@@ -547,7 +554,7 @@ static int ctl_task_op(void *ud, const dmh_control_cmd *cmd, json_object *args, 
   master_snapshot s = {0};
   dmh_etcd_op *ops = calloc(r.n_kvs + 6 + MASTER_START_MAX, sizeof *ops);
   master_start_keys *sk = calloc(1, sizeof *sk);
-  dmh_etcd_cmp cmps[MASTER_START_MAX + 2];
+  dmh_etcd_cmp cmps[2 * MASTER_START_MAX + 2];
   size_t nc = 0;
   int rc = -1;
   if (!ops || !sk) {
@@ -608,6 +615,14 @@ static int ctl_task_op(void *ud, const dmh_control_cmd *cmd, json_object *args, 
         ops[n++] = (dmh_etcd_op){.kind = DMH_ETCD_PUT,
                                  .key = {r.kvs[i].key, r.kvs[i].key_len},
                                  .value = DMH_ETCD_S(stage)};
+    if (ro_any) {
+      if (master_resume_prepare(x, name, &r, only, n_only, &s, &ro, token, sk, resp, err) < 0)
+        goto out;
+      memcpy(ops + n, sk->ops, sk->n_ops * sizeof *ops);
+      n += sk->n_ops;
+      memcpy(cmps + 1, sk->cmps, sk->n_cmps * sizeof *cmps);
+      nc = sk->n_cmps;
+    }
   }
   cmps[0] = (dmh_etcd_cmp){.key = DMH_ETCD_S(tkey),
                            .target = DMH_ETCD_CMP_CREATE,
@@ -619,10 +634,13 @@ static int ctl_task_op(void *ud, const dmh_control_cmd *cmd, json_object *args, 
   bool ok = tr.succeeded;
   dmh_etcd_txn_result_free(&tr);
   if (!ok) {
-    dm_error_set(err, rm ? DM_ERR_CLUSTER_FENCED : DM_ERR_NOT_FOUND, NULL,
+    dm_error_set(err, rm || ro_any ? DM_ERR_CLUSTER_FENCED : DM_ERR_NOT_FOUND, NULL,
                  rm ? "stop-task %s remove-meta: the task left the cluster, or the leadership or a "
                       "source's binding changed meanwhile: nothing written; stop it again"
-                    : "no task %s in the cluster",
+                 : ro_any ? "resume-task %s with options: the task left the cluster, or the "
+                            "leadership, a source's binding or a subtask's stage changed "
+                            "meanwhile: nothing written; start it again"
+                          : "no task %s in the cluster",
                  name);
     goto out;
   }

@@ -125,6 +125,11 @@ int master_ctl_precheck(master_ctl *x, const dmh_task_config *tc, const char *wh
 char *master_ctl_sealed_value(master_ctl *x, const dmh_control_file *f, const char *path,
                               const char *group, const char *password, char **sealed,
                               dm_error *err);
+/* master_objects.c: the text stored at kv (a {"config"} value) loaded as `name`: a task (*task,
+ * is_task) or a source (*source), as the workers load it (its password decrypted with the
+ * cluster key). -1 with *err. */
+int master_ctl_stored_load(master_ctl *x, const dmh_etcd_kv *kv, const char *name, bool is_task,
+                           dmh_task_config **task, dmh_source_config **source, dm_error *err);
 /* master_start.c: the file of `source` kept in etcd, loaded as the workers load it (its password
  * decrypted with the cluster key); DM_ERR_NOT_FOUND naming task `task` when etcd has none. */
 int master_ctl_source_load(master_ctl *x, const char *task, const char *source,
@@ -145,7 +150,7 @@ typedef struct master_start_keys {
   char keys[MASTER_START_MAX][DMH_CLUSTER_KEY_MAX];
   char bound_keys[MASTER_START_MAX][DMH_CLUSTER_KEY_MAX];
   char *values[MASTER_START_MAX];
-  dmh_etcd_cmp cmps[MASTER_START_MAX + 1];
+  dmh_etcd_cmp cmps[2 * MASTER_START_MAX + 1]; /* the leader, each binding (and stage key) */
   size_t n_cmps;
   dmh_etcd_op ops[MASTER_START_MAX];
   size_t n_ops;
@@ -164,6 +169,26 @@ int master_start_prepare(master_ctl *x, const dmh_task_config *tc, const master_
 int master_stop_prepare(master_ctl *x, const char *task, const char *const *sources, size_t n,
                         const master_snapshot *s, int64_t token, master_start_keys *k,
                         dm_error *err);
+/* resume-task's options (DM's OpenAPI POST /api/v1/tasks/{name}/start of a task created
+ * stopped): remove-meta, start-time and safe-mode-duration (a duration, checked here). */
+typedef struct master_resume_opts {
+  bool remove_meta;
+  const char *start_time;         /* NULL: none */
+  const char *safe_mode_duration; /* NULL: none */
+} master_resume_opts;
+int master_resume_opts_parse(const dmh_control_cmd *cmd, json_object *args, master_resume_opts *o,
+                             dm_error *err);
+bool master_resume_opts_any(const master_resume_opts *o);
+/* With options o (some): each of task's stage keys `stages` (those of the sources `only`; none:
+ * all) must still be the Paused of the task's creation (version 1: it never ran), else
+ * DM_ERR_STAGE naming what to do; start-time's position found on each source and safe-mode-
+ * duration refused for a task without a sync, as `dmhost serve` does; each source's options
+ * {"resume": true, ...} put (k->ops) for its worker, in the txn that flips the stage keys, fenced
+ * by the leader's token, each binding and each stage key's mod_revision (k->cmps). */
+int master_resume_prepare(master_ctl *x, const char *task, const dmh_etcd_result *stages,
+                          const char *const *only, size_t n_only, const master_snapshot *s,
+                          const master_resume_opts *o, int64_t token, master_start_keys *k,
+                          json_object *resp, dm_error *err);
 void master_start_keys_free(master_start_keys *k);
 /* master_update.c: update-task TASK.cfg on every subtask of the task, checked by each worker
  * first (a dry run), then stored in etcd and applied by each worker (docs/cluster.md). */

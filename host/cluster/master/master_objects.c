@@ -24,11 +24,10 @@
 #include "registry.h"
 #include "secret.h"
 
-/* The text stored at kv (a {"config"} value) loaded as `what` NAME: a task (*task) or a source
- * (*source). The file is written under a temporary folder (dmh_control_file_from_text) and read
- * with the trust of submitted text, inside the cluster's scope of secrets. -1 with *err. */
-static int mo_load(master_ctl *x, const dmh_etcd_kv *kv, const char *name, bool is_task,
-                   dmh_task_config **task, dmh_source_config **source, dm_error *err) {
+/* The file is written under a temporary folder (dmh_control_file_from_text) and read with the
+ * trust of submitted text, inside the cluster's scope of secrets. */
+int master_ctl_stored_load(master_ctl *x, const dmh_etcd_kv *kv, const char *name, bool is_task,
+                           dmh_task_config **task, dmh_source_config **source, dm_error *err) {
   char *text = NULL, file[DMH_CLUSTER_NAME_MAX + 8];
   if (dmh_cluster_config_parse(kv->value, kv->value_len, &text, err) < 0)
     return -1;
@@ -77,7 +76,8 @@ static json_object *mo_task(master_ctl *x, const dmh_control_cmd *cmd, const dmh
     return NULL; /* not a task's key: none of ours */
   dmh_task_config *cfg = NULL;
   json_object *task = NULL, *status = NULL, *o = NULL;
-  if (mo_load(x, kv, name, true, &cfg, NULL, err) < 0 || !(task = dmh_api_objects_task(cfg, err))) {
+  if (master_ctl_stored_load(x, kv, name, true, &cfg, NULL, err) < 0 ||
+      !(task = dmh_api_objects_task(cfg, err))) {
     *rc = -1;
     goto out;
   }
@@ -140,7 +140,7 @@ static json_object *mo_tasks_of(master_ctl *x, const char *source, dm_error *err
     dm_error e;
     if (dmh_cluster_key_parse(r.kvs[i].key, r.kvs[i].key_len, x->m->prefix, DMH_KEY_TASK, name,
                               NULL, NULL) < 0 ||
-        mo_load(x, &r.kvs[i], name, true, &cfg, NULL, &e) < 0)
+        master_ctl_stored_load(x, &r.kvs[i], name, true, &cfg, NULL, &e) < 0)
       continue; /* a text that does not load reads nothing here (query-status says why) */
     if (dmh_task_instance_for(cfg, source))
       json_object_array_add(names, json_object_new_string(name));
@@ -167,7 +167,7 @@ static json_object *mo_source(master_ctl *x, const master_snapshot *s, const dmh
     return NULL;
   dmh_source_config *cfg = NULL;
   json_object *src = NULL, *o = NULL;
-  if (mo_load(x, kv, name, false, NULL, &cfg, err) < 0 ||
+  if (master_ctl_stored_load(x, kv, name, false, NULL, &cfg, err) < 0 ||
       !(src = dmh_openapi_source_from_config(cfg, err))) {
     *rc = -1;
     goto out;
@@ -396,7 +396,7 @@ static int mo_tpl_import(master_ctl *x, bool overwrite, json_object *ok, json_ob
       continue;
     dm_error e = {0};
     dmh_task_config *cfg = NULL;
-    json_object *task = mo_load(x, &r.kvs[i], name, true, &cfg, NULL, &e) == 0
+    json_object *task = master_ctl_stored_load(x, &r.kvs[i], name, true, &cfg, NULL, &e) == 0
                             ? dmh_openapi_task_from_config(cfg, &e)
                             : NULL;
     if (task && mo_tpl_put(x, NULL, task, true, overwrite, &e) == 0) {

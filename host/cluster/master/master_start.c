@@ -8,7 +8,10 @@
  * by the leader's token and by each binding's create_revision, so a worker bound anew meanwhile
  * never gets options meant for another (docs/cluster.md, "start-task's options"). stop-task's
  * remove-meta (DM's delete with keep_meta=false) puts {remove_meta, stop} there in the stop's txn:
- * each worker drops the meta after it stopped the subtask.
+ * each worker drops the meta after it stopped the subtask. resume-task's options (DM's OpenAPI
+ * start of a task created stopped: remove-meta, start-time, safe-mode-duration) go there too, in
+ * the txn that flips the stage keys from the Paused of the creation to Running, each record
+ * marked "resume" (its mod_revision is then the stage key's: the start it belongs to).
  */
 #include "master_internal.h"
 
@@ -17,6 +20,7 @@
 #include <string.h>
 
 #include "dmhost/sdk.h"
+#include "dmhost/settings.h"
 #include "registry.h"
 #include "secret.h"
 
@@ -203,6 +207,145 @@ int master_stop_prepare(master_ctl *x, const char *task, const char *const *sour
       return -1;
   }
   return 0;
+}
+
+/* ---- resume-task's options: DM's OpenAPI start of a task created stopped ---- */
+
+int master_resume_opts_parse(const dmh_control_cmd *cmd, json_object *args, master_resume_opts *o,
+                             dm_error *err) {
+  memset(o, 0, sizeof *o);
+  int64_t ms;
+  if (dmh_control_arg_bool(cmd, args, "remove-meta", &o->remove_meta, err) < 0 ||
+      dmh_control_arg_string(cmd, args, "start-time", false, &o->start_time, err) < 0 ||
+      dmh_control_arg_string(cmd, args, "safe-mode-duration", false, &o->safe_mode_duration, err) <
+          0)
+    return -1;
+  /* the record's field is short: a longer text is no duration a user means */
+  if (o->safe_mode_duration &&
+      (dm_duration_parse(o->safe_mode_duration, &ms) < 0 ||
+       strlen(o->safe_mode_duration) >= sizeof((dmh_cluster_start *)0)->safe_mode_duration))
+    return dmh_control_bad(err,
+                           "resume-task: argument \"safe-mode-duration\" (DM's start's "
+                           "safe_mode_time_duration) is \"%.64s\"; it is a duration as DM's "
+                           "(Go's): \"60s\", \"1m30s\", \"500ms\" or \"0s\", 0 or more",
+                           o->safe_mode_duration);
+  return 0;
+}
+
+bool master_resume_opts_any(const master_resume_opts *o) {
+  return o->remove_meta || o->start_time || o->safe_mode_duration;
+}
+
+/* The refusal of the options on a subtask that is no longer the stopped one of its creation. */
+static int ms_has_run(const char *task, const char *src, const dmh_etcd_kv *kv,
+                      const master_resume_opts *o, dm_error *err) {
+  const char *todo =
+      o->remove_meta || o->start_time
+          ? "its checkpoints are what it resumes from: stop-task it with its meta (DELETE "
+            "/api/v1/tasks/NAME?force=true, keep_meta false; `dmctl stop-task NAME` then "
+            "start-task --remove-meta), create it again stopped (start-task with stage Stopped; "
+            "DM's POST /api/v1/tasks) and start it with the options"
+          : "a resume goes on from the checkpoint committed with its last batch (docs/sync.md); "
+            "to apply changes in safe mode, pause it, set the sync's safe-mode (PUT "
+            "/api/v1/tasks/NAME; update-task) and start it";
+  dm_error_set(err, DM_ERR_STAGE, NULL,
+               "resume-task %s with %s (DM's start's remove_meta, start_time, "
+               "safe_mode_time_duration): its subtask on source %s is expected %.*s and has been "
+               "started or paused since the task was created, and the options are taken on the "
+               "first start of a task created stopped only; %s",
+               task,
+               o->remove_meta  ? "remove-meta"
+               : o->start_time ? "start-time"
+                               : "safe-mode-duration",
+               src, (int)kv->value_len, kv->value, todo);
+  return -1;
+}
+
+/* The task's stored file (its key's text), for the options' checks. */
+static int ms_task_load(master_ctl *x, const char *task, dmh_task_config **tc, dm_error *err) {
+  char key[DMH_CLUSTER_KEY_MAX];
+  dmh_etcd_result r = {0};
+  *tc = NULL;
+  if (master_key(key, sizeof key, x->m, DMH_KEY_TASK, task, NULL, NULL, err) < 0 ||
+      dmh_etcd_range(x->c, DMH_ETCD_S(key), 0, 1, 0, &r, err) < 0)
+    return -1;
+  int rc = -1;
+  if (r.n_kvs == 0)
+    dm_error_set(err, DM_ERR_NOT_FOUND, NULL, "no task %s in the cluster", task);
+  else
+    rc = master_ctl_stored_load(x, &r.kvs[0], task, true, tc, NULL, err);
+  dmh_etcd_result_free(&r);
+  return rc;
+}
+
+int master_resume_prepare(master_ctl *x, const char *task, const dmh_etcd_result *stages,
+                          const char *const *only, size_t n_only, const master_snapshot *s,
+                          const master_resume_opts *o, int64_t token, master_start_keys *k,
+                          json_object *resp, dm_error *err) {
+  memset(k, 0, sizeof *k);
+  dmh_task_config *tc = NULL;
+  /* every subtask checked before a position is looked for: a refusal costs no source query */
+  for (size_t i = 0; i < stages->n_kvs; i++) {
+    const dmh_etcd_kv *kv = &stages->kvs[i];
+    char t[DMH_CLUSTER_NAME_MAX], src[DMH_CLUSTER_NAME_MAX];
+    dmh_cluster_stage st;
+    if (dmh_cluster_key_parse(kv->key, kv->key_len, x->m->prefix, DMH_KEY_STAGE, t, src, NULL) <
+            0 ||
+        !master_ctl_in(only, n_only, src))
+      continue;
+    /* version 1: written once, by the txn that created the task stopped (start-task's stage
+     * Stopped stores Paused); a resume, a pause or a source's disable wrote it again since */
+    if (dmh_cluster_stage_parse(kv->value, kv->value_len, &st) < 0 || st != DMH_CLUSTER_PAUSED ||
+        kv->version != 1)
+      return ms_has_run(task, src, kv, o, err);
+  }
+  if (ms_task_load(x, task, &tc, err) < 0)
+    return -1;
+  int rc = -1;
+  if (o->safe_mode_duration && dmh_task_slot_of(tc, "sync") < 0) {
+    dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
+                 "resume-task %s safe-mode-duration (DM's start's safe_mode_time_duration): the "
+                 "task is task-mode %s, which has no sync unit; the option sets the sync's safe "
+                 "mode: leave it out",
+                 task, dmh_task_mode_name(tc->mode));
+    goto out;
+  }
+  if (ms_fence(x, token, k, err) < 0)
+    goto out;
+  for (size_t i = 0; i < stages->n_kvs; i++) {
+    const dmh_etcd_kv *kv = &stages->kvs[i];
+    char t[DMH_CLUSTER_NAME_MAX], src[DMH_CLUSTER_NAME_MAX];
+    if (dmh_cluster_key_parse(kv->key, kv->key_len, x->m->prefix, DMH_KEY_STAGE, t, src, NULL) <
+            0 ||
+        !master_ctl_in(only, n_only, src))
+      continue;
+    dmh_cluster_start st = {.remove_meta = o->remove_meta || o->start_time, .at_resume = true};
+    if (o->safe_mode_duration)
+      dm_strlcpy(st.safe_mode_duration, o->safe_mode_duration, sizeof st.safe_mode_duration);
+    if (o->start_time) {
+      dmh_source_config *sc = NULL;
+      int frc = master_ctl_source_load(x, task, src, &sc, err) < 0 ||
+                        dmh_registry_start_time_find(tc, src, &sc->from.ep, "resume-task",
+                                                     o->start_time, &st.start, resp, err) < 0
+                    ? -1
+                    : 0;
+      dmh_source_config_free(sc);
+      if (frc < 0)
+        goto out;
+      st.has_start = true;
+    }
+    if (ms_source_opts(x, "resume-task", task, src, s, &st, k, err) < 0)
+      goto out;
+    /* the stage key as it was read: still the Paused of the creation when the txn runs */
+    k->cmps[k->n_cmps++] = (dmh_etcd_cmp){.key = {kv->key, kv->key_len},
+                                          .target = DMH_ETCD_CMP_MOD,
+                                          .result = DMH_ETCD_EQUAL,
+                                          .number = kv->mod_revision};
+  }
+  rc = 0;
+out:
+  dmh_task_config_free(tc);
+  return rc;
 }
 
 void master_start_keys_free(master_start_keys *k) {

@@ -137,22 +137,29 @@ void cw_publish_reset(cw *w);
 typedef struct cw_want {
   char task[DMH_CLUSTER_NAME_MAX];
   dmh_cluster_stage stage;
+  int64_t stage_rev; /* the stage key's mod_revision */
   char *text; /* the task file, when the task must be started here (or the source is new here) */
-  /* start-task's options of the task's current start (read with `text`: cw_start_read) */
+  /* start-task's options of the task's current start (read with `text`, or for a task here not
+   * started yet: cw_start_read) */
   bool has_start;
   dmh_cluster_start start;
-  int64_t start_rev; /* the start's revision: the task key's create_revision */
+  /* the start's revision: the task key's create_revision, or for resume-task's options (at_resume)
+   * the stage key's mod_revision */
+  int64_t start_rev;
 } cw_want;
 
 /* start-task's one-shot options (cluster_worker_start.c). read: those of want's task on `source`
- * written with its task key (else none), into want; -1 with err when a read failed. task: the
- * registry's start of want's task from the file at `path` (run: started, else created stopped)
- * with them, when they are for `binding` (the current binding's create_revision) and were not
- * applied here before; the start's revision kept in <state>/tasks/<task>/cluster.start once the
- * meta is dropped, before anything of the task runs. 0, or -1 with err (the registry's). */
+ * written with its task key, or resume-task's written with its stage key (else none), into want;
+ * -1 with err when a read failed. task: the registry's start of want's task from the file at
+ * `path` (run: started, else created stopped) with them, when they are for `binding` (the current
+ * binding's create_revision) and were not applied here before; the start's revision kept in
+ * <state>/tasks/<task>/cluster.start once the meta is dropped, before anything of the task runs.
+ * resume: the registry's resume-task of want's task (here, not started yet) with resume-task's
+ * options under the same rules. 0, or -1 with err (the registry's). */
 int cw_start_read(cw *w, const char *source, cw_want *want, dm_error *err);
 int cw_start_task(cw *w, const cw_want *want, const char *path, bool run, int64_t binding,
                   dm_error *err);
+int cw_start_resume(cw *w, const cw_want *want, int64_t binding, dm_error *err);
 /* stop-task's remove-meta (cluster_worker_start.c): read: 1 when <p>/start/<task>/<source> holds
  * it for `binding` (the subtask goes, its stage key is gone), 0 when not, -1 with err when the
  * read failed. task: the registry's stop of `task` with remove-meta (the meta dropped after the

@@ -291,6 +291,7 @@ static int cw_read_wants(cw *w, const char *source, cw_want **out, int *n_out, d
     }
     dm_strlcpy(ws[*n_out].task, task, sizeof ws[*n_out].task);
     ws[*n_out].stage = stage;
+    ws[*n_out].stage_rev = kv->mod_revision;
     (*n_out)++;
   }
   dmh_etcd_result_free(&res);
@@ -375,8 +376,16 @@ static void cw_apply_tasks(cw *w, const cw_want *ws, int n_ws, int64_t binding,
                (strcmp(t->stage, "New") == 0 ||
                 (strcmp(t->stage, "Paused") == 0 && strcmp(t->expect, "Paused") == 0))) {
       /* New: held at restore; Paused by a pause (ours or the fence's), not by an error: an error
-       * is the supervisor's to retry (auto-resume) or the user's. */
-      cw_task_do(w, dmh_registry_task_resume, "resume", t->name);
+       * is the supervisor's to retry (auto-resume) or the user's. A task created stopped is
+       * started with resume-task's options when its stage flip brought some. */
+      dm_error err;
+      if (!(ws[j].has_start && ws[j].start.at_resume && strcmp(t->stage, "New") == 0))
+        cw_task_do(w, dmh_registry_task_resume, "resume", t->name);
+      else if (cw_start_resume(w, &ws[j], binding, &err) < 0)
+        cw_log_error(DM_LOG_WARN, "resume task (with resume-task's options)", &err);
+      else
+        dmh_log(DM_LOG_INFO, "worker", "task %s: resume (with resume-task's options)", t->name);
+      atomic_store(&w->dirty, 1); /* publish the new stage soon */
     }
   }
   free(ts);
@@ -499,9 +508,14 @@ int cw_reconcile(cw *w, int64_t *revision, dm_error *err) {
     if (fresh ||
         (ws[j].stage != DMH_CLUSTER_STOPPED && !(ts && cw_find_task(ts, n_ts, ws[j].task))))
       rc = cw_get_config(w, DMH_KEY_TASK, ws[j].task, &ws[j].text, NULL, err);
-  for (int j = 0; rc == 0 && j < n_ws; j++)
-    if (ws[j].text && ws[j].stage != DMH_CLUSTER_STOPPED)
+  /* the options of a start: of a task to create here, or (resume-task's) of one here not
+   * started yet (New: created stopped, or restored) */
+  for (int j = 0; rc == 0 && j < n_ws; j++) {
+    const cw_task *t = ts ? cw_find_task(ts, n_ts, ws[j].task) : NULL;
+    if ((ws[j].text && ws[j].stage != DMH_CLUSTER_STOPPED) ||
+        (ws[j].stage == DMH_CLUSTER_RUNNING && t && strcmp(t->stage, "New") == 0))
       rc = cw_start_read(w, b.source, &ws[j], err);
+  }
   /* the tasks here whose stage key is gone (stop-task): with remove-meta or not */
   char(*stop_rm)[DMH_CLUSTER_NAME_MAX] = calloc(ts && n_ts ? (size_t)n_ts : 1, sizeof *stop_rm);
   int n_rm = 0;
