@@ -23,6 +23,7 @@
 #include "dmctl_config.h"
 #include "dmctl_export.h"
 #include "dmctl_sample.h"
+#include "dmctl_verify.h"
 #include "dmhost/fs.h"
 #include "dmhost/sdk.h"
 #include "error_json.h"
@@ -405,6 +406,19 @@ static int dmctl_command(const dmctl_run *g, int argc, char **argv) {
   dm_error ferr;
   if (dmctl_cfg_file_take(&argc, argv, &cfg_out, &ferr) < 0)
     return dmctl_fail(&ferr);
+  if (strcmp(argv[0], "verify") == 0) { /* `dmhost verify`'s exit codes; --fix-sql written here */
+    const char *fix = NULL;
+    json_object *resp = dmctl_verify_take(&argc, argv, &fix, &ferr) < 0
+                            ? NULL
+                            : dmctl_ask(g, timeout_s, argc, argv);
+    if (!resp) {
+      resp = dmh_control_response_new();
+      dmh_control_set_error(resp, &ferr);
+    }
+    int code = dmctl_verify_finish(resp, fix);
+    dmctl_print(resp);
+    return code;
+  }
   json_object *resp = dmctl_ask(g, timeout_s, argc, argv);
   if (cnt[0] >= 0 || cnt[1] >= 0)
     dmctl_check_filter(resp, cnt);

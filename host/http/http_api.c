@@ -267,9 +267,11 @@ static int api_body_arg(const dmh_api_route *route, const dmh_api_arg *a, json_o
   if (a->from == DMH_API_BODY_OPT) { /* DM's *string and *bool members: nil, "" and false alike */
     if (api_says_nothing(v))
       return 0;
-    if (!json_object_is_type(v, json_type_string) && !json_object_is_type(v, json_type_boolean)) {
+    /* a number too (verify's chunk_rows): the command's handler checks its range */
+    if (!json_object_is_type(v, json_type_string) && !json_object_is_type(v, json_type_boolean) &&
+        !json_object_is_type(v, json_type_int)) {
       dm_error_set(err, DM_ERR_CONTROL_REQUEST, NULL,
-                   "%s %s: the body's \"%s\" must be a string or true or false (DM's schema)",
+                   "%s %s: the body's \"%s\" must be a string, a number or true or false",
                    route->method, route->path, a->name);
       return -1;
     }
