@@ -367,10 +367,6 @@ typedef enum dm_error_level {
   X(DM_ERR_VERIFY_NO_TABLE, 43105, DM_CLASS_VALIDATOR, DM_SCOPE_UPSTREAM, DM_LEVEL_MEDIUM, 0,      \
     "Nothing was compared, so nothing is proven: check the task's block-allow-list (do-dbs, "      \
     "do-tables) against the source's schemas, and that verify connects to the right source.")      \
-  X(DM_ERR_VERIFY_CLUSTER, 43106, DM_CLASS_VALIDATOR, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,          \
-    "A cluster's master does not run verify yet: run `dmhost verify --source SOURCE.cfg --task "   \
-    "TASK.cfg` with the task's and source's files where both databases are reached, or `dmctl "    \
-    "verify TASK` against a `dmhost serve` (docs/verify.md).")                                     \
   X(DM_ERR_BINLOG_PURGED, 30001, DM_CLASS_BINLOG, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,             \
     "The source no longer has the binlog this task needs; re-run the task in mode all from a new " \
     "dump.")                                                                                       \
