@@ -336,7 +336,9 @@ static int dmctl_command(const dmctl_run *g, int argc, char **argv) {
   for (size_t i = 0; i < sizeof dmctl_dm_refused / sizeof dmctl_dm_refused[0]; i++)
     if (strcmp(argv[0], dmctl_dm_refused[i].name) == 0)
       return dmctl_bad("%s: DM's command, refused: %s", argv[0], dmctl_dm_refused[i].instead);
-  long timeout_s = DMCTL_DEFAULT_TIMEOUT_S;
+  /* a verify reads both databases whole: minutes, or hours on a large task; it waits without a
+   * limit unless --timeout (or the config file's rpc-timeout) gives one */
+  long timeout_s = strcmp(argv[0], "verify") == 0 ? 0 : DMCTL_DEFAULT_TIMEOUT_S;
   /* In milliseconds it must fit an int: a larger value would wrap into a short wait. */
   if (g->timeout_v &&
       (dmctl_duration_s(g->timeout_v, &timeout_s) < 0 || timeout_s > INT_MAX / 1000))

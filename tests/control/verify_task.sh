@@ -3,8 +3,9 @@
 # against the real servers: `dmhost serve --listen` runs a mode-all task of two tables, synced.
 #  1. running: equal (exit 0), the answer says the task runs (quiet false, a warning of lag);
 #  2. paused: equal and quiet, each table's row count the source's;
-#  3. no lock held by a verify: with the verify blocked on a target table's lock, query-status,
-#     resume-task and pause-task answer within 10 s each, then the verify ends equal;
+#  3. no lock held by a verify: with a verify over the socket and one over HTTP blocked on a target
+#     table's lock, query-status, resume-task and pause-task answer within 10 s each; past the
+#     daemon's --idle-timeout (2 s) the two verifies are still answered, equal;
 #  4. a target row changed and one deleted: exit 1, both keys named; --fix-sql FILE written by
 #     dmctl (0600, the statements of both rows, none in the printed answer); an existing file or a
 #     link at the name refused (43103) before anything runs, left as it was; the file applied with
@@ -67,7 +68,8 @@ crash_task_cfg vt "$meta" "$db" vt-src >"$work/task.cfg" <<'CFG'
 supervisor = { auto-resume = { enable = false; }; };
 sync = { batch-ms = 50; };
 CFG
-serve_listen "$dmhost" "$plugins" || fail "dmhost serve did not listen"
+# a short --idle-timeout: a verify waiting longer than it must still be answered (step 3)
+serve_listen "$dmhost" "$plugins" --idle-timeout 2 || fail "dmhost serve did not listen"
 serve_start_to_sync "$dmctl" vt
 src -e "INSERT INTO \`$db\`.t1 VALUES (301, 'late');"
 wait_for 60 "t1 did not reach the target" same_count t1
@@ -103,13 +105,22 @@ lockpid=$!
 sleeper() { tgt -N -B -e "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO = 'SELECT SLEEP(300)'"; }
 has_sleeper() { [ -n "$(sleeper)" ]; }
 wait_for 30 "the lock session did not start" has_sleeper
-(ctl verify vt >"$work/bg.json"; echo $? >"$work/bg.rc") &
+# dmctl without --timeout: no limit of its own for a verify
+("$dmctl" --state-dir "$work/state" verify vt >"$work/bg.json"; echo $? >"$work/bg.rc") &
 bgpid=$!
+(curl -s -o "$work/bg-http.json" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+  --data-binary '{}' "http://$addr/api/v1/dmhost/tasks/vt/verify" >"$work/bg-http.status") &
+httppid=$!
 blocked() {
   [ "$(tgt -N -B -e "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE LIKE
         'Waiting for table metadata lock%'")" -ge 1 ]
 }
-wait_for 60 "the verify did not reach the locked table" blocked
+blocked2() {
+  [ "$(tgt -N -B -e "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE LIKE
+        'Waiting for table metadata lock%'")" -ge 2 ]
+}
+wait_for 60 "the two verifies did not reach the locked table" blocked2
+s0=$SECONDS
 for c in "query-status vt" "resume-task vt" "pause-task vt"; do
   s=$SECONDS
   # shellcheck disable=SC2086
@@ -119,14 +130,22 @@ for c in "query-status vt" "resume-task vt" "pause-task vt"; do
   log "  $c answered in $((SECONDS - s)) s while the verify waited"
 done
 [ ! -f "$work/bg.rc" ] || fail "precondition: the verify ended before the commands were asked"
+# past the daemon's --idle-timeout (2 s) twice over, both verifies still waiting for their answer
+past_idle() { [ $((SECONDS - s0)) -ge 5 ]; }
+wait_for 30 "time did not pass" past_idle
+[ ! -f "$work/bg.rc" ] && [ ! -s "$work/bg-http.status" ] || fail "precondition: a verify ended early"
+blocked2 || fail "precondition: the verifies no longer wait on the lock"
 tgt -e "KILL $(sleeper)" || fail "could not end the lock session"
 wait "$lockpid" 2>/dev/null || true
 lockpid=""
 wait "$bgpid" || true
 [ "$(cat "$work/bg.rc")" = 0 ] && jq -e '.verify == "equal"' "$work/bg.json" >/dev/null ||
   fail "the verify that waited did not end equal: $(cat "$work/bg.json")"
+wait "$httppid" || true
+[ "$(cat "$work/bg-http.status")" = 200 ] && jq -e '.verify == "equal"' "$work/bg-http.json" >/dev/null ||
+  fail "the HTTP verify that waited past --idle-timeout was not answered: $(cat "$work/bg-http.status") $(cat "$work/bg-http.json")"
 wait_for 30 "the task is not Paused" stage_is Paused
-log "3. query-status, resume-task, pause-task answered during a verify"
+log "3. query-status, resume-task, pause-task answered during a verify; the socket's and HTTP's verify answered after $((SECONDS - s0)) s (--idle-timeout 2)"
 
 # 4. differences: a row changed, a row deleted on the target
 tgt -e "UPDATE \`$db\`.t1 SET v = 'changed' WHERE id = 7; DELETE FROM \`$db\`.t1 WHERE id = 11;
