@@ -23,6 +23,7 @@
 #include "dmctl_config.h"
 #include "dmctl_export.h"
 #include "dmctl_sample.h"
+#include "dmctl_verify.h"
 #include "dmhost/fs.h"
 #include "dmhost/sdk.h"
 #include "error_json.h"
@@ -270,8 +271,8 @@ static const struct {
     {"encrypt", "dmctl does not encrypt: run `dmhost encrypt` on this machine (the secret is "
                 "never sent to a daemon)"},
     {"decrypt", "dmctl does not decrypt; `dmhost encrypt` makes the ciphertext"},
-    {"validation", "not served by dmhost: it has no continuous data validation; compare with "
-                   "scripts/checksum.sh"},
+    {"validation", "not served by dmhost: it has no continuous data validation; compare the "
+                   "task's target with its source by `dmctl verify TASK` (docs/verify.md)"},
 };
 
 /* The answer to one command line (argv[0] the command): the daemon's, or one in the same shape
@@ -335,7 +336,9 @@ static int dmctl_command(const dmctl_run *g, int argc, char **argv) {
   for (size_t i = 0; i < sizeof dmctl_dm_refused / sizeof dmctl_dm_refused[0]; i++)
     if (strcmp(argv[0], dmctl_dm_refused[i].name) == 0)
       return dmctl_bad("%s: DM's command, refused: %s", argv[0], dmctl_dm_refused[i].instead);
-  long timeout_s = DMCTL_DEFAULT_TIMEOUT_S;
+  /* a verify reads both databases whole: minutes, or hours on a large task; it waits without a
+   * limit unless --timeout (or the config file's rpc-timeout) gives one */
+  long timeout_s = strcmp(argv[0], "verify") == 0 ? 0 : DMCTL_DEFAULT_TIMEOUT_S;
   /* In milliseconds it must fit an int: a larger value would wrap into a short wait. */
   if (g->timeout_v &&
       (dmctl_duration_s(g->timeout_v, &timeout_s) < 0 || timeout_s > INT_MAX / 1000))
@@ -405,6 +408,19 @@ static int dmctl_command(const dmctl_run *g, int argc, char **argv) {
   dm_error ferr;
   if (dmctl_cfg_file_take(&argc, argv, &cfg_out, &ferr) < 0)
     return dmctl_fail(&ferr);
+  if (strcmp(argv[0], "verify") == 0) { /* `dmhost verify`'s exit codes; --fix-sql written here */
+    const char *fix = NULL;
+    json_object *resp = dmctl_verify_take(&argc, argv, &fix, &ferr) < 0
+                            ? NULL
+                            : dmctl_ask(g, timeout_s, argc, argv);
+    if (!resp) {
+      resp = dmh_control_response_new();
+      dmh_control_set_error(resp, &ferr);
+    }
+    int code = dmctl_verify_finish(resp, fix);
+    dmctl_print(resp);
+    return code;
+  }
   json_object *resp = dmctl_ask(g, timeout_s, argc, argv);
   if (cnt[0] >= 0 || cnt[1] >= 0)
     dmctl_check_filter(resp, cnt);

@@ -49,11 +49,12 @@ static char *door_line(void *ud, const char *line, size_t len) {
 /* A follower's request for the leader, or a request for the worker of a source, sent as dmctl
  * --master-addr sends it (with this master's TLS files when it has them: its certificate then
  * serves as a client certificate too). */
-static json_object *door_forward(void *ud, const char *addr, json_object *req, dm_error *err) {
+static json_object *door_forward(void *ud, const char *addr, json_object *req, int timeout_ms,
+                                 dm_error *err) {
   master_door *d = ud;
   const char *text = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
   char *answer = NULL;
-  if (dmh_control_http_call(addr, d->tls_on ? &d->tls : NULL, text, 60000, &answer, err) < 0)
+  if (dmh_control_http_call(addr, d->tls_on ? &d->tls : NULL, text, timeout_ms, &answer, err) < 0)
     return NULL;
   json_object *o = json_tokener_parse(answer);
   free(answer);

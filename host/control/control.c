@@ -592,6 +592,7 @@ static const dmh_control_fn control_fns[DMH_CMD_COUNT] = {
     [DMH_CMD_STOP_TASK] = control_task_op,
     [DMH_CMD_QUERY_STATUS] = control_query_status,
     [DMH_CMD_QUERY_LAG] = control_query_lag,
+    [DMH_CMD_VERIFY] = dmh_control_verify,
     [DMH_CMD_START_RELAY] = control_relay,
     [DMH_CMD_STOP_RELAY] = control_relay,
     [DMH_CMD_PAUSE_RELAY] = control_relay_each,

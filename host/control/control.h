@@ -178,6 +178,10 @@ int dmh_control_source_args(const dmh_control_cmd *cmd, json_object *args, dmh_s
  * into resp's "task" (DM's Task) and "task_config_file" (DM's YAML text). */
 int dmh_control_convert_task(void *ud, const dmh_control_cmd *cmd, json_object *args,
                              json_object *resp, dm_error *err);
+/* verify TASK [-s SOURCE ...] [chunk-rows N] [threads N] [fix-sql] (verify_cmd.c): the arguments
+ * checked, then the registry's run (registry.h, dmh_registry_task_verify). The daemon's. */
+int dmh_control_verify(void *ud, const dmh_control_cmd *cmd, json_object *args, json_object *resp,
+                       dm_error *err);
 /* api-objects task|source [NAME] (objects_cmd.c): the stored tasks or sources as DM's Task or
  * Source objects, with DM's list filters (registry.h, dmh_registry_api_objects). `ud` is the
  * daemon's registry. */

@@ -372,4 +372,21 @@ int dmh_registry_shard_unlock_table(dmh_registry *r, const char *lock_id, const 
                                     const char *schema, const char *table, bool exec,
                                     json_object *resp, dm_error *err);
 
+/* verify TASK [-s SOURCE ...] (docs/verify.md, "dmctl verify"): `dmhost verify` of the task on each
+ * of its sources bound here (only[n_only] when given: each must be bound here), its fix statements
+ * answered when fix_sql. The task's file is loaded afresh and no lock is held while it runs, so
+ * query-status and pause-task are served meanwhile. resp: "task", "verify" (equal, different,
+ * error: the worst), "quiet" (false when a subtask was running: differences may be lag) and
+ * "reports" (per source the JSON of `dmhost verify --json` with "stage", "quiet", a "warning"
+ * when running, "fix_sql" the statements). -1 with *err when the result is error (the reports
+ * stay in resp), DM_ERR_NOT_FOUND for an unknown task or source. */
+typedef struct dmh_registry_verify_opts {
+  const char *const *only;
+  size_t n_only;
+  long chunk_rows, threads;
+  bool fix_sql;
+} dmh_registry_verify_opts;
+int dmh_registry_task_verify(dmh_registry *r, const char *name, const dmh_registry_verify_opts *o,
+                             json_object *resp, dm_error *err);
+
 #endif /* DMH_REGISTRY_H */

@@ -9,8 +9,10 @@
  * printed and, with a fix file, the statement that repairs the target written. A table without a
  * usable key is one chunk, its rows compared as a multiset of row checksums.
  *
- * This slice is the one-shot command line; the continuous validator, `dmctl verify`, the HTTP
- * route and a running task's alignment with its checkpoint are not built (refused by name).
+ * The one-shot command line (cmd_verify.c) and `dmhost serve`'s `verify TASK` (dmctl verify and
+ * its HTTP route: registry_verify.c, which runs this with a private fix file and answers its
+ * statements) call dmh_verify_run; the continuous validator and a running task's alignment with
+ * its checkpoint are not built (refused by name).
  */
 #ifndef DMH_VERIFY_H
 #define DMH_VERIFY_H
@@ -47,6 +49,15 @@ typedef struct dmh_verify_opts {
  * in *err (printed by the caller). */
 int dmh_verify_run(const dmh_task_config *t, const dmh_source_config *s,
                    const dmh_verify_opts *opts, dm_error *err);
+
+/* --fix-sql's rules for a path given by the user: refused (DM_ERR_VERIFY_FIX_FILE) when a file or
+ * link is at `path` or at "<path>.tmp". dmctl verify checks its --fix-sql before asking the daemon,
+ * so a long run is not wasted on a name it will refuse. 0, or -1 with *err. */
+int dmh_verify_fix_check(const char *path, dm_error *err);
+/* Write `text` (the statements a daemon answered) into a new file `path` by the same rules as
+ * --fix-sql: checked as above, written as "<path>.tmp" (dm_fs_tmp_open, 0600), synced and linked
+ * into place never over a file (DM_FS_NO_REPLACE): whole or not at all. 0, or -1 with *err. */
+int dmh_verify_fix_write(const char *path, const char *text, size_t len, dm_error *err);
 
 /* `dmhost verify --source S --task T [--json] [--fix-sql FILE] [--chunk-rows N] [--threads 1]`
  * (host/cmd/cmd_verify.c): the exit code above. */

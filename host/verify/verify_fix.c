@@ -47,10 +47,10 @@ static const char *vf_fix_comment(const char *name, char *out, size_t size) {
   return out;
 }
 
-int vf_fix_open(vf_run *r, const char *path, dm_error *err) {
+int dmh_verify_fix_check(const char *path, dm_error *err) {
   struct stat st;
   char tmp[4096 + 8];
-  if (strlen(path) >= sizeof r->fix->path)
+  if (strlen(path) >= sizeof((vf_fix *)0)->path)
     return vf_fix_refuse(err, path, ENAMETOOLONG, "");
   /* the name, and the temp file's: nothing of the user's is removed or written through */
   if (lstat(path, &st) == 0)
@@ -59,18 +59,55 @@ int vf_fix_open(vf_run *r, const char *path, dm_error *err) {
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
   if (lstat(tmp, &st) == 0)
     return vf_fix_refuse(err, tmp, EEXIST, "exists (remove it or name another file)");
+  return 0;
+}
+
+/* The file closed: linked into place when whole (never over a file), else its temp removed. */
+static int vf_fix_finish(vf_fix *f, bool abandon, dm_error *err) {
+  const char *step = "write";
+  if (abandon || f->err) {
+    close(f->fd);
+    unlink(f->tmp);
+    return f->err ? vf_fix_refuse(err, f->path, f->err, "writing") : 0;
+  }
+  if (dm_fs_tmp_commit(f->fd, f->tmp, f->path, DM_FS_SYNC | DM_FS_NO_REPLACE, &step) < 0)
+    return vf_fix_refuse(err, f->path, errno, step);
+  return 0;
+}
+
+static vf_fix *vf_fix_create(const char *path, dm_error *err) {
+  if (dmh_verify_fix_check(path, err) < 0)
+    return NULL;
   vf_fix *f = calloc(1, sizeof *f);
   if (!f) {
     dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "verify: out of memory");
-    return -1;
+    return NULL;
   }
   dm_strlcpy(f->path, path, sizeof f->path);
   f->fd = dm_fs_tmp_open(path, DM_FS_FILE_MODE, f->tmp, sizeof f->tmp);
   if (f->fd < 0) {
     int e = errno;
     free(f);
-    return vf_fix_refuse(err, path, e, "cannot create");
+    vf_fix_refuse(err, path, e, "cannot create");
+    return NULL;
   }
+  return f;
+}
+
+int dmh_verify_fix_write(const char *path, const char *text, size_t len, dm_error *err) {
+  vf_fix *f = vf_fix_create(path, err);
+  if (!f)
+    return -1;
+  vf_fix_write(f, text, len);
+  int rc = vf_fix_finish(f, false, err);
+  free(f);
+  return rc;
+}
+
+int vf_fix_open(vf_run *r, const char *path, dm_error *err) {
+  vf_fix *f = vf_fix_create(path, err);
+  if (!f)
+    return -1;
   r->fix = f;
   vf_buf b = {0};
   char task[256], source[256];
@@ -155,25 +192,12 @@ int vf_fix_close(vf_run *r, bool abandon, dm_error *err) {
   if (!f)
     return 0;
   r->fix = NULL;
-  int rc = 0;
-  if (abandon || f->err) {
-    close(f->fd);
-    unlink(f->tmp);
-    if (f->err)
-      rc = vf_fix_refuse(err, f->path, f->err, "writing");
-  } else {
+  if (!abandon && !f->err) {
     char end[96];
     int n = snprintf(end, sizeof end, "-- %lld statement(s)\n", f->statements);
     vf_fix_write(f, end, (size_t)n);
-    const char *step = "write";
-    if (f->err) {
-      close(f->fd);
-      unlink(f->tmp);
-      rc = vf_fix_refuse(err, f->path, f->err, "writing");
-    } else if (dm_fs_tmp_commit(f->fd, f->tmp, f->path, DM_FS_SYNC | DM_FS_NO_REPLACE, &step) < 0) {
-      rc = vf_fix_refuse(err, f->path, errno, step);
-    }
   }
+  int rc = vf_fix_finish(f, abandon, err);
   free(f);
   return rc;
 }

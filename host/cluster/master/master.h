@@ -27,11 +27,12 @@
 
 typedef struct dmh_master dmh_master;
 
-/* Sends `request` to the master at `addr` (host:port) and returns its answer (new object), or NULL
- * with *err. Installed by the control server once it exists; without one, a follower refuses what
- * only the leader may do with DM_ERR_CLUSTER_NOT_LEADER naming the leader and its address. */
+/* Sends `request` to the master or worker at `addr` (host:port) and returns its answer (new
+ * object), or NULL with *err; the whole call bounded by timeout_ms (<= 0: no limit, verify's).
+ * Installed by the control server once it exists; without one, a follower refuses what only the
+ * leader may do with DM_ERR_CLUSTER_NOT_LEADER naming the leader and its address. */
 typedef json_object *(*dmh_master_forward_fn)(void *ud, const char *addr, json_object *request,
-                                              dm_error *err);
+                                              int timeout_ms, dm_error *err);
 
 typedef struct dmh_master_opts {
   const char *name;      /* the master's name (a cluster name: [A-Za-z0-9_.-]) */

@@ -822,6 +822,7 @@ static const dmh_control_fn ctl_fns[DMH_CMD_COUNT] = {
     [DMH_CMD_STOP_TASK] = ctl_task_op,
     [DMH_CMD_QUERY_STATUS] = master_ctl_query_status,
     [DMH_CMD_QUERY_LAG] = master_ctl_query_lag,
+    [DMH_CMD_VERIFY] = master_ctl_verify,
     [DMH_CMD_LIST_MEMBER] = ctl_list_member,
     [DMH_CMD_TRANSFER_SOURCE] = ctl_transfer_source,
     [DMH_CMD_OFFLINE_MEMBER] = master_ctl_offline_member,

@@ -55,7 +55,10 @@ json_object *master_forward_to(dmh_master *m, const char *addr, const dmh_contro
   json_object *req = json_object_new_object();
   json_object_object_add(req, "cmd", json_object_new_string(cmd->name));
   json_object_object_add(req, "args", json_object_get(args));
-  json_object *answer = m->forward(m->forward_ud, addr, req, err);
+  /* a minute, as the commands a worker answers at once or after a pause; verify runs as long as
+   * its tables take (its connections' own timeouts bound it) */
+  int timeout_ms = strcmp(cmd->name, "verify") == 0 ? 0 : 60000;
+  json_object *answer = m->forward(m->forward_ud, addr, req, timeout_ms, err);
   json_object_put(req);
   return answer;
 }

@@ -215,6 +215,10 @@ int master_ctl_get_config(void *ud, const dmh_control_cmd *cmd, json_object *arg
 /* query-lag: refused with DM_ERR_LAG_CLUSTER (the lag history is `dmhost serve`'s, docs/api.md). */
 int master_ctl_query_lag(void *ud, const dmh_control_cmd *cmd, json_object *args, json_object *resp,
                          dm_error *err);
+/* master_verify.c: verify TASK [-s SOURCE ...]: forwarded to the worker of each of the task's
+ * sources (-s: those), their reports in one answer. */
+int master_ctl_verify(void *ud, const dmh_control_cmd *cmd, json_object *args, json_object *resp,
+                      dm_error *err);
 /* master_objects.c: api-objects task|source [NAME], DM's Task and Source objects of the texts in
  * etcd with DM's filters (the daemon's answer's shape, control.h dmh_control_api_objects). */
 int master_ctl_api_objects(void *ud, const dmh_control_cmd *cmd, json_object *args,
