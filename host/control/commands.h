@@ -33,8 +33,6 @@ enum {
   DMH_ARG_PATH = 1u << 5,   /* a file path, made absolute by dmctl (the daemon runs elsewhere) */
   DMH_ARG_MASTER = 1u << 6, /* only a master takes it: not in the daemon's table */
   DMH_ARG_LIST = 1u << 7,   /* with OPT: the option may repeat, "a,b" too (DM's -s): an array */
-  DMH_ARG_DAEMON = 1u << 8, /* only `dmhost serve` takes it: not in the master's table, which
-                               refuses it by name (an argument a master does not serve yet) */
 };
 
 #define DMH_CMD_MAX_ARGS 12 /* with the NULL after the last */

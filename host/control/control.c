@@ -46,13 +46,6 @@ static int control_check_args(const control_cmd *cmd, json_object *args, dm_erro
     bool known = false;
     for (int i = 0; i < CONTROL_MAX_ARGS && cmd->args[i] && !known; i++)
       known = strcmp(cmd->args[i], key) == 0;
-    const dmh_command *row = known ? NULL : dmh_command_find(cmd->name);
-    for (int i = 0; row && i < DMH_CMD_MAX_ARGS && row->args[i].name; i++)
-      if (strcmp(row->args[i].name, key) == 0 && (row->args[i].flags & DMH_ARG_DAEMON))
-        return dmh_control_bad(err,
-                               "%s: argument \"%s\" is served by `dmhost serve` only, not by a "
-                               "cluster's master yet (docs/control.md)",
-                               cmd->name, key);
     if (!known) {
       char list[128];
       control_arg_list(cmd, list, sizeof list);
@@ -642,7 +635,7 @@ size_t dmh_control_table(dmh_control_role role, const dmh_control_fn fns[DMH_CMD
     const char *usage = role == DMH_ROLE_DAEMON ? c->daemon_usage : c->master_usage;
     o->usage = usage ? usage : c->usage;
     for (int k = 0, a = 0; k < DMH_CMD_MAX_ARGS && c->args[k].name; k++)
-      if (!(c->args[k].flags & (role == DMH_ROLE_MASTER ? DMH_ARG_DAEMON : DMH_ARG_MASTER)))
+      if (role == DMH_ROLE_MASTER || !(c->args[k].flags & DMH_ARG_MASTER))
         o->args[a++] = c->args[k].name;
   }
   return n;

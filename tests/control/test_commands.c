@@ -216,8 +216,8 @@ static int ok_fn(void *ud, const dmh_control_cmd *cmd, json_object *args, json_o
 }
 
 /* resume-task's start-time and safe-mode-duration (DM's OpenAPI start, issue 23) were the
- * daemon's (DMH_ARG_DAEMON: a master's table refused them naming the argument); a master serves
- * them too now (master_start.c, master_resume_prepare): both tables take them. */
+ * daemon's only (a master's table refused them naming the argument); a master serves them too
+ * now (master_start.c, master_resume_prepare): both tables take them. */
 static void test_daemon_args(void) {
   static dmh_control_fn fns[DMH_CMD_COUNT];
   static dmh_control_cmd daemon[DMH_CMD_COUNT], master[DMH_CMD_COUNT];
