@@ -70,18 +70,18 @@ static bool vf_sum_differs(const vf_sum *a, const vf_sum *b) {
 /* One chunk (lo, hi]: both checksums, and the rows when they differ. */
 static int vf_one_chunk(vf_run *r, vf_table *t, const vf_bound *lo, const vf_bound *hi,
                         dm_error *err) {
-  vf_buf where = {0};
+  dm_buf where = {0};
   vf_chunk_where(&where, r->source, t, lo, hi);
   if (where.oom) {
-    vf_buf_free(&where);
+    dm_buf_free(&where);
     dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "verify: out of memory");
     return -1;
   }
   vf_sum s, d;
   /* the target computes while the source does */
-  int sent = vf_chunk_sum_send(r, t, where.s, err), rc = sent;
+  int sent = vf_chunk_sum_send(r, t, where.p, err), rc = sent;
   if (rc == 0)
-    rc = vf_chunk_sum_source(r, t, where.s, &s, err);
+    rc = vf_chunk_sum_source(r, t, where.p, &s, err);
   if (sent == 0) {
     dm_error later;
     int got = vf_chunk_sum_read(r, t, &d, rc == 0 ? err : &later);
@@ -92,10 +92,10 @@ static int vf_one_chunk(vf_run *r, vf_table *t, const vf_bound *lo, const vf_bou
     t->rows += (long long)s.count;
     if (vf_sum_differs(&s, &d)) {
       t->diff_chunks++;
-      rc = t->n_key ? vf_diff_keyed(r, t, where.s, err) : vf_diff_whole(r, t, err);
+      rc = t->n_key ? vf_diff_keyed(r, t, where.p, err) : vf_diff_whole(r, t, err);
     }
   }
-  vf_buf_free(&where);
+  dm_buf_free(&where);
   vf_out_progress(r, t, false);
   return rc;
 }

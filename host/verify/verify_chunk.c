@@ -17,70 +17,70 @@ void vf_bound_free(vf_bound *b, int n) {
   *b = (vf_bound){0};
 }
 
-static void vf_key_ident(vf_buf *b, const vf_table *t, int i) {
+static void vf_key_ident(dm_buf *b, const vf_table *t, int i) {
   char q[DM_DB_QUOTED_IDENT_MAX + 1];
-  vf_buf_puts(b, dm_db_quoted(t->cols[t->key[i]].name, q, sizeof q));
+  dm_buf_puts(b, dm_db_quoted(t->cols[t->key[i]].name, q, sizeof q));
 }
 
 /* (k1 OP1 v1) OR (k1 = v1 AND k2 OP1 v2) ... with the last column's OP last_op. */
-static void vf_range_side(vf_buf *b, MYSQL *c, const vf_table *t, const vf_bound *v, const char *op,
+static void vf_range_side(dm_buf *b, MYSQL *c, const vf_table *t, const vf_bound *v, const char *op,
                           const char *last_op) {
-  vf_buf_puts(b, "(");
+  dm_buf_puts(b, "(");
   for (int i = 0; i < t->n_key; i++) {
-    vf_buf_puts(b, i ? " OR (" : "(");
+    dm_buf_puts(b, i ? " OR (" : "(");
     for (int j = 0; j < i; j++) {
       vf_key_ident(b, t, j);
-      vf_buf_puts(b, " = ");
+      dm_buf_puts(b, " = ");
       vf_sql_literal(b, c, v->v[j], v->len[j], t->cols[t->key[j]].binary);
-      vf_buf_puts(b, " AND ");
+      dm_buf_puts(b, " AND ");
     }
     vf_key_ident(b, t, i);
-    vf_buf_printf(b, " %s ", i == t->n_key - 1 ? last_op : op);
+    dm_buf_printf(b, " %s ", i == t->n_key - 1 ? last_op : op);
     vf_sql_literal(b, c, v->v[i], v->len[i], t->cols[t->key[i]].binary);
-    vf_buf_puts(b, ")");
+    dm_buf_puts(b, ")");
   }
-  vf_buf_puts(b, ")");
+  dm_buf_puts(b, ")");
 }
 
-void vf_chunk_where(vf_buf *b, MYSQL *c, const vf_table *t, const vf_bound *lo,
+void vf_chunk_where(dm_buf *b, MYSQL *c, const vf_table *t, const vf_bound *lo,
                     const vf_bound *hi) {
   bool l = lo && lo->set && t->n_key, h = hi && hi->set && t->n_key;
   if (!l && !h) {
-    vf_buf_puts(b, "1");
+    dm_buf_puts(b, "1");
     return;
   }
   if (l)
     vf_range_side(b, c, t, lo, ">", ">");
   if (l && h)
-    vf_buf_puts(b, " AND ");
+    dm_buf_puts(b, " AND ");
   if (h)
     vf_range_side(b, c, t, hi, "<", "<=");
 }
 
 /* " FORCE INDEX (`key`)" on the source's first shard, where the key was read */
-static void vf_force(vf_buf *b, const vf_table *t) {
+static void vf_force(dm_buf *b, const vf_table *t) {
   char q[DM_DB_QUOTED_IDENT_MAX + 1];
-  vf_buf_printf(b, " FORCE INDEX (%s)", dm_db_quoted(t->key_name, q, sizeof q));
+  dm_buf_printf(b, " FORCE INDEX (%s)", dm_db_quoted(t->key_name, q, sizeof q));
 }
 
 /* SELECT of shard i's key chunk-rows further than lo (FORCE INDEX on the first shard only: the
  * key was read there, another shard may name its index otherwise). */
-static void vf_chunk_next_of(vf_buf *q, vf_run *r, const vf_table *t, int i, const vf_bound *lo) {
-  vf_buf_puts(q, "SELECT ");
+static void vf_chunk_next_of(dm_buf *q, vf_run *r, const vf_table *t, int i, const vf_bound *lo) {
+  dm_buf_puts(q, "SELECT ");
   vf_sql_key_cols(q, t);
-  vf_buf_puts(q, " FROM ");
+  dm_buf_puts(q, " FROM ");
   vf_sql_name(q, t->shards[i][0], t->shards[i][1]);
   if (i == 0)
     vf_force(q, t);
-  vf_buf_puts(q, " WHERE ");
+  dm_buf_puts(q, " WHERE ");
   vf_chunk_where(q, r->source, t, lo, NULL);
-  vf_buf_puts(q, " ORDER BY ");
+  dm_buf_puts(q, " ORDER BY ");
   vf_sql_key_cols(q, t);
-  vf_buf_printf(q, " LIMIT 1 OFFSET %ld", r->opts->chunk_rows - 1);
+  dm_buf_printf(q, " LIMIT 1 OFFSET %ld", r->opts->chunk_rows - 1);
 }
 
 int vf_chunk_next(vf_run *r, vf_table *t, const vf_bound *lo, vf_bound *hi, dm_error *err) {
-  vf_buf q = {0};
+  dm_buf q = {0};
   if (t->n_shards == 1)
     vf_chunk_next_of(&q, r, t, 0, lo);
   else {
@@ -88,25 +88,25 @@ int vf_chunk_next(vf_run *r, vf_table *t, const vf_bound *lo, vf_bound *hi, dm_e
      * in the chunk and a differing chunk's rows held for the diff stay within shards x
      * chunk-rows (walking the first shard alone left the others' ranges unbounded). The server
      * orders the keys, by their types and collations as the ranges compare them. */
-    vf_buf_puts(&q, "SELECT ");
+    dm_buf_puts(&q, "SELECT ");
     vf_sql_key_cols(&q, t);
-    vf_buf_puts(&q, " FROM (");
+    dm_buf_puts(&q, " FROM (");
     for (int i = 0; i < t->n_shards; i++) {
-      vf_buf_puts(&q, i ? " UNION ALL (" : "(");
+      dm_buf_puts(&q, i ? " UNION ALL (" : "(");
       vf_chunk_next_of(&q, r, t, i, lo);
-      vf_buf_puts(&q, ")");
+      dm_buf_puts(&q, ")");
     }
-    vf_buf_puts(&q, ") AS bounds ORDER BY ");
+    dm_buf_puts(&q, ") AS bounds ORDER BY ");
     vf_sql_key_cols(&q, t);
-    vf_buf_puts(&q, " LIMIT 1");
+    dm_buf_puts(&q, " LIMIT 1");
   }
   if (q.oom) {
-    vf_buf_free(&q);
+    dm_buf_free(&q);
     dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "verify: out of memory");
     return -1;
   }
-  int rc = vf_sql_query(r->source, DM_DB_SOURCE, q.s, "walking the key", err);
-  vf_buf_free(&q);
+  int rc = vf_sql_query(r->source, DM_DB_SOURCE, q.p, "walking the key", err);
+  dm_buf_free(&q);
   MYSQL_RES *res = rc < 0 ? NULL : mysql_store_result(r->source);
   if (rc == 0 && !res) {
     dm_db_error(r->source, DM_DB_SOURCE, err, DM_ERR_DB_QUERY, "verify: walking the key");
@@ -141,22 +141,22 @@ int vf_chunk_next(vf_run *r, vf_table *t, const vf_bound *lo, vf_bound *hi, dm_e
 /* The checksum statement of `where` on one table of c, sent without waiting for its answer. */
 static int vf_sum_send(MYSQL *c, dm_db_side side, const vf_table *t, const char *schema,
                        const char *table, bool force, const char *where, dm_error *err) {
-  vf_buf q = {0};
-  vf_buf_puts(&q,
+  dm_buf q = {0};
+  dm_buf_puts(&q,
               "SELECT COUNT(*), COALESCE(BIT_XOR(crc), 0), COALESCE(SUM(crc), 0) FROM (SELECT ");
   vf_sql_row_crc(&q, t);
-  vf_buf_puts(&q, " AS crc FROM ");
+  dm_buf_puts(&q, " AS crc FROM ");
   vf_sql_name(&q, schema, table);
   if (force)
     vf_force(&q, t);
-  vf_buf_printf(&q, " WHERE %s) AS chunk", where);
+  dm_buf_printf(&q, " WHERE %s) AS chunk", where);
   if (q.oom) {
-    vf_buf_free(&q);
+    dm_buf_free(&q);
     dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "verify: out of memory");
     return -1;
   }
-  int rc = mysql_send_query(c, q.s, (unsigned long)q.len);
-  vf_buf_free(&q);
+  int rc = mysql_send_query(c, q.p, (unsigned long)q.len);
+  dm_buf_free(&q);
   if (rc != 0)
     dm_db_error(c, side, err, DM_ERR_DB_QUERY, "verify: the checksum of `%s`.`%s`", schema, table);
   return rc ? -1 : 0;

@@ -58,13 +58,13 @@ static bool vf_values_same(const vf_table *t, MYSQL_ROW a, const unsigned long *
 }
 
 /* SELECT cols FROM schema.table WHERE where [extra] */
-static void vf_select(vf_buf *q, const vf_table *t, const char *schema, const char *table,
+static void vf_select(dm_buf *q, const vf_table *t, const char *schema, const char *table,
                       const char *where) {
-  vf_buf_puts(q, "SELECT ");
+  dm_buf_puts(q, "SELECT ");
   vf_sql_cols(q, t);
-  vf_buf_puts(q, " FROM ");
+  dm_buf_puts(q, " FROM ");
   vf_sql_name(q, schema, table);
-  vf_buf_printf(q, " WHERE %s", where);
+  dm_buf_printf(q, " WHERE %s", where);
 }
 
 static int vf_oom(dm_error *err) {
@@ -78,17 +78,17 @@ int vf_diff_keyed(vf_run *r, vf_table *t, const char *where, dm_error *err) {
   int rc = res ? 0 : vf_oom(err);
   size_t n = 0;
   for (int s = 0; rc == 0 && s < t->n_shards; s++) {
-    vf_buf q = {0};
+    dm_buf q = {0};
     vf_select(&q, t, t->shards[s][0], t->shards[s][1], where);
     if (q.oom)
       rc = vf_oom(err);
-    else if ((rc = vf_sql_query(r->source, DM_DB_SOURCE, q.s, "reading a chunk's rows", err)) ==
+    else if ((rc = vf_sql_query(r->source, DM_DB_SOURCE, q.p, "reading a chunk's rows", err)) ==
                  0 &&
              !(res[s] = mysql_store_result(r->source))) {
       dm_db_error(r->source, DM_DB_SOURCE, err, DM_ERR_DB_QUERY, "verify: reading a chunk's rows");
       rc = -1;
     }
-    vf_buf_free(&q);
+    dm_buf_free(&q);
     if (rc == 0)
       n += mysql_num_rows(res[s]);
   }
@@ -115,12 +115,12 @@ int vf_diff_keyed(vf_run *r, vf_table *t, const char *where, dm_error *err) {
     }
   }
   /* the target's rows of the range, streamed */
-  vf_buf q = {0};
+  dm_buf q = {0};
   vf_select(&q, t, t->to_schema, t->to_table, where);
   if (rc == 0 && q.oom)
     rc = vf_oom(err);
   if (rc == 0 &&
-      (rc = vf_sql_query(r->target, DM_DB_TARGET, q.s, "reading a chunk's rows", err)) == 0) {
+      (rc = vf_sql_query(r->target, DM_DB_TARGET, q.p, "reading a chunk's rows", err)) == 0) {
     MYSQL_RES *dst = mysql_use_result(r->target);
     MYSQL_ROW row;
     while (dst && (row = mysql_fetch_row(dst))) {
@@ -143,7 +143,7 @@ int vf_diff_keyed(vf_run *r, vf_table *t, const char *where, dm_error *err) {
     }
     mysql_free_result(dst);
   }
-  vf_buf_free(&q);
+  dm_buf_free(&q);
   for (size_t i = 0; i < m.cap; i++) {
     if (rc == 0 && m.e[i].row && !m.e[i].seen) {
       vf_out_row(r, t, VF_MISSING, m.e[i].row, m.e[i].len, NULL, NULL);
@@ -168,18 +168,18 @@ typedef struct vf_delta {
 #define VF_DELTAS_MAX 1000000 /* 16 MB of differing checksums; past them the table is an error */
 
 /* "SELECT crc, COUNT(*) ... GROUP BY crc ORDER BY crc" over the source's shards or the target. */
-static void vf_crc_groups(vf_buf *q, const vf_table *t, bool target) {
-  vf_buf_puts(q, "SELECT crc, COUNT(*) FROM (");
+static void vf_crc_groups(dm_buf *q, const vf_table *t, bool target) {
+  dm_buf_puts(q, "SELECT crc, COUNT(*) FROM (");
   for (int s = 0; s < (target ? 1 : t->n_shards); s++) {
-    vf_buf_puts(q, s ? " UNION ALL SELECT " : "SELECT ");
+    dm_buf_puts(q, s ? " UNION ALL SELECT " : "SELECT ");
     vf_sql_row_crc(q, t);
-    vf_buf_puts(q, " AS crc FROM ");
+    dm_buf_puts(q, " AS crc FROM ");
     if (target)
       vf_sql_name(q, t->to_schema, t->to_table);
     else
       vf_sql_name(q, t->shards[s][0], t->shards[s][1]);
   }
-  vf_buf_puts(q, ") AS c GROUP BY crc ORDER BY crc");
+  dm_buf_puts(q, ") AS c GROUP BY crc ORDER BY crc");
 }
 
 /* Up to `want` rows of checksum crc of the source (each shard in turn) or the target: listed and
@@ -187,17 +187,17 @@ static void vf_crc_groups(vf_buf *q, const vf_table *t, bool target) {
 static int vf_rows_of_crc(vf_run *r, vf_table *t, bool target, unsigned long long crc,
                           long long want, dm_error *err) {
   for (int s = 0; want > 0 && s < (target ? 1 : t->n_shards); s++) {
-    vf_buf q = {0}, w = {0};
+    dm_buf q = {0}, w = {0};
     vf_sql_row_crc(&w, t);
-    vf_buf_printf(&w, " = %llu", crc);
+    dm_buf_printf(&w, " = %llu", crc);
     vf_select(&q, t, target ? t->to_schema : t->shards[s][0],
-              target ? t->to_table : t->shards[s][1], w.s ? w.s : "0");
-    vf_buf_printf(&q, " LIMIT %lld", want);
+              target ? t->to_table : t->shards[s][1], w.p ? w.p : "0");
+    dm_buf_printf(&q, " LIMIT %lld", want);
     MYSQL *c = target ? r->target : r->source;
     dm_db_side side = target ? DM_DB_TARGET : DM_DB_SOURCE;
-    int rc = q.oom || w.oom ? vf_oom(err) : vf_sql_query(c, side, q.s, "reading rows", err);
-    vf_buf_free(&q);
-    vf_buf_free(&w);
+    int rc = q.oom || w.oom ? vf_oom(err) : vf_sql_query(c, side, q.p, "reading rows", err);
+    dm_buf_free(&q);
+    dm_buf_free(&w);
     MYSQL_RES *res = rc < 0 ? NULL : mysql_store_result(c);
     if (rc == 0 && !res) {
       dm_db_error(c, side, err, DM_ERR_DB_QUERY, "verify: reading rows");
@@ -233,19 +233,19 @@ static bool vf_next_group(MYSQL_RES *res, unsigned long long *crc, long long *n)
 }
 
 int vf_diff_whole(vf_run *r, vf_table *t, dm_error *err) {
-  vf_buf qs = {0}, qt = {0};
+  dm_buf qs = {0}, qt = {0};
   vf_crc_groups(&qs, t, false);
   vf_crc_groups(&qt, t, true);
   int rc = qs.oom || qt.oom ? vf_oom(err) : 0;
   MYSQL_RES *src = NULL, *dst = NULL;
   if (rc == 0 &&
-      (rc = vf_sql_query(r->source, DM_DB_SOURCE, qs.s, "grouping row checksums", err)) == 0)
+      (rc = vf_sql_query(r->source, DM_DB_SOURCE, qs.p, "grouping row checksums", err)) == 0)
     src = mysql_use_result(r->source);
   if (rc == 0 &&
-      (rc = vf_sql_query(r->target, DM_DB_TARGET, qt.s, "grouping row checksums", err)) == 0)
+      (rc = vf_sql_query(r->target, DM_DB_TARGET, qt.p, "grouping row checksums", err)) == 0)
     dst = mysql_use_result(r->target);
-  vf_buf_free(&qs);
-  vf_buf_free(&qt);
+  dm_buf_free(&qs);
+  dm_buf_free(&qt);
   vf_delta *d = NULL;
   size_t n = 0, cap = 0;
   bool too_many = false;

@@ -109,17 +109,17 @@ int vf_fix_open(vf_run *r, const char *path, dm_error *err) {
   if (!f)
     return -1;
   r->fix = f;
-  vf_buf b = {0};
+  dm_buf b = {0};
   char task[256], source[256];
-  vf_buf_printf(&b,
+  dm_buf_printf(&b,
                 "-- dmhost verify --fix-sql: the statements that make the target equal to the "
                 "source\n-- task %s, source %s; apply them on the target (mariadb < FILE), then "
                 "verify again\nSET NAMES %s;\nSET time_zone = '+00:00';\n",
                 vf_fix_comment(r->task->name, task, sizeof task),
                 vf_fix_comment(r->src->source_id, source, sizeof source),
                 mysql_character_set_name(r->target));
-  vf_fix_text(r, b.s ? b.s : "", b.len);
-  vf_buf_free(&b);
+  vf_fix_text(r, b.p ? b.p : "", b.len);
+  dm_buf_free(&b);
   return 0;
 }
 
@@ -128,62 +128,62 @@ void vf_fix_text(vf_run *r, const char *s, size_t n) {
     vf_fix_write(r->fix, s, n);
 }
 
-static void vf_fix_end(vf_run *r, vf_buf *b) {
+static void vf_fix_end(vf_run *r, dm_buf *b) {
   if (b->oom && !r->fix->err)
     r->fix->err = ENOMEM;
-  vf_buf_puts(b, ";\n");
+  dm_buf_puts(b, ";\n");
   pthread_mutex_lock(r->lock); /* one statement whole, whichever thread writes */
-  vf_fix_text(r, b->s ? b->s : "", b->len);
+  vf_fix_text(r, b->p ? b->p : "", b->len);
   r->fix->statements++;
   pthread_mutex_unlock(r->lock);
-  vf_buf_free(b);
+  dm_buf_free(b);
 }
 
 void vf_fix_replace(vf_run *r, const vf_table *t, char **vals, unsigned long *lens) {
   if (!r->fix)
     return;
-  vf_buf b = {0};
+  dm_buf b = {0};
   char q[DM_DB_QUOTED_IDENT_MAX + 1];
-  vf_buf_puts(&b, "REPLACE INTO ");
+  dm_buf_puts(&b, "REPLACE INTO ");
   vf_sql_name(&b, t->to_schema, t->to_table);
-  vf_buf_puts(&b, " (");
+  dm_buf_puts(&b, " (");
   bool first = true;
   for (int i = 0; i < t->n_cols; i++)
     if (!t->cols[i].generated) {
-      vf_buf_printf(&b, "%s%s", first ? "" : ", ", dm_db_quoted(t->cols[i].name, q, sizeof q));
+      dm_buf_printf(&b, "%s%s", first ? "" : ", ", dm_db_quoted(t->cols[i].name, q, sizeof q));
       first = false;
     }
-  vf_buf_puts(&b, ") VALUES (");
+  dm_buf_puts(&b, ") VALUES (");
   first = true;
   for (int i = 0; i < t->n_cols; i++)
     if (!t->cols[i].generated) {
       if (!first)
-        vf_buf_puts(&b, ", ");
+        dm_buf_puts(&b, ", ");
       vf_sql_literal(&b, r->target, vals[i], lens[i], t->cols[i].binary);
       first = false;
     }
-  vf_buf_puts(&b, ")");
+  dm_buf_puts(&b, ")");
   vf_fix_end(r, &b);
 }
 
 void vf_fix_delete(vf_run *r, const vf_table *t, char **vals, unsigned long *lens) {
   if (!r->fix)
     return;
-  vf_buf b = {0};
+  dm_buf b = {0};
   char q[DM_DB_QUOTED_IDENT_MAX + 1];
-  vf_buf_puts(&b, "DELETE FROM ");
+  dm_buf_puts(&b, "DELETE FROM ");
   vf_sql_name(&b, t->to_schema, t->to_table);
-  vf_buf_puts(&b, " WHERE ");
+  dm_buf_puts(&b, " WHERE ");
   /* by the key; without one, by every value (NULL-safe) and one row only */
   int n = t->n_key ? t->n_key : t->n_cols;
   for (int j = 0; j < n; j++) {
     int i = t->n_key ? t->key[j] : j;
-    vf_buf_printf(&b, "%s%s %s ", j ? " AND " : "", dm_db_quoted(t->cols[i].name, q, sizeof q),
+    dm_buf_printf(&b, "%s%s %s ", j ? " AND " : "", dm_db_quoted(t->cols[i].name, q, sizeof q),
                   t->n_key ? "=" : "<=>");
     vf_sql_literal(&b, r->target, vals[i], lens[i], t->cols[i].binary);
   }
   if (!t->n_key)
-    vf_buf_puts(&b, " LIMIT 1");
+    dm_buf_puts(&b, " LIMIT 1");
   vf_fix_end(r, &b);
 }
 

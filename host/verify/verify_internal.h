@@ -13,22 +13,12 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "dmhost/buf.h"
 #include "dmhost/db.h"
 #include "dmhost/fs.h"
 #include "dmhost/sdk.h"
 #include "rules.h"
 #include "verify.h"
-
-/* A growing text (SQL being built). */
-typedef struct vf_buf {
-  char *s;
-  size_t len, cap;
-  bool oom;
-} vf_buf;
-void vf_buf_add(vf_buf *b, const char *s, size_t n);
-void vf_buf_puts(vf_buf *b, const char *s);
-void vf_buf_printf(vf_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void vf_buf_free(vf_buf *b);
 
 typedef struct vf_col {
   char name[256];
@@ -54,7 +44,7 @@ typedef struct vf_table {
   dm_error err;
   json_object *listed; /* the rows listed (at most DMH_VERIFY_LIST_MAX) */
   int n_listed;
-  vf_buf text; /* the listed rows as the text report prints them, printed with the table */
+  dm_buf text; /* the listed rows as the text report prints them, printed with the table */
 } vf_table;
 
 typedef struct vf_fix vf_fix;
@@ -85,16 +75,16 @@ void vf_tables_free(vf_run *r);
 
 /* verify_sql.c */
 /* `schema`.`table` */
-void vf_sql_name(vf_buf *b, const char *schema, const char *table);
+void vf_sql_name(dm_buf *b, const char *schema, const char *table);
 /* A value as a SQL literal: NULL, X'hex' for a binary column, else a quoted string (escaped for
  * c's character set). */
-void vf_sql_literal(vf_buf *b, MYSQL *c, const char *v, unsigned long len, bool binary);
+void vf_sql_literal(dm_buf *b, MYSQL *c, const char *v, unsigned long len, bool binary);
 /* The column list "`a`, `b`" of t's columns. */
-void vf_sql_cols(vf_buf *b, const vf_table *t);
+void vf_sql_cols(dm_buf *b, const vf_table *t);
 /* CRC32 of a row: CRC32(CONCAT_WS('#', cols..., CONCAT(ISNULL(c1), ...))). */
-void vf_sql_row_crc(vf_buf *b, const vf_table *t);
+void vf_sql_row_crc(dm_buf *b, const vf_table *t);
 /* The key's columns "`a`, `b`" (ORDER BY). */
-void vf_sql_key_cols(vf_buf *b, const vf_table *t);
+void vf_sql_key_cols(dm_buf *b, const vf_table *t);
 /* Run sql on c: 0, or -1 with *err (DM_ERR_DB_QUERY, the side's scope, naming what). */
 int vf_sql_query(MYSQL *c, dm_db_side side, const char *sql, const char *what, dm_error *err);
 
@@ -108,7 +98,7 @@ typedef struct vf_bound {
 void vf_bound_free(vf_bound *b, int n);
 /* The WHERE condition of a chunk: "(a > ?) OR (a = ? AND b > ?)" and its upper side; "1" for the
  * whole table. */
-void vf_chunk_where(vf_buf *b, MYSQL *c, const vf_table *t, const vf_bound *lo, const vf_bound *hi);
+void vf_chunk_where(dm_buf *b, MYSQL *c, const vf_table *t, const vf_bound *lo, const vf_bound *hi);
 /* The next boundary after lo (of a merge: the nearest of its shards'): 1 found (*hi set), 0 none (the last chunk), -1
  * with *err. */
 int vf_chunk_next(vf_run *r, vf_table *t, const vf_bound *lo, vf_bound *hi, dm_error *err);

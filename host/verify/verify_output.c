@@ -51,25 +51,25 @@ static json_object *vf_json_row(const vf_table *t, char **v, unsigned long *len,
 }
 
 /* "(v1, v2, ...)" as SQL literals, each cut at VF_TEXT_VALUE_MAX bytes; key_only: "`k`=v, ..." */
-static void vf_text_row(vf_run *r, vf_buf *b, const vf_table *t, char **v, unsigned long *len,
+static void vf_text_row(vf_run *r, dm_buf *b, const vf_table *t, char **v, unsigned long *len,
                         bool key_only) {
   char q[DM_DB_QUOTED_IDENT_MAX + 1];
   int n = key_only ? t->n_key : t->n_cols;
   if (!key_only)
-    vf_buf_puts(b, "(");
+    dm_buf_puts(b, "(");
   for (int j = 0; j < n; j++) {
     int i = key_only ? t->key[j] : j;
     if (j)
-      vf_buf_puts(b, ", ");
+      dm_buf_puts(b, ", ");
     if (key_only)
-      vf_buf_printf(b, "%s=", dm_db_quoted(t->cols[i].name, q, sizeof q));
+      dm_buf_printf(b, "%s=", dm_db_quoted(t->cols[i].name, q, sizeof q));
     unsigned long l = len[i] > VF_TEXT_VALUE_MAX ? VF_TEXT_VALUE_MAX : len[i];
     vf_sql_literal(b, r->target, v[i], l, t->cols[i].binary);
     if (l < len[i])
-      vf_buf_puts(b, "...");
+      dm_buf_puts(b, "...");
   }
   if (!key_only)
-    vf_buf_puts(b, ")");
+    dm_buf_puts(b, ")");
 }
 
 static const char *const vf_kind_name[] = {"missing", "extra", "changed"};
@@ -98,21 +98,21 @@ void vf_out_row(vf_run *r, vf_table *t, vf_kind kind, char **src, unsigned long 
   if (r->opts->json)
     return;
   static const char *const what[] = {"missing on target", "extra on target", "changed"};
-  vf_buf *b = &t->text;
-  vf_buf_printf(b, "  %s: ", what[kind]);
+  dm_buf *b = &t->text;
+  dm_buf_printf(b, "  %s: ", what[kind]);
   if (t->n_key)
     vf_text_row(r, b, t, any, any_len, true);
   else
-    vf_buf_puts(b, "(no key)");
+    dm_buf_puts(b, "(no key)");
   if (src) {
-    vf_buf_puts(b, "\n    source ");
+    dm_buf_puts(b, "\n    source ");
     vf_text_row(r, b, t, src, src_len, false);
   }
   if (dst) {
-    vf_buf_puts(b, "\n    target ");
+    dm_buf_puts(b, "\n    target ");
     vf_text_row(r, b, t, dst, dst_len, false);
   }
-  vf_buf_puts(b, "\n");
+  dm_buf_puts(b, "\n");
 }
 
 void vf_out_progress(vf_run *r, const vf_table *t, bool done) {
@@ -165,8 +165,8 @@ static void vf_out_table_text(vf_run *r, const vf_table *t) {
     fprintf(out, "  no key: compared as a whole\n");
   if (t->missing[0])
     fprintf(out, "  columns the target lacks: %s\n", t->missing);
-  if (t->text.s)
-    fputs(t->text.s, out);
+  if (t->text.p)
+    fputs(t->text.p, out);
   long long listed = t->rows_missing + t->rows_extra + t->rows_changed;
   if (listed > t->n_listed)
     fprintf(out, "  %lld more rows differ, not listed%s\n", listed - t->n_listed,

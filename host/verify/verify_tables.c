@@ -73,7 +73,7 @@ void vf_tables_free(vf_run *r) {
     free(r->tables[i].shards);
     free(r->tables[i].cols);
     json_object_put(r->tables[i].listed);
-    vf_buf_free(&r->tables[i].text);
+    dm_buf_free(&r->tables[i].text);
   }
   free(r->tables);
   r->tables = NULL;
@@ -101,30 +101,30 @@ static bool vf_is_binary_type(const char *type) {
 /* The columns of schema.table on c as "SELECT COLUMN_NAME, DATA_TYPE, EXTRA" rows. */
 static MYSQL_RES *vf_columns(MYSQL *c, dm_db_side side, const char *schema, const char *table,
                              vf_table *t) {
-  vf_buf q = {0};
-  vf_buf_puts(&q, "SELECT COLUMN_NAME, DATA_TYPE, EXTRA FROM information_schema.COLUMNS WHERE "
+  dm_buf q = {0};
+  dm_buf_puts(&q, "SELECT COLUMN_NAME, DATA_TYPE, EXTRA FROM information_schema.COLUMNS WHERE "
                   "TABLE_SCHEMA = ");
   vf_sql_literal(&q, c, schema, strlen(schema), false);
-  vf_buf_puts(&q, " AND TABLE_NAME = ");
+  dm_buf_puts(&q, " AND TABLE_NAME = ");
   vf_sql_literal(&q, c, table, strlen(table), false);
-  vf_buf_puts(&q, " ORDER BY ORDINAL_POSITION");
+  dm_buf_puts(&q, " ORDER BY ORDINAL_POSITION");
   MYSQL_RES *res = NULL;
   if (q.oom)
     dm_error_set(&t->err, DM_ERR_NO_MEMORY, NULL, "verify: out of memory");
   else
-    res = vf_store(c, side, q.s, "reading the columns", t);
-  vf_buf_free(&q);
+    res = vf_store(c, side, q.p, "reading the columns", t);
+  dm_buf_free(&q);
   return res;
 }
 
 /* The key: the first index of SHOW INDEX (the primary key comes first) that is unique and whose
  * columns are all NOT NULL. */
 static int vf_key(vf_run *r, vf_table *t) {
-  vf_buf q = {0};
-  vf_buf_puts(&q, "SHOW INDEX FROM ");
+  dm_buf q = {0};
+  dm_buf_puts(&q, "SHOW INDEX FROM ");
   vf_sql_name(&q, t->shards[0][0], t->shards[0][1]);
-  MYSQL_RES *res = q.oom ? NULL : vf_store(r->source, DM_DB_SOURCE, q.s, "reading the keys", t);
-  vf_buf_free(&q);
+  MYSQL_RES *res = q.oom ? NULL : vf_store(r->source, DM_DB_SOURCE, q.p, "reading the keys", t);
+  dm_buf_free(&q);
   if (!res)
     return -1;
   /* SHOW INDEX: Table, Non_unique, Key_name, Seq_in_index, Column_name, ..., Null (9) */
