@@ -35,6 +35,19 @@ cluster_cleanup() {
   if [ "${KEEP:-}" ]; then echo "$tag: work folder kept: $work"; else rm -rf "$work"; fi
 }
 
+# drops databases $@ on both servers, quietly (a scenario's cleanup: its databases and meta)
+cluster_drop_dbs() {
+  local d
+  for d in "$@"; do
+    src -e "DROP DATABASE IF EXISTS \`$d\`" 2>/dev/null || true
+    tgt -e "DROP DATABASE IF EXISTS \`$d\`" 2>/dev/null || true
+  done
+}
+# etcd as the test reads it (etcdctl): key $1's JSON, its value, and its field $2 (0 when absent)
+etcd_kv() { ETCDCTL_API=3 etcdctl --endpoints "$DMH_ETCD_ENDPOINTS" get -w json "$1" 2>/dev/null; }
+etcd_val() { etcd_kv "$1" | jq -r '.kvs[0].value // "" | @base64d'; }
+etcd_field() { etcd_kv "$1" | jq -r ".kvs[0].$2 // 0"; }
+
 # dmctl through master $1 (1 or 2); prints its JSON answer, returns its exit status
 ctl() {
   local m=$1

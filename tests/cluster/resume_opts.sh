@@ -33,18 +33,10 @@ db1=rso_db1 db2=rso_db2 meta=rso_meta
 . tests/crash/lib.sh
 . tests/cluster/lib.sh
 cleanup() {
-  local d
-  for d in "$db1" "$db2"; do
-    src -e "DROP DATABASE IF EXISTS \`$d\`" 2>/dev/null || true
-    tgt -e "DROP DATABASE IF EXISTS \`$d\`" 2>/dev/null || true
-  done
-  tgt -e "DROP DATABASE IF EXISTS \`$meta\`" 2>/dev/null || true
+  cluster_drop_dbs "$db1" "$db2" "$meta"
   cluster_cleanup
 }
 trap cleanup EXIT
-etcd_kv() { ETCDCTL_API=3 etcdctl --endpoints "$DMH_ETCD_ENDPOINTS" get -w json "$1" 2>/dev/null; }
-etcd_val() { etcd_kv "$1" | jq -r '.kvs[0].value // "" | @base64d'; }
-etcd_field() { etcd_kv "$1" | jq -r ".kvs[0].$2 // 0"; }
 ids() { tgt -N -B -e "SELECT IFNULL(GROUP_CONCAT(id ORDER BY id), '') FROM \`$db1\`.t" 2>/dev/null; }
 ids_are() { [ "$(ids)" = "$1" ]; }
 rows_after() { "$1" -N -B -e "SELECT id, v FROM \`$db1\`.t WHERE id > $2 ORDER BY id"; }

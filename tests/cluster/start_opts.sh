@@ -34,17 +34,10 @@ db1=cst_db1 db2=cst_db2 meta=cst_meta
 . tests/crash/lib.sh
 . tests/cluster/lib.sh
 cleanup() {
-  local d
-  for d in "$db1" "$db2"; do
-    src -e "DROP DATABASE IF EXISTS \`$d\`" 2>/dev/null || true
-    tgt -e "DROP DATABASE IF EXISTS \`$d\`" 2>/dev/null || true
-  done
-  tgt -e "DROP DATABASE IF EXISTS \`$meta\`" 2>/dev/null || true
+  cluster_drop_dbs "$db1" "$db2" "$meta"
   cluster_cleanup
 }
 trap cleanup EXIT
-etcd_kv() { ETCDCTL_API=3 etcdctl --endpoints "$DMH_ETCD_ENDPOINTS" get -w json "$1" 2>/dev/null; }
-etcd_val() { etcd_kv "$1" | jq -r '.kvs[0].value // "" | @base64d'; }
 ids() { tgt -N -B -e "SELECT GROUP_CONCAT(id ORDER BY id) FROM \`$db1\`.t" 2>/dev/null; }
 ids_are() { [ "$(ids)" = "$1" ]; }
 src_now() { src -N -B -e "SELECT UNIX_TIMESTAMP()"; }
