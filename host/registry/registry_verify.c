@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dmhost/sdk.h"
@@ -72,20 +73,33 @@ static bool reg_verify_moving(const reg_verify_src *v) {
 
 /* The fix file of a run, read back into report["fix_sql"]. 0, or -1 with *err. */
 static int reg_verify_fix_text(const char *path, json_object *report, dm_error *err) {
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    if (errno == ENOENT)
+      return 0; /* the run stopped before it had statements to keep */
+    dm_error_set(err, DM_ERR_VERIFY_FIX_FILE, strerror(errno), "verify: reading back %s", path);
+    return -1;
+  }
+  /* the size first: a file past the bound is never read into memory */
+  if (st.st_size > (off_t)REG_VERIFY_FIX_MAX) {
+    dm_error_set(err, DM_ERR_VERIFY_FIX_FILE, NULL,
+                 "verify: the fix statements are %lld bytes, more than an answer carries (%u); "
+                 "run `dmhost verify --fix-sql FILE` on the daemon's machine",
+                 (long long)st.st_size, REG_VERIFY_FIX_MAX);
+    return -1;
+  }
   size_t len = 0;
   char *text = dmh_state_read_all(path, &len);
-  if (!text && errno == ENOENT)
-    return 0; /* the run stopped before it had statements to keep */
   if (!text) {
     dm_error_set(err, DM_ERR_VERIFY_FIX_FILE, strerror(errno), "verify: reading back %s", path);
     return -1;
   }
   int rc = 0;
-  if (len > REG_VERIFY_FIX_MAX) {
+  if (len > REG_VERIFY_FIX_MAX) { /* it grew after the stat: nothing else writes it, but bound */
     dm_error_set(err, DM_ERR_VERIFY_FIX_FILE, NULL,
-                 "verify: the fix statements are %zu bytes, more than an answer carries (%u); run "
-                 "`dmhost verify --fix-sql FILE` on the daemon's machine",
-                 len, REG_VERIFY_FIX_MAX);
+                 "verify: the fix statements are more than an answer carries (%u); run `dmhost "
+                 "verify --fix-sql FILE` on the daemon's machine",
+                 REG_VERIFY_FIX_MAX);
     rc = -1;
   } else {
     json_object_object_add(report, "fix_sql", json_object_new_string_len(text, (int)len));
