@@ -458,20 +458,22 @@ static void test_scheduling(void) {
     CU_ASSERT(strstr(tm_text(r), "t3.cfg") != NULL);
     json_object_put(r);
   }
-  /* DM's YAML files: refused by a cluster (its workers read etcd's text as libconfig), naming
-   * the way to convert them */
-  dmh_test_writef(tm_dir, "t3.yaml", "name: t3\ntask-mode: all\n");
+  /* DM's YAML files go the way libconfig ones do (translated at the master): the same refusal
+   * of optimistic shard-mode, naming the YAML file (its other refusals: cluster_dm_yaml) */
+  dmh_test_writef(tm_dir, "t3.yaml",
+                  "name: t3\ntask-mode: all\nshard-mode: optimistic\n"
+                  "ignore-checking-items: [\"all\"]\n"
+                  "target-database:\n  host: 127.0.0.1\n  port: 2\n  user: root\n"
+                  "  password: \"\"\nmysql-instances:\n  - source-id: src-a\n");
   snprintf(path, sizeof path, "%s/t3.yaml", tm_dir);
   static const char *const yaml_cmds[] = {"check-task", "start-task"};
   for (int i = 0; i < 2; i++) {
     r = tm_cmd(f, yaml_cmds[i], "{\"path\": \"%s\"}", path);
     CU_ASSERT_EQUAL(tm_code(r), DM_ERR_CONFIG_INVALID);
-    CU_ASSERT(strstr(tm_text(r), "dmhost convert") != NULL);
+    CU_ASSERT(strstr(tm_text(r), "shard-mode \\\"optimistic\\\"") != NULL);
+    CU_ASSERT(strstr(tm_text(r), "t3.yaml") != NULL);
     json_object_put(r);
   }
-  r = tm_cmd(f, "operate-source", "{\"op\": \"create\", \"path\": \"%s\"}", path);
-  CU_ASSERT_EQUAL(tm_code(r), DM_ERR_CONFIG_INVALID);
-  json_object_put(r);
   dmh_cluster_key(key, sizeof key, prefix, DMH_KEY_TASK, "t3", NULL, NULL);
   v = te_get(c, key, NULL);
   CU_ASSERT_PTR_NULL(v);

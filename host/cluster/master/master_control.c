@@ -84,12 +84,22 @@ dmh_cfg_trust master_ctl_trust(const ctl *x, dmh_cfg_origin origin) {
 
 /* The value a file `f` (sent as `path`) is stored under in etcd: its text with the password of
  * `group` sealed with the cluster key, so it never reaches etcd in clear (docs/cluster.md, "The
- * cluster key"). *sealed is the sealed text (the caller frees it). NULL with *err. */
+ * cluster key"). The cluster keeps libconfig text in etcd, so its workers read every file one way:
+ * DM's YAML (a file, or DM's JSON the HTTP layer made YAML) is translated here as `dmhost convert`
+ * does, after its load has checked it under the same trust. *sealed is the sealed text (the
+ * caller frees it). NULL with *err. */
 char *master_ctl_sealed_value(ctl *x, const dmh_control_file *f, const char *path,
                               const char *group, const char *password, char **sealed,
                               dm_error *err) {
-  if (dmh_config_seal_password(f->text, group, password,
-                               x->m->has_cluster_key ? x->m->cluster_key : NULL, sealed, err) < 0) {
+  char *conv = NULL;
+  if (dmh_config_is_yaml(f->path) && !(conv = dmh_config_convert(f->path, err))) {
+    dmh_control_file_blame(f, path, err);
+    return NULL;
+  }
+  int rc = dmh_config_seal_password(conv ? conv : f->text, group, password,
+                                    x->m->has_cluster_key ? x->m->cluster_key : NULL, sealed, err);
+  free(conv);
+  if (rc < 0) {
     dmh_control_file_blame(f, path, err);
     return NULL;
   }
@@ -99,25 +109,10 @@ char *master_ctl_sealed_value(ctl *x, const dmh_control_file *f, const char *pat
   return val;
 }
 
-/* A cluster keeps a file's text in etcd and its workers read it back as libconfig: a YAML file
- * is refused by its name until the cluster carries the format with the text (issue 23). */
-int master_ctl_libconfig_only(const char *path, dm_error *err) {
-  if (!dmh_config_is_yaml(path))
-    return 0;
-  dm_error_set(err, DM_ERR_CONFIG_INVALID, NULL,
-               "%s: a cluster takes task and source files in libconfig syntax only, not DM's "
-               "YAML yet; `dmhost convert %s` prints the file in libconfig syntax (docs/config.md, "
-               "\"DM's YAML files\")",
-               path, path);
-  return -1;
-}
-
 /* ---- operate-source ---- */
 
 static int ctl_source_create(ctl *x, const dmh_control_cmd *cmd, json_object *args,
                              const char *path, json_object *resp, dm_error *err) {
-  if (master_ctl_libconfig_only(path, err) < 0)
-    return -1;
   dmh_control_file f;
   if (dmh_control_file_get(cmd, args, path, true, &f, err) < 0) {
     dmh_control_file_free(&f);
@@ -291,8 +286,7 @@ int master_ctl_cluster_supports(const dmh_task_config *tc, const char *file, dm_
 static int ctl_check_task(void *ud, const dmh_control_cmd *cmd, json_object *args,
                           json_object *resp, dm_error *err) {
   const char *path;
-  if (dmh_control_arg_path(cmd, args, "path", &path, err) < 0 ||
-      master_ctl_libconfig_only(path, err) < 0)
+  if (dmh_control_arg_path(cmd, args, "path", &path, err) < 0)
     return -1;
   dmh_control_file f;
   dmh_task_config *tc = NULL;
@@ -336,7 +330,7 @@ static int ctl_start_task(void *ud, const dmh_control_cmd *cmd, json_object *arg
   const char *path, *stage = NULL;
   master_start_opts so;
   if (dmh_control_arg_path(cmd, args, "path", &path, err) < 0 ||
-      dmh_control_no_sources(cmd, args, err) < 0 || master_ctl_libconfig_only(path, err) < 0 ||
+      dmh_control_no_sources(cmd, args, err) < 0 ||
       dmh_control_arg_string(cmd, args, "stage", false, &stage, err) < 0 ||
       master_start_opts_parse(cmd, args, &so, err) < 0)
     return -1;

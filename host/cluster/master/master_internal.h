@@ -115,10 +115,9 @@ json_object *master_ctl_forward_worker(master_ctl *x, const master_snapshot *s, 
                                        const dmh_control_cmd *cmd, json_object *args,
                                        dm_error *err);
 /* master_control.c's steps of start-task that update-task runs too: the trust of a file given to
- * the master, libconfig only, what a cluster does not do yet, the precheck on the sources' files
+ * the master, what a cluster does not do yet, the precheck on the sources' files
  * in etcd, the value stored in etcd (the password sealed with the cluster key; *sealed the text). */
 dmh_cfg_trust master_ctl_trust(const master_ctl *x, dmh_cfg_origin origin);
-int master_ctl_libconfig_only(const char *path, dm_error *err);
 int master_ctl_cluster_supports(const dmh_task_config *tc, const char *file, dm_error *err);
 int master_ctl_precheck(master_ctl *x, const dmh_task_config *tc, const char *what,
                         json_object *resp, dm_error *err);
@@ -196,12 +195,12 @@ int master_ctl_update_task(void *ud, const dmh_control_cmd *cmd, json_object *ar
                            json_object *resp, dm_error *err);
 /* master_control.c: the trust a config the master was given gets (config.h); the value a source
  * or task file `f` (sent as `path`) is stored under in etcd, the password of `group` sealed with
- * the cluster key (*sealed: the sealed text, the caller frees it); a YAML file refused by name. */
+ * the cluster key, DM's YAML translated to libconfig (*sealed: the sealed text, the caller frees
+ * it). */
 dmh_cfg_trust master_ctl_trust(const master_ctl *x, dmh_cfg_origin origin);
 char *master_ctl_sealed_value(master_ctl *x, const dmh_control_file *f, const char *path,
                               const char *group, const char *password, char **sealed,
                               dm_error *err);
-int master_ctl_libconfig_only(const char *path, dm_error *err);
 /* master_source_ops.c: operate-source update|enable|disable, decided by the leader (a follower
  * forwards); master_source_enabled: DM_ERR_SOURCE_DISABLED (-1) for `cmd` of `task` when `source`
  * is disabled, 0 when not. */

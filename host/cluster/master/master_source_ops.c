@@ -306,8 +306,6 @@ static int mso_update(master_ctl *x, const dmh_control_cmd *cmd, json_object *ar
                  "stored password is sealed with the cluster key): give the password in the file");
     return -1;
   }
-  if (master_ctl_libconfig_only(so->path, err) < 0)
-    return -1;
   dmh_control_file f;
   if (dmh_control_file_get(cmd, args, so->path, true, &f, err) < 0) {
     dmh_control_file_free(&f);

@@ -1,5 +1,5 @@
 /*
- * update-task TASK.cfg through a cluster's master (docs/cluster.md, "update-task"), DM's rules
+ * update-task TASK.cfg (or DM's TASK.yaml) through a cluster's master (docs/cluster.md, "update-task"), DM's rules
  * (its scheduler's UpdateSubTasks): the task must be in the cluster with every expected stage
  * Paused (a Running one refuses), the file is loaded, checked and prechecked as start-task does,
  * and may change only what the daemon's update-task lets change (config_update.h). Then, on the
@@ -256,7 +256,6 @@ int master_ctl_update_task(void *ud, const dmh_control_cmd *cmd, json_object *ar
   const char *path, *want = NULL;
   bool dry = false;
   if (dmh_control_arg_path(cmd, args, "path", &path, err) < 0 ||
-      master_ctl_libconfig_only(path, err) < 0 ||
       dmh_control_arg_string(cmd, args, "name", false, &want, err) < 0 ||
       dmh_control_arg_bool(cmd, args, "dry-run", &dry, err) < 0)
     return -1;
@@ -306,9 +305,18 @@ int master_ctl_update_task(void *ud, const dmh_control_cmd *cmd, json_object *ar
                                       &sealed, err)))
     goto out;
   /* the workers get the text etcd keeps (its password sealed: they decrypt it with the
-   * cluster key, as they do the texts they read from etcd) */
+   * cluster key, as they do the texts they read from etcd), libconfig also for DM's YAML: named
+   * FILE.yaml.cfg, as the worker reads a file by its name's format */
   wargs = json_object_new_object();
-  json_object_object_add(wargs, "path", json_object_new_string(path));
+  size_t plen = strlen(path);
+  char *wpath = malloc(plen + 5);
+  if (!wpath) {
+    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "out of memory answering update-task");
+    goto out;
+  }
+  snprintf(wpath, plen + 5, "%s%s", path, dmh_config_is_yaml(path) ? ".cfg" : "");
+  json_object_object_add(wargs, "path", json_object_new_string(wpath));
+  free(wpath);
   json_object_object_add(wargs, "content", json_object_new_string(sealed));
   if (upd_check(q, wargs, err) < 0)
     goto out;
