@@ -6,8 +6,8 @@
 # start_time and safe_mode_time_duration without applying them. Two masters, one worker, one
 # source; every request through the follower (forwarded to the leader).
 #  1. rows 1-3 on the source, the binlog rotated, T taken, rows 4-6; an incremental task created
-#     stopped (start-task stage Stopped, what DM's POST /api/v1/tasks maps to: a master takes no
-#     DM Task JSON yet, its YAML) (New on w1, its stage key the Paused of its creation); refused, nothing
+#     stopped (start-task stage Stopped, what DM's POST /api/v1/tasks maps to; that route with
+#     DM's Task JSON on a master: cluster_dm_yaml) (New on w1, its stage key the Paused of its creation); refused, nothing
 #     written (no options key, the stage key unchanged, nothing copied): a safe_mode_time_duration
 #     of no Go form (400), a start_time after the binlog's end (11013);
 #  2. started with start_time T and safe_mode_time_duration "90s": etcd's options key holds the
@@ -59,8 +59,7 @@ untouched() {
     [ -z "$(etcd_val "$prefix/start/$1/rsosrc")" ]
 }
 # create task $1 ($work/$1.cfg) stopped through master $2: start-task with stage Stopped, the
-# command DM's POST /api/v1/tasks maps to (a master takes libconfig task files only, not the YAML
-# that route converts DM's Task JSON to: docs/cluster.md)
+# command DM's POST /api/v1/tasks maps to (the task's file here is libconfig, not DM's JSON)
 create_stopped() {
   jq -n --arg p "$work/$1.cfg" --rawfile c "$work/$1.cfg" \
     '{cmd: "start-task", args: {path: $p, content: $c, stage: "Stopped"}}' >"$work/create.json"
