@@ -234,8 +234,8 @@ src_put() { call "$f" PUT /sources/apisrc "$(jq -n --arg h "$DMH_SOURCE_HOST" \
 wait_for 60 "PUT /api/v1/sources/apisrc was not taken once apitask paused" src_put
 expect 200 '.source_name == "apisrc" and .password == "******"' "PUT /api/v1/sources/apisrc"
 stored=$(stored_text "$prefix/source/apisrc")
-grep -q 'password-encrypted' <<<"$stored" && ! grep -qF -- "$pw" <<<"$stored" ||
-  fail "apisrc's updated password is not sealed: $stored"
+grep -q 'password-encrypted' <<<"$stored" || fail "apisrc's updated password is not sealed: $stored"
+grep -qF -- "$pw" <<<"$stored" && fail "apisrc's updated password is in etcd in clear: $stored"
 call "$f" POST /tasks/apitask/start '{}'
 expect 200 'true' "POST /api/v1/tasks/apitask/start after the source's update"
 src "$db2" -e "INSERT INTO t1 SELECT seq, 'after' FROM seq_101_to_110;"
