@@ -13,7 +13,7 @@ etcd_flags=($DMH_ETCD_FLAGS --cluster-key "$work/cluster.key")
 m_port=(0 $((DMH_ETCD_PORT_BASE + 21)) $((DMH_ETCD_PORT_BASE + 22)))
 declare -A pid=()
 
-no_dup() { ! grep -qE "Duplicate entry|\b1062\b|\b1180\b" "$@" || fail "a duplicate key in $*"; }
+no_dup() { [ -z "$(dup_key_line "$@")" ] || fail "a duplicate key in $*: $(dup_key_line "$@")"; }
 fail() {
   echo "$tag: FAILED: $*" >&2
   echo "--- list-member and query-status through m1:" >&2

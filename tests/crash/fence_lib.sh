@@ -58,7 +58,7 @@ wait_exit() {
   wait "$1" || rc=$?
   return "$rc"
 }
-no_dup() { ! grep -qE "Duplicate entry|\b1062\b|\b1180\b" "$@" || fail "a duplicate key in $*"; }
+no_dup() { [ -z "$(dup_key_line "$@")" ] || fail "a duplicate key in $*: $(dup_key_line "$@")"; }
 fail() {
   echo "$tag: FAILED: $*" >&2
   echo "--- the target's sessions and transactions:" >&2

@@ -8,12 +8,12 @@
 set -euo pipefail
 dmhost=$1 plugins=$2 src_dir=$3 kills=${4:-10}
 cd "$src_dir"
-eval "$(bash scripts/mariadb.sh env)"
+tag=kill9 t0=$SECONDS
+. tests/crash/lib.sh
 db=crash_kill9
 work=$(mktemp -d /tmp/dmh-kill9-XXXXXX)
 trap '[ "${KEEP:-}" ] || rm -rf "$work"' EXIT
 fail() { echo "kill9: FAILED: $*" >&2; exit 1; }
-tgt() { mariadb --no-defaults --protocol=tcp -h"$DMH_TARGET_HOST" -P"$DMH_TARGET_PORT" -u"$DMH_TARGET_USER" "$@"; }
 # bytes the load has committed so far (its checkpoint rows on the target; 0 before it starts)
 loaded() {
   tgt -N -B -e "SELECT COALESCE(SUM(\`offset\`), 0) FROM crash_meta.crash_loader_checkpoint" \
@@ -72,7 +72,7 @@ for i in $(seq 1 "$kills"); do
   kill -9 "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
   pgrep -f "$work/task.cfg" >/dev/null && fail "a killed dmhost is still running"
-  dup=$(grep -m1 -E "Duplicate entry|code (1062|1180)\b" "$work/run-$i.log" || true)
+  dup=$(dup_key_line "$work/run-$i.log")
   [ -z "$dup" ] || fail "run $i hit a duplicate key: $dup"
   # a run that took a snapshot dumped; a run whose load started with bytes already done resumed
   dumped=$(grep -c "dump: snapshot of" "$work/run-$i.log" || true)

@@ -67,7 +67,7 @@ wait_log() {
 alive() { proc_alive "$pid"; }
 # no duplicate key, no error; $2 = 1 allows connection errors (the run losing its target)
 check_log() {
-  grep -qE "Duplicate entry|code 1062|\b1062\b|\b1180\b" "$1" && fail "$(basename "$1") hit a duplicate key"
+  [ -n "$(dup_key_line "$1")" ] && fail "$(basename "$1") hit a duplicate key"
   local errs
   # units log their failures at WARN with a code; the host's own are ERROR lines
   errs=$(grep -E "\[ERROR\]|\[code [0-9]+\]|dmhost: error|\"RawCause\"" "$1" || true)

@@ -6,6 +6,13 @@ eval "$(bash scripts/mariadb.sh env)"
 src() { mariadb --no-defaults --protocol=tcp -h"$DMH_SOURCE_HOST" -P"$DMH_SOURCE_PORT" -u"$DMH_SOURCE_USER" "$@"; }
 tgt() { mariadb --no-defaults --protocol=tcp -h"$DMH_TARGET_HOST" -P"$DMH_TARGET_PORT" -u"$DMH_TARGET_USER" "$@"; }
 log() { echo "$tag: [$((SECONDS - t0))s] $*"; }
+# The first line of FILE... that tells of a duplicate key (ER_DUP_ENTRY 1062, or 1180, an error
+# during COMMIT, as an XA commit of a row already there reports it), or nothing. The server's
+# errors as our logs carry them ("ERROR 1062 (23000): ...", "... (1062)", "code 1062"), never a
+# bare number: a fencing token or a lease may well be 1062 or 1180.
+dup_key_line() {
+  grep -h -m1 -E "Duplicate entry|during COMMIT|(ERROR|code) (1062|1180)\b|\((1062|1180)\)" "$@" || true
+}
 # the global row's position, or nothing
 checkpoint() { tgt -N -B -e "SELECT CONCAT(binlog_name, ':', binlog_pos) FROM $cp_table WHERE is_global = 1" 2>/dev/null || true; }
 master() { src -N -B -e "SHOW MASTER STATUS" | awk '{ print $1 ":" $2 }'; }

@@ -45,7 +45,7 @@ wait_log() { # file seconds regex
   return 1
 }
 check_log() {
-  grep -qE "Duplicate entry|\b1062\b" "$1" && fail "$(basename "$1") hit a duplicate key"
+  [ -n "$(dup_key_line "$1")" ] && fail "$(basename "$1") hit a duplicate key"
   local errs
   errs=$(grep -E "\[ERROR\]|\[code [0-9]+\]|dmhost: error" "$1" || true)
   [ -z "$errs" ] || fail "$(basename "$1") logged an error: $(head -3 <<<"$errs")"
