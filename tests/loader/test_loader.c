@@ -179,6 +179,11 @@ static void test_short_struct(void) {
   snprintf(want, sizeof want, "descriptor is %zu bytes, ABI 1.2 needs at least %zu",
            DM_UNIT_DESCRIPTOR_SIZE_1_1, DM_UNIT_DESCRIPTOR_SIZE_1_2);
   CU_ASSERT(test_contains(err.message, want));
+  /* ABI 1.3 with a 1.2-sized descriptor: validation_op is not read past its end */
+  err = test_refused(ZOO_SHORT_1_3_PATH, &test_dump, DM_ERR_UNIT_SHORT);
+  snprintf(want, sizeof want, "descriptor is %zu bytes, ABI 1.3 needs at least %zu",
+           DM_UNIT_DESCRIPTOR_SIZE_1_2, DM_UNIT_DESCRIPTOR_SIZE_1_3);
+  CU_ASSERT(test_contains(err.message, want));
 }
 
 /* ABI 1.1's handover: a unit that says it gives a position must say where (end_position), and

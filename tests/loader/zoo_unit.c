@@ -56,6 +56,8 @@ ZOO_SLOT void zoo_close(void *self) {
 #define ZOO_ABI_MINOR 1
 #elif defined(ZOO_SHORT_1_2)
 #define ZOO_ABI_MINOR 2
+#elif defined(ZOO_SHORT_1_3)
+#define ZOO_ABI_MINOR 3
 #else
 #define ZOO_ABI_MINOR DM_ABI_MINOR
 #endif
@@ -69,6 +71,9 @@ ZOO_SLOT void zoo_close(void *self) {
 #elif defined(ZOO_SHORT_1_2)
 /* Claims ABI 1.2 with the descriptor of 1.1: its schema_op would be read past its end. */
 #define ZOO_STRUCT_SIZE DM_UNIT_DESCRIPTOR_SIZE_1_1
+#elif defined(ZOO_SHORT_1_3)
+/* Claims ABI 1.3 with the descriptor of 1.2: its validation_op would be read past its end. */
+#define ZOO_STRUCT_SIZE DM_UNIT_DESCRIPTOR_SIZE_1_2
 #else
 #define ZOO_STRUCT_SIZE sizeof(dm_unit_descriptor)
 #endif

@@ -65,7 +65,7 @@ for so in "$cmake_unit" "$pc_unit"; do
   mkdir -p "$run_dir"
   out=$("$check_unit" "$so" --run "$run_dir")
   printf '%s\n' "$out"
-  grep -qx 'name=reference-counter version=1.0.0 abi=1.2 kind=dump' <<<"$out" ||
+  grep -qx 'name=reference-counter version=1.0.0 abi=1.3 kind=dump' <<<"$out" ||
     fail "unexpected identity from $so"
 done
 

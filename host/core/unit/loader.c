@@ -32,7 +32,7 @@ struct dmh_unit_lib {
 
 /* The smallest descriptor each ABI minor of this major may have, indexed by minor. */
 static const size_t loader_min_size[] = {DM_UNIT_DESCRIPTOR_SIZE_1_0, DM_UNIT_DESCRIPTOR_SIZE_1_1,
-                                         DM_UNIT_DESCRIPTOR_SIZE_1_2};
+                                         DM_UNIT_DESCRIPTOR_SIZE_1_2, DM_UNIT_DESCRIPTOR_SIZE_1_3};
 _Static_assert(sizeof loader_min_size / sizeof loader_min_size[0] == DMH_ABI_MINOR + 1,
                "give the descriptor size of every ABI minor the host accepts");
 
@@ -458,6 +458,10 @@ dm_unit_end_position_fn dmh_unit_end_position(const dm_unit_descriptor *d) {
 
 dm_unit_schema_op_fn dmh_unit_schema_op(const dm_unit_descriptor *d) {
   return d->abi_minor >= 2 ? d->schema_op : NULL;
+}
+
+dm_unit_validation_op_fn dmh_unit_validation_op(const dm_unit_descriptor *d) {
+  return d->abi_minor >= 3 ? d->validation_op : NULL;
 }
 
 int dmh_unit_lib_open(const char *path, const dmh_load_opts *opts, dmh_unit_lib **out,

@@ -78,6 +78,8 @@ uint32_t dmh_unit_handover(const dm_unit_descriptor *d);
 dm_unit_end_position_fn dmh_unit_end_position(const dm_unit_descriptor *d);
 /* Its schema_op slot: NULL for a unit older than ABI 1.2 (its descriptor has no such field). */
 dm_unit_schema_op_fn dmh_unit_schema_op(const dm_unit_descriptor *d);
+/* Its validation_op slot: NULL for a unit older than ABI 1.3. */
+dm_unit_validation_op_fn dmh_unit_validation_op(const dm_unit_descriptor *d);
 
 /* References: every unit instance holds one. The library is dlclose'd when the last one goes,
  * unless it was pinned (a unit whose thread was abandoned may still run code of it). */

@@ -55,6 +55,10 @@
  * - end_position (ABI 1.1): on the runner thread right after process/resume finished.
  * - schema_op (ABI 1.2): as update (a paused instance, the command's thread, the subtask's
  *   commands held, status may run beside it), on the thread of a binlog-schema command.
+ * - validation_op (ABI 1.3): unlike the others, on a RUNNING instance too (and on a paused one),
+ *   on the thread of a `dmctl validation` command, with the subtask's commands held (so never
+ *   beside init, pause, resume, update, schema_op, kill or close), but beside process/resume and
+ *   status: the unit guards what it shares with its process thread (its own lock).
  * So a unit needs no guard against running twice: pause comes only after process/resume
  * returned, resume only on an instance that is not running.
  *
@@ -68,7 +72,8 @@
  *   only from a unit whose abi_minor is M or later: an older, shorter descriptor is never read past
  *   its end. ABI 1.1 appended handover and end_position (custom kinds in a chain); a 1.0 unit
  *   still loads and runs (tests/abi/ keeps the 1.0 headers and CI builds a unit from them). ABI
- *   1.2 appended schema_op (dmctl binlog-schema: the sync unit's schema tracker).
+ *   1.2 appended schema_op (dmctl binlog-schema: the sync unit's schema tracker). ABI 1.3
+ *   appended validation_op (dmctl validation: the sync unit's continuous validator).
  * - Frozen for the whole major: dm_unit_ops (embedded in the descriptor: growing it would move
  *   what follows), dm_result, dm_status_sink, and dm_error and dm_position (error.h, position.h).
  *   They carry no size, so neither side could tell a shorter one: a later need becomes a
@@ -92,7 +97,7 @@ extern "C" {
 #endif
 
 #define DM_ABI_MAJOR 1
-#define DM_ABI_MINOR 2
+#define DM_ABI_MINOR 3
 #define DM_UNIT_MAGIC 0x444d5554u /* "DMUT" */
 
 /* The symbol the host looks up. A function, because dlsym is only guaranteed for functions. */
@@ -328,6 +333,72 @@ struct dm_schema_answer {
 typedef int (*dm_unit_schema_op_fn)(void *self, const dm_schema_req *req, dm_schema_answer *answer,
                                     dm_error *err);
 
+/*
+ * validation_op (ABI 1.3; optional): DM's `dmctl validation` on the continuous validator a unit
+ * runs beside its work (the sync unit's, DM's `validators` task section; docs/validation.md).
+ * The host calls it on the instance of the subtask's sync unit whether it runs or is paused (see
+ * "Life of an instance"); the validator's wish (started, stopped, its mode) outlives a pause and
+ * a restart (the unit keeps it with its checkpoint). Every answer item is one JSON object text
+ * in DM's shapes (dm/proto/dmworker.proto), copied by put before it returns:
+ *   DM_VALIDATION_START      start (or go on) validating: mode "full"|"fast" (NULL: the task's
+ *                            validator-config mode, or the mode it had when stopped), start_time
+ *                            ("YYYY-MM-DD HH:MM:SS", NULL: from the sync's checkpoint or the
+ *                            validator's own); DM_ERR_TASK_STATE when it already runs. No items.
+ *   DM_VALIDATION_STOP       stop validating (pending rows and errors kept). No items; an error
+ *                            when it is not running.
+ *   DM_VALIDATION_STATUS     one item, DM's ValidationStatus: {"task","source","mode","stage",
+ *                            "validatorBinlog","validatorBinlogGtid","cutoverBinlogPos",
+ *                            "cutoverBinlogGtid","result","processedRowsStatus",
+ *                            "pendingRowsStatus","errorRowsStatus"}, then one item per table,
+ *                            DM's ValidationTableStatus {"source","srcTable","dstTable","stage",
+ *                            "message"}, those whose stage is table_stage when it is given
+ *                            ("running"|"stopped").
+ *   DM_VALIDATION_SHOW_ERROR one item per error row whose state error_state names ("all",
+ *                            "unprocessed" (new), "ignored", "resolved"), DM's ValidationError
+ *                            {"id","source","srcTable","srcData","dstTable","dstData",
+ *                            "errorType","status","time","message"}.
+ *   DM_VALIDATION_OPERATE    error_op (ignore|resolve|clear) on the error error_id, or on every
+ *                            error when error_id is 0 (DM's --all). No items.
+ *   DM_VALIDATION_UPDATE     the cutover point: cutover_pos "(mysql-bin.000001, 5989)" or
+ *                            cutover_gtid. No items.
+ * Return 0, or fill *err and return -1 (what was put is dropped). Keep it short: the command
+ * waits, and the unit's process thread may be waiting on the same lock.
+ */
+typedef enum dm_validation_op_kind {
+  DM_VALIDATION_START = 1,
+  DM_VALIDATION_STOP = 2,
+  DM_VALIDATION_STATUS = 3,
+  DM_VALIDATION_SHOW_ERROR = 4,
+  DM_VALIDATION_OPERATE = 5,
+  DM_VALIDATION_UPDATE = 6,
+} dm_validation_op_kind;
+
+typedef enum dm_validation_error_op {
+  DM_VALIDATION_ERR_IGNORE = 1,
+  DM_VALIDATION_ERR_RESOLVE = 2,
+  DM_VALIDATION_ERR_CLEAR = 3,
+} dm_validation_error_op;
+
+/* What `dmctl validation` asks. The host's; valid during the call. Grows only at its end. */
+typedef struct dm_validation_req {
+  uint32_t op;              /* dm_validation_op_kind */
+  uint32_t error_op;        /* dm_validation_error_op, for DM_VALIDATION_OPERATE; else 0 */
+  const char *mode;         /* START: "full", "fast" or NULL */
+  const char *start_time;   /* START: NULL or the time */
+  const char *table_stage;  /* STATUS: NULL, "running" or "stopped" */
+  const char *error_state;  /* SHOW_ERROR: "all", "unprocessed", "ignored" or "resolved" */
+  uint64_t error_id;        /* OPERATE: the error's id; 0: all */
+  const char *cutover_pos;  /* UPDATE: NULL or "(file, pos)" */
+  const char *cutover_gtid; /* UPDATE: NULL or a GTID set */
+  /* fields above: ABI 1.3 */
+} dm_validation_req;
+
+/* Where validation_op writes its answer: the same shape as binlog-schema's. */
+typedef dm_schema_answer dm_validation_answer;
+
+typedef int (*dm_unit_validation_op_fn)(void *self, const dm_validation_req *req,
+                                        dm_validation_answer *answer, dm_error *err);
+
 typedef struct dm_unit_ops {
   dm_unit_init_fn init;
   dm_unit_process_fn process;
@@ -359,9 +430,11 @@ typedef struct dm_unit_descriptor {
   /* fields above: ABI 1.1 */
   dm_unit_schema_op_fn schema_op;
   /* fields above: ABI 1.2 */
+  dm_unit_validation_op_fn validation_op;
+  /* fields above: ABI 1.3 */
 } dm_unit_descriptor;
 
-/* The sizes descriptors of ABI 1.0, 1.1 and 1.2 have; the host refuses shorter ones. Frozen: they must
+/* The sizes descriptors of ABI 1.0, 1.1, 1.2 and 1.3 have; the host refuses shorter ones. Frozen: they must
  * not follow sizeof(dm_unit_descriptor) once later minors append fields. A unit of ABI 1.0 has no
  * handover field: the host gives the built-in kinds theirs (dump and load give a position, read
  * back from the status keys above; sync takes one and reads the relay) and a custom kind none. */
@@ -370,6 +443,8 @@ typedef struct dm_unit_descriptor {
   (offsetof(dm_unit_descriptor, end_position) + sizeof(dm_unit_end_position_fn))
 #define DM_UNIT_DESCRIPTOR_SIZE_1_2                                                                \
   (offsetof(dm_unit_descriptor, schema_op) + sizeof(dm_unit_schema_op_fn))
+#define DM_UNIT_DESCRIPTOR_SIZE_1_3                                                                \
+  (offsetof(dm_unit_descriptor, validation_op) + sizeof(dm_unit_validation_op_fn))
 #ifndef __cplusplus
 _Static_assert(sizeof(void *) != 8 || DM_UNIT_DESCRIPTOR_SIZE_1_0 == 112,
                "the ABI 1.0 descriptor layout changed");
@@ -377,6 +452,8 @@ _Static_assert(sizeof(void *) != 8 || DM_UNIT_DESCRIPTOR_SIZE_1_1 == 128,
                "the ABI 1.1 descriptor layout changed");
 _Static_assert(sizeof(void *) != 8 || DM_UNIT_DESCRIPTOR_SIZE_1_2 == 136,
                "the ABI 1.2 descriptor layout changed");
+_Static_assert(sizeof(void *) != 8 || DM_UNIT_DESCRIPTOR_SIZE_1_3 == 144,
+               "the ABI 1.3 descriptor layout changed");
 #endif
 
 /* Writes the header fields of a descriptor. */
