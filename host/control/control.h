@@ -98,6 +98,11 @@ int dmh_control_member_unknown(const dmh_control_cmd *cmd, const char *what, con
  * -1 with DM_ERR_CONTROL_REQUEST otherwise. */
 int dmh_control_arg_bool(const dmh_control_cmd *cmd, json_object *args, const char *key, bool *out,
                          dm_error *err);
+/* args[key] as a duration of dm_duration_parse's text (DM's Go form: "1m30s"), NULL when absent,
+ * shorter than max_len when max_len is not 0 (the field it is kept in); dm_name is DM's name of
+ * the setting, for the refusal. -1 with DM_ERR_CONTROL_REQUEST. */
+int dmh_control_arg_duration(const dmh_control_cmd *cmd, json_object *args, const char *key,
+                             const char *dm_name, size_t max_len, const char **out, dm_error *err);
 
 /* shard-ddl-lock's request, for the daemon's handler and the master's (docs/shard.md):
  *   {}, {"op": "show"[, "name": TASK]}, or dmctl's {"op": TASK}: the locks (of TASK)

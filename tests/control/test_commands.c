@@ -244,6 +244,45 @@ static void test_daemon_args(void) {
   }
 }
 
+/* One reader of a duration argument for the daemon and a master (resume-task's
+ * safe-mode-duration): Go's form taken, another text or one longer than its field refused naming
+ * the argument and DM's name, absent is NULL. */
+static void test_arg_duration(void) {
+  static const dmh_control_cmd cmd = {.name = "resume-task", .usage = "resume-task NAME"};
+  static const struct {
+    const char *json;
+    size_t max;
+    int rc;
+  } cases[] = {
+      {"{\"d\": \"1m30s\"}", 0, 0},
+      {"{\"d\": \"0s\"}", 8, 0},
+      {"{\"d\": \"ten seconds\"}", 0, -1},
+      {"{\"d\": \"-5s\"}", 0, -1},
+      {"{\"d\": \"1m30s\"}", 5, -1},
+      {"{\"d\": 90}", 0, -1},
+      {"{}", 0, 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    json_object *args = json_tokener_parse(cases[i].json);
+    const char *out = "unset";
+    dm_error err = {0};
+    int rc = dmh_control_arg_duration(&cmd, args, "d", "start's safe_mode_time_duration",
+                                      cases[i].max, &out, &err);
+    CU_ASSERT_EQUAL(rc, cases[i].rc);
+    if (rc < 0) {
+      CU_ASSERT_EQUAL(err.code, DM_ERR_CONTROL_REQUEST);
+      /* the argument by name; DM's name too, but for a value that is no string at all */
+      CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "\"d\""));
+      CU_ASSERT(strstr(err.message, "safe_mode_time_duration") || strstr(cases[i].json, "90"));
+    } else if (strcmp(cases[i].json, "{}") == 0) {
+      CU_ASSERT_PTR_NULL(out);
+    } else {
+      CU_ASSERT_PTR_NOT_NULL(out);
+    }
+    json_object_put(args);
+  }
+}
+
 /* dmctl's parser, read from the rows: a few lines and the request each makes. */
 static void test_parser(void) {
   static const struct {
@@ -329,6 +368,7 @@ int main(void) {
       {"the table holds together; the daemon's table builds", test_table},
       {"dmctl's parser from the rows", test_parser},
       {"resume-task's start options: the daemon and a master take them", test_daemon_args},
+      {"a duration argument: Go's form, bounded, refusals name DM's setting", test_arg_duration},
   };
   return dmh_cunit_run("commands", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
 }

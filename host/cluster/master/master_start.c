@@ -214,22 +214,14 @@ int master_stop_prepare(master_ctl *x, const char *task, const char *const *sour
 int master_resume_opts_parse(const dmh_control_cmd *cmd, json_object *args, master_resume_opts *o,
                              dm_error *err) {
   memset(o, 0, sizeof *o);
-  int64_t ms;
-  if (dmh_control_arg_bool(cmd, args, "remove-meta", &o->remove_meta, err) < 0 ||
-      dmh_control_arg_string(cmd, args, "start-time", false, &o->start_time, err) < 0 ||
-      dmh_control_arg_string(cmd, args, "safe-mode-duration", false, &o->safe_mode_duration, err) <
-          0)
-    return -1;
-  /* the record's field is short: a longer text is no duration a user means */
-  if (o->safe_mode_duration &&
-      (dm_duration_parse(o->safe_mode_duration, &ms) < 0 ||
-       strlen(o->safe_mode_duration) >= sizeof((dmh_cluster_start *)0)->safe_mode_duration))
-    return dmh_control_bad(err,
-                           "resume-task: argument \"safe-mode-duration\" (DM's start's "
-                           "safe_mode_time_duration) is \"%.64s\"; it is a duration as DM's "
-                           "(Go's): \"60s\", \"1m30s\", \"500ms\" or \"0s\", 0 or more",
-                           o->safe_mode_duration);
-  return 0;
+  return dmh_control_arg_bool(cmd, args, "remove-meta", &o->remove_meta, err) < 0 ||
+                 dmh_control_arg_string(cmd, args, "start-time", false, &o->start_time, err) < 0 ||
+                 dmh_control_arg_duration(cmd, args, "safe-mode-duration",
+                                          "start's safe_mode_time_duration",
+                                          sizeof((dmh_cluster_start *)0)->safe_mode_duration,
+                                          &o->safe_mode_duration, err) < 0
+             ? -1
+             : 0;
 }
 
 bool master_resume_opts_any(const master_resume_opts *o) {
