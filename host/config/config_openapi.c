@@ -103,7 +103,7 @@ static void y_copy(oa *o, int map, const char *key, json_object *from, const cha
 static int y_write(void *data, unsigned char *buffer, size_t size) {
   yout *out = data;
   yo_put(out, (const char *)buffer, size);
-  return !out->oom && !out->big;
+  return !out->b.oom && !out->big;
 }
 
 /* The document as text into *yaml (the document is gone after, as yaml_emitter_dump leaves it). */
@@ -124,14 +124,14 @@ static int y_emit(oa *o, char **yaml) {
   o->doc_live = false;
   const char *problem = e.problem;
   yaml_emitter_delete(&e);
-  if (!ok || out.oom || out.big) {
-    free(out.buf);
+  if (!ok || out.b.oom || out.big) {
+    dm_buf_free(&out.b);
     return oa_fail(o, DM_ERR_CONFIG_INVALID, "DM's YAML could not be written: %s",
                    out.big   ? "it is too long"
                    : problem ? problem
                              : "out of memory");
   }
-  *yaml = out.buf;
+  *yaml = out.b.p;
   return 0;
 }
 

@@ -443,15 +443,15 @@ char *dmh_cfg_yaml_text(dmh_cfg_ctx *c, bool task) {
   }
   yo_puts(&t.o, "\n");
   yaml_document_delete(&t.doc);
-  if (rc == 0 && t.o.oom)
+  if (rc == 0 && t.o.b.oom)
     rc = dmh_cfg_no_memory(c);
   if (rc == 0 && t.o.big)
     rc = dmh_cfg_fail_line(c, DM_ERR_CONFIG_INVALID, 1,
                            "the %s grows beyond %d bytes with its aliases expanded", c->what,
                            YAML_OUT_MAX);
   if (rc < 0) {
-    free(t.o.buf);
+    dm_buf_free(&t.o.b);
     return NULL;
   }
-  return t.o.buf;
+  return t.o.b.p;
 }

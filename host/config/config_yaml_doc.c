@@ -13,27 +13,13 @@
 /* ---- the text written ---- */
 
 void yo_put(yout *o, const char *s, size_t n) {
-  if (o->oom || o->big)
+  if (o->big)
     return;
-  if (o->len + n > YAML_OUT_MAX) {
+  if (o->b.len + n > YAML_OUT_MAX) {
     o->big = true;
     return;
   }
-  if (o->len + n + 1 > o->cap) {
-    size_t cap = o->cap ? o->cap : 4096;
-    while (cap < o->len + n + 1)
-      cap *= 2;
-    char *b = realloc(o->buf, cap);
-    if (!b) {
-      o->oom = true;
-      return;
-    }
-    o->buf = b;
-    o->cap = cap;
-  }
-  memcpy(o->buf + o->len, s, n);
-  o->len += n;
-  o->buf[o->len] = '\0';
+  (void)dm_buf_put(&o->b, s, n); /* a failure stays said in b.oom */
 }
 
 void yo_puts(yout *o, const char *s) {

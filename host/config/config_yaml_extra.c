@@ -131,10 +131,10 @@ static int yx_apply(ytr *t, const yaml_node_t *at, const char *path, const char 
   case YX_STRING: {
     yout s = {0};
     yo_string(&s, val, strlen(val));
-    bool fits = !s.oom && s.len < sizeof lit;
+    bool fits = !s.b.oom && s.b.len < sizeof lit;
     if (fits)
-      snprintf(lit, sizeof lit, "%s", s.buf);
-    free(s.buf);
+      snprintf(lit, sizeof lit, "%s", s.b.p);
+    dm_buf_free(&s.b);
     if (!fits)
       return dmh_cfg_fail_line(t->c, DM_ERR_CONFIG_INVALID, line,
                                "`%s` in the %s: the value of dumpling's %s is too long", path,

@@ -13,12 +13,13 @@
 
 #include "config_util.h"
 #include "config_yaml.h"
+#include "dmhost/buf.h"
 
+/* The text written: the SDK's buffer (b.oom when memory ran out), with the line being written
+ * and a cap. */
 typedef struct yout {
-  char *buf;
-  size_t len, cap;
+  dm_buf b;
   int line; /* the line being written, from 1 */
-  bool oom;
   bool big; /* beyond YAML_OUT_MAX: aliases expanded into too much text */
 } yout;
 

@@ -84,10 +84,10 @@ static int yunit_lit(ytr *t, const char *to, const yaml_node_t *v, const char *p
                                path, t->c->what, s);
     yout q = {0};
     yo_string(&q, s, strlen(s));
-    int rc = q.oom || q.len >= size ? -1 : 0;
+    int rc = q.b.oom || q.b.len >= size ? -1 : 0;
     if (rc == 0)
-      snprintf(out, size, "%s", q.buf);
-    free(q.buf);
+      snprintf(out, size, "%s", q.b.p);
+    dm_buf_free(&q.b);
     return rc < 0 ? dmh_cfg_fail_line(t->c, DM_ERR_CONFIG_INVALID, yline(v),
                                       "`%s` in the %s is too long", path, t->c->what)
                   : 0;
@@ -96,13 +96,13 @@ static int yunit_lit(ytr *t, const char *to, const yaml_node_t *v, const char *p
   ytr tmp = *t;
   tmp.o = o;
   yemit_scalar(&tmp, v, -1);
-  if (tmp.o.oom || tmp.o.len >= size) {
-    free(tmp.o.buf);
+  if (tmp.o.b.oom || tmp.o.b.len >= size) {
+    dm_buf_free(&tmp.o.b);
     return dmh_cfg_fail_line(t->c, DM_ERR_CONFIG_INVALID, yline(v), "`%s` in the %s is too long",
                              path, t->c->what);
   }
-  snprintf(out, size, "%s", tmp.o.buf);
-  free(tmp.o.buf);
+  snprintf(out, size, "%s", tmp.o.b.p);
+  dm_buf_free(&tmp.o.b);
   return 0;
 }
 
@@ -197,13 +197,13 @@ static int yunit_of(ytr *t, const yunit_kind *k, const yaml_node_t *inst, int id
     /* DM's task-wide zone is the sync's (sync_tz.c): as a string, whatever YAML made of it */
     yout o = {0};
     yo_string(&o, ytext(tz), tz->data.scalar.length);
-    if (o.oom || o.len >= sizeof u->e[0].lit) {
-      free(o.buf);
+    if (o.b.oom || o.b.len >= sizeof u->e[0].lit) {
+      dm_buf_free(&o.b);
       return dmh_cfg_fail_line(t->c, DM_ERR_CONFIG_INVALID, yline(tz),
                                "`timezone` in the %s is too long", t->c->what);
     }
-    yunit_set(u, "timezone", o.buf, yline(tz));
-    free(o.buf);
+    yunit_set(u, "timezone", o.b.p, yline(tz));
+    dm_buf_free(&o.b);
   }
   if (strcmp(k->section, "load") == 0) {
     /* DM removes the dump files once loaded unless clean-dump-file is false */

@@ -53,8 +53,7 @@ CFG
 # ---- 1. the key outside --secrets-dir: a sent file is refused ----
 worker_flags=("${etcd_flags[@]}")
 etcd_flags=("${worker_flags[@]}" --secrets-dir "$work/secrets" --secret-key-path "$work/outside.key")
-start_master 2
-wait_for 20 "m2 does not answer" ctl 2 list-member
+master_up 2
 out=$(ctl 2 operate-source create "$work/srcA.cfg") && fail "m2 stored srcA with its key outside --secrets-dir: $out"
 grep -q 11007 <<<"$out" || fail "m2: srcA not refused with 11007: $out"
 grep -qF -- "$pw" <<<"$out" && fail "the refusal holds the password: $out"

@@ -43,8 +43,6 @@ trap cleanup EXIT
 etcd_get() { ETCDCTL_API=3 etcdctl --endpoints "$DMH_ETCD_ENDPOINTS" get --prefix "$1" 2>/dev/null; }
 # the source or task file text etcd keeps under key $1
 stored_text() { etcd_val "$1" | jq -r '.config // ""'; }
-checksum() { "$1" -N -B -e "CHECKSUM TABLE \`$2\`.t1" 2>/dev/null | awk '{ print $2 }'; }
-same() { [ -n "$(checksum tgt "$1")" ] && [ "$(checksum src "$1")" = "$(checksum tgt "$1")" ]; }
 # dmctl through the follower must fail with code $1, its message naming $2 and not the temp copy
 refused() { # code where args...
   local code=$1 where=$2 out
@@ -56,12 +54,6 @@ refused() { # code where args...
   return 0
 }
 # DM's OpenAPI on master $1: METHOD PATH [BODY]; the status in $status, the body in $work/out
-call() {
-  local args=(-sS -m 60 --noproxy '*' -o "$work/out" -w '%{http_code}' -X "$2"
-    "http://127.0.0.1:${m_port[$1]}/api/v1$3")
-  [ $# -ge 4 ] && args+=(-H 'Content-Type: application/json' --data-binary "$4")
-  status=$(curl "${args[@]}") || fail "curl $2 $3 on m$1"
-}
 expect() { # status filter what
   [ "$status" = "$1" ] || fail "$3: HTTP $status, want $1: $(head -c 600 "$work/out")"
   jq -e "$2" "$work/out" >/dev/null || fail "$3: the answer is not $2: $(head -c 600 "$work/out")"
@@ -132,10 +124,8 @@ printf 'source-id: "pwfile"\nfrom:\n  host: "%s"\n  port: %d\n  user: "%s"\n  pa
 
 worker_flags=("${etcd_flags[@]}")
 etcd_flags=("${worker_flags[@]}" --secrets-dir "$work/secrets" --secret-key-path "$work/secrets/dm.key")
-start_master 1
-wait_for 20 "m1 does not answer" ctl 1 list-member
-start_master 2
-wait_for 20 "m2 does not answer" ctl 2 list-member
+master_up 1
+master_up 2
 etcd_flags=("${worker_flags[@]}")
 start_worker w1
 leader=$(etcd_val "$prefix/leader")
@@ -170,7 +160,7 @@ grep -q 'mysql-instances = ' <<<"$(stored_text "$prefix/task/ytask")" ||
   fail "etcd's task text is not libconfig: $(stored_text "$prefix/task/ytask")"
 wait_for 60 "ytask does not run on w1 (through m1)" task_running ytask yamlsrc 1
 wait_for 60 "ytask does not run on w1 (through m2)" task_running ytask yamlsrc 2
-wait_for 60 "the target does not equal the source in $db" same "$db"
+wait_for 60 "the target does not equal the source in $db" t1_same "$db"
 [ "$(tgt -N -B -e "SELECT COUNT(*) FROM \`$db\`.t1")" = 100 ] || fail "the target has not 100 rows"
 log "task.yaml checked and started through m$f: Running through both masters, target = source"
 
@@ -190,7 +180,7 @@ workers_at() { ctl "$f" query-status ytask | jq -e '[.sources[].subTaskStatus[] 
   select(.syncStatus.workerCount == 3)] | length == 1'; }
 wait_for 30 "the subtask does not run the new worker-count 3" workers_at
 src "$db" -e "INSERT INTO t1 SELECT seq, 'after' FROM seq_101_to_120;"
-wait_for 60 "the rows after the update did not arrive" same "$db"
+wait_for 60 "the rows after the update did not arrive" t1_same "$db"
 log "update-task task-new.yaml through m$f: etcd and w1 took it, worker-count 3, rows arrive"
 
 # ---- 5. DM's OpenAPI with DM's JSON bodies ----
@@ -220,7 +210,7 @@ grep -q 'mysql-instances = ' <<<"$(stored_text "$prefix/task/apitask")" ||
 call "$f" POST /tasks/apitask/start '{}'
 expect 200 'true' "POST /api/v1/tasks/apitask/start through m$f"
 wait_for 60 "apitask does not run on w2" task_running apitask apisrc 1
-wait_for 60 "the target does not equal the source in $db2" same "$db2"
+wait_for 60 "the target does not equal the source in $db2" t1_same "$db2"
 call "$f" GET /tasks/apitask/status
 expect 200 '.total == 1 and .data[0].name == "apitask" and .data[0].source_name == "apisrc" and
   .data[0].stage == "Running"' "GET /api/v1/tasks/apitask/status through m$f"
@@ -239,7 +229,7 @@ grep -qF -- "$pw" <<<"$stored" && fail "apisrc's updated password is in etcd in 
 call "$f" POST /tasks/apitask/start '{}'
 expect 200 'true' "POST /api/v1/tasks/apitask/start after the source's update"
 src "$db2" -e "INSERT INTO t1 SELECT seq, 'after' FROM seq_101_to_110;"
-wait_for 60 "the rows after the source's update did not arrive" same "$db2"
+wait_for 60 "the rows after the source's update did not arrive" t1_same "$db2"
 log "PUT /api/v1/sources/apisrc with DM's JSON through m$f (apitask paused): sealed in etcd; resumed, rows arrive"
 if grep -rlF -- "$pw" "$work" | grep -v outside.pw; then fail "the plain password is in the files above"; fi
 

@@ -113,8 +113,7 @@ grep -q "code 15045" <<<"$out" || fail "a password file of mode 0644: not 15045:
 log "refused at start: plain http to another host (15042), the wrong CA (15009), an open password file (15045)"
 
 # ---- 4. a clear password kept encrypted; refused without a cluster key ----
-start_master 1
-wait_for 20 "m1 does not answer" ctl 1 list-member
+master_up 1
 source_create 1 srcA
 stored=$(etcdctl_root get --prefix "$prefix/source/")
 grep -q "$prefix/source/srcA" <<<"$stored" || fail "srcA is not in etcd: $stored"

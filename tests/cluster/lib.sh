@@ -64,6 +64,11 @@ start_master() { # 1|2
     --listen "127.0.0.1:${m_port[$1]}" >>"$work/m$1.log" 2>&1 &
   pid[m$1]=$!
 }
+# start_master, then wait until it answers dmctl
+master_up() { # 1|2
+  start_master "$1"
+  wait_for 20 "m$1 does not answer" ctl "$1" list-member
+}
 # worker_extra: more flags for every worker (a scenario's --unit-dir, --allow-submitted-unit-paths)
 worker_extra=()
 start_worker() { # name
@@ -82,6 +87,14 @@ stop_proc() { # name
   [ "$rc" -eq 0 ] || fail "$1 exited $rc after SIGTERM"
   unset "pid[$1]"
 }
+# DM's HTTP API on master $1: METHOD PATH (under /api/v1) [JSON BODY]; the answer in $work/out,
+# its HTTP status in $status
+call() { # master method path [body]
+  local args=(-sS -m 60 --noproxy '*' -o "$work/out" -w '%{http_code}' -X "$2"
+    "http://127.0.0.1:${m_port[$1]}/api/v1$3")
+  [ $# -ge 4 ] && args+=(-H 'Content-Type: application/json' --data-binary "$4")
+  status=$(curl "${args[@]}") || fail "curl $2 $3 on m$1"
+}
 # jq -e FILTER on the answer of dmctl ARGS... through master $1
 ctl_jq() {
   local m=$1 f=$2
@@ -91,16 +104,6 @@ ctl_jq() {
 # the workers' stage and source in list-member, one "name stage source" line each
 members() { ctl "$1" list-member --worker | jq -r '.members[] | select(.worker) | .worker.workers[] |
   "\(.name) \(.stage) \(.source // "")"'; }
-# until CMD succeeds (SECONDS, then fail with MESSAGE)
-wait_for() { # seconds message cmd...
-  local s=$1 msg=$2
-  shift 2
-  for _ in $(seq 1 $((s * 10))); do
-    "$@" >/dev/null 2>&1 && return 0
-    sleep 0.1
-  done
-  fail "$msg"
-}
 # the rows of `members` equal to $2 (lines), through master $1
 members_are() { [ "$(members "$1" | sort)" = "$2" ]; }
 # task $1's subtask on source $2 reports stage Running through master $3

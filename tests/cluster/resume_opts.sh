@@ -40,18 +40,10 @@ trap cleanup EXIT
 ids() { tgt -N -B -e "SELECT IFNULL(GROUP_CONCAT(id ORDER BY id), '') FROM \`$db1\`.t" 2>/dev/null; }
 ids_are() { [ "$(ids)" = "$1" ]; }
 rows_after() { "$1" -N -B -e "SELECT id, v FROM \`$db1\`.t WHERE id > $2 ORDER BY id"; }
-checksum() { "$1" -N -B -e "CHECKSUM TABLE \`$db2\`.t1" 2>/dev/null | awk '{ print $2 }'; }
-same() { [ -n "$(checksum tgt)" ] && [ "$(checksum src)" = "$(checksum tgt)" ]; }
 drops() { grep -c "remove-meta of task rsa: DROP" "$work/w1.log" || true; }
 stage_is() { ctl 1 query-status "$1" | jq -e --arg t "$1" --arg s "$2" '[.. | objects
   | select(.name == $t and .source == "rsosrc" and .stage == $s)] | length > 0'; }
 # DM's OpenAPI on master $1: METHOD PATH [BODY]; the status in $status, the body in $work/out
-call() {
-  local args=(-sS -m 60 --noproxy '*' -o "$work/out" -w '%{http_code}' -X "$2"
-    "http://127.0.0.1:${m_port[$1]}/api/v1$3")
-  [ $# -ge 4 ] && args+=(-H 'Content-Type: application/json' --data-binary "$4")
-  status=$(curl "${args[@]}") || fail "curl $2 $3 on m$1"
-}
 expect() { [ "$status" = "$1" ] || fail "$2: HTTP $status, want $1: $(head -c 600 "$work/out")"; }
 # the stage key of task $1 as it was written at its creation (version 1), no options key
 untouched() {
@@ -81,10 +73,8 @@ crash_task_cfg rsa "$meta" "$db2" rsosrc >"$work/rsa.cfg" <<'CFG'
 supervisor = { auto-resume = { enable = false; }; };
 CFG
 
-start_master 1
-wait_for 20 "m1 does not answer" ctl 1 list-member
-start_master 2
-wait_for 20 "m2 does not answer" ctl 2 list-member
+master_up 1
+master_up 2
 start_worker w1
 source_create 1 rsosrc
 wait_for 30 "rsosrc was not bound to w1" members_are 1 "w1 bound rsosrc"
@@ -168,7 +158,7 @@ create_stopped rsa "$f"
 call "$f" POST /tasks/rsa/start '{}'
 expect 200 "POST /tasks/rsa/start (no options)"
 wait_for 60 "rsa does not run" task_running rsa rsosrc 1
-wait_for 60 "rsa: the target does not equal the source" same
+wait_for 60 "rsa: the target does not equal the source" t1_same "$db2"
 call "$f" POST /tasks/rsa/stop '{}'
 expect 200 "POST /tasks/rsa/stop"
 wait_for 60 "rsa did not pause" stage_is rsa Paused
@@ -196,7 +186,7 @@ jq -e '.resume and .remove_meta and (has("start") | not)' <<<"$(etcd_val "$prefi
 dropped() { [ "$(drops)" -gt 0 ]; }
 wait_for 60 "w1 did not drop rsa's meta" dropped
 wait_for 60 "rsa does not run after remove_meta" task_running rsa rsosrc 1
-wait_for 60 "rsa after remove_meta: the target does not equal the source (dumped again)" same
+wait_for 60 "rsa after remove_meta: the target does not equal the source (dumped again)" t1_same "$db2"
 n_drops=$(drops)
 log "rsa ran, deleted keeping its meta, created again stopped, its target dropped, w1 restarted; started with remove_meta: w1 dropped the meta ($n_drops DROPs), dumped again: target = source"
 
@@ -209,7 +199,7 @@ w1_lines=$(lines "$work/w1.log")
 start_worker w1
 wait_for 60 "rsa does not run after w1's restart" task_running rsa rsosrc 1
 src "$db2" -e "INSERT INTO t1 SELECT seq, CONCAT('z', seq) FROM seq_131_to_140;"
-wait_for 60 "after w1's restart: the target does not equal the source" same
+wait_for 60 "after w1's restart: the target does not equal the source" t1_same "$db2"
 [ "$(drops)" = "$n_drops" ] || fail "w1 dropped rsa's meta again after the restart ($(drops) DROPs, $n_drops before)"
 tail -n +"$((w1_lines + 1))" "$work/w1.log" | grep -q "remove-meta of task rsa" &&
   fail "w1 removed rsa's meta again after the restart"

@@ -30,8 +30,6 @@ trap cleanup EXIT
 etcd_get() { ETCDCTL_API=3 etcdctl --endpoints "$DMH_ETCD_ENDPOINTS" get --print-value-only "$1" 2>/dev/null; }
 stage_is() { ctl 1 query-status cso | jq -e --arg s "$1" '[.. | objects | select(.name == "cso" and
   .source == "csosrc" and .stage == $s)] | length > 0'; }
-checksum() { "$1" -N -B -e "CHECKSUM TABLE \`$db\`.t1" 2>/dev/null | awk '{ print $2 }'; }
-same() { [ "$(checksum src)" = "$(checksum tgt)" ]; }
 rows() { tgt -N -B -e "SELECT COUNT(*) FROM \`$db\`.t1"; }
 # dmctl ARGS... through master $1 must fail with code $2; its answer in $work/ctl.out
 refused() { # master code args...
@@ -54,16 +52,14 @@ supervisor = { auto-resume = { enable = false; }; };
 CFG
 crash_task_cfg cso2 "${meta}2" "$db" csosrc >"$work/cso2.cfg" </dev/null
 
-start_master 1
-wait_for 20 "m1 does not answer" ctl 1 list-member
-start_master 2
-wait_for 20 "m2 does not answer" ctl 2 list-member
+master_up 1
+master_up 2
 start_worker w1
 source_create 1 csosrc
 wait_for 30 "csosrc was not bound to w1" members_are 1 "w1 bound csosrc"
 task_start 1 cso
 wait_for 60 "cso does not run on w1" task_running cso csosrc 1
-wait_for 60 "the target does not equal the source" same
+wait_for 60 "the target does not equal the source" t1_same "$db"
 log "cso runs on w1: target = source"
 
 # 1. disable through the follower m2 (forwarded to the leader)
@@ -90,7 +86,7 @@ ctl 1 operate-source enable -s csosrc >"$work/ctl.out" || fail "operate-source e
 jq -e '[.tasks[].task] == ["cso"]' "$work/ctl.out" >/dev/null || fail "enable did not resume cso: $(cat "$work/ctl.out")"
 [ -z "$(etcd_get "$prefix/disabled/csosrc")" ] || fail "the disabled flag is still in etcd after enable"
 wait_for 60 "cso does not run on w1 after enable" task_running cso csosrc 1
-wait_for 60 "the rows written while disabled did not reach the target" same
+wait_for 60 "the rows written while disabled did not reach the target" t1_same "$db"
 [ "$(rows)" = 200 ] || fail "the target has not 200 rows after enable"
 log "enabled: cso runs again, the rows written meanwhile reached the target"
 
@@ -122,7 +118,7 @@ wait_for 10 "w1 did not log the update" grep -q "source csosrc: took the updated
 src "$db" -e "INSERT INTO t1 SELECT seq, CONCAT('u', seq) FROM seq_201_to_300;"
 ctl 1 resume-task cso >"$work/ctl.out" || fail "resume-task after the update: $(cat "$work/ctl.out")"
 wait_for 60 "cso does not run on w1 after the update" task_running cso csosrc 1
-wait_for 60 "the target does not equal the source after the update" same
+wait_for 60 "the target does not equal the source after the update" t1_same "$db"
 [ "$(rows)" = 300 ] || fail "the target has not 300 rows"
 log "updated after pause and stop-relay: w1 took server-id 4242, cso resumed, target = source"
 

@@ -41,8 +41,6 @@ trap cleanup EXIT
 ids() { tgt -N -B -e "SELECT GROUP_CONCAT(id ORDER BY id) FROM \`$db1\`.t" 2>/dev/null; }
 ids_are() { [ "$(ids)" = "$1" ]; }
 src_now() { src -N -B -e "SELECT UNIX_TIMESTAMP()"; }
-checksum() { "$1" -N -B -e "CHECKSUM TABLE \`$db2\`.t1" 2>/dev/null | awk '{ print $2 }'; }
-same() { [ -n "$(checksum tgt)" ] && [ "$(checksum src)" = "$(checksum tgt)" ]; }
 meta_tables() { tgt -N -B -e "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = '$meta'
   AND TABLE_NAME LIKE 'csa\\_%'"; }
 drops() { grep -c "remove-meta of task csa: DROP" "$work/w1.log" || true; }
@@ -68,10 +66,8 @@ sync = { batch-ms = 50; };
 CFG
 crash_task_cfg csiall "$meta" "$db1" cstsrc >"$work/csiall.cfg" </dev/null
 
-start_master 1
-wait_for 20 "m1 does not answer" ctl 1 list-member
-start_master 2
-wait_for 20 "m2 does not answer" ctl 2 list-member
+master_up 1
+master_up 2
 start_worker w1
 source_create 1 cstsrc
 wait_for 30 "cstsrc was not bound to w1" members_are 1 "w1 bound cstsrc"
@@ -112,7 +108,7 @@ sync = { batch-ms = 50; };
 CFG
 task_start 1 csa
 wait_for 60 "csa does not run" task_running csa cstsrc 1
-wait_for 60 "csa: the target does not equal the source" same
+wait_for 60 "csa: the target does not equal the source" t1_same "$db2"
 [ "$(meta_tables)" -gt 0 ] || fail "precondition: csa has no meta tables in $meta"
 ctl 1 stop-task csa >"$work/ctl.out" || fail "stop-task csa: $(cat "$work/ctl.out")"
 no_status() { [ -z "$(ETCDCTL_API=3 etcdctl --endpoints "$DMH_ETCD_ENDPOINTS" get --prefix --keys-only "$prefix/status/w1/$1/")" ]; }
@@ -129,7 +125,7 @@ ctl "$follower" start-task --remove-meta "$work/csa.cfg" >"$work/start.json" ||
   fail "start-task --remove-meta through m$follower: $(cat "$work/start.json")"
 wait_for 60 "w1 did not drop csa's meta" bash -c "[ \"\$(grep -c 'remove-meta of task csa: DROP' '$work/w1.log')\" -gt 0 ]"
 wait_for 60 "csa does not run after --remove-meta" task_running csa cstsrc 1
-wait_for 60 "csa after --remove-meta: the target does not equal the source (dumped again)" same
+wait_for 60 "csa after --remove-meta: the target does not equal the source (dumped again)" t1_same "$db2"
 [ "$(meta_tables)" -gt 0 ] || fail "csa's meta tables were not made again"
 srev=$(etcd_kv "$prefix/task/csa" | jq -r '.kvs[0].create_revision')
 [ "$(tr -d '\n' <"$work/w1/tasks/csa/cluster.start")" = "$srev" ] ||
@@ -139,7 +135,7 @@ log "start-task --remove-meta through m$follower: w1 dropped csa's meta ($n_drop
 
 # ---- 3. kill -9 after the start: the meta is not dropped again ----
 src "$db2" -e "INSERT INTO t1 SELECT seq, CONCAT('x', seq) FROM seq_121_to_130;"
-wait_for 60 "rows 121-130 did not reach the target" same
+wait_for 60 "rows 121-130 did not reach the target" t1_same "$db2"
 # a row deleted on the target behind the task's back: a dump run again would bring it back
 tgt "$db2" -e "DELETE FROM t1 WHERE id = 1"
 kill -9 "${pid[w1]}"
@@ -160,7 +156,7 @@ tail -n +"$((w1_lines + 1))" "$work/w1.log" | grep -q "remove-meta of task csa" 
 [ "$(tgt -N -B -e "SELECT COUNT(*) FROM \`$db2\`.t1")" = 149 ] ||
   fail "the target holds $(tgt -N -B -e "SELECT COUNT(*) FROM \`$db2\`.t1") rows, not 149"
 src "$db2" -e "DELETE FROM t1 WHERE id = 1"
-wait_for 60 "after the restart: the target does not equal the source" same
+wait_for 60 "after the restart: the target does not equal the source" t1_same "$db2"
 log "w1 killed (kill -9) and restarted: csa's meta not dropped again, no dump again, rows 131-150 once"
 
 # ---- 4. the crash between the record and the registry's state.json: the record holds ----
@@ -188,7 +184,7 @@ wait_for 60 "rows 151-160 did not reach the target after the second restart" tgt
 [ -z "$(tgt -N -B -e "SELECT id FROM \`$db2\`.t1 WHERE id = 2")" ] ||
   fail "row 2, deleted on the target, is back: the dump ran again after the second restart"
 src "$db2" -e "DELETE FROM t1 WHERE id = 2"
-wait_for 60 "after the second restart: the target does not equal the source" same
+wait_for 60 "after the second restart: the target does not equal the source" t1_same "$db2"
 log "w1 killed again, csa gone from its state.json: started anew from etcd, the start's options not applied twice (cluster.start), on from the checkpoint"
 
 # ---- 5. remove-meta of a task that runs: refused, nothing dropped ----
@@ -225,7 +221,7 @@ wait_for 30 "w1 does not serve cstsrc after its restart" members_are 1 "w1 bound
 src "$db2" -e "INSERT INTO t1 SELECT seq, CONCAT('r', seq) FROM seq_161_to_170;"
 task_start 1 csa
 wait_for 60 "csa does not run after the stop with remove-meta" task_running csa cstsrc 1
-wait_for 60 "csa started again: the target does not equal the source (dumped again)" same
+wait_for 60 "csa started again: the target does not equal the source (dumped again)" t1_same "$db2"
 [ "$(drops)" = "$n_drops" ] || fail "w1 dropped csa's meta again after its restart or at the plain start"
 log "stop-task remove-meta through m$follower: w1 dropped csa's meta and work folder after the stop, not again after a restart; started again from scratch: target = source"
 

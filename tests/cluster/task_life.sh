@@ -38,8 +38,6 @@ raw_jq() { # filter request
 }
 stage_is() { ctl 1 query-status cltl | jq -e --arg s "$1" '[.. | objects | select(.name == "cltl" and
   .source == "cltlsrc" and .stage == $s)] | length > 0'; }
-checksum() { "$1" -N -B -e "CHECKSUM TABLE \`$db\`.t1" 2>/dev/null | awk '{ print $2 }'; }
-same() { [ "$(checksum src)" = "$(checksum tgt)" ]; }
 # the worker's own state: the task leaves it when the worker has stopped its subtask
 gone() { jq -e '.tasks | length == 0' "$work/w1/state.json" >/dev/null; }
 
@@ -53,8 +51,7 @@ crash_task_cfg cltl "$meta" "$db" cltlsrc >"$work/cltl.cfg" <<'CFG'
 supervisor = { auto-resume = { enable = false; }; };
 CFG
 
-start_master 1
-wait_for 20 "m1 does not answer" ctl 1 list-member
+master_up 1
 start_worker w1
 source_create 1 cltlsrc
 wait_for 30 "cltlsrc was not bound to w1" members_are 1 "w1 bound cltlsrc"
@@ -72,7 +69,7 @@ log "created stopped: stage key Paused, New on w1, nothing on the target"
 # 2. resume-task starts it
 ctl 1 resume-task cltl >"$work/ctl.out" || fail "resume-task: $(cat "$work/ctl.out")"
 wait_for 60 "cltl does not run on w1" task_running cltl cltlsrc 1
-wait_for 60 "the target does not equal the source" same
+wait_for 60 "the target does not equal the source" t1_same "$db"
 [ "$(tgt -N -B -e "SELECT COUNT(*) FROM \`$db\`.t1")" = 100 ] || fail "the target has not 100 rows"
 log "resumed: target = source"
 

@@ -133,6 +133,15 @@ static bool log_has(const char *needle) {
   return has;
 }
 
+/* Until the worker's log has `needle` (polled), at most `secs`: a line the worker writes after the
+ * state the test saw change (the persisted stage comes before the line that tells of it). */
+static bool wait_log(const char *needle, double secs) {
+  double t0 = now_s();
+  while (!log_has(needle) && now_s() - t0 < secs)
+    usleep(50 * 1000);
+  return log_has(needle);
+}
+
 /* The store's revision now. */
 static int64_t revision_now(void) {
   int64_t rev = 0;
@@ -400,17 +409,14 @@ static void test_bind_run(void) {
   key_of(key, DMH_KEY_BOUND, "w1", NULL, NULL);
   put(key, v);
   free(v);
-  double t0 = now_s();
-  while (!log_has("etcd has no source file") && now_s() - t0 < 5)
-    usleep(50 * 1000);
-  CU_ASSERT(log_has("etcd has no source file"));
+  CU_ASSERT(wait_log("etcd has no source file", 5));
   key_of(key, DMH_KEY_SOURCE, "src1", NULL, NULL);
   put(key, source_v);
   free(source_v);
   key_of(key, DMH_KEY_TASK, "t1", NULL, NULL);
   put(key, task_v);
   free(task_v);
-  t0 = now_s();
+  double t0 = now_s();
   CU_ASSERT_FATAL(wait_published("Running", 10, 0));
   fprintf(stderr, "files there, bound and Running in %.2f s\n", now_s() - t0);
   /* the binding came before its source file: DM's dm_worker_operate_error counts the binding that
@@ -485,7 +491,7 @@ static void test_no_quorum(void) {
    * between 7 - 3.4 and 7 s after the kill, before etcd could expire the lease (TTL) */
   CU_ASSERT(paused_at >= 3.0);
   CU_ASSERT(paused_at > 0 && paused_at < CW_TTL - 1);
-  CU_ASSERT(log_has("pause (fenced)"));
+  CU_ASSERT(wait_log("pause (fenced)", 10));
   /* paused: rows written now stay on the source */
   insert_rows(6001, 50);
   usleep(1500 * 1000);
@@ -503,7 +509,7 @@ static void test_no_quorum(void) {
   }
   CU_ASSERT(resumed);
   fprintf(stderr, "quorum back: resumed after %.2f s\n", now_s() - t1);
-  CU_ASSERT(log_has("still bound here"));
+  CU_ASSERT(wait_log("still bound here", 10));
   CU_ASSERT_EQUAL(wait_registered(5, 0), lease_seen);
   CU_ASSERT(wait_target_equal(30));
   CU_ASSERT_EQUAL(target_rows(), 2450);
@@ -646,10 +652,7 @@ static void test_etcd_submitted(void) {
   key_of(key, DMH_KEY_STAGE, "t9", "src1", NULL);
   put(key, "Running");
   bind_w1();
-  double t0 = now_s();
-  while (!log_has("11007") && now_s() - t0 < 20)
-    usleep(100 * 1000);
-  CU_ASSERT(log_has("11007"));
+  CU_ASSERT(wait_log("11007", 20));
   CU_ASSERT(log_has("password-file"));
   CU_ASSERT(log_has("--secrets-dir"));
   usleep(500 * 1000);

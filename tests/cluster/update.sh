@@ -38,12 +38,9 @@ stored() { etcd_get "$prefix/task/clup"; }
 # task clup's subtask on source $1 has stage $2 (through master 1)
 sub_stage() { ctl 1 query-status clup | jq -e --arg s "$1" --arg st "$2" '[.. | objects |
   select(.name == "clup" and .source == $s and .stage == $st)] | length > 0'; }
-checksum() { "$1" -N -B -e "CHECKSUM TABLE \`$2\`.t1" 2>/dev/null | awk '{ print $2 }'; }
 same() { # db...
   local d
-  for d in "$@"; do
-    [ -n "$(checksum tgt "$d")" ] && [ "$(checksum src "$d")" = "$(checksum tgt "$d")" ] || return 1
-  done
+  for d in "$@"; do t1_same "$d" || return 1; done
 }
 task_file() { # do-dbs of ups1, do-dbs of ups2, task-mode, sync worker-count
   cat <<CFG
@@ -72,10 +69,8 @@ task_file '"upd_db1"' '"upd_db2"' >"$work/clup.cfg"
 task_file '"upd_db1", "upd_db1x"' '"upd_db2", "upd_db2x"' all 3 >"$work/clup-new.cfg"
 task_file '"upd_db1"' '"upd_db2"' incremental >"$work/clup-mode.cfg"
 
-start_master 1
-wait_for 20 "m1 does not answer" ctl 1 list-member
-start_master 2
-wait_for 20 "m2 does not answer" ctl 2 list-member
+master_up 1
+master_up 2
 start_worker w1
 start_worker w2
 source_create 1 ups1

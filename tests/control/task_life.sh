@@ -87,8 +87,6 @@ stop_serve() {
 stage_is() { ctl_jq ".sources[0].subTaskStatus[0].stage == \"$1\"" query-status tl 2>/dev/null; }
 syncing() { ctl_jq '.sources[0].subTaskStatus[0].stage == "Running" and
   .sources[0].subTaskStatus[0].unit == "Sync"' query-status tl 2>/dev/null; }
-checksum() { "$1" -N -B -e "CHECKSUM TABLE \`$db\`.t1" 2>/dev/null | awk '{ print $2 }'; }
-same() { [ "$(checksum src)" = "$(checksum tgt)" ]; }
 tgt_v() { tgt -N -B -e "SELECT v FROM \`$db\`.t1 WHERE id = $1"; }
 # the task's own tables in the meta-schema and its tracker schemas on the target
 meta_count() { tgt -N -B -e "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = '$meta'
@@ -134,7 +132,7 @@ log "created stopped: New (also after a restart), nothing on the target"
 # 2. resume-task starts it
 ctl_jq '.result' resume-task tl || fail "resume-task of the task created stopped"
 wait_for 60 "the task does not reach its sync unit" syncing
-wait_for 30 "the target does not equal the source" same
+wait_for 30 "the target does not equal the source" t1_same "$db"
 [ "$(tgt -N -B -e "SELECT COUNT(*) FROM \`$db\`.t1")" = 200 ] || fail "the target has not 200 rows"
 raw_jq '.result == false and .error.ErrCode == 13001 and (.msg | contains("has run"))' \
   '{"cmd":"resume-task","args":{"name":"tl","remove-meta":true}}' ||
@@ -151,7 +149,7 @@ raw_jq '.result == false and (.msg | contains("must be true or false"))' \
 syncing || fail "a refused stop-task moved the task"
 syncing || fail "a refused stop-task moved the task"
 src "$db" -e "INSERT INTO t1 VALUES (201, 'before the stop')"
-wait_for 30 "row 201 did not reach the target" same
+wait_for 30 "row 201 did not reach the target" t1_same "$db"
 # (the string, as an HTTP query parameter gives it)
 raw_jq '.result' '{"cmd":"stop-task","args":{"name":"tl","force":"true"}}' || fail "stop-task force=\"true\""
 ctl_jq '.result == false' query-status tl || fail "the task is still there after stop-task force"
@@ -182,7 +180,7 @@ schema_exists _dmt_000000000000_tlx || fail "another tracker's schema was droppe
 [ ! -e "$work/state/tasks/tl/tl-src" ] || fail "the task's work folder is still in the state dir"
 ctl_jq '.result' start-task "$work/task.cfg" || fail "start-task after stop-task remove-meta"
 wait_for 60 "the task does not reach its sync unit after remove-meta" syncing
-wait_for 30 "the target does not equal the source after remove-meta" same
+wait_for 30 "the target does not equal the source after remove-meta" t1_same "$db"
 [ "$(tgt_v 7)" = v7 ] || fail "row 7 was not copied again after remove-meta"
 log "stop-task remove-meta: only its meta dropped, started again from scratch"
 
@@ -192,7 +190,7 @@ ctl_jq '.result' stop-task tl || fail "dmctl stop-task of a Running task"
 ctl_jq '.result and .removedMeta.tables == 5' start-task --remove-meta "$work/task.cfg" ||
   fail "dmctl start-task --remove-meta"
 wait_for 60 "the task does not reach its sync unit after --remove-meta" syncing
-wait_for 30 "the target does not equal the source after --remove-meta" same
+wait_for 30 "the target does not equal the source after --remove-meta" t1_same "$db"
 [ "$(tgt_v 8)" = v8 ] || fail "row 8 was not copied again after start-task --remove-meta"
 log "dmctl stop-task, start-task --remove-meta: from scratch"
 

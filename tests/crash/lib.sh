@@ -16,6 +16,14 @@ dup_key_line() {
 # the global row's position, or nothing
 checkpoint() { tgt -N -B -e "SELECT CONCAT(binlog_name, ':', binlog_pos) FROM $cp_table WHERE is_global = 1" 2>/dev/null || true; }
 master() { src -N -B -e "SHOW MASTER STATUS" | awk '{ print $1 ":" $2 }'; }
+# DB.t1's CHECKSUM TABLE on SIDE (src or tgt), nothing when the table is not there; DB.t1 the
+# same on both sides (and there)
+t1_checksum() { "$1" -N -B -e "CHECKSUM TABLE \`$2\`.t1" 2>/dev/null | awk '$2 != "NULL" { print $2 }'; }
+t1_same() { # db
+  local a
+  a=$(t1_checksum tgt "$1")
+  [ -n "$a" ] && [ "$(t1_checksum src "$1")" = "$a" ]
+}
 # Is binlog position A (FILE:POS) at or past B? Other tests write to the same source meanwhile, so
 # a position read from the source is a lower bound, never one a checkpoint must equal.
 pos_at_or_past() { # A B
@@ -142,7 +150,7 @@ serve_begin() {
 wait_for() { # seconds message cmd...
   local s=$1 m=$2
   shift 2
-  for _ in $(seq 1 $((s * 10))); do "$@" && return 0; sleep 0.1; done
+  for _ in $(seq 1 $((s * 10))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
   fail "$m"
 }
 # DM's start time between rows (start_time.sh, dm_start.sh): on the source DB.t (id, v) gets rows
