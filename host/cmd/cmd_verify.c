@@ -11,30 +11,28 @@
 #include "verify.h"
 
 static void verify_usage(FILE *out) {
-  fprintf(out,
-          "usage: dmhost verify --source SOURCE.cfg --task TASK.cfg [--json] [--fix-sql FILE]\n"
-          "                     [--chunk-rows N] [--threads N]\n"
-          "  --json          one JSON document for scripts instead of the report\n"
-          "  --fix-sql FILE  write the REPLACE/DELETE statements that repair the target into a\n"
-          "                  new file FILE (0600; never over an existing file or through a link)\n"
-          "  --chunk-rows N  rows of the source per checksummed chunk (default %d)\n"
-          "  --threads N     tables compared at once (default 1); above 1 the snapshots of a\n"
-          "                  side are opened under FLUSH TABLES WITH READ LOCK (RELOAD)\n"
-          "  --at-checkpoint a running task's target read at its checkpoint: not built "
-          "yet\n" DMH_CLI_SECRET_KEY_HELP
-          "Compares every table the task's rules take with its target table (routes merging\n"
-          "tables: their union), by chunked checksums on both servers, then row by row where a\n"
-          "chunk differs (docs/verify.md). Exit 0 equal, 1 differences found, 2 an error (usage,\n"
-          "config, a server, a table that could not be compared).\n",
-          DMH_VERIFY_CHUNK_ROWS_DEFAULT);
-}
-
-/* What later slices build, refused by name (docs/verify.md, "Not built yet"). */
-static int verify_not_built(const char *what) {
-  dm_error err;
-  dm_error_set(&err, DM_ERR_VERIFY_NOT_BUILT, NULL, "verify: %s is not built yet", what);
-  dmh_error_print("dmhost verify", &err);
-  return DMH_VERIFY_ERROR;
+  fprintf(
+      out,
+      "usage: dmhost verify --source SOURCE.cfg --task TASK.cfg [--json] [--fix-sql FILE]\n"
+      "                     [--chunk-rows N] [--threads N]\n"
+      "                     [--at-checkpoint [--checkpoint-wait S] [--rechecks N]]\n"
+      "  --json          one JSON document for scripts instead of the report\n"
+      "  --fix-sql FILE  write the REPLACE/DELETE statements that repair the target into a\n"
+      "                  new file FILE (0600; never over an existing file or through a link)\n"
+      "  --chunk-rows N  rows of the source per checksummed chunk (default %d)\n"
+      "  --threads N     tables compared at once (default 1); above 1 the snapshots of a\n"
+      "                  side are opened under FLUSH TABLES WITH READ LOCK (RELOAD)\n"
+      "  --at-checkpoint the task runs (dmhost serve, a worker): each chunk's target read\n"
+      "                  once the sync's checkpoint has passed the source's snapshot, a\n"
+      "                  difference checked again before it is reported\n"
+      "  --checkpoint-wait S  seconds a chunk waits for the checkpoint (default %.0f)\n"
+      "  --rechecks N    checks of a differing chunk or row (default %d)\n" DMH_CLI_SECRET_KEY_HELP
+      "Compares every table the task's rules take with its target table (routes merging\n"
+      "tables: their union), by chunked checksums on both servers, then row by row where a\n"
+      "chunk differs (docs/verify.md). Exit 0 equal, 1 differences found, 2 an error (usage,\n"
+      "config, a server, a table that could not be compared).\n",
+      DMH_VERIFY_CHUNK_ROWS_DEFAULT, DMH_VERIFY_CHECKPOINT_WAIT_DEFAULT,
+      DMH_VERIFY_RECHECKS_DEFAULT);
 }
 
 int dmh_verify_main(int argc, char **argv) {
@@ -46,6 +44,8 @@ int dmh_verify_main(int argc, char **argv) {
       {"chunk-rows", required_argument, NULL, 'c'},
       {"threads", required_argument, NULL, 'n'},
       {"at-checkpoint", no_argument, NULL, 'a'},
+      {"checkpoint-wait", required_argument, NULL, 'w'},
+      {"rechecks", required_argument, NULL, 'r'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -56,7 +56,7 @@ int dmh_verify_main(int argc, char **argv) {
   dmh_verify_opts o = {.chunk_rows = DMH_VERIFY_CHUNK_ROWS_DEFAULT, .threads = 1, .out = stdout};
   int c;
   optind = 1;
-  while ((c = getopt_long(argc, argv, "s:t:jf:c:n:ah", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "s:t:jf:c:n:aw:r:h", longopts, NULL)) != -1) {
     if (dmh_cli_common_flag(&flags, c, optarg) > 0)
       continue;
     switch (c) {
@@ -85,7 +85,26 @@ int dmh_verify_main(int argc, char **argv) {
       }
       break;
     case 'a':
-      return verify_not_built("--at-checkpoint (a running task's target read at its checkpoint)");
+      o.at_checkpoint = true;
+      break;
+    case 'w': {
+      long s;
+      if (dmh_cli_int(optarg, 1, 86400, &s) < 0) {
+        fprintf(stderr, "dmhost verify: --checkpoint-wait takes 1 to 86400 s, not '%s'\n", optarg);
+        return DMH_VERIFY_ERROR;
+      }
+      o.checkpoint_wait_s = (double)s;
+      break;
+    }
+    case 'r': {
+      long n;
+      if (dmh_cli_int(optarg, 1, 100, &n) < 0) {
+        fprintf(stderr, "dmhost verify: --rechecks takes 1 to 100, not '%s'\n", optarg);
+        return DMH_VERIFY_ERROR;
+      }
+      o.rechecks = (int)n;
+      break;
+    }
     case 'h':
       verify_usage(stdout);
       return 0;

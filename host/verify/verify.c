@@ -31,7 +31,7 @@ static MYSQL *vf_connect(const dmh_db_config *db, const char *group, dm_db_side 
 
 /* The session and its snapshot: TIMESTAMPs read in UTC on both sides, every statement after it
  * reads the data as it was at START TRANSACTION (InnoDB's consistent read). */
-static int vf_snapshot(MYSQL *c, dm_db_side side, dm_error *err) {
+int vf_snapshot(MYSQL *c, dm_db_side side, dm_error *err) {
   static const char *const steps[] = {
       "SET SESSION time_zone = '+00:00'",
       "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
@@ -47,18 +47,19 @@ static int vf_snapshot(MYSQL *c, dm_db_side side, dm_error *err) {
 }
 
 /* The source's snapshot in its binlog (MariaDB's binlog_snapshot_file/position; "" elsewhere). */
-static void vf_snapshot_position(vf_run *r) {
-  if (mysql_query(r->source, "SHOW STATUS LIKE 'binlog_snapshot_%'") != 0)
+void vf_snapshot_position(MYSQL *c, char *file, size_t len, unsigned long long *pos) {
+  file[0] = '\0';
+  if (mysql_query(c, "SHOW STATUS LIKE 'binlog_snapshot_%'") != 0)
     return;
-  MYSQL_RES *res = mysql_store_result(r->source);
+  MYSQL_RES *res = mysql_store_result(c);
   MYSQL_ROW row;
   while (res && (row = mysql_fetch_row(res))) {
     if (!row[0] || !row[1])
       continue;
     if (!strcmp(row[0], "Binlog_snapshot_file"))
-      dm_strlcpy(r->snap_file, row[1], sizeof r->snap_file);
+      dm_strlcpy(file, row[1], len);
     else if (!strcmp(row[0], "Binlog_snapshot_position"))
-      r->snap_pos = strtoull(row[1], NULL, 10);
+      *pos = strtoull(row[1], NULL, 10);
   }
   mysql_free_result(res);
 }
@@ -67,32 +68,98 @@ static bool vf_sum_differs(const vf_sum *a, const vf_sum *b) {
   return a->count != b->count || a->bxor != b->bxor || a->sum != b->sum;
 }
 
-/* One chunk (lo, hi]: both checksums, and the rows when they differ. */
+/* Both checksums of `where`: 1 they differ, 0 equal, -1 with *err. */
+static int vf_chunk_sums(vf_run *r, vf_table *t, const char *where, vf_sum *s, dm_error *err) {
+  vf_sum d;
+  /* the target computes while the source does */
+  int sent = vf_chunk_sum_send(r, t, where, err), rc = sent;
+  if (rc == 0)
+    rc = vf_chunk_sum_source(r, t, where, s, err);
+  if (sent == 0) {
+    dm_error later;
+    int got = vf_chunk_sum_read(r, t, &d, rc == 0 ? err : &later);
+    rc = rc ? rc : got;
+  }
+  return rc < 0 ? -1 : vf_sum_differs(s, &d);
+}
+
+static int vf_oom(dm_error *err) {
+  dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "verify: out of memory");
+  return -1;
+}
+
+/* --at-checkpoint: the rows of a chunk that differed at every check. Each pass diffs the rows of
+ * `where` without reporting them, keeping only their keys; the next pass (fresh snapshots, the
+ * wait) diffs only those keys; the last pass reports what still differs. A row the sync had
+ * simply not applied yet, or that changed again meanwhile, drops out on the way. */
+static int vf_recheck_rows(vf_run *r, vf_table *t, const char *chunk, int checks, dm_error *err) {
+  dm_buf keys[2] = {{0}, {0}};
+  const char *where = chunk;
+  int rc = 0;
+  for (int pass = 1; rc == 0; pass++) {
+    bool last = pass >= checks;
+    dm_buf *k = &keys[pass % 2];
+    k->len = 0;
+    if (k->p)
+      k->p[0] = '\0';
+    r->collect = last ? NULL : k;
+    r->collected = 0;
+    rc = vf_diff_keyed(r, t, where, err);
+    r->collect = NULL;
+    if (rc < 0 || last || r->collected == 0)
+      break;
+    if (k->oom) {
+      rc = vf_oom(err);
+      break;
+    }
+    /* past a few thousand keys the list is longer than the chunk's range: the range again */
+    where = r->collected <= 4096 ? k->p : chunk;
+    t->rechecks++;
+    rc = vf_cp_align(r, err);
+  }
+  dm_buf_free(&keys[0]);
+  dm_buf_free(&keys[1]);
+  return rc;
+}
+
+/* One chunk (lo, hi]: both checksums, and the rows when they differ. --at-checkpoint: each check
+ * at the sync's checkpoint (vf_cp_align), a differing chunk checked again, up to `rechecks` times,
+ * before its rows are compared (and they again before they are reported). */
 static int vf_one_chunk(vf_run *r, vf_table *t, const vf_bound *lo, const vf_bound *hi,
                         dm_error *err) {
   dm_buf where = {0};
   vf_chunk_where(&where, r->source, t, lo, hi);
   if (where.oom) {
     dm_buf_free(&where);
-    dm_error_set(err, DM_ERR_NO_MEMORY, NULL, "verify: out of memory");
-    return -1;
+    return vf_oom(err);
   }
-  vf_sum s, d;
-  /* the target computes while the source does */
-  int sent = vf_chunk_sum_send(r, t, where.p, err), rc = sent;
-  if (rc == 0)
-    rc = vf_chunk_sum_source(r, t, where.p, &s, err);
-  if (sent == 0) {
-    dm_error later;
-    int got = vf_chunk_sum_read(r, t, &d, rc == 0 ? err : &later);
-    rc = rc ? rc : got;
+  bool cp = r->opts->at_checkpoint;
+  int checks = !cp ? 1 : r->opts->rechecks > 0 ? r->opts->rechecks : DMH_VERIFY_RECHECKS_DEFAULT;
+  vf_sum s;
+  int rc = 0, differs = 0;
+  for (int i = 0; rc == 0 && i < checks; i++) {
+    if (i > 0)
+      t->rechecks++;
+    if (cp && (rc = vf_cp_align(r, err)) < 0)
+      break;
+    if ((differs = vf_chunk_sums(r, t, where.p, &s, err)) <= 0)
+      break;
   }
+  if (differs < 0)
+    rc = -1;
   if (rc == 0) {
     t->chunks++;
     t->rows += (long long)s.count;
-    if (vf_sum_differs(&s, &d)) {
+    if (differs) {
+      long long before = t->rows_missing + t->rows_extra + t->rows_changed;
       t->diff_chunks++;
-      rc = t->n_key ? vf_diff_keyed(r, t, where.p, err) : vf_diff_whole(r, t, err);
+      if (cp && t->n_key)
+        rc = vf_recheck_rows(r, t, where.p, checks, err);
+      else
+        rc = t->n_key ? vf_diff_keyed(r, t, where.p, err) : vf_diff_whole(r, t, err);
+      /* every row that differed came right on a re-check: the chunk is equal after all */
+      if (rc == 0 && cp && t->n_key && t->rows_missing + t->rows_extra + t->rows_changed == before)
+        t->diff_chunks--;
     }
   }
   dm_buf_free(&where);
@@ -172,8 +239,9 @@ static void *vf_worker(void *arg) {
 int dmh_verify_run(const dmh_task_config *task, const dmh_source_config *s,
                    const dmh_verify_opts *opts, dm_error *err) {
   pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-  int next = 0, n = opts->threads > 1 ? (int)opts->threads : 1;
-  vf_run r = {.opts = opts, .task = task, .src = s, .lock = &lock, .next = &next};
+  int next = 0, lagged = 0, n = opts->threads > 1 ? (int)opts->threads : 1;
+  vf_run r = {
+      .opts = opts, .task = task, .src = s, .lock = &lock, .next = &next, .lagged = &lagged};
   MYSQL **conns = calloc(2 * (size_t)n, sizeof *conns), **src = conns, **dst = conns + n;
   vf_run *runs = calloc((size_t)n, sizeof *runs);
   pthread_t *tid = calloc((size_t)n, sizeof *tid);
@@ -191,14 +259,18 @@ int dmh_verify_run(const dmh_task_config *task, const dmh_source_config *s,
       goto out;
   r.source = src[0];
   r.target = dst[0];
-  if (opts->fix_path && vf_fix_open(&r, opts->fix_path, err) < 0)
+  if ((opts->fix_path && vf_fix_open(&r, opts->fix_path, err) < 0) ||
+      (opts->at_checkpoint && vf_cp_prepare(&r, err) < 0))
     goto out;
   /* the source's snapshot, then the target's: on a quiet pair (a stopped task) they see the same
-   * data; on a moving source a difference can be lag (docs/verify.md) */
-  if (vf_snapshots(src, n, &s->from, "from", DM_DB_SOURCE, err) < 0 ||
-      vf_snapshots(dst, n, &task->target, "target-database", DM_DB_TARGET, err) < 0)
-    goto out;
-  vf_snapshot_position(&r);
+   * data. --at-checkpoint: these only list the tables; each chunk takes its own pair, aligned with
+   * the sync's checkpoint, so the threads need no common moment (no FLUSH TABLES) */
+  int one = opts->at_checkpoint ? 1 : n;
+  for (int i = 0; i < n; i += one)
+    if (vf_snapshots(src + i, one, &s->from, "from", DM_DB_SOURCE, err) < 0 ||
+        vf_snapshots(dst + i, one, &task->target, "target-database", DM_DB_TARGET, err) < 0)
+      goto out;
+  vf_snapshot_position(r.source, r.snap_file, sizeof r.snap_file, &r.snap_pos);
   if (vf_tables_list(&r, err) < 0)
     goto out;
   if (r.n_tables == 0) {

@@ -11,8 +11,8 @@
  *
  * The one-shot command line (cmd_verify.c) and `dmhost serve`'s `verify TASK` (dmctl verify and
  * its HTTP route: registry_verify.c, which runs this with a private fix file and answers its
- * statements) call dmh_verify_run; the continuous validator and a running task's alignment with
- * its checkpoint are not built (refused by name).
+ * statements) call dmh_verify_run; a running task is compared at its sync's checkpoint
+ * (verify_checkpoint.c, opts.at_checkpoint); the continuous validator is not built.
  */
 #ifndef DMH_VERIFY_H
 #define DMH_VERIFY_H
@@ -42,7 +42,16 @@ typedef struct dmh_verify_opts {
   bool json;            /* one JSON document on out, nothing else */
   bool progress;        /* a progress line on stderr (a terminal) */
   FILE *out;            /* the report (stdout) */
+  /* A running task: each chunk's target read once the sync's checkpoint has passed the source's
+   * snapshot of that chunk, a differing chunk and its differing rows checked again
+   * (verify_checkpoint.c). false: one snapshot per side for the whole run. */
+  bool at_checkpoint;
+  double checkpoint_wait_s; /* how long a chunk waits for the checkpoint (0: the default) */
+  int rechecks;             /* checks of a chunk or row before it is reported (0: the default) */
 } dmh_verify_opts;
+
+#define DMH_VERIFY_CHECKPOINT_WAIT_DEFAULT 60.0
+#define DMH_VERIFY_RECHECKS_DEFAULT 5
 
 /* Compare task t's tables of source s (one of t's mysql-instances) with t's target. Returns an exit
  * code above; the report (text or JSON) is on opts->out, an error that stops the whole run also

@@ -140,7 +140,7 @@ static void vf_fix_end(vf_run *r, dm_buf *b) {
 }
 
 void vf_fix_replace(vf_run *r, const vf_table *t, char **vals, unsigned long *lens) {
-  if (!r->fix)
+  if (!r->fix || r->collect) /* a re-check's pass: the row is not reported yet */
     return;
   dm_buf b = {0};
   char q[DM_DB_QUOTED_IDENT_MAX + 1];
@@ -167,7 +167,7 @@ void vf_fix_replace(vf_run *r, const vf_table *t, char **vals, unsigned long *le
 }
 
 void vf_fix_delete(vf_run *r, const vf_table *t, char **vals, unsigned long *lens) {
-  if (!r->fix)
+  if (!r->fix || r->collect)
     return;
   dm_buf b = {0};
   char q[DM_DB_QUOTED_IDENT_MAX + 1];

@@ -39,6 +39,7 @@ typedef struct vf_table {
   char key_name[256]; /* the index, for FORCE INDEX */
   /* results */
   long long rows, chunks, diff_chunks, rows_missing, rows_extra, rows_changed;
+  long long rechecks; /* --at-checkpoint: chunk or row checks done again after a difference */
   double seconds;
   bool failed; /* err holds why */
   dm_error err;
@@ -65,7 +66,27 @@ typedef struct vf_run {
   int *next;             /* the next table a thread takes */
   double progress_at;    /* the last progress line */
   long long progress_rows;
+  /* --at-checkpoint (verify_checkpoint.c) */
+  char cp_table[2 * DM_DB_QUOTED_IDENT_MAX + 2]; /* `meta`.`<task>_syncer_checkpoint` */
+  int *lagged;     /* shared: a wait ran out, the later chunks are not compared either */
+  dm_buf *collect; /* a row re-check: the keys of differing rows, not reported (NULL: report) */
+  long collected;  /* their number */
 } vf_run;
+
+/* verify.c: a connection's session and a new consistent snapshot (after the current one ended);
+ * the source's snapshot position into file and pos. 0, or -1 with *err. */
+int vf_snapshot(MYSQL *c, dm_db_side side, dm_error *err);
+void vf_snapshot_position(MYSQL *c, char *file, size_t len, unsigned long long *pos);
+
+/* verify_checkpoint.c: a running task compared at its sync's checkpoint. vf_cp_prepare: the
+ * checkpoint table's name (0, or -1 with *err). vf_cp_align: a fresh snapshot of the source, a
+ * wait (bounded by checkpoint-wait) until the sync's checkpoint on the target is at or past its
+ * position, then a fresh snapshot of the target: 0, or -1 with *err (DM_ERR_VERIFY_LAG: the sync
+ * did not get there). vf_cp_key_cond: the key of a differing row as a condition, appended to
+ * r->collect (OR-joined). */
+int vf_cp_prepare(vf_run *r, dm_error *err);
+int vf_cp_align(vf_run *r, dm_error *err);
+void vf_cp_key_cond(vf_run *r, const vf_table *t, char **vals, unsigned long *lens);
 
 /* verify_tables.c: the tables the rules take, grouped by target (0), or -1 with *err. Then each
  * table's columns and key (0), or -1 with t->err (the table is reported failed). */

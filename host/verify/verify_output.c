@@ -76,6 +76,10 @@ static const char *const vf_kind_name[] = {"missing", "extra", "changed"};
 
 void vf_out_row(vf_run *r, vf_table *t, vf_kind kind, char **src, unsigned long *src_len,
                 char **dst, unsigned long *dst_len) {
+  if (r->collect) { /* a re-check's pass (--at-checkpoint): only its key, checked again */
+    vf_cp_key_cond(r, t, src ? src : dst, src ? src_len : dst_len);
+    return;
+  }
   if (kind == VF_MISSING)
     t->rows_missing++;
   else if (kind == VF_EXTRA)
@@ -199,6 +203,7 @@ static json_object *vf_table_json(const vf_table *t) {
   json_object_object_add(o, "rows", json_object_new_int64(t->rows));
   json_object_object_add(o, "chunks", json_object_new_int64(t->chunks));
   json_object_object_add(o, "differing_chunks", json_object_new_int64(t->diff_chunks));
+  json_object_object_add(o, "rechecks", json_object_new_int64(t->rechecks));
   json_object_object_add(o, "rows_missing", json_object_new_int64(t->rows_missing));
   json_object_object_add(o, "rows_extra", json_object_new_int64(t->rows_extra));
   json_object_object_add(o, "rows_changed", json_object_new_int64(t->rows_changed));
@@ -220,7 +225,8 @@ void vf_out_end(vf_run *r, const dm_error *run_err, int rc) {
     n_err += r->tables[i].failed;
   }
   if (!r->opts->json) {
-    fprintf(r->opts->out, "verify: %d table(s), %lld rows: %s", r->n_tables, rows, result[rc]);
+    fprintf(r->opts->out, "verify: %d table(s), %lld rows%s: %s", r->n_tables, rows,
+            r->opts->at_checkpoint ? " (at the sync's checkpoint)" : "", result[rc]);
     if (n_diff)
       fprintf(r->opts->out, ", %d table(s) differ", n_diff);
     if (n_err)
@@ -236,6 +242,7 @@ void vf_out_end(vf_run *r, const dm_error *run_err, int rc) {
   json_object_object_add(snap, "binlog_file", json_object_new_string(r->snap_file));
   json_object_object_add(snap, "binlog_pos", json_object_new_int64((int64_t)r->snap_pos));
   json_object_object_add(o, "source_snapshot", snap);
+  json_object_object_add(o, "at_checkpoint", json_object_new_boolean(r->opts->at_checkpoint));
   json_object *tables = json_object_new_array();
   for (int i = 0; i < r->n_tables; i++)
     json_object_array_add(tables, vf_table_json(&r->tables[i]));

@@ -6,7 +6,7 @@
 # each row named, with the differences' exit code; the fix file, applied with the mariadb client,
 # makes the next verify equal (and CHECKSUM TABLE agree); --fix-sql never writes over a file or
 # through a link; a table missing on the target is an error naming it; --threads 3 finds the same;
-# a merge's chunks bounded on each shard; --at-checkpoint is refused by name; 200,000 rows by chunks of 1,000 stay within a memory bound.
+# a merge's chunks bounded on each shard; --at-checkpoint without a sync checkpoint is refused (43106); 200,000 rows by chunks of 1,000 stay within a memory bound.
 #
 #   test_verify.sh DMHOST        (ports: DMH_SOURCE_PORT, DMH_TARGET_PORT as scripts/mariadb.sh)
 set -euo pipefail
@@ -234,9 +234,10 @@ run "$work/att3.txt" --task "$work/task.cfg" --fix-sql "$work/dangling.sql"
 check "--fix-sql through a dangling link: refused, nothing created" \
   test "$rc" -eq 2 -a ! -e "$work/nowhere"
 
-# ---- what is not built, and a table missing on the target ----
+# ---- --at-checkpoint without a sync, and a table missing on the target ----
 run "$work/ckpt.txt" --task "$work/task.cfg" --at-checkpoint
-check "--at-checkpoint: refused by name (exit $rc)" grep -q 'code 43104.*--at-checkpoint .* is not built yet' "$work/ckpt.txt.err"
+check "--at-checkpoint of a task whose sync never ran: exit 2 (got $rc)" test "$rc" -eq 2
+check "--at-checkpoint of a task whose sync never ran: said so (43106)" grep -q 'code 43106.*has no sync checkpoint' "$work/ckpt.txt.err"
 src -e "CREATE TABLE dmh_verify_a.t_only (id INT PRIMARY KEY)"
 run "$work/miss.json" --task "$work/task.cfg" --json
 check "a table missing on the target: exit 2" test "$rc" -eq 2

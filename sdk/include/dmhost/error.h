@@ -367,6 +367,11 @@ typedef enum dm_error_level {
   X(DM_ERR_VERIFY_NO_TABLE, 43105, DM_CLASS_VALIDATOR, DM_SCOPE_UPSTREAM, DM_LEVEL_MEDIUM, 0,      \
     "Nothing was compared, so nothing is proven: check the task's block-allow-list (do-dbs, "      \
     "do-tables) against the source's schemas, and that verify connects to the right source.")      \
+  X(DM_ERR_VERIFY_LAG, 43106, DM_CLASS_VALIDATOR, DM_SCOPE_DOWNSTREAM, DM_LEVEL_MEDIUM, 0,         \
+    "The task's sync did not reach the source's snapshot position in time, so the table was not "  \
+    "compared: check query-status (a paused or failing sync never gets there), resume it, or "     \
+    "give "                                                                                        \
+    "it longer (--checkpoint-wait); a paused task is verified as it is without --at-checkpoint.")  \
   X(DM_ERR_BINLOG_PURGED, 30001, DM_CLASS_BINLOG, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,             \
     "The source no longer has the binlog this task needs; re-run the task in mode all from a new " \
     "dump.")                                                                                       \

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# dmctl verify of a RUNNING task compared at its sync's checkpoint (issue 24, docs/verify.md,
+# "Consistency"), against the real servers: `dmhost serve --listen` runs a mode-all task of one
+# table of 3,000 rows while a writer keeps updating rows 1-2000 on the source.
+#  1. under the writer: verify (chunks of 100) is equal, exit 0; the answer says it was compared
+#     at the checkpoint, with no lag warning; precondition: the writer changed rows during it;
+#  2. a target row changed and one deleted behind the sync's back (ids the writer never touches),
+#     the writer still running: exit 1, exactly those two rows named, once each; --fix-sql written
+#     by dmctl and applied; once the writer stopped and the sync caught up, both sides' checksums
+#     of the table agree and verify exits 0;
+#  3. paused with the target behind (rows changed on the source after the pause): dmctl verify
+#     compares the paused task as it is (quiet, one pass: exit 1, the changed rows named: real
+#     lag of a stopped sync, not hidden); `dmhost verify --at-checkpoint --checkpoint-wait 3`
+#     says it could not compare (exit 2, 43106, "did not reach") instead of a false difference;
+#     resumed, the task verifies equal.
+#
+#   verify_checkpoint.sh <dmhost> <dmctl> <plugin dir> <source dir>
+set -euo pipefail
+dmhost=$1 dmctl=$2 plugins=$3 src_dir=$4
+cd "$src_dir"
+tag=verify_checkpoint db=vc_e2e meta=vc_e2e_meta
+work=$(mktemp -d /tmp/dmh-vcp-XXXXXX)
+t0=$SECONDS
+. tests/crash/lib.sh
+serve_begin
+for tool in jq; do command -v $tool >/dev/null || fail "$tool is needed"; done
+ctl() { "$dmctl" --state-dir "$work/state" --timeout 300 "$@"; }
+verify() { # dmctl verify ARGS: the answer in $work/v.json, the exit code in $vrc
+  vrc=0
+  ctl verify "$@" >"$work/v.json" || vrc=$?
+}
+vjq() { jq -e "$1" "$work/v.json" >/dev/null || { cat "$work/v.json" >&2; return 1; }; }
+stage_is() {
+  ctl query-status vc >"$work/qs.json" 2>/dev/null || true
+  jq -e ".sources[0].subTaskStatus[0].stage == \"$1\"" "$work/qs.json" >/dev/null
+}
+# the table's rows as one checksum, on either side
+sum() { "$1" -N -B -e "SELECT COUNT(*), BIT_XOR(CRC32(CONCAT_WS('#', id, v, pad))) FROM \`$db\`.t"; }
+same_sum() { [ "$(sum src)" = "$(sum tgt)" ]; }
+ticks() { src -N -B -e "SELECT SUM(v) FROM \`$db\`.t WHERE id <= 2000"; }
+
+# The writer: rounds of 20 single-row updates of ids 1-2000 (each its own transaction), until
+# $work/stop exists; a round counter in $work/rounds.
+start_writer() {
+  rm -f "$work/stop"
+  (
+    n=0
+    while [ ! -e "$work/stop" ]; do
+      q=""
+      for _ in $(seq 1 20); do q="$q UPDATE \`$db\`.t SET v = v + 1 WHERE id = $((RANDOM % 2000 + 1));"; done
+      src -e "$q" 2>>"$work/writer.err" || true
+      n=$((n + 1))
+      echo "$n" >"$work/rounds"
+    done
+  ) &
+  wpid=$!
+}
+stop_writer() {
+  touch "$work/stop"
+  wait "$wpid" 2>/dev/null || true
+  wpid=""
+}
+rounds() { cat "$work/rounds" 2>/dev/null || echo 0; }
+rounds_ge() { [ "$(rounds)" -ge "$1" ]; }
+
+src -e "DROP DATABASE IF EXISTS \`$db\`; CREATE DATABASE \`$db\`; USE \`$db\`;
+        CREATE TABLE \`$db\`.t (id INT PRIMARY KEY, v INT NOT NULL, pad VARCHAR(40));
+        INSERT INTO \`$db\`.t SELECT seq, 0, CONCAT('p', seq) FROM seq_1_to_3000;"
+tgt -e "DROP DATABASE IF EXISTS \`$db\`; DROP DATABASE IF EXISTS \`$meta\`;"
+crash_source_cfg vc-src
+crash_task_cfg vc "$meta" "$db" vc-src >"$work/task.cfg" <<'CFG'
+supervisor = { auto-resume = { enable = false; }; };
+sync = { batch-ms = 50; };
+CFG
+serve_listen "$dmhost" "$plugins" || fail "dmhost serve did not listen"
+serve_start_to_sync "$dmctl" vc
+wait_for 120 "the table did not reach the target" same_sum
+log "synced: $(sum tgt)"
+
+# 1. under steady writes: equal, compared at the checkpoint
+start_writer
+wait_for 60 "precondition: the writer did not start: $(cat "$work/writer.err" 2>/dev/null)" rounds_ge 3
+before=$(ticks) r0=$(rounds)
+verify vc --chunk-rows 100
+after=$(ticks) r1=$(rounds)
+[ "$vrc" = 0 ] || fail "verify of the running task under writes: exit $vrc, want 0: $(cat "$work/v.json")"
+[ "$after" != "$before" ] && [ "$r1" -gt "$r0" ] ||
+  fail "precondition: the writer changed nothing during the verify (sum $before -> $after, rounds $r0 -> $r1)"
+vjq '.verify == "equal" and .quiet == false and .reports[0].stage == "Running" and
+     .reports[0].at_checkpoint and (.reports[0] | has("warning") | not) and
+     .reports[0].tables[0].rows == 3000 and .reports[0].tables[0].chunks >= 30' ||
+  fail "the running task's answer is not equal at the checkpoint"
+log "1. under writes ($((r1 - r0)) writer rounds, sum $before -> $after): equal at the checkpoint," \
+  "$(jq '.reports[0].tables[0].rechecks' "$work/v.json") chunk re-check(s)"
+
+# 2. a difference behind the sync's back, found under the writer, once; the fix repairs it
+tgt -e "UPDATE \`$db\`.t SET pad = 'tampered' WHERE id = 2500; DELETE FROM \`$db\`.t WHERE id = 2900;"
+r0=$(rounds)
+verify vc --chunk-rows 100 --fix-sql "$work/fix.sql"
+[ "$vrc" = 1 ] || fail "verify with a tampered target: exit $vrc, want 1: $(cat "$work/v.json")"
+[ "$(rounds)" -gt "$r0" ] || fail "precondition: the writer stopped during the verify"
+vjq '.verify == "different" and .reports[0].tables[0] as $t |
+     $t.rows_changed == 1 and $t.rows_missing == 1 and $t.rows_extra == 0 and
+     ($t.differences | length) == 2 and
+     ([$t.differences[] | select(.kind == "changed" and .key.id == "2500")] | length) == 1 and
+     ([$t.differences[] | select(.kind == "missing" and .key.id == "2900")] | length) == 1' ||
+  fail "the two tampered rows are not named exactly once"
+[ -f "$work/fix.sql" ] || fail "dmctl wrote no fix file"
+[ "$(grep -c '^REPLACE INTO' "$work/fix.sql")" = 2 ] || fail "the fix file does not hold 2 REPLACEs: $(cat "$work/fix.sql")"
+tgt <"$work/fix.sql" || fail "the fix file did not apply"
+stop_writer
+wait_for 120 "the sync did not catch up after the writer stopped" same_sum
+[ "$(tgt -N -B -e "SELECT pad FROM \`$db\`.t WHERE id = 2500")" = p2500 ] || fail "row 2500 not repaired"
+verify vc --chunk-rows 100
+[ "$vrc" = 0 ] || fail "verify after the fix: exit $vrc: $(cat "$work/v.json")"
+log "2. the tampered rows named once each, repaired by the fix file: checksums $(sum tgt) agree"
+
+# 3. paused with the target behind
+ctl pause-task vc >/dev/null || fail "pause-task"
+wait_for 30 "the task is not Paused" stage_is Paused
+src -e "UPDATE \`$db\`.t SET v = v + 1000 WHERE id BETWEEN 11 AND 15;"
+verify vc --chunk-rows 100
+[ "$vrc" = 1 ] || fail "verify of the paused task behind: exit $vrc, want 1: $(cat "$work/v.json")"
+vjq '.quiet and .reports[0].stage == "Paused" and (.reports[0].at_checkpoint | not) and
+     .reports[0].tables[0].rows_changed == 5' ||
+  fail "the paused task is not compared as it is (5 rows the sync has not applied)"
+set +e
+"$dmhost" verify --source "$work/source.cfg" --task "$work/task.cfg" --at-checkpoint \
+  --checkpoint-wait 3 --json >"$work/cp.json" 2>"$work/cp.err"
+crc=$?
+set -e
+[ "$crc" = 2 ] || fail "--at-checkpoint on a paused task: exit $crc, want 2: $(cat "$work/cp.json")"
+jq -e '.result == "error" and .at_checkpoint and .tables[0].error.ErrCode == 43106 and
+       (.tables[0].error.Message | contains("did not reach")) and .tables[0].rows_changed == 0' \
+  "$work/cp.json" >/dev/null || fail "--at-checkpoint on a paused task: not 43106: $(cat "$work/cp.json")"
+ctl resume-task vc >/dev/null || fail "resume-task"
+wait_for 120 "the resumed sync did not catch up" same_sum
+verify vc --chunk-rows 100
+[ "$vrc" = 0 ] || fail "verify after resume: exit $vrc: $(cat "$work/v.json")"
+log "3. paused: compared as it is (5 rows behind), --at-checkpoint not compared (43106); resumed: equal"
+log "passed"
