@@ -22,6 +22,7 @@ typedef struct reg_verify_src {
   const char *id; /* the task copy's instance's */
   bool has_sub;
   dmh_stage stage;
+  bool in_sync; /* its current unit is the sync: the one whose checkpoint verify can wait for */
 } reg_verify_src;
 
 /* The task's file as the daemon keeps it, loaded afresh: a verify runs for minutes and must not
@@ -50,6 +51,7 @@ static dmh_task_config *reg_verify_task_copy(dmh_registry *r, reg_task *t, reg_v
     dmh_task_config_free(cfg);
     cfg = NULL;
   }
+  dmh_subtask_view *view = cfg ? malloc(sizeof *view) : NULL; /* large: errors and progress */
   pthread_mutex_lock(&r->lock);
   for (int i = 0; cfg && i < cfg->n_instances; i++) {
     reg_verify_src *v = &(*srcs)[i];
@@ -58,9 +60,14 @@ static dmh_task_config *reg_verify_task_copy(dmh_registry *r, reg_task *t, reg_v
       if (strcmp(t->subs[k].source_id, v->id) == 0 && t->subs[k].st) {
         v->has_sub = true;
         v->stage = dmh_subtask_stage(t->subs[k].st);
+        if (view) {
+          dmh_subtask_summary(t->subs[k].st, view);
+          v->in_sync = view->unit && strcmp(view->unit, "Sync") == 0;
+        }
       }
   }
   pthread_mutex_unlock(&r->lock);
+  free(view);
   pthread_mutex_unlock(&t->cmd_lock);
   return cfg;
 }
@@ -205,7 +212,7 @@ int dmh_registry_task_verify(dmh_registry *r, const char *name, const dmh_regist
     json_object *report = NULL;
     dm_error e = {0};
     bool moving = reg_verify_moving(v);
-    int rc = reg_verify_one(cfg, s->cfg, o, moving, &report, &e);
+    int rc = reg_verify_one(cfg, s->cfg, o, moving && v->in_sync, &report, &e);
     reg_source_unref(r, s);
     n++;
     if (!report) {
@@ -217,6 +224,12 @@ int dmh_registry_task_verify(dmh_registry *r, const char *name, const dmh_regist
     json_object_object_add(report, "stage",
                            json_object_new_string(v->has_sub ? dmh_stage_name(v->stage) : "New"));
     json_object_object_add(report, "quiet", json_object_new_boolean(!moving));
+    if (moving && !v->in_sync) /* a dump or load still running: no sync checkpoint to wait for */
+      json_object_object_add(
+          report, "warning",
+          json_object_new_string("the task has not reached its sync yet: compared as it is, "
+                                 "differences may be rows not dumped or loaded yet; verify again "
+                                 "once its sync runs (docs/verify.md, \"Consistency\")"));
     if (e.code && !json_object_object_get_ex(report, "error", NULL))
       json_object_object_add(report, "error", dmh_error_to_json(&e, NULL));
     json_object_array_add(reports, report);
