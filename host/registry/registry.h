@@ -376,9 +376,10 @@ int dmh_registry_shard_unlock_table(dmh_registry *r, const char *lock_id, const 
  * of its sources bound here (only[n_only] when given: each must be bound here), its fix statements
  * answered when fix_sql. The task's file is loaded afresh and no lock is held while it runs, so
  * query-status and pause-task are served meanwhile. resp: "task", "verify" (equal, different,
- * error: the worst), "quiet" (false when a subtask was running: differences may be lag) and
- * "reports" (per source the JSON of `dmhost verify --json` with "stage", "quiet", a "warning"
- * when running, "fix_sql" the statements). -1 with *err when the result is error (the reports
+ * error: the worst), "quiet" (false when a subtask was running: its source is then compared at
+ * the sync's checkpoint, "at_checkpoint") and "reports" (per source the JSON of `dmhost verify
+ * --json` with "stage", "quiet", a "warning" when it runs but not its sync yet, "fix_sql" the
+ * statements). -1 with *err when the result is error (the reports
  * stay in resp), DM_ERR_NOT_FOUND for an unknown task or source. */
 typedef struct dmh_registry_verify_opts {
   const char *const *only;
