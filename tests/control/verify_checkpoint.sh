@@ -9,7 +9,9 @@
 #     the writer still running: exit 1, exactly those two rows named, once each; --fix-sql written
 #     by dmctl and applied; once the writer stopped and the sync caught up, both sides' checksums
 #     of the table agree and verify exits 0;
-#  3. paused with the target behind (rows changed on the source after the pause): dmctl verify
+#  3. a change the sync cannot apply yet (its target row locked by another session): the one-pass
+#     compare reports it, dmctl verify waits for the checkpoint past it and is equal;
+#  4. paused with the target behind (rows changed on the source after the pause): dmctl verify
 #     compares the paused task as it is (quiet, one pass: exit 1, the changed rows named: real
 #     lag of a stopped sync, not hidden); `dmhost verify --at-checkpoint --checkpoint-wait 3`
 #     says it could not compare (exit 2, 43106, "did not reach") instead of a false difference;
@@ -24,6 +26,14 @@ work=$(mktemp -d /tmp/dmh-vcp-XXXXXX)
 t0=$SECONDS
 . tests/crash/lib.sh
 serve_begin
+lockpid=""
+vcp_cleanup() { # the lock session too; serve_cleanup keeps the exit status it is called with
+  local rc=$?
+  if [ -n "$lockpid" ]; then kill "$lockpid" 2>/dev/null || true; fi
+  (exit "$rc")
+  serve_cleanup
+}
+trap vcp_cleanup EXIT
 for tool in jq; do command -v $tool >/dev/null || fail "$tool is needed"; done
 ctl() { "$dmctl" --state-dir "$work/state" --timeout 300 "$@"; }
 verify() { # dmctl verify ARGS: the answer in $work/v.json, the exit code in $vrc
@@ -122,7 +132,40 @@ verify vc --chunk-rows 100
 [ "$vrc" = 0 ] || fail "verify after the fix: exit $vrc: $(cat "$work/v.json")"
 log "2. the tampered rows named once each, repaired by the fix file: checksums $(sum tgt) agree"
 
-# 3. paused with the target behind
+# 3. a change the sync has not applied yet is no difference: the target's row 5 locked by another
+# session (a locking read in an open transaction, 6 s), the source's row 5 changed: the sync's
+# worker waits on the lock, its checkpoint stays behind. The one-pass compare reports row 5; dmctl
+# verify waits for the checkpoint (past the lock) and is equal.
+tgt -e "START TRANSACTION; SELECT v FROM \`$db\`.t WHERE id = 5 FOR UPDATE; SELECT SLEEP(6); ROLLBACK;" \
+  >/dev/null 2>&1 &
+lockpid=$!
+has_sleeper() { [ -n "$(tgt -N -B -e "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO = 'SELECT SLEEP(6)'")" ]; }
+wait_for 30 "the lock session did not start" has_sleeper
+src -e "UPDATE \`$db\`.t SET v = v + 100000 WHERE id = 5;"
+row_waits() {
+  [ "$(tgt -N -B -e "SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT'")" -ge 1 ]
+}
+wait_for 30 "precondition: the sync did not wait on the locked row" row_waits
+set +e
+"$dmhost" verify --source "$work/source.cfg" --task "$work/task.cfg" --chunk-rows 100 --json \
+  >"$work/onepass.json" 2>/dev/null
+orc=$?
+set -e
+[ "$orc" = 1 ] && jq -e '.tables[0].rows_changed == 1 and .tables[0].differences[0].key.id == "5"' \
+  "$work/onepass.json" >/dev/null ||
+  fail "precondition: the one-pass compare did not see row 5 behind (exit $orc): $(cat "$work/onepass.json")"
+has_sleeper || fail "precondition: the lock ended before the verify began"
+s0=$SECONDS
+verify vc --chunk-rows 100
+[ "$vrc" = 0 ] || fail "verify while the sync waits on a lock: exit $vrc, want 0: $(cat "$work/v.json")"
+vjq '.verify == "equal" and .reports[0].at_checkpoint' || fail "not equal at the checkpoint"
+wait "$lockpid" 2>/dev/null || true
+lockpid=""
+[ "$(tgt -N -B -e "SELECT v FROM \`$db\`.t WHERE id = 5")" = "$(src -N -B -e "SELECT v FROM \`$db\`.t WHERE id = 5")" ] ||
+  fail "row 5 not applied after the lock"
+log "3. row 5 held back by a lock: one pass reports it, dmctl verify waited $((SECONDS - s0)) s for the checkpoint: equal"
+
+# 4. paused with the target behind
 ctl pause-task vc >/dev/null || fail "pause-task"
 wait_for 30 "the task is not Paused" stage_is Paused
 src -e "UPDATE \`$db\`.t SET v = v + 1000 WHERE id BETWEEN 11 AND 15;"
@@ -144,5 +187,5 @@ ctl resume-task vc >/dev/null || fail "resume-task"
 wait_for 120 "the resumed sync did not catch up" same_sum
 verify vc --chunk-rows 100
 [ "$vrc" = 0 ] || fail "verify after resume: exit $vrc: $(cat "$work/v.json")"
-log "3. paused: compared as it is (5 rows behind), --at-checkpoint not compared (43106); resumed: equal"
+log "4. paused: compared as it is (5 rows behind), --at-checkpoint not compared (43106); resumed: equal"
 log "passed"
