@@ -118,8 +118,9 @@ static int reg_verify_fix_text(const char *path, json_object *report, dm_error *
 /* dmh_verify_run on one source, its JSON report parsed; its exit code, *report set (NULL only out
  * of memory, then *err). The fix file is written in a private folder and read back. */
 static int reg_verify_one(const dmh_task_config *cfg, const dmh_source_config *src,
-                          const dmh_registry_verify_opts *o, bool moving, json_object **report,
-                          dm_error *err) {
+                          const dmh_registry_verify_opts *o, const reg_verify_src *v,
+                          json_object **report, dm_error *err) {
+  bool moving = reg_verify_moving(v);
   char dir[] = "/tmp/dmh-verify-XXXXXX", fix[sizeof dir + 16];
   *report = NULL;
   if (o->fix_sql && !mkdtemp(dir)) { /* 0700 */
@@ -143,7 +144,9 @@ static int reg_verify_one(const dmh_task_config *cfg, const dmh_source_config *s
                         .out = out,
                         /* a running sync: each chunk compared at its checkpoint, so lag is not a
                          * difference (docs/verify.md, "Consistency") */
-                        .at_checkpoint = moving};
+                        .at_checkpoint = moving && v->in_sync,
+                        /* a paused sync: is the target behind the source's snapshot? */
+                        .show_checkpoint = v->has_sub && v->in_sync && !moving};
   int rc = dmh_verify_run(cfg, src, &vo, err);
   fclose(out);
   *report = text ? json_tokener_parse(text) : NULL;
@@ -212,7 +215,7 @@ int dmh_registry_task_verify(dmh_registry *r, const char *name, const dmh_regist
     json_object *report = NULL;
     dm_error e = {0};
     bool moving = reg_verify_moving(v);
-    int rc = reg_verify_one(cfg, s->cfg, o, moving && v->in_sync, &report, &e);
+    int rc = reg_verify_one(cfg, s->cfg, o, v, &report, &e);
     reg_source_unref(r, s);
     n++;
     if (!report) {
@@ -224,7 +227,17 @@ int dmh_registry_task_verify(dmh_registry *r, const char *name, const dmh_regist
     json_object_object_add(report, "stage",
                            json_object_new_string(v->has_sub ? dmh_stage_name(v->stage) : "New"));
     json_object_object_add(report, "quiet", json_object_new_boolean(!moving));
-    if (moving && !v->in_sync) /* a dump or load still running: no sync checkpoint to wait for */
+    /* behind alone says little (any write to the source moves its binlog on): with differences */
+    json_object *behind = NULL;
+    if (rc == DMH_VERIFY_DIFFER && json_object_object_get_ex(report, "sync_behind", &behind) &&
+        json_object_get_boolean(behind))
+      json_object_object_add(
+          report, "warning",
+          json_object_new_string("the sync is not running and its checkpoint is behind the "
+                                 "source's snapshot: differences may be changes it has not "
+                                 "applied yet; resume the task and verify again (docs/verify.md, "
+                                 "\"Consistency\")"));
+    else if (moving && !v->in_sync) /* a dump or load running: no sync checkpoint to wait for */
       json_object_object_add(
           report, "warning",
           json_object_new_string("the task has not reached its sync yet: compared as it is, "

@@ -271,6 +271,8 @@ int dmh_verify_run(const dmh_task_config *task, const dmh_source_config *s,
         vf_snapshots(dst + i, one, &task->target, "target-database", DM_DB_TARGET, err) < 0)
       goto out;
   vf_snapshot_position(r.source, r.snap_file, sizeof r.snap_file, &r.snap_pos);
+  if (opts->show_checkpoint && !opts->at_checkpoint)
+    vf_cp_note(&r);
   if (vf_tables_list(&r, err) < 0)
     goto out;
   if (r.n_tables == 0) {

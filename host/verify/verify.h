@@ -48,6 +48,9 @@ typedef struct dmh_verify_opts {
   bool at_checkpoint;
   double checkpoint_wait_s; /* how long a chunk waits for the checkpoint (0: the default) */
   int rechecks;             /* checks of a chunk or row before it is reported (0: the default) */
+  /* One pass of a task whose sync does not move (paused): its checkpoint, read in the target's
+   * snapshot, reported beside the source's (is the target behind?). Nothing when it has none. */
+  bool show_checkpoint;
 } dmh_verify_opts;
 
 #define DMH_VERIFY_CHECKPOINT_WAIT_DEFAULT 60.0

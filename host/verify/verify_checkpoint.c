@@ -158,6 +158,11 @@ int vf_cp_align(vf_run *r, dm_error *err) {
   return vf_snapshot(r->target, DM_DB_TARGET, err);
 }
 
+void vf_cp_note(vf_run *r) {
+  dm_error e;
+  r->has_cp = vf_cp_prepare(r, &e) == 0 && vf_cp_read(r, &r->sync_cp, &e) == 1;
+}
+
 /* `k1` = v1 AND `k2` = v2 of the row's key. */
 void vf_cp_key_cond(vf_run *r, const vf_table *t, char **vals, unsigned long *lens) {
   dm_buf *b = r->collect;

@@ -71,6 +71,8 @@ typedef struct vf_run {
   int *lagged;     /* shared: a wait ran out, the later chunks are not compared either */
   dm_buf *collect; /* a row re-check: the keys of differing rows, not reported (NULL: report) */
   long collected;  /* their number */
+  bool has_cp;     /* show_checkpoint: the sync's checkpoint as the target's snapshot saw it */
+  dm_position sync_cp;
 } vf_run;
 
 /* verify.c: a connection's session and a new consistent snapshot (after the current one ended);
@@ -87,6 +89,8 @@ void vf_snapshot_position(MYSQL *c, char *file, size_t len, unsigned long long *
 int vf_cp_prepare(vf_run *r, dm_error *err);
 int vf_cp_align(vf_run *r, dm_error *err);
 void vf_cp_key_cond(vf_run *r, const vf_table *t, char **vals, unsigned long *lens);
+/* show_checkpoint: r->sync_cp and has_cp from the target's current snapshot (nothing on error). */
+void vf_cp_note(vf_run *r);
 
 /* verify_tables.c: the tables the rules take, grouped by target (0), or -1 with *err. Then each
  * table's columns and key (0), or -1 with t->err (the table is reported failed). */

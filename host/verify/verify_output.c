@@ -243,6 +243,19 @@ void vf_out_end(vf_run *r, const dm_error *run_err, int rc) {
   json_object_object_add(snap, "binlog_pos", json_object_new_int64((int64_t)r->snap_pos));
   json_object_object_add(o, "source_snapshot", snap);
   json_object_object_add(o, "at_checkpoint", json_object_new_boolean(r->opts->at_checkpoint));
+  if (r->has_cp) { /* a paused sync's checkpoint: behind the source's snapshot, the target lags */
+    dm_position at = {0};
+    dm_strlcpy(at.name, r->snap_file, sizeof at.name);
+    at.pos = r->snap_pos;
+    json_object *cp = json_object_new_object();
+    json_object_object_add(cp, "binlog_file", json_object_new_string(r->sync_cp.name));
+    json_object_object_add(cp, "binlog_pos", json_object_new_int64((int64_t)r->sync_cp.pos));
+    json_object_object_add(cp, "binlog_gtid", json_object_new_string(r->sync_cp.gtid));
+    json_object_object_add(o, "sync_checkpoint", cp);
+    json_object_object_add(o, "sync_behind",
+                           json_object_new_boolean(r->sync_cp.name[0] && at.name[0] &&
+                                                   dm_position_compare_file(&r->sync_cp, &at) < 0));
+  }
   json_object *tables = json_object_new_array();
   for (int i = 0; i < r->n_tables; i++)
     json_object_array_add(tables, vf_table_json(&r->tables[i]));
