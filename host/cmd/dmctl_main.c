@@ -271,8 +271,6 @@ static const struct {
     {"encrypt", "dmctl does not encrypt: run `dmhost encrypt` on this machine (the secret is "
                 "never sent to a daemon)"},
     {"decrypt", "dmctl does not decrypt; `dmhost encrypt` makes the ciphertext"},
-    {"validation", "not served by dmhost: it has no continuous data validation; compare the "
-                   "task's target with its source by `dmctl verify TASK` (docs/verify.md)"},
 };
 
 /* The answer to one command line (argv[0] the command): the daemon's, or one in the same shape

@@ -22,7 +22,7 @@ static const dmh_cmd_option cmd_options[] = {
 #include "commands.def"
 };
 #define CMD_N_OPTIONS (sizeof cmd_options / sizeof cmd_options[0])
-#define CMD_MAX_OPTIONS 12 /* a command line's room for them (cmd_line) */
+#define CMD_MAX_OPTIONS 20 /* a command line's room for them (cmd_line) */
 _Static_assert(CMD_N_OPTIONS <= CMD_MAX_OPTIONS, "cmd_line holds CMD_MAX_OPTIONS options");
 
 const dmh_cmd_option *dmh_cmd_options(size_t *n) {

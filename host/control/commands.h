@@ -35,7 +35,7 @@ enum {
   DMH_ARG_LIST = 1u << 7,   /* with OPT: the option may repeat, "a,b" too (DM's -s): an array */
 };
 
-#define DMH_CMD_MAX_ARGS 12 /* with the NULL after the last */
+#define DMH_CMD_MAX_ARGS 13 /* with the NULL after the last */
 #define DMH_CMD_MAX_POS 5   /* positional words a command line may hold */
 
 typedef struct dmh_cmd_arg {

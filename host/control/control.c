@@ -16,6 +16,7 @@
 #include "dmhost/settings.h"
 #include "log.h"
 #include "state.h"
+#include "validation_cmd.h"
 
 /* ---- arguments ---- */
 
@@ -506,6 +507,7 @@ static const dmh_control_fn control_fns[DMH_CMD_COUNT] = {
     [DMH_CMD_SWAP_UNIT] = control_swap_unit,
     [DMH_CMD_BINLOG] = control_binlog,
     [DMH_CMD_BINLOG_SCHEMA] = control_binlog_schema,
+    [DMH_CMD_VALIDATION] = dmh_control_validation,
     [DMH_CMD_SHARD_DDL_LOCK] = control_shard_ddl_lock,
     [DMH_CMD_OPERATE_LEADER] = dmh_control_operate_leader,
     [DMH_CMD_CONVERT_TASK] = dmh_control_convert_task,

@@ -277,6 +277,16 @@ int dmh_registry_binlog(dmh_registry *r, const struct dmh_binlog_req *req, json_
  * array). Unknown task or source: DM_ERR_NOT_FOUND. */
 int dmh_registry_binlog_schema(dmh_registry *r, const char *name, const char *source,
                                const dm_schema_req *req, json_object *resp, dm_error *err);
+/* `dmctl validation` (DM's Start/StopValidation, GetValidationStatus/Error, OperateValidationError,
+ * UpdateValidation; registry_validation.c): the validation_op of the sync unit of each subtask of
+ * task `name` (NULL: of every task, DM's --all-task) whose source is one of `sources` (none: all),
+ * Running or Paused (supervisor.h, dmh_subtask_validation_op). resp["sources"]: per subtask asked
+ * {result, msg, source, worker, task, error?, items?}, items the unit's JSON texts (the control
+ * layer shapes DM's answer of them); none matched: an empty "sources" (the caller answers it in DM's
+ * words). 0. */
+int dmh_registry_validation(dmh_registry *r, const char *name, const char *const *sources,
+                            size_t n_sources, const dm_validation_req *req, json_object *resp,
+                            dm_error *err);
 
 /* query-status [NAME]. */
 int dmh_registry_query_status(dmh_registry *r, const char *name, json_object *resp, dm_error *err);

@@ -828,6 +828,7 @@ static const dmh_control_fn ctl_fns[DMH_CMD_COUNT] = {
     [DMH_CMD_SWAP_UNIT] = master_ctl_swap_unit,
     [DMH_CMD_BINLOG] = master_ctl_worker_cmd,
     [DMH_CMD_BINLOG_SCHEMA] = master_ctl_worker_cmd,
+    [DMH_CMD_VALIDATION] = master_ctl_validation,
     [DMH_CMD_SHARD_DDL_LOCK] = master_ctl_shard_ddl_lock,
     [DMH_CMD_OPERATE_LEADER] = master_ctl_operate_leader,
     [DMH_CMD_CONVERT_TASK] = dmh_control_convert_task,

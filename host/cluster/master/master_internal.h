@@ -216,6 +216,10 @@ int master_ctl_query_lag(void *ud, const dmh_control_cmd *cmd, json_object *args
                          dm_error *err);
 /* master_verify.c: verify TASK [-s SOURCE ...]: forwarded to the worker of each of the task's
  * sources (-s: those), their reports in one answer. */
+/* validation OP [TASK|--all-task] ... (master_validation.c): at the worker of each subtask named,
+ * DM's answer merged of theirs. */
+int master_ctl_validation(void *ud, const dmh_control_cmd *cmd, json_object *args,
+                          json_object *resp, dm_error *err);
 int master_ctl_verify(void *ud, const dmh_control_cmd *cmd, json_object *args, json_object *resp,
                       dm_error *err);
 /* master_objects.c: api-objects task|source [NAME], DM's Task and Source objects of the texts in

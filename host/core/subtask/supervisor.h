@@ -134,6 +134,13 @@ int dmh_subtask_update_apply(dmh_subtask *st, const dmh_task_config *next, dm_er
  * 0 with the answer's items in *items (a JSON array of strings, the caller's), or -1 with *err. */
 int dmh_subtask_schema_op(dmh_subtask *st, const dm_schema_req *req, json_object **items,
                           dm_error *err);
+/* `dmctl validation` (validation_op.c): the validation_op slot (unit.h, ABI 1.3) of the subtask's
+ * sync unit, with its commands held, on a Running or Paused subtask (the unit's process may run
+ * beside it). Its current unit not the sync, or its stage neither: DM_ERR_VALIDATION_UNIT; a build
+ * without the slot: DM_ERR_VALIDATION_UNSUPPORTED. 0 with the items (JSON texts) in *items (a JSON
+ * array of strings, the caller's), or -1 with *err. */
+int dmh_subtask_validation_op(dmh_subtask *st, const dm_validation_req *req, json_object **items,
+                              dm_error *err);
 
 dmh_stage dmh_subtask_stage(dmh_subtask *st);
 /* Wait until the stage is one of Paused/Stopped/Finished (or `timeout_ms` passes; <0: forever).

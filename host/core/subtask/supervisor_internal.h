@@ -111,6 +111,11 @@ void sup_unit_run(dmh_subtask *st, sup_unit *u, dm_result *r);
  * or -1 with *err stamped and logged. */
 int sup_unit_schema_op(dmh_subtask *st, sup_unit *u, const dm_schema_req *req, json_object **items,
                        dm_error *err);
+/* validation_op (ABI 1.3) on an instance that has the slot, running or not: the life lock
+ * read-held (no close beside it); the same answer as sup_unit_schema_op. -1 with DM_ERR_VALIDATION_UNIT
+ * when the instance is gone. */
+int sup_unit_validation_op(dmh_subtask *st, sup_unit *u, const dm_validation_req *req,
+                           json_object **items, dm_error *err);
 /* Status into s (initialised by the caller); false if the instance is not live. */
 bool sup_unit_status(sup_unit *u, dmh_status *s);
 const char *sup_unit_label(sup_unit *u, char *buf, size_t len);

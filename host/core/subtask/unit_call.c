@@ -322,3 +322,41 @@ int sup_unit_schema_op(dmh_subtask *st, sup_unit *u, const dm_schema_req *req, j
   *items = arr;
   return 0;
 }
+
+int sup_unit_validation_op(dmh_subtask *st, sup_unit *u, const dm_validation_req *req,
+                           json_object **items, dm_error *err) {
+  dm_unit_validation_op_fn fn = dmh_unit_validation_op(u->desc);
+  *items = NULL;
+  memset(err, 0, sizeof *err);
+  if (!fn) { /* the caller checked: a slip is not a crash */
+    dm_error_set(err, DM_ERR_INTERNAL, NULL, "validation_op called on a unit without it");
+    return -1;
+  }
+  json_object *arr = json_object_new_array();
+  dm_validation_answer ans = {.put = sup_schema_put, .host_data = arr};
+  /* read-held: beside process (the unit guards what it shares), never beside close */
+  pthread_rwlock_rdlock(&u->life);
+  bool live = u->self != NULL;
+  int rc = live ? fn(u->self, req, &ans, err) : -1;
+  pthread_rwlock_unlock(&u->life);
+  if (!live) {
+    dm_error_set(err, DM_ERR_VALIDATION_UNIT, NULL,
+                 "validation: task %s: its sync unit has no open instance (it failed to start or "
+                 "has ended): resume the task, and ask again once its unit is Sync",
+                 st->name);
+    json_object_put(arr);
+    return -1;
+  }
+  if (rc != 0) {
+    char ctxs[192];
+    sup_error_context(st, u, "validation_op", ctxs, sizeof ctxs);
+    if (err->code == 0)
+      dm_error_set(err, DM_ERR_INTERNAL, NULL, "validation_op failed without saying why");
+    sup_db_hint(st, err);
+    dmh_log(DM_LOG_WARN, ctxs, "[code %d] %s", err->code, err->message);
+    json_object_put(arr);
+    return -1;
+  }
+  *items = arr;
+  return 0;
+}

@@ -177,6 +177,12 @@ typedef enum dm_error_level {
     "The subtask's unit build keeps no table structures it can show or change (no schema_op "      \
     "slot, "                                                                                       \
     "ABI 1.2): use a sync unit that has one, or fix the target's tables by hand.")                 \
+  X(DM_ERR_VALIDATION_UNIT, 13030, DM_CLASS_SUPERVISOR, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,     \
+    "The validator runs with the sync unit (DM's rule): wait until the subtask's unit is Sync "    \
+    "and its stage Running or Paused (query-status), then run `dmctl validation` again.")          \
+  X(DM_ERR_VALIDATION_UNSUPPORTED, 13031, DM_CLASS_SUPERVISOR, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0, \
+    "The subtask's sync unit build has no continuous validator (no validation_op slot, ABI 1.3): " \
+    "use a sync unit that has one, or compare with `dmctl verify`.")                               \
   X(DM_ERR_CONTROL, 14001, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,                \
     "Check that `dmhost serve` runs and that --socket names its socket.")                          \
   X(DM_ERR_CONTROL_REQUEST, 14002, DM_CLASS_CONTROL, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,           \
