@@ -232,7 +232,7 @@ ctl check-task "$work/task.cfg" --start-time '2021-10-21 00:01:00' >"$work/check
   fail "check-task --start-time does not answer as check-task: $(cat "$work/check-st.json")"
 expect '.result == false and (.msg | contains("already exists"))' \
   start-task "$work/task.cfg" --start-time '2021-10-21 00:01:00'
-expect '.result == false and (.msg | contains("an option of start-task and check-task only"))' \
+expect '.result == false and (.msg | contains("an option of start-task, check-task and validation start only"))' \
   query-status --start-time '2021-10-21 00:01:00'
 expect '.result == false and (.msg | contains("a check removes nothing"))' check-task --remove-meta "$work/task.cfg"
 log "task files for names, DM's refused commands"
