@@ -74,7 +74,7 @@ static int val_pos_check(const char *s, dm_error *err) {
   return 0;
 }
 
-/* Whether op (its val_ops index) takes the option or bare flag `what`. */
+/* An option or bare flag `what` given to a subcommand `op` that has none such in DM. */
 static int val_refuse(const dmh_control_cmd *cmd, const char *op, const char *what, dm_error *err) {
   return dmh_control_bad(err, "validation %s: %s is not taken here (usage: %s)", op, what,
                          cmd->usage);

@@ -23,14 +23,12 @@ static bool val_source_in(const char *const *sources, size_t n, const char *id) 
 }
 
 /* The subtasks of t on the asked sources, each asked in turn with the task's commands held. */
-static int val_task(dmh_registry *r, reg_task *t, const char *cmd, const char *const *sources,
-                    size_t n_sources, const dm_validation_req *req, json_object *arr) {
-  int asked = 0;
+static void val_task(dmh_registry *r, reg_task *t, const char *cmd, const char *const *sources,
+                     size_t n_sources, const dm_validation_req *req, json_object *arr) {
   for (int i = 0; i < t->n_subs; i++) {
     reg_sub *sub = &t->subs[i];
     if (!val_source_in(sources, n_sources, sub->source_id))
       continue;
-    asked++;
     pthread_mutex_lock(&r->lock);
     dmh_subtask *st = sub->st;
     pthread_mutex_unlock(&r->lock);
@@ -52,7 +50,6 @@ static int val_task(dmh_registry *r, reg_task *t, const char *cmd, const char *c
     dmh_log(rc < 0 ? DM_LOG_WARN : DM_LOG_INFO, "registry", "%s %s -s %s: %s", cmd, t->name,
             sub->source_id, rc < 0 ? e.message : "done");
   }
-  return asked;
 }
 
 int dmh_registry_validation(dmh_registry *r, const char *name, const char *const *sources,
