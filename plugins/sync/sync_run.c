@@ -762,7 +762,7 @@ void sync_run(sync_unit *u, dm_result *result) {
   pthread_mutex_lock(&u->lock);
   u->src = r.src;
   pthread_mutex_unlock(&u->lock);
-  sync_val_run_start(u->val); /* the meta-schema is there (sync_cp_prepare) */
+  sync_val_run_start(u->val, r.tc); /* the meta-schema is there (sync_cp_prepare) */
   reading = true;
   for (;;) {
     if (u->host->stop_requested(u->ctx) || atomic_load(&u->killed))

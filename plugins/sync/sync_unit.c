@@ -145,6 +145,13 @@ static int sync_init(const dm_host_services *host, dm_ctx *ctx, void **self, dm_
     host->error_make(ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
     goto fail;
   }
+  if (u->cfg.val.mode != SYNC_VAL_NONE && sync_val_names(u->val) < 0) {
+    host->error_make(ctx, err, DM_ERR_CONFIG_INVALID, NULL,
+                     "sync: task name \"%s\" is too long for the validator's tables (at most %d "
+                     "characters with a validator)",
+                     task, 64 - (int)strlen("_validator_pending_change"));
+    goto fail;
+  }
   char cp[SYNC_NAME_MAX];
   dm_task_meta_table_name(task, DM_META_SYNCER_CHECKPOINT, cp,
                           sizeof cp); /* length checked above */

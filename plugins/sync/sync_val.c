@@ -19,21 +19,8 @@
 #include "sync.h"
 #include "sync_val.h"
 
-struct sync_val_row {
-  sync_val_row *chain;      /* hash bucket */
-  sync_val_row *prev, *next; /* fresh or retry list */
-  uint64_t hash;
-  uint32_t table;
-  uint8_t kind; /* 0 insert, 1 update, 2 delete */
-  bool failed, checking, superseded, retry;
-  uint8_t fail_type; /* DM's validateFailedType: 0 deleted row exists, 1 not exist, 2 differ */
-  int64_t first_fail_ns, due_ns;
-  uint32_t key_len, row_len;
-  char data[]; /* the key literal, NUL, the row literal, NUL */
-};
-
-#define VAL_ROW_MAX (1u << 20)  /* a row literal longer than this is not validated (bounded) */
-#define VAL_FEED_WAIT_MS 100    /* the longest a batch's feed waits for room */
+#define VAL_ROW_MAX (1u << 20) /* a row literal longer than this is not validated (bounded) */
+#define VAL_FEED_WAIT_MS 100   /* the longest a batch's feed waits for room */
 
 /* ---- settings ---- */
 
@@ -42,9 +29,9 @@ int sync_val_settings(sync_unit *u, sync_val_cfg *c, dm_error *err) {
   memset(c, 0, sizeof *c);
   const char *mode = NULL;
   dm_cfg_result r = h->cfg_string(u->ctx, "validator.mode", &mode);
-  if (r == DM_CFG_WRONG_TYPE || (r == DM_CFG_OK && strcmp(mode, "none") != 0 &&
-                                 strcmp(mode, "fast") != 0 && strcmp(mode, "full") != 0 &&
-                                 mode[0] != '\0')) {
+  if (r == DM_CFG_WRONG_TYPE ||
+      (r == DM_CFG_OK && strcmp(mode, "none") != 0 && strcmp(mode, "fast") != 0 &&
+       strcmp(mode, "full") != 0 && mode[0] != '\0')) {
     h->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL,
                   "sync: setting `validator.mode` must be \"none\", \"fast\" or \"full\" (DM's "
                   "validator modes), not %s",
@@ -52,7 +39,7 @@ int sync_val_settings(sync_unit *u, sync_val_cfg *c, dm_error *err) {
     return -1;
   }
   c->mode = r != DM_CFG_OK || !strcmp(mode, "none") || !mode[0] ? SYNC_VAL_NONE
-            : strcmp(mode, "fast") == 0                        ? SYNC_VAL_FAST
+            : strcmp(mode, "fast") == 0                         ? SYNC_VAL_FAST
                                                                 : SYNC_VAL_FULL;
   int64_t v;
   if (dm_setting_int(h, u->ctx, "sync", "validator.worker-count", 4, 1, 64, &v, err) < 0)
@@ -81,7 +68,9 @@ int sync_val_settings(sync_unit *u, sync_val_cfg *c, dm_error *err) {
   if (!c->flush_ms)
     c->flush_ms = 5 * 60000;
   if (dm_setting_size(h, u->ctx, "sync", "validator.max-pending-row-size", 500 << 20, 1 << 16,
-                      (int64_t)1 << 40, &c->max_bytes, err) < 0)
+                      (int64_t)1 << 40, &c->max_bytes, err) < 0 ||
+      dm_setting_int(h, u->ctx, "sync", "validator.max-pending-row-count", INT32_MAX, 1, INT32_MAX,
+                     &c->max_rows, err) < 0)
     return -1;
   const char *st = NULL;
   r = h->cfg_string(u->ctx, "validator.start-time", &st);
@@ -177,18 +166,20 @@ static int val_grow(sync_val *v) {
 
 /* ---- tables ---- */
 
-static int val_table_of(sync_val *v, const sync_table *t, uint32_t *out) {
-  if (v->last_t == t && v->last_sig == t->map_sig) {
-    *out = v->last_idx;
-    return 0;
-  }
-  uint64_t sig = t->map_sig ^ dm_hash64(t->qname.p, t->qname.len) ^
-                 dm_hash64(t->db, strlen(t->db)) * 31 ^ dm_hash64(t->name, strlen(t->name));
+static uint64_t val_table_sig(const char *sdb, const char *sname, const char *cols) {
+  return dm_hash64(sdb, strlen(sdb)) * 31 ^ dm_hash64(sname, strlen(sname)) ^
+         dm_hash64(cols, strlen(cols)) * 7;
+}
+
+int sync_val_table_add(sync_val *v, const char *sdb, const char *sname, const char *tdb,
+                       const char *tname, const char *cols, const char *keycols, bool supported,
+                       uint32_t *out) {
+  uint64_t sig = val_table_sig(sdb, sname, cols);
   for (uint32_t i = 0; i < v->n_tables; i++)
-    if (v->tables[i]->sig == sig && !strcmp(v->tables[i]->sdb, t->db) &&
-        !strcmp(v->tables[i]->sname, t->name) && !strcmp(v->tables[i]->cols.p, t->cols.p)) {
+    if (v->tables[i]->sig == sig && !strcmp(v->tables[i]->sdb, sdb) &&
+        !strcmp(v->tables[i]->sname, sname) && !strcmp(v->tables[i]->cols.p, cols)) {
       *out = i;
-      goto cache;
+      return 0;
     }
   if (v->n_tables == v->cap_tables) {
     uint32_t n = v->cap_tables ? v->cap_tables * 2 : 16;
@@ -201,24 +192,16 @@ static int val_table_of(sync_val *v, const sync_table *t, uint32_t *out) {
   sync_val_table *x = calloc(1, sizeof *x);
   if (!x)
     return -1;
-  dm_strlcpy(x->sdb, t->db, sizeof x->sdb);
-  dm_strlcpy(x->sname, t->name, sizeof x->sname);
-  dm_strlcpy(x->tdb, t->tdb, sizeof x->tdb);
-  dm_strlcpy(x->tname, t->tname, sizeof x->tname);
+  dm_strlcpy(x->sdb, sdb, sizeof x->sdb);
+  dm_strlcpy(x->sname, sname, sizeof x->sname);
+  dm_strlcpy(x->tdb, tdb, sizeof x->tdb);
+  dm_strlcpy(x->tname, tname, sizeof x->tname);
   x->sig = sig;
-  x->supported = t->compactable && t->key_kind == SYNC_KEY_PK;
-  dm_buf_put(&x->qname, t->qname.p, t->qname.len);
-  dm_buf_put(&x->cols, t->cols.p, t->cols.len);
-  if (t->key.n > 1)
-    dm_buf_putc(&x->keycols, '(');
-  for (int j = 0; j < t->key.n; j++) {
-    if (j)
-      dm_buf_putc(&x->keycols, ',');
-    dm_buf_puts(&x->keycols, t->col_names[t->key.cols[j]]);
-  }
-  if (t->key.n > 1)
-    dm_buf_putc(&x->keycols, ')');
-  if (x->qname.oom || x->cols.oom || x->keycols.oom || !x->keycols.len) {
+  x->supported = supported;
+  sync_sql_qualified(&x->qname, tdb, tname);
+  dm_buf_puts(&x->cols, cols);
+  dm_buf_puts(&x->keycols, keycols);
+  if (x->qname.oom || x->cols.oom || x->keycols.oom || !x->keycols.len || !x->cols.len) {
     dm_buf_free(&x->qname);
     dm_buf_free(&x->cols);
     dm_buf_free(&x->keycols);
@@ -227,17 +210,82 @@ static int val_table_of(sync_val *v, const sync_table *t, uint32_t *out) {
   }
   *out = v->n_tables;
   v->tables[v->n_tables++] = x;
-cache:
-  v->last_t = t;
-  v->last_sig = t->map_sig;
-  v->last_idx = *out;
   return 0;
+}
+
+/* The validator's table of a sync table (as its columns stand now); lock held. */
+static int val_table_of(sync_val *v, const sync_table *t, uint32_t *out) {
+  if (v->last_t == t && v->last_sig == t->map_sig && v->last_idx < v->n_tables &&
+      !strcmp(v->tables[v->last_idx]->cols.p, t->cols.p)) {
+    *out = v->last_idx;
+    return 0;
+  }
+  dm_buf kc = {0};
+  if (t->key.n > 1)
+    dm_buf_putc(&kc, '(');
+  for (int j = 0; j < t->key.n; j++) {
+    if (j)
+      dm_buf_putc(&kc, ',');
+    dm_buf_puts(&kc, t->col_names[t->key.cols[j]]);
+  }
+  if (t->key.n > 1)
+    dm_buf_putc(&kc, ')');
+  int rc = kc.oom || !kc.len || !t->cols.len
+               ? -1
+               : sync_val_table_add(v, t->db, t->name, t->tdb, t->tname, t->cols.p, kc.p,
+                                    t->compactable && t->key_kind == SYNC_KEY_PK, out);
+  dm_buf_free(&kc);
+  if (rc == 0) {
+    v->last_t = t;
+    v->last_sig = t->map_sig;
+    v->last_idx = *out;
+  }
+  return rc;
+}
+
+/* ---- metrics ---- */
+
+static void val_metrics_init(sync_val *v) {
+  sync_unit *u = v->u;
+  if (v->m_errors)
+    return;
+  static const struct {
+    const char *name, *help;
+  } m[5] = {
+      {"dm_validator_validator_error_count", "total number of validator errors"},
+      {"dm_validator_validator_binlog_pos", "binlog position of the validator"},
+      {"dm_validator_validator_binlog_file", "current binlog file index of the validator"},
+      {"dm_validator_validator_logpos_latency", "the log pos latency between validator and syncer"},
+      {"dm_validator_validator_logfile_latency",
+       "the log file latency between validator and syncer"},
+  };
+  dm_metric **out[5] = {&v->m_errors, &v->m_pos, &v->m_file, &v->m_pos_lat, &v->m_file_lat};
+  for (int i = 0; i < 5; i++)
+    *out[i] = dm_host_metric_publish(u->host, u->ctx, m[i].name, DM_METRIC_GAUGE, m[i].help, NULL,
+                                     0, NULL, 0);
+}
+
+/* The validator's position against the sync's (fed right after each commit: behind only by the
+ * rows it dropped for room, which its skipped count says). v->lock held; u->lock is taken inside
+ * it, never the other way round. */
+static void val_metrics_pos(sync_val *v) {
+  sync_unit *u = v->u;
+  dm_position synced;
+  pthread_mutex_lock(&u->lock);
+  synced = u->synced;
+  pthread_mutex_unlock(&u->lock);
+  dm_host_metric_set(u->host, u->ctx, v->m_pos, NULL, (double)v->pos.pos);
+  dm_host_metric_set(u->host, u->ctx, v->m_file, NULL, (double)dm_binlog_file_index(v->pos.name));
+  double fl = (double)dm_binlog_file_index(synced.name) - (double)dm_binlog_file_index(v->pos.name);
+  dm_host_metric_set(u->host, u->ctx, v->m_file_lat, NULL, fl > 0 ? fl : 0);
+  double pl = fl == 0 ? (double)synced.pos - (double)v->pos.pos : 0;
+  dm_host_metric_set(u->host, u->ctx, v->m_pos_lat, NULL, pl > 0 ? pl : 0);
 }
 
 /* ---- feeding (the coordinator's thread) ---- */
 
-static int val_add(sync_val *v, uint32_t table, uint8_t kind, const char *key, uint32_t klen,
-                   const char *row, uint32_t rlen) {
+int sync_val_add_locked(sync_val *v, uint32_t table, uint8_t kind, const char *key, uint32_t klen,
+                        const char *row, uint32_t rlen) {
   uint64_t h = val_hash(table, key, klen);
   if (v->n_rows >= v->n_buckets && val_grow(v) < 0)
     return -1;
@@ -292,7 +340,8 @@ void sync_val_feed(sync_val *v, const sync_batch *b) {
     uint32_t klen = r->key_len - 5;
     size_t need = sizeof(sync_val_row) + klen + r->row_len + 2;
     /* bounded by bytes: wait a little for the checker, then fall behind (counted, logged) */
-    while (v->bytes + need > (uint64_t)v->cfg.max_bytes && dm_clock_ns() < deadline) {
+    while ((v->bytes + need > (uint64_t)v->cfg.max_bytes || v->n_rows >= v->cfg.max_rows) &&
+           dm_clock_ns() < deadline) {
       struct timespec ts;
       clock_gettime(CLOCK_REALTIME, &ts);
       ts.tv_nsec += 10 * 1000000;
@@ -303,19 +352,21 @@ void sync_val_feed(sync_val *v, const sync_batch *b) {
       pthread_cond_broadcast(&v->cond);
       pthread_cond_timedwait(&v->cond, &v->lock, &ts);
     }
-    if (v->bytes + need > (uint64_t)v->cfg.max_bytes ||
-        val_add(v, ti, kind, key, klen, b->arena.p + r->row_off,
-                kind == 2 ? 0 : r->row_len) < 0) {
+    if (v->bytes + need > (uint64_t)v->cfg.max_bytes || v->n_rows >= v->cfg.max_rows ||
+        sync_val_add_locked(v, ti, kind, key, klen, b->arena.p + r->row_off,
+                            kind == 2 ? 0 : r->row_len) < 0) {
       if (v->skipped++ == 0)
         v->u->host->logf(v->u->ctx, DM_LOG_WARN,
                          "validator: the pending rows reached max-pending-row-size (%" PRId64
-                         " bytes): row changes are left unvalidated until it has room",
-                         v->cfg.max_bytes);
+                         " bytes) or max-pending-row-count (%" PRId64
+                         "): row changes are left unvalidated until there is room",
+                         v->cfg.max_bytes, v->cfg.max_rows);
       continue;
     }
   }
   v->pos = b->end;
   v->has_pos = true;
+  val_metrics_pos(v);
   pthread_cond_broadcast(&v->cond);
   pthread_mutex_unlock(&v->lock);
 }
@@ -357,7 +408,6 @@ static int val_take(sync_val *v, sync_val_row **out, int max, int64_t now) {
   }
   return n;
 }
-
 
 /* One statement for the taken rows, then their fates. -1: the connection failed. */
 static int val_check(sync_val *v, MYSQL *c, sync_val_row **rows, int n, dm_buf *q) {
@@ -423,6 +473,7 @@ out:
       const sync_val_table *t = v->tables[r->table];
       val_forget(v, r);
       v->errors_found++;
+      dm_host_metric_set(v->u->host, v->u->ctx, v->m_errors, NULL, (double)v->errors_found);
       pthread_mutex_unlock(&v->lock);
       dm_error e = {0};
       if (key && lit && sync_val_error_row(v, c, t, key, lit, type, dst[i], &e) < 0)
@@ -540,6 +591,7 @@ void sync_val_spawn_locked(sync_val *v) {
   if (v->thread_on || !v->in_process || !v->wish || v->cfg.mode == SYNC_VAL_NONE)
     return;
   v->stop = false;
+  val_metrics_init(v);
   if (pthread_create(&v->th, NULL, val_thread, v) == 0)
     v->thread_on = true;
 }
@@ -556,7 +608,23 @@ void sync_val_join_locked(sync_val *v) {
   v->thread_on = false;
 }
 
-void sync_val_run_start(sync_val *v) {
+void sync_val_run_start(sync_val *v, MYSQL *tc) {
+  if (!v->loaded) {
+    /* a validator that never ran in this task has no tables: made here, read once */
+    dm_error e = {0};
+    pthread_mutex_lock(&v->lock);
+    bool any = v->wish || v->cfg.mode != SYNC_VAL_NONE;
+    pthread_mutex_unlock(&v->lock);
+    /* mode none makes no tables; one a validation command started earlier has them */
+    if (sync_val_names(v) < 0 || (any && sync_val_prepare(v, tc, &e) < 0) ||
+        sync_val_load(v, tc, &e) < 0) {
+      if (any)
+        v->u->host->logf(v->u->ctx, DM_LOG_WARN, "validator: cannot read its checkpoint: %s",
+                         e.message);
+      else
+        v->loaded = true; /* mode none and no tables: nothing to read */
+    }
+  }
   pthread_mutex_lock(&v->lock);
   v->in_process = true;
   sync_val_spawn_locked(v);

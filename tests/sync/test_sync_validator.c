@@ -44,7 +44,7 @@ static int suite_clean(void) {
 }
 
 #define TSV_SYNC(mode)                                                                             \
-  TS_SYNC " validator = { mode = \"" mode "\"; validate-interval = \"1s\"; "                      \
+  TS_SYNC " validator = { mode = \"" mode "\"; validate-interval = \"1s\"; "                       \
           "row-error-delay = \"3s\"; batch-query-size = 7; meta-flush-interval = \"1s\"; };"
 
 /* Waits until `sql` (a count) on the target is at least `want`; returns the last count. */
@@ -89,9 +89,9 @@ static void tsv_run(const char *task, const char *sync, bool full) {
   CU_ASSERT_FATAL(lt_exec(dst, "CREATE TRIGGER tsv_val.bi BEFORE INSERT ON tsv_val.t FOR EACH ROW "
                                "BEGIN IF NEW.id = 5 THEN SET NEW.v = NEW.v + 1000; END IF; IF "
                                "NEW.id = 6 THEN SET NEW.id = 1006; END IF; END") == 0);
-  CU_ASSERT_FATAL(lt_exec(dst, "CREATE TRIGGER tsv_val.bu BEFORE UPDATE ON tsv_val.t FOR EACH ROW "
-                               "BEGIN IF NEW.id = 5 THEN SET NEW.v = NEW.v + 1000; END IF; END") ==
-                  0);
+  CU_ASSERT_FATAL(lt_exec(dst,
+                          "CREATE TRIGGER tsv_val.bu BEFORE UPDATE ON tsv_val.t FOR EACH ROW "
+                          "BEGIN IF NEW.id = 5 THEN SET NEW.v = NEW.v + 1000; END IF; END") == 0);
   lt_env e;
   CU_ASSERT_FATAL(lt_init(&e) == 0);
   CU_ASSERT_FATAL(ts_config(&e, task, "tsv_val", NULL, sync) == 0);
@@ -113,8 +113,7 @@ static void tsv_run(const char *task, const char *sync, bool full) {
   CU_ASSERT_FATAL(ts_catch_up(task, 120000));
   char q[256];
   snprintf(q, sizeof q,
-           "SELECT COUNT(*) FROM dm_meta.%s_validator_error_change WHERE source = 'lsrc'",
-           task);
+           "SELECT COUNT(*) FROM dm_meta.%s_validator_error_change WHERE source = 'lsrc'", task);
   long long want = full ? 2 : 1;
   CU_ASSERT_EQUAL(tsv_wait_count(q, want, 120000), want);
   CU_ASSERT(tsv_wait_settled(st, 120000));
@@ -133,8 +132,7 @@ static void tsv_run(const char *task, const char *sync, bool full) {
                            task),
                   full ? 1 : 0);
   CU_ASSERT_STRING_EQUAL(lt_status_str(st, "validationStage", buf, sizeof buf), "Running");
-  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "validationErrors", buf, sizeof buf),
-                         full ? "2" : "1");
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "validationErrors", buf, sizeof buf), full ? "2" : "1");
   CU_ASSERT(ts_clean_run(st));
   ts_stop(st);
   /* the pause flushed the checkpoint row: every row change processed */
