@@ -366,6 +366,10 @@ void sync_val_feed(sync_val *v, const sync_batch *b) {
   }
   v->pos = b->end;
   v->has_pos = true;
+  if (v->has_cutover && dm_position_reached(&v->pos, &v->cutover)) {
+    v->has_cutover = false; /* DM clears it once reached */
+    v->flush_now = true;
+  }
   val_metrics_pos(v);
   pthread_cond_broadcast(&v->cond);
   pthread_mutex_unlock(&v->lock);
@@ -531,8 +535,9 @@ static void *val_thread(void *arg) {
       pthread_mutex_lock(&v->lock);
     }
     free(rows);
-    if (c && dm_clock_ns() - flushed >= v->cfg.flush_ms * 1000000) {
+    if (c && (v->flush_now || dm_clock_ns() - flushed >= v->cfg.flush_ms * 1000000)) {
       flushed = dm_clock_ns();
+      v->flush_now = false;
       pthread_mutex_unlock(&v->lock);
       dm_error e = {0};
       sync_val_flush(v, c, &e);

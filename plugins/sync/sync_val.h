@@ -93,6 +93,7 @@ struct sync_val {
   pthread_cond_t cond;
   sync_val_cfg cfg;
   bool wish;       /* the validator should run (START / the task's mode) */
+  bool wish_op;    /* a validation command set it in this instance (sync_val_load keeps it) */
   bool in_process; /* process runs */
   bool thread_on, stop;
   pthread_t th;
@@ -111,7 +112,10 @@ struct sync_val {
   uint64_t processed[3], pending[3], skipped, checked, errors_found;
   dm_position pos; /* the last batch end fed: validatorBinlog */
   bool has_pos;
-  char cutover_pos[128], cutover_gtid[256];
+  /* DM's cutover point (validation update): when the validator's position reaches it, its
+   * checkpoint is flushed at once and the point cleared (DM's checkAndPersistCheckpointAndData) */
+  dm_position cutover;
+  bool has_cutover, flush_now;
   char last_error[512];
   /* DM's dm_validator_validator_* (published at the first start: mode none costs nothing) */
   dm_metric *m_errors, *m_pos, *m_file, *m_pos_lat, *m_file_lat;

@@ -221,10 +221,10 @@ int sync_val_load(sync_val *v, MYSQL *c, dm_error *err) {
     for (int i = 0; i < 3; i++)
       v->processed[i] = row[3 + i] ? strtoull(row[3 + i], NULL, 10) : 0;
     /* the wish a validation command left wins over the task's mode */
-    for (int m = 1; m < 3 && row[6]; m++)
+    for (int m = 1; m < 3 && row[6] && !v->wish_op; m++)
       if (!strcmp(row[6], sync_val_modes[m]))
         v->cfg.mode = m;
-    if (row[7] && row[7][0])
+    if (row[7] && row[7][0] && !v->wish_op)
       v->wish = !strcmp(row[7], "running");
   }
   pthread_mutex_unlock(&v->lock);

@@ -79,10 +79,13 @@ static int val_status_items(sync_val *v, const dm_validation_req *req, MYSQL *c,
   json_str(&b, pos);
   dm_buf_puts(&b, ",\"validatorBinlogGtid\":");
   json_str(&b, v->has_pos ? v->pos.gtid : "");
+  char cut[DM_POSITION_NAME_MAX + 48] = "";
+  if (v->has_cutover && v->cutover.name[0])
+    dm_position_format(&v->cutover, cut, sizeof cut);
   dm_buf_puts(&b, ",\"cutoverBinlogPos\":");
-  json_str(&b, v->cutover_pos);
+  json_str(&b, cut);
   dm_buf_puts(&b, ",\"cutoverBinlogGtid\":");
-  json_str(&b, v->cutover_gtid);
+  json_str(&b, v->has_cutover ? v->cutover.gtid : "");
   dm_buf_puts(&b, ",\"result\":");
   json_str(&b, v->last_error);
   dm_buf_printf(&b,
@@ -193,6 +196,37 @@ static int val_operate(sync_val *v, const dm_validation_req *req, MYSQL *c, dm_e
   return sync_db_exec(u, c, q, strlen(q), "validator: cannot change the error rows", err);
 }
 
+/* "(mysql-bin.000001, 5989)" (DM's form; "file:pos" too) and/or a GTID set. 0, or -1. */
+static int val_parse_cutover(const dm_validation_req *req, dm_position *p) {
+  const char *s = req->cutover_pos;
+  if (s && s[0]) {
+    while (*s == ' ' || *s == '(')
+      s++;
+    size_t n = strcspn(s, ",: ");
+    if (n == 0 || n >= sizeof p->name)
+      return -1;
+    memcpy(p->name, s, n);
+    p->name[n] = '\0';
+    s += n;
+    while (*s == ',' || *s == ':' || *s == ' ')
+      s++;
+    char *end;
+    unsigned long long pos = strtoull(s, &end, 10);
+    while (*end == ' ' || *end == ')')
+      end++;
+    if (end == s || *end)
+      return -1;
+    p->pos = pos;
+  }
+  if (req->cutover_gtid && req->cutover_gtid[0]) {
+    if (strlen(req->cutover_gtid) >= sizeof p->gtid ||
+        dm_gtid_set_contains(req->cutover_gtid, req->cutover_gtid) < 0)
+      return -1;
+    dm_strlcpy(p->gtid, req->cutover_gtid, sizeof p->gtid);
+  }
+  return p->name[0] || p->gtid[0] ? 0 : -1;
+}
+
 int sync_validation_op(void *self, const dm_validation_req *req, dm_validation_answer *answer,
                        dm_error *err) {
   sync_unit *u = self;
@@ -205,8 +239,9 @@ int sync_validation_op(void *self, const dm_validation_req *req, dm_validation_a
     bool start = req->op == DM_VALIDATION_START;
     if (start == v->wish) {
       rc = -1;
-      u->host->error_make(u->ctx, err, DM_ERR_STATE, NULL, "validator: it is %s already",
-                          start ? "running" : "stopped");
+      u->host->error_make(u->ctx, err, DM_ERR_STAGE, NULL,
+                          "validator: it is %s already (`dmctl validation %s` first)",
+                          start ? "running" : "stopped", start ? "stop" : "start");
     } else if (start) {
       if (req->mode && (strcmp(req->mode, "full") == 0 || strcmp(req->mode, "fast") == 0))
         v->cfg.mode = strcmp(req->mode, "full") == 0 ? SYNC_VAL_FULL : SYNC_VAL_FAST;
@@ -216,15 +251,43 @@ int sync_validation_op(void *self, const dm_validation_req *req, dm_validation_a
       sync_val_spawn_locked(v); /* now, when process runs; else at its next start */
     } else {
       v->wish = false;
-      sync_val_join_locked(v);
+      sync_val_join_locked(v); /* its last flush writes the wish */
     }
+    if (rc == 0)
+      v->wish_op = true; /* the checkpoint's older wish is not read over it */
+    bool flush_here = rc == 0 && !v->thread_on;
+    if (rc == 0 && v->thread_on)
+      v->flush_now = true; /* the running thread writes the wish at once */
     pthread_mutex_unlock(&v->lock);
+    if (flush_here) {
+      /* no thread (the task is paused, or stopped now): the wish is written from here, so a
+       * restart keeps it */
+      dm_error e = {0};
+      MYSQL *c = sync_db_connect_target(u, &e);
+      /* read what the checkpoint holds first (a first command before any run), so the flush
+       * writes it back with the new wish instead of an empty set */
+      if (!c || sync_val_prepare(v, c, &e) < 0 || sync_val_load(v, c, &e) < 0 ||
+          sync_val_flush(v, c, &e) < 0)
+        u->host->logf(u->ctx, DM_LOG_WARN,
+                      "validator: the %s is not kept for a restart yet (it is at the next "
+                      "flush): %s",
+                      start ? "start" : "stop", e.message);
+      sync_db_close(u, c);
+    }
     return rc;
   }
   if (req->op == DM_VALIDATION_UPDATE) {
+    dm_position p = {0};
+    if (val_parse_cutover(req, &p) < 0) {
+      u->host->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL,
+                          "validator: the cutover point must be a binlog position \"(file, "
+                          "pos)\" or a GTID set, as DM's `validation update` takes");
+      return -1;
+    }
     pthread_mutex_lock(&v->lock);
-    dm_strlcpy(v->cutover_pos, req->cutover_pos ? req->cutover_pos : "", sizeof v->cutover_pos);
-    dm_strlcpy(v->cutover_gtid, req->cutover_gtid ? req->cutover_gtid : "", sizeof v->cutover_gtid);
+    v->cutover = p;
+    v->has_cutover = true;
+    pthread_cond_broadcast(&v->cond);
     pthread_mutex_unlock(&v->lock);
     return 0;
   }
