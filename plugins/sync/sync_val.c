@@ -355,6 +355,11 @@ void sync_val_feed(sync_val *v, const sync_batch *b) {
     if (v->bytes + need > (uint64_t)v->cfg.max_bytes || v->n_rows >= v->cfg.max_rows ||
         sync_val_add_locked(v, ti, kind, key, klen, b->arena.p + r->row_off,
                             kind == 2 ? 0 : r->row_len) < 0) {
+      /* an older image of this row must not be judged against the newer row: it goes too */
+      uint64_t h = val_hash(ti, key, klen);
+      sync_val_row *old = val_find(v, ti, key, klen, h);
+      if (old)
+        val_forget(v, old);
       if (v->skipped++ == 0)
         v->u->host->logf(v->u->ctx, DM_LOG_WARN,
                          "validator: the pending rows reached max-pending-row-size (%" PRId64
@@ -413,7 +418,8 @@ static int val_take(sync_val *v, sync_val_row **out, int max, int64_t now) {
   return n;
 }
 
-/* One statement for the taken rows, then their fates. -1: the connection failed. */
+/* One statement for the taken rows, then their fates. -1: the connection failed (lock held on
+ * entry and on return). */
 static int val_check(sync_val *v, MYSQL *c, sync_val_row **rows, int n, dm_buf *q) {
   dm_buf_reset(q);
   for (int i = 0; i < n; i++)
@@ -425,9 +431,15 @@ static int val_check(sync_val *v, MYSQL *c, sync_val_row **rows, int n, dm_buf *
   if (!found || !same || !dst || q->oom)
     goto out;
   if (mysql_real_query(c, q->p, q->len) != 0) {
+    unsigned code = mysql_errno(c);
     pthread_mutex_lock(&v->lock);
-    snprintf(v->last_error, sizeof v->last_error, "%s", mysql_error(c));
+    snprintf(v->last_error, sizeof v->last_error, "%u: %s", code, mysql_error(c));
     pthread_mutex_unlock(&v->lock);
+    /* the server refused the probes (a table or column a DDL dropped since they were fed): they
+     * are left unvalidated (counted as skipped), not retried for ever; a client error (2000 and
+     * up: the connection) retries them on a new connection */
+    if (code < 2000)
+      rc = 1;
     goto out;
   }
   MYSQL_RES *res = mysql_store_result(c);
@@ -457,6 +469,11 @@ out:
     if (rc < 0) {
       r->due_ns = now + v->cfg.check_ms * 1000000;
       list_append(v, r, true);
+      continue;
+    }
+    if (rc == 1) {
+      v->skipped++;
+      val_forget(v, r);
       continue;
     }
     v->checked++;
@@ -496,6 +513,13 @@ out:
   free(dst);
   free(found);
   free(same);
+  if (rc == 1) {
+    v->u->host->logf(v->u->ctx, DM_LOG_WARN,
+                     "validator: the target refused a probe statement (%s): its %d rows are left "
+                     "unvalidated",
+                     v->last_error, n);
+    rc = 0;
+  }
   return rc;
 }
 

@@ -222,6 +222,52 @@ static void test_val_bounded(void) {
   lt_teardown(&e);
 }
 
+/* A DDL drops a column the waiting rows' probes name: the target refuses their statement, they
+ * are left unvalidated (skipped, nothing waits for ever), and rows fed after the DDL are probed
+ * with the new columns. */
+static void test_val_ddl(void) {
+  tsv_drop();
+  static const char *const both[] = {
+      "CREATE DATABASE tsv_val",
+      "CREATE TABLE tsv_val.t (id INT PRIMARY KEY, v INT, s INT)",
+  };
+  for (size_t i = 0; i < sizeof both / sizeof *both; i++) {
+    CU_ASSERT_FATAL(lt_exec(src, "%s", both[i]) == 0);
+    CU_ASSERT_FATAL(lt_exec(dst, "%s", both[i]) == 0);
+  }
+  CU_ASSERT_FATAL(lt_exec(dst, "CREATE TRIGGER tsv_val.bi BEFORE INSERT ON tsv_val.t FOR EACH ROW "
+                               "SET NEW.v = IF(NEW.id < 100, NEW.v + 1000, NEW.v)") == 0);
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  CU_ASSERT_FATAL(ts_config(&e, "ts_valddl", "tsv_val", NULL,
+                            TS_SYNC " validator = { mode = \"full\"; row-error-delay = \"1h\"; "
+                                    "validate-interval = \"1s\"; };") == 0);
+  dmh_subtask *st = ts_start(&e);
+  CU_ASSERT_FATAL(st != NULL && dmh_subtask_stage(st) == DMH_STAGE_RUNNING);
+  for (int id = 1; id <= 5; id++)
+    CU_ASSERT(lt_exec(src, "INSERT INTO tsv_val.t VALUES (%d, %d, %d)", id, id, id) == 0);
+  CU_ASSERT(ts_catch_up("ts_valddl", 120000));
+  char buf[64];
+  int64_t end = dm_clock_ns() + 60 * 1000000000LL;
+  while (dm_clock_ns() < end &&
+         strcmp(lt_status_str(st, "validationPending", buf, sizeof buf), "5"))
+    nanosleep(&(struct timespec){0, 100 * 1000000}, NULL);
+  CU_ASSERT_STRING_EQUAL(buf, "5"); /* all different, waiting for row-error-delay */
+  CU_ASSERT(lt_exec(src, "ALTER TABLE tsv_val.t DROP COLUMN s") == 0);
+  CU_ASSERT(lt_exec(src, "INSERT INTO tsv_val.t VALUES (100, 100)") == 0);
+  CU_ASSERT(ts_catch_up("ts_valddl", 120000));
+  end = dm_clock_ns() + 60 * 1000000000LL;
+  while (dm_clock_ns() < end &&
+         strcmp(lt_status_str(st, "validationPending", buf, sizeof buf), "0"))
+    nanosleep(&(struct timespec){0, 100 * 1000000}, NULL);
+  CU_ASSERT_STRING_EQUAL(buf, "0");
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "validationSkipped", buf, sizeof buf), "5");
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "validationErrors", buf, sizeof buf), "0");
+  CU_ASSERT(ts_clean_run(st));
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"full: a changed and a missing target row are errors, rows in flight are not",
@@ -229,6 +275,7 @@ int main(void) {
       {"fast: the missing row only", test_val_fast},
       {"none: no validator, no keys, no tables", test_val_none},
       {"bounded: max-pending-row-count holds, the sync goes on", test_val_bounded},
+      {"a DDL under waiting rows: refused probes are skipped, new rows probed", test_val_ddl},
   };
   return dmh_cunit_run("sync_validator", suite_init, suite_clean, tests,
                        sizeof tests / sizeof tests[0]);
