@@ -293,12 +293,12 @@ int yval_read(ytr *t, const yaml_node_t *cfg, const char *path, char *out, size_
   }
   free(p);
   yo_puts(&o, " }");
-  if (rc == 0 && (o.oom || o.len >= size))
+  if (rc == 0 && (o.b.oom || o.b.len >= size))
     rc = dmh_cfg_fail_line(t->c, DM_ERR_CONFIG_INVALID, yline(cfg), "`%s` in the %s is too long",
                            path, t->c->what);
   if (rc == 0)
-    snprintf(out, size, "%s", o.buf);
-  free(o.buf);
+    snprintf(out, size, "%s", o.b.p);
+  dm_buf_free(&o.b);
   return rc;
 }
 

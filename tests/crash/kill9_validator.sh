@@ -31,12 +31,6 @@ fail() {
   for f in "$work"/run*.log; do [ -f "$f" ] && { echo "--- end of $f:" >&2; tail -n 20 "$f" >&2; }; done
   exit 1
 }
-wait_for() { # seconds message cmd...
-  local s=$1 m=$2
-  shift 2
-  for _ in $(seq 1 $((s * 10))); do "$@" && return 0; sleep 0.1; done
-  fail "$m"
-}
 q() { tgt -N -B -e "$1" 2>/dev/null || true; }
 
 src -e "DROP DATABASE IF EXISTS $db; CREATE DATABASE $db;
