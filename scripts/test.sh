@@ -53,7 +53,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
   run_suite asan -DDMHOST_SANITIZE=address,undefined
 # The suites of the concurrent code run under ThreadSanitizer, by name: a suite renamed or split
 # would drop out of the run silently, so the count found must be the count named.
-tsan_suites='supervisor|stress|sync|sync_all_writes|sync_all_restart|etcd|master|master_leader|master_members|control_http_transport|control_http_lag|control_http_slots|control_validation|shard_coord'
+tsan_suites='supervisor|stress|sync|sync_validator|sync_all_writes|sync_all_restart|etcd|master|master_leader|master_members|control_http_transport|control_http_lag|control_http_slots|control_validation|shard_coord'
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   run_suite tsan -DDMHOST_SANITIZE=thread -- -R "^test_($tsan_suites)\$"
 found=$(cd "$root/tsan" && ctest -N | grep -cE "Test +#[0-9]+: test_($tsan_suites)\$")

@@ -270,6 +270,24 @@ static int ytake(ytr *t, dmh_cfg_scope scope, const yaml_node_t *map, const yaml
       free(p);
       return rc;
     }
+    if (strcmp(key, "validators") == 0) {
+      /* every config is checked, also one no instance names */
+      if (v->type != YAML_MAPPING_NODE)
+        return dmh_cfg_fail_line(t->c, DM_ERR_CONFIG_INVALID, yline(k),
+                                 "`%s` in the %s must be a group of named configs", key,
+                                 t->c->what);
+      int n;
+      ypair *p = ypairs(t, v, &n);
+      int rc = n < 0 ? -1 : 1;
+      for (int i = 0; i < n && rc == 1; i++) {
+        char sub[CFGUTIL_PATH_MAX], lit[400];
+        ysub(sub, sizeof sub, key, ytext(p[i].k), 0);
+        if (!ynull(p[i].v) && yval_read(t, p[i].v, sub, lit, sizeof lit) < 0)
+          rc = -1;
+      }
+      free(p);
+      return rc;
+    }
     if (strcmp(key, "clean-dump-file") == 0 || strcmp(key, "timezone") == 0)
       return 1; /* yemit_units: the load's and the sync's */
     if (strcmp(key, "black-white-list") == 0) {
@@ -288,6 +306,8 @@ static int ytake(ytr *t, dmh_cfg_scope scope, const yaml_node_t *map, const yaml
       if (strcmp(key, ykinds[i].dm) == 0 || strcmp(key, ykinds[i].name) == 0 ||
           strcmp(key, ykinds[i].thread) == 0)
         return 1; /* yemit_units */
+    if (strcmp(key, "validator-config-name") == 0)
+      return 1; /* yemit_units: the sync's `validator` group */
     if (strcmp(key, "black-white-list") == 0) {
       if (ymember(t, map, "block-allow-list"))
         return dmh_cfg_fail_line(t->c, DM_ERR_CONFIG_INVALID, yline(k),

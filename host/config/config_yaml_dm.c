@@ -21,7 +21,6 @@ static const ydm_key ydm_keys[] = {
     {"task", "remove-meta", NULL, "false",
      "deprecated in DM; start the task with `dmctl start-task --remove-meta` instead"},
     {"task", "column-mappings", NULL, "{}", "column mapping is deprecated in DM and not built"},
-    {"task", "validators", NULL, "{}", "the validator is not built yet"},
     {"task", "experimental", NULL, "group", NULL},
     {"experimental", "async-checkpoint-flush", NULL, "false",
      "the sync commits its checkpoint with every batch"},
@@ -30,7 +29,6 @@ static const ydm_key ydm_keys[] = {
     /* an entry of mysql-instances */
     {"instance", "column-mapping-rules", NULL, "{}",
      "column mapping is deprecated in DM and not built"},
-    {"instance", "validator-config-name", NULL, "", "the validator is not built yet"},
     /* mydumpers, an instance's mydumper */
     {"mydumper", "threads", "threads", NULL, NULL},
     {"mydumper", "chunk-filesize", "chunk-filesize", NULL, NULL},

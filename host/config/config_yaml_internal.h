@@ -62,7 +62,7 @@ typedef struct yunit_kind {
 typedef struct yunit {
   struct {
     const char *key;
-    char lit[96];
+    char lit[400]; /* the sync's `validator` group is the longest (yval_read) */
     int line;
     bool extra; /* from extra-args: the mydumper's own keys do not override it */
   } e[YUNIT_MAX];
@@ -84,6 +84,11 @@ typedef struct ydm_key {
 } ydm_key;
 
 extern const yunit_kind ykinds[3];
+
+/* DM's validators entry (ValidatorConfig) at `cfg` as the sync's `validator` group literal,
+ * "{ mode = \"full\"; ... }", into out[size] (config_yaml_units.c). 0, or -1 (refused, naming
+ * path). */
+int yval_read(ytr *t, const yaml_node_t *cfg, const char *path, char *out, size_t size);
 
 void yo_put(yout *o, const char *s, size_t n);
 

@@ -192,6 +192,22 @@ static int yunit_of(ytr *t, const yunit_kind *k, const yaml_node_t *inst, int id
       return -1;
     yunit_set(u, k->to, lit, yline(thr));
   }
+  yaml_node_t *vname = ymember(t, inst, "validator-config-name");
+  if (strcmp(k->section, "sync") == 0 && vname && !ynull(vname)) {
+    /* DM's continuous validator: the named validators entry becomes the sync's `validator` */
+    const char *vn = ytext(vname) ? ytext(vname) : "";
+    yaml_node_t *cfg = ymember(t, ymember(t, t->root, "validators"), vn);
+    if (!cfg || ynull(cfg))
+      return dmh_cfg_fail_line(t->c, DM_ERR_CONFIG_INVALID, yline(vname),
+                               "`mysql-instances.[%d].validator-config-name` in the %s names `%s`, "
+                               "which `validators` does not define",
+                               idx, t->c->what, vn);
+    char lit[400];
+    ysub(path, sizeof path, "validators", vn, 0);
+    if (yval_read(t, cfg, path, lit, sizeof lit) < 0)
+      return -1;
+    yunit_set(u, "validator", lit, yline(vname));
+  }
   yaml_node_t *tz = ymember(t, t->root, "timezone");
   if (strcmp(k->section, "sync") == 0 && tz && !ynull(tz) && ytext(tz) && ytext(tz)[0]) {
     /* DM's task-wide zone is the sync's (sync_tz.c): as a string, whatever YAML made of it */
@@ -215,6 +231,75 @@ static int yunit_of(ytr *t, const yunit_kind *k, const yaml_node_t *inst, int id
     yunit_set(u, "cleanup-dump", b ? "true" : "false", clean ? yline(clean) : 0);
   }
   return 0;
+}
+
+/* DM's ValidatorConfig keys (dm/config/task.go): strings (mode, durations, a size) or integers.
+ * start-time is no YAML key in DM (yaml:"-"). */
+static const struct {
+  const char *key;
+  bool str;
+} yval_keys[] = {
+    {"mode", true},
+    {"worker-count", false},
+    {"validate-interval", true},
+    {"check-interval", true},
+    {"row-error-delay", true},
+    {"meta-flush-interval", true},
+    {"batch-query-size", false},
+    {"max-pending-row-size", true},
+    {"max-pending-row-count", false},
+};
+
+int yval_read(ytr *t, const yaml_node_t *cfg, const char *path, char *out, size_t size) {
+  if (cfg->type != YAML_MAPPING_NODE)
+    return dmh_cfg_fail_line(t->c, DM_ERR_CONFIG_INVALID, yline(cfg),
+                             "`%s` in the %s must be a group", path, t->c->what);
+  int n;
+  ypair *p = ypairs(t, cfg, &n);
+  if (n < 0)
+    return -1;
+  yout o = {0};
+  yo_puts(&o, "{");
+  int rc = 0;
+  for (int i = 0; i < n && rc == 0; i++) {
+    const char *key = ytext(p[i].k) ? ytext(p[i].k) : "";
+    size_t j = 0;
+    while (j < sizeof yval_keys / sizeof *yval_keys && strcmp(yval_keys[j].key, key) != 0)
+      j++;
+    const char *s = ytext(p[i].v);
+    if (j == sizeof yval_keys / sizeof *yval_keys) {
+      rc = dmh_cfg_fail_line(t->c, DM_ERR_CONFIG_INVALID, yline(p[i].k),
+                             "`%s.%s` in the %s is no validator setting (DM's are mode, "
+                             "worker-count, validate-interval, check-interval, row-error-delay, "
+                             "meta-flush-interval, batch-query-size, max-pending-row-size, "
+                             "max-pending-row-count)",
+                             path, key, t->c->what);
+    } else if (ynull(p[i].v)) {
+      continue;
+    } else if (p[i].v->type != YAML_SCALAR_NODE || !s ||
+               (!yval_keys[j].str &&
+                (!s[0] || strspn(s, "0123456789") != strlen(s) || strlen(s) > 9))) {
+      rc = dmh_cfg_fail_line(t->c, DM_ERR_CONFIG_INVALID, yline(p[i].v),
+                             "`%s.%s` in the %s must be %s", path, key, t->c->what,
+                             yval_keys[j].str ? "a single value" : "a number");
+    } else {
+      yo_fmt(&o, " %s = ", key);
+      if (yval_keys[j].str)
+        yo_string(&o, s, strlen(s));
+      else
+        yo_puts(&o, s);
+      yo_puts(&o, ";");
+    }
+  }
+  free(p);
+  yo_puts(&o, " }");
+  if (rc == 0 && (o.b.oom || o.b.len >= size))
+    rc = dmh_cfg_fail_line(t->c, DM_ERR_CONFIG_INVALID, yline(cfg), "`%s` in the %s is too long",
+                           path, t->c->what);
+  if (rc == 0)
+    snprintf(out, size, "%s", o.b.p);
+  dm_buf_free(&o.b);
+  return rc;
 }
 
 /* Does the chain of task-mode `mode` (NULL: unknown, all of them) run unit section `s`? */

@@ -36,6 +36,7 @@
 
 #include "sync_ddl.h"
 #include "sync_sql.h"
+#include "sync_val.h"
 #include <dmhost/buf.h>
 
 #define SYNC_NAME_MAX 256
@@ -62,6 +63,7 @@ typedef struct sync_cfg {
   uint32_t status_ms;        /* how often the source's position is read for status */
   uint32_t chunk_bytes;      /* statement text per round trip */
   char timezone[SYNC_TZ_MAX + 1]; /* DM's task `timezone` ("": none); sync_tz.c */
+  sync_val_cfg val;               /* the `validator` group: the continuous validator */
 } sync_cfg;
 
 /* ---- sync_gtid.c: the source's GTID set, moved on per GTID event ----
@@ -446,6 +448,7 @@ struct sync_unit {
   /* dm_clock_ns of the global row's last move in this run, 0 before the first (coordinator
    * thread only: every move of the global row is made there) */
   int64_t cp_moved_ns;
+  sync_val *val; /* the continuous validator (sync_val.h); its own lock */
 
   /* Shared with status and kill: atomics, or `lock` held for a copy. */
   pthread_mutex_t lock;

@@ -177,6 +177,7 @@ static int sync_finish_inflight(sync_run_state *r, dm_error *err) {
   sync_keep_from(r, &b->end);
   r->done = b->end;
   r->done_rows = b->end_rows;
+  sync_val_feed(u->val, b); /* committed: the validator may probe its rows */
   atomic_fetch_add(&u->total_rows, b->n_rows);
   atomic_fetch_add(&u->total_txns, b->n_txns);
   if (b->last_ts)
@@ -761,6 +762,7 @@ void sync_run(sync_unit *u, dm_result *result) {
   pthread_mutex_lock(&u->lock);
   u->src = r.src;
   pthread_mutex_unlock(&u->lock);
+  sync_val_run_start(u->val, r.tc); /* the meta-schema is there (sync_cp_prepare) */
   reading = true;
   for (;;) {
     if (u->host->stop_requested(u->ctx) || atomic_load(&u->killed))
@@ -820,6 +822,7 @@ out:
   if (reading && !r.recovering && !r.has_inflight &&
       (ok || atomic_load(&u->killed) || (e.resumable && u->host->stop_requested(u->ctx))))
     sync_safe_stop(u, r.tc, &r.done);
+  sync_val_run_stop(u->val); /* flushes its checkpoint row */
   pthread_mutex_lock(&u->lock);
   u->src = NULL;
   u->safe_auto = SYNC_SAFE_NONE; /* status: no run, no automatic safe mode */

@@ -106,7 +106,7 @@ static int sync_settings(sync_unit *u, sync_cfg *cfg, dm_error *err) {
   cfg->timezone[0] = '\0';
   if (r == DM_CFG_OK)
     dm_strlcpy(cfg->timezone, tz, sizeof cfg->timezone);
-  return 0;
+  return sync_val_settings(u, &cfg->val, err);
 }
 
 /* ---- slots ---- */
@@ -120,7 +120,7 @@ static int sync_init(const dm_host_services *host, dm_ctx *ctx, void **self, dm_
   u->host = host;
   u->ctx = ctx;
   pthread_mutex_init(&u->lock, NULL);
-  u->conns = dm_conn_kill_new(SYNC_MAX_WORKERS + 4, 0);
+  u->conns = dm_conn_kill_new(SYNC_MAX_WORKERS + 8, 0); /* + the validator's */
   if (!u->conns) {
     host->error_make(ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory for an instance");
     goto fail;
@@ -141,6 +141,17 @@ static int sync_init(const dm_host_services *host, dm_ctx *ctx, void **self, dm_
   if (sync_settings(u, &u->cfg, err) < 0)
     goto fail;
   sync_metrics_init(u);
+  if (!(u->val = sync_val_new(u, &u->cfg.val))) {
+    host->error_make(ctx, err, DM_ERR_NO_MEMORY, NULL, "sync: no memory");
+    goto fail;
+  }
+  if (u->cfg.val.mode != SYNC_VAL_NONE && sync_val_names(u->val) < 0) {
+    host->error_make(ctx, err, DM_ERR_CONFIG_INVALID, NULL,
+                     "sync: task name \"%s\" is too long for the validator's tables (at most %d "
+                     "characters with a validator)",
+                     task, 64 - (int)strlen("_validator_pending_change"));
+    goto fail;
+  }
   char cp[SYNC_NAME_MAX];
   dm_task_meta_table_name(task, DM_META_SYNCER_CHECKPOINT, cp,
                           sizeof cp); /* length checked above */
@@ -160,6 +171,7 @@ static int sync_init(const dm_host_services *host, dm_ctx *ctx, void **self, dm_
   *self = u;
   return 0;
 fail:
+  sync_val_free(u->val);
   dm_conn_kill_free(u->conns);
   pthread_mutex_destroy(&u->lock);
   free(u);
@@ -184,6 +196,7 @@ static int sync_update(void *self, dm_error *err) {
   pthread_mutex_lock(&u->lock); /* status reads workers and safe_mode beside us */
   u->cfg = cfg;
   pthread_mutex_unlock(&u->lock);
+  sync_val_update(u->val, &cfg.val);
   u->host->logf(u->ctx, DM_LOG_INFO,
                 "sync: settings updated (worker-count %d, batch %u, safe-mode %s); the tables' "
                 "rules are asked again",
@@ -315,6 +328,7 @@ static void sync_status(void *self, dm_status_sink *sink) {
     strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   }
   sink->put_str(sink, "safeModeUntil", buf);
+  sync_val_status(u->val, sink);
 }
 
 static void sync_kill(void *self) {
@@ -328,6 +342,7 @@ static void sync_kill(void *self) {
 
 static void sync_close(void *self) {
   sync_unit *u = self;
+  sync_val_free(u->val);
   sync_schema_free(u->schema);
   sync_charsets_free(u->charsets);
   dm_conn_kill_free(u->conns);
@@ -353,6 +368,7 @@ static const dm_unit_descriptor sync_unit_desc = {
         },
     .handover = DM_UNIT_TAKES_POSITION | DM_UNIT_READS_RELAY,
     .schema_op = sync_schema_op,
+    .validation_op = sync_validation_op,
 };
 
 DM_UNIT_EXPORT(sync_unit_desc)

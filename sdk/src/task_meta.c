@@ -31,6 +31,9 @@ int dm_task_meta_table_name(const char *task, dm_task_meta_table which, char *ou
       [DM_META_SYNCER_CHECKPOINT] = "_syncer_checkpoint",
       [DM_META_ONLINEDDL] = "_onlineddl",
       [DM_META_SYNCER_XA] = "_syncer_xa",
+      [DM_META_VALIDATOR_CHECKPOINT] = "_validator_checkpoint",
+      [DM_META_VALIDATOR_PENDING_CHANGE] = "_validator_pending_change",
+      [DM_META_VALIDATOR_ERROR_CHANGE] = "_validator_error_change",
   };
   if ((unsigned)which >= DM_META_TABLE_COUNT || !task)
     return -1;

@@ -21,9 +21,22 @@ static const char *dm(const char *name) {
   return b;
 }
 
-/* An integer or string of a unit section ("sync", "worker-count"); -1 / NULL when absent. */
-static long long unit_int(const dmh_task_config *t, dm_unit_kind kind, const char *key) {
+/* The group a key "g.k" of a unit section is in (its section for a plain key); key moves to k. */
+static config_setting_t *unit_group(const dmh_task_config *t, dm_unit_kind kind, const char **key) {
   config_setting_t *s = dmh_task_unit_section(t, kind);
+  const char *dot = strchr(*key, '.');
+  if (!s || !dot)
+    return s;
+  char g[64];
+  snprintf(g, sizeof g, "%.*s", (int)(dot - *key), *key);
+  *key = dot + 1;
+  return config_setting_get_member(s, g);
+}
+
+/* An integer or string of a unit section ("sync", "worker-count", "validator.mode"); -1 / NULL
+ * when absent. */
+static long long unit_int(const dmh_task_config *t, dm_unit_kind kind, const char *key) {
+  config_setting_t *s = unit_group(t, kind, &key);
   long long v;
   if (!s || !config_setting_lookup_int64(s, key, &v)) {
     int i;
@@ -35,7 +48,7 @@ static long long unit_int(const dmh_task_config *t, dm_unit_kind kind, const cha
 }
 
 static const char *unit_str(const dmh_task_config *t, dm_unit_kind kind, const char *key) {
-  config_setting_t *s = dmh_task_unit_section(t, kind);
+  config_setting_t *s = unit_group(t, kind, &key);
   const char *v = NULL;
   return s && config_setting_lookup_string(s, key, &v) ? v : NULL;
 }
@@ -108,6 +121,17 @@ static void test_dm_tasks(void) {
   t = load_task(dm("sharding-dm-task.yaml"));
   CU_ASSERT_PTR_NOT_NULL_FATAL(t);
   CU_ASSERT_EQUAL(t->n_routes, 2);
+  dmh_task_config_free(t);
+
+  /* DM's validators entry named by the instance: the sync's `validator` group */
+  t = load_task(dm("validator_basic-dm-task-standalone.yaml"));
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  CU_ASSERT_EQUAL(unit_int(t, DM_UNIT_SYNC, "worker-count"), 16);
+  CU_ASSERT_STRING_EQUAL(unit_str(t, DM_UNIT_SYNC, "validator.mode"), "full");
+  CU_ASSERT_EQUAL(unit_int(t, DM_UNIT_SYNC, "validator.worker-count"), 4);
+  CU_ASSERT_STRING_EQUAL(unit_str(t, DM_UNIT_SYNC, "validator.row-error-delay"), "1s");
+  CU_ASSERT_STRING_EQUAL(unit_str(t, DM_UNIT_SYNC, "validator.max-pending-row-size"), "500m");
+  CU_ASSERT_EQUAL(unit_int(t, DM_UNIT_SYNC, "validator.max-pending-row-count"), 1000);
   dmh_task_config_free(t);
 
   /* mode full: no sync section; loader's on-duplicate-logical is the load's on-duplicate */
@@ -283,6 +307,19 @@ static void test_yaml_errors(void) {
            "(Go's): \"60s\", \"1m30s\", \"500ms\" or \"0s\", 0 or more, not \"60\"",
            fx("yaml-bad-duration.yaml"));
   expect_failure(fx("yaml-bad-duration.yaml"), false, DM_ERR_CONFIG_INVALID, want);
+
+  /* DM's validator keys only (start-time is no YAML key in DM), at the key's line */
+  snprintf(want, sizeof want,
+           "%s:13: `validators.global.start-time` in the task file is no validator setting (DM's "
+           "are mode, worker-count, validate-interval, check-interval, row-error-delay, "
+           "meta-flush-interval, batch-query-size, max-pending-row-size, max-pending-row-count)",
+           fx("yaml-validator-bad.yaml"));
+  expect_failure(fx("yaml-validator-bad.yaml"), false, DM_ERR_CONFIG_INVALID, want);
+  snprintf(want, sizeof want,
+           "%s:8: `mysql-instances.[0].validator-config-name` in the task file names `nope`, which "
+           "`validators` does not define",
+           fx("yaml-validator-missing.yaml"));
+  expect_failure(fx("yaml-validator-missing.yaml"), false, DM_ERR_CONFIG_INVALID, want);
 
   /* DM's two values only, at the key's line */
   snprintf(want, sizeof want,

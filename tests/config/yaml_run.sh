@@ -2,7 +2,8 @@
 # DM's YAML files end to end, against the real servers (issue 23): `dmhost run` with a DM-style
 # source.yaml and task.yaml as a DM user writes them (task-mode all, a block-allow-list under DM's
 # old name black-white-list with an ignored table, a route, mydumpers/loaders/syncers named per instance, a per-instance
-# syncer-thread, DM's defaults such as flavor and checker). The dump and load copy the allowed
+# syncer-thread, a validators entry (mode full: it must count the sync's rows and report none), DM's
+# defaults such as flavor and checker). The dump and load copy the allowed
 # schema into the routed one, the sync then follows rows written after the start; every table of
 # the target equals the source's, the blocked schema is not copied, and SIGTERM stops the run
 # cleanly (exit 0). Then the same files under the daemon: `dmctl operate-source create
@@ -71,6 +72,7 @@ mysql-instances:
     loader-config-name: "global"
     syncer-config-name: "global"
     syncer-thread: 2
+    validator-config-name: "global"
 black-white-list:
   instance:
     do-dbs: ["$db"]
@@ -96,9 +98,18 @@ syncers:
   global:
     worker-count: 4
     batch: 100
+validators:
+  global:
+    mode: full
+    validate-interval: 1s
+    row-error-delay: 5s
+    meta-flush-interval: 1s
 YAML
 "$dmhost" convert "$work/task.yaml" >"$work/task.cfg" || fail "dmhost convert refused the task"
 grep -q 'worker-count = 2;' "$work/task.cfg" || { cat "$work/task.cfg"; fail "syncer-thread not applied"; }
+for want in 'validator' 'mode = "full";' 'validate-interval = "1s";' 'row-error-delay = "5s";'; do
+  grep -qF "$want" "$work/task.cfg" || { cat "$work/task.cfg"; fail "validators.global: no $want"; }
+done
 for want in 'threads = 3;' 'chunk-rows = 500;' 'statement-size = 2048;' 'consistency = "flush";'; do
   grep -qF "$want" "$work/task.cfg" || { cat "$work/task.cfg"; fail "extra-args: no $want"; }
 done
@@ -136,6 +147,12 @@ wait_same "dump and load"
 src -e "INSERT INTO $db.sbtest1 (id, k, c, pad) VALUES (100001, 7, 'yaml after', 'x');
         UPDATE $db.sbtest1 SET k = k + 1 WHERE id <= 50; DELETE FROM $db.sbtest2 WHERE id <= 10"
 wait_same "the sync"
+# the validator (validators.global, full) checked the sync's rows: counted, no error row
+vcount() { tgt -N -B -e "SELECT procd_ins + procd_upd FROM yaml_meta.yaml_e2e_validator_checkpoint" 2>/dev/null || true; }
+for _ in $(seq 1 100); do [ "$(vcount)" -ge 51 ] 2>/dev/null && break; sleep 0.2; done
+[ "$(vcount)" -ge 51 ] 2>/dev/null || fail "the validator did not count the sync's rows: $(vcount)"
+[ "$(tgt -N -B -e "SELECT COUNT(*) FROM yaml_meta.yaml_e2e_validator_error_change")" = 0 ] ||
+  fail "the validator reported rows the sync wrote right"
 
 [ -z "$(tgt -N -B -e "SHOW DATABASES LIKE '$skip'")" ] || fail "the blocked schema $skip was copied"
 [ -z "$(tgt -N -B -e "SHOW TABLES FROM $copy LIKE 'sbtest2'")" ] || fail "the ignored table sbtest2 was copied"

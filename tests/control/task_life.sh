@@ -91,7 +91,8 @@ tgt_v() { tgt -N -B -e "SELECT v FROM \`$db\`.t1 WHERE id = $1"; }
 # the task's own tables in the meta-schema and its tracker schemas on the target
 meta_count() { tgt -N -B -e "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = '$meta'
   AND TABLE_NAME IN ('tl_loader_checkpoint', 'tl_syncer_checkpoint', 'tl_onlineddl', 'tl_loader_keys',
-  'tl_syncer_xa')"; }
+  'tl_syncer_xa', 'tl_validator_checkpoint', 'tl_validator_pending_change',
+  'tl_validator_error_change')"; }
 schema_exists() { [ "$(tgt -N -B -e "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = '$1'")" = 1 ]; }
 # the tracker's schemas of (tl, tl-src) (other tests leave theirs on the shared target): the
 # prefix is the SDK's for that pair, pinned by test_sdk_task_meta
@@ -170,7 +171,7 @@ log "started again with its meta: resumed (row 7 untouched, new rows in)"
 # 5. stop-task remove-meta: exactly the task's meta goes
 tgt -e "CREATE TABLE \`$meta\`.tlx_syncer_checkpoint (id INT); CREATE DATABASE \`_dmt_000000000000_tlx\`;"
 [ "$(tracker_schemas)" -ge 1 ] || fail "precondition: no tracker schema of the task on the target"
-raw_jq '.result and .removedMeta.tables == 5' \
+raw_jq '.result and .removedMeta.tables == 8' \
   '{"cmd":"stop-task","args":{"name":"tl","force":true,"remove-meta":true}}' ||
   fail "stop-task remove-meta"
 [ "$(meta_count)" = 0 ] || fail "the task's meta-schema tables are still on the target"
@@ -187,7 +188,7 @@ log "stop-task remove-meta: only its meta dropped, started again from scratch"
 # 6. dmctl: stop-task of a Running task (no force, DM's dmctl), start-task --remove-meta
 tgt "$db" -e "UPDATE t1 SET v = 'target only' WHERE id = 8"
 ctl_jq '.result' stop-task tl || fail "dmctl stop-task of a Running task"
-ctl_jq '.result and .removedMeta.tables == 5' start-task --remove-meta "$work/task.cfg" ||
+ctl_jq '.result and .removedMeta.tables == 8' start-task --remove-meta "$work/task.cfg" ||
   fail "dmctl start-task --remove-meta"
 wait_for 60 "the task does not reach its sync unit after --remove-meta" syncing
 wait_for 30 "the target does not equal the source after --remove-meta" t1_same "$db"

@@ -21,6 +21,9 @@ static void test_table_names(void) {
       {DM_META_SYNCER_CHECKPOINT, "t1_syncer_checkpoint"},
       {DM_META_ONLINEDDL, "t1_onlineddl"},
       {DM_META_SYNCER_XA, "t1_syncer_xa"},
+      {DM_META_VALIDATOR_CHECKPOINT, "t1_validator_checkpoint"},
+      {DM_META_VALIDATOR_PENDING_CHANGE, "t1_validator_pending_change"},
+      {DM_META_VALIDATOR_ERROR_CHANGE, "t1_validator_error_change"},
   };
   CU_ASSERT_EQUAL(sizeof cases / sizeof cases[0], DM_META_TABLE_COUNT);
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

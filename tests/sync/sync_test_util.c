@@ -114,6 +114,9 @@ int ts_config_inst(lt_env *e, const char *task, const char *bal, const char *ins
   lt_drop_checkpoint(dst, task);
   lt_exec(dst, "DROP TABLE IF EXISTS dm_meta.`%s_syncer_checkpoint`", task);
   lt_exec(dst, "DROP TABLE IF EXISTS dm_meta.`%s_syncer_xa`", task);
+  lt_exec(dst, "DROP TABLE IF EXISTS dm_meta.`%s_validator_checkpoint`", task);
+  lt_exec(dst, "DROP TABLE IF EXISTS dm_meta.`%s_validator_error_change`", task);
+  lt_exec(dst, "DROP TABLE IF EXISTS dm_meta.`%s_validator_pending_change`", task);
   lt_task t = {.name = task,
                .mode = "incremental",
                .instance = inst,

@@ -9,6 +9,9 @@
  *   <meta-schema>.<task>_syncer_checkpoint   the sync's checkpoint (DM's): per source and table
  *   <meta-schema>.<task>_onlineddl           the sync's online-DDL records (DM's)
  *   <meta-schema>.<task>_syncer_xa           the sync's prepared XA transactions
+ *   <meta-schema>.<task>_validator_checkpoint   the sync's validator: position, counts, wish (DM's)
+ *   <meta-schema>.<task>_validator_pending_change the sync's validator: rows not checked yet (DM's)
+ *   <meta-schema>.<task>_validator_error_change the sync's validator: its error rows (DM's)
  *   _dmt_<hash(task, source)>_<hash(db)>      the sync's schema tracker: one shadow schema per
  *                                            source database (dm_tracker_schema_prefix)
  */
@@ -28,6 +31,9 @@ typedef enum dm_task_meta_table {
   DM_META_SYNCER_CHECKPOINT,
   DM_META_ONLINEDDL,
   DM_META_SYNCER_XA,
+  DM_META_VALIDATOR_CHECKPOINT,
+  DM_META_VALIDATOR_PENDING_CHANGE,
+  DM_META_VALIDATOR_ERROR_CHANGE,
   DM_META_TABLE_COUNT
 } dm_task_meta_table;
 

@@ -1,0 +1,692 @@
+/*
+ * The continuous validator: settings, the hand-off from the coordinator, the checking thread
+ * (sync_val.h, docs/validation.md).
+ *
+ * Why after the commit: the coordinator feeds a batch once sync_workers_wait returned 0 for it, so
+ * what the validator probes is on the target already; a later change of the same row replaces the
+ * pending one (by table and key), so a row the sync moves on is never judged by an old image.
+ * A probe that fails is not an error yet: the row is checked again every validate-interval and
+ * only one that still fails after row-error-delay becomes an error row.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <dmhost/settings.h>
+
+#include "sync.h"
+#include "sync_val.h"
+
+#define VAL_ROW_MAX (1u << 20) /* a row literal longer than this is not validated (bounded) */
+#define VAL_FEED_WAIT_MS 100   /* the longest a batch's feed waits for room */
+
+/* ---- settings ---- */
+
+int sync_val_settings(sync_unit *u, sync_val_cfg *c, dm_error *err) {
+  const dm_host_services *h = u->host;
+  memset(c, 0, sizeof *c);
+  const char *mode = NULL;
+  dm_cfg_result r = h->cfg_string(u->ctx, "validator.mode", &mode);
+  if (r == DM_CFG_WRONG_TYPE ||
+      (r == DM_CFG_OK && strcmp(mode, "none") != 0 && strcmp(mode, "fast") != 0 &&
+       strcmp(mode, "full") != 0 && mode[0] != '\0')) {
+    h->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL,
+                  "sync: setting `validator.mode` must be \"none\", \"fast\" or \"full\" (DM's "
+                  "validator modes), not %s",
+                  r == DM_CFG_OK ? mode : "a value of another type");
+    return -1;
+  }
+  c->mode = r != DM_CFG_OK || !strcmp(mode, "none") || !mode[0] ? SYNC_VAL_NONE
+            : strcmp(mode, "fast") == 0                         ? SYNC_VAL_FAST
+                                                                : SYNC_VAL_FULL;
+  int64_t v;
+  if (dm_setting_int(h, u->ctx, "sync", "validator.worker-count", 4, 1, 64, &v, err) < 0)
+    return -1;
+  c->workers = (int)v;
+  if (dm_setting_int(h, u->ctx, "sync", "validator.batch-query-size", 100, 1, 10000, &v, err) < 0)
+    return -1;
+  c->batch = (int)v;
+  const int64_t day = 86400000;
+  if (dm_setting_duration(h, u->ctx, "sync", "validator.validate-interval", 10000, day,
+                          &c->validate_ms, err) < 0 ||
+      dm_setting_duration(h, u->ctx, "sync", "validator.check-interval", 5000, day, &c->check_ms,
+                          err) < 0 ||
+      dm_setting_duration(h, u->ctx, "sync", "validator.row-error-delay", 30 * 60000, 30 * day,
+                          &c->error_delay_ms, err) < 0 ||
+      dm_setting_duration(h, u->ctx, "sync", "validator.meta-flush-interval", 5 * 60000, day,
+                          &c->flush_ms, err) < 0)
+    return -1;
+  /* DM: 0 means the default */
+  if (!c->validate_ms)
+    c->validate_ms = 10000;
+  if (!c->check_ms)
+    c->check_ms = 5000;
+  if (!c->error_delay_ms)
+    c->error_delay_ms = 30 * 60000;
+  if (!c->flush_ms)
+    c->flush_ms = 5 * 60000;
+  if (dm_setting_size(h, u->ctx, "sync", "validator.max-pending-row-size", 500 << 20, 1 << 16,
+                      (int64_t)1 << 40, &c->max_bytes, err) < 0 ||
+      dm_setting_int(h, u->ctx, "sync", "validator.max-pending-row-count", INT32_MAX, 1, INT32_MAX,
+                     &c->max_rows, err) < 0)
+    return -1;
+  const char *st = NULL;
+  r = h->cfg_string(u->ctx, "validator.start-time", &st);
+  if (r == DM_CFG_WRONG_TYPE || (r == DM_CFG_OK && strlen(st) >= sizeof c->start_time)) {
+    h->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL,
+                  "sync: setting `validator.start-time` must be a time \"YYYY-MM-DD HH:MM:SS\"");
+    return -1;
+  }
+  if (r == DM_CFG_OK)
+    dm_strlcpy(c->start_time, st, sizeof c->start_time);
+  return 0;
+}
+
+/* ---- the pending set ---- */
+
+static uint64_t val_hash(uint32_t table, const char *key, size_t len) {
+  return dm_hash64(key, len) ^ ((uint64_t)table * 0x9e3779b97f4a7c15ull);
+}
+
+static void list_unlink(sync_val *v, sync_val_row *r) {
+  sync_val_row **head = r->retry ? &v->retry_head : &v->fresh_head;
+  sync_val_row **tail = r->retry ? &v->retry_tail : &v->fresh_tail;
+  if (r->prev)
+    r->prev->next = r->next;
+  else if (*head == r)
+    *head = r->next;
+  if (r->next)
+    r->next->prev = r->prev;
+  else if (*tail == r)
+    *tail = r->prev;
+  r->prev = r->next = NULL;
+}
+
+static void list_append(sync_val *v, sync_val_row *r, bool retry) {
+  r->retry = retry;
+  sync_val_row **head = retry ? &v->retry_head : &v->fresh_head;
+  sync_val_row **tail = retry ? &v->retry_tail : &v->fresh_tail;
+  r->prev = *tail;
+  r->next = NULL;
+  if (*tail)
+    (*tail)->next = r;
+  else
+    *head = r;
+  *tail = r;
+}
+
+static size_t row_bytes(const sync_val_row *r) {
+  return sizeof *r + r->key_len + r->row_len + 2;
+}
+
+/* Out of the hash (and the lists, unless it is being checked: the checker frees it then). */
+static void val_forget(sync_val *v, sync_val_row *r) {
+  sync_val_row **p = &v->buckets[r->hash & (v->n_buckets - 1)];
+  while (*p && *p != r)
+    p = &(*p)->chain;
+  if (*p)
+    *p = r->chain;
+  v->n_rows--;
+  v->pending[r->kind]--;
+  v->bytes -= row_bytes(r);
+  if (r->checking) {
+    r->superseded = true;
+    return;
+  }
+  list_unlink(v, r);
+  free(r);
+}
+
+static sync_val_row *val_find(sync_val *v, uint32_t table, const char *key, uint32_t len,
+                              uint64_t h) {
+  for (sync_val_row *r = v->buckets[h & (v->n_buckets - 1)]; r; r = r->chain)
+    if (r->hash == h && r->table == table && r->key_len == len && !memcmp(r->data, key, len))
+      return r;
+  return NULL;
+}
+
+static int val_grow(sync_val *v) {
+  uint32_t n = v->n_buckets ? v->n_buckets * 2 : 1024;
+  sync_val_row **b = calloc(n, sizeof *b);
+  if (!b)
+    return -1;
+  for (uint32_t i = 0; i < v->n_buckets; i++)
+    for (sync_val_row *r = v->buckets[i], *nx; r; r = nx) {
+      nx = r->chain;
+      r->chain = b[r->hash & (n - 1)];
+      b[r->hash & (n - 1)] = r;
+    }
+  free(v->buckets);
+  v->buckets = b;
+  v->n_buckets = n;
+  return 0;
+}
+
+/* ---- tables ---- */
+
+static uint64_t val_table_sig(const char *sdb, const char *sname, const char *cols) {
+  return dm_hash64(sdb, strlen(sdb)) * 31 ^ dm_hash64(sname, strlen(sname)) ^
+         dm_hash64(cols, strlen(cols)) * 7;
+}
+
+int sync_val_table_add(sync_val *v, const char *sdb, const char *sname, const char *tdb,
+                       const char *tname, const char *cols, const char *keycols, bool supported,
+                       uint32_t *out) {
+  uint64_t sig = val_table_sig(sdb, sname, cols);
+  for (uint32_t i = 0; i < v->n_tables; i++)
+    if (v->tables[i]->sig == sig && !strcmp(v->tables[i]->sdb, sdb) &&
+        !strcmp(v->tables[i]->sname, sname) && !strcmp(v->tables[i]->cols.p, cols)) {
+      *out = i;
+      return 0;
+    }
+  if (v->n_tables == v->cap_tables) {
+    uint32_t n = v->cap_tables ? v->cap_tables * 2 : 16;
+    sync_val_table **p = realloc(v->tables, n * sizeof *p);
+    if (!p)
+      return -1;
+    v->tables = p;
+    v->cap_tables = n;
+  }
+  sync_val_table *x = calloc(1, sizeof *x);
+  if (!x)
+    return -1;
+  dm_strlcpy(x->sdb, sdb, sizeof x->sdb);
+  dm_strlcpy(x->sname, sname, sizeof x->sname);
+  dm_strlcpy(x->tdb, tdb, sizeof x->tdb);
+  dm_strlcpy(x->tname, tname, sizeof x->tname);
+  x->sig = sig;
+  x->supported = supported;
+  sync_sql_qualified(&x->qname, tdb, tname);
+  dm_buf_puts(&x->cols, cols);
+  dm_buf_puts(&x->keycols, keycols);
+  if (x->qname.oom || x->cols.oom || x->keycols.oom || !x->keycols.len || !x->cols.len) {
+    dm_buf_free(&x->qname);
+    dm_buf_free(&x->cols);
+    dm_buf_free(&x->keycols);
+    free(x);
+    return -1;
+  }
+  *out = v->n_tables;
+  v->tables[v->n_tables++] = x;
+  return 0;
+}
+
+/* The validator's table of a sync table (as its columns stand now); lock held. */
+static int val_table_of(sync_val *v, const sync_table *t, uint32_t *out) {
+  if (v->last_t == t && v->last_sig == t->map_sig && v->last_idx < v->n_tables &&
+      !strcmp(v->tables[v->last_idx]->cols.p, t->cols.p)) {
+    *out = v->last_idx;
+    return 0;
+  }
+  dm_buf kc = {0};
+  if (t->key.n > 1)
+    dm_buf_putc(&kc, '(');
+  for (int j = 0; j < t->key.n; j++) {
+    if (j)
+      dm_buf_putc(&kc, ',');
+    dm_buf_puts(&kc, t->col_names[t->key.cols[j]]);
+  }
+  if (t->key.n > 1)
+    dm_buf_putc(&kc, ')');
+  int rc = kc.oom || !kc.len || !t->cols.len
+               ? -1
+               : sync_val_table_add(v, t->db, t->name, t->tdb, t->tname, t->cols.p, kc.p,
+                                    t->compactable && t->key_kind == SYNC_KEY_PK, out);
+  dm_buf_free(&kc);
+  if (rc == 0) {
+    v->last_t = t;
+    v->last_sig = t->map_sig;
+    v->last_idx = *out;
+  }
+  return rc;
+}
+
+/* ---- metrics ---- */
+
+static void val_metrics_init(sync_val *v) {
+  sync_unit *u = v->u;
+  if (v->m_errors)
+    return;
+  static const struct {
+    const char *name, *help;
+  } m[5] = {
+      {"dm_validator_validator_error_count", "total number of validator errors"},
+      {"dm_validator_validator_binlog_pos", "binlog position of the validator"},
+      {"dm_validator_validator_binlog_file", "current binlog file index of the validator"},
+      {"dm_validator_validator_logpos_latency", "the log pos latency between validator and syncer"},
+      {"dm_validator_validator_logfile_latency",
+       "the log file latency between validator and syncer"},
+  };
+  dm_metric **out[5] = {&v->m_errors, &v->m_pos, &v->m_file, &v->m_pos_lat, &v->m_file_lat};
+  for (int i = 0; i < 5; i++)
+    *out[i] = dm_host_metric_publish(u->host, u->ctx, m[i].name, DM_METRIC_GAUGE, m[i].help, NULL,
+                                     0, NULL, 0);
+}
+
+/* The validator's position against the sync's (fed right after each commit: behind only by the
+ * rows it dropped for room, which its skipped count says). v->lock held; u->lock is taken inside
+ * it, never the other way round. */
+static void val_metrics_pos(sync_val *v) {
+  sync_unit *u = v->u;
+  dm_position synced;
+  pthread_mutex_lock(&u->lock);
+  synced = u->synced;
+  pthread_mutex_unlock(&u->lock);
+  dm_host_metric_set(u->host, u->ctx, v->m_pos, NULL, (double)v->pos.pos);
+  dm_host_metric_set(u->host, u->ctx, v->m_file, NULL, (double)dm_binlog_file_index(v->pos.name));
+  double fl = (double)dm_binlog_file_index(synced.name) - (double)dm_binlog_file_index(v->pos.name);
+  dm_host_metric_set(u->host, u->ctx, v->m_file_lat, NULL, fl > 0 ? fl : 0);
+  double pl = fl == 0 ? (double)synced.pos - (double)v->pos.pos : 0;
+  dm_host_metric_set(u->host, u->ctx, v->m_pos_lat, NULL, pl > 0 ? pl : 0);
+}
+
+/* ---- feeding (the coordinator's thread) ---- */
+
+int sync_val_add_locked(sync_val *v, uint32_t table, uint8_t kind, const char *key, uint32_t klen,
+                        const char *row, uint32_t rlen) {
+  uint64_t h = val_hash(table, key, klen);
+  if (v->n_rows >= v->n_buckets && val_grow(v) < 0)
+    return -1;
+  sync_val_row *old = val_find(v, table, key, klen, h);
+  if (old)
+    val_forget(v, old); /* the newer change is what the target must show */
+  sync_val_row *r = malloc(sizeof *r + klen + rlen + 2);
+  if (!r)
+    return -1;
+  memset(r, 0, sizeof *r);
+  r->hash = h;
+  r->table = table;
+  r->kind = kind;
+  r->key_len = klen;
+  r->row_len = rlen;
+  memcpy(r->data, key, klen);
+  r->data[klen] = '\0';
+  if (rlen)
+    memcpy(r->data + klen + 1, row, rlen);
+  r->data[klen + 1 + rlen] = '\0';
+  r->chain = v->buckets[h & (v->n_buckets - 1)];
+  v->buckets[h & (v->n_buckets - 1)] = r;
+  list_append(v, r, false);
+  v->n_rows++;
+  v->pending[kind]++;
+  v->bytes += row_bytes(r);
+  return 0;
+}
+
+void sync_val_feed(sync_val *v, const sync_batch *b) {
+  if (!v)
+    return;
+  pthread_mutex_lock(&v->lock);
+  if (!v->wish || !v->thread_on) {
+    pthread_mutex_unlock(&v->lock);
+    return;
+  }
+  int64_t deadline = dm_clock_ns() + (int64_t)VAL_FEED_WAIT_MS * 1000000;
+  for (uint32_t i = 0; i < b->n_recs; i++) {
+    const sync_rec *r = &b->recs[i];
+    if (r->dead)
+      continue;
+    uint8_t kind = r->kind == SYNC_REC_INSERT ? 0 : r->kind == SYNC_REC_DELETE ? 2 : 1;
+    v->processed[kind]++;
+    uint32_t ti;
+    if (val_table_of(v, r->t, &ti) < 0 || !v->tables[ti]->supported || r->key_len <= 5 ||
+        r->row_len > VAL_ROW_MAX) {
+      v->skipped++;
+      continue;
+    }
+    const char *key = b->arena.p + r->key_off + 5; /* after the table-id prefix (sync_pk_key) */
+    uint32_t klen = r->key_len - 5;
+    size_t need = sizeof(sync_val_row) + klen + r->row_len + 2;
+    /* bounded by bytes: wait a little for the checker, then fall behind (counted, logged) */
+    while ((v->bytes + need > (uint64_t)v->cfg.max_bytes || v->n_rows >= v->cfg.max_rows) &&
+           dm_clock_ns() < deadline) {
+      struct timespec ts;
+      clock_gettime(CLOCK_REALTIME, &ts);
+      ts.tv_nsec += 10 * 1000000;
+      if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+      }
+      pthread_cond_broadcast(&v->cond);
+      pthread_cond_timedwait(&v->cond, &v->lock, &ts);
+    }
+    if (v->bytes + need > (uint64_t)v->cfg.max_bytes || v->n_rows >= v->cfg.max_rows ||
+        sync_val_add_locked(v, ti, kind, key, klen, b->arena.p + r->row_off,
+                            kind == 2 ? 0 : r->row_len) < 0) {
+      /* an older image of this row must not be judged against the newer row: it goes too */
+      uint64_t h = val_hash(ti, key, klen);
+      sync_val_row *old = val_find(v, ti, key, klen, h);
+      if (old)
+        val_forget(v, old);
+      if (v->skipped++ == 0)
+        v->u->host->logf(v->u->ctx, DM_LOG_WARN,
+                         "validator: the pending rows reached max-pending-row-size (%" PRId64
+                         " bytes) or max-pending-row-count (%" PRId64
+                         "): row changes are left unvalidated until there is room",
+                         v->cfg.max_bytes, v->cfg.max_rows);
+      continue;
+    }
+  }
+  v->pos = b->end;
+  v->has_pos = true;
+  if (v->has_cutover && dm_position_reached(&v->pos, &v->cutover)) {
+    v->has_cutover = false; /* DM clears it once reached */
+    v->flush_now = true;
+  }
+  val_metrics_pos(v);
+  pthread_cond_broadcast(&v->cond);
+  pthread_mutex_unlock(&v->lock);
+}
+
+/* ---- checking (the validator's thread) ---- */
+
+/* One probe of row r (index i of the statement) into q: (SELECT i, same, dst FROM .. WHERE key). */
+static void val_probe(const sync_val *v, const sync_val_row *r, int i, dm_buf *q) {
+  const sync_val_table *t = v->tables[r->table];
+  const char *row = r->data + r->key_len + 1;
+  if (q->len)
+    dm_buf_puts(q, " UNION ALL ");
+  dm_buf_printf(q, "(SELECT %d,", i);
+  if (r->kind == 2 || v->cfg.mode == SYNC_VAL_FAST)
+    dm_buf_puts(q, r->kind == 2 ? "0,JSON_ARRAY" : "1,NULL");
+  else {
+    /* <=>: the server compares with the columns' own types and collations */
+    dm_buf_printf(q, "%s<=>%s,IF(%s<=>%s,NULL,JSON_ARRAY", t->cols.p, row, t->cols.p, row);
+  }
+  if (r->kind == 2 || v->cfg.mode != SYNC_VAL_FAST)
+    dm_buf_puts(q, t->cols.p);
+  if (r->kind != 2 && v->cfg.mode != SYNC_VAL_FAST)
+    dm_buf_putc(q, ')');
+  dm_buf_printf(q, " FROM %s WHERE %s=%s LIMIT 1)", t->qname.p, t->keycols.p, r->data);
+}
+
+/* Takes up to batch rows that are due (fresh first), marks them being checked. */
+static int val_take(sync_val *v, sync_val_row **out, int max, int64_t now) {
+  int n = 0;
+  for (int pass = 0; pass < 2 && n < max; pass++) {
+    sync_val_row *r = pass ? v->retry_head : v->fresh_head;
+    while (r && n < max && r->due_ns <= now) {
+      sync_val_row *nx = r->next;
+      list_unlink(v, r);
+      r->checking = true;
+      out[n++] = r;
+      r = nx;
+    }
+  }
+  return n;
+}
+
+/* One statement for the taken rows, then their fates. -1: the connection failed (lock held on
+ * entry and on return). */
+static int val_check(sync_val *v, MYSQL *c, sync_val_row **rows, int n, dm_buf *q) {
+  dm_buf_reset(q);
+  for (int i = 0; i < n; i++)
+    val_probe(v, rows[i], i, q);
+  pthread_mutex_unlock(&v->lock);
+  bool *found = calloc((size_t)n, sizeof *found), *same = calloc((size_t)n, sizeof *same);
+  char **dst = calloc((size_t)n, sizeof *dst);
+  int rc = -1;
+  if (!found || !same || !dst || q->oom)
+    goto out;
+  if (mysql_real_query(c, q->p, q->len) != 0) {
+    unsigned code = mysql_errno(c);
+    pthread_mutex_lock(&v->lock);
+    snprintf(v->last_error, sizeof v->last_error, "%u: %s", code, mysql_error(c));
+    pthread_mutex_unlock(&v->lock);
+    /* the server refused the probes (a table or column a DDL dropped since they were fed): they
+     * are left unvalidated (counted as skipped), not retried for ever; a client error (2000 and
+     * up: the connection) retries them on a new connection */
+    if (code < 2000)
+      rc = 1;
+    goto out;
+  }
+  MYSQL_RES *res = mysql_store_result(c);
+  MYSQL_ROW row;
+  while (res && (row = mysql_fetch_row(res)) != NULL) {
+    int i = row[0] ? atoi(row[0]) : -1;
+    if (i < 0 || i >= n)
+      continue;
+    found[i] = true;
+    same[i] = row[1] && strcmp(row[1], "1") == 0;
+    if (row[2])
+      dst[i] = strndup(row[2], 65536);
+  }
+  if (res)
+    mysql_free_result(res);
+  rc = 0;
+out:
+  pthread_mutex_lock(&v->lock);
+  int64_t now = dm_clock_ns();
+  for (int i = 0; i < n; i++) {
+    sync_val_row *r = rows[i];
+    r->checking = false;
+    if (r->superseded) {
+      free(r);
+      continue;
+    }
+    if (rc < 0) {
+      r->due_ns = now + v->cfg.check_ms * 1000000;
+      list_append(v, r, true);
+      continue;
+    }
+    if (rc == 1) {
+      v->skipped++;
+      val_forget(v, r);
+      continue;
+    }
+    v->checked++;
+    bool ok = r->kind == 2 ? !found[i] : found[i] && same[i];
+    if (ok) {
+      val_forget(v, r);
+      continue;
+    }
+    int type = r->kind == 2 ? 0 : !found[i] ? 1 : 2;
+    if (!r->failed || r->fail_type != type) {
+      r->failed = true;
+      r->fail_type = (uint8_t)type;
+      r->first_fail_ns = now;
+    }
+    if (now - r->first_fail_ns >= v->cfg.error_delay_ms * 1000000) {
+      /* an error row: written outside the lock; the row leaves the pending set first */
+      char *key = strdup(r->data), *lit = strdup(r->data + r->key_len + 1);
+      const sync_val_table *t = v->tables[r->table];
+      val_forget(v, r);
+      v->errors_found++;
+      dm_host_metric_set(v->u->host, v->u->ctx, v->m_errors, NULL, (double)v->errors_found);
+      pthread_mutex_unlock(&v->lock);
+      dm_error e = {0};
+      if (key && lit && sync_val_error_row(v, c, t, key, lit, type, dst[i], &e) < 0)
+        v->u->host->logf(v->u->ctx, DM_LOG_WARN, "validator: cannot write an error row: %s",
+                         e.message);
+      free(key);
+      free(lit);
+      pthread_mutex_lock(&v->lock);
+      continue;
+    }
+    r->due_ns = now + v->cfg.validate_ms * 1000000;
+    list_append(v, r, true);
+  }
+  for (int i = 0; dst && i < n; i++)
+    free(dst[i]);
+  free(dst);
+  free(found);
+  free(same);
+  if (rc == 1) {
+    v->u->host->logf(v->u->ctx, DM_LOG_WARN,
+                     "validator: the target refused a probe statement (%s): its %d rows are left "
+                     "unvalidated",
+                     v->last_error, n);
+    rc = 0;
+  }
+  return rc;
+}
+
+static void *val_thread(void *arg) {
+  sync_val *v = arg;
+  sync_unit *u = v->u;
+  MYSQL *c = NULL;
+  dm_buf q = {0};
+  int64_t flushed = dm_clock_ns();
+  pthread_mutex_lock(&v->lock);
+  while (!v->stop) {
+    if (!c) {
+      pthread_mutex_unlock(&v->lock);
+      dm_error e = {0};
+      c = sync_db_connect_target(u, &e);
+      if (c && sync_val_prepare(v, c, &e) < 0) {
+        sync_db_close(u, c);
+        c = NULL;
+      }
+      pthread_mutex_lock(&v->lock);
+      if (!c) {
+        snprintf(v->last_error, sizeof v->last_error, "%s", e.message);
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 1 + v->cfg.check_ms / 1000;
+        pthread_cond_timedwait(&v->cond, &v->lock, &ts);
+        continue;
+      }
+    }
+    int max = v->cfg.batch;
+    sync_val_row **rows = malloc((size_t)max * sizeof *rows);
+    int n = rows ? val_take(v, rows, max, dm_clock_ns()) : 0;
+    if (n > 0 && val_check(v, c, rows, n, &q) < 0) {
+      pthread_mutex_unlock(&v->lock);
+      sync_db_close(u, c); /* connect again on the next round */
+      c = NULL;
+      pthread_mutex_lock(&v->lock);
+    }
+    free(rows);
+    if (c && (v->flush_now || dm_clock_ns() - flushed >= v->cfg.flush_ms * 1000000)) {
+      flushed = dm_clock_ns();
+      v->flush_now = false;
+      pthread_mutex_unlock(&v->lock);
+      dm_error e = {0};
+      sync_val_flush(v, c, &e);
+      pthread_mutex_lock(&v->lock);
+    }
+    if (n == 0 && !v->stop) {
+      struct timespec ts;
+      clock_gettime(CLOCK_REALTIME, &ts);
+      ts.tv_nsec += 200 * 1000000;
+      if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+      }
+      pthread_cond_timedwait(&v->cond, &v->lock, &ts);
+    }
+  }
+  pthread_mutex_unlock(&v->lock);
+  if (c) {
+    dm_error e = {0};
+    sync_val_flush(v, c, &e); /* at pause: where it stands */
+    sync_db_close(u, c);
+  }
+  dm_buf_free(&q);
+  return NULL;
+}
+
+/* ---- life ---- */
+
+sync_val *sync_val_new(sync_unit *u, const sync_val_cfg *cfg) {
+  sync_val *v = calloc(1, sizeof *v);
+  if (!v)
+    return NULL;
+  v->u = u;
+  v->cfg = *cfg;
+  v->wish = cfg->mode != SYNC_VAL_NONE;
+  pthread_mutex_init(&v->lock, NULL);
+  pthread_cond_init(&v->cond, NULL);
+  if (val_grow(v) < 0) {
+    sync_val_free(v);
+    return NULL;
+  }
+  return v;
+}
+
+void sync_val_update(sync_val *v, const sync_val_cfg *cfg) {
+  pthread_mutex_lock(&v->lock);
+  int mode = v->cfg.mode;
+  v->cfg = *cfg;
+  if (cfg->mode == SYNC_VAL_NONE && mode != SYNC_VAL_NONE)
+    v->cfg.mode = mode; /* a START's mode stays */
+  pthread_mutex_unlock(&v->lock);
+}
+
+/* Starts the thread when process runs and the validator is wished to (lock held). */
+void sync_val_spawn_locked(sync_val *v) {
+  if (v->thread_on || !v->in_process || !v->wish || v->cfg.mode == SYNC_VAL_NONE)
+    return;
+  v->stop = false;
+  val_metrics_init(v);
+  if (pthread_create(&v->th, NULL, val_thread, v) == 0)
+    v->thread_on = true;
+}
+
+/* Stops and joins the thread (lock held on entry and on return). */
+void sync_val_join_locked(sync_val *v) {
+  if (!v->thread_on)
+    return;
+  v->stop = true;
+  pthread_cond_broadcast(&v->cond);
+  pthread_mutex_unlock(&v->lock);
+  pthread_join(v->th, NULL);
+  pthread_mutex_lock(&v->lock);
+  v->thread_on = false;
+}
+
+void sync_val_run_start(sync_val *v, MYSQL *tc) {
+  if (!v->loaded) {
+    /* a validator that never ran in this task has no tables: made here, read once */
+    dm_error e = {0};
+    pthread_mutex_lock(&v->lock);
+    bool any = v->wish || v->cfg.mode != SYNC_VAL_NONE;
+    pthread_mutex_unlock(&v->lock);
+    /* mode none makes no tables; one a validation command started earlier has them */
+    if (sync_val_names(v) < 0 || (any && sync_val_prepare(v, tc, &e) < 0) ||
+        sync_val_load(v, tc, &e) < 0) {
+      if (any)
+        v->u->host->logf(v->u->ctx, DM_LOG_WARN, "validator: cannot read its checkpoint: %s",
+                         e.message);
+      else
+        v->loaded = true; /* mode none and no tables: nothing to read */
+    }
+  }
+  pthread_mutex_lock(&v->lock);
+  v->in_process = true;
+  sync_val_spawn_locked(v);
+  pthread_mutex_unlock(&v->lock);
+}
+
+void sync_val_run_stop(sync_val *v) {
+  pthread_mutex_lock(&v->lock);
+  v->in_process = false;
+  sync_val_join_locked(v);
+  pthread_mutex_unlock(&v->lock);
+}
+
+void sync_val_free(sync_val *v) {
+  if (!v)
+    return;
+  pthread_mutex_lock(&v->lock);
+  sync_val_join_locked(v);
+  pthread_mutex_unlock(&v->lock);
+  for (uint32_t i = 0; i < v->n_buckets; i++)
+    for (sync_val_row *r = v->buckets[i], *nx; r; r = nx) {
+      nx = r->chain;
+      free(r);
+    }
+  free(v->buckets);
+  for (uint32_t i = 0; i < v->n_tables; i++) {
+    dm_buf_free(&v->tables[i]->qname);
+    dm_buf_free(&v->tables[i]->cols);
+    dm_buf_free(&v->tables[i]->keycols);
+    free(v->tables[i]);
+  }
+  free(v->tables);
+  pthread_cond_destroy(&v->cond);
+  pthread_mutex_destroy(&v->lock);
+  free(v);
+}

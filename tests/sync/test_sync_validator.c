@@ -1,0 +1,282 @@
+/*
+ * The sync unit's continuous validator (issue 24, docs/validation.md) against the real pair
+ * (CTest fixture mariadb), mode incremental, validator in the task's `sync.validator` group.
+ *
+ * A difference is made on the target deterministically by triggers on the target's table (the
+ * sync's writes of row 5 land with another `v`, those of row 6 under another key), so the rows
+ * the validator probes differ whatever the timing. Full mode reports both ("Column data not
+ * matched" with both values, "Expected rows not exist") within row-error-delay; the rows the
+ * source keeps changing meanwhile (in flight) never become errors. Fast mode reports the missing
+ * row only.
+ */
+#include <CUnit/Basic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <time.h>
+
+#include <dmhost/clock.h>
+
+#include "cunit_run.h"
+#include "sync_test_util.h"
+#include "testdb.h"
+
+static MYSQL *src, *dst;
+
+static void tsv_drop(void) {
+  lt_exec(src, "DROP DATABASE IF EXISTS tsv_val");
+  lt_exec(dst, "DROP DATABASE IF EXISTS tsv_val");
+}
+
+static int suite_init(void) {
+  if (ts_suite_open(&src, &dst) < 0)
+    return -1;
+  tsv_drop();
+  return 0;
+}
+
+static int suite_clean(void) {
+  if (src && dst)
+    tsv_drop();
+  ts_suite_close(&src, &dst);
+  return 0;
+}
+
+#define TSV_SYNC(mode)                                                                             \
+  TS_SYNC " validator = { mode = \"" mode "\"; validate-interval = \"1s\"; "                       \
+          "row-error-delay = \"3s\"; batch-query-size = 7; meta-flush-interval = \"1s\"; };"
+
+/* Waits until `sql` (a count) on the target is at least `want`; returns the last count. */
+static long long tsv_wait_count(const char *sql, long long want, int timeout_ms) {
+  int64_t end = dm_clock_ns() + (int64_t)timeout_ms * 1000000;
+  long long n = -1;
+  while (dm_clock_ns() < end) {
+    n = lt_count(dst, "%s", sql);
+    if (n >= want)
+      return n;
+    struct timespec ts = {0, 100 * 1000000};
+    nanosleep(&ts, NULL);
+  }
+  return n;
+}
+
+/* Waits until the status says nothing is pending (every fed row checked or an error). */
+static bool tsv_wait_settled(dmh_subtask *st, int timeout_ms) {
+  int64_t end = dm_clock_ns() + (int64_t)timeout_ms * 1000000;
+  char buf[64];
+  while (dm_clock_ns() < end) {
+    if (!strcmp(lt_status_str(st, "validationPending", buf, sizeof buf), "0") &&
+        strcmp(lt_status_str(st, "validationChecked", buf, sizeof buf), "0") != 0)
+      return true;
+    struct timespec ts = {0, 100 * 1000000};
+    nanosleep(&ts, NULL);
+  }
+  return false;
+}
+
+static void tsv_run(const char *task, const char *sync, bool full) {
+  tsv_drop();
+  static const char *const both[] = {
+      "CREATE DATABASE tsv_val",
+      "CREATE TABLE tsv_val.t (id INT PRIMARY KEY, v INT, s VARCHAR(20)) CHARACTER SET utf8mb4",
+  };
+  for (size_t i = 0; i < sizeof both / sizeof *both; i++) {
+    CU_ASSERT_FATAL(lt_exec(src, "%s", both[i]) == 0);
+    CU_ASSERT_FATAL(lt_exec(dst, "%s", both[i]) == 0);
+  }
+  /* the target's own difference: row 5 lands with v + 1000, row 6 as row 1006 */
+  CU_ASSERT_FATAL(lt_exec(dst, "CREATE TRIGGER tsv_val.bi BEFORE INSERT ON tsv_val.t FOR EACH ROW "
+                               "BEGIN IF NEW.id = 5 THEN SET NEW.v = NEW.v + 1000; END IF; IF "
+                               "NEW.id = 6 THEN SET NEW.id = 1006; END IF; END") == 0);
+  CU_ASSERT_FATAL(lt_exec(dst,
+                          "CREATE TRIGGER tsv_val.bu BEFORE UPDATE ON tsv_val.t FOR EACH ROW "
+                          "BEGIN IF NEW.id = 5 THEN SET NEW.v = NEW.v + 1000; END IF; END") == 0);
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  CU_ASSERT_FATAL(ts_config(&e, task, "tsv_val", NULL, sync) == 0);
+  dmh_subtask *st = ts_start(&e);
+  CU_ASSERT_FATAL(st != NULL && dmh_subtask_stage(st) == DMH_STAGE_RUNNING);
+  char buf[64];
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "validationMode", buf, sizeof buf),
+                         full ? "full" : "fast");
+  for (int id = 1; id <= 20; id++)
+    CU_ASSERT(lt_exec(src, "INSERT INTO tsv_val.t VALUES (%d, %d, 'r%d')", id, id, id) == 0);
+  CU_ASSERT_FATAL(ts_catch_up(task, 120000)); /* no insert merges with a later change */
+  /* rows in flight: changed again and again while the validator probes them */
+  for (int round = 0; round < 30; round++)
+    CU_ASSERT(lt_exec(src,
+                      "UPDATE tsv_val.t SET v = v + 1, s = CONCAT('u', %d) WHERE id NOT IN (5, 6)",
+                      round) == 0);
+  CU_ASSERT_FATAL(ts_catch_up(task, 120000));
+  CU_ASSERT(lt_exec(src, "DELETE FROM tsv_val.t WHERE id IN (19, 20)") == 0);
+  CU_ASSERT_FATAL(ts_catch_up(task, 120000));
+  char q[256];
+  snprintf(q, sizeof q,
+           "SELECT COUNT(*) FROM dm_meta.%s_validator_error_change WHERE source = 'lsrc'", task);
+  long long want = full ? 2 : 1;
+  CU_ASSERT_EQUAL(tsv_wait_count(q, want, 120000), want);
+  CU_ASSERT(tsv_wait_settled(st, 120000));
+  /* exactly those: the rows in flight are no errors */
+  CU_ASSERT_EQUAL(lt_count(dst, "%s", q), want);
+  CU_ASSERT_EQUAL(lt_count(dst,
+                           "SELECT COUNT(*) FROM dm_meta.%s_validator_error_change WHERE row_pk = "
+                           "'6' AND error_type = 1 AND status = 1 AND src_table_name = 't' AND "
+                           "dst_schema_name = 'tsv_val' AND JSON_EXTRACT(data, '$[0]') = 6",
+                           task),
+                  1);
+  CU_ASSERT_EQUAL(lt_count(dst,
+                           "SELECT COUNT(*) FROM dm_meta.%s_validator_error_change WHERE row_pk = "
+                           "'5' AND error_type = 2 AND JSON_EXTRACT(data, '$[1]') = 5 AND "
+                           "JSON_EXTRACT(dst_data, '$[1]') = 1005",
+                           task),
+                  full ? 1 : 0);
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "validationStage", buf, sizeof buf), "Running");
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "validationErrors", buf, sizeof buf), full ? "2" : "1");
+  CU_ASSERT(ts_clean_run(st));
+  ts_stop(st);
+  /* the pause flushed the checkpoint row: every row change processed */
+  CU_ASSERT_EQUAL(lt_count(dst,
+                           "SELECT procd_ins = 20 AND procd_upd >= 1 AND procd_del = 2 FROM "
+                           "dm_meta.%s_validator_checkpoint WHERE source = 'lsrc'",
+                           task),
+                  1);
+  lt_teardown(&e);
+}
+
+static void test_val_full(void) {
+  tsv_run("ts_valfull", TSV_SYNC("full"), true);
+}
+
+static void test_val_fast(void) {
+  tsv_run("ts_valfast", TSV_SYNC("fast"), false);
+}
+
+/* Mode none (the default): no validator keys in the status, no validator tables on the target. */
+static void test_val_none(void) {
+  tsv_drop();
+  CU_ASSERT_FATAL(lt_exec(src, "CREATE DATABASE tsv_val") == 0);
+  CU_ASSERT_FATAL(lt_exec(dst, "CREATE DATABASE tsv_val") == 0);
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  CU_ASSERT_FATAL(ts_config(&e, "ts_valnone", "tsv_val", NULL, NULL) == 0);
+  dmh_subtask *st = ts_start(&e);
+  CU_ASSERT_FATAL(st != NULL && dmh_subtask_stage(st) == DMH_STAGE_RUNNING);
+  CU_ASSERT(lt_exec(src, "CREATE TABLE tsv_val.t (id INT PRIMARY KEY)") == 0);
+  CU_ASSERT(lt_exec(src, "INSERT INTO tsv_val.t VALUES (1), (2)") == 0);
+  CU_ASSERT(ts_catch_up("ts_valnone", 120000));
+  char buf[64];
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "validationStage", buf, sizeof buf), "");
+  CU_ASSERT_EQUAL(
+      lt_count(dst, "SELECT COUNT(*) FROM information_schema.TABLES WHERE "
+                    "TABLE_SCHEMA = 'dm_meta' AND TABLE_NAME LIKE 'ts\\_valnone\\_validator%%'"),
+      0);
+  CU_ASSERT(ts_clean_run(st));
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
+/* The pending set is bounded: with room for 3 rows and 40 rows that stay different (a trigger),
+ * the sync is not held (it catches up), at most 3 rows wait, the rest are counted as skipped. */
+static void test_val_bounded(void) {
+  tsv_drop();
+  static const char *const both[] = {
+      "CREATE DATABASE tsv_val",
+      "CREATE TABLE tsv_val.t (id INT PRIMARY KEY, v INT)",
+  };
+  for (size_t i = 0; i < sizeof both / sizeof *both; i++) {
+    CU_ASSERT_FATAL(lt_exec(src, "%s", both[i]) == 0);
+    CU_ASSERT_FATAL(lt_exec(dst, "%s", both[i]) == 0);
+  }
+  CU_ASSERT_FATAL(lt_exec(dst, "CREATE TRIGGER tsv_val.bi BEFORE INSERT ON tsv_val.t FOR EACH ROW "
+                               "SET NEW.v = NEW.v + 1000") == 0);
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  CU_ASSERT_FATAL(ts_config(&e, "ts_valbound", "tsv_val", NULL,
+                            TS_SYNC " validator = { mode = \"full\"; row-error-delay = \"1h\"; "
+                                    "max-pending-row-count = 3; };") == 0);
+  dmh_subtask *st = ts_start(&e);
+  CU_ASSERT_FATAL(st != NULL && dmh_subtask_stage(st) == DMH_STAGE_RUNNING);
+  for (int id = 1; id <= 40; id++)
+    CU_ASSERT(lt_exec(src, "INSERT INTO tsv_val.t VALUES (%d, %d)", id, id) == 0);
+  CU_ASSERT(ts_catch_up("ts_valbound", 120000));
+  /* every row differs, so each one is waiting or skipped: wait until all 40 are one or the other
+   * (the last batch is fed right after its checkpoint moved) */
+  char buf[64];
+  int pending = 0;
+  long long skipped = 0;
+  int64_t end = dm_clock_ns() + 60 * 1000000000LL;
+  while (dm_clock_ns() < end) {
+    pending = atoi(lt_status_str(st, "validationPending", buf, sizeof buf));
+    skipped = atoll(lt_status_str(st, "validationSkipped", buf, sizeof buf));
+    if (pending + skipped >= 40)
+      break;
+    struct timespec ts = {0, 100 * 1000000};
+    nanosleep(&ts, NULL);
+  }
+  CU_ASSERT(pending >= 1 && pending <= 3);
+  CU_ASSERT_EQUAL(pending + skipped, 40);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM tsv_val.t"), 40); /* the sync was not held */
+  CU_ASSERT(ts_clean_run(st));
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
+/* A DDL drops a column the waiting rows' probes name: the target refuses their statement, they
+ * are left unvalidated (skipped, nothing waits for ever), and rows fed after the DDL are probed
+ * with the new columns. */
+static void test_val_ddl(void) {
+  tsv_drop();
+  static const char *const both[] = {
+      "CREATE DATABASE tsv_val",
+      "CREATE TABLE tsv_val.t (id INT PRIMARY KEY, v INT, s INT)",
+  };
+  for (size_t i = 0; i < sizeof both / sizeof *both; i++) {
+    CU_ASSERT_FATAL(lt_exec(src, "%s", both[i]) == 0);
+    CU_ASSERT_FATAL(lt_exec(dst, "%s", both[i]) == 0);
+  }
+  CU_ASSERT_FATAL(lt_exec(dst, "CREATE TRIGGER tsv_val.bi BEFORE INSERT ON tsv_val.t FOR EACH ROW "
+                               "SET NEW.v = IF(NEW.id < 100, NEW.v + 1000, NEW.v)") == 0);
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  CU_ASSERT_FATAL(ts_config(&e, "ts_valddl", "tsv_val", NULL,
+                            TS_SYNC " validator = { mode = \"full\"; row-error-delay = \"1h\"; "
+                                    "validate-interval = \"1s\"; };") == 0);
+  dmh_subtask *st = ts_start(&e);
+  CU_ASSERT_FATAL(st != NULL && dmh_subtask_stage(st) == DMH_STAGE_RUNNING);
+  for (int id = 1; id <= 5; id++)
+    CU_ASSERT(lt_exec(src, "INSERT INTO tsv_val.t VALUES (%d, %d, %d)", id, id, id) == 0);
+  CU_ASSERT(ts_catch_up("ts_valddl", 120000));
+  char buf[64];
+  int64_t end = dm_clock_ns() + 60 * 1000000000LL;
+  while (dm_clock_ns() < end &&
+         strcmp(lt_status_str(st, "validationPending", buf, sizeof buf), "5"))
+    nanosleep(&(struct timespec){0, 100 * 1000000}, NULL);
+  CU_ASSERT_STRING_EQUAL(buf, "5"); /* all different, waiting for row-error-delay */
+  CU_ASSERT(lt_exec(src, "ALTER TABLE tsv_val.t DROP COLUMN s") == 0);
+  CU_ASSERT(lt_exec(src, "INSERT INTO tsv_val.t VALUES (100, 100)") == 0);
+  CU_ASSERT(ts_catch_up("ts_valddl", 120000));
+  end = dm_clock_ns() + 60 * 1000000000LL;
+  while (dm_clock_ns() < end &&
+         strcmp(lt_status_str(st, "validationPending", buf, sizeof buf), "0"))
+    nanosleep(&(struct timespec){0, 100 * 1000000}, NULL);
+  CU_ASSERT_STRING_EQUAL(buf, "0");
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "validationSkipped", buf, sizeof buf), "5");
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "validationErrors", buf, sizeof buf), "0");
+  CU_ASSERT(ts_clean_run(st));
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
+int main(void) {
+  static const dmh_cunit_test tests[] = {
+      {"full: a changed and a missing target row are errors, rows in flight are not",
+       test_val_full},
+      {"fast: the missing row only", test_val_fast},
+      {"none: no validator, no keys, no tables", test_val_none},
+      {"bounded: max-pending-row-count holds, the sync goes on", test_val_bounded},
+      {"a DDL under waiting rows: refused probes are skipped, new rows probed", test_val_ddl},
+  };
+  return dmh_cunit_run("sync_validator", suite_init, suite_clean, tests,
+                       sizeof tests / sizeof tests[0]);
+}
