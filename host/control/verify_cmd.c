@@ -43,6 +43,11 @@ int dmh_control_verify(void *ud, const dmh_control_cmd *cmd, json_object *args, 
       verify_cmd_num(cmd, args, "chunk-rows", 1, 100000000, DMH_VERIFY_CHUNK_ROWS_DEFAULT,
                      &o.chunk_rows, err) < 0 ||
       verify_cmd_num(cmd, args, "threads", 1, 64, 1, &o.threads, err) < 0 ||
+      /* the bounds of `dmhost verify`'s (cmd_verify.c) */
+      verify_cmd_num(cmd, args, "checkpoint-wait", 1, 86400,
+                     (long)DMH_VERIFY_CHECKPOINT_WAIT_DEFAULT, &o.checkpoint_wait_s, err) < 0 ||
+      verify_cmd_num(cmd, args, "rechecks", 1, 100, DMH_VERIFY_RECHECKS_DEFAULT, &o.rechecks, err) <
+          0 ||
       dmh_control_arg_bool(cmd, args, "fix-sql", &o.fix_sql, err) < 0)
     return -1;
   return dmh_registry_task_verify(ud, name, &o, resp, err);

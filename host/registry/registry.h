@@ -395,6 +395,7 @@ typedef struct dmh_registry_verify_opts {
   const char *const *only;
   size_t n_only;
   long chunk_rows, threads;
+  long checkpoint_wait_s, rechecks; /* a running sync's compare at its checkpoint (0: defaults) */
   bool fix_sql;
 } dmh_registry_verify_opts;
 int dmh_registry_task_verify(dmh_registry *r, const char *name, const dmh_registry_verify_opts *o,

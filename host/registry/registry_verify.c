@@ -139,6 +139,8 @@ static int reg_verify_one(const dmh_task_config *cfg, const dmh_source_config *s
   }
   dmh_verify_opts vo = {.chunk_rows = o->chunk_rows,
                         .threads = o->threads,
+                        .checkpoint_wait_s = (double)o->checkpoint_wait_s,
+                        .rechecks = (int)o->rechecks,
                         .fix_path = o->fix_sql ? fix : NULL,
                         .json = true,
                         .out = out,

@@ -166,6 +166,31 @@ lockpid=""
   fail "row 5 not applied after the lock"
 log "3. row 5 held back by a lock: one pass reports it, dmctl verify waited $((SECONDS - s0)) s for the checkpoint: equal"
 
+# 3b. dmctl verify's --checkpoint-wait and --rechecks reach the run: the same lock held long (60 s),
+# a 2 s wait: the table is "not compared" (43106, exit 2) long before the lock ends, never a false
+# difference
+tgt -e "START TRANSACTION; SELECT v FROM \`$db\`.t WHERE id = 5 FOR UPDATE; SELECT SLEEP(60); ROLLBACK;" \
+  >/dev/null 2>&1 &
+lockpid=$!
+long_sleeper() { [ -n "$(tgt -N -B -e "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO = 'SELECT SLEEP(60)'")" ]; }
+wait_for 30 "the long lock session did not start" long_sleeper
+src -e "UPDATE \`$db\`.t SET v = v + 100000 WHERE id = 5;"
+wait_for 30 "precondition: the sync did not wait on the locked row (long lock)" row_waits
+s0=$SECONDS
+verify vc --chunk-rows 100 --checkpoint-wait 2 --rechecks 2
+waited=$((SECONDS - s0))
+[ "$vrc" = 2 ] || fail "verify --checkpoint-wait 2 behind a 60 s lock: exit $vrc, want 2: $(cat "$work/v.json")"
+vjq '.reports[0].at_checkpoint and .reports[0].tables[0].error.ErrCode == 43106' ||
+  fail "verify --checkpoint-wait 2: the table is not 'not compared' (43106)"
+[ "$waited" -lt 40 ] || fail "verify --checkpoint-wait 2 took $waited s: the option did not reach the run"
+long_sleeper || fail "precondition: the long lock ended before the verify did"
+tgt -N -B -e "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO = 'SELECT SLEEP(60)'" |
+  while read -r id; do tgt -e "KILL $id" 2>/dev/null || true; done
+wait "$lockpid" 2>/dev/null || true
+lockpid=""
+wait_for 120 "the sync did not catch up after the long lock" same_sum
+log "3b. --checkpoint-wait 2 behind a 60 s lock: not compared (43106) after $waited s, no false difference"
+
 # 4. paused with the target behind
 ctl pause-task vc >/dev/null || fail "pause-task"
 wait_for 30 "the task is not Paused" stage_is Paused
