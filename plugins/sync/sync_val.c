@@ -380,6 +380,34 @@ void sync_val_feed(sync_val *v, const sync_batch *b) {
   pthread_mutex_unlock(&v->lock);
 }
 
+/* A DDL on a source table (sync_ddl_apply.c, after the rows before it were fed): its pending rows
+ * were fed with the table as it was, and a TRUNCATE, DROP or ALTER makes the target's rows differ
+ * from them (gone, or other columns) without any error of the sync: they would become false error
+ * rows after row-error-delay. They are dropped, counted as skipped; a row being probed now is
+ * superseded (its answer is thrown away). table NULL: every table of the schema (DROP DATABASE). */
+void sync_val_ddl(sync_val *v, const char *schema, const char *table) {
+  if (!v)
+    return;
+  pthread_mutex_lock(&v->lock);
+  uint64_t dropped = 0;
+  for (uint32_t i = 0; i < v->n_buckets; i++)
+    for (sync_val_row *r = v->buckets[i], *nx; r; r = nx) {
+      nx = r->chain;
+      const sync_val_table *t = v->tables[r->table];
+      if (strcmp(t->sdb, schema) != 0 || (table && strcmp(t->sname, table) != 0))
+        continue;
+      val_forget(v, r);
+      dropped++;
+    }
+  v->skipped += dropped;
+  pthread_mutex_unlock(&v->lock);
+  if (dropped)
+    v->u->host->logf(v->u->ctx, DM_LOG_INFO,
+                     "validator: a DDL on `%s`%s%s%s: its %" PRIu64
+                     " pending rows are left unvalidated (skipped)",
+                     schema, table ? ".`" : "", table ? table : "", table ? "`" : "", dropped);
+}
+
 /* ---- checking (the validator's thread) ---- */
 
 /* One probe of row r (index i of the statement) into q: (SELECT i, same, dst FROM .. WHERE key). */
