@@ -718,14 +718,7 @@ static int sync_ddl_prepare(sync_ddl_run *run, dm_buf *out, uint32_t **offs, uin
                           at);
       return -1;
     }
-    /* the validator's rows of a table whose rows or columns this changes are not judged */
-    if (s->kind == SYNC_DDL_DROP_DATABASE || s->kind == SYNC_DDL_DROP_TABLE ||
-        s->kind == SYNC_DDL_TRUNCATE_TABLE || s->kind == SYNC_DDL_ALTER_TABLE ||
-        s->kind == SYNC_DDL_RENAME_TABLE) {
-      sync_val_ddl(u->val, s->subject.schema, table);
-      if (s->has_other)
-        sync_val_ddl(u->val, s->other.schema, s->other.table[0] ? s->other.table : NULL);
-    }
+    sync_val_ddl(u->val, s); /* its pending rows of the tables this changes go */
     /* the tables it names are read again from the target at their next row event */
     if (schema_only)
       sync_schema_invalidate(u->schema, s->subject.schema, NULL);

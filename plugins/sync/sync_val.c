@@ -385,9 +385,7 @@ void sync_val_feed(sync_val *v, const sync_batch *b) {
  * from them (gone, or other columns) without any error of the sync: they would become false error
  * rows after row-error-delay. They are dropped, counted as skipped; a row being probed now is
  * superseded (its answer is thrown away). table NULL: every table of the schema (DROP DATABASE). */
-void sync_val_ddl(sync_val *v, const char *schema, const char *table) {
-  if (!v)
-    return;
+static void val_ddl_drop(sync_val *v, const char *schema, const char *table) {
   pthread_mutex_lock(&v->lock);
   uint64_t dropped = 0;
   for (uint32_t i = 0; i < v->n_buckets; i++)
@@ -406,6 +404,16 @@ void sync_val_ddl(sync_val *v, const char *schema, const char *table) {
                      "validator: a DDL on `%s`%s%s%s: its %" PRIu64
                      " pending rows are left unvalidated (skipped)",
                      schema, table ? ".`" : "", table ? table : "", table ? "`" : "", dropped);
+}
+
+void sync_val_ddl(sync_val *v, const sync_ddl_stmt *s) {
+  if (!v || (s->kind != SYNC_DDL_DROP_DATABASE && s->kind != SYNC_DDL_DROP_TABLE &&
+             s->kind != SYNC_DDL_TRUNCATE_TABLE && s->kind != SYNC_DDL_ALTER_TABLE &&
+             s->kind != SYNC_DDL_RENAME_TABLE))
+    return;
+  val_ddl_drop(v, s->subject.schema, s->subject.table[0] ? s->subject.table : NULL);
+  if (s->has_other)
+    val_ddl_drop(v, s->other.schema, s->other.table[0] ? s->other.table : NULL);
 }
 
 /* ---- checking (the validator's thread) ---- */
