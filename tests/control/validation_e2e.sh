@@ -226,12 +226,12 @@ val update vi --cutover-binlog-pos "($far, 4)"
 vjq '.result and .msg == "success"' || fail "validation update: $(vshow)"
 status
 vjq '.validators[0].cutoverBinlogPos == "('"$far"', 4)"' || fail "the cutover is not shown: $(vshow)"
+cp "$work/v.json" "$work/status.txt"
 val update vi --cutover-binlog-pos "$far:4"
 vjq '.result | not' || fail "a cutover in another form was taken: $(vshow)"
 qs_jq '.sources[0].subTaskStatus[0].syncStatus.validationStage == "Running" and
        .sources[0].subTaskStatus[0].syncStatus.validationMode == "fast"' ||
   fail "query-status after start: $(jq -c '.sources[0].subTaskStatus[0].syncStatus' "$work/qs.json")"
-cp "$work/v.json" "$work/status.txt"
 log "5. start --mode fast: Running fast, processed growing; cutover ($far, 4) shown"
 if [ "${VALIDATION_E2E_TRANSCRIPT:-}" ]; then
   cat "$work/status.txt" "$work/show-error.txt" >"$VALIDATION_E2E_TRANSCRIPT"
