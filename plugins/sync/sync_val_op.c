@@ -246,7 +246,14 @@ int sync_validation_op(void *self, const dm_validation_req *req, dm_validation_a
     pthread_mutex_lock(&v->lock);
     int rc = 0;
     bool start = req->op == DM_VALIDATION_START;
-    if (start == v->wish) {
+    if (start && (req->mode || req->start_time) && v->cfg.mode != SYNC_VAL_NONE) {
+      /* DM's master (checkStartValidationParams): an explicit mode or start-time enables a
+       * validator, and one enabled before (its mode not none, running or stopped) is refused */
+      rc = -1;
+      u->host->error_make(u->ctx, err, DM_ERR_STAGE, NULL,
+                          "all target validator has enabled, cannot do 'validation start' with "
+                          "explicit mode or start-time");
+    } else if (start == v->wish) {
       rc = -1;
       u->host->error_make(u->ctx, err, DM_ERR_STAGE, NULL,
                           "validator: it is %s already (`dmctl validation %s` first)",

@@ -13,7 +13,8 @@
 #     all|ignored|unprocessed and status's errorRowsStatus answer;
 #  4. stop: Stopped, processed no longer grows (the sync goes on); a second stop refused;
 #     pause-task/resume-task keep it stopped;
-#  5. start --mode fast runs again in fast mode (a bad --mode refused); update
+#  5. start --mode fast refused as DM's master does (the validator was enabled before; a bad --mode
+#     refused with dmctl's words); start runs it again (full), a second start refused; update
 #     --cutover-binlog-pos is shown in status.
 #
 #   validation_e2e.sh <dmhost> <dmctl> <plugin dir> <source dir>
@@ -214,11 +215,19 @@ val start vi --mode slow
 vjq '.result | not' 2>/dev/null || true
 grep -q 'mode should be either `full` or `fast`, current is `slow`' "$work/v.json" "$work/v.err" ||
   fail "a bad --mode was not refused with DM's words: $(vshow)"
-val start vi --mode fast
-vjq '.result and .msg == "success"' || fail "validation start --mode fast: $(vshow)"
+val start vi --mode fast # DM's master: an explicit mode enables, and this one was enabled before
+vjq '.result | not' &&
+  grep -q "all target validator has enabled, cannot do 'validation start' with explicit mode or start-time" \
+    "$work/v.json" || fail "start --mode on an enabled validator was not refused with DM's words: $(vshow)"
 status
-vjq '.validators[0].stage == "Running" and .validators[0].mode == "fast"' ||
-  fail "status after start --mode fast: $(vshow)"
+vjq '.validators[0].stage == "Stopped"' || fail "a refused start changed the stage: $(vshow)"
+val start vi
+vjq '.result and .msg == "success"' || fail "validation start: $(vshow)"
+status
+vjq '.validators[0].stage == "Running" and .validators[0].mode == "full"' ||
+  fail "status after start: $(vshow)"
+val start vi
+vjq '.result | not' || fail "a second start was not refused: $(vshow)"
 wait_for 60 "the processed rows do not grow after start (at $p2)" processed_gt "$p2"
 file=$(src -N -B -e "SHOW MASTER STATUS" | awk '{ print $1 }')
 far="${file%.*}.999999"
@@ -230,9 +239,9 @@ cp "$work/v.json" "$work/status.txt"
 val update vi --cutover-binlog-pos "$far:4"
 vjq '.result | not' || fail "a cutover in another form was taken: $(vshow)"
 qs_jq '.sources[0].subTaskStatus[0].syncStatus.validationStage == "Running" and
-       .sources[0].subTaskStatus[0].syncStatus.validationMode == "fast"' ||
+       .sources[0].subTaskStatus[0].syncStatus.validationMode == "full"' ||
   fail "query-status after start: $(jq -c '.sources[0].subTaskStatus[0].syncStatus' "$work/qs.json")"
-log "5. start --mode fast: Running fast, processed growing; cutover ($far, 4) shown"
+log "5. start --mode on it refused (DM's words), start: Running full, processed growing; cutover ($far, 4) shown"
 if [ "${VALIDATION_E2E_TRANSCRIPT:-}" ]; then
   cat "$work/status.txt" "$work/show-error.txt" >"$VALIDATION_E2E_TRANSCRIPT"
 fi
