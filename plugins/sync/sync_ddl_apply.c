@@ -718,6 +718,7 @@ static int sync_ddl_prepare(sync_ddl_run *run, dm_buf *out, uint32_t **offs, uin
                           at);
       return -1;
     }
+    sync_val_ddl(u->val, s); /* its pending rows of the tables this changes go */
     /* the tables it names are read again from the target at their next row event */
     if (schema_only)
       sync_schema_invalidate(u->schema, s->subject.schema, NULL);

@@ -380,6 +380,42 @@ void sync_val_feed(sync_val *v, const sync_batch *b) {
   pthread_mutex_unlock(&v->lock);
 }
 
+/* A DDL on a source table (sync_ddl_apply.c, after the rows before it were fed): its pending rows
+ * were fed with the table as it was, and a TRUNCATE, DROP or ALTER makes the target's rows differ
+ * from them (gone, or other columns) without any error of the sync: they would become false error
+ * rows after row-error-delay. They are dropped, counted as skipped; a row being probed now is
+ * superseded (its answer is thrown away). table NULL: every table of the schema (DROP DATABASE). */
+static void val_ddl_drop(sync_val *v, const char *schema, const char *table) {
+  pthread_mutex_lock(&v->lock);
+  uint64_t dropped = 0;
+  for (uint32_t i = 0; i < v->n_buckets; i++)
+    for (sync_val_row *r = v->buckets[i], *nx; r; r = nx) {
+      nx = r->chain;
+      const sync_val_table *t = v->tables[r->table];
+      if (strcmp(t->sdb, schema) != 0 || (table && strcmp(t->sname, table) != 0))
+        continue;
+      val_forget(v, r);
+      dropped++;
+    }
+  v->skipped += dropped;
+  pthread_mutex_unlock(&v->lock);
+  if (dropped)
+    v->u->host->logf(v->u->ctx, DM_LOG_INFO,
+                     "validator: a DDL on `%s`%s%s%s: its %" PRIu64
+                     " pending rows are left unvalidated (skipped)",
+                     schema, table ? ".`" : "", table ? table : "", table ? "`" : "", dropped);
+}
+
+void sync_val_ddl(sync_val *v, const sync_ddl_stmt *s) {
+  if (!v || (s->kind != SYNC_DDL_DROP_DATABASE && s->kind != SYNC_DDL_DROP_TABLE &&
+             s->kind != SYNC_DDL_TRUNCATE_TABLE && s->kind != SYNC_DDL_ALTER_TABLE &&
+             s->kind != SYNC_DDL_RENAME_TABLE))
+    return;
+  val_ddl_drop(v, s->subject.schema, s->subject.table[0] ? s->subject.table : NULL);
+  if (s->has_other)
+    val_ddl_drop(v, s->other.schema, s->other.table[0] ? s->other.table : NULL);
+}
+
 /* ---- checking (the validator's thread) ---- */
 
 /* One probe of row r (index i of the statement) into q: (SELECT i, same, dst FROM .. WHERE key). */

@@ -57,6 +57,9 @@ void sync_val_run_start(sync_val *v, MYSQL *tc);
 void sync_val_run_stop(sync_val *v);
 /* The coordinator, after the workers committed batch b (ending at b->end): its row changes. */
 void sync_val_feed(sync_val *v, const sync_batch *b);
+/* A DDL the sync applies (after the rows before it were fed): a TRUNCATE, DROP, ALTER or RENAME
+ * of a table (DROP DATABASE: of its every table) drops the table's pending rows (skipped). */
+void sync_val_ddl(sync_val *v, const struct sync_ddl_stmt *s);
 /* The status part (query-status): validation* keys. */
 void sync_val_status(sync_val *v, dm_status_sink *sink);
 /* ABI 1.3 validation_op. */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "sync.h"
 #include "sync_val.h"
@@ -86,8 +87,15 @@ static int val_status_items(sync_val *v, const dm_validation_req *req, MYSQL *c,
   json_str(&b, cut);
   dm_buf_puts(&b, ",\"cutoverBinlogGtid\":");
   json_str(&b, v->has_cutover ? v->cutover.gtid : "");
-  dm_buf_puts(&b, ",\"result\":");
-  json_str(&b, v->last_error);
+  /* DM's ProcessResult: null while the validator runs normally, else its errors */
+  if (v->last_error[0]) {
+    dm_buf_puts(&b, ",\"result\":{\"isCanceled\":false,\"errors\":[{\"ErrCode\":0,"
+                    "\"ErrClass\":\"\",\"ErrScope\":\"\",\"ErrLevel\":\"\",\"Message\":");
+    json_str(&b, v->last_error);
+    dm_buf_puts(&b, ",\"RawCause\":\"\",\"Workaround\":\"\"}],\"detail\":null}");
+  } else {
+    dm_buf_puts(&b, ",\"result\":null");
+  }
   dm_buf_printf(&b,
                 ",\"processedRowsStatus\":\"insert/update/delete: %" PRIu64 "/%" PRIu64 "/%" PRIu64
                 "\",\"pendingRowsStatus\":\"insert/update/delete: %" PRIu64 "/%" PRIu64 "/%" PRIu64
@@ -99,8 +107,9 @@ static int val_status_items(sync_val *v, const dm_validation_req *req, MYSQL *c,
     a->put(a, b.p);
   for (uint32_t i = 0; i < v->n_tables; i++) {
     const sync_val_table *t = v->tables[i];
-    const char *stage = t->supported ? "running" : "stopped";
-    if (req->table_stage && req->table_stage[0] && strcmp(req->table_stage, stage) != 0)
+    /* DM's pb.Stage names; the filter is dmctl's lower-case word */
+    const char *stage = t->supported ? "Running" : "Stopped";
+    if (req->table_stage && req->table_stage[0] && strcasecmp(req->table_stage, stage) != 0)
       continue;
     bool dup = false; /* one item per source table (a DDL makes a second entry) */
     for (uint32_t j = i + 1; j < v->n_tables && !dup; j++)
@@ -237,7 +246,14 @@ int sync_validation_op(void *self, const dm_validation_req *req, dm_validation_a
     pthread_mutex_lock(&v->lock);
     int rc = 0;
     bool start = req->op == DM_VALIDATION_START;
-    if (start == v->wish) {
+    if (start && (req->mode || req->start_time) && v->cfg.mode != SYNC_VAL_NONE) {
+      /* DM's master (checkStartValidationParams): an explicit mode or start-time enables a
+       * validator, and one enabled before (its mode not none, running or stopped) is refused */
+      rc = -1;
+      u->host->error_make(u->ctx, err, DM_ERR_STAGE, NULL,
+                          "all target validator has enabled, cannot do 'validation start' with "
+                          "explicit mode or start-time");
+    } else if (start == v->wish) {
       rc = -1;
       u->host->error_make(u->ctx, err, DM_ERR_STAGE, NULL,
                           "validator: it is %s already (`dmctl validation %s` first)",

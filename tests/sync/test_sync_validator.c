@@ -268,6 +268,62 @@ static void test_val_ddl(void) {
   lt_teardown(&e);
 }
 
+/* A TRUNCATE, an ALTER and a DROP TABLE of tables whose rows wait (different on the target by a
+ * trigger, so each would become an error after row-error-delay): the sync tells the validator, the
+ * waiting rows are dropped (skipped) and never become errors. A row fed after the TRUNCATE, as
+ * different, becomes the only error: the rows before it had waited longer, so had they been kept
+ * they would be errors first. */
+static void test_val_ddl_drops(void) {
+  tsv_drop();
+  CU_ASSERT_FATAL(lt_exec(src, "CREATE DATABASE tsv_val") == 0);
+  CU_ASSERT_FATAL(lt_exec(dst, "CREATE DATABASE tsv_val") == 0);
+  static const char *const names[] = {"ta", "tb", "tc"};
+  for (int i = 0; i < 3; i++) {
+    CU_ASSERT_FATAL(lt_exec(src, "CREATE TABLE tsv_val.%s (id INT PRIMARY KEY, v INT)", names[i]) ==
+                    0);
+    CU_ASSERT_FATAL(lt_exec(dst, "CREATE TABLE tsv_val.%s (id INT PRIMARY KEY, v INT)", names[i]) ==
+                    0);
+    CU_ASSERT_FATAL(lt_exec(dst,
+                            "CREATE TRIGGER tsv_val.bi_%s BEFORE INSERT ON tsv_val.%s FOR EACH ROW "
+                            "SET NEW.v = NEW.v + 1000",
+                            names[i], names[i]) == 0);
+  }
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  CU_ASSERT_FATAL(ts_config(&e, "ts_valdrop", "tsv_val", NULL,
+                            TS_SYNC " validator = { mode = \"full\"; row-error-delay = \"4s\"; "
+                                    "validate-interval = \"1s\"; };") == 0);
+  dmh_subtask *st = ts_start(&e);
+  CU_ASSERT_FATAL(st != NULL && dmh_subtask_stage(st) == DMH_STAGE_RUNNING);
+  for (int i = 0; i < 3; i++)
+    CU_ASSERT(lt_exec(src, "INSERT INTO tsv_val.%s VALUES (1, 1), (2, 2), (3, 3)", names[i]) == 0);
+  CU_ASSERT(ts_catch_up("ts_valdrop", 120000));
+  char buf[64];
+  int64_t end = dm_clock_ns() + 60 * 1000000000LL;
+  while (dm_clock_ns() < end &&
+         strcmp(lt_status_str(st, "validationPending", buf, sizeof buf), "9"))
+    nanosleep(&(struct timespec){0, 100 * 1000000}, NULL);
+  CU_ASSERT_STRING_EQUAL_FATAL(buf, "9"); /* all different, waiting for row-error-delay */
+  CU_ASSERT(lt_exec(src, "TRUNCATE TABLE tsv_val.ta") == 0);
+  CU_ASSERT(lt_exec(src, "ALTER TABLE tsv_val.tb ADD COLUMN x INT") == 0);
+  CU_ASSERT(lt_exec(src, "DROP TABLE tsv_val.tc") == 0);
+  CU_ASSERT(lt_exec(src, "INSERT INTO tsv_val.ta VALUES (10, 10)") == 0);
+  CU_ASSERT(ts_catch_up("ts_valdrop", 120000));
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM tsv_val.ta"), 1); /* precondition */
+  const char *q = "SELECT COUNT(*) FROM dm_meta.ts_valdrop_validator_error_change";
+  CU_ASSERT_EQUAL(tsv_wait_count(q, 1, 120000), 1);
+  CU_ASSERT_EQUAL(lt_count(dst,
+                           "SELECT COUNT(*) FROM dm_meta.ts_valdrop_validator_error_change WHERE "
+                           "src_table_name = 'ta' AND row_pk = '10' AND error_type = 2"),
+                  1);
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "validationSkipped", buf, sizeof buf), "9");
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "validationErrors", buf, sizeof buf), "1");
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "validationPending", buf, sizeof buf), "0");
+  CU_ASSERT(ts_clean_run(st));
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"full: a changed and a missing target row are errors, rows in flight are not",
@@ -276,6 +332,7 @@ int main(void) {
       {"none: no validator, no keys, no tables", test_val_none},
       {"bounded: max-pending-row-count holds, the sync goes on", test_val_bounded},
       {"a DDL under waiting rows: refused probes are skipped, new rows probed", test_val_ddl},
+      {"TRUNCATE, ALTER, DROP TABLE under waiting rows: dropped, never errors", test_val_ddl_drops},
   };
   return dmh_cunit_run("sync_validator", suite_init, suite_clean, tests,
                        sizeof tests / sizeof tests[0]);

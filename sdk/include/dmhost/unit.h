@@ -343,7 +343,9 @@ typedef int (*dm_unit_schema_op_fn)(void *self, const dm_schema_req *req, dm_sch
  *   DM_VALIDATION_START      start (or go on) validating: mode "full"|"fast" (NULL: the task's
  *                            validator-config mode, or the mode it had when stopped), start_time
  *                            ("YYYY-MM-DD HH:MM:SS", NULL: from the sync's checkpoint or the
- *                            validator's own); DM_ERR_STAGE when it already runs. No items.
+ *                            validator's own); DM_ERR_STAGE when it already runs, and (DM's
+ *                            master) when mode or start_time is given for a validator enabled
+ *                            before (its mode not none, running or stopped). No items.
  *   DM_VALIDATION_STOP       stop validating (pending rows and errors kept). No items; an error
  *                            when it is not running.
  *   DM_VALIDATION_STATUS     one item, DM's ValidationStatus: {"task","source","mode","stage",
