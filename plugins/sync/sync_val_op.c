@@ -245,7 +245,7 @@ int sync_validation_op(void *self, const dm_validation_req *req, dm_validation_a
   if (req->op == DM_VALIDATION_START || req->op == DM_VALIDATION_STOP) {
     pthread_mutex_lock(&v->lock);
     int rc = 0;
-    bool start = req->op == DM_VALIDATION_START;
+    bool start = req->op == DM_VALIDATION_START, same = false;
     if (start && (req->mode || req->start_time) && v->cfg.mode != SYNC_VAL_NONE) {
       /* DM's master (checkStartValidationParams): an explicit mode or start-time enables a
        * validator, and one enabled before (its mode not none, running or stopped) is refused */
@@ -253,11 +253,15 @@ int sync_validation_op(void *self, const dm_validation_req *req, dm_validation_a
       u->host->error_make(u->ctx, err, DM_ERR_STAGE, NULL,
                           "all target validator has enabled, cannot do 'validation start' with "
                           "explicit mode or start-time");
-    } else if (start == v->wish) {
+    } else if (!start && v->cfg.mode == SYNC_VAL_NONE) {
+      /* DM's master (StopValidation): only a validator enabled (by the task's mode or a start)
+       * can be stopped */
       rc = -1;
       u->host->error_make(u->ctx, err, DM_ERR_STAGE, NULL,
-                          "validator: it is %s already (`dmctl validation %s` first)",
-                          start ? "running" : "stopped", start ? "stop" : "start");
+                          "some target validator(%s with source %s) is not enabled",
+                          u->host->task_name(u->ctx), u->source_id);
+    } else if (start == v->wish) {
+      same = true; /* DM: the stage it asks for is the stage it has; "success", no change */
     } else if (start) {
       if (req->mode && (strcmp(req->mode, "full") == 0 || strcmp(req->mode, "fast") == 0))
         v->cfg.mode = strcmp(req->mode, "full") == 0 ? SYNC_VAL_FULL : SYNC_VAL_FAST;
@@ -269,10 +273,10 @@ int sync_validation_op(void *self, const dm_validation_req *req, dm_validation_a
       v->wish = false;
       sync_val_join_locked(v); /* its last flush writes the wish */
     }
-    if (rc == 0)
+    if (rc == 0 && !same)
       v->wish_op = true; /* the checkpoint's older wish is not read over it */
-    bool flush_here = rc == 0 && !v->thread_on;
-    if (rc == 0 && v->thread_on)
+    bool flush_here = rc == 0 && !same && !v->thread_on;
+    if (rc == 0 && !same && v->thread_on)
       v->flush_now = true; /* the running thread writes the wish at once */
     pthread_mutex_unlock(&v->lock);
     if (flush_here) {

@@ -5,7 +5,8 @@
 # fake-sync-val: a tiny in-memory validator, so this test does not depend on plugins/sync's). The
 # master forwards each subcommand to the worker of the subtask's source and answers DM's shapes:
 #  1. status: DM's validators/tableStatuses from the worker's unit, the worker named;
-#  2. start --mode fast, then status Running/fast; show-error and ignore-error; stop --all-task;
+#  2. start --mode fast, then status Running/fast; a second start (no change), one with a mode
+#     (the unit's refusal); show-error and ignore-error; stop --all-task;
 #  3. refusals: an unknown task (14003, DM's words), a bad --mode (the master's own parse, DM's
 #     words), a source the task does not read.
 #
@@ -81,8 +82,11 @@ val status --table-stage running clval
 want 0 '.validators[0].stage == "Running" and .validators[0].mode == "fast" and
   (.tableStatuses | length) == 1' "status after start"
 val start clval
-want 1 '.result == false and .sources[0].result == false and (.msg | contains("already running"))' \
-  "a second start was not refused by the unit"
+want 0 '.result and .msg == "success"' "a second start is no change (DM: success)"
+val start clval --mode full
+want 1 '.result == false and .sources[0].result == false and
+  (.msg | contains("all target validator has enabled"))' \
+  "a start with a mode on an enabled validator was not refused by the unit"
 val show-error clval
 want 0 '(.error | length) == 3 and .error[0].status == "NewErr"' "show-error through m1"
 val ignore-error clval 1

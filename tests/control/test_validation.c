@@ -100,12 +100,18 @@ static void test_validation_commands(void) {
   CU_ASSERT(e2e_str_is(o, "validators.0.mode", "fast"));
   CU_ASSERT(e2e_str_is(o, "validators.0.startTime", "2026-12-04 00:00:00"));
   json_object_put(o);
-  /* a second start: the unit's refusal, per source */
-  CU_ASSERT_EQUAL(e2e_dmctl(&o, "validation", "start", "val", NULL), 1);
+  /* a second start is no change (DM: success); one with a mode: the unit's refusal, per source */
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "validation", "start", "val", NULL), 0);
+  CU_ASSERT(e2e_str_is(o, "msg", "success"));
+  json_object_put(o);
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "validation", "start", "val", "--mode", "full", NULL), 1);
   CU_ASSERT_FALSE(e2e_bool(o, "result"));
   CU_ASSERT_FALSE(e2e_bool(o, "sources.0.result"));
   CU_ASSERT_EQUAL(e2e_int(o, "sources.0.error.ErrCode"), DM_ERR_STAGE);
-  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "already running"));
+  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "all target validator has enabled"));
+  json_object_put(o);
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "validation", "status", "val", NULL), 0);
+  CU_ASSERT(e2e_str_is(o, "validators.0.mode", "fast")); /* the refused start changed nothing */
   json_object_put(o);
 
   /* status --table-stage */
@@ -157,12 +163,15 @@ static void test_validation_commands(void) {
   CU_ASSERT(e2e_str_is(o, "validators.0.cutoverBinlogPos", "(mysql-bin.000001, 5989)"));
   json_object_put(o);
 
-  /* stop, stop again (refused), start --all-task with -s */
+  /* stop, stop again (no change: DM's success), start --all-task with -s */
   CU_ASSERT_EQUAL(e2e_dmctl(&o, "validation", "stop", "val", NULL), 0);
   CU_ASSERT(e2e_str_is(o, "msg", "success"));
   json_object_put(o);
-  CU_ASSERT_EQUAL(e2e_dmctl(&o, "validation", "stop", "val", NULL), 1);
-  CU_ASSERT(e2e_contains(e2e_str(o, "msg"), "not running"));
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "validation", "stop", "val", NULL), 0);
+  CU_ASSERT(e2e_str_is(o, "msg", "success"));
+  json_object_put(o);
+  CU_ASSERT_EQUAL(e2e_dmctl(&o, "validation", "status", "val", NULL), 0);
+  CU_ASSERT(e2e_str_is(o, "validators.0.stage", "Stopped"));
   json_object_put(o);
   CU_ASSERT_EQUAL(e2e_dmctl(&o, "validation", "start", "--all-task", "-s", "mysql-01", NULL), 0);
   CU_ASSERT(e2e_str_is(o, "sources.0.task", "val"));

@@ -152,7 +152,8 @@ static void test_val_fast(void) {
   tsv_run("ts_valfast", TSV_SYNC("fast"), false);
 }
 
-/* Mode none (the default): no validator keys in the status, no validator tables on the target. */
+/* Mode none (the default): no validator keys in the status, no validator tables on the target;
+ * `validation stop` refused as DM's master refuses it, `validation start` enables it. */
 static void test_val_none(void) {
   tsv_drop();
   CU_ASSERT_FATAL(lt_exec(src, "CREATE DATABASE tsv_val") == 0);
@@ -171,6 +172,24 @@ static void test_val_none(void) {
       lt_count(dst, "SELECT COUNT(*) FROM information_schema.TABLES WHERE "
                     "TABLE_SCHEMA = 'dm_meta' AND TABLE_NAME LIKE 'ts\\_valnone\\_validator%%'"),
       0);
+  /* DM's master: a validator never enabled cannot be stopped; `validation start` enables it (mode
+   * full), and a second start is no change */
+  dm_validation_req rq = {.op = DM_VALIDATION_STOP};
+  json_object *items = NULL;
+  dm_error err = {0};
+  CU_ASSERT_EQUAL(dmh_subtask_validation_op(st, &rq, &items, &err), -1);
+  CU_ASSERT_EQUAL(err.code, DM_ERR_STAGE);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, "some target validator(ts_valnone with source "));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err.message, ") is not enabled"));
+  json_object_put(items);
+  rq.op = DM_VALIDATION_START;
+  for (int i = 0; i < 2; i++) {
+    items = NULL;
+    CU_ASSERT_EQUAL(dmh_subtask_validation_op(st, &rq, &items, &err), 0);
+    json_object_put(items);
+  }
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "validationStage", buf, sizeof buf), "Running");
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "validationMode", buf, sizeof buf), "full");
   CU_ASSERT(ts_clean_run(st));
   ts_stop(st);
   lt_teardown(&e);

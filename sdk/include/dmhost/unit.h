@@ -343,11 +343,13 @@ typedef int (*dm_unit_schema_op_fn)(void *self, const dm_schema_req *req, dm_sch
  *   DM_VALIDATION_START      start (or go on) validating: mode "full"|"fast" (NULL: the task's
  *                            validator-config mode, or the mode it had when stopped), start_time
  *                            ("YYYY-MM-DD HH:MM:SS", NULL: from the sync's checkpoint or the
- *                            validator's own); DM_ERR_STAGE when it already runs, and (DM's
- *                            master) when mode or start_time is given for a validator enabled
- *                            before (its mode not none, running or stopped). No items.
- *   DM_VALIDATION_STOP       stop validating (pending rows and errors kept). No items; an error
- *                            when it is not running.
+ *                            validator's own); one that runs already is no change (success, as
+ *                            DM's); DM_ERR_STAGE (DM's master) when mode or start_time is given
+ *                            for a validator enabled before (its mode not none, running or
+ *                            stopped). No items.
+ *   DM_VALIDATION_STOP       stop validating (pending rows and errors kept). No items; a stopped
+ *                            one is no change (success); DM_ERR_STAGE for a validator never
+ *                            enabled (DM's "some target validator(...) is not enabled").
  *   DM_VALIDATION_STATUS     one item, DM's ValidationStatus: {"task","source","mode","stage",
  *                            "validatorBinlog","validatorBinlogGtid","cutoverBinlogPos",
  *                            "cutoverBinlogGtid","result","processedRowsStatus",
