@@ -284,7 +284,9 @@ int dmh_serve_main(int argc, char **argv) {
             strsignal((int)si.ssi_signo));
   rc = 0;
 out:
-  /* The server goes first: no request may reach the registry while it shuts down. */
+  /* The server goes first: no request may reach the registry while it shuts down. It waits for
+   * the requests in progress: a verify among them stops at its next chunk. */
+  dmh_registry_cancel_verifies(reg);
   dmh_control_http_close(http);
   dmh_control_server_close(srv);
   dmh_metrics_history_stop(dmh_metrics_process());

@@ -458,7 +458,8 @@ int dmh_cluster_worker_main(int argc, char **argv) {
             strsignal((int)si.ssi_signo));
   rc = 0;
 out:
-  dmh_control_http_close(http); /* no forwarded command reaches a registry shutting down */
+  dmh_registry_cancel_verifies(w.reg); /* a forwarded verify in progress ends at its next chunk */
+  dmh_control_http_close(http);        /* no forwarded command reaches a registry shutting down */
   cw_threads_stop(&w);
   /* Pauses the subtasks at a safe point, stops the relay; the lease is left to its TTL. */
   dmh_registry_shutdown(w.reg);

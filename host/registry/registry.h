@@ -91,6 +91,11 @@ char *dmh_registry_default_worker_name(void);
 /* Daemon exit: pause the running subtasks at a safe point (their checkpoints saved; the expected
  * stages persisted stay as they are, so a restart brings them back), stop the relay, free all. */
 void dmh_registry_shutdown(dmh_registry *r);
+/* The first step of a shutdown, before the control server waits for the requests in progress:
+ * every verify running (dmctl verify, its route, a master's forward) stops at its next chunk and
+ * answers what it compared, the rest failed with DM_ERR_VERIFY_CANCELLED; a verify asked later
+ * answers so at once. A large verify would hold the shutdown up for as long as it runs. */
+void dmh_registry_cancel_verifies(dmh_registry *r);
 
 /* The fencing token of the subtasks created from now on (those that exist keep theirs: stop and
  * start a task to give it the new one), and the current one. */

@@ -93,6 +93,8 @@ struct dmh_registry {
   /* dmh_registry_opts.shard: the coordinator the subtasks get instead (`dmhost worker`'s, over
    * etcd); NULL: shard's */
   const dmh_shard_coord *shard_coord;
+  /* dmh_registry_cancel_verifies: the verifies in progress stop at their next chunk (atomic) */
+  int verify_cancel;
 };
 
 /* registry.c: the trust a load of `origin` gets (config.h): the registry's floor applied. */

@@ -11,6 +11,7 @@
 
 #include "dmhost/sdk.h"
 #include "error_json.h"
+#include "log.h"
 #include "verify.h"
 
 /* The statements of one source's run are answered, not written where a client says: past this
@@ -117,7 +118,7 @@ static int reg_verify_fix_text(const char *path, json_object *report, dm_error *
 
 /* dmh_verify_run on one source, its JSON report parsed; its exit code, *report set (NULL only out
  * of memory, then *err). The fix file is written in a private folder and read back. */
-static int reg_verify_one(const dmh_task_config *cfg, const dmh_source_config *src,
+static int reg_verify_one(dmh_registry *r, const dmh_task_config *cfg, const dmh_source_config *src,
                           const dmh_registry_verify_opts *o, const reg_verify_src *v,
                           json_object **report, dm_error *err) {
   bool moving = reg_verify_moving(v);
@@ -148,8 +149,16 @@ static int reg_verify_one(const dmh_task_config *cfg, const dmh_source_config *s
                          * difference (docs/verify.md, "Consistency") */
                         .at_checkpoint = moving && v->in_sync,
                         /* a paused sync: is the target behind the source's snapshot? */
-                        .show_checkpoint = v->has_sub && v->in_sync && !moving};
+                        .show_checkpoint = v->has_sub && v->in_sync && !moving,
+                        .cancel = &r->verify_cancel};
+  /* said: a long verify is work an operator may wonder about (and a shutdown cuts short) */
+  dmh_log(DM_LOG_INFO, "verify", "task %s source %s: comparing %s", cfg->name, src->source_id,
+          vo.at_checkpoint ? "each chunk at the sync's checkpoint" : "in one snapshot per side");
   int rc = dmh_verify_run(cfg, src, &vo, err);
+  static const char *const said[] = {"equal", "different", "not proven (error)"};
+  dmh_log(rc == DMH_VERIFY_EQUAL ? DM_LOG_INFO : DM_LOG_WARN, "verify", "task %s source %s: %s%s%s",
+          cfg->name, src->source_id, said[rc], err->code ? ": " : "",
+          err->code ? err->message : "");
   fclose(out);
   *report = text ? json_tokener_parse(text) : NULL;
   free(text);
@@ -217,7 +226,7 @@ int dmh_registry_task_verify(dmh_registry *r, const char *name, const dmh_regist
     json_object *report = NULL;
     dm_error e = {0};
     bool moving = reg_verify_moving(v);
-    int rc = reg_verify_one(cfg, s->cfg, o, v, &report, &e);
+    int rc = reg_verify_one(r, cfg, s->cfg, o, v, &report, &e);
     reg_source_unref(r, s);
     n++;
     if (!report) {
@@ -277,4 +286,9 @@ int dmh_registry_task_verify(dmh_registry *r, const char *name, const dmh_regist
                  "verify: task %s: a table could not be compared (its error in reports[].tables)",
                  name);
   return -1;
+}
+
+void dmh_registry_cancel_verifies(dmh_registry *r) {
+  if (r)
+    __atomic_store_n(&r->verify_cancel, 1, __ATOMIC_RELAXED);
 }

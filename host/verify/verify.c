@@ -167,14 +167,27 @@ static int vf_one_chunk(vf_run *r, vf_table *t, const vf_bound *lo, const vf_bou
   return rc;
 }
 
+bool vf_cancelled(const vf_run *r, dm_error *err) {
+  if (!r->opts->cancel || !__atomic_load_n(r->opts->cancel, __ATOMIC_RELAXED))
+    return false;
+  dm_error_set(err, DM_ERR_VERIFY_CANCELLED, NULL,
+               "verify: cancelled before this table was compared to its end: the daemon is "
+               "shutting down");
+  return true;
+}
+
 static int vf_one_table(vf_run *r, vf_table *t) {
-  if (vf_table_describe(r, t) < 0)
+  if (vf_cancelled(r, &t->err) || vf_table_describe(r, t) < 0)
     return -1;
   if (!t->n_key) /* no usable key: the whole table is one chunk */
     return vf_one_chunk(r, t, NULL, NULL, &t->err);
   vf_bound lo = {0}, hi = {0};
   int rc;
   for (;;) {
+    if (vf_cancelled(r, &t->err)) { /* a chunk is short: the check between two is soon enough */
+      rc = -1;
+      break;
+    }
     int more = vf_chunk_next(r, t, &lo, &hi, &t->err);
     if (more < 0 || (rc = vf_one_chunk(r, t, &lo, more ? &hi : NULL, &t->err)) < 0) {
       rc = -1;
@@ -301,6 +314,8 @@ int dmh_verify_run(const dmh_task_config *task, const dmh_source_config *s,
     else if (rc == DMH_VERIFY_EQUAL && (t->diff_chunks || t->missing[0]))
       rc = DMH_VERIFY_DIFFER;
   }
+  if (rc == DMH_VERIFY_ERROR)
+    vf_cancelled(&r, err); /* the whole run was cut short: said once for it too */
 out:;
   dm_error fix_err = {0};
   if (r.fix && vf_fix_close(&r, err->code != 0, &fix_err) < 0 && !err->code) {

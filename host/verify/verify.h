@@ -12,7 +12,8 @@
  * The one-shot command line (cmd_verify.c) and `dmhost serve`'s `verify TASK` (dmctl verify and
  * its HTTP route: registry_verify.c, which runs this with a private fix file and answers its
  * statements) call dmh_verify_run; a running task is compared at its sync's checkpoint
- * (verify_checkpoint.c, opts.at_checkpoint); the continuous validator is not built.
+ * (verify_checkpoint.c, opts.at_checkpoint); the continuous validator is the sync unit's
+ * (docs/validation.md).
  */
 #ifndef DMH_VERIFY_H
 #define DMH_VERIFY_H
@@ -51,6 +52,9 @@ typedef struct dmh_verify_opts {
   /* One pass of a task whose sync does not move (paused): its checkpoint, read in the target's
    * snapshot, reported beside the source's (is the target behind?). Nothing when it has none. */
   bool show_checkpoint;
+  /* Non-zero (read atomically): stop before the next chunk, the tables not compared failed with
+   * DM_ERR_VERIFY_CANCELLED (a daemon's shutdown: dmh_registry_cancel_verifies). NULL: never. */
+  const int *cancel;
 } dmh_verify_opts;
 
 #define DMH_VERIFY_CHECKPOINT_WAIT_DEFAULT 60.0

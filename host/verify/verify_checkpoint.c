@@ -140,6 +140,8 @@ int vf_cp_align(vf_run *r, dm_error *err) {
   long nap = 2;
   int row = 0;
   for (;;) {
+    if (vf_cancelled(r, err))
+      return -1;
     if (__atomic_load_n(r->lagged, __ATOMIC_RELAXED))
       return vf_cp_lag(r, &at, &cp, row > 0, wait, err);
     if ((row = vf_cp_read(r, &cp, err)) < 0)

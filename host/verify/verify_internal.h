@@ -78,6 +78,9 @@ typedef struct vf_run {
 /* verify.c: a connection's session and a new consistent snapshot (after the current one ended);
  * the source's snapshot position into file and pos. 0, or -1 with *err. */
 int vf_snapshot(MYSQL *c, dm_db_side side, dm_error *err);
+/* verify.c: opts->cancel is set (the daemon is shutting down): true with *err
+ * DM_ERR_VERIFY_CANCELLED. */
+bool vf_cancelled(const vf_run *r, dm_error *err);
 void vf_snapshot_position(MYSQL *c, char *file, size_t len, unsigned long long *pos);
 
 /* verify_checkpoint.c: a running task compared at its sync's checkpoint. vf_cp_prepare: the

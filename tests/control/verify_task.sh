@@ -13,7 +13,9 @@
 #     the mariadb client: the next verify exits 0 and the rows are the source's;
 #  5. the HTTP route answers the same (equal, then different with its statements, which repair);
 #  6. refusals: an unknown task (14003, exit 2; the route: an error answer), bad arguments (14002),
-#     a cross-site browser request, another uid (closed at accept).
+#     a cross-site browser request, another uid (closed at accept);
+#  7. SIGTERM while a verify of 100,000 chunks runs: the daemon exits 0 within 30 s, the verify
+#     answers 43107 (cancelled) for what it had not compared.
 #
 #   verify_task.sh <dmhost> <dmctl> <plugin dir> <source dir>
 set -euo pipefail
@@ -238,10 +240,39 @@ else
   log "   (not root: the other-uid refusal is test_control_http_access's)"
 fi
 log "6. unknown task, bad arguments, cross-site and another uid refused"
-# the daemon stops cleanly after the verifies (under ASan: nothing leaked, LeakSanitizer at exit)
+
+# 7. a shutdown does not wait for a long verify: it stops at its next chunk, answers, exits 0
+# (under ASan: nothing leaked, LeakSanitizer at exit). 100,000 chunks of one row take minutes.
+for side in src tgt; do
+  "$side" -e "CREATE TABLE \`$db\`.big (id INT PRIMARY KEY);
+              INSERT INTO \`$db\`.big SELECT seq FROM \`$db\`.seq_1_to_100000"
+done
+began() { [ "$(grep -c 'task vt source vt-src: comparing' "$work/serve.log")" -gt "$1" ]; }
+ended() { [ "$(grep -cE 'task vt source vt-src: (equal|different|not proven)' "$work/serve.log")" -gt "$1" ]; }
+n_began=$(grep -c 'task vt source vt-src: comparing' "$work/serve.log" || true)
+n_ended=$(grep -cE 'task vt source vt-src: (equal|different|not proven)' "$work/serve.log" || true)
+(
+  lrc=0
+  "$dmctl" --state-dir "$work/state" verify vt --chunk-rows 1 >"$work/long.json" || lrc=$?
+  echo $lrc >"$work/long.rc"
+) &
+longpid=$!
+wait_for 30 "the long verify did not begin" began "$n_began"
+ended "$n_ended" && fail "precondition: the long verify ended before the shutdown"
+s0=$SECONDS
 kill -TERM "$pid"
+gone() { ! proc_alive "$pid"; }
+wait_for 30 "dmhost serve did not exit within 30 s of SIGTERM with a verify running" gone
 src_rc=0
 wait "$pid" || src_rc=$?
 pid=""
 [ "$src_rc" = 0 ] || fail "dmhost serve did not exit 0 on SIGTERM (exit $src_rc)"
+wait "$longpid" || true
+[ "$(cat "$work/long.rc")" = 2 ] &&
+  jq -e '.verify == "error" and ([.reports[0].tables[] | select(.error.ErrCode == 43107)] | length) >= 1
+         and .reports[0].error.ErrCode == 43107' "$work/long.json" >/dev/null ||
+  fail "the cut verify did not answer 43107 (exit $(cat "$work/long.rc")): $(head -c 2000 "$work/long.json")"
+grep -q 'task vt source vt-src: not proven (error): verify: cancelled' "$work/serve.log" ||
+  fail "the serve log does not say the verify was cancelled"
+log "7. SIGTERM during a verify of 100,000 chunks: exit 0 in $((SECONDS - s0)) s, the verify answered 43107"
 log "passed"

@@ -378,6 +378,9 @@ typedef enum dm_error_level {
     "compared: check query-status (a paused or failing sync never gets there), resume it, or "     \
     "give "                                                                                        \
     "it longer (--checkpoint-wait); a paused task is verified as it is without --at-checkpoint.")  \
+  X(DM_ERR_VERIFY_CANCELLED, 43107, DM_CLASS_VALIDATOR, DM_SCOPE_INTERNAL, DM_LEVEL_LOW, 0,        \
+    "The daemon running the verify is shutting down, so the tables it had not compared are "       \
+    "not proven: run the verify again once the daemon is back.")                                   \
   X(DM_ERR_BINLOG_PURGED, 30001, DM_CLASS_BINLOG, DM_SCOPE_UPSTREAM, DM_LEVEL_HIGH, 0,             \
     "The source no longer has the binlog this task needs; re-run the task in mode all from a new " \
     "dump.")                                                                                       \
