@@ -33,12 +33,6 @@ expect() { # FILTER COMMAND...: through the socket
   shift
   expect_raw "$f" --state-dir "$work/state" --timeout 60 "$@"
 }
-wait_for() { # seconds message cmd...
-  local s=$1 m=$2
-  shift 2
-  for _ in $(seq 1 $((s * 10))); do "$@" && return 0; sleep 0.1; done
-  fail "$m"
-}
 stage() { ctl query-status "$task" 2>/dev/null | jq -r '.sources[0].subTaskStatus[0].stage'; }
 stage_is() { [ "$(stage)" = "$1" ]; }
 

@@ -62,12 +62,6 @@ req_jq() { # filter json
   req "$2" >"$work/last.json" || true
   jq -e "$1" "$work/last.json" >/dev/null || { cat "$work/last.json" >&2; return 1; }
 }
-wait_for() { # seconds message cmd...
-  local s=$1 m=$2
-  shift 2
-  for _ in $(seq 1 $((s * 10))); do "$@" && return 0; sleep 0.1; done
-  fail "$m"
-}
 serve() {
   "$dmhost" serve --state-dir "$work/state" --plugin-dir "$plugins" --log-level info \
     >>"$work/serve.log" 2>&1 &

@@ -67,12 +67,6 @@ sys.stdout.write(out.decode())
 PY
   jq -e "$1" "$work/last.json" >/dev/null
 }
-wait_for() { # seconds message cmd...
-  local s=$1 m=$2
-  shift 2
-  for _ in $(seq 1 $((s * 10))); do "$@" && return 0; sleep 0.1; done
-  fail "$m"
-}
 serve() {
   "$dmhost" serve --state-dir "$work/state" --plugin-dir "$plugins" --log-level info \
     >>"$work/serve.log" 2>&1 &

@@ -42,12 +42,6 @@ verify() {
   ctl verify "$@" >"$work/v.json" || vrc=$?
 }
 vjq() { jq -e "$1" "$work/v.json" >/dev/null || { cat "$work/v.json" >&2; return 1; }; }
-wait_for() { # seconds message cmd...
-  local s=$1 m=$2
-  shift 2
-  for _ in $(seq 1 $((s * 10))); do "$@" && return 0; sleep 0.1; done
-  fail "$m"
-}
 count() { "$1" -N -B -e "SELECT COUNT(*) FROM \`$db\`.\`$2\`"; }
 same_count() { [ "$(count src "$1")" = "$(count tgt "$1")" ]; }
 stage_is() {

@@ -44,12 +44,6 @@ ctl_jq() { # filter args...
   ctl "$@" >"$work/last.json" || true
   jq -e "$f" "$work/last.json" >/dev/null || { cat "$work/last.json" >&2; return 1; }
 }
-wait_for() { # seconds message cmd...
-  local s=$1 m=$2
-  shift 2
-  for _ in $(seq 1 $((s * 10))); do "$@" && return 0; sleep 0.1; done
-  fail "$m"
-}
 serve() {
   "$dmhost" serve --state-dir "$work/state" --plugin-dir "$plugins" --log-level info \
     --listen 127.0.0.1:0 >>"$work/serve.log" 2>&1 &
