@@ -62,12 +62,6 @@ req_jq() { # filter json
   req "$2" >"$work/last.json" || true
   jq -e "$1" "$work/last.json" >/dev/null || { cat "$work/last.json" >&2; return 1; }
 }
-serve() {
-  "$dmhost" serve --state-dir "$work/state" --plugin-dir "$plugins" --log-level info \
-    >>"$work/serve.log" 2>&1 &
-  pid=$!
-  wait_for 20 "dmhost serve did not answer" ctl query-status >/dev/null
-}
 stage_is() { ctl_jq ".sources[0].subTaskStatus[0].stage == \"$1\"" query-status so 2>/dev/null; }
 count() { "$1" -N -B -e "SELECT COUNT(*) FROM \`$db\`.\`$2\`"; }
 same_count() { [ "$(count src "$1")" = "$(count tgt "$2")" ]; }
@@ -121,7 +115,7 @@ supervisor = { auto-resume = { enable = false; }; };
 sync = { batch-ms = 50; };
 CFG
 
-serve
+serve_up
 ctl_jq '.result' operate-source create "$work/source.cfg" || fail "operate-source create"
 ctl_jq '.result' start-task "$work/task.cfg" || fail "start-task"
 wait_for 30 "the task is not Running" stage_is Running
@@ -226,7 +220,7 @@ wait "$pid" || fail "dmhost serve did not exit 0 on SIGTERM"
 pid=""
 jq -e '.sources[0].enable == false and .tasks[0].pausedBySource == true' "$work/state/state.json" \
   >/dev/null || fail "state.json does not keep the disabled flag"
-serve
+serve_up
 ctl_jq '.sources[0].enable == false' operate-source show -s so-src || fail "the flag did not survive the restart"
 stage_is Running && fail "the task of a disabled source runs after the restart"
 ctl_jq '.result == false and .error.ErrCode == 14013' resume-task so ||

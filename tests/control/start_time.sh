@@ -20,12 +20,6 @@ t0=$SECONDS
 . tests/crash/lib.sh
 serve_begin
 ctl() { "$dmctl" --state-dir "$work/state" --timeout 120 "$@"; }
-serve() {
-  "$dmhost" serve --state-dir "$work/state" --plugin-dir "$plugins" --log-level info \
-    >>"$work/serve.log" 2>&1 &
-  pid=$!
-  wait_for 20 "dmhost serve did not answer" ctl query-status >/dev/null
-}
 ids() { tgt -N -B -e "SELECT GROUP_CONCAT(id ORDER BY id) FROM \`$db\`.t" 2>/dev/null; }
 ids_are() { [ "$(ids)" = "$1" ]; }
 
@@ -38,7 +32,7 @@ sync = { batch-ms = 50; };
 CFG
 sed 's/task-mode = "all"/task-mode = "incremental"/' "$work/task-st.cfg" >"$work/task.cfg"
 crash_task_cfg sta "$meta" "$db" st-src >"$work/task-all.cfg" </dev/null
-serve
+serve_up
 ctl operate-source create "$work/source.cfg" >/dev/null || fail "operate-source create"
 log "source rows 1-3, rotate, T = $T (source time), rows 4-6"
 
@@ -69,7 +63,7 @@ grep -q '"startPosition"' "$work/state/state.json" || fail "state.json keeps no 
 kill -TERM "$pid"
 wait "$pid" || fail "dmhost serve exited $? after SIGTERM"
 pid=""
-serve
+serve_up
 src "$db" -e "INSERT INTO t VALUES (8, 'restarted')"
 wait_for 60 "after the restart the target does not hold 4-8" ids_are "4,5,6,7,8"
 ctl stop-task st >/dev/null || fail "stop-task"

@@ -67,12 +67,6 @@ sys.stdout.write(out.decode())
 PY
   jq -e "$1" "$work/last.json" >/dev/null
 }
-serve() {
-  "$dmhost" serve --state-dir "$work/state" --plugin-dir "$plugins" --log-level info \
-    >>"$work/serve.log" 2>&1 &
-  pid=$!
-  wait_for 20 "dmhost serve did not answer" ctl query-status >/dev/null
-}
 stop_serve() {
   kill -TERM "$pid"
   wait "$pid" || fail "dmhost serve exited $? after SIGTERM"
@@ -104,7 +98,7 @@ supervisor = { auto-resume = { enable = false; }; };
 sync = { batch-ms = 50; };
 CFG
 
-serve
+serve_up
 ctl operate-source create "$work/source.cfg" >/dev/null || fail "operate-source create"
 
 # 1. created stopped
@@ -116,7 +110,7 @@ raw_jq '.result == false and (.msg | contains("\"Stopped\""))' \
   "{\"cmd\":\"start-task\",\"args\":{\"path\":\"$work/task.cfg\",\"stage\":\"Paused\"}}" ||
   fail "start-task stage Paused was not refused naming the stages taken"
 stop_serve
-serve
+serve_up
 stage_is New || fail "a task created stopped is not New after a restart"
 [ -d "$work/state/tasks/tl" ] || fail "the task created stopped is not kept in the state dir"
 schema_exists "$db" && fail "the target has database $db though the task never started"

@@ -41,12 +41,6 @@ ctl_jq() { # filter args...
   ctl "$@" >"$work/last.json" || true
   jq -e "$f" "$work/last.json" >/dev/null || { cat "$work/last.json" >&2; return 1; }
 }
-serve() {
-  "$dmhost" serve --state-dir "$work/state" --plugin-dir "$plugins" --log-level info \
-    >>"$work/serve.log" 2>&1 &
-  pid=$!
-  wait_for 20 "dmhost serve did not answer" ctl query-status >/dev/null
-}
 stage_is() { ctl_jq ".sources[0].subTaskStatus[0].stage == \"$1\"" query-status upd 2>/dev/null; }
 count() { "$1" -N -B -e "SELECT COUNT(*) FROM \`$db\`.\`$2\`"; }
 same_count() { [ "$(count src "$1")" = "$(count tgt "$1")" ]; }
@@ -87,7 +81,7 @@ task_cfg "$both" "$meta" 'worker-cnt = 2;' >"$work/task-typo.cfg"
 sync_line=$(grep -n '^sync = ' "$work/task-typo.cfg" | cut -d: -f1)
 meta_line=$(grep -n '^meta-schema' "$work/task-meta.cfg" | cut -d: -f1)
 
-serve
+serve_up
 ctl operate-source create "$work/source.cfg" >/dev/null || fail "operate-source create"
 ctl_jq '.result' start-task "$work/task.cfg" || fail "start-task"
 wait_for 20 "the task is not Running" stage_is Running
@@ -165,7 +159,7 @@ log "updated: both tables replicated, worker-count 2"
 kill -TERM "$pid"
 wait "$pid" || fail "dmhost serve did not exit 0 on SIGTERM"
 pid=""
-serve
+serve_up
 wait_for 20 "the task is not Running after the restart" stage_is Running
 src -e "INSERT INTO \`$db\`.t2 VALUES (12, 'r');"
 wait_for 20 "t2 not replicated after the restart" same_count t2

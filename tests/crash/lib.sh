@@ -124,6 +124,15 @@ serve_start_to_sync() { # dmctl task-name
   done
   fail "the sync did not start: $(cat "$work/status.json")"
 }
+# `dmhost serve` of $dmhost on $work/state with the units of $plugins, its log appended to
+# $work/serve.log, more flags after; sets $pid and waits (30 s) until `ctl query-status` (the
+# caller's dmctl wrapper) answers, else fail().
+serve_up() { # [more flags]
+  "$dmhost" serve --state-dir "$work/state" --plugin-dir "$plugins" --log-level info "$@" \
+    >>"$work/serve.log" 2>&1 &
+  pid=$!
+  wait_for 30 "dmhost serve did not answer" ctl query-status
+}
 # Stop a test with daemon: the message and the end of its serve.log.
 serve_fail() {
   echo "$tag: FAILED: $*" >&2

@@ -73,14 +73,14 @@ kill_orphans() {
   done
 }
 restart() {
-  serve
+  serve_up
   wait_for 60 "the subtasks are not Running after the restart" running
 }
 read -r _ d0 t0name <<<"${SHARDS[0]}"
 row0="id = 's1' AND cp_schema = '$d0' AND cp_table = '$t0name'"
 
 shard_setup "$task" "$meta"
-serve
+serve_up
 ctl operate-source create "$work/s1.cfg" >/dev/null || fail "operate-source create s1"
 ctl_jq '.result' start-task "$work/task.cfg" || fail "start-task"
 wait_for 30 "the subtask is not Running" running

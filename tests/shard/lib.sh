@@ -24,12 +24,6 @@ ctl_jq() { # filter args...
   ctl "$@" >"$work/last.json" 2>&1 || true
   jq -e "$f" "$work/last.json" >/dev/null 2>&1
 }
-serve() {
-  "$dmhost" serve --state-dir "$work/state" --plugin-dir "$plugins" --log-level info \
-    >>"$work/serve.log" 2>&1 &
-  pid=$!
-  wait_for 30 "dmhost serve did not answer" ctl query-status >/dev/null
-}
 shard_fail() {
   echo "$tag: FAILED: $*" >&2
   [ -f "$work/serve.log" ] && { echo "--- end of serve.log:" >&2; tail -n 40 "$work/serve.log" >&2; }

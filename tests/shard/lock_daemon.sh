@@ -45,10 +45,7 @@ ctl_jq() { # filter args...
   jq -e "$f" "$work/last.json" >/dev/null || { cat "$work/last.json" >&2; return 1; }
 }
 serve() {
-  "$dmhost" serve --state-dir "$work/state" --plugin-dir "$plugins" --log-level info \
-    --listen 127.0.0.1:0 >>"$work/serve.log" 2>&1 &
-  pid=$!
-  wait_for 20 "dmhost serve did not answer" ctl query-status >/dev/null
+  serve_up --listen 127.0.0.1:0
   addr=$(grep -oE 'control plane on http://127\.0\.0\.1:[0-9]+' "$work/serve.log" | tail -1 | sed 's|.*http://||')
 }
 # DM's dm_master_ddl_state_number of task lk in /metrics: "<Un-synced> <Synced>", or "" without it

@@ -137,7 +137,7 @@ step() { # position in the order, how many are then held
 shard_setup "$task" "$meta"
 # the task follows online schema changes (DM's default, said here so the test does not hang on it)
 sed -i 's/^shard-mode = "pessimistic";/&\nonline-ddl = true;/' "$work/task.cfg"
-serve
+serve_up
 ctl operate-source create "$work/s1.cfg" >/dev/null || fail "operate-source create s1"
 ctl_jq '.result' start-task "$work/task.cfg" || fail "start-task"
 wait_for 30 "the subtask is not Running" running
@@ -157,7 +157,7 @@ kill -9 "$pid"
 wait "$pid" 2>/dev/null || true
 pid=""
 log "killed -9 with 4 tables held"
-serve
+serve_up
 wait_for 60 "the subtask is not Running after the restart" running
 wait_for 60 "the 4 tables are not held with the ALTER after the restart" held_with_alter 4
 target_has note && fail "the target has the column after the restart with 4 of $n arrived"

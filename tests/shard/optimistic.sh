@@ -33,7 +33,7 @@ lock_id="$task-\`$db_prefix\`.\`orders\`"
 shard_setup "$task" "$meta"
 sed -i 's/^shard-mode = "pessimistic";/shard-mode = "optimistic";/' "$work/task.cfg"
 grep -q '^shard-mode = "optimistic";' "$work/task.cfg" || fail "the task file is not optimistic"
-serve
+serve_up
 ctl operate-source create "$work/s1.cfg" >/dev/null || fail "operate-source create s1"
 ctl_jq '.result' start-task "$work/task.cfg" || fail "start-task"
 running() { ctl_jq '[.sources[].subTaskStatus[0].stage] == ["Running"]' query-status "$task"; }

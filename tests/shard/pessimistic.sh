@@ -35,7 +35,7 @@ n=${#SHARDS[@]}
 last=$((n - 1))
 
 shard_setup "$task" "$meta"
-serve
+serve_up
 ctl operate-source create "$work/s1.cfg" >/dev/null || fail "operate-source create s1"
 [ "$n_src" = 2 ] && { ctl operate-source create "$work/s2.cfg" >/dev/null || fail "operate-source create s2"; }
 ctl_jq '.result' start-task "$work/task.cfg" || fail "start-task"
