@@ -37,6 +37,8 @@ work=${BENCH_DIR:-/tmp/dmh-bench-big}
 db=bench_big ctl=bench_big_ctl task=big srcid=big-src sbtables=8
 dmhost=$build/host/dmhost
 
+# shellcheck source-path=SCRIPTDIR source=../lib/sysbench.sh
+. "$repo/bench/lib/sysbench.sh"
 die() { echo "big bench: $*" >&2; exit 1; }
 note() { echo "== [$(date -u +%T)] $*" >&2; }
 now() { echo "$EPOCHREALTIME"; }
@@ -117,11 +119,8 @@ data_sql() {
   echo "DROP DATABASE IF EXISTS $ctl; CREATE DATABASE $ctl; CREATE TABLE $ctl.ctl (stop INT NOT NULL);"
   echo "INSERT INTO $ctl.ctl VALUES (0);"
   for i in $(seq 1 "$sbtables"); do
-    echo "CREATE TABLE sbtest$i (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, k INT NOT NULL DEFAULT 0,
-      c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '', KEY k_$i (k)) ENGINE=InnoDB;"
-    insert_chunks "$sbrows" 500000 "INSERT INTO sbtest$i (id, k, c, pad) SELECT seq, 1 + (seq * 7919 + $i) % $sbrows,
-      CONCAT(MD5(seq), MD5(seq + 1), MD5(seq + 2), LEFT(MD5(seq + 3), 23)),
-      CONCAT(MD5(seq + $i), LEFT(MD5(seq + 7), 27)) FROM"
+    sbtest_table_sql "$db" "$i"
+    sbtest_fill_sql "$db" "$i" "$sbrows" 500000
   done
   # wide: 40 columns of the common types
   for j in $(seq 1 8); do
@@ -143,55 +142,16 @@ data_sql() {
 # per second, until $ctl.ctl says stop (set with sql_log_bin = 0: neither dmhost nor the replica
 # sees the control table). A deadlock or lock wait rolls back and goes on. Returns its count.
 writer_sql() {
-  local i
-  cat <<SQL
-SET sql_log_bin = 0;
-DROP PROCEDURE IF EXISTS $ctl.w;
-DELIMITER //
-CREATE PROCEDURE $ctl.w(rate INT)
-BEGIN
-  DECLARE i, t, a, b, d INT DEFAULT 0;
-  DECLARE failed INT DEFAULT 0;
-  DECLARE t0 DOUBLE DEFAULT UNIX_TIMESTAMP(SYSDATE(6));
-  DECLARE ahead DOUBLE;
-  DECLARE CONTINUE HANDLER FOR 1213, 1205 SET failed = 1;
-  SET autocommit = 0;
-  WHILE (SELECT stop FROM $ctl.ctl) = 0 DO
-    SET t = 1 + FLOOR(RAND() * $sbtables), a = 1 + FLOOR(RAND() * $sbrows), b = 1 + FLOOR(RAND() * $sbrows),
-        d = 1 + FLOOR(RAND() * $sbrows), failed = 0;
-    CASE t
-SQL
-  for i in $(seq 1 "$sbtables"); do
-    cat <<SQL
-    WHEN $i THEN
-      UPDATE $db.sbtest$i SET k = k + 1 WHERE id = a;
-      UPDATE $db.sbtest$i SET c = CONCAT(MD5(RAND()), MD5(RAND()), MD5(RAND()), LEFT(MD5(RAND()), 23)) WHERE id = b;
-      DELETE FROM $db.sbtest$i WHERE id = d;
-      INSERT INTO $db.sbtest$i (id, k, c, pad) VALUES (d, 1 + FLOOR(RAND() * $sbrows),
-        CONCAT(MD5(RAND()), MD5(RAND()), MD5(RAND()), LEFT(MD5(RAND()), 23)), CONCAT(MD5(RAND()), LEFT(MD5(RAND()), 27)));
-SQL
-  done
-  cat <<SQL
-    END CASE;
-    IF i % 10 = 0 THEN
+  echo "SET sql_log_bin = 0;"
+  sbtest_proc_sql "$ctl.w" "rate INT" "  WHILE (SELECT stop FROM $ctl.ctl) = 0 DO" "$db" "$sbtables" "$sbrows" \
+    "    IF i % 10 = 0 THEN
       UPDATE $db.wide SET i1 = i1 + 1, v2 = MD5(RAND()), d3 = NOW(3), note = CONCAT('w', i)
         WHERE id = 1 + FLOOR(RAND() * $widerows);
     END IF;
     IF i % 25 = 0 THEN
       UPDATE $db.lob SET body = LEFT(REPEAT(MD5(RAND()), 3200), 10240 + FLOOR(RAND() * 92161))
         WHERE id = 1 + FLOOR(RAND() * $lobrows);
-    END IF;
-    IF failed THEN ROLLBACK; ELSE COMMIT; SET i = i + 1; END IF;
-    IF rate > 0 THEN
-      SET ahead = t0 + i / rate - UNIX_TIMESTAMP(SYSDATE(6));
-      IF ahead > 0.002 THEN DO SLEEP(ahead); END IF;
-    END IF;
-  END WHILE;
-  SET autocommit = 1;
-  SELECT i;
-END //
-DELIMITER ;
-SQL
+    END IF;" "  SELECT i;"
 }
 
 note "data: ~$gb GiB in $db: $sbtables x $sbrows sysbench rows, $widerows wide rows, $lobrows LOB rows"
