@@ -116,17 +116,14 @@ alive() { # pid: a running (not zombie) process
 }
 hwm_kb() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 
+# shellcheck source-path=SCRIPTDIR source=../lib/sysbench.sh
+. "$repo/bench/lib/sysbench.sh"
 sbtest_sql() { # schema tables rows: create and fill sysbench-shaped tables, deterministic content
   local s=$1 n=$2 r=$3 i
   echo "USE \`$s\`;" # seq_1_to_N lives in the current schema
   for i in $(seq 1 "$n"); do
-    cat <<SQL
-CREATE TABLE \`$s\`.sbtest$i (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, k INT NOT NULL DEFAULT 0,
-  c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '', KEY k_$i (k)) ENGINE=InnoDB;
-INSERT INTO \`$s\`.sbtest$i (id, k, c, pad)
-  SELECT seq, 1 + (seq * 7919 + $i) % $r, CONCAT(MD5(seq), MD5(seq + 1), MD5(seq + 2), LEFT(MD5(seq + 3), 23)),
-         CONCAT(MD5(seq + $i), LEFT(MD5(seq + 7), 27)) FROM seq_1_to_$r;
-SQL
+    sbtest_table_sql "$s" "$i"
+    sbtest_fill_sql "$s" "$i" "$r"
   done
 }
 
@@ -135,46 +132,8 @@ SQL
 # transactions (0: no limit), paced to `rate` per second (0: as fast as it goes), for at most
 # `secs` seconds (0: no limit). A deadlock between streams rolls the transaction back and retries.
 gen_proc_sql() { # schema tables rows
-  local s=$1 n=$2 r=$3 i
-  cat <<SQL
-DROP PROCEDURE IF EXISTS \`$s\`.gen;
-DELIMITER //
-CREATE PROCEDURE \`$s\`.gen(n INT, rate INT, secs DOUBLE)
-BEGIN
-  DECLARE i, t, a, b, d INT DEFAULT 0;
-  DECLARE failed INT DEFAULT 0;
-  DECLARE t0 DOUBLE DEFAULT UNIX_TIMESTAMP(SYSDATE(6));
-  DECLARE ahead DOUBLE;
-  DECLARE CONTINUE HANDLER FOR 1213, 1205 SET failed = 1;
-  SET autocommit = 0;
-  txn_loop: WHILE n = 0 OR i < n DO
-    IF secs > 0 AND UNIX_TIMESTAMP(SYSDATE(6)) - t0 >= secs THEN LEAVE txn_loop; END IF;
-    SET t = 1 + FLOOR(RAND() * $n), a = 1 + FLOOR(RAND() * $r), b = 1 + FLOOR(RAND() * $r),
-        d = 1 + FLOOR(RAND() * $r), failed = 0;
-    CASE t
-SQL
-  for i in $(seq 1 "$n"); do
-    cat <<SQL
-    WHEN $i THEN
-      UPDATE \`$s\`.sbtest$i SET k = k + 1 WHERE id = a;
-      UPDATE \`$s\`.sbtest$i SET c = CONCAT(MD5(RAND()), MD5(RAND()), MD5(RAND()), LEFT(MD5(RAND()), 23)) WHERE id = b;
-      DELETE FROM \`$s\`.sbtest$i WHERE id = d;
-      INSERT INTO \`$s\`.sbtest$i (id, k, c, pad) VALUES (d, 1 + FLOOR(RAND() * $r),
-        CONCAT(MD5(RAND()), MD5(RAND()), MD5(RAND()), LEFT(MD5(RAND()), 23)), CONCAT(MD5(RAND()), LEFT(MD5(RAND()), 27)));
-SQL
-  done
-  cat <<SQL
-    END CASE;
-    IF failed THEN ROLLBACK; ELSE COMMIT; SET i = i + 1; END IF;
-    IF rate > 0 THEN
-      SET ahead = t0 + i / rate - UNIX_TIMESTAMP(SYSDATE(6));
-      IF ahead > 0.002 THEN DO SLEEP(ahead); END IF;
-    END IF;
-  END WHILE;
-  SET autocommit = 1;
-END //
-DELIMITER ;
-SQL
+  sbtest_proc_sql "\`$1\`.gen" "n INT, rate INT, secs DOUBLE" "  txn_loop: WHILE n = 0 OR i < n DO
+    IF secs > 0 AND UNIX_TIMESTAMP(SYSDATE(6)) - t0 >= secs THEN LEAVE txn_loop; END IF;" "$1" "$2" "$3"
 }
 
 checksums() { # side(ssql|tsql) schema tables -> "table checksum" lines
