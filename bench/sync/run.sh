@@ -15,7 +15,9 @@
 # SKIP_LAG=1, KEEP=1 (keep the run folders and leave the server pair running), FENCING_TOKEN (our
 # sync runs with `--fencing-token N`: the fenced checkpoint statements, docs/sdk.md "Fencing"),
 # SCRAPE=1 (our sync runs with `--listen 127.0.0.1:0` and GET /metrics is scraped every second
-# while it applies: the cost of the metrics, README.md).
+# while it applies: the cost of the metrics, README.md), VALIDATOR ("none": the continuous
+# validator's modes our sync runs with, each on the same range, e.g. "none fast full": its overhead,
+# README.md "Validator").
 # Servers: a pair of scripts/mariadb.sh of its own, DMH_DB_DIR=/tmp/dmh-bench-sync-db, ports
 # 14406/14407 (BENCH_DB_DIR, BENCH_SOURCE_PORT, BENCH_TARGET_PORT override).
 set -euo pipefail
@@ -35,6 +37,11 @@ lag_rows=${LAG_ROWS:-$rows}
 sync_timeout=${SYNC_TIMEOUT:-1800}
 metadata=${METADATA:-FULL}
 scrape=${SCRAPE:-}
+validator=${VALIDATOR:-none}
+for m in $validator; do
+  case $m in none | fast | full) ;; *) echo "sync bench: VALIDATOR: '$m' is not none, fast or full" >&2; exit 2 ;; esac
+done
+vmode=none # the validator mode of the next start_ours
 work=${BENCH_DIR:-/tmp/dmh-sync-bench}
 db=bench_sync    # the timed workload
 ldb=bench_lag    # the steady-load workload (its own tables, so the range P0..P1 never changes)
@@ -299,6 +306,7 @@ block-allow-list = { b = { do-dbs = ["$db", "$ldb"]; }; };
 unit-paths = { sync = "$sync_so"; };
 sync = {
   worker-count = $2;
+$([ "$vmode" = none ] || echo "  validator = { mode = \"$vmode\"; };")
 ${SYNC_EXTRA:-}
 };
 CFG
@@ -309,24 +317,30 @@ cp_pos() { # -> CP_F CP_P: the global checkpoint, or empty
   [ "${#TQ_OUT[@]}" -eq 0 ] || IFS=$'\t' read -r CP_F CP_P <<<"${TQ_OUT[0]}"
 }
 start_ours() { # dir workers file pos: dmhost in the background, dm_pid
+  local listen=$scrape
+  [ "$vmode" = none ] || listen=1 # the validator's counts are read from the task's status
   rm -rf "$1" && mkdir -p "$1"
   write_cfgs "$1" "$2" "$3" "$4"
   "$dmhost" run --quiet --source "$1/source.cfg" --task "$1/task.cfg" --work-dir "$1/work" \
     --plugin-dir "$build/plugins" ${FENCING_TOKEN:+--fencing-token "$FENCING_TOKEN"} \
-    ${scrape:+--listen 127.0.0.1:0} >"$1/log" 2>&1 &
+    ${listen:+--listen 127.0.0.1:0} >"$1/log" 2>&1 &
   dm_pid=$!
   [ -z "$scrape" ] || start_scraper "$1"
 }
+listen_port() { # dir -> the port of dmhost's --listen (also in dir/port), or empty after 10 s
+  local port='' _i
+  for _i in $(seq 1 200); do
+    port=$(grep -oE 'control plane on http://127\.0\.0\.1:[0-9]+' "$1/log" 2>/dev/null | sed 's/.*://' || true)
+    [ -n "$port" ] && break
+    nap 0.05
+  done
+  [ -z "$port" ] || echo "$port" >"$1/port"
+  echo "$port"
+}
 start_scraper() { # dir: GET /metrics every second while dmhost runs (scraper_pid); count in dir/scrapes
   (
-    port=''
-    for _ in $(seq 1 200); do
-      port=$(grep -oE 'control plane on http://127\.0\.0\.1:[0-9]+' "$1/log" 2>/dev/null | sed 's/.*://' || true)
-      [ -n "$port" ] && break
-      sleep 0.05
-    done
+    port=$(listen_port "$1")
     [ -n "$port" ] || { echo "sync bench: WARNING: no --listen port in $1/log: no scrapes" >&2; exit 0; }
-    echo "$port" >"$1/port"
     while kill -0 "$dm_pid" 2>/dev/null; do
       curl -s --noproxy '*' -o "$1/metrics.last" "http://127.0.0.1:$port/metrics" && echo >>"$1/scrapes"
       sleep 1
@@ -373,13 +387,53 @@ stop_ours() { # [dir]
     scraper_pid=
   fi
 }
-ours_run() { # workers -> RUN_S, RUN_KB
-  local d=$work/ours-w$1 t0 t1
+val_status() { # port -> VAL_CHECKED VAL_PENDING VAL_SKIPPED VAL_ERRORS SYNC_ROWS (empty: no answer)
+  # `dmhost run` serves GET /metrics only: the validator's counts are its metrics (docs/metrics.md)
+  curl -s --noproxy '*' --max-time 10 -o "$work/metrics.last" "http://127.0.0.1:$1/metrics" ||
+    : >"$work/metrics.last"
+  IFS='|' read -r VAL_CHECKED VAL_PENDING VAL_SKIPPED VAL_ERRORS SYNC_ROWS < <(awk -v OFS='|' '
+    { n = $1; sub(/\{.*/, "", n); v[n] = $NF }
+    END { print v["dmhost_validator_checked_rows"], v["dmhost_validator_pending_rows"],
+      v["dmhost_validator_skipped_rows"], v["dm_validator_validator_error_count"],
+      v["dmhost_sync_finished_rows_total"] }' "$work/metrics.last")
+}
+val_catch_up() { # dir: at the sync's end, the validator's counts; then until nothing is pending
+  local port t0 deadline=$((SECONDS + sync_timeout))
+  port=$(cat "$1/port" 2>/dev/null || listen_port "$1")
+  [ -n "$port" ] || die "no --listen port in $1/log: the validator's counts cannot be read"
+  t0=$EPOCHREALTIME
+  val_status "$port"
+  [ -n "$VAL_PENDING" ] || die "GET /metrics has no dmhost_validator_pending_rows (validator $vmode; answer: $work/metrics.last, log: $1/log)"
+  VAL_AT_END="$VAL_CHECKED $VAL_PENDING $SYNC_ROWS"
+  while [ "$VAL_PENDING" != 0 ]; do
+    [ "$SECONDS" -lt "$deadline" ] || die "the validator still had $VAL_PENDING rows pending $sync_timeout s after the sync's end"
+    nap 0.2
+    val_status "$port"
+    [ -n "$VAL_PENDING" ] || die "GET /metrics stopped answering (log: $1/log)"
+  done
+  VAL_CATCHUP=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN {printf "%.2f", b - a}')
+  [ "${VAL_ERRORS:-0}" -eq 0 ] || die "the validator found $VAL_ERRORS error rows on a correct sync"
+}
+target_cpu() { # the target server's CPU seconds (user + system) so far
+  awk -v t="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / t }' \
+    "/proc/$(cat "$DMH_DB_DIR/target/mariadbd.pid")/stat" 2>/dev/null || echo 0
+}
+ours_run() { # workers -> RUN_S, RUN_KB, RUN_TCPU (validator: VAL_AT_END, VAL_CATCHUP, ...)
+  local d=$work/ours-w$1 t0 t1 c0 c1
   reset_target
+  c0=$(target_cpu)
   t0=$EPOCHREALTIME
   start_ours "$d" "$1" "$p0_file" "$p0_pos"
+  [ "$vmode" = none ] || [ -n "$(listen_port "$d")" ] || die "no --listen port in $d/log"
   wait_ours "$d" "$p1_file" "$p1_pos" "$sync_timeout"
   t1=$EPOCHREALTIME
+  # The target's CPU seconds while the sync applied (the validator's probes are in them): on a
+  # shared machine the wall time follows the others' load, the CPU seconds much less.
+  c1=$(target_cpu)
+  RUN_TCPU=$(awk -v a="$c0" -v b="$c1" 'BEGIN {printf "%.2f", b - a}')
+  # The sync's time ends at its checkpoint; how far the validator is behind then, and how long it
+  # takes to settle what is pending, is measured after (not in the sync's seconds).
+  [ "$vmode" = none ] || val_catch_up "$d"
   stop_ours "$d"
   # the HTTP server's CPU as a share of the process's, computed once and printed from there
   RUN_HTTP=$(awk -v h="${http_cpu:-0}" -v c="$dm_cpu" 'BEGIN {printf "%.3f", (c > 0 ? 100 * h / c : 0)}')
@@ -390,7 +444,7 @@ ours_run() { # workers -> RUN_S, RUN_KB
 }
 
 # ---- timed runs --------------------------------------------------------------------------------
-declare -A secs rss cpus https
+declare -A secs rss cpus https vals tcpus
 labels=()
 if [ -z "${SKIP_REPLICA:-}" ]; then
   for th in $replica_threads; do
@@ -406,18 +460,30 @@ if [ -z "${SKIP_REPLICA:-}" ]; then
 fi
 if [ -n "$ours" ]; then
   for w in $workers; do
-    labels+=("ours:$w")
+    for m in $validator; do labels+=("ours:$w:$m"); done
     for r in $(seq 1 "$runs"); do
-      note "our sync, worker-count=$w, run $r/$runs"
-      ours_run "$w"
-      s=$RUN_S k=$RUN_KB
-      echo "   $s s, $RUN_CPU s of CPU, peak RSS $((k / 1024)) MiB" >&2
-      secs[ours:$w]+="$s "
-      rss[ours:$w]+="$k "
-      cpus[ours:$w]+="$RUN_CPU "
-      https[ours:$w]+="$RUN_HTTP "
+      # the modes alternate within each run, so a change of the machine's load hits them alike
+      for m in $validator; do
+        l=ours:$w:$m vmode=$m
+        note "our sync, worker-count=$w, validator $m, run $r/$runs"
+        ours_run "$w"
+        s=$RUN_S k=$RUN_KB
+        echo "   $s s, $RUN_CPU s of CPU, the target's $RUN_TCPU s, peak RSS $((k / 1024)) MiB" >&2
+        secs[$l]+="$s "
+        rss[$l]+="$k "
+        cpus[$l]+="$RUN_CPU "
+        tcpus[$l]+="$RUN_TCPU "
+        https[$l]+="$RUN_HTTP "
+        if [ "$m" != none ]; then
+          read -r vc vp vr <<<"$VAL_AT_END"
+          echo "   validator at the sync's end: $vc rows checked, $vp pending (sync: $vr rows);" \
+            "nothing pending $VAL_CATCHUP s later, $VAL_CHECKED checked, $VAL_SKIPPED skipped" >&2
+          vals[$l]+="$vc/$vp/$vr/$VAL_CATCHUP/$VAL_CHECKED/$VAL_SKIPPED "
+        fi
+      done
     done
   done
+  vmode=none
 fi
 
 med() { echo "${secs[$1]}" | tr ' ' '\n' | grep . | median; }
@@ -427,8 +493,8 @@ for l in "${labels[@]}"; do
   case $l in
   replica:*) if [ -z "$best_replica_s" ] || awk -v a="$s" -v b="$best_replica_s" 'BEGIN {exit !(a < b)}'; then
     best_replica=${l#replica:} best_replica_s=$s; fi ;;
-  ours:*) if [ -z "$best_ours_s" ] || awk -v a="$s" -v b="$best_ours_s" 'BEGIN {exit !(a < b)}'; then
-    best_ours=${l#ours:} best_ours_s=$s; fi ;;
+  ours:*:none) if [ -z "$best_ours_s" ] || awk -v a="$s" -v b="$best_ours_s" 'BEGIN {exit !(a < b)}'; then
+    best_ours=${l#ours:} best_ours=${best_ours%:none} best_ours_s=$s; fi ;;
   esac
 done
 
@@ -541,29 +607,42 @@ fi
   echo "binlog: $p0_file:$p0_pos .. $p1_file:$p1_pos, $mib MiB, $txns_done transactions, $row_changes row changes, binlog_row_metadata=$metadata"
   echo "target: $flush; median of $runs; build $build (${build_type:-?});" \
     "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
-  printf '%-28s %8s %10s %9s %7s %8s %7s\n' tool/config seconds rows/s txn/s ratio peak_MiB cpu_s
+  printf '%-32s %8s %10s %9s %7s %8s %7s %9s\n' tool/config seconds rows/s txn/s ratio peak_MiB cpu_s tgt_cpu_s
   for l in "${labels[@]}"; do
     s=$(med "$l")
     case $l in
-    replica:*) name="replica threads=${l#replica:}" m=- c=- ;;
-    ours:*) name="dmhost sync workers=${l#ours:}"
+    replica:*) name="replica threads=${l#replica:}" m=- c=- tc=- ;;
+    ours:*) wm=${l#ours:} name="dmhost sync workers=${wm%%:*}"
+      [ "${wm#*:}" = none ] || name+=" val=${wm#*:}"
       m=$(echo "${rss[$l]}" | tr ' ' '\n' | grep . | sort -g | tail -1)
       m=$(awk -v k="$m" 'BEGIN {printf "%.1f", k / 1024}')
-      c=$(echo "${cpus[$l]}" | tr ' ' '\n' | grep . | median) ;;
+      c=$(echo "${cpus[$l]}" | tr ' ' '\n' | grep . | median)
+      tc=$(echo "${tcpus[$l]}" | tr ' ' '\n' | grep . | median) ;;
     esac
     awk -v n="$name" -v s="$s" -v r="$row_changes" -v t="$txns_done" -v b="${best_replica_s:-}" -v m="$m" \
-      -v c="$c" 'BEGIN { printf "%-28s %8.2f %10.0f %9.0f %7s %8s %7s\n", n, s, r / s, t / s,
-               b == "" ? "-" : sprintf("%.2fx", b / s), m, c }'
+      -v c="$c" -v tc="$tc" 'BEGIN { printf "%-32s %8.2f %10.0f %9.0f %7s %8s %7s %9s\n", n, s, r / s,
+               t / s, b == "" ? "-" : sprintf("%.2fx", b / s), m, c, tc }'
   done
-  echo "(cpu_s: user + system seconds of the dmhost process, median)"
+  echo "(cpu_s: user + system seconds of the dmhost process; tgt_cpu_s: of the target server while" \
+    "our sync applied (the validator's probes in it), medians)"
   if [ -n "$scrape" ]; then
     for l in "${labels[@]}"; do
       [ -z "${https[$l]:-}" ] ||
-        echo "(SCRAPE=1, ${l#ours:} workers: the HTTP server's threads used" \
+        echo "(SCRAPE=1, $l: the HTTP server's threads used" \
           "$(echo "${https[$l]}" | tr ' ' '\n' | grep . | median)% of dmhost's CPU seconds, median)"
     done
   fi
   echo "(ratio = best replica config's seconds / these seconds: above 1x faster than the replica)"
+  for l in "${labels[@]}"; do
+    [ -n "${vals[$l]:-}" ] || continue
+    wm=${l#ours:} none_l=ours:${wm%%:*}:none
+    ov=-
+    [ -z "${secs[$none_l]:-}" ] ||
+      ov=$(awk -v a="$(med "$none_l")" -v b="$(med "$l")" 'BEGIN {printf "%+.1f%%", 100 * (a / b - 1)}')
+    echo "validator ${wm#*:}, ${wm%%:*} workers: the sync's rows/s $ov against validator none's (medians);" \
+      "per run checked/pending at the sync's end/sync rows/seconds until nothing pending/checked/skipped:" \
+      "${vals[$l]% }"
+  done
   if [ "${#lag_lines[@]}" -gt 0 ]; then
     echo
     echo "lag under a steady load ($lag_rate txn/s asked, $lag_seconds s; heartbeat every 100 ms, its" \

@@ -17,6 +17,11 @@
 #    sizing (--chunk-time 0.5) the two sides' chunks differ and cannot be paired;
 #  - CHECKSUM TABLE of every table on each side (whole tables: it says that they differ, not where).
 # Then one row is changed on the target and each must find it. Not in CI.
+#
+# BUFFER_POOL (default 3G) sizes both servers' InnoDB buffer pools when this script starts them
+# (scripts/mariadb.sh's DMH_BUFFER_POOL): at 8 x 1 M rows a side holds ~1.8 GB, which the tests'
+# 256 MiB pools would read from disk on every pass. Servers already running keep theirs: the pool
+# in effect is printed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$root/build/release
@@ -43,6 +48,7 @@ if ! command -v pt-table-checksum >/dev/null; then
 fi
 sp=${DMH_SOURCE_PORT:-13306}
 tp=${DMH_TARGET_PORT:-13307}
+export DMH_BUFFER_POOL=${BUFFER_POOL:-3G}
 bash "$root/scripts/mariadb.sh" start >/dev/null
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -50,7 +56,9 @@ src() { mariadb --no-defaults --protocol=tcp -h127.0.0.1 -P"$sp" -uroot -N -B "$
 dst() { mariadb --no-defaults --protocol=tcp -h127.0.0.1 -P"$tp" -uroot -N -B "$@"; }
 db=dmh_bench_verify
 
-echo "data: $tables tables x $rows rows on both sides" >&2
+echo "data: $tables tables x $rows rows on both sides; buffer pools: source" \
+  "$(src -e 'SELECT @@innodb_buffer_pool_size DIV 1048576')" MiB, target \
+  "$(dst -e 'SELECT @@innodb_buffer_pool_size DIV 1048576')" MiB >&2
 fill="DROP DATABASE IF EXISTS $db; CREATE DATABASE $db; USE $db;"
 for i in $(seq 1 "$tables"); do
   fill+="CREATE TABLE t$i (id INT PRIMARY KEY, k INT NOT NULL, c CHAR(120) NOT NULL,
@@ -58,9 +66,12 @@ for i in $(seq 1 "$tables"); do
   INSERT INTO t$i SELECT seq, seq * 7919 % $rows, SHA2(seq, 384), SHA2(seq + $i, 224)
     FROM seq_1_to_$rows;"
 done
+echo "load before: $(uptime)" >&2
+t_fill=$(date +%s)
 src -e "$fill" &
 dst -e "$fill"
 wait
+echo "filled in $(($(date +%s) - t_fill)) s" >&2
 total=$((tables * rows))
 
 cat >"$work/source.cfg" <<EOF
@@ -157,5 +168,6 @@ echo
 echo "dmhost verify peak RSS: $((peak / 1024)) MiB"
 echo "one row changed on the target: dmhost verify exit $v_rc, rows $v_row;" \
   "pt-table-checksum: $pt_found differing chunk(s); CHECKSUM TABLE: $cs_found differing table(s)"
+echo "load after: $(uptime)"
 src -e "DROP DATABASE $db; DROP DATABASE IF EXISTS percona"
 dst -e "DROP DATABASE $db; DROP DATABASE IF EXISTS percona"

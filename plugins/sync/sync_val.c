@@ -251,18 +251,30 @@ static void val_metrics_init(sync_val *v) {
     return;
   static const struct {
     const char *name, *help;
-  } m[5] = {
+  } m[8] = {
       {"dm_validator_validator_error_count", "total number of validator errors"},
       {"dm_validator_validator_binlog_pos", "binlog position of the validator"},
       {"dm_validator_validator_binlog_file", "current binlog file index of the validator"},
       {"dm_validator_validator_logpos_latency", "the log pos latency between validator and syncer"},
       {"dm_validator_validator_logfile_latency",
        "the log file latency between validator and syncer"},
+      {"dmhost_validator_checked_rows", "row probes that settled a row, in this run"},
+      {"dmhost_validator_pending_rows", "rows fed and not settled yet"},
+      {"dmhost_validator_skipped_rows", "row changes left unvalidated, in this run"},
   };
-  dm_metric **out[5] = {&v->m_errors, &v->m_pos, &v->m_file, &v->m_pos_lat, &v->m_file_lat};
-  for (int i = 0; i < 5; i++)
+  dm_metric **out[8] = {&v->m_errors,   &v->m_pos,     &v->m_file,    &v->m_pos_lat,
+                        &v->m_file_lat, &v->m_checked, &v->m_pending, &v->m_skipped};
+  for (int i = 0; i < 8; i++)
     *out[i] = dm_host_metric_publish(u->host, u->ctx, m[i].name, DM_METRIC_GAUGE, m[i].help, NULL,
                                      0, NULL, 0);
+}
+
+/* The checking's counts (v->lock held): after each fed batch and each probe statement. */
+static void val_metrics_counts(sync_val *v) {
+  sync_unit *u = v->u;
+  dm_host_metric_set(u->host, u->ctx, v->m_checked, NULL, (double)v->checked);
+  dm_host_metric_set(u->host, u->ctx, v->m_pending, NULL, (double)v->n_rows);
+  dm_host_metric_set(u->host, u->ctx, v->m_skipped, NULL, (double)v->skipped);
 }
 
 /* The validator's position against the sync's (fed right after each commit: behind only by the
@@ -280,6 +292,7 @@ static void val_metrics_pos(sync_val *v) {
   dm_host_metric_set(u->host, u->ctx, v->m_file_lat, NULL, fl > 0 ? fl : 0);
   double pl = fl == 0 ? (double)synced.pos - (double)v->pos.pos : 0;
   dm_host_metric_set(u->host, u->ctx, v->m_pos_lat, NULL, pl > 0 ? pl : 0);
+  val_metrics_counts(v);
 }
 
 /* ---- feeding (the coordinator's thread) ---- */
@@ -428,8 +441,10 @@ static void val_probe(const sync_val *v, const sync_val_row *r, int i, dm_buf *q
   if (r->kind == 2 || v->cfg.mode == SYNC_VAL_FAST)
     dm_buf_puts(q, r->kind == 2 ? "0,JSON_ARRAY" : "1,NULL");
   else {
-    /* <=>: the server compares with the columns' own types and collations */
-    dm_buf_printf(q, "%s<=>%s,IF(%s<=>%s,NULL,JSON_ARRAY", t->cols.p, row, t->cols.p, row);
+    /* <=>: the server compares with the columns' own types and collations. The row literal is
+     * sent once (IF's NULL says equal): it is most of the statement's bytes, and parsing and
+     * comparing it twice made full mode's probes the target's largest cost (bench/README.md) */
+    dm_buf_printf(q, "1,IF(%s<=>%s,NULL,JSON_ARRAY", t->cols.p, row);
   }
   if (r->kind == 2 || v->cfg.mode != SYNC_VAL_FAST)
     dm_buf_puts(q, t->cols.p);
@@ -485,7 +500,7 @@ static int val_check(sync_val *v, MYSQL *c, sync_val_row **rows, int n, dm_buf *
     if (i < 0 || i >= n)
       continue;
     found[i] = true;
-    same[i] = row[1] && strcmp(row[1], "1") == 0;
+    same[i] = row[1] && strcmp(row[1], "1") == 0 && !row[2]; /* full mode: NULL dst is equal */
     if (row[2])
       dst[i] = strndup(row[2], 65536);
   }
@@ -595,6 +610,8 @@ static void *val_thread(void *arg) {
       pthread_mutex_lock(&v->lock);
     }
     free(rows);
+    if (n > 0)
+      val_metrics_counts(v);
     if (c && (v->flush_now || dm_clock_ns() - flushed >= v->cfg.flush_ms * 1000000)) {
       flushed = dm_clock_ns();
       v->flush_now = false;

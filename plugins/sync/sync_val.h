@@ -120,8 +120,10 @@ struct sync_val {
   dm_position cutover;
   bool has_cutover, flush_now;
   char last_error[512];
-  /* DM's dm_validator_validator_* (published at the first start: mode none costs nothing) */
+  /* DM's dm_validator_validator_* (published at the first start: mode none costs nothing), and
+   * dmhost's dmhost_validator_{checked,pending,skipped}_rows: how far the checking is behind */
   dm_metric *m_errors, *m_pos, *m_file, *m_pos_lat, *m_file_lat;
+  dm_metric *m_checked, *m_pending, *m_skipped;
 };
 
 /* sync_val.c, lock held: start the thread (process runs and the validator is wished to run);

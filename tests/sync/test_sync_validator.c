@@ -19,6 +19,7 @@
 #include <dmhost/clock.h>
 
 #include "cunit_run.h"
+#include "metrics.h"
 #include "sync_test_util.h"
 #include "testdb.h"
 
@@ -75,6 +76,27 @@ static bool tsv_wait_settled(dmh_subtask *st, int timeout_ms) {
   return false;
 }
 
+/* The value of the validator's metric `name` of this task at GET /metrics once it is `want` (the
+ * checking thread sets them right after the status's counts move), or the last one after 10 s;
+ * -1: not published. */
+static long long tsv_metric(const char *name, const char *task, long long want) {
+  char pre[160];
+  snprintf(pre, sizeof pre, "\n%s{task=\"%s\",", name, task);
+  int64_t stop = dm_clock_ns() + 10 * 1000000000ll;
+  long long v = -1;
+  do {
+    char *text = dmh_metrics_render(dmh_metrics_process(), NULL);
+    const char *at = text ? strstr(text, pre) : NULL;
+    const char *end = at ? strchr(at, '}') : NULL;
+    v = end && end[1] == ' ' ? atoll(end + 2) : -1;
+    free(text);
+    struct timespec ts = {0, 50 * 1000000};
+    if (v != want)
+      nanosleep(&ts, NULL);
+  } while (v != want && dm_clock_ns() < stop);
+  return v;
+}
+
 static void tsv_run(const char *task, const char *sync, bool full) {
   tsv_drop();
   static const char *const both[] = {
@@ -117,6 +139,12 @@ static void tsv_run(const char *task, const char *sync, bool full) {
   long long want = full ? 2 : 1;
   CU_ASSERT_EQUAL(tsv_wait_count(q, want, 120000), want);
   CU_ASSERT(tsv_wait_settled(st, 120000));
+  /* the status's counts are metrics too (bench/sync/run.sh VALIDATOR reads them from dmhost run) */
+  long long checked = lt_status_int(st, "validationChecked");
+  CU_ASSERT(checked > 0);
+  CU_ASSERT_EQUAL(tsv_metric("dmhost_validator_pending_rows", task, 0), 0);
+  CU_ASSERT_EQUAL(tsv_metric("dmhost_validator_checked_rows", task, checked), checked);
+  CU_ASSERT_EQUAL(tsv_metric("dmhost_validator_skipped_rows", task, 0), 0);
   /* exactly those: the rows in flight are no errors */
   CU_ASSERT_EQUAL(lt_count(dst, "%s", q), want);
   CU_ASSERT_EQUAL(lt_count(dst,
