@@ -200,8 +200,9 @@ void sync_val_mark(sync_val *v, MYSQL *c, const dm_position *pos) {
   if (!on || sync_val_flush(v, c, &e) == 0 || sync_val_flush(v, c, &e) == 0)
     return;
   v->u->host->logf(v->u->ctx, DM_LOG_WARN,
-                   "validator: cannot flush its checkpoint at %s:%" PRIu64 " (%s): a kill -9 "
-                   "before its next flush leaves the rows before this point unvalidated",
+                   "validator: cannot flush its checkpoint at %s:%" PRIu64 " (%s): after a kill -9 "
+                   "before its next flush, the next start replays only the rows after this point "
+                   "(those before it since the last flush are logged as not validated)",
                    pos->name, pos->pos, e.message);
 }
 
