@@ -144,11 +144,13 @@ static void sync_poll_master(sync_run_state *r) {
 }
 
 /* The checkpoint moved to p: the relay may purge before it, or before the lowest position a held
- * shard table still needs read again. */
+ * shard table still needs read again, or the validator's checkpoint (its replay reads from there). */
 static void sync_keep_from(sync_run_state *r, const dm_position *p) {
-  dm_position low;
+  dm_position low, val;
   if (sync_shard_lowest(r->u->shard, &low) && dm_position_compare_file(&low, p) < 0)
     p = &low;
+  if (sync_val_keep_from(r->u->val, &val) && dm_position_compare_file(&val, p) < 0)
+    p = &val;
   sync_source_checkpoint(r->src, p);
 }
 
@@ -554,6 +556,8 @@ static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *er
     if (sync_ddl_apply(u, r->tc, fmt, ev, &q, &after, r->n_workers, err) < 0)
       return -1;
     sync_group_applied(r, ev, &after);
+    /* the validator's checkpoint moves past the DDL: a replay never decodes rows across one */
+    sync_val_mark(u->val, r->tc, &after);
     r->shard_check = u->shard != NULL;
     return 0;
   }
@@ -743,6 +747,10 @@ void sync_run(sync_unit *u, dm_result *result) {
     goto out;
   r.shard_check = u->shard != NULL;
   sync_set_synced(u, &r.cur);
+  sync_val_run_start(u->val, r.tc); /* the meta-schema is there (sync_cp_prepare) */
+  /* a kill -9 took the rows fed after the validator's last flush: fed again, before the sync
+   * reads on (so the schema tracker is still the one of the sync's start) */
+  sync_val_replay(u, r.tc, &r.cur, r.skip_rows);
   if (sync_source_open(u, &r.cur, &r.src, &e) < 0 ||
       sync_workers_start(u, r.n_workers, &r.ws, &e) < 0)
     goto out;
@@ -762,7 +770,6 @@ void sync_run(sync_unit *u, dm_result *result) {
   pthread_mutex_lock(&u->lock);
   u->src = r.src;
   pthread_mutex_unlock(&u->lock);
-  sync_val_run_start(u->val, r.tc); /* the meta-schema is there (sync_cp_prepare) */
   reading = true;
   for (;;) {
     if (u->host->stop_requested(u->ctx) || atomic_load(&u->killed))

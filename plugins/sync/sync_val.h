@@ -4,6 +4,7 @@
  *   sync_val.c      settings, the hand-off from the coordinator, the checking thread
  *   sync_val_op.c   validation_op (dmctl validation), the status part
  *   sync_val_meta.c its tables on the target: checkpoint, pending rows, error rows
+ *   sync_val_replay.c at the start, the rows a kill -9 took from it read again (fed, not applied)
  *
  * The coordinator feeds it every row change of a batch once the batch is committed on the
  * target (sync_val_feed); a thread of its own checks the rows against the target in batches of
@@ -115,6 +116,8 @@ struct sync_val {
   uint64_t processed[3], pending[3], skipped, checked, errors_found;
   dm_position pos; /* the last batch end fed: validatorBinlog */
   bool has_pos;
+  dm_position flushed; /* the position of its checkpoint row (sync_val_meta.c) */
+  bool has_flushed;
   /* DM's cutover point (validation update): when the validator's position reaches it, its
    * checkpoint is flushed at once and the point cleared (DM's checkAndPersistCheckpointAndData) */
   dm_position cutover;
@@ -156,5 +159,18 @@ int sync_val_names(sync_val *v);
  * checkpoint row (position, counts, the wish and mode a validation command left) and the pending
  * rows flushed with it. 0, or -1 with *err. */
 int sync_val_load(sync_val *v, MYSQL *c, dm_error *err);
+/* sync_val_meta.c, on the coordinator's thread and target connection c: when the validator runs,
+ * its position moves to pos (everything before it was fed) and its checkpoint is flushed at once
+ * (after a DDL: so a replay never decodes rows across one; at a validator's first start). A flush
+ * that fails twice is logged (a later replay then starts after the span's last DDL). */
+void sync_val_mark(sync_val *v, MYSQL *c, const dm_position *pos);
+/* sync_val_meta.c: where a replay would start (its checkpoint's position) while the validator
+ * runs: the relay keeps its files from there (sync_run.c). false: nothing to keep. */
+bool sync_val_keep_from(sync_val *v, dm_position *out);
+/* sync_val_replay.c, at the start of process before the coordinator reads (to: the sync's start,
+ * to_rows: row changes of the transaction there already applied): the row changes between the
+ * validator's checkpoint and `to` fed to it again, nothing applied. Failures are logged (the
+ * validator is an observer: the sync goes on). */
+void sync_val_replay(sync_unit *u, MYSQL *tc, const dm_position *to, uint64_t to_rows);
 
 #endif /* DMHOST_SYNC_VAL_H */

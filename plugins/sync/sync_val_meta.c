@@ -132,6 +132,8 @@ int sync_val_flush(sync_val *v, MYSQL *c, dm_error *err) {
   dm_buf q = {0};
   uint64_t left = 0;
   pthread_mutex_lock(&v->lock);
+  dm_position at = v->pos;
+  bool has = v->has_pos;
   dm_buf_printf(&q, "START TRANSACTION;DELETE FROM %s WHERE source = ", v->pend_table);
   sync_sql_lit(c, &q, u->source_id, strlen(u->source_id));
   bool first = true;
@@ -176,7 +178,41 @@ int sync_val_flush(sync_val *v, MYSQL *c, dm_error *err) {
   if (rc < 0)
     mysql_query(c, "ROLLBACK");
   dm_buf_free(&q);
+  if (rc == 0) {
+    pthread_mutex_lock(&v->lock);
+    v->flushed = at;
+    v->has_flushed = has;
+    pthread_mutex_unlock(&v->lock);
+  }
   return rc;
+}
+
+void sync_val_mark(sync_val *v, MYSQL *c, const dm_position *pos) {
+  pthread_mutex_lock(&v->lock);
+  bool on = v->thread_on && v->wish;
+  if (on) {
+    v->pos = *pos;
+    v->has_pos = true;
+  }
+  pthread_mutex_unlock(&v->lock);
+  dm_error e = {0};
+  /* twice: the validator's thread may flush at the same moment (a lock wait or deadlock) */
+  if (!on || sync_val_flush(v, c, &e) == 0 || sync_val_flush(v, c, &e) == 0)
+    return;
+  v->u->host->logf(v->u->ctx, DM_LOG_WARN,
+                   "validator: cannot flush its checkpoint at %s:%" PRIu64 " (%s): after a kill -9 "
+                   "before its next flush, the next start replays only the rows after this point "
+                   "(those before it since the last flush are logged as not validated)",
+                   pos->name, pos->pos, e.message);
+}
+
+bool sync_val_keep_from(sync_val *v, dm_position *out) {
+  pthread_mutex_lock(&v->lock);
+  bool keep = v->thread_on && v->wish && v->has_flushed;
+  if (keep)
+    *out = v->flushed;
+  pthread_mutex_unlock(&v->lock);
+  return keep;
 }
 
 /* The hex value of `"name":"..."` in a pending row's JSON into out (bytes; NUL added). */
@@ -218,6 +254,8 @@ int sync_val_load(sync_val *v, MYSQL *c, dm_error *err) {
     v->pos.pos = row[1] ? strtoull(row[1], NULL, 10) : 0;
     dm_strlcpy(v->pos.gtid, row[2] ? row[2] : "", sizeof v->pos.gtid);
     v->has_pos = v->pos.name[0] != '\0';
+    v->flushed = v->pos;
+    v->has_flushed = v->has_pos;
     for (int i = 0; i < 3; i++)
       v->processed[i] = row[3 + i] ? strtoull(row[3 + i], NULL, 10) : 0;
     /* the wish a validation command left wins over the task's mode */
