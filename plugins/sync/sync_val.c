@@ -651,9 +651,11 @@ void sync_val_update(sync_val *v, const sync_val_cfg *cfg) {
   pthread_mutex_unlock(&v->lock);
 }
 
-/* Starts the thread when process runs and the validator is wished to (lock held). */
+/* Starts the thread once process ran and the validator is wished to (lock held). */
 void sync_val_spawn_locked(sync_val *v) {
-  if (v->thread_on || !v->in_process || !v->wish || v->cfg.mode == SYNC_VAL_NONE)
+  while (v->joining) /* a stop being joined elsewhere ends first */
+    pthread_cond_wait(&v->cond, &v->lock);
+  if (v->thread_on || !v->ran || !v->wish || v->cfg.mode == SYNC_VAL_NONE)
     return;
   v->stop = false;
   val_metrics_init(v);
@@ -661,16 +663,22 @@ void sync_val_spawn_locked(sync_val *v) {
     v->thread_on = true;
 }
 
-/* Stops and joins the thread (lock held on entry and on return). */
+/* Stops and joins the thread (lock held on entry and on return). A pause's run_stop and a
+ * `validation stop` may both come: the second waits for the first's join, never joins twice. */
 void sync_val_join_locked(sync_val *v) {
+  while (v->joining)
+    pthread_cond_wait(&v->cond, &v->lock);
   if (!v->thread_on)
     return;
   v->stop = true;
+  v->joining = true;
   pthread_cond_broadcast(&v->cond);
   pthread_mutex_unlock(&v->lock);
   pthread_join(v->th, NULL);
   pthread_mutex_lock(&v->lock);
   v->thread_on = false;
+  v->joining = false;
+  pthread_cond_broadcast(&v->cond);
 }
 
 void sync_val_run_start(sync_val *v, MYSQL *tc) {
@@ -691,15 +699,20 @@ void sync_val_run_start(sync_val *v, MYSQL *tc) {
     }
   }
   pthread_mutex_lock(&v->lock);
-  v->in_process = true;
+  v->ran = true;
   sync_val_spawn_locked(v);
   pthread_mutex_unlock(&v->lock);
 }
 
+/* A pause (or the end before a stop): the thread's last flush writes where the validator stands,
+ * then a new one goes on checking the pending rows while the task is paused. DM does the same:
+ * SubTask.Pause stops the units, never the validator (only stop-task and `validation stop` do),
+ * so its stage stays Running and its workers keep checking; a stop-task frees the instance, whose
+ * sync_val_free joins it. */
 void sync_val_run_stop(sync_val *v) {
   pthread_mutex_lock(&v->lock);
-  v->in_process = false;
   sync_val_join_locked(v);
+  sync_val_spawn_locked(v);
   pthread_mutex_unlock(&v->lock);
 }
 

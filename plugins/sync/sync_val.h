@@ -51,8 +51,9 @@ void sync_val_free(sync_val *v);
 /* update-task: new settings (mode keeps the wish a validation command gave). */
 void sync_val_update(sync_val *v, const sync_val_cfg *cfg);
 /* process started (tc: its target connection; the first start of the instance reads the
- * validator's checkpoint and pending rows over it) / ends: the thread runs while both process runs
- * and the validator is wished to run. */
+ * validator's checkpoint and pending rows over it) / ends (a pause: the thread flushes, then goes
+ * on checking the pending rows, as DM's validator runs through a pause). The thread runs from the
+ * first start of process on while the validator is wished to run, until the instance is freed. */
 void sync_val_run_start(sync_val *v, MYSQL *tc);
 void sync_val_run_stop(sync_val *v);
 /* The coordinator, after the workers committed batch b (ending at b->end): its row changes. */
@@ -95,10 +96,10 @@ struct sync_val {
   pthread_mutex_t lock; /* everything below */
   pthread_cond_t cond;
   sync_val_cfg cfg;
-  bool wish;       /* the validator should run (START / the task's mode) */
-  bool wish_op;    /* a validation command set it in this instance (sync_val_load keeps it) */
-  bool in_process; /* process runs */
-  bool thread_on, stop;
+  bool wish;    /* the validator should run (START / the task's mode) */
+  bool wish_op; /* a validation command set it in this instance (sync_val_load keeps it) */
+  bool ran;     /* process started once in this instance (DM's waitSyncerRunning) */
+  bool thread_on, stop, joining; /* joining: a thread is being joined (the lock let go) */
   pthread_t th;
   char err_table[160], cp_table[160], pend_table[160]; /* `meta`.`<task>_validator_*` */
   bool loaded;                                         /* sync_val_load ran (once per instance) */
@@ -124,7 +125,7 @@ struct sync_val {
   dm_metric *m_errors, *m_pos, *m_file, *m_pos_lat, *m_file_lat;
 };
 
-/* sync_val.c, lock held: start the thread (process runs and the validator is wished to run);
+/* sync_val.c, lock held: start the thread (process ran and the validator is wished to run);
  * stop and join it (the lock is let go while joining). */
 void sync_val_spawn_locked(sync_val *v);
 void sync_val_join_locked(sync_val *v);

@@ -324,6 +324,63 @@ static void test_val_ddl_drops(void) {
   lt_teardown(&e);
 }
 
+/* Waits until the status key `key` reads `want`; returns whether it did. */
+static bool tsv_wait_status(dmh_subtask *st, const char *key, const char *want, int timeout_ms) {
+  int64_t end = dm_clock_ns() + (int64_t)timeout_ms * 1000000;
+  char buf[64];
+  while (strcmp(lt_status_str(st, key, buf, sizeof buf), want) != 0) {
+    if (dm_clock_ns() >= end)
+      return false;
+    nanosleep(&(struct timespec){0, 100 * 1000000}, NULL);
+  }
+  return true;
+}
+
+/* A paused task's validator (DM's SubTask.Pause stops the units, never the validator): its stage
+ * stays Running and it goes on checking the waiting rows. Three rows differ on the target (a
+ * trigger) and wait; the task is paused; the target is mended behind it: the rows are checked
+ * and settle while the task is still paused. After the resume, new rows are fed again. */
+static void test_val_paused(void) {
+  tsv_drop();
+  static const char *const both[] = {
+      "CREATE DATABASE tsv_val",
+      "CREATE TABLE tsv_val.t (id INT PRIMARY KEY, v INT)",
+  };
+  for (size_t i = 0; i < sizeof both / sizeof *both; i++) {
+    CU_ASSERT_FATAL(lt_exec(src, "%s", both[i]) == 0);
+    CU_ASSERT_FATAL(lt_exec(dst, "%s", both[i]) == 0);
+  }
+  CU_ASSERT_FATAL(lt_exec(dst, "CREATE TRIGGER tsv_val.bi BEFORE INSERT ON tsv_val.t FOR EACH ROW "
+                               "SET NEW.v = NEW.v + 1000") == 0);
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  CU_ASSERT_FATAL(ts_config(&e, "ts_valpause", "tsv_val", NULL,
+                            TS_SYNC " validator = { mode = \"full\"; row-error-delay = \"1h\"; "
+                                    "validate-interval = \"1s\"; };") == 0);
+  dmh_subtask *st = ts_start(&e);
+  CU_ASSERT_FATAL(st != NULL && dmh_subtask_stage(st) == DMH_STAGE_RUNNING);
+  CU_ASSERT(lt_exec(src, "INSERT INTO tsv_val.t VALUES (1, 1), (2, 2), (3, 3)") == 0);
+  CU_ASSERT(ts_catch_up("ts_valpause", 120000));
+  CU_ASSERT_FATAL(tsv_wait_status(st, "validationPending", "3", 60000)); /* all three differ */
+  dm_error err;
+  CU_ASSERT_FATAL(dmh_subtask_pause(st, &err) == 0);
+  CU_ASSERT_FATAL(dmh_subtask_stage(st) == DMH_STAGE_PAUSED);
+  char buf[64];
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "validationStage", buf, sizeof buf), "Running");
+  CU_ASSERT(lt_exec(dst, "UPDATE tsv_val.t SET v = v - 1000") == 0); /* mended */
+  CU_ASSERT(tsv_wait_status(st, "validationPending", "0", 60000));
+  CU_ASSERT_EQUAL(dmh_subtask_stage(st), DMH_STAGE_PAUSED); /* settled while paused */
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "validationErrors", buf, sizeof buf), "0");
+  CU_ASSERT_FATAL(dmh_subtask_resume(st, &err) == 0);
+  CU_ASSERT(lt_exec(src, "INSERT INTO tsv_val.t VALUES (4, 4)") == 0);
+  CU_ASSERT(ts_catch_up("ts_valpause", 120000));
+  CU_ASSERT(tsv_wait_status(st, "validationPending", "1", 60000)); /* fed again after resume */
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "validationStage", buf, sizeof buf), "Running");
+  CU_ASSERT(ts_clean_run(st));
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"full: a changed and a missing target row are errors, rows in flight are not",
@@ -333,6 +390,7 @@ int main(void) {
       {"bounded: max-pending-row-count holds, the sync goes on", test_val_bounded},
       {"a DDL under waiting rows: refused probes are skipped, new rows probed", test_val_ddl},
       {"TRUNCATE, ALTER, DROP TABLE under waiting rows: dropped, never errors", test_val_ddl_drops},
+      {"a paused task: the validator stays Running and checks the waiting rows", test_val_paused},
   };
   return dmh_cunit_run("sync_validator", suite_init, suite_clean, tests,
                        sizeof tests / sizeof tests[0]);
