@@ -230,11 +230,22 @@ static int val_table_of(sync_val *v, const sync_table *t, uint32_t *out) {
   }
   if (t->key.n > 1)
     dm_buf_putc(&kc, ')');
-  int rc = kc.oom || !kc.len || !t->cols.len
-               ? -1
-               : sync_val_table_add(v, t->db, t->name, t->tdb, t->tname, t->cols.p, kc.p,
-                                    t->compactable && t->key_kind == SYNC_KEY_PK, out);
+  uint32_t before = v->n_tables;
+  /* DM's validator takes the primary key, else the first unique key whose columns are all NOT
+   * NULL (sqlmodel's UniqueNotNullIdx): the sync's t->key, the same choice */
+  bool keyed = t->key_kind != SYNC_KEY_NONE;
+  int rc =
+      !keyed ? sync_val_table_add(v, t->db, t->name, t->tdb, t->tname, t->cols.p ? t->cols.p : "()",
+                                  "()", false, out)
+      : kc.oom || !kc.len || !t->cols.len
+          ? -1
+          : sync_val_table_add(v, t->db, t->name, t->tdb, t->tname, t->cols.p, kc.p, true, out);
   dm_buf_free(&kc);
+  if (rc == 0 && v->n_tables > before && !keyed)
+    v->u->host->logf(v->u->ctx, DM_LOG_WARN,
+                     "validator: stop validating table `%s`.`%s`: %s (its row changes are skipped; "
+                     "add a primary key or a NOT NULL unique key to validate it)",
+                     t->db, t->name, SYNC_VAL_NO_KEY);
   if (rc == 0) {
     v->last_t = t;
     v->last_sig = t->map_sig;
@@ -315,6 +326,13 @@ int sync_val_add_locked(sync_val *v, uint32_t table, uint8_t kind, const char *k
   return 0;
 }
 
+bool sync_val_wants_keys(sync_val *v) {
+  return v && atomic_load_explicit(&v->keys, memory_order_relaxed);
+}
+
+static void val_feed_row(sync_val *v, uint32_t ti, uint8_t kind, const char *key, uint32_t klen,
+                         const char *row, uint32_t rlen, int64_t deadline);
+
 void sync_val_feed(sync_val *v, const sync_batch *b) {
   if (!v)
     return;
@@ -329,45 +347,37 @@ void sync_val_feed(sync_val *v, const sync_batch *b) {
     if (r->dead)
       continue;
     uint8_t kind = r->kind == SYNC_REC_INSERT ? 0 : r->kind == SYNC_REC_DELETE ? 2 : 1;
+    /* the probe key: a compactable table's after its table-id prefix (sync_pk_key); an in-order
+     * one's is the row's before the change for a delete, after it for the others (vkey_*) */
+    const char *key = b->arena.p + r->key_off;
+    uint32_t klen = r->key_len;
+    if (r->t->compactable) {
+      key += 5;
+      klen = klen > 5 ? klen - 5 : 0;
+    } else if (kind != 2) {
+      if (kind == 1 && klen && r->vkey_len &&
+          (klen != r->vkey_len || memcmp(key, b->arena.p + r->vkey_off, klen) != 0)) {
+        /* the key changed: DM's SplitUpdate, the old row deleted and the new one inserted */
+        uint32_t ti;
+        v->processed[2]++;
+        if (val_table_of(v, r->t, &ti) < 0 || !v->tables[ti]->supported)
+          v->skipped++;
+        else
+          val_feed_row(v, ti, 2, key, klen, "", 0, deadline);
+        kind = 0;
+      }
+      key = b->arena.p + r->vkey_off;
+      klen = r->vkey_len;
+    }
     v->processed[kind]++;
     uint32_t ti;
-    if (val_table_of(v, r->t, &ti) < 0 || !v->tables[ti]->supported || r->key_len <= 5 ||
+    if (val_table_of(v, r->t, &ti) < 0 || !v->tables[ti]->supported || !klen ||
         r->row_len > VAL_ROW_MAX) {
       v->skipped++;
       continue;
     }
-    const char *key = b->arena.p + r->key_off + 5; /* after the table-id prefix (sync_pk_key) */
-    uint32_t klen = r->key_len - 5;
-    size_t need = sizeof(sync_val_row) + klen + r->row_len + 2;
-    /* bounded by bytes: wait a little for the checker, then fall behind (counted, logged) */
-    while ((v->bytes + need > (uint64_t)v->cfg.max_bytes || v->n_rows >= v->cfg.max_rows) &&
-           dm_clock_ns() < deadline) {
-      struct timespec ts;
-      clock_gettime(CLOCK_REALTIME, &ts);
-      ts.tv_nsec += 10 * 1000000;
-      if (ts.tv_nsec >= 1000000000) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000;
-      }
-      pthread_cond_broadcast(&v->cond);
-      pthread_cond_timedwait(&v->cond, &v->lock, &ts);
-    }
-    if (v->bytes + need > (uint64_t)v->cfg.max_bytes || v->n_rows >= v->cfg.max_rows ||
-        sync_val_add_locked(v, ti, kind, key, klen, b->arena.p + r->row_off,
-                            kind == 2 ? 0 : r->row_len) < 0) {
-      /* an older image of this row must not be judged against the newer row: it goes too */
-      uint64_t h = val_hash(ti, key, klen);
-      sync_val_row *old = val_find(v, ti, key, klen, h);
-      if (old)
-        val_forget(v, old);
-      if (v->skipped++ == 0)
-        v->u->host->logf(v->u->ctx, DM_LOG_WARN,
-                         "validator: the pending rows reached max-pending-row-size (%" PRId64
-                         " bytes) or max-pending-row-count (%" PRId64
-                         "): row changes are left unvalidated until there is room",
-                         v->cfg.max_bytes, v->cfg.max_rows);
-      continue;
-    }
+    val_feed_row(v, ti, kind, key, klen, b->arena.p + r->row_off, kind == 2 ? 0 : r->row_len,
+                 deadline);
   }
   v->pos = b->end;
   v->has_pos = true;
@@ -378,6 +388,39 @@ void sync_val_feed(sync_val *v, const sync_batch *b) {
   val_metrics_pos(v);
   pthread_cond_broadcast(&v->cond);
   pthread_mutex_unlock(&v->lock);
+}
+
+/* One row change into the pending set (lock held), bounded: it waits until deadline for room. */
+static void val_feed_row(sync_val *v, uint32_t ti, uint8_t kind, const char *key, uint32_t klen,
+                         const char *row, uint32_t rlen, int64_t deadline) {
+  size_t need = sizeof(sync_val_row) + klen + rlen + 2;
+  /* bounded by bytes: wait a little for the checker, then fall behind (counted, logged) */
+  while ((v->bytes + need > (uint64_t)v->cfg.max_bytes || v->n_rows >= v->cfg.max_rows) &&
+         dm_clock_ns() < deadline) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 10 * 1000000;
+    if (ts.tv_nsec >= 1000000000) {
+      ts.tv_sec++;
+      ts.tv_nsec -= 1000000000;
+    }
+    pthread_cond_broadcast(&v->cond);
+    pthread_cond_timedwait(&v->cond, &v->lock, &ts);
+  }
+  if (v->bytes + need > (uint64_t)v->cfg.max_bytes || v->n_rows >= v->cfg.max_rows ||
+      sync_val_add_locked(v, ti, kind, key, klen, row, rlen) < 0) {
+    /* an older image of this row must not be judged against the newer row: it goes too */
+    uint64_t h = val_hash(ti, key, klen);
+    sync_val_row *old = val_find(v, ti, key, klen, h);
+    if (old)
+      val_forget(v, old);
+    if (v->skipped++ == 0)
+      v->u->host->logf(v->u->ctx, DM_LOG_WARN,
+                       "validator: the pending rows reached max-pending-row-size (%" PRId64
+                       " bytes) or max-pending-row-count (%" PRId64
+                       "): row changes are left unvalidated until there is room",
+                       v->cfg.max_bytes, v->cfg.max_rows);
+  }
 }
 
 /* A DDL on a source table (sync_ddl_apply.c, after the rows before it were fed): its pending rows
@@ -661,6 +704,7 @@ void sync_val_spawn_locked(sync_val *v) {
   val_metrics_init(v);
   if (pthread_create(&v->th, NULL, val_thread, v) == 0)
     v->thread_on = true;
+  atomic_store(&v->keys, v->thread_on);
 }
 
 /* Stops and joins the thread (lock held on entry and on return). A pause's run_stop and a
@@ -672,6 +716,7 @@ void sync_val_join_locked(sync_val *v) {
     return;
   v->stop = true;
   v->joining = true;
+  atomic_store(&v->keys, false);
   pthread_cond_broadcast(&v->cond);
   pthread_mutex_unlock(&v->lock);
   pthread_join(v->th, NULL);

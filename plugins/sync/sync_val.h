@@ -16,6 +16,7 @@
 
 #include <mysql.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -56,6 +57,9 @@ void sync_val_update(sync_val *v, const sync_val_cfg *cfg);
  * first start of process on while the validator is wished to run, until the instance is freed. */
 void sync_val_run_start(sync_val *v, MYSQL *tc);
 void sync_val_run_stop(sync_val *v);
+/* The batch builder (sync_batch.c), without the lock: does the validator run, so an in-order row
+ * change of a keyed table needs the key of its row after the change (sync_rec.vkey_*)? */
+bool sync_val_wants_keys(sync_val *v);
 /* The coordinator, after the workers committed batch b (ending at b->end): its row changes. */
 void sync_val_feed(sync_val *v, const sync_batch *b);
 /* A DDL the sync applies (after the rows before it were fed): a TRUNCATE, DROP, ALTER or RENAME
@@ -74,8 +78,12 @@ typedef struct sync_val_table {
   dm_buf cols;    /* (`a`,`b`): the columns the row literal holds */
   dm_buf keycols; /* `a` or (`a`,`b`) */
   uint64_t sig;
-  bool supported; /* a primary key that is the only unique key */
+  bool supported; /* a primary key or a not-null unique key (DM's UniqueNotNullIdx) */
 } sync_val_table;
+
+/* DM's words for a table it does not validate (tableWithoutPrimaryKeyMsg): no primary key and no
+ * unique key whose columns are all NOT NULL */
+#define SYNC_VAL_NO_KEY "no primary key"
 
 typedef struct sync_val_row sync_val_row;
 struct sync_val_row {
@@ -100,6 +108,7 @@ struct sync_val {
   bool wish_op; /* a validation command set it in this instance (sync_val_load keeps it) */
   bool ran;     /* process started once in this instance (DM's waitSyncerRunning) */
   bool thread_on, stop, joining; /* joining: a thread is being joined (the lock let go) */
+  atomic_bool keys; /* thread_on, written under the lock, read without it (sync_val_wants_keys) */
   pthread_t th;
   char err_table[160], cp_table[160], pend_table[160]; /* `meta`.`<task>_validator_*` */
   bool loaded;                                         /* sync_val_load ran (once per instance) */

@@ -129,9 +129,7 @@ static int val_status_items(sync_val *v, const dm_validation_req *req, MYSQL *c,
     dm_buf_puts(&b, ",\"dstTable\":");
     json_str(&b, dt);
     dm_buf_printf(&b, ",\"stage\":\"%s\",\"message\":\"%s\"}", stage,
-                  t->supported ? ""
-                               : "no primary key that is the table's only unique key: not "
-                                 "validated");
+                  t->supported ? "" : SYNC_VAL_NO_KEY);
     if (!b.oom)
       a->put(a, b.p);
   }

@@ -381,6 +381,85 @@ static void test_val_paused(void) {
   lt_teardown(&e);
 }
 
+/* DM's validator keys a row by the primary key, else the first unique key whose columns are all
+ * NOT NULL (sqlmodel's UniqueNotNullIdx), and skips a table with neither ("no primary key"). tu has
+ * only a NOT NULL UNIQUE key, tp a primary key and another unique key (row changes in binlog
+ * order, not compacted), tn only a nullable unique key. The target's triggers make code c5's row of
+ * tu and id 5's of tp differ: both are errors; a key change of tu (c2 -> c9: DM's SplitUpdate, a
+ * delete and an insert) is none; tn's rows are skipped and its table status says why. */
+static void test_val_unique_key(void) {
+  tsv_drop();
+  static const char *const both[] = {
+      "CREATE DATABASE tsv_val",
+      "CREATE TABLE tsv_val.tu (id INT, code VARCHAR(10) NOT NULL, v INT, UNIQUE KEY (code))",
+      "CREATE TABLE tsv_val.tp (id INT PRIMARY KEY, code VARCHAR(10), v INT, UNIQUE KEY (code))",
+      "CREATE TABLE tsv_val.tn (id INT, v INT, UNIQUE KEY (id))",
+  };
+  for (size_t i = 0; i < sizeof both / sizeof *both; i++) {
+    CU_ASSERT_FATAL(lt_exec(src, "%s", both[i]) == 0);
+    CU_ASSERT_FATAL(lt_exec(dst, "%s", both[i]) == 0);
+  }
+  CU_ASSERT_FATAL(lt_exec(dst, "CREATE TRIGGER tsv_val.bu BEFORE INSERT ON tsv_val.tu FOR EACH ROW "
+                               "SET NEW.v = IF(NEW.code = 'c5', NEW.v + 1000, NEW.v)") == 0);
+  CU_ASSERT_FATAL(lt_exec(dst, "CREATE TRIGGER tsv_val.bp BEFORE INSERT ON tsv_val.tp FOR EACH ROW "
+                               "SET NEW.v = IF(NEW.id = 5, NEW.v + 1000, NEW.v)") == 0);
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  CU_ASSERT_FATAL(ts_config(&e, "ts_valuk", "tsv_val", NULL,
+                            TS_SYNC " validator = { mode = \"full\"; row-error-delay = \"2s\"; "
+                                    "validate-interval = \"1s\"; };") == 0);
+  dmh_subtask *st = ts_start(&e);
+  CU_ASSERT_FATAL(st != NULL && dmh_subtask_stage(st) == DMH_STAGE_RUNNING);
+  for (int id = 1; id <= 6; id++) {
+    CU_ASSERT(lt_exec(src, "INSERT INTO tsv_val.tu VALUES (%d, 'c%d', %d)", id, id, id) == 0);
+    CU_ASSERT(lt_exec(src, "INSERT INTO tsv_val.tp VALUES (%d, 'c%d', %d)", id, id, id) == 0);
+    CU_ASSERT(lt_exec(src, "INSERT INTO tsv_val.tn VALUES (%d, %d)", id, id) == 0);
+  }
+  CU_ASSERT(lt_exec(src, "UPDATE tsv_val.tu SET code = 'c9', v = 9 WHERE code = 'c2'") == 0);
+  CU_ASSERT(lt_exec(src, "UPDATE tsv_val.tp SET v = v + 1 WHERE id IN (1, 3)") == 0);
+  CU_ASSERT(lt_exec(src, "DELETE FROM tsv_val.tu WHERE code = 'c4'") == 0);
+  CU_ASSERT(ts_catch_up("ts_valuk", 120000));
+  /* precondition: the triggers bit, the key change landed */
+  CU_ASSERT_FATAL(lt_count(dst, "SELECT COUNT(*) FROM tsv_val.tu WHERE code = 'c5' AND v = 1005") ==
+                  1);
+  CU_ASSERT_FATAL(lt_count(dst, "SELECT COUNT(*) FROM tsv_val.tp WHERE id = 5 AND v = 1005") == 1);
+  CU_ASSERT_FATAL(lt_count(dst, "SELECT COUNT(*) FROM tsv_val.tu WHERE code IN ('c2', 'c9')") == 1);
+  const char *q = "SELECT COUNT(*) FROM dm_meta.ts_valuk_validator_error_change";
+  CU_ASSERT_EQUAL(tsv_wait_count(q, 2, 120000), 2);
+  CU_ASSERT(tsv_wait_settled(st, 120000));
+  CU_ASSERT_EQUAL(lt_count(dst, "%s", q), 2); /* those two only */
+  CU_ASSERT_EQUAL(lt_count(dst,
+                           "SELECT COUNT(*) FROM dm_meta.ts_valuk_validator_error_change WHERE "
+                           "src_table_name = 'tu' AND row_pk LIKE '%%c5%%' AND error_type = 2"),
+                  1);
+  CU_ASSERT_EQUAL(lt_count(dst,
+                           "SELECT COUNT(*) FROM dm_meta.ts_valuk_validator_error_change WHERE "
+                           "src_table_name = 'tp' AND row_pk = '5' AND error_type = 2"),
+                  1);
+  char buf[64];
+  /* tn's 6 inserts; tu and tp: 12 inserts, 3 updates (one split), 1 delete, none skipped */
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "validationSkipped", buf, sizeof buf), "6");
+  dm_validation_req req = {.op = DM_VALIDATION_STATUS, .table_stage = "stopped"};
+  json_object *items = NULL;
+  dm_error err;
+  CU_ASSERT_FATAL(dmh_subtask_validation_op(st, &req, &items, &err) == 0);
+  bool said = false;
+  int stopped = 0;
+  for (size_t i = 0; i < json_object_array_length(items); i++) {
+    const char *it = json_object_get_string(json_object_array_get_idx(items, i));
+    if (!strstr(it, "\"srcTable\""))
+      continue;
+    stopped++;
+    said = said || (strstr(it, "`tsv_val`.`tn`") && strstr(it, "\"message\":\"no primary key\""));
+  }
+  json_object_put(items);
+  CU_ASSERT(said);
+  CU_ASSERT_EQUAL(stopped, 1); /* tu and tp are validated */
+  CU_ASSERT(ts_clean_run(st));
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"full: a changed and a missing target row are errors, rows in flight are not",
@@ -391,6 +470,7 @@ int main(void) {
       {"a DDL under waiting rows: refused probes are skipped, new rows probed", test_val_ddl},
       {"TRUNCATE, ALTER, DROP TABLE under waiting rows: dropped, never errors", test_val_ddl_drops},
       {"a paused task: the validator stays Running and checks the waiting rows", test_val_paused},
+      {"a NOT NULL unique key is a key, a table without one is skipped", test_val_unique_key},
   };
   return dmh_cunit_run("sync_validator", suite_init, suite_clean, tests,
                        sizeof tests / sizeof tests[0]);
