@@ -481,16 +481,21 @@ static void val_probe(const sync_val *v, const sync_val_row *r, int i, dm_buf *q
   dm_buf_printf(q, " FROM %s WHERE %s=%s LIMIT 1)", t->qname.p, t->keycols.p, r->data);
 }
 
-/* Takes up to batch rows that are due (fresh first), marks them being checked. */
-static int val_take(sync_val *v, sync_val_row **out, int max, int64_t now) {
+/* Takes up to batch rows that are due (fresh first) and worker w's, marks them being checked.
+ * A row's worker is its (table, key) hash's (the high half: the buckets use the low bits), so a
+ * newer change of a row goes to the worker that checked the older one, as DM's dispatch. */
+static int val_take(sync_val *v, sync_val_row **out, int max, int64_t now, int w) {
   int n = 0;
+  uint64_t nw = v->n_threads > 1 ? (uint64_t)v->n_threads : 1;
   for (int pass = 0; pass < 2 && n < max; pass++) {
     sync_val_row *r = pass ? v->retry_head : v->fresh_head;
     while (r && n < max && r->due_ns <= now) {
       sync_val_row *nx = r->next;
-      list_unlink(v, r);
-      r->checking = true;
-      out[n++] = r;
+      if ((r->hash >> 32) % nw == (uint64_t)w) {
+        list_unlink(v, r);
+        r->checking = true;
+        out[n++] = r;
+      }
       r = nx;
     }
   }
@@ -603,7 +608,8 @@ out:
 }
 
 static void *val_thread(void *arg) {
-  sync_val *v = arg;
+  sync_val_thr *me = arg;
+  sync_val *v = me->v;
   sync_unit *u = v->u;
   MYSQL *c = NULL;
   dm_buf q = {0};
@@ -630,7 +636,7 @@ static void *val_thread(void *arg) {
     }
     int max = v->cfg.batch;
     sync_val_row **rows = malloc((size_t)max * sizeof *rows);
-    int n = rows ? val_take(v, rows, max, dm_clock_ns()) : 0;
+    int n = rows ? val_take(v, rows, max, dm_clock_ns(), me->w) : 0;
     if (n > 0 && val_check(v, c, rows, n, &q) < 0) {
       pthread_mutex_unlock(&v->lock);
       sync_db_close(u, c); /* connect again on the next round */
@@ -638,7 +644,7 @@ static void *val_thread(void *arg) {
       pthread_mutex_lock(&v->lock);
     }
     free(rows);
-    if (c && (v->flush_now || dm_clock_ns() - flushed >= v->cfg.flush_ms * 1000000)) {
+    if (c && me->w == 0 && (v->flush_now || dm_clock_ns() - flushed >= v->cfg.flush_ms * 1000000)) {
       flushed = dm_clock_ns();
       v->flush_now = false;
       pthread_mutex_unlock(&v->lock);
@@ -656,6 +662,17 @@ static void *val_thread(void *arg) {
       }
       pthread_cond_timedwait(&v->cond, &v->lock, &ts);
     }
+  }
+  if (me->w == 0) {
+    while (v->live > 0) /* the last flush after every worker's last answer */
+      pthread_cond_wait(&v->cond, &v->lock);
+  } else {
+    v->live--;
+    pthread_cond_broadcast(&v->cond);
+    pthread_mutex_unlock(&v->lock);
+    sync_db_close(u, c);
+    dm_buf_free(&q);
+    return NULL;
   }
   pthread_mutex_unlock(&v->lock);
   if (c) {
@@ -702,8 +719,23 @@ void sync_val_spawn_locked(sync_val *v) {
     return;
   v->stop = false;
   val_metrics_init(v);
-  if (pthread_create(&v->th, NULL, val_thread, v) == 0)
-    v->thread_on = true;
+  /* worker 0 first (it flushes); the workers take no row before the lock is let go, so n_threads
+   * is final (the ones made) before any take */
+  int want = v->cfg.workers < 1                      ? 1
+             : v->cfg.workers > SYNC_VAL_WORKERS_MAX ? SYNC_VAL_WORKERS_MAX
+                                                     : v->cfg.workers;
+  v->n_threads = 0;
+  v->live = 0;
+  for (int i = 0; i < want; i++) {
+    v->thr[i].v = v;
+    v->thr[i].w = i;
+    if (pthread_create(&v->thr[i].th, NULL, val_thread, &v->thr[i]) != 0)
+      break;
+    v->n_threads++;
+    if (i)
+      v->live++;
+  }
+  v->thread_on = v->n_threads > 0;
   atomic_store(&v->keys, v->thread_on);
 }
 
@@ -719,7 +751,8 @@ void sync_val_join_locked(sync_val *v) {
   atomic_store(&v->keys, false);
   pthread_cond_broadcast(&v->cond);
   pthread_mutex_unlock(&v->lock);
-  pthread_join(v->th, NULL);
+  for (int i = 0; i < v->n_threads; i++)
+    pthread_join(v->thr[i].th, NULL);
   pthread_mutex_lock(&v->lock);
   v->thread_on = false;
   v->joining = false;

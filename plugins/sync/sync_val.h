@@ -6,7 +6,8 @@
  *   sync_val_meta.c its tables on the target: checkpoint, pending rows, error rows
  *
  * The coordinator feeds it every row change of a batch once the batch is committed on the
- * target (sync_val_feed); a thread of its own checks the rows against the target in batches of
+ * target (sync_val_feed); worker-count threads of its own (a row always to the one its key hashes
+ * to) check the rows against the target in batches of
  * point probes (one statement each), keeps those that differ as pending and re-checks them; a row
  * still different after row-error-delay becomes an error row in the meta-schema. Everything it
  * shares with the coordinator and the command thread is under its own lock (one owner: v->lock).
@@ -31,7 +32,7 @@ enum { SYNC_VAL_NONE = 0, SYNC_VAL_FAST = 1, SYNC_VAL_FULL = 2 };
 /* DM's ValidatorConfig (dm/config/task.go), the `validator` group of the `sync` section. */
 typedef struct sync_val_cfg {
   int mode;               /* SYNC_VAL_*; DM's default "none" */
-  int workers;            /* worker-count (4): the checking threads at most (one is run) */
+  int workers;            /* worker-count (4): the checking threads */
   int64_t validate_ms;    /* validate-interval (10s): a failed row is checked again after it */
   int64_t check_ms;       /* check-interval (5s): DM's retry of a failed connection */
   int64_t error_delay_ms; /* row-error-delay (30m): a row still failing then is an error */
@@ -43,6 +44,16 @@ typedef struct sync_val_cfg {
 } sync_val_cfg;
 
 typedef struct sync_val sync_val;
+
+#define SYNC_VAL_WORKERS_MAX 64 /* worker-count at most */
+
+/* One checking thread: worker w checks the pending rows whose (table, key) hashes to it, so the
+ * changes of one row are always checked by one thread; worker 0 also flushes. */
+typedef struct sync_val_thr {
+  sync_val *v;
+  int w;
+  pthread_t th;
+} sync_val_thr;
 
 /* The settings (init and update). 0, or -1 with *err DM_ERR_CONFIG_INVALID. */
 int sync_val_settings(sync_unit *u, sync_val_cfg *cfg, dm_error *err);
@@ -107,9 +118,12 @@ struct sync_val {
   bool wish;    /* the validator should run (START / the task's mode) */
   bool wish_op; /* a validation command set it in this instance (sync_val_load keeps it) */
   bool ran;     /* process started once in this instance (DM's waitSyncerRunning) */
-  bool thread_on, stop, joining; /* joining: a thread is being joined (the lock let go) */
+  bool thread_on, stop, joining; /* joining: the threads are being joined (the lock let go) */
+  /* worker-count threads (DM's validate workers); n_threads fixed while they run; live: the
+   * workers 1.. not ended yet (worker 0's last flush waits for them) */
+  sync_val_thr thr[SYNC_VAL_WORKERS_MAX];
+  int n_threads, live;
   atomic_bool keys; /* thread_on, written under the lock, read without it (sync_val_wants_keys) */
-  pthread_t th;
   char err_table[160], cp_table[160], pend_table[160]; /* `meta`.`<task>_validator_*` */
   bool loaded;                                         /* sync_val_load ran (once per instance) */
   sync_val_table **tables;

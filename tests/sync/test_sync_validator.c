@@ -43,9 +43,12 @@ static int suite_clean(void) {
   return 0;
 }
 
-#define TSV_SYNC(mode)                                                                             \
+/* worker-count: DM's default (4) unless said */
+#define TSV_SYNC_N(mode, workers)                                                                  \
   TS_SYNC " validator = { mode = \"" mode "\"; validate-interval = \"1s\"; "                       \
-          "row-error-delay = \"3s\"; batch-query-size = 7; meta-flush-interval = \"1s\"; };"
+          "row-error-delay = \"3s\"; batch-query-size = 7; meta-flush-interval = \"1s\"; " workers \
+          " };"
+#define TSV_SYNC(mode) TSV_SYNC_N(mode, "")
 
 /* Waits until `sql` (a count) on the target is at least `want`; returns the last count. */
 static long long tsv_wait_count(const char *sql, long long want, int timeout_ms) {
@@ -146,6 +149,12 @@ static void tsv_run(const char *task, const char *sync, bool full) {
 
 static void test_val_full(void) {
   tsv_run("ts_valfull", TSV_SYNC("full"), true);
+}
+
+/* worker-count 1: the same differences found, no false one, on one checking thread (the other
+ * tests run DM's default 4) */
+static void test_val_full_one(void) {
+  tsv_run("ts_valfull1", TSV_SYNC_N("full", "worker-count = 1;"), true);
 }
 
 static void test_val_fast(void) {
@@ -460,10 +469,68 @@ static void test_val_unique_key(void) {
   lt_teardown(&e);
 }
 
+/* worker-count 3 checks rows on three threads (DM's validate workers, a row by its key's hash):
+ * a row of ta (different on the target, so probed every second) is probed while a test session
+ * holds LOCK TABLES ta WRITE on the target, so the worker probing it waits (asserted: a probe waits
+ * for the table's lock); tb's rows, fed then, are checked meanwhile by the other workers. One
+ * thread would wait with them. */
+static void test_val_workers(void) {
+  tsv_drop();
+  static const char *const both[] = {
+      "CREATE DATABASE tsv_val",
+      "CREATE TABLE tsv_val.ta (id INT PRIMARY KEY, v INT)",
+      "CREATE TABLE tsv_val.tb (id INT PRIMARY KEY, v INT)",
+  };
+  for (size_t i = 0; i < sizeof both / sizeof *both; i++) {
+    CU_ASSERT_FATAL(lt_exec(src, "%s", both[i]) == 0);
+    CU_ASSERT_FATAL(lt_exec(dst, "%s", both[i]) == 0);
+  }
+  CU_ASSERT_FATAL(lt_exec(dst, "CREATE TRIGGER tsv_val.bi BEFORE INSERT ON tsv_val.ta FOR EACH ROW "
+                               "SET NEW.v = NEW.v + 1000") == 0);
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  CU_ASSERT_FATAL(ts_config(&e, "ts_valwork", "tsv_val", NULL,
+                            TS_SYNC " validator = { mode = \"full\"; row-error-delay = \"1h\"; "
+                                    "validate-interval = \"1s\"; worker-count = 3; "
+                                    "batch-query-size = 2; };") == 0);
+  dmh_subtask *st = ts_start(&e);
+  CU_ASSERT_FATAL(st != NULL && dmh_subtask_stage(st) == DMH_STAGE_RUNNING);
+  CU_ASSERT(lt_exec(src, "INSERT INTO tsv_val.ta VALUES (1, 1)") == 0);
+  CU_ASSERT(ts_catch_up("ts_valwork", 120000));
+  CU_ASSERT_FATAL(tsv_wait_status(st, "validationPending", "1", 60000));
+  MYSQL *lk = testdb_connect(TESTDB_TARGET);
+  CU_ASSERT_FATAL(lk != NULL);
+  CU_ASSERT_FATAL(lt_exec(lk, "LOCK TABLES tsv_val.ta WRITE") == 0);
+  /* precondition: a probe of ta waits for the lock (within validate-interval) */
+  const char *waiting = "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE LIKE "
+                        "'Waiting for table%%' AND INFO LIKE '%%tsv_val%%ta%%'";
+  CU_ASSERT_FATAL(tsv_wait_count(waiting, 1, 60000) >= 1);
+  char buf[64];
+  long long checked = atoll(lt_status_str(st, "validationChecked", buf, sizeof buf));
+  for (int id = 1; id <= 30; id++)
+    CU_ASSERT(lt_exec(src, "INSERT INTO tsv_val.tb VALUES (%d, %d)", id, id) == 0);
+  CU_ASSERT(ts_catch_up("ts_valwork", 120000));
+  int64_t end = dm_clock_ns() + 30 * 1000000000LL;
+  long long now = checked;
+  while (dm_clock_ns() < end &&
+         (now = atoll(lt_status_str(st, "validationChecked", buf, sizeof buf))) < checked + 5)
+    nanosleep(&(struct timespec){0, 100 * 1000000}, NULL);
+  CU_ASSERT(now >= checked + 5);          /* tb's rows checked while ta's probe waits */
+  CU_ASSERT(lt_count(dst, waiting) >= 1); /* it still waits */
+  CU_ASSERT(lt_exec(lk, "UNLOCK TABLES") == 0);
+  testdb_close(lk);
+  CU_ASSERT(tsv_wait_status(st, "validationPending", "1", 60000)); /* ta's row only */
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "validationErrors", buf, sizeof buf), "0");
+  CU_ASSERT(ts_clean_run(st));
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"full: a changed and a missing target row are errors, rows in flight are not",
        test_val_full},
+      {"full, worker-count 1: the same errors, none false", test_val_full_one},
       {"fast: the missing row only", test_val_fast},
       {"none: no validator, no keys, no tables", test_val_none},
       {"bounded: max-pending-row-count holds, the sync goes on", test_val_bounded},
@@ -471,6 +538,7 @@ int main(void) {
       {"TRUNCATE, ALTER, DROP TABLE under waiting rows: dropped, never errors", test_val_ddl_drops},
       {"a paused task: the validator stays Running and checks the waiting rows", test_val_paused},
       {"a NOT NULL unique key is a key, a table without one is skipped", test_val_unique_key},
+      {"worker-count 3: rows are checked while one worker's probe waits", test_val_workers},
   };
   return dmh_cunit_run("sync_validator", suite_init, suite_clean, tests,
                        sizeof tests / sizeof tests[0]);
