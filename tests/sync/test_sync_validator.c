@@ -333,6 +333,27 @@ static void test_val_ddl_drops(void) {
   lt_teardown(&e);
 }
 
+/* A run over fresh tables: tsv_val made again, `both` on source and target, `trig` (the target's
+ * differences) on the target, task `task` started with `sync`. */
+static dmh_subtask *tsv_setup(lt_env *e, const char *task, const char *sync,
+                              const char *const *both, size_t n_both, const char *const *trig,
+                              size_t n_trig) {
+  tsv_drop();
+  CU_ASSERT_FATAL(lt_exec(src, "CREATE DATABASE tsv_val") == 0);
+  CU_ASSERT_FATAL(lt_exec(dst, "CREATE DATABASE tsv_val") == 0);
+  for (size_t i = 0; i < n_both; i++) {
+    CU_ASSERT_FATAL(lt_exec(src, "%s", both[i]) == 0);
+    CU_ASSERT_FATAL(lt_exec(dst, "%s", both[i]) == 0);
+  }
+  for (size_t i = 0; i < n_trig; i++)
+    CU_ASSERT_FATAL(lt_exec(dst, "%s", trig[i]) == 0);
+  CU_ASSERT_FATAL(lt_init(e) == 0);
+  CU_ASSERT_FATAL(ts_config(e, task, "tsv_val", NULL, sync) == 0);
+  dmh_subtask *st = ts_start(e);
+  CU_ASSERT_FATAL(st != NULL && dmh_subtask_stage(st) == DMH_STAGE_RUNNING);
+  return st;
+}
+
 /* Waits until the status key `key` reads `want`; returns whether it did. */
 static bool tsv_wait_status(dmh_subtask *st, const char *key, const char *want, int timeout_ms) {
   int64_t end = dm_clock_ns() + (int64_t)timeout_ms * 1000000;
@@ -350,24 +371,18 @@ static bool tsv_wait_status(dmh_subtask *st, const char *key, const char *want, 
  * trigger) and wait; the task is paused; the target is mended behind it: the rows are checked
  * and settle while the task is still paused. After the resume, new rows are fed again. */
 static void test_val_paused(void) {
-  tsv_drop();
   static const char *const both[] = {
-      "CREATE DATABASE tsv_val",
       "CREATE TABLE tsv_val.t (id INT PRIMARY KEY, v INT)",
   };
-  for (size_t i = 0; i < sizeof both / sizeof *both; i++) {
-    CU_ASSERT_FATAL(lt_exec(src, "%s", both[i]) == 0);
-    CU_ASSERT_FATAL(lt_exec(dst, "%s", both[i]) == 0);
-  }
-  CU_ASSERT_FATAL(lt_exec(dst, "CREATE TRIGGER tsv_val.bi BEFORE INSERT ON tsv_val.t FOR EACH ROW "
-                               "SET NEW.v = NEW.v + 1000") == 0);
+  static const char *const trig[] = {
+      "CREATE TRIGGER tsv_val.bi BEFORE INSERT ON tsv_val.t FOR EACH ROW SET NEW.v = NEW.v + 1000",
+  };
   lt_env e;
-  CU_ASSERT_FATAL(lt_init(&e) == 0);
-  CU_ASSERT_FATAL(ts_config(&e, "ts_valpause", "tsv_val", NULL,
-                            TS_SYNC " validator = { mode = \"full\"; row-error-delay = \"1h\"; "
-                                    "validate-interval = \"1s\"; };") == 0);
-  dmh_subtask *st = ts_start(&e);
-  CU_ASSERT_FATAL(st != NULL && dmh_subtask_stage(st) == DMH_STAGE_RUNNING);
+  dmh_subtask *st = tsv_setup(
+      &e, "ts_valpause",
+      TS_SYNC
+      " validator = { mode = \"full\"; row-error-delay = \"1h\"; validate-interval = \"1s\"; };",
+      both, sizeof both / sizeof *both, trig, sizeof trig / sizeof *trig);
   CU_ASSERT(lt_exec(src, "INSERT INTO tsv_val.t VALUES (1, 1), (2, 2), (3, 3)") == 0);
   CU_ASSERT(ts_catch_up("ts_valpause", 120000));
   CU_ASSERT_FATAL(tsv_wait_status(st, "validationPending", "3", 60000)); /* all three differ */
@@ -397,28 +412,23 @@ static void test_val_paused(void) {
  * tu and id 5's of tp differ: both are errors; a key change of tu (c2 -> c9: DM's SplitUpdate, a
  * delete and an insert) is none; tn's rows are skipped and its table status says why. */
 static void test_val_unique_key(void) {
-  tsv_drop();
   static const char *const both[] = {
-      "CREATE DATABASE tsv_val",
       "CREATE TABLE tsv_val.tu (id INT, code VARCHAR(10) NOT NULL, v INT, UNIQUE KEY (code))",
       "CREATE TABLE tsv_val.tp (id INT PRIMARY KEY, code VARCHAR(10), v INT, UNIQUE KEY (code))",
       "CREATE TABLE tsv_val.tn (id INT, v INT, UNIQUE KEY (id))",
   };
-  for (size_t i = 0; i < sizeof both / sizeof *both; i++) {
-    CU_ASSERT_FATAL(lt_exec(src, "%s", both[i]) == 0);
-    CU_ASSERT_FATAL(lt_exec(dst, "%s", both[i]) == 0);
-  }
-  CU_ASSERT_FATAL(lt_exec(dst, "CREATE TRIGGER tsv_val.bu BEFORE INSERT ON tsv_val.tu FOR EACH ROW "
-                               "SET NEW.v = IF(NEW.code = 'c5', NEW.v + 1000, NEW.v)") == 0);
-  CU_ASSERT_FATAL(lt_exec(dst, "CREATE TRIGGER tsv_val.bp BEFORE INSERT ON tsv_val.tp FOR EACH ROW "
-                               "SET NEW.v = IF(NEW.id = 5, NEW.v + 1000, NEW.v)") == 0);
+  static const char *const trig[] = {
+      "CREATE TRIGGER tsv_val.bu BEFORE INSERT ON tsv_val.tu FOR EACH ROW "
+      "SET NEW.v = IF(NEW.code = 'c5', NEW.v + 1000, NEW.v)",
+      "CREATE TRIGGER tsv_val.bp BEFORE INSERT ON tsv_val.tp FOR EACH ROW "
+      "SET NEW.v = IF(NEW.id = 5, NEW.v + 1000, NEW.v)",
+  };
   lt_env e;
-  CU_ASSERT_FATAL(lt_init(&e) == 0);
-  CU_ASSERT_FATAL(ts_config(&e, "ts_valuk", "tsv_val", NULL,
-                            TS_SYNC " validator = { mode = \"full\"; row-error-delay = \"2s\"; "
-                                    "validate-interval = \"1s\"; };") == 0);
-  dmh_subtask *st = ts_start(&e);
-  CU_ASSERT_FATAL(st != NULL && dmh_subtask_stage(st) == DMH_STAGE_RUNNING);
+  dmh_subtask *st = tsv_setup(
+      &e, "ts_valuk",
+      TS_SYNC
+      " validator = { mode = \"full\"; row-error-delay = \"2s\"; validate-interval = \"1s\"; };",
+      both, sizeof both / sizeof *both, trig, sizeof trig / sizeof *trig);
   for (int id = 1; id <= 6; id++) {
     CU_ASSERT(lt_exec(src, "INSERT INTO tsv_val.tu VALUES (%d, 'c%d', %d)", id, id, id) == 0);
     CU_ASSERT(lt_exec(src, "INSERT INTO tsv_val.tp VALUES (%d, 'c%d', %d)", id, id, id) == 0);
@@ -475,26 +485,20 @@ static void test_val_unique_key(void) {
  * for the table's lock); tb's rows, fed then, are checked meanwhile by the other workers. One
  * thread would wait with them. */
 static void test_val_workers(void) {
-  tsv_drop();
   static const char *const both[] = {
-      "CREATE DATABASE tsv_val",
       "CREATE TABLE tsv_val.ta (id INT PRIMARY KEY, v INT)",
       "CREATE TABLE tsv_val.tb (id INT PRIMARY KEY, v INT)",
   };
-  for (size_t i = 0; i < sizeof both / sizeof *both; i++) {
-    CU_ASSERT_FATAL(lt_exec(src, "%s", both[i]) == 0);
-    CU_ASSERT_FATAL(lt_exec(dst, "%s", both[i]) == 0);
-  }
-  CU_ASSERT_FATAL(lt_exec(dst, "CREATE TRIGGER tsv_val.bi BEFORE INSERT ON tsv_val.ta FOR EACH ROW "
-                               "SET NEW.v = NEW.v + 1000") == 0);
+  static const char *const trig[] = {
+      "CREATE TRIGGER tsv_val.bi BEFORE INSERT ON tsv_val.ta FOR EACH ROW SET NEW.v = NEW.v + 1000",
+  };
   lt_env e;
-  CU_ASSERT_FATAL(lt_init(&e) == 0);
-  CU_ASSERT_FATAL(ts_config(&e, "ts_valwork", "tsv_val", NULL,
-                            TS_SYNC " validator = { mode = \"full\"; row-error-delay = \"1h\"; "
-                                    "validate-interval = \"1s\"; worker-count = 3; "
-                                    "batch-query-size = 2; };") == 0);
-  dmh_subtask *st = ts_start(&e);
-  CU_ASSERT_FATAL(st != NULL && dmh_subtask_stage(st) == DMH_STAGE_RUNNING);
+  dmh_subtask *st = tsv_setup(
+      &e, "ts_valwork",
+      TS_SYNC
+      " validator = { mode = \"full\"; row-error-delay = \"1h\"; validate-interval = \"1s\"; "
+      "worker-count = 3; batch-query-size = 2; };",
+      both, sizeof both / sizeof *both, trig, sizeof trig / sizeof *trig);
   CU_ASSERT(lt_exec(src, "INSERT INTO tsv_val.ta VALUES (1, 1)") == 0);
   CU_ASSERT(ts_catch_up("ts_valwork", 120000));
   CU_ASSERT_FATAL(tsv_wait_status(st, "validationPending", "1", 60000));
