@@ -200,6 +200,8 @@ typedef struct sync_rec {
   uint32_t row_off, row_len;     /* "(v1,...,vn)" of the row after the change */
   uint32_t where_off, where_len; /* in-order UPDATE/DELETE: "`a`=v1 AND ..." (whole row: <=>) */
   uint32_t set_off, set_len;     /* in-order UPDATE: "`a`=v1,..." */
+  uint32_t vkey_off, vkey_len;   /* in-order INSERT/UPDATE of a keyed table, the validator on: the
+                                    key literal of the row after the change (its probe key) */
 } sync_rec;
 
 typedef struct sync_batch {

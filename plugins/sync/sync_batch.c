@@ -504,6 +504,14 @@ int sync_batch_add_row(sync_unit *u, sync_batch *b, sync_table *t, uint8_t rows_
       return -1;
     r->where_len = (uint32_t)(b->arena.len - r->where_off);
   }
+  if (kind != SYNC_REC_DELETE && t->key_kind != SYNC_KEY_NONE && sync_val_wants_keys(u->val)) {
+    /* the validator probes the row by its key after the change (a primary or not-null unique key,
+     * as DM's validator); only made while it runs */
+    r->vkey_off = (uint32_t)b->arena.len;
+    if (sync_key_text(u, &b->arena, t, &t->key, tm, after, err) < 0)
+      return -1;
+    r->vkey_len = (uint32_t)(b->arena.len - r->vkey_off);
+  }
   if (kind != SYNC_REC_DELETE) {
     r->row_off = (uint32_t)b->arena.len;
     if (sync_row_text(u, &b->arena, t, tm, after, err) < 0)

@@ -230,11 +230,22 @@ static int val_table_of(sync_val *v, const sync_table *t, uint32_t *out) {
   }
   if (t->key.n > 1)
     dm_buf_putc(&kc, ')');
-  int rc = kc.oom || !kc.len || !t->cols.len
-               ? -1
-               : sync_val_table_add(v, t->db, t->name, t->tdb, t->tname, t->cols.p, kc.p,
-                                    t->compactable && t->key_kind == SYNC_KEY_PK, out);
+  uint32_t before = v->n_tables;
+  /* DM's validator takes the primary key, else the first unique key whose columns are all NOT
+   * NULL (sqlmodel's UniqueNotNullIdx): the sync's t->key, the same choice */
+  bool keyed = t->key_kind != SYNC_KEY_NONE;
+  int rc =
+      !keyed ? sync_val_table_add(v, t->db, t->name, t->tdb, t->tname, t->cols.p ? t->cols.p : "()",
+                                  "()", false, out)
+      : kc.oom || !kc.len || !t->cols.len
+          ? -1
+          : sync_val_table_add(v, t->db, t->name, t->tdb, t->tname, t->cols.p, kc.p, true, out);
   dm_buf_free(&kc);
+  if (rc == 0 && v->n_tables > before && !keyed)
+    v->u->host->logf(v->u->ctx, DM_LOG_WARN,
+                     "validator: stop validating table `%s`.`%s`: %s (its row changes are skipped; "
+                     "add a primary key or a NOT NULL unique key to validate it)",
+                     t->db, t->name, SYNC_VAL_NO_KEY);
   if (rc == 0) {
     v->last_t = t;
     v->last_sig = t->map_sig;
@@ -328,6 +339,13 @@ int sync_val_add_locked(sync_val *v, uint32_t table, uint8_t kind, const char *k
   return 0;
 }
 
+bool sync_val_wants_keys(sync_val *v) {
+  return v && atomic_load_explicit(&v->keys, memory_order_relaxed);
+}
+
+static void val_feed_row(sync_val *v, uint32_t ti, uint8_t kind, const char *key, uint32_t klen,
+                         const char *row, uint32_t rlen, int64_t deadline);
+
 void sync_val_feed(sync_val *v, const sync_batch *b) {
   if (!v)
     return;
@@ -342,45 +360,37 @@ void sync_val_feed(sync_val *v, const sync_batch *b) {
     if (r->dead)
       continue;
     uint8_t kind = r->kind == SYNC_REC_INSERT ? 0 : r->kind == SYNC_REC_DELETE ? 2 : 1;
+    /* the probe key: a compactable table's after its table-id prefix (sync_pk_key); an in-order
+     * one's is the row's before the change for a delete, after it for the others (vkey_*) */
+    const char *key = b->arena.p + r->key_off;
+    uint32_t klen = r->key_len;
+    if (r->t->compactable) {
+      key += 5;
+      klen = klen > 5 ? klen - 5 : 0;
+    } else if (kind != 2) {
+      if (kind == 1 && klen && r->vkey_len &&
+          (klen != r->vkey_len || memcmp(key, b->arena.p + r->vkey_off, klen) != 0)) {
+        /* the key changed: DM's SplitUpdate, the old row deleted and the new one inserted */
+        uint32_t ti;
+        v->processed[2]++;
+        if (val_table_of(v, r->t, &ti) < 0 || !v->tables[ti]->supported)
+          v->skipped++;
+        else
+          val_feed_row(v, ti, 2, key, klen, "", 0, deadline);
+        kind = 0;
+      }
+      key = b->arena.p + r->vkey_off;
+      klen = r->vkey_len;
+    }
     v->processed[kind]++;
     uint32_t ti;
-    if (val_table_of(v, r->t, &ti) < 0 || !v->tables[ti]->supported || r->key_len <= 5 ||
+    if (val_table_of(v, r->t, &ti) < 0 || !v->tables[ti]->supported || !klen ||
         r->row_len > VAL_ROW_MAX) {
       v->skipped++;
       continue;
     }
-    const char *key = b->arena.p + r->key_off + 5; /* after the table-id prefix (sync_pk_key) */
-    uint32_t klen = r->key_len - 5;
-    size_t need = sizeof(sync_val_row) + klen + r->row_len + 2;
-    /* bounded by bytes: wait a little for the checker, then fall behind (counted, logged) */
-    while ((v->bytes + need > (uint64_t)v->cfg.max_bytes || v->n_rows >= v->cfg.max_rows) &&
-           dm_clock_ns() < deadline) {
-      struct timespec ts;
-      clock_gettime(CLOCK_REALTIME, &ts);
-      ts.tv_nsec += 10 * 1000000;
-      if (ts.tv_nsec >= 1000000000) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000;
-      }
-      pthread_cond_broadcast(&v->cond);
-      pthread_cond_timedwait(&v->cond, &v->lock, &ts);
-    }
-    if (v->bytes + need > (uint64_t)v->cfg.max_bytes || v->n_rows >= v->cfg.max_rows ||
-        sync_val_add_locked(v, ti, kind, key, klen, b->arena.p + r->row_off,
-                            kind == 2 ? 0 : r->row_len) < 0) {
-      /* an older image of this row must not be judged against the newer row: it goes too */
-      uint64_t h = val_hash(ti, key, klen);
-      sync_val_row *old = val_find(v, ti, key, klen, h);
-      if (old)
-        val_forget(v, old);
-      if (v->skipped++ == 0)
-        v->u->host->logf(v->u->ctx, DM_LOG_WARN,
-                         "validator: the pending rows reached max-pending-row-size (%" PRId64
-                         " bytes) or max-pending-row-count (%" PRId64
-                         "): row changes are left unvalidated until there is room",
-                         v->cfg.max_bytes, v->cfg.max_rows);
-      continue;
-    }
+    val_feed_row(v, ti, kind, key, klen, b->arena.p + r->row_off, kind == 2 ? 0 : r->row_len,
+                 deadline);
   }
   v->pos = b->end;
   v->has_pos = true;
@@ -391,6 +401,39 @@ void sync_val_feed(sync_val *v, const sync_batch *b) {
   val_metrics_pos(v);
   pthread_cond_broadcast(&v->cond);
   pthread_mutex_unlock(&v->lock);
+}
+
+/* One row change into the pending set (lock held), bounded: it waits until deadline for room. */
+static void val_feed_row(sync_val *v, uint32_t ti, uint8_t kind, const char *key, uint32_t klen,
+                         const char *row, uint32_t rlen, int64_t deadline) {
+  size_t need = sizeof(sync_val_row) + klen + rlen + 2;
+  /* bounded by bytes: wait a little for the checker, then fall behind (counted, logged) */
+  while ((v->bytes + need > (uint64_t)v->cfg.max_bytes || v->n_rows >= v->cfg.max_rows) &&
+         dm_clock_ns() < deadline) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 10 * 1000000;
+    if (ts.tv_nsec >= 1000000000) {
+      ts.tv_sec++;
+      ts.tv_nsec -= 1000000000;
+    }
+    pthread_cond_broadcast(&v->cond);
+    pthread_cond_timedwait(&v->cond, &v->lock, &ts);
+  }
+  if (v->bytes + need > (uint64_t)v->cfg.max_bytes || v->n_rows >= v->cfg.max_rows ||
+      sync_val_add_locked(v, ti, kind, key, klen, row, rlen) < 0) {
+    /* an older image of this row must not be judged against the newer row: it goes too */
+    uint64_t h = val_hash(ti, key, klen);
+    sync_val_row *old = val_find(v, ti, key, klen, h);
+    if (old)
+      val_forget(v, old);
+    if (v->skipped++ == 0)
+      v->u->host->logf(v->u->ctx, DM_LOG_WARN,
+                       "validator: the pending rows reached max-pending-row-size (%" PRId64
+                       " bytes) or max-pending-row-count (%" PRId64
+                       "): row changes are left unvalidated until there is room",
+                       v->cfg.max_bytes, v->cfg.max_rows);
+  }
 }
 
 /* A DDL on a source table (sync_ddl_apply.c, after the rows before it were fed): its pending rows
@@ -453,16 +496,21 @@ static void val_probe(const sync_val *v, const sync_val_row *r, int i, dm_buf *q
   dm_buf_printf(q, " FROM %s WHERE %s=%s LIMIT 1)", t->qname.p, t->keycols.p, r->data);
 }
 
-/* Takes up to batch rows that are due (fresh first), marks them being checked. */
-static int val_take(sync_val *v, sync_val_row **out, int max, int64_t now) {
+/* Takes up to batch rows that are due (fresh first) and worker w's, marks them being checked.
+ * A row's worker is its (table, key) hash's (the high half: the buckets use the low bits), so a
+ * newer change of a row goes to the worker that checked the older one, as DM's dispatch. */
+static int val_take(sync_val *v, sync_val_row **out, int max, int64_t now, int w) {
   int n = 0;
+  uint64_t nw = v->n_threads > 1 ? (uint64_t)v->n_threads : 1;
   for (int pass = 0; pass < 2 && n < max; pass++) {
     sync_val_row *r = pass ? v->retry_head : v->fresh_head;
     while (r && n < max && r->due_ns <= now) {
       sync_val_row *nx = r->next;
-      list_unlink(v, r);
-      r->checking = true;
-      out[n++] = r;
+      if ((r->hash >> 32) % nw == (uint64_t)w) {
+        list_unlink(v, r);
+        r->checking = true;
+        out[n++] = r;
+      }
       r = nx;
     }
   }
@@ -575,7 +623,8 @@ out:
 }
 
 static void *val_thread(void *arg) {
-  sync_val *v = arg;
+  sync_val_thr *me = arg;
+  sync_val *v = me->v;
   sync_unit *u = v->u;
   MYSQL *c = NULL;
   dm_buf q = {0};
@@ -602,7 +651,7 @@ static void *val_thread(void *arg) {
     }
     int max = v->cfg.batch;
     sync_val_row **rows = malloc((size_t)max * sizeof *rows);
-    int n = rows ? val_take(v, rows, max, dm_clock_ns()) : 0;
+    int n = rows ? val_take(v, rows, max, dm_clock_ns(), me->w) : 0;
     if (n > 0 && val_check(v, c, rows, n, &q) < 0) {
       pthread_mutex_unlock(&v->lock);
       sync_db_close(u, c); /* connect again on the next round */
@@ -612,7 +661,7 @@ static void *val_thread(void *arg) {
     free(rows);
     if (n > 0)
       val_metrics_counts(v);
-    if (c && (v->flush_now || dm_clock_ns() - flushed >= v->cfg.flush_ms * 1000000)) {
+    if (c && me->w == 0 && (v->flush_now || dm_clock_ns() - flushed >= v->cfg.flush_ms * 1000000)) {
       flushed = dm_clock_ns();
       v->flush_now = false;
       pthread_mutex_unlock(&v->lock);
@@ -630,6 +679,17 @@ static void *val_thread(void *arg) {
       }
       pthread_cond_timedwait(&v->cond, &v->lock, &ts);
     }
+  }
+  if (me->w == 0) {
+    while (v->live > 0) /* the last flush after every worker's last answer */
+      pthread_cond_wait(&v->cond, &v->lock);
+  } else {
+    v->live--;
+    pthread_cond_broadcast(&v->cond);
+    pthread_mutex_unlock(&v->lock);
+    sync_db_close(u, c);
+    dm_buf_free(&q);
+    return NULL;
   }
   pthread_mutex_unlock(&v->lock);
   if (c) {
@@ -668,26 +728,52 @@ void sync_val_update(sync_val *v, const sync_val_cfg *cfg) {
   pthread_mutex_unlock(&v->lock);
 }
 
-/* Starts the thread when process runs and the validator is wished to (lock held). */
+/* Starts the thread once process ran and the validator is wished to (lock held). */
 void sync_val_spawn_locked(sync_val *v) {
-  if (v->thread_on || !v->in_process || !v->wish || v->cfg.mode == SYNC_VAL_NONE)
+  while (v->joining) /* a stop being joined elsewhere ends first */
+    pthread_cond_wait(&v->cond, &v->lock);
+  if (v->thread_on || !v->ran || !v->wish || v->cfg.mode == SYNC_VAL_NONE)
     return;
   v->stop = false;
   val_metrics_init(v);
-  if (pthread_create(&v->th, NULL, val_thread, v) == 0)
-    v->thread_on = true;
+  /* worker 0 first (it flushes); the workers take no row before the lock is let go, so n_threads
+   * is final (the ones made) before any take */
+  int want = v->cfg.workers < 1                      ? 1
+             : v->cfg.workers > SYNC_VAL_WORKERS_MAX ? SYNC_VAL_WORKERS_MAX
+                                                     : v->cfg.workers;
+  v->n_threads = 0;
+  v->live = 0;
+  for (int i = 0; i < want; i++) {
+    v->thr[i].v = v;
+    v->thr[i].w = i;
+    if (pthread_create(&v->thr[i].th, NULL, val_thread, &v->thr[i]) != 0)
+      break;
+    v->n_threads++;
+    if (i)
+      v->live++;
+  }
+  v->thread_on = v->n_threads > 0;
+  atomic_store(&v->keys, v->thread_on);
 }
 
-/* Stops and joins the thread (lock held on entry and on return). */
+/* Stops and joins the thread (lock held on entry and on return). A pause's run_stop and a
+ * `validation stop` may both come: the second waits for the first's join, never joins twice. */
 void sync_val_join_locked(sync_val *v) {
+  while (v->joining)
+    pthread_cond_wait(&v->cond, &v->lock);
   if (!v->thread_on)
     return;
   v->stop = true;
+  v->joining = true;
+  atomic_store(&v->keys, false);
   pthread_cond_broadcast(&v->cond);
   pthread_mutex_unlock(&v->lock);
-  pthread_join(v->th, NULL);
+  for (int i = 0; i < v->n_threads; i++)
+    pthread_join(v->thr[i].th, NULL);
   pthread_mutex_lock(&v->lock);
   v->thread_on = false;
+  v->joining = false;
+  pthread_cond_broadcast(&v->cond);
 }
 
 void sync_val_run_start(sync_val *v, MYSQL *tc) {
@@ -708,15 +794,20 @@ void sync_val_run_start(sync_val *v, MYSQL *tc) {
     }
   }
   pthread_mutex_lock(&v->lock);
-  v->in_process = true;
+  v->ran = true;
   sync_val_spawn_locked(v);
   pthread_mutex_unlock(&v->lock);
 }
 
+/* A pause (or the end before a stop): the thread's last flush writes where the validator stands,
+ * then a new one goes on checking the pending rows while the task is paused. DM does the same:
+ * SubTask.Pause stops the units, never the validator (only stop-task and `validation stop` do),
+ * so its stage stays Running and its workers keep checking; a stop-task frees the instance, whose
+ * sync_val_free joins it. */
 void sync_val_run_stop(sync_val *v) {
   pthread_mutex_lock(&v->lock);
-  v->in_process = false;
   sync_val_join_locked(v);
+  sync_val_spawn_locked(v);
   pthread_mutex_unlock(&v->lock);
 }
 

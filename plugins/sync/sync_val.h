@@ -7,7 +7,8 @@
  *   sync_val_replay.c at the start, the rows a kill -9 took from it read again (fed, not applied)
  *
  * The coordinator feeds it every row change of a batch once the batch is committed on the
- * target (sync_val_feed); a thread of its own checks the rows against the target in batches of
+ * target (sync_val_feed); worker-count threads of its own (a row always to the one its key hashes
+ * to) check the rows against the target in batches of
  * point probes (one statement each), keeps those that differ as pending and re-checks them; a row
  * still different after row-error-delay becomes an error row in the meta-schema. Everything it
  * shares with the coordinator and the command thread is under its own lock (one owner: v->lock).
@@ -17,6 +18,7 @@
 
 #include <mysql.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -31,7 +33,7 @@ enum { SYNC_VAL_NONE = 0, SYNC_VAL_FAST = 1, SYNC_VAL_FULL = 2 };
 /* DM's ValidatorConfig (dm/config/task.go), the `validator` group of the `sync` section. */
 typedef struct sync_val_cfg {
   int mode;               /* SYNC_VAL_*; DM's default "none" */
-  int workers;            /* worker-count (4): the checking threads at most (one is run) */
+  int workers;            /* worker-count (4): the checking threads */
   int64_t validate_ms;    /* validate-interval (10s): a failed row is checked again after it */
   int64_t check_ms;       /* check-interval (5s): DM's retry of a failed connection */
   int64_t error_delay_ms; /* row-error-delay (30m): a row still failing then is an error */
@@ -44,6 +46,16 @@ typedef struct sync_val_cfg {
 
 typedef struct sync_val sync_val;
 
+#define SYNC_VAL_WORKERS_MAX 64 /* worker-count at most */
+
+/* One checking thread: worker w checks the pending rows whose (table, key) hashes to it, so the
+ * changes of one row are always checked by one thread; worker 0 also flushes. */
+typedef struct sync_val_thr {
+  sync_val *v;
+  int w;
+  pthread_t th;
+} sync_val_thr;
+
 /* The settings (init and update). 0, or -1 with *err DM_ERR_CONFIG_INVALID. */
 int sync_val_settings(sync_unit *u, sync_val_cfg *cfg, dm_error *err);
 /* The validator of an instance; NULL: no memory. */
@@ -52,10 +64,14 @@ void sync_val_free(sync_val *v);
 /* update-task: new settings (mode keeps the wish a validation command gave). */
 void sync_val_update(sync_val *v, const sync_val_cfg *cfg);
 /* process started (tc: its target connection; the first start of the instance reads the
- * validator's checkpoint and pending rows over it) / ends: the thread runs while both process runs
- * and the validator is wished to run. */
+ * validator's checkpoint and pending rows over it) / ends (a pause: the thread flushes, then goes
+ * on checking the pending rows, as DM's validator runs through a pause). The thread runs from the
+ * first start of process on while the validator is wished to run, until the instance is freed. */
 void sync_val_run_start(sync_val *v, MYSQL *tc);
 void sync_val_run_stop(sync_val *v);
+/* The batch builder (sync_batch.c), without the lock: does the validator run, so an in-order row
+ * change of a keyed table needs the key of its row after the change (sync_rec.vkey_*)? */
+bool sync_val_wants_keys(sync_val *v);
 /* The coordinator, after the workers committed batch b (ending at b->end): its row changes. */
 void sync_val_feed(sync_val *v, const sync_batch *b);
 /* A DDL the sync applies (after the rows before it were fed): a TRUNCATE, DROP, ALTER or RENAME
@@ -74,8 +90,12 @@ typedef struct sync_val_table {
   dm_buf cols;    /* (`a`,`b`): the columns the row literal holds */
   dm_buf keycols; /* `a` or (`a`,`b`) */
   uint64_t sig;
-  bool supported; /* a primary key that is the only unique key */
+  bool supported; /* a primary key or a not-null unique key (DM's UniqueNotNullIdx) */
 } sync_val_table;
+
+/* DM's words for a table it does not validate (tableWithoutPrimaryKeyMsg): no primary key and no
+ * unique key whose columns are all NOT NULL */
+#define SYNC_VAL_NO_KEY "no primary key"
 
 typedef struct sync_val_row sync_val_row;
 struct sync_val_row {
@@ -96,11 +116,15 @@ struct sync_val {
   pthread_mutex_t lock; /* everything below */
   pthread_cond_t cond;
   sync_val_cfg cfg;
-  bool wish;       /* the validator should run (START / the task's mode) */
-  bool wish_op;    /* a validation command set it in this instance (sync_val_load keeps it) */
-  bool in_process; /* process runs */
-  bool thread_on, stop;
-  pthread_t th;
+  bool wish;    /* the validator should run (START / the task's mode) */
+  bool wish_op; /* a validation command set it in this instance (sync_val_load keeps it) */
+  bool ran;     /* process started once in this instance (DM's waitSyncerRunning) */
+  bool thread_on, stop, joining; /* joining: the threads are being joined (the lock let go) */
+  /* worker-count threads (DM's validate workers); n_threads fixed while they run; live: the
+   * workers 1.. not ended yet (worker 0's last flush waits for them) */
+  sync_val_thr thr[SYNC_VAL_WORKERS_MAX];
+  int n_threads, live;
+  atomic_bool keys; /* thread_on, written under the lock, read without it (sync_val_wants_keys) */
   char err_table[160], cp_table[160], pend_table[160]; /* `meta`.`<task>_validator_*` */
   bool loaded;                                         /* sync_val_load ran (once per instance) */
   sync_val_table **tables;
@@ -129,7 +153,7 @@ struct sync_val {
   dm_metric *m_checked, *m_pending, *m_skipped;
 };
 
-/* sync_val.c, lock held: start the thread (process runs and the validator is wished to run);
+/* sync_val.c, lock held: start the thread (process ran and the validator is wished to run);
  * stop and join it (the lock is let go while joining). */
 void sync_val_spawn_locked(sync_val *v);
 void sync_val_join_locked(sync_val *v);

@@ -24,7 +24,9 @@ void sync_val_status(sync_val *v, dm_status_sink *sink) {
   pthread_mutex_unlock(&v->lock);
   if (mode == SYNC_VAL_NONE && !on)
     return; /* mode none: no validator, no keys */
-  sink->put_str(sink, "validationStage", on ? "Running" : wish ? "Paused" : "Stopped");
+  /* DM's validator stage: Running from a start (the task's mode or `validation start`) to a
+   * stop, the task's pause included (the thread goes on checking then) */
+  sink->put_str(sink, "validationStage", on || wish ? "Running" : "Stopped");
   sink->put_str(sink, "validationMode", sync_val_modes[mode]);
   sink->put_int(sink, "validationChecked", (int64_t)checked);
   sink->put_int(sink, "validationPending", (int64_t)pend);
@@ -127,9 +129,7 @@ static int val_status_items(sync_val *v, const dm_validation_req *req, MYSQL *c,
     dm_buf_puts(&b, ",\"dstTable\":");
     json_str(&b, dt);
     dm_buf_printf(&b, ",\"stage\":\"%s\",\"message\":\"%s\"}", stage,
-                  t->supported ? ""
-                               : "no primary key that is the table's only unique key: not "
-                                 "validated");
+                  t->supported ? "" : SYNC_VAL_NO_KEY);
     if (!b.oom)
       a->put(a, b.p);
   }
@@ -268,7 +268,7 @@ int sync_validation_op(void *self, const dm_validation_req *req, dm_validation_a
       else if (v->cfg.mode == SYNC_VAL_NONE)
         v->cfg.mode = SYNC_VAL_FULL; /* DM's default mode of `validation start` */
       v->wish = true;
-      sync_val_spawn_locked(v); /* now, when process runs; else at its next start */
+      sync_val_spawn_locked(v); /* now (paused too) once process ran; else at its start */
     } else {
       v->wish = false;
       sync_val_join_locked(v); /* its last flush writes the wish */
@@ -280,8 +280,8 @@ int sync_validation_op(void *self, const dm_validation_req *req, dm_validation_a
       v->flush_now = true; /* the running thread writes the wish at once */
     pthread_mutex_unlock(&v->lock);
     if (flush_here) {
-      /* no thread (the task is paused, or stopped now): the wish is written from here, so a
-       * restart keeps it */
+      /* no thread (process never ran in this instance, or stopped now): the wish is written
+       * from here, so a restart keeps it */
       dm_error e = {0};
       MYSQL *c = sync_db_connect_target(u, &e);
       /* read what the checkpoint holds first (a first command before any run), so the flush

@@ -44,9 +44,12 @@ static int suite_clean(void) {
   return 0;
 }
 
-#define TSV_SYNC(mode)                                                                             \
+/* worker-count: DM's default (4) unless said */
+#define TSV_SYNC_N(mode, workers)                                                                  \
   TS_SYNC " validator = { mode = \"" mode "\"; validate-interval = \"1s\"; "                       \
-          "row-error-delay = \"3s\"; batch-query-size = 7; meta-flush-interval = \"1s\"; };"
+          "row-error-delay = \"3s\"; batch-query-size = 7; meta-flush-interval = \"1s\"; " workers \
+          " };"
+#define TSV_SYNC(mode) TSV_SYNC_N(mode, "")
 
 /* Waits until `sql` (a count) on the target is at least `want`; returns the last count. */
 static long long tsv_wait_count(const char *sql, long long want, int timeout_ms) {
@@ -174,6 +177,12 @@ static void tsv_run(const char *task, const char *sync, bool full) {
 
 static void test_val_full(void) {
   tsv_run("ts_valfull", TSV_SYNC("full"), true);
+}
+
+/* worker-count 1: the same differences found, no false one, on one checking thread (the other
+ * tests run DM's default 4) */
+static void test_val_full_one(void) {
+  tsv_run("ts_valfull1", TSV_SYNC_N("full", "worker-count = 1;"), true);
 }
 
 static void test_val_fast(void) {
@@ -371,15 +380,216 @@ static void test_val_ddl_drops(void) {
   lt_teardown(&e);
 }
 
+/* A run over fresh tables: tsv_val made again, `both` on source and target, `trig` (the target's
+ * differences) on the target, task `task` started with `sync`. */
+static dmh_subtask *tsv_setup(lt_env *e, const char *task, const char *sync,
+                              const char *const *both, size_t n_both, const char *const *trig,
+                              size_t n_trig) {
+  tsv_drop();
+  CU_ASSERT_FATAL(lt_exec(src, "CREATE DATABASE tsv_val") == 0);
+  CU_ASSERT_FATAL(lt_exec(dst, "CREATE DATABASE tsv_val") == 0);
+  for (size_t i = 0; i < n_both; i++) {
+    CU_ASSERT_FATAL(lt_exec(src, "%s", both[i]) == 0);
+    CU_ASSERT_FATAL(lt_exec(dst, "%s", both[i]) == 0);
+  }
+  for (size_t i = 0; i < n_trig; i++)
+    CU_ASSERT_FATAL(lt_exec(dst, "%s", trig[i]) == 0);
+  CU_ASSERT_FATAL(lt_init(e) == 0);
+  CU_ASSERT_FATAL(ts_config(e, task, "tsv_val", NULL, sync) == 0);
+  dmh_subtask *st = ts_start(e);
+  CU_ASSERT_FATAL(st != NULL && dmh_subtask_stage(st) == DMH_STAGE_RUNNING);
+  return st;
+}
+
+/* Waits until the status key `key` reads `want`; returns whether it did. */
+static bool tsv_wait_status(dmh_subtask *st, const char *key, const char *want, int timeout_ms) {
+  int64_t end = dm_clock_ns() + (int64_t)timeout_ms * 1000000;
+  char buf[64];
+  while (strcmp(lt_status_str(st, key, buf, sizeof buf), want) != 0) {
+    if (dm_clock_ns() >= end)
+      return false;
+    nanosleep(&(struct timespec){0, 100 * 1000000}, NULL);
+  }
+  return true;
+}
+
+/* A paused task's validator (DM's SubTask.Pause stops the units, never the validator): its stage
+ * stays Running and it goes on checking the waiting rows. Three rows differ on the target (a
+ * trigger) and wait; the task is paused; the target is mended behind it: the rows are checked
+ * and settle while the task is still paused. After the resume, new rows are fed again. */
+static void test_val_paused(void) {
+  static const char *const both[] = {
+      "CREATE TABLE tsv_val.t (id INT PRIMARY KEY, v INT)",
+  };
+  static const char *const trig[] = {
+      "CREATE TRIGGER tsv_val.bi BEFORE INSERT ON tsv_val.t FOR EACH ROW SET NEW.v = NEW.v + 1000",
+  };
+  lt_env e;
+  dmh_subtask *st = tsv_setup(
+      &e, "ts_valpause",
+      TS_SYNC
+      " validator = { mode = \"full\"; row-error-delay = \"1h\"; validate-interval = \"1s\"; };",
+      both, sizeof both / sizeof *both, trig, sizeof trig / sizeof *trig);
+  CU_ASSERT(lt_exec(src, "INSERT INTO tsv_val.t VALUES (1, 1), (2, 2), (3, 3)") == 0);
+  CU_ASSERT(ts_catch_up("ts_valpause", 120000));
+  CU_ASSERT_FATAL(tsv_wait_status(st, "validationPending", "3", 60000)); /* all three differ */
+  dm_error err;
+  CU_ASSERT_FATAL(dmh_subtask_pause(st, &err) == 0);
+  CU_ASSERT_FATAL(dmh_subtask_stage(st) == DMH_STAGE_PAUSED);
+  char buf[64];
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "validationStage", buf, sizeof buf), "Running");
+  CU_ASSERT(lt_exec(dst, "UPDATE tsv_val.t SET v = v - 1000") == 0); /* mended */
+  CU_ASSERT(tsv_wait_status(st, "validationPending", "0", 60000));
+  CU_ASSERT_EQUAL(dmh_subtask_stage(st), DMH_STAGE_PAUSED); /* settled while paused */
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "validationErrors", buf, sizeof buf), "0");
+  CU_ASSERT_FATAL(dmh_subtask_resume(st, &err) == 0);
+  CU_ASSERT(lt_exec(src, "INSERT INTO tsv_val.t VALUES (4, 4)") == 0);
+  CU_ASSERT(ts_catch_up("ts_valpause", 120000));
+  CU_ASSERT(tsv_wait_status(st, "validationPending", "1", 60000)); /* fed again after resume */
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "validationStage", buf, sizeof buf), "Running");
+  CU_ASSERT(ts_clean_run(st));
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
+/* DM's validator keys a row by the primary key, else the first unique key whose columns are all
+ * NOT NULL (sqlmodel's UniqueNotNullIdx), and skips a table with neither ("no primary key"). tu has
+ * only a NOT NULL UNIQUE key, tp a primary key and another unique key (row changes in binlog
+ * order, not compacted), tn only a nullable unique key. The target's triggers make code c5's row of
+ * tu and id 5's of tp differ: both are errors; a key change of tu (c2 -> c9: DM's SplitUpdate, a
+ * delete and an insert) is none; tn's rows are skipped and its table status says why. */
+static void test_val_unique_key(void) {
+  static const char *const both[] = {
+      "CREATE TABLE tsv_val.tu (id INT, code VARCHAR(10) NOT NULL, v INT, UNIQUE KEY (code))",
+      "CREATE TABLE tsv_val.tp (id INT PRIMARY KEY, code VARCHAR(10), v INT, UNIQUE KEY (code))",
+      "CREATE TABLE tsv_val.tn (id INT, v INT, UNIQUE KEY (id))",
+  };
+  static const char *const trig[] = {
+      "CREATE TRIGGER tsv_val.bu BEFORE INSERT ON tsv_val.tu FOR EACH ROW "
+      "SET NEW.v = IF(NEW.code = 'c5', NEW.v + 1000, NEW.v)",
+      "CREATE TRIGGER tsv_val.bp BEFORE INSERT ON tsv_val.tp FOR EACH ROW "
+      "SET NEW.v = IF(NEW.id = 5, NEW.v + 1000, NEW.v)",
+  };
+  lt_env e;
+  dmh_subtask *st = tsv_setup(
+      &e, "ts_valuk",
+      TS_SYNC
+      " validator = { mode = \"full\"; row-error-delay = \"2s\"; validate-interval = \"1s\"; };",
+      both, sizeof both / sizeof *both, trig, sizeof trig / sizeof *trig);
+  for (int id = 1; id <= 6; id++) {
+    CU_ASSERT(lt_exec(src, "INSERT INTO tsv_val.tu VALUES (%d, 'c%d', %d)", id, id, id) == 0);
+    CU_ASSERT(lt_exec(src, "INSERT INTO tsv_val.tp VALUES (%d, 'c%d', %d)", id, id, id) == 0);
+    CU_ASSERT(lt_exec(src, "INSERT INTO tsv_val.tn VALUES (%d, %d)", id, id) == 0);
+  }
+  CU_ASSERT(lt_exec(src, "UPDATE tsv_val.tu SET code = 'c9', v = 9 WHERE code = 'c2'") == 0);
+  CU_ASSERT(lt_exec(src, "UPDATE tsv_val.tp SET v = v + 1 WHERE id IN (1, 3)") == 0);
+  CU_ASSERT(lt_exec(src, "DELETE FROM tsv_val.tu WHERE code = 'c4'") == 0);
+  CU_ASSERT(ts_catch_up("ts_valuk", 120000));
+  /* precondition: the triggers bit, the key change landed */
+  CU_ASSERT_FATAL(lt_count(dst, "SELECT COUNT(*) FROM tsv_val.tu WHERE code = 'c5' AND v = 1005") ==
+                  1);
+  CU_ASSERT_FATAL(lt_count(dst, "SELECT COUNT(*) FROM tsv_val.tp WHERE id = 5 AND v = 1005") == 1);
+  CU_ASSERT_FATAL(lt_count(dst, "SELECT COUNT(*) FROM tsv_val.tu WHERE code IN ('c2', 'c9')") == 1);
+  const char *q = "SELECT COUNT(*) FROM dm_meta.ts_valuk_validator_error_change";
+  CU_ASSERT_EQUAL(tsv_wait_count(q, 2, 120000), 2);
+  CU_ASSERT(tsv_wait_settled(st, 120000));
+  CU_ASSERT_EQUAL(lt_count(dst, "%s", q), 2); /* those two only */
+  CU_ASSERT_EQUAL(lt_count(dst,
+                           "SELECT COUNT(*) FROM dm_meta.ts_valuk_validator_error_change WHERE "
+                           "src_table_name = 'tu' AND row_pk LIKE '%%c5%%' AND error_type = 2"),
+                  1);
+  CU_ASSERT_EQUAL(lt_count(dst,
+                           "SELECT COUNT(*) FROM dm_meta.ts_valuk_validator_error_change WHERE "
+                           "src_table_name = 'tp' AND row_pk = '5' AND error_type = 2"),
+                  1);
+  char buf[64];
+  /* tn's 6 inserts; tu and tp: 12 inserts, 3 updates (one split), 1 delete, none skipped */
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "validationSkipped", buf, sizeof buf), "6");
+  dm_validation_req req = {.op = DM_VALIDATION_STATUS, .table_stage = "stopped"};
+  json_object *items = NULL;
+  dm_error err;
+  CU_ASSERT_FATAL(dmh_subtask_validation_op(st, &req, &items, &err) == 0);
+  bool said = false;
+  int stopped = 0;
+  for (size_t i = 0; i < json_object_array_length(items); i++) {
+    const char *it = json_object_get_string(json_object_array_get_idx(items, i));
+    if (!strstr(it, "\"srcTable\""))
+      continue;
+    stopped++;
+    said = said || (strstr(it, "`tsv_val`.`tn`") && strstr(it, "\"message\":\"no primary key\""));
+  }
+  json_object_put(items);
+  CU_ASSERT(said);
+  CU_ASSERT_EQUAL(stopped, 1); /* tu and tp are validated */
+  CU_ASSERT(ts_clean_run(st));
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
+/* worker-count 3 checks rows on three threads (DM's validate workers, a row by its key's hash):
+ * a row of ta (different on the target, so probed every second) is probed while a test session
+ * holds LOCK TABLES ta WRITE on the target, so the worker probing it waits (asserted: a probe waits
+ * for the table's lock); tb's rows, fed then, are checked meanwhile by the other workers. One
+ * thread would wait with them. */
+static void test_val_workers(void) {
+  static const char *const both[] = {
+      "CREATE TABLE tsv_val.ta (id INT PRIMARY KEY, v INT)",
+      "CREATE TABLE tsv_val.tb (id INT PRIMARY KEY, v INT)",
+  };
+  static const char *const trig[] = {
+      "CREATE TRIGGER tsv_val.bi BEFORE INSERT ON tsv_val.ta FOR EACH ROW SET NEW.v = NEW.v + 1000",
+  };
+  lt_env e;
+  dmh_subtask *st = tsv_setup(
+      &e, "ts_valwork",
+      TS_SYNC
+      " validator = { mode = \"full\"; row-error-delay = \"1h\"; validate-interval = \"1s\"; "
+      "worker-count = 3; batch-query-size = 2; };",
+      both, sizeof both / sizeof *both, trig, sizeof trig / sizeof *trig);
+  CU_ASSERT(lt_exec(src, "INSERT INTO tsv_val.ta VALUES (1, 1)") == 0);
+  CU_ASSERT(ts_catch_up("ts_valwork", 120000));
+  CU_ASSERT_FATAL(tsv_wait_status(st, "validationPending", "1", 60000));
+  MYSQL *lk = testdb_connect(TESTDB_TARGET);
+  CU_ASSERT_FATAL(lk != NULL);
+  CU_ASSERT_FATAL(lt_exec(lk, "LOCK TABLES tsv_val.ta WRITE") == 0);
+  /* precondition: a probe of ta waits for the lock (within validate-interval) */
+  const char *waiting = "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE LIKE "
+                        "'Waiting for table%%' AND INFO LIKE '%%tsv_val%%ta%%'";
+  CU_ASSERT_FATAL(tsv_wait_count(waiting, 1, 60000) >= 1);
+  char buf[64];
+  long long checked = atoll(lt_status_str(st, "validationChecked", buf, sizeof buf));
+  for (int id = 1; id <= 30; id++)
+    CU_ASSERT(lt_exec(src, "INSERT INTO tsv_val.tb VALUES (%d, %d)", id, id) == 0);
+  CU_ASSERT(ts_catch_up("ts_valwork", 120000));
+  int64_t end = dm_clock_ns() + 30 * 1000000000LL;
+  long long now = checked;
+  while (dm_clock_ns() < end &&
+         (now = atoll(lt_status_str(st, "validationChecked", buf, sizeof buf))) < checked + 5)
+    nanosleep(&(struct timespec){0, 100 * 1000000}, NULL);
+  CU_ASSERT(now >= checked + 5);          /* tb's rows checked while ta's probe waits */
+  CU_ASSERT(lt_count(dst, waiting) >= 1); /* it still waits */
+  CU_ASSERT(lt_exec(lk, "UNLOCK TABLES") == 0);
+  testdb_close(lk);
+  CU_ASSERT(tsv_wait_status(st, "validationPending", "1", 60000)); /* ta's row only */
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "validationErrors", buf, sizeof buf), "0");
+  CU_ASSERT(ts_clean_run(st));
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"full: a changed and a missing target row are errors, rows in flight are not",
        test_val_full},
+      {"full, worker-count 1: the same errors, none false", test_val_full_one},
       {"fast: the missing row only", test_val_fast},
       {"none: no validator, no keys, no tables", test_val_none},
       {"bounded: max-pending-row-count holds, the sync goes on", test_val_bounded},
       {"a DDL under waiting rows: refused probes are skipped, new rows probed", test_val_ddl},
       {"TRUNCATE, ALTER, DROP TABLE under waiting rows: dropped, never errors", test_val_ddl_drops},
+      {"a paused task: the validator stays Running and checks the waiting rows", test_val_paused},
+      {"a NOT NULL unique key is a key, a table without one is skipped", test_val_unique_key},
+      {"worker-count 3: rows are checked while one worker's probe waits", test_val_workers},
   };
   return dmh_cunit_run("sync_validator", suite_init, suite_clean, tests,
                        sizeof tests / sizeof tests[0]);
