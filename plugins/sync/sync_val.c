@@ -710,6 +710,7 @@ sync_val *sync_val_new(sync_unit *u, const sync_val_cfg *cfg) {
   v->u = u;
   v->cfg = *cfg;
   v->wish = cfg->mode != SYNC_VAL_NONE;
+  pthread_mutex_init(&v->flush_lock, NULL);
   pthread_mutex_init(&v->lock, NULL);
   pthread_cond_init(&v->cond, NULL);
   if (val_grow(v) < 0) {
@@ -832,5 +833,6 @@ void sync_val_free(sync_val *v) {
   free(v->tables);
   pthread_cond_destroy(&v->cond);
   pthread_mutex_destroy(&v->lock);
+  pthread_mutex_destroy(&v->flush_lock);
   free(v);
 }

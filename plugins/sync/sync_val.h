@@ -113,6 +113,10 @@ struct sync_val_row {
 
 struct sync_val {
   sync_unit *u;
+  /* One flush at a time (taken before lock, never while holding it): a flush copies the position
+   * under lock and writes it after; two at once (the thread's periodic one and sync_val_mark's
+   * after a DDL) could commit the older position last. Serialized, the later copy is the newer. */
+  pthread_mutex_t flush_lock;
   pthread_mutex_t lock; /* everything below */
   pthread_cond_t cond;
   sync_val_cfg cfg;

@@ -127,7 +127,7 @@ static void val_pending_tuple(sync_val *v, MYSQL *c, const sync_val_row *r, dm_b
 }
 
 /* The checkpoint row and the pending rows, one transaction, one copy under the lock. */
-int sync_val_flush(sync_val *v, MYSQL *c, dm_error *err) {
+static int val_flush_locked(sync_val *v, MYSQL *c, dm_error *err) {
   sync_unit *u = v->u;
   dm_buf q = {0};
   uint64_t left = 0;
@@ -184,6 +184,13 @@ int sync_val_flush(sync_val *v, MYSQL *c, dm_error *err) {
     v->has_flushed = has;
     pthread_mutex_unlock(&v->lock);
   }
+  return rc;
+}
+
+int sync_val_flush(sync_val *v, MYSQL *c, dm_error *err) {
+  pthread_mutex_lock(&v->flush_lock);
+  int rc = val_flush_locked(v, c, err);
+  pthread_mutex_unlock(&v->flush_lock);
   return rc;
 }
 
