@@ -65,7 +65,7 @@ void vf_snapshot_position(MYSQL *c, char *file, size_t len, unsigned long long *
 }
 
 static bool vf_sum_differs(const vf_sum *a, const vf_sum *b) {
-  return a->count != b->count || a->bxor != b->bxor || a->sum != b->sum;
+  return a->count != b->count || a->sum != b->sum;
 }
 
 /* Both checksums of `where`: 1 they differ, 0 equal, -1 with *err. */

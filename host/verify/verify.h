@@ -4,8 +4,8 @@
  * Every source table the task's block-allow list takes is compared with the target table its
  * routes name (a route merging several tables: their union against the one target table). Each
  * side is read in one consistent snapshot, by chunks of key ranges walked on the source
- * (pt-table-checksum's nibbling); per chunk each server computes COUNT(*), BIT_XOR and SUM of a
- * CRC32 of each row's values, and a chunk that differs is compared row by row, each differing row
+ * (pt-table-checksum's nibbling); per chunk each server computes COUNT(*) and the SUM of a CRC32
+ * of each row's values, and a chunk that differs is compared row by row, each differing row
  * printed and, with a fix file, the statement that repairs the target written. A table without a
  * usable key is one chunk, its rows compared as a multiset of row checksums.
  *

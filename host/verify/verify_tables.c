@@ -98,12 +98,13 @@ static bool vf_is_binary_type(const char *type) {
   return false;
 }
 
-/* The columns of schema.table on c as "SELECT COLUMN_NAME, DATA_TYPE, EXTRA" rows. */
+/* The columns of schema.table on c as "SELECT COLUMN_NAME, DATA_TYPE, EXTRA, IS_NULLABLE" rows. */
 static MYSQL_RES *vf_columns(MYSQL *c, dm_db_side side, const char *schema, const char *table,
                              vf_table *t) {
   dm_buf q = {0};
-  dm_buf_puts(&q, "SELECT COLUMN_NAME, DATA_TYPE, EXTRA FROM information_schema.COLUMNS WHERE "
-                  "TABLE_SCHEMA = ");
+  dm_buf_puts(
+      &q, "SELECT COLUMN_NAME, DATA_TYPE, EXTRA, IS_NULLABLE FROM information_schema.COLUMNS WHERE "
+          "TABLE_SCHEMA = ");
   vf_sql_literal(&q, c, schema, strlen(schema), false);
   dm_buf_puts(&q, " AND TABLE_NAME = ");
   vf_sql_literal(&q, c, table, strlen(table), false);
@@ -196,6 +197,9 @@ int vf_table_describe(vf_run *r, vf_table *t) {
     dm_strlcpy(c->name, row[0], sizeof c->name);
     c->binary = row[1] && vf_is_binary_type(row[1]);
     c->generated = row[2] && strcasestr(row[2], "GENERATED");
+    /* the other shards of a merge were not read: any of them may allow NULL there */
+    c->nullable = t->n_shards > 1 || !row[3] || strcmp(row[3], "NO") != 0 || !trow[3] ||
+                  strcmp(trow[3], "NO") != 0;
   }
   mysql_free_result(src);
   mysql_free_result(dst);

@@ -5,7 +5,8 @@
 # deleted, changed, added, a row of the table without key changed, a merged row deleted) are found,
 # each row named, with the differences' exit code; the fix file, applied with the mariadb client,
 # makes the next verify equal (and CHECKSUM TABLE agree); --fix-sql never writes over a file or
-# through a link; a table missing on the target is an error naming it; --threads 3 finds the same;
+# through a link; a NULL where only the target allows one is found (the checksum names the columns
+# nullable on either side); a table missing on the target is an error naming it; --threads 3 finds the same;
 # a merge's chunks bounded on each shard; --at-checkpoint without a sync checkpoint is refused (43106); 200,000 rows by chunks of 1,000 stay within a memory bound.
 #
 #   test_verify.sh DMHOST        (ports: DMH_SOURCE_PORT, DMH_TARGET_PORT as scripts/mariadb.sh)
@@ -217,6 +218,23 @@ check "a column the target lacks: named, the rows equal" jq_py "$work/cols.json"
    t['dmh_verify_a.t_cols']['differing_chunks'] == 0 and d['tables_differing'] == 1"
 src -e "DROP TABLE dmh_verify_a.t_cols"
 dst -e "DROP TABLE dmh_verify_a.t_cols"
+
+# ---- where the NULLs are: a column NOT NULL on the source but nullable on the target ----
+# The rows join alike without the target's ISNULLs ('1#p#q#r' both: CONCAT_WS skips the NULL), so
+# the checksum must name the column when either side allows NULL there.
+src -e "CREATE TABLE dmh_verify_a.t_nulls (id INT PRIMARY KEY, a VARCHAR(10) NOT NULL, b VARCHAR(10) NOT NULL);
+  INSERT INTO dmh_verify_a.t_nulls VALUES (1, 'p', 'q#r'), (2, 's', 't')"
+dst -e "CREATE TABLE dmh_verify_a.t_nulls (id INT PRIMARY KEY, a VARCHAR(10) NULL, b VARCHAR(10) NOT NULL);
+  INSERT INTO dmh_verify_a.t_nulls VALUES (1, NULL, 'p#q#r'), (2, 's', 't')"
+check "the precondition: the two rows 1 join alike" test \
+  "$(src -e "SELECT CONCAT_WS('#', id, a, b) FROM dmh_verify_a.t_nulls WHERE id = 1")" = \
+  "$(dst -e "SELECT CONCAT_WS('#', id, a, b) FROM dmh_verify_a.t_nulls WHERE id = 1")"
+run "$work/nulls.json" --task "$work/task.cfg" --json
+check "a NULL only the target allows: exit 1 (got $rc)" test "$rc" -eq 1
+check "a NULL only the target allows: row 1 differs, row 2 not" jq_py "$work/nulls.json" \
+  "t['dmh_verify_a.t_nulls']['rows_changed'] == 1 and t['dmh_verify_a.t_nulls']['differing_chunks'] == 1"
+src -e "DROP TABLE dmh_verify_a.t_nulls"
+dst -e "DROP TABLE dmh_verify_a.t_nulls"
 
 # ---- --fix-sql's door: never over a file, never through a link ----
 echo "keep me" >"$work/existing.sql"
