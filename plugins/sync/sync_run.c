@@ -642,6 +642,28 @@ static int sync_shard_settle(sync_run_state *r, dm_error *err) {
   }
 }
 
+/* `validation start --start-time` while the sync runs (between transactions): everything read is
+ * applied, then the validator's replay feeds the rows from the time's position to here on a stream
+ * of its own (the main one closed: one server_id), then the main stream opens again here. */
+static int sync_val_catch_up(sync_run_state *r, dm_error *err) {
+  sync_unit *u = r->u;
+  if (sync_drain(r, err) < 0)
+    return -1;
+  pthread_mutex_lock(&u->lock);
+  u->src = NULL;
+  pthread_mutex_unlock(&u->lock);
+  sync_source_close(r->src);
+  r->src = NULL;
+  sync_val_replay(u, r->tc, &r->done, r->done_rows);
+  if (sync_source_open(u, &r->cur, &r->src, err) < 0)
+    return -1;
+  dm_binlog_trx_reset(&r->trx);
+  pthread_mutex_lock(&u->lock);
+  u->src = r->src;
+  pthread_mutex_unlock(&u->lock);
+  return 0;
+}
+
 /* ---- the start ---- */
 
 static int sync_start_position(sync_run_state *r, sync_cp_state *st, dm_error *err) {
@@ -781,6 +803,9 @@ void sync_run(sync_unit *u, dm_result *result) {
       if (src == 0)
         break;
     }
+    if (sync_val_catch_up_wanted(u->val) && !sync_in_txn(&r) && !r.recovering &&
+        sync_val_catch_up(&r, &e) < 0)
+      goto out;
     dm_binlog_event ev;
     int rc = sync_source_next(r.src, &ev, &e);
     if (rc < 0)

@@ -346,13 +346,25 @@ bool sync_val_wants_keys(sync_val *v) {
 static void val_feed_row(sync_val *v, uint32_t ti, uint8_t kind, const char *key, uint32_t klen,
                          const char *row, uint32_t rlen, int64_t deadline);
 
+bool sync_val_catch_up_wanted(sync_val *v) {
+  return v && atomic_load_explicit(&v->catch_up, memory_order_relaxed);
+}
+
 void sync_val_feed(sync_val *v, const sync_batch *b) {
   if (!v)
     return;
   pthread_mutex_lock(&v->lock);
-  if (!v->wish || !v->thread_on) {
+  /* a catch-up to come feeds these rows (when they lie after the start-time's position) */
+  if (!v->wish || !v->thread_on || atomic_load(&v->catch_up)) {
     pthread_mutex_unlock(&v->lock);
     return;
+  }
+  if (v->has_from) {
+    if (dm_position_compare_file(&b->end, &v->from) <= 0) {
+      pthread_mutex_unlock(&v->lock); /* before the start-time's transaction: not validated */
+      return;
+    }
+    v->has_from = false; /* a batch across it is fed whole: a few rows before it checked too */
   }
   int64_t deadline = dm_clock_ns() + (int64_t)VAL_FEED_WAIT_MS * 1000000;
   for (uint32_t i = 0; i < b->n_recs; i++) {

@@ -72,6 +72,9 @@ void sync_val_run_stop(sync_val *v);
 /* The batch builder (sync_batch.c), without the lock: does the validator run, so an in-order row
  * change of a keyed table needs the key of its row after the change (sync_rec.vkey_*)? */
 bool sync_val_wants_keys(sync_val *v);
+/* The coordinator, without the lock, between events: a `validation start --start-time` waits
+ * for its replay (sync_val_replay at a transaction boundary, the main stream closed). */
+bool sync_val_catch_up_wanted(sync_val *v);
 /* The coordinator, after the workers committed batch b (ending at b->end): its row changes. */
 void sync_val_feed(sync_val *v, const sync_batch *b);
 /* A DDL the sync applies (after the rows before it were fed): a TRUNCATE, DROP, ALTER or RENAME
@@ -150,6 +153,14 @@ struct sync_val {
    * checkpoint is flushed at once and the point cleared (DM's checkAndPersistCheckpointAndData) */
   dm_position cutover;
   bool has_cutover, flush_now;
+  /* DM's start-time: the validator's position lies ahead of the sync's (the first transaction
+   * that began at or after the time): the batches that end at or before `from` are not fed */
+  dm_position from;
+  bool has_from;
+  /* `validation start --start-time` while the sync runs: the rows from the time's position on
+   * are fed by a replay on the coordinator's thread at its next transaction boundary
+   * (sync_val_catch_up_wanted); nothing is fed meanwhile. Written under the lock, read without. */
+  atomic_bool catch_up;
   char last_error[512];
   /* DM's dm_validator_validator_* (published at the first start: mode none costs nothing), and
    * dmhost's dmhost_validator_{checked,pending,skipped}_rows: how far the checking is behind */
@@ -195,10 +206,13 @@ void sync_val_mark(sync_val *v, MYSQL *c, const dm_position *pos);
 /* sync_val_meta.c: where a replay would start (its checkpoint's position) while the validator
  * runs: the relay keeps its files from there (sync_run.c). false: nothing to keep. */
 bool sync_val_keep_from(sync_val *v, dm_position *out);
-/* sync_val_replay.c, at the start of process before the coordinator reads (to: the sync's start,
+/* sync_val_replay.c, at the start of process before the coordinator reads, or at a transaction
+ * boundary with everything read applied and the main stream closed (to: where the sync stands,
  * to_rows: row changes of the transaction there already applied): the row changes between the
- * validator's checkpoint and `to` fed to it again, nothing applied. Failures are logged (the
- * validator is an observer: the sync goes on). */
+ * validator's checkpoint and `to` fed to it again, nothing applied. A validator without a
+ * checkpoint starts at the sync's position, or with start-time at the first transaction that
+ * began at or after it (fed from there when that is behind the sync; else the batches before it
+ * are not fed). Failures are logged (the validator is an observer: the sync goes on). */
 void sync_val_replay(sync_unit *u, MYSQL *tc, const dm_position *to, uint64_t to_rows);
 
 #endif /* DMHOST_SYNC_VAL_H */

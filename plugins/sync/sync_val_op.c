@@ -262,7 +262,19 @@ int sync_validation_op(void *self, const dm_validation_req *req, dm_validation_a
                           u->host->task_name(u->ctx), u->source_id);
     } else if (start == v->wish) {
       same = true; /* DM: the stage it asks for is the stage it has; "success", no change */
+    } else if (start && req->start_time && strlen(req->start_time) >= sizeof v->cfg.start_time) {
+      rc = -1;
+      u->host->error_make(u->ctx, err, DM_ERR_CONFIG_START_TIME, NULL,
+                          "validation start --start-time: \"%.40s...\" is not a time (DM's forms: "
+                          "'2006-01-02 15:04:05', '2006-01-02T15:04:05', with an offset or not)",
+                          req->start_time);
     } else if (start) {
+      if (req->start_time && req->start_time[0] && !v->has_pos) {
+        /* DM's getInitialBinlogPosition: a validator without a checkpoint starts at the time
+         * (parsed and found at the replay: a bad time is its error, in the status) */
+        dm_strlcpy(v->cfg.start_time, req->start_time, sizeof v->cfg.start_time);
+        atomic_store(&v->catch_up, true); /* running: at the coordinator's next boundary */
+      }
       if (req->mode && (strcmp(req->mode, "full") == 0 || strcmp(req->mode, "fast") == 0))
         v->cfg.mode = strcmp(req->mode, "full") == 0 ? SYNC_VAL_FULL : SYNC_VAL_FAST;
       else if (v->cfg.mode == SYNC_VAL_NONE)

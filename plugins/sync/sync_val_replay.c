@@ -16,12 +16,18 @@
  * at the end of every DDL the sync applies (sync_val_mark). A span that still holds one (a
  * checkpoint written before that, a failed flush) is scanned first and replayed only after its
  * last DDL; the row changes before it are counted and logged as not validated again.
+ *
+ * The same replay starts a validator at DM's start-time (a first start without a checkpoint):
+ * from the first transaction that began at or after the time, when that lies behind the sync.
+ * `validation start --start-time` on a running sync has it run at the coordinator's next
+ * transaction boundary (sync_run.c), the main stream closed meanwhile (one server_id).
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <dmhost/binlog_find.h>
 #include <dmhost/binlog_trx.h>
 
 #include "sync.h"
@@ -329,28 +335,113 @@ static int replay_pass(val_replay *p, const dm_position *from, dm_error *err) {
   return rc;
 }
 
+/* DM's start-time (DM's getInitialBinlogPosition): the first transaction that began at or after
+ * it on the source (the SDK's finder, DM's forms, the source's time zone). 0, or -1 with *err. */
+static int replay_start_time(sync_unit *u, const char *when, dm_position *out, dm_error *err) {
+  MYSQL *c = sync_db_connect_source(u, err);
+  if (!c)
+    return -1;
+  int64_t at;
+  dm_binlog_time_where where;
+  /* the sync's server_id: its own stream is not open now (process start, or closed for this) */
+  dm_binlog_stream_options so = {.source = u->host->source_db(u->ctx),
+                                 .server_id = u->cfg.server_id,
+                                 .connect_timeout_s = 10,
+                                 .read_timeout_s = 60,
+                                 .omit_annotate_rows = true,
+                                 .source_size = dm_host_db_endpoint_size(u->host, u->ctx)};
+  int rc = dm_binlog_parse_start_time(c, when, &at, err) < 0 ||
+                   dm_binlog_find_by_time(c, &so, at, out, &where, err) < 0
+               ? -1
+               : 0;
+  sync_db_close(u, c);
+  if (rc == 0 && where == DM_BINLOG_TIME_AFTER) {
+    /* DM's ErrConfigStartTimeTooLate */
+    u->host->error_make(u->ctx, err, DM_ERR_CONFIG_START_TIME, NULL,
+                        "validator: start-time %s: the source has no transaction that began then "
+                        "or later (its binlog ends at %s:%" PRIu64 "): start it again with an "
+                        "earlier time, or without one (it starts where the sync is)",
+                        when, out->name, out->pos);
+    return -1;
+  }
+  if (rc == 0 && where == DM_BINLOG_TIME_BEFORE)
+    u->host->logf(u->ctx, DM_LOG_WARN,
+                  "validator: start-time %s is before the source's oldest binlog: from its start",
+                  when);
+  return rc;
+}
+
+/* A validator without a checkpoint: from the start-time's position (*from, 1: fed from there),
+ * or from `to` (0: marked there, nothing to feed). -1: the time's error, the validator stopped. */
+static int replay_first(sync_unit *u, MYSQL *tc, const dm_position *to, dm_position *from) {
+  sync_val *v = u->val;
+  pthread_mutex_lock(&v->lock);
+  char when[sizeof v->cfg.start_time];
+  dm_strlcpy(when, v->cfg.start_time, sizeof when);
+  pthread_mutex_unlock(&v->lock);
+  if (!when[0]) { /* its checkpoint starts where the sync does */
+    sync_val_mark(v, tc, to);
+    return 0;
+  }
+  dm_error e = {0};
+  if (replay_start_time(u, when, from, &e) < 0) {
+    /* DM's validator stops with the error in its result (sendError) */
+    u->host->logf(u->ctx, DM_LOG_ERROR, "validator: stopped: %s", e.message);
+    pthread_mutex_lock(&v->lock);
+    snprintf(v->last_error, sizeof v->last_error, "%s", e.message);
+    v->wish = false;
+    sync_val_join_locked(v);
+    pthread_mutex_unlock(&v->lock);
+    return -1;
+  }
+  u->host->logf(u->ctx, DM_LOG_INFO,
+                "validator: start-time %s: from %s:%" PRIu64 " (GTID %s), the sync at %s:%" PRIu64,
+                when, from->name, from->pos, from->gtid[0] ? from->gtid : "-", to->name, to->pos);
+  if (dm_position_compare_file(from, to) >= 0) {
+    /* ahead of the sync: the batches before it are not fed; its checkpoint says so at once */
+    sync_val_mark(v, tc, from);
+    pthread_mutex_lock(&v->lock);
+    v->from = *from;
+    v->has_from = true;
+    pthread_mutex_unlock(&v->lock);
+    return 0;
+  }
+  pthread_mutex_lock(&v->lock);
+  v->pos = *from;
+  v->has_pos = true;
+  pthread_mutex_unlock(&v->lock);
+  return 1;
+}
+
 void sync_val_replay(sync_unit *u, MYSQL *tc, const dm_position *to, uint64_t to_rows) {
   sync_val *v = u->val;
   pthread_mutex_lock(&v->lock);
   bool on = v->thread_on, has = v->has_pos;
   dm_position from = v->pos;
+  atomic_store(&v->catch_up, false); /* here it is (the coordinator feeds, this is its thread) */
   pthread_mutex_unlock(&v->lock);
   if (!on)
     return;
-  if (!has) { /* a validator's first run: its checkpoint starts where the sync does */
-    sync_val_mark(v, tc, to);
+  if (!has && replay_first(u, tc, to, &from) <= 0)
+    return;
+  int c = dm_position_compare_file(&from, to);
+  if (c > 0) {
+    /* its checkpoint ahead of the sync's (a start-time): the batches up to it are not fed */
+    pthread_mutex_lock(&v->lock);
+    v->from = from;
+    v->has_from = true;
+    pthread_mutex_unlock(&v->lock);
     return;
   }
-  int c = dm_position_compare_file(&from, to);
-  if (c > 0 || (c == 0 && to_rows == 0))
+  if (c == 0 && to_rows == 0)
     return;
   val_replay p = {.u = u, .tc = tc, .to = to, .to_rows = to_rows, .scan = true};
   sync_batch_init(&p.b);
   dm_error e = {0};
   u->host->logf(u->ctx, DM_LOG_INFO,
                 "validator: replay: its checkpoint %s:%" PRIu64 " is behind the sync's %s:%" PRIu64
-                " (a stop without its flush): the row changes between are fed to it again, "
-                "not applied",
+                " (a stop without its flush, or a start-time): the row changes between are fed "
+                "to it, not applied",
                 from.name, from.pos, to->name, to->pos);
   int rc = replay_pass(&p, &from, &e);
   if (rc == 1 && p.after_ddl.name[0]) {
