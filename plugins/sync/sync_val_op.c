@@ -274,6 +274,11 @@ int sync_validation_op(void *self, const dm_validation_req *req, dm_validation_a
          * (parsed and found at the replay: a bad time is its error, in the status) */
         dm_strlcpy(v->cfg.start_time, req->start_time, sizeof v->cfg.start_time);
         atomic_store(&v->catch_up, true); /* running: at the coordinator's next boundary */
+      } else if (v->has_pos) {
+        /* a validator stopped by a command goes on from its checkpoint, as DM's reads its binlog
+         * from there: the row changes the sync applied meanwhile are fed by the same replay
+         * (now, not at some later restart that would find the span behind the sync) */
+        atomic_store(&v->catch_up, true);
       }
       if (req->mode && (strcmp(req->mode, "full") == 0 || strcmp(req->mode, "fast") == 0))
         v->cfg.mode = strcmp(req->mode, "full") == 0 ? SYNC_VAL_FULL : SYNC_VAL_FAST;

@@ -9,7 +9,9 @@
 #     the binlog from T's transaction (the coordinator's catch-up at its next boundary) and reports
 #     row 150 as an error row, never row 50 (before T). Without the start-time it would start where
 #     the sync is and report neither (the precondition of the assertion: both changed rows differ).
-#  3. A second task whose libconfig `validator.start-time` is later than the source's last
+#  3. `validation stop`, rows synced meanwhile (row 250 then changed on the target), `validation
+#     start`: it goes on from its checkpoint, as DM's validator reads on from there: row 250 found.
+#  4. A second task whose libconfig `validator.start-time` is later than the source's last
 #     transaction: the validator stops with DM's "too late" error in its status (11013), the sync
 #     goes on.
 #
@@ -83,7 +85,25 @@ vjq '.error[0].errorType == "Column data not matched" and (.error[0].dstData | t
   fail "row 150's error: $(vshow)"
 log "2. validation start --start-time: row 150 reported, row 50 (before the time) not"
 
-# 3. a start-time after the source's last transaction: DM's too-late error, the sync goes on
+# 3. stopped by a command, the sync goes on (row 250 synced, then changed on the target), started
+#    again: the span is fed from its checkpoint (DM's validator reads on from there), row 250 found
+val stop vst
+vjq '.result == true' || fail "validation stop: $(vshow)"
+src "$db" -e "INSERT INTO t SELECT seq, 'while stopped' FROM seq_201_to_300"
+wait_for 60 "the sync did not apply rows 201-300" rows_on_target "$db" 300
+tgt -e "UPDATE \`$db\`.t SET pad = 'tampered' WHERE id = 250"
+val start vst
+vjq '.result == true' || fail "validation start after the stop: $(vshow)"
+row_250_listed() {
+  val show-error --error all vst
+  vjq '[.error[].message] | index("250") != null'
+}
+wait_for 120 "row 250, changed while the validator was stopped, was not reported" row_250_listed
+val show-error --error all vst
+vjq '[.error[].message] | sort == ["150", "250"]' || fail "after the restart: $(vshow)"
+log "3. stop, rows synced meanwhile, start: the span fed again, row 250 reported (row 50 still not)"
+
+# 4. a start-time after the source's last transaction: DM's too-late error, the sync goes on
 T2=$(src -N -B -e "SELECT NOW() + INTERVAL 1 HOUR")
 crash_task_cfg vst2 "$meta2" "$db2" vst-src >"$work/task2.cfg" <<CFG
 supervisor = { auto-resume = { enable = false; }; };
@@ -100,5 +120,5 @@ too_late() {
 wait_for 60 "vst2's validator did not stop with the too-late error (its status: $work/v.json, KEEP=1)" too_late
 src -e "INSERT INTO \`$db2\`.t VALUES (11, 'y')"
 wait_for 60 "vst2's sync did not go on after its validator stopped" rows_on_target "$db2" 11
-log "3. a start-time after the last transaction: the validator stopped with it, the sync goes on"
+log "4. a start-time after the last transaction: the validator stopped with it, the sync goes on"
 log "PASS"
