@@ -58,6 +58,9 @@ unsigned sa_rand(unsigned *s);
 void sa_writer_start(sa_writer *w, const char *db, unsigned seed);
 /* Stops it (when running), prints its counts, asserts it committed more than 100 transactions. */
 void sa_writer_stop(sa_writer *w);
+/* Waits (at most timeout_ms) until it has committed `more` transactions after the call: the event a
+ * test waits for instead of a fixed time (a loaded machine writes slower). true when they came. */
+bool sa_writer_wait_commits(sa_writer *w, long more, int timeout_ms);
 
 /* ---- databases, subtasks, comparison (sync_all_util.c) ---- */
 

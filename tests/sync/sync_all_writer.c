@@ -192,6 +192,14 @@ void sa_writer_start(sa_writer *w, const char *db, unsigned seed) {
   CU_ASSERT(w->running);
 }
 
+bool sa_writer_wait_commits(sa_writer *w, long more, int timeout_ms) {
+  long want = atomic_load(&w->commits) + more;
+  double end = lt_now() + timeout_ms / 1000.0;
+  while (atomic_load(&w->commits) < want && lt_now() < end)
+    lt_sleep_ms(20);
+  return atomic_load(&w->commits) >= want;
+}
+
 void sa_writer_stop(sa_writer *w) {
   if (!w->running)
     return;
