@@ -559,7 +559,8 @@ lag_setup() { # both sides: bench_lag with identical content (not binlogged), th
   ddl="DROP DATABASE IF EXISTS $ldb; CREATE DATABASE $ldb;
     $(sbtest_sql "$ldb" "$tables" "$lag_rows")
     CREATE TABLE $ldb.heartbeat (id INT PRIMARY KEY, ts DATETIME(6) NOT NULL);
-    INSERT INTO $ldb.heartbeat VALUES (1, SYSDATE(6));"
+    INSERT INTO $ldb.heartbeat VALUES (1, SYSDATE(6));
+    CREATE TABLE $ldb.beats (id BIGINT AUTO_INCREMENT PRIMARY KEY, ts DATETIME(6) NOT NULL);"
   { echo "SET sql_log_bin = 0; $ddl"
     gen_proc_sql "$ldb" "$tables" "$lag_rows"
     cat <<SQL
@@ -568,7 +569,12 @@ CREATE PROCEDURE $ldb.beat(secs DOUBLE)
 BEGIN
   DECLARE t0 DOUBLE DEFAULT UNIX_TIMESTAMP(SYSDATE(6));
   WHILE UNIX_TIMESTAMP(SYSDATE(6)) - t0 < secs DO
+    -- the row the age samples read, and one row per beat for the arrivals (several beats can
+    -- arrive in one batch: each is counted)
+    START TRANSACTION;
     UPDATE $ldb.heartbeat SET ts = SYSDATE(6) WHERE id = 1;
+    INSERT INTO $ldb.beats (ts) VALUES (SYSDATE(6));
+    COMMIT;
     DO SLEEP(0.1);
   END WHILE;
 END //
@@ -586,17 +592,21 @@ CREATE PROCEDURE $pdb.sample(secs DOUBLE)
 BEGIN
   DECLARE t0 DOUBLE DEFAULT UNIX_TIMESTAMP(SYSDATE(6));
   DECLARE next_age DOUBLE DEFAULT 0;
-  DECLARE seen DATETIME(6) DEFAULT NULL;
+  DECLARE seen BIGINT DEFAULT 0;
+  DECLARE top BIGINT;
   DECLARE cur DATETIME(6);
+  SELECT COALESCE(MAX(id), 0) INTO seen FROM $ldb.beats;
   WHILE UNIX_TIMESTAMP(SYSDATE(6)) - t0 < secs DO
     SELECT ts INTO cur FROM $ldb.heartbeat WHERE id = 1;
     -- arrivals: each beat's delay until it is visible here (polled every ~1 ms), whatever the
     -- phase of beat and sample; samples: the age of the last beat every 100 ms (the age includes
     -- 0-100 ms of the beat's own period)
-    IF seen IS NOT NULL AND cur <> seen THEN
-      INSERT INTO $pdb.arrivals (lag_us) VALUES (TIMESTAMPDIFF(MICROSECOND, cur, SYSDATE(6)));
+    SELECT COALESCE(MAX(id), 0) INTO top FROM $ldb.beats;
+    IF top > seen THEN
+      INSERT INTO $pdb.arrivals (lag_us) SELECT TIMESTAMPDIFF(MICROSECOND, ts, SYSDATE(6))
+        FROM $ldb.beats WHERE id > seen AND id <= top;
+      SET seen = top;
     END IF;
-    SET seen = cur;
     IF UNIX_TIMESTAMP(SYSDATE(6)) >= next_age THEN
       INSERT INTO $pdb.samples (lag_us) VALUES (TIMESTAMPDIFF(MICROSECOND, cur, SYSDATE(6)));
       SET next_age = UNIX_TIMESTAMP(SYSDATE(6)) + 0.1;
