@@ -78,9 +78,19 @@ write_cnf() { # instance
     echo "character-set-server = utf8mb4"
     # DMH_BUFFER_POOL: benchmarks give the servers room to hold their data (bench/dump-load.sh)
     echo "innodb_buffer_pool_size = ${DMH_BUFFER_POOL:-256M}"
-    # Tests want speed, not durability across a power cut.
-    echo "innodb_flush_log_at_trx_commit = 2"
-    echo "sync_binlog = 0"
+    # Tests want speed, not durability across a power cut. DMH_TARGET_DURABLE=1 (bench/sync's
+    # DURABLE=1) makes the target what production runs: a binlog (the replica's applied
+    # transactions in it too), a log flush and a binlog sync at every commit.
+    if [ "$inst" = target ] && [ -n "${DMH_TARGET_DURABLE:-}" ]; then
+      echo "innodb_flush_log_at_trx_commit = 1"
+      echo "sync_binlog = 1"
+      echo "log_bin = $dir/data/mysql-bin"
+      echo "binlog_format = ROW"
+      echo "log_slave_updates = ON"
+    else
+      echo "innodb_flush_log_at_trx_commit = 2"
+      echo "sync_binlog = 0"
+    fi
     # TLS for the dmh_tls account (REQUIRE SSL); plain connections stay allowed (tls_files).
     echo "ssl_ca = $db_dir/tls/ca.pem"
     echo "ssl_cert = $db_dir/tls/server-cert.pem"
@@ -97,7 +107,7 @@ write_cnf() { # instance
       if [ "$inst" = source2 ]; then echo "gtid_domain_id = 1"; else echo "gtid_domain_id = 0"; fi
       # Small, so tests see rotations.
       echo "max_binlog_size = 16M"
-    else
+    elif [ -z "${DMH_TARGET_DURABLE:-}" ]; then
       echo "skip-log-bin"
     fi
   } >"$dir/my.cnf"

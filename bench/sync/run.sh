@@ -8,7 +8,8 @@
 #   bench/sync/run.sh [BUILD_DIR]          (default build/ of this repository: host/dmhost, plugins/*.so)
 #
 # Env: TXNS (260000: >1 M row changes), TABLES (8), ROWS (100000 per table), RUNS (1, median of),
-# WORKERS ("1 8"), REPLICA_THREADS ("0 4"), GEN_STREAMS (2), LAG_SECONDS (60), LAG_RATE (2000 txn/s),
+# WORKERS ("1 8"), REPLICA_THREADS ("0 4"; DURABLE=1: "0 4 8"), REPLICA_MODES (slave_parallel_mode
+# of each REPLICA_THREADS > 0: "optimistic"; DURABLE=1: "optimistic conservative"), GEN_STREAMS (2), LAG_SECONDS (60), LAG_RATE (2000 txn/s),
 # LAG_ROWS (ROWS), SYNC_TIMEOUT (1800 s), SYNC_EXTRA (more lines for the task's sync section),
 # METADATA (FULL: the source's binlog_row_metadata while the range is written; NO_LOG or MINIMAL make
 # our sync decode through its schema tracker, see bench/sync/tracker.sh), BUFFER_POOL (2G), SKIP_GEN=1 (reuse the last generated range), SKIP_OURS=1, SKIP_REPLICA=1,
@@ -17,7 +18,9 @@
 # SCRAPE=1 (our sync runs with `--listen 127.0.0.1:0` and GET /metrics is scraped every second
 # while it applies: the cost of the metrics, README.md), VALIDATOR ("none": the continuous
 # validator's modes our sync runs with, each on the same range, e.g. "none fast full": its overhead,
-# README.md "Validator").
+# README.md "Validator"), DURABLE=1 (the target as production runs it: a binlog,
+# innodb_flush_log_at_trx_commit=1, sync_binlog=1; each run prints the target's log fsyncs and
+# binlog group commits).
 # Servers: a pair of scripts/mariadb.sh of its own, DMH_DB_DIR=/tmp/dmh-bench-sync-db, ports
 # 14406/14407 (BENCH_DB_DIR, BENCH_SOURCE_PORT, BENCH_TARGET_PORT override).
 set -euo pipefail
@@ -29,7 +32,16 @@ tables=${TABLES:-8}
 rows=${ROWS:-100000}
 runs=${RUNS:-1}
 workers=${WORKERS:-1 8}
-replica_threads=${REPLICA_THREADS:-0 4}
+durable=${DURABLE:-}
+if [ -n "$durable" ]; then
+  replica_threads=${REPLICA_THREADS:-0 4 8} replica_modes=${REPLICA_MODES:-optimistic conservative}
+else
+  replica_threads=${REPLICA_THREADS:-0 4} replica_modes=${REPLICA_MODES:-optimistic}
+fi
+for m in $replica_modes; do
+  case $m in conservative | optimistic | aggressive | minimal | none) ;;
+  *) echo "sync bench: REPLICA_MODES: '$m' is not a slave_parallel_mode" >&2; exit 2 ;; esac
+done
 gen_streams=${GEN_STREAMS:-2}
 lag_seconds=${LAG_SECONDS:-60}
 lag_rate=${LAG_RATE:-2000}
@@ -59,6 +71,7 @@ note() { echo "== $*" >&2; }
 
 export DMH_DB_DIR=${BENCH_DB_DIR:-/tmp/dmh-bench-sync-db} DMH_SOURCE_PORT=${BENCH_SOURCE_PORT:-14406}
 export DMH_TARGET_PORT=${BENCH_TARGET_PORT:-14407} DMH_BUFFER_POOL=${BUFFER_POOL:-2G}
+export DMH_TARGET_DURABLE=$durable # scripts/mariadb.sh: the target's binlog and flush settings
 eval "$(bash "$repo/scripts/mariadb.sh" env)"
 src=(--no-defaults --protocol=tcp -h"$DMH_SOURCE_HOST" -P"$DMH_SOURCE_PORT" -u"$DMH_SOURCE_USER")
 dst=(--no-defaults --protocol=tcp -h"$DMH_TARGET_HOST" -P"$DMH_TARGET_PORT" -u"$DMH_TARGET_USER")
@@ -78,6 +91,13 @@ build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt" 2>/
 
 mkdir -p "$work"
 bash "$repo/scripts/mariadb.sh" start >/dev/null
+# A target still running from a run with the other DURABLE gets this run's settings.
+want_flush=2
+[ -z "$durable" ] || want_flush=1
+if [ "$(tsql -e 'SELECT @@innodb_flush_log_at_trx_commit')" != "$want_flush" ]; then
+  note "the target runs with other flush settings than DURABLE='$durable' asks: restarting it"
+  bash "$repo/scripts/mariadb.sh" restart-target >/dev/null
+fi
 cleanup() {
   local rc=$?
   [ -z "${dm_pid:-}" ] || { kill -TERM "$dm_pid" 2>/dev/null && wait "$dm_pid" 2>/dev/null; } || true
@@ -218,6 +238,7 @@ echo "target: $flush (same for both tools)"
 
 reset_target() { # the target back to P0's state
   tsql -e "STOP SLAVE; RESET SLAVE ALL" >/dev/null 2>&1 || true
+  [ -z "$durable" ] || tsql -e "RESET MASTER" # the earlier runs' binlog of the target
   tsql -e "DROP DATABASE IF EXISTS dm_meta; DROP DATABASE IF EXISTS $db; CREATE DATABASE $db"
   tsql "$db" <"$work/p0.sql"
 }
@@ -227,6 +248,18 @@ check_target() { # label: the target's tables equal the source's at P1
     diff "$work/p1.checksums" "$work/target.checksums" >&2 || true
     die "$1: THE TARGET DIFFERS FROM THE SOURCE AT P1 (CHECKSUM TABLE above: source <, target >)"
   }
+}
+
+# Where a durable target's time goes: InnoDB's fsyncs (MariaDB 10.11 counts the redo log's in
+# Innodb_data_fsyncs; it has no Innodb_os_log_fsyncs) and binlog (group) commits: with
+# sync_binlog=1 one binlog fsync per group commit.
+flush_counters() { # -> FLUSH_COUNTERS "innodb_fsyncs binlog_commits binlog_group_commits"
+  tq "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_data_fsyncs', 'Binlog_commits', 'Binlog_group_commits')"
+  FLUSH_COUNTERS=$(printf '%s\n' "${TQ_OUT[@]}" | awk '{v[$1] = $2}
+    END {print v["Innodb_data_fsyncs"] + 0, v["Binlog_commits"] + 0, v["Binlog_group_commits"] + 0}')
+}
+flush_delta() { # before after -> "fsyncs/commits/group_commits" between them
+  echo "$1 $2" | awk '{printf "%d/%d/%d", $4 - $1, $5 - $2, $6 - $3}'
 }
 
 # ---- 4: the MariaDB replica --------------------------------------------------------------------
@@ -249,8 +282,8 @@ poll_slave() {
   e=$(slave_field Last_IO_Error)$(slave_field Last_SQL_Error)
   [ -z "$e" ] || die "replica error: $e"
 }
-start_replica() { # threads file pos: configure, start the IO thread only
-  tsql -e "SET GLOBAL slave_parallel_threads = $1; SET GLOBAL slave_parallel_mode = 'optimistic';
+start_replica() { # threads file pos mode: configure, start the IO thread only
+  tsql -e "SET GLOBAL slave_parallel_threads = $1; SET GLOBAL slave_parallel_mode = '${4:-optimistic}';
     CHANGE MASTER TO MASTER_HOST = '$DMH_SOURCE_HOST', MASTER_PORT = $DMH_SOURCE_PORT,
       MASTER_USER = '$DMH_SOURCE_USER', MASTER_PASSWORD = '${DMH_SOURCE_PASSWORD:-}',
       MASTER_LOG_FILE = '$2', MASTER_LOG_POS = $3, MASTER_USE_GTID = no;
@@ -259,9 +292,9 @@ start_replica() { # threads file pos: configure, start the IO thread only
 }
 # The run functions set globals (RUN_S, RUN_KB, ...) instead of printing: a $(...) subshell would
 # lose the coprocess and dm_pid.
-replica_run() { # threads -> RUN_S
+replica_run() { # threads mode -> RUN_S, RUN_FLUSH
   reset_target
-  start_replica "$1" "$p0_file" "$p0_pos"
+  start_replica "$1" "$p0_file" "$p0_pos" "$2"
   local t0 t1 deadline=$((SECONDS + sync_timeout))
   while :; do
     poll_slave
@@ -270,6 +303,8 @@ replica_run() { # threads -> RUN_S
     nap 0.05
   done
   # The SQL thread stops by itself at P1 (the source's binlog may go on: the lag runs' writes).
+  flush_counters
+  local f0=$FLUSH_COUNTERS
   t0=$EPOCHREALTIME
   tq "START SLAVE SQL_THREAD UNTIL MASTER_LOG_FILE = '$p1_file', MASTER_LOG_POS = $p1_pos"
   deadline=$((SECONDS + sync_timeout))
@@ -282,8 +317,10 @@ replica_run() { # threads -> RUN_S
     nap 0.05
   done
   t1=$EPOCHREALTIME
+  flush_counters
+  RUN_FLUSH=$(flush_delta "$f0" "$FLUSH_COUNTERS")
   tsql -e 'STOP SLAVE; RESET SLAVE ALL'
-  check_target "replica, slave_parallel_threads=$1"
+  check_target "replica, slave_parallel_threads=$1 $2"
   RUN_S=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}')
 }
 
@@ -422,6 +459,8 @@ ours_run() { # workers -> RUN_S, RUN_KB, RUN_TCPU (validator: VAL_AT_END, VAL_CA
   local d=$work/ours-w$1 t0 t1 c0 c1
   reset_target
   c0=$(target_cpu)
+  flush_counters
+  local f0=$FLUSH_COUNTERS
   t0=$EPOCHREALTIME
   start_ours "$d" "$1" "$p0_file" "$p0_pos"
   [ "$vmode" = none ] || [ -n "$(listen_port "$d")" ] || die "no --listen port in $d/log"
@@ -430,6 +469,8 @@ ours_run() { # workers -> RUN_S, RUN_KB, RUN_TCPU (validator: VAL_AT_END, VAL_CA
   # The target's CPU seconds while the sync applied (the validator's probes are in them): on a
   # shared machine the wall time follows the others' load, the CPU seconds much less.
   c1=$(target_cpu)
+  flush_counters
+  RUN_FLUSH=$(flush_delta "$f0" "$FLUSH_COUNTERS")
   RUN_TCPU=$(awk -v a="$c0" -v b="$c1" 'BEGIN {printf "%.2f", b - a}')
   # The sync's time ends at its checkpoint; how far the validator is behind then, and how long it
   # takes to settle what is pending, is measured after (not in the sync's seconds).
@@ -444,17 +485,23 @@ ours_run() { # workers -> RUN_S, RUN_KB, RUN_TCPU (validator: VAL_AT_END, VAL_CA
 }
 
 # ---- timed runs --------------------------------------------------------------------------------
-declare -A secs rss cpus https vals tcpus
+declare -A secs rss cpus https vals tcpus flushes
 labels=()
 if [ -z "${SKIP_REPLICA:-}" ]; then
   for th in $replica_threads; do
-    labels+=("replica:$th")
-    for r in $(seq 1 "$runs"); do
-      note "replica, slave_parallel_threads=$th, run $r/$runs"
-      replica_run "$th"
-      s=$RUN_S
-      echo "   $s s" >&2
-      secs[replica:$th]+="$s "
+    modes=$replica_modes
+    [ "$th" -gt 0 ] || modes=- # no parallel mode without parallel threads
+    for pm in $modes; do
+      l=replica:$th:$pm
+      labels+=("$l")
+      for r in $(seq 1 "$runs"); do
+        note "replica, slave_parallel_threads=$th, mode $pm, run $r/$runs"
+        replica_run "$th" "${pm/#-/optimistic}"
+        s=$RUN_S
+        echo "   $s s; the target's InnoDB fsyncs/binlog commits/group commits $RUN_FLUSH" >&2
+        secs[$l]+="$s "
+        flushes[$l]+="$RUN_FLUSH "
+      done
     done
   done
 fi
@@ -468,7 +515,9 @@ if [ -n "$ours" ]; then
         note "our sync, worker-count=$w, validator $m, run $r/$runs"
         ours_run "$w"
         s=$RUN_S k=$RUN_KB
-        echo "   $s s, $RUN_CPU s of CPU, the target's $RUN_TCPU s, peak RSS $((k / 1024)) MiB" >&2
+        echo "   $s s, $RUN_CPU s of CPU, the target's $RUN_TCPU s, peak RSS $((k / 1024)) MiB;" \
+          "the target's InnoDB fsyncs/binlog commits/group commits $RUN_FLUSH" >&2
+        flushes[$l]+="$RUN_FLUSH "
         secs[$l]+="$s "
         rss[$l]+="$k "
         cpus[$l]+="$RUN_CPU "
@@ -498,6 +547,11 @@ for l in "${labels[@]}"; do
   esac
 done
 
+# LAG_REPLICA ("threads:mode", e.g. 4:optimistic) and LAG_WORKERS: the lag of these without timed
+# runs (WORKERS=" " REPLICA_THREADS=" " skip those), else of the best measured of each.
+best_replica=${LAG_REPLICA:-$best_replica} best_ours=${LAG_WORKERS:-$best_ours}
+[ -n "$ours" ] || best_ours=
+
 # ---- 6: lag under a steady load ----------------------------------------------------------------
 lag_lines=()
 lag_setup() { # both sides: bench_lag with identical content (not binlogged), the probe on the target
@@ -505,7 +559,8 @@ lag_setup() { # both sides: bench_lag with identical content (not binlogged), th
   ddl="DROP DATABASE IF EXISTS $ldb; CREATE DATABASE $ldb;
     $(sbtest_sql "$ldb" "$tables" "$lag_rows")
     CREATE TABLE $ldb.heartbeat (id INT PRIMARY KEY, ts DATETIME(6) NOT NULL);
-    INSERT INTO $ldb.heartbeat VALUES (1, SYSDATE(6));"
+    INSERT INTO $ldb.heartbeat VALUES (1, SYSDATE(6));
+    CREATE TABLE $ldb.beats (id BIGINT AUTO_INCREMENT PRIMARY KEY, ts DATETIME(6) NOT NULL);"
   { echo "SET sql_log_bin = 0; $ddl"
     gen_proc_sql "$ldb" "$tables" "$lag_rows"
     cat <<SQL
@@ -514,7 +569,12 @@ CREATE PROCEDURE $ldb.beat(secs DOUBLE)
 BEGIN
   DECLARE t0 DOUBLE DEFAULT UNIX_TIMESTAMP(SYSDATE(6));
   WHILE UNIX_TIMESTAMP(SYSDATE(6)) - t0 < secs DO
+    -- the row the age samples read, and one row per beat for the arrivals (several beats can
+    -- arrive in one batch: each is counted)
+    START TRANSACTION;
     UPDATE $ldb.heartbeat SET ts = SYSDATE(6) WHERE id = 1;
+    INSERT INTO $ldb.beats (ts) VALUES (SYSDATE(6));
+    COMMIT;
     DO SLEEP(0.1);
   END WHILE;
 END //
@@ -526,14 +586,32 @@ SQL
     cat <<SQL
 DROP DATABASE IF EXISTS $pdb; CREATE DATABASE $pdb;
 CREATE TABLE $pdb.samples (n INT AUTO_INCREMENT PRIMARY KEY, lag_us BIGINT);
+CREATE TABLE $pdb.arrivals (n INT AUTO_INCREMENT PRIMARY KEY, lag_us BIGINT);
 DELIMITER //
 CREATE PROCEDURE $pdb.sample(secs DOUBLE)
 BEGIN
   DECLARE t0 DOUBLE DEFAULT UNIX_TIMESTAMP(SYSDATE(6));
+  DECLARE next_age DOUBLE DEFAULT 0;
+  DECLARE seen BIGINT DEFAULT 0;
+  DECLARE top BIGINT;
+  DECLARE cur DATETIME(6);
+  SELECT COALESCE(MAX(id), 0) INTO seen FROM $ldb.beats;
   WHILE UNIX_TIMESTAMP(SYSDATE(6)) - t0 < secs DO
-    INSERT INTO $pdb.samples (lag_us)
-      SELECT TIMESTAMPDIFF(MICROSECOND, ts, SYSDATE(6)) FROM $ldb.heartbeat WHERE id = 1;
-    DO SLEEP(0.1);
+    SELECT ts INTO cur FROM $ldb.heartbeat WHERE id = 1;
+    -- arrivals: each beat's delay until it is visible here (polled every ~1 ms), whatever the
+    -- phase of beat and sample; samples: the age of the last beat every 100 ms (the age includes
+    -- 0-100 ms of the beat's own period)
+    SELECT COALESCE(MAX(id), 0) INTO top FROM $ldb.beats;
+    IF top > seen THEN
+      INSERT INTO $pdb.arrivals (lag_us) SELECT TIMESTAMPDIFF(MICROSECOND, ts, SYSDATE(6))
+        FROM $ldb.beats WHERE id > seen AND id <= top;
+      SET seen = top;
+    END IF;
+    IF UNIX_TIMESTAMP(SYSDATE(6)) >= next_age THEN
+      INSERT INTO $pdb.samples (lag_us) VALUES (TIMESTAMPDIFF(MICROSECOND, cur, SYSDATE(6)));
+      SET next_age = UNIX_TIMESTAMP(SYSDATE(6)) + 0.1;
+    END IF;
+    DO SLEEP(0.001);
   END WHILE;
 END //
 DELIMITER ;
@@ -555,12 +633,17 @@ lag_load() { # label: the heartbeat, then the paced load with the sampler -> LAG
   g1=$(gtid_seq "$(ssql -e 'SELECT @@gtid_binlog_pos')")
   read -r pe_file pe_pos <<<"$(master_pos)"
   echo "$pe_file $pe_pos $((g1 - g0))" >"$work/lag-end"
-  LAG_LINE=$(tsql -e "SELECT lag_us FROM $pdb.samples ORDER BY lag_us" | awk -v l="$1" \
-    -v rate="$(awk -v n="$((g1 - g0))" -v s="$lag_seconds" 'BEGIN {printf "%.0f", n / s}')" '
-    function pct(p,  i) { i = int(NR * p + 0.5); if (i < 1) i = 1; return a[i] }
-    {a[NR] = $1 / 1e6} END {
-      if (NR == 0) { print l ": no samples"; exit }
-      printf "%-28s %8.3f %8.3f %8.3f %8d %10s\n", l, pct(0.5), pct(0.99), a[NR], NR, rate }')
+  LAG_LINE=
+  local t
+  for t in samples arrivals; do
+    LAG_LINE+=$(tsql -e "SELECT lag_us FROM $pdb.$t ORDER BY lag_us" | awk -v l="$1 ($t)" \
+      -v rate="$(awk -v n="$((g1 - g0))" -v s="$lag_seconds" 'BEGIN {printf "%.0f", n / s}')" '
+      function pct(p,  i) { i = int(NR * p + 0.5); if (i < 1) i = 1; return a[i] }
+      {a[NR] = $1 / 1e6} END {
+        if (NR == 0) { print l ": no samples"; exit }
+        printf "%-40s %8.3f %8.3f %8.3f %8d %10s\n", l, pct(0.5), pct(0.99), a[NR], NR, rate }')
+    [ "$t" = arrivals ] || LAG_LINE+=$'\n'
+  done
 }
 lag_check() { # label: the lag tables equal on both sides
   local a b
@@ -571,7 +654,8 @@ if [ -z "${SKIP_LAG:-}" ] && [ "$lag_seconds" -gt 0 ]; then
   if [ -n "$best_replica" ]; then
     note "lag: replica, slave_parallel_threads=$best_replica, $lag_rate txn/s for $lag_seconds s"
     lag_setup
-    start_replica "$best_replica" "$pl_file" "$pl_pos"
+    bm=${best_replica#*:}
+    start_replica "${best_replica%%:*}" "$pl_file" "$pl_pos" "${bm/#-/optimistic}"
     tsql -e 'START SLAVE SQL_THREAD'
     lag_load "replica threads=$best_replica"
     read -r pe_file pe_pos _ <"$work/lag-end"
@@ -611,7 +695,9 @@ fi
   for l in "${labels[@]}"; do
     s=$(med "$l")
     case $l in
-    replica:*) name="replica threads=${l#replica:}" m=- c=- tc=- ;;
+    replica:*) tm=${l#replica:} name="replica threads=${tm%%:*}"
+      [ "${tm#*:}" = - ] || name+=" ${tm#*:}"
+      m=- c=- tc=- ;;
     ours:*) wm=${l#ours:} name="dmhost sync workers=${wm%%:*}"
       [ "${wm#*:}" = none ] || name+=" val=${wm#*:}"
       m=$(echo "${rss[$l]}" | tr ' ' '\n' | grep . | sort -g | tail -1)
@@ -633,6 +719,10 @@ fi
     done
   fi
   echo "(ratio = best replica config's seconds / these seconds: above 1x faster than the replica)"
+  echo "the target's Innodb_data_fsyncs/Binlog_commits/Binlog_group_commits while each applied, per run:"
+  for l in "${labels[@]}"; do
+    [ -z "${flushes[$l]:-}" ] || printf '  %-30s %s\n' "$l" "${flushes[$l]% }"
+  done
   for l in "${labels[@]}"; do
     [ -n "${vals[$l]:-}" ] || continue
     wm=${l#ours:} none_l=ours:${wm%%:*}:none
@@ -647,7 +737,9 @@ fi
     echo
     echo "lag under a steady load ($lag_rate txn/s asked, $lag_seconds s; heartbeat every 100 ms, its" \
       "age is part of the lag; src_txn/s counts the heartbeats too):"
-    printf '%-28s %8s %8s %8s %8s %10s\n' tool/config p50_s p99_s max_s samples src_txn/s
+    echo "(samples: the heartbeat's age every 100 ms, as before; arrivals: each beat's delay until" \
+      "the target showed it, polled every ~1 ms: the lag without the beat's period)"
+    printf '%-40s %8s %8s %8s %8s %10s\n' tool/config p50_s p99_s max_s samples src_txn/s
     printf '%s\n' "${lag_lines[@]}"
   fi
   [ -n "$ours" ] || echo "NOTE: our sync was not measured (SKIP_OURS, or no $sync_so)"

@@ -164,8 +164,20 @@ static void sync_set_synced(sync_unit *u, const dm_position *p) {
 
 /* ---- batches ---- */
 
-/* Waits for the batch the workers hold; moves the global row and the status. */
-static int sync_finish_inflight(sync_run_state *r, dm_error *err) {
+/* The global row and the status move to p, where every worker has committed. */
+static int sync_global_at(sync_run_state *r, const dm_position *p, dm_error *err) {
+  if (sync_cp_global(r->u, r->tc, p, err) < 0)
+    return -1;
+  sync_set_synced(r->u, p);
+  sync_keep_from(r, p);
+  return 0;
+}
+
+/* Waits for the batch the workers hold. The global row then moves to its end at once, or, with
+ * `due`, later by the caller (sync_close_batch: after the next batch is handed out, so the row's
+ * round trip and commit flush overlap the workers' instead of leaving them idle; a global row
+ * behind the worker rows is a state every start already handles, see sync_start_position). */
+static int sync_finish_inflight_due(sync_run_state *r, dm_position *due, dm_error *err) {
   sync_unit *u = r->u;
   if (!r->has_inflight)
     return 0;
@@ -173,10 +185,10 @@ static int sync_finish_inflight(sync_run_state *r, dm_error *err) {
   if (sync_workers_wait(r->ws, err) < 0)
     return -1;
   sync_batch *b = r->inflight;
-  if (sync_cp_global(u, r->tc, &b->end, err) < 0)
+  if (due)
+    *due = b->end;
+  else if (sync_global_at(r, &b->end, err) < 0)
     return -1;
-  sync_set_synced(u, &b->end);
-  sync_keep_from(r, &b->end);
   r->done = b->end;
   r->done_rows = b->end_rows;
   sync_val_feed(u->val, b); /* committed: the validator may probe its rows */
@@ -188,12 +200,19 @@ static int sync_finish_inflight(sync_run_state *r, dm_error *err) {
   return 0;
 }
 
-/* Closes the batch being built: waits for the one before, hands this one to the workers. */
+static int sync_finish_inflight(sync_run_state *r, dm_error *err) {
+  return sync_finish_inflight_due(r, NULL, err);
+}
+
+/* Closes the batch being built: waits for the one before, hands this one to the workers, then
+ * moves the global row past the one before. */
 static int sync_close_batch(sync_run_state *r, dm_error *err) {
   sync_unit *u = r->u;
   if (r->building->n_txns == 0 && !r->building->moved)
     return 0;
-  if (sync_finish_inflight(r, err) < 0)
+  bool had = r->has_inflight;
+  dm_position due;
+  if (sync_finish_inflight_due(r, &due, err) < 0)
     return -1;
   if (sync_batch_assign(r->building, r->n_workers) < 0) {
     sync_nomem(u, err);
@@ -211,7 +230,7 @@ static int sync_close_batch(sync_run_state *r, dm_error *err) {
   r->building = t;
   r->has_inflight = true;
   sync_batch_reset(r->building);
-  return 0;
+  return had ? sync_global_at(r, &due, err) : 0;
 }
 
 /* Waits until everything read so far is applied (before a DDL, at a stop). */
