@@ -513,6 +513,9 @@ void sync_metrics_init(sync_unit *u);
 /* dm_syncer_binlog_file / dm_syncer_binlog_pos of `node` ("syncer": applied; "master": the
  * source's end). */
 void sync_metrics_position(sync_unit *u, const char *node, const dm_position *p);
+/* sync_metrics.c: at most every status-interval (*last_ns: the last time), the source's binlog end
+ * (SHOW MASTER STATUS, gtid_binlog_pos) read on sc into u->master (status) and its metric. */
+void sync_master_poll(sync_unit *u, MYSQL *sc, int64_t *last_ns);
 /* A batch or group was committed: its transactions and rows, and the replication lag from the
  * binlog timestamp of its last event (0: unknown, left as it was). */
 void sync_metrics_applied(sync_unit *u, uint64_t txns, uint64_t rows, uint32_t last_ts);

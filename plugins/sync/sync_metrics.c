@@ -2,10 +2,12 @@
  * The sync unit's metrics (docs/metrics.md), under DM's names: the replication lag (gauge and
  * histogram), the applied and the source's binlog position, finished transactions, the time of
  * each transaction on the target, the interval between moves of the global checkpoint row, the
- * pessimistic shard DDL's unsynced tables and lock wait, and dmhost's finished rows. Published
+ * pessimistic shard DDL's unsynced tables and lock wait, dmhost's finished rows, and the source's binlog
+ * end polled for status and metric (sync_master_poll). Published
  * through the host's metrics service (host.h), which adds the task and source_id labels.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include <dmhost/clock.h>
@@ -108,4 +110,34 @@ void sync_metrics_unsynced(sync_unit *u, const char *tdb, const char *tname, int
 
 void sync_metrics_resolving(sync_unit *u, bool waiting) {
   dm_host_metric_set(u->host, u->ctx, u->m_resolving, NULL, waiting ? 1 : 0);
+}
+
+void sync_master_poll(sync_unit *u, MYSQL *sc, int64_t *last_ns) {
+  int64_t now = dm_clock_ns();
+  if (!sc || now - *last_ns < (int64_t)u->cfg.status_ms * 1000000)
+    return;
+  *last_ns = now;
+  dm_position m = {0};
+  if (mysql_query(sc, "SHOW MASTER STATUS") != 0)
+    return;
+  MYSQL_RES *res = mysql_store_result(sc);
+  MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
+  if (row && row[0]) {
+    dm_strlcpy(m.name, row[0], sizeof m.name);
+    m.pos = row[1] ? strtoull(row[1], NULL, 10) : 0;
+  }
+  if (res)
+    mysql_free_result(res);
+  if (mysql_query(sc, "SELECT @@GLOBAL.gtid_binlog_pos") == 0 &&
+      (res = mysql_store_result(sc)) != NULL) {
+    row = mysql_fetch_row(res);
+    if (row && row[0])
+      dm_strlcpy(m.gtid, row[0], sizeof m.gtid);
+    mysql_free_result(res);
+  }
+  pthread_mutex_lock(&u->lock);
+  u->master = m;
+  u->has_master = m.name[0] != '\0';
+  pthread_mutex_unlock(&u->lock);
+  sync_metrics_position(u, "master", &m);
 }

@@ -113,34 +113,7 @@ static void sync_maps_boundary(sync_run_state *r) {
 /* ---- status ---- */
 
 static void sync_poll_master(sync_run_state *r) {
-  sync_unit *u = r->u;
-  int64_t now = dm_clock_ns();
-  if (!r->sc || now - r->last_status_ns < (int64_t)u->cfg.status_ms * 1000000)
-    return;
-  r->last_status_ns = now;
-  dm_position m = {0};
-  if (mysql_query(r->sc, "SHOW MASTER STATUS") != 0)
-    return;
-  MYSQL_RES *res = mysql_store_result(r->sc);
-  MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
-  if (row && row[0]) {
-    dm_strlcpy(m.name, row[0], sizeof m.name);
-    m.pos = row[1] ? strtoull(row[1], NULL, 10) : 0;
-  }
-  if (res)
-    mysql_free_result(res);
-  if (mysql_query(r->sc, "SELECT @@GLOBAL.gtid_binlog_pos") == 0 &&
-      (res = mysql_store_result(r->sc)) != NULL) {
-    row = mysql_fetch_row(res);
-    if (row && row[0])
-      dm_strlcpy(m.gtid, row[0], sizeof m.gtid);
-    mysql_free_result(res);
-  }
-  pthread_mutex_lock(&u->lock);
-  u->master = m;
-  u->has_master = m.name[0] != '\0';
-  pthread_mutex_unlock(&u->lock);
-  sync_metrics_position(u, "master", &m);
+  sync_master_poll(r->u, r->sc, &r->last_status_ns);
 }
 
 /* The checkpoint moved to p: the relay may purge before it, or before the lowest position a held
@@ -621,6 +594,27 @@ static int sync_payload(sync_run_state *r, const dm_binlog_event *ev, dm_error *
 
 /* ---- shard groups ---- */
 
+/* A side reader (a shard's re-sync, the validator's catch-up) reads with the sync's server_id, so
+ * the main stream is closed first (a second stream of one id throws the first out) and opened
+ * again at r->cur after. */
+static void sync_main_close(sync_run_state *r) {
+  pthread_mutex_lock(&r->u->lock);
+  r->u->src = NULL;
+  pthread_mutex_unlock(&r->u->lock);
+  sync_source_close(r->src);
+  r->src = NULL;
+}
+
+static int sync_main_open(sync_run_state *r, dm_error *err) {
+  if (sync_source_open(r->u, &r->cur, &r->src, err) < 0)
+    return -1;
+  dm_binlog_trx_reset(&r->trx);
+  pthread_mutex_lock(&r->u->lock);
+  r->u->src = r->src;
+  pthread_mutex_unlock(&r->u->lock);
+  return 0;
+}
+
 /* At a quiet point (everything read is applied, r->cur the global row): the re-sync an operation
  * left, then each group whose tables all arrived is resolved (the source blocks in there) and
  * re-synced. 1 go on, 0 stopped, -1 with *err. */
@@ -634,20 +628,12 @@ static int sync_shard_settle(sync_run_state *r, dm_error *err) {
     dm_position from;
     if (sync_shard_resync_from(u->shard, &from)) {
       /* the re-sync reads on its own stream; the main one opens again at the block point */
-      pthread_mutex_lock(&u->lock);
-      u->src = NULL;
-      pthread_mutex_unlock(&u->lock);
-      sync_source_close(r->src);
-      r->src = NULL;
+      sync_main_close(r);
       int rc = sync_resync(u, r->tc, &r->cur, err);
       if (rc <= 0)
         return rc;
-      if (sync_source_open(u, &r->cur, &r->src, err) < 0)
+      if (sync_main_open(r, err) < 0)
         return -1;
-      dm_binlog_trx_reset(&r->trx);
-      pthread_mutex_lock(&u->lock);
-      u->src = r->src;
-      pthread_mutex_unlock(&u->lock);
     }
     int g = sync_shard_ready(u->shard, err);
     if (g == -2)
@@ -665,22 +651,11 @@ static int sync_shard_settle(sync_run_state *r, dm_error *err) {
  * applied, then the validator's replay feeds the rows from the time's position to here on a stream
  * of its own (the main one closed: one server_id), then the main stream opens again here. */
 static int sync_val_catch_up(sync_run_state *r, dm_error *err) {
-  sync_unit *u = r->u;
   if (sync_drain(r, err) < 0)
     return -1;
-  pthread_mutex_lock(&u->lock);
-  u->src = NULL;
-  pthread_mutex_unlock(&u->lock);
-  sync_source_close(r->src);
-  r->src = NULL;
-  sync_val_replay(u, r->tc, &r->done, r->done_rows);
-  if (sync_source_open(u, &r->cur, &r->src, err) < 0)
-    return -1;
-  dm_binlog_trx_reset(&r->trx);
-  pthread_mutex_lock(&u->lock);
-  u->src = r->src;
-  pthread_mutex_unlock(&u->lock);
-  return 0;
+  sync_main_close(r);
+  sync_val_replay(r->u, r->tc, &r->done, r->done_rows);
+  return sync_main_open(r, err);
 }
 
 /* ---- the start ---- */
