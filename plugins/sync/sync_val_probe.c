@@ -19,6 +19,10 @@
 #include "sync.h"
 #include "sync_val.h"
 
+/* keys per table arm: under MariaDB's in_predicate_conversion_threshold (1000), so the IN list
+ * stays a list of ranges on the key, never a derived table joined with its own type rules */
+#define VAL_ARM_MAX 999
+
 /* One probe of row r (index i of the statement) into q: (SELECT i, same, dst FROM .. WHERE key). */
 void sync_val_point_sql(const sync_val *v, const sync_val_row *r, int i, dm_buf *q) {
   const sync_val_table *t = v->tables[r->table];
@@ -82,7 +86,7 @@ int sync_val_batch_sql(const sync_val *v, sync_val_row *const *rows, int n, dm_b
     if (done[i])
       continue;
     int m = 0;
-    for (int j = i; j < n; j++)
+    for (int j = i; j < n && m < VAL_ARM_MAX; j++)
       if (!done[j] && rows[j]->table == rows[i]->table) {
         done[j] = true;
         idx[m++] = j;
