@@ -21,6 +21,9 @@
 
 #define VAL_ROW_MAX (1u << 20) /* a row literal longer than this is not validated (bounded) */
 #define VAL_FEED_WAIT_MS 100   /* the longest a batch's feed waits for room */
+/* DM's maxAccumulatedRow: more rows than this waiting for their first probe are probed before
+ * their validate-interval (the oldest first), so the rows held stay few whatever the rate */
+#define VAL_ACCU_ROWS 100000
 
 /* ---- settings ---- */
 
@@ -101,13 +104,19 @@ static void list_unlink(sync_val *v, sync_val_row *r) {
     r->next->prev = r->prev;
   else if (*tail == r)
     *tail = r->prev;
+  else
+    return; /* in no list (being checked) */
   r->prev = r->next = NULL;
+  if (!r->retry)
+    v->n_fresh--;
 }
 
 static void list_append(sync_val *v, sync_val_row *r, bool retry) {
   r->retry = retry;
   sync_val_row **head = retry ? &v->retry_head : &v->fresh_head;
   sync_val_row **tail = retry ? &v->retry_tail : &v->fresh_tail;
+  if (!retry)
+    v->n_fresh++;
   r->prev = *tail;
   r->next = NULL;
   if (*tail)
@@ -325,6 +334,9 @@ int sync_val_add_locked(sync_val *v, uint32_t table, uint8_t kind, const char *k
   r->kind = kind;
   r->key_len = klen;
   r->row_len = rlen;
+  /* DM's validate-interval: a row is first probed after it, so a row the source changes again
+   * meanwhile is probed once, in its last image (the one entry per key above) */
+  r->due_ns = dm_clock_ns() + v->cfg.validate_ms * 1000000;
   memcpy(r->data, key, klen);
   r->data[klen] = '\0';
   if (rlen)
@@ -486,37 +498,20 @@ void sync_val_ddl(sync_val *v, const sync_ddl_stmt *s) {
 
 /* ---- checking (the validator's thread) ---- */
 
-/* One probe of row r (index i of the statement) into q: (SELECT i, same, dst FROM .. WHERE key). */
-static void val_probe(const sync_val *v, const sync_val_row *r, int i, dm_buf *q) {
-  const sync_val_table *t = v->tables[r->table];
-  const char *row = r->data + r->key_len + 1;
-  if (q->len)
-    dm_buf_puts(q, " UNION ALL ");
-  dm_buf_printf(q, "(SELECT %d,", i);
-  if (r->kind == 2 || v->cfg.mode == SYNC_VAL_FAST)
-    dm_buf_puts(q, r->kind == 2 ? "0,JSON_ARRAY" : "1,NULL");
-  else {
-    /* <=>: the server compares with the columns' own types and collations. The row literal is
-     * sent once (IF's NULL says equal): it is most of the statement's bytes, and parsing and
-     * comparing it twice made full mode's probes the target's largest cost (bench/README.md) */
-    dm_buf_printf(q, "1,IF(%s<=>%s,NULL,JSON_ARRAY", t->cols.p, row);
-  }
-  if (r->kind == 2 || v->cfg.mode != SYNC_VAL_FAST)
-    dm_buf_puts(q, t->cols.p);
-  if (r->kind != 2 && v->cfg.mode != SYNC_VAL_FAST)
-    dm_buf_putc(q, ')');
-  dm_buf_printf(q, " FROM %s WHERE %s=%s LIMIT 1)", t->qname.p, t->keycols.p, r->data);
-}
-
 /* Takes up to batch rows that are due (fresh first) and worker w's, marks them being checked.
  * A row's worker is its (table, key) hash's (the high half: the buckets use the low bits), so a
  * newer change of a row goes to the worker that checked the older one, as DM's dispatch. */
 static int val_take(sync_val *v, sync_val_row **out, int max, int64_t now, int w) {
   int n = 0;
   uint64_t nw = v->n_threads > 1 ? (uint64_t)v->n_threads : 1;
+  /* fresh rows wait validate-interval, unless too many wait (DM's maxAccumulatedRow) or the
+   * pending set is half full: the feed must never wait for rows held back here */
+  int64_t early = (int64_t)v->n_fresh - VAL_ACCU_ROWS;
+  if (v->bytes * 2 >= (uint64_t)v->cfg.max_bytes || (int64_t)v->n_rows * 2 >= v->cfg.max_rows)
+    early = v->n_fresh;
   for (int pass = 0; pass < 2 && n < max; pass++) {
     sync_val_row *r = pass ? v->retry_head : v->fresh_head;
-    while (r && n < max && r->due_ns <= now) {
+    for (int64_t at = 0; r && n < max && (r->due_ns <= now || (!pass && at < early)); at++) {
       sync_val_row *nx = r->next;
       if ((r->hash >> 32) % nw == (uint64_t)w) {
         list_unlink(v, r);
@@ -529,17 +524,63 @@ static int val_take(sync_val *v, sync_val_row **out, int max, int64_t now, int w
   return n;
 }
 
+/* DM's batched probe of the taken rows (sync_val_probe.c): the ones it settles are done; the
+ * others are moved to rows[0..return) for the point probes, which decide them. -1: the connection
+ * failed (rows untouched). Lock held on entry and on return. */
+static int val_batch(sync_val *v, MYSQL *c, sync_val_row **rows, int n, dm_buf *q) {
+  if (n < 2)
+    return n; /* one point probe costs as much */
+  uint8_t *st = calloc((size_t)n, 1);
+  if (!st || sync_val_batch_sql(v, rows, n, q) < 0) {
+    free(st);
+    return n;
+  }
+  pthread_mutex_unlock(&v->lock);
+  unsigned code;
+  int rc = sync_val_batch_query(c, q, n, st, &code);
+  pthread_mutex_lock(&v->lock);
+  if (rc != 0) {
+    free(st);
+    return rc < 0 ? -1 : n; /* refused: the point probes get the server's word and report it */
+  }
+  int m = 0;
+  for (int i = 0; i < n; i++) {
+    sync_val_row *r = rows[i];
+    bool ok = r->kind == 2 ? !(st[i] & SYNC_VAL_FOUND)
+                           : (st[i] & SYNC_VAL_FOUND) &&
+                                 (v->cfg.mode == SYNC_VAL_FAST || (st[i] & SYNC_VAL_SAME));
+    if (!ok && !r->superseded) {
+      rows[m++] = r;
+      continue;
+    }
+    r->checking = false;
+    if (r->superseded) {
+      free(r);
+      continue;
+    }
+    v->checked++;
+    val_forget(v, r);
+  }
+  free(st);
+  return m;
+}
+
 /* One statement for the taken rows, then their fates. -1: the connection failed (lock held on
  * entry and on return). */
 static int val_check(sync_val *v, MYSQL *c, sync_val_row **rows, int n, dm_buf *q) {
+  int m = val_batch(v, c, rows, n, q);
+  if (m == 0)
+    return 0;
+  if (m > 0)
+    n = m;
   dm_buf_reset(q);
-  for (int i = 0; i < n; i++)
-    val_probe(v, rows[i], i, q);
+  for (int i = 0; m > 0 && i < n; i++)
+    sync_val_point_sql(v, rows[i], i, q);
   pthread_mutex_unlock(&v->lock);
   bool *found = calloc((size_t)n, sizeof *found), *same = calloc((size_t)n, sizeof *same);
   char **dst = calloc((size_t)n, sizeof *dst);
   int rc = -1;
-  if (!found || !same || !dst || q->oom)
+  if (m < 0 || !found || !same || !dst || q->oom)
     goto out;
   if (mysql_real_query(c, q->p, q->len) != 0) {
     unsigned code = mysql_errno(c);

@@ -143,6 +143,7 @@ struct sync_val {
   sync_val_row **buckets;
   uint32_t n_buckets, n_rows;
   sync_val_row *fresh_head, *fresh_tail, *retry_head, *retry_tail;
+  uint32_t n_fresh; /* the rows in the fresh list (val_take: how many wait for their first probe) */
   uint64_t bytes;
   uint64_t processed[3], pending[3], skipped, checked, errors_found;
   dm_position pos; /* the last batch end fed: validatorBinlog */
@@ -179,6 +180,18 @@ int sync_val_prepare(sync_val *v, MYSQL *c, dm_error *err);
 int sync_val_flush(sync_val *v, MYSQL *c, dm_error *err);
 int sync_val_error_row(sync_val *v, MYSQL *c, const sync_val_table *t, const char *key,
                        const char *row, int type, const char *dst, dm_error *err);
+
+/* sync_val_probe.c, DM's batched probe: one `SELECT ... WHERE (key) IN (...)` per table of rows
+ * into q (lock held: 0, or -1: no memory); then q sent on c (lock let go): st[i] gets
+ * SYNC_VAL_FOUND when rows[i]'s key is on the target, SYNC_VAL_SAME when (full mode) its whole row
+ * equals too. 0; 1: the server refused it (*code its error); -1: the connection failed. */
+#define SYNC_VAL_FOUND 1
+#define SYNC_VAL_SAME 2
+int sync_val_batch_sql(const sync_val *v, sync_val_row *const *rows, int n, dm_buf *q);
+int sync_val_batch_query(MYSQL *c, const dm_buf *q, int n, uint8_t *st, unsigned *code);
+/* sync_val_probe.c, lock held: the point probe of rows[i] appended to q, one `UNION ALL` arm
+ * answering (i, found, NULL or the target's row as JSON when it differs) */
+void sync_val_point_sql(const sync_val *v, const sync_val_row *r, int i, dm_buf *q);
 
 /* sync_val.c, lock held: a pending row (replacing the one of the same table and key); kind 0
  * insert, 1 update, 2 delete; row "" for a delete. 0, or -1: no memory. */

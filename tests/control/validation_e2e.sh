@@ -141,9 +141,10 @@ vjq '.result and (.tableStatuses | length) == 0 and (.validators | length) == 1'
   fail "status --table-stage stopped: $(vshow)"
 val status --table-stage running vi
 vjq '(.tableStatuses | length) == 1' || fail "status --table-stage running: $(vshow)"
-qs_jq '.sources[0].subTaskStatus[0].syncStatus as $s | $s.validationStage == "Running" and
-       $s.validationMode == "full" and $s.validationChecked > 0 and $s.validationErrors == 0' ||
-  fail "query-status's validation fields: $(jq -c '.sources[0].subTaskStatus[0].syncStatus' "$work/qs.json")"
+# a row is first probed after validate-interval (1 s): checked grows from then on
+wait_for 60 "query-status's validation fields (see qs.json)" \
+  qs_jq '.sources[0].subTaskStatus[0].syncStatus as $s | $s.validationStage == "Running" and
+       $s.validationMode == "full" and $s.validationChecked > 0 and $s.validationErrors == 0'
 log "1. Running, full, processed $p1 -> $(processed), no errors; query-status agrees"
 
 # 2. the difference, found with DM's words (row 2900 deleted on the target behind the sync's back:

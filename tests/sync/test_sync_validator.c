@@ -577,6 +577,48 @@ static void test_val_workers(void) {
   lt_teardown(&e);
 }
 
+/* validate-interval, DM's way: a row is first probed once it has waited, so a row the source
+ * changes again meanwhile is probed once, in its last image (it was probed after every batch that
+ * fed it: here 5 rounds of 30 rows, each fed on its own, were 150 probes). The probe is the
+ * batched one (sync_val_probe.c): one `IN (...)` of the 30 keys settles them all. */
+static void test_val_coalesced(void) {
+  tsv_drop();
+  static const char *const both[] = {
+      "CREATE DATABASE tsv_val",
+      "CREATE TABLE tsv_val.t (id INT PRIMARY KEY, v INT, s VARCHAR(10)) CHARACTER SET utf8mb4",
+  };
+  for (size_t i = 0; i < sizeof both / sizeof *both; i++) {
+    CU_ASSERT_FATAL(lt_exec(src, "%s", both[i]) == 0);
+    CU_ASSERT_FATAL(lt_exec(dst, "%s", both[i]) == 0);
+  }
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  CU_ASSERT_FATAL(ts_config(&e, "ts_valco", "tsv_val", NULL,
+                            TS_SYNC " validator = { mode = \"full\"; validate-interval = \"20s\"; "
+                                    "worker-count = 1; };") == 0);
+  dmh_subtask *st = ts_start(&e);
+  CU_ASSERT_FATAL(st != NULL && dmh_subtask_stage(st) == DMH_STAGE_RUNNING);
+  int64_t t0 = dm_clock_ns();
+  CU_ASSERT(lt_exec(src, "INSERT INTO tsv_val.t SELECT seq, 0, NULL FROM tsv_val.seq_1_to_30") ==
+            0);
+  CU_ASSERT(ts_catch_up("ts_valco", 120000));
+  char buf[64];
+  for (int round = 1; round <= 4; round++) {
+    CU_ASSERT(lt_exec(src, "UPDATE tsv_val.t SET v = v + 1, s = IF(id %% 2, 'Ab', NULL)") == 0);
+    CU_ASSERT(ts_catch_up("ts_valco", 120000));
+  }
+  /* precondition: every round was fed (and nothing probed yet) within the interval */
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "validationPending", buf, sizeof buf), "30");
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "validationChecked", buf, sizeof buf), "0");
+  CU_ASSERT_FATAL(dm_clock_ns() - t0 < 20 * 1000000000LL);
+  CU_ASSERT(tsv_wait_settled(st, 90000));
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "validationChecked", buf, sizeof buf), "30");
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "validationErrors", buf, sizeof buf), "0");
+  CU_ASSERT(ts_clean_run(st));
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"full: a changed and a missing target row are errors, rows in flight are not",
@@ -590,6 +632,7 @@ int main(void) {
       {"a paused task: the validator stays Running and checks the waiting rows", test_val_paused},
       {"a NOT NULL unique key is a key, a table without one is skipped", test_val_unique_key},
       {"worker-count 3: rows are checked while one worker's probe waits", test_val_workers},
+      {"validate-interval: a row changed again meanwhile is probed once", test_val_coalesced},
   };
   return dmh_cunit_run("sync_validator", suite_init, suite_clean, tests,
                        sizeof tests / sizeof tests[0]);
