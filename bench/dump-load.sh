@@ -128,6 +128,10 @@ if [ -z "$dump_only" ]; then
   line "load: myloader -t $threads" myloader ours_load
   line "load: mariadb client" mariadb_client ours_load
 fi
-echo "peak RSS of dmhost: dump $(echo "${mem[ours_dump]}" | tr ' ' '\n' | grep . | sort -n | tail -1) KiB," \
-  "load $(echo "${mem[ours_load]:-}" | tr ' ' '\n' | grep . | sort -n | tail -1) KiB"
+peak() { echo "${mem[$1]:-}" | tr ' ' '\n' | grep . | sort -n | tail -1; }
+if [ -n "$dump_only" ]; then
+  echo "peak RSS of dmhost: dump $(peak ours_dump) KiB"
+else
+  echo "peak RSS of dmhost: dump $(peak ours_dump) KiB, load $(peak ours_load) KiB"
+fi
 echo "(\"ours is\" = peer seconds / our seconds: above 1x we are faster)"
