@@ -4,20 +4,23 @@
 # myloader (same threads) and the mariadb client. Median of RUNS runs (default 3). Prints data size,
 # seconds, MB/s, rows/s, ratio to each peer and our peak memory.
 #
-#   bench/dump-load.sh [--rows N] [--tables T] [--threads K] [--runs R]
+#   bench/dump-load.sh [--rows N] [--tables T] [--threads K] [--runs R] [--dump-only]
 # Defaults: 8 tables x 700,000 sysbench rows (about 1.1 GB as SQL), 4 threads, 3 runs.
+# --dump-only: our dump and mydumper only (no mariadb-dump, no loads), for sizes whose loads take
+# too long; the data size is then that of our dump's .sql files.
 # Servers: a pair of scripts/mariadb.sh of its own (started and stopped here), with
 # innodb_flush_log_at_trx_commit=2, sync_binlog=0 and a 3 GiB buffer pool on both sides.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rows=700000 tables=8 threads=4 runs=3
+rows=700000 tables=8 threads=4 runs=3 dump_only=
 while [ $# -gt 0 ]; do
   case $1 in
   --rows) rows=$2; shift 2 ;;
   --tables) tables=$2; shift 2 ;;
   --threads) threads=$2; shift 2 ;;
   --runs) runs=$2; shift 2 ;;
-  *) echo "usage: $0 [--rows N] [--tables T] [--threads K] [--runs R]" >&2; exit 2 ;;
+  --dump-only) dump_only=1; shift ;;
+  *) echo "usage: $0 [--rows N] [--tables T] [--threads K] [--runs R] [--dump-only]" >&2; exit 2 ;;
   esac
 done
 bash scripts/deps.sh
@@ -81,6 +84,7 @@ for run in $(seq 1 "$runs"); do
   read -r s m <<<"$(timed "$work/mydumper-run" mydumper -h "$DMH_SOURCE_HOST" -P "$DMH_SOURCE_PORT" \
     -u "$DMH_SOURCE_USER" -B "$db" -t "$threads" -r 100000 -o "$work/mydumper")"
   secs[mydumper]+="$s "
+  [ -z "$dump_only" ] || continue
   read -r s m <<<"$(timed "$work/mdump-run" sh -c "mariadb-dump ${src[*]} --single-transaction \
     --databases $db > $work/dump.sql")"
   secs[mariadb_dump]+="$s "
@@ -100,10 +104,14 @@ for run in $(seq 1 "$runs"); do
 done
 reset_target "$db"; reset_target "${db}_ours"
 
-bytes=$(stat -c %s "$work/dump.sql")
+if [ -n "$dump_only" ]; then
+  bytes=$(cat "$work"/ours-dump/*.sql | wc -c)
+else
+  bytes=$(stat -c %s "$work/dump.sql")
+fi
 mb=$(awk -v b="$bytes" 'BEGIN {printf "%.0f", b / 1048576}')
 echo
-echo "data: $tables tables, $total_rows rows, $mb MiB as SQL (mariadb-dump); $threads threads; median of $runs"
+echo "data: $tables tables, $total_rows rows, $mb MiB as SQL ($([ -n "$dump_only" ] && echo "our dump" || echo mariadb-dump)); $threads threads; median of $runs"
 printf '%-28s %8s %9s %12s %9s\n' job seconds MiB/s rows/s "ours is"
 line() { # label key ours-key
   local t o
@@ -114,10 +122,16 @@ line() { # label key ours-key
 }
 line "dump: dmhost" ours_dump ours_dump
 line "dump: mydumper -t $threads" mydumper ours_dump
-line "dump: mariadb-dump" mariadb_dump ours_dump
-line "load: dmhost" ours_load ours_load
-line "load: myloader -t $threads" myloader ours_load
-line "load: mariadb client" mariadb_client ours_load
-echo "peak RSS of dmhost: dump $(echo "${mem[ours_dump]}" | tr ' ' '\n' | grep . | sort -n | tail -1) KiB," \
-  "load $(echo "${mem[ours_load]}" | tr ' ' '\n' | grep . | sort -n | tail -1) KiB"
+if [ -z "$dump_only" ]; then
+  line "dump: mariadb-dump" mariadb_dump ours_dump
+  line "load: dmhost" ours_load ours_load
+  line "load: myloader -t $threads" myloader ours_load
+  line "load: mariadb client" mariadb_client ours_load
+fi
+peak() { echo "${mem[$1]:-}" | tr ' ' '\n' | grep . | sort -n | tail -1; }
+if [ -n "$dump_only" ]; then
+  echo "peak RSS of dmhost: dump $(peak ours_dump) KiB"
+else
+  echo "peak RSS of dmhost: dump $(peak ours_dump) KiB, load $(peak ours_load) KiB"
+fi
 echo "(\"ours is\" = peer seconds / our seconds: above 1x we are faster)"

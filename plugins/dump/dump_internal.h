@@ -221,7 +221,7 @@ void dump_writer_begin(dump_writer *w, dump_table *t);
  * reached chunk-filesize. */
 int dump_writer_row(dump_writer *w, MYSQL_ROW row, const unsigned long *lengths,
                     const uint8_t *forms, dm_error *err);
-/* Writes the last statement and completes the file (fdatasync, rename). */
+/* Writes the last statement and completes the file (rename; no sync: dump_dir_sync_files). */
 int dump_writer_end(dump_writer *w, dm_error *err);
 /* Drops the file being written (stop, error). */
 void dump_writer_abort(dump_writer *w);
@@ -240,9 +240,10 @@ char *dump_file_name_part(const char *name);
  * is permanent (dm_errno_permanent), else DM_ERR_IO. Returns -1. */
 int dump_io_error(dump_unit *u, const char *what, const char *path, int e, dm_error *err);
 int dump_path(dump_unit *u, char *out, const char *file, dm_error *err);
-/* Writes a whole small file atomically: temp name, fsync, rename. */
+/* Writes a whole small file atomically: temp name, rename; flags as dm_fs_write_atomic's
+ * (DM_FS_SYNC for the metadata, 0 for a file dump_dir_sync_files makes durable). */
 int dump_file_write_atomic(dump_unit *u, const char *file, const char *data, size_t len,
-                           dm_error *err);
+                           unsigned flags, dm_error *err);
 int dump_metadata_write(dump_unit *u, dm_error *err);
 /* Reads the position, table count and rows of a complete dump's metadata; false when there is
  * none. *has_pos is false for a dump made without a position (its Warning line in *no_pos);
@@ -253,5 +254,8 @@ bool dump_metadata_read(dump_unit *u, dm_position *pos, bool *has_pos, dm_positi
 /* Removes what an earlier, incomplete run left (data, schema, temp files). */
 int dump_dir_clean(dump_unit *u, dm_error *err);
 int dump_dir_sync(dump_unit *u, dm_error *err);
+/* fdatasync of every *.sql of the folder, then of the folder: what the metadata names is on disk
+ * before it is written. */
+int dump_dir_sync_files(dump_unit *u, dm_error *err);
 
 #endif /* DMHOST_DUMP_INTERNAL_H */

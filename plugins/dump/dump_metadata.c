@@ -44,13 +44,49 @@ int dump_dir_sync(dump_unit *u, dm_error *err) {
   return dm_fs_sync_dir(u->work_dir) == 0 ? 0 : dump_io_error(u, "flush", u->work_dir, errno, err);
 }
 
+static bool dump_metadata_ours(const char *name);
+
+/*
+ * The one place that makes the dump's files durable (issue 25). The data and schema files are
+ * written and renamed without a sync each: a crash before the metadata exists loses nothing that
+ * anything names, as the next start removes every *.sql and dumps again (dump_dir_clean). So once
+ * all of them are renamed, each is fdatasync'ed here (its write-back was started block by block,
+ * dump_write_out, so this mostly waits for the last blocks) and the folder once; only then is the
+ * metadata written. At 8 x 200k rows (strace) the workers' per-file fsyncs waited 0.195 s in
+ * all, this loop 0.067 s; one syncfs(2) took 0.010 s there, but it flushes whatever else is dirty
+ * on the file system (the servers', other processes'), an earlier run's 0.205 s (bench/README.md).
+ */
+int dump_dir_sync_files(dump_unit *u, dm_error *err) {
+  DIR *d = opendir(u->work_dir);
+  if (!d)
+    return dump_io_error(u, "open", u->work_dir, errno, err);
+  int rc = 0;
+  struct dirent *e;
+  while (rc == 0 && (e = readdir(d)) != NULL) {
+    size_t n = strlen(e->d_name);
+    if (!dump_metadata_ours(e->d_name) || strcmp(e->d_name + n - 4, ".sql") != 0)
+      continue;
+    int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 || fdatasync(fd) != 0) {
+      int en = errno;
+      char path[PATH_MAX + 256];
+      snprintf(path, sizeof path, "%s/%s", u->work_dir, e->d_name);
+      rc = dump_io_error(u, "flush", path, en, err);
+    }
+    if (fd >= 0)
+      close(fd);
+  }
+  closedir(d);
+  return rc == 0 ? dump_dir_sync(u, err) : -1;
+}
+
 int dump_file_write_atomic(dump_unit *u, const char *file, const char *data, size_t len,
-                           dm_error *err) {
+                           unsigned flags, dm_error *err) {
   char path[PATH_MAX];
   if (dump_path(u, path, file, err) != 0)
     return -1;
   const char *step = "create";
-  if (dm_fs_write_atomic(path, data, len, u->file_mode, DM_FS_SYNC_FILE, &step) != 0)
+  if (dm_fs_write_atomic(path, data, len, u->file_mode, flags, &step) != 0)
     return dump_io_error(u, step, path, errno, err);
   return 0;
 }
@@ -93,11 +129,10 @@ int dump_metadata_write(dump_unit *u, dm_error *err) {
     u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "dump: no memory for the metadata");
     rc = -1;
   } else {
-    /* Every data file is already flushed and renamed; the folder entries must be on disk before
-     * the metadata says the dump is complete, and the metadata's own entry after it. */
-    rc = dump_dir_sync(u, err) == 0 &&
-                 dump_file_write_atomic(u, DUMP_METADATA, data, len, err) == 0 &&
-                 dump_dir_sync(u, err) == 0
+    /* Every file the metadata promises, and its folder entry, must be on disk before the
+     * metadata says the dump is complete; then the metadata itself and its own entry. */
+    rc = dump_dir_sync_files(u, err) == 0 &&
+                 dump_file_write_atomic(u, DUMP_METADATA, data, len, DM_FS_SYNC, err) == 0
              ? 0
              : -1;
   }

@@ -28,7 +28,8 @@ static int dump_schema_write(dump_unit *u, const char *file, const char *stmt, s
     return dump_schema_no_memory(u, err);
   memcpy(data, stmt, len);
   memcpy(data + len, ";\n", 3);
-  int rc = dump_file_write_atomic(u, file, data, len + 2, err);
+  /* no sync: dump_dir_sync_files makes it durable before the metadata names it */
+  int rc = dump_file_write_atomic(u, file, data, len + 2, 0, err);
   free(data);
   return rc;
 }

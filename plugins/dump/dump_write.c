@@ -5,8 +5,8 @@
  * a worker makes one write(2) per block, not per statement or row. Its size is bounded whatever
  * the table: a block, plus a statement of at most `rows` rows and `statement-size` bytes (a bigger
  * row gets a statement of its own). Only complete statements are written, so every line of a file
- * is one complete INSERT. A file is written under <name>.tmp and renamed once complete and on
- * disk, so a file without .tmp is always whole.
+ * is one complete INSERT. A file is written under <name>.tmp and renamed once complete, so a file
+ * without .tmp is always whole; it is made durable with all others before the metadata names it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -165,16 +165,17 @@ static int dump_write_open(dump_writer *w, dm_error *err) {
   return 0;
 }
 
-/* The SDK's replace (dm_fs_tmp_commit): fsync before the rename, the name without .tmp promises
- * the whole file. The folder is fsynced once for all files, before the metadata is written
- * (dump_dir_sync). */
+/* The SDK's replace (dm_fs_tmp_commit) without a sync: the name without .tmp promises the whole
+ * file to this process, and only the metadata promises anything after a crash. Every file is
+ * fdatasync'ed, and the folder once, before the metadata is written (dump_dir_sync_files); a crash
+ * before that makes the next start remove them all. */
 static int dump_write_complete(dump_writer *w, dm_error *err) {
   int fd = w->fd;
   w->fd = -1;
   w->file_bytes = 0;
   w->file_off = 0;
   const char *step = "write";
-  if (dm_fs_tmp_commit(fd, w->tmp, w->path, DM_FS_SYNC_FILE, &step) != 0)
+  if (dm_fs_tmp_commit(fd, w->tmp, w->path, 0, &step) != 0)
     return dump_write_io_error(w, strcmp(step, "rename") ? "write" : "rename to its final name",
                                w->tmp, errno, err);
   return 0;
@@ -196,7 +197,7 @@ static int dump_write_out(dump_writer *w, dm_error *err) {
     off += (size_t)k;
   }
   /* Starts the write-back of this block now, while the worker goes on reading: the fdatasync
-   * that completes the file then waits for the last block only, not for the whole file. */
+   * before the metadata (dump_dir_sync_files) then waits for the last blocks only. */
   sync_file_range(w->fd, (off_t)w->file_off, (off_t)n, SYNC_FILE_RANGE_WRITE);
   w->file_off += n;
   dump_unit *u = w->u;
