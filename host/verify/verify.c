@@ -1,6 +1,8 @@
 /* The run of `dmhost verify` (verify.h): one connection per side, each in one consistent snapshot
  * for the whole run, then every table in turn, chunk by chunk. */
+#include <mysqld_error.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -206,7 +208,13 @@ static int vf_one_table(vf_run *r, vf_table *t) {
 
 /* Each of the n connections of a side in a snapshot of its own; with more than one, all of the
  * same moment: opened while another connection holds FLUSH TABLES WITH READ LOCK (no write
- * commits meanwhile), as mydumper does, then the lock released. */
+ * commits meanwhile), as mydumper does, then the lock released.
+ *
+ * An FTWRL queued behind a session's LOCK TABLES or a long statement holds every write of the
+ * server behind it (the sync's included) for as long as it waits, by default a year
+ * (lock_wait_timeout): verify gives up after VF_FTWRL_WAIT_S instead, as mydumper's
+ * --long-query-guard does, and the server's writes go on. */
+#define VF_FTWRL_WAIT_S 10
 static int vf_snapshots(MYSQL **c, int n, const dmh_db_config *db, const char *group,
                         dm_db_side side, dm_error *err) {
   MYSQL *lock = NULL;
@@ -214,11 +222,21 @@ static int vf_snapshots(MYSQL **c, int n, const dmh_db_config *db, const char *g
   if (n > 1) {
     if (!(lock = vf_connect(db, group, side, err)))
       return -1;
-    if (mysql_query(lock, "FLUSH TABLES WITH READ LOCK") != 0) {
-      dm_db_error(lock, side, err, DM_ERR_VERIFY_SNAPSHOT,
-                  "verify: --threads %d needs one snapshot on %d connections of the %s: FLUSH "
-                  "TABLES WITH READ LOCK (RELOAD) was refused; use --threads 1",
-                  n, n, where);
+    char set[64];
+    snprintf(set, sizeof set, "SET SESSION lock_wait_timeout = %d", VF_FTWRL_WAIT_S);
+    if (mysql_query(lock, set) != 0 || mysql_query(lock, "FLUSH TABLES WITH READ LOCK") != 0) {
+      if (mysql_errno(lock) == ER_LOCK_WAIT_TIMEOUT)
+        dm_db_error(lock, side, err, DM_ERR_VERIFY_SNAPSHOT,
+                    "verify: --threads %d needs one snapshot on %d connections of the %s: FLUSH "
+                    "TABLES WITH READ LOCK waited %d s for a session's table lock or a long "
+                    "statement there (the %s's writes waited with it) and was given up; run "
+                    "verify again once it ends, or use --threads 1 (no lock)",
+                    n, n, where, VF_FTWRL_WAIT_S, where);
+      else
+        dm_db_error(lock, side, err, DM_ERR_VERIFY_SNAPSHOT,
+                    "verify: --threads %d needs one snapshot on %d connections of the %s: FLUSH "
+                    "TABLES WITH READ LOCK (RELOAD) was refused; use --threads 1",
+                    n, n, where);
       mysql_close(lock);
       return -1;
     }

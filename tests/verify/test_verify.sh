@@ -6,8 +6,9 @@
 # each row named, with the differences' exit code; the fix file, applied with the mariadb client,
 # makes the next verify equal (and CHECKSUM TABLE agree); --fix-sql never writes over a file or
 # through a link; a NULL where only the target allows one is found (the checksum names the columns
-# nullable on either side); a table missing on the target is an error naming it; --threads 3 finds the same;
-# a merge's chunks bounded on each shard; --at-checkpoint without a sync checkpoint is refused (43106); 200,000 rows by chunks of 1,000 stay within a memory bound.
+# nullable on either side); a table missing on the target is an error naming it; --threads 3 finds
+# the same, and behind a session's table lock gives up after 10 s (43102) rather than hold the
+# target's writes; a merge's chunks bounded on each shard; --at-checkpoint without a sync checkpoint is refused (43106); 200,000 rows by chunks of 1,000 stay within a memory bound.
 #
 #   test_verify.sh DMHOST        (ports: DMH_SOURCE_PORT, DMH_TARGET_PORT as scripts/mariadb.sh)
 set -euo pipefail
@@ -188,6 +189,33 @@ import sys
 lines = open(sys.argv[1]).read().splitlines()
 at = [i for i, l in enumerate(lines) if l.startswith('\`dmh_verify_a\`.\`t_int\`')][0]
 sys.exit(0 if lines[at + 1].startswith('  missing on target: \`id\`=') else 1)" "$work/diff3.txt"
+# a session's LOCK TABLES on the target: the FTWRL of --threads gives up after 10 s with 43102
+# (the target's writes waited with it only so long), not held until the lock ends (a year)
+dst -e "CREATE DATABASE dmh_verify_lk; CREATE TABLE dmh_verify_lk.t (id INT PRIMARY KEY);
+  CREATE TABLE dmh_verify_lk.w (id INT PRIMARY KEY)"
+dst -e "LOCK TABLES dmh_verify_lk.t WRITE; SELECT SLEEP(300)" >/dev/null 2>&1 &
+lockpid=$!
+holder() { dst -e "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO = 'SELECT SLEEP(300)'"; }
+for _ in $(seq 300); do [ -n "$(holder)" ] && break; sleep 0.1; done
+check "precondition: a session holds LOCK TABLES on the target" test -n "$(holder)"
+t0=$(date +%s)
+set +e # without the bound verify waits for the lock: killed at 100 s (exit 124)
+timeout 100 "$dmhost" verify --source "$work/source.cfg" --task "$work/task.cfg" --chunk-rows 500 \
+  --threads 2 >"$work/locked.txt" 2>"$work/locked.txt.err"
+rc=$?
+set -e
+took=$(($(date +%s) - t0))
+check "--threads 2 behind a table lock: exit 2 (got $rc)" test "$rc" -eq 2
+check "--threads 2 behind a table lock: given up after the bound (${took} s), not held" test "$took" -lt 60
+check "--threads 2 behind a table lock: 43102, what waited and what to do" \
+  grep -q "code 43102.*waited 10 s.*--threads 1" "$work/locked.txt.err"
+check "the lock still held: the target's writes go on once verify gave up" \
+  timeout 60 mariadb --no-defaults --protocol=tcp -h127.0.0.1 -P"$tp" -uroot \
+  -e "INSERT INTO dmh_verify_lk.w VALUES (1)"
+check "the lock still held when the write landed" test -n "$(holder)"
+dst -e "KILL $(holder)" || true
+wait "$lockpid" || true
+dst -e "DROP DATABASE dmh_verify_lk"
 check "the fix file: mode 0600" test "$(stat -c %a "$work/fix.sql")" = 600
 check "the fix file: no temp file left" test ! -e "$work/fix.sql.tmp"
 run "$work/diff.txt" --task "$work/task.cfg" --chunk-rows 500

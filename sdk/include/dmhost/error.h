@@ -364,7 +364,8 @@ typedef enum dm_error_level {
   X(DM_ERR_VERIFY_SNAPSHOT, 43102, DM_CLASS_VALIDATOR, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,        \
     "verify reads each side in one consistent snapshot (START TRANSACTION WITH CONSISTENT "        \
     "SNAPSHOT): give the account SELECT on the task's tables, and RELOAD for --threads above 1 "   \
-    "(or use --threads 1); see docs/verify.md.")                                                   \
+    "(or use --threads 1); with --threads, run it again once the session holding a table lock "    \
+    "or the long statement named ends; see docs/verify.md.")                                       \
   X(DM_ERR_VERIFY_FIX_FILE, 43103, DM_CLASS_VALIDATOR, DM_SCOPE_INTERNAL, DM_LEVEL_MEDIUM, 0,      \
     "--fix-sql writes a new file only (never over an existing file or through a link): name a "    \
     "path that does not exist, in a folder you may write.")                                        \
