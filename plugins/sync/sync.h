@@ -223,6 +223,7 @@ typedef struct sync_batch {
                        of a transaction of which end_rows row changes are in */
   uint64_t end_rows;
   uint32_t last_ts;      /* timestamp of its last event */
+  uint32_t first_ts;     /* of its first transaction with rows of the task (0: none): val_defer */
   uint32_t txn_mark_rec; /* n_recs when the open transaction began */
   uint32_t txn_mark_arena;
   /* per worker: records to apply, in order */
@@ -465,7 +466,10 @@ struct sync_unit {
   atomic_uint_least64_t total_txns;
   atomic_int_least64_t run_start_ns;
   atomic_uint_least64_t run_start_rows;
-  atomic_uint_least32_t last_event_ts;   /* timestamp of the last applied event */
+  atomic_uint_least32_t last_event_ts; /* timestamp of the last applied event */
+  /* the in-flight batch's first_ts while one is applied, else 0: how far behind the source the
+   * sync's apply is (the validator waits for a sync with a backlog, sync_val.c val_defer) */
+  atomic_uint_least32_t apply_ts;
   atomic_bool idle;                      /* nothing left to read at the last look */
   atomic_uint_least32_t table_maps;      /* live table maps (sync_maps.h), status `tableMaps` */
   atomic_uint_least32_t table_maps_peak; /* the most at once since process started */

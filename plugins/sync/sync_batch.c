@@ -53,6 +53,7 @@ void sync_batch_reset(sync_batch *b) {
   b->moved = false;
   b->first_ns = 0;
   b->last_ts = 0;
+  b->first_ts = 0;
   for (int w = 0; w < SYNC_MAX_WORKERS; w++)
     b->n_part[w] = 0;
 }

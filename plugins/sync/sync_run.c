@@ -157,6 +157,7 @@ static int sync_finish_inflight_due(sync_run_state *r, dm_position *due, dm_erro
   r->has_inflight = false;
   if (sync_workers_wait(r->ws, err) < 0)
     return -1;
+  atomic_store(&u->apply_ts, 0); /* applied (set while the workers still had it) */
   sync_batch *b = r->inflight;
   if (due)
     *due = b->end;
@@ -202,6 +203,7 @@ static int sync_close_batch(sync_run_state *r, dm_error *err) {
   r->inflight = r->building;
   r->building = t;
   r->has_inflight = true;
+  atomic_store(&u->apply_ts, r->inflight->first_ts);
   sync_batch_reset(r->building);
   return had ? sync_global_at(r, &due, err) : 0;
 }
@@ -252,6 +254,8 @@ static int sync_txn_end(sync_run_state *r, const dm_binlog_event *ev, bool appli
     b->n_txns++;
   else
     b->moved = true;
+  if (r->txn_rows && !b->first_ts) /* rows of the task's tables: a filtered one is no backlog */
+    b->first_ts = ev->header.timestamp;
   b->last_ts = ev->header.timestamp;
   if (r->recovering) {
     int c = sync_cp_compare(&r->cur, 0, &r->target, r->target_rows);
@@ -345,6 +349,8 @@ static int sync_rows(sync_run_state *r, const dm_binlog_event *ev, dm_error *err
       b->end_rows = r->txn_rows;
       b->moved = true;
       b->last_ts = ev->header.timestamp;
+      if (!b->first_ts)
+        b->first_ts = ev->header.timestamp;
       bool recovered = r->recovering;
       if (sync_close_batch(r, err) < 0 || (recovered && sync_resize(r, err) < 0))
         return -1;
@@ -848,6 +854,8 @@ out:
   if (reading && !r.recovering && !r.has_inflight &&
       (ok || atomic_load(&u->killed) || (e.resumable && u->host->stop_requested(u->ctx))))
     sync_safe_stop(u, r.tc, &r.done);
+  /* paused or stopped: the validator, which goes on, takes nothing from the sync (val_defer) */
+  atomic_store(&u->apply_ts, 0);
   sync_val_run_stop(u->val); /* flushes its checkpoint row */
   pthread_mutex_lock(&u->lock);
   u->src = NULL;

@@ -14,8 +14,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <dmhost/settings.h>
-
 #include "sync.h"
 #include "sync_val.h"
 
@@ -24,68 +22,7 @@
 /* DM's maxAccumulatedRow: more rows than this waiting for their first probe are probed before
  * their validate-interval (the oldest first), so the rows held stay few whatever the rate */
 #define VAL_ACCU_ROWS 100000
-
-/* ---- settings ---- */
-
-int sync_val_settings(sync_unit *u, sync_val_cfg *c, dm_error *err) {
-  const dm_host_services *h = u->host;
-  memset(c, 0, sizeof *c);
-  const char *mode = NULL;
-  dm_cfg_result r = h->cfg_string(u->ctx, "validator.mode", &mode);
-  if (r == DM_CFG_WRONG_TYPE ||
-      (r == DM_CFG_OK && strcmp(mode, "none") != 0 && strcmp(mode, "fast") != 0 &&
-       strcmp(mode, "full") != 0 && mode[0] != '\0')) {
-    h->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL,
-                  "sync: setting `validator.mode` must be \"none\", \"fast\" or \"full\" (DM's "
-                  "validator modes), not %s",
-                  r == DM_CFG_OK ? mode : "a value of another type");
-    return -1;
-  }
-  c->mode = r != DM_CFG_OK || !strcmp(mode, "none") || !mode[0] ? SYNC_VAL_NONE
-            : strcmp(mode, "fast") == 0                         ? SYNC_VAL_FAST
-                                                                : SYNC_VAL_FULL;
-  int64_t v;
-  if (dm_setting_int(h, u->ctx, "sync", "validator.worker-count", 4, 1, 64, &v, err) < 0)
-    return -1;
-  c->workers = (int)v;
-  if (dm_setting_int(h, u->ctx, "sync", "validator.batch-query-size", 100, 1, 10000, &v, err) < 0)
-    return -1;
-  c->batch = (int)v;
-  const int64_t day = 86400000;
-  if (dm_setting_duration(h, u->ctx, "sync", "validator.validate-interval", 10000, day,
-                          &c->validate_ms, err) < 0 ||
-      dm_setting_duration(h, u->ctx, "sync", "validator.check-interval", 5000, day, &c->check_ms,
-                          err) < 0 ||
-      dm_setting_duration(h, u->ctx, "sync", "validator.row-error-delay", 30 * 60000, 30 * day,
-                          &c->error_delay_ms, err) < 0 ||
-      dm_setting_duration(h, u->ctx, "sync", "validator.meta-flush-interval", 5 * 60000, day,
-                          &c->flush_ms, err) < 0)
-    return -1;
-  /* DM: 0 means the default */
-  if (!c->validate_ms)
-    c->validate_ms = 10000;
-  if (!c->check_ms)
-    c->check_ms = 5000;
-  if (!c->error_delay_ms)
-    c->error_delay_ms = 30 * 60000;
-  if (!c->flush_ms)
-    c->flush_ms = 5 * 60000;
-  if (dm_setting_size(h, u->ctx, "sync", "validator.max-pending-row-size", 500 << 20, 1 << 16,
-                      (int64_t)1 << 40, &c->max_bytes, err) < 0 ||
-      dm_setting_int(h, u->ctx, "sync", "validator.max-pending-row-count", INT32_MAX, 1, INT32_MAX,
-                     &c->max_rows, err) < 0)
-    return -1;
-  const char *st = NULL;
-  r = h->cfg_string(u->ctx, "validator.start-time", &st);
-  if (r == DM_CFG_WRONG_TYPE || (r == DM_CFG_OK && strlen(st) >= sizeof c->start_time)) {
-    h->error_make(u->ctx, err, DM_ERR_CONFIG_INVALID, NULL,
-                  "sync: setting `validator.start-time` must be a time \"YYYY-MM-DD HH:MM:SS\"");
-    return -1;
-  }
-  if (r == DM_CFG_OK)
-    dm_strlcpy(c->start_time, st, sizeof c->start_time);
-  return 0;
-}
+#define VAL_DEFER_LAG_S 10 /* val_defer: a sync this far behind has a backlog */
 
 /* ---- the pending set ---- */
 
@@ -498,6 +435,31 @@ void sync_val_ddl(sync_val *v, const sync_ddl_stmt *s) {
 
 /* ---- checking (the validator's thread) ---- */
 
+/* Whether fresh rows wait (lock held): the sync has a backlog, i.e. the batch it applies began
+ * more than VAL_DEFER_LAG_S before now on the source's clock. Probes are reads of the target,
+ * which the sync's apply shares: on a small machine they took 22% (fast) and 46% (full) of the
+ * sync's rows/s while it worked through a backlog (bench/README.md, "validator"). The rows wait,
+ * newer changes of a row replacing older ones (probed once), until the sync is caught up or the
+ * pending set is half full (its bound, which holds the memory). A sync that keeps up applies
+ * batches a few milliseconds old, and one with nothing to apply none: its rows are probed as
+ * before, whatever else (filtered) it reads. */
+static bool val_defer(sync_val *v) {
+  sync_unit *u = v->u;
+  uint32_t ts = atomic_load(&u->apply_ts);
+  bool lag = ts && (int64_t)time(NULL) - (int64_t)ts > VAL_DEFER_LAG_S;
+  if (lag != v->deferring) {
+    v->deferring = lag;
+    if (lag)
+      u->host->logf(u->ctx, DM_LOG_INFO,
+                    "validator: the sync applies changes more than %d s old: new rows are checked "
+                    "once it has caught up (or the pending rows are half their bound)",
+                    VAL_DEFER_LAG_S);
+    else
+      u->host->logf(u->ctx, DM_LOG_INFO, "validator: the sync has caught up: new rows are checked");
+  }
+  return lag;
+}
+
 /* Takes up to batch rows that are due (fresh first) and worker w's, marks them being checked.
  * A row's worker is its (table, key) hash's (the high half: the buckets use the low bits), so a
  * newer change of a row goes to the worker that checked the older one, as DM's dispatch. */
@@ -505,11 +467,15 @@ static int val_take(sync_val *v, sync_val_row **out, int max, int64_t now, int w
   int n = 0;
   uint64_t nw = v->n_threads > 1 ? (uint64_t)v->n_threads : 1;
   /* fresh rows wait validate-interval, unless too many wait (DM's maxAccumulatedRow) or the
-   * pending set is half full: the feed must never wait for rows held back here */
+   * pending set is half full: the feed must never wait for rows held back here. While the sync
+   * has a backlog they wait for it (val_defer), up to half full */
+  bool half =
+      v->bytes * 2 >= (uint64_t)v->cfg.max_bytes || (int64_t)v->n_rows * 2 >= v->cfg.max_rows;
   int64_t early = (int64_t)v->n_fresh - VAL_ACCU_ROWS;
-  if (v->bytes * 2 >= (uint64_t)v->cfg.max_bytes || (int64_t)v->n_rows * 2 >= v->cfg.max_rows)
+  if (half)
     early = v->n_fresh;
-  for (int pass = 0; pass < 2 && n < max; pass++) {
+  bool hold = !half && val_defer(v);
+  for (int pass = hold ? 1 : 0; pass < 2 && n < max; pass++) {
     sync_val_row *r = pass ? v->retry_head : v->fresh_head;
     for (int64_t at = 0; r && n < max && (r->due_ns <= now || (!pass && at < early)); at++) {
       sync_val_row *nx = r->next;

@@ -144,6 +144,7 @@ struct sync_val {
   uint32_t n_buckets, n_rows;
   sync_val_row *fresh_head, *fresh_tail, *retry_head, *retry_tail;
   uint32_t n_fresh; /* the rows in the fresh list (val_take: how many wait for their first probe) */
+  bool deferring;   /* val_take: fresh rows wait, the sync has a backlog (logged when it changes) */
   uint64_t bytes;
   uint64_t processed[3], pending[3], skipped, checked, errors_found;
   dm_position pos; /* the last batch end fed: validatorBinlog */

@@ -45,6 +45,50 @@ void sync_val_point_sql(const sync_val *v, const sync_val_row *r, int i, dm_buf 
   dm_buf_printf(q, " FROM %s WHERE %s=%s LIMIT 1)", t->qname.p, t->keycols.p, r->data);
 }
 
+/* A key literal FIELD() compares exactly as `=` does, one batch key per target row: a plain
+ * integer of at most 15 characters. Every numeric column type compares it by value, and such a
+ * value is exact even as a DOUBLE, so distinct literals (the pending set holds one per key's
+ * bytes) are distinct values. Strings (collations, PAD SPACE) and longer numbers are not. */
+static bool field_exact(const char *k) {
+  size_t n = 0;
+  if (*k == '-')
+    k++, n++;
+  if (*k < '0' || *k > '9')
+    return false;
+  for (; *k >= '0' && *k <= '9'; k++)
+    n++;
+  return !*k && n <= 15;
+}
+
+/* One table's arm of integer keys: `ELT(FIELD(key, k1..km), e1..em)` evaluates, for each target
+ * row, the one batch row of its key (FIELD stops at its key; ELT evaluates only the argument it
+ * returns), where the general arm below evaluates every batch row's IF for each: m comparisons a
+ * row (m up to batch-query-size, 100 by default) instead of 2m IFs, the target's largest cost of
+ * full mode (bench/README.md, "validator"). e_j is "i" (found), in full mode "i=" when the whole row
+ * is equal too (`<=>`, as the point probe compares). */
+static void batch_arm_int(const sync_val *v, sync_val_row *const *rows, const int *idx, int m,
+                          dm_buf *q) {
+  const sync_val_table *t = v->tables[rows[idx[0]]->table];
+  if (q->len)
+    dm_buf_puts(q, " UNION ALL ");
+  dm_buf_printf(q, "(SELECT ELT(FIELD(%s", t->keycols.p);
+  for (int j = 0; j < m; j++)
+    dm_buf_printf(q, ",%s", rows[idx[j]]->data);
+  dm_buf_putc(q, ')');
+  for (int j = 0; j < m; j++) {
+    const sync_val_row *r = rows[idx[j]];
+    if (r->kind == 2 || v->cfg.mode == SYNC_VAL_FAST)
+      dm_buf_printf(q, ",%d", idx[j]);
+    else
+      dm_buf_printf(q, ",IF(%s<=>%s,'%d=',%d)", t->cols.p, r->data + r->key_len + 1, idx[j],
+                    idx[j]);
+  }
+  dm_buf_printf(q, "),NULL FROM %s WHERE %s IN (", t->qname.p, t->keycols.p);
+  for (int j = 0; j < m; j++)
+    dm_buf_printf(q, "%s%s", j ? "," : "", rows[idx[j]]->data);
+  dm_buf_puts(q, "))");
+}
+
 /* One table's arm: rows[i] for i in idx[0..m) (all of table t). */
 static void batch_arm(const sync_val *v, sync_val_row *const *rows, const int *idx, int m,
                       dm_buf *q) {
@@ -91,22 +135,28 @@ int sync_val_batch_sql(const sync_val *v, sync_val_row *const *rows, int n, dm_b
         done[j] = true;
         idx[m++] = j;
       }
-    batch_arm(v, rows, idx, m, q);
+    bool exact = true;
+    for (int j = 0; exact && j < m; j++)
+      exact = field_exact(rows[idx[j]]->data);
+    (exact ? batch_arm_int : batch_arm)(v, rows, idx, m, q);
   }
   free(idx);
   free(done);
   return q->oom ? -1 : 0;
 }
 
-/* "3,17,42" -> st[i] |= bit for each index in [0, n) */
+/* "3,17,42" -> st[i] |= bit for each index in [0, n); "17=" (batch_arm_int's): SAME too */
 static void batch_mark(const char *s, int n, uint8_t *st, uint8_t bit) {
   while (s && *s) {
     char *end;
     long i = strtol(s, &end, 10);
     if (end == s)
       return;
+    uint8_t b = bit;
+    if (*end == '=')
+      b |= SYNC_VAL_SAME, end++;
     if (i >= 0 && i < n)
-      st[i] |= bit;
+      st[i] |= b;
     s = *end == ',' ? end + 1 : end;
   }
 }

@@ -619,6 +619,58 @@ static void test_val_coalesced(void) {
   lt_teardown(&e);
 }
 
+/* A sync with a backlog (the batch it applies began more than 10 s ago): new rows wait for it, past
+ * validate-interval, so the probes do not take the target from the sync's apply; once it has
+ * caught up they are checked. ta's 20 rows are applied (and fed), then the sync is held behind a
+ * target lock on tb: once its batch is over 10 s old, ta's rows (due 30 s after they were fed)
+ * stay pending past their validate-interval; the lock let go, they are checked. (Not by rows written
+ * "an hour ago" with SET TIMESTAMP: the shared source's binlog would lose its time order, which a
+ * start-time lookup of another test relies on.) */
+static void test_val_backlog(void) {
+  static const char *const both[] = {
+      "CREATE TABLE tsv_val.ta (id INT PRIMARY KEY, v INT)",
+      "CREATE TABLE tsv_val.tb (id INT PRIMARY KEY, v INT)",
+  };
+  lt_env e;
+  dmh_subtask *st =
+      tsv_setup(&e, "ts_valback",
+                TS_SYNC " validator = { mode = \"fast\"; validate-interval = \"30s\"; "
+                        "row-error-delay = \"1h\"; };",
+                both, sizeof both / sizeof *both, NULL, 0);
+  CU_ASSERT(lt_exec(src, "INSERT INTO tsv_val.ta SELECT seq, seq FROM tsv_val.seq_1_to_20") == 0);
+  CU_ASSERT(ts_catch_up("ts_valback", 120000));
+  int64_t fed = dm_clock_ns();
+  MYSQL *lk = testdb_connect(TESTDB_TARGET);
+  CU_ASSERT_FATAL(lk != NULL);
+  CU_ASSERT_FATAL(lt_exec(lk, "LOCK TABLES tsv_val.tb WRITE") == 0);
+  CU_ASSERT(lt_exec(src, "INSERT INTO tsv_val.tb VALUES (1, 1)") == 0);
+  /* precondition: the sync waits for the lock soon enough that its batch is 10 s old (and more)
+   * well before ta's rows are due, and they were not probed before */
+  const char *waiting = "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE LIKE "
+                        "'Waiting for table%%' AND INFO LIKE '%%tsv_val%%tb%%'";
+  CU_ASSERT_FATAL(tsv_wait_count(waiting, 1, 60000) >= 1);
+  char buf[64];
+  CU_ASSERT_FATAL(dm_clock_ns() - fed < 10 * 1000000000LL);
+  CU_ASSERT_STRING_EQUAL_FATAL(lt_status_str(st, "validationChecked", buf, sizeof buf), "0");
+  /* the rows are due 30 s after they were fed: 4 s more, and still not probed */
+  int64_t until = fed + 34 * 1000000000LL;
+  while (dm_clock_ns() < until)
+    nanosleep(&(struct timespec){0, 100 * 1000000}, NULL);
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "validationChecked", buf, sizeof buf), "0");
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "validationPending", buf, sizeof buf), "20");
+  CU_ASSERT(lt_count(dst, waiting) >= 1); /* the sync still waits */
+  CU_ASSERT(lt_exec(lk, "UNLOCK TABLES") == 0);
+  testdb_close(lk);
+  CU_ASSERT(ts_catch_up("ts_valback", 120000));
+  /* caught up: ta's rows, due, are checked; tb's waits its own validate-interval */
+  CU_ASSERT(tsv_wait_status(st, "validationChecked", "20", 60000));
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "validationPending", buf, sizeof buf), "1");
+  CU_ASSERT_STRING_EQUAL(lt_status_str(st, "validationErrors", buf, sizeof buf), "0");
+  CU_ASSERT(ts_clean_run(st));
+  ts_stop(st);
+  lt_teardown(&e);
+}
+
 int main(void) {
   static const dmh_cunit_test tests[] = {
       {"full: a changed and a missing target row are errors, rows in flight are not",
@@ -633,6 +685,7 @@ int main(void) {
       {"a NOT NULL unique key is a key, a table without one is skipped", test_val_unique_key},
       {"worker-count 3: rows are checked while one worker's probe waits", test_val_workers},
       {"validate-interval: a row changed again meanwhile is probed once", test_val_coalesced},
+      {"a sync with a backlog: new rows wait for it, then are checked", test_val_backlog},
   };
   return dmh_cunit_run("sync_validator", suite_init, suite_clean, tests,
                        sizeof tests / sizeof tests[0]);
