@@ -149,7 +149,8 @@ static int sync_global_at(sync_run_state *r, const dm_position *p, dm_error *err
 /* Waits for the batch the workers hold. The global row then moves to its end at once, or, with
  * `due`, later by the caller (sync_close_batch: after the next batch is handed out, so the row's
  * round trip and commit flush overlap the workers' instead of leaving them idle; a global row
- * behind the worker rows is a state every start already handles, see sync_start_position). */
+ * behind the worker rows is a state every start already handles, see sync_start_position); so
+ * does its feed to the validator (~1 us a row change the workers would wait for). */
 static int sync_finish_inflight_due(sync_run_state *r, dm_position *due, dm_error *err) {
   sync_unit *u = r->u;
   if (!r->has_inflight)
@@ -165,7 +166,8 @@ static int sync_finish_inflight_due(sync_run_state *r, dm_position *due, dm_erro
     return -1;
   r->done = b->end;
   r->done_rows = b->end_rows;
-  sync_val_feed(u->val, b); /* committed: the validator may probe its rows */
+  if (!due)
+    sync_val_feed(u->val, b); /* committed: the validator may probe its rows */
   atomic_fetch_add(&u->total_rows, b->n_rows);
   atomic_fetch_add(&u->total_txns, b->n_txns);
   if (b->last_ts)
@@ -189,6 +191,8 @@ static int sync_close_batch(sync_run_state *r, dm_error *err) {
   if (sync_finish_inflight_due(r, &due, err) < 0)
     return -1;
   if (sync_batch_assign(r->building, r->n_workers) < 0) {
+    if (had)
+      sync_val_feed(u->val, r->inflight);
     sync_nomem(u, err);
     return -1;
   }
@@ -204,6 +208,8 @@ static int sync_close_batch(sync_run_state *r, dm_error *err) {
   r->building = t;
   r->has_inflight = true;
   atomic_store(&u->apply_ts, r->inflight->first_ts);
+  if (had)
+    sync_val_feed(u->val, t); /* committed: the validator may probe its rows (the workers busy) */
   sync_batch_reset(r->building);
   return had ? sync_global_at(r, &due, err) : 0;
 }
