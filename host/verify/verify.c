@@ -211,8 +211,8 @@ static int vf_one_table(vf_run *r, vf_table *t) {
  * commits meanwhile), as mydumper does, then the lock released.
  *
  * An FTWRL queued behind a session's LOCK TABLES or a long statement holds every write of the
- * server behind it (the sync's included) for as long as it waits, by default a year
- * (lock_wait_timeout): verify gives up after VF_FTWRL_WAIT_S instead, as mydumper's
+ * server behind it (the sync's included) for as long as it waits, by default a day (MariaDB's
+ * lock_wait_timeout, 86400 s): verify gives up after VF_FTWRL_WAIT_S instead, as mydumper's
  * --long-query-guard does, and the server's writes go on. */
 #define VF_FTWRL_WAIT_S 10
 static int vf_snapshots(MYSQL **c, int n, const dmh_db_config *db, const char *group,

@@ -90,11 +90,11 @@ ${data_a/+00:00/+05:00}
 INSERT INTO dmh_verify_m.merged SELECT seq, CONCAT('one', seq) FROM seq_1_to_1500;
 INSERT INTO dmh_verify_m.merged SELECT seq + 100000, CONCAT('two', seq) FROM seq_1_to_1500;"
 
-run() { # out-file, then verify's arguments; the exit code in $rc
+run() { # out-file, then verify's arguments; the exit code in $rc (RUN_TIMEOUT: killed after it, 124)
   local out=$1
   shift
   set +e
-  "$dmhost" verify --source "$work/source.cfg" "$@" >"$out" 2>"$out.err"
+  timeout "${RUN_TIMEOUT:-0}" "$dmhost" verify --source "$work/source.cfg" "$@" >"$out" 2>"$out.err"
   rc=$?
   set -e
 }
@@ -190,7 +190,7 @@ lines = open(sys.argv[1]).read().splitlines()
 at = [i for i, l in enumerate(lines) if l.startswith('\`dmh_verify_a\`.\`t_int\`')][0]
 sys.exit(0 if lines[at + 1].startswith('  missing on target: \`id\`=') else 1)" "$work/diff3.txt"
 # a session's LOCK TABLES on the target: the FTWRL of --threads gives up after 10 s with 43102
-# (the target's writes waited with it only so long), not held until the lock ends (a year)
+# (the target's writes waited with it only so long), not held until the lock ends (MariaDB's lock_wait_timeout: a day)
 dst -e "CREATE DATABASE dmh_verify_lk; CREATE TABLE dmh_verify_lk.t (id INT PRIMARY KEY);
   CREATE TABLE dmh_verify_lk.w (id INT PRIMARY KEY)"
 dst -e "LOCK TABLES dmh_verify_lk.t WRITE; SELECT SLEEP(300)" >/dev/null 2>&1 &
@@ -199,11 +199,8 @@ holder() { dst -e "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO = 'S
 for _ in $(seq 300); do [ -n "$(holder)" ] && break; sleep 0.1; done
 check "precondition: a session holds LOCK TABLES on the target" test -n "$(holder)"
 t0=$(date +%s)
-set +e # without the bound verify waits for the lock: killed at 100 s (exit 124)
-timeout 100 "$dmhost" verify --source "$work/source.cfg" --task "$work/task.cfg" --chunk-rows 500 \
-  --threads 2 >"$work/locked.txt" 2>"$work/locked.txt.err"
-rc=$?
-set -e
+# without the bound verify waits for the lock: killed at 100 s (exit 124)
+RUN_TIMEOUT=100 run "$work/locked.txt" --task "$work/task.cfg" --chunk-rows 500 --threads 2
 took=$(($(date +%s) - t0))
 check "--threads 2 behind a table lock: exit 2 (got $rc)" test "$rc" -eq 2
 check "--threads 2 behind a table lock: given up after the bound (${took} s), not held" test "$took" -lt 60
