@@ -177,6 +177,12 @@ int dmh_run_main(int argc, char **argv) {
   dmh_shard_local *shard = NULL;
   char *worker = NULL; /* DM's `worker` label: dmhost@<hostname>, as the daemon's default */
   dmh_control_http *http = NULL;
+  /* Signals are taken by this thread only, with sigtimedwait, so no other thread is interrupted
+   * and none ends the process: blocked before the first thread (the HTTP server's) is created,
+   * as every thread inherits the mask. A thread without it took a SIGTERM sent while this one
+   * was not in sigtimedwait, and its default action ended the run (exit by signal, no pause). */
+  sigset_t sigs;
+  dmh_signals_block(&sigs, false);
   /* no control plane: GET /metrics alone */
   dmh_control_opts copts = {.refusal = dmh_control_error_line, .metrics_only = true};
   if (listen && dmh_control_http_open(listen, NULL, &copts, &http, &err) < 0) {
@@ -184,17 +190,17 @@ int dmh_run_main(int argc, char **argv) {
     goto out;
   }
 
-  /* The precheck refuses a task that cannot work (docs/precheck.md); warnings are logged. */
+  /* The precheck refuses a task that cannot work (docs/precheck.md); warnings are logged. No task
+   * runs yet: a signal meanwhile ends the process at once (this thread alone takes it). */
   char what[300];
   snprintf(what, sizeof what, "run %s", task->name);
-  if (dmh_precheck_gate(task, source, what, &err) < 0) {
+  pthread_sigmask(SIG_UNBLOCK, &sigs, NULL);
+  int gate = dmh_precheck_gate(task, source, what, &err);
+  pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+  if (gate < 0) {
     run_print_error(&err);
     goto out;
   }
-
-  /* Signals are taken by this thread only, with sigtimedwait, so no unit thread is interrupted. */
-  sigset_t sigs;
-  dmh_signals_block(&sigs, false);
 
   char root[4096];
   worker = dmh_registry_default_worker_name();
