@@ -241,6 +241,18 @@ static int sync_resize(sync_run_state *r, dm_error *err) {
 
 /* ---- events ---- */
 
+/* Recovery read up to the batch's end (r->target): the workers that had not committed it apply
+ * their part, and the sync goes on as after any batch. */
+static int sync_rebuilt(sync_run_state *r, dm_error *err) {
+  r->u->host->logf(r->u->ctx, DM_LOG_INFO,
+                   "sync: recovery: the batch up to %s:%" PRIu64
+                   " is rebuilt; the workers that had not committed it apply their part",
+                   r->target.name, r->target.pos);
+  if (sync_close_batch(r, err) < 0)
+    return -1;
+  return sync_resize(r, err);
+}
+
 /* A transaction ended at ev (XID, COMMIT, ROLLBACK). `applied`: it brought rows to the batch;
  * else nothing to apply, but the checkpoint moves past it as past any group. */
 static int sync_txn_end(sync_run_state *r, const dm_binlog_event *ev, bool applied, dm_error *err) {
@@ -265,15 +277,8 @@ static int sync_txn_end(sync_run_state *r, const dm_binlog_event *ev, bool appli
   b->last_ts = ev->header.timestamp;
   if (r->recovering) {
     int c = sync_cp_compare(&r->cur, 0, &r->target, r->target_rows);
-    if (c == 0) {
-      u->host->logf(u->ctx, DM_LOG_INFO,
-                    "sync: recovery: the batch up to %s:%" PRIu64
-                    " is rebuilt; the workers that had not committed it apply their part",
-                    r->target.name, r->target.pos);
-      if (sync_close_batch(r, err) < 0)
-        return -1;
-      return sync_resize(r, err);
-    }
+    if (c == 0)
+      return sync_rebuilt(r, err);
     if (c > 0) {
       u->host->error_make(u->ctx, err, DM_ERR_CHECKPOINT, NULL,
                           "sync: the checkpoint's worker rows name %s:%" PRIu64
@@ -576,13 +581,17 @@ static int sync_event(sync_run_state *r, const dm_binlog_event *ev, dm_error *er
       return sync_txn_end(r, ev, true, err); /* a standalone group of one such event */
     /* Format descriptions, rotations, GTID lists, annotations, fillers: nothing to apply. Between
      * transactions they still move the position (a rotation with no transaction after it must
-     * not leave the checkpoint behind the source's position forever). */
-    if (step == DM_BINLOG_TRX_OUTSIDE && !r->recovering) {
+     * not leave the checkpoint behind the source's position forever). A batch rebuilt after a
+     * stop between its workers' commits may end at such an event (a rotation closed it): the
+     * rebuild ends there too, as at a transaction end (sync_txn_end). */
+    if (step == DM_BINLOG_TRX_OUTSIDE) {
       dm_strlcpy(r->cur.name, ev->file, sizeof r->cur.name);
       r->cur.pos = ev->header.next_pos;
       r->building->end = r->cur;
       r->building->end_rows = 0;
       r->building->moved = true;
+      if (r->recovering && sync_cp_compare(&r->cur, 0, &r->target, r->target_rows) == 0)
+        return sync_rebuilt(r, err);
     }
     return 0;
   }
