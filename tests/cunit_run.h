@@ -60,11 +60,12 @@ static inline int dmh_cunit_run_suites(const dmh_cunit_suite *suites, size_t n,
   return failed ? 1 : 0;
 }
 
-/* Runs `tests` (n of them) as the suite `suite` with init/clean (may be NULL); the exit status. */
+/* Runs `tests` (n of them) as the suite `suite` with init/clean (may be NULL); the exit status.
+ * DMH_TEST_ONLY=<part of a name> in the environment runs the matching tests alone. */
 static inline int dmh_cunit_run(const char *suite, CU_InitializeFunc init, CU_CleanupFunc clean,
                                 const dmh_cunit_test *tests, size_t n) {
   const dmh_cunit_suite s = {suite, init, clean, tests, n};
-  return dmh_cunit_run_suites(&s, 1, NULL);
+  return dmh_cunit_run_suites(&s, 1, "DMH_TEST_ONLY");
 }
 
 #endif /* DMH_CUNIT_RUN_H */

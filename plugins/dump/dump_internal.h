@@ -99,6 +99,7 @@ typedef struct dump_unit {
   int64_t stmt_rows;      /* `rows`: rows per INSERT */
   int64_t stmt_size;      /* `statement-size` */
   int64_t chunk_filesize; /* `chunk-filesize` */
+  int64_t lock_wait_ms;   /* `lock-wait`: how long FTWRL or LOCK TABLES may wait */
   mode_t file_mode;       /* of the files written (the task's file-mode) */
   bool sync_follows;      /* a sync continues from the position: it is required */
   char work_dir[PATH_MAX];

@@ -231,6 +231,79 @@ static char *dump_snapshot_lock_sql(dump_unit *u) {
   return sql;
 }
 
+/* The longest statement running on the source that the dump's user can see (all of them with
+ * PROCESS), as "connection N of `user`, an UPDATE running S s (state: ...)", for the message of a
+ * lock given up. Only the statement's first word: its text may hold data or a password. */
+static void dump_snapshot_blocker(dump_unit *u, char *out, size_t len) {
+  snprintf(out, len, "none is visible to the dump's user now (PROCESS shows every user's)");
+  static const char sql[] =
+      "SELECT ID, USER, TIME, STATE, LEFT(TRIM(INFO), 32) FROM information_schema.PROCESSLIST "
+      "WHERE ID <> CONNECTION_ID() AND INFO IS NOT NULL AND COMMAND NOT IN ('Sleep', 'Daemon', "
+      "'Binlog Dump') ORDER BY TIME DESC LIMIT 1";
+  MYSQL_RES *res;
+  dm_error ignored;
+  if (dump_conn_query(u, &u->main, sql, &res, &ignored) != 0)
+    return;
+  MYSQL_ROW r = mysql_fetch_row(res);
+  if (r && mysql_num_fields(res) == 5) {
+    char word[17] = "";
+    size_t n = 0;
+    for (const char *p = r[4] ? r[4] : "";
+         n < sizeof word - 1 && ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z')); p++)
+      word[n++] = (char)(*p >= 'a' ? *p - 'a' + 'A' : *p);
+    word[n] = '\0';
+    /* what the server sent, shown as printable ASCII only */
+    char shown[3][65];
+    for (int f = 0; f < 3; f++) {
+      const char *v = r[f + 1] ? r[f + 1] : "";
+      size_t k = 0;
+      for (; v[k] && k < sizeof shown[f] - 1; k++)
+        shown[f][k] = v[k] >= 0x20 && v[k] < 0x7f ? v[k] : '?';
+      shown[f][k] = '\0';
+    }
+    snprintf(out, len, "connection %lld of `%s`, %s %s running %s s (state: %s)",
+             r[0] ? strtoll(r[0], NULL, 10) : -1LL, shown[0],
+             n && strchr("AEIOU", word[0]) ? "an" : "a", n ? word : "statement", shown[1],
+             shown[2][0] ? shown[2] : "none");
+  }
+  mysql_free_result(res);
+}
+
+/*
+ * FLUSH TABLES WITH READ LOCK and LOCK TABLES ... READ wait for statements running on the source
+ * (a long UPDATE or ALTER, a session's LOCK TABLES ... WRITE; on MariaDB not for a SELECT, nor
+ * for an idle open transaction under FTWRL), and while they wait every write of the source
+ * (FTWRL) or of the locked tables (LOCK TABLES) queues behind them, for MariaDB's
+ * lock_wait_timeout, a day. So `sql` waits `lock-wait` (10 s) at most, then the dump gives up
+ * with DM_ERR_DUMP_LOCK_WAIT naming the longest statement it sees, and the writes go on
+ * (mydumper's --long-query-guard, 60 s, refuses to lock when such a statement runs). The
+ * session's own bound is put back after, for the main connection's other statements.
+ */
+static int dump_snapshot_lock_exec(dump_unit *u, const char *sql, const char *what, dm_error *err) {
+  char set[64];
+  snprintf(set, sizeof set, "SET SESSION lock_wait_timeout = %lld",
+           (long long)((u->lock_wait_ms + 999) / 1000));
+  if (dump_conn_exec(u, &u->main, set, err) != 0)
+    return -1;
+  if (dump_conn_exec(u, &u->main, sql, err) != 0) {
+    if (mysql_errno(u->main.m) != ER_LOCK_WAIT_TIMEOUT)
+      return -1;
+    char blocker[256];
+    dump_snapshot_blocker(u, blocker, sizeof blocker);
+    const dm_db_endpoint *ep = u->host->source_db(u->ctx);
+    u->host->error_make(u->ctx, err, DM_ERR_DUMP_LOCK_WAIT, NULL,
+                        "dump: %s on the source %s:%d waited lock-wait = %lld ms for a statement "
+                        "running there (%s waited behind it) and was given up; the longest "
+                        "running: %s",
+                        what, ep->host ? ep->host : "", ep->port, (long long)u->lock_wait_ms,
+                        strncmp(sql, "LOCK", 4) == 0 ? "the writes of the dumped tables"
+                                                     : "every write of the source",
+                        blocker);
+    return -1;
+  }
+  return dump_conn_exec(u, &u->main, "SET SESSION lock_wait_timeout = DEFAULT", err);
+}
+
 /* START TRANSACTION WITH CONSISTENT SNAPSHOT on every worker connection. */
 static int dump_snapshot_workers(dump_unit *u, dm_error *err) {
   for (int i = 0; i < u->threads; i++)
@@ -272,7 +345,7 @@ static int dump_snapshot_lock(dump_unit *u, dm_position *pos, dm_error *err) {
       u->host->error_make(u->ctx, err, DM_ERR_NO_MEMORY, NULL, "dump: no memory for LOCK TABLES");
       return -1;
     }
-    int rc = lock_sql ? dump_conn_exec(u, &u->main, lock_sql, err) : 0;
+    int rc = lock_sql ? dump_snapshot_lock_exec(u, lock_sql, "LOCK TABLES ... READ", err) : 0;
     free(lock_sql);
     bool gone = rc != 0 && mysql_errno(u->main.m) == ER_NO_SUCH_TABLE;
     if (rc != 0 && !gone)
@@ -386,10 +459,10 @@ static int dump_snapshot_start(dump_unit *u, dump_consistency mode, dm_position 
     return dump_snapshot_none(u, pos, exit, has_exit, err);
   if (mode == DUMP_CONS_LOCK)
     return dump_snapshot_lock(u, pos, err);
-  /* flush: FTWRL waits for running statements to end; a long one on the source holds the dump
-   * here (mydumper's --long-query-guard). The stop token cannot interrupt a blocked query: kill
-   * does, by shutting the socket down. */
-  if (dump_conn_exec(u, &u->main, "FLUSH TABLES WITH READ LOCK", err) != 0 ||
+  /* flush: FTWRL waits for running writes to end, `lock-wait` at most. The stop token cannot
+   * interrupt a blocked query: kill does, by shutting the socket down. */
+  if (dump_snapshot_lock_exec(u, "FLUSH TABLES WITH READ LOCK", "FLUSH TABLES WITH READ LOCK",
+                              err) != 0 ||
       dump_snapshot_workers(u, err) != 0)
     return -1;
   int got = dump_snapshot_position(u, pos, err);

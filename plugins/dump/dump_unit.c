@@ -10,7 +10,8 @@
  * snapshots would not be one consistent dump.
  *
  * Settings (all optional): threads = 4; chunk-rows = 100000; rows = 1000;
- * statement-size = 1048576; chunk-filesize = 67108864; consistency = "auto"; where = "" (DM's).
+ * statement-size = 1048576; chunk-filesize = 67108864; consistency = "auto"; where = "" (DM's);
+ * lock-wait = "10s".
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -28,6 +29,9 @@
 #define DUMP_DEFAULT_ROWS 1000
 #define DUMP_DEFAULT_STATEMENT_SIZE (1 << 20)
 #define DUMP_DEFAULT_CHUNK_FILESIZE (64 << 20)
+/* A source's writes wait behind a waiting FTWRL: seconds, not MariaDB's day (dump_snapshot.c). */
+#define DUMP_DEFAULT_LOCK_WAIT_MS 10000
+#define DUMP_MAX_LOCK_WAIT_MS (86400 * 1000LL)
 
 void dump_fail(dump_unit *u, const dm_error *e) {
   pthread_mutex_lock(&u->err_lock);
@@ -97,7 +101,9 @@ static int dump_read_settings(dump_unit *u, dm_error *err) {
       dm_setting_size(u->host, u->ctx, "dump", "statement-size", DUMP_DEFAULT_STATEMENT_SIZE, 1024,
                       1 << 30, &u->stmt_size, err) != 0 ||
       dm_setting_size(u->host, u->ctx, "dump", "chunk-filesize", DUMP_DEFAULT_CHUNK_FILESIZE, 4096,
-                      INT64_MAX / 4, &u->chunk_filesize, err) != 0)
+                      INT64_MAX / 4, &u->chunk_filesize, err) != 0 ||
+      dm_setting_duration(u->host, u->ctx, "dump", "lock-wait", DUMP_DEFAULT_LOCK_WAIT_MS,
+                          DUMP_MAX_LOCK_WAIT_MS, &u->lock_wait_ms, err) != 0)
     return -1;
   u->threads_cfg = u->threads = (int)threads;
   if (dump_read_consistency(u, err) != 0)

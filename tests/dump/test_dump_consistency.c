@@ -16,7 +16,8 @@
  *   lock without LOCK TABLES: the same, naming LOCK TABLES;
  * - consistency = none where a sync follows, and an unknown value: refused at init;
  * - consistency = none in mode full with that user: no lock, the target equal to the source;
- * - consistency = lock: a table created while LOCK TABLES waits is found by the second listing.
+ * - consistency = lock: a table created while LOCK TABLES waits is found by the second listing;
+ * - flush behind a long UPDATE on the source: given up after `lock-wait`, the writes go on.
  */
 #include <CUnit/Basic.h>
 #include <pthread.h>
@@ -39,9 +40,9 @@
 #define ROWS 20000
 
 static MYSQL *src, *dst;
-static const char *const tasks[] = {"cons_auto",    "cons_auto1",  "cons_snap", "cons_flush_root",
-                                    "cons_flush",   "cons_none",   "cons_bad",  "cons_lock",
-                                    "cons_lockwin", "cons_none_ls"};
+static const char *const tasks[] = {
+    "cons_auto", "cons_auto1", "cons_snap",    "cons_flush_root", "cons_flush",   "cons_none",
+    "cons_bad",  "cons_lock",  "cons_lockwin", "cons_none_ls",    "cons_lockwait"};
 
 static void drop_checkpoints(const char *task);
 
@@ -543,6 +544,72 @@ static void test_lock_window(void) {
   lt_exec(src, "DELETE FROM " DB ".a WHERE id = -1");
 }
 
+/* ---- a long write on the source while the dump locks: `lock-wait` ----
+ * Regression: FLUSH TABLES WITH READ LOCK waited for as long as an UPDATE ran on the source
+ * (MariaDB's lock_wait_timeout: a day) with every write of the source queued behind it. With
+ * lock-wait = 2s the dump gives up after ~2 s (40007, resumable, naming the UPDATE's connection),
+ * the UPDATE still running; a write then commits; once the UPDATE is killed a resume dumps again
+ * and the load ends equal to the source. */
+static void test_flush_lock_wait(void) {
+  lt_exec(dst, "DROP DATABASE IF EXISTS " DB);
+  drop_checkpoints("cons_lockwait");
+  MYSQL *holder = testdb_connect(TESTDB_SOURCE);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(holder);
+  unsigned long hid = mysql_thread_id(holder);
+  static const char upd[] = "UPDATE " DB ".a SET v = v + SLEEP(120) WHERE id = 1";
+  CU_ASSERT_FATAL(mysql_send_query(holder, upd, sizeof upd - 1) == 0);
+  /* the precondition: the UPDATE runs (it sleeps inside the statement) */
+  double end = lt_now() + 30;
+  while (lt_now() < end && lt_count(src,
+                                    "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE "
+                                    "ID = %lu AND STATE = 'User sleep'",
+                                    hid) != 1)
+    lt_sleep_ms(20);
+  CU_ASSERT_FATAL(lt_count(src,
+                           "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = %lu AND "
+                           "STATE = 'User sleep'",
+                           hid) == 1);
+  lt_env e;
+  CU_ASSERT_FATAL(lt_init(&e) == 0);
+  config_mode(&e, "cons_lockwait", "full", NULL, NULL,
+              "consistency = \"flush\"; lock-wait = \"2s\";");
+  dmh_subtask *st = NULL;
+  double t0 = lt_now();
+  CU_ASSERT_EQUAL(lt_run(&e, &st, 60000), DMH_STAGE_PAUSED);
+  double waited = lt_now() - t0;
+  char msg[1200], want[160];
+  bool resumable = false;
+  CU_ASSERT_EQUAL(st ? lt_first_error(st, msg, sizeof msg, NULL, 0, &resumable) : -1,
+                  DM_ERR_DUMP_LOCK_WAIT);
+  fprintf(stderr, "lock-wait: paused after %.2f s: %s\n", waited, msg);
+  CU_ASSERT(resumable);
+  CU_ASSERT(waited >= 1.9);
+  CU_ASSERT(lt_has(msg, "dump: FLUSH TABLES WITH READ LOCK on the source "));
+  CU_ASSERT(lt_has(msg, " waited lock-wait = 2000 ms for a statement running there (every write "
+                        "of the source waited behind it) and was given up; the longest running: "));
+  snprintf(want, sizeof want, "connection %lu of `root`, an UPDATE running ", hid);
+  CU_ASSERT(lt_has(msg, want));
+  /* the lock was given up, not let go by the UPDATE's end: it still runs */
+  CU_ASSERT_EQUAL(lt_count(src,
+                           "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = %lu AND "
+                           "INFO LIKE 'UPDATE%%'",
+                           hid),
+                  1);
+  /* the source's writes go on (they queued behind the waiting lock before) */
+  CU_ASSERT_EQUAL(lt_exec(src, "INSERT INTO " DB ".k VALUES (-100000, 1)"), 0);
+  CU_ASSERT_EQUAL(lt_exec(src, "KILL QUERY %lu", hid), 0);
+  (void)mysql_read_query_result(holder); /* interrupted: nothing changed */
+  testdb_close(holder);
+  dm_error err;
+  CU_ASSERT_EQUAL_FATAL(dmh_subtask_resume(st, &err), 0);
+  CU_ASSERT_EQUAL(dmh_subtask_wait_settled(st, 120000), DMH_STAGE_FINISHED);
+  char diff[1024] = "";
+  CU_ASSERT_EQUAL(testdb_compare_schemas(src, dst, DB, DB, diff, sizeof diff), 0);
+  dmh_subtask_destroy(st);
+  lt_teardown(&e);
+  lt_exec(src, "DELETE FROM " DB ".k WHERE x = -100000");
+}
+
 /* The load's checkpoint tables, and the sync's. */
 static void drop_checkpoints(const char *task) {
   lt_drop_checkpoint(dst, task);
@@ -598,6 +665,8 @@ static const dmh_cunit_test tests_list[] = {
     {"none's window exact: load&sync from both positions, equal", test_none_window_exact},
     {"none in mode full: no lock, loaded equal", test_none_full},
     {"lock: a table created between the listing and LOCK TABLES is dumped", test_lock_window},
+    {"flush behind a long UPDATE: given up after lock-wait, writes go on, resumed equal",
+     test_flush_lock_wait},
 };
 
 int main(void) {
