@@ -107,6 +107,9 @@ write_cnf() { # instance
       if [ "$inst" = source2 ]; then echo "gtid_domain_id = 1"; else echo "gtid_domain_id = 0"; fi
       # Small, so tests see rotations.
       echo "max_binlog_size = 16M"
+      # A server kept between runs (a developer's) grew 20 GiB of binlog over a few days of test
+      # runs: files older than a day go at a rotation (no test reads that far back).
+      echo "binlog_expire_logs_seconds = 86400"
     elif [ -z "${DMH_TARGET_DURABLE:-}" ]; then
       echo "skip-log-bin"
     fi
