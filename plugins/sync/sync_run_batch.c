@@ -1,0 +1,135 @@
+/*
+ * The coordinator's batch cycle (docs/sync.md "Batches"): a batch closed at a transaction end is
+ * handed to the workers while the next one is built in the second batch object; the coordinator
+ * waits for the workers only when it closes the next batch, meets a DDL or stops. The global
+ * checkpoint row moves past a batch once every worker committed it, after the next batch is
+ * handed out, so its round trip overlaps the workers' work.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "sync_run.h"
+#include "sync_shard.h"
+
+/* The checkpoint moved to p: the relay may purge before it, or before the lowest position a held
+ * shard table still needs read again, or the validator's checkpoint (its replay reads from there). */
+void sync_keep_from(sync_run_state *r, const dm_position *p) {
+  dm_position low, val;
+  if (sync_shard_lowest(r->u->shard, &low) && dm_position_compare_file(&low, p) < 0)
+    p = &low;
+  if (sync_val_keep_from(r->u->val, &val) && dm_position_compare_file(&val, p) < 0)
+    p = &val;
+  sync_source_checkpoint(r->src, p);
+}
+
+void sync_set_synced(sync_unit *u, const dm_position *p) {
+  pthread_mutex_lock(&u->lock);
+  u->synced = *p;
+  u->has_synced = true;
+  pthread_mutex_unlock(&u->lock);
+  sync_metrics_position(u, "syncer", p);
+}
+
+/* ---- batches ---- */
+
+/* The global row and the status move to p, where every worker has committed. */
+int sync_global_at(sync_run_state *r, const dm_position *p, dm_error *err) {
+  if (sync_cp_global(r->u, r->tc, p, err) < 0)
+    return -1;
+  sync_set_synced(r->u, p);
+  sync_keep_from(r, p);
+  return 0;
+}
+
+/* Waits for the batch the workers hold. The global row then moves to its end at once, or, with
+ * `due`, later by the caller (sync_close_batch: after the next batch is handed out, so the row's
+ * round trip and commit flush overlap the workers' instead of leaving them idle; a global row
+ * behind the worker rows is a state every start already handles, see sync_start_position); so
+ * does its feed to the validator (~1 us a row change the workers would wait for). */
+int sync_finish_inflight_due(sync_run_state *r, dm_position *due, dm_error *err) {
+  sync_unit *u = r->u;
+  if (!r->has_inflight)
+    return 0;
+  r->has_inflight = false;
+  if (sync_workers_wait(r->ws, err) < 0)
+    return -1;
+  atomic_store(&u->apply_ts, 0); /* applied (set while the workers still had it) */
+  sync_batch *b = r->inflight;
+  if (due)
+    *due = b->end;
+  else if (sync_global_at(r, &b->end, err) < 0)
+    return -1;
+  r->done = b->end;
+  r->done_rows = b->end_rows;
+  if (!due)
+    sync_val_feed(u->val, b); /* committed: the validator may probe its rows */
+  atomic_fetch_add(&u->total_rows, b->n_rows);
+  atomic_fetch_add(&u->total_txns, b->n_txns);
+  if (b->last_ts)
+    atomic_store(&u->last_event_ts, b->last_ts);
+  sync_metrics_applied(u, b->n_txns, b->n_rows, b->last_ts);
+  return 0;
+}
+
+int sync_finish_inflight(sync_run_state *r, dm_error *err) {
+  return sync_finish_inflight_due(r, NULL, err);
+}
+
+/* Closes the batch being built: waits for the one before, hands this one to the workers, then
+ * moves the global row past the one before. */
+int sync_close_batch(sync_run_state *r, dm_error *err) {
+  sync_unit *u = r->u;
+  if (r->building->n_txns == 0 && !r->building->moved)
+    return 0;
+  bool had = r->has_inflight;
+  dm_position due;
+  if (sync_finish_inflight_due(r, &due, err) < 0)
+    return -1;
+  if (sync_batch_assign(r->building, r->n_workers) < 0) {
+    if (had)
+      sync_val_feed(u->val, r->inflight);
+    sync_nomem(u, err);
+    return -1;
+  }
+  r->building->safe = sync_safe_timed(u, &r->safe_until_ns, r->building->first_ns) || r->safe_auto;
+  sync_workers_dispatch(r->ws, r->building, r->recovering ? r->skip : NULL);
+  if (r->safe_auto && dm_position_compare_file(&r->building->end, &u->safe_exit) >= 0) {
+    r->safe_auto = false;
+    sync_safe_exit_passed(u);
+  }
+  r->recovering = false;
+  sync_batch *t = r->inflight;
+  r->inflight = r->building;
+  r->building = t;
+  r->has_inflight = true;
+  atomic_store(&u->apply_ts, r->inflight->first_ts);
+  if (had)
+    sync_val_feed(u->val, t); /* committed: the validator may probe its rows (the workers busy) */
+  sync_batch_reset(r->building);
+  return had ? sync_global_at(r, &due, err) : 0;
+}
+
+/* Waits until everything read so far is applied (before a DDL, at a stop). */
+int sync_drain(sync_run_state *r, dm_error *err) {
+  if (sync_close_batch(r, err) < 0)
+    return -1;
+  return sync_finish_inflight(r, err);
+}
+
+/* The worker count changed in the task file: at a quiet point the rows are rewritten. */
+int sync_resize(sync_run_state *r, dm_error *err) {
+  sync_unit *u = r->u;
+  if (r->n_workers == u->cfg.workers)
+    return 0;
+  if (sync_drain(r, err) < 0)
+    return -1;
+  dm_position at = r->done;
+  if (sync_cp_reset(u, r->tc, &at, r->done_rows, u->cfg.workers, err) < 0)
+    return -1;
+  sync_workers_stop(r->ws);
+  r->ws = NULL;
+  u->host->logf(u->ctx, DM_LOG_INFO, "sync: worker-count %d -> %d at %s:%" PRIu64, r->n_workers,
+                u->cfg.workers, at.name, at.pos);
+  r->n_workers = u->cfg.workers;
+  return sync_workers_start(u, r->n_workers, &r->ws, err);
+}
