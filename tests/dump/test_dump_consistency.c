@@ -556,7 +556,11 @@ static void test_flush_lock_wait(void) {
   MYSQL *holder = testdb_connect(TESTDB_SOURCE);
   CU_ASSERT_PTR_NOT_NULL_FATAL(holder);
   unsigned long hid = mysql_thread_id(holder);
-  static const char upd[] = "UPDATE " DB ".a SET v = v + SLEEP(120) WHERE id = 1";
+  /* a table of its own: no other test's writer holds a lock on its row */
+  CU_ASSERT_FATAL(lt_exec(src, "CREATE OR REPLACE TABLE " DB ".hold (id INT PRIMARY KEY, v INT)") ==
+                      0 &&
+                  lt_exec(src, "INSERT INTO " DB ".hold VALUES (1, 0)") == 0);
+  static const char upd[] = "UPDATE " DB ".hold SET v = v + SLEEP(120) WHERE id = 1";
   CU_ASSERT_FATAL(mysql_send_query(holder, upd, sizeof upd - 1) == 0);
   /* the precondition: the UPDATE runs (it sleeps inside the statement) */
   double end = lt_now() + 30;
@@ -565,10 +569,20 @@ static void test_flush_lock_wait(void) {
                                     "ID = %lu AND STATE = 'User sleep'",
                                     hid) != 1)
     lt_sleep_ms(20);
-  CU_ASSERT_FATAL(lt_count(src,
-                           "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = %lu AND "
-                           "STATE = 'User sleep'",
-                           hid) == 1);
+  if (lt_count(src,
+               "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = %lu AND STATE = "
+               "'User sleep'",
+               hid) != 1 &&
+      mysql_query(src, "SELECT ID, COMMAND, TIME, STATE, LEFT(INFO, 80) FROM "
+                       "information_schema.PROCESSLIST") == 0) {
+    MYSQL_RES *res = mysql_store_result(src);
+    MYSQL_ROW r;
+    while (res && (r = mysql_fetch_row(res)))
+      fprintf(stderr, "lock-wait: not asleep (%lu): %s %s %s %s %s\n", hid, r[0], r[1], r[2],
+              r[3] ? r[3] : "-", r[4] ? r[4] : "-");
+    mysql_free_result(res);
+    CU_FAIL_FATAL("the UPDATE never ran");
+  }
   lt_env e;
   CU_ASSERT_FATAL(lt_init(&e) == 0);
   config_mode(&e, "cons_lockwait", "full", NULL, NULL,
@@ -608,6 +622,7 @@ static void test_flush_lock_wait(void) {
   dmh_subtask_destroy(st);
   lt_teardown(&e);
   lt_exec(src, "DELETE FROM " DB ".k WHERE x = -100000");
+  lt_exec(src, "DROP TABLE IF EXISTS " DB ".hold");
 }
 
 /* The load's checkpoint tables, and the sync's. */

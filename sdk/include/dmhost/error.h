@@ -437,11 +437,10 @@ typedef enum dm_error_level {
     "bytes, another statement or name); nothing of it was written. Check what answers at the "     \
     "source's address (a proxy, a server that is not MySQL/MariaDB), then resume the task.")       \
   X(DM_ERR_DUMP_LOCK_WAIT, 40007, DM_CLASS_DUMP_UNIT, DM_SCOPE_UPSTREAM, DM_LEVEL_MEDIUM, 1,       \
-    "A statement running on the source (a long UPDATE or ALTER, a session's LOCK TABLES ... "      \
-    "WRITE) kept the dump's FLUSH TABLES WITH READ LOCK (or LOCK TABLES) waiting longer than "     \
-    "the dump's `lock-wait`, the source's writes waiting behind it, so the dump gave up and the "  \
-    "writes went on: let that statement end (or KILL the connection the message names), then "     \
-    "resume; or raise `lock-wait`, or use consistency = snapshot (one connection, no lock).")      \
+    "A write on the source (a long UPDATE or ALTER, a LOCK TABLES ... WRITE) kept the dump's "     \
+    "lock waiting past `lock-wait`, the source's writes queued behind it, so the dump gave up: "   \
+    "let it end or KILL the connection the message names, then resume; or raise `lock-wait`, "     \
+    "or use consistency = snapshot (no lock).")                                                    \
   X(DM_ERR_LOAD_DUMP_INCOMPLETE, 40101, DM_CLASS_LOAD_UNIT, DM_SCOPE_INTERNAL, DM_LEVEL_HIGH, 0,   \
     "The dump folder is incomplete (no metadata, or a file the load needs is gone or changed): "   \
     "re-run the dump (remove the load checkpoint table and start the task again in mode full or "  \
