@@ -144,16 +144,17 @@ static int dump_snapshot_status_position(dump_unit *u, dump_conn *c, dm_position
   return got;
 }
 
-/* SHOW MASTER STATUS (file, pos; MySQL also gives the GTID set there) and, on MariaDB,
- * @@global.gtid_binlog_pos. Runs under the lock. 1: no position, and none is needed (u->no_pos
- * says why). */
+/* SHOW MASTER STATUS and the GTID set (the SDK's reading, dm_db_master_status). Runs under the
+ * lock. 1: no position, and none is needed (u->no_pos says why). */
 static int dump_snapshot_position(dump_unit *u, dm_position *pos, dm_error *err) {
-  MYSQL_RES *res;
-  memset(pos, 0, sizeof *pos);
-  if (dump_conn_query(u, &u->main, "SHOW MASTER STATUS", &res, err) != 0) {
+  int rc = dm_db_master_status(u->main.m, pos);
+  if (rc < 0) {
     unsigned int no = mysql_errno(u->main.m);
-    if (u->sync_follows || (no != ER_SPECIFIC_ACCESS_DENIED_ERROR && no != ER_ACCESS_DENIED_ERROR))
+    if (u->sync_follows ||
+        (no != ER_SPECIFIC_ACCESS_DENIED_ERROR && no != ER_ACCESS_DENIED_ERROR)) {
+      dump_conn_error(u, &u->main, "SHOW MASTER STATUS", err);
       return -1;
+    }
     const dm_db_endpoint *ep = u->host->source_db(u->ctx);
     char why[512];
     snprintf(why, sizeof why,
@@ -163,25 +164,8 @@ static int dump_snapshot_position(dump_unit *u, dm_position *pos, dm_error *err)
     dump_snapshot_no_position(u, why);
     return 1;
   }
-  MYSQL_ROW row = mysql_fetch_row(res);
-  if (!row || !row[0] || !row[1]) {
-    mysql_free_result(res);
+  if (rc == 1)
     return dump_snapshot_binlog_off(u, "SHOW MASTER STATUS", err);
-  }
-  dm_strlcpy(pos->name, row[0], sizeof pos->name);
-  pos->pos = strtoull(row[1], NULL, 10);
-  bool mysql_gtid = mysql_num_fields(res) >= 5 && row[4];
-  if (mysql_gtid)
-    dm_strlcpy(pos->gtid, row[4], sizeof pos->gtid);
-  mysql_free_result(res);
-  if (mysql_gtid)
-    return 0;
-  if (dump_conn_query(u, &u->main, "SELECT @@global.gtid_binlog_pos", &res, err) != 0)
-    return -1;
-  row = mysql_fetch_row(res);
-  if (row && row[0])
-    dm_strlcpy(pos->gtid, row[0], sizeof pos->gtid);
-  mysql_free_result(res);
   return 0;
 }
 

@@ -86,26 +86,18 @@ int relay_up_uuid(MYSQL *c, char *uuid, size_t len, dm_error *err) {
                              "the relay stopped without writing it", err);
 }
 
-/* SHOW MASTER STATUS and the GTID position, into pos. */
+/* SHOW MASTER STATUS and the GTID position, into pos (the SDK's reading). */
 int relay_up_master_status(MYSQL *c, dm_position *pos, dm_error *err) {
-  char v[5][256];
-  int rc = relay_up_query_row(c, "SHOW MASTER STATUS", v, 5, err);
-  if (rc < 0)
+  int rc = dm_db_master_status(c, pos);
+  if (rc < 0) {
+    dm_db_error(c, DM_DB_SOURCE, err, DM_ERR_DB_QUERY,
+                "relay: the source's binlog position (SHOW MASTER STATUS) could not be read");
     return -1;
-  if (rc == 0) {
+  }
+  if (rc == 1) {
     dm_error_set(err, DM_ERR_DUMP_NO_BINLOG, NULL,
                  "relay: the source has no binary log (SHOW MASTER STATUS is empty)");
     return -1;
-  }
-  memset(pos, 0, sizeof *pos);
-  dm_strlcpy(pos->name, v[0], sizeof pos->name);
-  pos->pos = strtoull(v[1], NULL, 10);
-  char g[1][256];
-  if (relay_up_query_row(c, "SELECT @@gtid_binlog_pos", g, 1, err) == 1) {
-    /* MariaDB; on MySQL the fifth column of SHOW MASTER STATUS holds it */
-    dm_strlcpy(pos->gtid, g[0], sizeof pos->gtid);
-  } else {
-    dm_strlcpy(pos->gtid, v[4], sizeof pos->gtid);
   }
   return 0;
 }

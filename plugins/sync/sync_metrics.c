@@ -117,24 +117,9 @@ void sync_master_poll(sync_unit *u, MYSQL *sc, int64_t *last_ns) {
   if (!sc || now - *last_ns < (int64_t)u->cfg.status_ms * 1000000)
     return;
   *last_ns = now;
-  dm_position m = {0};
-  if (mysql_query(sc, "SHOW MASTER STATUS") != 0)
-    return;
-  MYSQL_RES *res = mysql_store_result(sc);
-  MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
-  if (row && row[0]) {
-    dm_strlcpy(m.name, row[0], sizeof m.name);
-    m.pos = row[1] ? strtoull(row[1], NULL, 10) : 0;
-  }
-  if (res)
-    mysql_free_result(res);
-  if (mysql_query(sc, "SELECT @@GLOBAL.gtid_binlog_pos") == 0 &&
-      (res = mysql_store_result(sc)) != NULL) {
-    row = mysql_fetch_row(res);
-    if (row && row[0])
-      dm_strlcpy(m.gtid, row[0], sizeof m.gtid);
-    mysql_free_result(res);
-  }
+  dm_position m;
+  if (dm_db_master_status(sc, &m) < 0)
+    return; /* the status keeps the last one read; the sync's own reading reports errors */
   pthread_mutex_lock(&u->lock);
   u->master = m;
   u->has_master = m.name[0] != '\0';

@@ -15,6 +15,7 @@
  * verified TLS: DM_ERR_DB_AUTH_PLUGIN naming the plugin, and the server records no password.
  */
 #include <CUnit/Basic.h>
+#include <inttypes.h>
 #include <mysql.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -419,6 +420,42 @@ static int rogue_start(testdb_rogue *r, const char *plugin, char *key, size_t ke
 
 /* Precondition: a client without the restriction gives each rogue server the password, so the
  * rogue server plays the attack and a clean record below is dm_db_connect's doing. */
+/* ---- dm_db_master_status: the one reading of SHOW MASTER STATUS (dump, relay, sync) ---- */
+
+static void test_master_status(void) {
+  MYSQL *c = testdb_connect(TESTDB_SOURCE);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+  /* a write, so the position is not the file's start and the GTID set not empty */
+  CU_ASSERT_EQUAL_FATAL(testdb_exec(c, "INSERT INTO " DB ".t VALUES (1)"), 0);
+  dm_position p;
+  CU_ASSERT_EQUAL(dm_db_master_status(c, &p), 0);
+  /* the same, read by hand (no write between: this connection is the only one writing here, and
+   * another test's write would move both) */
+  CU_ASSERT_EQUAL_FATAL(mysql_query(c, "SHOW MASTER STATUS"), 0);
+  MYSQL_RES *res = mysql_store_result(c);
+  MYSQL_ROW r = res ? mysql_fetch_row(res) : NULL;
+  CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+  fprintf(stderr, "master status: %s:%" PRIu64 " %s (by hand %s:%s)\n", p.name, p.pos, p.gtid, r[0],
+          r[1]);
+  CU_ASSERT_STRING_EQUAL(p.name, r[0]);
+  CU_ASSERT(p.pos >= 4 && p.pos <= strtoull(r[1], NULL, 10));
+  mysql_free_result(res);
+  CU_ASSERT(strchr(p.gtid, '-') != NULL); /* MariaDB: domain-server-seq */
+  /* the target has no binary log: 1, nothing filled */
+  MYSQL *t = testdb_connect(TESTDB_TARGET);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+  CU_ASSERT_EQUAL(dm_db_master_status(t, &p), 1);
+  CU_ASSERT_STRING_EQUAL(p.name, "");
+  testdb_close(t);
+  /* a user without REPLICATION CLIENT: -1, the server's 1227 left for the caller */
+  MYSQL *l = testdb_connect_as(TESTDB_SOURCE, "dmh_limited", "limited", NULL);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+  CU_ASSERT_EQUAL(dm_db_master_status(l, &p), -1);
+  CU_ASSERT_EQUAL(mysql_errno(l), 1227);
+  testdb_close(l);
+  testdb_close(c);
+}
+
 static void test_rogue_auth_reachable(void) {
   char key[128];
   for (size_t i = 0; i < sizeof rogue_plugins / sizeof *rogue_plugins; i++) {
@@ -470,6 +507,7 @@ static void test_rogue_auth_refused(void) {
 
 int main(void) {
   static const dmh_cunit_test tests[] = {
+      {"master status: file, position, GTID; 1 without a binlog; -1 refused", test_master_status},
       {"fencing: column, raise, a stale transaction refused before COMMIT", test_fence_kit},
       {"fencing: the service, 0 from an older host", test_fence_service},
       {"TLS only when the endpoint size holds its fields", test_tls_by_endpoint_size},

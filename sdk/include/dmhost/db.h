@@ -71,6 +71,16 @@ int dm_db_session_apply(struct st_mysql *c, const dm_db_endpoint *ep, uint32_t e
                         const char *who, dm_db_side side, dm_error *err);
 
 /*
+ * The server's binlog position now, the one reading of SHOW MASTER STATUS (the dump's snapshot
+ * position, the relay's start, the sync's "master" status): file and position, and the GTID set
+ * that matches them: MySQL's Executed_Gtid_Set (its fifth column) when the server gives one, else
+ * MariaDB's @@global.gtid_binlog_pos (empty where the server knows no such variable). 0; 1 when
+ * the answer is empty (the binary log is off); -1 when a statement failed, mysql_errno(c) saying
+ * why (1227: the user lacks REPLICATION CLIENT / BINLOG MONITOR) for the caller's dm_db_error.
+ */
+int dm_db_master_status(struct st_mysql *c, dm_position *pos);
+
+/*
  * Authentication plugins dm_db_connect lets a server choose (MARIADB_OPT_RESTRICTED_AUTH). The
  * first list never hands the password to the server: mysql_native_password and ed25519 prove it
  * with a scramble. The second does (mysql_clear_password and dialog send it as is,
