@@ -298,3 +298,32 @@ int sa_suite_clean(void) {
   src = dst = NULL;
   return 0;
 }
+
+/* ---- one case of mode all ---- */
+
+void sa_case_begin(sa_case *c, const char *db, bool relay, const char *sup) {
+  c->db = db;
+  c->t0 = lt_now();
+  sa_writer_stop(&sa_w);
+  c->dl0 = sa_deadlocks();
+  CU_ASSERT_FATAL(sa_make_source(db) == 0);
+  CU_ASSERT_FATAL(lt_init(&c->e) == 0);
+  char source_extra[1024] = "";
+  if (relay)
+    lt_relay_settings(&c->e, NULL, source_extra, sizeof source_extra);
+  CU_ASSERT_FATAL(sa_config(&c->e, db, source_extra, sup) == 0);
+}
+
+dmh_subtask *sa_case_start(sa_case *c, dmh_subtask *relay, long long rows) {
+  dmh_subtask *st = sa_start(&c->e, relay);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+  CU_ASSERT_FATAL(sa_wait_sync(st, rows, 60000));
+  return st;
+}
+
+void sa_case_end(sa_case *c, dmh_subtask *st) {
+  dmh_subtask_destroy(st);
+  lt_teardown(&c->e);
+  fprintf(stderr, "%s: %.2f s in all, %lld deadlock(s) between the sync workers on the target\n",
+          c->db, lt_now() - c->t0, sa_deadlocks() - c->dl0);
+}

@@ -90,6 +90,26 @@ int sa_config(lt_env *e, const char *db, const char *source_extra, const char *s
 /* The subtask of the configured task (relay: the source's relay subtask, or NULL), started. */
 dmh_subtask *sa_start(lt_env *e, dmh_subtask *relay);
 
+/* ---- one case of mode all ---- */
+
+typedef struct sa_case {
+  const char *db;
+  double t0;     /* when it began */
+  long long dl0; /* the target's deadlocks then */
+  lt_env e;      /* its folder, config files and work root */
+} sa_case;
+
+/* The writer of an earlier case stopped, the source database db made, the task of mode all over
+ * it configured (with the relay on, its settings from lt_relay_settings; sup as in sa_config);
+ * fails the test (fatally) when one of these fails. */
+void sa_case_begin(sa_case *c, const char *db, bool relay, const char *sup);
+/* The case's subtask started (relay as in sa_start), then waited for (60 s) until it runs in its
+ * sync unit with at least `rows` applied; fatal when it does not. */
+dmh_subtask *sa_case_start(sa_case *c, dmh_subtask *relay, long long rows);
+/* The subtask (NULL: none) destroyed, the folder removed, the case's seconds and the deadlocks
+ * between the sync workers since sa_case_begin printed. */
+void sa_case_end(sa_case *c, dmh_subtask *st);
+
 /* The suite's init and clean: root connections; clean also stops the writer and drops the
  * databases sa_make_source made in this process (no other: the mode-all suites run side by side).
  */

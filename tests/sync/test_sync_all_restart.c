@@ -102,24 +102,17 @@ static int sa_patched_copy(const char *from, const char *to) {
 
 static void test_swap_mid_stream(void) {
   const char *db = "h6_sa_swap";
-  double t0 = lt_now();
-  sa_writer_stop(&sa_w);
-  long long dl0 = sa_deadlocks();
-  CU_ASSERT_FATAL(sa_make_source(db) == 0);
-  lt_env e;
-  CU_ASSERT_FATAL(lt_init(&e) == 0);
-  CU_ASSERT_FATAL(sa_config(&e, db, NULL, sa_sup_auto) == 0);
+  sa_case c;
+  sa_case_begin(&c, db, false, sa_sup_auto);
   char newso[400];
-  snprintf(newso, sizeof newso, "%s/new-build-dmhost-sync.so", e.dir);
+  snprintf(newso, sizeof newso, "%s/new-build-dmhost-sync.so", c.e.dir);
   int patched = sa_patched_copy(SYNC_SO, newso);
   fprintf(stderr, "swap: version string patched in %d place(s)\n", patched);
   CU_ASSERT_FATAL(patched >= 1);
   sa_writer *w = &sa_w;
   sa_writer_start(w, db, 21);
   lt_sleep_ms(200);
-  dmh_subtask *st = sa_start(&e, NULL);
-  CU_ASSERT_FATAL(st != NULL);
-  CU_ASSERT_FATAL(sa_wait_sync(st, 1, 60000));
+  dmh_subtask *st = sa_case_start(&c, NULL, 1);
   char v[64];
   CU_ASSERT_STRING_EQUAL(sa_str(st, "unitBuild", v, sizeof v), "dmhost-sync");
   CU_ASSERT_STRING_EQUAL(sa_str(st, "unitVersion", v, sizeof v), "0.1.0");
@@ -127,7 +120,7 @@ static void test_swap_mid_stream(void) {
   long long before = lt_status_int(st, "totalRows");
   dm_error err;
   sa_capture cap;
-  sa_capture_begin(&cap, e.dir);
+  sa_capture_begin(&cap, c.e.dir);
   double s0 = lt_now();
   int rc = dmh_subtask_swap_unit(st, "sync", newso, &err);
   double swap_secs = lt_now() - s0;
@@ -158,10 +151,7 @@ static void test_swap_mid_stream(void) {
           "%.2f s\n",
           before, swap_secs, lt_status_int(st, "totalRows"), caught);
   sa_assert_equal(db);
-  dmh_subtask_destroy(st);
-  lt_teardown(&e);
-  fprintf(stderr, "%s: %.2f s in all, %lld deadlock(s) between the sync workers on the target\n",
-          db, lt_now() - t0, sa_deadlocks() - dl0);
+  sa_case_end(&c, st);
 }
 
 static long long sa_mtime_ns(const char *path) {
@@ -174,21 +164,14 @@ static long long sa_mtime_ns(const char *path) {
 /* Stop (then kill) mid-stream; a new subtask on the same work dir goes on from the checkpoint. */
 static void test_stop_restart(void) {
   const char *db = "h6_sa_restart";
-  double t0 = lt_now();
-  sa_writer_stop(&sa_w);
-  long long dl0 = sa_deadlocks();
-  CU_ASSERT_FATAL(sa_make_source(db) == 0);
-  lt_env e;
-  CU_ASSERT_FATAL(lt_init(&e) == 0);
-  CU_ASSERT_FATAL(sa_config(&e, db, NULL, sa_sup_auto) == 0);
+  sa_case c;
+  sa_case_begin(&c, db, false, sa_sup_auto);
   sa_writer *w = &sa_w;
   sa_writer_start(w, db, 31);
   lt_sleep_ms(200);
-  dmh_subtask *st = sa_start(&e, NULL);
-  CU_ASSERT_FATAL(st != NULL);
-  CU_ASSERT_FATAL(sa_wait_sync(st, 1, 60000));
+  dmh_subtask *st = sa_case_start(&c, NULL, 1);
   char meta[400];
-  snprintf(meta, sizeof meta, "%s/dump/metadata", e.work);
+  snprintf(meta, sizeof meta, "%s/dump/metadata", c.e.work);
   long long meta_mtime = sa_mtime_ns(meta);
   CU_ASSERT(meta_mtime > 0);
   long long loaded = lt_count(dst, "SELECT COUNT(*) FROM dm_meta.`%s_loader_checkpoint`", db);
@@ -212,8 +195,8 @@ static void test_stop_restart(void) {
     lt_sleep_ms(300); /* the writer goes on while "the process" is down */
     /* as a new process would: a new subtask on the same work dir, task and checkpoints */
     sa_capture cap;
-    sa_capture_begin(&cap, e.dir);
-    st = sa_start(&e, NULL);
+    sa_capture_begin(&cap, c.e.dir);
+    st = sa_start(&c.e, NULL);
     char unit[32] = "";
     if (st)
       sa_str(st, "unit", unit, sizeof unit);
@@ -236,10 +219,7 @@ static void test_stop_restart(void) {
   CU_ASSERT_EQUAL(lt_count(dst, "SELECT COUNT(*) FROM dm_meta.`%s_loader_checkpoint`", db), loaded);
   fprintf(stderr, "restart: catch-up %.2f s\n", caught);
   sa_assert_equal(db);
-  dmh_subtask_destroy(st);
-  lt_teardown(&e);
-  fprintf(stderr, "%s: %.2f s in all, %lld deadlock(s) between the sync workers on the target\n",
-          db, lt_now() - t0, sa_deadlocks() - dl0);
+  sa_case_end(&c, st);
 }
 
 /* Whether a statement waits on a row lock of db.table, as SHOW ENGINE INNODB STATUS lists it
@@ -360,16 +340,9 @@ static void sa_split_release(sa_split *s) {
  * new instance sees t_pk first. */
 static void test_kill_split_batch(void) {
   const char *db = "h6_sa_split";
-  double t0 = lt_now();
-  sa_writer_stop(&sa_w);
-  long long dl0 = sa_deadlocks();
-  CU_ASSERT_FATAL(sa_make_source(db) == 0);
-  lt_env e;
-  CU_ASSERT_FATAL(lt_init(&e) == 0);
-  CU_ASSERT_FATAL(sa_config(&e, db, NULL, sa_sup_manual) == 0);
-  dmh_subtask *st = sa_start(&e, NULL);
-  CU_ASSERT_FATAL(st != NULL);
-  CU_ASSERT_FATAL(sa_wait_sync(st, 0, 60000));
+  sa_case c;
+  sa_case_begin(&c, db, false, sa_sup_manual);
+  dmh_subtask *st = sa_case_start(&c, NULL, 0);
   CU_ASSERT(lt_exec(src, "UPDATE `%s`.t_uk SET v = v + 1 WHERE id = 1", db) == 0);
   CU_ASSERT(sa_catch_up(st, db, db, 30000) >= 0);
   sa_split s;
@@ -385,15 +358,12 @@ static void test_kill_split_batch(void) {
   if (!split)
     sa_split_release(&s);
   CU_ASSERT_FATAL(split);
-  st = sa_split_kill_restart(&s, &e, st);
+  st = sa_split_kill_restart(&s, &c.e, st);
   fprintf(
       stderr, "split: rows of the batch on the target: %lld of 400\n",
       lt_count(dst, "SELECT COUNT(*) FROM `%s`.t_pk WHERE id BETWEEN 1 AND 400 AND v >= 1000", db));
   sa_assert_equal(db);
-  dmh_subtask_destroy(st);
-  lt_teardown(&e);
-  fprintf(stderr, "%s: %.2f s in all, %lld deadlock(s) between the sync workers on the target\n",
-          db, lt_now() - t0, sa_deadlocks() - dl0);
+  sa_case_end(&c, st);
 }
 
 /* Whether (file, pos) is the end of an event between transactions: the rotation at the end of an
@@ -447,15 +417,9 @@ static bool sa_outside_end(const char *file, unsigned long long pos) {
  * case tried again. */
 static void test_kill_split_rotation(void) {
   const char *db = "h6_sa_rot";
-  double t0 = lt_now();
-  sa_writer_stop(&sa_w);
-  CU_ASSERT_FATAL(sa_make_source(db) == 0);
-  lt_env e;
-  CU_ASSERT_FATAL(lt_init(&e) == 0);
-  CU_ASSERT_FATAL(sa_config(&e, db, NULL, sa_sup_manual) == 0);
-  dmh_subtask *st = sa_start(&e, NULL);
-  CU_ASSERT_FATAL(st != NULL);
-  CU_ASSERT_FATAL(sa_wait_sync(st, 0, 60000));
+  sa_case c;
+  sa_case_begin(&c, db, false, sa_sup_manual);
+  dmh_subtask *st = sa_case_start(&c, NULL, 0);
   sa_split s;
   sa_split_init(&s, db);
   char cp[200];
@@ -493,11 +457,9 @@ static void test_kill_split_rotation(void) {
       sa_split_release(&s);
   }
   CU_ASSERT_FATAL(rotated);
-  st = sa_split_kill_restart(&s, &e, st);
+  st = sa_split_kill_restart(&s, &c.e, st);
   sa_assert_equal(db);
-  dmh_subtask_destroy(st);
-  lt_teardown(&e);
-  fprintf(stderr, "%s: %.2f s in all\n", db, lt_now() - t0);
+  sa_case_end(&c, st);
 }
 
 /* The ids of the source's Binlog Dump threads that serve this process (their client port is one of
@@ -558,16 +520,11 @@ static int sa_own_dump_threads(long long *ids, int max) {
  * beside a loaded CI did that to test_sync_validator. */
 static void test_stream_cut(void) {
   const char *db = "h6_sa_cut";
-  double t0 = lt_now();
-  CU_ASSERT_FATAL(sa_make_source(db) == 0);
-  lt_env e;
-  CU_ASSERT_FATAL(lt_init(&e) == 0);
-  CU_ASSERT_FATAL(sa_config(&e, db, NULL, sa_sup_manual) == 0);
+  sa_case c;
+  sa_case_begin(&c, db, false, sa_sup_manual);
   sa_writer *w = &sa_w;
   sa_writer_start(w, db, 41);
-  dmh_subtask *st = sa_start(&e, NULL);
-  CU_ASSERT_FATAL(st != NULL);
-  CU_ASSERT_FATAL(sa_wait_sync(st, 1, 60000));
+  dmh_subtask *st = sa_case_start(&c, NULL, 1);
   long long before[8], now[8];
   int n = sa_own_dump_threads(before, 8);
   CU_ASSERT_FATAL(n == 1); /* this process's one stream (relay off, no validator) */
@@ -597,9 +554,7 @@ static void test_stream_cut(void) {
   CU_ASSERT(caught >= 0);
   sa_assert_no_error(st, "after the cuts");
   sa_assert_equal(db);
-  dmh_subtask_destroy(st);
-  lt_teardown(&e);
-  fprintf(stderr, "%s: %.2f s in all\n", db, lt_now() - t0);
+  sa_case_end(&c, st);
 }
 
 /* SYNC_ALL_ONLY=word runs only the tests whose name holds it. */

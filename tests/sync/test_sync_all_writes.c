@@ -22,19 +22,11 @@
 #include "testdb.h"
 
 static void sa_mode_all(const char *db, bool relay_on) {
-  double t0 = lt_now();
-  sa_writer_stop(&sa_w);
-  long long dl0 = sa_deadlocks();
-  CU_ASSERT_FATAL(sa_make_source(db) == 0);
-  lt_env e;
-  CU_ASSERT_FATAL(lt_init(&e) == 0);
-  char source_extra[1024] = "";
-  if (relay_on)
-    lt_relay_settings(&e, NULL, source_extra, sizeof source_extra);
-  CU_ASSERT_FATAL(sa_config(&e, db, source_extra, sa_sup_auto) == 0);
+  sa_case c;
+  sa_case_begin(&c, db, relay_on, sa_sup_auto);
   dmh_subtask *relay = NULL;
   if (relay_on) {
-    relay = lt_relay(&e);
+    relay = lt_relay(&c.e);
     CU_ASSERT_FATAL(relay != NULL);
     dm_error err;
     CU_ASSERT_FATAL(dmh_subtask_start(relay, &err) == 0);
@@ -43,7 +35,7 @@ static void sa_mode_all(const char *db, bool relay_on) {
   sa_writer_start(w, db, relay_on ? 7 : 3);
   lt_sleep_ms(500); /* writes before the dump */
   double t1 = lt_now();
-  dmh_subtask *st = sa_start(&e, relay);
+  dmh_subtask *st = sa_start(&c.e, relay);
   CU_ASSERT_FATAL(st != NULL);
   bool in_sync = sa_wait_sync(st, 1, 60000);
   CU_ASSERT(in_sync);
@@ -59,11 +51,9 @@ static void sa_mode_all(const char *db, bool relay_on) {
   fprintf(stderr, "%s: dump + load%s until sync ran: %.2f s, %lld rows synced, catch-up %.2f s\n",
           db, relay_on ? " + relay catch-up" : "", t_sync, lt_status_int(st, "totalRows"), caught);
   sa_assert_equal(db);
-  dmh_subtask_destroy(st);
+  dmh_subtask_destroy(st); /* before the relay it reads */
   dmh_subtask_destroy(relay);
-  lt_teardown(&e);
-  fprintf(stderr, "%s: %.2f s in all, %lld deadlock(s) between the sync workers on the target\n",
-          db, lt_now() - t0, sa_deadlocks() - dl0);
+  sa_case_end(&c, NULL);
 }
 
 static void test_mode_all_direct(void) {
@@ -77,19 +67,12 @@ static void test_mode_all_relay(void) {
 /* 30 rounds of pause / sleep / resume while sync applies the writer's changes. */
 static void test_pause_resume_storm(void) {
   const char *db = "h6_sa_storm";
-  double t0 = lt_now();
-  sa_writer_stop(&sa_w);
-  long long dl0 = sa_deadlocks();
-  CU_ASSERT_FATAL(sa_make_source(db) == 0);
-  lt_env e;
-  CU_ASSERT_FATAL(lt_init(&e) == 0);
-  CU_ASSERT_FATAL(sa_config(&e, db, NULL, sa_sup_manual) == 0);
+  sa_case c;
+  sa_case_begin(&c, db, false, sa_sup_manual);
   sa_writer *w = &sa_w;
   sa_writer_start(w, db, 11);
   lt_sleep_ms(200);
-  dmh_subtask *st = sa_start(&e, NULL);
-  CU_ASSERT_FATAL(st != NULL);
-  CU_ASSERT_FATAL(sa_wait_sync(st, 1, 60000));
+  dmh_subtask *st = sa_case_start(&c, NULL, 1);
   unsigned s = 12345;
   double worst_pause = 0, worst_resume = 0;
   int bad_stage = 0, lock_errors = 0;
@@ -150,10 +133,7 @@ static void test_pause_resume_storm(void) {
           worst_pause, worst_resume, rows, caught, lock_errors);
   CU_ASSERT(worst_pause < 5.0);
   sa_assert_equal(db);
-  dmh_subtask_destroy(st);
-  lt_teardown(&e);
-  fprintf(stderr, "%s: %.2f s in all, %lld deadlock(s) between the sync workers on the target\n",
-          db, lt_now() - t0, sa_deadlocks() - dl0);
+  sa_case_end(&c, st);
 }
 
 /* Row changes of a table without a key: each UPDATE .. LIMIT 1 scans the table and locks every
@@ -163,26 +143,19 @@ static void test_pause_resume_storm(void) {
  * all, and the target equal to the source. */
 static void test_keyless_workers(void) {
   const char *db = "h6_sa_keyless";
-  double t0 = lt_now();
-  sa_writer_stop(&sa_w);
-  long long dl0 = sa_deadlocks();
-  CU_ASSERT_FATAL(sa_make_source(db) == 0);
-  lt_env e;
-  CU_ASSERT_FATAL(lt_init(&e) == 0);
-  CU_ASSERT_FATAL(sa_config(&e, db, NULL, sa_sup_manual) == 0);
-  dmh_subtask *st = sa_start(&e, NULL);
-  CU_ASSERT_FATAL(st != NULL);
-  CU_ASSERT_FATAL(sa_wait_sync(st, 0, 60000));
+  sa_case c;
+  sa_case_begin(&c, db, false, sa_sup_manual);
+  dmh_subtask *st = sa_case_start(&c, NULL, 0);
   /* 400 transactions, each: a new row, and an update of an old one found by its value */
-  MYSQL *c = lt_source();
-  CU_ASSERT_FATAL(c != NULL);
-  lt_exec(c, "USE `%s`", db);
+  MYSQL *m = lt_source();
+  CU_ASSERT_FATAL(m != NULL);
+  lt_exec(m, "USE `%s`", db);
   for (int i = 0; i < 400; i++)
-    lt_exec(c,
+    lt_exec(m,
             "START TRANSACTION; INSERT INTO t_nokey VALUES (%d, 'burst', %d); "
             "UPDATE t_nokey SET c = c + 1 WHERE a = %d AND c = %d; COMMIT",
             5000 + i, i, (i + 1) % 1000, i + 1); /* initially a = seq % 1000, c = seq */
-  testdb_close(c);
+  testdb_close(m);
   /* the unit gets there, or pauses with the error */
   double end = lt_now() + 30;
   while (lt_now() < end && dmh_subtask_stage(st) == DMH_STAGE_RUNNING &&
@@ -200,10 +173,7 @@ static void test_keyless_workers(void) {
   double caught = sa_catch_up(st, db, db, 60000); /* resumes after such an error */
   fprintf(stderr, "keyless: catch-up %.2f s\n", caught);
   sa_assert_equal(db);
-  dmh_subtask_destroy(st);
-  lt_teardown(&e);
-  fprintf(stderr, "%s: %.2f s in all, %lld deadlock(s) between the sync workers on the target\n",
-          db, lt_now() - t0, sa_deadlocks() - dl0);
+  sa_case_end(&c, st);
 }
 
 /* SYNC_ALL_ONLY=word runs only the tests whose name holds it. */
