@@ -64,10 +64,7 @@ typedef struct sync_run_state {
 void sync_keep_from(sync_run_state *r, const dm_position *p);
 /* The status's synced position and its metric. */
 void sync_set_synced(sync_unit *u, const dm_position *p);
-/* The global row and the status move to p, where every worker has committed. */
-int sync_global_at(sync_run_state *r, const dm_position *p, dm_error *err);
-/* Waits for the batch the workers hold; the global row moves to its end now, or (due) later. */
-int sync_finish_inflight_due(sync_run_state *r, dm_position *due, dm_error *err);
+/* Waits for the batch the workers hold; the global row moves to its end. */
 int sync_finish_inflight(sync_run_state *r, dm_error *err);
 /* Hands the batch being built to the workers once the one before is committed. */
 int sync_close_batch(sync_run_state *r, dm_error *err);

@@ -33,7 +33,7 @@ void sync_set_synced(sync_unit *u, const dm_position *p) {
 /* ---- batches ---- */
 
 /* The global row and the status move to p, where every worker has committed. */
-int sync_global_at(sync_run_state *r, const dm_position *p, dm_error *err) {
+static int sync_global_at(sync_run_state *r, const dm_position *p, dm_error *err) {
   if (sync_cp_global(r->u, r->tc, p, err) < 0)
     return -1;
   sync_set_synced(r->u, p);
@@ -46,7 +46,7 @@ int sync_global_at(sync_run_state *r, const dm_position *p, dm_error *err) {
  * round trip and commit flush overlap the workers' instead of leaving them idle; a global row
  * behind the worker rows is a state every start already handles, see sync_start_position); so
  * does its feed to the validator (~1 us a row change the workers would wait for). */
-int sync_finish_inflight_due(sync_run_state *r, dm_position *due, dm_error *err) {
+static int sync_finish_inflight_due(sync_run_state *r, dm_position *due, dm_error *err) {
   sync_unit *u = r->u;
   if (!r->has_inflight)
     return 0;
