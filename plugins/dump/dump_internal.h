@@ -10,6 +10,7 @@
  *   dump_chunks.c    splitting a table into chunk jobs, the job queue
  *   dump_worker.c    worker threads: stream a chunk with mysql_use_result into the writer
  *   dump_write.c     INSERT statements and data files (temp name, rename when complete)
+ *   dump_flush.c     the background flush of the files being written
  *   dump_metadata.c  the metadata file, file names, cleaning an incomplete dump
  */
 #ifndef DMHOST_DUMP_INTERNAL_H
@@ -86,6 +87,16 @@ typedef struct dump_conn {
   int sock;
 } dump_conn;
 
+/* dump_flush.c's state, one per process call. */
+typedef struct dump_flusher {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  bool stop;                 /* under lock */
+  int fds[DUMP_MAX_THREADS]; /* under lock: each worker's open data file, -1: none */
+  pthread_t thread;
+  bool running; /* the thread was started (the process call's thread only) */
+} dump_flusher;
+
 typedef struct dump_unit {
   const dm_host_services *host;
   dm_ctx *ctx;
@@ -133,6 +144,7 @@ typedef struct dump_unit {
   atomic_int total_tables, completed_tables;
   atomic_int_least64_t total_rows, finished_rows, finished_bytes;
   atomic_int_least64_t start_ms, end_ms;
+  dump_flusher flush;
   /* metrics (docs/metrics.md); NULL from a host without them */
   dm_metric *m_rows, *m_bytes, *m_progress, *m_estimate;
 } dump_unit;
@@ -203,6 +215,7 @@ int dump_chunks_plan(dump_unit *u, dump_conn *c, dump_table *t, dm_error *err);
  * built (from stmt_start); it is written out in blocks of about DUMP_WRITE_BLOCK bytes. */
 typedef struct dump_writer {
   dump_unit *u;
+  int slot; /* the worker's index: its dump_flush_track slot */
   dump_table *t;
   int fd; /* -1: no file open */
   char path[PATH_MAX], tmp[PATH_MAX];
@@ -215,7 +228,7 @@ typedef struct dump_writer {
   int64_t block_rows; /* rows of the complete statements in buf */
 } dump_writer;
 
-void dump_writer_init(dump_writer *w, dump_unit *u);
+void dump_writer_init(dump_writer *w, dump_unit *u, int slot);
 void dump_writer_free(dump_writer *w);
 void dump_writer_begin(dump_writer *w, dump_table *t);
 /* Adds one row; ends a statement when it is full and starts the next file when the current one
@@ -228,6 +241,13 @@ int dump_writer_end(dump_writer *w, dm_error *err);
 void dump_writer_abort(dump_writer *w);
 /* Literal form for a result column, from its MYSQL_FIELD. */
 dump_form dump_form_of_field(const MYSQL_FIELD *f);
+
+/* ---- dump_flush.c ---- */
+/* Starts the background flush; stopped (and joined) after the workers, before the final sync. */
+void dump_flush_start(dump_unit *u);
+/* The data file worker `slot` has open (fd), or -1 before it closes it. */
+void dump_flush_track(dump_unit *u, int slot, int fd);
+void dump_flush_stop(dump_unit *u);
 
 /* ---- dump_worker.c ---- */
 /* Takes chunk jobs until none is left; worker `index` uses u->workers[index]. */

@@ -339,6 +339,7 @@ static void dump_process(void *self, dm_result *result) {
       dm_result_fail(result, &err);
     return;
   }
+  dump_flush_start(u);
   pthread_t tids[DUMP_MAX_THREADS];
   int started = dump_workers_start(u, tids, 1, u->threads, &err);
   if (started < u->threads)
@@ -348,6 +349,7 @@ static void dump_process(void *self, dm_result *result) {
   dump_worker_run(u, 0);
   for (int i = 1; i < started; i++)
     pthread_join(tids[i], NULL);
+  dump_flush_stop(u);
   for (int i = started; i < u->threads; i++) /* workers that never started */
     dump_conn_close(u, &u->workers[i]);
   dump_queue_destroy(&u->queue);

@@ -109,9 +109,10 @@ dump_form dump_form_of_field(const MYSQL_FIELD *f) {
   }
 }
 
-void dump_writer_init(dump_writer *w, dump_unit *u) {
+void dump_writer_init(dump_writer *w, dump_unit *u, int slot) {
   memset(w, 0, sizeof *w);
   w->u = u;
+  w->slot = slot;
   w->fd = -1;
 }
 
@@ -162,6 +163,7 @@ static int dump_write_open(dump_writer *w, dm_error *err) {
   w->fd = dm_fs_tmp_open(w->path, w->u->file_mode, w->tmp, sizeof w->tmp);
   if (w->fd < 0)
     return dump_write_io_error(w, "create", errno == ENAMETOOLONG ? w->path : w->tmp, errno, err);
+  dump_flush_track(w->u, w->slot, w->fd);
   return 0;
 }
 
@@ -171,6 +173,7 @@ static int dump_write_open(dump_writer *w, dm_error *err) {
  * before that makes the next start remove them all. */
 static int dump_write_complete(dump_writer *w, dm_error *err) {
   int fd = w->fd;
+  dump_flush_track(w->u, w->slot, -1);
   w->fd = -1;
   w->file_bytes = 0;
   w->file_off = 0;
@@ -351,6 +354,7 @@ int dump_writer_end(dump_writer *w, dm_error *err) {
 
 void dump_writer_abort(dump_writer *w) {
   if (w->fd >= 0) {
+    dump_flush_track(w->u, w->slot, -1);
     close(w->fd);
     unlink(w->tmp);
     w->fd = -1;

@@ -9,12 +9,19 @@
  * after its mtime) and the folder after the last rename that named a *.sql; any file that was not
  * is listed and the test fails. So it fails when the grouped sync (dump_dir_sync_files) is left
  * out, and passed with the per-file fsyncs before it too: it checks the promise, not the method.
+ *
+ * The second case checks the background flush (dump_flush.c): a data file is fdatasync'ed while
+ * a worker still writes it. The worker's sync_file_range (also defined here) holds the worker,
+ * once 9 MiB of its file are written, until such a sync is seen (or 30 s passed: then the case
+ * fails), so the case waits for the event, not for time. It also checks that the workers run as
+ * SCHED_BATCH and that the process thread has its policy back when it writes the metadata.
  */
 #include <CUnit/Basic.h>
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +55,16 @@ static long dur_last_sql_rename; /* seq of the last rename that named a *.sql in
 static int dur_checked_files;    /* *.sql files examined at the metadata's rename */
 static int dur_checks;           /* metadata renames seen */
 static char dur_bad[4096];       /* what was not durable */
+/* the background flush case */
+static pthread_cond_t dur_cond = PTHREAD_COND_INITIALIZER;
+static bool dur_hold;            /* sync_file_range holds a worker until a *.sql.tmp is synced */
+static long dur_tmp_syncs;       /* fdatasyncs of a data file still being written */
+static bool dur_hold_timeout;    /* the hold ran out instead */
+static long dur_held;            /* sync_file_range calls that waited */
+static long dur_reached;         /* blocks written past 9 MiB of a file still open */
+static long dur_batch_workers;   /* sync_file_range calls from a SCHED_BATCH thread */
+static long dur_other_workers;   /* ... from any other policy */
+static int dur_meta_policy = -1; /* the policy of the thread that renamed the metadata */
 
 static void dur_record(int fd) {
   struct stat st;
@@ -134,14 +151,64 @@ int fsync(int fd) {
   return rc;
 }
 
+/* Is fd a data file of the watched folder that is still being written (its temp name)? */
+static bool dur_fd_is_tmp(int fd) {
+  char link[64], path[PATH_MAX];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(link, path, sizeof path - 1);
+  if (n <= 0)
+    return false;
+  path[n] = '\0';
+  pthread_mutex_lock(&dur_lock);
+  bool tmp = dur_in_dir(path, ".sql.tmp");
+  pthread_mutex_unlock(&dur_lock);
+  return tmp;
+}
+
 int fdatasync(int fd) {
   static int (*real)(int);
   if (!real)
     real = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
+  bool tmp = dur_fd_is_tmp(fd);
   int rc = real(fd);
   if (rc == 0)
     dur_record(fd);
+  if (rc == 0 && tmp) {
+    pthread_mutex_lock(&dur_lock);
+    dur_tmp_syncs++;
+    pthread_cond_broadcast(&dur_cond);
+    pthread_mutex_unlock(&dur_lock);
+  }
   return rc;
+}
+
+int sync_file_range(int fd, off64_t off, off64_t n, unsigned int flags) {
+  static int (*real)(int, off64_t, off64_t, unsigned int);
+  if (!real)
+    real = (int (*)(int, off64_t, off64_t, unsigned int))dlsym(RTLD_NEXT, "sync_file_range");
+  if (dur_fd_is_tmp(fd)) {
+    int policy = sched_getscheduler(0);
+    pthread_mutex_lock(&dur_lock);
+    if (policy == SCHED_BATCH)
+      dur_batch_workers++;
+    else
+      dur_other_workers++;
+    /* The blocks before this one (9 MiB and more) are counted as written: hold the worker until
+     * the flusher has synced a file that is still open, with a generous bound. */
+    if (off >= (off64_t)9 << 20)
+      dur_reached++;
+    if (dur_hold && off >= (off64_t)9 << 20 && dur_tmp_syncs == 0) {
+      dur_held++;
+      struct timespec until;
+      clock_gettime(CLOCK_REALTIME, &until);
+      until.tv_sec += 30;
+      while (dur_tmp_syncs == 0 && !dur_hold_timeout)
+        if (pthread_cond_timedwait(&dur_cond, &dur_lock, &until) != 0)
+          dur_hold_timeout = true;
+    }
+    pthread_mutex_unlock(&dur_lock);
+  }
+  return real(fd, off, n, flags);
 }
 
 int syncfs(int fd) {
@@ -169,8 +236,10 @@ int rename(const char *from, const char *to) {
     real = (int (*)(const char *, const char *))dlsym(RTLD_NEXT, "rename");
   pthread_mutex_lock(&dur_lock);
   size_t dn = strlen(dur_dir);
-  if (dn > 0 && strncmp(to, dur_dir, dn) == 0 && strcmp(to + dn, "/metadata") == 0)
+  if (dn > 0 && strncmp(to, dur_dir, dn) == 0 && strcmp(to + dn, "/metadata") == 0) {
     dur_check();
+    dur_meta_policy = sched_getscheduler(0);
+  }
   pthread_mutex_unlock(&dur_lock);
   int rc = real(from, to);
   if (rc == 0 && dur_in_dir(to, ".sql")) {
@@ -240,12 +309,68 @@ static void test_dump_durable_before_metadata(void) {
   CU_ASSERT(dt_exec(src, "DROP DATABASE %s", db) == 0);
 }
 
+/* One worker, one 12 MB file: the flusher syncs it while it is open (the worker held at 9 MiB
+ * until it has). */
+static void test_dump_durable_flush_while_writing(void) {
+  const char *db = "dmh_dump_flush";
+  CU_ASSERT_FATAL(dt_exec(src, "DROP DATABASE IF EXISTS %s", db) == 0);
+  CU_ASSERT_FATAL(dt_exec(src, "CREATE DATABASE %s", db) == 0);
+  CU_ASSERT_FATAL(dt_exec(src, "USE %s", db) == 0);
+  CU_ASSERT_FATAL(dt_exec(src, "CREATE TABLE %s.t (id INT PRIMARY KEY, v VARCHAR(255))", db) == 0);
+  CU_ASSERT_FATAL(dt_exec(src,
+                          "INSERT INTO %s.t SELECT seq, REPEAT(CHAR(97 + seq %% 26), 200) "
+                          "FROM seq_1_to_60000",
+                          db) == 0);
+  dt_env e;
+  CU_ASSERT_FATAL(dt_setup(&e, "dump-flush", "root", "", dt_source_port(),
+                           "block-allow-list = \"bal\";",
+                           "block-allow-list = { bal = { do-dbs = [\"dmh_dump_flush\"]; }; };",
+                           "threads = 1;") == 0);
+  pthread_mutex_lock(&dur_lock);
+  snprintf(dur_dir, sizeof dur_dir, "%s", e.dump_dir);
+  dur_bad[0] = '\0';
+  dur_checks = dur_checked_files = 0;
+  dur_tmp_syncs = dur_held = dur_reached = dur_batch_workers = dur_other_workers = 0;
+  dur_hold_timeout = false;
+  dur_meta_policy = -1;
+  dur_hold = true;
+  pthread_mutex_unlock(&dur_lock);
+  dmh_subtask *st;
+  dmh_stage stage = dt_run(&e, &st, 120000);
+  pthread_mutex_lock(&dur_lock);
+  dur_hold = false;
+  dur_dir[0] = '\0';
+  pthread_mutex_unlock(&dur_lock);
+  CU_ASSERT_EQUAL_FATAL(stage, DMH_STAGE_FINISHED);
+  long long rows = 0;
+  long bad = 0;
+  CU_ASSERT_EQUAL(dt_data_files(e.dump_dir, "dmh_dump_flush.t", &rows, &bad), 1);
+  CU_ASSERT_EQUAL(rows, 60000);
+  CU_ASSERT_EQUAL(bad, 0);
+  printf("\n  %ld block(s) past 9 MiB, held %ld time(s); %ld sync(s) of a file being written; "
+         "workers' blocks: %ld as SCHED_BATCH, %ld not; the metadata's thread: policy %d\n",
+         dur_reached, dur_held, dur_tmp_syncs, dur_batch_workers, dur_other_workers,
+         dur_meta_policy);
+  /* precondition: the file grew past 9 MiB while open (held there unless a sync came first) */
+  CU_ASSERT(dur_reached > 0);
+  CU_ASSERT(dur_held <= 1);
+  CU_ASSERT(dur_tmp_syncs > 0);
+  CU_ASSERT_FALSE(dur_hold_timeout);
+  CU_ASSERT_STRING_EQUAL(dur_bad, ""); /* and still all durable before the metadata */
+  CU_ASSERT(dur_batch_workers > 0);
+  CU_ASSERT_EQUAL(dur_other_workers, 0);
+  CU_ASSERT_EQUAL(dur_meta_policy, SCHED_OTHER);
+  dt_teardown(&e);
+  CU_ASSERT(dt_exec(src, "DROP DATABASE %s", db) == 0);
+}
+
 int main(void) {
   src = dt_connect(dt_source_port());
   if (!src)
     return 1;
   static const dmh_cunit_test tests[] = {
       {"files durable before the metadata", test_dump_durable_before_metadata},
+      {"a file flushed while it is written", test_dump_durable_flush_while_writing},
   };
   int failed = dmh_cunit_run("dump_durable", NULL, NULL, tests, sizeof tests / sizeof tests[0]);
   mysql_close(src);
