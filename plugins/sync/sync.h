@@ -308,6 +308,12 @@ typedef struct sync_source sync_source;
 int sync_source_open(sync_unit *u, const dm_position *from, sync_source **out, dm_error *err);
 /* 1 event, 0 idle (nothing to read right now: the caller may flush and call again), -1 error. */
 int sync_source_next(sync_source *s, dm_binlog_event *ev, dm_error *err);
+/* Whether sync_source_next can go on without waiting for the source (dm_binlog_reader_pending);
+ * always true from the relay, whose waits are short looks that come back as "idle". */
+bool sync_source_pending(const sync_source *s);
+/* The descriptor to poll for the source's next bytes when sync_source_pending says no; -1 when
+ * there is none (the relay). */
+int sync_source_fd(const sync_source *s);
 const dm_binlog_format *sync_source_format(const sync_source *s);
 void sync_source_interrupt(sync_source *s);
 /* The checkpoint moved to `file`: tell the relay's purge what is still needed. */
@@ -323,6 +329,8 @@ void sync_workers_dispatch(sync_workers *ws, const sync_batch *b, const bool *sk
 /* Waits until the dispatched batch is applied by all. 0, or -1 with the first worker's error. */
 int sync_workers_wait(sync_workers *ws, dm_error *err);
 bool sync_workers_busy(sync_workers *ws);
+/* Readable (poll) from the end of the dispatched batch until the next dispatch. */
+int sync_workers_done_fd(const sync_workers *ws);
 void sync_workers_stop(sync_workers *ws);
 
 /* ---- sync_ddl_apply.c ---- */

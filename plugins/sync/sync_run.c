@@ -648,6 +648,9 @@ void sync_run(sync_unit *u, dm_result *result) {
     if (sync_val_catch_up_wanted(u->val) && !sync_in_txn(&r) && !r.recovering &&
         sync_val_catch_up(&r, &e) < 0)
       goto out;
+    if (r.has_inflight && r.building->n_txns > 0 && !sync_in_txn(&r) && !r.recovering &&
+        sync_close_when_done(&r, &e) < 0)
+      goto out;
     dm_binlog_event ev;
     int rc = sync_source_next(r.src, &ev, &e);
     if (rc < 0)

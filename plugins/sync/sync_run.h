@@ -68,6 +68,9 @@ void sync_set_synced(sync_unit *u, const dm_position *p);
 int sync_finish_inflight(sync_run_state *r, dm_error *err);
 /* Hands the batch being built to the workers once the one before is committed. */
 int sync_close_batch(sync_run_state *r, dm_error *err);
+/* Caught up with a batch at a transaction end while the workers are busy: hands it out when they
+ * are done, or returns when the source has more to read (or a stop is asked). */
+int sync_close_when_done(sync_run_state *r, dm_error *err);
 /* Everything read so far applied (before a DDL, at a stop). */
 int sync_drain(sync_run_state *r, dm_error *err);
 /* The task file's worker-count changed: rows rewritten at a quiet point. */

@@ -222,6 +222,14 @@ int sync_source_next(sync_source *s, dm_binlog_event *ev, dm_error *err) {
   return rc; /* 0: a non-blocking end, or interrupted */
 }
 
+bool sync_source_pending(const sync_source *s) {
+  return s->rl || !s->r || dm_binlog_reader_pending(s->r);
+}
+
+int sync_source_fd(const sync_source *s) {
+  return s->rl || !s->r ? -1 : dm_binlog_reader_fd(s->r);
+}
+
 const dm_binlog_format *sync_source_format(const sync_source *s) {
   return s->rl ? dm_relay_log_format(s->rl) : dm_binlog_reader_format(s->r);
 }

@@ -14,10 +14,13 @@
  * whose row a newer worker has raised fails in its first round trip, before any of its
  * statements, and the worker reports DM_ERR_FENCED after the rollback (never retried).
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <dmhost/db.h>
 
@@ -45,6 +48,7 @@ struct sync_workers {
   pthread_mutex_t lock;
   pthread_cond_t job_cv, done_cv;
   int pending; /* workers still applying the dispatched batch */
+  int done_fd; /* eventfd, readable from the dispatched batch's end to the next dispatch (poll) */
   bool quit;
   sync_worker w[SYNC_MAX_WORKERS];
 };
@@ -150,8 +154,12 @@ static void *sync_worker_main(void *arg) {
     pthread_mutex_lock(&ws->lock);
     w->rc = rc;
     w->has_job = false;
-    if (--ws->pending == 0)
+    if (--ws->pending == 0) {
       pthread_cond_broadcast(&ws->done_cv);
+      uint64_t one = 1;
+      ssize_t k = write(ws->done_fd, &one, sizeof one); /* fails on an overflow only */
+      (void)k;
+    }
   }
   pthread_mutex_unlock(&ws->lock);
   return NULL;
@@ -167,6 +175,12 @@ int sync_workers_start(sync_unit *u, int n, sync_workers **out, dm_error *err) {
   pthread_mutex_init(&ws->lock, NULL);
   pthread_cond_init(&ws->job_cv, NULL);
   pthread_cond_init(&ws->done_cv, NULL);
+  ws->done_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (ws->done_fd < 0) {
+    u->host->error_make(u->ctx, err, DM_ERR_INTERNAL, strerror(errno),
+                        "sync: cannot create the workers' event descriptor");
+    goto fail;
+  }
   for (int i = 0; i < n; i++) {
     sync_worker *w = &ws->w[i];
     w->ws = ws;
@@ -190,6 +204,9 @@ fail:
 
 void sync_workers_dispatch(sync_workers *ws, const sync_batch *b, const bool *skip) {
   pthread_mutex_lock(&ws->lock);
+  uint64_t done;
+  ssize_t k = read(ws->done_fd, &done, sizeof done); /* EAGAIN before the first batch */
+  (void)k;
   for (int i = 0; i < ws->n; i++) {
     ws->w[i].batch = b;
     ws->w[i].skip = skip && skip[i];
@@ -199,6 +216,10 @@ void sync_workers_dispatch(sync_workers *ws, const sync_batch *b, const bool *sk
   ws->pending = ws->n;
   pthread_cond_broadcast(&ws->job_cv);
   pthread_mutex_unlock(&ws->lock);
+}
+
+int sync_workers_done_fd(const sync_workers *ws) {
+  return ws->done_fd;
 }
 
 bool sync_workers_busy(sync_workers *ws) {
@@ -236,6 +257,8 @@ void sync_workers_stop(sync_workers *ws) {
     sync_db_close(ws->u, ws->w[i].conn);
     dm_buf_free(&ws->w[i].sql);
   }
+  if (ws->done_fd >= 0)
+    close(ws->done_fd);
   pthread_cond_destroy(&ws->job_cv);
   pthread_cond_destroy(&ws->done_cv);
   pthread_mutex_destroy(&ws->lock);

@@ -61,6 +61,14 @@ size_t dm_binlog_reader_buffer_size(const dm_binlog_reader *r) {
   return r->max_buffer;
 }
 
+bool dm_binlog_reader_pending(dm_binlog_reader *r) {
+  return !r->ops->pending || r->ops->pending(r);
+}
+
+int dm_binlog_reader_fd(const dm_binlog_reader *r) {
+  return r->ops->fd ? r->ops->fd(r) : -1;
+}
+
 void dm_binlog_reader_interrupt(dm_binlog_reader *r) {
   atomic_store(&r->interrupted, true);
   if (r->ops->interrupt)

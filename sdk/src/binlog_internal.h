@@ -121,6 +121,8 @@ typedef struct bl_reader_ops {
   int (*next)(dm_binlog_reader *r, dm_binlog_event *ev, dm_error *err);
   void (*interrupt)(dm_binlog_reader *r);
   void (*close)(dm_binlog_reader *r);
+  bool (*pending)(dm_binlog_reader *r); /* NULL: always true */
+  int (*fd)(const dm_binlog_reader *r); /* NULL: none */
 } bl_reader_ops;
 
 struct dm_binlog_reader {

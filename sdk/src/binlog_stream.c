@@ -7,6 +7,7 @@
  */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include <mysql.h>
 
 #include <errmsg.h>
+#include <ma_pvio.h>
 #include <mariadb_rpl.h>
 #include <mysqld_error.h>
 
@@ -85,6 +87,25 @@ static void stream_interrupt(dm_binlog_reader *base) {
   /* shutdown acts on the socket both descriptors name: a fetch blocked in recv() returns */
   if (r->wake_fd >= 0)
     shutdown(r->wake_fd, SHUT_RDWR);
+}
+
+/* Bytes of the stream already here: in libmariadb's read-ahead cache (ma_pvio.h, an installed
+ * header: a fetch reads the socket 16 KiB at a time and keeps the rest there), or on the socket.
+ * A TLS library's decrypted bytes are not seen: then the answer is a false "no", which costs the
+ * caller a wait it did not need, never an event. */
+static bool stream_pending(dm_binlog_reader *base) {
+  stream_reader *r = (stream_reader *)base;
+  if (r->ended || r->failed || r->wake_fd < 0 || atomic_load(&r->base.interrupted))
+    return true; /* next returns at once */
+  const MARIADB_PVIO *p = r->mysql->net.pvio;
+  if (p && p->cache && p->cache_pos < p->cache + p->cache_size)
+    return true;
+  struct pollfd pfd = {.fd = r->wake_fd, .events = POLLIN};
+  return poll(&pfd, 1, 0) > 0;
+}
+
+static int stream_fd(const dm_binlog_reader *base) {
+  return ((const stream_reader *)base)->wake_fd;
 }
 
 static int stream_next(dm_binlog_reader *base, dm_binlog_event *ev, dm_error *err) {
@@ -198,6 +219,8 @@ static const bl_reader_ops stream_ops = {
     .next = stream_next,
     .interrupt = stream_interrupt,
     .close = stream_close,
+    .pending = stream_pending,
+    .fd = stream_fd,
 };
 
 static int stream_query(stream_reader *r, const char *sql, dm_error *err) {

@@ -303,6 +303,19 @@ uint64_t dm_binlog_reader_offset(const dm_binlog_reader *r);
 size_t dm_binlog_reader_buffer_size(const dm_binlog_reader *r);
 
 /*
+ * Whether dm_binlog_reader_next can go on without waiting for the source: a stream has bytes of
+ * the next event in the client library's buffer or on its socket (or has ended, failed or been
+ * interrupted); a file reader: always true. A hint for a caller that has something better to do
+ * than wait (the sync unit closes the batch it holds when it is caught up): true may still wait
+ * for the rest of an event, and a TLS stream can say false when the TLS library holds the bytes.
+ */
+bool dm_binlog_reader_pending(dm_binlog_reader *r);
+/* A descriptor to poll (POLLIN) for the stream's next bytes once dm_binlog_reader_pending said
+ * false, to wait for the source and something else at once; -1 for a file reader. The reader's:
+ * never read from it, nor close it. */
+int dm_binlog_reader_fd(const dm_binlog_reader *r);
+
+/*
  * From any thread: make a blocked or later dm_binlog_reader_next return 0 soon (stream: shuts the
  * socket down; file: the next wait returns at once). For a unit's stop token.
  */
