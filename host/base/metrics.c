@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "dmhost/clock.h"
 #include "dmhost/sdk.h"
 #include "log.h"
 
@@ -84,11 +85,7 @@ dmh_metrics *dmh_metrics_new(void) {
   pthread_mutex_init(&r->lock, NULL);
   pthread_mutex_init(&r->collect_lock, NULL);
   pthread_mutex_init(&r->hist_lock, NULL);
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&r->hist_cv, &ca);
-  pthread_condattr_destroy(&ca);
+  dm_cond_init_monotonic(&r->hist_cv);
   return r;
 }
 
@@ -778,12 +775,7 @@ static void *history_thread(void *arg) {
     dmh_metrics_history_sample(r, history_now_ms());
     pthread_mutex_lock(&r->hist_lock);
     /* ticks at fixed times: a slow sample does not push the next ones later */
-    next.tv_sec += r->hist_period_ms / 1000;
-    next.tv_nsec += (long)(r->hist_period_ms % 1000) * 1000000;
-    if (next.tv_nsec >= 1000000000) {
-      next.tv_sec++;
-      next.tv_nsec -= 1000000000;
-    }
+    dm_timespec_add_ms(&next, r->hist_period_ms);
     while (!r->hist_stop && pthread_cond_timedwait(&r->hist_cv, &r->hist_lock, &next) == 0)
       ;
   }

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dmhost/clock.h"
 #include "http_server_internal.h"
 
 long long http_now_ms(void) {
@@ -376,15 +377,7 @@ void *http_reaper(void *ud) {
                     : h->waiting > DMH_CONTROL_HTTP_MAX_UNADMITTED
                         ? h->waiting_head->since_ms + DMH_CONTROL_HTTP_UNADMITTED_GRACE_MS
                         : h->waiting_head->since_ms + DMH_CONTROL_HTTP_HEADER_DEADLINE_MS;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    long long wait = due - now;
-    ts.tv_sec += wait / 1000;
-    ts.tv_nsec += (wait % 1000) * 1000000;
-    if (ts.tv_nsec >= 1000000000) {
-      ts.tv_sec++;
-      ts.tv_nsec -= 1000000000;
-    }
+    struct timespec ts = dm_clock_deadline(due - now);
     pthread_cond_timedwait(&h->reaper_wake, &h->conns_lock, &ts);
   }
   pthread_mutex_unlock(&h->conns_lock);

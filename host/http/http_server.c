@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dmhost/clock.h"
 #include "dmhost/sdk.h"
 #include "http_api.h"
 #include "http_server_internal.h"
@@ -601,11 +602,7 @@ int dmh_control_http_open(const char *addr, const dmh_control_tls *tls,
   pthread_cond_init(&h->jobs_done, NULL);
   pthread_mutex_init(&h->conns_lock, NULL);
   pthread_mutex_init(&h->log_lock, NULL);
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&h->reaper_wake, &ca);
-  pthread_condattr_destroy(&ca);
+  dm_cond_init_monotonic(&h->reaper_wake);
   if (tls && http_allowed_split(h, tls->allowed_cn, err) < 0) {
     freeaddrinfo(ai);
     http_free(h);

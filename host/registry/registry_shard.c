@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "dmhost/clock.h"
 #include "dmhost/sdk.h"
 #include "log.h"
 #include "metrics.h"
@@ -323,16 +324,6 @@ static int lend(dmh_shard_local *c, const char *task, const char *source, const 
                     err);
 }
 
-static void deadline_in(struct timespec *ts, uint32_t ms) {
-  clock_gettime(CLOCK_MONOTONIC, ts);
-  ts->tv_sec += ms / 1000;
-  ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-  if (ts->tv_nsec >= 1000000000L) {
-    ts->tv_sec++;
-    ts->tv_nsec -= 1000000000L;
-  }
-}
-
 static int co_wait(void *self, const char *task, const char *source, const char *tschema,
                    const char *ttable, bool (*stopped)(void *), void *stop_arg, dm_shard_op *op,
                    dm_error *err) {
@@ -353,8 +344,7 @@ static int co_wait(void *self, const char *task, const char *source, const char 
     }
     if (stopped && stopped(stop_arg))
       break; /* rc 0: stopped */
-    struct timespec ts;
-    deadline_in(&ts, 100);
+    struct timespec ts = dm_clock_deadline(100);
     pthread_cond_timedwait(&c->changed, &c->mu, &ts);
   }
   pthread_mutex_unlock(&c->mu);
@@ -413,11 +403,7 @@ dmh_shard_local *dmh_shard_local_new(const char *dir, dm_error *err) {
     return NULL;
   }
   pthread_mutex_init(&c->mu, NULL);
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&c->changed, &ca);
-  pthread_condattr_destroy(&ca);
+  dm_cond_init_monotonic(&c->changed);
   c->coord.ops = &local_ops;
   c->metrics_owner = dmh_metrics_owner_new();
   c->coord.self = c;
@@ -483,8 +469,7 @@ int dmh_shard_local_show(dmh_shard_local *c, const char *task, json_object *resp
 /* Waits (under mu) until the lock's state is not `while_state` or it is gone, at most ms.
  * Returns the state then, -1 gone. */
 static int wait_state_change(dmh_shard_local *c, const char *id, int while_state, uint32_t ms) {
-  struct timespec until;
-  deadline_in(&until, ms);
+  struct timespec until = dm_clock_deadline(ms);
   for (;;) {
     int st = dmh_shard_lock_state(c->k, id, NULL, 0);
     if (st != while_state)

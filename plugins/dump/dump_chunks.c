@@ -20,11 +20,7 @@
 void dump_queue_init(dump_queue *q) {
   memset(q, 0, sizeof *q);
   pthread_mutex_init(&q->lock, NULL);
-  pthread_condattr_t a;
-  pthread_condattr_init(&a);
-  pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-  pthread_cond_init(&q->cond, &a);
-  pthread_condattr_destroy(&a);
+  dm_cond_init_monotonic(&q->cond);
 }
 
 void dump_chunk_free(dump_chunk *c) {
@@ -83,13 +79,7 @@ dump_chunk *dump_queue_pop(dump_unit *u) {
     }
     if (q->closed)
       break;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_nsec += DUMP_CHUNKS_POLL_MS * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-      ts.tv_sec++;
-      ts.tv_nsec -= 1000000000L;
-    }
+    struct timespec ts = dm_clock_deadline(DUMP_CHUNKS_POLL_MS);
     pthread_cond_timedwait(&q->cond, &q->lock, &ts);
   }
   pthread_mutex_unlock(&q->lock);

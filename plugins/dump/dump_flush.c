@@ -34,11 +34,7 @@ static void *dump_flush_main(void *p) {
   int dups[DUMP_MAX_THREADS];
   pthread_mutex_lock(&f->lock);
   while (!f->stop) {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_nsec += DUMP_FLUSH_TICK_MS * 1000000L;
-    until.tv_sec += until.tv_nsec / 1000000000L;
-    until.tv_nsec %= 1000000000L;
+    struct timespec until = dm_clock_deadline(DUMP_FLUSH_TICK_MS);
     while (!f->stop && pthread_cond_timedwait(&f->cond, &f->lock, &until) != ETIMEDOUT)
       ;
     int64_t written = atomic_load(&u->finished_bytes);
@@ -64,11 +60,7 @@ static void *dump_flush_main(void *p) {
 void dump_flush_start(dump_unit *u) {
   dump_flusher *f = &u->flush;
   pthread_mutex_init(&f->lock, NULL);
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&f->cond, &ca);
-  pthread_condattr_destroy(&ca);
+  dm_cond_init_monotonic(&f->cond);
   f->stop = false;
   for (int i = 0; i < DUMP_MAX_THREADS; i++)
     f->fds[i] = -1;

@@ -372,12 +372,8 @@ static void val_feed_row(sync_val *v, uint32_t ti, uint8_t kind, const char *key
   while ((v->bytes + need > (uint64_t)v->cfg.max_bytes || v->n_rows >= v->cfg.max_rows) &&
          dm_clock_ns() < deadline) {
     struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += 10 * 1000000;
-    if (ts.tv_nsec >= 1000000000) {
-      ts.tv_sec++;
-      ts.tv_nsec -= 1000000000;
-    }
+    clock_gettime(CLOCK_REALTIME, &ts); /* v->cond's clock */
+    dm_timespec_add_ms(&ts, 10);
     pthread_cond_broadcast(&v->cond);
     pthread_cond_timedwait(&v->cond, &v->lock, &ts);
   }
@@ -690,12 +686,8 @@ static void *val_thread(void *arg) {
     }
     if (n == 0 && !v->stop) {
       struct timespec ts;
-      clock_gettime(CLOCK_REALTIME, &ts);
-      ts.tv_nsec += 200 * 1000000;
-      if (ts.tv_nsec >= 1000000000) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000;
-      }
+      clock_gettime(CLOCK_REALTIME, &ts); /* v->cond's clock */
+      dm_timespec_add_ms(&ts, 200);
       pthread_cond_timedwait(&v->cond, &v->lock, &ts);
     }
   }

@@ -14,6 +14,7 @@
  * With the give-back fenced by 0 the first test fails (checked: "another master leads", no new
  * leader within 15 s), and so does the second.
  */
+#include "dmhost/clock.h"
 #include "master_util.h"
 
 #include <signal.h>
@@ -181,11 +182,7 @@ static void test_campaign_won_after_evict(void) {
   snprintf(m->name, sizeof m->name, "mlate");
   snprintf(m->prefix, sizeof m->prefix, "%s", prefix);
   pthread_mutex_init(&m->evict_lock, NULL);
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&m->evict_cond, &ca);
-  pthread_condattr_destroy(&ca);
+  dm_cond_init_monotonic(&m->evict_cond);
   bool was_leader = true, was_evicted = true;
   dm_error err;
   CU_ASSERT_EQUAL(dmh_master_evict(m, true, &was_leader, &was_evicted, &err), 0);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "dmhost/clock.h"
 #include "dmhost/sdk.h"
 
 struct dmh_etcd_keeper {
@@ -30,14 +31,7 @@ static long keeper_now_ms(void) {
 
 /* Waits ms or until stop; whether to go on. Called with mu held. */
 static int keeper_wait(dmh_etcd_keeper *k, long ms) {
-  struct timespec until;
-  clock_gettime(CLOCK_MONOTONIC, &until);
-  until.tv_sec += ms / 1000;
-  until.tv_nsec += (ms % 1000) * 1000000;
-  if (until.tv_nsec >= 1000000000) {
-    until.tv_sec++;
-    until.tv_nsec -= 1000000000;
-  }
+  struct timespec until = dm_clock_deadline(ms);
   while (!k->stop && pthread_cond_timedwait(&k->cond, &k->mu, &until) == 0)
     ;
   return !k->stop;
@@ -84,11 +78,7 @@ dmh_etcd_keeper *dmh_etcd_keeper_start(const char *endpoints, const dmh_etcd_opt
   k->id = lease_id;
   k->every_ms = ttl_s > 0 ? (long)ttl_s * 1000 / 3 : 1000;
   k->last_ok_ms = keeper_now_ms();
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&k->cond, &ca);
-  pthread_condattr_destroy(&ca);
+  dm_cond_init_monotonic(&k->cond);
   pthread_mutex_init(&k->mu, NULL);
   if (pthread_create(&k->thread, NULL, keeper_run, k) != 0) {
     pthread_cond_destroy(&k->cond);

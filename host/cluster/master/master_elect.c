@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "dmhost/clock.h"
 #include "dmhost/sdk.h"
 #include "log.h"
 #include "metrics.h"
@@ -315,11 +316,7 @@ int dmh_master_start(const dmh_master_opts *o, dmh_master **out, dm_error *err) 
   pthread_mutex_init(&m->sched_lock, NULL);
   pthread_mutex_init(&m->shard_lock, NULL);
   pthread_mutex_init(&m->evict_lock, NULL);
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* master_evict.c's waits */
-  pthread_cond_init(&m->evict_cond, &ca);
-  pthread_condattr_destroy(&ca);
+  dm_cond_init_monotonic(&m->evict_cond); /* master_evict.c's waits */
   dmh_etcd *c = dmh_etcd_open(m->endpoints, &m->etcd_opts, err);
   int rc = c ? elect_register(m, c, err) : -1;
   dmh_etcd_close(c);

@@ -10,21 +10,9 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "dmhost/clock.h"
 #include "dmhost/sdk.h"
 #include "log.h"
-
-/* now + ms on CLOCK_MONOTONIC (evict_cond's clock) */
-static struct timespec evict_deadline(long ms) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  t.tv_sec += ms / 1000;
-  t.tv_nsec += (ms % 1000) * 1000000L;
-  if (t.tv_nsec >= 1000000000L) {
-    t.tv_sec++;
-    t.tv_nsec -= 1000000000L;
-  }
-  return t;
-}
 
 int master_give_back(dmh_etcd *c, const dmh_master *m, int64_t token, bool *deleted,
                      dm_error *err) {
@@ -90,7 +78,7 @@ void master_evicted_wait(dmh_master *m, dmh_etcd *c) {
   }
   pthread_mutex_lock(&m->evict_lock);
   if (atomic_load(&m->evicted) && !atomic_load(&m->stopping)) {
-    struct timespec until = evict_deadline(1000);
+    struct timespec until = dm_clock_deadline(1000);
     pthread_cond_timedwait(&m->evict_cond, &m->evict_lock, &until);
   }
   pthread_mutex_unlock(&m->evict_lock);
@@ -117,7 +105,7 @@ int dmh_master_evict(dmh_master *m, bool on, bool *was_leader, bool *was_evicted
           *was_leader ? "leading: stepping down" : "not leading");
   /* The answer waits for the scheduling round and the shard coordinator to return and for the
    * key to be given back: nothing of this leadership happens after it. */
-  struct timespec until = evict_deadline(MASTER_EVICT_WAIT_MS);
+  struct timespec until = dm_clock_deadline(MASTER_EVICT_WAIT_MS);
   int rc = 0;
   while ((m->leading || m->held) && !atomic_load(&m->stopping) && rc != ETIMEDOUT)
     rc = pthread_cond_timedwait(&m->evict_cond, &m->evict_lock, &until);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "dmhost/clock.h"
 #include "dmhost/sdk.h"
 #include "error_json.h"
 #include "log.h"
@@ -152,11 +153,7 @@ static dmh_subtask *sup_create(const dmh_subtask_opts *o, bool is_relay, dm_erro
   st->unit_folders = o->unit_folders;
   pthread_mutex_init(&st->cmd_lock, NULL);
   pthread_mutex_init(&st->state_lock, NULL);
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&st->state_cv, &ca);
-  pthread_condattr_destroy(&ca);
+  dm_cond_init_monotonic(&st->state_cv);
   if (dmh_stop_token_init(&st->token) < 0) {
     dm_error_set(err, DM_ERR_INTERNAL, strerror(errno), "cannot create the stop token");
     st->token.fd = -1;
@@ -447,13 +444,8 @@ static bool sup_timed_join(dmh_subtask *st, uint32_t ms) {
   if (!st->runner_joinable)
     return true;
   struct timespec deadline;
-  clock_gettime(CLOCK_REALTIME, &deadline);
-  deadline.tv_sec += ms / 1000;
-  deadline.tv_nsec += (long)(ms % 1000) * 1000000L;
-  if (deadline.tv_nsec >= 1000000000L) {
-    deadline.tv_sec++;
-    deadline.tv_nsec -= 1000000000L;
-  }
+  clock_gettime(CLOCK_REALTIME, &deadline); /* pthread_timedjoin_np's clock */
+  dm_timespec_add_ms(&deadline, ms);
   if (pthread_timedjoin_np(st->runner, NULL, &deadline) != 0)
     return false;
   st->runner_joinable = false;

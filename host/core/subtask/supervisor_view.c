@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "dmhost/clock.h"
 #include "dmhost/sdk.h"
 #include "error_json.h"
 #include "supervisor_internal.h"
@@ -32,16 +33,7 @@ static bool sup_settled(dmh_stage s) {
 }
 
 dmh_stage dmh_subtask_wait_settled(dmh_subtask *st, int timeout_ms) {
-  struct timespec deadline;
-  clock_gettime(CLOCK_MONOTONIC, &deadline);
-  if (timeout_ms >= 0) {
-    deadline.tv_sec += timeout_ms / 1000;
-    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-      deadline.tv_sec++;
-      deadline.tv_nsec -= 1000000000L;
-    }
-  }
+  struct timespec deadline = dm_clock_deadline(timeout_ms >= 0 ? timeout_ms : 0);
   pthread_mutex_lock(&st->state_lock);
   while (!sup_settled(st->stage)) {
     if (timeout_ms < 0)

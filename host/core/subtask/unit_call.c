@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "dmhost/clock.h"
 #include "dmhost/sdk.h"
 #include "log.h"
 #include "metrics_host.h"
@@ -114,13 +115,8 @@ int sup_unit_init(dmh_subtask *st, sup_unit *u, dm_error *err) {
   pthread_detach(t);
   double t0 = dmh_now_seconds();
   struct timespec deadline;
-  clock_gettime(CLOCK_REALTIME, &deadline);
-  deadline.tv_sec += st->sup.init_timeout_ms / 1000;
-  deadline.tv_nsec += (long)(st->sup.init_timeout_ms % 1000) * 1000000L;
-  if (deadline.tv_nsec >= 1000000000L) {
-    deadline.tv_sec++;
-    deadline.tv_nsec -= 1000000000L;
-  }
+  clock_gettime(CLOCK_REALTIME, &deadline); /* done_cv's clock */
+  dm_timespec_add_ms(&deadline, st->sup.init_timeout_ms);
   pthread_mutex_lock(&j->lock);
   while (!j->done && pthread_cond_timedwait(&j->done_cv, &j->lock, &deadline) != ETIMEDOUT)
     ;

@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define DM_SDK_VERSION "1.9.0"
+#define DM_SDK_VERSION "1.10.0"
 
 /*
  * Fill *err for `code` from the code table: class, scope, level, resumable and workaround; message
