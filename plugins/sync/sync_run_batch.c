@@ -118,7 +118,7 @@ int sync_close_batch(sync_run_state *r, dm_error *err) {
  * as they are done, unless the source sends more first (then the coordinator goes back to reading
  * and the batch grows, as before). Without this the batch waited for the next event or heartbeat
  * (up to SYNC_HEARTBEAT_MS after the source's last write; 2-3 ms under bench/sync's paced load,
- * which writes in bursts): the 2/0 lag's p99 went from 14 to 6 ms (bench/sync/README.md). Waiting
+ * which writes in bursts): the 2/0 lag's p99 went from 14 to 7 ms (bench/sync/README.md). Waiting
  * for the workers alone (not reading meanwhile) delayed what came during the wait by a batch.
  */
 int sync_close_when_done(sync_run_state *r, dm_error *err) {
