@@ -17,6 +17,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
 root=${BUILD_ROOT:-build}
+# CI starts from servers of its own: the folders of an earlier run cut short on this machine (its
+# servers' data kept: a prepared XA transaction holding its locks, half-made databases) must not
+# decide this run. Outside CI the servers and their data are the developer's, kept.
+if [ "${CI:-}" = true ]; then
+  echo "== CI: fresh servers (MariaDB ${DMH_DB_DIR:-/tmp/dmhost-db}, etcd ${DMH_ETCD_DIR:-/tmp/dmhost-etcd})"
+  bash scripts/mariadb.sh stop >/dev/null 2>&1 || true
+  bash scripts/etcd.sh stop >/dev/null 2>&1 || true
+  DMH_ETCD_TLS=1 bash scripts/etcd.sh stop >/dev/null 2>&1 || true
+  rm -rf "${DMH_DB_DIR:-/tmp/dmhost-db}" "${DMH_ETCD_DIR:-/tmp/dmhost-etcd}" "${DMH_ETCD_DIR:-/tmp/dmhost-etcd}-tls"
+fi
 jobs=$(nproc)
 
 echo "== format check"
