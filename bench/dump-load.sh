@@ -29,14 +29,14 @@ command -v mydumper >/dev/null || { [ "$(id -u)" = 0 ] && apt-get install -y -q 
 build=${BUILD_DIR:-build/bench}
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j "$(nproc)" --target dmhost dmhost_dump dmhost_load >/dev/null
-# A pair of its own (so no test shares it), with a buffer pool that holds the data, as on a server
-# sized for its data: then both tools are measured, not the disk. BENCH_DB_DIR/ports override.
-export DMH_DB_DIR=${BENCH_DB_DIR:-/tmp/dmhost-bench-db} DMH_SOURCE_PORT=${BENCH_SOURCE_PORT:-14306}
 # The sysbench tables take ~255 bytes a row on disk (8 x 2M rows: 3.8 GiB); with a pool smaller
 # than that both tools wait on the source's reads from outside the pool (8 x 2M in a 3 GiB pool: ours
 # 14.6 s, mydumper 14.6 s; in 5 GiB: 8.3 and 13.6 s).
 pool_mib=$((rows * tables * 320 / 1048576))
 [ "$pool_mib" -ge 3072 ] || pool_mib=3072
+# A pair of its own (so no test shares it), with a buffer pool that holds the data, as on a server
+# sized for its data: then both tools are measured, not the disk. BENCH_DB_DIR/ports override.
+export DMH_DB_DIR=${BENCH_DB_DIR:-/tmp/dmhost-bench-db} DMH_SOURCE_PORT=${BENCH_SOURCE_PORT:-14306}
 export DMH_TARGET_PORT=${BENCH_TARGET_PORT:-14307} DMH_BUFFER_POOL=${BENCH_BUFFER_POOL:-${pool_mib}M}
 bash scripts/mariadb.sh start >/dev/null
 trap 'bash scripts/mariadb.sh stop >/dev/null 2>&1' EXIT
