@@ -218,6 +218,8 @@ typedef struct sync_batch {
   uint32_t n_txns;  /* transactions closed into it */
   bool moved;       /* events between transactions moved `end` (rotation, ...) */
   bool safe;        /* applied in safe mode: it starts before the safe-mode exit point */
+  bool solo;        /* small: worker 0 applies it all and moves every worker's row with it
+                       (sync_run_batch.c, SYNC_SOLO_ROWS) */
   int64_t first_ns; /* when its first change arrived */
   dm_position end;  /* where it ends: a transaction boundary, or with end_rows > 0 the start
                        of a transaction of which end_rows row changes are in */
@@ -291,6 +293,10 @@ int sync_cp_reset_sql(sync_unit *u, MYSQL *c, const dm_position *pos, uint64_t r
 /* The statement that moves worker w's row (run first in the worker's transaction). */
 int sync_cp_worker_sql(sync_unit *u, MYSQL *c, int w, const dm_position *pos, uint64_t rows,
                        dm_buf *out);
+/* The statements of a solo batch's transaction (worker 0 alone): every one of the n worker rows
+ * and the global row move to pos, so no other commit moves them for that batch. */
+int sync_cp_solo_sql(sync_unit *u, MYSQL *c, int n, const dm_position *pos, uint64_t rows,
+                     dm_buf *out);
 /* Orders checkpoint positions: file/offset, then the row count inside a transaction. */
 int sync_cp_compare(const dm_position *a, uint64_t a_rows, const dm_position *b, uint64_t b_rows);
 int sync_cp_global(sync_unit *u, MYSQL *c, const dm_position *pos, dm_error *err);

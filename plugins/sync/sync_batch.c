@@ -51,6 +51,7 @@ void sync_batch_reset(sync_batch *b) {
   sync_keymap_clear(&b->nodes);
   b->n_rows = b->n_txns = 0;
   b->moved = false;
+  b->solo = false;
   b->first_ns = 0;
   b->last_ts = 0;
   b->first_ts = 0;

@@ -14,7 +14,8 @@
  * or roll back, and then reads the truth.
  *
  * Workers start a batch only when every worker committed the one before, so the worker rows hold
- * at most two positions. After a crash the unit reads from the smaller one, rebuilds the same
+ * at most two positions (a solo batch, applied by worker 0 alone, moves all of them and the
+ * global row in its one transaction: sync_cp_solo_sql). After a crash the unit reads from the smaller one, rebuilds the same
  * batch up to the larger one (same worker count, same content: sync_batch.c assigns groups
  * deterministically) and applies only the parts of the workers still at the smaller position
  * (docs/sync.md).
@@ -321,6 +322,14 @@ int sync_cp_worker_sql(sync_unit *u, MYSQL *c, int w, const dm_position *pos, ui
   char name[32];
   snprintf(name, sizeof name, "_worker_%03d", w);
   return sync_cp_set(u, c, out, pos, rows, name);
+}
+
+int sync_cp_solo_sql(sync_unit *u, MYSQL *c, int n, const dm_position *pos, uint64_t rows,
+                     dm_buf *out) {
+  for (int w = 0; w < n; w++)
+    if (sync_cp_worker_sql(u, c, w, pos, rows, out) < 0)
+      return -1;
+  return sync_cp_set(u, c, out, pos, 0, "");
 }
 
 int sync_cp_global(sync_unit *u, MYSQL *c, const dm_position *pos, dm_error *err) {

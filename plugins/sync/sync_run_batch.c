@@ -12,6 +12,12 @@
 /* How long sync_close_when_done sleeps at most between looks at the stop token. */
 #define SYNC_DONE_POLL_MS 50
 
+/* A batch of at most this many row changes goes to one worker, which moves every worker's row in
+ * its transaction: under a steady load (batches of a few transactions) a split batch cost one
+ * commit per worker and waited for the slowest of them, and its lag's p99 was 2-3x one worker's
+ * (bench/sync/README.md). A part of a larger batch is big enough for the split to pay. */
+#define SYNC_SOLO_ROWS 256
+
 #include "sync_run.h"
 #include "sync_shard.h"
 
@@ -36,9 +42,12 @@ void sync_set_synced(sync_unit *u, const dm_position *p) {
 
 /* ---- batches ---- */
 
-/* The global row and the status move to p, where every worker has committed. */
-static int sync_global_at(sync_run_state *r, const dm_position *p, dm_error *err) {
-  if (sync_cp_global(r->u, r->tc, p, err) < 0)
+/* The global row and the status move to p, where every worker has committed. `written`: a solo
+ * batch's transaction moves (or moved) the global row itself, at p or past it. */
+static int sync_global_at(sync_run_state *r, const dm_position *p, bool written, dm_error *err) {
+  if (written)
+    sync_metrics_checkpoint(r->u);
+  else if (sync_cp_global(r->u, r->tc, p, err) < 0)
     return -1;
   sync_set_synced(r->u, p);
   sync_keep_from(r, p);
@@ -61,7 +70,7 @@ static int sync_finish_inflight_due(sync_run_state *r, dm_position *due, dm_erro
   sync_batch *b = r->inflight;
   if (due)
     *due = b->end;
-  else if (sync_global_at(r, &b->end, err) < 0)
+  else if (sync_global_at(r, &b->end, b->solo, err) < 0)
     return -1;
   r->done = b->end;
   r->done_rows = b->end_rows;
@@ -89,7 +98,14 @@ int sync_close_batch(sync_run_state *r, dm_error *err) {
   dm_position due;
   if (sync_finish_inflight_due(r, &due, err) < 0)
     return -1;
-  if (sync_batch_assign(r->building, r->n_workers) < 0) {
+  /* Never solo while recovering: that batch was split before the crash (a solo batch moves every
+   * row at once, so it never leaves the rows at two positions), and must be split the same way.
+   * A batch that only moves the position (a rotation between transactions) stays split: it is
+   * rare and costs no row, and test_kill_split_rotation kills one half committed. */
+  sync_batch *b = r->building;
+  b->solo = r->n_workers > 1 && !r->recovering && (b->n_txns > 0 || b->n_rows > 0) &&
+            b->n_rows <= SYNC_SOLO_ROWS;
+  if (sync_batch_assign(b, b->solo ? 1 : r->n_workers) < 0) {
     if (had)
       sync_val_feed(u->val, r->inflight);
     sync_nomem(u, err);
@@ -103,6 +119,8 @@ int sync_close_batch(sync_run_state *r, dm_error *err) {
   }
   r->recovering = false;
   sync_batch *t = r->inflight;
+  /* a solo batch's transaction moves the global row: the one before to `due`, or this one past it */
+  bool written = b->solo || (had && t->solo);
   r->inflight = r->building;
   r->building = t;
   r->has_inflight = true;
@@ -110,7 +128,7 @@ int sync_close_batch(sync_run_state *r, dm_error *err) {
   if (had)
     sync_val_feed(u->val, t); /* committed: the validator may probe its rows (the workers busy) */
   sync_batch_reset(r->building);
-  return had ? sync_global_at(r, &due, err) : 0;
+  return had ? sync_global_at(r, &due, written, err) : 0;
 }
 
 /*

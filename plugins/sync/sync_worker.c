@@ -8,7 +8,9 @@
  *
  * sent in round trips of about chunk-bytes (several statements each). The coordinator hands a
  * batch to all workers at once and waits for all of them before it hands the next one, so a
- * batch is the unit the checkpoint rows count in.
+ * batch is the unit the checkpoint rows count in. A small batch (`solo`) goes to worker 0 alone,
+ * whose transaction moves every worker's row and the global one: one commit instead of one per
+ * worker and one for the global row.
  *
  * With a fencing token the UPDATE is fenced and followed by its check (sync_checkpoint.c): a part
  * whose row a newer worker has raised fails in its first round trip, before any of its
@@ -76,8 +78,10 @@ static int sync_worker_apply(sync_worker *w, const sync_batch *b) {
   sync_unit *u = w->ws->u;
   dm_buf *q = &w->sql;
   dm_buf_reset(q);
+  /* a solo batch (worker 0 alone) moves every worker's row, and the global row, with its part */
   if (dm_buf_puts(q, "START TRANSACTION;") < 0 ||
-      sync_cp_worker_sql(u, w->conn, w->id, &b->end, b->end_rows, q) < 0)
+      (b->solo ? sync_cp_solo_sql(u, w->conn, w->ws->n, &b->end, b->end_rows, q)
+               : sync_cp_worker_sql(u, w->conn, w->id, &b->end, b->end_rows, q)) < 0)
     goto nomem;
   if (sync_batch_sql(u, b, w->id, q, u->cfg.chunk_bytes, sync_worker_send, w) < 0) {
     if (w->err.code == DM_ERR_OK)
@@ -207,13 +211,16 @@ void sync_workers_dispatch(sync_workers *ws, const sync_batch *b, const bool *sk
   uint64_t done;
   ssize_t k = read(ws->done_fd, &done, sizeof done); /* EAGAIN before the first batch */
   (void)k;
-  for (int i = 0; i < ws->n; i++) {
+  int n = b->solo ? 1 : ws->n; /* a solo batch: worker 0 alone, the others stay idle */
+  for (int i = 0; i < n; i++) {
     ws->w[i].batch = b;
     ws->w[i].skip = skip && skip[i];
     ws->w[i].has_job = true;
     ws->w[i].rc = 0;
   }
-  ws->pending = ws->n;
+  for (int i = n; i < ws->n; i++)
+    ws->w[i].rc = 0;
+  ws->pending = n;
   pthread_cond_broadcast(&ws->job_cv);
   pthread_mutex_unlock(&ws->lock);
 }

@@ -251,6 +251,7 @@ typedef struct sa_split {
   const char *db;
   char behind[900]; /* the worker rows behind the furthest one (a count) */
   char ahead[400];  /* the furthest worker row: binlog_name, binlog_pos */
+  char row0[300];   /* worker 0's row, read with a lock, NOWAIT */
   MYSQL *locker;
 } sa_split;
 
@@ -268,19 +269,40 @@ static void sa_split_init(sa_split *s, const char *db) {
            "(w.n, w.p, w.r) <> (m.n, m.p, m.r)",
            wq, wq);
   snprintf(s->ahead, sizeof s->ahead, "%s ORDER BY n DESC, p DESC, r DESC LIMIT 1", wq);
+  snprintf(s->row0, sizeof s->row0,
+           "SELECT COUNT(*) FROM dm_meta.`%s_syncer_checkpoint` WHERE id = 'lsrc' AND cp_schema = "
+           "'' AND cp_table = '_worker_000' FOR UPDATE NOWAIT",
+           db);
   s->locker = NULL;
+}
+
+/* Whether another transaction holds worker 0's checkpoint row (a NOWAIT read refused). */
+static bool sa_row0_locked(sa_split *s) {
+  if (mysql_query(dst, s->row0) == 0) {
+    mysql_free_result(mysql_store_result(dst));
+    return false;
+  }
+  return mysql_errno(dst) == 1205; /* ER_LOCK_WAIT_TIMEOUT */
 }
 
 /* Waits for the split that lasts: a worker waits on the locker's row of db.table, and exactly one
  * worker row (its own) is behind the others (which wait for it: one batch is in flight at a
  * time). A count of distinct worker rows alone also sees the moment between two workers' commits
  * of a batch nothing blocks (seen in a CI run under ASan: 2 distinct rows, then 1 a moment later).
- */
-static bool sa_split_wait(sa_split *s, const char *db, const char *table) {
+ * With `solo` (the locker holds a worker row other than worker 0's), a solo batch that waits
+ * instead ends the wait (false, *solo set): worker 0 waits on the checkpoint table holding its own
+ * row, and no worker row is ahead (sync_run_batch.c, SYNC_SOLO_ROWS). */
+static bool sa_split_wait(sa_split *s, const char *db, const char *table, bool *solo) {
   double end = lt_now() + 30;
   bool split = false;
   while (!split && lt_now() < end) {
-    split = sa_lock_waiting(dst, db, table) && lt_count(dst, "%s", s->behind) == 1;
+    bool waiting = sa_lock_waiting(dst, db, table);
+    long long behind = lt_count(dst, "%s", s->behind);
+    split = waiting && behind == 1;
+    if (solo && waiting && behind == 0 && sa_row0_locked(s)) {
+      *solo = true;
+      return false;
+    }
     if (!split)
       lt_sleep_ms(10);
   }
@@ -291,9 +313,11 @@ static bool sa_split_wait(sa_split *s, const char *db, const char *table) {
 }
 
 /* The subtask killed, and the orphaned statement of the blocked worker too (as with a crashed
- * process whose connection the server rolls back); the locker's transaction ends. Then a new
- * subtask (a restarted process) must rebuild the batch and catch up; it is returned running. */
-static dmh_subtask *sa_split_kill_restart(sa_split *s, lt_env *e, dmh_subtask *st) {
+ * process whose connection the server rolls back); the locker's transaction ends, and `behind`
+ * worker rows are still behind the furthest. Then a new subtask (a restarted process) must rebuild
+ * the batch (if any row was behind) and catch up; it is returned running. */
+static dmh_subtask *sa_split_kill_restart(sa_split *s, lt_env *e, dmh_subtask *st,
+                                          long long behind) {
   dm_error err;
   CU_ASSERT(dmh_subtask_kill(st, &err) == 0);
   dmh_subtask_destroy(st);
@@ -312,13 +336,24 @@ static dmh_subtask *sa_split_kill_restart(sa_split *s, lt_env *e, dmh_subtask *s
          lt_count(dst, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = %lld",
                   orphan) != 0)
     lt_sleep_ms(10);
-  CU_ASSERT(lt_count(dst, "%s", s->behind) == 1); /* the kill left the split as it was */
+  CU_ASSERT(lt_count(dst, "%s", s->behind) == behind); /* the kill left the rows as they were */
   st = sa_start(e, NULL);
   CU_ASSERT_FATAL(st != NULL);
   double caught = sa_catch_up(st, s->db, s->db, 30000);
   sa_assert_no_error(st, "after the rebuilt batch");
   fprintf(stderr, "split: catch-up after the restart %.2f s\n", caught);
   return st;
+}
+
+/* s->locker opened, in a transaction that locks worker w's checkpoint row (by its unique key: a
+ * scan would lock the other workers' rows too). */
+static bool sa_lock_worker_row(sa_split *s, int w) {
+  s->locker = lt_target();
+  return s->locker && lt_exec(s->locker, "START TRANSACTION") == 0 &&
+         lt_count(s->locker,
+                  "SELECT COUNT(*) FROM dm_meta.`%s_syncer_checkpoint` WHERE id = 'lsrc' AND "
+                  "cp_schema = '' AND cp_table = '_worker_%03d' FOR UPDATE",
+                  s->db, w) == 1;
 }
 
 /* The locker's transaction ended, the connection closed (a failed precondition's way out: else the
@@ -354,11 +389,11 @@ static void test_kill_split_batch(void) {
   /* one transaction, one batch (or a few, on a loaded machine): 400 rows of t_pk spread over the
    * 4 workers */
   CU_ASSERT(lt_exec(src, "UPDATE `%s`.t_pk SET v = v + 1000 WHERE id BETWEEN 1 AND 400", db) == 0);
-  bool split = sa_split_wait(&s, db, "t_pk");
+  bool split = sa_split_wait(&s, db, "t_pk", NULL);
   if (!split)
     sa_split_release(&s);
   CU_ASSERT_FATAL(split);
-  st = sa_split_kill_restart(&s, &c.e, st);
+  st = sa_split_kill_restart(&s, &c.e, st, 1);
   fprintf(
       stderr, "split: rows of the batch on the target: %lld of 400\n",
       lt_count(dst, "SELECT COUNT(*) FROM `%s`.t_pk WHERE id BETWEEN 1 AND 400 AND v >= 1000", db));
@@ -427,18 +462,16 @@ static void test_kill_split_rotation(void) {
   bool rotated = false;
   for (int attempt = 1; attempt <= 10 && !rotated; attempt++) {
     CU_ASSERT_FATAL(sa_catch_up(st, db, db, 30000) >= 0);
-    s.locker = lt_target();
-    CU_ASSERT_FATAL(s.locker != NULL);
-    CU_ASSERT(lt_exec(s.locker, "START TRANSACTION") == 0);
-    /* by its unique key: a scan would lock the other workers' rows too */
-    CU_ASSERT(lt_count(s.locker,
-                       "SELECT COUNT(*) FROM dm_meta.`%s` WHERE id = 'lsrc' AND cp_schema = '' AND "
-                       "cp_table = '_worker_001' FOR UPDATE",
-                       cp) == 1);
+    CU_ASSERT_FATAL(sa_lock_worker_row(&s, 1));
     CU_ASSERT(lt_exec(src, "FLUSH BINARY LOGS") == 0);
-    bool split = sa_split_wait(&s, "dm_meta", cp);
+    bool solo = false;
+    bool split = sa_split_wait(&s, "dm_meta", cp, &solo);
     if (!split)
       sa_split_release(&s);
+    if (solo) { /* another test's (filtered) transaction came first, in a solo batch */
+      fprintf(stderr, "rotation: attempt %d: a solo batch waits on the row: again\n", attempt);
+      continue;
+    }
     CU_ASSERT_FATAL(split);
     char name[128] = "";
     long long pos = -1;
@@ -457,7 +490,41 @@ static void test_kill_split_rotation(void) {
       sa_split_release(&s);
   }
   CU_ASSERT_FATAL(rotated);
-  st = sa_split_kill_restart(&s, &c.e, st);
+  st = sa_split_kill_restart(&s, &c.e, st, 1);
+  sa_assert_equal(db);
+  sa_case_end(&c, st);
+}
+
+/* A batch of a few row changes goes to worker 0 alone, whose one transaction moves every worker's
+ * row (docs/sync.md, "solo"; split, three workers would commit and one wait): with worker 2's row
+ * locked on the target, a one-row change leaves no worker row ahead while worker 0 waits holding
+ * its own row; a kill there restarts without a rebuild, and the change is applied once. */
+static void test_kill_solo_batch(void) {
+  const char *db = "h6_sa_solo";
+  sa_case c;
+  sa_case_begin(&c, db, false, sa_sup_manual);
+  dmh_subtask *st = sa_case_start(&c, NULL, 0);
+  CU_ASSERT_FATAL(sa_catch_up(st, db, db, 30000) >= 0);
+  sa_split s;
+  sa_split_init(&s, db);
+  CU_ASSERT_FATAL(sa_lock_worker_row(&s, 2));
+  long long v0 = lt_count(dst, "SELECT v FROM `%s`.t_pk WHERE id = 7", db);
+  CU_ASSERT_FATAL(v0 >= 0);
+  CU_ASSERT(lt_exec(src, "UPDATE `%s`.t_pk SET v = v + 1 WHERE id = 7", db) == 0);
+  char cp[200];
+  snprintf(cp, sizeof cp, "%s_syncer_checkpoint", db);
+  bool solo = false;
+  bool split = sa_split_wait(&s, "dm_meta", cp, &solo);
+  fprintf(stderr, "solo: a one-row batch with worker 2's row locked: %s\n",
+          solo    ? "worker 0 waits, no row ahead"
+          : split ? "split"
+                  : "neither");
+  if (!solo)
+    sa_split_release(&s);
+  CU_ASSERT_FATAL(solo);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT v FROM `%s`.t_pk WHERE id = 7", db), v0);
+  st = sa_split_kill_restart(&s, &c.e, st, 0);
+  CU_ASSERT_EQUAL(lt_count(dst, "SELECT v FROM `%s`.t_pk WHERE id = 7", db), v0 + 1);
   sa_assert_equal(db);
   sa_case_end(&c, st);
 }
@@ -564,6 +631,7 @@ int main(void) {
       {"stop and kill, restarted from the checkpoint", test_stop_restart},
       {"kill between the commits of one batch, restart", test_kill_split_batch},
       {"kill between the commits of a batch a rotation ended, restart", test_kill_split_rotation},
+      {"kill while a solo batch waits, restart without a rebuild", test_kill_solo_batch},
       {"the source's stream cut mid-stream, opened again", test_stream_cut},
   };
   static const dmh_cunit_suite suite = {"sync_all_restart", sa_suite_init, sa_suite_clean, tests,

@@ -6,6 +6,9 @@
  *
  * Before: the coordinator wrote the global row of batch n before it handed batch n+1 to the
  * workers, so with the row locked batch n+1 never reached the target.
+ *
+ * Both batches are 300 row changes, split over the workers: a batch of at most 256 is solo, and
+ * its own transaction moves the global row (sync_run_batch.c, SYNC_SOLO_ROWS).
  */
 #include <CUnit/Basic.h>
 #include <stdio.h>
@@ -52,14 +55,14 @@ static void test_global_row_after_dispatch(void) {
   CU_ASSERT_FATAL(st != NULL);
   CU_ASSERT_FATAL(lt_exec(src, "CREATE DATABASE " DB "; CREATE TABLE " DB
                                ".t (id INT PRIMARY KEY, v INT); INSERT INTO " DB
-                               ".t VALUES (1, 0), (2, 0)") == 0);
+                               ".t SELECT seq, 0 FROM " DB ".seq_1_to_600") == 0);
   CU_ASSERT_FATAL(ts_catch_up(TASK, 30000)); /* quiet: no batch in flight, the global row moved */
 
   MYSQL *row_lock = lt_target(), *global_lock = lt_target();
   CU_ASSERT_FATAL(row_lock != NULL && global_lock != NULL);
-  /* batch B (id 1) waits for row_lock in its worker ... */
+  /* batch B (ids 1-300) waits for row_lock in the worker of id 1 ... */
   CU_ASSERT_FATAL(lt_exec(row_lock, "BEGIN; SELECT * FROM " DB ".t WHERE id = 1 FOR UPDATE") == 0);
-  CU_ASSERT_FATAL(lt_exec(src, "UPDATE " DB ".t SET v = 10 WHERE id = 1") == 0);
+  CU_ASSERT_FATAL(lt_exec(src, "UPDATE " DB ".t SET v = 10 WHERE id <= 300") == 0);
   /* the worker's statement blocked on it for half a second (information_schema.innodb_trx did not
    * list such a waiting upsert on one 10.11 server: the processlist does) */
   CU_ASSERT_FATAL(
@@ -67,7 +70,7 @@ static void test_global_row_after_dispatch(void) {
                "SELECT COUNT(*) > 0 FROM information_schema.processlist WHERE info LIKE "
                "'% `" DB "`.`t`%' AND id <> CONNECTION_ID() AND time_ms > 500"));
   /* ... the global row is locked (by its unique key: a scan would lock the worker rows too),
-   * then batch C (id 2) is read while B still applies */
+   * then batch C (ids 301-600) is read while B still applies */
   long long locked = -1;
   CU_ASSERT_FATAL(lt_exec(global_lock, "BEGIN") == 0);
   CU_ASSERT_FATAL(testdb_query_int(global_lock, &locked,
@@ -78,11 +81,11 @@ static void test_global_row_after_dispatch(void) {
   char file[256] = "";
   unsigned long before_c = 0;
   ts_master(file, &before_c, NULL);
-  CU_ASSERT_FATAL(lt_exec(src, "UPDATE " DB ".t SET v = 20 WHERE id = 2") == 0);
+  CU_ASSERT_FATAL(lt_exec(src, "UPDATE " DB ".t SET v = 20 WHERE id > 300") == 0);
   lt_sleep_ms(200); /* not needed for the outcome: gives C's batch time to close behind B */
   /* B commits; its global row waits for global_lock, C must commit all the same */
   CU_ASSERT_FATAL(lt_exec(row_lock, "ROLLBACK") == 0);
-  CU_ASSERT(wait_int(dst, 20, 30000, "SELECT v FROM " DB ".t WHERE id = 2"));
+  CU_ASSERT(wait_int(dst, 300, 30000, "SELECT COUNT(*) FROM " DB ".t WHERE v = 20"));
   /* the global row (a consistent read, not blocked) still stands before B's end */
   long long gpos = -1;
   char gfile[256] = "";
