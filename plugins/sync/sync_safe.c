@@ -136,9 +136,9 @@ void sync_safe_stop(sync_unit *u, MYSQL *tc, const dm_position *done) {
   else {
     u->safe_exit = keep;
     u->host->logf(u->ctx, DM_LOG_WARN,
-                  "sync: the clean stop could not be recorded (%s): the next start runs in safe "
-                  "mode for safe-mode-duration",
-                  e.message);
+                  "sync: the clean stop could not be recorded ([code %d] %s): the next start runs "
+                  "in safe mode for safe-mode-duration",
+                  (int)e.code, e.message);
   }
   sync_safe_publish(u, SYNC_SAFE_NONE, 0);
 }
