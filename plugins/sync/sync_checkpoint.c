@@ -15,10 +15,10 @@
  *
  * Workers start a batch only when every worker committed the one before, so the worker rows hold
  * at most two positions (a solo batch, applied by worker 0 alone, moves all of them and the
- * global row in its one transaction: sync_cp_solo_sql). After a crash the unit reads from the smaller one, rebuilds the same
- * batch up to the larger one (same worker count, same content: sync_batch.c assigns groups
- * deterministically) and applies only the parts of the workers still at the smaller position
- * (docs/sync.md).
+ * global row in its one transaction: sync_cp_solo_sql). After a crash the unit reads from the
+ * smaller one, rebuilds the same batch up to the larger one (same worker count, same content:
+ * sync_batch.c assigns groups deterministically) and applies only the parts of the workers still
+ * at the smaller position (docs/sync.md).
  *
  * Fencing (a token T > 0 from the host; dmhost/db.h): the rows carry T in `fence`. The start
  * raises every row of this task's source to T inside the locking read (refused when one carries

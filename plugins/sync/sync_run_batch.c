@@ -119,7 +119,7 @@ int sync_close_batch(sync_run_state *r, dm_error *err) {
   }
   r->recovering = false;
   sync_batch *t = r->inflight;
-  /* a solo batch's transaction moves the global row: the one before to `due`, or this one past it */
+  /* a solo batch's commit moves the global row: the one before to `due`, this one past it */
   bool written = b->solo || (had && t->solo);
   r->inflight = r->building;
   r->building = t;
